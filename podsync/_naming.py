@@ -1,0 +1,150 @@
+"""Container names: the seed's ``k8s_`` format, built and parsed back.
+
+Ported from the seed's ``dockertools.BuildDockerName`` / ``ParseDockerName`` and
+``GetPodFullName`` (reference §1.1, §1.2, §2.1)::
+
+    k8s_<container>.<hash-hex>_<podFullName>_<uid>_<suffix>
+    k8s_<container>.<hash-hex>_<podFullName>_<suffix>          (no uid: 4 fields)
+
+There is no escaping: ``_`` cannot occur in the parts because pod, namespace and
+container names are DNS-1123 labels and uids are UUIDs (validated by the loader). ``.``
+inside the pod full name is fine because only the first field is split on ``.``.
+
+Two deliberate differences from the seed:
+
+* The suffix is the *attempt number* in 8 lowercase hex digits, not ``rand.Uint32()``:
+  the planner is pure, so it picks a number that no observed instance of the same pod
+  container uses, and the name is a function of its inputs.
+* Parsing the empty string returns an empty result; the seed indexed ``name[0]`` and
+  panicked.
+
+Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+import re
+
+import attrs
+
+# Everything in __all__ gets re-exported as part of the podsync public API.
+__all__ = [
+    "CONTAINER_NAME_PREFIX",
+    "ParsedName",
+    "container_name",
+    "parse_container_name",
+    "pod_full_name",
+]
+
+#: The first field of every container name podsync (and the 2014 kubelet) writes.
+CONTAINER_NAME_PREFIX = "k8s"
+
+_HEX = re.compile(r"[0-9a-fA-F]+")
+_MAX_UINT32 = 0xFFFFFFFF
+
+
+def pod_full_name(name: str, namespace: str, source: str) -> str:
+    """``<name>.<namespace>.<source>`` (seed GetPodFullName).
+
+    The seed read the source from the ``kubernetes.io/config.source`` annotation; podsync
+    keeps it on the pod (``file``, ``http`` or ``api``).
+    """
+    return f"{name}.{namespace}.{source}"
+
+
+@attrs.frozen
+class ParsedName:
+    """The fields of a container name, as ``ParseDockerName`` returned them.
+
+    A name that is not ours parses to ``ParsedName()``: every field empty or zero.
+
+    Attributes:
+        pod_full_name: field 2 verbatim (may be empty).
+        uid: field 3, only when the name has at least 5 fields; ``""`` otherwise.
+        container: the text of field 1 before its first ``.``.
+        hash: the hex number after that ``.``, as a 32-bit value; 0 when absent or not
+            hex, ``0xffffffff`` when it overflows 32 bits (Go's ``ParseUint`` rules).
+        suffix: the last of fields 3-4 (the seed's random part, podsync's attempt);
+            the seed never parsed it.
+    """
+
+    pod_full_name: str = ""
+    uid: str = ""
+    container: str = ""
+    hash: int = 0
+    suffix: str = ""
+
+    @property
+    def attempt(self) -> int | None:
+        """The suffix as a number, when it is hex (podsync writes the attempt there)."""
+        if _HEX.fullmatch(self.suffix):
+            return int(self.suffix, 16)
+        return None
+
+
+def container_name(
+    container: str, name_hash: int, pod_full_name: str, uid: str, attempt: int
+) -> str:
+    """Build a container name in the seed's format (seed BuildDockerName).
+
+    Args:
+        container: the container's name in the pod (``net`` for the network container).
+        name_hash: the 32-bit hash written after the ``.`` in lowercase hex without
+            padding, as the seed's ``strconv.FormatUint(h, 16)``.
+        pod_full_name: ``<name>.<namespace>.<source>`` (see ``pod_full_name``).
+        uid: the pod uid; when empty the uid field is left out (4 fields), as the seed.
+        attempt: a number unique among the observed instances of this pod container;
+            written as 8 lowercase hex digits where the seed wrote ``rand.Uint32()``.
+
+    Raises:
+        ValueError: ``name_hash`` or ``attempt`` is outside 0..2**32-1.
+    """
+    if not 0 <= name_hash <= _MAX_UINT32:
+        raise ValueError(f"name_hash must fit in 32 bits, got {name_hash!r}")
+    if not 0 <= attempt <= _MAX_UINT32:
+        raise ValueError(f"attempt must fit in 32 bits, got {attempt!r}")
+    fields = [CONTAINER_NAME_PREFIX, f"{container}.{name_hash:x}", pod_full_name]
+    if uid:
+        fields.append(uid)
+    fields.append(f"{attempt:08x}")
+    return "_".join(fields)
+
+
+def _parse_hash(text: str) -> int:
+    # Go's strconv.ParseUint(text, 16, 32): no sign, no 0x prefix, no underscores;
+    # a syntax error gives 0, a value too large gives the largest uint32 (ErrRange).
+    if not _HEX.fullmatch(text):
+        return 0
+    return min(int(text, 16), _MAX_UINT32)
+
+
+def parse_container_name(name: str) -> ParsedName:
+    """Parse a container name exactly as the seed's ParseDockerName did.
+
+    One leading ``/`` (as the Docker API reports names) is stripped. A name whose first
+    ``_``-field is not ``k8s`` - a foreign container, a raw id, the legacy ``k8s--``
+    format - gives ``ParsedName()``. Never raises.
+    """
+    if name.startswith("/"):
+        name = name[1:]
+    parts = name.split("_")
+    if parts[0] != CONTAINER_NAME_PREFIX:
+        return ParsedName()
+    container = ""
+    name_hash = 0
+    if len(parts) > 1:
+        pieces = parts[1].split(".")
+        container = pieces[0]
+        if len(pieces) > 1:
+            name_hash = _parse_hash(pieces[1])
+    full_name = parts[2] if len(parts) > 2 else ""
+    uid = parts[3] if len(parts) > 4 else ""
+    if len(parts) > 4:
+        suffix = parts[4]
+    elif len(parts) == 4:
+        suffix = parts[3]
+    else:
+        suffix = ""
+    return ParsedName(
+        pod_full_name=full_name, uid=uid, container=container, hash=name_hash, suffix=suffix
+    )

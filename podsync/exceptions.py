@@ -1,0 +1,102 @@
+"""Every error podsync raises.
+
+The tree::
+
+    PodsyncError                 base: catch this to catch everything podsync raises
+    ├── ConfigError              bad desired state: a pod file, directory, URL or stdin
+    │                            (carries one ``Problem`` per mistake, each with its
+    │                            source and ``$.path``)
+    └── RuntimeCallError         a container runtime call failed (carries the operation)
+        └── EngineUnavailable    the engine could not be reached at all
+
+Usage::
+
+    try:
+        pods = podsync.load_pods(["pods/"])
+    except podsync.exceptions.ConfigError as exc:
+        for problem in exc.problems:
+            print(problem)          # pods/web.yaml: $.spec.containers[0].name: ...
+
+Nothing podsync raises is a bare ``KeyError``, ``TypeError``, ``yaml.YAMLError`` or
+docker SDK exception: those are translated at the edge where they happen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+__all__ = [
+    "ConfigError",
+    "EngineUnavailable",
+    "PodsyncError",
+    "Problem",
+    "RuntimeCallError",
+]
+
+
+class PodsyncError(Exception):
+    """Base class of every podsync exception."""
+
+
+@attrs.frozen
+class Problem:
+    """One mistake in the desired state.
+
+    Attributes:
+        source: where the document came from, as the user named it (a path, a URL, or
+            ``<stdin>``); empty for pods built in code.
+        path: a JSONPath-like location inside the document, ``$`` being the document
+            itself, e.g. ``$.spec.containers[1].ports[0].containerPort``.
+        message: what is wrong: what was expected, and what was given.
+    """
+
+    source: str
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.source}: " if self.source else ""
+        location = f"{self.path}: " if self.path else ""
+        return f"{where}{location}{self.message}"
+
+
+class ConfigError(PodsyncError):
+    """The desired state is invalid; nothing was (or may be) changed on any engine.
+
+    ``problems`` lists every mistake found, in document order; ``str(exc)`` is one line
+    per problem.
+    """
+
+    def __init__(self, problems: Sequence[Problem]) -> None:
+        if not problems:
+            raise ValueError("ConfigError needs at least one problem")
+        self.problems: tuple[Problem, ...] = tuple(problems)
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+    @classmethod
+    def single(cls, source: str, path: str, message: str) -> ConfigError:
+        """A ``ConfigError`` with exactly one problem."""
+        return cls([Problem(source, path, message)])
+
+
+class RuntimeCallError(PodsyncError):
+    """A call to a container runtime failed.
+
+    Attributes:
+        operation: the runtime operation, in the seed's vocabulary (``create``,
+            ``start``, ``stop``, ``remove``, ``pull``, ``list`` ...).
+        target: what the call was about (a container name or id, an image), or ``""``.
+    """
+
+    def __init__(self, operation: str, target: str, message: str) -> None:
+        self.operation = operation
+        self.target = target
+        self.message = message
+        prefix = f"{operation} {target}" if target else operation
+        super().__init__(f"{prefix}: {message}")
+
+
+class EngineUnavailable(RuntimeCallError):
+    """The container engine did not answer (wrong host, daemon down, no permission)."""

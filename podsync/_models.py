@@ -28,6 +28,7 @@ __all__ = [
     "Handler",
     "Lifecycle",
     "ObservedContainer",
+    "ObservedImage",
     "Pod",
     "Port",
     "PortProtocol",
@@ -287,3 +288,19 @@ class ObservedContainer:
     running: bool = False
     exit_code: int = 0
     finished_at: float | None = None
+
+
+@attrs.frozen
+class ObservedImage:
+    """An image present on the engine.
+
+    Attributes:
+        id: the engine's image id (``sha256:...``).
+        tags: the references that name it (``busybox:latest``); empty for a dangling
+            image.
+        digests: repository digests (``busybox@sha256:...``), when the engine knows them.
+    """
+
+    id: str
+    tags: tuple[str, ...] = ()
+    digests: tuple[str, ...] = ()

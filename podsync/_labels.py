@@ -1,0 +1,109 @@
+"""The labels podsync writes on every container it creates, and how it reads them back.
+
+Labels are podsync's ownership record (as compose's ``com.docker.compose.*`` and the
+modern kubelet's ``io.kubernetes.*``): a container is podsync's when it carries
+``LABEL_POD_UID``. They also carry everything the planner needs about a container, so
+that one list call per sync is enough to observe an engine:
+
+* who it belongs to (pod name, namespace, source, uid, container name, attempt);
+* the versioned spec hash, and the canonical spec itself, so that a container whose hash
+  was written by another hash version is compared field by field instead of restarted;
+* the restart count that drives the crash-loop back-off;
+* the preStop handler, so a container can be stopped gracefully even after its pod is
+  gone from the desired state (the modern kubelet keeps it as an annotation too).
+
+A container without these labels whose name parses as the seed's ``k8s_`` format is a
+container a 2014 kubelet left behind: podsync adopts it, identified by its name.
+Anything else is foreign and never touched.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from podsync._models import Handler, HTTPGetAction, TCPSocketAction
+
+# Everything in __all__ gets re-exported as part of the podsync public API.
+__all__ = [
+    "LABEL_ATTEMPT",
+    "LABEL_CONTAINER",
+    "LABEL_POD_NAME",
+    "LABEL_POD_NAMESPACE",
+    "LABEL_POD_SOURCE",
+    "LABEL_POD_UID",
+    "LABEL_PRE_STOP",
+    "LABEL_RESTART_COUNT",
+    "LABEL_SPEC",
+    "LABEL_SPEC_HASH",
+    "decode_handler",
+    "encode_handler",
+]
+
+_PREFIX = "io.podsync."
+
+LABEL_POD_NAME = _PREFIX + "pod.name"
+LABEL_POD_NAMESPACE = _PREFIX + "pod.namespace"
+LABEL_POD_SOURCE = _PREFIX + "pod.source"
+#: The ownership label: podsync acts on containers that carry it.
+LABEL_POD_UID = _PREFIX + "pod.uid"
+LABEL_CONTAINER = _PREFIX + "container.name"
+LABEL_ATTEMPT = _PREFIX + "container.attempt"
+#: ``<version>:<sha256 hex>`` (see ``SpecHash``).
+LABEL_SPEC_HASH = _PREFIX + "spec-hash"
+#: The canonical spec as compact JSON, for field-by-field comparison across versions.
+LABEL_SPEC = _PREFIX + "spec"
+#: How many times this container was restarted after exiting (crash-loop back-off).
+LABEL_RESTART_COUNT = _PREFIX + "restart-count"
+#: The preStop handler as JSON, absent when there is none.
+LABEL_PRE_STOP = _PREFIX + "pre-stop"
+
+
+def encode_handler(handler: Handler) -> str:
+    """A handler as compact JSON, for ``LABEL_PRE_STOP``."""
+    data: dict[str, Any]
+    if handler.exec_command is not None:
+        data = {"exec": list(handler.exec_command)}
+    elif handler.http_get is not None:
+        h = handler.http_get
+        data = {"httpGet": {"port": h.port, "path": h.path, "host": h.host, "scheme": h.scheme}}
+    else:
+        assert handler.tcp_socket is not None
+        t = handler.tcp_socket
+        data = {"tcpSocket": {"port": t.port, "host": t.host}}
+    return json.dumps(data, sort_keys=True, separators=(",", ":"))
+
+
+def decode_handler(text: str) -> Handler | None:
+    """The handler ``encode_handler`` wrote; ``None`` for anything else (a label is
+    engine data, so it is never trusted to be well-formed)."""
+    try:
+        data = json.loads(text)
+        if not isinstance(data, dict) or len(data) != 1:
+            return None
+        if isinstance(data.get("exec"), list) and all(isinstance(a, str) for a in data["exec"]):
+            return Handler(exec_command=tuple(data["exec"]))
+        if isinstance(data.get("httpGet"), dict):
+            h = data["httpGet"]
+            return Handler(
+                http_get=HTTPGetAction(
+                    port=_port(h.get("port")),
+                    path=str(h.get("path", "")),
+                    host=str(h.get("host", "")),
+                    scheme=str(h.get("scheme", "HTTP")),
+                )
+            )
+        if isinstance(data.get("tcpSocket"), dict):
+            t = data["tcpSocket"]
+            return Handler(
+                tcp_socket=TCPSocketAction(port=_port(t.get("port")), host=str(t.get("host", "")))
+            )
+    except (ValueError, TypeError):
+        return None
+    return None
+
+
+def _port(value: object) -> int | str:
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise TypeError(f"bad port {value!r}")
+    return value

@@ -1,0 +1,1389 @@
+"""The planner: desired pods + observed state -> an explained, deterministic plan.
+
+Rule 1: everything that decides an action lives in this file. The apply side executes a
+plan and decides nothing; the helpers (naming, hashing, ports, ...) compute values.
+
+Theory of operation
+===================
+
+The seed's ``SyncPods`` / ``syncPod`` / ``GarbageCollect*`` (reference §2.3-§2.6)
+decided and acted in one pass, talking to Docker as they went. ``plan`` is the deciding
+half, pure: it reads only its arguments (no I/O, no clock, no randomness, no
+environment), so equal inputs give an equal ``Plan``, and a plan can be shown, saved,
+tested and applied later.
+
+1. *Admission.* Pods are taken in order. A pod that repeats an earlier pod's uid or full
+   name, asks for a privileged container when privileged containers are not allowed (the
+   seed's capabilities check), or reuses a host port an earlier pod holds
+   (``filter_host_port_conflicts``) is rejected: it appears in ``Plan.rejected`` and
+   nothing is done to it or to its containers.
+2. *Ownership.* An observed container is podsync's when it carries ``LABEL_POD_UID``,
+   or, for containers a 2014 kubelet left behind, when its name parses as the seed's
+   ``k8s_`` format with a container and a pod full name. Everything else is foreign
+   and never appears in a plan. An owned container belongs to a desired pod when uid
+   and full name match (a blank uid in a legacy name matches any uid, as the seed's
+   ``FindPodContainer``).
+3. *Per desired pod* (seed syncPod, with the fixes listed in the README):
+   a. The network container ``net`` must run, with the current network spec hash (its
+      image, hostname, DNS policy and every port of the pod). If it does not, the pod
+      is rebuilt: its running containers are stopped, ``net`` is created, then the app
+      containers.
+   b. Each app container in spec order: the newest running instance is kept when its
+      spec is unchanged and its liveness probe has not failed; otherwise it is
+      replaced - only that container, never the network container (the seed stopped
+      ``net`` too and joined the new container to a dead namespace). Other running
+      instances are duplicates and are stopped.
+   c. A container with no running instance is started when it never ran, or when the
+      restart policy allows (Always; OnFailure after a non-zero exit code; never for
+      Never), judged on its newest exited instance, after an exponential back-off
+      (10 s doubling to 5 min, as the modern kubelet).
+   d. Running containers whose name is no longer in the spec are stopped (the seed's
+      duplicate sweep). When no app container runs or will run, ``net`` is stopped too.
+4. *Pods no longer desired*: their running containers are stopped, their exited ones
+   removed, and their pod directory torn down - only when deletions are allowed (the
+   seed's ``sourcesReady``).
+5. *Garbage collection*, as actions: exited containers beyond ``max_per_container``
+   per pod container and older than ``min_age`` are removed, newest kept (the seed
+   meant to group per pod container but parsed the container ID, so everything fell in
+   one bucket); an optional global cap; dangling images when asked.
+6. *Pulls* are plan-level actions that come before every pod's actions, one per image.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import json
+import posixpath
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from podsync._cpu import cpu_shares
+from podsync._environment import environment
+from podsync._hashing import (
+    SpecHash,
+    canonical_json,
+    canonical_spec,
+    network_spec,
+    network_spec_hash,
+    spec_hash,
+)
+from podsync._host_ports import filter_host_port_conflicts
+from podsync._images import has_latest_tag, should_pull
+from podsync._labels import (
+    LABEL_ATTEMPT,
+    LABEL_CONTAINER,
+    LABEL_POD_NAME,
+    LABEL_POD_NAMESPACE,
+    LABEL_POD_SOURCE,
+    LABEL_POD_UID,
+    LABEL_PRE_STOP,
+    LABEL_RESTART_COUNT,
+    LABEL_SPEC,
+    LABEL_SPEC_HASH,
+    decode_handler,
+    encode_handler,
+)
+from podsync._models import (
+    Container,
+    DNSPolicy,
+    Handler,
+    ObservedContainer,
+    ObservedImage,
+    Pod,
+    PullPolicy,
+    RestartPolicy,
+)
+from podsync._naming import container_name, parse_container_name
+from podsync._ports import exposed_ports, port_bindings
+from podsync._resolv import ResolvConf, cluster_dns, parse_resolv_conf
+from podsync._volumes import binds, termination_message_file, volume_host_paths
+
+# Everything in __all__ gets re-exported as part of the podsync public API.
+__all__ = [
+    "DEFAULT_NETWORK_IMAGE",
+    "NETWORK_CONTAINER",
+    "PLAN_FORMAT_VERSION",
+    "Action",
+    "BackOffPolicy",
+    "Create",
+    "CreateSpec",
+    "GCPolicy",
+    "Kill",
+    "Plan",
+    "PlanOptions",
+    "PodAction",
+    "PodPlan",
+    "Pull",
+    "Reason",
+    "Rejection",
+    "Remove",
+    "RemoveImage",
+    "RemovePodDir",
+    "Wait",
+    "normalize_image",
+    "plan",
+]
+
+#: The image of each pod's network container unless ``PlanOptions.network_image`` says
+#: otherwise: the upstream pause image (the seed's was ``kubernetes/pause:latest``).
+DEFAULT_NETWORK_IMAGE = "registry.k8s.io/pause:3.10"
+
+#: The name of the network container in every pod (seed: ``"net"``).
+NETWORK_CONTAINER = "net"
+
+#: The version of the plan's JSON form; bumped on any incompatible change.
+PLAN_FORMAT_VERSION = "1"
+
+
+# ---------------------------------------------------------------------------------------
+# Options
+
+
+@attrs.frozen
+class GCPolicy:
+    """Garbage collection of exited containers and images.
+
+    Attributes:
+        max_per_container: exited instances kept per pod container (the seed's
+            ``maxContainerCount``, default 5); ``None`` disables count-based collection.
+            The newest exited instance of a desired container is always kept, because
+            the restart policy is judged on it.
+        min_age: seconds an exited container is kept at least (the seed's
+            ``minimumGCAge``, default 1 minute); 0 means no minimum.
+        max_total: a global cap on exited containers podsync owns; ``None`` is no cap.
+        remove_dangling_images: remove untagged images no container uses (the seed's
+            GarbageCollectImages).
+    """
+
+    max_per_container: int | None = 5
+    min_age: float = 60.0
+    max_total: int | None = None
+    remove_dangling_images: bool = False
+
+
+@attrs.frozen
+class BackOffPolicy:
+    """Crash-loop back-off between restarts of an exiting container.
+
+    The first restart is immediate; then ``initial`` seconds, doubling up to ``maximum``
+    (the modern kubelet's 10 s and 5 min). A container that ran for ``reset_after``
+    seconds before exiting starts over.
+    """
+
+    initial: float = 10.0
+    maximum: float = 300.0
+    reset_after: float = 600.0
+
+    def delay(self, restarts: int) -> float:
+        """Seconds to wait before restart number ``restarts + 1``."""
+        if restarts <= 0:
+            return 0.0
+        # 2 ** 30 * 10 s is far beyond any sane maximum; capping the exponent keeps the
+        # float finite for absurd restart counts.
+        return float(min(self.initial * 2 ** min(restarts - 1, 30), self.maximum))
+
+
+@attrs.frozen
+class PlanOptions:
+    """Everything besides desired and observed state that shapes a plan.
+
+    Attributes:
+        network_image: the network (pause) container's image.
+        network_mode: the network mode of each pod's network container: ``""`` is the
+            engine's default (a bridge network, needed for host ports), ``none`` gives
+            pods no network beyond loopback. App containers always join the pod's
+            network container (``container:<net>``).
+        cluster_dns: the cluster DNS server put first for ``ClusterFirst`` pods.
+        cluster_domain: the cluster domain; ``ClusterFirst`` pods search
+            ``<namespace>.<domain>`` and ``<domain>`` before the host's domains.
+        host_resolv_conf: the host's resolv.conf contents, whose nameservers and
+            search domains follow the cluster's (seed applyClusterDNS).
+        allow_privileged: whether privileged containers may run (seed capabilities).
+        allow_deletions: whether containers of pods that are not desired may be stopped
+            and removed, and their directories torn down (the seed's sourcesReady);
+            turn it off when the desired state may be incomplete.
+        root_dir: the host directory holding per-pod data: emptyDir volumes and
+            termination-message files, under ``<root_dir>/<pod uid>/``.
+        stop_timeout: seconds a stopped container gets before it is killed (seed: 10).
+        gc: garbage-collection policy.
+        back_off: crash-loop back-off policy.
+    """
+
+    network_image: str = DEFAULT_NETWORK_IMAGE
+    network_mode: str = ""
+    cluster_dns: str = ""
+    cluster_domain: str = ""
+    host_resolv_conf: str = ""
+    allow_privileged: bool = False
+    allow_deletions: bool = True
+    root_dir: str = "/var/lib/podsync"
+    stop_timeout: int = 10
+    gc: GCPolicy = GCPolicy()
+    back_off: BackOffPolicy = BackOffPolicy()
+
+
+# ---------------------------------------------------------------------------------------
+# The plan's values
+
+
+class Reason(enum.Enum):
+    """Why an action is in the plan (machine-readable; the message says it for people)."""
+
+    # creates
+    MISSING = "missing"  # the container has no instance yet
+    EXITED = "exited"  # restarted after an exit, as the restart policy allows
+    SPEC_CHANGED = "spec-changed"  # replaced: the spec differs from the running one
+    UNHEALTHY = "unhealthy"  # replaced: its liveness probe failed
+    NETWORK_MISSING = "network-missing"  # the pod's network container does not run
+    NETWORK_CHANGED = "network-changed"  # the pod's network spec (ports, image) changed
+    POD_REBUILD = "pod-rebuild"  # an app container stopped/recreated with a new network
+    # stops
+    DUPLICATE = "duplicate"  # a second running instance of one pod container
+    NOT_IN_SPEC = "not-in-spec"  # a container whose name left the pod spec
+    POD_NOT_DESIRED = "pod-not-desired"  # the pod left the desired state
+    POD_COMPLETED = "pod-completed"  # nothing of the pod runs or will run: stop net
+    # waits
+    BACK_OFF = "back-off"  # crash-loop back-off before the next restart
+    IMAGE_NEVER_PULL = "image-never-pull"  # absent image, pull policy Never
+    # pulls
+    IMAGE_ABSENT = "image-absent"
+    IMAGE_LATEST = "image-latest"  # an explicit :latest tag is always pulled (seed)
+    PULL_ALWAYS = "pull-always"
+    # garbage collection
+    GC_EXITED = "gc-exited"  # beyond the exited instances kept per pod container
+    GC_NOT_DESIRED = "gc-not-desired"  # exited, and its pod or container is not desired
+    GC_GLOBAL_CAP = "gc-global-cap"
+    DANGLING_IMAGE = "dangling-image"
+    ORPHANED_POD_DIR = "orphaned-pod-dir"
+    # rejections
+    DUPLICATE_POD = "duplicate-pod"
+    HOST_PORT_CONFLICT = "host-port-conflict"
+    PRIVILEGED_NOT_ALLOWED = "privileged-not-allowed"
+
+
+@attrs.frozen
+class CreateSpec:
+    """Everything a runtime needs to create and start one container.
+
+    Runtime-neutral: no engine types. ``network_mode`` is ``container:<name>`` for app
+    containers (the engine resolves the network container by name, so a plan needs no
+    ids that do not exist yet). ``directories`` and ``files`` are host paths the apply
+    side creates first (emptyDir volumes; the termination-message file).
+    """
+
+    name: str
+    image: str
+    labels: dict[str, str] = attrs.field(factory=dict, hash=False)
+    entrypoint: tuple[str, ...] | None = None
+    command: tuple[str, ...] | None = None
+    env: tuple[str, ...] = ()
+    working_dir: str = ""
+    hostname: str = ""
+    network_mode: str = ""
+    exposed_ports: tuple[str, ...] = ()
+    port_bindings: dict[str, list[tuple[str, int]]] = attrs.field(factory=dict, hash=False)
+    binds: tuple[str, ...] = ()
+    cpu_shares: int = 0
+    memory: int = 0
+    privileged: bool = False
+    dns: tuple[str, ...] = ()
+    dns_search: tuple[str, ...] = ()
+    directories: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
+    post_start: Handler | None = None
+
+
+@attrs.frozen
+class Pull:
+    """Pull ``image`` before any pod's actions; ``pods`` are the pods that need it."""
+
+    image: str
+    reason: Reason
+    message: str
+    pods: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class Create:
+    """Create and start a container of ``pod`` (a ``namespace/name`` key)."""
+
+    pod: str
+    container: str
+    spec: CreateSpec
+    reason: Reason
+    message: str
+
+
+@attrs.frozen
+class Kill:
+    """Stop a running container: run its preStop handler first, then stop it with
+    ``timeout`` seconds of grace."""
+
+    pod: str
+    container: str
+    id: str
+    name: str
+    timeout: int
+    reason: Reason
+    message: str
+    pre_stop: Handler | None = None
+
+
+@attrs.frozen
+class Remove:
+    """Remove an exited container."""
+
+    pod: str
+    container: str
+    id: str
+    name: str
+    reason: Reason
+    message: str
+
+
+@attrs.frozen
+class Wait:
+    """Nothing to do yet: ``seconds`` until the container may be (re)started."""
+
+    pod: str
+    container: str
+    seconds: float
+    reason: Reason
+    message: str
+
+
+@attrs.frozen
+class RemovePodDir:
+    """Tear down a pod's directory under the root directory (its emptyDir volumes and
+    termination-message files)."""
+
+    pod_uid: str
+    path: str
+    reason: Reason
+    message: str
+
+
+@attrs.frozen
+class RemoveImage:
+    """Remove an image by id."""
+
+    image_id: str
+    reason: Reason
+    message: str
+
+
+PodAction = Create | Kill | Remove | Wait | RemovePodDir
+Action = Pull | PodAction | RemoveImage
+
+
+@attrs.frozen
+class PodPlan:
+    """The actions for one pod, in the order they must run."""
+
+    pod: str
+    uid: str
+    full_name: str
+    actions: tuple[PodAction, ...]
+
+
+@attrs.frozen
+class Rejection:
+    """A desired pod that was not admitted, and why; nothing is done to it."""
+
+    pod: str
+    uid: str
+    reason: Reason
+    message: str
+
+
+@attrs.frozen
+class Plan:
+    """What to do to make the engine match the desired pods.
+
+    Attributes:
+        pulls: image pulls, run before every pod's actions.
+        pods: per-pod actions, sorted by pod key; a pod with nothing to do is absent.
+        cleanup: engine-wide actions run last (dangling images).
+        rejected: desired pods that were not admitted.
+        fingerprint: a digest of the observed state the plan was made from; a saved
+            plan should only be applied to an engine that still has this fingerprint.
+        format_version: the version of the plan's JSON form.
+    """
+
+    pulls: tuple[Pull, ...] = ()
+    pods: tuple[PodPlan, ...] = ()
+    cleanup: tuple[RemoveImage, ...] = ()
+    rejected: tuple[Rejection, ...] = ()
+    fingerprint: str = ""
+    format_version: str = PLAN_FORMAT_VERSION
+
+    @property
+    def actions(self) -> tuple[Action, ...]:
+        """Every action, in the order apply runs them (pods in parallel in between)."""
+        out: list[Action] = list(self.pulls)
+        for pod in self.pods:
+            out.extend(pod.actions)
+        out.extend(self.cleanup)
+        return tuple(out)
+
+    @property
+    def has_changes(self) -> bool:
+        """Whether applying the plan would change anything (waits change nothing)."""
+        return any(not isinstance(a, Wait) for a in self.actions)
+
+    def describe(self) -> str:
+        """The plan as text for people: one line per action, grouped by pod."""
+        lines: list[str] = []
+        if self.pulls:
+            lines.append("images:")
+            lines.extend(f"  {a.message}" for a in self.pulls)
+        for pod in self.pods:
+            lines.append(f"pod {pod.pod}:" if pod.pod else f"pod uid {pod.uid}:")
+            lines.extend(f"  {a.message}" for a in pod.actions)
+        if self.cleanup:
+            lines.append("engine:")
+            lines.extend(f"  {a.message}" for a in self.cleanup)
+        for r in self.rejected:
+            lines.append(f"warning: rejected pod {r.pod}: {r.message}")
+        if not self.has_changes:
+            waits = sum(isinstance(a, Wait) for a in self.actions)
+            if waits:
+                lines.append(f"No changes now; {waits} container(s) waiting.")
+            else:
+                lines.append("No changes. The engine matches the desired pods.")
+        else:
+            counts: dict[str, int] = {}
+            for a in self.actions:
+                verb = _VERBS[type(a)]
+                counts[verb] = counts.get(verb, 0) + 1
+            summary = ", ".join(f"{n} to {verb}" for verb, n in counts.items())
+            lines.append(f"Plan: {summary}.")
+        return "\n".join(lines)
+
+
+_VERBS: dict[type, str] = {
+    Pull: "pull",
+    Create: "create",
+    Kill: "stop",
+    Remove: "remove",
+    Wait: "wait",
+    RemovePodDir: "tear down",
+    RemoveImage: "remove image",
+}
+
+
+# ---------------------------------------------------------------------------------------
+# Observed state, as the planner sees it
+
+
+@attrs.frozen
+class _Instance:
+    """One owned observed container, with its identity decoded."""
+
+    observed: ObservedContainer
+    pod_uid: str
+    full_name: str
+    pod_key: str
+    container: str
+    attempt: int | None
+    hash_label: SpecHash | None
+    has_hash_label: bool
+    legacy_hash: int
+    restart_count: int
+    spec_label: str | None
+
+    @property
+    def running(self) -> bool:
+        return self.observed.running
+
+    @property
+    def exited(self) -> bool:
+        return not self.observed.running
+
+    @property
+    def age_since_exit(self) -> float | None:
+        o = self.observed
+        return o.finished_at if o.finished_at is not None else o.created
+
+
+def _int_label(labels: Mapping[str, str], key: str) -> int | None:
+    text = labels.get(key)
+    if text is None or not text.isdigit():
+        return None
+    return int(text)
+
+
+def _identify(oc: ObservedContainer) -> _Instance | None:
+    """Decode ownership; ``None`` for a foreign container."""
+    labels = oc.labels
+    uid = labels.get(LABEL_POD_UID)
+    if uid is not None:
+        name = labels.get(LABEL_POD_NAME, "")
+        namespace = labels.get(LABEL_POD_NAMESPACE, "")
+        source = labels.get(LABEL_POD_SOURCE, "")
+        parsed = parse_container_name(oc.name)
+        hash_text = labels.get(LABEL_SPEC_HASH)
+        return _Instance(
+            observed=oc,
+            pod_uid=uid,
+            full_name=f"{name}.{namespace}.{source}",
+            pod_key=f"{namespace}/{name}",
+            container=labels.get(LABEL_CONTAINER, parsed.container),
+            attempt=_int_label(labels, LABEL_ATTEMPT),
+            hash_label=SpecHash.parse(hash_text) if hash_text is not None else None,
+            has_hash_label=hash_text is not None,
+            legacy_hash=parsed.hash,
+            restart_count=_int_label(labels, LABEL_RESTART_COUNT) or 0,
+            spec_label=labels.get(LABEL_SPEC),
+        )
+    parsed = parse_container_name(oc.name)
+    if not parsed.container or not parsed.pod_full_name:
+        return None
+    # A container a 2014 kubelet left behind: identified by its name only.
+    fields = parsed.pod_full_name.split(".")
+    key = f"{fields[1]}/{fields[0]}" if len(fields) == 3 else parsed.pod_full_name
+    return _Instance(
+        observed=oc,
+        pod_uid=parsed.uid,
+        full_name=parsed.pod_full_name,
+        pod_key=key,
+        container=parsed.container,
+        attempt=parsed.attempt,
+        hash_label=None,
+        has_hash_label=False,
+        legacy_hash=parsed.hash,
+        restart_count=0,
+        spec_label=None,
+    )
+
+
+def _newest_first(instances: Iterable[_Instance]) -> list[_Instance]:
+    # Docker lists newest-created first and the seed relied on it; podsync sorts
+    # explicitly, with the id as a tie-breaker so the order is total.
+    return sorted(
+        instances,
+        key=lambda i: (i.observed.created, i.attempt or 0, i.observed.id),
+        reverse=True,
+    )
+
+
+def normalize_image(reference: str) -> str:
+    """The form Docker reports an image reference in: Docker Hub's ``docker.io/`` and
+    ``library/`` prefixes dropped, and ``:latest`` added to an untagged name."""
+    name = reference
+    for prefix in ("docker.io/", "index.docker.io/"):
+        if name.startswith(prefix):
+            name = name[len(prefix) :]
+            if name.startswith("library/") and name.count("/") == 1:
+                name = name[len("library/") :]
+            break
+    if "@" in name:
+        return name
+    last = name.rsplit("/", 1)[-1]
+    if ":" not in last:
+        name += ":latest"
+    return name
+
+
+def _fingerprint(
+    observed: Sequence[ObservedContainer], images: Sequence[ObservedImage], pod_dirs: Iterable[str]
+) -> str:
+    digest = hashlib.sha256()
+    for oc in sorted(observed, key=lambda o: o.id):
+        digest.update(f"c\0{oc.id}\0{oc.name}\0{oc.running:d}\0{oc.finished_at}\n".encode())
+    for image in sorted(images, key=lambda i: i.id):
+        digest.update(f"i\0{image.id}\0{','.join(sorted(image.tags))}\n".encode())
+    for uid in sorted(pod_dirs):
+        digest.update(f"d\0{uid}\n".encode())
+    return digest.hexdigest()
+
+
+# ---------------------------------------------------------------------------------------
+# Spec comparison
+
+
+def _spec_difference(old: Any, new: Any) -> str:
+    """A short, readable list of what differs between two canonical specs."""
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return "spec differs"
+    parts: list[str] = []
+    for key in sorted(set(old) | set(new)):
+        a, b = old.get(key), new.get(key)
+        if a == b:
+            continue
+        scalar = (str, int, float, bool, type(None))
+        if isinstance(a, scalar) and isinstance(b, scalar):
+            parts.append(f"{key} {_show(a)} -> {_show(b)}")
+        else:
+            parts.append(f"{key} changed")
+    if not parts:
+        return "spec differs"
+    if len(parts) > 3:
+        parts = [*parts[:3], f"{len(parts) - 3} more"]
+    return ", ".join(parts)
+
+
+def _show(value: Any) -> str:
+    if value is None or value == "":
+        return "(none)"
+    return str(value)
+
+
+def _compare(
+    instance: _Instance, expected: SpecHash, expected_spec: dict[str, Any], image: str
+) -> str | None:
+    """Why the running ``instance`` differs from the desired spec, or ``None``.
+
+    * Same hash version: the digests decide.
+    * Another version (or a hash label podsync cannot read): the specs are compared field
+      by field from the spec label, so a change of the hash function restarts nothing.
+    * No hash label (a 2014 kubelet's container): a name hash of 0 means "do not
+      compare" (seed); any other value was computed by Go's ``%#v`` and cannot be
+      reproduced, so the only field podsync can compare, the image, decides.
+    """
+    if instance.has_hash_label:
+        label = instance.hash_label
+        if label is not None and label.version == expected.version:
+            if label.digest == expected.digest:
+                return None
+            return _describe_change(instance, expected_spec)
+        if instance.spec_label is None:
+            return None if instance.observed.image == image else _image_change(instance, image)
+        try:
+            old = json.loads(instance.spec_label)
+        except ValueError:
+            return "spec label unreadable"
+        return None if old == expected_spec else _spec_difference(old, expected_spec)
+    if instance.legacy_hash == 0:
+        return None
+    return None if instance.observed.image == image else _image_change(instance, image)
+
+
+def _describe_change(instance: _Instance, expected_spec: dict[str, Any]) -> str:
+    if instance.spec_label is not None:
+        try:
+            return _spec_difference(json.loads(instance.spec_label), expected_spec)
+        except ValueError:
+            pass
+    return "spec hash differs"
+
+
+def _image_change(instance: _Instance, image: str) -> str:
+    return f"image {_show(instance.observed.image)} -> {image}"
+
+
+# ---------------------------------------------------------------------------------------
+# The planner
+
+
+_Identity = tuple[str, str]  # (pod uid, pod full name) of an owned container
+
+
+@attrs.define
+class _Context:
+    """Per-plan state shared by the per-pod planners (mutable, private to one call)."""
+
+    options: PlanOptions
+    now: float
+    present_images: frozenset[str]
+    liveness: Mapping[str, bool]
+    host_resolv: ResolvConf
+    pulls: dict[str, Pull] = attrs.Factory(dict)
+
+    def need_image(self, image: str, policy: PullPolicy | None, pod_key: str) -> None:
+        """Record that a create needs ``image``; plan a pull when the policy says so.
+
+        ``policy`` None is the network container: pulled only when absent (seed
+        createNetworkContainer).
+        """
+        present = normalize_image(image) in self.present_images
+        if policy is None:
+            pull, reason = not present, Reason.IMAGE_ABSENT
+        else:
+            pull = should_pull(policy, image, present)
+            if not pull:
+                reason = Reason.IMAGE_ABSENT
+            elif policy is PullPolicy.ALWAYS:
+                reason = Reason.PULL_ALWAYS
+            elif present and has_latest_tag(image):
+                reason = Reason.IMAGE_LATEST
+            else:
+                reason = Reason.IMAGE_ABSENT
+        if not pull:
+            return
+        known = self.pulls.get(image)
+        if known is not None:
+            if pod_key not in known.pods:
+                self.pulls[image] = attrs.evolve(known, pods=(*known.pods, pod_key))
+            return
+        why = {
+            Reason.IMAGE_ABSENT: "not present",
+            Reason.IMAGE_LATEST: "explicit :latest tag, always pulled",
+            Reason.PULL_ALWAYS: "pull policy Always",
+        }[reason]
+        self.pulls[image] = Pull(image, reason, f"pull {image}: {why}", (pod_key,))
+
+    def image_present(self, image: str) -> bool:
+        return normalize_image(image) in self.present_images
+
+
+def _next_attempt(instances: Sequence[_Instance]) -> int:
+    used = {i.attempt for i in instances if i.attempt is not None}
+    if not used:
+        return 0
+    candidate = max(used) + 1
+    if candidate <= 0xFFFFFFFF:
+        return candidate
+    # A 2014 kubelet wrote random suffixes; should they reach the top, take a free one.
+    return next(n for n in range(len(used) + 1) if n not in used)
+
+
+@attrs.define
+class _Decision:
+    """The outcome for one app container: what to stop, and whether it starts or waits."""
+
+    container: Container
+    kills: list[tuple[_Instance, Reason, str, Handler | None]] = attrs.Factory(list)
+    start: tuple[Reason, str, int] | None = None  # (reason, why, restart count)
+    wait: Wait | None = None
+    keep: bool = False
+
+
+class _PodPlanner:
+    """Plans one admitted pod (seed syncPod)."""
+
+    def __init__(self, pod: Pod, instances: list[_Instance], ctx: _Context) -> None:
+        self.pod = pod
+        self.ctx = ctx
+        self.key = pod.key
+        self.by_name: dict[str, list[_Instance]] = {}
+        for instance in _newest_first(instances):
+            self.by_name.setdefault(instance.container, []).append(instance)
+        self.actions: list[PodAction] = []
+        self.killed: set[str] = set()
+        self.host_paths = volume_host_paths(pod, ctx.options.root_dir)
+
+    # -- helpers -------------------------------------------------------------------
+
+    def _label(self, container: str) -> str:
+        return f"{self.key}/{container}"
+
+    def _kill(
+        self, instance: _Instance, reason: Reason, why: str, pre_stop: Handler | None
+    ) -> None:
+        self.killed.add(instance.observed.id)
+        self.actions.append(
+            Kill(
+                pod=self.key,
+                container=instance.container,
+                id=instance.observed.id,
+                name=instance.observed.name,
+                timeout=self.ctx.options.stop_timeout,
+                reason=reason,
+                message=f"stop {self._label(instance.container)} ({instance.observed.name}): {why}",
+                pre_stop=pre_stop,
+            )
+        )
+
+    def _labels(
+        self, container: str, attempt: int, digest: SpecHash, spec: dict[str, Any], restarts: int
+    ) -> dict[str, str]:
+        pod = self.pod
+        return {
+            LABEL_POD_NAME: pod.name,
+            LABEL_POD_NAMESPACE: pod.namespace,
+            LABEL_POD_SOURCE: pod.source,
+            LABEL_POD_UID: pod.uid,
+            LABEL_CONTAINER: container,
+            LABEL_ATTEMPT: str(attempt),
+            LABEL_SPEC_HASH: str(digest),
+            LABEL_SPEC: canonical_json(spec),
+            LABEL_RESTART_COUNT: str(restarts),
+        }
+
+    # -- the network container -------------------------------------------------------
+
+    def _network_spec(
+        self, name: str, digest: SpecHash, spec: dict[str, Any], attempt: int
+    ) -> CreateSpec:
+        pod, options = self.pod, self.ctx.options
+        all_ports = [port for c in pod.containers for port in c.ports]
+        dns: tuple[str, ...] = ()
+        search: tuple[str, ...] = ()
+        if pod.dns_policy is DNSPolicy.CLUSTER_FIRST and (
+            options.cluster_dns or options.cluster_domain
+        ):
+            merged = cluster_dns(
+                self.ctx.host_resolv,
+                namespace=pod.namespace,
+                server=options.cluster_dns,
+                domain=options.cluster_domain,
+            )
+            dns, search = merged.nameservers, merged.searches
+        return CreateSpec(
+            name=name,
+            image=options.network_image,
+            labels=self._labels(NETWORK_CONTAINER, attempt, digest, spec, 0),
+            hostname=pod.name,
+            network_mode=options.network_mode,
+            exposed_ports=tuple(exposed_ports(all_ports)),
+            port_bindings=port_bindings(all_ports),
+            dns=dns,
+            dns_search=search,
+        )
+
+    # -- app containers ------------------------------------------------------------
+
+    def _app_spec(self, c: Container, net_name: str, digest: SpecHash, restarts: int) -> CreateSpec:
+        pod, options = self.pod, self.ctx.options
+        attempt = _next_attempt(self.by_name.get(c.name, ()))
+        name = container_name(c.name, digest.name_hash, pod.full_name, pod.uid, attempt)
+        mounted = [m.name for m in c.volume_mounts]
+        volume_binds = binds(c.volume_mounts, self.host_paths)
+        directories = tuple(
+            self.host_paths[v.name] for v in pod.volumes if v.is_empty_dir and v.name in mounted
+        )
+        files: tuple[str, ...] = ()
+        if c.termination_message_path:
+            path = termination_message_file(options.root_dir, pod.uid, c.name, name)
+            files = (path,)
+            volume_binds.append(f"{path}:{c.termination_message_path}")
+        labels = self._labels(c.name, attempt, digest, canonical_spec(c, pod), restarts)
+        pre_stop = c.lifecycle.pre_stop if c.lifecycle else None
+        if pre_stop is not None:
+            labels[LABEL_PRE_STOP] = encode_handler(pre_stop)
+        return CreateSpec(
+            name=name,
+            image=c.image,
+            labels=labels,
+            entrypoint=c.command or None,
+            command=c.args or None,
+            env=tuple(environment(c.env)),
+            working_dir=c.working_dir,
+            network_mode=f"container:{net_name}",
+            binds=tuple(volume_binds),
+            cpu_shares=cpu_shares(c.cpu),
+            memory=c.memory,
+            privileged=c.privileged,
+            directories=directories,
+            files=files,
+            post_start=c.lifecycle.post_start if c.lifecycle else None,
+        )
+
+    def _start_decision(self, c: Container) -> tuple[Reason, str, int] | Wait | None:
+        """Whether container ``c``, which has no instance to keep, starts now.
+
+        Returns (reason, why, restart count) for a create, a ``Wait``, or ``None`` when
+        the restart policy says it stays down.
+        """
+        exited = [
+            i
+            for i in self.by_name.get(c.name, ())
+            if i.exited and i.observed.finished_at is not None
+        ]
+        if not exited:
+            return Reason.MISSING, "no container yet", 0
+        newest = max(exited, key=lambda i: (i.observed.finished_at or 0.0, i.observed.created))
+        code = newest.observed.exit_code
+        policy = self.pod.restart_policy
+        if policy is RestartPolicy.NEVER:
+            return None
+        if policy is RestartPolicy.ON_FAILURE and code == 0:
+            return None
+        back_off = self.ctx.options.back_off
+        finished = newest.observed.finished_at or 0.0
+        restarts = newest.restart_count
+        if finished - newest.observed.created >= back_off.reset_after:
+            restarts = 0
+        ready_at = finished + back_off.delay(restarts)
+        if self.ctx.now < ready_at:
+            left = ready_at - self.ctx.now
+            return Wait(
+                pod=self.key,
+                container=c.name,
+                seconds=left,
+                reason=Reason.BACK_OFF,
+                message=(
+                    f"wait {self._label(c.name)}: exited with code {code}, back-off "
+                    f"{back_off.delay(restarts):.0f}s, {left:.0f}s left"
+                ),
+            )
+        return (
+            Reason.EXITED,
+            f"exited with code {code} (restart policy {policy.value}, restart {restarts + 1})",
+            restarts + 1,
+        )
+
+    def _decide(self, c: Container, rebuild: tuple[Reason, str] | None) -> _Decision:
+        """What happens to app container ``c`` (seed syncPod's per-container loop)."""
+        pod = self.pod
+        decision = _Decision(c)
+        pre_stop = c.lifecycle.pre_stop if c.lifecycle else None
+        running = [i for i in self.by_name.get(c.name, ()) if i.running]
+        keeper = running[0] if running else None
+        for dup in running[1:]:
+            assert keeper is not None
+            decision.kills.append(
+                (dup, Reason.DUPLICATE, f"duplicate of {keeper.observed.name}", pre_stop)
+            )
+        if keeper is not None and rebuild is not None:
+            decision.kills.append(
+                (keeper, Reason.POD_REBUILD, f"pod rebuilt: {rebuild[1]}", pre_stop)
+            )
+            decision.start = (Reason.POD_REBUILD, f"pod rebuilt: {rebuild[1]}", 0)
+        elif keeper is not None:
+            change = _compare(keeper, spec_hash(c, pod), canonical_spec(c, pod), c.image)
+            if change is not None:
+                why = f"spec changed ({change})"
+                decision.kills.append((keeper, Reason.SPEC_CHANGED, f"replaced, {why}", pre_stop))
+                # A changed spec is a new container: it starts whatever the restart policy
+                # (the modern kubelet does the same) and its back-off starts over.
+                decision.start = (Reason.SPEC_CHANGED, why, 0)
+            elif self._unhealthy(c, keeper):
+                decision.kills.append((keeper, Reason.UNHEALTHY, "liveness probe failed", pre_stop))
+                if pod.restart_policy is not RestartPolicy.NEVER:
+                    decision.start = (
+                        Reason.UNHEALTHY,
+                        "liveness probe failed",
+                        keeper.restart_count + 1,
+                    )
+            else:
+                decision.keep = True
+        else:
+            outcome = self._start_decision(c)
+            if isinstance(outcome, Wait):
+                decision.wait = outcome
+            else:
+                decision.start = outcome
+        # Image pull policy Never with an absent image: the create would fail, so wait
+        # (the modern kubelet's ErrImageNeverPull) instead of planning a doomed create.
+        if (
+            decision.start is not None
+            and c.image_pull_policy is PullPolicy.NEVER
+            and not self.ctx.image_present(c.image)
+        ):
+            decision.start = None
+            decision.wait = Wait(
+                pod=self.key,
+                container=c.name,
+                seconds=0.0,
+                reason=Reason.IMAGE_NEVER_PULL,
+                message=(
+                    f"wait {self._label(c.name)}: image {c.image} is absent and its "
+                    "pull policy is Never"
+                ),
+            )
+        return decision
+
+    def plan(self) -> list[PodAction]:
+        pod, ctx = self.pod, self.ctx
+        options = ctx.options
+        net_digest = network_spec_hash(pod, options.network_image)
+        net_spec_dict = network_spec(pod, options.network_image)
+        nets = self.by_name.get(NETWORK_CONTAINER, [])
+        running_nets = [i for i in nets if i.running]
+        net_keeper = running_nets[0] if running_nets else None
+
+        # 1. Does the network container need to be (re)created? (seed syncPod step 1,
+        #    plus the hash comparison the seed never made for ``net``.)
+        rebuild: tuple[Reason, str] | None = None
+        if net_keeper is None:
+            why = "network container exited" if nets else "network container missing"
+            rebuild = (Reason.NETWORK_MISSING, why)
+        else:
+            change = _compare(net_keeper, net_digest, net_spec_dict, options.network_image)
+            if change is not None:
+                rebuild = (Reason.NETWORK_CHANGED, f"network spec changed ({change})")
+
+        # 2. Decide each app container; the network container's fate depends on it.
+        decisions = [self._decide(c, rebuild) for c in pod.containers]
+        spec_names = {c.name for c in pod.containers}
+        strays = [
+            instance
+            for name, instances in sorted(self.by_name.items())
+            if name != NETWORK_CONTAINER and name not in spec_names
+            for instance in instances
+            if instance.running
+        ]
+        starts = any(d.start is not None for d in decisions)
+        if rebuild is not None:
+            net_needed = starts
+        else:
+            # Keep the network while anything runs, starts, or waits to restart; stop it
+            # when the pod has completed (the modern kubelet's KillPod).
+            net_needed = starts or any(d.keep or d.wait is not None for d in decisions)
+
+        # 3. Emit, in the order apply runs them.
+        net_name = net_keeper.observed.name if net_keeper else ""
+        if rebuild is not None:
+            for d in decisions:
+                for kill in d.kills:
+                    self._kill(*kill)
+            for stray in strays:
+                self._kill(stray, Reason.NOT_IN_SPEC, "no longer in the pod spec", None)
+            for old in running_nets:
+                self._kill(old, rebuild[0], rebuild[1], None)
+            if net_needed:
+                attempt = _next_attempt(nets)
+                net_name = container_name(
+                    NETWORK_CONTAINER, net_digest.name_hash, pod.full_name, pod.uid, attempt
+                )
+                ctx.need_image(options.network_image, None, self.key)
+                self.actions.append(
+                    Create(
+                        pod=self.key,
+                        container=NETWORK_CONTAINER,
+                        spec=self._network_spec(net_name, net_digest, net_spec_dict, attempt),
+                        reason=rebuild[0],
+                        message=f"create {self._label(NETWORK_CONTAINER)}: {rebuild[1]}",
+                    )
+                )
+            for d in decisions:
+                self._emit_start(d, net_name)
+        else:
+            for d in decisions:
+                for kill in d.kills:
+                    self._kill(*kill)
+                self._emit_start(d, net_name)
+            for stray in strays:
+                self._kill(stray, Reason.NOT_IN_SPEC, "no longer in the pod spec", None)
+            for dup in running_nets[1:]:
+                self._kill(dup, Reason.DUPLICATE, f"duplicate of {net_name}", None)
+            if net_keeper is not None and not net_needed:
+                self._kill(
+                    net_keeper,
+                    Reason.POD_COMPLETED,
+                    "no container of the pod runs or will run",
+                    None,
+                )
+        self._collect_garbage(spec_names)
+        return self.actions
+
+    def _emit_start(self, d: _Decision, net_name: str) -> None:
+        c = d.container
+        if d.wait is not None:
+            self.actions.append(d.wait)
+        if d.start is None:
+            return
+        reason, why, restarts = d.start
+        self.ctx.need_image(c.image, c.image_pull_policy, self.key)
+        verb = {Reason.MISSING: "create", Reason.EXITED: "restart", Reason.POD_REBUILD: "recreate"}
+        self.actions.append(
+            Create(
+                pod=self.key,
+                container=c.name,
+                spec=self._app_spec(c, net_name, spec_hash(c, self.pod), restarts),
+                reason=reason,
+                message=f"{verb.get(reason, 'replace')} {self._label(c.name)}: {why}",
+            )
+        )
+
+    def _unhealthy(self, c: Container, instance: _Instance) -> bool:
+        # Seed healthy(): no probe means healthy; within initialDelaySeconds of creation
+        # it counts as healthy (strict <). podsync takes probe results as input: only an
+        # explicit failure counts; a container not probed yet is healthy.
+        if c.liveness_probe is None:
+            return False
+        if self.ctx.now - instance.observed.created < c.liveness_probe.initial_delay_seconds:
+            return False
+        return self.ctx.liveness.get(instance.observed.id, True) is False
+
+    def _collect_garbage(self, spec_names: set[str]) -> None:
+        gc = self.ctx.options.gc
+        for name, instances in sorted(self.by_name.items()):
+            desired = name == NETWORK_CONTAINER or name in spec_names
+            if desired:
+                if gc.max_per_container is None:
+                    continue
+                keep = max(gc.max_per_container, 1)
+                reason, why = Reason.GC_EXITED, f"exited, beyond the newest {keep} kept"
+            else:
+                keep = 0
+                reason, why = Reason.GC_NOT_DESIRED, "exited, no longer in the pod spec"
+            for instance in _gc_candidates(instances, self.killed, keep, self.ctx.now, gc.min_age):
+                self.actions.append(_remove(self.key, instance, reason, why))
+
+
+def _gc_candidates(
+    instances: Sequence[_Instance], killed: Collection[str], keep: int, now: float, min_age: float
+) -> list[_Instance]:
+    """The exited instances to remove, seed purgeOldest-style: the exited ones (and the
+    ones this plan stops, which exit now) that are older than ``min_age`` are candidates;
+    the newest ``keep`` candidates stay."""
+    candidates = []
+    for instance in instances:  # newest first
+        stopping = instance.observed.id in killed
+        if instance.running and not stopping:
+            continue
+        exited_at = now if stopping else instance.age_since_exit
+        if min_age == 0 or (exited_at is not None and now - exited_at > min_age):
+            candidates.append(instance)
+    return candidates[keep:]
+
+
+def _remove(pod_key: str, instance: _Instance, reason: Reason, why: str) -> Remove:
+    return Remove(
+        pod=pod_key,
+        container=instance.container,
+        id=instance.observed.id,
+        name=instance.observed.name,
+        reason=reason,
+        message=f"remove {pod_key}/{instance.container} ({instance.observed.name}): {why}",
+    )
+
+
+def _plan_orphan(key: str, instances: list[_Instance], ctx: _Context) -> list[PodAction]:
+    """A pod that is no longer desired: stop what runs, remove what exited."""
+    actions: list[PodAction] = []
+    killed: set[str] = set()
+    ordered = _newest_first(instances)
+    # Stop app containers before the network container they live in.
+    for instance in sorted(ordered, key=lambda i: i.container == NETWORK_CONTAINER):
+        if not instance.running:
+            continue
+        killed.add(instance.observed.id)
+        pre_stop_text = instance.observed.labels.get(LABEL_PRE_STOP)
+        actions.append(
+            Kill(
+                pod=key,
+                container=instance.container,
+                id=instance.observed.id,
+                name=instance.observed.name,
+                timeout=ctx.options.stop_timeout,
+                reason=Reason.POD_NOT_DESIRED,
+                message=(
+                    f"stop {key}/{instance.container} ({instance.observed.name}): "
+                    "pod is no longer desired"
+                ),
+                pre_stop=decode_handler(pre_stop_text) if pre_stop_text else None,
+            )
+        )
+    for instance in _gc_candidates(ordered, killed, 0, ctx.now, ctx.options.gc.min_age):
+        actions.append(
+            _remove(key, instance, Reason.GC_NOT_DESIRED, "exited, pod is no longer desired")
+        )
+    return actions
+
+
+def _admit(desired: Sequence[Pod], options: PlanOptions) -> tuple[list[Pod], list[Rejection]]:
+    rejected: list[Rejection] = []
+    seen_uids: dict[str, Pod] = {}
+    seen_names: dict[str, Pod] = {}
+    candidates: list[Pod] = []
+    for pod in desired:
+        earlier = seen_uids.get(pod.uid) or seen_names.get(pod.full_name)
+        if earlier is not None:
+            rejected.append(
+                Rejection(
+                    pod.key,
+                    pod.uid,
+                    Reason.DUPLICATE_POD,
+                    f"same uid or full name as pod {earlier.key}",
+                )
+            )
+            continue
+        seen_uids[pod.uid] = pod
+        seen_names[pod.full_name] = pod
+        privileged = [c.name for c in pod.containers if c.privileged]
+        if privileged and not options.allow_privileged:
+            rejected.append(
+                Rejection(
+                    pod.key,
+                    pod.uid,
+                    Reason.PRIVILEGED_NOT_ALLOWED,
+                    f"container {privileged[0]} asks for privileged mode, which is not allowed",
+                )
+            )
+            continue
+        candidates.append(pod)
+    accepted, conflicts = filter_host_port_conflicts(candidates)
+    for r in conflicts:
+        rejected.append(Rejection(r.pod.key, r.pod.uid, Reason.HOST_PORT_CONFLICT, r.message))
+    return list(accepted), rejected
+
+
+def plan(
+    desired: Sequence[Pod],
+    observed: Sequence[ObservedContainer] = (),
+    *,
+    now: float,
+    images: Sequence[ObservedImage] = (),
+    pod_dirs: Collection[str] = (),
+    liveness: Mapping[str, bool] | None = None,
+    options: PlanOptions | None = None,
+) -> Plan:
+    """Compute what to do to make the observed state match the desired pods.
+
+    Pure: reads nothing but its arguments; equal arguments give an equal plan.
+
+    Args:
+        desired: the pods that should run, in priority order (earlier pods win host-port
+            conflicts).
+        observed: every container on the engine, exited ones included; foreign
+            containers are ignored.
+        now: the current time, seconds since the Unix epoch (for ages, back-off and
+            liveness grace periods).
+        images: the images present on the engine.
+        pod_dirs: the pod uids that have a directory under ``options.root_dir``.
+        liveness: liveness probe results of running containers by container id: False
+            means the probe failed. A container with no result is considered healthy.
+        options: everything else (see ``PlanOptions``).
+
+    Returns:
+        The plan; ``plan.has_changes`` is False when there is nothing to do.
+    """
+    options = options or PlanOptions()
+    present: set[str] = set()
+    for image in images:
+        present.update(normalize_image(t) for t in image.tags)
+        present.update(image.digests)
+        present.add(image.id)
+    ctx = _Context(
+        options=options,
+        now=now,
+        present_images=frozenset(present),
+        liveness=liveness or {},
+        host_resolv=parse_resolv_conf(options.host_resolv_conf),
+    )
+    accepted, rejected = _admit(desired, options)
+
+    # Index owned containers by pod identity (one pass: the seed scanned the whole list
+    # for every lookup, which is quadratic).
+    by_identity: dict[_Identity, list[_Instance]] = {}
+    legacy_by_full_name: dict[str, list[_Identity]] = {}
+    for oc in observed:
+        instance = _identify(oc)
+        if instance is None:
+            continue
+        identity = (instance.pod_uid, instance.full_name)
+        group = by_identity.get(identity)
+        if group is None:
+            group = by_identity[identity] = []
+            if not instance.pod_uid:
+                legacy_by_full_name.setdefault(instance.full_name, []).append(identity)
+        group.append(instance)
+
+    # Each pod plan is a group; ``owner`` says which group an observed identity's
+    # actions go to.
+    groups: dict[_Identity, tuple[str, list[PodAction]]] = {}
+    owner: dict[_Identity, _Identity] = {}
+    for pod in accepted:
+        identity = (pod.uid, pod.full_name)
+        instances = list(by_identity.get(identity, ()))
+        owner[identity] = identity
+        # A blank uid (a 4-field legacy name) matches any uid (seed FindPodContainer).
+        for legacy in legacy_by_full_name.get(pod.full_name, ()):
+            instances.extend(by_identity[legacy])
+            owner[legacy] = identity
+        groups[identity] = (pod.key, _PodPlanner(pod, instances, ctx).plan())
+
+    # Pods that are not desired, only when deletions are allowed. Rejected pods are left
+    # alone: they were not admitted, but nobody asked for them to go away either. An
+    # identity with a desired uid but another full name is a stale instance of that pod
+    # and goes (the seed skipped such containers in SyncPods and left them running).
+    rejected_uids = {r.uid for r in rejected}
+    if options.allow_deletions:
+        by_uid: dict[str, _Identity] = {}
+        for identity in sorted(by_identity):
+            if identity in owner or identity[0] in rejected_uids:
+                continue
+            instances = by_identity[identity]
+            key = instances[0].pod_key
+            owner[identity] = identity
+            groups[identity] = (key, _plan_orphan(key, instances, ctx))
+            by_uid.setdefault(identity[0], identity)
+        keep_dirs = {p.uid for p in accepted} | rejected_uids
+        for uid in sorted(pod_dirs):
+            if uid in keep_dirs or not _safe_dir_name(uid):
+                continue
+            path = posixpath.join(options.root_dir, uid)
+            teardown = RemovePodDir(
+                pod_uid=uid,
+                path=path,
+                reason=Reason.ORPHANED_POD_DIR,
+                message=f"tear down {path}: pod is no longer desired",
+            )
+            identity = by_uid.get(uid, (uid, ""))
+            groups.setdefault(identity, ("", []))[1].append(teardown)
+
+    _apply_global_cap(groups, owner, by_identity, ctx)
+    pod_plans = [
+        PodPlan(key, identity[0], identity[1], tuple(actions))
+        for identity, (key, actions) in groups.items()
+        if actions
+    ]
+    pod_plans.sort(key=lambda p: (p.pod, p.uid, p.full_name))
+
+    cleanup: list[RemoveImage] = []
+    if options.gc.remove_dangling_images:
+        used = {oc.image for oc in observed}
+        for image in sorted(images, key=lambda i: i.id):
+            if not image.tags and image.id not in used:
+                cleanup.append(
+                    RemoveImage(
+                        image.id,
+                        Reason.DANGLING_IMAGE,
+                        f"remove image {image.id}: dangling (untagged and unused)",
+                    )
+                )
+
+    return Plan(
+        pulls=tuple(ctx.pulls[image] for image in sorted(ctx.pulls)),
+        pods=tuple(pod_plans),
+        cleanup=tuple(cleanup),
+        rejected=tuple(rejected),
+        fingerprint=_fingerprint(observed, images, pod_dirs),
+    )
+
+
+def _safe_dir_name(uid: str) -> bool:
+    # Never build a path from a name that could leave the root directory.
+    return uid not in ("", ".", "..") and "/" not in uid and "\0" not in uid
+
+
+def _apply_global_cap(
+    groups: dict[_Identity, tuple[str, list[PodAction]]],
+    owner: Mapping[_Identity, _Identity],
+    by_identity: Mapping[_Identity, list[_Instance]],
+    ctx: _Context,
+) -> None:
+    """Remove the oldest exited containers beyond ``gc.max_total`` across all pods.
+
+    Counted after this plan's own stops and removals. The newest exited instance of each
+    pod container is protected: the restart policy is judged on it.
+    """
+    cap = ctx.options.gc.max_total
+    if cap is None:
+        return
+    planned = [a for _, actions in groups.values() for a in actions]
+    removed = {a.id for a in planned if isinstance(a, Remove)}
+    killed = {a.id for a in planned if isinstance(a, Kill)}
+    remaining: list[tuple[_Identity, _Instance]] = []
+    protected: set[str] = set()
+    for identity, instances in by_identity.items():
+        newest: dict[str, str] = {}
+        for instance in _newest_first(instances):
+            oid = instance.observed.id
+            if (instance.running and oid not in killed) or oid in removed:
+                continue
+            remaining.append((identity, instance))
+            newest.setdefault(instance.container, oid)
+        protected.update(newest.values())
+    excess = len(remaining) - cap
+    if excess <= 0:
+        return
+    victims = sorted(
+        (item for item in remaining if item[1].observed.id not in protected),
+        key=lambda item: (item[1].observed.created, item[1].observed.id),
+    )[:excess]
+    for identity, instance in victims:
+        if identity not in owner:
+            # Not desired and deletions are off: not ours to remove now.
+            continue
+        key, actions = groups[owner[identity]]
+        actions.append(
+            _remove(key, instance, Reason.GC_GLOBAL_CAP, f"exited, beyond the global cap of {cap}")
+        )

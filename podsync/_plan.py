@@ -205,6 +205,9 @@ class PlanOptions:
         allow_deletions: whether containers of pods that are not desired may be stopped
             and removed, and their directories torn down (the seed's sourcesReady);
             turn it off when the desired state may be incomplete.
+        ready_sources: when set, deletions are further limited to pods whose source is
+            in the set: the sources that have reported completely (the kubelet's
+            per-source readiness, a refinement of the seed's global flag).
         root_dir: the host directory holding per-pod data: emptyDir volumes and
             termination-message files, under ``<root_dir>/<pod uid>/``.
         stop_timeout: seconds a stopped container gets before it is killed (seed: 10).
@@ -219,6 +222,7 @@ class PlanOptions:
     host_resolv_conf: str = ""
     allow_privileged: bool = False
     allow_deletions: bool = True
+    ready_sources: frozenset[str] | None = None
     root_dir: str = "/var/lib/podsync"
     stop_timeout: int = 10
     gc: GCPolicy = GCPolicy()
@@ -487,6 +491,7 @@ class _Instance:
     pod_uid: str
     full_name: str
     pod_key: str
+    pod_source: str
     container: str
     attempt: int | None
     hash_label: SpecHash | None
@@ -531,6 +536,7 @@ def _identify(oc: ObservedContainer) -> _Instance | None:
             pod_uid=uid,
             full_name=f"{name}.{namespace}.{source}",
             pod_key=f"{namespace}/{name}",
+            pod_source=source,
             container=labels.get(LABEL_CONTAINER, parsed.container),
             attempt=_int_label(labels, LABEL_ATTEMPT),
             hash_label=SpecHash.parse(hash_text) if hash_text is not None else None,
@@ -550,6 +556,7 @@ def _identify(oc: ObservedContainer) -> _Instance | None:
         pod_uid=parsed.uid,
         full_name=parsed.pod_full_name,
         pod_key=key,
+        pod_source=fields[2] if len(fields) == 3 else "",
         container=parsed.container,
         attempt=parsed.attempt,
         hash_label=None,
@@ -1169,40 +1176,38 @@ def _plan_orphan(key: str, instances: list[_Instance], ctx: _Context) -> list[Po
 
 
 def _admit(desired: Sequence[Pod], options: PlanOptions) -> tuple[list[Pod], list[Rejection]]:
-    rejected: list[Rejection] = []
+    """Admission (theory step 1); rejections are reported in the order of ``desired``."""
+    rejected: dict[int, Rejection] = {}
     seen_uids: dict[str, Pod] = {}
     seen_names: dict[str, Pod] = {}
     candidates: list[Pod] = []
-    for pod in desired:
+    position: dict[int, int] = {}
+    for index, pod in enumerate(desired):
         earlier = seen_uids.get(pod.uid) or seen_names.get(pod.full_name)
         if earlier is not None:
-            rejected.append(
-                Rejection(
-                    pod.key,
-                    pod.uid,
-                    Reason.DUPLICATE_POD,
-                    f"same uid or full name as pod {earlier.key}",
-                )
+            rejected[index] = Rejection(
+                pod.key, pod.uid, Reason.DUPLICATE_POD, f"same uid or full name as pod {earlier.key}"
             )
             continue
         seen_uids[pod.uid] = pod
         seen_names[pod.full_name] = pod
         privileged = [c.name for c in pod.containers if c.privileged]
         if privileged and not options.allow_privileged:
-            rejected.append(
-                Rejection(
-                    pod.key,
-                    pod.uid,
-                    Reason.PRIVILEGED_NOT_ALLOWED,
-                    f"container {privileged[0]} asks for privileged mode, which is not allowed",
-                )
+            rejected[index] = Rejection(
+                pod.key,
+                pod.uid,
+                Reason.PRIVILEGED_NOT_ALLOWED,
+                f"container {privileged[0]} asks for privileged mode, which is not allowed",
             )
             continue
+        position[id(pod)] = index
         candidates.append(pod)
     accepted, conflicts = filter_host_port_conflicts(candidates)
     for r in conflicts:
-        rejected.append(Rejection(r.pod.key, r.pod.uid, Reason.HOST_PORT_CONFLICT, r.message))
-    return list(accepted), rejected
+        rejected[position[id(r.pod)]] = Rejection(
+            r.pod.key, r.pod.uid, Reason.HOST_PORT_CONFLICT, r.message
+        )
+    return list(accepted), [rejected[i] for i in sorted(rejected)]
 
 
 def plan(
@@ -1291,6 +1296,9 @@ def plan(
             if identity in owner or identity[0] in rejected_uids:
                 continue
             instances = by_identity[identity]
+            ready = options.ready_sources
+            if ready is not None and instances[0].pod_source not in ready:
+                continue
             key = instances[0].pod_key
             owner[identity] = identity
             groups[identity] = (key, _plan_orphan(key, instances, ctx))
@@ -1298,6 +1306,10 @@ def plan(
         keep_dirs = {p.uid for p in accepted} | rejected_uids
         for uid in sorted(pod_dirs):
             if uid in keep_dirs or not _safe_dir_name(uid):
+                continue
+            if options.ready_sources is not None and uid not in by_uid:
+                # Without containers the directory's source is unknown: keep it until
+                # every source is ready.
                 continue
             path = posixpath.join(options.root_dir, uid)
             teardown = RemovePodDir(

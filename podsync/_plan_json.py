@@ -1,0 +1,83 @@
+"""A plan's JSON form: saved by ``podsync plan -o``, shown by ``podsync show --json``.
+
+One private cattrs converter turns a ``Plan`` into plain data and back. Actions carry
+an ``"action"`` tag (``create``, ``kill``, ``remove``, ``wait``, ``removepoddir``,
+``pull``, ``removeimage``); enums are written as their values. The text is canonical
+(sorted keys, fixed indentation), so equal plans give byte-identical JSON.
+
+The top-level ``format_version`` is checked on load: a plan written by an incompatible
+podsync is refused instead of being misread.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import cattrs
+from cattrs.strategies import configure_tagged_union
+
+from podsync._plan import PLAN_FORMAT_VERSION, Plan, PodAction
+from podsync.exceptions import ConfigError
+
+# Everything in __all__ gets re-exported as part of the podsync public API.
+__all__ = ["plan_from_json", "plan_to_json"]
+
+
+def _make_converter() -> cattrs.Converter:
+    converter = cattrs.Converter(forbid_extra_keys=True)
+    configure_tagged_union(
+        PodAction, converter, tag_name="action", tag_generator=lambda cls: cls.__name__.lower()
+    )
+
+    # HTTPGetAction.port / TCPSocketAction.port: a number or a port name, kept as is.
+    def structure_port(value: Any, _: Any) -> int | str:
+        if isinstance(value, bool) or not isinstance(value, int | str):
+            raise ValueError(f"expected a port number or name, got {value!r}")
+        return value
+
+    converter.register_structure_hook(int | str, structure_port)
+    return converter
+
+
+_CONVERTER = _make_converter()
+
+
+def plan_to_json(plan: Plan) -> str:
+    """The plan as canonical JSON text (ends with a newline)."""
+    data = _CONVERTER.unstructure(plan)
+    return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
+def plan_from_json(text: str | bytes, *, source: str = "") -> Plan:
+    """Read a plan written by ``plan_to_json``.
+
+    Args:
+        text: the JSON text.
+        source: where it came from (a file name), for error messages.
+
+    Raises:
+        ConfigError: the text is not JSON, not a plan, or of another ``format_version``.
+    """
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise ConfigError.single(source, "$", f"not a JSON plan: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigError.single(source, "$", "not a JSON plan: expected an object")
+    version = data.get("format_version")
+    if version != PLAN_FORMAT_VERSION:
+        raise ConfigError.single(
+            source,
+            "$.format_version",
+            f"this podsync reads plan format {PLAN_FORMAT_VERSION}, got {version!r}",
+        )
+    try:
+        return _CONVERTER.structure(data, Plan)
+    except Exception as exc:  # cattrs raises exception groups of many kinds
+        messages = (
+            cattrs.transform_error(exc)
+            if isinstance(exc, cattrs.BaseValidationError)
+            else [str(exc)]
+        )
+        raise ConfigError.single(source, "$", "invalid plan: " + "; ".join(messages)) from None

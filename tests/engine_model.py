@@ -1,0 +1,116 @@
+"""A pure, in-memory model of a container engine, for planner tests.
+
+It applies a ``Plan`` the way an engine would react to the runtime calls, and checks the
+engine's own rules while doing so: names are unique, a container can only join a
+running network container, a running container cannot be removed. What it holds is
+then observed again, so tests can check that planning converges.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from podsync import ObservedContainer, ObservedImage
+from podsync._plan import (
+    Create,
+    Kill,
+    Plan,
+    Remove,
+    RemoveImage,
+    RemovePodDir,
+    Wait,
+    normalize_image,
+)
+
+
+class EngineRuleBroken(AssertionError):
+    """The plan asked the engine for something a real engine refuses."""
+
+
+@attrs.define
+class EngineModel:
+    containers: dict[str, ObservedContainer] = attrs.Factory(dict)
+    image_tags: set[str] = attrs.Factory(set)
+    pod_dirs: set[str] = attrs.Factory(set)
+    root_dir: str = "/var/lib/podsync"
+    counter: int = 0
+    calls: list[str] = attrs.Factory(list)
+
+    def add(self, container: ObservedContainer) -> None:
+        self.containers[container.id] = container
+
+    @property
+    def observed(self) -> list[ObservedContainer]:
+        return list(self.containers.values())
+
+    @property
+    def images(self) -> list[ObservedImage]:
+        return [ObservedImage(id=f"sha256:{t}", tags=(t,)) for t in sorted(self.image_tags)]
+
+    def by_name(self, name: str) -> ObservedContainer | None:
+        return next((c for c in self.containers.values() if c.name == name), None)
+
+    def apply(self, plan: Plan, now: float) -> None:
+        for pull in plan.pulls:
+            self.calls.append("pull")
+            self.image_tags.add(normalize_image(pull.image))
+        for pod in plan.pods:
+            for action in pod.actions:
+                self._apply(action, now)
+        for removal in plan.cleanup:
+            self._apply(removal, now)
+
+    def _apply(self, action: object, now: float) -> None:
+        if isinstance(action, Create):
+            spec = action.spec
+            if self.by_name(spec.name) is not None:
+                raise EngineRuleBroken(f"name conflict: {spec.name}")
+            if spec.network_mode.startswith("container:"):
+                target = self.by_name(spec.network_mode.removeprefix("container:"))
+                if target is None or not target.running:
+                    raise EngineRuleBroken(
+                        f"{spec.name} joins a network container that does not run"
+                    )
+            self.counter += 1
+            self.calls += ["create", "start"]
+            for path in (*spec.directories, *spec.files):
+                if path.startswith(self.root_dir + "/"):
+                    self.pod_dirs.add(path[len(self.root_dir) + 1 :].split("/")[0])
+            self.add(
+                ObservedContainer(
+                    id=f"id{self.counter:06d}",
+                    name=spec.name,
+                    image=spec.image,
+                    labels=dict(spec.labels),
+                    created=now,
+                    running=True,
+                )
+            )
+        elif isinstance(action, Kill):
+            self.calls.append("stop")
+            current = self.containers.get(action.id)
+            if current is not None and current.running:
+                self.containers[action.id] = attrs.evolve(
+                    current, running=False, exit_code=137, finished_at=now
+                )
+        elif isinstance(action, Remove):
+            self.calls.append("remove")
+            current = self.containers.get(action.id)
+            if current is not None and current.running:
+                raise EngineRuleBroken(f"remove of running container {current.name}")
+            self.containers.pop(action.id, None)
+        elif isinstance(action, RemovePodDir):
+            self.pod_dirs.discard(action.pod_uid)
+        elif isinstance(action, RemoveImage):
+            self.image_tags = {t for t in self.image_tags if f"sha256:{t}" != action.image_id}
+        elif isinstance(action, Wait):
+            pass
+        else:  # pragma: no cover - a new action type must be taught here
+            raise AssertionError(f"unknown action {action!r}")
+
+    def exit(self, container_id: str, code: int, now: float) -> None:
+        """The container's process exits by itself."""
+        current = self.containers[container_id]
+        self.containers[container_id] = attrs.evolve(
+            current, running=False, exit_code=code, finished_at=now
+        )

@@ -1,0 +1,667 @@
+"""The planner: the 2014 kubelet's own scenarios (reference §4.1), ported, plus podsync's
+fixes and additions.
+
+Each ported test names the seed test and its row in the reference. The seed asserted
+Docker calls; podsync asserts the plan whose actions produce those calls, or the fix
+listed in the README's "Differences from the 2014 kubelet".
+"""
+
+from __future__ import annotations
+
+import re
+
+import attrs
+import pytest
+
+from podsync import (
+    Container,
+    Handler,
+    HTTPGetAction,
+    Lifecycle,
+    ObservedContainer,
+    ObservedImage,
+    Pod,
+    Port,
+    Probe,
+    PullPolicy,
+    RestartPolicy,
+)
+from podsync._plan import (
+    Create,
+    GCPolicy,
+    Kill,
+    Plan,
+    PlanOptions,
+    Reason,
+    Remove,
+    RemovePodDir,
+    Wait,
+    plan,
+)
+from tests.engine_model import EngineModel
+
+NOW = 1_000_000.0
+ROOT = "/var/lib/podsync"
+
+# The seed's standard pod: uid 12345678, name foo, namespace new, source test.
+BAR = Container("bar", "busybox")
+
+
+def foo_pod(*containers: Container, **kwargs) -> Pod:
+    return Pod(
+        "foo",
+        containers or (BAR,),
+        namespace="new",
+        source="test",
+        uid="12345678",
+        **kwargs,
+    )
+
+
+def legacy(
+    cid: str, name: str, *, image: str = "busybox", running: bool = True, **kw
+) -> ObservedContainer:
+    """A container as a 2014 kubelet left it: a k8s_ name, no podsync labels."""
+    return ObservedContainer(id=cid, name=name, image=image, running=running, **kw)
+
+
+ALL_PRESENT = [
+    ObservedImage(
+        "sha256:1", ("busybox:latest", "custom_image_name:latest", "registry.k8s.io/pause:3.10")
+    )
+]
+
+
+def run(desired, observed=(), **kwargs) -> Plan:
+    kwargs.setdefault("images", ALL_PRESENT)
+    kwargs.setdefault("now", NOW)
+    return plan(desired, observed, **kwargs)
+
+
+def kinds(p: Plan) -> list[tuple[str, str]]:
+    """The plan as (action, container) pairs, in order."""
+    return [(type(a).__name__, getattr(a, "container", "")) for a in p.actions]
+
+
+def creates(p: Plan) -> list[Create]:
+    return [a for a in p.actions if isinstance(a, Create)]
+
+
+def converge(desired, model: EngineModel, now: float = NOW, **kwargs) -> Plan:
+    """Plan against the model, apply, and return the next plan."""
+    p = plan(
+        desired, model.observed, images=model.images, pod_dirs=model.pod_dirs, now=now, **kwargs
+    )
+    model.apply(p, now)
+    return plan(
+        desired, model.observed, images=model.images, pod_dirs=model.pod_dirs, now=now, **kwargs
+    )
+
+
+# --- ported scenarios ---------------------------------------------------------------
+
+
+def test_sync_pods_does_nothing():
+    """#3 TestSyncPodsDoesNothing: a running pod with a matching container is left alone."""
+    observed = [
+        legacy("1234", "/k8s_bar.2a1b3c4d_foo.new.test_12345678_0"[1:]),
+        legacy("9876", "k8s_net_foo.new.test_12345678_0", image="registry.k8s.io/pause:3.10"),
+    ]
+
+    p = run([foo_pod()], observed)
+
+    assert [] == kinds(p)
+    assert not p.has_changes
+
+
+def test_sync_pods_does_nothing_with_podsync_labels():
+    """#3, as podsync itself leaves a pod: a second plan after applying the first is empty."""
+    model = EngineModel(image_tags={"busybox:latest", "registry.k8s.io/pause:3.10"})
+
+    after = converge([foo_pod()], model)
+
+    assert [] == kinds(after)
+
+
+def test_sync_pods_with_termination_log():
+    """#4 TestSyncPodsWithTerminationLog: net and bar are created; bar binds the
+    termination-message file under <root>/<uid>/<container>/."""
+    pod = foo_pod(Container("bar", "busybox", termination_message_path="/dev/somepath"))
+
+    p = run([pod])
+
+    assert [("Create", "net"), ("Create", "bar")] == kinds(p)
+    bar = creates(p)[1].spec
+    assert f"{ROOT}/12345678/bar/{bar.name}:/dev/somepath" == bar.binds[0]
+    assert (f"{ROOT}/12345678/bar/{bar.name}",) == bar.files
+
+
+def test_sync_pods_creates_net_and_container():
+    """#5 TestSyncPodsCreatesNetAndContainer: with a custom network image, net runs it and
+    both names have the seed's shape."""
+    p = run([foo_pod()], options=PlanOptions(network_image="custom_image_name"))
+
+    net, bar = (c.spec for c in creates(p))
+    assert "custom_image_name" == net.image
+    assert re.fullmatch(r"k8s_net\.[a-f0-9]+_foo\.new\.test_12345678_00000000", net.name)
+    assert re.fullmatch(r"k8s_bar\.[a-f0-9]+_foo\.new\.test_12345678_00000000", bar.name)
+    assert f"container:{net.name}" == bar.network_mode
+    assert [] == list(p.pulls)
+
+
+def test_sync_pods_creates_net_and_container_pulls_image():
+    """#6 ...PullsImage: nothing present: the network image and bar's image are pulled,
+    before any create (podsync sorts pulls by image; the seed pulled net's first)."""
+    p = run([foo_pod()], images=[], options=PlanOptions(network_image="custom_image_name"))
+
+    assert ["busybox", "custom_image_name"] == [pull.image for pull in p.pulls]
+    assert [("Pull", ""), ("Pull", ""), ("Create", "net"), ("Create", "bar")] == kinds(p)
+
+
+def test_sync_pods_with_net_creates_container():
+    """#7 TestSyncPodsWithNetCreatesContainer: only net runs: bar is created in it."""
+    observed = [
+        legacy("9876", "k8s_net_foo.new.test_12345678_0", image="registry.k8s.io/pause:3.10")
+    ]
+
+    p = run([foo_pod()], observed)
+
+    assert [("Create", "bar")] == kinds(p)
+    assert "container:k8s_net_foo.new.test_12345678_0" == creates(p)[0].spec.network_mode
+
+
+def test_sync_pods_with_net_creates_container_calls_handler():
+    """#8 ...CallsHandler: the create carries bar's postStart handler for the apply side."""
+    hook = Handler(http_get=HTTPGetAction(host="foo", port=8080, path="bar"))
+    pod = foo_pod(Container("bar", "busybox", lifecycle=Lifecycle(post_start=hook)))
+    observed = [
+        legacy("9876", "k8s_net_foo.new.test_12345678_0", image="registry.k8s.io/pause:3.10")
+    ]
+
+    p = run([pod], observed)
+
+    assert hook == creates(p)[0].spec.post_start
+
+
+def test_sync_pods_deletes_with_no_net_container():
+    """#9 TestSyncPodsDeletesWithNoNetContainer: bar runs without net: bar is stopped,
+    net created, bar created again."""
+    p = run([foo_pod()], [legacy("1234", "k8s_bar_foo.new.test_12345678_0")])
+
+    assert [("Kill", "bar"), ("Create", "net"), ("Create", "bar")] == kinds(p)
+    assert "1234" == p.actions[0].id
+    assert Reason.POD_REBUILD == p.actions[0].reason
+
+
+@pytest.mark.parametrize("ready", [False, True])
+def test_sync_pods_deletes_when_sources_are_ready(ready):
+    """#10 TestSyncPodsDeletesWhenSourcesAreReady: containers of pods that are not
+    desired are stopped only once deletions are allowed."""
+    observed = [
+        legacy("1234", "k8s_foo_bar.new.test_12345678_42"),
+        legacy("9876", "k8s_net_foo.new.test_12345678_42"),
+    ]
+
+    p = run([], observed, options=PlanOptions(allow_deletions=ready))
+
+    expected = {"1234", "9876"} if ready else set()
+    assert expected == {a.id for a in p.actions if isinstance(a, Kill)}
+
+
+def test_sync_pods_deletes_when_container_source_ready():
+    """#11 TestSyncPodsDeletesWhenContainerSourceReady (post-seed): only pods of a ready
+    source are deleted."""
+    observed = [
+        legacy("7492", "k8s_boo_bar.default.testSource_12345678_42"),
+        legacy("3542", "k8s_net_bar.default.testSource_12345678_42"),
+        legacy("1234", "k8s_foo_bar.default.otherSource_12345678_42"),
+        legacy("9876", "k8s_net_bar.default.otherSource_12345678_42"),
+    ]
+
+    p = run([], observed, options=PlanOptions(ready_sources=frozenset({"testSource"})))
+
+    assert {"7492", "3542"} == {a.id for a in p.actions if isinstance(a, Kill)}
+
+
+def test_sync_pods_deletes():
+    """#12 TestSyncPodsDeletes: owned containers of undesired pods are stopped; a
+    foreign container named plain ``foo`` is untouched."""
+    observed = [
+        legacy("1234", "k8s_foo_bar.new.test_12345678_42"),
+        legacy("9876", "k8s_net_foo.new.test_12345678_42"),
+        legacy("4567", "foo"),
+    ]
+
+    p = run([], observed)
+
+    assert {"1234", "9876"} == {a.id for a in p.actions if isinstance(a, Kill)}
+    assert "4567" not in {getattr(a, "id", "") for a in p.actions}
+
+
+def test_sync_pod_deletes_duplicate():
+    """#13 TestSyncPodDeletesDuplicate: one of two running foo instances is stopped, the
+    other pod's container untouched (podsync keeps the newest; the seed an arbitrary one)."""
+    pod = Pod("bar", (Container("foo", "busybox"),), namespace="new", source="test", uid="12345678")
+    observed = [
+        legacy("1234", "k8s_foo_bar.new.test_12345678_1111"),
+        legacy("9876", "k8s_net_bar.new.test_12345678_2222"),
+        legacy("4567", "k8s_foo_bar.new.test_12345678_3333"),
+        legacy("2304", "k8s_baz_fiz.new.test_6_42"),
+    ]
+
+    p = run([pod], observed, options=PlanOptions(allow_deletions=False))
+
+    assert [("Kill", "foo")] == kinds(p)
+    assert "1234" == p.actions[0].id
+    assert Reason.DUPLICATE == p.actions[0].reason
+
+
+def labelled(model_pod: Pod, **overrides) -> EngineModel:
+    """An engine holding ``model_pod`` as podsync created it."""
+    model = EngineModel(image_tags={"busybox:latest", "registry.k8s.io/pause:3.10", "busybox:2"})
+    model.apply(run([model_pod]), NOW - 100)
+    return model
+
+
+def test_sync_pod_bad_hash_replaces_only_that_container():
+    """#14 TestSyncPodBadHash, fixed: a container whose spec changed is replaced; the
+    network container keeps running and the new container joins it (the seed also
+    stopped net and joined the new container to the dead namespace)."""
+    model = labelled(foo_pod())
+    net = next(c for c in model.observed if "_net." in c.name)
+    old_bar = next(c for c in model.observed if "_bar." in c.name)
+    changed = foo_pod(Container("bar", "busybox:2"))
+
+    p = run([changed], model.observed, images=model.images)
+
+    assert [("Kill", "bar"), ("Create", "bar")] == kinds(p)
+    assert old_bar.id == p.actions[0].id
+    assert f"container:{net.name}" == creates(p)[0].spec.network_mode
+    assert "replace new/foo/bar: spec changed (image busybox -> busybox:2)" == p.actions[1].message
+
+
+def test_sync_pod_bad_hash_legacy_container():
+    """#14 for a 2014 kubelet's container (hash 0x1234 in its name, no labels): its Go
+    hash cannot be recomputed, so the image decides."""
+    net = legacy("9876", "k8s_net_foo.new.test_12345678_42", image="registry.k8s.io/pause:3.10")
+    same = legacy("1234", "k8s_bar.1234_foo.new.test_12345678_42", image="busybox")
+    other = attrs.evolve(same, image="busybox:old")
+
+    assert [] == kinds(run([foo_pod()], [same, net]))
+    assert [("Kill", "bar"), ("Create", "bar")] == kinds(run([foo_pod()], [other, net]))
+
+
+def test_sync_pod_unhealthy():
+    """#15 TestSyncPodUnhealthy, fixed: a failed liveness probe replaces the container
+    only (the seed also stopped net)."""
+    pod = foo_pod(
+        Container("bar", "busybox", liveness_probe=Probe(Handler(exec_command=("true",))))
+    )
+    observed = [
+        legacy("1234", "k8s_bar_foo.new.test_12345678_42", created=0.0),
+        legacy("9876", "k8s_net_foo.new.test_12345678_42", image="registry.k8s.io/pause:3.10"),
+    ]
+
+    p = run([pod], observed, liveness={"1234": False})
+
+    assert [("Kill", "bar"), ("Create", "bar")] == kinds(p)
+    assert Reason.UNHEALTHY == p.actions[0].reason
+
+
+def test_liveness_grace_period():
+    """Seed healthy(): within initialDelaySeconds of creation a failed probe is ignored."""
+    probe = Probe(Handler(exec_command=("true",)), initial_delay_seconds=30)
+    pod = foo_pod(Container("bar", "busybox", liveness_probe=probe))
+    net = legacy("9876", "k8s_net_foo.new.test_12345678_42", image="registry.k8s.io/pause:3.10")
+    young = legacy("1234", "k8s_bar_foo.new.test_12345678_42", created=NOW - 29)
+    old = attrs.evolve(young, created=NOW - 30)
+
+    assert [] == kinds(run([pod], [young, net], liveness={"1234": False}))
+    assert [("Kill", "bar"), ("Create", "bar")] == kinds(
+        run([pod], [old, net], liveness={"1234": False})
+    )
+
+
+def test_sync_pod_event_handler_fails():
+    """#16 TestSyncPodEventHandlerFails: the plan creates bar with its postStart handler;
+    running it and stopping bar when it fails is the apply side's job."""
+    hook = Handler(http_get=HTTPGetAction(host="does.no.exist", port=8080, path="bar"))
+    pod = foo_pod(Container("bar", "busybox", lifecycle=Lifecycle(post_start=hook)))
+    net = legacy("9876", "k8s_net_foo.new.test_12345678_42", image="registry.k8s.io/pause:3.10")
+
+    p = run([pod], [net])
+
+    assert [("Create", "bar")] == kinds(p)
+    assert hook == creates(p)[0].spec.post_start
+
+
+def test_sync_pods_with_pull_policy():
+    """#17 TestSyncPodsWithPullPolicy: Always pulls, IfNotPresent pulls when absent or
+    explicitly :latest, Never never pulls. Fix: a Never container whose image is absent
+    waits instead of a create the engine would refuse."""
+    pod = foo_pod(
+        Container("bar", "pull_always_image", image_pull_policy=PullPolicy.ALWAYS),
+        Container("bar1", "pull_never_image", image_pull_policy=PullPolicy.NEVER),
+        Container("bar2", "pull_if_not_present_image", image_pull_policy=PullPolicy.IF_NOT_PRESENT),
+        Container("bar3", "existing_one", image_pull_policy=PullPolicy.IF_NOT_PRESENT),
+        Container("bar4", "want:latest", image_pull_policy=PullPolicy.IF_NOT_PRESENT),
+    )
+    images = [
+        ObservedImage("sha256:a", ("existing_one:latest",)),
+        ObservedImage("sha256:b", ("want:latest",)),
+    ]
+
+    p = run([pod], images=images, options=PlanOptions(network_image="custom_image_name"))
+
+    assert [
+        "custom_image_name",
+        "pull_always_image",
+        "pull_if_not_present_image",
+        "want:latest",
+    ] == [pull.image for pull in p.pulls]
+    assert ["net", "bar", "bar2", "bar3", "bar4"] == [c.container for c in creates(p)]
+    assert [("bar1", Reason.IMAGE_NEVER_PULL)] == [
+        (a.container, a.reason) for a in p.actions if isinstance(a, Wait)
+    ]
+
+
+def gc_instances(pod: Pod, created: dict[str, float], running: set[str]) -> list[ObservedContainer]:
+    """Network-container instances of ``pod`` with the given ids and creation times."""
+    return [
+        legacy(
+            cid,
+            f"k8s_net_{pod.full_name}_{pod.uid}_{int(cid):08x}",
+            image="registry.k8s.io/pause:3.10",
+            running=cid in running,
+            created=t,
+            finished_at=None if cid in running else t + 0.5,
+        )
+        for cid, t in created.items()
+    ]
+
+
+GC_POD = Pod("foo", (), namespace="new", source="test", uid="deadbeef")
+GC = PlanOptions(gc=GCPolicy(max_per_container=5, min_age=0), allow_deletions=False)
+
+
+@pytest.mark.parametrize(
+    ("created", "running", "expected"),
+    [
+        # (a) six dead instances, 1876 the oldest: it goes.
+        ({"1876": 1.0, **{f"{n}876": 100.0 + n for n in range(2, 7)}}, set(), ["1876"]),
+        # (b) seven, 1876 running, 2876 the oldest dead one: 2876 goes.
+        (
+            {"1876": 1.0, "2876": 2.0, **{f"{n}876": 100.0 + n for n in range(3, 8)}},
+            {"1876"},
+            ["2876"],
+        ),
+        # (c) one container: nothing.
+        ({"1876": 1.0}, set(), []),
+    ],
+)
+def test_kubelet_garbage_collection(created, running, expected):
+    """#25 TestKubeletGarbageCollection: dead instances beyond 5 per pod container go,
+    oldest first; running ones are never removed."""
+    pod = attrs.evolve(GC_POD, containers=(BAR,))
+    observed = gc_instances(pod, created, running)
+    bar = legacy("99", "k8s_bar_foo.new.test_deadbeef_0", created=200.0)
+    net_running = [] if running else gc_instances(pod, {"98": 201.0}, {"98"})
+
+    p = run([pod], [*observed, bar, *net_running], options=GC)
+
+    assert expected == [a.id for a in p.actions if isinstance(a, Remove)]
+
+
+@pytest.mark.parametrize(
+    ("created", "running", "expected"),
+    [
+        # (a) ids 1-5, "1" running: nothing.
+        ({str(n): 1.0 for n in range(1, 6)}, {"1"}, []),
+        # (b) ids 1-6 all dead, "2" the oldest: "2" goes.
+        ({**{str(n): 1.0 for n in range(1, 7)}, "2": 0.001}, set(), ["2"]),
+        # (c) ids 1-7 dead, "2" and "6" the oldest: both go, newest first.
+        ({**{str(n): 1.0 for n in range(1, 8)}, "2": 0.001, "6": 0.000001}, set(), ["2", "6"]),
+    ],
+)
+def test_purge_oldest(created, running, expected):
+    """#26 TestPurgeOldest: keep the newest 5 dead instances, remove the rest."""
+    pod = attrs.evolve(GC_POD, containers=(BAR,))
+    bar = legacy("99", "k8s_bar_foo.new.test_deadbeef_0", created=200.0)
+    net_running = [] if running else gc_instances(pod, {"98": 201.0}, {"98"})
+
+    p = run([pod], [*gc_instances(pod, created, running), bar, *net_running], options=GC)
+
+    assert expected == [a.id for a in p.actions if isinstance(a, Remove)]
+
+
+# --- podsync's semantics beyond the ported scenarios --------------------------------
+
+
+def test_min_age_keeps_young_exited_containers():
+    """Seed minimumGCAge: an exited instance younger than min_age is never removed."""
+    pod = attrs.evolve(GC_POD, containers=(BAR,))
+    observed = gc_instances(pod, {str(n): NOW - 10 for n in range(1, 8)}, set())
+    bar = legacy("99", "k8s_bar_foo.new.test_deadbeef_0")
+    net = gc_instances(pod, {"98": NOW}, {"98"})
+    options = PlanOptions(gc=GCPolicy(max_per_container=1, min_age=60))
+
+    p = run([pod], [*observed, bar, *net], options=options)
+
+    assert [] == [a for a in p.actions if isinstance(a, Remove)]
+
+
+def test_global_cap_removes_oldest_across_pods():
+    """The global cap removes the oldest exited containers of any pod, never the newest
+    exited instance of a pod container."""
+    a = Pod("a", (Container("c", "busybox"),), uid="ua")
+    b = Pod("b", (Container("c", "busybox"),), uid="ub")
+    model = EngineModel(image_tags={"busybox:latest", "registry.k8s.io/pause:3.10"})
+    model.apply(run([a, b]), 0.0)
+    for t in range(1, 4):  # three crash-restarts of each c
+        for c in list(model.observed):
+            if c.running and c.labels.get("io.podsync.container.name") == "c":
+                model.exit(c.id, 1, float(t * 1000))
+        model.apply(run([a, b], model.observed, now=t * 1000.0 + 500), t * 1000.0 + 500)
+    options = PlanOptions(gc=GCPolicy(max_per_container=None, min_age=0, max_total=2))
+
+    p = run([a, b], model.observed, now=10_000.0, options=options)
+
+    removed = [x for x in p.actions if isinstance(x, Remove)]
+    assert 4 == len(removed)
+    assert {Reason.GC_GLOBAL_CAP} == {x.reason for x in removed}
+    exited = sorted((c.created, c.id) for c in model.observed if not c.running)
+    assert {cid for _, cid in exited[:2]} | {cid for _, cid in exited[2:4]} == {
+        x.id for x in removed
+    }
+
+
+@pytest.mark.parametrize(
+    ("policy", "exit_code", "restarts"),
+    [
+        (RestartPolicy.ALWAYS, 0, True),
+        (RestartPolicy.ALWAYS, 1, True),
+        (RestartPolicy.ON_FAILURE, 0, False),
+        (RestartPolicy.ON_FAILURE, 1, True),
+        (RestartPolicy.NEVER, 0, False),
+        (RestartPolicy.NEVER, 1, False),
+    ],
+)
+def test_restart_policy(policy, exit_code, restarts):
+    """Seed restart policy (§7 #7), judged on the newest exited instance."""
+    pod = foo_pod(restart_policy=policy)
+    model = labelled(pod)
+    bar = next(c for c in model.observed if "_bar." in c.name)
+    model.exit(bar.id, exit_code, NOW - 50)
+
+    p = run([pod], model.observed)
+
+    # Without a restart nothing of the pod runs any more, so its network container stops.
+    assert ([("Create", "bar")] if restarts else [("Kill", "net")]) == kinds(p)
+
+
+def test_completed_pod_stops_its_network_container():
+    """When nothing of a pod runs or will run, its network container is stopped, and the
+    plan after that is empty."""
+    pod = foo_pod(restart_policy=RestartPolicy.NEVER)
+    model = labelled(pod)
+    bar = next(c for c in model.observed if "_bar." in c.name)
+    model.exit(bar.id, 0, NOW - 50)
+
+    p = run([pod], model.observed)
+    model.apply(p, NOW)
+
+    assert [("Kill", "net")] == kinds(p)
+    assert Reason.POD_COMPLETED == p.actions[0].reason
+    assert [] == kinds(run([pod], model.observed))
+
+
+def test_crash_loop_back_off():
+    """Restarts after exits back off: immediately, then 10 s, 20 s, 40 s ... up to 5 min."""
+    pod = foo_pod()
+    model = labelled(pod)
+    t = NOW
+    delays = []
+    keep_all = PlanOptions(gc=GCPolicy(max_per_container=None))
+    for _ in range(8):
+        bar = next(c for c in model.observed if "_bar." in c.name and c.running)
+        model.exit(bar.id, 1, t)
+        p = run([pod], model.observed, now=t, options=keep_all)
+        waits = [a for a in p.actions if isinstance(a, Wait)]
+        delay = waits[0].seconds if waits else 0.0
+        delays.append(delay)
+        t += delay
+        p = run([pod], model.observed, now=t, options=keep_all)
+        assert [("Create", "bar")] == kinds(p)
+        model.apply(p, t)
+
+    assert [0.0, 10.0, 20.0, 40.0, 80.0, 160.0, 300.0, 300.0] == delays
+
+
+def test_network_spec_change_rebuilds_the_pod():
+    """A changed host port changes the network container's spec: the whole pod is
+    rebuilt, app containers stopped before net and created after it."""
+    pod = foo_pod(Container("bar", "busybox", ports=(Port(80, 8080),)))
+    model = labelled(pod)
+    moved = foo_pod(Container("bar", "busybox", ports=(Port(80, 8081),)))
+
+    p = run([moved], model.observed)
+
+    assert [("Kill", "bar"), ("Kill", "net"), ("Create", "net"), ("Create", "bar")] == kinds(p)
+    assert Reason.NETWORK_CHANGED == p.actions[1].reason
+    assert {"8081"} == {str(b[0][1]) for b in creates(p)[0].spec.port_bindings.values()}
+
+
+def test_container_removed_from_spec_is_stopped():
+    """Seed duplicate sweep: a running container whose name left the spec is stopped."""
+    pod = foo_pod(Container("bar", "busybox"), Container("baz", "busybox"))
+    model = labelled(pod)
+
+    p = run([foo_pod()], model.observed)
+
+    assert [("Kill", "baz")] == kinds(p)
+    assert Reason.NOT_IN_SPEC == p.actions[0].reason
+
+
+def test_pre_stop_handler_is_carried_by_kills():
+    """A kill of a container with a preStop handler carries it, also once its pod is gone
+    (read back from the container's label)."""
+    hook = Handler(exec_command=("/bin/sh", "-c", "echo bye"))
+    pod = foo_pod(Container("bar", "busybox", lifecycle=Lifecycle(pre_stop=hook)))
+    model = labelled(pod)
+
+    p = run([], model.observed)
+
+    assert {"bar": hook, "net": None} == {
+        a.container: a.pre_stop for a in p.actions if isinstance(a, Kill)
+    }
+
+
+def test_undesired_pod_is_stopped_then_removed_and_its_directory_torn_down():
+    """A pod that left the desired state: stopped, exited instances removed once old
+    enough, and its directory under the root torn down."""
+    pod = foo_pod()
+    model = labelled(pod)
+    model.pod_dirs.add("12345678")
+    options = PlanOptions(gc=GCPolicy(min_age=0))
+
+    p = run([], model.observed, pod_dirs=model.pod_dirs, options=options)
+
+    assert [
+        ("Kill", "bar"),
+        ("Kill", "net"),
+        ("Remove", "bar"),
+        ("Remove", "net"),
+        ("RemovePodDir", ""),
+    ] == kinds(p)
+    assert (
+        RemovePodDir(
+            "12345678",
+            f"{ROOT}/12345678",
+            Reason.ORPHANED_POD_DIR,
+            f"tear down {ROOT}/12345678: pod is no longer desired",
+        )
+        == p.actions[-1]
+    )
+
+
+def test_desired_pod_directory_is_never_torn_down():
+    """A pod directory of a desired pod stays, whatever else happens."""
+    p = run([foo_pod()], pod_dirs={"12345678", "gone"})
+
+    assert ["gone"] == [a.pod_uid for a in p.actions if isinstance(a, RemovePodDir)]
+
+
+def test_rejections():
+    """Pods that conflict on a host port, ask for privileged mode when it is not allowed,
+    or repeat an earlier pod are rejected, and nothing happens to them."""
+    web = Pod("web", (Container("a", "busybox", ports=(Port(80, 80),)),))
+    clash = Pod("clash", (Container("a", "busybox", ports=(Port(81, 80),)),))
+    priv = Pod("priv", (Container("a", "busybox", privileged=True),))
+    twin = Pod("web", (Container("b", "busybox"),))
+
+    p = run([web, clash, priv, twin])
+
+    assert [
+        ("default/clash", Reason.HOST_PORT_CONFLICT),
+        ("default/priv", Reason.PRIVILEGED_NOT_ALLOWED),
+        ("default/web", Reason.DUPLICATE_POD),
+    ] == [(r.pod, r.reason) for r in p.rejected]
+    assert ["default/web"] == [pp.pod for pp in p.pods]
+    allowed = run([priv], options=PlanOptions(allow_privileged=True))
+    assert [True] == [c.spec.privileged for c in creates(allowed) if c.container == "a"]
+
+
+def test_foreign_and_lookalike_containers_are_never_touched():
+    """Containers without podsync labels whose names do not parse as k8s_ names with a
+    pod are foreign: no action ever names them."""
+    observed = [
+        legacy("f1", "nginx"),
+        legacy("f2", "k8s_"),
+        legacy("f3", "k8s--bar--foo--1234"),
+        legacy("f4", "k8s_onlycontainer"),
+        legacy("f5", "k8s_x", running=False, finished_at=0.0),
+    ]
+
+    p = run([], observed, options=PlanOptions(gc=GCPolicy(min_age=0), allow_deletions=True))
+
+    assert [] == kinds(p)
+
+
+def test_cluster_dns_goes_on_the_network_container():
+    """ClusterFirst pods get the cluster DNS server and search path first, then the
+    host's (seed applyClusterDNS), on the network container that app containers share."""
+    options = PlanOptions(
+        cluster_dns="10.0.0.10",
+        cluster_domain="cluster.local",
+        host_resolv_conf="nameserver 1.2.3.4\nsearch example.com\n",
+    )
+
+    net = creates(run([foo_pod()], options=options))[0].spec
+
+    assert ("10.0.0.10", "1.2.3.4") == net.dns
+    assert ("new.cluster.local", "cluster.local", "example.com") == net.dns_search
+
+
+def test_nothing_to_do_is_said_plainly():
+    """An empty plan says so."""
+    assert "No changes. The engine matches the desired pods." == run([]).describe()

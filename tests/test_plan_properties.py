@@ -1,0 +1,159 @@
+"""Properties of the planner: deterministic, and convergent on a model of the engine."""
+
+from __future__ import annotations
+
+import attrs
+from hypothesis import given
+from hypothesis import strategies as st
+
+from podsync import ObservedContainer, Pod, container_name
+from podsync._labels import LABEL_ATTEMPT, LABEL_SPEC, LABEL_SPEC_HASH
+from podsync._plan import GCPolicy, Kill, PlanOptions, Remove, Wait, plan
+from podsync._plan_json import plan_from_json, plan_to_json
+from tests.engine_model import EngineModel
+from tests.strategies import dns_labels, pods
+
+T0 = 1_700_000_000.0
+
+
+@st.composite
+def pod_sets(draw: st.DrawFn) -> list[Pod]:
+    """Pods with distinct names (conflicting host ports and privileged ones included,
+    though most pods ask for neither, so that most are admitted)."""
+    drawn = draw(st.lists(pods(max_containers=2), max_size=4, unique_by=lambda p: p.key))
+    result = []
+    for pod in drawn:
+        if draw(st.integers(0, 3)):
+            pod = attrs.evolve(
+                pod, containers=tuple(attrs.evolve(c, privileged=False) for c in pod.containers)
+            )
+        result.append(pod)
+    return result
+
+
+def _mutate(pod: Pod) -> Pod:
+    """The same pod with a different image in its first container."""
+    first = pod.containers[0]
+    return attrs.evolve(
+        pod, containers=(attrs.evolve(first, image=first.image + "-old"), *pod.containers[1:])
+    )
+
+
+@st.composite
+def worlds(draw: st.DrawFn) -> tuple[list[Pod], EngineModel, float, dict[str, bool], PlanOptions]:
+    """Desired pods, and an engine whose state is what an earlier desired state left,
+    then disturbed: exits, removals, duplicates, stale or missing labels, foreign
+    containers and orphaned pod directories."""
+    desired = draw(pod_sets())
+    earlier = [p if draw(st.booleans()) else _mutate(p) for p in desired if draw(st.integers(0, 3))]
+    earlier += draw(
+        pod_sets().map(lambda ps: [p for p in ps if p.key not in {d.key for d in desired}])
+    )
+    images = {c.image for p in desired + earlier for c in p.containers}
+    model = EngineModel(
+        image_tags={f"{i}:latest" if ":" not in i.rsplit("/", 1)[-1] else i for i in images}
+    )
+    options = PlanOptions(
+        allow_privileged=draw(st.booleans()),
+        allow_deletions=draw(st.booleans()),
+        gc=GCPolicy(
+            max_per_container=draw(st.sampled_from([None, 0, 1, 5])),
+            min_age=draw(st.sampled_from([0.0, 60.0])),
+            max_total=draw(st.sampled_from([None, 0, 3])),
+        ),
+    )
+    model.apply(plan(earlier, [], images=model.images, now=T0, options=options), T0)
+    now = T0 + draw(st.sampled_from([1.0, 30.0, 1000.0]))
+    for container in list(model.observed):
+        fate = draw(st.sampled_from(["keep", "exit", "gone", "duplicate", "legacy", "stale"]))
+        if fate == "exit" and container.running:
+            model.exit(
+                container.id,
+                draw(st.sampled_from([0, 1, 137])),
+                T0 + draw(st.sampled_from([0.5, 20.0])),
+            )
+        elif fate == "gone":
+            del model.containers[container.id]
+        elif fate == "duplicate" and container.labels:
+            attempt = int(container.labels[LABEL_ATTEMPT]) + 1000
+            parts = container.name.rsplit("_", 1)
+            name = f"{parts[0]}_{attempt:08x}"
+            model.add(
+                attrs.evolve(
+                    container,
+                    id=container.id + "d",
+                    name=name,
+                    labels={**container.labels, LABEL_ATTEMPT: str(attempt)},
+                )
+            )
+        elif fate == "legacy":
+            model.containers[container.id] = attrs.evolve(container, labels={})
+        elif fate == "stale":
+            labels = {**container.labels, LABEL_SPEC_HASH: "2:" + "ab" * 32}
+            if draw(st.booleans()):
+                labels.pop(LABEL_SPEC)
+            model.containers[container.id] = attrs.evolve(container, labels=labels)
+    for n in range(draw(st.integers(0, 3))):
+        model.add(
+            ObservedContainer(
+                id=f"foreign{n}",
+                name=draw(
+                    st.sampled_from(["nginx", "k8s--x--y--1", "k8s_", "my_app_1", "k8s_lonely"])
+                )
+                + str(n),
+                image="nginx",
+                running=draw(st.booleans()),
+                created=T0 - 5000,
+                finished_at=None,
+            )
+        )
+    # A container a 2014 kubelet left behind, for one desired pod.
+    if desired and draw(st.booleans()):
+        pod = desired[0]
+        c = pod.containers[0]
+        model.add(
+            ObservedContainer(
+                id="legacy0",
+                name=container_name(c.name, 0, pod.full_name, pod.uid, 7),
+                image=c.image,
+                running=True,
+                created=T0 - 10,
+            )
+        )
+    model.pod_dirs |= set(draw(st.lists(dns_labels(), max_size=2)))
+    liveness = {c.id: False for c in model.observed if draw(st.booleans())}
+    return desired, model, now, liveness, options
+
+
+@given(worlds())
+def test_plan_is_deterministic(world):
+    """Equal inputs give an equal plan and byte-identical JSON, whatever the order in
+    which the engine listed its containers; the JSON reads back to the same plan."""
+    desired, model, now, liveness, options = world
+    args = dict(
+        images=model.images, pod_dirs=model.pod_dirs, now=now, liveness=liveness, options=options
+    )
+
+    first = plan(desired, model.observed, **args)
+    second = plan(desired, list(reversed(model.observed)), **args)
+
+    assert first == second
+    assert plan_to_json(first) == plan_to_json(second)
+    assert first == plan_from_json(plan_to_json(first))
+
+
+@given(worlds())
+def test_plan_converges(world):
+    """Plan, apply to the engine model, plan again: nothing left to do but wait, and no
+    action ever names a foreign container."""
+    desired, model, now, liveness, options = world
+    foreign = {c.id for c in model.observed if c.id.startswith("foreign")}
+    args = dict(now=now, liveness=liveness, options=options)
+
+    first = plan(desired, model.observed, images=model.images, pod_dirs=model.pod_dirs, **args)
+    model.apply(first, now)
+    second = plan(desired, model.observed, images=model.images, pod_dirs=model.pod_dirs, **args)
+
+    assert [] == [a.message for a in second.actions if not isinstance(a, Wait)]
+    touched = {a.id for a in first.actions if isinstance(a, Kill | Remove)}
+    assert set() == touched & foreign

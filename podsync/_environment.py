@@ -1,0 +1,27 @@
+"""Container environment: ``EnvVar`` values to the engine's ``NAME=value`` strings.
+
+Contract: ``environment(env)`` gives one ``NAME=value`` string per variable, in the
+given order, with nothing added, dropped or merged.
+
+Ported from the seed's ``makeEnvironmentVariables`` (reference §2.5, test §4.1 #29). The
+order is kept because the engine applies the list in order: when a name repeats, the
+later entry wins, and the spec hash treats a reordering as a change for that reason.
+
+Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from podsync._models import EnvVar
+
+# Everything in __all__ gets re-exported as part of the podsync public API.
+__all__ = [
+    "environment",
+]
+
+
+def environment(env: Iterable[EnvVar]) -> list[str]:
+    """``["NAME=value", ...]`` for the docker SDK's ``environment=``, in order."""
+    return [f"{var.name}={var.value}" for var in env]

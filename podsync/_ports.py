@@ -1,0 +1,77 @@
+"""Port publishing: the ``ExposedPorts`` keys and ``PortBindings`` of a container.
+
+Contract: pure functions from ``Port`` values to the plain data the docker SDK takes.
+A port is published only when its ``host_port`` is non-zero; a port with host port 0
+is left out of both results entirely, as in the seed.
+
+Ported from the seed's ``makePortsAndBindings`` (reference §2.5, test §4.1 #19). The keys
+are ``"<containerPort>/tcp"`` or ``"<containerPort>/udp"``, the Engine API's ``PortMap``
+format. Two differences from the seed:
+
+* The seed upper-cased the protocol and mapped anything unknown to TCP with a warning.
+  podsync's ``PortProtocol`` only has TCP and UDP, and the loader rejects anything else,
+  so there is nothing to default here.
+* The seed *assigned* ``portBindings[key] = [binding]``, so two ports with the same
+  container port and protocol but different host ports kept only the last binding. Here
+  each key collects a list of every binding, which is what the Engine API's ``PortMap``
+  is for (one container port published on several host ports or addresses).
+
+Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from podsync._models import Port, PortProtocol
+
+# Everything in __all__ gets re-exported as part of the podsync public API.
+__all__ = [
+    "exposed_ports",
+    "port_bindings",
+]
+
+# The Engine API spells protocols in lower case in PortMap keys ("80/udp").
+_PROTOCOL_SUFFIX = {PortProtocol.TCP: "tcp", PortProtocol.UDP: "udp"}
+
+
+def _key(port: Port) -> str:
+    return f"{port.container_port}/{_PROTOCOL_SUFFIX[port.protocol]}"
+
+
+def port_bindings(ports: Iterable[Port]) -> dict[str, list[tuple[str, int]]]:
+    """The host bindings of the published ports, keyed ``"<containerPort>/<tcp|udp>"``.
+
+    Each value lists ``(host_ip, host_port)`` pairs in the order the ports are given; an
+    empty ``host_ip`` means every host address. This is the shape the docker SDK's
+    ``APIClient.create_host_config(port_bindings=...)`` accepts (a list of ``(ip, port)``
+    tuples per key), and also the ``ports=`` mapping of ``containers.create``, which
+    derives the exposed ports from the same keys. An exact repeat of a binding is kept
+    once: the engine would refuse to bind the same address and port twice.
+    """
+    result: dict[str, list[tuple[str, int]]] = {}
+    for port in ports:
+        if port.host_port == 0:
+            # Not published (seed: "No need to do port binding when HostPort is not
+            # specified").
+            continue
+        binding = (port.host_ip, port.host_port)
+        bindings = result.setdefault(_key(port), [])
+        if binding not in bindings:
+            bindings.append(binding)
+    return result
+
+
+def exposed_ports(ports: Iterable[Port]) -> list[str]:
+    """The ``"<containerPort>/<tcp|udp>"`` keys of the published ports, each once.
+
+    Sorted by port number, then protocol, so the result does not depend on how the
+    ports were ordered. These are the Engine API's ``ExposedPorts`` keys. Note for
+    callers of the low-level docker SDK: ``APIClient.create_container(ports=...)`` with
+    a *list* appends ``/tcp`` to every plain item, so pass these keys as a mapping
+    (``{key: {} for key in exposed_ports(...)}``, sent through unchanged) or as
+    ``(port, protocol)`` tuples (``tuple(key.split("/"))``), never as a list of these
+    strings.
+    """
+    published = {(p.container_port, _PROTOCOL_SUFFIX[p.protocol]) for p in ports if p.host_port}
+    return [f"{number}/{protocol}" for number, protocol in sorted(published)]

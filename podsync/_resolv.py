@@ -1,0 +1,98 @@
+"""resolv.conf: read the host's name servers and search list, and put the cluster's first.
+
+Contract: ``parse_resolv_conf(text)`` reads the two settings the engine takes per
+container (``--dns`` and ``--dns-search``) out of resolv.conf text and never raises;
+``cluster_dns(host, ...)`` puts the cluster DNS server and search domains in front of
+the host's, for pods with the ``ClusterFirst`` DNS policy. Reading ``/etc/resolv.conf``
+is the caller's business.
+
+Ported from the seed's ``parseResolvConf`` and ``applyClusterDNS`` (reference §2.5, test
+§4.1 #28). The parsing rules, after resolv.conf(5):
+
+1. The text is split into lines on ``\\n`` only, and each line is stripped of
+   surrounding whitespace.
+2. A blank line is skipped. A line whose first character is ``#`` or ``;`` is a comment:
+   resolv.conf(5) names both characters ("in the first column"). The seed only knew
+   ``#``; no seed case starts with ``;``, so all of them still hold. As in the seed, the
+   check is made *after* stripping, so an indented ``#`` starts a comment too.
+3. ``nameserver`` lines accumulate: every field after the keyword is added, in order.
+   (The resolver reads one address per line; the seed took all fields, and so does
+   podsync.)
+4. Each ``search`` line *replaces* the search list with its fields: the last one wins,
+   and a bare ``search`` clears it (resolv.conf(5): "the last instance wins").
+5. Every other keyword (``domain``, ``options``, ``sortlist``, ...) is ignored, as in the
+   seed.
+
+Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+# Everything in __all__ gets re-exported as part of the podsync public API.
+__all__ = [
+    "ResolvConf",
+    "cluster_dns",
+    "parse_resolv_conf",
+]
+
+
+@attrs.frozen
+class ResolvConf:
+    """The DNS settings of a container: name servers and search domains, in order."""
+
+    nameservers: tuple[str, ...] = ()
+    searches: tuple[str, ...] = ()
+
+
+_COMMENT_STARTS = ("#", ";")
+
+
+def parse_resolv_conf(text: str) -> ResolvConf:
+    """The name servers and search domains of resolv.conf ``text``.
+
+    Name servers accumulate over ``nameserver`` lines; the last ``search`` line gives the
+    search domains. Comments (``#`` or ``;`` first) and unknown keywords are skipped.
+    Never raises: text that is not resolv.conf simply yields empty lists.
+    """
+    nameservers: list[str] = []
+    searches: tuple[str, ...] = ()
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if not stripped or stripped.startswith(_COMMENT_STARTS):
+            continue
+        keyword, *values = stripped.split()
+        if keyword == "nameserver":
+            nameservers.extend(values)
+        elif keyword == "search":
+            searches = tuple(values)
+    return ResolvConf(nameservers=tuple(nameservers), searches=searches)
+
+
+def cluster_dns(
+    host: ResolvConf, *, namespace: str, server: str = "", domain: str = ""
+) -> ResolvConf:
+    """The host's settings with the cluster's in front (seed applyClusterDNS).
+
+    Args:
+        host: the host's settings, usually ``parse_resolv_conf`` of ``/etc/resolv.conf``.
+        namespace: the pod's namespace; its services resolve as ``<name>.<namespace>``.
+        server: the cluster DNS server's address; empty leaves the name servers as the
+            host's.
+        domain: the cluster domain (e.g. ``cluster.local``); empty leaves the search
+            list as the host's.
+
+    Returns:
+        Name servers ``[server, *host]`` when ``server`` is set; search domains
+        ``["<namespace>.<domain>", domain, *host]`` when ``domain`` is set. The
+        namespace's domain comes first so a bare service name finds the pod's own
+        namespace before any other.
+    """
+    nameservers = host.nameservers
+    if server:
+        nameservers = (server, *nameservers)
+    searches = host.searches
+    if domain:
+        searches = (f"{namespace}.{domain}", domain, *searches)
+    return ResolvConf(nameservers=nameservers, searches=searches)

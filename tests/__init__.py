@@ -1,0 +1,1 @@
+"""podsync's test suite (a package so that ``.ci/test`` can run ``python -m tests.engine``)."""

@@ -1,0 +1,153 @@
+"""Shared test configuration: Hypothesis profiles, and the Docker engine for engine tests.
+
+Engine tests are the ones marked ``engine`` (a test that uses the ``engine`` or
+``cleanup`` fixture is marked automatically). Before each of them the engine is checked
+once per session - ``docker.from_env()``, a ping, and the local test images
+(``tests/engine.py``) - and when that fails the test is skipped with the reason, or,
+with ``PODSYNC_REQUIRE_ENGINE=1`` (as CI sets), fails: in CI a missing engine is an
+error, never a silent skip.
+
+Containers: every container an engine test creates should carry
+``tests.engine.run_labels()``; those, and any container registered with the ``cleanup``
+fixture, are force-removed after each engine test and again at the end of the session.
+Leftovers of earlier runs that died are removed when the engine is first used.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import attrs
+import docker
+import docker.errors
+import hypothesis
+import pytest
+import requests
+
+from tests.engine import (
+    Cleanup,
+    EngineUnreachable,
+    connect,
+    docker_host,
+    ensure_test_images,
+    remove_run_containers,
+    remove_stale_test_containers,
+)
+
+# --- Hypothesis ------------------------------------------------------------------------
+
+# ``ci``: the default number of examples, no deadline (a shared 2-core machine makes
+# timings noisy); ``fast``: a quick look while editing. Choose with HYPOTHESIS_PROFILE.
+hypothesis.settings.register_profile(
+    "ci",
+    deadline=None,
+    suppress_health_check=[hypothesis.HealthCheck.too_slow],
+    print_blob=True,
+)
+hypothesis.settings.register_profile("fast", max_examples=10, deadline=None)
+hypothesis.settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+# --- the engine ------------------------------------------------------------------------
+
+REQUIRE_ENGINE_ENV = "PODSYNC_REQUIRE_ENGINE"
+
+
+@attrs.define
+class _EngineState:
+    """The session's engine check, made once: a client, or why there is none."""
+
+    checked: bool = False
+    client: docker.DockerClient | None = None
+    problem: str = ""
+
+
+_ENGINE_KEY = pytest.StashKey[_EngineState]()
+
+
+def _engine_required() -> bool:
+    return os.environ.get(REQUIRE_ENGINE_ENV, "") not in ("", "0")
+
+
+def _check_engine(state: _EngineState) -> None:
+    state.checked = True
+    try:
+        client = connect()
+    except EngineUnreachable as exc:
+        state.problem = str(exc)
+        return
+    try:
+        remove_stale_test_containers(client)
+        ensure_test_images(client)
+    except (docker.errors.DockerException, requests.RequestException, OSError, RuntimeError) as exc:
+        client.close()
+        state.problem = f"the Docker engine at {docker_host()} is not usable for tests: {exc}"
+        return
+    state.client = client
+
+
+def _engine_or_skip(config: pytest.Config) -> docker.DockerClient:
+    """The session's engine client; skips (or fails, when required) the calling test if
+    there is none."""
+    state = config.stash.setdefault(_ENGINE_KEY, _EngineState())
+    if not state.checked:
+        _check_engine(state)
+    if state.client is None:
+        if _engine_required():
+            pytest.fail(f"{state.problem} ({REQUIRE_ENGINE_ENV}=1: the engine is required)")
+        pytest.skip(f"{state.problem}; run bash .ci/test to start one")
+    return state.client
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark ``engine`` every test that uses the engine fixtures, so ``-m 'not engine'``
+    deselects it."""
+    for item in items:
+        fixtures = getattr(item, "fixturenames", ())
+        if item.get_closest_marker("engine") is None and (
+            "engine" in fixtures or "cleanup" in fixtures
+        ):
+            item.add_marker(pytest.mark.engine)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Every ``engine`` test gets the engine check, whether it uses the fixture or not."""
+    if item.get_closest_marker("engine") is not None:
+        _engine_or_skip(item.config)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    state = session.config.stash.get(_ENGINE_KEY, None)
+    if state is not None and state.client is not None:
+        try:
+            remove_run_containers(state.client)
+        finally:
+            state.client.close()
+            state.client = None
+
+
+@pytest.fixture(scope="session")
+def engine(pytestconfig: pytest.Config) -> docker.DockerClient:
+    """A ``docker.DockerClient`` for the engine at ``DOCKER_HOST`` (pinged), with the
+    test images present. The low-level API is ``engine.api``."""
+    return _engine_or_skip(pytestconfig)
+
+
+@pytest.fixture
+def cleanup(engine: docker.DockerClient) -> Iterator[Cleanup]:
+    """Register containers to remove at the end of the test (``tests.engine.Cleanup``)."""
+    registry = Cleanup()
+    yield registry
+    registry.remove(engine)
+
+
+@pytest.fixture(autouse=True)
+def _remove_run_containers_after_engine_tests(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After each engine test, remove the containers labelled with this run's id."""
+    yield
+    if request.node.get_closest_marker("engine") is None:
+        return
+    state = request.config.stash.get(_ENGINE_KEY, None)
+    if state is not None and state.client is not None:
+        remove_run_containers(state.client)

@@ -1,0 +1,356 @@
+"""Hypothesis strategies for podsync's model.
+
+Every strategy here produces *valid* values - what the loader would accept: DNS-1123
+labels for names, ports 1-65535, absolute paths, unique container, port and volume
+names, mounts that name a volume of the pod, at most one use of a host port and
+protocol per pod. Tests that need invalid values build them by hand.
+
+The strategies are small by default (short names, few containers) so property tests
+stay fast; the bounds are parameters where a test may want more.
+"""
+
+from __future__ import annotations
+
+import string
+
+import attrs
+from hypothesis import strategies as st
+
+from podsync import (
+    Container,
+    DNSPolicy,
+    EnvVar,
+    Handler,
+    HTTPGetAction,
+    Lifecycle,
+    Pod,
+    Port,
+    PortProtocol,
+    Probe,
+    PullPolicy,
+    RestartPolicy,
+    TCPSocketAction,
+    Volume,
+    VolumeMount,
+    derive_pod_uid,
+)
+
+__all__ = [
+    "absolute_paths",
+    "containers",
+    "dns_labels",
+    "env_vars",
+    "handlers",
+    "host_ips",
+    "images",
+    "lifecycles",
+    "pod_full_names",
+    "pod_sources",
+    "pod_uids",
+    "pods",
+    "port_numbers",
+    "ports",
+    "probes",
+    "volume_mounts",
+    "volumes",
+]
+
+_LABEL_INNER = string.ascii_lowercase + string.digits + "-"
+_LABEL_EDGE = string.ascii_lowercase + string.digits
+# Free text (commands, env values): printable ASCII plus a few characters that have
+# tripped up JSON and shell handling elsewhere (quotes, backslash, "=", ":", non-ASCII).
+# A fixed alphabet is much cheaper to draw than st.characters().
+_TEXT = string.ascii_letters + string.digits + " -_./:=$'\"\\\té☃𝄞"
+
+
+@st.composite
+def dns_labels(draw: st.DrawFn, max_size: int = 12) -> str:
+    """A DNS-1123 label: ``[a-z0-9]([-a-z0-9]*[a-z0-9])?``, at most ``max_size`` (<= 63)."""
+    first = draw(st.sampled_from(_LABEL_EDGE))
+    if max_size == 1:
+        return first
+    middle = draw(st.text(_LABEL_INNER, max_size=max(0, max_size - 2)))
+    if not middle and draw(st.booleans()):
+        return first
+    last = draw(st.sampled_from(_LABEL_EDGE))
+    return first + middle + last
+
+
+def pod_sources() -> st.SearchStrategy[str]:
+    """The sources podsync knows: ``file``, ``http`` and ``api``."""
+    return st.sampled_from(["file", "http", "api"])
+
+
+def pod_uids(*, allow_empty: bool = False) -> st.SearchStrategy[str]:
+    """A pod uid as a UUID string (as the API and ``derive_pod_uid`` write), or ``""``."""
+    uuids = st.uuids().map(str)
+    return st.one_of(st.just(""), uuids) if allow_empty else uuids
+
+
+def pod_full_names() -> st.SearchStrategy[str]:
+    """``<name>.<namespace>.<source>`` with DNS-label name and namespace."""
+    return st.builds(
+        lambda name, namespace, source: f"{name}.{namespace}.{source}",
+        dns_labels(),
+        dns_labels(),
+        pod_sources(),
+    )
+
+
+def port_numbers() -> st.SearchStrategy[int]:
+    """A TCP/UDP port number, 1-65535."""
+    return st.integers(min_value=1, max_value=65535)
+
+
+def host_ips() -> st.SearchStrategy[str]:
+    """A host address to publish on: ``""`` (all addresses) or an IPv4 address."""
+    return st.one_of(
+        st.just(""),
+        st.sampled_from(["0.0.0.0", "127.0.0.1"]),
+        st.ip_addresses(v=4).map(str),
+    )
+
+
+def ports(
+    *,
+    host_ports: st.SearchStrategy[int] | None = None,
+    names: st.SearchStrategy[str] | None = None,
+) -> st.SearchStrategy[Port]:
+    """A ``Port``; the host port is 0 (not published) about half the time.
+
+    Args:
+        host_ports: the published host ports to draw from (default 1-65535); pass a
+            small range to make host-port clashes between pods likely.
+        names: the port names (default: empty or a DNS label).
+    """
+    published = host_ports if host_ports is not None else port_numbers()
+    return st.builds(
+        Port,
+        container_port=port_numbers(),
+        host_port=st.one_of(st.just(0), published),
+        protocol=st.sampled_from(PortProtocol),
+        name=names if names is not None else st.one_of(st.just(""), dns_labels()),
+        host_ip=host_ips(),
+    )
+
+
+def _unique_port_names(items: list[Port]) -> list[Port]:
+    # Port names must be unique within a container (when not empty): blank later repeats.
+    seen: set[str] = set()
+    result = []
+    for port in items:
+        if port.name and port.name in seen:
+            port = attrs.evolve(port, name="")
+        seen.add(port.name)
+        result.append(port)
+    return result
+
+
+@st.composite
+def absolute_paths(draw: st.DrawFn) -> str:
+    """An absolute POSIX path of 1-3 short segments, without ``:`` (Docker's bind separator)."""
+    segment = st.text(string.ascii_letters + string.digits + "._-", min_size=1, max_size=8)
+    parts = draw(st.lists(segment, min_size=1, max_size=3))
+    # "." and ".." are not path segments of a real directory: spell them out instead.
+    return "/" + "/".join(p if p.strip(".") else f"d{len(p)}" for p in parts)
+
+
+def env_vars() -> st.SearchStrategy[EnvVar]:
+    """An ``EnvVar`` with a C-identifier name and any value without NUL."""
+    name = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,10}", fullmatch=True)
+    value = st.text(_TEXT, max_size=12)
+    return st.builds(EnvVar, name=name, value=value)
+
+
+_IMAGE_NAMES = [
+    "busybox",
+    "nginx:1.25",
+    "nginx:latest",
+    "library/redis:7",
+    "registry.example.com:5000/team/app",
+    "registry.example.com:5000/team/app:v2",
+    "ghcr.io/org/tool@sha256:" + "ab" * 32,
+]
+
+
+def images() -> st.SearchStrategy[str]:
+    """An image reference: a fixed sample of shapes, or a generated ``name[:tag]``."""
+    generated = st.builds(
+        lambda name, tag: f"{name}:{tag}" if tag else name,
+        dns_labels(),
+        st.one_of(st.just(""), st.just("latest"), dns_labels()),
+    )
+    return st.one_of(st.sampled_from(_IMAGE_NAMES), generated)
+
+
+def volumes() -> st.SearchStrategy[Volume]:
+    """A pod ``Volume``: a host directory or an emptyDir (``host_path=None``)."""
+    return st.builds(Volume, name=dns_labels(), host_path=st.one_of(st.none(), absolute_paths()))
+
+
+def volume_mounts(volume_names: list[str]) -> st.SearchStrategy[VolumeMount]:
+    """A ``VolumeMount`` of one of ``volume_names`` (which must not be empty)."""
+    return st.builds(
+        VolumeMount,
+        name=st.sampled_from(volume_names),
+        mount_path=absolute_paths(),
+        read_only=st.booleans(),
+    )
+
+
+def handlers() -> st.SearchStrategy[Handler]:
+    """A ``Handler`` with exactly one action."""
+    port = st.one_of(port_numbers(), dns_labels())
+    return st.one_of(
+        st.builds(
+            Handler,
+            exec_command=st.lists(
+                st.text(_TEXT, min_size=1, max_size=8), min_size=1, max_size=3
+            ).map(tuple),
+        ),
+        st.builds(
+            Handler,
+            http_get=st.builds(HTTPGetAction, port=port, path=st.sampled_from(["", "/healthz"])),
+        ),
+        st.builds(Handler, tcp_socket=st.builds(TCPSocketAction, port=port)),
+    )
+
+
+def probes() -> st.SearchStrategy[Probe]:
+    """A liveness ``Probe``."""
+    return st.builds(
+        Probe, handler=handlers(), initial_delay_seconds=st.integers(min_value=0, max_value=300)
+    )
+
+
+def lifecycles() -> st.SearchStrategy[Lifecycle]:
+    """A ``Lifecycle`` with either hook, both, or neither."""
+    return st.builds(
+        Lifecycle,
+        post_start=st.one_of(st.none(), handlers()),
+        pre_stop=st.one_of(st.none(), handlers()),
+    )
+
+
+@st.composite
+def containers(
+    draw: st.DrawFn,
+    *,
+    name: st.SearchStrategy[str] | None = None,
+    volume_names: list[str] | None = None,
+    host_ports: st.SearchStrategy[int] | None = None,
+    max_ports: int = 3,
+    minimal: bool = False,
+) -> Container:
+    """A ``Container``; its mounts name only ``volume_names`` (none when not given).
+
+    The name is a DNS label other than ``net`` (reserved for the network container).
+    With ``minimal``, only the name, image, ports and mounts are drawn and every other
+    field keeps its default: several times faster, for properties that are about the
+    pod's structure (names, ports, volumes) rather than the container's details.
+    """
+    names = name if name is not None else dns_labels()
+    text = st.text(_TEXT, max_size=8)
+    mounts: list[VolumeMount] = []
+    if volume_names:
+        # Docker refuses two mounts on one path ("Duplicate mount point").
+        mounts = draw(
+            st.lists(volume_mounts(volume_names), max_size=2, unique_by=lambda m: m.mount_path)
+        )
+    container_name = draw(names.filter(lambda n: n != "net"))
+    image = draw(images())
+    container_ports = tuple(
+        _unique_port_names(draw(st.lists(ports(host_ports=host_ports), max_size=max_ports)))
+    )
+    if minimal:
+        return Container(
+            name=container_name,
+            image=image,
+            ports=container_ports,
+            volume_mounts=tuple(mounts),
+        )
+    return Container(
+        name=container_name,
+        image=image,
+        command=tuple(draw(st.lists(text, max_size=2))),
+        args=tuple(draw(st.lists(text, max_size=2))),
+        working_dir=draw(st.one_of(st.just(""), absolute_paths())),
+        env=tuple(draw(st.lists(env_vars(), max_size=3))),
+        ports=container_ports,
+        volume_mounts=tuple(mounts),
+        cpu=draw(st.integers(min_value=0, max_value=8000)),
+        memory=draw(st.integers(min_value=0, max_value=2**34)),
+        image_pull_policy=draw(st.sampled_from(PullPolicy)),
+        liveness_probe=draw(st.one_of(st.none(), probes())),
+        lifecycle=draw(st.one_of(st.none(), lifecycles())),
+        privileged=draw(st.booleans()),
+        termination_message_path=draw(st.one_of(st.just(""), absolute_paths())),
+    )
+
+
+def _unpublish_repeats(items: list[Container]) -> list[Container]:
+    # A pod may use each (host port, protocol) once (validation's checkHostPortConflicts):
+    # later repeats become unpublished (host port 0) rather than being filtered away, so
+    # shrinking stays effective.
+    seen: set[tuple[int, PortProtocol]] = set()
+    result = []
+    for container in items:
+        fixed = []
+        for port in container.ports:
+            key = (port.host_port, port.protocol)
+            if port.host_port and key in seen:
+                port = attrs.evolve(port, host_port=0)
+            seen.add(key)
+            fixed.append(port)
+        result.append(attrs.evolve(container, ports=tuple(fixed)))
+    return result
+
+
+@st.composite
+def pods(
+    draw: st.DrawFn,
+    *,
+    max_containers: int = 3,
+    host_ports: st.SearchStrategy[int] | None = None,
+    uid: st.SearchStrategy[str] | None = None,
+    minimal: bool = False,
+) -> Pod:
+    """A valid ``Pod``: unique container and volume names, mounts of its own volumes, and
+    each host port and protocol published at most once.
+
+    Args:
+        max_containers: the most app containers (at least one is drawn).
+        host_ports: the published host ports to draw from (see ``ports``).
+        uid: the uid strategy; by default half the pods get a random UUID and half the
+            uid ``derive_pod_uid`` gives them (as a pod file without a uid would).
+        minimal: draw minimal containers (see ``containers``).
+    """
+    pod_volumes = draw(st.lists(volumes(), max_size=3, unique_by=lambda v: v.name))
+    volume_names = [v.name for v in pod_volumes]
+    app_containers = draw(
+        st.lists(
+            containers(volume_names=volume_names, host_ports=host_ports, minimal=minimal),
+            min_size=1,
+            max_size=max_containers,
+            unique_by=lambda c: c.name,
+        )
+    )
+    name = draw(dns_labels())
+    namespace = draw(st.one_of(st.just("default"), dns_labels()))
+    source = draw(pod_sources())
+    if uid is not None:
+        pod_uid = draw(uid)
+    elif draw(st.booleans()):
+        pod_uid = draw(pod_uids())
+    else:
+        pod_uid = derive_pod_uid(source, namespace, name)
+    return Pod(
+        name=name,
+        containers=tuple(_unpublish_repeats(app_containers)),
+        volumes=tuple(pod_volumes),
+        namespace=namespace,
+        source=source,
+        restart_policy=draw(st.sampled_from(RestartPolicy)),
+        dns_policy=draw(st.sampled_from(DNSPolicy)),
+        uid=pod_uid,
+    )

@@ -1,0 +1,481 @@
+"""The spec hash: stable, canonical, and blind to what podsync runs itself (reference §1.3)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from typing import Any, cast
+
+import attrs
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from podsync import (
+    SPEC_HASH_VERSION,
+    Container,
+    DNSPolicy,
+    EnvVar,
+    Handler,
+    HTTPGetAction,
+    Lifecycle,
+    Pod,
+    Port,
+    PortProtocol,
+    Probe,
+    PullPolicy,
+    SpecHash,
+    Volume,
+    VolumeMount,
+    canonical_json,
+    canonical_spec,
+    container_name,
+    network_spec,
+    network_spec_hash,
+    spec_hash,
+)
+from tests.strategies import containers, handlers, lifecycles, pods, probes
+
+CONTAINER = Container(
+    name="web",
+    image="registry.example.com:5000/team/web:1.2",
+    command=("/bin/server",),
+    args=("--port", "8080"),
+    working_dir="/srv",
+    env=(EnvVar("MODE", "production"), EnvVar("GREETING", "grüß dich")),
+    ports=(Port(8080, 80, PortProtocol.TCP, "http"), Port(53, 0, PortProtocol.UDP)),
+    volume_mounts=(VolumeMount("data", "/var/data"), VolumeMount("cache", "/cache", True)),
+    cpu=500,
+    memory=64 * 2**20,
+    termination_message_path="/dev/termination-log",
+)
+POD = Pod(
+    name="web",
+    containers=(CONTAINER,),
+    volumes=(Volume("data", "/srv/data"), Volume("cache"), Volume("unused", "/x")),
+    namespace="prod",
+    source="file",
+)
+PAUSE = "kubernetes/pause:latest"
+
+# The canonical form of CONTAINER in POD, pinned: a change here changes every hash in
+# every deployment, so it must come with a SPEC_HASH_VERSION bump.
+GOLDEN_CANONICAL = (
+    '{"args":["--port","8080"],"command":["/bin/server"],"cpu":500,'
+    '"env":[{"name":"MODE","value":"production"},{"name":"GREETING","value":"grüß dich"}],'
+    '"image":"registry.example.com:5000/team/web:1.2","memory":67108864,"name":"web",'
+    '"pod":{"dns_policy":"ClusterFirst","name":"web","volumes":[{"host_path":"/srv/data",'
+    '"name":"data"},{"host_path":null,"name":"cache"}]},'
+    '"ports":[{"container_port":8080,"host_ip":"","host_port":80,"protocol":"TCP"},'
+    '{"container_port":53,"host_ip":"","host_port":0,"protocol":"UDP"}],"privileged":false,'
+    '"termination_message_path":"/dev/termination-log",'
+    '"volume_mounts":[{"mount_path":"/var/data","name":"data","read_only":false},'
+    '{"mount_path":"/cache","name":"cache","read_only":true}],"working_dir":"/srv"}'
+)
+GOLDEN_POD_HASH = "1:359df9ce6d569219b47ba058c4b822904805466bd8997027e6f4c9e57d269a15"
+GOLDEN_CONTAINER_HASH = "1:94cd1191d097b0f21297d946c61e38fa3f2aba6726002e8365af24492ec0142b"
+GOLDEN_NETWORK_HASH = "1:5779ccc4bea1a40e13e98ce3d58f03b8fe93b56a7474ebb95ca10af44e1bfe11"
+
+
+def test_golden_canonical_form():
+    """The canonical JSON of a fixed container is pinned byte for byte."""
+    expected = GOLDEN_CANONICAL
+
+    assert expected == canonical_json(canonical_spec(CONTAINER, POD))
+
+
+def test_golden_digests():
+    """The hashes of a fixed container, with and without its pod, and of its network
+    container are pinned."""
+    expected = (GOLDEN_POD_HASH, GOLDEN_CONTAINER_HASH, GOLDEN_NETWORK_HASH)
+
+    assert expected == (
+        str(spec_hash(CONTAINER, POD)),
+        str(spec_hash(CONTAINER)),
+        str(network_spec_hash(POD, PAUSE)),
+    )
+
+
+def test_digest_is_sha256_of_canonical_utf8():
+    """The digest is sha256 over the UTF-8 of the canonical JSON (compose's json_hash)."""
+    expected = hashlib.sha256(GOLDEN_CANONICAL.encode("utf-8")).hexdigest()
+
+    assert SpecHash(SPEC_HASH_VERSION, expected) == spec_hash(CONTAINER, POD)
+
+
+_CHILD = """
+from podsync import *
+c = Container(
+    name="web", image="nginx:1.25", command=("a", "b"), env=(EnvVar("X", "1"),),
+    ports=(Port(80, 8080),), liveness_probe=Probe(Handler(exec_command=("true",))),
+)
+pod = Pod(name="web", containers=(c,))
+print(spec_hash(c, pod), network_spec_hash(pod, "pause"))
+"""
+
+
+@pytest.mark.parametrize(
+    "hash_seed",
+    [
+        # Two different str hash seeds: set and dict iteration orders differ between them.
+        "1",
+        "4242",
+    ],
+)
+def test_deterministic_across_processes(hash_seed):
+    """Another interpreter, with another PYTHONHASHSEED, computes the same hashes."""
+    c = Container(
+        name="web",
+        image="nginx:1.25",
+        command=("a", "b"),
+        env=(EnvVar("X", "1"),),
+        ports=(Port(80, 8080),),
+        liveness_probe=Probe(Handler(exec_command=("true",))),
+    )
+    pod = Pod(name="web", containers=(c,))
+    expected = f"{spec_hash(c, pod)} {network_spec_hash(pod, 'pause')}"
+    env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+    result = subprocess.run(
+        [sys.executable, "-c", _CHILD], capture_output=True, text=True, env=env, check=True
+    )
+
+    assert expected == result.stdout.strip()
+
+
+_json_scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=5))
+_json_values = st.recursive(
+    _json_scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=4), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+def _shuffled(value: Any, rnd: Any) -> Any:
+    # The same value with every dict's insertion order shuffled (lists keep their order).
+    if isinstance(value, dict):
+        keys = list(value)
+        rnd.shuffle(keys)
+        return {k: _shuffled(value[k], rnd) for k in keys}
+    if isinstance(value, list):
+        return [_shuffled(v, rnd) for v in value]
+    return value
+
+
+@given(value=_json_values, rnd=st.randoms(use_true_random=False))
+def test_canonical_json_ignores_key_order(value, rnd):
+    """Dicts with the same items in any insertion order give the same canonical text."""
+
+    assert canonical_json(value) == canonical_json(_shuffled(value, rnd))
+
+
+@given(value=_json_values)
+def test_canonical_json_is_json(value):
+    """The canonical text reads back as the value it was made from."""
+
+    assert value == json.loads(canonical_json(value))
+
+
+def test_canonical_json_keeps_list_order():
+    """List order is meaningful and changes the text."""
+
+    assert canonical_json([1, 2]) != canonical_json([2, 1])
+
+
+BASE = Container(
+    name="app",
+    image="busybox:1.36",
+    command=("sh",),
+    args=("-c", "sleep 1000"),
+    env=(EnvVar("A", "1"), EnvVar("B", "2")),
+    ports=(Port(80, 8080),),
+    volume_mounts=(VolumeMount("data", "/data"),),
+)
+BASE_POD = Pod(name="web", containers=(BASE,), volumes=(Volume("data", "/srv"),))
+
+
+@pytest.mark.parametrize(
+    "changed",
+    [
+        # Another name.
+        attrs.evolve(BASE, name="app2"),
+        # Another image, or just another tag.
+        attrs.evolve(BASE, image="busybox:1.37"),
+        # Another command.
+        attrs.evolve(BASE, command=("bash",)),
+        # Other arguments.
+        attrs.evolve(BASE, args=("-c", "sleep 1")),
+        # Arguments moved into the command (same argv, different entrypoint split).
+        attrs.evolve(BASE, command=("sh", "-c"), args=("sleep 1000",)),
+        # Another working directory.
+        attrs.evolve(BASE, working_dir="/tmp"),
+        # Another env value.
+        attrs.evolve(BASE, env=(EnvVar("A", "1"), EnvVar("B", "3"))),
+        # Env reordered: with repeated names the later one wins in Docker.
+        attrs.evolve(BASE, env=(EnvVar("B", "2"), EnvVar("A", "1"))),
+        # Another host port.
+        attrs.evolve(BASE, ports=(Port(80, 8081),)),
+        # Another protocol.
+        attrs.evolve(BASE, ports=(Port(80, 8080, PortProtocol.UDP),)),
+        # Another host IP.
+        attrs.evolve(BASE, ports=(Port(80, 8080, host_ip="127.0.0.1"),)),
+        # A mount made read-only.
+        attrs.evolve(BASE, volume_mounts=(VolumeMount("data", "/data", True),)),
+        # A mount moved.
+        attrs.evolve(BASE, volume_mounts=(VolumeMount("data", "/data2"),)),
+        # A CPU limit.
+        attrs.evolve(BASE, cpu=250),
+        # A memory limit.
+        attrs.evolve(BASE, memory=2**20),
+        # Privileged.
+        attrs.evolve(BASE, privileged=True),
+        # A termination-message path.
+        attrs.evolve(BASE, termination_message_path="/dev/termination-log"),
+    ],
+)
+def test_spec_hash_changes_with_what_runs(changed):
+    """A change to anything the engine is given changes the hash."""
+
+    assert spec_hash(BASE, BASE_POD) != spec_hash(changed, BASE_POD)
+
+
+@pytest.mark.parametrize(
+    "changed",
+    [
+        # A liveness probe added: podsync runs probes, the container does not change.
+        attrs.evolve(BASE, liveness_probe=Probe(Handler(http_get=HTTPGetAction(port=80)))),
+        # A lifecycle hook added: podsync runs hooks too.
+        attrs.evolve(BASE, lifecycle=Lifecycle(pre_stop=Handler(exec_command=("stop",)))),
+        # Another pull policy: it decides pulling, not what runs.
+        attrs.evolve(BASE, image_pull_policy=PullPolicy.ALWAYS),
+        # A port renamed: names only serve probes and hooks.
+        attrs.evolve(BASE, ports=(Port(80, 8080, name="http"),)),
+    ],
+)
+def test_spec_hash_ignores_what_podsync_runs(changed):
+    """Probes, hooks, the pull policy and port names do not change the hash (the seed's
+    pointer hashing restarted such containers on every config copy)."""
+
+    assert spec_hash(BASE, BASE_POD) == spec_hash(changed, BASE_POD)
+
+
+@pytest.mark.parametrize(
+    ("pod", "changes"),
+    [
+        # The pod name is the hostname.
+        (attrs.evolve(BASE_POD, name="web2"), True),
+        # The DNS policy decides the resolv settings.
+        (attrs.evolve(BASE_POD, dns_policy=DNSPolicy.DEFAULT), True),
+        # A mounted volume now points elsewhere.
+        (attrs.evolve(BASE_POD, volumes=(Volume("data", "/other"),)), True),
+        # A mounted volume turned into an emptyDir.
+        (attrs.evolve(BASE_POD, volumes=(Volume("data"),)), True),
+        # An unmounted volume added: not this container's business.
+        (attrs.evolve(BASE_POD, volumes=(Volume("data", "/srv"), Volume("more"))), False),
+        # The namespace, source and uid are in the container name, not in the hash.
+        (attrs.evolve(BASE_POD, namespace="other", source="file", uid="x"), False),
+    ],
+)
+def test_spec_hash_pod_inputs(pod, changes):
+    """The pod's name, DNS policy and mounted volumes are part of a container's hash."""
+
+    assert changes == (spec_hash(BASE, BASE_POD) != spec_hash(BASE, pod))
+
+
+def test_spec_hash_without_pod_differs_from_with_pod():
+    """The pod-less hash is a different canonical form, not the same one."""
+
+    assert spec_hash(BASE) != spec_hash(BASE, BASE_POD)
+
+
+def test_canonical_spec_spells_enums_as_values():
+    """Enums appear as their string values, so the form is plain JSON."""
+    spec = canonical_spec(attrs.evolve(BASE, ports=(Port(53, 53, PortProtocol.UDP),)), BASE_POD)
+    expected = ("UDP", "ClusterFirst")
+
+    assert expected == (spec["ports"][0]["protocol"], spec["pod"]["dns_policy"])
+
+
+# Rich strategies cost ~10 ms an example; for these pure, deterministic functions a few
+# dozen varied examples say as much as the default hundred.
+_RICH = settings(max_examples=30)
+
+
+@_RICH
+@given(
+    container=containers(),
+    probe=st.one_of(st.none(), probes()),
+    lifecycle=st.one_of(st.none(), lifecycles()),
+    policy=st.sampled_from(PullPolicy),
+)
+def test_spec_hash_ignores_probes_hooks_and_pull_policy(container, probe, lifecycle, policy):
+    """For any container, swapping probe, hooks and pull policy keeps the hash."""
+    changed = attrs.evolve(
+        container, liveness_probe=probe, lifecycle=lifecycle, image_pull_policy=policy
+    )
+
+    assert spec_hash(container) == spec_hash(changed)
+
+
+@_RICH
+@given(pod=pods(minimal=True))
+def test_spec_hash_round_trips_and_fits_a_name(pod):
+    """Every hash parses back from its text, and its name hash is a 32-bit number that
+    container names accept."""
+    for container in pod.containers:
+        h = spec_hash(container, pod)
+        container_name(container.name, h.name_hash, pod.full_name, pod.uid, 0)
+
+        assert (h, True) == (SpecHash.parse(str(h)), 0 <= h.name_hash < 2**32)
+
+
+def test_name_hash_is_the_first_32_bits():
+    """name_hash reads the first 8 hex digits of the digest."""
+    expected = 0xDEADBEEF
+
+    assert expected == SpecHash(1, "deadbeef" + "0" * 56).name_hash
+
+
+_DIGEST = "ab" * 32
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Empty.
+        "",
+        # No digest.
+        "1",
+        "1:",
+        # No version.
+        f":{_DIGEST}",
+        f"{_DIGEST}",
+        # Version 0, a signed, padded or non-decimal version.
+        f"0:{_DIGEST}",
+        f"-1:{_DIGEST}",
+        f"+1:{_DIGEST}",
+        f"01:{_DIGEST}",
+        f"v1:{_DIGEST}",
+        f"a:{_DIGEST}",
+        # A digest one digit short or long.
+        f"1:{_DIGEST[:-1]}",
+        f"1:{_DIGEST}0",
+        # Upper-case or non-hex digest.
+        f"1:{_DIGEST.upper()}",
+        f"1:{'g' * 64}",
+        # Surrounding whitespace or a trailing newline.
+        f" 1:{_DIGEST}",
+        f"1:{_DIGEST}\n",
+        # Another separator.
+        f"1-{_DIGEST}",
+        # A seed-era hex name hash.
+        "1234abcd",
+        # Non-ASCII digits.
+        f"\u0661:{_DIGEST}",
+    ],
+)
+def test_spec_hash_parse_junk(text):
+    """Anything but "<version>:<64 lowercase hex>" parses to None."""
+
+    assert None is SpecHash.parse(text)
+
+
+def test_spec_hash_parse_not_a_string():
+    """A label value that is not a string at all parses to None rather than raising."""
+
+    assert None is SpecHash.parse(cast(str, None))
+
+
+@given(st.text())
+def test_spec_hash_parse_never_raises(text):
+    """Parsing any text gives None or a hash that prints as that text."""
+    parsed = SpecHash.parse(text)
+
+    assert parsed is None or text == str(parsed)
+
+
+def test_spec_hash_parse_round_trip():
+    """str() and parse() are inverses."""
+    h = SpecHash(12, _DIGEST)
+
+    assert h == SpecHash.parse(str(h))
+
+
+NET_POD = Pod(
+    name="web",
+    containers=(
+        Container(name="a", image="x", ports=(Port(80, 8080), Port(81))),
+        Container(name="b", image="y", ports=(Port(53, 53, PortProtocol.UDP),)),
+    ),
+)
+
+
+def test_network_spec_lists_all_ports_in_container_order():
+    """The network container carries every port of every container, in order."""
+    expected = [
+        {"container_port": 80, "host_port": 8080, "protocol": "TCP", "host_ip": ""},
+        {"container_port": 81, "host_port": 0, "protocol": "TCP", "host_ip": ""},
+        {"container_port": 53, "host_port": 53, "protocol": "UDP", "host_ip": ""},
+    ]
+
+    assert expected == network_spec(NET_POD, PAUSE)["ports"]
+
+
+def _with_ports(pod: Pod, index: int, ports: tuple[Port, ...]) -> Pod:
+    changed = list(pod.containers)
+    changed[index] = attrs.evolve(changed[index], ports=ports)
+    return attrs.evolve(pod, containers=tuple(changed))
+
+
+@pytest.mark.parametrize(
+    ("pod", "image", "changes"),
+    [
+        # A host port of the second container changed.
+        (_with_ports(NET_POD, 1, (Port(53, 5353, PortProtocol.UDP),)), PAUSE, True),
+        # A port added to the first container.
+        (_with_ports(NET_POD, 0, (Port(80, 8080), Port(81), Port(82))), PAUSE, True),
+        # Another network image.
+        (NET_POD, "registry.k8s.io/pause:3.9", True),
+        # Another pod name (hostname).
+        (attrs.evolve(NET_POD, name="web2"), PAUSE, True),
+        # Another DNS policy.
+        (attrs.evolve(NET_POD, dns_policy=DNSPolicy.DEFAULT), PAUSE, True),
+        # An app container's image: the network container does not care.
+        (
+            attrs.evolve(
+                NET_POD,
+                containers=(
+                    attrs.evolve(NET_POD.containers[0], image="z"),
+                    *NET_POD.containers[1:],
+                ),
+            ),
+            PAUSE,
+            False,
+        ),
+        # A port renamed.
+        (_with_ports(NET_POD, 0, (Port(80, 8080, name="http"), Port(81))), PAUSE, False),
+    ],
+)
+def test_network_spec_hash_changes(pod, image, changes):
+    """Any port of the pod, the image, the hostname and the DNS policy shape the network
+    container; the app containers' other fields do not."""
+
+    assert changes == (network_spec_hash(NET_POD, PAUSE) != network_spec_hash(pod, image))
+
+
+@_RICH
+@given(pod=pods(minimal=True), handler=handlers())
+def test_network_spec_hash_ignores_hooks(pod, handler):
+    """Hooks on app containers never touch the network container's hash."""
+    hooked = attrs.evolve(
+        pod,
+        containers=tuple(
+            attrs.evolve(c, lifecycle=Lifecycle(post_start=handler)) for c in pod.containers
+        ),
+    )
+
+    assert network_spec_hash(pod, PAUSE) == network_spec_hash(hooked, PAUSE)

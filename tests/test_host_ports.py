@@ -1,0 +1,177 @@
+"""Host-port conflicts between pods: the seed's TestCheckHostPortConflicts and its leak,
+fixed (reference §2.2, §4.1 #20)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from podsync import Container, Pod, Port, PortProtocol, RejectedPod, filter_host_port_conflicts
+
+
+def _pod(name: str, *host_ports: int, protocol: PortProtocol = PortProtocol.TCP) -> Pod:
+    # One container per host port, as the seed's test built them.
+    containers = tuple(
+        Container(name=f"c{i}", image="busybox", ports=(Port(80, hp, protocol),))
+        for i, hp in enumerate(host_ports)
+    )
+    return Pod(name=name, containers=containers)
+
+
+def test_check_host_port_conflicts_no_conflict():
+    """TestCheckHostPortConflicts: pods on 80, 81, 82 and 83 all run."""
+    given_pods = [_pod("p0", 80), _pod("p1", 81), _pod("p2", 82), _pod("p3", 83)]
+
+    assert (tuple(given_pods), ()) == filter_host_port_conflicts(given_pods)
+
+
+def test_check_host_port_conflicts_last_dropped():
+    """TestCheckHostPortConflicts: the fourth pod reuses 81 and is dropped, first come
+    first served."""
+    given_pods = [_pod("p0", 80), _pod("p1", 81), _pod("p2", 82), _pod("p3", 81)]
+    expected_rejected = (
+        RejectedPod(
+            given_pods[3],
+            "host-port-conflict",
+            "host port 81/TCP is already used by pod default/p1",
+        ),
+    )
+
+    assert (tuple(given_pods[:3]), expected_rejected) == filter_host_port_conflicts(given_pods)
+
+
+def test_rejected_pod_reserves_nothing():
+    """B=[81, 80] after A=[80] is rejected, and C=[81] still runs (the seed leaked 81)."""
+    a, b, c = _pod("a", 80), _pod("b", 81, 80), _pod("c", 81)
+    accepted, rejected = filter_host_port_conflicts([a, b, c])
+
+    assert ((a, c), (b,)) == (accepted, tuple(r.pod for r in rejected))
+
+
+def test_tcp_and_udp_do_not_conflict():
+    """80/TCP and 80/UDP are different sockets."""
+    tcp, udp = _pod("tcp", 80), _pod("udp", 80, protocol=PortProtocol.UDP)
+
+    assert ((tcp, udp), ()) == filter_host_port_conflicts([tcp, udp])
+
+
+def test_same_protocol_conflicts_on_udp():
+    """Two pods on 53/UDP conflict."""
+    first, second = (
+        _pod("a", 53, protocol=PortProtocol.UDP),
+        _pod("b", 53, protocol=PortProtocol.UDP),
+    )
+    accepted, rejected = filter_host_port_conflicts([first, second])
+
+    assert ((first,), ["host port 53/UDP is already used by pod default/a"]) == (
+        accepted,
+        [r.message for r in rejected],
+    )
+
+
+def test_duplicate_within_a_pod_is_rejected_and_reserves_nothing():
+    """A pod publishing 80/TCP twice is rejected, and a later pod may take 80."""
+    twice, later = _pod("twice", 80, 80), _pod("later", 80)
+    expected_rejected = (
+        RejectedPod(twice, "duplicate-host-port", "host port 80/TCP is used twice in the pod"),
+    )
+
+    assert ((later,), expected_rejected) == filter_host_port_conflicts([twice, later])
+
+
+@pytest.mark.parametrize(
+    ("first_ip", "second_ip"),
+    [
+        # All addresses, then loopback: Docker refuses the overlap.
+        ("", "127.0.0.1"),
+        # Loopback, then 0.0.0.0.
+        ("127.0.0.1", "0.0.0.0"),
+        # Two specific addresses: stricter than needed, but the documented rule.
+        ("10.0.0.1", "10.0.0.2"),
+    ],
+)
+def test_host_ip_is_not_part_of_the_key(first_ip, second_ip):
+    """A host port and protocol conflict whatever the host addresses."""
+    first = Pod(
+        name="a", containers=(Container("c", "x", ports=(Port(80, 80, host_ip=first_ip),)),)
+    )
+    second = Pod(
+        name="b", containers=(Container("c", "x", ports=(Port(80, 80, host_ip=second_ip),)),)
+    )
+    accepted, rejected = filter_host_port_conflicts([first, second])
+
+    assert ((first,), ("host-port-conflict",)) == (accepted, tuple(r.reason for r in rejected))
+
+
+def test_unpublished_ports_never_conflict():
+    """Host port 0 is not published, so any number of pods may use it."""
+    given_pods = [_pod("a", 0), _pod("b", 0), _pod("c", 0, 0)]
+
+    assert (tuple(given_pods), ()) == filter_host_port_conflicts(given_pods)
+
+
+def test_no_pods():
+    """No pods in, nothing out."""
+    expected: tuple[tuple[Pod, ...], tuple[RejectedPod, ...]] = ((), ())
+
+    assert expected == filter_host_port_conflicts([])
+
+
+def _keys(pod: Pod) -> list[tuple[int, PortProtocol]]:
+    return [(p.host_port, p.protocol) for c in pod.containers for p in c.ports if p.host_port != 0]
+
+
+# Pods reduced to what the filter looks at: per container, a few (host port, protocol)
+# pairs from a tiny range, so clashes - between pods and inside one pod - are common.
+# (tests.strategies.pods() never repeats a host port inside a pod, and is much slower.)
+_port_grid = st.lists(
+    st.lists(
+        st.tuples(st.integers(min_value=0, max_value=5), st.sampled_from(PortProtocol)),
+        max_size=3,
+    ),
+    min_size=1,
+    max_size=2,
+)
+
+
+def _grid_pod(index: int, grid: list[list[tuple[int, PortProtocol]]]) -> Pod:
+    containers = tuple(
+        Container(
+            name=f"c{i}",
+            image="busybox",
+            ports=tuple(Port(1000 + j, hp, proto) for j, (hp, proto) in enumerate(pairs)),
+        )
+        for i, pairs in enumerate(grid)
+    )
+    return Pod(name=f"p{index}", containers=containers)
+
+
+@given(st.lists(_port_grid, max_size=6))
+def test_filter_properties(grids):
+    """Accepted pods never share a host port and protocol; accepted and rejected split the
+    input in order; every rejection clashes with an earlier accepted pod or itself."""
+    given_pods = [_grid_pod(i, grid) for i, grid in enumerate(grids)]
+    accepted, rejected = filter_host_port_conflicts(given_pods)
+    accepted_keys = [k for pod in accepted for k in _keys(pod)]
+    # Merge the two outputs back by identity, in order: this must give the input.
+    merged, a, r = [], list(accepted), [x.pod for x in rejected]
+    for pod in given_pods:
+        if a and a[0] is pod:
+            merged.append(a.pop(0))
+        elif r and r[0] is pod:
+            merged.append(r.pop(0))
+    earlier_ok: set[tuple[int, PortProtocol]] = set()
+    justified = []
+    for pod in given_pods:
+        keys = _keys(pod)
+        if any(pod is p for p in accepted):
+            earlier_ok.update(keys)
+        else:
+            justified.append(bool(earlier_ok & set(keys)) or len(set(keys)) < len(keys))
+
+    assert (len(accepted_keys), given_pods, [True] * len(rejected)) == (
+        len(set(accepted_keys)),
+        merged,
+        justified,
+    )

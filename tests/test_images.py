@@ -1,0 +1,162 @@
+"""Image references and the pull decision: the seed's TestParseImageName and
+TestSyncPodsWithPullPolicy (reference §1.7, §4.1 #17)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+
+from podsync import (
+    PullPolicy,
+    has_latest_tag,
+    is_pinned_digest,
+    pull_reference,
+    should_pull,
+    split_image,
+)
+from tests.strategies import images
+
+DIGEST = "sha256:" + "0123456789abcdef" * 4
+
+
+@pytest.mark.parametrize(
+    ("image", "expected"),
+    [
+        # The seed's table: untagged.
+        ("ubuntu", ("ubuntu", "")),
+        # A numeric tag.
+        ("ubuntu:2342", ("ubuntu", "2342")),
+        # An explicit latest.
+        ("ubuntu:latest", ("ubuntu", "latest")),
+        # A namespaced repository.
+        ("foo/bar:445566", ("foo/bar", "445566")),
+        # A registry port is not a tag.
+        ("registry.example.com:5000/foobar", ("registry.example.com:5000/foobar", "")),
+        # A registry port and a tag.
+        ("registry.example.com:5000/foobar:5342", ("registry.example.com:5000/foobar", "5342")),
+        # A registry port and latest.
+        ("registry.example.com:5000/foobar:latest", ("registry.example.com:5000/foobar", "latest")),
+        # Beyond the seed: a registry port and a nested repository.
+        ("host:5000/a/b:tag", ("host:5000/a/b", "tag")),
+        # A nested repository without a tag.
+        ("host:5000/a/b", ("host:5000/a/b", "")),
+        # The seed's caveat: a bare host:port reads as name and tag.
+        ("host:5000", ("host", "5000")),
+        # A digest: the repository, no tag.
+        (f"busybox@{DIGEST}", ("busybox", "")),
+        # A digest after a tag: the tag is dropped, the digest decides.
+        (f"busybox:1.36@{DIGEST}", ("busybox", "")),
+        # A digest with a registry port.
+        (f"host:5000/a/b@{DIGEST}", ("host:5000/a/b", "")),
+        # The empty reference.
+        ("", ("", "")),
+    ],
+)
+def test_split_image(image, expected):
+    """parseImageName's table, plus registries with paths and digests."""
+
+    assert expected == split_image(image)
+
+
+@pytest.mark.parametrize(
+    ("image", "expected"),
+    [
+        # An explicit :latest.
+        ("ubuntu:latest", True),
+        # With a registry port.
+        ("registry.example.com:5000/foobar:latest", True),
+        # Untagged is not "latest" for this rule.
+        ("ubuntu", False),
+        # Another tag.
+        ("ubuntu:22.04", False),
+        # A registry port without a tag has no tag at all.
+        ("registry:5000/x", False),
+        # A digest-pinned image never is.
+        (f"ubuntu:latest@{DIGEST}", False),
+        # Case matters.
+        ("ubuntu:LATEST", False),
+        # The seed's test image.
+        ("want:latest", True),
+    ],
+)
+def test_has_latest_tag(image, expected):
+    """Only an explicit :latest tag counts (seed RequireLatestImage)."""
+
+    assert expected == has_latest_tag(image)
+
+
+@pytest.mark.parametrize(
+    ("image", "expected"),
+    [
+        # A digest reference.
+        (f"busybox@{DIGEST}", True),
+        # A tag.
+        ("busybox:1.36", False),
+        # Nothing.
+        ("busybox", False),
+    ],
+)
+def test_is_pinned_digest(image, expected):
+    """A reference with @ is pinned to a digest."""
+
+    assert expected == is_pinned_digest(image)
+
+
+@pytest.mark.parametrize(
+    ("image", "expected"),
+    [
+        # Untagged pulls latest (seed dockerPuller.Pull).
+        ("ubuntu", ("ubuntu", "latest")),
+        # A tag is kept.
+        ("ubuntu:22.04", ("ubuntu", "22.04")),
+        # A registry port is part of the repository.
+        ("registry.example.com:5000/foobar", ("registry.example.com:5000/foobar", "latest")),
+        # A digest is passed as the tag (the Engine API's "tag or digest").
+        (f"busybox@{DIGEST}", ("busybox", DIGEST)),
+        # A digest beats a tag.
+        (f"busybox:1.36@{DIGEST}", ("busybox", DIGEST)),
+        # The seed pulled "" for an empty image: it became ("", "latest").
+        ("", ("", "latest")),
+    ],
+)
+def test_pull_reference(image, expected):
+    """What the engine's pull gets: repository and tag (or digest)."""
+
+    assert expected == pull_reference(image)
+
+
+PRESENT = {"existing_one", "want:latest"}
+
+
+@pytest.mark.parametrize(
+    ("policy", "image", "expected"),
+    [
+        # TestSyncPodsWithPullPolicy: Always pulls.
+        (PullPolicy.ALWAYS, "pull_always_image", True),
+        # Never does not.
+        (PullPolicy.NEVER, "pull_never_image", False),
+        # IfNotPresent pulls a missing image.
+        (PullPolicy.IF_NOT_PRESENT, "pull_if_not_present_image", True),
+        # IfNotPresent keeps a present one.
+        (PullPolicy.IF_NOT_PRESENT, "existing_one", False),
+        # IfNotPresent still pulls an explicit :latest that is present (kubernetes #2388).
+        (PullPolicy.IF_NOT_PRESENT, "want:latest", True),
+        # Always pulls even a present image.
+        (PullPolicy.ALWAYS, "existing_one", True),
+        # Never does not pull even a :latest.
+        (PullPolicy.NEVER, "want:latest", False),
+    ],
+)
+def test_should_pull(policy, image, expected):
+    """The seed's pull rule over TestSyncPodsWithPullPolicy's images."""
+
+    assert expected == should_pull(policy, image, image in PRESENT)
+
+
+@given(images())
+def test_split_image_rebuilds_tagged_references(image):
+    """Without a digest, repository and tag put back together are the reference."""
+    repository, tag = split_image(image)
+    rebuilt = f"{repository}:{tag}" if tag else repository
+
+    assert is_pinned_digest(image) or image == rebuilt

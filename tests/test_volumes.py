@@ -1,0 +1,94 @@
+"""Volumes: the seed's TestMakeVolumesAndBinds and the host paths (reference §2.5,
+§4.1 #18)."""
+
+from __future__ import annotations
+
+import pytest
+
+from podsync import (
+    Pod,
+    Volume,
+    VolumeMount,
+    binds,
+    termination_message_file,
+    volume_host_paths,
+)
+
+
+def test_make_volumes_and_binds_seed_case():
+    """TestMakeVolumesAndBinds: host paths and mounts give the seed's binds, in order."""
+    mounts = [
+        VolumeMount(name="disk", mount_path="/mnt/path"),
+        VolumeMount(name="disk", mount_path="/mnt/path3", read_only=True),
+        VolumeMount(name="disk4", mount_path="/mnt/path4"),
+        VolumeMount(name="disk5", mount_path="/mnt/path5"),
+    ]
+    host_paths = {
+        "disk": "/mnt/disk",
+        "disk4": "/mnt/host",
+        "disk5": "/var/lib/kubelet/podID/volumes/empty/disk5",
+    }
+    expected = [
+        "/mnt/disk:/mnt/path",
+        "/mnt/disk:/mnt/path3:ro",
+        "/mnt/host:/mnt/path4",
+        "/var/lib/kubelet/podID/volumes/empty/disk5:/mnt/path5",
+    ]
+
+    assert expected == binds(mounts, host_paths)
+
+
+def test_binds_skip_unknown_volumes():
+    """A mount of a volume with no host path is skipped, as in the seed."""
+    mounts = [VolumeMount("missing", "/a"), VolumeMount("known", "/b", read_only=True)]
+    expected = ["/host:/b:ro"]
+
+    assert expected == binds(mounts, {"known": "/host"})
+
+
+def test_volume_host_paths_seed_layout():
+    """hostPath volumes are their path; emptyDirs live under <root>/<uid>/volumes/empty/."""
+    pod = Pod(
+        name="foo",
+        uid="podID",
+        volumes=(Volume("disk", "/mnt/disk"), Volume("disk4", "/mnt/host"), Volume("disk5")),
+    )
+    expected = {
+        "disk": "/mnt/disk",
+        "disk4": "/mnt/host",
+        "disk5": "/var/lib/kubelet/podID/volumes/empty/disk5",
+    }
+
+    assert expected == volume_host_paths(pod, "/var/lib/kubelet")
+
+
+def test_empty_dirs_of_same_named_pods_differ():
+    """Two pods named alike in two namespaces never share an emptyDir (the seed keyed
+    volume directories by pod name)."""
+    first = Pod(name="web", namespace="a", volumes=(Volume("scratch"),))
+    second = Pod(name="web", namespace="b", volumes=(Volume("scratch"),))
+
+    assert volume_host_paths(first, "/r") != volume_host_paths(second, "/r")
+
+
+@pytest.mark.parametrize(
+    ("root", "expected"),
+    [
+        # A plain root.
+        (
+            "/var/lib/podsync",
+            "/var/lib/podsync/12345678/bar/k8s_bar.1234_foo.new.test_12345678_00000000",
+        ),
+        # A trailing slash on the root is harmless.
+        (
+            "/var/lib/podsync/",
+            "/var/lib/podsync/12345678/bar/k8s_bar.1234_foo.new.test_12345678_00000000",
+        ),
+    ],
+)
+def test_termination_message_file(root, expected):
+    """<root>/<uid>/<container>/<instance name>."""
+
+    assert expected == termination_message_file(
+        root, "12345678", "bar", "k8s_bar.1234_foo.new.test_12345678_00000000"
+    )

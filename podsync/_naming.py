@@ -32,6 +32,8 @@ __all__ = [
     "CONTAINER_NAME_PREFIX",
     "ParsedName",
     "container_name",
+    "is_dns_label",
+    "is_safe_uid",
     "parse_container_name",
     "pod_full_name",
 ]
@@ -40,6 +42,10 @@ __all__ = [
 CONTAINER_NAME_PREFIX = "k8s"
 
 _HEX = re.compile(r"[0-9a-fA-F]+")
+# RFC 1123 label, as Kubernetes validates names: lowercase letters, digits and "-",
+# starting and ending with a letter or digit, at most 63 characters.
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+_SAFE_UID = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]{0,252}")
 _MAX_UINT32 = 0xFFFFFFFF
 
 
@@ -50,6 +56,21 @@ def pod_full_name(name: str, namespace: str, source: str) -> str:
     keeps it on the pod (``file``, ``http`` or ``api``).
     """
     return f"{name}.{namespace}.{source}"
+
+
+def is_dns_label(text: str) -> bool:
+    """Whether ``text`` is a DNS-1123 label (pod, namespace and container names).
+
+    Labels never contain ``_``, which is what lets container names be split on it.
+    """
+    return _DNS_LABEL.fullmatch(text) is not None
+
+
+def is_safe_uid(text: str) -> bool:
+    """Whether ``text`` can be a pod uid: it becomes a container-name field and a
+    directory name under the root directory, so no ``_``, no ``/``, no leading ``.``
+    (which also rules out ``.`` and ``..``), at most 253 characters."""
+    return _SAFE_UID.fullmatch(text) is not None
 
 
 @attrs.frozen

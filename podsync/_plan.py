@@ -99,7 +99,7 @@ from podsync._models import (
     PullPolicy,
     RestartPolicy,
 )
-from podsync._naming import container_name, parse_container_name
+from podsync._naming import container_name, is_dns_label, is_safe_uid, parse_container_name
 from podsync._ports import exposed_ports, port_bindings
 from podsync._resolv import ResolvConf, cluster_dns, parse_resolv_conf
 from podsync._volumes import binds, termination_message_file, volume_host_paths
@@ -267,6 +267,7 @@ class Reason(enum.Enum):
     ORPHANED_POD_DIR = "orphaned-pod-dir"
     # rejections
     DUPLICATE_POD = "duplicate-pod"
+    INVALID_POD = "invalid-pod"  # a name or uid that cannot be written into names/paths
     HOST_PORT_CONFLICT = "host-port-conflict"
     PRIVILEGED_NOT_ALLOWED = "privileged-not-allowed"
 
@@ -1210,6 +1211,26 @@ def _plan_orphan(key: str, instances: list[_Instance], ctx: _Context) -> list[Po
     return actions
 
 
+def _name_problem(pod: Pod) -> str | None:
+    # The loader validates all of this with paths; pods built in code get the same rules
+    # here, because names and uids become container-name fields and directory names.
+    if not is_dns_label(pod.name):
+        return f"pod name {pod.name!r} is not a DNS-1123 label"
+    if not is_dns_label(pod.namespace):
+        return f"namespace {pod.namespace!r} is not a DNS-1123 label"
+    if not is_dns_label(pod.source):
+        return f"source {pod.source!r} is not a DNS-1123 label"
+    if not is_safe_uid(pod.uid):
+        return f"uid {pod.uid!r} cannot be used in container names and paths"
+    names = [c.name for c in pod.containers]
+    for name in names:
+        if not is_dns_label(name) or name == NETWORK_CONTAINER:
+            return f"container name {name!r} is not a DNS-1123 label other than 'net'"
+    if len(set(names)) != len(names):
+        return "two containers have the same name"
+    return None
+
+
 def _admit(desired: Sequence[Pod], options: PlanOptions) -> tuple[list[Pod], list[Rejection]]:
     """Admission (theory step 1); rejections are reported in the order of ``desired``."""
     rejected: dict[int, Rejection] = {}
@@ -1218,6 +1239,10 @@ def _admit(desired: Sequence[Pod], options: PlanOptions) -> tuple[list[Pod], lis
     candidates: list[Pod] = []
     position: dict[int, int] = {}
     for index, pod in enumerate(desired):
+        problem = _name_problem(pod)
+        if problem is not None:
+            rejected[index] = Rejection(pod.key, pod.uid, Reason.INVALID_POD, problem)
+            continue
         earlier = seen_uids.get(pod.uid) or seen_names.get(pod.full_name)
         if earlier is not None:
             rejected[index] = Rejection(

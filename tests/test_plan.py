@@ -665,3 +665,29 @@ def test_cluster_dns_goes_on_the_network_container():
 def test_nothing_to_do_is_said_plainly():
     """An empty plan says so."""
     assert "No changes. The engine matches the desired pods." == run([]).describe()
+
+
+@pytest.mark.parametrize(
+    "pod",
+    [
+        # An underscore would make the container name ambiguous.
+        Pod("my_pod", (BAR,)),
+        # Uppercase is not a DNS-1123 label.
+        Pod("web", (BAR,), namespace="Prod"),
+        # A uid that would leave the root directory.
+        Pod("web", (BAR,), uid=".."),
+        # A uid with an underscore.
+        Pod("web", (BAR,), uid="a_b"),
+        # The network container's name is reserved.
+        Pod("web", (Container("net", "busybox"),)),
+        # Two containers with one name.
+        Pod("web", (BAR, BAR)),
+    ],
+)
+def test_invalid_pods_built_in_code_are_rejected(pod):
+    """Pods built in code get the loader's naming rules: a bad one is rejected, and
+    nothing is planned for it."""
+    p = run([pod])
+
+    assert [Reason.INVALID_POD] == [r.reason for r in p.rejected]
+    assert () == p.pods

@@ -34,6 +34,8 @@ from podsync._naming import (
     CONTAINER_NAME_PREFIX,
     ParsedName,
     container_name,
+    is_dns_label,
+    is_safe_uid,
     parse_container_name,
     pod_full_name,
 )
@@ -46,6 +48,52 @@ from podsync.exceptions import (
 )
 
 # --- more modules are added below, one block each ---
+
+# isort: split
+from podsync._plan import (
+    DEFAULT_NETWORK_IMAGE,
+    NETWORK_CONTAINER,
+    PLAN_FORMAT_VERSION,
+    Action,
+    BackOffPolicy,
+    Create,
+    CreateSpec,
+    GCPolicy,
+    Kill,
+    Plan,
+    PlanOptions,
+    PodAction,
+    PodPlan,
+    Pull,
+    Reason,
+    Rejection,
+    Remove,
+    RemoveImage,
+    RemovePodDir,
+    Wait,
+    normalize_image,
+    plan,
+)
+
+# isort: split
+from podsync._plan_json import plan_from_json, plan_to_json
+
+# isort: split
+from podsync._labels import (
+    LABEL_ATTEMPT,
+    LABEL_CONTAINER,
+    LABEL_POD_NAME,
+    LABEL_POD_NAMESPACE,
+    LABEL_POD_SOURCE,
+    LABEL_POD_UID,
+    LABEL_PRE_STOP,
+    LABEL_RESTART_COUNT,
+    LABEL_SPEC,
+    LABEL_SPEC_HASH,
+)
+
+# isort: split
+from podsync._runtime import ExecResult, Runtime
 
 # isort: split
 from podsync._config import DEFAULT_MAX_BYTES, load_pods, parse_pods
@@ -88,36 +136,97 @@ from podsync._images import (
     split_image,
 )
 
+# isort: split
+from podsync._hooks import DEFAULT_PROBE_TIMEOUT, probe_liveness
+
+# isort: split
+from podsync._apply import (
+    DEFAULT_HOOK_TIMEOUT,
+    DEFAULT_WORKERS,
+    ActionResult,
+    ActionStatus,
+    ApplyResult,
+    Event,
+    EventKind,
+    apply,
+)
+
+# isort: split
+from podsync._sync import Observation, SyncResult, observe, sync
+
 __all__ = [
     "CONTAINER_NAME_PREFIX",
+    "DEFAULT_HOOK_TIMEOUT",
     "DEFAULT_MAX_BYTES",
+    "DEFAULT_NETWORK_IMAGE",
+    "DEFAULT_PROBE_TIMEOUT",
+    "DEFAULT_WORKERS",
+    "LABEL_ATTEMPT",
+    "LABEL_CONTAINER",
+    "LABEL_POD_NAME",
+    "LABEL_POD_NAMESPACE",
+    "LABEL_POD_SOURCE",
+    "LABEL_POD_UID",
+    "LABEL_PRE_STOP",
+    "LABEL_RESTART_COUNT",
+    "LABEL_SPEC",
+    "LABEL_SPEC_HASH",
+    "NETWORK_CONTAINER",
+    "PLAN_FORMAT_VERSION",
     "SPEC_HASH_VERSION",
+    "Action",
+    "ActionResult",
+    "ActionStatus",
+    "ApplyResult",
+    "BackOffPolicy",
     "ConfigError",
     "Container",
+    "Create",
+    "CreateSpec",
     "DNSPolicy",
     "EngineUnavailable",
     "EnvVar",
+    "Event",
+    "EventKind",
+    "ExecResult",
+    "GCPolicy",
     "HTTPGetAction",
     "Handler",
+    "Kill",
     "Lifecycle",
+    "Observation",
     "ObservedContainer",
     "ObservedImage",
     "ParsedName",
+    "Plan",
+    "PlanOptions",
     "Pod",
+    "PodAction",
+    "PodPlan",
     "PodsyncError",
     "Port",
     "PortProtocol",
     "Probe",
     "Problem",
+    "Pull",
     "PullPolicy",
+    "Reason",
     "RejectedPod",
+    "Rejection",
+    "Remove",
+    "RemoveImage",
+    "RemovePodDir",
     "ResolvConf",
     "RestartPolicy",
+    "Runtime",
     "RuntimeCallError",
     "SpecHash",
+    "SyncResult",
     "TCPSocketAction",
     "Volume",
     "VolumeMount",
+    "Wait",
+    "apply",
     "binds",
     "canonical_json",
     "canonical_spec",
@@ -129,19 +238,28 @@ __all__ = [
     "exposed_ports",
     "filter_host_port_conflicts",
     "has_latest_tag",
+    "is_dns_label",
     "is_pinned_digest",
+    "is_safe_uid",
     "load_pods",
     "network_spec",
     "network_spec_hash",
+    "normalize_image",
+    "observe",
     "parse_container_name",
     "parse_pods",
     "parse_resolv_conf",
+    "plan",
+    "plan_from_json",
+    "plan_to_json",
     "pod_full_name",
     "port_bindings",
+    "probe_liveness",
     "pull_reference",
     "should_pull",
     "spec_hash",
     "split_image",
+    "sync",
     "termination_message_file",
     "volume_host_paths",
 ]

@@ -616,14 +616,10 @@ def normalize_image(reference: str) -> str:
 def _fingerprint(
     observed: Sequence[ObservedContainer], images: Sequence[ObservedImage], pod_dirs: Iterable[str]
 ) -> str:
-    digest = hashlib.sha256()
-    for oc in sorted(observed, key=lambda o: o.id):
-        digest.update(f"c\0{oc.id}\0{oc.name}\0{oc.running:d}\0{oc.finished_at}\n".encode())
-    for image in sorted(images, key=lambda i: i.id):
-        digest.update(f"i\0{image.id}\0{','.join(sorted(image.tags))}\n".encode())
-    for uid in sorted(pod_dirs):
-        digest.update(f"d\0{uid}\n".encode())
-    return digest.hexdigest()
+    lines = sorted(f"c\0{oc.id}\0{oc.name}\0{oc.running:d}\0{oc.finished_at}" for oc in observed)
+    lines += sorted(f"i\0{image.id}\0{','.join(sorted(image.tags))}" for image in images)
+    lines += sorted(f"d\0{uid}" for uid in pod_dirs)
+    return hashlib.sha256("\n".join(lines).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 # ---------------------------------------------------------------------------------------
@@ -770,15 +766,32 @@ def _next_attempt(instances: Sequence[_Instance]) -> int:
     return next(n for n in range(len(used) + 1) if n not in used)
 
 
-@attrs.define
+def _numbered(handler: Handler | None, container: Container) -> Handler | None:
+    """``handler`` with a named port replaced by its number (seed: named ports resolve
+    through the container's ports), so a plan's hooks need no spec to run. A name the
+    container does not declare is left as it is, and the hook fails when it runs."""
+    if handler is None:
+        return None
+    by_name = {p.name: p.container_port for p in container.ports if p.name}
+    h, t = handler.http_get, handler.tcp_socket
+    if h is not None and isinstance(h.port, str) and h.port in by_name:
+        return attrs.evolve(handler, http_get=attrs.evolve(h, port=by_name[h.port]))
+    if t is not None and isinstance(t.port, str) and t.port in by_name:
+        return attrs.evolve(handler, tcp_socket=attrs.evolve(t, port=by_name[t.port]))
+    return handler
+
+
 class _Decision:
     """The outcome for one app container: what to stop, and whether it starts or waits."""
 
-    container: Container
-    kills: list[tuple[_Instance, Reason, str, Handler | None]] = attrs.Factory(list)
-    start: tuple[Reason, str, int] | None = None  # (reason, why, restart count)
-    wait: Wait | None = None
-    keep: bool = False
+    __slots__ = ("container", "keep", "kills", "start", "wait")
+
+    def __init__(self, container: Container) -> None:
+        self.container = container
+        self.kills: list[tuple[_Instance, Reason, str, Handler | None]] = []
+        self.start: tuple[Reason, str, int] | None = None  # (reason, why, restart count)
+        self.wait: Wait | None = None
+        self.keep = False
 
 
 class _PodPlanner:
@@ -796,7 +809,6 @@ class _PodPlanner:
                 self.by_name[name] = _newest_first(group)
         self.actions: list[PodAction] = []
         self.killed: set[str] = set()
-        self.host_paths = volume_host_paths(pod, ctx.options.root_dir)
 
     # -- helpers -------------------------------------------------------------------
 
@@ -873,10 +885,11 @@ class _PodPlanner:
         pod, options = self.pod, self.ctx.options
         attempt = _next_attempt(self.by_name.get(c.name, ()))
         name = container_name(c.name, digest.name_hash, pod.full_name, pod.uid, attempt)
+        host_paths = volume_host_paths(pod, options.root_dir)
         mounted = [m.name for m in c.volume_mounts]
-        volume_binds = binds(c.volume_mounts, self.host_paths)
+        volume_binds = binds(c.volume_mounts, host_paths)
         directories = tuple(
-            self.host_paths[v.name] for v in pod.volumes if v.is_empty_dir and v.name in mounted
+            host_paths[v.name] for v in pod.volumes if v.is_empty_dir and v.name in mounted
         )
         files: tuple[str, ...] = ()
         if c.termination_message_path:
@@ -884,7 +897,7 @@ class _PodPlanner:
             files = (path,)
             volume_binds.append(f"{path}:{c.termination_message_path}")
         labels = self._labels(c.name, attempt, digest, canonical_spec(c, pod), restarts)
-        pre_stop = c.lifecycle.pre_stop if c.lifecycle else None
+        pre_stop = _numbered(c.lifecycle.pre_stop if c.lifecycle else None, c)
         if pre_stop is not None:
             labels[LABEL_PRE_STOP] = encode_handler(pre_stop)
         return CreateSpec(
@@ -902,7 +915,7 @@ class _PodPlanner:
             privileged=c.privileged,
             directories=directories,
             files=files,
-            post_start=c.lifecycle.post_start if c.lifecycle else None,
+            post_start=_numbered(c.lifecycle.post_start if c.lifecycle else None, c),
         )
 
     def _start_decision(self, c: Container) -> tuple[Reason, str, int] | Wait | None:
@@ -953,7 +966,7 @@ class _PodPlanner:
         """What happens to app container ``c`` (seed syncPod's per-container loop)."""
         pod = self.pod
         decision = _Decision(c)
-        pre_stop = c.lifecycle.pre_stop if c.lifecycle else None
+        pre_stop = _numbered(c.lifecycle.pre_stop if c.lifecycle else None, c)
         running = [i for i in self.by_name.get(c.name, ()) if i.running]
         keeper = running[0] if running else None
         for dup in running[1:]:

@@ -7,7 +7,8 @@ The tree::
     │                            (carries one ``Problem`` per mistake, each with its
     │                            source and ``$.path``)
     └── RuntimeCallError         a container runtime call failed (carries the operation)
-        └── EngineUnavailable    the engine could not be reached at all
+        ├── EngineUnavailable    the engine could not be reached at all
+        └── NameConflict         create: a container with that name exists already
 
 Usage::
 
@@ -30,6 +31,7 @@ import attrs
 __all__ = [
     "ConfigError",
     "EngineUnavailable",
+    "NameConflict",
     "PodsyncError",
     "Problem",
     "RuntimeCallError",
@@ -100,3 +102,12 @@ class RuntimeCallError(PodsyncError):
 
 class EngineUnavailable(RuntimeCallError):
     """The container engine did not answer (wrong host, daemon down, no permission)."""
+
+
+class NameConflict(RuntimeCallError):
+    """``create`` found the container name taken (Docker answers HTTP 409).
+
+    Container names carry the pod uid and an attempt number, so a conflict means that
+    an earlier create succeeded although its caller saw it fail (a timeout), or that
+    another podsync instance works on the same engine. ``target`` is the name.
+    """

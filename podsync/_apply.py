@@ -1,0 +1,485 @@
+"""Applying a plan: runtime calls, hooks, host files, results and events.
+
+Rule: apply decides nothing. It runs the plan's actions as written and reports what
+happened; the next plan, made from a fresh observation, corrects whatever failed.
+
+The seed ran each pod in its own goroutine (``podWorkers``) and acted as it decided;
+here the order is:
+
+1. all ``plan.pulls``, in parallel. A failed pull skips every pod that needs the image
+   (``Pull.pods``): nothing of such a pod is touched, so a running old version keeps
+   running (the seed skipped only the container, after it had already stopped it);
+2. the pods, in parallel, one task per ``PodPlan``; a pod's actions run in order and the
+   first failure skips the rest of that pod; other pods go on;
+3. ``plan.cleanup`` (image removals), in parallel.
+
+Everything runs on ONE bounded thread pool. Nothing waits on the pool from inside it
+(hooks run in the pod's task), so it cannot deadlock the way compose's nested pools
+sharing a semaphore did (docker/compose #5864, #7486).
+
+Errors: a failure of the runtime, of a hook or of the host filesystem is a failed
+result, never an exception; a runtime that raises something other than
+``RuntimeCallError`` (a bug) is reported the same way, so it cannot kill a worker.
+``apply`` raises only for programming errors (bad arguments, an unknown action).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+
+import attrs
+
+from podsync._hooks import HandlerError, run_handler
+from podsync._hostfs import HostPathRefused, make_host_paths, remove_pod_dir
+from podsync._plan import (
+    Action,
+    Create,
+    Kill,
+    Plan,
+    PlanOptions,
+    PodPlan,
+    Pull,
+    Remove,
+    RemoveImage,
+    RemovePodDir,
+    Wait,
+)
+from podsync._runtime import Runtime
+from podsync.exceptions import RuntimeCallError
+
+# Everything in __all__ gets re-exported as part of the podsync public API.
+__all__ = [
+    "DEFAULT_HOOK_TIMEOUT",
+    "DEFAULT_WORKERS",
+    "ActionResult",
+    "ActionStatus",
+    "ApplyResult",
+    "Event",
+    "EventKind",
+    "apply",
+]
+
+#: Worker threads of ``apply`` unless told otherwise. The work is engine-bound, not
+#: CPU-bound: a worker spends nearly all its time waiting for one engine API call, so
+#: the CPU count is irrelevant. Eight overlaps enough round trips to hide the latency
+#: of each call, while the engine itself serializes much of create and start (name
+#: reservation, network setup in containerd), so beyond a handful of concurrent calls
+#: a sync gets little faster and the engine's latency for everyone else gets worse.
+#: Each concurrent call also holds its own engine connection (``DockerRuntime`` lends
+#: one client per call; over ``ssh://`` each is an ssh process), which stays cheap at
+#: eight. The benchmark against the raw SDK is the place to revisit the number.
+DEFAULT_WORKERS = 8
+
+#: Seconds a postStart or preStop handler may take (exec, connect, HTTP request).
+DEFAULT_HOOK_TIMEOUT = 10.0
+
+# The seed's killContainerByID after a failed postStart handler: StopContainer(id, 10).
+_POST_START_STOP_TIMEOUT = 10
+
+
+class ActionStatus(enum.StrEnum):
+    """What became of an action."""
+
+    DONE = "done"
+    FAILED = "failed"
+    SKIPPED = "skipped"  # not run: an earlier action of its pod, or a pull it needs, failed
+
+
+class EventKind(enum.StrEnum):
+    """The kinds of ``Event`` (the seed's event recorder reasons, lower-cased)."""
+
+    PULLED = "pulled"  # an image was pulled
+    CREATED = "created"  # a container was created
+    STARTED = "started"  # a container was started
+    KILLING = "killing"  # a container is about to be stopped
+    REMOVED = "removed"  # an exited container was removed
+    POD_DIR_REMOVED = "pod-dir-removed"  # a pod directory was torn down
+    IMAGE_REMOVED = "image-removed"  # an image was removed
+    FAILED = "failed"  # an action failed (the message is the error)
+    HOOK_FAILED = "hook-failed"  # a postStart or preStop handler failed
+    UNHEALTHY = "unhealthy"  # a liveness probe failed (sync)
+    PROBE_ERROR = "probe-error"  # a liveness probe could not be run (sync)
+
+
+@attrs.frozen
+class Event:
+    """Something that happened while applying, as the seed sent to its event recorder.
+
+    Attributes:
+        kind: what happened.
+        pod: the pod key (``namespace/name``); empty for image pulls and removals.
+        container: the pod container's name (``net`` for the network container); empty
+            when the event is not about one container.
+        message: the details, for people.
+        time: when it happened, seconds since the epoch.
+    """
+
+    kind: EventKind
+    pod: str
+    container: str
+    message: str
+    time: float = attrs.Factory(time.time)
+
+
+@attrs.frozen
+class ActionResult:
+    """The outcome of one action.
+
+    Attributes:
+        action: the plan's action.
+        status: done, failed or skipped.
+        error: why it failed or was skipped; empty when done.
+        duration: seconds it took (0 when skipped).
+        pod: the pod it belongs to: the pod key, the pod uid for a pod known only by
+            its directory, empty for pulls and image removals.
+    """
+
+    action: Action
+    status: ActionStatus
+    error: str = ""
+    duration: float = 0.0
+    pod: str = ""
+
+
+@attrs.frozen
+class ApplyResult:
+    """What applying a plan did.
+
+    Attributes:
+        results: one per action, in plan order (``Plan.actions``).
+        duration: seconds the whole apply took.
+    """
+
+    results: tuple[ActionResult, ...] = ()
+    duration: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        """True when every action was done (none failed or was skipped)."""
+        return all(r.status is ActionStatus.DONE for r in self.results)
+
+    @property
+    def failures(self) -> tuple[ActionResult, ...]:
+        """The failed actions (skipped ones are not failures of their own)."""
+        return tuple(r for r in self.results if r.status is ActionStatus.FAILED)
+
+    @property
+    def failed_pods(self) -> tuple[str, ...]:
+        """The pods with a failed or skipped action, sorted."""
+        return tuple(
+            sorted({r.pod for r in self.results if r.pod and r.status is not ActionStatus.DONE})
+        )
+
+    def summary(self) -> str:
+        """For people: the counts, then one line per failed action."""
+        counts = {status: 0 for status in ActionStatus}
+        for r in self.results:
+            counts[r.status] += 1
+        lines = [
+            f"{counts[ActionStatus.DONE]} done, {counts[ActionStatus.FAILED]} failed, "
+            f"{counts[ActionStatus.SKIPPED]} skipped in {self.duration:.2f}s."
+        ]
+        for r in self.failures:
+            lines.append(f"failed: {r.action.message}: {r.error}")
+        skipped = sorted({r.pod for r in self.results if r.status is ActionStatus.SKIPPED})
+        if skipped:
+            lines.append(f"skipped actions of: {', '.join(p or '(engine)' for p in skipped)}")
+        return "\n".join(lines)
+
+
+_ACTION_TYPES = (Pull, Create, Kill, Remove, Wait, RemovePodDir, RemoveImage)
+
+
+class _ActionFailed(Exception):
+    """An action failed for a reason that is not a runtime call (hook, host files)."""
+
+
+# What the host filesystem raises: a refused path, the OS's errors, a NUL in a path.
+_HOST_ERRORS = (HostPathRefused, OSError, ValueError)
+
+
+@contextlib.contextmanager
+def _runtime_call(operation: str, target: str) -> Iterator[None]:
+    """Let a ``RuntimeCallError`` through, and turn anything else a runtime raises (a
+    bug in it) into one, so that it becomes a failed result instead of killing the
+    worker. podsync's own bugs are outside these blocks and propagate."""
+    try:
+        yield
+    except RuntimeCallError:
+        raise
+    except Exception as exc:
+        raise RuntimeCallError(operation, target, f"{type(exc).__name__}: {exc}") from exc
+
+
+class _Applier:
+    """One apply: the runtime, the settings, and the event callback's lock."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        *,
+        root_dir: str,
+        on_event: Callable[[Event], None] | None,
+        hook_timeout: float,
+    ) -> None:
+        self.runtime = runtime
+        self.root_dir = root_dir
+        self.on_event = on_event
+        self.hook_timeout = hook_timeout
+        self.event_lock = threading.Lock()
+        self.callback_error: BaseException | None = None
+
+    def emit(self, kind: EventKind, pod: str, container: str, message: str) -> None:
+        if self.on_event is None:
+            return
+        event = Event(kind, pod, container, message)
+        # One event at a time, so the callback need not be thread-safe. A callback that
+        # raises is the caller's bug: remember it, keep applying (a half-applied plan is
+        # worse), and re-raise it from apply.
+        with self.event_lock:
+            try:
+                self.on_event(event)
+            except Exception as exc:
+                if self.callback_error is None:
+                    self.callback_error = exc
+
+    # -- one action ---------------------------------------------------------------------
+
+    def run(self, action: Action, pod_plan: PodPlan | None) -> ActionResult:
+        pod = _pod_label(pod_plan)
+        start = time.perf_counter()
+        try:
+            self._do(action, pod_plan)
+        except (_ActionFailed, RuntimeCallError) as exc:
+            error = str(exc)
+        else:
+            return ActionResult(action, ActionStatus.DONE, "", time.perf_counter() - start, pod)
+        self.emit(EventKind.FAILED, _event_pod(action), _container_of(action), error)
+        return ActionResult(action, ActionStatus.FAILED, error, time.perf_counter() - start, pod)
+
+    def _do(self, action: Action, pod_plan: PodPlan | None) -> None:
+        runtime = self.runtime
+        if isinstance(action, Pull):
+            with _runtime_call("pull", action.image):
+                runtime.pull_image(action.image)
+            self.emit(EventKind.PULLED, "", "", f"pulled image {action.image}")
+        elif isinstance(action, Create):
+            self._create(action, pod_plan)
+        elif isinstance(action, Kill):
+            self._kill(action, pod_plan)
+        elif isinstance(action, Remove):
+            with _runtime_call("remove", action.id):
+                runtime.remove_container(action.id)
+            self.emit(EventKind.REMOVED, action.pod, action.container, action.message)
+        elif isinstance(action, Wait):
+            pass  # informational: the next plan decides again
+        elif isinstance(action, RemovePodDir):
+            try:
+                removed = remove_pod_dir(action.path, self.root_dir)
+            except _HOST_ERRORS as exc:
+                raise _ActionFailed(f"tear down {action.path}: {exc}") from exc
+            if removed:
+                self.emit(EventKind.POD_DIR_REMOVED, _event_pod(action), "", action.message)
+        elif isinstance(action, RemoveImage):
+            with _runtime_call("remove image", action.image_id):
+                runtime.remove_image(action.image_id)
+            self.emit(EventKind.IMAGE_REMOVED, "", "", action.message)
+        else:  # pragma: no cover - _apply checked every action's type
+            raise TypeError(f"expected a plan action, got {action!r}")
+
+    def _create(self, action: Create, pod_plan: PodPlan | None) -> None:
+        """Seed runContainer: host files, create, start, then the postStart handler; a
+        failed handler stops the container (seed killContainerByID) and fails the action."""
+        spec = action.spec
+        try:
+            make_host_paths(spec, self.root_dir)
+        except _HOST_ERRORS as exc:
+            raise _ActionFailed(f"host paths of {spec.name}: {exc}") from exc
+        with _runtime_call("create", spec.name):
+            cid = self.runtime.create_container(spec)
+        self.emit(EventKind.CREATED, action.pod, action.container, f"created {spec.name} ({cid})")
+        with _runtime_call("start", cid):
+            self.runtime.start_container(cid)
+        self.emit(EventKind.STARTED, action.pod, action.container, f"started {spec.name} ({cid})")
+        if spec.post_start is None:
+            return
+        # App containers share the network container's namespace: a handler without a
+        # host connects to its address (the seed used the pod IP).
+        network_id = None
+        if spec.network_mode.startswith("container:"):
+            network_id = spec.network_mode.removeprefix("container:")
+        try:
+            run_handler(
+                spec.post_start,
+                self.runtime,
+                cid,
+                network_id=network_id,
+                timeout=self.hook_timeout,
+            )
+        except HandlerError as exc:
+            error = f"postStart handler failed: {exc}"
+            self.emit(EventKind.HOOK_FAILED, action.pod, action.container, error)
+            self.emit(
+                EventKind.KILLING,
+                action.pod,
+                action.container,
+                f"stop {spec.name} ({cid}): postStart handler failed",
+            )
+            try:
+                with _runtime_call("stop", cid):
+                    self.runtime.stop_container(cid, _POST_START_STOP_TIMEOUT)
+            except RuntimeCallError as stop_exc:
+                error += f"; stopping the container failed too: {stop_exc}"
+            raise _ActionFailed(error) from exc
+
+    def _kill(self, action: Kill, pod_plan: PodPlan | None) -> None:
+        """Seed killContainer, plus the preStop handler the seed never ran: its failure
+        is reported but does not prevent the stop (the kubelet's behaviour)."""
+        self.emit(EventKind.KILLING, action.pod, action.container, action.message)
+        if action.pre_stop is not None:
+            try:
+                run_handler(
+                    action.pre_stop,
+                    self.runtime,
+                    action.id,
+                    timeout=self.hook_timeout,
+                )
+            except HandlerError as exc:
+                self.emit(
+                    EventKind.HOOK_FAILED,
+                    action.pod,
+                    action.container,
+                    f"preStop handler failed: {exc}",
+                )
+        with _runtime_call("stop", action.id):
+            self.runtime.stop_container(action.id, action.timeout)
+
+    # -- one pod ------------------------------------------------------------------------
+
+    def run_pod(self, pod_plan: PodPlan, blocked: str) -> list[ActionResult]:
+        """The pod's actions in order; after a failure (or when ``blocked`` names a
+        failed pull) the rest are skipped."""
+        pod = _pod_label(pod_plan)
+        results: list[ActionResult] = []
+        reason = blocked
+        for action in pod_plan.actions:
+            if reason:
+                results.append(ActionResult(action, ActionStatus.SKIPPED, reason, 0.0, pod))
+                continue
+            result = self.run(action, pod_plan)
+            results.append(result)
+            if result.status is ActionStatus.FAILED:
+                reason = f"not run: an earlier action failed ({action.message})"
+        return results
+
+
+def _pod_label(pod_plan: PodPlan | None) -> str:
+    if pod_plan is None:
+        return ""
+    return pod_plan.pod or pod_plan.uid
+
+
+def _event_pod(action: Action) -> str:
+    if isinstance(action, RemovePodDir):
+        return action.pod_uid
+    if isinstance(action, Pull | RemoveImage):
+        return ""
+    return action.pod
+
+
+def _container_of(action: Action) -> str:
+    if isinstance(action, Pull | RemoveImage | RemovePodDir):
+        return ""
+    return action.container
+
+
+def _check_settings(workers: int, hook_timeout: float) -> None:
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be an integer of at least 1, got {workers!r}")
+    if not hook_timeout > 0:
+        raise ValueError(f"hook_timeout must be positive, got {hook_timeout!r}")
+
+
+def apply(
+    plan: Plan,
+    runtime: Runtime,
+    *,
+    root_dir: str | None = None,
+    workers: int = DEFAULT_WORKERS,
+    on_event: Callable[[Event], None] | None = None,
+    hook_timeout: float = DEFAULT_HOOK_TIMEOUT,
+) -> ApplyResult:
+    """Execute ``plan`` through ``runtime``: pulls, then the pods in parallel, then the
+    cleanup (see the module docstring for the order and how failures propagate).
+
+    Args:
+        plan: what to do (``podsync.plan``).
+        runtime: the engine (``podsync.docker.DockerRuntime``,
+            ``podsync.testing.FakeRuntime``, or any ``Runtime``).
+        root_dir: the root directory the plan was made with (``PlanOptions.root_dir``;
+            its default when ``None``). Host paths are created and pod directories
+            torn down only strictly inside it.
+        workers: the size of the one thread pool used for everything.
+        on_event: called with each ``Event`` as it happens, from the worker threads,
+            one call at a time (calls are serialized, so the callback need not be
+            thread-safe, but it should be quick: the workers wait for it).
+        hook_timeout: seconds a postStart or preStop handler may take.
+
+    Returns:
+        One result per action, in plan order; ``result.ok`` is True when everything
+        was done.
+
+    Raises:
+        ValueError: ``workers`` is below 1 or ``hook_timeout`` is not positive.
+        TypeError: the plan holds something that is not an action.
+        Exception: whatever ``on_event`` raised (the first such exception), re-raised
+            after the whole plan has been applied.
+    """
+    _check_settings(workers, hook_timeout)
+
+    # A plan holding something else is a programming error: refuse it before any call.
+    for action in plan.actions:
+        if not isinstance(action, _ACTION_TYPES):
+            raise TypeError(f"expected a plan action, got {action!r}")
+    started = time.perf_counter()
+    applier = _Applier(
+        runtime,
+        root_dir=root_dir if root_dir is not None else PlanOptions().root_dir,
+        on_event=on_event,
+        hook_timeout=hook_timeout,
+    )
+    pull_results: list[ActionResult] = []
+    pod_results: list[list[ActionResult]] = []
+    cleanup_results: list[ActionResult] = []
+    if plan.pulls or plan.pods or plan.cleanup:
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="podsync-apply") as pool:
+            # 1. Pulls. Each image is pulled once, whatever the number of pods needing it.
+            pull_futures = [pool.submit(applier.run, pull, None) for pull in plan.pulls]
+            pull_results = [f.result() for f in pull_futures]
+            blocked: dict[str, str] = {}
+            for result in pull_results:
+                if result.status is ActionStatus.FAILED:
+                    assert isinstance(result.action, Pull)
+                    for pod in result.action.pods:
+                        blocked.setdefault(pod, f"pull of {result.action.image} failed")
+            # 2. Pods, in parallel; each pod's actions in order.
+            pod_futures: list[Future[list[ActionResult]]] = [
+                pool.submit(applier.run_pod, pod_plan, blocked.get(pod_plan.pod, ""))
+                for pod_plan in plan.pods
+            ]
+            pod_results = [f.result() for f in pod_futures]
+            # 3. Engine-wide cleanup, after every pod is done with its images.
+            cleanup_futures = [pool.submit(applier.run, a, None) for a in plan.cleanup]
+            cleanup_results = [f.result() for f in cleanup_futures]
+    results: list[ActionResult] = list(pull_results)
+    for pod_result in pod_results:
+        results.extend(pod_result)
+    results.extend(cleanup_results)
+    if applier.callback_error is not None:
+        raise applier.callback_error
+    return ApplyResult(tuple(results), time.perf_counter() - started)

@@ -1,0 +1,390 @@
+"""Handlers and liveness probes: exec, httpGet and tcpSocket, run against containers.
+
+Ported from the seed's ``runHandler`` / ``newActionHandler`` (exec through the engine,
+HTTP GET ``http://<host>:<port>/<path>``; reference §2.5) and its health checkers
+(``healthy``, §2.5; the planner applies the initialDelaySeconds rule, the prober only
+runs probes that are past it). tcpSocket is the later kubelet's TCP checker.
+
+Semantics, as Kubernetes':
+
+* exec: the command (an argument list, never a shell string) runs in the container;
+  exit code 0 is success.
+* httpGet: a GET to ``handler.host`` or, when it names none, the address of the pod's
+  network; success is a 2xx or 3xx status (redirects are not followed). A port is a
+  number or the name of one of the container's ports; an empty port is 80 (seed). HTTPS
+  does not verify the certificate (the kubelet's probes do not either).
+* tcpSocket: success is an accepted TCP connection.
+
+Every network operation has a timeout. Nothing runs a shell.
+"""
+
+from __future__ import annotations
+
+import http.client
+import socket
+import ssl
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+import attrs
+
+from podsync._labels import (
+    LABEL_CONTAINER,
+    LABEL_POD_NAME,
+    LABEL_POD_NAMESPACE,
+    LABEL_POD_SOURCE,
+    LABEL_POD_UID,
+)
+from podsync._models import Container, Handler, ObservedContainer, Pod, Port
+from podsync._naming import parse_container_name, pod_full_name
+from podsync._plan import NETWORK_CONTAINER
+from podsync._runtime import Runtime
+from podsync.exceptions import PodsyncError
+
+# Everything in __all__ gets re-exported as part of the podsync public API.
+__all__ = ["DEFAULT_PROBE_TIMEOUT", "probe_liveness"]
+
+#: Seconds a liveness probe may take (Kubernetes' ``timeoutSeconds`` default).
+DEFAULT_PROBE_TIMEOUT = 1.0
+
+# How many probes run at once: probes are short and run before every plan; a few
+# threads keep a slow container from delaying the others without loading the engine.
+_PROBE_WORKERS = 4
+
+# The kubelet reads at most 10 KiB of a probe's response body; so does podsync.
+_MAX_BODY = 10 * 1024
+# How much of an exec's output an error message quotes.
+_MAX_OUTPUT = 200
+
+
+class HandlerError(PodsyncError):
+    """A handler failed.
+
+    Attributes:
+        ran: True when the handler ran and failed (exit code, HTTP status, refused
+            connection); False when it could not be run at all (the runtime call
+            failed, the container has no address, a named port is unknown).
+    """
+
+    def __init__(self, message: str, *, ran: bool = True) -> None:
+        super().__init__(message)
+        self.ran = ran
+
+
+def resolve_port(port: int | str, ports: Sequence[Port], *, default: int | None = None) -> int:
+    """The port number a handler means: a number, a numeric string, or the name of one
+    of the container's ``ports`` (seed: "named port resolved via container ports").
+
+    Raises:
+        HandlerError: the port is empty with no default, out of range, or names no port.
+    """
+    if isinstance(port, str):
+        if port == "":
+            if default is None:
+                raise HandlerError("no port given", ran=False)
+            return default
+        if port.isdigit():
+            port = int(port)
+        else:
+            for candidate in ports:
+                if candidate.name == port:
+                    return candidate.container_port
+            known = sorted(p.name for p in ports if p.name)
+            raise HandlerError(
+                f"no container port is named {port!r} (named ports: {known or 'none'})",
+                ran=False,
+            )
+    if not 0 < port < 65536:
+        raise HandlerError(f"port must be 1-65535, got {port}", ran=False)
+    return port
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc) or type(exc).__name__
+
+
+def _host_for_url(host: str) -> str:
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+def _run_exec(runtime: Runtime, container_id: str, command: Sequence[str], timeout: float) -> None:
+    try:
+        result = runtime.exec_in_container(container_id, list(command), timeout)
+    except Exception as exc:  # the runtime's error, or its bug: the handler did not run
+        raise HandlerError(f"exec {list(command)!r}: {exc}", ran=False) from exc
+    if result.exit_code != 0:
+        output = result.output.decode("utf-8", "replace").strip()
+        if len(output) > _MAX_OUTPUT:
+            output = output[:_MAX_OUTPUT] + "..."
+        detail = f": {output}" if output else ""
+        raise HandlerError(f"exec {list(command)!r} exited with code {result.exit_code}{detail}")
+
+
+def _insecure_context() -> ssl.SSLContext:
+    # The kubelet's HTTPS probes skip certificate verification: a pod's certificate is
+    # rarely issued for its IP address.
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    return context
+
+
+def http_get(host: str, port: int, path: str, scheme: str, timeout: float) -> None:
+    """GET ``<scheme>://<host>:<port>/<path>``; success is a 2xx or 3xx status.
+
+    Raises:
+        HandlerError: the request failed or the status is not 2xx/3xx.
+    """
+    target = path if path.startswith("/") else "/" + path
+    url = f"{scheme.lower()}://{_host_for_url(host)}:{port}{target}"
+    conn: http.client.HTTPConnection
+    if scheme.upper() == "HTTP":
+        conn = http.client.HTTPConnection(host, port, timeout=timeout)
+    elif scheme.upper() == "HTTPS":
+        conn = http.client.HTTPSConnection(host, port, timeout=timeout, context=_insecure_context())
+    else:
+        raise HandlerError(f"unsupported scheme {scheme!r} (expected HTTP or HTTPS)", ran=False)
+    try:
+        conn.request("GET", target, headers={"User-Agent": "podsync", "Accept": "*/*"})
+        response = conn.getresponse()
+        response.read(_MAX_BODY)
+        status = response.status
+    except (OSError, http.client.HTTPException, ValueError) as exc:
+        raise HandlerError(f"GET {url}: {_reason(exc)}") from exc
+    finally:
+        conn.close()
+    if not 200 <= status < 400:
+        raise HandlerError(f"GET {url}: status {status}")
+
+
+def tcp_connect(host: str, port: int, timeout: float) -> None:
+    """Open (and close) a TCP connection to ``host:port``.
+
+    Raises:
+        HandlerError: the connection was refused, timed out or could not be made.
+    """
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            pass
+    except (OSError, ValueError) as exc:
+        raise HandlerError(f"connect {_host_for_url(host)}:{port}: {_reason(exc)}") from exc
+
+
+def _address(runtime: Runtime, network_id: str) -> str:
+    try:
+        address = runtime.container_address(network_id)
+    except Exception as exc:  # the runtime's error, or its bug: the handler did not run
+        raise HandlerError(f"address of {network_id}: {exc}", ran=False) from exc
+    if not address:
+        raise HandlerError(
+            f"container {network_id} has no network address and the handler names no host",
+            ran=False,
+        )
+    return address
+
+
+def run_handler(
+    handler: Handler,
+    runtime: Runtime,
+    container_id: str,
+    *,
+    network_id: str | None = None,
+    ports: Sequence[Port] = (),
+    timeout: float,
+) -> None:
+    """Run ``handler`` against a container (seed runHandler).
+
+    Args:
+        handler: the handler (exactly one action is set).
+        runtime: where exec commands run and container addresses come from.
+        container_id: the container the handler is for: exec runs in it.
+        network_id: the container whose address httpGet and tcpSocket use when the
+            handler names no host: the pod's network container (app containers share
+            its network); the container itself when ``None``.
+        ports: the container's ports, to resolve named ports.
+        timeout: seconds the exec, connection or request may take.
+
+    Raises:
+        HandlerError: the handler failed or could not be run.
+    """
+    if handler.exec_command is not None:
+        _run_exec(runtime, container_id, handler.exec_command, timeout)
+    elif handler.http_get is not None:
+        h = handler.http_get
+        port = resolve_port(h.port, ports, default=80)
+        host = h.host or _address(runtime, network_id or container_id)
+        http_get(host, port, h.path, h.scheme, timeout)
+    else:
+        assert handler.tcp_socket is not None  # Handler's invariant: exactly one is set
+        t = handler.tcp_socket
+        port = resolve_port(t.port, ports)
+        host = t.host or _address(runtime, network_id or container_id)
+        tcp_connect(host, port, timeout)
+
+
+# ---------------------------------------------------------------------------------------
+# Liveness probes
+
+
+@attrs.frozen
+class ProbeTarget:
+    """One running container to probe."""
+
+    container_id: str
+    pod: str  # the pod key, namespace/name
+    container: str
+    handler: Handler
+    ports: tuple[Port, ...]
+    network_id: str | None
+
+
+@attrs.frozen
+class ProbeOutcome:
+    """What probing one container gave: ``healthy`` is None when the probe could not
+    be run (no result: the seed kept a container whose health check errored)."""
+
+    target: ProbeTarget
+    healthy: bool | None
+    message: str = ""
+
+
+def _identity(oc: ObservedContainer) -> tuple[str, str, str] | None:
+    """(pod uid, pod full name, container name) of an owned container; the uid is blank
+    for a 2014 kubelet's container without one."""
+    labels = oc.labels
+    uid = labels.get(LABEL_POD_UID)
+    if uid is not None:
+        container = labels.get(LABEL_CONTAINER) or parse_container_name(oc.name).container
+        full_name = pod_full_name(
+            labels.get(LABEL_POD_NAME, ""),
+            labels.get(LABEL_POD_NAMESPACE, ""),
+            labels.get(LABEL_POD_SOURCE, ""),
+        )
+        return uid, full_name, container
+    parsed = parse_container_name(oc.name)
+    if not parsed.container or not parsed.pod_full_name:
+        return None
+    return parsed.uid, parsed.pod_full_name, parsed.container
+
+
+def probe_targets(
+    desired: Sequence[Pod], observed: Sequence[ObservedContainer], *, now: float
+) -> list[ProbeTarget]:
+    """The running containers of desired pods whose spec has a liveness probe and that
+    are past its initialDelaySeconds (seed healthy(): within the delay after creation a
+    container counts as healthy, strict ``<``)."""
+    by_full_name: dict[str, Pod] = {}
+    for pod in desired:
+        by_full_name.setdefault(pod.full_name, pod)
+    matched: list[tuple[ObservedContainer, Pod, str]] = []
+    networks: dict[str, ObservedContainer] = {}  # newest running net by pod uid
+    for oc in observed:
+        if not oc.running:
+            continue
+        identity = _identity(oc)
+        if identity is None:
+            continue
+        uid, full_name, name = identity
+        owner = by_full_name.get(full_name)
+        # A blank uid (a 2014 kubelet's name) matches any uid (seed FindPodContainer).
+        if owner is None or uid not in ("", owner.uid):
+            continue
+        if name == NETWORK_CONTAINER:
+            known = networks.get(owner.uid)
+            if known is None or (oc.created, oc.id) > (known.created, known.id):
+                networks[owner.uid] = oc
+        else:
+            matched.append((oc, owner, name))
+    targets: list[ProbeTarget] = []
+    for oc, pod, name in matched:
+        spec: Container | None = next((c for c in pod.containers if c.name == name), None)
+        if spec is None or spec.liveness_probe is None:
+            continue
+        if now - oc.created < spec.liveness_probe.initial_delay_seconds:
+            continue
+        net = networks.get(pod.uid)
+        targets.append(
+            ProbeTarget(
+                container_id=oc.id,
+                pod=pod.key,
+                container=name,
+                handler=spec.liveness_probe.handler,
+                ports=spec.ports,
+                network_id=net.id if net is not None else None,
+            )
+        )
+    return targets
+
+
+def run_probes(
+    targets: Sequence[ProbeTarget],
+    runtime: Runtime,
+    *,
+    timeout: float,
+    workers: int = _PROBE_WORKERS,
+) -> dict[str, ProbeOutcome]:
+    """Run the probes of ``targets`` in parallel; outcomes by container id."""
+
+    def run(target: ProbeTarget) -> ProbeOutcome:
+        try:
+            run_handler(
+                target.handler,
+                runtime,
+                target.container_id,
+                network_id=target.network_id,
+                ports=target.ports,
+                timeout=timeout,
+            )
+        except HandlerError as exc:
+            return ProbeOutcome(target, False if exc.ran else None, str(exc))
+        return ProbeOutcome(target, True)
+
+    if not targets:
+        return {}
+    if len(targets) == 1:
+        outcomes = [run(targets[0])]
+    else:
+        with ThreadPoolExecutor(
+            max_workers=min(workers, len(targets)), thread_name_prefix="podsync-probe"
+        ) as pool:
+            outcomes = list(pool.map(run, targets))
+    return {o.target.container_id: o for o in outcomes}
+
+
+def probe_liveness(
+    desired: Sequence[Pod],
+    observed: Sequence[ObservedContainer],
+    runtime: Runtime,
+    *,
+    now: float,
+    timeout: float = DEFAULT_PROBE_TIMEOUT,
+) -> dict[str, bool]:
+    """Run the liveness probes of the running containers of ``desired`` pods.
+
+    A container is probed when it is running, belongs to a desired pod (by the podsync
+    labels, or the seed's ``k8s_`` name for a 2014 kubelet's container), its spec has a
+    liveness probe, and it was created at least ``initial_delay_seconds`` before
+    ``now``. exec probes run in the container; httpGet and tcpSocket probes without a
+    host connect to the address of the pod's network container. Probes run in parallel
+    on a small pool of threads.
+
+    The result is meant for ``plan(..., liveness=...)``: the plan replaces a container
+    whose probe failed.
+
+    Args:
+        desired: the desired pods.
+        observed: the containers on the engine (``runtime.list_containers()``).
+        runtime: where exec probes run and container addresses come from.
+        now: the current time, seconds since the epoch.
+        timeout: seconds each probe may take.
+
+    Returns:
+        By container id: True when the probe passed, False when it failed. A container
+        whose probe could not be run at all (the runtime call failed, no address) has
+        no entry, which the planner counts as healthy, as the seed did when its health
+        check errored.
+    """
+    outcomes = run_probes(probe_targets(desired, observed, now=now), runtime, timeout=timeout)
+    return {cid: o.healthy for cid, o in outcomes.items() if o.healthy is not None}

@@ -1,0 +1,199 @@
+"""Files on the host: pod directories under the root directory.
+
+What lives there (paths come from the plan, see ``_volumes.py``)::
+
+    <root>/<pod uid>/.podsync-pod                    the marker: podsync made this directory
+    <root>/<pod uid>/volumes/empty/<volume>          emptyDir volumes
+    <root>/<pod uid>/<container>/<instance>          termination-message files
+
+Ported from the seed's ``runContainer`` (mkdir ``<root>/<uid>/<container>`` 0750, then
+create the file that is bound to ``terminationMessagePath``), the emptyDir plugin's
+``SetUp`` (mkdir 0750) and ``reconcileVolumes`` / ``TearDown`` (reference §2.3, §2.5).
+hostPath volumes are the user's directories: podsync never creates or removes them (the
+engine creates a missing bind source, as Docker did for the seed).
+
+Safety rules, because a plan may come from a file and the root may be misconfigured:
+
+1. Every path podsync creates or removes must be strictly inside the root directory
+   once symlinks are resolved (``os.path.realpath``); anything else is refused.
+2. Directories are made one component at a time with ``lstat`` checks, so a symlink
+   planted inside the root is never followed out of it; files are opened with
+   ``O_NOFOLLOW``.
+3. Only directories that carry the marker file are pod directories: ``list_pod_dirs``
+   reports nothing else, and ``remove_pod_dir`` refuses anything else. A root directory
+   pointed at ``/tmp`` by mistake therefore loses nothing podsync did not create
+   (the seed tore down whatever it found under its root). A pod directory left by a
+   2014 kubelet has no marker and is left alone.
+4. Removal is ``shutil.rmtree`` on a real (not symlinked) directory, which on Linux
+   works through directory file descriptors and removes symlinks inside the tree without
+   following them (``shutil.rmtree.avoids_symlink_attacks``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import stat
+
+from podsync._plan import CreateSpec
+from podsync.exceptions import PodsyncError
+
+# Nothing here is public API: ``podsync.observe`` and ``podsync.apply`` use it.
+__all__: list[str] = []
+
+#: The file that marks a directory under the root as a podsync pod directory.
+POD_DIR_MARKER = ".podsync-pod"
+
+# The seed made its pod and container directories 0750 (os.MkdirAll(dir, 0750)); the
+# process umask applies on top, as it did for the seed.
+DIR_MODE = 0o750
+# The seed's os.Create: 0666 before the umask, so the container may write its message
+# whatever user it runs as.
+FILE_MODE = 0o666
+
+
+class HostPathRefused(PodsyncError):
+    """A host path podsync was asked to create or remove is not a safe place to touch."""
+
+
+def _components(path: str, root_dir: str) -> tuple[str, list[str]]:
+    """The real root directory and the components of ``path`` below it.
+
+    Raises:
+        HostPathRefused: ``path`` is relative, or not strictly inside ``root_dir`` once
+            symlinks and ``..`` are resolved.
+    """
+    if not os.path.isabs(path):
+        raise HostPathRefused(f"expected an absolute path, got {path!r}")
+    real_root = os.path.realpath(root_dir)
+    real_path = os.path.realpath(path)
+    rel = os.path.relpath(real_path, real_root)
+    parts = rel.split(os.sep)
+    if rel == os.curdir or parts[0] == os.pardir or os.path.isabs(rel):
+        raise HostPathRefused(
+            f"{path!r} is not inside the root directory {root_dir!r} (resolved: {real_path!r})"
+        )
+    return real_root, parts
+
+
+def _make_dir(path: str) -> None:
+    """Make one directory (if missing) and check that it is a real directory."""
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(path, DIR_MODE)
+    st = os.lstat(path)
+    if not stat.S_ISDIR(st.st_mode):
+        # A symlink appeared after realpath looked (or a file is in the way).
+        raise HostPathRefused(f"{path!r} is not a directory (a symlink or a file?)")
+
+
+def _make_pod_path(real_root: str, parts: list[str]) -> str:
+    """Make the root, the pod directory with its marker, and ``parts[1:]`` as
+    directories; return the joined path."""
+    os.makedirs(real_root, DIR_MODE, exist_ok=True)
+    current = os.path.join(real_root, parts[0])
+    _make_dir(current)
+    marker = os.path.join(current, POD_DIR_MARKER)
+    fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    os.close(fd)
+    for part in parts[1:]:
+        current = os.path.join(current, part)
+        _make_dir(current)
+    return current
+
+
+def make_host_paths(spec: CreateSpec, root_dir: str) -> None:
+    """Create ``spec.directories`` and the empty ``spec.files`` (with their parent
+    directories), before the container is created (seed runContainer).
+
+    Existing directories and files are kept as they are (a file is never truncated: a
+    container instance's termination message belongs to it).
+
+    Raises:
+        HostPathRefused: a path is not strictly inside ``root_dir``, or a symlink or file
+            is in the way.
+        OSError: the filesystem refused (permissions, no space, ...).
+    """
+    for directory in spec.directories:
+        real_root, parts = _components(directory, root_dir)
+        _make_pod_path(real_root, parts)
+    for file in spec.files:
+        real_root, parts = _components(file, root_dir)
+        if len(parts) < 2:
+            raise HostPathRefused(f"{file!r} is not inside a pod directory of {root_dir!r}")
+        parent = _make_pod_path(real_root, parts[:-1])
+        fd = os.open(
+            os.path.join(parent, parts[-1]),
+            os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
+            FILE_MODE,
+        )
+        os.close(fd)
+
+
+def remove_pod_dir(path: str, root_dir: str) -> bool:
+    """Tear down the pod directory ``path`` and everything in it (seed TearDown).
+
+    ``path`` must name a directory directly under ``root_dir`` (after resolving
+    symlinks in ``root_dir``) that is itself a real directory, not a symlink, and
+    carries the podsync marker. Symlinks inside it are removed, never followed.
+
+    Returns:
+        True if a directory was removed, False if there was none (already gone).
+
+    Raises:
+        HostPathRefused: ``path`` is not a podsync pod directory directly under
+            ``root_dir``; nothing was removed.
+        OSError: the removal failed part-way (permissions, a busy mount, ...).
+    """
+    if not os.path.isabs(path):
+        raise HostPathRefused(f"expected an absolute path, got {path!r}")
+    normalized = os.path.normpath(path)
+    name = os.path.basename(normalized)
+    real_root = os.path.realpath(root_dir)
+    if name in ("", os.curdir, os.pardir) or (
+        os.path.realpath(os.path.dirname(normalized)) != real_root
+    ):
+        raise HostPathRefused(f"{path!r} is not a directory directly under {root_dir!r}")
+    target = os.path.join(real_root, name)
+    try:
+        st = os.lstat(target)
+    except FileNotFoundError:
+        return False
+    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+        raise HostPathRefused(f"{path!r} is not a real directory (a symlink or a file)")
+    if not _is_marked(target):
+        raise HostPathRefused(
+            f"{path!r} has no {POD_DIR_MARKER} marker: podsync did not create it, "
+            "so it is not torn down"
+        )
+    shutil.rmtree(target)
+    return True
+
+
+def _is_marked(directory: str) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(os.path.join(directory, POD_DIR_MARKER)).st_mode)
+    except OSError:
+        return False
+
+
+def list_pod_dirs(root_dir: str) -> set[str]:
+    """The pod uids that have a podsync pod directory under ``root_dir``.
+
+    Only real directories (not symlinks) that carry the marker count; a missing root
+    directory has none.
+
+    Raises:
+        OSError: ``root_dir`` exists but cannot be listed.
+    """
+    try:
+        entries = list(os.scandir(root_dir))
+    except FileNotFoundError:
+        return set()
+    return {
+        entry.name
+        for entry in entries
+        if entry.is_dir(follow_symlinks=False)
+        and not entry.name.startswith(".")
+        and _is_marked(entry.path)
+    }

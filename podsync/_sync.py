@@ -1,0 +1,222 @@
+"""Observe, plan, apply: one sync, in one call.
+
+The seed's ``SyncPods`` observed Docker, decided and acted in one pass (reference
+§2.3); ``sync`` does the same in three visible steps - ``observe``, ``plan``, ``apply``
+- with the liveness prober in between (its results feed the plan, as the seed's
+health checks fed ``syncPod``). ``observe`` is public on its own so that a CLI or an
+orchestrator can plan without applying.
+
+For the seed's ``--runonce`` (reference §5), call ``sync`` in a loop until the pods run
+or a retry budget is spent; ``sync`` itself is one pass and never sleeps.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+
+import attrs
+
+from podsync._apply import (
+    DEFAULT_HOOK_TIMEOUT,
+    DEFAULT_WORKERS,
+    ApplyResult,
+    Event,
+    EventKind,
+    _check_settings,
+    apply,
+)
+from podsync._hooks import DEFAULT_PROBE_TIMEOUT, probe_targets, run_probes
+from podsync._hostfs import list_pod_dirs
+from podsync._models import ObservedContainer, ObservedImage, Pod
+from podsync._plan import Plan, PlanOptions, plan
+from podsync._runtime import Runtime
+
+# Everything in __all__ gets re-exported as part of the podsync public API.
+__all__ = ["Observation", "SyncResult", "observe", "sync"]
+
+
+@attrs.frozen
+class Observation:
+    """What runs on an engine and what lies under the root directory: the planner's
+    input besides the desired pods.
+
+    Attributes:
+        containers: every container, running and exited (``Runtime.list_containers``).
+        images: every image (``Runtime.list_images``).
+        pod_dirs: the pod uids with a podsync pod directory under the root directory.
+    """
+
+    containers: tuple[ObservedContainer, ...] = ()
+    images: tuple[ObservedImage, ...] = ()
+    pod_dirs: frozenset[str] = frozenset()
+
+
+def observe(runtime: Runtime, root_dir: str | None = None) -> Observation:
+    """Observe ``runtime`` and the pod directories under ``root_dir``.
+
+    Two runtime calls (``list_containers``, ``list_images``) and one directory listing.
+
+    Args:
+        runtime: the engine.
+        root_dir: the root directory of pod data; ``PlanOptions().root_dir`` when
+            ``None``. A missing root directory holds no pod directories.
+
+    Returns:
+        The observation, ready for ``plan(desired, obs.containers, images=obs.images,
+        pod_dirs=obs.pod_dirs, ...)``.
+
+    Raises:
+        RuntimeCallError: a list call failed (``EngineUnavailable`` when the engine
+            cannot be reached); nothing can be planned without the observation.
+        OSError: the root directory exists but cannot be listed.
+    """
+    containers = tuple(runtime.list_containers())
+    images = tuple(runtime.list_images())
+    pod_dirs = list_pod_dirs(root_dir if root_dir is not None else PlanOptions().root_dir)
+    return Observation(containers, images, frozenset(pod_dirs))
+
+
+@attrs.frozen
+class SyncResult:
+    """What one ``sync`` planned and what applying the plan did.
+
+    Attributes:
+        plan: the plan, with its rejected pods (``plan.rejected``).
+        apply_result: the outcome of every action.
+        liveness: the liveness probe results the plan was made with, by container id.
+    """
+
+    plan: Plan
+    apply_result: ApplyResult
+    liveness: dict[str, bool] = attrs.field(factory=dict, hash=False)
+
+    @property
+    def ok(self) -> bool:
+        """True when every action of the plan was done (rejected pods aside)."""
+        return self.apply_result.ok
+
+
+def _default_runtime() -> Runtime:
+    # Imported here, not at the top: the docker SDK is only needed when podsync talks
+    # to Docker, and tests with FakeRuntime never load it.
+    from podsync.docker import DockerRuntime
+
+    return DockerRuntime()
+
+
+def sync(
+    desired: Sequence[Pod],
+    runtime: Runtime | None = None,
+    *,
+    options: PlanOptions | None = None,
+    workers: int = DEFAULT_WORKERS,
+    on_event: Callable[[Event], None] | None = None,
+    probe: bool = True,
+    now: float | None = None,
+    hook_timeout: float = DEFAULT_HOOK_TIMEOUT,
+    probe_timeout: float = DEFAULT_PROBE_TIMEOUT,
+) -> SyncResult:
+    """Make the engine run ``desired``: observe, probe liveness, plan, apply (seed
+    SyncPods + syncPod, in one pass).
+
+    Args:
+        desired: the pods that should run, in priority order.
+        runtime: the engine; a ``podsync.docker.DockerRuntime()`` (``docker.from_env()``)
+            when ``None``, closed again before ``sync`` returns.
+        options: planning options (``PlanOptions()`` when ``None``); its ``root_dir`` is
+            where pod directories are observed, created and torn down.
+        workers: threads of the apply pool.
+        on_event: called with each ``Event``, from worker threads, one call at a time
+            (see ``apply``); failed probes are reported as ``unhealthy`` events.
+        probe: run the liveness probes of running containers first; a container whose
+            probe fails is replaced by the plan.
+        now: the time the plan is made for, seconds since the epoch; ``time.time()``
+            when ``None``.
+        hook_timeout: seconds a postStart or preStop handler may take.
+        probe_timeout: seconds a liveness probe may take.
+
+    Returns:
+        The plan and the outcome of applying it. Failed runtime calls are failed
+        results in it, not exceptions.
+
+    Raises:
+        RuntimeCallError: observing the engine failed; nothing was changed.
+        OSError: the root directory exists but cannot be listed; nothing was changed.
+        ValueError: bad ``workers`` or timeouts.
+    """
+    owned = runtime is None
+    engine = _default_runtime() if runtime is None else runtime
+    try:
+        return _sync(
+            desired,
+            engine,
+            options=options or PlanOptions(),
+            workers=workers,
+            on_event=on_event,
+            with_probes=probe,
+            now=time.time() if now is None else now,
+            hook_timeout=hook_timeout,
+            probe_timeout=probe_timeout,
+        )
+    finally:
+        close = getattr(engine, "close", None) if owned else None
+        if callable(close):
+            close()
+
+
+def _sync(
+    desired: Sequence[Pod],
+    runtime: Runtime,
+    *,
+    options: PlanOptions,
+    workers: int,
+    on_event: Callable[[Event], None] | None,
+    with_probes: bool,
+    now: float,
+    hook_timeout: float,
+    probe_timeout: float,
+) -> SyncResult:
+    _check_settings(workers, hook_timeout)
+    if not probe_timeout > 0:
+        raise ValueError(f"probe_timeout must be positive, got {probe_timeout!r}")
+    observation = observe(runtime, options.root_dir)
+    liveness: dict[str, bool] = {}
+    if with_probes:
+        outcomes = run_probes(
+            probe_targets(desired, observation.containers, now=now),
+            runtime,
+            timeout=probe_timeout,
+        )
+        for cid, outcome in sorted(outcomes.items()):
+            if outcome.healthy is not None:
+                liveness[cid] = outcome.healthy
+            if on_event is not None and outcome.healthy is not True:
+                kind = EventKind.UNHEALTHY if outcome.healthy is False else EventKind.PROBE_ERROR
+                what = "failed" if outcome.healthy is False else "could not be run"
+                on_event(
+                    Event(
+                        kind,
+                        outcome.target.pod,
+                        outcome.target.container,
+                        f"liveness probe {what}: {outcome.message}",
+                    )
+                )
+    the_plan = plan(
+        desired,
+        observation.containers,
+        now=now,
+        images=observation.images,
+        pod_dirs=observation.pod_dirs,
+        liveness=liveness,
+        options=options,
+    )
+    result = apply(
+        the_plan,
+        runtime,
+        root_dir=options.root_dir,
+        workers=workers,
+        on_event=on_event,
+        hook_timeout=hook_timeout,
+    )
+    return SyncResult(the_plan, result, liveness)

@@ -1,0 +1,301 @@
+"""apply: order, per-action results, failure isolation, events and parallelism, against
+FakeRuntime."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from podsync import (
+    DEFAULT_WORKERS,
+    ActionStatus,
+    ApplyResult,
+    Container,
+    Event,
+    EventKind,
+    Pod,
+    apply,
+    observe,
+)
+from podsync._plan import GCPolicy, Plan, PlanOptions, PodPlan, Reason, Wait, plan
+from podsync.testing import FakeRuntime
+
+NOW = 1_000_000.0
+PAUSE = "registry.k8s.io/pause:3.10"
+
+
+def pod(name: str, image: str = "busybox") -> Pod:
+    return Pod(name, (Container("c", image),))
+
+
+def engine(**kwargs: Any) -> FakeRuntime:
+    kwargs.setdefault("images", ["busybox", PAUSE])
+    kwargs.setdefault("clock", lambda: NOW - 100)
+    return FakeRuntime(**kwargs)
+
+
+def plan_for(desired: Sequence[Pod], rt: FakeRuntime, root: Path, **options: Any) -> Plan:
+    """Observe ``rt`` and plan ``desired``, without recording the observation calls."""
+    obs = observe(rt, str(root))
+    rt.clear_calls()
+    return plan(
+        desired,
+        obs.containers,
+        images=obs.images,
+        pod_dirs=obs.pod_dirs,
+        now=NOW,
+        options=PlanOptions(root_dir=str(root), **options),
+    )
+
+
+def statuses(result: ApplyResult) -> list[tuple[str, str, str]]:
+    return [
+        (r.pod, getattr(r.action, "container", type(r.action).__name__), r.status.value)
+        for r in result.results
+    ]
+
+
+def test_results_are_in_plan_order(tmp_path):
+    """One result per action, in plan order, each with its pod and a duration."""
+    rt = engine()
+    the_plan = plan_for([pod("b"), pod("a")], rt, tmp_path)
+
+    result = apply(the_plan, rt, root_dir=str(tmp_path))
+
+    assert list(the_plan.actions) == [r.action for r in result.results]
+    assert [
+        ("default/a", "net", "done"),
+        ("default/a", "c", "done"),
+        ("default/b", "net", "done"),
+        ("default/b", "c", "done"),
+    ] == statuses(result)
+    assert all(r.duration >= 0 for r in result.results)
+    assert result.ok
+    assert () == result.failed_pods
+    assert result.summary().startswith("4 done, 0 failed, 0 skipped in ")
+
+
+def test_empty_plan():
+    """An empty plan makes no call and is ok."""
+    rt = engine()
+
+    result = apply(Plan(), rt)
+
+    assert () == result.results
+    assert result.ok
+    assert [] == rt.calls
+
+
+def test_wait_is_done_at_once():
+    """Wait actions are informational: done, without a runtime call."""
+    wait = Wait("default/a", "c", 10.0, Reason.BACK_OFF, "wait default/a/c")
+    rt = engine()
+
+    result = apply(Plan(pods=(PodPlan("default/a", "u", "a.default.api", (wait,)),)), rt)
+
+    assert [("default/a", "c", "done")] == statuses(result)
+    assert [] == rt.calls
+
+
+def test_failure_skips_the_rest_of_the_pod_only(tmp_path):
+    """A failed action stops its pod - the rest is skipped, saying why - while the other
+    pods go on."""
+    rt = engine()
+    rt.fail("start", match="_a.default.api_")
+    the_plan = plan_for([pod("a"), pod("b")], rt, tmp_path)
+
+    result = apply(the_plan, rt, root_dir=str(tmp_path))
+
+    assert [
+        ("default/a", "net", "failed"),
+        ("default/a", "c", "skipped"),
+        ("default/b", "net", "done"),
+        ("default/b", "c", "done"),
+    ] == statuses(result)
+    failed, skipped = result.results[:2]
+    assert failed.error.startswith("start c0001: injected failure")
+    assert skipped.error.startswith("not run: an earlier action failed (create default/a/net: ")
+    assert not result.ok
+    assert ("default/a",) == result.failed_pods
+    assert 1 == len(result.failures)
+
+
+def test_failed_pull_skips_the_pods_that_need_the_image(tmp_path):
+    """A failed pull skips every pod that needs the image; the others go on."""
+    rt = engine()
+    rt.fail("pull", match="redis", error="manifest unknown")
+    the_plan = plan_for([pod("a", "redis"), pod("b"), pod("c", "redis")], rt, tmp_path)
+
+    result = apply(the_plan, rt, root_dir=str(tmp_path))
+
+    assert [
+        ("", "Pull", "failed"),
+        ("default/a", "net", "skipped"),
+        ("default/a", "c", "skipped"),
+        ("default/b", "net", "done"),
+        ("default/b", "c", "done"),
+        ("default/c", "net", "skipped"),
+        ("default/c", "c", "skipped"),
+    ] == statuses(result)
+    assert "pull of redis failed" == result.results[1].error
+    assert ("default/a", "default/c") == result.failed_pods
+    assert [] == [
+        c.args[0].name for c in rt.calls if c.name == "create" and "_a." in c.args[0].name
+    ]
+    summary = result.summary().splitlines()
+    assert "2 done, 1 failed, 4 skipped in" in summary[0]
+    assert "failed: pull redis: not present: pull redis: manifest unknown" == summary[1]
+    assert "skipped actions of: default/a, default/c" == summary[2]
+
+
+def test_a_buggy_runtime_does_not_kill_the_worker(tmp_path):
+    """A runtime that raises something else than RuntimeCallError (a bug in it) gets a
+    failed result with the exception's type and text; the apply completes."""
+
+    class Buggy(FakeRuntime):
+        def start_container(self, container_id: str) -> None:
+            raise KeyError(container_id)
+
+    rt = Buggy(images=["busybox", PAUSE])
+    the_plan = plan_for([pod("a")], rt, tmp_path)
+
+    result = apply(the_plan, rt, root_dir=str(tmp_path))
+
+    assert "start c0001: KeyError: 'c0001'" == result.results[0].error
+    assert ActionStatus.SKIPPED == result.results[1].status
+
+
+def test_events_of_a_create_and_a_kill(tmp_path):
+    """A create reports created then started; a stop reports killing; a removal removed."""
+    rt = engine()
+    events: list[Event] = []
+    apply(plan_for([pod("a")], rt, tmp_path), rt, root_dir=str(tmp_path), on_event=events.append)
+    created = [(e.kind, e.pod, e.container) for e in events]
+    events.clear()
+
+    apply(
+        plan_for([], rt, tmp_path, gc=GCPolicy(min_age=0)),
+        rt,
+        root_dir=str(tmp_path),
+        on_event=events.append,
+    )
+
+    assert [
+        (EventKind.CREATED, "default/a", "net"),
+        (EventKind.STARTED, "default/a", "net"),
+        (EventKind.CREATED, "default/a", "c"),
+        (EventKind.STARTED, "default/a", "c"),
+    ] == created
+    assert [
+        (EventKind.KILLING, "c"),
+        (EventKind.KILLING, "net"),
+        (EventKind.REMOVED, "c"),
+        (EventKind.REMOVED, "net"),
+    ] == [(e.kind, e.container) for e in events]
+    assert "killing" == events[0].kind  # the kinds are strings too
+    assert all(abs(time.time() - e.time) < 60 for e in events)
+
+
+def test_events_of_failures(tmp_path):
+    """A failed action reports failed, with the error as the message."""
+    rt = engine()
+    rt.fail("pull", error="no such image")
+    events: list[Event] = []
+
+    apply(plan_for([pod("a", "redis")], rt, tmp_path), rt, on_event=events.append)
+
+    assert [(EventKind.FAILED, "", "", "pull redis: no such image")] == [
+        (e.kind, e.pod, e.container, e.message) for e in events
+    ]
+
+
+def test_callback_calls_are_serialized(tmp_path):
+    """The callback is called from worker threads, but never by two at once."""
+    rt = engine(latency=0.002)
+    inside = threading.Lock()
+    overlaps = []
+    threads = set()
+
+    def callback(event: Event) -> None:
+        if not inside.acquire(blocking=False):
+            overlaps.append(event)
+            return
+        threads.add(threading.current_thread().name)
+        time.sleep(0.001)
+        inside.release()
+
+    apply(plan_for([pod(f"p{i}") for i in range(8)], rt, tmp_path), rt, on_event=callback)
+
+    assert [] == overlaps
+    assert len(threads) > 1
+
+
+def test_callback_error_is_raised_after_the_plan_is_applied(tmp_path):
+    """A callback that raises does not stop the apply: the plan is applied, then the
+    first exception is raised."""
+    rt = engine()
+
+    def callback(event: Event) -> None:
+        raise RuntimeError(f"bad callback: {event.kind}")
+
+    with pytest.raises(RuntimeError, match="bad callback"):
+        apply(plan_for([pod("a"), pod("b")], rt, tmp_path), rt, on_event=callback)
+
+    assert [True] * 4 == [c.running for c in rt.containers]
+
+
+def test_pods_run_in_parallel(tmp_path):
+    """With 50 ms per runtime call, 8 pods on 8 workers take about as long as one pod
+    (4 calls), far from 8 times as long."""
+    rt = engine(latency=0.05)
+    one = plan_for([pod("solo")], rt, tmp_path)
+    started = time.perf_counter()
+    apply(one, rt, workers=8)
+    single = time.perf_counter() - started
+    eight = plan_for([pod(f"p{i}") for i in range(8)], rt, tmp_path)
+
+    started = time.perf_counter()
+    result = apply(eight, rt, workers=8)
+    elapsed = time.perf_counter() - started
+
+    assert result.ok
+    assert elapsed < 4 * single
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"workers": 0}, {"workers": 1.5}, {"workers": True}, {"hook_timeout": 0}],
+)
+def test_bad_settings(kwargs):
+    """Bad workers or hook timeouts are programming errors."""
+    with pytest.raises(ValueError, match="must be"):
+        apply(Plan(), engine(), **kwargs)
+
+
+def test_unknown_action_is_a_programming_error():
+    """Anything that is not an action is refused with TypeError."""
+    the_plan = Plan(pods=(PodPlan("default/a", "u", "a.default.api", ("nonsense",)),))  # type: ignore[arg-type]
+
+    with pytest.raises(TypeError, match="expected a plan action"):
+        apply(the_plan, engine())
+
+
+def test_default_workers():
+    """The default pool is small and bounded."""
+    assert 8 == DEFAULT_WORKERS
+
+
+def test_one_pool_even_with_few_workers(tmp_path):
+    """One worker is enough for any plan: nothing waits on the pool from inside it."""
+    rt = engine()
+    the_plan = plan_for([pod("a", "redis"), pod("b")], rt, tmp_path)
+
+    result = apply(the_plan, rt, workers=1, root_dir=str(tmp_path))
+
+    assert result.ok
+    assert 5 == len(result.results)

@@ -1,0 +1,342 @@
+"""podsync.testing.FakeRuntime: an in-memory engine with the seed's call vocabulary
+(reference §1.10) and an engine's rules."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from podsync import EngineUnavailable, ObservedContainer, ObservedImage, RuntimeCallError
+from podsync._plan import CreateSpec
+from podsync._runtime import ExecResult, Runtime
+from podsync.exceptions import NameConflict
+from podsync.testing import CALL_NAMES, MUTATING_CALL_NAMES, Call, FakeRuntime
+
+
+class Clock:
+    """A clock that ticks one second per reading, from ``start``."""
+
+    def __init__(self, start: float = 1000.0) -> None:
+        self.now = start
+
+    def __call__(self) -> float:
+        self.now += 1.0
+        return self.now
+
+
+def fake(**kwargs: Any) -> FakeRuntime:
+    kwargs.setdefault("images", ["busybox", "registry.k8s.io/pause:3.10"])
+    kwargs.setdefault("clock", Clock())
+    return FakeRuntime(**kwargs)
+
+
+def running(rt: FakeRuntime, name: str, **spec: Any) -> str:
+    cid = rt.create_container(CreateSpec(name=name, image=spec.pop("image", "busybox"), **spec))
+    rt.start_container(cid)
+    return cid
+
+
+def test_satisfies_the_runtime_protocol():
+    """FakeRuntime is a Runtime without inheriting from anything (checked by mypy too)."""
+    rt: Runtime = FakeRuntime()
+
+    assert [] == rt.list_containers()
+
+
+def test_repr():
+    """The repr counts containers and calls."""
+    rt = fake()
+    running(rt, "a")
+
+    assert "<FakeRuntime with 1 container(s), 2 call(s)>" == repr(rt)
+
+
+def test_create_start_stop_change_what_list_returns():
+    """Create gives a deterministic id and a stopped container with the clock's time;
+    start runs it; stop ends it with exit code 0 and a finish time."""
+    rt = fake()
+
+    cid = rt.create_container(CreateSpec(name="a", image="busybox", labels={"k": "v"}))
+    created = rt.list_containers()
+    rt.start_container(cid)
+    started = rt.list_containers()
+    rt.stop_container(cid, 10)
+    stopped = rt.list_containers()
+
+    assert "c0001" == cid
+    assert [ObservedContainer("c0001", "a", "busybox", {"k": "v"}, 1001.0)] == created
+    assert [True] == [c.running for c in started]
+    assert [(False, 0, 1002.0)] == [(c.running, c.exit_code, c.finished_at) for c in stopped]
+    assert ["create", "list", "start", "list", "stop", "list"] == rt.call_names()
+    assert Call("stop", ("c0001", 10)) == rt.calls[4]
+
+
+def test_list_is_newest_first():
+    """Containers are listed newest first, as the Docker API lists them."""
+    rt = fake()
+    for name in ("a", "b", "c"):
+        running(rt, name)
+
+    assert ["c", "b", "a"] == [c.name for c in rt.list_containers()]
+
+
+def test_stop_exit_code_is_configurable():
+    """A process that has to be killed after the grace period exits 137."""
+    rt = fake(stop_exit_code=137)
+    cid = running(rt, "a")
+
+    rt.stop_container(cid, 10)
+
+    assert 137 == rt.container(cid).exit_code
+
+
+def test_duplicate_name_is_refused():
+    """Names are unique, as on an engine."""
+    rt = fake()
+    running(rt, "a")
+
+    with pytest.raises(NameConflict, match="name already in use by container c0001"):
+        rt.create_container(CreateSpec(name="a", image="busybox"))
+
+    assert issubclass(NameConflict, RuntimeCallError)
+
+
+def test_absent_image_is_refused():
+    """A container can only be created from a present image; pull makes it present."""
+    rt = fake(images=[])
+
+    with pytest.raises(RuntimeCallError, match="No such image: busybox"):
+        rt.create_container(CreateSpec(name="a", image="busybox"))
+    rt.pull_image("busybox")
+    rt.create_container(CreateSpec(name="a", image="busybox"))
+
+    assert ["busybox:latest"] == [t for i in rt.list_images() for t in i.tags]
+
+
+def test_joining_the_network_of_a_container_that_does_not_run():
+    """container:<name> needs the container at create and a running one at start
+    (Docker: "cannot join network of a non running container")."""
+    rt = fake()
+    with pytest.raises(RuntimeCallError, match="No such container: net"):
+        rt.create_container(CreateSpec(name="app", image="busybox", network_mode="container:net"))
+    net = rt.create_container(CreateSpec(name="net", image="busybox"))
+    app = rt.create_container(CreateSpec(name="app", image="busybox", network_mode="container:net"))
+
+    with pytest.raises(RuntimeCallError, match="non running container: net"):
+        rt.start_container(app)
+    rt.start_container(net)
+    rt.start_container(app)
+
+    assert rt.container("app").running
+
+
+def test_stop_and_remove_are_idempotent():
+    """Stopping or removing a container that is gone succeeds, as the protocol says."""
+    rt = fake()
+
+    rt.stop_container("nope", 10)
+    rt.remove_container("nope")
+
+    assert ["stop", "remove"] == rt.call_names()
+
+
+def test_remove_refuses_a_running_container():
+    """A running container cannot be removed; a stopped one can."""
+    rt = fake()
+    cid = running(rt, "a")
+
+    with pytest.raises(RuntimeCallError, match="running"):
+        rt.remove_container(cid)
+    rt.stop_container(cid, 1)
+    rt.remove_container(cid)
+
+    assert [] == rt.containers
+
+
+def test_exit_simulates_a_process_exit():
+    """exit() ends the process with a code at the clock's time, recording no call."""
+    rt = fake()
+    cid = running(rt, "a")
+
+    rt.exit(cid, 3)
+
+    c = rt.container(cid)
+    assert (False, 3, 1002.0) == (c.running, c.exit_code, c.finished_at)
+    assert ["create", "start"] == rt.call_names()
+
+
+def test_seeded_containers_and_images():
+    """Containers and images given to the constructor are there, no call recorded."""
+    oc = ObservedContainer("1234", "k8s_bar_foo.new.test_12345678_0", running=True)
+    image = ObservedImage("sha256:x", ("custom:1",))
+
+    rt = FakeRuntime(containers=[oc], images=[image])
+
+    assert [oc] == rt.containers
+    assert [image] == rt.images
+    assert [] == rt.calls
+
+
+# --- faults ---------------------------------------------------------------------------
+
+
+def test_fail_every_call():
+    """A fault without times fails every call of that name; the call is recorded and
+    changes nothing."""
+    rt = fake()
+    rt.fail("create", error="disk full")
+
+    for _ in range(2):
+        with pytest.raises(RuntimeCallError, match="create a: disk full"):
+            rt.create_container(CreateSpec(name="a", image="busybox"))
+
+    assert ["create", "create"] == rt.call_names()
+    assert [] == rt.containers
+
+
+def test_fail_times():
+    """times=1 fails the next matching call only."""
+    rt = fake()
+    rt.fail("pull", times=1)
+
+    with pytest.raises(RuntimeCallError, match="injected failure"):
+        rt.pull_image("redis")
+    rt.pull_image("redis")
+
+    assert "redis:latest" in {t for i in rt.images for t in i.tags}
+
+
+@pytest.mark.parametrize(
+    ("match", "failing"),
+    [
+        # A string matches the created spec's name ...
+        ("alpha", {"k8s_net_alpha"}),
+        # ... or its image.
+        ("pause", {"k8s_net_alpha", "k8s_net_beta"}),
+        # A function gets the Call.
+        (lambda call: call.args[0].name.endswith("beta"), {"k8s_net_beta"}),
+    ],
+)
+def test_fail_match_on_create(match, failing):
+    """match picks the calls that fail."""
+    rt = fake()
+    rt.fail("create", match=match)
+
+    failed = set()
+    for name in ("k8s_net_alpha", "k8s_net_beta"):
+        try:
+            rt.create_container(CreateSpec(name=name, image="registry.k8s.io/pause:3.10"))
+        except RuntimeCallError:
+            failed.add(name)
+
+    assert failing == failed
+
+
+def test_fail_match_on_container_calls_uses_id_and_name():
+    """For start/stop/remove/exec, a string matches the container's id or its name."""
+    rt = fake()
+    a = rt.create_container(CreateSpec(name="k8s_bar_alpha", image="busybox"))
+    b = rt.create_container(CreateSpec(name="k8s_bar_beta", image="busybox"))
+    rt.fail("start", match="alpha")
+    rt.fail("stop", match=b)
+
+    with pytest.raises(RuntimeCallError):
+        rt.start_container(a)
+    rt.start_container(b)
+    with pytest.raises(RuntimeCallError, match=f"stop {b}"):
+        rt.stop_container(b, 1)
+
+
+def test_fail_unavailable_and_clear():
+    """unavailable=True raises EngineUnavailable; clear_faults stops the failures."""
+    rt = fake()
+    rt.fail("list", unavailable=True, error="daemon down")
+
+    with pytest.raises(EngineUnavailable, match="daemon down"):
+        rt.list_containers()
+    rt.clear_faults()
+
+    assert [] == rt.list_containers()
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs"),
+    [(("inspect_container",), {}), (("list",), {"times": 0})],
+)
+def test_fail_rejects_bad_arguments(args, kwargs):
+    """An unknown call name or times below 1 is a programming error."""
+    with pytest.raises(ValueError, match=r"expected|times"):
+        FakeRuntime().fail(*args, **kwargs)
+
+
+# --- exec and addresses ------------------------------------------------------------------
+
+
+def test_exec_results_are_scripted():
+    """An unscripted command exits 0; a scripted one returns its result."""
+    rt = fake()
+    cid = running(rt, "a")
+    rt.set_exec_result(["cat", "/health"], 1, b"sick")
+
+    assert ExecResult(0) == rt.exec_in_container(cid, ["true"], 1.0)
+    assert ExecResult(1, b"sick") == rt.exec_in_container(cid, ["cat", "/health"], 1.0)
+    assert Call("exec", (cid, ("cat", "/health"), 1.0)) == rt.calls[-1]
+
+
+def test_exec_needs_a_running_container():
+    """exec in a stopped container fails, as on an engine."""
+    rt = fake()
+    cid = running(rt, "a")
+    rt.stop_container(cid, 1)
+
+    with pytest.raises(RuntimeCallError, match="not running"):
+        rt.exec_in_container(cid, ["true"], 1.0)
+
+
+def test_container_address():
+    """The configured address, through container:<net> to the network container;
+    None for network mode none and when no address is configured."""
+    rt = fake(address="127.0.0.1")
+    running(rt, "net")
+    app = running(rt, "app", network_mode="container:net")
+    lonely = running(rt, "lonely", network_mode="none")
+
+    assert "127.0.0.1" == rt.container_address(app)
+    assert rt.container_address(lonely) is None
+    assert ["address", "address"] == [n for n in rt.call_names() if n == "address"]
+    no_address = fake()
+    assert no_address.container_address(running(no_address, "x")) is None
+
+
+def test_remove_image():
+    """An unused image can be removed; one a container uses cannot; a missing one is
+    removed already (as DockerRuntime)."""
+    rt = fake()
+    running(rt, "a")
+    busybox = next(i for i in rt.images if "busybox:latest" in i.tags)
+    pause = next(i for i in rt.images if "registry.k8s.io/pause:3.10" in i.tags)
+
+    with pytest.raises(RuntimeCallError, match="being used"):
+        rt.remove_image(busybox.id)
+    rt.remove_image(pause.id)
+    rt.remove_image("sha256:gone")
+
+    assert [busybox] == rt.images
+
+
+def test_vocabulary():
+    """The call names: the seed's FakeDockerClient words plus the ones podsync adds."""
+    assert {
+        "list",
+        "list_images",
+        "pull",
+        "create",
+        "start",
+        "stop",
+        "remove",
+        "exec",
+        "address",
+        "remove_image",
+    } == CALL_NAMES
+    assert MUTATING_CALL_NAMES < CALL_NAMES

@@ -1,0 +1,542 @@
+"""sync and observe against FakeRuntime: the seed's scenarios as call sequences
+(reference §4.1), convergence, fault isolation and liveness.
+
+The seed's FakeDockerClient recorded ``list`` / ``inspect_container`` / ``create`` /
+``start`` / ``stop``; podsync observes with exactly two calls (``list``,
+``list_images``: everything the planner needs is in the list and the labels), so each
+expected sequence below is the seed's with its lookups replaced by those two. Where
+podsync fixes the seed (#14, #15: only the changed container is replaced, the network
+container stays), the docstring says so.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import podsync
+from podsync import (
+    Container,
+    EventKind,
+    Handler,
+    Lifecycle,
+    ObservedContainer,
+    ObservedImage,
+    Pod,
+    Port,
+    Probe,
+    PullPolicy,
+    RuntimeCallError,
+    SyncResult,
+    Volume,
+    VolumeMount,
+    observe,
+    sync,
+)
+from podsync._plan import GCPolicy, PlanOptions
+from podsync.testing import MUTATING_CALL_NAMES, FakeRuntime
+
+NOW = 1_000_000.0
+PAUSE = "registry.k8s.io/pause:3.10"
+BAR = Container("bar", "busybox")
+
+
+class Clock:
+    """Ticks one second per reading, starting a while before NOW."""
+
+    def __init__(self, start: float = NOW - 500) -> None:
+        self.now = start
+
+    def __call__(self) -> float:
+        self.now += 1.0
+        return self.now
+
+
+def foo_pod(*containers: Container, **kwargs: Any) -> Pod:
+    """The seed's standard pod: foo in namespace new from source test, uid 12345678."""
+    return Pod(
+        "foo", containers or (BAR,), namespace="new", source="test", uid="12345678", **kwargs
+    )
+
+
+def legacy(cid: str, name: str, *, image: str = "busybox", **kwargs: Any) -> ObservedContainer:
+    """A running container as a 2014 kubelet left it: a k8s_ name and no labels."""
+    kwargs.setdefault("running", True)
+    return ObservedContainer(id=cid, name=name, image=image, **kwargs)
+
+
+LEGACY_NET = legacy("9876", "k8s_net_foo.new.test_12345678_0", image=PAUSE)
+
+
+def engine(
+    *containers: ObservedContainer,
+    images: Sequence[str | ObservedImage] = ("busybox", PAUSE),
+    **kwargs: Any,
+) -> FakeRuntime:
+    return FakeRuntime(containers=containers, images=images, clock=Clock(), **kwargs)
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> str:
+    return str(tmp_path / "root")
+
+
+def run(
+    desired: Sequence[Pod], rt: FakeRuntime, root: str, *, now: float = NOW, **options: Any
+) -> SyncResult:
+    return sync(desired, rt, options=PlanOptions(root_dir=root, **options), now=now)
+
+
+def mutations(rt: FakeRuntime) -> list[str]:
+    return [name for name in rt.call_names() if name in MUTATING_CALL_NAMES]
+
+
+def stopped(rt: FakeRuntime) -> set[str]:
+    return {call.args[0] for call in rt.calls if call.name == "stop"}
+
+
+# --- the seed's scenarios (reference §4.1) -------------------------------------------
+
+
+def test_sync_pods_does_nothing(root):
+    """#3 TestSyncPodsDoesNothing: a pod whose containers run unchanged costs the two
+    observation calls and nothing else."""
+    rt = engine(legacy("1234", "k8s_bar.2a1b3c4d_foo.new.test_12345678_0"), LEGACY_NET)
+
+    result = run([foo_pod()], rt, root)
+
+    assert ["list", "list_images"] == rt.call_names()
+    assert result.ok
+    assert () == result.apply_result.results
+
+
+def test_sync_pods_with_termination_log(root):
+    """#4 TestSyncPodsWithTerminationLog: net and bar are created and started; bar's
+    termination-message file exists (empty) before the create and is its first bind."""
+    pod = foo_pod(Container("bar", "busybox", termination_message_path="/dev/somepath"))
+    rt = engine()
+
+    result = run([pod], rt, root)
+
+    assert ["list", "list_images", "create", "start", "create", "start"] == rt.call_names()
+    bar = rt.spec(rt.containers[0].id)
+    assert bar is not None
+    path = f"{root}/12345678/bar/{bar.name}"
+    assert f"{path}:/dev/somepath" == bar.binds[0]
+    with open(path, "rb") as f:
+        assert b"" == f.read()
+    assert result.ok
+
+
+def test_sync_pods_creates_net_and_container(root):
+    """#5 TestSyncPodsCreatesNetAndContainer: images present, so no pull; net runs the
+    custom network image and both names have the seed's shape."""
+    rt = engine(images=("busybox", "custom_image_name"))
+
+    run([foo_pod()], rt, root, network_image="custom_image_name")
+
+    assert ["list", "list_images", "create", "start", "create", "start"] == rt.call_names()
+    net, bar = reversed(rt.containers)
+    assert "custom_image_name" == net.image
+    assert re.fullmatch(r"k8s_net\.[a-f0-9]+_foo\.new\.test_12345678_00000000", net.name)
+    assert re.fullmatch(r"k8s_bar\.[a-f0-9]+_foo\.new\.test_12345678_00000000", bar.name)
+
+
+def test_sync_pods_creates_net_and_container_pulls_image(root):
+    """#6 TestSyncPodsCreatesNetAndContainerPullsImage: nothing present: both images
+    are pulled (in parallel, so in any order) before any create."""
+    rt = engine(images=())
+
+    run([foo_pod()], rt, root, network_image="custom_image_name")
+
+    assert ["list", "list_images", "pull", "pull", "create", "start", "create", "start"] == (
+        rt.call_names()
+    )
+    assert ["busybox", "custom_image_name"] == sorted(c.args[0] for c in rt.calls[2:4])
+
+
+def test_sync_pods_with_net_creates_container(root):
+    """#7 TestSyncPodsWithNetCreatesContainer: net runs: only bar is created, in it."""
+    rt = engine(LEGACY_NET)
+
+    run([foo_pod()], rt, root)
+
+    assert ["list", "list_images", "create", "start"] == rt.call_names()
+    bar = rt.calls[2].args[0]
+    assert "container:k8s_net_foo.new.test_12345678_0" == bar.network_mode
+
+
+def test_sync_pods_deletes_with_no_net_container(root):
+    """#9 TestSyncPodsDeletesWithNoNetContainer: bar runs without net: stop bar, create
+    and start net, create and start bar."""
+    rt = engine(legacy("1234", "k8s_bar_foo.new.test_12345678_0"))
+
+    run([foo_pod()], rt, root)
+
+    assert ["list", "list_images", "stop", "create", "start", "create", "start"] == (
+        rt.call_names()
+    )
+    assert {"1234"} == stopped(rt)
+
+
+@pytest.mark.parametrize(
+    ("ready", "expected_calls"),
+    [
+        (False, ["list", "list_images"]),
+        (True, ["list", "list_images", "stop", "stop"]),
+    ],
+)
+def test_sync_pods_deletes_when_sources_are_ready(root, ready, expected_calls):
+    """#10 TestSyncPodsDeletesWhenSourcesAreReady: containers of undesired pods are
+    stopped only once deletions are allowed."""
+    rt = engine(
+        legacy("1234", "k8s_foo_bar.new.test_12345678_42"),
+        legacy("9876", "k8s_net_foo.new.test_12345678_42"),
+    )
+
+    run([], rt, root, allow_deletions=ready)
+
+    assert expected_calls == rt.call_names()
+    assert ({"1234", "9876"} if ready else set()) == stopped(rt)
+
+
+def test_sync_pods_deletes_when_container_source_ready(root):
+    """#11 TestSyncPodsDeletesWhenContainerSourceReady (post-seed): only the pods of the
+    ready source are stopped."""
+    rt = engine(
+        legacy("7492", "k8s_boo_bar.default.testSource_12345678_42"),
+        legacy("3542", "k8s_net_bar.default.testSource_12345678_42"),
+        legacy("1234", "k8s_foo_bar.default.otherSource_12345678_42"),
+        legacy("9876", "k8s_net_bar.default.otherSource_12345678_42"),
+    )
+
+    run([], rt, root, ready_sources=frozenset({"testSource"}))
+
+    assert ["list", "list_images", "stop", "stop"] == rt.call_names()
+    assert {"7492", "3542"} == stopped(rt)
+
+
+def test_sync_pods_deletes(root):
+    """#12 TestSyncPodsDeletes: owned containers of undesired pods are stopped; the
+    foreign container named foo is untouched."""
+    rt = engine(
+        legacy("1234", "k8s_foo_bar.new.test_12345678_42"),
+        legacy("9876", "k8s_net_foo.new.test_12345678_42"),
+        legacy("4567", "foo"),
+    )
+
+    run([], rt, root)
+
+    assert ["list", "list_images", "stop", "stop"] == rt.call_names()
+    assert {"1234", "9876"} == stopped(rt)
+    assert rt.container("4567").running
+
+
+def test_sync_pod_deletes_duplicate(root):
+    """#13 TestSyncPodDeletesDuplicate: one of the two foo instances is stopped; the
+    other pod's container is untouched."""
+    pod = Pod("bar", (Container("foo", "busybox"),), namespace="new", source="test", uid="12345678")
+    rt = engine(
+        legacy("1234", "k8s_foo_bar.new.test_12345678_1111"),
+        legacy("9876", "k8s_net_bar.new.test_12345678_2222"),
+        legacy("4567", "k8s_foo_bar.new.test_12345678_3333"),
+        legacy("2304", "k8s_baz_fiz.new.test_6_42"),
+    )
+
+    run([pod], rt, root, allow_deletions=False)
+
+    assert ["list", "list_images", "stop"] == rt.call_names()
+    assert 1 == len(stopped(rt) & {"1234", "4567"})
+    assert rt.container("2304").running
+
+
+def test_sync_pod_bad_hash(root):
+    """#14 TestSyncPodBadHash, fixed: a changed spec replaces that container only - stop
+    bar, create bar, start bar; the network container keeps running (the seed stopped
+    it too: ["list","stop","stop","list","create","start"])."""
+    rt = engine(images=("busybox", "busybox:2", PAUSE))
+    run([foo_pod()], rt, root)
+    net = next(c for c in rt.containers if "_net." in c.name)
+    old_bar = next(c for c in rt.containers if "_bar." in c.name)
+    rt.clear_calls()
+
+    run([foo_pod(Container("bar", "busybox:2"))], rt, root, now=NOW + 10)
+
+    assert ["list", "list_images", "stop", "create", "start"] == rt.call_names()
+    assert {old_bar.id} == stopped(rt)
+    assert rt.container(net.id).running
+    assert f"container:{net.name}" == rt.calls[3].args[0].network_mode
+
+
+def test_sync_pod_bad_hash_legacy_container(root):
+    """#14 on a 2014 kubelet's container (hash 0x1234 in its name): the image decides."""
+    rt = engine(
+        legacy("1234", "k8s_bar.1234_foo.new.test_12345678_42", image="busybox:old"), LEGACY_NET
+    )
+
+    run([foo_pod()], rt, root)
+
+    assert ["list", "list_images", "stop", "create", "start"] == rt.call_names()
+    assert {"1234"} == stopped(rt)
+
+
+def test_sync_pod_unhealthy(root):
+    """#15 TestSyncPodUnhealthy, fixed: the liveness probe (exec) fails, so bar is
+    replaced - and only bar (the seed also stopped net)."""
+    pod = foo_pod(
+        Container("bar", "busybox", liveness_probe=Probe(Handler(exec_command=("true",))))
+    )
+    rt = engine(legacy("1234", "k8s_bar_foo.new.test_12345678_42", created=0.0), LEGACY_NET)
+    rt.set_exec_result(["true"], 1)
+
+    result = run([pod], rt, root)
+
+    assert ["list", "list_images", "exec", "stop", "create", "start"] == rt.call_names()
+    assert {"1234"} == stopped(rt)
+    assert {"1234": False} == result.liveness
+
+
+def test_sync_pods_with_pull_policy(root):
+    """#17 TestSyncPodsWithPullPolicy: Always pulls, IfNotPresent pulls when absent or
+    :latest, Never never pulls; the Never container whose image is absent waits (fix:
+    the seed created it and the engine refused)."""
+    pod = foo_pod(
+        Container("bar", "pull_always_image", image_pull_policy=PullPolicy.ALWAYS),
+        Container("bar1", "pull_never_image", image_pull_policy=PullPolicy.NEVER),
+        Container("bar2", "pull_if_not_present_image", image_pull_policy=PullPolicy.IF_NOT_PRESENT),
+        Container("bar3", "existing_one", image_pull_policy=PullPolicy.IF_NOT_PRESENT),
+        Container("bar4", "want:latest", image_pull_policy=PullPolicy.IF_NOT_PRESENT),
+    )
+    rt = engine(images=("existing_one", "want:latest"))
+
+    result = run([pod], rt, root, network_image="custom_image_name")
+
+    pulled = sorted(c.args[0] for c in rt.calls if c.name == "pull")
+    assert [
+        "custom_image_name",
+        "pull_always_image",
+        "pull_if_not_present_image",
+        "want:latest",
+    ] == pulled
+    created = [
+        c.args[0].labels["io.podsync.container.name"] for c in rt.calls if c.name == "create"
+    ]
+    assert ["net", "bar", "bar2", "bar3", "bar4"] == created
+    assert result.ok
+
+
+# --- podsync's own guarantees ----------------------------------------------------------
+
+
+def rich_pod() -> Pod:
+    return Pod(
+        "web",
+        (
+            Container(
+                "app",
+                "busybox",
+                ports=(Port(80, 8080, name="http"),),
+                volume_mounts=(VolumeMount("scratch", "/scratch"),),
+                termination_message_path="/dev/termination-log",
+            ),
+            Container("sidecar", "busybox", command=("sleep", "1000")),
+        ),
+        volumes=(Volume("scratch"),),
+    )
+
+
+def test_sync_converges(root):
+    """A second sync right after the first makes no mutating call."""
+    rt = engine()
+    first = run([rich_pod(), foo_pod()], rt, root)
+    rt.clear_calls()
+
+    second = run([rich_pod(), foo_pod()], rt, root, now=NOW + 1)
+
+    assert first.ok
+    assert 5 == len(first.apply_result.results)
+    assert [] == mutations(rt)
+    assert not second.plan.has_changes
+
+
+def test_fault_in_one_pod_does_not_stop_the_others(root):
+    """A failing create fails its pod (the rest of it is skipped); the other pod is
+    done; once the fault is gone the next sync converges."""
+    alpha = Pod("alpha", (Container("c", "busybox"),))
+    beta = Pod("beta", (Container("c", "busybox"),))
+    rt = engine()
+    rt.fail("create", match="alpha")
+
+    first = run([alpha, beta], rt, root)
+    rt.clear_faults()
+    second = run([alpha, beta], rt, root, now=NOW + 1)
+    rt.clear_calls()
+    third = run([alpha, beta], rt, root, now=NOW + 2)
+
+    assert ("default/alpha",) == first.apply_result.failed_pods
+    assert [("failed", "net"), ("skipped", "c"), ("done", "net"), ("done", "c")] == [
+        (r.status.value, r.action.container)  # type: ignore[union-attr]
+        for r in first.apply_result.results
+    ]
+    assert second.ok
+    assert 2 == len(second.apply_result.results)
+    assert third.ok
+    assert [] == mutations(rt)
+
+
+def test_undesired_pod_is_stopped_removed_and_its_directory_torn_down(root, tmp_path):
+    """A pod that leaves the desired state goes entirely: containers stopped and
+    removed, its directory under the root torn down."""
+    pod = Pod(
+        "web",
+        (Container("app", "busybox", volume_mounts=(VolumeMount("v", "/v"),)),),
+        volumes=(Volume("v"),),
+    )
+    rt = engine()
+    run([pod], rt, root)
+    assert {pod.uid} == observe(rt, root).pod_dirs
+    rt.clear_calls()
+
+    result = run([], rt, root, gc=GCPolicy(min_age=0))
+
+    assert ["list", "list_images", "stop", "stop", "remove", "remove"] == rt.call_names()
+    assert result.ok
+    assert [] == rt.containers
+    assert frozenset() == observe(rt, root).pod_dirs
+
+
+def test_observe():
+    """observe makes the two list calls and reads the pod directories."""
+    rt = engine(LEGACY_NET, images=(ObservedImage("sha256:1", ("busybox:latest",)),))
+
+    obs = observe(rt, "/nonexistent/podsync-root")
+
+    assert (LEGACY_NET,) == obs.containers
+    assert (ObservedImage("sha256:1", ("busybox:latest",)),) == obs.images
+    assert frozenset() == obs.pod_dirs
+    assert ["list", "list_images"] == rt.call_names()
+
+
+def test_observation_failure_raises_and_changes_nothing(root):
+    """Without an observation there is no plan: sync raises the runtime's error."""
+    rt = engine()
+    rt.fail("list_images", error="engine on fire")
+
+    with pytest.raises(RuntimeCallError, match="engine on fire"):
+        run([foo_pod()], rt, root)
+
+    assert [] == mutations(rt)
+
+
+def test_failed_probe_is_an_event(root):
+    """sync reports a failed liveness probe as an ``unhealthy`` event, and a probe it
+    could not run as ``probe-error`` (that container is kept)."""
+    probe = Probe(Handler(exec_command=("check",)))
+    pod = foo_pod(Container("bar", "busybox", liveness_probe=probe))
+    rt = engine()
+    run([pod], rt, root)
+    events: list[podsync.Event] = []
+    rt.set_exec_result(["check"], 2, b"down")
+
+    run_events = sync(
+        [pod], rt, options=PlanOptions(root_dir=root), now=NOW + 1, on_event=events.append
+    )
+    rt.fail("exec")
+    kept = sync([pod], rt, options=PlanOptions(root_dir=root), now=NOW + 2, on_event=events.append)
+
+    assert [
+        (EventKind.UNHEALTHY, "new/foo", "bar"),
+        (EventKind.KILLING, "new/foo", "bar"),
+        (EventKind.CREATED, "new/foo", "bar"),
+        (EventKind.STARTED, "new/foo", "bar"),
+        (EventKind.PROBE_ERROR, "new/foo", "bar"),
+    ] == [(e.kind, e.pod, e.container) for e in events]
+    assert "liveness probe failed: exec ['check'] exited with code 2: down" == events[0].message
+    assert run_events.ok
+    assert not kept.plan.has_changes
+
+
+def test_probe_false_skips_probes(root):
+    """probe=False makes no exec call and leaves every running container as it is."""
+    pod = foo_pod(Container("bar", "busybox", liveness_probe=Probe(Handler(exec_command=("x",)))))
+    rt = engine()
+    run([pod], rt, root)
+    rt.set_exec_result(["x"], 1)
+    rt.clear_calls()
+
+    sync([pod], rt, options=PlanOptions(root_dir=root), now=NOW + 1, probe=False)
+
+    assert ["list", "list_images"] == rt.call_names()
+
+
+def test_default_runtime_is_docker_built_lazily_and_closed(root, monkeypatch):
+    """Without a runtime, sync builds podsync.docker.DockerRuntime() and closes it."""
+    closed = []
+
+    class Stub(FakeRuntime):
+        def close(self) -> None:
+            closed.append(True)
+
+    monkeypatch.setattr("podsync.docker.DockerRuntime", lambda: Stub(images=["busybox", PAUSE]))
+
+    result = sync([foo_pod()], options=PlanOptions(root_dir=root), now=NOW)
+
+    assert result.ok
+    assert [True] == closed
+
+
+def test_a_runtime_passed_in_is_not_closed(root):
+    """sync closes only the runtime it built."""
+    closed = []
+
+    class Stub(FakeRuntime):
+        def close(self) -> None:
+            closed.append(True)
+
+    sync([], Stub(), options=PlanOptions(root_dir=root), now=NOW)
+
+    assert [] == closed
+
+
+@pytest.mark.parametrize("kwargs", [{"workers": 0}, {"hook_timeout": 0.0}, {"probe_timeout": -1.0}])
+def test_bad_settings_are_refused_before_anything_happens(root, kwargs):
+    """Bad workers or timeouts are programming errors: ValueError, no call made."""
+    rt = engine()
+
+    with pytest.raises(ValueError, match="must be"):
+        sync([foo_pod()], rt, options=PlanOptions(root_dir=root), now=NOW, **kwargs)
+
+    assert [] == rt.calls
+
+
+def test_rejected_pods_are_in_the_plan(root):
+    """A pod that is not admitted is reported in the plan; the sync is otherwise ok."""
+    web = Pod("web", (Container("a", "busybox", ports=(Port(80, 80),)),))
+    clash = Pod("clash", (Container("a", "busybox", ports=(Port(81, 80),)),))
+    rt = engine()
+
+    result = run([web, clash], rt, root)
+
+    assert ["default/clash"] == [r.pod for r in result.plan.rejected]
+    assert result.ok
+
+
+def test_lifecycle_hooks_round_trip(root):
+    """A container with both hooks is created with postStart run, and stopped with
+    preStop run, in that order of calls."""
+    hooks = Lifecycle(
+        post_start=Handler(exec_command=("echo", "hi")),
+        pre_stop=Handler(exec_command=("echo", "bye")),
+    )
+    pod = foo_pod(Container("bar", "busybox", lifecycle=hooks))
+    rt = engine()
+
+    run([pod], rt, root)
+    run([], rt, root, now=NOW + 1)
+
+    execs = [c.args[1] for c in rt.calls if c.name == "exec"]
+    assert [("echo", "hi"), ("echo", "bye")] == execs

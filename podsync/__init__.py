@@ -42,6 +42,7 @@ from podsync._naming import (
 from podsync.exceptions import (
     ConfigError,
     EngineUnavailable,
+    NameConflict,
     PodsyncError,
     Problem,
     RuntimeCallError,
@@ -194,6 +195,7 @@ __all__ = [
     "Handler",
     "Kill",
     "Lifecycle",
+    "NameConflict",
     "Observation",
     "ObservedContainer",
     "ObservedImage",

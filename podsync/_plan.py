@@ -585,6 +585,13 @@ def _identify(oc: ObservedContainer) -> _Instance | None:
     return _Instance(oc, parsed.uid, parsed.pod_full_name, key, source, parsed.container)
 
 
+def _ended(instance: _Instance) -> float:
+    """When a stopped instance stopped: its finish time, or, if it never started, its
+    creation time."""
+    o = instance.observed
+    return o.finished_at if o.finished_at is not None else o.created
+
+
 def _newest_first(instances: Iterable[_Instance]) -> list[_Instance]:
     # Docker lists newest-created first and the seed relied on it; podsync sorts
     # explicitly, with the id as a tie-breaker so the order is total.
@@ -924,22 +931,24 @@ class _PodPlanner:
         Returns (reason, why, restart count) for a create, a ``Wait``, or ``None`` when
         the restart policy says it stays down.
         """
-        exited = [
-            i
-            for i in self.by_name.get(c.name, ())
-            if i.exited and i.observed.finished_at is not None
-        ]
-        if not exited:
+        # A container that does not run either exited (it has a finish time) or never
+        # started: its start failed (Docker leaves it "created"), or apply stopped
+        # between create and start. Both count as a run that failed, so a container
+        # whose start keeps failing backs off like one that keeps crashing.
+        stopped = [i for i in self.by_name.get(c.name, ()) if i.exited]
+        if not stopped:
             return Reason.MISSING, "no container yet", 0
-        newest = max(exited, key=lambda i: (i.observed.finished_at or 0.0, i.observed.created))
+        newest = max(stopped, key=lambda i: (_ended(i), i.observed.created))
+        started = newest.observed.finished_at is not None
         code = newest.observed.exit_code
+        what = f"exited with code {code}" if started else "did not start"
         policy = self.pod.restart_policy
         if policy is RestartPolicy.NEVER:
             return None
-        if policy is RestartPolicy.ON_FAILURE and code == 0:
+        if policy is RestartPolicy.ON_FAILURE and started and code == 0:
             return None
         back_off = self.ctx.options.back_off
-        finished = newest.observed.finished_at or 0.0
+        finished = _ended(newest)
         restarts = newest.restart_count
         if finished - newest.observed.created >= back_off.reset_after:
             restarts = 0
@@ -952,13 +961,13 @@ class _PodPlanner:
                 seconds=left,
                 reason=Reason.BACK_OFF,
                 message=(
-                    f"wait {self._label(c.name)}: exited with code {code}, back-off "
+                    f"wait {self._label(c.name)}: {what}, back-off "
                     f"{back_off.delay(restarts):.0f}s, {left:.0f}s left"
                 ),
             )
         return (
             Reason.EXITED,
-            f"exited with code {code} (restart policy {policy.value}, restart {restarts + 1})",
+            f"{what} (restart policy {policy.value}, restart {restarts + 1})",
             restarts + 1,
         )
 

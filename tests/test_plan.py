@@ -691,3 +691,19 @@ def test_invalid_pods_built_in_code_are_rejected(pod):
 
     assert [Reason.INVALID_POD] == [r.reason for r in p.rejected]
     assert () == p.pods
+
+
+def test_container_that_never_started_backs_off():
+    """A container whose start failed (Docker leaves it "created", with no finish time)
+    counts as a failed run: the next start waits out the back-off instead of a new
+    container every sync."""
+    pod = foo_pod()
+    model = labelled(pod)
+    bar = next(c for c in model.observed if "_bar." in c.name)
+    labels = {**bar.labels, "io.podsync.restart-count": "1"}
+    model.containers[bar.id] = attrs.evolve(bar, running=False, labels=labels, created=NOW - 5)
+
+    p = run([pod], model.observed)
+
+    assert [("Wait", "bar")] == kinds(p)
+    assert "wait new/foo/bar: did not start, back-off 10s, 5s left" == p.actions[0].message

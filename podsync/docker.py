@@ -1,0 +1,862 @@
+"""The Docker runtime: podsync's ``Runtime`` protocol on the docker SDK.
+
+Usage::
+
+    from podsync.docker import DockerRuntime
+
+    with DockerRuntime() as runtime:                    # DOCKER_HOST, or the local socket
+        containers = runtime.list_containers()
+
+    DockerRuntime(host="ssh://admin@node1")            # any host the SDK accepts
+    DockerRuntime(host="tcp://node1:2376", tls=docker.tls.TLSConfig(...))
+
+Theory of operation
+===================
+
+* *Observation is one list call.* ``list_containers`` is one ``GET /containers/json``.
+  The list has no ``FinishedAt`` and gives the exit code only inside the human
+  ``Status`` text, so an exited container that podsync owns is inspected once for its
+  exact ``State.ExitCode`` and ``State.FinishedAt``, and the answer is cached by
+  container id (and ``Status`` without its clock): podsync never restarts a container
+  (it creates a new one), so an exited container never changes again. Running and
+  foreign containers are never inspected, and the cache holds only what the last list
+  showed exited. In the steady state a sync therefore costs exactly one engine call.
+* *Errors are translated at this edge* by one context manager, ``_translate``: an engine
+  that cannot be reached is ``EngineUnavailable`` (one line naming the host), everything
+  else the SDK raises is ``RuntimeCallError`` (``NameConflict`` when ``create`` finds
+  the name taken). Nothing from ``docker``, ``requests`` or ``urllib3`` escapes.
+* *Idempotent stops and removals*, as the protocol asks: stopping a stopped container
+  (HTTP 304) or a missing one (404), and removing a missing one, succeed.
+* *Threads.* The apply side calls one runtime from several worker threads. The SDK does
+  not document ``APIClient`` (a ``requests.Session``) as thread-safe, and requests does
+  not promise it either (psf/requests#2766, docker/docker-py#3229), so a runtime that
+  builds its own clients keeps a small pool of them and lends each to one call at a
+  time; the pool grows to the number of concurrent callers and is reused across syncs.
+  A client passed in by the caller is used as it is, by every thread.
+* *Lazy connection.* Nothing is sent to the engine until the first call, which
+  negotiates the API version once (later clients reuse the answer). ``ping()`` checks
+  the connection explicitly.
+* *Exec* reads the command's output itself, on a helper thread: the SDK has no exec
+  timeout, and under load it loses the output of quick commands (see ``_StreamReader``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import os
+import re
+import socket
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
+
+import attrs
+
+from podsync._images import pull_reference
+from podsync._labels import LABEL_POD_UID
+from podsync._models import ObservedContainer, ObservedImage
+from podsync._naming import parse_container_name
+from podsync._plan import CreateSpec
+from podsync._runtime import ExecResult
+from podsync.exceptions import EngineUnavailable, NameConflict, RuntimeCallError
+
+if TYPE_CHECKING:
+    import docker
+    import docker.tls
+    from docker.types.daemon import CancellableStream
+
+__all__ = ["DEFAULT_HOST", "DEFAULT_TIMEOUT", "DockerRuntime"]
+
+#: Where the docker SDK (and the docker CLI) look when ``DOCKER_HOST`` is not set.
+DEFAULT_HOST = "unix:///var/run/docker.sock"
+
+#: Seconds to wait for the engine to answer one call (the docker SDK's default). A
+#: stop waits this long *plus* its grace period; pulls are never cut short.
+DEFAULT_TIMEOUT = 60
+
+# How often exec_in_container asks whether an exec finished after its output ended.
+_EXEC_POLL_INTERVAL = 0.02
+
+# The exit code exec_in_container reports for a command that did not finish in time.
+_EXEC_TIMED_OUT = -1
+
+
+def _import_docker() -> None:
+    """Import the docker SDK, with a hint when it is missing. Methods import it again
+    locally (free once loaded): the module is imported only when a runtime is built."""
+    try:
+        import docker  # noqa: F401
+    except ImportError as exc:  # pragma: no cover - docker is a dependency of podsync
+        raise ImportError(
+            "podsync.docker needs the docker SDK for Python: pip install 'docker>=7'"
+        ) from exc
+
+
+class DockerRuntime:
+    """A ``podsync.Runtime`` on a Docker engine, through the docker SDK's low-level
+    ``APIClient``.
+
+    Args:
+        client: a ``docker.DockerClient`` to use as it is (its ``.api``). The caller
+            keeps it: ``close()`` does not close it, and it is shared by every thread
+            that calls this runtime.
+        host: the engine's address, in any form the docker SDK accepts:
+            ``unix:///var/run/docker.sock``, ``tcp://host:2376``, ``ssh://user@host``.
+            ``None`` (and no ``client``) reads ``DOCKER_HOST``, ``DOCKER_TLS_VERIFY``
+            and ``DOCKER_CERT_PATH`` as ``docker.from_env()`` does.
+        tls: with ``host``: ``True``, or a ``docker.tls.TLSConfig`` for client
+            certificates and verification.
+        timeout: seconds to wait for an answer to each call.
+        use_ssh_client: with an ``ssh://`` host, run the ``ssh`` command instead of
+            paramiko.
+
+    Raises:
+        ValueError: ``client`` was given together with ``host`` or ``tls``.
+        EngineUnavailable: the ``DOCKER_*`` environment is unusable (for instance
+            ``DOCKER_TLS_VERIFY`` without the certificates it names).
+
+    Nothing connects here: the first call does (see ``ping``).
+    """
+
+    def __init__(
+        self,
+        client: docker.DockerClient | None = None,
+        *,
+        host: str | None = None,
+        tls: bool | docker.tls.TLSConfig = False,
+        timeout: int = DEFAULT_TIMEOUT,
+        use_ssh_client: bool = False,
+    ) -> None:
+        _import_docker()
+        import docker.errors
+        import docker.utils
+
+        if client is not None and (host is not None or tls):
+            raise ValueError("give DockerRuntime a client or a host, not both")
+        self._timeout = timeout
+        self._use_ssh_client = use_ssh_client
+        self._shared = client.api if client is not None else None
+        self._lock = threading.Lock()
+        self._idle: list[docker.APIClient] = []  # clients no call is using now
+        self._generation = 0  # bumped by close(): clients lent before are closed on return
+        self._api_version: str | None = None  # negotiated once, by the first client
+        self._finished: dict[tuple[str, str], _Outcome] = {}  # see list_containers
+        self._base_url: str | None = None
+        self._tls: bool | docker.tls.TLSConfig = False
+        if client is not None:
+            self._host = _describe_client(client.api)
+        elif host is not None:
+            self._base_url, self._tls, self._host = host, tls, host
+        else:
+            # docker.from_env()'s reading of DOCKER_HOST, DOCKER_TLS_VERIFY and
+            # DOCKER_CERT_PATH, done once here; nothing connects yet.
+            self._host = _environment_host()
+            try:
+                params = docker.utils.kwargs_from_env()
+            except docker.errors.DockerException as exc:
+                raise EngineUnavailable(
+                    "connect", "", f"cannot use the Docker engine at {self._host}: {exc}"
+                ) from exc
+            self._base_url = params.get("base_url")
+            self._tls = params.get("tls", False)
+
+    # -- the connection ------------------------------------------------------------
+
+    @property
+    def host(self) -> str:
+        """The engine's address, as given (``DOCKER_HOST``, or the default socket)."""
+        return self._host
+
+    def __repr__(self) -> str:
+        return f"<DockerRuntime {self._host}>"
+
+    def __enter__(self) -> DockerRuntime:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connections this runtime opened; a client passed in stays open.
+
+        A runtime is still usable after ``close()``: a later call connects again.
+        """
+        with self._lock:
+            self._generation += 1
+            idle, self._idle = self._idle, []
+        for api in idle:
+            api.close()
+
+    def ping(self) -> None:
+        """Check that the engine answers.
+
+        Raises:
+            EngineUnavailable: it does not (wrong address, daemon down, no permission on
+                the socket); the message names the host and the reason.
+            RuntimeCallError: it answers, but not as an engine should.
+        """
+        with self._call("ping", "") as api:
+            api.ping()
+
+    @contextlib.contextmanager
+    def _call(self, operation: str, target: str) -> Iterator[docker.APIClient]:
+        """Lend an ``APIClient`` for one call, translating every error it raises."""
+        with self._translate(operation, target), self._lease() as api:
+            yield api
+
+    @contextlib.contextmanager
+    def _lease(self) -> Iterator[docker.APIClient]:
+        """A client that no other thread uses until the ``with`` block ends."""
+        if self._shared is not None:
+            yield self._shared
+            return
+        with self._lock:
+            api = self._idle.pop() if self._idle else None
+            generation = self._generation
+        if api is None:
+            api = self._new_client()
+        try:
+            yield api
+        finally:
+            with self._lock:
+                keep = generation == self._generation
+                if keep:
+                    self._idle.append(api)
+            if not keep:
+                api.close()
+
+    def _new_client(self) -> docker.APIClient:
+        import docker
+        import docker.constants
+
+        def build(version: str) -> docker.APIClient:
+            return docker.APIClient(
+                base_url=self._base_url,
+                version=version,
+                timeout=self._timeout,
+                tls=self._tls,
+                use_ssh_client=self._use_ssh_client,
+            )
+
+        if self._api_version is None:
+            # The API version is negotiated once (Debian 12's engine speaks 1.41, older
+            # than the SDK's default), on a client of our own: the SDK's "auto" asks
+            # from inside the constructor and, when that fails, leaves the half-built
+            # client's connections to the garbage collector.
+            probe = build(docker.constants.DEFAULT_DOCKER_API_VERSION)
+            try:
+                self._api_version = str(probe.version(api_version=False)["ApiVersion"])
+            finally:
+                probe.close()
+        return build(self._api_version)
+
+    @contextlib.contextmanager
+    def _translate(self, operation: str, target: str) -> Iterator[None]:
+        """Turn whatever the SDK, requests or the socket raise into podsync errors.
+
+        The one place exceptions cross this edge (as httpx's ``map_httpcore_exceptions``):
+
+        ================================================  ===========================
+        raised inside                                     raised to the caller
+        ================================================  ===========================
+        ``APIError`` 409 during ``create``                ``NameConflict``
+        ``APIError`` (any other HTTP error)               ``RuntimeCallError`` with
+                                                          the engine's explanation
+        no connection (``ConnectionError``, missing or    ``EngineUnavailable``: "cannot
+        forbidden socket, ssh failure)                    reach the Docker engine at
+                                                          <host>: <reason>"
+        no answer in time (read timeout)                  ``RuntimeCallError``
+        any other SDK / requests / urllib3 / OS error     ``RuntimeCallError``
+        ================================================  ===========================
+        """
+        import docker.errors
+
+        try:
+            yield
+        except RuntimeCallError:
+            raise
+        except docker.errors.APIError as exc:
+            if exc.response is not None:
+                # The SDK raises for a streamed call (pull) without closing its response.
+                exc.response.close()
+            explanation = exc.explanation or str(exc)
+            if operation == "create" and exc.status_code == 409:
+                # 'Conflict. The container name "/x" is already in use by container ...'
+                raise NameConflict(operation, target, explanation) from exc
+            raise RuntimeCallError(operation, target, explanation) from exc
+        except Exception as exc:
+            if _unreachable(exc):
+                _close_abandoned_sockets(exc)
+                raise EngineUnavailable(
+                    operation,
+                    target,
+                    f"cannot reach the Docker engine at {self._host}: {_reason(exc)}",
+                ) from exc
+            if _timed_out(exc):
+                raise RuntimeCallError(
+                    operation,
+                    target,
+                    f"the Docker engine at {self._host} did not answer within {self._timeout} s",
+                ) from exc
+            if _from_transport(exc):
+                raise RuntimeCallError(operation, target, _reason(exc)) from exc
+            raise
+
+    # -- observation ---------------------------------------------------------------
+
+    def list_containers(self) -> list[ObservedContainer]:
+        """Every container on the engine, running and exited, in the engine's order.
+
+        One list call; in addition each exited container that podsync owns (it carries
+        ``LABEL_POD_UID``, or has a seed ``k8s_`` name) and that this runtime has not
+        seen exited before is inspected once, for its exact exit code and finish time.
+        A container in state ``created`` (never started, or its start failed) has
+        ``running=False`` and ``finished_at=None``; ``paused`` and ``restarting``
+        containers run (Docker's ``State.Running`` is true for both).
+
+        Raises:
+            EngineUnavailable: the engine cannot be reached.
+            RuntimeCallError: the list call, or an inspect, failed.
+        """
+        with self._call("list", "") as api:
+            listed = cast(list[dict[str, Any]], api.containers(all=True))
+        observed: list[ObservedContainer] = []
+        seen: dict[tuple[str, str], _Outcome] = {}
+        for entry in listed:
+            container = _observed_from_list(entry)
+            if str(entry.get("State", "")) in _FINISHED_STATES and _owned(container):
+                # The cache key carries the Status text without its clock ("Exited
+                # (137)"), so a container someone restarted by hand and that exited
+                # differently is inspected again.
+                key = (container.id, _STATUS_AGE.sub("", str(entry.get("Status") or "")))
+                outcome = self._outcome(key)
+                if outcome is None:
+                    continue  # removed between the list and the inspect: it is gone
+                seen[key] = outcome
+                container = attrs.evolve(
+                    container, exit_code=outcome.exit_code, finished_at=outcome.finished_at
+                )
+            observed.append(container)
+        with self._lock:
+            # Keep what this list saw exited, and nothing else: the cache never grows
+            # past the engine's exited containers.
+            self._finished = seen
+        return observed
+
+    def _outcome(self, key: tuple[str, str]) -> _Outcome | None:
+        """How an exited container ended, from the cache or one inspect; ``None`` when
+        the container no longer exists."""
+        with self._lock:
+            cached = self._finished.get(key)
+        if cached is not None:
+            return cached
+        import docker.errors
+
+        container_id = key[0]
+        with self._call("inspect", container_id) as api:
+            try:
+                inspected = cast(dict[str, Any], api.inspect_container(container_id))
+            except docker.errors.NotFound:
+                return None
+        state = inspected.get("State") or {}
+        outcome = _Outcome(_int(state.get("ExitCode")), _timestamp(state.get("FinishedAt")))
+        with self._lock:
+            self._finished[key] = outcome
+        return outcome
+
+    def list_images(self) -> list[ObservedImage]:
+        """Every (top-level) image on the engine, in one call.
+
+        Raises:
+            EngineUnavailable: the engine cannot be reached.
+            RuntimeCallError: the call failed.
+        """
+        with self._call("list images", "") as api:
+            listed = cast(list[dict[str, Any]], api.images())
+        return [_image_from_list(entry) for entry in listed]
+
+    def container_address(self, container_id: str) -> str | None:
+        """The container's IP address; ``None`` when its network has none.
+
+        A container in network mode ``container:<x>`` (every app container of a pod)
+        shares the network of ``x``, so the address is ``x``'s.
+
+        Raises:
+            RuntimeCallError: the container (or the one whose network it shares) does
+                not exist, or the engine failed.
+        """
+        target = container_id
+        for _ in range(4):  # container:<x> chains are one step long in practice
+            with self._call("inspect", target) as api:
+                inspected = cast(dict[str, Any], api.inspect_container(target))
+            mode = str((inspected.get("HostConfig") or {}).get("NetworkMode") or "")
+            if not mode.startswith("container:"):
+                return _address(inspected.get("NetworkSettings") or {})
+            target = mode.removeprefix("container:")
+        raise RuntimeCallError(
+            "inspect", container_id, f"network mode chain too long at {target!r}"
+        )
+
+    # -- images --------------------------------------------------------------------
+
+    def pull_image(self, image: str) -> None:
+        """Pull ``image``; an untagged reference pulls ``:latest``, a digest reference
+        pulls that digest.
+
+        The engine reports some failures as an HTTP error and others (a layer that
+        fails to download) as an ``error`` message inside the progress stream that
+        follows a ``200 OK``; both raise.
+
+        Raises:
+            EngineUnavailable: the engine cannot be reached.
+            RuntimeCallError: the pull failed (no such image, registry unreachable,
+                access denied ...); the message is the engine's.
+        """
+        repository, tag = pull_reference(image)
+        with self._call("pull", image) as api:
+            for message in api.pull(repository, tag=tag, stream=True, decode=True):
+                if isinstance(message, Mapping) and (
+                    "error" in message or "errorDetail" in message
+                ):
+                    detail = message.get("errorDetail")
+                    text = message.get("error") or (
+                        detail.get("message") if isinstance(detail, Mapping) else None
+                    )
+                    raise RuntimeCallError("pull", image, str(text or message))
+
+    def remove_image(self, image_id: str) -> None:
+        """Remove an image by id; an image that is gone already counts as removed.
+
+        Raises:
+            RuntimeCallError: the engine refused (the image is in use by a container,
+                or has several tags and was named by id).
+        """
+        import docker.errors
+
+        with (
+            self._call("remove image", image_id) as api,
+            contextlib.suppress(docker.errors.NotFound),
+        ):
+            api.remove_image(image_id)
+
+    # -- containers ----------------------------------------------------------------
+
+    def create_container(self, spec: CreateSpec) -> str:
+        """Create (not start) the container ``spec`` describes; return its id.
+
+        ``entrypoint`` / ``command`` of ``None`` or ``()`` keep the image's (Docker
+        drops the image's ``Cmd`` when the entrypoint is overridden, as Kubernetes
+        ``command`` without ``args`` expects). Empty strings and zeros mean "unset".
+
+        Raises:
+            NameConflict: a container named ``spec.name`` exists already (HTTP 409).
+            EngineUnavailable: the engine cannot be reached.
+            RuntimeCallError: the engine refused: no such image (nothing is pulled
+                here), conflicting options (hostname, DNS or ports together with
+                ``container:`` network mode), a bad bind ...
+        """
+        with self._call("create", spec.name) as api:
+            host_config = api.create_host_config(
+                binds=list(spec.binds),
+                port_bindings=_port_bindings(spec.port_bindings),
+                network_mode=spec.network_mode or None,
+                cpu_shares=spec.cpu_shares or None,
+                mem_limit=spec.memory or None,
+                privileged=spec.privileged,
+                dns=list(spec.dns) or None,
+                dns_search=list(spec.dns_search) or None,
+            )
+            created = api.create_container(
+                spec.image,
+                name=spec.name,
+                entrypoint=list(spec.entrypoint or ()) or None,
+                command=list(spec.command or ()) or None,
+                environment=list(spec.env),
+                labels=dict(spec.labels),
+                working_dir=spec.working_dir or None,
+                hostname=spec.hostname or None,
+                # A mapping goes to ExposedPorts as it is; a list would get "/tcp"
+                # appended to every item by the SDK ("80/tcp" -> "80/tcp/tcp").
+                ports={port: {} for port in spec.exposed_ports} or None,
+                host_config=host_config,
+            )
+        return str(cast(dict[str, Any], created)["Id"])
+
+    def start_container(self, container_id: str) -> None:
+        """Start a created container (starting a running one is a no-op: HTTP 304).
+
+        Raises:
+            RuntimeCallError: no such container, or the engine could not start it (its
+                entrypoint does not exist, the network container is not running ...).
+        """
+        with self._call("start", container_id) as api:
+            api.start(container_id)
+
+    def stop_container(self, container_id: str, timeout: int) -> None:
+        """Stop a container: SIGTERM (or its image's stop signal), SIGKILL after
+        ``timeout`` seconds. A container that is not running (HTTP 304) or does not
+        exist (404) counts as stopped.
+
+        Raises:
+            RuntimeCallError: the engine failed to stop it.
+        """
+        import docker.errors
+
+        # The SDK waits the call timeout *plus* ``timeout`` for the answer.
+        with self._call("stop", container_id) as api, contextlib.suppress(docker.errors.NotFound):
+            api.stop(container_id, timeout=timeout)
+
+    def remove_container(self, container_id: str) -> None:
+        """Remove a container that does not run, with its anonymous volumes (as the
+        kubelet's dockershim did: ``RemoveVolumes: true``; binds and named volumes
+        stay). A container that does not exist counts as removed.
+
+        Raises:
+            RuntimeCallError: the container runs (HTTP 409; nothing is forced), or the
+                engine failed.
+        """
+        import docker.errors
+
+        with self._call("remove", container_id) as api, contextlib.suppress(docker.errors.NotFound):
+            api.remove_container(container_id, v=True)
+
+    def exec_in_container(
+        self, container_id: str, command: Sequence[str], timeout: float
+    ) -> ExecResult:
+        """Run ``command`` (an argument list; no shell) in a running container.
+
+        Returns:
+            The exit code and stdout and stderr interleaved as the engine sent them.
+            When the command does not finish within ``timeout`` seconds the call
+            returns ``ExecResult(-1, <output so far>)`` - a failed probe or hook, not an
+            engine error - and the command is left running: the Engine API cannot kill
+            an exec (Kubernetes' exec probes had the same limit on Docker).
+
+        Raises:
+            RuntimeCallError: the container does not exist or does not run, or the
+                engine failed.
+        """
+        deadline = time.monotonic() + timeout
+        with self._call("exec", container_id) as api:
+            created = api.exec_create(container_id, list(command))
+            exec_id = str(created["Id"])
+            stream = api.exec_start(exec_id, stream=True)
+            reader = _StreamReader(stream)
+            reader.start()
+            reader.join(max(0.0, deadline - time.monotonic()))
+            if reader.is_alive():
+                reader.cancel()
+                return ExecResult(_EXEC_TIMED_OUT, reader.output())
+            reader.raise_error()
+            # The output ends when the command closes its stdout and stderr; the engine
+            # records the exit code a moment later (or never, for a command that
+            # closed them and went on running).
+            while True:
+                state = api.exec_inspect(exec_id)
+                if not state.get("Running") and state.get("ExitCode") is not None:
+                    return ExecResult(_int(state["ExitCode"]), reader.output())
+                if time.monotonic() >= deadline:
+                    return ExecResult(_EXEC_TIMED_OUT, reader.output())
+                time.sleep(_EXEC_POLL_INTERVAL)
+
+
+class _StreamReader(threading.Thread):
+    """Reads an exec's output on its own thread, so that the caller can stop waiting.
+
+    The docker SDK has no exec timeout, but its stream can be closed from another thread
+    (``CancellableStream.close`` shuts the socket down), which ends the read.
+
+    The output frames are read here rather than by the SDK: the SDK reads the hijacked
+    socket itself (``response.raw._fp.fp.raw``), behind the buffered reader http.client
+    read the response headers through, so bytes the engine sent together with the
+    headers - the whole output of a quick command, on a loaded machine - are lost
+    (docker/docker-py#2042 and #3332; here, under load, 5 to 17 of 192 concurrent
+    ``echo`` execs came back empty, and none with this reader). Reading the buffered
+    reader (``_fp.fp``: the SDK's own path, one step short) returns those bytes first.
+    Over ``ssh://`` there is no buffered reader, and the SDK's reading is used.
+    """
+
+    def __init__(self, stream: CancellableStream[bytes]) -> None:
+        super().__init__(name="podsync-exec-reader", daemon=True)
+        self._stream = stream
+        response = getattr(stream, "_response", None)  # internals, as the SDK's own
+        buffered = getattr(getattr(getattr(response, "raw", None), "_fp", None), "fp", None)
+        self._response = response
+        self._buffered = buffered if hasattr(buffered, "read1") else None
+        self._chunks: list[bytes] = []
+        self._error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            if self._buffered is not None:
+                self._read_frames(self._buffered)
+            else:
+                for chunk in self._stream:
+                    self._chunks.append(bytes(chunk))
+        except (OSError, ValueError):
+            # The socket was shut down (cancel), timed out (the client's timeout: a
+            # command silent that long), or closed: the output ends here, and the exec's
+            # state says how the command ended.
+            pass
+        except BaseException as exc:  # re-raised on the caller's thread
+            self._error = exc
+        finally:
+            self._close()
+
+    def _read_frames(self, source: Any) -> None:
+        # Engine API "stream format" (no TTY): frames of an 8-byte header - the stream
+        # (0 stdin, 1 stdout, 2 stderr), three zero bytes, the payload size as a
+        # big-endian uint32 - and the payload. stdout and stderr are kept interleaved.
+        pending = b""
+        while True:
+            data = source.read1(65536)
+            if not data:
+                return
+            pending += data
+            while len(pending) >= 8:
+                size = int.from_bytes(pending[4:8], "big")
+                if len(pending) < 8 + size:
+                    break
+                self._chunks.append(pending[8 : 8 + size])
+                pending = pending[8 + size :]
+
+    def output(self) -> bytes:
+        return b"".join(list(self._chunks))
+
+    def raise_error(self) -> None:
+        if self._error is not None:
+            raise self._error
+
+    def cancel(self) -> None:
+        self._close()
+        self.join(1.0)
+
+    def _close(self) -> None:
+        # close() shuts the socket down (over ssh:// the SDK cannot, and raises
+        # DockerException: the reader then ends when the command does). It skips a
+        # response urllib3 saw end, whose hijacked connection stays open: closing the
+        # response closes that (the SDK's non-streaming exec_start does the same).
+        with contextlib.suppress(Exception):
+            self._stream.close()
+        if self._response is not None:
+            with contextlib.suppress(Exception):
+                self._response.close()
+
+
+# ---------------------------------------------------------------------------------------
+# From the engine's JSON to podsync's values (no I/O)
+
+# States whose container has exited: its exit code and finish time are final.
+_FINISHED_STATES = frozenset({"exited", "dead", "removing"})
+# States in which Docker's State.Running is true.
+_RUNNING_STATES = frozenset({"running", "paused", "restarting"})
+
+
+@attrs.frozen
+class _Outcome:
+    """How an exited container ended: ``State.ExitCode`` and ``State.FinishedAt``."""
+
+    exit_code: int
+    finished_at: float | None
+
+
+# "Exited (137) 5 minutes ago", "Restarting (1) 2 seconds ago"
+_STATUS_EXIT_CODE = re.compile(r"^\s*(?:Exited|Restarting)\s*\((-?\d+)\)")
+# The clock in a Status: "5 minutes ago", "Less than a second ago", "About an hour ago".
+_STATUS_AGE = re.compile(r"\s+[^()]*\bago\s*$")
+
+
+def _observed_from_list(entry: Mapping[str, Any]) -> ObservedContainer:
+    """An ``ObservedContainer`` from one entry of ``GET /containers/json``.
+
+    The list gives no finish time (``finished_at`` is ``None``) and the exit code only in
+    the ``Status`` text; ``list_containers`` completes both for the containers podsync
+    owns.
+    """
+    state = str(entry.get("State") or "")
+    return ObservedContainer(
+        id=str(entry["Id"]),
+        name=_name(entry.get("Names") or ()),
+        image=str(entry.get("Image") or ""),
+        labels={str(k): str(v) for k, v in (entry.get("Labels") or {}).items()},
+        created=float(entry.get("Created") or 0),
+        running=state in _RUNNING_STATES,
+        exit_code=_exit_code(str(entry.get("Status") or "")),
+    )
+
+
+def _name(names: Sequence[str]) -> str:
+    """The container's own name: ``Names`` also holds legacy link aliases
+    (``/web/db``), which have a second ``/``."""
+    stripped = [n[1:] if n.startswith("/") else n for n in names]
+    for name in stripped:
+        if "/" not in name:
+            return name
+    return stripped[0] if stripped else ""
+
+
+def _exit_code(status: str) -> int:
+    """The exit code in a list ``Status`` (``Exited (137) 5 minutes ago``); 0 when there
+    is none (``Up 2 hours``, ``Created``, ``Dead``)."""
+    match = _STATUS_EXIT_CODE.match(status)
+    return int(match.group(1)) if match else 0
+
+
+def _owned(container: ObservedContainer) -> bool:
+    """Whether podsync owns the container: the planner's rule (``_plan._identify``)."""
+    if LABEL_POD_UID in container.labels:
+        return True
+    parsed = parse_container_name(container.name)
+    return bool(parsed.container and parsed.pod_full_name)
+
+
+def _timestamp(text: object) -> float | None:
+    """Seconds since the epoch of an RFC 3339 time from the engine; ``None`` for
+    Docker's zero time (``0001-01-01T00:00:00Z``: never happened) or anything
+    unreadable. Nanoseconds are cut to microseconds."""
+    if not isinstance(text, str) or not text or text.startswith("0001-"):
+        return None
+    # Go prints up to 9 fractional digits; Python reads at most 6 before 3.11.
+    text = re.sub(r"(\.\d{6})\d+", r"\1", text)
+    try:
+        moment = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.UTC)
+    return moment.timestamp()
+
+
+def _int(value: object) -> int:
+    try:
+        return int(cast(Any, value))
+    except (TypeError, ValueError):
+        return 0
+
+
+def _image_from_list(entry: Mapping[str, Any]) -> ObservedImage:
+    """An ``ObservedImage`` from one entry of ``GET /images/json``; the placeholders
+    ``<none>:<none>`` and ``<none>@<none>`` of a dangling image are dropped."""
+    tags = tuple(t for t in entry.get("RepoTags") or () if t != "<none>:<none>")
+    digests = tuple(d for d in entry.get("RepoDigests") or () if d != "<none>@<none>")
+    return ObservedImage(id=str(entry["Id"]), tags=tags, digests=digests)
+
+
+def _address(settings: Mapping[str, Any]) -> str | None:
+    """The first IPv4 address in ``NetworkSettings``: the default bridge's top-level
+    ``IPAddress``, else the first network that gave one (``none`` gives ``""``)."""
+    if settings.get("IPAddress"):
+        return str(settings["IPAddress"])
+    for network in (settings.get("Networks") or {}).values():
+        if isinstance(network, Mapping) and network.get("IPAddress"):
+            return str(network["IPAddress"])
+    return None
+
+
+def _port_bindings(bindings: Mapping[str, Sequence[tuple[str, int]]]) -> dict[int | str, Any]:
+    """``CreateSpec.port_bindings`` in the Engine API's own shape (the SDK passes
+    dictionaries through as they are)."""
+    return {
+        key: [{"HostIp": ip, "HostPort": str(port)} for ip, port in pairs]
+        for key, pairs in bindings.items()
+    }
+
+
+# ---------------------------------------------------------------------------------------
+# Errors
+
+
+def _environment_host() -> str:
+    return os.environ.get("DOCKER_HOST") or DEFAULT_HOST
+
+
+def _describe_client(api: Any) -> str:
+    """A readable address for a caller's client (the SDK rewrites a unix socket's URL to
+    ``http+docker://localhost``; the socket path stays on the adapter)."""
+    socket_path = getattr(getattr(api, "_custom_adapter", None), "socket_path", None)
+    if isinstance(socket_path, str):
+        return f"unix://{socket_path}"
+    return str(getattr(api, "base_url", "") or "the docker client's host")
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and everything behind it: causes, contexts, and the ``reason`` / first
+    argument that urllib3 and requests wrap their own causes in."""
+    seen: set[int] = set()
+    todo: list[BaseException] = [exc]
+    while todo:
+        current = todo.pop(0)
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        yield current
+        for nested in (
+            current.__cause__,
+            current.__context__,
+            getattr(current, "reason", None),
+            *current.args,
+        ):
+            if isinstance(nested, BaseException):
+                todo.append(nested)
+
+
+def _unreachable(exc: BaseException) -> bool:
+    """Whether ``exc`` means that no engine answered at the address at all."""
+    import requests.exceptions
+
+    for item in _chain(exc):
+        if isinstance(item, requests.exceptions.ConnectionError | ConnectionError):
+            return True
+        if isinstance(item, FileNotFoundError | PermissionError):  # the unix socket
+            return True
+        if type(item).__module__.startswith("paramiko"):  # ssh:// without ssh -> engine
+            return True
+        if type(item).__name__ == "NewConnectionError":  # urllib3
+            return True
+    return False
+
+
+def _close_abandoned_sockets(exc: BaseException) -> None:
+    """Close the sockets a failed connect left in the traceback's frames.
+
+    The SDK's ``UnixHTTPConnection.connect`` does not close its socket when
+    ``connect()`` fails (a missing or forbidden socket file); the socket would live as
+    long as the exception, and then warn (``ResourceWarning``) wherever the caller drops
+    the exception. ``tests/engine.py`` meets the same leak in ``docker.from_env()``.
+    """
+    for item in _chain(exc):
+        tb = item.__traceback__
+        while tb is not None:
+            for value in tb.tb_frame.f_locals.values():
+                if isinstance(value, socket.socket) and value.fileno() != -1:
+                    value.close()
+            tb = tb.tb_next
+
+
+def _timed_out(exc: BaseException) -> bool:
+    import requests.exceptions
+
+    return any(isinstance(item, requests.exceptions.Timeout | TimeoutError) for item in _chain(exc))
+
+
+def _from_transport(exc: BaseException) -> bool:
+    """Errors of the docker SDK and of the HTTP stack under it (what else a call can
+    raise is a bug, and propagates)."""
+    import docker.errors
+    import requests.exceptions
+
+    return isinstance(
+        exc,
+        docker.errors.DockerException | requests.exceptions.RequestException | OSError,
+    ) or type(exc).__module__.split(".")[0] in {"docker", "requests", "urllib3"}
+
+
+def _reason(exc: BaseException) -> str:
+    """The innermost human reason: ``Connection refused`` rather than requests'
+    ``HTTPConnectionPool(host=...): Max retries exceeded ... (Caused by ...)``."""
+    for item in reversed(list(_chain(exc))):
+        if isinstance(item, OSError) and item.strerror:
+            return item.strerror
+    return str(exc) or type(exc).__name__

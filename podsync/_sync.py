@@ -29,7 +29,7 @@ from podsync._apply import (
 from podsync._hooks import DEFAULT_PROBE_TIMEOUT, probe_targets, run_probes
 from podsync._hostfs import list_pod_dirs
 from podsync._models import ObservedContainer, ObservedImage, Pod
-from podsync._plan import Plan, PlanOptions, plan
+from podsync._plan import Create, Plan, PlanOptions, plan
 from podsync._runtime import Runtime
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
@@ -52,10 +52,13 @@ class Observation:
     pod_dirs: frozenset[str] = frozenset()
 
 
-def observe(runtime: Runtime, root_dir: str | None = None) -> Observation:
+def observe(
+    runtime: Runtime, root_dir: str | None = None, *, images: bool = True
+) -> Observation:
     """Observe ``runtime`` and the pod directories under ``root_dir``.
 
-    Two runtime calls (``list_containers``, ``list_images``) and one directory listing.
+    Two runtime calls (``list_containers``, ``list_images``) and one directory listing;
+    with ``images=False`` the image list is skipped (``Observation.images`` is empty).
 
     Args:
         runtime: the engine.
@@ -72,9 +75,9 @@ def observe(runtime: Runtime, root_dir: str | None = None) -> Observation:
         OSError: the root directory exists but cannot be listed.
     """
     containers = tuple(runtime.list_containers())
-    images = tuple(runtime.list_images())
+    listed = tuple(runtime.list_images()) if images else ()
     pod_dirs = list_pod_dirs(root_dir if root_dir is not None else PlanOptions().root_dir)
-    return Observation(containers, images, frozenset(pod_dirs))
+    return Observation(containers, listed, frozenset(pod_dirs))
 
 
 @attrs.frozen
@@ -180,7 +183,11 @@ def _sync(
     _check_settings(workers, hook_timeout)
     if not probe_timeout > 0:
         raise ValueError(f"probe_timeout must be positive, got {probe_timeout!r}")
-    observation = observe(runtime, options.root_dir)
+    # Images matter to a plan only when it creates a container (the pull decision) or
+    # collects dangling images. So the first plan is made without them, and the image
+    # list is fetched only when that plan creates something: in the steady state a sync
+    # observes the engine with one list call.
+    observation = observe(runtime, options.root_dir, images=False)
     liveness: dict[str, bool] = {}
     if with_probes:
         outcomes = run_probes(
@@ -202,15 +209,21 @@ def _sync(
                         f"liveness probe {what}: {outcome.message}",
                     )
                 )
-    the_plan = plan(
-        desired,
-        observation.containers,
-        now=now,
-        images=observation.images,
-        pod_dirs=observation.pod_dirs,
-        liveness=liveness,
-        options=options,
-    )
+    def make_plan(images: Sequence[ObservedImage]) -> Plan:
+        return plan(
+            desired,
+            observation.containers,
+            now=now,
+            images=images,
+            pod_dirs=observation.pod_dirs,
+            liveness=liveness,
+            options=options,
+        )
+
+    the_plan = make_plan(())
+    creates = any(isinstance(a, Create) for a in the_plan.actions)
+    if creates or options.gc.remove_dangling_images:
+        the_plan = make_plan(runtime.list_images())
     result = apply(
         the_plan,
         runtime,

@@ -333,9 +333,9 @@ def test_pre_stop_runs_before_stop(tmp_path):
 
     result = run([], rt, tmp_path)
 
-    assert ["list", "list_images", "exec", "stop", "stop"] == rt.call_names()
-    assert (bar.id, ("drain",), 10.0) == rt.calls[2].args
-    assert bar.id == rt.calls[3].args[0]
+    assert ["list", "exec", "stop", "stop"] == rt.call_names()
+    assert (bar.id, ("drain",), 10.0) == rt.calls[1].args
+    assert bar.id == rt.calls[2].args[0]
     assert result.ok
 
 

@@ -2,9 +2,10 @@
 (reference §4.1), convergence, fault isolation and liveness.
 
 The seed's FakeDockerClient recorded ``list`` / ``inspect_container`` / ``create`` /
-``start`` / ``stop``; podsync observes with exactly two calls (``list``,
-``list_images``: everything the planner needs is in the list and the labels), so each
-expected sequence below is the seed's with its lookups replaced by those two. Where
+``start`` / ``stop``; podsync observes with one ``list`` call (everything the planner
+needs is in the list and the labels) plus ``list_images`` when the plan creates
+something (for the pull decision), so each expected sequence below is the seed's with
+its lookups replaced by those. Where
 podsync fixes the seed (#14, #15: only the changed container is replaced, the network
 container stays), the docstring says so.
 """
@@ -103,13 +104,13 @@ def stopped(rt: FakeRuntime) -> set[str]:
 
 
 def test_sync_pods_does_nothing(root):
-    """#3 TestSyncPodsDoesNothing: a pod whose containers run unchanged costs the two
-    observation calls and nothing else."""
+    """#3 TestSyncPodsDoesNothing: a pod whose containers run unchanged costs one list
+    call and nothing else (images are listed only when something is to be created)."""
     rt = engine(legacy("1234", "k8s_bar.2a1b3c4d_foo.new.test_12345678_0"), LEGACY_NET)
 
     result = run([foo_pod()], rt, root)
 
-    assert ["list", "list_images"] == rt.call_names()
+    assert ["list"] == rt.call_names()
     assert result.ok
     assert () == result.apply_result.results
 
@@ -186,8 +187,8 @@ def test_sync_pods_deletes_with_no_net_container(root):
 @pytest.mark.parametrize(
     ("ready", "expected_calls"),
     [
-        (False, ["list", "list_images"]),
-        (True, ["list", "list_images", "stop", "stop"]),
+        (False, ["list"]),
+        (True, ["list", "stop", "stop"]),
     ],
 )
 def test_sync_pods_deletes_when_sources_are_ready(root, ready, expected_calls):
@@ -216,7 +217,7 @@ def test_sync_pods_deletes_when_container_source_ready(root):
 
     run([], rt, root, ready_sources=frozenset({"testSource"}))
 
-    assert ["list", "list_images", "stop", "stop"] == rt.call_names()
+    assert ["list", "stop", "stop"] == rt.call_names()
     assert {"7492", "3542"} == stopped(rt)
 
 
@@ -231,7 +232,7 @@ def test_sync_pods_deletes(root):
 
     run([], rt, root)
 
-    assert ["list", "list_images", "stop", "stop"] == rt.call_names()
+    assert ["list", "stop", "stop"] == rt.call_names()
     assert {"1234", "9876"} == stopped(rt)
     assert rt.container("4567").running
 
@@ -249,7 +250,7 @@ def test_sync_pod_deletes_duplicate(root):
 
     run([pod], rt, root, allow_deletions=False)
 
-    assert ["list", "list_images", "stop"] == rt.call_names()
+    assert ["list", "stop"] == rt.call_names()
     assert 1 == len(stopped(rt) & {"1234", "4567"})
     assert rt.container("2304").running
 
@@ -295,7 +296,8 @@ def test_sync_pod_unhealthy(root):
 
     result = run([pod], rt, root)
 
-    assert ["list", "list_images", "exec", "stop", "create", "start"] == rt.call_names()
+    # The probe runs first; the plan then creates, so the images are listed too.
+    assert ["list", "exec", "list_images", "stop", "create", "start"] == rt.call_names()
     assert {"1234"} == stopped(rt)
     assert {"1234": False} == result.liveness
 
@@ -403,7 +405,7 @@ def test_undesired_pod_is_stopped_removed_and_its_directory_torn_down(root, tmp_
 
     result = run([], rt, root, gc=GCPolicy(min_age=0))
 
-    assert ["list", "list_images", "stop", "stop", "remove", "remove"] == rt.call_names()
+    assert ["list", "stop", "stop", "remove", "remove"] == rt.call_names()
     assert result.ok
     assert [] == rt.containers
     assert frozenset() == observe(rt, root).pod_dirs
@@ -470,7 +472,7 @@ def test_probe_false_skips_probes(root):
 
     sync([pod], rt, options=PlanOptions(root_dir=root), now=NOW + 1, probe=False)
 
-    assert ["list", "list_images"] == rt.call_names()
+    assert ["list"] == rt.call_names()
 
 
 def test_default_runtime_is_docker_built_lazily_and_closed(root, monkeypatch):

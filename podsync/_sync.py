@@ -29,7 +29,7 @@ from podsync._apply import (
 from podsync._hooks import DEFAULT_PROBE_TIMEOUT, probe_targets, run_probes
 from podsync._hostfs import list_pod_dirs
 from podsync._models import ObservedContainer, ObservedImage, Pod
-from podsync._plan import Create, Plan, PlanOptions, plan
+from podsync._plan import Action, Create, Plan, PlanOptions, Pull, Reason, Wait, plan
 from podsync._runtime import Runtime
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
@@ -168,6 +168,15 @@ def sync(
             close()
 
 
+def _needs_images(action: Action) -> bool:
+    # Without the image list every image looks absent: creates plan pulls, and a
+    # container with pull policy Never waits for its image. Both must be decided again
+    # with the real list.
+    if isinstance(action, Create | Pull):
+        return True
+    return isinstance(action, Wait) and action.reason is Reason.IMAGE_NEVER_PULL
+
+
 def _sync(
     desired: Sequence[Pod],
     runtime: Runtime,
@@ -221,8 +230,7 @@ def _sync(
         )
 
     the_plan = make_plan(())
-    creates = any(isinstance(a, Create) for a in the_plan.actions)
-    if creates or options.gc.remove_dangling_images:
+    if options.gc.remove_dangling_images or any(_needs_images(a) for a in the_plan.actions):
         the_plan = make_plan(runtime.list_images())
     result = apply(
         the_plan,

@@ -9,7 +9,7 @@ Use it to test podsync, or your own orchestrator built on podsync, without an en
     assert ["list", "list_images", "create", "start", "create", "start"] == fake.call_names()
     fake.clear_calls()
     podsync.sync([pod], fake, options=options, now=101.0)
-    assert ["list", "list_images"] == fake.call_names()   # converged: nothing to do
+    assert ["list"] == fake.call_names()   # converged: one list call, nothing to do
 
 It is stateful, as the 2014 kubelet's ``FakeDockerClient`` was (reference §1.10):
 create, start, stop and remove change what ``list_containers`` returns, so "apply,

@@ -542,3 +542,15 @@ def test_lifecycle_hooks_round_trip(root):
 
     execs = [c.args[1] for c in rt.calls if c.name == "exec"]
     assert [("echo", "hi"), ("echo", "bye")] == execs
+
+
+def test_never_pull_container_with_a_present_image_starts(root):
+    """sync plans first without the image list; a container with pull policy Never whose
+    image is present must still start (the image list is fetched for its decision)."""
+    rt = FakeRuntime(images=["busybox:1.36", "registry.k8s.io/pause:3.10"], clock=lambda: 100.0)
+    pod = Pod("web", (Container("app", "busybox:1.36", image_pull_policy=PullPolicy.NEVER),))
+
+    result = sync([pod], rt, options=PlanOptions(root_dir=str(root)), now=100.0)
+
+    assert result.ok
+    assert ["list", "list_images", "create", "start", "create", "start"] == rt.call_names()

@@ -1,0 +1,115 @@
+"""Convergence under faults, on FakeRuntime: random desired pods, random engines (what an
+earlier desired state left, disturbed), and a random subset of failing runtime calls.
+
+A sync with faults reports every failure, fails no pod it was not working on, and
+touches nothing its plan did not name; the next sync without faults converges: the
+plan after it has nothing left to do but wait; foreign containers are never touched.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+
+import attrs
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from podsync import (
+    ActionStatus,
+    Create,
+    Handler,
+    Kill,
+    Pod,
+    Remove,
+    Wait,
+    observe,
+    plan,
+    sync,
+)
+from podsync.testing import MUTATING_CALL_NAMES, FakeRuntime
+from tests.test_plan_properties import worlds
+
+# The issue asks for at least 500 examples in CI; the "fast" profile is for editing.
+EXAMPLES = 500 if os.environ.get("HYPOTHESIS_PROFILE", "ci") == "ci" else 20
+
+FAULTY_CALLS = ["pull", "create", "start", "stop", "remove", "exec"]
+
+
+@settings(max_examples=EXAMPLES)
+@given(
+    worlds(),
+    st.lists(st.tuples(st.sampled_from(FAULTY_CALLS), st.integers(1, 3)), max_size=3),
+)
+def test_sync_converges_after_faults(world, faults):
+    """Faults fail pods, not the sync; the plan's targets are the only containers
+    touched; the next sync converges; foreign containers survive."""
+    desired, model, now, _, options = world
+    # FakeRuntime's containers have no address, so an httpGet or tcpSocket postStart hook
+    # always fails and its container crash-loops, restarting at once the first time
+    # (as the kubelet): that is never "converged", and tests/test_sync.py covers it.
+    # Such hooks become exec hooks, which succeed here.
+    desired = [_exec_hooks_only(pod) for pod in desired]
+    root = tempfile.mkdtemp(prefix="podsync-faults-")
+    try:
+        _check(desired, model, now, attrs.evolve(options, root_dir=root), faults)
+    finally:
+        shutil.rmtree(root)
+
+
+def _exec_hooks_only(pod: Pod) -> Pod:
+    containers = []
+    for c in pod.containers:
+        hook = c.lifecycle.post_start if c.lifecycle else None
+        if c.lifecycle is not None and hook is not None and hook.exec_command is None:
+            c = attrs.evolve(
+                c, lifecycle=attrs.evolve(c.lifecycle, post_start=Handler(exec_command=("true",)))
+            )
+        containers.append(c)
+    return attrs.evolve(pod, containers=tuple(containers))
+
+
+def _check(desired, model, now, options, faults):
+    fake = FakeRuntime(containers=model.observed, images=model.images, clock=lambda: now)
+    foreign = {c.id: c for c in fake.containers if c.id.startswith("foreign")}
+    for name, times in faults:
+        fake.fail(name, times=times)
+
+    first = sync(desired, fake, options=options, now=now, probe=False)
+
+    # Every failure is a failed or skipped action of a pod the plan worked on.
+    planned_pods = {p.pod for p in first.plan.pods}
+    for result in first.apply_result.results:
+        if result.status is not ActionStatus.DONE and result.pod:
+            assert result.pod in planned_pods
+    # Mutating calls only touch what the plan named (its ids, and the names it creates).
+    named = {a.id for a in first.plan.actions if isinstance(a, Kill | Remove)}
+    named |= {a.spec.name for a in first.plan.actions if isinstance(a, Create)}
+    created_ids = {c.id for c in fake.containers} - {c.id for c in model.observed}
+    for call in fake.calls:
+        if call.name in {"stop", "remove"}:
+            assert call.args[0] in named | created_ids
+        elif call.name == "create":
+            assert call.args[0].name in named
+    assert set(MUTATING_CALL_NAMES) >= {c.name for c in fake.calls} - {
+        "list",
+        "list_images",
+        "exec",
+        "address",
+    }
+
+    fake.clear_faults()
+    sync(desired, fake, options=options, now=now, probe=False)
+    seen = observe(fake, options.root_dir)
+    after = plan(
+        desired,
+        seen.containers,
+        images=seen.images,
+        pod_dirs=seen.pod_dirs,
+        now=now,
+        options=options,
+    )
+
+    assert [] == [a.message for a in after.actions if not isinstance(a, Wait)]
+    assert foreign == {c.id: c for c in fake.containers if c.id.startswith("foreign")}

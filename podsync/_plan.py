@@ -205,6 +205,9 @@ class PlanOptions:
         host_resolv_conf: the host's resolv.conf contents, whose nameservers and
             search domains follow the cluster's (seed applyClusterDNS).
         allow_privileged: whether privileged containers may run (seed capabilities).
+        host_path_prefixes: when set, the only host directories hostPath volumes may
+            use: a pod with a hostPath volume outside all of them is rejected. ``None``
+            allows any.
         allow_deletions: whether containers of pods that are not desired may be stopped
             and removed, and their directories torn down (the seed's sourcesReady);
             turn it off when the desired state may be incomplete.
@@ -224,6 +227,7 @@ class PlanOptions:
     cluster_domain: str = ""
     host_resolv_conf: str = ""
     allow_privileged: bool = False
+    host_path_prefixes: tuple[str, ...] | None = None
     allow_deletions: bool = True
     ready_sources: frozenset[str] | None = None
     root_dir: str = "/var/lib/podsync"
@@ -270,6 +274,7 @@ class Reason(enum.Enum):
     INVALID_POD = "invalid-pod"  # a name or uid that cannot be written into names/paths
     HOST_PORT_CONFLICT = "host-port-conflict"
     PRIVILEGED_NOT_ALLOWED = "privileged-not-allowed"
+    HOST_PATH_NOT_ALLOWED = "host-path-not-allowed"
 
 
 @attrs.frozen
@@ -1253,6 +1258,22 @@ def _name_problem(pod: Pod) -> str | None:
     return None
 
 
+def _host_path_outside(pod: Pod, prefixes: tuple[str, ...] | None) -> str | None:
+    """The first hostPath of ``pod`` outside ``prefixes`` (compared by whole path
+    components after normalisation, so ``/data`` allows ``/data/x`` but not
+    ``/database`` or ``/data/../etc``), or ``None``."""
+    if prefixes is None:
+        return None
+    allowed = [posixpath.normpath(p) for p in prefixes]
+    for volume in pod.volumes:
+        if volume.host_path is None:
+            continue
+        path = posixpath.normpath(volume.host_path)
+        if not any(path == a or path.startswith(a.rstrip("/") + "/") for a in allowed):
+            return volume.host_path
+    return None
+
+
 def _admit(desired: Sequence[Pod], options: PlanOptions) -> tuple[list[Pod], list[Rejection]]:
     """Admission (theory step 1); rejections are reported in the order of ``desired``."""
     rejected: dict[int, Rejection] = {}
@@ -1283,6 +1304,16 @@ def _admit(desired: Sequence[Pod], options: PlanOptions) -> tuple[list[Pod], lis
                 pod.uid,
                 Reason.PRIVILEGED_NOT_ALLOWED,
                 f"container {privileged[0]} asks for privileged mode, which is not allowed",
+            )
+            continue
+        outside = _host_path_outside(pod, options.host_path_prefixes)
+        if outside is not None:
+            rejected[index] = Rejection(
+                pod.key,
+                pod.uid,
+                Reason.HOST_PATH_NOT_ALLOWED,
+                f"hostPath {outside} is outside the allowed prefixes "
+                f"{', '.join(options.host_path_prefixes or ())}",
             )
             continue
         position[id(pod)] = index

@@ -25,6 +25,8 @@ from podsync import (
     Probe,
     PullPolicy,
     RestartPolicy,
+    Volume,
+    VolumeMount,
 )
 from podsync._plan import (
     Create,
@@ -707,3 +709,54 @@ def test_container_that_never_started_backs_off():
 
     assert [("Wait", "bar")] == kinds(p)
     assert "wait new/foo/bar: did not start, back-off 10s, 5s left" == p.actions[0].message
+
+
+@pytest.mark.parametrize(
+    ("host_path", "admitted"),
+    [
+        # Inside an allowed prefix.
+        ("/data/web", True),
+        # The prefix itself.
+        ("/data", True),
+        # A sibling that merely starts with the same letters.
+        ("/database", False),
+        # Climbing out with "..".
+        ("/data/../etc", False),
+        # Elsewhere entirely.
+        ("/etc", False),
+    ],
+)
+def test_host_path_allow_list(host_path, admitted):
+    """With an allow-list of hostPath prefixes, a pod mounting a host directory outside
+    them is rejected (whole path components, after normalisation)."""
+    pod = Pod(
+        "web",
+        (Container("a", "busybox", volume_mounts=(VolumeMount("v", "/v"),)),),
+        volumes=(Volume("v", host_path),),
+    )
+
+    p = run([pod], options=PlanOptions(host_path_prefixes=("/data/",)))
+
+    assert ([] if admitted else [Reason.HOST_PATH_NOT_ALLOWED]) == [r.reason for r in p.rejected]
+
+
+def test_pods_with_shared_name_prefixes_and_namespaces_stay_apart():
+    """Pods whose names share a prefix, and one name in two namespaces, never touch each
+    other's containers: each pod's plan names only its own."""
+    pods = [
+        Pod("web", (BAR,)),
+        Pod("web-1", (BAR,)),
+        Pod("we", (BAR,)),
+        Pod("web", (BAR,), namespace="other"),
+    ]
+    model = EngineModel(image_tags={"busybox:latest", "registry.k8s.io/pause:3.10"})
+    model.apply(run(pods), NOW - 100)
+
+    for keep in pods:
+        others = [p for p in pods if p is not keep]
+        p = run([keep], model.observed, options=PlanOptions(allow_deletions=False))
+        assert [] == kinds(p)
+        gone = run(others, model.observed)
+        stopped = {a.id for a in gone.actions if isinstance(a, Kill)}
+        mine = {c.id for c in model.observed if c.labels["io.podsync.pod.uid"] == keep.uid}
+        assert mine == stopped

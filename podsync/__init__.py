@@ -74,6 +74,7 @@ from podsync._plan import (
     Wait,
     normalize_image,
     plan,
+    plan_fingerprint,
 )
 
 # isort: split
@@ -252,6 +253,7 @@ __all__ = [
     "parse_pods",
     "parse_resolv_conf",
     "plan",
+    "plan_fingerprint",
     "plan_from_json",
     "plan_to_json",
     "pod_full_name",

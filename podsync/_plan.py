@@ -128,6 +128,7 @@ __all__ = [
     "Wait",
     "normalize_image",
     "plan",
+    "plan_fingerprint",
 ]
 
 #: The image of each pod's network container unless ``PlanOptions.network_image`` says
@@ -421,8 +422,9 @@ class Plan:
         pods: per-pod actions, sorted by pod key; a pod with nothing to do is absent.
         cleanup: engine-wide actions run last (dangling images).
         rejected: desired pods that were not admitted.
-        fingerprint: a digest of the observed state the plan was made from; a saved
-            plan should only be applied to an engine that still has this fingerprint.
+        fingerprint: a digest of the observed state the plan acts on
+            (``plan_fingerprint``); a saved plan should only be applied to an engine
+            that still has this fingerprint.
         format_version: the version of the plan's JSON form.
     """
 
@@ -625,13 +627,59 @@ def normalize_image(reference: str) -> str:
     return name
 
 
-def _fingerprint(
-    observed: Sequence[ObservedContainer], images: Sequence[ObservedImage], pod_dirs: Iterable[str]
+def _digest(
+    observed: Iterable[ObservedContainer], images: Iterable[ObservedImage], pod_dirs: Iterable[str]
 ) -> str:
     lines = sorted(f"c\0{oc.id}\0{oc.name}\0{oc.running:d}\0{oc.finished_at}" for oc in observed)
     lines += sorted(f"i\0{image.id}\0{','.join(sorted(image.tags))}" for image in images)
     lines += sorted(f"d\0{uid}" for uid in pod_dirs)
     return hashlib.sha256("\n".join(lines).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def plan_fingerprint(
+    plan: Plan,
+    observed: Sequence[ObservedContainer],
+    images: Sequence[ObservedImage] = (),
+    pod_dirs: Collection[str] = (),
+) -> str:
+    """A digest of the part of an observed state that ``plan`` acts on.
+
+    Covers the containers and pod directories of the pods in the plan and the images it
+    pulls, creates from or removes. ``plan()`` stores it as ``Plan.fingerprint``; before
+    applying a saved plan, compute it again from a fresh observation: a different value
+    means the state the plan was made for has changed (Terraform's "saved plan is
+    stale"). A plan made against an empty engine is covered too: once its pods have
+    containers, the digest differs.
+
+    Scoped on purpose: applying the plan touches nothing else, and on an engine that runs
+    other workloads containers come and go all the time, so a digest of everything would
+    make every saved plan stale within seconds.
+    """
+    uids = {p.uid for p in plan.pods if p.uid}
+    full_names = {p.full_name for p in plan.pods if p.full_name}
+    references: set[str] = set()
+    for action in plan.actions:
+        if isinstance(action, Pull):
+            references.add(normalize_image(action.image))
+        elif isinstance(action, Create):
+            references.add(normalize_image(action.spec.image))
+        elif isinstance(action, RemoveImage):
+            references.add(action.image_id)
+    containers = []
+    for oc in observed:
+        instance = _identify(oc)
+        if instance is not None and (
+            instance.pod_uid in uids or (not instance.pod_uid and instance.full_name in full_names)
+        ):
+            containers.append(oc)
+    relevant = [
+        image
+        for image in images
+        if image.id in references
+        or references.intersection(normalize_image(t) for t in image.tags)
+        or references.intersection(image.digests)
+    ]
+    return _digest(containers, relevant, [d for d in pod_dirs if d in uids])
 
 
 # ---------------------------------------------------------------------------------------
@@ -1507,13 +1555,13 @@ def _plan(
                     )
                 )
 
-    return Plan(
+    made = Plan(
         pulls=tuple(ctx.pulls[image] for image in sorted(ctx.pulls)),
         pods=tuple(pod_plans),
         cleanup=tuple(cleanup),
         rejected=tuple(rejected),
-        fingerprint=_fingerprint(observed, images, pod_dirs),
     )
+    return attrs.evolve(made, fingerprint=plan_fingerprint(made, observed, images, pod_dirs))
 
 
 def _safe_dir_name(uid: str) -> bool:

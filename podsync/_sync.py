@@ -52,9 +52,7 @@ class Observation:
     pod_dirs: frozenset[str] = frozenset()
 
 
-def observe(
-    runtime: Runtime, root_dir: str | None = None, *, images: bool = True
-) -> Observation:
+def observe(runtime: Runtime, root_dir: str | None = None, *, images: bool = True) -> Observation:
     """Observe ``runtime`` and the pod directories under ``root_dir``.
 
     Two runtime calls (``list_containers``, ``list_images``) and one directory listing;
@@ -218,6 +216,7 @@ def _sync(
                         f"liveness probe {what}: {outcome.message}",
                     )
                 )
+
     def make_plan(images: Sequence[ObservedImage]) -> Plan:
         return plan(
             desired,

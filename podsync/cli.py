@@ -1,0 +1,1473 @@
+"""The ``podsync`` command line: ``plan``, ``apply``, ``show`` and ``down``.
+
+Usage::
+
+    podsync plan [--json] [-o FILE] [--detailed-exitcode] SOURCE...
+    podsync apply [--wait [--timeout S]] SOURCE...
+    podsync apply --plan FILE
+    podsync show [--json] FILE
+    podsync down SOURCE...
+
+A SOURCE is a pod file, a directory of them, an http(s) URL, or ``-`` for standard
+input; several are merged (``podsync.load_pods``). The sources are read completely
+*before* the engine is contacted: any problem in any of them is reported with its file
+and ``$.path``, and nothing on the engine is touched.
+
+Conventions (Terraform's for plans and exit codes, the docker CLI's for the engine):
+
+* Standard output carries the result: the plan, the apply summary, the ``--wait``
+  report, the JSON of ``--json``. Standard error carries progress, warnings and errors,
+  as text or, with ``--log-format json``, as one JSON object per line.
+* Exit codes: 0 success; 1 error (bad source, unreachable engine, a failed action, a
+  stale saved plan, a rejected pod, a pod not running after ``--wait``); 2 a command
+  line usage error (argparse), or, for ``plan --detailed-exitcode``, success with
+  changes; 130 interrupted. Errors are one ``podsync: error: ...`` line each, never a
+  traceback.
+* The engine is ``--docker-host`` / ``-H``, else ``DOCKER_HOST`` (with
+  ``DOCKER_TLS_VERIFY`` and ``DOCKER_CERT_PATH``, as the docker SDK and CLI read them),
+  else the local socket. ``ssh://`` hosts use the ``ssh`` command, as the docker CLI.
+
+Saved plans (``plan -o FILE``, then ``apply --plan FILE``) carry a fingerprint of the
+engine state they act on (``Plan.fingerprint``, computed with ``plan``'s digest over the
+containers and pod directories of the pods in the plan and the images it uses; the rest
+of the engine is left out, since applying the plan touches nothing else). ``apply
+--plan`` observes the engine again and refuses the plan when the fingerprint differs -
+including a plan made against an empty engine, once its pods exist (Terraform #24078).
+A saved plan holds absolute paths under the ``--root-dir`` it was made with; ``apply
+--plan`` refuses it under another one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import posixpath
+import re
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import IO, Any
+
+import attrs
+
+from podsync._apply import (
+    DEFAULT_HOOK_TIMEOUT,
+    DEFAULT_WORKERS,
+    ActionStatus,
+    ApplyResult,
+    Event,
+    EventKind,
+    apply,
+)
+from podsync._config import load_pods
+from podsync._hooks import probe_liveness
+from podsync._labels import LABEL_CONTAINER, LABEL_POD_UID
+from podsync._models import ObservedContainer, Pod, RestartPolicy
+from podsync._naming import parse_container_name
+from podsync._plan import (
+    DEFAULT_NETWORK_IMAGE,
+    Action,
+    Create,
+    GCPolicy,
+    Kill,
+    Plan,
+    PlanOptions,
+    PodPlan,
+    Pull,
+    Reason,
+    Remove,
+    RemoveImage,
+    RemovePodDir,
+    Wait,
+    plan,
+    plan_fingerprint,
+)
+from podsync._plan_json import plan_from_json, plan_to_json
+from podsync._runtime import Runtime
+from podsync._sync import Observation, observe
+from podsync.exceptions import ConfigError, EngineUnavailable, PodsyncError, RuntimeCallError
+
+__all__ = [
+    "DEFAULT_WAIT_TIMEOUT",
+    "EXIT_CHANGES",
+    "EXIT_ERROR",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "RuntimeFactory",
+    "build_parser",
+    "main",
+]
+
+#: Success (``plan --detailed-exitcode``: success and no changes).
+EXIT_OK = 0
+#: Any error: a bad source, an unreachable engine, a failed action, a stale saved plan,
+#: a rejected pod, a pod that is not running when ``--wait`` gives up.
+EXIT_ERROR = 1
+#: ``plan --detailed-exitcode``: success, and the plan has changes (Terraform's code).
+EXIT_CHANGES = 2
+#: A command line that argparse cannot parse (argparse's own code; the same number as
+#: ``EXIT_CHANGES``, as in Terraform, whose usage errors exit 1 - check stderr).
+EXIT_USAGE = 2
+#: Interrupted (Ctrl-C): 128 + SIGINT, as a shell reports it.
+EXIT_INTERRUPTED = 130
+
+#: Seconds ``apply --wait`` waits for the pods unless ``--timeout`` says otherwise.
+DEFAULT_WAIT_TIMEOUT = 60.0
+
+#: Makes a runtime for an engine address (``--docker-host``; ``None``: the environment).
+RuntimeFactory = Callable[[str | None], Runtime]
+
+# The seed's run-once retried after 1 s, doubling (reference §5); here the delay is
+# capped so that a long --timeout still notices a pod that comes up late.
+_WAIT_FIRST_DELAY = 1.0
+_WAIT_MAX_DELAY = 10.0
+# A container counts as running once it has been seen running for this long: one that
+# crashes right after its start is not reported as up (the Docker engine reports a
+# started container as running before its process had a chance to fail).
+_STABLE_SECONDS = 1.0
+
+_RESOLV_CONF = "/etc/resolv.conf"
+_DEFAULT_ROOT_DIR = PlanOptions().root_dir
+_DEFAULT_GC = GCPolicy()
+_DEFAULT_STOP_TIMEOUT = PlanOptions().stop_timeout
+
+# Docker's 64-hex container ids, shortened to the 12 characters the docker CLI shows.
+_LONG_ID = re.compile(r"\b([0-9a-f]{12})[0-9a-f]{52}\b")
+
+
+# ---------------------------------------------------------------------------------------
+# Errors inside the CLI
+
+
+class _Failure(Exception):
+    """The command failed; ``lines`` are printed as errors and the exit code is 1."""
+
+    def __init__(self, *lines: str) -> None:
+        super().__init__("\n".join(lines))
+        self.lines = lines
+
+
+class _UsageError(Exception):
+    """A combination of options argparse cannot express; exit code 2 with usage."""
+
+
+# ---------------------------------------------------------------------------------------
+# The command line
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative, got {value}")
+    return value
+
+
+def _count_or_none(text: str) -> int | None:
+    if text.lower() == "none":
+        return None
+    return _count(text)
+
+
+def _seconds(text: str, *, zero: bool) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise argparse.ArgumentTypeError(f"expected a finite number of seconds, got {text!r}")
+    if value < 0 or (value == 0 and not zero):
+        bound = "must not be negative" if zero else "must be more than 0"
+        raise argparse.ArgumentTypeError(f"{bound}, got {text}")
+    return value
+
+
+def _positive_seconds(text: str) -> float:
+    return _seconds(text, zero=False)
+
+
+def _nonnegative_seconds(text: str) -> float:
+    return _seconds(text, zero=True)
+
+
+# Options that shape a plan: they make no sense with ``apply --plan FILE``, whose plan
+# was made with its own. Their argparse default is _UNSET, so "given" can be told apart.
+_PLANNING_OPTIONS = {
+    "network_image": "--network-image",
+    "network_mode": "--network-mode",
+    "cluster_dns": "--cluster-dns",
+    "cluster_domain": "--cluster-domain",
+    "allow_privileged": "--allow-privileged",
+    "no_delete": "--no-delete",
+    "stop_timeout": "--stop-timeout",
+    "max_per_container": "--max-per-container",
+    "min_age": "--min-age",
+    "max_total": "--max-total",
+    "remove_dangling_images": "--remove-dangling-images",
+    "no_probe": "--no-probe",
+}
+
+
+class _Unset:
+    """The argparse default of the planning options: "not given" (``None`` is a value:
+    ``--max-per-container none``)."""
+
+    def __repr__(self) -> str:
+        return "(not given)"
+
+
+_UNSET: Any = _Unset()
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("podsync")
+    except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
+        return "unknown"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``podsync`` command (all subcommands)."""
+    output = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    output.add_argument(
+        "--log-format",
+        choices=("text", "json"),
+        default="text",
+        help="standard error as text (default) or as JSON lines: every apply event, "
+        "warning, error and summary is one JSON object",
+    )
+
+    engine = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    group = engine.add_argument_group("engine")
+    group.add_argument(
+        "-H",
+        "--docker-host",
+        metavar="HOST",
+        help="the Docker engine: unix:///path, tcp://host:port or ssh://user@host "
+        "(default: DOCKER_HOST, else unix:///var/run/docker.sock)",
+    )
+    group.add_argument(
+        "--root-dir",
+        metavar="DIR",
+        default=_DEFAULT_ROOT_DIR,
+        help="where pod directories (emptyDir volumes, termination messages) live "
+        f"(default: {_DEFAULT_ROOT_DIR})",
+    )
+
+    planning = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    group = planning.add_argument_group("planning")
+    group.add_argument(
+        "--network-image",
+        metavar="IMAGE",
+        default=_UNSET,
+        help=f"the image of each pod's network container (default: {DEFAULT_NETWORK_IMAGE})",
+    )
+    group.add_argument(
+        "--network-mode",
+        metavar="MODE",
+        default=_UNSET,
+        help="network mode of each pod's network container: the engine's default "
+        "(bridge) when not given; 'none' gives pods only loopback (host ports are then "
+        "recorded but not published)",
+    )
+    group.add_argument(
+        "--cluster-dns", metavar="IP", default=_UNSET, help="DNS server for ClusterFirst pods"
+    )
+    group.add_argument(
+        "--cluster-domain",
+        metavar="DOMAIN",
+        default=_UNSET,
+        help="cluster domain: ClusterFirst pods search <namespace>.<domain> and <domain>",
+    )
+    group.add_argument(
+        "--allow-privileged",
+        action="store_const",
+        const=True,
+        default=_UNSET,
+        help="admit pods with privileged containers (rejected otherwise)",
+    )
+    group.add_argument(
+        "--no-delete",
+        action="store_const",
+        const=True,
+        default=_UNSET,
+        help="keep the containers of pods that are not in the sources (by default podsync "
+        "stops and removes every pod it runs on the engine that the sources do not describe)",
+    )
+    group.add_argument(
+        "--stop-timeout",
+        metavar="SECONDS",
+        type=_count,
+        default=_UNSET,
+        help=f"grace period of a stopped container before it is killed "
+        f"(default: {_DEFAULT_STOP_TIMEOUT})",
+    )
+    group.add_argument(
+        "--no-probe",
+        action="store_const",
+        const=True,
+        default=_UNSET,
+        help="do not run liveness probes before planning",
+    )
+    gc = planning.add_argument_group("garbage collection")
+    gc.add_argument(
+        "--max-per-container",
+        metavar="N",
+        type=_count_or_none,
+        default=_UNSET,
+        help="exited instances kept per pod container, or 'none' for no limit "
+        f"(default: {_DEFAULT_GC.max_per_container})",
+    )
+    gc.add_argument(
+        "--min-age",
+        metavar="SECONDS",
+        type=_nonnegative_seconds,
+        default=_UNSET,
+        help=f"an exited container is kept at least this long (default: {_DEFAULT_GC.min_age:g})",
+    )
+    gc.add_argument(
+        "--max-total",
+        metavar="N",
+        type=_count_or_none,
+        default=_UNSET,
+        help="cap on exited containers podsync owns, or 'none' (default: none)",
+    )
+    gc.add_argument(
+        "--remove-dangling-images",
+        action="store_const",
+        const=True,
+        default=_UNSET,
+        help="remove untagged images no container uses",
+    )
+
+    applying = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    group = applying.add_argument_group("applying")
+    group.add_argument(
+        "--workers",
+        metavar="N",
+        type=_positive_int,
+        default=DEFAULT_WORKERS,
+        help=f"engine calls made in parallel (default: {DEFAULT_WORKERS})",
+    )
+    group.add_argument(
+        "--hook-timeout",
+        metavar="SECONDS",
+        type=_positive_seconds,
+        default=DEFAULT_HOOK_TIMEOUT,
+        help=f"time a postStart or preStop handler may take (default: {DEFAULT_HOOK_TIMEOUT:g})",
+    )
+
+    parser = argparse.ArgumentParser(
+        prog="podsync",
+        allow_abbrev=False,
+        description="Make a container engine run the pods described in Kubernetes YAML: "
+        "the 2014 kubelet's pod sync as plan and apply.",
+        epilog="A SOURCE is a pod file, a directory of pod files, an http(s) URL, or - for "
+        "standard input. Exit codes: 0 success, 1 error, 2 usage error (and changes, for "
+        "plan --detailed-exitcode), 130 interrupted.",
+    )
+    parser.add_argument("--version", action="version", version=f"podsync {_version()}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    p = commands.add_parser(
+        "plan",
+        parents=[engine, planning, output],
+        allow_abbrev=False,
+        help="show what apply would do",
+        description="Observe the engine and show what it takes to make it run the pods "
+        "of the sources, grouped by pod, each action with its reason. Changes nothing.",
+    )
+    p.add_argument("sources", nargs="+", metavar="SOURCE", help="pod files, directories, URLs, -")
+    p.add_argument(
+        "--json", action="store_true", help="print the plan as JSON (with its format_version)"
+    )
+    p.add_argument(
+        "-o",
+        "--out",
+        metavar="FILE",
+        help="save the plan as JSON, for podsync apply --plan FILE (written with mode 0600: "
+        "it holds the containers' environment)",
+    )
+    p.add_argument(
+        "--detailed-exitcode",
+        action="store_true",
+        help="exit 0 when there are no changes, 2 when there are, 1 on error",
+    )
+
+    a = commands.add_parser(
+        "apply",
+        parents=[engine, planning, applying, output],
+        allow_abbrev=False,
+        help="make the engine run the pods",
+        description="Observe the engine, plan and apply: make it run the pods of the "
+        "sources. With --plan FILE, apply a saved plan instead, if the engine is still in "
+        "the state the plan was made from.",
+    )
+    a.add_argument("sources", nargs="*", metavar="SOURCE", help="pod files, directories, URLs, -")
+    a.add_argument(
+        "--plan",
+        metavar="FILE",
+        dest="plan_file",
+        help="apply this saved plan (podsync plan -o FILE; - for standard input); the "
+        "planning options cannot be given with it: the plan was made with its own",
+    )
+    a.add_argument(
+        "--wait",
+        action="store_true",
+        help="then wait until every pod runs (run-to-completion pods: until they "
+        "completed), syncing again with back-off; report per pod",
+    )
+    a.add_argument(
+        "--timeout",
+        metavar="SECONDS",
+        type=_positive_seconds,
+        default=DEFAULT_WAIT_TIMEOUT,
+        help=f"how long --wait waits (default: {DEFAULT_WAIT_TIMEOUT:g})",
+    )
+
+    s = commands.add_parser(
+        "show",
+        parents=[output],
+        allow_abbrev=False,
+        help="show a saved plan",
+        description="Show a plan saved with podsync plan -o FILE.",
+    )
+    s.add_argument("file", metavar="FILE", help="the saved plan (- for standard input)")
+    s.add_argument("--json", action="store_true", help="print the plan as JSON")
+
+    d = commands.add_parser(
+        "down",
+        parents=[engine, applying, output],
+        allow_abbrev=False,
+        help="stop and remove the pods described",
+        description="Stop and remove the containers and pod directories of the pods the "
+        "sources describe, and nothing else.",
+    )
+    d.add_argument("sources", nargs="+", metavar="SOURCE", help="pod files, directories, URLs, -")
+    d.add_argument(
+        "--stop-timeout",
+        metavar="SECONDS",
+        type=_count,
+        default=_DEFAULT_STOP_TIMEOUT,
+        help=f"grace period of a stopped container before it is killed "
+        f"(default: {_DEFAULT_STOP_TIMEOUT})",
+    )
+    return parser
+
+
+# ---------------------------------------------------------------------------------------
+# Output
+
+
+class _Console:
+    """Where a command writes: results to stdout; progress, warnings and errors to
+    stderr, as text or as JSON lines (``--log-format json``)."""
+
+    def __init__(self, log_format: str = "text") -> None:
+        self.json = log_format == "json"
+        self.lock = threading.Lock()
+
+    @property
+    def out(self) -> IO[str]:
+        return sys.stdout
+
+    @property
+    def err(self) -> IO[str]:
+        return sys.stderr
+
+    def print(self, text: str = "") -> None:
+        """A result, on stdout."""
+        with self.lock:
+            print(text, file=self.out, flush=True)
+
+    def record(self, kind: str, message: str = "", **fields: Any) -> None:
+        """One JSON line on stderr (JSON log format only)."""
+        data: dict[str, Any] = {"time": round(time.time(), 6), "kind": kind}
+        data.update(fields)
+        data["message"] = message
+        line = json.dumps(data, ensure_ascii=False)
+        with self.lock:
+            print(line, file=self.err, flush=True)
+
+    def _text(self, prefix: str, message: str) -> None:
+        with self.lock:
+            for line in message.splitlines() or [""]:
+                print(f"{prefix}{line}", file=self.err, flush=True)
+
+    def error(self, message: str) -> None:
+        if self.json:
+            self.record("error", message)
+        else:
+            self._text("podsync: error: ", message)
+
+    def internal_error(self, message: str) -> None:
+        if self.json:
+            self.record("internal-error", message)
+        else:
+            self._text("podsync: internal error: ", message)
+
+    def warning(self, message: str, **fields: Any) -> None:
+        if self.json:
+            self.record("warning", message, **fields)
+        else:
+            self._text("podsync: warning: ", message)
+
+    def note(self, message: str, **fields: Any) -> None:
+        """Progress that is not an apply event (waiting, re-syncing)."""
+        if self.json:
+            self.record("info", message, **fields)
+        else:
+            self._text("", message)
+
+
+def _short_ids(text: str) -> str:
+    return _LONG_ID.sub(r"\1", text)
+
+
+def _target(event: Event) -> str:
+    if event.pod and event.container:
+        return f"{event.pod}/{event.container}"
+    return event.pod
+
+
+def event_record(event: Event) -> dict[str, Any]:
+    """An apply event as the JSON object ``--log-format json`` writes."""
+    return {
+        "time": round(event.time, 6),
+        "kind": event.kind.value,
+        "pod": event.pod,
+        "container": event.container,
+        "message": event.message,
+    }
+
+
+# apply's messages name the container in full ("created k8s_app.1a2b_web.default..._0
+# (<64-hex id>)", "stop default/web/app (k8s_...): why"); the line already names the pod
+# container, so the CLI keeps the short id, or the why.
+_CREATED = re.compile(r"^(?:created|started) \S+ \((\S+)\)$")
+_BECAUSE = re.compile(r"^\S+ \S+ \(\S+\): (.+)$")
+
+
+def event_text(event: Event) -> str:
+    """An event's message for a progress line (after its pod/container): short ids,
+    and no repeated container name."""
+    kind = event.kind
+    if kind in (EventKind.CREATED, EventKind.STARTED):
+        match = _CREATED.match(event.message)
+        if match:
+            return f"{kind.value} ({_short_ids(match.group(1))})"
+    elif kind in (EventKind.KILLING, EventKind.REMOVED):
+        match = _BECAUSE.match(event.message)
+        if match:
+            verb = "stopping" if kind is EventKind.KILLING else "removed"
+            return f"{verb}: {_short_ids(match.group(1))}"
+    elif kind is EventKind.FAILED:
+        return f"failed: {_short_ids(event.message)}"
+    return _short_ids(event.message)
+
+
+# The events that end an action, for the progress bar's count: a pull, a create (its
+# start), a stop (counted when it begins), a removal, a teardown, a failure.
+_ENDS_ACTION = frozenset(
+    {
+        EventKind.PULLED,
+        EventKind.STARTED,
+        EventKind.KILLING,
+        EventKind.REMOVED,
+        EventKind.POD_DIR_REMOVED,
+        EventKind.IMAGE_REMOVED,
+        EventKind.FAILED,
+    }
+)
+
+
+class _Progress:
+    """Reports apply events on stderr while a plan is applied.
+
+    * ``--log-format json``: every event as one JSON line;
+    * a terminal: one line, redrawn in place - a bar, the count of actions done and the
+      latest event - with failures kept above it;
+    * otherwise (a pipe, a CI log): one line per event, with the seconds since the start.
+
+    ``apply`` calls it from its worker threads, one call at a time.
+    """
+
+    def __init__(self, console: _Console, total: int, *, terminal: bool | None = None) -> None:
+        self.console = console
+        self.total = total
+        self.done = 0
+        self.started = time.monotonic()
+        if terminal is None:
+            terminal = _is_terminal(console.err)
+        self.bar = terminal and not console.json
+        self.drawn = False
+        # After a failed postStart handler apply reports hook-failed, killing and
+        # failed for the same action: count that action once.
+        self.hook_failed: set[str] = set()
+
+    def __call__(self, event: Event) -> None:
+        if self.console.json:
+            line = json.dumps(event_record(event), ensure_ascii=False)
+            with self.console.lock:
+                print(line, file=self.console.err, flush=True)
+            return
+        self._count(event)
+        text = self._line(event)
+        if not self.bar:
+            elapsed = time.monotonic() - self.started
+            with self.console.lock:
+                print(f"[{elapsed:5.1f}s] {text}", file=self.console.err, flush=True)
+            return
+        if event.kind in (EventKind.FAILED, EventKind.HOOK_FAILED):
+            self._clear()
+            with self.console.lock:
+                print(text, file=self.console.err, flush=True)
+        self._draw(text)
+
+    def _count(self, event: Event) -> None:
+        key = f"{event.pod}/{event.container}"
+        if event.kind is EventKind.HOOK_FAILED and event.message.startswith("postStart"):
+            self.hook_failed.add(key)
+            return
+        if key in self.hook_failed and event.kind in (EventKind.KILLING, EventKind.FAILED):
+            if event.kind is EventKind.FAILED:
+                self.hook_failed.discard(key)
+            return
+        if event.kind in _ENDS_ACTION:
+            self.done = min(self.done + 1, self.total)
+
+    @staticmethod
+    def _line(event: Event) -> str:
+        target = _target(event)
+        message = event_text(event)
+        return f"{target}: {message}" if target else message
+
+    def _draw(self, text: str) -> None:
+        width = max(shutil.get_terminal_size((80, 24)).columns - 1, 20)
+        filled = (10 * self.done) // self.total if self.total else 10
+        line = f"[{'#' * filled}{'.' * (10 - filled)}] {self.done}/{self.total} {text}"
+        with self.console.lock:
+            self.console.err.write("\r" + line[:width] + "\x1b[K")
+            self.console.err.flush()
+        self.drawn = True
+
+    def _clear(self) -> None:
+        if self.drawn:
+            with self.console.lock:
+                self.console.err.write("\r\x1b[K")
+                self.console.err.flush()
+            self.drawn = False
+
+    def close(self) -> None:
+        """Remove the bar (a terminal); the summary follows on stdout."""
+        self._clear()
+
+
+def _is_terminal(stream: IO[str]) -> bool:
+    try:
+        return stream.isatty() and os.environ.get("TERM", "") != "dumb"
+    except (AttributeError, ValueError):
+        return False
+
+
+# ---------------------------------------------------------------------------------------
+# Plans as text
+
+
+# The verbs of the summary line, as ``Plan.describe`` words them.
+_VERBS: Mapping[type, str] = {
+    Pull: "pull",
+    Create: "create",
+    Kill: "stop",
+    Remove: "remove",
+    Wait: "wait",
+    RemovePodDir: "tear down",
+    RemoveImage: "remove image",
+}
+
+
+def summary_line(the_plan: Plan) -> str:
+    """``Plan: 1 to pull, 3 to create.``, or what "no changes" means."""
+    if not the_plan.has_changes:
+        waits = sum(isinstance(a, Wait) for a in the_plan.actions)
+        if waits:
+            return f"No changes now; {waits} container(s) waiting."
+        return "No changes. The engine matches the desired pods."
+    counts: dict[str, int] = {}
+    for action in the_plan.actions:
+        verb = _VERBS.get(type(action), type(action).__name__.lower())
+        counts[verb] = counts.get(verb, 0) + 1
+    return "Plan: " + ", ".join(f"{n} to {verb}" for verb, n in counts.items()) + "."
+
+
+def render_plan(the_plan: Plan) -> str:
+    """The plan for people: grouped by pod, one line per action with its reason code
+    in brackets, then the summary line. Rejected pods are not in it (they are warnings,
+    see ``_warn_rejected``)."""
+    lines: list[str] = []
+
+    def add(action: Action) -> None:
+        lines.append(f"  {_short_ids(action.message)}  [{action.reason.value}]")
+
+    if the_plan.pulls:
+        lines.append("Images:")
+        for pull in the_plan.pulls:
+            add(pull)
+    for pod in the_plan.pods:
+        lines.append(f"Pod {pod.pod}:" if pod.pod else f"Pod uid {pod.uid}:")
+        for action in pod.actions:
+            add(action)
+    if the_plan.cleanup:
+        lines.append("Engine:")
+        for removal in the_plan.cleanup:
+            add(removal)
+    if lines:
+        lines.append("")
+    lines.append(summary_line(the_plan))
+    return "\n".join(lines)
+
+
+def _warn_rejected(console: _Console, the_plan: Plan) -> None:
+    for r in the_plan.rejected:
+        console.warning(
+            f"pod {r.pod} is rejected and left alone: {r.message} [{r.reason.value}]",
+            pod=r.pod,
+            reason=r.reason.value,
+        )
+
+
+def _warn_unpublished_ports(console: _Console, pods: Sequence[Pod], options: PlanOptions) -> None:
+    if options.network_mode != "none":
+        return
+    for pod in pods:
+        ports = sorted({p.host_port for c in pod.containers for p in c.ports if p.host_port})
+        if ports:
+            listed = ", ".join(str(p) for p in ports)
+            console.warning(
+                f"pod {pod.key}: host port(s) {listed} are recorded but not published "
+                "in network mode none",
+                pod=pod.key,
+            )
+
+
+# ---------------------------------------------------------------------------------------
+# The engine
+
+
+def docker_runtime(host: str | None) -> Runtime:
+    """The default runtime factory: a ``DockerRuntime`` for ``host`` (``None``: the
+    ``DOCKER_*`` environment), with an address that is checked before any call."""
+    from podsync.docker import DockerRuntime
+
+    effective = host or os.environ.get("DOCKER_HOST", "")
+    if effective:
+        _check_docker_host(effective, "--docker-host" if host else "DOCKER_HOST")
+    return DockerRuntime(host=host, use_ssh_client=effective.startswith("ssh://"))
+
+
+def _check_docker_host(address: str, where: str) -> None:
+    import docker.errors
+    import docker.utils
+
+    try:
+        docker.utils.parse_host(address)
+    except (docker.errors.DockerException, ValueError) as exc:
+        raise _Failure(f"invalid Docker host {address!r} ({where}): {exc}") from None
+
+
+@contextlib.contextmanager
+def _engine(factory: RuntimeFactory, host: str | None) -> Iterator[Runtime]:
+    runtime = factory(host)
+    try:
+        yield runtime
+    finally:
+        close = getattr(runtime, "close", None)
+        if callable(close):
+            close()
+
+
+def _observe(runtime: Runtime, root_dir: str) -> Observation:
+    try:
+        return observe(runtime, root_dir)
+    except OSError as exc:
+        raise _Failure(f"cannot list the root directory {root_dir}: {exc}") from None
+
+
+def _observe_and_plan(
+    runtime: Runtime, pods: Sequence[Pod], options: PlanOptions, *, probe: bool
+) -> tuple[Observation, Plan]:
+    """One observation (and liveness probes), and the plan made from it."""
+    observation = _observe(runtime, options.root_dir)
+    now = time.time()
+    liveness = probe_liveness(pods, observation.containers, runtime, now=now) if probe else {}
+    the_plan = plan(
+        pods,
+        observation.containers,
+        now=now,
+        images=observation.images,
+        pod_dirs=observation.pod_dirs,
+        liveness=liveness,
+        options=options,
+    )
+    return observation, the_plan
+
+
+def _fingerprint(the_plan: Plan, observation: Observation) -> str:
+    """The fingerprint of ``the_plan`` against ``observation`` (``plan_fingerprint``)."""
+    return plan_fingerprint(
+        the_plan, observation.containers, observation.images, observation.pod_dirs
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# Reading
+
+
+def _load(sources: Sequence[str]) -> tuple[Pod, ...]:
+    """The pods of every source, or a failure listing every problem (nothing else
+    happens first: the engine is not contacted before the sources are read)."""
+    try:
+        return load_pods(list(sources))
+    except ConfigError as exc:
+        raise _Failure(*(str(p) for p in exc.problems)) from None
+
+
+def _read_plan(path: str) -> Plan:
+    source = "<stdin>" if path == "-" else path
+    try:
+        if path == "-":
+            data = sys.stdin.buffer.read()
+        else:
+            with open(path, "rb") as stream:
+                data = stream.read()
+    except OSError as exc:
+        raise _Failure(f"{source}: cannot read the saved plan: {exc.strerror or exc}") from None
+    try:
+        return plan_from_json(data, source=source)
+    except ConfigError as exc:
+        raise _Failure(*(str(p) for p in exc.problems)) from None
+
+
+def _write_plan(path: str, the_plan: Plan) -> None:
+    """Write atomically (a temporary file renamed over ``path``), mode 0600."""
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, temporary = tempfile.mkstemp(prefix=".podsync-plan-", dir=directory)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as stream:
+                stream.write(plan_to_json(the_plan))
+            os.replace(temporary, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise
+    except OSError as exc:
+        raise _Failure(f"cannot save the plan to {path}: {exc.strerror or exc}") from None
+
+
+def _host_resolv_conf() -> str:
+    try:
+        with open(_RESOLV_CONF, encoding="utf-8", errors="replace") as stream:
+            return stream.read()
+    except OSError:
+        return ""
+
+
+def _root_dir(args: argparse.Namespace) -> str:
+    # Absolute: the plan's binds and pod directories are built from it, and the engine
+    # only takes absolute bind sources.
+    return os.path.abspath(str(args.root_dir))
+
+
+def _given(args: argparse.Namespace, name: str, default: Any) -> Any:
+    """A planning option's value, or ``default`` when it was not given."""
+    value = getattr(args, name, _UNSET)
+    return default if value is _UNSET else value
+
+
+def _probe(args: argparse.Namespace) -> bool:
+    return not _given(args, "no_probe", False)
+
+
+def _plan_options(args: argparse.Namespace) -> PlanOptions:
+    def given(name: str, default: Any) -> Any:
+        return _given(args, name, default)
+
+    dns = given("cluster_dns", "")
+    domain = given("cluster_domain", "")
+    return PlanOptions(
+        network_image=given("network_image", DEFAULT_NETWORK_IMAGE),
+        network_mode=given("network_mode", ""),
+        cluster_dns=dns,
+        cluster_domain=domain,
+        host_resolv_conf=_host_resolv_conf() if dns or domain else "",
+        allow_privileged=given("allow_privileged", False),
+        allow_deletions=not given("no_delete", False),
+        root_dir=_root_dir(args),
+        stop_timeout=given("stop_timeout", _DEFAULT_STOP_TIMEOUT),
+        gc=GCPolicy(
+            max_per_container=given("max_per_container", _DEFAULT_GC.max_per_container),
+            min_age=given("min_age", _DEFAULT_GC.min_age),
+            max_total=given("max_total", _DEFAULT_GC.max_total),
+            remove_dangling_images=given("remove_dangling_images", False),
+        ),
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# Applying
+
+
+def _changes(the_plan: Plan) -> int:
+    return sum(not isinstance(a, Wait) for a in the_plan.actions)
+
+
+def _run_apply(
+    console: _Console, the_plan: Plan, runtime: Runtime, args: argparse.Namespace, *, verb: str
+) -> ApplyResult:
+    """Apply with progress on stderr, then the summary (stdout) and the failures."""
+    progress = _Progress(console, _changes(the_plan))
+    try:
+        result = apply(
+            the_plan,
+            runtime,
+            root_dir=_root_dir(args),
+            workers=args.workers,
+            on_event=progress,
+            hook_timeout=args.hook_timeout,
+        )
+    finally:
+        progress.close()
+    counts = dict.fromkeys(ActionStatus, 0)
+    for r in result.results:
+        if not isinstance(r.action, Wait):
+            counts[r.status] += 1
+    done, failed, skipped = (
+        counts[ActionStatus.DONE],
+        counts[ActionStatus.FAILED],
+        counts[ActionStatus.SKIPPED],
+    )
+    outcome = "complete!" if result.ok else "failed!"
+    console.print(
+        f"{verb} {outcome} {done} done, {failed} failed, {skipped} skipped "
+        f"in {result.duration:.1f}s."
+    )
+    if console.json:
+        console.record(
+            "summary",
+            f"{verb.lower()} {'complete' if result.ok else 'failed'}",
+            done=done,
+            failed=failed,
+            skipped=skipped,
+            duration=round(result.duration, 3),
+        )
+    for r in result.failures:
+        console.error(f"{_short_ids(r.action.message)}: {_short_ids(r.error)}")
+    skipped_pods = sorted({r.pod for r in result.results if r.status is ActionStatus.SKIPPED})
+    if skipped_pods:
+        console.warning(
+            "actions skipped after a failure, for: "
+            + ", ".join(p or "(engine)" for p in skipped_pods)
+        )
+    return result
+
+
+# ---------------------------------------------------------------------------------------
+# Which containers belong to which pod
+
+
+def _pod_of(
+    oc: ObservedContainer, by_uid: Mapping[str, Pod], by_full_name: Mapping[str, Pod]
+) -> Pod | None:
+    """The described pod ``oc`` belongs to, as the planner decides ownership: by the
+    pod uid label, or for a 2014 kubelet's container by its ``k8s_`` name (a blank uid
+    matches any uid)."""
+    uid = oc.labels.get(LABEL_POD_UID)
+    if uid is not None:
+        return by_uid.get(uid)
+    parsed = parse_container_name(oc.name)
+    if not parsed.container or not parsed.pod_full_name:
+        return None
+    pod = by_full_name.get(parsed.pod_full_name)
+    if pod is None or parsed.uid not in ("", pod.uid):
+        return None
+    return pod
+
+
+def _container_of(oc: ObservedContainer) -> str:
+    name = oc.labels.get(LABEL_CONTAINER)
+    return name if name is not None else parse_container_name(oc.name).container
+
+
+def _by_pod(
+    pods: Sequence[Pod], containers: Sequence[ObservedContainer]
+) -> dict[str, list[ObservedContainer]]:
+    """The observed containers of each pod, by pod uid; other containers are left out."""
+    by_uid = {p.uid: p for p in pods}
+    by_full_name = {p.full_name: p for p in pods}
+    found: dict[str, list[ObservedContainer]] = {p.uid: [] for p in pods}
+    for oc in containers:
+        pod = _pod_of(oc, by_uid, by_full_name)
+        if pod is not None:
+            found[pod.uid].append(oc)
+    return found
+
+
+# ---------------------------------------------------------------------------------------
+# --wait
+
+
+@attrs.frozen
+class PodStatus:
+    """How one pod is doing, for ``apply --wait``.
+
+    Attributes:
+        pod: the pod key (``namespace/name``).
+        state: ``running`` or ``completed`` (up: done waiting), ``failed`` or
+            ``rejected`` (will not come up: done waiting), ``pending`` (keep waiting).
+        message: for people, e.g. ``running (2/2 containers)``.
+    """
+
+    pod: str
+    state: str
+    message: str
+
+    @property
+    def final(self) -> bool:
+        return self.state != "pending"
+
+    @property
+    def ok(self) -> bool:
+        return self.state in ("running", "completed")
+
+
+def pod_statuses(
+    pods: Sequence[Pod],
+    containers: Sequence[ObservedContainer],
+    the_plan: Plan,
+    first_seen: dict[str, float],
+    now: float,
+) -> list[PodStatus]:
+    """The status of each pod, from an observation and the plan made from it.
+
+    A pod is up when every app container runs (seen running for ``_STABLE_SECONDS``:
+    ``first_seen`` remembers, by container id, when each was first seen running, in
+    the clock of ``now``) or, in a pod whose restart policy is OnFailure or Never, has
+    completed with exit code 0 - and the plan has nothing left to do for it (a
+    completed pod's network container is stopped first). A container that exited
+    non-zero under Never fails its pod; a rejected pod fails too.
+    """
+    rejected = {r.uid: r for r in the_plan.rejected}
+    plans = {(p.uid, p.full_name): p for p in the_plan.pods}
+    owned = _by_pod(pods, containers)
+    statuses: list[PodStatus] = []
+    for pod in pods:
+        rejection = rejected.get(pod.uid)
+        if rejection is not None:
+            statuses.append(PodStatus(pod.key, "rejected", f"rejected: {rejection.message}"))
+            continue
+        pod_plan = plans.get((pod.uid, pod.full_name))
+        statuses.append(_pod_status(pod, owned[pod.uid], pod_plan, first_seen, now))
+    return statuses
+
+
+def _pod_status(
+    pod: Pod,
+    containers: Sequence[ObservedContainer],
+    pod_plan: PodPlan | None,
+    first_seen: dict[str, float],
+    now: float,
+) -> PodStatus:
+    actions = pod_plan.actions if pod_plan is not None else ()
+    waits = {a.container: a for a in actions if isinstance(a, Wait)}
+    pending = [a for a in actions if not isinstance(a, Wait)]
+    instances: dict[str, list[ObservedContainer]] = {}
+    for oc in containers:
+        instances.setdefault(_container_of(oc), []).append(oc)
+    running = completed = 0
+    problems: list[str] = []
+    failures: list[str] = []
+    for c in pod.containers:
+        mine = instances.get(c.name, [])
+        live = [oc for oc in mine if oc.running]
+        if live:
+            newest = max(live, key=lambda oc: (oc.created, oc.id))
+            if now - first_seen.setdefault(newest.id, now) >= _STABLE_SECONDS:
+                running += 1
+            else:
+                problems.append(f"{c.name} starting")
+            continue
+        exited = [oc for oc in mine if oc.finished_at is not None]
+        wait = waits.get(c.name)
+        if not exited:
+            if wait is not None and wait.reason is Reason.IMAGE_NEVER_PULL:
+                problems.append(f"{c.name}: image {c.image} is absent (pull policy Never)")
+            else:
+                problems.append(f"{c.name} not started yet")
+            continue
+        last = max(exited, key=lambda oc: (oc.finished_at or 0.0, oc.created))
+        code = last.exit_code
+        if code == 0 and pod.restart_policy is not RestartPolicy.ALWAYS:
+            completed += 1
+        elif code != 0 and pod.restart_policy is RestartPolicy.NEVER:
+            failures.append(f"{c.name} exited with code {code} (restart policy Never)")
+        elif wait is not None and wait.reason is Reason.BACK_OFF:
+            problems.append(
+                f"{c.name} exited with code {code}, back-off: restart in {wait.seconds:.0f}s"
+            )
+        else:
+            problems.append(f"{c.name} exited with code {code}, restarting")
+    total = len(pod.containers)
+    if failures:
+        return PodStatus(pod.key, "failed", "failed: " + "; ".join(failures))
+    if not problems and not pending:
+        if completed == total and total:
+            return PodStatus(
+                pod.key, "completed", f"completed ({total}/{total} containers exited 0)"
+            )
+        if completed:
+            return PodStatus(
+                pod.key, "running", f"running ({running} running, {completed} completed)"
+            )
+        return PodStatus(pod.key, "running", f"running ({running}/{total} containers)")
+    if not problems:
+        state = "completed" if completed == total else "running"
+        return PodStatus(
+            pod.key, "pending", f"{state}, {len(pending)} change(s) to make: {_verb_of(pending[0])}"
+        )
+    return PodStatus(
+        pod.key, "pending", f"not running ({running}/{total} containers): " + "; ".join(problems)
+    )
+
+
+def _verb_of(action: Action) -> str:
+    """``stop default/job/net`` from ``stop default/job/net (k8s_...): why``."""
+    return _short_ids(action.message).split(" (", 1)[0].split(": ", 1)[0]
+
+
+def _wait(
+    console: _Console,
+    runtime: Runtime,
+    pods: Sequence[Pod],
+    options: PlanOptions,
+    args: argparse.Namespace,
+    sleep: Callable[[float], None],
+    last_apply_ok: bool,
+    before: Observation,
+) -> int:
+    """Wait until every pod is up, syncing again with back-off (the seed's run-once,
+    reference §5); report per pod on stdout. 0 when every pod is up in time.
+
+    ``before`` is the observation the first plan was made from: a container that was
+    running then has been running for as long as podsync knows, and counts as running
+    at once."""
+    deadline = time.monotonic() + args.timeout
+    delay = _WAIT_FIRST_DELAY
+    first_seen = {oc.id: float("-inf") for oc in before.containers if oc.running}
+    probe = _probe(args)
+    console.note(f"Waiting up to {args.timeout:g}s for {len(pods)} pod(s)...")
+    while True:
+        observation, the_plan = _observe_and_plan(runtime, pods, options, probe=probe)
+        statuses = pod_statuses(
+            pods, observation.containers, the_plan, first_seen, time.monotonic()
+        )
+        if all(s.final for s in statuses):
+            break
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            break
+        for status in statuses:
+            if not status.final:
+                console.note(f"  {status.pod}: {status.message}", pod=status.pod)
+        if the_plan.has_changes:
+            console.note(f"Syncing again: {summary_line(the_plan)}")
+            last_apply_ok = _run_apply(console, the_plan, runtime, args, verb="Sync").ok
+        pause = min(delay, max(deadline - time.monotonic(), 0.0))
+        console.note(f"Checking again in {pause:.1f}s.")
+        sleep(pause)
+        delay = min(delay * 2, _WAIT_MAX_DELAY)
+    # A failed action of an earlier sync that a later plan no longer needs is mended.
+    last_apply_ok = last_apply_ok or not the_plan.has_changes
+    up = sum(s.ok for s in statuses)
+    for status in statuses:
+        console.print(f"{status.pod}: {status.message}")
+        if console.json:
+            console.record("pod-status", status.message, pod=status.pod, state=status.state)
+    if up == len(statuses) and last_apply_ok:
+        console.print(f"All {len(statuses)} pod(s) are up.")
+        return EXIT_OK
+    pending = [s.pod for s in statuses if not s.final]
+    if pending:
+        console.error(f"timed out after {args.timeout:g}s: not running: {', '.join(pending)}")
+    bad = [s.pod for s in statuses if s.final and not s.ok]
+    if bad:
+        console.error(f"will not come up: {', '.join(bad)}")
+    if up == len(statuses):
+        console.error("the pods are up, but the last sync had failed actions")
+    return EXIT_ERROR
+
+
+# ---------------------------------------------------------------------------------------
+# The commands
+
+
+def _cmd_plan(args: argparse.Namespace, console: _Console, factory: RuntimeFactory) -> int:
+    pods = _load(args.sources)
+    options = _plan_options(args)
+    with _engine(factory, args.docker_host) as runtime:
+        _, the_plan = _observe_and_plan(runtime, pods, options, probe=_probe(args))
+    _warn_rejected(console, the_plan)
+    _warn_unpublished_ports(console, pods, options)
+    if args.out:
+        _write_plan(args.out, the_plan)
+    if args.json:
+        console.print(plan_to_json(the_plan).rstrip("\n"))
+    else:
+        console.print(render_plan(the_plan))
+        if args.out:
+            console.print(
+                f"\nSaved the plan to {args.out}. To apply exactly this plan: "
+                f"podsync apply --plan {args.out}"
+            )
+    if args.detailed_exitcode and the_plan.has_changes:
+        return EXIT_CHANGES
+    return EXIT_OK
+
+
+def _cmd_show(args: argparse.Namespace, console: _Console) -> int:
+    the_plan = _read_plan(args.file)
+    if args.json:
+        console.print(plan_to_json(the_plan).rstrip("\n"))
+        return EXIT_OK
+    _warn_rejected(console, the_plan)
+    console.print(render_plan(the_plan))
+    console.print(f"Planned against engine state {the_plan.fingerprint[:12] or '(none)'}.")
+    return EXIT_OK
+
+
+def _plan_paths(the_plan: Plan) -> list[str]:
+    paths: list[str] = []
+    for action in the_plan.actions:
+        if isinstance(action, Create):
+            paths.extend(action.spec.directories)
+            paths.extend(action.spec.files)
+        elif isinstance(action, RemovePodDir):
+            paths.append(action.path)
+    return paths
+
+
+def _check_root_dir(the_plan: Plan, root_dir: str) -> None:
+    for path in _plan_paths(the_plan):
+        normalized = posixpath.normpath(path)
+        if not normalized.startswith(root_dir.rstrip("/") + "/"):
+            raise _Failure(
+                f"the saved plan was made with another --root-dir: it has {path}, which is "
+                f"not under {root_dir}; pass the --root-dir the plan was made with"
+            )
+
+
+def _cmd_apply(
+    args: argparse.Namespace,
+    console: _Console,
+    factory: RuntimeFactory,
+    sleep: Callable[[float], None],
+) -> int:
+    if args.plan_file is not None:
+        return _apply_saved(args, console, factory)
+    pods = _load(args.sources)
+    options = _plan_options(args)
+    with _engine(factory, args.docker_host) as runtime:
+        before, the_plan = _observe_and_plan(runtime, pods, options, probe=_probe(args))
+        _warn_rejected(console, the_plan)
+        _warn_unpublished_ports(console, pods, options)
+        if not pods:
+            console.warning("the sources describe no pods")
+        console.print(render_plan(the_plan))
+        ok = True
+        if the_plan.has_changes:
+            ok = _run_apply(console, the_plan, runtime, args, verb="Apply").ok
+        if args.wait:
+            return _wait(console, runtime, pods, options, args, sleep, ok, before)
+    if the_plan.rejected:
+        console.error(f"{len(the_plan.rejected)} pod(s) rejected: see the warnings above")
+        return EXIT_ERROR
+    return EXIT_OK if ok else EXIT_ERROR
+
+
+def _apply_saved(args: argparse.Namespace, console: _Console, factory: RuntimeFactory) -> int:
+    the_plan = _read_plan(args.plan_file)
+    root_dir = _root_dir(args)
+    _check_root_dir(the_plan, root_dir)
+    with _engine(factory, args.docker_host) as runtime:
+        current = _fingerprint(the_plan, _observe(runtime, root_dir))
+        if current != the_plan.fingerprint:
+            raise _Failure(
+                "Saved plan is stale: the engine changed since the plan was made "
+                f"(fingerprint {the_plan.fingerprint[:12]}… != {current[:12]}…); "
+                "run podsync plan again."
+            )
+        _warn_rejected(console, the_plan)
+        console.print(f"Applying the saved plan {args.plan_file}: {summary_line(the_plan)}")
+        if not the_plan.has_changes:
+            return EXIT_OK
+        result = _run_apply(console, the_plan, runtime, args, verb="Apply")
+    return EXIT_OK if result.ok else EXIT_ERROR
+
+
+def _cmd_down(args: argparse.Namespace, console: _Console, factory: RuntimeFactory) -> int:
+    pods = _load(args.sources)
+    root_dir = _root_dir(args)
+    uids = {p.uid for p in pods}
+    options = PlanOptions(
+        root_dir=root_dir,
+        stop_timeout=args.stop_timeout,
+        allow_deletions=True,
+        # Everything of these pods goes, exited instances of any age included.
+        gc=GCPolicy(max_per_container=0, min_age=0.0),
+    )
+    with _engine(factory, args.docker_host) as runtime:
+        # A second pass removes what a first pass could not see yet (a container that
+        # a concurrent sync created between the observation and the stops).
+        for attempt in range(2):
+            observation = _observe(runtime, root_dir)
+            owned = _by_pod(pods, observation.containers)
+            mine = [oc for found in owned.values() for oc in found]
+            dirs = observation.pod_dirs & uids
+            the_plan = plan(
+                [],
+                mine,
+                now=time.time(),
+                images=observation.images,
+                pod_dirs=dirs,
+                options=options,
+            )
+            if attempt == 0:
+                console.print(render_plan(the_plan))
+                absent = [p.key for p in pods if not owned[p.uid] and p.uid not in dirs]
+                if absent:
+                    console.note(f"Not on the engine: {', '.join(absent)}")
+            if not the_plan.has_changes:
+                break
+            if not _run_apply(console, the_plan, runtime, args, verb="Down").ok:
+                return EXIT_ERROR
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------------------
+# main
+
+
+def _check_combinations(args: argparse.Namespace) -> None:
+    if args.command != "apply":
+        return
+    if args.plan_file is not None:
+        if args.sources:
+            raise _UsageError("give SOURCEs or --plan FILE, not both")
+        if args.wait:
+            raise _UsageError(
+                "--wait needs the pods: use podsync apply --wait SOURCE..., not --plan"
+            )
+        given = [
+            flag for name, flag in _PLANNING_OPTIONS.items() if getattr(args, name) is not _UNSET
+        ]
+        if given:
+            raise _UsageError(
+                f"{', '.join(given)} cannot be used with --plan: a saved plan was made "
+                "with its own options"
+            )
+    elif not args.sources:
+        raise _UsageError("give the pods' SOURCEs, or --plan FILE")
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    runtime_factory: RuntimeFactory | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> int:
+    """Run the ``podsync`` command line; returns the exit code.
+
+    Args:
+        argv: the arguments after the program name; ``sys.argv[1:]`` when ``None``.
+        runtime_factory: makes the runtime from the ``--docker-host`` value (``None``
+            when not given); ``DockerRuntime`` by default. Tests pass a function that
+            returns a ``podsync.testing.FakeRuntime``.
+        sleep: how ``apply --wait`` waits between syncs.
+
+    Returns:
+        The exit code (see the module docstring); usage errors and ``--help`` return
+        argparse's codes instead of raising ``SystemExit``.
+    """
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else EXIT_ERROR
+    console = _Console(getattr(args, "log_format", "text"))
+    factory = runtime_factory or docker_runtime
+    try:
+        _check_combinations(args)
+        if args.command == "plan":
+            return _cmd_plan(args, console, factory)
+        if args.command == "apply":
+            return _cmd_apply(args, console, factory, sleep)
+        if args.command == "show":
+            return _cmd_show(args, console)
+        return _cmd_down(args, console, factory)
+    except _UsageError as exc:
+        return _usage_error(parser, args.command, str(exc))
+    except _Failure as exc:
+        for line in exc.lines:
+            console.error(line)
+        return EXIT_ERROR
+    except EngineUnavailable as exc:
+        # "cannot reach the Docker engine at <host>: <reason>", without the operation.
+        console.error(" ".join(exc.message.split()))
+        return EXIT_ERROR
+    except RuntimeCallError as exc:
+        console.error(" ".join(str(exc).split()))
+        return EXIT_ERROR
+    except PodsyncError as exc:
+        console.error(str(exc))
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        console.error("interrupted")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (podsync plan | head): say nothing more, and keep the
+        # interpreter from complaining when it flushes stdout at exit.
+        with contextlib.suppress(OSError, ValueError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_ERROR
+    except Exception as exc:  # the last resort: never a traceback
+        console.internal_error(f"{type(exc).__name__}: {exc} (please report this)")
+        return EXIT_ERROR
+
+
+def _usage_error(parser: argparse.ArgumentParser, command: str, message: str) -> int:
+    # argparse's format and code for errors it finds itself.
+    sub = f" {command}" if command else ""
+    print(f"usage: {parser.prog}{sub} ... (see podsync{sub} --help)", file=sys.stderr)
+    print(f"{parser.prog}{sub}: error: {message}", file=sys.stderr)
+    return EXIT_USAGE

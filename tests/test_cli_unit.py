@@ -1,0 +1,921 @@
+"""The ``podsync`` command line without an engine: ``podsync.cli.main`` with a
+``FakeRuntime`` injected through ``runtime_factory``.
+
+Argument parsing and exit codes, plan output (text, JSON, saved and shown), saved-plan
+staleness, deletion and ``--no-delete``, ``down``'s selection, ``--wait``, progress
+rendering and the JSON log format. The same commands against a real engine, through the
+console script, are in ``test_cli.py``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import stat
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+
+import podsync
+from podsync import cli
+from podsync._labels import LABEL_POD_UID
+from podsync.testing import MUTATING_CALL_NAMES, FakeRuntime
+
+IMAGE = "app:1"
+PAUSE = "pause:1"
+REPO = Path(__file__).resolve().parent.parent
+
+
+@attrs.frozen
+class Result:
+    code: int
+    out: str
+    err: str
+
+    @property
+    def err_lines(self) -> list[str]:
+        return self.err.splitlines()
+
+
+def pod_yaml(
+    name: str,
+    *,
+    command: Sequence[str] = ("sleep", "3600"),
+    restart: str = "Always",
+    host_port: int | None = None,
+    pull: str = "IfNotPresent",
+    image: str = IMAGE,
+) -> str:
+    ports = ""
+    if host_port is not None:
+        ports = f"\n      ports: [{{containerPort: 80, hostPort: {host_port}}}]"
+    return f"""\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+spec:
+  restartPolicy: {restart}
+  containers:
+    - name: app
+      image: {image}
+      imagePullPolicy: {pull}
+      command: {json.dumps(list(command))}{ports}
+"""
+
+
+def write(directory: Path, name: str, text: str) -> str:
+    path = directory / name
+    path.write_text(text)
+    return str(path)
+
+
+def no_engine(host: str | None) -> podsync.Runtime:
+    raise AssertionError(f"the engine was contacted (host {host!r})")
+
+
+@pytest.fixture
+def fake() -> FakeRuntime:
+    return FakeRuntime(images=[IMAGE, PAUSE])
+
+
+@pytest.fixture
+def run(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> Callable[..., Result]:
+    """Run ``podsync ARGV`` against a runtime (``None``: the engine must not be
+    contacted); ``--root-dir`` and the network options are added to engine commands."""
+
+    def runner(
+        *argv: str,
+        runtime: podsync.Runtime | None = None,
+        engine_options: bool = True,
+        sleep: Callable[[float], None] = lambda seconds: None,
+    ) -> Result:
+        args = list(argv)
+        if engine_options and args and args[0] in ("plan", "apply", "down"):
+            args[1:1] = ["--root-dir", str(tmp_path / "root")]
+            if args[0] in ("plan", "apply") and "--plan" not in args:
+                args[1:1] = ["--network-image", PAUSE, "--network-mode", "none"]
+        factory = no_engine if runtime is None else (lambda host: runtime)
+        code = cli.main(args, runtime_factory=factory, sleep=sleep)
+        captured = capsys.readouterr()
+        assert "Traceback" not in captured.err
+        return Result(code, captured.out, captured.err)
+
+    return runner
+
+
+def mutations(fake: FakeRuntime) -> list[str]:
+    return [name for name in fake.call_names() if name in MUTATING_CALL_NAMES]
+
+
+def running_pods(fake: FakeRuntime) -> set[str]:
+    return {
+        c.labels.get("io.podsync.pod.name", "")
+        for c in fake.containers
+        if c.running and LABEL_POD_UID in c.labels
+    }
+
+
+# --- arguments and exit codes ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        ([], "required: COMMAND"),  # no command
+        (["frobnicate"], "invalid choice"),  # unknown command
+        (["plan"], "required: SOURCE"),  # plan needs sources
+        (["apply"], "give the pods' SOURCEs, or --plan FILE"),
+        (["apply", "--plan", "p.json", "x.yaml"], "not both"),
+        (["apply", "--plan", "p.json", "--wait"], "--wait needs the pods"),
+        (["apply", "--plan", "p.json", "--no-delete"], "--no-delete cannot be used with --plan"),
+        (["apply", "--workers", "0", "x.yaml"], "must be at least 1"),
+        (["apply", "--timeout", "0", "x.yaml"], "must be more than 0"),
+        (["plan", "--min-age", "-1", "x.yaml"], "must not be negative"),
+        (["plan", "--max-total", "lots", "x.yaml"], "expected a whole number"),
+        (["plan", "--log-format", "xml", "x.yaml"], "invalid choice"),
+        (["plan", "--no-del", "x.yaml"], "unrecognized arguments"),  # no abbreviations
+    ],
+)
+def test_usage_errors_exit_2(run: Callable[..., Result], argv: list[str], message: str) -> None:
+    """A command line that cannot be used exits 2 (argparse's code) and says why,
+    before anything is read or contacted."""
+    result = run(*argv, engine_options=False)
+
+    assert 2 == result.code
+    assert message in result.err
+    assert "" == result.out
+
+
+def test_help_and_version_exit_0(run: Callable[..., Result]) -> None:
+    """--help and --version succeed."""
+    help_result = run("apply", "--help", engine_options=False)
+    version_result = run("--version", engine_options=False)
+
+    assert (0, 0) == (help_result.code, version_result.code)
+    assert "--wait" in help_result.out
+    assert version_result.out.startswith("podsync ")
+
+
+def test_gc_options_reach_the_plan_options() -> None:
+    """The GC limits, 'none' included, and the other planning options map onto
+    PlanOptions; --root-dir is made absolute."""
+    args = cli.build_parser().parse_args(
+        [
+            "plan",
+            "--max-per-container",
+            "none",
+            "--min-age",
+            "0",
+            "--max-total",
+            "7",
+            "--remove-dangling-images",
+            "--no-delete",
+            "--allow-privileged",
+            "--stop-timeout",
+            "3",
+            "--root-dir",
+            "rel/dir",
+            "x.yaml",
+        ]
+    )
+
+    options = cli._plan_options(args)
+
+    assert podsync.GCPolicy(None, 0.0, 7, True) == options.gc
+    assert (False, True, 3) == (
+        options.allow_deletions,
+        options.allow_privileged,
+        options.stop_timeout,
+    )
+    assert os.path.join(os.getcwd(), "rel/dir") == options.root_dir
+    assert podsync.DEFAULT_NETWORK_IMAGE == options.network_image
+
+
+def test_cluster_dns_reads_the_hosts_resolv_conf(
+    run: Callable[..., Result],
+    fake: FakeRuntime,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With --cluster-dns, the host's resolv.conf follows the cluster's server."""
+    monkeypatch.setattr(cli, "_RESOLV_CONF", write(tmp_path, "resolv.conf", "nameserver 9.9.9.9\n"))
+    source = write(tmp_path, "a.yaml", pod_yaml("a"))
+
+    result = run("plan", "--json", "--cluster-dns", "10.0.0.10", source, runtime=fake)
+
+    saved = podsync.plan_from_json(result.out)
+    net = next(a for a in saved.actions if isinstance(a, podsync.Create))
+    assert ("10.0.0.10", "9.9.9.9") == net.spec.dns
+
+
+# --- plan ------------------------------------------------------------------------------
+
+
+def test_plan_detailed_exitcode_is_2_with_changes_and_0_without(
+    run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path
+) -> None:
+    """Terraform's -detailed-exitcode: 2 while there is something to do, 0 after apply;
+    without the flag a successful plan exits 0; plan changes nothing."""
+    source = write(tmp_path, "a.yaml", pod_yaml("a"))
+
+    plain = run("plan", source, runtime=fake)
+    before = run("plan", "--detailed-exitcode", source, runtime=fake)
+    untouched = mutations(fake)
+    applied = run("apply", source, runtime=fake)
+    after = run("plan", "--detailed-exitcode", source, runtime=fake)
+
+    assert (0, 2, 0, 0) == (plain.code, before.code, applied.code, after.code)
+    assert [] == untouched
+    assert "Pod default/a:" in before.out
+    assert "create default/a/app: no container yet  [missing]" in before.out
+    assert "Plan: 2 to create." in before.out
+    assert "No changes. The engine matches the desired pods." in after.out
+
+
+def test_plan_json_and_saved_plan_shown(
+    run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path
+) -> None:
+    """--json prints the canonical plan with its format_version; -o saves the same
+    text (mode 0600); show renders it as text or JSON, without an engine."""
+    source = write(tmp_path, "a.yaml", pod_yaml("a"))
+    saved = tmp_path / "plan.json"
+
+    printed = run("plan", "--json", "-o", str(saved), source, runtime=fake)
+    shown = run("show", str(saved))
+    shown_json = run("show", "--json", str(saved))
+
+    data = json.loads(printed.out)
+    assert podsync.PLAN_FORMAT_VERSION == data["format_version"]
+    assert saved.read_text() == printed.out
+    assert 0o600 == stat.S_IMODE(saved.stat().st_mode)
+    assert (0, 0) == (shown.code, shown_json.code)
+    assert "create default/a/app: no container yet  [missing]" in shown.out
+    assert saved.read_text() == shown_json.out
+
+
+def test_plan_saved_with_text_output_names_the_apply_command(
+    run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path
+) -> None:
+    """plan -o without --json prints the plan and how to apply the saved file."""
+    source = write(tmp_path, "a.yaml", pod_yaml("a"))
+
+    result = run("plan", "-o", str(tmp_path / "p.json"), source, runtime=fake)
+
+    assert f"podsync apply --plan {tmp_path / 'p.json'}" in result.out
+
+
+def test_rejected_pods_are_warnings_and_fail_apply(
+    run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path
+) -> None:
+    """A pod that loses a host-port conflict is a warning on stderr (not in the plan on
+    stdout); plan still succeeds, apply exits 1 because the pod will not run."""
+    first = write(tmp_path, "1.yaml", pod_yaml("first", host_port=8080))
+    second = write(tmp_path, "2.yaml", pod_yaml("second", host_port=8080))
+
+    planned = run("plan", first, second, runtime=fake)
+    applied = run("apply", first, second, runtime=fake)
+
+    assert 0 == planned.code
+    assert "podsync: warning: pod default/second is rejected" in planned.err
+    assert "[host-port-conflict]" in planned.err
+    assert "second" not in planned.out
+    assert 1 == applied.code
+    assert {"first"} == running_pods(fake)
+
+
+def test_unpublished_host_ports_are_a_warning_in_network_mode_none(
+    run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path
+) -> None:
+    """Host ports cannot be published without a network: podsync says so."""
+    source = write(tmp_path, "a.yaml", pod_yaml("a", host_port=18080))
+
+    result = run("plan", source, runtime=fake)
+
+    assert (
+        "podsync: warning: pod default/a: host port(s) 18080 are recorded but not "
+        "published in network mode none"
+    ) in result.err
+
+
+def test_show_refuses_other_format_versions(run: Callable[..., Result], tmp_path: Path) -> None:
+    """A plan of another format_version, or no plan at all, is an error with its path."""
+    other = write(tmp_path, "p.json", json.dumps({"format_version": "99"}))
+    broken = write(tmp_path, "q.json", "{")
+
+    results = [run("show", other), run("show", broken), run("show", str(tmp_path / "nope"))]
+
+    assert [1, 1, 1] == [r.code for r in results]
+    assert f"podsync: error: {other}: $.format_version: this podsync reads plan format" in (
+        results[0].err
+    )
+    assert f"{broken}: $: not a JSON plan" in results[1].err
+    assert "cannot read the saved plan: No such file or directory" in results[2].err
+
+
+# --- bad sources ---------------------------------------------------------------------
+
+
+def test_bad_source_changes_nothing_and_contacts_no_engine(
+    run: Callable[..., Result], tmp_path: Path
+) -> None:
+    """Every command reads its sources before it contacts the engine: problems are
+    listed with file and $.path, exit 1, and no runtime is even made."""
+    good = write(tmp_path, "good.yaml", pod_yaml("good"))
+    bad = write(tmp_path, "bad.yaml", pod_yaml("bad").replace("restartPolicy", "restartPolicyy"))
+    broken = write(tmp_path, "broken.yaml", "apiVersion: v1\nkind: [Pod\n")
+
+    results = [run(command, good, bad, broken) for command in ("plan", "apply", "down")]
+
+    for result in results:
+        assert 1 == result.code
+        assert f"podsync: error: {bad}: $.spec: unknown key 'restartPolicyy'" in result.err
+        assert f"podsync: error: {broken}: " in result.err
+        assert all(line.startswith("podsync: error: ") for line in result.err_lines)
+
+
+# --- apply -----------------------------------------------------------------------------
+
+
+def test_apply_runs_the_pods_and_reports(
+    run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path
+) -> None:
+    """apply prints the plan, a line per event on stderr (not a terminal), and
+    Terraform's summary line."""
+    source = write(tmp_path, "a.yaml", pod_yaml("a"))
+
+    result = run("apply", source, runtime=fake)
+
+    assert 0 == result.code
+    assert {"a"} == running_pods(fake)
+    assert "Plan: 2 to create." in result.out
+    assert "Apply complete! 2 done, 0 failed, 0 skipped in" in result.out
+    assert any(line.endswith("default/a/app: started (c0002)") for line in result.err_lines)
+
+
+def test_apply_failure_exits_1_with_the_error(
+    run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path
+) -> None:
+    """A failed action is an error line and exit 1; the rest of its pod is skipped."""
+    fake.fail("create", match="k8s_app", error="disk full")
+    source = write(tmp_path, "a.yaml", pod_yaml("a"))
+
+    result = run("apply", source, runtime=fake)
+
+    assert 1 == result.code
+    assert "Apply failed! 1 done, 1 failed, 0 skipped" in result.out
+    assert "podsync: error: create default/a/app: no container yet: create k8s_app" in result.err
+    assert "disk full" in result.err
+
+
+def test_apply_deletes_other_pods_unless_no_delete(
+    run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path
+) -> None:
+    """Pods podsync runs that the sources do not describe are stopped and removed -
+    except with --no-delete."""
+    old = write(tmp_path, "old.yaml", pod_yaml("old"))
+    new = write(tmp_path, "new.yaml", pod_yaml("new"))
+    run("apply", old, runtime=fake)
+
+    kept = run("apply", "--no-delete", new, runtime=fake)
+    running_after_kept = running_pods(fake)
+    replaced = run("apply", new, runtime=fake)
+
+    assert (0, 0) == (kept.code, replaced.code)
+    assert {"old", "new"} == running_after_kept
+    assert {"new"} == running_pods(fake)
+    assert "stop default/old/app" in replaced.out
+    assert "[pod-not-desired]" in replaced.out
+
+
+def test_engine_unavailable_is_one_line(
+    run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path
+) -> None:
+    """An engine that cannot be reached is one error line, exit 1."""
+    fake.fail("list", unavailable=True, error="cannot reach the Docker engine at tcp://x:1: no")
+    source = write(tmp_path, "a.yaml", pod_yaml("a"))
+
+    result = run("apply", source, runtime=fake)
+
+    assert 1 == result.code
+    assert ["podsync: error: cannot reach the Docker engine at tcp://x:1: no"] == result.err_lines
+
+
+@pytest.mark.parametrize("host", ["bogus", "tcp://127.0.0.1:99999"])
+def test_invalid_docker_host_message(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, host: str
+) -> None:
+    """An address the docker SDK cannot use is one line naming it and the option."""
+    source = write(tmp_path, "a.yaml", pod_yaml("a"))
+
+    code = cli.main(["plan", "--docker-host", host, source])
+
+    err = capsys.readouterr().err
+    assert 1 == code
+    assert 1 == len(err.splitlines())
+    assert err.startswith(f"podsync: error: invalid Docker host {host!r} (--docker-host): ")
+
+
+def test_unreachable_docker_host_names_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Nothing listens on 127.0.0.1:1: one line naming the host (the real DockerRuntime,
+    no engine needed)."""
+    source = write(tmp_path, "a.yaml", pod_yaml("a"))
+
+    code = cli.main(["plan", "-H", "tcp://127.0.0.1:1", source])
+
+    err = capsys.readouterr().err
+    assert 1 == code
+    assert [
+        "podsync: error: cannot reach the Docker engine at tcp://127.0.0.1:1: Connection refused"
+    ] == err.splitlines()
+
+
+def test_unexpected_errors_are_one_line_not_a_traceback(
+    run: Callable[..., Result], tmp_path: Path
+) -> None:
+    """A bug is reported as an internal error in one line; Ctrl-C exits 130."""
+    source = write(tmp_path, "a.yaml", pod_yaml("a"))
+
+    def broken(host: str | None) -> podsync.Runtime:
+        raise RuntimeError("oops")
+
+    def interrupted(host: str | None) -> podsync.Runtime:
+        raise KeyboardInterrupt
+
+    bug = cli.main(["plan", source], runtime_factory=broken)
+    stop = cli.main(["plan", source], runtime_factory=interrupted)
+
+    assert (1, 130) == (bug, stop)
+
+
+def test_internal_error_message(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """The last-resort handler names the exception."""
+    source = write(tmp_path, "a.yaml", pod_yaml("a"))
+
+    def broken(host: str | None) -> podsync.Runtime:
+        raise RuntimeError("oops")
+
+    cli.main(["plan", source], runtime_factory=broken)
+
+    assert (
+        "podsync: internal error: RuntimeError: oops (please report this)\n"
+        == capsys.readouterr().err
+    )
+
+
+# --- saved plans -----------------------------------------------------------------------
+
+
+def test_saved_plan_is_applied_when_the_engine_did_not_change(
+    run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path
+) -> None:
+    """apply --plan runs exactly the saved plan."""
+    source = write(tmp_path, "a.yaml", pod_yaml("a"))
+    saved = str(tmp_path / "p.json")
+    run("plan", "-o", saved, source, runtime=fake)
+
+    result = run("apply", "--plan", saved, runtime=fake)
+
+    assert 0 == result.code
+    assert {"a"} == running_pods(fake)
+    assert f"Applying the saved plan {saved}: Plan: 2 to create." in result.out
+
+
+def test_stale_saved_plan_is_refused_and_changes_nothing(
+    run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path
+) -> None:
+    """A pod of the plan changed after the plan was made (here: something else started
+    its containers): the saved plan is stale, refused with exit 1, no mutating call."""
+    source = write(tmp_path, "a.yaml", pod_yaml("a"))
+    saved = str(tmp_path / "p.json")
+    run("plan", "-o", saved, source, runtime=fake)
+    run("apply", source, runtime=fake)
+    fake.clear_calls()
+
+    result = run("apply", "--plan", saved, runtime=fake)
+
+    assert 1 == result.code
+    assert [] == mutations(fake)
+    (line,) = result.err_lines
+    assert line.startswith(
+        "podsync: error: Saved plan is stale: the engine changed since the plan was made "
+        "(fingerprint "
+    )
+    assert line.endswith("; run podsync plan again.")
+
+
+def test_changes_the_plan_does_not_act_on_leave_it_applicable(
+    run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path
+) -> None:
+    """Foreign containers, other pods and other images come and go on a shared engine;
+    applying the plan does not touch them, so they do not make it stale."""
+    fake.add_container(podsync.ObservedContainer("f1", "someone-else", running=True))
+    source = write(tmp_path, "a.yaml", pod_yaml("a"))
+    other = write(tmp_path, "b.yaml", pod_yaml("b"))
+    saved = str(tmp_path / "p.json")
+    run("plan", "-o", saved, source, runtime=fake)
+    fake.stop_container("f1", 0)
+    fake.add_image("unrelated:2")
+    run("apply", "--no-delete", other, runtime=fake)
+
+    result = run("apply", "--plan", saved, runtime=fake)
+
+    assert 0 == result.code, result.err
+    assert {"a", "b"} == running_pods(fake)
+
+
+def test_saved_plan_of_a_pod_directory_is_stale_once_it_is_gone(
+    run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path
+) -> None:
+    """The pod directories of the plan's pods are part of its fingerprint."""
+    uid = "0123abcd"
+    pod_dir = tmp_path / "root" / uid
+    pod_dir.mkdir(parents=True)
+    (pod_dir / ".podsync-pod").touch()
+    source = write(tmp_path, "a.yaml", pod_yaml("a"))
+    saved = str(tmp_path / "p.json")
+    planned = run("plan", "-o", saved, source, runtime=fake)
+    (pod_dir / ".podsync-pod").unlink()
+
+    result = run("apply", "--plan", saved, runtime=fake)
+
+    assert f"tear down {pod_dir}: pod is no longer desired" in planned.out
+    assert 1 == result.code
+    assert "Saved plan is stale" in result.err
+
+
+def test_plan_made_against_an_empty_engine_applies_once(
+    run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path
+) -> None:
+    """Terraform #24078: a plan made against an empty engine cannot be applied twice."""
+    source = write(tmp_path, "a.yaml", pod_yaml("a"))
+    saved = str(tmp_path / "p.json")
+    run("plan", "-o", saved, source, runtime=fake)
+
+    first = run("apply", "--plan", saved, runtime=fake)
+    second = run("apply", "--plan", saved, runtime=fake)
+
+    assert (0, 1) == (first.code, second.code)
+    assert "Saved plan is stale" in second.err
+    assert 2 == len([c for c in fake.containers if c.running])
+
+
+def test_saved_plan_from_stdin(
+    run: Callable[..., Result],
+    fake: FakeRuntime,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """apply --plan - reads the plan from standard input (plan --json | apply --plan -)."""
+    source = write(tmp_path, "a.yaml", pod_yaml("a"))
+    printed = run("plan", "--json", source, runtime=fake)
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(printed.out.encode())))
+
+    result = run("apply", "--plan", "-", runtime=fake)
+
+    assert 0 == result.code
+    assert {"a"} == running_pods(fake)
+
+
+def test_saved_plan_under_another_root_dir_is_refused(
+    run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path
+) -> None:
+    """The plan's host paths live under the root directory it was made with."""
+    volume = pod_yaml("a") + (
+        "      volumeMounts: [{name: data, mountPath: /data}]\n"
+        "  volumes: [{name: data, emptyDir: {}}]\n"
+    )
+    source = write(tmp_path, "a.yaml", volume)
+    saved = str(tmp_path / "p.json")
+    run("plan", "-o", saved, source, runtime=fake)
+    fake.clear_calls()
+
+    result = cli.main(
+        ["apply", "--plan", saved, "--root-dir", str(tmp_path / "elsewhere")],
+        runtime_factory=lambda host: fake,
+    )
+
+    assert 1 == result
+    assert [] == fake.call_names()
+
+
+# --- down ------------------------------------------------------------------------------
+
+
+def test_down_removes_only_the_described_pods(
+    run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path
+) -> None:
+    """down stops and removes every container of the described pods - running,
+    exited, and a 2014 kubelet's k8s_ container of the same pod - and tears down their
+    directories; other pods and foreign containers stay."""
+    web = write(tmp_path, "web.yaml", pod_yaml("web"))
+    other = write(tmp_path, "other.yaml", pod_yaml("other"))
+    run("apply", web, other, runtime=fake)
+    (uid,) = [p.uid for p in podsync.load_pods([web])]
+    fake.add_container(
+        podsync.ObservedContainer("old1", f"k8s_app.1234_web.default.file_{uid}_1", created=1.0)
+    )
+    fake.add_container(
+        podsync.ObservedContainer("legacy", "k8s_app_web.default.file_", created=1.0)
+    )
+    fake.add_container(podsync.ObservedContainer("f1", "foreign", running=True))
+    pod_dir = tmp_path / "root" / uid
+    pod_dir.mkdir(parents=True)
+    (pod_dir / ".podsync-pod").touch()
+
+    result = run("down", web, runtime=fake)
+
+    assert 0 == result.code
+    assert {"other"} == running_pods(fake)
+    remaining = {c.name for c in fake.containers}
+    assert "foreign" in remaining
+    assert not any("_web." in name for name in remaining)
+    assert not pod_dir.exists()
+    assert "Down complete!" in result.out
+
+
+def test_down_with_nothing_on_the_engine(
+    run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path
+) -> None:
+    """Pods that do not run: nothing to do, exit 0."""
+    source = write(tmp_path, "a.yaml", pod_yaml("a"))
+
+    result = run("down", source, runtime=fake)
+
+    assert 0 == result.code
+    assert [] == mutations(fake)
+    assert "No changes." in result.out
+    assert "Not on the engine: default/a" in result.err
+
+
+def test_down_selection_by_identity() -> None:
+    """A container belongs to a described pod by its uid label, or, for a 2014
+    kubelet's container, by its full name (a blank uid matching any)."""
+    pod = podsync.Pod("web", (podsync.Container("app", IMAGE),), source="file")
+    other_uid = "0" * 8
+    containers = [
+        podsync.ObservedContainer("1", "x", labels={LABEL_POD_UID: pod.uid}),
+        podsync.ObservedContainer("2", "y", labels={LABEL_POD_UID: other_uid}),
+        podsync.ObservedContainer("3", f"k8s_app.1_{pod.full_name}_{pod.uid}_0"),
+        podsync.ObservedContainer("4", f"k8s_app.1_{pod.full_name}_{other_uid}_0"),
+        podsync.ObservedContainer("5", f"k8s_app.1_{pod.full_name}_0"),
+        podsync.ObservedContainer("6", "k8s_app.1_web.default.http_0"),
+        podsync.ObservedContainer("7", "web"),
+    ]
+
+    found = cli._by_pod([pod], containers)
+
+    assert ["1", "3", "5"] == [oc.id for oc in found[pod.uid]]
+
+
+# --- --wait ----------------------------------------------------------------------------
+
+
+class CrashingRuntime(FakeRuntime):
+    """A fake whose app containers running ``exit N`` exit with N as soon as they start."""
+
+    def start_container(self, container_id: str) -> None:
+        super().start_container(container_id)
+        spec = self.spec(container_id)
+        entry = spec.entrypoint if spec is not None else None
+        if entry and entry[0] == "exit":
+            self.exit(container_id, int(entry[1]))
+
+
+def test_wait_reports_pods_that_come_up(
+    run: Callable[..., Result], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--wait: a long-running pod runs, a job completes (and its network container is
+    stopped): exit 0 with a line per pod."""
+    monkeypatch.setattr(cli, "_STABLE_SECONDS", 0.0)
+    fake = CrashingRuntime(images=[IMAGE, PAUSE])
+    web = write(tmp_path, "web.yaml", pod_yaml("web"))
+    job = write(tmp_path, "job.yaml", pod_yaml("job", command=("exit", "0"), restart="OnFailure"))
+
+    result = run("apply", "--wait", "--timeout", "5", web, job, runtime=fake)
+
+    assert 0 == result.code, result.err
+    assert "default/web: running (1/1 containers)" in result.out
+    assert "default/job: completed (1/1 containers exited 0)" in result.out
+    assert "All 2 pod(s) are up." in result.out
+    assert {"web"} == running_pods(fake)
+
+
+def test_wait_times_out_on_a_crash_loop(
+    run: Callable[..., Result], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A container that keeps exiting is restarted with back-off until --timeout; the
+    report names the pod and why, exit 1."""
+    monkeypatch.setattr(cli, "_STABLE_SECONDS", 0.0)
+    fake = CrashingRuntime(images=[IMAGE, PAUSE])
+    crash = write(tmp_path, "crash.yaml", pod_yaml("crash", command=("exit", "1")))
+    naps: list[float] = []
+
+    def nap(seconds: float) -> None:
+        naps.append(seconds)
+        time.sleep(0.05)
+
+    result = run("apply", "--wait", "--timeout", "1.2", crash, runtime=fake, sleep=nap)
+
+    assert 1 == result.code
+    (line,) = [line for line in result.out.splitlines() if line.startswith("default/crash: ")]
+    assert line.startswith("default/crash: not running (0/1 containers): app exited with code 1")
+    assert "podsync: error: timed out after 1.2s: not running: default/crash" in result.err
+    assert 1.0 == naps[0]  # the seed's first retry delay
+
+
+def test_wait_gives_up_early_on_a_failed_never_pod(
+    run: Callable[..., Result], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """restartPolicy Never and a non-zero exit: the pod has failed, no need to wait."""
+    monkeypatch.setattr(cli, "_STABLE_SECONDS", 0.0)
+    fake = CrashingRuntime(images=[IMAGE, PAUSE])
+    once = write(tmp_path, "once.yaml", pod_yaml("once", command=("exit", "3"), restart="Never"))
+
+    result = run("apply", "--wait", "--timeout", "30", once, runtime=fake)
+
+    assert 1 == result.code
+    assert "default/once: failed: app exited with code 3 (restart policy Never)" in result.out
+    assert "will not come up: default/once" in result.err
+
+
+def test_wait_counts_a_container_as_running_after_it_was_seen_running_a_while() -> None:
+    """Just started is "starting"; after _STABLE_SECONDS it is running."""
+    pod = podsync.Pod("web", (podsync.Container("app", IMAGE),), source="file")
+    app = podsync.ObservedContainer(
+        "c1", "x", running=True, labels={LABEL_POD_UID: pod.uid, "io.podsync.container.name": "app"}
+    )
+    first_seen: dict[str, float] = {}
+    empty = podsync.Plan()
+
+    (early,) = cli.pod_statuses([pod], [app], empty, first_seen, now=100.0)
+    (later,) = cli.pod_statuses([pod], [app], empty, first_seen, now=101.0)
+
+    assert ("pending", "not running (0/1 containers): app starting") == (
+        early.state,
+        early.message,
+    )
+    assert ("running", "running (1/1 containers)") == (later.state, later.message)
+
+
+# --- progress and the JSON log format --------------------------------------------------
+
+
+def test_json_log_format_writes_every_event_as_a_json_line(
+    run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path
+) -> None:
+    """--log-format json: stderr is JSON lines only - events with time, kind, pod,
+    container and message, the warnings and the summary."""
+    source = write(tmp_path, "a.yaml", pod_yaml("a", host_port=8080))
+
+    result = run("apply", "--log-format", "json", source, runtime=fake)
+
+    records = [json.loads(line) for line in result.err_lines]
+    events = [r for r in records if r["kind"] in {k.value for k in podsync.EventKind}]
+    assert ["created", "started", "created", "started"] == [e["kind"] for e in events]
+    assert {"time", "kind", "pod", "container", "message"} == set(events[0])
+    assert ("default/a", "net") == (events[0]["pod"], events[0]["container"])
+    assert "warning" == records[0]["kind"]
+    summary = records[-1]
+    assert ("summary", 4 // 2, 0) == (summary["kind"], summary["done"], summary["failed"])
+
+
+def test_json_log_format_errors_are_json(run: Callable[..., Result], tmp_path: Path) -> None:
+    """Errors, too, are JSON lines."""
+    bad = write(tmp_path, "bad.yaml", "kind: Pod\n")
+
+    result = run("plan", "--log-format", "json", bad)
+
+    records = [json.loads(line) for line in result.err_lines]
+    assert [
+        f"{bad}: $.{key}: required field missing" for key in ("apiVersion", "metadata", "spec")
+    ] == [r["message"] for r in records]
+    assert {"error"} == {r["kind"] for r in records}
+
+
+@pytest.mark.parametrize(
+    ("kind", "pod", "container", "message", "expected"),
+    [
+        # the container's name and the long id are left out: the line names both
+        ("created", "default/a", "app", f"created k8s_app.1_a.default.file_u_0 ({'ab' * 32})",
+         "default/a/app: created (abababababab)"),
+        ("started", "default/a", "net", f"started k8s_net.1_a ({'cd' * 32})",
+         "default/a/net: started (cdcdcdcdcdcd)"),
+        ("killing", "default/a", "app", "stop default/a/app (k8s_app.1_a): liveness probe failed",
+         "default/a/app: stopping: liveness probe failed"),
+        ("removed", "default/a", "app", "remove default/a/app (k8s_app.1_a): exited, beyond 5",
+         "default/a/app: removed: exited, beyond 5"),
+        ("failed", "default/a", "app", f"start {'ef' * 32}: no such image",
+         "default/a/app: failed: start efefefefefef: no such image"),
+        ("pulled", "", "", "pulled image busybox:1", "pulled image busybox:1"),
+        ("pod-dir-removed", "u-1", "", "tear down /r/u-1: pod is no longer desired",
+         "u-1: tear down /r/u-1: pod is no longer desired"),
+    ],
+)  # fmt: skip
+def test_progress_lines(kind: str, pod: str, container: str, message: str, expected: str) -> None:
+    """Without a terminal: one line per event, after the seconds since the start."""
+    err = io.StringIO()
+    console = cli._Console()
+    progress = cli._Progress(console, total=3, terminal=False)
+    event = podsync.Event(podsync.EventKind(kind), pod, container, message)
+
+    with _stderr(err):
+        progress(event)
+
+    line = err.getvalue()
+    assert line.endswith(f"s] {expected}\n")
+    assert line.startswith("[  0.0s] ")
+
+
+def test_progress_bar_on_a_terminal() -> None:
+    """On a terminal: one line redrawn in place, the actions counted; a failure is
+    kept above the bar; close() clears the bar."""
+    err = io.StringIO()
+    console = cli._Console()
+    progress = cli._Progress(console, total=2, terminal=True)
+    events = [
+        podsync.Event(podsync.EventKind.CREATED, "default/a", "net", "created n (c1)"),
+        podsync.Event(podsync.EventKind.STARTED, "default/a", "net", "started n (c1)"),
+        podsync.Event(podsync.EventKind.FAILED, "default/a", "app", "create x: no such image"),
+    ]
+
+    with _stderr(err):
+        for event in events:
+            progress(event)
+        progress.close()
+
+    text = err.getvalue()
+    assert "\r[..........] 0/2 default/a/net: created (c1)\x1b[K" in text
+    assert "\r[#####.....] 1/2 default/a/net: started (c1)\x1b[K" in text
+    assert "default/a/app: failed: create x: no such image\n" in text
+    assert "\r[##########] 2/2 " in text
+    assert text.endswith("\r\x1b[K")
+
+
+def test_progress_counts_a_failed_post_start_once() -> None:
+    """started, hook-failed, killing and failed of one create are one action."""
+    progress = cli._Progress(cli._Console(), total=5, terminal=False)
+    kinds = ["created", "started", "hook-failed", "killing", "failed"]
+    messages = ["c", "s", "postStart handler failed: boom", "stop", "postStart handler failed"]
+
+    with _stderr(io.StringIO()):
+        for kind, message in zip(kinds, messages, strict=True):
+            progress(podsync.Event(podsync.EventKind(kind), "default/a", "app", message))
+
+    assert 1 == progress.done
+
+
+class _stderr:
+    """Swap sys.stderr for a stream (the console writes to the current one)."""
+
+    def __init__(self, stream: io.StringIO) -> None:
+        self.stream = stream
+
+    def __enter__(self) -> None:
+        self.saved = sys.stderr
+        sys.stderr = self.stream
+
+    def __exit__(self, *exc_info: Any) -> None:
+        sys.stderr = self.saved
+
+
+# --- the examples ----------------------------------------------------------------------
+
+
+def test_examples_directory_holds_only_pod_files() -> None:
+    """podsync plan examples/pods/ reads every file in it: all must be pods (the quickstart
+    script lives one level up, in examples/, for that reason)."""
+    pods = podsync.load_pods([str(REPO / "examples" / "pods")])
+
+    assert ["default/job", "default/seed", "default/web"] == [p.key for p in pods]
+    by_name = {p.name: p for p in pods}
+    assert podsync.RestartPolicy.ON_FAILURE is by_name["job"].restart_policy
+    assert [18080] == [p.host_port for c in by_name["web"].containers for p in c.ports]
+
+
+def test_examples_plan_against_a_fake_engine(run: Callable[..., Result], tmp_path: Path) -> None:
+    """The examples create cleanly with the demo images present, nothing pulled."""
+    fake = FakeRuntime(images=["podsync-demo/busybox:1", "podsync-demo/pause:1"])
+
+    result = run(
+        "apply",
+        "--network-image",
+        "podsync-demo/pause:1",
+        "--root-dir",
+        str(tmp_path / "root"),
+        str(REPO / "examples" / "pods"),
+        runtime=fake,
+        engine_options=False,
+    )
+
+    assert 0 == result.code, result.err
+    assert "pull" not in fake.call_names()
+    assert {"web", "job", "seed"} == running_pods(fake)

@@ -204,14 +204,20 @@ def restartable_engine() -> Iterator[None]:
 
 
 def _start_dockerd() -> None:
-    log = tempfile.NamedTemporaryFile(prefix="podsync-dockerd-", delete=False)  # noqa: SIM115
-    subprocess.Popen(
-        ["dockerd", "--bridge=none", "--iptables=false", "--ip-masq=false"],
-        stdout=log,
-        stderr=log,
-        stdin=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    """Start dockerd as .ci/test does; it outlives the test (its own session)."""
+    fd, _ = tempfile.mkstemp(prefix="podsync-dockerd-", suffix=".log")
+    try:
+        # setsid -f forks dockerd into a session of its own and returns at once, so no
+        # child process of this one is left to wait for.
+        subprocess.run(
+            ["setsid", "-f", "dockerd", "--bridge=none", "--iptables=false", "--ip-masq=false"],
+            stdout=fd,
+            stderr=fd,
+            stdin=subprocess.DEVNULL,
+            check=True,
+        )
+    finally:
+        os.close(fd)
 
 
 def test_engine_restart_during_apply(
@@ -235,7 +241,9 @@ def test_engine_restart_during_apply(
         pid = _dockerd_pid()
         assert pid is not None
         os.kill(pid, signal.SIGTERM)
-        while _dockerd_pid() is not None:
+        # dockerd stops its containers before it exits (each within its stop timeout).
+        deadline = time.monotonic() + 60
+        while _dockerd_pid() is not None and time.monotonic() < deadline:
             time.sleep(0.1)
         _start_dockerd()
 

@@ -655,6 +655,20 @@ def plan_fingerprint(
     other workloads containers come and go all the time, so a digest of everything would
     make every saved plan stale within seconds.
     """
+    by_identity: dict[_Identity, list[_Instance]] = {}
+    for oc in observed:
+        instance = _identify(oc)
+        if instance is not None:
+            by_identity.setdefault((instance.pod_uid, instance.full_name), []).append(instance)
+    return _scoped_fingerprint(plan, by_identity, images, pod_dirs)
+
+
+def _scoped_fingerprint(
+    plan: Plan,
+    by_identity: Mapping[_Identity, list[_Instance]],
+    images: Sequence[ObservedImage],
+    pod_dirs: Collection[str],
+) -> str:
     uids = {p.uid for p in plan.pods if p.uid}
     full_names = {p.full_name for p in plan.pods if p.full_name}
     references: set[str] = set()
@@ -665,13 +679,12 @@ def plan_fingerprint(
             references.add(normalize_image(action.spec.image))
         elif isinstance(action, RemoveImage):
             references.add(action.image_id)
-    containers = []
-    for oc in observed:
-        instance = _identify(oc)
-        if instance is not None and (
-            instance.pod_uid in uids or (not instance.pod_uid and instance.full_name in full_names)
-        ):
-            containers.append(oc)
+    containers = [
+        instance.observed
+        for (uid, full_name), instances in by_identity.items()
+        if uid in uids or (not uid and full_name in full_names)
+        for instance in instances
+    ]
     relevant = [
         image
         for image in images
@@ -1561,7 +1574,7 @@ def _plan(
         cleanup=tuple(cleanup),
         rejected=tuple(rejected),
     )
-    return attrs.evolve(made, fingerprint=plan_fingerprint(made, observed, images, pod_dirs))
+    return attrs.evolve(made, fingerprint=_scoped_fingerprint(made, by_identity, images, pod_dirs))
 
 
 def _safe_dir_name(uid: str) -> bool:

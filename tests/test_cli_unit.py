@@ -919,3 +919,26 @@ def test_examples_plan_against_a_fake_engine(run: Callable[..., Result], tmp_pat
     assert 0 == result.code, result.err
     assert "pull" not in fake.call_names()
     assert {"web", "job", "seed"} == running_pods(fake)
+
+
+# --- the bad-input corpus through the command line --------------------------------------
+
+CORPUS = REPO / "tests" / "bad_inputs"
+
+
+@pytest.mark.parametrize(
+    "name", sorted(p.name for p in CORPUS.iterdir() if p.name != "expected.txt")
+)
+def test_every_bad_input_fails_apply_before_the_engine(
+    run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path, name: str
+) -> None:
+    """Each malformed corpus file, given to ``podsync apply`` beside a valid pod file,
+    exits 1 with the file named in its error and no traceback, and the engine is never
+    called: a half-read desired state changes nothing."""
+    good = write(tmp_path, "good.yaml", pod_yaml("good"))
+
+    result = run("apply", good, str(CORPUS / name), runtime=fake)
+
+    assert 1 == result.code
+    assert name in result.err
+    assert [] == fake.call_names()

@@ -94,6 +94,7 @@ from podsync._models import (
     Volume,
     VolumeMount,
 )
+from podsync._naming import dns_label_problem
 from podsync.exceptions import ConfigError, Problem
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
@@ -665,7 +666,6 @@ _Count = NewType("_Count", int)  # a non-negative int64: v1beta1 memory bytes, m
 _MilliCPU = NewType("_MilliCPU", int)  # a quantity (500m, 0.5, 2) in milli-CPU
 _Bytes = NewType("_Bytes", int)  # a quantity (128Mi, 1G, 1e9) in bytes
 
-_LABEL_CHARS = frozenset(string.ascii_lowercase + string.digits + "-")
 _LABEL_MAX = 63
 _UID_CHARS = frozenset(string.ascii_letters + string.digits + ".-")
 _UID_MAX = 253
@@ -678,22 +678,10 @@ def _check_label(value: object) -> str:
     text = _expect_str(value)
     if not text:
         raise _Invalid("must not be empty")
-    if len(text) > _LABEL_MAX:
-        raise _Invalid(
-            f"{_describe(text)} is not a valid DNS-1123 label: it has {len(text)} "
-            f"characters, at most {_LABEL_MAX} are allowed"
-        )
-    for char in text:
-        if char not in _LABEL_CHARS:
-            why = "uppercase letters are" if char.isupper() else f"{char!r} is"
-            raise _Invalid(
-                f"{text!r} is not a valid DNS-1123 label: {why} not allowed "
-                "(only lowercase letters, digits and '-')"
-            )
-    if text[0] == "-" or text[-1] == "-":
-        raise _Invalid(
-            f"{text!r} is not a valid DNS-1123 label: it must start and end with a letter or digit"
-        )
+    problem = dns_label_problem(text)
+    if problem is not None:
+        shown = _describe(text) if len(text) > _LABEL_MAX else repr(text)
+        raise _Invalid(f"{shown} is not a valid DNS-1123 label: {problem}")
     return text
 
 

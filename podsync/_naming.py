@@ -32,6 +32,7 @@ __all__ = [
     "CONTAINER_NAME_PREFIX",
     "ParsedName",
     "container_name",
+    "dns_label_problem",
     "is_dns_label",
     "is_safe_uid",
     "parse_container_name",
@@ -45,6 +46,8 @@ _HEX = re.compile(r"[0-9a-fA-F]+")
 # RFC 1123 label, as Kubernetes validates names: lowercase letters, digits and "-",
 # starting and ending with a letter or digit, at most 63 characters.
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+_DNS_LABEL_MAX = 63
+_DNS_LABEL_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
 _SAFE_UID = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]{0,252}")
 _MAX_UINT32 = 0xFFFFFFFF
 
@@ -64,6 +67,25 @@ def is_dns_label(text: str) -> bool:
     Labels never contain ``_``, which is what lets container names be split on it.
     """
     return _DNS_LABEL.fullmatch(text) is not None
+
+
+def dns_label_problem(text: str) -> str | None:
+    """Why ``text`` is not a DNS-1123 label, in words for people; ``None`` when it is one.
+
+    The same rule as ``is_dns_label``, explained: the loader puts this after the value
+    and its ``$.path``.
+    """
+    if is_dns_label(text):
+        return None
+    if not text:
+        return "it is empty"
+    if len(text) > _DNS_LABEL_MAX:
+        return f"it has {len(text)} characters, at most {_DNS_LABEL_MAX} are allowed"
+    for char in text:
+        if char not in _DNS_LABEL_CHARACTERS:
+            why = "uppercase letters are" if char.isupper() else f"{char!r} is"
+            return f"{why} not allowed (only lowercase letters, digits and '-')"
+    return "it must start and end with a letter or digit"
 
 
 def is_safe_uid(text: str) -> bool:

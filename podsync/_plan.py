@@ -115,6 +115,7 @@ __all__ = [
     "CreateSpec",
     "GCPolicy",
     "Kill",
+    "Ownership",
     "Plan",
     "PlanOptions",
     "PodAction",
@@ -127,6 +128,7 @@ __all__ = [
     "RemovePodDir",
     "Wait",
     "normalize_image",
+    "ownership",
     "plan",
     "plan_fingerprint",
 ]
@@ -557,6 +559,25 @@ class _Instance:
     def age_since_exit(self) -> float | None:
         o = self.observed
         return o.finished_at if o.finished_at is not None else o.created
+
+
+@attrs.frozen
+class Ownership:
+    """Which pod an owned container belongs to (see ``ownership``)."""
+
+    pod_uid: str  # "" for a 2014 kubelet's 4-field name: it matches any uid
+    pod_full_name: str
+    pod_key: str
+    container: str
+
+
+def ownership(container: ObservedContainer) -> Ownership | None:
+    """Whose ``container`` is, as the planner decides it: podsync's labels, or for a
+    container a 2014 kubelet left behind its ``k8s_`` name; ``None`` for a foreign one."""
+    instance = _identify(container)
+    if instance is None:
+        return None
+    return Ownership(instance.pod_uid, instance.full_name, instance.pod_key, instance.container)
 
 
 def _int_label(labels: Mapping[str, str], key: str) -> int | None:

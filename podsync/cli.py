@@ -66,9 +66,7 @@ from podsync._apply import (
 )
 from podsync._config import load_pods
 from podsync._hooks import probe_liveness
-from podsync._labels import LABEL_CONTAINER, LABEL_POD_UID
 from podsync._models import ObservedContainer, Pod, RestartPolicy
-from podsync._naming import parse_container_name
 from podsync._plan import (
     DEFAULT_NETWORK_IMAGE,
     Action,
@@ -84,6 +82,7 @@ from podsync._plan import (
     RemoveImage,
     RemovePodDir,
     Wait,
+    ownership,
     plan,
     plan_fingerprint,
 )
@@ -999,24 +998,19 @@ def _run_apply(
 def _pod_of(
     oc: ObservedContainer, by_uid: Mapping[str, Pod], by_full_name: Mapping[str, Pod]
 ) -> Pod | None:
-    """The described pod ``oc`` belongs to, as the planner decides ownership: by the
-    pod uid label, or for a 2014 kubelet's container by its ``k8s_`` name (a blank uid
-    matches any uid)."""
-    uid = oc.labels.get(LABEL_POD_UID)
-    if uid is not None:
-        return by_uid.get(uid)
-    parsed = parse_container_name(oc.name)
-    if not parsed.container or not parsed.pod_full_name:
+    """The described pod ``oc`` belongs to, by the planner's ownership rule: its pod
+    uid, or for a 2014 kubelet's container without one, its pod full name."""
+    owner = ownership(oc)
+    if owner is None:
         return None
-    pod = by_full_name.get(parsed.pod_full_name)
-    if pod is None or parsed.uid not in ("", pod.uid):
-        return None
-    return pod
+    if owner.pod_uid:
+        return by_uid.get(owner.pod_uid)
+    return by_full_name.get(owner.pod_full_name)
 
 
 def _container_of(oc: ObservedContainer) -> str:
-    name = oc.labels.get(LABEL_CONTAINER)
-    return name if name is not None else parse_container_name(oc.name).container
+    owner = ownership(oc)
+    return owner.container if owner is not None else ""
 
 
 def _by_pod(

@@ -55,10 +55,8 @@ from typing import TYPE_CHECKING, Any, cast
 import attrs
 
 from podsync._images import pull_reference
-from podsync._labels import LABEL_POD_UID
 from podsync._models import ObservedContainer, ObservedImage
-from podsync._naming import parse_container_name
-from podsync._plan import CreateSpec
+from podsync._plan import CreateSpec, ownership
 from podsync._runtime import ExecResult
 from podsync.exceptions import EngineUnavailable, NameConflict, RuntimeCallError
 
@@ -326,7 +324,7 @@ class DockerRuntime:
         seen: dict[tuple[str, str], _Outcome] = {}
         for entry in listed:
             container = _observed_from_list(entry)
-            if str(entry.get("State", "")) in _FINISHED_STATES and _owned(container):
+            if str(entry.get("State", "")) in _FINISHED_STATES and ownership(container) is not None:
                 # The cache key carries the Status text without its clock ("Exited
                 # (137)"), so a container someone restarted by hand and that exited
                 # differently is inspected again.
@@ -702,14 +700,6 @@ def _exit_code(status: str) -> int:
     is none (``Up 2 hours``, ``Created``, ``Dead``)."""
     match = _STATUS_EXIT_CODE.match(status)
     return int(match.group(1)) if match else 0
-
-
-def _owned(container: ObservedContainer) -> bool:
-    """Whether podsync owns the container: the planner's rule (``_plan._identify``)."""
-    if LABEL_POD_UID in container.labels:
-        return True
-    parsed = parse_container_name(container.name)
-    return bool(parsed.container and parsed.pod_full_name)
 
 
 def _timestamp(text: object) -> float | None:

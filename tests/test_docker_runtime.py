@@ -21,7 +21,7 @@ import pytest
 
 from podsync._labels import LABEL_CONTAINER, LABEL_POD_UID
 from podsync._models import ObservedContainer, ObservedImage
-from podsync._plan import CreateSpec
+from podsync._plan import CreateSpec, ownership
 from podsync._runtime import ExecResult, Runtime
 from podsync.docker import (
     DockerRuntime,
@@ -30,7 +30,6 @@ from podsync.docker import (
     _image_from_list,
     _name,
     _observed_from_list,
-    _owned,
     _timestamp,
 )
 from podsync.exceptions import EngineUnavailable, NameConflict, RuntimeCallError
@@ -568,9 +567,10 @@ def test__observed_from_list() -> None:
         ("web", {}, False),
     ],
 )
-def test__owned(name: str, labels: dict[str, str], expected: bool) -> None:
-    """Ownership follows the planner: the uid label, or a full seed name."""
-    assert expected == _owned(ObservedContainer(id="x", name=name, labels=labels))
+def test_ownership(name: str, labels: dict[str, str], expected: bool) -> None:
+    """Ownership (which exited containers the runtime inspects) is the planner's: the
+    uid label, or a full seed name."""
+    assert expected == (ownership(ObservedContainer(id="x", name=name, labels=labels)) is not None)
 
 
 def test__image_from_list() -> None:

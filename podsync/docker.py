@@ -230,13 +230,20 @@ class DockerRuntime:
         import docker.constants
 
         def build(version: str) -> docker.APIClient:
-            return docker.APIClient(
-                base_url=self._base_url,
-                version=version,
-                timeout=self._timeout,
-                tls=self._tls,
-                use_ssh_client=self._use_ssh_client,
-            )
+            try:
+                return docker.APIClient(
+                    base_url=self._base_url,
+                    version=version,
+                    timeout=self._timeout,
+                    tls=self._tls,
+                    use_ssh_client=self._use_ssh_client,
+                )
+            except ValueError as exc:
+                # The SDK checks the address only here, with a bare ValueError
+                # ("Port out of range", an unknown scheme): a bad host is a podsync error.
+                raise EngineUnavailable(
+                    "connect", "", f"cannot use the Docker engine at {self._host}: {exc}"
+                ) from exc
 
         if self._api_version is None:
             # The API version is negotiated once (Debian 12's engine speaks 1.41, older

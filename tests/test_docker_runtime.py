@@ -361,6 +361,15 @@ def test_unreachable_engine_is_engine_unavailable(host: str) -> None:
     runtime.close()
 
 
+def test_malformed_host_is_engine_unavailable() -> None:
+    """A host the SDK cannot even parse (a port out of range) is a podsync error naming
+    it, not the SDK's bare ValueError."""
+    with pytest.raises(EngineUnavailable) as caught:
+        DockerRuntime(host="tcp://127.0.0.1:99999").list_containers()
+
+    assert "cannot use the Docker engine at tcp://127.0.0.1:99999: " in str(caught.value)
+
+
 def test_ping_of_an_unreachable_engine(monkeypatch: pytest.MonkeyPatch) -> None:
     """ping() raises EngineUnavailable naming DOCKER_HOST when it is taken from there."""
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent.sock")

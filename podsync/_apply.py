@@ -457,7 +457,8 @@ def apply(
     pod_results: list[list[ActionResult]] = []
     cleanup_results: list[ActionResult] = []
     if plan.pulls or plan.pods or plan.cleanup:
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="podsync-apply") as pool:
+        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="podsync-apply")
+        try:
             # 1. Pulls. Each image is pulled once, whatever the number of pods needing it.
             pull_futures = [pool.submit(applier.run, pull, None) for pull in plan.pulls]
             pull_results = [f.result() for f in pull_futures]
@@ -476,6 +477,12 @@ def apply(
             # 3. Engine-wide cleanup, after every pod is done with its images.
             cleanup_futures = [pool.submit(applier.run, a, None) for a in plan.cleanup]
             cleanup_results = [f.result() for f in cleanup_futures]
+        except BaseException:
+            # Interrupted (Ctrl-C): pods not started yet are not started at all; the
+            # calls already running finish, as an engine call cannot be taken back.
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
     results: list[ActionResult] = list(pull_results)
     for pod_result in pod_results:
         results.extend(pod_result)

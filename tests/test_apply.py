@@ -299,3 +299,21 @@ def test_one_pool_even_with_few_workers(tmp_path):
 
     assert result.ok
     assert 5 == len(result.results)
+
+
+def test_interrupt_starts_no_further_pods(tmp_path: Path) -> None:
+    """An interrupt (Ctrl-C) during apply stops it from starting the pods still queued:
+    the calls under way finish, nothing else is called, and the interrupt propagates."""
+    pods = [Pod(f"p{i}", (Container("c", "busybox"),)) for i in range(6)]
+    options = PlanOptions(root_dir=str(tmp_path))
+    fake = FakeRuntime(images=["busybox", "registry.k8s.io/pause:3.10"], clock=lambda: 1.0)
+    the_plan = plan(pods, [], images=fake.images, now=1.0, options=options)
+
+    def interrupt(event: Event) -> None:
+        if event.kind == "created":
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        apply(the_plan, fake, root_dir=str(tmp_path), workers=1, on_event=interrupt)
+
+    assert ["create"] == [n for n in fake.call_names() if n == "create"]

@@ -556,7 +556,9 @@ class _Instance:
         return parse_container_name(self.observed.name).hash
 
     @property
-    def age_since_exit(self) -> float | None:
+    def ended(self) -> float:
+        """When a stopped instance stopped: its finish time, or, if it never started,
+        its creation time."""
         o = self.observed
         return o.finished_at if o.finished_at is not None else o.created
 
@@ -611,13 +613,6 @@ def _identify(oc: ObservedContainer) -> _Instance | None:
     else:
         key, source = parsed.pod_full_name, ""
     return _Instance(oc, parsed.uid, parsed.pod_full_name, key, source, parsed.container)
-
-
-def _ended(instance: _Instance) -> float:
-    """When a stopped instance stopped: its finish time, or, if it never started, its
-    creation time."""
-    o = instance.observed
-    return o.finished_at if o.finished_at is not None else o.created
 
 
 def _newest_first(instances: Iterable[_Instance]) -> list[_Instance]:
@@ -1025,7 +1020,7 @@ class _PodPlanner:
         stopped = [i for i in self.by_name.get(c.name, ()) if i.exited]
         if not stopped:
             return Reason.MISSING, "no container yet", 0
-        newest = max(stopped, key=lambda i: (_ended(i), i.observed.created))
+        newest = max(stopped, key=lambda i: (i.ended, i.observed.created))
         started = newest.observed.finished_at is not None
         code = newest.observed.exit_code
         what = f"exited with code {code}" if started else "did not start"
@@ -1035,7 +1030,7 @@ class _PodPlanner:
         if policy is RestartPolicy.ON_FAILURE and started and code == 0:
             return None
         back_off = self.ctx.options.back_off
-        finished = _ended(newest)
+        finished = newest.ended
         restarts = newest.restart_count
         if finished - newest.observed.created >= back_off.reset_after:
             restarts = 0
@@ -1270,8 +1265,8 @@ def _gc_candidates(
         stopping = instance.observed.id in killed
         if instance.running and not stopping:
             continue
-        exited_at = now if stopping else instance.age_since_exit
-        if min_age == 0 or (exited_at is not None and now - exited_at > min_age):
+        exited_at = now if stopping else instance.ended
+        if min_age == 0 or now - exited_at > min_age:
             candidates.append(instance)
     return candidates[keep:]
 

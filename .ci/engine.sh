@@ -45,8 +45,15 @@ start_engine() {
         DOCKERD_LOG=""
         return 0
     fi
-    if [[ $(id -u) != 0 ]] || ! command -v dockerd >/dev/null 2>&1; then
-        say "no Docker engine answers at $host, and this is not root with dockerd to start one"
+    if [[ $(id -u) != 0 ]]; then
+        say "no Docker engine answers at $host, and starting dockerd needs root: start the"
+        say "  engine (as root: systemctl start docker, or run this as root), or, if it runs,"
+        say "  join the group that may use its socket (usermod -aG docker $(id -un), log in again)"
+        return 1
+    fi
+    if ! command -v dockerd >/dev/null 2>&1; then
+        say "no Docker engine answers at $host, and there is no dockerd to start"
+        say "  (Debian: apt-get install docker.io)"
         return 1
     fi
     DOCKERD_LOG=$(mktemp -t podsync-dockerd.XXXXXX)

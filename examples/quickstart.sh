@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # podsync's quickstart: bash examples/quickstart.sh
 #
-#  1. pip install --editable .   (podsync and its dependencies, into the python3 on PATH;
-#     skipped when this checkout is installed already)
+#  1. podsync and its dependencies in a virtual environment of the checkout, .venv
+#     (.ci/venv.sh: made with PYTHON or the python3 on PATH, 3.11 or newer; as root on
+#     Debian, python3-venv is installed when missing; then pip install --editable . in it).
+#     Nothing is installed into the system's Python (Debian 12's is externally managed).
 #  2. as root on Debian, when dockerd, the docker CLI or a static busybox is missing:
 #     apt-get install docker.io busybox-static (no service is started by the install)
 #  3. when no Docker engine answers: start dockerd with no bridge, no iptables and no
@@ -11,21 +13,25 @@
 #     podsync-demo/busybox:1 (the apps) and podsync-demo/pause:1 (the network container)
 #  5. podsync plan, podsync apply --wait, podsync plan --detailed-exitcode on examples/pods/
 #
-# Idempotent: a second run installs and builds nothing, finds the pods running, and
-# ends with the same "nothing left to do". Remove the demo with the command it prints.
+# Idempotent: a second run reuses .venv, installs and builds nothing, finds the pods running,
+# and ends with the same "nothing left to do". It ends by saying how to run podsync yourself
+# (.venv/bin/podsync) and how to remove the demo.
 #
-# Settings (environment): PYTHON (python3), PODSYNC_ROOT_DIR (where the pods' emptyDir
+# Not root: a member of the docker group with a running engine needs nothing that needs root;
+# what does (apt-get, starting dockerd) stops the script with a message saying so.
+#
+# Settings (environment): PYTHON (python3), PODSYNC_VENV (.venv), PODSYNC_ROOT_DIR (where the pods' emptyDir
 # volumes live; /var/lib/podsync-demo as root), PODSYNC_NETWORK_MODE (none: the engine
 # started here has no bridge, so pods get loopback only and the host port of the web pod
 # is recorded but not published; set it to "" on an engine with a bridge), DOCKER_HOST.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-PY=${PYTHON:-python3}
 say() { printf '\n[quickstart] %s\n' "$*"; }
 fail() { printf '\n[quickstart] FAILED: %s\n' "$*" >&2; exit 1; }
-# install_debian_packages, start_engine, wait_for_engine: the same engine setup as CI.
+# install_debian_packages, start_engine, wait_for_engine, ensure_venv: the same setup as CI.
 source .ci/engine.sh
+source .ci/venv.sh
 
 if [[ $(id -u) == 0 ]]; then
     ROOT_DIR=${PODSYNC_ROOT_DIR:-/var/lib/podsync-demo}
@@ -37,27 +43,9 @@ APP_IMAGE=podsync-demo/busybox:1
 PAUSE_IMAGE=podsync-demo/pause:1
 
 # --- 1. podsync ------------------------------------------------------------------------
-installed_here() {  # podsync and its dependencies import, from this checkout
-    local here=$PWD
-    (cd / && "$PY" -c 'import os, sys, docker, podsync.docker
-sys.exit(os.path.dirname(os.path.dirname(podsync.__file__)) != sys.argv[1])' "$here") \
-        >/dev/null 2>&1
-}
-if installed_here; then
-    say "podsync is installed from this checkout"
-else
-    say "pip install --editable ."
-    PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_ROOT_USER_ACTION=ignore \
-        "$PY" -m pip install --quiet --editable .
-fi
-if ! command -v podsync >/dev/null 2>&1 && command -v pyenv >/dev/null 2>&1; then
-    pyenv rehash  # pyenv makes the shim of a new console script on rehash
-fi
-if command -v podsync >/dev/null 2>&1; then
-    PODSYNC=(podsync)
-else
-    PODSYNC=("$PY" -m podsync)  # the scripts directory is not on PATH
-fi
+ensure_venv . || fail "could not install podsync (see above)"
+PY=$VENV_PY
+PODSYNC=("$VENV_DIR/bin/podsync")
 
 # --- 2. Docker and busybox from Debian -------------------------------------------------
 have_static_busybox() {
@@ -147,5 +135,9 @@ case $status in
     2) fail "podsync plan --detailed-exitcode found changes after apply --wait" ;;
     *) fail "podsync plan --detailed-exitcode failed (exit $status)" ;;
 esac
+printf '[quickstart] podsync is installed in %s. Run it yourself as\n  %s --help\n' \
+    "$VENV_DIR" "${PODSYNC[*]}"
+printf 'or put it on PATH for this shell:\n  . %s/bin/activate   (then: podsync --help)\n' \
+    "$VENV_DIR"
 printf '[quickstart] remove the demo pods with:\n  %s down --root-dir %s examples/pods/\n' \
     "${PODSYNC[*]}" "$ROOT_DIR"

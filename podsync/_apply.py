@@ -7,7 +7,7 @@ The seed ran each pod in its own goroutine (``podWorkers``) and acted as it deci
 here the order is:
 
 1. all ``plan.pulls``, in parallel. A failed pull skips every pod that needs the image
-   (``Pull.pods``): nothing of such a pod is touched, so a running old version keeps
+   (``Pull.pods``, by pod uid): nothing of such a pod is touched, so a running old version keeps
    running (the seed skipped only the container, after it had already stopped it);
 2. the pods, in parallel, one task per ``PodPlan``; a pod's actions run in order and the
    first failure skips the rest of that pod; other pods go on;
@@ -135,8 +135,10 @@ class ActionResult:
         status: done, failed or skipped.
         error: why it failed or was skipped; empty when done.
         duration: seconds it took (0 when skipped).
-        pod: the pod it belongs to: the pod key, the pod uid for a pod known only by
-            its directory, empty for pulls and image removals.
+        pod: the pod it belongs to, for people: the pod key, the pod uid for a pod
+            known only by its directory, empty for pulls and image removals.
+        pod_uid: the pod it belongs to (``PodPlan.uid``): the identity, as two sources
+            can hold pods of one key; empty for pulls and image removals.
     """
 
     action: Action
@@ -144,6 +146,7 @@ class ActionResult:
     error: str = ""
     duration: float = 0.0
     pod: str = ""
+    pod_uid: str = ""
 
 
 @attrs.frozen
@@ -170,9 +173,19 @@ class ApplyResult:
 
     @property
     def failed_pods(self) -> tuple[str, ...]:
-        """The pods with a failed or skipped action, sorted."""
+        """The pods with a failed or skipped action, by key (for people), sorted."""
         return tuple(
             sorted({r.pod for r in self.results if r.pod and r.status is not ActionStatus.DONE})
+        )
+
+    @property
+    def failed_pod_uids(self) -> tuple[str, ...]:
+        """The uids of the pods with a failed or skipped action, sorted (two pods of
+        one key from two sources are told apart here)."""
+        return tuple(
+            sorted(
+                {r.pod_uid for r in self.results if r.pod_uid and r.status is not ActionStatus.DONE}
+            )
         )
 
     def summary(self) -> str:
@@ -251,16 +264,18 @@ class _Applier:
     # -- one action ---------------------------------------------------------------------
 
     def run(self, action: Action, pod_plan: PodPlan | None) -> ActionResult:
-        pod = _pod_label(pod_plan)
+        pod, uid = _pod_label(pod_plan), _pod_uid(pod_plan)
         start = time.perf_counter()
         try:
             self._do(action, pod_plan)
         except (_ActionFailed, RuntimeCallError) as exc:
             error = str(exc)
         else:
-            return ActionResult(action, ActionStatus.DONE, "", time.perf_counter() - start, pod)
+            took = time.perf_counter() - start
+            return ActionResult(action, ActionStatus.DONE, "", took, pod, uid)
         self.emit(EventKind.FAILED, _event_pod(action), _container_of(action), error)
-        return ActionResult(action, ActionStatus.FAILED, error, time.perf_counter() - start, pod)
+        took = time.perf_counter() - start
+        return ActionResult(action, ActionStatus.FAILED, error, took, pod, uid)
 
     def _do(self, action: Action, pod_plan: PodPlan | None) -> None:
         runtime = self.runtime
@@ -364,12 +379,12 @@ class _Applier:
     def run_pod(self, pod_plan: PodPlan, blocked: str) -> list[ActionResult]:
         """The pod's actions in order; after a failure (or when ``blocked`` names a
         failed pull) the rest are skipped."""
-        pod = _pod_label(pod_plan)
+        pod, uid = _pod_label(pod_plan), _pod_uid(pod_plan)
         results: list[ActionResult] = []
         reason = blocked
         for action in pod_plan.actions:
             if reason:
-                results.append(ActionResult(action, ActionStatus.SKIPPED, reason, 0.0, pod))
+                results.append(ActionResult(action, ActionStatus.SKIPPED, reason, 0.0, pod, uid))
                 continue
             result = self.run(action, pod_plan)
             results.append(result)
@@ -382,6 +397,10 @@ def _pod_label(pod_plan: PodPlan | None) -> str:
     if pod_plan is None:
         return ""
     return pod_plan.pod or pod_plan.uid
+
+
+def _pod_uid(pod_plan: PodPlan | None) -> str:
+    return "" if pod_plan is None else pod_plan.uid
 
 
 def _event_pod(action: Action) -> str:
@@ -462,15 +481,17 @@ def apply(
             # 1. Pulls. Each image is pulled once, whatever the number of pods needing it.
             pull_futures = [pool.submit(applier.run, pull, None) for pull in plan.pulls]
             pull_results = [f.result() for f in pull_futures]
+            # Keyed by pod uid, never by namespace/name: two sources can hold pods of
+            # one name, and a failed pull for one must not skip the other.
             blocked: dict[str, str] = {}
             for result in pull_results:
                 if result.status is ActionStatus.FAILED:
                     assert isinstance(result.action, Pull)
-                    for pod in result.action.pods:
-                        blocked.setdefault(pod, f"pull of {result.action.image} failed")
+                    for uid in result.action.pods:
+                        blocked.setdefault(uid, f"pull of {result.action.image} failed")
             # 2. Pods, in parallel; each pod's actions in order.
             pod_futures: list[Future[list[ActionResult]]] = [
-                pool.submit(applier.run_pod, pod_plan, blocked.get(pod_plan.pod, ""))
+                pool.submit(applier.run_pod, pod_plan, blocked.get(pod_plan.uid, ""))
                 for pod_plan in plan.pods
             ]
             pod_results = [f.result() for f in pod_futures]

@@ -141,7 +141,8 @@ DEFAULT_NETWORK_IMAGE = "registry.k8s.io/pause:3.10"
 NETWORK_CONTAINER = "net"
 
 #: The version of the plan's JSON form; bumped on any incompatible change.
-PLAN_FORMAT_VERSION = "1"
+#: 2: pod actions carry ``pod_uid`` and ``Pull.pods`` holds uids (1 named pods by key).
+PLAN_FORMAT_VERSION = "2"
 
 
 # ---------------------------------------------------------------------------------------
@@ -314,7 +315,8 @@ class CreateSpec:
 
 @attrs.frozen
 class Pull:
-    """Pull ``image`` before any pod's actions; ``pods`` are the pods that need it."""
+    """Pull ``image`` before any pod's actions; ``pods`` are the uids of the pods that
+    need it (uids, not keys: two sources can hold pods of one ``namespace/name``)."""
 
     image: str
     reason: Reason
@@ -324,9 +326,11 @@ class Pull:
 
 @attrs.frozen
 class Create:
-    """Create and start a container of ``pod`` (a ``namespace/name`` key)."""
+    """Create and start a container of the pod ``pod_uid``; ``pod`` is its
+    ``namespace/name`` key, for people (two sources can hold one key)."""
 
     pod: str
+    pod_uid: str
     container: str
     spec: CreateSpec
     reason: Reason
@@ -336,9 +340,11 @@ class Create:
 @attrs.frozen
 class Kill:
     """Stop a running container: run its preStop handler first, then stop it with
-    ``timeout`` seconds of grace."""
+    ``timeout`` seconds of grace. ``pod_uid`` is the pod's identity (empty for a
+    container named in the 2014 kubelet's 4-field format); ``pod`` its key, for people."""
 
     pod: str
+    pod_uid: str
     container: str
     id: str
     name: str
@@ -350,9 +356,10 @@ class Kill:
 
 @attrs.frozen
 class Remove:
-    """Remove an exited container."""
+    """Remove an exited container of the pod ``pod_uid`` (``pod``: its key)."""
 
     pod: str
+    pod_uid: str
     container: str
     id: str
     name: str
@@ -362,9 +369,11 @@ class Remove:
 
 @attrs.frozen
 class Wait:
-    """Nothing to do yet: ``seconds`` until the container may be (re)started."""
+    """Nothing to do yet: ``seconds`` until the container may be (re)started
+    (``pod_uid``: the pod; ``pod``: its key)."""
 
     pod: str
+    pod_uid: str
     container: str
     seconds: float
     reason: Reason
@@ -807,7 +816,7 @@ class _Context:
     host_resolv: ResolvConf
     pulls: dict[str, Pull] = attrs.Factory(dict)
 
-    def need_image(self, image: str, policy: PullPolicy | None, pod_key: str) -> None:
+    def need_image(self, image: str, policy: PullPolicy | None, pod_uid: str) -> None:
         """Record that a create needs ``image``; plan a pull when the policy says so.
 
         ``policy`` None is the network container: pulled only when absent (seed
@@ -830,15 +839,15 @@ class _Context:
             return
         known = self.pulls.get(image)
         if known is not None:
-            if pod_key not in known.pods:
-                self.pulls[image] = attrs.evolve(known, pods=(*known.pods, pod_key))
+            if pod_uid not in known.pods:
+                self.pulls[image] = attrs.evolve(known, pods=(*known.pods, pod_uid))
             return
         why = {
             Reason.IMAGE_ABSENT: "not present",
             Reason.IMAGE_LATEST: "explicit :latest tag, always pulled",
             Reason.PULL_ALWAYS: "pull policy Always",
         }[reason]
-        self.pulls[image] = Pull(image, reason, f"pull {image}: {why}", (pod_key,))
+        self.pulls[image] = Pull(image, reason, f"pull {image}: {why}", (pod_uid,))
 
     def image_present(self, image: str) -> bool:
         return normalize_image(image) in self.present_images
@@ -911,6 +920,7 @@ class _PodPlanner:
         self.actions.append(
             Kill(
                 pod=self.key,
+                pod_uid=self.pod.uid,
                 container=instance.container,
                 id=instance.observed.id,
                 name=instance.observed.name,
@@ -1039,6 +1049,7 @@ class _PodPlanner:
             left = ready_at - self.ctx.now
             return Wait(
                 pod=self.key,
+                pod_uid=self.pod.uid,
                 container=c.name,
                 seconds=left,
                 reason=Reason.BACK_OFF,
@@ -1104,6 +1115,7 @@ class _PodPlanner:
             decision.start = None
             decision.wait = Wait(
                 pod=self.key,
+                pod_uid=self.pod.uid,
                 container=c.name,
                 seconds=0.0,
                 reason=Reason.IMAGE_NEVER_PULL,
@@ -1171,10 +1183,11 @@ class _PodPlanner:
                 net_name = container_name(
                     NETWORK_CONTAINER, net_digest.name_hash, pod.full_name, pod.uid, attempt
                 )
-                ctx.need_image(options.network_image, None, self.key)
+                ctx.need_image(options.network_image, None, pod.uid)
                 self.actions.append(
                     Create(
                         pod=self.key,
+                        pod_uid=self.pod.uid,
                         container=NETWORK_CONTAINER,
                         spec=self._network_spec(
                             net_name,
@@ -1214,11 +1227,12 @@ class _PodPlanner:
         if d.start is None:
             return
         reason, why, restarts = d.start
-        self.ctx.need_image(c.image, c.image_pull_policy, self.key)
+        self.ctx.need_image(c.image, c.image_pull_policy, self.pod.uid)
         verb = {Reason.MISSING: "create", Reason.EXITED: "restart", Reason.POD_REBUILD: "recreate"}
         self.actions.append(
             Create(
                 pod=self.key,
+                pod_uid=self.pod.uid,
                 container=c.name,
                 spec=self._app_spec(c, net_name, spec_hash(c, self.pod), restarts),
                 reason=reason,
@@ -1251,7 +1265,7 @@ class _PodPlanner:
             if len(instances) <= keep:
                 continue  # fewer instances than are kept: nothing to collect
             for instance in _gc_candidates(instances, self.killed, keep, self.ctx.now, gc.min_age):
-                self.actions.append(_remove(self.key, instance, reason, why))
+                self.actions.append(_remove(self.key, self.pod.uid, instance, reason, why))
 
 
 def _gc_candidates(
@@ -1271,9 +1285,10 @@ def _gc_candidates(
     return candidates[keep:]
 
 
-def _remove(pod_key: str, instance: _Instance, reason: Reason, why: str) -> Remove:
+def _remove(pod_key: str, pod_uid: str, instance: _Instance, reason: Reason, why: str) -> Remove:
     return Remove(
         pod=pod_key,
+        pod_uid=pod_uid,
         container=instance.container,
         id=instance.observed.id,
         name=instance.observed.name,
@@ -1282,7 +1297,7 @@ def _remove(pod_key: str, instance: _Instance, reason: Reason, why: str) -> Remo
     )
 
 
-def _plan_orphan(key: str, instances: list[_Instance], ctx: _Context) -> list[PodAction]:
+def _plan_orphan(key: str, uid: str, instances: list[_Instance], ctx: _Context) -> list[PodAction]:
     """A pod that is no longer desired: stop what runs, remove what exited."""
     actions: list[PodAction] = []
     killed: set[str] = set()
@@ -1296,6 +1311,7 @@ def _plan_orphan(key: str, instances: list[_Instance], ctx: _Context) -> list[Po
         actions.append(
             Kill(
                 pod=key,
+                pod_uid=uid,
                 container=instance.container,
                 id=instance.observed.id,
                 name=instance.observed.name,
@@ -1310,7 +1326,7 @@ def _plan_orphan(key: str, instances: list[_Instance], ctx: _Context) -> list[Po
         )
     for instance in _gc_candidates(ordered, killed, 0, ctx.now, ctx.options.gc.min_age):
         actions.append(
-            _remove(key, instance, Reason.GC_NOT_DESIRED, "exited, pod is no longer desired")
+            _remove(key, uid, instance, Reason.GC_NOT_DESIRED, "exited, pod is no longer desired")
         )
     return actions
 
@@ -1543,7 +1559,7 @@ def _plan(
                 continue
             key = instances[0].pod_key
             owner[identity] = identity
-            groups[identity] = (key, _plan_orphan(key, instances, ctx))
+            groups[identity] = (key, _plan_orphan(key, identity[0], instances, ctx))
             by_uid.setdefault(identity[0], identity)
         keep_dirs = {p.uid for p in accepted} | rejected_uids
         for uid in sorted(pod_dirs):
@@ -1637,7 +1653,14 @@ def _apply_global_cap(
         if identity not in owner:
             # Not desired and deletions are off: not ours to remove now.
             continue
-        key, actions = groups[owner[identity]]
+        group = owner[identity]
+        key, actions = groups[group]
         actions.append(
-            _remove(key, instance, Reason.GC_GLOBAL_CAP, f"exited, beyond the global cap of {cap}")
+            _remove(
+                key,
+                group[0],
+                instance,
+                Reason.GC_GLOBAL_CAP,
+                f"exited, beyond the global cap of {cap}",
+            )
         )

@@ -42,6 +42,12 @@ def _make_converter() -> cattrs.Converter:
 
 _CONVERTER = _make_converter()
 
+# Formats this podsync knows it cannot read, and why, so that an old saved plan is
+# refused with what to do rather than with a bare version mismatch.
+_OLDER_FORMATS = {
+    "1": "its actions name pods without their uids",
+}
+
 
 def plan_to_json(plan: Plan) -> str:
     """The plan as canonical JSON text (ends with a newline)."""
@@ -66,6 +72,14 @@ def plan_from_json(text: str | bytes, *, source: str = "") -> Plan:
     if not isinstance(data, dict):
         raise ConfigError.single(source, "$", "not a JSON plan: expected an object")
     version = data.get("format_version")
+    older = _OLDER_FORMATS.get(version) if isinstance(version, str) else None
+    if older is not None:
+        raise ConfigError.single(
+            source,
+            "$.format_version",
+            f"plan format {version} was written by an older podsync ({older}); "
+            "make the plan again with `podsync plan -o`",
+        )
     if version != PLAN_FORMAT_VERSION:
         raise ConfigError.single(
             source,

@@ -93,7 +93,7 @@ def test_empty_plan():
 
 def test_wait_is_done_at_once():
     """Wait actions are informational: done, without a runtime call."""
-    wait = Wait("default/a", "c", 10.0, Reason.BACK_OFF, "wait default/a/c")
+    wait = Wait("default/a", "u", "c", 10.0, Reason.BACK_OFF, "wait default/a/c")
     rt = engine()
 
     result = apply(Plan(pods=(PodPlan("default/a", "u", "a.default.api", (wait,)),)), rt)
@@ -317,3 +317,25 @@ def test_interrupt_starts_no_further_pods(tmp_path: Path) -> None:
         apply(the_plan, fake, root_dir=str(tmp_path), workers=1, on_event=interrupt)
 
     assert ["create"] == [n for n in fake.call_names() if n == "create"]
+
+
+def test_a_failed_pull_skips_only_the_pod_of_that_uid(tmp_path):
+    """Two sources can hold pods of one namespace/name: a failed pull for ``web`` from
+    http skips that pod only, never ``web`` from a file (apply keys pods by uid)."""
+    rt = engine()
+    rt.fail("pull", match="redis", error="manifest unknown")
+    from_http = Pod("web", (Container("c", "redis"),), source="http")
+    from_file = Pod("web", (Container("c", "busybox"),), source="file")
+    the_plan = plan_for([from_http, from_file], rt, tmp_path)
+    assert (from_http.uid,) == the_plan.pulls[0].pods
+
+    result = apply(the_plan, rt, root_dir=str(tmp_path))
+
+    by_uid = {
+        uid: sorted({r.status.value for r in result.results if r.pod_uid == uid})
+        for uid in (from_http.uid, from_file.uid)
+    }
+    assert {from_http.uid: ["skipped"], from_file.uid: ["done"]} == by_uid
+    assert {"default/web"} == {r.pod for r in result.results if r.pod}
+    assert (from_http.uid,) == result.failed_pod_uids
+    assert [True, True] == [c.running for c in rt.containers]

@@ -942,3 +942,29 @@ def test_every_bad_input_fails_apply_before_the_engine(
     assert 1 == result.code
     assert name in result.err
     assert [] == fake.call_names()
+
+
+def test_a_plan_saved_by_format_1_is_refused_with_what_to_do(
+    run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path
+) -> None:
+    """Format 1 plans named pods by namespace/name only; applying one could act on the
+    wrong one of two pods of one name, so it is refused, saying how to get a new plan."""
+    source = write(tmp_path, "a.yaml", pod_yaml("a"))
+    saved = tmp_path / "plan.json"
+    run("plan", "-o", str(saved), source, runtime=fake)
+    data = json.loads(saved.read_text())
+    data["format_version"] = "1"
+    for pod_plan in data["pods"]:
+        for action in pod_plan["actions"]:
+            action.pop("pod_uid")
+    saved.write_text(json.dumps(data))
+
+    result = run("apply", "--plan", str(saved), runtime=fake)
+
+    assert 1 == result.code
+    assert (
+        f"podsync: error: {saved}: $.format_version: plan format 1 was written by an older "
+        "podsync (its actions name pods without their uids); make the plan again with "
+        "`podsync plan -o`" in result.err
+    )
+    assert [] == mutations(fake)

@@ -213,7 +213,12 @@ def test_apply_refuses_host_paths_outside_the_root(tmp_path, outside):
     """A create whose host paths are not under apply's root directory fails before the
     container is created."""
     create = Create(
-        "default/x", "c", spec(files=(f"{outside}/evil",)), Reason.MISSING, "create default/x/c"
+        "default/x",
+        "u",
+        "c",
+        spec(files=(f"{outside}/evil",)),
+        Reason.MISSING,
+        "create default/x/c",
     )
     rt = FakeRuntime(images=["busybox"])
 

@@ -44,6 +44,7 @@ from podsync._plan import (
     PlanOptions,
     PodPlan,
     Pull,
+    Reason,
     Remove,
     RemoveImage,
     RemovePodDir,
@@ -110,13 +111,22 @@ class EventKind(enum.StrEnum):
 class Event:
     """Something that happened while applying, as the seed sent to its event recorder.
 
+    The message is for people; programs read the fields (never parse the message).
+
     Attributes:
         kind: what happened.
-        pod: the pod key (``namespace/name``); empty for image pulls and removals.
+        pod: the pod key (``namespace/name``), for people; the pod uid for a pod known
+            only by its directory; empty for image pulls and removals.
         container: the pod container's name (``net`` for the network container); empty
             when the event is not about one container.
         message: the details, for people.
         time: when it happened, seconds since the epoch.
+        pod_uid: the pod's identity (two sources can hold pods of one key); empty for
+            image pulls and removals, and for a 2014 kubelet's container without a uid.
+        container_id: the engine's id of the container; empty when the event is not
+            about one container, or when a create failed before there was one.
+        reason: the reason code of the plan action the event is about (``Reason``);
+            ``None`` when the event is about no plan action.
     """
 
     kind: EventKind
@@ -124,6 +134,9 @@ class Event:
     container: str
     message: str
     time: float = attrs.Factory(time.time)
+    pod_uid: str = attrs.field(default="", kw_only=True)
+    container_id: str = attrs.field(default="", kw_only=True)
+    reason: Reason | None = attrs.field(default=None, kw_only=True)
 
 
 @attrs.frozen
@@ -247,10 +260,30 @@ class _Applier:
         self.event_lock = threading.Lock()
         self.callback_error: BaseException | None = None
 
-    def emit(self, kind: EventKind, pod: str, container: str, message: str) -> None:
+    def emit(
+        self,
+        kind: EventKind,
+        action: Action,
+        message: str,
+        *,
+        container_id: str = "",
+    ) -> None:
+        """Report ``kind`` about ``action``: its pod, container and reason code, and
+        ``container_id`` when it is about one container (kills and removals name
+        theirs; a create names the container it made)."""
         if self.on_event is None:
             return
-        event = Event(kind, pod, container, message)
+        if isinstance(action, Kill | Remove) and not container_id:
+            container_id = action.id
+        event = Event(
+            kind,
+            _event_pod(action),
+            _container_of(action),
+            message,
+            pod_uid=_event_pod_uid(action),
+            container_id=container_id,
+            reason=action.reason,
+        )
         # One event at a time, so the callback need not be thread-safe. A callback that
         # raises is the caller's bug: remember it, keep applying (a half-applied plan is
         # worse), and re-raise it from apply.
@@ -266,31 +299,32 @@ class _Applier:
     def run(self, action: Action, pod_plan: PodPlan | None) -> ActionResult:
         pod, uid = _pod_label(pod_plan), _pod_uid(pod_plan)
         start = time.perf_counter()
+        made: list[str] = []  # the id of the container a create made, for its events
         try:
-            self._do(action, pod_plan)
+            self._do(action, pod_plan, made)
         except (_ActionFailed, RuntimeCallError) as exc:
             error = str(exc)
         else:
             took = time.perf_counter() - start
             return ActionResult(action, ActionStatus.DONE, "", took, pod, uid)
-        self.emit(EventKind.FAILED, _event_pod(action), _container_of(action), error)
+        self.emit(EventKind.FAILED, action, error, container_id="".join(made))
         took = time.perf_counter() - start
         return ActionResult(action, ActionStatus.FAILED, error, took, pod, uid)
 
-    def _do(self, action: Action, pod_plan: PodPlan | None) -> None:
+    def _do(self, action: Action, pod_plan: PodPlan | None, made: list[str]) -> None:
         runtime = self.runtime
         if isinstance(action, Pull):
             with _runtime_call("pull", action.image):
                 runtime.pull_image(action.image)
-            self.emit(EventKind.PULLED, "", "", f"pulled image {action.image}")
+            self.emit(EventKind.PULLED, action, f"pulled image {action.image}")
         elif isinstance(action, Create):
-            self._create(action, pod_plan)
+            self._create(action, pod_plan, made)
         elif isinstance(action, Kill):
             self._kill(action, pod_plan)
         elif isinstance(action, Remove):
             with _runtime_call("remove", action.id):
                 runtime.remove_container(action.id)
-            self.emit(EventKind.REMOVED, action.pod, action.container, action.message)
+            self.emit(EventKind.REMOVED, action, action.message)
         elif isinstance(action, Wait):
             pass  # informational: the next plan decides again
         elif isinstance(action, RemovePodDir):
@@ -299,15 +333,15 @@ class _Applier:
             except _HOST_ERRORS as exc:
                 raise _ActionFailed(f"tear down {action.path}: {exc}") from exc
             if removed:
-                self.emit(EventKind.POD_DIR_REMOVED, _event_pod(action), "", action.message)
+                self.emit(EventKind.POD_DIR_REMOVED, action, action.message)
         elif isinstance(action, RemoveImage):
             with _runtime_call("remove image", action.image_id):
                 runtime.remove_image(action.image_id)
-            self.emit(EventKind.IMAGE_REMOVED, "", "", action.message)
+            self.emit(EventKind.IMAGE_REMOVED, action, action.message)
         else:  # pragma: no cover - _apply checked every action's type
             raise TypeError(f"expected a plan action, got {action!r}")
 
-    def _create(self, action: Create, pod_plan: PodPlan | None) -> None:
+    def _create(self, action: Create, pod_plan: PodPlan | None, made: list[str]) -> None:
         """Seed runContainer: host files, create, start, then the postStart handler; a
         failed handler stops the container (seed killContainerByID) and fails the action."""
         spec = action.spec
@@ -317,10 +351,11 @@ class _Applier:
             raise _ActionFailed(f"host paths of {spec.name}: {exc}") from exc
         with _runtime_call("create", spec.name):
             cid = self.runtime.create_container(spec)
-        self.emit(EventKind.CREATED, action.pod, action.container, f"created {spec.name} ({cid})")
+        made.append(cid)
+        self.emit(EventKind.CREATED, action, f"created {spec.name} ({cid})", container_id=cid)
         with _runtime_call("start", cid):
             self.runtime.start_container(cid)
-        self.emit(EventKind.STARTED, action.pod, action.container, f"started {spec.name} ({cid})")
+        self.emit(EventKind.STARTED, action, f"started {spec.name} ({cid})", container_id=cid)
         if spec.post_start is None:
             return
         # App containers share the network container's namespace: a handler without a
@@ -338,12 +373,12 @@ class _Applier:
             )
         except HandlerError as exc:
             error = f"postStart handler failed: {exc}"
-            self.emit(EventKind.HOOK_FAILED, action.pod, action.container, error)
+            self.emit(EventKind.HOOK_FAILED, action, error, container_id=cid)
             self.emit(
                 EventKind.KILLING,
-                action.pod,
-                action.container,
+                action,
                 f"stop {spec.name} ({cid}): postStart handler failed",
+                container_id=cid,
             )
             try:
                 with _runtime_call("stop", cid):
@@ -355,7 +390,7 @@ class _Applier:
     def _kill(self, action: Kill, pod_plan: PodPlan | None) -> None:
         """Seed killContainer, plus the preStop handler the seed never ran: its failure
         is reported but does not prevent the stop (the kubelet's behaviour)."""
-        self.emit(EventKind.KILLING, action.pod, action.container, action.message)
+        self.emit(EventKind.KILLING, action, action.message)
         if action.pre_stop is not None:
             try:
                 run_handler(
@@ -365,12 +400,7 @@ class _Applier:
                     timeout=self.hook_timeout,
                 )
             except HandlerError as exc:
-                self.emit(
-                    EventKind.HOOK_FAILED,
-                    action.pod,
-                    action.container,
-                    f"preStop handler failed: {exc}",
-                )
+                self.emit(EventKind.HOOK_FAILED, action, f"preStop handler failed: {exc}")
         with _runtime_call("stop", action.id):
             self.runtime.stop_container(action.id, action.timeout)
 
@@ -409,6 +439,12 @@ def _event_pod(action: Action) -> str:
     if isinstance(action, Pull | RemoveImage):
         return ""
     return action.pod
+
+
+def _event_pod_uid(action: Action) -> str:
+    if isinstance(action, Pull | RemoveImage):
+        return ""
+    return action.pod_uid
 
 
 def _container_of(action: Action) -> str:

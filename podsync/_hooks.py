@@ -238,6 +238,7 @@ class ProbeTarget:
     handler: Handler
     ports: tuple[Port, ...]
     network_id: str | None
+    pod_uid: str = ""  # the pod's identity, for events
 
 
 @attrs.frozen
@@ -309,6 +310,7 @@ def probe_targets(
             ProbeTarget(
                 container_id=oc.id,
                 pod=pod.key,
+                pod_uid=pod.uid,
                 container=name,
                 handler=spec.liveness_probe.handler,
                 ports=spec.ports,

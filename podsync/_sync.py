@@ -214,6 +214,11 @@ def _sync(
                         outcome.target.pod,
                         outcome.target.container,
                         f"liveness probe {what}: {outcome.message}",
+                        pod_uid=outcome.target.pod_uid,
+                        container_id=outcome.target.container_id,
+                        # A failed probe is why the plan replaces the container; a
+                        # probe that could not run changes nothing.
+                        reason=Reason.UNHEALTHY if outcome.healthy is False else None,
                     )
                 )
 

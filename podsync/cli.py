@@ -555,15 +555,17 @@ def event_record(event: Event) -> dict[str, Any]:
         "time": round(event.time, 6),
         "kind": event.kind.value,
         "pod": event.pod,
+        "pod_uid": event.pod_uid,
         "container": event.container,
+        "container_id": event.container_id,
+        "reason": event.reason.value if event.reason is not None else None,
         "message": event.message,
     }
 
 
-# apply's messages name the container in full ("created k8s_app.1a2b_web.default..._0
-# (<64-hex id>)", "stop default/web/app (k8s_...): why"); the line already names the pod
-# container, so the CLI keeps the short id, or the why.
-_CREATED = re.compile(r"^(?:created|started) \S+ \((\S+)\)$")
+# apply's kill and removal messages name the container in full ("stop default/web/app
+# (k8s_...): why"); the line already names the pod container, so the CLI keeps the why.
+# Ids are never read from messages: the event carries the container's id.
 _BECAUSE = re.compile(r"^\S+ \S+ \(\S+\): (.+)$")
 
 
@@ -571,11 +573,9 @@ def event_text(event: Event) -> str:
     """An event's message for a progress line (after its pod/container): short ids,
     and no repeated container name."""
     kind = event.kind
-    if kind in (EventKind.CREATED, EventKind.STARTED):
-        match = _CREATED.match(event.message)
-        if match:
-            return f"{kind.value} ({_short_ids(match.group(1))})"
-    elif kind in (EventKind.KILLING, EventKind.REMOVED):
+    if kind in (EventKind.CREATED, EventKind.STARTED) and event.container_id:
+        return f"{kind.value} ({_short_ids(event.container_id)})"
+    if kind in (EventKind.KILLING, EventKind.REMOVED):
         match = _BECAUSE.match(event.message)
         if match:
             verb = "stopping" if kind is EventKind.KILLING else "removed"
@@ -622,7 +622,7 @@ class _Progress:
         self.drawn = False
         # After a failed postStart handler apply reports hook-failed, killing and
         # failed for the same action: count that action once.
-        self.hook_failed: set[str] = set()
+        self.hook_failed: set[tuple[str, str, str]] = set()
 
     def __call__(self, event: Event) -> None:
         if self.console.json:
@@ -644,7 +644,7 @@ class _Progress:
         self._draw(text)
 
     def _count(self, event: Event) -> None:
-        key = f"{event.pod}/{event.container}"
+        key = (event.pod_uid, event.pod, event.container)
         if event.kind is EventKind.HOOK_FAILED and event.message.startswith("postStart"):
             self.hook_failed.add(key)
             return

@@ -22,6 +22,7 @@ from podsync import (
     apply,
     observe,
 )
+from podsync._labels import LABEL_CONTAINER
 from podsync._plan import GCPolicy, Plan, PlanOptions, PodPlan, Reason, Wait, plan
 from podsync.testing import FakeRuntime
 
@@ -339,3 +340,52 @@ def test_a_failed_pull_skips_only_the_pod_of_that_uid(tmp_path):
     assert {"default/web"} == {r.pod for r in result.results if r.pod}
     assert (from_http.uid,) == result.failed_pod_uids
     assert [True, True] == [c.running for c in rt.containers]
+
+
+def test_events_carry_the_pod_uid_container_id_and_reason(tmp_path):
+    """Besides its message, an event names the pod by uid and key, the container by
+    name and engine id, and the plan's reason code, so nobody parses messages."""
+    rt = engine()
+    web = Pod("web", (Container("c", "busybox"),), source="file")
+    events: list[Event] = []
+    apply(plan_for([web], rt, tmp_path), rt, root_dir=str(tmp_path), on_event=events.append)
+    ids = {c.labels[LABEL_CONTAINER]: c.id for c in rt.containers}
+    created = list(events)
+    events.clear()
+    rt.fail("remove", error="device busy")
+
+    apply(
+        plan_for([], rt, tmp_path, gc=GCPolicy(min_age=0)),
+        rt,
+        root_dir=str(tmp_path),
+        on_event=events.append,
+    )
+
+    assert [
+        (EventKind.CREATED, web.uid, "default/web", "net", ids["net"], Reason.NETWORK_MISSING),
+        (EventKind.STARTED, web.uid, "default/web", "net", ids["net"], Reason.NETWORK_MISSING),
+        (EventKind.CREATED, web.uid, "default/web", "c", ids["c"], Reason.MISSING),
+        (EventKind.STARTED, web.uid, "default/web", "c", ids["c"], Reason.MISSING),
+    ] == [(e.kind, e.pod_uid, e.pod, e.container, e.container_id, e.reason) for e in created]
+    assert [
+        (EventKind.KILLING, web.uid, "c", ids["c"], Reason.POD_NOT_DESIRED),
+        (EventKind.KILLING, web.uid, "net", ids["net"], Reason.POD_NOT_DESIRED),
+        (EventKind.FAILED, web.uid, "c", ids["c"], Reason.GC_NOT_DESIRED),
+    ] == [(e.kind, e.pod_uid, e.container, e.container_id, e.reason) for e in events]
+
+
+def test_pull_events_carry_the_reason_and_no_pod(tmp_path):
+    """A pull is engine-wide: its event names no pod, but carries the reason code."""
+    rt = engine()
+    events: list[Event] = []
+
+    apply(plan_for([pod("a", "redis")], rt, tmp_path), rt, on_event=events.append)
+
+    pulled = events[0]
+    assert (EventKind.PULLED, "", "", "", Reason.IMAGE_ABSENT) == (
+        pulled.kind,
+        pulled.pod,
+        pulled.pod_uid,
+        pulled.container_id,
+        pulled.reason,
+    )

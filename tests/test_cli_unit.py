@@ -772,8 +772,9 @@ def test_wait_counts_a_container_as_running_after_it_was_seen_running_a_while() 
 def test_json_log_format_writes_every_event_as_a_json_line(
     run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path
 ) -> None:
-    """--log-format json: stderr is JSON lines only - events with time, kind, pod,
-    container and message, the warnings and the summary."""
+    """--log-format json: stderr is JSON lines only - events with time, kind, pod (key
+    and uid), container (name and id), reason code and message, the warnings and the
+    summary."""
     source = write(tmp_path, "a.yaml", pod_yaml("a", host_port=8080))
 
     result = run("apply", "--log-format", "json", source, runtime=fake)
@@ -781,8 +782,23 @@ def test_json_log_format_writes_every_event_as_a_json_line(
     records = [json.loads(line) for line in result.err_lines]
     events = [r for r in records if r["kind"] in {k.value for k in podsync.EventKind}]
     assert ["created", "started", "created", "started"] == [e["kind"] for e in events]
-    assert {"time", "kind", "pod", "container", "message"} == set(events[0])
-    assert ("default/a", "net") == (events[0]["pod"], events[0]["container"])
+    assert {
+        "time",
+        "kind",
+        "pod",
+        "pod_uid",
+        "container",
+        "container_id",
+        "reason",
+        "message",
+    } == set(events[0])
+    assert ("default/a", "net", "network-missing") == (
+        events[0]["pod"],
+        events[0]["container"],
+        events[0]["reason"],
+    )
+    (net,) = [c for c in fake.containers if c.id == events[0]["container_id"]]
+    assert net.labels[LABEL_POD_UID] == events[0]["pod_uid"]
     assert "warning" == records[0]["kind"]
     summary = records[-1]
     assert ("summary", 4 // 2, 0) == (summary["kind"], summary["done"], summary["failed"])
@@ -809,6 +825,9 @@ def test_json_log_format_errors_are_json(run: Callable[..., Result], tmp_path: P
          "default/a/app: created (abababababab)"),
         ("started", "default/a", "net", f"started k8s_net.1_a ({'cd' * 32})",
          "default/a/net: started (cdcdcdcdcdcd)"),
+        # the id comes from the event's field, whatever the message says
+        ("created", "default/a", "app", "created the app container",
+         "default/a/app: created (abababababab)"),
         ("killing", "default/a", "app", "stop default/a/app (k8s_app.1_a): liveness probe failed",
          "default/a/app: stopping: liveness probe failed"),
         ("removed", "default/a", "app", "remove default/a/app (k8s_app.1_a): exited, beyond 5",
@@ -825,7 +844,10 @@ def test_progress_lines(kind: str, pod: str, container: str, message: str, expec
     err = io.StringIO()
     console = cli._Console()
     progress = cli._Progress(console, total=3, terminal=False)
-    event = podsync.Event(podsync.EventKind(kind), pod, container, message)
+    ids = {"created": "ab" * 32, "started": "cd" * 32}
+    event = podsync.Event(
+        podsync.EventKind(kind), pod, container, message, container_id=ids.get(kind, "")
+    )
 
     with _stderr(err):
         progress(event)
@@ -842,8 +864,12 @@ def test_progress_bar_on_a_terminal() -> None:
     console = cli._Console()
     progress = cli._Progress(console, total=2, terminal=True)
     events = [
-        podsync.Event(podsync.EventKind.CREATED, "default/a", "net", "created n (c1)"),
-        podsync.Event(podsync.EventKind.STARTED, "default/a", "net", "started n (c1)"),
+        podsync.Event(
+            podsync.EventKind.CREATED, "default/a", "net", "created n (c1)", container_id="c1"
+        ),
+        podsync.Event(
+            podsync.EventKind.STARTED, "default/a", "net", "started n (c1)", container_id="c1"
+        ),
         podsync.Event(podsync.EventKind.FAILED, "default/a", "app", "create x: no such image"),
     ]
 
@@ -968,3 +994,35 @@ def test_a_plan_saved_by_format_1_is_refused_with_what_to_do(
         "`podsync plan -o`" in result.err
     )
     assert [] == mutations(fake)
+
+
+def test_json_events_carry_the_structured_fields() -> None:
+    """--log-format json writes an event's fields besides its message: pod uid and key,
+    container name and id, and the reason code."""
+    err = io.StringIO()
+    console = cli._Console("json")
+    progress = cli._Progress(console, total=1)
+    event = podsync.Event(
+        podsync.EventKind.KILLING,
+        "default/web",
+        "app",
+        "stop default/web/app (k8s_app.1_web.default.file_u_0): liveness probe failed",
+        time=1.5,
+        pod_uid="u-1",
+        container_id="ab" * 32,
+        reason=podsync.Reason.UNHEALTHY,
+    )
+
+    with _stderr(err):
+        progress(event)
+
+    assert {
+        "time": 1.5,
+        "kind": "killing",
+        "pod": "default/web",
+        "pod_uid": "u-1",
+        "container": "app",
+        "container_id": "ab" * 32,
+        "reason": "unhealthy",
+        "message": event.message,
+    } == json.loads(err.getvalue())

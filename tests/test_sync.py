@@ -38,7 +38,7 @@ from podsync import (
     observe,
     sync,
 )
-from podsync._plan import GCPolicy, PlanOptions
+from podsync._plan import GCPolicy, PlanOptions, Reason
 from podsync.testing import MUTATING_CALL_NAMES, FakeRuntime
 
 NOW = 1_000_000.0
@@ -458,6 +458,17 @@ def test_failed_probe_is_an_event(root):
         (EventKind.PROBE_ERROR, "new/foo", "bar"),
     ] == [(e.kind, e.pod, e.container) for e in events]
     assert "liveness probe failed: exec ['check'] exited with code 2: down" == events[0].message
+    unhealthy, killing, probe_error = events[0], events[1], events[4]
+    assert (pod.uid, killing.container_id, Reason.UNHEALTHY) == (
+        unhealthy.pod_uid,
+        unhealthy.container_id,
+        unhealthy.reason,
+    )
+    assert (pod.uid, events[3].container_id, None) == (
+        probe_error.pod_uid,
+        probe_error.container_id,
+        probe_error.reason,
+    )
     assert run_events.ok
     assert not kept.plan.has_changes
 

@@ -20,11 +20,18 @@ Usage::
 
 Nothing podsync raises is a bare ``KeyError``, ``TypeError``, ``yaml.YAMLError`` or
 docker SDK exception: those are translated at the edge where they happen.
+
+Every exception here survives ``pickle`` and ``copy.copy``/``copy.deepcopy`` with its
+class, fields, ``str()`` and notes: orchestrators run podsync in process pools, which
+pickle what a worker raises. (An exception whose ``__init__`` takes other arguments
+than ``args`` holds cannot be rebuilt by the default ``BaseException.__reduce__``;
+these say how to rebuild themselves.)
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import attrs
 
@@ -77,6 +84,10 @@ class ConfigError(PodsyncError):
         self.problems: tuple[Problem, ...] = tuple(problems)
         super().__init__("\n".join(str(p) for p in self.problems))
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Rebuilt from its problems, then given back its attributes (notes included).
+        return (type(self), (self.problems,), self.__dict__)
+
     @classmethod
     def single(cls, source: str, path: str, message: str) -> ConfigError:
         """A ``ConfigError`` with exactly one problem."""
@@ -98,6 +109,10 @@ class RuntimeCallError(PodsyncError):
         self.message = message
         prefix = f"{operation} {target}" if target else operation
         super().__init__(f"{prefix}: {message}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Subclasses keep this constructor, so one rule rebuilds them all.
+        return (type(self), (self.operation, self.target, self.message), self.__dict__)
 
 
 class EngineUnavailable(RuntimeCallError):

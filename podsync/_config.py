@@ -625,6 +625,16 @@ def _expect_str(value: object) -> str:
     # cattrs' default would turn 42 into "42"; a number where text belongs is a mistake.
     if not isinstance(value, str):
         raise _Invalid(f"expected a string, got {_describe(value)}")
+    # A raw NUL byte is refused as binary data, but YAML's escapes ("\0", "\x00",
+    # "\u0000") and JSON's put one in a string. Every string podsync reads ends up as a
+    # name, a path, an argument or an environment entry, which the kernel takes as C
+    # strings: Docker would cut the value short or fail the create, so refuse it here,
+    # with its path.
+    if "\0" in value:
+        raise _Invalid(
+            f"{_describe(value)} contains a NUL character, which no engine can pass on "
+            "(arguments, environment and paths are C strings)"
+        )
     return value
 
 

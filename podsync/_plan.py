@@ -1348,6 +1348,27 @@ def _name_problem(pod: Pod) -> str | None:
             return f"container name {name!r} is not a DNS-1123 label other than 'net'"
     if len(set(names)) != len(names):
         return "two containers have the same name"
+    return _content_problem(pod)
+
+
+def _content_problem(pod: Pod) -> str | None:
+    """What the loader refuses in a pod's contents, for pods built in code: no
+    containers (the pod would be a lone network container), and NUL characters in what
+    becomes a process's argv or environment (C strings: the engine cannot pass them)."""
+    if not pod.containers:
+        return "a pod needs at least one container"
+    for c in pod.containers:
+        for what, values in (
+            ("command", c.command),
+            ("args", c.args),
+            ("env", [f"{e.name}={e.value}" for e in c.env]),
+        ):
+            for i, value in enumerate(values):
+                if "\0" in value:
+                    return (
+                        f"container {c.name}: {what}[{i}] {value!r} contains a NUL "
+                        "character, which no engine can pass on"
+                    )
     return None
 
 

@@ -15,6 +15,7 @@ import pytest
 
 from podsync import (
     Container,
+    EnvVar,
     Handler,
     HTTPGetAction,
     Lifecycle,
@@ -760,3 +761,36 @@ def test_pods_with_shared_name_prefixes_and_namespaces_stay_apart():
         stopped = {a.id for a in gone.actions if isinstance(a, Kill)}
         mine = {c.id for c in model.observed if c.labels["io.podsync.pod.uid"] == keep.uid}
         assert mine == stopped
+
+
+@pytest.mark.parametrize(
+    ("pod", "message"),
+    [
+        # The loader refuses an empty container list; a pod built in code gets the same.
+        (Pod("web"), "a pod needs at least one container"),
+        # NUL characters cannot reach a process: argv and the environment are C strings.
+        (
+            Pod("web", (Container("app", "busybox", command=("sh", "-c", "echo a\0b")),)),
+            "container app: command[2] 'echo a\\x00b' contains a NUL character"
+            ", which no engine can pass on",
+        ),
+        (
+            Pod("web", (Container("app", "busybox", args=("-p", "80\0")),)),
+            "container app: args[1] '80\\x00' contains a NUL character"
+            ", which no engine can pass on",
+        ),
+        (
+            Pod("web", (Container("app", "busybox", env=(EnvVar("A", "x\0y"),)),)),
+            "container app: env[0] 'A=x\\x00y' contains a NUL character"
+            ", which no engine can pass on",
+        ),
+    ],
+)
+def test_pods_built_in_code_get_the_loaders_content_rules(pod, message):
+    """A pod the loader would refuse is rejected with the reason, and nothing of it is
+    planned (a pod without containers would otherwise get a lone network container)."""
+    p = run([pod])
+
+    assert [(Reason.INVALID_POD, message)] == [(r.reason, r.message) for r in p.rejected]
+    assert () == p.pods
+    assert () == p.pulls

@@ -18,13 +18,16 @@ Differences from the seed:
   podsync keys both by the pod uid.
 * The seed named the termination-message file after the Docker container ID, which only
   exists after the container is created; a pure plan cannot know it. podsync names the
-  file after the container instance (its container name), which the plan chooses.
+  file after the container instance (its container name), which the plan chooses. A
+  container name can be longer than a file name may be (255 bytes on Linux
+  filesystems): such a name is shortened, with a digest of the whole name.
 
 Nothing here does I/O.
 """
 
 from __future__ import annotations
 
+import hashlib
 import posixpath
 from collections.abc import Iterable, Mapping
 
@@ -36,6 +39,11 @@ __all__ = [
     "termination_message_file",
     "volume_host_paths",
 ]
+
+# The longest file name Linux filesystems take (NAME_MAX; ext4, xfs, btrfs, overlayfs).
+_NAME_MAX = 255
+# Hex digits of the SHA-256 of a shortened name that stand for the part cut off.
+_DIGEST_HEX = 16
 
 
 def volume_host_paths(pod: Pod, root_dir: str) -> dict[str, str]:
@@ -79,5 +87,22 @@ def termination_message_file(root_dir: str, pod_uid: str, container: str, instan
     the seed had, and one file per container instance, named after the instance (its
     container name, without the ``/`` the Docker API puts in front) rather than the
     Docker ID the seed used.
+
+    A container name longer than a file name may be (255 bytes: long pod names and
+    uids make names of up to about 480) becomes its first bytes, ``-``, and 16 hex
+    digits of its SHA-256: still one file per instance, and the same file for the same
+    instance in every plan. Names of up to 255 bytes are used as they are.
     """
-    return posixpath.join(root_dir, pod_uid, container, instance)
+    return posixpath.join(root_dir, pod_uid, container, _file_name(instance))
+
+
+def _file_name(name: str) -> str:
+    encoded = name.encode()
+    if len(encoded) <= _NAME_MAX:
+        return name
+    digest = hashlib.sha256(encoded).hexdigest()[:_DIGEST_HEX]
+    keep = _NAME_MAX - 1 - _DIGEST_HEX
+    # Cut on a character boundary (names are ASCII today; a multi-byte character is
+    # dropped whole rather than split).
+    head = encoded[:keep].decode(errors="ignore")
+    return f"{head}-{digest}"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from podsync import ActionStatus, apply
+from podsync import ActionStatus, Container, Pod, apply
 from podsync._hostfs import (
     POD_DIR_MARKER,
     HostPathRefused,
@@ -18,7 +18,17 @@ from podsync._hostfs import (
     make_host_paths,
     remove_pod_dir,
 )
-from podsync._plan import Create, CreateSpec, Plan, PodPlan, Reason, RemovePodDir
+from podsync._labels import LABEL_CONTAINER
+from podsync._plan import (
+    Create,
+    CreateSpec,
+    Plan,
+    PlanOptions,
+    PodPlan,
+    Reason,
+    RemovePodDir,
+    plan,
+)
 from podsync.testing import FakeRuntime
 
 
@@ -230,3 +240,25 @@ def test_apply_refuses_host_paths_outside_the_root(tmp_path, outside):
     assert "not inside the root directory" in result.results[0].error
     assert [] == rt.calls
     assert ["precious"] == os.listdir(outside)
+
+
+def test_a_long_pod_gets_its_termination_message_file(root):
+    """Long names and a 253-character uid make a container name longer than a file
+    name may be; the termination-message file is still created and bound."""
+    pod = Pod(
+        "w" * 63,
+        (Container("c" * 63, "busybox", termination_message_path="/dev/termination-log"),),
+        namespace="n" * 63,
+        uid="u" * 253,
+    )
+    rt = FakeRuntime(images=["busybox", "registry.k8s.io/pause:3.10"])
+    the_plan = plan([pod], now=1000.0, options=PlanOptions(root_dir=str(root)))
+
+    result = apply(the_plan, rt, root_dir=str(root))
+
+    assert [] == [r.error for r in result.failures]
+    (app,) = [c for c in rt.containers if c.labels[LABEL_CONTAINER] == "c" * 63]
+    (bind,) = rt.spec(app.id).binds
+    host_file = bind.removesuffix(":/dev/termination-log")
+    assert os.path.isfile(host_file)
+    assert host_file.startswith(f"{root}/{'u' * 253}/{'c' * 63}/")

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import posixpath
+
 import pytest
 
 from podsync import (
@@ -92,3 +94,29 @@ def test_termination_message_file(root, expected):
     assert expected == termination_message_file(
         root, "12345678", "bar", "k8s_bar.1234_foo.new.test_12345678_00000000"
     )
+
+
+def test_termination_message_file_name_fits_the_filesystem():
+    """A container name can be far longer than the 255-byte limit of a file name (long
+    pod and namespace names, a 253-character uid): the file name is then shortened,
+    deterministically, and instances still get files of their own."""
+    uid = "u" * 253
+    pod_part = f"{'p' * 63}.{'n' * 63}.file"
+    first = f"k8s_{'c' * 63}.1234abcd_{pod_part}_{uid}_00000000"
+    second = f"k8s_{'c' * 63}.1234abcd_{pod_part}_{uid}_00000001"
+
+    paths = [termination_message_file("/r", uid, "c" * 63, i) for i in (first, second)]
+
+    names = [posixpath.basename(p) for p in paths]
+    assert all(len(n.encode()) <= 255 for n in names)
+    assert names[0] != names[1]
+    assert all(p.startswith(f"/r/{uid}/{'c' * 63}/k8s_{'c' * 63}.1234abcd_") for p in paths)
+    assert paths == [termination_message_file("/r", uid, "c" * 63, i) for i in (first, second)]
+
+
+def test_short_termination_message_file_names_are_kept():
+    """Up to 255 bytes the file is named after the instance, as before."""
+    name = "k8s_bar.1234_foo.new.test_" + "u" * 220 + "_00000000"
+    assert 255 == len(name)
+
+    assert name == posixpath.basename(termination_message_file("/r", "u", "bar", name))

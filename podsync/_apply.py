@@ -36,9 +36,11 @@ import attrs
 
 from podsync._hooks import HandlerError, run_handler
 from podsync._hostfs import HostPathRefused, make_host_paths, remove_pod_dir
+from podsync._labels import LABEL_POD_UID, LABEL_SPEC_HASH
 from podsync._plan import (
     Action,
     Create,
+    CreateSpec,
     Kill,
     Plan,
     PlanOptions,
@@ -51,7 +53,7 @@ from podsync._plan import (
     Wait,
 )
 from podsync._runtime import Runtime
-from podsync.exceptions import RuntimeCallError
+from podsync.exceptions import NameConflict, RuntimeCallError
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = [
@@ -96,6 +98,7 @@ class EventKind(enum.StrEnum):
 
     PULLED = "pulled"  # an image was pulled
     CREATED = "created"  # a container was created
+    ADOPTED = "adopted"  # a create found its container made already (a racing apply)
     STARTED = "started"  # a container was started
     KILLING = "killing"  # a container is about to be stopped
     REMOVED = "removed"  # an exited container was removed
@@ -349,8 +352,25 @@ class _Applier:
             make_host_paths(spec, self.root_dir)
         except _HOST_ERRORS as exc:
             raise _ActionFailed(f"host paths of {spec.name}: {exc}") from exc
-        with _runtime_call("create", spec.name):
-            cid = self.runtime.create_container(spec)
+        try:
+            with _runtime_call("create", spec.name):
+                cid = self.runtime.create_container(spec)
+        except NameConflict as exc:
+            if not _same_instance(exc, spec):
+                raise
+            # Another apply of the same plan (two syncs racing) created this very
+            # instance - the name, pod uid and spec hash all match - and runs it: it
+            # starts the container and its postStart handler. Adopting it as done is
+            # what the kubelet's idempotent sync amounts to; failing the pod would
+            # report a problem where there is none.
+            made.append(exc.holder_id)
+            self.emit(
+                EventKind.ADOPTED,
+                action,
+                f"adopted {spec.name} ({exc.holder_id}): another apply created it",
+                container_id=exc.holder_id,
+            )
+            return
         made.append(cid)
         self.emit(EventKind.CREATED, action, f"created {spec.name} ({cid})", container_id=cid)
         with _runtime_call("start", cid):
@@ -427,6 +447,19 @@ def _pod_label(pod_plan: PodPlan | None) -> str:
     if pod_plan is None:
         return ""
     return pod_plan.pod or pod_plan.uid
+
+
+def _same_instance(conflict: NameConflict, spec: CreateSpec) -> bool:
+    """Whether the container holding ``spec``'s name is the instance ``spec`` describes:
+    it records the same pod uid and spec hash (the name already matches)."""
+    theirs, ours = conflict.holder_labels, spec.labels
+    return bool(
+        conflict.holder_id
+        and ours.get(LABEL_POD_UID)
+        and ours.get(LABEL_SPEC_HASH)
+        and theirs.get(LABEL_POD_UID) == ours[LABEL_POD_UID]
+        and theirs.get(LABEL_SPEC_HASH) == ours[LABEL_SPEC_HASH]
+    )
 
 
 def _pod_uid(pod_plan: PodPlan | None) -> str:

@@ -573,7 +573,7 @@ def event_text(event: Event) -> str:
     """An event's message for a progress line (after its pod/container): short ids,
     and no repeated container name."""
     kind = event.kind
-    if kind in (EventKind.CREATED, EventKind.STARTED) and event.container_id:
+    if kind in (EventKind.CREATED, EventKind.STARTED, EventKind.ADOPTED) and event.container_id:
         return f"{kind.value} ({_short_ids(event.container_id)})"
     if kind in (EventKind.KILLING, EventKind.REMOVED):
         match = _BECAUSE.match(event.message)
@@ -586,11 +586,13 @@ def event_text(event: Event) -> str:
 
 
 # The events that end an action, for the progress bar's count: a pull, a create (its
-# start), a stop (counted when it begins), a removal, a teardown, a failure.
+# start, or the adoption of a racing apply's container), a stop (counted when it
+# begins), a removal, a teardown, a failure.
 _ENDS_ACTION = frozenset(
     {
         EventKind.PULLED,
         EventKind.STARTED,
+        EventKind.ADOPTED,
         EventKind.KILLING,
         EventKind.REMOVED,
         EventKind.POD_DIR_REMOVED,

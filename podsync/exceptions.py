@@ -30,7 +30,7 @@ these say how to rebuild themselves.)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -125,4 +125,24 @@ class NameConflict(RuntimeCallError):
     Container names carry the pod uid and an attempt number, so a conflict means that
     an earlier create succeeded although its caller saw it fail (a timeout), or that
     another podsync instance works on the same engine. ``target`` is the name.
+
+    Attributes:
+        holder_id: the id of the container holding the name, when the runtime could
+            tell; ``""`` otherwise.
+        holder_labels: that container's labels (empty when unknown): ``apply`` adopts
+            a holder with the pod uid and spec hash it wanted to create - a racing
+            apply made it - instead of failing.
     """
+
+    def __init__(
+        self,
+        operation: str,
+        target: str,
+        message: str,
+        *,
+        holder_id: str = "",
+        holder_labels: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(operation, target, message)
+        self.holder_id = holder_id
+        self.holder_labels: dict[str, str] = dict(holder_labels or {})

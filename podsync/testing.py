@@ -394,7 +394,11 @@ class FakeRuntime:
             holder = self._find(spec.name)
             if holder is not None:
                 raise NameConflict(
-                    "create", spec.name, f"name already in use by container {holder.id}"
+                    "create",
+                    spec.name,
+                    f"name already in use by container {holder.id}",
+                    holder_id=holder.id,
+                    holder_labels=holder.labels,
                 )
             if not self._image_present(spec.image):
                 raise RuntimeCallError("create", spec.name, f"No such image: {spec.image}")

@@ -18,12 +18,13 @@ from podsync import (
     Container,
     Event,
     EventKind,
+    ObservedContainer,
     Pod,
     apply,
     observe,
 )
-from podsync._labels import LABEL_CONTAINER
-from podsync._plan import GCPolicy, Plan, PlanOptions, PodPlan, Reason, Wait, plan
+from podsync._labels import LABEL_CONTAINER, LABEL_POD_UID, LABEL_SPEC_HASH
+from podsync._plan import Create, GCPolicy, Plan, PlanOptions, PodPlan, Reason, Wait, plan
 from podsync.testing import FakeRuntime
 
 NOW = 1_000_000.0
@@ -389,3 +390,41 @@ def test_pull_events_carry_the_reason_and_no_pod(tmp_path):
         pulled.container_id,
         pulled.reason,
     )
+
+
+def test_a_create_that_loses_a_race_adopts_the_winners_container(tmp_path):
+    """Two applies of one plan race: the loser's creates meet a name conflict with the
+    containers the winner made - same pod uid, same spec hash - and adopt them as done,
+    reporting ``adopted``, instead of failing."""
+    rt = engine()
+    the_plan = plan_for([pod("a"), pod("b")], rt, tmp_path)
+    first = apply(the_plan, rt, root_dir=str(tmp_path))
+    events: list[Event] = []
+
+    second = apply(the_plan, rt, root_dir=str(tmp_path), on_event=events.append)
+
+    assert first.ok
+    assert second.ok, second.summary()
+    assert 4 == len(rt.containers)
+    ids = {(c.labels[LABEL_POD_UID], c.labels[LABEL_CONTAINER]): c.id for c in rt.containers}
+    assert [(EventKind.ADOPTED, ids[(e.pod_uid, e.container)]) for e in events] == [
+        (e.kind, e.container_id) for e in events
+    ]
+    assert 4 == len(events)
+    assert ["create"] * 4 == rt.call_names()[-4:]  # nothing is started a second time
+
+
+def test_a_name_conflict_with_another_spec_still_fails(tmp_path):
+    """A container holding the name but recording another spec hash (or another pod)
+    is not the instance the plan wants: the create fails, as before."""
+    rt = engine()
+    the_plan = plan_for([pod("a")], rt, tmp_path)
+    net = the_plan.pods[0].actions[0]
+    assert isinstance(net, Create)
+    squatter = dict(net.spec.labels, **{LABEL_SPEC_HASH: "0" * 16})
+    rt.add_container(ObservedContainer("x1", net.spec.name, PAUSE, squatter, running=True))
+
+    result = apply(the_plan, rt, root_dir=str(tmp_path))
+
+    assert [ActionStatus.FAILED, ActionStatus.SKIPPED] == [r.status for r in result.results]
+    assert "name already in use by container x1" in result.results[0].error

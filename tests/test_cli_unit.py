@@ -828,6 +828,9 @@ def test_json_log_format_errors_are_json(run: Callable[..., Result], tmp_path: P
         # the id comes from the event's field, whatever the message says
         ("created", "default/a", "app", "created the app container",
          "default/a/app: created (abababababab)"),
+        # a create that lost a race took over the winner's container
+        ("adopted", "default/a", "app", "adopted k8s_app.1_a (c1): another apply created it",
+         "default/a/app: adopted (efefefefefef)"),
         ("killing", "default/a", "app", "stop default/a/app (k8s_app.1_a): liveness probe failed",
          "default/a/app: stopping: liveness probe failed"),
         ("removed", "default/a", "app", "remove default/a/app (k8s_app.1_a): exited, beyond 5",
@@ -844,7 +847,7 @@ def test_progress_lines(kind: str, pod: str, container: str, message: str, expec
     err = io.StringIO()
     console = cli._Console()
     progress = cli._Progress(console, total=3, terminal=False)
-    ids = {"created": "ab" * 32, "started": "cd" * 32}
+    ids = {"created": "ab" * 32, "started": "cd" * 32, "adopted": "ef" * 32}
     event = podsync.Event(
         podsync.EventKind(kind), pod, container, message, container_id=ids.get(kind, "")
     )
@@ -1026,3 +1029,16 @@ def test_json_events_carry_the_structured_fields() -> None:
         "reason": "unhealthy",
         "message": event.message,
     } == json.loads(err.getvalue())
+
+
+def test_progress_counts_an_adopted_create_as_one_action() -> None:
+    """A create that adopted a racing apply's container ends its action."""
+    progress = cli._Progress(cli._Console(), total=2, terminal=False)
+    event = podsync.Event(
+        podsync.EventKind.ADOPTED, "default/a", "app", "adopted", container_id="c1"
+    )
+
+    with _stderr(io.StringIO()):
+        progress(event)
+
+    assert 1 == progress.done

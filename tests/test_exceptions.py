@@ -32,9 +32,16 @@ EXCEPTIONS: list[Callable[[], PodsyncError]] = [
     lambda: RuntimeCallError("list", "", "engine on fire"),
     lambda: EngineUnavailable("list", "unix:///var/run/docker.sock", "connection refused"),
     lambda: NameConflict("create", "k8s_net.1_web.default.file_u_0", "name in use by c0001"),
+    lambda: NameConflict(
+        "create",
+        "k8s_net.1_web.default.file_u_0",
+        "name in use by c0001",
+        holder_id="c0001",
+        holder_labels={"io.podsync.pod.uid": "u"},
+    ),
 ]
 
-FIELDS = ("problems", "operation", "target", "message")
+FIELDS = ("problems", "operation", "target", "message", "holder_id", "holder_labels")
 
 
 def fields(exc: BaseException) -> dict[str, Any]:

@@ -92,6 +92,11 @@ def _import_docker() -> None:
         ) from exc
 
 
+# Seconds a create that met a name conflict waits for the container holding the name
+# to become visible (see ``DockerRuntime._holder``).
+_HOLDER_WAIT = 5.0
+
+
 class DockerRuntime:
     """A ``podsync.Runtime`` on a Docker engine, through the docker SDK's low-level
     ``APIClient``.
@@ -456,12 +461,55 @@ class DockerRuntime:
         ``command`` without ``args`` expects). Empty strings and zeros mean "unset".
 
         Raises:
-            NameConflict: a container named ``spec.name`` exists already (HTTP 409).
+            NameConflict: a container named ``spec.name`` exists already (HTTP 409);
+                it names that container and its labels when one inspect can tell.
             EngineUnavailable: the engine cannot be reached.
             RuntimeCallError: the engine refused: no such image (nothing is pulled
                 here), conflicting options (hostname, DNS or ports together with
                 ``container:`` network mode), a bad bind ...
         """
+        try:
+            return self._create(spec)
+        except NameConflict as exc:
+            holder = self._holder(spec.name)
+            if holder is None:
+                raise
+            raise NameConflict(
+                exc.operation,
+                exc.target,
+                exc.message,
+                holder_id=holder[0],
+                holder_labels=holder[1],
+            ) from exc
+
+    def _holder(self, name: str) -> tuple[str, dict[str, str]] | None:
+        """The id and labels of the container named ``name``; ``None`` when it cannot
+        be inspected in time: the conflict then stands as it is.
+
+        Docker reserves a name before the container it is creating exists: a create
+        racing another one for the name gets its 409 while an inspect of the name
+        still answers 404. So a 404 is asked again, briefly, until the other create
+        has registered its container (or has failed, releasing the name).
+        """
+        import docker.errors
+
+        deadline = time.monotonic() + _HOLDER_WAIT
+        pause = 0.02
+        while True:
+            try:
+                with self._call("inspect", name) as api:
+                    inspected = cast(dict[str, Any], api.inspect_container(name))
+                break
+            except RuntimeCallError as exc:
+                gone = isinstance(exc.__cause__, docker.errors.NotFound)
+                if not gone or time.monotonic() + pause > deadline:
+                    return None
+            time.sleep(pause)
+            pause = min(pause * 2, 0.5)
+        labels = (inspected.get("Config") or {}).get("Labels") or {}
+        return str(inspected.get("Id") or ""), {str(k): str(v) for k, v in labels.items()}
+
+    def _create(self, spec: CreateSpec) -> str:
         with self._call("create", spec.name) as api:
             host_config = api.create_host_config(
                 binds=list(spec.binds),

@@ -308,14 +308,18 @@ def test_create_with_an_absent_image_fails_without_pulling(
 def test_create_with_a_name_in_use_is_a_name_conflict(
     cleanup: Cleanup, runtime: DockerRuntime
 ) -> None:
-    """A second create with the same name raises NameConflict."""
+    """A second create with the same name raises NameConflict, naming the container
+    that holds the name and its labels (apply adopts it when it is the same instance)."""
     name = _unique("twice")
-    _create(runtime, cleanup, _spec(name))
+    spec = _spec(name)
+    first = _create(runtime, cleanup, spec)
 
     with pytest.raises(NameConflict) as caught:
-        runtime.create_container(_spec(name))
+        runtime.create_container(spec)
     assert ("create", name) == (caught.value.operation, caught.value.target)
     assert "already in use" in str(caught.value)
+    assert first == caught.value.holder_id
+    assert spec.labels == caught.value.holder_labels
 
 
 @pytest.mark.engine

@@ -138,8 +138,9 @@ def test_two_syncs_at_once_leave_no_duplicates(
 ) -> None:
     """Two syncs of the same pods race on one engine: container names are a function of
     the plan, so the loser's creates meet a name conflict instead of making a second
-    instance. Afterwards every pod container has exactly one running instance, and the
-    next sync converges."""
+    instance, and adopt the winner's container (same pod uid, same spec hash) instead
+    of failing. Both syncs succeed, every pod container has exactly one running
+    instance, and the next sync converges."""
     pods = [_pod(cleanup, "a", "b") for _ in range(3)]
     options = _options(tmp_path)
     results: list[podsync.SyncResult] = []
@@ -157,6 +158,7 @@ def test_two_syncs_at_once_leave_no_duplicates(
         t.join(60)
 
     assert 2 == len(results)
+    assert [True, True] == [r.ok for r in results], [r.apply_result.summary() for r in results]
     for pod in pods:
         found = _instances(engine, pod)
         assert {"net": 1, "a": 1, "b": 1} == {

@@ -1163,7 +1163,9 @@ class _PodPlanner:
                 for kill in d.kills:
                     self._kill(*kill)
             for stray in strays:
-                self._kill(stray, Reason.NOT_IN_SPEC, "no longer in the pod spec", None)
+                self._kill(
+                    stray, Reason.NOT_IN_SPEC, "no longer in the pod spec", _label_pre_stop(stray)
+                )
             for old in running_nets:
                 self._kill(old, rebuild[0], rebuild[1], None)
             if net_needed:
@@ -1194,7 +1196,9 @@ class _PodPlanner:
                     self._kill(*kill)
                 self._emit_start(d, net_name)
             for stray in strays:
-                self._kill(stray, Reason.NOT_IN_SPEC, "no longer in the pod spec", None)
+                self._kill(
+                    stray, Reason.NOT_IN_SPEC, "no longer in the pod spec", _label_pre_stop(stray)
+                )
             for dup in running_nets[1:]:
                 self._kill(dup, Reason.DUPLICATE, f"duplicate of {net_name}", None)
             if net_keeper is not None and not net_needed:
@@ -1282,6 +1286,14 @@ def _remove(pod_key: str, instance: _Instance, reason: Reason, why: str) -> Remo
     )
 
 
+def _label_pre_stop(instance: _Instance) -> Handler | None:
+    """The preStop handler remembered in a container's label: what stops a container
+    gracefully once its spec is gone (its pod left the desired state, or its name left
+    the pod spec); ``None`` when there is none or the label is not podsync's."""
+    text = instance.observed.labels.get(LABEL_PRE_STOP)
+    return decode_handler(text) if text else None
+
+
 def _plan_orphan(key: str, instances: list[_Instance], ctx: _Context) -> list[PodAction]:
     """A pod that is no longer desired: stop what runs, remove what exited."""
     actions: list[PodAction] = []
@@ -1292,7 +1304,6 @@ def _plan_orphan(key: str, instances: list[_Instance], ctx: _Context) -> list[Po
         if not instance.running:
             continue
         killed.add(instance.observed.id)
-        pre_stop_text = instance.observed.labels.get(LABEL_PRE_STOP)
         actions.append(
             Kill(
                 pod=key,
@@ -1305,7 +1316,7 @@ def _plan_orphan(key: str, instances: list[_Instance], ctx: _Context) -> list[Po
                     f"stop {key}/{instance.container} ({instance.observed.name}): "
                     "pod is no longer desired"
                 ),
-                pre_stop=decode_handler(pre_stop_text) if pre_stop_text else None,
+                pre_stop=_label_pre_stop(instance),
             )
         )
     for instance in _gc_candidates(ordered, killed, 0, ctx.now, ctx.options.gc.min_age):

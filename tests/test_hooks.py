@@ -339,6 +339,29 @@ def test_pre_stop_runs_before_stop(tmp_path):
     assert result.ok
 
 
+def test_pre_stop_runs_for_a_container_removed_from_the_spec(tmp_path):
+    """A container whose name left the pod spec stops gracefully too: its preStop
+    handler, remembered in its label, runs before the stop, as when the whole pod
+    goes."""
+    rt = engine()
+    drain = Handler(exec_command=("drain",))
+    both = foo_pod(
+        Container("bar", "busybox", lifecycle=Lifecycle(pre_stop=drain)),
+        Container("baz", "busybox"),
+    )
+    assert run([both], rt, tmp_path).ok
+    rt.clear_calls()
+    bar = next(c for c in rt.containers if "_bar." in c.name)
+
+    result = run([foo_pod(Container("baz", "busybox"))], rt, tmp_path)
+
+    (kill,) = [a for a in result.plan.actions if getattr(a, "container", "") == "bar"]
+    assert drain == kill.pre_stop
+    assert ["list", "exec", "stop"] == rt.call_names()
+    assert (bar.id, ("drain",)) == rt.calls[1].args[:2]
+    assert result.ok
+
+
 def test_failed_pre_stop_does_not_prevent_the_stop(tmp_path):
     """A failing preStop handler is reported as an event; the container still stops
     and the action is done (the kubelet's behaviour)."""

@@ -329,7 +329,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         type=_count,
         default=_UNSET,
-        help=f"grace period of a stopped container before it is killed "
+        help="seconds a stopped container gets, its preStop handler included, before it "
+        "is killed, for pods that set no terminationGracePeriodSeconds "
         f"(default: {_DEFAULT_STOP_TIMEOUT})",
     )
     group.add_argument(
@@ -384,7 +385,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         type=_positive_seconds,
         default=DEFAULT_HOOK_TIMEOUT,
-        help=f"time a postStart or preStop handler may take (default: {DEFAULT_HOOK_TIMEOUT:g})",
+        help="time a postStart handler may take; a preStop handler has the container's "
+        f"grace period instead (default: {DEFAULT_HOOK_TIMEOUT:g})",
     )
 
     parser = _Parser(
@@ -487,7 +489,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         type=_count,
         default=_DEFAULT_STOP_TIMEOUT,
-        help=f"grace period of a stopped container before it is killed "
+        help="seconds a stopped container gets, its preStop handler included, before it "
+        "is killed, for pods that set no terminationGracePeriodSeconds "
         f"(default: {_DEFAULT_STOP_TIMEOUT})",
     )
     return parser

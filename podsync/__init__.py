@@ -87,6 +87,7 @@ from podsync._plan_json import plan_from_json, plan_to_json
 from podsync._labels import (
     LABEL_ATTEMPT,
     LABEL_CONTAINER,
+    LABEL_GRACE_PERIOD,
     LABEL_POD_NAME,
     LABEL_POD_NAMESPACE,
     LABEL_POD_SOURCE,
@@ -168,6 +169,7 @@ __all__ = [
     "DEFAULT_WORKERS",
     "LABEL_ATTEMPT",
     "LABEL_CONTAINER",
+    "LABEL_GRACE_PERIOD",
     "LABEL_POD_NAME",
     "LABEL_POD_NAMESPACE",
     "LABEL_POD_SOURCE",

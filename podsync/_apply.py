@@ -37,6 +37,7 @@ import attrs
 from podsync._hooks import HandlerError, run_handler
 from podsync._hostfs import HostPathRefused, make_host_paths, remove_pod_dir
 from podsync._labels import LABEL_POD_UID, LABEL_SPEC_HASH
+from podsync._models import Handler
 from podsync._plan import (
     Action,
     Create,
@@ -78,11 +79,17 @@ __all__ = [
 #: eight. The benchmark against the raw SDK is the place to revisit the number.
 DEFAULT_WORKERS = 8
 
-#: Seconds a postStart or preStop handler may take (exec, connect, HTTP request).
+#: Seconds a postStart handler may take (exec, connect, HTTP request). A preStop
+#: handler has the container's grace period instead (``Kill.timeout``).
 DEFAULT_HOOK_TIMEOUT = 10.0
 
-# The seed's killContainerByID after a failed postStart handler: StopContainer(id, 10).
-_POST_START_STOP_TIMEOUT = 10
+# The kubelet's minimumGracePeriodInSeconds (pkg/kubelet/kuberuntime/kuberuntime_manager.go):
+# the stop after a preStop handler gets at least this long, even when the handler used
+# up the grace period (the documented "one-off 2 s extension").
+_MINIMUM_GRACE_PERIOD = 2
+
+# Where the time a preStop handler takes is measured (tests replace it).
+_monotonic = time.monotonic
 
 
 class ActionStatus(enum.StrEnum):
@@ -400,29 +407,49 @@ class _Applier:
                 f"stop {spec.name} ({cid}): postStart handler failed",
                 container_id=cid,
             )
+            # Stopped as any other container (the kubelet's killContainer, reason
+            # FailedPostStartHook): its preStop handler runs, within the pod's grace
+            # period. The seed stopped it with a fixed 10 s and no preStop.
             try:
-                with _runtime_call("stop", cid):
-                    self.runtime.stop_container(cid, _POST_START_STOP_TIMEOUT)
+                self._stop(action, cid, spec.stop_timeout, spec.pre_stop)
             except RuntimeCallError as stop_exc:
                 error += f"; stopping the container failed too: {stop_exc}"
             raise _ActionFailed(error) from exc
 
     def _kill(self, action: Kill, pod_plan: PodPlan | None) -> None:
-        """Seed killContainer, plus the preStop handler the seed never ran: its failure
-        is reported but does not prevent the stop (the kubelet's behaviour)."""
+        """Seed killContainer, plus the preStop handler the seed never ran."""
         self.emit(EventKind.KILLING, action, action.message)
-        if action.pre_stop is not None:
+        self._stop(action, action.id, action.timeout, action.pre_stop)
+
+    def _stop(self, action: Create | Kill, cid: str, grace: int, pre_stop: Handler | None) -> None:
+        """Stop ``cid`` within ``grace`` seconds, its preStop handler included.
+
+        The kubelet's killContainer (pkg/kubelet/kuberuntime/kuberuntime_container.go):
+        the grace period is one budget. The preStop handler runs first, only when the
+        grace is positive, with the grace as its deadline; the whole seconds it took are
+        taken from the grace, and the stop gets what is left, but at least
+        ``_MINIMUM_GRACE_PERIOD`` (kuberuntime_manager.go) - so a handler that overran
+        leaves the container 2 s to exit. A grace period shorter than that minimum is
+        honoured as given (the kubelet would raise it to 2 s): ``--stop-timeout 0`` kills
+        at once. A failed handler is reported and does not prevent the stop.
+        """
+        timeout = grace
+        if pre_stop is not None and grace > 0:
+            started = _monotonic()
             try:
-                run_handler(
-                    action.pre_stop,
-                    self.runtime,
-                    action.id,
-                    timeout=self.hook_timeout,
-                )
+                run_handler(pre_stop, self.runtime, cid, timeout=float(grace))
             except HandlerError as exc:
-                self.emit(EventKind.HOOK_FAILED, action, f"preStop handler failed: {exc}")
-        with _runtime_call("stop", action.id):
-            self.runtime.stop_container(action.id, action.timeout)
+                self.emit(
+                    EventKind.HOOK_FAILED,
+                    action,
+                    f"preStop handler failed: {exc}",
+                    container_id=cid,
+                )
+            # Whole seconds, as the kubelet's executePreStopHook counts them.
+            elapsed = int(_monotonic() - started)
+            timeout = max(grace - elapsed, min(_MINIMUM_GRACE_PERIOD, grace))
+        with _runtime_call("stop", cid):
+            self.runtime.stop_container(cid, timeout)
 
     # -- one pod ------------------------------------------------------------------------
 
@@ -516,7 +543,9 @@ def apply(
         on_event: called with each ``Event`` as it happens, from the worker threads,
             one call at a time (calls are serialized, so the callback need not be
             thread-safe, but it should be quick: the workers wait for it).
-        hook_timeout: seconds a postStart or preStop handler may take.
+        hook_timeout: seconds a postStart handler may take. A preStop handler may
+            take the container's grace period (``Kill.timeout``), which it shares with
+            the stop that follows.
 
     Returns:
         One result per action, in plan order; ``result.ok`` is True when everything

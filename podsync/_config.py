@@ -77,6 +77,7 @@ from yaml.events import AliasEvent, Event
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.resolver import Resolver
 
+from podsync._labels import MAX_GRACE_PERIOD
 from podsync._models import (
     Container,
     DNSPolicy,
@@ -673,6 +674,7 @@ _ContainerPort = NewType("_ContainerPort", int)
 _HostPort = NewType("_HostPort", int)
 _Seconds = NewType("_Seconds", int)
 _Count = NewType("_Count", int)  # a non-negative int64: v1beta1 memory bytes, milli-CPU
+_GracePeriod = NewType("_GracePeriod", int)  # 0-MAX_GRACE_PERIOD seconds
 _MilliCPU = NewType("_MilliCPU", int)  # a quantity (500m, 0.5, 2) in milli-CPU
 _Bytes = NewType("_Bytes", int)  # a quantity (128Mi, 1G, 1e9) in bytes
 
@@ -787,6 +789,15 @@ def _check_count(value: object) -> int:
         raise _Invalid(f"must not be negative, got {number}")
     if number > _INT64_MAX:
         raise _Invalid(f"must be at most {_INT64_MAX}, got {number}")
+    return number
+
+
+def _check_grace_period(value: object) -> int:
+    # Kubernetes takes any non-negative int64; the grace period becomes Docker's stop
+    # timeout, whole seconds that must fit an int on every platform.
+    number = _check_count(value)
+    if number > MAX_GRACE_PERIOD:
+        raise _Invalid(f"must be at most {MAX_GRACE_PERIOD}, got {number}")
     return number
 
 
@@ -1112,6 +1123,7 @@ class _PodSpecV1:
     volumes: tuple[_VolumeV1, ...] = ()
     restart_policy: RestartPolicy = RestartPolicy.ALWAYS
     dns_policy: DNSPolicy = DNSPolicy.CLUSTER_FIRST
+    termination_grace_period_seconds: _GracePeriod | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -1314,6 +1326,7 @@ def _make_converter() -> cattrs.Converter:
         _HostPort: lambda v: _check_range(v, 0, 65535),  # 0: not published
         _Seconds: _check_count,
         _Count: _check_count,
+        _GracePeriod: _check_grace_period,
         _MilliCPU: _milli_cpu,
         _Bytes: _bytes,
         PortProtocol: lambda v: _choose(v, _PROTOCOLS, PortProtocol.TCP, fold_case=True),
@@ -1734,6 +1747,7 @@ def _pod_from_v1(
         volumes,
         doc.spec.restart_policy,
         doc.spec.dns_policy,
+        doc.spec.termination_grace_period_seconds,
     )
     uid_path = f"{root}.metadata.uid" if meta.uid is not None else f"{root}.metadata.name"
     return pod, f"{root}.metadata.name", uid_path
@@ -1775,6 +1789,7 @@ def _make_pod(
     volumes: Sequence[Volume],
     restart_policy: RestartPolicy,
     dns_policy: DNSPolicy,
+    termination_grace_period_seconds: int | None = None,
 ) -> Pod:
     fields: dict[str, Any] = {
         "name": name,
@@ -1784,6 +1799,7 @@ def _make_pod(
         "volumes": tuple(volumes),
         "restart_policy": restart_policy,
         "dns_policy": dns_policy,
+        "termination_grace_period_seconds": termination_grace_period_seconds,
     }
     if uid is not None:  # otherwise Pod derives it from source, namespace and name
         fields["uid"] = uid

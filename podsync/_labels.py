@@ -9,8 +9,9 @@ that one list call per sync is enough to observe an engine:
 * the versioned spec hash, and the canonical spec itself, so that a container whose hash
   was written by another hash version is compared field by field instead of restarted;
 * the restart count that drives the crash-loop back-off;
-* the preStop handler, so a container can be stopped gracefully even after its pod is
-  gone from the desired state (the modern kubelet keeps it as an annotation too).
+* the preStop handler and the pod's grace period, so a container can be stopped
+  gracefully even after its pod is gone from the desired state (the modern kubelet keeps
+  them as an annotation and a label too: ``io.kubernetes.pod.terminationGracePeriod``).
 
 A container without these labels whose name parses as the seed's ``k8s_`` format is a
 container a 2014 kubelet left behind: podsync adopts it, identified by its name.
@@ -28,6 +29,7 @@ from podsync._models import Handler, HTTPGetAction, TCPSocketAction
 __all__ = [
     "LABEL_ATTEMPT",
     "LABEL_CONTAINER",
+    "LABEL_GRACE_PERIOD",
     "LABEL_POD_NAME",
     "LABEL_POD_NAMESPACE",
     "LABEL_POD_SOURCE",
@@ -57,6 +59,9 @@ LABEL_SPEC = _PREFIX + "spec"
 LABEL_RESTART_COUNT = _PREFIX + "restart-count"
 #: The preStop handler as JSON, absent when there is none.
 LABEL_PRE_STOP = _PREFIX + "pre-stop"
+#: The pod's terminationGracePeriodSeconds (whole seconds), absent when the pod sets
+#: none: with the preStop handler, how the container stops once its pod is gone.
+LABEL_GRACE_PERIOD = _PREFIX + "pod.termination-grace-period"
 
 
 def encode_handler(handler: Handler) -> str:
@@ -107,3 +112,17 @@ def _port(value: object) -> int | str:
     if isinstance(value, bool) or not isinstance(value, int | str):
         raise TypeError(f"bad port {value!r}")
     return value
+
+
+#: The largest grace period podsync writes or reads: Docker takes a stop timeout in
+#: whole seconds as an int, and this one fits every platform's (about 68 years).
+MAX_GRACE_PERIOD = 2**31 - 1
+
+
+def decode_grace_period(text: str) -> int | None:
+    """The grace period ``LABEL_GRACE_PERIOD`` holds; ``None`` for anything but a whole
+    number of seconds from 0 to ``MAX_GRACE_PERIOD`` (a label is engine data)."""
+    if not text.isascii() or not text.isdigit() or len(text) > len(str(MAX_GRACE_PERIOD)):
+        return None
+    seconds = int(text)
+    return seconds if seconds <= MAX_GRACE_PERIOD else None

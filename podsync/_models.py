@@ -236,6 +236,9 @@ class Pod:
             callers); it is part of the pod's full name, as in the seed.
         uid: the pod's identity across changes of its spec; derived from source,
             namespace and name when not given (see ``derive_pod_uid``).
+        termination_grace_period_seconds: seconds each of its containers gets to stop,
+            its preStop handler included (Kubernetes' ``terminationGracePeriodSeconds``);
+            ``None`` leaves it to ``PlanOptions.stop_timeout``.
     """
 
     name: str
@@ -250,6 +253,7 @@ class Pod:
             lambda self: derive_pod_uid(self.source, self.namespace, self.name), takes_self=True
         )
     )
+    termination_grace_period_seconds: int | None = None
 
     @property
     def full_name(self) -> str:

@@ -78,6 +78,7 @@ from podsync._images import has_latest_tag, should_pull
 from podsync._labels import (
     LABEL_ATTEMPT,
     LABEL_CONTAINER,
+    LABEL_GRACE_PERIOD,
     LABEL_POD_NAME,
     LABEL_POD_NAMESPACE,
     LABEL_POD_SOURCE,
@@ -86,6 +87,8 @@ from podsync._labels import (
     LABEL_RESTART_COUNT,
     LABEL_SPEC,
     LABEL_SPEC_HASH,
+    MAX_GRACE_PERIOD,
+    decode_grace_period,
     decode_handler,
     encode_handler,
 )
@@ -311,6 +314,10 @@ class CreateSpec:
     directories: tuple[str, ...] = ()
     files: tuple[str, ...] = ()
     post_start: Handler | None = None
+    # How apply stops the container when its postStart handler fails: the preStop
+    # handler and the grace period, as any other stop (see ``Kill``).
+    pre_stop: Handler | None = None
+    stop_timeout: int = 10
 
 
 @attrs.frozen
@@ -339,9 +346,12 @@ class Create:
 
 @attrs.frozen
 class Kill:
-    """Stop a running container: run its preStop handler first, then stop it with
-    ``timeout`` seconds of grace. ``pod_uid`` is the pod's identity (empty for a
-    container named in the 2014 kubelet's 4-field format); ``pod`` its key, for people."""
+    """Stop a running container within ``timeout`` seconds of grace (the pod's
+    ``terminationGracePeriodSeconds``, else ``PlanOptions.stop_timeout``): its preStop
+    handler runs first, with the grace period as its deadline, and the stop gets what
+    is left of it (at least 2 s after a handler, as the kubelet's killContainer).
+    ``pod_uid`` is the pod's identity (empty for a container named in the 2014 kubelet's
+    4-field format); ``pod`` its key, for people."""
 
     pod: str
     pod_uid: str
@@ -913,6 +923,14 @@ class _PodPlanner:
     def _label(self, container: str) -> str:
         return f"{self.key}/{container}"
 
+    @property
+    def _grace(self) -> int:
+        """The seconds a container of this pod gets to stop, preStop included: the
+        pod's terminationGracePeriodSeconds (the kubelet's setTerminationGracePeriod,
+        kuberuntime_container.go), else the ``stop_timeout`` option."""
+        grace = self.pod.termination_grace_period_seconds
+        return self.ctx.options.stop_timeout if grace is None else grace
+
     def _kill(
         self, instance: _Instance, reason: Reason, why: str, pre_stop: Handler | None
     ) -> None:
@@ -924,7 +942,7 @@ class _PodPlanner:
                 container=instance.container,
                 id=instance.observed.id,
                 name=instance.observed.name,
-                timeout=self.ctx.options.stop_timeout,
+                timeout=self._grace,
                 reason=reason,
                 message=f"stop {self._label(instance.container)} ({instance.observed.name}): {why}",
                 pre_stop=pre_stop,
@@ -935,7 +953,7 @@ class _PodPlanner:
         self, container: str, attempt: int, digest: SpecHash, spec: dict[str, Any], restarts: int
     ) -> dict[str, str]:
         pod = self.pod
-        return {
+        labels = {
             LABEL_POD_NAME: pod.name,
             LABEL_POD_NAMESPACE: pod.namespace,
             LABEL_POD_SOURCE: pod.source,
@@ -946,6 +964,9 @@ class _PodPlanner:
             LABEL_SPEC: canonical_json(spec),
             LABEL_RESTART_COUNT: str(restarts),
         }
+        if pod.termination_grace_period_seconds is not None:
+            labels[LABEL_GRACE_PERIOD] = str(pod.termination_grace_period_seconds)
+        return labels
 
     # -- the network container -------------------------------------------------------
 
@@ -1015,6 +1036,8 @@ class _PodPlanner:
             directories=directories,
             files=files,
             post_start=_numbered(c.lifecycle.post_start if c.lifecycle else None, c),
+            pre_stop=pre_stop,
+            stop_timeout=self._grace,
         )
 
     def _start_decision(self, c: Container) -> tuple[Reason, str, int] | Wait | None:
@@ -1175,7 +1198,9 @@ class _PodPlanner:
                 for kill in d.kills:
                     self._kill(*kill)
             for stray in strays:
-                self._kill(stray, Reason.NOT_IN_SPEC, "no longer in the pod spec", None)
+                self._kill(
+                    stray, Reason.NOT_IN_SPEC, "no longer in the pod spec", _label_pre_stop(stray)
+                )
             for old in running_nets:
                 self._kill(old, rebuild[0], rebuild[1], None)
             if net_needed:
@@ -1207,7 +1232,9 @@ class _PodPlanner:
                     self._kill(*kill)
                 self._emit_start(d, net_name)
             for stray in strays:
-                self._kill(stray, Reason.NOT_IN_SPEC, "no longer in the pod spec", None)
+                self._kill(
+                    stray, Reason.NOT_IN_SPEC, "no longer in the pod spec", _label_pre_stop(stray)
+                )
             for dup in running_nets[1:]:
                 self._kill(dup, Reason.DUPLICATE, f"duplicate of {net_name}", None)
             if net_keeper is not None and not net_needed:
@@ -1297,6 +1324,24 @@ def _remove(pod_key: str, pod_uid: str, instance: _Instance, reason: Reason, why
     )
 
 
+def _label_pre_stop(instance: _Instance) -> Handler | None:
+    """The preStop handler remembered in a container's label: what stops a container
+    gracefully once its spec is gone (its pod left the desired state, or its name left
+    the pod spec); ``None`` when there is none or the label is not podsync's."""
+    text = instance.observed.labels.get(LABEL_PRE_STOP)
+    return decode_handler(text) if text else None
+
+
+def _label_grace(instance: _Instance, default: int) -> int:
+    """The grace period remembered in a container's label (its pod's
+    terminationGracePeriodSeconds when it was created; the kubelet reads the same from
+    its ``io.kubernetes.pod.terminationGracePeriod`` label when the pod is gone), else
+    ``default``."""
+    text = instance.observed.labels.get(LABEL_GRACE_PERIOD)
+    grace = decode_grace_period(text) if text is not None else None
+    return default if grace is None else grace
+
+
 def _plan_orphan(key: str, uid: str, instances: list[_Instance], ctx: _Context) -> list[PodAction]:
     """A pod that is no longer desired: stop what runs, remove what exited."""
     actions: list[PodAction] = []
@@ -1307,7 +1352,6 @@ def _plan_orphan(key: str, uid: str, instances: list[_Instance], ctx: _Context) 
         if not instance.running:
             continue
         killed.add(instance.observed.id)
-        pre_stop_text = instance.observed.labels.get(LABEL_PRE_STOP)
         actions.append(
             Kill(
                 pod=key,
@@ -1315,13 +1359,13 @@ def _plan_orphan(key: str, uid: str, instances: list[_Instance], ctx: _Context) 
                 container=instance.container,
                 id=instance.observed.id,
                 name=instance.observed.name,
-                timeout=ctx.options.stop_timeout,
+                timeout=_label_grace(instance, ctx.options.stop_timeout),
                 reason=Reason.POD_NOT_DESIRED,
                 message=(
                     f"stop {key}/{instance.container} ({instance.observed.name}): "
                     "pod is no longer desired"
                 ),
-                pre_stop=decode_handler(pre_stop_text) if pre_stop_text else None,
+                pre_stop=_label_pre_stop(instance),
             )
         )
     for instance in _gc_candidates(ordered, killed, 0, ctx.now, ctx.options.gc.min_age):
@@ -1348,6 +1392,9 @@ def _name_problem(pod: Pod) -> str | None:
             return f"container name {name!r} is not a DNS-1123 label other than 'net'"
     if len(set(names)) != len(names):
         return "two containers have the same name"
+    grace = pod.termination_grace_period_seconds
+    if grace is not None and not 0 <= grace <= MAX_GRACE_PERIOD:
+        return f"terminationGracePeriodSeconds must be 0-{MAX_GRACE_PERIOD}, got {grace}"
     return _content_problem(pod)
 
 

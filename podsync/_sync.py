@@ -134,7 +134,8 @@ def sync(
             probe fails is replaced by the plan.
         now: the time the plan is made for, seconds since the epoch; ``time.time()``
             when ``None``.
-        hook_timeout: seconds a postStart or preStop handler may take.
+        hook_timeout: seconds a postStart handler may take (a preStop handler may take
+            the grace period of its container, see ``apply``).
         probe_timeout: seconds a liveness probe may take.
 
     Returns:

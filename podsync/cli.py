@@ -18,11 +18,12 @@ Conventions (Terraform's for plans and exit codes, the docker CLI's for the engi
 * Standard output carries the result: the plan, the apply summary, the ``--wait``
   report, the JSON of ``--json``. Standard error carries progress, warnings and errors,
   as text or, with ``--log-format json``, as one JSON object per line.
-* Exit codes: 0 success; 1 error (bad source, unreachable engine, a failed action, a
-  stale saved plan, a rejected pod, a pod not running after ``--wait``); 2 a command
-  line usage error (argparse), or, for ``plan --detailed-exitcode``, success with
-  changes; 130 interrupted. Errors are one ``podsync: error: ...`` line each, never a
-  traceback.
+* Exit codes: 0 success; 1 any error (a command line usage error, a bad source, an
+  unreachable engine, a failed action, a stale saved plan, a rejected pod, a pod not
+  running after ``--wait``); 2 only for ``plan --detailed-exitcode``: success, with
+  changes; 130 interrupted. A usage error is 1, not argparse's 2, as in Terraform: a
+  script reading 2 as "changes" must never act on a typo. Errors are one
+  ``podsync: error: ...`` line each, never a traceback.
 * The engine is ``--docker-host`` / ``-H``, else ``DOCKER_HOST`` (with
   ``DOCKER_TLS_VERIFY`` and ``DOCKER_CERT_PATH``, as the docker SDK and CLI read them),
   else the local socket. ``ssh://`` hosts use the ``ssh`` command, as the docker CLI.
@@ -51,7 +52,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 
 import attrs
 
@@ -110,9 +111,9 @@ EXIT_OK = 0
 EXIT_ERROR = 1
 #: ``plan --detailed-exitcode``: success, and the plan has changes (Terraform's code).
 EXIT_CHANGES = 2
-#: A command line that argparse cannot parse (argparse's own code; the same number as
-#: ``EXIT_CHANGES``, as in Terraform, whose usage errors exit 1 - check stderr).
-EXIT_USAGE = 2
+#: A command line that cannot be used: the code of every error, as Terraform's usage
+#: errors. Never argparse's 2, which ``plan --detailed-exitcode`` reserves for "changes".
+EXIT_USAGE = EXIT_ERROR
 #: Interrupted (Ctrl-C): 128 + SIGINT, as a shell reports it.
 EXIT_INTERRUPTED = 130
 
@@ -153,7 +154,17 @@ class _Failure(Exception):
 
 
 class _UsageError(Exception):
-    """A combination of options argparse cannot express; exit code 2 with usage."""
+    """A combination of options argparse cannot express; exit code 1 with usage."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, except that a usage error exits ``EXIT_USAGE`` (1) instead of
+    argparse's 2, the code ``plan --detailed-exitcode`` gives to "changes". Subcommand
+    parsers are made with the class of their parent, so they exit the same way."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
 # ---------------------------------------------------------------------------------------
@@ -247,7 +258,7 @@ def _version() -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``podsync`` command (all subcommands)."""
-    output = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    output = _Parser(add_help=False, allow_abbrev=False)
     output.add_argument(
         "--log-format",
         choices=("text", "json"),
@@ -256,7 +267,7 @@ def build_parser() -> argparse.ArgumentParser:
         "warning, error and summary is one JSON object",
     )
 
-    engine = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    engine = _Parser(add_help=False, allow_abbrev=False)
     group = engine.add_argument_group("engine")
     group.add_argument(
         "-H",
@@ -273,7 +284,7 @@ def build_parser() -> argparse.ArgumentParser:
         f"(default: {_DEFAULT_ROOT_DIR})",
     )
 
-    planning = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    planning = _Parser(add_help=False, allow_abbrev=False)
     group = planning.add_argument_group("planning")
     group.add_argument(
         "--network-image",
@@ -318,7 +329,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         type=_count,
         default=_UNSET,
-        help=f"grace period of a stopped container before it is killed "
+        help="seconds a stopped container gets, its preStop handler included, before it "
+        "is killed, for pods that set no terminationGracePeriodSeconds "
         f"(default: {_DEFAULT_STOP_TIMEOUT})",
     )
     group.add_argument(
@@ -326,7 +338,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_const",
         const=True,
         default=_UNSET,
-        help="do not run liveness probes before planning",
+        help="do not run liveness probes before planning (plan runs none unless --probe)",
     )
     gc = planning.add_argument_group("garbage collection")
     gc.add_argument(
@@ -359,7 +371,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="remove untagged images no container uses",
     )
 
-    applying = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    applying = _Parser(add_help=False, allow_abbrev=False)
     group = applying.add_argument_group("applying")
     group.add_argument(
         "--workers",
@@ -373,17 +385,18 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         type=_positive_seconds,
         default=DEFAULT_HOOK_TIMEOUT,
-        help=f"time a postStart or preStop handler may take (default: {DEFAULT_HOOK_TIMEOUT:g})",
+        help="time a postStart handler may take; a preStop handler has the container's "
+        f"grace period instead (default: {DEFAULT_HOOK_TIMEOUT:g})",
     )
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="podsync",
         allow_abbrev=False,
         description="Make a container engine run the pods described in Kubernetes YAML: "
         "the 2014 kubelet's pod sync as plan and apply.",
         epilog="A SOURCE is a pod file, a directory of pod files, an http(s) URL, or - for "
-        "standard input. Exit codes: 0 success, 1 error, 2 usage error (and changes, for "
-        "plan --detailed-exitcode), 130 interrupted.",
+        "standard input. Exit codes: 0 success, 1 error (usage errors included), 2 changes "
+        "(plan --detailed-exitcode only), 130 interrupted.",
     )
     parser.add_argument("--version", action="version", version=f"podsync {_version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -408,9 +421,17 @@ def build_parser() -> argparse.ArgumentParser:
         "it holds the containers' environment)",
     )
     p.add_argument(
+        "--probe",
+        action="store_true",
+        help="run the liveness probes of running containers, as apply does, and plan the "
+        "replacement of those that fail (exec probes run commands inside containers: by "
+        "default plan runs nothing on the engine)",
+    )
+    p.add_argument(
         "--detailed-exitcode",
         action="store_true",
-        help="exit 0 when there are no changes, 2 when there are, 1 on error",
+        help="exit 0 when there are no changes, 2 when there are, 1 on any error (usage "
+        "errors included: 2 always means changes)",
     )
 
     a = commands.add_parser(
@@ -468,7 +489,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         type=_count,
         default=_DEFAULT_STOP_TIMEOUT,
-        help=f"grace period of a stopped container before it is killed "
+        help="seconds a stopped container gets, its preStop handler included, before it "
+        "is killed, for pods that set no terminationGracePeriodSeconds "
         f"(default: {_DEFAULT_STOP_TIMEOUT})",
     )
     return parser
@@ -907,6 +929,11 @@ def _given(args: argparse.Namespace, name: str, default: Any) -> Any:
 
 
 def _probe(args: argparse.Namespace) -> bool:
+    """Whether to run liveness probes before planning. ``plan`` is a dry run: probes
+    (exec probes run commands inside containers) only with ``--probe``; ``apply``
+    probes unless ``--no-probe``."""
+    if args.command == "plan":
+        return bool(args.probe)
     return not _given(args, "no_probe", False)
 
 
@@ -1374,6 +1401,8 @@ def _cmd_down(args: argparse.Namespace, console: _Console, factory: RuntimeFacto
 
 
 def _check_combinations(args: argparse.Namespace) -> None:
+    if args.command == "plan" and args.probe and args.no_probe is not _UNSET:
+        raise _UsageError("--probe and --no-probe cannot be given together")
     if args.command != "apply":
         return
     if args.plan_file is not None:
@@ -1411,8 +1440,8 @@ def main(
         sleep: how ``apply --wait`` waits between syncs.
 
     Returns:
-        The exit code (see the module docstring); usage errors and ``--help`` return
-        argparse's codes instead of raising ``SystemExit``.
+        The exit code (see the module docstring); usage errors (1) and ``--help`` (0)
+        return their code instead of raising ``SystemExit``.
     """
     parser = build_parser()
     try:
@@ -1462,7 +1491,7 @@ def main(
 
 
 def _usage_error(parser: argparse.ArgumentParser, command: str, message: str) -> int:
-    # argparse's format and code for errors it finds itself.
+    # The format and code of the errors argparse finds itself (``_Parser.error``).
     sub = f" {command}" if command else ""
     print(f"usage: {parser.prog}{sub} ... (see podsync{sub} --help)", file=sys.stderr)
     print(f"{parser.prog}{sub}: error: {message}", file=sys.stderr)

@@ -353,4 +353,5 @@ def pods(
         restart_policy=draw(st.sampled_from(RestartPolicy)),
         dns_policy=draw(st.sampled_from(DNSPolicy)),
         uid=pod_uid,
+        termination_grace_period_seconds=draw(st.none() | st.integers(0, 2**31 - 1)),
     )

@@ -141,14 +141,19 @@ def running_pods(fake: FakeRuntime) -> set[str]:
         (["plan", "--max-total", "lots", "x.yaml"], "expected a whole number"),
         (["plan", "--log-format", "xml", "x.yaml"], "invalid choice"),
         (["plan", "--no-del", "x.yaml"], "unrecognized arguments"),  # no abbreviations
+        (["plan", "--detailed-exitcode", "--jsn", "x.yaml"], "unrecognized arguments"),
+        (["plan", "--detailed-exitcode"], "required: SOURCE"),
+        (["plan", "--probe", "--no-probe", "x.yaml"], "--probe and --no-probe"),
     ],
 )
-def test_usage_errors_exit_2(run: Callable[..., Result], argv: list[str], message: str) -> None:
-    """A command line that cannot be used exits 2 (argparse's code) and says why,
-    before anything is read or contacted."""
+def test_usage_errors_exit_1(run: Callable[..., Result], argv: list[str], message: str) -> None:
+    """A command line that cannot be used exits 1, as every error (Terraform's
+    convention), and says why, before anything is read or contacted. Never argparse's
+    2: under plan --detailed-exitcode, 2 means "changes", and a script must not act on
+    a typo."""
     result = run(*argv, engine_options=False)
 
-    assert 2 == result.code
+    assert 1 == result.code
     assert message in result.err
     assert "" == result.out
 
@@ -302,6 +307,53 @@ def test_unpublished_host_ports_are_a_warning_in_network_mode_none(
         "podsync: warning: pod default/a: host port(s) 18080 are recorded but not "
         "published in network mode none"
     ) in result.err
+
+
+PROBED_POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+spec:
+  containers:
+    - name: app
+      image: app:1
+      command: [sleep, "3600"]
+      livenessProbe:
+        exec:
+          command: [check-health]
+"""
+
+
+def test_plan_runs_no_probe_unless_asked_and_apply_probes(
+    run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path
+) -> None:
+    """plan is a dry run: it runs nothing inside containers (no exec liveness probe)
+    unless --probe asks for it; apply probes as before and replaces what failed."""
+    source = write(tmp_path, "web.yaml", PROBED_POD)
+    assert 0 == run("apply", source, runtime=fake).code
+    fake.set_exec_result(["check-health"], 1, b"sick")
+    fake.clear_calls()
+
+    dry = run("plan", "--detailed-exitcode", source, runtime=fake)
+    dry_calls = fake.call_names()
+    fake.clear_calls()
+    probed = run("plan", "--probe", "--detailed-exitcode", source, runtime=fake)
+    probed_calls = fake.call_names()
+    fake.clear_calls()
+    applied = run("apply", source, runtime=fake)
+
+    assert 0 == dry.code
+    assert "exec" not in dry_calls
+    assert "No changes." in dry.out
+    assert 2 == probed.code
+    assert "exec" in probed_calls
+    assert [] == [name for name in probed_calls if name in MUTATING_CALL_NAMES]
+    assert "liveness probe failed  [unhealthy]" in probed.out
+    assert 0 == applied.code
+    assert ["exec", "stop", "create", "start"] == [
+        name for name in fake.call_names() if name not in ("list", "list_images")
+    ]
 
 
 def test_show_refuses_other_format_versions(run: Callable[..., Result], tmp_path: Path) -> None:

@@ -275,6 +275,42 @@ def test_pod_policies(spec, expected):
     assert expected == (pod.restart_policy, pod.dns_policy)
 
 
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ("", None),  # not given: the stop timeout option decides
+        ("terminationGracePeriodSeconds: 45", 45),
+        ("terminationGracePeriodSeconds: 0", 0),
+        ("terminationGracePeriodSeconds: 2147483647", 2147483647),
+    ],
+)
+def test_termination_grace_period(spec, expected):
+    """terminationGracePeriodSeconds is read from the spec (whole seconds)."""
+    text = MINIMAL_POD.format(name="web") + "".join(f"  {line}\n" for line in spec.splitlines())
+
+    assert expected == parse_pods(text)[0].termination_grace_period_seconds
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("-1", "must not be negative, got -1"),
+        ("2147483648", "must be at most 2147483647, got 2147483648"),
+        ("30s", "expected an integer, got '30s'"),
+        ("1.5", "expected an integer, got 1.5"),
+    ],
+)
+def test_bad_termination_grace_period(value, message):
+    """A grace period that Docker cannot take as a stop timeout is refused."""
+    text = MINIMAL_POD.format(name="web") + f"  terminationGracePeriodSeconds: {value}\n"
+
+    with pytest.raises(ConfigError) as error:
+        parse_pods(text)
+
+    problems = [str(p) for p in error.value.problems]
+    assert [f"$.spec.terminationGracePeriodSeconds: {message}"] == problems
+
+
 @pytest.mark.parametrize("kind", ["List", "PodList"])
 def test_list_kinds(kind):
     """A List or PodList yields its items in order; items may omit apiVersion and kind."""
@@ -921,6 +957,11 @@ def pod_yaml(pod: Pod) -> dict[str, object]:
             ],
             "restartPolicy": pod.restart_policy.value,
             "dnsPolicy": pod.dns_policy.value,
+            **(
+                {"terminationGracePeriodSeconds": pod.termination_grace_period_seconds}
+                if pod.termination_grace_period_seconds is not None
+                else {}
+            ),
         },
     }
 

@@ -8,6 +8,7 @@
 * a pod removed from the desired set is stopped (and, once collectable, removed);
 * a container someone else made survives every sync, deletions and GC included;
 * restart policies with containers that exit 0 and 1; a failing postStart hook;
+* a slow preStop hook that shares the pod's grace period with the stop;
 * pull policy Never with a present image (strict xfail: a bug in ``sync``, see there).
 
 The engine is shared: other test sessions may run podsync pods on it at the same time.
@@ -921,6 +922,57 @@ def test_failing_post_start_hook(
     assert [] == runtime.mutations()
     assert _running(engine, found["net"][0]["Id"])
     assert _running(engine, found["plain"][0]["Id"])
+
+
+# --- stopping gracefully -----------------------------------------------------------------
+
+
+def test_pre_stop_time_counts_against_the_grace_period(
+    engine: docker.DockerClient, cleanup: Cleanup, runtime: CountingRuntime, tmp_path: Path
+) -> None:
+    """The grace period is one budget (the kubelet's killContainer): a preStop handler
+    that would take 30 s is cut at the pod's terminationGracePeriodSeconds (3 s), and
+    the container then gets the 2 s minimum to stop - about 5 s in all, not the hook's
+    time plus the grace. The handler did run (it wrote a file first), and the
+    container, whose process ignores SIGTERM, was killed."""
+    source = f"t{_hex(8)}"
+    options = _options(tmp_path, allow_deletions=True, ready_sources=frozenset({source}))
+    data = tmp_path / "data"
+    data.mkdir()
+    drain = Handler(exec_command=("/bin/sh", "-c", "echo draining > /data/pre-stop; sleep 30"))
+    # The image's own command: sleep as PID 1 ignores SIGTERM, so only SIGKILL ends it.
+    pod = _pod(
+        cleanup,
+        "grace",
+        Container(
+            "app",
+            APP_IMAGE,
+            volume_mounts=(VolumeMount("data", "/data"),),
+            lifecycle=Lifecycle(pre_stop=drain),
+        ),
+        volumes=(Volume("data", host_path=str(data)),),
+        source=source,
+        termination_grace_period_seconds=3,
+    )
+    first = _sync([pod], runtime, options)
+    assert first.ok, _summary(first)
+    (app,) = _containers(engine, pod)["app"]
+    assert "3" == app["Config"]["Labels"][podsync.LABEL_GRACE_PERIOD]
+
+    started = time.monotonic()
+    second = _sync([], runtime, options)
+    elapsed = time.monotonic() - started
+
+    assert second.ok, _summary(second)
+    kills = [a for a in _actions(second, pod) if isinstance(a, Kill)]
+    assert [("app", 3, drain), ("net", 3, None)] == [
+        (k.container, k.timeout, k.pre_stop) for k in kills
+    ]
+    assert "draining\n" == (data / "pre-stop").read_text()
+    state = engine.api.inspect_container(app["Id"])["State"]
+    assert (False, 137) == (state["Running"], state["ExitCode"])
+    # 3 s of preStop, then 2 s before SIGKILL; the old way took 10 s + 3 s.
+    assert 4.5 <= elapsed < 8, f"the stop took {elapsed:.1f} s"
 
 
 # --- pull policy Never -------------------------------------------------------------------

@@ -18,6 +18,7 @@ from typing import Any
 import attrs
 import pytest
 
+import podsync._apply
 from podsync import (
     Container,
     Event,
@@ -35,6 +36,7 @@ from podsync import (
 )
 from podsync._hooks import HandlerError, http_get, resolve_port, run_handler, tcp_connect
 from podsync._plan import CreateSpec, PlanOptions
+from podsync._runtime import ExecResult
 from podsync.testing import FakeRuntime
 
 NOW = 1_000_000.0
@@ -339,6 +341,29 @@ def test_pre_stop_runs_before_stop(tmp_path):
     assert result.ok
 
 
+def test_pre_stop_runs_for_a_container_removed_from_the_spec(tmp_path):
+    """A container whose name left the pod spec stops gracefully too: its preStop
+    handler, remembered in its label, runs before the stop, as when the whole pod
+    goes."""
+    rt = engine()
+    drain = Handler(exec_command=("drain",))
+    both = foo_pod(
+        Container("bar", "busybox", lifecycle=Lifecycle(pre_stop=drain)),
+        Container("baz", "busybox"),
+    )
+    assert run([both], rt, tmp_path).ok
+    rt.clear_calls()
+    bar = next(c for c in rt.containers if "_bar." in c.name)
+
+    result = run([foo_pod(Container("baz", "busybox"))], rt, tmp_path)
+
+    (kill,) = [a for a in result.plan.actions if getattr(a, "container", "") == "bar"]
+    assert drain == kill.pre_stop
+    assert ["list", "exec", "stop"] == rt.call_names()
+    assert (bar.id, ("drain",)) == rt.calls[1].args[:2]
+    assert result.ok
+
+
 def test_failed_pre_stop_does_not_prevent_the_stop(tmp_path):
     """A failing preStop handler is reported as an event; the container still stops
     and the action is done (the kubelet's behaviour)."""
@@ -367,6 +392,107 @@ def test_pre_stop_http_uses_the_container_address(server, tmp_path):
 
     assert run([], rt, tmp_path).ok
     assert ["/bar"] == server.paths
+
+
+# --- the grace period: one budget for preStop and the stop --------------------------------
+
+
+@attrs.define
+class Ticking:
+    """A monotonic clock that moves only when a hook takes time."""
+
+    now: float = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def ticking(monkeypatch: pytest.MonkeyPatch) -> Ticking:
+    clock = Ticking()
+    monkeypatch.setattr(podsync._apply, "_monotonic", clock, raising=False)
+    return clock
+
+
+def slow_hooks(rt: FakeRuntime, clock: Ticking, seconds: float) -> None:
+    """Every exec in ``rt`` takes ``seconds`` on ``clock``; one that would take longer
+    than its timeout returns at the timeout as timed out (as DockerRuntime does)."""
+    original = rt.exec_in_container
+
+    def exec_in_container(container_id: str, command: Sequence[str], timeout: float) -> Any:
+        clock.now += min(seconds, timeout)
+        result = original(container_id, command, timeout)
+        return result if seconds <= timeout else ExecResult(-1)
+
+    rt.exec_in_container = exec_in_container  # type: ignore[method-assign]
+
+
+@pytest.mark.parametrize(
+    ("grace", "hook_seconds", "stop_timeout"),
+    [
+        (10, 4.5, 6),  # the hook's whole seconds (4) are taken from the grace
+        (10, 0.4, 10),  # a quick hook takes nothing (the kubelet counts whole seconds)
+        (10, 30.0, 2),  # the hook overran: it was cut at the grace, then 2 s to stop
+        (3, 2.0, 2),  # never below the 2 s minimum...
+        (1, 30.0, 1),  # ...unless the grace itself is shorter: it is honoured as given
+    ],
+)
+def test_pre_stop_time_counts_against_the_grace_period(
+    tmp_path, ticking, grace, hook_seconds, stop_timeout
+):
+    """The grace period is one budget (the kubelet's killContainer): the preStop
+    handler may take at most the grace period, and the stop gets what is left, at
+    least 2 s (minimumGracePeriodInSeconds) - not the hook's time plus the grace."""
+    rt = engine()
+    labelled_pod(rt, tmp_path, Handler(exec_command=("drain",)))
+    bar = next(c for c in rt.containers if "_bar." in c.name)
+    slow_hooks(rt, ticking, hook_seconds)
+
+    options = PlanOptions(root_dir=str(tmp_path), stop_timeout=grace)
+    result = sync([], rt, options=options, now=NOW)
+
+    assert result.ok
+    assert ["list", "exec", "stop", "stop"] == rt.call_names()
+    assert (bar.id, ("drain",), float(grace)) == rt.calls[1].args
+    assert (bar.id, stop_timeout) == rt.calls[2].args
+
+
+def test_no_pre_stop_with_a_grace_period_of_zero(tmp_path, ticking):
+    """A grace period of 0 leaves no time for a preStop handler: it is not run (the
+    kubelet runs preStop only when the grace period is positive), and the container
+    is stopped at once."""
+    rt = engine()
+    labelled_pod(rt, tmp_path, Handler(exec_command=("drain",)))
+    bar = next(c for c in rt.containers if "_bar." in c.name)
+
+    result = sync([], rt, options=PlanOptions(root_dir=str(tmp_path), stop_timeout=0), now=NOW)
+
+    assert result.ok
+    assert ["list", "stop", "stop"] == rt.call_names()
+    assert (bar.id, 0) == rt.calls[1].args
+
+
+def test_failed_post_start_stops_with_the_pods_grace_period(tmp_path, ticking):
+    """A container whose postStart handler failed is stopped as any other (the
+    kubelet's killContainer with reason FailedPostStartHook): its preStop handler
+    runs, and the stop gets the pod's terminationGracePeriodSeconds, not a fixed 10 s."""
+    hooks = Lifecycle(
+        post_start=Handler(exec_command=("setup",)), pre_stop=Handler(exec_command=("drain",))
+    )
+    pod = attrs.evolve(
+        foo_pod(Container("bar", "busybox", lifecycle=hooks)), termination_grace_period_seconds=3
+    )
+    rt = engine(containers=[LEGACY_NET])
+    rt.set_exec_result(["setup"], 1)
+    slow_hooks(rt, ticking, 1.0)
+
+    result = run([pod], rt, tmp_path)
+
+    assert not result.ok
+    assert ["create", "start", "exec", "exec", "stop"] == rt.call_names()[2:]
+    created = rt.calls[3].args[0]
+    assert (created, ("drain",), 3.0) == rt.calls[5].args
+    assert (created, 2) == rt.calls[6].args
 
 
 # --- liveness probes ---------------------------------------------------------------------

@@ -579,6 +579,67 @@ def test_pre_stop_handler_is_carried_by_kills():
     }
 
 
+def test_pods_grace_period_is_every_stop_of_the_pod():
+    """terminationGracePeriodSeconds is the grace of every stop of the pod's containers
+    (replaced, removed from the spec, the network container); a create carries it and
+    the preStop handler for the stop after a failed postStart; without it, the
+    stop_timeout option is the grace."""
+    hook = Handler(exec_command=("drain",))
+    pod = foo_pod(
+        Container("bar", "busybox", lifecycle=Lifecycle(pre_stop=hook)),
+        Container("baz", "busybox"),
+        termination_grace_period_seconds=45,
+    )
+    model = labelled(pod)
+    changed = attrs.evolve(pod, containers=(Container("bar", "busybox:2"),))
+    options = PlanOptions(stop_timeout=7)
+
+    p = run([changed], model.observed, images=model.images, options=options)
+    defaulted = run([attrs.evolve(changed, termination_grace_period_seconds=None)], [])
+    gone = run([], model.observed, options=options)
+
+    assert [("Kill", "bar"), ("Create", "bar"), ("Kill", "baz")] == kinds(p)
+    assert [45, 45] == [a.timeout for a in p.actions if isinstance(a, Kill)]
+    assert (45, None) == (creates(p)[0].spec.stop_timeout, creates(p)[0].spec.pre_stop)
+    assert [10, 10] == [c.spec.stop_timeout for c in creates(defaulted)]
+    assert {"bar": 45, "baz": 45, "net": 45} == {
+        a.container: a.timeout for a in gone.actions if isinstance(a, Kill)
+    }
+    first = run([pod], [])
+    assert [("45", hook)] == [
+        (c.spec.labels.get("io.podsync.pod.termination-grace-period"), c.spec.pre_stop)
+        for c in creates(first)
+        if c.container == "bar"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("label", "timeout"),
+    [(None, 7), ("30", 30), ("0", 0), ("-1", 7), ("3.5", 7), ("99999999999", 7), ("", 7)],
+)
+def test_grace_period_of_a_pod_that_is_gone_is_read_from_its_label(label, timeout):
+    """A pod no longer desired stops with the grace period its containers remember;
+    a missing or malformed label (engine data) means the stop_timeout option."""
+    labels = {
+        "io.podsync.pod.uid": "12345678",
+        "io.podsync.pod.name": "foo",
+        "io.podsync.pod.namespace": "new",
+        "io.podsync.pod.source": "test",
+        "io.podsync.container.name": "bar",
+    }
+    if label is not None:
+        labels["io.podsync.pod.termination-grace-period"] = label
+    observed = [
+        ObservedContainer(
+            "c1", "k8s_bar.1_foo.new.test_12345678_1", "busybox", labels, NOW - 50, True
+        )
+    ]
+
+    p = run([], observed, options=PlanOptions(stop_timeout=7))
+
+    assert [timeout] == [a.timeout for a in p.actions if isinstance(a, Kill)]
+
+
 def test_undesired_pod_is_stopped_then_removed_and_its_directory_torn_down():
     """A pod that left the desired state: stopped, exited instances removed once old
     enough, and its directory under the root torn down."""
@@ -685,6 +746,10 @@ def test_nothing_to_do_is_said_plainly():
         Pod("web", (Container("net", "busybox"),)),
         # Two containers with one name.
         Pod("web", (BAR, BAR)),
+        # A negative grace period (Docker's -1 would wait for ever).
+        Pod("web", (BAR,), termination_grace_period_seconds=-1),
+        # One Docker cannot take as a stop timeout.
+        Pod("web", (BAR,), termination_grace_period_seconds=2**31),
     ],
 )
 def test_invalid_pods_built_in_code_are_rejected(pod):

@@ -37,6 +37,7 @@ from podsync._naming import (
     dns_label_problem,
     is_dns_label,
     is_safe_uid,
+    parse_2014_container_name,
     parse_container_name,
     pod_full_name,
 )
@@ -257,6 +258,7 @@ __all__ = [
     "normalize_image",
     "observe",
     "ownership",
+    "parse_2014_container_name",
     "parse_container_name",
     "parse_pods",
     "parse_resolv_conf",

@@ -28,16 +28,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import attrs
 
-from podsync._labels import (
-    LABEL_CONTAINER,
-    LABEL_POD_NAME,
-    LABEL_POD_NAMESPACE,
-    LABEL_POD_SOURCE,
-    LABEL_POD_UID,
-)
 from podsync._models import Container, Handler, ObservedContainer, Pod, Port
-from podsync._naming import parse_container_name, pod_full_name
-from podsync._plan import NETWORK_CONTAINER
+from podsync._plan import NETWORK_CONTAINER, ownership
 from podsync._runtime import Runtime
 from podsync.exceptions import PodsyncError
 
@@ -251,47 +243,33 @@ class ProbeOutcome:
     message: str = ""
 
 
-def _identity(oc: ObservedContainer) -> tuple[str, str, str] | None:
-    """(pod uid, pod full name, container name) of an owned container; the uid is blank
-    for a 2014 kubelet's container without one."""
-    labels = oc.labels
-    uid = labels.get(LABEL_POD_UID)
-    if uid is not None:
-        container = labels.get(LABEL_CONTAINER) or parse_container_name(oc.name).container
-        full_name = pod_full_name(
-            labels.get(LABEL_POD_NAME, ""),
-            labels.get(LABEL_POD_NAMESPACE, ""),
-            labels.get(LABEL_POD_SOURCE, ""),
-        )
-        return uid, full_name, container
-    parsed = parse_container_name(oc.name)
-    if not parsed.container or not parsed.pod_full_name:
-        return None
-    return parsed.uid, parsed.pod_full_name, parsed.container
-
-
 def probe_targets(
-    desired: Sequence[Pod], observed: Sequence[ObservedContainer], *, now: float
+    desired: Sequence[Pod],
+    observed: Sequence[ObservedContainer],
+    *,
+    now: float,
+    adopt_2014_containers: bool = False,
 ) -> list[ProbeTarget]:
     """The running containers of desired pods whose spec has a liveness probe and that
     are past its initialDelaySeconds (seed healthy(): within the delay after creation a
-    container counts as healthy, strict ``<``)."""
-    by_full_name: dict[str, Pod] = {}
+    container counts as healthy, strict ``<``). Which containers are a pod's is the
+    planner's ``ownership`` rule, with the plan's ``adopt_2014_containers``: a probe
+    execs in the container, so it must never reach one podsync does not own."""
+    by_identity: dict[tuple[str, str], Pod] = {}
     for pod in desired:
-        by_full_name.setdefault(pod.full_name, pod)
+        by_identity.setdefault((pod.uid, pod.full_name), pod)
     matched: list[tuple[ObservedContainer, Pod, str]] = []
     networks: dict[str, ObservedContainer] = {}  # newest running net by pod uid
     for oc in observed:
         if not oc.running:
             continue
-        identity = _identity(oc)
-        if identity is None:
+        found = ownership(oc, adopt_2014_containers=adopt_2014_containers)
+        if found is None:
             continue
-        uid, full_name, name = identity
-        owner = by_full_name.get(full_name)
-        # A blank uid (a 2014 kubelet's name) matches any uid (seed FindPodContainer).
-        if owner is None or uid not in ("", owner.uid):
+        owner = by_identity.get((found.pod_uid, found.pod_full_name))
+        if owner is None:
             continue
+        name = found.container
         if name == NETWORK_CONTAINER:
             known = networks.get(owner.uid)
             if known is None or (oc.created, oc.id) > (known.created, known.id):
@@ -362,11 +340,13 @@ def probe_liveness(
     *,
     now: float,
     timeout: float = DEFAULT_PROBE_TIMEOUT,
+    adopt_2014_containers: bool = False,
 ) -> dict[str, bool]:
     """Run the liveness probes of the running containers of ``desired`` pods.
 
-    A container is probed when it is running, belongs to a desired pod (by the podsync
-    labels, or the seed's ``k8s_`` name for a 2014 kubelet's container), its spec has a
+    A container is probed when it is running, belongs to a desired pod (by the planner's
+    ``ownership`` rule: podsync's labels, or - with ``adopt_2014_containers``, as the
+    plan's option - a 2014 kubelet's exact ``k8s_`` name), its spec has a
     liveness probe, and it was created at least ``initial_delay_seconds`` before
     ``now``. exec probes run in the container; httpGet and tcpSocket probes without a
     host connect to the address of the pod's network container. Probes run in parallel
@@ -381,6 +361,8 @@ def probe_liveness(
         runtime: where exec probes run and container addresses come from.
         now: the current time, seconds since the epoch.
         timeout: seconds each probe may take.
+        adopt_2014_containers: probe a 2014 kubelet's containers too; pass the plan's
+            ``PlanOptions.adopt_2014_containers``.
 
     Returns:
         By container id: True when the probe passed, False when it failed. A container
@@ -388,5 +370,6 @@ def probe_liveness(
         no entry, which the planner counts as healthy, as the seed did when its health
         check errored.
     """
-    outcomes = run_probes(probe_targets(desired, observed, now=now), runtime, timeout=timeout)
+    targets = probe_targets(desired, observed, now=now, adopt_2014_containers=adopt_2014_containers)
+    outcomes = run_probes(targets, runtime, timeout=timeout)
     return {cid: o.healthy for cid, o in outcomes.items() if o.healthy is not None}

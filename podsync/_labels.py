@@ -13,9 +13,11 @@ that one list call per sync is enough to observe an engine:
   gracefully even after its pod is gone from the desired state (the modern kubelet keeps
   them as an annotation and a label too: ``io.kubernetes.pod.terminationGracePeriod``).
 
-A container without these labels whose name parses as the seed's ``k8s_`` format is a
-container a 2014 kubelet left behind: podsync adopts it, identified by its name.
-Anything else is foreign and never touched.
+A container with any ``io.kubernetes.`` label belongs to a Kubernetes node (Docker
+Desktop's Kubernetes, cri-dockerd, dockershim) and is never podsync's, whatever its name.
+A container without labels whose name is exactly the seed's ``k8s_`` format is one a
+2014 kubelet left behind: podsync takes it over only when asked
+(``PlanOptions.adopt_2014_containers``). Anything else is foreign and never touched.
 """
 
 from __future__ import annotations
@@ -43,6 +45,11 @@ __all__ = [
 ]
 
 _PREFIX = "io.podsync."
+
+#: The prefix of the labels the modern kubelet's Docker runtimes (dockershim,
+#: cri-dockerd) put on every container they run (``io.kubernetes.pod.uid``,
+#: ``io.kubernetes.docker.type``, ...): a container with one is never podsync's.
+KUBERNETES_LABEL_PREFIX = "io.kubernetes."
 
 LABEL_POD_NAME = _PREFIX + "pod.name"
 LABEL_POD_NAMESPACE = _PREFIX + "pod.namespace"

@@ -35,6 +35,7 @@ __all__ = [
     "dns_label_problem",
     "is_dns_label",
     "is_safe_uid",
+    "parse_2014_container_name",
     "parse_container_name",
     "pod_full_name",
 ]
@@ -43,6 +44,10 @@ __all__ = [
 CONTAINER_NAME_PREFIX = "k8s"
 
 _HEX = re.compile(r"[0-9a-fA-F]+")
+# What the seed's BuildDockerName writes: the hash as strconv.FormatUint(h, 16) of a
+# 32-bit adler32 (lowercase, no padding), the random part as %08x.
+_SEED_HASH = re.compile(r"[0-9a-f]{1,8}")
+_SEED_SUFFIX = re.compile(r"[0-9a-f]{8}")
 # RFC 1123 label, as Kubernetes validates names: lowercase letters, digits and "-",
 # starting and ending with a letter or digit, at most 63 characters.
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
@@ -190,4 +195,41 @@ def parse_container_name(name: str) -> ParsedName:
         suffix = ""
     return ParsedName(
         pod_full_name=full_name, uid=uid, container=container, hash=name_hash, suffix=suffix
+    )
+
+
+def parse_2014_container_name(name: str) -> ParsedName | None:
+    """Parse ``name`` only when it is exactly what the seed's BuildDockerName wrote.
+
+    The form is ``k8s_<container>.<hash>_<name>.<namespace>.<source>_<uid>_<suffix>``
+    (one leading ``/`` allowed), five ``_``-fields and nothing else: the container,
+    pod name, namespace and source are DNS-1123 labels, the hash is 1-8 lowercase hex
+    digits, the uid can be a pod uid (``is_safe_uid``) and the suffix is 8 lowercase hex
+    digits. Anything else gives ``None``.
+
+    ``parse_container_name`` reads any ``k8s_``-prefixed text, as the seed did; this is
+    the test of whether a container without podsync's labels may be a 2014 kubelet's.
+    It has to be strict: Docker Desktop's Kubernetes, cri-dockerd and dockershim name
+    their containers ``k8s_<container>_<pod>_<namespace>_<uid>_<attempt>``, which the
+    seed's parser reads as a container of pod ``<pod>``. Never raises.
+    """
+    bare = name[1:] if name.startswith("/") else name
+    parts = bare.split("_")
+    if len(parts) != 5 or parts[0] != CONTAINER_NAME_PREFIX:
+        return None
+    _, first, full_name, uid, suffix = parts
+    container, dot, hash_text = first.partition(".")
+    if not dot or not is_dns_label(container) or not _SEED_HASH.fullmatch(hash_text):
+        return None
+    pod_fields = full_name.split(".")
+    if len(pod_fields) != 3 or not all(is_dns_label(f) for f in pod_fields):
+        return None
+    if not is_safe_uid(uid) or not _SEED_SUFFIX.fullmatch(suffix):
+        return None
+    return ParsedName(
+        pod_full_name=full_name,
+        uid=uid,
+        container=container,
+        hash=int(hash_text, 16),
+        suffix=suffix,
     )

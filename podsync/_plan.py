@@ -17,12 +17,14 @@ tested and applied later.
    seed's capabilities check), or reuses a host port an earlier pod holds
    (``filter_host_port_conflicts``) is rejected: it appears in ``Plan.rejected`` and
    nothing is done to it or to its containers.
-2. *Ownership.* An observed container is podsync's when it carries ``LABEL_POD_UID``,
-   or, for containers a 2014 kubelet left behind, when its name parses as the seed's
-   ``k8s_`` format with a container and a pod full name. Everything else is foreign
-   and never appears in a plan. An owned container belongs to a desired pod when uid
-   and full name match (a blank uid in a legacy name matches any uid, as the seed's
-   ``FindPodContainer``).
+2. *Ownership* (``ownership``, the one rule every part of podsync uses). A container
+   with any ``io.kubernetes.`` label is a Kubernetes node's (Docker Desktop, cri-dockerd,
+   dockershim name theirs ``k8s_<c>_<pod>_<ns>_<uid>_<n>``) and never podsync's. Else it
+   is podsync's when it carries ``LABEL_POD_UID``, or - only with
+   ``PlanOptions.adopt_2014_containers`` - when it has no podsync label and its name is
+   exactly the seed's format (``parse_2014_container_name``): a container a 2014
+   kubelet left behind. Everything else is foreign and never appears in a plan. An
+   owned container belongs to a desired pod when uid and full name match.
 3. *Per desired pod* (seed syncPod, with the fixes listed in the README):
    a. The network container ``net`` must run, with the current network spec hash (its
       image, hostname, DNS policy and every port of the pod). If it does not, the pod
@@ -76,6 +78,7 @@ from podsync._hashing import (
 from podsync._host_ports import filter_host_port_conflicts
 from podsync._images import has_latest_tag, should_pull
 from podsync._labels import (
+    KUBERNETES_LABEL_PREFIX,
     LABEL_ATTEMPT,
     LABEL_CONTAINER,
     LABEL_GRACE_PERIOD,
@@ -102,7 +105,13 @@ from podsync._models import (
     PullPolicy,
     RestartPolicy,
 )
-from podsync._naming import container_name, is_dns_label, is_safe_uid, parse_container_name
+from podsync._naming import (
+    container_name,
+    is_dns_label,
+    is_safe_uid,
+    parse_2014_container_name,
+    parse_container_name,
+)
 from podsync._ports import exposed_ports, port_bindings
 from podsync._resolv import ResolvConf, cluster_dns, parse_resolv_conf
 from podsync._volumes import binds, termination_message_file, volume_host_paths
@@ -215,6 +224,10 @@ class PlanOptions:
         host_path_prefixes: when set, the only host directories hostPath volumes may
             use: a pod with a hostPath volume outside all of them is rejected. ``None``
             allows any.
+        adopt_2014_containers: take over containers a 2014 kubelet left behind: those
+            without labels whose name is exactly the seed's format
+            (``parse_2014_container_name``). Off by default: such a name proves nothing
+            about who made the container, and deletions are on by default.
         allow_deletions: whether containers of pods that are not desired may be stopped
             and removed, and their directories torn down (the seed's sourcesReady);
             turn it off when the desired state may be incomplete.
@@ -235,6 +248,7 @@ class PlanOptions:
     host_resolv_conf: str = ""
     allow_privileged: bool = False
     host_path_prefixes: tuple[str, ...] | None = None
+    adopt_2014_containers: bool = False
     allow_deletions: bool = True
     ready_sources: frozenset[str] | None = None
     root_dir: str = "/var/lib/podsync"
@@ -586,17 +600,29 @@ class _Instance:
 class Ownership:
     """Which pod an owned container belongs to (see ``ownership``)."""
 
-    pod_uid: str  # "" for a 2014 kubelet's 4-field name: it matches any uid
+    pod_uid: str
     pod_full_name: str
     pod_key: str
     container: str
 
 
-def ownership(container: ObservedContainer) -> Ownership | None:
-    """Whose ``container`` is, as the planner decides it: podsync's labels, or for a
-    container a 2014 kubelet left behind its ``k8s_`` name; ``None`` for a foreign one."""
+def ownership(
+    container: ObservedContainer, *, adopt_2014_containers: bool = False
+) -> Ownership | None:
+    """Whose ``container`` is, as the planner decides it; ``None`` for a foreign one.
+
+    The one ownership rule, used by the planner, the runtime, the probes and the CLI:
+
+    1. A container with any ``io.kubernetes.`` label is foreign: a Kubernetes node's
+       runtime (Docker Desktop, cri-dockerd, dockershim) made it.
+    2. A container with ``LABEL_POD_UID`` is podsync's, identified by its labels.
+    3. With ``adopt_2014_containers``, a container without that label whose name is
+       exactly the seed's format (``parse_2014_container_name``) is a 2014 kubelet's,
+       identified by its name.
+    4. Everything else is foreign.
+    """
     instance = _identify(container)
-    if instance is None:
+    if instance is None or not (adopt_2014_containers or instance.labelled):
         return None
     return Ownership(instance.pod_uid, instance.full_name, instance.pod_key, instance.container)
 
@@ -609,8 +635,12 @@ def _int_label(labels: Mapping[str, str], key: str) -> int | None:
 
 
 def _identify(oc: ObservedContainer) -> _Instance | None:
-    """Decode ownership; ``None`` for a foreign container."""
+    """Decode ownership: an instance for a container with podsync's labels or a 2014
+    kubelet's exact name (whether that one is taken over is the caller's choice, see
+    ``ownership``); ``None`` for a foreign container."""
     labels = oc.labels
+    if any(key.startswith(KUBERNETES_LABEL_PREFIX) for key in labels):
+        return None
     uid = labels.get(LABEL_POD_UID)
     if uid is not None:
         name = labels.get(LABEL_POD_NAME, "")
@@ -622,16 +652,14 @@ def _identify(oc: ObservedContainer) -> _Instance | None:
         return _Instance(
             oc, uid, f"{name}.{namespace}.{source}", f"{namespace}/{name}", source, container
         )
-    parsed = parse_container_name(oc.name)
-    if not parsed.container or not parsed.pod_full_name:
+    parsed = parse_2014_container_name(oc.name)
+    if parsed is None:
         return None
     # A container a 2014 kubelet left behind: identified by its name only.
-    fields = parsed.pod_full_name.split(".")
-    if len(fields) == 3:
-        key, source = f"{fields[1]}/{fields[0]}", fields[2]
-    else:
-        key, source = parsed.pod_full_name, ""
-    return _Instance(oc, parsed.uid, parsed.pod_full_name, key, source, parsed.container)
+    name, namespace, source = parsed.pod_full_name.split(".")
+    return _Instance(
+        oc, parsed.uid, parsed.pod_full_name, f"{namespace}/{name}", source, parsed.container
+    )
 
 
 def _newest_first(instances: Iterable[_Instance]) -> list[_Instance]:
@@ -688,7 +716,9 @@ def plan_fingerprint(
 
     Scoped on purpose: applying the plan touches nothing else, and on an engine that runs
     other workloads containers come and go all the time, so a digest of everything would
-    make every saved plan stale within seconds.
+    make every saved plan stale within seconds. It covers the containers that name one
+    of the plan's pods - by podsync's labels, or by a 2014 kubelet's exact name whether
+    or not the plan took them over - so it needs no planning option.
     """
     by_identity: dict[_Identity, list[_Instance]] = {}
     for oc in observed:
@@ -705,7 +735,6 @@ def _scoped_fingerprint(
     pod_dirs: Collection[str],
 ) -> str:
     uids = {p.uid for p in plan.pods if p.uid}
-    full_names = {p.full_name for p in plan.pods if p.full_name}
     references: set[str] = set()
     for action in plan.actions:
         if isinstance(action, Pull):
@@ -716,8 +745,8 @@ def _scoped_fingerprint(
             references.add(action.image_id)
     containers = [
         instance.observed
-        for (uid, full_name), instances in by_identity.items()
-        if uid in uids or (not uid and full_name in full_names)
+        for (uid, _), instances in by_identity.items()
+        if uid in uids
         for instance in instances
     ]
     relevant = [
@@ -1582,19 +1611,20 @@ def _plan(
     accepted, rejected = _admit(desired, options)
 
     # Index owned containers by pod identity (one pass: the seed scanned the whole list
-    # for every lookup, which is quadratic).
+    # for every lookup, which is quadratic). A 2014 kubelet's container that is not taken
+    # over is set aside: only the fingerprint sees it (see plan_fingerprint).
     by_identity: dict[_Identity, list[_Instance]] = {}
-    legacy_by_full_name: dict[str, list[_Identity]] = {}
+    not_adopted: dict[_Identity, list[_Instance]] = {}
+    adopt = options.adopt_2014_containers
     for oc in observed:
         instance = _identify(oc)
         if instance is None:
             continue
         identity = (instance.pod_uid, instance.full_name)
-        group = by_identity.get(identity)
+        index = by_identity if adopt or instance.labelled else not_adopted
+        group = index.get(identity)
         if group is None:
-            group = by_identity[identity] = []
-            if not instance.pod_uid:
-                legacy_by_full_name.setdefault(instance.full_name, []).append(identity)
+            group = index[identity] = []
         group.append(instance)
 
     # Each pod plan is a group; ``owner`` says which group an observed identity's
@@ -1605,10 +1635,6 @@ def _plan(
         identity = (pod.uid, pod.full_name)
         instances = list(by_identity.get(identity, ()))
         owner[identity] = identity
-        # A blank uid (a 4-field legacy name) matches any uid (seed FindPodContainer).
-        for legacy in legacy_by_full_name.get(pod.full_name, ()):
-            instances.extend(by_identity[legacy])
-            owner[legacy] = identity
         groups[identity] = (pod.key, _PodPlanner(pod, instances, ctx).plan())
 
     # Pods that are not desired, only when deletions are allowed. Rejected pods are left
@@ -1674,6 +1700,9 @@ def _plan(
         cleanup=tuple(cleanup),
         rejected=tuple(rejected),
     )
+    if not_adopted:
+        for identity, instances in not_adopted.items():
+            by_identity[identity] = [*by_identity.get(identity, ()), *instances]
     return attrs.evolve(made, fingerprint=_scoped_fingerprint(made, by_identity, images, pod_dirs))
 
 

@@ -199,7 +199,12 @@ def _sync(
     liveness: dict[str, bool] = {}
     if with_probes:
         outcomes = run_probes(
-            probe_targets(desired, observation.containers, now=now),
+            probe_targets(
+                desired,
+                observation.containers,
+                now=now,
+                adopt_2014_containers=options.adopt_2014_containers,
+            ),
             runtime,
             timeout=probe_timeout,
         )

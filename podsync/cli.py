@@ -233,6 +233,7 @@ _PLANNING_OPTIONS = {
     "max_total": "--max-total",
     "remove_dangling_images": "--remove-dangling-images",
     "no_probe": "--no-probe",
+    "adopt_2014_containers": "--adopt-2014-containers",
 }
 
 
@@ -340,6 +341,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=_UNSET,
         help="do not run liveness probes before planning (plan runs none unless --probe)",
     )
+    _add_adopt_option(group, default=_UNSET)
     gc = planning.add_argument_group("garbage collection")
     gc.add_argument(
         "--max-per-container",
@@ -493,7 +495,20 @@ def build_parser() -> argparse.ArgumentParser:
         "is killed, for pods that set no terminationGracePeriodSeconds "
         f"(default: {_DEFAULT_STOP_TIMEOUT})",
     )
+    _add_adopt_option(d, default=False)
     return parser
+
+
+def _add_adopt_option(group: Any, *, default: Any) -> None:
+    group.add_argument(
+        "--adopt-2014-containers",
+        action="store_const",
+        const=True,
+        default=default,
+        help="also take over containers a 2014 kubelet left behind: unlabelled ones "
+        "named exactly k8s_<container>.<hash>_<pod>.<namespace>.<source>_<uid>_<8 hex> "
+        "(by default they are left alone, as every container podsync did not label)",
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -842,7 +857,15 @@ def _observe_and_plan(
     """One observation (and liveness probes), and the plan made from it."""
     observation = _observe(runtime, options.root_dir)
     now = time.time()
-    liveness = probe_liveness(pods, observation.containers, runtime, now=now) if probe else {}
+    liveness = {}
+    if probe:
+        liveness = probe_liveness(
+            pods,
+            observation.containers,
+            runtime,
+            now=now,
+            adopt_2014_containers=options.adopt_2014_containers,
+        )
     the_plan = plan(
         pods,
         observation.containers,
@@ -950,6 +973,7 @@ def _plan_options(args: argparse.Namespace) -> PlanOptions:
         cluster_domain=domain,
         host_resolv_conf=_host_resolv_conf() if dns or domain else "",
         allow_privileged=given("allow_privileged", False),
+        adopt_2014_containers=given("adopt_2014_containers", False),
         allow_deletions=not given("no_delete", False),
         root_dir=_root_dir(args),
         stop_timeout=given("stop_timeout", _DEFAULT_STOP_TIMEOUT),
@@ -1024,36 +1048,32 @@ def _run_apply(
 # Which containers belong to which pod
 
 
-def _pod_of(
-    oc: ObservedContainer, by_uid: Mapping[str, Pod], by_full_name: Mapping[str, Pod]
-) -> Pod | None:
-    """The described pod ``oc`` belongs to, by the planner's ownership rule: its pod
-    uid, or for a 2014 kubelet's container without one, its pod full name."""
-    owner = ownership(oc)
-    if owner is None:
-        return None
-    if owner.pod_uid:
-        return by_uid.get(owner.pod_uid)
-    return by_full_name.get(owner.pod_full_name)
-
-
-def _container_of(oc: ObservedContainer) -> str:
-    owner = ownership(oc)
-    return owner.container if owner is not None else ""
-
-
 def _by_pod(
-    pods: Sequence[Pod], containers: Sequence[ObservedContainer]
+    pods: Sequence[Pod],
+    containers: Sequence[ObservedContainer],
+    *,
+    adopt_2014_containers: bool = False,
 ) -> dict[str, list[ObservedContainer]]:
-    """The observed containers of each pod, by pod uid; other containers are left out."""
-    by_uid = {p.uid: p for p in pods}
-    by_full_name = {p.full_name: p for p in pods}
+    """The observed containers of each pod, by pod uid, by the planner's ``ownership``
+    rule (a container belongs to a pod when uid and full name match); other containers
+    are left out."""
+    by_identity = {(p.uid, p.full_name): p for p in pods}
     found: dict[str, list[ObservedContainer]] = {p.uid: [] for p in pods}
     for oc in containers:
-        pod = _pod_of(oc, by_uid, by_full_name)
+        owner = ownership(oc, adopt_2014_containers=adopt_2014_containers)
+        if owner is None:
+            continue
+        pod = by_identity.get((owner.pod_uid, owner.pod_full_name))
         if pod is not None:
             found[pod.uid].append(oc)
     return found
+
+
+def _container_of(oc: ObservedContainer) -> str:
+    """The pod container name of ``oc``, which ``_by_pod`` already found to be a pod's
+    (with or without 2014 containers: only the name is read here)."""
+    owner = ownership(oc, adopt_2014_containers=True)
+    return owner.container if owner is not None else ""
 
 
 # ---------------------------------------------------------------------------------------
@@ -1090,6 +1110,8 @@ def pod_statuses(
     the_plan: Plan,
     first_seen: dict[str, float],
     now: float,
+    *,
+    adopt_2014_containers: bool = False,
 ) -> list[PodStatus]:
     """The status of each pod, from an observation and the plan made from it.
 
@@ -1098,11 +1120,12 @@ def pod_statuses(
     the clock of ``now``) or, in a pod whose restart policy is OnFailure or Never, has
     completed with exit code 0 - and the plan has nothing left to do for it (a
     completed pod's network container is stopped first). A container that exited
-    non-zero under Never fails its pod; a rejected pod fails too.
+    non-zero under Never fails its pod; a rejected pod fails too. A 2014 kubelet's
+    containers count only with ``adopt_2014_containers`` (the plan's option).
     """
     rejected = {r.uid: r for r in the_plan.rejected}
     plans = {(p.uid, p.full_name): p for p in the_plan.pods}
-    owned = _by_pod(pods, containers)
+    owned = _by_pod(pods, containers, adopt_2014_containers=adopt_2014_containers)
     statuses: list[PodStatus] = []
     for pod in pods:
         rejection = rejected.get(pod.uid)
@@ -1212,7 +1235,12 @@ def _wait(
     while True:
         observation, the_plan = _observe_and_plan(runtime, pods, options, probe=probe)
         statuses = pod_statuses(
-            pods, observation.containers, the_plan, first_seen, time.monotonic()
+            pods,
+            observation.containers,
+            the_plan,
+            first_seen,
+            time.monotonic(),
+            adopt_2014_containers=options.adopt_2014_containers,
         )
         if all(s.final for s in statuses):
             break
@@ -1365,6 +1393,7 @@ def _cmd_down(args: argparse.Namespace, console: _Console, factory: RuntimeFacto
         root_dir=root_dir,
         stop_timeout=args.stop_timeout,
         allow_deletions=True,
+        adopt_2014_containers=args.adopt_2014_containers,
         # Everything of these pods goes, exited instances of any age included.
         gc=GCPolicy(max_per_container=0, min_age=0.0),
     )
@@ -1373,7 +1402,11 @@ def _cmd_down(args: argparse.Namespace, console: _Console, factory: RuntimeFacto
         # a concurrent sync created between the observation and the stops).
         for attempt in range(2):
             observation = _observe(runtime, root_dir)
-            owned = _by_pod(pods, observation.containers)
+            owned = _by_pod(
+                pods,
+                observation.containers,
+                adopt_2014_containers=options.adopt_2014_containers,
+            )
             mine = [oc for found in owned.values() for oc in found]
             dirs = observation.pod_dirs & uids
             the_plan = plan(

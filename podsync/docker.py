@@ -319,9 +319,12 @@ class DockerRuntime:
     def list_containers(self) -> list[ObservedContainer]:
         """Every container on the engine, running and exited, in the engine's order.
 
-        One list call; in addition each exited container that podsync owns (it carries
-        ``LABEL_POD_UID``, or has a seed ``k8s_`` name) and that this runtime has not
-        seen exited before is inspected once, for its exact exit code and finish time.
+        One list call; in addition each exited container that a plan may own and that
+        this runtime has not seen exited before is inspected once, for its exact exit
+        code and finish time. "May own" is ``ownership`` with 2014 containers taken over:
+        the runtime does not know the plan's options, and reading the exit of a 2014
+        kubelet's container a plan then leaves alone changes nothing. A Kubernetes
+        node's container (``io.kubernetes.*`` labels) is never inspected.
         A container in state ``created`` (never started, or its start failed) has
         ``running=False`` and ``finished_at=None``; ``paused`` and ``restarting``
         containers run (Docker's ``State.Running`` is true for both).
@@ -336,7 +339,10 @@ class DockerRuntime:
         seen: dict[tuple[str, str], _Outcome] = {}
         for entry in listed:
             container = _observed_from_list(entry)
-            if str(entry.get("State", "")) in _FINISHED_STATES and ownership(container) is not None:
+            if (
+                str(entry.get("State", "")) in _FINISHED_STATES
+                and ownership(container, adopt_2014_containers=True) is not None
+            ):
                 # The cache key carries the Status text without its clock ("Exited
                 # (137)"), so a container someone restarted by hand and that exited
                 # differently is inspected again.

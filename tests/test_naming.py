@@ -7,7 +7,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from podsync import Container, ParsedName, container_name, parse_container_name, spec_hash
+from podsync import (
+    Container,
+    ParsedName,
+    container_name,
+    parse_2014_container_name,
+    parse_container_name,
+    spec_hash,
+)
 from tests.strategies import dns_labels, pod_full_names, pod_uids
 
 UID = "d1b925c9-444a-11e4-a576-42010af0a203"
@@ -235,3 +242,90 @@ def test_parse_container_name_never_raises(name):
     """Any text parses, to something or to the empty ParsedName."""
 
     assert isinstance(parse_container_name(name), ParsedName)
+
+
+# --- the exact 2014 format (what may be taken over without labels) --------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        (
+            "/k8s_bar.2a1b3c4d_foo.new.file_12345678_8a3c01f2",
+            ParsedName("foo.new.file", "12345678", "bar", 0x2A1B3C4D, "8a3c01f2"),
+        ),
+        (
+            f"k8s_net.0_web.default.etcd_{UID}_00000000",
+            ParsedName("web.default.etcd", UID, "net", 0, "00000000"),
+        ),
+    ],
+)
+def test_parse_2014_container_name_accepts_what_the_seed_wrote(name, expected):
+    """BuildDockerName's output: container.hash, name.namespace.source, uid, %08x."""
+    assert expected == parse_2014_container_name(name)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        # cri-dockerd / dockershim / Docker Desktop's Kubernetes: six fields.
+        f"k8s_POD_kube-apiserver-docker-desktop_kube-system_{UID}_0",
+        f"k8s_kube-apiserver_kube-apiserver-docker-desktop_kube-system_{UID}_1",
+        f"/k8s_coredns_coredns-5d78c9869d-x7k2p_kube-system_{UID}_3",
+        # No hash after the container name.
+        "k8s_bar_foo.new.file_12345678_8a3c01f2",
+        # A pod field of two parts (the Oct 2014 format) or four.
+        "k8s_bar.1_foo.new_12345678_8a3c01f2",
+        "k8s_bar.1_foo.new.file.x_12345678_8a3c01f2",
+        # An empty source (a missing annotation) or name.
+        "k8s_bar.1_foo.new._12345678_8a3c01f2",
+        "k8s_bar.1_.new.file_12345678_8a3c01f2",
+        # Four fields: no uid.
+        "k8s_bar.1_foo.new.file_8a3c01f2",
+        # A suffix that %08x cannot have written.
+        "k8s_bar.1_foo.new.file_12345678_42",
+        "k8s_bar.1_foo.new.file_12345678_8A3C01F2",
+        "k8s_bar.1_foo.new.file_12345678_8a3c01f2a",
+        # A hash that FormatUint(h, 16) of a 32-bit value cannot have written.
+        "k8s_bar.123456789_foo.new.file_12345678_8a3c01f2",
+        "k8s_bar.ABC_foo.new.file_12345678_8a3c01f2",
+        "k8s_bar._foo.new.file_12345678_8a3c01f2",
+        "k8s_bar.1.2_foo.new.file_12345678_8a3c01f2",
+        # Not DNS labels.
+        "k8s_Bar.1_foo.new.file_12345678_8a3c01f2",
+        "k8s_bar.1_foo.New.file_12345678_8a3c01f2",
+        "k8s_bar.1_foo.new.testSource_12345678_8a3c01f2",
+        # A uid podsync could not use.
+        "k8s_bar.1_foo.new.file_.._8a3c01f2",
+        # Not k8s_ at all.
+        "k8s--bar--foo--1234",
+        "nginx",
+        "",
+    ],
+)
+def test_parse_2014_container_name_refuses_anything_else(name):
+    """Anything that is not exactly the seed's format is not a 2014 kubelet's."""
+    assert parse_2014_container_name(name) is None
+
+
+@given(
+    container=dns_labels(max_size=63),
+    name_hash=st.integers(min_value=0, max_value=2**32 - 1),
+    full_name=pod_full_names(),
+    uid=pod_uids(),
+    attempt=st.integers(min_value=0, max_value=2**32 - 1),
+)
+def test_parse_2014_container_name_reads_every_name_podsync_writes(
+    container, name_hash, full_name, uid, attempt
+):
+    """podsync writes the seed's format, so the strict parser agrees with the seed's."""
+    name = container_name(container, name_hash, full_name, uid, attempt)
+
+    assert parse_container_name(name) == parse_2014_container_name("/" + name)
+
+
+@given(st.text())
+def test_parse_2014_container_name_never_raises(name):
+    parsed = parse_2014_container_name(name)
+
+    assert parsed is None or parsed == parse_container_name(name)

@@ -39,8 +39,11 @@ from podsync._plan import (
     Remove,
     RemovePodDir,
     Wait,
+    ownership,
     plan,
 )
+from podsync._labels import LABEL_POD_UID
+from tests.cri import cri_labels, cri_name
 from tests.engine_model import EngineModel
 
 NOW = 1_000_000.0
@@ -75,6 +78,10 @@ ALL_PRESENT = [
 ]
 
 
+#: What the tests of a 2014 kubelet's containers plan with: taking them over is opt-in.
+ADOPT = PlanOptions(adopt_2014_containers=True)
+
+
 def run(desired, observed=(), **kwargs) -> Plan:
     kwargs.setdefault("images", ALL_PRESENT)
     kwargs.setdefault("now", NOW)
@@ -107,11 +114,13 @@ def converge(desired, model: EngineModel, now: float = NOW, **kwargs) -> Plan:
 def test_sync_pods_does_nothing():
     """#3 TestSyncPodsDoesNothing: a running pod with a matching container is left alone."""
     observed = [
-        legacy("1234", "/k8s_bar.2a1b3c4d_foo.new.test_12345678_0"[1:]),
-        legacy("9876", "k8s_net_foo.new.test_12345678_0", image="registry.k8s.io/pause:3.10"),
+        legacy("1234", "/k8s_bar.2a1b3c4d_foo.new.test_12345678_00000000"[1:]),
+        legacy(
+            "9876", "k8s_net.0_foo.new.test_12345678_00000000", image="registry.k8s.io/pause:3.10"
+        ),
     ]
 
-    p = run([foo_pod()], observed)
+    p = run([foo_pod()], observed, options=ADOPT)
 
     assert [] == kinds(p)
     assert not p.has_changes
@@ -164,13 +173,15 @@ def test_sync_pods_creates_net_and_container_pulls_image():
 def test_sync_pods_with_net_creates_container():
     """#7 TestSyncPodsWithNetCreatesContainer: only net runs: bar is created in it."""
     observed = [
-        legacy("9876", "k8s_net_foo.new.test_12345678_0", image="registry.k8s.io/pause:3.10")
+        legacy(
+            "9876", "k8s_net.0_foo.new.test_12345678_00000000", image="registry.k8s.io/pause:3.10"
+        )
     ]
 
-    p = run([foo_pod()], observed)
+    p = run([foo_pod()], observed, options=ADOPT)
 
     assert [("Create", "bar")] == kinds(p)
-    assert "container:k8s_net_foo.new.test_12345678_0" == creates(p)[0].spec.network_mode
+    assert "container:k8s_net.0_foo.new.test_12345678_00000000" == creates(p)[0].spec.network_mode
 
 
 def test_sync_pods_with_net_creates_container_calls_handler():
@@ -178,10 +189,12 @@ def test_sync_pods_with_net_creates_container_calls_handler():
     hook = Handler(http_get=HTTPGetAction(host="foo", port=8080, path="bar"))
     pod = foo_pod(Container("bar", "busybox", lifecycle=Lifecycle(post_start=hook)))
     observed = [
-        legacy("9876", "k8s_net_foo.new.test_12345678_0", image="registry.k8s.io/pause:3.10")
+        legacy(
+            "9876", "k8s_net.0_foo.new.test_12345678_00000000", image="registry.k8s.io/pause:3.10"
+        )
     ]
 
-    p = run([pod], observed)
+    p = run([pod], observed, options=ADOPT)
 
     assert hook == creates(p)[0].spec.post_start
 
@@ -189,7 +202,9 @@ def test_sync_pods_with_net_creates_container_calls_handler():
 def test_sync_pods_deletes_with_no_net_container():
     """#9 TestSyncPodsDeletesWithNoNetContainer: bar runs without net: bar is stopped,
     net created, bar created again."""
-    p = run([foo_pod()], [legacy("1234", "k8s_bar_foo.new.test_12345678_0")])
+    p = run(
+        [foo_pod()], [legacy("1234", "k8s_bar.0_foo.new.test_12345678_00000000")], options=ADOPT
+    )
 
     assert [("Kill", "bar"), ("Create", "net"), ("Create", "bar")] == kinds(p)
     assert "1234" == p.actions[0].id
@@ -201,11 +216,11 @@ def test_sync_pods_deletes_when_sources_are_ready(ready):
     """#10 TestSyncPodsDeletesWhenSourcesAreReady: containers of pods that are not
     desired are stopped only once deletions are allowed."""
     observed = [
-        legacy("1234", "k8s_foo_bar.new.test_12345678_42"),
-        legacy("9876", "k8s_net_foo.new.test_12345678_42"),
+        legacy("1234", "k8s_foo.0_bar.new.test_12345678_00000042"),
+        legacy("9876", "k8s_net.0_foo.new.test_12345678_00000042"),
     ]
 
-    p = run([], observed, options=PlanOptions(allow_deletions=ready))
+    p = run([], observed, options=PlanOptions(adopt_2014_containers=True, allow_deletions=ready))
 
     expected = {"1234", "9876"} if ready else set()
     assert expected == {a.id for a in p.actions if isinstance(a, Kill)}
@@ -215,13 +230,17 @@ def test_sync_pods_deletes_when_container_source_ready():
     """#11 TestSyncPodsDeletesWhenContainerSourceReady (post-seed): only pods of a ready
     source are deleted."""
     observed = [
-        legacy("7492", "k8s_boo_bar.default.testSource_12345678_42"),
-        legacy("3542", "k8s_net_bar.default.testSource_12345678_42"),
-        legacy("1234", "k8s_foo_bar.default.otherSource_12345678_42"),
-        legacy("9876", "k8s_net_bar.default.otherSource_12345678_42"),
+        legacy("7492", "k8s_boo.0_bar.default.testsource_12345678_00000042"),
+        legacy("3542", "k8s_net.0_bar.default.testsource_12345678_00000042"),
+        legacy("1234", "k8s_foo.0_bar.default.othersource_12345678_00000042"),
+        legacy("9876", "k8s_net.0_bar.default.othersource_12345678_00000042"),
     ]
 
-    p = run([], observed, options=PlanOptions(ready_sources=frozenset({"testSource"})))
+    p = run(
+        [],
+        observed,
+        options=PlanOptions(adopt_2014_containers=True, ready_sources=frozenset({"testsource"})),
+    )
 
     assert {"7492", "3542"} == {a.id for a in p.actions if isinstance(a, Kill)}
 
@@ -230,12 +249,12 @@ def test_sync_pods_deletes():
     """#12 TestSyncPodsDeletes: owned containers of undesired pods are stopped; a
     foreign container named plain ``foo`` is untouched."""
     observed = [
-        legacy("1234", "k8s_foo_bar.new.test_12345678_42"),
-        legacy("9876", "k8s_net_foo.new.test_12345678_42"),
+        legacy("1234", "k8s_foo.0_bar.new.test_12345678_00000042"),
+        legacy("9876", "k8s_net.0_foo.new.test_12345678_00000042"),
         legacy("4567", "foo"),
     ]
 
-    p = run([], observed)
+    p = run([], observed, options=ADOPT)
 
     assert {"1234", "9876"} == {a.id for a in p.actions if isinstance(a, Kill)}
     assert "4567" not in {getattr(a, "id", "") for a in p.actions}
@@ -246,13 +265,13 @@ def test_sync_pod_deletes_duplicate():
     other pod's container untouched (podsync keeps the newest; the seed an arbitrary one)."""
     pod = Pod("bar", (Container("foo", "busybox"),), namespace="new", source="test", uid="12345678")
     observed = [
-        legacy("1234", "k8s_foo_bar.new.test_12345678_1111"),
-        legacy("9876", "k8s_net_bar.new.test_12345678_2222"),
-        legacy("4567", "k8s_foo_bar.new.test_12345678_3333"),
-        legacy("2304", "k8s_baz_fiz.new.test_6_42"),
+        legacy("1234", "k8s_foo.0_bar.new.test_12345678_00001111"),
+        legacy("9876", "k8s_net.0_bar.new.test_12345678_00002222"),
+        legacy("4567", "k8s_foo.0_bar.new.test_12345678_00003333"),
+        legacy("2304", "k8s_baz.0_fiz.new.test_6_00000042"),
     ]
 
-    p = run([pod], observed, options=PlanOptions(allow_deletions=False))
+    p = run([pod], observed, options=PlanOptions(adopt_2014_containers=True, allow_deletions=False))
 
     assert [("Kill", "foo")] == kinds(p)
     assert "1234" == p.actions[0].id
@@ -286,12 +305,16 @@ def test_sync_pod_bad_hash_replaces_only_that_container():
 def test_sync_pod_bad_hash_legacy_container():
     """#14 for a 2014 kubelet's container (hash 0x1234 in its name, no labels): its Go
     hash cannot be recomputed, so the image decides."""
-    net = legacy("9876", "k8s_net_foo.new.test_12345678_42", image="registry.k8s.io/pause:3.10")
-    same = legacy("1234", "k8s_bar.1234_foo.new.test_12345678_42", image="busybox")
+    net = legacy(
+        "9876", "k8s_net.0_foo.new.test_12345678_00000042", image="registry.k8s.io/pause:3.10"
+    )
+    same = legacy("1234", "k8s_bar.1234_foo.new.test_12345678_00000042", image="busybox")
     other = attrs.evolve(same, image="busybox:old")
 
-    assert [] == kinds(run([foo_pod()], [same, net]))
-    assert [("Kill", "bar"), ("Create", "bar")] == kinds(run([foo_pod()], [other, net]))
+    assert [] == kinds(run([foo_pod()], [same, net], options=ADOPT))
+    assert [("Kill", "bar"), ("Create", "bar")] == kinds(
+        run([foo_pod()], [other, net], options=ADOPT)
+    )
 
 
 def test_sync_pod_unhealthy():
@@ -301,11 +324,13 @@ def test_sync_pod_unhealthy():
         Container("bar", "busybox", liveness_probe=Probe(Handler(exec_command=("true",))))
     )
     observed = [
-        legacy("1234", "k8s_bar_foo.new.test_12345678_42", created=0.0),
-        legacy("9876", "k8s_net_foo.new.test_12345678_42", image="registry.k8s.io/pause:3.10"),
+        legacy("1234", "k8s_bar.0_foo.new.test_12345678_00000042", created=0.0),
+        legacy(
+            "9876", "k8s_net.0_foo.new.test_12345678_00000042", image="registry.k8s.io/pause:3.10"
+        ),
     ]
 
-    p = run([pod], observed, liveness={"1234": False})
+    p = run([pod], observed, liveness={"1234": False}, options=ADOPT)
 
     assert [("Kill", "bar"), ("Create", "bar")] == kinds(p)
     assert Reason.UNHEALTHY == p.actions[0].reason
@@ -315,13 +340,15 @@ def test_liveness_grace_period():
     """Seed healthy(): within initialDelaySeconds of creation a failed probe is ignored."""
     probe = Probe(Handler(exec_command=("true",)), initial_delay_seconds=30)
     pod = foo_pod(Container("bar", "busybox", liveness_probe=probe))
-    net = legacy("9876", "k8s_net_foo.new.test_12345678_42", image="registry.k8s.io/pause:3.10")
-    young = legacy("1234", "k8s_bar_foo.new.test_12345678_42", created=NOW - 29)
+    net = legacy(
+        "9876", "k8s_net.0_foo.new.test_12345678_00000042", image="registry.k8s.io/pause:3.10"
+    )
+    young = legacy("1234", "k8s_bar.0_foo.new.test_12345678_00000042", created=NOW - 29)
     old = attrs.evolve(young, created=NOW - 30)
 
-    assert [] == kinds(run([pod], [young, net], liveness={"1234": False}))
+    assert [] == kinds(run([pod], [young, net], liveness={"1234": False}, options=ADOPT))
     assert [("Kill", "bar"), ("Create", "bar")] == kinds(
-        run([pod], [old, net], liveness={"1234": False})
+        run([pod], [old, net], liveness={"1234": False}, options=ADOPT)
     )
 
 
@@ -330,9 +357,11 @@ def test_sync_pod_event_handler_fails():
     running it and stopping bar when it fails is the apply side's job."""
     hook = Handler(http_get=HTTPGetAction(host="does.no.exist", port=8080, path="bar"))
     pod = foo_pod(Container("bar", "busybox", lifecycle=Lifecycle(post_start=hook)))
-    net = legacy("9876", "k8s_net_foo.new.test_12345678_42", image="registry.k8s.io/pause:3.10")
+    net = legacy(
+        "9876", "k8s_net.0_foo.new.test_12345678_00000042", image="registry.k8s.io/pause:3.10"
+    )
 
-    p = run([pod], [net])
+    p = run([pod], [net], options=ADOPT)
 
     assert [("Create", "bar")] == kinds(p)
     assert hook == creates(p)[0].spec.post_start
@@ -373,7 +402,7 @@ def gc_instances(pod: Pod, created: dict[str, float], running: set[str]) -> list
     return [
         legacy(
             cid,
-            f"k8s_net_{pod.full_name}_{pod.uid}_{int(cid):08x}",
+            f"k8s_net.0_{pod.full_name}_{pod.uid}_{int(cid):08x}",
             image="registry.k8s.io/pause:3.10",
             running=cid in running,
             created=t,
@@ -384,7 +413,9 @@ def gc_instances(pod: Pod, created: dict[str, float], running: set[str]) -> list
 
 
 GC_POD = Pod("foo", (), namespace="new", source="test", uid="deadbeef")
-GC = PlanOptions(gc=GCPolicy(max_per_container=5, min_age=0), allow_deletions=False)
+GC = PlanOptions(
+    gc=GCPolicy(max_per_container=5, min_age=0), allow_deletions=False, adopt_2014_containers=True
+)
 
 
 @pytest.mark.parametrize(
@@ -407,7 +438,7 @@ def test_kubelet_garbage_collection(created, running, expected):
     oldest first; running ones are never removed."""
     pod = attrs.evolve(GC_POD, containers=(BAR,))
     observed = gc_instances(pod, created, running)
-    bar = legacy("99", "k8s_bar_foo.new.test_deadbeef_0", created=200.0)
+    bar = legacy("99", "k8s_bar.0_foo.new.test_deadbeef_00000000", created=200.0)
     net_running = [] if running else gc_instances(pod, {"98": 201.0}, {"98"})
 
     p = run([pod], [*observed, bar, *net_running], options=GC)
@@ -429,7 +460,7 @@ def test_kubelet_garbage_collection(created, running, expected):
 def test_purge_oldest(created, running, expected):
     """#26 TestPurgeOldest: keep the newest 5 dead instances, remove the rest."""
     pod = attrs.evolve(GC_POD, containers=(BAR,))
-    bar = legacy("99", "k8s_bar_foo.new.test_deadbeef_0", created=200.0)
+    bar = legacy("99", "k8s_bar.0_foo.new.test_deadbeef_00000000", created=200.0)
     net_running = [] if running else gc_instances(pod, {"98": 201.0}, {"98"})
 
     p = run([pod], [*gc_instances(pod, created, running), bar, *net_running], options=GC)
@@ -444,7 +475,7 @@ def test_min_age_keeps_young_exited_containers():
     """Seed minimumGCAge: an exited instance younger than min_age is never removed."""
     pod = attrs.evolve(GC_POD, containers=(BAR,))
     observed = gc_instances(pod, {str(n): NOW - 10 for n in range(1, 8)}, set())
-    bar = legacy("99", "k8s_bar_foo.new.test_deadbeef_0")
+    bar = legacy("99", "k8s_bar.0_foo.new.test_deadbeef_00000000")
     net = gc_instances(pod, {"98": NOW}, {"98"})
     options = PlanOptions(gc=GCPolicy(max_per_container=1, min_age=60))
 
@@ -709,6 +740,128 @@ def test_foreign_and_lookalike_containers_are_never_touched():
     p = run([], observed, options=PlanOptions(gc=GCPolicy(min_age=0), allow_deletions=True))
 
     assert [] == kinds(p)
+
+
+KUBE_UID = "3f1c2a9e-5b7d-4e0a-9c61-2d8f0b4a7e15"
+
+
+def kubernetes_node_containers() -> list[ObservedContainer]:
+    """What Docker Desktop's Kubernetes leaves on the engine for its API server: a
+    running sandbox, a running app container and an exited earlier attempt."""
+    pod, ns = "kube-apiserver-docker-desktop", "kube-system"
+    return [
+        ObservedContainer(
+            "sandbox",
+            cri_name("POD", pod, ns, KUBE_UID, 0),
+            image="registry.k8s.io/pause:3.9",
+            labels=cri_labels("POD", pod, ns, KUBE_UID),
+            created=NOW - 3600,
+            running=True,
+        ),
+        ObservedContainer(
+            "apiserver",
+            cri_name("kube-apiserver", pod, ns, KUBE_UID, 1),
+            image="registry.k8s.io/kube-apiserver:v1.29.2",
+            labels=cri_labels("kube-apiserver", pod, ns, KUBE_UID, sandbox_id="sandbox"),
+            created=NOW - 3000,
+            running=True,
+        ),
+        ObservedContainer(
+            "apiserver-old",
+            cri_name("kube-apiserver", pod, ns, KUBE_UID, 0),
+            image="registry.k8s.io/kube-apiserver:v1.29.2",
+            labels=cri_labels("kube-apiserver", pod, ns, KUBE_UID, sandbox_id="sandbox"),
+            created=NOW - 3500,
+            running=False,
+            exit_code=137,
+            finished_at=NOW - 3100,
+        ),
+    ]
+
+
+@pytest.mark.parametrize("adopt", [False, True], ids=["default", "adopting"])
+def test_kubernetes_node_containers_are_never_touched(adopt):
+    """A host that runs Kubernetes on Docker survives a plan with deletions allowed and
+    the most eager GC: containers named ``k8s_<c>_<pod>_<ns>_<uid>_<n>`` and labelled
+    ``io.kubernetes.*`` are not podsync's, whatever the options."""
+    options = PlanOptions(
+        allow_deletions=True,
+        adopt_2014_containers=adopt,
+        gc=GCPolicy(max_per_container=0, min_age=0, max_total=0),
+    )
+
+    p = run([foo_pod()], kubernetes_node_containers(), options=options)
+
+    assert {"new/foo"} == {pod_plan.pod for pod_plan in p.pods}
+    assert [("Create", "net"), ("Create", "bar")] == kinds(p)
+
+
+def test_an_io_kubernetes_label_makes_any_container_foreign():
+    """A container with an ``io.kubernetes.`` label is never podsync's, even with a name
+    in the seed's exact format, or podsync's own uid label."""
+    seed_name = "k8s_bar.2a1b3c4d_foo.new.test_12345678_8a3c01f2"
+    observed = [
+        legacy("k1", seed_name, labels={"io.kubernetes.pod.name": "foo"}),
+        legacy(
+            "k2",
+            "whatever",
+            labels={"io.kubernetes.container.name": "bar", LABEL_POD_UID: "12345678"},
+        ),
+    ]
+    options = PlanOptions(adopt_2014_containers=True, gc=GCPolicy(min_age=0, max_total=0))
+
+    assert [] == kinds(run([], observed, options=options))
+    assert ownership(observed[0], adopt_2014_containers=True) is None
+    assert ownership(observed[1], adopt_2014_containers=True) is None
+
+
+def test_2014_containers_are_taken_over_only_when_asked():
+    """An unlabelled container in the seed's exact format is a 2014 kubelet's; podsync
+    takes it over only with ``adopt_2014_containers``. By default it is foreign: a
+    desired pod of the same uid and full name gets its own containers beside it."""
+    observed = [
+        legacy("1234", "k8s_bar.2a1b3c4d_foo.new.test_12345678_8a3c01f2"),
+        legacy(
+            "9876",
+            "k8s_net.5f03e1a2_foo.new.test_12345678_0c1d2e3f",
+            image="registry.k8s.io/pause:3.10",
+        ),
+        legacy("5555", "k8s_old.1_gone.new.test_87654321_00000001"),
+    ]
+
+    default = run([foo_pod()], observed)
+    adopting = run([foo_pod()], observed, options=PlanOptions(adopt_2014_containers=True))
+
+    assert [("Create", "net"), ("Create", "bar")] == kinds(default)
+    assert ownership(observed[0]) is None
+    assert [("Kill", "old")] == kinds(adopting)
+    assert "k8s_old.1_gone.new.test_87654321_00000001" == adopting.actions[0].name
+    owner = ownership(observed[0], adopt_2014_containers=True)
+    assert owner is not None
+    assert ("12345678", "foo.new.test", "new/foo", "bar") == (
+        owner.pod_uid,
+        owner.pod_full_name,
+        owner.pod_key,
+        owner.container,
+    )
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "k8s_bar_foo.new.test_12345678_8a3c01f2",  # no hash
+        "k8s_bar.1_foo.new_12345678_8a3c01f2",  # a two-part pod field
+        "k8s_bar.1_foo.new.test_12345678_42",  # not the seed's %08x suffix
+        "k8s_bar.1_foo.new.test_8a3c01f2",  # no uid
+        f"k8s_bar_foo_new_{KUBE_UID}_0",  # cri-dockerd's, without its labels
+    ],
+)
+def test_near_2014_names_are_foreign_even_when_adopting(name):
+    """Only the exact format is taken over: anything near it is someone else's."""
+    options = PlanOptions(adopt_2014_containers=True, gc=GCPolicy(min_age=0, max_total=0))
+    observed = [legacy("x", name), legacy("y", name + "0", running=False, finished_at=0.0)]
+
+    assert [] == kinds(run([], observed, options=options))
 
 
 def test_cluster_dns_goes_on_the_network_container():

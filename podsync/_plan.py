@@ -934,13 +934,24 @@ class _Decision:
 class _PodPlanner:
     """Plans one admitted pod (seed syncPod)."""
 
-    def __init__(self, pod: Pod, instances: list[_Instance], ctx: _Context) -> None:
+    def __init__(
+        self,
+        pod: Pod,
+        instances: list[_Instance],
+        ctx: _Context,
+        foreign: Sequence[_Instance] = (),
+    ) -> None:
         self.pod = pod
         self.ctx = ctx
         self.key = pod.key
         self.by_name: dict[str, list[_Instance]] = {}
         for instance in instances:
             self.by_name.setdefault(instance.container, []).append(instance)
+        # A 2014 kubelet's containers of this pod that are not taken over: never acted
+        # on, but their names are taken, so new attempts are numbered past theirs.
+        self.reserved: dict[str, list[_Instance]] = {}
+        for instance in foreign:
+            self.reserved.setdefault(instance.container, []).append(instance)
         for name, group in self.by_name.items():
             if len(group) > 1:
                 self.by_name[name] = _newest_first(group)
@@ -1032,7 +1043,7 @@ class _PodPlanner:
 
     def _app_spec(self, c: Container, net_name: str, digest: SpecHash, restarts: int) -> CreateSpec:
         pod, options = self.pod, self.ctx.options
-        attempt = _next_attempt(self.by_name.get(c.name, ()))
+        attempt = _next_attempt([*self.by_name.get(c.name, ()), *self.reserved.get(c.name, ())])
         name = container_name(c.name, digest.name_hash, pod.full_name, pod.uid, attempt)
         host_paths = volume_host_paths(pod, options.root_dir)
         mounted = [m.name for m in c.volume_mounts]
@@ -1233,7 +1244,7 @@ class _PodPlanner:
             for old in running_nets:
                 self._kill(old, rebuild[0], rebuild[1], None)
             if net_needed:
-                attempt = _next_attempt(nets)
+                attempt = _next_attempt([*nets, *self.reserved.get(NETWORK_CONTAINER, ())])
                 net_name = container_name(
                     NETWORK_CONTAINER, net_digest.name_hash, pod.full_name, pod.uid, attempt
                 )
@@ -1635,7 +1646,8 @@ def _plan(
         identity = (pod.uid, pod.full_name)
         instances = list(by_identity.get(identity, ()))
         owner[identity] = identity
-        groups[identity] = (pod.key, _PodPlanner(pod, instances, ctx).plan())
+        planner = _PodPlanner(pod, instances, ctx, not_adopted.get(identity, ()))
+        groups[identity] = (pod.key, planner.plan())
 
     # Pods that are not desired, only when deletions are allowed. Rejected pods are left
     # alone: they were not admitted, but nobody asked for them to go away either. An

@@ -1054,18 +1054,13 @@ def _by_pod(
     *,
     adopt_2014_containers: bool = False,
 ) -> dict[str, list[ObservedContainer]]:
-    """The observed containers of each pod, by pod uid, by the planner's ``ownership``
-    rule (a container belongs to a pod when uid and full name match); other containers
-    are left out."""
-    by_identity = {(p.uid, p.full_name): p for p in pods}
+    """The observed containers of each pod, by pod uid: those the planner's
+    ``ownership`` rule gives to the pod's uid; other containers are left out."""
     found: dict[str, list[ObservedContainer]] = {p.uid: [] for p in pods}
     for oc in containers:
         owner = ownership(oc, adopt_2014_containers=adopt_2014_containers)
-        if owner is None:
-            continue
-        pod = by_identity.get((owner.pod_uid, owner.pod_full_name))
-        if pod is not None:
-            found[pod.uid].append(oc)
+        if owner is not None and owner.pod_uid in found:
+            found[owner.pod_uid].append(oc)
     return found
 
 

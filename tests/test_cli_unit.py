@@ -26,6 +26,7 @@ import podsync
 from podsync import cli
 from podsync._labels import LABEL_POD_UID
 from podsync.testing import MUTATING_CALL_NAMES, FakeRuntime
+from tests.cri import cri_labels, cri_name
 
 IMAGE = "app:1"
 PAUSE = "pause:1"
@@ -666,15 +667,15 @@ def test_down_removes_only_the_described_pods(
     run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path
 ) -> None:
     """down stops and removes every container of the described pods - running,
-    exited, and a 2014 kubelet's k8s_ container of the same pod - and tears down their
-    directories; other pods and foreign containers stay."""
+    exited, and with --adopt-2014-containers a 2014 kubelet's k8s_ container of the
+    same pod - and tears down their directories; other pods and foreign containers
+    stay."""
     web = write(tmp_path, "web.yaml", pod_yaml("web"))
     other = write(tmp_path, "other.yaml", pod_yaml("other"))
     run("apply", web, other, runtime=fake)
     (uid,) = [p.uid for p in podsync.load_pods([web])]
-    fake.add_container(
-        podsync.ObservedContainer("old1", f"k8s_app.1234_web.default.file_{uid}_1", created=1.0)
-    )
+    seed_name = f"k8s_app.1234_web.default.file_{uid}_00000001"
+    fake.add_container(podsync.ObservedContainer("old1", seed_name, created=1.0))
     fake.add_container(
         podsync.ObservedContainer("legacy", "k8s_app_web.default.file_", created=1.0)
     )
@@ -688,10 +689,98 @@ def test_down_removes_only_the_described_pods(
     assert 0 == result.code
     assert {"other"} == running_pods(fake)
     remaining = {c.name for c in fake.containers}
-    assert "foreign" in remaining
-    assert not any("_web." in name for name in remaining)
+    assert {"foreign", seed_name, "k8s_app_web.default.file_"} < remaining
+    assert not any(name.endswith("_00000000") and "_web." in name for name in remaining)
     assert not pod_dir.exists()
     assert "Down complete!" in result.out
+
+    adopting = run("down", "--adopt-2014-containers", web, runtime=fake)
+
+    assert 0 == adopting.code
+    remaining = {c.name for c in fake.containers}
+    assert seed_name not in remaining
+    assert {"foreign", "k8s_app_web.default.file_"} < remaining
+
+
+def kubernetes_node(fake: FakeRuntime) -> dict[str, podsync.ObservedContainer]:
+    """Put what Docker Desktop's Kubernetes runs for its API server on the fake engine:
+    a running sandbox, the running app container and an exited earlier attempt."""
+    uid, pod, ns = (
+        "6b0d7f3c-1e2a-4c5b-8d9e-0f1a2b3c4d5e",
+        "kube-apiserver-docker-desktop",
+        "kube-system",
+    )
+    containers = {
+        "sandbox": podsync.ObservedContainer(
+            "sandbox",
+            cri_name("POD", pod, ns, uid, 0),
+            image="registry.k8s.io/pause:3.9",
+            labels=cri_labels("POD", pod, ns, uid),
+            created=1.0,
+            running=True,
+        ),
+        "app": podsync.ObservedContainer(
+            "app",
+            cri_name("kube-apiserver", pod, ns, uid, 1),
+            image="registry.k8s.io/kube-apiserver:v1.29.2",
+            labels=cri_labels("kube-apiserver", pod, ns, uid, sandbox_id="sandbox"),
+            created=3.0,
+            running=True,
+        ),
+        "exited": podsync.ObservedContainer(
+            "exited",
+            cri_name("kube-apiserver", pod, ns, uid, 0),
+            image="registry.k8s.io/kube-apiserver:v1.29.2",
+            labels=cri_labels("kube-apiserver", pod, ns, uid, sandbox_id="sandbox"),
+            created=2.0,
+            exit_code=137,
+            finished_at=2.5,
+        ),
+    }
+    for container in containers.values():
+        fake.add_container(container)
+    return containers
+
+
+@pytest.mark.parametrize("adopt", [(), ("--adopt-2014-containers",)], ids=["default", "adopting"])
+def test_a_kubernetes_node_survives_apply_and_down(
+    run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path, adopt: tuple[str, ...]
+) -> None:
+    """On a host that runs Kubernetes on Docker, apply (deletions on by default), apply
+    of other pods, eager GC and down never touch the node's k8s_ containers."""
+    node = kubernetes_node(fake)
+    web = write(tmp_path, "web.yaml", pod_yaml("web"))
+    gc = ("--min-age", "0", "--max-per-container", "0", "--max-total", "0")
+
+    for argv in (
+        ("apply", *adopt, *gc, web),
+        ("apply", *adopt, *gc, web),
+        ("apply", *adopt, *gc, write(tmp_path, "other.yaml", pod_yaml("other"))),
+        ("down", *adopt, web),
+    ):
+        assert 0 == run(*argv, runtime=fake).code, argv
+
+    assert all(cid not in call.args for call in fake.calls for cid in node), fake.calls
+    assert node == {cid: fake.container(cid) for cid in node}
+
+
+def test_apply_takes_over_2014_containers_only_when_asked(
+    run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path
+) -> None:
+    """A pod a 2014 kubelet ran, no longer described: apply leaves it alone unless
+    --adopt-2014-containers is given, and then stops it as any pod that left."""
+    name = "k8s_app.2a1b3c4d_old.default.file_1f0e2d3c-aaaa-bbbb-cccc-000000000001_8a3c01f2"
+    fake.add_container(podsync.ObservedContainer("seed", name, image=IMAGE, running=True))
+    web = write(tmp_path, "web.yaml", pod_yaml("web"))
+
+    assert 0 == run("apply", web, runtime=fake).code
+    assert fake.container("seed").running
+
+    result = run("apply", "--adopt-2014-containers", web, runtime=fake)
+
+    assert 0 == result.code
+    assert not fake.container("seed").running
+    assert f"stop default/old/app ({name}): pod is no longer desired" in result.out
 
 
 def test_down_with_nothing_on_the_engine(
@@ -709,23 +798,30 @@ def test_down_with_nothing_on_the_engine(
 
 
 def test_down_selection_by_identity() -> None:
-    """A container belongs to a described pod by its uid label, or, for a 2014
-    kubelet's container, by its full name (a blank uid matching any)."""
+    """A container belongs to a described pod by the planner's ownership rule: its uid
+    label, or - only when taking them over - a 2014 kubelet's exact name with the pod's
+    uid; never with an io.kubernetes label."""
     pod = podsync.Pod("web", (podsync.Container("app", IMAGE),), source="file")
     other_uid = "0" * 8
     containers = [
         podsync.ObservedContainer("1", "x", labels={LABEL_POD_UID: pod.uid}),
         podsync.ObservedContainer("2", "y", labels={LABEL_POD_UID: other_uid}),
-        podsync.ObservedContainer("3", f"k8s_app.1_{pod.full_name}_{pod.uid}_0"),
-        podsync.ObservedContainer("4", f"k8s_app.1_{pod.full_name}_{other_uid}_0"),
-        podsync.ObservedContainer("5", f"k8s_app.1_{pod.full_name}_0"),
-        podsync.ObservedContainer("6", "k8s_app.1_web.default.http_0"),
+        podsync.ObservedContainer("3", f"k8s_app.1_{pod.full_name}_{pod.uid}_00000000"),
+        podsync.ObservedContainer("4", f"k8s_app.1_{pod.full_name}_{other_uid}_00000000"),
+        podsync.ObservedContainer("5", f"k8s_app.1_{pod.full_name}_00000000"),
+        podsync.ObservedContainer("6", f"k8s_app.1_{pod.full_name}_{pod.uid}_0"),
         podsync.ObservedContainer("7", "web"),
+        podsync.ObservedContainer(
+            "8", "z", labels={LABEL_POD_UID: pod.uid, "io.kubernetes.pod.uid": pod.uid}
+        ),
+        podsync.ObservedContainer("9", f"k8s_app_web_default_{pod.uid}_0"),
     ]
 
     found = cli._by_pod([pod], containers)
+    adopting = cli._by_pod([pod], containers, adopt_2014_containers=True)
 
-    assert ["1", "3", "5"] == [oc.id for oc in found[pod.uid]]
+    assert ["1"] == [oc.id for oc in found[pod.uid]]
+    assert ["1", "3"] == [oc.id for oc in adopting[pod.uid]]
 
 
 # --- --wait ----------------------------------------------------------------------------

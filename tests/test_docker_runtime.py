@@ -14,14 +14,15 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import docker
 import pytest
 
 from podsync._labels import LABEL_CONTAINER, LABEL_POD_UID
 from podsync._models import ObservedContainer, ObservedImage
-from podsync._plan import CreateSpec, ownership
+from podsync._plan import CreateSpec
 from podsync._runtime import ExecResult, Runtime
 from podsync.docker import (
     DockerRuntime,
@@ -571,19 +572,61 @@ def test__observed_from_list() -> None:
     ) == _observed_from_list(entry)
 
 
+SEED_NAME = "k8s_web.1_pod.default.api_uid_00000001"
+CRI_NAME = "k8s_POD_kube-apiserver-docker-desktop_kube-system_uid_0"
+
+
 @pytest.mark.parametrize(
     ("name", "labels", "expected"),
     [
         ("anything", {LABEL_POD_UID: "u"}, True),
-        ("k8s_web.1_pod.default.api_uid_1", {}, True),  # left by a 2014 kubelet
+        (SEED_NAME, {}, True),  # left by a 2014 kubelet: a plan may take it over
+        ("k8s_web.1_pod.default.api_uid_1", {}, False),  # not what the seed wrote
         ("k8s_web", {}, False),  # no pod full name
         ("web", {}, False),
+        (CRI_NAME, {}, False),  # cri-dockerd's name
+        (CRI_NAME, {"io.kubernetes.docker.type": "podsandbox"}, False),
+        (SEED_NAME, {"io.kubernetes.pod.uid": "uid"}, False),
+        ("anything", {LABEL_POD_UID: "u", "io.kubernetes.pod.uid": "u"}, False),
     ],
 )
-def test_ownership(name: str, labels: dict[str, str], expected: bool) -> None:
-    """Ownership (which exited containers the runtime inspects) is the planner's: the
-    uid label, or a full seed name."""
-    assert expected == (ownership(ObservedContainer(id="x", name=name, labels=labels)) is not None)
+def test_inspected_containers_follow_the_ownership_rule(
+    name: str, labels: dict[str, str], expected: bool
+) -> None:
+    """list_containers inspects an exited container when the planner's ownership rule,
+    with 2014 containers taken over, gives it to podsync (a plan may take it over; the
+    runtime does not know the plan's options) - never a Kubernetes node's."""
+
+    class API:
+        base_url = "unix:///stub.sock"
+
+        def __init__(self) -> None:
+            self.inspected: list[str] = []
+
+        def containers(self, all: bool) -> list[dict[str, Any]]:
+            return [
+                {
+                    "Id": "x",
+                    "Names": [f"/{name}"],
+                    "Image": "busybox",
+                    "Labels": labels,
+                    "Created": 1,
+                    "State": "exited",
+                    "Status": "Exited (3) 2 seconds ago",
+                }
+            ]
+
+        def inspect_container(self, container: str) -> dict[str, Any]:
+            self.inspected.append(container)
+            return {"State": {"ExitCode": 3, "FinishedAt": "2024-01-01T00:00:00Z"}}
+
+    api = API()
+    runtime = DockerRuntime(client=cast(docker.DockerClient, SimpleNamespace(api=api)))
+
+    (listed,) = runtime.list_containers()
+
+    assert (["x"] if expected else []) == api.inspected
+    assert expected == (listed.finished_at is not None)
 
 
 def test__image_from_list() -> None:

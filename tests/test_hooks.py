@@ -42,8 +42,9 @@ from podsync.testing import FakeRuntime
 NOW = 1_000_000.0
 PAUSE = "registry.k8s.io/pause:3.10"
 LOOPBACK = "127.0.0.1"
+# A 2014 kubelet's network container: taken over only with adopt_2014_containers.
 LEGACY_NET = ObservedContainer(
-    "9876", "k8s_net_foo.new.test_12345678_0", image=PAUSE, running=True, created=NOW - 100
+    "9876", "k8s_net.0_foo.new.test_12345678_00000000", image=PAUSE, running=True, created=NOW - 100
 )
 
 
@@ -107,8 +108,11 @@ def foo_pod(*containers: Container) -> Pod:
     return Pod("foo", containers, namespace="new", source="test", uid="12345678")
 
 
-def run(desired: Sequence[Pod], rt: FakeRuntime, tmp_path: Path, **kwargs: Any) -> Any:
-    return sync(desired, rt, options=PlanOptions(root_dir=str(tmp_path)), now=NOW, **kwargs)
+def run(
+    desired: Sequence[Pod], rt: FakeRuntime, tmp_path: Path, *, adopt: bool = False, **kwargs: Any
+) -> Any:
+    options = PlanOptions(root_dir=str(tmp_path), adopt_2014_containers=adopt)
+    return sync(desired, rt, options=options, now=NOW, **kwargs)
 
 
 def http(port: int | str, path: str = "", host: str = LOOPBACK, scheme: str = "HTTP") -> Handler:
@@ -249,7 +253,7 @@ def test_sync_pods_with_net_creates_container_calls_handler(server, tmp_path):
     )
     rt = engine(containers=[LEGACY_NET])
 
-    result = run([pod], rt, tmp_path)
+    result = run([pod], rt, tmp_path, adopt=True)
 
     assert ["list", "list_images", "create", "start"] == rt.call_names()
     assert ["/bar"] == server.paths
@@ -264,7 +268,7 @@ def test_sync_pod_event_handler_fails(tmp_path):
     rt = engine(containers=[LEGACY_NET])
     events: list[Event] = []
 
-    result = run([pod], rt, tmp_path, on_event=events.append)
+    result = run([pod], rt, tmp_path, adopt=True, on_event=events.append)
 
     assert ["list", "list_images", "create", "start", "stop"] == rt.call_names()
     created = rt.calls[3].args[0]
@@ -289,7 +293,7 @@ def test_exec_post_start(tmp_path, exit_code, ok):
     rt = engine(containers=[LEGACY_NET])
     rt.set_exec_result(["/bin/setup", "--fast"], exit_code, b"oops")
 
-    result = run([pod], rt, tmp_path)
+    result = run([pod], rt, tmp_path, adopt=True)
 
     expected = ["create", "start", "exec"] + ([] if ok else ["stop"])
     assert expected == rt.call_names()[2:]
@@ -313,7 +317,7 @@ def test_post_start_named_port_through_sync(server, tmp_path):
     )
     rt = engine(containers=[LEGACY_NET])
 
-    result = run([foo_pod(container)], rt, tmp_path)
+    result = run([foo_pod(container)], rt, tmp_path, adopt=True)
 
     assert ["/ok"] == server.paths
     assert result.ok
@@ -585,3 +589,27 @@ def test_only_desired_running_containers_are_probed(tmp_path):
     rt.exit(bar, 1)
     assert {} == probe_liveness([pod], rt.containers, rt, now=NOW)
     assert [] == rt.calls
+
+
+def test_probe_liveness_follows_the_ownership_rule(tmp_path):
+    """Probes exec in containers, so they reach only the containers the plan owns: a
+    2014 kubelet's container only when it is taken over, a Kubernetes node's never."""
+    pod = probed_pod(Handler(exec_command=("check",)))
+    legacy_bar = ObservedContainer(
+        "1234", "k8s_bar.0_foo.new.test_12345678_00000000", running=True, created=NOW - 100
+    )
+    node_bar = ObservedContainer(
+        "5678",
+        "k8s_bar.0_foo.new.test_12345678_00000001",
+        labels={"io.kubernetes.pod.uid": "12345678"},
+        running=True,
+        created=NOW - 100,
+    )
+    rt = engine(containers=[LEGACY_NET, legacy_bar, node_bar])
+
+    assert {} == probe_liveness([pod], rt.containers, rt, now=NOW)
+    assert [] == rt.call_names()
+    assert {"1234": True} == probe_liveness(
+        [pod], rt.containers, rt, now=NOW, adopt_2014_containers=True
+    )
+    assert ["exec"] == rt.call_names()

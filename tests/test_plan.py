@@ -29,6 +29,7 @@ from podsync import (
     Volume,
     VolumeMount,
 )
+from podsync._labels import LABEL_POD_UID
 from podsync._plan import (
     Create,
     GCPolicy,
@@ -42,7 +43,6 @@ from podsync._plan import (
     ownership,
     plan,
 )
-from podsync._labels import LABEL_POD_UID
 from tests.cri import cri_labels, cri_name
 from tests.engine_model import EngineModel
 
@@ -844,6 +844,19 @@ def test_2014_containers_are_taken_over_only_when_asked():
         owner.pod_key,
         owner.container,
     )
+
+
+def test_names_of_2014_containers_left_alone_are_not_reused():
+    """A 2014 kubelet's container that is not taken over keeps its name: podsync numbers
+    its own attempt past it (Docker refuses a second container of one name)."""
+    first = {c.container: c.spec.name for c in creates(run([foo_pod()]))}
+    observed = [legacy(f"old-{c}", name) for c, name in first.items()]
+
+    again = {c.container: c.spec.name for c in creates(run([foo_pod()], observed))}
+
+    assert ["net", "bar"] == list(again)
+    assert not set(again.values()) & set(first.values())
+    assert all(name.endswith("_00000001") for name in again.values())
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,7 @@ from podsync import ObservedContainer, Pod, container_name
 from podsync._labels import LABEL_ATTEMPT, LABEL_SPEC, LABEL_SPEC_HASH
 from podsync._plan import GCPolicy, Kill, PlanOptions, Remove, Wait, plan
 from podsync._plan_json import plan_from_json, plan_to_json
+from tests.cri import cri_labels, cri_name
 from tests.engine_model import EngineModel
 from tests.strategies import dns_labels, pods
 
@@ -56,6 +57,7 @@ def worlds(draw: st.DrawFn) -> tuple[list[Pod], EngineModel, float, dict[str, bo
     options = PlanOptions(
         allow_privileged=draw(st.booleans()),
         allow_deletions=draw(st.booleans()),
+        adopt_2014_containers=draw(st.booleans()),
         gc=GCPolicy(
             max_per_container=draw(st.sampled_from([None, 0, 1, 5])),
             min_age=draw(st.sampled_from([0.0, 60.0])),
@@ -107,6 +109,21 @@ def worlds(draw: st.DrawFn) -> tuple[list[Pod], EngineModel, float, dict[str, bo
                 finished_at=None,
             )
         )
+    # What a Kubernetes node's runtime (cri-dockerd) runs: never podsync's.
+    if draw(st.booleans()):
+        uid = "0f9e8d7c-6b5a-4c3d-2e1f-000000000000"
+        for n, kind in enumerate(("POD", "app")):
+            model.add(
+                ObservedContainer(
+                    id=f"foreign-k8s{n}",
+                    name=cri_name(kind, "kube-proxy-x", "kube-system", uid, 0),
+                    image="registry.k8s.io/kube-proxy:v1.29.2",
+                    labels=cri_labels(kind, "kube-proxy-x", "kube-system", uid),
+                    running=draw(st.booleans()),
+                    created=T0 - 5000,
+                    finished_at=None,
+                )
+            )
     # A container a 2014 kubelet left behind, for one desired pod.
     if desired and draw(st.booleans()):
         pod = desired[0]

@@ -70,7 +70,7 @@ def legacy(cid: str, name: str, *, image: str = "busybox", **kwargs: Any) -> Obs
     return ObservedContainer(id=cid, name=name, image=image, **kwargs)
 
 
-LEGACY_NET = legacy("9876", "k8s_net_foo.new.test_12345678_0", image=PAUSE)
+LEGACY_NET = legacy("9876", "k8s_net.0_foo.new.test_12345678_00000000", image=PAUSE)
 
 
 def engine(
@@ -106,9 +106,9 @@ def stopped(rt: FakeRuntime) -> set[str]:
 def test_sync_pods_does_nothing(root):
     """#3 TestSyncPodsDoesNothing: a pod whose containers run unchanged costs one list
     call and nothing else (images are listed only when something is to be created)."""
-    rt = engine(legacy("1234", "k8s_bar.2a1b3c4d_foo.new.test_12345678_0"), LEGACY_NET)
+    rt = engine(legacy("1234", "k8s_bar.2a1b3c4d_foo.new.test_12345678_00000000"), LEGACY_NET)
 
-    result = run([foo_pod()], rt, root)
+    result = run([foo_pod()], rt, root, adopt_2014_containers=True)
 
     assert ["list"] == rt.call_names()
     assert result.ok
@@ -164,19 +164,19 @@ def test_sync_pods_with_net_creates_container(root):
     """#7 TestSyncPodsWithNetCreatesContainer: net runs: only bar is created, in it."""
     rt = engine(LEGACY_NET)
 
-    run([foo_pod()], rt, root)
+    run([foo_pod()], rt, root, adopt_2014_containers=True)
 
     assert ["list", "list_images", "create", "start"] == rt.call_names()
     bar = rt.calls[2].args[0]
-    assert "container:k8s_net_foo.new.test_12345678_0" == bar.network_mode
+    assert "container:k8s_net.0_foo.new.test_12345678_00000000" == bar.network_mode
 
 
 def test_sync_pods_deletes_with_no_net_container(root):
     """#9 TestSyncPodsDeletesWithNoNetContainer: bar runs without net: stop bar, create
     and start net, create and start bar."""
-    rt = engine(legacy("1234", "k8s_bar_foo.new.test_12345678_0"))
+    rt = engine(legacy("1234", "k8s_bar.0_foo.new.test_12345678_00000000"))
 
-    run([foo_pod()], rt, root)
+    run([foo_pod()], rt, root, adopt_2014_containers=True)
 
     assert ["list", "list_images", "stop", "create", "start", "create", "start"] == (
         rt.call_names()
@@ -195,11 +195,11 @@ def test_sync_pods_deletes_when_sources_are_ready(root, ready, expected_calls):
     """#10 TestSyncPodsDeletesWhenSourcesAreReady: containers of undesired pods are
     stopped only once deletions are allowed."""
     rt = engine(
-        legacy("1234", "k8s_foo_bar.new.test_12345678_42"),
-        legacy("9876", "k8s_net_foo.new.test_12345678_42"),
+        legacy("1234", "k8s_foo.0_bar.new.test_12345678_00000042"),
+        legacy("9876", "k8s_net.0_foo.new.test_12345678_00000042"),
     )
 
-    run([], rt, root, allow_deletions=ready)
+    run([], rt, root, allow_deletions=ready, adopt_2014_containers=True)
 
     assert expected_calls == rt.call_names()
     assert ({"1234", "9876"} if ready else set()) == stopped(rt)
@@ -209,13 +209,13 @@ def test_sync_pods_deletes_when_container_source_ready(root):
     """#11 TestSyncPodsDeletesWhenContainerSourceReady (post-seed): only the pods of the
     ready source are stopped."""
     rt = engine(
-        legacy("7492", "k8s_boo_bar.default.testSource_12345678_42"),
-        legacy("3542", "k8s_net_bar.default.testSource_12345678_42"),
-        legacy("1234", "k8s_foo_bar.default.otherSource_12345678_42"),
-        legacy("9876", "k8s_net_bar.default.otherSource_12345678_42"),
+        legacy("7492", "k8s_boo.0_bar.default.testsource_12345678_00000042"),
+        legacy("3542", "k8s_net.0_bar.default.testsource_12345678_00000042"),
+        legacy("1234", "k8s_foo.0_bar.default.othersource_12345678_00000042"),
+        legacy("9876", "k8s_net.0_bar.default.othersource_12345678_00000042"),
     )
 
-    run([], rt, root, ready_sources=frozenset({"testSource"}))
+    run([], rt, root, ready_sources=frozenset({"testsource"}), adopt_2014_containers=True)
 
     assert ["list", "stop", "stop"] == rt.call_names()
     assert {"7492", "3542"} == stopped(rt)
@@ -225,12 +225,12 @@ def test_sync_pods_deletes(root):
     """#12 TestSyncPodsDeletes: owned containers of undesired pods are stopped; the
     foreign container named foo is untouched."""
     rt = engine(
-        legacy("1234", "k8s_foo_bar.new.test_12345678_42"),
-        legacy("9876", "k8s_net_foo.new.test_12345678_42"),
+        legacy("1234", "k8s_foo.0_bar.new.test_12345678_00000042"),
+        legacy("9876", "k8s_net.0_foo.new.test_12345678_00000042"),
         legacy("4567", "foo"),
     )
 
-    run([], rt, root)
+    run([], rt, root, adopt_2014_containers=True)
 
     assert ["list", "stop", "stop"] == rt.call_names()
     assert {"1234", "9876"} == stopped(rt)
@@ -242,13 +242,13 @@ def test_sync_pod_deletes_duplicate(root):
     other pod's container is untouched."""
     pod = Pod("bar", (Container("foo", "busybox"),), namespace="new", source="test", uid="12345678")
     rt = engine(
-        legacy("1234", "k8s_foo_bar.new.test_12345678_1111"),
-        legacy("9876", "k8s_net_bar.new.test_12345678_2222"),
-        legacy("4567", "k8s_foo_bar.new.test_12345678_3333"),
-        legacy("2304", "k8s_baz_fiz.new.test_6_42"),
+        legacy("1234", "k8s_foo.0_bar.new.test_12345678_00001111"),
+        legacy("9876", "k8s_net.0_bar.new.test_12345678_00002222"),
+        legacy("4567", "k8s_foo.0_bar.new.test_12345678_00003333"),
+        legacy("2304", "k8s_baz.0_fiz.new.test_6_00000042"),
     )
 
-    run([pod], rt, root, allow_deletions=False)
+    run([pod], rt, root, allow_deletions=False, adopt_2014_containers=True)
 
     assert ["list", "stop"] == rt.call_names()
     assert 1 == len(stopped(rt) & {"1234", "4567"})
@@ -276,10 +276,11 @@ def test_sync_pod_bad_hash(root):
 def test_sync_pod_bad_hash_legacy_container(root):
     """#14 on a 2014 kubelet's container (hash 0x1234 in its name): the image decides."""
     rt = engine(
-        legacy("1234", "k8s_bar.1234_foo.new.test_12345678_42", image="busybox:old"), LEGACY_NET
+        legacy("1234", "k8s_bar.1234_foo.new.test_12345678_00000042", image="busybox:old"),
+        LEGACY_NET,
     )
 
-    run([foo_pod()], rt, root)
+    run([foo_pod()], rt, root, adopt_2014_containers=True)
 
     assert ["list", "list_images", "stop", "create", "start"] == rt.call_names()
     assert {"1234"} == stopped(rt)
@@ -291,10 +292,10 @@ def test_sync_pod_unhealthy(root):
     pod = foo_pod(
         Container("bar", "busybox", liveness_probe=Probe(Handler(exec_command=("true",))))
     )
-    rt = engine(legacy("1234", "k8s_bar_foo.new.test_12345678_42", created=0.0), LEGACY_NET)
+    rt = engine(legacy("1234", "k8s_bar.0_foo.new.test_12345678_00000042", created=0.0), LEGACY_NET)
     rt.set_exec_result(["true"], 1)
 
-    result = run([pod], rt, root)
+    result = run([pod], rt, root, adopt_2014_containers=True)
 
     # The probe runs first; the plan then creates, so the images are listed too.
     assert ["list", "exec", "list_images", "stop", "create", "start"] == rt.call_names()

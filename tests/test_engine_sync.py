@@ -7,6 +7,8 @@
 * a changed image replaces only that container;
 * a pod removed from the desired set is stopped (and, once collectable, removed);
 * a container someone else made survives every sync, deletions and GC included;
+* a Kubernetes node's containers (cri-dockerd's names and labels) survive ``podsync
+  apply`` with deletions, GC and ``down`` (run in a view of this test's containers);
 * restart policies with containers that exit 0 and 1; a failing postStart hook;
 * a slow preStop hook that shares the pod's grace period with the stop;
 * pull policy Never with a present image (strict xfail: a bug in ``sync``, see there).
@@ -25,12 +27,13 @@ and the network image is pulled only when absent.
 
 from __future__ import annotations
 
+import json
 import re
 import secrets
 import socket
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +42,7 @@ import docker
 import pytest
 
 import podsync
+import podsync.cli
 from podsync import (
     Container,
     Create,
@@ -68,6 +72,7 @@ from podsync import (
 )
 from podsync._plan import CreateSpec, GCPolicy, PlanOptions
 from podsync.docker import DockerRuntime
+from tests.cri import cri_labels, cri_name
 from tests.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup, run_labels
 
 pytestmark = pytest.mark.engine
@@ -765,6 +770,122 @@ def test_foreign_containers_survive_everything(
         state = engine.api.inspect_container(cid)
         assert name == state["Name"].lstrip("/")
         assert (cid in runs.values()) == state["State"]["Running"], (name, state["State"])
+
+
+# --- a Kubernetes node on the same engine ----------------------------------------------
+
+
+class ScopedRuntime(CountingRuntime):
+    """A counting runtime whose ``list_containers`` shows only the containers ``keep``
+    accepts: on a shared engine, ``podsync apply`` with its default deletions then
+    reaches this test's containers only, and decides about them exactly as it would on
+    an engine of their own."""
+
+    def __init__(self, inner: DockerRuntime, keep: Callable[[ObservedContainer], bool]) -> None:
+        super().__init__(inner)
+        self.keep = keep
+
+    def list_containers(self) -> list[ObservedContainer]:
+        return [c for c in super().list_containers() if self.keep(c)]
+
+
+def _cri_container(
+    engine: docker.DockerClient,
+    cleanup: Cleanup,
+    container: str,
+    pod: str,
+    uid: str,
+    attempt: int,
+    *,
+    image: str,
+    command: Sequence[str] | None = None,
+    sandbox: str = "",
+) -> str:
+    """A container named and labelled as cri-dockerd makes them, started."""
+    created = engine.api.create_container(
+        image,
+        name=cri_name(container, pod, "kube-system", uid, attempt),
+        command=list(command) if command is not None else None,
+        labels={
+            **run_labels(),
+            **cri_labels(container, pod, "kube-system", uid, sandbox_id=sandbox),
+        },
+        host_config=engine.api.create_host_config(
+            network_mode=f"container:{sandbox}" if sandbox else "none"
+        ),
+    )
+    cid = cleanup.add(created["Id"])
+    engine.api.start(cid)
+    return cid
+
+
+def test_kubernetes_node_containers_survive_apply_down_and_gc(
+    engine: docker.DockerClient, cleanup: Cleanup, tmp_path: Path
+) -> None:
+    """A host that runs Kubernetes on Docker (Docker Desktop, cri-dockerd): its API
+    server's sandbox and app container, and an exited earlier attempt, all named
+    ``k8s_<container>_<pod>_<namespace>_<uid>_<attempt>`` and labelled
+    ``io.kubernetes.*``, survive ``podsync apply`` (deletions on, as by default), an
+    apply that deletes a pod, the most eager GC and ``down`` - with and without
+    ``--adopt-2014-containers``. No podsync call ever names them."""
+    pod, uid = f"kube-apiserver-{_hex()}", str(uuid.uuid4())
+    sandbox = _cri_container(engine, cleanup, "POD", pod, uid, 0, image=PAUSE_IMAGE)
+    exited = _cri_container(
+        engine, cleanup, "kube-apiserver", pod, uid, 0, image=TEST_IMAGE,
+        command=["/bin/sh", "-c", "exit 137"], sandbox=sandbox,
+    )  # fmt: skip
+    app = _cri_container(
+        engine, cleanup, "kube-apiserver", pod, uid, 1, image=TEST_IMAGE, sandbox=sandbox
+    )
+    _wait_exited(engine, [exited])
+    node = (sandbox, app, exited)
+    before = {cid: engine.api.inspect_container(cid)["State"] for cid in node}
+
+    sources: dict[str, str] = {}
+    uids: set[str] = set()
+    for base in ("web", "job"):
+        path = tmp_path / f"{base}.yaml"
+        path.write_text(
+            f"apiVersion: v1\nkind: Pod\nmetadata: {{name: {base}-{_hex()}}}\nspec:\n"
+            f"  containers:\n  - name: app\n    image: {TEST_IMAGE}\n"
+            f"    imagePullPolicy: Never\n    command: [/bin/sh, -c, {json.dumps(SERVE)}]\n"
+        )
+        (loaded,) = podsync.load_pods([str(path)])
+        cleanup.add_label(f"{podsync.LABEL_POD_UID}={loaded.uid}")
+        sources[base] = str(path)
+        uids.add(loaded.uid)
+    ours = {*node, *uids}
+    with DockerRuntime() as inner:
+        scoped = ScopedRuntime(
+            inner, lambda c: c.id in ours or c.labels.get(podsync.LABEL_POD_UID) in ours
+        )
+        common = ["--root-dir", str(tmp_path / "root"), "--stop-timeout", "1"]
+        planning = ["--network-mode", "none", "--network-image", PAUSE_IMAGE]
+        gc = ["--min-age", "0", "--max-per-container", "0", "--max-total", "0"]
+        for adopt in ([], ["--adopt-2014-containers"]):
+            for argv in (
+                ["apply", *common, *planning, *gc, *adopt, sources["web"]],
+                ["apply", *common, *planning, *gc, *adopt, sources["web"]],
+                ["apply", *common, *planning, *gc, *adopt, sources["job"]],  # web goes
+                ["down", *common, *adopt, sources["web"], sources["job"]],
+            ):
+                code = podsync.cli.main(argv, runtime_factory=lambda host: scoped)
+                touched = {arg for name, arg in scoped.calls if name != "list_containers"}
+                assert not touched & set(node), (argv, scoped.calls)
+                assert 0 == code, argv
+
+    assert {"create_container", "stop_container", "remove_container"} <= set(scoped.names())
+    for cid in node:
+        state = engine.api.inspect_container(cid)["State"]
+        assert (before[cid]["Running"], before[cid]["StartedAt"], before[cid]["FinishedAt"]) == (
+            state["Running"],
+            state["StartedAt"],
+            state["FinishedAt"],
+        ), cid
+    for pod_uid in uids:  # down removed podsync's own containers
+        assert [] == engine.api.containers(
+            all=True, filters={"label": f"{podsync.LABEL_POD_UID}={pod_uid}"}
+        )
 
 
 # --- restart policies ------------------------------------------------------------------

@@ -126,7 +126,14 @@ from podsync._host_ports import RejectedPod, filter_host_port_conflicts
 from podsync._cpu import cpu_shares
 
 # isort: split
-from podsync._resolv import ResolvConf, cluster_dns, parse_resolv_conf
+from podsync._resolv import (
+    ResolvConf,
+    cluster_dns,
+    is_loopback_nameserver,
+    only_loopback_nameservers,
+    parse_resolv_conf,
+    without_loopback,
+)
 
 # isort: split
 from podsync._environment import environment
@@ -250,6 +257,7 @@ __all__ = [
     "filter_host_port_conflicts",
     "has_latest_tag",
     "is_dns_label",
+    "is_loopback_nameserver",
     "is_pinned_digest",
     "is_safe_uid",
     "load_pods",
@@ -257,6 +265,7 @@ __all__ = [
     "network_spec_hash",
     "normalize_image",
     "observe",
+    "only_loopback_nameservers",
     "ownership",
     "parse_2014_container_name",
     "parse_container_name",
@@ -276,4 +285,5 @@ __all__ = [
     "sync",
     "termination_message_file",
     "volume_host_paths",
+    "without_loopback",
 ]

@@ -113,7 +113,7 @@ from podsync._naming import (
     parse_container_name,
 )
 from podsync._ports import exposed_ports, port_bindings
-from podsync._resolv import ResolvConf, cluster_dns, parse_resolv_conf
+from podsync._resolv import ResolvConf, cluster_dns, parse_resolv_conf, without_loopback
 from podsync._volumes import binds, termination_message_file, volume_host_paths
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
@@ -219,7 +219,11 @@ class PlanOptions:
         cluster_domain: the cluster domain; ``ClusterFirst`` pods search
             ``<namespace>.<domain>`` and ``<domain>`` before the host's domains.
         host_resolv_conf: the host's resolv.conf contents, whose nameservers and
-            search domains follow the cluster's (seed applyClusterDNS).
+            search domains follow the cluster's (seed applyClusterDNS). Loopback name
+            servers (systemd-resolved's ``127.0.0.53`` stub) are left out unless
+            ``network_mode`` is ``host``: a pod cannot reach the host's loopback from
+            its own network namespace. On a systemd-resolved host, pass
+            ``/run/systemd/resolve/resolv.conf`` (``only_loopback_nameservers`` tells).
         allow_privileged: whether privileged containers may run (seed capabilities).
         host_path_prefixes: when set, the only host directories hostPath volumes may
             use: a pod with a hostPath volume outside all of them is rejected. ``None``
@@ -1617,7 +1621,7 @@ def _plan(
         now=now,
         present_images=frozenset(present),
         liveness=liveness or {},
-        host_resolv=parse_resolv_conf(options.host_resolv_conf),
+        host_resolv=_host_resolv(options),
     )
     accepted, rejected = _admit(desired, options)
 
@@ -1716,6 +1720,16 @@ def _plan(
         for identity, instances in not_adopted.items():
             by_identity[identity] = [*by_identity.get(identity, ()), *instances]
     return attrs.evolve(made, fingerprint=_scoped_fingerprint(made, by_identity, images, pod_dirs))
+
+
+def _host_resolv(options: PlanOptions) -> ResolvConf:
+    """The host's DNS settings as pods can use them: a loopback name server (the
+    systemd-resolved stub ``127.0.0.53``, a local dnsmasq) answers only on the host's
+    own loopback, so it is left out unless pods share the host's network, as Docker's
+    resolv.conf filter (libnetwork ``FilterResolvDNS``) and the kubelet's advice for
+    systemd-resolved hosts (kubelet-modern.md §12) do."""
+    host = parse_resolv_conf(options.host_resolv_conf)
+    return host if options.network_mode == "host" else without_loopback(host)
 
 
 def _safe_dir_name(uid: str) -> bool:

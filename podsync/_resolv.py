@@ -23,10 +23,22 @@ Ported from the seed's ``parseResolvConf`` and ``applyClusterDNS`` (reference §
 5. Every other keyword (``domain``, ``options``, ``sortlist``, ...) is ignored, as in the
    seed.
 
+Loopback name servers. A host's resolv.conf may name a resolver on the host's own
+loopback: systemd-resolved's stub ``127.0.0.53`` (Ubuntu's default), a dnsmasq on
+``127.0.1.1``, ``::1``. A pod has its own network namespace and its own loopback, where
+nothing answers. So, as Docker's resolv.conf filter does (libnetwork ``resolvconf``:
+``127.0.0.0/8`` and ``::1``) and as kubeadm and Docker do when they switch to
+``/run/systemd/resolve/resolv.conf`` (kubelet-modern.md §12, the kubernetes
+dns-debugging-resolution "Known issues"), ``without_loopback`` leaves them out, and
+``only_loopback_nameservers`` says when the host file is such a stub and the shell
+should read systemd-resolved's own file (``SYSTEMD_RESOLV_CONF``) instead.
+
 Nothing here does I/O.
 """
 
 from __future__ import annotations
+
+import ipaddress
 
 import attrs
 
@@ -34,8 +46,21 @@ import attrs
 __all__ = [
     "ResolvConf",
     "cluster_dns",
+    "is_loopback_nameserver",
+    "only_loopback_nameservers",
     "parse_resolv_conf",
+    "without_loopback",
 ]
+
+#: The host's resolv.conf (the kubelet's ``--resolv-conf`` default).
+HOST_RESOLV_CONF = "/etc/resolv.conf"
+
+#: The resolv.conf systemd-resolved writes with the upstream servers it uses; on a host
+#: whose ``/etc/resolv.conf`` is its stub (``127.0.0.53``), the one pods can use.
+SYSTEMD_RESOLV_CONF = "/run/systemd/resolve/resolv.conf"
+
+_LOOPBACK_V4 = ipaddress.ip_network("127.0.0.0/8")
+_LOOPBACK_V6 = ipaddress.IPv6Address("::1")
 
 
 @attrs.frozen
@@ -96,3 +121,29 @@ def cluster_dns(
     if domain:
         searches = (f"{namespace}.{domain}", domain, *searches)
     return ResolvConf(nameservers=nameservers, searches=searches)
+
+
+def is_loopback_nameserver(address: str) -> bool:
+    """Whether ``address`` is a loopback address: in ``127.0.0.0/8``, or ``::1``
+    (Docker's filter). A zone (``%eth0``) is ignored; text that is not an address is not
+    loopback."""
+    try:
+        ip = ipaddress.ip_address(address.partition("%")[0])
+    except ValueError:
+        return False
+    if isinstance(ip, ipaddress.IPv4Address):
+        return ip in _LOOPBACK_V4
+    return ip == _LOOPBACK_V6
+
+
+def without_loopback(conf: ResolvConf) -> ResolvConf:
+    """``conf`` without its loopback name servers (``is_loopback_nameserver``): what a
+    container in its own network namespace can use. The search domains stay."""
+    kept = tuple(ns for ns in conf.nameservers if not is_loopback_nameserver(ns))
+    return ResolvConf(nameservers=kept, searches=conf.searches)
+
+
+def only_loopback_nameservers(conf: ResolvConf) -> bool:
+    """Whether ``conf`` names at least one name server and every one is loopback - a
+    local stub such as systemd-resolved's ``127.0.0.53``, which pods cannot reach."""
+    return bool(conf.nameservers) and all(is_loopback_nameserver(ns) for ns in conf.nameservers)

@@ -88,6 +88,13 @@ from podsync._plan import (
     plan_fingerprint,
 )
 from podsync._plan_json import plan_from_json, plan_to_json
+from podsync._resolv import (
+    HOST_RESOLV_CONF,
+    SYSTEMD_RESOLV_CONF,
+    is_loopback_nameserver,
+    only_loopback_nameservers,
+    parse_resolv_conf,
+)
 from podsync._runtime import Runtime
 from podsync._sync import Observation, observe
 from podsync.exceptions import ConfigError, EngineUnavailable, PodsyncError, RuntimeCallError
@@ -132,7 +139,10 @@ _WAIT_MAX_DELAY = 10.0
 # started container as running before its process had a chance to fail).
 _STABLE_SECONDS = 1.0
 
-_RESOLV_CONF = "/etc/resolv.conf"
+# Where the host's DNS settings are read from (module attributes, so tests point them
+# at files of their own).
+_RESOLV_CONF = HOST_RESOLV_CONF
+_SYSTEMD_RESOLV_CONF = SYSTEMD_RESOLV_CONF
 _DEFAULT_ROOT_DIR = PlanOptions().root_dir
 _DEFAULT_GC = GCPolicy()
 _DEFAULT_STOP_TIMEOUT = PlanOptions().stop_timeout
@@ -234,6 +244,7 @@ _PLANNING_OPTIONS = {
     "remove_dangling_images": "--remove-dangling-images",
     "no_probe": "--no-probe",
     "adopt_2014_containers": "--adopt-2014-containers",
+    "resolv_conf": "--resolv-conf",
 }
 
 
@@ -309,6 +320,16 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DOMAIN",
         default=_UNSET,
         help="cluster domain: ClusterFirst pods search <namespace>.<domain> and <domain>",
+    )
+    group.add_argument(
+        "--resolv-conf",
+        metavar="FILE",
+        default=_UNSET,
+        help="the resolv.conf whose name servers and search domains ClusterFirst pods get "
+        "after the cluster's (with --cluster-dns or --cluster-domain), as the kubelet's; "
+        f"'' for none (default: {HOST_RESOLV_CONF}, or {SYSTEMD_RESOLV_CONF} when that "
+        "lists only loopback servers, as on systemd-resolved hosts). Loopback servers are "
+        "left out unless --network-mode is host",
     )
     group.add_argument(
         "--allow-privileged",
@@ -931,12 +952,53 @@ def _write_plan(path: str, the_plan: Plan) -> None:
         raise _Failure(f"cannot save the plan to {path}: {exc.strerror or exc}") from None
 
 
-def _host_resolv_conf() -> str:
-    try:
-        with open(_RESOLV_CONF, encoding="utf-8", errors="replace") as stream:
-            return stream.read()
-    except OSError:
+def _host_resolv_conf(args: argparse.Namespace, console: _Console) -> str:
+    """The text of the resolv.conf ClusterFirst pods get their host settings from.
+
+    ``--resolv-conf FILE`` names it (``""``: none), as the kubelet's. Otherwise it is
+    ``/etc/resolv.conf`` - or, when that lists only loopback name servers (the
+    systemd-resolved stub ``127.0.0.53``) and ``/run/systemd/resolve/resolv.conf``
+    exists, that file, as Docker (libnetwork ``resolvconf.Path``) and kubeadm choose it.
+    A missing ``/etc/resolv.conf`` gives no host settings; any other file that cannot be
+    read fails the command. The loopback name servers the planner will leave out are
+    reported as warnings.
+    """
+    given = _given(args, "resolv_conf", None)
+    if given == "":
         return ""
+    if given is not None:
+        path, text = str(given), _read_resolv_conf(str(given))
+    else:
+        path = _RESOLV_CONF
+        try:
+            text = _read_resolv_conf(path, missing_ok=True)
+        except FileNotFoundError:
+            return ""
+        if only_loopback_nameservers(parse_resolv_conf(text)) and os.path.exists(
+            _SYSTEMD_RESOLV_CONF
+        ):
+            path, text = _SYSTEMD_RESOLV_CONF, _read_resolv_conf(_SYSTEMD_RESOLV_CONF)
+    if _given(args, "network_mode", "") != "host":
+        for server in parse_resolv_conf(text).nameservers:
+            if is_loopback_nameserver(server):
+                console.warning(
+                    f"{path}: name server {server} is a loopback address, unreachable from "
+                    "the pods' own network namespace: it is left out of their DNS (use "
+                    "--resolv-conf FILE to name a resolv.conf with reachable servers)"
+                )
+    return text
+
+
+def _read_resolv_conf(path: str, *, missing_ok: bool = False) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as stream:
+            return stream.read()
+    except FileNotFoundError:
+        if missing_ok:
+            raise
+        raise _Failure(f"cannot read {path}: No such file or directory") from None
+    except OSError as exc:
+        raise _Failure(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
 def _root_dir(args: argparse.Namespace) -> str:
@@ -960,7 +1022,10 @@ def _probe(args: argparse.Namespace) -> bool:
     return not _given(args, "no_probe", False)
 
 
-def _plan_options(args: argparse.Namespace) -> PlanOptions:
+def _plan_options(args: argparse.Namespace, console: _Console | None = None) -> PlanOptions:
+    """The planning options of ``args``; warnings (about the host's resolv.conf) go to
+    ``console``, by default text on standard error."""
+
     def given(name: str, default: Any) -> Any:
         return _given(args, name, default)
 
@@ -971,7 +1036,7 @@ def _plan_options(args: argparse.Namespace) -> PlanOptions:
         network_mode=given("network_mode", ""),
         cluster_dns=dns,
         cluster_domain=domain,
-        host_resolv_conf=_host_resolv_conf() if dns or domain else "",
+        host_resolv_conf=_host_resolv_conf(args, console or _Console()) if dns or domain else "",
         allow_privileged=given("allow_privileged", False),
         adopt_2014_containers=given("adopt_2014_containers", False),
         allow_deletions=not given("no_delete", False),
@@ -1279,7 +1344,7 @@ def _wait(
 
 def _cmd_plan(args: argparse.Namespace, console: _Console, factory: RuntimeFactory) -> int:
     pods = _load(args.sources)
-    options = _plan_options(args)
+    options = _plan_options(args, console)
     with _engine(factory, args.docker_host) as runtime:
         _, the_plan = _observe_and_plan(runtime, pods, options, probe=_probe(args))
     _warn_rejected(console, the_plan)
@@ -1341,7 +1406,7 @@ def _cmd_apply(
     if args.plan_file is not None:
         return _apply_saved(args, console, factory)
     pods = _load(args.sources)
-    options = _plan_options(args)
+    options = _plan_options(args, console)
     with _engine(factory, args.docker_host) as runtime:
         before, the_plan = _observe_and_plan(runtime, pods, options, probe=_probe(args))
         _warn_rejected(console, the_plan)
@@ -1431,9 +1496,9 @@ def _cmd_down(args: argparse.Namespace, console: _Console, factory: RuntimeFacto
 def _check_combinations(args: argparse.Namespace) -> None:
     if args.command == "plan" and args.probe and args.no_probe is not _UNSET:
         raise _UsageError("--probe and --no-probe cannot be given together")
-    if args.command != "apply":
+    if args.command not in ("plan", "apply"):
         return
-    if args.plan_file is not None:
+    if args.command == "apply" and args.plan_file is not None:
         if args.sources:
             raise _UsageError("give SOURCEs or --plan FILE, not both")
         if args.wait:
@@ -1450,6 +1515,9 @@ def _check_combinations(args: argparse.Namespace) -> None:
             )
     elif not args.sources:
         raise _UsageError("give the pods' SOURCEs, or --plan FILE")
+    if args.resolv_conf is not _UNSET and _UNSET is args.cluster_dns is args.cluster_domain:
+        # Pods then get the engine's own DNS settings: the file would not be used.
+        raise _UsageError("--resolv-conf is used only with --cluster-dns or --cluster-domain")
 
 
 def main(

@@ -221,6 +221,135 @@ def test_cluster_dns_reads_the_hosts_resolv_conf(
     assert ("10.0.0.10", "9.9.9.9") == net.spec.dns
 
 
+@attrs.frozen
+class HostDNS:
+    """The host's resolv.conf files, as temporary files the CLI reads instead."""
+
+    etc: Path
+    systemd: Path
+
+
+@pytest.fixture
+def host_dns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> HostDNS:
+    """/etc/resolv.conf and /run/systemd/resolve/resolv.conf, redirected to files of
+    this test (not written yet: a file that is not written does not exist)."""
+    files = HostDNS(tmp_path / "etc-resolv.conf", tmp_path / "systemd-resolv.conf")
+    monkeypatch.setattr(cli, "_RESOLV_CONF", str(files.etc))
+    monkeypatch.setattr(cli, "_SYSTEMD_RESOLV_CONF", str(files.systemd))
+    return files
+
+
+STUB = "nameserver 127.0.0.53\noptions edns0 trust-ad\nsearch lan\n"
+
+
+def planned_dns(result: Result) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The name servers and search domains of the planned network container."""
+    assert 0 == result.code, result.err
+    saved = podsync.plan_from_json(result.out)
+    net = next(a for a in saved.actions if isinstance(a, podsync.Create))
+    return net.spec.dns, net.spec.dns_search
+
+
+def test_systemd_resolved_host_uses_the_upstream_resolv_conf(
+    run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path, host_dns: HostDNS
+) -> None:
+    """/etc/resolv.conf is systemd-resolved's stub (127.0.0.53 only): pods get the
+    servers of /run/systemd/resolve/resolv.conf instead, as Docker and kubeadm do."""
+    host_dns.etc.write_text(STUB)
+    host_dns.systemd.write_text("nameserver 192.168.1.1\nnameserver 192.168.1.2\nsearch lan\n")
+    source = write(tmp_path, "a.yaml", pod_yaml("a"))
+
+    result = run("plan", "--json", "--cluster-dns", "10.0.0.10", source, runtime=fake)
+
+    assert (("10.0.0.10", "192.168.1.1", "192.168.1.2"), ("lan",)) == planned_dns(result)
+    assert "warning" not in result.err
+
+
+def test_loopback_name_servers_are_left_out_with_a_warning(
+    run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path, host_dns: HostDNS
+) -> None:
+    """A stub with no systemd-resolved file beside it: its loopback server is left out
+    of the pods' DNS (they could not reach it), and podsync says so."""
+    host_dns.etc.write_text(STUB)
+    source = write(tmp_path, "a.yaml", pod_yaml("a"))
+
+    result = run("plan", "--json", "--cluster-dns", "10.0.0.10", source, runtime=fake)
+
+    assert (("10.0.0.10",), ("lan",)) == planned_dns(result)
+    assert (
+        f"podsync: warning: {host_dns.etc}: name server 127.0.0.53 is a loopback address, "
+        "unreachable from the pods' own network namespace: it is left out of their DNS "
+        "(use --resolv-conf FILE to name a resolv.conf with reachable servers)"
+    ) in result.err_lines
+
+
+def test_host_network_keeps_loopback_name_servers(
+    run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path, host_dns: HostDNS
+) -> None:
+    """Pods on the host network share its loopback: the stub answers there."""
+    host_dns.etc.write_text(STUB)
+    source = write(tmp_path, "a.yaml", pod_yaml("a"))
+
+    result = run(
+        "plan", "--json", "--network-mode", "host", "--cluster-dns", "10.0.0.10", source,
+        runtime=fake,
+    )  # fmt: skip
+
+    assert (("10.0.0.10", "127.0.0.53"), ("lan",)) == planned_dns(result)
+    assert "warning" not in result.err
+
+
+def test_resolv_conf_option_names_the_file(
+    run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path, host_dns: HostDNS
+) -> None:
+    """--resolv-conf FILE, as the kubelet's: that file is read and nothing else; its
+    loopback servers are left out too. --resolv-conf "" means no host settings."""
+    host_dns.etc.write_text("nameserver 9.9.9.9\n")
+    mine = write(tmp_path, "mine.conf", "nameserver 10.1.1.1\nnameserver 127.0.0.1\nsearch corp\n")
+    source = write(tmp_path, "a.yaml", pod_yaml("a"))
+    dns = ("--cluster-dns", "10.0.0.10", "--cluster-domain", "cluster.local")
+
+    named = run("plan", "--json", *dns, "--resolv-conf", mine, source, runtime=fake)
+    empty = run("plan", "--json", *dns, "--resolv-conf", "", source, runtime=fake)
+
+    cluster_search = ("default.cluster.local", "cluster.local")
+    assert (("10.0.0.10", "10.1.1.1"), (*cluster_search, "corp")) == planned_dns(named)
+    assert f"{mine}: name server 127.0.0.1 is a loopback address" in named.err
+    assert (("10.0.0.10",), cluster_search) == planned_dns(empty)
+
+
+def test_resolv_conf_that_cannot_be_read_fails_before_the_engine(
+    run: Callable[..., Result], tmp_path: Path, host_dns: HostDNS
+) -> None:
+    """A --resolv-conf podsync cannot read is an error, never an empty file."""
+    source = write(tmp_path, "a.yaml", pod_yaml("a"))
+    missing = str(tmp_path / "nope.conf")
+
+    result = run("plan", "--cluster-dns", "10.0.0.10", "--resolv-conf", missing, source)
+
+    assert 1 == result.code
+    assert f"podsync: error: cannot read {missing}: No such file or directory" in result.err_lines
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("plan", "--resolv-conf", "x.conf", "a.yaml"),
+        ("apply", "--resolv-conf", "x.conf", "--plan", "saved.json"),
+    ],
+)
+def test_resolv_conf_without_cluster_dns_is_a_usage_error(
+    run: Callable[..., Result], argv: tuple[str, ...]
+) -> None:
+    """Without --cluster-dns or --cluster-domain pods get the engine's own DNS, so a
+    --resolv-conf would be dropped: it is refused instead (and with --plan, as every
+    planning option)."""
+    result = run(*argv, engine_options=False)
+
+    assert 2 == result.code
+    assert "--resolv-conf" in result.err
+
+
 # --- plan ------------------------------------------------------------------------------
 
 

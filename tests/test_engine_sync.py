@@ -79,7 +79,9 @@ pytestmark = pytest.mark.engine
 
 CLUSTER_DNS = "10.0.0.10"
 CLUSTER_DOMAIN = "cluster.local"
-HOST_RESOLV = "nameserver 127.0.0.53\n"
+# A systemd-resolved host's stub and, say, a VPN's server: pods (network mode none, not
+# the host's) cannot reach the stub on their own loopback, so only 10.0.0.53 follows.
+HOST_RESOLV = "nameserver 127.0.0.53\nnameserver 10.0.0.53\n"
 
 # An app process that exits 0 at once on SIGTERM (busybox sleep as PID 1 ignores it,
 # and a stop would wait out its timeout).
@@ -431,7 +433,8 @@ def test_sync_two_pods_creates_what_was_planned(
     )
 
     # web's network container: the pod's published ports, from both apps; ClusterFirst
-    # DNS with the cluster's server and search domains before the host's.
+    # DNS with the cluster's server and search domains before the host's (its loopback
+    # stub left out).
     (web_net,) = on_engine[web.key]["net"]
     assert {
         "80/tcp": [{"HostIp": "127.0.0.1", "HostPort": "18080"}],
@@ -440,7 +443,7 @@ def test_sync_two_pods_creates_what_was_planned(
     } == web_net["HostConfig"]["PortBindings"]
     # Only published ports are exposed (host port 0: neither bound nor exposed, seed).
     assert {"80/tcp", "53/udp", "8080/tcp"} == set(web_net["Config"]["ExposedPorts"])
-    assert [CLUSTER_DNS, "127.0.0.53"] == web_net["HostConfig"]["Dns"]
+    assert [CLUSTER_DNS, "10.0.0.53"] == web_net["HostConfig"]["Dns"]
     assert [f"{web.namespace}.{CLUSTER_DOMAIN}", CLUSTER_DOMAIN] == web_net["HostConfig"][
         "DnsSearch"
     ]

@@ -892,6 +892,36 @@ def test_cluster_dns_goes_on_the_network_container():
     assert ("new.cluster.local", "cluster.local", "example.com") == net.dns_search
 
 
+@pytest.mark.parametrize(
+    ("network_mode", "nameservers"),
+    [
+        ("", ("10.0.0.10", "192.168.1.1")),
+        ("none", ("10.0.0.10", "192.168.1.1")),
+        # On the host network a pod shares the host's loopback: the stub answers there.
+        ("host", ("10.0.0.10", "127.0.0.53", "192.168.1.1", "::1")),
+    ],
+)
+def test_loopback_name_servers_are_left_out_of_pods_with_their_own_network(
+    network_mode, nameservers
+):
+    """A loopback name server of the host (systemd-resolved's 127.0.0.53 stub) is
+    unreachable from a pod's own network namespace: it is left out of the pod's DNS, as
+    Docker's resolv.conf filter does; the search domains stay."""
+    options = PlanOptions(
+        network_mode=network_mode,
+        cluster_dns="10.0.0.10",
+        cluster_domain="cluster.local",
+        host_resolv_conf=(
+            "nameserver 127.0.0.53\nnameserver 192.168.1.1\nnameserver ::1\nsearch lan\n"
+        ),
+    )
+
+    net = creates(run([foo_pod()], options=options))[0].spec
+
+    assert nameservers == net.dns
+    assert ("new.cluster.local", "cluster.local", "lan") == net.dns_search
+
+
 def test_nothing_to_do_is_said_plainly():
     """An empty plan says so."""
     assert "No changes. The engine matches the desired pods." == run([]).describe()

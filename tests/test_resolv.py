@@ -7,7 +7,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from podsync import ResolvConf, cluster_dns, parse_resolv_conf
+from podsync import (
+    ResolvConf,
+    cluster_dns,
+    is_loopback_nameserver,
+    only_loopback_nameservers,
+    parse_resolv_conf,
+    without_loopback,
+)
 
 NS = ("1.2.3.4",)
 
@@ -147,3 +154,58 @@ def test_cluster_dns_with_empty_host():
     assert expected == cluster_dns(
         ResolvConf(), namespace="default", server="10.0.0.10", domain="cluster.local"
     )
+
+
+# --- loopback name servers (systemd-resolved's stub, dnsmasq, ...) --------------------
+
+
+@pytest.mark.parametrize(
+    ("address", "loopback"),
+    [
+        ("127.0.0.53", True),  # systemd-resolved's stub listener
+        ("127.0.0.1", True),
+        ("127.0.1.1", True),  # Debian/Ubuntu's NetworkManager dnsmasq
+        ("127.255.255.254", True),
+        ("::1", True),
+        ("0:0:0:0:0:0:0:1", True),
+        ("10.0.0.10", False),
+        ("8.8.8.8", False),
+        ("128.0.0.1", False),
+        ("fe80::1%eth0", False),  # link-local with a zone: reachable is not ours to judge
+        ("::ffff:127.0.0.1", False),  # mapped: as libnetwork, only 127/8 and ::1
+        ("localhost", False),  # not an address: left for the resolver to refuse
+        ("", False),
+    ],
+)
+def test_is_loopback_nameserver(address, loopback):
+    """Loopback is 127.0.0.0/8 and ::1 (what Docker's resolv.conf filter removes)."""
+    assert loopback == is_loopback_nameserver(address)
+
+
+def test_without_loopback_keeps_the_rest_in_order():
+    """Loopback name servers go; the others and the search domains stay, in order."""
+    conf = parse_resolv_conf(
+        "nameserver 127.0.0.53\nnameserver 10.0.0.2\nnameserver ::1\n"
+        "nameserver 10.0.0.3\nsearch lan corp.example\n"
+    )
+
+    assert ResolvConf(("10.0.0.2", "10.0.0.3"), ("lan", "corp.example")) == without_loopback(conf)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # systemd-resolved's stub file (Ubuntu's /etc/resolv.conf).
+        ("nameserver 127.0.0.53\noptions edns0 trust-ad\nsearch lan\n", True),
+        ("nameserver 127.0.0.1\nnameserver ::1\n", True),
+        ("nameserver 127.0.0.53\nnameserver 10.0.0.2\n", False),
+        ("nameserver 10.0.0.2\n", False),
+        # No name server at all: nothing to replace (the resolver's default applies).
+        ("search lan\n", False),
+        ("", False),
+    ],
+)
+def test_only_loopback_nameservers(text, expected):
+    """When every name server is a loopback address (and there is one), a pod in its
+    own network namespace can reach none of them."""
+    assert expected == only_loopback_nameservers(parse_resolv_conf(text))

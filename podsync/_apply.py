@@ -132,7 +132,7 @@ class Event:
         message: the details, for people.
         time: when it happened, seconds since the epoch.
         pod_uid: the pod's identity (two sources can hold pods of one key); empty for
-            image pulls and removals, and for a 2014 kubelet's container without a uid.
+            image pulls and removals.
         container_id: the engine's id of the container; empty when the event is not
             about one container, or when a create failed before there was one.
         reason: the reason code of the plan action the event is about (``Reason``);

@@ -368,8 +368,7 @@ class Kill:
     ``terminationGracePeriodSeconds``, else ``PlanOptions.stop_timeout``): its preStop
     handler runs first, with the grace period as its deadline, and the stop gets what
     is left of it (at least 2 s after a handler, as the kubelet's killContainer).
-    ``pod_uid`` is the pod's identity (empty for a container named in the 2014 kubelet's
-    4-field format); ``pod`` its key, for people."""
+    ``pod_uid`` is the pod's identity; ``pod`` its key, for people."""
 
     pod: str
     pod_uid: str

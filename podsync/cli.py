@@ -1515,7 +1515,8 @@ def _check_combinations(args: argparse.Namespace) -> None:
             )
     elif not args.sources:
         raise _UsageError("give the pods' SOURCEs, or --plan FILE")
-    if args.resolv_conf is not _UNSET and _UNSET is args.cluster_dns is args.cluster_domain:
+    cluster = (args.cluster_dns, args.cluster_domain)
+    if args.resolv_conf is not _UNSET and cluster == (_UNSET, _UNSET):
         # Pods then get the engine's own DNS settings: the file would not be used.
         raise _UsageError("--resolv-conf is used only with --cluster-dns or --cluster-domain")
 

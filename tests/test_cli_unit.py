@@ -346,7 +346,7 @@ def test_resolv_conf_without_cluster_dns_is_a_usage_error(
     planning option)."""
     result = run(*argv, engine_options=False)
 
-    assert 2 == result.code
+    assert cli.EXIT_USAGE == result.code
     assert "--resolv-conf" in result.err
 
 

@@ -490,7 +490,7 @@ def test_failed_post_start_stops_with_the_pods_grace_period(tmp_path, ticking):
     rt.set_exec_result(["setup"], 1)
     slow_hooks(rt, ticking, 1.0)
 
-    result = run([pod], rt, tmp_path)
+    result = run([pod], rt, tmp_path, adopt=True)
 
     assert not result.ok
     assert ["create", "start", "exec", "exec", "stop"] == rt.call_names()[2:]

@@ -75,7 +75,6 @@ from podsync._plan import (
     RemoveImage,
     RemovePodDir,
     Wait,
-    normalize_image,
     ownership,
     plan,
     plan_fingerprint,
@@ -144,7 +143,9 @@ from podsync._volumes import binds, termination_message_file, volume_host_paths
 # isort: split
 from podsync._images import (
     has_latest_tag,
+    image_reference_problem,
     is_pinned_digest,
+    normalize_image,
     pull_reference,
     should_pull,
     split_image,
@@ -256,6 +257,7 @@ __all__ = [
     "exposed_ports",
     "filter_host_port_conflicts",
     "has_latest_tag",
+    "image_reference_problem",
     "is_dns_label",
     "is_loopback_nameserver",
     "is_pinned_digest",

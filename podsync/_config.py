@@ -77,6 +77,7 @@ from yaml.events import AliasEvent, Event
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.resolver import Resolver
 
+from podsync._images import image_reference_problem
 from podsync._labels import MAX_GRACE_PERIOD
 from podsync._models import (
     Container,
@@ -737,6 +738,11 @@ def _check_image(value: object) -> str:
         raise _Invalid("must not be empty")
     if any(char.isspace() for char in text):
         raise _Invalid(f"{_describe(text)} is not a valid image reference: it contains whitespace")
+    # The engine's reference grammar: a reference it would refuse on every pull and
+    # create is refused here, with the file and path (see podsync._images).
+    problem = image_reference_problem(text)
+    if problem is not None:
+        raise _Invalid(f"{_describe(text)} is not a valid image reference: {problem}")
     return text
 
 

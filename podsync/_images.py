@@ -15,17 +15,29 @@ pins the image content, so such a reference has no tag (any ``:tag`` before the 
 dropped: the engine resolves the reference by its digest), is never "latest", and is
 pulled by digest.
 
+Added: ``normalize_image`` and ``image_reference_problem``, Docker's own reading of a
+reference (distribution/reference ``ParseNormalizedNamed`` and ``FamiliarString``, the
+rules the modern kubelet's ``ParseImageName`` uses, ``pkg/util/parsers/parsers.go``):
+the form the engine *lists* an image under, so that "is this image present?" and "is this
+the same pull?" compare what the engine compares. ``split_image`` and friends keep the
+seed's rules: they decide what to ask the engine for, and the engine normalizes that
+itself.
+
 Nothing here does I/O.
 """
 
 from __future__ import annotations
+
+import re
 
 from podsync._models import PullPolicy
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = [
     "has_latest_tag",
+    "image_reference_problem",
     "is_pinned_digest",
+    "normalize_image",
     "pull_reference",
     "should_pull",
     "split_image",
@@ -116,3 +128,120 @@ def should_pull(policy: PullPolicy, image: str, present: bool) -> bool:
     if policy is PullPolicy.ALWAYS:
         return True
     return not present or has_latest_tag(image)
+
+
+# -- Docker's reading of a reference -------------------------------------------------
+#
+# The grammar is distribution/reference's (``reference.go``, ``regexp.go``):
+#
+#   reference := name [ ":" tag ] [ "@" digest ]
+#   name      := [ domain "/" ] path-component [ "/" path-component ]*
+#   domain    := host [ ":" port ]        host: DNS labels joined by "." or "[IPv6]"
+#   path-component := [a-z0-9]+ ( ( "." | "_" | "__" | "-"+ ) [a-z0-9]+ )*
+#   tag       := [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}
+#   digest    := algorithm ":" hex        (sha256: exactly 64 lowercase hex digits)
+#
+# and the name is at most 255 characters. Docker Hub is the default registry: a first
+# component is a registry host only when it contains "." or ":" or is "localhost" (or,
+# since distribution/reference v0.5, has an upper-case letter: Hub namespaces are
+# lowercase; Docker 20.10 still refuses ``Team/app``, and an IPv6 host, as invalid);
+# "index.docker.io" is an old spelling of "docker.io"; a one-component Hub repository
+# lives under "library/". The engine lists references in the *familiar* form: the
+# "docker.io/" and a lone "library/" dropped, and ":latest" added when there is neither
+# tag nor digest. A tag before a digest is ignored: the digest names the content. Domains
+# and tags are case-sensitive ("Docker.io/x" is not Docker Hub); repository paths must be
+# lowercase. Checked against the engine by ``tests/test_engine_images.py``.
+
+_DOCKER_HUB_SPELLINGS = frozenset({"docker.io", "index.docker.io"})
+_OFFICIAL = "library/"
+_MAX_NAME = 255
+
+_DOMAIN_LABEL = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
+_DOMAIN_RE = re.compile(rf"(?:{_DOMAIN_LABEL}(?:\.{_DOMAIN_LABEL})*|\[[a-fA-F0-9:]+\])(?::[0-9]+)?")
+_PATH_COMPONENT_RE = re.compile(r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*")
+_TAG_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
+_DIGEST_RE = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}")
+_SHA256_RE = re.compile(r"sha256:[0-9a-f]{64}")
+_IMAGE_ID_RE = re.compile(r"[a-f0-9]{64}")
+
+
+def _parse(reference: str) -> tuple[str, str, str] | str:
+    """``(familiar name, tag, digest)`` of ``reference``, or the engine's complaint."""
+    if _IMAGE_ID_RE.fullmatch(reference):
+        # The engine refuses a repository that reads as an image id.
+        return "a 64-digit hexadecimal string is an image id, not a repository name"
+    name, at, digest = reference.partition("@")
+    if at and not (
+        _DIGEST_RE.fullmatch(digest)
+        and (not digest.startswith("sha256:") or _SHA256_RE.fullmatch(digest))
+    ):
+        return "invalid digest"
+    # The tag follows the last ":" after the last "/" (a ":" before it is a port).
+    slash = name.rfind("/")
+    colon = name.rfind(":")
+    tag = ""
+    if colon > slash:
+        name, tag = name[:colon], name[colon + 1 :]
+        if not _TAG_RE.fullmatch(tag):
+            return "invalid tag"
+    first, slash_found, rest = name.partition("/")
+    if slash_found and (
+        "." in first or ":" in first or first == "localhost" or first.lower() != first
+    ):
+        domain, path = first, rest
+        if not _DOMAIN_RE.fullmatch(domain):
+            return "invalid registry host"
+    else:
+        domain, path = "", name
+    if not path:
+        return "empty repository name"
+    if len(name) > _MAX_NAME:
+        return f"repository name must not be more than {_MAX_NAME} characters"
+    components = path.split("/")
+    if any(not _PATH_COMPONENT_RE.fullmatch(c) for c in components):
+        if all(_PATH_COMPONENT_RE.fullmatch(c.lower()) for c in components):
+            return "repository name must be lowercase"
+        return "invalid repository name"
+    if domain in _DOCKER_HUB_SPELLINGS:
+        domain = ""
+    if domain:
+        familiar = f"{domain}/{path}"
+    elif path.startswith(_OFFICIAL) and path.count("/") == 1:
+        familiar = path[len(_OFFICIAL) :]
+    else:
+        familiar = path
+    return familiar, tag, digest
+
+
+def image_reference_problem(reference: str) -> str | None:
+    """Why the engine would refuse ``reference``, or ``None`` when it is valid.
+
+    The message is the engine's reason without its ``invalid reference format:`` prefix:
+    ``repository name must be lowercase`` for ``Busybox``, ``invalid tag``,
+    ``invalid digest`` ... Where engines differ, the current grammar is followed: an
+    upper-case first component (``Team/app``) or an IPv6 host (``[::1]:5000/app``) is a
+    registry host, which Docker 20.10 refuses at pull or create.
+    """
+    parsed = _parse(reference)
+    return parsed if isinstance(parsed, str) else None
+
+
+def normalize_image(reference: str) -> str:
+    """The reference in the form the engine lists it, the key images are compared by.
+
+    ``busybox``, ``busybox:latest``, ``library/busybox``, ``docker.io/library/busybox``
+    and ``index.docker.io/library/busybox:latest`` are all ``busybox:latest``;
+    ``docker.io/team/app`` is ``team/app:latest``; ``localhost:5000/app`` is
+    ``localhost:5000/app:latest``; ``busybox:1.36@sha256:<hex>`` is
+    ``busybox@sha256:<hex>`` (the digest decides, as in the engine's ``RepoDigests``).
+
+    A reference the engine would refuse (``image_reference_problem``) is returned
+    unchanged: no engine lists it, so it matches nothing.
+    """
+    parsed = _parse(reference)
+    if isinstance(parsed, str):
+        return reference
+    familiar, tag, digest = parsed
+    if digest:
+        return f"{familiar}@{digest}"
+    return f"{familiar}:{tag or _LATEST}"

@@ -76,7 +76,7 @@ from podsync._hashing import (
     spec_hash,
 )
 from podsync._host_ports import filter_host_port_conflicts
-from podsync._images import has_latest_tag, should_pull
+from podsync._images import has_latest_tag, image_reference_problem, normalize_image, should_pull
 from podsync._labels import (
     KUBERNETES_LABEL_PREFIX,
     LABEL_ATTEMPT,
@@ -139,7 +139,6 @@ __all__ = [
     "RemoveImage",
     "RemovePodDir",
     "Wait",
-    "normalize_image",
     "ownership",
     "plan",
     "plan_fingerprint",
@@ -675,24 +674,6 @@ def _newest_first(instances: Iterable[_Instance]) -> list[_Instance]:
     )
 
 
-def normalize_image(reference: str) -> str:
-    """The form Docker reports an image reference in: Docker Hub's ``docker.io/`` and
-    ``library/`` prefixes dropped, and ``:latest`` added to an untagged name."""
-    name = reference
-    for prefix in ("docker.io/", "index.docker.io/"):
-        if name.startswith(prefix):
-            name = name[len(prefix) :]
-            if name.startswith("library/") and name.count("/") == 1:
-                name = name[len("library/") :]
-            break
-    if "@" in name:
-        return name
-    last = name.rsplit("/", 1)[-1]
-    if ":" not in last:
-        name += ":latest"
-    return name
-
-
 def _digest(
     observed: Iterable[ObservedContainer], images: Iterable[ObservedImage], pod_dirs: Iterable[str]
 ) -> str:
@@ -848,6 +829,25 @@ _Identity = tuple[str, str]  # (pod uid, pod full name) of an owned container
 
 
 @attrs.define
+class _PullNeed:
+    """A planned pull while the plan is made: the uids of the pods that need it, in
+    order, as a dict (an ordered set), so that adding the 10,000th pod costs what adding
+    the first did."""
+
+    image: str
+    reason: Reason
+    pods: dict[str, None]
+
+    def action(self) -> Pull:
+        why = {
+            Reason.IMAGE_ABSENT: "not present",
+            Reason.IMAGE_LATEST: "explicit :latest tag, always pulled",
+            Reason.PULL_ALWAYS: "pull policy Always",
+        }[self.reason]
+        return Pull(self.image, self.reason, f"pull {self.image}: {why}", tuple(self.pods))
+
+
+@attrs.define
 class _Context:
     """Per-plan state shared by the per-pod planners (mutable, private to one call)."""
 
@@ -856,15 +856,27 @@ class _Context:
     present_images: frozenset[str]
     liveness: Mapping[str, bool]
     host_resolv: ResolvConf
-    pulls: dict[str, Pull] = attrs.Factory(dict)
+    # Keyed by the normalized reference: "busybox", "busybox:latest" and
+    # "docker.io/library/busybox" are one image to the engine, hence one pull.
+    pulls: dict[str, _PullNeed] = attrs.Factory(dict)
+    normalized: dict[str, str] = attrs.Factory(dict)
+
+    def normalize(self, image: str) -> str:
+        """``normalize_image``, computed once per spelling and plan."""
+        found = self.normalized.get(image)
+        if found is None:
+            found = self.normalized[image] = normalize_image(image)
+        return found
 
     def need_image(self, image: str, policy: PullPolicy | None, pod_uid: str) -> None:
         """Record that a create needs ``image``; plan a pull when the policy says so.
 
         ``policy`` None is the network container: pulled only when absent (seed
-        createNetworkContainer).
+        createNetworkContainer). The pull keeps the spelling and the reason of the first
+        container that needed it, and lists every pod that needs it.
         """
-        present = normalize_image(image) in self.present_images
+        key = self.normalize(image)
+        present = key in self.present_images
         if policy is None:
             pull, reason = not present, Reason.IMAGE_ABSENT
         else:
@@ -879,20 +891,18 @@ class _Context:
                 reason = Reason.IMAGE_ABSENT
         if not pull:
             return
-        known = self.pulls.get(image)
-        if known is not None:
-            if pod_uid not in known.pods:
-                self.pulls[image] = attrs.evolve(known, pods=(*known.pods, pod_uid))
-            return
-        why = {
-            Reason.IMAGE_ABSENT: "not present",
-            Reason.IMAGE_LATEST: "explicit :latest tag, always pulled",
-            Reason.PULL_ALWAYS: "pull policy Always",
-        }[reason]
-        self.pulls[image] = Pull(image, reason, f"pull {image}: {why}", (pod_uid,))
+        known = self.pulls.get(key)
+        if known is None:
+            self.pulls[key] = _PullNeed(image, reason, {pod_uid: None})
+        else:
+            known.pods[pod_uid] = None
 
     def image_present(self, image: str) -> bool:
-        return normalize_image(image) in self.present_images
+        return self.normalize(image) in self.present_images
+
+    def pull_actions(self) -> tuple[Pull, ...]:
+        """The planned pulls, ordered by normalized reference."""
+        return tuple(self.pulls[key].action() for key in sorted(self.pulls))
 
 
 def _next_attempt(instances: Sequence[_Instance]) -> int:
@@ -1462,6 +1472,18 @@ def _content_problem(pod: Pod) -> str | None:
     return None
 
 
+def _image_problem(pod: Pod) -> str | None:
+    # The engine refuses a malformed reference at pull and at create, on every sync; the
+    # modern kubelet reports it as InvalidImageName (pkg/kubelet/images/image_manager.go,
+    # ParseImageName). podsync refuses the pod before anything is done to it, as the
+    # loader refuses the file (pods built in code get the same rule here).
+    for c in pod.containers:
+        problem = image_reference_problem(c.image)
+        if problem is not None:
+            return f"container {c.name}: image {c.image!r} is not a valid reference: {problem}"
+    return None
+
+
 def _host_path_outside(pod: Pod, prefixes: tuple[str, ...] | None) -> str | None:
     """The first hostPath of ``pod`` outside ``prefixes`` (compared by whole path
     components after normalisation, so ``/data`` allows ``/data/x`` but not
@@ -1486,7 +1508,7 @@ def _admit(desired: Sequence[Pod], options: PlanOptions) -> tuple[list[Pod], lis
     candidates: list[Pod] = []
     position: dict[int, int] = {}
     for index, pod in enumerate(desired):
-        problem = _name_problem(pod)
+        problem = _name_problem(pod) or _image_problem(pod)
         if problem is not None:
             rejected[index] = Rejection(pod.key, pod.uid, Reason.INVALID_POD, problem)
             continue
@@ -1613,7 +1635,7 @@ def _plan(
     present: set[str] = set()
     for image in images:
         present.update(normalize_image(t) for t in image.tags)
-        present.update(image.digests)
+        present.update(normalize_image(d) for d in image.digests)
         present.add(image.id)
     ctx = _Context(
         options=options,
@@ -1710,7 +1732,7 @@ def _plan(
                 )
 
     made = Plan(
-        pulls=tuple(ctx.pulls[image] for image in sorted(ctx.pulls)),
+        pulls=ctx.pull_actions(),
         pods=tuple(pod_plans),
         cleanup=tuple(cleanup),
         rejected=tuple(rejected),

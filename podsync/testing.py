@@ -35,8 +35,9 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from podsync._images import normalize_image
 from podsync._models import ObservedContainer, ObservedImage
-from podsync._plan import CreateSpec, normalize_image
+from podsync._plan import CreateSpec
 from podsync._runtime import ExecResult
 from podsync.exceptions import EngineUnavailable, NameConflict, RuntimeCallError
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import attrs
 
-from podsync import ObservedContainer, ObservedImage
+from podsync import ObservedContainer, ObservedImage, normalize_image
 from podsync._plan import (
     Create,
     Kill,
@@ -19,7 +19,6 @@ from podsync._plan import (
     RemoveImage,
     RemovePodDir,
     Wait,
-    normalize_image,
 )
 
 

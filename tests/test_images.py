@@ -9,11 +9,14 @@ from hypothesis import given
 from podsync import (
     PullPolicy,
     has_latest_tag,
+    image_reference_problem,
     is_pinned_digest,
+    normalize_image,
     pull_reference,
     should_pull,
     split_image,
 )
+from tests.image_references import DIGEST_SPELLINGS, INVALID, LISTED, NEWER_GRAMMAR
 from tests.strategies import images
 
 DIGEST = "sha256:" + "0123456789abcdef" * 4
@@ -160,3 +163,31 @@ def test_split_image_rebuilds_tagged_references(image):
     rebuilt = f"{repository}:{tag}" if tag else repository
 
     assert is_pinned_digest(image) or image == rebuilt
+
+
+# --- Docker's reading of references (tests/image_references.py) ----------------------
+
+
+@pytest.mark.parametrize(("image", "listed"), LISTED + DIGEST_SPELLINGS + NEWER_GRAMMAR)
+def test_normalize_image_gives_what_docker_lists(image, listed):
+    """Every spelling normalizes to the reference the engine lists, so presence checks
+    and pull deduplication compare what the engine compares (``library/busybox`` used
+    to become ``library/busybox:latest``, which Docker never lists)."""
+
+    assert (listed, None) == (normalize_image(image), image_reference_problem(image))
+
+
+@pytest.mark.parametrize(("image", "problem"), INVALID)
+def test_invalid_references_are_named_and_left_unchanged(image, problem):
+    """A reference the engine refuses gets the engine's reason, and normalizes to
+    itself (it matches nothing the engine lists)."""
+
+    assert (problem, image) == (image_reference_problem(image), normalize_image(image))
+
+
+@given(images())
+def test_normalize_image_is_idempotent(image):
+    """The listed form reads back as itself."""
+    once = normalize_image(image)
+
+    assert once == normalize_image(once)

@@ -190,7 +190,11 @@ def _parse(reference: str) -> tuple[str, str, str] | str:
     ):
         domain, path = first, rest
         if not _DOMAIN_RE.fullmatch(domain):
-            return "invalid registry host"
+            if not all(_PATH_COMPONENT_RE.fullmatch(c) for c in name.split("/")):
+                return "invalid registry host"
+            # Not a host, yet valid as a repository path ("my_registry.example/app"):
+            # the engine's grammar reads it so, and lists it as written.
+            domain, path = "", name
     else:
         domain, path = "", name
     if not path:

@@ -17,7 +17,11 @@ observe again, plan again" works. It records every call in the seed's vocabulary
 (``list``, ``list_images``, ``pull``, ``create``, ``start``, ``stop``, ``remove``,
 ``exec``, ``remove_image``, ``address``) and follows an engine's rules: names are
 unique, an image must be present to create a container from it, a container can only
-join the network of a running container, a running container cannot be removed.
+join the network of a running container, a running container cannot be removed, and a
+host port (per protocol and address) is published by one running container at a time.
+Image references are read by the fake's own implementation of Docker's reference format
+(not podsync's ``normalize_image``), so a planner that misreads a reference meets an
+engine that does not.
 Chosen calls can be made to fail (``fail``), a container's process can exit
 (``exit``), and exec results can be scripted (``set_exec_result``) for hooks and
 probes.
@@ -28,6 +32,7 @@ The fake is thread-safe: ``podsync.apply`` calls it from several threads.
 from __future__ import annotations
 
 import hashlib
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -35,7 +40,6 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from podsync._images import normalize_image
 from podsync._models import ObservedContainer, ObservedImage
 from podsync._plan import CreateSpec
 from podsync._runtime import ExecResult
@@ -93,6 +97,8 @@ class _Container:
     finished_at: float | None = None
     network_mode: str = ""
     spec: CreateSpec | None = None
+    # What the engine publishes while the container runs: ((port, protocol, host IP), ...).
+    published: tuple[tuple[int, str, str], ...] = ()
 
     def observed(self) -> ObservedContainer:
         return ObservedContainer(
@@ -120,6 +126,105 @@ def _image_id(reference: str) -> str:
     return "sha256:" + hashlib.sha256(reference.encode()).hexdigest()
 
 
+# -- Docker's reference format, the fake's own reading ----------------------------------
+#
+# One anchored expression for the whole grammar, as distribution/reference's
+# ``ReferenceRegexp`` (regexp.go): [domain "/"] path ["/" path]* [":" tag] ["@" digest].
+# A domain is recognised here by the same expression that admits it, then checked against
+# Docker Hub's rules (``splitDockerDomain``, normalize.go): only a first component with a
+# ".", a ":", an upper-case letter or the name "localhost" names a registry.
+
+_ALNUM = r"[a-z0-9]+"
+_SEPARATOR = r"(?:[._]|__|-+)"
+_PATH = rf"{_ALNUM}(?:{_SEPARATOR}{_ALNUM})*"
+_LABEL = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
+_HOST = rf"(?:{_LABEL}(?:\.{_LABEL})*|\[[a-fA-F0-9:]+\])(?::[0-9]+)?"
+_REFERENCE = re.compile(
+    rf"(?P<name>(?:(?P<host>{_HOST})/)?{_PATH}(?:/{_PATH})*)"
+    r"(?::(?P<tag>\w[\w.-]{0,127}))?"
+    r"(?:@(?P<digest>[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}))?",
+    re.ASCII,
+)
+_HUB = "docker.io"
+
+
+@attrs.frozen
+class _Reference:
+    """A reference as the engine holds it: the canonical repository
+    (``docker.io/library/busybox``) and a tag or a digest."""
+
+    repository: str
+    tag: str
+    digest: str
+
+    @property
+    def familiar(self) -> str:
+        """The repository as the engine lists it (``busybox``, ``team/app``)."""
+        if not self.repository.startswith(_HUB + "/"):
+            return self.repository
+        path = self.repository[len(_HUB) + 1 :]
+        official = path.removeprefix("library/")
+        return official if official != path and "/" not in official else path
+
+    @property
+    def listed(self) -> str:
+        """``familiar:tag`` or ``familiar@digest``: an entry of ``RepoTags`` or
+        ``RepoDigests``."""
+        if self.digest:
+            return f"{self.familiar}@{self.digest}"
+        return f"{self.familiar}:{self.tag}"
+
+
+def _read_reference(text: str) -> _Reference:
+    """Docker's reading of ``text``.
+
+    Raises:
+        ValueError: the engine's ``invalid reference format`` error.
+    """
+    match = _REFERENCE.fullmatch(text)
+    if match is None or re.fullmatch(r"[a-f0-9]{64}", text):
+        lowered = _REFERENCE.fullmatch(text.lower())
+        if lowered is not None and text.lower() != text:
+            raise ValueError("invalid reference format: repository name must be lowercase")
+        raise ValueError("invalid reference format")
+    name, host, tag, digest = match["name"], match["host"], match["tag"], match["digest"]
+    if digest and digest.startswith("sha256:") and not re.fullmatch(r"sha256:[a-f0-9]{64}", digest):
+        raise ValueError("invalid reference format")
+    if host is not None and not (
+        any(ch in host for ch in ".:") or host == "localhost" or host != host.lower()
+    ):
+        host = None  # "team/app": a Docker Hub namespace, not a registry
+    path = name if host is None else name[len(host) + 1 :]
+    if host in (None, "index.docker.io", _HUB):
+        host = _HUB
+        if "/" not in path:
+            path = "library/" + path
+    return _Reference(f"{host}/{path}", "" if digest else tag or "latest", digest or "")
+
+
+def _publishes(network_mode: str, bridge: bool) -> bool:
+    """Whether Docker publishes a container's port bindings in ``network_mode``: on the
+    default bridge network (when the engine has one) or a named network; never for
+    ``none``, ``host`` (bindings are ignored) or ``container:<id>`` (the ports belong to
+    that container)."""
+    if network_mode in ("none", "host") or network_mode.startswith("container:"):
+        return False
+    if network_mode in ("", "default", "bridge"):
+        return bridge
+    return True
+
+
+_ALL_ADDRESSES = frozenset({"", "0.0.0.0", "::"})
+
+
+def _published(bindings: dict[str, list[tuple[str, int]]]) -> tuple[tuple[int, str, str], ...]:
+    out: list[tuple[int, str, str]] = []
+    for key, pairs in bindings.items():
+        protocol = key.partition("/")[2] or "tcp"
+        out.extend((port, protocol, ip) for ip, port in pairs if port)
+    return tuple(out)
+
+
 class FakeRuntime:
     """An in-memory container engine that satisfies the ``Runtime`` protocol.
 
@@ -137,6 +242,9 @@ class FakeRuntime:
             Set ``"127.0.0.1"`` to point handlers at servers in your test.
         latency: seconds every call sleeps before it is handled (outside the lock),
             to measure parallelism.
+        bridge: whether the engine has its default bridge network (Docker's default).
+            Port bindings are published - and conflict - only on it or a named network;
+            ``False`` is ``dockerd --bridge=none``, where nothing is published.
 
     Attributes:
         calls: every call, in the order they were made.
@@ -153,6 +261,7 @@ class FakeRuntime:
         stop_exit_code: int = 0,
         address: str | None = None,
         latency: float = 0.0,
+        bridge: bool = True,
     ) -> None:
         self.calls: list[Call] = []
         self.exec_results: dict[tuple[str, ...], ExecResult] = {}
@@ -160,6 +269,7 @@ class FakeRuntime:
         self.stop_exit_code = stop_exit_code
         self.address = address
         self.latency = latency
+        self.bridge = bridge
         self._lock = threading.RLock()
         self._containers: dict[str, _Container] = {}
         self._images: dict[str, ObservedImage] = {}
@@ -175,8 +285,17 @@ class FakeRuntime:
 
     # -- setting up and inspecting ---------------------------------------------------
 
-    def add_container(self, container: ObservedContainer) -> None:
-        """Put a container on the engine as it is (no call is recorded)."""
+    def add_container(
+        self,
+        container: ObservedContainer,
+        *,
+        port_bindings: dict[str, list[tuple[str, int]]] | None = None,
+    ) -> None:
+        """Put a container on the engine as it is (no call is recorded).
+
+        ``port_bindings`` (``CreateSpec.port_bindings``' shape) are the host ports it
+        publishes while it runs, whatever its network mode.
+        """
         with self._lock:
             self._containers[container.id] = _Container(
                 id=container.id,
@@ -187,15 +306,27 @@ class FakeRuntime:
                 running=container.running,
                 exit_code=container.exit_code,
                 finished_at=container.finished_at,
+                published=_published(port_bindings or {}),
             )
 
     def add_image(self, image: str | ObservedImage) -> None:
-        """Make an image present (no call is recorded)."""
+        """Make an image present (no call is recorded): a reference, listed as the
+        engine lists it (``library/busybox`` as ``busybox:latest``), or an
+        ``ObservedImage`` as it is.
+
+        Raises:
+            ValueError: the reference is malformed (``invalid reference format``).
+        """
         with self._lock:
             if isinstance(image, str):
-                reference = normalize_image(image)
-                image = ObservedImage(_image_id(reference), (reference,))
+                image = self._new_image(_read_reference(image))
             self._images[image.id] = image
+
+    @staticmethod
+    def _new_image(ref: _Reference) -> ObservedImage:
+        if ref.digest:
+            return ObservedImage(_image_id(ref.listed), (), (ref.listed,))
+        return ObservedImage(_image_id(ref.listed), (ref.listed,))
 
     @property
     def containers(self) -> list[ObservedContainer]:
@@ -364,22 +495,39 @@ class FakeRuntime:
             return sorted(self._images.values(), key=lambda i: i.id)
 
     def pull_image(self, image: str) -> None:
-        """Make ``image`` present (recorded as ``pull``)."""
+        """Make ``image`` present (recorded as ``pull``).
+
+        Raises:
+            RuntimeCallError: the reference is malformed (``invalid reference format``).
+        """
         self._sleep()
         with self._lock:
             self._record("pull", image)
-            reference = normalize_image(image)
-            if not self._image_present(image):
-                self._images[_image_id(reference)] = ObservedImage(
-                    _image_id(reference), (reference,)
-                )
+            try:
+                ref = _read_reference(image)
+            except ValueError as e:
+                raise RuntimeCallError("pull", image, str(e)) from None
+            if self._find_image(image) is None:
+                pulled = self._new_image(ref)
+                self._images[pulled.id] = pulled
 
-    def _image_present(self, image: str) -> bool:
-        reference = normalize_image(image)
-        return any(
-            reference in i.tags or image in i.digests or image == i.id
-            for i in self._images.values()
-        )
+    def _find_image(self, image: str) -> ObservedImage | None:
+        """The image ``image`` names - an id, or a reference in any spelling - or None."""
+        by_id = self._images.get(image)
+        if by_id is not None:
+            return by_id
+        try:
+            wanted = _read_reference(image)
+        except ValueError:
+            return None
+        for candidate in self._images.values():
+            for listed in (*candidate.tags, *candidate.digests):
+                try:
+                    if _read_reference(listed) == wanted:
+                        return candidate
+                except ValueError:
+                    continue
+        return None
 
     def create_container(self, spec: CreateSpec) -> str:
         """Create a container (not running) and return its id: ``c0001``, ``c0002``, ...
@@ -401,7 +549,12 @@ class FakeRuntime:
                     holder_id=holder.id,
                     holder_labels=holder.labels,
                 )
-            if not self._image_present(spec.image):
+            try:
+                _read_reference(spec.image)
+            except ValueError as e:
+                if spec.image not in self._images:
+                    raise RuntimeCallError("create", spec.name, str(e)) from None
+            if self._find_image(spec.image) is None:
                 raise RuntimeCallError("create", spec.name, f"No such image: {spec.image}")
             if spec.network_mode.startswith("container:"):
                 ref = spec.network_mode.removeprefix("container:")
@@ -417,6 +570,11 @@ class FakeRuntime:
                 created=self.clock(),
                 network_mode=spec.network_mode,
                 spec=spec,
+                published=(
+                    _published(spec.port_bindings)
+                    if _publishes(spec.network_mode, self.bridge)
+                    else ()
+                ),
             )
             return cid
 
@@ -424,9 +582,12 @@ class FakeRuntime:
         """Start a container (starting a running one does nothing, as Docker).
 
         Raises:
-            RuntimeCallError: no such container, or its network mode names a container
+            RuntimeCallError: no such container; its network mode names a container
                 that does not run (Docker: "cannot join network of a non running
-                container").
+                container"); or a host port it publishes is published by a running
+                container already (Docker 20.10: "Bind for 0.0.0.0:80 failed: port is
+                already allocated" for the same address, "address already in use" when
+                one of the two is every address). The container stays created.
         """
         self._sleep()
         with self._lock:
@@ -445,8 +606,37 @@ class FakeRuntime:
                         container_id,
                         f"cannot join network of a non running container: {ref}",
                     )
+            clash = self._port_clash(container)
+            if clash is not None:
+                raise RuntimeCallError(
+                    "start",
+                    container_id,
+                    f"driver failed programming external connectivity on endpoint "
+                    f"{container.name} ({container.id}): {clash}",
+                )
             container.running = True
             container.finished_at = None
+
+    def _port_clash(self, container: _Container) -> str | None:
+        """Docker's complaint when ``container`` cannot publish its ports, or None."""
+        for port, protocol, ip in container.published:
+            for other in self._containers.values():
+                if not other.running or other.id == container.id:
+                    continue
+                for held_port, held_protocol, held_ip in other.published:
+                    if (held_port, held_protocol) != (port, protocol):
+                        continue
+                    mine, theirs = ip or "0.0.0.0", held_ip or "0.0.0.0"
+                    if mine == theirs:
+                        # Docker's port allocator, keyed by (address, protocol, port).
+                        return f"Bind for {mine}:{port} failed: port is already allocated"
+                    if mine in _ALL_ADDRESSES or theirs in _ALL_ADDRESSES:
+                        # Different allocator keys; the bind itself fails.
+                        return (
+                            f"Error starting userland proxy: listen {protocol}4 "
+                            f"{mine}:{port}: bind: address already in use"
+                        )
+        return None
 
     def stop_container(self, container_id: str, timeout: int) -> None:
         """Stop a container: it exits with ``stop_exit_code``. Stopping a missing or
@@ -530,18 +720,11 @@ class FakeRuntime:
         self._sleep()
         with self._lock:
             self._record("remove_image", image_id)
-            image = self._images.get(image_id) or next(
-                (
-                    i
-                    for i in self._images.values()
-                    if normalize_image(image_id) in i.tags or image_id in i.digests
-                ),
-                None,
-            )
+            image = self._find_image(image_id)
             if image is None:
                 return
             for c in self._containers.values():
-                if c.image == image.id or normalize_image(c.image) in image.tags:
+                if c.image == image.id or self._find_image(c.image) is image:
                     raise RuntimeCallError(
                         "remove_image", image_id, f"image is being used by container {c.id}"
                     )

@@ -40,6 +40,10 @@ LISTED: list[tuple[str, str]] = [
     # Host names keep their case, and only "docker.io" itself is Docker Hub.
     ("LOCALHOST:5000/app", "LOCALHOST:5000/app:latest"),
     ("Registry.Example.com/app", "Registry.Example.com/app:latest"),
+    # A Hub namespace may have "_"; a first component with "." that is no valid host
+    # name is read as a repository path, and listed as written.
+    ("team_a/app", "team_a/app:latest"),
+    ("my_registry.example.com/app", "my_registry.example.com/app:latest"),
     # Without a "/", "localhost" is a repository and "host:5000" a name and a tag.
     ("localhost", "localhost:latest"),
     ("apphost:5000", "apphost:5000"),
@@ -61,6 +65,8 @@ INVALID: list[tuple[str, str]] = [
     ("Busybox", "repository name must be lowercase"),
     ("team/App:1", "repository name must be lowercase"),
     ("localhost:5000/App", "repository name must be lowercase"),
+    ("docker.io/Team/app", "repository name must be lowercase"),
+    ("my_registry.example.com:5000/app", "invalid registry host"),
     ("busybox:-edge", "invalid tag"),
     ("busybox:", "invalid tag"),
     ("a//b", "invalid repository name"),

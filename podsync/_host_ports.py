@@ -1,10 +1,29 @@
-"""Host-port conflicts between pods: first come, first served.
+"""Host-port conflicts between pods: running pods keep their ports, then first come,
+first served.
 
-Contract: ``filter_host_port_conflicts(pods)`` splits ``pods`` into the pods that may run
-and the pods that may not, keeping the input order in both. A pod is rejected when one
-of its published host ports (``host_port != 0``) is already taken by an earlier accepted
-pod, or when it publishes the same host port twice itself. A rejected pod gets a
-``RejectedPod`` that says why, instead of the seed's log line.
+Contract: ``filter_host_port_conflicts(pods, running=..., held_elsewhere=...)`` splits
+``pods`` into the pods that may run and the pods that may not, keeping the input order
+in both. Pods that already run (``running``, by uid) are admitted first, in input order,
+then the others, in input order: a newcomer that wants a port a running pod holds is the
+one rejected, wherever it stands in the input (the modern kubelet admits each new pod
+against the pods already admitted and active, ``HandlePodAdditions`` in
+``pkg/kubelet/kubelet.go``, so older pods win conflicts). A pod is rejected when one of
+its published host ports (``host_port != 0``) conflicts with a port reserved by a pod
+admitted before it, with a port that running containers of pods outside ``pods`` publish
+(``held_elsewhere``: they keep running, so the port stays taken), or with another port
+of its own. A rejected pod gets a ``RejectedPod`` that says why, instead of the seed's
+log line.
+
+A running pod reserves the ports it asks for *and* those it still publishes: until the
+pod is rebuilt with its new ports, the old ones are taken (a newcomer is admitted by the
+next sync, once they are free).
+
+Two ports conflict as in ``HostPortInfo.CheckConflict``
+(``pkg/scheduler/framework/types.go``): same host port and protocol, and overlapping
+addresses - the same address, or either one is every address (``""``, ``0.0.0.0`` or
+``::``). Docker agrees: it refuses a second binding of one address ("port is already
+allocated") and of every address next to a specific one ("address already in use"), and
+binds 127.0.0.1:80 and 127.0.0.2:80 side by side.
 
 Ported from the seed's ``filterHostPortConflicts`` (reference §2.2), which ran the pods
 through ``validation.AccumulateUniquePorts`` with one shared ``map[int]bool``. Fixed here:
@@ -14,24 +33,20 @@ through ``validation.AccumulateUniquePorts`` with one shared ``map[int]bool``. F
   [81, 80] after A=[80] was dropped, yet 81 stayed taken and a later C=[81] was dropped
   too). Here a pod's ports are reserved only once the whole pod is accepted.
 * The seed keyed on the port number alone, so 80/TCP and 80/UDP "conflicted". They are
-  different sockets, and Docker publishes both; here the key is (port, protocol).
-
-The host IP is deliberately *not* part of the key: a port bound on every address
-(``0.0.0.0``, the empty host IP) overlaps a binding of the same port on ``127.0.0.1``, and
-Docker refuses the second one. Treating any two uses of one port and protocol as a
-conflict, whatever the addresses, is the simple rule that never lets such a pod through;
-it is stricter than needed only for two distinct specific addresses.
+  different sockets, and Docker publishes both.
+* The seed admitted in input order only, so a new pod listed earlier took the port of a
+  running pod, which was then rejected and kept running: the new pod could never start.
 
 Nothing here does I/O.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import attrs
 
-from podsync._models import Pod, PortProtocol
+from podsync._models import Pod, Port, PortProtocol
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = [
@@ -39,7 +54,7 @@ __all__ = [
     "filter_host_port_conflicts",
 ]
 
-_HostPort = tuple[int, PortProtocol]
+_EVERY_ADDRESS = frozenset({"", "0.0.0.0", "::"})
 
 
 @attrs.frozen
@@ -48,9 +63,9 @@ class RejectedPod:
 
     Attributes:
         pod: the pod, as given.
-        reason: a machine-readable code: ``"host-port-conflict"`` when an earlier pod
-            already uses one of its host ports, ``"duplicate-host-port"`` when the pod
-            itself publishes a host port twice.
+        reason: a machine-readable code: ``"host-port-conflict"`` when an earlier or a
+            running pod uses one of its host ports, ``"duplicate-host-port"`` when the
+            pod itself publishes a host port twice.
         message: one line for people, naming the port and the other pod, e.g.
             ``host port 80/TCP is already used by pod default/web``.
     """
@@ -60,52 +75,93 @@ class RejectedPod:
     message: str
 
 
-def _check(pod: Pod, taken: dict[_HostPort, Pod]) -> RejectedPod | None:
+def _overlap(a: str, b: str) -> bool:
+    return a == b or a in _EVERY_ADDRESS or b in _EVERY_ADDRESS
+
+
+def _spelled(port: Port) -> str:
+    where = "" if port.host_ip in _EVERY_ADDRESS else f"{port.host_ip}:"
+    return f"{where}{port.host_port}/{port.protocol.value}"
+
+
+class _Reservations:
+    """Host ports taken so far: by (port, protocol), the addresses and who holds them."""
+
+    def __init__(self) -> None:
+        self._by_key: dict[tuple[int, PortProtocol], list[tuple[str, str]]] = {}
+
+    def holder(self, port: Port) -> str | None:
+        for address, holder in self._by_key.get((port.host_port, port.protocol), ()):
+            if _overlap(address, port.host_ip):
+                return holder
+        return None
+
+    def add(self, port: Port, holder: str) -> None:
+        self._by_key.setdefault((port.host_port, port.protocol), []).append((port.host_ip, holder))
+
+
+def _published(pod: Pod) -> list[Port]:
+    # Not published: nothing to conflict on (the seed skipped host port 0 as well).
+    return [p for c in pod.containers for p in c.ports if p.host_port != 0]
+
+
+def _check(pod: Pod, taken: _Reservations) -> RejectedPod | None:
     # The first problem found, in container and port order, names the rejection.
-    own: set[_HostPort] = set()
-    for container in pod.containers:
-        for port in container.ports:
-            if port.host_port == 0:
-                # Not published: nothing to conflict on (the seed skipped 0 as well).
-                continue
-            key = (port.host_port, port.protocol)
-            spelled = f"{port.host_port}/{port.protocol.value}"
-            if key in own:
-                return RejectedPod(
-                    pod, "duplicate-host-port", f"host port {spelled} is used twice in the pod"
-                )
-            holder = taken.get(key)
-            if holder is not None:
-                return RejectedPod(
-                    pod,
-                    "host-port-conflict",
-                    f"host port {spelled} is already used by pod {holder.key}",
-                )
-            own.add(key)
+    own = _Reservations()
+    for port in _published(pod):
+        if own.holder(port) is not None:
+            return RejectedPod(
+                pod, "duplicate-host-port", f"host port {_spelled(port)} is used twice in the pod"
+            )
+        holder = taken.holder(port)
+        if holder is not None:
+            return RejectedPod(pod, "host-port-conflict", f"host port {_spelled(port)} is {holder}")
+        own.add(port, "")
     return None
 
 
 def filter_host_port_conflicts(
     pods: Sequence[Pod],
+    *,
+    running: Mapping[str, Sequence[Port]] | None = None,
+    held_elsewhere: Sequence[tuple[str, Port]] = (),
 ) -> tuple[tuple[Pod, ...], tuple[RejectedPod, ...]]:
-    """Accept pods in order unless they clash on a host port; return (accepted, rejected).
+    """Admit running pods first, then the rest, unless they clash on a host port; return
+    (accepted, rejected).
+
+    Args:
+        pods: the candidate pods, in priority order.
+        running: by pod uid, the pods of ``pods`` that already run, each with the host
+            ports its running containers publish now (possibly none). They are admitted
+            before the others and reserve those ports besides the ones they ask for.
+        held_elsewhere: ``(pod key, port)`` for host ports that running containers of
+            pods *not* in ``pods`` publish; no pod may take them.
 
     Both tuples keep the input order, and together they hold every input pod exactly
-    once. Host port 0 never conflicts. The key is (host port, protocol), whatever the
-    host IP (see the module docstring).
+    once. Host port 0 never conflicts (see the module docstring for the rule).
     """
-    taken: dict[_HostPort, Pod] = {}
-    accepted: list[Pod] = []
-    rejected: list[RejectedPod] = []
-    for pod in pods:
+    running = running or {}
+    taken = _Reservations()
+    for key, port in held_elsewhere:
+        if port.host_port != 0:
+            taken.add(port, f"held by running pod {key}")
+    verdicts: dict[int, RejectedPod | None] = {}
+    incumbents = [i for i, pod in enumerate(pods) if pod.uid in running]
+    newcomers = [i for i, pod in enumerate(pods) if pod.uid not in running]
+    for index in incumbents + newcomers:
+        pod = pods[index]
         problem = _check(pod, taken)
+        verdicts[index] = problem
         if problem is not None:
-            # Nothing of a rejected pod is reserved (the seed leaked its earlier ports).
-            rejected.append(problem)
-            continue
-        for container in pod.containers:
-            for port in container.ports:
+            # Nothing of a rejected pod is reserved (the seed leaked its earlier ports);
+            # what a rejected running pod publishes stays taken, as it keeps running.
+            for port in running.get(pod.uid, ()):
                 if port.host_port != 0:
-                    taken[(port.host_port, port.protocol)] = pod
-        accepted.append(pod)
-    return tuple(accepted), tuple(rejected)
+                    taken.add(port, f"held by running pod {pod.key}")
+            continue
+        for port in (*_published(pod), *running.get(pod.uid, ())):
+            if port.host_port != 0:
+                taken.add(port, f"already used by pod {pod.key}")
+    accepted = tuple(pod for i, pod in enumerate(pods) if verdicts[i] is None)
+    rejected = tuple(v for i in range(len(pods)) if (v := verdicts[i]) is not None)
+    return accepted, rejected

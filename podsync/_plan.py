@@ -59,6 +59,7 @@ import gc
 import hashlib
 import json
 import posixpath
+import re
 import threading
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any
@@ -102,6 +103,8 @@ from podsync._models import (
     ObservedContainer,
     ObservedImage,
     Pod,
+    Port,
+    PortProtocol,
     PullPolicy,
     RestartPolicy,
 )
@@ -1500,8 +1503,81 @@ def _host_path_outside(pod: Pod, prefixes: tuple[str, ...] | None) -> str | None
     return None
 
 
-def _admit(desired: Sequence[Pod], options: PlanOptions) -> tuple[list[Pod], list[Rejection]]:
-    """Admission (theory step 1); rejections are reported in the order of ``desired``."""
+# A published port in the canonical network spec a network container records in
+# LABEL_SPEC (``_hashing._port``: sorted keys, no whitespace); host port 0 is not published.
+# Read with a pattern rather than a JSON parse: it runs on every running network
+# container of every plan.
+_RECORDED_HOST_PORT = re.compile(
+    r'"host_ip":"([^"\\]*)","host_port":([1-9][0-9]*),"protocol":"(TCP|UDP)"'
+)
+
+
+def _recorded_host_ports(net: _Instance) -> list[Port] | None:
+    """The host ports a running network container publishes, from its spec label; None
+    when it has no readable record (a 2014 kubelet's container)."""
+    text = net.spec_label
+    if text is None:
+        return None
+    return [
+        Port(int(port), int(port), PortProtocol(protocol), host_ip=ip)
+        for ip, port, protocol in _RECORDED_HOST_PORT.findall(text)
+    ]
+
+
+def _running_host_ports(
+    candidates: Sequence[Pod], by_identity: Mapping[_Identity, list[_Instance]]
+) -> tuple[dict[str, list[Port]], list[tuple[str, Port]]]:
+    """Which candidates already run, with the host ports they publish; and the host
+    ports other pods' running network containers publish.
+
+    A candidate runs when any container of its identity runs (or of a 2014 kubelet's
+    identity with its full name and no uid). Ports live on the network container (the
+    app containers join its namespace); one without a readable record is taken to
+    publish what the candidate asks for. Containers podsync does not own are not seen:
+    their ports are unknown.
+    """
+    by_identity_pod = {(pod.uid, pod.full_name): pod for pod in candidates}
+    by_full_name = {pod.full_name: pod for pod in candidates}
+    running: dict[str, list[Port]] = {}
+    elsewhere: list[tuple[str, Port]] = []
+    for identity, instances in by_identity.items():
+        pod = by_identity_pod.get(identity)
+        if pod is None and not identity[0]:
+            pod = by_full_name.get(identity[1])
+        live = [i for i in instances if i.running]
+        if not live:
+            continue
+        ports = running.setdefault(pod.uid, []) if pod is not None else None
+        for net in live:
+            if net.container != NETWORK_CONTAINER:
+                continue
+            recorded = _recorded_host_ports(net)
+            if ports is not None and pod is not None:
+                if recorded is None:
+                    recorded = [p for c in pod.containers for p in c.ports if p.host_port]
+                ports.extend(recorded)
+            elif recorded:
+                elsewhere.extend((net.pod_key, port) for port in recorded)
+    # The engine lists containers in any order; the plan must not depend on it.
+    elsewhere.sort(
+        key=lambda item: (item[0], item[1].host_port, item[1].protocol.value, item[1].host_ip)
+    )
+    return running, elsewhere
+
+
+def _admit(
+    desired: Sequence[Pod],
+    options: PlanOptions,
+    by_identity: Mapping[_Identity, list[_Instance]],
+) -> tuple[list[Pod], list[Rejection]]:
+    """Admission (theory step 1); rejections are reported in the order of ``desired``.
+
+    Host ports are admitted against what runs (``_running_host_ports``): a running pod
+    keeps its ports whatever the input order, and nobody gets a port that a pod outside
+    the admitted set still publishes (not desired, or rejected for another reason, or
+    being stopped by this very plan - a new pod waits one sync for it rather than race
+    the stop).
+    """
     rejected: dict[int, Rejection] = {}
     seen_uids: dict[str, Pod] = {}
     seen_names: dict[str, Pod] = {}
@@ -1544,7 +1620,10 @@ def _admit(desired: Sequence[Pod], options: PlanOptions) -> tuple[list[Pod], lis
             continue
         position[id(pod)] = index
         candidates.append(pod)
-    accepted, conflicts = filter_host_port_conflicts(candidates)
+    running, elsewhere = _running_host_ports(candidates, by_identity)
+    accepted, conflicts = filter_host_port_conflicts(
+        candidates, running=running, held_elsewhere=elsewhere
+    )
     for r in conflicts:
         rejected[position[id(r.pod)]] = Rejection(
             r.pod.key, r.pod.uid, Reason.HOST_PORT_CONFLICT, r.message
@@ -1644,8 +1723,6 @@ def _plan(
         liveness=liveness or {},
         host_resolv=_host_resolv(options),
     )
-    accepted, rejected = _admit(desired, options)
-
     # Index owned containers by pod identity (one pass: the seed scanned the whole list
     # for every lookup, which is quadratic). A 2014 kubelet's container that is not taken
     # over is set aside: only the fingerprint sees it (see plan_fingerprint).
@@ -1662,6 +1739,8 @@ def _plan(
         if group is None:
             group = index[identity] = []
         group.append(instance)
+
+    accepted, rejected = _admit(desired, options, by_identity)
 
     # Each pod plan is a group; ``owner`` says which group an observed identity's
     # actions go to.

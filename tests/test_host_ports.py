@@ -3,6 +3,7 @@ fixed (reference §2.2, §4.1 #20)."""
 
 from __future__ import annotations
 
+import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -81,18 +82,21 @@ def test_duplicate_within_a_pod_is_rejected_and_reserves_nothing():
 
 
 @pytest.mark.parametrize(
-    ("first_ip", "second_ip"),
+    ("first_ip", "second_ip", "conflict"),
     [
         # All addresses, then loopback: Docker refuses the overlap.
-        ("", "127.0.0.1"),
+        ("", "127.0.0.1", True),
         # Loopback, then 0.0.0.0.
-        ("127.0.0.1", "0.0.0.0"),
-        # Two specific addresses: stricter than needed, but the documented rule.
-        ("10.0.0.1", "10.0.0.2"),
+        ("127.0.0.1", "0.0.0.0", True),
+        # One address twice.
+        ("10.0.0.1", "10.0.0.1", True),
+        # Two specific addresses: Docker binds both (HostPortInfo.CheckConflict agrees).
+        ("10.0.0.1", "10.0.0.2", False),
     ],
 )
-def test_host_ip_is_not_part_of_the_key(first_ip, second_ip):
-    """A host port and protocol conflict whatever the host addresses."""
+def test_host_addresses_conflict_when_they_overlap(first_ip, second_ip, conflict):
+    """A host port and protocol conflict on the same address, or when either is every
+    address."""
     first = Pod(
         name="a", containers=(Container("c", "x", ports=(Port(80, 80, host_ip=first_ip),)),)
     )
@@ -101,7 +105,84 @@ def test_host_ip_is_not_part_of_the_key(first_ip, second_ip):
     )
     accepted, rejected = filter_host_port_conflicts([first, second])
 
-    assert ((first,), ("host-port-conflict",)) == (accepted, tuple(r.reason for r in rejected))
+    assert conflict == (accepted == (first,))
+    assert [conflict] * len(rejected) == [r.reason == "host-port-conflict" for r in rejected]
+
+
+def test_running_pod_keeps_its_port_against_an_earlier_newcomer():
+    """A pod that runs with 80 keeps it; the new pod listed before it is the one
+    rejected (input order used to decide, so the running pod lost)."""
+    newcomer, web = _pod("newcomer", 80), _pod("web", 80)
+    web = attrs.evolve(web, uid="web-uid")
+
+    accepted, rejected = filter_host_port_conflicts(
+        [newcomer, web], running={"web-uid": [Port(80, 80)]}
+    )
+
+    assert ((web,), [(newcomer, "host port 80/TCP is already used by pod default/web")]) == (
+        accepted,
+        [(r.pod, r.message) for r in rejected],
+    )
+
+
+def test_running_pod_reserves_the_ports_it_still_publishes():
+    """A running pod moving from 80 to 81 holds 80 until it is rebuilt: a newcomer
+    asking for 80 waits for the next sync."""
+    web = attrs.evolve(_pod("web", 81), uid="web-uid")
+    newcomer = _pod("newcomer", 80)
+
+    accepted, rejected = filter_host_port_conflicts(
+        [newcomer, web], running={"web-uid": [Port(80, 80)]}
+    )
+
+    assert ((web,), ["host port 80/TCP is already used by pod default/web"]) == (
+        accepted,
+        [r.message for r in rejected],
+    )
+
+
+def test_ports_held_elsewhere_are_taken():
+    """Ports that running containers of other pods publish (pods that are not desired,
+    or were not admitted) block every pod; on another address they do not."""
+    wants_any, wants_other = (
+        _pod("any", 8080),
+        Pod(
+            name="other",
+            containers=(Container("c", "x", ports=(Port(80, 8080, host_ip="127.0.0.2"),)),),
+        ),
+    )
+
+    accepted, rejected = filter_host_port_conflicts(
+        [wants_any, wants_other],
+        held_elsewhere=[("default/old", Port(80, 8080, host_ip="127.0.0.1"))],
+    )
+
+    assert ((wants_other,), ["host port 8080/TCP is held by running pod default/old"]) == (
+        accepted,
+        [r.message for r in rejected],
+    )
+
+
+def test_rejected_running_pod_still_holds_what_it_publishes():
+    """Two running pods that both claim 80 (with no bridge, nothing is published, so
+    both could start): the first keeps it, the second is rejected, and a newcomer gets
+    neither 80 nor the port the rejected pod still publishes."""
+    first = attrs.evolve(_pod("first", 80), uid="u1")
+    second = attrs.evolve(_pod("second", 80, 81), uid="u2")
+    newcomer = _pod("newcomer", 81)
+
+    accepted, rejected = filter_host_port_conflicts(
+        [newcomer, first, second],
+        running={"u1": [Port(80, 80)], "u2": [Port(80, 80), Port(81, 81)]},
+    )
+
+    assert (
+        (first,),
+        [
+            "host port 81/TCP is held by running pod default/second",
+            "host port 80/TCP is already used by pod default/first",
+        ],
+    ) == (accepted, [r.message for r in rejected])
 
 
 def test_unpublished_ports_never_conflict():

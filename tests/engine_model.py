@@ -2,7 +2,9 @@
 
 It applies a ``Plan`` the way an engine would react to the runtime calls, and checks the
 engine's own rules while doing so: names are unique, a container can only join a
-running network container, a running container cannot be removed. What it holds is
+running network container, a running container cannot be removed, and a host port is
+published by one running container at a time (Docker on a bridge network: the same
+port and protocol on overlapping addresses, ``0.0.0.0`` overlapping every address). What it holds is
 then observed again, so tests can check that planning converges.
 """
 
@@ -34,6 +36,8 @@ class EngineModel:
     root_dir: str = "/var/lib/podsync"
     counter: int = 0
     calls: list[str] = attrs.Factory(list)
+    # The host ports each container publishes while it runs: (port, protocol, address).
+    published: dict[str, tuple[tuple[int, str, str], ...]] = attrs.Factory(dict)
 
     def add(self, container: ObservedContainer) -> None:
         self.containers[container.id] = container
@@ -72,6 +76,15 @@ class EngineModel:
                     )
             self.counter += 1
             self.calls += ["create", "start"]
+            wanted = tuple(
+                (port, key.partition("/")[2], ip)
+                for key, pairs in spec.port_bindings.items()
+                for ip, port in pairs
+            )
+            clash = self.port_holder(wanted)
+            if clash is not None:
+                raise EngineRuleBroken(f"{spec.name}: host port already allocated by {clash}")
+            self.published[f"id{self.counter:06d}"] = wanted
             for path in (*spec.directories, *spec.files):
                 if path.startswith(self.root_dir + "/"):
                     self.pod_dirs.add(path[len(self.root_dir) + 1 :].split("/")[0])
@@ -106,6 +119,21 @@ class EngineModel:
             pass
         else:  # pragma: no cover - a new action type must be taught here
             raise AssertionError(f"unknown action {action!r}")
+
+    def port_holder(self, wanted: tuple[tuple[int, str, str], ...]) -> str | None:
+        """The name of a running container that publishes one of ``wanted``, or None."""
+        every = ("", "0.0.0.0", "::")
+        for cid, held in self.published.items():
+            current = self.containers.get(cid)
+            if current is None or not current.running:
+                continue
+            for port, protocol, ip in wanted:
+                for h_port, h_protocol, h_ip in held:
+                    if (port, protocol) == (h_port, h_protocol) and (
+                        ip == h_ip or ip in every or h_ip in every
+                    ):
+                        return current.name
+        return None
 
     def exit(self, container_id: str, code: int, now: float) -> None:
         """The container's process exits by itself."""

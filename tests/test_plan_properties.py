@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from podsync import ObservedContainer, Pod, container_name
 from podsync._labels import LABEL_ATTEMPT, LABEL_SPEC, LABEL_SPEC_HASH
-from podsync._plan import GCPolicy, Kill, PlanOptions, Remove, Wait, plan
+from podsync._plan import GCPolicy, Kill, Plan, PlanOptions, Reason, Remove, Wait, plan
 from podsync._plan_json import plan_from_json, plan_to_json
 from tests.cri import cri_labels, cri_name
 from tests.engine_model import EngineModel
@@ -21,7 +21,14 @@ T0 = 1_700_000_000.0
 def pod_sets(draw: st.DrawFn) -> list[Pod]:
     """Pods with distinct names (conflicting host ports and privileged ones included,
     though most pods ask for neither, so that most are admitted)."""
-    drawn = draw(st.lists(pods(max_containers=2), max_size=4, unique_by=lambda p: p.key))
+    # Host ports from 80-81 half the time, so that pods - desired, running, or both -
+    # clash on them.
+    host_ports = st.one_of(st.integers(80, 81), st.integers(1, 65535))
+    drawn = draw(
+        st.lists(
+            pods(max_containers=2, host_ports=host_ports), max_size=4, unique_by=lambda p: p.key
+        )
+    )
     result = []
     for pod in drawn:
         if draw(st.integers(0, 3)):
@@ -90,10 +97,15 @@ def worlds(draw: st.DrawFn) -> tuple[list[Pod], EngineModel, float, dict[str, bo
             )
         elif fate == "legacy":
             model.containers[container.id] = attrs.evolve(container, labels={})
+            # podsync reads a container's host ports from its spec label only (a 2014
+            # kubelet's container has none): the model forgets them too, or it would
+            # catch what podsync cannot see (a documented limitation).
+            model.published.pop(container.id, None)
         elif fate == "stale":
             labels = {**container.labels, LABEL_SPEC_HASH: "2:" + "ab" * 32}
             if draw(st.booleans()):
                 labels.pop(LABEL_SPEC)
+                model.published.pop(container.id, None)  # as for "legacy"
             model.containers[container.id] = attrs.evolve(container, labels=labels)
     for n in range(draw(st.integers(0, 3))):
         model.add(
@@ -142,6 +154,19 @@ def worlds(draw: st.DrawFn) -> tuple[list[Pod], EngineModel, float, dict[str, bo
     return desired, model, now, liveness, options
 
 
+def waited_for_a_port(first: Plan, second: Plan) -> bool:
+    """Whether ``second`` only starts pods that ``first`` rejected because a pod it
+    stopped still held their host port: admission lets a new pod wait one sync rather
+    than race the stop for the port (see ``podsync._plan._admit``)."""
+    waiting = {
+        r.pod
+        for r in first.rejected
+        if r.reason is Reason.HOST_PORT_CONFLICT and "held by running pod" in r.message
+    }
+    changed = {p.pod for p in second.pods if any(not isinstance(a, Wait) for a in p.actions)}
+    return bool(waiting) and changed <= waiting
+
+
 @given(worlds())
 def test_plan_is_deterministic(world):
     """Equal inputs give an equal plan and byte-identical JSON, whatever the order in
@@ -170,6 +195,9 @@ def test_plan_converges(world):
     first = plan(desired, model.observed, images=model.images, pod_dirs=model.pod_dirs, **args)
     model.apply(first, now)
     second = plan(desired, model.observed, images=model.images, pod_dirs=model.pod_dirs, **args)
+    if waited_for_a_port(first, second):
+        model.apply(second, now)
+        second = plan(desired, model.observed, images=model.images, pod_dirs=model.pod_dirs, **args)
 
     assert [] == [a.message for a in second.actions if not isinstance(a, Wait)]
     touched = {a.id for a in first.actions if isinstance(a, Kill | Remove)}

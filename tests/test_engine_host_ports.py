@@ -1,0 +1,70 @@
+"""Host ports on a real Docker engine in network mode ``none``, the only mode engine
+tests use: what FakeRuntime models as "publishes nothing".
+
+Docker records the bindings of a ``none`` container and publishes none of them, so two
+containers with one host port both start. On a bridge network (not usable in these
+tests: see ``tests/engine.py``) Docker 20.10 refuses the second start with "driver
+failed programming external connectivity on endpoint <name> (<id>): Bind for
+0.0.0.0:<port> failed: port is already allocated" (the same address), or "... Error
+starting userland proxy: listen tcp4 <address>:<port>: bind: address already in use"
+(every address next to one address), and binds two specific addresses side by side;
+FakeRuntime's tests (``tests/test_fake_runtime_engine_rules.py``) hold those rules.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+import docker
+import pytest
+
+from podsync import Port, port_bindings
+from podsync._plan import CreateSpec
+from podsync.docker import DockerRuntime
+from podsync.testing import FakeRuntime
+from tests.engine import PAUSE_IMAGE, Cleanup, run_labels
+
+pytestmark = pytest.mark.engine
+
+PORT = Port(80, 18480)
+SUFFIX = secrets.token_hex(4)
+
+
+def test_network_none_publishes_nothing_so_nothing_conflicts(
+    engine: docker.DockerClient, cleanup: Cleanup
+) -> None:
+    """Two ``none`` containers with host port 18480 both run; the engine keeps the
+    bindings in ``HostConfig`` and publishes none; FakeRuntime agrees."""
+    with DockerRuntime() as runtime:
+        ids = []
+        for n in range(2):
+            spec = CreateSpec(
+                name=f"podsync-ports-{n}-{SUFFIX}",
+                image=PAUSE_IMAGE,
+                labels=run_labels(),
+                network_mode="none",
+                port_bindings=port_bindings([PORT]),
+            )
+            cid = cleanup.add(runtime.create_container(spec))
+            runtime.start_container(cid)
+            ids.append(cid)
+    inspected = [engine.api.inspect_container(cid) for cid in ids]
+
+    assert [(True, {"80/tcp": [{"HostIp": "", "HostPort": "18480"}]}, {})] * 2 == [
+        (
+            i["State"]["Running"],
+            i["HostConfig"]["PortBindings"],
+            i["NetworkSettings"]["Ports"] or {},
+        )
+        for i in inspected
+    ]
+    fake = FakeRuntime(images=[PAUSE_IMAGE])
+    for n in range(2):
+        spec = CreateSpec(
+            name=f"c{n}",
+            image=PAUSE_IMAGE,
+            network_mode="none",
+            port_bindings=port_bindings([PORT]),
+        )
+        fake.start_container(fake.create_container(spec))
+    assert [True, True] == [c.running for c in fake.containers]

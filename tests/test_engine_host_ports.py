@@ -14,15 +14,18 @@ FakeRuntime's tests (``tests/test_fake_runtime_engine_rules.py``) hold those rul
 from __future__ import annotations
 
 import secrets
+import uuid
+from pathlib import Path
 
 import docker
 import pytest
 
-from podsync import Port, port_bindings
-from podsync._plan import CreateSpec
+import podsync
+from podsync import Container, Pod, Port, PullPolicy, Reason, port_bindings
+from podsync._plan import CreateSpec, PlanOptions
 from podsync.docker import DockerRuntime
 from podsync.testing import FakeRuntime
-from tests.engine import PAUSE_IMAGE, Cleanup, run_labels
+from tests.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup, run_labels
 
 pytestmark = pytest.mark.engine
 
@@ -68,3 +71,46 @@ def test_network_none_publishes_nothing_so_nothing_conflicts(
         )
         fake.start_container(fake.create_container(spec))
     assert [True, True] == [c.running for c in fake.containers]
+
+
+def test_running_pod_keeps_its_host_port_on_the_engine(
+    engine: docker.DockerClient, cleanup: Cleanup, tmp_path: Path
+) -> None:
+    """A pod running on the engine with host port 18481 keeps it when a new pod that
+    sorts before it asks for the same port: the newcomer is rejected, the running pod
+    is not touched (its recorded ports are read back from the engine's labels)."""
+    options = PlanOptions(
+        network_mode="none",
+        network_image=PAUSE_IMAGE,
+        root_dir=str(tmp_path / "root"),
+        allow_deletions=False,
+        stop_timeout=1,
+    )
+    serve = ("/bin/sh", "-c", "trap 'exit 0' TERM; while :; do sleep 1; done")
+
+    def pod(name: str) -> Pod:
+        made = Pod(
+            f"{name}-{SUFFIX}",
+            (
+                Container(
+                    "app",
+                    TEST_IMAGE,
+                    command=serve,
+                    ports=(Port(80, 18481),),
+                    image_pull_policy=PullPolicy.NEVER,
+                ),
+            ),
+            uid=str(uuid.uuid4()),
+        )
+        cleanup.add_label(f"{podsync.LABEL_POD_UID}={made.uid}")
+        return made
+
+    web, newcomer = pod("web"), pod("aaa-new")
+    with DockerRuntime() as runtime:
+        assert podsync.sync([web], runtime, options=options).ok
+        result = podsync.sync([newcomer, web], runtime, options=options)
+
+    assert [(newcomer.key, Reason.HOST_PORT_CONFLICT)] == [
+        (r.pod, r.reason) for r in result.plan.rejected
+    ]
+    assert not result.plan.has_changes

@@ -13,10 +13,12 @@ environment), so equal inputs give an equal ``Plan``, and a plan can be shown, s
 tested and applied later.
 
 1. *Admission.* Pods are taken in order. A pod that repeats an earlier pod's uid or full
-   name, asks for a privileged container when privileged containers are not allowed (the
-   seed's capabilities check), or reuses a host port an earlier pod holds
-   (``filter_host_port_conflicts``) is rejected: it appears in ``Plan.rejected`` and
-   nothing is done to it or to its containers.
+   name, has an image reference the engine would refuse, asks for a privileged container
+   when privileged containers are not allowed (the seed's capabilities check), or wants
+   a host port that a running pod holds or an earlier pod was given
+   (``filter_host_port_conflicts``: pods that already run are admitted first) is
+   rejected: it appears in ``Plan.rejected`` and nothing is done to it or to its
+   containers.
 2. *Ownership* (``ownership``, the one rule every part of podsync uses). A container
    with any ``io.kubernetes.`` label is a Kubernetes node's (Docker Desktop, cri-dockerd,
    dockershim name theirs ``k8s_<c>_<pod>_<ns>_<uid>_<n>``) and never podsync's. Else it
@@ -48,7 +50,9 @@ tested and applied later.
    per pod container and older than ``min_age`` are removed, newest kept (the seed
    meant to group per pod container but parsed the container ID, so everything fell in
    one bucket); an optional global cap; dangling images when asked.
-6. *Pulls* are plan-level actions that come before every pod's actions, one per image.
+6. *Pulls* are plan-level actions that come before every pod's actions, one per image
+   as the engine names it (``normalize_image``: ``busybox`` and
+   ``docker.io/library/busybox`` are one pull).
 """
 
 from __future__ import annotations
@@ -1646,8 +1650,8 @@ def plan(
     Pure: reads nothing but its arguments; equal arguments give an equal plan.
 
     Args:
-        desired: the pods that should run, in priority order (earlier pods win host-port
-            conflicts).
+        desired: the pods that should run, in priority order: a pod that already runs
+            keeps its host ports, then earlier pods win host-port conflicts.
         observed: every container on the engine, exited ones included; foreign
             containers are ignored.
         now: the current time, seconds since the Unix epoch (for ages, back-off and

@@ -1522,6 +1522,8 @@ def _recorded_host_ports(net: _Instance) -> list[Port] | None:
     text = net.spec_label
     if text is None:
         return None
+    if text.count('"host_port":') == text.count('"host_port":0,'):
+        return []  # nothing published: the common case, without the pattern
     return [
         Port(int(port), int(port), PortProtocol(protocol), host_ip=ip)
         for ip, port, protocol in _RECORDED_HOST_PORT.findall(text)
@@ -1529,39 +1531,39 @@ def _recorded_host_ports(net: _Instance) -> list[Port] | None:
 
 
 def _running_host_ports(
-    candidates: Sequence[Pod], by_identity: Mapping[_Identity, list[_Instance]]
+    candidates: Mapping[str, Pod], by_identity: Mapping[_Identity, list[_Instance]]
 ) -> tuple[dict[str, list[Port]], list[tuple[str, Port]]]:
-    """Which candidates already run, with the host ports they publish; and the host
-    ports other pods' running network containers publish.
+    """Which candidates (by full name) already run, with the host ports they publish;
+    and the host ports other pods' running network containers publish.
 
     A candidate runs when any container of its identity runs (or of a 2014 kubelet's
     identity with its full name and no uid). Ports live on the network container (the
     app containers join its namespace); one without a readable record is taken to
     publish what the candidate asks for. Containers podsync does not own are not seen:
-    their ports are unknown.
+    their ports are unknown. Runs on every plan, so it does no more than it must: one
+    pass, and the label is searched only when it records a published port.
     """
-    by_identity_pod = {(pod.uid, pod.full_name): pod for pod in candidates}
-    by_full_name = {pod.full_name: pod for pod in candidates}
     running: dict[str, list[Port]] = {}
     elsewhere: list[tuple[str, Port]] = []
-    for identity, instances in by_identity.items():
-        pod = by_identity_pod.get(identity)
-        if pod is None and not identity[0]:
-            pod = by_full_name.get(identity[1])
-        live = [i for i in instances if i.running]
-        if not live:
-            continue
-        ports = running.setdefault(pod.uid, []) if pod is not None else None
-        for net in live:
-            if net.container != NETWORK_CONTAINER:
+    for (uid, full_name), instances in by_identity.items():
+        pod = candidates.get(full_name)
+        if pod is not None and uid and uid != pod.uid:
+            pod = None
+        ports: list[Port] | None = None
+        for instance in instances:
+            if not instance.running:
                 continue
-            recorded = _recorded_host_ports(net)
+            if pod is not None and ports is None:
+                ports = running.setdefault(pod.uid, [])
+            if instance.container != NETWORK_CONTAINER:
+                continue
+            recorded = _recorded_host_ports(instance)
             if ports is not None and pod is not None:
                 if recorded is None:
                     recorded = [p for c in pod.containers for p in c.ports if p.host_port]
                 ports.extend(recorded)
             elif recorded:
-                elsewhere.extend((net.pod_key, port) for port in recorded)
+                elsewhere.extend((instance.pod_key, port) for port in recorded)
     # The engine lists containers in any order; the plan must not depend on it.
     elsewhere.sort(
         key=lambda item: (item[0], item[1].host_port, item[1].protocol.value, item[1].host_ip)
@@ -1624,7 +1626,9 @@ def _admit(
             continue
         position[id(pod)] = index
         candidates.append(pod)
-    running, elsewhere = _running_host_ports(candidates, by_identity)
+    running, elsewhere = _running_host_ports(
+        {pod.full_name: pod for pod in candidates}, by_identity
+    )
     accepted, conflicts = filter_host_port_conflicts(
         candidates, running=running, held_elsewhere=elsewhere
     )

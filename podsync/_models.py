@@ -282,6 +282,11 @@ class ObservedContainer:
         exit_code: the last exit code (meaningful when not running and finished).
         finished_at: when it last exited, seconds since the epoch; ``None`` if it never
             exited (running, or created and never started).
+        stopped_by_podsync: why podsync stopped it, when podsync did: the reason of the
+            stop (``spec-changed``, ``unhealthy``, ``post-start-failed`` ...); empty when
+            podsync did not stop it (it exited by itself, or it runs). Docker labels
+            cannot change after create, so no engine reports this: ``podsync.observe``
+            adds it from podsync's stop records under the root directory.
     """
 
     id: str
@@ -292,6 +297,7 @@ class ObservedContainer:
     running: bool = False
     exit_code: int = 0
     finished_at: float | None = None
+    stopped_by_podsync: str = ""
 
 
 @attrs.frozen

@@ -37,10 +37,16 @@ tested and applied later.
       replaced - only that container, never the network container (the seed stopped
       ``net`` too and joined the new container to a dead namespace). Other running
       instances are duplicates and are stopped.
-   c. A container with no running instance is started when it never ran, or when the
-      restart policy allows (Always; OnFailure after a non-zero exit code; never for
-      Never), judged on its newest exited instance, after an exponential back-off
-      (10 s doubling to 5 min, as the modern kubelet).
+   c. A container with no running instance is judged on its newest stopped instance
+      (the modern kubelet's ShouldContainerBeRestarted, kubelet-modern.md §1.1, with
+      podsync's stop records): it starts when it never ran; when that instance's spec
+      differs from the desired one (a changed spec always takes effect, with a fresh
+      back-off); when the instance is not a run - created but never started, or
+      stopped by podsync for anything but a failure - whatever the restart policy; and
+      otherwise when the restart policy allows (Always; OnFailure after a failure;
+      never for Never), after an exponential back-off (10 s doubling to 5 min, as the
+      modern kubelet). A container podsync killed for a failure (liveness probe,
+      postStart handler) failed, whatever its exit code.
    d. Running containers whose name is no longer in the spec are stopped (the seed's
       duplicate sweep). When no app container runs or will run, ``net`` is stopped too.
 4. *Pods no longer desired*: their running containers are stopped, their exited ones
@@ -162,6 +168,21 @@ NETWORK_CONTAINER = "net"
 #: 2: pod actions carry ``pod_uid`` and ``Pull.pods`` holds uids (1 named pods by key).
 PLAN_FORMAT_VERSION = "2"
 
+#: The stop record (``ObservedContainer.stopped_by_podsync``) of a container that apply
+#: stopped because its postStart handler failed. Stops that a ``Kill`` makes are
+#: recorded with the kill's ``Reason`` value.
+STOP_POST_START_FAILED = "post-start-failed"
+
+# Stop records of instances podsync killed because they failed: such an instance is a
+# failed run, whatever code the stopped process exited with (it may well exit 0 on
+# SIGTERM). Every other stop record is of an instance podsync stopped for its own
+# reasons (to replace it, to rebuild the pod, ...): that instance did not end by itself,
+# so it is not a run at all.
+_FAILED_STOPS = {
+    "unhealthy": "liveness probe failed",
+    STOP_POST_START_FAILED: "postStart handler failed",
+}
+
 
 # ---------------------------------------------------------------------------------------
 # Options
@@ -277,11 +298,13 @@ class Reason(enum.Enum):
     # creates
     MISSING = "missing"  # the container has no instance yet
     EXITED = "exited"  # restarted after an exit, as the restart policy allows
-    SPEC_CHANGED = "spec-changed"  # replaced: the spec differs from the running one
+    SPEC_CHANGED = "spec-changed"  # replaced: the spec differs from its last instance's
     UNHEALTHY = "unhealthy"  # replaced: its liveness probe failed
     NETWORK_MISSING = "network-missing"  # the pod's network container does not run
     NETWORK_CHANGED = "network-changed"  # the pod's network spec (ports, image) changed
     POD_REBUILD = "pod-rebuild"  # an app container stopped/recreated with a new network
+    NOT_STARTED = "not-started"  # its last instance was created but never started
+    NOT_REPLACED = "not-replaced"  # podsync stopped its last instance; nothing replaced it
     # stops
     DUPLICATE = "duplicate"  # a second running instance of one pod container
     NOT_IN_SPEC = "not-in-spec"  # a container whose name left the pod spec
@@ -374,7 +397,12 @@ class Kill:
     ``terminationGracePeriodSeconds``, else ``PlanOptions.stop_timeout``): its preStop
     handler runs first, with the grace period as its deadline, and the stop gets what
     is left of it (at least 2 s after a handler, as the kubelet's killContainer).
-    ``pod_uid`` is the pod's identity; ``pod`` its key, for people."""
+    ``pod_uid`` is the pod's identity; ``pod`` its key, for people.
+
+    With ``record_stop``, apply first writes podsync's stop record of the container (its
+    id and ``reason``, under the directory of pod ``pod_uid``), so that later plans know
+    the instance did not end by itself (``ObservedContainer.stopped_by_podsync``).
+    """
 
     pod: str
     pod_uid: str
@@ -385,6 +413,7 @@ class Kill:
     reason: Reason
     message: str
     pre_stop: Handler | None = None
+    record_stop: bool = False
 
 
 @attrs.frozen
@@ -598,6 +627,10 @@ class _Instance:
         return parse_container_name(self.observed.name).hash
 
     @property
+    def stop_record(self) -> str:
+        return self.observed.stopped_by_podsync
+
+    @property
     def ended(self) -> float:
         """When a stopped instance stopped: its finish time, or, if it never started,
         its creation time."""
@@ -684,7 +717,10 @@ def _newest_first(instances: Iterable[_Instance]) -> list[_Instance]:
 def _digest(
     observed: Iterable[ObservedContainer], images: Iterable[ObservedImage], pod_dirs: Iterable[str]
 ) -> str:
-    lines = sorted(f"c\0{oc.id}\0{oc.name}\0{oc.running:d}\0{oc.finished_at}" for oc in observed)
+    lines = sorted(
+        f"c\0{oc.id}\0{oc.name}\0{oc.running:d}\0{oc.finished_at}\0{oc.stopped_by_podsync}"
+        for oc in observed
+    )
     lines += sorted(f"i\0{image.id}\0{','.join(sorted(image.tags))}" for image in images)
     lines += sorted(f"d\0{uid}" for uid in pod_dirs)
     return hashlib.sha256("\n".join(lines).encode("utf-8", "surrogatepass")).hexdigest()
@@ -1006,6 +1042,13 @@ class _PodPlanner:
                 reason=reason,
                 message=f"stop {self._label(instance.container)} ({instance.observed.name}): {why}",
                 pre_stop=pre_stop,
+                # An app container of this pod that podsync stops did not end by itself:
+                # its restart policy must not judge it. The record lives under the pod's
+                # directory, keyed by this pod's uid (a 2014 kubelet's blank uid has
+                # none). The network container has no restart policy to mislead.
+                record_stop=(
+                    instance.container != NETWORK_CONTAINER and instance.pod_uid == self.pod.uid
+                ),
             )
         )
 
@@ -1103,31 +1146,100 @@ class _PodPlanner:
     def _start_decision(self, c: Container) -> tuple[Reason, str, int] | Wait | None:
         """Whether container ``c``, which has no instance to keep, starts now.
 
+        Judged on its newest stopped instance, row by row (the modern kubelet's
+        ShouldContainerBeRestarted, pkg/kubelet/container/helpers.go, kubelet-modern.md
+        §1.1, and the crash-loop gate of §2; the first matching row wins):
+
+        1. no instance: start (``missing``);
+        2. the instance's spec differs from the desired one: start at once, a new
+           container with a fresh back-off, whatever the restart policy
+           (``spec-changed``; the kubelet keys its back-off on the spec hash);
+        3. podsync stopped it, not for a failure (to replace it, to rebuild the pod, as a
+           duplicate ...): not a run, start at once whatever the policy
+           (``not-replaced``; beyond the kubelet, which forgets its kills, see below);
+        4. it was created but never started (its start failed, or apply was interrupted
+           between create and start): not a run, start whatever the policy (the
+           kubelet's row 4, Created), after the back-off, so that a start that keeps
+           failing does not make a container every sync (``not-started``);
+        5. ``Never``, or ``OnFailure`` after a success: stays down;
+        6. otherwise restart after the back-off (``exited``; ``unhealthy`` when podsync
+           killed it for its liveness probe).
+
+        A run failed when it exited non-zero, or when podsync killed it for a failure
+        (liveness probe, postStart handler) whatever its exit code: a process stopped by
+        podsync may well exit 0 on SIGTERM, and that is not a success.
+
         Returns (reason, why, restart count) for a create, a ``Wait``, or ``None`` when
         the restart policy says it stays down.
         """
-        # A container that does not run either exited (it has a finish time) or never
-        # started: its start failed (Docker leaves it "created"), or apply stopped
-        # between create and start. Both count as a run that failed, so a container
-        # whose start keeps failing backs off like one that keeps crashing.
         stopped = [i for i in self.by_name.get(c.name, ()) if i.exited]
         if not stopped:
             return Reason.MISSING, "no container yet", 0
+        pod = self.pod
         newest = max(stopped, key=lambda i: (i.ended, i.observed.created))
         started = newest.observed.finished_at is not None
+        record = newest.stop_record
         code = newest.observed.exit_code
-        what = f"exited with code {code}" if started else "did not start"
-        policy = self.pod.restart_policy
-        if policy is RestartPolicy.NEVER:
-            return None
-        if policy is RestartPolicy.ON_FAILURE and started and code == 0:
-            return None
+        failed_stop = _FAILED_STOPS.get(record) if started else None
+        if not started:
+            what = "did not start"
+        elif failed_stop is not None:
+            what = f"stopped by podsync: {failed_stop}"
+        elif record:
+            what = f"stopped by podsync ({record})"
+        else:
+            what = f"exited with code {code}"
+        change = _compare(newest, spec_hash(c, pod), lambda: canonical_spec(c, pod), c.image)
+        if change is not None:
+            return (
+                Reason.SPEC_CHANGED,
+                f"{what}, and its spec changed ({change}): a new container",
+                0,
+            )
+        if started and record and failed_stop is None:
+            # Upstream forgets that it killed an instance, so a Never container whose
+            # replacement fails to start after a spec-change kill never runs again
+            # (kubelet-modern.md §1.3); podsync's stop record says it did not end by
+            # itself. Its restart count carries over: it did not crash.
+            return (
+                Reason.NOT_REPLACED,
+                f"podsync stopped its last instance ({record}) and nothing replaced it; "
+                "that was not a run",
+                newest.restart_count,
+            )
+        policy = pod.restart_policy
+        if started:
+            failed = failed_stop is not None or code != 0
+            if policy is RestartPolicy.NEVER:
+                return None
+            if policy is RestartPolicy.ON_FAILURE and not failed:
+                return None
+        ready = self._back_off(c, newest, newest.ended, what)
+        if isinstance(ready, Wait):
+            return ready
+        if not started:
+            return (
+                Reason.NOT_STARTED,
+                f"its last instance was created but never started; that was not a run "
+                f"(restart {ready})",
+                ready,
+            )
+        reason = Reason.UNHEALTHY if record == "unhealthy" else Reason.EXITED
+        return reason, f"{what} (restart policy {policy.value}, restart {ready})", ready
+
+    def _back_off(self, c: Container, instance: _Instance, ended: float, what: str) -> Wait | int:
+        """The crash-loop gate for a restart after ``instance``, which stopped (or stops)
+        at ``ended``: a ``Wait`` while the back-off lasts, else the new restart count.
+
+        The delay grows with the instance's restart count, and starts over when the
+        instance ran for ``reset_after`` seconds (kubelet-modern.md §2, rule 4).
+        """
         back_off = self.ctx.options.back_off
-        finished = newest.ended
-        restarts = newest.restart_count
-        if finished - newest.observed.created >= back_off.reset_after:
+        restarts = instance.restart_count
+        if ended - instance.observed.created >= back_off.reset_after:
             restarts = 0
-        ready_at = finished + back_off.delay(restarts)
+        delay = back_off.delay(restarts)
+        ready_at = ended + delay
         if self.ctx.now < ready_at:
             left = ready_at - self.ctx.now
             return Wait(
@@ -1137,15 +1249,10 @@ class _PodPlanner:
                 seconds=left,
                 reason=Reason.BACK_OFF,
                 message=(
-                    f"wait {self._label(c.name)}: {what}, back-off "
-                    f"{back_off.delay(restarts):.0f}s, {left:.0f}s left"
+                    f"wait {self._label(c.name)}: {what}, back-off {delay:.0f}s, {left:.0f}s left"
                 ),
             )
-        return (
-            Reason.EXITED,
-            f"{what} (restart policy {policy.value}, restart {restarts + 1})",
-            restarts + 1,
-        )
+        return restarts + 1
 
     def _decide(self, c: Container, rebuild: tuple[Reason, str] | None) -> _Decision:
         """What happens to app container ``c`` (seed syncPod's per-container loop)."""
@@ -1174,12 +1281,17 @@ class _PodPlanner:
                 decision.start = (Reason.SPEC_CHANGED, why, 0)
             elif self._unhealthy(c, keeper):
                 decision.kills.append((keeper, Reason.UNHEALTHY, "liveness probe failed", pre_stop))
+                # A probe kill restarts unless the policy is Never (kubelet-modern.md
+                # §1.3), through the same crash-loop gate as an exit (§2): the killed
+                # instance ends now, so a container killed again and again backs off
+                # instead of being replaced on every sync. While it waits, the next plan
+                # sees the instance stopped with its "unhealthy" stop record.
                 if pod.restart_policy is not RestartPolicy.NEVER:
-                    decision.start = (
-                        Reason.UNHEALTHY,
-                        "liveness probe failed",
-                        keeper.restart_count + 1,
-                    )
+                    ready = self._back_off(c, keeper, self.ctx.now, "liveness probe failed")
+                    if isinstance(ready, Wait):
+                        decision.wait = ready
+                    else:
+                        decision.start = (Reason.UNHEALTHY, "liveness probe failed", ready)
             else:
                 decision.keep = True
         else:
@@ -1315,7 +1427,13 @@ class _PodPlanner:
             return
         reason, why, restarts = d.start
         self.ctx.need_image(c.image, c.image_pull_policy, self.pod.uid)
-        verb = {Reason.MISSING: "create", Reason.EXITED: "restart", Reason.POD_REBUILD: "recreate"}
+        verb = {
+            Reason.MISSING: "create",
+            Reason.NOT_STARTED: "create",
+            Reason.NOT_REPLACED: "create",
+            Reason.EXITED: "restart",
+            Reason.POD_REBUILD: "recreate",
+        }
         self.actions.append(
             Create(
                 pod=self.key,

@@ -35,10 +35,17 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import attrs
 
 from podsync._hooks import HandlerError, run_handler
-from podsync._hostfs import HostPathRefused, make_host_paths, remove_pod_dir
+from podsync._hostfs import (
+    HostPathRefused,
+    make_host_paths,
+    remove_pod_dir,
+    remove_stop_record,
+    write_stop_record,
+)
 from podsync._labels import LABEL_POD_UID, LABEL_SPEC_HASH
 from podsync._models import Handler
 from podsync._plan import (
+    STOP_POST_START_FAILED,
     Action,
     Create,
     CreateSpec,
@@ -334,6 +341,14 @@ class _Applier:
         elif isinstance(action, Remove):
             with _runtime_call("remove", action.id):
                 runtime.remove_container(action.id)
+            # Its stop record, if podsync stopped it, goes with it.
+            if action.pod_uid:
+                try:
+                    remove_stop_record(self.root_dir, action.pod_uid, action.id)
+                except _HOST_ERRORS as exc:
+                    raise _ActionFailed(
+                        f"removed {action.name}, but not its stop record: {exc}"
+                    ) from exc
             self.emit(EventKind.REMOVED, action, action.message)
         elif isinstance(action, Wait):
             pass  # informational: the next plan decides again
@@ -401,6 +416,15 @@ class _Applier:
         except HandlerError as exc:
             error = f"postStart handler failed: {exc}"
             self.emit(EventKind.HOOK_FAILED, action, error, container_id=cid)
+            # The stop that follows is podsync's, not the container's own end: recorded
+            # as a failure, so that the restart policy does not count a process that
+            # exits 0 on SIGTERM as a success. The container is stopped even when the
+            # record cannot be written (its handler failed); the error says so.
+            if action.pod_uid:
+                try:
+                    write_stop_record(self.root_dir, action.pod_uid, cid, STOP_POST_START_FAILED)
+                except _HOST_ERRORS as record_exc:
+                    error += f"; recording the stop failed: {record_exc}"
             self.emit(
                 EventKind.KILLING,
                 action,
@@ -418,6 +442,14 @@ class _Applier:
 
     def _kill(self, action: Kill, pod_plan: PodPlan | None) -> None:
         """Seed killContainer, plus the preStop handler the seed never ran."""
+        if action.record_stop:
+            # Before anything else: without its record, a stopped container would later
+            # be judged as a run that ended by itself (``Kill.record_stop``). When the
+            # record cannot be written, nothing is stopped and the kill fails.
+            try:
+                write_stop_record(self.root_dir, action.pod_uid, action.id, action.reason.value)
+            except _HOST_ERRORS as exc:
+                raise _ActionFailed(f"stop record of {action.name}: {exc}") from exc
         self.emit(EventKind.KILLING, action, action.message)
         self._stop(action, action.id, action.timeout, action.pre_stop)
 

@@ -5,6 +5,7 @@ What lives there (paths come from the plan, see ``_volumes.py``)::
     <root>/<pod uid>/.podsync-pod                    the marker: podsync made this directory
     <root>/<pod uid>/volumes/empty/<volume>          emptyDir volumes
     <root>/<pod uid>/<container>/<instance>          termination-message files
+    <root>/<pod uid>/.podsync-stopped/<container id> stop records: podsync stopped it
 
 Ported from the seed's ``runContainer`` (mkdir ``<root>/<uid>/<container>`` 0750, then
 create the file that is bound to ``terminationMessagePath``), the emptyDir plugin's
@@ -32,9 +33,11 @@ Safety rules, because a plan may come from a file and the root may be misconfigu
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import stat
+from collections.abc import Collection
 
 from podsync._plan import CreateSpec
 from podsync.exceptions import PodsyncError
@@ -44,6 +47,14 @@ __all__: list[str] = []
 
 #: The file that marks a directory under the root as a podsync pod directory.
 POD_DIR_MARKER = ".podsync-pod"
+
+#: The directory under a pod directory that holds podsync's stop records: one file per
+#: container podsync stopped, named by the container's id and holding the reason.
+#: Starts with a dot, so it can never be a container's directory (a DNS label).
+STOP_RECORDS_DIR = ".podsync-stopped"
+
+# Longer record contents are cut: a reason is a short code.
+_RECORD_MAX_BYTES = 128
 
 # The seed made its pod and container directories 0750 (os.MkdirAll(dir, 0750)); the
 # process umask applies on top, as it did for the seed.
@@ -197,3 +208,107 @@ def list_pod_dirs(root_dir: str) -> set[str]:
         and not entry.name.startswith(".")
         and _is_marked(entry.path)
     }
+
+
+# ---------------------------------------------------------------------------------------
+# Stop records
+#
+# The restart policy judges how a container ended by itself. A container that podsync
+# stopped (to replace it, to rebuild its pod, for a failed liveness probe or postStart
+# handler) did not end by itself, and later plans must know that - also after podsync
+# exits, as the next ``podsync apply`` is a new process. Docker labels cannot change
+# after create and the engine has no field for it, so the record lives in the pod's
+# directory under the root directory: podsync already owns that directory, observes it
+# on every sync, and tears it down with the pod. A record is written *before* the stop
+# (a stop without its record is exactly the failure the record prevents; a record whose
+# stop then failed is harmless, as a running container's record is never read) and
+# removed with the container.
+
+
+def _record_component_ok(name: str) -> bool:
+    # A pod uid or container id used as one path component under the root.
+    return bool(name) and not name.startswith(".") and "/" not in name and "\0" not in name
+
+
+def write_stop_record(root_dir: str, pod_uid: str, container_id: str, reason: str) -> None:
+    """Record that podsync stops container ``container_id`` of pod ``pod_uid``, and why
+    (a short code such as ``spec-changed``). Creates the pod directory (with its marker)
+    when it is missing; an existing record is replaced.
+
+    Raises:
+        HostPathRefused: the uid or id cannot name a file safely, or the path is not
+            strictly inside ``root_dir`` (or a symlink or file is in the way).
+        OSError: the filesystem refused.
+    """
+    if not (_record_component_ok(pod_uid) and _record_component_ok(container_id)):
+        raise HostPathRefused(
+            f"cannot record a stop of container {container_id!r} of pod {pod_uid!r}"
+        )
+    path = os.path.join(root_dir, pod_uid, STOP_RECORDS_DIR, container_id)
+    real_root, parts = _components(path, root_dir)
+    parent = _make_pod_path(real_root, parts[:-1])
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(os.path.join(parent, parts[-1]), flags, 0o644)
+    with os.fdopen(fd, "wb") as file:
+        file.write(reason.encode("utf-8")[:_RECORD_MAX_BYTES])
+
+
+def remove_stop_record(root_dir: str, pod_uid: str, container_id: str) -> None:
+    """Forget the stop record of a removed container; a missing record (or a uid or id
+    that cannot have one) is fine.
+
+    Raises:
+        HostPathRefused: the path is not strictly inside ``root_dir``.
+        OSError: the filesystem refused.
+    """
+    if not (_record_component_ok(pod_uid) and _record_component_ok(container_id)):
+        return
+    path = os.path.join(root_dir, pod_uid, STOP_RECORDS_DIR, container_id)
+    real_root, parts = _components(path, root_dir)
+    with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+        os.unlink(os.path.join(real_root, *parts))
+
+
+def read_stop_records(
+    root_dir: str, pod_uid: str, container_ids: Collection[str]
+) -> dict[str, str]:
+    """The stop records of pod ``pod_uid`` for ``container_ids``: container id -> reason
+    (``"unknown"`` for an empty record). Records of other containers are not read.
+
+    Only a real ``STOP_RECORDS_DIR`` directory in a real pod directory counts; record
+    files are opened without following symlinks. podsync makes nothing else, so anything
+    else there holds no records.
+
+    Raises:
+        OSError: a record exists but cannot be read.
+    """
+    if not _record_component_ok(pod_uid):
+        return {}
+    pod_dir = os.path.join(root_dir, pod_uid)
+    directory = os.path.join(pod_dir, STOP_RECORDS_DIR)
+    for path in (pod_dir, directory):
+        try:
+            if not stat.S_ISDIR(os.lstat(path).st_mode):
+                return {}
+        except (FileNotFoundError, NotADirectoryError):
+            return {}
+    records: dict[str, str] = {}
+    for container_id in sorted(container_ids):
+        if not _record_component_ok(container_id):
+            continue
+        try:
+            fd = os.open(
+                os.path.join(directory, container_id), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+            )
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                continue  # a symlink: podsync writes none, so it is no record
+            raise
+        with os.fdopen(fd, "rb") as file:
+            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+                continue
+            text = file.read(_RECORD_MAX_BYTES).decode("utf-8", "replace").strip()
+        records[container_id] = text or "unknown"
+    return records

@@ -13,7 +13,7 @@ or a retry budget is spent; ``sync`` itself is one pass and never sleeps.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 import attrs
 
@@ -27,9 +27,19 @@ from podsync._apply import (
     apply,
 )
 from podsync._hooks import DEFAULT_PROBE_TIMEOUT, probe_targets, run_probes
-from podsync._hostfs import list_pod_dirs
+from podsync._hostfs import list_pod_dirs, read_stop_records
 from podsync._models import ObservedContainer, ObservedImage, Pod
-from podsync._plan import Action, Create, Plan, PlanOptions, Pull, Reason, Wait, plan
+from podsync._plan import (
+    Action,
+    Create,
+    Plan,
+    PlanOptions,
+    Pull,
+    Reason,
+    Wait,
+    ownership,
+    plan,
+)
 from podsync._runtime import Runtime
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
@@ -45,6 +55,9 @@ class Observation:
         containers: every container, running and exited (``Runtime.list_containers``).
         images: every image (``Runtime.list_images``).
         pod_dirs: the pod uids with a podsync pod directory under the root directory.
+
+    A container podsync stopped carries its stop record in
+    ``ObservedContainer.stopped_by_podsync``, whatever the runtime.
     """
 
     containers: tuple[ObservedContainer, ...] = ()
@@ -57,6 +70,9 @@ def observe(runtime: Runtime, root_dir: str | None = None, *, images: bool = Tru
 
     Two runtime calls (``list_containers``, ``list_images``) and one directory listing;
     with ``images=False`` the image list is skipped (``Observation.images`` is empty).
+    Stopped containers of pods with a directory get their stop records (see
+    ``ObservedContainer.stopped_by_podsync``): podsync records the containers it stops
+    there, because no engine can report it.
 
     Args:
         runtime: the engine.
@@ -70,12 +86,39 @@ def observe(runtime: Runtime, root_dir: str | None = None, *, images: bool = Tru
     Raises:
         RuntimeCallError: a list call failed (``EngineUnavailable`` when the engine
             cannot be reached); nothing can be planned without the observation.
-        OSError: the root directory exists but cannot be listed.
+        OSError: the root directory exists but cannot be listed, or a stop record
+            cannot be read.
     """
+    root = root_dir if root_dir is not None else PlanOptions().root_dir
     containers = tuple(runtime.list_containers())
     listed = tuple(runtime.list_images()) if images else ()
-    pod_dirs = list_pod_dirs(root_dir if root_dir is not None else PlanOptions().root_dir)
-    return Observation(containers, listed, frozenset(pod_dirs))
+    pod_dirs = list_pod_dirs(root)
+    return Observation(_with_stop_records(containers, root, pod_dirs), listed, frozenset(pod_dirs))
+
+
+def _with_stop_records(
+    containers: tuple[ObservedContainer, ...], root_dir: str, pod_dirs: Collection[str]
+) -> tuple[ObservedContainer, ...]:
+    """``containers``, with ``stopped_by_podsync`` set from podsync's stop records for
+    each owned container that does not run (a running container's record is never read:
+    it was not stopped, or it was started again). Records are read only in the pod
+    directories of such containers, so a steady state reads none."""
+    wanted: dict[str, set[str]] = {}
+    for container in containers:
+        if container.running or container.stopped_by_podsync:
+            continue
+        owner = ownership(container)
+        if owner is not None and owner.pod_uid in pod_dirs:
+            wanted.setdefault(owner.pod_uid, set()).add(container.id)
+    records: dict[str, str] = {}
+    for uid, ids in wanted.items():
+        records.update(read_stop_records(root_dir, uid, ids))
+    if not records:
+        return containers
+    return tuple(
+        attrs.evolve(c, stopped_by_podsync=records[c.id]) if c.id in records else c
+        for c in containers
+    )
 
 
 @attrs.frozen

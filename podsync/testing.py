@@ -99,6 +99,7 @@ class _Container:
     spec: CreateSpec | None = None
     # What the engine publishes while the container runs: ((port, protocol, host IP), ...).
     published: tuple[tuple[int, str, str], ...] = ()
+    stopped_by_podsync: str = ""
 
     def observed(self) -> ObservedContainer:
         return ObservedContainer(
@@ -110,6 +111,7 @@ class _Container:
             running=self.running,
             exit_code=self.exit_code,
             finished_at=self.finished_at,
+            stopped_by_podsync=self.stopped_by_podsync,
         )
 
 
@@ -295,6 +297,11 @@ class FakeRuntime:
 
         ``port_bindings`` (``CreateSpec.port_bindings``' shape) are the host ports it
         publishes while it runs, whatever its network mode.
+
+        Its ``stopped_by_podsync`` is kept and reported as given, as if podsync's stop
+        record were there; the containers podsync stops through this fake get theirs
+        from the records apply writes under the root directory, which
+        ``podsync.observe`` reads (no engine can report it, and neither does the fake).
         """
         with self._lock:
             self._containers[container.id] = _Container(
@@ -307,6 +314,7 @@ class FakeRuntime:
                 exit_code=container.exit_code,
                 finished_at=container.finished_at,
                 published=_published(port_bindings or {}),
+                stopped_by_podsync=container.stopped_by_podsync,
             )
 
     def add_image(self, image: str | ObservedImage) -> None:
@@ -616,6 +624,7 @@ class FakeRuntime:
                 )
             container.running = True
             container.finished_at = None
+            container.stopped_by_podsync = ""
 
     def _port_clash(self, container: _Container) -> str | None:
         """Docker's complaint when ``container`` cannot publish its ports, or None."""

@@ -102,8 +102,14 @@ class EngineModel:
             self.calls.append("stop")
             current = self.containers.get(action.id)
             if current is not None and current.running:
+                # apply writes podsync's stop record first, and observe reports it.
+                record = action.reason.value if action.record_stop else ""
                 self.containers[action.id] = attrs.evolve(
-                    current, running=False, exit_code=137, finished_at=now
+                    current,
+                    running=False,
+                    exit_code=137,
+                    finished_at=now,
+                    stopped_by_podsync=record,
                 )
         elif isinstance(action, Remove):
             self.calls.append("remove")

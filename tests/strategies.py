@@ -17,12 +17,14 @@ import attrs
 from hypothesis import strategies as st
 
 from podsync import (
+    LABEL_RESTART_COUNT,
     Container,
     DNSPolicy,
     EnvVar,
     Handler,
     HTTPGetAction,
     Lifecycle,
+    ObservedContainer,
     Pod,
     Port,
     PortProtocol,
@@ -36,6 +38,7 @@ from podsync import (
 )
 
 __all__ = [
+    "STOP_RECORDS",
     "absolute_paths",
     "containers",
     "dns_labels",
@@ -43,6 +46,7 @@ __all__ = [
     "handlers",
     "host_ips",
     "images",
+    "later_states",
     "lifecycles",
     "pod_full_names",
     "pod_sources",
@@ -354,4 +358,66 @@ def pods(
         dns_policy=draw(st.sampled_from(DNSPolicy)),
         uid=pod_uid,
         termination_grace_period_seconds=draw(st.none() | st.integers(0, 2**31 - 1)),
+    )
+
+
+#: The stop records podsync writes (``ObservedContainer.stopped_by_podsync``): the reasons
+#: of its kills of app containers, and a failed postStart handler.
+STOP_RECORDS = (
+    "spec-changed",
+    "pod-rebuild",
+    "duplicate",
+    "not-in-spec",
+    "unhealthy",
+    "post-start-failed",
+)
+
+
+@st.composite
+def later_states(
+    draw: st.DrawFn, container: ObservedContainer, *, since: float
+) -> ObservedContainer:
+    """``container``, a running instance podsync created, as a later observation may find
+    it:
+
+    * running on;
+    * exited by itself with code 0, 1 or 137, a moment or a while after ``since``;
+    * stopped by podsync, with its stop record, the process having exited 0 or 137;
+    * created and never started (its start failed, or apply was interrupted between
+      create and start);
+
+    and, when it carries podsync's labels, with any restart count from 0 to 6, so that a
+    crash-loop back-off may be in progress.
+    """
+    labels = dict(container.labels)
+    if labels and draw(st.booleans()):
+        labels[LABEL_RESTART_COUNT] = str(draw(st.integers(0, 6)))
+    fate = draw(st.sampled_from(["running", "exited", "stopped", "created"]))
+    if fate == "running":
+        return attrs.evolve(container, labels=labels)
+    if fate == "created":
+        # Docker keeps the exit code of a failed start (127, 128) on a "created" container.
+        return attrs.evolve(
+            container,
+            labels=labels,
+            running=False,
+            exit_code=draw(st.sampled_from([0, 127, 128])),
+            finished_at=None,
+        )
+    finished_at = since + draw(st.sampled_from([0.5, 20.0]))
+    if fate == "exited":
+        return attrs.evolve(
+            container,
+            labels=labels,
+            running=False,
+            exit_code=draw(st.sampled_from([0, 1, 137])),
+            finished_at=finished_at,
+        )
+    return attrs.evolve(
+        container,
+        labels=labels,
+        running=False,
+        exit_code=draw(st.sampled_from([0, 137])),
+        finished_at=finished_at,
+        stopped_by_podsync=draw(st.sampled_from(STOP_RECORDS)),
     )

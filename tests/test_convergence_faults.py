@@ -29,7 +29,7 @@ from podsync import (
     sync,
 )
 from podsync.testing import MUTATING_CALL_NAMES, FakeRuntime
-from tests.test_plan_properties import waited_for_a_port, worlds
+from tests.test_plan_properties import stale_specs, waited_for_a_port, worlds
 
 # The issue asks for at least 500 examples in CI; the "fast" profile is for editing.
 EXAMPLES = 500 if os.environ.get("HYPOTHESIS_PROFILE", "ci") == "ci" else 20
@@ -130,4 +130,5 @@ def _check(desired, model, now, options, faults):
         )
 
     assert [] == [a.message for a in after.actions if not isinstance(a, Wait)]
+    assert [] == stale_specs(desired, list(seen.containers), after)
     assert foreign == {c.id: c for c in fake.containers if c.id.startswith("foreign")}

@@ -6,13 +6,14 @@ import attrs
 from hypothesis import given
 from hypothesis import strategies as st
 
-from podsync import ObservedContainer, Pod, container_name
+from podsync import EnvVar, ObservedContainer, Pod, container_name, ownership, spec_hash
+from podsync._hashing import SPEC_HASH_VERSION
 from podsync._labels import LABEL_ATTEMPT, LABEL_SPEC, LABEL_SPEC_HASH
 from podsync._plan import GCPolicy, Kill, Plan, PlanOptions, Reason, Remove, Wait, plan
 from podsync._plan_json import plan_from_json, plan_to_json
 from tests.cri import cri_labels, cri_name
 from tests.engine_model import EngineModel
-from tests.strategies import dns_labels, pods
+from tests.strategies import dns_labels, later_states, pods
 
 T0 = 1_700_000_000.0
 
@@ -39,21 +40,32 @@ def pod_sets(draw: st.DrawFn) -> list[Pod]:
     return result
 
 
-def _mutate(pod: Pod) -> Pod:
-    """The same pod with a different image in its first container."""
+def _mutate(pod: Pod, edit: str) -> Pod:
+    """The same pod with an edit of its first container's spec: another image, another
+    environment or another command."""
     first = pod.containers[0]
-    return attrs.evolve(
-        pod, containers=(attrs.evolve(first, image=first.image + "-old"), *pod.containers[1:])
-    )
+    if edit == "image":
+        first = attrs.evolve(first, image=first.image + "-old")
+    elif edit == "env":
+        first = attrs.evolve(first, env=(*first.env, EnvVar("EDITED", "1")))
+    else:
+        first = attrs.evolve(first, command=("/bin/old", *first.command))
+    return attrs.evolve(pod, containers=(first, *pod.containers[1:]))
 
 
 @st.composite
 def worlds(draw: st.DrawFn) -> tuple[list[Pod], EngineModel, float, dict[str, bool], PlanOptions]:
-    """Desired pods, and an engine whose state is what an earlier desired state left,
-    then disturbed: exits, removals, duplicates, stale or missing labels, foreign
-    containers and orphaned pod directories."""
+    """Desired pods, and an engine whose state is what an earlier desired state left
+    (often with an edited spec), then disturbed: exits, stops by podsync (with their
+    stop records), containers created and never started, restart counts (back-offs in
+    progress), removals, duplicates, stale or missing labels, foreign containers and
+    orphaned pod directories."""
     desired = draw(pod_sets())
-    earlier = [p if draw(st.booleans()) else _mutate(p) for p in desired if draw(st.integers(0, 3))]
+    earlier = [
+        p if draw(st.booleans()) else _mutate(p, draw(st.sampled_from(["image", "env", "command"])))
+        for p in desired
+        if draw(st.integers(0, 3))
+    ]
     earlier += draw(
         pod_sets().map(lambda ps: [p for p in ps if p.key not in {d.key for d in desired}])
     )
@@ -74,13 +86,11 @@ def worlds(draw: st.DrawFn) -> tuple[list[Pod], EngineModel, float, dict[str, bo
     model.apply(plan(earlier, [], images=model.images, now=T0, options=options), T0)
     now = T0 + draw(st.sampled_from([1.0, 30.0, 1000.0]))
     for container in list(model.observed):
-        fate = draw(st.sampled_from(["keep", "exit", "gone", "duplicate", "legacy", "stale"]))
-        if fate == "exit" and container.running:
-            model.exit(
-                container.id,
-                draw(st.sampled_from([0, 1, 137])),
-                T0 + draw(st.sampled_from([0.5, 20.0])),
-            )
+        fate = draw(
+            st.sampled_from(["keep", "later", "later", "gone", "duplicate", "legacy", "stale"])
+        )
+        if fate == "later":
+            model.containers[container.id] = draw(later_states(container, since=T0))
         elif fate == "gone":
             del model.containers[container.id]
         elif fate == "duplicate" and container.labels:
@@ -200,5 +210,59 @@ def test_plan_converges(world):
         second = plan(desired, model.observed, images=model.images, pod_dirs=model.pod_dirs, **args)
 
     assert [] == [a.message for a in second.actions if not isinstance(a, Wait)]
+    assert [] == stale_specs(desired, model.observed, second)
     touched = {a.id for a in first.actions if isinstance(a, Kill | Remove)}
     assert set() == touched & foreign
+
+
+def _instance_of(o: ObservedContainer, pod: Pod, container: str) -> bool:
+    owner = ownership(o)
+    return (
+        owner is not None
+        and owner.container == container
+        and owner.pod_full_name == pod.full_name
+        and owner.pod_uid in ("", pod.uid)
+    )
+
+
+def stale_specs(desired: list[Pod], observed: list[ObservedContainer], after: Plan) -> list[str]:
+    """What contradicts "a changed spec always takes effect" once a plan has converged:
+    the desired containers whose newest instance - the one that runs, or else the one
+    the restart policy is judged on - does not carry the desired spec hash, or is not a
+    run at all (created and never started; stopped by podsync other than for a
+    failure; unless it waits out the back-off of a start that keeps failing). A
+    container that runs, waits out a back-off, or has completed therefore does so with
+    the desired spec. Containers waiting for an image they may not pull
+    are left out, and so are instances whose hash has another version (or none: a 2014
+    kubelet's), which the planner compares field by field."""
+    rejected = {r.pod for r in after.rejected}
+    waits = {(a.pod, a.container): a.reason for a in after.actions if isinstance(a, Wait)}
+    problems = []
+    for pod in desired:
+        if pod.key in rejected:
+            continue
+        for c in pod.containers:
+            wait = waits.get((pod.key, c.name))
+            if wait is Reason.IMAGE_NEVER_PULL:
+                continue
+            mine = [o for o in observed if _instance_of(o, pod, c.name)]
+            running = [o for o in mine if o.running]
+            if not running and not mine:
+                problems.append(f"{pod.key}/{c.name}: no instance")
+                continue
+            if not running:
+                newest = max(mine, key=lambda o: (o.finished_at or o.created, o.created))
+                if newest.finished_at is None and wait is not Reason.BACK_OFF:
+                    problems.append(f"{pod.key}/{c.name}: {newest.name} never started")
+                elif newest.stopped_by_podsync not in ("", "unhealthy", "post-start-failed"):
+                    problems.append(
+                        f"{pod.key}/{c.name}: {newest.name} stopped by podsync "
+                        f"({newest.stopped_by_podsync}) and not replaced"
+                    )
+                running = [newest]
+            want = str(spec_hash(c, pod))
+            for o in running:
+                text = o.labels.get(LABEL_SPEC_HASH, "")
+                if text.startswith(f"{SPEC_HASH_VERSION}:") and text != want:
+                    problems.append(f"{pod.key}/{c.name}: {o.name} has {text}, not {want}")
+    return problems

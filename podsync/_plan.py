@@ -173,12 +173,12 @@ PLAN_FORMAT_VERSION = "2"
 #: recorded with the kill's ``Reason`` value.
 STOP_POST_START_FAILED = "post-start-failed"
 
-# Stop records of instances podsync killed because they failed: such an instance is a
-# failed run, whatever code the stopped process exited with (it may well exit 0 on
+# Stop records of instances podsync killed because they failed, and what they say: such
+# an instance is a failed run, whatever code the stopped process exited with (it may well exit 0 on
 # SIGTERM). Every other stop record is of an instance podsync stopped for its own
 # reasons (to replace it, to rebuild the pod, ...): that instance did not end by itself,
 # so it is not a run at all.
-_FAILED_STOPS = {
+FAILED_STOPS = {
     "unhealthy": "liveness probe failed",
     STOP_POST_START_FAILED: "postStart handler failed",
 }
@@ -1180,7 +1180,7 @@ class _PodPlanner:
         started = newest.observed.finished_at is not None
         record = newest.stop_record
         code = newest.observed.exit_code
-        failed_stop = _FAILED_STOPS.get(record) if started else None
+        failed_stop = FAILED_STOPS.get(record) if started else None
         if not started:
             what = "did not start"
         elif failed_stop is not None:

@@ -70,6 +70,7 @@ from podsync._hooks import probe_liveness
 from podsync._models import ObservedContainer, Pod, RestartPolicy
 from podsync._plan import (
     DEFAULT_NETWORK_IMAGE,
+    FAILED_STOPS,
     Action,
     Create,
     GCPolicy,
@@ -1223,26 +1224,43 @@ def _pod_status(
             else:
                 problems.append(f"{c.name} starting")
             continue
-        exited = [oc for oc in mine if oc.finished_at is not None]
         wait = waits.get(c.name)
-        if not exited:
+        if not mine:
             if wait is not None and wait.reason is Reason.IMAGE_NEVER_PULL:
                 problems.append(f"{c.name}: image {c.image} is absent (pull policy Never)")
             else:
                 problems.append(f"{c.name} not started yet")
             continue
-        last = max(exited, key=lambda oc: (oc.finished_at or 0.0, oc.created))
+        # The instance the planner judges: the newest to stop (one that never started
+        # stopped when it was created).
+        last = max(mine, key=lambda oc: (_ended(oc), oc.created))
         code = last.exit_code
-        if code == 0 and pod.restart_policy is not RestartPolicy.ALWAYS:
-            completed += 1
-        elif code != 0 and pod.restart_policy is RestartPolicy.NEVER:
-            failures.append(f"{c.name} exited with code {code} (restart policy Never)")
-        elif wait is not None and wait.reason is Reason.BACK_OFF:
-            problems.append(
-                f"{c.name} exited with code {code}, back-off: restart in {wait.seconds:.0f}s"
-            )
+        stop = last.stopped_by_podsync
+        failure = FAILED_STOPS.get(stop)
+        if last.finished_at is None:
+            # Created and never started: not a run; the plan starts it again.
+            ended = f"{c.name} did not start"
+        elif failure is not None:
+            ended = f"{c.name} stopped by podsync: {failure}"
+        elif stop:
+            # podsync stopped it (to replace it, ...): not a run, it is started again.
+            problems.append(f"{c.name} stopped by podsync ({stop}), to be started again")
+            continue
         else:
-            problems.append(f"{c.name} exited with code {code}, restarting")
+            ended = f"{c.name} exited with code {code}"
+        succeeded = last.finished_at is not None and failure is None and code == 0
+        if succeeded and pod.restart_policy is not RestartPolicy.ALWAYS:
+            completed += 1
+        elif (
+            last.finished_at is not None
+            and not succeeded
+            and pod.restart_policy is RestartPolicy.NEVER
+        ):
+            failures.append(f"{ended} (restart policy Never)")
+        elif wait is not None and wait.reason is Reason.BACK_OFF:
+            problems.append(f"{ended}, back-off: restart in {wait.seconds:.0f}s")
+        else:
+            problems.append(f"{ended}, restarting")
     total = len(pod.containers)
     if failures:
         return PodStatus(pod.key, "failed", "failed: " + "; ".join(failures))
@@ -1264,6 +1282,10 @@ def _pod_status(
     return PodStatus(
         pod.key, "pending", f"not running ({running}/{total} containers): " + "; ".join(problems)
     )
+
+
+def _ended(oc: ObservedContainer) -> float:
+    return oc.finished_at if oc.finished_at is not None else oc.created
 
 
 def _verb_of(action: Action) -> str:

@@ -28,6 +28,7 @@ from podsync import (
     SyncResult,
     Wait,
     observe,
+    plan,
     sync,
 )
 from podsync._hostfs import STOP_RECORDS_DIR, read_stop_records, write_stop_record
@@ -229,3 +230,45 @@ def test_a_running_container_is_recorded_before_it_is_stopped(root):
         (c.running, c.stopped_by_podsync) for c in observed(fake, root, "bar") if c.id == bar.id
     ]
     assert attrs.has(ObservedContainer)
+
+
+@pytest.mark.parametrize(
+    ("exit_code", "stopped_by", "finished", "expected"),
+    [
+        # podsync stopped it to rebuild the pod; the process was killed (137): not a
+        # failure of a Never pod, a replacement is coming.
+        (137, "pod-rebuild", True, ("pending", "bar stopped by podsync (pod-rebuild)")),
+        # ... and exited 0 on SIGTERM: not a completion either.
+        (0, "spec-changed", True, ("pending", "bar stopped by podsync (spec-changed)")),
+        # Killed for its liveness probe under Never: the pod has failed.
+        (0, "unhealthy", True, ("failed", "bar stopped by podsync: liveness probe failed")),
+        # Created, never started: not a run, it is started again.
+        (127, "", False, ("pending", "bar did not start")),
+    ],
+)
+def test_wait_judges_the_instance_the_planner_judges(exit_code, stopped_by, finished, expected):
+    """``apply --wait`` reports a Never pod whose container podsync stopped, or whose
+    container never started, as pending (the plan starts it again), not as failed or
+    completed; a container killed for a failure fails the pod."""
+    import podsync.cli as cli
+
+    pod = foo_pod(restart_policy=RestartPolicy.NEVER)
+    fake = FakeRuntime(images=["busybox", PAUSE], clock=Clock())
+    assert sync([pod], fake, options=PlanOptions(root_dir="/nonexistent"), now=NOW).ok
+    bar = next(c for c in fake.containers if c.labels["io.podsync.container.name"] == "bar")
+    fake.add_container(
+        attrs.evolve(
+            bar,
+            running=False,
+            exit_code=exit_code,
+            finished_at=NOW + 1 if finished else None,
+            stopped_by_podsync=stopped_by,
+        )
+    )
+    seen = fake.containers
+    the_plan = plan([pod], seen, now=NOW + 2, images=fake.images)
+
+    (status,) = cli.pod_statuses([pod], seen, the_plan, {}, now=NOW + 2)
+
+    assert expected[0] == status.state, status.message
+    assert expected[1] in status.message, status.message

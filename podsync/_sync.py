@@ -107,7 +107,9 @@ def _with_stop_records(
     for container in containers:
         if container.running or container.stopped_by_podsync:
             continue
-        owner = ownership(container)
+        # Records exist only where podsync wrote them, so looking for those of every
+        # container podsync might own (2014 kubelet names included) costs nothing.
+        owner = ownership(container, adopt_2014_containers=True)
         if owner is not None and owner.pod_uid in pod_dirs:
             wanted.setdefault(owner.pod_uid, set()).add(container.id)
     records: dict[str, str] = {}

@@ -130,5 +130,7 @@ def _check(desired, model, now, options, faults):
         )
 
     assert [] == [a.message for a in after.actions if not isinstance(a, Wait)]
-    assert [] == stale_specs(desired, list(seen.containers), after)
+    assert [] == stale_specs(
+        desired, list(seen.containers), after, adopt=options.adopt_2014_containers
+    )
     assert foreign == {c.id: c for c in fake.containers if c.id.startswith("foreign")}

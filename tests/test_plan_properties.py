@@ -210,13 +210,13 @@ def test_plan_converges(world):
         second = plan(desired, model.observed, images=model.images, pod_dirs=model.pod_dirs, **args)
 
     assert [] == [a.message for a in second.actions if not isinstance(a, Wait)]
-    assert [] == stale_specs(desired, model.observed, second)
+    assert [] == stale_specs(desired, model.observed, second, adopt=options.adopt_2014_containers)
     touched = {a.id for a in first.actions if isinstance(a, Kill | Remove)}
     assert set() == touched & foreign
 
 
-def _instance_of(o: ObservedContainer, pod: Pod, container: str) -> bool:
-    owner = ownership(o)
+def _instance_of(o: ObservedContainer, pod: Pod, container: str, adopt: bool) -> bool:
+    owner = ownership(o, adopt_2014_containers=adopt)
     return (
         owner is not None
         and owner.container == container
@@ -225,7 +225,9 @@ def _instance_of(o: ObservedContainer, pod: Pod, container: str) -> bool:
     )
 
 
-def stale_specs(desired: list[Pod], observed: list[ObservedContainer], after: Plan) -> list[str]:
+def stale_specs(
+    desired: list[Pod], observed: list[ObservedContainer], after: Plan, *, adopt: bool
+) -> list[str]:
     """What contradicts "a changed spec always takes effect" once a plan has converged:
     the desired containers whose newest instance - the one that runs, or else the one
     the restart policy is judged on - does not carry the desired spec hash, or is not a
@@ -245,7 +247,7 @@ def stale_specs(desired: list[Pod], observed: list[ObservedContainer], after: Pl
             wait = waits.get((pod.key, c.name))
             if wait is Reason.IMAGE_NEVER_PULL:
                 continue
-            mine = [o for o in observed if _instance_of(o, pod, c.name)]
+            mine = [o for o in observed if _instance_of(o, pod, c.name, adopt)]
             running = [o for o in mine if o.running]
             if not running and not mine:
                 problems.append(f"{pod.key}/{c.name}: no instance")

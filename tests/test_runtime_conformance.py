@@ -1,0 +1,540 @@
+"""One conformance suite, two runtimes: ``FakeRuntime`` and the real engine
+(``DockerRuntime`` on the ``engine`` fixture) must observe the same things.
+
+Every scenario runs twice, through the ``podsync.Runtime`` protocol only: against the
+fake, and against the engine (those cases carry the ``engine`` marker, so CI runs them
+and ``-m "not engine"`` leaves them out). What a scenario cannot do through the protocol
+- make a process that ignores SIGTERM, traps it or exits by itself, wait for that exit,
+pause a container - a ``Subject`` does for each runtime in its own way: the engine runs
+a real process (``/bin/sh -c ...`` in the busybox test image), the fake is told what
+that process would do (``FakeRuntime.on_sigterm``, ``exit``, ``pause``).
+
+So the fake is checked against the engine here, and the planner's tests can trust it:
+states, exit codes of stops (137 when SIGTERM is ignored, the trap's code otherwise),
+Docker's refusals with Docker's own messages, list fields, exec results.
+
+The engine is ``dockerd --bridge=none`` (CI's and every developer's private engine):
+containers use network mode ``none`` or ``container:<id>`` only, and nothing can be
+published there, so the host-port refusal is checked by the fake's own tests
+(``tests/test_fake_runtime_engine_rules.py``) and on an engine with a bridge by
+``tests/test_engine_host_ports.py``; here both runtimes accept bindings in network
+mode ``none`` and publish nothing.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterator
+from typing import Any
+
+import attrs
+import docker
+import pytest
+
+from podsync._labels import LABEL_CONTAINER, LABEL_POD_UID
+from podsync._models import ObservedContainer
+from podsync._plan import CreateSpec
+from podsync._runtime import ExecResult, Runtime
+from podsync.docker import DockerRuntime
+from podsync.exceptions import NameConflict, RuntimeCallError
+from podsync.testing import FakeRuntime
+from tests.engine import PAUSE_IMAGE, TEST_IMAGE, run_labels
+
+MIB = 1024 * 1024
+
+# Seconds of grace for stops: short, so that a process that ignores SIGTERM costs one
+# second of the suite.
+GRACE = 1
+
+
+# --- processes -------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Process:
+    """What a container's process does: on SIGTERM exit with ``on_term`` (``None``:
+    ignore it, as busybox ``sleep`` or ``sh`` as PID 1 do, and be killed after the grace
+    period), or exit by itself at once with ``exits``."""
+
+    on_term: int | None = None
+    exits: int | None = None
+
+    def entrypoint(self) -> tuple[str, ...] | None:
+        """The engine's process: ``None`` keeps the test image's ``sleep 3600``."""
+        if self.exits is not None:
+            return ("/bin/sh", "-c", f"exit {self.exits}")
+        if self.on_term is not None:
+            # ``wait`` is interrupted by the trapped signal at once, a foreground
+            # ``sleep`` would not be.
+            return (
+                "/bin/sh",
+                "-c",
+                f"trap 'exit {self.on_term}' TERM; while :; do sleep 1 & wait $!; done",
+            )
+        return None
+
+
+IGNORES_TERM = Process()
+
+
+def traps(code: int) -> Process:
+    """A process that exits with ``code`` on SIGTERM."""
+    return Process(on_term=code)
+
+
+def exits(code: int) -> Process:
+    """A process that exits with ``code`` as soon as it starts."""
+    return Process(exits=code)
+
+
+# --- the two runtimes ------------------------------------------------------------------
+
+
+class Clock:
+    """The fake's clock: one second per reading, from a fixed epoch."""
+
+    def __init__(self, start: float = 1_700_000_000.0) -> None:
+        self.now = start
+
+    def __call__(self) -> float:
+        self.now += 1.0
+        return self.now
+
+
+@attrs.define
+class Subject:
+    """One runtime under test, and what the scenarios need beyond the protocol."""
+
+    kind: str
+    runtime: Runtime
+    client: docker.DockerClient | None = None
+    token: str = attrs.field(factory=lambda: secrets.token_hex(4))
+    _processes: dict[str, Process] = attrs.field(factory=dict)
+
+    @property
+    def fake(self) -> FakeRuntime:
+        assert isinstance(self.runtime, FakeRuntime)
+        return self.runtime
+
+    def name(self, short: str) -> str:
+        """A container name no other test or run uses."""
+        return f"conformance-{self.token}-{short}"
+
+    def spec(
+        self, short: str, process: Process = IGNORES_TERM, **fields: Any
+    ) -> CreateSpec:
+        """A spec for the test image running ``process``, owned by podsync (so that
+        ``DockerRuntime`` reads exit codes and finish times) and labelled for cleanup."""
+        name = fields.pop("name", None) or self.name(short)
+        labels = {
+            LABEL_POD_UID: f"uid-{self.token}",
+            LABEL_CONTAINER: short,
+            **fields.pop("labels", {}),
+            **run_labels(),
+        }
+        fields.setdefault("network_mode", "none")
+        fields.setdefault("image", TEST_IMAGE)
+        spec = CreateSpec(
+            name=name, labels=labels, entrypoint=process.entrypoint(), **fields
+        )
+        self._processes[name] = process
+        if self.kind == "fake":
+            self.fake.on_sigterm(name, process.on_term)
+        return spec
+
+    def running(self, short: str, process: Process = IGNORES_TERM, **fields: Any) -> str:
+        """Create and start a container; its id."""
+        cid = self.runtime.create_container(self.spec(short, process, **fields))
+        self.runtime.start_container(cid)
+        return cid
+
+    def wait_exited(self, cid: str, name: str) -> None:
+        """Wait until the process of ``cid`` (created as ``name``) has exited by itself."""
+        process = self._processes[name]
+        assert process.exits is not None
+        if self.client is not None:
+            self.client.api.wait(cid, timeout=30)
+        else:
+            self.fake.exit(cid, process.exits)
+
+    def pause(self, cid: str) -> None:
+        if self.client is not None:
+            self.client.api.pause(cid)
+        else:
+            self.fake.pause(cid)
+
+    def script_exec(self, command: tuple[str, ...], result: ExecResult) -> None:
+        """What ``command`` returns: the engine runs it, the fake is told."""
+        if self.kind == "fake":
+            self.fake.set_exec_result(command, result.exit_code, result.output)
+
+    def listed(self, cid: str) -> ObservedContainer:
+        (found,) = [c for c in self.runtime.list_containers() if c.id == cid]
+        return found
+
+    def ours(self) -> list[ObservedContainer]:
+        """This test's containers, in the runtime's order."""
+        return [c for c in self.runtime.list_containers() if c.name.startswith(self.name(""))]
+
+
+@pytest.fixture(params=["fake", pytest.param("engine", marks=pytest.mark.engine)])
+def subject(request: pytest.FixtureRequest) -> Iterator[Subject]:
+    """Each runtime in turn: the fake, then the engine (``DOCKER_HOST``)."""
+    if request.param == "fake":
+        yield Subject(
+            "fake",
+            FakeRuntime(images=[TEST_IMAGE, PAUSE_IMAGE], clock=Clock(), bridge=False),
+        )
+        return
+    client: docker.DockerClient = request.getfixturevalue("engine")
+    with DockerRuntime() as runtime:
+        yield Subject("engine", runtime, client)
+
+
+def _refusal(call: Any, *args: Any) -> RuntimeCallError:
+    with pytest.raises(RuntimeCallError) as info:
+        call(*args)
+    return info.value
+
+
+# --- states and list fields ------------------------------------------------------------
+
+
+def test_created_started_stopped_removed(subject: Subject) -> None:
+    """A created container is listed not running, never finished, exit code 0, with its
+    labels and image; started it runs; stopped (its process ignores SIGTERM) it is
+    killed: 137, with a finish time; removed it is gone."""
+    spec = subject.spec("app", labels={"team": "web"})
+    cid = subject.runtime.create_container(spec)
+
+    created = subject.listed(cid)
+    assert (spec.name, spec.image, spec.labels) == (created.name, created.image, created.labels)
+    assert (False, 0, None) == (created.running, created.exit_code, created.finished_at)
+    assert created.created > 0
+
+    subject.runtime.start_container(cid)
+    started = subject.listed(cid)
+    assert (True, None) == (started.running, started.finished_at)
+
+    subject.runtime.stop_container(cid, GRACE)
+    stopped = subject.listed(cid)
+    assert (False, 137) == (stopped.running, stopped.exit_code)
+    assert stopped.finished_at is not None
+    assert stopped.finished_at >= stopped.created == created.created
+
+    subject.runtime.remove_container(cid)
+    assert [] == subject.ours()
+
+
+def test_list_is_newest_first(subject: Subject) -> None:
+    """Both list the newer container first."""
+    first = subject.runtime.create_container(subject.spec("first"))
+    second = subject.runtime.create_container(subject.spec("second"))
+
+    assert [second, first] == [c.id for c in subject.ours()]
+
+
+@pytest.mark.parametrize(
+    ("process", "exit_code"),
+    [
+        pytest.param(IGNORES_TERM, 137, id="ignores-term-killed"),
+        pytest.param(traps(0), 0, id="traps-exit-0"),
+        pytest.param(traps(3), 3, id="traps-exit-3"),
+        pytest.param(traps(143), 143, id="traps-exit-143"),
+    ],
+)
+def test_stop_exit_codes(subject: Subject, process: Process, exit_code: int) -> None:
+    """A stop sends SIGTERM, then SIGKILL after the grace period: a process that ignores
+    SIGTERM exits 137, one that handles it exits with its own code."""
+    cid = subject.running("app", process)
+
+    subject.runtime.stop_container(cid, GRACE)
+
+    stopped = subject.listed(cid)
+    assert (False, exit_code) == (stopped.running, stopped.exit_code)
+    assert stopped.finished_at is not None
+
+
+def test_process_that_exits_by_itself(subject: Subject) -> None:
+    """A process that exits 7 is listed exited with 7 and a finish time; a stop then
+    changes nothing, and exec is refused."""
+    spec = subject.spec("app", exits(7))
+    cid = subject.runtime.create_container(spec)
+    subject.runtime.start_container(cid)
+    subject.wait_exited(cid, spec.name)
+
+    exited = subject.listed(cid)
+    subject.runtime.stop_container(cid, GRACE)
+
+    assert (False, 7) == (exited.running, exited.exit_code)
+    assert exited.finished_at is not None
+    assert exited == subject.listed(cid)
+    error = _refusal(subject.runtime.exec_in_container, cid, ["true"], 5.0)
+    assert f"Container {cid} is not running" == error.message
+
+
+def test_stop_and_remove_of_what_does_not_run(subject: Subject) -> None:
+    """Stopping a container that never started, or one that is gone, and removing one
+    that is gone, succeed; starting a running container does nothing."""
+    never = subject.runtime.create_container(subject.spec("never"))
+    running = subject.running("running")
+
+    subject.runtime.stop_container(never, GRACE)
+    subject.runtime.start_container(running)
+    subject.runtime.remove_container(never)
+    subject.runtime.stop_container(never, GRACE)
+    subject.runtime.remove_container(never)
+
+    assert [(running, True)] == [(c.id, c.running) for c in subject.ours()]
+
+
+def test_remove_of_a_running_container_is_refused(subject: Subject) -> None:
+    cid = subject.running("app")
+
+    error = _refusal(subject.runtime.remove_container, cid)
+
+    assert (
+        f"You cannot remove a running container {cid}. "
+        "Stop the container before attempting removal or force remove"
+    ) == error.message
+    assert [cid] == [c.id for c in subject.ours()]
+
+
+# --- refusals at create ----------------------------------------------------------------
+
+
+def _invalid_name(name: str) -> str:
+    return f"Invalid container name ({name}), only [a-zA-Z0-9][a-zA-Z0-9_.-] are allowed"
+
+
+MIN_MEMORY = "Minimum memory limit allowed is 6MB"
+HOSTNAME_CONFLICT = "conflicting options: hostname and the network mode"
+DNS_CONFLICT = "conflicting options: dns and the network mode"
+PUBLISH_CONFLICT = "conflicting options: port publishing and the container type network mode"
+EXPOSE_CONFLICT = "conflicting options: port exposing and the container type network mode"
+NO_IMAGE = "podsync-test/no-such-image"
+
+REFUSED_AT_CREATE = [
+    # Docker's name pattern: [a-zA-Z0-9][a-zA-Z0-9_.-]+, one leading "/" allowed.
+    pytest.param({"name": "bad name"}, _invalid_name("bad name"), id="name-space"),
+    pytest.param({"name": "_x"}, _invalid_name("_x"), id="name-underscore-first"),
+    pytest.param({"name": "a"}, _invalid_name("a"), id="name-one-character"),
+    pytest.param({"name": "a/b"}, _invalid_name("a/b"), id="name-slash"),
+    pytest.param({"name": "/_x"}, _invalid_name("/_x"), id="name-slash-first"),
+    pytest.param({"name": "caf\u00e9"}, _invalid_name("caf\u00e9"), id="name-not-ascii"),
+    # Docker 20.10's minimum memory limit (daemon/daemon_unix.go, linuxMinMemory).
+    pytest.param({"memory": 1}, MIN_MEMORY, id="memory-1-byte"),
+    pytest.param({"memory": 4 * MIB}, MIN_MEMORY, id="memory-4MiB"),
+    pytest.param({"memory": 6 * MIB - 1}, MIN_MEMORY, id="memory-just-below-6MiB"),
+    # Options that belong to the network container (runconfig's validateNetContainerMode).
+    pytest.param({"joins": True, "hostname": "web"}, HOSTNAME_CONFLICT, id="hostname"),
+    pytest.param({"joins": True, "dns": ("10.0.0.10",)}, DNS_CONFLICT, id="dns"),
+    pytest.param(
+        {"joins": True, "port_bindings": {"80/tcp": [("", 8080)]}},
+        PUBLISH_CONFLICT,
+        id="published-port",
+    ),
+    pytest.param({"joins": True, "exposed_ports": ("80/tcp",)}, EXPOSE_CONFLICT, id="exposed"),
+    pytest.param(
+        {"network_mode": "container:"},
+        "Invalid network mode: invalid container format container:<name|id>",
+        id="container-mode-without-container",
+    ),
+    pytest.param({"image": NO_IMAGE}, f"No such image: {NO_IMAGE}:latest", id="no-image"),
+    # Which refusal comes first: the options, then the memory, then the image, then the
+    # name.
+    pytest.param(
+        {"joins": True, "hostname": "web", "dns": ("10.0.0.10",), "memory": 1},
+        HOSTNAME_CONFLICT,
+        id="hostname-before-dns-and-memory",
+    ),
+    pytest.param(
+        {"joins": True, "dns": ("10.0.0.10",), "exposed_ports": ("80/tcp",)},
+        DNS_CONFLICT,
+        id="dns-before-ports",
+    ),
+    pytest.param({"memory": 1, "image": NO_IMAGE}, MIN_MEMORY, id="memory-before-image"),
+    pytest.param(
+        {"image": NO_IMAGE, "name": "bad name"},
+        f"No such image: {NO_IMAGE}:latest",
+        id="image-before-name",
+    ),
+    pytest.param({"memory": 1, "name": "bad name"}, MIN_MEMORY, id="memory-before-name"),
+]
+
+
+@pytest.mark.parametrize(("fields", "message"), REFUSED_AT_CREATE)
+def test_refused_at_create(subject: Subject, fields: dict[str, Any], message: str) -> None:
+    """Docker refuses these at create, with these words, and creates nothing."""
+    fields = dict(fields)
+    if fields.pop("joins", False):
+        net = subject.running("net", traps(0))
+        fields["network_mode"] = f"container:{net}"
+    before = subject.ours()
+
+    error = _refusal(subject.runtime.create_container, subject.spec("app", **fields))
+
+    assert message == error.message
+    assert not isinstance(error, NameConflict)
+    assert before == subject.ours()
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        pytest.param({"memory": 6 * MIB}, id="memory-6MiB"),
+        pytest.param({"joins": True, "dns_search": ("example.com",)}, id="dns-search"),
+        pytest.param({"name": "/{name}"}, id="name-with-leading-slash"),
+        pytest.param({"image": "podsync-test/busybox"}, id="untagged-image"),
+        pytest.param({"network_mode": "container:no-such-container"}, id="missing-network"),
+        pytest.param(
+            {"port_bindings": {"80/tcp": [("", 8080)]}, "exposed_ports": ("80/tcp",)},
+            id="ports-in-network-mode-none",
+        ),
+    ],
+)
+def test_accepted_at_create(subject: Subject, fields: dict[str, Any]) -> None:
+    """Close to the refusals, and accepted: 6 MiB exactly, DNS search domains beside
+    ``container:`` (only the servers conflict), a name with Docker's leading ``/``, an
+    untagged reference to a ``:latest`` image, a ``container:`` network that does not
+    exist yet (Docker 20.10 looks at start), ports in network mode ``none``."""
+    fields = dict(fields)
+    if fields.pop("joins", False):
+        net = subject.running("net", traps(0))
+        fields["network_mode"] = f"container:{net}"
+    name = subject.name("app")
+    if "name" in fields:
+        fields["name"] = fields["name"].format(name=name)
+
+    cid = subject.runtime.create_container(subject.spec("app", **fields))
+
+    listed = subject.listed(cid)
+    assert (name, False) == (listed.name, listed.running)
+    assert fields.get("image", TEST_IMAGE) == listed.image
+
+
+def test_name_conflict(subject: Subject) -> None:
+    """A taken name is a ``NameConflict`` naming the holder, in Docker's words."""
+    spec = subject.spec("app", labels={"team": "web"})
+    holder = subject.runtime.create_container(spec)
+
+    error = _refusal(subject.runtime.create_container, subject.spec("app"))
+
+    assert isinstance(error, NameConflict)
+    assert (holder, spec.labels) == (error.holder_id, error.holder_labels)
+    assert (
+        f'Conflict. The container name "/{spec.name}" is already in use by container '
+        f'"{holder}". You have to remove (or rename) that container to be able to reuse '
+        "that name."
+    ) == error.message
+
+
+def test_ports_in_network_mode_none_are_not_published(subject: Subject) -> None:
+    """Network mode ``none`` publishes nothing (``--bridge=none`` publishes nothing
+    either): two containers binding one host port both run."""
+    bindings = {"80/tcp": [("", 8080)]}
+
+    first = subject.running("first", traps(0), port_bindings=bindings)
+    second = subject.running("second", traps(0), port_bindings=bindings)
+
+    assert {first: True, second: True} == {c.id: c.running for c in subject.ours()}
+
+
+# --- the network container -------------------------------------------------------------
+
+
+def test_joining_a_network_container(subject: Subject) -> None:
+    """``container:<x>`` starts only while x runs: a missing x and a stopped x are
+    refused at start (the container stays created); a running or paused x is joined."""
+    missing = subject.runtime.create_container(
+        subject.spec("missing", network_mode="container:no-such-container")
+    )
+    net = subject.runtime.create_container(subject.spec("net", traps(0)))
+    app = subject.runtime.create_container(subject.spec("app", network_mode=f"container:{net}"))
+
+    no_such = _refusal(subject.runtime.start_container, missing)
+    not_running = _refusal(subject.runtime.start_container, app)
+
+    assert "No such container: no-such-container" == no_such.message
+    assert f"cannot join network of a non running container: {net}" == not_running.message
+    assert not subject.listed(missing).running
+    assert not subject.listed(app).running
+    subject.runtime.start_container(net)
+    subject.pause(net)
+    subject.runtime.start_container(app)
+    assert subject.listed(app).running
+
+
+def test_container_address_without_a_network(subject: Subject) -> None:
+    """Network mode ``none`` has no address, nor has a container that joins it."""
+    net = subject.running("net", traps(0))
+    app = subject.running("app", network_mode=f"container:{net}")
+
+    assert (None, None) == (
+        subject.runtime.container_address(net),
+        subject.runtime.container_address(app),
+    )
+
+
+# --- paused containers -----------------------------------------------------------------
+
+
+def test_a_paused_container(subject: Subject) -> None:
+    """A paused container is listed running; exec, start and remove are refused with
+    Docker's words; a stop unpauses it and it exits as its process does."""
+    cid = subject.running("app", traps(0))
+    subject.pause(cid)
+
+    listed = subject.listed(cid)
+    exec_error = _refusal(subject.runtime.exec_in_container, cid, ["true"], 5.0)
+    start_error = _refusal(subject.runtime.start_container, cid)
+    remove_error = _refusal(subject.runtime.remove_container, cid)
+    subject.runtime.stop_container(cid, GRACE)
+
+    assert (True, None) == (listed.running, listed.finished_at)
+    assert f"Container {cid} is paused, unpause the container before exec" == exec_error.message
+    assert "cannot start a paused container, try unpause instead" == start_error.message
+    assert (
+        f"You cannot remove a paused container {cid}. Unpause and then stop the container "
+        "before attempting removal or force remove"
+    ) == remove_error.message
+    stopped = subject.listed(cid)
+    assert (False, 0) == (stopped.running, stopped.exit_code)
+
+
+def test_stop_of_a_paused_process_that_ignores_term(subject: Subject) -> None:
+    """Paused or not, a process that ignores SIGTERM is killed: 137."""
+    cid = subject.running("app")
+    subject.pause(cid)
+
+    subject.runtime.stop_container(cid, GRACE)
+
+    assert (False, 137) == (subject.listed(cid).running, subject.listed(cid).exit_code)
+
+
+# --- exec ------------------------------------------------------------------------------
+
+
+def test_exec(subject: Subject) -> None:
+    """exec returns the command's exit code and output; in a missing container it is
+    refused."""
+    cid = subject.running("app")
+    command = ("/bin/sh", "-c", "echo hello; exit 4")
+    subject.script_exec(command, ExecResult(4, b"hello\n"))
+
+    assert ExecResult(0, b"") == subject.runtime.exec_in_container(cid, ["true"], 10.0)
+    assert ExecResult(4, b"hello\n") == subject.runtime.exec_in_container(cid, command, 10.0)
+    missing = _refusal(subject.runtime.exec_in_container, "no-such-container", ["true"], 5.0)
+    assert "No such container: no-such-container" == missing.message
+
+
+# --- images ----------------------------------------------------------------------------
+
+
+def test_image_listing(subject: Subject) -> None:
+    """The test images are listed by their tags, with ``sha256:`` ids."""
+    images = subject.runtime.list_images()
+
+    tagged = {tag: image for image in images for tag in image.tags}
+    assert {TEST_IMAGE, PAUSE_IMAGE} <= set(tagged)
+    assert all(tagged[t].id.startswith("sha256:") for t in (TEST_IMAGE, PAUSE_IMAGE))

@@ -1609,6 +1609,24 @@ def _image_problem(pod: Pod) -> str | None:
     return None
 
 
+# Docker's smallest memory limit (daemon/daemon_unix.go, ``linuxMinMemory``).
+_MIN_MEMORY_LIMIT = 6 * 1024 * 1024
+
+
+def _memory_problem(pod: Pod) -> str | None:
+    # Docker refuses a smaller limit at every create ("Minimum memory limit allowed is
+    # 6MB"); the modern kubelet would retry that create forever as CreateContainerError.
+    # podsync cannot honour the limit, so it refuses the pod before anything is done to
+    # it (as an invalid image), rather than drop or raise the limit.
+    for c in pod.containers:
+        if 0 < c.memory < _MIN_MEMORY_LIMIT:
+            return (
+                f"container {c.name}: memory limit {c.memory} bytes is below the container "
+                f"engine's minimum of 6MB ({_MIN_MEMORY_LIMIT} bytes)"
+            )
+    return None
+
+
 def _host_path_outside(pod: Pod, prefixes: tuple[str, ...] | None) -> str | None:
     """The first hostPath of ``pod`` outside ``prefixes`` (compared by whole path
     components after normalisation, so ``/data`` allows ``/data/x`` but not
@@ -1708,7 +1726,7 @@ def _admit(
     candidates: list[Pod] = []
     position: dict[int, int] = {}
     for index, pod in enumerate(desired):
-        problem = _name_problem(pod) or _image_problem(pod)
+        problem = _name_problem(pod) or _image_problem(pod) or _memory_problem(pod)
         if problem is not None:
             rejected[index] = Rejection(pod.key, pod.uid, Reason.INVALID_POD, problem)
             continue

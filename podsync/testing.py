@@ -100,6 +100,8 @@ class _Container:
     # What the engine publishes while the container runs: ((port, protocol, host IP), ...).
     published: tuple[tuple[int, str, str], ...] = ()
     stopped_by_podsync: str = ""
+    # Paused (``FakeRuntime.pause``): still running, as Docker's State.Running.
+    paused: bool = False
 
     def observed(self) -> ObservedContainer:
         return ObservedContainer(
@@ -204,6 +206,38 @@ def _read_reference(text: str) -> _Reference:
     return _Reference(f"{host}/{path}", "" if digest else tag or "latest", digest or "")
 
 
+# Docker's container names (daemon/names.go, ``validContainerNamePattern``): one
+# leading "/" is allowed and dropped.
+_CONTAINER_NAME = re.compile(r"/?[a-zA-Z0-9][a-zA-Z0-9_.-]+", re.ASCII)
+_CONTAINER_NAME_CHARS = "[a-zA-Z0-9][a-zA-Z0-9_.-]"
+
+# Docker 20.10's smallest memory limit (daemon/daemon_unix.go, ``linuxMinMemory``).
+_MIN_MEMORY = 6 * 1024 * 1024
+
+# The exit code of a process killed by SIGKILL: 128 + 9.
+_KILLED = 137
+
+
+def _network_mode_conflict(spec: CreateSpec) -> str | None:
+    """Docker's refusal of ``spec``'s network options, or None: what belongs to the
+    network container cannot be set on a container that joins it. Docker 20.10
+    (runconfig/hostconfig_unix.go, ``validateNetContainerMode``) checks these when it
+    decodes the request, before anything else, in this order."""
+    if not spec.network_mode.startswith("container:"):
+        return None
+    if not spec.network_mode.removeprefix("container:"):
+        return "Invalid network mode: invalid container format container:<name|id>"
+    if spec.hostname:
+        return "conflicting options: hostname and the network mode"
+    if spec.dns:
+        return "conflicting options: dns and the network mode"
+    if spec.port_bindings:
+        return "conflicting options: port publishing and the container type network mode"
+    if spec.exposed_ports:
+        return "conflicting options: port exposing and the container type network mode"
+    return None
+
+
 def _publishes(network_mode: str, bridge: bool) -> bool:
     """Whether Docker publishes a container's port bindings in ``network_mode``: on the
     default bridge network (when the engine has one) or a named network; never for
@@ -237,8 +271,12 @@ class FakeRuntime:
             ``busybox:latest``) or ``ObservedImage`` values.
         clock: where creation, start and exit times come from; pass a fixed or
             counting function for deterministic tests (default ``time.time``).
-        stop_exit_code: the exit code a stopped container reports: 0 for a process
-            that handles SIGTERM (the default), 137 for one that has to be killed.
+        stop_exit_code: what a container's process does on SIGTERM, unless
+            ``on_sigterm`` says otherwise for it: exit with this code (0, the default:
+            it handles SIGTERM and exits cleanly; 143 for a process that dies of the
+            signal, which a PID 1 never does by default), or ``None``: it ignores
+            SIGTERM (as busybox ``sh`` or ``sleep`` as PID 1) and a stop kills it after
+            the timeout, with exit code 137.
         address: the network address every container reports (``container_address``);
             ``None`` (the default) means no network, so a handler without a host fails.
             Set ``"127.0.0.1"`` to point handlers at servers in your test.
@@ -260,7 +298,7 @@ class FakeRuntime:
         containers: Iterable[ObservedContainer] = (),
         images: Iterable[str | ObservedImage] = (),
         clock: Callable[[], float] = time.time,
-        stop_exit_code: int = 0,
+        stop_exit_code: int | None = 0,
         address: str | None = None,
         latency: float = 0.0,
         bridge: bool = True,
@@ -269,6 +307,7 @@ class FakeRuntime:
         self.exec_results: dict[tuple[str, ...], ExecResult] = {}
         self.clock = clock
         self.stop_exit_code = stop_exit_code
+        self._on_sigterm: dict[str, int | None] = {}
         self.address = address
         self.latency = latency
         self.bridge = bridge
@@ -434,9 +473,50 @@ class FakeRuntime:
             found = self._find(container_id)
             if found is None:
                 raise KeyError(container_id)
-            found.running = False
+            found.running = found.paused = False
             found.exit_code = code
             found.finished_at = self.clock()
+
+    def on_sigterm(self, ref: str, exit_code: int | None) -> None:
+        """What the process of container ``ref`` (an id, or a name: a container may be
+        named before it is created, and every container of that name then behaves so)
+        does when it is stopped: exit with ``exit_code`` on SIGTERM, or, with ``None``,
+        ignore SIGTERM and be killed after the stop's timeout (exit code 137, as
+        Docker's SIGKILL). Overrides ``stop_exit_code`` for it."""
+        with self._lock:
+            self._on_sigterm[ref.removeprefix("/")] = exit_code
+
+    def pause(self, ref: str) -> None:
+        """Pause a running container (``docker pause``; no call recorded): it is still
+        listed as running, exec, start and remove are refused, and a stop unpauses it
+        and stops it as usual.
+
+        Raises:
+            KeyError: there is no such container.
+            ValueError: it is not running (Docker: "Container <id> is not running").
+        """
+        with self._lock:
+            found = self._find(ref)
+            if found is None:
+                raise KeyError(ref)
+            if not found.running:
+                raise ValueError(f"Container {found.id} is not running")
+            found.paused = True
+
+    def unpause(self, ref: str) -> None:
+        """Unpause a paused container (no call recorded).
+
+        Raises:
+            KeyError: there is no such container.
+            ValueError: it is not paused (Docker: "Container <id> is not paused").
+        """
+        with self._lock:
+            found = self._find(ref)
+            if found is None:
+                raise KeyError(ref)
+            if not found.paused:
+                raise ValueError(f"Container {found.id} is not paused")
+            found.paused = False
 
     def set_exec_result(self, command: Sequence[str], exit_code: int, output: bytes = b"") -> None:
         """Script what ``exec`` of ``command`` (in any container) returns."""
@@ -540,39 +620,60 @@ class FakeRuntime:
     def create_container(self, spec: CreateSpec) -> str:
         """Create a container (not running) and return its id: ``c0001``, ``c0002``, ...
 
+        Refuses what Docker 20.10 refuses, in its order and with its words: network
+        options beside ``container:<x>`` (hostname, DNS servers, published or exposed
+        ports: "conflicting options: ..."), a memory limit under 6 MB ("Minimum memory
+        limit allowed is 6MB"), a malformed or absent image ("No such image:
+        busybox:latest"), a name outside ``[a-zA-Z0-9][a-zA-Z0-9_.-]+`` ("Invalid
+        container name ..."), a name in use. The network container ``x`` need not exist
+        yet: Docker looks for it at start.
+
         Raises:
             NameConflict: the name is in use (a ``RuntimeCallError``).
-            RuntimeCallError: the image is absent, or the network mode names a
-                container that does not exist.
+            RuntimeCallError: any other refusal above.
         """
         self._sleep()
         with self._lock:
             self._record("create", spec)
-            holder = self._find(spec.name)
+            conflict = _network_mode_conflict(spec)
+            if conflict is not None:
+                raise RuntimeCallError("create", spec.name, conflict)
+            if spec.memory != 0 and spec.memory < _MIN_MEMORY:
+                raise RuntimeCallError("create", spec.name, "Minimum memory limit allowed is 6MB")
+            try:
+                ref: _Reference | None = _read_reference(spec.image)
+            except ValueError as e:
+                if spec.image not in self._images:
+                    raise RuntimeCallError("create", spec.name, str(e)) from None
+                ref = None  # an image id
+            if self._find_image(spec.image) is None:
+                missing = ref.listed if ref is not None else spec.image
+                raise RuntimeCallError("create", spec.name, f"No such image: {missing}")
+            if spec.name and not _CONTAINER_NAME.fullmatch(spec.name):
+                raise RuntimeCallError(
+                    "create",
+                    spec.name,
+                    f"Invalid container name ({spec.name}), only {_CONTAINER_NAME_CHARS} "
+                    "are allowed",
+                )
+            name = spec.name.removeprefix("/")
+            holder = next((c for c in self._containers.values() if c.name == name), None)
             if holder is not None:
                 raise NameConflict(
                     "create",
                     spec.name,
-                    f"name already in use by container {holder.id}",
+                    f'Conflict. The container name "/{name}" is already in use by container '
+                    f'"{holder.id}". You have to remove (or rename) that container to be able '
+                    "to reuse that name.",
                     holder_id=holder.id,
                     holder_labels=holder.labels,
                 )
-            try:
-                _read_reference(spec.image)
-            except ValueError as e:
-                if spec.image not in self._images:
-                    raise RuntimeCallError("create", spec.name, str(e)) from None
-            if self._find_image(spec.image) is None:
-                raise RuntimeCallError("create", spec.name, f"No such image: {spec.image}")
-            if spec.network_mode.startswith("container:"):
-                ref = spec.network_mode.removeprefix("container:")
-                if self._find(ref) is None:
-                    raise RuntimeCallError("create", spec.name, f"No such container: {ref}")
             self._counter += 1
             cid = f"c{self._counter:04d}"
             self._containers[cid] = _Container(
                 id=cid,
-                name=spec.name,
+                # Docker makes up a name when none is given.
+                name=name or f"container_{cid}",
                 image=spec.image,
                 labels=dict(spec.labels),
                 created=self.clock(),
@@ -590,29 +691,37 @@ class FakeRuntime:
         """Start a container (starting a running one does nothing, as Docker).
 
         Raises:
-            RuntimeCallError: no such container; its network mode names a container
-                that does not run (Docker: "cannot join network of a non running
-                container"); or a host port it publishes is published by a running
-                container already (Docker 20.10: "Bind for 0.0.0.0:80 failed: port is
-                already allocated" for the same address, "address already in use" when
-                one of the two is every address). The container stays created.
+            RuntimeCallError: no such container; it is paused ("cannot start a paused
+                container, try unpause instead"); its network mode names a container
+                that does not exist ("No such container: <x>") or does not run
+                ("cannot join network of a non running container: <id>"); or a host
+                port it publishes is published by a running container already (Docker
+                20.10: "Bind for 0.0.0.0:80 failed: port is already allocated" for the
+                same address, "address already in use" when one of the two is every
+                address). The container stays created.
         """
         self._sleep()
         with self._lock:
             self._record("start", container_id)
             container = self._find(container_id)
             if container is None:
-                raise RuntimeCallError("start", container_id, "No such container")
+                raise RuntimeCallError("start", container_id, f"No such container: {container_id}")
+            if container.paused:
+                raise RuntimeCallError(
+                    "start", container_id, "cannot start a paused container, try unpause instead"
+                )
             if container.running:
                 return
             if container.network_mode.startswith("container:"):
                 ref = container.network_mode.removeprefix("container:")
                 network = self._find(ref)
-                if network is None or not network.running:
+                if network is None:
+                    raise RuntimeCallError("start", container_id, f"No such container: {ref}")
+                if not network.running:
                     raise RuntimeCallError(
                         "start",
                         container_id,
-                        f"cannot join network of a non running container: {ref}",
+                        f"cannot join network of a non running container: {network.id}",
                     )
             clash = self._port_clash(container)
             if clash is not None:
@@ -648,23 +757,34 @@ class FakeRuntime:
         return None
 
     def stop_container(self, container_id: str, timeout: int) -> None:
-        """Stop a container: it exits with ``stop_exit_code``. Stopping a missing or
-        exited container succeeds (the protocol's idempotent contract)."""
+        """Stop a container as Docker does: SIGTERM (a paused container is unpaused
+        first), then SIGKILL after ``timeout`` seconds. It exits with the code its process
+        gives on SIGTERM (``on_sigterm``, else ``stop_exit_code``), or 137 when the process
+        ignores SIGTERM. Stopping a missing or exited container succeeds (the protocol's
+        idempotent contract)."""
         self._sleep()
         with self._lock:
             self._record("stop", container_id, timeout)
             container = self._find(container_id)
             if container is None or not container.running:
                 return
-            container.running = False
-            container.exit_code = self.stop_exit_code
+            on_term = self._sigterm_exit_code(container)
+            container.running = container.paused = False
+            container.exit_code = _KILLED if on_term is None else on_term
             container.finished_at = self.clock()
+
+    def _sigterm_exit_code(self, container: _Container) -> int | None:
+        for key in (container.id, container.name):
+            if key in self._on_sigterm:
+                return self._on_sigterm[key]
+        return self.stop_exit_code
 
     def remove_container(self, container_id: str) -> None:
         """Remove a container; removing a missing one succeeds.
 
         Raises:
-            RuntimeCallError: the container is running.
+            RuntimeCallError: the container is running or paused (Docker: "You cannot
+                remove a running container <id>. ...").
         """
         self._sleep()
         with self._lock:
@@ -673,8 +793,14 @@ class FakeRuntime:
             if container is None:
                 return
             if container.running:
+                state, procedure = "running", "Stop the container"
+                if container.paused:
+                    state, procedure = "paused", "Unpause and then stop the container"
                 raise RuntimeCallError(
-                    "remove", container_id, "cannot remove a running container; stop it first"
+                    "remove",
+                    container_id,
+                    f"You cannot remove a {state} container {container.id}. {procedure} "
+                    "before attempting removal or force remove",
                 )
             del self._containers[container.id]
 
@@ -684,16 +810,26 @@ class FakeRuntime:
         """The scripted result of ``command`` (``exec_results``), exit 0 by default.
 
         Raises:
-            RuntimeCallError: no such container, or it is not running.
+            RuntimeCallError: no such container, or it is not running, or it is paused
+                (Docker's words: "Container <id> is not running", "Container <ref> is
+                paused, unpause the container before exec").
         """
         self._sleep()
         with self._lock:
             self._record("exec", container_id, tuple(command), timeout)
             container = self._find(container_id)
             if container is None:
-                raise RuntimeCallError("exec", container_id, "No such container")
+                raise RuntimeCallError("exec", container_id, f"No such container: {container_id}")
             if not container.running:
-                raise RuntimeCallError("exec", container_id, "container is not running")
+                raise RuntimeCallError(
+                    "exec", container_id, f"Container {container.id} is not running"
+                )
+            if container.paused:
+                raise RuntimeCallError(
+                    "exec",
+                    container_id,
+                    f"Container {container_id} is paused, unpause the container before exec",
+                )
             return self.exec_results.get(tuple(command), ExecResult(0))
 
     def container_address(self, container_id: str) -> str | None:
@@ -714,7 +850,9 @@ class FakeRuntime:
                 seen.add(container.id)
                 container = self._find(container.network_mode.removeprefix("container:"))
             if container is None:
-                raise RuntimeCallError("address", container_id, "No such container")
+                raise RuntimeCallError(
+                    "address", container_id, f"No such container: {container_id}"
+                )
             if container.network_mode == "none":
                 return None
             return self.address

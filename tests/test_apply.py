@@ -427,4 +427,4 @@ def test_a_name_conflict_with_another_spec_still_fails(tmp_path):
     result = apply(the_plan, rt, root_dir=str(tmp_path))
 
     assert [ActionStatus.FAILED, ActionStatus.SKIPPED] == [r.status for r in result.results]
-    assert "name already in use by container x1" in result.results[0].error
+    assert 'is already in use by container "x1"' in result.results[0].error

@@ -47,7 +47,7 @@ def test_satisfies_the_runtime_protocol():
 def test_repr():
     """The repr counts containers and calls."""
     rt = fake()
-    running(rt, "a")
+    running(rt, "app")
 
     assert "<FakeRuntime with 1 container(s), 2 call(s)>" == repr(rt)
 
@@ -57,7 +57,7 @@ def test_create_start_stop_change_what_list_returns():
     start runs it; stop ends it with exit code 0 and a finish time."""
     rt = fake()
 
-    cid = rt.create_container(CreateSpec(name="a", image="busybox", labels={"k": "v"}))
+    cid = rt.create_container(CreateSpec(name="app", image="busybox", labels={"k": "v"}))
     created = rt.list_containers()
     rt.start_container(cid)
     started = rt.list_containers()
@@ -65,7 +65,7 @@ def test_create_start_stop_change_what_list_returns():
     stopped = rt.list_containers()
 
     assert "c0001" == cid
-    assert [ObservedContainer("c0001", "a", "busybox", {"k": "v"}, 1001.0)] == created
+    assert [ObservedContainer("c0001", "app", "busybox", {"k": "v"}, 1001.0)] == created
     assert [True] == [c.running for c in started]
     assert [(False, 0, 1002.0)] == [(c.running, c.exit_code, c.finished_at) for c in stopped]
     assert ["create", "list", "start", "list", "stop", "list"] == rt.call_names()
@@ -75,29 +75,70 @@ def test_create_start_stop_change_what_list_returns():
 def test_list_is_newest_first():
     """Containers are listed newest first, as the Docker API lists them."""
     rt = fake()
-    for name in ("a", "b", "c"):
+    for name in ("ant", "bee", "cat"):
         running(rt, name)
 
-    assert ["c", "b", "a"] == [c.name for c in rt.list_containers()]
+    assert ["cat", "bee", "ant"] == [c.name for c in rt.list_containers()]
 
 
 def test_stop_exit_code_is_configurable():
     """A process that has to be killed after the grace period exits 137."""
     rt = fake(stop_exit_code=137)
-    cid = running(rt, "a")
+    cid = running(rt, "app")
 
     rt.stop_container(cid, 10)
 
     assert 137 == rt.container(cid).exit_code
 
 
+@pytest.mark.parametrize(("on_term", "exit_code"), [(None, 137), (0, 0), (143, 143), (3, 3)])
+def test_each_container_handles_sigterm_its_own_way(on_term, exit_code):
+    """on_sigterm, by name before the container exists or by id: ignoring SIGTERM
+    (None) ends in Docker's SIGKILL, 137; otherwise the process's own code. Other
+    containers keep the default."""
+    rt = fake(stop_exit_code=None)
+    rt.on_sigterm("named", on_term)
+    named = running(rt, "named")
+    by_id = running(rt, "by-id")
+    rt.on_sigterm(by_id, on_term)
+    other = running(rt, "other")
+
+    for cid in (named, by_id, other):
+        rt.stop_container(cid, 1)
+
+    assert [exit_code, exit_code, 137] == [rt.container(c).exit_code for c in (named, by_id, other)]
+
+
+def test_pause_and_unpause():
+    """A paused container runs and cannot exec until it is unpaused; only a running
+    container can be paused, only a paused one unpaused; no call is recorded."""
+    rt = fake()
+    cid = running(rt, "app")
+    exited = running(rt, "exited")
+    rt.exit(exited, 1)
+
+    rt.pause(cid)
+    with pytest.raises(RuntimeCallError, match="is paused"):
+        rt.exec_in_container(cid, ["true"], 1.0)
+    rt.unpause(cid)
+
+    assert ExecResult(0) == rt.exec_in_container(cid, ["true"], 1.0)
+    with pytest.raises(ValueError, match=f"Container {exited} is not running"):
+        rt.pause(exited)
+    with pytest.raises(ValueError, match="is not paused"):
+        rt.unpause(cid)
+    with pytest.raises(KeyError):
+        rt.pause("gone")
+    assert ["create", "start", "create", "start", "exec", "exec"] == rt.call_names()
+
+
 def test_duplicate_name_is_refused():
     """Names are unique, as on an engine."""
     rt = fake()
-    running(rt, "a")
+    running(rt, "app")
 
-    with pytest.raises(NameConflict, match="name already in use by container c0001"):
-        rt.create_container(CreateSpec(name="a", image="busybox"))
+    with pytest.raises(NameConflict, match='already in use by container "c0001"'):
+        rt.create_container(CreateSpec(name="app", image="busybox"))
 
     assert issubclass(NameConflict, RuntimeCallError)
 
@@ -107,23 +148,24 @@ def test_absent_image_is_refused():
     rt = fake(images=[])
 
     with pytest.raises(RuntimeCallError, match="No such image: busybox"):
-        rt.create_container(CreateSpec(name="a", image="busybox"))
+        rt.create_container(CreateSpec(name="app", image="busybox"))
     rt.pull_image("busybox")
-    rt.create_container(CreateSpec(name="a", image="busybox"))
+    rt.create_container(CreateSpec(name="app", image="busybox"))
 
     assert ["busybox:latest"] == [t for i in rt.list_images() for t in i.tags]
 
 
 def test_joining_the_network_of_a_container_that_does_not_run():
-    """container:<name> needs the container at create and a running one at start
-    (Docker: "cannot join network of a non running container")."""
+    """container:<name> is looked up at start, as Docker 20.10 does: the create is
+    accepted, and the start needs the container to exist ("No such container") and to
+    run ("cannot join network of a non running container: <id>")."""
     rt = fake()
-    with pytest.raises(RuntimeCallError, match="No such container: net"):
-        rt.create_container(CreateSpec(name="app", image="busybox", network_mode="container:net"))
-    net = rt.create_container(CreateSpec(name="net", image="busybox"))
     app = rt.create_container(CreateSpec(name="app", image="busybox", network_mode="container:net"))
+    with pytest.raises(RuntimeCallError, match="No such container: net"):
+        rt.start_container(app)
+    net = rt.create_container(CreateSpec(name="net", image="busybox"))
 
-    with pytest.raises(RuntimeCallError, match="non running container: net"):
+    with pytest.raises(RuntimeCallError, match=f"non running container: {net}"):
         rt.start_container(app)
     rt.start_container(net)
     rt.start_container(app)
@@ -144,7 +186,7 @@ def test_stop_and_remove_are_idempotent():
 def test_remove_refuses_a_running_container():
     """A running container cannot be removed; a stopped one can."""
     rt = fake()
-    cid = running(rt, "a")
+    cid = running(rt, "app")
 
     with pytest.raises(RuntimeCallError, match="running"):
         rt.remove_container(cid)
@@ -157,7 +199,7 @@ def test_remove_refuses_a_running_container():
 def test_exit_simulates_a_process_exit():
     """exit() ends the process with a code at the clock's time, recording no call."""
     rt = fake()
-    cid = running(rt, "a")
+    cid = running(rt, "app")
 
     rt.exit(cid, 3)
 
@@ -188,8 +230,8 @@ def test_fail_every_call():
     rt.fail("create", error="disk full")
 
     for _ in range(2):
-        with pytest.raises(RuntimeCallError, match="create a: disk full"):
-            rt.create_container(CreateSpec(name="a", image="busybox"))
+        with pytest.raises(RuntimeCallError, match="create app: disk full"):
+            rt.create_container(CreateSpec(name="app", image="busybox"))
 
     assert ["create", "create"] == rt.call_names()
     assert [] == rt.containers
@@ -276,7 +318,7 @@ def test_fail_rejects_bad_arguments(args, kwargs):
 def test_exec_results_are_scripted():
     """An unscripted command exits 0; a scripted one returns its result."""
     rt = fake()
-    cid = running(rt, "a")
+    cid = running(rt, "app")
     rt.set_exec_result(["cat", "/health"], 1, b"sick")
 
     assert ExecResult(0) == rt.exec_in_container(cid, ["true"], 1.0)
@@ -287,7 +329,7 @@ def test_exec_results_are_scripted():
 def test_exec_needs_a_running_container():
     """exec in a stopped container fails, as on an engine."""
     rt = fake()
-    cid = running(rt, "a")
+    cid = running(rt, "app")
     rt.stop_container(cid, 1)
 
     with pytest.raises(RuntimeCallError, match="not running"):
@@ -306,14 +348,14 @@ def test_container_address():
     assert rt.container_address(lonely) is None
     assert ["address", "address"] == [n for n in rt.call_names() if n == "address"]
     no_address = fake()
-    assert no_address.container_address(running(no_address, "x")) is None
+    assert no_address.container_address(running(no_address, "xx")) is None
 
 
 def test_remove_image():
     """An unused image can be removed; one a container uses cannot; a missing one is
     removed already (as DockerRuntime)."""
     rt = fake()
-    running(rt, "a")
+    running(rt, "app")
     busybox = next(i for i in rt.images if "busybox:latest" in i.tags)
     pause = next(i for i in rt.images if "registry.k8s.io/pause:3.10" in i.tags)
 

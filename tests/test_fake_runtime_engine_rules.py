@@ -24,8 +24,8 @@ def test_added_image_is_listed_as_docker_lists_it(image, listed):
     rt = FakeRuntime(images=[image])
 
     assert [(listed,)] == [i.tags for i in rt.list_images()]
-    rt.create_container(CreateSpec(name="a", image=listed))
-    rt.create_container(CreateSpec(name="b", image=image))
+    rt.create_container(CreateSpec(name="app", image=listed))
+    rt.create_container(CreateSpec(name="box", image=image))
 
 
 @pytest.mark.parametrize(("image", "listed"), DIGEST_SPELLINGS)
@@ -37,7 +37,7 @@ def test_pulled_digest_is_listed_as_a_repo_digest(image, listed):
     rt.pull_image(image)
 
     assert [((), (listed,))] == [(i.tags, i.digests) for i in rt.list_images()]
-    rt.create_container(CreateSpec(name="a", image=image))
+    rt.create_container(CreateSpec(name="app", image=image))
 
 
 def test_spellings_of_one_image_are_one_image():
@@ -59,7 +59,7 @@ def test_invalid_references_are_refused(image, why):
     with pytest.raises(RuntimeCallError, match="invalid reference format"):
         rt.pull_image(image)
     with pytest.raises(RuntimeCallError, match="invalid reference format"):
-        rt.create_container(CreateSpec(name="a", image=image))
+        rt.create_container(CreateSpec(name="app", image=image))
     with pytest.raises(ValueError, match="invalid reference format"):
         FakeRuntime(images=[image])
 
@@ -77,7 +77,7 @@ def test_digest_does_not_find_the_tag():
     rt = FakeRuntime(images=["busybox"])
 
     with pytest.raises(RuntimeCallError, match="No such image"):
-        rt.create_container(CreateSpec(name="a", image=f"busybox@{DIGEST}"))
+        rt.create_container(CreateSpec(name="app", image=f"busybox@{DIGEST}"))
 
 
 # --- host ports ------------------------------------------------------------------------

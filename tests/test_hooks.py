@@ -198,7 +198,7 @@ def test_run_handler_exec():
     """TestRunHandlerExec: the command runs in the container through the runtime;
     a non-zero exit code fails, quoting the output."""
     rt = engine()
-    cid = rt.create_container(CreateSpec("a", "busybox"))
+    cid = rt.create_container(CreateSpec("app", "busybox"))
     rt.start_container(cid)
     rt.set_exec_result(["ls", "-a"], 2, b"no such file\n")
 
@@ -225,7 +225,7 @@ def test_run_handler_uses_the_network_address(server):
 def test_run_handler_without_an_address():
     """No host and no address: the handler cannot run."""
     rt = engine()
-    cid = rt.create_container(CreateSpec("a", "busybox"))
+    cid = rt.create_container(CreateSpec("app", "busybox"))
 
     with pytest.raises(HandlerError, match="has no network address") as info:
         run_handler(Handler(tcp_socket=TCPSocketAction(port=80)), rt, cid, timeout=1.0)

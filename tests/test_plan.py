@@ -726,6 +726,27 @@ def test_rejections():
     assert [True] == [c.spec.privileged for c in creates(allowed) if c.container == "a"]
 
 
+@pytest.mark.parametrize("memory", [1, 4 * 1024 * 1024, 6 * 1024 * 1024 - 1])
+def test_memory_limit_below_dockers_minimum_is_rejected(memory):
+    """Docker refuses a memory limit under 6 MB at every create; the pod is rejected
+    before anything is done to it. 6 MB exactly, and no limit, are accepted."""
+    small = Pod("small", (Container("app", "busybox", memory=memory),))
+    enough = Pod("enough", (Container("app", "busybox", memory=6 * 1024 * 1024),))
+    unlimited = Pod("unlimited", (Container("app", "busybox"),))
+
+    p = run([small, enough, unlimited])
+
+    assert [
+        (
+            "default/small",
+            Reason.INVALID_POD,
+            f"container app: memory limit {memory} bytes is below the container engine's "
+            "minimum of 6MB (6291456 bytes)",
+        )
+    ] == [(r.pod, r.reason, r.message) for r in p.rejected]
+    assert ["default/enough", "default/unlimited"] == sorted(pp.pod for pp in p.pods)
+
+
 def test_foreign_and_lookalike_containers_are_never_touched():
     """Containers without podsync labels whose names do not parse as k8s_ names with a
     pod are foreign: no action ever names them."""

@@ -120,9 +120,7 @@ class Subject:
         """A container name no other test or run uses."""
         return f"conformance-{self.token}-{short}"
 
-    def spec(
-        self, short: str, process: Process = IGNORES_TERM, **fields: Any
-    ) -> CreateSpec:
+    def spec(self, short: str, process: Process = IGNORES_TERM, **fields: Any) -> CreateSpec:
         """A spec for the test image running ``process``, owned by podsync (so that
         ``DockerRuntime`` reads exit codes and finish times) and labelled for cleanup."""
         name = fields.pop("name", None) or self.name(short)
@@ -134,9 +132,7 @@ class Subject:
         }
         fields.setdefault("network_mode", "none")
         fields.setdefault("image", TEST_IMAGE)
-        spec = CreateSpec(
-            name=name, labels=labels, entrypoint=process.entrypoint(), **fields
-        )
+        spec = CreateSpec(name=name, labels=labels, entrypoint=process.entrypoint(), **fields)
         self._processes[name] = process
         if self.kind == "fake":
             self.fake.on_sigterm(name, process.on_term)

@@ -15,16 +15,23 @@ It is stateful, as the 2014 kubelet's ``FakeDockerClient`` was (reference §1.10
 create, start, stop and remove change what ``list_containers`` returns, so "apply,
 observe again, plan again" works. It records every call in the seed's vocabulary
 (``list``, ``list_images``, ``pull``, ``create``, ``start``, ``stop``, ``remove``,
-``exec``, ``remove_image``, ``address``) and follows an engine's rules: names are
-unique, an image must be present to create a container from it, a container can only
-join the network of a running container, a running container cannot be removed, and a
-host port (per protocol and address) is published by one running container at a time.
+``exec``, ``remove_image``, ``address``) and follows Docker 20.10's rules, with its
+messages, by its own code (not the planner's): names match
+``[a-zA-Z0-9][a-zA-Z0-9_.-]+`` and are unique, a memory limit is at least 6 MB, a
+container that joins another's network (``container:<x>``) sets no hostname, DNS servers
+or ports of its own, an image must be present to create a container from it, a container
+can only join the network of a running container, a running or paused container cannot
+be removed, a paused one cannot exec, and a host port (per protocol and address) is
+published by one running container at a time. A stop ends a process as Docker's does:
+with the process's own exit code when it handles SIGTERM, 137 when it ignores SIGTERM
+and is killed (``stop_exit_code``, ``on_sigterm``).
 Image references are read by the fake's own implementation of Docker's reference format
 (not podsync's ``normalize_image``), so a planner that misreads a reference meets an
-engine that does not.
+engine that does not. ``tests/test_runtime_conformance.py`` runs one suite against the
+fake and the real engine.
 Chosen calls can be made to fail (``fail``), a container's process can exit
-(``exit``), and exec results can be scripted (``set_exec_result``) for hooks and
-probes.
+(``exit``), containers can be paused (``pause``, ``unpause``), and exec results can be
+scripted (``set_exec_result``) for hooks and probes.
 
 The fake is thread-safe: ``podsync.apply`` calls it from several threads.
 """

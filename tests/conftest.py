@@ -11,12 +11,18 @@ Containers: every container an engine test creates should carry
 ``tests.engine.run_labels()``; those, and any container registered with the ``cleanup``
 fixture, are force-removed after each engine test and again at the end of the session.
 Leftovers of earlier runs that died are removed when the engine is first used.
+
+The clock: a test not marked ``engine`` (nor ``real_clock``) runs with the clock guard
+of ``tests/clock_guard.py``: podsync reading the real clock fails it, with how to pass a
+clock instead. Engine tests allow for a loaded machine: no deadline below 3 s on an
+engine call.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import types
+from collections.abc import Generator, Iterator
 
 import attrs
 import docker
@@ -25,6 +31,7 @@ import hypothesis
 import pytest
 import requests
 
+from tests.clock_guard import ClockRead, Guard, install, podsync_modules
 from tests.engine import (
     Cleanup,
     EngineUnreachable,
@@ -151,3 +158,44 @@ def _remove_run_containers_after_engine_tests(request: pytest.FixtureRequest) ->
     state = request.config.stash.get(_ENGINE_KEY, None)
     if state is not None and state.client is not None:
         remove_run_containers(state.client)
+
+
+# --- the clock -------------------------------------------------------------------------
+
+_PODSYNC_MODULES = podsync_modules()
+_CALL_REPORT = pytest.StashKey[pytest.TestReport]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Keep the report of the test's call, for the clock guard's verdict."""
+    report = yield
+    if report.when == "call":
+        item.stash[_CALL_REPORT] = report
+    return report
+
+
+@pytest.fixture(autouse=True)
+def clock_guard(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[Guard]:
+    """Outside engine tests, podsync (and the test's own module) cannot read the real
+    clock: a read raises ``ClockRead`` saying how to pass a clock, and a read that
+    something swallowed still fails the test at its end. A test may look at
+    ``clock_guard.reads`` (and clear it) to check the guard itself."""
+    guard = Guard()
+    node = request.node
+    if node.get_closest_marker("engine") is None and node.get_closest_marker("real_clock") is None:
+        modules: list[types.ModuleType] = list(_PODSYNC_MODULES)
+        test_module = getattr(node, "module", None)
+        if test_module is not None:
+            modules.append(test_module)
+        install(monkeypatch, guard, modules)
+    yield guard
+    report = node.stash.get(_CALL_REPORT, None)
+    if guard.reads and (report is None or report.passed):
+        pytest.fail(
+            f"the test read the real clock ({', '.join(guard.reads)}), "
+            f"and something swallowed the {ClockRead.__name__}: {ClockRead.__doc__}",
+            pytrace=False,
+        )

@@ -28,12 +28,12 @@ from __future__ import annotations
 import contextlib
 import enum
 import threading
-import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import attrs
 
+from podsync._clock import Clock, Clocks, clocks, system_time
 from podsync._hooks import HandlerError, run_handler
 from podsync._hostfs import (
     HostPathRefused,
@@ -95,9 +95,6 @@ DEFAULT_HOOK_TIMEOUT = 10.0
 # up the grace period (the documented "one-off 2 s extension").
 _MINIMUM_GRACE_PERIOD = 2
 
-# Where the time a preStop handler takes is measured (tests replace it).
-_monotonic = time.monotonic
-
 
 class ActionStatus(enum.StrEnum):
     """What became of an action."""
@@ -137,7 +134,8 @@ class Event:
         container: the pod container's name (``net`` for the network container); empty
             when the event is not about one container.
         message: the details, for people.
-        time: when it happened, seconds since the epoch.
+        time: when it happened, seconds since the epoch (read from ``apply``'s clock;
+            the system clock when an event is made without one).
         pod_uid: the pod's identity (two sources can hold pods of one key); empty for
             image pulls and removals.
         container_id: the engine's id of the container; empty when the event is not
@@ -150,7 +148,7 @@ class Event:
     pod: str
     container: str
     message: str
-    time: float = attrs.Factory(time.time)
+    time: float = attrs.Factory(system_time)
     pod_uid: str = attrs.field(default="", kw_only=True)
     container_id: str = attrs.field(default="", kw_only=True)
     reason: Reason | None = attrs.field(default=None, kw_only=True)
@@ -269,8 +267,10 @@ class _Applier:
         root_dir: str,
         on_event: Callable[[Event], None] | None,
         hook_timeout: float,
+        clocks: Clocks,
     ) -> None:
         self.runtime = runtime
+        self.clocks = clocks
         self.root_dir = root_dir
         self.on_event = on_event
         self.hook_timeout = hook_timeout
@@ -297,6 +297,7 @@ class _Applier:
             _event_pod(action),
             _container_of(action),
             message,
+            self.clocks.now(),
             pod_uid=_event_pod_uid(action),
             container_id=container_id,
             reason=action.reason,
@@ -315,17 +316,17 @@ class _Applier:
 
     def run(self, action: Action, pod_plan: PodPlan | None) -> ActionResult:
         pod, uid = _pod_label(pod_plan), _pod_uid(pod_plan)
-        start = time.perf_counter()
+        start = self.clocks.elapsed()
         made: list[str] = []  # the id of the container a create made, for its events
         try:
             self._do(action, pod_plan, made)
         except (_ActionFailed, RuntimeCallError) as exc:
             error = str(exc)
         else:
-            took = time.perf_counter() - start
+            took = self.clocks.elapsed() - start
             return ActionResult(action, ActionStatus.DONE, "", took, pod, uid)
         self.emit(EventKind.FAILED, action, error, container_id="".join(made))
-        took = time.perf_counter() - start
+        took = self.clocks.elapsed() - start
         return ActionResult(action, ActionStatus.FAILED, error, took, pod, uid)
 
     def _do(self, action: Action, pod_plan: PodPlan | None, made: list[str]) -> None:
@@ -467,7 +468,7 @@ class _Applier:
         """
         timeout = grace
         if pre_stop is not None and grace > 0:
-            started = _monotonic()
+            started = self.clocks.elapsed()
             try:
                 run_handler(pre_stop, self.runtime, cid, timeout=float(grace))
             except HandlerError as exc:
@@ -478,7 +479,7 @@ class _Applier:
                     container_id=cid,
                 )
             # Whole seconds, as the kubelet's executePreStopHook counts them.
-            elapsed = int(_monotonic() - started)
+            elapsed = int(self.clocks.elapsed() - started)
             timeout = max(grace - elapsed, min(_MINIMUM_GRACE_PERIOD, grace))
         with _runtime_call("stop", cid):
             self.runtime.stop_container(cid, timeout)
@@ -560,6 +561,7 @@ def apply(
     workers: int = DEFAULT_WORKERS,
     on_event: Callable[[Event], None] | None = None,
     hook_timeout: float = DEFAULT_HOOK_TIMEOUT,
+    clock: Clock | None = None,
 ) -> ApplyResult:
     """Execute ``plan`` through ``runtime``: pulls, then the pods in parallel, then the
     cleanup (see the module docstring for the order and how failures propagate).
@@ -578,6 +580,13 @@ def apply(
         hook_timeout: seconds a postStart handler may take. A preStop handler may
             take the container's grace period (``Kill.timeout``), which it shares with
             the stop that follows.
+        clock: where apply reads the time - the events' times, and the durations of
+            the actions, of the apply and of a preStop handler (its share of the grace
+            period) as differences of two readings - in seconds since the epoch. The
+            system clock when ``None`` (its monotonic clock for the durations). A test
+            passes a fixed clock, or one that moves only as it wants
+            (``podsync.testing.FakeClock``); a clock that moves on every reading makes
+            durations count readings, those of other workers included.
 
     Returns:
         One result per action, in plan order; ``result.ok`` is True when everything
@@ -585,22 +594,25 @@ def apply(
 
     Raises:
         ValueError: ``workers`` is below 1 or ``hook_timeout`` is not positive.
+        TypeError: ``clock`` is not callable.
         TypeError: the plan holds something that is not an action.
         Exception: whatever ``on_event`` raised (the first such exception), re-raised
             after the whole plan has been applied.
     """
     _check_settings(workers, hook_timeout)
+    the_clocks = clocks(clock)
 
     # A plan holding something else is a programming error: refuse it before any call.
     for action in plan.actions:
         if not isinstance(action, _ACTION_TYPES):
             raise TypeError(f"expected a plan action, got {action!r}")
-    started = time.perf_counter()
+    started = the_clocks.elapsed()
     applier = _Applier(
         runtime,
         root_dir=root_dir if root_dir is not None else PlanOptions().root_dir,
         on_event=on_event,
         hook_timeout=hook_timeout,
+        clocks=the_clocks,
     )
     pull_results: list[ActionResult] = []
     pod_results: list[list[ActionResult]] = []
@@ -640,4 +652,4 @@ def apply(
     results.extend(cleanup_results)
     if applier.callback_error is not None:
         raise applier.callback_error
-    return ApplyResult(tuple(results), time.perf_counter() - started)
+    return ApplyResult(tuple(results), the_clocks.elapsed() - started)

@@ -12,7 +12,6 @@ or a retry budget is spent; ``sync`` itself is one pass and never sleeps.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Collection, Sequence
 
 import attrs
@@ -26,6 +25,7 @@ from podsync._apply import (
     _check_settings,
     apply,
 )
+from podsync._clock import Clock, Clocks, clocks
 from podsync._hooks import DEFAULT_PROBE_TIMEOUT, probe_targets, run_probes
 from podsync._hostfs import list_pod_dirs, read_stop_records
 from podsync._models import ObservedContainer, ObservedImage, Pod
@@ -162,6 +162,7 @@ def sync(
     now: float | None = None,
     hook_timeout: float = DEFAULT_HOOK_TIMEOUT,
     probe_timeout: float = DEFAULT_PROBE_TIMEOUT,
+    clock: Clock | None = None,
 ) -> SyncResult:
     """Make the engine run ``desired``: observe, probe liveness, plan, apply (seed
     SyncPods + syncPod, in one pass).
@@ -177,11 +178,14 @@ def sync(
             (see ``apply``); failed probes are reported as ``unhealthy`` events.
         probe: run the liveness probes of running containers first; a container whose
             probe fails is replaced by the plan.
-        now: the time the plan is made for, seconds since the epoch; ``time.time()``
-            when ``None``.
+        now: the time the plan is made for, seconds since the epoch; read from
+            ``clock`` when ``None``.
         hook_timeout: seconds a postStart handler may take (a preStop handler may take
             the grace period of its container, see ``apply``).
         probe_timeout: seconds a liveness probe may take.
+        clock: where sync reads the time, in seconds since the epoch: ``now`` when it
+            is not given, the times of the events, and what ``apply`` measures with it
+            (see ``apply``). The system clock when ``None``.
 
     Returns:
         The plan and the outcome of applying it. Failed runtime calls are failed
@@ -191,7 +195,9 @@ def sync(
         RuntimeCallError: observing the engine failed; nothing was changed.
         OSError: the root directory exists but cannot be listed; nothing was changed.
         ValueError: bad ``workers`` or timeouts.
+        TypeError: ``clock`` is not callable.
     """
+    the_clocks = clocks(clock)
     owned = runtime is None
     engine = _default_runtime() if runtime is None else runtime
     try:
@@ -202,9 +208,10 @@ def sync(
             workers=workers,
             on_event=on_event,
             with_probes=probe,
-            now=time.time() if now is None else now,
+            now=the_clocks.now() if now is None else now,
             hook_timeout=hook_timeout,
             probe_timeout=probe_timeout,
+            clocks=the_clocks,
         )
     finally:
         close = getattr(engine, "close", None) if owned else None
@@ -232,6 +239,7 @@ def _sync(
     now: float,
     hook_timeout: float,
     probe_timeout: float,
+    clocks: Clocks,
 ) -> SyncResult:
     _check_settings(workers, hook_timeout)
     if not probe_timeout > 0:
@@ -265,6 +273,7 @@ def _sync(
                         outcome.target.pod,
                         outcome.target.container,
                         f"liveness probe {what}: {outcome.message}",
+                        clocks.now(),
                         pod_uid=outcome.target.pod_uid,
                         container_id=outcome.target.container_id,
                         # A failed probe is why the plan replaces the container; a
@@ -294,5 +303,6 @@ def _sync(
         workers=workers,
         on_event=on_event,
         hook_timeout=hook_timeout,
+        clock=clocks.given,
     )
     return SyncResult(the_plan, result, liveness)

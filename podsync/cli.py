@@ -50,7 +50,6 @@ import shutil
 import sys
 import tempfile
 import threading
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import IO, Any, NoReturn
 
@@ -65,6 +64,7 @@ from podsync._apply import (
     EventKind,
     apply,
 )
+from podsync._clock import Clock, Clocks, clocks, system_sleep
 from podsync._config import load_pods
 from podsync._hooks import probe_liveness
 from podsync._models import ObservedContainer, Pod, RestartPolicy
@@ -539,11 +539,13 @@ def _add_adopt_option(group: Any, *, default: Any) -> None:
 
 class _Console:
     """Where a command writes: results to stdout; progress, warnings and errors to
-    stderr, as text or as JSON lines (``--log-format json``)."""
+    stderr, as text or as JSON lines (``--log-format json``). It carries the command's
+    clocks (``main``'s ``clock``), which stamp its lines and time its plans and waits."""
 
-    def __init__(self, log_format: str = "text") -> None:
+    def __init__(self, log_format: str = "text", the_clocks: Clocks | None = None) -> None:
         self.json = log_format == "json"
         self.lock = threading.Lock()
+        self.clocks = the_clocks if the_clocks is not None else clocks(None)
 
     @property
     def out(self) -> IO[str]:
@@ -560,7 +562,7 @@ class _Console:
 
     def record(self, kind: str, message: str = "", **fields: Any) -> None:
         """One JSON line on stderr (JSON log format only)."""
-        data: dict[str, Any] = {"time": round(time.time(), 6), "kind": kind}
+        data: dict[str, Any] = {"time": round(self.clocks.now(), 6), "kind": kind}
         data.update(fields)
         data["message"] = message
         line = json.dumps(data, ensure_ascii=False)
@@ -676,7 +678,7 @@ class _Progress:
         self.console = console
         self.total = total
         self.done = 0
-        self.started = time.monotonic()
+        self.started = console.clocks.elapsed()
         if terminal is None:
             terminal = _is_terminal(console.err)
         self.bar = terminal and not console.json
@@ -694,7 +696,7 @@ class _Progress:
         self._count(event)
         text = self._line(event)
         if not self.bar:
-            elapsed = time.monotonic() - self.started
+            elapsed = self.console.clocks.elapsed() - self.started
             with self.console.lock:
                 print(f"[{elapsed:5.1f}s] {text}", file=self.console.err, flush=True)
             return
@@ -874,11 +876,12 @@ def _observe(runtime: Runtime, root_dir: str) -> Observation:
 
 
 def _observe_and_plan(
-    runtime: Runtime, pods: Sequence[Pod], options: PlanOptions, *, probe: bool
+    runtime: Runtime, pods: Sequence[Pod], options: PlanOptions, *, probe: bool, clock: Clock
 ) -> tuple[Observation, Plan]:
-    """One observation (and liveness probes), and the plan made from it."""
+    """One observation (and liveness probes), and the plan made from it, for the time
+    ``clock`` reads after the observation."""
     observation = _observe(runtime, options.root_dir)
-    now = time.time()
+    now = clock()
     liveness = {}
     if probe:
         liveness = probe_liveness(
@@ -1073,6 +1076,7 @@ def _run_apply(
             workers=args.workers,
             on_event=progress,
             hook_timeout=args.hook_timeout,
+            clock=console.clocks.given,
         )
     finally:
         progress.close()
@@ -1309,24 +1313,27 @@ def _wait(
     ``before`` is the observation the first plan was made from: a container that was
     running then has been running for as long as podsync knows, and counts as running
     at once."""
-    deadline = time.monotonic() + args.timeout
+    elapsed = console.clocks.elapsed
+    deadline = elapsed() + args.timeout
     delay = _WAIT_FIRST_DELAY
     first_seen = {oc.id: float("-inf") for oc in before.containers if oc.running}
     probe = _probe(args)
     console.note(f"Waiting up to {args.timeout:g}s for {len(pods)} pod(s)...")
     while True:
-        observation, the_plan = _observe_and_plan(runtime, pods, options, probe=probe)
+        observation, the_plan = _observe_and_plan(
+            runtime, pods, options, probe=probe, clock=console.clocks.now
+        )
         statuses = pod_statuses(
             pods,
             observation.containers,
             the_plan,
             first_seen,
-            time.monotonic(),
+            elapsed(),
             adopt_2014_containers=options.adopt_2014_containers,
         )
         if all(s.final for s in statuses):
             break
-        remaining = deadline - time.monotonic()
+        remaining = deadline - elapsed()
         if remaining <= 0:
             break
         for status in statuses:
@@ -1335,7 +1342,7 @@ def _wait(
         if the_plan.has_changes:
             console.note(f"Syncing again: {summary_line(the_plan)}")
             last_apply_ok = _run_apply(console, the_plan, runtime, args, verb="Sync").ok
-        pause = min(delay, max(deadline - time.monotonic(), 0.0))
+        pause = min(delay, max(deadline - elapsed(), 0.0))
         console.note(f"Checking again in {pause:.1f}s.")
         sleep(pause)
         delay = min(delay * 2, _WAIT_MAX_DELAY)
@@ -1368,7 +1375,9 @@ def _cmd_plan(args: argparse.Namespace, console: _Console, factory: RuntimeFacto
     pods = _load(args.sources)
     options = _plan_options(args, console)
     with _engine(factory, args.docker_host) as runtime:
-        _, the_plan = _observe_and_plan(runtime, pods, options, probe=_probe(args))
+        _, the_plan = _observe_and_plan(
+            runtime, pods, options, probe=_probe(args), clock=console.clocks.now
+        )
     _warn_rejected(console, the_plan)
     _warn_unpublished_ports(console, pods, options)
     if args.out:
@@ -1430,7 +1439,9 @@ def _cmd_apply(
     pods = _load(args.sources)
     options = _plan_options(args, console)
     with _engine(factory, args.docker_host) as runtime:
-        before, the_plan = _observe_and_plan(runtime, pods, options, probe=_probe(args))
+        before, the_plan = _observe_and_plan(
+            runtime, pods, options, probe=_probe(args), clock=console.clocks.now
+        )
         _warn_rejected(console, the_plan)
         _warn_unpublished_ports(console, pods, options)
         if not pods:
@@ -1494,7 +1505,7 @@ def _cmd_down(args: argparse.Namespace, console: _Console, factory: RuntimeFacto
             the_plan = plan(
                 [],
                 mine,
-                now=time.time(),
+                now=console.clocks.now(),
                 images=observation.images,
                 pod_dirs=dirs,
                 options=options,
@@ -1547,7 +1558,8 @@ def main(
     argv: Sequence[str] | None = None,
     *,
     runtime_factory: RuntimeFactory | None = None,
-    sleep: Callable[[float], None] = time.sleep,
+    sleep: Callable[[float], None] | None = None,
+    clock: Clock | None = None,
 ) -> int:
     """Run the ``podsync`` command line; returns the exit code.
 
@@ -1556,25 +1568,37 @@ def main(
         runtime_factory: makes the runtime from the ``--docker-host`` value (``None``
             when not given); ``DockerRuntime`` by default. Tests pass a function that
             returns a ``podsync.testing.FakeRuntime``.
-        sleep: how ``apply --wait`` waits between syncs.
+        sleep: how ``apply --wait`` waits between syncs; ``time.sleep`` when ``None``.
+        clock: where the command reads the time, in seconds since the epoch: the
+            plans' ``now``, the times of log lines, the seconds on progress lines, the
+            actions' durations and ``apply --wait``'s deadline. The system clock when
+            ``None`` (its monotonic clock for durations and the deadline). Tests pass a
+            ``podsync.testing.FakeClock``, and with ``--wait`` a ``sleep`` that moves it
+            (``clock.advance``): a clock that ``sleep`` does not move never reaches the
+            deadline.
 
     Returns:
         The exit code (see the module docstring); usage errors (1) and ``--help`` (0)
         return their code instead of raising ``SystemExit``.
+
+    Raises:
+        TypeError: ``clock`` is not callable (a programming error, not a usage one).
     """
+    # A clock that is not a function is the caller's bug, not a command line error.
+    the_clocks = clocks(clock)
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else EXIT_ERROR
-    console = _Console(getattr(args, "log_format", "text"))
+    console = _Console(getattr(args, "log_format", "text"), the_clocks)
     factory = runtime_factory or docker_runtime
     try:
         _check_combinations(args)
         if args.command == "plan":
             return _cmd_plan(args, console, factory)
         if args.command == "apply":
-            return _cmd_apply(args, console, factory, sleep)
+            return _cmd_apply(args, console, factory, sleep or system_sleep)
         if args.command == "show":
             return _cmd_show(args, console)
         return _cmd_down(args, console, factory)

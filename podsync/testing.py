@@ -1,14 +1,17 @@
-"""Testing helpers: ``FakeRuntime``, an in-memory container engine.
+"""Testing helpers: ``FakeRuntime``, an in-memory container engine, and ``FakeClock``.
 
-Use it to test podsync, or your own orchestrator built on podsync, without an engine::
+Use them to test podsync, or your own orchestrator built on podsync, without an engine
+and without the real clock::
 
-    from podsync.testing import FakeRuntime
+    from podsync.testing import FakeClock, FakeRuntime
 
-    fake = FakeRuntime(images=["busybox", "registry.k8s.io/pause:3.10"], clock=lambda: 100.0)
-    result = podsync.sync([pod], fake, options=options, now=100.0)
+    clock = FakeClock(100.0, step=0)   # moves only when told to
+    fake = FakeRuntime(images=["busybox", "registry.k8s.io/pause:3.10"], clock=clock)
+    result = podsync.sync([pod], fake, options=options, clock=clock)
     assert ["list", "list_images", "create", "start", "create", "start"] == fake.call_names()
     fake.clear_calls()
-    podsync.sync([pod], fake, options=options, now=101.0)
+    clock.advance(1)
+    podsync.sync([pod], fake, options=options, clock=clock)
     assert ["list"] == fake.call_names()   # converged: one list call, nothing to do
 
 It is stateful, as the 2014 kubelet's ``FakeDockerClient`` was (reference §1.10):
@@ -55,7 +58,7 @@ from podsync.exceptions import EngineUnavailable, NameConflict, RuntimeCallError
 if TYPE_CHECKING:
     from podsync._runtime import Runtime
 
-__all__ = ["CALL_NAMES", "MUTATING_CALL_NAMES", "Call", "FakeRuntime"]
+__all__ = ["CALL_NAMES", "MUTATING_CALL_NAMES", "Call", "FakeClock", "FakeRuntime"]
 
 #: Every call name ``FakeRuntime`` records, one per ``Runtime`` method.
 CALL_NAMES = frozenset(
@@ -268,6 +271,57 @@ def _published(bindings: dict[str, list[tuple[str, int]]]) -> tuple[tuple[int, s
     return tuple(out)
 
 
+class FakeClock:
+    """A deterministic clock for tests, to pass wherever podsync takes one
+    (``FakeRuntime(clock=...)``, ``apply``, ``sync``, ``podsync.cli.main``).
+
+    Each reading returns the clock's time and then moves it ``step`` seconds on. With
+    the default step of 1 every reading is later than the one before, as an engine's
+    creation times are; with ``step=0`` the clock moves only when ``advance`` is called
+    (pass ``clock.advance`` where podsync takes a ``sleep``). Thread-safe.
+
+    Args:
+        start: the first reading, seconds since the epoch.
+        step: seconds each reading moves the clock on (0 or more).
+
+    Attributes:
+        now: the time the next reading returns.
+
+    Raises:
+        ValueError: ``step`` is negative (a clock does not go back).
+    """
+
+    #: The default start: 2001-09-09 01:46:40 UTC, a fixed and recognisable moment.
+    DEFAULT_START = 1_000_000_000.0
+
+    def __init__(self, start: float = DEFAULT_START, step: float = 1.0) -> None:
+        if not step >= 0:
+            raise ValueError(f"step must be 0 or more seconds, got {step!r}")
+        self.now = float(start)
+        self.step = float(step)
+        self._lock = threading.Lock()
+
+    def __call__(self) -> float:
+        with self._lock:
+            now = self.now
+            self.now += self.step
+            return now
+
+    def advance(self, seconds: float) -> None:
+        """Move the clock ``seconds`` on (a sleep that takes no time).
+
+        Raises:
+            ValueError: ``seconds`` is negative.
+        """
+        if not seconds >= 0:
+            raise ValueError(f"cannot go back in time: {seconds!r} seconds")
+        with self._lock:
+            self.now += seconds
+
+    def __repr__(self) -> str:
+        return f"<FakeClock at {self.now:g}, step {self.step:g}>"
+
+
 class FakeRuntime:
     """An in-memory container engine that satisfies the ``Runtime`` protocol.
 
@@ -276,8 +330,10 @@ class FakeRuntime:
             ``k8s_`` containers of a scenario).
         images: images present at the start: references (``"busybox"`` is stored as
             ``busybox:latest``) or ``ObservedImage`` values.
-        clock: where creation, start and exit times come from; pass a fixed or
-            counting function for deterministic tests (default ``time.time``).
+        clock: where creation and exit times come from, seconds since the epoch; a
+            ``FakeClock()`` of its own by default (never the real clock: every reading
+            is one second after the one before, from ``FakeClock.DEFAULT_START``).
+            Plan with the same clock (``now=fake.clock()``) for times that agree.
         stop_exit_code: what a container's process does on SIGTERM, unless
             ``on_sigterm`` says otherwise for it: exit with this code (0, the default:
             it handles SIGTERM and exits cleanly; 143 for a process that dies of the
@@ -288,7 +344,8 @@ class FakeRuntime:
             ``None`` (the default) means no network, so a handler without a host fails.
             Set ``"127.0.0.1"`` to point handlers at servers in your test.
         latency: seconds every call sleeps before it is handled (outside the lock),
-            to measure parallelism.
+            to measure parallelism. This is a real sleep: keep it 0 in tests that must
+            not depend on the machine's speed.
         bridge: whether the engine has its default bridge network (Docker's default).
             Port bindings are published - and conflict - only on it or a named network;
             ``False`` is ``dockerd --bridge=none``, where nothing is published.
@@ -304,7 +361,7 @@ class FakeRuntime:
         *,
         containers: Iterable[ObservedContainer] = (),
         images: Iterable[str | ObservedImage] = (),
-        clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] | None = None,
         stop_exit_code: int | None = 0,
         address: str | None = None,
         latency: float = 0.0,
@@ -312,7 +369,7 @@ class FakeRuntime:
     ) -> None:
         self.calls: list[Call] = []
         self.exec_results: dict[tuple[str, ...], ExecResult] = {}
-        self.clock = clock
+        self.clock: Callable[[], float] = FakeClock() if clock is None else clock
         self.stop_exit_code = stop_exit_code
         self._on_sigterm: dict[str, int | None] = {}
         self.address = address

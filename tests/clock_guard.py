@@ -50,7 +50,7 @@ HOW_TO_PASS_A_CLOCK = (
 )
 
 
-class ClockRead(BaseException):  # noqa: N818 - it is a read, not an error kind
+class ClockRead(BaseException):
     """podsync read the real clock in a test that is not marked ``engine``."""
 
 
@@ -91,7 +91,9 @@ def _functions(module: types.ModuleType) -> Iterable[types.FunctionType]:
                     yield member
 
 
-def install(monkeypatch: pytest.MonkeyPatch, guard: Guard, modules: Iterable[types.ModuleType]) -> None:
+def install(
+    monkeypatch: pytest.MonkeyPatch, guard: Guard, modules: Iterable[types.ModuleType]
+) -> None:
     """Make the clock readers, as ``modules`` see them, raise ``ClockRead`` (undone by
     ``monkeypatch``)."""
     real = {id(getattr(time, name)): name for name in READERS}
@@ -118,9 +120,7 @@ def install(monkeypatch: pytest.MonkeyPatch, guard: Guard, modules: Iterable[typ
                 monkeypatch.setattr(module, attr, guarded(value))
         # Defaults bound when the function was defined (``clock=time.time``).
         for function in _functions(module):
-            if function.__defaults__ and any(
-                guarded(v) is not v for v in function.__defaults__
-            ):
+            if function.__defaults__ and any(guarded(v) is not v for v in function.__defaults__):
                 monkeypatch.setattr(
                     function, "__defaults__", tuple(guarded(v) for v in function.__defaults__)
                 )

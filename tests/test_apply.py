@@ -3,8 +3,8 @@ FakeRuntime."""
 
 from __future__ import annotations
 
+import os
 import threading
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -24,7 +24,17 @@ from podsync import (
     observe,
 )
 from podsync._labels import LABEL_CONTAINER, LABEL_POD_UID, LABEL_SPEC_HASH
-from podsync._plan import Create, GCPolicy, Plan, PlanOptions, PodPlan, Reason, Wait, plan
+from podsync._plan import (
+    Create,
+    CreateSpec,
+    GCPolicy,
+    Plan,
+    PlanOptions,
+    PodPlan,
+    Reason,
+    Wait,
+    plan,
+)
 from podsync.testing import FakeRuntime
 
 NOW = 1_000_000.0
@@ -67,7 +77,7 @@ def test_results_are_in_plan_order(tmp_path):
     rt = engine()
     the_plan = plan_for([pod("b"), pod("a")], rt, tmp_path)
 
-    result = apply(the_plan, rt, root_dir=str(tmp_path))
+    result = apply(the_plan, rt, root_dir=str(tmp_path), clock=rt.clock)
 
     assert list(the_plan.actions) == [r.action for r in result.results]
     assert [
@@ -86,7 +96,7 @@ def test_empty_plan():
     """An empty plan makes no call and is ok."""
     rt = engine()
 
-    result = apply(Plan(), rt)
+    result = apply(Plan(), rt, clock=rt.clock)
 
     assert () == result.results
     assert result.ok
@@ -98,7 +108,9 @@ def test_wait_is_done_at_once():
     wait = Wait("default/a", "u", "c", 10.0, Reason.BACK_OFF, "wait default/a/c")
     rt = engine()
 
-    result = apply(Plan(pods=(PodPlan("default/a", "u", "a.default.api", (wait,)),)), rt)
+    result = apply(
+        Plan(pods=(PodPlan("default/a", "u", "a.default.api", (wait,)),)), rt, clock=rt.clock
+    )
 
     assert [("default/a", "c", "done")] == statuses(result)
     assert [] == rt.calls
@@ -111,7 +123,7 @@ def test_failure_skips_the_rest_of_the_pod_only(tmp_path):
     rt.fail("start", match="_a.default.api_")
     the_plan = plan_for([pod("a"), pod("b")], rt, tmp_path)
 
-    result = apply(the_plan, rt, root_dir=str(tmp_path))
+    result = apply(the_plan, rt, root_dir=str(tmp_path), clock=rt.clock)
 
     assert [
         ("default/a", "net", "failed"),
@@ -133,7 +145,7 @@ def test_failed_pull_skips_the_pods_that_need_the_image(tmp_path):
     rt.fail("pull", match="redis", error="manifest unknown")
     the_plan = plan_for([pod("a", "redis"), pod("b"), pod("c", "redis")], rt, tmp_path)
 
-    result = apply(the_plan, rt, root_dir=str(tmp_path))
+    result = apply(the_plan, rt, root_dir=str(tmp_path), clock=rt.clock)
 
     assert [
         ("", "Pull", "failed"),
@@ -166,17 +178,24 @@ def test_a_buggy_runtime_does_not_kill_the_worker(tmp_path):
     rt = Buggy(images=["busybox", PAUSE])
     the_plan = plan_for([pod("a")], rt, tmp_path)
 
-    result = apply(the_plan, rt, root_dir=str(tmp_path))
+    result = apply(the_plan, rt, root_dir=str(tmp_path), clock=rt.clock)
 
     assert "start c0001: KeyError: 'c0001'" == result.results[0].error
     assert ActionStatus.SKIPPED == result.results[1].status
 
 
 def test_events_of_a_create_and_a_kill(tmp_path):
-    """A create reports created then started; a stop reports killing; a removal removed."""
+    """A create reports created then started; a stop reports killing; a removal removed;
+    each event has the time apply's clock gave."""
     rt = engine()
     events: list[Event] = []
-    apply(plan_for([pod("a")], rt, tmp_path), rt, root_dir=str(tmp_path), on_event=events.append)
+    apply(
+        plan_for([pod("a")], rt, tmp_path),
+        rt,
+        root_dir=str(tmp_path),
+        on_event=events.append,
+        clock=rt.clock,
+    )
     created = [(e.kind, e.pod, e.container) for e in events]
     events.clear()
 
@@ -185,6 +204,7 @@ def test_events_of_a_create_and_a_kill(tmp_path):
         rt,
         root_dir=str(tmp_path),
         on_event=events.append,
+        clock=lambda: NOW + 5,
     )
 
     assert [
@@ -200,7 +220,7 @@ def test_events_of_a_create_and_a_kill(tmp_path):
         (EventKind.REMOVED, "net"),
     ] == [(e.kind, e.container) for e in events]
     assert "killing" == events[0].kind  # the kinds are strings too
-    assert all(abs(time.time() - e.time) < 60 for e in events)
+    assert {NOW + 5} == {e.time for e in events}
 
 
 def test_events_of_failures(tmp_path):
@@ -209,16 +229,38 @@ def test_events_of_failures(tmp_path):
     rt.fail("pull", error="no such image")
     events: list[Event] = []
 
-    apply(plan_for([pod("a", "redis")], rt, tmp_path), rt, on_event=events.append)
+    apply(plan_for([pod("a", "redis")], rt, tmp_path), rt, on_event=events.append, clock=rt.clock)
 
     assert [(EventKind.FAILED, "", "", "pull redis: no such image")] == [
         (e.kind, e.pod, e.container, e.message) for e in events
     ]
 
 
+class MeetingRuntime(FakeRuntime):
+    """A FakeRuntime whose creates wait until ``meeting`` creates are under way at once
+    (a barrier): they return only when that many workers run in parallel, and fail
+    (``threading.BrokenBarrierError``, after a generous timeout) when apply runs fewer.
+    Once the barrier has let one group through, later creates pass at once."""
+
+    def __init__(self, meeting: int, **kwargs: Any) -> None:
+        kwargs.setdefault("images", ["busybox", PAUSE])
+        kwargs.setdefault("clock", lambda: NOW - 100)
+        super().__init__(**kwargs)
+        self.barrier = threading.Barrier(meeting, timeout=30)
+        self.met = threading.Event()
+
+    def create_container(self, spec: CreateSpec) -> str:
+        if not self.met.is_set():
+            self.barrier.wait()
+            self.met.set()
+        return super().create_container(spec)
+
+
 def test_callback_calls_are_serialized(tmp_path):
-    """The callback is called from worker threads, but never by two at once."""
-    rt = engine(latency=0.002)
+    """The callback is called from worker threads, but never by two at once: with 8
+    workers creating at the same moment, no event enters the callback while another is
+    in it (which yields the processor, to let one try)."""
+    rt = MeetingRuntime(8)
     inside = threading.Lock()
     overlaps = []
     threads = set()
@@ -228,10 +270,16 @@ def test_callback_calls_are_serialized(tmp_path):
             overlaps.append(event)
             return
         threads.add(threading.current_thread().name)
-        time.sleep(0.001)
+        for _ in range(20):
+            os.sched_yield()
         inside.release()
 
-    apply(plan_for([pod(f"p{i}") for i in range(8)], rt, tmp_path), rt, on_event=callback)
+    apply(
+        plan_for([pod(f"p{i}") for i in range(8)], rt, tmp_path),
+        rt,
+        on_event=callback,
+        clock=rt.clock,
+    )
 
     assert [] == overlaps
     assert len(threads) > 1
@@ -246,27 +294,22 @@ def test_callback_error_is_raised_after_the_plan_is_applied(tmp_path):
         raise RuntimeError(f"bad callback: {event.kind}")
 
     with pytest.raises(RuntimeError, match="bad callback"):
-        apply(plan_for([pod("a"), pod("b")], rt, tmp_path), rt, on_event=callback)
+        apply(plan_for([pod("a"), pod("b")], rt, tmp_path), rt, on_event=callback, clock=rt.clock)
 
     assert [True] * 4 == [c.running for c in rt.containers]
 
 
 def test_pods_run_in_parallel(tmp_path):
-    """With 50 ms per runtime call, 8 pods on 8 workers take about as long as one pod
-    (4 calls), far from 8 times as long."""
-    rt = engine(latency=0.05)
-    one = plan_for([pod("solo")], rt, tmp_path)
-    started = time.perf_counter()
-    apply(one, rt, workers=8)
-    single = time.perf_counter() - started
+    """8 pods on 8 workers run at once: their first creates are all under way at the
+    same moment (a create that waits for 7 others returns; run one by one, it would
+    wait in vain)."""
+    rt = MeetingRuntime(8)
     eight = plan_for([pod(f"p{i}") for i in range(8)], rt, tmp_path)
 
-    started = time.perf_counter()
-    result = apply(eight, rt, workers=8)
-    elapsed = time.perf_counter() - started
+    result = apply(eight, rt, workers=8, clock=rt.clock)
 
-    assert result.ok
-    assert elapsed < 4 * single
+    assert result.ok, result.summary()
+    assert 16 == len(rt.containers)
 
 
 @pytest.mark.parametrize(
@@ -297,7 +340,7 @@ def test_one_pool_even_with_few_workers(tmp_path):
     rt = engine()
     the_plan = plan_for([pod("a", "redis"), pod("b")], rt, tmp_path)
 
-    result = apply(the_plan, rt, workers=1, root_dir=str(tmp_path))
+    result = apply(the_plan, rt, workers=1, root_dir=str(tmp_path), clock=rt.clock)
 
     assert result.ok
     assert 5 == len(result.results)
@@ -316,7 +359,9 @@ def test_interrupt_starts_no_further_pods(tmp_path: Path) -> None:
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        apply(the_plan, fake, root_dir=str(tmp_path), workers=1, on_event=interrupt)
+        apply(
+            the_plan, fake, root_dir=str(tmp_path), workers=1, on_event=interrupt, clock=fake.clock
+        )
 
     assert ["create"] == [n for n in fake.call_names() if n == "create"]
 
@@ -331,7 +376,7 @@ def test_a_failed_pull_skips_only_the_pod_of_that_uid(tmp_path):
     the_plan = plan_for([from_http, from_file], rt, tmp_path)
     assert (from_http.uid,) == the_plan.pulls[0].pods
 
-    result = apply(the_plan, rt, root_dir=str(tmp_path))
+    result = apply(the_plan, rt, root_dir=str(tmp_path), clock=rt.clock)
 
     by_uid = {
         uid: sorted({r.status.value for r in result.results if r.pod_uid == uid})
@@ -349,7 +394,13 @@ def test_events_carry_the_pod_uid_container_id_and_reason(tmp_path):
     rt = engine()
     web = Pod("web", (Container("c", "busybox"),), source="file")
     events: list[Event] = []
-    apply(plan_for([web], rt, tmp_path), rt, root_dir=str(tmp_path), on_event=events.append)
+    apply(
+        plan_for([web], rt, tmp_path),
+        rt,
+        root_dir=str(tmp_path),
+        on_event=events.append,
+        clock=rt.clock,
+    )
     ids = {c.labels[LABEL_CONTAINER]: c.id for c in rt.containers}
     created = list(events)
     events.clear()
@@ -360,6 +411,7 @@ def test_events_carry_the_pod_uid_container_id_and_reason(tmp_path):
         rt,
         root_dir=str(tmp_path),
         on_event=events.append,
+        clock=rt.clock,
     )
 
     assert [
@@ -380,7 +432,7 @@ def test_pull_events_carry_the_reason_and_no_pod(tmp_path):
     rt = engine()
     events: list[Event] = []
 
-    apply(plan_for([pod("a", "redis")], rt, tmp_path), rt, on_event=events.append)
+    apply(plan_for([pod("a", "redis")], rt, tmp_path), rt, on_event=events.append, clock=rt.clock)
 
     pulled = events[0]
     assert (EventKind.PULLED, "", "", "", Reason.IMAGE_ABSENT) == (
@@ -398,10 +450,10 @@ def test_a_create_that_loses_a_race_adopts_the_winners_container(tmp_path):
     reporting ``adopted``, instead of failing."""
     rt = engine()
     the_plan = plan_for([pod("a"), pod("b")], rt, tmp_path)
-    first = apply(the_plan, rt, root_dir=str(tmp_path))
+    first = apply(the_plan, rt, root_dir=str(tmp_path), clock=rt.clock)
     events: list[Event] = []
 
-    second = apply(the_plan, rt, root_dir=str(tmp_path), on_event=events.append)
+    second = apply(the_plan, rt, root_dir=str(tmp_path), on_event=events.append, clock=rt.clock)
 
     assert first.ok
     assert second.ok, second.summary()
@@ -424,7 +476,7 @@ def test_a_name_conflict_with_another_spec_still_fails(tmp_path):
     squatter = dict(net.spec.labels, **{LABEL_SPEC_HASH: "0" * 16})
     rt.add_container(ObservedContainer("x1", net.spec.name, PAUSE, squatter, running=True))
 
-    result = apply(the_plan, rt, root_dir=str(tmp_path))
+    result = apply(the_plan, rt, root_dir=str(tmp_path), clock=rt.clock)
 
     assert [ActionStatus.FAILED, ActionStatus.SKIPPED] == [r.status for r in result.results]
     assert 'is already in use by container "x1"' in result.results[0].error

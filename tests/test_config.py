@@ -1291,6 +1291,8 @@ class PodHandler(http.server.BaseHTTPRequestHandler):
             self.send_body(404, b"")
 
 
+# The tests that fetch from it are marked real_clock: a fetch's deadline is real time
+# (load_pods' http_timeout), like the socket timeouts under it.
 @pytest.fixture(scope="module")
 def pod_server_url() -> Iterator[str]:
     """The base URL of a ``PodServer`` on 127.0.0.1, shared by the module's tests."""
@@ -1321,12 +1323,14 @@ def pod_server(pod_server_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
     return pod_server_url
 
 
+@pytest.mark.real_clock
 def test_http_single_manifest(pod_server):
     """A URL serving one manifest gives its pod, with the source 'http'."""
 
     assert (minimal_pod(source="http"),) == load_pods([f"{pod_server}/pod"])
 
 
+@pytest.mark.real_clock
 def test_http_list_of_manifests(pod_server):
     """A URL serving a list of manifests gives all of them."""
     expected = (minimal_pod("one", source="http"), minimal_pod("two", source="http"))
@@ -1334,6 +1338,7 @@ def test_http_list_of_manifests(pod_server):
     assert expected == load_pods([f"{pod_server}/list"])
 
 
+@pytest.mark.real_clock
 @pytest.mark.parametrize(
     ("path", "message"),
     [
@@ -1357,6 +1362,7 @@ def test_http_errors(pod_server, path, message):
     assert f"{url}: {message}" == str(info.value)
 
 
+@pytest.mark.real_clock
 def test_http_timeout(pod_server):
     """A server slower than http_timeout is a timeout error."""
     url = f"{pod_server}/slow"
@@ -1367,6 +1373,7 @@ def test_http_timeout(pod_server):
     assert f"{url}: timed out after 0.2 seconds" == str(info.value)
 
 
+@pytest.mark.real_clock
 def test_http_connection_refused(pod_server):
     """A URL nobody listens on is a ConfigError, not a URLError."""
     server = PodServer()
@@ -1380,6 +1387,7 @@ def test_http_connection_refused(pod_server):
     assert f"{url}: cannot fetch: Connection refused" == str(info.value)
 
 
+@pytest.mark.real_clock
 def test_http_and_file_problems_are_collected(pod_server, tmp_path):
     """Problems of all sources are reported together."""
     path = tmp_path / "bad.yaml"

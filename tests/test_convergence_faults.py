@@ -82,7 +82,7 @@ def _check(desired, model, now, options, faults):
     for name, times in faults:
         fake.fail(name, times=times)
 
-    first = sync(desired, fake, options=options, now=now, probe=False)
+    first = sync(desired, fake, options=options, now=now, probe=False, clock=fake.clock)
 
     # Every failure is a failed or skipped action of a pod the plan worked on.
     planned_pods = {p.pod for p in first.plan.pods}
@@ -106,7 +106,7 @@ def _check(desired, model, now, options, faults):
     }
 
     fake.clear_faults()
-    second = sync(desired, fake, options=options, now=now, probe=False).plan
+    second = sync(desired, fake, options=options, now=now, probe=False, clock=fake.clock).plan
     seen = observe(fake, options.root_dir)
     after = plan(
         desired,
@@ -118,7 +118,7 @@ def _check(desired, model, now, options, faults):
     )
     if waited_for_a_port(second, after):
         # A pod waited one sync for a port a stopped pod held (see waited_for_a_port).
-        sync(desired, fake, options=options, now=now, probe=False)
+        sync(desired, fake, options=options, now=now, probe=False, clock=fake.clock)
         seen = observe(fake, options.root_dir)
         after = plan(
             desired,

@@ -350,6 +350,7 @@ def test_start_of_a_missing_container_fails(runtime: DockerRuntime) -> None:
         f"tcp://127.0.0.1:{_closed_loopback_port()}",  # nothing listens
     ],
 )
+@pytest.mark.real_clock  # real connections, and a bound on how long they take
 def test_unreachable_engine_is_engine_unavailable(host: str) -> None:
     """An engine that cannot be reached raises EngineUnavailable: one line, naming the
     host, from the first call (building the runtime connects to nothing)."""

@@ -18,7 +18,6 @@ from typing import Any
 import attrs
 import pytest
 
-import podsync._apply
 from podsync import (
     Container,
     Event,
@@ -37,7 +36,7 @@ from podsync import (
 from podsync._hooks import HandlerError, http_get, resolve_port, run_handler, tcp_connect
 from podsync._plan import CreateSpec, PlanOptions
 from podsync._runtime import ExecResult
-from podsync.testing import FakeRuntime
+from podsync.testing import FakeClock, FakeRuntime
 
 NOW = 1_000_000.0
 PAUSE = "registry.k8s.io/pause:3.10"
@@ -112,6 +111,7 @@ def run(
     desired: Sequence[Pod], rt: FakeRuntime, tmp_path: Path, *, adopt: bool = False, **kwargs: Any
 ) -> Any:
     options = PlanOptions(root_dir=str(tmp_path), adopt_2014_containers=adopt)
+    kwargs.setdefault("clock", lambda: NOW)
     return sync(desired, rt, options=options, now=NOW, **kwargs)
 
 
@@ -401,30 +401,19 @@ def test_pre_stop_http_uses_the_container_address(server, tmp_path):
 # --- the grace period: one budget for preStop and the stop --------------------------------
 
 
-@attrs.define
-class Ticking:
-    """A monotonic clock that moves only when a hook takes time."""
-
-    now: float = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 @pytest.fixture
-def ticking(monkeypatch: pytest.MonkeyPatch) -> Ticking:
-    clock = Ticking()
-    monkeypatch.setattr(podsync._apply, "_monotonic", clock, raising=False)
-    return clock
+def ticking() -> FakeClock:
+    """apply's clock: it moves only when a hook takes time (``slow_hooks``)."""
+    return FakeClock(NOW, step=0)
 
 
-def slow_hooks(rt: FakeRuntime, clock: Ticking, seconds: float) -> None:
+def slow_hooks(rt: FakeRuntime, clock: FakeClock, seconds: float) -> None:
     """Every exec in ``rt`` takes ``seconds`` on ``clock``; one that would take longer
     than its timeout returns at the timeout as timed out (as DockerRuntime does)."""
     original = rt.exec_in_container
 
     def exec_in_container(container_id: str, command: Sequence[str], timeout: float) -> Any:
-        clock.now += min(seconds, timeout)
+        clock.advance(min(seconds, timeout))
         result = original(container_id, command, timeout)
         return result if seconds <= timeout else ExecResult(-1)
 
@@ -453,7 +442,7 @@ def test_pre_stop_time_counts_against_the_grace_period(
     slow_hooks(rt, ticking, hook_seconds)
 
     options = PlanOptions(root_dir=str(tmp_path), stop_timeout=grace)
-    result = sync([], rt, options=options, now=NOW)
+    result = sync([], rt, options=options, clock=ticking)
 
     assert result.ok
     assert ["list", "exec", "stop", "stop"] == rt.call_names()
@@ -469,7 +458,9 @@ def test_no_pre_stop_with_a_grace_period_of_zero(tmp_path, ticking):
     labelled_pod(rt, tmp_path, Handler(exec_command=("drain",)))
     bar = next(c for c in rt.containers if "_bar." in c.name)
 
-    result = sync([], rt, options=PlanOptions(root_dir=str(tmp_path), stop_timeout=0), now=NOW)
+    options = PlanOptions(root_dir=str(tmp_path), stop_timeout=0)
+
+    result = sync([], rt, options=options, clock=ticking)
 
     assert result.ok
     assert ["list", "stop", "stop"] == rt.call_names()
@@ -490,7 +481,7 @@ def test_failed_post_start_stops_with_the_pods_grace_period(tmp_path, ticking):
     rt.set_exec_result(["setup"], 1)
     slow_hooks(rt, ticking, 1.0)
 
-    result = run([pod], rt, tmp_path, adopt=True)
+    result = run([pod], rt, tmp_path, adopt=True, clock=ticking)
 
     assert not result.ok
     assert ["create", "start", "exec", "exec", "stop"] == rt.call_names()[2:]

@@ -110,9 +110,16 @@ def test_sync_on_an_engine_that_binds_ports():
     files in either order keeps web running and starts nothing that cannot bind."""
     fake = FakeRuntime(images=IMAGES, clock=lambda: NOW)
     web = _web("web", 80)
-    assert sync([web], fake, options=OPTIONS, now=NOW, probe=False).ok
+    assert sync([web], fake, options=OPTIONS, now=NOW, probe=False, clock=fake.clock).ok
 
-    result = sync([_web("aaa-new", 80), web], fake, options=OPTIONS, now=NOW + 1, probe=False)
+    result = sync(
+        [_web("aaa-new", 80), web],
+        fake,
+        options=OPTIONS,
+        now=NOW + 1,
+        probe=False,
+        clock=fake.clock,
+    )
 
     assert result.ok, result.apply_result.summary()
     assert ["default/aaa-new"] == [r.pod for r in result.plan.rejected]

@@ -89,7 +89,9 @@ def root(tmp_path: Path) -> str:
 def run(
     desired: Sequence[Pod], rt: FakeRuntime, root: str, *, now: float = NOW, **options: Any
 ) -> SyncResult:
-    return sync(desired, rt, options=PlanOptions(root_dir=root, **options), now=now)
+    return sync(
+        desired, rt, options=PlanOptions(root_dir=root, **options), now=now, clock=lambda: now
+    )
 
 
 def mutations(rt: FakeRuntime) -> list[str]:
@@ -446,10 +448,12 @@ def test_failed_probe_is_an_event(root):
     rt.set_exec_result(["check"], 2, b"down")
 
     run_events = sync(
-        [pod], rt, options=PlanOptions(root_dir=root), now=NOW + 1, on_event=events.append
+        [pod], rt, options=PlanOptions(root_dir=root), on_event=events.append, clock=lambda: NOW + 1
     )
     rt.fail("exec")
-    kept = sync([pod], rt, options=PlanOptions(root_dir=root), now=NOW + 2, on_event=events.append)
+    kept = sync(
+        [pod], rt, options=PlanOptions(root_dir=root), on_event=events.append, clock=lambda: NOW + 2
+    )
 
     assert [
         (EventKind.UNHEALTHY, "new/foo", "bar"),
@@ -459,6 +463,7 @@ def test_failed_probe_is_an_event(root):
         (EventKind.PROBE_ERROR, "new/foo", "bar"),
     ] == [(e.kind, e.pod, e.container) for e in events]
     assert "liveness probe failed: exec ['check'] exited with code 2: down" == events[0].message
+    assert [NOW + 1] * 4 + [NOW + 2] == [e.time for e in events]
     unhealthy, killing, probe_error = events[0], events[1], events[4]
     assert (pod.uid, killing.container_id, Reason.UNHEALTHY) == (
         unhealthy.pod_uid,
@@ -482,7 +487,7 @@ def test_probe_false_skips_probes(root):
     rt.set_exec_result(["x"], 1)
     rt.clear_calls()
 
-    sync([pod], rt, options=PlanOptions(root_dir=root), now=NOW + 1, probe=False)
+    sync([pod], rt, options=PlanOptions(root_dir=root), now=NOW + 1, probe=False, clock=rt.clock)
 
     assert ["list"] == rt.call_names()
 
@@ -497,7 +502,7 @@ def test_default_runtime_is_docker_built_lazily_and_closed(root, monkeypatch):
 
     monkeypatch.setattr("podsync.docker.DockerRuntime", lambda: Stub(images=["busybox", PAUSE]))
 
-    result = sync([foo_pod()], options=PlanOptions(root_dir=root), now=NOW)
+    result = sync([foo_pod()], options=PlanOptions(root_dir=root), clock=lambda: NOW)
 
     assert result.ok
     assert [True] == closed
@@ -511,7 +516,7 @@ def test_a_runtime_passed_in_is_not_closed(root):
         def close(self) -> None:
             closed.append(True)
 
-    sync([], Stub(), options=PlanOptions(root_dir=root), now=NOW)
+    sync([], Stub(), options=PlanOptions(root_dir=root), clock=lambda: NOW)
 
     assert [] == closed
 
@@ -562,7 +567,7 @@ def test_never_pull_container_with_a_present_image_starts(root):
     rt = FakeRuntime(images=["busybox:1.36", "registry.k8s.io/pause:3.10"], clock=lambda: 100.0)
     pod = Pod("web", (Container("app", "busybox:1.36", image_pull_policy=PullPolicy.NEVER),))
 
-    result = sync([pod], rt, options=PlanOptions(root_dir=str(root)), now=100.0)
+    result = sync([pod], rt, options=PlanOptions(root_dir=str(root)), clock=rt.clock)
 
     assert result.ok
     assert ["list", "list_images", "create", "start", "create", "start"] == rt.call_names()

@@ -64,7 +64,7 @@ from podsync._apply import (
     EventKind,
     apply,
 )
-from podsync._clock import Clock, Clocks, clocks, system_sleep
+from podsync._clock import Clock, clocks, system_sleep
 from podsync._config import load_pods
 from podsync._hooks import probe_liveness
 from podsync._models import ObservedContainer, Pod, RestartPolicy
@@ -542,10 +542,10 @@ class _Console:
     stderr, as text or as JSON lines (``--log-format json``). It carries the command's
     clocks (``main``'s ``clock``), which stamp its lines and time its plans and waits."""
 
-    def __init__(self, log_format: str = "text", the_clocks: Clocks | None = None) -> None:
+    def __init__(self, log_format: str = "text", clock: Clock | None = None) -> None:
         self.json = log_format == "json"
         self.lock = threading.Lock()
-        self.clocks = the_clocks if the_clocks is not None else clocks(None)
+        self.clocks = clocks(clock)
 
     @property
     def out(self) -> IO[str]:
@@ -1585,13 +1585,13 @@ def main(
         TypeError: ``clock`` is not callable (a programming error, not a usage one).
     """
     # A clock that is not a function is the caller's bug, not a command line error.
-    the_clocks = clocks(clock)
+    clocks(clock)
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else EXIT_ERROR
-    console = _Console(getattr(args, "log_format", "text"), the_clocks)
+    console = _Console(getattr(args, "log_format", "text"), clock)
     factory = runtime_factory or docker_runtime
     try:
         _check_combinations(args)

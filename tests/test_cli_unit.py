@@ -14,7 +14,6 @@ import json
 import os
 import stat
 import sys
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,12 +24,14 @@ import pytest
 import podsync
 from podsync import cli
 from podsync._labels import LABEL_POD_UID
-from podsync.testing import MUTATING_CALL_NAMES, FakeRuntime
+from podsync.testing import MUTATING_CALL_NAMES, FakeClock, FakeRuntime
 from tests.cri import cri_labels, cri_name
 
 IMAGE = "app:1"
 PAUSE = "pause:1"
 REPO = Path(__file__).resolve().parent.parent
+# The time of the tests' clocks: they start here, and stand still unless told to move.
+T0 = 1_000_000_000.0
 
 
 @attrs.frozen
@@ -82,20 +83,31 @@ def no_engine(host: str | None) -> podsync.Runtime:
 
 
 @pytest.fixture
-def fake() -> FakeRuntime:
-    return FakeRuntime(images=[IMAGE, PAUSE])
+def clock() -> FakeClock:
+    """The command's clock, and the fake engine's: a millisecond passes per reading (so
+    that creations and exits are ordered, as on an engine), and ``--wait``'s sleeps
+    move it on."""
+    return FakeClock(T0, step=0.001)
 
 
 @pytest.fixture
-def run(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> Callable[..., Result]:
+def fake(clock: FakeClock) -> FakeRuntime:
+    return FakeRuntime(images=[IMAGE, PAUSE], clock=clock)
+
+
+@pytest.fixture
+def run(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, clock: FakeClock
+) -> Callable[..., Result]:
     """Run ``podsync ARGV`` against a runtime (``None``: the engine must not be
-    contacted); ``--root-dir`` and the network options are added to engine commands."""
+    contacted) with the test's ``clock`` (``sleep``: ``clock.advance`` unless given);
+    ``--root-dir`` and the network options are added to engine commands."""
 
     def runner(
         *argv: str,
         runtime: podsync.Runtime | None = None,
         engine_options: bool = True,
-        sleep: Callable[[float], None] = lambda seconds: None,
+        sleep: Callable[[float], None] | None = None,
     ) -> Result:
         args = list(argv)
         if engine_options and args and args[0] in ("plan", "apply", "down"):
@@ -103,7 +115,7 @@ def run(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> Callable[..., Res
             if args[0] in ("plan", "apply") and "--plan" not in args:
                 args[1:1] = ["--network-image", PAUSE, "--network-mode", "none"]
         factory = no_engine if runtime is None else (lambda host: runtime)
-        code = cli.main(args, runtime_factory=factory, sleep=sleep)
+        code = cli.main(args, runtime_factory=factory, sleep=sleep or clock.advance, clock=clock)
         captured = capsys.readouterr()
         assert "Traceback" not in captured.err
         return Result(code, captured.out, captured.err)
@@ -968,12 +980,15 @@ class CrashingRuntime(FakeRuntime):
 
 
 def test_wait_reports_pods_that_come_up(
-    run: Callable[..., Result], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    run: Callable[..., Result],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    clock: FakeClock,
 ) -> None:
     """--wait: a long-running pod runs, a job completes (and its network container is
     stopped): exit 0 with a line per pod."""
     monkeypatch.setattr(cli, "_STABLE_SECONDS", 0.0)
-    fake = CrashingRuntime(images=[IMAGE, PAUSE])
+    fake = CrashingRuntime(images=[IMAGE, PAUSE], clock=clock)
     web = write(tmp_path, "web.yaml", pod_yaml("web"))
     job = write(tmp_path, "job.yaml", pod_yaml("job", command=("exit", "0"), restart="OnFailure"))
 
@@ -987,18 +1002,21 @@ def test_wait_reports_pods_that_come_up(
 
 
 def test_wait_times_out_on_a_crash_loop(
-    run: Callable[..., Result], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    run: Callable[..., Result],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    clock: FakeClock,
 ) -> None:
     """A container that keeps exiting is restarted with back-off until --timeout; the
     report names the pod and why, exit 1."""
     monkeypatch.setattr(cli, "_STABLE_SECONDS", 0.0)
-    fake = CrashingRuntime(images=[IMAGE, PAUSE])
+    fake = CrashingRuntime(images=[IMAGE, PAUSE], clock=clock)
     crash = write(tmp_path, "crash.yaml", pod_yaml("crash", command=("exit", "1")))
     naps: list[float] = []
 
     def nap(seconds: float) -> None:
         naps.append(seconds)
-        time.sleep(0.05)
+        clock.advance(seconds)
 
     result = run("apply", "--wait", "--timeout", "1.2", crash, runtime=fake, sleep=nap)
 
@@ -1010,11 +1028,14 @@ def test_wait_times_out_on_a_crash_loop(
 
 
 def test_wait_gives_up_early_on_a_failed_never_pod(
-    run: Callable[..., Result], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    run: Callable[..., Result],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    clock: FakeClock,
 ) -> None:
     """restartPolicy Never and a non-zero exit: the pod has failed, no need to wait."""
     monkeypatch.setattr(cli, "_STABLE_SECONDS", 0.0)
-    fake = CrashingRuntime(images=[IMAGE, PAUSE])
+    fake = CrashingRuntime(images=[IMAGE, PAUSE], clock=clock)
     once = write(tmp_path, "once.yaml", pod_yaml("once", command=("exit", "3"), restart="Never"))
 
     result = run("apply", "--wait", "--timeout", "30", once, runtime=fake)
@@ -1122,10 +1143,10 @@ def test_json_log_format_errors_are_json(run: Callable[..., Result], tmp_path: P
 def test_progress_lines(kind: str, pod: str, container: str, message: str, expected: str) -> None:
     """Without a terminal: one line per event, after the seconds since the start."""
     err = io.StringIO()
-    console = cli._Console()
+    console = still_console()
     progress = cli._Progress(console, total=3, terminal=False)
     ids = {"created": "ab" * 32, "started": "cd" * 32, "adopted": "ef" * 32}
-    event = podsync.Event(
+    event = make_event(
         podsync.EventKind(kind), pod, container, message, container_id=ids.get(kind, "")
     )
 
@@ -1141,16 +1162,16 @@ def test_progress_bar_on_a_terminal() -> None:
     """On a terminal: one line redrawn in place, the actions counted; a failure is
     kept above the bar; close() clears the bar."""
     err = io.StringIO()
-    console = cli._Console()
+    console = still_console()
     progress = cli._Progress(console, total=2, terminal=True)
     events = [
-        podsync.Event(
+        make_event(
             podsync.EventKind.CREATED, "default/a", "net", "created n (c1)", container_id="c1"
         ),
-        podsync.Event(
+        make_event(
             podsync.EventKind.STARTED, "default/a", "net", "started n (c1)", container_id="c1"
         ),
-        podsync.Event(podsync.EventKind.FAILED, "default/a", "app", "create x: no such image"),
+        make_event(podsync.EventKind.FAILED, "default/a", "app", "create x: no such image"),
     ]
 
     with _stderr(err):
@@ -1168,15 +1189,28 @@ def test_progress_bar_on_a_terminal() -> None:
 
 def test_progress_counts_a_failed_post_start_once() -> None:
     """started, hook-failed, killing and failed of one create are one action."""
-    progress = cli._Progress(cli._Console(), total=5, terminal=False)
+    progress = cli._Progress(still_console(), total=5, terminal=False)
     kinds = ["created", "started", "hook-failed", "killing", "failed"]
     messages = ["c", "s", "postStart handler failed: boom", "stop", "postStart handler failed"]
 
     with _stderr(io.StringIO()):
         for kind, message in zip(kinds, messages, strict=True):
-            progress(podsync.Event(podsync.EventKind(kind), "default/a", "app", message))
+            progress(make_event(podsync.EventKind(kind), "default/a", "app", message))
 
     assert 1 == progress.done
+
+
+def still_console(log_format: str = "text") -> cli._Console:
+    """A console whose clock stands still at T0."""
+    return cli._Console(log_format, FakeClock(T0, step=0))
+
+
+def make_event(
+    kind: podsync.EventKind, pod: str, container: str, message: str, **kwargs: Any
+) -> podsync.Event:
+    """An apply event, at T0 unless ``time`` says otherwise."""
+    kwargs.setdefault("time", T0)
+    return podsync.Event(kind, pod, container, message, **kwargs)
 
 
 class _stderr:
@@ -1207,9 +1241,11 @@ def test_examples_directory_holds_only_pod_files() -> None:
     assert [18080] == [p.host_port for c in by_name["web"].containers for p in c.ports]
 
 
-def test_examples_plan_against_a_fake_engine(run: Callable[..., Result], tmp_path: Path) -> None:
+def test_examples_plan_against_a_fake_engine(
+    run: Callable[..., Result], tmp_path: Path, clock: FakeClock
+) -> None:
     """The examples create cleanly with the demo images present, nothing pulled."""
-    fake = FakeRuntime(images=["podsync-demo/busybox:1", "podsync-demo/pause:1"])
+    fake = FakeRuntime(images=["podsync-demo/busybox:1", "podsync-demo/pause:1"], clock=clock)
 
     result = run(
         "apply",
@@ -1280,9 +1316,9 @@ def test_json_events_carry_the_structured_fields() -> None:
     """--log-format json writes an event's fields besides its message: pod uid and key,
     container name and id, and the reason code."""
     err = io.StringIO()
-    console = cli._Console("json")
+    console = still_console("json")
     progress = cli._Progress(console, total=1)
-    event = podsync.Event(
+    event = make_event(
         podsync.EventKind.KILLING,
         "default/web",
         "app",
@@ -1310,10 +1346,8 @@ def test_json_events_carry_the_structured_fields() -> None:
 
 def test_progress_counts_an_adopted_create_as_one_action() -> None:
     """A create that adopted a racing apply's container ends its action."""
-    progress = cli._Progress(cli._Console(), total=2, terminal=False)
-    event = podsync.Event(
-        podsync.EventKind.ADOPTED, "default/a", "app", "adopted", container_id="c1"
-    )
+    progress = cli._Progress(still_console(), total=2, terminal=False)
+    event = make_event(podsync.EventKind.ADOPTED, "default/a", "app", "adopted", container_id="c1")
 
     with _stderr(io.StringIO()):
         progress(event)

@@ -421,13 +421,15 @@ def test_exec_returns_output_and_exit_code(runtime: DockerRuntime, running: str)
 def test_exec_that_outlives_its_timeout_returns_minus_one(
     runtime: DockerRuntime, running: str
 ) -> None:
-    """A command still running at its timeout gives exit code -1, on time."""
+    """A command still running at its timeout gives exit code -1, on time: after the
+    timeout, long before the command would end."""
     started = time.monotonic()
-    result = runtime.exec_in_container(running, ["/bin/sleep", "10"], 1)
+    result = runtime.exec_in_container(running, ["/bin/sleep", "60"], 3)
     elapsed = time.monotonic() - started
 
     assert ExecResult(-1, b"") == result
-    assert elapsed < 2.5
+    # A loaded machine may be late by seconds, never by the command's minute.
+    assert 3 <= elapsed < 3 + 10
 
 
 @pytest.mark.engine

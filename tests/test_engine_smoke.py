@@ -158,12 +158,14 @@ def test_app_container_joins_pause_network_and_pause_stops_on_sigterm(
 
     # The app's sleep is PID 1 and ignores SIGTERM: killed after the 1 s timeout.
     engine.api.stop(app_id, timeout=1)
-    # The pause container traps SIGTERM and exits 0 at once, well within its timeout.
+    # The pause container traps SIGTERM and exits 0 at once, well within its timeout
+    # (a loaded machine may take seconds; a container that ignored SIGTERM would take
+    # the whole 30 s and be killed).
     started = time.monotonic()
-    engine.api.stop(pause_id, timeout=5)
+    engine.api.stop(pause_id, timeout=30)
     elapsed = time.monotonic() - started
     state = engine.api.inspect_container(pause_id)["State"]
     assert not state["Running"]
     assert state["ExitCode"] == 0, f"the pause container was killed: {state}"
-    assert elapsed < 2, f"the pause container took {elapsed:.1f} s to stop"
+    assert elapsed < 15, f"the pause container took {elapsed:.1f} s to stop"
     assert not engine.api.inspect_container(app_id)["State"]["Running"]

@@ -1095,8 +1095,9 @@ def test_pre_stop_time_counts_against_the_grace_period(
     assert "draining\n" == (data / "pre-stop").read_text()
     state = engine.api.inspect_container(app["Id"])["State"]
     assert (False, 137) == (state["Running"], state["ExitCode"])
-    # 3 s of preStop, then 2 s before SIGKILL; the old way took 10 s + 3 s.
-    assert 4.5 <= elapsed < 8, f"the stop took {elapsed:.1f} s"
+    # 3 s of preStop, then 2 s before SIGKILL; the old way took 10 s + 3 s. The margin
+    # allows for a loaded machine, and stays below the old way's 13 s.
+    assert 4.5 <= elapsed < 11, f"the stop took {elapsed:.1f} s"
 
 
 # --- pull policy Never -------------------------------------------------------------------

@@ -67,7 +67,9 @@ def root(tmp_path: Path) -> str:
 
 
 def run(pods: list[Pod], fake: FakeRuntime, root: str, now: float, **options: Any) -> SyncResult:
-    return sync(pods, fake, options=PlanOptions(root_dir=root, **options), now=now)
+    return sync(
+        pods, fake, options=PlanOptions(root_dir=root, **options), now=now, clock=lambda: now
+    )
 
 
 def observed(fake: FakeRuntime, root: str, container: str) -> list[ObservedContainer]:
@@ -254,7 +256,8 @@ def test_wait_judges_the_instance_the_planner_judges(exit_code, stopped_by, fini
 
     pod = foo_pod(restart_policy=RestartPolicy.NEVER)
     fake = FakeRuntime(images=["busybox", PAUSE], clock=Clock())
-    assert sync([pod], fake, options=PlanOptions(root_dir="/nonexistent"), now=NOW).ok
+    options = PlanOptions(root_dir="/nonexistent")
+    assert sync([pod], fake, options=options, now=NOW, clock=fake.clock).ok
     bar = next(c for c in fake.containers if c.labels["io.podsync.container.name"] == "bar")
     fake.add_container(
         attrs.evolve(

@@ -31,7 +31,7 @@ import hypothesis
 import pytest
 import requests
 
-from tests.clock_guard import ClockRead, Guard, install, podsync_modules
+from tests.clock_guard import HOW_TO_PASS_A_CLOCK, ClockRead, Guard, install, podsync_modules
 from tests.engine import (
     Cleanup,
     EngineUnreachable,
@@ -195,7 +195,7 @@ def clock_guard(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
     report = node.stash.get(_CALL_REPORT, None)
     if guard.reads and (report is None or report.passed):
         pytest.fail(
-            f"the test read the real clock ({', '.join(guard.reads)}), "
-            f"and something swallowed the {ClockRead.__name__}: {ClockRead.__doc__}",
+            f"podsync read the real clock ({', '.join(guard.reads)}) and something "
+            f"swallowed the {ClockRead.__name__}: {HOW_TO_PASS_A_CLOCK}",
             pytrace=False,
         )

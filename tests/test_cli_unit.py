@@ -1102,6 +1102,30 @@ def test_json_log_format_writes_every_event_as_a_json_line(
     assert ("summary", 4 // 2, 0) == (summary["kind"], summary["done"], summary["failed"])
 
 
+def test_the_command_reads_the_time_from_its_clock(
+    run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path, clock: FakeClock
+) -> None:
+    """main's clock stamps the log lines and events and times the apply: with a clock
+    that stands still, every record has its time and the apply took no time."""
+    clock.step = 0
+    source = write(tmp_path, "a.yaml", pod_yaml("a"))
+
+    result = run("apply", "--log-format", "json", source, runtime=fake)
+
+    records = [json.loads(line) for line in result.err_lines]
+    assert 0 == result.code, result.err
+    assert {T0} == {r["time"] for r in records}
+    assert (0, 0.0) == (records[-1]["failed"], records[-1]["duration"])
+    assert "Apply complete! 2 done, 0 failed, 0 skipped in 0.0s." in result.out
+
+
+def test_a_clock_that_is_not_a_function_is_a_programming_error() -> None:
+    """main(clock=...) takes a function; anything else is the caller's bug (TypeError),
+    not a usage error of the command line."""
+    with pytest.raises(TypeError, match="clock must be a function"):
+        cli.main(["plan", "x.yaml"], runtime_factory=no_engine, clock=100.0)  # type: ignore[arg-type]
+
+
 def test_json_log_format_errors_are_json(run: Callable[..., Result], tmp_path: Path) -> None:
     """Errors, too, are JSON lines."""
     bad = write(tmp_path, "bad.yaml", "kind: Pod\n")

@@ -11,7 +11,7 @@ from podsync import EngineUnavailable, ObservedContainer, ObservedImage, Runtime
 from podsync._plan import CreateSpec
 from podsync._runtime import ExecResult, Runtime
 from podsync.exceptions import NameConflict
-from podsync.testing import CALL_NAMES, MUTATING_CALL_NAMES, Call, FakeRuntime
+from podsync.testing import CALL_NAMES, MUTATING_CALL_NAMES, Call, FakeClock, FakeRuntime
 
 
 class Clock:
@@ -70,6 +70,38 @@ def test_create_start_stop_change_what_list_returns():
     assert [(False, 0, 1002.0)] == [(c.running, c.exit_code, c.finished_at) for c in stopped]
     assert ["create", "list", "start", "list", "stop", "list"] == rt.call_names()
     assert Call("stop", ("c0001", 10)) == rt.calls[4]
+
+
+def test_default_clock_is_a_fake_clock_of_its_own():
+    """Without a clock, FakeRuntime never reads the real one: its own FakeClock gives
+    creation and exit times one second apart, from FakeClock.DEFAULT_START."""
+    rt = FakeRuntime(images=["busybox"])
+    other = FakeRuntime(images=["busybox"])
+
+    cid = running(rt, "app")
+    rt.stop_container(cid, 10)
+    running(other, "app")
+
+    (app,) = rt.list_containers()
+    assert (FakeClock.DEFAULT_START, FakeClock.DEFAULT_START + 1) == (app.created, app.finished_at)
+    assert [FakeClock.DEFAULT_START] == [c.created for c in other.list_containers()]
+
+
+def test_fake_clock_moves_a_step_per_reading_and_when_advanced():
+    """FakeClock returns its time, then moves ``step`` on; advance moves it at once
+    (a sleep that takes no time); it never goes back."""
+    counting, still = FakeClock(100.0), FakeClock(100.0, step=0)
+
+    readings = [counting(), counting(), counting()]
+    still.advance(2.5)
+
+    assert [100.0, 101.0, 102.0] == readings
+    assert [102.5, 102.5] == [still(), still()]
+    assert "<FakeClock at 102.5, step 0>" == repr(still)
+    with pytest.raises(ValueError, match="cannot go back in time"):
+        still.advance(-1)
+    with pytest.raises(ValueError, match="step must be 0 or more"):
+        FakeClock(step=-1)
 
 
 def test_list_is_newest_first():

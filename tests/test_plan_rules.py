@@ -1,0 +1,296 @@
+"""Planner rules that a mutation run found untested: one behaviour-level test per rule.
+
+Each test names the rule it pins down and the mutation of ``podsync/_plan.py`` it kills
+(a mutant that survives the whole pure suite is a rule nothing checks). The pods are
+written as people write pod files; the engine is the pure ``EngineModel``.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from podsync import ObservedContainer, Pod, parse_pods
+from podsync._labels import LABEL_RESTART_COUNT
+from podsync._plan import (
+    NETWORK_CONTAINER,
+    BackOffPolicy,
+    Create,
+    GCPolicy,
+    Kill,
+    Plan,
+    PlanOptions,
+    Reason,
+    Remove,
+    Wait,
+    plan,
+)
+from tests.engine_model import EngineModel
+
+NOW = 1_000_000.0
+IMAGES = {"busybox:latest", "registry.k8s.io/pause:3.10"}
+
+
+def pod_file(text: str) -> Pod:
+    """The one pod of a pod file, read as ``podsync apply`` reads it."""
+    (pod,) = parse_pods(text, source_name="pods/test.yaml", source="file")
+    return pod
+
+
+JOB = pod_file(
+    """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: job
+spec:
+  restartPolicy: OnFailure
+  containers:
+    - name: work
+      image: busybox
+      command: ["sh", "-c", "make report"]
+"""
+)
+
+PROBED_ONCE = pod_file(
+    """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: once
+spec:
+  restartPolicy: Never
+  containers:
+    - name: app
+      image: busybox
+      command: ["sh", "-c", "serve"]
+      livenessProbe:
+        exec:
+          command: ["cat", "/tmp/healthy"]
+"""
+)
+
+WEB = pod_file(
+    """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+spec:
+  containers:
+    - name: app
+      image: busybox
+      command: ["httpd", "-f"]
+"""
+)
+
+
+def run(desired: list[Pod], model: EngineModel, *, now: float = NOW, **kwargs) -> Plan:
+    return plan(
+        desired,
+        model.observed,
+        images=model.images,
+        pod_dirs=model.pod_dirs,
+        now=now,
+        **kwargs,
+    )
+
+
+def running(pod: Pod, *, at: float = NOW - 1000) -> EngineModel:
+    """An engine on which podsync started ``pod`` at time ``at``."""
+    model = EngineModel(image_tags=set(IMAGES))
+    model.apply(run([pod], model, now=at), at)
+    assert [] == kinds(run([pod], model, now=at)), "the pod should run as planned"
+    return model
+
+
+def instance(model: EngineModel, container: str) -> ObservedContainer:
+    """The running instance of ``container`` (``net`` for the network container)."""
+    return next(c for c in model.observed if c.running and f"_{container}." in c.name)
+
+
+def kinds(p: Plan) -> list[tuple[str, str]]:
+    return [(type(a).__name__, getattr(a, "container", "")) for a in p.actions]
+
+
+# --- restart policy ---------------------------------------------------------------------
+
+
+def test_on_failure_container_that_never_started_is_started():
+    """OnFailure leaves down only a container that *ran* and exited 0. A container that
+    was created but never started (its start failed, or apply stopped between create and
+    start; Docker reports exit code 0 for it) has not succeeded, so it is started.
+
+    Kills the mutant that judges OnFailure on the exit code alone (drops ``started``).
+    """
+    model = running(JOB)
+    work = instance(model, "work")
+    model.containers[work.id] = attrs.evolve(
+        work, running=False, exit_code=0, finished_at=None, created=NOW - 60
+    )
+
+    p = run([JOB], model)
+
+    assert [("Create", "work")] == kinds(p)
+
+
+def test_liveness_failure_under_restart_policy_never_stops_the_container_for_good():
+    """A failed liveness probe stops the container; under ``restartPolicy: Never`` it is
+    not started again (kubelet-modern.md §1.3: a probe kill restarts only when the policy
+    is not Never), and with nothing left running the pod's network container stops.
+
+    Kills the mutant that restarts an unhealthy container whatever the policy.
+    """
+    model = running(PROBED_ONCE)
+    app = instance(model, "app")
+
+    p = run([PROBED_ONCE], model, liveness={app.id: False})
+
+    assert [("Kill", "app"), ("Kill", NETWORK_CONTAINER)] == kinds(p)
+    assert (Reason.UNHEALTHY, app.id) == (p.actions[0].reason, p.actions[0].id)
+
+
+def _crashed(ran_for: float) -> EngineModel:
+    """WEB's ``app`` has crashed 5 times before (restart count 5), and its last instance
+    ran for ``ran_for`` seconds before it exited with code 1, five seconds ago."""
+    model = running(WEB)
+    app = instance(model, "app")
+    labels = {**app.labels, LABEL_RESTART_COUNT: "5"}
+    model.containers[app.id] = attrs.evolve(
+        app,
+        labels=labels,
+        running=False,
+        exit_code=1,
+        created=NOW - 5 - ran_for,
+        finished_at=NOW - 5,
+    )
+    return model
+
+
+def test_back_off_starts_over_after_a_long_run():
+    """A container that ran for ``reset_after`` seconds (10 min) before it crashed is not
+    crash-looping: its back-off starts over, so it restarts at once, as restart 1
+    (kubelet-modern.md §2, rule 4).
+
+    Kills the mutants that drop the reset, reset to anything but zero restarts, or
+    compare the run time with ``>`` (the boundary itself resets).
+    """
+    model = _crashed(ran_for=BackOffPolicy().reset_after)
+
+    p = run([WEB], model)
+
+    assert [("Create", "app")] == kinds(p)
+    (create,) = p.actions
+    assert "1" == create.spec.labels[LABEL_RESTART_COUNT]
+
+
+def test_back_off_continues_after_a_short_run():
+    """A second short of ``reset_after``, the crash loop goes on: restart 6 waits 160 s
+    (10 s doubling, five times) from the exit five seconds ago.
+
+    Kills the mutant that resets the back-off whatever the run time (e.g. ``+`` for
+    ``-`` in the run-time computation).
+    """
+    model = _crashed(ran_for=BackOffPolicy().reset_after - 1)
+
+    p = run([WEB], model)
+
+    assert [("Wait", "app")] == kinds(p)
+    (wait,) = p.actions
+    assert isinstance(wait, Wait)
+    assert (Reason.BACK_OFF, 155.0) == (wait.reason, wait.seconds)
+
+
+# --- garbage collection -------------------------------------------------------------------
+
+
+def test_gc_keeps_the_newest_exited_instance_even_when_asked_to_keep_none():
+    """``max_per_container: 0`` still keeps the newest exited instance of a desired
+    container: the restart policy is judged on it. The job below failed once, then
+    succeeded; the failed run is collected, the successful one stays, and the job is
+    not run a third time.
+
+    Kills the mutant that keeps exactly ``max_per_container`` instances.
+    """
+    options = PlanOptions(gc=GCPolicy(max_per_container=0, min_age=0))
+    model = running(JOB, at=NOW - 100)
+    failed = instance(model, "work")
+    model.exit(failed.id, 1, NOW - 90)
+    model.apply(run([JOB], model, now=NOW - 90, options=options), NOW - 90)
+    succeeded = instance(model, "work")
+    model.exit(succeeded.id, 0, NOW - 50)
+
+    p = run([JOB], model, options=options)
+
+    removed = [a.id for a in p.actions if isinstance(a, Remove)]
+    assert [failed.id] == removed
+    model.apply(p, NOW)
+    assert [] == kinds(run([JOB], model, options=options))
+
+
+# --- admission ------------------------------------------------------------------------------
+
+
+def test_second_pod_with_the_same_full_name_is_rejected():
+    """Two pod files that name the same pod (same name, namespace and source) are one
+    pod twice, even when they carry different uids: the second is rejected, and only the
+    first is planned. (``load_pods`` refuses this within one load; a program that reads
+    its files one by one with ``parse_pods`` relies on the planner.)
+
+    Kills the mutant that detects duplicates by uid alone.
+    """
+    first = pod_file(
+        """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+  uid: 0b1e4d2a-6f0c-4c1a-9d57-5b9a3a0f1c11
+spec:
+  containers:
+    - name: app
+      image: busybox
+"""
+    )
+    second = pod_file(
+        """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+  uid: 7c3f9e10-2b4d-4e8f-a1c6-0d2e5f7a9b33
+spec:
+  containers:
+    - name: app
+      image: busybox:1.36
+"""
+    )
+    assert first.full_name == second.full_name and first.uid != second.uid
+
+    p = plan([first, second], [], now=NOW)
+
+    assert [(second.uid, Reason.DUPLICATE_POD)] == [(r.uid, r.reason) for r in p.rejected]
+    assert [first.uid] == [pp.uid for pp in p.pods]
+
+
+# --- pods that are no longer desired ---------------------------------------------------------
+
+
+def test_pod_no_longer_desired_stops_its_apps_before_their_network_container():
+    """A pod that left the desired state is stopped app containers first, then the
+    network container they live in (stopped first, it would cut the apps' network while
+    their preStop handlers and shutdown run) - whatever the creation times say. Here the
+    host clock stepped back between creating ``net`` and ``app``, so ``net`` looks newer.
+
+    Kills the mutants that drop or invert the "network container last" ordering.
+    """
+    model = running(WEB)
+    net, app = instance(model, NETWORK_CONTAINER), instance(model, "app")
+    model.containers[net.id] = attrs.evolve(net, created=NOW - 500)
+    model.containers[app.id] = attrs.evolve(app, created=NOW - 700)
+
+    p = run([], model)
+
+    kills = [(a.container, a.id) for a in p.actions if isinstance(a, Kill)]
+    assert [("app", app.id), (NETWORK_CONTAINER, net.id)] == kills
+    assert all(a.reason is Reason.POD_NOT_DESIRED for a in p.actions if isinstance(a, Kill))
+    assert not [a for a in p.actions if isinstance(a, Create)]

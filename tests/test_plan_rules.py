@@ -8,8 +8,9 @@ written as people write pod files; the engine is the pure ``EngineModel``.
 from __future__ import annotations
 
 import attrs
+import pytest
 
-from podsync import ObservedContainer, Pod, parse_pods
+from podsync import ObservedContainer, ObservedImage, Pod, parse_pods
 from podsync._labels import LABEL_RESTART_COUNT
 from podsync._plan import (
     NETWORK_CONTAINER,
@@ -25,6 +26,7 @@ from podsync._plan import (
     plan,
 )
 from tests.engine_model import EngineModel
+from tests.image_references import DIGEST
 
 NOW = 1_000_000.0
 IMAGES = {"busybox:latest", "registry.k8s.io/pause:3.10"}
@@ -294,3 +296,49 @@ def test_pod_no_longer_desired_stops_its_apps_before_their_network_container():
     assert [("app", app.id), (NETWORK_CONTAINER, net.id)] == kills
     assert all(a.reason is Reason.POD_NOT_DESIRED for a in p.actions if isinstance(a, Kill))
     assert not [a for a in p.actions if isinstance(a, Create)]
+
+
+# --- images -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("listed", "wanted"),
+    [
+        # Podman and containerd list fully qualified names; Docker lists "busybox:latest".
+        (ObservedImage("sha256:b", tags=("docker.io/library/busybox:latest",)), "busybox"),
+        (ObservedImage("sha256:b", tags=("docker.io/library/busybox",)), "busybox:latest"),
+        (
+            ObservedImage("sha256:b", digests=(f"docker.io/library/busybox@{DIGEST}",)),
+            f"busybox@{DIGEST}",
+        ),
+    ],
+)
+def test_present_image_is_found_however_the_runtime_spells_it(listed, wanted):
+    """An image is present when the engine lists it under any spelling of the same
+    reference: the references a runtime lists are normalized too, not only the pod's.
+
+    Kills the mutants that compare the pod's normalized reference with the listed tags or
+    digests as they are.
+    """
+    (pod,) = parse_pods(
+        f"""\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: tools
+spec:
+  containers:
+    - name: shell
+      image: {wanted}
+      imagePullPolicy: Never
+""",
+        source="file",
+    )
+    pause = ObservedImage("sha256:p", tags=("registry.k8s.io/pause:3.10",))
+
+    p = plan([pod], [], images=[pause, listed], now=NOW)
+
+    assert [] == list(p.pulls)
+    assert [(NETWORK_CONTAINER, Reason.NETWORK_MISSING), ("shell", Reason.MISSING)] == [
+        (a.container, a.reason) for a in p.actions
+    ]

@@ -266,7 +266,8 @@ spec:
       image: busybox:1.36
 """
     )
-    assert first.full_name == second.full_name and first.uid != second.uid
+    assert first.full_name == second.full_name
+    assert first.uid != second.uid
 
     p = plan([first, second], [], now=NOW)
 

@@ -283,7 +283,9 @@ def test_host_port_1_is_a_port_like_any_other():
         r.message for r in by_elsewhere[1]
     ]
     assert (running_winner,) == by_rejected_runner[0]
-    assert "host port 1/TCP is held by running pod default/loser" == by_rejected_runner[1][0].message
+    assert (
+        "host port 1/TCP is held by running pod default/loser" == by_rejected_runner[1][0].message
+    )
 
 
 def test_conflict_on_one_address_names_the_address():

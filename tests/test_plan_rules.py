@@ -10,7 +10,7 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from podsync import ObservedContainer, ObservedImage, Pod, parse_pods
+from podsync import ObservedContainer, ObservedImage, Pod, RestartPolicy, parse_pods
 from podsync._labels import LABEL_RESTART_COUNT
 from podsync._plan import (
     NETWORK_CONTAINER,
@@ -343,3 +343,101 @@ spec:
     assert [(NETWORK_CONTAINER, Reason.NETWORK_MISSING), ("shell", Reason.MISSING)] == [
         (a.container, a.reason) for a in p.actions
     ]
+
+
+# --- found by tools/mutation.sh -----------------------------------------------------------
+
+
+def test_gc_removes_exited_instances_older_than_min_age_and_keeps_younger_ones():
+    """Of the exited instances that exited more than ``min_age`` seconds ago, the
+    newest ``max_per_container`` stay and the older ones are removed (seed
+    purgeOldest); one that exited exactly ``min_age`` ago, or later, is not counted.
+
+    Kills the mutants that measure age from now (nothing old ever goes) and that
+    compare with ``>=``.
+    """
+    options = PlanOptions(gc=GCPolicy(max_per_container=1, min_age=60))
+    model = running(WEB, at=NOW - 5)
+    app = instance(model, "app")
+    # Three earlier instances that crashed, oldest first; the one above replaced them.
+    exited = [f"crashed-{n}" for n in range(4)]
+    for cid, ended in zip(exited, (NOW - 400, NOW - 300, NOW - 60, NOW - 10), strict=True):
+        model.add(
+            attrs.evolve(
+                app, id=cid, running=False, exit_code=1, created=ended - 50, finished_at=ended
+            )
+        )
+
+    p = run([WEB], model, options=options)
+
+    removed = [a.id for a in p.actions if isinstance(a, Remove)]
+    assert [exited[0]] == removed
+
+
+def test_pod_directories_with_unsafe_names_are_never_torn_down():
+    """A directory under the root whose name could leave the root, or is empty, is
+    never turned into a path to remove; an ordinary stale one is."""
+    unsafe = {"", ".", "..", "a/b", "nul\0"}
+
+    p = plan([], [], pod_dirs=unsafe | {"gone"}, now=NOW)
+
+    assert [("RemovePodDir", "gone")] == [(type(a).__name__, a.pod_uid) for a in p.actions]
+
+
+@pytest.mark.parametrize(
+    ("suffix", "next_suffix"),
+    [
+        # The next number, up to the largest 32-bit one.
+        ("fffffffe", "ffffffff"),
+        # A 2014 kubelet wrote random suffixes: past the top, a free number is taken.
+        ("ffffffff", "00000000"),
+    ],
+)
+def test_restart_of_a_2014_container_numbers_its_successor(suffix, next_suffix):
+    """The new instance of an adopted 2014 kubelet's container gets the next attempt
+    number, or a free one when the old suffix is already the largest."""
+    job = attrs.evolve(JOB, restart_policy=RestartPolicy.ALWAYS)
+    net = ObservedContainer(
+        id="n1",
+        name=f"k8s_net.0_{job.full_name}_{job.uid}_00000001",
+        image="registry.k8s.io/pause:3.10",
+        running=True,
+    )
+    old = ObservedContainer(
+        id="w1",
+        name=f"k8s_work.0_{job.full_name}_{job.uid}_{suffix}",
+        image="busybox",
+        running=False,
+        exit_code=1,
+        finished_at=NOW - 100,
+    )
+    options = PlanOptions(adopt_2014_containers=True)
+
+    p = plan(
+        [job],
+        [net, old],
+        images=EngineModel(image_tags=set(IMAGES)).images,
+        now=NOW,
+        options=options,
+    )
+
+    (create,) = [a for a in p.actions if isinstance(a, Create)]
+    assert create.spec.name.endswith(f"_{next_suffix}")
+
+
+def test_deletions_limited_to_ready_sources_read_the_source_label():
+    """With deletions limited to the sources that reported completely, a pod podsync
+    runs that left a ready source is stopped; one from a source not yet ready stays."""
+    from_file = WEB
+    (from_http,) = parse_pods(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: api\nspec:\n"
+        "  containers:\n    - name: app\n      image: busybox\n",
+        source="http",
+    )
+    model = running(from_file)
+    model.apply(run([from_file, from_http], model), NOW - 1000)
+    options = PlanOptions(ready_sources=frozenset({"file"}))
+
+    p = run([], model, options=options)
+
+    assert {from_file.uid} == {pp.uid for pp in p.pods if pp.actions}

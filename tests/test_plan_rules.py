@@ -441,3 +441,117 @@ def test_deletions_limited_to_ready_sources_read_the_source_label():
     p = run([], model, options=options)
 
     assert {from_file.uid} == {pp.uid for pp in p.pods if pp.actions}
+
+
+HOOKED = pod_file(
+    """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: shop
+  namespace: prod
+spec:
+  terminationGracePeriodSeconds: 45
+  containers:
+    - name: app
+      image: busybox
+      command: ["httpd", "-f"]
+      lifecycle:
+        preStop:
+          exec:
+            command: ["sh", "-c", "drain"]
+"""
+)
+
+
+def _kill_fields(kill: Kill) -> tuple:
+    hook = kill.pre_stop.exec_command if kill.pre_stop is not None else None
+    return (
+        kill.pod,
+        kill.pod_uid,
+        kill.container,
+        kill.name,
+        kill.timeout,
+        kill.reason,
+        kill.message,
+        hook,
+        kill.record_stop,
+    )
+
+
+def test_every_field_of_a_replacing_stop():
+    """A stop that replaces a container says whose it is, gives the pod's grace period,
+    runs the preStop hook, and asks for a stop record (it is not a run)."""
+    model = running(HOOKED)
+    app = instance(model, "app")
+    edited = attrs.evolve(
+        HOOKED, containers=(attrs.evolve(HOOKED.containers[0], image="busybox:1.36"),)
+    )
+
+    p = run([edited], model)
+
+    (kill,) = [a for a in p.actions if isinstance(a, Kill)]
+    assert (
+        "prod/shop",
+        HOOKED.uid,
+        "app",
+        app.name,
+        45,
+        Reason.SPEC_CHANGED,
+        f"stop prod/shop/app ({app.name}): replaced, spec changed (image busybox -> busybox:1.36)",
+        ("sh", "-c", "drain"),
+        True,
+    ) == _kill_fields(kill)
+    assert app.id == kill.id
+
+
+def test_every_field_of_the_stops_and_removals_of_a_pod_no_longer_desired():
+    """A pod that is no longer desired is stopped with the grace period and preStop hook
+    its containers were created with (read from their labels), and, with no minimum
+    age, removed in the same plan; every action names the pod, its uid and the
+    container."""
+    model = running(HOOKED)
+    app, net = instance(model, "app"), instance(model, NETWORK_CONTAINER)
+    options = PlanOptions(gc=GCPolicy(min_age=0))
+
+    p = run([], model, options=options)
+
+    kills = [a for a in p.actions if isinstance(a, Kill)]
+    assert [
+        (
+            "prod/shop",
+            HOOKED.uid,
+            "app",
+            app.name,
+            45,
+            Reason.POD_NOT_DESIRED,
+            f"stop prod/shop/app ({app.name}): pod is no longer desired",
+            ("sh", "-c", "drain"),
+            False,
+        ),
+        (
+            "prod/shop",
+            HOOKED.uid,
+            NETWORK_CONTAINER,
+            net.name,
+            45,
+            Reason.POD_NOT_DESIRED,
+            f"stop prod/shop/net ({net.name}): pod is no longer desired",
+            None,
+            False,
+        ),
+    ] == [_kill_fields(k) for k in kills]
+    assert [app.id, net.id] == [k.id for k in kills]
+    assert [
+        Remove(
+            pod="prod/shop",
+            pod_uid=HOOKED.uid,
+            container=container,
+            id=observed.id,
+            name=observed.name,
+            reason=Reason.GC_NOT_DESIRED,
+            message=f"remove prod/shop/{container} ({observed.name}): exited, pod is no "
+            "longer desired",
+        )
+        for container, observed in (("app", app), (NETWORK_CONTAINER, net))
+    ] == [a for a in p.actions if isinstance(a, Remove)]

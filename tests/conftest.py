@@ -53,6 +53,17 @@ hypothesis.settings.register_profile(
     print_blob=True,
 )
 hypothesis.settings.register_profile("fast", max_examples=10, deadline=None)
+# ``mutation``: for tools/mutation.sh. Derandomized and without the example database, so
+# a mutant is killed or survives the same way on every run (a database would replay a
+# failure found for one mutant against the next).
+hypothesis.settings.register_profile(
+    "mutation",
+    max_examples=25,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[hypothesis.HealthCheck.too_slow],
+)
 hypothesis.settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 

@@ -479,3 +479,11 @@ def test_network_spec_hash_ignores_hooks(pod, handler):
     )
 
     assert network_spec_hash(pod, PAUSE) == network_spec_hash(hooked, PAUSE)
+
+
+@pytest.mark.parametrize("number", [float("nan"), float("inf"), float("-inf")])
+def test_canonical_json_refuses_numbers_json_cannot_spell(number):
+    """NaN and the infinities have no JSON spelling: refused, never hashed as ``NaN``."""
+
+    with pytest.raises(ValueError, match="JSON compliant"):
+        canonical_json({"cpu": number})

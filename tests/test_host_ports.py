@@ -256,3 +256,47 @@ def test_filter_properties(grids):
         merged,
         justified,
     )
+
+
+def test_host_port_1_is_a_port_like_any_other():
+    """Port 1, the lowest a pod can publish, is reserved like any other: by an admitted
+    pod, by running containers of pods outside the set, and by a rejected pod that
+    still runs. (Only port 0 is "not published".)"""
+    first, second = _pod("first", 1), _pod("second", 1)
+    running_loser = attrs.evolve(_pod("loser", 80, 1), uid="u2")
+    running_winner = attrs.evolve(_pod("winner", 80), uid="u1")
+    newcomer = _pod("newcomer", 1)
+
+    by_admitted = filter_host_port_conflicts([first, second])
+    by_elsewhere = filter_host_port_conflicts(
+        [newcomer], held_elsewhere=[("default/old", Port(80, 1))]
+    )
+    by_rejected_runner = filter_host_port_conflicts(
+        [newcomer, running_winner, running_loser],
+        running={"u1": [Port(80, 80)], "u2": [Port(80, 80), Port(80, 1)]},
+    )
+
+    assert ["host port 1/TCP is already used by pod default/first"] == [
+        r.message for r in by_admitted[1]
+    ]
+    assert ["host port 1/TCP is held by running pod default/old"] == [
+        r.message for r in by_elsewhere[1]
+    ]
+    assert (running_winner,) == by_rejected_runner[0]
+    assert (
+        "host port 1/TCP is held by running pod default/loser" == by_rejected_runner[1][0].message
+    )
+
+
+def test_conflict_on_one_address_names_the_address():
+    """A rejection for a port bound to one host address says which address."""
+    first, second = (
+        Pod(name=n, containers=(Container("c", "x", ports=(Port(80, 8080, host_ip=ip),)),))
+        for n, ip in (("a", "127.0.0.1"), ("b", "127.0.0.1"))
+    )
+
+    _, rejected = filter_host_port_conflicts([first, second])
+
+    assert ["host port 127.0.0.1:8080/TCP is already used by pod default/a"] == [
+        r.message for r in rejected
+    ]

@@ -191,3 +191,24 @@ def test_normalize_image_is_idempotent(image):
     once = normalize_image(image)
 
     assert once == normalize_image(once)
+
+
+def test_repository_names_may_have_255_characters():
+    """The engine's limit: a name of 255 characters is valid, 256 is too long (the tag
+    does not count)."""
+    longest = "team/" + "a" * 250
+
+    assert (None, f"{longest}:1") == (
+        image_reference_problem(f"{longest}:1"),
+        normalize_image(f"{longest}:1"),
+    )
+    assert "repository name must not be more than 255 characters" == image_reference_problem(
+        longest + "a"
+    )
+
+
+def test_a_colon_inside_the_repository_path_is_not_a_tag():
+    """Only a ":" after the last "/" starts a tag: one in the middle of the path makes
+    the repository name invalid."""
+
+    assert "invalid repository name" == image_reference_problem("registry.example.com/team:1/app")

@@ -11,6 +11,7 @@ from podsync import (
     Container,
     ParsedName,
     container_name,
+    dns_label_problem,
     parse_2014_container_name,
     parse_container_name,
     spec_hash,
@@ -48,6 +49,8 @@ UID = "d1b925c9-444a-11e4-a576-42010af0a203"
         ),
         # Fields beyond the fifth are ignored.
         ("k8s_c.1_pod_uid_2a_extra_more", ParsedName("pod", "uid", "c", 1, "2a")),
+        # Three fields: the pod full name, no uid and no suffix.
+        ("k8s_bar.1_foo.new.test", ParsedName("foo.new.test", "", "bar", 1, "")),
         # Only the prefix and a container: no pod, no uid, no suffix.
         ("k8s_c.ff", ParsedName("", "", "c", 0xFF, "")),
         # The prefix alone.
@@ -165,6 +168,14 @@ def test_container_name_rejects_out_of_range(name_hash, attempt):
 
     with pytest.raises(ValueError, match="32 bits"):
         container_name("c", name_hash, "p.n.s", "u", attempt)
+
+
+def test_container_name_takes_the_largest_32_bit_values():
+    """2**32 - 1 fits in 32 bits, as hash and as attempt."""
+
+    assert "k8s_c.ffffffff_p.n.s_u_ffffffff" == container_name(
+        "c", 2**32 - 1, "p.n.s", "u", 2**32 - 1
+    )
 
 
 @pytest.mark.parametrize(
@@ -329,3 +340,24 @@ def test_parse_2014_container_name_never_raises(name):
     parsed = parse_2014_container_name(name)
 
     assert parsed is None or parsed == parse_container_name(name)
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("web", None),
+        ("a" * 63, None),
+        ("", "it is empty"),
+        ("a" * 64, "it has 64 characters, at most 63 are allowed"),
+        # 63 characters are allowed: the problem is the trailing dash.
+        ("a" * 62 + "-", "it must start and end with a letter or digit"),
+        ("-web", "it must start and end with a letter or digit"),
+        ("Web", "uppercase letters are not allowed (only lowercase letters, digits and '-')"),
+        ("my_app", "'_' is not allowed (only lowercase letters, digits and '-')"),
+    ],
+)
+def test_dns_label_problem_says_what_is_wrong(text, problem):
+    """The loader's message for a name that is not a DNS label names the first rule it
+    breaks."""
+
+    assert problem == dns_label_problem(text)

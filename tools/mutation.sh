@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# Mutation testing of podsync's decision modules with mutmut 3. Not part of CI.
+#
+#   bash tools/mutation.sh                    # every module in turn: plan naming hashing images host_ports
+#   bash tools/mutation.sh naming images      # only these
+#   bash tools/mutation.sh --report           # the scores of the last runs, and the survivors
+#
+# A mutant is a copy of one function with one small change (``<`` for ``<=``, ``and``
+# for ``or``, a constant off by one, a call's result replaced by None ...). The tests
+# should fail for it ("killed"); a mutant they pass ("survived") is a change of
+# behaviour nothing checks - write a test for it, or, if it changes nothing anyone can
+# observe, record it in tools/mutation-equivalent.txt with the reason.
+#
+# What runs: mutmut copies podsync and the tests to ./mutants/ (ignored by git) and
+# mutates the modules listed under [tool.mutmut] only_mutate in pyproject.toml. The
+# tests are the fast pure ones listed there (pytest_add_cli_args_test_selection, a few
+# seconds), not the whole suite (minutes, too slow per mutant on a 2-core machine); for
+# each mutant mutmut runs only those of them that call the mutated function. Hypothesis
+# uses the derandomized "mutation" profile (tests/conftest.py), so results repeat.
+#
+# Results are kept in ./mutants/ (`--report` reads them). Each run re-tests every mutant
+# of the modules it names, against the tests as they are now; changing the test
+# selection in pyproject.toml resets all results. `rm -rf mutants` starts over. Inspect
+# one mutant with `.venv/bin/mutmut show NAME` (a diff), all with `.venv/bin/mutmut
+# browse`. Time on the 2-core machine, otherwise idle: host_ports ~15 s, images ~40 s,
+# naming ~1 min, hashing ~6 min, plan ~15-30 min (its functions are called by most
+# selected tests).
+#
+# Environment: PYTHON (default .venv/bin/python, made by `bash .ci/test` or the
+# quickstart), MUTATION_JOBS (parallel mutants, default 2).
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-.venv/bin/python}
+JOBS=${MUTATION_JOBS:-2}
+ALL=(plan naming hashing images host_ports)
+
+if [[ ! -x $PY ]]; then
+    echo "mutation.sh: $PY not found; run bash .ci/test (or python3 -m venv .venv) first" >&2
+    exit 1
+fi
+if ! "$PY" -c 'import mutmut' 2>/dev/null; then
+    echo "mutation.sh: installing the mutation extra (mutmut)" >&2
+    "$PY" -m pip install -q -e '.[mutation]'
+fi
+
+report() {
+    "$PY" - "$@" <<'EOF'
+"""Per-module mutation scores from mutmut's result files, and the survivors that
+tools/mutation-equivalent.txt does not explain."""
+import json
+import sys
+from pathlib import Path
+
+KILLED = {1, 3, 37}
+SURVIVED = {0}
+equivalent = {}
+for line in Path("tools/mutation-equivalent.txt").read_text().splitlines():
+    name, _, why = line.partition(" ")
+    if name and not name.startswith("#"):
+        equivalent[name] = why.strip()
+total = {"killed": 0, "equivalent": 0, "survived": 0, "other": 0, "unchecked": 0}
+unexplained = []
+for module in sys.argv[1:]:
+    meta = Path(f"mutants/podsync/_{module}.py.meta")
+    if not meta.exists():
+        print(f"{module:11} not run yet")
+        continue
+    codes = json.loads(meta.read_text())["exit_code_by_key"]
+    counts = dict.fromkeys(total, 0)
+    for name, code in sorted(codes.items()):
+        if code in KILLED:
+            counts["killed"] += 1
+        elif code in SURVIVED and name in equivalent:
+            counts["equivalent"] += 1
+        elif code in SURVIVED:
+            counts["survived"] += 1
+            unexplained.append(name)
+        elif code is None:
+            counts["unchecked"] += 1
+        else:  # no tests, timeout, suspicious
+            counts["other"] += 1
+            unexplained.append(f"{name} (mutmut exit code {code})")
+    for key in total:
+        total[key] += counts[key]
+    checked = counts["killed"] + counts["equivalent"] + counts["survived"]
+    score = 100.0 * (counts["killed"] + counts["equivalent"]) / checked if checked else 0.0
+    print(
+        f"{module:11} {len(codes):5} mutants: {counts['killed']:5} killed, "
+        f"{counts['equivalent']:3} equivalent, {counts['survived']:3} survived, "
+        f"{counts['other']:3} other, {counts['unchecked']:4} not run; score {score:5.1f}%"
+    )
+checked = total["killed"] + total["equivalent"] + total["survived"]
+if checked:
+    score = 100.0 * (total["killed"] + total["equivalent"]) / checked
+    print(f"{'all':11} score {score:5.1f}% ({total['survived']} survivors unexplained)")
+if unexplained:
+    print("\nSurvivors (show one with: .venv/bin/mutmut show NAME):")
+    for name in unexplained:
+        print(f"  {name}")
+EOF
+}
+
+if [[ ${1:-} == --report ]]; then
+    report "${ALL[@]}"
+    exit 0
+fi
+
+modules=("$@")
+if ((${#modules[@]} == 0)); then modules=("${ALL[@]}"); fi
+for module in "${modules[@]}"; do
+    case " ${ALL[*]} " in
+        *" $module "*) ;;
+        *) echo "mutation.sh: unknown module $module (one of: ${ALL[*]})" >&2; exit 2 ;;
+    esac
+done
+
+export HYPOTHESIS_PROFILE=mutation
+mkdir -p mutants
+for module in "${modules[@]}"; do
+    echo "== podsync/_$module.py"
+    start=$SECONDS
+    # mutmut's progress line is redrawn in place: keep the log short.
+    "$PY" -m mutmut run --max-children "$JOBS" "podsync._$module.*" \
+        > "mutants/last-run-$module.log" 2>&1 || {
+        tail -n 40 "mutants/last-run-$module.log" >&2
+        echo "mutation.sh: mutmut failed on $module (log: mutants/last-run-$module.log)" >&2
+        exit 1
+    }
+    echo "   $((SECONDS - start)) s"
+done
+report "${modules[@]}"

@@ -51,7 +51,6 @@ from podsync._plan import (
     CreateSpec,
     Kill,
     Plan,
-    PlanOptions,
     PodPlan,
     Pull,
     Reason,
@@ -557,7 +556,6 @@ def apply(
     plan: Plan,
     runtime: Runtime,
     *,
-    root_dir: str | None = None,
     workers: int = DEFAULT_WORKERS,
     on_event: Callable[[Event], None] | None = None,
     hook_timeout: float = DEFAULT_HOOK_TIMEOUT,
@@ -567,12 +565,11 @@ def apply(
     cleanup (see the module docstring for the order and how failures propagate).
 
     Args:
-        plan: what to do (``podsync.plan``).
+        plan: what to do (``podsync.plan``). Host paths are created and pod
+            directories torn down only strictly inside the root directory it was made
+            with (``plan.options.root_dir``).
         runtime: the engine (``podsync.docker.DockerRuntime``,
             ``podsync.testing.FakeRuntime``, or any ``Runtime``).
-        root_dir: the root directory the plan was made with (``PlanOptions.root_dir``;
-            its default when ``None``). Host paths are created and pod directories
-            torn down only strictly inside it.
         workers: the size of the one thread pool used for everything.
         on_event: called with each ``Event`` as it happens, from the worker threads,
             one call at a time (calls are serialized, so the callback need not be
@@ -609,7 +606,7 @@ def apply(
     started = the_clocks.elapsed()
     applier = _Applier(
         runtime,
-        root_dir=root_dir if root_dir is not None else PlanOptions().root_dir,
+        root_dir=plan.options.root_dir,
         on_event=on_event,
         hook_timeout=hook_timeout,
         clocks=the_clocks,

@@ -20,6 +20,15 @@ Two outputs, for two places:
 * ``h.name_hash`` (the first 32 bits) goes into the container name after the ``.``,
   where the seed wrote its adler32 value, so names keep the seed's format.
 
+Version 2 added what podsync's own options put into a container: the root directory
+behind an app container's binds (``--root-dir``), and the network container's network
+mode (``--network-mode``) and DNS settings (``--cluster-dns``, ``--cluster-domain`` and
+the host resolv.conf content they are merged with). These fields are written only when
+they are not at their default - as the older kubelets hashed their JSON with empty
+fields omitted - so with the default options the canonical form is version 1's byte for
+byte. The planner relies on that when it compares a container of version 1 (see
+``_compare`` in ``_plan.py``).
+
 Nothing here does I/O.
 """
 
@@ -27,12 +36,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import posixpath
 import re
 from typing import Any
 
 import attrs
 
 from podsync._models import Container, EnvVar, Pod, Port, Volume, VolumeMount
+from podsync._resolv import ResolvConf, uses_cluster_dns
+from podsync._volumes import DEFAULT_ROOT_DIR
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = [
@@ -47,8 +59,16 @@ __all__ = [
 
 #: The version of the canonical form. Bump it whenever ``canonical_spec`` or
 #: ``network_spec`` changes shape, so that old labels are recognisably from another
-#: scheme rather than silently "different".
-SPEC_HASH_VERSION: int = 1
+#: scheme rather than silently "different". Version 2 added the option fields
+#: (``OPTION_FIELDS``).
+SPEC_HASH_VERSION: int = 2
+
+#: The fields each version added to the canonical forms, by version. A label of an
+#: older version did not record them; the planner takes them as at their default
+#: (absent), which is what the older canonical form was equal to.
+_ADDED_FIELDS: dict[int, frozenset[str]] = {
+    2: frozenset({"cluster_dns", "cluster_domain", "host_resolv_conf", "network_mode", "root_dir"}),
+}
 
 # "<version>:<sha256 hex>"; the version has no sign and no leading zeros, the digest is
 # lowercase, as ``str(SpecHash)`` writes them, so parse(str(h)) == h exactly.
@@ -121,13 +141,40 @@ def _volume(volume: Volume) -> dict[str, Any]:
     return {"name": volume.name, "host_path": volume.host_path}
 
 
-def canonical_spec(container: Container, pod: Pod | None = None) -> dict[str, Any]:
+def added_fields(version: int) -> frozenset[str]:
+    """The canonical-form fields that spec hash versions after ``version`` added: a
+    label of ``version`` does not record them."""
+    return frozenset().union(*(f for v, f in _ADDED_FIELDS.items() if v > version))
+
+
+def _root_dir_field(container: Container, pod: Pod | None, root_dir: str) -> str | None:
+    # The root directory shapes a container only through its binds: the termination-
+    # message file and the emptyDir volumes it mounts live under it. Normalised, so
+    # that "/srv/podsync/" and "/srv/podsync" (the same binds) are one value; None at
+    # the default, so that the form stays version 1's.
+    binds_under_root = bool(container.termination_message_path)
+    if not binds_under_root and pod is not None and container.volume_mounts:
+        empty = {v.name for v in pod.volumes if v.host_path is None}
+        binds_under_root = any(m.name in empty for m in container.volume_mounts)
+    if not binds_under_root:
+        return None
+    normalized = posixpath.normpath(root_dir)
+    return None if normalized == DEFAULT_ROOT_DIR else normalized
+
+
+def canonical_spec(
+    container: Container, pod: Pod | None = None, *, root_dir: str = DEFAULT_ROOT_DIR
+) -> dict[str, Any]:
     """The JSON-able form of everything that shapes ``container`` when it runs.
 
     Keys are snake_case, after the model's attribute names; enums appear as their
     string values. With ``pod``, the pod-level inputs of the container are included:
     the pod name (the container's hostname), the DNS policy, and the definitions of the
     pod volumes that the container mounts, in the pod's volume order.
+
+    ``root_dir`` (``PlanOptions.root_dir``) is the source of the container's binds of
+    emptyDir volumes and of its termination-message file: it appears as ``root_dir``,
+    normalised, when the container has such a bind and it is not ``DEFAULT_ROOT_DIR``.
 
     Left out on purpose:
 
@@ -165,20 +212,24 @@ def canonical_spec(container: Container, pod: Pod | None = None) -> dict[str, An
             "dns_policy": pod.dns_policy.value,
             "volumes": [_volume(v) for v in pod.volumes if v.name in mounted],
         }
+    root = _root_dir_field(container, pod, root_dir)
+    if root is not None:
+        spec["root_dir"] = root
     return spec
 
 
-def _digest(spec: dict[str, Any]) -> SpecHash:
+def _digest(text: str) -> SpecHash:
     # UTF-8; "surrogatepass" only matters for a str holding a lone surrogate (which no
     # UTF-8 input can produce): it is hashed instead of raising UnicodeEncodeError.
-    data = canonical_json(spec).encode("utf-8", "surrogatepass")
+    data = text.encode("utf-8", "surrogatepass")
     return SpecHash(SPEC_HASH_VERSION, hashlib.sha256(data).hexdigest())
 
 
-def spec_hash(container: Container, pod: Pod | None = None) -> SpecHash:
-    """The ``SpecHash`` of ``canonical_spec(container, pod)``."""
-    data = _canonical_spec_text(container, pod).encode("utf-8", "surrogatepass")
-    return SpecHash(SPEC_HASH_VERSION, hashlib.sha256(data).hexdigest())
+def spec_hash(
+    container: Container, pod: Pod | None = None, *, root_dir: str = DEFAULT_ROOT_DIR
+) -> SpecHash:
+    """The ``SpecHash`` of ``canonical_spec(container, pod, root_dir=root_dir)``."""
+    return _digest(_canonical_spec_text(container, pod, root_dir))
 
 
 # A faster spelling of ``canonical_json(canonical_spec(container, pod))``, written out
@@ -211,7 +262,7 @@ def _mount_text(m: VolumeMount) -> str:
     )
 
 
-def _canonical_spec_text(c: Container, pod: Pod | None) -> str:
+def _canonical_spec_text(c: Container, pod: Pod | None, root_dir: str) -> str:
     # Enum values ("TCP", "ClusterFirst" ...) are plain ASCII words and need no escaping.
     pod_text = ""
     if pod is not None:
@@ -228,19 +279,55 @@ def _canonical_spec_text(c: Container, pod: Pod | None) -> str:
             f'"pod":{{"dns_policy":"{pod.dns_policy.value}",'
             f'"name":{_string(pod.name)},"volumes":[{volumes}]}},'
         )
+    root = _root_dir_field(c, pod, root_dir)
+    root_text = "" if root is None else f'"root_dir":{_string(root)},'
     return (
         f'{{"args":{_strings(c.args)},"command":{_strings(c.command)},"cpu":{c.cpu:d},'
         f'"env":[{",".join(map(_env_text, c.env)) if c.env else ""}],'
         f'"image":{_string(c.image)},"memory":{c.memory:d},"name":{_string(c.name)},'
         f'{pod_text}"ports":[{",".join(map(_port_text, c.ports)) if c.ports else ""}],'
-        f'"privileged":{"true" if c.privileged else "false"},'
+        f'"privileged":{"true" if c.privileged else "false"},{root_text}'
         f'"termination_message_path":{_string(c.termination_message_path)},'
         f'"volume_mounts":[{",".join(map(_mount_text, c.volume_mounts))}],'
         f'"working_dir":{_string(c.working_dir)}}}'
     )
 
 
-def network_spec(pod: Pod, image: str) -> dict[str, Any]:
+def _network_options(
+    pod: Pod,
+    network_mode: str,
+    cluster_dns: str,
+    cluster_domain: str,
+    host_dns: ResolvConf | None,
+) -> dict[str, Any]:
+    # The option fields of the network container, each only when it is not at its
+    # default. The DNS inputs count only when the pod gets the cluster's DNS settings:
+    # otherwise the engine gives it the host's, and none of them reaches the container.
+    fields: dict[str, Any] = {}
+    if network_mode:
+        fields["network_mode"] = network_mode
+    if uses_cluster_dns(pod.dns_policy, server=cluster_dns, domain=cluster_domain):
+        if cluster_dns:
+            fields["cluster_dns"] = cluster_dns
+        if cluster_domain:
+            fields["cluster_domain"] = cluster_domain
+        if host_dns is not None and (host_dns.nameservers or host_dns.searches):
+            fields["host_resolv_conf"] = {
+                "nameservers": list(host_dns.nameservers),
+                "searches": list(host_dns.searches),
+            }
+    return fields
+
+
+def network_spec(
+    pod: Pod,
+    image: str,
+    *,
+    network_mode: str = "",
+    cluster_dns: str = "",
+    cluster_domain: str = "",
+    host_dns: ResolvConf | None = None,
+) -> dict[str, Any]:
     """The canonical spec of the pod's network container (``net``).
 
     The network container holds the pod's network namespace, so it carries every
@@ -248,23 +335,47 @@ def network_spec(pod: Pod, image: str) -> dict[str, Any]:
     the spec containers), the hostname and the DNS settings. All ports of all
     containers are listed in container order: changing any port changes this hash, and
     the planner then rebuilds the whole pod, which is the only way to re-publish ports.
+
+    The options that shape it (``PlanOptions``) are fields too, each only when it is
+    not at its default: ``network_mode``; and, for a pod that gets the cluster's DNS
+    settings (``ClusterFirst`` with a cluster DNS server or domain), ``cluster_dns``,
+    ``cluster_domain`` and ``host_resolv_conf`` - the name servers and search domains
+    of the host (``host_dns``) that follow the cluster's.
     """
     return {
         "name": "net",
         "image": image,
         "pod": {"name": pod.name, "dns_policy": pod.dns_policy.value},
         "ports": [_port(p) for c in pod.containers for p in c.ports],
+        **_network_options(pod, network_mode, cluster_dns, cluster_domain, host_dns),
     }
 
 
-def network_spec_hash(pod: Pod, image: str) -> SpecHash:
-    """The ``SpecHash`` of ``network_spec(pod, image)``."""
-    # Written out like _canonical_spec_text, for the same reason.
+def network_spec_hash(
+    pod: Pod,
+    image: str,
+    *,
+    network_mode: str = "",
+    cluster_dns: str = "",
+    cluster_domain: str = "",
+    host_dns: ResolvConf | None = None,
+) -> SpecHash:
+    """The ``SpecHash`` of ``network_spec`` with the same arguments."""
+    # Written out like _canonical_spec_text, for the same reason; the option fields are
+    # rare and few, so they go through canonical_json.
     ports = ",".join(_port_text(p) for c in pod.containers for p in c.ports)
+    options = _network_options(pod, network_mode, cluster_dns, cluster_domain, host_dns)
+    before = after = ""
+    if options:
+        # Sorted keys: cluster_*, host_* come before "image"; network_mode between
+        # "name" and "pod".
+        mode = options.pop("network_mode", None)
+        if options:
+            before = canonical_json(options)[1:-1] + ","
+        if mode is not None:
+            after = f'"network_mode":{_string(mode)},'
     text = (
-        f'{{"image":{_string(image)},"name":"net","pod":{{"dns_policy":'
+        f'{{{before}"image":{_string(image)},"name":"net",{after}"pod":{{"dns_policy":'
         f'{_string(pod.dns_policy.value)},"name":{_string(pod.name)}}},"ports":[{ports}]}}'
     )
-    return SpecHash(
-        SPEC_HASH_VERSION, hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-    )
+    return _digest(text)

@@ -80,6 +80,7 @@ from podsync._cpu import cpu_shares
 from podsync._environment import environment
 from podsync._hashing import (
     SpecHash,
+    added_fields,
     canonical_json,
     canonical_spec,
     network_spec,
@@ -108,7 +109,6 @@ from podsync._labels import (
 )
 from podsync._models import (
     Container,
-    DNSPolicy,
     Handler,
     ObservedContainer,
     ObservedImage,
@@ -126,8 +126,19 @@ from podsync._naming import (
     parse_container_name,
 )
 from podsync._ports import exposed_ports, port_bindings
-from podsync._resolv import ResolvConf, cluster_dns, parse_resolv_conf, without_loopback
-from podsync._volumes import binds, termination_message_file, volume_host_paths
+from podsync._resolv import (
+    ResolvConf,
+    cluster_dns,
+    parse_resolv_conf,
+    uses_cluster_dns,
+    without_loopback,
+)
+from podsync._volumes import (
+    DEFAULT_ROOT_DIR,
+    binds,
+    termination_message_file,
+    volume_host_paths,
+)
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = [
@@ -166,7 +177,8 @@ NETWORK_CONTAINER = "net"
 
 #: The version of the plan's JSON form; bumped on any incompatible change.
 #: 2: pod actions carry ``pod_uid`` and ``Pull.pods`` holds uids (1 named pods by key).
-PLAN_FORMAT_VERSION = "2"
+#: 3: plans carry the options they were made with (``Plan.options``).
+PLAN_FORMAT_VERSION = "3"
 
 #: The stop record (``ObservedContainer.stopped_by_podsync``) of a container that apply
 #: stopped because its postStart handler failed. Stops that a ``Kill`` makes are
@@ -236,6 +248,11 @@ class BackOffPolicy:
 class PlanOptions:
     """Everything besides desired and observed state that shapes a plan.
 
+    The options that shape containers - ``network_mode``, ``cluster_dns``,
+    ``cluster_domain``, ``host_resolv_conf`` (as far as its name servers and search
+    domains are used) and ``root_dir`` - are part of the compared specs: changing one
+    rebuilds what it shapes (see ``canonical_spec`` and ``network_spec``).
+
     Attributes:
         network_image: the network (pause) container's image.
         network_mode: the network mode of each pod's network container: ``""`` is the
@@ -282,7 +299,7 @@ class PlanOptions:
     adopt_2014_containers: bool = False
     allow_deletions: bool = True
     ready_sources: frozenset[str] | None = None
-    root_dir: str = "/var/lib/podsync"
+    root_dir: str = DEFAULT_ROOT_DIR
     stop_timeout: int = 10
     gc: GCPolicy = GCPolicy()
     back_off: BackOffPolicy = BackOffPolicy()
@@ -499,6 +516,8 @@ class Plan:
             (``plan_fingerprint``); a saved plan should only be applied to an engine
             that still has this fingerprint.
         format_version: the version of the plan's JSON form.
+        options: the options the plan was made with. ``apply`` takes the root
+            directory from here, so a plan cannot be applied under another one.
     """
 
     pulls: tuple[Pull, ...] = ()
@@ -507,6 +526,7 @@ class Plan:
     rejected: tuple[Rejection, ...] = ()
     fingerprint: str = ""
     format_version: str = PLAN_FORMAT_VERSION
+    options: PlanOptions = PlanOptions()
 
     @property
     def actions(self) -> tuple[Action, ...]:
@@ -790,8 +810,38 @@ def _scoped_fingerprint(
 # Spec comparison
 
 
-def _spec_difference(old: Any, new: Any) -> str:
-    """A short, readable list of what differs between two canonical specs."""
+# The canonical-spec fields that come from options rather than from the pod, and how a
+# message names them: the option, so that people know what they changed.
+_OPTION_NAMES = {
+    "cluster_dns": "--cluster-dns",
+    "cluster_domain": "--cluster-domain",
+    "host_resolv_conf": "host resolv.conf",
+    "network_mode": "--network-mode",
+    "root_dir": "--root-dir",
+}
+# What an absent option field means (it is written only when not at its default).
+_OPTION_DEFAULTS = {"network_mode": "(engine default)", "root_dir": DEFAULT_ROOT_DIR}
+
+
+def _show_option(key: str, value: Any) -> str:
+    if value is None:
+        return _OPTION_DEFAULTS.get(key, "(none)")
+    if isinstance(value, dict):  # host_resolv_conf
+        parts = []
+        if value.get("nameservers"):
+            parts.append("nameserver " + " ".join(map(str, value["nameservers"])))
+        if value.get("searches"):
+            parts.append("search " + " ".join(map(str, value["searches"])))
+        return ", ".join(parts) or "(none)"
+    return _show(value)
+
+
+def _spec_difference(old: Any, new: Any, unrecorded: Collection[str] = ()) -> str:
+    """A short, readable list of what differs between two canonical specs.
+
+    ``unrecorded`` are fields the old spec's version did not record: their absence
+    there is shown as "(not recorded)" rather than as the default.
+    """
     if not isinstance(old, dict) or not isinstance(new, dict):
         return "spec differs"
     parts: list[str] = []
@@ -800,7 +850,13 @@ def _spec_difference(old: Any, new: Any) -> str:
         if a == b:
             continue
         scalar = (str, int, float, bool, type(None))
-        if isinstance(a, scalar) and isinstance(b, scalar):
+        option = _OPTION_NAMES.get(key)
+        if option is not None:
+            before = (
+                "(not recorded)" if key in unrecorded and key not in old else _show_option(key, a)
+            )
+            parts.append(f"{option} {before} -> {_show_option(key, b)}")
+        elif isinstance(a, scalar) and isinstance(b, scalar):
             parts.append(f"{key} {_show(a)} -> {_show(b)}")
         else:
             parts.append(f"{key} changed")
@@ -825,6 +881,14 @@ def _compare(
     * Same hash version: the digests decide.
     * Another version (or a hash label podsync cannot read): the specs are compared field
       by field from the spec label, so a change of the hash function restarts nothing.
+      A field that versions after the label's added (the option fields of version 2)
+      is absent from its spec label, and is compared as absent - at its default, which
+      the older form was equal to (the newer form writes these fields only when they
+      are not at their default). So after an upgrade a container made with default
+      options is kept, while one whose option is now set is rebuilt, once: nothing
+      recorded that it has the setting, and keeping it would leave the option change
+      unseen for as long as it runs. An older label whose digest equals the expected
+      one needs no parsing: the two canonical forms are the same text.
     * No hash label (a 2014 kubelet's container): a name hash of 0 means "do not
       compare" (seed); any other value was computed by Go's ``%#v`` and cannot be
       reproduced, so the only field podsync can compare, the image, decides.
@@ -838,6 +902,9 @@ def _compare(
         label = SpecHash.parse(text)
         if label is not None and label.version == expected.version:
             return _describe_change(instance, expected_spec())
+        older = label is not None and label.version < expected.version
+        if older and label is not None and label.digest == expected.digest:
+            return None
         if instance.spec_label is None:
             return None if instance.observed.image == image else _image_change(instance, image)
         try:
@@ -845,7 +912,10 @@ def _compare(
         except ValueError:
             return "spec label unreadable"
         new = expected_spec()
-        return None if old == new else _spec_difference(old, new)
+        if old == new:
+            return None
+        unrecorded = added_fields(label.version) if older and label is not None else ()
+        return _spec_difference(old, new, unrecorded)
     if instance.legacy_hash == 0:
         return None
     return None if instance.observed.image == image else _image_change(instance, image)
@@ -1073,6 +1143,17 @@ class _PodPlanner:
 
     # -- the network container -------------------------------------------------------
 
+    def _network_inputs(self) -> dict[str, Any]:
+        """The options that shape the network container, as ``network_spec`` takes them:
+        what is hashed and compared is what ``_network_spec`` passes to the engine."""
+        options = self.ctx.options
+        return {
+            "network_mode": options.network_mode,
+            "cluster_dns": options.cluster_dns,
+            "cluster_domain": options.cluster_domain,
+            "host_dns": self.ctx.host_resolv,
+        }
+
     def _network_spec(
         self, name: str, digest: SpecHash, spec: dict[str, Any], attempt: int
     ) -> CreateSpec:
@@ -1080,8 +1161,8 @@ class _PodPlanner:
         all_ports = [port for c in pod.containers for port in c.ports]
         dns: tuple[str, ...] = ()
         search: tuple[str, ...] = ()
-        if pod.dns_policy is DNSPolicy.CLUSTER_FIRST and (
-            options.cluster_dns or options.cluster_domain
+        if uses_cluster_dns(
+            pod.dns_policy, server=options.cluster_dns, domain=options.cluster_domain
         ):
             merged = cluster_dns(
                 self.ctx.host_resolv,
@@ -1119,7 +1200,9 @@ class _PodPlanner:
             path = termination_message_file(options.root_dir, pod.uid, c.name, name)
             files = (path,)
             volume_binds.append(f"{path}:{c.termination_message_path}")
-        labels = self._labels(c.name, attempt, digest, canonical_spec(c, pod), restarts)
+        labels = self._labels(
+            c.name, attempt, digest, canonical_spec(c, pod, root_dir=options.root_dir), restarts
+        )
         pre_stop = _numbered(c.lifecycle.pre_stop if c.lifecycle else None, c)
         if pre_stop is not None:
             labels[LABEL_PRE_STOP] = encode_handler(pre_stop)
@@ -1272,7 +1355,13 @@ class _PodPlanner:
             )
             decision.start = (Reason.POD_REBUILD, f"pod rebuilt: {rebuild[1]}", 0)
         elif keeper is not None:
-            change = _compare(keeper, spec_hash(c, pod), lambda: canonical_spec(c, pod), c.image)
+            root = self.ctx.options.root_dir
+            change = _compare(
+                keeper,
+                spec_hash(c, pod, root_dir=root),
+                lambda: canonical_spec(c, pod, root_dir=root),
+                c.image,
+            )
             if change is not None:
                 why = f"spec changed ({change})"
                 decision.kills.append((keeper, Reason.SPEC_CHANGED, f"replaced, {why}", pre_stop))
@@ -1324,7 +1413,8 @@ class _PodPlanner:
     def plan(self) -> list[PodAction]:
         pod, ctx = self.pod, self.ctx
         options = ctx.options
-        net_digest = network_spec_hash(pod, options.network_image)
+        net_inputs = self._network_inputs()
+        net_digest = network_spec_hash(pod, options.network_image, **net_inputs)
         nets = self.by_name.get(NETWORK_CONTAINER, [])
         running_nets = [i for i in nets if i.running]
         net_keeper = running_nets[0] if running_nets else None
@@ -1339,7 +1429,7 @@ class _PodPlanner:
             change = _compare(
                 net_keeper,
                 net_digest,
-                lambda: network_spec(pod, options.network_image),
+                lambda: network_spec(pod, options.network_image, **net_inputs),
                 options.network_image,
             )
             if change is not None:
@@ -1389,7 +1479,7 @@ class _PodPlanner:
                         spec=self._network_spec(
                             net_name,
                             net_digest,
-                            network_spec(pod, options.network_image),
+                            network_spec(pod, options.network_image, **net_inputs),
                             attempt,
                         ),
                         reason=rebuild[0],
@@ -1439,7 +1529,12 @@ class _PodPlanner:
                 pod=self.key,
                 pod_uid=self.pod.uid,
                 container=c.name,
-                spec=self._app_spec(c, net_name, spec_hash(c, self.pod), restarts),
+                spec=self._app_spec(
+                    c,
+                    net_name,
+                    spec_hash(c, self.pod, root_dir=self.ctx.options.root_dir),
+                    restarts,
+                ),
                 reason=reason,
                 message=f"{verb.get(reason, 'replace')} {self._label(c.name)}: {why}",
             )
@@ -1959,6 +2054,7 @@ def _plan(
         pods=tuple(pod_plans),
         cleanup=tuple(cleanup),
         rejected=tuple(rejected),
+        options=options,
     )
     if not_adopted:
         for identity, instances in not_adopted.items():

@@ -6,7 +6,10 @@ an ``"action"`` tag (``create``, ``kill``, ``remove``, ``wait``, ``removepoddir`
 (sorted keys, fixed indentation), so equal plans give byte-identical JSON.
 
 The top-level ``format_version`` is checked on load: a plan written by an incompatible
-podsync is refused instead of being misread.
+podsync is refused instead of being misread. Format 3 added ``options``, the
+``PlanOptions`` the plan was made with (``apply`` takes its root directory from them); an
+older plan cannot say which root directory its paths belong to, so it is refused and has
+to be made again.
 """
 
 from __future__ import annotations
@@ -37,6 +40,11 @@ def _make_converter() -> cattrs.Converter:
         return value
 
     converter.register_structure_hook(int | str, structure_port)
+
+    # PlanOptions.ready_sources: a set, written sorted so the text stays canonical.
+    converter.register_unstructure_hook(
+        frozenset[str] | None, lambda value: None if value is None else sorted(value)
+    )
     return converter
 
 
@@ -84,7 +92,8 @@ def plan_from_json(text: str | bytes, *, source: str = "") -> Plan:
         raise ConfigError.single(
             source,
             "$.format_version",
-            f"this podsync reads plan format {PLAN_FORMAT_VERSION}, got {version!r}",
+            f"this podsync reads plan format {PLAN_FORMAT_VERSION}, got {version!r}; "
+            "make the plan again with this podsync (podsync plan -o FILE)",
         )
     try:
         return _CONVERTER.structure(data, Plan)

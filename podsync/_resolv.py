@@ -42,6 +42,8 @@ import ipaddress
 
 import attrs
 
+from podsync._models import DNSPolicy
+
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = [
     "ResolvConf",
@@ -147,3 +149,15 @@ def only_loopback_nameservers(conf: ResolvConf) -> bool:
     """Whether ``conf`` names at least one name server and every one is loopback - a
     local stub such as systemd-resolved's ``127.0.0.53``, which pods cannot reach."""
     return bool(conf.nameservers) and all(is_loopback_nameserver(ns) for ns in conf.nameservers)
+
+
+def uses_cluster_dns(policy: DNSPolicy, *, server: str = "", domain: str = "") -> bool:
+    """Whether a pod with DNS policy ``policy`` gets the cluster's DNS settings (and the
+    host's after them) on its network container, rather than the engine's default.
+
+    Only ``ClusterFirst`` pods, and only when a cluster DNS server or domain is
+    configured: without either, the modern kubelet falls back to the host's settings
+    (``getPodDNSType``, ``pkg/kubelet/network/dns/dns.go``), and podsync leaves DNS to
+    the engine, which gives containers the host's resolv.conf.
+    """
+    return policy is DNSPolicy.CLUSTER_FIRST and bool(server or domain)

@@ -299,7 +299,6 @@ def _sync(
     result = apply(
         the_plan,
         runtime,
-        root_dir=options.root_dir,
         workers=workers,
         on_event=on_event,
         hook_timeout=hook_timeout,

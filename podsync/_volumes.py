@@ -35,6 +35,7 @@ from podsync._models import Pod, VolumeMount
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = [
+    "DEFAULT_ROOT_DIR",
     "binds",
     "termination_message_file",
     "volume_host_paths",
@@ -44,6 +45,10 @@ __all__ = [
 _NAME_MAX = 255
 # Hex digits of the SHA-256 of a shortened name that stand for the part cut off.
 _DIGEST_HEX = 16
+
+#: The host directory holding per-pod data (emptyDir volumes, termination-message
+#: files) unless ``PlanOptions.root_dir`` says otherwise.
+DEFAULT_ROOT_DIR = "/var/lib/podsync"
 
 
 def volume_host_paths(pod: Pod, root_dir: str) -> dict[str, str]:

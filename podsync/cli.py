@@ -34,8 +34,8 @@ containers and pod directories of the pods in the plan and the images it uses; t
 of the engine is left out, since applying the plan touches nothing else). ``apply
 --plan`` observes the engine again and refuses the plan when the fingerprint differs -
 including a plan made against an empty engine, once its pods exist (Terraform #24078).
-A saved plan holds absolute paths under the ``--root-dir`` it was made with; ``apply
---plan`` refuses it under another one.
+A saved plan carries the options it was made with (``Plan.options``); ``apply --plan``
+uses its root directory, and refuses a ``--root-dir`` that names another one.
 """
 
 from __future__ import annotations
@@ -44,7 +44,6 @@ import argparse
 import contextlib
 import json
 import os
-import posixpath
 import re
 import shutil
 import sys
@@ -292,7 +291,8 @@ def build_parser() -> argparse.ArgumentParser:
     group.add_argument(
         "--root-dir",
         metavar="DIR",
-        default=_DEFAULT_ROOT_DIR,
+        # _UNSET, so that apply --plan can tell a --root-dir given from the default.
+        default=_UNSET,
         help="where pod directories (emptyDir volumes, termination messages) live "
         f"(default: {_DEFAULT_ROOT_DIR})",
     )
@@ -1008,7 +1008,7 @@ def _read_resolv_conf(path: str, *, missing_ok: bool = False) -> str:
 def _root_dir(args: argparse.Namespace) -> str:
     # Absolute: the plan's binds and pod directories are built from it, and the engine
     # only takes absolute bind sources.
-    return os.path.abspath(str(args.root_dir))
+    return os.path.abspath(str(_given(args, "root_dir", _DEFAULT_ROOT_DIR)))
 
 
 def _given(args: argparse.Namespace, name: str, default: Any) -> Any:
@@ -1072,7 +1072,6 @@ def _run_apply(
         result = apply(
             the_plan,
             runtime,
-            root_dir=_root_dir(args),
             workers=args.workers,
             on_event=progress,
             hook_timeout=args.hook_timeout,
@@ -1407,27 +1406,6 @@ def _cmd_show(args: argparse.Namespace, console: _Console) -> int:
     return EXIT_OK
 
 
-def _plan_paths(the_plan: Plan) -> list[str]:
-    paths: list[str] = []
-    for action in the_plan.actions:
-        if isinstance(action, Create):
-            paths.extend(action.spec.directories)
-            paths.extend(action.spec.files)
-        elif isinstance(action, RemovePodDir):
-            paths.append(action.path)
-    return paths
-
-
-def _check_root_dir(the_plan: Plan, root_dir: str) -> None:
-    for path in _plan_paths(the_plan):
-        normalized = posixpath.normpath(path)
-        if not normalized.startswith(root_dir.rstrip("/") + "/"):
-            raise _Failure(
-                f"the saved plan was made with another --root-dir: it has {path}, which is "
-                f"not under {root_dir}; pass the --root-dir the plan was made with"
-            )
-
-
 def _cmd_apply(
     args: argparse.Namespace,
     console: _Console,
@@ -1460,8 +1438,14 @@ def _cmd_apply(
 
 def _apply_saved(args: argparse.Namespace, console: _Console, factory: RuntimeFactory) -> int:
     the_plan = _read_plan(args.plan_file)
-    root_dir = _root_dir(args)
-    _check_root_dir(the_plan, root_dir)
+    # The plan's paths and binds were made under its own root directory, and apply
+    # takes it from the plan; a --root-dir naming another one is a mistake to report.
+    root_dir = the_plan.options.root_dir
+    if _given(args, "root_dir", None) is not None and _root_dir(args) != root_dir:
+        raise _Failure(
+            f"the saved plan was made with --root-dir {root_dir}, not {_root_dir(args)}; "
+            "leave --root-dir out or make the plan again"
+        )
     with _engine(factory, args.docker_host) as runtime:
         current = _fingerprint(the_plan, _observe(runtime, root_dir))
         if current != the_plan.fingerprint:

@@ -77,7 +77,7 @@ def test_results_are_in_plan_order(tmp_path):
     rt = engine()
     the_plan = plan_for([pod("b"), pod("a")], rt, tmp_path)
 
-    result = apply(the_plan, rt, root_dir=str(tmp_path), clock=rt.clock)
+    result = apply(the_plan, rt, clock=rt.clock)
 
     assert list(the_plan.actions) == [r.action for r in result.results]
     assert [
@@ -123,7 +123,7 @@ def test_failure_skips_the_rest_of_the_pod_only(tmp_path):
     rt.fail("start", match="_a.default.api_")
     the_plan = plan_for([pod("a"), pod("b")], rt, tmp_path)
 
-    result = apply(the_plan, rt, root_dir=str(tmp_path), clock=rt.clock)
+    result = apply(the_plan, rt, clock=rt.clock)
 
     assert [
         ("default/a", "net", "failed"),
@@ -145,7 +145,7 @@ def test_failed_pull_skips_the_pods_that_need_the_image(tmp_path):
     rt.fail("pull", match="redis", error="manifest unknown")
     the_plan = plan_for([pod("a", "redis"), pod("b"), pod("c", "redis")], rt, tmp_path)
 
-    result = apply(the_plan, rt, root_dir=str(tmp_path), clock=rt.clock)
+    result = apply(the_plan, rt, clock=rt.clock)
 
     assert [
         ("", "Pull", "failed"),
@@ -178,7 +178,7 @@ def test_a_buggy_runtime_does_not_kill_the_worker(tmp_path):
     rt = Buggy(images=["busybox", PAUSE])
     the_plan = plan_for([pod("a")], rt, tmp_path)
 
-    result = apply(the_plan, rt, root_dir=str(tmp_path), clock=rt.clock)
+    result = apply(the_plan, rt, clock=rt.clock)
 
     assert "start c0001: KeyError: 'c0001'" == result.results[0].error
     assert ActionStatus.SKIPPED == result.results[1].status
@@ -192,7 +192,6 @@ def test_events_of_a_create_and_a_kill(tmp_path):
     apply(
         plan_for([pod("a")], rt, tmp_path),
         rt,
-        root_dir=str(tmp_path),
         on_event=events.append,
         clock=rt.clock,
     )
@@ -202,7 +201,6 @@ def test_events_of_a_create_and_a_kill(tmp_path):
     apply(
         plan_for([], rt, tmp_path, gc=GCPolicy(min_age=0)),
         rt,
-        root_dir=str(tmp_path),
         on_event=events.append,
         clock=lambda: NOW + 5,
     )
@@ -340,7 +338,7 @@ def test_one_pool_even_with_few_workers(tmp_path):
     rt = engine()
     the_plan = plan_for([pod("a", "redis"), pod("b")], rt, tmp_path)
 
-    result = apply(the_plan, rt, workers=1, root_dir=str(tmp_path), clock=rt.clock)
+    result = apply(the_plan, rt, workers=1, clock=rt.clock)
 
     assert result.ok
     assert 5 == len(result.results)
@@ -359,9 +357,7 @@ def test_interrupt_starts_no_further_pods(tmp_path: Path) -> None:
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        apply(
-            the_plan, fake, root_dir=str(tmp_path), workers=1, on_event=interrupt, clock=fake.clock
-        )
+        apply(the_plan, fake, workers=1, on_event=interrupt, clock=fake.clock)
 
     assert ["create"] == [n for n in fake.call_names() if n == "create"]
 
@@ -376,7 +372,7 @@ def test_a_failed_pull_skips_only_the_pod_of_that_uid(tmp_path):
     the_plan = plan_for([from_http, from_file], rt, tmp_path)
     assert (from_http.uid,) == the_plan.pulls[0].pods
 
-    result = apply(the_plan, rt, root_dir=str(tmp_path), clock=rt.clock)
+    result = apply(the_plan, rt, clock=rt.clock)
 
     by_uid = {
         uid: sorted({r.status.value for r in result.results if r.pod_uid == uid})
@@ -397,7 +393,6 @@ def test_events_carry_the_pod_uid_container_id_and_reason(tmp_path):
     apply(
         plan_for([web], rt, tmp_path),
         rt,
-        root_dir=str(tmp_path),
         on_event=events.append,
         clock=rt.clock,
     )
@@ -409,7 +404,6 @@ def test_events_carry_the_pod_uid_container_id_and_reason(tmp_path):
     apply(
         plan_for([], rt, tmp_path, gc=GCPolicy(min_age=0)),
         rt,
-        root_dir=str(tmp_path),
         on_event=events.append,
         clock=rt.clock,
     )
@@ -450,10 +444,10 @@ def test_a_create_that_loses_a_race_adopts_the_winners_container(tmp_path):
     reporting ``adopted``, instead of failing."""
     rt = engine()
     the_plan = plan_for([pod("a"), pod("b")], rt, tmp_path)
-    first = apply(the_plan, rt, root_dir=str(tmp_path), clock=rt.clock)
+    first = apply(the_plan, rt, clock=rt.clock)
     events: list[Event] = []
 
-    second = apply(the_plan, rt, root_dir=str(tmp_path), on_event=events.append, clock=rt.clock)
+    second = apply(the_plan, rt, on_event=events.append, clock=rt.clock)
 
     assert first.ok
     assert second.ok, second.summary()
@@ -476,7 +470,7 @@ def test_a_name_conflict_with_another_spec_still_fails(tmp_path):
     squatter = dict(net.spec.labels, **{LABEL_SPEC_HASH: "0" * 16})
     rt.add_container(ObservedContainer("x1", net.spec.name, PAUSE, squatter, running=True))
 
-    result = apply(the_plan, rt, root_dir=str(tmp_path), clock=rt.clock)
+    result = apply(the_plan, rt, clock=rt.clock)
 
     assert [ActionStatus.FAILED, ActionStatus.SKIPPED] == [r.status for r in result.results]
     assert 'is already in use by container "x1"' in result.results[0].error

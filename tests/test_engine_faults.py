@@ -96,7 +96,7 @@ def test_container_removed_between_plan_and_apply(
         (b,) = _instances(engine, pod)["b"]
         engine.api.remove_container(b["Id"], force=True)
 
-        result = podsync.apply(p, runtime, root_dir=options.root_dir)
+        result = podsync.apply(p, runtime)
 
     assert result.ok, result.summary()
     assert [] == _changes(_converged([smaller], options))
@@ -125,7 +125,7 @@ def test_network_container_killed_between_plan_and_apply(
         (net,) = _instances(engine, pod)["net"]
         engine.api.kill(net["Id"])
 
-        result = podsync.apply(p, runtime, root_dir=options.root_dir)
+        result = podsync.apply(p, runtime)
 
         assert {grown.key} == set(result.failed_pods)
         again = podsync.sync([grown, other_grown], runtime, options=options)

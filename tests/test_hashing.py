@@ -27,6 +27,7 @@ from podsync import (
     PortProtocol,
     Probe,
     PullPolicy,
+    ResolvConf,
     SpecHash,
     Volume,
     VolumeMount,
@@ -62,7 +63,8 @@ POD = Pod(
 PAUSE = "kubernetes/pause:latest"
 
 # The canonical form of CONTAINER in POD, pinned: a change here changes every hash in
-# every deployment, so it must come with a SPEC_HASH_VERSION bump.
+# every deployment, so it must come with a SPEC_HASH_VERSION bump. With the default
+# options, version 2's form (and so its digests) is version 1's byte for byte.
 GOLDEN_CANONICAL = (
     '{"args":["--port","8080"],"command":["/bin/server"],"cpu":500,'
     '"env":[{"name":"MODE","value":"production"},{"name":"GREETING","value":"grüß dich"}],'
@@ -75,9 +77,9 @@ GOLDEN_CANONICAL = (
     '"volume_mounts":[{"mount_path":"/var/data","name":"data","read_only":false},'
     '{"mount_path":"/cache","name":"cache","read_only":true}],"working_dir":"/srv"}'
 )
-GOLDEN_POD_HASH = "1:359df9ce6d569219b47ba058c4b822904805466bd8997027e6f4c9e57d269a15"
-GOLDEN_CONTAINER_HASH = "1:94cd1191d097b0f21297d946c61e38fa3f2aba6726002e8365af24492ec0142b"
-GOLDEN_NETWORK_HASH = "1:5779ccc4bea1a40e13e98ce3d58f03b8fe93b56a7474ebb95ca10af44e1bfe11"
+GOLDEN_POD_HASH = "2:359df9ce6d569219b47ba058c4b822904805466bd8997027e6f4c9e57d269a15"
+GOLDEN_CONTAINER_HASH = "2:94cd1191d097b0f21297d946c61e38fa3f2aba6726002e8365af24492ec0142b"
+GOLDEN_NETWORK_HASH = "2:5779ccc4bea1a40e13e98ce3d58f03b8fe93b56a7474ebb95ca10af44e1bfe11"
 
 
 def test_golden_canonical_form():
@@ -487,3 +489,98 @@ def test_canonical_json_refuses_numbers_json_cannot_spell(number):
 
     with pytest.raises(ValueError, match="JSON compliant"):
         canonical_json({"cpu": number})
+
+
+# --- the option fields (spec hash version 2) -------------------------------------------
+
+_root_dirs = st.sampled_from(["/var/lib/podsync", "/var/lib/podsync/", "/srv/podsync", "/r ü"])
+_resolvs = st.builds(
+    ResolvConf,
+    st.lists(st.sampled_from(["192.0.2.53", "::1", "10.0.0.2"]), max_size=2).map(tuple),
+    st.lists(st.sampled_from(["corp.example", "ü.example"]), max_size=2).map(tuple),
+)
+
+
+@_RICH
+@given(pod=pods(), root_dir=_root_dirs)
+def test_spec_hash_is_the_digest_of_canonical_spec(pod, root_dir):
+    """The written-out hash text and the canonical form agree, root directory included."""
+    for c in pod.containers:
+        text = canonical_json(canonical_spec(c, pod, root_dir=root_dir))
+        expected = hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+        assert SpecHash(SPEC_HASH_VERSION, expected) == spec_hash(c, pod, root_dir=root_dir)
+
+
+@_RICH
+@given(
+    pod=pods(),
+    mode=st.sampled_from(["", "none", "host"]),
+    server=st.sampled_from(["", "10.0.0.10"]),
+    domain=st.sampled_from(["", "cluster.local"]),
+    host=st.none() | _resolvs,
+)
+def test_network_spec_hash_is_the_digest_of_network_spec(pod, mode, server, domain, host):
+    """The written-out network hash text and the canonical form agree, options included."""
+    kwargs = {
+        "network_mode": mode,
+        "cluster_dns": server,
+        "cluster_domain": domain,
+        "host_dns": host,
+    }
+    text = canonical_json(network_spec(pod, PAUSE, **kwargs))
+    expected = hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    assert SpecHash(SPEC_HASH_VERSION, expected) == network_spec_hash(pod, PAUSE, **kwargs)
+
+
+def test_options_at_their_defaults_leave_the_version_1_form():
+    """Default options add no field: the canonical forms stay version 1's, so containers
+    made by the previous podsync compare equal."""
+    host = ResolvConf(("192.0.2.53",), ("corp.example",))
+
+    assert GOLDEN_CANONICAL == canonical_json(
+        canonical_spec(CONTAINER, POD, root_dir="/var/lib/podsync/")
+    )
+    # Without cluster DNS, the host's resolv.conf does not reach the network container.
+    assert network_spec(POD, PAUSE) == network_spec(POD, PAUSE, host_dns=host)
+
+
+def test_root_dir_is_recorded_only_for_containers_that_bind_under_it():
+    """The root directory shapes a container through its emptyDir and termination-message
+    binds only."""
+    pod = Pod(
+        "web",
+        (
+            Container("empty", "x", volume_mounts=(VolumeMount("cache", "/c"),)),
+            Container("host", "x", volume_mounts=(VolumeMount("data", "/d"),)),
+            Container("log", "x", termination_message_path="/dev/termination-log"),
+            Container("plain", "x"),
+        ),
+        volumes=(Volume("cache"), Volume("data", "/srv/data")),
+    )
+
+    recorded = {
+        c.name: canonical_spec(c, pod, root_dir="/srv/podsync/").get("root_dir")
+        for c in pod.containers
+    }
+
+    assert {"empty": "/srv/podsync", "host": None, "log": "/srv/podsync", "plain": None} == (
+        recorded
+    )
+
+
+def test_network_options_are_recorded_as_they_shape_the_network_container():
+    """Network mode always; the DNS settings only for a ClusterFirst pod with a cluster
+    DNS server or domain, with the host's name servers and search domains."""
+    host = ResolvConf(("192.0.2.53",), ("corp.example",))
+    default_dns = attrs.evolve(POD, dns_policy=DNSPolicy.DEFAULT)
+
+    spec = network_spec(POD, PAUSE, network_mode="none", cluster_dns="10.0.0.10", host_dns=host)
+    ignored = network_spec(default_dns, PAUSE, cluster_dns="10.0.0.10", host_dns=host)
+
+    assert "none" == spec["network_mode"]
+    assert "10.0.0.10" == spec["cluster_dns"]
+    assert "cluster_domain" not in spec
+    assert {"nameservers": ["192.0.2.53"], "searches": ["corp.example"]} == spec["host_resolv_conf"]
+    assert network_spec(default_dns, PAUSE) == ignored

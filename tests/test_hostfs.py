@@ -210,11 +210,13 @@ def test_apply_refuses_a_teardown_outside_the_root(root, outside):
     root.mkdir()
     (outside / POD_DIR_MARKER).write_text("")
     action = RemovePodDir("x", f"{root}/../outside", Reason.ORPHANED_POD_DIR, "tear down")
-    the_plan = Plan(pods=(PodPlan("", "x", "", (action,)),))
+    the_plan = Plan(
+        pods=(PodPlan("", "x", "", (action,)),), options=PlanOptions(root_dir=str(root))
+    )
 
     rt = FakeRuntime()
 
-    result = apply(the_plan, rt, root_dir=str(root), clock=rt.clock)
+    result = apply(the_plan, rt, clock=rt.clock)
 
     assert [ActionStatus.FAILED] == [r.status for r in result.results]
     assert "not a directory directly under" in result.results[0].error
@@ -234,12 +236,12 @@ def test_apply_refuses_host_paths_outside_the_root(tmp_path, outside):
     )
     rt = FakeRuntime(images=["busybox"])
 
-    result = apply(
-        Plan(pods=(PodPlan("default/x", "u", "", (create,)),)),
-        rt,
-        root_dir=str(tmp_path / "root"),
-        clock=rt.clock,
+    the_plan = Plan(
+        pods=(PodPlan("default/x", "u", "", (create,)),),
+        options=PlanOptions(root_dir=str(tmp_path / "root")),
     )
+
+    result = apply(the_plan, rt, clock=rt.clock)
 
     assert ActionStatus.FAILED == result.results[0].status
     assert "not inside the root directory" in result.results[0].error
@@ -259,7 +261,7 @@ def test_a_long_pod_gets_its_termination_message_file(root):
     rt = FakeRuntime(images=["busybox", "registry.k8s.io/pause:3.10"])
     the_plan = plan([pod], now=1000.0, options=PlanOptions(root_dir=str(root)))
 
-    result = apply(the_plan, rt, root_dir=str(root), clock=rt.clock)
+    result = apply(the_plan, rt, clock=rt.clock)
 
     assert [] == [r.error for r in result.failures]
     (app,) = [c for c in rt.containers if c.labels[LABEL_CONTAINER] == "c" * 63]

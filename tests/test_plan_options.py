@@ -20,15 +20,14 @@ from podsync import (
     Pod,
     Volume,
     VolumeMount,
+    apply,
     plan_from_json,
     plan_to_json,
 )
-from podsync import apply
 from podsync._labels import LABEL_SPEC, LABEL_SPEC_HASH
 from podsync._plan import (
     Create,
     GCPolicy,
-    Kill,
     Plan,
     PlanOptions,
     Reason,
@@ -52,9 +51,8 @@ WEB = Pod(
             "nginx",
             "busybox",
             volume_mounts=(VolumeMount("cache", "/cache"),),
-            termination_message_path="",
         ),
-        Container("logger", "busybox", termination_message_path=""),
+        Container("logger", "busybox"),
     ),
     volumes=(Volume("cache"),),
     namespace="shop",
@@ -201,16 +199,15 @@ def test_a_root_dir_change_replaces_only_the_containers_that_bind_under_it():
         containers=(
             WEB.containers[0],  # mounts the emptyDir
             WEB.containers[1],  # binds nothing from the root directory
-            Container("job", "busybox"),  # the default termination-message file
+            # A termination-message file, under the root directory.
+            Container("job", "busybox", termination_message_path="/dev/termination-log"),
         ),
     )
     model = running(pod, PlanOptions(root_dir="/var/lib/podsync"))
 
     p = replan(pod, model, PlanOptions(root_dir="/srv/podsync"))
 
-    assert [("Kill", "nginx"), ("Create", "nginx"), ("Kill", "job"), ("Create", "job")] == kinds(
-        p
-    )
+    assert [("Kill", "nginx"), ("Create", "nginx"), ("Kill", "job"), ("Create", "job")] == kinds(p)
     assert {Reason.SPEC_CHANGED} == {a.reason for a in p.actions}
     assert "spec changed (--root-dir /var/lib/podsync -> /srv/podsync)" in p.actions[1].message
     nginx = p.actions[1]
@@ -308,13 +305,13 @@ def test_a_plan_of_the_previous_format_is_refused():
     """A plan saved before plans carried their options cannot say what root directory
     it was made for: it is refused with a way out."""
     data = json.loads(plan_to_json(plan([WEB], [], now=NOW)))
-    data["format_version"] = "1"
+    data["format_version"] = "2"
     del data["options"]
 
     with pytest.raises(ConfigError) as caught:
         plan_from_json(json.dumps(data), source="old.json")
 
-    assert "old.json: $.format_version: this podsync reads plan format 2, got '1'" in str(
+    assert "old.json: $.format_version: this podsync reads plan format 3, got '2'" in str(
         caught.value
     )
     assert "podsync plan -o" in str(caught.value)

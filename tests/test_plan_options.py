@@ -21,6 +21,7 @@ from podsync import (
     Volume,
     VolumeMount,
     apply,
+    cli,
     plan_from_json,
     plan_to_json,
 )
@@ -333,3 +334,46 @@ def test_apply_takes_the_root_directory_from_the_plan(tmp_path):
     assert (tmp_path / "root" / "web-uid" / "volumes" / "empty" / "cache").is_dir()
     with pytest.raises(TypeError):
         apply(plan([WEB], [], now=NOW, options=options), fake, root_dir=root)  # type: ignore[call-arg]
+
+
+# --- the command line -------------------------------------------------------------------
+
+WEB_YAML = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: web, namespace: shop, uid: web-uid}
+spec:
+  containers:
+    - name: nginx
+      image: busybox
+      volumeMounts: [{name: cache, mountPath: /cache}]
+  volumes: [{name: cache, emptyDir: {}}]
+"""
+
+
+def test_a_saved_plan_is_applied_under_its_own_root_dir(tmp_path, capsys):
+    """apply --plan needs no --root-dir: the plan carries the one it was made with. One
+    that names another directory is refused before the engine is touched."""
+    source = tmp_path / "web.yaml"
+    source.write_text(WEB_YAML)
+    saved = str(tmp_path / "plan.json")
+    root = tmp_path / "root"
+    fake = FakeRuntime(images=["busybox", "registry.k8s.io/pause:3.10"])
+    factory = lambda host: fake  # noqa: E731
+    common = ["--network-mode", "none", "--root-dir", str(root)]
+    assert 0 == cli.main(["plan", *common, "-o", saved, str(source)], runtime_factory=factory)
+    fake.clear_calls()
+    capsys.readouterr()
+
+    refused = cli.main(
+        ["apply", "--plan", saved, "--root-dir", str(tmp_path / "elsewhere")],
+        runtime_factory=factory,
+    )
+    err = capsys.readouterr().err
+
+    assert 1 == refused
+    assert [] == fake.call_names()
+    assert f"the saved plan was made with --root-dir {root}, not {tmp_path}/elsewhere" in err
+
+    assert 0 == cli.main(["apply", "--plan", saved], runtime_factory=factory)
+    assert (root / "web-uid" / "volumes" / "empty" / "cache").is_dir()

@@ -60,7 +60,7 @@ __all__ = [
 #: The version of the canonical form. Bump it whenever ``canonical_spec`` or
 #: ``network_spec`` changes shape, so that old labels are recognisably from another
 #: scheme rather than silently "different". Version 2 added the option fields
-#: (``OPTION_FIELDS``).
+#: (``_ADDED_FIELDS``).
 SPEC_HASH_VERSION: int = 2
 
 #: The fields each version added to the canonical forms, by version. A label of an

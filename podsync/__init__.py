@@ -138,7 +138,12 @@ from podsync._resolv import (
 from podsync._environment import environment
 
 # isort: split
-from podsync._volumes import binds, termination_message_file, volume_host_paths
+from podsync._volumes import (
+    DEFAULT_ROOT_DIR,
+    binds,
+    termination_message_file,
+    volume_host_paths,
+)
 
 # isort: split
 from podsync._images import (
@@ -175,6 +180,7 @@ __all__ = [
     "DEFAULT_MAX_BYTES",
     "DEFAULT_NETWORK_IMAGE",
     "DEFAULT_PROBE_TIMEOUT",
+    "DEFAULT_ROOT_DIR",
     "DEFAULT_WORKERS",
     "LABEL_ATTEMPT",
     "LABEL_CONTAINER",

@@ -29,9 +29,10 @@ tested and applied later.
    owned container belongs to a desired pod when uid and full name match.
 3. *Per desired pod* (seed syncPod, with the fixes listed in the README):
    a. The network container ``net`` must run, with the current network spec hash (its
-      image, hostname, DNS policy and every port of the pod). If it does not, the pod
-      is rebuilt: its running containers are stopped, ``net`` is created, then the app
-      containers.
+      image, hostname, DNS policy and every port of the pod, and the options that shape
+      it: network mode, cluster DNS and the host resolv.conf content merged with it).
+      If it does not, the pod is rebuilt: its running containers are stopped, ``net``
+      is created, then the app containers.
    b. Each app container in spec order: the newest running instance is kept when its
       spec is unchanged and its liveness probe has not failed; otherwise it is
       replaced - only that container, never the network container (the seed stopped
@@ -318,7 +319,7 @@ class Reason(enum.Enum):
     SPEC_CHANGED = "spec-changed"  # replaced: the spec differs from its last instance's
     UNHEALTHY = "unhealthy"  # replaced: its liveness probe failed
     NETWORK_MISSING = "network-missing"  # the pod's network container does not run
-    NETWORK_CHANGED = "network-changed"  # the pod's network spec (ports, image) changed
+    NETWORK_CHANGED = "network-changed"  # network spec (ports, image, options) changed
     POD_REBUILD = "pod-rebuild"  # an app container stopped/recreated with a new network
     NOT_STARTED = "not-started"  # its last instance was created but never started
     NOT_REPLACED = "not-replaced"  # podsync stopped its last instance; nothing replaced it

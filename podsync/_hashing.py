@@ -34,6 +34,7 @@ Nothing here does I/O.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import posixpath
@@ -156,8 +157,12 @@ def _root_dir_field(container: Container, pod: Pod | None, root_dir: str) -> str
     if not binds_under_root and pod is not None and container.volume_mounts:
         empty = {v.name for v in pod.volumes if v.host_path is None}
         binds_under_root = any(m.name in empty for m in container.volume_mounts)
-    if not binds_under_root:
-        return None
+    return _recorded_root_dir(root_dir) if binds_under_root else None
+
+
+@functools.lru_cache(maxsize=16)
+def _recorded_root_dir(root_dir: str) -> str | None:
+    # Cached: a plan asks this for every container, always with the same root.
     normalized = posixpath.normpath(root_dir)
     return None if normalized == DEFAULT_ROOT_DIR else normalized
 

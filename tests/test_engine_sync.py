@@ -399,11 +399,19 @@ def test_sync_two_pods_creates_what_was_planned(
                 parsed.uid,
                 parsed.attempt,
             )
+            # The options that shape the containers are hashed too.
             if name == "net":
-                digest = podsync.network_spec_hash(pod, PAUSE_IMAGE)
+                digest = podsync.network_spec_hash(
+                    pod,
+                    PAUSE_IMAGE,
+                    network_mode=options.network_mode,
+                    cluster_dns=options.cluster_dns,
+                    cluster_domain=options.cluster_domain,
+                    host_dns=podsync.parse_resolv_conf(options.host_resolv_conf),
+                )
             else:
                 (spec,) = (c for c in pod.containers if c.name == name)
-                digest = podsync.spec_hash(spec, pod)
+                digest = podsync.spec_hash(spec, pod, root_dir=root)
             assert digest.name_hash == parsed.hash
             labels = inspected["Config"]["Labels"]
             assert (pod.uid, pod.name, pod.namespace, pod.source, str(digest)) == (

@@ -152,12 +152,18 @@ def _root_dir_field(container: Container, pod: Pod | None, root_dir: str) -> str
     # The root directory shapes a container only through its binds: the termination-
     # message file and the emptyDir volumes it mounts live under it. Normalised, so
     # that "/srv/podsync/" and "/srv/podsync" (the same binds) are one value; None at
-    # the default, so that the form stays version 1's.
-    binds_under_root = bool(container.termination_message_path)
-    if not binds_under_root and pod is not None and container.volume_mounts:
+    # the default, so that the form stays version 1's (and, the common case, without
+    # looking at the container).
+    recorded = _recorded_root_dir(root_dir)
+    if recorded is None:
+        return None
+    if container.termination_message_path:
+        return recorded
+    if pod is not None and container.volume_mounts:
         empty = {v.name for v in pod.volumes if v.host_path is None}
-        binds_under_root = any(m.name in empty for m in container.volume_mounts)
-    return _recorded_root_dir(root_dir) if binds_under_root else None
+        if any(m.name in empty for m in container.volume_mounts):
+            return recorded
+    return None
 
 
 @functools.lru_cache(maxsize=16)
@@ -366,21 +372,45 @@ def network_spec_hash(
     host_dns: ResolvConf | None = None,
 ) -> SpecHash:
     """The ``SpecHash`` of ``network_spec`` with the same arguments."""
-    # Written out like _canonical_spec_text, for the same reason; the option fields are
-    # rare and few, so they go through canonical_json.
+    # Written out like _canonical_spec_text, for the same reason.
     ports = ",".join(_port_text(p) for c in pod.containers for p in c.ports)
-    options = _network_options(pod, network_mode, cluster_dns, cluster_domain, host_dns)
-    before = after = ""
-    if options:
-        # Sorted keys: cluster_*, host_* come before "image"; network_mode between
-        # "name" and "pod".
-        mode = options.pop("network_mode", None)
-        if options:
-            before = canonical_json(options)[1:-1] + ","
-        if mode is not None:
-            after = f'"network_mode":{_string(mode)},'
+    applies = uses_cluster_dns(pod.dns_policy, server=cluster_dns, domain=cluster_domain)
+    before, after = _network_options_text(
+        network_mode, cluster_dns, cluster_domain, host_dns, applies
+    )
     text = (
         f'{{{before}"image":{_string(image)},"name":"net",{after}"pod":{{"dns_policy":'
         f'{_string(pod.dns_policy.value)},"name":{_string(pod.name)}}},"ports":[{ports}]}}'
     )
     return _digest(text)
+
+
+@functools.lru_cache(maxsize=64)
+def _network_options_text(
+    network_mode: str,
+    cluster_dns: str,
+    cluster_domain: str,
+    host_dns: ResolvConf | None,
+    applies: bool,
+) -> tuple[str, str]:
+    # The option fields' canonical text, in the two places sorted keys put them:
+    # cluster_* and host_* before "image", network_mode between "name" and "pod".
+    # Cached: every pod of a plan has the same options, and whether the DNS fields
+    # apply is the only thing about the pod they depend on.
+    before = after = ""
+    if network_mode:
+        after = f'"network_mode":{_string(network_mode)},'
+    if applies:
+        fields: dict[str, Any] = {}
+        if cluster_dns:
+            fields["cluster_dns"] = cluster_dns
+        if cluster_domain:
+            fields["cluster_domain"] = cluster_domain
+        if host_dns is not None and (host_dns.nameservers or host_dns.searches):
+            fields["host_resolv_conf"] = {
+                "nameservers": list(host_dns.nameservers),
+                "searches": list(host_dns.searches),
+            }
+        if fields:
+            before = canonical_json(fields)[1:-1] + ","
+    return before, after

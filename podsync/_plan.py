@@ -1186,6 +1186,15 @@ class _PodPlanner:
 
     # -- app containers ------------------------------------------------------------
 
+    def _app_hash(self, c: Container) -> SpecHash:
+        """The spec hash of app container ``c``: its spec, its pod's inputs and the
+        options that shape it (the root directory behind its binds)."""
+        return spec_hash(c, self.pod, root_dir=self.ctx.options.root_dir)
+
+    def _app_canonical(self, c: Container) -> dict[str, Any]:
+        """The canonical spec ``_app_hash`` is the digest of."""
+        return canonical_spec(c, self.pod, root_dir=self.ctx.options.root_dir)
+
     def _app_spec(self, c: Container, net_name: str, digest: SpecHash, restarts: int) -> CreateSpec:
         pod, options = self.pod, self.ctx.options
         attempt = _next_attempt([*self.by_name.get(c.name, ()), *self.reserved.get(c.name, ())])
@@ -1201,9 +1210,7 @@ class _PodPlanner:
             path = termination_message_file(options.root_dir, pod.uid, c.name, name)
             files = (path,)
             volume_binds.append(f"{path}:{c.termination_message_path}")
-        labels = self._labels(
-            c.name, attempt, digest, canonical_spec(c, pod, root_dir=options.root_dir), restarts
-        )
+        labels = self._labels(c.name, attempt, digest, self._app_canonical(c), restarts)
         pre_stop = _numbered(c.lifecycle.pre_stop if c.lifecycle else None, c)
         if pre_stop is not None:
             labels[LABEL_PRE_STOP] = encode_handler(pre_stop)
@@ -1273,7 +1280,7 @@ class _PodPlanner:
             what = f"stopped by podsync ({record})"
         else:
             what = f"exited with code {code}"
-        change = _compare(newest, spec_hash(c, pod), lambda: canonical_spec(c, pod), c.image)
+        change = _compare(newest, self._app_hash(c), lambda: self._app_canonical(c), c.image)
         if change is not None:
             return (
                 Reason.SPEC_CHANGED,
@@ -1356,13 +1363,7 @@ class _PodPlanner:
             )
             decision.start = (Reason.POD_REBUILD, f"pod rebuilt: {rebuild[1]}", 0)
         elif keeper is not None:
-            root = self.ctx.options.root_dir
-            change = _compare(
-                keeper,
-                spec_hash(c, pod, root_dir=root),
-                lambda: canonical_spec(c, pod, root_dir=root),
-                c.image,
-            )
+            change = _compare(keeper, self._app_hash(c), lambda: self._app_canonical(c), c.image)
             if change is not None:
                 why = f"spec changed ({change})"
                 decision.kills.append((keeper, Reason.SPEC_CHANGED, f"replaced, {why}", pre_stop))
@@ -1533,7 +1534,7 @@ class _PodPlanner:
                 spec=self._app_spec(
                     c,
                     net_name,
-                    spec_hash(c, self.pod, root_dir=self.ctx.options.root_dir),
+                    self._app_hash(c),
                     restarts,
                 ),
                 reason=reason,

@@ -264,7 +264,8 @@ def stale_specs(
                         f"({newest.stopped_by_podsync}) and not replaced"
                     )
                 running = [newest]
-            want = str(spec_hash(c, pod))
+            # The options the plan was made with shape the hash too (the root directory).
+            want = str(spec_hash(c, pod, root_dir=after.options.root_dir))
             for o in running:
                 text = o.labels.get(LABEL_SPEC_HASH, "")
                 if text.startswith(f"{SPEC_HASH_VERSION}:") and text != want:

@@ -25,7 +25,7 @@ from podsync import (
     plan_from_json,
     plan_to_json,
 )
-from podsync._labels import LABEL_SPEC, LABEL_SPEC_HASH
+from podsync._labels import LABEL_CONTAINER, LABEL_RESTART_COUNT, LABEL_SPEC, LABEL_SPEC_HASH
 from podsync._plan import (
     Create,
     GCPolicy,
@@ -214,6 +214,25 @@ def test_a_root_dir_change_replaces_only_the_containers_that_bind_under_it():
     nginx = p.actions[1]
     assert isinstance(nginx, Create)
     assert ("/srv/podsync/web-uid/volumes/empty/cache:/cache",) == nginx.spec.binds
+
+
+def test_a_crashed_container_whose_root_dir_changed_starts_at_once():
+    """An exited container waiting out its back-off is judged with the options too: with
+    another root directory it is a new container, started at once."""
+    model = running(WEB, PlanOptions())
+    nginx = next(c for c in model.observed if c.labels.get(LABEL_CONTAINER) == "nginx")
+    # Its third crash: the next restart waits 40 s.
+    model.containers[nginx.id] = attrs.evolve(
+        nginx, labels={**nginx.labels, LABEL_RESTART_COUNT: "3"}
+    )
+    model.exit(nginx.id, 1, NOW - 1)
+    assert [("Wait", "nginx")] == kinds(replan(WEB, model, PlanOptions()))
+
+    p = replan(WEB, model, PlanOptions(root_dir="/srv/podsync"))
+
+    assert [("Create", "nginx")] == kinds(p)
+    assert Reason.SPEC_CHANGED == p.actions[0].reason
+    assert "--root-dir /var/lib/podsync -> /srv/podsync" in p.actions[0].message
 
 
 def test_root_dir_spelled_differently_is_the_same_directory():

@@ -351,7 +351,9 @@ def network_spec(
     not at its default: ``network_mode``; and, for a pod that gets the cluster's DNS
     settings (``ClusterFirst`` with a cluster DNS server or domain), ``cluster_dns``,
     ``cluster_domain`` and ``host_resolv_conf`` - the name servers and search domains
-    of the host (``host_dns``) that follow the cluster's.
+    of the host (``host_dns``) that follow the cluster's, as the pod gets them (the
+    planner leaves loopback name servers out unless the network mode is ``host``:
+    ``without_loopback``).
     """
     return {
         "name": "net",

@@ -407,7 +407,10 @@ def test_sync_two_pods_creates_what_was_planned(
                     network_mode=options.network_mode,
                     cluster_dns=options.cluster_dns,
                     cluster_domain=options.cluster_domain,
-                    host_dns=podsync.parse_resolv_conf(options.host_resolv_conf),
+                    # As the planner uses it: the loopback stub left out.
+                    host_dns=podsync.without_loopback(
+                        podsync.parse_resolv_conf(options.host_resolv_conf)
+                    ),
                 )
             else:
                 (spec,) = (c for c in pod.containers if c.name == name)

@@ -182,10 +182,12 @@ def test_dns_options_leave_pods_that_do_not_use_cluster_dns_alone():
 
 
 def test_host_resolv_conf_is_compared_only_as_it_is_used():
-    """Comments and keywords podsync does not pass to the engine change nothing."""
+    """Comments, keywords podsync does not pass to the engine, and a loopback name server
+    (which pods cannot reach, so it is left out) change nothing."""
     model = running(WEB, CLUSTER)
     after = attrs.evolve(
-        CLUSTER, host_resolv_conf="# edited\n" + RESOLV + "options ndots:2\ndomain x\n"
+        CLUSTER,
+        host_resolv_conf="# edited\nnameserver 127.0.0.53\n" + RESOLV + "options ndots:2\n",
     )
 
     assert not replan(WEB, model, after).has_changes

@@ -35,7 +35,7 @@ from podsync._plan import (
     plan,
 )
 from podsync.exceptions import ConfigError
-from podsync.testing import FakeRuntime
+from podsync.testing import FakeClock, FakeRuntime
 from tests.engine_model import EngineModel
 
 NOW = 1_000_000.0
@@ -347,14 +347,15 @@ def test_apply_takes_the_root_directory_from_the_plan(tmp_path):
     give it, so it cannot be given inconsistently."""
     root = str(tmp_path / "root")
     options = PlanOptions(root_dir=root)
-    fake = FakeRuntime(images=["busybox", "registry.k8s.io/pause:3.10"], clock=lambda: NOW)
+    clock = FakeClock(NOW, step=0.001)
+    fake = FakeRuntime(images=["busybox", "registry.k8s.io/pause:3.10"], clock=clock)
 
-    result = apply(plan([WEB], [], now=NOW, options=options), fake)
+    result = apply(plan([WEB], [], now=NOW, options=options), fake, clock=clock)
 
     assert result.ok, result.summary()
     assert (tmp_path / "root" / "web-uid" / "volumes" / "empty" / "cache").is_dir()
     with pytest.raises(TypeError):
-        apply(plan([WEB], [], now=NOW, options=options), fake, root_dir=root)  # type: ignore[call-arg]
+        apply(plan([WEB], [], now=NOW, options=options), fake, root_dir=root, clock=clock)  # type: ignore[call-arg]
 
 
 # --- the command line -------------------------------------------------------------------
@@ -379,22 +380,25 @@ def test_a_saved_plan_is_applied_under_its_own_root_dir(tmp_path, capsys):
     source.write_text(WEB_YAML)
     saved = str(tmp_path / "plan.json")
     root = tmp_path / "root"
-    fake = FakeRuntime(images=["busybox", "registry.k8s.io/pause:3.10"])
-    factory = lambda host: fake  # noqa: E731
+    clock = FakeClock(NOW, step=0.001)
+    fake = FakeRuntime(images=["busybox", "registry.k8s.io/pause:3.10"], clock=clock)
+
+    def run(*argv: str) -> int:
+        return cli.main(
+            list(argv), runtime_factory=lambda host: fake, clock=clock, sleep=clock.advance
+        )
+
     common = ["--network-mode", "none", "--root-dir", str(root)]
-    assert 0 == cli.main(["plan", *common, "-o", saved, str(source)], runtime_factory=factory)
+    assert 0 == run("plan", *common, "-o", saved, str(source))
     fake.clear_calls()
     capsys.readouterr()
 
-    refused = cli.main(
-        ["apply", "--plan", saved, "--root-dir", str(tmp_path / "elsewhere")],
-        runtime_factory=factory,
-    )
+    refused = run("apply", "--plan", saved, "--root-dir", str(tmp_path / "elsewhere"))
     err = capsys.readouterr().err
 
     assert 1 == refused
     assert [] == fake.call_names()
     assert f"the saved plan was made with --root-dir {root}, not {tmp_path}/elsewhere" in err
 
-    assert 0 == cli.main(["apply", "--plan", saved], runtime_factory=factory)
+    assert 0 == run("apply", "--plan", saved)
     assert (root / "web-uid" / "volumes" / "empty" / "cache").is_dir()

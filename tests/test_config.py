@@ -1,4 +1,5 @@
-"""Loading pods from YAML: documents, sources, error messages (podsync/_config.py)."""
+"""Loading pods from YAML: documents, sources, error messages (podsync/_config.py, which
+wires _sources.py, _yaml.py, _scalars.py, _schema.py and _convert.py)."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ from podsync import (
     TCPSocketAction,
     Volume,
     VolumeMount,
-    _config,
+    _yaml,
     derive_pod_uid,
     load_pods,
     parse_pods,
@@ -812,7 +813,7 @@ def test_yaml_like_text_never_raises_anything_else(text):
         parse_pods(text)
 
 
-@pytest.mark.parametrize("loader", [_config._PyLoader, _config._LOADER])
+@pytest.mark.parametrize("loader", [_yaml._PyLoader, _yaml._LOADER])
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
@@ -844,14 +845,14 @@ def test_yaml_like_text_never_raises_anything_else(text):
 )
 def test_yaml_guards(monkeypatch, loader, text, expected):
     """Both loaders (libyaml's parser and PyYAML's) refuse bombs, recursion and depth."""
-    monkeypatch.setattr(_config, "_LOADER", loader)
+    monkeypatch.setattr(_yaml, "_LOADER", loader)
 
     assert [expected] == problems_of(text)
 
 
 def test_pure_python_loader_reads_pods(monkeypatch):
     """Without libyaml the pure-Python loader gives the same pods."""
-    monkeypatch.setattr(_config, "_LOADER", _config._PyLoader)
+    monkeypatch.setattr(_yaml, "_LOADER", _yaml._PyLoader)
 
     assert (FULL_V1_EXPECTED,) == parse_pods(FULL_V1_POD, source="file")
 

@@ -1,0 +1,511 @@
+"""Schema to model: pod documents become ``Pod`` / ``Container``, with cross-field checks.
+
+Contract: ``_read_document(data, root, source, out)`` takes one document of plain data
+(from ``_yaml``), decides what it is (a v1 ``Pod``, a ``List`` / ``PodList``, a v1beta1
+``ContainerManifest``), structures it through ``_schema`` and converts it into pods,
+each with the paths of its name and uid (for ``_config``'s duplicate messages). Every
+problem is appended to ``out`` as a ``(path, message)`` pair; a document with problems
+gives no pod. It never raises for bad data.
+
+Here live the rules that involve several values of one pod: handlers with exactly one
+action, duplicate volume, container, port names and mount paths, mounts that name no
+volume, ports named by a probe or hook that the container does not have, a host port
+used twice, requests above limits, one v1beta1 restart policy; and the conversions
+between the two schemas and the model (v1beta1 ``command`` is the model's ``args``;
+a container's CPU and memory are its limits, or requests without a limit).
+
+Layering: the top of the loader below ``_config``: it imports ``_schema``, ``_scalars``,
+``_yaml`` and the model, never the planner, and does no I/O. Its names keep their
+leading underscore: they are shared among the loader's modules only; nothing here is
+public API.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from podsync._models import (
+    Container,
+    DNSPolicy,
+    EnvVar,
+    Handler,
+    HTTPGetAction,
+    Lifecycle,
+    Pod,
+    Port,
+    PortProtocol,
+    Probe,
+    PullPolicy,
+    RestartPolicy,
+    TCPSocketAction,
+    Volume,
+    VolumeMount,
+)
+from podsync._scalars import _one_of
+from podsync._schema import (
+    _ContainerV1,
+    _ContainerV1Beta1,
+    _Empty,
+    _EnvVarSchema,
+    _ExecAction,
+    _HandlerV1,
+    _HostPathSource,
+    _HTTPGetV1,
+    _HTTPGetV1Beta1,
+    _LifecycleV1,
+    _LifecycleV1Beta1,
+    _ListV1,
+    _ManifestV1Beta1,
+    _PodItemV1,
+    _PodV1,
+    _PortSchema,
+    _ProbeV1,
+    _ProbeV1Beta1,
+    _Resources,
+    _RestartPolicyV1Beta1,
+    _structure,
+    _TCPSocketV1,
+    _TCPSocketV1Beta1,
+    _VolumeMountSchema,
+)
+from podsync._yaml import _describe
+
+# Nothing here is public API: ``_config`` reads each document through ``_read_document``.
+__all__: list[str] = []
+
+# ---------------------------------------------------------------------------------------
+# Schema to model
+# ---------------------------------------------------------------------------------------
+
+
+def _handler(
+    exec_: _ExecAction | None,
+    http_get: _HTTPGetV1Beta1 | None,
+    tcp_socket: _TCPSocketV1Beta1 | None,
+    allowed: Sequence[str],
+    path: str,
+    out: list[tuple[str, str]],
+) -> Handler | None:
+    given = [
+        key
+        for key, action in (("exec", exec_), ("httpGet", http_get), ("tcpSocket", tcp_socket))
+        if action is not None
+    ]
+    if len(given) != 1:
+        got = " and ".join(given) if given else "none"
+        out.append((path, f"needs exactly one of {_one_of(allowed)}, got {got}"))
+        return None
+    if exec_ is not None:
+        if not exec_.command:
+            out.append((f"{path}.exec.command", "must not be empty"))
+            return None
+        return Handler(exec_command=exec_.command)
+    if http_get is not None:
+        scheme = http_get.scheme if isinstance(http_get, _HTTPGetV1) else "HTTP"
+        return Handler(
+            http_get=HTTPGetAction(
+                port=http_get.port, path=http_get.path, host=http_get.host, scheme=scheme
+            )
+        )
+    assert tcp_socket is not None
+    host = tcp_socket.host if isinstance(tcp_socket, _TCPSocketV1) else ""
+    return Handler(tcp_socket=TCPSocketAction(port=tcp_socket.port, host=host))
+
+
+_PROBE_ACTIONS = ("exec", "httpGet", "tcpSocket")
+
+
+def _probe(
+    probe: _ProbeV1 | _ProbeV1Beta1 | None, path: str, out: list[tuple[str, str]]
+) -> Probe | None:
+    if probe is None:
+        return None
+    handler = _handler(probe.exec_, probe.http_get, probe.tcp_socket, _PROBE_ACTIONS, path, out)
+    if handler is None:
+        return None
+    return Probe(handler=handler, initial_delay_seconds=probe.initial_delay_seconds)
+
+
+def _lifecycle(
+    lifecycle: _LifecycleV1 | _LifecycleV1Beta1 | None, path: str, out: list[tuple[str, str]]
+) -> Lifecycle | None:
+    if lifecycle is None:
+        return None
+    hooks: list[Handler | None] = []
+    for key, handler in (("postStart", lifecycle.post_start), ("preStop", lifecycle.pre_stop)):
+        if handler is None:
+            hooks.append(None)
+        elif isinstance(handler, _HandlerV1):
+            hooks.append(
+                _handler(
+                    handler.exec_,
+                    handler.http_get,
+                    handler.tcp_socket,
+                    _PROBE_ACTIONS,
+                    f"{path}.{key}",
+                    out,
+                )
+            )
+        else:  # v1beta1 handlers had exec and httpGet only
+            hooks.append(
+                _handler(
+                    handler.exec_, handler.http_get, None, ("exec", "httpGet"), f"{path}.{key}", out
+                )
+            )
+    return Lifecycle(post_start=hooks[0], pre_stop=hooks[1])
+
+
+def _ports(ports: Sequence[_PortSchema]) -> tuple[Port, ...]:
+    return tuple(
+        Port(
+            container_port=p.container_port,
+            host_port=p.host_port,
+            protocol=p.protocol,
+            name=p.name,
+            host_ip=p.host_ip,
+        )
+        for p in ports
+    )
+
+
+def _env(env: Sequence[_EnvVarSchema]) -> tuple[EnvVar, ...]:
+    return tuple(EnvVar(name=e.name, value=e.value) for e in env)
+
+
+def _mounts(mounts: Sequence[_VolumeMountSchema]) -> tuple[VolumeMount, ...]:
+    return tuple(
+        VolumeMount(name=m.name, mount_path=m.mount_path, read_only=m.read_only) for m in mounts
+    )
+
+
+def _resource(
+    resources: _Resources | None, name: str, unit: str, path: str, out: list[tuple[str, str]]
+) -> int:
+    """The limit of one resource; the request when only that is given; else 0 (unset).
+
+    The 2014 kubelet had a single value per resource, which it passed to Docker as a
+    limit (memory) and as a weight (CPU shares); a request that is the only value given
+    is the best approximation of what the author wants.
+    """
+    if resources is None:
+        return 0
+    limit = getattr(resources.limits, name, None)
+    request = getattr(resources.requests, name, None)
+    if limit is not None and request is not None and request > limit:
+        out.append(
+            (
+                f"{path}.resources.requests.{name}",
+                f"must not exceed the limit ({limit} {unit}), got {request} {unit}",
+            )
+        )
+    if limit is not None:
+        return int(limit)
+    return int(request) if request is not None else 0
+
+
+def _container_v1(c: _ContainerV1, path: str, out: list[tuple[str, str]]) -> Container:
+    return Container(
+        name=c.name,
+        image=c.image,
+        command=c.command,
+        args=c.args,
+        working_dir=c.working_dir,
+        env=_env(c.env),
+        ports=_ports(c.ports),
+        volume_mounts=_mounts(c.volume_mounts),
+        cpu=_resource(c.resources, "cpu", "milli-CPU", path, out),
+        memory=_resource(c.resources, "memory", "bytes", path, out),
+        image_pull_policy=c.image_pull_policy,
+        liveness_probe=_probe(c.liveness_probe, f"{path}.livenessProbe", out),
+        lifecycle=_lifecycle(c.lifecycle, f"{path}.lifecycle", out),
+        privileged=c.security_context.privileged if c.security_context else False,
+        termination_message_path=c.termination_message_path,
+    )
+
+
+def _container_v1beta1(c: _ContainerV1Beta1, path: str, out: list[tuple[str, str]]) -> Container:
+    return Container(
+        name=c.name,
+        image=c.image,
+        # v1beta1's ``command`` replaced the image's CMD, not its ENTRYPOINT: the seed's
+        # runContainer passed it as Docker's ``Cmd``. That is ``args`` in the v1 model.
+        args=c.command,
+        working_dir=c.working_dir,
+        env=_env(c.env),
+        ports=_ports(c.ports),
+        volume_mounts=_mounts(c.volume_mounts),
+        cpu=c.cpu,
+        memory=c.memory,
+        image_pull_policy=PullPolicy(c.image_pull_policy),
+        liveness_probe=_probe(c.liveness_probe, f"{path}.livenessProbe", out),
+        lifecycle=_lifecycle(c.lifecycle, f"{path}.lifecycle", out),
+        privileged=c.privileged,
+        termination_message_path=c.termination_message_path,
+    )
+
+
+def _volume(
+    name: str,
+    host: _HostPathSource | None,
+    empty: _Empty | None,
+    keys: tuple[str, str],
+    path: str,
+    out: list[tuple[str, str]],
+) -> Volume:
+    if host is not None and empty is not None:
+        out.append((path, f"needs at most one of {keys[0]} or {keys[1]}, got both"))
+    # No source at all means emptyDir (the 2014 validation default).
+    return Volume(name=name, host_path=host.path if host is not None else None)
+
+
+def _restart_v1beta1(
+    policy: _RestartPolicyV1Beta1 | None, path: str, out: list[tuple[str, str]]
+) -> RestartPolicy:
+    if policy is None:
+        return RestartPolicy.ALWAYS
+    chosen = [
+        (key, value)
+        for key, flag, value in (
+            ("always", policy.always, RestartPolicy.ALWAYS),
+            ("onFailure", policy.on_failure, RestartPolicy.ON_FAILURE),
+            ("never", policy.never, RestartPolicy.NEVER),
+        )
+        if flag is not None
+    ]
+    if len(chosen) > 1:
+        got = " and ".join(key for key, _ in chosen)
+        out.append((path, f"must set only one of always, onFailure or never, got {got}"))
+    # None set means Always, as the 2014 validation defaulted it (and syncPod read it).
+    return chosen[0][1] if chosen else RestartPolicy.ALWAYS
+
+
+def _check_pod(
+    containers: Sequence[Container],
+    volumes: Sequence[Volume],
+    spec_path: str,
+    out: list[tuple[str, str]],
+) -> None:
+    """The rules that relate values across the pod (paths are the same in v1 and v1beta1)."""
+    if not containers:
+        out.append((f"{spec_path}.containers", "a pod needs at least one container"))
+    volume_paths: dict[str, str] = {}
+    for i, volume in enumerate(volumes):
+        at = f"{spec_path}.volumes[{i}]"
+        first = volume_paths.setdefault(volume.name, at)
+        if first != at:
+            out.append((f"{at}.name", f"duplicate volume name {volume.name!r} (first at {first})"))
+    container_paths: dict[str, str] = {}
+    host_ports: dict[tuple[int, PortProtocol], str] = {}
+    for i, container in enumerate(containers):
+        at = f"{spec_path}.containers[{i}]"
+        first = container_paths.setdefault(container.name, at)
+        if first != at:
+            out.append(
+                (f"{at}.name", f"duplicate container name {container.name!r} (first at {first})")
+            )
+        port_names: dict[str, str] = {}
+        for j, port in enumerate(container.ports):
+            port_at = f"{at}.ports[{j}]"
+            if port.name:
+                first = port_names.setdefault(port.name, port_at)
+                if first != port_at:
+                    out.append(
+                        (f"{port_at}.name", f"duplicate port name {port.name!r} (first at {first})")
+                    )
+            if port.host_port:
+                # One pod cannot publish the same host port twice (the seed's
+                # checkHostPortConflicts). The seed keyed on the number alone; here
+                # 53/TCP and 53/UDP are different ports, as they are to the kernel.
+                key = (port.host_port, port.protocol)
+                first = host_ports.setdefault(key, port_at)
+                if first != port_at:
+                    out.append(
+                        (
+                            f"{port_at}.hostPort",
+                            f"host port {port.host_port}/{port.protocol.value} is already "
+                            f"used by {first}",
+                        )
+                    )
+        mount_paths: dict[str, str] = {}
+        for j, mount in enumerate(container.volume_mounts):
+            mount_at = f"{at}.volumeMounts[{j}]"
+            if mount.name not in volume_paths:
+                # The seed silently skipped such mounts (makeBinds).
+                known = (
+                    f"volumes: {', '.join(sorted(volume_paths))}"
+                    if volume_paths
+                    else "the pod has no volumes"
+                )
+                out.append(
+                    (
+                        f"{mount_at}.name",
+                        f"no volume named {mount.name!r} in this pod ({known})",
+                    )
+                )
+            first = mount_paths.setdefault(mount.mount_path, mount_at)
+            if first != mount_at:
+                out.append(
+                    (
+                        f"{mount_at}.mountPath",
+                        f"duplicate mount path {mount.mount_path!r} (first at {first})",
+                    )
+                )
+        _check_named_ports(container, at, out)
+
+
+def _check_named_ports(container: Container, path: str, out: list[tuple[str, str]]) -> None:
+    """A port given by name in a probe or hook must be a named port of the container."""
+    names = {port.name for port in container.ports if port.name}
+    handlers: list[tuple[str, Handler | None]] = []
+    if container.liveness_probe is not None:
+        handlers.append((f"{path}.livenessProbe", container.liveness_probe.handler))
+    if container.lifecycle is not None:
+        handlers.append((f"{path}.lifecycle.postStart", container.lifecycle.post_start))
+        handlers.append((f"{path}.lifecycle.preStop", container.lifecycle.pre_stop))
+    for at, handler in handlers:
+        if handler is None:
+            continue
+        for key, action in (("httpGet", handler.http_get), ("tcpSocket", handler.tcp_socket)):
+            if action is not None and isinstance(action.port, str) and action.port not in names:
+                out.append((f"{at}.{key}.port", f"no port named {action.port!r} in this container"))
+
+
+def _pod_from_v1(
+    doc: _PodV1 | _PodItemV1, root: str, source: str, out: list[tuple[str, str]]
+) -> tuple[Pod, str, str] | None:
+    spec_path = f"{root}.spec"
+    before = len(out)
+    volumes = [
+        _volume(
+            v.name,
+            v.host_path,
+            v.empty_dir,
+            ("hostPath", "emptyDir"),
+            f"{spec_path}.volumes[{i}]",
+            out,
+        )
+        for i, v in enumerate(doc.spec.volumes)
+    ]
+    containers = [
+        _container_v1(c, f"{spec_path}.containers[{i}]", out)
+        for i, c in enumerate(doc.spec.containers)
+    ]
+    _check_pod(containers, volumes, spec_path, out)
+    if len(out) > before:
+        return None
+    meta = doc.metadata
+    pod = _make_pod(
+        meta.name,
+        meta.namespace,
+        meta.uid,
+        source,
+        containers,
+        volumes,
+        doc.spec.restart_policy,
+        doc.spec.dns_policy,
+        doc.spec.termination_grace_period_seconds,
+    )
+    uid_path = f"{root}.metadata.uid" if meta.uid is not None else f"{root}.metadata.name"
+    return pod, f"{root}.metadata.name", uid_path
+
+
+def _pod_from_v1beta1(
+    doc: _ManifestV1Beta1, root: str, source: str, out: list[tuple[str, str]]
+) -> tuple[Pod, str, str] | None:
+    before = len(out)
+    volumes = []
+    for i, v in enumerate(doc.volumes):
+        host = v.source.host_dir if v.source else None
+        empty = v.source.empty_dir if v.source else None
+        volumes.append(
+            _volume(
+                v.name, host, empty, ("hostDir", "emptyDir"), f"{root}.volumes[{i}].source", out
+            )
+        )
+    containers = [
+        _container_v1beta1(c, f"{root}.containers[{i}]", out) for i, c in enumerate(doc.containers)
+    ]
+    restart = _restart_v1beta1(doc.restart_policy, f"{root}.restartPolicy", out)
+    _check_pod(containers, volumes, root, out)
+    if len(out) > before:
+        return None
+    pod = _make_pod(
+        doc.id, "default", doc.uuid, source, containers, volumes, restart, doc.dns_policy
+    )
+    uid_path = f"{root}.uuid" if doc.uuid is not None else f"{root}.id"
+    return pod, f"{root}.id", uid_path
+
+
+def _make_pod(
+    name: str,
+    namespace: str,
+    uid: str | None,
+    source: str,
+    containers: Sequence[Container],
+    volumes: Sequence[Volume],
+    restart_policy: RestartPolicy,
+    dns_policy: DNSPolicy,
+    termination_grace_period_seconds: int | None = None,
+) -> Pod:
+    fields: dict[str, Any] = {
+        "name": name,
+        "namespace": namespace,
+        "source": source,
+        "containers": tuple(containers),
+        "volumes": tuple(volumes),
+        "restart_policy": restart_policy,
+        "dns_policy": dns_policy,
+        "termination_grace_period_seconds": termination_grace_period_seconds,
+    }
+    if uid is not None:  # otherwise Pod derives it from source, namespace and name
+        fields["uid"] = uid
+    return Pod(**fields)
+
+
+# ---------------------------------------------------------------------------------------
+# Documents and streams
+# ---------------------------------------------------------------------------------------
+
+_NOT_A_POD = (
+    "expected a Kubernetes Pod (apiVersion: v1, kind: Pod), a List or PodList of pods, "
+    "or a v1beta1 ContainerManifest (version: v1beta1)"
+)
+
+
+def _read_document(
+    data: object, root: str, source: str, out: list[tuple[str, str]]
+) -> list[tuple[Pod, str, str]]:
+    """The pods of one document (or of one item of a top-level list)."""
+    if not isinstance(data, dict):
+        out.append((root, f"{_NOT_A_POD}, got {_describe(data)}"))
+        return []
+    results: list[tuple[Pod, str, str] | None] = []
+    if "kind" in data or "apiVersion" in data:
+        kind = data.get("kind")
+        if "kind" not in data:
+            out.append((f"{root}.kind", "required field missing (Pod, List or PodList)"))
+        elif not isinstance(kind, str):
+            out.append((f"{root}.kind", f"expected a string, got {_describe(kind)}"))
+        elif kind == "Pod":
+            pod = _structure(data, _PodV1, root, out)
+            if pod is not None:
+                results.append(_pod_from_v1(pod, root, source, out))
+        elif kind in ("List", "PodList"):
+            pod_list = _structure(data, _ListV1, root, out)
+            if pod_list is not None:
+                results.extend(
+                    _pod_from_v1(item, f"{root}.items[{i}]", source, out)
+                    for i, item in enumerate(pod_list.items)
+                )
+        else:
+            out.append(
+                (f"{root}.kind", f"unsupported kind {kind!r}: expected Pod, List or PodList")
+            )
+    elif "version" in data:
+        manifest = _structure(data, _ManifestV1Beta1, root, out)
+        if manifest is not None:
+            results.append(_pod_from_v1beta1(manifest, root, source, out))
+    else:
+        out.append((root, f"not a pod: {_NOT_A_POD}"))
+    return [r for r in results if r is not None]

@@ -1,0 +1,352 @@
+"""Checked scalars of the pod schema: each value the YAML may hold, validated alone.
+
+Contract: every ``_check_*`` / ``_expect_*`` function (and ``_choose``, ``_milli_cpu``,
+``_bytes``) takes a plain value as ``_yaml`` gives it and returns it checked (or
+converted: a quantity to milli-CPU or bytes, a policy name to its enum), or raises
+``_Invalid`` whose message says what was expected and what was given, without a path:
+``_schema``'s converter adds the ``$.path`` (its ``NewType`` s name the checked kinds of
+value and map each to its check here).
+
+The rules of single values that other parts of podsync apply too are not copied here:
+DNS-1123 labels and uids are ``_naming``'s (``dns_label_problem``, ``is_safe_uid``), the
+network container's name is ``_naming.NETWORK_CONTAINER``, image references are
+``_images``', and the largest grace period is ``_labels.MAX_GRACE_PERIOD``.
+
+Layering: above ``_yaml`` (for ``_Invalid`` and ``_describe``), below ``_schema``; it
+imports podsync's model enums and the rule modules named above, never the planner, and
+does no I/O. Its names keep their leading underscore: they are shared among the loader's
+modules only; nothing here is public API.
+"""
+
+from __future__ import annotations
+
+import enum
+import ipaddress
+import math
+import re
+import string
+from collections.abc import Mapping, Sequence
+from decimal import Decimal
+from fractions import Fraction
+from typing import TypeVar
+
+from podsync._images import image_reference_problem
+from podsync._labels import MAX_GRACE_PERIOD
+from podsync._models import DNSPolicy, PortProtocol, PullPolicy, RestartPolicy
+from podsync._naming import dns_label_problem
+from podsync._yaml import _describe, _Invalid
+
+# Nothing here is public API: ``_schema`` builds its converter from these checks.
+__all__: list[str] = []
+
+# Docker takes memory and CPU values as int64.
+_INT64_MAX = 2**63 - 1
+
+# ---------------------------------------------------------------------------------------
+# Values: strict primitives, checked scalars
+# ---------------------------------------------------------------------------------------
+
+
+def _one_of(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+
+
+def _expect_str(value: object) -> str:
+    # cattrs' default would turn 42 into "42"; a number where text belongs is a mistake.
+    if not isinstance(value, str):
+        raise _Invalid(f"expected a string, got {_describe(value)}")
+    # A raw NUL byte is refused as binary data, but YAML's escapes ("\0", "\x00",
+    # "\u0000") and JSON's put one in a string. Every string podsync reads ends up as a
+    # name, a path, an argument or an environment entry, which the kernel takes as C
+    # strings: Docker would cut the value short or fail the create, so refuse it here,
+    # with its path.
+    if "\0" in value:
+        raise _Invalid(
+            f"{_describe(value)} contains a NUL character, which no engine can pass on "
+            "(arguments, environment and paths are C strings)"
+        )
+    return value
+
+
+def _expect_int(value: object) -> int:
+    # YAML's true is a Python int subclass; "80" and 80.0 are not integers either.
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _Invalid(f"expected an integer, got {_describe(value)}")
+    return value
+
+
+def _expect_bool(value: object) -> bool:
+    # bool("false") is True: only YAML booleans are booleans.
+    if not isinstance(value, bool):
+        raise _Invalid(f"expected true or false, got {_describe(value)}")
+    return value
+
+
+_LABEL_MAX = 63
+_UID_CHARS = frozenset(string.ascii_letters + string.digits + ".-")
+_UID_MAX = 253
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NETWORK_CONTAINER = "net"
+
+
+def _check_label(value: object) -> str:
+    """A DNS-1123 label (RFC 1123): it becomes part of container and host names."""
+    text = _expect_str(value)
+    if not text:
+        raise _Invalid("must not be empty")
+    problem = dns_label_problem(text)
+    if problem is not None:
+        shown = _describe(text) if len(text) > _LABEL_MAX else repr(text)
+        raise _Invalid(f"{shown} is not a valid DNS-1123 label: {problem}")
+    return text
+
+
+def _check_container_name(value: object) -> str:
+    name = _check_label(value)
+    if name == _NETWORK_CONTAINER:
+        raise _Invalid(f"{name!r} is reserved for the pod's network container")
+    return name
+
+
+def _check_port_name(value: object) -> str:
+    text = _expect_str(value)
+    return text and _check_label(text)
+
+
+def _check_uid(value: object) -> str:
+    # The uid is a field of every container name, whose fields are separated by "_",
+    # and the name of the pod's directory under the runtime's root: no "_", no "/",
+    # and no leading "." or "-" (which keeps out "." and "..").
+    text = _expect_str(value)
+    if not text:
+        raise _Invalid("must not be empty (leave it out to derive a uid)")
+    if len(text) > _UID_MAX:
+        raise _Invalid(f"must be at most {_UID_MAX} characters, got {len(text)}")
+    for char in text:
+        if char not in _UID_CHARS:
+            raise _Invalid(
+                f"{_describe(text)} is not a valid uid: {char!r} is not allowed "
+                "(only letters, digits, '.' and '-')"
+            )
+    if text[0] in ".-":
+        raise _Invalid(
+            f"{_describe(text)} is not a valid uid: it must start with a letter or digit"
+        )
+    return text
+
+
+def _check_image(value: object) -> str:
+    text = _expect_str(value)
+    if not text:
+        raise _Invalid("must not be empty")
+    if any(char.isspace() for char in text):
+        raise _Invalid(f"{_describe(text)} is not a valid image reference: it contains whitespace")
+    # The engine's reference grammar: a reference it would refuse on every pull and
+    # create is refused here, with the file and path (see podsync._images).
+    problem = image_reference_problem(text)
+    if problem is not None:
+        raise _Invalid(f"{_describe(text)} is not a valid image reference: {problem}")
+    return text
+
+
+def _check_path(value: object, *, optional: bool, bind: bool) -> str:
+    text = _expect_str(value)
+    if not text:
+        if optional:
+            return text
+        raise _Invalid("must not be empty")
+    if not text.startswith("/"):
+        raise _Invalid(f"must be an absolute path, got {_describe(text)}")
+    if bind and ":" in text:
+        # Binds are passed to Docker as "<host>:<container>[:ro]" (seed makeBinds).
+        raise _Invalid(f"must not contain ':' (Docker binds use it), got {_describe(text)}")
+    return text
+
+
+def _check_env_name(value: object) -> str:
+    # The 2014 validation required C identifiers (util.IsCIdentifier); the variable is
+    # passed to Docker as "NAME=value".
+    text = _expect_str(value)
+    if not _ENV_NAME.fullmatch(text):
+        raise _Invalid(
+            f"{_describe(text)} is not a valid environment variable name "
+            "(letters, digits and '_', not starting with a digit)"
+        )
+    return text
+
+
+def _check_host_ip(value: object) -> str:
+    text = _expect_str(value)
+    if text:
+        try:
+            ipaddress.ip_address(text)
+        except ValueError:
+            raise _Invalid(f"{_describe(text)} is not an IP address") from None
+    return text
+
+
+def _check_range(value: object, low: int, high: int) -> int:
+    number = _expect_int(value)
+    if not low <= number <= high:
+        raise _Invalid(f"must be {low}-{high}, got {number}")
+    return number
+
+
+def _check_count(value: object) -> int:
+    number = _expect_int(value)
+    if number < 0:
+        raise _Invalid(f"must not be negative, got {number}")
+    if number > _INT64_MAX:
+        raise _Invalid(f"must be at most {_INT64_MAX}, got {number}")
+    return number
+
+
+def _check_grace_period(value: object) -> int:
+    # Kubernetes takes any non-negative int64; the grace period becomes Docker's stop
+    # timeout, whole seconds that must fit an int on every platform.
+    number = _check_count(value)
+    if number > MAX_GRACE_PERIOD:
+        raise _Invalid(f"must be at most {MAX_GRACE_PERIOD}, got {number}")
+    return number
+
+
+def _check_port_ref(value: object, _: object = None) -> int | str:
+    """A port of an httpGet or tcpSocket action: a number, or the name of a container port."""
+    if isinstance(value, str):
+        return _check_label(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return _check_range(value, 1, 65535)
+    raise _Invalid(f"expected a port number or name, got {_describe(value)}")
+
+
+def _check_exact(value: object, expected: str, hint: str = "") -> str:
+    text = _expect_str(value)
+    if text != expected:
+        raise _Invalid(f"must be {expected!r}, got {_describe(text)}{hint}")
+    return text
+
+
+def _check_api_version(value: object) -> str:
+    text = _expect_str(value)
+    hint = ""
+    if text.startswith("v1beta"):
+        hint = " (a v1beta1 ContainerManifest has 'version: v1beta1' and no apiVersion or kind)"
+    return _check_exact(text, "v1", hint)
+
+
+def _check_manifest_version(value: object) -> str:
+    # The 2014 validation accepted both (supportedManifestVersions); they read the same.
+    text = _expect_str(value)
+    if text not in ("v1beta1", "v1beta2"):
+        raise _Invalid(f"must be 'v1beta1' or 'v1beta2', got {_describe(text)}")
+    return text
+
+
+_E = TypeVar("_E", bound=enum.Enum)
+_T = TypeVar("_T")
+
+
+def _choose(value: object, choices: Mapping[str, _E], default: _E, *, fold_case: bool) -> _E:
+    """One of ``choices`` by name; the empty string means ``default`` (Go's zero value)."""
+    text = _expect_str(value)
+    if not text:
+        return default
+    for name, choice in choices.items():
+        if text == name or (fold_case and text.lower() == name.lower()):
+            return choice
+    names = _one_of(list(choices))
+    if fold_case:
+        raise _Invalid(f"must be {names} (any case), got {_describe(text)}")
+    close = [name for name in choices if name.lower() == text.lower()]
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    raise _Invalid(f"must be {names}, got {_describe(text)}{hint}")
+
+
+_PROTOCOLS = {"TCP": PortProtocol.TCP, "UDP": PortProtocol.UDP}
+_RESTART_POLICIES = {
+    "Always": RestartPolicy.ALWAYS,
+    "OnFailure": RestartPolicy.ON_FAILURE,
+    "Never": RestartPolicy.NEVER,
+}
+_DNS_POLICIES = {"ClusterFirst": DNSPolicy.CLUSTER_FIRST, "Default": DNSPolicy.DEFAULT}
+_PULL_POLICIES = {
+    "Always": PullPolicy.ALWAYS,
+    "Never": PullPolicy.NEVER,
+    "IfNotPresent": PullPolicy.IF_NOT_PRESENT,
+}
+# The 2014 internal names, compared case-insensitively like the seed's pullPoliciesEqual.
+_LEGACY_PULL_POLICIES = {
+    "PullAlways": PullPolicy.ALWAYS,
+    "PullNever": PullPolicy.NEVER,
+    "PullIfNotPresent": PullPolicy.IF_NOT_PRESENT,
+}
+
+
+def _check_scheme(value: object) -> str:
+    text = _expect_str(value)
+    if text not in ("", "HTTP", "HTTPS"):
+        raise _Invalid(f"must be HTTP or HTTPS, got {_describe(text)}")
+    return text or "HTTP"
+
+
+# Kubernetes quantities (resource.Quantity): a decimal number, then a binary suffix
+# (Ki = 2**10 ... Ei = 2**60), a decimal suffix (m = 1/1000, k = 10**3 ... E = 10**18)
+# or a decimal exponent (e9, E-3). A YAML float like 1.0e+9 arrives as a Python float
+# and is read through its repr, which is a quantity too.
+_QUANTITY = re.compile(
+    r"(?P<sign>[+-]?)(?P<number>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
+    r"(?:(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)|[eE](?P<exponent>[+-]?[0-9]+))?"
+)
+_SUFFIXES: dict[str, Fraction] = {
+    "": Fraction(1),
+    "m": Fraction(1, 1000),
+    **{suffix: Fraction(10) ** (3 * (i + 1)) for i, suffix in enumerate("kMGTPE")},
+    **{suffix + "i": Fraction(2) ** (10 * (i + 1)) for i, suffix in enumerate("KMGTPE")},
+}
+# Exponents beyond this are out of any int64 range (or round up to one unit) anyway;
+# bounding them keeps 1e999999999 from building a huge number.
+_MAX_EXPONENT = 40
+
+
+def _quantity(value: object, *, scale: int, unit: str, examples: str) -> int:
+    """A quantity in units of ``1/scale`` (1000 for milli-CPU, 1 for bytes).
+
+    Fractions of a unit round up, as Kubernetes' ``Quantity.MilliValue`` / ``Value`` do:
+    ``0.0001`` CPU is 1 milli-CPU and ``0.5`` bytes is 1 byte. Negative values and
+    values beyond int64 are errors.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise _Invalid(f"expected a quantity like {examples}, got {_describe(value)}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise _Invalid(f"must be a finite number, got {_describe(value)}")
+    text = value if isinstance(value, str) else repr(value)
+    match = _QUANTITY.fullmatch(text)
+    if match is None:
+        raise _Invalid(
+            f"{_describe(value)} is not a valid quantity: expected a number with an "
+            f"optional suffix, like {examples}"
+        )
+    number = Fraction(Decimal(match["number"]))
+    if number == 0:
+        return 0
+    if match["sign"] == "-":
+        raise _Invalid(f"must not be negative, got {_describe(value)}")
+    if match["exponent"] is not None:
+        exponent = int(match["exponent"])
+        if exponent > _MAX_EXPONENT:
+            raise _Invalid(f"{_describe(value)} is too large: at most {_INT64_MAX} {unit}")
+        factor = Fraction(10) ** max(exponent, -_MAX_EXPONENT)
+    else:
+        factor = _SUFFIXES[match["suffix"] or ""]
+    amount = math.ceil(number * factor * scale)
+    if amount > _INT64_MAX:
+        raise _Invalid(f"{_describe(value)} is too large: at most {_INT64_MAX} {unit}")
+    return amount
+
+
+def _milli_cpu(value: object) -> int:
+    return _quantity(value, scale=1000, unit="milli-CPU", examples="500m, 0.5 or 2")
+
+
+def _bytes(value: object) -> int:
+    return _quantity(value, scale=1, unit="bytes", examples="128Mi, 1G or 512")

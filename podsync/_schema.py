@@ -1,0 +1,558 @@
+"""The pod schema: private attrs classes that mirror the YAML, and the strict converter.
+
+There is one schema class per YAML mapping, for Kubernetes ``v1`` (``Pod``, ``List`` /
+``PodList``) and for the seed's v1beta1 ``ContainerManifest``. Attribute names are
+snake_case; the YAML key is their camelCase spelling. The classes hold the shape only;
+the rules that relate several values are ``_convert``'s.
+
+Contract: ``_structure(data, cls, path, out)`` turns plain data (from ``_yaml``) into a
+schema object, through one private cattrs converter whose hooks are strict (no ``"80"``
+for a port, no ``8080`` for a string, no unknown keys) and carry the checks of single
+values (``_scalars``). It returns ``None`` after appending every problem found, as
+``(path, message)`` pairs in the order found (``_collect`` flattens cattrs' error tree;
+``_unknown_key`` suggests the key that was probably meant). It never raises for bad data.
+
+Layering: above ``_yaml`` and ``_scalars``, below ``_convert``; it imports podsync's
+model enums only, never the planner, and does no I/O. Its names keep their leading
+underscore: they are shared among the loader's modules only; nothing here is public API.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable, Sequence
+from typing import Any, NewType, TypeVar, get_args, get_origin
+
+import attrs
+import cattrs
+from cattrs.errors import (
+    ClassValidationError,
+    ForbiddenExtraKeysError,
+    IterableValidationError,
+    IterableValidationNote,
+)
+from cattrs.gen import make_dict_structure_fn, override
+
+from podsync._models import DNSPolicy, PortProtocol, PullPolicy, RestartPolicy
+from podsync._scalars import (
+    _DNS_POLICIES,
+    _LEGACY_PULL_POLICIES,
+    _PROTOCOLS,
+    _PULL_POLICIES,
+    _RESTART_POLICIES,
+    _bytes,
+    _check_api_version,
+    _check_container_name,
+    _check_count,
+    _check_env_name,
+    _check_exact,
+    _check_grace_period,
+    _check_host_ip,
+    _check_image,
+    _check_label,
+    _check_manifest_version,
+    _check_path,
+    _check_port_name,
+    _check_port_ref,
+    _check_range,
+    _check_scheme,
+    _check_uid,
+    _choose,
+    _expect_bool,
+    _expect_int,
+    _expect_str,
+    _milli_cpu,
+)
+from podsync._yaml import _describe, _Invalid
+
+# Nothing here is public API: ``_convert`` reads documents through ``_structure``.
+__all__: list[str] = []
+
+_T = TypeVar("_T")
+
+# Checked scalars: each NewType has a hook below (``_make_converter``) that validates the
+# value with its check from ``_scalars``, so its error carries the path of the field.
+_Name = NewType("_Name", str)  # a DNS-1123 label: pod names, namespaces, volume names
+_ContainerName = NewType("_ContainerName", str)  # a DNS-1123 label, and not "net"
+_PortName = NewType("_PortName", str)  # "" or a DNS-1123 label
+_Uid = NewType("_Uid", str)
+_Image = NewType("_Image", str)
+_BindPath = NewType("_BindPath", str)  # an absolute path usable in a Docker bind
+_OptionalBindPath = NewType("_OptionalBindPath", str)  # "" or a _BindPath
+_WorkingDir = NewType("_WorkingDir", str)  # "" or an absolute path
+_EnvName = NewType("_EnvName", str)
+_HostIP = NewType("_HostIP", str)
+_Scheme = NewType("_Scheme", str)
+_APIVersion = NewType("_APIVersion", str)
+_PodKind = NewType("_PodKind", str)
+_ManifestVersion = NewType("_ManifestVersion", str)
+_LegacyPullPolicy = NewType("_LegacyPullPolicy", str)  # holds a PullPolicy value
+_ContainerPort = NewType("_ContainerPort", int)
+_HostPort = NewType("_HostPort", int)
+_Seconds = NewType("_Seconds", int)
+_Count = NewType("_Count", int)  # a non-negative int64: v1beta1 memory bytes, milli-CPU
+_GracePeriod = NewType("_GracePeriod", int)  # 0-MAX_GRACE_PERIOD seconds
+_MilliCPU = NewType("_MilliCPU", int)  # a quantity (500m, 0.5, 2) in milli-CPU
+_Bytes = NewType("_Bytes", int)  # a quantity (128Mi, 1G, 1e9) in bytes
+
+
+# ---------------------------------------------------------------------------------------
+# Schema: attrs classes that mirror the YAML
+# ---------------------------------------------------------------------------------------
+#
+# Attribute names are snake_case; the YAML key is the camelCase spelling (``_key``), or
+# ``metadata["key"]`` where that differs (hostIP). ``metadata["hook"]`` replaces the
+# structure hook of one field. The classes hold the shape only; rules that relate
+# several values are checked when converting to the model.
+
+_KEY = "key"
+_HOOK = "hook"
+
+
+def _key(attribute: attrs.Attribute[Any]) -> str:
+    """The YAML key of a schema attribute: ``host_port`` is ``hostPort``, ``exec_`` is ``exec``."""
+    explicit: str | None = attribute.metadata.get(_KEY)
+    if explicit is not None:
+        return explicit
+    head, *rest = attribute.name.rstrip("_").split("_")
+    return head + "".join(part.capitalize() for part in rest)
+
+
+@attrs.frozen
+class _Empty:
+    """``{}``: emptyDir, and the three members of a v1beta1 restartPolicy."""
+
+
+@attrs.frozen(kw_only=True)
+class _ObjectMeta:
+    name: _Name
+    namespace: _Name = _Name("default")
+    uid: _Uid | None = None
+    # Accepted so that ordinary manifests load; podsync does not use them.
+    labels: dict[str, str] = attrs.field(factory=dict)
+    annotations: dict[str, str] = attrs.field(factory=dict)
+
+
+@attrs.frozen(kw_only=True)
+class _HostPathSource:
+    path: _BindPath
+
+
+@attrs.frozen(kw_only=True)
+class _VolumeV1:
+    name: _Name
+    host_path: _HostPathSource | None = None
+    empty_dir: _Empty | None = None
+
+
+@attrs.frozen(kw_only=True)
+class _ExecAction:
+    command: tuple[str, ...]
+
+
+@attrs.frozen(kw_only=True)
+class _HTTPGetV1Beta1:
+    port: int | str = attrs.field(metadata={_HOOK: _check_port_ref})
+    path: str = ""
+    host: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class _HTTPGetV1(_HTTPGetV1Beta1):
+    scheme: _Scheme = _Scheme("HTTP")
+
+
+@attrs.frozen(kw_only=True)
+class _TCPSocketV1Beta1:
+    port: int | str = attrs.field(metadata={_HOOK: _check_port_ref})
+
+
+@attrs.frozen(kw_only=True)
+class _TCPSocketV1(_TCPSocketV1Beta1):
+    host: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class _HandlerV1:
+    exec_: _ExecAction | None = None
+    http_get: _HTTPGetV1 | None = None
+    tcp_socket: _TCPSocketV1 | None = None
+
+
+@attrs.frozen(kw_only=True)
+class _HandlerV1Beta1:
+    exec_: _ExecAction | None = None
+    http_get: _HTTPGetV1Beta1 | None = None
+
+
+@attrs.frozen(kw_only=True)
+class _ProbeV1:
+    exec_: _ExecAction | None = None
+    http_get: _HTTPGetV1 | None = None
+    tcp_socket: _TCPSocketV1 | None = None
+    initial_delay_seconds: _Seconds = _Seconds(0)
+
+
+@attrs.frozen(kw_only=True)
+class _ProbeV1Beta1:
+    exec_: _ExecAction | None = None
+    http_get: _HTTPGetV1Beta1 | None = None
+    tcp_socket: _TCPSocketV1Beta1 | None = None
+    initial_delay_seconds: _Seconds = _Seconds(0)
+
+
+@attrs.frozen(kw_only=True)
+class _LifecycleV1:
+    post_start: _HandlerV1 | None = None
+    pre_stop: _HandlerV1 | None = None
+
+
+@attrs.frozen(kw_only=True)
+class _LifecycleV1Beta1:
+    post_start: _HandlerV1Beta1 | None = None
+    pre_stop: _HandlerV1Beta1 | None = None
+
+
+@attrs.frozen(kw_only=True)
+class _EnvVarSchema:
+    name: _EnvName
+    value: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class _PortSchema:
+    name: _PortName = _PortName("")
+    container_port: _ContainerPort
+    host_port: _HostPort = _HostPort(0)
+    protocol: PortProtocol = PortProtocol.TCP
+    host_ip: _HostIP = attrs.field(default=_HostIP(""), metadata={_KEY: "hostIP"})
+
+
+@attrs.frozen(kw_only=True)
+class _VolumeMountSchema:
+    name: _Name
+    mount_path: _BindPath
+    read_only: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class _ResourceList:
+    cpu: _MilliCPU | None = None
+    memory: _Bytes | None = None
+
+
+@attrs.frozen(kw_only=True)
+class _Resources:
+    limits: _ResourceList | None = None
+    requests: _ResourceList | None = None
+
+
+@attrs.frozen(kw_only=True)
+class _SecurityContext:
+    privileged: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class _ContainerV1:
+    name: _ContainerName
+    image: _Image
+    command: tuple[str, ...] = ()
+    args: tuple[str, ...] = ()
+    working_dir: _WorkingDir = _WorkingDir("")
+    env: tuple[_EnvVarSchema, ...] = ()
+    ports: tuple[_PortSchema, ...] = ()
+    volume_mounts: tuple[_VolumeMountSchema, ...] = ()
+    resources: _Resources | None = None
+    image_pull_policy: PullPolicy = PullPolicy.IF_NOT_PRESENT
+    liveness_probe: _ProbeV1 | None = None
+    lifecycle: _LifecycleV1 | None = None
+    security_context: _SecurityContext | None = None
+    termination_message_path: _OptionalBindPath = _OptionalBindPath("")
+
+
+@attrs.frozen(kw_only=True)
+class _PodSpecV1:
+    containers: tuple[_ContainerV1, ...]
+    volumes: tuple[_VolumeV1, ...] = ()
+    restart_policy: RestartPolicy = RestartPolicy.ALWAYS
+    dns_policy: DNSPolicy = DNSPolicy.CLUSTER_FIRST
+    termination_grace_period_seconds: _GracePeriod | None = None
+
+
+@attrs.frozen(kw_only=True)
+class _PodV1:
+    api_version: _APIVersion
+    kind: _PodKind
+    metadata: _ObjectMeta
+    spec: _PodSpecV1
+
+
+@attrs.frozen(kw_only=True)
+class _PodItemV1:
+    """A pod inside a List or PodList, where apiVersion and kind may be left out."""
+
+    api_version: _APIVersion = _APIVersion("v1")
+    kind: _PodKind = _PodKind("Pod")
+    metadata: _ObjectMeta
+    spec: _PodSpecV1
+
+
+@attrs.frozen(kw_only=True)
+class _ListMeta:
+    resource_version: str = ""
+    self_link: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class _ListV1:
+    api_version: _APIVersion
+    kind: str
+    metadata: _ListMeta | None = None
+    items: tuple[_PodItemV1, ...]
+
+
+def _flag(value: object, _: object = None) -> _Empty:
+    # ``never: {}`` and ``never:`` (null) both set the member: Go would read the null
+    # as "unset" and silently fall back to Always, the opposite of what was written.
+    if value is None:
+        return _Empty()
+    return _CONVERTER.structure(value, _Empty)
+
+
+@attrs.frozen(kw_only=True)
+class _RestartPolicyV1Beta1:
+    always: _Empty | None = attrs.field(default=None, metadata={_HOOK: _flag})
+    on_failure: _Empty | None = attrs.field(default=None, metadata={_HOOK: _flag})
+    never: _Empty | None = attrs.field(default=None, metadata={_HOOK: _flag})
+
+
+@attrs.frozen(kw_only=True)
+class _VolumeSourceV1Beta1:
+    host_dir: _HostPathSource | None = None
+    empty_dir: _Empty | None = None
+
+
+@attrs.frozen(kw_only=True)
+class _VolumeV1Beta1:
+    name: _Name
+    source: _VolumeSourceV1Beta1 | None = None
+
+
+@attrs.frozen(kw_only=True)
+class _ContainerV1Beta1:
+    name: _ContainerName
+    image: _Image
+    command: tuple[str, ...] = ()
+    working_dir: _WorkingDir = _WorkingDir("")
+    ports: tuple[_PortSchema, ...] = ()
+    env: tuple[_EnvVarSchema, ...] = ()
+    memory: _Count = _Count(0)  # bytes
+    cpu: _Count = _Count(0)  # milli-CPU
+    volume_mounts: tuple[_VolumeMountSchema, ...] = ()
+    liveness_probe: _ProbeV1Beta1 | None = None
+    lifecycle: _LifecycleV1Beta1 | None = None
+    termination_message_path: _OptionalBindPath = _OptionalBindPath("")
+    privileged: bool = False
+    image_pull_policy: _LegacyPullPolicy = _LegacyPullPolicy(PullPolicy.IF_NOT_PRESENT.value)
+
+
+@attrs.frozen(kw_only=True)
+class _ManifestV1Beta1:
+    version: _ManifestVersion
+    id: _Name
+    uuid: _Uid | None = None
+    volumes: tuple[_VolumeV1Beta1, ...] = ()
+    containers: tuple[_ContainerV1Beta1, ...]
+    restart_policy: _RestartPolicyV1Beta1 | None = None
+    dns_policy: DNSPolicy = DNSPolicy.CLUSTER_FIRST
+
+
+# ---------------------------------------------------------------------------------------
+# The converter
+# ---------------------------------------------------------------------------------------
+
+
+def _structure_attrs_factory(cls: type[Any], converter: cattrs.BaseConverter) -> Callable[..., Any]:
+    """Structure a schema class from a mapping with its camelCase keys, nothing else."""
+    overrides: dict[str, Any] = {
+        a.name: override(rename=_key(a), struct_hook=a.metadata.get(_HOOK))
+        for a in attrs.fields(cls)
+    }
+    structure = make_dict_structure_fn(cls, converter, _cattrs_forbid_extra_keys=True, **overrides)
+
+    def hook(value: object, type_: object) -> Any:
+        if not isinstance(value, dict):
+            raise _Invalid(f"expected a mapping, got {_describe(value)}")
+        return structure(value, type_)
+
+    return hook
+
+
+def _structure_tuple_factory(type_: Any, converter: cattrs.BaseConverter) -> Callable[..., Any]:
+    """``tuple[X, ...]`` from a YAML list only: cattrs would split ``"ls -l"`` into letters."""
+    element = get_args(type_)[0]
+    structure_element = converter.get_structure_hook(element)
+
+    def hook(value: object, _: object) -> tuple[Any, ...]:
+        if not isinstance(value, list):
+            raise _Invalid(f"expected a list, got {_describe(value)}")
+        result = []
+        errors: list[Exception] = []
+        for index, item in enumerate(value):
+            try:
+                result.append(structure_element(item, element))
+            except Exception as exc:
+                exc.__notes__ = [
+                    *getattr(exc, "__notes__", []),
+                    IterableValidationNote(f"Structuring item @ index {index}", index, element),
+                ]
+                errors.append(exc)
+        if errors:
+            raise IterableValidationError("While structuring a list", errors, type_)
+        return tuple(result)
+
+    return hook
+
+
+def _structure_dict_factory(type_: Any, converter: cattrs.BaseConverter) -> Callable[..., Any]:
+    """``dict[str, X]`` from a YAML mapping with string keys."""
+    value_type = get_args(type_)[1]
+    structure_value = converter.get_structure_hook(value_type)
+
+    def hook(value: object, _: object) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise _Invalid(f"expected a mapping, got {_describe(value)}")
+        result = {}
+        errors: list[Exception] = []
+        for key, item in value.items():
+            try:
+                result[_expect_str(key)] = structure_value(item, value_type)
+            except Exception as exc:
+                exc.__notes__ = [
+                    *getattr(exc, "__notes__", []),
+                    IterableValidationNote(f"Structuring value @ key {key!r}", key, value_type),
+                ]
+                errors.append(exc)
+        if errors:
+            raise IterableValidationError("While structuring a mapping", errors, type_)
+        return result
+
+    return hook
+
+
+def _is_tuple(type_: Any) -> bool:
+    return get_origin(type_) is tuple
+
+
+def _is_dict(type_: Any) -> bool:
+    return get_origin(type_) is dict
+
+
+def _simple(check: Callable[[object], Any]) -> Callable[[object, object], Any]:
+    """A cattrs hook (value, type) from a one-argument check."""
+    return lambda value, _: check(value)
+
+
+def _make_converter() -> cattrs.Converter:
+    # A private converter: hooks registered here affect nobody else (never the global
+    # cattrs converter).
+    converter = cattrs.Converter(forbid_extra_keys=True, detailed_validation=True)
+    hooks: dict[Any, Callable[[object], Any]] = {
+        str: _expect_str,
+        int: _expect_int,
+        bool: _expect_bool,
+        _Name: _check_label,
+        _ContainerName: _check_container_name,
+        _PortName: _check_port_name,
+        _Uid: _check_uid,
+        _Image: _check_image,
+        _BindPath: lambda v: _check_path(v, optional=False, bind=True),
+        _OptionalBindPath: lambda v: _check_path(v, optional=True, bind=True),
+        _WorkingDir: lambda v: _check_path(v, optional=True, bind=False),
+        _EnvName: _check_env_name,
+        _HostIP: _check_host_ip,
+        _Scheme: _check_scheme,
+        _APIVersion: _check_api_version,
+        _PodKind: lambda v: _check_exact(v, "Pod"),
+        _ManifestVersion: _check_manifest_version,
+        _ContainerPort: lambda v: _check_range(v, 1, 65535),
+        _HostPort: lambda v: _check_range(v, 0, 65535),  # 0: not published
+        _Seconds: _check_count,
+        _Count: _check_count,
+        _GracePeriod: _check_grace_period,
+        _MilliCPU: _milli_cpu,
+        _Bytes: _bytes,
+        PortProtocol: lambda v: _choose(v, _PROTOCOLS, PortProtocol.TCP, fold_case=True),
+        RestartPolicy: lambda v: _choose(
+            v, _RESTART_POLICIES, RestartPolicy.ALWAYS, fold_case=False
+        ),
+        DNSPolicy: lambda v: _choose(v, _DNS_POLICIES, DNSPolicy.CLUSTER_FIRST, fold_case=False),
+        PullPolicy: lambda v: _choose(
+            v, _PULL_POLICIES, PullPolicy.IF_NOT_PRESENT, fold_case=False
+        ),
+        _LegacyPullPolicy: lambda v: (
+            _choose(v, _LEGACY_PULL_POLICIES, PullPolicy.IF_NOT_PRESENT, fold_case=True).value
+        ),
+    }
+    for type_, check in hooks.items():
+        converter.register_structure_hook(type_, _simple(check))
+    converter.register_structure_hook_factory(_is_tuple, _structure_tuple_factory)
+    converter.register_structure_hook_factory(_is_dict, _structure_dict_factory)
+    converter.register_structure_hook_factory(attrs.has, _structure_attrs_factory)
+    return converter
+
+
+_CONVERTER = _make_converter()
+
+
+def _index(index: object) -> str:
+    if isinstance(index, int):
+        return f"[{index}]"
+    if isinstance(index, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]*", index):
+        return f".{index}"
+    return f"[{index!r}]"
+
+
+def _unknown_key(key: object, known: Sequence[str]) -> str:
+    message = f"unknown key {key!r}"
+    if isinstance(key, str):
+        close = difflib.get_close_matches(key, known, n=1, cutoff=0.75)
+        if close:
+            message += f" (did you mean {close[0]!r}?)"
+    return message
+
+
+def _collect(exc: BaseException, path: str, out: list[tuple[str, str]]) -> None:
+    """Flatten a cattrs error tree into (path, message) pairs, in the order found."""
+    if isinstance(exc, ClassValidationError):
+        keys = {a.name: _key(a) for a in attrs.fields(exc.cl)}
+        with_notes, without = exc.group_exceptions()
+        for sub, note in with_notes:
+            _collect(sub, f"{path}.{keys.get(note.name, note.name)}", out)
+        for sub in without:
+            _collect(sub, path, out)
+    elif isinstance(exc, IterableValidationError):
+        with_index, without_index = exc.group_exceptions()
+        for sub, index_note in with_index:
+            _collect(sub, path + _index(index_note.index), out)
+        for sub in without_index:
+            _collect(sub, path, out)
+    elif isinstance(exc, ForbiddenExtraKeysError):
+        known = [_key(a) for a in attrs.fields(exc.cl)]
+        for key in sorted(exc.extra_fields, key=str):
+            out.append((path, _unknown_key(key, known)))
+    elif isinstance(exc, KeyError):  # the generated code's o['key'] for a missing key
+        out.append((path, "required field missing"))
+    elif isinstance(exc, _Invalid):
+        out.append((path, str(exc)))
+    else:  # pragma: no cover - every hook raises _Invalid; kept so nothing escapes
+        out.append((path, f"invalid value ({type(exc).__name__}: {exc})"))
+
+
+def _structure(data: object, cls: type[_T], path: str, out: list[tuple[str, str]]) -> _T | None:
+    try:
+        return _CONVERTER.structure(data, cls)
+    except Exception as exc:
+        _collect(exc, path, out)
+        return None

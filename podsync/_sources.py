@@ -1,0 +1,216 @@
+"""Reading the sources of desired pods: files, directories, HTTP(S) URLs, standard input.
+
+This ports the seed kubelet's config sources (reference §6): ``extractFromFile`` /
+``extractFromDir`` (one file, or every non-dot file of a directory in name order) and
+``extractFromHTTP``. It gives bytes only: what the bytes mean is ``_yaml.py``'s and
+``_config.py``'s business.
+
+Contract: ``_read_sources`` turns the sources given to ``load_pods`` into
+``(source name, bytes or _Unreadable, pod source)`` triples, one per stream, in order,
+reading each lazily as the caller asks for it. Every source is bounded: at most
+``max_bytes`` bytes are read (one more, to tell "at the limit" from "over it"), and an
+HTTP transfer at most about twice ``http_timeout``. A source that cannot be read is
+never an exception: it is an ``_Unreadable`` saying why.
+
+Layering: this is the bottom of the loader (sources → ``_yaml`` → ``_scalars`` /
+``_schema`` → ``_convert``, wired by ``_config``). It is the only loader module that
+does file or network I/O; it imports nothing of podsync, and nothing else of the loader.
+Its helpers keep their leading underscore: they are shared among the loader's modules
+only, and nothing here is public API except ``DEFAULT_MAX_BYTES`` (re-exported by
+``_config``).
+"""
+
+from __future__ import annotations
+
+import http.client
+import os
+import re
+import stat
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator, Sequence
+from typing import IO
+
+import attrs
+
+__all__ = ["DEFAULT_MAX_BYTES"]
+
+#: The largest file, HTTP body or standard input ``load_pods`` reads, in bytes.
+#:
+#: A pod manifest is a few KiB and Kubernetes itself caps a whole object at etcd's
+#: 1.5 MiB request limit; 4 MiB leaves room for a ``List`` of several hundred pods.
+#: The cap exists because YAML is expensive to read: PyYAML builds Python objects for
+#: every node, about a second per MiB of pods, so an unbounded source (a wrong URL
+#: serving a disk image, ``/dev/zero``) must be refused rather than read.
+DEFAULT_MAX_BYTES = 4 * 1024 * 1024
+
+_SOURCE_NAME_STDIN = "<stdin>"
+
+# A source that starts like a URL. Only http and https are fetched; anything else that
+# looks like a URL (ftp://, file://) is an error rather than a file name.
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+
+# Read HTTP bodies in pieces of this size, checking the size and time limits between.
+_CHUNK = 64 * 1024
+
+# ---------------------------------------------------------------------------------------
+# Sources: files, directories, URLs, standard input
+# ---------------------------------------------------------------------------------------
+
+
+def _read_sources(
+    sources: Sequence[str | os.PathLike[str]],
+    stdin: IO[bytes] | None,
+    max_bytes: int,
+    http_timeout: float,
+) -> Iterator[tuple[str, bytes | _Unreadable, str]]:
+    """(source name, bytes or why not, pod source) for each stream of ``sources``, in order.
+
+    A directory gives one stream per entry; ``-`` (the string) is standard input, read
+    once: given again, it is unreadable. Pods from URLs get the source ``http``, all
+    others ``file``. Each source is read only when its turn comes.
+    """
+    stdin_read = False
+    for raw in sources:
+        if isinstance(raw, str) and raw == "-":
+            if stdin_read:
+                yield _SOURCE_NAME_STDIN, _Unreadable("'-' is given more than once"), "file"
+                continue
+            stdin_read = True
+            stream = stdin if stdin is not None else sys.stdin.buffer
+            streams: list[tuple[str, bytes | _Unreadable]] = [
+                (_SOURCE_NAME_STDIN, _read_stream(stream, max_bytes))
+            ]
+            pod_source = "file"
+        elif isinstance(raw, str) and _URL.match(raw):
+            streams = [(raw, _fetch(raw, max_bytes, http_timeout))]
+            pod_source = "http"
+        else:
+            streams = _read_path(os.fspath(raw), max_bytes)
+            pod_source = "file"
+        for source_name, data in streams:
+            yield source_name, data, pod_source
+
+
+@attrs.frozen
+class _Unreadable:
+    """Why a source could not be read (in place of its bytes)."""
+
+    message: str
+
+
+def _too_large(max_bytes: int) -> _Unreadable:
+    return _Unreadable(f"larger than the limit of {max_bytes} bytes")
+
+
+def _os_message(exc: OSError) -> _Unreadable:
+    return _Unreadable(f"cannot read: {exc.strerror or exc}")
+
+
+def _read_stream(stream: IO[bytes], max_bytes: int) -> bytes | _Unreadable:
+    """The bytes of an open stream, at most ``max_bytes`` of them."""
+    try:
+        # One byte more than allowed tells "exactly the limit" from "over it" without
+        # reading the rest.
+        data = stream.read(max_bytes + 1)
+    except OSError as exc:
+        return _os_message(exc)
+    except ValueError as exc:  # e.g. a closed file
+        return _Unreadable(f"cannot read: {exc}")
+    if not isinstance(data, bytes):  # sys.stdin rather than sys.stdin.buffer
+        return _Unreadable("cannot read: the stream gives text, not bytes")
+    if len(data) > max_bytes:
+        return _too_large(max_bytes)
+    return data
+
+
+def _read_file(path: str, max_bytes: int) -> bytes | _Unreadable:
+    try:
+        with open(path, "rb") as stream:
+            return _read_stream(stream, max_bytes)
+    except OSError as exc:
+        return _os_message(exc)
+
+
+def _read_path(path: str, max_bytes: int) -> list[tuple[str, bytes | _Unreadable]]:
+    """(source name, bytes or error message) for a file, or for each file of a directory."""
+    try:
+        is_dir = stat.S_ISDIR(os.stat(path).st_mode)
+    except OSError as exc:
+        return [(path, _os_message(exc))]
+    if not is_dir:
+        # Any non-directory is read, so /dev/stdin and <(curl ...) work as sources.
+        return [(path, _read_file(path, max_bytes))]
+    try:
+        # Sorted by name like the seed's sort.Strings (code-point order, which is
+        # UTF-8 byte order); dot-files are skipped like its Glob("[^.]*").
+        names = sorted(name for name in os.listdir(path) if not name.startswith("."))
+    except OSError as exc:
+        return [(path, _Unreadable(f"cannot list directory: {exc.strerror or exc}"))]
+    result: list[tuple[str, bytes | _Unreadable]] = []
+    for name in names:
+        entry = os.path.join(path, name)
+        try:
+            st = os.stat(entry)  # follows symlinks: a link to a file is a file
+        except OSError as exc:
+            result.append((entry, _os_message(exc)))
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            continue  # no recursion into subdirectories
+        if not stat.S_ISREG(st.st_mode):
+            # A FIFO or socket would block the read; devices make no sense here.
+            result.append((entry, _Unreadable("not a regular file")))
+            continue
+        result.append((entry, _read_file(entry, max_bytes)))
+    return result
+
+
+def _fetch(url: str, max_bytes: int, timeout: float) -> bytes | _Unreadable:
+    """The body of an http(s) URL, or a message saying why it cannot be had.
+
+    ``timeout`` bounds the connection and each read (urllib's socket timeout) and, by a
+    deadline checked between reads, the whole transfer: a server that trickles bytes
+    cannot hold the load open for longer than about twice the timeout.
+    """
+    scheme = url.split(":", 1)[0].lower()
+    if scheme not in ("http", "https"):
+        return _Unreadable(f"unsupported URL scheme {scheme!r} (only http and https are fetched)")
+    timed_out = _Unreadable(f"timed out after {timeout:g} seconds")
+    deadline = time.monotonic() + timeout
+    request = urllib.request.Request(url, headers={"User-Agent": "podsync"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            status: int = response.status
+            if not 200 <= status < 300:
+                return _Unreadable(f"HTTP status {status} ({response.reason})")
+            length = response.headers.get("Content-Length", "")
+            if length.isdigit() and int(length) > max_bytes:
+                return _too_large(max_bytes)
+            chunks: list[bytes] = []
+            total = 0
+            while True:
+                if time.monotonic() > deadline:
+                    return timed_out
+                chunk: bytes = response.read1(_CHUNK)
+                if not chunk:
+                    break
+                total += len(chunk)
+                if total > max_bytes:
+                    return _too_large(max_bytes)
+                chunks.append(chunk)
+            return b"".join(chunks)
+    except urllib.error.HTTPError as exc:  # a status >= 400 (or a redirect not followed)
+        exc.close()
+        return _Unreadable(f"HTTP status {exc.code} ({exc.reason})")
+    except urllib.error.URLError as exc:  # before a response: DNS, refused, TLS, timeout
+        if isinstance(exc.reason, TimeoutError):
+            return timed_out
+        reason = exc.reason
+        detail = reason.strerror if isinstance(reason, OSError) and reason.strerror else reason
+        return _Unreadable(f"cannot fetch: {detail}")
+    except TimeoutError:  # waiting for the status line or the body
+        return timed_out
+    except (OSError, http.client.HTTPException, ValueError) as exc:
+        return _Unreadable(f"cannot fetch: {str(exc) or type(exc).__name__}")

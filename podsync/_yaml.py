@@ -1,0 +1,321 @@
+"""The hardened YAML loader: bytes or text to plain data (dict, list, str, int ...).
+
+How one YAML stream is read:
+
+1. Bytes to text (``_decode``): a NUL byte (binary data), invalid UTF-8 or a UTF-16/32
+   byte-order mark is refused, naming the byte offset.
+2. Characters YAML does not allow are refused with their line and column
+   (``_check_characters``).
+3. Text to YAML nodes: PyYAML's safe loading with a guarded composer (``_Guards``:
+   depth limit, alias-expansion budget, no recursive aliases, no duplicate keys), on
+   libyaml's parser when PyYAML has it and on the pure-Python one otherwise
+   (``_LOADER``). Timestamps are not resolved, so a date stays a string.
+4. Nodes to plain data, one document at a time (``_load_documents``).
+
+Contract: ``_load_documents`` returns the documents of a stream or raises ``_Invalid``
+(text that is no YAML text) or a ``yaml.YAMLError`` whose one-line message is
+``_yaml_message``; it never builds more than the budget of nodes, however the YAML is
+written. ``_Invalid`` and ``_describe`` (a value as messages show it) live here because
+the loader's first layer that needs them is this one.
+
+Layering: above ``_sources`` (whose bytes it reads) and below ``_scalars`` / ``_schema``;
+it imports nothing of podsync and does no I/O. Its names keep their leading underscore:
+they are shared among the loader's modules only; nothing here is public API.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from typing import TYPE_CHECKING, Any, ClassVar, cast
+
+import yaml
+from yaml.composer import Composer, ComposerError
+from yaml.constructor import ConstructorError, SafeConstructor
+from yaml.events import AliasEvent, Event
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.resolver import Resolver
+
+# Nothing here is public API: ``_config`` wires it into ``load_pods`` and ``parse_pods``.
+__all__: list[str] = []
+
+# YAML nesting deeper than this is refused while composing. A pod document nests about
+# ten levels (List > items > spec > containers > probe > httpGet > port); the limit
+# keeps PyYAML's recursive composer and constructor far from Python's recursion limit.
+_MAX_DEPTH = 64
+
+# A stream may expand (aliases counted at their full size) to at most this many nodes
+# plus one per character of its text. Without aliases a node takes at least one
+# character, so honest YAML never comes close; nine levels of ten aliases ("billion
+# laughs") would expand to 10**9 nodes and are refused as soon as the budget runs out.
+_NODE_BUDGET_BASE = 50_000
+
+# ---------------------------------------------------------------------------------------
+# YAML: a safe loader that refuses bombs
+# ---------------------------------------------------------------------------------------
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+_TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
+
+
+class _LimitError(yaml.MarkedYAMLError):
+    """The YAML is refused for its shape (too deep, too large once expanded)."""
+
+
+def _mark(event: Event) -> yaml.Mark | None:
+    # libyaml's events carry its own Mark type, with the same line and column fields.
+    return cast("yaml.Mark | None", event.start_mark)
+
+
+class _Guards(Composer):
+    """A composer that refuses deep nesting, alias bombs, recursion and duplicate keys.
+
+    Composition sees every alias as one event, so the node graph it builds is as small
+    as the text; the danger is in what consumes it as a tree (the cattrs structuring
+    walks each alias again). So every node's *expanded* size is computed bottom-up as it
+    is composed (an alias counts the full size of its anchor) and the stream is refused
+    as soon as the total exceeds the budget: before anything large exists.
+    """
+
+    # Dates stay strings: no pod field is a timestamp, and a label value like
+    # 2014-11-01 should read as the text it is.
+    yaml_implicit_resolvers: ClassVar[dict[Any, Any]] = {
+        first: [(tag, regexp) for tag, regexp in resolvers if tag != _TIMESTAMP_TAG]
+        for first, resolvers in Resolver.yaml_implicit_resolvers.items()
+    }
+
+    if TYPE_CHECKING:
+        # Provided by the parser and constructor the guards are mixed with.
+        def __init__(self, text: str, budget: int) -> None: ...
+        def peek_event(self) -> Event: ...
+        def construct_document(self, node: Node) -> Any: ...
+        def dispose(self) -> None: ...
+
+    def _init_guards(self, budget: int) -> None:
+        self._budget = budget
+        self._spent = 0
+        self._depth = 0
+        self._sizes: dict[int, int] = {}
+
+    def compose_document(self) -> Node | None:
+        # Anchors are per document, and so are the node ids kept in _sizes: ids of the
+        # previous document's (freed) nodes may be reused.
+        self._sizes = {}
+        node = super().compose_document()
+        if node is not None:
+            self._spent += self._sizes.get(id(node), 1)
+        return node
+
+    def compose_node(self, parent: Node | None, index: int) -> Node | None:
+        event = self.peek_event()
+        if isinstance(event, AliasEvent):
+            node = super().compose_node(parent, index)
+            if node is not None and id(node) not in self._sizes:
+                # The anchor is still being composed: the alias is inside it.
+                raise _LimitError(
+                    problem=f"recursive alias *{event.anchor} (used inside its own anchor)",
+                    problem_mark=_mark(event),
+                )
+            return node
+        if self._depth >= _MAX_DEPTH:
+            raise _LimitError(
+                problem=f"nested more than {_MAX_DEPTH} levels deep", problem_mark=_mark(event)
+            )
+        self._depth += 1
+        try:
+            node = super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+        if node is None:
+            return None
+        size = 1
+        if isinstance(node, SequenceNode):
+            size += sum(self._sizes[id(item)] for item in node.value)
+        elif isinstance(node, MappingNode):
+            size += sum(self._sizes[id(k)] + self._sizes[id(v)] for k, v in node.value)
+        if self._spent + size > self._budget:
+            raise _LimitError(
+                problem=f"the YAML expands to more than {self._budget} nodes through "
+                "aliases (an alias bomb?)",
+                problem_mark=_mark(event),
+            )
+        self._sizes[id(node)] = size
+        return node
+
+    def compose_mapping_node(self, anchor: Any) -> MappingNode:
+        node = super().compose_mapping_node(anchor)
+        # PyYAML keeps the last of two equal keys; a pod file with two ``image:`` lines
+        # is a mistake, so say so. Keys brought in by a ``<<`` merge may be overridden.
+        seen: dict[tuple[str, str], Node] = {}
+        for key, _ in node.value:
+            if not isinstance(key, ScalarNode) or key.tag == _MERGE_TAG:
+                continue
+            first = seen.setdefault((key.tag, key.value), key)
+            if first is not key:
+                raise ComposerError(
+                    problem=f"duplicate key {key.value!r} (first at line "
+                    f"{first.start_mark.line + 1})",
+                    problem_mark=key.start_mark,
+                )
+        return node
+
+
+class _Constructor(SafeConstructor):
+    """PyYAML's safe constructor, whose failures all carry a line and column.
+
+    An explicit tag on a value that does not fit it (``!!int abc``, ``!!bool maybe``,
+    ``!!timestamp soon``, an empty ``!!float``) makes SafeConstructor raise a bare
+    ValueError, KeyError, IndexError or AttributeError; those become ConstructorErrors
+    at the node.
+    """
+
+    def construct_object(self, node: Node, deep: bool = False) -> Any:
+        try:
+            return super().construct_object(node, deep)
+        except (ValueError, TypeError, LookupError, AttributeError, ArithmeticError):
+            tag = str(node.tag).replace("tag:yaml.org,2002:", "!!")
+            raise ConstructorError(
+                problem=f"cannot read {_describe(node.value)} as {tag}",
+                problem_mark=node.start_mark,
+            ) from None
+
+
+class _PyLoader(_Guards, _Constructor, yaml.SafeLoader):
+    """The guarded safe loader on PyYAML's pure-Python parser."""
+
+    def __init__(self, text: str, budget: int) -> None:
+        yaml.SafeLoader.__init__(self, text)
+        self._init_guards(budget)
+
+
+def _c_loader() -> type[_Guards] | None:
+    """The guarded safe loader on libyaml's parser, when PyYAML was built with it.
+
+    Only the parser (events) comes from libyaml, about five times faster than the
+    Python one; composing stays in Python so that the guards apply. (libyaml's own
+    composer has no depth limit and overflows the C stack on deeply nested input.)
+    """
+    try:
+        # yaml.cyaml re-exports it from here (its stubs do not say so).
+        from yaml._yaml import CParser
+    except ImportError:  # pragma: no cover - PyYAML without libyaml
+        return None
+
+    class _CLoader(_Guards, _Constructor, CParser, Resolver):
+        def __init__(self, text: str, budget: int) -> None:
+            CParser.__init__(self, text)
+            Composer.__init__(self)
+            SafeConstructor.__init__(self)
+            Resolver.__init__(self)
+            self._init_guards(budget)
+
+    return _CLoader
+
+
+_LOADER: type[_Guards] = _c_loader() or _PyLoader
+
+
+def _yaml_message(exc: yaml.YAMLError) -> str:
+    """One line for a YAML error: where (1-based line and column) and what."""
+    if isinstance(exc, yaml.MarkedYAMLError):
+        mark = exc.problem_mark or exc.context_mark
+        what = exc.problem or exc.context or "invalid YAML"
+        if exc.context and exc.problem and not isinstance(exc, _LimitError):
+            what = f"{exc.problem} ({exc.context})"
+        prefix = "refused" if isinstance(exc, _LimitError) else "invalid YAML"
+        if mark is None:  # pragma: no cover - PyYAML always marks its errors
+            return f"{prefix}: {what}"
+        return f"{prefix} at line {mark.line + 1}, column {mark.column + 1}: {what}"
+    return f"invalid YAML: {' '.join(str(exc).split())}"
+
+
+# Byte-order marks of the Unicode encodings YAML allows but podsync does not read
+# (UTF-32 first: its little-endian mark starts with UTF-16's).
+_OTHER_UNICODE = {
+    "UTF-32": (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE),
+    "UTF-16": (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE),
+}
+
+
+def _decode(data: bytes) -> str:
+    """UTF-8 text from bytes; raises _Invalid naming the offending byte offset."""
+    for encoding, boms in _OTHER_UNICODE.items():
+        if data.startswith(boms):
+            raise _Invalid(f"{encoding} text (by its byte-order mark): save it as UTF-8")
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        raise _Invalid(f"binary data, not YAML text (a NUL byte at byte offset {nul})")
+    offset = 0
+    if data.startswith(codecs.BOM_UTF8):
+        offset = len(codecs.BOM_UTF8)
+    try:
+        return data[offset:].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        position = exc.start + offset
+        raise _Invalid(
+            f"not UTF-8 text: byte 0x{data[position]:02x} at byte offset {position} ({exc.reason})"
+        ) from None
+
+
+# The characters YAML 1.1 allows in a stream ("printable"); PyYAML's reader refuses the
+# others, but without a line and column, and libyaml's cannot encode lone surrogates.
+_NOT_YAML_CHARACTER = re.compile(
+    r"[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
+)
+
+
+def _check_characters(text: str) -> None:
+    bad = _NOT_YAML_CHARACTER.search(text)
+    if bad is not None:
+        position = bad.start()
+        line = text.count("\n", 0, position) + 1
+        column = position - (text.rfind("\n", 0, position) + 1) + 1
+        raise _Invalid(
+            f"invalid YAML at line {line}, column {column}: character "
+            f"U+{ord(bad.group()):04X} is not allowed in YAML text"
+        )
+
+
+def _load_documents(text: str) -> list[object]:
+    """The documents of a YAML stream as plain data (dict, list, str, int ...)."""
+    _check_characters(text)
+    loader = _LOADER(text, _NODE_BUDGET_BASE + len(text))
+    try:
+        documents = []
+        while loader.check_node():
+            # Construct each document as soon as it is composed, so that its node graph
+            # can be freed: keeping every graph alive costs more in garbage-collector
+            # passes than the nodes themselves.
+            node = loader.get_node()
+            documents.append(None if node is None else loader.construct_document(node))
+        return documents
+    finally:
+        loader.dispose()
+
+
+# ---------------------------------------------------------------------------------------
+# Values: what is wrong, and how messages show a value
+# ---------------------------------------------------------------------------------------
+
+
+class _Invalid(ValueError):
+    """A value is wrong; the message says what was expected and what was given."""
+
+
+def _describe(value: object) -> str:
+    """A value as a message shows it: scalars in YAML spelling, containers by kind."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return repr(value) if len(value) <= 40 else repr(value[:37]) + "..."
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, bytes):
+        return "binary data"
+    return f"a {type(value).__name__}"

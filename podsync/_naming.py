@@ -24,12 +24,14 @@ Nothing here does I/O.
 from __future__ import annotations
 
 import re
+import string
 
 import attrs
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = [
     "CONTAINER_NAME_PREFIX",
+    "NETWORK_CONTAINER",
     "ParsedName",
     "container_name",
     "dns_label_problem",
@@ -43,6 +45,10 @@ __all__ = [
 #: The first field of every container name podsync (and the 2014 kubelet) writes.
 CONTAINER_NAME_PREFIX = "k8s"
 
+#: The name of the network container in every pod (seed: ``"net"``), so no container
+#: of a pod may have it.
+NETWORK_CONTAINER = "net"
+
 _HEX = re.compile(r"[0-9a-fA-F]+")
 # What the seed's BuildDockerName writes: the hash as strconv.FormatUint(h, 16) of a
 # 32-bit adler32 (lowercase, no padding), the random part as %08x.
@@ -53,7 +59,10 @@ _SEED_SUFFIX = re.compile(r"[0-9a-f]{8}")
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 _DNS_LABEL_MAX = 63
 _DNS_LABEL_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
-_SAFE_UID = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]{0,252}")
+# The uid rule (``is_safe_uid``); the loader explains a failure with these too.
+_UID_MAX = 253
+_UID_CHARACTERS = frozenset(string.ascii_letters + string.digits + ".-")
+_SAFE_UID = re.compile(rf"[A-Za-z0-9][A-Za-z0-9.-]{{0,{_UID_MAX - 1}}}")
 _MAX_UINT32 = 0xFFFFFFFF
 
 

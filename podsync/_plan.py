@@ -120,6 +120,7 @@ from podsync._models import (
     RestartPolicy,
 )
 from podsync._naming import (
+    NETWORK_CONTAINER,
     container_name,
     is_dns_label,
     is_safe_uid,
@@ -172,9 +173,6 @@ __all__ = [
 #: The image of each pod's network container unless ``PlanOptions.network_image`` says
 #: otherwise: the upstream pause image (the seed's was ``kubernetes/pause:latest``).
 DEFAULT_NETWORK_IMAGE = "registry.k8s.io/pause:3.10"
-
-#: The name of the network container in every pod (seed: ``"net"``).
-NETWORK_CONTAINER = "net"
 
 #: The version of the plan's JSON form; bumped on any incompatible change.
 #: 2: pod actions carry ``pod_uid`` and ``Pull.pods`` holds uids (1 named pods by key).

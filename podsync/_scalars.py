@@ -24,7 +24,6 @@ import enum
 import ipaddress
 import math
 import re
-import string
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from fractions import Fraction
@@ -33,7 +32,14 @@ from typing import TypeVar
 from podsync._images import image_reference_problem
 from podsync._labels import MAX_GRACE_PERIOD
 from podsync._models import DNSPolicy, PortProtocol, PullPolicy, RestartPolicy
-from podsync._naming import dns_label_problem
+from podsync._naming import (
+    _DNS_LABEL_MAX,
+    _UID_CHARACTERS,
+    _UID_MAX,
+    NETWORK_CONTAINER,
+    dns_label_problem,
+    is_safe_uid,
+)
 from podsync._yaml import _describe, _Invalid
 
 # Nothing here is public API: ``_schema`` builds its converter from these checks.
@@ -82,11 +88,7 @@ def _expect_bool(value: object) -> bool:
     return value
 
 
-_LABEL_MAX = 63
-_UID_CHARS = frozenset(string.ascii_letters + string.digits + ".-")
-_UID_MAX = 253
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_NETWORK_CONTAINER = "net"
 
 
 def _check_label(value: object) -> str:
@@ -96,14 +98,14 @@ def _check_label(value: object) -> str:
         raise _Invalid("must not be empty")
     problem = dns_label_problem(text)
     if problem is not None:
-        shown = _describe(text) if len(text) > _LABEL_MAX else repr(text)
+        shown = _describe(text) if len(text) > _DNS_LABEL_MAX else repr(text)
         raise _Invalid(f"{shown} is not a valid DNS-1123 label: {problem}")
     return text
 
 
 def _check_container_name(value: object) -> str:
     name = _check_label(value)
-    if name == _NETWORK_CONTAINER:
+    if name == NETWORK_CONTAINER:
         raise _Invalid(f"{name!r} is reserved for the pod's network container")
     return name
 
@@ -116,23 +118,24 @@ def _check_port_name(value: object) -> str:
 def _check_uid(value: object) -> str:
     # The uid is a field of every container name, whose fields are separated by "_",
     # and the name of the pod's directory under the runtime's root: no "_", no "/",
-    # and no leading "." or "-" (which keeps out "." and "..").
+    # and no leading "." or "-" (which keeps out "." and ".."). The rule is
+    # ``is_safe_uid``'s, which the planner applies to pods built in code; what follows
+    # it only says which part of the rule the value breaks.
     text = _expect_str(value)
     if not text:
         raise _Invalid("must not be empty (leave it out to derive a uid)")
+    if is_safe_uid(text):
+        return text
     if len(text) > _UID_MAX:
         raise _Invalid(f"must be at most {_UID_MAX} characters, got {len(text)}")
     for char in text:
-        if char not in _UID_CHARS:
+        if char not in _UID_CHARACTERS:
             raise _Invalid(
                 f"{_describe(text)} is not a valid uid: {char!r} is not allowed "
                 "(only letters, digits, '.' and '-')"
             )
-    if text[0] in ".-":
-        raise _Invalid(
-            f"{_describe(text)} is not a valid uid: it must start with a letter or digit"
-        )
-    return text
+    # What is left of the rule: the first character is a letter or digit.
+    raise _Invalid(f"{_describe(text)} is not a valid uid: it must start with a letter or digit")
 
 
 def _check_image(value: object) -> str:

@@ -38,6 +38,7 @@ from podsync import (
     VolumeMount,
     _yaml,
     derive_pod_uid,
+    is_safe_uid,
     load_pods,
     parse_pods,
 )
@@ -702,6 +703,41 @@ def test_explicit_uid_is_kept():
     text = MINIMAL_POD.format(name="web").replace("name: web", "name: web\n  uid: Abc.1-2")
 
     assert "Abc.1-2" == parse_pods(text)[0].uid
+
+
+def pod_with_uid(uid: str) -> str:
+    """A minimal pod whose ``metadata.uid`` is ``uid`` (a YAML double-quoted string)."""
+    quoted = '"' + uid.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return MINIMAL_POD.format(name="web").replace("name: web", f"name: web\n  uid: {quoted}")
+
+
+@pytest.mark.parametrize(
+    ("uid", "expected"),
+    [
+        ("", "must not be empty (leave it out to derive a uid)"),
+        ("a" * 254, "must be at most 253 characters, got 254"),
+        ("a_b", "'a_b' is not a valid uid: '_' is not allowed (only letters, digits, '.' and '-')"),
+        ("a/b", "'a/b' is not a valid uid: '/' is not allowed (only letters, digits, '.' and '-')"),
+        ("-abc", "'-abc' is not a valid uid: it must start with a letter or digit"),
+        (".", "'.' is not a valid uid: it must start with a letter or digit"),
+    ],
+)
+def test_bad_uid_messages(uid, expected):
+    """Each part of the uid rule a value breaks is named."""
+    assert [f"$.metadata.uid: {expected}"] == problems_of(pod_with_uid(uid))
+
+
+@given(st.text(alphabet="aZ09.-_/ \u00e9", max_size=12) | st.sampled_from(["a" * 253, "a" * 254]))
+@settings(max_examples=300)
+def test_loader_uid_rule_is_is_safe_uid(uid):
+    """The loader accepts exactly the uids ``is_safe_uid`` accepts (the planner's rule for
+    pods built in code): one rule, in podsync._naming."""
+    try:
+        accepted = parse_pods(pod_with_uid(uid))[0].uid == uid
+    except ConfigError:
+        accepted = False
+
+    assert is_safe_uid(uid) == accepted
 
 
 def test_parse_pods_rejects_bad_source():

@@ -204,44 +204,65 @@ def _resource(
     return int(request) if request is not None else 0
 
 
-def _container_v1(c: _ContainerV1, path: str, out: list[tuple[str, str]]) -> Container:
+def _container(
+    c: _ContainerV1 | _ContainerV1Beta1,
+    path: str,
+    out: list[tuple[str, str]],
+    *,
+    command: tuple[str, ...],
+    args: tuple[str, ...],
+    cpu: int,
+    memory: int,
+    image_pull_policy: PullPolicy,
+    privileged: bool,
+) -> Container:
+    """A container from the fields both schemas spell alike; the caller gives the rest."""
     return Container(
         name=c.name,
         image=c.image,
-        command=c.command,
-        args=c.args,
+        command=command,
+        args=args,
         working_dir=c.working_dir,
         env=_env(c.env),
         ports=_ports(c.ports),
         volume_mounts=_mounts(c.volume_mounts),
-        cpu=_resource(c.resources, "cpu", "milli-CPU", path, out),
-        memory=_resource(c.resources, "memory", "bytes", path, out),
-        image_pull_policy=c.image_pull_policy,
+        cpu=cpu,
+        memory=memory,
+        image_pull_policy=image_pull_policy,
         liveness_probe=_probe(c.liveness_probe, f"{path}.livenessProbe", out),
         lifecycle=_lifecycle(c.lifecycle, f"{path}.lifecycle", out),
-        privileged=c.security_context.privileged if c.security_context else False,
+        privileged=privileged,
         termination_message_path=c.termination_message_path,
     )
 
 
+def _container_v1(c: _ContainerV1, path: str, out: list[tuple[str, str]]) -> Container:
+    return _container(
+        c,
+        path,
+        out,
+        command=c.command,
+        args=c.args,
+        cpu=_resource(c.resources, "cpu", "milli-CPU", path, out),
+        memory=_resource(c.resources, "memory", "bytes", path, out),
+        image_pull_policy=c.image_pull_policy,
+        privileged=c.security_context.privileged if c.security_context else False,
+    )
+
+
 def _container_v1beta1(c: _ContainerV1Beta1, path: str, out: list[tuple[str, str]]) -> Container:
-    return Container(
-        name=c.name,
-        image=c.image,
+    return _container(
+        c,
+        path,
+        out,
         # v1beta1's ``command`` replaced the image's CMD, not its ENTRYPOINT: the seed's
         # runContainer passed it as Docker's ``Cmd``. That is ``args`` in the v1 model.
+        command=(),
         args=c.command,
-        working_dir=c.working_dir,
-        env=_env(c.env),
-        ports=_ports(c.ports),
-        volume_mounts=_mounts(c.volume_mounts),
         cpu=c.cpu,
         memory=c.memory,
         image_pull_policy=PullPolicy(c.image_pull_policy),
-        liveness_probe=_probe(c.liveness_probe, f"{path}.livenessProbe", out),
-        lifecycle=_lifecycle(c.lifecycle, f"{path}.lifecycle", out),
         privileged=c.privileged,
-        termination_message_path=c.termination_message_path,
     )
 
 

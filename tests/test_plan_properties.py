@@ -3,17 +3,32 @@
 from __future__ import annotations
 
 import attrs
-from hypothesis import given
+from hypothesis import Phase, event, given, settings
 from hypothesis import strategies as st
 
-from podsync import EnvVar, ObservedContainer, Pod, container_name, ownership, spec_hash
+from podsync import (
+    EnvVar,
+    ObservedContainer,
+    Pod,
+    RestartPolicy,
+    canonical_spec,
+    container_name,
+    spec_hash,
+)
 from podsync._hashing import SPEC_HASH_VERSION
-from podsync._labels import LABEL_ATTEMPT, LABEL_SPEC, LABEL_SPEC_HASH
-from podsync._plan import GCPolicy, Kill, Plan, PlanOptions, Reason, Remove, Wait, plan
+from podsync._labels import (
+    LABEL_ATTEMPT,
+    LABEL_POD_UID,
+    LABEL_RESTART_COUNT,
+    LABEL_SPEC,
+    LABEL_SPEC_HASH,
+)
+from podsync._plan import GCPolicy, Plan, PlanOptions, Reason, Wait, plan
 from podsync._plan_json import plan_from_json, plan_to_json
+from tests.convergence_oracle import convergence_problems, matches, owner
 from tests.cri import cri_labels, cri_name
 from tests.engine_model import EngineModel
-from tests.strategies import dns_labels, later_states, pods
+from tests.strategies import STOP_RECORDS, dns_labels, later_states, pods
 
 T0 = 1_700_000_000.0
 
@@ -198,13 +213,19 @@ def test_plan_is_deterministic(world):
 
 @given(worlds())
 def test_plan_converges(world):
-    """Plan, apply to the engine model, plan again: nothing left to do but wait, and no
-    action ever names a foreign container."""
+    """Plan, apply to the engine model, plan again: nothing left to do but wait, and the
+    engine is converged as ``tests.convergence_oracle`` says - every container that
+    should run runs with the desired spec or waits for a stated reason, completed ones
+    stay completed with the desired spec, the network container runs iff the pod does,
+    undesired pods are gone (when deletions are allowed) and foreign containers are
+    untouched."""
     desired, model, now, liveness, options = world
-    foreign = {c.id for c in model.observed if c.id.startswith("foreign")}
+    before = list(model.observed)
     args = dict(now=now, liveness=liveness, options=options)
 
     first = plan(desired, model.observed, images=model.images, pod_dirs=model.pod_dirs, **args)
+    for situation in sorted(situations(world, first)):
+        event(situation)
     model.apply(first, now)
     second = plan(desired, model.observed, images=model.images, pod_dirs=model.pod_dirs, **args)
     if waited_for_a_port(first, second):
@@ -212,62 +233,133 @@ def test_plan_converges(world):
         second = plan(desired, model.observed, images=model.images, pod_dirs=model.pod_dirs, **args)
 
     assert [] == [a.message for a in second.actions if not isinstance(a, Wait)]
-    assert [] == stale_specs(desired, model.observed, second, adopt=options.adopt_2014_containers)
-    touched = {a.id for a in first.actions if isinstance(a, Kill | Remove)}
-    assert set() == touched & foreign
-
-
-def _instance_of(o: ObservedContainer, pod: Pod, container: str, adopt: bool) -> bool:
-    owner = ownership(o, adopt_2014_containers=adopt)
-    return (
-        owner is not None
-        and owner.container == container
-        and owner.pod_full_name == pod.full_name
-        and owner.pod_uid in ("", pod.uid)
+    assert [] == convergence_problems(
+        desired,
+        before,
+        model.observed,
+        second,
+        options=options,
+        now=now,
+        liveness=liveness,
+        first=first,
     )
 
 
-def stale_specs(
-    desired: list[Pod], observed: list[ObservedContainer], after: Plan, *, adopt: bool
-) -> list[str]:
-    """What contradicts "a changed spec always takes effect" once a plan has converged:
-    the desired containers whose newest instance - the one that runs, or else the one
-    the restart policy is judged on - does not carry the desired spec hash, or is not a
-    run at all (created and never started; stopped by podsync other than for a
-    failure; unless it waits out the back-off of a start that keeps failing). A
-    container that runs, waits out a back-off, or has completed therefore does so with
-    the desired spec. Containers waiting for an image they may not pull
-    are left out, and so are instances whose hash has another version (or none: a 2014
-    kubelet's), which the planner compares field by field."""
-    rejected = {r.pod for r in after.rejected}
-    waits = {(a.pod, a.container): a.reason for a in after.actions if isinstance(a, Wait)}
-    problems = []
-    for pod in desired:
-        if pod.key in rejected:
+def situations(world, first: Plan | None = None) -> set[str]:
+    """The situations ``world`` holds, for ``hypothesis.event`` and the coverage test:
+    read from the world itself (with ``tests.convergence_oracle``'s reading of
+    ownership), and from ``first``, the plan made on it, when given."""
+    desired, model, now, liveness, options = world
+    adopt = options.adopt_2014_containers
+    found: set[str] = set()
+    by_uid = {p.uid: p for p in desired}
+    for o in model.observed:
+        if any(k.startswith("io.kubernetes.") for k in o.labels):
+            found.add("kubernetes node container")
             continue
-        for c in pod.containers:
-            wait = waits.get((pod.key, c.name))
-            if wait is Reason.IMAGE_NEVER_PULL:
-                continue
-            mine = [o for o in observed if _instance_of(o, pod, c.name, adopt)]
-            running = [o for o in mine if o.running]
-            if not running and not mine:
-                problems.append(f"{pod.key}/{c.name}: no instance")
-                continue
-            if not running:
-                newest = max(mine, key=lambda o: (o.finished_at or o.created, o.created))
-                if newest.finished_at is None and wait is not Reason.BACK_OFF:
-                    problems.append(f"{pod.key}/{c.name}: {newest.name} never started")
-                elif newest.stopped_by_podsync not in ("", "unhealthy", "post-start-failed"):
-                    problems.append(
-                        f"{pod.key}/{c.name}: {newest.name} stopped by podsync "
-                        f"({newest.stopped_by_podsync}) and not replaced"
-                    )
-                running = [newest]
-            # The options the plan was made with shape the hash too (the root directory).
-            want = str(spec_hash(c, pod, root_dir=after.options.root_dir))
-            for o in running:
-                text = o.labels.get(LABEL_SPEC_HASH, "")
-                if text.startswith(f"{SPEC_HASH_VERSION}:") and text != want:
-                    problems.append(f"{pod.key}/{c.name}: {o.name} has {text}, not {want}")
-    return problems
+        w = owner(o, adopt=True)
+        if w is None:
+            found.add("foreign container")
+            continue
+        if not w.labelled:
+            found.add(f"2014-named container, adopt={adopt}")
+        if o.labels.get(LABEL_SPEC_HASH, "").partition(":")[0] not in ("", str(SPEC_HASH_VERSION)):
+            found.add("hash of another version")
+        if int(o.labels.get(LABEL_RESTART_COUNT, "0")) > 0:
+            found.add("restart count > 0")
+        pod = by_uid.get(w.pod_uid)
+        if pod is None:
+            found.add(f"container of an undesired pod, deletions={options.allow_deletions}")
+            continue
+        policy = pod.restart_policy.value
+        spec = {c.name: c for c in pod.containers}.get(w.container)
+        if spec is not None and not matches(
+            o,
+            spec_hash(spec, pod, root_dir=options.root_dir),
+            canonical_spec(spec, pod, root_dir=options.root_dir),
+            spec.image,
+        ):
+            found.add(f"spec changed, {'running' if o.running else 'stopped'}")
+        if o.running:
+            probe = spec.liveness_probe if spec else None
+            if (
+                probe
+                and liveness.get(o.id) is False
+                and now - o.created >= probe.initial_delay_seconds
+            ):
+                found.add(f"liveness failed, {policy}")
+        elif o.finished_at is None:
+            found.add(f"created, never started, {policy}")
+        elif o.stopped_by_podsync:
+            found.add(f"stopped by podsync ({o.stopped_by_podsync})")
+            found.add(f"stopped by podsync, {policy}")
+        else:
+            found.add(f"exited {'0' if o.exit_code == 0 else 'non-zero'}, {policy}")
+    running = [(o.name, o.labels.get(LABEL_POD_UID)) for o in model.observed if o.running]
+    names = {n.rsplit("_", 1)[0] for n, uid in running if uid}
+    if len(names) < len([n for n, uid in running if uid]):
+        found.add("duplicate running instances")
+    if model.pod_dirs - {p.uid for p in desired}:
+        found.add("orphaned pod directory")
+    if first is not None:
+        for r in first.rejected:
+            found.add(f"rejected: {r.reason.value}")
+        for a in first.actions:
+            if isinstance(a, Wait):
+                found.add(f"wait: {a.reason.value}")
+    return found
+
+
+#: What the generated worlds must hold, each at least once in COVERAGE_EXAMPLES worlds.
+SITUATIONS = {
+    "kubernetes node container",
+    "foreign container",
+    "2014-named container, adopt=True",
+    "2014-named container, adopt=False",
+    "hash of another version",
+    "restart count > 0",
+    "container of an undesired pod, deletions=True",
+    "container of an undesired pod, deletions=False",
+    "spec changed, running",
+    "spec changed, stopped",
+    *(f"liveness failed, {p.value}" for p in RestartPolicy),
+    *(f"created, never started, {p.value}" for p in RestartPolicy),
+    *(f"stopped by podsync ({r})" for r in STOP_RECORDS),
+    *(f"stopped by podsync, {p.value}" for p in RestartPolicy),
+    *(f"exited {code}, {p.value}" for code in ("0", "non-zero") for p in RestartPolicy),
+    "duplicate running instances",
+    "orphaned pod directory",
+    "rejected: host-port-conflict",
+    "rejected: privileged-not-allowed",
+    "wait: back-off",
+}
+COVERAGE_EXAMPLES = 300
+
+
+def test_worlds_hold_every_situation():
+    """The generated worlds hold every situation the convergence properties are meant
+    to cover (a generator change that loses one fails here, not silently)."""
+    seen: set[str] = set()
+
+    @settings(
+        max_examples=COVERAGE_EXAMPLES,
+        derandomize=True,
+        database=None,
+        phases=[Phase.generate],
+    )
+    @given(worlds())
+    def collect(world):
+        desired, model, now, liveness, options = world
+        first = plan(
+            desired,
+            model.observed,
+            images=model.images,
+            pod_dirs=model.pod_dirs,
+            now=now,
+            liveness=liveness,
+            options=options,
+        )
+        seen.update(situations(world, first))
+
+    collect()
+    assert set() == SITUATIONS - seen

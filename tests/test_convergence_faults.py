@@ -29,7 +29,8 @@ from podsync import (
     sync,
 )
 from podsync.testing import MUTATING_CALL_NAMES, FakeRuntime
-from tests.test_plan_properties import stale_specs, waited_for_a_port, worlds
+from tests.convergence_oracle import convergence_problems
+from tests.test_plan_properties import waited_for_a_port, worlds
 
 # The issue asks for at least 500 examples in CI; the "fast" profile is for editing.
 EXAMPLES = 500 if os.environ.get("HYPOTHESIS_PROFILE", "ci") == "ci" else 20
@@ -82,6 +83,8 @@ def _check(desired, model, now, options, faults):
     for name, times in faults:
         fake.fail(name, times=times)
 
+    # The history the oracle judges: the engine as podsync observes it before the sync.
+    before = list(observe(fake, options.root_dir).containers)
     first = sync(desired, fake, options=options, now=now, probe=False, clock=fake.clock)
 
     # Every failure is a failed or skipped action of a pod the plan worked on.
@@ -130,7 +133,16 @@ def _check(desired, model, now, options, faults):
         )
 
     assert [] == [a.message for a in after.actions if not isinstance(a, Wait)]
-    assert [] == stale_specs(
-        desired, list(seen.containers), after, adopt=options.adopt_2014_containers
+    assert [] == convergence_problems(
+        desired,
+        before,
+        list(seen.containers),
+        after,
+        options=options,
+        now=now,
+        first=first.plan,
+        # An injected exec fault fails a postStart handler: a failed run, which keeps a
+        # Never container down.
+        post_start_may_fail=any(name == "exec" for name, _ in faults),
     )
     assert foreign == {c.id: c for c in fake.containers if c.id.startswith("foreign")}

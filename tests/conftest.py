@@ -44,10 +44,24 @@ from tests.engine import (
 
 # --- Hypothesis ------------------------------------------------------------------------
 
-# ``ci``: the default number of examples, no deadline (a shared 2-core machine makes
-# timings noisy); ``fast``: a quick look while editing. Choose with HYPOTHESIS_PROFILE.
+# ``ci`` (the default): the default number of examples, no deadline (a shared 2-core
+# machine makes timings noisy), and derandomized: every run tries the same examples, so
+# a red CI run is a change of the code, never the luck of the draw, and a failure
+# reproduces on any machine. Exploring is what development runs are for (``dev``, or
+# ``HYPOTHESIS_SEED``); every counterexample they find is pinned with ``@example`` in
+# the property's module, so it is checked forever. ``print_blob`` prints the
+# reproduction blob (``@reproduce_failure``) of a failure. Derandomized runs use no
+# example database. ``dev``: random, with the example database (replays failures found
+# before); ``fast``: a quick look while editing. Choose with HYPOTHESIS_PROFILE.
 hypothesis.settings.register_profile(
     "ci",
+    deadline=None,
+    suppress_health_check=[hypothesis.HealthCheck.too_slow],
+    derandomize=True,
+    print_blob=True,
+)
+hypothesis.settings.register_profile(
+    "dev",
     deadline=None,
     suppress_health_check=[hypothesis.HealthCheck.too_slow],
     print_blob=True,

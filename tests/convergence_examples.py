@@ -117,6 +117,17 @@ def never_pod_replacement_not_created() -> World:
     return [job], model, T0 + 30, {}, options
 
 
+def never_pod_stopped_for_a_rebuild() -> World:
+    """podsync stopped a Never pod's container, which has the desired spec, to rebuild
+    the pod (its network container had exited), and the create of the new network
+    container failed: the stop was not a run, so the container starts again."""
+    job = pod("job", restart="Never")
+    model = engine([job], PlanOptions())
+    change(model, "job", stopped_by_podsync="pod-rebuild", **exited(137, T0 + 10))
+    change(model, "job", "net", **exited(0, T0 + 10))
+    return [job], model, T0 + 30, {}, PlanOptions()
+
+
 def never_pod_completed_then_spec_changed() -> World:
     """Found against main's planner (issue 10, restart): a completed Never container
     whose spec changed was left as it was ("No changes")."""
@@ -288,6 +299,7 @@ PINNED: dict[str, Pinned] = {
     "never-pod-replacement-not-created": Pinned(
         never_pod_replacement_not_created, {"job/app": "run"}
     ),
+    "never-pod-stopped-for-a-rebuild": Pinned(never_pod_stopped_for_a_rebuild, {"job/app": "run"}),
     "never-pod-completed-then-spec-changed": Pinned(
         never_pod_completed_then_spec_changed, {"job/app": "run"}
     ),

@@ -105,15 +105,41 @@ def _published(pod: Pod) -> list[Port]:
     return [p for c in pod.containers for p in c.ports if p.host_port != 0]
 
 
-def _check(pod: Pod, taken: _Reservations) -> RejectedPod | None:
+def _check(
+    pod: Pod,
+    taken: _Reservations,
+    held: Sequence[tuple[Pod, Sequence[Port]]] = (),
+) -> RejectedPod | None:
     # The first problem found, in container and port order, names the rejection.
+    # ``held``: what each running pod publishes now. Another running pod's port is
+    # taken unless ``pod`` publishes it too (with no bridge, recorded ports are not
+    # really published, and then input order decides, through ``taken``).
     own = _Reservations()
+    mine = _Reservations()
+    for other, ports in held:
+        if other is pod:
+            for port in ports:
+                mine.add(port, "")
     for port in _published(pod):
         if own.holder(port) is not None:
             return RejectedPod(
                 pod, "duplicate-host-port", f"host port {_spelled(port)} is used twice in the pod"
             )
         holder = taken.holder(port)
+        if holder is None and port.host_port != 0 and mine.holder(port) is None:
+            holder = next(
+                (
+                    f"held by running pod {other.key}"
+                    for other, ports in held
+                    if other is not pod
+                    and any(
+                        (p.host_port, p.protocol) == (port.host_port, port.protocol)
+                        and _overlap(p.host_ip, port.host_ip)
+                        for p in ports
+                    )
+                ),
+                None,
+            )
         if holder is not None:
             return RejectedPod(pod, "host-port-conflict", f"host port {_spelled(port)} is {holder}")
         own.add(port, "")
@@ -133,7 +159,9 @@ def filter_host_port_conflicts(
         pods: the candidate pods, in priority order.
         running: by pod uid, the pods of ``pods`` that already run, each with the host
             ports its running containers publish now (possibly none). They are admitted
-            before the others and reserve those ports besides the ones they ask for.
+            before the others and reserve those ports besides the ones they ask for;
+            a port one of them publishes is never given to another pod, running or
+            not, unless that pod publishes it too.
         held_elsewhere: ``(pod key, port)`` for host ports that running containers of
             pods *not* in ``pods`` publish; no pod may take them.
 
@@ -148,9 +176,17 @@ def filter_host_port_conflicts(
     verdicts: dict[int, RejectedPod | None] = {}
     incumbents = [i for i, pod in enumerate(pods) if pod.uid in running]
     newcomers = [i for i, pod in enumerate(pods) if pod.uid not in running]
+    # A port a running pod publishes is its own whatever the input order: a running pod
+    # that does not publish it (its network container is gone, say) does not get it,
+    # or its new network container could not start while the other one runs.
+    held = [
+        (pods[i], ports)
+        for i in incumbents
+        if (ports := [p for p in running[pods[i].uid] if p.host_port != 0])
+    ]
     for index in incumbents + newcomers:
         pod = pods[index]
-        problem = _check(pod, taken)
+        problem = _check(pod, taken, held)
         verdicts[index] = problem
         if problem is not None:
             # Nothing of a rejected pod is reserved (the seed leaked its earlier ports);

@@ -222,6 +222,29 @@ def running_pod_keeps_its_port() -> World:
     return [pod("new", host_port=80), web], model, T0 + 30, {}, options
 
 
+def running_pods_clash_on_a_port() -> World:
+    """Found by the derandomized ci profile (issue 11): two running pods ask for one
+    host port. ``web``'s network container publishes it; ``job`` (listed first) runs
+    only a container a 2014 kubelet left, without a network container. Admission took
+    the running pods in input order, gave the port to ``job`` and rejected ``web``,
+    which kept publishing it: ``job``'s new network container could never start. A
+    port a running pod publishes is now its own, whatever the order."""
+    options = PlanOptions(adopt_2014_containers=True)
+    web = pod("web", host_port=80)
+    job = pod("job", host_port=80)
+    model = engine([web], options)
+    model.add(
+        ObservedContainer(
+            id="legacy0",
+            name=container_name("app", 0, job.full_name, job.uid, 7),
+            image="busybox:1.36",
+            running=True,
+            created=T0 - 10,
+        )
+    )
+    return [job, web], model, T0 + 1, {}, options
+
+
 def privileged_not_allowed() -> World:
     """A privileged pod is rejected and its old containers are left alone."""
     options = PlanOptions(allow_privileged=False)
@@ -314,6 +337,9 @@ PINNED: dict[str, Pinned] = {
     "port-held-by-a-stopped-pod": Pinned(port_held_by_a_stopped_pod, {"web/app": "run"}),
     "running-pod-keeps-its-port": Pinned(
         running_pod_keeps_its_port, {"web/app": "run", "new/app": "run"}
+    ),
+    "running-pods-clash-on-a-port": Pinned(
+        running_pods_clash_on_a_port, {"web/app": "run", "job/app": "run"}
     ),
     "privileged-not-allowed": Pinned(privileged_not_allowed, {"admin/app": "run"}),
     "duplicates": Pinned(duplicates, {"web/app": "run"}),

@@ -300,3 +300,22 @@ def test_conflict_on_one_address_names_the_address():
     assert ["host port 127.0.0.1:8080/TCP is already used by pod default/a"] == [
         r.message for r in rejected
     ]
+
+
+def test_running_pod_that_publishes_a_port_keeps_it_against_a_running_pod_that_does_not():
+    """Two running pods ask for 80: ``web`` publishes it, ``job`` (listed first, running
+    without its network container - a 2014 kubelet's container, say) does not. The port
+    stays ``web``'s: giving it to ``job`` would make ``job``'s new network container
+    fail to start for as long as ``web`` keeps running (found by the convergence
+    property, tests/convergence_examples.py ``running_pods_clash_on_a_port``)."""
+    job = attrs.evolve(_pod("job", 80), uid="job-uid")
+    web = attrs.evolve(_pod("web", 80), uid="web-uid")
+
+    accepted, rejected = filter_host_port_conflicts(
+        [job, web], running={"job-uid": [], "web-uid": [Port(80, 80)]}
+    )
+
+    assert ((web,), ["host port 80/TCP is held by running pod default/web"]) == (
+        accepted,
+        [r.message for r in rejected],
+    )

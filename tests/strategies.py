@@ -283,7 +283,8 @@ def containers(
         ports=container_ports,
         volume_mounts=tuple(mounts),
         cpu=draw(st.integers(min_value=0, max_value=8000)),
-        memory=draw(st.integers(min_value=0, max_value=2**34)),
+        # 0 (no limit) or at least the engine's minimum, 6 MiB (smaller is invalid).
+        memory=draw(st.one_of(st.just(0), st.integers(min_value=6 * 2**20, max_value=2**34))),
         image_pull_policy=draw(st.sampled_from(PullPolicy)),
         liveness_probe=draw(st.one_of(st.none(), probes())),
         lifecycle=draw(st.one_of(st.none(), lifecycles())),

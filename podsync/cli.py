@@ -42,29 +42,31 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
-import re
-import shutil
 import sys
 import tempfile
-import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import IO, Any, NoReturn
+from typing import Any, NoReturn
 
 import attrs
 
 from podsync._apply import (
     DEFAULT_HOOK_TIMEOUT,
     DEFAULT_WORKERS,
-    ActionStatus,
     ApplyResult,
-    Event,
-    EventKind,
     apply,
 )
 from podsync._clock import Clock, clocks, system_sleep
 from podsync._config import load_pods
+from podsync._console import (
+    Console,
+    Progress,
+    changes,
+    report_apply,
+    short_ids,
+    warn_rejected,
+    warn_unpublished_ports,
+)
 from podsync._hooks import probe_liveness
 from podsync._models import ObservedContainer, Pod, RestartPolicy
 from podsync._plan import (
@@ -146,10 +148,6 @@ _SYSTEMD_RESOLV_CONF = SYSTEMD_RESOLV_CONF
 _DEFAULT_ROOT_DIR = PlanOptions().root_dir
 _DEFAULT_GC = GCPolicy()
 _DEFAULT_STOP_TIMEOUT = PlanOptions().stop_timeout
-
-# Docker's 64-hex container ids, shortened to the 12 characters the docker CLI shows.
-_LONG_ID = re.compile(r"\b([0-9a-f]{12})[0-9a-f]{52}\b")
-
 
 # ---------------------------------------------------------------------------------------
 # Errors inside the CLI
@@ -534,225 +532,6 @@ def _add_adopt_option(group: Any, *, default: Any) -> None:
 
 
 # ---------------------------------------------------------------------------------------
-# Output
-
-
-class _Console:
-    """Where a command writes: results to stdout; progress, warnings and errors to
-    stderr, as text or as JSON lines (``--log-format json``). It carries the command's
-    clocks (``main``'s ``clock``), which stamp its lines and time its plans and waits."""
-
-    def __init__(self, log_format: str = "text", clock: Clock | None = None) -> None:
-        self.json = log_format == "json"
-        self.lock = threading.Lock()
-        self.clocks = clocks(clock)
-
-    @property
-    def out(self) -> IO[str]:
-        return sys.stdout
-
-    @property
-    def err(self) -> IO[str]:
-        return sys.stderr
-
-    def print(self, text: str = "") -> None:
-        """A result, on stdout."""
-        with self.lock:
-            print(text, file=self.out, flush=True)
-
-    def record(self, kind: str, message: str = "", **fields: Any) -> None:
-        """One JSON line on stderr (JSON log format only)."""
-        data: dict[str, Any] = {"time": round(self.clocks.now(), 6), "kind": kind}
-        data.update(fields)
-        data["message"] = message
-        line = json.dumps(data, ensure_ascii=False)
-        with self.lock:
-            print(line, file=self.err, flush=True)
-
-    def _text(self, prefix: str, message: str) -> None:
-        with self.lock:
-            for line in message.splitlines() or [""]:
-                print(f"{prefix}{line}", file=self.err, flush=True)
-
-    def error(self, message: str) -> None:
-        if self.json:
-            self.record("error", message)
-        else:
-            self._text("podsync: error: ", message)
-
-    def internal_error(self, message: str) -> None:
-        if self.json:
-            self.record("internal-error", message)
-        else:
-            self._text("podsync: internal error: ", message)
-
-    def warning(self, message: str, **fields: Any) -> None:
-        if self.json:
-            self.record("warning", message, **fields)
-        else:
-            self._text("podsync: warning: ", message)
-
-    def note(self, message: str, **fields: Any) -> None:
-        """Progress that is not an apply event (waiting, re-syncing)."""
-        if self.json:
-            self.record("info", message, **fields)
-        else:
-            self._text("", message)
-
-
-def _short_ids(text: str) -> str:
-    return _LONG_ID.sub(r"\1", text)
-
-
-def _target(event: Event) -> str:
-    if event.pod and event.container:
-        return f"{event.pod}/{event.container}"
-    return event.pod
-
-
-def event_record(event: Event) -> dict[str, Any]:
-    """An apply event as the JSON object ``--log-format json`` writes."""
-    return {
-        "time": round(event.time, 6),
-        "kind": event.kind.value,
-        "pod": event.pod,
-        "pod_uid": event.pod_uid,
-        "container": event.container,
-        "container_id": event.container_id,
-        "reason": event.reason.value if event.reason is not None else None,
-        "message": event.message,
-    }
-
-
-# apply's kill and removal messages name the container in full ("stop default/web/app
-# (k8s_...): why"); the line already names the pod container, so the CLI keeps the why.
-# Ids are never read from messages: the event carries the container's id.
-_BECAUSE = re.compile(r"^\S+ \S+ \(\S+\): (.+)$")
-
-
-def event_text(event: Event) -> str:
-    """An event's message for a progress line (after its pod/container): short ids,
-    and no repeated container name."""
-    kind = event.kind
-    if kind in (EventKind.CREATED, EventKind.STARTED, EventKind.ADOPTED) and event.container_id:
-        return f"{kind.value} ({_short_ids(event.container_id)})"
-    if kind in (EventKind.KILLING, EventKind.REMOVED):
-        match = _BECAUSE.match(event.message)
-        if match:
-            verb = "stopping" if kind is EventKind.KILLING else "removed"
-            return f"{verb}: {_short_ids(match.group(1))}"
-    elif kind is EventKind.FAILED:
-        return f"failed: {_short_ids(event.message)}"
-    return _short_ids(event.message)
-
-
-# The events that end an action, for the progress bar's count: a pull, a create (its
-# start, or the adoption of a racing apply's container), a stop (counted when it
-# begins), a removal, a teardown, a failure.
-_ENDS_ACTION = frozenset(
-    {
-        EventKind.PULLED,
-        EventKind.STARTED,
-        EventKind.ADOPTED,
-        EventKind.KILLING,
-        EventKind.REMOVED,
-        EventKind.POD_DIR_REMOVED,
-        EventKind.IMAGE_REMOVED,
-        EventKind.FAILED,
-    }
-)
-
-
-class _Progress:
-    """Reports apply events on stderr while a plan is applied.
-
-    * ``--log-format json``: every event as one JSON line;
-    * a terminal: one line, redrawn in place - a bar, the count of actions done and the
-      latest event - with failures kept above it;
-    * otherwise (a pipe, a CI log): one line per event, with the seconds since the start.
-
-    ``apply`` calls it from its worker threads, one call at a time.
-    """
-
-    def __init__(self, console: _Console, total: int, *, terminal: bool | None = None) -> None:
-        self.console = console
-        self.total = total
-        self.done = 0
-        self.started = console.clocks.elapsed()
-        if terminal is None:
-            terminal = _is_terminal(console.err)
-        self.bar = terminal and not console.json
-        self.drawn = False
-        # After a failed postStart handler apply reports hook-failed, killing and
-        # failed for the same action: count that action once.
-        self.hook_failed: set[tuple[str, str, str]] = set()
-
-    def __call__(self, event: Event) -> None:
-        if self.console.json:
-            line = json.dumps(event_record(event), ensure_ascii=False)
-            with self.console.lock:
-                print(line, file=self.console.err, flush=True)
-            return
-        self._count(event)
-        text = self._line(event)
-        if not self.bar:
-            elapsed = self.console.clocks.elapsed() - self.started
-            with self.console.lock:
-                print(f"[{elapsed:5.1f}s] {text}", file=self.console.err, flush=True)
-            return
-        if event.kind in (EventKind.FAILED, EventKind.HOOK_FAILED):
-            self._clear()
-            with self.console.lock:
-                print(text, file=self.console.err, flush=True)
-        self._draw(text)
-
-    def _count(self, event: Event) -> None:
-        key = (event.pod_uid, event.pod, event.container)
-        if event.kind is EventKind.HOOK_FAILED and event.message.startswith("postStart"):
-            self.hook_failed.add(key)
-            return
-        if key in self.hook_failed and event.kind in (EventKind.KILLING, EventKind.FAILED):
-            if event.kind is EventKind.FAILED:
-                self.hook_failed.discard(key)
-            return
-        if event.kind in _ENDS_ACTION:
-            self.done = min(self.done + 1, self.total)
-
-    @staticmethod
-    def _line(event: Event) -> str:
-        target = _target(event)
-        message = event_text(event)
-        return f"{target}: {message}" if target else message
-
-    def _draw(self, text: str) -> None:
-        width = max(shutil.get_terminal_size((80, 24)).columns - 1, 20)
-        filled = (10 * self.done) // self.total if self.total else 10
-        line = f"[{'#' * filled}{'.' * (10 - filled)}] {self.done}/{self.total} {text}"
-        with self.console.lock:
-            self.console.err.write("\r" + line[:width] + "\x1b[K")
-            self.console.err.flush()
-        self.drawn = True
-
-    def _clear(self) -> None:
-        if self.drawn:
-            with self.console.lock:
-                self.console.err.write("\r\x1b[K")
-                self.console.err.flush()
-            self.drawn = False
-
-    def close(self) -> None:
-        """Remove the bar (a terminal); the summary follows on stdout."""
-        self._clear()
-
-
-def _is_terminal(stream: IO[str]) -> bool:
-    try:
-        return stream.isatty() and os.environ.get("TERM", "") != "dumb"
-    except (AttributeError, ValueError):
-        return False
-
-
-# ---------------------------------------------------------------------------------------
 # Plans as text
 
 
@@ -789,7 +568,7 @@ def render_plan(the_plan: Plan) -> str:
     lines: list[str] = []
 
     def add(action: Action) -> None:
-        lines.append(f"  {_short_ids(action.message)}  [{action.reason.value}]")
+        lines.append(f"  {short_ids(action.message)}  [{action.reason.value}]")
 
     if the_plan.pulls:
         lines.append("Images:")
@@ -807,29 +586,6 @@ def render_plan(the_plan: Plan) -> str:
         lines.append("")
     lines.append(summary_line(the_plan))
     return "\n".join(lines)
-
-
-def _warn_rejected(console: _Console, the_plan: Plan) -> None:
-    for r in the_plan.rejected:
-        console.warning(
-            f"pod {r.pod} is rejected and left alone: {r.message} [{r.reason.value}]",
-            pod=r.pod,
-            reason=r.reason.value,
-        )
-
-
-def _warn_unpublished_ports(console: _Console, pods: Sequence[Pod], options: PlanOptions) -> None:
-    if options.network_mode != "none":
-        return
-    for pod in pods:
-        ports = sorted({p.host_port for c in pod.containers for p in c.ports if p.host_port})
-        if ports:
-            listed = ", ".join(str(p) for p in ports)
-            console.warning(
-                f"pod {pod.key}: host port(s) {listed} are recorded but not published "
-                "in network mode none",
-                pod=pod.key,
-            )
 
 
 # ---------------------------------------------------------------------------------------
@@ -956,7 +712,7 @@ def _write_plan(path: str, the_plan: Plan) -> None:
         raise _Failure(f"cannot save the plan to {path}: {exc.strerror or exc}") from None
 
 
-def _host_resolv_conf(args: argparse.Namespace, console: _Console) -> str:
+def _host_resolv_conf(args: argparse.Namespace, console: Console) -> str:
     """The text of the resolv.conf ClusterFirst pods get their host settings from.
 
     ``--resolv-conf FILE`` names it (``""``: none), as the kubelet's. Otherwise it is
@@ -1026,7 +782,7 @@ def _probe(args: argparse.Namespace) -> bool:
     return not _given(args, "no_probe", False)
 
 
-def _plan_options(args: argparse.Namespace, console: _Console | None = None) -> PlanOptions:
+def _plan_options(args: argparse.Namespace, console: Console | None = None) -> PlanOptions:
     """The planning options of ``args``; warnings (about the host's resolv.conf) go to
     ``console``, by default text on standard error."""
 
@@ -1040,7 +796,7 @@ def _plan_options(args: argparse.Namespace, console: _Console | None = None) -> 
         network_mode=given("network_mode", ""),
         cluster_dns=dns,
         cluster_domain=domain,
-        host_resolv_conf=_host_resolv_conf(args, console or _Console()) if dns or domain else "",
+        host_resolv_conf=_host_resolv_conf(args, console or Console()) if dns or domain else "",
         allow_privileged=given("allow_privileged", False),
         adopt_2014_containers=given("adopt_2014_containers", False),
         allow_deletions=not given("no_delete", False),
@@ -1059,15 +815,11 @@ def _plan_options(args: argparse.Namespace, console: _Console | None = None) -> 
 # Applying
 
 
-def _changes(the_plan: Plan) -> int:
-    return sum(not isinstance(a, Wait) for a in the_plan.actions)
-
-
 def _run_apply(
-    console: _Console, the_plan: Plan, runtime: Runtime, args: argparse.Namespace, *, verb: str
+    console: Console, the_plan: Plan, runtime: Runtime, args: argparse.Namespace, *, verb: str
 ) -> ApplyResult:
     """Apply with progress on stderr, then the summary (stdout) and the failures."""
-    progress = _Progress(console, _changes(the_plan))
+    progress = Progress(console, changes(the_plan))
     try:
         result = apply(
             the_plan,
@@ -1079,37 +831,7 @@ def _run_apply(
         )
     finally:
         progress.close()
-    counts = dict.fromkeys(ActionStatus, 0)
-    for r in result.results:
-        if not isinstance(r.action, Wait):
-            counts[r.status] += 1
-    done, failed, skipped = (
-        counts[ActionStatus.DONE],
-        counts[ActionStatus.FAILED],
-        counts[ActionStatus.SKIPPED],
-    )
-    outcome = "complete!" if result.ok else "failed!"
-    console.print(
-        f"{verb} {outcome} {done} done, {failed} failed, {skipped} skipped "
-        f"in {result.duration:.1f}s."
-    )
-    if console.json:
-        console.record(
-            "summary",
-            f"{verb.lower()} {'complete' if result.ok else 'failed'}",
-            done=done,
-            failed=failed,
-            skipped=skipped,
-            duration=round(result.duration, 3),
-        )
-    for r in result.failures:
-        console.error(f"{_short_ids(r.action.message)}: {_short_ids(r.error)}")
-    skipped_pods = sorted({r.pod for r in result.results if r.status is ActionStatus.SKIPPED})
-    if skipped_pods:
-        console.warning(
-            "actions skipped after a failure, for: "
-            + ", ".join(p or "(engine)" for p in skipped_pods)
-        )
+    report_apply(console, result, verb=verb)
     return result
 
 
@@ -1293,11 +1015,11 @@ def _ended(oc: ObservedContainer) -> float:
 
 def _verb_of(action: Action) -> str:
     """``stop default/job/net`` from ``stop default/job/net (k8s_...): why``."""
-    return _short_ids(action.message).split(" (", 1)[0].split(": ", 1)[0]
+    return short_ids(action.message).split(" (", 1)[0].split(": ", 1)[0]
 
 
 def _wait(
-    console: _Console,
+    console: Console,
     runtime: Runtime,
     pods: Sequence[Pod],
     options: PlanOptions,
@@ -1370,15 +1092,15 @@ def _wait(
 # The commands
 
 
-def _cmd_plan(args: argparse.Namespace, console: _Console, factory: RuntimeFactory) -> int:
+def _cmd_plan(args: argparse.Namespace, console: Console, factory: RuntimeFactory) -> int:
     pods = _load(args.sources)
     options = _plan_options(args, console)
     with _engine(factory, args.docker_host) as runtime:
         _, the_plan = _observe_and_plan(
             runtime, pods, options, probe=_probe(args), clock=console.clocks.now
         )
-    _warn_rejected(console, the_plan)
-    _warn_unpublished_ports(console, pods, options)
+    warn_rejected(console, the_plan)
+    warn_unpublished_ports(console, pods, options)
     if args.out:
         _write_plan(args.out, the_plan)
     if args.json:
@@ -1395,12 +1117,12 @@ def _cmd_plan(args: argparse.Namespace, console: _Console, factory: RuntimeFacto
     return EXIT_OK
 
 
-def _cmd_show(args: argparse.Namespace, console: _Console) -> int:
+def _cmd_show(args: argparse.Namespace, console: Console) -> int:
     the_plan = _read_plan(args.file)
     if args.json:
         console.print(plan_to_json(the_plan).rstrip("\n"))
         return EXIT_OK
-    _warn_rejected(console, the_plan)
+    warn_rejected(console, the_plan)
     console.print(render_plan(the_plan))
     console.print(f"Planned against engine state {the_plan.fingerprint[:12] or '(none)'}.")
     return EXIT_OK
@@ -1408,7 +1130,7 @@ def _cmd_show(args: argparse.Namespace, console: _Console) -> int:
 
 def _cmd_apply(
     args: argparse.Namespace,
-    console: _Console,
+    console: Console,
     factory: RuntimeFactory,
     sleep: Callable[[float], None],
 ) -> int:
@@ -1420,8 +1142,8 @@ def _cmd_apply(
         before, the_plan = _observe_and_plan(
             runtime, pods, options, probe=_probe(args), clock=console.clocks.now
         )
-        _warn_rejected(console, the_plan)
-        _warn_unpublished_ports(console, pods, options)
+        warn_rejected(console, the_plan)
+        warn_unpublished_ports(console, pods, options)
         if not pods:
             console.warning("the sources describe no pods")
         console.print(render_plan(the_plan))
@@ -1436,7 +1158,7 @@ def _cmd_apply(
     return EXIT_OK if ok else EXIT_ERROR
 
 
-def _apply_saved(args: argparse.Namespace, console: _Console, factory: RuntimeFactory) -> int:
+def _apply_saved(args: argparse.Namespace, console: Console, factory: RuntimeFactory) -> int:
     the_plan = _read_plan(args.plan_file)
     # The plan's paths and binds were made under its own root directory, and apply
     # takes it from the plan; a --root-dir naming another one is a mistake to report.
@@ -1454,7 +1176,7 @@ def _apply_saved(args: argparse.Namespace, console: _Console, factory: RuntimeFa
                 f"(fingerprint {the_plan.fingerprint[:12]}… != {current[:12]}…); "
                 "run podsync plan again."
             )
-        _warn_rejected(console, the_plan)
+        warn_rejected(console, the_plan)
         console.print(f"Applying the saved plan {args.plan_file}: {summary_line(the_plan)}")
         if not the_plan.has_changes:
             return EXIT_OK
@@ -1462,7 +1184,7 @@ def _apply_saved(args: argparse.Namespace, console: _Console, factory: RuntimeFa
     return EXIT_OK if result.ok else EXIT_ERROR
 
 
-def _cmd_down(args: argparse.Namespace, console: _Console, factory: RuntimeFactory) -> int:
+def _cmd_down(args: argparse.Namespace, console: Console, factory: RuntimeFactory) -> int:
     pods = _load(args.sources)
     root_dir = _root_dir(args)
     uids = {p.uid for p in pods}
@@ -1575,7 +1297,7 @@ def main(
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else EXIT_ERROR
-    console = _Console(getattr(args, "log_format", "text"), clock)
+    console = Console(getattr(args, "log_format", "text"), clock)
     factory = runtime_factory or docker_runtime
     try:
         _check_combinations(args)

@@ -22,7 +22,7 @@ import attrs
 import pytest
 
 import podsync
-from podsync import cli
+from podsync import _console, cli
 from podsync._labels import LABEL_POD_UID
 from podsync.testing import MUTATING_CALL_NAMES, FakeClock, FakeRuntime
 from tests.cri import cri_labels, cri_name
@@ -1168,7 +1168,7 @@ def test_progress_lines(kind: str, pod: str, container: str, message: str, expec
     """Without a terminal: one line per event, after the seconds since the start."""
     err = io.StringIO()
     console = still_console()
-    progress = cli._Progress(console, total=3, terminal=False)
+    progress = _console.Progress(console, total=3, terminal=False)
     ids = {"created": "ab" * 32, "started": "cd" * 32, "adopted": "ef" * 32}
     event = make_event(
         podsync.EventKind(kind), pod, container, message, container_id=ids.get(kind, "")
@@ -1187,7 +1187,7 @@ def test_progress_bar_on_a_terminal() -> None:
     kept above the bar; close() clears the bar."""
     err = io.StringIO()
     console = still_console()
-    progress = cli._Progress(console, total=2, terminal=True)
+    progress = _console.Progress(console, total=2, terminal=True)
     events = [
         make_event(
             podsync.EventKind.CREATED, "default/a", "net", "created n (c1)", container_id="c1"
@@ -1213,7 +1213,7 @@ def test_progress_bar_on_a_terminal() -> None:
 
 def test_progress_counts_a_failed_post_start_once() -> None:
     """started, hook-failed, killing and failed of one create are one action."""
-    progress = cli._Progress(still_console(), total=5, terminal=False)
+    progress = _console.Progress(still_console(), total=5, terminal=False)
     kinds = ["created", "started", "hook-failed", "killing", "failed"]
     messages = ["c", "s", "postStart handler failed: boom", "stop", "postStart handler failed"]
 
@@ -1224,9 +1224,9 @@ def test_progress_counts_a_failed_post_start_once() -> None:
     assert 1 == progress.done
 
 
-def still_console(log_format: str = "text") -> cli._Console:
+def still_console(log_format: str = "text") -> _console.Console:
     """A console whose clock stands still at T0."""
-    return cli._Console(log_format, FakeClock(T0, step=0))
+    return _console.Console(log_format, FakeClock(T0, step=0))
 
 
 def make_event(
@@ -1341,7 +1341,7 @@ def test_json_events_carry_the_structured_fields() -> None:
     container name and id, and the reason code."""
     err = io.StringIO()
     console = still_console("json")
-    progress = cli._Progress(console, total=1)
+    progress = _console.Progress(console, total=1)
     event = make_event(
         podsync.EventKind.KILLING,
         "default/web",
@@ -1370,7 +1370,7 @@ def test_json_events_carry_the_structured_fields() -> None:
 
 def test_progress_counts_an_adopted_create_as_one_action() -> None:
     """A create that adopted a racing apply's container ends its action."""
-    progress = cli._Progress(still_console(), total=2, terminal=False)
+    progress = _console.Progress(still_console(), total=2, terminal=False)
     event = make_event(podsync.EventKind.ADOPTED, "default/a", "app", "adopted", container_id="c1")
 
     with _stderr(io.StringIO()):

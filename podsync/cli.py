@@ -48,8 +48,6 @@ import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NoReturn
 
-import attrs
-
 from podsync._apply import (
     DEFAULT_HOOK_TIMEOUT,
     DEFAULT_WORKERS,
@@ -68,19 +66,16 @@ from podsync._console import (
     warn_unpublished_ports,
 )
 from podsync._hooks import probe_liveness
-from podsync._models import ObservedContainer, Pod, RestartPolicy
+from podsync._models import ObservedContainer, Pod
 from podsync._plan import (
     DEFAULT_NETWORK_IMAGE,
-    FAILED_STOPS,
     Action,
     Create,
     GCPolicy,
     Kill,
     Plan,
     PlanOptions,
-    PodPlan,
     Pull,
-    Reason,
     Remove,
     RemoveImage,
     RemovePodDir,
@@ -98,6 +93,7 @@ from podsync._resolv import (
     parse_resolv_conf,
 )
 from podsync._runtime import Runtime
+from podsync._status import PodStatus, pod_status
 from podsync._sync import Observation, observe
 from podsync.exceptions import ConfigError, EngineUnavailable, PodsyncError, RuntimeCallError
 
@@ -855,39 +851,8 @@ def _by_pod(
     return found
 
 
-def _container_of(oc: ObservedContainer) -> str:
-    """The pod container name of ``oc``, which ``_by_pod`` already found to be a pod's
-    (with or without 2014 containers: only the name is read here)."""
-    owner = ownership(oc, adopt_2014_containers=True)
-    return owner.container if owner is not None else ""
-
-
 # ---------------------------------------------------------------------------------------
 # --wait
-
-
-@attrs.frozen
-class PodStatus:
-    """How one pod is doing, for ``apply --wait``.
-
-    Attributes:
-        pod: the pod key (``namespace/name``).
-        state: ``running`` or ``completed`` (up: done waiting), ``failed`` or
-            ``rejected`` (will not come up: done waiting), ``pending`` (keep waiting).
-        message: for people, e.g. ``running (2/2 containers)``.
-    """
-
-    pod: str
-    state: str
-    message: str
-
-    @property
-    def final(self) -> bool:
-        return self.state != "pending"
-
-    @property
-    def ok(self) -> bool:
-        return self.state in ("running", "completed")
 
 
 def pod_statuses(
@@ -899,118 +864,23 @@ def pod_statuses(
     *,
     adopt_2014_containers: bool = False,
 ) -> list[PodStatus]:
-    """The status of each pod, from an observation and the plan made from it.
+    """The status of each pod (``podsync.pod_status``), from an observation and the
+    plan made from it, for ``--wait``.
 
-    A pod is up when every app container runs (seen running for ``_STABLE_SECONDS``:
-    ``first_seen`` remembers, by container id, when each was first seen running, in
-    the clock of ``now``) or, in a pod whose restart policy is OnFailure or Never, has
-    completed with exit code 0 - and the plan has nothing left to do for it (a
-    completed pod's network container is stopped first). A container that exited
-    non-zero under Never fails its pod; a rejected pod fails too. A 2014 kubelet's
-    containers count only with ``adopt_2014_containers`` (the plan's option).
+    A running container counts as up once it was seen running for ``_STABLE_SECONDS``:
+    ``first_seen`` remembers, by container id, when each was first seen running, in the
+    clock of ``now``; until then it is "starting". A 2014 kubelet's containers count
+    only with ``adopt_2014_containers`` (the plan's option).
     """
-    rejected = {r.uid: r for r in the_plan.rejected}
-    plans = {(p.uid, p.full_name): p for p in the_plan.pods}
-    owned = _by_pod(pods, containers, adopt_2014_containers=adopt_2014_containers)
-    statuses: list[PodStatus] = []
-    for pod in pods:
-        rejection = rejected.get(pod.uid)
-        if rejection is not None:
-            statuses.append(PodStatus(pod.key, "rejected", f"rejected: {rejection.message}"))
-            continue
-        pod_plan = plans.get((pod.uid, pod.full_name))
-        statuses.append(_pod_status(pod, owned[pod.uid], pod_plan, first_seen, now))
-    return statuses
-
-
-def _pod_status(
-    pod: Pod,
-    containers: Sequence[ObservedContainer],
-    pod_plan: PodPlan | None,
-    first_seen: dict[str, float],
-    now: float,
-) -> PodStatus:
-    actions = pod_plan.actions if pod_plan is not None else ()
-    waits = {a.container: a for a in actions if isinstance(a, Wait)}
-    pending = [a for a in actions if not isinstance(a, Wait)]
-    instances: dict[str, list[ObservedContainer]] = {}
+    settling = set()
     for oc in containers:
-        instances.setdefault(_container_of(oc), []).append(oc)
-    running = completed = 0
-    problems: list[str] = []
-    failures: list[str] = []
-    for c in pod.containers:
-        mine = instances.get(c.name, [])
-        live = [oc for oc in mine if oc.running]
-        if live:
-            newest = max(live, key=lambda oc: (oc.created, oc.id))
-            if now - first_seen.setdefault(newest.id, now) >= _STABLE_SECONDS:
-                running += 1
-            else:
-                problems.append(f"{c.name} starting")
-            continue
-        wait = waits.get(c.name)
-        if not mine:
-            if wait is not None and wait.reason is Reason.IMAGE_NEVER_PULL:
-                problems.append(f"{c.name}: image {c.image} is absent (pull policy Never)")
-            else:
-                problems.append(f"{c.name} not started yet")
-            continue
-        # The instance the planner judges: the newest to stop (one that never started
-        # stopped when it was created).
-        last = max(mine, key=lambda oc: (_ended(oc), oc.created))
-        code = last.exit_code
-        stop = last.stopped_by_podsync
-        failure = FAILED_STOPS.get(stop)
-        if last.finished_at is None:
-            # Created and never started: not a run; the plan starts it again.
-            ended = f"{c.name} did not start"
-        elif failure is not None:
-            ended = f"{c.name} stopped by podsync: {failure}"
-        elif stop:
-            # podsync stopped it (to replace it, ...): not a run, it is started again.
-            problems.append(f"{c.name} stopped by podsync ({stop}), to be started again")
-            continue
-        else:
-            ended = f"{c.name} exited with code {code}"
-        succeeded = last.finished_at is not None and failure is None and code == 0
-        if succeeded and pod.restart_policy is not RestartPolicy.ALWAYS:
-            completed += 1
-        elif (
-            last.finished_at is not None
-            and not succeeded
-            and pod.restart_policy is RestartPolicy.NEVER
-        ):
-            failures.append(f"{ended} (restart policy Never)")
-        elif wait is not None and wait.reason is Reason.BACK_OFF:
-            problems.append(f"{ended}, back-off: restart in {wait.seconds:.0f}s")
-        else:
-            problems.append(f"{ended}, restarting")
-    total = len(pod.containers)
-    if failures:
-        return PodStatus(pod.key, "failed", "failed: " + "; ".join(failures))
-    if not problems and not pending:
-        if completed == total and total:
-            return PodStatus(
-                pod.key, "completed", f"completed ({total}/{total} containers exited 0)"
-            )
-        if completed:
-            return PodStatus(
-                pod.key, "running", f"running ({running} running, {completed} completed)"
-            )
-        return PodStatus(pod.key, "running", f"running ({running}/{total} containers)")
-    if not problems:
-        state = "completed" if completed == total else "running"
-        return PodStatus(
-            pod.key, "pending", f"{state}, {len(pending)} change(s) to make: {_verb_of(pending[0])}"
-        )
-    return PodStatus(
-        pod.key, "pending", f"not running ({running}/{total} containers): " + "; ".join(problems)
-    )
-
-
-def _ended(oc: ObservedContainer) -> float:
-    return oc.finished_at if oc.finished_at is not None else oc.created
+        if oc.running and now - first_seen.setdefault(oc.id, now) < _STABLE_SECONDS:
+            settling.add(oc.id)
+    options = PlanOptions(adopt_2014_containers=adopt_2014_containers)
+    return [
+        pod_status(pod, containers, plan=the_plan, options=options, settling=settling)
+        for pod in pods
+    ]
 
 
 def _verb_of(action: Action) -> str:

@@ -52,6 +52,7 @@ from podsync._apply import (
     DEFAULT_HOOK_TIMEOUT,
     DEFAULT_WORKERS,
     ApplyResult,
+    Event,
     apply,
 )
 from podsync._clock import Clock, clocks, system_sleep
@@ -65,7 +66,6 @@ from podsync._console import (
     warn_rejected,
     warn_unpublished_ports,
 )
-from podsync._hooks import probe_liveness
 from podsync._models import ObservedContainer, Pod
 from podsync._plan import (
     DEFAULT_NETWORK_IMAGE,
@@ -94,7 +94,7 @@ from podsync._resolv import (
 )
 from podsync._runtime import Runtime
 from podsync._status import PodStatus, pod_status
-from podsync._sync import Observation, observe
+from podsync._sync import Observation, SyncResult, observe, sync
 from podsync.exceptions import ConfigError, EngineUnavailable, PodsyncError, RuntimeCallError
 
 __all__ = [
@@ -627,32 +627,9 @@ def _observe(runtime: Runtime, root_dir: str) -> Observation:
         raise _Failure(f"cannot list the root directory {root_dir}: {exc}") from None
 
 
-def _observe_and_plan(
-    runtime: Runtime, pods: Sequence[Pod], options: PlanOptions, *, probe: bool, clock: Clock
-) -> tuple[Observation, Plan]:
-    """One observation (and liveness probes), and the plan made from it, for the time
-    ``clock`` reads after the observation."""
-    observation = _observe(runtime, options.root_dir)
-    now = clock()
-    liveness = {}
-    if probe:
-        liveness = probe_liveness(
-            pods,
-            observation.containers,
-            runtime,
-            now=now,
-            adopt_2014_containers=options.adopt_2014_containers,
-        )
-    the_plan = plan(
-        pods,
-        observation.containers,
-        now=now,
-        images=observation.images,
-        pod_dirs=observation.pod_dirs,
-        liveness=liveness,
-        options=options,
-    )
-    return observation, the_plan
+def _never(the_plan: Plan, observation: Observation) -> bool:
+    """A ``before_apply`` that applies nothing (``podsync plan``)."""
+    return False
 
 
 def _fingerprint(the_plan: Plan, observation: Observation) -> str:
@@ -811,6 +788,58 @@ def _plan_options(args: argparse.Namespace, console: Console | None = None) -> P
 # Applying
 
 
+def _sync_pods(
+    console: Console,
+    runtime: Runtime,
+    pods: Sequence[Pod],
+    options: PlanOptions,
+    args: argparse.Namespace,
+    *,
+    verb: str,
+    before_apply: Callable[[Plan, Observation], bool],
+) -> SyncResult:
+    """One ``podsync.sync`` (observe, probe, plan, apply): ``before_apply`` sees the
+    plan first and says whether to apply it; an applied plan is reported with progress
+    on stderr, then the summary (stdout) and the failures."""
+    progress: Progress | None = None
+
+    def decide(the_plan: Plan, observation: Observation) -> bool:
+        nonlocal progress
+        if not before_apply(the_plan, observation):
+            return False
+        progress = Progress(console, changes(the_plan))
+        return True
+
+    def on_event(event: Event) -> None:
+        # The progress of applying the plan; a failed liveness probe (reported before
+        # the plan is made) shows in the plan itself, as the reason of a replacement.
+        if progress is not None:
+            progress(event)
+
+    try:
+        result = sync(
+            pods,
+            runtime,
+            options=options,
+            workers=getattr(args, "workers", DEFAULT_WORKERS),
+            on_event=on_event,
+            probe=_probe(args),
+            hook_timeout=getattr(args, "hook_timeout", DEFAULT_HOOK_TIMEOUT),
+            clock=console.clocks.given,
+            before_apply=decide,
+        )
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise _Failure(f"cannot list the root directory {options.root_dir}: {exc}") from None
+    finally:
+        if progress is not None:
+            progress.close()
+    if result.applied:
+        report_apply(console, result.apply_result, verb=verb)
+    return result
+
+
 def _run_apply(
     console: Console, the_plan: Plan, runtime: Runtime, args: argparse.Namespace, *, verb: str
 ) -> ApplyResult:
@@ -908,31 +937,37 @@ def _wait(
     deadline = elapsed() + args.timeout
     delay = _WAIT_FIRST_DELAY
     first_seen = {oc.id: float("-inf") for oc in before.containers if oc.running}
-    probe = _probe(args)
     console.note(f"Waiting up to {args.timeout:g}s for {len(pods)} pod(s)...")
     while True:
-        observation, the_plan = _observe_and_plan(
-            runtime, pods, options, probe=probe, clock=console.clocks.now
-        )
-        statuses = pod_statuses(
-            pods,
-            observation.containers,
-            the_plan,
-            first_seen,
-            elapsed(),
-            adopt_2014_containers=options.adopt_2014_containers,
-        )
-        if all(s.final for s in statuses):
+        give_up = False
+        statuses: list[PodStatus] = []
+
+        def judge(the_plan: Plan, observation: Observation) -> bool:
+            nonlocal give_up, statuses
+            statuses = pod_statuses(
+                pods,
+                observation.containers,
+                the_plan,
+                first_seen,
+                elapsed(),
+                adopt_2014_containers=options.adopt_2014_containers,
+            )
+            if all(s.final for s in statuses) or deadline - elapsed() <= 0:
+                give_up = True
+                return False
+            for status in statuses:
+                if not status.final:
+                    console.note(f"  {status.pod}: {status.message}", pod=status.pod)
+            if the_plan.has_changes:
+                console.note(f"Syncing again: {summary_line(the_plan)}")
+            return the_plan.has_changes
+
+        result = _sync_pods(console, runtime, pods, options, args, verb="Sync", before_apply=judge)
+        the_plan = result.plan
+        if give_up:
             break
-        remaining = deadline - elapsed()
-        if remaining <= 0:
-            break
-        for status in statuses:
-            if not status.final:
-                console.note(f"  {status.pod}: {status.message}", pod=status.pod)
-        if the_plan.has_changes:
-            console.note(f"Syncing again: {summary_line(the_plan)}")
-            last_apply_ok = _run_apply(console, the_plan, runtime, args, verb="Sync").ok
+        if result.applied:
+            last_apply_ok = result.ok
         pause = min(delay, max(deadline - elapsed(), 0.0))
         console.note(f"Checking again in {pause:.1f}s.")
         sleep(pause)
@@ -966,9 +1001,10 @@ def _cmd_plan(args: argparse.Namespace, console: Console, factory: RuntimeFactor
     pods = _load(args.sources)
     options = _plan_options(args, console)
     with _engine(factory, args.docker_host) as runtime:
-        _, the_plan = _observe_and_plan(
-            runtime, pods, options, probe=_probe(args), clock=console.clocks.now
-        )
+        # A dry run: the plan is made as apply makes it, and never applied.
+        the_plan = _sync_pods(
+            console, runtime, pods, options, args, verb="Plan", before_apply=_never
+        ).plan
     warn_rejected(console, the_plan)
     warn_unpublished_ports(console, pods, options)
     if args.out:
@@ -1008,20 +1044,21 @@ def _cmd_apply(
         return _apply_saved(args, console, factory)
     pods = _load(args.sources)
     options = _plan_options(args, console)
-    with _engine(factory, args.docker_host) as runtime:
-        before, the_plan = _observe_and_plan(
-            runtime, pods, options, probe=_probe(args), clock=console.clocks.now
-        )
+
+    def show(the_plan: Plan, observation: Observation) -> bool:
         warn_rejected(console, the_plan)
         warn_unpublished_ports(console, pods, options)
         if not pods:
             console.warning("the sources describe no pods")
         console.print(render_plan(the_plan))
-        ok = True
-        if the_plan.has_changes:
-            ok = _run_apply(console, the_plan, runtime, args, verb="Apply").ok
+        return the_plan.has_changes
+
+    with _engine(factory, args.docker_host) as runtime:
+        result = _sync_pods(console, runtime, pods, options, args, verb="Apply", before_apply=show)
+        the_plan = result.plan
+        ok = result.ok
         if args.wait:
-            return _wait(console, runtime, pods, options, args, sleep, ok, before)
+            return _wait(console, runtime, pods, options, args, sleep, ok, result.observation)
     if the_plan.rejected:
         console.error(f"{len(the_plan.rejected)} pod(s) rejected: see the warnings above")
         return EXIT_ERROR

@@ -553,6 +553,36 @@ def test_apply_runs_the_pods_and_reports(
     assert any(line.endswith("default/a/app: started (c0002)") for line in result.err_lines)
 
 
+def test_no_op_apply_makes_one_engine_call(
+    run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path
+) -> None:
+    """A second apply with nothing to do observes the engine with one list call, as
+    ``podsync.sync`` does: the image list is fetched only when a plan creates
+    something, and nothing else is called."""
+    source = write(tmp_path, "a.yaml", pod_yaml("a"))
+    assert 0 == run("apply", source, runtime=fake).code
+    fake.clear_calls()
+
+    result = run("apply", source, runtime=fake)
+
+    assert 0 == result.code, result.err
+    assert "No changes." in result.out
+    assert ["list"] == fake.call_names()
+
+
+def test_apply_lists_images_only_when_it_creates(
+    run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path
+) -> None:
+    """An apply that creates a container fetches the image list once (to decide the
+    pulls) before it creates."""
+    source = write(tmp_path, "a.yaml", pod_yaml("a"))
+
+    result = run("apply", source, runtime=fake)
+
+    assert 0 == result.code, result.err
+    assert ["list", "list_images", "create", "start", "create", "start"] == fake.call_names()
+
+
 def test_apply_failure_exits_1_with_the_error(
     run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path
 ) -> None:

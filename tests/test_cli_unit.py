@@ -22,7 +22,7 @@ import attrs
 import pytest
 
 import podsync
-from podsync import _console, cli
+from podsync import _cli_args, _console, cli
 from podsync._labels import LABEL_POD_UID
 from podsync.testing import MUTATING_CALL_NAMES, FakeClock, FakeRuntime
 from tests.cri import cri_labels, cri_name
@@ -223,7 +223,9 @@ def test_cluster_dns_reads_the_hosts_resolv_conf(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """With --cluster-dns, the host's resolv.conf follows the cluster's server."""
-    monkeypatch.setattr(cli, "_RESOLV_CONF", write(tmp_path, "resolv.conf", "nameserver 9.9.9.9\n"))
+    monkeypatch.setattr(
+        _cli_args, "_RESOLV_CONF", write(tmp_path, "resolv.conf", "nameserver 9.9.9.9\n")
+    )
     source = write(tmp_path, "a.yaml", pod_yaml("a"))
 
     result = run("plan", "--json", "--cluster-dns", "10.0.0.10", source, runtime=fake)
@@ -246,8 +248,8 @@ def host_dns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> HostDNS:
     """/etc/resolv.conf and /run/systemd/resolve/resolv.conf, redirected to files of
     this test (not written yet: a file that is not written does not exist)."""
     files = HostDNS(tmp_path / "etc-resolv.conf", tmp_path / "systemd-resolv.conf")
-    monkeypatch.setattr(cli, "_RESOLV_CONF", str(files.etc))
-    monkeypatch.setattr(cli, "_SYSTEMD_RESOLV_CONF", str(files.systemd))
+    monkeypatch.setattr(_cli_args, "_RESOLV_CONF", str(files.etc))
+    monkeypatch.setattr(_cli_args, "_SYSTEMD_RESOLV_CONF", str(files.systemd))
     return files
 
 

@@ -174,6 +174,9 @@ from podsync._apply import (
 # isort: split
 from podsync._sync import Observation, SyncResult, observe, sync
 
+# isort: split
+from podsync._status import ContainerState, ContainerStatus, PodPhase, PodStatus, pod_status
+
 __all__ = [
     "CONTAINER_NAME_PREFIX",
     "DEFAULT_HOOK_TIMEOUT",
@@ -203,6 +206,8 @@ __all__ = [
     "BackOffPolicy",
     "ConfigError",
     "Container",
+    "ContainerState",
+    "ContainerStatus",
     "Create",
     "CreateSpec",
     "DNSPolicy",
@@ -226,7 +231,9 @@ __all__ = [
     "PlanOptions",
     "Pod",
     "PodAction",
+    "PodPhase",
     "PodPlan",
+    "PodStatus",
     "PodsyncError",
     "Port",
     "PortProtocol",
@@ -284,6 +291,7 @@ __all__ = [
     "plan_from_json",
     "plan_to_json",
     "pod_full_name",
+    "pod_status",
     "port_bindings",
     "probe_liveness",
     "pull_reference",

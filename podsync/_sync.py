@@ -129,13 +129,19 @@ class SyncResult:
 
     Attributes:
         plan: the plan, with its rejected pods (``plan.rejected``).
-        apply_result: the outcome of every action.
+        apply_result: the outcome of every action (no results when the plan was not
+            applied).
         liveness: the liveness probe results the plan was made with, by container id.
+        observation: what the plan was made from. Its ``images`` are empty when the
+            plan needed no image list (it creates nothing and collects no images).
+        applied: False when ``before_apply`` declined the plan.
     """
 
     plan: Plan
     apply_result: ApplyResult
     liveness: dict[str, bool] = attrs.field(factory=dict, hash=False)
+    observation: Observation = attrs.field(factory=Observation, eq=False, repr=False)
+    applied: bool = True
 
     @property
     def ok(self) -> bool:
@@ -163,6 +169,7 @@ def sync(
     hook_timeout: float = DEFAULT_HOOK_TIMEOUT,
     probe_timeout: float = DEFAULT_PROBE_TIMEOUT,
     clock: Clock | None = None,
+    before_apply: Callable[[Plan, Observation], bool] | None = None,
 ) -> SyncResult:
     """Make the engine run ``desired``: observe, probe liveness, plan, apply (seed
     SyncPods + syncPod, in one pass).
@@ -179,13 +186,17 @@ def sync(
         probe: run the liveness probes of running containers first; a container whose
             probe fails is replaced by the plan.
         now: the time the plan is made for, seconds since the epoch; read from
-            ``clock`` when ``None``.
+            ``clock`` after the engine was observed when ``None``.
         hook_timeout: seconds a postStart handler may take (a preStop handler may take
             the grace period of its container, see ``apply``).
         probe_timeout: seconds a liveness probe may take.
         clock: where sync reads the time, in seconds since the epoch: ``now`` when it
             is not given, the times of the events, and what ``apply`` measures with it
             (see ``apply``). The system clock when ``None``.
+        before_apply: called with the plan and the observation it was made from, before
+            anything is applied (to show the plan, to ask for a confirmation, to judge
+            the pods); when it returns False the plan is not applied
+            (``SyncResult.applied`` is False) and the engine is left as it was.
 
     Returns:
         The plan and the outcome of applying it. Failed runtime calls are failed
@@ -208,10 +219,11 @@ def sync(
             workers=workers,
             on_event=on_event,
             with_probes=probe,
-            now=the_clocks.now() if now is None else now,
+            now=now,
             hook_timeout=hook_timeout,
             probe_timeout=probe_timeout,
             clocks=the_clocks,
+            before_apply=before_apply,
         )
     finally:
         close = getattr(engine, "close", None) if owned else None
@@ -236,10 +248,11 @@ def _sync(
     workers: int,
     on_event: Callable[[Event], None] | None,
     with_probes: bool,
-    now: float,
+    now: float | None,
     hook_timeout: float,
     probe_timeout: float,
     clocks: Clocks,
+    before_apply: Callable[[Plan, Observation], bool] | None,
 ) -> SyncResult:
     _check_settings(workers, hook_timeout)
     if not probe_timeout > 0:
@@ -249,13 +262,16 @@ def _sync(
     # list is fetched only when that plan creates something: in the steady state a sync
     # observes the engine with one list call.
     observation = observe(runtime, options.root_dir, images=False)
+    # The plan is for the time after the observation: a container that exited while
+    # the engine was listed has not ended in the plan's future.
+    at = clocks.now() if now is None else now
     liveness: dict[str, bool] = {}
     if with_probes:
         outcomes = run_probes(
             probe_targets(
                 desired,
                 observation.containers,
-                now=now,
+                now=at,
                 adopt_2014_containers=options.adopt_2014_containers,
             ),
             runtime,
@@ -286,7 +302,7 @@ def _sync(
         return plan(
             desired,
             observation.containers,
-            now=now,
+            now=at,
             images=images,
             pod_dirs=observation.pod_dirs,
             liveness=liveness,
@@ -295,7 +311,11 @@ def _sync(
 
     the_plan = make_plan(())
     if options.gc.remove_dangling_images or any(_needs_images(a) for a in the_plan.actions):
-        the_plan = make_plan(runtime.list_images())
+        images = tuple(runtime.list_images())
+        observation = attrs.evolve(observation, images=images)
+        the_plan = make_plan(images)
+    if before_apply is not None and not before_apply(the_plan, observation):
+        return SyncResult(the_plan, ApplyResult(), liveness, observation, applied=False)
     result = apply(
         the_plan,
         runtime,
@@ -304,4 +324,4 @@ def _sync(
         hook_timeout=hook_timeout,
         clock=clocks.given,
     )
-    return SyncResult(the_plan, result, liveness)
+    return SyncResult(the_plan, result, liveness, observation)

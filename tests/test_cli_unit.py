@@ -22,7 +22,7 @@ import attrs
 import pytest
 
 import podsync
-from podsync import cli
+from podsync import _cli_args, _console, cli
 from podsync._labels import LABEL_POD_UID
 from podsync.testing import MUTATING_CALL_NAMES, FakeClock, FakeRuntime
 from tests.cri import cri_labels, cri_name
@@ -223,7 +223,9 @@ def test_cluster_dns_reads_the_hosts_resolv_conf(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """With --cluster-dns, the host's resolv.conf follows the cluster's server."""
-    monkeypatch.setattr(cli, "_RESOLV_CONF", write(tmp_path, "resolv.conf", "nameserver 9.9.9.9\n"))
+    monkeypatch.setattr(
+        _cli_args, "_RESOLV_CONF", write(tmp_path, "resolv.conf", "nameserver 9.9.9.9\n")
+    )
     source = write(tmp_path, "a.yaml", pod_yaml("a"))
 
     result = run("plan", "--json", "--cluster-dns", "10.0.0.10", source, runtime=fake)
@@ -246,8 +248,8 @@ def host_dns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> HostDNS:
     """/etc/resolv.conf and /run/systemd/resolve/resolv.conf, redirected to files of
     this test (not written yet: a file that is not written does not exist)."""
     files = HostDNS(tmp_path / "etc-resolv.conf", tmp_path / "systemd-resolv.conf")
-    monkeypatch.setattr(cli, "_RESOLV_CONF", str(files.etc))
-    monkeypatch.setattr(cli, "_SYSTEMD_RESOLV_CONF", str(files.systemd))
+    monkeypatch.setattr(_cli_args, "_RESOLV_CONF", str(files.etc))
+    monkeypatch.setattr(_cli_args, "_SYSTEMD_RESOLV_CONF", str(files.systemd))
     return files
 
 
@@ -551,6 +553,36 @@ def test_apply_runs_the_pods_and_reports(
     assert "Plan: 2 to create." in result.out
     assert "Apply complete! 2 done, 0 failed, 0 skipped in" in result.out
     assert any(line.endswith("default/a/app: started (c0002)") for line in result.err_lines)
+
+
+def test_no_op_apply_makes_one_engine_call(
+    run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path
+) -> None:
+    """A second apply with nothing to do observes the engine with one list call, as
+    ``podsync.sync`` does: the image list is fetched only when a plan creates
+    something, and nothing else is called."""
+    source = write(tmp_path, "a.yaml", pod_yaml("a"))
+    assert 0 == run("apply", source, runtime=fake).code
+    fake.clear_calls()
+
+    result = run("apply", source, runtime=fake)
+
+    assert 0 == result.code, result.err
+    assert "No changes." in result.out
+    assert ["list"] == fake.call_names()
+
+
+def test_apply_lists_images_only_when_it_creates(
+    run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path
+) -> None:
+    """An apply that creates a container fetches the image list once (to decide the
+    pulls) before it creates."""
+    source = write(tmp_path, "a.yaml", pod_yaml("a"))
+
+    result = run("apply", source, runtime=fake)
+
+    assert 0 == result.code, result.err
+    assert ["list", "list_images", "create", "start", "create", "start"] == fake.call_names()
 
 
 def test_apply_failure_exits_1_with_the_error(
@@ -1168,7 +1200,7 @@ def test_progress_lines(kind: str, pod: str, container: str, message: str, expec
     """Without a terminal: one line per event, after the seconds since the start."""
     err = io.StringIO()
     console = still_console()
-    progress = cli._Progress(console, total=3, terminal=False)
+    progress = _console.Progress(console, total=3, terminal=False)
     ids = {"created": "ab" * 32, "started": "cd" * 32, "adopted": "ef" * 32}
     event = make_event(
         podsync.EventKind(kind), pod, container, message, container_id=ids.get(kind, "")
@@ -1187,7 +1219,7 @@ def test_progress_bar_on_a_terminal() -> None:
     kept above the bar; close() clears the bar."""
     err = io.StringIO()
     console = still_console()
-    progress = cli._Progress(console, total=2, terminal=True)
+    progress = _console.Progress(console, total=2, terminal=True)
     events = [
         make_event(
             podsync.EventKind.CREATED, "default/a", "net", "created n (c1)", container_id="c1"
@@ -1213,7 +1245,7 @@ def test_progress_bar_on_a_terminal() -> None:
 
 def test_progress_counts_a_failed_post_start_once() -> None:
     """started, hook-failed, killing and failed of one create are one action."""
-    progress = cli._Progress(still_console(), total=5, terminal=False)
+    progress = _console.Progress(still_console(), total=5, terminal=False)
     kinds = ["created", "started", "hook-failed", "killing", "failed"]
     messages = ["c", "s", "postStart handler failed: boom", "stop", "postStart handler failed"]
 
@@ -1224,9 +1256,9 @@ def test_progress_counts_a_failed_post_start_once() -> None:
     assert 1 == progress.done
 
 
-def still_console(log_format: str = "text") -> cli._Console:
+def still_console(log_format: str = "text") -> _console.Console:
     """A console whose clock stands still at T0."""
-    return cli._Console(log_format, FakeClock(T0, step=0))
+    return _console.Console(log_format, FakeClock(T0, step=0))
 
 
 def make_event(
@@ -1341,7 +1373,7 @@ def test_json_events_carry_the_structured_fields() -> None:
     container name and id, and the reason code."""
     err = io.StringIO()
     console = still_console("json")
-    progress = cli._Progress(console, total=1)
+    progress = _console.Progress(console, total=1)
     event = make_event(
         podsync.EventKind.KILLING,
         "default/web",
@@ -1370,7 +1402,7 @@ def test_json_events_carry_the_structured_fields() -> None:
 
 def test_progress_counts_an_adopted_create_as_one_action() -> None:
     """A create that adopted a racing apply's container ends its action."""
-    progress = cli._Progress(still_console(), total=2, terminal=False)
+    progress = _console.Progress(still_console(), total=2, terminal=False)
     event = make_event(podsync.EventKind.ADOPTED, "default/a", "app", "adopted", container_id="c1")
 
     with _stderr(io.StringIO()):

@@ -571,6 +571,57 @@ def alt_image(engine: docker.DockerClient) -> Iterator[str]:
         engine.api.remove_image(reference)
 
 
+def test_second_cli_apply_makes_one_api_request(
+    engine: docker.DockerClient,
+    cleanup: Cleanup,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``podsync apply`` again with nothing to do sends the engine one API request, the
+    container list, as ``podsync.sync`` does (no image list: nothing is created), besides
+    the client's API version check when it connects."""
+    path = tmp_path / "web.yaml"
+    path.write_text(
+        f"apiVersion: v1\nkind: Pod\nmetadata: {{name: web-{_hex()}}}\nspec:\n"
+        f"  containers:\n  - name: app\n    image: {APP_IMAGE}\n"
+        f"    command: [/bin/sh, -c, {json.dumps(SERVE)}]\n"
+    )
+    (pod,) = podsync.load_pods([str(path)])
+    cleanup.add_label(f"{podsync.LABEL_POD_UID}={pod.uid}")
+    argv = [
+        "apply",
+        "--no-delete",
+        "--root-dir",
+        str(tmp_path / "root"),
+        "--network-mode",
+        "none",
+        "--network-image",
+        PAUSE_IMAGE,
+        "--stop-timeout",
+        "1",
+        str(path),
+    ]
+    assert 0 == podsync.cli.main(argv)
+
+    sent: list[str] = []
+    original = docker.APIClient.send
+
+    def counting_send(self: docker.APIClient, request: Any, **kwargs: Any) -> Any:
+        sent.append(f"{request.method} {request.path_url.split('?')[0]}")
+        return original(self, request, **kwargs)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(docker.APIClient, "send", counting_send)
+        code = podsync.cli.main(argv)
+
+    # The client asks the engine's API version when it connects (GET /version, once
+    # per connection, not per sync); the sync itself is the container list.
+    synced = [request for request in sent if request != "GET /version"]
+    assert 0 == code
+    assert 1 == len(synced), sent
+    assert re.fullmatch(r"GET /v[0-9.]+/containers/json", synced[0]), sent
+
+
 def test_changed_image_replaces_only_that_container(
     engine: docker.DockerClient,
     cleanup: Cleanup,

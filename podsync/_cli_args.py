@@ -1,0 +1,561 @@
+"""The ``podsync`` command line's arguments: the parser, the checks argparse cannot
+express, and the planning options the arguments give (``PlanOptions``, the host's
+resolv.conf included). The commands themselves are in ``podsync.cli``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any, NoReturn
+
+from podsync._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS
+from podsync._console import Console
+from podsync._plan import DEFAULT_NETWORK_IMAGE, GCPolicy, PlanOptions
+from podsync._resolv import (
+    HOST_RESOLV_CONF,
+    SYSTEMD_RESOLV_CONF,
+    is_loopback_nameserver,
+    only_loopback_nameservers,
+    parse_resolv_conf,
+)
+
+# The command line's own helpers: none of them is part of the podsync API.
+__all__: list[str] = []
+
+#: Success (``plan --detailed-exitcode``: success and no changes).
+EXIT_OK = 0
+#: Any error: a bad source, an unreachable engine, a failed action, a stale saved plan,
+#: a rejected pod, a pod that is not running when ``--wait`` gives up.
+EXIT_ERROR = 1
+#: ``plan --detailed-exitcode``: success, and the plan has changes (Terraform's code).
+EXIT_CHANGES = 2
+#: A command line that cannot be used: the code of every error, as Terraform's usage
+#: errors. Never argparse's 2, which ``plan --detailed-exitcode`` reserves for "changes".
+EXIT_USAGE = EXIT_ERROR
+#: Interrupted (Ctrl-C): 128 + SIGINT, as a shell reports it.
+EXIT_INTERRUPTED = 130
+
+#: Seconds ``apply --wait`` waits for the pods unless ``--timeout`` says otherwise.
+DEFAULT_WAIT_TIMEOUT = 60.0
+
+# Where the host's DNS settings are read from (module attributes, so tests point them
+# at files of their own).
+_RESOLV_CONF = HOST_RESOLV_CONF
+_SYSTEMD_RESOLV_CONF = SYSTEMD_RESOLV_CONF
+_DEFAULT_ROOT_DIR = PlanOptions().root_dir
+_DEFAULT_GC = GCPolicy()
+_DEFAULT_STOP_TIMEOUT = PlanOptions().stop_timeout
+
+# ---------------------------------------------------------------------------------------
+# Errors inside the CLI
+
+
+class _Failure(Exception):
+    """The command failed; ``lines`` are printed as errors and the exit code is 1."""
+
+    def __init__(self, *lines: str) -> None:
+        super().__init__("\n".join(lines))
+        self.lines = lines
+
+
+class _UsageError(Exception):
+    """A combination of options argparse cannot express; exit code 1 with usage."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, except that a usage error exits ``EXIT_USAGE`` (1) instead of
+    argparse's 2, the code ``plan --detailed-exitcode`` gives to "changes". Subcommand
+    parsers are made with the class of their parent, so they exit the same way."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+# ---------------------------------------------------------------------------------------
+# The command line
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative, got {value}")
+    return value
+
+
+def _count_or_none(text: str) -> int | None:
+    if text.lower() == "none":
+        return None
+    return _count(text)
+
+
+def _seconds(text: str, *, zero: bool) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise argparse.ArgumentTypeError(f"expected a finite number of seconds, got {text!r}")
+    if value < 0 or (value == 0 and not zero):
+        bound = "must not be negative" if zero else "must be more than 0"
+        raise argparse.ArgumentTypeError(f"{bound}, got {text}")
+    return value
+
+
+def _positive_seconds(text: str) -> float:
+    return _seconds(text, zero=False)
+
+
+def _nonnegative_seconds(text: str) -> float:
+    return _seconds(text, zero=True)
+
+
+# Options that shape a plan: they make no sense with ``apply --plan FILE``, whose plan
+# was made with its own. Their argparse default is _UNSET, so "given" can be told apart.
+_PLANNING_OPTIONS = {
+    "network_image": "--network-image",
+    "network_mode": "--network-mode",
+    "cluster_dns": "--cluster-dns",
+    "cluster_domain": "--cluster-domain",
+    "allow_privileged": "--allow-privileged",
+    "no_delete": "--no-delete",
+    "stop_timeout": "--stop-timeout",
+    "max_per_container": "--max-per-container",
+    "min_age": "--min-age",
+    "max_total": "--max-total",
+    "remove_dangling_images": "--remove-dangling-images",
+    "no_probe": "--no-probe",
+    "adopt_2014_containers": "--adopt-2014-containers",
+    "resolv_conf": "--resolv-conf",
+}
+
+
+class _Unset:
+    """The argparse default of the planning options: "not given" (``None`` is a value:
+    ``--max-per-container none``)."""
+
+    def __repr__(self) -> str:
+        return "(not given)"
+
+
+_UNSET: Any = _Unset()
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("podsync")
+    except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
+        return "unknown"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``podsync`` command (all subcommands)."""
+    output = _Parser(add_help=False, allow_abbrev=False)
+    output.add_argument(
+        "--log-format",
+        choices=("text", "json"),
+        default="text",
+        help="standard error as text (default) or as JSON lines: every apply event, "
+        "warning, error and summary is one JSON object",
+    )
+
+    engine = _Parser(add_help=False, allow_abbrev=False)
+    group = engine.add_argument_group("engine")
+    group.add_argument(
+        "-H",
+        "--docker-host",
+        metavar="HOST",
+        help="the Docker engine: unix:///path, tcp://host:port or ssh://user@host "
+        "(default: DOCKER_HOST, else unix:///var/run/docker.sock)",
+    )
+    group.add_argument(
+        "--root-dir",
+        metavar="DIR",
+        # _UNSET, so that apply --plan can tell a --root-dir given from the default.
+        default=_UNSET,
+        help="where pod directories (emptyDir volumes, termination messages) live "
+        f"(default: {_DEFAULT_ROOT_DIR})",
+    )
+
+    planning = _Parser(add_help=False, allow_abbrev=False)
+    group = planning.add_argument_group("planning")
+    group.add_argument(
+        "--network-image",
+        metavar="IMAGE",
+        default=_UNSET,
+        help=f"the image of each pod's network container (default: {DEFAULT_NETWORK_IMAGE})",
+    )
+    group.add_argument(
+        "--network-mode",
+        metavar="MODE",
+        default=_UNSET,
+        help="network mode of each pod's network container: the engine's default "
+        "(bridge) when not given; 'none' gives pods only loopback (host ports are then "
+        "recorded but not published)",
+    )
+    group.add_argument(
+        "--cluster-dns", metavar="IP", default=_UNSET, help="DNS server for ClusterFirst pods"
+    )
+    group.add_argument(
+        "--cluster-domain",
+        metavar="DOMAIN",
+        default=_UNSET,
+        help="cluster domain: ClusterFirst pods search <namespace>.<domain> and <domain>",
+    )
+    group.add_argument(
+        "--resolv-conf",
+        metavar="FILE",
+        default=_UNSET,
+        help="the resolv.conf whose name servers and search domains ClusterFirst pods get "
+        "after the cluster's (with --cluster-dns or --cluster-domain), as the kubelet's; "
+        f"'' for none (default: {HOST_RESOLV_CONF}, or {SYSTEMD_RESOLV_CONF} when that "
+        "lists only loopback servers, as on systemd-resolved hosts). Loopback servers are "
+        "left out unless --network-mode is host",
+    )
+    group.add_argument(
+        "--allow-privileged",
+        action="store_const",
+        const=True,
+        default=_UNSET,
+        help="admit pods with privileged containers (rejected otherwise)",
+    )
+    group.add_argument(
+        "--no-delete",
+        action="store_const",
+        const=True,
+        default=_UNSET,
+        help="keep the containers of pods that are not in the sources (by default podsync "
+        "stops and removes every pod it runs on the engine that the sources do not describe)",
+    )
+    group.add_argument(
+        "--stop-timeout",
+        metavar="SECONDS",
+        type=_count,
+        default=_UNSET,
+        help="seconds a stopped container gets, its preStop handler included, before it "
+        "is killed, for pods that set no terminationGracePeriodSeconds "
+        f"(default: {_DEFAULT_STOP_TIMEOUT})",
+    )
+    group.add_argument(
+        "--no-probe",
+        action="store_const",
+        const=True,
+        default=_UNSET,
+        help="do not run liveness probes before planning (plan runs none unless --probe)",
+    )
+    _add_adopt_option(group, default=_UNSET)
+    gc = planning.add_argument_group("garbage collection")
+    gc.add_argument(
+        "--max-per-container",
+        metavar="N",
+        type=_count_or_none,
+        default=_UNSET,
+        help="exited instances kept per pod container, or 'none' for no limit "
+        f"(default: {_DEFAULT_GC.max_per_container})",
+    )
+    gc.add_argument(
+        "--min-age",
+        metavar="SECONDS",
+        type=_nonnegative_seconds,
+        default=_UNSET,
+        help=f"an exited container is kept at least this long (default: {_DEFAULT_GC.min_age:g})",
+    )
+    gc.add_argument(
+        "--max-total",
+        metavar="N",
+        type=_count_or_none,
+        default=_UNSET,
+        help="cap on exited containers podsync owns, or 'none' (default: none)",
+    )
+    gc.add_argument(
+        "--remove-dangling-images",
+        action="store_const",
+        const=True,
+        default=_UNSET,
+        help="remove untagged images no container uses",
+    )
+
+    applying = _Parser(add_help=False, allow_abbrev=False)
+    group = applying.add_argument_group("applying")
+    group.add_argument(
+        "--workers",
+        metavar="N",
+        type=_positive_int,
+        default=DEFAULT_WORKERS,
+        help=f"engine calls made in parallel (default: {DEFAULT_WORKERS})",
+    )
+    group.add_argument(
+        "--hook-timeout",
+        metavar="SECONDS",
+        type=_positive_seconds,
+        default=DEFAULT_HOOK_TIMEOUT,
+        help="time a postStart handler may take; a preStop handler has the container's "
+        f"grace period instead (default: {DEFAULT_HOOK_TIMEOUT:g})",
+    )
+
+    parser = _Parser(
+        prog="podsync",
+        allow_abbrev=False,
+        description="Make a container engine run the pods described in Kubernetes YAML: "
+        "the 2014 kubelet's pod sync as plan and apply.",
+        epilog="A SOURCE is a pod file, a directory of pod files, an http(s) URL, or - for "
+        "standard input. Exit codes: 0 success, 1 error (usage errors included), 2 changes "
+        "(plan --detailed-exitcode only), 130 interrupted.",
+    )
+    parser.add_argument("--version", action="version", version=f"podsync {_version()}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    p = commands.add_parser(
+        "plan",
+        parents=[engine, planning, output],
+        allow_abbrev=False,
+        help="show what apply would do",
+        description="Observe the engine and show what it takes to make it run the pods "
+        "of the sources, grouped by pod, each action with its reason. Changes nothing.",
+    )
+    p.add_argument("sources", nargs="+", metavar="SOURCE", help="pod files, directories, URLs, -")
+    p.add_argument(
+        "--json", action="store_true", help="print the plan as JSON (with its format_version)"
+    )
+    p.add_argument(
+        "-o",
+        "--out",
+        metavar="FILE",
+        help="save the plan as JSON, for podsync apply --plan FILE (written with mode 0600: "
+        "it holds the containers' environment)",
+    )
+    p.add_argument(
+        "--probe",
+        action="store_true",
+        help="run the liveness probes of running containers, as apply does, and plan the "
+        "replacement of those that fail (exec probes run commands inside containers: by "
+        "default plan runs nothing on the engine)",
+    )
+    p.add_argument(
+        "--detailed-exitcode",
+        action="store_true",
+        help="exit 0 when there are no changes, 2 when there are, 1 on any error (usage "
+        "errors included: 2 always means changes)",
+    )
+
+    a = commands.add_parser(
+        "apply",
+        parents=[engine, planning, applying, output],
+        allow_abbrev=False,
+        help="make the engine run the pods",
+        description="Observe the engine, plan and apply: make it run the pods of the "
+        "sources. With --plan FILE, apply a saved plan instead, if the engine is still in "
+        "the state the plan was made from.",
+    )
+    a.add_argument("sources", nargs="*", metavar="SOURCE", help="pod files, directories, URLs, -")
+    a.add_argument(
+        "--plan",
+        metavar="FILE",
+        dest="plan_file",
+        help="apply this saved plan (podsync plan -o FILE; - for standard input); the "
+        "planning options cannot be given with it: the plan was made with its own",
+    )
+    a.add_argument(
+        "--wait",
+        action="store_true",
+        help="then wait until every pod runs (run-to-completion pods: until they "
+        "completed), syncing again with back-off; report per pod",
+    )
+    a.add_argument(
+        "--timeout",
+        metavar="SECONDS",
+        type=_positive_seconds,
+        default=DEFAULT_WAIT_TIMEOUT,
+        help=f"how long --wait waits (default: {DEFAULT_WAIT_TIMEOUT:g})",
+    )
+
+    s = commands.add_parser(
+        "show",
+        parents=[output],
+        allow_abbrev=False,
+        help="show a saved plan",
+        description="Show a plan saved with podsync plan -o FILE.",
+    )
+    s.add_argument("file", metavar="FILE", help="the saved plan (- for standard input)")
+    s.add_argument("--json", action="store_true", help="print the plan as JSON")
+
+    d = commands.add_parser(
+        "down",
+        parents=[engine, applying, output],
+        allow_abbrev=False,
+        help="stop and remove the pods described",
+        description="Stop and remove the containers and pod directories of the pods the "
+        "sources describe, and nothing else.",
+    )
+    d.add_argument("sources", nargs="+", metavar="SOURCE", help="pod files, directories, URLs, -")
+    d.add_argument(
+        "--stop-timeout",
+        metavar="SECONDS",
+        type=_count,
+        default=_DEFAULT_STOP_TIMEOUT,
+        help="seconds a stopped container gets, its preStop handler included, before it "
+        "is killed, for pods that set no terminationGracePeriodSeconds "
+        f"(default: {_DEFAULT_STOP_TIMEOUT})",
+    )
+    _add_adopt_option(d, default=False)
+    return parser
+
+
+def _add_adopt_option(group: Any, *, default: Any) -> None:
+    group.add_argument(
+        "--adopt-2014-containers",
+        action="store_const",
+        const=True,
+        default=default,
+        help="also take over containers a 2014 kubelet left behind: unlabelled ones "
+        "named exactly k8s_<container>.<hash>_<pod>.<namespace>.<source>_<uid>_<8 hex> "
+        "(by default they are left alone, as every container podsync did not label)",
+    )
+
+
+def _host_resolv_conf(args: argparse.Namespace, console: Console) -> str:
+    """The text of the resolv.conf ClusterFirst pods get their host settings from.
+
+    ``--resolv-conf FILE`` names it (``""``: none), as the kubelet's. Otherwise it is
+    ``/etc/resolv.conf`` - or, when that lists only loopback name servers (the
+    systemd-resolved stub ``127.0.0.53``) and ``/run/systemd/resolve/resolv.conf``
+    exists, that file, as Docker (libnetwork ``resolvconf.Path``) and kubeadm choose it.
+    A missing ``/etc/resolv.conf`` gives no host settings; any other file that cannot be
+    read fails the command. The loopback name servers the planner will leave out are
+    reported as warnings.
+    """
+    given = _given(args, "resolv_conf", None)
+    if given == "":
+        return ""
+    if given is not None:
+        path, text = str(given), _read_resolv_conf(str(given))
+    else:
+        path = _RESOLV_CONF
+        try:
+            text = _read_resolv_conf(path, missing_ok=True)
+        except FileNotFoundError:
+            return ""
+        if only_loopback_nameservers(parse_resolv_conf(text)) and os.path.exists(
+            _SYSTEMD_RESOLV_CONF
+        ):
+            path, text = _SYSTEMD_RESOLV_CONF, _read_resolv_conf(_SYSTEMD_RESOLV_CONF)
+    if _given(args, "network_mode", "") != "host":
+        for server in parse_resolv_conf(text).nameservers:
+            if is_loopback_nameserver(server):
+                console.warning(
+                    f"{path}: name server {server} is a loopback address, unreachable from "
+                    "the pods' own network namespace: it is left out of their DNS (use "
+                    "--resolv-conf FILE to name a resolv.conf with reachable servers)"
+                )
+    return text
+
+
+def _read_resolv_conf(path: str, *, missing_ok: bool = False) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as stream:
+            return stream.read()
+    except FileNotFoundError:
+        if missing_ok:
+            raise
+        raise _Failure(f"cannot read {path}: No such file or directory") from None
+    except OSError as exc:
+        raise _Failure(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def _root_dir(args: argparse.Namespace) -> str:
+    # Absolute: the plan's binds and pod directories are built from it, and the engine
+    # only takes absolute bind sources.
+    return os.path.abspath(str(_given(args, "root_dir", _DEFAULT_ROOT_DIR)))
+
+
+def _given(args: argparse.Namespace, name: str, default: Any) -> Any:
+    """A planning option's value, or ``default`` when it was not given."""
+    value = getattr(args, name, _UNSET)
+    return default if value is _UNSET else value
+
+
+def _probe(args: argparse.Namespace) -> bool:
+    """Whether to run liveness probes before planning. ``plan`` is a dry run: probes
+    (exec probes run commands inside containers) only with ``--probe``; ``apply``
+    probes unless ``--no-probe``."""
+    if args.command == "plan":
+        return bool(args.probe)
+    return not _given(args, "no_probe", False)
+
+
+def _plan_options(args: argparse.Namespace, console: Console | None = None) -> PlanOptions:
+    """The planning options of ``args``; warnings (about the host's resolv.conf) go to
+    ``console``, by default text on standard error."""
+
+    def given(name: str, default: Any) -> Any:
+        return _given(args, name, default)
+
+    dns = given("cluster_dns", "")
+    domain = given("cluster_domain", "")
+    return PlanOptions(
+        network_image=given("network_image", DEFAULT_NETWORK_IMAGE),
+        network_mode=given("network_mode", ""),
+        cluster_dns=dns,
+        cluster_domain=domain,
+        host_resolv_conf=_host_resolv_conf(args, console or Console()) if dns or domain else "",
+        allow_privileged=given("allow_privileged", False),
+        adopt_2014_containers=given("adopt_2014_containers", False),
+        allow_deletions=not given("no_delete", False),
+        root_dir=_root_dir(args),
+        stop_timeout=given("stop_timeout", _DEFAULT_STOP_TIMEOUT),
+        gc=GCPolicy(
+            max_per_container=given("max_per_container", _DEFAULT_GC.max_per_container),
+            min_age=given("min_age", _DEFAULT_GC.min_age),
+            max_total=given("max_total", _DEFAULT_GC.max_total),
+            remove_dangling_images=given("remove_dangling_images", False),
+        ),
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# Combinations argparse cannot check
+
+
+def _check_combinations(args: argparse.Namespace) -> None:
+    if args.command == "plan" and args.probe and args.no_probe is not _UNSET:
+        raise _UsageError("--probe and --no-probe cannot be given together")
+    if args.command not in ("plan", "apply"):
+        return
+    if args.command == "apply" and args.plan_file is not None:
+        if args.sources:
+            raise _UsageError("give SOURCEs or --plan FILE, not both")
+        if args.wait:
+            raise _UsageError(
+                "--wait needs the pods: use podsync apply --wait SOURCE..., not --plan"
+            )
+        given = [
+            flag for name, flag in _PLANNING_OPTIONS.items() if getattr(args, name) is not _UNSET
+        ]
+        if given:
+            raise _UsageError(
+                f"{', '.join(given)} cannot be used with --plan: a saved plan was made "
+                "with its own options"
+            )
+    elif not args.sources:
+        raise _UsageError("give the pods' SOURCEs, or --plan FILE")
+    cluster = (args.cluster_dns, args.cluster_domain)
+    if args.resolv_conf is not _UNSET and cluster == (_UNSET, _UNSET):
+        # Pods then get the engine's own DNS settings: the file would not be used.
+        raise _UsageError("--resolv-conf is used only with --cluster-dns or --cluster-domain")

@@ -1,0 +1,408 @@
+"""How a pod is doing: its phase and its containers' states, from what was observed.
+
+``pod_status`` is pure (no I/O, no clock): it reads a pod, the containers an engine
+reported and, when given, the plan made from them. It judges each container by the
+instance the planner judges - the newest running one, else the newest to stop - so a
+status never disagrees with the next plan:
+
+* a container podsync stopped for its own reasons (to replace it, to rebuild the pod:
+  a stop record outside the planner's ``FAILED_STOPS``) or one that was created and
+  never started is *not a run*: it waits to be started again, it neither completed nor
+  failed;
+* a container podsync killed for a failure (liveness probe, postStart handler) failed,
+  whatever its exit code.
+
+The phase is the modern kubelet's (``getPhase``, ``pkg/kubelet/kubelet_pods.go``; see
+``_phase``), the container states and reasons its API's
+(``convertToAPIContainerStatuses``). ``PodStatus.state`` is what ``podsync apply
+--wait`` waits for: ``running`` or ``completed`` (up), ``failed`` or ``rejected`` (will
+not come up), ``pending`` (keep waiting).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Collection, Sequence
+
+import attrs
+
+from podsync._models import ObservedContainer, Pod, RestartPolicy
+from podsync._plan import (
+    FAILED_STOPS,
+    Action,
+    Plan,
+    PlanOptions,
+    PodPlan,
+    Reason,
+    Wait,
+    ownership,
+)
+
+# Everything in __all__ gets re-exported as part of the podsync public API.
+__all__ = ["ContainerState", "ContainerStatus", "PodPhase", "PodStatus", "pod_status"]
+
+
+class PodPhase(enum.Enum):
+    """Kubernetes' pod phases (``v1.PodPhase``). podsync never reports ``UNKNOWN`` (the
+    kubelet does not either: it is the node controller's, for a node that went away)."""
+
+    PENDING = "Pending"
+    RUNNING = "Running"
+    SUCCEEDED = "Succeeded"
+    FAILED = "Failed"
+    UNKNOWN = "Unknown"
+
+
+class ContainerState(enum.Enum):
+    """The state of one pod container (``v1.ContainerState``: exactly one of them)."""
+
+    WAITING = "waiting"
+    RUNNING = "running"
+    TERMINATED = "terminated"
+
+
+@attrs.frozen
+class ContainerStatus:
+    """One pod container, as its judged instance shows it.
+
+    Attributes:
+        name: the pod container's name.
+        state: waiting, running or terminated.
+        reason: why it waits (``ContainerCreating``, ``CrashLoopBackOff``,
+            ``ErrImageNeverPull``) or how it ended (``Completed``: exit code 0,
+            ``Error``), as the kubelet's API words them; empty while running.
+        message: for people, e.g. ``app exited with code 1``.
+        container_id: the engine id of the judged instance; empty when there is none.
+        running_since: when the running instance was created (podsync starts a
+            container right after creating it; the engine's start time is not
+            observed), seconds since the epoch; ``None`` unless running.
+        exit_code: the exit code of its last run (the current one when terminated, the
+            previous one while waiting or running again); ``None`` if it never ended.
+        exit_reason: ``Completed`` or ``Error`` for that run (``Error`` too when podsync
+            killed it for a failure); empty when there is none.
+        finished_at: when that run ended, seconds since the epoch; ``None`` if none.
+        restart_count: the runs after the first among the instances the engine still
+            holds (garbage collection removes older ones, so it may count fewer).
+    """
+
+    name: str
+    state: ContainerState
+    reason: str = ""
+    message: str = ""
+    container_id: str = ""
+    running_since: float | None = None
+    exit_code: int | None = None
+    exit_reason: str = ""
+    finished_at: float | None = None
+    restart_count: int = 0
+
+
+@attrs.frozen
+class PodStatus:
+    """How one pod is doing.
+
+    Attributes:
+        pod: the pod key (``namespace/name``).
+        state: ``running`` or ``completed`` (up), ``failed`` or ``rejected`` (will not
+            come up), ``pending`` (not yet: keep waiting) - what ``apply --wait``
+            waits for. A pod is up only when the plan has nothing left to do for it.
+        message: for people, e.g. ``running (2/2 containers)``.
+        phase: the Kubernetes pod phase.
+        reason: why a rejected pod failed (the rejection's reason code); else empty.
+        uid: the pod's uid.
+        containers: the status of each pod container, in the pod's order.
+    """
+
+    pod: str
+    state: str
+    message: str
+    phase: PodPhase = PodPhase.PENDING
+    reason: str = ""
+    uid: str = ""
+    containers: tuple[ContainerStatus, ...] = ()
+
+    @property
+    def final(self) -> bool:
+        """True when waiting longer cannot change the state (up, failed or rejected)."""
+        return self.state != "pending"
+
+    @property
+    def ok(self) -> bool:
+        """True when the pod is up: running, or completed."""
+        return self.state in ("running", "completed")
+
+
+def pod_status(
+    pod: Pod,
+    observed: Sequence[ObservedContainer],
+    *,
+    plan: Plan | None = None,
+    options: PlanOptions | None = None,
+    settling: Collection[str] = (),
+) -> PodStatus:
+    """The status of ``pod`` from the containers an engine reported.
+
+    Args:
+        pod: the desired pod.
+        observed: the engine's containers, exited ones included, with their stop
+            records (``podsync.observe``); containers that are not the pod's (another
+            pod's, foreign ones) are left out by the planner's ``ownership`` rule.
+        plan: the plan made from the same observation, if any. It says what is left to
+            do (a pod with changes to make is ``pending``), why a container waits
+            (back-off, an image that may not be pulled) and whether the pod was
+            rejected. Without it, the status is the observation's alone.
+        options: the planning options; ``adopt_2014_containers`` decides whether a
+            2014 kubelet's containers are the pod's. ``PlanOptions()`` when ``None``.
+        settling: ids of running containers seen running too briefly to count as up
+            (``apply --wait`` waits a moment to catch a container that dies at once);
+            such a container is ``starting`` and its pod ``pending``.
+
+    Returns:
+        The pod's status.
+    """
+    adopt = (options or PlanOptions()).adopt_2014_containers
+    instances: dict[str, list[ObservedContainer]] = {}
+    for oc in observed:
+        owner = ownership(oc, adopt_2014_containers=adopt)
+        if owner is not None and owner.pod_uid == pod.uid:
+            instances.setdefault(owner.container, []).append(oc)
+    pod_plan: PodPlan | None = None
+    if plan is not None:
+        for rejection in plan.rejected:
+            if rejection.uid == pod.uid:
+                return PodStatus(
+                    pod.key,
+                    "rejected",
+                    f"rejected: {rejection.message}",
+                    PodPhase.FAILED,
+                    rejection.reason.value,
+                    pod.uid,
+                    tuple(
+                        ContainerStatus(c.name, ContainerState.WAITING, "ContainerCreating")
+                        for c in pod.containers
+                    ),
+                )
+        pod_plan = next(
+            (p for p in plan.pods if (p.uid, p.full_name) == (pod.uid, pod.full_name)), None
+        )
+    return _judge(pod, instances, pod_plan, frozenset(settling))
+
+
+def _judge(
+    pod: Pod,
+    instances: dict[str, list[ObservedContainer]],
+    pod_plan: PodPlan | None,
+    settling: frozenset[str],
+) -> PodStatus:
+    actions = pod_plan.actions if pod_plan is not None else ()
+    waits = {a.container: a for a in actions if isinstance(a, Wait)}
+    pending = [a for a in actions if not isinstance(a, Wait)]
+    statuses: list[ContainerStatus] = []
+    running = completed = 0
+    # getPhase's counts (see _phase): containers running, stopped (a run ended),
+    # succeeded (ended with 0, not to be restarted) and waiting (no run to judge).
+    counts = {"running": 0, "stopped": 0, "succeeded": 0, "waiting": 0}
+    problems: list[str] = []
+    failures: list[str] = []
+    for c in pod.containers:
+        mine = instances.get(c.name, [])
+        wait = waits.get(c.name)
+        restarts = max(sum(_ran(oc) for oc in mine) - 1, 0)
+        last_run = _last_run(mine)
+        live = [oc for oc in mine if oc.running]
+        if live:
+            newest = max(live, key=lambda oc: (oc.created, oc.id))
+            counts["running"] += 1
+            if newest.id in settling:
+                problems.append(f"{c.name} starting")
+            else:
+                running += 1
+            statuses.append(
+                _with_run(
+                    ContainerStatus(
+                        c.name,
+                        ContainerState.RUNNING,
+                        message=f"{c.name} running",
+                        container_id=newest.id,
+                        running_since=newest.created,
+                        restart_count=restarts,
+                    ),
+                    last_run,
+                )
+            )
+            continue
+        if not mine:
+            if wait is not None and wait.reason is Reason.IMAGE_NEVER_PULL:
+                text = f"{c.name}: image {c.image} is absent (pull policy Never)"
+                reason = "ErrImageNeverPull"
+            else:
+                text, reason = f"{c.name} not started yet", "ContainerCreating"
+            problems.append(text)
+            counts["waiting"] += 1
+            statuses.append(ContainerStatus(c.name, ContainerState.WAITING, reason, text))
+            continue
+        # The instance the planner judges: the newest to stop (one that never started
+        # stopped when it was created).
+        last = max(mine, key=lambda oc: (_ended(oc), oc.created))
+        code = last.exit_code
+        stop = last.stopped_by_podsync
+        failure = FAILED_STOPS.get(stop)
+        waiting = ContainerStatus(
+            c.name,
+            ContainerState.WAITING,
+            "CrashLoopBackOff"
+            if wait is not None and wait.reason is Reason.BACK_OFF
+            else "ContainerCreating",
+            container_id=last.id,
+            restart_count=restarts,
+        )
+        if last.finished_at is None:
+            # Created and never started: not a run; the plan starts it again.
+            ended = f"{c.name} did not start"
+        elif failure is not None:
+            ended = f"{c.name} stopped by podsync: {failure}"
+        elif stop:
+            # podsync stopped it (to replace it, ...): not a run, it is started again.
+            text = f"{c.name} stopped by podsync ({stop}), to be started again"
+            problems.append(text)
+            counts["waiting"] += 1
+            statuses.append(_with_run(attrs.evolve(waiting, message=text), last_run))
+            continue
+        else:
+            ended = f"{c.name} exited with code {code}"
+        succeeded = last.finished_at is not None and failure is None and code == 0
+        if succeeded and pod.restart_policy is not RestartPolicy.ALWAYS:
+            completed += 1
+            text = ended
+        elif (
+            last.finished_at is not None
+            and not succeeded
+            and pod.restart_policy is RestartPolicy.NEVER
+        ):
+            text = f"{ended} (restart policy Never)"
+            failures.append(text)
+        elif wait is not None and wait.reason is Reason.BACK_OFF:
+            text = f"{ended}, back-off: restart in {wait.seconds:.0f}s"
+            problems.append(text)
+        else:
+            text = f"{ended}, restarting"
+            problems.append(text)
+        if last.finished_at is None:
+            counts["waiting"] += 1
+        else:
+            counts["stopped"] += 1
+            counts["succeeded"] += succeeded
+        if last.finished_at is not None and (wait is None or wait.reason is not Reason.BACK_OFF):
+            # A run that ended, with no back-off holding its restart: terminated. (In
+            # back-off the kubelet shows Waiting CrashLoopBackOff, the run as its last
+            # state: the else branch.)
+            ended_status = ContainerStatus(
+                c.name, ContainerState.TERMINATED, message=text, restart_count=restarts
+            )
+            statuses.append(_with_run(ended_status, last, reason=True))
+        else:
+            statuses.append(_with_run(attrs.evolve(waiting, message=text), last_run))
+    total = len(pod.containers)
+    phase = _phase(pod.restart_policy, **counts)
+    containers = tuple(statuses)
+
+    def status(state: str, message: str) -> PodStatus:
+        return PodStatus(pod.key, state, message, phase, "", pod.uid, containers)
+
+    if failures:
+        return status("failed", "failed: " + "; ".join(failures))
+    if not problems and not pending:
+        if completed == total and total:
+            return status("completed", f"completed ({total}/{total} containers exited 0)")
+        if completed:
+            return status("running", f"running ({running} running, {completed} completed)")
+        return status("running", f"running ({running}/{total} containers)")
+    if not problems:
+        state = "completed" if completed == total else "running"
+        return status(
+            "pending", f"{state}, {len(pending)} change(s) to make: {_change_words(pending[0])}"
+        )
+    return status("pending", f"not running ({running}/{total} containers): " + "; ".join(problems))
+
+
+def _phase(
+    restart: RestartPolicy, *, running: int, stopped: int, succeeded: int, waiting: int
+) -> PodPhase:
+    """The pod phase from its containers' states, as the modern kubelet's ``getPhase``
+    (``pkg/kubelet/kubelet_pods.go``) decides it for a pod without init containers:
+
+    1. each container: running → running; terminated → stopped (and succeeded with exit
+       code 0); waiting after a run (a restart pending) → stopped; waiting without a
+       run → waiting. A container without any instance is waiting too: the kubelet
+       gives it the default Waiting ``ContainerCreating`` status.
+    2. waiting > 0 → Pending.
+    3. running > 0 → Running.
+    4. stopped > 0: Always → Running; all succeeded → Succeeded; Never → Failed;
+       OnFailure → Running.
+    5. otherwise (no containers) → Pending.
+
+    podsync's own rule comes first: an instance podsync stopped for its own reasons, or
+    one that never started, is not a run (the next sync starts it), so its container
+    is waiting without a run, even when an older instance ran.
+    """
+    if waiting:
+        return PodPhase.PENDING
+    if running:
+        return PodPhase.RUNNING
+    if stopped:
+        if restart is RestartPolicy.ALWAYS:
+            return PodPhase.RUNNING
+        if stopped == succeeded:
+            return PodPhase.SUCCEEDED
+        if restart is RestartPolicy.NEVER:
+            return PodPhase.FAILED
+        return PodPhase.RUNNING
+    return PodPhase.PENDING
+
+
+def _ended(oc: ObservedContainer) -> float:
+    return oc.finished_at if oc.finished_at is not None else oc.created
+
+
+def _ran(oc: ObservedContainer) -> bool:
+    """Whether ``oc`` is (or was) a run: running, or ended by itself or by a failure -
+    not created and never started, not stopped by podsync to be replaced."""
+    if oc.running:
+        return True
+    if oc.finished_at is None:
+        return False
+    return not oc.stopped_by_podsync or oc.stopped_by_podsync in FAILED_STOPS
+
+
+def _last_run(instances: Sequence[ObservedContainer]) -> ObservedContainer | None:
+    """The newest instance whose run ended, if any."""
+    ended = [oc for oc in instances if not oc.running and _ran(oc)]
+    return max(ended, key=lambda oc: (_ended(oc), oc.created)) if ended else None
+
+
+def _with_run(
+    status: ContainerStatus, run: ObservedContainer | None, *, reason: bool = False
+) -> ContainerStatus:
+    """``status`` with the exit code, reason and end of ``run`` (and, with ``reason``,
+    that reason as the status's own: a terminated container)."""
+    if run is None:
+        return status
+    failed = run.exit_code != 0 or run.stopped_by_podsync in FAILED_STOPS
+    # The runtime's terminated reasons (containerd internal/cri/server/helpers.go;
+    # Docker: the exit code): Completed for 0, Error otherwise - and Error for a
+    # container podsync killed for a failure, whatever its code.
+    exit_reason = "Error" if failed else "Completed"
+    return attrs.evolve(
+        status,
+        reason=exit_reason if reason else status.reason,
+        container_id=status.container_id or run.id,
+        exit_code=run.exit_code,
+        exit_reason=exit_reason,
+        finished_at=run.finished_at,
+    )
+
+
+def _change_words(action: Action) -> str:
+    """``stop default/job/net`` from ``stop default/job/net (k8s_...): why`` (a pod
+    action's message names the pod container before any engine name or id)."""
+    return action.message.split(" (", 1)[0].split(": ", 1)[0]

@@ -6,8 +6,9 @@ import copy
 
 import attrs
 import pytest
-from hypothesis import Phase, event, given, settings
+from hypothesis import Phase, event, find, given, settings
 from hypothesis import strategies as st
+from hypothesis.errors import NoSuchExample
 
 from podsync import (
     EnvVar,
@@ -342,7 +343,26 @@ SITUATIONS = {
     "rejected: privileged-not-allowed",
     "wait: back-off",
 }
-COVERAGE_EXAMPLES = 300
+COVERAGE_EXAMPLES = 150
+"""The first pass: the worlds most runs see. A situation it misses is then searched for
+on its own (``find``, up to ``SEARCH_EXAMPLES`` worlds): a rare situation must still be
+reachable, but how rare it is may change with any change to the generators - a fixed
+sample size made this test fail for generator changes that lost nothing."""
+SEARCH_EXAMPLES = 3000
+
+
+def _world_situations(world) -> set[str]:
+    desired, model, now, liveness, options = world
+    first = plan(
+        desired,
+        model.observed,
+        images=model.images,
+        pod_dirs=model.pod_dirs,
+        now=now,
+        liveness=liveness,
+        options=options,
+    )
+    return situations(world, first)
 
 
 def test_worlds_hold_every_situation():
@@ -358,20 +378,25 @@ def test_worlds_hold_every_situation():
     )
     @given(worlds())
     def collect(world):
-        desired, model, now, liveness, options = world
-        first = plan(
-            desired,
-            model.observed,
-            images=model.images,
-            pod_dirs=model.pod_dirs,
-            now=now,
-            liveness=liveness,
-            options=options,
-        )
-        seen.update(situations(world, first))
+        seen.update(_world_situations(world))
 
     collect()
-    assert set() == SITUATIONS - seen
+    unreached = []
+    for situation in sorted(SITUATIONS - seen):
+        try:
+            find(
+                worlds(),
+                lambda world, situation=situation: situation in _world_situations(world),
+                settings=settings(
+                    max_examples=SEARCH_EXAMPLES,
+                    derandomize=True,
+                    database=None,
+                    phases=[Phase.generate],
+                ),
+            )
+        except NoSuchExample:
+            unreached.append(situation)
+    assert unreached == []
 
 
 @pytest.mark.parametrize("name", sorted(PINNED))

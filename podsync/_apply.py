@@ -33,18 +33,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import attrs
 
-from podsync._clock import Clock, Clocks, clocks, system_time
-from podsync._hooks import HandlerError, run_handler
-from podsync._hostfs import (
-    HostPathRefused,
-    make_host_paths,
-    remove_pod_dir,
-    remove_stop_record,
-    write_stop_record,
-)
-from podsync._labels import LABEL_POD_UID, LABEL_SPEC_HASH
-from podsync._models import Handler
-from podsync._plan import (
+from podsync._actions import (
     STOP_POST_START_FAILED,
     Action,
     Create,
@@ -59,6 +48,17 @@ from podsync._plan import (
     RemovePodDir,
     Wait,
 )
+from podsync._clock import Clock, Clocks, clocks, system_time
+from podsync._hooks import HandlerError, run_handler
+from podsync._hostfs import (
+    HostPathRefused,
+    make_host_paths,
+    remove_pod_dir,
+    remove_stop_record,
+    write_stop_record,
+)
+from podsync._labels import LABEL_POD_UID, LABEL_SPEC_HASH
+from podsync._models import Handler
 from podsync._runtime import Runtime
 from podsync.exceptions import NameConflict, RuntimeCallError
 

@@ -65,20 +65,35 @@ tested and applied later.
 from __future__ import annotations
 
 import contextlib
-import enum
 import gc
-import hashlib
 import json
 import posixpath
 import re
 import threading
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
 
+from podsync._actions import (
+    FAILED_STOPS,
+    Create,
+    CreateSpec,
+    Kill,
+    Plan,
+    PodAction,
+    PodPlan,
+    Pull,
+    Reason,
+    Rejection,
+    Remove,
+    RemoveImage,
+    RemovePodDir,
+    Wait,
+)
 from podsync._cpu import cpu_shares
 from podsync._environment import environment
+from podsync._fingerprint import scoped_fingerprint
 from podsync._hashing import (
     SpecHash,
     added_fields,
@@ -91,7 +106,6 @@ from podsync._hashing import (
 from podsync._host_ports import filter_host_port_conflicts
 from podsync._images import has_latest_tag, image_reference_problem, normalize_image, should_pull
 from podsync._labels import (
-    KUBERNETES_LABEL_PREFIX,
     LABEL_ATTEMPT,
     LABEL_CONTAINER,
     LABEL_GRACE_PERIOD,
@@ -124,9 +138,9 @@ from podsync._naming import (
     container_name,
     is_dns_label,
     is_safe_uid,
-    parse_2014_container_name,
-    parse_container_name,
 )
+from podsync._options import PlanOptions
+from podsync._ownership import Identity, Instance, identify, newest_first
 from podsync._ports import exposed_ports, port_bindings
 from podsync._resolv import (
     ResolvConf,
@@ -143,667 +157,7 @@ from podsync._volumes import (
 )
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
-__all__ = [
-    "DEFAULT_NETWORK_IMAGE",
-    "NETWORK_CONTAINER",
-    "PLAN_FORMAT_VERSION",
-    "Action",
-    "BackOffPolicy",
-    "Create",
-    "CreateSpec",
-    "GCPolicy",
-    "Kill",
-    "Ownership",
-    "Plan",
-    "PlanOptions",
-    "PodAction",
-    "PodPlan",
-    "Pull",
-    "Reason",
-    "Rejection",
-    "Remove",
-    "RemoveImage",
-    "RemovePodDir",
-    "Wait",
-    "ownership",
-    "plan",
-    "plan_fingerprint",
-]
-
-#: The image of each pod's network container unless ``PlanOptions.network_image`` says
-#: otherwise: the upstream pause image (the seed's was ``kubernetes/pause:latest``).
-DEFAULT_NETWORK_IMAGE = "registry.k8s.io/pause:3.10"
-
-#: The version of the plan's JSON form; bumped on any incompatible change.
-#: 2: pod actions carry ``pod_uid`` and ``Pull.pods`` holds uids (1 named pods by key).
-#: 3: plans carry the options they were made with (``Plan.options``).
-PLAN_FORMAT_VERSION = "3"
-
-#: The stop record (``ObservedContainer.stopped_by_podsync``) of a container that apply
-#: stopped because its postStart handler failed. Stops that a ``Kill`` makes are
-#: recorded with the kill's ``Reason`` value.
-STOP_POST_START_FAILED = "post-start-failed"
-
-# Stop records of instances podsync killed because they failed, and what they say: such
-# an instance is a failed run, whatever code the stopped process exited with (it may well exit 0 on
-# SIGTERM). Every other stop record is of an instance podsync stopped for its own
-# reasons (to replace it, to rebuild the pod, ...): that instance did not end by itself,
-# so it is not a run at all.
-FAILED_STOPS = {
-    "unhealthy": "liveness probe failed",
-    STOP_POST_START_FAILED: "postStart handler failed",
-}
-
-
-# ---------------------------------------------------------------------------------------
-# Options
-
-
-@attrs.frozen
-class GCPolicy:
-    """Garbage collection of exited containers and images.
-
-    Attributes:
-        max_per_container: exited instances kept per pod container (the seed's
-            ``maxContainerCount``, default 5); ``None`` disables count-based collection.
-            The newest exited instance of a desired container is always kept, because
-            the restart policy is judged on it.
-        min_age: seconds an exited container is kept at least (the seed's
-            ``minimumGCAge``, default 1 minute); 0 means no minimum.
-        max_total: a global cap on exited containers podsync owns; ``None`` is no cap.
-        remove_dangling_images: remove untagged images no container uses (the seed's
-            GarbageCollectImages).
-    """
-
-    max_per_container: int | None = 5
-    min_age: float = 60.0
-    max_total: int | None = None
-    remove_dangling_images: bool = False
-
-
-@attrs.frozen
-class BackOffPolicy:
-    """Crash-loop back-off between restarts of an exiting container.
-
-    The first restart is immediate; then ``initial`` seconds, doubling up to ``maximum``
-    (the modern kubelet's 10 s and 5 min). A container that ran for ``reset_after``
-    seconds before exiting starts over.
-    """
-
-    initial: float = 10.0
-    maximum: float = 300.0
-    reset_after: float = 600.0
-
-    def delay(self, restarts: int) -> float:
-        """Seconds to wait before restart number ``restarts + 1``."""
-        if restarts <= 0:
-            return 0.0
-        # 2 ** 30 * 10 s is far beyond any sane maximum; capping the exponent keeps the
-        # float finite for absurd restart counts.
-        return float(min(self.initial * 2 ** min(restarts - 1, 30), self.maximum))
-
-
-@attrs.frozen
-class PlanOptions:
-    """Everything besides desired and observed state that shapes a plan.
-
-    The options that shape containers - ``network_mode``, ``cluster_dns``,
-    ``cluster_domain``, ``host_resolv_conf`` (as far as its name servers and search
-    domains are used) and ``root_dir`` - are part of the compared specs: changing one
-    rebuilds what it shapes (see ``canonical_spec`` and ``network_spec``).
-
-    Attributes:
-        network_image: the network (pause) container's image.
-        network_mode: the network mode of each pod's network container: ``""`` is the
-            engine's default (a bridge network, needed for host ports), ``none`` gives
-            pods no network beyond loopback. App containers always join the pod's
-            network container (``container:<net>``).
-        cluster_dns: the cluster DNS server put first for ``ClusterFirst`` pods.
-        cluster_domain: the cluster domain; ``ClusterFirst`` pods search
-            ``<namespace>.<domain>`` and ``<domain>`` before the host's domains.
-        host_resolv_conf: the host's resolv.conf contents, whose nameservers and
-            search domains follow the cluster's (seed applyClusterDNS). Loopback name
-            servers (systemd-resolved's ``127.0.0.53`` stub) are left out unless
-            ``network_mode`` is ``host``: a pod cannot reach the host's loopback from
-            its own network namespace. On a systemd-resolved host, pass
-            ``/run/systemd/resolve/resolv.conf`` (``only_loopback_nameservers`` tells).
-        allow_privileged: whether privileged containers may run (seed capabilities).
-        host_path_prefixes: when set, the only host directories hostPath volumes may
-            use: a pod with a hostPath volume outside all of them is rejected. ``None``
-            allows any.
-        adopt_2014_containers: take over containers a 2014 kubelet left behind: those
-            without labels whose name is exactly the seed's format
-            (``parse_2014_container_name``). Off by default: such a name proves nothing
-            about who made the container, and deletions are on by default.
-        allow_deletions: whether containers of pods that are not desired may be stopped
-            and removed, and their directories torn down (the seed's sourcesReady);
-            turn it off when the desired state may be incomplete.
-        ready_sources: when set, deletions are further limited to pods whose source is
-            in the set: the sources that have reported completely (the kubelet's
-            per-source readiness, a refinement of the seed's global flag).
-        root_dir: the host directory holding per-pod data: emptyDir volumes and
-            termination-message files, under ``<root_dir>/<pod uid>/``.
-        stop_timeout: seconds a stopped container gets before it is killed (seed: 10).
-        gc: garbage-collection policy.
-        back_off: crash-loop back-off policy.
-    """
-
-    network_image: str = DEFAULT_NETWORK_IMAGE
-    network_mode: str = ""
-    cluster_dns: str = ""
-    cluster_domain: str = ""
-    host_resolv_conf: str = ""
-    allow_privileged: bool = False
-    host_path_prefixes: tuple[str, ...] | None = None
-    adopt_2014_containers: bool = False
-    allow_deletions: bool = True
-    ready_sources: frozenset[str] | None = None
-    root_dir: str = DEFAULT_ROOT_DIR
-    stop_timeout: int = 10
-    gc: GCPolicy = GCPolicy()
-    back_off: BackOffPolicy = BackOffPolicy()
-
-
-# ---------------------------------------------------------------------------------------
-# The plan's values
-
-
-class Reason(enum.Enum):
-    """Why an action is in the plan (machine-readable; the message says it for people)."""
-
-    # creates
-    MISSING = "missing"  # the container has no instance yet
-    EXITED = "exited"  # restarted after an exit, as the restart policy allows
-    SPEC_CHANGED = "spec-changed"  # replaced: the spec differs from its last instance's
-    UNHEALTHY = "unhealthy"  # replaced: its liveness probe failed
-    NETWORK_MISSING = "network-missing"  # the pod's network container does not run
-    NETWORK_CHANGED = "network-changed"  # network spec (ports, image, options) changed
-    POD_REBUILD = "pod-rebuild"  # an app container stopped/recreated with a new network
-    NOT_STARTED = "not-started"  # its last instance was created but never started
-    NOT_REPLACED = "not-replaced"  # podsync stopped its last instance; nothing replaced it
-    # stops
-    DUPLICATE = "duplicate"  # a second running instance of one pod container
-    NOT_IN_SPEC = "not-in-spec"  # a container whose name left the pod spec
-    POD_NOT_DESIRED = "pod-not-desired"  # the pod left the desired state
-    POD_COMPLETED = "pod-completed"  # nothing of the pod runs or will run: stop net
-    # waits
-    BACK_OFF = "back-off"  # crash-loop back-off before the next restart
-    IMAGE_NEVER_PULL = "image-never-pull"  # absent image, pull policy Never
-    # pulls
-    IMAGE_ABSENT = "image-absent"
-    IMAGE_LATEST = "image-latest"  # an explicit :latest tag is always pulled (seed)
-    PULL_ALWAYS = "pull-always"
-    # garbage collection
-    GC_EXITED = "gc-exited"  # beyond the exited instances kept per pod container
-    GC_NOT_DESIRED = "gc-not-desired"  # exited, and its pod or container is not desired
-    GC_GLOBAL_CAP = "gc-global-cap"
-    DANGLING_IMAGE = "dangling-image"
-    ORPHANED_POD_DIR = "orphaned-pod-dir"
-    # rejections
-    DUPLICATE_POD = "duplicate-pod"
-    INVALID_POD = "invalid-pod"  # a name or uid that cannot be written into names/paths
-    HOST_PORT_CONFLICT = "host-port-conflict"
-    PRIVILEGED_NOT_ALLOWED = "privileged-not-allowed"
-    HOST_PATH_NOT_ALLOWED = "host-path-not-allowed"
-
-
-@attrs.frozen
-class CreateSpec:
-    """Everything a runtime needs to create and start one container.
-
-    Runtime-neutral: no engine types. ``network_mode`` is ``container:<name>`` for app
-    containers (the engine resolves the network container by name, so a plan needs no
-    ids that do not exist yet). ``directories`` and ``files`` are host paths the apply
-    side creates first (emptyDir volumes; the termination-message file).
-    """
-
-    name: str
-    image: str
-    labels: dict[str, str] = attrs.field(factory=dict, hash=False)
-    entrypoint: tuple[str, ...] | None = None
-    command: tuple[str, ...] | None = None
-    env: tuple[str, ...] = ()
-    working_dir: str = ""
-    hostname: str = ""
-    network_mode: str = ""
-    exposed_ports: tuple[str, ...] = ()
-    port_bindings: dict[str, list[tuple[str, int]]] = attrs.field(factory=dict, hash=False)
-    binds: tuple[str, ...] = ()
-    cpu_shares: int = 0
-    memory: int = 0
-    privileged: bool = False
-    dns: tuple[str, ...] = ()
-    dns_search: tuple[str, ...] = ()
-    directories: tuple[str, ...] = ()
-    files: tuple[str, ...] = ()
-    post_start: Handler | None = None
-    # How apply stops the container when its postStart handler fails: the preStop
-    # handler and the grace period, as any other stop (see ``Kill``).
-    pre_stop: Handler | None = None
-    stop_timeout: int = 10
-
-
-@attrs.frozen
-class Pull:
-    """Pull ``image`` before any pod's actions; ``pods`` are the uids of the pods that
-    need it (uids, not keys: two sources can hold pods of one ``namespace/name``)."""
-
-    image: str
-    reason: Reason
-    message: str
-    pods: tuple[str, ...] = ()
-
-
-@attrs.frozen
-class Create:
-    """Create and start a container of the pod ``pod_uid``; ``pod`` is its
-    ``namespace/name`` key, for people (two sources can hold one key)."""
-
-    pod: str
-    pod_uid: str
-    container: str
-    spec: CreateSpec
-    reason: Reason
-    message: str
-
-
-@attrs.frozen
-class Kill:
-    """Stop a running container within ``timeout`` seconds of grace (the pod's
-    ``terminationGracePeriodSeconds``, else ``PlanOptions.stop_timeout``): its preStop
-    handler runs first, with the grace period as its deadline, and the stop gets what
-    is left of it (at least 2 s after a handler, as the kubelet's killContainer).
-    ``pod_uid`` is the pod's identity; ``pod`` its key, for people.
-
-    With ``record_stop``, apply first writes podsync's stop record of the container (its
-    id and ``reason``, under the directory of pod ``pod_uid``), so that later plans know
-    the instance did not end by itself (``ObservedContainer.stopped_by_podsync``).
-    """
-
-    pod: str
-    pod_uid: str
-    container: str
-    id: str
-    name: str
-    timeout: int
-    reason: Reason
-    message: str
-    pre_stop: Handler | None = None
-    record_stop: bool = False
-
-
-@attrs.frozen
-class Remove:
-    """Remove an exited container of the pod ``pod_uid`` (``pod``: its key)."""
-
-    pod: str
-    pod_uid: str
-    container: str
-    id: str
-    name: str
-    reason: Reason
-    message: str
-
-
-@attrs.frozen
-class Wait:
-    """Nothing to do yet: ``seconds`` until the container may be (re)started
-    (``pod_uid``: the pod; ``pod``: its key)."""
-
-    pod: str
-    pod_uid: str
-    container: str
-    seconds: float
-    reason: Reason
-    message: str
-
-
-@attrs.frozen
-class RemovePodDir:
-    """Tear down a pod's directory under the root directory (its emptyDir volumes and
-    termination-message files)."""
-
-    pod_uid: str
-    path: str
-    reason: Reason
-    message: str
-
-
-@attrs.frozen
-class RemoveImage:
-    """Remove an image by id."""
-
-    image_id: str
-    reason: Reason
-    message: str
-
-
-PodAction = Create | Kill | Remove | Wait | RemovePodDir
-Action = Pull | PodAction | RemoveImage
-
-
-@attrs.frozen
-class PodPlan:
-    """The actions for one pod, in the order they must run."""
-
-    pod: str
-    uid: str
-    full_name: str
-    actions: tuple[PodAction, ...]
-
-
-@attrs.frozen
-class Rejection:
-    """A desired pod that was not admitted, and why; nothing is done to it."""
-
-    pod: str
-    uid: str
-    reason: Reason
-    message: str
-
-
-@attrs.frozen
-class Plan:
-    """What to do to make the engine match the desired pods.
-
-    Attributes:
-        pulls: image pulls, run before every pod's actions.
-        pods: per-pod actions, sorted by pod key; a pod with nothing to do is absent.
-        cleanup: engine-wide actions run last (dangling images).
-        rejected: desired pods that were not admitted.
-        fingerprint: a digest of the observed state the plan acts on
-            (``plan_fingerprint``); a saved plan should only be applied to an engine
-            that still has this fingerprint.
-        format_version: the version of the plan's JSON form.
-        options: the options the plan was made with. ``apply`` takes the root
-            directory from here, so a plan cannot be applied under another one.
-    """
-
-    pulls: tuple[Pull, ...] = ()
-    pods: tuple[PodPlan, ...] = ()
-    cleanup: tuple[RemoveImage, ...] = ()
-    rejected: tuple[Rejection, ...] = ()
-    fingerprint: str = ""
-    format_version: str = PLAN_FORMAT_VERSION
-    options: PlanOptions = PlanOptions()
-
-    @property
-    def actions(self) -> tuple[Action, ...]:
-        """Every action, in the order apply runs them (pods in parallel in between)."""
-        out: list[Action] = list(self.pulls)
-        for pod in self.pods:
-            out.extend(pod.actions)
-        out.extend(self.cleanup)
-        return tuple(out)
-
-    @property
-    def has_changes(self) -> bool:
-        """Whether applying the plan would change anything (waits change nothing)."""
-        return any(not isinstance(a, Wait) for a in self.actions)
-
-    def describe(self) -> str:
-        """The plan as text for people: one line per action, grouped by pod."""
-        lines: list[str] = []
-        if self.pulls:
-            lines.append("images:")
-            lines.extend(f"  {a.message}" for a in self.pulls)
-        for pod in self.pods:
-            lines.append(f"pod {pod.pod}:" if pod.pod else f"pod uid {pod.uid}:")
-            lines.extend(f"  {a.message}" for a in pod.actions)
-        if self.cleanup:
-            lines.append("engine:")
-            lines.extend(f"  {a.message}" for a in self.cleanup)
-        for r in self.rejected:
-            lines.append(f"warning: rejected pod {r.pod}: {r.message}")
-        if not self.has_changes:
-            waits = sum(isinstance(a, Wait) for a in self.actions)
-            if waits:
-                lines.append(f"No changes now; {waits} container(s) waiting.")
-            else:
-                lines.append("No changes. The engine matches the desired pods.")
-        else:
-            counts: dict[str, int] = {}
-            for a in self.actions:
-                verb = _VERBS[type(a)]
-                counts[verb] = counts.get(verb, 0) + 1
-            summary = ", ".join(f"{n} to {verb}" for verb, n in counts.items())
-            lines.append(f"Plan: {summary}.")
-        return "\n".join(lines)
-
-
-_VERBS: dict[type, str] = {
-    Pull: "pull",
-    Create: "create",
-    Kill: "stop",
-    Remove: "remove",
-    Wait: "wait",
-    RemovePodDir: "tear down",
-    RemoveImage: "remove image",
-}
-
-
-# ---------------------------------------------------------------------------------------
-# Observed state, as the planner sees it
-
-
-class _Instance:
-    """One owned observed container, with its identity decoded.
-
-    A plain slotted class rather than attrs: the planner makes one per observed
-    container, tens of thousands per plan, and reads most fields lazily.
-    """
-
-    __slots__ = ("container", "full_name", "observed", "pod_key", "pod_source", "pod_uid")
-
-    def __init__(
-        self,
-        observed: ObservedContainer,
-        pod_uid: str,
-        full_name: str,
-        pod_key: str,
-        pod_source: str,
-        container: str,
-    ) -> None:
-        self.observed = observed
-        self.pod_uid = pod_uid
-        self.full_name = full_name
-        self.pod_key = pod_key
-        self.pod_source = pod_source
-        self.container = container
-
-    @property
-    def labelled(self) -> bool:
-        return LABEL_POD_UID in self.observed.labels
-
-    @property
-    def running(self) -> bool:
-        return self.observed.running
-
-    @property
-    def exited(self) -> bool:
-        return not self.observed.running
-
-    @property
-    def attempt(self) -> int | None:
-        if self.labelled:
-            return _int_label(self.observed.labels, LABEL_ATTEMPT)
-        return parse_container_name(self.observed.name).attempt
-
-    @property
-    def restart_count(self) -> int:
-        return _int_label(self.observed.labels, LABEL_RESTART_COUNT) or 0
-
-    @property
-    def hash_text(self) -> str | None:
-        return self.observed.labels.get(LABEL_SPEC_HASH)
-
-    @property
-    def spec_label(self) -> str | None:
-        return self.observed.labels.get(LABEL_SPEC)
-
-    @property
-    def legacy_hash(self) -> int:
-        return parse_container_name(self.observed.name).hash
-
-    @property
-    def stop_record(self) -> str:
-        return self.observed.stopped_by_podsync
-
-    @property
-    def ended(self) -> float:
-        """When a stopped instance stopped: its finish time, or, if it never started,
-        its creation time."""
-        o = self.observed
-        return o.finished_at if o.finished_at is not None else o.created
-
-
-@attrs.frozen
-class Ownership:
-    """Which pod an owned container belongs to (see ``ownership``)."""
-
-    pod_uid: str
-    pod_full_name: str
-    pod_key: str
-    container: str
-
-
-def ownership(
-    container: ObservedContainer, *, adopt_2014_containers: bool = False
-) -> Ownership | None:
-    """Whose ``container`` is, as the planner decides it; ``None`` for a foreign one.
-
-    The one ownership rule, used by the planner, the runtime, the probes and the CLI:
-
-    1. A container with any ``io.kubernetes.`` label is foreign: a Kubernetes node's
-       runtime (Docker Desktop, cri-dockerd, dockershim) made it.
-    2. A container with ``LABEL_POD_UID`` is podsync's, identified by its labels.
-    3. With ``adopt_2014_containers``, a container without that label whose name is
-       exactly the seed's format (``parse_2014_container_name``) is a 2014 kubelet's,
-       identified by its name.
-    4. Everything else is foreign.
-    """
-    instance = _identify(container)
-    if instance is None or not (adopt_2014_containers or instance.labelled):
-        return None
-    return Ownership(instance.pod_uid, instance.full_name, instance.pod_key, instance.container)
-
-
-def _int_label(labels: Mapping[str, str], key: str) -> int | None:
-    text = labels.get(key)
-    if text is None or not text.isdigit():
-        return None
-    return int(text)
-
-
-def _identify(oc: ObservedContainer) -> _Instance | None:
-    """Decode ownership: an instance for a container with podsync's labels or a 2014
-    kubelet's exact name (whether that one is taken over is the caller's choice, see
-    ``ownership``); ``None`` for a foreign container."""
-    labels = oc.labels
-    if any(key.startswith(KUBERNETES_LABEL_PREFIX) for key in labels):
-        return None
-    uid = labels.get(LABEL_POD_UID)
-    if uid is not None:
-        name = labels.get(LABEL_POD_NAME, "")
-        namespace = labels.get(LABEL_POD_NAMESPACE, "")
-        source = labels.get(LABEL_POD_SOURCE, "")
-        container = labels.get(LABEL_CONTAINER)
-        if container is None:
-            container = parse_container_name(oc.name).container
-        return _Instance(
-            oc, uid, f"{name}.{namespace}.{source}", f"{namespace}/{name}", source, container
-        )
-    parsed = parse_2014_container_name(oc.name)
-    if parsed is None:
-        return None
-    # A container a 2014 kubelet left behind: identified by its name only.
-    name, namespace, source = parsed.pod_full_name.split(".")
-    return _Instance(
-        oc, parsed.uid, parsed.pod_full_name, f"{namespace}/{name}", source, parsed.container
-    )
-
-
-def _newest_first(instances: Iterable[_Instance]) -> list[_Instance]:
-    # Docker lists newest-created first and the seed relied on it; podsync sorts
-    # explicitly, with the id as a tie-breaker so the order is total.
-    return sorted(
-        instances,
-        key=lambda i: (i.observed.created, i.attempt or 0, i.observed.id),
-        reverse=True,
-    )
-
-
-def _digest(
-    observed: Iterable[ObservedContainer], images: Iterable[ObservedImage], pod_dirs: Iterable[str]
-) -> str:
-    lines = sorted(
-        f"c\0{oc.id}\0{oc.name}\0{oc.running:d}\0{oc.finished_at}\0{oc.stopped_by_podsync}"
-        for oc in observed
-    )
-    lines += sorted(f"i\0{image.id}\0{','.join(sorted(image.tags))}" for image in images)
-    lines += sorted(f"d\0{uid}" for uid in pod_dirs)
-    return hashlib.sha256("\n".join(lines).encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def plan_fingerprint(
-    plan: Plan,
-    observed: Sequence[ObservedContainer],
-    images: Sequence[ObservedImage] = (),
-    pod_dirs: Collection[str] = (),
-) -> str:
-    """A digest of the part of an observed state that ``plan`` acts on.
-
-    Covers the containers and pod directories of the pods in the plan and the images it
-    pulls, creates from or removes. ``plan()`` stores it as ``Plan.fingerprint``; before
-    applying a saved plan, compute it again from a fresh observation: a different value
-    means the state the plan was made for has changed (Terraform's "saved plan is
-    stale"). A plan made against an empty engine is covered too: once its pods have
-    containers, the digest differs.
-
-    Scoped on purpose: applying the plan touches nothing else, and on an engine that runs
-    other workloads containers come and go all the time, so a digest of everything would
-    make every saved plan stale within seconds. It covers the containers that name one
-    of the plan's pods - by podsync's labels, or by a 2014 kubelet's exact name whether
-    or not the plan took them over - so it needs no planning option.
-    """
-    by_identity: dict[_Identity, list[_Instance]] = {}
-    for oc in observed:
-        instance = _identify(oc)
-        if instance is not None:
-            by_identity.setdefault((instance.pod_uid, instance.full_name), []).append(instance)
-    return _scoped_fingerprint(plan, by_identity, images, pod_dirs)
-
-
-def _scoped_fingerprint(
-    plan: Plan,
-    by_identity: Mapping[_Identity, list[_Instance]],
-    images: Sequence[ObservedImage],
-    pod_dirs: Collection[str],
-) -> str:
-    uids = {p.uid for p in plan.pods if p.uid}
-    references: set[str] = set()
-    for action in plan.actions:
-        if isinstance(action, Pull):
-            references.add(normalize_image(action.image))
-        elif isinstance(action, Create):
-            references.add(normalize_image(action.spec.image))
-        elif isinstance(action, RemoveImage):
-            references.add(action.image_id)
-    containers = [
-        instance.observed
-        for (uid, _), instances in by_identity.items()
-        if uid in uids
-        for instance in instances
-    ]
-    relevant = [
-        image
-        for image in images
-        if image.id in references
-        or references.intersection(normalize_image(t) for t in image.tags)
-        or references.intersection(image.digests)
-    ]
-    return _digest(containers, relevant, [d for d in pod_dirs if d in uids])
-
+__all__ = ["plan"]
 
 # ---------------------------------------------------------------------------------------
 # Spec comparison
@@ -873,7 +227,7 @@ def _show(value: Any) -> str:
 
 
 def _compare(
-    instance: _Instance, expected: SpecHash, expected_spec: Callable[[], dict[str, Any]], image: str
+    instance: Instance, expected: SpecHash, expected_spec: Callable[[], dict[str, Any]], image: str
 ) -> str | None:
     """Why the running ``instance`` differs from the desired spec, or ``None``.
 
@@ -920,7 +274,7 @@ def _compare(
     return None if instance.observed.image == image else _image_change(instance, image)
 
 
-def _describe_change(instance: _Instance, expected_spec: dict[str, Any]) -> str:
+def _describe_change(instance: Instance, expected_spec: dict[str, Any]) -> str:
     if instance.spec_label is not None:
         try:
             return _spec_difference(json.loads(instance.spec_label), expected_spec)
@@ -929,15 +283,12 @@ def _describe_change(instance: _Instance, expected_spec: dict[str, Any]) -> str:
     return "spec hash differs"
 
 
-def _image_change(instance: _Instance, image: str) -> str:
+def _image_change(instance: Instance, image: str) -> str:
     return f"image {_show(instance.observed.image)} -> {image}"
 
 
 # ---------------------------------------------------------------------------------------
 # The planner
-
-
-_Identity = tuple[str, str]  # (pod uid, pod full name) of an owned container
 
 
 @attrs.define
@@ -1017,7 +368,7 @@ class _Context:
         return tuple(self.pulls[key].action() for key in sorted(self.pulls))
 
 
-def _next_attempt(instances: Sequence[_Instance]) -> int:
+def _next_attempt(instances: Sequence[Instance]) -> int:
     used = {i.attempt for i in instances if i.attempt is not None}
     if not used:
         return 0
@@ -1050,7 +401,7 @@ class _Decision:
 
     def __init__(self, container: Container) -> None:
         self.container = container
-        self.kills: list[tuple[_Instance, Reason, str, Handler | None]] = []
+        self.kills: list[tuple[Instance, Reason, str, Handler | None]] = []
         self.start: tuple[Reason, str, int] | None = None  # (reason, why, restart count)
         self.wait: Wait | None = None
         self.keep = False
@@ -1062,24 +413,24 @@ class _PodPlanner:
     def __init__(
         self,
         pod: Pod,
-        instances: list[_Instance],
+        instances: list[Instance],
         ctx: _Context,
-        foreign: Sequence[_Instance] = (),
+        foreign: Sequence[Instance] = (),
     ) -> None:
         self.pod = pod
         self.ctx = ctx
         self.key = pod.key
-        self.by_name: dict[str, list[_Instance]] = {}
+        self.by_name: dict[str, list[Instance]] = {}
         for instance in instances:
             self.by_name.setdefault(instance.container, []).append(instance)
         # A 2014 kubelet's containers of this pod that are not taken over: never acted
         # on, but their names are taken, so new attempts are numbered past theirs.
-        self.reserved: dict[str, list[_Instance]] = {}
+        self.reserved: dict[str, list[Instance]] = {}
         for instance in foreign:
             self.reserved.setdefault(instance.container, []).append(instance)
         for name, group in self.by_name.items():
             if len(group) > 1:
-                self.by_name[name] = _newest_first(group)
+                self.by_name[name] = newest_first(group)
         self.actions: list[PodAction] = []
         self.killed: set[str] = set()
 
@@ -1096,9 +447,7 @@ class _PodPlanner:
         grace = self.pod.termination_grace_period_seconds
         return self.ctx.options.stop_timeout if grace is None else grace
 
-    def _kill(
-        self, instance: _Instance, reason: Reason, why: str, pre_stop: Handler | None
-    ) -> None:
+    def _kill(self, instance: Instance, reason: Reason, why: str, pre_stop: Handler | None) -> None:
         self.killed.add(instance.observed.id)
         self.actions.append(
             Kill(
@@ -1313,10 +662,10 @@ class _PodPlanner:
                 f"(restart {ready})",
                 ready,
             )
-        reason = Reason.UNHEALTHY if record == "unhealthy" else Reason.EXITED
+        reason = Reason.UNHEALTHY if record == Reason.UNHEALTHY.value else Reason.EXITED
         return reason, f"{what} (restart policy {policy.value}, restart {ready})", ready
 
-    def _back_off(self, c: Container, instance: _Instance, ended: float, what: str) -> Wait | int:
+    def _back_off(self, c: Container, instance: Instance, ended: float, what: str) -> Wait | int:
         """The crash-loop gate for a restart after ``instance``, which stopped (or stops)
         at ``ended``: a ``Wait`` while the back-off lasts, else the new restart count.
 
@@ -1540,7 +889,7 @@ class _PodPlanner:
             )
         )
 
-    def _unhealthy(self, c: Container, instance: _Instance) -> bool:
+    def _unhealthy(self, c: Container, instance: Instance) -> bool:
         # Seed healthy(): no probe means healthy; within initialDelaySeconds of creation
         # it counts as healthy (strict <). podsync takes probe results as input: only an
         # explicit failure counts; a container not probed yet is healthy.
@@ -1569,8 +918,8 @@ class _PodPlanner:
 
 
 def _gc_candidates(
-    instances: Sequence[_Instance], killed: Collection[str], keep: int, now: float, min_age: float
-) -> list[_Instance]:
+    instances: Sequence[Instance], killed: Collection[str], keep: int, now: float, min_age: float
+) -> list[Instance]:
     """The exited instances to remove, seed purgeOldest-style: the exited ones (and the
     ones this plan stops, which exit now) that are older than ``min_age`` are candidates;
     the newest ``keep`` candidates stay."""
@@ -1585,7 +934,7 @@ def _gc_candidates(
     return candidates[keep:]
 
 
-def _remove(pod_key: str, pod_uid: str, instance: _Instance, reason: Reason, why: str) -> Remove:
+def _remove(pod_key: str, pod_uid: str, instance: Instance, reason: Reason, why: str) -> Remove:
     return Remove(
         pod=pod_key,
         pod_uid=pod_uid,
@@ -1597,7 +946,7 @@ def _remove(pod_key: str, pod_uid: str, instance: _Instance, reason: Reason, why
     )
 
 
-def _label_pre_stop(instance: _Instance) -> Handler | None:
+def _label_pre_stop(instance: Instance) -> Handler | None:
     """The preStop handler remembered in a container's label: what stops a container
     gracefully once its spec is gone (its pod left the desired state, or its name left
     the pod spec); ``None`` when there is none or the label is not podsync's."""
@@ -1605,7 +954,7 @@ def _label_pre_stop(instance: _Instance) -> Handler | None:
     return decode_handler(text) if text else None
 
 
-def _label_grace(instance: _Instance, default: int) -> int:
+def _label_grace(instance: Instance, default: int) -> int:
     """The grace period remembered in a container's label (its pod's
     terminationGracePeriodSeconds when it was created; the kubelet reads the same from
     its ``io.kubernetes.pod.terminationGracePeriod`` label when the pod is gone), else
@@ -1615,11 +964,11 @@ def _label_grace(instance: _Instance, default: int) -> int:
     return default if grace is None else grace
 
 
-def _plan_orphan(key: str, uid: str, instances: list[_Instance], ctx: _Context) -> list[PodAction]:
+def _plan_orphan(key: str, uid: str, instances: list[Instance], ctx: _Context) -> list[PodAction]:
     """A pod that is no longer desired: stop what runs, remove what exited."""
     actions: list[PodAction] = []
     killed: set[str] = set()
-    ordered = _newest_first(instances)
+    ordered = newest_first(instances)
     # Stop app containers before the network container they live in.
     for instance in sorted(ordered, key=lambda i: i.container == NETWORK_CONTAINER):
         if not instance.running:
@@ -1747,7 +1096,7 @@ _RECORDED_HOST_PORT = re.compile(
 )
 
 
-def _recorded_host_ports(net: _Instance) -> list[Port] | None:
+def _recorded_host_ports(net: Instance) -> list[Port] | None:
     """The host ports a running network container publishes, from its spec label; None
     when it has no readable record (a 2014 kubelet's container)."""
     text = net.spec_label
@@ -1762,7 +1111,7 @@ def _recorded_host_ports(net: _Instance) -> list[Port] | None:
 
 
 def _running_host_ports(
-    candidates: Mapping[str, Pod], by_identity: Mapping[_Identity, list[_Instance]]
+    candidates: Mapping[str, Pod], by_identity: Mapping[Identity, list[Instance]]
 ) -> tuple[dict[str, list[Port]], list[tuple[str, Port]]]:
     """Which candidates (by full name) already run, with the host ports they publish;
     and the host ports other pods' running network containers publish.
@@ -1805,7 +1154,7 @@ def _running_host_ports(
 def _admit(
     desired: Sequence[Pod],
     options: PlanOptions,
-    by_identity: Mapping[_Identity, list[_Instance]],
+    by_identity: Mapping[Identity, list[Instance]],
 ) -> tuple[list[Pod], list[Rejection]]:
     """Admission (theory step 1); rejections are reported in the order of ``desired``.
 
@@ -1965,11 +1314,11 @@ def _plan(
     # Index owned containers by pod identity (one pass: the seed scanned the whole list
     # for every lookup, which is quadratic). A 2014 kubelet's container that is not taken
     # over is set aside: only the fingerprint sees it (see plan_fingerprint).
-    by_identity: dict[_Identity, list[_Instance]] = {}
-    not_adopted: dict[_Identity, list[_Instance]] = {}
+    by_identity: dict[Identity, list[Instance]] = {}
+    not_adopted: dict[Identity, list[Instance]] = {}
     adopt = options.adopt_2014_containers
     for oc in observed:
-        instance = _identify(oc)
+        instance = identify(oc)
         if instance is None:
             continue
         identity = (instance.pod_uid, instance.full_name)
@@ -1983,8 +1332,8 @@ def _plan(
 
     # Each pod plan is a group; ``owner`` says which group an observed identity's
     # actions go to.
-    groups: dict[_Identity, tuple[str, list[PodAction]]] = {}
-    owner: dict[_Identity, _Identity] = {}
+    groups: dict[Identity, tuple[str, list[PodAction]]] = {}
+    owner: dict[Identity, Identity] = {}
     for pod in accepted:
         identity = (pod.uid, pod.full_name)
         instances = list(by_identity.get(identity, ()))
@@ -1998,7 +1347,7 @@ def _plan(
     # and goes (the seed skipped such containers in SyncPods and left them running).
     rejected_uids = {r.uid for r in rejected}
     if options.allow_deletions:
-        by_uid: dict[str, _Identity] = {}
+        by_uid: dict[str, Identity] = {}
         for identity in sorted(by_identity):
             if identity in owner or identity[0] in rejected_uids:
                 continue
@@ -2059,7 +1408,7 @@ def _plan(
     if not_adopted:
         for identity, instances in not_adopted.items():
             by_identity[identity] = [*by_identity.get(identity, ()), *instances]
-    return attrs.evolve(made, fingerprint=_scoped_fingerprint(made, by_identity, images, pod_dirs))
+    return attrs.evolve(made, fingerprint=scoped_fingerprint(made, by_identity, images, pod_dirs))
 
 
 def _host_resolv(options: PlanOptions) -> ResolvConf:
@@ -2078,9 +1427,9 @@ def _safe_dir_name(uid: str) -> bool:
 
 
 def _apply_global_cap(
-    groups: dict[_Identity, tuple[str, list[PodAction]]],
-    owner: Mapping[_Identity, _Identity],
-    by_identity: Mapping[_Identity, list[_Instance]],
+    groups: dict[Identity, tuple[str, list[PodAction]]],
+    owner: Mapping[Identity, Identity],
+    by_identity: Mapping[Identity, list[Instance]],
     ctx: _Context,
 ) -> None:
     """Remove the oldest exited containers beyond ``gc.max_total`` across all pods.
@@ -2094,11 +1443,11 @@ def _apply_global_cap(
     planned = [a for _, actions in groups.values() for a in actions]
     removed = {a.id for a in planned if isinstance(a, Remove)}
     killed = {a.id for a in planned if isinstance(a, Kill)}
-    remaining: list[tuple[_Identity, _Instance]] = []
+    remaining: list[tuple[Identity, Instance]] = []
     protected: set[str] = set()
     for identity, instances in by_identity.items():
         newest: dict[str, str] = {}
-        for instance in _newest_first(instances):
+        for instance in newest_first(instances):
             oid = instance.observed.id
             if (instance.running and oid not in killed) or oid in removed:
                 continue

@@ -49,11 +49,20 @@ import shutil
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Any, NoReturn
 
 import attrs
 
+from podsync._actions import (
+    FAILED_STOPS,
+    Action,
+    Plan,
+    PodPlan,
+    Reason,
+    Wait,
+    shorten_ids,
+)
 from podsync._apply import (
     DEFAULT_HOOK_TIMEOUT,
     DEFAULT_WORKERS,
@@ -65,28 +74,12 @@ from podsync._apply import (
 )
 from podsync._clock import Clock, clocks, system_sleep
 from podsync._config import load_pods
+from podsync._fingerprint import plan_fingerprint
 from podsync._hooks import probe_liveness
 from podsync._models import ObservedContainer, Pod, RestartPolicy
-from podsync._plan import (
-    DEFAULT_NETWORK_IMAGE,
-    FAILED_STOPS,
-    Action,
-    Create,
-    GCPolicy,
-    Kill,
-    Plan,
-    PlanOptions,
-    PodPlan,
-    Pull,
-    Reason,
-    Remove,
-    RemoveImage,
-    RemovePodDir,
-    Wait,
-    ownership,
-    plan,
-    plan_fingerprint,
-)
+from podsync._options import DEFAULT_NETWORK_IMAGE, GCPolicy, PlanOptions
+from podsync._ownership import ownership
+from podsync._plan import plan
 from podsync._plan_json import plan_from_json, plan_to_json
 from podsync._resolv import (
     HOST_RESOLV_CONF,
@@ -146,9 +139,6 @@ _SYSTEMD_RESOLV_CONF = SYSTEMD_RESOLV_CONF
 _DEFAULT_ROOT_DIR = PlanOptions().root_dir
 _DEFAULT_GC = GCPolicy()
 _DEFAULT_STOP_TIMEOUT = PlanOptions().stop_timeout
-
-# Docker's 64-hex container ids, shortened to the 12 characters the docker CLI shows.
-_LONG_ID = re.compile(r"\b([0-9a-f]{12})[0-9a-f]{52}\b")
 
 
 # ---------------------------------------------------------------------------------------
@@ -600,10 +590,6 @@ class _Console:
             self._text("", message)
 
 
-def _short_ids(text: str) -> str:
-    return _LONG_ID.sub(r"\1", text)
-
-
 def _target(event: Event) -> str:
     if event.pod and event.container:
         return f"{event.pod}/{event.container}"
@@ -635,15 +621,15 @@ def event_text(event: Event) -> str:
     and no repeated container name."""
     kind = event.kind
     if kind in (EventKind.CREATED, EventKind.STARTED, EventKind.ADOPTED) and event.container_id:
-        return f"{kind.value} ({_short_ids(event.container_id)})"
+        return f"{kind.value} ({shorten_ids(event.container_id)})"
     if kind in (EventKind.KILLING, EventKind.REMOVED):
         match = _BECAUSE.match(event.message)
         if match:
             verb = "stopping" if kind is EventKind.KILLING else "removed"
-            return f"{verb}: {_short_ids(match.group(1))}"
+            return f"{verb}: {shorten_ids(match.group(1))}"
     elif kind is EventKind.FAILED:
-        return f"failed: {_short_ids(event.message)}"
-    return _short_ids(event.message)
+        return f"failed: {shorten_ids(event.message)}"
+    return shorten_ids(event.message)
 
 
 # The events that end an action, for the progress bar's count: a pull, a create (its
@@ -753,60 +739,7 @@ def _is_terminal(stream: IO[str]) -> bool:
 
 
 # ---------------------------------------------------------------------------------------
-# Plans as text
-
-
-# The verbs of the summary line, as ``Plan.describe`` words them.
-_VERBS: Mapping[type, str] = {
-    Pull: "pull",
-    Create: "create",
-    Kill: "stop",
-    Remove: "remove",
-    Wait: "wait",
-    RemovePodDir: "tear down",
-    RemoveImage: "remove image",
-}
-
-
-def summary_line(the_plan: Plan) -> str:
-    """``Plan: 1 to pull, 3 to create.``, or what "no changes" means."""
-    if not the_plan.has_changes:
-        waits = sum(isinstance(a, Wait) for a in the_plan.actions)
-        if waits:
-            return f"No changes now; {waits} container(s) waiting."
-        return "No changes. The engine matches the desired pods."
-    counts: dict[str, int] = {}
-    for action in the_plan.actions:
-        verb = _VERBS.get(type(action), type(action).__name__.lower())
-        counts[verb] = counts.get(verb, 0) + 1
-    return "Plan: " + ", ".join(f"{n} to {verb}" for verb, n in counts.items()) + "."
-
-
-def render_plan(the_plan: Plan) -> str:
-    """The plan for people: grouped by pod, one line per action with its reason code
-    in brackets, then the summary line. Rejected pods are not in it (they are warnings,
-    see ``_warn_rejected``)."""
-    lines: list[str] = []
-
-    def add(action: Action) -> None:
-        lines.append(f"  {_short_ids(action.message)}  [{action.reason.value}]")
-
-    if the_plan.pulls:
-        lines.append("Images:")
-        for pull in the_plan.pulls:
-            add(pull)
-    for pod in the_plan.pods:
-        lines.append(f"Pod {pod.pod}:" if pod.pod else f"Pod uid {pod.uid}:")
-        for action in pod.actions:
-            add(action)
-    if the_plan.cleanup:
-        lines.append("Engine:")
-        for removal in the_plan.cleanup:
-            add(removal)
-    if lines:
-        lines.append("")
-    lines.append(summary_line(the_plan))
-    return "\n".join(lines)
+# Rejected pods and other warnings about a plan
 
 
 def _warn_rejected(console: _Console, the_plan: Plan) -> None:
@@ -1103,7 +1036,7 @@ def _run_apply(
             duration=round(result.duration, 3),
         )
     for r in result.failures:
-        console.error(f"{_short_ids(r.action.message)}: {_short_ids(r.error)}")
+        console.error(f"{shorten_ids(r.action.message)}: {shorten_ids(r.error)}")
     skipped_pods = sorted({r.pod for r in result.results if r.status is ActionStatus.SKIPPED})
     if skipped_pods:
         console.warning(
@@ -1293,7 +1226,7 @@ def _ended(oc: ObservedContainer) -> float:
 
 def _verb_of(action: Action) -> str:
     """``stop default/job/net`` from ``stop default/job/net (k8s_...): why``."""
-    return _short_ids(action.message).split(" (", 1)[0].split(": ", 1)[0]
+    return shorten_ids(action.message).split(" (", 1)[0].split(": ", 1)[0]
 
 
 def _wait(
@@ -1339,7 +1272,7 @@ def _wait(
             if not status.final:
                 console.note(f"  {status.pod}: {status.message}", pod=status.pod)
         if the_plan.has_changes:
-            console.note(f"Syncing again: {summary_line(the_plan)}")
+            console.note(f"Syncing again: {the_plan.summary()}")
             last_apply_ok = _run_apply(console, the_plan, runtime, args, verb="Sync").ok
         pause = min(delay, max(deadline - elapsed(), 0.0))
         console.note(f"Checking again in {pause:.1f}s.")
@@ -1384,7 +1317,7 @@ def _cmd_plan(args: argparse.Namespace, console: _Console, factory: RuntimeFacto
     if args.json:
         console.print(plan_to_json(the_plan).rstrip("\n"))
     else:
-        console.print(render_plan(the_plan))
+        console.print(the_plan.render())
         if args.out:
             console.print(
                 f"\nSaved the plan to {args.out}. To apply exactly this plan: "
@@ -1401,7 +1334,7 @@ def _cmd_show(args: argparse.Namespace, console: _Console) -> int:
         console.print(plan_to_json(the_plan).rstrip("\n"))
         return EXIT_OK
     _warn_rejected(console, the_plan)
-    console.print(render_plan(the_plan))
+    console.print(the_plan.render())
     console.print(f"Planned against engine state {the_plan.fingerprint[:12] or '(none)'}.")
     return EXIT_OK
 
@@ -1424,7 +1357,7 @@ def _cmd_apply(
         _warn_unpublished_ports(console, pods, options)
         if not pods:
             console.warning("the sources describe no pods")
-        console.print(render_plan(the_plan))
+        console.print(the_plan.render())
         ok = True
         if the_plan.has_changes:
             ok = _run_apply(console, the_plan, runtime, args, verb="Apply").ok
@@ -1455,7 +1388,7 @@ def _apply_saved(args: argparse.Namespace, console: _Console, factory: RuntimeFa
                 "run podsync plan again."
             )
         _warn_rejected(console, the_plan)
-        console.print(f"Applying the saved plan {args.plan_file}: {summary_line(the_plan)}")
+        console.print(f"Applying the saved plan {args.plan_file}: {the_plan.summary()}")
         if not the_plan.has_changes:
             return EXIT_OK
         result = _run_apply(console, the_plan, runtime, args, verb="Apply")
@@ -1495,7 +1428,7 @@ def _cmd_down(args: argparse.Namespace, console: _Console, factory: RuntimeFacto
                 options=options,
             )
             if attempt == 0:
-                console.print(render_plan(the_plan))
+                console.print(the_plan.render())
                 absent = [p.key for p in pods if not owned[p.uid] and p.uid not in dirs]
                 if absent:
                     console.note(f"Not on the engine: {', '.join(absent)}")

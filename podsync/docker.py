@@ -54,9 +54,10 @@ from typing import TYPE_CHECKING, Any, cast
 
 import attrs
 
+from podsync._actions import CreateSpec
 from podsync._images import pull_reference
 from podsync._models import ObservedContainer, ObservedImage
-from podsync._plan import CreateSpec, ownership
+from podsync._ownership import ownership
 from podsync._runtime import ExecResult
 from podsync.exceptions import EngineUnavailable, NameConflict, RuntimeCallError
 

@@ -33,8 +33,9 @@ from podsync import (
     probe_liveness,
     sync,
 )
+from podsync._actions import CreateSpec
 from podsync._hooks import HandlerError, http_get, resolve_port, run_handler, tcp_connect
-from podsync._plan import CreateSpec, PlanOptions
+from podsync._options import PlanOptions
 from podsync._runtime import ExecResult
 from podsync.testing import FakeClock, FakeRuntime
 

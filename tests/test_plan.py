@@ -29,20 +29,11 @@ from podsync import (
     Volume,
     VolumeMount,
 )
+from podsync._actions import Create, Kill, Plan, Reason, Remove, RemovePodDir, Wait
 from podsync._labels import LABEL_POD_UID
-from podsync._plan import (
-    Create,
-    GCPolicy,
-    Kill,
-    Plan,
-    PlanOptions,
-    Reason,
-    Remove,
-    RemovePodDir,
-    Wait,
-    ownership,
-    plan,
-)
+from podsync._options import GCPolicy, PlanOptions
+from podsync._ownership import ownership
+from podsync._plan import plan
 from tests.cri import cri_labels, cri_name
 from tests.engine_model import EngineModel
 

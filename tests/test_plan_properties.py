@@ -7,9 +7,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from podsync import EnvVar, ObservedContainer, Pod, container_name, ownership, spec_hash
+from podsync._actions import Kill, Plan, Reason, Remove, Wait
 from podsync._hashing import SPEC_HASH_VERSION
 from podsync._labels import LABEL_ATTEMPT, LABEL_SPEC, LABEL_SPEC_HASH
-from podsync._plan import GCPolicy, Kill, Plan, PlanOptions, Reason, Remove, Wait, plan
+from podsync._options import GCPolicy, PlanOptions
+from podsync._plan import plan
 from podsync._plan_json import plan_from_json, plan_to_json
 from tests.cri import cri_labels, cri_name
 from tests.engine_model import EngineModel

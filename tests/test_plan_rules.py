@@ -11,20 +11,11 @@ import attrs
 import pytest
 
 from podsync import ObservedContainer, ObservedImage, Pod, RestartPolicy, parse_pods
+from podsync._actions import Create, Kill, Plan, Reason, Remove, Wait
 from podsync._labels import LABEL_RESTART_COUNT
-from podsync._plan import (
-    NETWORK_CONTAINER,
-    BackOffPolicy,
-    Create,
-    GCPolicy,
-    Kill,
-    Plan,
-    PlanOptions,
-    Reason,
-    Remove,
-    Wait,
-    plan,
-)
+from podsync._naming import NETWORK_CONTAINER
+from podsync._options import BackOffPolicy, GCPolicy, PlanOptions
+from podsync._plan import plan
 from tests.engine_model import EngineModel
 from tests.image_references import DIGEST
 

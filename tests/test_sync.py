@@ -38,7 +38,8 @@ from podsync import (
     observe,
     sync,
 )
-from podsync._plan import GCPolicy, PlanOptions, Reason
+from podsync._actions import Reason
+from podsync._options import GCPolicy, PlanOptions
 from podsync.testing import MUTATING_CALL_NAMES, FakeRuntime
 
 NOW = 1_000_000.0

@@ -218,7 +218,7 @@ def admit(
     seen_uids: dict[str, Pod] = {}
     seen_names: dict[str, Pod] = {}
     candidates: list[Pod] = []
-    position: dict[int, int] = {}
+    position: dict[str, int] = {}  # candidate uid -> input index
     for index, pod in enumerate(desired):
         problem = _name_problem(pod) or _image_problem(pod) or _memory_problem(pod)
         if problem is not None:
@@ -254,7 +254,7 @@ def admit(
                 f"{', '.join(options.host_path_prefixes or ())}",
             )
             continue
-        position[id(pod)] = index
+        position[pod.uid] = index
         candidates.append(pod)
     running, elsewhere = _running_host_ports(
         {pod.full_name: pod for pod in candidates}, by_identity
@@ -263,7 +263,5 @@ def admit(
         candidates, running=running, held_elsewhere=elsewhere
     )
     for r in conflicts:
-        rejected[position[id(r.pod)]] = Rejection(
-            r.pod.key, r.pod.uid, Reason.HOST_PORT_CONFLICT, r.message
-        )
+        rejected[position[r.uid]] = r
     return list(accepted), [rejected[i] for i in sorted(rejected)]

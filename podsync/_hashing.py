@@ -44,6 +44,7 @@ from typing import Any
 import attrs
 
 from podsync._models import Container, EnvVar, Pod, Port, Volume, VolumeMount
+from podsync._naming import NETWORK_CONTAINER
 from podsync._resolv import ResolvConf, uses_cluster_dns
 from podsync._volumes import DEFAULT_ROOT_DIR
 
@@ -356,12 +357,16 @@ def network_spec(
     ``without_loopback``).
     """
     return {
-        "name": "net",
+        "name": NETWORK_CONTAINER,
         "image": image,
         "pod": {"name": pod.name, "dns_policy": pod.dns_policy.value},
         "ports": [_port(p) for c in pod.containers for p in c.ports],
         **_network_options(pod, network_mode, cluster_dns, cluster_domain, host_dns),
     }
+
+
+# The network container's name as the canonical JSON writes it.
+_NETWORK_NAME = _string(NETWORK_CONTAINER)
 
 
 def network_spec_hash(
@@ -381,7 +386,7 @@ def network_spec_hash(
         network_mode, cluster_dns, cluster_domain, host_dns, applies
     )
     text = (
-        f'{{{before}"image":{_string(image)},"name":"net",{after}"pod":{{"dns_policy":'
+        f'{{{before}"image":{_string(image)},"name":{_NETWORK_NAME},{after}"pod":{{"dns_policy":'
         f'{_string(pod.dns_policy.value)},"name":{_string(pod.name)}}},"ports":[{ports}]}}'
     )
     return _digest(text)

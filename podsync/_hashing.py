@@ -319,15 +319,25 @@ def _network_options(
     if network_mode:
         fields["network_mode"] = network_mode
     if uses_cluster_dns(pod.dns_policy, server=cluster_dns, domain=cluster_domain):
-        if cluster_dns:
-            fields["cluster_dns"] = cluster_dns
-        if cluster_domain:
-            fields["cluster_domain"] = cluster_domain
-        if host_dns is not None and (host_dns.nameservers or host_dns.searches):
-            fields["host_resolv_conf"] = {
-                "nameservers": list(host_dns.nameservers),
-                "searches": list(host_dns.searches),
-            }
+        fields.update(_dns_fields(cluster_dns, cluster_domain, host_dns))
+    return fields
+
+
+def _dns_fields(
+    cluster_dns: str, cluster_domain: str, host_dns: ResolvConf | None
+) -> dict[str, Any]:
+    """The DNS option fields of a network spec that gets the cluster's DNS settings,
+    each only when it is set."""
+    fields: dict[str, Any] = {}
+    if cluster_dns:
+        fields["cluster_dns"] = cluster_dns
+    if cluster_domain:
+        fields["cluster_domain"] = cluster_domain
+    if host_dns is not None and (host_dns.nameservers or host_dns.searches):
+        fields["host_resolv_conf"] = {
+            "nameservers": list(host_dns.nameservers),
+            "searches": list(host_dns.searches),
+        }
     return fields
 
 
@@ -408,16 +418,7 @@ def _network_options_text(
     if network_mode:
         after = f'"network_mode":{_string(network_mode)},'
     if applies:
-        fields: dict[str, Any] = {}
-        if cluster_dns:
-            fields["cluster_dns"] = cluster_dns
-        if cluster_domain:
-            fields["cluster_domain"] = cluster_domain
-        if host_dns is not None and (host_dns.nameservers or host_dns.searches):
-            fields["host_resolv_conf"] = {
-                "nameservers": list(host_dns.nameservers),
-                "searches": list(host_dns.searches),
-            }
+        fields = _dns_fields(cluster_dns, cluster_domain, host_dns)
         if fields:
             before = canonical_json(fields)[1:-1] + ","
     return before, after

@@ -622,11 +622,10 @@ def event_text(event: Event) -> str:
     kind = event.kind
     if kind in (EventKind.CREATED, EventKind.STARTED, EventKind.ADOPTED) and event.container_id:
         return f"{kind.value} ({shorten_ids(event.container_id)})"
-    if kind in (EventKind.KILLING, EventKind.REMOVED):
+    if kind in (EventKind.STOPPING, EventKind.REMOVED):
         match = _BECAUSE.match(event.message)
         if match:
-            verb = "stopping" if kind is EventKind.KILLING else "removed"
-            return f"{verb}: {shorten_ids(match.group(1))}"
+            return f"{kind.value}: {shorten_ids(match.group(1))}"
     elif kind is EventKind.FAILED:
         return f"failed: {shorten_ids(event.message)}"
     return shorten_ids(event.message)
@@ -640,7 +639,7 @@ _ENDS_ACTION = frozenset(
         EventKind.PULLED,
         EventKind.STARTED,
         EventKind.ADOPTED,
-        EventKind.KILLING,
+        EventKind.STOPPING,
         EventKind.REMOVED,
         EventKind.POD_DIR_REMOVED,
         EventKind.IMAGE_REMOVED,
@@ -669,7 +668,7 @@ class _Progress:
             terminal = _is_terminal(console.err)
         self.bar = terminal and not console.json
         self.drawn = False
-        # After a failed postStart handler apply reports hook-failed, killing and
+        # After a failed postStart handler apply reports hook-failed, stopping and
         # failed for the same action: count that action once.
         self.hook_failed: set[tuple[str, str, str]] = set()
 
@@ -697,7 +696,7 @@ class _Progress:
         if event.kind is EventKind.HOOK_FAILED and event.message.startswith("postStart"):
             self.hook_failed.add(key)
             return
-        if key in self.hook_failed and event.kind in (EventKind.KILLING, EventKind.FAILED):
+        if key in self.hook_failed and event.kind in (EventKind.STOPPING, EventKind.FAILED):
             if event.kind is EventKind.FAILED:
                 self.hook_failed.discard(key)
             return

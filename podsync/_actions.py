@@ -55,7 +55,7 @@ __all__ = [
 PLAN_FORMAT_VERSION = "3"
 
 
-class Reason(enum.Enum):
+class Reason(enum.StrEnum):
     """Why an action is in the plan (machine-readable; the message says it for people)."""
 
     # creates

@@ -98,6 +98,7 @@ from podsync._models import (
     ObservedImage,
     Pod,
 )
+from podsync._naming import is_safe_uid
 from podsync._options import PlanOptions
 from podsync._ownership import Identity, Instance, identify
 from podsync._pod_planner import PlanContext, PodPlanner
@@ -253,7 +254,9 @@ def _plan(
             by_uid.setdefault(identity[0], identity)
         keep_dirs = {p.uid for p in accepted} | rejected_uids
         for uid in sorted(pod_dirs):
-            if uid in keep_dirs or not _safe_dir_name(uid):
+            if uid in keep_dirs or not is_safe_uid(uid):
+                # Not a name podsync gives a pod directory; and a path is never built
+                # from a name that could leave the root directory.
                 continue
             if options.ready_sources is not None and uid not in by_uid:
                 # Without containers the directory's source is unknown: keep it until
@@ -311,8 +314,3 @@ def _host_resolv(options: PlanOptions) -> ResolvConf:
     systemd-resolved hosts (kubelet-modern.md §12) do."""
     host = parse_resolv_conf(options.host_resolv_conf)
     return host if options.network_mode == "host" else without_loopback(host)
-
-
-def _safe_dir_name(uid: str) -> bool:
-    # Never build a path from a name that could leave the root directory.
-    return uid not in ("", ".", "..") and "/" not in uid and "\0" not in uid

@@ -697,6 +697,17 @@ def test_desired_pod_directory_is_never_torn_down():
     assert ["gone"] == [a.pod_uid for a in p.actions if isinstance(a, RemovePodDir)]
 
 
+def test_only_directories_named_like_a_pod_uid_are_torn_down():
+    """A directory is torn down only when its name can be a pod uid (``is_safe_uid``, the
+    rule admission applies to pods): podsync made no other, and a path is never built
+    from a name that could leave the root directory."""
+    names = {"gone", "..", ".hidden", "a_b", "a/b", "x" * 254, ""}
+
+    p = run([], pod_dirs=names)
+
+    assert ["gone"] == [a.pod_uid for a in p.actions if isinstance(a, RemovePodDir)]
+
+
 def test_rejections():
     """Pods that conflict on a host port, ask for privileged mode when it is not allowed,
     or repeat an earlier pod are rejected, and nothing happens to them."""

@@ -203,6 +203,17 @@ class _Decision:
         self.keep = False
 
 
+# How a create's message words it, by reason (any other reason replaces an instance).
+# The summary line counts them all as "create" (``VERBS``).
+_CREATE_VERBS = {
+    Reason.MISSING: "create",
+    Reason.NOT_STARTED: "create",
+    Reason.NOT_REPLACED: "create",
+    Reason.EXITED: "restart",
+    Reason.POD_REBUILD: "recreate",
+}
+
+
 class PodPlanner:
     """Plans one admitted pod (seed syncPod)."""
 
@@ -662,13 +673,6 @@ class PodPlanner:
             return
         reason, why, restarts = d.start
         self.ctx.need_image(c.image, c.image_pull_policy, self.pod.uid)
-        verb = {
-            Reason.MISSING: "create",
-            Reason.NOT_STARTED: "create",
-            Reason.NOT_REPLACED: "create",
-            Reason.EXITED: "restart",
-            Reason.POD_REBUILD: "recreate",
-        }
         self.actions.append(
             Create(
                 pod=self.key,
@@ -681,7 +685,7 @@ class PodPlanner:
                     restarts,
                 ),
                 reason=reason,
-                message=f"{verb.get(reason, 'replace')} {self._label(c.name)}: {why}",
+                message=f"{_CREATE_VERBS.get(reason, 'replace')} {self._label(c.name)}: {why}",
             )
         )
 

@@ -171,7 +171,7 @@ def worlds(draw: st.DrawFn) -> tuple[list[Pod], EngineModel, float, dict[str, bo
 def waited_for_a_port(first: Plan, second: Plan) -> bool:
     """Whether ``second`` only starts pods that ``first`` rejected because a pod it
     stopped still held their host port: admission lets a new pod wait one sync rather
-    than race the stop for the port (see ``podsync._plan._admit``)."""
+    than race the stop for the port (see ``podsync._admission.admit``)."""
     waiting = {
         r.pod
         for r in first.rejected

@@ -1,6 +1,6 @@
 """Planner rules that a mutation run found untested: one behaviour-level test per rule.
 
-Each test names the rule it pins down and the mutation of ``podsync/_plan.py`` it kills
+Each test names the rule it pins down and the mutation of the planner (``podsync/_plan.py`` then) it kills
 (a mutant that survives the whole pure suite is a rule nothing checks). The pods are
 written as people write pod files; the engine is the pure ``EngineModel``.
 """

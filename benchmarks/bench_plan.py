@@ -83,7 +83,9 @@ from podsync import (
     VolumeMount,
     parse_container_name,
 )
-from podsync._plan import DEFAULT_NETWORK_IMAGE, Create, Plan, PlanOptions, plan
+from podsync._actions import Create, Plan
+from podsync._options import DEFAULT_NETWORK_IMAGE, PlanOptions
+from podsync._plan import plan
 
 NOW = 1_700_000_000.0  # the cold plan's clock; the steady plan runs 5 minutes later
 STEADY_NOW = NOW + 300.0

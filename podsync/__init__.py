@@ -32,6 +32,7 @@ from podsync._models import (
 )
 from podsync._naming import (
     CONTAINER_NAME_PREFIX,
+    NETWORK_CONTAINER,
     ParsedName,
     container_name,
     dns_label_problem,
@@ -53,19 +54,16 @@ from podsync.exceptions import (
 # --- more modules are added below, one block each ---
 
 # isort: split
-from podsync._plan import (
-    DEFAULT_NETWORK_IMAGE,
-    NETWORK_CONTAINER,
+from podsync._options import DEFAULT_NETWORK_IMAGE, BackOffPolicy, GCPolicy, PlanOptions
+
+# isort: split
+from podsync._actions import (
     PLAN_FORMAT_VERSION,
     Action,
-    BackOffPolicy,
     Create,
     CreateSpec,
-    GCPolicy,
     Kill,
-    Ownership,
     Plan,
-    PlanOptions,
     PodAction,
     PodPlan,
     Pull,
@@ -75,10 +73,16 @@ from podsync._plan import (
     RemoveImage,
     RemovePodDir,
     Wait,
-    ownership,
-    plan,
-    plan_fingerprint,
 )
+
+# isort: split
+from podsync._ownership import Ownership, ownership
+
+# isort: split
+from podsync._fingerprint import plan_fingerprint
+
+# isort: split
+from podsync._plan import plan
 
 # isort: split
 from podsync._plan_json import plan_from_json, plan_to_json

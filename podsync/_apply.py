@@ -33,18 +33,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import attrs
 
-from podsync._clock import Clock, Clocks, clocks, system_time
-from podsync._hooks import HandlerError, run_handler
-from podsync._hostfs import (
-    HostPathRefused,
-    make_host_paths,
-    remove_pod_dir,
-    remove_stop_record,
-    write_stop_record,
-)
-from podsync._labels import LABEL_POD_UID, LABEL_SPEC_HASH
-from podsync._models import Handler
-from podsync._plan import (
+from podsync._actions import (
     STOP_POST_START_FAILED,
     Action,
     Create,
@@ -59,6 +48,17 @@ from podsync._plan import (
     RemovePodDir,
     Wait,
 )
+from podsync._clock import Clock, Clocks, clocks, system_time
+from podsync._hooks import HandlerError, run_handler
+from podsync._hostfs import (
+    HostPathRefused,
+    make_host_paths,
+    remove_pod_dir,
+    remove_stop_record,
+    write_stop_record,
+)
+from podsync._labels import LABEL_POD_UID, LABEL_SPEC_HASH
+from podsync._models import Handler
 from podsync._runtime import Runtime
 from podsync.exceptions import NameConflict, RuntimeCallError
 
@@ -110,7 +110,10 @@ class EventKind(enum.StrEnum):
     CREATED = "created"  # a container was created
     ADOPTED = "adopted"  # a create found its container made already (a racing apply)
     STARTED = "started"  # a container was started
-    KILLING = "killing"  # a container is about to be stopped
+    STOPPING = "stopping"  # a container is about to be stopped (a ``Kill``: see ``VERBS``)
+    # The old name of STOPPING (its value was "killing"), an alias kept for the public
+    # API: a ``Kill`` stops a container gracefully, and its message says "stop".
+    KILLING = "stopping"
     REMOVED = "removed"  # an exited container was removed
     POD_DIR_REMOVED = "pod-dir-removed"  # a pod directory was torn down
     IMAGE_REMOVED = "image-removed"  # an image was removed
@@ -426,7 +429,7 @@ class _Applier:
                 except _HOST_ERRORS as record_exc:
                     error += f"; recording the stop failed: {record_exc}"
             self.emit(
-                EventKind.KILLING,
+                EventKind.STOPPING,
                 action,
                 f"stop {spec.name} ({cid}): postStart handler failed",
                 container_id=cid,
@@ -450,7 +453,7 @@ class _Applier:
                 write_stop_record(self.root_dir, action.pod_uid, action.id, action.reason.value)
             except _HOST_ERRORS as exc:
                 raise _ActionFailed(f"stop record of {action.name}: {exc}") from exc
-        self.emit(EventKind.KILLING, action, action.message)
+        self.emit(EventKind.STOPPING, action, action.message)
         self._stop(action, action.id, action.timeout, action.pre_stop)
 
     def _stop(self, action: Create | Kill, cid: str, grace: int, pre_stop: Handler | None) -> None:

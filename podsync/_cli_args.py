@@ -12,7 +12,7 @@ from typing import Any, NoReturn
 
 from podsync._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS
 from podsync._console import Console
-from podsync._plan import DEFAULT_NETWORK_IMAGE, GCPolicy, PlanOptions
+from podsync._options import DEFAULT_NETWORK_IMAGE, GCPolicy, PlanOptions
 from podsync._resolv import (
     HOST_RESOLV_CONF,
     SYSTEMD_RESOLV_CONF,

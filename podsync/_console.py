@@ -18,16 +18,14 @@ import threading
 from collections.abc import Sequence
 from typing import IO, Any
 
+from podsync._actions import Plan, Wait, shorten_ids
 from podsync._apply import ActionStatus, ApplyResult, Event, EventKind
 from podsync._clock import Clock, clocks
 from podsync._models import Pod
-from podsync._plan import Plan, PlanOptions, Wait
+from podsync._options import PlanOptions
 
 # The command line's own helpers: none of them is part of the podsync API.
 __all__: list[str] = []
-
-# Docker's 64-hex container ids, shortened to the 12 characters the docker CLI shows.
-_LONG_ID = re.compile(r"\b([0-9a-f]{12})[0-9a-f]{52}\b")
 
 
 class Console:
@@ -93,10 +91,6 @@ class Console:
             self._text("", message)
 
 
-def short_ids(text: str) -> str:
-    return _LONG_ID.sub(r"\1", text)
-
-
 def _target(event: Event) -> str:
     if event.pod and event.container:
         return f"{event.pod}/{event.container}"
@@ -128,15 +122,14 @@ def event_text(event: Event) -> str:
     and no repeated container name."""
     kind = event.kind
     if kind in (EventKind.CREATED, EventKind.STARTED, EventKind.ADOPTED) and event.container_id:
-        return f"{kind.value} ({short_ids(event.container_id)})"
-    if kind in (EventKind.KILLING, EventKind.REMOVED):
+        return f"{kind.value} ({shorten_ids(event.container_id)})"
+    if kind in (EventKind.STOPPING, EventKind.REMOVED):
         match = _BECAUSE.match(event.message)
         if match:
-            verb = "stopping" if kind is EventKind.KILLING else "removed"
-            return f"{verb}: {short_ids(match.group(1))}"
+            return f"{kind.value}: {shorten_ids(match.group(1))}"
     elif kind is EventKind.FAILED:
-        return f"failed: {short_ids(event.message)}"
-    return short_ids(event.message)
+        return f"failed: {shorten_ids(event.message)}"
+    return shorten_ids(event.message)
 
 
 # The events that end an action, for the progress bar's count: a pull, a create (its
@@ -147,7 +140,7 @@ _ENDS_ACTION = frozenset(
         EventKind.PULLED,
         EventKind.STARTED,
         EventKind.ADOPTED,
-        EventKind.KILLING,
+        EventKind.STOPPING,
         EventKind.REMOVED,
         EventKind.POD_DIR_REMOVED,
         EventKind.IMAGE_REMOVED,
@@ -204,7 +197,7 @@ class Progress:
         if event.kind is EventKind.HOOK_FAILED and event.message.startswith("postStart"):
             self.hook_failed.add(key)
             return
-        if key in self.hook_failed and event.kind in (EventKind.KILLING, EventKind.FAILED):
+        if key in self.hook_failed and event.kind in (EventKind.STOPPING, EventKind.FAILED):
             if event.kind is EventKind.FAILED:
                 self.hook_failed.discard(key)
             return
@@ -277,7 +270,7 @@ def report_apply(console: Console, result: ApplyResult, *, verb: str) -> None:
             duration=round(result.duration, 3),
         )
     for r in result.failures:
-        console.error(f"{short_ids(r.action.message)}: {short_ids(r.error)}")
+        console.error(f"{shorten_ids(r.action.message)}: {shorten_ids(r.error)}")
     skipped_pods = sorted({r.pod for r in result.results if r.status is ActionStatus.SKIPPED})
     if skipped_pods:
         console.warning(

@@ -44,6 +44,7 @@ from typing import Any
 import attrs
 
 from podsync._models import Container, EnvVar, Pod, Port, Volume, VolumeMount
+from podsync._naming import NETWORK_CONTAINER
 from podsync._resolv import ResolvConf, uses_cluster_dns
 from podsync._volumes import DEFAULT_ROOT_DIR
 
@@ -318,15 +319,25 @@ def _network_options(
     if network_mode:
         fields["network_mode"] = network_mode
     if uses_cluster_dns(pod.dns_policy, server=cluster_dns, domain=cluster_domain):
-        if cluster_dns:
-            fields["cluster_dns"] = cluster_dns
-        if cluster_domain:
-            fields["cluster_domain"] = cluster_domain
-        if host_dns is not None and (host_dns.nameservers or host_dns.searches):
-            fields["host_resolv_conf"] = {
-                "nameservers": list(host_dns.nameservers),
-                "searches": list(host_dns.searches),
-            }
+        fields.update(_dns_fields(cluster_dns, cluster_domain, host_dns))
+    return fields
+
+
+def _dns_fields(
+    cluster_dns: str, cluster_domain: str, host_dns: ResolvConf | None
+) -> dict[str, Any]:
+    """The DNS option fields of a network spec that gets the cluster's DNS settings,
+    each only when it is set."""
+    fields: dict[str, Any] = {}
+    if cluster_dns:
+        fields["cluster_dns"] = cluster_dns
+    if cluster_domain:
+        fields["cluster_domain"] = cluster_domain
+    if host_dns is not None and (host_dns.nameservers or host_dns.searches):
+        fields["host_resolv_conf"] = {
+            "nameservers": list(host_dns.nameservers),
+            "searches": list(host_dns.searches),
+        }
     return fields
 
 
@@ -356,12 +367,16 @@ def network_spec(
     ``without_loopback``).
     """
     return {
-        "name": "net",
+        "name": NETWORK_CONTAINER,
         "image": image,
         "pod": {"name": pod.name, "dns_policy": pod.dns_policy.value},
         "ports": [_port(p) for c in pod.containers for p in c.ports],
         **_network_options(pod, network_mode, cluster_dns, cluster_domain, host_dns),
     }
+
+
+# The network container's name as the canonical JSON writes it.
+_NETWORK_NAME = _string(NETWORK_CONTAINER)
 
 
 def network_spec_hash(
@@ -381,7 +396,7 @@ def network_spec_hash(
         network_mode, cluster_dns, cluster_domain, host_dns, applies
     )
     text = (
-        f'{{{before}"image":{_string(image)},"name":"net",{after}"pod":{{"dns_policy":'
+        f'{{{before}"image":{_string(image)},"name":{_NETWORK_NAME},{after}"pod":{{"dns_policy":'
         f'{_string(pod.dns_policy.value)},"name":{_string(pod.name)}}},"ports":[{ports}]}}'
     )
     return _digest(text)
@@ -403,16 +418,7 @@ def _network_options_text(
     if network_mode:
         after = f'"network_mode":{_string(network_mode)},'
     if applies:
-        fields: dict[str, Any] = {}
-        if cluster_dns:
-            fields["cluster_dns"] = cluster_dns
-        if cluster_domain:
-            fields["cluster_domain"] = cluster_domain
-        if host_dns is not None and (host_dns.nameservers or host_dns.searches):
-            fields["host_resolv_conf"] = {
-                "nameservers": list(host_dns.nameservers),
-                "searches": list(host_dns.searches),
-            }
+        fields = _dns_fields(cluster_dns, cluster_domain, host_dns)
         if fields:
             before = canonical_json(fields)[1:-1] + ","
     return before, after

@@ -29,7 +29,8 @@ from concurrent.futures import ThreadPoolExecutor
 import attrs
 
 from podsync._models import Container, Handler, ObservedContainer, Pod, Port
-from podsync._plan import NETWORK_CONTAINER, ownership
+from podsync._naming import NETWORK_CONTAINER
+from podsync._ownership import ownership
 from podsync._runtime import Runtime
 from podsync.exceptions import PodsyncError
 

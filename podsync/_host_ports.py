@@ -11,8 +11,9 @@ against the pods already admitted and active, ``HandlePodAdditions`` in
 its published host ports (``host_port != 0``) conflicts with a port reserved by a pod
 admitted before it, with a port that running containers of pods outside ``pods`` publish
 (``held_elsewhere``: they keep running, so the port stays taken), or with another port
-of its own. A rejected pod gets a ``RejectedPod`` that says why, instead of the seed's
-log line.
+of its own. A rejected pod gets a ``Rejection`` (``Reason.HOST_PORT_CONFLICT``, as in
+``Plan.rejected``) whose message says why, instead of the seed's log line. Candidates
+are told apart by uid: the planner admits at most one pod per uid.
 
 A running pod reserves the ports it asks for *and* those it still publishes: until the
 pod is rebuilt with its new ports, the old ones are taken (a newcomer is admitted by the
@@ -37,15 +38,14 @@ through ``validation.AccumulateUniquePorts`` with one shared ``map[int]bool``. F
 * The seed admitted in input order only, so a new pod listed earlier took the port of a
   running pod, which was then rejected and kept running: the new pod could never start.
 
-Nothing here does I/O.
+Nothing here does I/O. May import: the model and the plan's vocabulary (``_actions``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import attrs
-
+from podsync._actions import Reason, Rejection
 from podsync._models import Pod, Port, PortProtocol
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
@@ -57,22 +57,9 @@ __all__ = [
 _EVERY_ADDRESS = frozenset({"", "0.0.0.0", "::"})
 
 
-@attrs.frozen
-class RejectedPod:
-    """A pod that was not accepted, and why.
-
-    Attributes:
-        pod: the pod, as given.
-        reason: a machine-readable code: ``"host-port-conflict"`` when an earlier or a
-            running pod uses one of its host ports, ``"duplicate-host-port"`` when the
-            pod itself publishes a host port twice.
-        message: one line for people, naming the port and the other pod, e.g.
-            ``host port 80/TCP is already used by pod default/web``.
-    """
-
-    pod: Pod
-    reason: str
-    message: str
+#: The old name of what ``filter_host_port_conflicts`` rejects, kept for the public API:
+#: a rejected pod is a ``Rejection``, as in ``Plan.rejected`` (one type for both).
+RejectedPod = Rejection
 
 
 def _overlap(a: str, b: str) -> bool:
@@ -109,7 +96,7 @@ def _check(
     pod: Pod,
     taken: _Reservations,
     held: Sequence[tuple[Pod, Sequence[Port]]] = (),
-) -> RejectedPod | None:
+) -> Rejection | None:
     # The first problem found, in container and port order, names the rejection.
     # ``held``: what each running pod publishes now. Another running pod's port is
     # taken unless ``pod`` publishes it too (with no bridge, recorded ports are not
@@ -122,8 +109,11 @@ def _check(
                 mine.add(port, "")
     for port in _published(pod):
         if own.holder(port) is not None:
-            return RejectedPod(
-                pod, "duplicate-host-port", f"host port {_spelled(port)} is used twice in the pod"
+            return Rejection(
+                pod.key,
+                pod.uid,
+                Reason.HOST_PORT_CONFLICT,
+                f"host port {_spelled(port)} is used twice in the pod",
             )
         holder = taken.holder(port)
         if holder is None and port.host_port != 0 and mine.holder(port) is None:
@@ -141,7 +131,12 @@ def _check(
                 None,
             )
         if holder is not None:
-            return RejectedPod(pod, "host-port-conflict", f"host port {_spelled(port)} is {holder}")
+            return Rejection(
+                pod.key,
+                pod.uid,
+                Reason.HOST_PORT_CONFLICT,
+                f"host port {_spelled(port)} is {holder}",
+            )
         own.add(port, "")
     return None
 
@@ -151,7 +146,7 @@ def filter_host_port_conflicts(
     *,
     running: Mapping[str, Sequence[Port]] | None = None,
     held_elsewhere: Sequence[tuple[str, Port]] = (),
-) -> tuple[tuple[Pod, ...], tuple[RejectedPod, ...]]:
+) -> tuple[tuple[Pod, ...], tuple[Rejection, ...]]:
     """Admit running pods first, then the rest, unless they clash on a host port; return
     (accepted, rejected).
 
@@ -173,7 +168,7 @@ def filter_host_port_conflicts(
     for key, port in held_elsewhere:
         if port.host_port != 0:
             taken.add(port, f"held by running pod {key}")
-    verdicts: dict[int, RejectedPod | None] = {}
+    verdicts: dict[int, Rejection | None] = {}
     incumbents = [i for i, pod in enumerate(pods) if pod.uid in running]
     newcomers = [i for i, pod in enumerate(pods) if pod.uid not in running]
     # A port a running pod publishes is its own whatever the input order: a running pod

@@ -39,7 +39,7 @@ import shutil
 import stat
 from collections.abc import Collection
 
-from podsync._plan import CreateSpec
+from podsync._actions import CreateSpec
 from podsync.exceptions import PodsyncError
 
 # Nothing here is public API: ``podsync.observe`` and ``podsync.apply`` use it.

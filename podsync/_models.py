@@ -42,7 +42,7 @@ __all__ = [
 ]
 
 
-class RestartPolicy(enum.Enum):
+class RestartPolicy(enum.StrEnum):
     """What to do when a container exits (seed syncPod, reference §2.4)."""
 
     ALWAYS = "Always"
@@ -50,7 +50,7 @@ class RestartPolicy(enum.Enum):
     NEVER = "Never"
 
 
-class DNSPolicy(enum.Enum):
+class DNSPolicy(enum.StrEnum):
     """Where a pod's containers resolve names.
 
     ``CLUSTER_FIRST`` puts the cluster DNS server and search domains before the host's
@@ -61,7 +61,7 @@ class DNSPolicy(enum.Enum):
     DEFAULT = "Default"
 
 
-class PullPolicy(enum.Enum):
+class PullPolicy(enum.StrEnum):
     """When to pull a container's image (seed IsPullAlways/IsPullNever/IsPullIfNotPresent)."""
 
     ALWAYS = "Always"
@@ -69,7 +69,7 @@ class PullPolicy(enum.Enum):
     IF_NOT_PRESENT = "IfNotPresent"  # also the default; an explicit ``:latest`` still pulls
 
 
-class PortProtocol(enum.Enum):
+class PortProtocol(enum.StrEnum):
     """The transport protocol of a port."""
 
     TCP = "TCP"

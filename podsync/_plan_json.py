@@ -20,7 +20,7 @@ from typing import Any
 import cattrs
 from cattrs.strategies import configure_tagged_union
 
-from podsync._plan import PLAN_FORMAT_VERSION, Plan, PodAction
+from podsync._actions import PLAN_FORMAT_VERSION, Plan, PodAction
 from podsync.exceptions import ConfigError
 
 # Everything in __all__ gets re-exported as part of the podsync public API.

@@ -22,8 +22,8 @@ from typing import Protocol
 
 import attrs
 
+from podsync._actions import CreateSpec
 from podsync._models import ObservedContainer, ObservedImage
-from podsync._plan import CreateSpec
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = ["ExecResult", "Runtime"]

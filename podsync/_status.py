@@ -26,17 +26,10 @@ from collections.abc import Collection, Sequence
 
 import attrs
 
+from podsync._actions import FAILED_STOPS, Action, Plan, PodPlan, Reason, Wait
 from podsync._models import ObservedContainer, Pod, RestartPolicy
-from podsync._plan import (
-    FAILED_STOPS,
-    Action,
-    Plan,
-    PlanOptions,
-    PodPlan,
-    Reason,
-    Wait,
-    ownership,
-)
+from podsync._options import PlanOptions
+from podsync._ownership import ownership
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = ["ContainerState", "ContainerStatus", "PodPhase", "PodStatus", "pod_status"]

@@ -16,6 +16,7 @@ from collections.abc import Callable, Collection, Sequence
 
 import attrs
 
+from podsync._actions import Action, Create, Plan, Pull, Reason, Wait
 from podsync._apply import (
     DEFAULT_HOOK_TIMEOUT,
     DEFAULT_WORKERS,
@@ -29,17 +30,9 @@ from podsync._clock import Clock, Clocks, clocks
 from podsync._hooks import DEFAULT_PROBE_TIMEOUT, probe_targets, run_probes
 from podsync._hostfs import list_pod_dirs, read_stop_records
 from podsync._models import ObservedContainer, ObservedImage, Pod
-from podsync._plan import (
-    Action,
-    Create,
-    Plan,
-    PlanOptions,
-    Pull,
-    Reason,
-    Wait,
-    ownership,
-    plan,
-)
+from podsync._options import PlanOptions
+from podsync._ownership import ownership
+from podsync._plan import plan
 from podsync._runtime import Runtime
 
 # Everything in __all__ gets re-exported as part of the podsync public API.

@@ -49,8 +49,9 @@ import contextlib
 import os
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
+from podsync._actions import Action, Plan, shorten_ids
 from podsync._apply import (
     DEFAULT_HOOK_TIMEOUT,
     DEFAULT_WORKERS,
@@ -81,27 +82,14 @@ from podsync._console import (
     Progress,
     changes,
     report_apply,
-    short_ids,
     warn_rejected,
     warn_unpublished_ports,
 )
+from podsync._fingerprint import plan_fingerprint
 from podsync._models import ObservedContainer, Pod
-from podsync._plan import (
-    Action,
-    Create,
-    GCPolicy,
-    Kill,
-    Plan,
-    PlanOptions,
-    Pull,
-    Remove,
-    RemoveImage,
-    RemovePodDir,
-    Wait,
-    ownership,
-    plan,
-    plan_fingerprint,
-)
+from podsync._options import GCPolicy, PlanOptions
+from podsync._ownership import ownership
+from podsync._plan import plan
 from podsync._plan_json import plan_from_json, plan_to_json
 from podsync._runtime import Runtime
 from podsync._status import PodStatus, pod_status
@@ -131,63 +119,6 @@ _WAIT_MAX_DELAY = 10.0
 # crashes right after its start is not reported as up (the Docker engine reports a
 # started container as running before its process had a chance to fail).
 _STABLE_SECONDS = 1.0
-
-# ---------------------------------------------------------------------------------------
-# Plans as text
-
-
-# The verbs of the summary line, as ``Plan.describe`` words them.
-_VERBS: Mapping[type, str] = {
-    Pull: "pull",
-    Create: "create",
-    Kill: "stop",
-    Remove: "remove",
-    Wait: "wait",
-    RemovePodDir: "tear down",
-    RemoveImage: "remove image",
-}
-
-
-def summary_line(the_plan: Plan) -> str:
-    """``Plan: 1 to pull, 3 to create.``, or what "no changes" means."""
-    if not the_plan.has_changes:
-        waits = sum(isinstance(a, Wait) for a in the_plan.actions)
-        if waits:
-            return f"No changes now; {waits} container(s) waiting."
-        return "No changes. The engine matches the desired pods."
-    counts: dict[str, int] = {}
-    for action in the_plan.actions:
-        verb = _VERBS.get(type(action), type(action).__name__.lower())
-        counts[verb] = counts.get(verb, 0) + 1
-    return "Plan: " + ", ".join(f"{n} to {verb}" for verb, n in counts.items()) + "."
-
-
-def render_plan(the_plan: Plan) -> str:
-    """The plan for people: grouped by pod, one line per action with its reason code
-    in brackets, then the summary line. Rejected pods are not in it (they are warnings,
-    see ``_warn_rejected``)."""
-    lines: list[str] = []
-
-    def add(action: Action) -> None:
-        lines.append(f"  {short_ids(action.message)}  [{action.reason.value}]")
-
-    if the_plan.pulls:
-        lines.append("Images:")
-        for pull in the_plan.pulls:
-            add(pull)
-    for pod in the_plan.pods:
-        lines.append(f"Pod {pod.pod}:" if pod.pod else f"Pod uid {pod.uid}:")
-        for action in pod.actions:
-            add(action)
-    if the_plan.cleanup:
-        lines.append("Engine:")
-        for removal in the_plan.cleanup:
-            add(removal)
-    if lines:
-        lines.append("")
-    lines.append(summary_line(the_plan))
-    return "\n".join(lines)
-
 
 # ---------------------------------------------------------------------------------------
 # The engine
@@ -420,7 +351,7 @@ def pod_statuses(
 
 def _verb_of(action: Action) -> str:
     """``stop default/job/net`` from ``stop default/job/net (k8s_...): why``."""
-    return short_ids(action.message).split(" (", 1)[0].split(": ", 1)[0]
+    return shorten_ids(action.message).split(" (", 1)[0].split(": ", 1)[0]
 
 
 def _wait(
@@ -465,7 +396,7 @@ def _wait(
                 if not status.final:
                     console.note(f"  {status.pod}: {status.message}", pod=status.pod)
             if the_plan.has_changes:
-                console.note(f"Syncing again: {summary_line(the_plan)}")
+                console.note(f"Syncing again: {the_plan.summary()}")
             return the_plan.has_changes
 
         result = _sync_pods(console, runtime, pods, options, args, verb="Sync", before_apply=judge)
@@ -518,7 +449,7 @@ def _cmd_plan(args: argparse.Namespace, console: Console, factory: RuntimeFactor
     if args.json:
         console.print(plan_to_json(the_plan).rstrip("\n"))
     else:
-        console.print(render_plan(the_plan))
+        console.print(the_plan.render())
         if args.out:
             console.print(
                 f"\nSaved the plan to {args.out}. To apply exactly this plan: "
@@ -535,7 +466,7 @@ def _cmd_show(args: argparse.Namespace, console: Console) -> int:
         console.print(plan_to_json(the_plan).rstrip("\n"))
         return EXIT_OK
     warn_rejected(console, the_plan)
-    console.print(render_plan(the_plan))
+    console.print(the_plan.render())
     console.print(f"Planned against engine state {the_plan.fingerprint[:12] or '(none)'}.")
     return EXIT_OK
 
@@ -556,7 +487,7 @@ def _cmd_apply(
         warn_unpublished_ports(console, pods, options)
         if not pods:
             console.warning("the sources describe no pods")
-        console.print(render_plan(the_plan))
+        console.print(the_plan.render())
         return the_plan.has_changes
 
     with _engine(factory, args.docker_host) as runtime:
@@ -590,7 +521,7 @@ def _apply_saved(args: argparse.Namespace, console: Console, factory: RuntimeFac
                 "run podsync plan again."
             )
         warn_rejected(console, the_plan)
-        console.print(f"Applying the saved plan {args.plan_file}: {summary_line(the_plan)}")
+        console.print(f"Applying the saved plan {args.plan_file}: {the_plan.summary()}")
         if not the_plan.has_changes:
             return EXIT_OK
         result = _run_apply(console, the_plan, runtime, args, verb="Apply")
@@ -630,7 +561,7 @@ def _cmd_down(args: argparse.Namespace, console: Console, factory: RuntimeFactor
                 options=options,
             )
             if attempt == 0:
-                console.print(render_plan(the_plan))
+                console.print(the_plan.render())
                 absent = [p.key for p in pods if not owned[p.uid] and p.uid not in dirs]
                 if absent:
                     console.note(f"Not on the engine: {', '.join(absent)}")

@@ -54,9 +54,10 @@ from typing import TYPE_CHECKING, Any, cast
 
 import attrs
 
+from podsync._actions import CreateSpec
 from podsync._images import pull_reference
 from podsync._models import ObservedContainer, ObservedImage
-from podsync._plan import CreateSpec, ownership
+from podsync._ownership import ownership
 from podsync._runtime import ExecResult
 from podsync.exceptions import EngineUnavailable, NameConflict, RuntimeCallError
 
@@ -769,10 +770,10 @@ def _timestamp(text: object) -> float | None:
     unreadable. Nanoseconds are cut to microseconds."""
     if not isinstance(text, str) or not text or text.startswith("0001-"):
         return None
-    # Go prints up to 9 fractional digits; Python reads at most 6 before 3.11.
-    text = re.sub(r"(\.\d{6})\d+", r"\1", text)
+    # Go prints up to 9 fractional digits and a "Z"; Python (>= 3.11) reads both,
+    # cutting the digits to microseconds.
     try:
-        moment = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+        moment = datetime.datetime.fromisoformat(text)
     except ValueError:
         return None
     if moment.tzinfo is None:

@@ -50,8 +50,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from podsync._actions import CreateSpec
 from podsync._models import ObservedContainer, ObservedImage
-from podsync._plan import CreateSpec
 from podsync._runtime import ExecResult
 from podsync.exceptions import EngineUnavailable, NameConflict, RuntimeCallError
 

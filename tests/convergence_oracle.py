@@ -57,6 +57,7 @@ from podsync import (
     network_spec_hash,
     spec_hash,
 )
+from podsync._actions import Plan, Reason, Wait
 from podsync._hashing import SPEC_HASH_VERSION, SpecHash
 from podsync._labels import (
     LABEL_CONTAINER,
@@ -67,7 +68,8 @@ from podsync._labels import (
     LABEL_SPEC,
     LABEL_SPEC_HASH,
 )
-from podsync._plan import DEFAULT_ROOT_DIR, Plan, PlanOptions, Reason, Wait
+from podsync._options import PlanOptions
+from podsync._volumes import DEFAULT_ROOT_DIR
 
 NET = "net"
 #: The stop records that say a run failed (README: "a container podsync killed for a

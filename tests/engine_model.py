@@ -13,15 +13,7 @@ from __future__ import annotations
 import attrs
 
 from podsync import ObservedContainer, ObservedImage, normalize_image
-from podsync._plan import (
-    Create,
-    Kill,
-    Plan,
-    Remove,
-    RemoveImage,
-    RemovePodDir,
-    Wait,
-)
+from podsync._actions import Create, Kill, Plan, Remove, RemoveImage, RemovePodDir, Wait
 
 
 class EngineRuleBroken(AssertionError):

@@ -23,18 +23,10 @@ from podsync import (
     apply,
     observe,
 )
+from podsync._actions import Create, CreateSpec, Plan, PodPlan, Reason, Wait
 from podsync._labels import LABEL_CONTAINER, LABEL_POD_UID, LABEL_SPEC_HASH
-from podsync._plan import (
-    Create,
-    CreateSpec,
-    GCPolicy,
-    Plan,
-    PlanOptions,
-    PodPlan,
-    Reason,
-    Wait,
-    plan,
-)
+from podsync._options import GCPolicy, PlanOptions
+from podsync._plan import plan
 from podsync.testing import FakeRuntime
 
 NOW = 1_000_000.0
@@ -185,7 +177,7 @@ def test_a_buggy_runtime_does_not_kill_the_worker(tmp_path):
 
 
 def test_events_of_a_create_and_a_kill(tmp_path):
-    """A create reports created then started; a stop reports killing; a removal removed;
+    """A create reports created then started; a stop reports stopping; a removal removed;
     each event has the time apply's clock gave."""
     rt = engine()
     events: list[Event] = []
@@ -212,12 +204,14 @@ def test_events_of_a_create_and_a_kill(tmp_path):
         (EventKind.STARTED, "default/a", "c"),
     ] == created
     assert [
-        (EventKind.KILLING, "c"),
-        (EventKind.KILLING, "net"),
+        (EventKind.STOPPING, "c"),
+        (EventKind.STOPPING, "net"),
         (EventKind.REMOVED, "c"),
         (EventKind.REMOVED, "net"),
     ] == [(e.kind, e.container) for e in events]
-    assert "killing" == events[0].kind  # the kinds are strings too
+    assert "stopping" == events[0].kind  # the kinds are strings too
+    # One verb for a Kill: its message, the summary line and its event say "stop".
+    assert events[0].message.startswith("stop default/a/c ")
     assert {NOW + 5} == {e.time for e in events}
 
 
@@ -415,8 +409,8 @@ def test_events_carry_the_pod_uid_container_id_and_reason(tmp_path):
         (EventKind.STARTED, web.uid, "default/web", "c", ids["c"], Reason.MISSING),
     ] == [(e.kind, e.pod_uid, e.pod, e.container, e.container_id, e.reason) for e in created]
     assert [
-        (EventKind.KILLING, web.uid, "c", ids["c"], Reason.POD_NOT_DESIRED),
-        (EventKind.KILLING, web.uid, "net", ids["net"], Reason.POD_NOT_DESIRED),
+        (EventKind.STOPPING, web.uid, "c", ids["c"], Reason.POD_NOT_DESIRED),
+        (EventKind.STOPPING, web.uid, "net", ids["net"], Reason.POD_NOT_DESIRED),
         (EventKind.FAILED, web.uid, "c", ids["c"], Reason.GC_NOT_DESIRED),
     ] == [(e.kind, e.pod_uid, e.container, e.container_id, e.reason) for e in events]
 

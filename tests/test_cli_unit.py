@@ -1185,7 +1185,7 @@ def test_json_log_format_errors_are_json(run: Callable[..., Result], tmp_path: P
         # a create that lost a race took over the winner's container
         ("adopted", "default/a", "app", "adopted k8s_app.1_a (c1): another apply created it",
          "default/a/app: adopted (efefefefefef)"),
-        ("killing", "default/a", "app", "stop default/a/app (k8s_app.1_a): liveness probe failed",
+        ("stopping", "default/a", "app", "stop default/a/app (k8s_app.1_a): liveness probe failed",
          "default/a/app: stopping: liveness probe failed"),
         ("removed", "default/a", "app", "remove default/a/app (k8s_app.1_a): exited, beyond 5",
          "default/a/app: removed: exited, beyond 5"),
@@ -1244,9 +1244,9 @@ def test_progress_bar_on_a_terminal() -> None:
 
 
 def test_progress_counts_a_failed_post_start_once() -> None:
-    """started, hook-failed, killing and failed of one create are one action."""
+    """started, hook-failed, stopping and failed of one create are one action."""
     progress = _console.Progress(still_console(), total=5, terminal=False)
-    kinds = ["created", "started", "hook-failed", "killing", "failed"]
+    kinds = ["created", "started", "hook-failed", "stopping", "failed"]
     messages = ["c", "s", "postStart handler failed: boom", "stop", "postStart handler failed"]
 
     with _stderr(io.StringIO()):
@@ -1375,7 +1375,7 @@ def test_json_events_carry_the_structured_fields() -> None:
     console = still_console("json")
     progress = _console.Progress(console, total=1)
     event = make_event(
-        podsync.EventKind.KILLING,
+        podsync.EventKind.STOPPING,
         "default/web",
         "app",
         "stop default/web/app (k8s_app.1_web.default.file_u_0): liveness probe failed",
@@ -1390,7 +1390,7 @@ def test_json_events_carry_the_structured_fields() -> None:
 
     assert {
         "time": 1.5,
-        "kind": "killing",
+        "kind": "stopping",
         "pod": "default/web",
         "pod_uid": "u-1",
         "container": "app",

@@ -20,9 +20,9 @@ from typing import Any, cast
 import docker
 import pytest
 
+from podsync._actions import CreateSpec
 from podsync._labels import LABEL_CONTAINER, LABEL_POD_UID
 from podsync._models import ObservedContainer, ObservedImage
-from podsync._plan import CreateSpec
 from podsync._runtime import ExecResult, Runtime
 from podsync.docker import (
     DockerRuntime,

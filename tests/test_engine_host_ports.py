@@ -22,7 +22,8 @@ import pytest
 
 import podsync
 from podsync import Container, Pod, Port, PullPolicy, Reason, port_bindings
-from podsync._plan import CreateSpec, PlanOptions
+from podsync._actions import CreateSpec
+from podsync._options import PlanOptions
 from podsync.docker import DockerRuntime
 from podsync.testing import FakeRuntime
 from tests.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup, run_labels

@@ -21,7 +21,8 @@ import pytest
 
 import podsync
 from podsync import Container, Pod, PullPolicy, Reason, normalize_image
-from podsync._plan import Create, PlanOptions
+from podsync._actions import Create
+from podsync._options import PlanOptions
 from podsync.docker import DockerRuntime
 from podsync.testing import FakeRuntime
 from tests.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup

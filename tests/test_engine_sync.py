@@ -70,7 +70,8 @@ from podsync import (
     VolumeMount,
     Wait,
 )
-from podsync._plan import CreateSpec, GCPolicy, PlanOptions
+from podsync._actions import CreateSpec
+from podsync._options import GCPolicy, PlanOptions
 from podsync.docker import DockerRuntime
 from tests.cri import cri_labels, cri_name
 from tests.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup, run_labels

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from podsync import ObservedContainer, Port, PortProtocol, RuntimeCallError, port_bindings
-from podsync._plan import CreateSpec
+from podsync._actions import CreateSpec
 from podsync.testing import FakeRuntime
 from tests.image_references import DIGEST, DIGEST_SPELLINGS, INVALID, LISTED, NEWER_GRAMMAR
 

@@ -33,8 +33,9 @@ from podsync import (
     probe_liveness,
     sync,
 )
+from podsync._actions import CreateSpec
 from podsync._hooks import HandlerError, http_get, resolve_port, run_handler, tcp_connect
-from podsync._plan import CreateSpec, PlanOptions
+from podsync._options import PlanOptions
 from podsync._runtime import ExecResult
 from podsync.testing import FakeClock, FakeRuntime
 
@@ -280,7 +281,7 @@ def test_sync_pod_event_handler_fails(tmp_path):
         EventKind.CREATED,
         EventKind.STARTED,
         EventKind.HOOK_FAILED,
-        EventKind.KILLING,
+        EventKind.STOPPING,
         EventKind.FAILED,
     ] == [e.kind for e in events]
 
@@ -381,9 +382,9 @@ def test_failed_pre_stop_does_not_prevent_the_stop(tmp_path):
     assert result.ok
     assert [False, False] == [c.running for c in rt.containers]
     assert [
-        (EventKind.KILLING, "bar"),
+        (EventKind.STOPPING, "bar"),
         (EventKind.HOOK_FAILED, "bar"),
-        (EventKind.KILLING, "net"),
+        (EventKind.STOPPING, "net"),
     ] == [(e.kind, e.container) for e in events]
     assert "preStop handler failed: exec ['drain'] exited with code 1" == events[1].message
 

@@ -8,7 +8,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from podsync import Container, Pod, Port, PortProtocol, RejectedPod, filter_host_port_conflicts
+from podsync import (
+    Container,
+    Pod,
+    Port,
+    PortProtocol,
+    Reason,
+    Rejection,
+    filter_host_port_conflicts,
+)
 
 
 def _pod(name: str, *host_ports: int, protocol: PortProtocol = PortProtocol.TCP) -> Pod:
@@ -32,9 +40,10 @@ def test_check_host_port_conflicts_last_dropped():
     first served."""
     given_pods = [_pod("p0", 80), _pod("p1", 81), _pod("p2", 82), _pod("p3", 81)]
     expected_rejected = (
-        RejectedPod(
-            given_pods[3],
-            "host-port-conflict",
+        Rejection(
+            given_pods[3].key,
+            given_pods[3].uid,
+            Reason.HOST_PORT_CONFLICT,
             "host port 81/TCP is already used by pod default/p1",
         ),
     )
@@ -47,7 +56,7 @@ def test_rejected_pod_reserves_nothing():
     a, b, c = _pod("a", 80), _pod("b", 81, 80), _pod("c", 81)
     accepted, rejected = filter_host_port_conflicts([a, b, c])
 
-    assert ((a, c), (b,)) == (accepted, tuple(r.pod for r in rejected))
+    assert ((a, c), (b.uid,)) == (accepted, tuple(r.uid for r in rejected))
 
 
 def test_tcp_and_udp_do_not_conflict():
@@ -75,7 +84,12 @@ def test_duplicate_within_a_pod_is_rejected_and_reserves_nothing():
     """A pod publishing 80/TCP twice is rejected, and a later pod may take 80."""
     twice, later = _pod("twice", 80, 80), _pod("later", 80)
     expected_rejected = (
-        RejectedPod(twice, "duplicate-host-port", "host port 80/TCP is used twice in the pod"),
+        Rejection(
+            twice.key,
+            twice.uid,
+            Reason.HOST_PORT_CONFLICT,
+            "host port 80/TCP is used twice in the pod",
+        ),
     )
 
     assert ((later,), expected_rejected) == filter_host_port_conflicts([twice, later])
@@ -106,7 +120,7 @@ def test_host_addresses_conflict_when_they_overlap(first_ip, second_ip, conflict
     accepted, rejected = filter_host_port_conflicts([first, second])
 
     assert conflict == (accepted == (first,))
-    assert [conflict] * len(rejected) == [r.reason == "host-port-conflict" for r in rejected]
+    assert [conflict] * len(rejected) == [r.reason is Reason.HOST_PORT_CONFLICT for r in rejected]
 
 
 def test_running_pod_keeps_its_port_against_an_earlier_newcomer():
@@ -119,9 +133,9 @@ def test_running_pod_keeps_its_port_against_an_earlier_newcomer():
         [newcomer, web], running={"web-uid": [Port(80, 80)]}
     )
 
-    assert ((web,), [(newcomer, "host port 80/TCP is already used by pod default/web")]) == (
+    assert ((web,), [(newcomer.uid, "host port 80/TCP is already used by pod default/web")]) == (
         accepted,
-        [(r.pod, r.message) for r in rejected],
+        [(r.uid, r.message) for r in rejected],
     )
 
 
@@ -194,7 +208,7 @@ def test_unpublished_ports_never_conflict():
 
 def test_no_pods():
     """No pods in, nothing out."""
-    expected: tuple[tuple[Pod, ...], tuple[RejectedPod, ...]] = ((), ())
+    expected: tuple[tuple[Pod, ...], tuple[Rejection, ...]] = ((), ())
 
     assert expected == filter_host_port_conflicts([])
 
@@ -236,7 +250,8 @@ def test_filter_properties(grids):
     accepted, rejected = filter_host_port_conflicts(given_pods)
     accepted_keys = [k for pod in accepted for k in _keys(pod)]
     # Merge the two outputs back by identity, in order: this must give the input.
-    merged, a, r = [], list(accepted), [x.pod for x in rejected]
+    by_uid = {pod.uid: pod for pod in given_pods}
+    merged, a, r = [], list(accepted), [by_uid[x.uid] for x in rejected]
     for pod in given_pods:
         if a and a[0] is pod:
             merged.append(a.pop(0))

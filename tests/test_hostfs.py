@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from podsync import ActionStatus, Container, Pod, apply
+from podsync._actions import Create, CreateSpec, Plan, PodPlan, Reason, RemovePodDir
 from podsync._hostfs import (
     POD_DIR_MARKER,
     HostPathRefused,
@@ -19,16 +20,8 @@ from podsync._hostfs import (
     remove_pod_dir,
 )
 from podsync._labels import LABEL_CONTAINER
-from podsync._plan import (
-    Create,
-    CreateSpec,
-    Plan,
-    PlanOptions,
-    PodPlan,
-    Reason,
-    RemovePodDir,
-    plan,
-)
+from podsync._options import PlanOptions
+from podsync._plan import plan
 from podsync.testing import FakeRuntime
 
 

@@ -29,20 +29,11 @@ from podsync import (
     Volume,
     VolumeMount,
 )
+from podsync._actions import Create, Kill, Plan, Reason, Remove, RemovePodDir, Wait
 from podsync._labels import LABEL_POD_UID
-from podsync._plan import (
-    Create,
-    GCPolicy,
-    Kill,
-    Plan,
-    PlanOptions,
-    Reason,
-    Remove,
-    RemovePodDir,
-    Wait,
-    ownership,
-    plan,
-)
+from podsync._options import GCPolicy, PlanOptions
+from podsync._ownership import ownership
+from podsync._plan import plan
 from tests.cri import cri_labels, cri_name
 from tests.engine_model import EngineModel
 
@@ -702,6 +693,17 @@ def test_undesired_pod_is_stopped_then_removed_and_its_directory_torn_down():
 def test_desired_pod_directory_is_never_torn_down():
     """A pod directory of a desired pod stays, whatever else happens."""
     p = run([foo_pod()], pod_dirs={"12345678", "gone"})
+
+    assert ["gone"] == [a.pod_uid for a in p.actions if isinstance(a, RemovePodDir)]
+
+
+def test_only_directories_named_like_a_pod_uid_are_torn_down():
+    """A directory is torn down only when its name can be a pod uid (``is_safe_uid``, the
+    rule admission applies to pods): podsync made no other, and a path is never built
+    from a name that could leave the root directory."""
+    names = {"gone", "..", ".hidden", "a_b", "a/b", "x" * 254, ""}
+
+    p = run([], pod_dirs=names)
 
     assert ["gone"] == [a.pod_uid for a in p.actions if isinstance(a, RemovePodDir)]
 

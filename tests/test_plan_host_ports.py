@@ -7,7 +7,9 @@ from __future__ import annotations
 import attrs
 
 from podsync import LABEL_POD_NAME, LABEL_POD_NAMESPACE, Container, Pod, Port, Reason, sync
-from podsync._plan import Create, PlanOptions, plan
+from podsync._actions import Create
+from podsync._options import PlanOptions
+from podsync._plan import plan
 from podsync.testing import FakeRuntime
 from tests.engine_model import EngineModel
 

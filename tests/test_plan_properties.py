@@ -19,6 +19,7 @@ from podsync import (
     container_name,
     spec_hash,
 )
+from podsync._actions import Plan, Reason, Wait
 from podsync._hashing import SPEC_HASH_VERSION
 from podsync._labels import (
     LABEL_ATTEMPT,
@@ -27,7 +28,8 @@ from podsync._labels import (
     LABEL_SPEC,
     LABEL_SPEC_HASH,
 )
-from podsync._plan import GCPolicy, Plan, PlanOptions, Reason, Wait, plan
+from podsync._options import GCPolicy, PlanOptions
+from podsync._plan import plan
 from podsync._plan_json import plan_from_json, plan_to_json
 from tests.convergence_examples import PINNED, pin
 from tests.convergence_oracle import convergence_problems, expected, matches, owner
@@ -189,7 +191,7 @@ def worlds(draw: st.DrawFn) -> tuple[list[Pod], EngineModel, float, dict[str, bo
 def waited_for_a_port(first: Plan, second: Plan) -> bool:
     """Whether ``second`` only starts pods that ``first`` rejected because a pod it
     stopped still held their host port: admission lets a new pod wait one sync rather
-    than race the stop for the port (see ``podsync._plan._admit``)."""
+    than race the stop for the port (see ``podsync._admission.admit``)."""
     waiting = {
         r.pod
         for r in first.rejected

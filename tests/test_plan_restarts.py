@@ -12,8 +12,10 @@ import attrs
 import pytest
 
 from podsync import Container, EnvVar, Handler, Pod, Probe, RestartPolicy
+from podsync._actions import Create, Kill, Plan, Reason, Wait
 from podsync._labels import LABEL_RESTART_COUNT, LABEL_SPEC_HASH
-from podsync._plan import Create, Kill, Plan, PlanOptions, Reason, Wait, plan
+from podsync._options import PlanOptions
+from podsync._plan import plan
 from tests.test_plan import ALL_PRESENT, NOW, foo_pod, kinds, labelled, run
 
 

@@ -1,6 +1,7 @@
 """Planner rules that a mutation run found untested: one behaviour-level test per rule.
 
-Each test names the rule it pins down and the mutation of ``podsync/_plan.py`` it kills
+Each test names the rule it pins down and the mutation of the planner (``podsync/_plan.py``
+then) it kills
 (a mutant that survives the whole pure suite is a rule nothing checks). The pods are
 written as people write pod files; the engine is the pure ``EngineModel``.
 """
@@ -11,20 +12,11 @@ import attrs
 import pytest
 
 from podsync import ObservedContainer, ObservedImage, Pod, RestartPolicy, parse_pods
+from podsync._actions import Create, Kill, Plan, Reason, Remove, Wait
 from podsync._labels import LABEL_RESTART_COUNT
-from podsync._plan import (
-    NETWORK_CONTAINER,
-    BackOffPolicy,
-    Create,
-    GCPolicy,
-    Kill,
-    Plan,
-    PlanOptions,
-    Reason,
-    Remove,
-    Wait,
-    plan,
-)
+from podsync._naming import NETWORK_CONTAINER
+from podsync._options import BackOffPolicy, GCPolicy, PlanOptions
+from podsync._plan import plan
 from tests.engine_model import EngineModel
 from tests.image_references import DIGEST
 

@@ -31,9 +31,9 @@ import attrs
 import docker
 import pytest
 
+from podsync._actions import CreateSpec
 from podsync._labels import LABEL_CONTAINER, LABEL_POD_UID
 from podsync._models import ObservedContainer
-from podsync._plan import CreateSpec
 from podsync._runtime import ExecResult, Runtime
 from podsync.docker import DockerRuntime
 from podsync.exceptions import NameConflict, RuntimeCallError

@@ -30,7 +30,7 @@ from podsync import (
     sync,
 )
 from podsync._labels import LABEL_POD_UID
-from podsync._plan import PlanOptions
+from podsync._options import PlanOptions
 from podsync.testing import FakeClock, FakeRuntime
 
 NOW = 1_000_000.0

@@ -32,7 +32,7 @@ from podsync import (
     sync,
 )
 from podsync._hostfs import STOP_RECORDS_DIR, read_stop_records, write_stop_record
-from podsync._plan import GCPolicy, PlanOptions
+from podsync._options import GCPolicy, PlanOptions
 from podsync.testing import FakeRuntime
 
 NOW = 1_000_000.0

@@ -38,7 +38,8 @@ from podsync import (
     observe,
     sync,
 )
-from podsync._plan import GCPolicy, PlanOptions, Reason
+from podsync._actions import Reason
+from podsync._options import GCPolicy, PlanOptions
 from podsync.testing import MUTATING_CALL_NAMES, FakeRuntime
 
 NOW = 1_000_000.0
@@ -457,15 +458,15 @@ def test_failed_probe_is_an_event(root):
 
     assert [
         (EventKind.UNHEALTHY, "new/foo", "bar"),
-        (EventKind.KILLING, "new/foo", "bar"),
+        (EventKind.STOPPING, "new/foo", "bar"),
         (EventKind.CREATED, "new/foo", "bar"),
         (EventKind.STARTED, "new/foo", "bar"),
         (EventKind.PROBE_ERROR, "new/foo", "bar"),
     ] == [(e.kind, e.pod, e.container) for e in events]
     assert "liveness probe failed: exec ['check'] exited with code 2: down" == events[0].message
     assert [NOW + 1] * 4 + [NOW + 2] == [e.time for e in events]
-    unhealthy, killing, probe_error = events[0], events[1], events[4]
-    assert (pod.uid, killing.container_id, Reason.UNHEALTHY) == (
+    unhealthy, stopping, probe_error = events[0], events[1], events[4]
+    assert (pod.uid, stopping.container_id, Reason.UNHEALTHY) == (
         unhealthy.pod_uid,
         unhealthy.container_id,
         unhealthy.reason,

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Mutation testing of podsync's decision modules with mutmut 3. Not part of CI.
 #
-#   bash tools/mutation.sh                    # every module in turn: plan naming hashing images host_ports
+#   bash tools/mutation.sh                    # every module in turn (the ALL list below)
 #   bash tools/mutation.sh naming images      # only these
 #   bash tools/mutation.sh --report           # the scores of the last runs, and the survivors
 #
@@ -33,7 +33,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-.venv/bin/python}
 JOBS=${MUTATION_JOBS:-2}
-ALL=(plan naming hashing images host_ports)
+ALL=(plan admission pod_planner spec_change gc ownership naming hashing images host_ports)
 
 if [[ ! -x $PY ]]; then
     echo "mutation.sh: $PY not found; run bash .ci/test (or python3 -m venv .venv) first" >&2

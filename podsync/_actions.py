@@ -1,0 +1,386 @@
+"""The plan's vocabulary: what a plan says, independent of who makes or runs it.
+
+``Reason`` (why an action is planned), ``CreateSpec`` (what a create asks of a runtime),
+the actions (``Pull``, ``Create``, ``Kill``, ``Remove``, ``Wait``, ``RemovePodDir``,
+``RemoveImage``), ``PodPlan``, ``Rejection`` and ``Plan`` with its renderings for people
+(``describe``, ``render``, ``summary``); the stop-record words (``FAILED_STOPS``) that
+the planner reads and apply writes; the plan's JSON format version.
+
+Contract: frozen values and pure text functions. The planner produces these values; the
+apply side, the runtimes, the JSON form and the command line consume them, so this
+module is the boundary between deciding and doing.
+
+May import: the model (``_models``), the options (``_options``), the standard library's
+pure modules and ``attrs``. Never the planner (``_plan``), a runtime, or anything that
+does I/O.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Mapping
+
+import attrs
+
+from podsync._models import Handler
+from podsync._options import PlanOptions
+
+# Everything in __all__ gets re-exported as part of the podsync public API.
+__all__ = [
+    "FAILED_STOPS",
+    "PLAN_FORMAT_VERSION",
+    "STOP_POST_START_FAILED",
+    "VERBS",
+    "Action",
+    "Create",
+    "CreateSpec",
+    "Kill",
+    "Plan",
+    "PodAction",
+    "PodPlan",
+    "Pull",
+    "Reason",
+    "Rejection",
+    "Remove",
+    "RemoveImage",
+    "RemovePodDir",
+    "Wait",
+    "shorten_ids",
+]
+
+#: The version of the plan's JSON form; bumped on any incompatible change.
+#: 2: pod actions carry ``pod_uid`` and ``Pull.pods`` holds uids (1 named pods by key).
+#: 3: plans carry the options they were made with (``Plan.options``).
+PLAN_FORMAT_VERSION = "3"
+
+
+class Reason(enum.StrEnum):
+    """Why an action is in the plan (machine-readable; the message says it for people)."""
+
+    # creates
+    MISSING = "missing"  # the container has no instance yet
+    EXITED = "exited"  # restarted after an exit, as the restart policy allows
+    SPEC_CHANGED = "spec-changed"  # replaced: the spec differs from its last instance's
+    UNHEALTHY = "unhealthy"  # replaced: its liveness probe failed
+    NETWORK_MISSING = "network-missing"  # the pod's network container does not run
+    NETWORK_CHANGED = "network-changed"  # network spec (ports, image, options) changed
+    POD_REBUILD = "pod-rebuild"  # an app container stopped/recreated with a new network
+    NOT_STARTED = "not-started"  # its last instance was created but never started
+    NOT_REPLACED = "not-replaced"  # podsync stopped its last instance; nothing replaced it
+    # stops
+    DUPLICATE = "duplicate"  # a second running instance of one pod container
+    NOT_IN_SPEC = "not-in-spec"  # a container whose name left the pod spec
+    POD_NOT_DESIRED = "pod-not-desired"  # the pod left the desired state
+    POD_COMPLETED = "pod-completed"  # nothing of the pod runs or will run: stop net
+    # waits
+    BACK_OFF = "back-off"  # crash-loop back-off before the next restart
+    IMAGE_NEVER_PULL = "image-never-pull"  # absent image, pull policy Never
+    # pulls
+    IMAGE_ABSENT = "image-absent"
+    IMAGE_LATEST = "image-latest"  # an explicit :latest tag is always pulled (seed)
+    PULL_ALWAYS = "pull-always"
+    # garbage collection
+    GC_EXITED = "gc-exited"  # beyond the exited instances kept per pod container
+    GC_NOT_DESIRED = "gc-not-desired"  # exited, and its pod or container is not desired
+    GC_GLOBAL_CAP = "gc-global-cap"
+    DANGLING_IMAGE = "dangling-image"
+    ORPHANED_POD_DIR = "orphaned-pod-dir"
+    # rejections
+    DUPLICATE_POD = "duplicate-pod"
+    INVALID_POD = "invalid-pod"  # a name or uid that cannot be written into names/paths
+    HOST_PORT_CONFLICT = "host-port-conflict"
+    PRIVILEGED_NOT_ALLOWED = "privileged-not-allowed"
+    HOST_PATH_NOT_ALLOWED = "host-path-not-allowed"
+
+
+#: The stop record (``ObservedContainer.stopped_by_podsync``) of a container that apply
+#: stopped because its postStart handler failed. Stops that a ``Kill`` makes are
+#: recorded with the kill's ``Reason`` value.
+STOP_POST_START_FAILED = "post-start-failed"
+
+# Stop records of instances podsync killed because they failed, and what they say: such
+# an instance is a failed run, whatever code the stopped process exited with (it may well exit 0 on
+# SIGTERM). Every other stop record is of an instance podsync stopped for its own
+# reasons (to replace it, to rebuild the pod, ...): that instance did not end by itself,
+# so it is not a run at all.
+FAILED_STOPS: Mapping[str, str] = {
+    Reason.UNHEALTHY.value: "liveness probe failed",
+    STOP_POST_START_FAILED: "postStart handler failed",
+}
+
+
+@attrs.frozen
+class CreateSpec:
+    """Everything a runtime needs to create and start one container.
+
+    Runtime-neutral: no engine types. ``network_mode`` is ``container:<name>`` for app
+    containers (the engine resolves the network container by name, so a plan needs no
+    ids that do not exist yet). ``directories`` and ``files`` are host paths the apply
+    side creates first (emptyDir volumes; the termination-message file).
+    """
+
+    name: str
+    image: str
+    labels: dict[str, str] = attrs.field(factory=dict, hash=False)
+    entrypoint: tuple[str, ...] | None = None
+    command: tuple[str, ...] | None = None
+    env: tuple[str, ...] = ()
+    working_dir: str = ""
+    hostname: str = ""
+    network_mode: str = ""
+    exposed_ports: tuple[str, ...] = ()
+    port_bindings: dict[str, list[tuple[str, int]]] = attrs.field(factory=dict, hash=False)
+    binds: tuple[str, ...] = ()
+    cpu_shares: int = 0
+    memory: int = 0
+    privileged: bool = False
+    dns: tuple[str, ...] = ()
+    dns_search: tuple[str, ...] = ()
+    directories: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
+    post_start: Handler | None = None
+    # How apply stops the container when its postStart handler fails: the preStop
+    # handler and the grace period, as any other stop (see ``Kill``).
+    pre_stop: Handler | None = None
+    stop_timeout: int = 10
+
+
+@attrs.frozen
+class Pull:
+    """Pull ``image`` before any pod's actions; ``pods`` are the uids of the pods that
+    need it (uids, not keys: two sources can hold pods of one ``namespace/name``)."""
+
+    image: str
+    reason: Reason
+    message: str
+    pods: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class Create:
+    """Create and start a container of the pod ``pod_uid``; ``pod`` is its
+    ``namespace/name`` key, for people (two sources can hold one key)."""
+
+    pod: str
+    pod_uid: str
+    container: str
+    spec: CreateSpec
+    reason: Reason
+    message: str
+
+
+@attrs.frozen
+class Kill:
+    """Stop a running container within ``timeout`` seconds of grace (the pod's
+    ``terminationGracePeriodSeconds``, else ``PlanOptions.stop_timeout``): its preStop
+    handler runs first, with the grace period as its deadline, and the stop gets what
+    is left of it (at least 2 s after a handler, as the kubelet's killContainer).
+    ``pod_uid`` is the pod's identity; ``pod`` its key, for people.
+
+    With ``record_stop``, apply first writes podsync's stop record of the container (its
+    id and ``reason``, under the directory of pod ``pod_uid``), so that later plans know
+    the instance did not end by itself (``ObservedContainer.stopped_by_podsync``).
+    """
+
+    pod: str
+    pod_uid: str
+    container: str
+    id: str
+    name: str
+    timeout: int
+    reason: Reason
+    message: str
+    pre_stop: Handler | None = None
+    record_stop: bool = False
+
+
+@attrs.frozen
+class Remove:
+    """Remove an exited container of the pod ``pod_uid`` (``pod``: its key)."""
+
+    pod: str
+    pod_uid: str
+    container: str
+    id: str
+    name: str
+    reason: Reason
+    message: str
+
+
+@attrs.frozen
+class Wait:
+    """Nothing to do yet: ``seconds`` until the container may be (re)started
+    (``pod_uid``: the pod; ``pod``: its key)."""
+
+    pod: str
+    pod_uid: str
+    container: str
+    seconds: float
+    reason: Reason
+    message: str
+
+
+@attrs.frozen
+class RemovePodDir:
+    """Tear down a pod's directory under the root directory (its emptyDir volumes and
+    termination-message files)."""
+
+    pod_uid: str
+    path: str
+    reason: Reason
+    message: str
+
+
+@attrs.frozen
+class RemoveImage:
+    """Remove an image by id."""
+
+    image_id: str
+    reason: Reason
+    message: str
+
+
+PodAction = Create | Kill | Remove | Wait | RemovePodDir
+Action = Pull | PodAction | RemoveImage
+
+
+@attrs.frozen
+class PodPlan:
+    """The actions for one pod, in the order they must run."""
+
+    pod: str
+    uid: str
+    full_name: str
+    actions: tuple[PodAction, ...]
+
+
+@attrs.frozen
+class Rejection:
+    """A desired pod that was not admitted, and why; nothing is done to it."""
+
+    pod: str
+    uid: str
+    reason: Reason
+    message: str
+
+
+@attrs.frozen
+class Plan:
+    """What to do to make the engine match the desired pods.
+
+    Attributes:
+        pulls: image pulls, run before every pod's actions.
+        pods: per-pod actions, sorted by pod key; a pod with nothing to do is absent.
+        cleanup: engine-wide actions run last (dangling images).
+        rejected: desired pods that were not admitted.
+        fingerprint: a digest of the observed state the plan acts on
+            (``plan_fingerprint``); a saved plan should only be applied to an engine
+            that still has this fingerprint.
+        format_version: the version of the plan's JSON form.
+        options: the options the plan was made with. ``apply`` takes the root
+            directory from here, so a plan cannot be applied under another one.
+    """
+
+    pulls: tuple[Pull, ...] = ()
+    pods: tuple[PodPlan, ...] = ()
+    cleanup: tuple[RemoveImage, ...] = ()
+    rejected: tuple[Rejection, ...] = ()
+    fingerprint: str = ""
+    format_version: str = PLAN_FORMAT_VERSION
+    options: PlanOptions = attrs.field(factory=PlanOptions)
+
+    @property
+    def actions(self) -> tuple[Action, ...]:
+        """Every action, in the order apply runs them (pods in parallel in between)."""
+        out: list[Action] = list(self.pulls)
+        for pod in self.pods:
+            out.extend(pod.actions)
+        out.extend(self.cleanup)
+        return tuple(out)
+
+    @property
+    def has_changes(self) -> bool:
+        """Whether applying the plan would change anything (waits change nothing)."""
+        return any(not isinstance(a, Wait) for a in self.actions)
+
+    def describe(self) -> str:
+        """The plan as text for people: one line per action, grouped by pod."""
+        lines: list[str] = []
+        if self.pulls:
+            lines.append("images:")
+            lines.extend(f"  {a.message}" for a in self.pulls)
+        for pod in self.pods:
+            lines.append(f"pod {pod.pod}:" if pod.pod else f"pod uid {pod.uid}:")
+            lines.extend(f"  {a.message}" for a in pod.actions)
+        if self.cleanup:
+            lines.append("engine:")
+            lines.extend(f"  {a.message}" for a in self.cleanup)
+        for r in self.rejected:
+            lines.append(f"warning: rejected pod {r.pod}: {r.message}")
+        lines.append(self.summary())
+        return "\n".join(lines)
+
+    def summary(self) -> str:
+        """The summary line: ``Plan: 1 to pull, 3 to create.``, or what "no changes"
+        means (``No changes now; 2 container(s) waiting.`` when only waits are left)."""
+        if not self.has_changes:
+            waits = sum(isinstance(a, Wait) for a in self.actions)
+            if waits:
+                return f"No changes now; {waits} container(s) waiting."
+            return "No changes. The engine matches the desired pods."
+        counts: dict[str, int] = {}
+        for action in self.actions:
+            verb = VERBS[type(action)]
+            counts[verb] = counts.get(verb, 0) + 1
+        return "Plan: " + ", ".join(f"{n} to {verb}" for verb, n in counts.items()) + "."
+
+    def render(self) -> str:
+        """The plan as the command line shows it: grouped by pod, one line per action
+        with its reason code in brackets and container ids cut to 12 characters, then
+        the summary line. Rejected pods are not in it (the command line reports them as
+        warnings; ``describe`` lists them)."""
+        lines: list[str] = []
+
+        def add(action: Action) -> None:
+            lines.append(f"  {shorten_ids(action.message)}  [{action.reason.value}]")
+
+        if self.pulls:
+            lines.append("Images:")
+            for pull in self.pulls:
+                add(pull)
+        for pod in self.pods:
+            lines.append(f"Pod {pod.pod}:" if pod.pod else f"Pod uid {pod.uid}:")
+            for action in pod.actions:
+                add(action)
+        if self.cleanup:
+            lines.append("Engine:")
+            for removal in self.cleanup:
+                add(removal)
+        if lines:
+            lines.append("")
+        lines.append(self.summary())
+        return "\n".join(lines)
+
+
+#: What each kind of action does, as messages and the summary line word it: a ``Kill``
+#: *stops* a container (gracefully, preStop first; "kill" is only its type's name, kept
+#: from the seed), and apply reports it with the ``stopping`` event.
+VERBS: Mapping[type, str] = {
+    Pull: "pull",
+    Create: "create",
+    Kill: "stop",
+    Remove: "remove",
+    Wait: "wait",
+    RemovePodDir: "tear down",
+    RemoveImage: "remove image",
+}
+
+# A full 64-hex-digit container or image id, cut to the 12 digits people know.
+_LONG_ID = re.compile(r"\b([0-9a-f]{12})[0-9a-f]{52}\b")
+
+
+def shorten_ids(text: str) -> str:
+    """``text`` with every full 64-digit id cut to its first 12 digits (as ``docker ps``
+    shows them)."""
+    return _LONG_ID.sub(r"\1", text)

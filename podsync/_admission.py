@@ -1,0 +1,267 @@
+"""Admission (the planner's step 1): which desired pods are planned, and why the others
+are rejected.
+
+A pod is rejected, and nothing is done to it, when its names or uid cannot be written
+into container names and paths, its contents cannot be passed to an engine (no
+containers, NUL characters, a malformed image reference, a memory limit below the
+engine's minimum), it repeats an earlier pod's uid or full name, it asks for privileged
+mode when that is not allowed, a hostPath lies outside the allowed prefixes, or it wants
+a host port that a running pod holds or an earlier pod was given (pods that already run
+are admitted first: ``filter_host_port_conflicts``).
+
+Contract: pure; ``admit`` returns the admitted pods in order and the rejections in the
+order of the desired pods.
+
+May import: the model and helpers, the vocabulary, options, ownership. Never the rest of
+the planner, a runtime, or anything that does I/O.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Mapping, Sequence
+
+from podsync._actions import (
+    Reason,
+    Rejection,
+)
+from podsync._host_ports import filter_host_port_conflicts
+from podsync._images import image_reference_problem
+from podsync._labels import (
+    MAX_GRACE_PERIOD,
+)
+from podsync._models import (
+    Pod,
+    Port,
+    PortProtocol,
+)
+from podsync._naming import (
+    NETWORK_CONTAINER,
+    is_dns_label,
+    is_safe_uid,
+)
+from podsync._options import PlanOptions
+from podsync._ownership import Identity, Instance
+
+__all__: list[str] = []  # the planner's own
+
+
+def _name_problem(pod: Pod) -> str | None:
+    # The loader validates all of this with paths; pods built in code get the same rules
+    # here, because names and uids become container-name fields and directory names.
+    if not is_dns_label(pod.name):
+        return f"pod name {pod.name!r} is not a DNS-1123 label"
+    if not is_dns_label(pod.namespace):
+        return f"namespace {pod.namespace!r} is not a DNS-1123 label"
+    if not is_dns_label(pod.source):
+        return f"source {pod.source!r} is not a DNS-1123 label"
+    if not is_safe_uid(pod.uid):
+        return f"uid {pod.uid!r} cannot be used in container names and paths"
+    names = [c.name for c in pod.containers]
+    for name in names:
+        if not is_dns_label(name) or name == NETWORK_CONTAINER:
+            return f"container name {name!r} is not a DNS-1123 label other than 'net'"
+    if len(set(names)) != len(names):
+        return "two containers have the same name"
+    grace = pod.termination_grace_period_seconds
+    if grace is not None and not 0 <= grace <= MAX_GRACE_PERIOD:
+        return f"terminationGracePeriodSeconds must be 0-{MAX_GRACE_PERIOD}, got {grace}"
+    return _content_problem(pod)
+
+
+def _content_problem(pod: Pod) -> str | None:
+    """What the loader refuses in a pod's contents, for pods built in code: no
+    containers (the pod would be a lone network container), and NUL characters in what
+    becomes a process's argv or environment (C strings: the engine cannot pass them)."""
+    if not pod.containers:
+        return "a pod needs at least one container"
+    for c in pod.containers:
+        for what, values in (
+            ("command", c.command),
+            ("args", c.args),
+            ("env", [f"{e.name}={e.value}" for e in c.env]),
+        ):
+            for i, value in enumerate(values):
+                if "\0" in value:
+                    return (
+                        f"container {c.name}: {what}[{i}] {value!r} contains a NUL "
+                        "character, which no engine can pass on"
+                    )
+    return None
+
+
+def _image_problem(pod: Pod) -> str | None:
+    # The engine refuses a malformed reference at pull and at create, on every sync; the
+    # modern kubelet reports it as InvalidImageName (pkg/kubelet/images/image_manager.go,
+    # ParseImageName). podsync refuses the pod before anything is done to it, as the
+    # loader refuses the file (pods built in code get the same rule here).
+    for c in pod.containers:
+        problem = image_reference_problem(c.image)
+        if problem is not None:
+            return f"container {c.name}: image {c.image!r} is not a valid reference: {problem}"
+    return None
+
+
+# Docker's smallest memory limit (daemon/daemon_unix.go, ``linuxMinMemory``).
+_MIN_MEMORY_LIMIT = 6 * 1024 * 1024
+
+
+def _memory_problem(pod: Pod) -> str | None:
+    # Docker refuses a smaller limit at every create ("Minimum memory limit allowed is
+    # 6MB"); the modern kubelet would retry that create forever as CreateContainerError.
+    # podsync cannot honour the limit, so it refuses the pod before anything is done to
+    # it (as an invalid image), rather than drop or raise the limit.
+    for c in pod.containers:
+        if 0 < c.memory < _MIN_MEMORY_LIMIT:
+            return (
+                f"container {c.name}: memory limit {c.memory} bytes is below the container "
+                f"engine's minimum of 6MB ({_MIN_MEMORY_LIMIT} bytes)"
+            )
+    return None
+
+
+def _host_path_outside(pod: Pod, prefixes: tuple[str, ...] | None) -> str | None:
+    """The first hostPath of ``pod`` outside ``prefixes`` (compared by whole path
+    components after normalisation, so ``/data`` allows ``/data/x`` but not
+    ``/database`` or ``/data/../etc``), or ``None``."""
+    if prefixes is None:
+        return None
+    allowed = [posixpath.normpath(p) for p in prefixes]
+    for volume in pod.volumes:
+        if volume.host_path is None:
+            continue
+        path = posixpath.normpath(volume.host_path)
+        if not any(path == a or path.startswith(a.rstrip("/") + "/") for a in allowed):
+            return volume.host_path
+    return None
+
+
+# A published port in the canonical network spec a network container records in
+# LABEL_SPEC (``_hashing._port``: sorted keys, no whitespace); host port 0 is not published.
+# Read with a pattern rather than a JSON parse: it runs on every running network
+# container of every plan.
+_RECORDED_HOST_PORT = re.compile(
+    r'"host_ip":"([^"\\]*)","host_port":([1-9][0-9]*),"protocol":"(TCP|UDP)"'
+)
+
+
+def _recorded_host_ports(net: Instance) -> list[Port] | None:
+    """The host ports a running network container publishes, from its spec label; None
+    when it has no readable record (a 2014 kubelet's container)."""
+    text = net.spec_label
+    if text is None:
+        return None
+    if text.count('"host_port":') == text.count('"host_port":0,'):
+        return []  # nothing published: the common case, without the pattern
+    return [
+        Port(int(port), int(port), PortProtocol(protocol), host_ip=ip)
+        for ip, port, protocol in _RECORDED_HOST_PORT.findall(text)
+    ]
+
+
+def _running_host_ports(
+    candidates: Mapping[str, Pod], by_identity: Mapping[Identity, list[Instance]]
+) -> tuple[dict[str, list[Port]], list[tuple[str, Port]]]:
+    """Which candidates (by full name) already run, with the host ports they publish;
+    and the host ports other pods' running network containers publish.
+
+    A candidate runs when any container of its identity runs (or of a 2014 kubelet's
+    identity with its full name and no uid). Ports live on the network container (the
+    app containers join its namespace); one without a readable record is taken to
+    publish what the candidate asks for. Containers podsync does not own are not seen:
+    their ports are unknown. Runs on every plan, so it does no more than it must: one
+    pass, and the label is searched only when it records a published port.
+    """
+    running: dict[str, list[Port]] = {}
+    elsewhere: list[tuple[str, Port]] = []
+    for (uid, full_name), instances in by_identity.items():
+        pod = candidates.get(full_name)
+        if pod is not None and uid and uid != pod.uid:
+            pod = None
+        ports: list[Port] | None = None
+        for instance in instances:
+            if not instance.running:
+                continue
+            if pod is not None and ports is None:
+                ports = running.setdefault(pod.uid, [])
+            if instance.container != NETWORK_CONTAINER:
+                continue
+            recorded = _recorded_host_ports(instance)
+            if ports is not None and pod is not None:
+                if recorded is None:
+                    recorded = [p for c in pod.containers for p in c.ports if p.host_port]
+                ports.extend(recorded)
+            elif recorded:
+                elsewhere.extend((instance.pod_key, port) for port in recorded)
+    # The engine lists containers in any order; the plan must not depend on it.
+    elsewhere.sort(
+        key=lambda item: (item[0], item[1].host_port, item[1].protocol.value, item[1].host_ip)
+    )
+    return running, elsewhere
+
+
+def admit(
+    desired: Sequence[Pod],
+    options: PlanOptions,
+    by_identity: Mapping[Identity, list[Instance]],
+) -> tuple[list[Pod], list[Rejection]]:
+    """Admission (theory step 1); rejections are reported in the order of ``desired``.
+
+    Host ports are admitted against what runs (``_running_host_ports``): a running pod
+    keeps its ports whatever the input order, and nobody gets a port that a pod outside
+    the admitted set still publishes (not desired, or rejected for another reason, or
+    being stopped by this very plan - a new pod waits one sync for it rather than race
+    the stop).
+    """
+    rejected: dict[int, Rejection] = {}
+    seen_uids: dict[str, Pod] = {}
+    seen_names: dict[str, Pod] = {}
+    candidates: list[Pod] = []
+    position: dict[str, int] = {}  # candidate uid -> input index
+    for index, pod in enumerate(desired):
+        problem = _name_problem(pod) or _image_problem(pod) or _memory_problem(pod)
+        if problem is not None:
+            rejected[index] = Rejection(pod.key, pod.uid, Reason.INVALID_POD, problem)
+            continue
+        earlier = seen_uids.get(pod.uid) or seen_names.get(pod.full_name)
+        if earlier is not None:
+            rejected[index] = Rejection(
+                pod.key,
+                pod.uid,
+                Reason.DUPLICATE_POD,
+                f"same uid or full name as pod {earlier.key}",
+            )
+            continue
+        seen_uids[pod.uid] = pod
+        seen_names[pod.full_name] = pod
+        privileged = [c.name for c in pod.containers if c.privileged]
+        if privileged and not options.allow_privileged:
+            rejected[index] = Rejection(
+                pod.key,
+                pod.uid,
+                Reason.PRIVILEGED_NOT_ALLOWED,
+                f"container {privileged[0]} asks for privileged mode, which is not allowed",
+            )
+            continue
+        outside = _host_path_outside(pod, options.host_path_prefixes)
+        if outside is not None:
+            rejected[index] = Rejection(
+                pod.key,
+                pod.uid,
+                Reason.HOST_PATH_NOT_ALLOWED,
+                f"hostPath {outside} is outside the allowed prefixes "
+                f"{', '.join(options.host_path_prefixes or ())}",
+            )
+            continue
+        position[pod.uid] = index
+        candidates.append(pod)
+    running, elsewhere = _running_host_ports(
+        {pod.full_name: pod for pod in candidates}, by_identity
+    )
+    accepted, conflicts = filter_host_port_conflicts(
+        candidates, running=running, held_elsewhere=elsewhere
+    )
+    for r in conflicts:
+        rejected[position[r.uid]] = r
+    return list(accepted), [rejected[i] for i in sorted(rejected)]

@@ -1,0 +1,97 @@
+"""The plan fingerprint: a digest of the part of an observed state a plan acts on.
+
+A saved plan is applied only to an engine whose fingerprint is still the plan's
+(``Plan.fingerprint``): Terraform's "saved plan is stale". ``plan`` computes it from the
+owned containers it already indexed (``scoped_fingerprint``); the command line recomputes
+it from a fresh observation (``plan_fingerprint``).
+
+Contract: pure; equal inputs give an equal digest.
+
+May import: the model, the vocabulary (``_actions``), ownership (``_ownership``),
+``_images``, ``hashlib``. Never the planner, a runtime, or anything that does I/O.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Collection, Iterable, Mapping, Sequence
+
+from podsync._actions import Create, Plan, Pull, RemoveImage
+from podsync._images import normalize_image
+from podsync._models import ObservedContainer, ObservedImage
+from podsync._ownership import Identity, Instance, identify
+
+# Everything in __all__ gets re-exported as part of the podsync public API.
+__all__ = ["plan_fingerprint"]
+
+
+def _state_digest(
+    observed: Iterable[ObservedContainer], images: Iterable[ObservedImage], pod_dirs: Iterable[str]
+) -> str:
+    lines = sorted(
+        f"c\0{oc.id}\0{oc.name}\0{oc.running:d}\0{oc.finished_at}\0{oc.stopped_by_podsync}"
+        for oc in observed
+    )
+    lines += sorted(f"i\0{image.id}\0{','.join(sorted(image.tags))}" for image in images)
+    lines += sorted(f"d\0{uid}" for uid in pod_dirs)
+    return hashlib.sha256("\n".join(lines).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def plan_fingerprint(
+    plan: Plan,
+    observed: Sequence[ObservedContainer],
+    images: Sequence[ObservedImage] = (),
+    pod_dirs: Collection[str] = (),
+) -> str:
+    """A digest of the part of an observed state that ``plan`` acts on.
+
+    Covers the containers and pod directories of the pods in the plan and the images it
+    pulls, creates from or removes. ``plan()`` stores it as ``Plan.fingerprint``; before
+    applying a saved plan, compute it again from a fresh observation: a different value
+    means the state the plan was made for has changed (Terraform's "saved plan is
+    stale"). A plan made against an empty engine is covered too: once its pods have
+    containers, the digest differs.
+
+    Scoped on purpose: applying the plan touches nothing else, and on an engine that runs
+    other workloads containers come and go all the time, so a digest of everything would
+    make every saved plan stale within seconds. It covers the containers that name one
+    of the plan's pods - by podsync's labels, or by a 2014 kubelet's exact name whether
+    or not the plan took them over - so it needs no planning option.
+    """
+    by_identity: dict[Identity, list[Instance]] = {}
+    for oc in observed:
+        instance = identify(oc)
+        if instance is not None:
+            by_identity.setdefault((instance.pod_uid, instance.full_name), []).append(instance)
+    return scoped_fingerprint(plan, by_identity, images, pod_dirs)
+
+
+def scoped_fingerprint(
+    plan: Plan,
+    by_identity: Mapping[Identity, list[Instance]],
+    images: Sequence[ObservedImage],
+    pod_dirs: Collection[str],
+) -> str:
+    uids = {p.uid for p in plan.pods if p.uid}
+    references: set[str] = set()
+    for action in plan.actions:
+        if isinstance(action, Pull):
+            references.add(normalize_image(action.image))
+        elif isinstance(action, Create):
+            references.add(normalize_image(action.spec.image))
+        elif isinstance(action, RemoveImage):
+            references.add(action.image_id)
+    containers = [
+        instance.observed
+        for (uid, _), instances in by_identity.items()
+        if uid in uids
+        for instance in instances
+    ]
+    relevant = [
+        image
+        for image in images
+        if image.id in references
+        or references.intersection(normalize_image(t) for t in image.tags)
+        or references.intersection(image.digests)
+    ]
+    return _state_digest(containers, relevant, [d for d in pod_dirs if d in uids])

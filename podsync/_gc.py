@@ -1,0 +1,178 @@
+"""Garbage collection and pods no longer desired, as plan actions.
+
+Which exited containers go (``gc_candidates``: beyond those kept per pod container and
+older than the minimum age, the seed's purgeOldest done per pod container), the global
+cap across pods (``apply_global_cap``), and what happens to a pod that is no longer
+desired (``plan_orphan``: stop what runs, preStop first, remove what exited). The preStop
+handler and grace period of a container whose spec is gone are read from its labels.
+
+Contract: pure; builds ``Kill``/``Remove`` actions and changes nothing else (the global
+cap appends to the per-pod action lists it is given).
+
+May import: the model and helpers, the vocabulary, options, ownership. Never the
+per-pod planner or ``_plan`` (they import this), a runtime, or anything that does I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+
+from podsync._actions import (
+    Kill,
+    PodAction,
+    Reason,
+    Remove,
+)
+from podsync._labels import (
+    LABEL_GRACE_PERIOD,
+    LABEL_PRE_STOP,
+    decode_grace_period,
+    decode_handler,
+)
+from podsync._models import (
+    Handler,
+)
+from podsync._naming import (
+    NETWORK_CONTAINER,
+)
+from podsync._options import PlanOptions
+from podsync._ownership import Identity, Instance, newest_first
+
+__all__: list[str] = []  # the planner's own
+
+
+def gc_candidates(
+    instances: Sequence[Instance], killed: Collection[str], keep: int, now: float, min_age: float
+) -> list[Instance]:
+    """The exited instances to remove, seed purgeOldest-style: the exited ones (and the
+    ones this plan stops, which exit now) that are older than ``min_age`` are candidates;
+    the newest ``keep`` candidates stay."""
+    candidates = []
+    for instance in instances:  # newest first
+        stopping = instance.observed.id in killed
+        if instance.running and not stopping:
+            continue
+        exited_at = now if stopping else instance.ended
+        if min_age == 0 or now - exited_at > min_age:
+            candidates.append(instance)
+    return candidates[keep:]
+
+
+def remove_action(
+    pod_key: str, pod_uid: str, instance: Instance, reason: Reason, why: str
+) -> Remove:
+    return Remove(
+        pod=pod_key,
+        pod_uid=pod_uid,
+        container=instance.container,
+        id=instance.observed.id,
+        name=instance.observed.name,
+        reason=reason,
+        message=f"remove {pod_key}/{instance.container} ({instance.observed.name}): {why}",
+    )
+
+
+def label_pre_stop(instance: Instance) -> Handler | None:
+    """The preStop handler remembered in a container's label: what stops a container
+    gracefully once its spec is gone (its pod left the desired state, or its name left
+    the pod spec); ``None`` when there is none or the label is not podsync's."""
+    text = instance.observed.labels.get(LABEL_PRE_STOP)
+    return decode_handler(text) if text else None
+
+
+def _label_grace(instance: Instance, default: int) -> int:
+    """The grace period remembered in a container's label (its pod's
+    terminationGracePeriodSeconds when it was created; the kubelet reads the same from
+    its ``io.kubernetes.pod.terminationGracePeriod`` label when the pod is gone), else
+    ``default``."""
+    text = instance.observed.labels.get(LABEL_GRACE_PERIOD)
+    grace = decode_grace_period(text) if text is not None else None
+    return default if grace is None else grace
+
+
+def plan_orphan(
+    key: str, uid: str, instances: list[Instance], options: PlanOptions, now: float
+) -> list[PodAction]:
+    """A pod that is no longer desired: stop what runs, remove what exited."""
+    actions: list[PodAction] = []
+    killed: set[str] = set()
+    ordered = newest_first(instances)
+    # Stop app containers before the network container they live in.
+    for instance in sorted(ordered, key=lambda i: i.container == NETWORK_CONTAINER):
+        if not instance.running:
+            continue
+        killed.add(instance.observed.id)
+        actions.append(
+            Kill(
+                pod=key,
+                pod_uid=uid,
+                container=instance.container,
+                id=instance.observed.id,
+                name=instance.observed.name,
+                timeout=_label_grace(instance, options.stop_timeout),
+                reason=Reason.POD_NOT_DESIRED,
+                message=(
+                    f"stop {key}/{instance.container} ({instance.observed.name}): "
+                    "pod is no longer desired"
+                ),
+                pre_stop=label_pre_stop(instance),
+            )
+        )
+    for instance in gc_candidates(ordered, killed, 0, now, options.gc.min_age):
+        actions.append(
+            remove_action(
+                key, uid, instance, Reason.GC_NOT_DESIRED, "exited, pod is no longer desired"
+            )
+        )
+    return actions
+
+
+def apply_global_cap(
+    groups: dict[Identity, tuple[str, list[PodAction]]],
+    owner: Mapping[Identity, Identity],
+    by_identity: Mapping[Identity, list[Instance]],
+    cap: int | None,
+) -> None:
+    """Remove the oldest exited containers beyond ``cap`` (``GCPolicy.max_total``) across all pods.
+
+    Counted after this plan's own stops and removals. The newest exited instance of each
+    pod container is protected: the restart policy is judged on it.
+    """
+    if cap is None:
+        return
+    planned = [a for _, actions in groups.values() for a in actions]
+    removed = {a.id for a in planned if isinstance(a, Remove)}
+    killed = {a.id for a in planned if isinstance(a, Kill)}
+    remaining: list[tuple[Identity, Instance]] = []
+    protected: set[str] = set()
+    for identity, instances in by_identity.items():
+        newest: dict[str, str] = {}
+        for instance in newest_first(instances):
+            oid = instance.observed.id
+            if (instance.running and oid not in killed) or oid in removed:
+                continue
+            remaining.append((identity, instance))
+            newest.setdefault(instance.container, oid)
+        protected.update(newest.values())
+    excess = len(remaining) - cap
+    if excess <= 0:
+        return
+    victims = sorted(
+        (item for item in remaining if item[1].observed.id not in protected),
+        key=lambda item: (item[1].observed.created, item[1].observed.id),
+    )[:excess]
+    for identity, instance in victims:
+        if identity not in owner:
+            # Not desired and deletions are off: not ours to remove now.
+            continue
+        group = owner[identity]
+        key, actions = groups[group]
+        actions.append(
+            remove_action(
+                key,
+                group[0],
+                instance,
+                Reason.GC_GLOBAL_CAP,
+                f"exited, beyond the global cap of {cap}",
+            )
+        )

@@ -1,0 +1,128 @@
+"""Planning options and policies: everything besides desired and observed state that
+shapes a plan (``PlanOptions``, ``GCPolicy``, ``BackOffPolicy``, ``DEFAULT_NETWORK_IMAGE``).
+
+Contract: frozen values with defaults, no behaviour beyond ``BackOffPolicy.delay``
+(arithmetic). The planner reads them; a ``Plan`` carries the options it was made with,
+so the apply side reads them too.
+
+May import: the model and pure helpers (``_volumes`` for the default root directory),
+``attrs``. Never the planner, the runtime or anything that does I/O.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from podsync._volumes import DEFAULT_ROOT_DIR
+
+# Everything in __all__ gets re-exported as part of the podsync public API.
+__all__ = ["DEFAULT_NETWORK_IMAGE", "BackOffPolicy", "GCPolicy", "PlanOptions"]
+
+#: The image of each pod's network container unless ``PlanOptions.network_image`` says
+#: otherwise: the upstream pause image (the seed's was ``kubernetes/pause:latest``).
+DEFAULT_NETWORK_IMAGE = "registry.k8s.io/pause:3.10"
+
+
+@attrs.frozen
+class GCPolicy:
+    """Garbage collection of exited containers and images.
+
+    Attributes:
+        max_per_container: exited instances kept per pod container (the seed's
+            ``maxContainerCount``, default 5); ``None`` disables count-based collection.
+            The newest exited instance of a desired container is always kept, because
+            the restart policy is judged on it.
+        min_age: seconds an exited container is kept at least (the seed's
+            ``minimumGCAge``, default 1 minute); 0 means no minimum.
+        max_total: a global cap on exited containers podsync owns; ``None`` is no cap.
+        remove_dangling_images: remove untagged images no container uses (the seed's
+            GarbageCollectImages).
+    """
+
+    max_per_container: int | None = 5
+    min_age: float = 60.0
+    max_total: int | None = None
+    remove_dangling_images: bool = False
+
+
+@attrs.frozen
+class BackOffPolicy:
+    """Crash-loop back-off between restarts of an exiting container.
+
+    The first restart is immediate; then ``initial`` seconds, doubling up to ``maximum``
+    (the modern kubelet's 10 s and 5 min). A container that ran for ``reset_after``
+    seconds before exiting starts over.
+    """
+
+    initial: float = 10.0
+    maximum: float = 300.0
+    reset_after: float = 600.0
+
+    def delay(self, restarts: int) -> float:
+        """Seconds to wait before restart number ``restarts + 1``."""
+        if restarts <= 0:
+            return 0.0
+        # 2 ** 30 * 10 s is far beyond any sane maximum; capping the exponent keeps the
+        # float finite for absurd restart counts.
+        return float(min(self.initial * 2 ** min(restarts - 1, 30), self.maximum))
+
+
+@attrs.frozen
+class PlanOptions:
+    """Everything besides desired and observed state that shapes a plan.
+
+    The options that shape containers - ``network_mode``, ``cluster_dns``,
+    ``cluster_domain``, ``host_resolv_conf`` (as far as its name servers and search
+    domains are used) and ``root_dir`` - are part of the compared specs: changing one
+    rebuilds what it shapes (see ``canonical_spec`` and ``network_spec``).
+
+    Attributes:
+        network_image: the network (pause) container's image.
+        network_mode: the network mode of each pod's network container: ``""`` is the
+            engine's default (a bridge network, needed for host ports), ``none`` gives
+            pods no network beyond loopback. App containers always join the pod's
+            network container (``container:<net>``).
+        cluster_dns: the cluster DNS server put first for ``ClusterFirst`` pods.
+        cluster_domain: the cluster domain; ``ClusterFirst`` pods search
+            ``<namespace>.<domain>`` and ``<domain>`` before the host's domains.
+        host_resolv_conf: the host's resolv.conf contents, whose nameservers and
+            search domains follow the cluster's (seed applyClusterDNS). Loopback name
+            servers (systemd-resolved's ``127.0.0.53`` stub) are left out unless
+            ``network_mode`` is ``host``: a pod cannot reach the host's loopback from
+            its own network namespace. On a systemd-resolved host, pass
+            ``/run/systemd/resolve/resolv.conf`` (``only_loopback_nameservers`` tells).
+        allow_privileged: whether privileged containers may run (seed capabilities).
+        host_path_prefixes: when set, the only host directories hostPath volumes may
+            use: a pod with a hostPath volume outside all of them is rejected. ``None``
+            allows any.
+        adopt_2014_containers: take over containers a 2014 kubelet left behind: those
+            without labels whose name is exactly the seed's format
+            (``parse_2014_container_name``). Off by default: such a name proves nothing
+            about who made the container, and deletions are on by default.
+        allow_deletions: whether containers of pods that are not desired may be stopped
+            and removed, and their directories torn down (the seed's sourcesReady);
+            turn it off when the desired state may be incomplete.
+        ready_sources: when set, deletions are further limited to pods whose source is
+            in the set: the sources that have reported completely (the kubelet's
+            per-source readiness, a refinement of the seed's global flag).
+        root_dir: the host directory holding per-pod data: emptyDir volumes and
+            termination-message files, under ``<root_dir>/<pod uid>/``.
+        stop_timeout: seconds a stopped container gets before it is killed (seed: 10).
+        gc: garbage-collection policy.
+        back_off: crash-loop back-off policy.
+    """
+
+    network_image: str = DEFAULT_NETWORK_IMAGE
+    network_mode: str = ""
+    cluster_dns: str = ""
+    cluster_domain: str = ""
+    host_resolv_conf: str = ""
+    allow_privileged: bool = False
+    host_path_prefixes: tuple[str, ...] | None = None
+    adopt_2014_containers: bool = False
+    allow_deletions: bool = True
+    ready_sources: frozenset[str] | None = None
+    root_dir: str = DEFAULT_ROOT_DIR
+    stop_timeout: int = 10
+    gc: GCPolicy = GCPolicy()
+    back_off: BackOffPolicy = BackOffPolicy()

@@ -1,0 +1,190 @@
+"""Ownership: whose an observed container is, and the identity decoded from it.
+
+``ownership`` is the one rule that says whether a container is podsync's and which pod
+container it is; the planner, the fingerprint, the Docker runtime, the probes and the
+command line all use it, and nothing else decodes podsync's labels or a 2014 kubelet's
+names into an identity. ``Instance`` is the planner's view of one owned container
+(identity plus the labels it reads); ``identify`` decodes one container, ``Identity``
+is the key owned containers are grouped by.
+
+Contract: pure; reads only the container given.
+
+May import: the model, the label and naming helpers, ``attrs``. Never the planner, a
+runtime, or anything that does I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import attrs
+
+from podsync._labels import (
+    KUBERNETES_LABEL_PREFIX,
+    LABEL_ATTEMPT,
+    LABEL_CONTAINER,
+    LABEL_POD_NAME,
+    LABEL_POD_NAMESPACE,
+    LABEL_POD_SOURCE,
+    LABEL_POD_UID,
+    LABEL_RESTART_COUNT,
+    LABEL_SPEC,
+    LABEL_SPEC_HASH,
+)
+from podsync._models import ObservedContainer
+from podsync._naming import parse_2014_container_name, parse_container_name
+
+# Everything in __all__ gets re-exported as part of the podsync public API. ``Instance``,
+# ``Identity``, ``identify`` and ``newest_first`` are podsync's own (the planner's and
+# the fingerprint's), not public.
+__all__ = ["Ownership", "ownership"]
+
+#: (pod uid, pod full name): the identity owned containers are grouped by.
+Identity = tuple[str, str]
+
+
+class Instance:
+    """One owned observed container, with its identity decoded.
+
+    A plain slotted class rather than attrs: the planner makes one per observed
+    container, tens of thousands per plan, and reads most fields lazily.
+    """
+
+    __slots__ = ("container", "full_name", "observed", "pod_key", "pod_source", "pod_uid")
+
+    def __init__(
+        self,
+        observed: ObservedContainer,
+        pod_uid: str,
+        full_name: str,
+        pod_key: str,
+        pod_source: str,
+        container: str,
+    ) -> None:
+        self.observed = observed
+        self.pod_uid = pod_uid
+        self.full_name = full_name
+        self.pod_key = pod_key
+        self.pod_source = pod_source
+        self.container = container
+
+    @property
+    def labelled(self) -> bool:
+        return LABEL_POD_UID in self.observed.labels
+
+    @property
+    def running(self) -> bool:
+        return self.observed.running
+
+    @property
+    def exited(self) -> bool:
+        return not self.observed.running
+
+    @property
+    def attempt(self) -> int | None:
+        if self.labelled:
+            return _int_label(self.observed.labels, LABEL_ATTEMPT)
+        return parse_container_name(self.observed.name).attempt
+
+    @property
+    def restart_count(self) -> int:
+        return _int_label(self.observed.labels, LABEL_RESTART_COUNT) or 0
+
+    @property
+    def hash_text(self) -> str | None:
+        return self.observed.labels.get(LABEL_SPEC_HASH)
+
+    @property
+    def spec_label(self) -> str | None:
+        return self.observed.labels.get(LABEL_SPEC)
+
+    @property
+    def legacy_hash(self) -> int:
+        return parse_container_name(self.observed.name).hash
+
+    @property
+    def stop_record(self) -> str:
+        return self.observed.stopped_by_podsync
+
+    @property
+    def ended(self) -> float:
+        """When a stopped instance stopped: its finish time, or, if it never started,
+        its creation time."""
+        o = self.observed
+        return o.finished_at if o.finished_at is not None else o.created
+
+
+@attrs.frozen
+class Ownership:
+    """Which pod an owned container belongs to (see ``ownership``)."""
+
+    pod_uid: str
+    pod_full_name: str
+    pod_key: str
+    container: str
+
+
+def ownership(
+    container: ObservedContainer, *, adopt_2014_containers: bool = False
+) -> Ownership | None:
+    """Whose ``container`` is, as the planner decides it; ``None`` for a foreign one.
+
+    The one ownership rule, used by the planner, the runtime, the probes and the CLI:
+
+    1. A container with any ``io.kubernetes.`` label is foreign: a Kubernetes node's
+       runtime (Docker Desktop, cri-dockerd, dockershim) made it.
+    2. A container with ``LABEL_POD_UID`` is podsync's, identified by its labels.
+    3. With ``adopt_2014_containers``, a container without that label whose name is
+       exactly the seed's format (``parse_2014_container_name``) is a 2014 kubelet's,
+       identified by its name.
+    4. Everything else is foreign.
+    """
+    instance = identify(container)
+    if instance is None or not (adopt_2014_containers or instance.labelled):
+        return None
+    return Ownership(instance.pod_uid, instance.full_name, instance.pod_key, instance.container)
+
+
+def _int_label(labels: Mapping[str, str], key: str) -> int | None:
+    text = labels.get(key)
+    if text is None or not text.isdigit():
+        return None
+    return int(text)
+
+
+def identify(oc: ObservedContainer) -> Instance | None:
+    """Decode ownership: an instance for a container with podsync's labels or a 2014
+    kubelet's exact name (whether that one is taken over is the caller's choice, see
+    ``ownership``); ``None`` for a foreign container."""
+    labels = oc.labels
+    if any(key.startswith(KUBERNETES_LABEL_PREFIX) for key in labels):
+        return None
+    uid = labels.get(LABEL_POD_UID)
+    if uid is not None:
+        name = labels.get(LABEL_POD_NAME, "")
+        namespace = labels.get(LABEL_POD_NAMESPACE, "")
+        source = labels.get(LABEL_POD_SOURCE, "")
+        container = labels.get(LABEL_CONTAINER)
+        if container is None:
+            container = parse_container_name(oc.name).container
+        return Instance(
+            oc, uid, f"{name}.{namespace}.{source}", f"{namespace}/{name}", source, container
+        )
+    parsed = parse_2014_container_name(oc.name)
+    if parsed is None:
+        return None
+    # A container a 2014 kubelet left behind: identified by its name only.
+    name, namespace, source = parsed.pod_full_name.split(".")
+    return Instance(
+        oc, parsed.uid, parsed.pod_full_name, f"{namespace}/{name}", source, parsed.container
+    )
+
+
+def newest_first(instances: Iterable[Instance]) -> list[Instance]:
+    # Docker lists newest-created first and the seed relied on it; podsync sorts
+    # explicitly, with the id as a tie-breaker so the order is total.
+    return sorted(
+        instances,
+        key=lambda i: (i.observed.created, i.attempt or 0, i.observed.id),
+        reverse=True,
+    )

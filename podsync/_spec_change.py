@@ -1,0 +1,153 @@
+"""Spec comparison: why a running (or last) instance differs from its desired spec.
+
+``spec_change`` answers with a short text for people (``image busybox:1 -> busybox:2``,
+``--network-mode (engine default) -> none``) or ``None`` when the instance matches; the
+planner replaces or restarts on its answer. It reads the instance's spec-hash and spec
+labels, across hash versions (a change of the hash function restarts nothing).
+
+Contract: pure.
+
+May import: the model and helpers (``_hashing``, ``_volumes``), ownership (``Instance``).
+Never the planner modules that use it, a runtime, or anything that does I/O.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Collection
+from typing import Any
+
+from podsync._hashing import (
+    SpecHash,
+    added_fields,
+)
+from podsync._ownership import Instance
+from podsync._volumes import (
+    DEFAULT_ROOT_DIR,
+)
+
+__all__: list[str] = []  # the planner's own
+
+
+# The canonical-spec fields that come from options rather than from the pod, and how a
+# message names them: the option, so that people know what they changed.
+_OPTION_NAMES = {
+    "cluster_dns": "--cluster-dns",
+    "cluster_domain": "--cluster-domain",
+    "host_resolv_conf": "host resolv.conf",
+    "network_mode": "--network-mode",
+    "root_dir": "--root-dir",
+}
+# What an absent option field means (it is written only when not at its default).
+_OPTION_DEFAULTS = {"network_mode": "(engine default)", "root_dir": DEFAULT_ROOT_DIR}
+
+
+def _show_option(key: str, value: Any) -> str:
+    if value is None:
+        return _OPTION_DEFAULTS.get(key, "(none)")
+    if isinstance(value, dict):  # host_resolv_conf
+        parts = []
+        if value.get("nameservers"):
+            parts.append("nameserver " + " ".join(map(str, value["nameservers"])))
+        if value.get("searches"):
+            parts.append("search " + " ".join(map(str, value["searches"])))
+        return ", ".join(parts) or "(none)"
+    return _show(value)
+
+
+def _spec_difference(old: Any, new: Any, unrecorded: Collection[str] = ()) -> str:
+    """A short, readable list of what differs between two canonical specs.
+
+    ``unrecorded`` are fields the old spec's version did not record: their absence
+    there is shown as "(not recorded)" rather than as the default.
+    """
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return "spec differs"
+    parts: list[str] = []
+    for key in sorted(set(old) | set(new)):
+        a, b = old.get(key), new.get(key)
+        if a == b:
+            continue
+        scalar = (str, int, float, bool, type(None))
+        option = _OPTION_NAMES.get(key)
+        if option is not None:
+            before = (
+                "(not recorded)" if key in unrecorded and key not in old else _show_option(key, a)
+            )
+            parts.append(f"{option} {before} -> {_show_option(key, b)}")
+        elif isinstance(a, scalar) and isinstance(b, scalar):
+            parts.append(f"{key} {_show(a)} -> {_show(b)}")
+        else:
+            parts.append(f"{key} changed")
+    if not parts:
+        return "spec differs"
+    if len(parts) > 3:
+        parts = [*parts[:3], f"{len(parts) - 3} more"]
+    return ", ".join(parts)
+
+
+def _show(value: Any) -> str:
+    if value is None or value == "":
+        return "(none)"
+    return str(value)
+
+
+def spec_change(
+    instance: Instance, expected: SpecHash, expected_spec: Callable[[], dict[str, Any]], image: str
+) -> str | None:
+    """Why the running ``instance`` differs from the desired spec, or ``None``.
+
+    * Same hash version: the digests decide.
+    * Another version (or a hash label podsync cannot read): the specs are compared field
+      by field from the spec label, so a change of the hash function restarts nothing.
+      A field that versions after the label's added (the option fields of version 2)
+      is absent from its spec label, and is compared as absent - at its default, which
+      the older form was equal to (the newer form writes these fields only when they
+      are not at their default). So after an upgrade a container made with default
+      options is kept, while one whose option is now set is rebuilt, once: nothing
+      recorded that it has the setting, and keeping it would leave the option change
+      unseen for as long as it runs. An older label whose digest equals the expected
+      one needs no parsing: the two canonical forms are the same text.
+    * No hash label (a 2014 kubelet's container): a name hash of 0 means "do not
+      compare" (seed); any other value was computed by Go's ``%#v`` and cannot be
+      reproduced, so the only field podsync can compare, the image, decides.
+
+    ``expected_spec`` is only called when the digests alone do not decide.
+    """
+    text = instance.hash_text
+    if text is not None:
+        if text == str(expected):
+            return None
+        label = SpecHash.parse(text)
+        if label is not None and label.version == expected.version:
+            return _describe_change(instance, expected_spec())
+        older = label is not None and label.version < expected.version
+        if older and label is not None and label.digest == expected.digest:
+            return None
+        if instance.spec_label is None:
+            return None if instance.observed.image == image else _image_change(instance, image)
+        try:
+            old = json.loads(instance.spec_label)
+        except ValueError:
+            return "spec label unreadable"
+        new = expected_spec()
+        if old == new:
+            return None
+        unrecorded = added_fields(label.version) if older and label is not None else ()
+        return _spec_difference(old, new, unrecorded)
+    if instance.legacy_hash == 0:
+        return None
+    return None if instance.observed.image == image else _image_change(instance, image)
+
+
+def _describe_change(instance: Instance, expected_spec: dict[str, Any]) -> str:
+    if instance.spec_label is not None:
+        try:
+            return _spec_difference(json.loads(instance.spec_label), expected_spec)
+        except ValueError:
+            pass
+    return "spec hash differs"
+
+
+def _image_change(instance: Instance, image: str) -> str:
+    return f"image {_show(instance.observed.image)} -> {image}"

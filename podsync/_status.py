@@ -35,7 +35,7 @@ from podsync._ownership import ownership
 __all__ = ["ContainerState", "ContainerStatus", "PodPhase", "PodStatus", "pod_status"]
 
 
-class PodPhase(enum.Enum):
+class PodPhase(enum.StrEnum):
     """Kubernetes' pod phases (``v1.PodPhase``). podsync never reports ``UNKNOWN`` (the
     kubelet does not either: it is the node controller's, for a node that went away)."""
 
@@ -46,7 +46,7 @@ class PodPhase(enum.Enum):
     UNKNOWN = "Unknown"
 
 
-class ContainerState(enum.Enum):
+class ContainerState(enum.StrEnum):
     """The state of one pod container (``v1.ContainerState``: exactly one of them)."""
 
     WAITING = "waiting"

@@ -46,7 +46,8 @@ MODEL_AND_HELPERS = {
     "exceptions",
 }
 VOCABULARY = {"_options", "_actions", "_ownership", "_fingerprint", "_plan_json"}
-PLANNER = {"_plan", "_admission", "_gc", "_spec_change", "_pod_planner"}
+# The planner, and pod status (which judges containers as the planner does).
+PLANNER = {"_plan", "_admission", "_gc", "_spec_change", "_pod_planner", "_status"}
 PURE = MODEL_AND_HELPERS | VOCABULARY | PLANNER
 
 RUNTIME_SIDE = {"_runtime", "docker", "testing", "_hooks", "_hostfs", "_apply", "_plan_json"}

@@ -121,8 +121,6 @@ import yaml
 import podsync
 from podsync import (
     DEFAULT_WORKERS,
-    LABEL_POD_NAMESPACE,
-    LABEL_POD_SOURCE,
     Container,
     Create,
     CreateSpec,
@@ -138,6 +136,7 @@ from podsync import (
     SyncResult,
 )
 from podsync.docker import DockerRuntime
+from podsync.labels import LABEL_POD_NAMESPACE, LABEL_POD_SOURCE
 from tests.engine import PAUSE_IMAGE, TEST_IMAGE, connect, ensure_test_images
 
 # Everything this script creates is recognised by these.

@@ -4,11 +4,18 @@ A pure core - naming, hashing, port bindings, CPU shares, resolv.conf, host-port
 conflicts and ``plan`` - that does no I/O at all, and an imperative shell that observes
 an engine and applies plans through a small runtime protocol.
 
-The public API is re-exported here by name; every private module marks what it exports
-with ``__all__``.
+The public API is re-exported here by name, and ``__all__`` lists it: a deliberate
+surface, checked by ``tests/test_exported_members.py``. The container label keys are in
+``podsync.labels``; ``podsync.docker``, ``podsync.testing`` and ``podsync.cli`` are the
+public modules beside this one. Everything else lives in private modules (``_*``), whose
+``__all__`` is what they offer the rest of podsync, not a promise to users.
 """
 
 from __future__ import annotations
+
+import importlib as _importlib
+import warnings as _warnings
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from podsync._models import (
     Container,
@@ -35,9 +42,6 @@ from podsync._naming import (
     NETWORK_CONTAINER,
     ParsedName,
     container_name,
-    dns_label_problem,
-    is_dns_label,
-    is_safe_uid,
     parse_2014_container_name,
     parse_container_name,
     pod_full_name,
@@ -88,77 +92,28 @@ from podsync._plan import plan
 from podsync._plan_json import plan_from_json, plan_to_json
 
 # isort: split
-from podsync._labels import (
-    LABEL_ATTEMPT,
-    LABEL_CONTAINER,
-    LABEL_GRACE_PERIOD,
-    LABEL_POD_NAME,
-    LABEL_POD_NAMESPACE,
-    LABEL_POD_SOURCE,
-    LABEL_POD_UID,
-    LABEL_PRE_STOP,
-    LABEL_RESTART_COUNT,
-    LABEL_SPEC,
-    LABEL_SPEC_HASH,
-)
-
-# isort: split
 from podsync._runtime import ExecResult, Runtime
 
 # isort: split
 from podsync._config import DEFAULT_MAX_BYTES, load_pods, parse_pods
 
 # isort: split
-from podsync._hashing import (
-    SPEC_HASH_VERSION,
-    SpecHash,
-    canonical_json,
-    canonical_spec,
-    network_spec,
-    network_spec_hash,
-    spec_hash,
-)
+from podsync._hashing import SPEC_HASH_VERSION, SpecHash, network_spec_hash, spec_hash
 
 # isort: split
 from podsync._ports import exposed_ports, port_bindings
 
 # isort: split
-from podsync._host_ports import RejectedPod, filter_host_port_conflicts
+from podsync._host_ports import filter_host_port_conflicts
 
 # isort: split
 from podsync._cpu import cpu_shares
 
 # isort: split
-from podsync._resolv import (
-    ResolvConf,
-    cluster_dns,
-    is_loopback_nameserver,
-    only_loopback_nameservers,
-    parse_resolv_conf,
-    without_loopback,
-)
+from podsync._resolv import ResolvConf, parse_resolv_conf
 
 # isort: split
-from podsync._environment import environment
-
-# isort: split
-from podsync._volumes import (
-    DEFAULT_ROOT_DIR,
-    binds,
-    termination_message_file,
-    volume_host_paths,
-)
-
-# isort: split
-from podsync._images import (
-    has_latest_tag,
-    image_reference_problem,
-    is_pinned_digest,
-    normalize_image,
-    pull_reference,
-    should_pull,
-    split_image,
-)
+from podsync._volumes import DEFAULT_ROOT_DIR
 
 # isort: split
 from podsync._hooks import DEFAULT_PROBE_TIMEOUT, probe_liveness
@@ -181,6 +136,9 @@ from podsync._sync import Observation, SyncResult, observe, sync
 # isort: split
 from podsync._status import ContainerState, ContainerStatus, PodPhase, PodStatus, pod_status
 
+# isort: split
+from podsync import labels
+
 __all__ = [
     "CONTAINER_NAME_PREFIX",
     "DEFAULT_HOOK_TIMEOUT",
@@ -189,17 +147,6 @@ __all__ = [
     "DEFAULT_PROBE_TIMEOUT",
     "DEFAULT_ROOT_DIR",
     "DEFAULT_WORKERS",
-    "LABEL_ATTEMPT",
-    "LABEL_CONTAINER",
-    "LABEL_GRACE_PERIOD",
-    "LABEL_POD_NAME",
-    "LABEL_POD_NAMESPACE",
-    "LABEL_POD_SOURCE",
-    "LABEL_POD_UID",
-    "LABEL_PRE_STOP",
-    "LABEL_RESTART_COUNT",
-    "LABEL_SPEC",
-    "LABEL_SPEC_HASH",
     "NETWORK_CONTAINER",
     "PLAN_FORMAT_VERSION",
     "SPEC_HASH_VERSION",
@@ -246,7 +193,6 @@ __all__ = [
     "Pull",
     "PullPolicy",
     "Reason",
-    "RejectedPod",
     "Rejection",
     "Remove",
     "RemoveImage",
@@ -262,29 +208,14 @@ __all__ = [
     "VolumeMount",
     "Wait",
     "apply",
-    "binds",
-    "canonical_json",
-    "canonical_spec",
-    "cluster_dns",
     "container_name",
     "cpu_shares",
     "derive_pod_uid",
-    "dns_label_problem",
-    "environment",
     "exposed_ports",
     "filter_host_port_conflicts",
-    "has_latest_tag",
-    "image_reference_problem",
-    "is_dns_label",
-    "is_loopback_nameserver",
-    "is_pinned_digest",
-    "is_safe_uid",
     "load_pods",
-    "network_spec",
     "network_spec_hash",
-    "normalize_image",
     "observe",
-    "only_loopback_nameservers",
     "ownership",
     "parse_2014_container_name",
     "parse_container_name",
@@ -298,12 +229,59 @@ __all__ = [
     "pod_status",
     "port_bindings",
     "probe_liveness",
-    "pull_reference",
-    "should_pull",
     "spec_hash",
-    "split_image",
     "sync",
-    "termination_message_file",
-    "volume_host_paths",
-    "without_loopback",
 ]
+
+# Names that were public at the top level before the surface was made deliberate: each
+# still imports from here, with a DeprecationWarning, for one release, then goes. The
+# label keys moved to ``podsync.labels``; the alias ``RejectedPod`` is ``Rejection``;
+# the rest are helpers of the planner and the runtimes that nothing outside podsync needs
+# (they stay in their private modules, which make no promise).
+_LABELS = "podsync.labels"
+_MOVED: dict[str, tuple[str, str]] = {
+    **{key: (_LABELS, f"use podsync.labels.{key}") for key in labels.__all__},
+    "RejectedPod": ("podsync._host_ports", "use podsync.Rejection"),
+    **{
+        name: (module, "it is internal to podsync")
+        for module, names in {
+            "podsync._hashing": ("canonical_json", "canonical_spec", "network_spec"),
+            "podsync._naming": ("is_dns_label", "dns_label_problem", "is_safe_uid"),
+            "podsync._resolv": (
+                "cluster_dns",
+                "without_loopback",
+                "is_loopback_nameserver",
+                "only_loopback_nameservers",
+            ),
+            "podsync._images": (
+                "split_image",
+                "has_latest_tag",
+                "is_pinned_digest",
+                "pull_reference",
+                "should_pull",
+                "normalize_image",
+                "image_reference_problem",
+            ),
+            "podsync._environment": ("environment",),
+            "podsync._volumes": ("binds", "volume_host_paths", "termination_message_file"),
+        }.items()
+        for name in names
+    },
+}
+
+# Hidden from type checkers on purpose: a module ``__getattr__`` would make every
+# misspelt ``podsync.<name>`` type-check, and a deprecated name should fail there.
+if not _TYPE_CHECKING:
+
+    def __getattr__(name: str) -> object:
+        """A name that left the top level, with a DeprecationWarning at the caller."""
+        if name not in _MOVED:
+            raise AttributeError(f"module 'podsync' has no attribute {name!r}")
+        module, advice = _MOVED[name]
+        _warnings.warn(
+            f"podsync.{name} is deprecated and will be removed from the top level of "
+            f"podsync in the next release: {advice}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(_importlib.import_module(module), name)

@@ -241,7 +241,9 @@ class RemoveImage:
     message: str
 
 
+#: An action of one pod (``PodPlan.actions``), run in order with the pod's others.
 PodAction = Create | Kill | Remove | Wait | RemovePodDir
+#: Any action of a plan: the pulls, a pod's actions and the engine-wide cleanup.
 Action = Pull | PodAction | RemoveImage
 
 

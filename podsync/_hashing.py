@@ -48,7 +48,8 @@ from podsync._naming import NETWORK_CONTAINER
 from podsync._resolv import ResolvConf, uses_cluster_dns
 from podsync._volumes import DEFAULT_ROOT_DIR
 
-# Everything in __all__ gets re-exported as part of the podsync public API.
+# What this module offers the rest of podsync; podsync/__init__.py re-exports the public
+# part of it, not all of it.
 __all__ = [
     "SPEC_HASH_VERSION",
     "SpecHash",

@@ -48,7 +48,8 @@ from collections.abc import Mapping, Sequence
 from podsync._actions import Reason, Rejection
 from podsync._models import Pod, Port, PortProtocol
 
-# Everything in __all__ gets re-exported as part of the podsync public API.
+# What this module offers the rest of podsync; podsync/__init__.py re-exports the public
+# part of it, not all of it.
 __all__ = [
     "RejectedPod",
     "filter_host_port_conflicts",

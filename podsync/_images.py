@@ -32,7 +32,8 @@ import re
 
 from podsync._models import PullPolicy
 
-# Everything in __all__ gets re-exported as part of the podsync public API.
+# What this module offers the rest of podsync; podsync/__init__.py re-exports the public
+# part of it, not all of it.
 __all__ = [
     "has_latest_tag",
     "image_reference_problem",

@@ -27,7 +27,8 @@ from typing import Any
 
 from podsync._models import Handler, HTTPGetAction, TCPSocketAction
 
-# Everything in __all__ gets re-exported as part of the podsync public API.
+# What this module offers the rest of podsync; podsync/__init__.py re-exports the public
+# part of it, not all of it.
 __all__ = [
     "LABEL_ATTEMPT",
     "LABEL_CONTAINER",
@@ -51,12 +52,17 @@ _PREFIX = "io.podsync."
 #: ``io.kubernetes.docker.type``, ...): a container with one is never podsync's.
 KUBERNETES_LABEL_PREFIX = "io.kubernetes."
 
+#: The name of the container's pod.
 LABEL_POD_NAME = _PREFIX + "pod.name"
+#: The namespace of the container's pod.
 LABEL_POD_NAMESPACE = _PREFIX + "pod.namespace"
+#: Where the container's pod came from (``Pod.source``: ``file``, ``http``, ``api``).
 LABEL_POD_SOURCE = _PREFIX + "pod.source"
 #: The ownership label: podsync acts on containers that carry it.
 LABEL_POD_UID = _PREFIX + "pod.uid"
+#: The container's name in its pod spec (``net`` for the network container).
 LABEL_CONTAINER = _PREFIX + "container.name"
+#: The instance number of the pod container, also the last field of its name.
 LABEL_ATTEMPT = _PREFIX + "container.attempt"
 #: ``<version>:<sha256 hex>`` (see ``SpecHash``).
 LABEL_SPEC_HASH = _PREFIX + "spec-hash"

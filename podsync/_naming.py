@@ -28,7 +28,8 @@ import string
 
 import attrs
 
-# Everything in __all__ gets re-exported as part of the podsync public API.
+# What this module offers the rest of podsync; podsync/__init__.py re-exports the public
+# part of it, not all of it.
 __all__ = [
     "CONTAINER_NAME_PREFIX",
     "NETWORK_CONTAINER",

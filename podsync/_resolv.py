@@ -44,7 +44,8 @@ import attrs
 
 from podsync._models import DNSPolicy
 
-# Everything in __all__ gets re-exported as part of the podsync public API.
+# What this module offers the rest of podsync; podsync/__init__.py re-exports the public
+# part of it, not all of it.
 __all__ = [
     "ResolvConf",
     "cluster_dns",

@@ -33,7 +33,8 @@ from collections.abc import Iterable, Mapping
 
 from podsync._models import Pod, VolumeMount
 
-# Everything in __all__ gets re-exported as part of the podsync public API.
+# What this module offers the rest of podsync; podsync/__init__.py re-exports the public
+# part of it, not all of it.
 __all__ = [
     "DEFAULT_ROOT_DIR",
     "binds",

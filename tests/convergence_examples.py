@@ -17,10 +17,11 @@ from typing import Any
 import attrs
 from hypothesis import example
 
-from podsync import LABEL_RESTART_COUNT, ObservedContainer, Pod, container_name, parse_pods
+from podsync import ObservedContainer, Pod, container_name, parse_pods
 from podsync._labels import LABEL_CONTAINER, LABEL_POD_NAME
 from podsync._options import PlanOptions
 from podsync._plan import plan
+from podsync.labels import LABEL_RESTART_COUNT
 from tests.cri import cri_labels, cri_name
 from tests.engine_model import EngineModel
 

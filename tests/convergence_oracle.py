@@ -52,13 +52,11 @@ from podsync import (
     Pod,
     PullPolicy,
     RestartPolicy,
-    canonical_spec,
-    network_spec,
     network_spec_hash,
     spec_hash,
 )
 from podsync._actions import Plan, Reason, Wait
-from podsync._hashing import SPEC_HASH_VERSION, SpecHash
+from podsync._hashing import SPEC_HASH_VERSION, SpecHash, canonical_spec, network_spec
 from podsync._labels import (
     LABEL_CONTAINER,
     LABEL_POD_NAME,

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import attrs
 
-from podsync import ObservedContainer, ObservedImage, normalize_image
+from podsync import ObservedContainer, ObservedImage
 from podsync._actions import Create, Kill, Plan, Remove, RemoveImage, RemovePodDir, Wait
+from podsync._images import normalize_image
 
 
 class EngineRuleBroken(AssertionError):

@@ -17,7 +17,6 @@ import attrs
 from hypothesis import strategies as st
 
 from podsync import (
-    LABEL_RESTART_COUNT,
     Container,
     DNSPolicy,
     EnvVar,
@@ -36,6 +35,7 @@ from podsync import (
     VolumeMount,
     derive_pod_uid,
 )
+from podsync.labels import LABEL_RESTART_COUNT
 
 __all__ = [
     "STOP_RECORDS",

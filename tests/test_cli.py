@@ -116,7 +116,7 @@ spec:
         path = tmp_path / f"{base}.yaml"
         path.write_text(text)
         (pod,) = podsync.load_pods([str(path)])
-        cleanup.add_label(f"{podsync.LABEL_POD_UID}={pod.uid}")
+        cleanup.add_label(f"{podsync.labels.LABEL_POD_UID}={pod.uid}")
         return str(path), pod
 
     return make
@@ -124,14 +124,14 @@ spec:
 
 def containers_of(engine: docker.DockerClient, pod: podsync.Pod) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = engine.api.containers(
-        all=True, filters={"label": f"{podsync.LABEL_POD_UID}={pod.uid}"}
+        all=True, filters={"label": f"{podsync.labels.LABEL_POD_UID}={pod.uid}"}
     )
     return found
 
 
 def running_of(engine: docker.DockerClient, pod: podsync.Pod) -> list[str]:
     return sorted(
-        c["Labels"][podsync.LABEL_CONTAINER]
+        c["Labels"][podsync.labels.LABEL_CONTAINER]
         for c in containers_of(engine, pod)
         if c["State"] == "running"
     )

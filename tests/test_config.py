@@ -38,10 +38,10 @@ from podsync import (
     VolumeMount,
     _yaml,
     derive_pod_uid,
-    is_safe_uid,
     load_pods,
     parse_pods,
 )
+from podsync._naming import is_safe_uid
 from tests.strategies import pods
 
 # --- helpers ---------------------------------------------------------------------------

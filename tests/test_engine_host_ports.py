@@ -103,7 +103,7 @@ def test_running_pod_keeps_its_host_port_on_the_engine(
             ),
             uid=str(uuid.uuid4()),
         )
-        cleanup.add_label(f"{podsync.LABEL_POD_UID}={made.uid}")
+        cleanup.add_label(f"{podsync.labels.LABEL_POD_UID}={made.uid}")
         return made
 
     web, newcomer = pod("web"), pod("aaa-new")

@@ -20,8 +20,9 @@ import docker.errors
 import pytest
 
 import podsync
-from podsync import Container, Pod, PullPolicy, Reason, normalize_image
+from podsync import Container, Pod, PullPolicy, Reason
 from podsync._actions import Create
+from podsync._images import normalize_image
 from podsync._options import PlanOptions
 from podsync.docker import DockerRuntime
 from podsync.testing import FakeRuntime
@@ -122,7 +123,7 @@ def test_pod_with_the_library_spelling_of_a_present_image_starts(
         ),
         uid=str(uuid.uuid4()),
     )
-    cleanup.add_label(f"{podsync.LABEL_POD_UID}={pod.uid}")
+    cleanup.add_label(f"{podsync.labels.LABEL_POD_UID}={pod.uid}")
     options = PlanOptions(
         network_mode="none",
         network_image=PAUSE_IMAGE,
@@ -141,5 +142,5 @@ def test_pod_with_the_library_spelling_of_a_present_image_starts(
         ("never", Reason.MISSING),
         ("present", Reason.MISSING),
     ] == [(a.container, a.reason) for a in result.plan.actions if isinstance(a, Create)]
-    listed = engine.api.containers(filters={"label": f"{podsync.LABEL_POD_UID}={pod.uid}"})
+    listed = engine.api.containers(filters={"label": f"{podsync.labels.LABEL_POD_UID}={pod.uid}"})
     assert 3 == len(listed)

@@ -24,12 +24,12 @@ from podsync import (
     Port,
     PortProtocol,
     VolumeMount,
-    binds,
     cpu_shares,
-    environment,
     exposed_ports,
     port_bindings,
 )
+from podsync._environment import environment
+from podsync._volumes import binds
 from tests.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup, run_labels
 
 pytestmark = pytest.mark.engine

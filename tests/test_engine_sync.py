@@ -72,6 +72,7 @@ from podsync import (
 )
 from podsync._actions import CreateSpec
 from podsync._options import GCPolicy, PlanOptions
+from podsync._resolv import without_loopback
 from podsync.docker import DockerRuntime
 from tests.cri import cri_labels, cri_name
 from tests.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup, run_labels
@@ -221,7 +222,7 @@ def _pod(cleanup: Cleanup, prefix: str, *containers: Container, **fields: Any) -
     """A pod with a name and uid unique to this run, registered for cleanup."""
     fields.setdefault("uid", str(uuid.uuid4()))
     pod = Pod(f"{prefix}-{_hex()}", containers, **fields)
-    cleanup.add_label(f"{podsync.LABEL_POD_UID}={pod.uid}")
+    cleanup.add_label(f"{podsync.labels.LABEL_POD_UID}={pod.uid}")
     return pod
 
 
@@ -255,16 +256,16 @@ def _containers(engine: docker.DockerClient, pod: Pod) -> dict[str, list[dict[st
     """The pod's containers on the engine, inspected, by pod container name, oldest
     instance first."""
     listed = engine.api.containers(
-        all=True, filters={"label": f"{podsync.LABEL_POD_UID}={pod.uid}"}
+        all=True, filters={"label": f"{podsync.labels.LABEL_POD_UID}={pod.uid}"}
     )
     found: dict[str, list[dict[str, Any]]] = {}
     for entry in listed:
         inspected = engine.api.inspect_container(entry["Id"])
-        found.setdefault(inspected["Config"]["Labels"][podsync.LABEL_CONTAINER], []).append(
+        found.setdefault(inspected["Config"]["Labels"][podsync.labels.LABEL_CONTAINER], []).append(
             inspected
         )
     for instances in found.values():
-        instances.sort(key=lambda i: int(i["Config"]["Labels"][podsync.LABEL_ATTEMPT]))
+        instances.sort(key=lambda i: int(i["Config"]["Labels"][podsync.labels.LABEL_ATTEMPT]))
     return found
 
 
@@ -409,9 +410,7 @@ def test_sync_two_pods_creates_what_was_planned(
                     cluster_dns=options.cluster_dns,
                     cluster_domain=options.cluster_domain,
                     # As the planner uses it: the loopback stub left out.
-                    host_dns=podsync.without_loopback(
-                        podsync.parse_resolv_conf(options.host_resolv_conf)
-                    ),
+                    host_dns=without_loopback(podsync.parse_resolv_conf(options.host_resolv_conf)),
                 )
             else:
                 (spec,) = (c for c in pod.containers if c.name == name)
@@ -419,11 +418,11 @@ def test_sync_two_pods_creates_what_was_planned(
             assert digest.name_hash == parsed.hash
             labels = inspected["Config"]["Labels"]
             assert (pod.uid, pod.name, pod.namespace, pod.source, str(digest)) == (
-                labels[podsync.LABEL_POD_UID],
-                labels[podsync.LABEL_POD_NAME],
-                labels[podsync.LABEL_POD_NAMESPACE],
-                labels[podsync.LABEL_POD_SOURCE],
-                labels[podsync.LABEL_SPEC_HASH],
+                labels[podsync.labels.LABEL_POD_UID],
+                labels[podsync.labels.LABEL_POD_NAME],
+                labels[podsync.labels.LABEL_POD_NAMESPACE],
+                labels[podsync.labels.LABEL_POD_SOURCE],
+                labels[podsync.labels.LABEL_SPEC_HASH],
             )
         # The network container: network mode none, the pod's hostname, image PAUSE.
         assert "none" == net["HostConfig"]["NetworkMode"]
@@ -588,7 +587,7 @@ def test_second_cli_apply_makes_one_api_request(
         f"    command: [/bin/sh, -c, {json.dumps(SERVE)}]\n"
     )
     (pod,) = podsync.load_pods([str(path)])
-    cleanup.add_label(f"{podsync.LABEL_POD_UID}={pod.uid}")
+    cleanup.add_label(f"{podsync.labels.LABEL_POD_UID}={pod.uid}")
     argv = [
         "apply",
         "--no-delete",
@@ -917,13 +916,13 @@ def test_kubernetes_node_containers_survive_apply_down_and_gc(
             f"    imagePullPolicy: Never\n    command: [/bin/sh, -c, {json.dumps(SERVE)}]\n"
         )
         (loaded,) = podsync.load_pods([str(path)])
-        cleanup.add_label(f"{podsync.LABEL_POD_UID}={loaded.uid}")
+        cleanup.add_label(f"{podsync.labels.LABEL_POD_UID}={loaded.uid}")
         sources[base] = str(path)
         uids.add(loaded.uid)
     ours = {*node, *uids}
     with DockerRuntime() as inner:
         scoped = ScopedRuntime(
-            inner, lambda c: c.id in ours or c.labels.get(podsync.LABEL_POD_UID) in ours
+            inner, lambda c: c.id in ours or c.labels.get(podsync.labels.LABEL_POD_UID) in ours
         )
         common = ["--root-dir", str(tmp_path / "root"), "--stop-timeout", "1"]
         planning = ["--network-mode", "none", "--network-image", PAUSE_IMAGE]
@@ -950,7 +949,7 @@ def test_kubernetes_node_containers_survive_apply_down_and_gc(
         ), cid
     for pod_uid in uids:  # down removed podsync's own containers
         assert [] == engine.api.containers(
-            all=True, filters={"label": f"{podsync.LABEL_POD_UID}={pod_uid}"}
+            all=True, filters={"label": f"{podsync.labels.LABEL_POD_UID}={pod_uid}"}
         )
 
 
@@ -1010,7 +1009,7 @@ def test_restart_policy(
             (create,) = actions
             assert isinstance(create, Create)
             assert ("job", Reason.EXITED) == (create.container, create.reason)
-            assert "1" == create.spec.labels[podsync.LABEL_RESTART_COUNT]
+            assert "1" == create.spec.labels[podsync.labels.LABEL_RESTART_COUNT]
             assert _running(engine, net_id)
         else:
             (kill,) = actions
@@ -1097,7 +1096,7 @@ def test_failing_post_start_hook(
     assert ["create_container", "start_container", "stop_container"] == runtime.mutations()
     found = _containers(engine, pod)
     assert 2 == len(found["hooked"])
-    assert "1" == found["hooked"][1]["Config"]["Labels"][podsync.LABEL_RESTART_COUNT]
+    assert "1" == found["hooked"][1]["Config"]["Labels"][podsync.labels.LABEL_RESTART_COUNT]
     assert not any(_running(engine, c["Id"]) for c in found["hooked"])
 
     third = _sync([pod], runtime, options, events)
@@ -1144,7 +1143,7 @@ def test_pre_stop_time_counts_against_the_grace_period(
     first = _sync([pod], runtime, options)
     assert first.ok, _summary(first)
     (app,) = _containers(engine, pod)["app"]
-    assert "3" == app["Config"]["Labels"][podsync.LABEL_GRACE_PERIOD]
+    assert "3" == app["Config"]["Labels"][podsync.labels.LABEL_GRACE_PERIOD]
 
     started = time.monotonic()
     second = _sync([], runtime, options)

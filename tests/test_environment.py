@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from podsync import EnvVar, environment
+from podsync import EnvVar
+from podsync._environment import environment
 
 
 @pytest.mark.parametrize(

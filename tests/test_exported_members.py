@@ -1,23 +1,206 @@
-"""The public surface: everything public is in ``podsync.__all__``, and nothing else."""
+"""The public surface: ``podsync.__all__`` is a deliberate list, and nothing else is public.
+
+Every name in ``__all__`` is a promise to users, so the list is written out here too: a
+change to the public surface is a conscious edit of two places (``podsync/__init__.py``
+and ``PUBLIC`` below), and the README's API table (``tests/test_readme.py``) a third.
+"""
 
 from __future__ import annotations
 
+import ast
 import enum
+import inspect
+import pathlib
+import warnings
+
+import pytest
 
 import podsync
+import podsync.labels
+
+PACKAGE = pathlib.Path(podsync.__file__).resolve().parent
+
+#: What users reach for: the model, loading pod files, the pure helpers of the project
+#: card (container naming and hashing, port bindings, CPU shares, resolv.conf parsing,
+#: host-port conflicts), ``plan`` and the plan's vocabulary, apply/sync/observe, pod
+#: status, the runtime boundary and the errors. The container labels are in
+#: ``podsync.labels``.
+PUBLIC = sorted(
+    [
+        # the pod model, and what runtimes report
+        *("Pod", "Container", "Port", "PortProtocol", "Volume", "VolumeMount", "EnvVar"),
+        *("Probe", "Handler", "HTTPGetAction", "TCPSocketAction", "Lifecycle"),
+        *("RestartPolicy", "DNSPolicy", "PullPolicy", "derive_pod_uid"),
+        *("ObservedContainer", "ObservedImage"),
+        # reading pod files
+        *("load_pods", "parse_pods", "DEFAULT_MAX_BYTES"),
+        # errors
+        *("PodsyncError", "ConfigError", "Problem", "RuntimeCallError", "EngineUnavailable"),
+        "NameConflict",
+        # container names
+        *("container_name", "parse_container_name", "ParsedName", "parse_2014_container_name"),
+        *("pod_full_name", "CONTAINER_NAME_PREFIX", "NETWORK_CONTAINER"),
+        # spec hashing
+        *("spec_hash", "network_spec_hash", "SpecHash", "SPEC_HASH_VERSION"),
+        # ports, host-port conflicts, CPU shares, DNS
+        *("port_bindings", "exposed_ports", "filter_host_port_conflicts", "cpu_shares"),
+        *("parse_resolv_conf", "ResolvConf"),
+        # planning
+        *("PlanOptions", "GCPolicy", "BackOffPolicy", "DEFAULT_NETWORK_IMAGE", "DEFAULT_ROOT_DIR"),
+        "plan",
+        # the plan's vocabulary
+        *("Plan", "PodPlan", "Reason", "Rejection", "CreateSpec", "Action", "PodAction"),
+        *("Pull", "Create", "Kill", "Remove", "Wait", "RemovePodDir", "RemoveImage"),
+        "PLAN_FORMAT_VERSION",
+        *("ownership", "Ownership"),
+        *("plan_to_json", "plan_from_json", "plan_fingerprint"),
+        # the runtime boundary
+        *("Runtime", "ExecResult"),
+        # applying plans, probes, sync
+        *("apply", "ApplyResult", "ActionResult", "ActionStatus", "Event", "EventKind"),
+        *("DEFAULT_WORKERS", "DEFAULT_HOOK_TIMEOUT", "probe_liveness", "DEFAULT_PROBE_TIMEOUT"),
+        *("sync", "SyncResult", "observe", "Observation"),
+        # pod status
+        *("pod_status", "PodStatus", "PodPhase", "ContainerStatus", "ContainerState"),
+    ]
+)
+
+#: The label keys, one public namespace for orchestrators that filter containers by label.
+LABELS = sorted(
+    [
+        *("LABEL_POD_UID", "LABEL_POD_NAME", "LABEL_POD_NAMESPACE", "LABEL_POD_SOURCE"),
+        *("LABEL_CONTAINER", "LABEL_ATTEMPT", "LABEL_SPEC_HASH", "LABEL_SPEC"),
+        *("LABEL_RESTART_COUNT", "LABEL_PRE_STOP", "LABEL_GRACE_PERIOD"),
+    ]
+)
+
+#: Names that left the top level in 0.x and still import from it, with a
+#: DeprecationWarning, for one release: the name -> where it lives now (``None``: it is
+#: internal now, importable only from its private module).
+DEPRECATED: dict[str, str | None] = {
+    **{name: f"podsync.labels.{name}" for name in LABELS},
+    "RejectedPod": "podsync.Rejection",
+    **dict.fromkeys(
+        [
+            *("canonical_json", "canonical_spec", "network_spec"),
+            *("is_dns_label", "dns_label_problem", "is_safe_uid"),
+            *("cluster_dns", "without_loopback", "is_loopback_nameserver"),
+            "only_loopback_nameservers",
+            *("split_image", "has_latest_tag", "is_pinned_digest", "pull_reference"),
+            *("should_pull", "normalize_image", "image_reference_problem"),
+            "environment",
+            *("binds", "volume_host_paths", "termination_message_file"),
+        ]
+    ),
+}
+
+
+def test_all_is_the_deliberate_list():
+    assert sorted(podsync.__all__) == PUBLIC
+    assert len(set(podsync.__all__)) == len(podsync.__all__)
 
 
 def test_all_lists_exactly_the_public_names():
-    """``podsync.__all__`` is the sorted set of non-underscore names the package defines
+    """``podsync.__all__`` is the set of non-underscore names the package defines
     (submodules aside), so nothing becomes public by accident."""
     public = {
         name
         for name, value in vars(podsync).items()
-        if not name.startswith("_") and type(value).__name__ != "module" and name != "annotations"
+        if not name.startswith("_") and not inspect.ismodule(value) and name != "annotations"
     }
 
     assert sorted(public) == sorted(podsync.__all__)
-    assert len(set(podsync.__all__)) == len(podsync.__all__)
+
+
+def test_the_labels_module_holds_the_label_keys():
+    assert sorted(podsync.labels.__all__) == LABELS
+    public = {n for n in vars(podsync.labels) if not n.startswith("_") and n != "annotations"}
+    assert public == set(LABELS)
+    assert podsync.labels.LABEL_POD_UID == "io.podsync.pod.uid"
+    assert all(getattr(podsync.labels, n).startswith("io.podsync.") for n in LABELS)
+
+
+def _defining_module(package_module: pathlib.Path, name: str) -> str:
+    """The podsync module ``package_module`` imports ``name`` from."""
+    tree = ast.parse(package_module.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and any(a.name == name for a in node.names):
+            assert node.module is not None
+            return node.module
+    raise AssertionError(f"{package_module.name} does not import {name}")
+
+
+def _has_attribute_docstring(module: str, name: str) -> bool:
+    """Whether the module-level assignment of ``name`` in ``module`` is documented: a
+    ``#:`` comment right above it or a string right after it (Sphinx's conventions)."""
+    path = PACKAGE / (module.removeprefix("podsync.") + ".py")
+    source = path.read_text(encoding="utf-8")
+    lines = source.splitlines()
+    body = ast.parse(source).body
+    for i, node in enumerate(body):
+        targets = (
+            [node.target]
+            if isinstance(node, ast.AnnAssign)
+            else node.targets
+            if isinstance(node, ast.Assign)
+            else []
+        )
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+            above = lines[node.lineno - 2].lstrip() if node.lineno > 1 else ""
+            after = body[i + 1] if i + 1 < len(body) else None
+            string_after = (
+                isinstance(after, ast.Expr)
+                and isinstance(after.value, ast.Constant)
+                and isinstance(after.value.value, str)
+            )
+            return above.startswith("#:") or string_after
+    # Re-exported by ``module`` from another one (``_config`` from ``_sources``).
+    return _has_attribute_docstring(_defining_module(path, name), name)
+
+
+def _documented(name: str, value: object, package_module: pathlib.Path) -> bool:
+    if inspect.isclass(value):
+        return bool(vars(value).get("__doc__"))  # its own, not inherited
+    if inspect.isfunction(value):
+        return bool(value.__doc__)
+    return _has_attribute_docstring(_defining_module(package_module, name), name)
+
+
+@pytest.mark.parametrize("name", PUBLIC)
+def test_every_public_name_has_a_docstring(name: str) -> None:
+    assert _documented(name, getattr(podsync, name), PACKAGE / "__init__.py")
+
+
+@pytest.mark.parametrize("name", LABELS)
+def test_every_label_key_has_a_docstring(name: str) -> None:
+    assert _documented(name, getattr(podsync.labels, name), PACKAGE / "labels.py")
+
+
+@pytest.mark.parametrize("name", sorted(DEPRECATED))
+def test_a_name_off_the_top_level_imports_for_one_release_with_a_warning(name: str) -> None:
+    with pytest.warns(DeprecationWarning, match=rf"podsync\.{name}\b") as caught:
+        value = getattr(podsync, name)
+    (warning,) = caught
+    assert warning.filename == __file__  # it points at the user's line, not podsync's
+    home = DEPRECATED[name]
+    if home is not None:
+        assert home in str(warning.message)
+        module, _, attribute = home.rpartition(".")
+        assert value is getattr(__import__(module, fromlist=["_"]), attribute)
+    assert name not in podsync.__all__
+
+
+def test_from_import_of_a_deprecated_name_warns_too():
+    with pytest.warns(DeprecationWarning, match="podsync.labels.LABEL_POD_UID"):
+        from podsync import LABEL_POD_UID
+    assert LABEL_POD_UID == "io.podsync.pod.uid"
+
+
+def test_a_name_podsync_never_had_is_an_attribute_error():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(AttributeError, match="no attribute 'plna'"):
+            podsync.plna  # noqa: B018
 
 
 def test_every_enum_is_a_str_enum():

@@ -31,13 +31,11 @@ from podsync import (
     SpecHash,
     Volume,
     VolumeMount,
-    canonical_json,
-    canonical_spec,
     container_name,
-    network_spec,
     network_spec_hash,
     spec_hash,
 )
+from podsync._hashing import canonical_json, canonical_spec, network_spec
 from tests.strategies import containers, handlers, lifecycles, pods, probes
 
 CONTAINER = Container(

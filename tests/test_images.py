@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 
-from podsync import (
-    PullPolicy,
+from podsync import PullPolicy
+from podsync._images import (
     has_latest_tag,
     image_reference_problem,
     is_pinned_digest,

@@ -2,8 +2,8 @@
 
 ::
 
-    model and helpers   _models _naming _labels _hashing _ports _cpu _resolv _volumes
-                        _images _host_ports _environment
+    model and helpers   _models _naming _labels labels _hashing _ports _cpu _resolv
+                        _volumes _images _host_ports _environment
     vocabulary          _options _actions _ownership _fingerprint _plan_json
     planner             _plan _admission _gc _spec_change _pod_planner
     runtime boundary    _runtime docker testing _hooks _hostfs
@@ -35,6 +35,7 @@ MODEL_AND_HELPERS = {
     "_models",
     "_naming",
     "_labels",
+    "labels",
     "_hashing",
     "_ports",
     "_cpu",

@@ -11,11 +11,11 @@ from podsync import (
     Container,
     ParsedName,
     container_name,
-    dns_label_problem,
     parse_2014_container_name,
     parse_container_name,
     spec_hash,
 )
+from podsync._naming import dns_label_problem
 from tests.strategies import dns_labels, pod_full_names, pod_uids
 
 UID = "d1b925c9-444a-11e4-a576-42010af0a203"

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import attrs
 
-from podsync import LABEL_POD_NAME, LABEL_POD_NAMESPACE, Container, Pod, Port, Reason, sync
+from podsync import Container, Pod, Port, Reason, sync
 from podsync._actions import Create
 from podsync._options import PlanOptions
 from podsync._plan import plan
+from podsync.labels import LABEL_POD_NAME, LABEL_POD_NAMESPACE
 from podsync.testing import FakeRuntime
 from tests.engine_model import EngineModel
 

@@ -10,17 +10,9 @@ from hypothesis import Phase, event, find, given, settings
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
-from podsync import (
-    EnvVar,
-    ObservedContainer,
-    Pod,
-    RestartPolicy,
-    canonical_spec,
-    container_name,
-    spec_hash,
-)
+from podsync import EnvVar, ObservedContainer, Pod, RestartPolicy, container_name, spec_hash
 from podsync._actions import Plan, Reason, Wait
-from podsync._hashing import SPEC_HASH_VERSION
+from podsync._hashing import SPEC_HASH_VERSION, canonical_spec
 from podsync._labels import (
     LABEL_ATTEMPT,
     LABEL_POD_UID,

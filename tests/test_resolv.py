@@ -7,12 +7,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from podsync import (
-    ResolvConf,
+from podsync import ResolvConf, parse_resolv_conf
+from podsync._resolv import (
     cluster_dns,
     is_loopback_nameserver,
     only_loopback_nameservers,
-    parse_resolv_conf,
     without_loopback,
 )
 

@@ -7,14 +7,8 @@ import posixpath
 
 import pytest
 
-from podsync import (
-    Pod,
-    Volume,
-    VolumeMount,
-    binds,
-    termination_message_file,
-    volume_host_paths,
-)
+from podsync import Pod, Volume, VolumeMount
+from podsync._volumes import binds, termination_message_file, volume_host_paths
 
 
 def test_make_volumes_and_binds_seed_case():

@@ -160,11 +160,7 @@ def test_the_api_tables_modules_exist() -> None:
     """Each concept's module column names files that exist, and every module of the
     package is somewhere in it."""
     package = ROOT / "podsync"
-    named = {
-        token
-        for row in _api_table()
-        for token in re.findall(r"`([^`]+\.py)`", row["module"])
-    }
+    named = {token for row in _api_table() for token in re.findall(r"`([^`]+\.py)`", row["module"])}
     assert [] == sorted(m for m in named if not (package / m).is_file())
     modules = {p.name for p in package.glob("*.py")} - {"__init__.py", "__main__.py"}
     assert [] == sorted(modules - named)

@@ -41,8 +41,6 @@ The fake is thread-safe: ``podsync.apply`` calls it from several threads.
 
 from __future__ import annotations
 
-import hashlib
-import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -51,6 +49,18 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from podsync._actions import CreateSpec
+from podsync._fake_calls import CALL_NAMES, MUTATING_CALL_NAMES, Call
+from podsync._fake_calls import Fault as _Fault
+from podsync._fake_clock import FakeClock
+
+# Docker's rules, under the fake's own names for them (see podsync._fake_rules).
+from podsync._fake_rules import CONTAINER_NAME as _CONTAINER_NAME
+from podsync._fake_rules import CONTAINER_NAME_CHARS as _CONTAINER_NAME_CHARS
+from podsync._fake_rules import KILLED as _KILLED
+from podsync._fake_rules import MIN_MEMORY as _MIN_MEMORY
+from podsync._fake_rules import Reference as _Reference
+from podsync._fake_rules import image_id as _image_id
+from podsync._fake_rules import read_reference as _read_reference
 from podsync._models import ObservedContainer, ObservedImage
 from podsync._runtime import ExecResult
 from podsync.exceptions import EngineUnavailable, NameConflict, RuntimeCallError
@@ -59,40 +69,6 @@ if TYPE_CHECKING:
     from podsync._runtime import Runtime
 
 __all__ = ["CALL_NAMES", "MUTATING_CALL_NAMES", "Call", "FakeClock", "FakeRuntime"]
-
-#: Every call name ``FakeRuntime`` records, one per ``Runtime`` method.
-CALL_NAMES = frozenset(
-    {
-        "list",  # list_containers()
-        "list_images",  # list_images()
-        "pull",  # pull_image(image)
-        "create",  # create_container(spec)
-        "start",  # start_container(id)
-        "stop",  # stop_container(id, timeout)
-        "remove",  # remove_container(id)
-        "exec",  # exec_in_container(id, command, timeout)
-        "address",  # container_address(id)
-        "remove_image",  # remove_image(image_id)
-    }
-)
-
-#: The calls that change the engine (the others only look).
-MUTATING_CALL_NAMES = frozenset({"pull", "create", "start", "stop", "remove", "remove_image"})
-
-
-@attrs.frozen
-class Call:
-    """One recorded runtime call.
-
-    Attributes:
-        name: the call, in the seed's vocabulary (see ``CALL_NAMES``).
-        args: its arguments as passed: ``create`` has ``(spec,)``, ``stop`` has
-            ``(container_id, timeout)``, ``exec`` has ``(container_id, command,
-            timeout)`` with the command as a tuple, ``list`` has ``()``.
-    """
-
-    name: str
-    args: tuple[Any, ...] = ()
 
 
 @attrs.define
@@ -125,107 +101,6 @@ class _Container:
             finished_at=self.finished_at,
             stopped_by_podsync=self.stopped_by_podsync,
         )
-
-
-@attrs.define
-class _Fault:
-    name: str
-    times: int | None
-    match: str | Callable[[Call], bool] | None
-    error: str
-    unavailable: bool
-
-
-def _image_id(reference: str) -> str:
-    return "sha256:" + hashlib.sha256(reference.encode()).hexdigest()
-
-
-# -- Docker's reference format, the fake's own reading ----------------------------------
-#
-# One anchored expression for the whole grammar, as distribution/reference's
-# ``ReferenceRegexp`` (regexp.go): [domain "/"] path ["/" path]* [":" tag] ["@" digest].
-# A domain is recognised here by the same expression that admits it, then checked against
-# Docker Hub's rules (``splitDockerDomain``, normalize.go): only a first component with a
-# ".", a ":", an upper-case letter or the name "localhost" names a registry.
-
-_ALNUM = r"[a-z0-9]+"
-_SEPARATOR = r"(?:[._]|__|-+)"
-_PATH = rf"{_ALNUM}(?:{_SEPARATOR}{_ALNUM})*"
-_LABEL = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
-_HOST = rf"(?:{_LABEL}(?:\.{_LABEL})*|\[[a-fA-F0-9:]+\])(?::[0-9]+)?"
-_REFERENCE = re.compile(
-    rf"(?P<name>(?:(?P<host>{_HOST})/)?{_PATH}(?:/{_PATH})*)"
-    r"(?::(?P<tag>\w[\w.-]{0,127}))?"
-    r"(?:@(?P<digest>[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}))?",
-    re.ASCII,
-)
-_HUB = "docker.io"
-
-
-@attrs.frozen
-class _Reference:
-    """A reference as the engine holds it: the canonical repository
-    (``docker.io/library/busybox``) and a tag or a digest."""
-
-    repository: str
-    tag: str
-    digest: str
-
-    @property
-    def familiar(self) -> str:
-        """The repository as the engine lists it (``busybox``, ``team/app``)."""
-        if not self.repository.startswith(_HUB + "/"):
-            return self.repository
-        path = self.repository[len(_HUB) + 1 :]
-        official = path.removeprefix("library/")
-        return official if official != path and "/" not in official else path
-
-    @property
-    def listed(self) -> str:
-        """``familiar:tag`` or ``familiar@digest``: an entry of ``RepoTags`` or
-        ``RepoDigests``."""
-        if self.digest:
-            return f"{self.familiar}@{self.digest}"
-        return f"{self.familiar}:{self.tag}"
-
-
-def _read_reference(text: str) -> _Reference:
-    """Docker's reading of ``text``.
-
-    Raises:
-        ValueError: the engine's ``invalid reference format`` error.
-    """
-    match = _REFERENCE.fullmatch(text)
-    if match is None or re.fullmatch(r"[a-f0-9]{64}", text):
-        lowered = _REFERENCE.fullmatch(text.lower())
-        if lowered is not None and text.lower() != text:
-            raise ValueError("invalid reference format: repository name must be lowercase")
-        raise ValueError("invalid reference format")
-    name, host, tag, digest = match["name"], match["host"], match["tag"], match["digest"]
-    if digest and digest.startswith("sha256:") and not re.fullmatch(r"sha256:[a-f0-9]{64}", digest):
-        raise ValueError("invalid reference format")
-    if host is not None and not (
-        any(ch in host for ch in ".:") or host == "localhost" or host != host.lower()
-    ):
-        host = None  # "team/app": a Docker Hub namespace, not a registry
-    path = name if host is None else name[len(host) + 1 :]
-    if host in (None, "index.docker.io", _HUB):
-        host = _HUB
-        if "/" not in path:
-            path = "library/" + path
-    return _Reference(f"{host}/{path}", "" if digest else tag or "latest", digest or "")
-
-
-# Docker's container names (daemon/names.go, ``validContainerNamePattern``): one
-# leading "/" is allowed and dropped.
-_CONTAINER_NAME = re.compile(r"/?[a-zA-Z0-9][a-zA-Z0-9_.-]+", re.ASCII)
-_CONTAINER_NAME_CHARS = "[a-zA-Z0-9][a-zA-Z0-9_.-]"
-
-# Docker 20.10's smallest memory limit (daemon/daemon_unix.go, ``linuxMinMemory``).
-_MIN_MEMORY = 6 * 1024 * 1024
-
-# The exit code of a process killed by SIGKILL: 128 + 9.
-_KILLED = 137
 
 
 def _network_mode_conflict(spec: CreateSpec) -> str | None:
@@ -269,57 +144,6 @@ def _published(bindings: dict[str, list[tuple[str, int]]]) -> tuple[tuple[int, s
         protocol = key.partition("/")[2] or "tcp"
         out.extend((port, protocol, ip) for ip, port in pairs if port)
     return tuple(out)
-
-
-class FakeClock:
-    """A deterministic clock for tests, to pass wherever podsync takes one
-    (``FakeRuntime(clock=...)``, ``apply``, ``sync``, ``podsync.cli.main``).
-
-    Each reading returns the clock's time and then moves it ``step`` seconds on. With
-    the default step of 1 every reading is later than the one before, as an engine's
-    creation times are; with ``step=0`` the clock moves only when ``advance`` is called
-    (pass ``clock.advance`` where podsync takes a ``sleep``). Thread-safe.
-
-    Args:
-        start: the first reading, seconds since the epoch.
-        step: seconds each reading moves the clock on (0 or more).
-
-    Attributes:
-        now: the time the next reading returns.
-
-    Raises:
-        ValueError: ``step`` is negative (a clock does not go back).
-    """
-
-    #: The default start: 2001-09-09 01:46:40 UTC, a fixed and recognisable moment.
-    DEFAULT_START = 1_000_000_000.0
-
-    def __init__(self, start: float = DEFAULT_START, step: float = 1.0) -> None:
-        if not step >= 0:
-            raise ValueError(f"step must be 0 or more seconds, got {step!r}")
-        self.now = float(start)
-        self.step = float(step)
-        self._lock = threading.Lock()
-
-    def __call__(self) -> float:
-        with self._lock:
-            now = self.now
-            self.now += self.step
-            return now
-
-    def advance(self, seconds: float) -> None:
-        """Move the clock ``seconds`` on (a sleep that takes no time).
-
-        Raises:
-            ValueError: ``seconds`` is negative.
-        """
-        if not seconds >= 0:
-            raise ValueError(f"cannot go back in time: {seconds!r} seconds")
-        with self._lock:
-            self.now += seconds
-
-    def __repr__(self) -> str:
-        return f"<FakeClock at {self.now:g}, step {self.step:g}>"
 
 
 class FakeRuntime:

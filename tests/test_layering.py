@@ -6,7 +6,8 @@
                         _volumes _images _host_ports _environment
     vocabulary          _options _actions _ownership _fingerprint _plan_json
     planner             _plan _admission _gc _spec_change _pod_planner
-    runtime boundary    _runtime docker testing _hooks _hostfs
+    runtime boundary    _runtime docker testing (_fake_rules _fake_calls _fake_clock)
+                        _hooks _hostfs
     apply / sync        _apply _sync
     command line        cli
 
@@ -52,6 +53,7 @@ PLANNER = {"_plan", "_admission", "_gc", "_spec_change", "_pod_planner", "_statu
 PURE = MODEL_AND_HELPERS | VOCABULARY | PLANNER
 
 RUNTIME_SIDE = {"_runtime", "docker", "testing", "_hooks", "_hostfs", "_apply", "_plan_json"}
+RUNTIME_SIDE |= {"_fake_rules", "_fake_calls", "_fake_clock"}  # FakeRuntime's parts
 
 # What a pure module may import from outside podsync: computation only. No files, no
 # sockets, no processes, no clock, no environment (``os``, ``sys``, ``time``,
@@ -191,6 +193,20 @@ def test_no_import_cycles() -> None:
         if name not in state:
             visit(name, [name])
     assert [] == cycles
+
+
+#: One concept per module keeps a module readable in one sitting: about 800 lines at
+#: most. The exceptions are known and waiting for their split.
+MAX_LINES = 800
+LONGER = {"docker"}
+
+
+def test_modules_stay_small() -> None:
+    lengths = {
+        path.stem: len(path.read_text(encoding="utf-8").splitlines())
+        for path in PACKAGE.glob("*.py")
+    }
+    assert {} == {m: n for m, n in lengths.items() if n > MAX_LINES and m not in LONGER}
 
 
 def test_the_checker_sees_what_it_checks() -> None:

@@ -1,0 +1,62 @@
+"""What ``FakeRuntime`` records of the calls made to it, and the faults a test scripts.
+
+Every call is recorded in the seed's vocabulary (``list``, ``create``, ``start``, ...),
+as the 2014 kubelet's ``FakeDockerClient`` recorded its ``called`` list, so tests can
+assert which calls a sync made; ``FakeRuntime.fail`` scripts a ``Fault`` for chosen calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+__all__ = ["CALL_NAMES", "MUTATING_CALL_NAMES", "Call", "Fault"]
+
+#: Every call name ``FakeRuntime`` records, one per ``Runtime`` method.
+CALL_NAMES = frozenset(
+    {
+        "list",  # list_containers()
+        "list_images",  # list_images()
+        "pull",  # pull_image(image)
+        "create",  # create_container(spec)
+        "start",  # start_container(id)
+        "stop",  # stop_container(id, timeout)
+        "remove",  # remove_container(id)
+        "exec",  # exec_in_container(id, command, timeout)
+        "address",  # container_address(id)
+        "remove_image",  # remove_image(image_id)
+    }
+)
+
+#: The calls that change the engine (the others only look).
+MUTATING_CALL_NAMES = frozenset({"pull", "create", "start", "stop", "remove", "remove_image"})
+
+
+@attrs.frozen
+class Call:
+    """One recorded runtime call.
+
+    Attributes:
+        name: the call, in the seed's vocabulary (see ``CALL_NAMES``).
+        args: its arguments as passed: ``create`` has ``(spec,)``, ``stop`` has
+            ``(container_id, timeout)``, ``exec`` has ``(container_id, command,
+            timeout)`` with the command as a tuple, ``list`` has ``()``.
+    """
+
+    name: str
+    args: tuple[Any, ...] = ()
+
+
+@attrs.define
+class Fault:
+    """A scripted failure (``FakeRuntime.fail``): of the calls named ``name`` that
+    ``match`` selects, the next ``times`` (all when ``None``) fail with ``error``, as
+    ``EngineUnavailable`` when ``unavailable``."""
+
+    name: str
+    times: int | None
+    match: str | Callable[[Call], bool] | None
+    error: str
+    unavailable: bool

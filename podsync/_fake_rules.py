@@ -1,0 +1,121 @@
+"""The rules of Docker 20.10 that ``FakeRuntime`` enforces by its own code: the image
+reference format and how the engine lists a reference, the container name pattern, the
+smallest memory limit and the exit code of a killed process.
+
+They are the fake's own reading of Docker, written from Docker's sources and not from
+podsync's (``_images``, ``_naming``): a planner that misreads a reference or writes a bad
+name meets an engine that does not. ``tests/test_runtime_conformance.py`` holds the fake
+to the real engine. The network-mode and port-publishing rules stay with the fake's
+``create_container``, which reads them from the ``CreateSpec``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+import attrs
+
+__all__ = [
+    "CONTAINER_NAME",
+    "CONTAINER_NAME_CHARS",
+    "KILLED",
+    "MIN_MEMORY",
+    "Reference",
+    "image_id",
+    "read_reference",
+]
+
+
+def image_id(reference: str) -> str:
+    """The id the fake gives the image it holds as ``reference``: a digest of it."""
+    return "sha256:" + hashlib.sha256(reference.encode()).hexdigest()
+
+
+# -- Docker's reference format, the fake's own reading ----------------------------------
+#
+# One anchored expression for the whole grammar, as distribution/reference's
+# ``ReferenceRegexp`` (regexp.go): [domain "/"] path ["/" path]* [":" tag] ["@" digest].
+# A domain is recognised here by the same expression that admits it, then checked against
+# Docker Hub's rules (``splitDockerDomain``, normalize.go): only a first component with a
+# ".", a ":", an upper-case letter or the name "localhost" names a registry.
+
+_ALNUM = r"[a-z0-9]+"
+_SEPARATOR = r"(?:[._]|__|-+)"
+_PATH = rf"{_ALNUM}(?:{_SEPARATOR}{_ALNUM})*"
+_LABEL = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
+_HOST = rf"(?:{_LABEL}(?:\.{_LABEL})*|\[[a-fA-F0-9:]+\])(?::[0-9]+)?"
+_REFERENCE = re.compile(
+    rf"(?P<name>(?:(?P<host>{_HOST})/)?{_PATH}(?:/{_PATH})*)"
+    r"(?::(?P<tag>\w[\w.-]{0,127}))?"
+    r"(?:@(?P<digest>[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}))?",
+    re.ASCII,
+)
+_HUB = "docker.io"
+
+
+@attrs.frozen
+class Reference:
+    """A reference as the engine holds it: the canonical repository
+    (``docker.io/library/busybox``) and a tag or a digest."""
+
+    repository: str
+    tag: str
+    digest: str
+
+    @property
+    def familiar(self) -> str:
+        """The repository as the engine lists it (``busybox``, ``team/app``)."""
+        if not self.repository.startswith(_HUB + "/"):
+            return self.repository
+        path = self.repository[len(_HUB) + 1 :]
+        official = path.removeprefix("library/")
+        return official if official != path and "/" not in official else path
+
+    @property
+    def listed(self) -> str:
+        """``familiar:tag`` or ``familiar@digest``: an entry of ``RepoTags`` or
+        ``RepoDigests``."""
+        if self.digest:
+            return f"{self.familiar}@{self.digest}"
+        return f"{self.familiar}:{self.tag}"
+
+
+def read_reference(text: str) -> Reference:
+    """Docker's reading of ``text``.
+
+    Raises:
+        ValueError: the engine's ``invalid reference format`` error.
+    """
+    match = _REFERENCE.fullmatch(text)
+    if match is None or re.fullmatch(r"[a-f0-9]{64}", text):
+        lowered = _REFERENCE.fullmatch(text.lower())
+        if lowered is not None and text.lower() != text:
+            raise ValueError("invalid reference format: repository name must be lowercase")
+        raise ValueError("invalid reference format")
+    name, host, tag, digest = match["name"], match["host"], match["tag"], match["digest"]
+    if digest and digest.startswith("sha256:") and not re.fullmatch(r"sha256:[a-f0-9]{64}", digest):
+        raise ValueError("invalid reference format")
+    if host is not None and not (
+        any(ch in host for ch in ".:") or host == "localhost" or host != host.lower()
+    ):
+        host = None  # "team/app": a Docker Hub namespace, not a registry
+    path = name if host is None else name[len(host) + 1 :]
+    if host in (None, "index.docker.io", _HUB):
+        host = _HUB
+        if "/" not in path:
+            path = "library/" + path
+    return Reference(f"{host}/{path}", "" if digest else tag or "latest", digest or "")
+
+
+#: Docker's container names (daemon/names.go, ``validContainerNamePattern``): one
+#: leading "/" is allowed and dropped.
+CONTAINER_NAME = re.compile(r"/?[a-zA-Z0-9][a-zA-Z0-9_.-]+", re.ASCII)
+#: The pattern as Docker's error message spells it.
+CONTAINER_NAME_CHARS = "[a-zA-Z0-9][a-zA-Z0-9_.-]"
+
+#: Docker 20.10's smallest memory limit (daemon/daemon_unix.go, ``linuxMinMemory``).
+MIN_MEMORY = 6 * 1024 * 1024
+
+#: The exit code of a process killed by SIGKILL: 128 + 9.
+KILLED = 137

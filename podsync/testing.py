@@ -282,9 +282,7 @@ class FakeRuntime:
             KeyError: there is none.
         """
         with self._lock:
-            found = self._find(ref)
-            if found is None:
-                raise KeyError(ref)
+            found = self._get(ref)
             return found.observed()
 
     def spec(self, ref: str) -> CreateSpec | None:
@@ -295,9 +293,7 @@ class FakeRuntime:
             KeyError: there is no such container.
         """
         with self._lock:
-            found = self._find(ref)
-            if found is None:
-                raise KeyError(ref)
+            found = self._get(ref)
             return found.spec
 
     def call_names(self) -> list[str]:
@@ -358,9 +354,7 @@ class FakeRuntime:
             KeyError: there is no such container.
         """
         with self._lock:
-            found = self._find(container_id)
-            if found is None:
-                raise KeyError(container_id)
+            found = self._get(container_id)
             found.running = found.paused = False
             found.exit_code = code
             found.finished_at = self.clock()
@@ -384,9 +378,7 @@ class FakeRuntime:
             ValueError: it is not running (Docker: "Container <id> is not running").
         """
         with self._lock:
-            found = self._find(ref)
-            if found is None:
-                raise KeyError(ref)
+            found = self._get(ref)
             if not found.running:
                 raise ValueError(f"Container {found.id} is not running")
             found.paused = True
@@ -399,9 +391,7 @@ class FakeRuntime:
             ValueError: it is not paused (Docker: "Container <id> is not paused").
         """
         with self._lock:
-            found = self._find(ref)
-            if found is None:
-                raise KeyError(ref)
+            found = self._get(ref)
             if not found.paused:
                 raise ValueError(f"Container {found.id} is not paused")
             found.paused = False
@@ -423,6 +413,18 @@ class FakeRuntime:
             return found
         name = ref.removeprefix("/")
         return next((c for c in self._containers.values() if c.name == name), None)
+
+    def _get(self, ref: str) -> _Container:
+        """The container ``_find`` finds, for the methods a test calls: a ``ref`` that
+        names none is the test's mistake.
+
+        Raises:
+            KeyError: there is no such container.
+        """
+        found = self._find(ref)
+        if found is None:
+            raise KeyError(ref)
+        return found
 
     def _targets(self, call: Call) -> list[str]:
         if call.name == "create":

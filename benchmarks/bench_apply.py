@@ -381,6 +381,10 @@ class CountingRuntime:
         self._count("remove_image")
         self.inner.remove_image(image_id)
 
+    def close(self) -> None:
+        # Not counted: the inner runtime is closed by its owner when the run ends.
+        pass
+
 
 # ---------------------------------------------------------------------------------------
 # Measurements

@@ -14,7 +14,8 @@ import attrs
 
 __all__ = ["CALL_NAMES", "MUTATING_CALL_NAMES", "Call", "Fault"]
 
-#: Every call name ``FakeRuntime`` records, one per ``Runtime`` method.
+#: Every call name ``FakeRuntime`` records, one per ``Runtime`` method but ``close``
+#: (counted in ``FakeRuntime.closes`` instead: it changes nothing an engine shows).
 CALL_NAMES = frozenset(
     {
         "list",  # list_containers()

@@ -87,3 +87,9 @@ class Runtime(Protocol):
     def remove_image(self, image_id: str) -> None:
         """Remove an image by id."""
         ...
+
+    def close(self) -> None:
+        """Release what the runtime holds (connections, clients). Whoever made the
+        runtime closes it: ``podsync.sync`` the one it builds when given none, the
+        command line the one its factory made. Closing twice is harmless."""
+        ...

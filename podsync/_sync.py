@@ -219,9 +219,8 @@ def sync(
             before_apply=before_apply,
         )
     finally:
-        close = getattr(engine, "close", None) if owned else None
-        if callable(close):
-            close()
+        if owned:
+            engine.close()
 
 
 def _needs_images(action: Action) -> bool:

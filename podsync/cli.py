@@ -151,9 +151,7 @@ def _engine(factory: RuntimeFactory, host: str | None) -> Iterator[Runtime]:
     try:
         yield runtime
     finally:
-        close = getattr(runtime, "close", None)
-        if callable(close):
-            close()
+        runtime.close()
 
 
 def _observe(runtime: Runtime, root_dir: str) -> Observation:

@@ -204,6 +204,8 @@ class FakeRuntime:
         self._images: dict[str, ObservedImage] = {}
         self._faults: list[_Fault] = []
         self._counter = 0
+        #: How many times ``close`` was called.
+        self.closes = 0
         for oc in containers:
             self.add_container(oc)
         for image in images:
@@ -506,6 +508,12 @@ class FakeRuntime:
                 except ValueError:
                     continue
         return None
+
+    def close(self) -> None:
+        """Count the close (``closes``); nothing else: the fake stays usable, as a
+        ``DockerRuntime`` does after ``close``. Not a recorded call."""
+        with self._lock:
+            self.closes += 1
 
     def create_container(self, spec: CreateSpec) -> str:
         """Create a container (not running) and return its id: ``c0001``, ``c0002``, ...

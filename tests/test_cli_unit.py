@@ -555,6 +555,21 @@ def test_apply_runs_the_pods_and_reports(
     assert any(line.endswith("default/a/app: started (c0002)") for line in result.err_lines)
 
 
+@pytest.mark.parametrize("command", ["plan", "apply", "down"])
+def test_every_engine_command_closes_its_runtime(
+    run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path, command: str
+) -> None:
+    """The command line closes the runtime it made, once, whether the command
+    succeeds or the engine fails it."""
+    source = write(tmp_path, "a.yaml", pod_yaml("a"))
+
+    assert 0 == run(command, source, runtime=fake).code
+    fake.fail("list", error="engine on fire")
+    assert 1 == run(command, source, runtime=fake).code
+
+    assert 2 == fake.closes
+
+
 def test_no_op_apply_makes_one_engine_call(
     run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path
 ) -> None:

@@ -44,6 +44,20 @@ def test_satisfies_the_runtime_protocol():
     assert [] == rt.list_containers()
 
 
+def test_close_is_counted_and_the_fake_stays_usable():
+    """close() is the protocol's; the fake counts it (``closes``) instead of recording a
+    call, so that call lists stay what the engine saw, and it still works after."""
+    rt = fake()
+
+    rt.close()
+    rt.close()
+    cid = running(rt, "app")
+
+    assert 2 == rt.closes
+    assert ["create", "start"] == rt.call_names()
+    assert rt.container(cid).running
+
+
 def test_repr():
     """The repr counts containers and calls."""
     rt = fake()

@@ -509,6 +509,18 @@ def test_default_runtime_is_docker_built_lazily_and_closed(root, monkeypatch):
     assert [True] == closed
 
 
+def test_the_runtime_sync_built_is_closed_when_observing_fails(root, monkeypatch):
+    """sync closes the runtime it built even when the engine fails the sync."""
+    built = FakeRuntime()
+    built.fail("list", error="engine on fire")
+    monkeypatch.setattr("podsync.docker.DockerRuntime", lambda: built)
+
+    with pytest.raises(RuntimeCallError, match="engine on fire"):
+        sync([foo_pod()], options=PlanOptions(root_dir=root), clock=lambda: NOW)
+
+    assert 1 == built.closes
+
+
 def test_a_runtime_passed_in_is_not_closed(root):
     """sync closes only the runtime it built."""
     closed = []

@@ -101,7 +101,7 @@ from podsync._config import DEFAULT_MAX_BYTES, load_pods, parse_pods
 from podsync._hashing import SPEC_HASH_VERSION, SpecHash, network_spec_hash, spec_hash
 
 # isort: split
-from podsync._ports import exposed_ports, port_bindings
+from podsync._ports import PortMapping, exposed_ports, port_bindings
 
 # isort: split
 from podsync._host_ports import filter_host_port_conflicts
@@ -113,7 +113,7 @@ from podsync._cpu import cpu_shares
 from podsync._resolv import ResolvConf, parse_resolv_conf
 
 # isort: split
-from podsync._volumes import DEFAULT_ROOT_DIR
+from podsync._volumes import DEFAULT_ROOT_DIR, Mount
 
 # isort: split
 from podsync._hooks import DEFAULT_PROBE_TIMEOUT, probe_liveness
@@ -172,6 +172,7 @@ __all__ = [
     "Handler",
     "Kill",
     "Lifecycle",
+    "Mount",
     "NameConflict",
     "Observation",
     "ObservedContainer",
@@ -187,6 +188,7 @@ __all__ = [
     "PodStatus",
     "PodsyncError",
     "Port",
+    "PortMapping",
     "PortProtocol",
     "Probe",
     "Problem",

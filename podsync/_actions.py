@@ -10,7 +10,8 @@ Contract: frozen values and pure text functions. The planner produces these valu
 apply side, the runtimes, the JSON form and the command line consume them, so this
 module is the boundary between deciding and doing.
 
-May import: the model (``_models``), the options (``_options``), the standard library's
+May import: the model (``_models``), the options (``_options``), the helpers' values
+(``PortMapping`` from ``_ports``, ``Mount`` from ``_volumes``), the standard library's
 pure modules and ``attrs``. Never the planner (``_plan``), a runtime, or anything that
 does I/O.
 """
@@ -25,6 +26,8 @@ import attrs
 
 from podsync._models import Handler
 from podsync._options import PlanOptions
+from podsync._ports import PortMapping
+from podsync._volumes import Mount
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = [
@@ -52,7 +55,9 @@ __all__ = [
 #: The version of the plan's JSON form; bumped on any incompatible change.
 #: 2: pod actions carry ``pod_uid`` and ``Pull.pods`` holds uids (1 named pods by key).
 #: 3: plans carry the options they were made with (``Plan.options``).
-PLAN_FORMAT_VERSION = "3"
+#: 4: ``CreateSpec`` is runtime-neutral: ``join``/``network``, ``ports``, ``mounts``,
+#:    ``milli_cpu`` (3 had Docker's network mode, port and bind strings, CPU shares).
+PLAN_FORMAT_VERSION = "4"
 
 
 class Reason(enum.StrEnum):
@@ -110,14 +115,63 @@ FAILED_STOPS: Mapping[str, str] = {
 }
 
 
+def _one_network(spec: CreateSpec, attribute: attrs.Attribute[str], value: str) -> None:
+    if value and spec.join:
+        raise ValueError(
+            f"a container that joins {spec.join!r}'s network has no network of its own, "
+            f"got network {value!r}"
+        )
+
+
 @attrs.frozen
 class CreateSpec:
     """Everything a runtime needs to create and start one container.
 
-    Runtime-neutral: no engine types. ``network_mode`` is ``container:<name>`` for app
-    containers (the engine resolves the network container by name, so a plan needs no
-    ids that do not exist yet). ``directories`` and ``files`` are host paths the apply
-    side creates first (emptyDir volumes; the termination-message file).
+    Runtime-neutral: the fields say what the container is, in Kubernetes' and the
+    operating system's terms, never an engine's spelling; each runtime translates them
+    (``podsync.docker`` does in ``podsync._docker_spec``). Empty strings, empty tuples,
+    zeros and ``None`` mean "unset": the image's or the engine's default.
+
+    Attributes:
+        name: the container's name, unique on the engine; the plan chooses it, so a
+            plan needs no ids that do not exist yet.
+        image: the image reference to run (present: pulls are separate actions).
+        labels: string labels the runtime stores and lists back unchanged
+            (``ObservedContainer.labels``): podsync's whole record of the container.
+        entrypoint: the executable and its arguments, replacing the image's entrypoint
+            (Kubernetes ``command``); the image's arguments are then dropped too.
+        command: the arguments, replacing the image's (Kubernetes ``args``).
+        env: ``NAME=value`` environment entries, in order (a later one wins).
+        working_dir: the process's working directory.
+        hostname: the hostname of a container with a network of its own.
+        network: the network of a container that has its own (``join`` empty): ``""``
+            the engine's default network, ``"none"`` loopback only, ``"host"`` the
+            host's network namespace, ``"bridge"`` or any other word a network of that
+            name on the engine. Only a pod's network container has one.
+        join: the name of the container whose network namespace this one shares (the
+            pod's network container, by the name its own spec gave it: it need not
+            exist when the create is planned, only when the container starts). An app
+            container joins; it then has no ``network``, ``hostname``, ``dns`` or
+            ``ports`` of its own (an engine refuses them, as Docker does).
+        ports: the container ports published on the host (``PortMapping``).
+        mounts: host paths made visible in the container (``Mount``), in order.
+        milli_cpu: the CPU request in thousandths of a CPU; the runtime turns it into
+            its engine's weight (Docker: ``podsync.cpu_shares``, the one conversion).
+        memory: the memory limit in bytes.
+        privileged: run with every capability and every device of the host.
+        dns: name servers for the container's resolv.conf, in order.
+        dns_search: search domains for its resolv.conf, in order.
+        directories: host directories the apply side creates (under the root
+            directory) before the create: emptyDir volumes.
+        files: empty host files the apply side creates before the create: the
+            termination-message file.
+        post_start: the handler apply runs once the container started.
+        pre_stop: the handler run before the container is stopped, when apply stops
+            it because its postStart handler failed (as any other stop, see ``Kill``).
+        stop_timeout: the grace period of that stop, in seconds.
+
+    Raises:
+        ValueError: both ``network`` and ``join`` are set.
     """
 
     name: str
@@ -128,11 +182,11 @@ class CreateSpec:
     env: tuple[str, ...] = ()
     working_dir: str = ""
     hostname: str = ""
-    network_mode: str = ""
-    exposed_ports: tuple[str, ...] = ()
-    port_bindings: dict[str, list[tuple[str, int]]] = attrs.field(factory=dict, hash=False)
-    binds: tuple[str, ...] = ()
-    cpu_shares: int = 0
+    join: str = ""
+    network: str = attrs.field(default="", validator=_one_network)
+    ports: tuple[PortMapping, ...] = ()
+    mounts: tuple[Mount, ...] = ()
+    milli_cpu: int = 0
     memory: int = 0
     privileged: bool = False
     dns: tuple[str, ...] = ()
@@ -140,8 +194,6 @@ class CreateSpec:
     directories: tuple[str, ...] = ()
     files: tuple[str, ...] = ()
     post_start: Handler | None = None
-    # How apply stops the container when its postStart handler fails: the preStop
-    # handler and the grace period, as any other stop (see ``Kill``).
     pre_stop: Handler | None = None
     stop_timeout: int = 10
 

@@ -405,9 +405,7 @@ class _Applier:
             return
         # App containers share the network container's namespace: a handler without a
         # host connects to its address (the seed used the pod IP).
-        network_id = None
-        if spec.network_mode.startswith("container:"):
-            network_id = spec.network_mode.removeprefix("container:")
+        network_id = spec.join or None
         try:
             run_handler(
                 spec.post_start,

@@ -9,7 +9,9 @@ The top-level ``format_version`` is checked on load: a plan written by an incomp
 podsync is refused instead of being misread. Format 3 added ``options``, the
 ``PlanOptions`` the plan was made with (``apply`` takes its root directory from them); an
 older plan cannot say which root directory its paths belong to, so it is refused and has
-to be made again.
+to be made again. Format 4 made ``CreateSpec`` runtime-neutral (``join``/``network``,
+``ports``, ``mounts``, ``milli_cpu`` instead of Docker's network mode, port and bind
+strings and CPU shares); a format-3 plan is refused the same way.
 """
 
 from __future__ import annotations
@@ -54,6 +56,8 @@ _CONVERTER = _make_converter()
 # refused with what to do rather than with a bare version mismatch.
 _OLDER_FORMATS = {
     "1": "its actions name pods without their uids",
+    "2": "it does not say which options it was made with",
+    "3": "its creates are spelled in Docker's terms",
 }
 
 

@@ -32,7 +32,6 @@ from podsync._actions import (
     Reason,
     Wait,
 )
-from podsync._cpu import cpu_shares
 from podsync._environment import environment
 from podsync._gc import gc_candidates, label_pre_stop, remove_action
 from podsync._hashing import (
@@ -71,7 +70,7 @@ from podsync._naming import (
 )
 from podsync._options import PlanOptions
 from podsync._ownership import Instance, newest_first
-from podsync._ports import exposed_ports, port_bindings
+from podsync._ports import port_mappings
 from podsync._resolv import (
     ResolvConf,
     cluster_dns,
@@ -79,7 +78,8 @@ from podsync._resolv import (
 )
 from podsync._spec_change import spec_change
 from podsync._volumes import (
-    binds,
+    Mount,
+    container_mounts,
     termination_message_file,
     volume_host_paths,
 )
@@ -331,9 +331,8 @@ class PodPlanner:
             image=options.network_image,
             labels=self._labels(NETWORK_CONTAINER, attempt, digest, spec, 0),
             hostname=pod.name,
-            network_mode=options.network_mode,
-            exposed_ports=tuple(exposed_ports(all_ports)),
-            port_bindings=port_bindings(all_ports),
+            network=options.network_mode,
+            ports=tuple(port_mappings(all_ports)),
             dns=dns,
             dns_search=search,
         )
@@ -355,7 +354,7 @@ class PodPlanner:
         name = container_name(c.name, digest.name_hash, pod.full_name, pod.uid, attempt)
         host_paths = volume_host_paths(pod, options.root_dir)
         mounted = [m.name for m in c.volume_mounts]
-        volume_binds = binds(c.volume_mounts, host_paths)
+        volume_mounts = container_mounts(c.volume_mounts, host_paths)
         directories = tuple(
             host_paths[v.name] for v in pod.volumes if v.is_empty_dir and v.name in mounted
         )
@@ -363,7 +362,7 @@ class PodPlanner:
         if c.termination_message_path:
             path = termination_message_file(options.root_dir, pod.uid, c.name, name)
             files = (path,)
-            volume_binds.append(f"{path}:{c.termination_message_path}")
+            volume_mounts.append(Mount(path, c.termination_message_path))
         labels = self._labels(c.name, attempt, digest, self._app_canonical(c), restarts)
         pre_stop = _numbered(c.lifecycle.pre_stop if c.lifecycle else None, c)
         if pre_stop is not None:
@@ -376,9 +375,9 @@ class PodPlanner:
             command=c.args or None,
             env=tuple(environment(c.env)),
             working_dir=c.working_dir,
-            network_mode=f"container:{net_name}",
-            binds=tuple(volume_binds),
-            cpu_shares=cpu_shares(c.cpu),
+            join=net_name,
+            mounts=tuple(volume_mounts),
+            milli_cpu=c.cpu,
             memory=c.memory,
             privileged=c.privileged,
             directories=directories,

@@ -1,8 +1,11 @@
-"""Port publishing: the ``ExposedPorts`` keys and ``PortBindings`` of a container.
+"""Port publishing: which ports a pod publishes (``PortMapping``), and their Docker
+spelling (the ``ExposedPorts`` keys and ``PortBindings`` of a container).
 
-Contract: pure functions from ``Port`` values to the plain data the docker SDK takes.
-A port is published only when its ``host_port`` is non-zero; a port with host port 0
-is left out of both results entirely, as in the seed.
+Contract: pure functions. ``port_mappings`` turns a pod's ``Port`` values into the
+runtime-neutral ``PortMapping`` values a ``CreateSpec`` carries; ``port_bindings`` and
+``exposed_ports`` turn either kind into the plain data the docker SDK takes (the Docker
+runtime's translation uses them). A port is published only when its ``host_port`` is
+non-zero; a port with host port 0 is left out of every result entirely, as in the seed.
 
 Ported from the seed's ``makePortsAndBindings`` (reference §2.5, test §4.1 #19). The keys
 are ``"<containerPort>/tcp"`` or ``"<containerPort>/udp"``, the Engine API's ``PortMap``
@@ -23,23 +26,53 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import attrs
+
 from podsync._models import Port, PortProtocol
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = [
+    "PortMapping",
     "exposed_ports",
     "port_bindings",
 ]
+
+
+@attrs.frozen
+class PortMapping:
+    """A container port published on the host: traffic to ``host_ip:host_port`` (every
+    host address when ``host_ip`` is empty) over ``protocol`` reaches ``container_port``
+    in the container's network. ``host_port`` is 1 to 65535."""
+
+    container_port: int
+    host_port: int
+    protocol: PortProtocol = PortProtocol.TCP
+    host_ip: str = ""
+
+
+def port_mappings(ports: Iterable[Port]) -> list[PortMapping]:
+    """The published ports among ``ports`` (host port non-zero), in the order given; an
+    exact repeat is kept once (an engine would refuse to bind one address and port
+    twice)."""
+    result: list[PortMapping] = []
+    for port in ports:
+        if port.host_port == 0:
+            continue
+        mapping = PortMapping(port.container_port, port.host_port, port.protocol, port.host_ip)
+        if mapping not in result:
+            result.append(mapping)
+    return result
+
 
 # The Engine API spells protocols in lower case in PortMap keys ("80/udp").
 _PROTOCOL_SUFFIX = {PortProtocol.TCP: "tcp", PortProtocol.UDP: "udp"}
 
 
-def _key(port: Port) -> str:
+def _key(port: Port | PortMapping) -> str:
     return f"{port.container_port}/{_PROTOCOL_SUFFIX[port.protocol]}"
 
 
-def port_bindings(ports: Iterable[Port]) -> dict[str, list[tuple[str, int]]]:
+def port_bindings(ports: Iterable[Port | PortMapping]) -> dict[str, list[tuple[str, int]]]:
     """The host bindings of the published ports, keyed ``"<containerPort>/<tcp|udp>"``.
 
     Each value lists ``(host_ip, host_port)`` pairs in the order the ports are given; an
@@ -62,7 +95,7 @@ def port_bindings(ports: Iterable[Port]) -> dict[str, list[tuple[str, int]]]:
     return result
 
 
-def exposed_ports(ports: Iterable[Port]) -> list[str]:
+def exposed_ports(ports: Iterable[Port | PortMapping]) -> list[str]:
     """The ``"<containerPort>/<tcp|udp>"`` keys of the published ports, each once.
 
     Sorted by port number, then protocol, so the result does not depend on how the

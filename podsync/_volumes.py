@@ -1,7 +1,9 @@
-"""Volumes: where a pod's volumes live on the host, and the binds of a container.
+"""Volumes: where a pod's volumes live on the host, and the mounts of a container.
 
 Contract: pure path arithmetic. ``volume_host_paths`` says where each pod volume is on
-the host, ``binds`` turns a container's mounts into Docker ``Binds`` strings, and
+the host, ``container_mounts`` turns a container's volume mounts into the runtime-neutral
+``Mount`` values a ``CreateSpec`` carries, ``binds`` spells those as Docker ``Binds``
+strings (the Docker runtime's translation uses it), and
 ``termination_message_file`` names the host file behind a container's termination
 message. Creating and removing the directories is the apply side's job.
 
@@ -31,12 +33,15 @@ import hashlib
 import posixpath
 from collections.abc import Iterable, Mapping
 
+import attrs
+
 from podsync._models import Pod, VolumeMount
 
 # What this module offers the rest of podsync; podsync/__init__.py re-exports the public
 # part of it, not all of it.
 __all__ = [
     "DEFAULT_ROOT_DIR",
+    "Mount",
     "binds",
     "termination_message_file",
     "volume_host_paths",
@@ -68,22 +73,34 @@ def volume_host_paths(pod: Pod, root_dir: str) -> dict[str, str]:
     return paths
 
 
-def binds(mounts: Iterable[VolumeMount], host_paths: Mapping[str, str]) -> list[str]:
-    """Docker ``Binds`` for ``mounts``: ``"<host path>:<mount path>"``, ``":ro"`` if read-only.
+@attrs.frozen
+class Mount:
+    """A host path made visible inside a container: the file or directory ``host_path``
+    on the engine's host appears at ``container_path``, writable unless ``read_only``.
+    Both are absolute POSIX paths."""
 
-    In mount order. A mount naming a volume that is not in ``host_paths`` is skipped, as
-    the seed did.
-    """
-    result: list[str] = []
-    for mount in mounts:
-        host_path = host_paths.get(mount.name)
-        if host_path is None:
-            continue
-        bind = f"{host_path}:{mount.mount_path}"
-        if mount.read_only:
-            bind += ":ro"
-        result.append(bind)
-    return result
+    host_path: str
+    container_path: str
+    read_only: bool = False
+
+
+def container_mounts(
+    volume_mounts: Iterable[VolumeMount], host_paths: Mapping[str, str]
+) -> list[Mount]:
+    """The ``Mount`` of each of a container's ``volume_mounts``, in mount order, with the
+    host path of its volume from ``host_paths``. A mount naming a volume that is not in
+    ``host_paths`` is skipped, as the seed did."""
+    return [
+        Mount(host_paths[m.name], m.mount_path, m.read_only)
+        for m in volume_mounts
+        if m.name in host_paths
+    ]
+
+
+def binds(mounts: Iterable[Mount]) -> list[str]:
+    """Docker ``Binds`` for ``mounts``, in order: ``"<host path>:<container path>"``, with
+    ``":ro"`` when read-only (the seed's makeBinds spelling)."""
+    return [f"{m.host_path}:{m.container_path}" + (":ro" if m.read_only else "") for m in mounts]
 
 
 def termination_message_file(root_dir: str, pod_uid: str, container: str, instance: str) -> str:

@@ -43,9 +43,7 @@ Theory of operation
 from __future__ import annotations
 
 import contextlib
-import datetime
 import os
-import re
 import socket
 import threading
 import time
@@ -55,6 +53,17 @@ from typing import TYPE_CHECKING, Any, cast
 import attrs
 
 from podsync._actions import CreateSpec
+from podsync._docker_api import (
+    FINISHED_STATES,
+    STATUS_AGE,
+    Outcome,
+    address_of,
+    as_int,
+    docker_create_args,
+    image_from_list,
+    observed_from_list,
+    timestamp,
+)
 from podsync._images import pull_reference
 from podsync._models import ObservedContainer, ObservedImage
 from podsync._ownership import ownership
@@ -146,7 +155,7 @@ class DockerRuntime:
         self._idle: list[docker.APIClient] = []  # clients no call is using now
         self._generation = 0  # bumped by close(): clients lent before are closed on return
         self._api_version: str | None = None  # negotiated once, by the first client
-        self._finished: dict[tuple[str, str], _Outcome] = {}  # see list_containers
+        self._finished: dict[tuple[str, str], Outcome] = {}  # see list_containers
         self._base_url: str | None = None
         self._tls: bool | docker.tls.TLSConfig = False
         if client is not None:
@@ -337,17 +346,17 @@ class DockerRuntime:
         with self._call("list", "") as api:
             listed = cast(list[dict[str, Any]], api.containers(all=True))
         observed: list[ObservedContainer] = []
-        seen: dict[tuple[str, str], _Outcome] = {}
+        seen: dict[tuple[str, str], Outcome] = {}
         for entry in listed:
-            container = _observed_from_list(entry)
+            container = observed_from_list(entry)
             if (
-                str(entry.get("State", "")) in _FINISHED_STATES
+                str(entry.get("State", "")) in FINISHED_STATES
                 and ownership(container, adopt_2014_containers=True) is not None
             ):
                 # The cache key carries the Status text without its clock ("Exited
                 # (137)"), so a container someone restarted by hand and that exited
                 # differently is inspected again.
-                key = (container.id, _STATUS_AGE.sub("", str(entry.get("Status") or "")))
+                key = (container.id, STATUS_AGE.sub("", str(entry.get("Status") or "")))
                 outcome = self._outcome(key)
                 if outcome is None:
                     continue  # removed between the list and the inspect: it is gone
@@ -362,7 +371,7 @@ class DockerRuntime:
             self._finished = seen
         return observed
 
-    def _outcome(self, key: tuple[str, str]) -> _Outcome | None:
+    def _outcome(self, key: tuple[str, str]) -> Outcome | None:
         """How an exited container ended, from the cache or one inspect; ``None`` when
         the container no longer exists."""
         with self._lock:
@@ -378,7 +387,7 @@ class DockerRuntime:
             except docker.errors.NotFound:
                 return None
         state = inspected.get("State") or {}
-        outcome = _Outcome(_int(state.get("ExitCode")), _timestamp(state.get("FinishedAt")))
+        outcome = Outcome(as_int(state.get("ExitCode")), timestamp(state.get("FinishedAt")))
         with self._lock:
             self._finished[key] = outcome
         return outcome
@@ -392,7 +401,7 @@ class DockerRuntime:
         """
         with self._call("list images", "") as api:
             listed = cast(list[dict[str, Any]], api.images())
-        return [_image_from_list(entry) for entry in listed]
+        return [image_from_list(entry) for entry in listed]
 
     def container_address(self, container_id: str) -> str | None:
         """The container's IP address; ``None`` when its network has none.
@@ -410,7 +419,7 @@ class DockerRuntime:
                 inspected = cast(dict[str, Any], api.inspect_container(target))
             mode = str((inspected.get("HostConfig") or {}).get("NetworkMode") or "")
             if not mode.startswith("container:"):
-                return _address(inspected.get("NetworkSettings") or {})
+                return address_of(inspected.get("NetworkSettings") or {})
             target = mode.removeprefix("container:")
         raise RuntimeCallError(
             "inspect", container_id, f"network mode chain too long at {target!r}"
@@ -517,31 +526,10 @@ class DockerRuntime:
         return str(inspected.get("Id") or ""), {str(k): str(v) for k, v in labels.items()}
 
     def _create(self, spec: CreateSpec) -> str:
+        args = docker_create_args(spec)
         with self._call("create", spec.name) as api:
-            host_config = api.create_host_config(
-                binds=list(spec.binds),
-                port_bindings=_port_bindings(spec.port_bindings),
-                network_mode=spec.network_mode or None,
-                cpu_shares=spec.cpu_shares or None,
-                mem_limit=spec.memory or None,
-                privileged=spec.privileged,
-                dns=list(spec.dns) or None,
-                dns_search=list(spec.dns_search) or None,
-            )
-            created = api.create_container(
-                spec.image,
-                name=spec.name,
-                entrypoint=list(spec.entrypoint or ()) or None,
-                command=list(spec.command or ()) or None,
-                environment=list(spec.env),
-                labels=dict(spec.labels),
-                working_dir=spec.working_dir or None,
-                hostname=spec.hostname or None,
-                # A mapping goes to ExposedPorts as it is; a list would get "/tcp"
-                # appended to every item by the SDK ("80/tcp" -> "80/tcp/tcp").
-                ports={port: {} for port in spec.exposed_ports} or None,
-                host_config=host_config,
-            )
+            host_config = api.create_host_config(**args.host_config)
+            created = api.create_container(spec.image, host_config=host_config, **args.container)
         return str(cast(dict[str, Any], created)["Id"])
 
     def start_container(self, container_id: str) -> None:
@@ -616,7 +604,7 @@ class DockerRuntime:
             while True:
                 state = api.exec_inspect(exec_id)
                 if not state.get("Running") and state.get("ExitCode") is not None:
-                    return ExecResult(_int(state["ExitCode"]), reader.output())
+                    return ExecResult(as_int(state["ExitCode"]), reader.output())
                 if time.monotonic() >= deadline:
                     return ExecResult(_EXEC_TIMED_OUT, reader.output())
                 time.sleep(_EXEC_POLL_INTERVAL)
@@ -703,117 +691,6 @@ class _StreamReader(threading.Thread):
         if self._response is not None:
             with contextlib.suppress(Exception):
                 self._response.close()
-
-
-# ---------------------------------------------------------------------------------------
-# From the engine's JSON to podsync's values (no I/O)
-
-# States whose container has exited: its exit code and finish time are final.
-_FINISHED_STATES = frozenset({"exited", "dead", "removing"})
-# States in which Docker's State.Running is true.
-_RUNNING_STATES = frozenset({"running", "paused", "restarting"})
-
-
-@attrs.frozen
-class _Outcome:
-    """How an exited container ended: ``State.ExitCode`` and ``State.FinishedAt``."""
-
-    exit_code: int
-    finished_at: float | None
-
-
-# "Exited (137) 5 minutes ago", "Restarting (1) 2 seconds ago"
-_STATUS_EXIT_CODE = re.compile(r"^\s*(?:Exited|Restarting)\s*\((-?\d+)\)")
-# The clock in a Status: "5 minutes ago", "Less than a second ago", "About an hour ago".
-_STATUS_AGE = re.compile(r"\s+[^()]*\bago\s*$")
-
-
-def _observed_from_list(entry: Mapping[str, Any]) -> ObservedContainer:
-    """An ``ObservedContainer`` from one entry of ``GET /containers/json``.
-
-    The list gives no finish time (``finished_at`` is ``None``) and the exit code only in
-    the ``Status`` text; ``list_containers`` completes both for the containers podsync
-    owns.
-    """
-    state = str(entry.get("State") or "")
-    return ObservedContainer(
-        id=str(entry["Id"]),
-        name=_name(entry.get("Names") or ()),
-        image=str(entry.get("Image") or ""),
-        labels={str(k): str(v) for k, v in (entry.get("Labels") or {}).items()},
-        created=float(entry.get("Created") or 0),
-        running=state in _RUNNING_STATES,
-        exit_code=_exit_code(str(entry.get("Status") or "")),
-    )
-
-
-def _name(names: Sequence[str]) -> str:
-    """The container's own name: ``Names`` also holds legacy link aliases
-    (``/web/db``), which have a second ``/``."""
-    stripped = [n[1:] if n.startswith("/") else n for n in names]
-    for name in stripped:
-        if "/" not in name:
-            return name
-    return stripped[0] if stripped else ""
-
-
-def _exit_code(status: str) -> int:
-    """The exit code in a list ``Status`` (``Exited (137) 5 minutes ago``); 0 when there
-    is none (``Up 2 hours``, ``Created``, ``Dead``)."""
-    match = _STATUS_EXIT_CODE.match(status)
-    return int(match.group(1)) if match else 0
-
-
-def _timestamp(text: object) -> float | None:
-    """Seconds since the epoch of an RFC 3339 time from the engine; ``None`` for
-    Docker's zero time (``0001-01-01T00:00:00Z``: never happened) or anything
-    unreadable. Nanoseconds are cut to microseconds."""
-    if not isinstance(text, str) or not text or text.startswith("0001-"):
-        return None
-    # Go prints up to 9 fractional digits and a "Z"; Python (>= 3.11) reads both,
-    # cutting the digits to microseconds.
-    try:
-        moment = datetime.datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=datetime.UTC)
-    return moment.timestamp()
-
-
-def _int(value: object) -> int:
-    try:
-        return int(cast(Any, value))
-    except (TypeError, ValueError):
-        return 0
-
-
-def _image_from_list(entry: Mapping[str, Any]) -> ObservedImage:
-    """An ``ObservedImage`` from one entry of ``GET /images/json``; the placeholders
-    ``<none>:<none>`` and ``<none>@<none>`` of a dangling image are dropped."""
-    tags = tuple(t for t in entry.get("RepoTags") or () if t != "<none>:<none>")
-    digests = tuple(d for d in entry.get("RepoDigests") or () if d != "<none>@<none>")
-    return ObservedImage(id=str(entry["Id"]), tags=tags, digests=digests)
-
-
-def _address(settings: Mapping[str, Any]) -> str | None:
-    """The first IPv4 address in ``NetworkSettings``: the default bridge's top-level
-    ``IPAddress``, else the first network that gave one (``none`` gives ``""``)."""
-    if settings.get("IPAddress"):
-        return str(settings["IPAddress"])
-    for network in (settings.get("Networks") or {}).values():
-        if isinstance(network, Mapping) and network.get("IPAddress"):
-            return str(network["IPAddress"])
-    return None
-
-
-def _port_bindings(bindings: Mapping[str, Sequence[tuple[str, int]]]) -> dict[int | str, Any]:
-    """``CreateSpec.port_bindings`` in the Engine API's own shape (the SDK passes
-    dictionaries through as they are)."""
-    return {
-        key: [{"HostIp": ip, "HostPort": str(port)} for ip, port in pairs]
-        for key, pairs in bindings.items()
-    }
 
 
 # ---------------------------------------------------------------------------------------

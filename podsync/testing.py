@@ -21,7 +21,7 @@ observe again, plan again" works. It records every call in the seed's vocabulary
 ``exec``, ``remove_image``, ``address``) and follows Docker 20.10's rules, with its
 messages, by its own code (not the planner's): names match
 ``[a-zA-Z0-9][a-zA-Z0-9_.-]+`` and are unique, a memory limit is at least 6 MB, a
-container that joins another's network (``container:<x>``) sets no hostname, DNS servers
+container that joins another's network (``CreateSpec.join``) sets no hostname, DNS servers
 or ports of its own, an image must be present to create a container from it, a container
 can only join the network of a running container, a running or paused container cannot
 be removed, a paused one cannot exec, and a host port (per protocol and address) is
@@ -62,6 +62,7 @@ from podsync._fake_rules import Reference as _Reference
 from podsync._fake_rules import image_id as _image_id
 from podsync._fake_rules import read_reference as _read_reference
 from podsync._models import ObservedContainer, ObservedImage
+from podsync._ports import PortMapping
 from podsync._runtime import ExecResult
 from podsync.exceptions import EngineUnavailable, NameConflict, RuntimeCallError
 
@@ -107,19 +108,16 @@ def _network_mode_conflict(spec: CreateSpec) -> str | None:
     """Docker's refusal of ``spec``'s network options, or None: what belongs to the
     network container cannot be set on a container that joins it. Docker 20.10
     (runconfig/hostconfig_unix.go, ``validateNetContainerMode``) checks these when it
-    decodes the request, before anything else, in this order."""
-    if not spec.network_mode.startswith("container:"):
+    decodes the request, before anything else, in this order (published ports are
+    exposed too, so the publishing refusal is the one met)."""
+    if not spec.join:
         return None
-    if not spec.network_mode.removeprefix("container:"):
-        return "Invalid network mode: invalid container format container:<name|id>"
     if spec.hostname:
         return "conflicting options: hostname and the network mode"
     if spec.dns:
         return "conflicting options: dns and the network mode"
-    if spec.port_bindings:
+    if spec.ports:
         return "conflicting options: port publishing and the container type network mode"
-    if spec.exposed_ports:
-        return "conflicting options: port exposing and the container type network mode"
     return None
 
 
@@ -138,12 +136,8 @@ def _publishes(network_mode: str, bridge: bool) -> bool:
 _ALL_ADDRESSES = frozenset({"", "0.0.0.0", "::"})
 
 
-def _published(bindings: dict[str, list[tuple[str, int]]]) -> tuple[tuple[int, str, str], ...]:
-    out: list[tuple[int, str, str]] = []
-    for key, pairs in bindings.items():
-        protocol = key.partition("/")[2] or "tcp"
-        out.extend((port, protocol, ip) for ip, port in pairs if port)
-    return tuple(out)
+def _published(ports: Iterable[PortMapping]) -> tuple[tuple[int, str, str], ...]:
+    return tuple((p.host_port, p.protocol.value.lower(), p.host_ip) for p in ports if p.host_port)
 
 
 class FakeRuntime:
@@ -220,12 +214,12 @@ class FakeRuntime:
         self,
         container: ObservedContainer,
         *,
-        port_bindings: dict[str, list[tuple[str, int]]] | None = None,
+        ports: Iterable[PortMapping] = (),
     ) -> None:
         """Put a container on the engine as it is (no call is recorded).
 
-        ``port_bindings`` (``CreateSpec.port_bindings``' shape) are the host ports it
-        publishes while it runs, whatever its network mode.
+        ``ports`` (as ``CreateSpec.ports``) are the host ports it publishes while it
+        runs, whatever its network mode.
 
         Its ``stopped_by_podsync`` is kept and reported as given, as if podsync's stop
         record were there; the containers podsync stops through this fake get theirs
@@ -242,7 +236,7 @@ class FakeRuntime:
                 running=container.running,
                 exit_code=container.exit_code,
                 finished_at=container.finished_at,
-                published=_published(port_bindings or {}),
+                published=_published(ports),
                 stopped_by_podsync=container.stopped_by_podsync,
             )
 
@@ -519,8 +513,8 @@ class FakeRuntime:
         """Create a container (not running) and return its id: ``c0001``, ``c0002``, ...
 
         Refuses what Docker 20.10 refuses, in its order and with its words: network
-        options beside ``container:<x>`` (hostname, DNS servers, published or exposed
-        ports: "conflicting options: ..."), a memory limit under 6 MB ("Minimum memory
+        options beside ``join=x`` (Docker's ``container:<x>``: hostname, DNS servers,
+        published ports: "conflicting options: ..."), a memory limit under 6 MB ("Minimum memory
         limit allowed is 6MB"), a malformed or absent image ("No such image:
         busybox:latest"), a name outside ``[a-zA-Z0-9][a-zA-Z0-9_.-]+`` ("Invalid
         container name ..."), a name in use. The network container ``x`` need not exist
@@ -568,6 +562,8 @@ class FakeRuntime:
                 )
             self._counter += 1
             cid = f"c{self._counter:04d}"
+            # Kept in Docker's spelling: the fake's rules below are Docker's.
+            network_mode = f"container:{spec.join}" if spec.join else spec.network
             self._containers[cid] = _Container(
                 id=cid,
                 # Docker makes up a name when none is given.
@@ -575,13 +571,9 @@ class FakeRuntime:
                 image=spec.image,
                 labels=dict(spec.labels),
                 created=self.clock(),
-                network_mode=spec.network_mode,
+                network_mode=network_mode,
                 spec=spec,
-                published=(
-                    _published(spec.port_bindings)
-                    if _publishes(spec.network_mode, self.bridge)
-                    else ()
-                ),
+                published=_published(spec.ports) if _publishes(network_mode, self.bridge) else (),
             )
             return cid
 

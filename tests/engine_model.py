@@ -61,19 +61,15 @@ class EngineModel:
             spec = action.spec
             if self.by_name(spec.name) is not None:
                 raise EngineRuleBroken(f"name conflict: {spec.name}")
-            if spec.network_mode.startswith("container:"):
-                target = self.by_name(spec.network_mode.removeprefix("container:"))
+            if spec.join:
+                target = self.by_name(spec.join)
                 if target is None or not target.running:
                     raise EngineRuleBroken(
                         f"{spec.name} joins a network container that does not run"
                     )
             self.counter += 1
             self.calls += ["create", "start"]
-            wanted = tuple(
-                (port, key.partition("/")[2], ip)
-                for key, pairs in spec.port_bindings.items()
-                for ip, port in pairs
-            )
+            wanted = tuple((p.host_port, p.protocol.value.lower(), p.host_ip) for p in spec.ports)
             clash = self.port_holder(wanted)
             if clash is not None:
                 raise EngineRuleBroken(f"{spec.name}: host port already allocated by {clash}")

@@ -22,6 +22,8 @@ from podsync import (
     Handler,
     Kill,
     Pod,
+    PortMapping,
+    PortProtocol,
     Remove,
     Wait,
     observe,
@@ -82,10 +84,11 @@ def _check(desired, model, now, options, faults):
     fake = FakeRuntime(images=model.images, clock=lambda: now)
     for container in model.observed:
         # With the host ports the model's containers publish, which the fake binds.
-        bindings: dict[str, list[tuple[str, int]]] = {}
-        for port, protocol, ip in model.published.get(container.id, ()):
-            bindings.setdefault(f"{port}/{protocol}", []).append((ip, port))
-        fake.add_container(container, port_bindings=bindings)
+        ports = [
+            PortMapping(port, port, PortProtocol(protocol.upper()), ip)
+            for port, protocol, ip in model.published.get(container.id, ())
+        ]
+        fake.add_container(container, ports=ports)
     foreign = {c.id: c for c in fake.containers if c.id.startswith("foreign")}
     for name, times in faults:
         fake.fail(name, times=times)

@@ -21,18 +21,20 @@ import docker
 import pytest
 
 from podsync._actions import CreateSpec
-from podsync._labels import LABEL_CONTAINER, LABEL_POD_UID
-from podsync._models import ObservedContainer, ObservedImage
-from podsync._runtime import ExecResult, Runtime
-from podsync.docker import (
-    DockerRuntime,
-    _address,
+from podsync._docker_api import (
     _exit_code,
-    _image_from_list,
     _name,
-    _observed_from_list,
-    _timestamp,
+    address_of,
+    image_from_list,
+    observed_from_list,
+    timestamp,
 )
+from podsync._labels import LABEL_CONTAINER, LABEL_POD_UID
+from podsync._models import ObservedContainer, ObservedImage, PortProtocol
+from podsync._ports import PortMapping
+from podsync._runtime import ExecResult, Runtime
+from podsync._volumes import Mount
+from podsync.docker import DockerRuntime
 from podsync.exceptions import EngineUnavailable, NameConflict, RuntimeCallError
 from tests.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup, run_labels
 
@@ -51,7 +53,8 @@ def _owned_labels(container: str = "app") -> dict[str, str]:
 
 def _spec(name: str, image: str = TEST_IMAGE, **fields: Any) -> CreateSpec:
     labels = {**fields.pop("labels", _owned_labels()), **run_labels()}
-    fields.setdefault("network_mode", "none")
+    if not fields.get("join"):
+        fields.setdefault("network", "none")
     return CreateSpec(name=name, image=image, labels=labels, **fields)
 
 
@@ -123,21 +126,23 @@ def test_round_trip_of_a_pod(
         PAUSE_IMAGE,
         labels=net_labels,
         hostname="web",
-        exposed_ports=("53/udp", "80/tcp"),
-        port_bindings={"80/tcp": [("127.0.0.1", 18080)], "53/udp": [("", 18053)]},
+        ports=(
+            PortMapping(80, 18080, host_ip="127.0.0.1"),
+            PortMapping(53, 18053, PortProtocol.UDP),
+        ),
         dns=("10.0.0.10",),
         dns_search=("default.svc.cluster.local",),
     )
     app_spec = _spec(
         app_name,
         labels=app_labels,
-        network_mode=f"container:{net_name}",
+        join=net_name,
         entrypoint=("/bin/sleep",),
         command=("3600",),
         env=("GREETING=hello world", "EMPTY="),
         working_dir="/tmp",
-        binds=(f"{tmp_path}:/data:ro",),
-        cpu_shares=512,
+        mounts=(Mount(str(tmp_path), "/data", read_only=True),),
+        milli_cpu=500,
         memory=64 * 1024 * 1024,
     )
     net_id = _create(runtime, cleanup, net_spec)
@@ -333,7 +338,7 @@ def test_conflicting_network_options_are_a_runtime_call_error(
     cleanup.add(name)
 
     with pytest.raises(RuntimeCallError, match="conflicting options"):
-        runtime.create_container(_spec(name, network_mode=f"container:{net_id}", hostname="x"))
+        runtime.create_container(_spec(name, join=net_id, hostname="x"))
 
 
 @pytest.mark.engine
@@ -534,9 +539,9 @@ def test__exit_code(status: str, expected: int) -> None:
         (None, None),
     ],
 )
-def test__timestamp(text: object, expected: float | None) -> None:
+def test_timestamp(text: object, expected: float | None) -> None:
     """RFC 3339 times become epoch seconds; zero and unreadable times None."""
-    assert expected == _timestamp(text)
+    assert expected == timestamp(text)
 
 
 @pytest.mark.parametrize(
@@ -553,7 +558,7 @@ def test__name(names: list[str], expected: str) -> None:
     assert expected == _name(names)
 
 
-def test__observed_from_list() -> None:
+def test_observed_from_list() -> None:
     """A list entry becomes an ObservedContainer; paused containers run."""
     entry = {
         "Id": "abc",
@@ -572,7 +577,7 @@ def test__observed_from_list() -> None:
         labels={},
         created=1700000000.0,
         running=True,
-    ) == _observed_from_list(entry)
+    ) == observed_from_list(entry)
 
 
 SEED_NAME = "k8s_web.1_pod.default.api_uid_00000001"
@@ -632,7 +637,7 @@ def test_inspected_containers_follow_the_ownership_rule(
     assert expected == (listed.finished_at is not None)
 
 
-def test__image_from_list() -> None:
+def test_image_from_list() -> None:
     """Dangling placeholders are dropped from tags and digests."""
     entry = {
         "Id": "sha256:1",
@@ -640,8 +645,8 @@ def test__image_from_list() -> None:
         "RepoDigests": ["<none>@<none>", "busybox@sha256:2"],
     }
 
-    assert ObservedImage("sha256:1", (), ("busybox@sha256:2",)) == _image_from_list(entry)
-    assert ObservedImage("sha256:3") == _image_from_list(
+    assert ObservedImage("sha256:1", (), ("busybox@sha256:2",)) == image_from_list(entry)
+    assert ObservedImage("sha256:3") == image_from_list(
         {"Id": "sha256:3", "RepoTags": None, "RepoDigests": None}
     )
 
@@ -655,6 +660,6 @@ def test__image_from_list() -> None:
         ({}, None),
     ],
 )
-def test__address(settings: dict[str, Any], expected: str | None) -> None:
+def test_address_of(settings: dict[str, Any], expected: str | None) -> None:
     """The address is the bridge's, else the first network's; none has none."""
-    assert expected == _address(settings)
+    assert expected == address_of(settings)

@@ -206,7 +206,7 @@ def test_joining_the_network_of_a_container_that_does_not_run():
     accepted, and the start needs the container to exist ("No such container") and to
     run ("cannot join network of a non running container: <id>")."""
     rt = fake()
-    app = rt.create_container(CreateSpec(name="app", image="busybox", network_mode="container:net"))
+    app = rt.create_container(CreateSpec(name="app", image="busybox", join="net"))
     with pytest.raises(RuntimeCallError, match="No such container: net"):
         rt.start_container(app)
     net = rt.create_container(CreateSpec(name="net", image="busybox"))
@@ -387,8 +387,8 @@ def test_container_address():
     None for network mode none and when no address is configured."""
     rt = fake(address="127.0.0.1")
     running(rt, "net")
-    app = running(rt, "app", network_mode="container:net")
-    lonely = running(rt, "lonely", network_mode="none")
+    app = running(rt, "app", join="net")
+    lonely = running(rt, "lonely", network="none")
 
     assert "127.0.0.1" == rt.container_address(app)
     assert rt.container_address(lonely) is None

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import pytest
 
-from podsync import ObservedContainer, Port, PortProtocol, RuntimeCallError, port_bindings
+from podsync import ObservedContainer, Port, PortMapping, PortProtocol, RuntimeCallError
 from podsync._actions import CreateSpec
+from podsync._ports import port_mappings
 from podsync.testing import FakeRuntime
 from tests.image_references import DIGEST, DIGEST_SPELLINGS, INVALID, LISTED, NEWER_GRAMMAR
 
@@ -83,14 +84,9 @@ def test_digest_does_not_find_the_tag():
 # --- host ports ------------------------------------------------------------------------
 
 
-def _net(rt: FakeRuntime, name: str, *ports: Port, network_mode: str = "") -> str:
+def _net(rt: FakeRuntime, name: str, *ports: Port, network: str = "") -> str:
     return rt.create_container(
-        CreateSpec(
-            name=name,
-            image="pause",
-            network_mode=network_mode,
-            port_bindings=port_bindings(ports),
-        )
+        CreateSpec(name=name, image="pause", network=network, ports=tuple(port_mappings(ports)))
     )
 
 
@@ -166,14 +162,14 @@ def test_stopped_containers_release_their_ports():
     rt.start_container(_net(rt, "second", Port(80, 8080)))
 
 
-@pytest.mark.parametrize("network_mode", ["none", "host"])
-def test_modes_without_a_bridge_publish_nothing(network_mode):
+@pytest.mark.parametrize("network", ["none", "host"])
+def test_modes_without_a_bridge_publish_nothing(network):
     """Network modes ``none`` and ``host`` publish no ports (Docker accepts and ignores
     the bindings), so they never conflict."""
     rt = FakeRuntime(images=["pause"])
-    rt.start_container(_net(rt, "first", Port(80, 8080), network_mode=network_mode))
+    rt.start_container(_net(rt, "first", Port(80, 8080), network=network))
 
-    rt.start_container(_net(rt, "second", Port(80, 8080), network_mode=network_mode))
+    rt.start_container(_net(rt, "second", Port(80, 8080), network=network))
 
 
 def test_engine_without_a_bridge_publishes_nothing():
@@ -190,7 +186,7 @@ def test_added_container_holds_its_bindings():
     rt = FakeRuntime(images=["pause"])
     rt.add_container(
         ObservedContainer(id="old", name="old", running=True),
-        port_bindings=port_bindings([Port(80, 8080)]),
+        ports=[PortMapping(80, 8080)],
     )
 
     with pytest.raises(RuntimeCallError, match="port is already allocated"):

@@ -258,7 +258,8 @@ def test_a_long_pod_gets_its_termination_message_file(root):
 
     assert [] == [r.error for r in result.failures]
     (app,) = [c for c in rt.containers if c.labels[LABEL_CONTAINER] == "c" * 63]
-    (bind,) = rt.spec(app.id).binds
-    host_file = bind.removesuffix(":/dev/termination-log")
+    (mount,) = rt.spec(app.id).mounts
+    assert "/dev/termination-log" == mount.container_path
+    host_file = mount.host_path
     assert os.path.isfile(host_file)
     assert host_file.startswith(f"{root}/{'u' * 253}/{'c' * 63}/")

@@ -6,7 +6,7 @@
                         _volumes _images _host_ports _environment
     vocabulary          _options _actions _ownership _fingerprint _plan_json
     planner             _plan _admission _gc _spec_change _pod_planner
-    runtime boundary    _runtime docker testing (_fake_rules _fake_calls _fake_clock)
+    runtime boundary    _runtime docker _docker_api testing (_fake_rules _fake_calls _fake_clock)
                         _hooks _hostfs
     apply / sync        _apply _sync
     command line        cli
@@ -53,6 +53,7 @@ PLANNER = {"_plan", "_admission", "_gc", "_spec_change", "_pod_planner", "_statu
 PURE = MODEL_AND_HELPERS | VOCABULARY | PLANNER
 
 RUNTIME_SIDE = {"_runtime", "docker", "testing", "_hooks", "_hostfs", "_apply", "_plan_json"}
+RUNTIME_SIDE |= {"_docker_api"}  # the Docker runtime's translation to and from the Engine API
 RUNTIME_SIDE |= {"_fake_rules", "_fake_calls", "_fake_clock"}  # FakeRuntime's parts
 
 # What a pure module may import from outside podsync: computation only. No files, no

@@ -19,6 +19,7 @@ from podsync import (
     Handler,
     HTTPGetAction,
     Lifecycle,
+    Mount,
     ObservedContainer,
     ObservedImage,
     Pod,
@@ -135,7 +136,7 @@ def test_sync_pods_with_termination_log():
 
     assert [("Create", "net"), ("Create", "bar")] == kinds(p)
     bar = creates(p)[1].spec
-    assert f"{ROOT}/12345678/bar/{bar.name}:/dev/somepath" == bar.binds[0]
+    assert Mount(f"{ROOT}/12345678/bar/{bar.name}", "/dev/somepath") == bar.mounts[0]
     assert (f"{ROOT}/12345678/bar/{bar.name}",) == bar.files
 
 
@@ -148,7 +149,7 @@ def test_sync_pods_creates_net_and_container():
     assert "custom_image_name" == net.image
     assert re.fullmatch(r"k8s_net\.[a-f0-9]+_foo\.new\.test_12345678_00000000", net.name)
     assert re.fullmatch(r"k8s_bar\.[a-f0-9]+_foo\.new\.test_12345678_00000000", bar.name)
-    assert f"container:{net.name}" == bar.network_mode
+    assert net.name == bar.join
     assert [] == list(p.pulls)
 
 
@@ -172,7 +173,7 @@ def test_sync_pods_with_net_creates_container():
     p = run([foo_pod()], observed, options=ADOPT)
 
     assert [("Create", "bar")] == kinds(p)
-    assert "container:k8s_net.0_foo.new.test_12345678_00000000" == creates(p)[0].spec.network_mode
+    assert "k8s_net.0_foo.new.test_12345678_00000000" == creates(p)[0].spec.join
 
 
 def test_sync_pods_with_net_creates_container_calls_handler():
@@ -289,7 +290,7 @@ def test_sync_pod_bad_hash_replaces_only_that_container():
 
     assert [("Kill", "bar"), ("Create", "bar")] == kinds(p)
     assert old_bar.id == p.actions[0].id
-    assert f"container:{net.name}" == creates(p)[0].spec.network_mode
+    assert net.name == creates(p)[0].spec.join
     assert "replace new/foo/bar: spec changed (image busybox -> busybox:2)" == p.actions[1].message
 
 
@@ -573,7 +574,7 @@ def test_network_spec_change_rebuilds_the_pod():
 
     assert [("Kill", "bar"), ("Kill", "net"), ("Create", "net"), ("Create", "bar")] == kinds(p)
     assert Reason.NETWORK_CHANGED == p.actions[1].reason
-    assert {"8081"} == {str(b[0][1]) for b in creates(p)[0].spec.port_bindings.values()}
+    assert {8081} == {m.host_port for m in creates(p)[0].spec.ports}
 
 
 def test_container_removed_from_spec_is_stopped():

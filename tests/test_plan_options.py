@@ -17,7 +17,10 @@ import pytest
 from podsync import (
     Container,
     DNSPolicy,
+    Mount,
     Pod,
+    Port,
+    PortProtocol,
     Volume,
     VolumeMount,
     apply,
@@ -147,7 +150,7 @@ def test_the_rebuilt_network_container_has_the_new_settings():
     model.apply(p, NOW)
 
     assert ("10.0.0.11", "192.0.2.53") == net.spec.dns
-    assert "none" == net.spec.network_mode
+    assert "none" == net.spec.network
     assert not replan(WEB, model, after).has_changes
 
 
@@ -210,7 +213,7 @@ def test_a_root_dir_change_replaces_only_the_containers_that_bind_under_it():
     assert "spec changed (--root-dir /var/lib/podsync -> /srv/podsync)" in p.actions[1].message
     nginx = p.actions[1]
     assert isinstance(nginx, Create)
-    assert ("/srv/podsync/web-uid/volumes/empty/cache:/cache",) == nginx.spec.binds
+    assert (Mount("/srv/podsync/web-uid/volumes/empty/cache", "/cache"),) == nginx.spec.mounts
 
 
 def test_a_crashed_container_whose_root_dir_changed_starts_at_once():
@@ -328,10 +331,79 @@ def test_a_plan_of_the_previous_format_is_refused():
     with pytest.raises(ConfigError) as caught:
         plan_from_json(json.dumps(data), source="old.json")
 
-    assert "old.json: $.format_version: this podsync reads plan format 3, got '2'" in str(
-        caught.value
+    assert (
+        "old.json: $.format_version: plan format 2 was written by an older podsync (it does "
+        "not say which options it was made with); make the plan again with `podsync plan -o`"
+        in str(caught.value)
     )
-    assert "podsync plan -o" in str(caught.value)
+
+
+def test_a_plan_with_docker_spelled_creates_is_refused():
+    """Format 3 creates carried Docker's spellings (``network_mode: container:<net>``,
+    ``"80/tcp"`` keys, bind strings, CPU shares); format 4 reads none of them, so such a
+    plan is refused with a way out rather than misread."""
+    data = json.loads(plan_to_json(plan([WEB], [], now=NOW)))
+    data["format_version"] = "3"
+    for pod_plan in data["pods"]:
+        for action in pod_plan["actions"]:
+            spec = action["spec"]
+            spec["network_mode"] = f"container:{spec.pop('join')}" if spec["join"] else ""
+            spec["binds"] = [f"{m['host_path']}:{m['container_path']}" for m in spec.pop("mounts")]
+            spec["cpu_shares"] = spec.pop("milli_cpu") * 1024 // 1000
+            del spec["network"], spec["ports"]
+
+    with pytest.raises(ConfigError) as caught:
+        plan_from_json(json.dumps(data), source="old.json")
+
+    assert (
+        "old.json: $.format_version: plan format 3 was written by an older podsync (its "
+        "creates are spelled in Docker's terms); make the plan again with `podsync plan -o`"
+        in str(caught.value)
+    )
+
+
+def test_saved_creates_are_structured_and_canonical():
+    """A saved create holds the neutral spec's values as JSON objects: the network it
+    joins, its mounts and ports as fields, its CPU in milli-CPU; the text round-trips."""
+    pod = Pod(
+        name="web",
+        namespace="default",
+        uid="web-uid",
+        containers=(
+            Container(
+                name="nginx",
+                image="nginx:1.25",
+                cpu=250,
+                ports=(Port(80, 8080, host_ip="127.0.0.1"), Port(53, 5353, PortProtocol.UDP)),
+                volume_mounts=(VolumeMount("cache", "/cache", read_only=True),),
+            ),
+        ),
+        volumes=(Volume("cache"),),
+    )
+    p = plan([pod], [], now=NOW, options=PlanOptions(network_mode="none"))
+    text = plan_to_json(p)
+    net, app = (a["spec"] for a in json.loads(text)["pods"][0]["actions"])
+
+    assert ("none", "") == (net["network"], net["join"])
+    assert [
+        {"container_port": 80, "host_port": 8080, "protocol": "TCP", "host_ip": "127.0.0.1"},
+        {"container_port": 53, "host_port": 5353, "protocol": "UDP", "host_ip": ""},
+    ] == net["ports"]
+    assert ("", net["name"], [], 250) == (
+        app["network"],
+        app["join"],
+        app["ports"],
+        app["milli_cpu"],
+    )
+    assert [
+        {
+            "host_path": "/var/lib/podsync/web-uid/volumes/empty/cache",
+            "container_path": "/cache",
+            "read_only": True,
+        }
+    ] == app["mounts"]
+    assert p == plan_from_json(text)
+    assert text == plan_to_json(plan_from_json(text))
 
 
 # --- apply takes the root directory from the plan -------------------------------------

@@ -25,6 +25,7 @@ from podsync import (
     EventKind,
     Handler,
     Lifecycle,
+    Mount,
     ObservedContainer,
     ObservedImage,
     Pod,
@@ -130,7 +131,7 @@ def test_sync_pods_with_termination_log(root):
     bar = rt.spec(rt.containers[0].id)
     assert bar is not None
     path = f"{root}/12345678/bar/{bar.name}"
-    assert f"{path}:/dev/somepath" == bar.binds[0]
+    assert Mount(path, "/dev/somepath") == bar.mounts[0]
     with open(path, "rb") as f:
         assert b"" == f.read()
     assert result.ok
@@ -171,7 +172,7 @@ def test_sync_pods_with_net_creates_container(root):
 
     assert ["list", "list_images", "create", "start"] == rt.call_names()
     bar = rt.calls[2].args[0]
-    assert "container:k8s_net.0_foo.new.test_12345678_00000000" == bar.network_mode
+    assert "k8s_net.0_foo.new.test_12345678_00000000" == bar.join
 
 
 def test_sync_pods_deletes_with_no_net_container(root):
@@ -273,7 +274,7 @@ def test_sync_pod_bad_hash(root):
     assert ["list", "list_images", "stop", "create", "start"] == rt.call_names()
     assert {old_bar.id} == stopped(rt)
     assert rt.container(net.id).running
-    assert f"container:{net.name}" == rt.calls[3].args[0].network_mode
+    assert net.name == rt.calls[3].args[0].join
 
 
 def test_sync_pod_bad_hash_legacy_container(root):

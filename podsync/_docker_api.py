@@ -1,0 +1,208 @@
+"""Between podsync's runtime-neutral values and the Docker Engine API's shapes, both ways.
+
+Contract: pure functions; nothing here talks to an engine or imports the docker SDK.
+``podsync.docker.DockerRuntime`` does the calls and uses these for what goes in and
+comes out:
+
+* ``docker_create_args``: a ``CreateSpec`` as the keyword arguments of the docker SDK's
+  low-level ``APIClient.create_host_config`` and ``APIClient.create_container``;
+* ``observed_from_list``, ``image_from_list``, ``timestamp``, ``address_of``: the
+  engine's JSON (list entries, inspect fields) as ``ObservedContainer``,
+  ``ObservedImage``, times and addresses.
+
+The create translation, field by field:
+
+* ``join`` is network mode ``container:<name>`` (Docker resolves the name when the
+  container starts); otherwise ``network`` is the network mode as it is (``none``,
+  ``host``, ``bridge``, a named network), and ``""`` leaves the engine's default.
+* ``ports`` are ``ExposedPorts`` keys (``"80/tcp"``) and ``PortBindings``
+  (``{"80/tcp": [{"HostIp": "", "HostPort": "8080"}]}``), through the public helpers
+  ``exposed_ports`` and ``port_bindings``.
+* ``mounts`` are ``Binds`` strings (``"/host:/container:ro"``, ``binds``).
+* ``milli_cpu`` is ``CpuShares`` (``cpu_shares``, the seed's milliCPUToShares: the
+  one conversion), ``memory`` is ``Memory`` in bytes.
+* ``dns`` / ``dns_search`` are ``Dns`` / ``DnsSearch``; ``entrypoint`` / ``command``
+  replace the image's ``Entrypoint`` / ``Cmd`` (Docker drops the image's ``Cmd`` when
+  the entrypoint is overridden, as Kubernetes ``command`` without ``args`` expects).
+
+Unset values (empty, zero, ``None``) are left out (``None``), so the engine keeps its
+own default; an empty ``Binds`` list and ``privileged=False`` are sent as they are.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
+
+import attrs
+
+from podsync._actions import CreateSpec
+from podsync._cpu import cpu_shares
+from podsync._models import ObservedContainer, ObservedImage
+from podsync._ports import exposed_ports, port_bindings
+from podsync._volumes import binds
+
+__all__ = [
+    "FINISHED_STATES",
+    "STATUS_AGE",
+    "DockerCreateArgs",
+    "Outcome",
+    "address_of",
+    "as_int",
+    "docker_create_args",
+    "image_from_list",
+    "observed_from_list",
+    "timestamp",
+]
+
+
+@attrs.frozen
+class DockerCreateArgs:
+    """The docker SDK's arguments for one create.
+
+    Attributes:
+        host_config: keyword arguments of ``APIClient.create_host_config``.
+        container: keyword arguments of ``APIClient.create_container`` besides the
+            image (its first argument, ``CreateSpec.image``) and ``host_config``.
+    """
+
+    host_config: dict[str, Any]
+    container: dict[str, Any]
+
+
+def docker_create_args(spec: CreateSpec) -> DockerCreateArgs:
+    """The docker SDK's create arguments for ``spec`` (see the module docstring)."""
+    network_mode = f"container:{spec.join}" if spec.join else spec.network or None
+    bindings = {
+        key: [{"HostIp": ip, "HostPort": str(port)} for ip, port in pairs]
+        for key, pairs in port_bindings(spec.ports).items()
+    }
+    host_config: dict[str, Any] = {
+        "binds": binds(spec.mounts),
+        # The Engine API's own PortMap shape: the SDK passes dictionaries through.
+        "port_bindings": bindings,
+        "network_mode": network_mode,
+        "cpu_shares": cpu_shares(spec.milli_cpu) or None,
+        "mem_limit": spec.memory or None,
+        "privileged": spec.privileged,
+        "dns": list(spec.dns) or None,
+        "dns_search": list(spec.dns_search) or None,
+    }
+    container: dict[str, Any] = {
+        "name": spec.name,
+        "entrypoint": list(spec.entrypoint or ()) or None,
+        "command": list(spec.command or ()) or None,
+        "environment": list(spec.env),
+        "labels": dict(spec.labels),
+        "working_dir": spec.working_dir or None,
+        "hostname": spec.hostname or None,
+        # A mapping goes to ExposedPorts as it is; a list would get "/tcp" appended to
+        # every item by the SDK ("80/tcp" -> "80/tcp/tcp").
+        "ports": {key: {} for key in exposed_ports(spec.ports)} or None,
+    }
+    return DockerCreateArgs(host_config=host_config, container=container)
+
+
+# ---------------------------------------------------------------------------------------
+# From the engine's JSON to podsync's values
+
+# States whose container has exited: its exit code and finish time are final.
+FINISHED_STATES = frozenset({"exited", "dead", "removing"})
+# States in which Docker's State.Running is true.
+_RUNNING_STATES = frozenset({"running", "paused", "restarting"})
+
+
+@attrs.frozen
+class Outcome:
+    """How an exited container ended: ``State.ExitCode`` and ``State.FinishedAt``."""
+
+    exit_code: int
+    finished_at: float | None
+
+
+# "Exited (137) 5 minutes ago", "Restarting (1) 2 seconds ago"
+_STATUS_EXIT_CODE = re.compile(r"^\s*(?:Exited|Restarting)\s*\((-?\d+)\)")
+# The clock in a Status: "5 minutes ago", "Less than a second ago", "About an hour ago".
+STATUS_AGE = re.compile(r"\s+[^()]*\bago\s*$")
+
+
+def observed_from_list(entry: Mapping[str, Any]) -> ObservedContainer:
+    """An ``ObservedContainer`` from one entry of ``GET /containers/json``.
+
+    The list gives no finish time (``finished_at`` is ``None``) and the exit code only in
+    the ``Status`` text; ``list_containers`` completes both for the containers podsync
+    owns.
+    """
+    state = str(entry.get("State") or "")
+    return ObservedContainer(
+        id=str(entry["Id"]),
+        name=_name(entry.get("Names") or ()),
+        image=str(entry.get("Image") or ""),
+        labels={str(k): str(v) for k, v in (entry.get("Labels") or {}).items()},
+        created=float(entry.get("Created") or 0),
+        running=state in _RUNNING_STATES,
+        exit_code=_exit_code(str(entry.get("Status") or "")),
+    )
+
+
+def _name(names: Sequence[str]) -> str:
+    """The container's own name: ``Names`` also holds legacy link aliases
+    (``/web/db``), which have a second ``/``."""
+    stripped = [n[1:] if n.startswith("/") else n for n in names]
+    for name in stripped:
+        if "/" not in name:
+            return name
+    return stripped[0] if stripped else ""
+
+
+def _exit_code(status: str) -> int:
+    """The exit code in a list ``Status`` (``Exited (137) 5 minutes ago``); 0 when there
+    is none (``Up 2 hours``, ``Created``, ``Dead``)."""
+    match = _STATUS_EXIT_CODE.match(status)
+    return int(match.group(1)) if match else 0
+
+
+def timestamp(text: object) -> float | None:
+    """Seconds since the epoch of an RFC 3339 time from the engine; ``None`` for
+    Docker's zero time (``0001-01-01T00:00:00Z``: never happened) or anything
+    unreadable. Nanoseconds are cut to microseconds."""
+    if not isinstance(text, str) or not text or text.startswith("0001-"):
+        return None
+    # Go prints up to 9 fractional digits and a "Z"; Python (>= 3.11) reads both,
+    # cutting the digits to microseconds.
+    try:
+        moment = datetime.datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.UTC)
+    return moment.timestamp()
+
+
+def as_int(value: object) -> int:
+    """``value`` as an int; 0 when it is none (a missing or malformed field)."""
+    try:
+        return int(cast(Any, value))
+    except (TypeError, ValueError):
+        return 0
+
+
+def image_from_list(entry: Mapping[str, Any]) -> ObservedImage:
+    """An ``ObservedImage`` from one entry of ``GET /images/json``; the placeholders
+    ``<none>:<none>`` and ``<none>@<none>`` of a dangling image are dropped."""
+    tags = tuple(t for t in entry.get("RepoTags") or () if t != "<none>:<none>")
+    digests = tuple(d for d in entry.get("RepoDigests") or () if d != "<none>@<none>")
+    return ObservedImage(id=str(entry["Id"]), tags=tags, digests=digests)
+
+
+def address_of(settings: Mapping[str, Any]) -> str | None:
+    """The first IPv4 address in ``NetworkSettings``: the default bridge's top-level
+    ``IPAddress``, else the first network that gave one (``none`` gives ``""``)."""
+    if settings.get("IPAddress"):
+        return str(settings["IPAddress"])
+    for network in (settings.get("Networks") or {}).values():
+        if isinstance(network, Mapping) and network.get("IPAddress"):
+            return str(network["IPAddress"])
+    return None

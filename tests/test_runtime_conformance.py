@@ -34,6 +34,7 @@ import pytest
 from podsync._actions import CreateSpec
 from podsync._labels import LABEL_CONTAINER, LABEL_POD_UID
 from podsync._models import ObservedContainer
+from podsync._ports import PortMapping
 from podsync._runtime import ExecResult, Runtime
 from podsync.docker import DockerRuntime
 from podsync.exceptions import NameConflict, RuntimeCallError
@@ -130,7 +131,8 @@ class Subject:
             **fields.pop("labels", {}),
             **run_labels(),
         }
-        fields.setdefault("network_mode", "none")
+        if not fields.get("join"):
+            fields.setdefault("network", "none")
         fields.setdefault("image", TEST_IMAGE)
         spec = CreateSpec(name=name, labels=labels, entrypoint=process.entrypoint(), **fields)
         self._processes[name] = process
@@ -307,7 +309,6 @@ MIN_MEMORY = "Minimum memory limit allowed is 6MB"
 HOSTNAME_CONFLICT = "conflicting options: hostname and the network mode"
 DNS_CONFLICT = "conflicting options: dns and the network mode"
 PUBLISH_CONFLICT = "conflicting options: port publishing and the container type network mode"
-EXPOSE_CONFLICT = "conflicting options: port exposing and the container type network mode"
 NO_IMAGE = "podsync-test/no-such-image"
 
 REFUSED_AT_CREATE = [
@@ -326,15 +327,9 @@ REFUSED_AT_CREATE = [
     pytest.param({"joins": True, "hostname": "web"}, HOSTNAME_CONFLICT, id="hostname"),
     pytest.param({"joins": True, "dns": ("10.0.0.10",)}, DNS_CONFLICT, id="dns"),
     pytest.param(
-        {"joins": True, "port_bindings": {"80/tcp": [("", 8080)]}},
+        {"joins": True, "ports": (PortMapping(80, 8080),)},
         PUBLISH_CONFLICT,
         id="published-port",
-    ),
-    pytest.param({"joins": True, "exposed_ports": ("80/tcp",)}, EXPOSE_CONFLICT, id="exposed"),
-    pytest.param(
-        {"network_mode": "container:"},
-        "Invalid network mode: invalid container format container:<name|id>",
-        id="container-mode-without-container",
     ),
     pytest.param({"image": NO_IMAGE}, f"No such image: {NO_IMAGE}:latest", id="no-image"),
     # Which refusal comes first: the options, then the memory, then the image, then the
@@ -345,7 +340,7 @@ REFUSED_AT_CREATE = [
         id="hostname-before-dns-and-memory",
     ),
     pytest.param(
-        {"joins": True, "dns": ("10.0.0.10",), "exposed_ports": ("80/tcp",)},
+        {"joins": True, "dns": ("10.0.0.10",), "ports": (PortMapping(80, 8080),)},
         DNS_CONFLICT,
         id="dns-before-ports",
     ),
@@ -365,7 +360,7 @@ def test_refused_at_create(subject: Subject, fields: dict[str, Any], message: st
     fields = dict(fields)
     if fields.pop("joins", False):
         net = subject.running("net", traps(0))
-        fields["network_mode"] = f"container:{net}"
+        fields["join"] = net
     before = subject.ours()
 
     error = _refusal(subject.runtime.create_container, subject.spec("app", **fields))
@@ -382,11 +377,8 @@ def test_refused_at_create(subject: Subject, fields: dict[str, Any], message: st
         pytest.param({"joins": True, "dns_search": ("example.com",)}, id="dns-search"),
         pytest.param({"name": "/{name}"}, id="name-with-leading-slash"),
         pytest.param({"image": "podsync-test/busybox"}, id="untagged-image"),
-        pytest.param({"network_mode": "container:no-such-container"}, id="missing-network"),
-        pytest.param(
-            {"port_bindings": {"80/tcp": [("", 8080)]}, "exposed_ports": ("80/tcp",)},
-            id="ports-in-network-mode-none",
-        ),
+        pytest.param({"join": "no-such-container"}, id="missing-network"),
+        pytest.param({"ports": (PortMapping(80, 8080),)}, id="ports-in-network-mode-none"),
     ],
 )
 def test_accepted_at_create(subject: Subject, fields: dict[str, Any]) -> None:
@@ -397,7 +389,7 @@ def test_accepted_at_create(subject: Subject, fields: dict[str, Any]) -> None:
     fields = dict(fields)
     if fields.pop("joins", False):
         net = subject.running("net", traps(0))
-        fields["network_mode"] = f"container:{net}"
+        fields["join"] = net
     name = subject.name("app")
     if "name" in fields:
         fields["name"] = fields["name"].format(name=name)
@@ -428,10 +420,10 @@ def test_name_conflict(subject: Subject) -> None:
 def test_ports_in_network_mode_none_are_not_published(subject: Subject) -> None:
     """Network mode ``none`` publishes nothing (``--bridge=none`` publishes nothing
     either): two containers binding one host port both run."""
-    bindings = {"80/tcp": [("", 8080)]}
+    ports = (PortMapping(80, 8080),)
 
-    first = subject.running("first", traps(0), port_bindings=bindings)
-    second = subject.running("second", traps(0), port_bindings=bindings)
+    first = subject.running("first", traps(0), ports=ports)
+    second = subject.running("second", traps(0), ports=ports)
 
     assert {first: True, second: True} == {c.id: c.running for c in subject.ours()}
 
@@ -442,11 +434,9 @@ def test_ports_in_network_mode_none_are_not_published(subject: Subject) -> None:
 def test_joining_a_network_container(subject: Subject) -> None:
     """``container:<x>`` starts only while x runs: a missing x and a stopped x are
     refused at start (the container stays created); a running or paused x is joined."""
-    missing = subject.runtime.create_container(
-        subject.spec("missing", network_mode="container:no-such-container")
-    )
+    missing = subject.runtime.create_container(subject.spec("missing", join="no-such-container"))
     net = subject.runtime.create_container(subject.spec("net", traps(0)))
-    app = subject.runtime.create_container(subject.spec("app", network_mode=f"container:{net}"))
+    app = subject.runtime.create_container(subject.spec("app", join=net))
 
     no_such = _refusal(subject.runtime.start_container, missing)
     not_running = _refusal(subject.runtime.start_container, app)
@@ -464,7 +454,7 @@ def test_joining_a_network_container(subject: Subject) -> None:
 def test_container_address_without_a_network(subject: Subject) -> None:
     """Network mode ``none`` has no address, nor has a container that joins it."""
     net = subject.running("net", traps(0))
-    app = subject.running("app", network_mode=f"container:{net}")
+    app = subject.running("app", join=net)
 
     assert (None, None) == (
         subject.runtime.container_address(net),

@@ -7,8 +7,8 @@ import posixpath
 
 import pytest
 
-from podsync import Pod, Volume, VolumeMount
-from podsync._volumes import binds, termination_message_file, volume_host_paths
+from podsync import Mount, Pod, Volume, VolumeMount
+from podsync._volumes import binds, container_mounts, termination_message_file, volume_host_paths
 
 
 def test_make_volumes_and_binds_seed_case():
@@ -31,15 +31,15 @@ def test_make_volumes_and_binds_seed_case():
         "/var/lib/kubelet/podID/volumes/empty/disk5:/mnt/path5",
     ]
 
-    assert expected == binds(mounts, host_paths)
+    assert expected == binds(container_mounts(mounts, host_paths))
 
 
-def test_binds_skip_unknown_volumes():
+def test_mounts_skip_unknown_volumes():
     """A mount of a volume with no host path is skipped, as in the seed."""
     mounts = [VolumeMount("missing", "/a"), VolumeMount("known", "/b", read_only=True)]
-    expected = ["/host:/b:ro"]
+    expected = [Mount("/host", "/b", read_only=True)]
 
-    assert expected == binds(mounts, {"known": "/host"})
+    assert expected == container_mounts(mounts, {"known": "/host"})
 
 
 def test_volume_host_paths_seed_layout():

@@ -172,7 +172,9 @@ def test_a_planned_pod_in_dockers_terms() -> None:
         for a in plan([pod], [], now=0.0, options=PlanOptions(root_dir="/srv/podsync")).actions
         if isinstance(a, Create)
     ]
-    (net,), (app,) = ([c.spec for c in creates if c.container == name] for name in (NETWORK_CONTAINER, "nginx"))
+    (net,), (app,) = (
+        [c.spec for c in creates if c.container == name] for name in (NETWORK_CONTAINER, "nginx")
+    )
 
     net_host, net_config = engine_json(net)
     app_host, _ = engine_json(app)

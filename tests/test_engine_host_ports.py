@@ -21,9 +21,10 @@ import docker
 import pytest
 
 import podsync
-from podsync import Container, Pod, Port, PullPolicy, Reason, port_bindings
+from podsync import Container, Pod, Port, PullPolicy, Reason
 from podsync._actions import CreateSpec
 from podsync._options import PlanOptions
+from podsync._ports import port_mappings
 from podsync.docker import DockerRuntime
 from podsync.testing import FakeRuntime
 from tests.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup, run_labels
@@ -46,8 +47,8 @@ def test_network_none_publishes_nothing_so_nothing_conflicts(
                 name=f"podsync-ports-{n}-{SUFFIX}",
                 image=PAUSE_IMAGE,
                 labels=run_labels(),
-                network_mode="none",
-                port_bindings=port_bindings([PORT]),
+                network="none",
+                ports=tuple(port_mappings([PORT])),
             )
             cid = cleanup.add(runtime.create_container(spec))
             runtime.start_container(cid)
@@ -67,8 +68,8 @@ def test_network_none_publishes_nothing_so_nothing_conflicts(
         spec = CreateSpec(
             name=f"c{n}",
             image=PAUSE_IMAGE,
-            network_mode="none",
-            port_bindings=port_bindings([PORT]),
+            network="none",
+            ports=tuple(port_mappings([PORT])),
         )
         fake.start_container(fake.create_container(spec))
     assert [True, True] == [c.running for c in fake.containers]

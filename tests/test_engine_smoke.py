@@ -29,7 +29,7 @@ from podsync import (
     port_bindings,
 )
 from podsync._environment import environment
-from podsync._volumes import binds
+from podsync._volumes import binds, container_mounts
 from tests.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup, run_labels
 
 pytestmark = pytest.mark.engine
@@ -73,7 +73,7 @@ def test_engine_records_ports_cpu_shares_binds_and_env(
     bindings = port_bindings(PORTS)
     exposed = exposed_ports(PORTS)
     shares = cpu_shares(500)
-    bind_list = binds(mounts, host_paths)
+    bind_list = binds(container_mounts(mounts, host_paths))
     env = environment(ENV)
     assert bindings
     assert shares > 0
@@ -120,7 +120,7 @@ def test_binds_mount_host_directories_read_write_and_read_only(
         engine,
         cleanup,
         PAUSE_IMAGE,
-        host_config={"network_mode": "none", "binds": binds(mounts, host_paths)},
+        host_config={"network_mode": "none", "binds": binds(container_mounts(mounts, host_paths))},
     )
     engine.api.start(container_id)
     container = engine.containers.get(container_id)

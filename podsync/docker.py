@@ -472,17 +472,19 @@ class DockerRuntime:
     def create_container(self, spec: CreateSpec) -> str:
         """Create (not start) the container ``spec`` describes; return its id.
 
-        ``entrypoint`` / ``command`` of ``None`` or ``()`` keep the image's (Docker
-        drops the image's ``Cmd`` when the entrypoint is overridden, as Kubernetes
-        ``command`` without ``args`` expects). Empty strings and zeros mean "unset".
+        The spec is translated by ``podsync._docker_api.docker_create_args``:
+        ``join`` is network mode ``container:<name>``, ports are ``PortBindings`` and
+        ``ExposedPorts``, mounts ``Binds``, milli-CPU ``CpuShares``. Empty strings and
+        zeros mean "unset"; ``entrypoint`` / ``command`` of ``None`` or ``()`` keep the
+        image's.
 
         Raises:
             NameConflict: a container named ``spec.name`` exists already (HTTP 409);
                 it names that container and its labels when one inspect can tell.
             EngineUnavailable: the engine cannot be reached.
             RuntimeCallError: the engine refused: no such image (nothing is pulled
-                here), conflicting options (hostname, DNS or ports together with
-                ``container:`` network mode), a bad bind ...
+                here), conflicting options (hostname, DNS servers or ports
+                beside ``join``), a bad bind ...
         """
         try:
             return self._create(spec)

@@ -54,8 +54,8 @@ PUBLIC = sorted(
         "PLAN_FORMAT_VERSION",
         *("ownership", "Ownership"),
         *("plan_to_json", "plan_from_json", "plan_fingerprint"),
-        # the runtime boundary
-        *("Runtime", "ExecResult"),
+        # the runtime boundary, and the values a CreateSpec carries
+        *("Runtime", "ExecResult", "PortMapping", "Mount"),
         # applying plans, probes, sync
         *("apply", "ApplyResult", "ActionResult", "ActionStatus", "Event", "EventKind"),
         *("DEFAULT_WORKERS", "DEFAULT_HOOK_TIMEOUT", "probe_liveness", "DEFAULT_PROBE_TIMEOUT"),

@@ -93,21 +93,40 @@ def _published(pod: Pod) -> list[Port]:
     return [p for c in pod.containers for p in c.ports if p.host_port != 0]
 
 
-def _check(
-    pod: Pod,
-    taken: _Reservations,
-    held: Sequence[tuple[Pod, Sequence[Port]]] = (),
-) -> Rejection | None:
+class _Held:
+    """What the running pods publish now, indexed by (port, protocol): who publishes an
+    overlapping address, in input order. One lookup per port, so admission stays linear
+    in the number of pods."""
+
+    def __init__(self, held: Sequence[tuple[int, Pod, Sequence[Port]]]) -> None:
+        self._by_key: dict[tuple[int, PortProtocol], list[tuple[str, int, str]]] = {}
+        self._mine: dict[int, _Reservations] = {}
+        for index, pod, ports in held:
+            mine = self._mine.setdefault(index, _Reservations())
+            for port in ports:
+                mine.add(port, "")
+                entry = (port.host_ip, index, pod.key)
+                self._by_key.setdefault((port.host_port, port.protocol), []).append(entry)
+
+    def publishes(self, index: int, port: Port) -> bool:
+        """Whether the pod at ``index`` publishes ``port`` itself."""
+        mine = self._mine.get(index)
+        return mine is not None and mine.holder(port) is not None
+
+    def other_holder(self, index: int, port: Port) -> str | None:
+        """The first other running pod that publishes ``port`` (an overlapping address)."""
+        for address, other, key in self._by_key.get((port.host_port, port.protocol), ()):
+            if other != index and _overlap(address, port.host_ip):
+                return f"held by running pod {key}"
+        return None
+
+
+def _check(pod: Pod, taken: _Reservations, held: _Held, index: int) -> Rejection | None:
     # The first problem found, in container and port order, names the rejection.
     # ``held``: what each running pod publishes now. Another running pod's port is
     # taken unless ``pod`` publishes it too (with no bridge, recorded ports are not
     # really published, and then input order decides, through ``taken``).
     own = _Reservations()
-    mine = _Reservations()
-    for other, ports in held:
-        if other is pod:
-            for port in ports:
-                mine.add(port, "")
     for port in _published(pod):
         if own.holder(port) is not None:
             return Rejection(
@@ -117,20 +136,8 @@ def _check(
                 f"host port {_spelled(port)} is used twice in the pod",
             )
         holder = taken.holder(port)
-        if holder is None and port.host_port != 0 and mine.holder(port) is None:
-            holder = next(
-                (
-                    f"held by running pod {other.key}"
-                    for other, ports in held
-                    if other is not pod
-                    and any(
-                        (p.host_port, p.protocol) == (port.host_port, port.protocol)
-                        and _overlap(p.host_ip, port.host_ip)
-                        for p in ports
-                    )
-                ),
-                None,
-            )
+        if holder is None and not held.publishes(index, port):
+            holder = held.other_holder(index, port)
         if holder is not None:
             return Rejection(
                 pod.key,
@@ -175,14 +182,16 @@ def filter_host_port_conflicts(
     # A port a running pod publishes is its own whatever the input order: a running pod
     # that does not publish it (its network container is gone, say) does not get it,
     # or its new network container could not start while the other one runs.
-    held = [
-        (pods[i], ports)
-        for i in incumbents
-        if (ports := [p for p in running[pods[i].uid] if p.host_port != 0])
-    ]
+    held = _Held(
+        [
+            (i, pods[i], ports)
+            for i in incumbents
+            if (ports := [p for p in running[pods[i].uid] if p.host_port != 0])
+        ]
+    )
     for index in incumbents + newcomers:
         pod = pods[index]
-        problem = _check(pod, taken, held)
+        problem = _check(pod, taken, held, index)
         verdicts[index] = problem
         if problem is not None:
             # Nothing of a rejected pod is reserved (the seed leaked its earlier ports);

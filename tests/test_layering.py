@@ -77,6 +77,7 @@ PURE_EXTERNAL = {
     "itertools",
     "json",
     "math",
+    "operator",
     "posixpath",
     "re",
     "string",

@@ -28,7 +28,6 @@ Nothing here does I/O.
 
 from __future__ import annotations
 
-import functools
 import re
 
 from podsync._models import PullPolicy
@@ -167,9 +166,6 @@ _SHA256_RE = re.compile(r"sha256:[0-9a-f]{64}")
 _IMAGE_ID_RE = re.compile(r"[a-f0-9]{64}")
 
 
-# Cached: a plan reads the same few image references once per container (tens of
-# thousands of times); the result is an immutable value of the string alone.
-@functools.lru_cache(maxsize=4096)
 def _parse(reference: str) -> tuple[str, str, str] | str:
     """``(familiar name, tag, digest)`` of ``reference``, or the engine's complaint."""
     if _IMAGE_ID_RE.fullmatch(reference):

@@ -334,3 +334,70 @@ def test_running_pod_that_publishes_a_port_keeps_it_against_a_running_pod_that_d
         accepted,
         [r.message for r in rejected],
     )
+
+
+def _pod_on(name: str, host_ip: str, host_port: int) -> Pod:
+    """A pod of one container asking for ``host_ip:host_port`` (TCP)."""
+    return Pod(
+        name=name,
+        uid=f"{name}-uid",
+        containers=(
+            Container(name="c", image="busybox", ports=(Port(8080, host_port, host_ip=host_ip),)),
+        ),
+    )
+
+
+@pytest.mark.parametrize(
+    ("published", "asked", "clash"),
+    [
+        ("127.0.0.1", "127.0.0.1", True),  # the same address
+        ("0.0.0.0", "127.0.0.1", True),  # every address against one
+        ("127.0.0.1", "", True),  # one against every address
+        ("127.0.0.1", "127.0.0.2", False),  # two addresses: both can bind
+    ],
+)
+def test_a_running_pods_published_port_is_kept_by_address(published, asked, clash):
+    """What a running pod publishes stays its own against a running pod listed first that
+    asks for an overlapping address - and only an overlapping one (the kubelet's
+    ``HostPortInfo.CheckConflict``)."""
+    job = _pod_on("job", asked, 80)
+    web = _pod_on("web", published, 80)
+
+    accepted, rejected = filter_host_port_conflicts(
+        [job, web],
+        running={"job-uid": [], "web-uid": [Port(8080, 80, host_ip=published)]},
+    )
+
+    assert accepted == ((web,) if clash else (job, web))
+    assert [r.uid for r in rejected] == (["job-uid"] if clash else [])
+
+
+def test_a_running_pods_published_host_port_1_is_kept():
+    """Port 1 is a host port like any other (0 alone means "not published")."""
+    job = _pod_on("job", "", 1)
+    web = _pod_on("web", "", 1)
+
+    accepted, rejected = filter_host_port_conflicts(
+        [job, web], running={"job-uid": [], "web-uid": [Port(8080, 1)]}
+    )
+
+    assert ((web,), ["job-uid"]) == (accepted, [r.uid for r in rejected])
+
+
+@pytest.mark.parametrize("port", [80, 1])
+def test_what_a_rejected_running_pod_publishes_stays_taken_in_input_order(port):
+    """With no bridge, two running pods can both record host port 80. ``b`` is rejected
+    (port 81 is ``a``'s) but keeps running with 80 recorded, so 80 stays taken: ``c``,
+    later in the input and recording 80 too, is rejected - input order decides between
+    pods that both record a port, as for pods that are not rejected."""
+    a = attrs.evolve(_pod("a", 81), uid="a-uid")
+    b = attrs.evolve(_pod("b", 81, port), uid="b-uid")
+    c = attrs.evolve(_pod("c", port), uid="c-uid")
+
+    accepted, rejected = filter_host_port_conflicts(
+        [a, b, c],
+        running={"a-uid": [Port(80, 81)], "b-uid": [Port(80, port)], "c-uid": [Port(80, port)]},
+    )
+
+    assert ((a,), ["b-uid", "c-uid"]) == (accepted, [r.uid for r in rejected])
+    assert rejected[1].message == f"host port {port}/TCP is held by running pod default/b"

@@ -31,6 +31,7 @@ from podsync._models import (
     EnvVar,
     Handler,
     HTTPGetAction,
+    HTTPHeader,
     Lifecycle,
     Pod,
     Port,
@@ -103,9 +104,17 @@ def _handler(
         return Handler(exec_command=exec_.command)
     if http_get is not None:
         scheme = http_get.scheme if isinstance(http_get, _HTTPGetV1) else "HTTP"
+        headers = tuple(
+            HTTPHeader(h.name, h.value)
+            for h in (http_get.http_headers if isinstance(http_get, _HTTPGetV1) else ())
+        )
         return Handler(
             http_get=HTTPGetAction(
-                port=http_get.port, path=http_get.path, host=http_get.host, scheme=scheme
+                port=http_get.port,
+                path=http_get.path,
+                host=http_get.host,
+                scheme=scheme,
+                http_headers=headers,
             )
         )
     assert tcp_socket is not None
@@ -115,16 +124,69 @@ def _handler(
 
 _PROBE_ACTIONS = ("exec", "httpGet", "tcpSocket")
 
+# Why a gRPC probe is refused rather than run: the kubelet's (pkg/probe/grpc/grpc.go)
+# calls grpc.health.v1.Health/Check over HTTP/2 with protobuf messages, and podsync has
+# neither a gRPC client nor an HTTP/2 one among its dependencies.
+_GRPC_REFUSAL = (
+    "grpc is not supported by podsync: a gRPC health check needs a gRPC client "
+    "(HTTP/2 and protobuf), which podsync does not have; run a health-check program "
+    "with an exec probe (e.g. grpc_health_probe -addr=:PORT) or use tcpSocket"
+)
+
 
 def _probe(
-    probe: _ProbeV1 | _ProbeV1Beta1 | None, path: str, out: list[tuple[str, str]]
+    probe: _ProbeV1 | _ProbeV1Beta1 | None,
+    path: str,
+    out: list[tuple[str, str]],
+    *,
+    kind: str = "liveness",
 ) -> Probe | None:
+    """A probe of ``kind`` (liveness, readiness or startup) with Kubernetes' defaults
+    for what it leaves out, and the API's rules for the kind (``validateProbe`` and
+    its callers in ``pkg/apis/core/validation/validation.go``): a liveness or startup
+    probe needs a success threshold of 1 (its verdict only ever turns to failure: the
+    container is then killed); a readiness probe never kills, so it has no grace period
+    of its own."""
     if probe is None:
         return None
-    handler = _handler(probe.exec_, probe.http_get, probe.tcp_socket, _PROBE_ACTIONS, path, out)
-    if handler is None:
+    if isinstance(probe, _ProbeV1) and probe.grpc is not None:
+        out.append((f"{path}.grpc", _GRPC_REFUSAL))
         return None
-    return Probe(handler=handler, initial_delay_seconds=probe.initial_delay_seconds)
+    before = len(out)
+    handler = _handler(probe.exec_, probe.http_get, probe.tcp_socket, _PROBE_ACTIONS, path, out)
+    if not isinstance(probe, _ProbeV1):  # v1beta1 had the initial delay only
+        return None if handler is None else Probe(handler, probe.initial_delay_seconds)
+    success = probe.success_threshold
+    if kind != "readiness" and success is not None and success != 1:
+        out.append((f"{path}.successThreshold", f"must be 1 for a {kind} probe, got {success}"))
+    grace = probe.termination_grace_period_seconds
+    if grace is not None:
+        if kind == "readiness":
+            out.append(
+                (
+                    f"{path}.terminationGracePeriodSeconds",
+                    "must not be set for a readiness probe (it never stops the container)",
+                )
+            )
+        elif grace < 1:
+            at = f"{path}.terminationGracePeriodSeconds"
+            out.append((at, f"must be at least 1, got {grace}"))
+    if handler is None or len(out) > before:
+        return None
+    defaults = Probe(handler)
+    return Probe(
+        handler,
+        initial_delay_seconds=probe.initial_delay_seconds,
+        period_seconds=_or(probe.period_seconds, defaults.period_seconds),
+        timeout_seconds=_or(probe.timeout_seconds, defaults.timeout_seconds),
+        success_threshold=_or(success, defaults.success_threshold),
+        failure_threshold=_or(probe.failure_threshold, defaults.failure_threshold),
+        termination_grace_period_seconds=grace,
+    )
+
+
+def _or(value: int | None, default: int) -> int:
+    return default if value is None else value
 
 
 def _lifecycle(
@@ -233,6 +295,19 @@ def _container(
         lifecycle=_lifecycle(c.lifecycle, f"{path}.lifecycle", out),
         privileged=privileged,
         termination_message_path=c.termination_message_path,
+        # v1beta1 had liveness probes only.
+        readiness_probe=_probe(
+            c.readiness_probe if isinstance(c, _ContainerV1) else None,
+            f"{path}.readinessProbe",
+            out,
+            kind="readiness",
+        ),
+        startup_probe=_probe(
+            c.startup_probe if isinstance(c, _ContainerV1) else None,
+            f"{path}.startupProbe",
+            out,
+            kind="startup",
+        ),
     )
 
 
@@ -379,8 +454,13 @@ def _check_named_ports(container: Container, path: str, out: list[tuple[str, str
     """A port given by name in a probe or hook must be a named port of the container."""
     names = {port.name for port in container.ports if port.name}
     handlers: list[tuple[str, Handler | None]] = []
-    if container.liveness_probe is not None:
-        handlers.append((f"{path}.livenessProbe", container.liveness_probe.handler))
+    for key, probe in (
+        ("livenessProbe", container.liveness_probe),
+        ("readinessProbe", container.readiness_probe),
+        ("startupProbe", container.startup_probe),
+    ):
+        if probe is not None:
+            handlers.append((f"{path}.{key}", probe.handler))
     if container.lifecycle is not None:
         handlers.append((f"{path}.lifecycle.postStart", container.lifecycle.post_start))
         handlers.append((f"{path}.lifecycle.preStop", container.lifecycle.pre_stop))

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import enum
 import uuid
+from collections.abc import Callable
+from typing import Any
 
 import attrs
 
@@ -25,6 +27,7 @@ __all__ = [
     "DNSPolicy",
     "EnvVar",
     "HTTPGetAction",
+    "HTTPHeader",
     "Handler",
     "Lifecycle",
     "ObservedContainer",
@@ -124,15 +127,28 @@ class VolumeMount:
 
 
 @attrs.frozen
+class HTTPHeader:
+    """One header an httpGet action sends (Kubernetes ``httpHeaders[]``); a name may be
+    given more than once, and every entry is sent."""
+
+    name: str
+    value: str = ""
+
+
+@attrs.frozen
 class HTTPGetAction:
     """An HTTP GET against the container; ``port`` is a number or a named container port.
 
-    An empty ``host`` means the pod's address (the seed used the pod IP)."""
+    An empty ``host`` means the pod's address (the seed used the pod IP). ``scheme`` is
+    ``HTTP`` or ``HTTPS`` (whose certificate is not verified, as the kubelet's probes
+    do not verify it). ``http_headers`` are sent as given, in order; a ``Host`` header
+    names the request's host, and ``User-Agent`` and ``Accept`` replace podsync's."""
 
     port: int | str
     path: str = ""
     host: str = ""
     scheme: str = "HTTP"
+    http_headers: tuple[HTTPHeader, ...] = ()
 
 
 @attrs.frozen
@@ -160,12 +176,52 @@ class Handler:
             raise ValueError(f"a handler needs exactly one action, got {count}")
 
 
+def _at_least(minimum: int) -> Callable[[Any, attrs.Attribute[int], int], None]:
+    def check(_: Any, attribute: attrs.Attribute[int], value: int) -> None:
+        if value < minimum:
+            raise ValueError(f"{attribute.name} must be at least {minimum}, got {value}")
+
+    return check
+
+
+def _positive_or_none(_: Any, attribute: attrs.Attribute[int | None], value: int | None) -> None:
+    if value is not None and value < 1:
+        raise ValueError(f"{attribute.name} must be at least 1, got {value}")
+
+
 @attrs.frozen
 class Probe:
-    """A liveness probe: the handler, and how long after creation it starts to count."""
+    """A liveness, readiness or startup probe: the handler, and when and how often it
+    runs, with Kubernetes' defaults (``SetDefaults_Probe``,
+    ``pkg/apis/core/v1/defaults.go``: timeout 1 s, period 10 s, success threshold 1,
+    failure threshold 3, no initial delay).
+
+    Attributes:
+        handler: what is run: exec, httpGet or tcpSocket.
+        initial_delay_seconds: no probe runs until the container has been up this long.
+        period_seconds: a probe runs at most once per period (see ``podsync.ProbeState``:
+            in one-shot use, at most once per sync too).
+        timeout_seconds: how long one run may take; a run that takes longer failed.
+        success_threshold: consecutive successes that turn a failed verdict into
+            success (Kubernetes requires 1 for liveness and startup probes).
+        failure_threshold: consecutive failures that turn a verdict into failure.
+        termination_grace_period_seconds: the grace period of the stop when this
+            (liveness or startup) probe kills the container; ``None`` keeps the pod's.
+
+    Raises:
+        ValueError: a count or period below its minimum (0 for the delay, 1 for the
+            others; the grace period, when given, at least 1).
+    """
 
     handler: Handler
-    initial_delay_seconds: int = 0
+    initial_delay_seconds: int = attrs.field(default=0, validator=_at_least(0))
+    period_seconds: int = attrs.field(default=10, validator=_at_least(1))
+    timeout_seconds: int = attrs.field(default=1, validator=_at_least(1))
+    success_threshold: int = attrs.field(default=1, validator=_at_least(1))
+    failure_threshold: int = attrs.field(default=3, validator=_at_least(1))
+    termination_grace_period_seconds: int | None = attrs.field(
+        default=None, validator=_positive_or_none
+    )
 
 
 @attrs.frozen
@@ -191,6 +247,15 @@ class Container:
         memory: memory limit in bytes; 0 means unset.
         termination_message_path: where, inside the container, the termination-message
             file is mounted; empty means none.
+        liveness_probe: when its verdict is failure, the container is killed and
+            restarted as its pod's restart policy says.
+        readiness_probe: decides whether the running container is ready
+            (``ContainerStatus.ready``); it never restarts the container.
+        startup_probe: until it succeeds, neither the liveness nor the readiness probe
+            runs; when its verdict is failure, the container is killed as for liveness.
+
+    Probes (and ``lifecycle``) are run by podsync against the container: they are not
+    part of its spec hash, so changing one restarts nothing.
     """
 
     name: str
@@ -208,6 +273,8 @@ class Container:
     lifecycle: Lifecycle | None = None
     privileged: bool = False
     termination_message_path: str = ""
+    readiness_probe: Probe | None = None
+    startup_probe: Probe | None = None
 
 
 # A fixed namespace for uuid5: pod uids derived by podsync are the same on every machine

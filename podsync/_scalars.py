@@ -47,6 +47,8 @@ __all__: list[str] = []
 
 # Docker takes memory and CPU values as int64.
 _INT64_MAX = 2**63 - 1
+# Kubernetes' probe periods, timeouts and thresholds are int32.
+_INT32_MAX = 2**31 - 1
 
 # ---------------------------------------------------------------------------------------
 # Values: strict primitives, checked scalars
@@ -195,6 +197,16 @@ def _check_range(value: object, low: int, high: int) -> int:
     return number
 
 
+def _check_probe_count(value: object) -> int:
+    """A probe's period, timeout or threshold: Kubernetes' minimum is 1, its type int32."""
+    number = _expect_int(value)
+    if number < 1:
+        raise _Invalid(f"must be at least 1, got {number}")
+    if number > _INT32_MAX:
+        raise _Invalid(f"must be at most {_INT32_MAX}, got {number}")
+    return number
+
+
 def _check_count(value: object) -> int:
     number = _expect_int(value)
     if number < 0:
@@ -283,6 +295,28 @@ _LEGACY_PULL_POLICIES = {
     "PullNever": PullPolicy.NEVER,
     "PullIfNotPresent": PullPolicy.IF_NOT_PRESENT,
 }
+
+
+# Kubernetes' IsHTTPHeaderName (apimachinery's validation): letters, digits and '-'.
+_HEADER_NAME = re.compile(r"[-A-Za-z0-9]+")
+
+
+def _check_header_name(value: object) -> str:
+    text = _expect_str(value)
+    if not _HEADER_NAME.fullmatch(text):
+        raise _Invalid(
+            f"{_describe(text)} is not a valid HTTP header name (letters, digits and '-' only)"
+        )
+    return text
+
+
+def _check_header_value(value: object) -> str:
+    # A line break would end the header and start another (request splitting); Go's
+    # HTTP client refuses such a value at every request, so refuse it once, here.
+    text = _expect_str(value)
+    if "\r" in text or "\n" in text:
+        raise _Invalid(f"{_describe(text)} contains a line break, which no HTTP header may")
+    return text
 
 
 def _check_scheme(value: object) -> str:

@@ -48,6 +48,8 @@ from podsync._scalars import (
     _check_env_name,
     _check_exact,
     _check_grace_period,
+    _check_header_name,
+    _check_header_value,
     _check_host_ip,
     _check_image,
     _check_label,
@@ -55,6 +57,7 @@ from podsync._scalars import (
     _check_path,
     _check_port_name,
     _check_port_ref,
+    _check_probe_count,
     _check_range,
     _check_scheme,
     _check_uid,
@@ -95,6 +98,9 @@ _Count = NewType("_Count", int)  # a non-negative int64: v1beta1 memory bytes, m
 _GracePeriod = NewType("_GracePeriod", int)  # 0-MAX_GRACE_PERIOD seconds
 _MilliCPU = NewType("_MilliCPU", int)  # a quantity (500m, 0.5, 2) in milli-CPU
 _Bytes = NewType("_Bytes", int)  # a quantity (128Mi, 1G, 1e9) in bytes
+_ProbeCount = NewType("_ProbeCount", int)  # 1 to int32's top: probe periods, timeouts, thresholds
+_HeaderName = NewType("_HeaderName", str)  # an HTTP header name, as Kubernetes validates it
+_HeaderValue = NewType("_HeaderValue", str)  # an HTTP header value: no line breaks
 
 
 # ---------------------------------------------------------------------------------------
@@ -159,8 +165,15 @@ class _HTTPGetV1Beta1:
 
 
 @attrs.frozen(kw_only=True)
+class _HTTPHeaderSchema:
+    name: _HeaderName
+    value: _HeaderValue
+
+
+@attrs.frozen(kw_only=True)
 class _HTTPGetV1(_HTTPGetV1Beta1):
     scheme: _Scheme = _Scheme("HTTP")
+    http_headers: tuple[_HTTPHeaderSchema, ...] = ()
 
 
 @attrs.frozen(kw_only=True)
@@ -186,12 +199,25 @@ class _HandlerV1Beta1:
     http_get: _HTTPGetV1Beta1 | None = None
 
 
+def _any_value(value: object, _: object = None) -> object:
+    # A field podsync refuses whatever it holds (a gRPC action): the converter says why,
+    # so its content is not checked here.
+    return value
+
+
 @attrs.frozen(kw_only=True)
 class _ProbeV1:
     exec_: _ExecAction | None = None
     http_get: _HTTPGetV1 | None = None
     tcp_socket: _TCPSocketV1 | None = None
+    grpc: object = attrs.field(default=None, metadata={_HOOK: _any_value})
     initial_delay_seconds: _Seconds = _Seconds(0)
+    # None: Kubernetes' default (SetDefaults_Probe), which the model holds.
+    timeout_seconds: _ProbeCount | None = None
+    period_seconds: _ProbeCount | None = None
+    success_threshold: _ProbeCount | None = None
+    failure_threshold: _ProbeCount | None = None
+    termination_grace_period_seconds: _GracePeriod | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -269,6 +295,8 @@ class _ContainerV1:
     lifecycle: _LifecycleV1 | None = None
     security_context: _SecurityContext | None = None
     termination_message_path: _OptionalBindPath = _OptionalBindPath("")
+    readiness_probe: _ProbeV1 | None = None
+    startup_probe: _ProbeV1 | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -483,6 +511,9 @@ def _make_converter() -> cattrs.Converter:
         _GracePeriod: _check_grace_period,
         _MilliCPU: _milli_cpu,
         _Bytes: _bytes,
+        _ProbeCount: _check_probe_count,
+        _HeaderName: _check_header_name,
+        _HeaderValue: _check_header_value,
         PortProtocol: lambda v: _choose(v, _PROTOCOLS, PortProtocol.TCP, fold_case=True),
         RestartPolicy: lambda v: _choose(
             v, _RESTART_POLICIES, RestartPolicy.ALWAYS, fold_case=False

@@ -30,6 +30,7 @@ PUBLIC = sorted(
         # the pod model, and what runtimes report
         *("Pod", "Container", "Port", "PortProtocol", "Volume", "VolumeMount", "EnvVar"),
         *("Probe", "Handler", "HTTPGetAction", "TCPSocketAction", "Lifecycle"),
+        "HTTPHeader",
         *("RestartPolicy", "DNSPolicy", "PullPolicy", "derive_pod_uid"),
         *("ObservedContainer", "ObservedImage"),
         # reading pod files

@@ -59,6 +59,9 @@ from podsync.exceptions import (
 # --- more modules are added below, one block each ---
 
 # isort: split
+from podsync._prober import ProbeKind, ProbeResult, ProbeState
+
+# isort: split
 from podsync._options import DEFAULT_NETWORK_IMAGE, BackOffPolicy, GCPolicy, PlanOptions
 
 # isort: split
@@ -193,6 +196,9 @@ __all__ = [
     "PortMapping",
     "PortProtocol",
     "Probe",
+    "ProbeKind",
+    "ProbeResult",
+    "ProbeState",
     "Problem",
     "Pull",
     "PullPolicy",

@@ -31,6 +31,8 @@ PUBLIC = sorted(
         *("Pod", "Container", "Port", "PortProtocol", "Volume", "VolumeMount", "EnvVar"),
         *("Probe", "Handler", "HTTPGetAction", "TCPSocketAction", "Lifecycle"),
         "HTTPHeader",
+        # the prober's rules
+        *("ProbeKind", "ProbeResult", "ProbeState"),
         *("RestartPolicy", "DNSPolicy", "PullPolicy", "derive_pod_uid"),
         *("ObservedContainer", "ObservedImage"),
         # reading pod files

@@ -45,6 +45,7 @@ MODEL_AND_HELPERS = {
     "_images",
     "_host_ports",
     "_environment",
+    "_prober",
     "exceptions",
 }
 VOCABULARY = {"_options", "_actions", "_ownership", "_fingerprint", "_plan_json"}

@@ -138,7 +138,14 @@ from podsync._apply import (
 from podsync._sync import Observation, SyncResult, observe, sync
 
 # isort: split
-from podsync._status import ContainerState, ContainerStatus, PodPhase, PodStatus, pod_status
+from podsync._status import (
+    ContainerState,
+    ContainerStatus,
+    PodCondition,
+    PodPhase,
+    PodStatus,
+    pod_status,
+)
 
 # isort: split
 from podsync import labels
@@ -188,6 +195,7 @@ __all__ = [
     "PlanOptions",
     "Pod",
     "PodAction",
+    "PodCondition",
     "PodPhase",
     "PodPlan",
     "PodStatus",

@@ -12,7 +12,10 @@ Semantics, as Kubernetes':
 * httpGet: a GET to ``handler.host`` or, when it names none, the address of the pod's
   network; success is a 2xx or 3xx status (redirects are not followed). A port is a
   number or the name of one of the container's ports; an empty port is 80 (seed). HTTPS
-  does not verify the certificate (the kubelet's probes do not either).
+  does not verify the certificate (the kubelet's probes do not either). The action's
+  ``httpHeaders`` are sent as the kubelet sends them (``pkg/probe/http/request.go``):
+  ``User-Agent`` and ``Accept: */*`` are added only when absent, an explicitly empty
+  ``Accept`` sends none, and a ``Host`` header names the request's host.
 * tcpSocket: success is an accepted TCP connection.
 
 Every network operation has a timeout. Nothing runs a shell.
@@ -28,16 +31,17 @@ from concurrent.futures import ThreadPoolExecutor
 
 import attrs
 
-from podsync._models import Container, Handler, ObservedContainer, Pod, Port
+from podsync._models import Container, Handler, HTTPHeader, ObservedContainer, Pod, Port, Probe
 from podsync._naming import NETWORK_CONTAINER
 from podsync._ownership import ownership
+from podsync._prober import ProbeKind, probes_of
 from podsync._runtime import Runtime
 from podsync.exceptions import PodsyncError
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = ["DEFAULT_PROBE_TIMEOUT", "probe_liveness"]
 
-#: Seconds a liveness probe may take (Kubernetes' ``timeoutSeconds`` default).
+#: Seconds a probe may take unless it says (Kubernetes' ``timeoutSeconds`` default).
 DEFAULT_PROBE_TIMEOUT = 1.0
 
 # How many probes run at once: probes are short and run before every plan; a few
@@ -124,8 +128,47 @@ def _insecure_context() -> ssl.SSLContext:
     return context
 
 
-def http_get(host: str, port: int, path: str, scheme: str, timeout: float) -> None:
-    """GET ``<scheme>://<host>:<port>/<path>``; success is a 2xx or 3xx status.
+# What podsync calls itself when the action's headers name no User-Agent.
+_USER_AGENT = "podsync"
+
+
+def _send_headers(
+    conn: http.client.HTTPConnection, target: str, headers: Sequence[HTTPHeader]
+) -> None:
+    """Send the request line and headers as the kubelet's probes build them
+    (``pkg/probe/http/request.go``, ``newProbeRequest`` and ``http.go``): the action's
+    headers in order (a name given twice is sent twice); ``Host`` names the request's
+    host instead of being sent as another header; ``User-Agent`` and ``Accept: */*``
+    only when the headers name none; an ``Accept`` given empty means no Accept at all.
+    No compression is asked for (the kubelet's transport disables it)."""
+    names = {h.name.lower() for h in headers}
+    host = next((h.value for h in headers if h.name.lower() == "host"), None)
+    accept = [h.value for h in headers if h.name.lower() == "accept"]
+    conn.putrequest("GET", target, skip_host=host is not None, skip_accept_encoding=True)
+    if host is not None:
+        conn.putheader("Host", host)
+    for h in headers:
+        lower = h.name.lower()
+        if lower == "host" or (lower == "accept" and accept[0] == ""):
+            continue
+        conn.putheader(h.name, h.value)
+    if "user-agent" not in names:
+        conn.putheader("User-Agent", _USER_AGENT)
+    if not accept:
+        conn.putheader("Accept", "*/*")
+    conn.endheaders()
+
+
+def http_get(
+    host: str,
+    port: int,
+    path: str,
+    scheme: str,
+    timeout: float,
+    headers: Sequence[HTTPHeader] = (),
+) -> None:
+    """GET ``<scheme>://<host>:<port>/<path>`` with ``headers``; success is a 2xx or 3xx
+    status.
 
     Raises:
         HandlerError: the request failed or the status is not 2xx/3xx.
@@ -140,7 +183,7 @@ def http_get(host: str, port: int, path: str, scheme: str, timeout: float) -> No
     else:
         raise HandlerError(f"unsupported scheme {scheme!r} (expected HTTP or HTTPS)", ran=False)
     try:
-        conn.request("GET", target, headers={"User-Agent": "podsync", "Accept": "*/*"})
+        _send_headers(conn, target, headers)
         response = conn.getresponse()
         response.read(_MAX_BODY)
         status = response.status
@@ -208,7 +251,7 @@ def run_handler(
         h = handler.http_get
         port = resolve_port(h.port, ports, default=80)
         host = h.host or _address(runtime, network_id or container_id)
-        http_get(host, port, h.path, h.scheme, timeout)
+        http_get(host, port, h.path, h.scheme, timeout, h.http_headers)
     else:
         assert handler.tcp_socket is not None  # Handler's invariant: exactly one is set
         t = handler.tcp_socket
@@ -218,44 +261,37 @@ def run_handler(
 
 
 # ---------------------------------------------------------------------------------------
-# Liveness probes
+# Probes
 
 
 @attrs.frozen
-class ProbeTarget:
-    """One running container to probe."""
+class ProbedContainer:
+    """A running container of a desired pod whose spec has at least one probe.
 
-    container_id: str
-    pod: str  # the pod key, namespace/name
-    container: str
-    handler: Handler
-    ports: tuple[Port, ...]
+    Attributes:
+        observed: the container, as the engine listed it.
+        pod: its desired pod.
+        spec: its container spec in that pod.
+        network_id: the engine id of the pod's running network container, whose address
+            httpGet and tcpSocket probes without a host use; ``None`` when none runs.
+    """
+
+    observed: ObservedContainer
+    pod: Pod
+    spec: Container
     network_id: str | None
-    pod_uid: str = ""  # the pod's identity, for events
 
 
-@attrs.frozen
-class ProbeOutcome:
-    """What probing one container gave: ``healthy`` is None when the probe could not
-    be run (no result: the seed kept a container whose health check errored)."""
-
-    target: ProbeTarget
-    healthy: bool | None
-    message: str = ""
-
-
-def probe_targets(
+def probed_containers(
     desired: Sequence[Pod],
     observed: Sequence[ObservedContainer],
     *,
-    now: float,
     adopt_2014_containers: bool = False,
-) -> list[ProbeTarget]:
-    """The running containers of desired pods whose spec has a liveness probe and that
-    are past its initialDelaySeconds (seed healthy(): within the delay after creation a
-    container counts as healthy, strict ``<``). Which containers are a pod's is the
-    planner's ``ownership`` rule, with the plan's ``adopt_2014_containers``: a probe
-    execs in the container, so it must never reach one podsync does not own."""
+) -> list[ProbedContainer]:
+    """The running containers of ``desired`` pods whose spec has a probe, in the order
+    observed. Which containers are a pod's is the planner's ``ownership`` rule, with the
+    plan's ``adopt_2014_containers``: a probe execs in the container, so it must never
+    reach one podsync does not own."""
     by_identity: dict[tuple[str, str], Pod] = {}
     for pod in desired:
         by_identity.setdefault((pod.uid, pod.full_name), pod)
@@ -277,25 +313,74 @@ def probe_targets(
                 networks[owner.uid] = oc
         else:
             matched.append((oc, owner, name))
-    targets: list[ProbeTarget] = []
+    probed: list[ProbedContainer] = []
     for oc, pod, name in matched:
         spec: Container | None = next((c for c in pod.containers if c.name == name), None)
-        if spec is None or spec.liveness_probe is None:
-            continue
-        if now - oc.created < spec.liveness_probe.initial_delay_seconds:
+        if spec is None or not probes_of(spec):
             continue
         net = networks.get(pod.uid)
-        targets.append(
-            ProbeTarget(
-                container_id=oc.id,
-                pod=pod.key,
-                pod_uid=pod.uid,
-                container=name,
-                handler=spec.liveness_probe.handler,
-                ports=spec.ports,
-                network_id=net.id if net is not None else None,
-            )
+        probed.append(ProbedContainer(oc, pod, spec, net.id if net is not None else None))
+    return probed
+
+
+@attrs.frozen
+class ProbeTarget:
+    """One probe to run against one running container."""
+
+    container_id: str
+    pod: str  # the pod key, namespace/name
+    container: str
+    handler: Handler
+    ports: tuple[Port, ...]
+    network_id: str | None
+    pod_uid: str = ""  # the pod's identity, for events
+    kind: ProbeKind = ProbeKind.LIVENESS
+    timeout: float = DEFAULT_PROBE_TIMEOUT  # the probe's timeoutSeconds
+    failure_threshold: int = 3  # the probe's failureThreshold, for messages
+
+    @classmethod
+    def of(cls, probed: ProbedContainer, kind: ProbeKind, probe: Probe) -> ProbeTarget:
+        """The target that runs ``probe`` (of ``kind``) against ``probed``."""
+        return cls(
+            container_id=probed.observed.id,
+            pod=probed.pod.key,
+            pod_uid=probed.pod.uid,
+            container=probed.spec.name,
+            handler=probe.handler,
+            ports=probed.spec.ports,
+            network_id=probed.network_id,
+            kind=kind,
+            timeout=float(probe.timeout_seconds),
+            failure_threshold=probe.failure_threshold,
         )
+
+
+@attrs.frozen
+class ProbeOutcome:
+    """What probing one container gave: ``healthy`` is None when the probe could not
+    be run (no result: the kubelet throws a prober error's result away)."""
+
+    target: ProbeTarget
+    healthy: bool | None
+    message: str = ""
+
+
+def probe_targets(
+    desired: Sequence[Pod],
+    observed: Sequence[ObservedContainer],
+    *,
+    now: float,
+    adopt_2014_containers: bool = False,
+) -> list[ProbeTarget]:
+    """The liveness probes of the running containers of desired pods that are past
+    its initialDelaySeconds (seed healthy(): within the delay after creation a container
+    counts as healthy, strict ``<``), whatever their other probes say."""
+    targets: list[ProbeTarget] = []
+    for probed in probed_containers(desired, observed, adopt_2014_containers=adopt_2014_containers):
+        probe = probed.spec.liveness_probe
+        if probe is None or now - probed.observed.created < probe.initial_delay_seconds:
+            continue
+        targets.append(ProbeTarget.of(probed, ProbeKind.LIVENESS, probe))
     return targets
 
 
@@ -303,10 +388,13 @@ def run_probes(
     targets: Sequence[ProbeTarget],
     runtime: Runtime,
     *,
-    timeout: float,
+    timeout: float | None = None,
     workers: int = _PROBE_WORKERS,
-) -> dict[str, ProbeOutcome]:
-    """Run the probes of ``targets`` in parallel; outcomes by container id."""
+) -> list[ProbeOutcome]:
+    """Run ``targets`` in parallel; their outcomes, in the order of ``targets``. Each
+    probe may take its own ``timeout`` (its ``timeoutSeconds``), or ``timeout`` when
+    given: an exec that takes longer failed (the kubelet's ``ExecProbeTimeout``), a
+    connection or request that takes longer failed."""
 
     def run(target: ProbeTarget) -> ProbeOutcome:
         try:
@@ -316,22 +404,20 @@ def run_probes(
                 target.container_id,
                 network_id=target.network_id,
                 ports=target.ports,
-                timeout=timeout,
+                timeout=target.timeout if timeout is None else timeout,
             )
         except HandlerError as exc:
             return ProbeOutcome(target, False if exc.ran else None, str(exc))
         return ProbeOutcome(target, True)
 
     if not targets:
-        return {}
+        return []
     if len(targets) == 1:
-        outcomes = [run(targets[0])]
-    else:
-        with ThreadPoolExecutor(
-            max_workers=min(workers, len(targets)), thread_name_prefix="podsync-probe"
-        ) as pool:
-            outcomes = list(pool.map(run, targets))
-    return {o.target.container_id: o for o in outcomes}
+        return [run(targets[0])]
+    with ThreadPoolExecutor(
+        max_workers=min(workers, len(targets)), thread_name_prefix="podsync-probe"
+    ) as pool:
+        return list(pool.map(run, targets))
 
 
 def probe_liveness(
@@ -340,10 +426,10 @@ def probe_liveness(
     runtime: Runtime,
     *,
     now: float,
-    timeout: float = DEFAULT_PROBE_TIMEOUT,
+    timeout: float | None = None,
     adopt_2014_containers: bool = False,
 ) -> dict[str, bool]:
-    """Run the liveness probes of the running containers of ``desired`` pods.
+    """Run the liveness probes of the running containers of ``desired`` pods, once each.
 
     A container is probed when it is running, belongs to a desired pod (by the planner's
     ``ownership`` rule: podsync's labels, or - with ``adopt_2014_containers``, as the
@@ -353,15 +439,17 @@ def probe_liveness(
     host connect to the address of the pod's network container. Probes run in parallel
     on a small pool of threads.
 
-    The result is meant for ``plan(..., liveness=...)``: the plan replaces a container
-    whose probe failed.
+    These are single results: no thresholds, no period, no startup gate. ``sync``
+    applies those (``podsync.ProbeState``) and keeps the count between syncs; passing
+    these results to ``plan(..., liveness=...)`` as they are replaces a container on its
+    first failure.
 
     Args:
         desired: the desired pods.
         observed: the containers on the engine (``runtime.list_containers()``).
         runtime: where exec probes run and container addresses come from.
         now: the current time, seconds since the epoch.
-        timeout: seconds each probe may take.
+        timeout: seconds each probe may take; ``None``: its own ``timeoutSeconds``.
         adopt_2014_containers: probe a 2014 kubelet's containers too; pass the plan's
             ``PlanOptions.adopt_2014_containers``.
 
@@ -373,4 +461,4 @@ def probe_liveness(
     """
     targets = probe_targets(desired, observed, now=now, adopt_2014_containers=adopt_2014_containers)
     outcomes = run_probes(targets, runtime, timeout=timeout)
-    return {cid: o.healthy for cid, o in outcomes.items() if o.healthy is not None}
+    return {o.target.container_id: o.healthy for o in outcomes if o.healthy is not None}

@@ -6,6 +6,7 @@ What lives there (paths come from the plan, see ``_volumes.py``)::
     <root>/<pod uid>/volumes/empty/<volume>          emptyDir volumes
     <root>/<pod uid>/<container>/<instance>          termination-message files
     <root>/<pod uid>/.podsync-stopped/<container id> stop records: podsync stopped it
+    <root>/<pod uid>/.podsync-probes/<container id>  probe records: the prober's states
 
 Ported from the seed's ``runContainer`` (mkdir ``<root>/<uid>/<container>`` 0750, then
 create the file that is bound to ``terminationMessagePath``), the emptyDir plugin's
@@ -53,8 +54,16 @@ POD_DIR_MARKER = ".podsync-pod"
 #: Starts with a dot, so it can never be a container's directory (a DNS label).
 STOP_RECORDS_DIR = ".podsync-stopped"
 
+#: The directory under a pod directory that holds podsync's probe records: one file per
+#: running container with probes, named by the container's id and holding its probes'
+#: states (``podsync._prober.states_to_json``), so that consecutive probe failures count
+#: across syncs - also across podsync processes, as every ``podsync apply`` is one.
+PROBE_RECORDS_DIR = ".podsync-probes"
+
 # Longer record contents are cut: a reason is a short code.
 _RECORD_MAX_BYTES = 128
+# A probe record holds three small JSON objects.
+_PROBE_RECORD_MAX_BYTES = 4096
 
 # The seed made its pod and container directories 0750 (os.MkdirAll(dir, 0750)); the
 # process umask applies on top, as it did for the seed.
@@ -244,13 +253,19 @@ def write_stop_record(root_dir: str, pod_uid: str, container_id: str, reason: st
         raise HostPathRefused(
             f"cannot record a stop of container {container_id!r} of pod {pod_uid!r}"
         )
-    path = os.path.join(root_dir, pod_uid, STOP_RECORDS_DIR, container_id)
+    _write_record(root_dir, pod_uid, STOP_RECORDS_DIR, container_id, reason.encode("utf-8"))
+
+
+def _write_record(
+    root_dir: str, pod_uid: str, directory: str, container_id: str, data: bytes
+) -> None:
+    path = os.path.join(root_dir, pod_uid, directory, container_id)
     real_root, parts = _components(path, root_dir)
     parent = _make_pod_path(real_root, parts[:-1])
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
     fd = os.open(os.path.join(parent, parts[-1]), flags, 0o644)
     with os.fdopen(fd, "wb") as file:
-        file.write(reason.encode("utf-8")[:_RECORD_MAX_BYTES])
+        file.write(data)
 
 
 def remove_stop_record(root_dir: str, pod_uid: str, container_id: str) -> None:
@@ -282,23 +297,49 @@ def read_stop_records(
     Raises:
         OSError: a record exists but cannot be read.
     """
+    found = _read_records(root_dir, pod_uid, STOP_RECORDS_DIR, container_ids, _RECORD_MAX_BYTES)
+    return {
+        container_id: data.decode("utf-8", "replace").strip() or "unknown"
+        for container_id, data in found.items()
+    }
+
+
+def _records_dir(root_dir: str, pod_uid: str, directory: str) -> str | None:
+    """The records directory ``directory`` of pod ``pod_uid``, when it is a real
+    directory in a real pod directory; ``None`` otherwise."""
     if not _record_component_ok(pod_uid):
-        return {}
+        return None
     pod_dir = os.path.join(root_dir, pod_uid)
-    directory = os.path.join(pod_dir, STOP_RECORDS_DIR)
-    for path in (pod_dir, directory):
+    path = os.path.join(pod_dir, directory)
+    for candidate in (pod_dir, path):
         try:
-            if not stat.S_ISDIR(os.lstat(path).st_mode):
-                return {}
+            if not stat.S_ISDIR(os.lstat(candidate).st_mode):
+                return None
         except (FileNotFoundError, NotADirectoryError):
-            return {}
-    records: dict[str, str] = {}
+            return None
+    return path
+
+
+def _read_records(
+    root_dir: str,
+    pod_uid: str,
+    directory: str,
+    container_ids: Collection[str],
+    max_bytes: int,
+) -> dict[str, bytes]:
+    """The record files in ``directory`` of pod ``pod_uid`` for ``container_ids``: only
+    regular files, opened without following symlinks (podsync makes nothing else, so
+    anything else holds no record)."""
+    path = _records_dir(root_dir, pod_uid, directory)
+    if path is None:
+        return {}
+    records: dict[str, bytes] = {}
     for container_id in sorted(container_ids):
         if not _record_component_ok(container_id):
             continue
         try:
             fd = os.open(
-                os.path.join(directory, container_id), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+                os.path.join(path, container_id), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
             )
         except FileNotFoundError:
             continue
@@ -309,6 +350,61 @@ def read_stop_records(
         with os.fdopen(fd, "rb") as file:
             if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
                 continue
-            text = file.read(_RECORD_MAX_BYTES).decode("utf-8", "replace").strip()
-        records[container_id] = text or "unknown"
+            records[container_id] = file.read(max_bytes)
     return records
+
+
+# ---------------------------------------------------------------------------------------
+# Probe records
+#
+# A probe's thresholds count consecutive results, and a one-shot ``podsync apply`` runs
+# each probe at most once: the count must outlive the process. Like the stop records,
+# the prober's states live in the pod's directory, one file per running container with
+# probes; a replaced container has a new id and so starts from fresh states, as the
+# kubelet's worker does on a new container id.
+
+
+def write_probe_record(root_dir: str, pod_uid: str, container_id: str, text: str) -> None:
+    """Store the probe states ``text`` of container ``container_id`` of pod ``pod_uid``,
+    replacing any; creates the pod directory (with its marker) when it is missing.
+
+    Raises:
+        HostPathRefused: the uid or id cannot name a file safely, or the path is not
+            strictly inside ``root_dir`` (or a symlink or file is in the way).
+        OSError: the filesystem refused.
+    """
+    if not (_record_component_ok(pod_uid) and _record_component_ok(container_id)):
+        raise HostPathRefused(
+            f"cannot record the probes of container {container_id!r} of pod {pod_uid!r}"
+        )
+    _write_record(root_dir, pod_uid, PROBE_RECORDS_DIR, container_id, text.encode("utf-8"))
+
+
+def read_probe_records(
+    root_dir: str, pod_uid: str, container_ids: Collection[str]
+) -> dict[str, str]:
+    """The probe records of pod ``pod_uid`` for ``container_ids``: container id -> text.
+
+    Raises:
+        OSError: a record exists but cannot be read.
+    """
+    found = _read_records(
+        root_dir, pod_uid, PROBE_RECORDS_DIR, container_ids, _PROBE_RECORD_MAX_BYTES
+    )
+    return {cid: data.decode("utf-8", "replace") for cid, data in found.items()}
+
+
+def prune_probe_records(root_dir: str, pod_uid: str, keep: Collection[str]) -> None:
+    """Remove the probe records of pod ``pod_uid`` whose container is not in ``keep``
+    (containers that stopped or are gone: a new container starts from fresh states).
+
+    Raises:
+        OSError: the directory cannot be listed or a record cannot be removed.
+    """
+    path = _records_dir(root_dir, pod_uid, PROBE_RECORDS_DIR)
+    if path is None:
+        return
+    for entry in os.scandir(path):
+        if entry.name not in keep and entry.is_file(follow_symlinks=False):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(entry.path)

@@ -121,6 +121,7 @@ def plan(
     pod_dirs: Collection[str] = (),
     liveness: Mapping[str, bool] | None = None,
     options: PlanOptions | None = None,
+    startup: Mapping[str, bool] | None = None,
 ) -> Plan:
     """Compute what to do to make the observed state match the desired pods.
 
@@ -135,9 +136,15 @@ def plan(
             liveness grace periods).
         images: the images present on the engine.
         pod_dirs: the pod uids that have a directory under ``options.root_dir``.
-        liveness: liveness probe results of running containers by container id: False
-            means the probe failed. A container with no result is considered healthy.
+        liveness: liveness verdicts of running containers by container id: False
+            means the probe failed (failureThreshold times in a row, when ``sync``
+            probes). A container with no verdict is considered healthy.
         options: everything else (see ``PlanOptions``).
+        startup: startup verdicts of running containers by container id: True once
+            the startup probe succeeded, False when it failed. A container whose
+            startup probe has not succeeded has not started: its liveness verdict does
+            not count yet (the kubelet runs no liveness probe before the start); False
+            kills it as a liveness failure does.
 
     Returns:
         The plan; ``plan.has_changes`` is False when there is nothing to do.
@@ -150,6 +157,7 @@ def plan(
             images=images,
             pod_dirs=pod_dirs,
             liveness=liveness,
+            startup=startup,
             options=options or PlanOptions(),
         )
 
@@ -191,6 +199,7 @@ def _plan(
     pod_dirs: Collection[str],
     liveness: Mapping[str, bool] | None,
     options: PlanOptions,
+    startup: Mapping[str, bool] | None = None,
 ) -> Plan:
     present: set[str] = set()
     for image in images:
@@ -202,6 +211,7 @@ def _plan(
         now=now,
         present_images=frozenset(present),
         liveness=liveness or {},
+        startup=startup or {},
         host_resolv=_host_resolv(options),
     )
     # Index owned containers by pod identity (one pass: the seed scanned the whole list

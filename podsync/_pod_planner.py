@@ -115,6 +115,7 @@ class PlanContext:
     present_images: frozenset[str]
     liveness: Mapping[str, bool]
     host_resolv: ResolvConf
+    startup: Mapping[str, bool] = attrs.Factory(dict)
     # Keyed by the normalized reference: "busybox", "busybox:latest" and
     # "docker.io/library/busybox" are one image to the engine, hence one pull.
     pulls: dict[str, _PullNeed] = attrs.Factory(dict)
@@ -240,6 +241,9 @@ class PodPlanner:
                 self.by_name[name] = newest_first(group)
         self.actions: list[PodAction] = []
         self.killed: set[str] = set()
+        # Kills for a probe whose own terminationGracePeriodSeconds replaces the pod's
+        # (container id -> seconds).
+        self.probe_grace: dict[str, int] = {}
 
     # -- helpers -------------------------------------------------------------------
 
@@ -263,7 +267,7 @@ class PodPlanner:
                 container=instance.container,
                 id=instance.observed.id,
                 name=instance.observed.name,
-                timeout=self._grace,
+                timeout=self.probe_grace.get(instance.observed.id, self._grace),
                 reason=reason,
                 message=f"stop {self._label(instance.container)} ({instance.observed.name}): {why}",
                 pre_stop=pre_stop,
@@ -523,19 +527,25 @@ class PodPlanner:
                 # A changed spec is a new container: it starts whatever the restart policy
                 # (the modern kubelet does the same) and its back-off starts over.
                 decision.start = (Reason.SPEC_CHANGED, why, 0)
-            elif self._unhealthy(c, keeper):
-                decision.kills.append((keeper, Reason.UNHEALTHY, "liveness probe failed", pre_stop))
+            elif (failed := self._unhealthy(c, keeper)) is not None:
+                why, grace = failed
+                if grace is not None:
+                    # A probe kill uses the probe's own grace period when it has one
+                    # (setTerminationGracePeriod, kuberuntime_container.go,
+                    # kubelet-modern.md §1.3 and §11).
+                    self.probe_grace[keeper.observed.id] = grace
+                decision.kills.append((keeper, Reason.UNHEALTHY, why, pre_stop))
                 # A probe kill restarts unless the policy is Never (kubelet-modern.md
                 # §1.3), through the same crash-loop gate as an exit (§2): the killed
                 # instance ends now, so a container killed again and again backs off
                 # instead of being replaced on every sync. While it waits, the next plan
                 # sees the instance stopped with its "unhealthy" stop record.
                 if pod.restart_policy is not RestartPolicy.NEVER:
-                    ready = self._back_off(c, keeper, self.ctx.now, "liveness probe failed")
+                    ready = self._back_off(c, keeper, self.ctx.now, why)
                     if isinstance(ready, Wait):
                         decision.wait = ready
                     else:
-                        decision.start = (Reason.UNHEALTHY, "liveness probe failed", ready)
+                        decision.start = (Reason.UNHEALTHY, why, ready)
             else:
                 decision.keep = True
         else:
@@ -688,15 +698,33 @@ class PodPlanner:
             )
         )
 
-    def _unhealthy(self, c: Container, instance: Instance) -> bool:
-        # Seed healthy(): no probe means healthy; within initialDelaySeconds of creation
-        # it counts as healthy (strict <). podsync takes probe results as input: only an
-        # explicit failure counts; a container not probed yet is healthy.
-        if c.liveness_probe is None:
-            return False
-        if self.ctx.now - instance.observed.created < c.liveness_probe.initial_delay_seconds:
-            return False
-        return self.ctx.liveness.get(instance.observed.id, True) is False
+    def _unhealthy(self, c: Container, instance: Instance) -> tuple[str, int | None] | None:
+        """Why running ``instance`` of ``c`` is killed for a probe, and the grace period
+        of that probe when it has its own; ``None`` when no probe says so.
+
+        The kubelet's computePodActions (kubelet-modern.md §1.4): a liveness verdict of
+        failure kills, and so does a startup verdict of failure. Its prober runs no
+        liveness probe before the startup probe succeeded (worker.go), so a liveness
+        verdict of a container that has not started does not count here either.
+        Seed healthy(): no probe means healthy; within initialDelaySeconds of creation
+        it counts as healthy (strict <). podsync takes verdicts as input: only an
+        explicit failure counts; a container not probed yet is healthy.
+        """
+        oid = instance.observed.id
+        if c.startup_probe is not None:
+            verdict = self.ctx.startup.get(oid)
+            if verdict is False:
+                return "startup probe failed", c.startup_probe.termination_grace_period_seconds
+            if verdict is not True:
+                return None  # not started: liveness does not run yet
+        probe = c.liveness_probe
+        if probe is None:
+            return None
+        if self.ctx.now - instance.observed.created < probe.initial_delay_seconds:
+            return None
+        if self.ctx.liveness.get(oid, True) is False:
+            return "liveness probe failed", probe.termination_grace_period_seconds
+        return None
 
     def _collect_garbage(self, spec_names: set[str]) -> None:
         gc = self.ctx.options.gc

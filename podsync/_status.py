@@ -22,17 +22,24 @@ not come up), ``pending`` (keep waiting).
 from __future__ import annotations
 
 import enum
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 import attrs
 
 from podsync._actions import FAILED_STOPS, Action, Plan, PodPlan, Reason, Wait
-from podsync._models import ObservedContainer, Pod, RestartPolicy
+from podsync._models import Container, ObservedContainer, Pod, RestartPolicy
 from podsync._options import PlanOptions
 from podsync._ownership import ownership
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
-__all__ = ["ContainerState", "ContainerStatus", "PodPhase", "PodStatus", "pod_status"]
+__all__ = [
+    "ContainerState",
+    "ContainerStatus",
+    "PodCondition",
+    "PodPhase",
+    "PodStatus",
+    "pod_status",
+]
 
 
 class PodPhase(enum.StrEnum):
@@ -76,6 +83,9 @@ class ContainerStatus:
         finished_at: when that run ended, seconds since the epoch; ``None`` if none.
         restart_count: the runs after the first among the instances the engine still
             holds (garbage collection removes older ones, so it may count fewer).
+        started: running, and its startup probe succeeded or it has none.
+        ready: started, and its readiness probe's verdict is success or it has none
+            (the kubelet's ``UpdatePodStatus``, ``pkg/kubelet/prober/prober_manager.go``).
     """
 
     name: str
@@ -88,6 +98,27 @@ class ContainerStatus:
     exit_reason: str = ""
     finished_at: float | None = None
     restart_count: int = 0
+    started: bool = False
+    ready: bool = False
+
+
+@attrs.frozen
+class PodCondition:
+    """One of the pod's conditions (``v1.PodCondition``): ``ContainersReady`` or
+    ``Ready``, as the kubelet generates them (``pkg/kubelet/status/generate.go``).
+
+    Attributes:
+        type: ``ContainersReady`` or ``Ready``.
+        status: whether the condition holds.
+        reason: why it does not (``ContainersNotReady``, ``PodCompleted``,
+            ``PodFailed``); empty when it holds.
+        message: e.g. ``containers with unready status: [app]``.
+    """
+
+    type: str
+    status: bool
+    reason: str = ""
+    message: str = ""
 
 
 @attrs.frozen
@@ -104,6 +135,7 @@ class PodStatus:
         reason: why a rejected pod failed (the rejection's reason code); else empty.
         uid: the pod's uid.
         containers: the status of each pod container, in the pod's order.
+        conditions: ``ContainersReady`` and ``Ready`` (see ``PodCondition``).
     """
 
     pod: str
@@ -113,6 +145,12 @@ class PodStatus:
     reason: str = ""
     uid: str = ""
     containers: tuple[ContainerStatus, ...] = ()
+    conditions: tuple[PodCondition, ...] = ()
+
+    @property
+    def ready(self) -> bool:
+        """True when the pod's ``Ready`` condition holds."""
+        return any(c.type == "Ready" and c.status for c in self.conditions)
 
     @property
     def final(self) -> bool:
@@ -132,6 +170,8 @@ def pod_status(
     plan: Plan | None = None,
     options: PlanOptions | None = None,
     settling: Collection[str] = (),
+    readiness: Mapping[str, bool] | None = None,
+    startup: Mapping[str, bool] | None = None,
 ) -> PodStatus:
     """The status of ``pod`` from the containers an engine reported.
 
@@ -149,6 +189,13 @@ def pod_status(
         settling: ids of running containers seen running too briefly to count as up
             (``apply --wait`` waits a moment to catch a container that dies at once);
             such a container is ``starting`` and its pod ``pending``.
+        readiness: readiness verdicts of running containers, by container id
+            (``SyncResult.readiness``): True when the readiness probe's verdict is
+            success. A container with a readiness probe and no verdict is not ready
+            (the kubelet's initial readiness is failure).
+        startup: startup verdicts, by container id (``SyncResult.startup``): True once
+            the startup probe succeeded. A container with a startup probe and no
+            verdict has not started, so it is not ready either.
 
     Returns:
         The pod's status.
@@ -163,6 +210,10 @@ def pod_status(
     if plan is not None:
         for rejection in plan.rejected:
             if rejection.uid == pod.uid:
+                containers = tuple(
+                    ContainerStatus(c.name, ContainerState.WAITING, "ContainerCreating")
+                    for c in pod.containers
+                )
                 return PodStatus(
                     pod.key,
                     "rejected",
@@ -170,15 +221,56 @@ def pod_status(
                     PodPhase.FAILED,
                     rejection.reason.value,
                     pod.uid,
-                    tuple(
-                        ContainerStatus(c.name, ContainerState.WAITING, "ContainerCreating")
-                        for c in pod.containers
-                    ),
+                    containers,
+                    _conditions(pod, containers, PodPhase.FAILED),
                 )
         pod_plan = next(
             (p for p in plan.pods if (p.uid, p.full_name) == (pod.uid, pod.full_name)), None
         )
-    return _judge(pod, instances, pod_plan, frozenset(settling))
+    probes = _Verdicts(readiness or {}, startup or {})
+    return _judge(pod, instances, pod_plan, frozenset(settling), probes)
+
+
+@attrs.frozen
+class _Verdicts:
+    readiness: Mapping[str, bool]
+    startup: Mapping[str, bool]
+
+    def started(self, c: Container, container_id: str) -> bool:
+        # UpdatePodStatus (prober_manager.go): started once the startup probe
+        # succeeded; without a startup probe, as soon as it runs.
+        return c.startup_probe is None or self.startup.get(container_id) is True
+
+    def ready(self, c: Container, container_id: str) -> bool:
+        # Ready: started, and the readiness verdict is success (no verdict yet is the
+        # worker's initial Failure); without a readiness probe, once started.
+        if not self.started(c, container_id):
+            return False
+        return c.readiness_probe is None or self.readiness.get(container_id) is True
+
+
+def _conditions(
+    pod: Pod, containers: Sequence[ContainerStatus], phase: PodPhase
+) -> tuple[PodCondition, ...]:
+    """ContainersReady and Ready, as ``GenerateContainersReadyCondition`` and
+    ``GeneratePodReadyCondition`` (``pkg/kubelet/status/generate.go``) make them for a
+    pod without readiness gates: false with ``PodCompleted`` once Succeeded, with
+    ``PodFailed`` once Failed, with ``ContainersNotReady`` and the names of the
+    containers that are not ready otherwise; true when every container is ready."""
+    if phase is PodPhase.SUCCEEDED:
+        reason, message = "PodCompleted", ""
+    elif phase is PodPhase.FAILED:
+        reason, message = "PodFailed", ""
+    else:
+        unready = [s.name for s in containers if not s.ready]
+        reason = "ContainersNotReady" if unready else ""
+        # Go's %s of a []string: [a b]
+        message = f"containers with unready status: [{' '.join(unready)}]" if unready else ""
+    status = not reason
+    return (
+        PodCondition("ContainersReady", status, reason, message),
+        PodCondition("Ready", status, reason, message),
+    )
 
 
 def _judge(
@@ -186,6 +278,7 @@ def _judge(
     instances: dict[str, list[ObservedContainer]],
     pod_plan: PodPlan | None,
     settling: frozenset[str],
+    probes: _Verdicts,
 ) -> PodStatus:
     actions = pod_plan.actions if pod_plan is not None else ()
     waits = {a.container: a for a in actions if isinstance(a, Wait)}
@@ -219,6 +312,8 @@ def _judge(
                         container_id=newest.id,
                         running_since=newest.created,
                         restart_count=restarts,
+                        started=probes.started(c, newest.id),
+                        ready=probes.ready(c, newest.id),
                     ),
                     last_run,
                 )
@@ -299,8 +394,10 @@ def _judge(
     phase = _phase(pod.restart_policy, **counts)
     containers = tuple(statuses)
 
+    conditions = _conditions(pod, containers, phase)
+
     def status(state: str, message: str) -> PodStatus:
-        return PodStatus(pod.key, state, message, phase, "", pod.uid, containers)
+        return PodStatus(pod.key, state, message, phase, "", pod.uid, containers, conditions)
 
     if failures:
         return status("failed", "failed: " + "; ".join(failures))

@@ -2,8 +2,9 @@
 
 The seed's ``SyncPods`` observed Docker, decided and acted in one pass (reference
 §2.3); ``sync`` does the same in three visible steps - ``observe``, ``plan``, ``apply``
-- with the liveness prober in between (its results feed the plan, as the seed's
-health checks fed ``syncPod``). ``observe`` is public on its own so that a CLI or an
+- with the prober in between (its verdicts feed the plan, as the seed's health checks
+fed ``syncPod``; its states are kept in the pod directories between syncs, see
+``_probing``). ``observe`` is public on its own so that a CLI or an
 orchestrator can plan without applying.
 
 For the seed's ``--runonce`` (reference §5), call ``sync`` in a loop until the pods run
@@ -27,12 +28,14 @@ from podsync._apply import (
     apply,
 )
 from podsync._clock import Clock, Clocks, clocks
-from podsync._hooks import DEFAULT_PROBE_TIMEOUT, probe_targets, run_probes
 from podsync._hostfs import list_pod_dirs, read_stop_records
 from podsync._models import ObservedContainer, ObservedImage, Pod
 from podsync._options import PlanOptions
 from podsync._ownership import ownership
 from podsync._plan import plan
+from podsync._probing import ProbeRound
+from podsync._probing import probe as run_prober
+from podsync._probing import save as save_probe_records
 from podsync._runtime import Runtime
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
@@ -124,10 +127,16 @@ class SyncResult:
         plan: the plan, with its rejected pods (``plan.rejected``).
         apply_result: the outcome of every action (no results when the plan was not
             applied).
-        liveness: the liveness probe results the plan was made with, by container id.
+        liveness: the liveness verdicts the plan was made with, by container id: False
+            for a container whose liveness probe failed failureThreshold times in a row.
         observation: what the plan was made from. Its ``images`` are empty when the
             plan needed no image list (it creates nothing and collects no images).
         applied: False when ``before_apply`` declined the plan.
+        readiness: the readiness verdicts of the running containers with a readiness
+            probe, by container id (for ``pod_status(..., readiness=...)``).
+        startup: the decided startup verdicts, by container id: True once the
+            startup probe succeeded, False when it failed failureThreshold times (the
+            plan kills the container as for liveness).
     """
 
     plan: Plan
@@ -135,6 +144,8 @@ class SyncResult:
     liveness: dict[str, bool] = attrs.field(factory=dict, hash=False)
     observation: Observation = attrs.field(factory=Observation, eq=False, repr=False)
     applied: bool = True
+    readiness: dict[str, bool] = attrs.field(factory=dict, hash=False)
+    startup: dict[str, bool] = attrs.field(factory=dict, hash=False)
 
     @property
     def ok(self) -> bool:
@@ -160,12 +171,12 @@ def sync(
     probe: bool = True,
     now: float | None = None,
     hook_timeout: float = DEFAULT_HOOK_TIMEOUT,
-    probe_timeout: float = DEFAULT_PROBE_TIMEOUT,
+    probe_timeout: float | None = None,
     clock: Clock | None = None,
     before_apply: Callable[[Plan, Observation], bool] | None = None,
 ) -> SyncResult:
-    """Make the engine run ``desired``: observe, probe liveness, plan, apply (seed
-    SyncPods + syncPod, in one pass).
+    """Make the engine run ``desired``: observe, probe, plan, apply (seed SyncPods +
+    syncPod, in one pass).
 
     Args:
         desired: the pods that should run, in priority order.
@@ -175,14 +186,20 @@ def sync(
             where pod directories are observed, created and torn down.
         workers: threads of the apply pool.
         on_event: called with each ``Event``, from worker threads, one call at a time
-            (see ``apply``); failed probes are reported as ``unhealthy`` events.
-        probe: run the liveness probes of running containers first; a container whose
-            probe fails is replaced by the plan.
+            (see ``apply``); failed probes are reported as ``unhealthy`` events,
+            probes that could not be run as ``probe-error`` events.
+        probe: run the due probes of running containers first (startup, liveness,
+            readiness; see ``podsync.ProbeState`` for when a probe is due and how its
+            thresholds count). A container whose liveness or startup verdict is
+            failure is killed by the plan. The probes' states are kept in the pod
+            directories under ``options.root_dir`` when the plan is applied, so
+            consecutive failures count across syncs.
         now: the time the plan is made for, seconds since the epoch; read from
             ``clock`` after the engine was observed when ``None``.
         hook_timeout: seconds a postStart handler may take (a preStop handler may take
             the grace period of its container, see ``apply``).
-        probe_timeout: seconds a liveness probe may take.
+        probe_timeout: seconds every probe may take; ``None``: each probe's own
+            ``timeoutSeconds``.
         clock: where sync reads the time, in seconds since the epoch: ``now`` when it
             is not given, the times of the events, and what ``apply`` measures with it
             (see ``apply``). The system clock when ``None``.
@@ -197,7 +214,8 @@ def sync(
 
     Raises:
         RuntimeCallError: observing the engine failed; nothing was changed.
-        OSError: the root directory exists but cannot be listed; nothing was changed.
+        OSError: the root directory exists but cannot be listed, or a probe record
+            cannot be read or written; nothing was changed.
         ValueError: bad ``workers`` or timeouts.
         TypeError: ``clock`` is not callable.
     """
@@ -242,12 +260,12 @@ def _sync(
     with_probes: bool,
     now: float | None,
     hook_timeout: float,
-    probe_timeout: float,
+    probe_timeout: float | None,
     clocks: Clocks,
     before_apply: Callable[[Plan, Observation], bool] | None,
 ) -> SyncResult:
     _check_settings(workers, hook_timeout)
-    if not probe_timeout > 0:
+    if probe_timeout is not None and not probe_timeout > 0:
         raise ValueError(f"probe_timeout must be positive, got {probe_timeout!r}")
     # Images matter to a plan only when it creates a container (the pull decision) or
     # collects dangling images. So the first plan is made without them, and the image
@@ -257,38 +275,43 @@ def _sync(
     # The plan is for the time after the observation: a container that exited while
     # the engine was listed has not ended in the plan's future.
     at = clocks.now() if now is None else now
-    liveness: dict[str, bool] = {}
+    probing = ProbeRound()
     if with_probes:
-        outcomes = run_probes(
-            probe_targets(
-                desired,
-                observation.containers,
-                now=at,
-                adopt_2014_containers=options.adopt_2014_containers,
-            ),
+        probing = run_prober(
+            desired,
+            observation.containers,
             runtime,
+            root_dir=options.root_dir,
+            now=at,
             timeout=probe_timeout,
+            adopt_2014_containers=options.adopt_2014_containers,
         )
-        for cid, outcome in sorted(outcomes.items()):
-            if outcome.healthy is not None:
-                liveness[cid] = outcome.healthy
-            if on_event is not None and outcome.healthy is not True:
-                kind = EventKind.UNHEALTHY if outcome.healthy is False else EventKind.PROBE_ERROR
-                what = "failed" if outcome.healthy is False else "could not be run"
+        if on_event is not None:
+            for outcome in probing.outcomes:
+                if outcome.healthy is True:
+                    continue
+                target, kind = outcome.target, outcome.target.kind.value
+                if outcome.healthy is False:
+                    failures, threshold = probing.failures(outcome)
+                    what = f"{kind} probe failed ({failures}/{threshold})"
+                else:
+                    what = f"{kind} probe could not be run"
                 on_event(
                     Event(
-                        kind,
-                        outcome.target.pod,
-                        outcome.target.container,
-                        f"liveness probe {what}: {outcome.message}",
+                        EventKind.UNHEALTHY if outcome.healthy is False else EventKind.PROBE_ERROR,
+                        target.pod,
+                        target.container,
+                        f"{what}: {outcome.message}",
                         clocks.now(),
-                        pod_uid=outcome.target.pod_uid,
-                        container_id=outcome.target.container_id,
-                        # A failed probe is why the plan replaces the container; a
-                        # probe that could not run changes nothing.
-                        reason=Reason.UNHEALTHY if outcome.healthy is False else None,
+                        pod_uid=target.pod_uid,
+                        container_id=target.container_id,
+                        # The failure that decided a kill is why the plan replaces the
+                        # container; any other failure, or a probe that could not run,
+                        # changes nothing yet.
+                        reason=Reason.UNHEALTHY if probing.decided_kill(outcome) else None,
                     )
                 )
+    liveness = probing.liveness
 
     def make_plan(images: Sequence[ObservedImage]) -> Plan:
         return plan(
@@ -298,6 +321,7 @@ def _sync(
             images=images,
             pod_dirs=observation.pod_dirs,
             liveness=liveness,
+            startup=probing.startup,
             options=options,
         )
 
@@ -307,7 +331,19 @@ def _sync(
         observation = attrs.evolve(observation, images=images)
         the_plan = make_plan(images)
     if before_apply is not None and not before_apply(the_plan, observation):
-        return SyncResult(the_plan, ApplyResult(), liveness, observation, applied=False)
+        return SyncResult(
+            the_plan,
+            ApplyResult(),
+            liveness,
+            observation,
+            applied=False,
+            readiness=probing.readiness,
+            startup=probing.startup,
+        )
+    # The probes counted only when the plan is applied (``podsync plan --probe`` is a
+    # dry run), and before it is: a kill the plan makes for a verdict must not be
+    # followed by a sync that forgot the count.
+    save_probe_records(probing, options.root_dir)
     result = apply(
         the_plan,
         runtime,
@@ -316,4 +352,11 @@ def _sync(
         hook_timeout=hook_timeout,
         clock=clocks.given,
     )
-    return SyncResult(the_plan, result, liveness, observation)
+    return SyncResult(
+        the_plan,
+        result,
+        liveness,
+        observation,
+        readiness=probing.readiness,
+        startup=probing.startup,
+    )

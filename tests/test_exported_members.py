@@ -65,6 +65,7 @@ PUBLIC = sorted(
         *("sync", "SyncResult", "observe", "Observation"),
         # pod status
         *("pod_status", "PodStatus", "PodPhase", "ContainerStatus", "ContainerState"),
+        "PodCondition",
     ]
 )
 

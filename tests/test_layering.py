@@ -54,6 +54,7 @@ PLANNER = {"_plan", "_admission", "_gc", "_spec_change", "_pod_planner", "_statu
 PURE = MODEL_AND_HELPERS | VOCABULARY | PLANNER
 
 RUNTIME_SIDE = {"_runtime", "docker", "testing", "_hooks", "_hostfs", "_apply", "_plan_json"}
+RUNTIME_SIDE |= {"_probing"}  # one sync's probes: records, runs, new states
 RUNTIME_SIDE |= {"_docker_api"}  # the Docker runtime's translation to and from the Engine API
 RUNTIME_SIDE |= {"_fake_rules", "_fake_calls", "_fake_clock"}  # FakeRuntime's parts
 

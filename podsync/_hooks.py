@@ -116,6 +116,11 @@ def _run_exec(runtime: Runtime, container_id: str, command: Sequence[str], timeo
         if len(output) > _MAX_OUTPUT:
             output = output[:_MAX_OUTPUT] + "..."
         detail = f": {output}" if output else ""
+        if result.exit_code < 0:
+            # No process exits with a negative code: the runtime gave up waiting
+            # (DockerRuntime's -1). A timeout is a failure, as with the kubelet's
+            # ExecProbeTimeout (pkg/probe/exec/exec.go).
+            raise HandlerError(f"exec {list(command)!r} did not finish within {timeout:g}s{detail}")
         raise HandlerError(f"exec {list(command)!r} exited with code {result.exit_code}{detail}")
 
 

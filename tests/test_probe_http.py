@@ -73,8 +73,10 @@ def tls(tmp_path: Path) -> Iterator[Recorder]:
         pytest.skip("openssl is needed to make a self-signed certificate")
     key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
     subprocess.run(
-        [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"]
-        + ["-subj", "/CN=not-this-host.example", "-keyout", str(key), "-out", str(cert)],
+        [
+            *(openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"),
+            *("-subj", "/CN=not-this-host.example", "-keyout", str(key), "-out", str(cert)),
+        ],
         check=True,
         capture_output=True,
     )

@@ -67,7 +67,7 @@ class Reason(enum.StrEnum):
     MISSING = "missing"  # the container has no instance yet
     EXITED = "exited"  # restarted after an exit, as the restart policy allows
     SPEC_CHANGED = "spec-changed"  # replaced: the spec differs from its last instance's
-    UNHEALTHY = "unhealthy"  # replaced: its liveness probe failed
+    UNHEALTHY = "unhealthy"  # replaced: its liveness or startup probe failed
     NETWORK_MISSING = "network-missing"  # the pod's network container does not run
     NETWORK_CHANGED = "network-changed"  # network spec (ports, image, options) changed
     POD_REBUILD = "pod-rebuild"  # an app container stopped/recreated with a new network
@@ -225,7 +225,9 @@ class Create:
 @attrs.frozen
 class Kill:
     """Stop a running container within ``timeout`` seconds of grace (the pod's
-    ``terminationGracePeriodSeconds``, else ``PlanOptions.stop_timeout``): its preStop
+    ``terminationGracePeriodSeconds``, else ``PlanOptions.stop_timeout``; for a kill
+    for a liveness or startup probe, that probe's own ``terminationGracePeriodSeconds``
+    when it has one): its preStop
     handler runs first, with the grace period as its deadline, and the stop gets what
     is left of it (at least 2 s after a handler, as the kubelet's killContainer).
     ``pod_uid`` is the pod's identity; ``pod`` its key, for people.

@@ -119,8 +119,8 @@ class EventKind(enum.StrEnum):
     IMAGE_REMOVED = "image-removed"  # an image was removed
     FAILED = "failed"  # an action failed (the message is the error)
     HOOK_FAILED = "hook-failed"  # a postStart or preStop handler failed
-    UNHEALTHY = "unhealthy"  # a liveness probe failed (sync)
-    PROBE_ERROR = "probe-error"  # a liveness probe could not be run (sync)
+    UNHEALTHY = "unhealthy"  # a probe failed (sync)
+    PROBE_ERROR = "probe-error"  # a probe could not be run (sync)
 
 
 @attrs.frozen

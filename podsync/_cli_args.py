@@ -258,7 +258,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_const",
         const=True,
         default=_UNSET,
-        help="do not run liveness probes before planning (plan runs none unless --probe)",
+        help="do not run probes (startup, liveness, readiness) before planning "
+        "(plan runs none unless --probe)",
     )
     _add_adopt_option(group, default=_UNSET)
     gc = planning.add_argument_group("garbage collection")
@@ -344,9 +345,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--probe",
         action="store_true",
-        help="run the liveness probes of running containers, as apply does, and plan the "
-        "replacement of those that fail (exec probes run commands inside containers: by "
-        "default plan runs nothing on the engine)",
+        help="run the due probes of running containers, as apply does, and plan the "
+        "replacement of those whose liveness or startup probe failed failureThreshold "
+        "times in a row; the run is not counted (exec probes run commands inside "
+        "containers: by default plan runs nothing on the engine)",
     )
     p.add_argument(
         "--detailed-exitcode",

@@ -192,7 +192,8 @@ def canonical_spec(
     Left out on purpose:
 
     * ``image_pull_policy`` decides whether podsync pulls, not what runs;
-    * ``liveness_probe`` and ``lifecycle`` are run by podsync against the container.
+    * the probes (``liveness_probe``, ``readiness_probe``, ``startup_probe``) and
+      ``lifecycle`` are run by podsync against the container.
       Changing a probe or a hook must not restart the container (the seed restarted
       such containers on every config copy, reference §1.3; the modern kubelet also
       narrowed its hash for this reason);

@@ -1,9 +1,10 @@
-"""Handlers and liveness probes: exec, httpGet and tcpSocket, run against containers.
+"""Handlers and probes: exec, httpGet and tcpSocket, run against containers.
 
 Ported from the seed's ``runHandler`` / ``newActionHandler`` (exec through the engine,
 HTTP GET ``http://<host>:<port>/<path>``; reference §2.5) and its health checkers
-(``healthy``, §2.5; the planner applies the initialDelaySeconds rule, the prober only
-runs probes that are past it). tcpSocket is the later kubelet's TCP checker.
+(``healthy``, §2.5). tcpSocket is the later kubelet's TCP checker. When a probe runs and
+what its results add up to is ``_prober``'s (the modern kubelet's worker); this module
+finds the probed containers and runs the probes.
 
 Semantics, as Kubernetes':
 

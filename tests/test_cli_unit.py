@@ -466,6 +466,7 @@ spec:
       livenessProbe:
         exec:
           command: [check-health]
+        failureThreshold: 1
 """
 
 

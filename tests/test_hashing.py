@@ -21,6 +21,7 @@ from podsync import (
     EnvVar,
     Handler,
     HTTPGetAction,
+    HTTPHeader,
     Lifecycle,
     Pod,
     Port,
@@ -248,6 +249,26 @@ def test_spec_hash_changes_with_what_runs(changed):
     [
         # A liveness probe added: podsync runs probes, the container does not change.
         attrs.evolve(BASE, liveness_probe=Probe(Handler(http_get=HTTPGetAction(port=80)))),
+        # Readiness and startup probes, and any probe's timing: podsync runs them too.
+        attrs.evolve(BASE, readiness_probe=Probe(Handler(exec_command=("ready",)))),
+        attrs.evolve(
+            BASE,
+            startup_probe=Probe(
+                Handler(exec_command=("up",)), failure_threshold=30, period_seconds=5
+            ),
+        ),
+        attrs.evolve(
+            BASE,
+            liveness_probe=Probe(
+                Handler(
+                    http_get=HTTPGetAction(
+                        port=80, scheme="HTTPS", http_headers=(HTTPHeader("X", "y"),)
+                    )
+                ),
+                timeout_seconds=5,
+                termination_grace_period_seconds=3,
+            ),
+        ),
         # A lifecycle hook added: podsync runs hooks too.
         attrs.evolve(BASE, lifecycle=Lifecycle(pre_stop=Handler(exec_command=("stop",)))),
         # Another pull policy: it decides pulling, not what runs.

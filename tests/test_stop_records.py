@@ -137,7 +137,7 @@ def test_repeated_liveness_kills_back_off_and_count_as_failures(root):
     the first kill restarts at once; the second stops the container and waits out the
     back-off; after it the container is restarted (the kill was a failure, not a
     success). The older killed instance, once collected, takes its record with it."""
-    probe = Probe(Handler(exec_command=("alive",)))
+    probe = Probe(Handler(exec_command=("alive",)), failure_threshold=1)
     pod = foo_pod(
         Container("bar", "busybox", liveness_probe=probe), restart_policy=RestartPolicy.ON_FAILURE
     )

@@ -293,9 +293,8 @@ def test_sync_pod_bad_hash_legacy_container(root):
 def test_sync_pod_unhealthy(root):
     """#15 TestSyncPodUnhealthy, fixed: the liveness probe (exec) fails, so bar is
     replaced - and only bar (the seed also stopped net)."""
-    pod = foo_pod(
-        Container("bar", "busybox", liveness_probe=Probe(Handler(exec_command=("true",))))
-    )
+    probe = Probe(Handler(exec_command=("true",)), failure_threshold=1)
+    pod = foo_pod(Container("bar", "busybox", liveness_probe=probe))
     rt = engine(legacy("1234", "k8s_bar.0_foo.new.test_12345678_00000042", created=0.0), LEGACY_NET)
     rt.set_exec_result(["true"], 1)
 
@@ -442,7 +441,7 @@ def test_observation_failure_raises_and_changes_nothing(root):
 def test_failed_probe_is_an_event(root):
     """sync reports a failed liveness probe as an ``unhealthy`` event, and a probe it
     could not run as ``probe-error`` (that container is kept)."""
-    probe = Probe(Handler(exec_command=("check",)))
+    probe = Probe(Handler(exec_command=("check",)), failure_threshold=1)
     pod = foo_pod(Container("bar", "busybox", liveness_probe=probe))
     rt = engine()
     run([pod], rt, root)
@@ -464,7 +463,9 @@ def test_failed_probe_is_an_event(root):
         (EventKind.STARTED, "new/foo", "bar"),
         (EventKind.PROBE_ERROR, "new/foo", "bar"),
     ] == [(e.kind, e.pod, e.container) for e in events]
-    assert "liveness probe failed: exec ['check'] exited with code 2: down" == events[0].message
+    assert "liveness probe failed (1/1): exec ['check'] exited with code 2: down" == (
+        events[0].message
+    )
     assert [NOW + 1] * 4 + [NOW + 2] == [e.time for e in events]
     unhealthy, stopping, probe_error = events[0], events[1], events[4]
     assert (pod.uid, stopping.container_id, Reason.UNHEALTHY) == (

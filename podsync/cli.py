@@ -266,7 +266,8 @@ def _sync_pods(
     except BrokenPipeError:
         raise
     except OSError as exc:
-        raise _Failure(f"cannot list the root directory {options.root_dir}: {exc}") from None
+        # Observing lists it; probing reads and writes the probe records in it.
+        raise _Failure(f"cannot use the root directory {options.root_dir}: {exc}") from None
     finally:
         if progress is not None:
             progress.close()

@@ -318,3 +318,22 @@ def test_readiness_flips_and_never_restarts(host):
     ] == seen
     assert app == host.app()
     assert "readiness probe failed (3/3)" in [m for _, m, _ in host.probe_events()]
+
+
+def test_a_count_that_cannot_be_kept_stops_the_sync_before_anything_is_applied(host):
+    """The probe records cannot be written (a file where the pod's directory belongs):
+    the sync fails before it applies anything, rather than forget the count."""
+    from podsync._hostfs import HostPathRefused
+
+    assert host.sync(WEB).ok
+    first = host.app()
+    pod_dir = host.root / WEB.uid
+    assert not pod_dir.exists()  # nothing recorded yet: no probe has run
+    pod_dir.write_text("in the way")
+    host.fake.set_exec_result(["check-alive"], 1)
+
+    with pytest.raises(HostPathRefused, match="is not a directory"):
+        host.sync(WEB, after=10)
+
+    assert [] == [c.name for c in host.fake.calls if c.name not in ("list", "exec")]
+    assert first == host.app()

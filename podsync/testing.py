@@ -187,6 +187,7 @@ class FakeRuntime:
     ) -> None:
         self.calls: list[Call] = []
         self.exec_results: dict[tuple[str, ...], ExecResult] = {}
+        self._exec_seconds: dict[tuple[str, ...], float] = {}
         self.clock: Callable[[], float] = FakeClock() if clock is None else clock
         self.stop_exit_code = stop_exit_code
         self._on_sigterm: dict[str, int | None] = {}
@@ -392,10 +393,16 @@ class FakeRuntime:
                 raise ValueError(f"Container {found.id} is not paused")
             found.paused = False
 
-    def set_exec_result(self, command: Sequence[str], exit_code: int, output: bytes = b"") -> None:
-        """Script what ``exec`` of ``command`` (in any container) returns."""
+    def set_exec_result(
+        self, command: Sequence[str], exit_code: int, output: bytes = b"", *, seconds: float = 0.0
+    ) -> None:
+        """Script what ``exec`` of ``command`` (in any container) returns, and how long
+        it takes: a command that takes longer than the exec's timeout gives
+        ``ExecResult(-1)``, as ``DockerRuntime``'s exec does when it stops waiting (no
+        time passes: the fake never sleeps)."""
         with self._lock:
             self.exec_results[tuple(command)] = ExecResult(exit_code, output)
+            self._exec_seconds[tuple(command)] = seconds
 
     # -- internals ---------------------------------------------------------------------
 
@@ -697,7 +704,8 @@ class FakeRuntime:
     def exec_in_container(
         self, container_id: str, command: Sequence[str], timeout: float
     ) -> ExecResult:
-        """The scripted result of ``command`` (``exec_results``), exit 0 by default.
+        """The scripted result of ``command`` (``exec_results``), exit 0 by default;
+        ``ExecResult(-1)`` when it is scripted to take longer than ``timeout``.
 
         Raises:
             RuntimeCallError: no such container, or it is not running, or it is paused
@@ -720,6 +728,8 @@ class FakeRuntime:
                     container_id,
                     f"Container {container_id} is paused, unpause the container before exec",
                 )
+            if self._exec_seconds.get(tuple(command), 0.0) > timeout:
+                return ExecResult(-1)  # DockerRuntime's "did not finish in time"
             return self.exec_results.get(tuple(command), ExecResult(0))
 
     def container_address(self, container_id: str) -> str | None:

@@ -161,10 +161,13 @@ class Subject:
         else:
             self.fake.pause(cid)
 
-    def script_exec(self, command: tuple[str, ...], result: ExecResult) -> None:
-        """What ``command`` returns: the engine runs it, the fake is told."""
+    def script_exec(
+        self, command: tuple[str, ...], result: ExecResult, *, seconds: float = 0.0
+    ) -> None:
+        """What ``command`` returns and how long it takes: the engine runs it, the fake
+        is told."""
         if self.kind == "fake":
-            self.fake.set_exec_result(command, result.exit_code, result.output)
+            self.fake.set_exec_result(command, result.exit_code, result.output, seconds=seconds)
 
     def listed(self, cid: str) -> ObservedContainer:
         (found,) = [c for c in self.runtime.list_containers() if c.id == cid]
@@ -512,6 +515,19 @@ def test_exec(subject: Subject) -> None:
     assert ExecResult(4, b"hello\n") == subject.runtime.exec_in_container(cid, command, 10.0)
     missing = _refusal(subject.runtime.exec_in_container, "no-such-container", ["true"], 5.0)
     assert "No such container: no-such-container" == missing.message
+
+
+def test_an_exec_that_outlasts_its_timeout(subject: Subject) -> None:
+    """A command still running at the exec's timeout gives exit code -1 (the prober's
+    failed exec probe, the kubelet's ExecProbeTimeout); the runtime does not wait for
+    it (the engine cannot kill an exec: the command is left to finish)."""
+    cid = subject.running("app")
+    command = ("/bin/sleep", "30")
+    subject.script_exec(command, ExecResult(0), seconds=30.0)
+
+    result = subject.runtime.exec_in_container(cid, list(command), 3.0)
+
+    assert ExecResult(-1, b"") == result
 
 
 # --- images ----------------------------------------------------------------------------

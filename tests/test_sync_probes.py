@@ -337,3 +337,16 @@ def test_a_count_that_cannot_be_kept_stops_the_sync_before_anything_is_applied(h
 
     assert [] == [c.name for c in host.fake.calls if c.name not in ("list", "exec")]
     assert first == host.app()
+
+
+def test_an_exec_probe_that_outlasts_its_timeout_fails(host):
+    """timeoutSeconds 4, and the check takes 5 s: a failure (ExecProbeTimeout), with a
+    message that says so."""
+    assert host.sync(WEB).ok
+    host.fake.set_exec_result(["check-alive"], 0, seconds=5.0)
+
+    result = host.sync(WEB, after=10)
+
+    assert ("unhealthy", "liveness probe failed (1/3)", None) == host.probe_events()[0]
+    assert "exec ['check-alive'] did not finish within 4s" in host.events[0].message
+    assert result.liveness[host.app()]  # one failure decides nothing yet

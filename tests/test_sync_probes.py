@@ -348,5 +348,6 @@ def test_an_exec_probe_that_outlasts_its_timeout_fails(host):
     result = host.sync(WEB, after=10)
 
     assert ("unhealthy", "liveness probe failed (1/3)", None) == host.probe_events()[0]
-    assert "exec ['check-alive'] did not finish within 4s" in host.events[0].message
+    (event,) = [e for e in host.events if e.kind is EventKind.UNHEALTHY]
+    assert "exec ['check-alive'] did not finish within 4s" in event.message
     assert result.liveness[host.app()]  # one failure decides nothing yet

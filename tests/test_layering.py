@@ -3,11 +3,11 @@
 ::
 
     model and helpers   _models _naming _labels labels _hashing _ports _cpu _resolv
-                        _volumes _images _host_ports _environment
+                        _volumes _images _host_ports _environment _prober
     vocabulary          _options _actions _ownership _fingerprint _plan_json
     planner             _plan _admission _gc _spec_change _pod_planner
     runtime boundary    _runtime docker _docker_api testing (_fake_rules _fake_calls _fake_clock)
-                        _hooks _hostfs
+                        _hooks _hostfs _probing
     apply / sync        _apply _sync
     command line        cli
 

@@ -17,8 +17,8 @@ the same sync (when they are past their initial delay), as the kubelet triggers 
 readiness probe of a started container that is not ready yet, so that one ``apply``
 can see a slow starter both started and ready.
 
-The new states are written back (``save``) only when the plan is applied: ``podsync
-plan --probe`` counts nothing.
+The new states are written back (``save``) by every sync but a dry run (``podsync
+plan --probe``, ``sync(..., record_probes=False)``), which counts nothing.
 """
 
 from __future__ import annotations

@@ -174,6 +174,7 @@ def sync(
     probe_timeout: float | None = None,
     clock: Clock | None = None,
     before_apply: Callable[[Plan, Observation], bool] | None = None,
+    record_probes: bool = True,
 ) -> SyncResult:
     """Make the engine run ``desired``: observe, probe, plan, apply (seed SyncPods +
     syncPod, in one pass).
@@ -193,7 +194,7 @@ def sync(
             thresholds count). A container whose liveness or startup verdict is
             failure is killed by the plan. The probes' states are kept in the pod
             directories under ``options.root_dir`` when the plan is applied, so
-            consecutive failures count across syncs.
+            consecutive failures count across syncs (see ``record_probes``).
         now: the time the plan is made for, seconds since the epoch; read from
             ``clock`` after the engine was observed when ``None``.
         hook_timeout: seconds a postStart handler may take (a preStop handler may take
@@ -207,6 +208,9 @@ def sync(
             anything is applied (to show the plan, to ask for a confirmation, to judge
             the pods); when it returns False the plan is not applied
             (``SyncResult.applied`` is False) and the engine is left as it was.
+        record_probes: keep the probes' new states in the pod directories (the
+            default). False makes the probing a dry run (``podsync plan --probe``): the
+            results feed this plan, and the next sync counts as if it had not run.
 
     Returns:
         The plan and the outcome of applying it. Failed runtime calls are failed
@@ -235,6 +239,7 @@ def sync(
             probe_timeout=probe_timeout,
             clocks=the_clocks,
             before_apply=before_apply,
+            record_probes=record_probes,
         )
     finally:
         if owned:
@@ -263,6 +268,7 @@ def _sync(
     probe_timeout: float | None,
     clocks: Clocks,
     before_apply: Callable[[Plan, Observation], bool] | None,
+    record_probes: bool,
 ) -> SyncResult:
     _check_settings(workers, hook_timeout)
     if probe_timeout is not None and not probe_timeout > 0:
@@ -330,6 +336,11 @@ def _sync(
         images = tuple(runtime.list_images())
         observation = attrs.evolve(observation, images=images)
         the_plan = make_plan(images)
+    if record_probes:
+        # Before anything is applied: a kill the plan makes for a verdict must not be
+        # followed by a sync that forgot the count. Whether the plan is then applied
+        # does not matter (a plan with nothing to do is not), the probes ran.
+        save_probe_records(probing, options.root_dir)
     if before_apply is not None and not before_apply(the_plan, observation):
         return SyncResult(
             the_plan,
@@ -340,10 +351,6 @@ def _sync(
             readiness=probing.readiness,
             startup=probing.startup,
         )
-    # The probes counted only when the plan is applied (``podsync plan --probe`` is a
-    # dry run), and before it is: a kill the plan makes for a verdict must not be
-    # followed by a sync that forgot the count.
-    save_probe_records(probing, options.root_dir)
     result = apply(
         the_plan,
         runtime,

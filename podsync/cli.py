@@ -232,6 +232,7 @@ def _sync_pods(
     *,
     verb: str,
     before_apply: Callable[[Plan, Observation], bool],
+    record_probes: bool = True,
 ) -> SyncResult:
     """One ``podsync.sync`` (observe, probe, plan, apply): ``before_apply`` sees the
     plan first and says whether to apply it; an applied plan is reported with progress
@@ -262,6 +263,7 @@ def _sync_pods(
             hook_timeout=getattr(args, "hook_timeout", DEFAULT_HOOK_TIMEOUT),
             clock=console.clocks.given,
             before_apply=decide,
+            record_probes=record_probes,
         )
     except BrokenPipeError:
         raise
@@ -439,7 +441,15 @@ def _cmd_plan(args: argparse.Namespace, console: Console, factory: RuntimeFactor
     with _engine(factory, args.docker_host) as runtime:
         # A dry run: the plan is made as apply makes it, and never applied.
         the_plan = _sync_pods(
-            console, runtime, pods, options, args, verb="Plan", before_apply=_never
+            console,
+            runtime,
+            pods,
+            options,
+            args,
+            verb="Plan",
+            before_apply=_never,
+            # A dry run: plan --probe runs the probes and counts nothing.
+            record_probes=False,
         ).plan
     warn_rejected(console, the_plan)
     warn_unpublished_ports(console, pods, options)

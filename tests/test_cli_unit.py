@@ -501,6 +501,56 @@ def test_plan_runs_no_probe_unless_asked_and_apply_probes(
     ]
 
 
+def test_apply_counts_probe_failures_across_runs(
+    run: Callable[..., Result], fake: FakeRuntime, clock: FakeClock, tmp_path: Path
+) -> None:
+    """Each ``podsync apply`` is one sync in a new process: the liveness probe's count
+    lives in the root directory, so the third apply in a row that finds it failing
+    (failureThreshold 3, the default) replaces the container, not the first."""
+    source = write(
+        tmp_path,
+        "web.yaml",
+        PROBED_POD.replace("        failureThreshold: 1\n", "        periodSeconds: 5\n"),
+    )
+    assert 0 == run("apply", source, runtime=fake).code
+    fake.set_exec_result(["check-health"], 1, b"sick")
+    stops = []
+    outs = []
+    for _ in range(3):
+        clock.advance(5)
+        fake.clear_calls()
+        result = run("apply", source, runtime=fake)
+        assert 0 == result.code, result.err
+        stops.append(fake.call_names().count("stop"))
+        outs.append(result.out)
+
+    assert [0, 0, 1] == stops, outs
+    assert ["No changes.", "No changes.", "liveness probe failed  [unhealthy]"] == [
+        next((w for w in ("No changes.", "liveness probe failed  [unhealthy]") if w in out), out)
+        for out in outs
+    ]
+
+
+def test_plan_probe_records_nothing(
+    run: Callable[..., Result], fake: FakeRuntime, clock: FakeClock, tmp_path: Path
+) -> None:
+    """``plan --probe`` is a dry run for the probes too: it runs them, and leaves no
+    probe record for the next ``apply`` to count on."""
+    source = write(tmp_path, "web.yaml", PROBED_POD.replace("failureThreshold: 1", ""))
+    assert 0 == run("apply", source, runtime=fake).code
+    fake.set_exec_result(["check-health"], 1, b"sick")
+    clock.advance(10)
+    fake.clear_calls()
+
+    assert 0 == run("plan", "--probe", source, runtime=fake).code
+
+    assert "exec" in fake.call_names()
+    assert [] == list((tmp_path / "root").glob("*/.podsync-probes/*"))
+    clock.advance(10)
+    assert 0 == run("apply", source, runtime=fake).code
+    assert 1 == len(list((tmp_path / "root").glob("*/.podsync-probes/*")))
+
+
 def test_show_refuses_other_format_versions(run: Callable[..., Result], tmp_path: Path) -> None:
     """A plan of another format_version, or no plan at all, is an error with its path."""
     other = write(tmp_path, "p.json", json.dumps({"format_version": "99"}))

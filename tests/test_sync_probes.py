@@ -210,13 +210,13 @@ def test_the_count_lives_in_the_pods_directory(host):
 
 
 def test_a_dry_run_counts_nothing(host):
-    """``podsync plan --probe`` runs the probes but applies nothing and writes no
-    record: three dry runs never reach the threshold of the next apply."""
+    """``podsync plan --probe`` (``record_probes=False``) runs the probes but writes no
+    record: three dry runs never reach the threshold of the next sync."""
     assert host.sync(WEB).ok
     app = host.app()
     host.fake.set_exec_result(["check-alive"], 1)
     for _ in range(3):
-        assert not host.sync(WEB, after=10, before_apply=lambda plan, obs: False).applied
+        assert not host.sync(WEB, after=10, record_probes=False).plan.has_changes
 
     result = host.sync(WEB, after=10)
 
@@ -351,3 +351,20 @@ def test_an_exec_probe_that_outlasts_its_timeout_fails(host):
     (event,) = [e for e in host.events if e.kind is EventKind.UNHEALTHY]
     assert "exec ['check-alive'] did not finish within 4s" in event.message
     assert result.liveness[host.app()]  # one failure decides nothing yet
+
+
+def test_a_plan_that_is_not_applied_still_counts(host):
+    """Whether the plan is applied is not what counts: a sync whose plan has nothing to
+    do (the command line then applies nothing) ran its probes, and they count."""
+    assert host.sync(WEB).ok
+    app = host.app()
+    host.fake.set_exec_result(["check-alive"], 1)
+    decline = lambda plan, obs: plan.has_changes  # noqa: E731 - what podsync apply does
+
+    first = host.sync(WEB, after=10, before_apply=decline)
+    second = host.sync(WEB, after=10, before_apply=decline)
+    third = host.sync(WEB, after=10, before_apply=decline)
+
+    assert (False, False, True) == (first.applied, second.applied, third.applied)
+    assert not third.liveness[app]
+    assert app != host.app()

@@ -379,8 +379,8 @@ def probe_targets(
     adopt_2014_containers: bool = False,
 ) -> list[ProbeTarget]:
     """The liveness probes of the running containers of desired pods that are past
-    its initialDelaySeconds (seed healthy(): within the delay after creation a container
-    counts as healthy, strict ``<``), whatever their other probes say."""
+    their initialDelaySeconds (seed healthy(): within the delay after creation a
+    container counts as healthy, strict ``<``), whatever their other probes say."""
     targets: list[ProbeTarget] = []
     for probed in probed_containers(desired, observed, adopt_2014_containers=adopt_2014_containers):
         probe = probed.spec.liveness_probe

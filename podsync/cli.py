@@ -57,6 +57,7 @@ from podsync._apply import (
     DEFAULT_WORKERS,
     ApplyResult,
     Event,
+    EventKind,
     apply,
 )
 from podsync._cli_args import (
@@ -247,10 +248,18 @@ def _sync_pods(
         return True
 
     def on_event(event: Event) -> None:
-        # The progress of applying the plan; a failed liveness probe (reported before
-        # the plan is made) shows in the plan itself, as the reason of a replacement.
+        # The progress of applying the plan. Probes run before the plan is made: a
+        # failure that decided a kill shows in the plan, as the reason of a replacement;
+        # the others (below failureThreshold, readiness, a probe that could not run)
+        # change no plan, so they are warnings here.
         if progress is not None:
             progress(event)
+        elif event.kind in (EventKind.UNHEALTHY, EventKind.PROBE_ERROR) and event.reason is None:
+            console.warning(
+                f"{event.pod}/{event.container}: {event.message}",
+                pod=event.pod,
+                container=event.container,
+            )
 
     try:
         result = sync(

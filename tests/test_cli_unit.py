@@ -515,7 +515,8 @@ def test_apply_counts_probe_failures_across_runs(
     assert 0 == run("apply", source, runtime=fake).code
     fake.set_exec_result(["check-health"], 1, b"sick")
     stops = []
-    outs = []
+    outs: list[str] = []
+    errs: list[str] = []
     for _ in range(3):
         clock.advance(5)
         fake.clear_calls()
@@ -523,8 +524,16 @@ def test_apply_counts_probe_failures_across_runs(
         assert 0 == result.code, result.err
         stops.append(fake.call_names().count("stop"))
         outs.append(result.out)
+        errs.append(result.err)
 
     assert [0, 0, 1] == stops, outs
+    # Below the threshold the plan has nothing to say: the failure is a warning.
+    assert [
+        "podsync: warning: default/web/app: liveness probe failed (1/3): "
+        "exec ['check-health'] exited with code 1: sick\n",
+        "podsync: warning: default/web/app: liveness probe failed (2/3): "
+        "exec ['check-health'] exited with code 1: sick\n",
+    ] == errs[:2]
     assert ["No changes.", "No changes.", "liveness probe failed  [unhealthy]"] == [
         next((w for w in ("No changes.", "liveness probe failed  [unhealthy]") if w in out), out)
         for out in outs

@@ -311,12 +311,12 @@ _SUFFIXES: dict[str, Fraction] = {
 _MAX_EXPONENT = 40
 
 
-def _quantity(value: object, *, scale: int, unit: str, examples: str) -> int:
-    """A quantity in units of ``1/scale`` (1000 for milli-CPU, 1 for bytes).
+def _quantity_value(value: object, *, unit: str, examples: str) -> Fraction:
+    """The exact, non-negative value of a quantity (``500m`` is 1/2, ``1Ki`` is 1024).
 
-    Fractions of a unit round up, as Kubernetes' ``Quantity.MilliValue`` / ``Value`` do:
-    ``0.0001`` CPU is 1 milli-CPU and ``0.5`` bytes is 1 byte. Negative values and
-    values beyond int64 are errors.
+    Values beyond int64 ``unit`` s are errors even here: every use scales them into
+    int64 amounts, and bounding the exponent keeps ``1e999999999`` from building a huge
+    number.
     """
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         raise _Invalid(f"expected a quantity like {examples}, got {_describe(value)}")
@@ -331,7 +331,7 @@ def _quantity(value: object, *, scale: int, unit: str, examples: str) -> int:
         )
     number = Fraction(Decimal(match["number"]))
     if number == 0:
-        return 0
+        return Fraction(0)
     if match["sign"] == "-":
         raise _Invalid(f"must not be negative, got {_describe(value)}")
     if match["exponent"] is not None:
@@ -341,7 +341,17 @@ def _quantity(value: object, *, scale: int, unit: str, examples: str) -> int:
         factor = Fraction(10) ** max(exponent, -_MAX_EXPONENT)
     else:
         factor = _SUFFIXES[match["suffix"] or ""]
-    amount = math.ceil(number * factor * scale)
+    return number * factor
+
+
+def _quantity(value: object, *, scale: int, unit: str, examples: str) -> int:
+    """A quantity in units of ``1/scale`` (1000 for milli-CPU, 1 for bytes).
+
+    Fractions of a unit round up, as Kubernetes' ``Quantity.MilliValue`` / ``Value`` do:
+    ``0.0001`` CPU is 1 milli-CPU and ``0.5`` bytes is 1 byte. Negative values and
+    values beyond int64 are errors.
+    """
+    amount = math.ceil(_quantity_value(value, unit=unit, examples=examples) * scale)
     if amount > _INT64_MAX:
         raise _Invalid(f"{_describe(value)} is too large: at most {_INT64_MAX} {unit}")
     return amount
@@ -353,3 +363,9 @@ def _milli_cpu(value: object) -> int:
 
 def _bytes(value: object) -> int:
     return _quantity(value, scale=1, unit="bytes", examples="128Mi, 1G or 512")
+
+
+def _divisor(value: object) -> Fraction:
+    """A ``resourceFieldRef.divisor``: an exact quantity (which ones a resource allows is
+    ``_convert``'s rule, as it depends on the resource)."""
+    return _quantity_value(value, unit="units", examples="1m, 1 or 1Mi")

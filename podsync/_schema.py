@@ -19,9 +19,9 @@ underscore: they are shared among the loader's modules only; nothing here is pub
 
 from __future__ import annotations
 
-import difflib
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping
+from fractions import Fraction
 from typing import Any, NewType, TypeVar, get_args, get_origin
 
 import attrs
@@ -59,10 +59,18 @@ from podsync._scalars import (
     _check_scheme,
     _check_uid,
     _choose,
+    _divisor,
     _expect_bool,
     _expect_int,
     _expect_str,
     _milli_cpu,
+)
+from podsync._unsupported import (
+    _IGNORED,
+    _NOT_SUPPORTED,
+    _RENAMED,
+    _is_unset,
+    _suggestion,
 )
 from podsync._yaml import _describe, _Invalid
 
@@ -119,9 +127,27 @@ def _key(attribute: attrs.Attribute[Any]) -> str:
     return head + "".join(part.capitalize() for part in rest)
 
 
+def _simple(check: Callable[[object], Any]) -> Callable[[object, object], Any]:
+    """A cattrs hook (value, type) from a one-argument check."""
+    return lambda value, _: check(value)
+
+
 @attrs.frozen
 class _Empty:
     """``{}``: emptyDir, and the three members of a v1beta1 restartPolicy."""
+
+
+_INTERNAL = "internal"
+
+
+def _ignored_keys() -> Any:
+    """The attribute that records the keys of ``_IGNORED`` a mapping held (not a YAML key).
+
+    The structure hook fills it with the keys whose values asked for something (not
+    null, ``[]`` or ``{}``), in document order; ``_convert`` turns them into the pod's
+    warning.
+    """
+    return attrs.field(default=(), metadata={_INTERNAL: True})
 
 
 @attrs.frozen(kw_only=True)
@@ -129,9 +155,9 @@ class _ObjectMeta:
     name: _Name
     namespace: _Name = _Name("default")
     uid: _Uid | None = None
-    # Accepted so that ordinary manifests load; podsync does not use them.
     labels: dict[str, str] = attrs.field(factory=dict)
     annotations: dict[str, str] = attrs.field(factory=dict)
+    ignored: tuple[str, ...] = _ignored_keys()
 
 
 @attrs.frozen(kw_only=True)
@@ -140,10 +166,20 @@ class _HostPathSource:
 
 
 @attrs.frozen(kw_only=True)
+class _HostPathV1(_HostPathSource):
+    type: str = ""  # checked by _NOT_SUPPORTED: "" and DirectoryOrCreate only
+
+
+@attrs.frozen(kw_only=True)
+class _EmptyDirV1:
+    """``emptyDir``: its ``medium`` and ``sizeLimit`` are in ``_NOT_SUPPORTED``."""
+
+
+@attrs.frozen(kw_only=True)
 class _VolumeV1:
     name: _Name
-    host_path: _HostPathSource | None = None
-    empty_dir: _Empty | None = None
+    host_path: _HostPathV1 | None = None
+    empty_dir: _EmptyDirV1 | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -221,6 +257,31 @@ class _EnvVarSchema:
 
 
 @attrs.frozen(kw_only=True)
+class _FieldRef:
+    field_path: str
+    api_version: str = "v1"
+
+
+@attrs.frozen(kw_only=True)
+class _ResourceFieldRef:
+    resource: str
+    container_name: str = ""
+    # The exact value: whether it suits the resource is _convert's rule. 0 means unset.
+    divisor: Fraction = attrs.field(default=Fraction(0), metadata={_HOOK: _simple(_divisor)})
+
+
+@attrs.frozen(kw_only=True)
+class _EnvVarSource:
+    field_ref: _FieldRef | None = None
+    resource_field_ref: _ResourceFieldRef | None = None
+
+
+@attrs.frozen(kw_only=True)
+class _EnvVarV1(_EnvVarSchema):
+    value_from: _EnvVarSource | None = None
+
+
+@attrs.frozen(kw_only=True)
 class _PortSchema:
     name: _PortName = _PortName("")
     container_port: _ContainerPort
@@ -234,6 +295,11 @@ class _VolumeMountSchema:
     name: _Name
     mount_path: _BindPath
     read_only: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class _VolumeMountV1(_VolumeMountSchema):
+    """A v1 mount: ``subPath``, ``mountPropagation`` ... are in ``_NOT_SUPPORTED``."""
 
 
 @attrs.frozen(kw_only=True)
@@ -260,9 +326,9 @@ class _ContainerV1:
     command: tuple[str, ...] = ()
     args: tuple[str, ...] = ()
     working_dir: _WorkingDir = _WorkingDir("")
-    env: tuple[_EnvVarSchema, ...] = ()
+    env: tuple[_EnvVarV1, ...] = ()
     ports: tuple[_PortSchema, ...] = ()
-    volume_mounts: tuple[_VolumeMountSchema, ...] = ()
+    volume_mounts: tuple[_VolumeMountV1, ...] = ()
     resources: _Resources | None = None
     image_pull_policy: PullPolicy = PullPolicy.IF_NOT_PRESENT
     liveness_probe: _ProbeV1 | None = None
@@ -272,12 +338,24 @@ class _ContainerV1:
 
 
 @attrs.frozen(kw_only=True)
+class _PodDNSConfig:
+    """``dnsConfig``: ``nameservers`` and ``searches`` are refused, ``options`` ignored."""
+
+    ignored: tuple[str, ...] = _ignored_keys()
+
+
+@attrs.frozen(kw_only=True)
 class _PodSpecV1:
     containers: tuple[_ContainerV1, ...]
     volumes: tuple[_VolumeV1, ...] = ()
     restart_policy: RestartPolicy = RestartPolicy.ALWAYS
     dns_policy: DNSPolicy = DNSPolicy.CLUSTER_FIRST
     termination_grace_period_seconds: _GracePeriod | None = None
+    node_name: str = ""
+    service_account_name: str = ""
+    service_account: str = ""  # the deprecated spelling of serviceAccountName
+    dns_config: _PodDNSConfig | None = None
+    ignored: tuple[str, ...] = _ignored_keys()
 
 
 @attrs.frozen(kw_only=True)
@@ -286,6 +364,7 @@ class _PodV1:
     kind: _PodKind
     metadata: _ObjectMeta
     spec: _PodSpecV1
+    ignored: tuple[str, ...] = _ignored_keys()
 
 
 @attrs.frozen(kw_only=True)
@@ -296,6 +375,7 @@ class _PodItemV1:
     kind: _PodKind = _PodKind("Pod")
     metadata: _ObjectMeta
     spec: _PodSpecV1
+    ignored: tuple[str, ...] = _ignored_keys()
 
 
 @attrs.frozen(kw_only=True)
@@ -360,7 +440,7 @@ class _ContainerV1Beta1:
 @attrs.frozen(kw_only=True)
 class _ManifestV1Beta1:
     version: _ManifestVersion
-    id: _Name
+    id: _Name | None = None  # derived from the file name when left out (_convert)
     uuid: _Uid | None = None
     volumes: tuple[_VolumeV1Beta1, ...] = ()
     containers: tuple[_ContainerV1Beta1, ...]
@@ -368,23 +448,86 @@ class _ManifestV1Beta1:
     dns_policy: DNSPolicy = DNSPolicy.CLUSTER_FIRST
 
 
+# Which Kubernetes object each schema class reads (the keys of ``_unsupported``'s tables).
+_OBJECTS: Mapping[type, str] = {
+    _PodV1: "Pod",
+    _PodItemV1: "Pod",
+    _ObjectMeta: "ObjectMeta",
+    _PodSpecV1: "PodSpec",
+    _PodDNSConfig: "PodDNSConfig",
+    _ContainerV1: "Container",
+    _VolumeMountV1: "VolumeMount",
+    _VolumeV1: "Volume",
+    _HostPathV1: "HostPathVolumeSource",
+    _EmptyDirV1: "EmptyDirVolumeSource",
+    _EnvVarSource: "EnvVarSource",
+    _EnvVarV1: "EnvVar",
+    _EnvVarSchema: "EnvVar",
+    _VolumeMountSchema: "VolumeMount",
+}
+
+
 # ---------------------------------------------------------------------------------------
 # The converter
 # ---------------------------------------------------------------------------------------
 
 
+class _Refused(_Invalid):
+    """A key of ``_NOT_SUPPORTED`` that asks for something podsync cannot honour."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(message)
+        self.key = key
+
+
 def _structure_attrs_factory(cls: type[Any], converter: cattrs.BaseConverter) -> Callable[..., Any]:
-    """Structure a schema class from a mapping with its camelCase keys, nothing else."""
+    """Structure a schema class from a mapping with its camelCase keys, nothing else.
+
+    The keys of ``_NOT_SUPPORTED`` and ``_IGNORED`` for the class are taken out first:
+    a refused key that asks for something is an error of its own (next to every other
+    error of the mapping), an ignored one is recorded in the ``ignored`` attribute.
+    """
     overrides: dict[str, Any] = {
-        a.name: override(rename=_key(a), struct_hook=a.metadata.get(_HOOK))
+        a.name: (
+            override(omit=True)
+            if a.metadata.get(_INTERNAL)
+            else override(rename=_key(a), struct_hook=a.metadata.get(_HOOK))
+        )
         for a in attrs.fields(cls)
     }
     structure = make_dict_structure_fn(cls, converter, _cattrs_forbid_extra_keys=True, **overrides)
+    refusals = _NOT_SUPPORTED.get(_OBJECTS.get(cls, ""), {})
+    ignoring = _IGNORED.get(_OBJECTS.get(cls, ""), {})
 
     def hook(value: object, type_: object) -> Any:
         if not isinstance(value, dict):
             raise _Invalid(f"expected a mapping, got {_describe(value)}")
-        return structure(value, type_)
+        if not refusals and not ignoring:
+            return structure(value, type_)
+        kept: dict[str, object] = {}
+        refused: list[Exception] = []
+        ignored: list[str] = []
+        for key, item in value.items():
+            if key in refusals:
+                refusal = refusals[key]
+                if not refusal.accepts(item):
+                    refused.append(_Refused(key, refusal.message(key, item)))
+            elif key in ignoring:
+                if not _is_unset(item):
+                    ignored.append(key)
+            else:
+                kept[key] = item
+        try:
+            result = structure(kept, type_)
+        except Exception as exc:
+            if refused:
+                raise ClassValidationError(
+                    f"While structuring {cls.__name__}", [*refused, exc], cls
+                ) from None
+            raise
+        if refused:
+            raise ClassValidationError(f"While structuring {cls.__name__}", refused, cls)
+        return attrs.evolve(result, ignored=tuple(ignored)) if ignored else result
 
     return hook
 
@@ -449,11 +592,6 @@ def _is_dict(type_: Any) -> bool:
     return get_origin(type_) is dict
 
 
-def _simple(check: Callable[[object], Any]) -> Callable[[object, object], Any]:
-    """A cattrs hook (value, type) from a one-argument check."""
-    return lambda value, _: check(value)
-
-
 def _make_converter() -> cattrs.Converter:
     # A private converter: hooks registered here affect nobody else (never the global
     # cattrs converter).
@@ -514,13 +652,26 @@ def _index(index: object) -> str:
     return f"[{index!r}]"
 
 
-def _unknown_key(key: object, known: Sequence[str]) -> str:
+def _unknown_key(key: object, cls: type[Any]) -> str:
+    """``unknown key 'x'``: with the field that replaced it (a spelling from before
+    v1beta1), or the key that was probably meant (``_suggestion``)."""
     message = f"unknown key {key!r}"
-    if isinstance(key, str):
-        close = difflib.get_close_matches(key, known, n=1, cutoff=0.75)
-        if close:
-            message += f" (did you mean {close[0]!r}?)"
-    return message
+    if not isinstance(key, str):
+        return message
+    obj = _OBJECTS.get(cls, "")
+    renamed = _RENAMED.get(obj, {})
+    if key in renamed:
+        current = renamed[key]
+        if current:
+            return f"{message}: a spelling from before v1beta1, now {current!r}"
+        return f"{message}: a field from before v1beta1, which v1beta1 dropped"
+    known = [
+        *(_key(a) for a in attrs.fields(cls) if not a.metadata.get(_INTERNAL)),
+        *_NOT_SUPPORTED.get(obj, {}),
+        *_IGNORED.get(obj, {}),
+    ]
+    close = _suggestion(key, known)
+    return f"{message} (did you mean {close!r}?)" if close else message
 
 
 def _collect(exc: BaseException, path: str, out: list[tuple[str, str]]) -> None:
@@ -539,9 +690,10 @@ def _collect(exc: BaseException, path: str, out: list[tuple[str, str]]) -> None:
         for sub in without_index:
             _collect(sub, path, out)
     elif isinstance(exc, ForbiddenExtraKeysError):
-        known = [_key(a) for a in attrs.fields(exc.cl)]
         for key in sorted(exc.extra_fields, key=str):
-            out.append((path, _unknown_key(key, known)))
+            out.append((path, _unknown_key(key, exc.cl)))
+    elif isinstance(exc, _Refused):
+        out.append((f"{path}{_index(exc.key)}", str(exc)))
     elif isinstance(exc, KeyError):  # the generated code's o['key'] for a missing key
         out.append((path, "required field missing"))
     elif isinstance(exc, _Invalid):

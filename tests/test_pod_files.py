@@ -1,0 +1,207 @@
+"""Pod files as people write them: what loads, what is ignored with a warning, what is
+refused and why (issue 13, the loader's part).
+
+Each case is a whole pod file - block YAML, KYAML (the flow-style subset the Kubernetes
+documentation now uses) or JSON - with the exact model it gives or the exact messages
+it fails with. Warnings are collected through ``on_warning``; the node the pods run on
+is given (``NodeInfo``) so that nothing here reads the machine.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from podsync import ConfigError, Container, EnvVar, NodeInfo, Pod, parse_pods
+
+NODE = NodeInfo(name="node-1", milli_cpu=4000, memory=8 * 2**30)
+
+
+def load(text: str, name: str = "pod.yaml") -> tuple[tuple[Pod, ...], list[str]]:
+    """The pods of ``text`` read as the file ``name``, and the warnings given."""
+    warnings: list[str] = []
+    pods = parse_pods(text, source_name=name, source="file", node=NODE, on_warning=warnings.append)
+    return pods, warnings
+
+
+def errors(text: str, name: str = "pod.yaml") -> list[str]:
+    """The problems reading ``text`` as the file ``name`` gives, as printed."""
+    with pytest.raises(ConfigError) as info:
+        load(text, name)
+    return [str(p) for p in info.value.problems]
+
+
+def pod_with(spec: str = "", container: str = "", top: str = "") -> str:
+    """A block-YAML pod named web with extra lines in its spec, its container, at top."""
+    return (
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n"
+        + top
+        + "spec:\n"
+        + spec
+        + "  containers:\n  - name: app\n    image: busybox\n"
+        + container
+    )
+
+
+def web(*containers: Container, **fields: object) -> Pod:
+    return Pod(name="web", source="file", containers=containers, **fields)  # type: ignore[arg-type]
+
+
+APP = Container(name="app", image="busybox")
+
+# --- refused: fields Kubernetes knows that podsync cannot honour ----------------------
+
+REFUSED = {
+    "initContainers": (
+        pod_with(spec="  initContainers:\n  - {name: init, image: busybox}\n"),
+        "pod.yaml: $.spec.initContainers: initContainers is not supported by podsync yet: "
+        "init containers are not implemented",
+    ),
+    "ephemeralContainers": (
+        pod_with(spec="  ephemeralContainers:\n  - {name: debug, image: busybox}\n"),
+        "pod.yaml: $.spec.ephemeralContainers: ephemeralContainers is not supported by "
+        "podsync: ephemeral containers are added to running pods through the API server "
+        "(kubectl debug)",
+    ),
+    "resourceClaims": (
+        pod_with(spec="  resourceClaims:\n  - {name: gpu, resourceClaimName: gpu}\n"),
+        "pod.yaml: $.spec.resourceClaims: resourceClaims is not supported by podsync: "
+        "dynamic resource allocation needs a cluster's resource drivers",
+    ),
+    "runtimeClassName": (
+        pod_with(spec="  runtimeClassName: gvisor\n"),
+        "pod.yaml: $.spec.runtimeClassName: runtimeClassName is not supported by podsync: "
+        "containers run with the engine's default runtime",
+    ),
+    "hostUsers false": (
+        pod_with(spec="  hostUsers: false\n"),
+        "pod.yaml: $.spec.hostUsers: hostUsers: false is not supported by podsync: "
+        "user namespaces are not implemented (only true, the default, is)",
+    ),
+    "os windows": (
+        pod_with(spec="  os: {name: windows}\n"),
+        "pod.yaml: $.spec.os: os: {name: windows} is not supported by podsync: "
+        "podsync runs Linux containers only (only {name: linux} is)",
+    ),
+    "overhead": (
+        pod_with(spec="  overhead: {cpu: 250m}\n"),
+        "pod.yaml: $.spec.overhead: overhead is not supported by podsync: "
+        "pod overhead comes with a RuntimeClass, which podsync does not support",
+    ),
+    "resizePolicy": (
+        pod_with(container="    resizePolicy:\n    - {resourceName: cpu, restartPolicy: NotRequired}\n"),
+        "pod.yaml: $.spec.containers[0].resizePolicy: resizePolicy is not supported by "
+        "podsync: podsync resizes no container in place; changed resources replace it",
+    ),
+    "volumeDevices": (
+        pod_with(container="    volumeDevices:\n    - {name: disk, devicePath: /dev/xvda}\n"),
+        "pod.yaml: $.spec.containers[0].volumeDevices: volumeDevices is not supported by "
+        "podsync: raw block devices come from PersistentVolumeClaims, which need a cluster",
+    ),
+    "envFrom": (
+        pod_with(container="    envFrom:\n    - configMapRef: {name: settings}\n"),
+        "pod.yaml: $.spec.containers[0].envFrom: envFrom is not supported by podsync yet: "
+        "ConfigMaps and Secrets are not implemented",
+    ),
+    "mountPropagation Bidirectional": (
+        pod_with(
+            spec="  volumes:\n  - {name: data, hostPath: {path: /srv}}\n",
+            container="    volumeMounts:\n"
+            "    - {name: data, mountPath: /data, mountPropagation: Bidirectional}\n",
+        ),
+        "pod.yaml: $.spec.containers[0].volumeMounts[0].mountPropagation: mountPropagation: "
+        "'Bidirectional' is not supported by podsync: volumes are bound with private "
+        "propagation (only 'None', the default, is)",
+    ),
+    "nfs volume": (
+        pod_with(spec="  volumes:\n  - name: share\n    nfs: {server: nfs.example.com, path: /x}\n"),
+        "pod.yaml: $.spec.volumes[0].nfs: nfs is not supported by podsync: "
+        "NFS volumes are mounted by a cluster's volume plugin",
+    ),
+    "csi volume": (
+        pod_with(spec="  volumes:\n  - name: store\n    csi: {driver: example.com/x}\n"),
+        "pod.yaml: $.spec.volumes[0].csi: csi is not supported by podsync: "
+        "CSI volumes need a cluster's CSI driver",
+    ),
+    "configMap volume": (
+        pod_with(spec="  volumes:\n  - name: cfg\n    configMap: {name: settings}\n"),
+        "pod.yaml: $.spec.volumes[0].configMap: configMap is not supported by podsync yet: "
+        "ConfigMaps and Secrets are not implemented",
+    ),
+    "persistentVolumeClaim volume": (
+        pod_with(spec="  volumes:\n  - name: db\n    persistentVolumeClaim: {claimName: db}\n"),
+        "pod.yaml: $.spec.volumes[0].persistentVolumeClaim: persistentVolumeClaim is not "
+        "supported by podsync yet: PersistentVolumeClaims are not implemented",
+    ),
+    "configMapKeyRef": (
+        pod_with(
+            container="    env:\n    - name: MODE\n      valueFrom:\n"
+            "        configMapKeyRef: {name: settings, key: mode}\n"
+        ),
+        "pod.yaml: $.spec.containers[0].env[0].valueFrom.configMapKeyRef: configMapKeyRef "
+        "is not supported by podsync yet: ConfigMaps and Secrets are not implemented",
+    ),
+    "subPath": (
+        pod_with(
+            spec="  volumes:\n  - {name: data, emptyDir: {}}\n",
+            container="    volumeMounts:\n    - {name: data, mountPath: /data, subPath: app}\n",
+        ),
+        "pod.yaml: $.spec.containers[0].volumeMounts[0].subPath: subPath is not supported "
+        "by podsync yet: volumes are mounted whole",
+    ),
+    "emptyDir in memory": (
+        pod_with(spec="  volumes:\n  - name: cache\n    emptyDir: {medium: Memory}\n"),
+        "pod.yaml: $.spec.volumes[0].emptyDir.medium: medium: 'Memory' is not supported by "
+        "podsync yet: emptyDir volumes are directories on disk (only '', the default, is)",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_refused_field(case):
+    """A Kubernetes field podsync cannot honour fails with "not supported" and why."""
+    text, expected = REFUSED[case]
+
+    assert [expected] == errors(text)
+
+
+def test_refused_fields_with_nothing_in_them_load():
+    """An empty list or null (what generated files hold) asks for nothing: it loads."""
+    text = pod_with(spec="  initContainers: []\n  ephemeralContainers: null\n  hostUsers: true\n")
+
+    assert ((web(APP),), []) == load(text)
+
+
+# --- unknown keys: did-you-mean only for near-misspellings ----------------------------
+
+UNKNOWN = {
+    "misspelt": (
+        pod_with(container="    imagePullPolicyy: Always\n"),
+        "pod.yaml: $.spec.containers[0]: unknown key 'imagePullPolicyy' "
+        "(did you mean 'imagePullPolicy'?)",
+    ),
+    "case": (
+        pod_with(container="    workingdir: /srv\n"),
+        "pod.yaml: $.spec.containers[0]: unknown key 'workingdir' (did you mean 'workingDir'?)",
+    ),
+    "far from anything": (
+        pod_with(container="    colour: blue\n"),
+        "pod.yaml: $.spec.containers[0]: unknown key 'colour'",
+    ),
+    # A real field in the wrong place is not a misspelling of a field here: no hint
+    # that would change its meaning.
+    "field of another object": (
+        pod_with(container="    port: 80\n"),
+        "pod.yaml: $.spec.containers[0]: unknown key 'port'",
+    ),
+    "misspelt refused field": (
+        pod_with(spec="  initContainer:\n  - {name: init, image: busybox}\n"),
+        "pod.yaml: $.spec: unknown key 'initContainer' (did you mean 'initContainers'?)",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(UNKNOWN))
+def test_unknown_key(case):
+    text, expected = UNKNOWN[case]
+
+    assert [expected] == errors(text)

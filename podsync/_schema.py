@@ -674,15 +674,27 @@ def _unknown_key(key: object, cls: type[Any]) -> str:
     return f"{message} (did you mean {close!r}?)" if close else message
 
 
+_MISSING = "required field missing"
+
+
 def _collect(exc: BaseException, path: str, out: list[tuple[str, str]]) -> None:
     """Flatten a cattrs error tree into (path, message) pairs, in the order found."""
     if isinstance(exc, ClassValidationError):
         keys = {a.name: _key(a) for a in attrs.fields(exc.cl)}
         with_notes, without = exc.group_exceptions()
+        found: list[tuple[str, str]] = []
         for sub, note in with_notes:
-            _collect(sub, f"{path}.{keys.get(note.name, note.name)}", out)
+            _collect(sub, f"{path}.{keys.get(note.name, note.name)}", found)
         for sub in without:
-            _collect(sub, path, out)
+            _collect(sub, path, found)
+        # An old spelling stands for its current field: "required field missing" for
+        # that field would say the same thing twice.
+        extra = {
+            key for e in without if isinstance(e, ForbiddenExtraKeysError) for key in e.extra_fields
+        }
+        renamed = _RENAMED.get(_OBJECTS.get(exc.cl, ""), {})
+        replaced = {f"{path}.{renamed[key]}" for key in extra if renamed.get(key)}
+        out.extend(p for p in found if not (p[0] in replaced and p[1] == _MISSING))
     elif isinstance(exc, IterableValidationError):
         with_index, without_index = exc.group_exceptions()
         for sub, index_note in with_index:
@@ -695,7 +707,7 @@ def _collect(exc: BaseException, path: str, out: list[tuple[str, str]]) -> None:
     elif isinstance(exc, _Refused):
         out.append((f"{path}{_index(exc.key)}", str(exc)))
     elif isinstance(exc, KeyError):  # the generated code's o['key'] for a missing key
-        out.append((path, "required field missing"))
+        out.append((path, _MISSING))
     elif isinstance(exc, _Invalid):
         out.append((path, str(exc)))
     else:  # pragma: no cover - every hook raises _Invalid; kept so nothing escapes

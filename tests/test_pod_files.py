@@ -88,7 +88,9 @@ REFUSED = {
         "pod overhead comes with a RuntimeClass, which podsync does not support",
     ),
     "resizePolicy": (
-        pod_with(container="    resizePolicy:\n    - {resourceName: cpu, restartPolicy: NotRequired}\n"),
+        pod_with(
+            container="    resizePolicy:\n    - {resourceName: cpu, restartPolicy: NotRequired}\n"
+        ),
         "pod.yaml: $.spec.containers[0].resizePolicy: resizePolicy is not supported by "
         "podsync: podsync resizes no container in place; changed resources replace it",
     ),
@@ -113,7 +115,9 @@ REFUSED = {
         "propagation (only 'None', the default, is)",
     ),
     "nfs volume": (
-        pod_with(spec="  volumes:\n  - name: share\n    nfs: {server: nfs.example.com, path: /x}\n"),
+        pod_with(
+            spec="  volumes:\n  - name: share\n    nfs: {server: nfs.example.com, path: /x}\n"
+        ),
         "pod.yaml: $.spec.volumes[0].nfs: nfs is not supported by podsync: "
         "NFS volumes are mounted by a cluster's volume plugin",
     ),
@@ -205,3 +209,149 @@ def test_unknown_key(case):
     text, expected = UNKNOWN[case]
 
     assert [expected] == errors(text)
+
+
+def test_old_spelling_names_the_current_field_once():
+    """A pre-v1beta1 spelling gets the field that replaced it, and no "required field
+    missing" for that field besides."""
+    text = (
+        "version: v1beta1\nid: old\ncontainers:\n- name: app\n  image: busybox\n"
+        "  env:\n  - {key: MODE, value: production}\n"
+    )
+
+    assert [
+        "pod.yaml: $.containers[0].env[0]: unknown key 'key': a spelling from before "
+        "v1beta1, now 'name'"
+    ] == errors(text)
+
+
+# --- ignored with a warning: what means nothing on one host ---------------------------
+
+SCHEDULED_POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+  creationTimestamp: null
+spec:
+  nodeSelector: {disktype: ssd}
+  tolerations:
+  - {key: example.com/gpu, operator: Exists, effect: NoSchedule}
+  affinity:
+    nodeAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms:
+        - matchExpressions:
+          - {key: zone, operator: In, values: [a]}
+  priorityClassName: high
+  serviceAccountName: web
+  automountServiceAccountToken: false
+  enableServiceLinks: false
+  imagePullSecrets:
+  - name: registry
+  containers:
+  - name: app
+    image: busybox
+status: {}
+"""
+
+
+def test_fields_that_mean_nothing_on_one_host_load_with_one_warning():
+    assert (
+        (web(APP),),
+        [
+            "pod.yaml: pod default/web: ignoring scheduling fields: nodeSelector, "
+            "tolerations, affinity, priorityClassName; ignoring service-account fields "
+            "(there is no API server to issue a token): automountServiceAccountToken, "
+            "serviceAccountName; ignoring cluster fields: enableServiceLinks, imagePullSecrets"
+        ],
+    ) == load(SCHEDULED_POD)
+
+
+def test_what_kubectl_writes_loads_without_a_warning():
+    """``kubectl run --dry-run=client -o yaml`` output: null and {} ask for nothing."""
+    text = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  creationTimestamp: null
+  labels: {run: web}
+  name: web
+spec:
+  containers:
+  - image: busybox
+    name: app
+    resources: {}
+  dnsPolicy: ClusterFirst
+  restartPolicy: Always
+status: {}
+"""
+
+    assert ((web(APP),), []) == load(text)
+
+
+def test_what_the_api_server_wrote_is_ignored_with_a_warning():
+    """``kubectl get pod -o yaml`` output, trimmed."""
+    text = (
+        pod_with(
+            top="  creationTimestamp: '2025-01-01T00:00:00Z'\n  resourceVersion: '42'\n",
+            spec="  nodeName: node-1\n  schedulerName: default-scheduler\n",
+        )
+        + "status:\n  phase: Running\n  podIP: 10.1.2.3\n"
+    )
+    text = text.replace("metadata:\n  name: web\n  creation", "metadata:\n  name: web\n  creation")
+
+    assert (
+        (web(APP),),
+        [
+            "pod.yaml: pod default/web: ignoring scheduling fields: schedulerName; ignoring "
+            "fields the API server writes: metadata.creationTimestamp, "
+            "metadata.resourceVersion, status"
+        ],
+    ) == load(text)
+
+
+def test_a_pod_bound_to_another_node_runs_here_with_a_warning():
+    text = pod_with(spec="  nodeName: node-7\n")
+
+    assert (
+        (web(APP),),
+        [
+            "pod.yaml: pod default/web: nodeName 'node-7' is not this node ('node-1'): the pod runs here"
+        ],
+    ) == load(text)
+
+
+def test_dns_options_are_ignored_and_name_servers_refused():
+    options = pod_with(spec="  dnsConfig:\n    options:\n    - {name: ndots, value: '2'}\n")
+    servers = pod_with(spec="  dnsConfig:\n    nameservers: [1.1.1.1]\n    searches: [x.local]\n")
+
+    assert (
+        (web(APP),),
+        ["pod.yaml: pod default/web: ignoring DNS options podsync cannot map: dnsConfig.options"],
+    ) == load(options)
+    assert [
+        "pod.yaml: $.spec.dnsConfig.nameservers: nameservers is not supported by podsync: "
+        "podsync sets no per-pod name servers (see --cluster-dns and --resolv-conf)",
+        "pod.yaml: $.spec.dnsConfig.searches: searches is not supported by podsync: "
+        "podsync sets no per-pod search domains (see --cluster-domain)",
+    ] == errors(servers)
+
+
+def test_warnings_go_to_the_podsync_logger_when_no_callback_is_given(caplog):
+    parse_pods(pod_with(spec="  nodeSelector: {a: b}\n"), source_name="pod.yaml", node=NODE)
+
+    assert [
+        ("podsync", 30, "pod.yaml: pod default/web: ignoring scheduling fields: nodeSelector")
+    ] == caplog.record_tuples
+
+
+def test_no_warning_when_the_load_fails():
+    """A load that fails gives its problems only: the warnings of pods that are not
+    returned would speak of pods that do not run."""
+    warnings: list[str] = []
+    text = pod_with(spec="  nodeSelector: {a: b}\n") + "---\n" + pod_with(spec="  bogus: 1\n")
+
+    with pytest.raises(ConfigError):
+        parse_pods(text, source_name="pod.yaml", node=NODE, on_warning=warnings.append)
+    assert [] == warnings

@@ -9,9 +9,11 @@ is given (``NodeInfo``) so that nothing here reads the machine.
 
 from __future__ import annotations
 
+import io
+
 import pytest
 
-from podsync import ConfigError, Container, EnvVar, NodeInfo, Pod, parse_pods
+from podsync import ConfigError, Container, NodeInfo, Pod, load_pods, parse_pods
 
 NODE = NodeInfo(name="node-1", milli_cpu=4000, memory=8 * 2**30)
 
@@ -317,7 +319,8 @@ def test_a_pod_bound_to_another_node_runs_here_with_a_warning():
     assert (
         (web(APP),),
         [
-            "pod.yaml: pod default/web: nodeName 'node-7' is not this node ('node-1'): the pod runs here"
+            "pod.yaml: pod default/web: nodeName 'node-7' is not this node ('node-1'): "
+            "the pod runs here"
         ],
     ) == load(text)
 
@@ -355,3 +358,59 @@ def test_no_warning_when_the_load_fails():
     with pytest.raises(ConfigError):
         parse_pods(text, source_name="pod.yaml", node=NODE, on_warning=warnings.append)
     assert [] == warnings
+
+
+# --- 2014 manifests --------------------------------------------------------------------
+
+# A container-VM manifest of early 2015, as the GCE docs showed it: no id, v1beta2.
+CONTAINER_VM_MANIFEST = """\
+version: v1beta2
+containers:
+  - name: simple-echo
+    image: google/busybox
+    command: ['nc', '-p', '8080', '-l', '-l', '-e', 'echo', 'hello world!']
+    imagePullPolicy: PullIfNotPresent
+    ports:
+      - name: nc-echo
+        containerPort: 8080
+        hostPort: 8080
+"""
+
+
+def test_a_manifest_without_id_is_named_after_its_file_as_in_late_2014(tmp_path):
+    """The late-2014 file source's simpleSubdomainSafeHash: the base name's first 15
+    letters and digits, then 30 characters of the base32 SHA-1 of the whole path."""
+    path = tmp_path / "simple-echo.yaml"
+    path.write_text(CONTAINER_VM_MANIFEST)
+
+    pods = load_pods([str(path)], node=NODE)
+    again = load_pods([str(path)], node=NODE)
+
+    assert 1 == len(pods)
+    assert pods == again
+    assert pods[0].name.startswith("simpleechoyaml")
+    assert 14 + 30 == len(pods[0].name)
+    assert ("simple-echo",) == tuple(c.name for c in pods[0].containers)
+
+
+def test_the_derived_name_is_the_2014_one():
+    """Pinned: the name the late-2014 kubelet gave /etc/kubernetes/manifests/web-server.yaml."""
+    pods, _ = load(CONTAINER_VM_MANIFEST, "/etc/kubernetes/manifests/web-server.yaml")
+
+    assert "webserveryamlqslql0de14gpurvgkdqhb22jhevmsu" == pods[0].name
+
+
+def test_a_manifest_without_id_on_standard_input_has_no_name():
+    with pytest.raises(ConfigError) as info:
+        load_pods(["-"], stdin=io.BytesIO(CONTAINER_VM_MANIFEST.encode()), node=NODE)
+
+    assert [
+        "<stdin>: $.id: required field missing: standard input has no file name to derive "
+        "the pod's name from"
+    ] == [str(p) for p in info.value.problems]
+
+
+def test_v1beta2_reads_like_v1beta1():
+    v1beta1 = CONTAINER_VM_MANIFEST.replace("version: v1beta2", "version: v1beta1")
+
+    assert load(v1beta1) == load(CONTAINER_VM_MANIFEST)

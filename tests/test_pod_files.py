@@ -13,7 +13,18 @@ import io
 
 import pytest
 
-from podsync import ConfigError, Container, NodeInfo, Pod, load_pods, parse_pods
+from podsync import (
+    ConfigError,
+    Container,
+    EnvVar,
+    NodeInfo,
+    Pod,
+    Port,
+    RestartPolicy,
+    _yaml,
+    load_pods,
+    parse_pods,
+)
 
 NODE = NodeInfo(name="node-1", milli_cpu=4000, memory=8 * 2**30)
 
@@ -414,3 +425,132 @@ def test_v1beta2_reads_like_v1beta1():
     v1beta1 = CONTAINER_VM_MANIFEST.replace("version: v1beta2", "version: v1beta1")
 
     assert load(v1beta1) == load(CONTAINER_VM_MANIFEST)
+
+
+# --- KYAML and JSON ----------------------------------------------------------------------
+
+# The Kubernetes documentation's pods, as `kubectl get -o kyaml` writes them: flow style,
+# double-quoted strings, trailing commas, a quoted key where plain YAML would read a
+# boolean, a string continued over lines with a trailing backslash.
+KYAML_POD = """\
+---
+{
+  apiVersion: "v1",
+  kind: "Pod",
+  metadata: {
+    name: "command-demo",
+    labels: {
+      purpose: "demonstrate-command",
+      "on": "yes",
+    },
+  },
+  spec: {
+    containers: [{
+      name: "command-demo-container",
+      image: "debian",
+      command: ["printenv"],
+      args: [
+        "HOSTNAME",
+        "KUBERNETES_PORT",
+        "a long argument \\
+        over two lines",
+      ],
+      env: [{
+        name: "MESSAGE",
+        value: "hello world",
+      }],
+      ports: [{
+        containerPort: 80,
+        protocol: "TCP",
+      }],
+    }],
+    restartPolicy: "OnFailure",
+  },
+}
+"""
+
+KYAML_MODEL = Pod(
+    name="command-demo",
+    source="file",
+    restart_policy=RestartPolicy.ON_FAILURE,
+    containers=(
+        Container(
+            name="command-demo-container",
+            image="debian",
+            command=("printenv",),
+            args=("HOSTNAME", "KUBERNETES_PORT", "a long argument over two lines"),
+            env=(EnvVar(name="MESSAGE", value="hello world"),),
+            ports=(Port(container_port=80),),
+        ),
+    ),
+)
+
+JSON_POD = """\
+{
+  "apiVersion": "v1",
+  "kind": "Pod",
+  "metadata": {"name": "command-demo", "labels": {"purpose": "demonstrate-command", "on": "yes"}},
+  "spec": {
+    "containers": [
+      {
+        "name": "command-demo-container",
+        "image": "debian",
+        "command": ["printenv"],
+        "args": ["HOSTNAME", "KUBERNETES_PORT", "a long argument over two lines"],
+        "env": [{"name": "MESSAGE", "value": "hello world"}],
+        "ports": [{"containerPort": 80, "protocol": "TCP"}]
+      }
+    ],
+    "restartPolicy": "OnFailure"
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("loader", ["libyaml", "python"])
+@pytest.mark.parametrize("text", [KYAML_POD, JSON_POD], ids=["kyaml", "json"])
+def test_kyaml_and_json_pods_load(monkeypatch, loader, text):
+    if loader == "python":
+        monkeypatch.setattr(_yaml, "_LOADER", _yaml._PyLoader)
+
+    assert ((KYAML_MODEL,), []) == load(text)
+
+
+def test_a_kyaml_list_of_two_pods_with_refused_and_ignored_fields():
+    """KYAML's paths and messages are the block YAML ones."""
+    text = """\
+---
+{
+  apiVersion: "v1",
+  kind: "List",
+  items: [{
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: {name: "a"},
+    spec: {
+      tolerations: [{key: "node-role.kubernetes.io/control-plane", effect: "NoSchedule"}],
+      containers: [{name: "app", image: "busybox"}],
+    },
+  }, {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: {name: "b"},
+    spec: {
+      runtimeClassName: "kata",
+      containers: [{name: "app", image: "busybox"}],
+    },
+  }],
+}
+"""
+
+    assert [
+        "pod.yaml: $.items[1].spec.runtimeClassName: runtimeClassName is not supported by "
+        "podsync: containers run with the engine's default runtime"
+    ] == errors(text)
+    assert (
+        (
+            Pod(name="a", source="file", containers=(APP,)),
+            Pod(name="b", source="file", containers=(APP,)),
+        ),
+        ["pod.yaml: pod default/a: ignoring scheduling fields: tolerations"],
+    ) == load(text.replace('runtimeClassName: "kata",', ""))

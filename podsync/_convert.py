@@ -31,6 +31,7 @@ from typing import Any
 
 import attrs
 
+from podsync._env_resolve import _expand_all, _PodFacts, _resolve_env
 from podsync._models import (
     Container,
     DNSPolicy,
@@ -47,6 +48,7 @@ from podsync._models import (
     TCPSocketAction,
     Volume,
     VolumeMount,
+    derive_pod_uid,
 )
 from podsync._node import NodeInfo
 from podsync._scalars import _one_of
@@ -259,6 +261,7 @@ def _container(
     memory: int,
     image_pull_policy: PullPolicy,
     privileged: bool,
+    env: tuple[EnvVar, ...],
 ) -> Container:
     """A container from the fields both schemas spell alike; the caller gives the rest."""
     return Container(
@@ -267,7 +270,7 @@ def _container(
         command=command,
         args=args,
         working_dir=c.working_dir,
-        env=_env(c.env),
+        env=env,
         ports=_ports(c.ports),
         volume_mounts=_mounts(c.volume_mounts),
         cpu=cpu,
@@ -280,13 +283,19 @@ def _container(
     )
 
 
-def _container_v1(c: _ContainerV1, path: str, out: list[tuple[str, str]]) -> Container:
+def _container_v1(
+    c: _ContainerV1, facts: _PodFacts, path: str, out: list[tuple[str, str]]
+) -> Container:
+    # The kubelet's makeEnvironmentVariables and ExpandContainerCommandAndArgs, when
+    # the file is read (see _env_resolve).
+    env = _resolve_env(c.env, c.name, facts, path, out)
     return _container(
         c,
         path,
         out,
-        command=c.command,
-        args=c.args,
+        env=env,
+        command=_expand_all(c.command, env),
+        args=_expand_all(c.args, env),
         cpu=_resource(c.resources, "cpu", "milli-CPU", path, out),
         memory=_resource(c.resources, "memory", "bytes", path, out),
         image_pull_policy=c.image_pull_policy,
@@ -301,6 +310,8 @@ def _container_v1beta1(c: _ContainerV1Beta1, path: str, out: list[tuple[str, str
         out,
         # v1beta1's ``command`` replaced the image's CMD, not its ENTRYPOINT: the seed's
         # runContainer passed it as Docker's ``Cmd``. That is ``args`` in the v1 model.
+        # No $(VAR) expansion: it came with v1.
+        env=_env(c.env),
         command=(),
         args=c.command,
         cpu=c.cpu,
@@ -452,14 +463,25 @@ def _pod_from_v1(
         )
         for i, v in enumerate(doc.spec.volumes)
     ]
+    meta = doc.metadata
+    facts = _PodFacts(
+        name=meta.name,
+        namespace=meta.namespace,
+        uid=meta.uid or derive_pod_uid(context.source, meta.namespace, meta.name),
+        labels=meta.labels,
+        annotations=meta.annotations,
+        # serviceAccount is the deprecated spelling; serviceAccountName wins.
+        service_account=doc.spec.service_account_name or doc.spec.service_account,
+        node=context.node,
+        resources={c.name: c.resources for c in reversed(doc.spec.containers)},
+    )
     containers = [
-        _container_v1(c, f"{spec_path}.containers[{i}]", out)
+        _container_v1(c, facts, f"{spec_path}.containers[{i}]", out)
         for i, c in enumerate(doc.spec.containers)
     ]
     _check_pod(containers, volumes, spec_path, out)
     if len(out) > before:
         return None
-    meta = doc.metadata
     pod = _make_pod(
         meta.name,
         meta.namespace,

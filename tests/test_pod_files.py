@@ -10,6 +10,7 @@ is given (``NodeInfo``) so that nothing here reads the machine.
 from __future__ import annotations
 
 import io
+import json
 
 import pytest
 
@@ -554,3 +555,289 @@ def test_a_kyaml_list_of_two_pods_with_refused_and_ignored_fields():
         ),
         ["pod.yaml: pod default/a: ignoring scheduling fields: tolerations"],
     ) == load(text.replace('runtimeClassName: "kata",', ""))
+
+
+# --- the environment: downward API values and $(VAR) expansion ----------------------------
+
+# The Kubernetes documentation's dapi-envars-pod, trimmed: every fieldRef one host knows.
+DOWNWARD_POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: dapi-envars-fieldref
+  namespace: shop
+  uid: 6f1c2b4e-0d7a-4c1e-9a51-3f8d2b7c9e10
+  labels: {app.kubernetes.io/name: shop, tier: front}
+  annotations: {build: "1234"}
+spec:
+  serviceAccountName: shop-sa
+  containers:
+  - name: test-container
+    image: busybox
+    command: ["sh", "-c"]
+    args:
+    - echo $(MY_NODE_NAME) $(MY_POD_NAME) $(UNKNOWN) $$(MY_POD_NAME) $$$(MY_POD_NAME) $
+    env:
+    - name: MY_NODE_NAME
+      valueFrom: {fieldRef: {fieldPath: spec.nodeName}}
+    - name: MY_POD_NAME
+      valueFrom: {fieldRef: {fieldPath: metadata.name}}
+    - name: MY_POD_NAMESPACE
+      valueFrom: {fieldRef: {apiVersion: v1, fieldPath: metadata.namespace}}
+    - name: MY_POD_UID
+      valueFrom: {fieldRef: {fieldPath: metadata.uid}}
+    - name: MY_TIER
+      valueFrom: {fieldRef: {fieldPath: "metadata.labels['tier']"}}
+    - name: MY_APP
+      valueFrom: {fieldRef: {fieldPath: "metadata.labels['app.kubernetes.io/name']"}}
+    - name: MY_BUILD
+      valueFrom: {fieldRef: {fieldPath: "metadata.annotations['build']"}}
+    - name: MY_MISSING_LABEL
+      valueFrom: {fieldRef: {fieldPath: "metadata.labels['nope']"}}
+    - name: MY_POD_SERVICE_ACCOUNT
+      valueFrom: {fieldRef: {fieldPath: spec.serviceAccountName}}
+    - name: GREETING
+      value: "$(MY_POD_NAME) in $(MY_POD_NAMESPACE), not $(LATER), $$(MY_POD_NAME)"
+    - name: LATER
+      value: later
+    - name: VERBATIM
+      valueFrom: {fieldRef: {fieldPath: "metadata.annotations['build']"}}
+"""
+
+
+def test_field_refs_resolve_from_the_pod_and_this_node():
+    """Resolved when the file is read (so they are part of the spec the hash covers);
+    an env value sees earlier entries only, command and args see all of them; unknown
+    references stay as written and $$ is a literal $."""
+    pods, warnings = load(DOWNWARD_POD)
+
+    (container,) = pods[0].containers
+    assert [
+        EnvVar("MY_NODE_NAME", "node-1"),
+        EnvVar("MY_POD_NAME", "dapi-envars-fieldref"),
+        EnvVar("MY_POD_NAMESPACE", "shop"),
+        EnvVar("MY_POD_UID", "6f1c2b4e-0d7a-4c1e-9a51-3f8d2b7c9e10"),
+        EnvVar("MY_TIER", "front"),
+        EnvVar("MY_APP", "shop"),
+        EnvVar("MY_BUILD", "1234"),
+        EnvVar("MY_MISSING_LABEL", ""),
+        EnvVar("MY_POD_SERVICE_ACCOUNT", "shop-sa"),
+        EnvVar("GREETING", "dapi-envars-fieldref in shop, not $(LATER), $(MY_POD_NAME)"),
+        EnvVar("LATER", "later"),
+        EnvVar("VERBATIM", "1234"),
+    ] == list(container.env)
+    assert ("sh", "-c") == container.command
+    assert (
+        "echo node-1 dapi-envars-fieldref $(UNKNOWN) $(MY_POD_NAME) $dapi-envars-fieldref $",
+    ) == container.args
+    assert [
+        "pod.yaml: pod shop/dapi-envars-fieldref: ignoring service-account fields (there is "
+        "no API server to issue a token): serviceAccountName"
+    ] == warnings
+
+
+def test_a_derived_uid_is_the_one_the_pod_gets():
+    text = pod_with(
+        container="    env:\n    - {name: UID, valueFrom: {fieldRef: {fieldPath: metadata.uid}}}\n"
+    )
+
+    pods, _ = load(text)
+
+    assert pods[0].uid == pods[0].containers[0].env[0].value
+
+
+# The documentation's dapi-envars-resourcefieldref, trimmed.
+RESOURCE_POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: dapi-envars-resourcefieldref
+spec:
+  containers:
+  - name: test-container
+    image: busybox
+    resources:
+      requests: {memory: 32Mi, cpu: 125m}
+      limits: {memory: 64Mi, cpu: 250m}
+    env:
+    - name: MY_CPU_REQUEST
+      valueFrom:
+        resourceFieldRef: {containerName: test-container, resource: requests.cpu, divisor: 1m}
+    - name: MY_CPU_LIMIT
+      valueFrom: {resourceFieldRef: {resource: limits.cpu}}
+    - name: MY_MEM_REQUEST
+      valueFrom: {resourceFieldRef: {resource: requests.memory, divisor: 1Mi}}
+    - name: MY_MEM_LIMIT
+      valueFrom: {resourceFieldRef: {resource: limits.memory}}
+    - name: SIDECAR_CPU_LIMIT
+      valueFrom: {resourceFieldRef: {containerName: sidecar, resource: limits.cpu, divisor: 1m}}
+    - name: SIDECAR_MEM_LIMIT
+      valueFrom: {resourceFieldRef: {containerName: sidecar, resource: limits.memory, divisor: 1Mi}}
+    - name: SIDECAR_CPU_REQUEST
+      valueFrom: {resourceFieldRef: {containerName: sidecar, resource: requests.cpu, divisor: 1m}}
+    - name: SIDECAR_MEM_REQUEST
+      valueFrom: {resourceFieldRef: {containerName: sidecar, resource: requests.memory}}
+  - name: sidecar
+    image: busybox
+    resources:
+      limits: {memory: 1000000}
+"""
+
+
+def test_resource_field_refs_follow_the_kubelet():
+    """ceil(value / divisor); a limit not set is the node's allocatable; a request not
+    set is the limit written (Kubernetes' defaulting), else 0."""
+    pods, _ = load(RESOURCE_POD)
+
+    assert [
+        EnvVar("MY_CPU_REQUEST", "125"),
+        EnvVar("MY_CPU_LIMIT", "1"),  # 250m rounds up to one CPU
+        EnvVar("MY_MEM_REQUEST", "32"),
+        EnvVar("MY_MEM_LIMIT", str(64 * 2**20)),
+        EnvVar("SIDECAR_CPU_LIMIT", "4000"),  # the node's
+        EnvVar("SIDECAR_MEM_LIMIT", "1"),  # 1000000 bytes in Mi, rounded up
+        EnvVar("SIDECAR_CPU_REQUEST", "0"),
+        EnvVar("SIDECAR_MEM_REQUEST", "1000000"),
+    ] == list(pods[0].containers[0].env)
+
+
+def env_from(source: str, name: str = "X") -> str:
+    """Container lines: an env entry whose valueFrom is ``source`` (flow YAML)."""
+    return f"    env:\n    - {{name: {name}, valueFrom: {source}}}\n"
+
+
+ENV_ERRORS = {
+    "podIP": (
+        env_from("{fieldRef: {fieldPath: status.podIP}}", "IP"),
+        "pod.yaml: $.spec.containers[0].env[0].valueFrom.fieldRef.fieldPath: status.podIP "
+        "is not supported by podsync: the pod's address is known only once its network "
+        "container runs, and podsync fixes the environment when it reads the pod",
+    ),
+    "hostIP": (
+        env_from("{fieldRef: {fieldPath: status.hostIP}}", "IP"),
+        "pod.yaml: $.spec.containers[0].env[0].valueFrom.fieldRef.fieldPath: status.hostIP "
+        "is not supported by podsync: the node's address is not known when podsync reads "
+        "the pod",
+    ),
+    "unknown field path": (
+        env_from("{fieldRef: {fieldPath: spec.hostname}}"),
+        "pod.yaml: $.spec.containers[0].env[0].valueFrom.fieldRef.fieldPath: must be one of "
+        "metadata.name, metadata.namespace, metadata.uid, metadata.labels['<key>'], "
+        "metadata.annotations['<key>'], spec.nodeName, spec.serviceAccountName, "
+        "status.hostIP or status.podIP, got 'spec.hostname'",
+    ),
+    "all labels": (
+        env_from("{fieldRef: {fieldPath: metadata.labels}}"),
+        "pod.yaml: $.spec.containers[0].env[0].valueFrom.fieldRef.fieldPath: must be one of "
+        "metadata.name, metadata.namespace, metadata.uid, metadata.labels['<key>'], "
+        "metadata.annotations['<key>'], spec.nodeName, spec.serviceAccountName, "
+        "status.hostIP or status.podIP, got 'metadata.labels' (all labels are for "
+        "downwardAPI volumes)",
+    ),
+    "api version": (
+        env_from("{fieldRef: {apiVersion: v2, fieldPath: metadata.name}}"),
+        "pod.yaml: $.spec.containers[0].env[0].valueFrom.fieldRef.apiVersion: must be 'v1', "
+        "got 'v2'",
+    ),
+    "value and valueFrom": (
+        "    env:\n    - name: X\n      value: x\n"
+        "      valueFrom: {fieldRef: {fieldPath: metadata.name}}\n",
+        "pod.yaml: $.spec.containers[0].env[0]: needs value or valueFrom, not both",
+    ),
+    "empty valueFrom": (
+        env_from("{}"),
+        "pod.yaml: $.spec.containers[0].env[0].valueFrom: needs exactly one of fieldRef or "
+        "resourceFieldRef, got none",
+    ),
+    "cpu divisor": (
+        env_from("{resourceFieldRef: {resource: limits.cpu, divisor: 1Mi}}"),
+        "pod.yaml: $.spec.containers[0].env[0].valueFrom.resourceFieldRef.divisor: must be "
+        "1m or 1 for limits.cpu, got '1Mi'",
+    ),
+    "memory divisor": (
+        env_from("{resourceFieldRef: {resource: requests.memory, divisor: 2Mi}}"),
+        "pod.yaml: $.spec.containers[0].env[0].valueFrom.resourceFieldRef.divisor: must be "
+        "1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi or 1Ei for requests.memory, "
+        "got '2Mi'",
+    ),
+    "resource": (
+        env_from("{resourceFieldRef: {resource: limits.gpu}}"),
+        "pod.yaml: $.spec.containers[0].env[0].valueFrom.resourceFieldRef.resource: must be "
+        "limits.cpu, limits.memory, requests.cpu or requests.memory, got 'limits.gpu'",
+    ),
+    "ephemeral storage": (
+        env_from("{resourceFieldRef: {resource: limits.ephemeral-storage}}"),
+        "pod.yaml: $.spec.containers[0].env[0].valueFrom.resourceFieldRef.resource: "
+        "limits.ephemeral-storage is not supported by podsync: podsync sets no "
+        "ephemeral-storage limit",
+    ),
+    "container": (
+        env_from("{resourceFieldRef: {containerName: db, resource: limits.cpu}}"),
+        "pod.yaml: $.spec.containers[0].env[0].valueFrom.resourceFieldRef.containerName: no "
+        "container named 'db' in this pod",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ENV_ERRORS))
+def test_environment_errors(case):
+    container, expected = ENV_ERRORS[case]
+
+    assert [expected] == errors(pod_with(container=container))
+
+
+def test_v1beta1_manifests_are_not_expanded():
+    """$(VAR) came with v1 (2015): a 2014 manifest's command is passed as written."""
+    text = (
+        "version: v1beta1\nid: old\ncontainers:\n- name: app\n  image: busybox\n"
+        "  command: [echo, $(A), $$(A)]\n  env:\n  - {name: A, value: a}\n"
+    )
+
+    pods, _ = load(text)
+
+    assert ("echo", "$(A)", "$$(A)") == pods[0].containers[0].args
+
+
+EXPANSIONS = [
+    # Cases of Kubernetes' third_party/forked/golang/expansion/expand_test.go.
+    ("$(VAR_A)", "A"),
+    ("___$(VAR_B)___", "___B___"),
+    ("$(VAR_C)", "$(VAR_A)"),  # a value is not expanded again
+    ("$(VAR_A)-$(VAR_A)", "A-A"),
+    ("$(VAR_A)-1", "A-1"),
+    ("$$(VAR_B)_$(VAR_A)", "$(VAR_B)_A"),
+    ("$$(VAR_B)_$$(VAR_A)", "$(VAR_B)_$(VAR_A)"),
+    ("f000-$$VAR_A", "f000-$VAR_A"),
+    ("$(VAR_EMPTY)", ""),
+    ("$(VAR_A", "$(VAR_A"),
+    ("$VAR_A", "$VAR_A"),
+    ("$(VAR_DNE)", "$(VAR_DNE)"),
+    ("$$$$$$(BIG_MONEY)", "$$$(BIG_MONEY)"),
+    ("$$$$$$(VAR_A)", "$$$(VAR_A)"),
+    ("$$$$$$$(GOOD_ODDS)", "$$$$(GOOD_ODDS)"),
+    ("$$$$$$$(VAR_A)", "$$$A"),
+    ("$()", "$()"),
+    ("$(VAR_A)$", "A$"),
+    ("$", "$"),
+    ("$$", "$"),
+    ("x$(", "x$("),
+    ("$(A $(VAR_B)", "$(A $(VAR_B)"),
+    ("ü$ü$(VAR_A)", "ü$üA"),
+]
+
+
+@pytest.mark.parametrize(("text", "expanded"), EXPANSIONS)
+def test_expansion_is_kubernetes_expand(text, expanded):
+    """Through a pod file: an env value, with the entries before it defined."""
+    container = (
+        "    env:\n"
+        "    - {name: VAR_A, value: A}\n"
+        "    - {name: VAR_B, value: B}\n"
+        "    - {name: VAR_C, value: $$(VAR_A)}\n"
+        "    - {name: VAR_EMPTY, value: ''}\n"
+        f"    - {{name: X, value: {json.dumps(text)}}}\n"
+    )
+
+    pods, _ = load(pod_with(container=container))
+
+    assert EnvVar("X", expanded) == pods[0].containers[0].env[-1]

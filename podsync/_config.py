@@ -269,25 +269,39 @@ def parse_pods(
     node: NodeInfo | None = None,
     on_warning: Callable[[str], object] | None = None,
 ) -> tuple[Pod, ...]:
-    """Parse the pods of one YAML stream; no I/O.
+    """Parse the pods of one YAML stream; no I/O (but ``NodeInfo.this_host()`` when no
+    ``node`` is given: the host name, CPU count and memory size).
 
     The stream holds one or more YAML documents (separated by ``---``; empty documents
     are skipped, but a stream with no document at all is an error, "no pods found").
     Each document is one of:
 
-    * a Kubernetes ``apiVersion: v1`` ``kind: Pod``. ``metadata.labels`` and
-      ``metadata.annotations`` are accepted and ignored;
+    * a Kubernetes ``apiVersion: v1`` ``kind: Pod``, in block YAML, flow style (KYAML)
+      or JSON;
     * a ``kind: List`` or ``kind: PodList`` with ``items``, each a Pod (whose
       ``apiVersion`` and ``kind`` may be left out); an empty ``items`` is zero pods;
-    * a v1beta1 ``ContainerManifest`` (``version: v1beta1``; ``id`` is the pod name,
-      ``uuid`` its uid, the namespace is ``default``);
+    * a v1beta1 ``ContainerManifest`` (``version: v1beta1`` or ``v1beta2``, read alike;
+      ``id`` is the pod name, ``uuid`` its uid, the namespace is ``default``). Without
+      ``id`` the pod is named after its file as the file source of late 2014 did
+      (``source_name`` here; an error when that is empty);
     * a list of the above (the seed's HTTP source accepted a list of manifests).
 
     The v1beta1 keys are the 2014 ones: ``imagePullPolicy`` is ``PullAlways``,
     ``PullNever`` or ``PullIfNotPresent`` in any case, ``memory`` is bytes and ``cpu``
     milli-CPU (integers), lifecycle handlers have ``exec`` or ``httpGet`` (probes also
     ``tcpSocket``), and the fields deprecated before the seed (``VolumeMount.path`` and
-    ``mountType``, ``EnvVar.key``) are unknown keys.
+    ``mountType``, ``EnvVar.key``) are unknown keys whose message names the field that
+    replaced them.
+
+    A Kubernetes field podsync cannot honour is refused with its reason
+    (``$.spec.initContainers: initContainers is not supported by podsync yet: ...``);
+    one that means nothing on one host (``nodeSelector``, ``tolerations``, ``status``
+    ...) is accepted, ignored, and named in the pod's one warning (``on_warning``). A
+    key Kubernetes does not know is an "unknown key", with a suggestion only for a
+    near-misspelling. ``env`` values from ``valueFrom.fieldRef`` and
+    ``resourceFieldRef``, and ``$(VAR)`` references in ``env``, ``command`` and
+    ``args``, are resolved here, as the kubelet resolves them when it starts a
+    container (see ``podsync._env_resolve``).
 
     Pods without a uid get ``derive_pod_uid(source, namespace, name)``. Quantities round
     up to whole milli-CPU and bytes; a container's CPU and memory are its

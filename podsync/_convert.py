@@ -1,9 +1,10 @@
 """Schema to model: pod documents become ``Pod`` / ``Container``, with cross-field checks.
 
-Contract: ``_read_document(data, root, source, out)`` takes one document of plain data
+Contract: ``_read_document(data, root, context, out)`` takes one document of plain data
 (from ``_yaml``), decides what it is (a v1 ``Pod``, a ``List`` / ``PodList``, a v1beta1
-``ContainerManifest``), structures it through ``_schema`` and converts it into pods,
-each with the paths of its name and uid (for ``_config``'s duplicate messages). Every
+``ContainerManifest``), structures it through ``_schema`` and converts it into pods
+(``_Read``), each with the paths of its name and uid (for ``_config``'s duplicate
+messages) and its one warning line (the fields it sets that podsync ignores). Every
 problem is appended to ``out`` as a ``(path, message)`` pair; a document with problems
 gives no pod. It never raises for bad data.
 
@@ -12,10 +13,12 @@ action, duplicate volume, container, port names and mount paths, mounts that nam
 volume, ports named by a probe or hook that the container does not have, a host port
 used twice, requests above limits, one v1beta1 restart policy; and the conversions
 between the two schemas and the model (v1beta1 ``command`` is the model's ``args``;
-a container's CPU and memory are its limits, or requests without a limit).
+a container's CPU and memory are its limits, or requests without a limit; a v1 env is
+resolved by ``_env_resolve``; a v1beta1 manifest without ``id`` is named after its file).
 
-Layering: the top of the loader below ``_config``: it imports ``_schema``, ``_scalars``,
-``_yaml`` and the model, never the planner, and does no I/O. Its names keep their
+Layering: the top of the loader below ``_config``: it imports ``_schema``,
+``_unsupported``, ``_env_resolve``, ``_scalars``, ``_yaml``, ``_node`` and the model,
+never the planner, and does no I/O. Its names keep their
 leading underscore: they are shared among the loader's modules only; nothing here is
 public API.
 """

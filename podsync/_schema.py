@@ -8,12 +8,15 @@ the rules that relate several values are ``_convert``'s.
 Contract: ``_structure(data, cls, path, out)`` turns plain data (from ``_yaml``) into a
 schema object, through one private cattrs converter whose hooks are strict (no ``"80"``
 for a port, no ``8080`` for a string, no unknown keys) and carry the checks of single
-values (``_scalars``). It returns ``None`` after appending every problem found, as
-``(path, message)`` pairs in the order found (``_collect`` flattens cattrs' error tree;
+values (``_scalars``). The Kubernetes keys podsync knows but does not honour are
+``_unsupported``'s tables, which each class's hook consults through ``_OBJECTS``: a
+refused key is an error of its own, an ignored one lands in the class's ``ignored``
+attribute. It returns ``None`` after appending every problem found, as ``(path,
+message)`` pairs in the order found (``_collect`` flattens cattrs' error tree;
 ``_unknown_key`` suggests the key that was probably meant). It never raises for bad data.
 
-Layering: above ``_yaml`` and ``_scalars``, below ``_convert``; it imports podsync's
-model enums only, never the planner, and does no I/O. Its names keep their leading
+Layering: above ``_yaml``, ``_scalars`` and ``_unsupported``, below ``_convert``; it
+imports podsync's model enums only, never the planner, and does no I/O. Its names keep their leading
 underscore: they are shared among the loader's modules only; nothing here is public API.
 """
 

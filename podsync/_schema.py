@@ -516,7 +516,8 @@ def _structure_attrs_factory(cls: type[Any], converter: cattrs.BaseConverter) ->
                 if not refusal.accepts(item):
                     refused.append(_Refused(key, refusal.message(key, item)))
             elif key in ignoring:
-                if not _is_unset(item):
+                # false asks for nothing either: no token, no service links.
+                if not _is_unset(item) and item is not False:
                     ignored.append(key)
             else:
                 kept[key] = item

@@ -259,8 +259,8 @@ spec:
           - {key: zone, operator: In, values: [a]}
   priorityClassName: high
   serviceAccountName: web
-  automountServiceAccountToken: false
-  enableServiceLinks: false
+  automountServiceAccountToken: true
+  enableServiceLinks: true
   imagePullSecrets:
   - name: registry
   containers:
@@ -280,6 +280,13 @@ def test_fields_that_mean_nothing_on_one_host_load_with_one_warning():
             "serviceAccountName; ignoring cluster fields: enableServiceLinks, imagePullSecrets"
         ],
     ) == load(SCHEDULED_POD)
+
+
+def test_false_asks_for_nothing():
+    """No token and no service links is what one host gives: no warning."""
+    text = pod_with(spec="  automountServiceAccountToken: false\n  enableServiceLinks: false\n")
+
+    assert ((web(APP),), []) == load(text)
 
 
 def test_what_kubectl_writes_loads_without_a_warning():

@@ -22,6 +22,7 @@ from podsync import (
     Pod,
     Port,
     RestartPolicy,
+    Volume,
     _yaml,
     load_pods,
     parse_pods,
@@ -166,6 +167,19 @@ REFUSED = {
         "pod.yaml: $.spec.containers[0].volumeMounts[0].subPath: subPath is not supported "
         "by podsync yet: volumes are mounted whole",
     ),
+    "hostPath type": (
+        pod_with(
+            spec="  volumes:\n  - name: sock\n    hostPath: {path: /run/x.sock, type: Socket}\n"
+        ),
+        "pod.yaml: $.spec.volumes[0].hostPath.type: type: 'Socket' is not supported by "
+        "podsync: podsync checks no host path's type, and Docker creates a missing path as "
+        "a directory (only '' or 'DirectoryOrCreate' is)",
+    ),
+    "emptyDir size limit": (
+        pod_with(spec="  volumes:\n  - name: cache\n    emptyDir: {sizeLimit: 500Mi}\n"),
+        "pod.yaml: $.spec.volumes[0].emptyDir.sizeLimit: sizeLimit is not supported by "
+        "podsync: podsync does not limit the size of an emptyDir volume",
+    ),
     "emptyDir in memory": (
         pod_with(spec="  volumes:\n  - name: cache\n    emptyDir: {medium: Memory}\n"),
         "pod.yaml: $.spec.volumes[0].emptyDir.medium: medium: 'Memory' is not supported by "
@@ -184,9 +198,13 @@ def test_refused_field(case):
 
 def test_refused_fields_with_nothing_in_them_load():
     """An empty list or null (what generated files hold) asks for nothing: it loads."""
-    text = pod_with(spec="  initContainers: []\n  ephemeralContainers: null\n  hostUsers: true\n")
+    text = pod_with(
+        spec="  initContainers: []\n  ephemeralContainers: null\n  hostUsers: true\n"
+        "  volumes:\n  - {name: data, hostPath: {path: /srv, type: DirectoryOrCreate}}\n",
+        container="    terminationMessagePolicy: File\n",
+    )
 
-    assert ((web(APP),), []) == load(text)
+    assert ((web(APP, volumes=(Volume("data", "/srv"),)),), []) == load(text)
 
 
 # --- unknown keys: did-you-mean only for near-misspellings ----------------------------

@@ -249,14 +249,29 @@ _E = TypeVar("_E", bound=enum.Enum)
 _T = TypeVar("_T")
 
 
-def _choose(value: object, choices: Mapping[str, _E], default: _E, *, fold_case: bool) -> _E:
-    """One of ``choices`` by name; the empty string means ``default`` (Go's zero value)."""
+def _choose(
+    value: object,
+    choices: Mapping[str, _E],
+    default: _E,
+    *,
+    fold_case: bool,
+    unsupported: Mapping[str, str] | None = None,
+    field: str = "",
+) -> _E:
+    """One of ``choices`` by name; the empty string means ``default`` (Go's zero value).
+
+    A value of ``unsupported`` (a Kubernetes value podsync cannot honour) is refused
+    with its reason, ``<field>: 'None' is not supported by podsync: <why>``.
+    """
     text = _expect_str(value)
     if not text:
         return default
     for name, choice in choices.items():
         if text == name or (fold_case and text.lower() == name.lower()):
             return choice
+    for name, why in (unsupported or {}).items():
+        if text == name or (fold_case and text.lower() == name.lower()):
+            raise _Invalid(f"{field}: {_describe(text)} is not supported by podsync: {why}")
     names = _one_of(list(choices))
     if fold_case:
         raise _Invalid(f"must be {names} (any case), got {_describe(text)}")
@@ -266,12 +281,17 @@ def _choose(value: object, choices: Mapping[str, _E], default: _E, *, fold_case:
 
 
 _PROTOCOLS = {"TCP": PortProtocol.TCP, "UDP": PortProtocol.UDP}
+_UNSUPPORTED_PROTOCOLS = {"SCTP": "podsync publishes and probes TCP and UDP ports only"}
 _RESTART_POLICIES = {
     "Always": RestartPolicy.ALWAYS,
     "OnFailure": RestartPolicy.ON_FAILURE,
     "Never": RestartPolicy.NEVER,
 }
 _DNS_POLICIES = {"ClusterFirst": DNSPolicy.CLUSTER_FIRST, "Default": DNSPolicy.DEFAULT}
+_UNSUPPORTED_DNS_POLICIES = {
+    "None": "podsync sets no per-pod name servers (see --cluster-dns and --resolv-conf)",
+    "ClusterFirstWithHostNet": "podsync gives no pod the cluster DNS on the host's network",
+}
 _PULL_POLICIES = {
     "Always": PullPolicy.ALWAYS,
     "Never": PullPolicy.NEVER,

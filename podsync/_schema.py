@@ -44,6 +44,8 @@ from podsync._scalars import (
     _PROTOCOLS,
     _PULL_POLICIES,
     _RESTART_POLICIES,
+    _UNSUPPORTED_DNS_POLICIES,
+    _UNSUPPORTED_PROTOCOLS,
     _bytes,
     _check_api_version,
     _check_container_name,
@@ -625,11 +627,25 @@ def _make_converter() -> cattrs.Converter:
         _GracePeriod: _check_grace_period,
         _MilliCPU: _milli_cpu,
         _Bytes: _bytes,
-        PortProtocol: lambda v: _choose(v, _PROTOCOLS, PortProtocol.TCP, fold_case=True),
+        PortProtocol: lambda v: _choose(
+            v,
+            _PROTOCOLS,
+            PortProtocol.TCP,
+            fold_case=True,
+            unsupported=_UNSUPPORTED_PROTOCOLS,
+            field="protocol",
+        ),
         RestartPolicy: lambda v: _choose(
             v, _RESTART_POLICIES, RestartPolicy.ALWAYS, fold_case=False
         ),
-        DNSPolicy: lambda v: _choose(v, _DNS_POLICIES, DNSPolicy.CLUSTER_FIRST, fold_case=False),
+        DNSPolicy: lambda v: _choose(
+            v,
+            _DNS_POLICIES,
+            DNSPolicy.CLUSTER_FIRST,
+            fold_case=False,
+            unsupported=_UNSUPPORTED_DNS_POLICIES,
+            field="dnsPolicy",
+        ),
         PullPolicy: lambda v: _choose(
             v, _PULL_POLICIES, PullPolicy.IF_NOT_PRESENT, fold_case=False
         ),

@@ -180,6 +180,16 @@ REFUSED = {
         "pod.yaml: $.spec.volumes[0].emptyDir.sizeLimit: sizeLimit is not supported by "
         "podsync: podsync does not limit the size of an emptyDir volume",
     ),
+    "dnsPolicy None": (
+        pod_with(spec="  dnsPolicy: None\n"),
+        "pod.yaml: $.spec.dnsPolicy: dnsPolicy: 'None' is not supported by podsync: podsync "
+        "sets no per-pod name servers (see --cluster-dns and --resolv-conf)",
+    ),
+    "SCTP": (
+        pod_with(container="    ports:\n    - {containerPort: 9999, protocol: SCTP}\n"),
+        "pod.yaml: $.spec.containers[0].ports[0].protocol: protocol: 'SCTP' is not supported "
+        "by podsync: podsync publishes and probes TCP and UDP ports only",
+    ),
     "emptyDir in memory": (
         pod_with(spec="  volumes:\n  - name: cache\n    emptyDir: {medium: Memory}\n"),
         "pod.yaml: $.spec.volumes[0].emptyDir.medium: medium: 'Memory' is not supported by "

@@ -876,3 +876,80 @@ def test_expansion_is_kubernetes_expand(text, expanded):
     pods, _ = load(pod_with(container=container))
 
     assert EnvVar("X", expanded) == pods[0].containers[0].env[-1]
+
+
+def test_a_kyaml_pod_with_the_downward_api():
+    text = """\
+---
+{
+  apiVersion: "v1",
+  kind: "Pod",
+  metadata: {
+    name: "dapi",
+    labels: {
+      zone: "us-east-coast",
+    },
+  },
+  spec: {
+    containers: [{
+      name: "client",
+      image: "busybox",
+      command: ["sh", "-c", "echo $(ZONE) $(NODE)"],
+      env: [{
+        name: "ZONE",
+        valueFrom: {
+          fieldRef: {
+            fieldPath: "metadata.labels['zone']",
+          },
+        },
+      }, {
+        name: "NODE",
+        valueFrom: {
+          fieldRef: {
+            fieldPath: "spec.nodeName",
+          },
+        },
+      }],
+    }],
+  },
+}
+"""
+
+    pods, _ = load(text)
+
+    (container,) = pods[0].containers
+    assert ("sh", "-c", "echo us-east-coast node-1") == container.command
+    assert (EnvVar("ZONE", "us-east-coast"), EnvVar("NODE", "node-1")) == container.env
+
+
+def test_a_json_pod_with_init_containers_and_a_scheduler_is_refused_for_the_first():
+    text = json.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "myapp-pod", "labels": {"app.kubernetes.io/name": "MyApp"}},
+            "spec": {
+                "schedulerName": "my-scheduler",
+                "initContainers": [
+                    {
+                        "name": "init-myservice",
+                        "image": "busybox:1.28",
+                        "command": ["sh", "-c", "until nslookup myservice; do sleep 2; done"],
+                    }
+                ],
+                "containers": [
+                    {
+                        "name": "myapp-container",
+                        "image": "busybox:1.28",
+                        "command": ["sh", "-c", "echo The app is running! && sleep 3600"],
+                    }
+                ],
+            },
+        },
+        indent=2,
+    )
+
+    assert [
+        "pod.json: $.spec.initContainers: initContainers is not supported by podsync yet: "
+        "init containers are not implemented"
+    ] == errors(text, "pod.json")

@@ -515,7 +515,7 @@ def _structure_attrs_factory(cls: type[Any], converter: cattrs.BaseConverter) ->
         for key, item in value.items():
             if key in refusals:
                 refusal = refusals[key]
-                if not refusal.accepts(item):
+                if not refusal.accepts(item) and refusal.unless not in value:
                     refused.append(_Refused(key, refusal.message(key, item)))
             elif key in ignoring:
                 # false asks for nothing either: no token, no service links.

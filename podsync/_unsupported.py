@@ -46,12 +46,15 @@ class _Refusal:
     ``accepts`` says which values ask for nothing podsync lacks (by default the unset
     ones); ``only`` names them in the message when that is more than "unset". A
     ``planned`` field is one a later podsync will honour ("not supported ... yet").
+    ``unless`` names a key of the same mapping whose presence makes the field moot
+    (Kubernetes ignores ``generateName`` when ``name`` is given).
     """
 
     why: str
     accepts: Callable[[object], bool] = _is_unset
     only: str = ""
     planned: bool = False
+    unless: str = ""
 
     def message(self, key: str, value: object) -> str:
         yet = " yet" if self.planned else ""
@@ -130,7 +133,7 @@ _NOT_SUPPORTED: Mapping[str, Mapping[str, _Refusal]] = {
     },
     "ObjectMeta": {
         "generateName": _Refusal(
-            "a generated name needs the API server; give metadata.name", _equals("")
+            "a generated name needs the API server; give metadata.name", unless="name"
         ),
     },
     "Container": {

@@ -190,6 +190,15 @@ REFUSED = {
         "pod.yaml: $.spec.containers[0].ports[0].protocol: protocol: 'SCTP' is not supported "
         "by podsync: podsync publishes and probes TCP and UDP ports only",
     ),
+    "generateName without a name": (
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  generateName: web-\nspec:\n"
+        "  containers:\n  - {name: app, image: busybox}\n",
+        [
+            "pod.yaml: $.metadata.generateName: generateName is not supported by podsync: a "
+            "generated name needs the API server; give metadata.name",
+            "pod.yaml: $.metadata.name: required field missing",
+        ],
+    ),
     "emptyDir in memory": (
         pod_with(spec="  volumes:\n  - name: cache\n    emptyDir: {medium: Memory}\n"),
         "pod.yaml: $.spec.volumes[0].emptyDir.medium: medium: 'Memory' is not supported by "
@@ -203,7 +212,14 @@ def test_refused_field(case):
     """A Kubernetes field podsync cannot honour fails with "not supported" and why."""
     text, expected = REFUSED[case]
 
-    assert [expected] == errors(text)
+    assert ([expected] if isinstance(expected, str) else expected) == errors(text)
+
+
+def test_generate_name_beside_a_name_is_moot():
+    """Kubernetes uses the name when both are given, and so does podsync."""
+    text = pod_with().replace("  name: web\n", "  name: web\n  generateName: web-\n", 1)
+
+    assert ((web(APP),), []) == load(text)
 
 
 def test_refused_fields_with_nothing_in_them_load():

@@ -16,8 +16,9 @@ message)`` pairs in the order found (``_collect`` flattens cattrs' error tree;
 ``_unknown_key`` suggests the key that was probably meant). It never raises for bad data.
 
 Layering: above ``_yaml``, ``_scalars`` and ``_unsupported``, below ``_convert``; it
-imports podsync's model enums only, never the planner, and does no I/O. Its names keep their leading
-underscore: they are shared among the loader's modules only; nothing here is public API.
+imports podsync's model enums only, never the planner, and does no I/O. Its names keep
+their leading underscore: they are shared among the loader's modules only; nothing here
+is public API.
 """
 
 from __future__ import annotations
@@ -172,7 +173,8 @@ class _HostPathSource:
 
 @attrs.frozen(kw_only=True)
 class _HostPathV1(_HostPathSource):
-    type: str = ""  # checked by _NOT_SUPPORTED: "" and DirectoryOrCreate only
+    """A v1 ``hostPath``: its ``type`` is in ``_NOT_SUPPORTED`` ("" and DirectoryOrCreate,
+    what a Docker bind does, are accepted)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -271,7 +273,7 @@ class _FieldRef:
 class _ResourceFieldRef:
     resource: str
     container_name: str = ""
-    # The exact value: whether it suits the resource is _convert's rule. 0 means unset.
+    # The exact value: whether it suits the resource is _env_resolve's rule. 0 is unset.
     divisor: Fraction = attrs.field(default=Fraction(0), metadata={_HOOK: _simple(_divisor)})
 
 
@@ -467,8 +469,8 @@ _OBJECTS: Mapping[type, str] = {
     _EmptyDirV1: "EmptyDirVolumeSource",
     _EnvVarSource: "EnvVarSource",
     _EnvVarV1: "EnvVar",
-    _EnvVarSchema: "EnvVar",
-    _VolumeMountSchema: "VolumeMount",
+    _EnvVarSchema: "EnvVar (v1beta1)",
+    _VolumeMountSchema: "VolumeMount (v1beta1)",
 }
 
 

@@ -683,10 +683,7 @@ def _unknown_key(key: object, cls: type[Any]) -> str:
     obj = _OBJECTS.get(cls, "")
     renamed = _RENAMED.get(obj, {})
     if key in renamed:
-        current = renamed[key]
-        if current:
-            return f"{message}: a spelling from before v1beta1, now {current!r}"
-        return f"{message}: a field from before v1beta1, which v1beta1 dropped"
+        return f"{message}: {renamed[key]}"
     known = [
         *(_key(a) for a in attrs.fields(cls) if not a.metadata.get(_INTERNAL)),
         *_NOT_SUPPORTED.get(obj, {}),
@@ -697,6 +694,13 @@ def _unknown_key(key: object, cls: type[Any]) -> str:
 
 
 _MISSING = "required field missing"
+# The required field each old spelling stands for (no "required field missing" for it).
+_REPLACED_BY = {
+    "EnvVar (v1beta1)": {"key": "name"},
+    "EnvVar": {"key": "name"},
+    "VolumeMount (v1beta1)": {"path": "mountPath"},
+    "VolumeMount": {"path": "mountPath"},
+}
 
 
 def _collect(exc: BaseException, path: str, out: list[tuple[str, str]]) -> None:
@@ -714,8 +718,8 @@ def _collect(exc: BaseException, path: str, out: list[tuple[str, str]]) -> None:
         extra = {
             key for e in without if isinstance(e, ForbiddenExtraKeysError) for key in e.extra_fields
         }
-        renamed = _RENAMED.get(_OBJECTS.get(exc.cl, ""), {})
-        replaced = {f"{path}.{renamed[key]}" for key in extra if renamed.get(key)}
+        renamed = _REPLACED_BY.get(_OBJECTS.get(exc.cl, ""), {})
+        replaced = {f"{path}.{renamed[key]}" for key in extra if key in renamed}
         out.extend(p for p in found if not (p[0] in replaced and p[1] == _MISSING))
     elif isinstance(exc, IterableValidationError):
         with_index, without_index = exc.group_exceptions()

@@ -312,13 +312,31 @@ _KUBERNETES_FIELDS = frozenset(
     """.split()  # noqa: SIM905 - a word list reads better than a column
 )
 
-# The spellings from before v1beta1, which the 2014 seed no longer read: an unknown key,
-# with the field that replaced it.
+# Keys of older API versions in a newer document: an unknown key, with what replaced it.
+# The spellings from before v1beta1 (which the 2014 seed no longer read) in any
+# document; the v1beta1 fields in a v1 pod.
+_BEFORE_V1BETA1 = "a spelling from before v1beta1"
+_V1BETA1 = "a v1beta1 field"
 _RENAMED: Mapping[str, Mapping[str, str]] = {
-    "EnvVar (v1beta1)": {"key": "name"},
-    "EnvVar": {"key": "name"},
-    "VolumeMount (v1beta1)": {"path": "mountPath", "mountType": ""},
-    "VolumeMount": {"path": "mountPath", "mountType": ""},
+    "EnvVar (v1beta1)": {"key": f"{_BEFORE_V1BETA1}, now 'name'"},
+    "EnvVar": {"key": f"{_BEFORE_V1BETA1}, now 'name'"},
+    "VolumeMount (v1beta1)": {
+        "path": f"{_BEFORE_V1BETA1}, now 'mountPath'",
+        "mountType": "a field from before v1beta1, which v1beta1 dropped",
+    },
+    "VolumeMount": {
+        "path": f"{_BEFORE_V1BETA1}, now 'mountPath'",
+        "mountType": "a field from before v1beta1, which v1beta1 dropped",
+    },
+    "Volume": {
+        "source": f"{_V1BETA1}: a v1 volume has hostPath or emptyDir itself",
+        "hostDir": f"{_V1BETA1}, now 'hostPath'",
+    },
+    "Container": {
+        "privileged": f"{_V1BETA1}, now 'securityContext.privileged'",
+        "cpu": f"{_V1BETA1}, now 'resources.limits.cpu' (a quantity: 500m)",
+        "memory": f"{_V1BETA1}, now 'resources.limits.memory' (a quantity: 128Mi)",
+    },
 }
 
 

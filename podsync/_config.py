@@ -15,6 +15,10 @@ Deliberate differences from the seed:
   values the kubelet would have mis-handled later (a ``_`` in a name, which would
   break the container-name format; an unknown pull policy, which the seed silently
   treated as "never pull") are errors with their ``$.path``.
+* Explicit. The seed's Go decoding dropped whatever it did not know; here a Kubernetes
+  field podsync cannot honour is refused with its reason, and one that means nothing on
+  one host (scheduling, service accounts, status) is ignored with one warning per pod
+  (``on_warning``); the tables are ``_unsupported.py``'s.
 * Bounded. Sources larger than ``max_bytes``, HTTP servers slower than the timeout,
   YAML that nests too deeply or expands through aliases (a "billion laughs" bomb) are
   refused before anything large is built.
@@ -28,6 +32,8 @@ planner or talks to an engine, and only ``_sources`` does file or network I/O):
 * ``_yaml.py``: the hardened YAML loader (decoding, guards, libyaml or pure Python);
 * ``_scalars.py``: the checks of single values (labels, uids, paths, quantities ...);
 * ``_schema.py``: the schema classes and the strict cattrs converter with its paths;
+* ``_unsupported.py``: the Kubernetes fields refused or ignored, and did-you-mean;
+* ``_env_resolve.py``: env values from the downward API, and ``$(VAR)`` expansion;
 * ``_convert.py``: documents to ``Pod`` s, with the rules that relate several values.
 
 Here remain the streams (documents numbered, problems prefixed) and the pods defined

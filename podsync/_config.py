@@ -33,6 +33,7 @@ planner or talks to an engine, and only ``_sources`` does file or network I/O):
 * ``_scalars.py``: the checks of single values (labels, uids, paths, quantities ...);
 * ``_schema.py``: the schema classes and the strict cattrs converter with its paths;
 * ``_unsupported.py``: the Kubernetes fields refused or ignored, and did-you-mean;
+* ``_node.py``: ``NodeInfo``, the node the pods are read for (its name, CPU, memory);
 * ``_env_resolve.py``: env values from the downward API, and ``$(VAR)`` expansion;
 * ``_convert.py``: documents to ``Pod`` s, with the rules that relate several values.
 

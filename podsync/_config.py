@@ -15,6 +15,10 @@ Deliberate differences from the seed:
   values the kubelet would have mis-handled later (a ``_`` in a name, which would
   break the container-name format; an unknown pull policy, which the seed silently
   treated as "never pull") are errors with their ``$.path``.
+* Explicit. The seed's Go decoding dropped whatever it did not know; here a Kubernetes
+  field podsync cannot honour is refused with its reason, and one that means nothing on
+  one host (scheduling, service accounts, status) is ignored with one warning per pod
+  (``on_warning``); the tables are ``_unsupported.py``'s.
 * Bounded. Sources larger than ``max_bytes``, HTTP servers slower than the timeout,
   YAML that nests too deeply or expands through aliases (a "billion laughs" bomb) are
   refused before anything large is built.
@@ -28,6 +32,9 @@ planner or talks to an engine, and only ``_sources`` does file or network I/O):
 * ``_yaml.py``: the hardened YAML loader (decoding, guards, libyaml or pure Python);
 * ``_scalars.py``: the checks of single values (labels, uids, paths, quantities ...);
 * ``_schema.py``: the schema classes and the strict cattrs converter with its paths;
+* ``_unsupported.py``: the Kubernetes fields refused or ignored, and did-you-mean;
+* ``_node.py``: ``NodeInfo``, the node the pods are read for (its name, CPU, memory);
+* ``_env_resolve.py``: env values from the downward API, and ``$(VAR)`` expansion;
 * ``_convert.py``: documents to ``Pod`` s, with the rules that relate several values.
 
 Here remain the streams (documents numbered, problems prefixed) and the pods defined
@@ -56,16 +63,18 @@ number: ``pods/all.yaml: document 2: $.spec.containers[0].name: ...``.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import IO
 
 import attrs
 import yaml
 
-from podsync._convert import _read_document
+from podsync._convert import _Context, _read_document
 from podsync._models import Pod
+from podsync._node import NodeInfo
 from podsync._sources import DEFAULT_MAX_BYTES, _read_sources, _Unreadable
 from podsync._yaml import _decode, _Invalid, _load_documents, _yaml_message
 from podsync.exceptions import ConfigError, Problem
@@ -73,6 +82,7 @@ from podsync.exceptions import ConfigError, Problem
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = [
     "DEFAULT_MAX_BYTES",
+    "NodeInfo",
     "load_pods",
     "parse_pods",
 ]
@@ -84,6 +94,8 @@ def load_pods(
     stdin: IO[bytes] | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
     http_timeout: float = 10.0,
+    node: NodeInfo | None = None,
+    on_warning: Callable[[str], object] | None = None,
 ) -> tuple[Pod, ...]:
     """Read the desired pods from files, directories, URLs and standard input.
 
@@ -109,6 +121,14 @@ def load_pods(
             larger source is refused without reading all of it.
         http_timeout: seconds allowed for connecting, for each read, and for the whole
             transfer of one URL.
+        node: the node the pods run on, for the environment values resolved from it
+            (``spec.nodeName``, the CPU and memory of a container without limits) and
+            for the warning about a pod bound to another node; ``NodeInfo.this_host()``
+            when not given.
+        on_warning: called once per pod that loads with fields podsync ignores (fields
+            that mean nothing on one host), with one line naming the source, the pod
+            and the fields; only when the whole load succeeds. When not given, the
+            lines go to the ``podsync`` logger at level WARNING.
 
     Returns:
         The pods of all sources, in source order and then document order.
@@ -129,16 +149,38 @@ def load_pods(
         raise ValueError(f"http_timeout must be positive, got {http_timeout!r}")
     found: list[_Found] = []
     problems: list[Problem] = []
-    for source_name, data, pod_source in _read_sources(sources, stdin, max_bytes, http_timeout):
+    the_node = node if node is not None else NodeInfo.this_host()
+    for source_name, data, pod_source, file in _read_sources(
+        sources, stdin, max_bytes, http_timeout
+    ):
         if isinstance(data, _Unreadable):
             problems.append(Problem(source_name, "", data.message))
             continue
-        stream_found, stream_problems = _parse_stream(data, source_name, pod_source)
+        stream_found, stream_problems = _parse_stream(
+            data, source_name, _Context(pod_source, the_node, file)
+        )
         found.extend(stream_found)
         problems.extend(stream_problems)
+    return _result(found, problems, on_warning)
+
+
+_LOGGER = logging.getLogger("podsync")
+
+
+def _result(
+    found: Sequence[_Found], problems: list[Problem], on_warning: Callable[[str], object] | None
+) -> tuple[Pod, ...]:
+    """The pods found, after their warnings; or every problem, duplicates included."""
     problems.extend(_duplicates(found))
     if problems:
         raise ConfigError(problems)
+    for f in found:
+        if f.warning:
+            line = f"{f.source_name}: {f.warning}" if f.source_name else f.warning
+            if on_warning is not None:
+                on_warning(line)
+            else:
+                _LOGGER.warning("%s", line)
     return tuple(f.pod for f in found)
 
 
@@ -150,13 +192,14 @@ class _Found:
     source_name: str
     name_path: str
     uid_path: str  # the name's path when the uid was derived
+    warning: str = ""  # the fields ignored, "pod default/web: ignoring ..."
 
     def place(self, path: str) -> str:
         return f"{self.source_name}: {path}" if self.source_name else path
 
 
 def _parse_stream(
-    data: str | bytes, source_name: str, source: str
+    data: str | bytes, source_name: str, context: _Context
 ) -> tuple[list[_Found], list[Problem]]:
     """The pods of one YAML stream and the problems found in it."""
     try:
@@ -179,8 +222,16 @@ def _parse_stream(
         items = document if isinstance(document, list) else [document]
         for i, item in enumerate(items):
             root = f"$[{i}]" if isinstance(document, list) else "$"
-            for pod, name_path, uid_path in _read_document(item, root, source, out):
-                found.append(_Found(pod, source_name, prefix + name_path, prefix + uid_path))
+            for read in _read_document(item, root, context, out):
+                found.append(
+                    _Found(
+                        read.pod,
+                        source_name,
+                        prefix + read.name_path,
+                        prefix + read.uid_path,
+                        read.warning,
+                    )
+                )
         problems.extend(Problem(source_name, prefix + path, message) for path, message in out)
     return found, problems
 
@@ -217,26 +268,47 @@ def _duplicates(found: Sequence[_Found]) -> list[Problem]:
 _SOURCE = re.compile(r"[a-z0-9]+")
 
 
-def parse_pods(text: str | bytes, *, source_name: str = "", source: str = "api") -> tuple[Pod, ...]:
-    """Parse the pods of one YAML stream; no I/O.
+def parse_pods(
+    text: str | bytes,
+    *,
+    source_name: str = "",
+    source: str = "api",
+    node: NodeInfo | None = None,
+    on_warning: Callable[[str], object] | None = None,
+) -> tuple[Pod, ...]:
+    """Parse the pods of one YAML stream; no I/O (but ``NodeInfo.this_host()`` when no
+    ``node`` is given: the host name, CPU count and memory size).
 
     The stream holds one or more YAML documents (separated by ``---``; empty documents
     are skipped, but a stream with no document at all is an error, "no pods found").
     Each document is one of:
 
-    * a Kubernetes ``apiVersion: v1`` ``kind: Pod``. ``metadata.labels`` and
-      ``metadata.annotations`` are accepted and ignored;
+    * a Kubernetes ``apiVersion: v1`` ``kind: Pod``, in block YAML, flow style (KYAML)
+      or JSON;
     * a ``kind: List`` or ``kind: PodList`` with ``items``, each a Pod (whose
       ``apiVersion`` and ``kind`` may be left out); an empty ``items`` is zero pods;
-    * a v1beta1 ``ContainerManifest`` (``version: v1beta1``; ``id`` is the pod name,
-      ``uuid`` its uid, the namespace is ``default``);
+    * a v1beta1 ``ContainerManifest`` (``version: v1beta1`` or ``v1beta2``, read alike;
+      ``id`` is the pod name, ``uuid`` its uid, the namespace is ``default``). Without
+      ``id`` the pod is named after its file as the file source of late 2014 did
+      (``source_name`` here; an error when that is empty);
     * a list of the above (the seed's HTTP source accepted a list of manifests).
 
     The v1beta1 keys are the 2014 ones: ``imagePullPolicy`` is ``PullAlways``,
     ``PullNever`` or ``PullIfNotPresent`` in any case, ``memory`` is bytes and ``cpu``
     milli-CPU (integers), lifecycle handlers have ``exec`` or ``httpGet`` (probes also
     ``tcpSocket``), and the fields deprecated before the seed (``VolumeMount.path`` and
-    ``mountType``, ``EnvVar.key``) are unknown keys.
+    ``mountType``, ``EnvVar.key``) are unknown keys whose message names the field that
+    replaced them.
+
+    A Kubernetes field podsync cannot honour is refused with its reason
+    (``$.spec.initContainers: initContainers is not supported by podsync yet: ...``);
+    one that means nothing on one host (``nodeSelector``, ``tolerations``, ``status``
+    ...) is accepted, ignored, and named in the pod's one warning (``on_warning``). A
+    key Kubernetes does not know is an "unknown key", with a suggestion only for a
+    near-misspelling. ``env`` values from ``valueFrom.fieldRef`` and
+    ``resourceFieldRef``, and ``$(VAR)`` references in ``env``, ``command`` and
+    ``args``, are resolved here, as the kubelet resolves them when it starts a
+    container (see ``podsync._env_resolve``).
 
     Pods without a uid get ``derive_pod_uid(source, namespace, name)``. Quantities round
     up to whole milli-CPU and bytes; a container's CPU and memory are its
@@ -250,6 +322,8 @@ def parse_pods(text: str | bytes, *, source_name: str = "", source: str = "api")
         source_name: names the stream in error messages, e.g. ``pods/web.yaml``.
         source: the pods' source (``file``, ``http``, ``api``); part of each pod's full
             name and of derived uids.
+        node: as for ``load_pods``.
+        on_warning: as for ``load_pods``.
 
     Returns:
         The pods, in document order.
@@ -264,8 +338,8 @@ def parse_pods(text: str | bytes, *, source_name: str = "", source: str = "api")
     """
     if not _SOURCE.fullmatch(source):
         raise ValueError(f"source must be lowercase letters and digits, got {source!r}")
-    found, problems = _parse_stream(text, source_name, source)
-    problems.extend(_duplicates(found))
-    if problems:
-        raise ConfigError(problems)
-    return tuple(f.pod for f in found)
+    the_node = node if node is not None else NodeInfo.this_host()
+    found, problems = _parse_stream(
+        text, source_name, _Context(source, the_node, source_name or None)
+    )
+    return _result(found, problems, on_warning)

@@ -1,9 +1,10 @@
 """Schema to model: pod documents become ``Pod`` / ``Container``, with cross-field checks.
 
-Contract: ``_read_document(data, root, source, out)`` takes one document of plain data
+Contract: ``_read_document(data, root, context, out)`` takes one document of plain data
 (from ``_yaml``), decides what it is (a v1 ``Pod``, a ``List`` / ``PodList``, a v1beta1
-``ContainerManifest``), structures it through ``_schema`` and converts it into pods,
-each with the paths of its name and uid (for ``_config``'s duplicate messages). Every
+``ContainerManifest``), structures it through ``_schema`` and converts it into pods
+(``_Read``), each with the paths of its name and uid (for ``_config``'s duplicate
+messages) and its one warning line (the fields it sets that podsync ignores). Every
 problem is appended to ``out`` as a ``(path, message)`` pair; a document with problems
 gives no pod. It never raises for bad data.
 
@@ -12,19 +13,28 @@ action, duplicate volume, container, port names and mount paths, mounts that nam
 volume, ports named by a probe or hook that the container does not have, a host port
 used twice, requests above limits, one v1beta1 restart policy; and the conversions
 between the two schemas and the model (v1beta1 ``command`` is the model's ``args``;
-a container's CPU and memory are its limits, or requests without a limit).
+a container's CPU and memory are its limits, or requests without a limit; a v1 env is
+resolved by ``_env_resolve``; a v1beta1 manifest without ``id`` is named after its file).
 
-Layering: the top of the loader below ``_config``: it imports ``_schema``, ``_scalars``,
-``_yaml`` and the model, never the planner, and does no I/O. Its names keep their
+Layering: the top of the loader below ``_config``: it imports ``_schema``,
+``_unsupported``, ``_env_resolve``, ``_scalars``, ``_yaml``, ``_node`` and the model,
+never the planner, and does no I/O. Its names keep their
 leading underscore: they are shared among the loader's modules only; nothing here is
 public API.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import os
+import re
 from collections.abc import Sequence
 from typing import Any
 
+import attrs
+
+from podsync._env_resolve import _expand_all, _PodFacts, _resolve_env
 from podsync._models import (
     Container,
     DNSPolicy,
@@ -42,16 +52,20 @@ from podsync._models import (
     TCPSocketAction,
     Volume,
     VolumeMount,
+    derive_pod_uid,
 )
+from podsync._node import NodeInfo
 from podsync._scalars import _one_of
 from podsync._schema import (
     _ContainerV1,
     _ContainerV1Beta1,
     _Empty,
+    _EmptyDirV1,
     _EnvVarSchema,
     _ExecAction,
     _HandlerV1,
     _HostPathSource,
+    _HostPathV1,
     _HTTPGetV1,
     _HTTPGetV1Beta1,
     _LifecycleV1,
@@ -70,10 +84,45 @@ from podsync._schema import (
     _TCPSocketV1Beta1,
     _VolumeMountSchema,
 )
+from podsync._unsupported import (
+    _DNS_OPTIONS,
+    _IGNORED,
+    _SERVICE_ACCOUNT,
+    _WARNING_GROUPS,
+    _WRITTEN_BY_SERVER,
+)
 from podsync._yaml import _describe
 
 # Nothing here is public API: ``_config`` reads each document through ``_read_document``.
 __all__: list[str] = []
+
+
+@attrs.frozen
+class _Context:
+    """What a document is read with besides its data.
+
+    Attributes:
+        source: the pods' source (``file``, ``http``, ``api``).
+        node: the node the pods run on (environment values, the ``nodeName`` warning).
+        file: names the stream a 2014 manifest without ``id`` derives its name from
+            (an absolute path, a URL, the ``source_name`` given to ``parse_pods``);
+            ``None`` when there is none (standard input).
+    """
+
+    source: str
+    node: NodeInfo
+    file: str | None
+
+
+@attrs.frozen
+class _Read:
+    """A pod read from a document, with where its name and uid are, and its warning."""
+
+    pod: Pod
+    name_path: str
+    uid_path: str
+    warning: str = ""
+
 
 # ---------------------------------------------------------------------------------------
 # Schema to model
@@ -277,6 +326,7 @@ def _container(
     memory: int,
     image_pull_policy: PullPolicy,
     privileged: bool,
+    env: tuple[EnvVar, ...],
 ) -> Container:
     """A container from the fields both schemas spell alike; the caller gives the rest."""
     return Container(
@@ -285,7 +335,7 @@ def _container(
         command=command,
         args=args,
         working_dir=c.working_dir,
-        env=_env(c.env),
+        env=env,
         ports=_ports(c.ports),
         volume_mounts=_mounts(c.volume_mounts),
         cpu=cpu,
@@ -311,13 +361,19 @@ def _container(
     )
 
 
-def _container_v1(c: _ContainerV1, path: str, out: list[tuple[str, str]]) -> Container:
+def _container_v1(
+    c: _ContainerV1, facts: _PodFacts, path: str, out: list[tuple[str, str]]
+) -> Container:
+    # The kubelet's makeEnvironmentVariables and ExpandContainerCommandAndArgs, when
+    # the file is read (see _env_resolve).
+    env = _resolve_env(c.env, c.name, facts, path, out)
     return _container(
         c,
         path,
         out,
-        command=c.command,
-        args=c.args,
+        env=env,
+        command=_expand_all(c.command, env),
+        args=_expand_all(c.args, env),
         cpu=_resource(c.resources, "cpu", "milli-CPU", path, out),
         memory=_resource(c.resources, "memory", "bytes", path, out),
         image_pull_policy=c.image_pull_policy,
@@ -332,6 +388,8 @@ def _container_v1beta1(c: _ContainerV1Beta1, path: str, out: list[tuple[str, str
         out,
         # v1beta1's ``command`` replaced the image's CMD, not its ENTRYPOINT: the seed's
         # runContainer passed it as Docker's ``Cmd``. That is ``args`` in the v1 model.
+        # No $(VAR) expansion: it came with v1.
+        env=_env(c.env),
         command=(),
         args=c.command,
         cpu=c.cpu,
@@ -343,8 +401,8 @@ def _container_v1beta1(c: _ContainerV1Beta1, path: str, out: list[tuple[str, str
 
 def _volume(
     name: str,
-    host: _HostPathSource | None,
-    empty: _Empty | None,
+    host: _HostPathSource | _HostPathV1 | None,
+    empty: _Empty | _EmptyDirV1 | None,
     keys: tuple[str, str],
     path: str,
     out: list[tuple[str, str]],
@@ -473,8 +531,8 @@ def _check_named_ports(container: Container, path: str, out: list[tuple[str, str
 
 
 def _pod_from_v1(
-    doc: _PodV1 | _PodItemV1, root: str, source: str, out: list[tuple[str, str]]
-) -> tuple[Pod, str, str] | None:
+    doc: _PodV1 | _PodItemV1, root: str, context: _Context, out: list[tuple[str, str]]
+) -> _Read | None:
     spec_path = f"{root}.spec"
     before = len(out)
     volumes = [
@@ -488,19 +546,30 @@ def _pod_from_v1(
         )
         for i, v in enumerate(doc.spec.volumes)
     ]
+    meta = doc.metadata
+    facts = _PodFacts(
+        name=meta.name,
+        namespace=meta.namespace,
+        uid=meta.uid or derive_pod_uid(context.source, meta.namespace, meta.name),
+        labels=meta.labels,
+        annotations=meta.annotations,
+        # serviceAccount is the deprecated spelling; serviceAccountName wins.
+        service_account=doc.spec.service_account_name or doc.spec.service_account,
+        node=context.node,
+        resources={c.name: c.resources for c in reversed(doc.spec.containers)},
+    )
     containers = [
-        _container_v1(c, f"{spec_path}.containers[{i}]", out)
+        _container_v1(c, facts, f"{spec_path}.containers[{i}]", out)
         for i, c in enumerate(doc.spec.containers)
     ]
     _check_pod(containers, volumes, spec_path, out)
     if len(out) > before:
         return None
-    meta = doc.metadata
     pod = _make_pod(
         meta.name,
         meta.namespace,
         meta.uid,
-        source,
+        context.source,
         containers,
         volumes,
         doc.spec.restart_policy,
@@ -508,12 +577,43 @@ def _pod_from_v1(
         doc.spec.termination_grace_period_seconds,
     )
     uid_path = f"{root}.metadata.uid" if meta.uid is not None else f"{root}.metadata.name"
-    return pod, f"{root}.metadata.name", uid_path
+    return _Read(pod, f"{root}.metadata.name", uid_path, _warning(doc, pod, context.node))
+
+
+def _warning(doc: _PodV1 | _PodItemV1, pod: Pod, node: NodeInfo) -> str:
+    """The pod's one warning line: the fields it sets that mean nothing on one host.
+
+    ``pod default/web: ignoring scheduling fields: nodeSelector, tolerations; ...``,
+    groups in ``_WARNING_GROUPS`` order, fields in document order; empty when none.
+    """
+    spec = doc.spec
+    groups: dict[str, list[str]] = {group: [] for group in _WARNING_GROUPS}
+    for key in spec.ignored:
+        groups[_IGNORED["PodSpec"][key]].append(key)
+    for key, name in (
+        ("serviceAccountName", spec.service_account_name),
+        ("serviceAccount", spec.service_account),
+    ):
+        if name:
+            groups[_SERVICE_ACCOUNT].append(key)
+    if spec.dns_config is not None:
+        groups[_DNS_OPTIONS].extend(f"dnsConfig.{key}" for key in spec.dns_config.ignored)
+    groups[_WRITTEN_BY_SERVER].extend(f"metadata.{key}" for key in doc.metadata.ignored)
+    groups[_WRITTEN_BY_SERVER].extend(doc.ignored)
+    clauses = [f"ignoring {group}: {', '.join(keys)}" for group, keys in groups.items() if keys]
+    # A static pod runs on the node whose kubelet reads it: the kubelet sets nodeName to
+    # its own name (pkg/kubelet/config/common.go, applyDefaults), so a file naming
+    # another node still runs here - which its author may not expect.
+    if spec.node_name and spec.node_name != node.name:
+        clauses.append(
+            f"nodeName {spec.node_name!r} is not this node ({node.name!r}): the pod runs here"
+        )
+    return f"pod {pod.key}: {'; '.join(clauses)}" if clauses else ""
 
 
 def _pod_from_v1beta1(
-    doc: _ManifestV1Beta1, root: str, source: str, out: list[tuple[str, str]]
-) -> tuple[Pod, str, str] | None:
+    doc: _ManifestV1Beta1, root: str, context: _Context, out: list[tuple[str, str]]
+) -> _Read | None:
     before = len(out)
     volumes = []
     for i, v in enumerate(doc.volumes):
@@ -529,13 +629,48 @@ def _pod_from_v1beta1(
     ]
     restart = _restart_v1beta1(doc.restart_policy, f"{root}.restartPolicy", out)
     _check_pod(containers, volumes, root, out)
-    if len(out) > before:
+    name: str | None = doc.id
+    if name is None:
+        if context.file is None:
+            out.append(
+                (
+                    f"{root}.id",
+                    "required field missing: standard input has no file name to derive "
+                    "the pod's name from",
+                )
+            )
+        else:
+            name = _name_from_file(context.file)
+    if len(out) > before or name is None:
         return None
     pod = _make_pod(
-        doc.id, "default", doc.uuid, source, containers, volumes, restart, doc.dns_policy
+        name, "default", doc.uuid, context.source, containers, volumes, restart, doc.dns_policy
     )
     uid_path = f"{root}.uuid" if doc.uuid is not None else f"{root}.id"
-    return pod, f"{root}.id", uid_path
+    return _Read(pod, f"{root}.id", uid_path)
+
+
+# The file source of late 2014 (pkg/kubelet/config/file.go, simpleSubdomainSafeHash)
+# named a manifest's pod after its file: base32 with this alphabet, so the name is a
+# DNS label.
+_STANDARD_BASE32 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+_SUBDOMAIN_SAFE_BASE32 = b"0123456789abcdefghijklmnopqrstuv"
+_NOT_LABEL_CHARACTERS = re.compile(r"[^a-z0-9]+")
+
+
+def _name_from_file(file: str) -> str:
+    """The pod name of a 2014 manifest without ``id``, as the late-2014 file source made it.
+
+    The first 15 characters of the file's lower-cased base name without anything but
+    ``a-z`` and ``0-9``, then the first 30 characters of the SHA-1 of the whole name in
+    base32 (``0-9a-v``): ``webserver`` + 30 characters for ``/etc/pods/web-server.yaml``.
+    The same file always gives the same name; two files with the same base name in
+    different directories give different ones.
+    """
+    base = _NOT_LABEL_CHARACTERS.sub("", os.path.basename(file).lower())
+    digest = base64.b32encode(hashlib.sha1(file.encode("utf-8")).digest())
+    safe = digest.translate(bytes.maketrans(_STANDARD_BASE32, _SUBDOMAIN_SAFE_BASE32))
+    return f"{base[:15]}{safe.decode('ascii')[:30]}"
 
 
 def _make_pod(
@@ -575,13 +710,13 @@ _NOT_A_POD = (
 
 
 def _read_document(
-    data: object, root: str, source: str, out: list[tuple[str, str]]
-) -> list[tuple[Pod, str, str]]:
+    data: object, root: str, context: _Context, out: list[tuple[str, str]]
+) -> list[_Read]:
     """The pods of one document (or of one item of a top-level list)."""
     if not isinstance(data, dict):
         out.append((root, f"{_NOT_A_POD}, got {_describe(data)}"))
         return []
-    results: list[tuple[Pod, str, str] | None] = []
+    results: list[_Read | None] = []
     if "kind" in data or "apiVersion" in data:
         kind = data.get("kind")
         if "kind" not in data:
@@ -591,12 +726,12 @@ def _read_document(
         elif kind == "Pod":
             pod = _structure(data, _PodV1, root, out)
             if pod is not None:
-                results.append(_pod_from_v1(pod, root, source, out))
+                results.append(_pod_from_v1(pod, root, context, out))
         elif kind in ("List", "PodList"):
             pod_list = _structure(data, _ListV1, root, out)
             if pod_list is not None:
                 results.extend(
-                    _pod_from_v1(item, f"{root}.items[{i}]", source, out)
+                    _pod_from_v1(item, f"{root}.items[{i}]", context, out)
                     for i, item in enumerate(pod_list.items)
                 )
         else:
@@ -606,7 +741,7 @@ def _read_document(
     elif "version" in data:
         manifest = _structure(data, _ManifestV1Beta1, root, out)
         if manifest is not None:
-            results.append(_pod_from_v1beta1(manifest, root, source, out))
+            results.append(_pod_from_v1beta1(manifest, root, context, out))
     else:
         out.append((root, f"not a pod: {_NOT_A_POD}"))
     return [r for r in results if r is not None]

@@ -261,14 +261,29 @@ _E = TypeVar("_E", bound=enum.Enum)
 _T = TypeVar("_T")
 
 
-def _choose(value: object, choices: Mapping[str, _E], default: _E, *, fold_case: bool) -> _E:
-    """One of ``choices`` by name; the empty string means ``default`` (Go's zero value)."""
+def _choose(
+    value: object,
+    choices: Mapping[str, _E],
+    default: _E,
+    *,
+    fold_case: bool,
+    unsupported: Mapping[str, str] | None = None,
+    field: str = "",
+) -> _E:
+    """One of ``choices`` by name; the empty string means ``default`` (Go's zero value).
+
+    A value of ``unsupported`` (a Kubernetes value podsync cannot honour) is refused
+    with its reason, ``<field>: 'None' is not supported by podsync: <why>``.
+    """
     text = _expect_str(value)
     if not text:
         return default
     for name, choice in choices.items():
         if text == name or (fold_case and text.lower() == name.lower()):
             return choice
+    for name, why in (unsupported or {}).items():
+        if text == name or (fold_case and text.lower() == name.lower()):
+            raise _Invalid(f"{field}: {_describe(text)} is not supported by podsync: {why}")
     names = _one_of(list(choices))
     if fold_case:
         raise _Invalid(f"must be {names} (any case), got {_describe(text)}")
@@ -278,12 +293,17 @@ def _choose(value: object, choices: Mapping[str, _E], default: _E, *, fold_case:
 
 
 _PROTOCOLS = {"TCP": PortProtocol.TCP, "UDP": PortProtocol.UDP}
+_UNSUPPORTED_PROTOCOLS = {"SCTP": "podsync publishes and probes TCP and UDP ports only"}
 _RESTART_POLICIES = {
     "Always": RestartPolicy.ALWAYS,
     "OnFailure": RestartPolicy.ON_FAILURE,
     "Never": RestartPolicy.NEVER,
 }
 _DNS_POLICIES = {"ClusterFirst": DNSPolicy.CLUSTER_FIRST, "Default": DNSPolicy.DEFAULT}
+_UNSUPPORTED_DNS_POLICIES = {
+    "None": "podsync sets no per-pod name servers (see --cluster-dns and --resolv-conf)",
+    "ClusterFirstWithHostNet": "podsync gives no pod the cluster DNS on the host's network",
+}
 _PULL_POLICIES = {
     "Always": PullPolicy.ALWAYS,
     "Never": PullPolicy.NEVER,
@@ -345,12 +365,12 @@ _SUFFIXES: dict[str, Fraction] = {
 _MAX_EXPONENT = 40
 
 
-def _quantity(value: object, *, scale: int, unit: str, examples: str) -> int:
-    """A quantity in units of ``1/scale`` (1000 for milli-CPU, 1 for bytes).
+def _quantity_value(value: object, *, unit: str, examples: str) -> Fraction:
+    """The exact, non-negative value of a quantity (``500m`` is 1/2, ``1Ki`` is 1024).
 
-    Fractions of a unit round up, as Kubernetes' ``Quantity.MilliValue`` / ``Value`` do:
-    ``0.0001`` CPU is 1 milli-CPU and ``0.5`` bytes is 1 byte. Negative values and
-    values beyond int64 are errors.
+    Values beyond int64 ``unit`` s are errors even here: every use scales them into
+    int64 amounts, and bounding the exponent keeps ``1e999999999`` from building a huge
+    number.
     """
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         raise _Invalid(f"expected a quantity like {examples}, got {_describe(value)}")
@@ -365,7 +385,7 @@ def _quantity(value: object, *, scale: int, unit: str, examples: str) -> int:
         )
     number = Fraction(Decimal(match["number"]))
     if number == 0:
-        return 0
+        return Fraction(0)
     if match["sign"] == "-":
         raise _Invalid(f"must not be negative, got {_describe(value)}")
     if match["exponent"] is not None:
@@ -375,7 +395,17 @@ def _quantity(value: object, *, scale: int, unit: str, examples: str) -> int:
         factor = Fraction(10) ** max(exponent, -_MAX_EXPONENT)
     else:
         factor = _SUFFIXES[match["suffix"] or ""]
-    amount = math.ceil(number * factor * scale)
+    return number * factor
+
+
+def _quantity(value: object, *, scale: int, unit: str, examples: str) -> int:
+    """A quantity in units of ``1/scale`` (1000 for milli-CPU, 1 for bytes).
+
+    Fractions of a unit round up, as Kubernetes' ``Quantity.MilliValue`` / ``Value`` do:
+    ``0.0001`` CPU is 1 milli-CPU and ``0.5`` bytes is 1 byte. Negative values and
+    values beyond int64 are errors.
+    """
+    amount = math.ceil(_quantity_value(value, unit=unit, examples=examples) * scale)
     if amount > _INT64_MAX:
         raise _Invalid(f"{_describe(value)} is too large: at most {_INT64_MAX} {unit}")
     return amount
@@ -387,3 +417,9 @@ def _milli_cpu(value: object) -> int:
 
 def _bytes(value: object) -> int:
     return _quantity(value, scale=1, unit="bytes", examples="128Mi, 1G or 512")
+
+
+def _divisor(value: object) -> Fraction:
+    """A ``resourceFieldRef.divisor``: an exact quantity (which ones a resource allows is
+    ``_convert``'s rule, as it depends on the resource)."""
+    return _quantity_value(value, unit="units", examples="1m, 1 or 1Mi")

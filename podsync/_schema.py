@@ -8,20 +8,24 @@ the rules that relate several values are ``_convert``'s.
 Contract: ``_structure(data, cls, path, out)`` turns plain data (from ``_yaml``) into a
 schema object, through one private cattrs converter whose hooks are strict (no ``"80"``
 for a port, no ``8080`` for a string, no unknown keys) and carry the checks of single
-values (``_scalars``). It returns ``None`` after appending every problem found, as
-``(path, message)`` pairs in the order found (``_collect`` flattens cattrs' error tree;
+values (``_scalars``). The Kubernetes keys podsync knows but does not honour are
+``_unsupported``'s tables, which each class's hook consults through ``_OBJECTS``: a
+refused key is an error of its own, an ignored one lands in the class's ``ignored``
+attribute. It returns ``None`` after appending every problem found, as ``(path,
+message)`` pairs in the order found (``_collect`` flattens cattrs' error tree;
 ``_unknown_key`` suggests the key that was probably meant). It never raises for bad data.
 
-Layering: above ``_yaml`` and ``_scalars``, below ``_convert``; it imports podsync's
-model enums only, never the planner, and does no I/O. Its names keep their leading
-underscore: they are shared among the loader's modules only; nothing here is public API.
+Layering: above ``_yaml``, ``_scalars`` and ``_unsupported``, below ``_convert``; it
+imports podsync's model enums only, never the planner, and does no I/O. Its names keep
+their leading underscore: they are shared among the loader's modules only; nothing here
+is public API.
 """
 
 from __future__ import annotations
 
-import difflib
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping
+from fractions import Fraction
 from typing import Any, NewType, TypeVar, get_args, get_origin
 
 import attrs
@@ -41,6 +45,8 @@ from podsync._scalars import (
     _PROTOCOLS,
     _PULL_POLICIES,
     _RESTART_POLICIES,
+    _UNSUPPORTED_DNS_POLICIES,
+    _UNSUPPORTED_PROTOCOLS,
     _bytes,
     _check_api_version,
     _check_container_name,
@@ -62,10 +68,18 @@ from podsync._scalars import (
     _check_scheme,
     _check_uid,
     _choose,
+    _divisor,
     _expect_bool,
     _expect_int,
     _expect_str,
     _milli_cpu,
+)
+from podsync._unsupported import (
+    _IGNORED,
+    _NOT_SUPPORTED,
+    _RENAMED,
+    _is_unset,
+    _suggestion,
 )
 from podsync._yaml import _describe, _Invalid
 
@@ -125,9 +139,27 @@ def _key(attribute: attrs.Attribute[Any]) -> str:
     return head + "".join(part.capitalize() for part in rest)
 
 
+def _simple(check: Callable[[object], Any]) -> Callable[[object, object], Any]:
+    """A cattrs hook (value, type) from a one-argument check."""
+    return lambda value, _: check(value)
+
+
 @attrs.frozen
 class _Empty:
     """``{}``: emptyDir, and the three members of a v1beta1 restartPolicy."""
+
+
+_INTERNAL = "internal"
+
+
+def _ignored_keys() -> Any:
+    """The attribute that records the keys of ``_IGNORED`` a mapping held (not a YAML key).
+
+    The structure hook fills it with the keys whose values asked for something (not
+    null, ``[]`` or ``{}``), in document order; ``_convert`` turns them into the pod's
+    warning.
+    """
+    return attrs.field(default=(), metadata={_INTERNAL: True})
 
 
 @attrs.frozen(kw_only=True)
@@ -135,9 +167,9 @@ class _ObjectMeta:
     name: _Name
     namespace: _Name = _Name("default")
     uid: _Uid | None = None
-    # Accepted so that ordinary manifests load; podsync does not use them.
     labels: dict[str, str] = attrs.field(factory=dict)
     annotations: dict[str, str] = attrs.field(factory=dict)
+    ignored: tuple[str, ...] = _ignored_keys()
 
 
 @attrs.frozen(kw_only=True)
@@ -146,10 +178,21 @@ class _HostPathSource:
 
 
 @attrs.frozen(kw_only=True)
+class _HostPathV1(_HostPathSource):
+    """A v1 ``hostPath``: its ``type`` is in ``_NOT_SUPPORTED`` ("" and DirectoryOrCreate,
+    what a Docker bind does, are accepted)."""
+
+
+@attrs.frozen(kw_only=True)
+class _EmptyDirV1:
+    """``emptyDir``: its ``medium`` and ``sizeLimit`` are in ``_NOT_SUPPORTED``."""
+
+
+@attrs.frozen(kw_only=True)
 class _VolumeV1:
     name: _Name
-    host_path: _HostPathSource | None = None
-    empty_dir: _Empty | None = None
+    host_path: _HostPathV1 | None = None
+    empty_dir: _EmptyDirV1 | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -247,6 +290,31 @@ class _EnvVarSchema:
 
 
 @attrs.frozen(kw_only=True)
+class _FieldRef:
+    field_path: str
+    api_version: str = "v1"
+
+
+@attrs.frozen(kw_only=True)
+class _ResourceFieldRef:
+    resource: str
+    container_name: str = ""
+    # The exact value: whether it suits the resource is _env_resolve's rule. 0 is unset.
+    divisor: Fraction = attrs.field(default=Fraction(0), metadata={_HOOK: _simple(_divisor)})
+
+
+@attrs.frozen(kw_only=True)
+class _EnvVarSource:
+    field_ref: _FieldRef | None = None
+    resource_field_ref: _ResourceFieldRef | None = None
+
+
+@attrs.frozen(kw_only=True)
+class _EnvVarV1(_EnvVarSchema):
+    value_from: _EnvVarSource | None = None
+
+
+@attrs.frozen(kw_only=True)
 class _PortSchema:
     name: _PortName = _PortName("")
     container_port: _ContainerPort
@@ -260,6 +328,11 @@ class _VolumeMountSchema:
     name: _Name
     mount_path: _BindPath
     read_only: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class _VolumeMountV1(_VolumeMountSchema):
+    """A v1 mount: ``subPath``, ``mountPropagation`` ... are in ``_NOT_SUPPORTED``."""
 
 
 @attrs.frozen(kw_only=True)
@@ -286,9 +359,9 @@ class _ContainerV1:
     command: tuple[str, ...] = ()
     args: tuple[str, ...] = ()
     working_dir: _WorkingDir = _WorkingDir("")
-    env: tuple[_EnvVarSchema, ...] = ()
+    env: tuple[_EnvVarV1, ...] = ()
     ports: tuple[_PortSchema, ...] = ()
-    volume_mounts: tuple[_VolumeMountSchema, ...] = ()
+    volume_mounts: tuple[_VolumeMountV1, ...] = ()
     resources: _Resources | None = None
     image_pull_policy: PullPolicy = PullPolicy.IF_NOT_PRESENT
     liveness_probe: _ProbeV1 | None = None
@@ -300,12 +373,24 @@ class _ContainerV1:
 
 
 @attrs.frozen(kw_only=True)
+class _PodDNSConfig:
+    """``dnsConfig``: ``nameservers`` and ``searches`` are refused, ``options`` ignored."""
+
+    ignored: tuple[str, ...] = _ignored_keys()
+
+
+@attrs.frozen(kw_only=True)
 class _PodSpecV1:
     containers: tuple[_ContainerV1, ...]
     volumes: tuple[_VolumeV1, ...] = ()
     restart_policy: RestartPolicy = RestartPolicy.ALWAYS
     dns_policy: DNSPolicy = DNSPolicy.CLUSTER_FIRST
     termination_grace_period_seconds: _GracePeriod | None = None
+    node_name: str = ""
+    service_account_name: str = ""
+    service_account: str = ""  # the deprecated spelling of serviceAccountName
+    dns_config: _PodDNSConfig | None = None
+    ignored: tuple[str, ...] = _ignored_keys()
 
 
 @attrs.frozen(kw_only=True)
@@ -314,6 +399,7 @@ class _PodV1:
     kind: _PodKind
     metadata: _ObjectMeta
     spec: _PodSpecV1
+    ignored: tuple[str, ...] = _ignored_keys()
 
 
 @attrs.frozen(kw_only=True)
@@ -324,6 +410,7 @@ class _PodItemV1:
     kind: _PodKind = _PodKind("Pod")
     metadata: _ObjectMeta
     spec: _PodSpecV1
+    ignored: tuple[str, ...] = _ignored_keys()
 
 
 @attrs.frozen(kw_only=True)
@@ -388,7 +475,7 @@ class _ContainerV1Beta1:
 @attrs.frozen(kw_only=True)
 class _ManifestV1Beta1:
     version: _ManifestVersion
-    id: _Name
+    id: _Name | None = None  # derived from the file name when left out (_convert)
     uuid: _Uid | None = None
     volumes: tuple[_VolumeV1Beta1, ...] = ()
     containers: tuple[_ContainerV1Beta1, ...]
@@ -396,23 +483,87 @@ class _ManifestV1Beta1:
     dns_policy: DNSPolicy = DNSPolicy.CLUSTER_FIRST
 
 
+# Which Kubernetes object each schema class reads (the keys of ``_unsupported``'s tables).
+_OBJECTS: Mapping[type, str] = {
+    _PodV1: "Pod",
+    _PodItemV1: "Pod",
+    _ObjectMeta: "ObjectMeta",
+    _PodSpecV1: "PodSpec",
+    _PodDNSConfig: "PodDNSConfig",
+    _ContainerV1: "Container",
+    _VolumeMountV1: "VolumeMount",
+    _VolumeV1: "Volume",
+    _HostPathV1: "HostPathVolumeSource",
+    _EmptyDirV1: "EmptyDirVolumeSource",
+    _EnvVarSource: "EnvVarSource",
+    _EnvVarV1: "EnvVar",
+    _EnvVarSchema: "EnvVar (v1beta1)",
+    _VolumeMountSchema: "VolumeMount (v1beta1)",
+}
+
+
 # ---------------------------------------------------------------------------------------
 # The converter
 # ---------------------------------------------------------------------------------------
 
 
+class _Refused(_Invalid):
+    """A key of ``_NOT_SUPPORTED`` that asks for something podsync cannot honour."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(message)
+        self.key = key
+
+
 def _structure_attrs_factory(cls: type[Any], converter: cattrs.BaseConverter) -> Callable[..., Any]:
-    """Structure a schema class from a mapping with its camelCase keys, nothing else."""
+    """Structure a schema class from a mapping with its camelCase keys, nothing else.
+
+    The keys of ``_NOT_SUPPORTED`` and ``_IGNORED`` for the class are taken out first:
+    a refused key that asks for something is an error of its own (next to every other
+    error of the mapping), an ignored one is recorded in the ``ignored`` attribute.
+    """
     overrides: dict[str, Any] = {
-        a.name: override(rename=_key(a), struct_hook=a.metadata.get(_HOOK))
+        a.name: (
+            override(omit=True)
+            if a.metadata.get(_INTERNAL)
+            else override(rename=_key(a), struct_hook=a.metadata.get(_HOOK))
+        )
         for a in attrs.fields(cls)
     }
     structure = make_dict_structure_fn(cls, converter, _cattrs_forbid_extra_keys=True, **overrides)
+    refusals = _NOT_SUPPORTED.get(_OBJECTS.get(cls, ""), {})
+    ignoring = _IGNORED.get(_OBJECTS.get(cls, ""), {})
 
     def hook(value: object, type_: object) -> Any:
         if not isinstance(value, dict):
             raise _Invalid(f"expected a mapping, got {_describe(value)}")
-        return structure(value, type_)
+        if not refusals and not ignoring:
+            return structure(value, type_)
+        kept: dict[str, object] = {}
+        refused: list[Exception] = []
+        ignored: list[str] = []
+        for key, item in value.items():
+            if key in refusals:
+                refusal = refusals[key]
+                if not refusal.accepts(item) and refusal.unless not in value:
+                    refused.append(_Refused(key, refusal.message(key, item)))
+            elif key in ignoring:
+                # false asks for nothing either: no token, no service links.
+                if not _is_unset(item) and item is not False:
+                    ignored.append(key)
+            else:
+                kept[key] = item
+        try:
+            result = structure(kept, type_)
+        except Exception as exc:
+            if refused:
+                raise ClassValidationError(
+                    f"While structuring {cls.__name__}", [*refused, exc], cls
+                ) from None
+            raise
+        if refused:
+            raise ClassValidationError(f"While structuring {cls.__name__}", refused, cls)
+        return attrs.evolve(result, ignored=tuple(ignored)) if ignored else result
 
     return hook
 
@@ -477,11 +628,6 @@ def _is_dict(type_: Any) -> bool:
     return get_origin(type_) is dict
 
 
-def _simple(check: Callable[[object], Any]) -> Callable[[object, object], Any]:
-    """A cattrs hook (value, type) from a one-argument check."""
-    return lambda value, _: check(value)
-
-
 def _make_converter() -> cattrs.Converter:
     # A private converter: hooks registered here affect nobody else (never the global
     # cattrs converter).
@@ -514,11 +660,25 @@ def _make_converter() -> cattrs.Converter:
         _ProbeCount: _check_probe_count,
         _HeaderName: _check_header_name,
         _HeaderValue: _check_header_value,
-        PortProtocol: lambda v: _choose(v, _PROTOCOLS, PortProtocol.TCP, fold_case=True),
+        PortProtocol: lambda v: _choose(
+            v,
+            _PROTOCOLS,
+            PortProtocol.TCP,
+            fold_case=True,
+            unsupported=_UNSUPPORTED_PROTOCOLS,
+            field="protocol",
+        ),
         RestartPolicy: lambda v: _choose(
             v, _RESTART_POLICIES, RestartPolicy.ALWAYS, fold_case=False
         ),
-        DNSPolicy: lambda v: _choose(v, _DNS_POLICIES, DNSPolicy.CLUSTER_FIRST, fold_case=False),
+        DNSPolicy: lambda v: _choose(
+            v,
+            _DNS_POLICIES,
+            DNSPolicy.CLUSTER_FIRST,
+            fold_case=False,
+            unsupported=_UNSUPPORTED_DNS_POLICIES,
+            field="dnsPolicy",
+        ),
         PullPolicy: lambda v: _choose(
             v, _PULL_POLICIES, PullPolicy.IF_NOT_PRESENT, fold_case=False
         ),
@@ -545,13 +705,33 @@ def _index(index: object) -> str:
     return f"[{index!r}]"
 
 
-def _unknown_key(key: object, known: Sequence[str]) -> str:
+def _unknown_key(key: object, cls: type[Any]) -> str:
+    """``unknown key 'x'``: with the field that replaced it (a spelling from before
+    v1beta1), or the key that was probably meant (``_suggestion``)."""
     message = f"unknown key {key!r}"
-    if isinstance(key, str):
-        close = difflib.get_close_matches(key, known, n=1, cutoff=0.75)
-        if close:
-            message += f" (did you mean {close[0]!r}?)"
-    return message
+    if not isinstance(key, str):
+        return message
+    obj = _OBJECTS.get(cls, "")
+    renamed = _RENAMED.get(obj, {})
+    if key in renamed:
+        return f"{message}: {renamed[key]}"
+    known = [
+        *(_key(a) for a in attrs.fields(cls) if not a.metadata.get(_INTERNAL)),
+        *_NOT_SUPPORTED.get(obj, {}),
+        *_IGNORED.get(obj, {}),
+    ]
+    close = _suggestion(key, known)
+    return f"{message} (did you mean {close!r}?)" if close else message
+
+
+_MISSING = "required field missing"
+# The required field each old spelling stands for (no "required field missing" for it).
+_REPLACED_BY = {
+    "EnvVar (v1beta1)": {"key": "name"},
+    "EnvVar": {"key": "name"},
+    "VolumeMount (v1beta1)": {"path": "mountPath"},
+    "VolumeMount": {"path": "mountPath"},
+}
 
 
 def _collect(exc: BaseException, path: str, out: list[tuple[str, str]]) -> None:
@@ -559,10 +739,19 @@ def _collect(exc: BaseException, path: str, out: list[tuple[str, str]]) -> None:
     if isinstance(exc, ClassValidationError):
         keys = {a.name: _key(a) for a in attrs.fields(exc.cl)}
         with_notes, without = exc.group_exceptions()
+        found: list[tuple[str, str]] = []
         for sub, note in with_notes:
-            _collect(sub, f"{path}.{keys.get(note.name, note.name)}", out)
+            _collect(sub, f"{path}.{keys.get(note.name, note.name)}", found)
         for sub in without:
-            _collect(sub, path, out)
+            _collect(sub, path, found)
+        # An old spelling stands for its current field: "required field missing" for
+        # that field would say the same thing twice.
+        extra = {
+            key for e in without if isinstance(e, ForbiddenExtraKeysError) for key in e.extra_fields
+        }
+        renamed = _REPLACED_BY.get(_OBJECTS.get(exc.cl, ""), {})
+        replaced = {f"{path}.{renamed[key]}" for key in extra if key in renamed}
+        out.extend(p for p in found if not (p[0] in replaced and p[1] == _MISSING))
     elif isinstance(exc, IterableValidationError):
         with_index, without_index = exc.group_exceptions()
         for sub, index_note in with_index:
@@ -570,11 +759,12 @@ def _collect(exc: BaseException, path: str, out: list[tuple[str, str]]) -> None:
         for sub in without_index:
             _collect(sub, path, out)
     elif isinstance(exc, ForbiddenExtraKeysError):
-        known = [_key(a) for a in attrs.fields(exc.cl)]
         for key in sorted(exc.extra_fields, key=str):
-            out.append((path, _unknown_key(key, known)))
+            out.append((path, _unknown_key(key, exc.cl)))
+    elif isinstance(exc, _Refused):
+        out.append((f"{path}{_index(exc.key)}", str(exc)))
     elif isinstance(exc, KeyError):  # the generated code's o['key'] for a missing key
-        out.append((path, "required field missing"))
+        out.append((path, _MISSING))
     elif isinstance(exc, _Invalid):
         out.append((path, str(exc)))
     else:  # pragma: no cover - every hook raises _Invalid; kept so nothing escapes

@@ -6,7 +6,9 @@ This ports the seed kubelet's config sources (reference §6): ``extractFromFile`
 ``_config.py``'s business.
 
 Contract: ``_read_sources`` turns the sources given to ``load_pods`` into
-``(source name, bytes or _Unreadable, pod source)`` triples, one per stream, in order,
+``(source name, bytes or _Unreadable, pod source, file)`` tuples, one per stream, in order
+(``file`` names the stream for a 2014 manifest without an ``id``: a file's absolute path,
+a URL, or ``None`` for standard input),
 reading each lazily as the caller asks for it. Every source is bounded: at most
 ``max_bytes`` bytes are read (one more, to tell "at the limit" from "over it"), and an
 HTTP transfer at most about twice ``http_timeout``. A source that cannot be read is
@@ -65,8 +67,8 @@ def _read_sources(
     stdin: IO[bytes] | None,
     max_bytes: int,
     http_timeout: float,
-) -> Iterator[tuple[str, bytes | _Unreadable, str]]:
-    """(source name, bytes or why not, pod source) for each stream of ``sources``, in order.
+) -> Iterator[tuple[str, bytes | _Unreadable, str, str | None]]:
+    """(source name, bytes or why not, pod source, file) for each stream of ``sources``.
 
     A directory gives one stream per entry; ``-`` (the string) is standard input, read
     once: given again, it is unreadable. Pods from URLs get the source ``http``, all
@@ -74,9 +76,10 @@ def _read_sources(
     """
     stdin_read = False
     for raw in sources:
+        from_stdin = False
         if isinstance(raw, str) and raw == "-":
             if stdin_read:
-                yield _SOURCE_NAME_STDIN, _Unreadable("'-' is given more than once"), "file"
+                yield _SOURCE_NAME_STDIN, _Unreadable("'-' is given more than once"), "file", None
                 continue
             stdin_read = True
             stream = stdin if stdin is not None else sys.stdin.buffer
@@ -84,6 +87,7 @@ def _read_sources(
                 (_SOURCE_NAME_STDIN, _read_stream(stream, max_bytes))
             ]
             pod_source = "file"
+            from_stdin = True
         elif isinstance(raw, str) and _URL.match(raw):
             streams = [(raw, _fetch(raw, max_bytes, http_timeout))]
             pod_source = "http"
@@ -91,7 +95,13 @@ def _read_sources(
             streams = _read_path(os.fspath(raw), max_bytes)
             pod_source = "file"
         for source_name, data in streams:
-            yield source_name, data, pod_source
+            if pod_source == "http":
+                file: str | None = source_name
+            elif from_stdin:
+                file = None
+            else:
+                file = os.path.abspath(source_name)
+            yield source_name, data, pod_source, file
 
 
 @attrs.frozen

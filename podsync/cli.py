@@ -178,11 +178,12 @@ def _fingerprint(the_plan: Plan, observation: Observation) -> str:
 # Reading
 
 
-def _load(sources: Sequence[str]) -> tuple[Pod, ...]:
+def _load(sources: Sequence[str], warn: Callable[[str], object]) -> tuple[Pod, ...]:
     """The pods of every source, or a failure listing every problem (nothing else
-    happens first: the engine is not contacted before the sources are read)."""
+    happens first: the engine is not contacted before the sources are read). The
+    fields a pod sets that podsync ignores are one ``warn`` per pod."""
     try:
-        return load_pods(list(sources))
+        return load_pods(list(sources), on_warning=warn)
     except ConfigError as exc:
         raise _Failure(*(str(p) for p in exc.problems)) from None
 
@@ -445,7 +446,7 @@ def _wait(
 
 
 def _cmd_plan(args: argparse.Namespace, console: Console, factory: RuntimeFactory) -> int:
-    pods = _load(args.sources)
+    pods = _load(args.sources, console.warning)
     options = _plan_options(args, console)
     with _engine(factory, args.docker_host) as runtime:
         # A dry run: the plan is made as apply makes it, and never applied.
@@ -497,7 +498,7 @@ def _cmd_apply(
 ) -> int:
     if args.plan_file is not None:
         return _apply_saved(args, console, factory)
-    pods = _load(args.sources)
+    pods = _load(args.sources, console.warning)
     options = _plan_options(args, console)
 
     def show(the_plan: Plan, observation: Observation) -> bool:
@@ -547,7 +548,8 @@ def _apply_saved(args: argparse.Namespace, console: Console, factory: RuntimeFac
 
 
 def _cmd_down(args: argparse.Namespace, console: Console, factory: RuntimeFactory) -> int:
-    pods = _load(args.sources)
+    # Removing pods: what they would ignore while running is beside the point.
+    pods = _load(args.sources, lambda _: None)
     root_dir = _root_dir(args)
     uids = {p.uid for p in pods}
     options = PlanOptions(

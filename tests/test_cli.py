@@ -297,3 +297,50 @@ def test_unreachable_engine_is_one_line_naming_the_host(
     assert 1 == done.returncode
     (line,) = done.stderr.splitlines()
     assert line.startswith(f"podsync: error: cannot reach the Docker engine at {host}: {reason}")
+
+
+def test_apply_gives_the_container_its_downward_api_env_and_warns_of_ignored_fields(
+    podsync_cmd: Podsync, engine: docker.DockerClient, tmp_path: Path, cleanup: Cleanup
+) -> None:
+    """What the engine got: env from fieldRef and $(VAR) in args, resolved when the file
+    was read; the ignored scheduling field is a warning, not an error."""
+    name = f"cli-dapi-{uuid.uuid4().hex[:8]}"
+    path = tmp_path / "dapi.yaml"
+    path.write_text(
+        f"""\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+spec:
+  nodeSelector: {{disktype: ssd}}
+  containers:
+    - name: app
+      image: {TEST_IMAGE}
+      imagePullPolicy: Never
+      command: {json.dumps(SLEEPER)}
+      args: ["$(POD_NAME)", "$$(POD_NAME)"]
+      env:
+        - name: POD_NAME
+          valueFrom: {{fieldRef: {{fieldPath: metadata.name}}}}
+        - name: WHERE
+          value: "$(POD_NAME) in $(POD_NAMESPACE)"
+"""
+    )
+    (pod,) = podsync.load_pods([str(path)])
+    cleanup.add_label(f"{podsync.labels.LABEL_POD_UID}={pod.uid}")
+
+    done = podsync_cmd("apply", str(path))
+
+    assert 0 == done.returncode, done.stderr
+    assert (
+        f"podsync: warning: {path}: pod default/{name}: ignoring scheduling fields: nodeSelector"
+    ) in done.stderr
+    (app,) = (
+        c
+        for c in containers_of(engine, pod)
+        if c["Labels"][podsync.labels.LABEL_CONTAINER] == "app"
+    )
+    config = engine.api.inspect_container(app["Id"])["Config"]
+    assert {f"POD_NAME={name}", f"WHERE={name} in $(POD_NAMESPACE)"} <= set(config["Env"])
+    assert [name, "$(POD_NAME)"] == config["Cmd"]

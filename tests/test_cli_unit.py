@@ -453,6 +453,23 @@ def test_unpublished_host_ports_are_a_warning_in_network_mode_none(
     ) in result.err
 
 
+def test_ignored_fields_are_one_warning_per_pod(
+    run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path
+) -> None:
+    """Fields that mean nothing on one host load, and plan and apply say once per pod
+    which ones are ignored; down, which only removes, does not."""
+    text = pod_yaml("a").replace("spec:\n", "spec:\n  nodeSelector: {disktype: ssd}\n")
+    source = write(tmp_path, "a.yaml", text)
+    warning = f"podsync: warning: {source}: pod default/a: ignoring scheduling fields: nodeSelector"
+
+    planned = run("plan", source, runtime=fake)
+    removed = run("down", source, runtime=fake)
+
+    assert 0 == planned.code
+    assert 1 == planned.err.count(warning)
+    assert "warning" not in removed.err
+
+
 PROBED_POD = """\
 apiVersion: v1
 kind: Pod

@@ -935,6 +935,11 @@ def handler_yaml(handler: Handler) -> dict[str, object]:
     return {"tcpSocket": {"port": handler.tcp_socket.port, "host": handler.tcp_socket.host}}
 
 
+def escape_dollars(text: str) -> str:
+    """``text`` as a v1 pod file writes it where ``$(VAR)`` is expanded."""
+    return text.replace("$", "$$")
+
+
 def pod_yaml(pod: Pod) -> dict[str, object]:
     """A v1 Pod document for ``pod`` (the inverse of the loader)."""
     containers = []
@@ -942,10 +947,11 @@ def pod_yaml(pod: Pod) -> dict[str, object]:
         container: dict[str, object] = {
             "name": c.name,
             "image": c.image,
-            "command": list(c.command),
-            "args": list(c.args),
+            # A v1 pod expands $(VAR) in these: "$$" writes a "$".
+            "command": [escape_dollars(x) for x in c.command],
+            "args": [escape_dollars(x) for x in c.args],
             "workingDir": c.working_dir,
-            "env": [{"name": e.name, "value": e.value} for e in c.env],
+            "env": [{"name": e.name, "value": escape_dollars(e.value)} for e in c.env],
             "ports": [
                 {
                     "name": p.name,

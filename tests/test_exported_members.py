@@ -36,7 +36,7 @@ PUBLIC = sorted(
         *("RestartPolicy", "DNSPolicy", "PullPolicy", "derive_pod_uid"),
         *("ObservedContainer", "ObservedImage"),
         # reading pod files
-        *("load_pods", "parse_pods", "DEFAULT_MAX_BYTES"),
+        *("load_pods", "parse_pods", "DEFAULT_MAX_BYTES", "NodeInfo"),
         # errors
         *("PodsyncError", "ConfigError", "Problem", "RuntimeCallError", "EngineUnavailable"),
         "NameConflict",

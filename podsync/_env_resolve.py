@@ -1,0 +1,310 @@
+"""Environment values resolved when a pod file is read: the downward API and ``$(VAR)``.
+
+A v1 container's ``env`` may take values from the pod (``valueFrom.fieldRef``), from
+the resources of a container of the pod (``valueFrom.resourceFieldRef``), and from the
+entries before it (``$(VAR)`` in ``value``); its ``command`` and ``args`` may refer to
+any entry. The kubelet resolves these when it starts a container
+(``makeEnvironmentVariables`` and ``ExpandContainerCommandAndArgs``,
+``pkg/kubelet/kubelet_pods.go``); podsync resolves them when it reads the pod, from
+values that do not change while the pod exists, so that the resolved values are part of
+the container's spec (and of its spec hash) and a plan stays a pure function of its
+inputs.
+
+What one host knows, and what it does not:
+
+* ``metadata.name``, ``metadata.namespace``, ``metadata.uid`` (the derived one when the
+  file has none), ``metadata.labels['k']`` and ``metadata.annotations['k']`` (empty when
+  the pod has no such key, as the kubelet's ``ExtractFieldPathAsString``),
+  ``spec.serviceAccountName`` (as written; empty when not), ``spec.nodeName`` (this
+  node's name: a static pod's ``nodeName`` is its kubelet's, whatever the file says).
+* ``status.podIP`` / ``status.podIPs`` and ``status.hostIP`` / ``status.hostIPs`` are
+  refused: the pod's address exists only once its network container runs, and the
+  node's is not podsync's to know when it reads a file.
+* ``resourceFieldRef``: ``limits.cpu``, ``limits.memory``, ``requests.cpu``,
+  ``requests.memory`` with Kubernetes' divisors; ``ceil(value / divisor)``; a limit not
+  set (or 0) is the node's allocatable (``MergeContainerResourceLimits``,
+  ``pkg/api/v1/resource/helpers.go``); a request not set is the limit written
+  (``SetDefaults_Pod``), else 0. ``ephemeral-storage`` and ``hugepages-*`` are refused:
+  podsync sets neither limit.
+
+Expansion is Kubernetes' ``third_party/forked/golang/expansion/expand.go``, ported rule
+for rule: ``$(NAME)`` is the value of NAME when known and stays as written when not,
+``$$`` is ``$``, and any other ``$`` (an unterminated ``$(``, ``$x``, a trailing ``$``)
+is copied as it is. An ``env`` value sees only the entries before it; ``command`` and
+``args`` see all of them (a later entry of the same name wins). Values from
+``valueFrom`` are never expanded. (Go walks bytes, so a ``$`` before a multi-byte
+character garbles it there; here the character is kept whole.)
+
+Layering: above ``_schema`` (whose env classes it reads) and ``_node``, below
+``_convert``; no I/O. Its names keep their leading underscore: shared among the loader's
+modules only.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
+
+import attrs
+
+from podsync._models import EnvVar
+from podsync._node import NodeInfo
+from podsync._schema import _EnvVarV1, _FieldRef, _ResourceFieldRef, _Resources
+from podsync._yaml import _describe
+
+# Nothing here is public API: ``_convert`` resolves each v1 container's env here.
+__all__: list[str] = []
+
+
+@attrs.frozen
+class _PodFacts:
+    """What the downward API reads from the pod and its node."""
+
+    name: str
+    namespace: str
+    uid: str
+    labels: Mapping[str, str]
+    annotations: Mapping[str, str]
+    service_account: str
+    node: NodeInfo
+    # The resources of each container, by name (resourceFieldRef's containerName).
+    resources: Mapping[str, _Resources | None]
+
+
+# ---------------------------------------------------------------------------------------
+# $(VAR) expansion
+# ---------------------------------------------------------------------------------------
+
+
+def _expand(text: str, mapping: Mapping[str, str]) -> str:
+    """``text`` with ``$(NAME)`` references replaced, as Kubernetes' ``expansion.Expand``
+    with ``MappingFuncFor(mapping)``."""
+    if "$" not in text:
+        return text
+    out: list[str] = []
+    checkpoint = 0
+    cursor = 0
+    while cursor < len(text):
+        if text[cursor] == "$" and cursor + 1 < len(text):
+            out.append(text[checkpoint:cursor])
+            following = text[cursor + 1]
+            if following == "$":  # an escaped operator
+                out.append("$")
+                advance = 1
+            elif following == "(":
+                closer = text.find(")", cursor + 2)
+                if closer < 0:  # an incomplete reference is copied
+                    out.append("$(")
+                    advance = 1
+                else:
+                    name = text[cursor + 2 : closer]
+                    out.append(mapping.get(name, f"$({name})"))
+                    advance = closer - cursor
+            else:  # an operator that begins no expression
+                out.append("$" + following)
+                advance = 1
+            cursor += advance
+            checkpoint = cursor + 1
+        cursor += 1
+    out.append(text[checkpoint:])
+    return "".join(out)
+
+
+def _expand_all(values: Sequence[str], env: Sequence[EnvVar]) -> tuple[str, ...]:
+    """``command`` or ``args`` expanded against the container's whole environment."""
+    mapping = {e.name: e.value for e in env}
+    return tuple(_expand(value, mapping) for value in values)
+
+
+# ---------------------------------------------------------------------------------------
+# env: value, fieldRef, resourceFieldRef
+# ---------------------------------------------------------------------------------------
+
+
+def _resolve_env(
+    env: Sequence[_EnvVarV1],
+    container: str,
+    facts: _PodFacts,
+    path: str,
+    out: list[tuple[str, str]],
+) -> tuple[EnvVar, ...]:
+    """The env of ``container`` with every value resolved, in spec order."""
+    seen: dict[str, str] = {}
+    result: list[EnvVar] = []
+    for i, entry in enumerate(env):
+        at = f"{path}.env[{i}]"
+        if entry.value_from is None:
+            value: str | None = _expand(entry.value, seen)
+        elif entry.value:
+            out.append((at, "needs value or valueFrom, not both"))
+            value = None
+        else:
+            value = _value_from(entry, container, facts, f"{at}.valueFrom", out)
+        if value is not None:
+            seen[entry.name] = value
+            result.append(EnvVar(name=entry.name, value=value))
+    return tuple(result)
+
+
+def _value_from(
+    entry: _EnvVarV1, container: str, facts: _PodFacts, path: str, out: list[tuple[str, str]]
+) -> str | None:
+    source = entry.value_from
+    assert source is not None
+    if source.field_ref is not None and source.resource_field_ref is not None:
+        out.append((path, "needs exactly one of fieldRef or resourceFieldRef, got both"))
+        return None
+    if source.field_ref is not None:
+        return _field_value(source.field_ref, facts, f"{path}.fieldRef", out)
+    if source.resource_field_ref is not None:
+        return _resource_value(
+            source.resource_field_ref, container, facts, f"{path}.resourceFieldRef", out
+        )
+    out.append((path, "needs exactly one of fieldRef or resourceFieldRef, got none"))
+    return None
+
+
+_FIELD_PATHS = (
+    "metadata.name",
+    "metadata.namespace",
+    "metadata.uid",
+    "metadata.labels['<key>']",
+    "metadata.annotations['<key>']",
+    "spec.nodeName",
+    "spec.serviceAccountName",
+    "status.hostIP",
+    "status.podIP",
+)
+_NOT_KNOWN_HERE = {
+    "status.podIP": "the pod's address is known only once its network container runs, "
+    "and podsync fixes the environment when it reads the pod",
+    "status.hostIP": "the node's address is not known when podsync reads the pod",
+}
+_NOT_KNOWN_HERE["status.podIPs"] = _NOT_KNOWN_HERE["status.podIP"]
+_NOT_KNOWN_HERE["status.hostIPs"] = _NOT_KNOWN_HERE["status.hostIP"]
+
+# A label or annotation key (IsQualifiedName): an optional DNS-subdomain prefix and "/",
+# then a name of at most 63 characters.
+_QUALIFIED_NAME = re.compile(
+    r"(?:[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*/)?"
+    r"[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
+)
+
+
+def _field_value(
+    ref: _FieldRef, facts: _PodFacts, path: str, out: list[tuple[str, str]]
+) -> str | None:
+    if ref.api_version not in ("", "v1"):
+        out.append((f"{path}.apiVersion", f"must be 'v1', got {_describe(ref.api_version)}"))
+        return None
+    field = ref.field_path
+    at = f"{path}.fieldPath"
+    simple = {
+        "metadata.name": facts.name,
+        "metadata.namespace": facts.namespace,
+        "metadata.uid": facts.uid,
+        "spec.nodeName": facts.node.name,
+        "spec.serviceAccountName": facts.service_account,
+    }
+    if field in simple:
+        return simple[field]
+    if field in _NOT_KNOWN_HERE:
+        out.append((at, f"{field} is not supported by podsync: {_NOT_KNOWN_HERE[field]}"))
+        return None
+    # fieldpath.SplitMaybeSubscriptedPath: "metadata.labels['key']".
+    base, _, rest = field.partition("['")
+    if rest.endswith("']") and base in ("metadata.labels", "metadata.annotations"):
+        key = rest[:-2]
+        if len(key) > 253 or not _QUALIFIED_NAME.fullmatch(key.lower()):
+            out.append((at, f"{_describe(key)} is not a valid label or annotation key"))
+            return None
+        values = facts.labels if base == "metadata.labels" else facts.annotations
+        return values.get(key, "")
+    hint = ""
+    if field in ("metadata.labels", "metadata.annotations"):
+        hint = f" (all {field.split('.')[1]} are for downwardAPI volumes)"
+    names = ", ".join(_FIELD_PATHS[:-1]) + f" or {_FIELD_PATHS[-1]}"
+    out.append((at, f"must be one of {names}, got {_describe(field)}{hint}"))
+    return None
+
+
+_CPU_DIVISORS = {Fraction(1, 1000): "1m", Fraction(1): "1"}
+_MEMORY_DIVISORS = {
+    Fraction(1): "1",
+    **{Fraction(10) ** (3 * (i + 1)): f"1{s}" for i, s in enumerate("kMGTPE")},
+    **{Fraction(2) ** (10 * (i + 1)): f"1{s}i" for i, s in enumerate("KMGTPE")},
+}
+_RESOURCES = ("limits.cpu", "limits.memory", "requests.cpu", "requests.memory")
+
+
+def _resource_value(
+    ref: _ResourceFieldRef,
+    container: str,
+    facts: _PodFacts,
+    path: str,
+    out: list[tuple[str, str]],
+) -> str | None:
+    """ExtractContainerResourceValue on the pod with node-allocatable limits merged in."""
+    kind, _, resource = ref.resource.partition(".")
+    if kind in ("limits", "requests") and (
+        resource == "ephemeral-storage" or resource.startswith("hugepages-")
+    ):
+        what = "ephemeral-storage" if resource == "ephemeral-storage" else "huge-page"
+        out.append(
+            (
+                f"{path}.resource",
+                f"{ref.resource} is not supported by podsync: podsync sets no {what} limit",
+            )
+        )
+        return None
+    if ref.resource not in _RESOURCES:
+        names = ", ".join(_RESOURCES[:-1]) + f" or {_RESOURCES[-1]}"
+        out.append((f"{path}.resource", f"must be {names}, got {_describe(ref.resource)}"))
+        return None
+    allowed = _CPU_DIVISORS if resource == "cpu" else _MEMORY_DIVISORS
+    divisor = ref.divisor or Fraction(1)  # 0 is unset: ExtractContainerResourceValue's 1
+    if divisor not in allowed:
+        names = ", ".join(list(allowed.values())[:-1]) + f" or {list(allowed.values())[-1]}"
+        out.append(
+            (
+                f"{path}.divisor",
+                f"must be {names} for {ref.resource}, got {_describe(_shown(divisor))}",
+            )
+        )
+        return None
+    name = ref.container_name or container
+    if name not in facts.resources:
+        out.append((f"{path}.containerName", f"no container named {name!r} in this pod"))
+        return None
+    amount = _amount(facts.resources[name], kind, resource, facts.node)
+    if resource == "cpu":  # milli-CPU over the divisor's MilliValue
+        return str(math.ceil(Fraction(amount) / math.ceil(divisor * 1000)))
+    return str(math.ceil(Fraction(amount) / math.ceil(divisor)))
+
+
+def _amount(resources: _Resources | None, kind: str, resource: str, node: NodeInfo) -> int:
+    """A container's limit or request of ``cpu`` (milli-CPU) or ``memory`` (bytes)."""
+    limits = resources.limits if resources is not None else None
+    requests = resources.requests if resources is not None else None
+    limit: int | None = getattr(limits, resource, None)
+    if kind == "requests":
+        request: int | None = getattr(requests, resource, None)
+        # SetDefaults_Pod: a request not given is the limit given.
+        return request if request is not None else (limit or 0)
+    if not limit:  # MergeContainerResourceLimits: missing or zero is the node's
+        return node.milli_cpu if resource == "cpu" else node.memory
+    return limit
+
+
+def _shown(value: Fraction) -> str:
+    """A divisor as the file could have spelt it: ``2Mi``, ``500m``, ``3``."""
+    binary = [(f"{s}i", 2 ** (10 * (i + 1))) for i, s in enumerate("KMGTPE")]
+    for suffix, factor in reversed(binary):
+        if value >= factor and value % factor == 0:
+            return f"{value // factor}{suffix}"
+    if value.denominator == 1:
+        return str(value.numerator)
+    milli = value * 1000
+    return f"{milli.numerator}m" if milli.denominator == 1 else str(float(value))

@@ -22,6 +22,7 @@ from podsync._models import (
     DNSPolicy,
     EnvVar,
     Handler,
+    HostAlias,
     HTTPGetAction,
     HTTPHeader,
     Lifecycle,
@@ -32,6 +33,8 @@ from podsync._models import (
     PortProtocol,
     Probe,
     PullPolicy,
+    ResourceList,
+    Resources,
     RestartPolicy,
     TCPSocketAction,
     Volume,
@@ -111,7 +114,7 @@ from podsync._ports import PortMapping, exposed_ports, port_bindings
 from podsync._host_ports import filter_host_port_conflicts
 
 # isort: split
-from podsync._cpu import cpu_shares
+from podsync._cpu import CPU_PERIOD, cpu_quota, cpu_shares
 
 # isort: split
 from podsync._resolv import ResolvConf, parse_resolv_conf
@@ -152,6 +155,7 @@ from podsync import labels
 
 __all__ = [
     "CONTAINER_NAME_PREFIX",
+    "CPU_PERIOD",
     "DEFAULT_HOOK_TIMEOUT",
     "DEFAULT_MAX_BYTES",
     "DEFAULT_NETWORK_IMAGE",
@@ -182,6 +186,7 @@ __all__ = [
     "HTTPGetAction",
     "HTTPHeader",
     "Handler",
+    "HostAlias",
     "Kill",
     "Lifecycle",
     "Mount",
@@ -217,6 +222,8 @@ __all__ = [
     "RemoveImage",
     "RemovePodDir",
     "ResolvConf",
+    "ResourceList",
+    "Resources",
     "RestartPolicy",
     "Runtime",
     "RuntimeCallError",
@@ -228,6 +235,7 @@ __all__ = [
     "Wait",
     "apply",
     "container_name",
+    "cpu_quota",
     "cpu_shares",
     "derive_pod_uid",
     "exposed_ports",

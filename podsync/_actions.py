@@ -24,7 +24,7 @@ from collections.abc import Mapping
 
 import attrs
 
-from podsync._models import Handler
+from podsync._models import Handler, HostAlias
 from podsync._options import PlanOptions
 from podsync._ports import PortMapping
 from podsync._volumes import Mount
@@ -97,6 +97,8 @@ class Reason(enum.StrEnum):
     HOST_PORT_CONFLICT = "host-port-conflict"
     PRIVILEGED_NOT_ALLOWED = "privileged-not-allowed"
     HOST_PATH_NOT_ALLOWED = "host-path-not-allowed"
+    # waits (pod-wide)
+    SCHEDULING_GATED = "scheduling-gated"  # the pod has schedulingGates: not ready to run
 
 
 #: The stop record (``ObservedContainer.stopped_by_podsync``) of a container that apply
@@ -155,9 +157,10 @@ class CreateSpec:
             ``ports`` of its own (an engine refuses them, as Docker does).
         ports: the container ports published on the host (``PortMapping``).
         mounts: host paths made visible in the container (``Mount``), in order.
-        milli_cpu: the CPU request in thousandths of a CPU; the runtime turns it into
+        milli_cpu: the CPU weight in thousandths of a CPU - the CPU request, else the
+            limit (the kubelet's rule, see ``Resources``); the runtime turns it into
             its engine's weight (Docker: ``podsync.cpu_shares``, the one conversion).
-        memory: the memory limit in bytes.
+        memory: the memory limit in bytes (never a request).
         privileged: run with every capability and every device of the host.
         dns: name servers for the container's resolv.conf, in order.
         dns_search: search domains for its resolv.conf, in order.
@@ -169,6 +172,15 @@ class CreateSpec:
         pre_stop: the handler run before the container is stopped, when apply stops
             it because its postStart handler failed (as any other stop, see ``Kill``).
         stop_timeout: the grace period of that stop, in seconds.
+        cpu_limit: the CPU limit in thousandths of a CPU: a hard cap on CPU time (Docker:
+            a CFS quota per period of ``podsync.CPU_PERIOD``, ``podsync.cpu_quota``).
+        domainname: the domain of a container with a network of its own: with
+            ``hostname``, its fully qualified name.
+        host_aliases: extra ``/etc/hosts`` entries of a container with a network of its
+            own (its joiners share its hosts file).
+        tty: give the process a terminal.
+        stdin: keep the process's standard input open.
+        stdin_once: close it once the first attached client detaches.
 
     Raises:
         ValueError: both ``network`` and ``join`` are set.
@@ -196,6 +208,12 @@ class CreateSpec:
     post_start: Handler | None = None
     pre_stop: Handler | None = None
     stop_timeout: int = 10
+    cpu_limit: int = 0
+    domainname: str = ""
+    host_aliases: tuple[HostAlias, ...] = ()
+    tty: bool = False
+    stdin: bool = False
+    stdin_once: bool = False
 
 
 @attrs.frozen

@@ -29,12 +29,15 @@ from podsync._actions import (
 from podsync._host_ports import filter_host_port_conflicts
 from podsync._images import image_reference_problem
 from podsync._labels import (
+    KUBERNETES_LABEL_PREFIX,
     MAX_GRACE_PERIOD,
+    PODSYNC_LABEL_PREFIX,
 )
 from podsync._models import (
     Pod,
     Port,
     PortProtocol,
+    engine_resources,
 )
 from podsync._naming import (
     NETWORK_CONTAINER,
@@ -113,11 +116,23 @@ def _memory_problem(pod: Pod) -> str | None:
     # podsync cannot honour the limit, so it refuses the pod before anything is done to
     # it (as an invalid image), rather than drop or raise the limit.
     for c in pod.containers:
-        if 0 < c.memory < _MIN_MEMORY_LIMIT:
+        _, _, limit = engine_resources(c)
+        if 0 < limit < _MIN_MEMORY_LIMIT:
             return (
-                f"container {c.name}: memory limit {c.memory} bytes is below the container "
+                f"container {c.name}: memory limit {limit} bytes is below the container "
                 f"engine's minimum of 6MB ({_MIN_MEMORY_LIMIT} bytes)"
             )
+    return None
+
+
+def _label_problem(pod: Pod) -> str | None:
+    # The pod's labels go onto its containers beside podsync's own record: a key under
+    # io.podsync. would overwrite that record, one under io.kubernetes. would make the
+    # container a Kubernetes node's to ``ownership``. The loader refuses such files; pods
+    # built in code get the same rule here.
+    for key in pod.labels:
+        if key.startswith((PODSYNC_LABEL_PREFIX, KUBERNETES_LABEL_PREFIX)):
+            return f"label {key!r} is reserved for podsync's and Kubernetes' own records"
     return None
 
 
@@ -218,9 +233,12 @@ def admit(
     seen_uids: dict[str, Pod] = {}
     seen_names: dict[str, Pod] = {}
     candidates: list[Pod] = []
+    gated: list[Pod] = []  # not ready to run: they hold no host port
     position: dict[str, int] = {}  # candidate uid -> input index
     for index, pod in enumerate(desired):
-        problem = _name_problem(pod) or _image_problem(pod) or _memory_problem(pod)
+        problem = (
+            _name_problem(pod) or _image_problem(pod) or _memory_problem(pod) or _label_problem(pod)
+        )
         if problem is not None:
             rejected[index] = Rejection(pod.key, pod.uid, Reason.INVALID_POD, problem)
             continue
@@ -255,6 +273,9 @@ def admit(
             )
             continue
         position[pod.uid] = index
+        if pod.scheduling_gates:
+            gated.append(pod)
+            continue
         candidates.append(pod)
     running, elsewhere = _running_host_ports(
         {pod.full_name: pod for pod in candidates}, by_identity
@@ -264,4 +285,4 @@ def admit(
     )
     for r in conflicts:
         rejected[position[r.uid]] = r
-    return list(accepted), [rejected[i] for i in sorted(rejected)]
+    return [*accepted, *gated], [rejected[i] for i in sorted(rejected)]

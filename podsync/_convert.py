@@ -11,13 +11,15 @@ gives no pod. It never raises for bad data.
 Here live the rules that involve several values of one pod: handlers with exactly one
 action, duplicate volume, container, port names and mount paths, mounts that name no
 volume, ports named by a probe or hook that the container does not have, a host port
-used twice, requests above limits, one v1beta1 restart policy; and the conversions
-between the two schemas and the model (v1beta1 ``command`` is the model's ``args``;
-a container's CPU and memory are its limits, or requests without a limit; a v1 env is
-resolved by ``_env_resolve``; a v1beta1 manifest without ``id`` is named after its file).
+used twice, one v1beta1 restart policy; and the conversions between the two schemas
+and the model (v1beta1 ``command`` is the model's ``args``, its ``cpu`` and ``memory``
+the model's 2014 values; a v1 container's ``resources`` and the pod fields beyond the
+2014 ones are ``_convert_pod``'s; a v1 env is resolved by ``_env_resolve``; a v1beta1
+manifest without ``id`` is named after its file).
 
 Layering: the top of the loader below ``_config``: it imports ``_schema``,
-``_unsupported``, ``_env_resolve``, ``_scalars``, ``_yaml``, ``_node`` and the model,
+``_convert_pod``, ``_unsupported``, ``_env_resolve``, ``_scalars``, ``_yaml``, ``_node``
+and the model,
 never the planner, and does no I/O. Its names keep their
 leading underscore: they are shared among the loader's modules only; nothing here is
 public API.
@@ -34,6 +36,7 @@ from typing import Any
 
 import attrs
 
+from podsync._convert_pod import _pod_fields, _resources
 from podsync._env_resolve import _expand_all, _PodFacts, _resolve_env
 from podsync._models import (
     Container,
@@ -48,6 +51,7 @@ from podsync._models import (
     PortProtocol,
     Probe,
     PullPolicy,
+    Resources,
     RestartPolicy,
     TCPSocketAction,
     Volume,
@@ -77,7 +81,6 @@ from podsync._schema import (
     _PortSchema,
     _ProbeV1,
     _ProbeV1Beta1,
-    _Resources,
     _RestartPolicyV1Beta1,
     _structure,
     _TCPSocketV1,
@@ -290,31 +293,6 @@ def _mounts(mounts: Sequence[_VolumeMountSchema]) -> tuple[VolumeMount, ...]:
     )
 
 
-def _resource(
-    resources: _Resources | None, name: str, unit: str, path: str, out: list[tuple[str, str]]
-) -> int:
-    """The limit of one resource; the request when only that is given; else 0 (unset).
-
-    The 2014 kubelet had a single value per resource, which it passed to Docker as a
-    limit (memory) and as a weight (CPU shares); a request that is the only value given
-    is the best approximation of what the author wants.
-    """
-    if resources is None:
-        return 0
-    limit = getattr(resources.limits, name, None)
-    request = getattr(resources.requests, name, None)
-    if limit is not None and request is not None and request > limit:
-        out.append(
-            (
-                f"{path}.resources.requests.{name}",
-                f"must not exceed the limit ({limit} {unit}), got {request} {unit}",
-            )
-        )
-    if limit is not None:
-        return int(limit)
-    return int(request) if request is not None else 0
-
-
 def _container(
     c: _ContainerV1 | _ContainerV1Beta1,
     path: str,
@@ -327,6 +305,7 @@ def _container(
     image_pull_policy: PullPolicy,
     privileged: bool,
     env: tuple[EnvVar, ...],
+    **extra: Any,
 ) -> Container:
     """A container from the fields both schemas spell alike; the caller gives the rest."""
     return Container(
@@ -358,11 +337,16 @@ def _container(
             out,
             kind="startup",
         ),
+        **extra,
     )
 
 
 def _container_v1(
-    c: _ContainerV1, facts: _PodFacts, path: str, out: list[tuple[str, str]]
+    c: _ContainerV1,
+    facts: _PodFacts,
+    path: str,
+    out: list[tuple[str, str]],
+    resources: Resources | None,
 ) -> Container:
     # The kubelet's makeEnvironmentVariables and ExpandContainerCommandAndArgs, when
     # the file is read (see _env_resolve).
@@ -374,10 +358,15 @@ def _container_v1(
         env=env,
         command=_expand_all(c.command, env),
         args=_expand_all(c.args, env),
-        cpu=_resource(c.resources, "cpu", "milli-CPU", path, out),
-        memory=_resource(c.resources, "memory", "bytes", path, out),
+        # The v1 resources are the model's Resources; the 2014 single values stay 0.
+        cpu=0,
+        memory=0,
         image_pull_policy=c.image_pull_policy,
         privileged=c.security_context.privileged if c.security_context else False,
+        resources=resources,
+        tty=c.tty,
+        stdin=c.stdin,
+        stdin_once=c.stdin_once,
     )
 
 
@@ -535,6 +524,7 @@ def _pod_from_v1(
 ) -> _Read | None:
     spec_path = f"{root}.spec"
     before = len(out)
+    extra = _pod_fields(doc, root, out)
     volumes = [
         _volume(
             v.name,
@@ -547,6 +537,10 @@ def _pod_from_v1(
         for i, v in enumerate(doc.spec.volumes)
     ]
     meta = doc.metadata
+    resources = [
+        _resources(c.resources, f"{spec_path}.containers[{i}]", out)
+        for i, c in enumerate(doc.spec.containers)
+    ]
     facts = _PodFacts(
         name=meta.name,
         namespace=meta.namespace,
@@ -556,10 +550,13 @@ def _pod_from_v1(
         # serviceAccount is the deprecated spelling; serviceAccountName wins.
         service_account=doc.spec.service_account_name or doc.spec.service_account,
         node=context.node,
-        resources={c.name: c.resources for c in reversed(doc.spec.containers)},
+        # Reversed: with a repeated name (an error of its own) the first one counts.
+        resources={
+            c.name: r for c, r in reversed(list(zip(doc.spec.containers, resources, strict=True)))
+        },
     )
     containers = [
-        _container_v1(c, facts, f"{spec_path}.containers[{i}]", out)
+        _container_v1(c, facts, f"{spec_path}.containers[{i}]", out, resources[i])
         for i, c in enumerate(doc.spec.containers)
     ]
     _check_pod(containers, volumes, spec_path, out)
@@ -575,6 +572,7 @@ def _pod_from_v1(
         doc.spec.restart_policy,
         doc.spec.dns_policy,
         doc.spec.termination_grace_period_seconds,
+        extra,
     )
     uid_path = f"{root}.metadata.uid" if meta.uid is not None else f"{root}.metadata.name"
     return _Read(pod, f"{root}.metadata.name", uid_path, _warning(doc, pod, context.node))
@@ -683,8 +681,10 @@ def _make_pod(
     restart_policy: RestartPolicy,
     dns_policy: DNSPolicy,
     termination_grace_period_seconds: int | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> Pod:
     fields: dict[str, Any] = {
+        **(extra or {}),
         "name": name,
         "namespace": namespace,
         "source": source,

@@ -1,8 +1,9 @@
-"""CPU limits: milli-CPU to the engine's relative CPU shares.
+"""CPU requests and limits: milli-CPU to the engine's CPU shares and CFS quota.
 
 Contract: ``cpu_shares(milli_cpu)`` turns a container's CPU request in milli-CPU
 (``500m`` = 500) into the value for Docker's ``CpuShares`` (``docker run --cpu-shares``),
-or 0 to leave it unset.
+or 0 to leave it unset; ``cpu_quota(milli_cpu)`` turns its CPU limit into Docker's
+``CpuQuota`` per ``CPU_PERIOD`` (``--cpu-quota``, ``--cpu-period``), or 0 for none.
 
 Ported from the seed's ``milliCPUToShares`` (reference §2.5), whose constants the seed
 took from lmctfy's CPU controller. The rule, step by step:
@@ -20,9 +21,20 @@ took from lmctfy's CPU controller. The rule, step by step:
    (``MIN_SHARES = 1UL << 1`` in ``kernel/sched/sched.h``) - it clamps smaller values
    itself, so asking for less would only misreport the weight.
 
-There is no upper clamp: the kernel caps ``cpu.shares`` at ``MAX_SHARES = 1UL << 18``
-(262144, i.e. 256 CPUs) and Docker clamps to that range on cgroup v1; on cgroup v2 the
-runtime converts shares to ``cpu.weight``.
+4. Cap at 262144 (256 CPUs), the kernel's ``MAX_SHARES = 1UL << 18`` and the modern
+   kubelet's ``MaxShares`` (``MilliCPUToShares``, pkg/kubelet/cm/helpers_linux.go,
+   kubelet-modern.md §6): on cgroup v2 the runtime converts shares to ``cpu.weight``
+   and refuses a share count beyond it.
+
+Step 1 is the one place podsync departs from the modern kubelet, which gives a
+container without any CPU request or limit 2 shares: there its siblings are other
+pods' containers inside the kubelet's own cgroup tree, while on one Docker host they
+are every other container of the engine, each at the default 1024.
+
+The CFS quota is the modern kubelet's ``MilliCPUToQuota`` (same file): with the fixed
+period of 100 ms (``QuotaPeriod``; the ``CPUCFSQuotaPeriod`` gate is not ported), the
+quota is ``milli_cpu * 100000 // 1000`` microseconds, at least 1 ms
+(``MinQuotaPeriod``), and 0 - no quota - for no limit.
 
 Nothing here does I/O.
 """
@@ -31,8 +43,18 @@ from __future__ import annotations
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = [
+    "CPU_PERIOD",
+    "cpu_quota",
     "cpu_shares",
 ]
+
+#: The CFS period of every container with a CPU limit, in microseconds (100 ms: the
+#: kubelet's ``QuotaPeriod``, and the kernel's default ``cpu.cfs_period_us``).
+CPU_PERIOD = 100_000
+# The smallest quota the kubelet sets (``MinQuotaPeriod``): 1 ms per period.
+_MIN_QUOTA = 1_000
+# The kernel's (and the kubelet's) largest cpu.shares value.
+_MAX_SHARES = 262_144
 
 # One CPU in cgroup-v1 cpu.shares: the cgroup default, and Docker's --cpu-shares default.
 _SHARES_PER_CPU = 1024
@@ -49,7 +71,8 @@ def cpu_shares(milli_cpu: int) -> int:
 
     Returns:
         0 for 0 (leave the engine's default); otherwise ``milli_cpu * 1024 // 1000``,
-        at least 2. For example 1 -> 2, 100 -> 102, 500 -> 512, 1000 -> 1024.
+        at least 2 and at most 262144. For example 1 -> 2, 100 -> 102, 500 -> 512,
+        1000 -> 1024, 300000 -> 262144.
 
     Raises:
         ValueError: ``milli_cpu`` is negative.
@@ -59,4 +82,25 @@ def cpu_shares(milli_cpu: int) -> int:
     if milli_cpu == 0:
         return 0
     shares = milli_cpu * _SHARES_PER_CPU // _MILLI_CPU_PER_CPU
-    return max(shares, _MIN_SHARES)
+    return min(max(shares, _MIN_SHARES), _MAX_SHARES)
+
+
+def cpu_quota(milli_cpu: int) -> int:
+    """Docker ``CpuQuota`` (microseconds per ``CPU_PERIOD``) for a CPU limit of
+    ``milli_cpu`` milli-CPU.
+
+    Args:
+        milli_cpu: the limit in thousandths of a CPU; 0 means no limit.
+
+    Returns:
+        0 for 0 (no quota); otherwise ``milli_cpu * 100000 // 1000``, at least 1000.
+        For example 5 -> 1000, 10 -> 1000, 250 -> 25000, 1500 -> 150000.
+
+    Raises:
+        ValueError: ``milli_cpu`` is negative.
+    """
+    if milli_cpu < 0:
+        raise ValueError(f"milli_cpu must be 0 or more, got {milli_cpu!r}")
+    if milli_cpu == 0:
+        return 0
+    return max(milli_cpu * CPU_PERIOD // _MILLI_CPU_PER_CPU, _MIN_QUOTA)

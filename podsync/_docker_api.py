@@ -20,7 +20,14 @@ The create translation, field by field:
   ``exposed_ports`` and ``port_bindings``.
 * ``mounts`` are ``Binds`` strings (``"/host:/container:ro"``, ``binds``).
 * ``milli_cpu`` is ``CpuShares`` (``cpu_shares``, the seed's milliCPUToShares: the
-  one conversion), ``memory`` is ``Memory`` in bytes.
+  one conversion), ``cpu_limit`` is ``CpuQuota`` per ``CpuPeriod`` (``cpu_quota``,
+  ``CPU_PERIOD``: the modern kubelet's MilliCPUToQuota), ``memory`` is ``Memory`` in
+  bytes.
+* ``domainname`` is ``Domainname``; ``host_aliases`` are ``ExtraHosts``
+  (``"name:ip"``, one per name, in order).
+* ``tty``, ``stdin`` and ``stdin_once`` are ``Tty``, ``OpenStdin`` and ``StdinOnce``
+  (the SDK sets ``StdinOnce`` with ``OpenStdin`` unless ``detach``: ``detach`` is
+  set exactly when standard input stays open without ``stdin_once``).
 * ``dns`` / ``dns_search`` are ``Dns`` / ``DnsSearch``; ``entrypoint`` / ``command``
   replace the image's ``Entrypoint`` / ``Cmd`` (Docker drops the image's ``Cmd`` when
   the entrypoint is overridden, as Kubernetes ``command`` without ``args`` expects).
@@ -39,7 +46,7 @@ from typing import Any, cast
 import attrs
 
 from podsync._actions import CreateSpec
-from podsync._cpu import cpu_shares
+from podsync._cpu import CPU_PERIOD, cpu_quota, cpu_shares
 from podsync._models import ObservedContainer, ObservedImage
 from podsync._ports import exposed_ports, port_bindings
 from podsync._volumes import binds
@@ -86,6 +93,10 @@ def docker_create_args(spec: CreateSpec) -> DockerCreateArgs:
         "network_mode": network_mode,
         "cpu_shares": cpu_shares(spec.milli_cpu) or None,
         "mem_limit": spec.memory or None,
+        "cpu_period": CPU_PERIOD if spec.cpu_limit else None,
+        "cpu_quota": cpu_quota(spec.cpu_limit) or None,
+        "extra_hosts": [f"{name}:{a.ip}" for a in spec.host_aliases for name in a.hostnames]
+        or None,
         "privileged": spec.privileged,
         "dns": list(spec.dns) or None,
         "dns_search": list(spec.dns_search) or None,
@@ -101,7 +112,14 @@ def docker_create_args(spec: CreateSpec) -> DockerCreateArgs:
         # A mapping goes to ExposedPorts as it is; a list would get "/tcp" appended to
         # every item by the SDK ("80/tcp" -> "80/tcp/tcp").
         "ports": {key: {} for key in exposed_ports(spec.ports)} or None,
+        "domainname": spec.domainname or None,
+        "tty": spec.tty,
+        "stdin_open": spec.stdin,
     }
+    if spec.stdin and not spec.stdin_once:
+        # The SDK sets StdinOnce with OpenStdin unless the container is "detached" (its
+        # model of ``docker run -i``); the kubelet passes stdinOnce as it is written.
+        container["detach"] = True
     return DockerCreateArgs(host_config=host_config, container=container)
 
 

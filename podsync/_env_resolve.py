@@ -49,9 +49,9 @@ from fractions import Fraction
 
 import attrs
 
-from podsync._models import EnvVar
+from podsync._models import EnvVar, Resources
 from podsync._node import NodeInfo
-from podsync._schema import _EnvVarV1, _FieldRef, _ResourceFieldRef, _Resources
+from podsync._schema import _EnvVarV1, _FieldRef, _ResourceFieldRef
 from podsync._yaml import _describe
 
 # Nothing here is public API: ``_convert`` resolves each v1 container's env here.
@@ -70,7 +70,7 @@ class _PodFacts:
     service_account: str
     node: NodeInfo
     # The resources of each container, by name (resourceFieldRef's containerName).
-    resources: Mapping[str, _Resources | None]
+    resources: Mapping[str, Resources | None]
 
 
 # ---------------------------------------------------------------------------------------
@@ -284,15 +284,14 @@ def _resource_value(
     return str(math.ceil(Fraction(amount) / math.ceil(divisor)))
 
 
-def _amount(resources: _Resources | None, kind: str, resource: str, node: NodeInfo) -> int:
+def _amount(resources: Resources | None, kind: str, resource: str, node: NodeInfo) -> int:
     """A container's limit or request of ``cpu`` (milli-CPU) or ``memory`` (bytes)."""
-    limits = resources.limits if resources is not None else None
-    requests = resources.requests if resources is not None else None
-    limit: int | None = getattr(limits, resource, None)
+    limit: int = getattr(resources.limits, resource) if resources is not None else 0
     if kind == "requests":
-        request: int | None = getattr(requests, resource, None)
-        # SetDefaults_Pod: a request not given is the limit given.
-        return request if request is not None else (limit or 0)
+        request: int = getattr(resources.requests, resource) if resources is not None else 0
+        # SetDefaults_Pod: a request not given is the limit given (0 is "not given" in
+        # the model, as a zero request is to the kubelet).
+        return request or limit
     if not limit:  # MergeContainerResourceLimits: missing or zero is the node's
         return node.milli_cpu if resource == "cpu" else node.memory
     return limit

@@ -43,9 +43,9 @@ from typing import Any
 
 import attrs
 
-from podsync._models import Container, EnvVar, Pod, Port, Volume, VolumeMount
+from podsync._models import Container, EnvVar, Pod, Port, Volume, VolumeMount, engine_resources
 from podsync._naming import NETWORK_CONTAINER
-from podsync._resolv import ResolvConf, uses_cluster_dns
+from podsync._resolv import ResolvConf, pod_host_name, uses_cluster_dns
 from podsync._volumes import DEFAULT_ROOT_DIR
 
 # What this module offers the rest of podsync; podsync/__init__.py re-exports the public
@@ -70,7 +70,26 @@ SPEC_HASH_VERSION: int = 2
 #: older version did not record them; the planner takes them as at their default
 #: (absent), which is what the older canonical form was equal to.
 _ADDED_FIELDS: dict[int, frozenset[str]] = {
-    2: frozenset({"cluster_dns", "cluster_domain", "host_resolv_conf", "network_mode", "root_dir"}),
+    2: frozenset(
+        {
+            "cluster_dns",
+            "cluster_domain",
+            "host_resolv_conf",
+            "network_mode",
+            "root_dir",
+            # resources, terminals and pod fields (issue 13): each written only when
+            # not at its default, so older labels of containers without them match.
+            "cpu_limit",
+            "tty",
+            "stdin",
+            "stdin_once",
+            "labels",
+            "annotations",
+            "hostname",
+            "domainname",
+            "host_aliases",
+        }
+    ),
 }
 
 # "<version>:<sha256 hex>"; the version has no sign and no leading zeros, the digest is
@@ -144,6 +163,17 @@ def _volume(volume: Volume) -> dict[str, Any]:
     return {"name": volume.name, "host_path": volume.host_path}
 
 
+def _pod_labels(pod: Pod) -> dict[str, Any]:
+    # The pod's labels and annotations become labels of every container it has: each
+    # only when not empty (so pods without them hash as before).
+    fields: dict[str, Any] = {}
+    if pod.labels:
+        fields["labels"] = dict(pod.labels)
+    if pod.annotations:
+        fields["annotations"] = dict(pod.annotations)
+    return fields
+
+
 def added_fields(version: int) -> frozenset[str]:
     """The canonical-form fields that spec hash versions after ``version`` added: a
     label of ``version`` does not record them."""
@@ -199,7 +229,16 @@ def canonical_spec(
       narrowed its hash for this reason);
     * the pod's namespace, source and uid: they are in the container name already, so a
       change there is another pod, not a changed container.
+
+    Resources are written as what reaches the engine: ``cpu`` is the milli-CPU of the
+    CPU weight (the request, else the limit, else the 2014 ``cpu``), ``memory`` the
+    memory limit (never a request), ``cpu_limit`` the CPU limit behind the CFS quota,
+    only when set. So a 2014 container and a v1 one with the same weight and limit
+    hash alike, and a memory or ephemeral-storage request changes nothing. ``tty``,
+    ``stdin`` and ``stdin_once`` appear only when true, the pod's ``labels`` and
+    ``annotations`` (container labels) only when not empty.
     """
+    weight, limit, memory = engine_resources(container)
     spec: dict[str, Any] = {
         "name": container.name,
         "image": container.image,
@@ -214,17 +253,23 @@ def canonical_spec(
             {"name": m.name, "mount_path": m.mount_path, "read_only": m.read_only}
             for m in container.volume_mounts
         ],
-        "cpu": container.cpu,
-        "memory": container.memory,
+        "cpu": weight,
+        "memory": memory,
         "privileged": container.privileged,
         "termination_message_path": container.termination_message_path,
     }
+    if limit:
+        spec["cpu_limit"] = limit
+    for flag in ("tty", "stdin", "stdin_once"):
+        if getattr(container, flag):
+            spec[flag] = True
     if pod is not None:
         mounted = {m.name for m in container.volume_mounts}
         spec["pod"] = {
             "name": pod.name,
             "dns_policy": pod.dns_policy.value,
             "volumes": [_volume(v) for v in pod.volumes if v.name in mounted],
+            **_pod_labels(pod),
         }
     root = _root_dir_field(container, pod, root_dir)
     if root is not None:
@@ -276,8 +321,18 @@ def _mount_text(m: VolumeMount) -> str:
     )
 
 
+_TTY = '"tty":true,'
+
+
 def _canonical_spec_text(c: Container, pod: Pod | None, root_dir: str) -> str:
     # Enum values ("TCP", "ClusterFirst" ...) are plain ASCII words and need no escaping.
+    weight, limit, memory = engine_resources(c)
+    limit_text = f'"cpu_limit":{limit:d},' if limit else ""
+    stdin_text = ""
+    if c.stdin or c.stdin_once:  # rare: no string building for the common container
+        stdin_text = ('"stdin":true,' if c.stdin else "") + (
+            '"stdin_once":true,' if c.stdin_once else ""
+        )
     pod_text = ""
     if pod is not None:
         volumes = ""
@@ -289,19 +344,26 @@ def _canonical_spec_text(c: Container, pod: Pod | None, root_dir: str) -> str:
                 for v in pod.volumes
                 if v.name in mounted
             )
+        annotations = labels = ""
+        if pod.annotations:
+            annotations = f'"annotations":{canonical_json(pod.annotations)},'
+        if pod.labels:
+            labels = f'"labels":{canonical_json(pod.labels)},'
         pod_text = (
-            f'"pod":{{"dns_policy":"{pod.dns_policy.value}",'
+            f'"pod":{{{annotations}"dns_policy":"{pod.dns_policy.value}",{labels}'
             f'"name":{_string(pod.name)},"volumes":[{volumes}]}},'
         )
     root = _root_dir_field(c, pod, root_dir)
     root_text = "" if root is None else f'"root_dir":{_string(root)},'
     return (
-        f'{{"args":{_strings(c.args)},"command":{_strings(c.command)},"cpu":{c.cpu:d},'
+        f'{{"args":{_strings(c.args)},"command":{_strings(c.command)},"cpu":{weight:d},{limit_text}'
         f'"env":[{",".join(map(_env_text, c.env)) if c.env else ""}],'
-        f'"image":{_string(c.image)},"memory":{c.memory:d},"name":{_string(c.name)},'
+        f'"image":{_string(c.image)},"memory":{memory:d},'
+        f'"name":{_string(c.name)},'
         f'{pod_text}"ports":[{",".join(map(_port_text, c.ports)) if c.ports else ""}],'
-        f'"privileged":{"true" if c.privileged else "false"},{root_text}'
+        f'"privileged":{"true" if c.privileged else "false"},{root_text}{stdin_text}'
         f'"termination_message_path":{_string(c.termination_message_path)},'
+        f"{_TTY if c.tty else ''}"
         f'"volume_mounts":[{",".join(map(_mount_text, c.volume_mounts))}],'
         f'"working_dir":{_string(c.working_dir)}}}'
     )
@@ -371,10 +433,28 @@ def network_spec(
     return {
         "name": NETWORK_CONTAINER,
         "image": image,
-        "pod": {"name": pod.name, "dns_policy": pod.dns_policy.value},
+        "pod": {"name": pod.name, "dns_policy": pod.dns_policy.value, **_pod_labels(pod)},
         "ports": [_port(p) for c in pod.containers for p in c.ports],
         **_network_options(pod, network_mode, cluster_dns, cluster_domain, host_dns),
+        **_host_fields(pod, cluster_domain),
     }
+
+
+def _host_fields(pod: Pod, cluster_domain: str) -> dict[str, Any]:
+    """The network container's host identity beyond the pod name, each field only when
+    set: ``hostname`` (the pod's own), ``domainname`` (from its subdomain and the
+    cluster domain) and ``host_aliases`` (its extra /etc/hosts entries)."""
+    fields: dict[str, Any] = {}
+    if pod.hostname:
+        fields["hostname"] = pod.hostname
+    _, domain = pod_host_name(pod.name, pod.hostname, pod.subdomain, pod.namespace, cluster_domain)
+    if domain:
+        fields["domainname"] = domain
+    if pod.host_aliases:
+        fields["host_aliases"] = [
+            {"ip": a.ip, "hostnames": list(a.hostnames)} for a in pod.host_aliases
+        ]
+    return fields
 
 
 # The network container's name as the canonical JSON writes it.
@@ -391,6 +471,18 @@ def network_spec_hash(
     host_dns: ResolvConf | None = None,
 ) -> SpecHash:
     """The ``SpecHash`` of ``network_spec`` with the same arguments."""
+    if pod.labels or pod.annotations or pod.hostname or pod.subdomain or pod.host_aliases:
+        # The pods that set these are few: the definition itself, rather than one more
+        # hand-written text.
+        spec = network_spec(
+            pod,
+            image,
+            network_mode=network_mode,
+            cluster_dns=cluster_dns,
+            cluster_domain=cluster_domain,
+            host_dns=host_dns,
+        )
+        return _digest(canonical_json(spec))
     # Written out like _canonical_spec_text, for the same reason.
     ports = ",".join(_port_text(p) for c in pod.containers for p in c.ports)
     applies = uses_cluster_dns(pod.dns_policy, server=cluster_dns, domain=cluster_domain)

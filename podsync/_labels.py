@@ -47,6 +47,15 @@ __all__ = [
 
 _PREFIX = "io.podsync."
 
+#: The prefix of podsync's own labels: a pod's labels cannot use it (``_convert``,
+#: ``_admission``), so they never overwrite podsync's record of a container.
+PODSYNC_LABEL_PREFIX = _PREFIX
+
+#: The prefix under which a pod's annotations become container labels
+#: (``annotation.<key>``), as the dockershim stored them: annotations and labels are
+#: two maps in Kubernetes and would collide as one.
+ANNOTATION_LABEL_PREFIX = "annotation."
+
 #: The prefix of the labels the modern kubelet's Docker runtimes (dockershim,
 #: cri-dockerd) put on every container they run (``io.kubernetes.pod.uid``,
 #: ``io.kubernetes.docker.type``, ...): a container with one is never podsync's.

@@ -5,7 +5,9 @@ after construction, so a ``Pod`` can be shared between the planner, the apply si
 the caller without copies. Sequences are tuples for the same reason.
 
 The model is the 2014 kubelet's ``api.BoundPod`` / ``api.Container`` subset that the
-seed's sync used (reference §3), in Python spelling. Serialisation is not the model's
+seed's sync used (reference §3), in Python spelling, with the later Kubernetes fields
+podsync honours added at the end of each class (``resources`` as requests and limits,
+terminals, the pod's labels, host identity and scheduling gates). Serialisation is not the model's
 business: YAML is read by ``_config.py`` and plans are written by ``_plan_json.py``
 through private cattrs converters.
 """
@@ -29,6 +31,7 @@ __all__ = [
     "HTTPGetAction",
     "HTTPHeader",
     "Handler",
+    "HostAlias",
     "Lifecycle",
     "ObservedContainer",
     "ObservedImage",
@@ -37,6 +40,8 @@ __all__ = [
     "PortProtocol",
     "Probe",
     "PullPolicy",
+    "ResourceList",
+    "Resources",
     "RestartPolicy",
     "TCPSocketAction",
     "Volume",
@@ -232,6 +237,79 @@ class Lifecycle:
     pre_stop: Handler | None = None
 
 
+def _not_negative(instance: object, attribute: attrs.Attribute[int], value: int) -> None:
+    if value < 0:
+        raise ValueError(f"{attribute.name} must be 0 or more, got {value!r}")
+
+
+@attrs.frozen
+class ResourceList:
+    """Amounts of the resources podsync honours (Kubernetes' ``ResourceList``); 0 means
+    "not given", as a zero quantity does to the kubelet.
+
+    Attributes:
+        cpu: milli-CPU (``500m`` = 500, ``2`` = 2000).
+        memory: bytes.
+        ephemeral_storage: bytes of local disk (``ephemeral-storage``); a request only:
+            a scheduling hint podsync reports and passes on to nothing (see
+            ``Resources``).
+    """
+
+    cpu: int = attrs.field(default=0, validator=_not_negative)
+    memory: int = attrs.field(default=0, validator=_not_negative)
+    ephemeral_storage: int = attrs.field(default=0, validator=_not_negative)
+
+
+@attrs.frozen
+class Resources:
+    """A container's ``resources``: what it requests and what it may use at most.
+
+    Honoured as the modern kubelet does (``calculateLinuxResources``,
+    pkg/kubelet/kuberuntime/kuberuntime_container_linux.go; kubelet-modern.md §6):
+
+    * the CPU *request* is the container's weight (Docker ``CpuShares``); without a
+      request, the CPU limit is (the API server copies a missing request from the limit);
+    * the CPU *limit* is a CFS quota (``CpuQuota`` per ``CpuPeriod`` of 100 ms);
+    * the memory *limit* is the hard limit (``Memory``); a memory request is never a
+      limit: the kubelet only counts it at admission;
+    * an ``ephemeral-storage`` request is a scheduling hint: podsync reserves no disk
+      and passes it to nothing. A limit cannot be given: Docker enforces none without a
+      storage-driver quota, and the kubelet enforces it by evicting the pod.
+
+    Raises:
+        ValueError: a request exceeds its limit, or an ephemeral-storage limit is given.
+    """
+
+    requests: ResourceList = attrs.field(factory=ResourceList)
+    limits: ResourceList = attrs.field(factory=ResourceList)
+
+    @property
+    def cpu_weight(self) -> int:
+        """The milli-CPU that set the container's CPU weight: the request, else the
+        limit (``calculateLinuxResources``); 0 when neither is given."""
+        return self.requests.cpu or self.limits.cpu
+
+    def __attrs_post_init__(self) -> None:
+        if self.limits.ephemeral_storage:
+            raise ValueError(
+                "an ephemeral-storage limit is not supported by podsync: Docker enforces "
+                "none without a storage-driver quota"
+            )
+        for name in ("cpu", "memory"):
+            request, limit = getattr(self.requests, name), getattr(self.limits, name)
+            if limit and request > limit:
+                raise ValueError(f"the {name} request {request} exceeds its limit {limit}")
+
+
+@attrs.frozen
+class HostAlias:
+    """Extra ``/etc/hosts`` lines of a pod (Kubernetes ``hostAliases``): ``ip`` for
+    every name in ``hostnames``."""
+
+    ip: str
+    hostnames: tuple[str, ...] = ()
+
+
 @attrs.frozen
 class Container:
     """One container of a pod, as desired.
@@ -243,8 +321,13 @@ class Container:
         command: the entrypoint override (Kubernetes ``command``); empty keeps the
             image's.
         args: arguments (Kubernetes ``args``); empty keeps the image's.
-        cpu: CPU limit in milli-CPU (``500m`` = 500); 0 means unset.
-        memory: memory limit in bytes; 0 means unset.
+        cpu: the 2014 (v1beta1) single CPU value in milli-CPU (``500m`` = 500), with
+            the seed's meaning: a weight (CPU shares) and no quota, the same as
+            ``resources.requests.cpu``; 0 means unset. A v1 pod's ``resources`` go
+            to ``resources`` and leave this 0.
+        memory: the 2014 (v1beta1) single memory value in bytes, with the seed's
+            meaning: a hard limit, the same as ``resources.limits.memory``; 0 means
+            unset.
         termination_message_path: where, inside the container, the termination-message
             file is mounted; empty means none.
         liveness_probe: when its verdict is failure, the container is killed and
@@ -253,9 +336,22 @@ class Container:
             (``ContainerStatus.ready``); it never restarts the container.
         startup_probe: until it succeeds, neither the liveness nor the readiness probe
             runs; when its verdict is failure, the container is killed as for liveness.
+        resources: requests and limits (Kubernetes ``resources``), honoured as the
+            modern kubelet does (see ``Resources``); ``None`` when not given.
+            ``cpu`` / ``memory`` and ``resources`` are two spellings of one setting:
+            a container gives one of them (``effective_resources`` reads either).
+        tty: allocate a terminal for the process (Kubernetes ``tty``).
+        stdin: keep the process's standard input open (``stdin``); nothing is
+            attached to it unless someone attaches (``docker attach``).
+        stdin_once: close standard input after the first attached client detaches
+            (``stdinOnce``; meaningful with ``stdin``).
 
     Probes (and ``lifecycle``) are run by podsync against the container: they are not
     part of its spec hash, so changing one restarts nothing.
+
+    Raises:
+        ValueError: ``cpu`` or ``memory`` is given together with ``resources``, or is
+            negative.
     """
 
     name: str
@@ -275,6 +371,42 @@ class Container:
     termination_message_path: str = ""
     readiness_probe: Probe | None = None
     startup_probe: Probe | None = None
+    resources: Resources | None = None
+    tty: bool = False
+    stdin: bool = False
+    stdin_once: bool = False
+
+    def __attrs_post_init__(self) -> None:
+        if self.cpu < 0 or self.memory < 0:
+            raise ValueError(
+                f"cpu and memory must be 0 or more, got cpu={self.cpu!r}, memory={self.memory!r}"
+            )
+        if self.resources is not None and (self.cpu or self.memory):
+            # Never guess which of two spellings of one setting the caller meant.
+            raise ValueError(
+                "give resources or the 2014 cpu/memory values, not both: cpu is "
+                "resources.requests.cpu, memory is resources.limits.memory"
+            )
+
+    @property
+    def effective_resources(self) -> Resources:
+        """``resources``, or the 2014 values as what they meant: ``cpu`` a request (a
+        weight without a quota, as the seed's CpuShares), ``memory`` a limit."""
+        if self.resources is not None:
+            return self.resources
+        return Resources(
+            requests=ResourceList(cpu=self.cpu), limits=ResourceList(memory=self.memory)
+        )
+
+
+def engine_resources(c: Container) -> tuple[int, int, int]:
+    """(CPU weight, CPU limit, memory limit) of ``c`` in milli-CPU and bytes: what
+    ``c.effective_resources`` says reaches the engine, without building it (the planner
+    asks this of every container on every plan)."""
+    r = c.resources
+    if r is None:
+        return c.cpu, 0, c.memory
+    return r.requests.cpu or r.limits.cpu, r.limits.cpu, r.limits.memory
 
 
 # A fixed namespace for uuid5: pod uids derived by podsync are the same on every machine
@@ -306,6 +438,20 @@ class Pod:
         termination_grace_period_seconds: seconds each of its containers gets to stop,
             its preStop handler included (Kubernetes' ``terminationGracePeriodSeconds``);
             ``None`` leaves it to ``PlanOptions.stop_timeout``.
+        labels: the pod's ``metadata.labels``: every container of the pod carries them
+            as Docker labels, as they are (``docker ps --filter label=app=web``).
+        annotations: the pod's ``metadata.annotations``: every container carries them
+            as Docker labels ``annotation.<key>`` (dockershim's spelling). Keys under
+            ``io.podsync.`` and ``io.kubernetes.`` are podsync's and Kubernetes' own
+            records and are refused, by the loader and at admission.
+        hostname: the pod's hostname (Kubernetes ``hostname``); empty means the pod name.
+        subdomain: with a cluster domain (``PlanOptions.cluster_domain``), the pod's
+            fully qualified name is ``<hostname>.<subdomain>.<namespace>.svc.<domain>``,
+            as the kubelet forms it; empty means none.
+        host_aliases: extra ``/etc/hosts`` entries of the pod (``hostAliases``).
+        scheduling_gates: names of the pod's ``schedulingGates``: while there is one,
+            the pod is not ready to run and podsync creates nothing for it (its plan
+            waits, reason ``scheduling-gated``).
     """
 
     name: str
@@ -321,6 +467,12 @@ class Pod:
         )
     )
     termination_grace_period_seconds: int | None = None
+    labels: dict[str, str] = attrs.field(factory=dict, hash=False)
+    annotations: dict[str, str] = attrs.field(factory=dict, hash=False)
+    hostname: str = ""
+    subdomain: str = ""
+    host_aliases: tuple[HostAlias, ...] = ()
+    scheduling_gates: tuple[str, ...] = ()
 
     @property
     def full_name(self) -> str:

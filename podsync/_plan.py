@@ -88,6 +88,7 @@ from podsync._actions import (
     Reason,
     RemoveImage,
     RemovePodDir,
+    Wait,
 )
 from podsync._admission import admit
 from podsync._fingerprint import scoped_fingerprint
@@ -239,8 +240,11 @@ def _plan(
     owner: dict[Identity, Identity] = {}
     for pod in accepted:
         identity = (pod.uid, pod.full_name)
-        instances = list(by_identity.get(identity, ()))
         owner[identity] = identity
+        if pod.scheduling_gates:
+            groups[identity] = (pod.key, _gated(pod))
+            continue
+        instances = list(by_identity.get(identity, ()))
         planner = PodPlanner(pod, instances, ctx, not_adopted.get(identity, ()))
         groups[identity] = (pod.key, planner.plan())
 
@@ -314,6 +318,27 @@ def _plan(
         for identity, instances in not_adopted.items():
             by_identity[identity] = [*by_identity.get(identity, ()), *instances]
     return attrs.evolve(made, fingerprint=scoped_fingerprint(made, by_identity, images, pod_dirs))
+
+
+def _gated(pod: Pod) -> list[PodAction]:
+    """The plan of a pod with scheduling gates: it is not ready to run (a cluster would
+    not schedule it, kubelet-modern.md: PodScheduled False, SchedulingGated), so each
+    container waits, saying why, and nothing is pulled, created or stopped - what runs
+    of it already (a gate added to a running pod) is left as it is."""
+    gates = ", ".join(pod.scheduling_gates)
+    return [
+        Wait(
+            pod=pod.key,
+            pod_uid=pod.uid,
+            container=c.name,
+            seconds=0.0,
+            reason=Reason.SCHEDULING_GATED,
+            message=(
+                f"wait {pod.key}/{c.name}: the pod has scheduling gates ({gates}): not ready to run"
+            ),
+        )
+        for c in pod.containers
+    ]
 
 
 def _host_resolv(options: PlanOptions) -> ResolvConf:

@@ -44,6 +44,7 @@ from podsync._hashing import (
 )
 from podsync._images import has_latest_tag, normalize_image, should_pull
 from podsync._labels import (
+    ANNOTATION_LABEL_PREFIX,
     LABEL_ATTEMPT,
     LABEL_CONTAINER,
     LABEL_GRACE_PERIOD,
@@ -63,6 +64,7 @@ from podsync._models import (
     Pod,
     PullPolicy,
     RestartPolicy,
+    engine_resources,
 )
 from podsync._naming import (
     NETWORK_CONTAINER,
@@ -74,6 +76,7 @@ from podsync._ports import port_mappings
 from podsync._resolv import (
     ResolvConf,
     cluster_dns,
+    pod_host_name,
     uses_cluster_dns,
 )
 from podsync._spec_change import spec_change
@@ -298,6 +301,12 @@ class PodPlanner:
         }
         if pod.termination_grace_period_seconds is not None:
             labels[LABEL_GRACE_PERIOD] = str(pod.termination_grace_period_seconds)
+        if pod.labels or pod.annotations:
+            # The pod's own labels as they are, its annotations as dockershim stored
+            # them; podsync's record over them, so that nothing can overwrite it (the
+            # loader and admission refuse such label keys anyway).
+            annotations = {ANNOTATION_LABEL_PREFIX + k: v for k, v in pod.annotations.items()}
+            labels = {**pod.labels, **annotations, **labels}
         return labels
 
     # -- the network container -------------------------------------------------------
@@ -330,15 +339,20 @@ class PodPlanner:
                 domain=options.cluster_domain,
             )
             dns, search = merged.nameservers, merged.searches
+        hostname, domain = pod_host_name(
+            pod.name, pod.hostname, pod.subdomain, pod.namespace, options.cluster_domain
+        )
         return CreateSpec(
             name=name,
             image=options.network_image,
             labels=self._labels(NETWORK_CONTAINER, attempt, digest, spec, 0),
-            hostname=pod.name,
+            hostname=hostname,
             network=options.network_mode,
             ports=tuple(port_mappings(all_ports)),
             dns=dns,
             dns_search=search,
+            domainname=domain,
+            host_aliases=pod.host_aliases,
         )
 
     # -- app containers ------------------------------------------------------------
@@ -371,6 +385,11 @@ class PodPlanner:
         pre_stop = _numbered(c.lifecycle.pre_stop if c.lifecycle else None, c)
         if pre_stop is not None:
             labels[LABEL_PRE_STOP] = encode_handler(pre_stop)
+        # Requests and limits as the modern kubelet passes them (calculateLinuxResources,
+        # kuberuntime_container_linux.go; kubelet-modern.md §6): the weight from the CPU
+        # request (else the limit), the quota from the CPU limit, the memory limit from
+        # the memory limit only. A memory request reaches no engine.
+        weight, cpu_limit, memory = engine_resources(c)
         return CreateSpec(
             name=name,
             image=c.image,
@@ -381,14 +400,18 @@ class PodPlanner:
             working_dir=c.working_dir,
             join=net_name,
             mounts=tuple(volume_mounts),
-            milli_cpu=c.cpu,
-            memory=c.memory,
+            milli_cpu=weight,
+            memory=memory,
             privileged=c.privileged,
             directories=directories,
             files=files,
             post_start=_numbered(c.lifecycle.post_start if c.lifecycle else None, c),
             pre_stop=pre_stop,
             stop_timeout=self._grace,
+            cpu_limit=cpu_limit,
+            tty=c.tty,
+            stdin=c.stdin,
+            stdin_once=c.stdin_once,
         )
 
     def _start_decision(self, c: Container) -> tuple[Reason, str, int] | Wait | None:

@@ -52,6 +52,7 @@ __all__ = [
     "is_loopback_nameserver",
     "only_loopback_nameservers",
     "parse_resolv_conf",
+    "pod_host_name",
     "without_loopback",
 ]
 
@@ -162,3 +163,17 @@ def uses_cluster_dns(policy: DNSPolicy, *, server: str = "", domain: str = "") -
     the engine, which gives containers the host's resolv.conf.
     """
     return policy is DNSPolicy.CLUSTER_FIRST and bool(server or domain)
+
+
+def pod_host_name(
+    name: str, hostname: str, subdomain: str, namespace: str, domain: str
+) -> tuple[str, str]:
+    """The hostname and the domain of a pod's network container, as the modern kubelet
+    forms them (``GeneratePodHostNameAndDomain``, pkg/kubelet/kubelet_pods.go): the
+    hostname is ``hostname``, else the pod's name; the domain is
+    ``<subdomain>.<namespace>.svc.<cluster domain>`` when the pod has a subdomain and a
+    cluster domain is configured, else empty. The fully qualified name is
+    ``<hostname>.<domain>`` (Docker writes it into ``/etc/hosts``).
+    """
+    domain_name = f"{subdomain}.{namespace}.svc.{domain}" if subdomain and domain else ""
+    return hostname or name, domain_name

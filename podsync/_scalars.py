@@ -190,6 +190,74 @@ def _check_host_ip(value: object) -> str:
     return text
 
 
+def _check_alias_ip(value: object) -> str:
+    # hostAliases[].ip: required, an IPv4 or IPv6 address (ValidateHostAliases).
+    text = _expect_str(value)
+    if not text:
+        raise _Invalid("must not be empty")
+    return _check_host_ip(text)
+
+
+# Kubernetes' qualified names (label and annotation keys, scheduling gates:
+# k8s.io/apimachinery/pkg/util/validation IsQualifiedName): an optional DNS-1123
+# subdomain prefix and "/", then a name of at most 63 characters.
+_QUALIFIED_NAME = re.compile(r"[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?")
+_DNS_SUBDOMAIN = re.compile(
+    r"(?=.{1,253}$)[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*"
+)
+# A label value: empty, or a qualified name's name part (IsValidLabelValue).
+_LABEL_VALUE_MAX = 63
+
+
+def _qualified_name_problem(text: str) -> str | None:
+    """Why ``text`` is not a Kubernetes qualified name (``example.com/name``); None when it is."""
+    prefix, slash, name = text.rpartition("/")
+    if slash and not _DNS_SUBDOMAIN.fullmatch(prefix):
+        return f"the prefix {prefix!r} is not a DNS-1123 subdomain"
+    if not _QUALIFIED_NAME.fullmatch(name):
+        return (
+            "the name must be 1-63 letters, digits, '-', '_' or '.', starting and "
+            "ending with a letter or digit, after an optional DNS subdomain prefix and '/'"
+        )
+    return None
+
+
+def _check_qualified_name(value: object) -> str:
+    text = _expect_str(value)
+    problem = _qualified_name_problem(text)
+    if problem is not None:
+        raise _Invalid(f"{_describe(text)} is not a valid qualified name: {problem}")
+    return text
+
+
+def _check_label_value(value: object) -> str:
+    text = _expect_str(value)
+    if text and (len(text) > _LABEL_VALUE_MAX or not _QUALIFIED_NAME.fullmatch(text)):
+        raise _Invalid(
+            f"{_describe(text)} is not a valid label value: at most 63 letters, digits, "
+            "'-', '_' or '.', starting and ending with a letter or digit"
+        )
+    return text
+
+
+def _check_subdomain(value: object) -> str:
+    # hostAliases[].hostnames[]: DNS-1123 subdomains (ValidateHostAliases).
+    text = _expect_str(value)
+    if not _DNS_SUBDOMAIN.fullmatch(text):
+        raise _Invalid(
+            f"{_describe(text)} is not a valid DNS-1123 subdomain (lowercase letters, "
+            "digits, '-' and '.', at most 253 characters)"
+        )
+    return text
+
+
+def _raw_quantity(value: object) -> object:
+    # A value kept as written: a resource amount, whose unit and so whose check depend
+    # on the resource its key names (``_convert_pod``), or a field refused whatever it
+    # holds.
+    return value
+
+
 def _check_range(value: object, low: int, high: int) -> int:
     number = _expect_int(value)
     if not low <= number <= high:

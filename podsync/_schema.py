@@ -48,6 +48,7 @@ from podsync._scalars import (
     _UNSUPPORTED_DNS_POLICIES,
     _UNSUPPORTED_PROTOCOLS,
     _bytes,
+    _check_alias_ip,
     _check_api_version,
     _check_container_name,
     _check_count,
@@ -59,13 +60,16 @@ from podsync._scalars import (
     _check_host_ip,
     _check_image,
     _check_label,
+    _check_label_value,
     _check_manifest_version,
     _check_path,
     _check_port_name,
     _check_port_ref,
     _check_probe_count,
+    _check_qualified_name,
     _check_range,
     _check_scheme,
+    _check_subdomain,
     _check_uid,
     _choose,
     _divisor,
@@ -73,6 +77,19 @@ from podsync._scalars import (
     _expect_int,
     _expect_str,
     _milli_cpu,
+    _raw_quantity,
+)
+from podsync._schema_pod import (
+    _NO_NAME,
+    _AliasIP,
+    _AsWritten,
+    _HostAliasSchema,
+    _LabelValue,
+    _OptionalName,
+    _QualifiedName,
+    _Resources,
+    _SchedulingGate,
+    _Subdomain,
 )
 from podsync._unsupported import (
     _IGNORED,
@@ -167,7 +184,8 @@ class _ObjectMeta:
     name: _Name
     namespace: _Name = _Name("default")
     uid: _Uid | None = None
-    labels: dict[str, str] = attrs.field(factory=dict)
+    # Their keys are checked by ``_convert`` (it needs all of them to see collisions).
+    labels: dict[str, _LabelValue] = attrs.field(factory=dict)
     annotations: dict[str, str] = attrs.field(factory=dict)
     ignored: tuple[str, ...] = _ignored_keys()
 
@@ -336,18 +354,6 @@ class _VolumeMountV1(_VolumeMountSchema):
 
 
 @attrs.frozen(kw_only=True)
-class _ResourceList:
-    cpu: _MilliCPU | None = None
-    memory: _Bytes | None = None
-
-
-@attrs.frozen(kw_only=True)
-class _Resources:
-    limits: _ResourceList | None = None
-    requests: _ResourceList | None = None
-
-
-@attrs.frozen(kw_only=True)
 class _SecurityContext:
     privileged: bool = False
 
@@ -368,6 +374,9 @@ class _ContainerV1:
     lifecycle: _LifecycleV1 | None = None
     security_context: _SecurityContext | None = None
     termination_message_path: _OptionalBindPath = _OptionalBindPath("")
+    tty: bool = False
+    stdin: bool = False
+    stdin_once: bool = False
     readiness_probe: _ProbeV1 | None = None
     startup_probe: _ProbeV1 | None = None
 
@@ -391,6 +400,12 @@ class _PodSpecV1:
     service_account: str = ""  # the deprecated spelling of serviceAccountName
     dns_config: _PodDNSConfig | None = None
     ignored: tuple[str, ...] = _ignored_keys()
+    hostname: _OptionalName = _NO_NAME
+    subdomain: _OptionalName = _NO_NAME
+    host_aliases: tuple[_HostAliasSchema, ...] = ()
+    scheduling_gates: tuple[_SchedulingGate, ...] = ()
+    # Pod-level resources: refused by ``_convert`` (a pod cgroup podsync does not make).
+    resources: _AsWritten | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -657,6 +672,12 @@ def _make_converter() -> cattrs.Converter:
         _GracePeriod: _check_grace_period,
         _MilliCPU: _milli_cpu,
         _Bytes: _bytes,
+        _AsWritten: _raw_quantity,
+        _OptionalName: lambda v: _expect_str(v) and _check_label(v),
+        _LabelValue: _check_label_value,
+        _QualifiedName: _check_qualified_name,
+        _AliasIP: _check_alias_ip,
+        _Subdomain: _check_subdomain,
         _ProbeCount: _check_probe_count,
         _HeaderName: _check_header_name,
         _HeaderValue: _check_header_value,

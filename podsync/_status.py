@@ -323,6 +323,11 @@ def _judge(
             if wait is not None and wait.reason is Reason.IMAGE_NEVER_PULL:
                 text = f"{c.name}: image {c.image} is absent (pull policy Never)"
                 reason = "ErrImageNeverPull"
+            elif wait is not None and wait.reason is Reason.SCHEDULING_GATED:
+                # The kubelet never sees such a pod; its PodScheduled condition says
+                # SchedulingGated, which is what keeps it from running.
+                text = f"{c.name}: the pod has scheduling gates, not ready to run"
+                reason = "SchedulingGated"
             else:
                 text, reason = f"{c.name} not started yet", "ContainerCreating"
             problems.append(text)

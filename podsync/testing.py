@@ -116,6 +116,8 @@ def _network_mode_conflict(spec: CreateSpec) -> str | None:
         return "conflicting options: hostname and the network mode"
     if spec.dns:
         return "conflicting options: dns and the network mode"
+    if any(alias.hostnames for alias in spec.host_aliases):  # ExtraHosts
+        return "conflicting options: custom host-to-IP mapping and the network mode"
     if spec.ports:
         return "conflicting options: port publishing and the container type network mode"
     return None
@@ -521,9 +523,9 @@ class FakeRuntime:
 
         Refuses what Docker 20.10 refuses, in its order and with its words: network
         options beside ``join=x`` (Docker's ``container:<x>``: hostname, DNS servers,
-        published ports: "conflicting options: ..."), a memory limit under 6 MB ("Minimum memory
-        limit allowed is 6MB"), a malformed or absent image ("No such image:
-        busybox:latest"), a name outside ``[a-zA-Z0-9][a-zA-Z0-9_.-]+`` ("Invalid
+        extra hosts, published ports: "conflicting options: ..."), a memory limit
+        under 6 MB ("Minimum memory limit allowed is 6MB"), a malformed or absent image
+        ("No such image: busybox:latest"), a name outside ``[a-zA-Z0-9][a-zA-Z0-9_.-]+`` ("Invalid
         container name ..."), a name in use. The network container ``x`` need not exist
         yet: Docker looks for it at start.
 

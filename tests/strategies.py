@@ -21,6 +21,7 @@ from podsync import (
     DNSPolicy,
     EnvVar,
     Handler,
+    HostAlias,
     HTTPGetAction,
     Lifecycle,
     ObservedContainer,
@@ -29,6 +30,8 @@ from podsync import (
     PortProtocol,
     Probe,
     PullPolicy,
+    ResourceList,
+    Resources,
     RestartPolicy,
     TCPSocketAction,
     Volume,
@@ -49,12 +52,14 @@ __all__ = [
     "later_states",
     "lifecycles",
     "pod_full_names",
+    "pod_labels",
     "pod_sources",
     "pod_uids",
     "pods",
     "port_numbers",
     "ports",
     "probes",
+    "resources",
     "volume_mounts",
     "volumes",
 ]
@@ -236,6 +241,34 @@ def lifecycles() -> st.SearchStrategy[Lifecycle]:
     )
 
 
+# 0 (no limit) or at least the engine's minimum memory limit, 6 MiB (smaller is invalid).
+_MEMORY_LIMITS = st.one_of(st.just(0), st.integers(min_value=6 * 2**20, max_value=2**34))
+
+
+@st.composite
+def resources(draw: st.DrawFn) -> Resources:
+    """Valid ``Resources``: each request at most its limit, no ephemeral-storage limit."""
+    cpu_limit = draw(st.integers(min_value=0, max_value=8000))
+    memory_limit = draw(_MEMORY_LIMITS)
+    return Resources(
+        requests=ResourceList(
+            cpu=draw(st.integers(min_value=0, max_value=cpu_limit or 8000)),
+            memory=draw(st.integers(min_value=0, max_value=memory_limit or 2**34)),
+            ephemeral_storage=draw(st.integers(min_value=0, max_value=2**40)),
+        ),
+        limits=ResourceList(cpu=cpu_limit, memory=memory_limit),
+    )
+
+
+_LABEL_KEYS = st.sampled_from(["app", "tier", "example.com/team", "app.kubernetes.io/name"])
+_LABEL_VALUES = st.sampled_from(["", "web", "a.b-c_d", "v1"])
+
+
+def pod_labels() -> st.SearchStrategy[dict[str, str]]:
+    """Valid ``metadata.labels`` (a few typical keys)."""
+    return st.dictionaries(_LABEL_KEYS, _LABEL_VALUES, max_size=3)
+
+
 @st.composite
 def containers(
     draw: st.DrawFn,
@@ -245,6 +278,7 @@ def containers(
     host_ports: st.SearchStrategy[int] | None = None,
     max_ports: int = 3,
     minimal: bool = False,
+    extras: bool = False,
 ) -> Container:
     """A ``Container``; its mounts name only ``volume_names`` (none when not given).
 
@@ -252,6 +286,9 @@ def containers(
     With ``minimal``, only the name, image, ports and mounts are drawn and every other
     field keeps its default: several times faster, for properties that are about the
     pod's structure (names, ports, volumes) rather than the container's details.
+    With ``extras``, the fields added for issue 13 are drawn too (``resources`` instead
+    of the 2014 ``cpu``/``memory`` half the time, ``tty``, ``stdin``, ``stdin_once``);
+    without, the draws are the ones the convergence properties were tuned with.
     """
     names = name if name is not None else dns_labels()
     text = st.text(_TEXT, max_size=8)
@@ -273,7 +310,8 @@ def containers(
             ports=container_ports,
             volume_mounts=tuple(mounts),
         )
-    return Container(
+    limits = draw(st.one_of(st.none(), resources())) if extras else None
+    container = Container(
         name=container_name,
         image=image,
         command=tuple(draw(st.lists(text, max_size=2))),
@@ -282,14 +320,23 @@ def containers(
         env=tuple(draw(st.lists(env_vars(), max_size=3))),
         ports=container_ports,
         volume_mounts=tuple(mounts),
-        cpu=draw(st.integers(min_value=0, max_value=8000)),
-        # 0 (no limit) or at least the engine's minimum, 6 MiB (smaller is invalid).
-        memory=draw(st.one_of(st.just(0), st.integers(min_value=6 * 2**20, max_value=2**34))),
+        # The 2014 single values, or resources: one spelling per container.
+        cpu=0 if limits is not None else draw(st.integers(min_value=0, max_value=8000)),
+        memory=0 if limits is not None else draw(_MEMORY_LIMITS),
         image_pull_policy=draw(st.sampled_from(PullPolicy)),
         liveness_probe=draw(st.one_of(st.none(), probes())),
         lifecycle=draw(st.one_of(st.none(), lifecycles())),
         privileged=draw(st.booleans()),
         termination_message_path=draw(st.one_of(st.just(""), absolute_paths())),
+    )
+    if not extras:
+        return container
+    return attrs.evolve(
+        container,
+        resources=limits,
+        tty=draw(st.booleans()),
+        stdin=draw(st.booleans()),
+        stdin_once=draw(st.booleans()),
     )
 
 
@@ -319,6 +366,7 @@ def pods(
     host_ports: st.SearchStrategy[int] | None = None,
     uid: st.SearchStrategy[str] | None = None,
     minimal: bool = False,
+    extras: bool = False,
 ) -> Pod:
     """A valid ``Pod``: unique container and volume names, mounts of its own volumes, and
     each host port and protocol published at most once.
@@ -329,12 +377,16 @@ def pods(
         uid: the uid strategy; by default half the pods get a random UUID and half the
             uid ``derive_pod_uid`` gives them (as a pod file without a uid would).
         minimal: draw minimal containers (see ``containers``).
+        extras: draw the fields added for issue 13 too (see ``containers``; the pod's
+            labels, annotations, hostname, subdomain and host aliases).
     """
     pod_volumes = draw(st.lists(volumes(), max_size=3, unique_by=lambda v: v.name))
     volume_names = [v.name for v in pod_volumes]
     app_containers = draw(
         st.lists(
-            containers(volume_names=volume_names, host_ports=host_ports, minimal=minimal),
+            containers(
+                volume_names=volume_names, host_ports=host_ports, minimal=minimal, extras=extras
+            ),
             min_size=1,
             max_size=max_containers,
             unique_by=lambda c: c.name,
@@ -349,7 +401,7 @@ def pods(
         pod_uid = draw(pod_uids())
     else:
         pod_uid = derive_pod_uid(source, namespace, name)
-    return Pod(
+    pod = Pod(
         name=name,
         containers=tuple(_unpublish_repeats(app_containers)),
         volumes=tuple(pod_volumes),
@@ -359,6 +411,27 @@ def pods(
         dns_policy=draw(st.sampled_from(DNSPolicy)),
         uid=pod_uid,
         termination_grace_period_seconds=draw(st.none() | st.integers(0, 2**31 - 1)),
+    )
+    if not extras:
+        return pod
+    return attrs.evolve(
+        pod,
+        labels=draw(pod_labels()),
+        annotations=draw(st.dictionaries(_LABEL_KEYS, st.text(_TEXT, max_size=8), max_size=2)),
+        hostname=draw(st.one_of(st.just(""), dns_labels())),
+        subdomain=draw(st.one_of(st.just(""), dns_labels())),
+        host_aliases=tuple(
+            draw(
+                st.lists(
+                    st.builds(
+                        HostAlias,
+                        ip=st.sampled_from(["10.0.0.1", "127.0.0.1", "fd00::1"]),
+                        hostnames=st.lists(dns_labels(), max_size=2).map(tuple),
+                    ),
+                    max_size=2,
+                )
+            )
+        ),
     )
 
 

@@ -1,4 +1,5 @@
-"""CPU shares: the seed's milliCPUToShares (reference §2.5)."""
+"""CPU shares and quota: the seed's milliCPUToShares (reference §2.5) with the modern
+kubelet's upper clamp, and the modern kubelet's MilliCPUToQuota (kubelet-modern.md §6)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from podsync import cpu_shares
+from podsync import CPU_PERIOD, cpu_quota, cpu_shares
 
 
 @pytest.mark.parametrize(
@@ -27,6 +28,11 @@ from podsync import cpu_shares
         (1000, 1024),
         # Two CPUs.
         (2000, 2048),
+        # 256 CPUs is the kernel's (and the kubelet's) largest weight ...
+        (256000, 262144),
+        # ... and more is capped there (cgroup v2 refuses more).
+        (256001, 262144),
+        (10**7, 262144),
     ],
 )
 def test_cpu_shares_table(milli_cpu, expected):
@@ -52,6 +58,38 @@ def test_cpu_shares_monotonic(a, b):
 
 @given(st.integers(min_value=1, max_value=10**7))
 def test_cpu_shares_positive_at_least_two(milli_cpu):
-    """Every positive request gets at least the kernel minimum, and the formula above it."""
+    """Every positive request gets at least the kernel minimum, the formula above it, and
+    at most the kernel maximum."""
 
-    assert max(2, milli_cpu * 1024 // 1000) == cpu_shares(milli_cpu)
+    assert min(max(2, milli_cpu * 1024 // 1000), 262144) == cpu_shares(milli_cpu)
+
+
+@pytest.mark.parametrize(
+    ("milli_cpu", "expected"),
+    [
+        # No limit: no quota.
+        (0, 0),
+        # Under 10m the quota would be under 1 ms per 100 ms: raised to 1 ms.
+        (1, 1000),
+        (5, 1000),
+        (10, 1000),
+        (11, 1100),
+        # A quarter of a CPU: 25 ms per 100 ms.
+        (250, 25000),
+        (1000, 100000),
+        # One and a half CPUs: 150 ms per 100 ms period (two cores busy 75 %).
+        (1500, 150000),
+    ],
+)
+def test_cpu_quota_table(milli_cpu, expected):
+    """A limit becomes microseconds per 100 ms period, at least 1 ms (MilliCPUToQuota)."""
+
+    assert 100_000 == CPU_PERIOD
+    assert expected == cpu_quota(milli_cpu)
+
+
+def test_cpu_quota_rejects_negative():
+    """A negative limit is a programming error."""
+
+    with pytest.raises(ValueError, match="-1"):
+        cpu_quota(-1)

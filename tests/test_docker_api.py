@@ -114,8 +114,9 @@ def test_a_network_of_its_own_is_the_network_mode(network: str, mode: str | None
 
 
 def test_unset_values_are_left_to_the_engine() -> None:
-    """An empty spec sends no CPU shares, memory, DNS, hostname, working directory,
-    entrypoint or command: the image's and the engine's defaults stay."""
+    """An empty spec sends no CPU shares or quota, memory, DNS, extra hosts, hostname,
+    domain, working directory, entrypoint or command, no terminal and no open standard
+    input: the image's and the engine's defaults stay."""
     args = docker_create_args(CreateSpec(name="x", image="busybox"))
 
     assert {
@@ -124,6 +125,9 @@ def test_unset_values_are_left_to_the_engine() -> None:
         "network_mode": None,
         "cpu_shares": None,
         "mem_limit": None,
+        "cpu_period": None,
+        "cpu_quota": None,
+        "extra_hosts": None,
         "privileged": False,
         "dns": None,
         "dns_search": None,
@@ -137,6 +141,9 @@ def test_unset_values_are_left_to_the_engine() -> None:
         "working_dir": None,
         "hostname": None,
         "ports": None,
+        "domainname": None,
+        "tty": False,
+        "stdin_open": False,
     } == args.container
 
 

@@ -34,6 +34,7 @@ PUBLIC = sorted(
         # the prober's rules
         *("ProbeKind", "ProbeResult", "ProbeState"),
         *("RestartPolicy", "DNSPolicy", "PullPolicy", "derive_pod_uid"),
+        *("Resources", "ResourceList", "HostAlias"),
         *("ObservedContainer", "ObservedImage"),
         # reading pod files
         *("load_pods", "parse_pods", "DEFAULT_MAX_BYTES", "NodeInfo"),
@@ -47,6 +48,7 @@ PUBLIC = sorted(
         *("spec_hash", "network_spec_hash", "SpecHash", "SPEC_HASH_VERSION"),
         # ports, host-port conflicts, CPU shares, DNS
         *("port_bindings", "exposed_ports", "filter_host_port_conflicts", "cpu_shares"),
+        *("cpu_quota", "CPU_PERIOD"),
         *("parse_resolv_conf", "ResolvConf"),
         # planning
         *("PlanOptions", "GCPolicy", "BackOffPolicy", "DEFAULT_NETWORK_IMAGE", "DEFAULT_ROOT_DIR"),

@@ -328,7 +328,7 @@ _RICH = settings(max_examples=30)
 
 @_RICH
 @given(
-    container=containers(),
+    container=containers(extras=True),
     probe=st.one_of(st.none(), probes()),
     lifecycle=st.one_of(st.none(), lifecycles()),
     policy=st.sampled_from(PullPolicy),
@@ -521,7 +521,7 @@ _resolvs = st.builds(
 
 
 @_RICH
-@given(pod=pods(), root_dir=_root_dirs)
+@given(pod=pods(extras=True), root_dir=_root_dirs)
 def test_spec_hash_is_the_digest_of_canonical_spec(pod, root_dir):
     """The written-out hash text and the canonical form agree, root directory included."""
     for c in pod.containers:
@@ -533,7 +533,7 @@ def test_spec_hash_is_the_digest_of_canonical_spec(pod, root_dir):
 
 @_RICH
 @given(
-    pod=pods(),
+    pod=pods(extras=True),
     mode=st.sampled_from(["", "none", "host"]),
     server=st.sampled_from(["", "10.0.0.10"]),
     domain=st.sampled_from(["", "cluster.local"]),

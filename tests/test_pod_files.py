@@ -361,7 +361,8 @@ spec:
 status: {}
 """
 
-    assert ((web(APP),), []) == load(text)
+    # The labels are the containers' too (tests/test_pod_fields.py).
+    assert ((web(APP, labels={"run": "web"}),), []) == load(text)
 
 
 def test_what_the_api_server_wrote_is_ignored_with_a_warning():
@@ -534,6 +535,7 @@ KYAML_MODEL = Pod(
     name="command-demo",
     source="file",
     restart_policy=RestartPolicy.ON_FAILURE,
+    labels={"purpose": "demonstrate-command", "on": "yes"},
     containers=(
         Container(
             name="command-demo-container",

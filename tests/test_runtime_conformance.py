@@ -33,7 +33,7 @@ import pytest
 
 from podsync._actions import CreateSpec
 from podsync._labels import LABEL_CONTAINER, LABEL_POD_UID
-from podsync._models import ObservedContainer
+from podsync._models import HostAlias, ObservedContainer
 from podsync._ports import PortMapping
 from podsync._runtime import ExecResult, Runtime
 from podsync.docker import DockerRuntime
@@ -312,6 +312,8 @@ MIN_MEMORY = "Minimum memory limit allowed is 6MB"
 HOSTNAME_CONFLICT = "conflicting options: hostname and the network mode"
 DNS_CONFLICT = "conflicting options: dns and the network mode"
 PUBLISH_CONFLICT = "conflicting options: port publishing and the container type network mode"
+HOSTS_CONFLICT = "conflicting options: custom host-to-IP mapping and the network mode"
+ALIAS = HostAlias("10.1.2.3", ("db.example",))
 NO_IMAGE = "podsync-test/no-such-image"
 
 REFUSED_AT_CREATE = [
@@ -329,6 +331,13 @@ REFUSED_AT_CREATE = [
     # Options that belong to the network container (runconfig's validateNetContainerMode).
     pytest.param({"joins": True, "hostname": "web"}, HOSTNAME_CONFLICT, id="hostname"),
     pytest.param({"joins": True, "dns": ("10.0.0.10",)}, DNS_CONFLICT, id="dns"),
+    # hostAliases are the network container's: its joiners share its /etc/hosts.
+    pytest.param({"joins": True, "host_aliases": (ALIAS,)}, HOSTS_CONFLICT, id="extra-hosts"),
+    pytest.param(
+        {"joins": True, "host_aliases": (ALIAS,), "ports": (PortMapping(80, 8080),)},
+        HOSTS_CONFLICT,
+        id="extra-hosts-before-ports",
+    ),
     pytest.param(
         {"joins": True, "ports": (PortMapping(80, 8080),)},
         PUBLISH_CONFLICT,
@@ -382,6 +391,16 @@ def test_refused_at_create(subject: Subject, fields: dict[str, Any], message: st
         pytest.param({"image": "podsync-test/busybox"}, id="untagged-image"),
         pytest.param({"join": "no-such-container"}, id="missing-network"),
         pytest.param({"ports": (PortMapping(80, 8080),)}, id="ports-in-network-mode-none"),
+        # Resources, terminals and host identity (issue 13).
+        pytest.param({"milli_cpu": 250, "cpu_limit": 500, "memory": 6 * MIB}, id="cpu-limit"),
+        pytest.param({"cpu_limit": 1}, id="cpu-limit-1m"),
+        pytest.param({"tty": True, "stdin": True, "stdin_once": True}, id="tty-stdin"),
+        pytest.param(
+            {"hostname": "web", "domainname": "sub.ns.svc.cluster.local"}, id="domainname"
+        ),
+        pytest.param({"host_aliases": (ALIAS,)}, id="extra-hosts-own-network"),
+        pytest.param({"joins": True, "host_aliases": (HostAlias("10.1.2.3"),)}, id="no-names"),
+        pytest.param({"joins": True, "domainname": "sub.ns.svc.cluster.local"}, id="domain-join"),
     ],
 )
 def test_accepted_at_create(subject: Subject, fields: dict[str, Any]) -> None:

@@ -1,0 +1,201 @@
+"""The loader's rules for the pod fields podsync honours beyond the 2014 ones: a
+container's ``resources`` (what the modern kubelet passes to the runtime is honoured,
+what needs a cluster is refused with why), and the pod's labels, annotations, hostname,
+subdomain, host aliases and scheduling gates.
+
+Contract: like ``_convert``'s functions (which call these): every problem is appended
+to ``out`` as a ``(path, message)`` pair; nothing raises for bad data, nothing does I/O.
+Nothing here is public API.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from podsync._labels import ANNOTATION_LABEL_PREFIX, KUBERNETES_LABEL_PREFIX, PODSYNC_LABEL_PREFIX
+from podsync._models import HostAlias, ResourceList, Resources
+from podsync._scalars import _bytes, _milli_cpu, _qualified_name_problem
+from podsync._schema import _index, _PodItemV1, _PodV1
+from podsync._schema_pod import _Resources
+from podsync._yaml import _Invalid
+
+# Nothing here is public API: ``_convert`` reads pods through these.
+__all__: list[str] = []
+
+# The resources of a container podsync honours, and the unit each is written in.
+_RESOURCE_UNITS = {
+    "cpu": (_milli_cpu, "milli-CPU"),
+    "memory": (_bytes, "bytes"),
+    "ephemeral-storage": (_bytes, "bytes"),
+}
+_EXTENDED_WHY = (
+    "extended resources are counted by a cluster's scheduler and handed to the container "
+    "by a device plugin; one Docker host has neither"
+)
+_HUGEPAGES_WHY = (
+    "huge pages are limited through the kubelet's hugetlb cgroup, which the Docker Engine "
+    "API cannot set, and need pages the host has set aside"
+)
+_EPHEMERAL_LIMIT_WHY = (
+    "Docker cannot cap a container's writable layer and logs without a storage-driver "
+    "quota, and the kubelet enforces this limit by evicting the pod, which podsync does "
+    "not do (an ephemeral-storage request is accepted: it only informs scheduling)"
+)
+_POD_RESOURCES_WHY = (
+    "pod-level resources size the pod's own cgroup, and podsync makes none (each "
+    "container is a Docker container of its own): give each container its resources"
+)
+_CLAIMS_WHY = (
+    "dynamic resource allocation needs a cluster's ResourceClaim objects and their drivers"
+)
+
+
+def _resource_list(
+    values: Mapping[str, object] | None, kind: str, path: str, out: list[tuple[str, str]]
+) -> ResourceList:
+    """The amounts of one ``requests`` or ``limits`` mapping; a resource podsync cannot
+    honour is refused with why (the modern kubelet passes only cpu and memory to the
+    runtime: kubelet-modern.md §6)."""
+    amounts: dict[str, int] = {}
+    for key, raw in (values or {}).items():
+        at = f"{path}{_index(key)}"
+        if key.startswith("hugepages-"):
+            out.append((at, f"{key} is not supported by podsync: {_HUGEPAGES_WHY}"))
+        elif "/" in key:
+            out.append(
+                (at, f"extended resource {key!r} is not supported by podsync: {_EXTENDED_WHY}")
+            )
+        elif key == "ephemeral-storage" and kind == "limits":
+            why = _EPHEMERAL_LIMIT_WHY
+            out.append((at, f"an ephemeral-storage limit is not supported by podsync: {why}"))
+        elif key in _RESOURCE_UNITS:
+            convert, _ = _RESOURCE_UNITS[key]
+            try:
+                amounts[key.replace("-", "_")] = convert(raw)
+            except _Invalid as exc:
+                out.append((at, str(exc)))
+        else:
+            out.append(
+                (
+                    at,
+                    f"unknown resource {key!r}: a container's resources are cpu, memory, "
+                    "ephemeral-storage, hugepages-<size> or extended resources "
+                    "(example.com/name)",
+                )
+            )
+    return ResourceList(**amounts)
+
+
+def _resources(
+    resources: _Resources | None, path: str, out: list[tuple[str, str]]
+) -> Resources | None:
+    """A v1 container's ``resources``; ``None`` when not given or when a problem was
+    found (it is then in ``out``)."""
+    if resources is None:
+        return None
+    at = f"{path}.resources"
+    before = len(out)
+    if resources.claims is not None:
+        out.append((f"{at}.claims", f"resources.claims is not supported by podsync: {_CLAIMS_WHY}"))
+    requests = _resource_list(resources.requests, "requests", f"{at}.requests", out)
+    limits = _resource_list(resources.limits, "limits", f"{at}.limits", out)
+    for name, unit in (("cpu", "milli-CPU"), ("memory", "bytes")):
+        request, limit = getattr(requests, name), getattr(limits, name)
+        if limit and request > limit:
+            out.append(
+                (
+                    f"{at}.requests.{name}",
+                    f"must not exceed the limit ({limit} {unit}), got {request} {unit}",
+                )
+            )
+    if len(out) > before or requests == limits == ResourceList():
+        return None  # ``resources: {}`` asks for nothing, as Go reads it
+    return Resources(requests=requests, limits=limits)
+
+
+def _metadata_maps(
+    labels: Mapping[str, str],
+    annotations: Mapping[str, str],
+    path: str,
+    out: list[tuple[str, str]],
+) -> None:
+    """The keys of ``metadata.labels`` and ``metadata.annotations``.
+
+    Both become container labels (annotations as ``annotation.<key>``), beside
+    podsync's own ``io.podsync.*`` record. A label under ``io.podsync.`` would overwrite
+    that record, and one under ``io.kubernetes.`` would make the container look like a
+    Kubernetes node's (which podsync never touches, ``_ownership``): both are refused,
+    never silently dropped or renamed.
+    """
+    for key in labels:
+        at = f"{path}.labels{_index(key)}"
+        problem = _qualified_name_problem(key)
+        if problem is not None:
+            out.append((at, f"{key!r} is not a valid label key: {problem}"))
+        elif key.startswith(PODSYNC_LABEL_PREFIX):
+            out.append(
+                (
+                    at,
+                    f"label key {key!r} is reserved: {PODSYNC_LABEL_PREFIX}* labels are "
+                    "podsync's own record of the container",
+                )
+            )
+        elif key.startswith(KUBERNETES_LABEL_PREFIX):
+            out.append(
+                (
+                    at,
+                    f"label key {key!r} is reserved: {KUBERNETES_LABEL_PREFIX}* labels mark "
+                    "the containers of a Kubernetes node, which podsync leaves alone",
+                )
+            )
+        elif key.startswith(ANNOTATION_LABEL_PREFIX) and (
+            key[len(ANNOTATION_LABEL_PREFIX) :] in annotations
+        ):
+            out.append(
+                (
+                    at,
+                    f"label key {key!r} collides with annotation "
+                    f"{key[len(ANNOTATION_LABEL_PREFIX) :]!r}, which containers carry as "
+                    f"label {key!r}",
+                )
+            )
+    for key in annotations:
+        problem = _qualified_name_problem(key)
+        if problem is not None:
+            out.append(
+                (
+                    f"{path}.annotations{_index(key)}",
+                    f"{key!r} is not a valid annotation key: {problem}",
+                )
+            )
+
+
+def _pod_fields(doc: _PodV1 | _PodItemV1, root: str, out: list[tuple[str, str]]) -> dict[str, Any]:
+    """The pod-level fields of a v1 pod beyond the 2014 ones, as ``Pod`` keywords."""
+    spec, spec_path = doc.spec, f"{root}.spec"
+    _metadata_maps(doc.metadata.labels, doc.metadata.annotations, f"{root}.metadata", out)
+    if spec.resources is not None:
+        out.append(
+            (
+                f"{spec_path}.resources",
+                f"spec.resources (pod-level resources) is not supported by podsync: "
+                f"{_POD_RESOURCES_WHY}",
+            )
+        )
+    gates: dict[str, str] = {}
+    for i, gate in enumerate(spec.scheduling_gates):
+        at = f"{spec_path}.schedulingGates[{i}].name"
+        first = gates.setdefault(gate.name, at)
+        if first != at:
+            out.append((at, f"duplicate scheduling gate {gate.name!r} (first at {first})"))
+    return {
+        "labels": dict(doc.metadata.labels),
+        "annotations": dict(doc.metadata.annotations),
+        "hostname": spec.hostname,
+        "subdomain": spec.subdomain,
+        "host_aliases": tuple(
+            HostAlias(ip=a.ip, hostnames=tuple(a.hostnames)) for a in spec.host_aliases
+        ),
+        "scheduling_gates": tuple(gates),
+    }

@@ -1,0 +1,47 @@
+"""The schema of the pod fields podsync honours beyond the 2014 ones: a container's
+``resources``, a pod's ``hostAliases`` and ``schedulingGates``, and the checked kinds of
+value they and the pod's metadata, hostname and subdomain hold.
+
+Contract: shapes only, as ``_schema``'s classes (whose converter structures these too:
+``_schema._make_converter`` maps each ``NewType`` here to its check in ``_scalars``);
+``_convert_pod`` holds the rules. No I/O; nothing here is public API.
+"""
+
+from __future__ import annotations
+
+from typing import NewType
+
+import attrs
+
+# Nothing here is public API: ``_schema`` uses these classes and types.
+__all__: list[str] = []
+
+_AsWritten = NewType("_AsWritten", object)  # kept as written: _convert_pod decides
+_OptionalName = NewType("_OptionalName", str)  # "" or a DNS-1123 label
+_LabelValue = NewType("_LabelValue", str)
+_QualifiedName = NewType("_QualifiedName", str)  # example.com/name
+_AliasIP = NewType("_AliasIP", str)
+_Subdomain = NewType("_Subdomain", str)  # a DNS-1123 subdomain
+_NO_NAME = _OptionalName("")
+
+
+@attrs.frozen(kw_only=True)
+class _Resources:
+    """A container's ``resources``: resource name -> amount as written. The name decides
+    the unit, or that the resource is refused (``_convert_pod._resource_list``);
+    ``claims`` is refused whatever it holds."""
+
+    limits: dict[str, _AsWritten] | None = None
+    requests: dict[str, _AsWritten] | None = None
+    claims: _AsWritten | None = None
+
+
+@attrs.frozen(kw_only=True)
+class _HostAliasSchema:
+    ip: _AliasIP
+    hostnames: tuple[_Subdomain, ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class _SchedulingGate:
+    name: _QualifiedName

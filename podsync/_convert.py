@@ -90,6 +90,7 @@ from podsync._schema import (
 from podsync._unsupported import (
     _DNS_OPTIONS,
     _IGNORED,
+    _SCHEDULING,
     _SERVICE_ACCOUNT,
     _WARNING_GROUPS,
     _WRITTEN_BY_SERVER,
@@ -588,6 +589,13 @@ def _warning(doc: _PodV1 | _PodItemV1, pod: Pod, node: NodeInfo) -> str:
     groups: dict[str, list[str]] = {group: [] for group in _WARNING_GROUPS}
     for key in spec.ignored:
         groups[_IGNORED["PodSpec"][key]].append(key)
+    # An ephemeral-storage request only informs a cluster's scheduler: the kubelet makes
+    # no cgroup of it (kubelet-modern.md §6), and podsync reserves no disk.
+    groups[_SCHEDULING].extend(
+        f"containers[{i}].resources.requests.ephemeral-storage"
+        for i, c in enumerate(pod.containers)
+        if c.resources is not None and c.resources.requests.ephemeral_storage
+    )
     for key, name in (
         ("serviceAccountName", spec.service_account_name),
         ("serviceAccount", spec.service_account),

@@ -30,6 +30,7 @@ from podsync._actions import Create, CreateSpec
 from podsync._docker_api import docker_create_args
 from podsync._hashing import canonical_spec, network_spec_hash
 from podsync._labels import LABEL_POD_NAME, LABEL_POD_UID
+from podsync._node import NodeInfo
 from podsync._options import PlanOptions
 from podsync.testing import FakeClock, FakeRuntime
 
@@ -225,8 +226,20 @@ def test_resources_podsync_cannot_honour_are_refused(text: str, expected: list[s
 
 
 def test_an_ephemeral_storage_request_loads() -> None:
-    """An ephemeral-storage request is a scheduling hint: accepted, kept, passed to nothing."""
-    pod = one_pod(_pod_with("{requests: {ephemeral-storage: 1Gi}}"))
+    """An ephemeral-storage request is a scheduling hint: accepted, kept, passed to
+    nothing, and named in the pod's one warning line."""
+    warnings: list[str] = []
+    (pod,) = parse_pods(
+        _pod_with("{requests: {ephemeral-storage: 1Gi}}"),
+        source_name="pod.yaml",
+        on_warning=warnings.append,
+        node=NodeInfo(name="node-1", milli_cpu=2000, memory=2**30),
+    )
+
+    assert [
+        "pod.yaml: pod default/web: ignoring scheduling fields: "
+        "containers[0].resources.requests.ephemeral-storage"
+    ] == warnings
 
     assert Resources(requests=ResourceList(ephemeral_storage=2**30)) == pod.containers[0].resources
     assert spec_hash(pod.containers[0], pod) == spec_hash(Container("app", "busybox"), pod)

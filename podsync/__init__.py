@@ -151,6 +151,17 @@ from podsync._status import (
 )
 
 # isort: split
+from podsync._security import (
+    Capabilities,
+    ContainerSecurity,
+    PodSecurityContext,
+    ProfileType,
+    SecurityContext,
+    SecurityProfile,
+    Sysctl,
+)
+
+# isort: split
 from podsync import labels
 
 __all__ = [
@@ -170,8 +181,10 @@ __all__ = [
     "ActionStatus",
     "ApplyResult",
     "BackOffPolicy",
+    "Capabilities",
     "ConfigError",
     "Container",
+    "ContainerSecurity",
     "ContainerState",
     "ContainerStatus",
     "Create",
@@ -204,6 +217,7 @@ __all__ = [
     "PodCondition",
     "PodPhase",
     "PodPlan",
+    "PodSecurityContext",
     "PodStatus",
     "PodsyncError",
     "Port",
@@ -214,6 +228,7 @@ __all__ = [
     "ProbeResult",
     "ProbeState",
     "Problem",
+    "ProfileType",
     "Pull",
     "PullPolicy",
     "Reason",
@@ -227,8 +242,11 @@ __all__ = [
     "RestartPolicy",
     "Runtime",
     "RuntimeCallError",
+    "SecurityContext",
+    "SecurityProfile",
     "SpecHash",
     "SyncResult",
+    "Sysctl",
     "TCPSocketAction",
     "Volume",
     "VolumeMount",

@@ -27,6 +27,7 @@ import attrs
 from podsync._models import Handler, HostAlias
 from podsync._options import PlanOptions
 from podsync._ports import PortMapping
+from podsync._security import ContainerSecurity
 from podsync._volumes import Mount
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
@@ -81,6 +82,12 @@ class Reason(enum.StrEnum):
     # waits
     BACK_OFF = "back-off"  # crash-loop back-off before the next restart
     IMAGE_NEVER_PULL = "image-never-pull"  # absent image, pull policy Never
+    # runAsNonRoot and the image would run as root (the kubelet's verifyRunAsNonRoot,
+    # CreateContainerConfigError): not created until the pod or the image changes
+    RUN_AS_NON_ROOT = "run-as-non-root"
+    # the create needs the image's user (runAsNonRoot, runAsGroup alone) and the image
+    # is not present yet, or the runtime does not report its user
+    IMAGE_USER_UNKNOWN = "image-user-unknown"
     # pulls
     IMAGE_ABSENT = "image-absent"
     IMAGE_LATEST = "image-latest"  # an explicit :latest tag is always pulled (seed)
@@ -97,6 +104,8 @@ class Reason(enum.StrEnum):
     HOST_PORT_CONFLICT = "host-port-conflict"
     PRIVILEGED_NOT_ALLOWED = "privileged-not-allowed"
     HOST_PATH_NOT_ALLOWED = "host-path-not-allowed"
+    HOST_NAMESPACE_NOT_ALLOWED = "host-namespace-not-allowed"  # hostNetwork/PID/IPC
+    SYSCTL_NOT_ALLOWED = "sysctl-not-allowed"  # node-level, or unsafe and not allowed
     # waits (pod-wide)
     SCHEDULING_GATED = "scheduling-gated"  # the pod has schedulingGates: not ready to run
 
@@ -181,6 +190,9 @@ class CreateSpec:
         tty: give the process a terminal.
         stdin: keep the process's standard input open.
         stdin_once: close it once the first attached client detaches.
+        security: the process's user and groups, capabilities, seccomp and AppArmor
+            profiles, sysctls and shared namespaces (``ContainerSecurity``); its
+            default asks for nothing beyond the engine's defaults.
 
     Raises:
         ValueError: both ``network`` and ``join`` are set.
@@ -214,6 +226,7 @@ class CreateSpec:
     tty: bool = False
     stdin: bool = False
     stdin_once: bool = False
+    security: ContainerSecurity = attrs.field(factory=ContainerSecurity)
 
 
 @attrs.frozen

@@ -46,6 +46,14 @@ from podsync._naming import (
 )
 from podsync._options import PlanOptions
 from podsync._ownership import Identity, Instance
+from podsync._security import (
+    ProfileType,
+    SecurityProfile,
+    capability_problem,
+    host_namespaces,
+    profile_path_problem,
+    sysctl_problem,
+)
 
 __all__: list[str] = []  # the planner's own
 
@@ -133,6 +141,43 @@ def _label_problem(pod: Pod) -> str | None:
     for key in pod.labels:
         if key.startswith((PODSYNC_LABEL_PREFIX, KUBERNETES_LABEL_PREFIX)):
             return f"label {key!r} is reserved for podsync's and Kubernetes' own records"
+    return None
+
+
+def _profiles(pod: Pod) -> list[tuple[str, SecurityProfile | None, bool]]:
+    context = pod.security_context
+    found: list[tuple[str, SecurityProfile | None, bool]] = []
+    if context is not None:
+        found.append(("pod", context.seccomp_profile, True))
+        found.append(("pod", context.app_armor_profile, False))
+    for c in pod.containers:
+        if c.security_context is not None:
+            found.append((f"container {c.name}", c.security_context.seccomp_profile, True))
+            found.append((f"container {c.name}", c.security_context.app_armor_profile, False))
+    return found
+
+
+def _security_problem(pod: Pod) -> str | None:
+    """What the loader refuses in a pod's security settings, for pods built in code:
+    capability names not in Kubernetes' spelling, and profiles that name no file under
+    the seccomp directory (or no AppArmor profile)."""
+    for c in pod.containers:
+        caps = c.security_context.capabilities if c.security_context else None
+        if caps is not None:
+            problem = capability_problem((*caps.add, *caps.drop))
+            if problem is not None:
+                return f"container {c.name}: {problem}"
+    for owner, profile, seccomp in _profiles(pod):
+        if profile is None:
+            continue
+        kind = "seccomp" if seccomp else "AppArmor"
+        local = profile.type is ProfileType.LOCALHOST
+        if local != bool(profile.localhost_profile):
+            return f"{owner}: a {kind} profile names a local profile exactly when it is Localhost"
+        if local and seccomp:
+            problem = profile_path_problem(profile.localhost_profile)
+            if problem is not None:
+                return f"{owner}: seccomp localhost profile {problem}"
     return None
 
 
@@ -237,7 +282,11 @@ def admit(
     position: dict[str, int] = {}  # candidate uid -> input index
     for index, pod in enumerate(desired):
         problem = (
-            _name_problem(pod) or _image_problem(pod) or _memory_problem(pod) or _label_problem(pod)
+            _name_problem(pod)
+            or _image_problem(pod)
+            or _memory_problem(pod)
+            or _label_problem(pod)
+            or _security_problem(pod)
         )
         if problem is not None:
             rejected[index] = Rejection(pod.key, pod.uid, Reason.INVALID_POD, problem)
@@ -261,6 +310,25 @@ def admit(
                 Reason.PRIVILEGED_NOT_ALLOWED,
                 f"container {privileged[0]} asks for privileged mode, which is not allowed",
             )
+            continue
+        hosts = host_namespaces(pod.security_context)
+        if hosts and not options.allow_host_namespaces:
+            # Gated like privileged mode: a pod in a host namespace sees, and can
+            # disturb, the whole host (the kubelet's --host-network-sources and friends
+            # of 2014, Pod Security's "baseline" today).
+            rejected[index] = Rejection(
+                pod.key,
+                pod.uid,
+                Reason.HOST_NAMESPACE_NOT_ALLOWED,
+                f"the pod asks for the host's namespaces ({', '.join(hosts)}), which is not "
+                "allowed without --allow-host-namespaces (PlanOptions.allow_host_namespaces)",
+            )
+            continue
+        # The kubelet's sysctl admission (pkg/kubelet/sysctl/allowlist.go, reason
+        # SysctlForbidden), before the predicates, as the kubelet orders its handlers.
+        problem = sysctl_problem(pod.security_context, options.allowed_unsafe_sysctls)
+        if problem is not None:
+            rejected[index] = Rejection(pod.key, pod.uid, Reason.SYSCTL_NOT_ALLOWED, problem)
             continue
         outside = _host_path_outside(pod, options.host_path_prefixes)
         if outside is not None:

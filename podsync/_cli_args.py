@@ -133,6 +133,8 @@ _PLANNING_OPTIONS = {
     "cluster_dns": "--cluster-dns",
     "cluster_domain": "--cluster-domain",
     "allow_privileged": "--allow-privileged",
+    "allow_host_namespaces": "--allow-host-namespaces",
+    "allowed_unsafe_sysctls": "--allowed-unsafe-sysctls",
     "no_delete": "--no-delete",
     "stop_timeout": "--stop-timeout",
     "max_per_container": "--max-per-container",
@@ -235,6 +237,23 @@ def build_parser() -> argparse.ArgumentParser:
         const=True,
         default=_UNSET,
         help="admit pods with privileged containers (rejected otherwise)",
+    )
+    group.add_argument(
+        "--allow-host-namespaces",
+        action="store_const",
+        const=True,
+        default=_UNSET,
+        help="admit pods that use the host's network, PID or IPC namespace (hostNetwork, "
+        "hostPID, hostIPC; rejected otherwise)",
+    )
+    group.add_argument(
+        "--allowed-unsafe-sysctls",
+        action=_AppendGiven,
+        default=_UNSET,
+        metavar="LIST",
+        help="namespaced sysctls beyond the kubelet's safe set that pods may set: names or "
+        "prefixes ending in '*', comma-separated, repeatable (as the kubelet's option); "
+        "sysctls that are not namespaced are always refused",
     )
     group.add_argument(
         "--no-delete",
@@ -487,6 +506,21 @@ def _root_dir(args: argparse.Namespace) -> str:
     return os.path.abspath(str(_given(args, "root_dir", _DEFAULT_ROOT_DIR)))
 
 
+class _AppendGiven(argparse.Action):
+    """``append`` for an option whose default is ``_UNSET`` (so "given" can be told)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        current = getattr(namespace, self.dest, _UNSET)
+        items = [] if current is _UNSET else list(current)
+        setattr(namespace, self.dest, [*items, values])
+
+
 def _given(args: argparse.Namespace, name: str, default: Any) -> Any:
     """A planning option's value, or ``default`` when it was not given."""
     value = getattr(args, name, _UNSET)
@@ -518,6 +552,13 @@ def _plan_options(args: argparse.Namespace, console: Console | None = None) -> P
         cluster_domain=domain,
         host_resolv_conf=_host_resolv_conf(args, console or Console()) if dns or domain else "",
         allow_privileged=given("allow_privileged", False),
+        allow_host_namespaces=given("allow_host_namespaces", False),
+        allowed_unsafe_sysctls=tuple(
+            item.strip()
+            for value in given("allowed_unsafe_sysctls", [])
+            for item in value.split(",")
+            if item.strip()
+        ),
         adopt_2014_containers=given("adopt_2014_containers", False),
         allow_deletions=not given("no_delete", False),
         root_dir=_root_dir(args),

@@ -37,6 +37,7 @@ from typing import Any
 import attrs
 
 from podsync._convert_pod import _pod_fields, _resources
+from podsync._convert_security import _with_security
 from podsync._env_resolve import _expand_all, _PodFacts, _resolve_env
 from podsync._models import (
     Container,
@@ -87,6 +88,7 @@ from podsync._schema import (
     _TCPSocketV1Beta1,
     _VolumeMountSchema,
 )
+from podsync._security import PodSecurityContext
 from podsync._unsupported import (
     _DNS_OPTIONS,
     _IGNORED,
@@ -560,6 +562,7 @@ def _pod_from_v1(
         _container_v1(c, facts, f"{spec_path}.containers[{i}]", out, resources[i])
         for i, c in enumerate(doc.spec.containers)
     ]
+    containers, pod_security = _with_security(doc, containers, root, out)
     _check_pod(containers, volumes, spec_path, out)
     if len(out) > before:
         return None
@@ -574,6 +577,7 @@ def _pod_from_v1(
         doc.spec.dns_policy,
         doc.spec.termination_grace_period_seconds,
         extra,
+        pod_security,
     )
     uid_path = f"{root}.metadata.uid" if meta.uid is not None else f"{root}.metadata.name"
     return _Read(pod, f"{root}.metadata.name", uid_path, _warning(doc, pod, context.node))
@@ -690,6 +694,7 @@ def _make_pod(
     dns_policy: DNSPolicy,
     termination_grace_period_seconds: int | None = None,
     extra: dict[str, Any] | None = None,
+    security_context: PodSecurityContext | None = None,
 ) -> Pod:
     fields: dict[str, Any] = {
         **(extra or {}),
@@ -701,6 +706,7 @@ def _make_pod(
         "restart_policy": restart_policy,
         "dns_policy": dns_policy,
         "termination_grace_period_seconds": termination_grace_period_seconds,
+        "security_context": security_context,
     }
     if uid is not None:  # otherwise Pod derives it from source, namespace and name
         fields["uid"] = uid

@@ -31,6 +31,16 @@ The create translation, field by field:
 * ``dns`` / ``dns_search`` are ``Dns`` / ``DnsSearch``; ``entrypoint`` / ``command``
   replace the image's ``Entrypoint`` / ``Cmd`` (Docker drops the image's ``Cmd`` when
   the entrypoint is overridden, as Kubernetes ``command`` without ``args`` expects).
+* ``security`` (``ContainerSecurity``): ``user`` is ``User``; ``groups`` ``GroupAdd``;
+  ``cap_add`` / ``cap_drop`` ``CapAdd`` / ``CapDrop`` (Docker reads Kubernetes'
+  spelling); ``read_only_root_filesystem`` ``ReadonlyRootfs``; ``sysctls`` ``Sysctls``;
+  ``host_pid`` / ``share_pid_with`` ``PidMode`` ``host`` / ``container:<name>``;
+  ``host_ipc`` ``IpcMode`` ``host``; and ``SecurityOpt``: ``no-new-privileges``,
+  ``seccomp=unconfined`` or ``seccomp=<the profile's JSON>`` (the Engine API takes the
+  profile itself, as the docker CLI sends it: ``seccomp_profile``, which the runtime
+  reads from the Localhost profile's file), ``apparmor=unconfined`` or
+  ``apparmor=<profile>``. ``runtime/default`` profiles send nothing: the engine's
+  default is its own profile (the runtime checks that the engine has it).
 
 Unset values (empty, zero, ``None``) are left out (``None``), so the engine keeps its
 own default; an empty ``Binds`` list and ``privileged=False`` are sent as they are.
@@ -49,6 +59,7 @@ from podsync._actions import CreateSpec
 from podsync._cpu import CPU_PERIOD, cpu_quota, cpu_shares
 from podsync._models import ObservedContainer, ObservedImage
 from podsync._ports import exposed_ports, port_bindings
+from podsync._security import ContainerSecurity
 from podsync._volumes import binds
 
 __all__ = [
@@ -79,8 +90,42 @@ class DockerCreateArgs:
     container: dict[str, Any]
 
 
-def docker_create_args(spec: CreateSpec) -> DockerCreateArgs:
-    """The docker SDK's create arguments for ``spec`` (see the module docstring)."""
+def _security_opt(security: ContainerSecurity, seccomp_profile: str | None) -> list[str]:
+    options = []
+    if security.no_new_privileges:
+        options.append("no-new-privileges")
+    if security.seccomp == "unconfined":
+        options.append("seccomp=unconfined")
+    elif security.seccomp.startswith("localhost/"):
+        if seccomp_profile is None:
+            raise ValueError(f"{security.seccomp} needs the profile's content")
+        options.append(f"seccomp={seccomp_profile}")
+    if security.apparmor == "unconfined":
+        options.append("apparmor=unconfined")
+    elif security.apparmor.startswith("localhost/"):
+        options.append("apparmor=" + security.apparmor.removeprefix("localhost/"))
+    return options
+
+
+def _pid_mode(security: ContainerSecurity) -> str | None:
+    if security.host_pid:
+        return "host"
+    if security.share_pid_with:
+        return f"container:{security.share_pid_with}"
+    return None
+
+
+def docker_create_args(spec: CreateSpec, seccomp_profile: str | None = None) -> DockerCreateArgs:
+    """The docker SDK's create arguments for ``spec`` (see the module docstring).
+
+    ``seccomp_profile`` is the content of the Localhost seccomp profile that
+    ``spec.security.seccomp`` names (``localhost/<path>``); the caller reads it.
+
+    Raises:
+        ValueError: ``spec`` names a Localhost seccomp profile and its content is not
+            given.
+    """
+    security = spec.security
     network_mode = f"container:{spec.join}" if spec.join else spec.network or None
     bindings = {
         key: [{"HostIp": ip, "HostPort": str(port)} for ip, port in pairs]
@@ -100,6 +145,14 @@ def docker_create_args(spec: CreateSpec) -> DockerCreateArgs:
         "privileged": spec.privileged,
         "dns": list(spec.dns) or None,
         "dns_search": list(spec.dns_search) or None,
+        "group_add": [str(g) for g in security.groups] or None,
+        "cap_add": list(security.cap_add) or None,
+        "cap_drop": list(security.cap_drop) or None,
+        "read_only": security.read_only_root_filesystem or None,
+        "security_opt": _security_opt(security, seccomp_profile) or None,
+        "sysctls": dict(security.sysctls) or None,
+        "pid_mode": _pid_mode(security),
+        "ipc_mode": "host" if security.host_ipc else None,
     }
     container: dict[str, Any] = {
         "name": spec.name,
@@ -115,6 +168,7 @@ def docker_create_args(spec: CreateSpec) -> DockerCreateArgs:
         "domainname": spec.domainname or None,
         "tty": spec.tty,
         "stdin_open": spec.stdin,
+        "user": security.user or None,
     }
     if spec.stdin and not spec.stdin_once:
         # The SDK sets StdinOnce with OpenStdin unless the container is "detached" (its

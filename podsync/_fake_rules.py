@@ -1,6 +1,8 @@
 """The rules of Docker 20.10 that ``FakeRuntime`` enforces by its own code: the image
 reference format and how the engine lists a reference, the container name pattern, the
-smallest memory limit and the exit code of a killed process.
+smallest memory limit, the exit code of a killed process, and the security rules
+(unknown capabilities at create, node-level sysctls at start, and what ``DockerRuntime``
+refuses before the engine: profiles of a feature the host lacks, unreadable profiles).
 
 They are the fake's own reading of Docker, written from Docker's sources and not from
 podsync's (``_images``, ``_naming``): a planner that misreads a reference or writes a bad
@@ -16,14 +18,19 @@ import re
 
 import attrs
 
+from podsync._actions import CreateSpec
+
 __all__ = [
     "CONTAINER_NAME",
     "CONTAINER_NAME_CHARS",
     "KILLED",
     "MIN_MEMORY",
     "Reference",
+    "capability_error",
     "image_id",
     "read_reference",
+    "security_refusal",
+    "sysctl_start_error",
 ]
 
 
@@ -119,3 +126,112 @@ MIN_MEMORY = 6 * 1024 * 1024
 
 #: The exit code of a process killed by SIGKILL: 128 + 9.
 KILLED = 137
+
+
+# -- security settings --------------------------------------------------------------------
+
+# The capabilities Docker 20.10 knows (its ``caps`` package: gocapability's list, up to
+# CAP_CHECKPOINT_RESTORE), in the spelling it stores after normalizing.
+_CAPABILITIES = frozenset(
+    "CAP_" + name
+    for name in [
+        "CHOWN",
+        "DAC_OVERRIDE",
+        "DAC_READ_SEARCH",
+        "FOWNER",
+        "FSETID",
+        "KILL",
+        "SETGID",
+        "SETUID",
+        "SETPCAP",
+        "LINUX_IMMUTABLE",
+        "NET_BIND_SERVICE",
+        "NET_BROADCAST",
+        "NET_ADMIN",
+        "NET_RAW",
+        "IPC_LOCK",
+        "IPC_OWNER",
+        "SYS_MODULE",
+        "SYS_RAWIO",
+        "SYS_CHROOT",
+        "SYS_PTRACE",
+        "SYS_PACCT",
+        "SYS_ADMIN",
+        "SYS_BOOT",
+        "SYS_NICE",
+        "SYS_RESOURCE",
+        "SYS_TIME",
+        "SYS_TTY_CONFIG",
+        "MKNOD",
+        "LEASE",
+        "AUDIT_WRITE",
+        "AUDIT_CONTROL",
+        "SETFCAP",
+        "MAC_OVERRIDE",
+        "MAC_ADMIN",
+        "SYSLOG",
+        "WAKE_ALARM",
+        "BLOCK_SUSPEND",
+        "AUDIT_READ",
+        "PERFMON",
+        "BPF",
+        "CHECKPOINT_RESTORE",
+    ]
+)
+
+
+def capability_error(cap_add: tuple[str, ...], cap_drop: tuple[str, ...]) -> str | None:
+    """Docker's refusal of an unknown capability at create (``NormalizeLegacyCapabilities``:
+    upper case, ``CAP_`` added when missing, ``ALL`` special), or ``None``."""
+    for field, names in (("CapAdd", cap_add), ("CapDrop", cap_drop)):
+        for name in names:
+            upper = name.upper()
+            if upper == "ALL":
+                continue
+            full = upper if upper.startswith("CAP_") else "CAP_" + upper
+            if full not in _CAPABILITIES:
+                return f'invalid {field}: unknown capability: "{full}"'
+    return None
+
+
+def sysctl_start_error(spec: CreateSpec | None) -> str | None:
+    """runc's refusal, at start, of a sysctl that no namespace of the container holds
+    (its ``sysctl`` validator: the IPC ones, ``net.*``), or ``None``."""
+    names = [name for name, _ in spec.security.sysctls] if spec is not None else []
+    ipc = {"kernel.msgmax", "kernel.msgmnb", "kernel.msgmni", "kernel.sem", "kernel.shmall"}
+    ipc |= {"kernel.shmmax", "kernel.shmmni", "kernel.shm_rmid_forced"}
+    for name in names:
+        if name in ipc or name.startswith(("fs.mqueue.", "net.")):
+            continue
+        return (
+            "failed to create shim task: OCI runtime create failed: runc create failed: "
+            f'sysctl "{name}" is not in a separate kernel namespace: unknown'
+        )
+    return None
+
+
+def security_refusal(spec: CreateSpec, apparmor: bool, seccomp: bool) -> str | None:
+    """Why a create's security settings are refused: a profile of a feature the engine's
+    host lacks (``apparmor``, ``seccomp``: whether it has them), or a Localhost seccomp
+    profile that cannot be read - in ``DockerRuntime``'s words, which refuses these
+    before the engine sees them - or an unknown capability, in Docker's."""
+    security = spec.security
+    for feature, profile, present in (
+        ("AppArmor", security.apparmor, apparmor),
+        ("seccomp", security.seccomp, seccomp),
+    ):
+        if profile not in ("", "unconfined") and not present:
+            return (
+                f"{feature} profile {profile} asked for, but {feature} is not enabled on "
+                "the Docker engine's host: podsync does not run the container without it"
+            )
+    if security.seccomp.startswith("localhost/"):
+        path = security.seccomp.removeprefix("localhost/")
+        try:
+            with open(path, encoding="utf-8") as file:
+                file.read()
+        except FileNotFoundError:
+            return f"seccomp profile {path} does not exist"
+        except (OSError, UnicodeDecodeError) as exc:
+            return f"cannot read seccomp profile {path}: {exc}"
+    return capability_error(security.cap_add, security.cap_drop)

@@ -46,6 +46,7 @@ import attrs
 from podsync._models import Container, EnvVar, Pod, Port, Volume, VolumeMount, engine_resources
 from podsync._naming import NETWORK_CONTAINER
 from podsync._resolv import ResolvConf, pod_host_name, uses_cluster_dns
+from podsync._security import network_security_fields, security_fields
 from podsync._volumes import DEFAULT_ROOT_DIR
 
 # What this module offers the rest of podsync; podsync/__init__.py re-exports the public
@@ -88,6 +89,7 @@ _ADDED_FIELDS: dict[int, frozenset[str]] = {
             "hostname",
             "domainname",
             "host_aliases",
+            "security",
         }
     ),
 }
@@ -274,7 +276,19 @@ def canonical_spec(
     root = _root_dir_field(container, pod, root_dir)
     if root is not None:
         spec["root_dir"] = root
+    security = _security_field(container, pod)
+    if security:
+        spec["security"] = security
     return spec
+
+
+def _security_field(container: Container, pod: Pod | None) -> dict[str, Any]:
+    # The effective security settings (the container's over the pod's), only when some
+    # is not at its default: a container without any keeps the older canonical form.
+    pod_context = pod.security_context if pod is not None else None
+    if container.security_context is None and pod_context is None:
+        return {}
+    return security_fields(container.security_context, pod_context)
 
 
 def _digest(text: str) -> SpecHash:
@@ -355,6 +369,9 @@ def _canonical_spec_text(c: Container, pod: Pod | None, root_dir: str) -> str:
         )
     root = _root_dir_field(c, pod, root_dir)
     root_text = "" if root is None else f'"root_dir":{_string(root)},'
+    security = _security_field(c, pod)
+    if security:
+        root_text += f'"security":{canonical_json(security)},'
     return (
         f'{{"args":{_strings(c.args)},"command":{_strings(c.command)},"cpu":{weight:d},{limit_text}'
         f'"env":[{",".join(map(_env_text, c.env)) if c.env else ""}],'
@@ -380,11 +397,19 @@ def _network_options(
     # default. The DNS inputs count only when the pod gets the cluster's DNS settings:
     # otherwise the engine gives it the host's, and none of them reaches the container.
     fields: dict[str, Any] = {}
+    if _host_network(pod):
+        # The host's network: neither the network mode option nor the cluster's DNS
+        # settings reach it (the kubelet's ClusterFirst falls back to Default there).
+        return fields
     if network_mode:
         fields["network_mode"] = network_mode
     if uses_cluster_dns(pod.dns_policy, server=cluster_dns, domain=cluster_domain):
         fields.update(_dns_fields(cluster_dns, cluster_domain, host_dns))
     return fields
+
+
+def _host_network(pod: Pod) -> bool:
+    return pod.security_context is not None and pod.security_context.host_network
 
 
 def _dns_fields(
@@ -430,7 +455,7 @@ def network_spec(
     planner leaves loopback name servers out unless the network mode is ``host``:
     ``without_loopback``).
     """
-    return {
+    spec = {
         "name": NETWORK_CONTAINER,
         "image": image,
         "pod": {"name": pod.name, "dns_policy": pod.dns_policy.value, **_pod_labels(pod)},
@@ -438,6 +463,10 @@ def network_spec(
         **_network_options(pod, network_mode, cluster_dns, cluster_domain, host_dns),
         **_host_fields(pod, cluster_domain),
     }
+    security = network_security_fields(pod.security_context)
+    if security:
+        spec["security"] = security
+    return spec
 
 
 def _host_fields(pod: Pod, cluster_domain: str) -> dict[str, Any]:
@@ -486,12 +515,20 @@ def network_spec_hash(
     # Written out like _canonical_spec_text, for the same reason.
     ports = ",".join(_port_text(p) for c in pod.containers for p in c.ports)
     applies = uses_cluster_dns(pod.dns_policy, server=cluster_dns, domain=cluster_domain)
+    security = ""
+    if pod.security_context is not None:
+        if pod.security_context.host_network:
+            network_mode, applies = "", False
+        fields = network_security_fields(pod.security_context)
+        if fields:
+            security = f',"security":{canonical_json(fields)}'
     before, after = _network_options_text(
         network_mode, cluster_dns, cluster_domain, host_dns, applies
     )
     text = (
         f'{{{before}"image":{_string(image)},"name":{_NETWORK_NAME},{after}"pod":{{"dns_policy":'
-        f'{_string(pod.dns_policy.value)},"name":{_string(pod.name)}}},"ports":[{ports}]}}'
+        f'{_string(pod.dns_policy.value)},"name":{_string(pod.name)}}},"ports":[{ports}]'
+        f"{security}}}"
     )
     return _digest(text)
 

@@ -127,16 +127,32 @@ def make_host_paths(spec: CreateSpec, root_dir: str) -> None:
     directories), before the container is created (seed runContainer).
 
     Existing directories and files are kept as they are (a file is never truncated: a
-    container instance's termination message belongs to it).
+    container instance's termination message belongs to it). With
+    ``spec.security.fs_group``, each directory (an emptyDir volume) is given to that
+    group, group-writable and setgid, every time: the kubelet's SetVolumeOwnership
+    (pkg/volume/volume_linux.go) ORs in 0660 and 0110 and sets setgid on directories,
+    so files the pod's processes make there keep the group. Only the directory itself:
+    podsync made it empty, and setgid passes the group on.
 
     Raises:
         HostPathRefused: a path is not strictly inside ``root_dir``, or a symlink or file
             is in the way.
         OSError: the filesystem refused (permissions, no space, ...).
     """
+    fs_group = spec.security.fs_group
     for directory in spec.directories:
         real_root, parts = _components(directory, root_dir)
-        _make_pod_path(real_root, parts)
+        made = _make_pod_path(real_root, parts)
+        if fs_group is not None:
+            # Through a descriptor opened without following symlinks: what is changed
+            # is the directory podsync made, never what a symlink put there points at.
+            fd = os.open(made, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            try:
+                os.fchown(fd, -1, fs_group)
+                mode = stat.S_IMODE(os.fstat(fd).st_mode)
+                os.fchmod(fd, mode | 0o660 | 0o110 | stat.S_ISGID)
+            finally:
+                os.close(fd)
     for file in spec.files:
         real_root, parts = _components(file, root_dir)
         if len(parts) < 2:

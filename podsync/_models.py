@@ -22,6 +22,7 @@ from typing import Any
 import attrs
 
 from podsync._naming import pod_full_name
+from podsync._security import PodSecurityContext, SecurityContext
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = [
@@ -345,6 +346,9 @@ class Container:
             attached to it unless someone attaches (``docker attach``).
         stdin_once: close standard input after the first attached client detaches
             (``stdinOnce``; meaningful with ``stdin``).
+        security_context: the container's ``securityContext`` (user, groups,
+            capabilities, seccomp, AppArmor ...) besides ``privileged``; ``None`` when
+            none is given (the pod's then apply).
 
     Probes (and ``lifecycle``) are run by podsync against the container: they are not
     part of its spec hash, so changing one restarts nothing.
@@ -375,6 +379,7 @@ class Container:
     tty: bool = False
     stdin: bool = False
     stdin_once: bool = False
+    security_context: SecurityContext | None = None
 
     def __attrs_post_init__(self) -> None:
         if self.cpu < 0 or self.memory < 0:
@@ -452,6 +457,9 @@ class Pod:
         scheduling_gates: names of the pod's ``schedulingGates``: while there is one,
             the pod is not ready to run and podsync creates nothing for it (its plan
             waits, reason ``scheduling-gated``).
+        security_context: the pod's ``securityContext`` (defaults for every container,
+            groups, sysctls) and its host namespaces (``hostNetwork``, ``hostPID``,
+            ``hostIPC``, ``shareProcessNamespace``); ``None`` when none is given.
     """
 
     name: str
@@ -473,6 +481,7 @@ class Pod:
     subdomain: str = ""
     host_aliases: tuple[HostAlias, ...] = ()
     scheduling_gates: tuple[str, ...] = ()
+    security_context: PodSecurityContext | None = None
 
     @property
     def full_name(self) -> str:
@@ -528,8 +537,12 @@ class ObservedImage:
         tags: the references that name it (``busybox:latest``); empty for a dangling
             image.
         digests: repository digests (``busybox@sha256:...``), when the engine knows them.
+        user: the user the image's processes run as (``Config.User``: ``uid``,
+            ``uid:gid``, ``name`` ...); ``""`` when the image names none (root);
+            ``None`` when the runtime did not report it (unknown).
     """
 
     id: str
     tags: tuple[str, ...] = ()
     digests: tuple[str, ...] = ()
+    user: str | None = None

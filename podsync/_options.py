@@ -110,6 +110,14 @@ class PlanOptions:
         stop_timeout: seconds a stopped container gets before it is killed (seed: 10).
         gc: garbage-collection policy.
         back_off: crash-loop back-off policy.
+        allow_host_namespaces: whether pods may use the host's namespaces
+            (``hostNetwork``, ``hostPID``, ``hostIPC``); a pod that asks for one is
+            rejected otherwise (gated like ``allow_privileged``: such a pod sees, and
+            can disturb, the whole host).
+        allowed_unsafe_sysctls: namespaced sysctls beyond the kubelet's safe set that
+            pods may set: names, or prefixes ending in ``*`` (``net.core.*``), as the
+            kubelet's ``--allowed-unsafe-sysctls``. Sysctls that are not namespaced are
+            never allowed.
     """
 
     network_image: str = DEFAULT_NETWORK_IMAGE
@@ -126,3 +134,5 @@ class PlanOptions:
     stop_timeout: int = 10
     gc: GCPolicy = GCPolicy()
     back_off: BackOffPolicy = BackOffPolicy()
+    allow_host_namespaces: bool = False
+    allowed_unsafe_sysctls: tuple[str, ...] = ()

@@ -203,10 +203,12 @@ def _plan(
     startup: Mapping[str, bool] | None = None,
 ) -> Plan:
     present: set[str] = set()
+    users: dict[str, str] = {}
     for image in images:
-        present.update(normalize_image(t) for t in image.tags)
-        present.update(normalize_image(d) for d in image.digests)
-        present.add(image.id)
+        names = [image.id, *map(normalize_image, image.tags), *map(normalize_image, image.digests)]
+        present.update(names)
+        if image.user is not None:
+            users.update(dict.fromkeys(names, image.user))
     ctx = PlanContext(
         options=options,
         now=now,
@@ -214,6 +216,7 @@ def _plan(
         liveness=liveness or {},
         startup=startup or {},
         host_resolv=_host_resolv(options),
+        image_users=users,
     )
     # Index owned containers by pod identity (one pass: the seed scanned the whole list
     # for every lookup, which is quadratic). A 2014 kubelet's container that is not taken

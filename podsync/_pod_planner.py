@@ -79,6 +79,7 @@ from podsync._resolv import (
     pod_host_name,
     uses_cluster_dns,
 )
+from podsync._security import app_security, network_security, user_hold
 from podsync._spec_change import spec_change
 from podsync._volumes import (
     Mount,
@@ -123,6 +124,8 @@ class PlanContext:
     # "docker.io/library/busybox" are one image to the engine, hence one pull.
     pulls: dict[str, _PullNeed] = attrs.Factory(dict)
     normalized: dict[str, str] = attrs.Factory(dict)
+    # ``ObservedImage.user`` of each present image that has one, by reference and id.
+    image_users: Mapping[str, str] = attrs.Factory(dict)
 
     def normalize(self, image: str) -> str:
         """``normalize_image``, computed once per spelling and plan."""
@@ -162,6 +165,10 @@ class PlanContext:
 
     def image_present(self, image: str) -> bool:
         return self.normalize(image) in self.present_images
+
+    def image_user(self, image: str) -> str | None:
+        """The user ``image`` runs as (``""``: root); ``None`` when absent or unknown."""
+        return self.image_users.get(self.normalize(image))
 
     def pull_actions(self) -> tuple[Pull, ...]:
         """The planned pulls, ordered by normalized reference."""
@@ -326,10 +333,14 @@ class PodPlanner:
         self, name: str, digest: SpecHash, spec: dict[str, Any], attempt: int
     ) -> CreateSpec:
         pod, options = self.pod, self.ctx.options
+        host_network = pod.security_context is not None and pod.security_context.host_network
         all_ports = [port for c in pod.containers for port in c.ports]
         dns: tuple[str, ...] = ()
         search: tuple[str, ...] = ()
-        if uses_cluster_dns(
+        if host_network:
+            # The host's ports, name and resolv.conf (ClusterFirst is Default there, §12).
+            all_ports = []
+        elif uses_cluster_dns(
             pod.dns_policy, server=options.cluster_dns, domain=options.cluster_domain
         ):
             merged = cluster_dns(
@@ -346,13 +357,14 @@ class PodPlanner:
             name=name,
             image=options.network_image,
             labels=self._labels(NETWORK_CONTAINER, attempt, digest, spec, 0),
-            hostname=hostname,
-            network=options.network_mode,
+            hostname="" if host_network else hostname,
+            network="host" if host_network else options.network_mode,
             ports=tuple(port_mappings(all_ports)),
             dns=dns,
             dns_search=search,
-            domainname=domain,
+            domainname="" if host_network else domain,
             host_aliases=pod.host_aliases,
+            security=network_security(pod.security_context),
         )
 
     # -- app containers ------------------------------------------------------------
@@ -367,7 +379,7 @@ class PodPlanner:
         return canonical_spec(c, self.pod, root_dir=self.ctx.options.root_dir)
 
     def _app_spec(self, c: Container, net_name: str, digest: SpecHash, restarts: int) -> CreateSpec:
-        pod, options = self.pod, self.ctx.options
+        pod, options, user = self.pod, self.ctx.options, self.ctx.image_user(c.image)
         attempt = _next_attempt([*self.by_name.get(c.name, ()), *self.reserved.get(c.name, ())])
         name = container_name(c.name, digest.name_hash, pod.full_name, pod.uid, attempt)
         host_paths = volume_host_paths(pod, options.root_dir)
@@ -412,6 +424,9 @@ class PodPlanner:
             tty=c.tty,
             stdin=c.stdin,
             stdin_once=c.stdin_once,
+            security=app_security(
+                c.security_context, pod.security_context, options.root_dir, net_name, user
+            ),
         )
 
     def _start_decision(self, c: Container) -> tuple[Reason, str, int] | Wait | None:
@@ -596,7 +611,23 @@ class PodPlanner:
                     "pull policy is Never"
                 ),
             )
+        if decision.start is not None and (held := self._user_check(c)) is not None:
+            decision.start, decision.wait = None, held
         return decision
+
+    def _user_check(self, c: Container) -> Wait | None:
+        """A ``Wait`` when ``c`` may not be created for its user (``user_hold``: the
+        kubelet's runAsNonRoot check); an image whose user is unknown is pulled first."""
+        pod, ctx = self.pod, self.ctx
+        image, present = ctx.image_user(c.image), ctx.image_present(c.image)
+        hold = user_hold(c.security_context, pod.security_context, image, present)
+        if hold is None:
+            return None
+        if not hold[0]:
+            ctx.need_image(c.image, c.image_pull_policy, pod.uid)
+        reason = Reason.RUN_AS_NON_ROOT if hold[0] else Reason.IMAGE_USER_UNKNOWN
+        why = f"wait {self._label(c.name)}: {hold[1]} (image {c.image})"
+        return Wait(self.key, pod.uid, c.name, 0.0, reason, why)
 
     def plan(self) -> list[PodAction]:
         pod, ctx = self.pod, self.ctx

@@ -38,6 +38,7 @@ from cattrs.errors import (
 )
 from cattrs.gen import make_dict_structure_fn, override
 
+from podsync import _schema_security as _sec
 from podsync._models import DNSPolicy, PortProtocol, PullPolicy, RestartPolicy
 from podsync._scalars import (
     _DNS_POLICIES,
@@ -354,11 +355,6 @@ class _VolumeMountV1(_VolumeMountSchema):
 
 
 @attrs.frozen(kw_only=True)
-class _SecurityContext:
-    privileged: bool = False
-
-
-@attrs.frozen(kw_only=True)
 class _ContainerV1:
     name: _ContainerName
     image: _Image
@@ -372,7 +368,7 @@ class _ContainerV1:
     image_pull_policy: PullPolicy = PullPolicy.IF_NOT_PRESENT
     liveness_probe: _ProbeV1 | None = None
     lifecycle: _LifecycleV1 | None = None
-    security_context: _SecurityContext | None = None
+    security_context: _sec._SecurityContext | None = None
     termination_message_path: _OptionalBindPath = _OptionalBindPath("")
     tty: bool = False
     stdin: bool = False
@@ -389,7 +385,7 @@ class _PodDNSConfig:
 
 
 @attrs.frozen(kw_only=True)
-class _PodSpecV1:
+class _PodSpecV1(_sec._PodSecurityFields):
     containers: tuple[_ContainerV1, ...]
     volumes: tuple[_VolumeV1, ...] = ()
     restart_policy: RestartPolicy = RestartPolicy.ALWAYS
@@ -506,6 +502,7 @@ _OBJECTS: Mapping[type, str] = {
     _PodSpecV1: "PodSpec",
     _PodDNSConfig: "PodDNSConfig",
     _ContainerV1: "Container",
+    **_sec._SECURITY_OBJECTS,
     _VolumeMountV1: "VolumeMount",
     _VolumeV1: "Volume",
     _HostPathV1: "HostPathVolumeSource",
@@ -678,6 +675,7 @@ def _make_converter() -> cattrs.Converter:
         _QualifiedName: _check_qualified_name,
         _AliasIP: _check_alias_ip,
         _Subdomain: _check_subdomain,
+        **_sec._SECURITY_HOOKS,
         _ProbeCount: _check_probe_count,
         _HeaderName: _check_header_name,
         _HeaderValue: _check_header_value,

@@ -328,6 +328,10 @@ def _judge(
                 # SchedulingGated, which is what keeps it from running.
                 text = f"{c.name}: the pod has scheduling gates, not ready to run"
                 reason = "SchedulingGated"
+            elif wait is not None and wait.reason is Reason.RUN_AS_NON_ROOT:
+                # The kubelet's verifyRunAsNonRoot failure (generateContainerConfig).
+                text = f"{c.name}: {wait.message.partition(': ')[2]}"
+                reason = "CreateContainerConfigError"
             else:
                 text, reason = f"{c.name} not started yet", "ContainerCreating"
             problems.append(text)

@@ -252,7 +252,12 @@ def _needs_images(action: Action) -> bool:
     # with the real list.
     if isinstance(action, Create | Pull):
         return True
-    return isinstance(action, Wait) and action.reason is Reason.IMAGE_NEVER_PULL
+    # A container held for its image's user (runAsNonRoot) is decided on the image too.
+    return isinstance(action, Wait) and action.reason in (
+        Reason.IMAGE_NEVER_PULL,
+        Reason.IMAGE_USER_UNKNOWN,
+        Reason.RUN_AS_NON_ROOT,
+    )
 
 
 def _sync(

@@ -169,6 +169,30 @@ _NOT_SUPPORTED: Mapping[str, Mapping[str, _Refusal]] = {
             "'Disabled', the default,",
         ),
     },
+    # Security settings podsync cannot apply (the rest are honoured: _schema_security).
+    "SecurityContext": {
+        "seLinuxOptions": _Refusal("SELinux labels are not implemented"),
+        "windowsOptions": _Refusal("podsync runs Linux containers only"),
+        "procMount": _Refusal(
+            "podsync keeps the engine's masked /proc paths", _equals("Default"), "'Default'"
+        ),
+    },
+    "PodSecurityContext": {
+        "seLinuxOptions": _Refusal("SELinux labels are not implemented"),
+        "seLinuxChangePolicy": _Refusal("SELinux labels are not implemented"),
+        "windowsOptions": _Refusal("podsync runs Linux containers only"),
+        # Both policies do the same to the empty directories podsync makes: accepted.
+        "fsGroupChangePolicy": _Refusal(
+            "the fsGroup is applied to the emptyDir directories podsync makes",
+            _equals("Always", "OnRootMismatch"),
+            "'Always' or 'OnRootMismatch'",
+        ),
+        "supplementalGroupsPolicy": _Refusal(
+            "Docker also gives the process the groups of its user in the image's /etc/group",
+            _equals("Merge"),
+            "'Merge', the default,",
+        ),
+    },
     "HostPathVolumeSource": {
         "type": _Refusal(
             "podsync checks no host path's type, and Docker creates a missing path as a directory",

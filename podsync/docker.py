@@ -156,6 +156,8 @@ class DockerRuntime:
         self._generation = 0  # bumped by close(): clients lent before are closed on return
         self._api_version: str | None = None  # negotiated once, by the first client
         self._finished: dict[tuple[str, str], Outcome] = {}  # see list_containers
+        self._image_users: dict[str, str] = {}  # image id -> Config.User, see list_images
+        self._security_options: frozenset[str] | None = None  # see _check_security
         self._base_url: str | None = None
         self._tls: bool | docker.tls.TLSConfig = False
         if client is not None:
@@ -393,15 +395,39 @@ class DockerRuntime:
         return outcome
 
     def list_images(self) -> list[ObservedImage]:
-        """Every (top-level) image on the engine, in one call.
+        """Every (top-level) image on the engine, with the user it runs as.
+
+        One list call; the list has no ``Config.User``, so each image this runtime has
+        not seen before is inspected once for it (an image id names immutable content,
+        so the answer is cached by id for the runtime's life).
 
         Raises:
             EngineUnavailable: the engine cannot be reached.
-            RuntimeCallError: the call failed.
+            RuntimeCallError: a call failed.
         """
+        import docker.errors
+
         with self._call("list images", "") as api:
             listed = cast(list[dict[str, Any]], api.images())
-        return [image_from_list(entry) for entry in listed]
+        images = []
+        for entry in listed:
+            image = image_from_list(entry)
+            with self._lock:
+                user = self._image_users.get(image.id)
+            if user is None:
+                with self._call("inspect image", image.id) as api:
+                    try:
+                        inspected = cast(
+                            dict[str, Any],
+                            api.inspect_image(image.id),  # type: ignore[no-untyped-call]
+                        )
+                    except docker.errors.NotFound:
+                        continue  # removed between the list and the inspect: it is gone
+                user = str((inspected.get("Config") or {}).get("User") or "")
+                with self._lock:
+                    self._image_users[image.id] = user
+            images.append(attrs.evolve(image, user=user))
+        return images
 
     def container_address(self, container_id: str) -> str | None:
         """The container's IP address; ``None`` when its network has none.
@@ -528,11 +554,76 @@ class DockerRuntime:
         return str(inspected.get("Id") or ""), {str(k): str(v) for k, v in labels.items()}
 
     def _create(self, spec: CreateSpec) -> str:
-        args = docker_create_args(spec)
+        args = docker_create_args(spec, self._check_security(spec))
         with self._call("create", spec.name) as api:
             host_config = api.create_host_config(**args.host_config)
             created = api.create_container(spec.image, host_config=host_config, **args.container)
         return str(cast(dict[str, Any], created)["Id"])
+
+    def _check_security(self, spec: CreateSpec) -> str | None:
+        """Refuse, before the engine sees it, a profile the engine would not apply; return
+        the content of the Localhost seccomp profile ``spec`` names, if any.
+
+        Docker applies no AppArmor profile on a host without AppArmor - not even one
+        asked for by name - and runs the container unconfined without a word
+        (``apparmor.HostSupports``, which reads ``/sys/module/apparmor/parameters/
+        enabled``). Its answer is in ``docker info``'s ``SecurityOptions``
+        (``name=apparmor``, ``name=seccomp``), read once per runtime: a profile other
+        than ``unconfined`` on an engine without the feature is refused here.
+
+        Raises:
+            RuntimeCallError: the engine has no AppArmor (or no seccomp) for a profile
+                that needs it, or the Localhost seccomp profile cannot be read.
+        """
+        security = spec.security
+        wanted = [
+            (feature, profile)
+            for feature, profile in (("AppArmor", security.apparmor), ("seccomp", security.seccomp))
+            if profile not in ("", "unconfined")
+        ]
+        if wanted:
+            supported = self._engine_security_options()
+            for feature, profile in wanted:
+                if feature.lower() not in supported:
+                    raise RuntimeCallError(
+                        "create",
+                        spec.name,
+                        f"{feature} profile {profile} asked for, but {feature} is not "
+                        f"enabled on the Docker engine's host: podsync does not run the "
+                        "container without it",
+                    )
+        if not security.seccomp.startswith("localhost/"):
+            return None
+        path = security.seccomp.removeprefix("localhost/")
+        try:
+            with open(path, encoding="utf-8") as file:
+                return file.read()
+        except FileNotFoundError:
+            raise RuntimeCallError(
+                "create", spec.name, f"seccomp profile {path} does not exist"
+            ) from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise RuntimeCallError(
+                "create", spec.name, f"cannot read seccomp profile {path}: {exc}"
+            ) from None
+
+    def _engine_security_options(self) -> frozenset[str]:
+        """The security features of the engine's host (``docker info``), lower case."""
+        with self._lock:
+            known = self._security_options
+        if known is not None:
+            return known
+        with self._call("info", "") as api:
+            info = api.info()
+        names = set()
+        for option in info.get("SecurityOptions") or ():
+            # "name=seccomp,profile=default"; engines before 1.13 listed bare names.
+            fields = dict(part.partition("=")[::2] for part in str(option).split(","))
+            names.add((fields.get("name") or str(option)).lower())
+        found = frozenset(names)
+        with self._lock:
+            self._security_options = found
+        return found
 
     def start_container(self, container_id: str) -> None:
         """Start a created container (starting a running one is a no-op: HTTP 304).

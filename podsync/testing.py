@@ -61,6 +61,8 @@ from podsync._fake_rules import MIN_MEMORY as _MIN_MEMORY
 from podsync._fake_rules import Reference as _Reference
 from podsync._fake_rules import image_id as _image_id
 from podsync._fake_rules import read_reference as _read_reference
+from podsync._fake_rules import security_refusal as _security_refusal
+from podsync._fake_rules import sysctl_start_error as _sysctl_start_error
 from podsync._models import ObservedContainer, ObservedImage
 from podsync._ports import PortMapping
 from podsync._runtime import ExecResult
@@ -149,7 +151,7 @@ class FakeRuntime:
         containers: containers the engine holds at the start (for example the seed's
             ``k8s_`` containers of a scenario).
         images: images present at the start: references (``"busybox"`` is stored as
-            ``busybox:latest``) or ``ObservedImage`` values.
+            ``busybox:latest``, naming no user: root) or ``ObservedImage`` values.
         clock: where creation and exit times come from, seconds since the epoch; a
             ``FakeClock()`` of its own by default (never the real clock: every reading
             is one second after the one before, from ``FakeClock.DEFAULT_START``).
@@ -169,6 +171,7 @@ class FakeRuntime:
         bridge: whether the engine has its default bridge network (Docker's default).
             Port bindings are published - and conflict - only on it or a named network;
             ``False`` is ``dockerd --bridge=none``, where nothing is published.
+        apparmor, seccomp: whether the engine's host has them (else profiles are refused).
 
     Attributes:
         calls: every call, in the order they were made.
@@ -186,6 +189,8 @@ class FakeRuntime:
         address: str | None = None,
         latency: float = 0.0,
         bridge: bool = True,
+        apparmor: bool = False,
+        seccomp: bool = True,
     ) -> None:
         self.calls: list[Call] = []
         self.exec_results: dict[tuple[str, ...], ExecResult] = {}
@@ -196,6 +201,7 @@ class FakeRuntime:
         self.address = address
         self.latency = latency
         self.bridge = bridge
+        self.apparmor, self.seccomp = apparmor, seccomp
         self._lock = threading.RLock()
         self._containers: dict[str, _Container] = {}
         self._images: dict[str, ObservedImage] = {}
@@ -259,8 +265,8 @@ class FakeRuntime:
     @staticmethod
     def _new_image(ref: _Reference) -> ObservedImage:
         if ref.digest:
-            return ObservedImage(_image_id(ref.listed), (), (ref.listed,))
-        return ObservedImage(_image_id(ref.listed), (ref.listed,))
+            return ObservedImage(_image_id(ref.listed), (), (ref.listed,), user="")
+        return ObservedImage(_image_id(ref.listed), (ref.listed,), user="")
 
     @property
     def containers(self) -> list[ObservedContainer]:
@@ -541,6 +547,8 @@ class FakeRuntime:
                 raise RuntimeCallError("create", spec.name, conflict)
             if spec.memory != 0 and spec.memory < _MIN_MEMORY:
                 raise RuntimeCallError("create", spec.name, "Minimum memory limit allowed is 6MB")
+            if (refusal := _security_refusal(spec, self.apparmor, self.seccomp)) is not None:
+                raise RuntimeCallError("create", spec.name, refusal)
             try:
                 ref: _Reference | None = _read_reference(spec.image)
             except ValueError as e:
@@ -622,6 +630,8 @@ class FakeRuntime:
                         container_id,
                         f"cannot join network of a non running container: {network.id}",
                     )
+            if (refusal := _sysctl_start_error(container.spec)) is not None:
+                raise RuntimeCallError("start", container_id, refusal)
             clash = self._port_clash(container)
             if clash is not None:
                 raise RuntimeCallError(

@@ -17,6 +17,7 @@ import attrs
 from hypothesis import strategies as st
 
 from podsync import (
+    Capabilities,
     Container,
     DNSPolicy,
     EnvVar,
@@ -26,13 +27,18 @@ from podsync import (
     Lifecycle,
     ObservedContainer,
     Pod,
+    PodSecurityContext,
     Port,
     PortProtocol,
     Probe,
+    ProfileType,
     PullPolicy,
     ResourceList,
     Resources,
     RestartPolicy,
+    SecurityContext,
+    SecurityProfile,
+    Sysctl,
     TCPSocketAction,
     Volume,
     VolumeMount,
@@ -53,6 +59,7 @@ __all__ = [
     "lifecycles",
     "pod_full_names",
     "pod_labels",
+    "pod_security_contexts",
     "pod_sources",
     "pod_uids",
     "pods",
@@ -60,6 +67,8 @@ __all__ = [
     "ports",
     "probes",
     "resources",
+    "secured_pods",
+    "security_contexts",
     "volume_mounts",
     "volumes",
 ]
@@ -494,4 +503,79 @@ def later_states(
         exit_code=draw(st.sampled_from([0, 137])),
         finished_at=finished_at,
         stopped_by_podsync=draw(st.sampled_from(STOP_RECORDS)),
+    )
+
+
+# --- security settings -----------------------------------------------------------------
+
+_PROFILES = st.one_of(
+    st.none(),
+    st.sampled_from(
+        [
+            SecurityProfile(ProfileType.RUNTIME_DEFAULT),
+            SecurityProfile(ProfileType.UNCONFINED),
+            SecurityProfile(ProfileType.LOCALHOST, "profiles/a.json"),
+        ]
+    ),
+)
+_IDS = st.one_of(st.none(), st.integers(min_value=0, max_value=2**31 - 1))
+
+
+def security_contexts() -> st.SearchStrategy[SecurityContext]:
+    """A container ``SecurityContext``, any field set or not (for hashing and the JSON
+    form; the planner may refuse or hold some of them)."""
+    capability_names = st.lists(st.sampled_from(["ALL", "NET_ADMIN", "SYS_TIME", "CHOWN"]))
+    return st.builds(
+        SecurityContext,
+        run_as_user=_IDS,
+        run_as_group=_IDS,
+        run_as_non_root=st.one_of(st.none(), st.booleans()),
+        capabilities=st.one_of(
+            st.none(),
+            st.builds(Capabilities, capability_names.map(tuple), capability_names.map(tuple)),
+        ),
+        allow_privilege_escalation=st.one_of(st.none(), st.booleans()),
+        read_only_root_filesystem=st.booleans(),
+        seccomp_profile=_PROFILES,
+        app_armor_profile=_PROFILES,
+    )
+
+
+def pod_security_contexts() -> st.SearchStrategy[PodSecurityContext]:
+    """A ``PodSecurityContext``, any field set or not (see ``security_contexts``)."""
+    sysctl = st.sampled_from(
+        [
+            Sysctl("kernel.shm_rmid_forced", "1"),
+            Sysctl("net.ipv4.ip_local_port_range", "1024 65535"),
+            Sysctl("net.ipv4.tcp_syncookies", "0"),
+        ]
+    )
+    return st.builds(
+        PodSecurityContext,
+        run_as_user=_IDS,
+        run_as_group=_IDS,
+        run_as_non_root=st.one_of(st.none(), st.booleans()),
+        seccomp_profile=_PROFILES,
+        app_armor_profile=_PROFILES,
+        supplemental_groups=st.lists(st.integers(0, 70000), max_size=2).map(tuple),
+        fs_group=_IDS,
+        sysctls=st.lists(sysctl, max_size=2, unique_by=lambda s: s.name).map(tuple),
+        host_network=st.booleans(),
+        host_pid=st.booleans(),
+        host_ipc=st.booleans(),
+        share_process_namespace=st.booleans(),
+    )
+
+
+@st.composite
+def secured_pods(draw: st.DrawFn) -> Pod:
+    """A ``pods()`` pod whose pod and containers may carry security contexts."""
+    pod = draw(pods())
+    return attrs.evolve(
+        pod,
+        containers=tuple(
+            attrs.evolve(c, security_context=draw(st.one_of(st.none(), security_contexts())))
+            for c in pod.containers
+        ),
+        security_context=draw(st.one_of(st.none(), pod_security_contexts())),
     )

@@ -1501,3 +1501,49 @@ def test_progress_counts_an_adopted_create_as_one_action() -> None:
         progress(event)
 
     assert 1 == progress.done
+
+
+def test_host_namespace_and_sysctl_options_reach_the_plan_options() -> None:
+    """--allow-host-namespaces and --allowed-unsafe-sysctls (comma-separated, repeatable,
+    as the kubelet's) map onto PlanOptions; without them nothing is allowed."""
+    parse = cli.build_parser().parse_args
+    given = parse(
+        [
+            "plan",
+            "--allow-host-namespaces",
+            "--allowed-unsafe-sysctls",
+            "net.core.*,kernel.msgmax",
+            "--allowed-unsafe-sysctls",
+            "fs.mqueue.*",
+            "x.yaml",
+        ]
+    )
+
+    options = cli._plan_options(given)
+    default = cli._plan_options(parse(["plan", "x.yaml"]))
+
+    assert (True, ("net.core.*", "kernel.msgmax", "fs.mqueue.*")) == (
+        options.allow_host_namespaces,
+        options.allowed_unsafe_sysctls,
+    )
+    assert (False, ()) == (default.allow_host_namespaces, default.allowed_unsafe_sysctls)
+
+
+def test_a_refused_host_network_pod_names_the_option(
+    run: Callable[..., Result], tmp_path: Path, fake: FakeRuntime
+) -> None:
+    path = write(
+        tmp_path,
+        "web.yaml",
+        pod_yaml("web").replace("spec:\n", "spec:\n  hostNetwork: true\n", 1),
+    )
+
+    refused = run("apply", path, runtime=fake)
+    allowed = run("apply", "--allow-host-namespaces", path, runtime=fake)
+
+    assert 1 == refused.code
+    assert (
+        "the pod asks for the host's namespaces (hostNetwork), which is not allowed without "
+        "--allow-host-namespaces"
+    ) in refused.err
+    assert 0 == allowed.code, allowed.err

@@ -19,6 +19,7 @@ from podsync._naming import NETWORK_CONTAINER
 from podsync._options import PlanOptions
 from podsync._plan import plan
 from podsync._ports import PortMapping
+from podsync._security import ContainerSecurity
 from podsync._volumes import Mount
 
 # An Engine API version the SDK builds the JSON for (20.10's).
@@ -131,6 +132,14 @@ def test_unset_values_are_left_to_the_engine() -> None:
         "privileged": False,
         "dns": None,
         "dns_search": None,
+        "group_add": None,
+        "cap_add": None,
+        "cap_drop": None,
+        "read_only": None,
+        "security_opt": None,
+        "sysctls": None,
+        "pid_mode": None,
+        "ipc_mode": None,
     } == args.host_config
     assert {
         "name": "x",
@@ -144,6 +153,7 @@ def test_unset_values_are_left_to_the_engine() -> None:
         "domainname": None,
         "tty": False,
         "stdin_open": False,
+        "user": None,
     } == args.container
 
 
@@ -198,3 +208,84 @@ def test_a_spec_joins_a_network_or_has_its_own_never_both() -> None:
     cannot be made (no runtime has to decide what it means)."""
     with pytest.raises(ValueError, match="has no network of its own"):
         CreateSpec(name="app", image="busybox", join="net", network="none")
+
+
+def test_security_settings_in_dockers_terms() -> None:
+    """User and groups, capabilities in Kubernetes' spelling, read-only root, sysctls,
+    shared PID namespace, and the security options: no-new-privileges, the Localhost
+    seccomp profile's JSON itself (as the docker CLI sends it), an AppArmor profile."""
+    spec = CreateSpec(
+        name="app",
+        image="busybox",
+        join="net",
+        security=ContainerSecurity(
+            user="1000:3000",
+            groups=(2000, 4000),
+            cap_add=("NET_BIND_SERVICE",),
+            cap_drop=("ALL",),
+            no_new_privileges=True,
+            read_only_root_filesystem=True,
+            seccomp="localhost//srv/podsync/seccomp/audit.json",
+            apparmor="localhost/k8s-deny-write",
+            sysctls=(("kernel.shm_rmid_forced", "1"),),
+            share_pid_with="net",
+        ),
+    )
+
+    host_config, config = _security_json(spec, '{"defaultAction": "SCMP_ACT_LOG"}')
+
+    assert "1000:3000" == config["User"]
+    assert {
+        "GroupAdd": ["2000", "4000"],
+        "CapAdd": ["NET_BIND_SERVICE"],
+        "CapDrop": ["ALL"],
+        "ReadonlyRootfs": True,
+        "SecurityOpt": [
+            "no-new-privileges",
+            'seccomp={"defaultAction": "SCMP_ACT_LOG"}',
+            "apparmor=k8s-deny-write",
+        ],
+        "Sysctls": {"kernel.shm_rmid_forced": "1"},
+        "PidMode": "container:net",
+    } == {key: host_config.get(key) for key in _SECURITY_KEYS}
+
+
+_SECURITY_KEYS = ("GroupAdd", "CapAdd", "CapDrop", "ReadonlyRootfs", "SecurityOpt")
+_SECURITY_KEYS += ("Sysctls", "PidMode")
+
+
+def _security_json(spec: CreateSpec, profile: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    args = docker_create_args(spec, profile)
+    host_config = HostConfig(version=API_VERSION, **args.host_config)
+    container = dict(args.container)
+    container.pop("name")
+    return dict(host_config), dict(ContainerConfig(API_VERSION, spec.image, **container))
+
+
+@pytest.mark.parametrize(
+    ("security", "expected"),
+    [
+        (
+            ContainerSecurity(seccomp="unconfined", apparmor="unconfined"),
+            {"SecurityOpt": ["seccomp=unconfined", "apparmor=unconfined"]},
+        ),
+        # The engine's default profiles are its own: nothing to send.
+        (ContainerSecurity(seccomp="runtime/default", apparmor="runtime/default"), {}),
+        (ContainerSecurity(host_pid=True, host_ipc=True), {"PidMode": "host", "IpcMode": "host"}),
+    ],
+)
+def test_profiles_and_host_namespaces(
+    security: ContainerSecurity, expected: dict[str, Any]
+) -> None:
+    host_config, _ = _security_json(CreateSpec(name="n", image="pause", security=security), None)
+
+    assert expected == {
+        key: host_config[key] for key in ("SecurityOpt", "PidMode", "IpcMode") if key in host_config
+    }
+
+
+def test_a_localhost_seccomp_profile_needs_its_content() -> None:
+    spec = CreateSpec(name="n", image="x", security=ContainerSecurity(seccomp="localhost//p.json"))
+
+    with pytest.raises(ValueError, match="needs the profile's content"):
+        docker_create_args(spec)

@@ -36,6 +36,9 @@ PUBLIC = sorted(
         *("RestartPolicy", "DNSPolicy", "PullPolicy", "derive_pod_uid"),
         *("Resources", "ResourceList", "HostAlias"),
         *("ObservedContainer", "ObservedImage"),
+        # security settings of the model, and what a CreateSpec carries of them
+        *("SecurityContext", "PodSecurityContext", "Capabilities", "SecurityProfile"),
+        *("ProfileType", "Sysctl", "ContainerSecurity"),
         # reading pod files
         *("load_pods", "parse_pods", "DEFAULT_MAX_BYTES", "NodeInfo"),
         # errors

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from podsync import (
     SPEC_HASH_VERSION,
+    Capabilities,
     Container,
     DNSPolicy,
     EnvVar,
@@ -24,12 +25,17 @@ from podsync import (
     HTTPHeader,
     Lifecycle,
     Pod,
+    PodSecurityContext,
     Port,
     PortProtocol,
     Probe,
+    ProfileType,
     PullPolicy,
     ResolvConf,
+    SecurityContext,
+    SecurityProfile,
     SpecHash,
+    Sysctl,
     Volume,
     VolumeMount,
     container_name,
@@ -37,7 +43,7 @@ from podsync import (
     spec_hash,
 )
 from podsync._hashing import canonical_json, canonical_spec, network_spec
-from tests.strategies import containers, handlers, lifecycles, pods, probes
+from tests.strategies import containers, handlers, lifecycles, pods, probes, secured_pods
 
 CONTAINER = Container(
     name="web",
@@ -603,3 +609,125 @@ def test_network_options_are_recorded_as_they_shape_the_network_container():
     assert "cluster_domain" not in spec
     assert {"nameservers": ["192.0.2.53"], "searches": ["corp.example"]} == spec["host_resolv_conf"]
     assert network_spec(default_dns, PAUSE) == ignored
+
+
+# --- security settings -------------------------------------------------------------------
+
+
+@_RICH
+@given(pod=secured_pods(), root_dir=_root_dirs)
+def test_spec_hash_is_the_digest_of_canonical_spec_with_security(pod, root_dir):
+    """The fast hash text and the canonical form agree on security settings too."""
+    for c in pod.containers:
+        text = canonical_json(canonical_spec(c, pod, root_dir=root_dir))
+        expected = hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+        assert SpecHash(SPEC_HASH_VERSION, expected) == spec_hash(c, pod, root_dir=root_dir)
+
+
+@_RICH
+@given(pod=secured_pods(), mode=st.sampled_from(["", "none"]), host=st.none() | _resolvs)
+def test_network_spec_hash_is_the_digest_of_network_spec_with_security(pod, mode, host):
+    kwargs = {"network_mode": mode, "cluster_dns": "10.0.0.10", "host_dns": host}
+    text = canonical_json(network_spec(pod, PAUSE, **kwargs))
+    expected = hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    assert SpecHash(SPEC_HASH_VERSION, expected) == network_spec_hash(pod, PAUSE, **kwargs)
+
+
+def test_security_settings_at_their_defaults_leave_the_form_unchanged():
+    """Empty security contexts add no field: a container made by an older podsync keeps
+    its hash (no restart on upgrade)."""
+    container = attrs.evolve(CONTAINER, security_context=SecurityContext())
+    pod = attrs.evolve(POD, containers=(container,), security_context=PodSecurityContext())
+
+    assert GOLDEN_CANONICAL == canonical_json(canonical_spec(container, pod))
+    assert GOLDEN_NETWORK_HASH == str(network_spec_hash(pod, PAUSE))
+
+
+SECURED = [
+    SecurityContext(run_as_user=1000),
+    SecurityContext(run_as_group=1000),
+    SecurityContext(run_as_non_root=True),
+    SecurityContext(capabilities=Capabilities(add=("NET_ADMIN",))),
+    SecurityContext(capabilities=Capabilities(drop=("ALL",))),
+    SecurityContext(allow_privilege_escalation=False),
+    SecurityContext(read_only_root_filesystem=True),
+    SecurityContext(seccomp_profile=SecurityProfile(ProfileType.UNCONFINED)),
+    SecurityContext(seccomp_profile=SecurityProfile(ProfileType.LOCALHOST, "a.json")),
+    SecurityContext(app_armor_profile=SecurityProfile(ProfileType.RUNTIME_DEFAULT)),
+]
+
+
+@pytest.mark.parametrize("context", SECURED)
+def test_each_container_security_setting_changes_the_hash(context):
+    secured = attrs.evolve(BASE, security_context=context)
+
+    assert spec_hash(BASE, BASE_POD) != spec_hash(secured, BASE_POD)
+
+
+@pytest.mark.parametrize(
+    "context",
+    [
+        PodSecurityContext(run_as_user=1000),
+        PodSecurityContext(fs_group=2000),
+        PodSecurityContext(supplemental_groups=(4000,)),
+        PodSecurityContext(sysctls=(Sysctl("kernel.shm_rmid_forced", "1"),)),
+        PodSecurityContext(host_pid=True),
+        PodSecurityContext(host_ipc=True),
+        PodSecurityContext(share_process_namespace=True),
+        PodSecurityContext(seccomp_profile=SecurityProfile(ProfileType.RUNTIME_DEFAULT)),
+    ],
+)
+def test_each_pod_security_setting_changes_the_app_hash(context):
+    assert spec_hash(BASE, BASE_POD) != spec_hash(
+        BASE, attrs.evolve(BASE_POD, security_context=context)
+    )
+
+
+@pytest.mark.parametrize(
+    ("context", "changes"),
+    [
+        (PodSecurityContext(host_network=True), True),
+        (PodSecurityContext(host_pid=True), True),
+        (PodSecurityContext(host_ipc=True), True),
+        (PodSecurityContext(sysctls=(Sysctl("net.ipv4.tcp_syncookies", "0"),)), True),
+        # What the app containers get does not change the network container.
+        (PodSecurityContext(sysctls=(Sysctl("kernel.shm_rmid_forced", "1"),)), False),
+        (PodSecurityContext(run_as_user=1000, fs_group=1), False),
+        (PodSecurityContext(share_process_namespace=True), False),
+    ],
+)
+def test_pod_security_settings_that_shape_the_network_container(context, changes):
+    pod = attrs.evolve(POD, security_context=context)
+
+    assert changes == (network_spec_hash(POD, PAUSE) != network_spec_hash(pod, PAUSE))
+
+
+def test_a_setting_moved_between_pod_and_container_keeps_the_hash():
+    """The hash is of the effective settings: a runAsUser moved from the container to the
+    pod is the same container."""
+    on_container = attrs.evolve(BASE, security_context=SecurityContext(run_as_user=7))
+    on_pod = attrs.evolve(BASE_POD, security_context=PodSecurityContext(run_as_user=7))
+
+    assert spec_hash(on_container, BASE_POD) == spec_hash(BASE, on_pod)
+
+
+def test_host_network_ignores_the_network_options():
+    """The host's network gets neither the network mode nor the cluster DNS settings."""
+    pod = attrs.evolve(POD, security_context=PodSecurityContext(host_network=True))
+
+    assert network_spec(pod, PAUSE) == network_spec(
+        pod, PAUSE, network_mode="none", cluster_dns="10.0.0.10", cluster_domain="cluster.local"
+    )
+
+
+def test_root_and_false_are_settings():
+    """runAsUser 0 and allowPrivilegeEscalation false are recorded (not taken for unset)."""
+    root = attrs.evolve(BASE, security_context=SecurityContext(run_as_user=0))
+    no_escalation = attrs.evolve(
+        BASE, security_context=SecurityContext(allow_privilege_escalation=False)
+    )
+
+    assert 0 == canonical_spec(root, BASE_POD)["security"]["run_as_user"]
+    assert {"allow_privilege_escalation": False} == canonical_spec(no_escalation)["security"]

@@ -263,3 +263,35 @@ def test_a_long_pod_gets_its_termination_message_file(root):
     host_file = mount.host_path
     assert os.path.isfile(host_file)
     assert host_file.startswith(f"{root}/{'u' * 253}/{'c' * 63}/")
+
+
+def test_fs_group_owns_the_empty_dir_directories(root: Path) -> None:
+    """With an fsGroup, each emptyDir directory belongs to that group, group-writable and
+    setgid, so files made in it keep the group (the kubelet's SetVolumeOwnership,
+    pkg/volume/volume_linux.go); the termination-message file is left alone."""
+    from podsync._security import ContainerSecurity
+
+    gid = 2000 if os.geteuid() == 0 else os.getegid()
+    volume = root / "uid1" / "volumes" / "empty" / "data"
+    message = root / "uid1" / "app" / "x" / "termination-log"
+    spec = CreateSpec(
+        name="x",
+        image="busybox",
+        directories=(str(volume),),
+        files=(str(message),),
+        security=ContainerSecurity(fs_group=gid),
+    )
+
+    make_host_paths(spec, str(root))
+
+    info = volume.stat()
+    assert (gid, 0o2770) == (info.st_gid, stat.S_IMODE(info.st_mode) & 0o2770)
+    assert 0 == message.stat().st_mode & stat.S_ISGID
+
+
+def test_without_fs_group_empty_dir_directories_keep_their_owner(root: Path) -> None:
+    volume = root / "uid1" / "volumes" / "empty" / "data"
+
+    make_host_paths(CreateSpec(name="x", image="b", directories=(str(volume),)), str(root))
+
+    assert (os.getegid(), 0) == (volume.stat().st_gid, volume.stat().st_mode & stat.S_ISGID)

@@ -46,6 +46,7 @@ MODEL_AND_HELPERS = {
     "_host_ports",
     "_environment",
     "_prober",
+    "_security",
     "exceptions",
 }
 VOCABULARY = {"_options", "_actions", "_ownership", "_fingerprint", "_plan_json"}

@@ -36,6 +36,7 @@ from podsync._labels import LABEL_CONTAINER, LABEL_POD_UID
 from podsync._models import HostAlias, ObservedContainer
 from podsync._ports import PortMapping
 from podsync._runtime import ExecResult, Runtime
+from podsync._security import ContainerSecurity
 from podsync.docker import DockerRuntime
 from podsync.exceptions import NameConflict, RuntimeCallError
 from podsync.testing import FakeRuntime
@@ -363,6 +364,24 @@ REFUSED_AT_CREATE = [
         id="image-before-name",
     ),
     pytest.param({"memory": 1, "name": "bad name"}, MIN_MEMORY, id="memory-before-name"),
+    # Docker's NormalizeLegacyCapabilities: upper case, CAP_ added, unknown names refused.
+    pytest.param(
+        {"security": ContainerSecurity(cap_add=("NET_ADMN",))},
+        'invalid CapAdd: unknown capability: "CAP_NET_ADMN"',
+        id="unknown-capability",
+    ),
+    pytest.param(
+        {"security": ContainerSecurity(cap_drop=("cap_foo",))},
+        'invalid CapDrop: unknown capability: "CAP_FOO"',
+        id="unknown-capability-dropped",
+    ),
+    # Refused by the runtime before the engine sees it: a Localhost profile whose file
+    # does not exist.
+    pytest.param(
+        {"security": ContainerSecurity(seccomp="localhost//nonexistent/podsync/x.json")},
+        "seccomp profile /nonexistent/podsync/x.json does not exist",
+        id="missing-seccomp-profile",
+    ),
 ]
 
 
@@ -401,6 +420,23 @@ def test_refused_at_create(subject: Subject, fields: dict[str, Any], message: st
         pytest.param({"host_aliases": (ALIAS,)}, id="extra-hosts-own-network"),
         pytest.param({"joins": True, "host_aliases": (HostAlias("10.1.2.3"),)}, id="no-names"),
         pytest.param({"joins": True, "domainname": "sub.ns.svc.cluster.local"}, id="domain-join"),
+        pytest.param(
+            {
+                "security": ContainerSecurity(
+                    user="1000:3000",
+                    groups=(2000,),
+                    cap_add=("net_admin", "CAP_SYS_TIME"),
+                    cap_drop=("ALL",),
+                    no_new_privileges=True,
+                    read_only_root_filesystem=True,
+                    seccomp="unconfined",
+                    apparmor="unconfined",
+                    sysctls=(("kernel.shm_rmid_forced", "1"),),
+                    host_ipc=True,
+                )
+            },
+            id="security-settings",
+        ),
     ],
 )
 def test_accepted_at_create(subject: Subject, fields: dict[str, Any]) -> None:
@@ -559,3 +595,46 @@ def test_image_listing(subject: Subject) -> None:
     tagged = {tag: image for image in images for tag in image.tags}
     assert {TEST_IMAGE, PAUSE_IMAGE} <= set(tagged)
     assert all(tagged[t].id.startswith("sha256:") for t in (TEST_IMAGE, PAUSE_IMAGE))
+
+
+# --- security settings the engine's host must have ---------------------------------------
+
+
+def test_an_apparmor_profile_without_apparmor_is_refused(subject: Subject) -> None:
+    """A host without AppArmor would run the container unconfined without a word (Docker
+    ignores the profile there): both runtimes refuse the create instead."""
+    if subject.client is not None and any(
+        "apparmor" in str(o) for o in subject.client.info().get("SecurityOptions") or ()
+    ):
+        pytest.skip("the engine's host has AppArmor")
+    before = subject.ours()
+
+    error = _refusal(
+        subject.runtime.create_container,
+        subject.spec("app", security=ContainerSecurity(apparmor="runtime/default")),
+    )
+
+    assert (
+        "AppArmor profile runtime/default asked for, but AppArmor is not enabled on the "
+        "Docker engine's host: podsync does not run the container without it"
+    ) == error.message
+    assert before == subject.ours()
+
+
+def test_a_sysctl_no_namespace_holds_is_refused_at_start(subject: Subject) -> None:
+    """runc refuses a node-level sysctl when the container starts; it stays created."""
+    cid = subject.runtime.create_container(
+        subject.spec("app", security=ContainerSecurity(sysctls=(("kernel.panic", "1"),)))
+    )
+
+    error = _refusal(subject.runtime.start_container, cid)
+
+    assert 'sysctl "kernel.panic" is not in a separate kernel namespace' in error.message
+    assert (cid, False) == (subject.listed(cid).id, subject.listed(cid).running)
+
+
+def test_image_users(subject: Subject) -> None:
+    """The test images name no user: both runtimes report ``""`` (root)."""
+    users = {tag: image.user for image in subject.runtime.list_images() for tag in image.tags}
+
+    assert ("", "") == (users[TEST_IMAGE], users[PAUSE_IMAGE])

@@ -37,6 +37,7 @@ from podsync._models import (
     Resources,
     RestartPolicy,
     TCPSocketAction,
+    TerminationMessagePolicy,
     Volume,
     VolumeMount,
     derive_pod_uid,
@@ -99,7 +100,7 @@ from podsync._plan import plan
 from podsync._plan_json import plan_from_json, plan_to_json
 
 # isort: split
-from podsync._runtime import ExecResult, Runtime
+from podsync._runtime import EngineEvent, ExecResult, LogLine, Runtime, Stream
 
 # isort: split
 from podsync._config import DEFAULT_MAX_BYTES, NodeInfo, load_pods, parse_pods
@@ -147,6 +148,7 @@ from podsync._status import (
     PodCondition,
     PodPhase,
     PodStatus,
+    orphaned_pod_statuses,
     pod_status,
 )
 
@@ -160,6 +162,12 @@ from podsync._security import (
     SecurityProfile,
     Sysctl,
 )
+
+# isort: split
+from podsync._status_json import STATUS_FORMAT_VERSION, statuses_to_json
+
+# isort: split
+from podsync._operate import PodEngineEvent, pod_events, previous_instance, termination_inputs
 
 # isort: split
 from podsync import labels
@@ -176,6 +184,7 @@ __all__ = [
     "NETWORK_CONTAINER",
     "PLAN_FORMAT_VERSION",
     "SPEC_HASH_VERSION",
+    "STATUS_FORMAT_VERSION",
     "Action",
     "ActionResult",
     "ActionStatus",
@@ -190,6 +199,7 @@ __all__ = [
     "Create",
     "CreateSpec",
     "DNSPolicy",
+    "EngineEvent",
     "EngineUnavailable",
     "EnvVar",
     "Event",
@@ -202,6 +212,7 @@ __all__ = [
     "HostAlias",
     "Kill",
     "Lifecycle",
+    "LogLine",
     "Mount",
     "NameConflict",
     "NodeInfo",
@@ -215,6 +226,7 @@ __all__ = [
     "Pod",
     "PodAction",
     "PodCondition",
+    "PodEngineEvent",
     "PodPhase",
     "PodPlan",
     "PodSecurityContext",
@@ -245,9 +257,11 @@ __all__ = [
     "SecurityContext",
     "SecurityProfile",
     "SpecHash",
+    "Stream",
     "SyncResult",
     "Sysctl",
     "TCPSocketAction",
+    "TerminationMessagePolicy",
     "Volume",
     "VolumeMount",
     "Wait",
@@ -261,6 +275,7 @@ __all__ = [
     "load_pods",
     "network_spec_hash",
     "observe",
+    "orphaned_pod_statuses",
     "ownership",
     "parse_2014_container_name",
     "parse_container_name",
@@ -270,12 +285,16 @@ __all__ = [
     "plan_fingerprint",
     "plan_from_json",
     "plan_to_json",
+    "pod_events",
     "pod_full_name",
     "pod_status",
     "port_bindings",
+    "previous_instance",
     "probe_liveness",
     "spec_hash",
+    "statuses_to_json",
     "sync",
+    "termination_inputs",
 ]
 
 # Names that were public at the top level before the surface was made deliberate: each

@@ -337,7 +337,7 @@ def build_parser() -> argparse.ArgumentParser:
         "the 2014 kubelet's pod sync as plan and apply.",
         epilog="A SOURCE is a pod file, a directory of pod files, an http(s) URL, or - for "
         "standard input. Exit codes: 0 success, 1 error (usage errors included), 2 changes "
-        "(plan --detailed-exitcode only), 130 interrupted.",
+        "(plan --detailed-exitcode only), 130 interrupted; exec exits with its command's code.",
     )
     parser.add_argument("--version", action="version", version=f"podsync {_version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -436,7 +436,132 @@ def build_parser() -> argparse.ArgumentParser:
         f"(default: {_DEFAULT_STOP_TIMEOUT})",
     )
     _add_adopt_option(d, default=False)
+    _add_operating_commands(commands, engine, planning, output)
     return parser
+
+
+def _duration(text: str) -> float:
+    """A Go duration (``10s``, ``5m``, ``1h30m``, ``250ms``), as kubectl's ``--since``,
+    in seconds."""
+    import re
+
+    parts = re.findall(r"(\d+(?:\.\d+)?)(ms|h|m|s)", text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        raise argparse.ArgumentTypeError(f"expected a duration such as 10s, 5m or 1h, got {text!r}")
+    scale = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+    return sum(float(n) * scale[u] for n, u in parts)
+
+
+def _add_operating_commands(commands: Any, engine: Any, planning: Any, output: Any) -> None:
+    """``status``, ``describe``, ``logs``, ``exec`` and ``events`` (``podsync._cli_ops``)."""
+    pod_help = "the pod: name, namespace/name, or its full name name.namespace.source"
+    st = commands.add_parser(
+        "status",
+        parents=[engine, planning, output],
+        allow_abbrev=False,
+        help="show how the pods are doing",
+        description="A row per pod, as kubectl get pods: ready containers, phase, restarts, "
+        "age and reason. With SOURCEs: those pods (as the next sync would see them) and the "
+        "pods podsync runs that they do not describe (Orphaned); without: every pod podsync "
+        "runs on the engine. Changes nothing.",
+    )
+    st.add_argument("sources", nargs="*", metavar="SOURCE", help="pod files, directories, URLs, -")
+    st.add_argument("--json", action="store_true", help="print the statuses as JSON")
+    st.add_argument(
+        "--probe",
+        action="store_true",
+        help="run the pods' probes first (exec probes run commands inside containers), so "
+        "that readiness is known: without, a container with a readiness probe is not ready",
+    )
+    st.add_argument(
+        "-w",
+        "--watch",
+        action="store_true",
+        help="then print a pod's row again whenever it changes, until interrupted",
+    )
+    de = commands.add_parser(
+        "describe",
+        parents=[engine, planning, output],
+        allow_abbrev=False,
+        help="show everything about one pod",
+        description="One pod's containers, their states and last terminations, ports, "
+        "mounts, conditions, what the next sync would do for it (with -f) and its recent "
+        "engine events.",
+    )
+    de.add_argument("pod", metavar="POD", help=pod_help)
+    de.add_argument(
+        "-f",
+        "--filename",
+        dest="sources",
+        action="append",
+        default=[],
+        metavar="SOURCE",
+        help="the pod files: the pod's spec, restart policy and next sync's actions",
+    )
+    lo = commands.add_parser(
+        "logs",
+        parents=[engine, output],
+        allow_abbrev=False,
+        help="print a container's logs",
+        description="Print what a pod container wrote: its stdout to stdout, its stderr to stderr.",
+    )
+    lo.add_argument("pod", metavar="POD", help=pod_help)
+    lo.add_argument(
+        "-c",
+        "--container",
+        help="the pod container (needed when the pod has more than one)",
+    )
+    lo.add_argument("--tail", metavar="N", type=_count, help="only the last N lines")
+    lo.add_argument(
+        "-f", "--follow", action="store_true", help="go on printing until the container stops"
+    )
+    lo.add_argument(
+        "-p",
+        "--previous",
+        action="store_true",
+        help="the logs of the previous instance (the newest one that exited before)",
+    )
+    lo.add_argument("--timestamps", action="store_true", help="each line with its time")
+    lo.add_argument(
+        "--since",
+        metavar="DURATION",
+        type=_duration,
+        help="only lines newer than this (10s, 5m, 1h)",
+    )
+    _add_adopt_option(lo, default=False)
+    ex = commands.add_parser(
+        "exec",
+        parents=[engine, output],
+        allow_abbrev=False,
+        help="run a command in a container",
+        description="Run COMMAND in a running pod container, as docker exec: no shell is "
+        "added. Exits with the command's exit code.",
+    )
+    ex.add_argument("pod", metavar="POD", help=pod_help)
+    ex.add_argument("-c", "--container", help="the pod container (needed when it has more)")
+    ex.add_argument("-i", "--stdin", action="store_true", help="pass standard input on")
+    ex.add_argument("-t", "--tty", action="store_true", help="give the command a terminal")
+    # What follows "--" is the command whatever it looks like: main() splits it off
+    # before parsing, so that options after POD (-c, -i) are still podsync's.
+    ex.add_argument("command_line", nargs="*", metavar="-- COMMAND", help="the command")
+    _add_adopt_option(ex, default=False)
+    ev = commands.add_parser(
+        "events",
+        parents=[engine, output],
+        allow_abbrev=False,
+        help="print the engine's events of podsync's pods",
+        description="The engine's container events (create, start, kill, die, oom, stop, "
+        "destroy, ...) of the pods podsync runs, oldest first, from the engine's recent "
+        "history.",
+    )
+    ev.add_argument(
+        "-f", "--follow", action="store_true", help="then print new events until interrupted"
+    )
+    ev.add_argument("--json", action="store_true", help="one JSON object per line")
+    ev.add_argument(
+        "--since", metavar="DURATION", type=_duration, help="only events newer than this"
+    )
+    _add_adopt_option(ev, default=False)
 
 
 def _add_adopt_option(group: Any, *, default: Any) -> None:
@@ -579,6 +704,8 @@ def _plan_options(args: argparse.Namespace, console: Console | None = None) -> P
 def _check_combinations(args: argparse.Namespace) -> None:
     if args.command == "plan" and args.probe and args.no_probe is not _UNSET:
         raise _UsageError("--probe and --no-probe cannot be given together")
+    if args.command == "exec" and not args.command_line:
+        raise _UsageError("give the command to run: podsync exec POD -- COMMAND...")
     if args.command not in ("plan", "apply"):
         return
     if args.command == "apply" and args.plan_file is not None:

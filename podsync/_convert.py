@@ -55,12 +55,13 @@ from podsync._models import (
     Resources,
     RestartPolicy,
     TCPSocketAction,
+    TerminationMessagePolicy,
     Volume,
     VolumeMount,
     derive_pod_uid,
 )
 from podsync._node import NodeInfo
-from podsync._scalars import _one_of
+from podsync._scalars import _TERMINATION_MESSAGE_POLICIES, _choose, _one_of
 from podsync._schema import (
     _ContainerV1,
     _ContainerV1Beta1,
@@ -97,7 +98,7 @@ from podsync._unsupported import (
     _WARNING_GROUPS,
     _WRITTEN_BY_SERVER,
 )
-from podsync._yaml import _describe
+from podsync._yaml import _describe, _Invalid
 
 # Nothing here is public API: ``_config`` reads each document through ``_read_document``.
 __all__: list[str] = []
@@ -308,6 +309,7 @@ def _container(
     image_pull_policy: PullPolicy,
     privileged: bool,
     env: tuple[EnvVar, ...],
+    termination_message_policy: TerminationMessagePolicy = TerminationMessagePolicy.FILE,
     **extra: Any,
 ) -> Container:
     """A container from the fields both schemas spell alike; the caller gives the rest."""
@@ -340,6 +342,7 @@ def _container(
             out,
             kind="startup",
         ),
+        termination_message_policy=termination_message_policy,
         **extra,
     )
 
@@ -370,7 +373,24 @@ def _container_v1(
         tty=c.tty,
         stdin=c.stdin,
         stdin_once=c.stdin_once,
+        termination_message_policy=_termination_message_policy(
+            c.termination_message_policy, f"{path}.terminationMessagePolicy", out
+        ),
     )
+
+
+def _termination_message_policy(
+    text: str, path: str, out: list[tuple[str, str]]
+) -> TerminationMessagePolicy:
+    """``File`` or ``FallbackToLogsOnError`` (read here rather than by a schema hook:
+    the schema module is at its size limit)."""
+    try:
+        return _choose(
+            text, _TERMINATION_MESSAGE_POLICIES, TerminationMessagePolicy.FILE, fold_case=False
+        )
+    except _Invalid as exc:
+        out.append((path, str(exc)))
+        return TerminationMessagePolicy.FILE
 
 
 def _container_v1beta1(c: _ContainerV1Beta1, path: str, out: list[tuple[str, str]]) -> Container:

@@ -8,7 +8,9 @@ comes out:
   low-level ``APIClient.create_host_config`` and ``APIClient.create_container``;
 * ``observed_from_list``, ``image_from_list``, ``timestamp``, ``address_of``: the
   engine's JSON (list entries, inspect fields) as ``ObservedContainer``,
-  ``ObservedImage``, times and addresses.
+  ``ObservedImage``, times and addresses;
+* ``log_line``, ``engine_event``: a timestamped log entry and an event message as
+  ``LogLine`` and ``EngineEvent``.
 
 The create translation, field by field:
 
@@ -59,6 +61,7 @@ from podsync._actions import CreateSpec
 from podsync._cpu import CPU_PERIOD, cpu_quota, cpu_shares
 from podsync._models import ObservedContainer, ObservedImage
 from podsync._ports import exposed_ports, port_bindings
+from podsync._runtime import EVENT_ACTIONS, EngineEvent, LogLine
 from podsync._security import ContainerSecurity
 from podsync._volumes import binds
 
@@ -70,7 +73,9 @@ __all__ = [
     "address_of",
     "as_int",
     "docker_create_args",
+    "engine_event",
     "image_from_list",
+    "log_line",
     "observed_from_list",
     "timestamp",
 ]
@@ -192,6 +197,7 @@ class Outcome:
 
     exit_code: int
     finished_at: float | None
+    oom_killed: bool = False
 
 
 # "Exited (137) 5 minutes ago", "Restarting (1) 2 seconds ago"
@@ -278,3 +284,43 @@ def address_of(settings: Mapping[str, Any]) -> str | None:
         if isinstance(network, Mapping) and network.get("IPAddress"):
             return str(network["IPAddress"])
     return None
+
+
+def log_line(stream: str, entry: bytes) -> LogLine:
+    """A ``LogLine`` from one log entry the engine sent with ``timestamps=1``: its
+    RFC 3339 time, a space, the line. An entry without a readable time keeps its bytes
+    whole, with time 0."""
+    stamp, sep, data = entry.partition(b" ")
+    moment = timestamp(stamp.decode("ascii", "replace")) if sep else None
+    if moment is None:
+        return LogLine(stream, entry, 0.0)
+    return LogLine(stream, data, moment)
+
+
+# Attributes of a container event that are not the container's labels.
+_EVENT_ATTRIBUTES = frozenset({"name", "image", "exitCode", "signal"})
+
+
+def engine_event(message: Mapping[str, Any]) -> EngineEvent | None:
+    """An ``EngineEvent`` from one message of ``GET /events``; ``None`` for anything but
+    a container's ``EVENT_ACTIONS`` (``exec_start: ...``, networks, images).
+
+    Docker puts the container's labels among the actor's attributes, beside ``name``,
+    ``image``, ``exitCode`` (``die``) and ``signal`` (``kill``)."""
+    action = str(message.get("Action") or message.get("status") or "")
+    if message.get("Type", "container") != "container" or action not in EVENT_ACTIONS:
+        return None
+    actor = message.get("Actor") or {}
+    attributes = {str(k): str(v) for k, v in (actor.get("Attributes") or {}).items()}
+    nanos = message.get("timeNano")
+    when = int(nanos) / 1e9 if isinstance(nanos, int) else float(message.get("time") or 0)
+    code, signal = attributes.get("exitCode"), attributes.get("signal")
+    return EngineEvent(
+        when,
+        action,
+        str(actor.get("ID") or message.get("id") or ""),
+        attributes.get("name", "").removeprefix("/"),
+        {k: v for k, v in attributes.items() if k not in _EVENT_ATTRIBUTES},
+        as_int(code) if code is not None else None,
+        as_int(signal) if signal is not None else None,
+    )

@@ -28,6 +28,9 @@ CALL_NAMES = frozenset(
         "exec",  # exec_in_container(id, command, timeout)
         "address",  # container_address(id)
         "remove_image",  # remove_image(image_id)
+        "exec_attached",  # exec_attached(id, command, ..., tty)
+        "logs",  # container_logs(id, tail, since, follow)
+        "events",  # engine_events(since, until)
     }
 )
 

@@ -78,6 +78,15 @@ class PullPolicy(enum.StrEnum):
     IF_NOT_PRESENT = "IfNotPresent"  # also the default; an explicit ``:latest`` still pulls
 
 
+class TerminationMessagePolicy(enum.StrEnum):
+    """Where a container's termination message comes from (Kubernetes'
+    ``terminationMessagePolicy``): the termination-message file only, or, when that is
+    empty and the container failed, the tail of its log."""
+
+    FILE = "File"
+    FALLBACK_TO_LOGS_ON_ERROR = "FallbackToLogsOnError"
+
+
 class PortProtocol(enum.StrEnum):
     """The transport protocol of a port."""
 
@@ -349,6 +358,9 @@ class Container:
         security_context: the container's ``securityContext`` (user, groups,
             capabilities, seccomp, AppArmor ...) besides ``privileged``; ``None`` when
             none is given (the pod's then apply).
+        termination_message_policy: whether the log tail stands in for an empty
+            termination message of a failed run (read by ``pod_status``'s callers,
+            not by the engine: it is not part of the spec hash).
 
     Probes (and ``lifecycle``) are run by podsync against the container: they are not
     part of its spec hash, so changing one restarts nothing.
@@ -380,6 +392,7 @@ class Container:
     stdin: bool = False
     stdin_once: bool = False
     security_context: SecurityContext | None = None
+    termination_message_policy: TerminationMessagePolicy = TerminationMessagePolicy.FILE
 
     def __attrs_post_init__(self) -> None:
         if self.cpu < 0 or self.memory < 0:
@@ -515,6 +528,8 @@ class ObservedContainer:
             podsync did not stop it (it exited by itself, or it runs). Docker labels
             cannot change after create, so no engine reports this: ``podsync.observe``
             adds it from podsync's stop records under the root directory.
+        oom_killed: the kernel's OOM killer ended its last run (Docker's
+            ``State.OOMKilled``); the status then says ``OOMKilled``, whatever the code.
     """
 
     id: str
@@ -526,6 +541,7 @@ class ObservedContainer:
     exit_code: int = 0
     finished_at: float | None = None
     stopped_by_podsync: str = ""
+    oom_killed: bool = False
 
 
 @attrs.frozen

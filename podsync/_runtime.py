@@ -13,12 +13,17 @@ Contract for implementations:
   succeeds: the plan's goal is reached either way (as CRI's idempotent calls).
 * ``list_containers`` is the whole observation of containers: one call per sync, and
   the labels podsync writes carry everything the planner needs.
+* The operating calls (``container_logs``, ``exec_attached``, ``engine_events``) return
+  what an operator needs after a sync, as the seed's ``GetKubeletContainerLogs``,
+  ``RunInContainer`` and event stream did. Streams are ``Stream`` values: iterators the
+  caller can ``close()`` from any thread, which ends the iteration.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import IO, Generic, Protocol, TypeVar
 
 import attrs
 
@@ -26,7 +31,9 @@ from podsync._actions import CreateSpec
 from podsync._models import ObservedContainer, ObservedImage
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
-__all__ = ["ExecResult", "Runtime"]
+__all__ = ["EngineEvent", "ExecResult", "LogLine", "Runtime", "Stream"]
+
+_T = TypeVar("_T")
 
 
 @attrs.frozen
@@ -35,6 +42,104 @@ class ExecResult:
 
     exit_code: int
     output: bytes = b""
+
+
+@attrs.frozen
+class LogLine:
+    """One line a container wrote, as the engine kept it.
+
+    Attributes:
+        stream: ``"stdout"`` or ``"stderr"`` (a container with a TTY has one stream:
+            ``"stdout"``).
+        data: the line's bytes, with its newline when it had one (the engine splits
+            lines longer than 16 KiB).
+        time: when the engine received it, seconds since the epoch.
+    """
+
+    stream: str
+    data: bytes
+    time: float
+
+
+@attrs.frozen
+class EngineEvent:
+    """Something that happened to a container on the engine (``docker events``).
+
+    Attributes:
+        time: when, seconds since the epoch.
+        action: Docker's action: ``create``, ``start``, ``kill``, ``die``, ``oom``,
+            ``stop``, ``destroy``, ``pause``, ``unpause``.
+        container_id: the engine id of the container.
+        name: its name, without a leading ``/``.
+        labels: its labels (podsync's ownership labels among them).
+        exit_code: for ``die``, the exit code; else ``None``.
+        signal: for ``kill``, the signal number; else ``None``.
+    """
+
+    time: float
+    action: str
+    container_id: str
+    name: str = ""
+    labels: Mapping[str, str] = attrs.field(factory=dict, hash=False)
+    exit_code: int | None = None
+    signal: int | None = None
+
+
+#: The container actions runtimes report (``Runtime.engine_events``), Docker's names.
+EVENT_ACTIONS = frozenset(
+    {"create", "start", "kill", "die", "oom", "stop", "destroy", "pause", "unpause"}
+)
+
+
+class Stream(Generic[_T]):
+    """An iterator of what an engine sends, that the caller can stop.
+
+    ``close()`` may be called from any thread (a signal handler, a timer, another
+    worker): the iteration then ends, without an error, as soon as the runtime notices
+    (at once for a blocked read). Use it as a context manager to close it at the end.
+    """
+
+    def __init__(self, items: Iterator[_T], close: Callable[[], None] | None = None) -> None:
+        self._items = items
+        self._on_close = close
+        self._lock = threading.Lock()
+        self._closed = False
+
+    @property
+    def closed(self) -> bool:
+        """Whether ``close()`` was called."""
+        return self._closed
+
+    def __iter__(self) -> Stream[_T]:
+        return self
+
+    def __next__(self) -> _T:
+        if self._closed:
+            raise StopIteration
+        try:
+            return next(self._items)
+        except StopIteration:
+            raise
+        except Exception:
+            if self._closed:
+                # A read interrupted by close(): the end the caller asked for.
+                raise StopIteration from None
+            raise
+
+    def close(self) -> None:
+        """Stop the stream; closing twice is harmless."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        if self._on_close is not None:
+            self._on_close()
+
+    def __enter__(self) -> Stream[_T]:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
 
 class Runtime(Protocol):
@@ -76,6 +181,54 @@ class Runtime(Protocol):
     ) -> ExecResult:
         """Run ``command`` (an argument list, never a shell string) in a running
         container and wait at most ``timeout`` seconds for it."""
+        ...
+
+    def exec_attached(
+        self,
+        container_id: str,
+        command: Sequence[str],
+        *,
+        output: Callable[[str, bytes], None],
+        stdin: IO[bytes] | None = None,
+        tty: bool = False,
+    ) -> int:
+        """Run ``command`` (an argument list, never a shell string) in a running
+        container as ``docker exec [-i] [-t]`` does, until it ends; return its exit code.
+
+        ``output(stream, data)`` receives what it writes as it writes it, ``stream``
+        being ``"stdout"`` or ``"stderr"`` (with ``tty`` everything is ``"stdout"``).
+        ``stdin``, when given, is read until its end and sent to the command, whose
+        standard input then ends (a command reading it sees end-of-file).
+        """
+        ...
+
+    def container_logs(
+        self,
+        container_id: str,
+        *,
+        tail: int | None = None,
+        since: float | None = None,
+        follow: bool = False,
+    ) -> Stream[LogLine]:
+        """What the container wrote, line by line, oldest first, stdout and stderr
+        apart (``LogLine.stream``) and each line with its time.
+
+        ``tail``: only the last that many lines (``None``: all); ``since``: only lines
+        written at or after that time (seconds since the epoch). With ``follow`` the
+        stream goes on with new lines and ends when the container stops (or at once
+        for one that does not run) or when the caller closes it.
+        """
+        ...
+
+    def engine_events(
+        self, *, since: float | None = None, until: float | None = None
+    ) -> Stream[EngineEvent]:
+        """The engine's container events (``EVENT_ACTIONS``), oldest first.
+
+        ``since``: from that time (the engine keeps a bounded history); ``None``: only
+        new events. ``until``: up to that time, then the stream ends; ``None``: it
+        follows new events until the caller closes it.
+        """
         ...
 
     def container_address(self, container_id: str) -> str | None:

@@ -31,7 +31,13 @@ from typing import TypeVar
 
 from podsync._images import image_reference_problem
 from podsync._labels import MAX_GRACE_PERIOD
-from podsync._models import DNSPolicy, PortProtocol, PullPolicy, RestartPolicy
+from podsync._models import (
+    DNSPolicy,
+    PortProtocol,
+    PullPolicy,
+    RestartPolicy,
+    TerminationMessagePolicy,
+)
 from podsync._naming import (
     _DNS_LABEL_MAX,
     _UID_CHARACTERS,
@@ -378,6 +384,10 @@ _PULL_POLICIES = {
     "IfNotPresent": PullPolicy.IF_NOT_PRESENT,
 }
 # The 2014 internal names, compared case-insensitively like the seed's pullPoliciesEqual.
+_TERMINATION_MESSAGE_POLICIES = {
+    "File": TerminationMessagePolicy.FILE,
+    "FallbackToLogsOnError": TerminationMessagePolicy.FALLBACK_TO_LOGS_ON_ERROR,
+}
 _LEGACY_PULL_POLICIES = {
     "PullAlways": PullPolicy.ALWAYS,
     "PullNever": PullPolicy.NEVER,

@@ -138,7 +138,6 @@ _HeaderValue = NewType("_HeaderValue", str)  # an HTTP header value: no line bre
 # ---------------------------------------------------------------------------------------
 # Schema: attrs classes that mirror the YAML
 # ---------------------------------------------------------------------------------------
-#
 # Attribute names are snake_case; the YAML key is the camelCase spelling (``_key``), or
 # ``metadata["key"]`` where that differs (hostIP). ``metadata["hook"]`` replaces the
 # structure hook of one field. The classes hold the shape only; rules that relate
@@ -375,6 +374,7 @@ class _ContainerV1:
     stdin_once: bool = False
     readiness_probe: _ProbeV1 | None = None
     startup_probe: _ProbeV1 | None = None
+    termination_message_policy: str = ""  # read by _convert (_termination_message_policy)
 
 
 @attrs.frozen(kw_only=True)

@@ -17,17 +17,34 @@ The phase is the modern kubelet's (``getPhase``, ``pkg/kubelet/kubelet_pods.go``
 (``convertToAPIContainerStatuses``). ``PodStatus.state`` is what ``podsync apply
 --wait`` waits for: ``running`` or ``completed`` (up), ``failed`` or ``rejected`` (will
 not come up), ``pending`` (keep waiting).
+
+Beside the phase, a status carries the kubelet's conditions (``Initialized``,
+``ContainersReady``, ``Ready``: ``pkg/kubelet/status/generate.go``), each container's
+started and ready flags (from the startup and readiness verdicts given, keyed by
+container id), its image and termination message. What only I/O can give - the
+termination-message files, the log tails for ``FallbackToLogsOnError`` - is read by
+the caller and passed in as data (``podsync._operate`` does it for the command line),
+so this stays pure.
+``orphaned_pod_statuses`` judges the pods podsync runs that are not desired.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Collection, Mapping, Sequence
+import functools
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 import attrs
 
 from podsync._actions import FAILED_STOPS, Action, Plan, PodPlan, Reason, Wait
-from podsync._models import Container, ObservedContainer, Pod, RestartPolicy
+from podsync._models import (
+    Container,
+    ObservedContainer,
+    Pod,
+    RestartPolicy,
+    TerminationMessagePolicy,
+)
+from podsync._naming import NETWORK_CONTAINER
 from podsync._options import PlanOptions
 from podsync._ownership import ownership
 
@@ -38,8 +55,15 @@ __all__ = [
     "PodCondition",
     "PodPhase",
     "PodStatus",
+    "orphaned_pod_statuses",
     "pod_status",
 ]
+
+# The kubelet's limits on a termination message (pkg/kubelet/container/runtime.go:
+# MaxContainerTerminationMessageLength, ...LogLength, ...LogLines).
+MAX_MESSAGE_BYTES = 4096
+MAX_LOG_MESSAGE_BYTES = 2048
+MAX_LOG_MESSAGE_LINES = 80
 
 
 class PodPhase(enum.StrEnum):
@@ -86,6 +110,11 @@ class ContainerStatus:
         started: running, and its startup probe succeeded or it has none.
         ready: started, and its readiness probe's verdict is success or it has none
             (the kubelet's ``UpdatePodStatus``, ``pkg/kubelet/prober/prober_manager.go``).
+        image: the image of the pod container (the spec's).
+        termination_message: of the run ``exit_code`` belongs to: the last 4096 bytes
+            of its termination-message file, or, under ``FallbackToLogsOnError`` when
+            that is empty and the run failed, the last 80 lines (at most 2048 bytes)
+            of its log; empty when there is none.
     """
 
     name: str
@@ -100,19 +129,21 @@ class ContainerStatus:
     restart_count: int = 0
     started: bool = False
     ready: bool = False
+    image: str = ""
+    termination_message: str = ""
 
 
 @attrs.frozen
 class PodCondition:
-    """One of the pod's conditions (``v1.PodCondition``): ``ContainersReady`` or
-    ``Ready``, as the kubelet generates them (``pkg/kubelet/status/generate.go``).
+    """One of the pod's conditions (``v1.PodCondition``), as the kubelet generates them
+    (``pkg/kubelet/status/generate.go``).
 
     Attributes:
-        type: ``ContainersReady`` or ``Ready``.
-        status: whether the condition holds.
-        reason: why it does not (``ContainersNotReady``, ``PodCompleted``,
-            ``PodFailed``); empty when it holds.
-        message: e.g. ``containers with unready status: [app]``.
+        type: ``Initialized``, ``ContainersReady`` or ``Ready``.
+        status: whether it holds.
+        reason: why not (``ContainersNotReady``, ``PodCompleted``, ``PodFailed``), or
+            ``PodCompleted`` for a completed pod's ``Initialized``; else empty.
+        message: for people, e.g. ``containers with unready status: [app]``.
     """
 
     type: str
@@ -135,7 +166,11 @@ class PodStatus:
         reason: why a rejected pod failed (the rejection's reason code); else empty.
         uid: the pod's uid.
         containers: the status of each pod container, in the pod's order.
-        conditions: ``ContainersReady`` and ``Ready`` (see ``PodCondition``).
+        conditions: ``Initialized``, ``ContainersReady`` and ``Ready``, in that order.
+        init_containers: the status of each init container (none until pods have
+            them).
+        orphaned: podsync runs the pod, but the desired pods do not include it (the
+            next sync with deletions allowed stops it).
     """
 
     pod: str
@@ -146,11 +181,23 @@ class PodStatus:
     uid: str = ""
     containers: tuple[ContainerStatus, ...] = ()
     conditions: tuple[PodCondition, ...] = ()
+    init_containers: tuple[ContainerStatus, ...] = ()
+    orphaned: bool = False
 
     @property
     def ready(self) -> bool:
         """True when the pod's ``Ready`` condition holds."""
         return any(c.type == "Ready" and c.status for c in self.conditions)
+
+    @property
+    def ready_count(self) -> tuple[int, int]:
+        """(ready containers, containers): ``kubectl get pods``' READY column."""
+        return sum(c.ready for c in self.containers), len(self.containers)
+
+    @property
+    def restarts(self) -> int:
+        """The restarts of all its containers."""
+        return sum(c.restart_count for c in (*self.init_containers, *self.containers))
 
     @property
     def final(self) -> bool:
@@ -172,6 +219,8 @@ def pod_status(
     settling: Collection[str] = (),
     readiness: Mapping[str, bool] | None = None,
     startup: Mapping[str, bool] | None = None,
+    termination_messages: Mapping[str, str] | None = None,
+    log_tails: Mapping[str, str] | None = None,
 ) -> PodStatus:
     """The status of ``pod`` from the containers an engine reported.
 
@@ -196,6 +245,9 @@ def pod_status(
         startup: startup verdicts, by container id (``SyncResult.startup``): True once
             the startup probe succeeded. A container with a startup probe and no
             verdict has not started, so it is not ready either.
+        termination_messages: the termination-message file of each container (by id)
+            that has one, as read (``podsync._operate.termination_inputs``).
+        log_tails: the log tail of failed runs under ``FallbackToLogsOnError`` (by id).
 
     Returns:
         The pod's status.
@@ -211,7 +263,9 @@ def pod_status(
         for rejection in plan.rejected:
             if rejection.uid == pod.uid:
                 containers = tuple(
-                    ContainerStatus(c.name, ContainerState.WAITING, "ContainerCreating")
+                    ContainerStatus(
+                        c.name, ContainerState.WAITING, "ContainerCreating", image=c.image
+                    )
                     for c in pod.containers
                 )
                 return PodStatus(
@@ -222,19 +276,30 @@ def pod_status(
                     rejection.reason.value,
                     pod.uid,
                     containers,
-                    _conditions(pod, containers, PodPhase.FAILED),
+                    _conditions(PodPhase.FAILED, containers),
                 )
         pod_plan = next(
             (p for p in plan.pods if (p.uid, p.full_name) == (pod.uid, pod.full_name)), None
         )
-    probes = _Verdicts(readiness or {}, startup or {})
-    return _judge(pod, instances, pod_plan, frozenset(settling), probes)
+    inputs = _Inputs(
+        frozenset(settling),
+        readiness or {},
+        startup or {},
+        termination_messages or {},
+        log_tails or {},
+    )
+    return _judge(pod, instances, pod_plan, inputs)
 
 
 @attrs.frozen
-class _Verdicts:
+class _Inputs:
+    """What the caller observed beside the containers (see ``pod_status``)."""
+
+    settling: frozenset[str]
     readiness: Mapping[str, bool]
     startup: Mapping[str, bool]
+    messages: Mapping[str, str]
+    log_tails: Mapping[str, str]
 
     def started(self, c: Container, container_id: str) -> bool:
         # UpdatePodStatus (prober_manager.go): started once the startup probe
@@ -248,38 +313,52 @@ class _Verdicts:
             return False
         return c.readiness_probe is None or self.readiness.get(container_id) is True
 
+    def message(self, policy: TerminationMessagePolicy, run: ObservedContainer) -> str:
+        return termination_message(
+            policy, run.exit_code, self.messages.get(run.id, ""), self.log_tails.get(run.id, "")
+        )
 
-def _conditions(
-    pod: Pod, containers: Sequence[ContainerStatus], phase: PodPhase
-) -> tuple[PodCondition, ...]:
-    """ContainersReady and Ready, as ``GenerateContainersReadyCondition`` and
-    ``GeneratePodReadyCondition`` (``pkg/kubelet/status/generate.go``) make them for a
-    pod without readiness gates: false with ``PodCompleted`` once Succeeded, with
-    ``PodFailed`` once Failed, with ``ContainersNotReady`` and the names of the
-    containers that are not ready otherwise; true when every container is ready."""
-    if phase is PodPhase.SUCCEEDED:
-        reason, message = "PodCompleted", ""
-    elif phase is PodPhase.FAILED:
-        reason, message = "PodFailed", ""
-    else:
-        unready = [s.name for s in containers if not s.ready]
-        reason = "ContainersNotReady" if unready else ""
-        # Go's %s of a []string: [a b]
-        message = f"containers with unready status: [{' '.join(unready)}]" if unready else ""
-    status = not reason
+
+def termination_message(
+    policy: TerminationMessagePolicy, exit_code: int, file_text: str, log_tail: str
+) -> str:
+    """A run's termination message, as the kubelet's ``getTerminationMessage``
+    (``pkg/kubelet/kuberuntime/kuberuntime_container.go``): the last 4096 bytes of the
+    file; when that is empty, the policy is ``FallbackToLogsOnError`` and the run
+    failed (exit code not 0), the last 80 lines of the log, at most its last 2048
+    bytes."""
+    if file_text:
+        return _last_bytes(file_text, MAX_MESSAGE_BYTES)
+    if policy is not TerminationMessagePolicy.FALLBACK_TO_LOGS_ON_ERROR or exit_code == 0:
+        return ""
+    lines = log_tail.splitlines(keepends=True)[-MAX_LOG_MESSAGE_LINES:]
+    return _last_bytes("".join(lines), MAX_LOG_MESSAGE_BYTES)
+
+
+def wants_log_tail(policy: TerminationMessagePolicy, exit_code: int, file_text: str) -> bool:
+    """Whether ``termination_message`` would read a log tail: what the caller checks
+    before it asks the engine for one."""
     return (
-        PodCondition("ContainersReady", status, reason, message),
-        PodCondition("Ready", status, reason, message),
+        not file_text
+        and policy is TerminationMessagePolicy.FALLBACK_TO_LOGS_ON_ERROR
+        and exit_code != 0
     )
+
+
+def _last_bytes(text: str, limit: int) -> str:
+    data = text.encode("utf-8", "surrogateescape")
+    if len(data) <= limit:
+        return text
+    return data[-limit:].decode("utf-8", "replace")
 
 
 def _judge(
     pod: Pod,
     instances: dict[str, list[ObservedContainer]],
     pod_plan: PodPlan | None,
-    settling: frozenset[str],
-    probes: _Verdicts,
+    inputs: _Inputs,
 ) -> PodStatus:
+    settling = inputs.settling
     actions = pod_plan.actions if pod_plan is not None else ()
     waits = {a.container: a for a in actions if isinstance(a, Wait)}
     pending = [a for a in actions if not isinstance(a, Wait)]
@@ -295,6 +374,7 @@ def _judge(
         wait = waits.get(c.name)
         restarts = max(sum(_ran(oc) for oc in mine) - 1, 0)
         last_run = _last_run(mine)
+        said = functools.partial(inputs.message, c.termination_message_policy)
         live = [oc for oc in mine if oc.running]
         if live:
             newest = max(live, key=lambda oc: (oc.created, oc.id))
@@ -312,10 +392,11 @@ def _judge(
                         container_id=newest.id,
                         running_since=newest.created,
                         restart_count=restarts,
-                        started=probes.started(c, newest.id),
-                        ready=probes.ready(c, newest.id),
+                        started=inputs.started(c, newest.id),
+                        ready=inputs.ready(c, newest.id),
                     ),
                     last_run,
+                    said,
                 )
             )
             continue
@@ -363,7 +444,7 @@ def _judge(
             text = f"{c.name} stopped by podsync ({stop}), to be started again"
             problems.append(text)
             counts["waiting"] += 1
-            statuses.append(_with_run(attrs.evolve(waiting, message=text), last_run))
+            statuses.append(_with_run(attrs.evolve(waiting, message=text), last_run, said))
             continue
         else:
             ended = f"{c.name} exited with code {code}"
@@ -396,14 +477,15 @@ def _judge(
             ended_status = ContainerStatus(
                 c.name, ContainerState.TERMINATED, message=text, restart_count=restarts
             )
-            statuses.append(_with_run(ended_status, last, reason=True))
+            statuses.append(_with_run(ended_status, last, said, reason=True))
         else:
-            statuses.append(_with_run(attrs.evolve(waiting, message=text), last_run))
+            statuses.append(_with_run(attrs.evolve(waiting, message=text), last_run, said))
     total = len(pod.containers)
     phase = _phase(pod.restart_policy, **counts)
-    containers = tuple(statuses)
-
-    conditions = _conditions(pod, containers, phase)
+    containers = tuple(
+        attrs.evolve(s, image=c.image) for s, c in zip(statuses, pod.containers, strict=True)
+    )
+    conditions = _conditions(phase, containers)
 
     def status(state: str, message: str) -> PodStatus:
         return PodStatus(pod.key, state, message, phase, "", pod.uid, containers, conditions)
@@ -480,17 +562,23 @@ def _last_run(instances: Sequence[ObservedContainer]) -> ObservedContainer | Non
 
 
 def _with_run(
-    status: ContainerStatus, run: ObservedContainer | None, *, reason: bool = False
+    status: ContainerStatus,
+    run: ObservedContainer | None,
+    said: Callable[[ObservedContainer], str],
+    *,
+    reason: bool = False,
 ) -> ContainerStatus:
-    """``status`` with the exit code, reason and end of ``run`` (and, with ``reason``,
-    that reason as the status's own: a terminated container)."""
+    """``status`` with the exit code, reason, end and termination message (``said``)
+    of ``run`` (and, with ``reason``, that reason as the status's own: a terminated
+    container)."""
     if run is None:
         return status
     failed = run.exit_code != 0 or run.stopped_by_podsync in FAILED_STOPS
     # The runtime's terminated reasons (containerd internal/cri/server/helpers.go;
-    # Docker: the exit code): Completed for 0, Error otherwise - and Error for a
-    # container podsync killed for a failure, whatever its code.
-    exit_reason = "Error" if failed else "Completed"
+    # Docker: State.OOMKilled first, then the exit code): OOMKilled, Completed for 0,
+    # Error otherwise - and Error for a container podsync killed for a failure,
+    # whatever its code.
+    exit_reason = "OOMKilled" if run.oom_killed else "Error" if failed else "Completed"
     return attrs.evolve(
         status,
         reason=exit_reason if reason else status.reason,
@@ -498,10 +586,158 @@ def _with_run(
         exit_code=run.exit_code,
         exit_reason=exit_reason,
         finished_at=run.finished_at,
+        termination_message=said(run),
     )
+
+
+def _conditions(phase: PodPhase, containers: Sequence[ContainerStatus]) -> tuple[PodCondition, ...]:
+    """The kubelet's conditions (``pkg/kubelet/status/generate.go``) for a pod without
+    init containers or readiness gates: ``Initialized`` holds (``PodCompleted`` once
+    Succeeded); ``ContainersReady`` holds when every container is ready (a completed pod
+    is ``PodCompleted``, a failed one ``PodFailed``, else ``ContainersNotReady`` naming
+    the containers); ``Ready`` is ``ContainersReady``."""
+    initialized = PodCondition(
+        "Initialized", True, "PodCompleted" if phase is PodPhase.SUCCEEDED else ""
+    )
+    unready = [c.name for c in containers if not c.ready]
+    if phase is PodPhase.SUCCEEDED:
+        ready = PodCondition("ContainersReady", False, "PodCompleted")
+    elif phase is PodPhase.FAILED:
+        ready = PodCondition("ContainersReady", False, "PodFailed")
+    elif unready:
+        ready = PodCondition(
+            "ContainersReady",
+            False,
+            "ContainersNotReady",
+            f"containers with unready status: [{' '.join(unready)}]",
+        )
+    else:
+        ready = PodCondition("ContainersReady", True)
+    return initialized, ready, attrs.evolve(ready, type="Ready")
 
 
 def _change_words(action: Action) -> str:
     """``stop default/job/net`` from ``stop default/job/net (k8s_...): why`` (a pod
     action's message names the pod container before any engine name or id)."""
     return action.message.split(" (", 1)[0].split(": ", 1)[0]
+
+
+def orphaned_pod_statuses(
+    observed: Sequence[ObservedContainer],
+    desired: Iterable[Pod] | None = None,
+    *,
+    options: PlanOptions | None = None,
+    termination_messages: Mapping[str, str] | None = None,
+) -> list[PodStatus]:
+    """The status of each pod podsync runs on the engine that ``desired`` does not
+    hold (by uid), judged from its containers alone, in pod-key order.
+
+    With ``desired`` of ``None`` every pod podsync runs is judged this way (``podsync
+    status`` without sources), and none is marked ``orphaned``. Without the pod spec the
+    restart policy is unknown: a pod is judged as one that will not be restarted (the
+    kubelet's rule for a terminal pod, ``getPhase`` step 7): Running while something
+    runs, else Succeeded when every container exited 0, Failed when one did not,
+    Pending when none ran. Containers are listed by name; the network container is left
+    out.
+    """
+    adopt = (options or PlanOptions()).adopt_2014_containers
+    wanted = None if desired is None else {p.uid for p in desired}
+    pods: dict[str, tuple[str, dict[str, list[ObservedContainer]]]] = {}
+    for oc in observed:
+        owner = ownership(oc, adopt_2014_containers=adopt)
+        if owner is None or (wanted is not None and owner.pod_uid in wanted):
+            continue
+        _, groups = pods.setdefault(owner.pod_uid, (owner.pod_key, {}))
+        if owner.container != NETWORK_CONTAINER:
+            groups.setdefault(owner.container, []).append(oc)
+    messages = termination_messages or {}
+    statuses = [
+        _observed_pod(uid, key, groups, orphaned=wanted is not None, messages=messages)
+        for uid, (key, groups) in pods.items()
+    ]
+    return sorted(statuses, key=lambda s: (s.pod, s.uid))
+
+
+def _observed_pod(
+    uid: str,
+    key: str,
+    groups: Mapping[str, Sequence[ObservedContainer]],
+    *,
+    orphaned: bool,
+    messages: Mapping[str, str],
+) -> PodStatus:
+    def said(run: ObservedContainer) -> str:
+        return termination_message(
+            TerminationMessagePolicy.FILE, run.exit_code, messages.get(run.id, ""), ""
+        )
+
+    statuses: list[ContainerStatus] = []
+    for name in sorted(groups):
+        mine = groups[name]
+        restarts = max(sum(_ran(oc) for oc in mine) - 1, 0)
+        image = max(mine, key=lambda oc: (oc.created, oc.id)).image
+        live = [oc for oc in mine if oc.running]
+        if live:
+            newest = max(live, key=lambda oc: (oc.created, oc.id))
+            running = ContainerStatus(
+                name,
+                ContainerState.RUNNING,
+                message=f"{name} running",
+                container_id=newest.id,
+                running_since=newest.created,
+                restart_count=restarts,
+                image=image,
+                started=True,
+                ready=True,
+            )
+            statuses.append(_with_run(running, _last_run(mine), said))
+            continue
+        last = _last_run(mine)
+        if last is None:
+            newest = max(mine, key=lambda oc: (oc.created, oc.id))
+            statuses.append(
+                ContainerStatus(
+                    name,
+                    ContainerState.WAITING,
+                    "ContainerCreating",
+                    f"{name} not running",
+                    newest.id,
+                    image=image,
+                )
+            )
+            continue
+        ended = ContainerStatus(
+            name,
+            ContainerState.TERMINATED,
+            message=f"{name} exited with code {last.exit_code}",
+            restart_count=restarts,
+            image=image,
+        )
+        statuses.append(_with_run(ended, last, said, reason=True))
+    states = [s.state for s in statuses]
+    if ContainerState.RUNNING in states:
+        phase = PodPhase.RUNNING
+    elif ContainerState.TERMINATED in states:
+        good = all(s.exit_reason == "Completed" for s in statuses if s.exit_code is not None)
+        phase = PodPhase.SUCCEEDED if good else PodPhase.FAILED
+    else:
+        phase = PodPhase.PENDING
+    state = {
+        PodPhase.RUNNING: "running",
+        PodPhase.SUCCEEDED: "completed",
+        PodPhase.FAILED: "failed",
+    }.get(phase, "pending")
+    summary = f"{states.count(ContainerState.RUNNING)}/{len(statuses)} containers running"
+    message = f"orphaned: not desired ({summary})" if orphaned else f"{state} ({summary})"
+    containers = tuple(statuses)
+    return PodStatus(
+        key,
+        state,
+        message,
+        phase,
+        "",
+        uid,
+        containers,
+        _conditions(phase, containers),
+        orphaned=orphaned,
+    )

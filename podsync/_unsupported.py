@@ -149,11 +149,6 @@ _NOT_SUPPORTED: Mapping[str, Mapping[str, _Refusal]] = {
             accepts=_equals(""),
         ),
         "restartPolicyRules": _planned("sidecars are not implemented"),
-        "terminationMessagePolicy": _Refusal(
-            "the termination message is read from its file only",
-            _equals("", "File"),
-            "'File', the default,",
-        ),
     },
     "VolumeMount": {
         "subPath": _planned("volumes are mounted whole", accepts=_equals("")),

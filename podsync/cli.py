@@ -1,4 +1,6 @@
-"""The ``podsync`` command line: ``plan``, ``apply``, ``show`` and ``down``.
+"""The ``podsync`` command line: ``plan``, ``apply``, ``show`` and ``down``, and the
+operating commands ``status``, ``describe``, ``logs``, ``exec`` and ``events``
+(``podsync._cli_ops``).
 
 Usage::
 
@@ -7,6 +9,11 @@ Usage::
     podsync apply --plan FILE
     podsync show [--json] FILE
     podsync down SOURCE...
+    podsync status [--json] [-w] [SOURCE...]
+    podsync describe POD [-f SOURCE]...
+    podsync logs POD [-c CONTAINER] [--tail N] [-f] [-p] [--timestamps] [--since DURATION]
+    podsync exec POD [-c CONTAINER] [-i] [-t] -- COMMAND...
+    podsync events [-f] [--json] [--since DURATION]
 
 A SOURCE is a pod file, a directory of them, an http(s) URL, or ``-`` for standard
 input; several are merged (``podsync.load_pods``). The sources are read completely
@@ -629,10 +636,19 @@ def main(
     # A clock that is not a function is the caller's bug, not a command line error.
     clocks(clock)
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command_line: list[str] | None = None
+    if argv[:1] == ["exec"] and "--" in argv:
+        # ``exec POD [options] -- COMMAND...``: the command is the user's, argparse
+        # never sees it (it would read its options as podsync's).
+        split = argv.index("--")
+        argv, command_line = argv[:split], argv[split + 1 :]
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else EXIT_ERROR
+    if command_line is not None:
+        args.command_line = [*args.command_line, *command_line]
     console = Console(getattr(args, "log_format", "text"), clock)
     factory = runtime_factory or docker_runtime
     try:
@@ -643,6 +659,8 @@ def main(
             return _cmd_apply(args, console, factory, sleep or system_sleep)
         if args.command == "show":
             return _cmd_show(args, console)
+        if args.command in _OPERATING:
+            return _operate(args, console, factory, sleep or system_sleep)
         return _cmd_down(args, console, factory)
     except _UsageError as exc:
         return _usage_error(parser, args.command, str(exc))
@@ -673,6 +691,32 @@ def main(
     except Exception as exc:  # the last resort: never a traceback
         console.internal_error(f"{type(exc).__name__}: {exc} (please report this)")
         return EXIT_ERROR
+
+
+_OPERATING = ("status", "describe", "logs", "exec", "events")
+
+
+def _operate(
+    args: argparse.Namespace,
+    console: Console,
+    factory: RuntimeFactory,
+    sleep: Callable[[float], None],
+) -> int:
+    """The operating commands (``podsync._cli_ops``)."""
+    from podsync import _cli_ops
+
+    def engine() -> contextlib.AbstractContextManager[Runtime]:
+        return _engine(factory, args.docker_host)
+
+    if args.command == "status":
+        return _cli_ops.cmd_status(args, console, engine, sleep)
+    command = {
+        "describe": _cli_ops.cmd_describe,
+        "logs": _cli_ops.cmd_logs,
+        "exec": _cli_ops.cmd_exec,
+        "events": _cli_ops.cmd_events,
+    }[args.command]
+    return command(args, console, engine)
 
 
 def _usage_error(parser: argparse.ArgumentParser, command: str, message: str) -> int:

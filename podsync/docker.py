@@ -37,18 +37,21 @@ Theory of operation
   negotiates the API version once (later clients reuse the answer). ``ping()`` checks
   the connection explicitly.
 * *Exec* reads the command's output itself, on a helper thread: the SDK has no exec
-  timeout, and under load it loses the output of quick commands (see ``_StreamReader``).
+  timeout, and under load it loses the output of quick commands (see
+  ``podsync._docker_streams.StreamReader``). Logs, attached exec and events are read
+  there too: the SDK joins stdout and stderr.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import socket
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import IO, TYPE_CHECKING, Any, cast
 
 import attrs
 
@@ -64,16 +67,16 @@ from podsync._docker_api import (
     observed_from_list,
     timestamp,
 )
+from podsync._docker_streams import Opened, StreamReader
 from podsync._images import pull_reference
 from podsync._models import ObservedContainer, ObservedImage
 from podsync._ownership import ownership
-from podsync._runtime import ExecResult
+from podsync._runtime import EngineEvent, ExecResult, LogLine, Stream
 from podsync.exceptions import EngineUnavailable, NameConflict, RuntimeCallError
 
 if TYPE_CHECKING:
     import docker
     import docker.tls
-    from docker.types.daemon import CancellableStream
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_TIMEOUT", "DockerRuntime"]
 
@@ -364,7 +367,10 @@ class DockerRuntime:
                     continue  # removed between the list and the inspect: it is gone
                 seen[key] = outcome
                 container = attrs.evolve(
-                    container, exit_code=outcome.exit_code, finished_at=outcome.finished_at
+                    container,
+                    exit_code=outcome.exit_code,
+                    finished_at=outcome.finished_at,
+                    oom_killed=outcome.oom_killed,
                 )
             observed.append(container)
         with self._lock:
@@ -389,7 +395,11 @@ class DockerRuntime:
             except docker.errors.NotFound:
                 return None
         state = inspected.get("State") or {}
-        outcome = Outcome(as_int(state.get("ExitCode")), timestamp(state.get("FinishedAt")))
+        outcome = Outcome(
+            as_int(state.get("ExitCode")),
+            timestamp(state.get("FinishedAt")),
+            bool(state.get("OOMKilled")),
+        )
         with self._lock:
             self._finished[key] = outcome
         return outcome
@@ -684,7 +694,7 @@ class DockerRuntime:
             created = api.exec_create(container_id, list(command))
             exec_id = str(created["Id"])
             stream = api.exec_start(exec_id, stream=True)
-            reader = _StreamReader(stream)
+            reader = StreamReader(stream)
             reader.start()
             reader.join(max(0.0, deadline - time.monotonic()))
             if reader.is_alive():
@@ -702,88 +712,85 @@ class DockerRuntime:
                     return ExecResult(_EXEC_TIMED_OUT, reader.output())
                 time.sleep(_EXEC_POLL_INTERVAL)
 
+    # -- operating: logs, attached exec, events (see podsync._docker_streams) -----------
 
-class _StreamReader(threading.Thread):
-    """Reads an exec's output on its own thread, so that the caller can stop waiting.
+    def container_logs(
+        self,
+        container_id: str,
+        *,
+        tail: int | None = None,
+        since: float | None = None,
+        follow: bool = False,
+    ) -> Stream[LogLine]:
+        """``Runtime.container_logs``, from the engine's log driver (``json-file`` and
+        ``local`` keep logs); ``RuntimeCallError`` for no such container."""
+        from podsync import _docker_streams
 
-    The docker SDK has no exec timeout, but its stream can be closed from another thread
-    (``CancellableStream.close`` shuts the socket down), which ends the read.
+        opened = functools.partial(
+            _docker_streams.logs, container_id=container_id, tail=tail, since=since, follow=follow
+        )
+        return self._stream("logs", container_id, opened)
 
-    The output frames are read here rather than by the SDK: the SDK reads the hijacked
-    socket itself (``response.raw._fp.fp.raw``), behind the buffered reader http.client
-    read the response headers through, so bytes the engine sent together with the
-    headers - the whole output of a quick command, on a loaded machine - are lost
-    (docker/docker-py#2042 and #3332; here, under load, 5 to 17 of 192 concurrent
-    ``echo`` execs came back empty, and none with this reader). Reading the buffered
-    reader (``_fp.fp``: the SDK's own path, one step short) returns those bytes first.
-    Over ``ssh://`` there is no buffered reader, and the SDK's reading is used.
-    """
+    def engine_events(
+        self, *, since: float | None = None, until: float | None = None
+    ) -> Stream[EngineEvent]:
+        """``Runtime.engine_events`` (the engine keeps its last 256 events for
+        ``since``)."""
+        from podsync import _docker_streams
 
-    def __init__(self, stream: CancellableStream[bytes]) -> None:
-        super().__init__(name="podsync-exec-reader", daemon=True)
-        self._stream = stream
-        response = getattr(stream, "_response", None)  # internals, as the SDK's own
-        buffered = getattr(getattr(getattr(response, "raw", None), "_fp", None), "fp", None)
-        self._response = response
-        self._buffered = buffered if hasattr(buffered, "read1") else None
-        self._chunks: list[bytes] = []
-        self._error: BaseException | None = None
+        opened = functools.partial(_docker_streams.events, since=since, until=until)
+        return self._stream("events", "", opened)
 
-    def run(self) -> None:
+    def exec_attached(
+        self,
+        container_id: str,
+        command: Sequence[str],
+        *,
+        output: Callable[[str, bytes], None],
+        stdin: IO[bytes] | None = None,
+        tty: bool = False,
+    ) -> int:
+        """``Runtime.exec_attached``, as ``docker exec [-i] [-t]``: no timeout; a
+        ``RuntimeCallError`` when the container does not exist or does not run."""
+        from podsync import _docker_streams
+
+        with self._call("exec", container_id) as api:
+            return _docker_streams.exec_attached(
+                api, container_id, list(command), output=output, stdin=stdin, tty=tty
+            )
+
+    def _stream(
+        self, operation: str, target: str, open_stream: Callable[[docker.APIClient], Opened]
+    ) -> Stream[Any]:
+        """A ``Stream`` on a client leased until the stream ends or is closed."""
+        lease = self._lease()
+        api = lease.__enter__()
+        released = threading.Event()
+
+        def release() -> None:
+            if not released.is_set():
+                released.set()
+                lease.__exit__(None, None, None)
+
         try:
-            if self._buffered is not None:
-                self._read_frames(self._buffered)
-            else:
-                for chunk in self._stream:
-                    self._chunks.append(bytes(chunk))
-        except (OSError, ValueError):
-            # The socket was shut down (cancel), timed out (the client's timeout: a
-            # command silent that long), or closed: the output ends here, and the exec's
-            # state says how the command ended.
-            pass
-        except BaseException as exc:  # re-raised on the caller's thread
-            self._error = exc
-        finally:
-            self._close()
+            with self._translate(operation, target):
+                items, cancel = open_stream(api)
+        except BaseException:
+            release()
+            raise
 
-    def _read_frames(self, source: Any) -> None:
-        # Engine API "stream format" (no TTY): frames of an 8-byte header - the stream
-        # (0 stdin, 1 stdout, 2 stderr), three zero bytes, the payload size as a
-        # big-endian uint32 - and the payload. stdout and stderr are kept interleaved.
-        pending = b""
-        while True:
-            data = source.read1(65536)
-            if not data:
-                return
-            pending += data
-            while len(pending) >= 8:
-                size = int.from_bytes(pending[4:8], "big")
-                if len(pending) < 8 + size:
-                    break
-                self._chunks.append(pending[8 : 8 + size])
-                pending = pending[8 + size :]
+        def translated() -> Iterator[Any]:
+            try:
+                with self._translate(operation, target):
+                    yield from items
+            finally:
+                release()
 
-    def output(self) -> bytes:
-        return b"".join(list(self._chunks))
+        def close() -> None:
+            cancel()
+            release()
 
-    def raise_error(self) -> None:
-        if self._error is not None:
-            raise self._error
-
-    def cancel(self) -> None:
-        self._close()
-        self.join(1.0)
-
-    def _close(self) -> None:
-        # close() shuts the socket down (over ssh:// the SDK cannot, and raises
-        # DockerException: the reader then ends when the command does). It skips a
-        # response urllib3 saw end, whose hijacked connection stays open: closing the
-        # response closes that (the SDK's non-streaming exec_start does the same).
-        with contextlib.suppress(Exception):
-            self._stream.close()
-        if self._response is not None:
-            with contextlib.suppress(Exception):
-                self._response.close()
+        return Stream(translated(), close)
 
 
 # ---------------------------------------------------------------------------------------

@@ -18,7 +18,8 @@ It is stateful, as the 2014 kubelet's ``FakeDockerClient`` was (reference §1.10
 create, start, stop and remove change what ``list_containers`` returns, so "apply,
 observe again, plan again" works. It records every call in the seed's vocabulary
 (``list``, ``list_images``, ``pull``, ``create``, ``start``, ``stop``, ``remove``,
-``exec``, ``remove_image``, ``address``) and follows Docker 20.10's rules, with its
+``exec``, ``remove_image``, ``address``; ``exec_attached``, ``logs``, ``events`` for the
+operating calls) and follows Docker 20.10's rules, with its
 messages, by its own code (not the planner's): names match
 ``[a-zA-Z0-9][a-zA-Z0-9_.-]+`` and are unique, a memory limit is at least 6 MB, a
 container that joins another's network (``CreateSpec.join``) sets no hostname, DNS servers
@@ -33,8 +34,9 @@ Image references are read by the fake's own implementation of Docker's reference
 engine that does not. ``tests/test_runtime_conformance.py`` runs one suite against the
 fake and the real engine.
 Chosen calls can be made to fail (``fail``), a container's process can exit
-(``exit``), containers can be paused (``pause``, ``unpause``), and exec results can be
-scripted (``set_exec_result``) for hooks and probes.
+(``exit``, OOM-killed too), write to its log (``write_log``), containers can be paused
+(``pause``, ``unpause``), and exec results can be scripted (``set_exec_result``,
+``set_exec_handler``). Docker's container events are recorded (``events``).
 
 The fake is thread-safe: ``podsync.apply`` calls it from several threads.
 """
@@ -44,9 +46,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any
-
-import attrs
+from typing import IO, TYPE_CHECKING, Any
 
 from podsync._actions import CreateSpec
 from podsync._fake_calls import CALL_NAMES, MUTATING_CALL_NAMES, Call
@@ -63,85 +63,25 @@ from podsync._fake_rules import image_id as _image_id
 from podsync._fake_rules import read_reference as _read_reference
 from podsync._fake_rules import security_refusal as _security_refusal
 from podsync._fake_rules import sysctl_start_error as _sysctl_start_error
+from podsync._fake_state import FakeContainer as _Container
+from podsync._fake_state import Journal as _Journal
+from podsync._fake_state import exec_refusal as _exec_refusal
+from podsync._fake_state import network_mode_conflict as _network_mode_conflict
+from podsync._fake_state import published as _published
+from podsync._fake_state import publishes as _publishes
+from podsync._fake_state import start_refusal as _start_refusal
 from podsync._models import ObservedContainer, ObservedImage
 from podsync._ports import PortMapping
-from podsync._runtime import ExecResult
+from podsync._runtime import EngineEvent, ExecResult, LogLine, Stream
 from podsync.exceptions import EngineUnavailable, NameConflict, RuntimeCallError
 
 if TYPE_CHECKING:
     from podsync._runtime import Runtime
 
+#: ``FakeRuntime.set_exec_handler``'s handlers: (stdin, output) -> exit code.
+_ExecHandler = Callable[[bytes, Callable[[str, bytes], None]], int]
+
 __all__ = ["CALL_NAMES", "MUTATING_CALL_NAMES", "Call", "FakeClock", "FakeRuntime"]
-
-
-@attrs.define
-class _Container:
-    id: str
-    name: str
-    image: str
-    labels: dict[str, str]
-    created: float
-    running: bool = False
-    exit_code: int = 0
-    finished_at: float | None = None
-    network_mode: str = ""
-    spec: CreateSpec | None = None
-    # What the engine publishes while the container runs: ((port, protocol, host IP), ...).
-    published: tuple[tuple[int, str, str], ...] = ()
-    stopped_by_podsync: str = ""
-    # Paused (``FakeRuntime.pause``): still running, as Docker's State.Running.
-    paused: bool = False
-
-    def observed(self) -> ObservedContainer:
-        return ObservedContainer(
-            id=self.id,
-            name=self.name,
-            image=self.image,
-            labels=dict(self.labels),
-            created=self.created,
-            running=self.running,
-            exit_code=self.exit_code,
-            finished_at=self.finished_at,
-            stopped_by_podsync=self.stopped_by_podsync,
-        )
-
-
-def _network_mode_conflict(spec: CreateSpec) -> str | None:
-    """Docker's refusal of ``spec``'s network options, or None: what belongs to the
-    network container cannot be set on a container that joins it. Docker 20.10
-    (runconfig/hostconfig_unix.go, ``validateNetContainerMode``) checks these when it
-    decodes the request, before anything else, in this order (published ports are
-    exposed too, so the publishing refusal is the one met)."""
-    if not spec.join:
-        return None
-    if spec.hostname:
-        return "conflicting options: hostname and the network mode"
-    if spec.dns:
-        return "conflicting options: dns and the network mode"
-    if any(alias.hostnames for alias in spec.host_aliases):  # ExtraHosts
-        return "conflicting options: custom host-to-IP mapping and the network mode"
-    if spec.ports:
-        return "conflicting options: port publishing and the container type network mode"
-    return None
-
-
-def _publishes(network_mode: str, bridge: bool) -> bool:
-    """Whether Docker publishes a container's port bindings in ``network_mode``: on the
-    default bridge network (when the engine has one) or a named network; never for
-    ``none``, ``host`` (bindings are ignored) or ``container:<id>`` (the ports belong to
-    that container)."""
-    if network_mode in ("none", "host") or network_mode.startswith("container:"):
-        return False
-    if network_mode in ("", "default", "bridge"):
-        return bridge
-    return True
-
-
-_ALL_ADDRESSES = frozenset({"", "0.0.0.0", "::"})
-
-
-def _published(ports: Iterable[PortMapping]) -> tuple[tuple[int, str, str], ...]:
-    return tuple((p.host_port, p.protocol.value.lower(), p.host_ip) for p in ports if p.host_port)
 
 
 class FakeRuntime:
@@ -203,6 +143,10 @@ class FakeRuntime:
         self.bridge = bridge
         self.apparmor, self.seccomp = apparmor, seccomp
         self._lock = threading.RLock()
+        # Followers of logs and events wait on this (the same lock): see _fake_state.
+        self._changed = threading.Condition(self._lock)
+        self._journal = _Journal(self._changed, lambda: self.clock())
+        self._exec_handlers: dict[tuple[str, ...], _ExecHandler] = {}
         self._containers: dict[str, _Container] = {}
         self._images: dict[str, ObservedImage] = {}
         self._faults: list[_Fault] = []
@@ -247,6 +191,7 @@ class FakeRuntime:
                 finished_at=container.finished_at,
                 published=_published(ports),
                 stopped_by_podsync=container.stopped_by_podsync,
+                oom_killed=container.oom_killed,
             )
 
     def add_image(self, image: str | ObservedImage) -> None:
@@ -352,8 +297,10 @@ class FakeRuntime:
         with self._lock:
             self._faults.clear()
 
-    def exit(self, container_id: str, code: int) -> None:
-        """The container's process exits by itself with ``code`` (no call recorded).
+    def exit(self, container_id: str, code: int, *, oom: bool = False) -> None:
+        """The container's process exits by itself with ``code`` (no call recorded);
+        with ``oom`` the kernel's OOM killer ended it (Docker reports ``OOMKilled``
+        and the events ``oom`` then ``die``; the code is then usually 137).
 
         Raises:
             KeyError: there is no such container.
@@ -362,7 +309,34 @@ class FakeRuntime:
             found = self._get(container_id)
             found.running = found.paused = False
             found.exit_code = code
-            found.finished_at = self.clock()
+            found.oom_killed = oom
+            found.finished_at = self._journal.saw(self.clock())
+            if oom:
+                self._journal.event(found, "oom")
+            self._journal.event(found, "die", exit_code=code)
+
+    def write_log(self, ref: str, data: bytes | str, stream: str = "stdout") -> None:
+        """The process of container ``ref`` writes ``data`` to ``stream`` (``stdout`` or
+        ``stderr``; with a TTY both are the terminal: ``stdout``), kept line by line
+        with the clock's time (no call recorded).
+
+        Raises:
+            KeyError: there is no such container.
+            ValueError: ``stream`` is neither stream.
+        """
+        if stream not in ("stdout", "stderr"):
+            raise ValueError(f"expected stdout or stderr, got {stream!r}")
+        with self._lock:
+            found = self._get(ref)
+            if found.spec is not None and found.spec.tty:
+                stream = "stdout"
+            self._journal.write(found, stream, data.encode() if isinstance(data, str) else data)
+
+    @property
+    def events(self) -> list[EngineEvent]:
+        """Every engine event so far, oldest first (no call recorded)."""
+        with self._lock:
+            return list(self._journal.events)
 
     def on_sigterm(self, ref: str, exit_code: int | None) -> None:
         """What the process of container ``ref`` (an id, or a name: a container may be
@@ -387,6 +361,7 @@ class FakeRuntime:
             if not found.running:
                 raise ValueError(f"Container {found.id} is not running")
             found.paused = True
+            self._journal.event(found, "pause")
 
     def unpause(self, ref: str) -> None:
         """Unpause a paused container (no call recorded).
@@ -400,6 +375,7 @@ class FakeRuntime:
             if not found.paused:
                 raise ValueError(f"Container {found.id} is not paused")
             found.paused = False
+            self._journal.event(found, "unpause")
 
     def set_exec_result(
         self, command: Sequence[str], exit_code: int, output: bytes = b"", *, seconds: float = 0.0
@@ -411,6 +387,13 @@ class FakeRuntime:
         with self._lock:
             self.exec_results[tuple(command)] = ExecResult(exit_code, output)
             self._exec_seconds[tuple(command)] = seconds
+
+    def set_exec_handler(self, command: Sequence[str], handler: _ExecHandler) -> None:
+        """Script what ``exec_attached`` of ``command`` does: ``handler(stdin, output)``
+        gets all of its standard input and the ``output(stream, data)`` to write to, and
+        returns the exit code. Without one, ``exec_attached`` gives ``exec_results``'s."""
+        with self._lock:
+            self._exec_handlers[tuple(command)] = handler
 
     # -- internals ---------------------------------------------------------------------
 
@@ -439,9 +422,8 @@ class FakeRuntime:
 
     def _targets(self, call: Call) -> list[str]:
         if call.name == "create":
-            spec = call.args[0]
-            return [spec.name, spec.image]
-        if call.name in ("start", "stop", "remove", "exec", "address"):
+            return [call.args[0].name, call.args[0].image]
+        if call.name in ("start", "stop", "remove", "exec", "address", "logs", "exec_attached"):
             container = self._find(call.args[0])
             return [call.args[0]] + ([container.name] if container is not None else [])
         return [str(a) for a in call.args]
@@ -587,11 +569,12 @@ class FakeRuntime:
                 name=name or f"container_{cid}",
                 image=spec.image,
                 labels=dict(spec.labels),
-                created=self.clock(),
+                created=self._journal.saw(self.clock()),
                 network_mode=network_mode,
                 spec=spec,
                 published=_published(spec.ports) if _publishes(network_mode, self.bridge) else (),
             )
+            self._journal.event(self._containers[cid], "create")
             return cid
 
     def start_container(self, container_id: str) -> None:
@@ -613,57 +596,17 @@ class FakeRuntime:
             container = self._find(container_id)
             if container is None:
                 raise RuntimeCallError("start", container_id, f"No such container: {container_id}")
-            if container.paused:
-                raise RuntimeCallError(
-                    "start", container_id, "cannot start a paused container, try unpause instead"
-                )
-            if container.running:
+            if container.running and not container.paused:
                 return
-            if container.network_mode.startswith("container:"):
-                ref = container.network_mode.removeprefix("container:")
-                network = self._find(ref)
-                if network is None:
-                    raise RuntimeCallError("start", container_id, f"No such container: {ref}")
-                if not network.running:
-                    raise RuntimeCallError(
-                        "start",
-                        container_id,
-                        f"cannot join network of a non running container: {network.id}",
-                    )
-            if (refusal := _sysctl_start_error(container.spec)) is not None:
+            sysctl = _sysctl_start_error(container.spec)
+            refusal = _start_refusal(container, self._find, self._containers.values(), sysctl)
+            if refusal is not None:
                 raise RuntimeCallError("start", container_id, refusal)
-            clash = self._port_clash(container)
-            if clash is not None:
-                raise RuntimeCallError(
-                    "start",
-                    container_id,
-                    f"driver failed programming external connectivity on endpoint "
-                    f"{container.name} ({container.id}): {clash}",
-                )
             container.running = True
+            container.oom_killed = False
             container.finished_at = None
             container.stopped_by_podsync = ""
-
-    def _port_clash(self, container: _Container) -> str | None:
-        """Docker's complaint when ``container`` cannot publish its ports, or None."""
-        for port, protocol, ip in container.published:
-            for other in self._containers.values():
-                if not other.running or other.id == container.id:
-                    continue
-                for held_port, held_protocol, held_ip in other.published:
-                    if (held_port, held_protocol) != (port, protocol):
-                        continue
-                    mine, theirs = ip or "0.0.0.0", held_ip or "0.0.0.0"
-                    if mine == theirs:
-                        # Docker's port allocator, keyed by (address, protocol, port).
-                        return f"Bind for {mine}:{port} failed: port is already allocated"
-                    if mine in _ALL_ADDRESSES or theirs in _ALL_ADDRESSES:
-                        # Different allocator keys; the bind itself fails.
-                        return (
-                            f"Error starting userland proxy: listen {protocol}4 "
-                            f"{mine}:{port}: bind: address already in use"
-                        )
-        return None
+            self._journal.event(container, "start")
 
     def stop_container(self, container_id: str, timeout: int) -> None:
         """Stop a container as Docker does: SIGTERM (a paused container is unpaused
@@ -680,7 +623,13 @@ class FakeRuntime:
             on_term = self._sigterm_exit_code(container)
             container.running = container.paused = False
             container.exit_code = _KILLED if on_term is None else on_term
-            container.finished_at = self.clock()
+            container.finished_at = self._journal.saw(self.clock())
+            # Docker's events of a stop: the signal(s) sent, the exit, the stop.
+            self._journal.event(container, "kill", signal=15)
+            if on_term is None:
+                self._journal.event(container, "kill", signal=9)
+            self._journal.event(container, "die", exit_code=container.exit_code)
+            self._journal.event(container, "stop")
 
     def _sigterm_exit_code(self, container: _Container) -> int | None:
         for key in (container.id, container.name):
@@ -712,6 +661,7 @@ class FakeRuntime:
                     "before attempting removal or force remove",
                 )
             del self._containers[container.id]
+            self._journal.event(container, "destroy")
 
     def exec_in_container(
         self, container_id: str, command: Sequence[str], timeout: float
@@ -727,22 +677,72 @@ class FakeRuntime:
         self._sleep()
         with self._lock:
             self._record("exec", container_id, tuple(command), timeout)
-            container = self._find(container_id)
-            if container is None:
-                raise RuntimeCallError("exec", container_id, f"No such container: {container_id}")
-            if not container.running:
-                raise RuntimeCallError(
-                    "exec", container_id, f"Container {container.id} is not running"
-                )
-            if container.paused:
-                raise RuntimeCallError(
-                    "exec",
-                    container_id,
-                    f"Container {container_id} is paused, unpause the container before exec",
-                )
+            self._runnable_exec(container_id, "exec")
             if self._exec_seconds.get(tuple(command), 0.0) > timeout:
                 return ExecResult(-1)  # DockerRuntime's "did not finish in time"
             return self.exec_results.get(tuple(command), ExecResult(0))
+
+    def _runnable_exec(self, container_id: str, call: str) -> None:
+        refusal = _exec_refusal(self._find(container_id), container_id)
+        if refusal is not None:
+            raise RuntimeCallError(call, container_id, refusal)
+
+    def exec_attached(
+        self,
+        container_id: str,
+        command: Sequence[str],
+        *,
+        output: Callable[[str, bytes], None],
+        stdin: IO[bytes] | None = None,
+        tty: bool = False,
+    ) -> int:
+        """What ``set_exec_handler`` scripted for ``command``, else the ``exec_results``
+        entry (its output written to stdout)."""
+        data = stdin.read() if stdin is not None else b""
+        self._sleep()
+        with self._lock:
+            self._record("exec_attached", container_id, tuple(command), tty)
+            self._runnable_exec(container_id, "exec_attached")
+            handler = self._exec_handlers.get(tuple(command))
+            scripted = self.exec_results.get(tuple(command), ExecResult(0))
+        if handler is not None:
+            return handler(data, output)
+        if scripted.output:
+            output("stdout", scripted.output)
+        return scripted.exit_code
+
+    def container_logs(
+        self,
+        container_id: str,
+        *,
+        tail: int | None = None,
+        since: float | None = None,
+        follow: bool = False,
+    ) -> Stream[LogLine]:
+        """What ``write_log`` wrote (see ``Runtime.container_logs``); a follower ends
+        when the container stops or the stream is closed.
+
+        Raises:
+            RuntimeCallError: no such container ("No such container: <id>").
+        """
+        self._sleep()
+        with self._lock:
+            self._record("logs", container_id, tail, since, follow)
+            container = self._find(container_id)
+            if container is None:
+                raise RuntimeCallError("logs", container_id, f"No such container: {container_id}")
+            return self._journal.logs(container, tail=tail, since=since, follow=follow)
+
+    def engine_events(
+        self, *, since: float | None = None, until: float | None = None
+    ) -> Stream[EngineEvent]:
+        """The fake's container events in Docker's order (a stop: ``kill`` 15, ``kill`` 9
+        if SIGTERM is ignored, ``die``, ``stop``; an OOM exit: ``oom``, ``die``), with the
+        fake clock's times (see ``Runtime.engine_events``)."""
+        self._sleep()
+        with self._lock:
+            self._record("events", since, until)
+            return self._journal.follow_events(since=since, until=until)
 
     def container_address(self, container_id: str) -> str | None:
         """The ``address`` given to the constructor, followed through a

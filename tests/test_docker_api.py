@@ -14,11 +14,12 @@ from docker.types import ContainerConfig, HostConfig
 
 from podsync import Container, Pod, Port, PortProtocol, Volume, VolumeMount
 from podsync._actions import Create, CreateSpec
-from podsync._docker_api import docker_create_args
+from podsync._docker_api import docker_create_args, engine_event, log_line
 from podsync._naming import NETWORK_CONTAINER
 from podsync._options import PlanOptions
 from podsync._plan import plan
 from podsync._ports import PortMapping
+from podsync._runtime import EngineEvent, LogLine
 from podsync._security import ContainerSecurity
 from podsync._volumes import Mount
 
@@ -289,3 +290,50 @@ def test_a_localhost_seccomp_profile_needs_its_content() -> None:
 
     with pytest.raises(ValueError, match="needs the profile's content"):
         docker_create_args(spec)
+
+
+# --- what the operating calls read ------------------------------------------------------
+
+
+def test_a_timestamped_log_entry() -> None:
+    """``timestamps=1`` entries: RFC 3339 with nanoseconds, a space, the line; an entry
+    without a time keeps its bytes."""
+    line = log_line("stderr", b"2024-01-02T03:04:05.123456789Z oops: x y\n")
+
+    assert ("stderr", b"oops: x y\n") == (line.stream, line.data)
+    assert 1704164645.123456 == pytest.approx(line.time)
+    assert LogLine("stdout", b"no time here\n", 0.0) == log_line("stdout", b"no time here\n")
+
+
+def test_an_engine_event() -> None:
+    """A ``die`` message: the time in nanoseconds, the exit code, and the labels
+    without Docker's own attributes."""
+    message = {
+        "Type": "container",
+        "Action": "die",
+        "Actor": {
+            "ID": "abc",
+            "Attributes": {
+                "exitCode": "137",
+                "image": "busybox",
+                "name": "k8s_app",
+                "io.podsync.pod.uid": "u1",
+            },
+        },
+        "time": 1700000000,
+        "timeNano": 1700000000500000000,
+    }
+
+    event = engine_event(message)
+
+    assert (
+        EngineEvent(1700000000.5, "die", "abc", "k8s_app", {"io.podsync.pod.uid": "u1"}, 137)
+        == event
+    )
+    assert engine_event({**message, "Action": "exec_start: sh -c true"}) is None
+    assert engine_event({**message, "Type": "network"}) is None
+    kill = engine_event(
+        {**message, "Action": "kill", "Actor": {"ID": "abc", "Attributes": {"signal": "15"}}}
+    )
+    assert kill is not None
+    assert (None, 15) == (kill.exit_code, kill.signal)

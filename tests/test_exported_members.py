@@ -70,7 +70,10 @@ PUBLIC = sorted(
         *("sync", "SyncResult", "observe", "Observation"),
         # pod status
         *("pod_status", "PodStatus", "PodPhase", "ContainerStatus", "ContainerState"),
-        "PodCondition",
+        # operating pods: status, logs, exec, engine events
+        *("PodCondition", "orphaned_pod_statuses", "statuses_to_json", "STATUS_FORMAT_VERSION"),
+        *("TerminationMessagePolicy", "LogLine", "EngineEvent", "Stream"),
+        *("pod_events", "PodEngineEvent", "termination_inputs", "previous_instance"),
     ]
 )
 

@@ -426,5 +426,8 @@ def test_vocabulary():
         "exec",
         "address",
         "remove_image",
+        "exec_attached",
+        "logs",
+        "events",
     } == CALL_NAMES
     assert MUTATING_CALL_NAMES < CALL_NAMES

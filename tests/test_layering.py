@@ -51,13 +51,14 @@ MODEL_AND_HELPERS = {
 }
 VOCABULARY = {"_options", "_actions", "_ownership", "_fingerprint", "_plan_json"}
 # The planner, and pod status (which judges containers as the planner does).
-PLANNER = {"_plan", "_admission", "_gc", "_spec_change", "_pod_planner", "_status"}
+PLANNER = {"_plan", "_admission", "_gc", "_spec_change", "_pod_planner", "_status", "_status_json"}
 PURE = MODEL_AND_HELPERS | VOCABULARY | PLANNER
 
 RUNTIME_SIDE = {"_runtime", "docker", "testing", "_hooks", "_hostfs", "_apply", "_plan_json"}
 RUNTIME_SIDE |= {"_probing"}  # one sync's probes: records, runs, new states
 RUNTIME_SIDE |= {"_docker_api"}  # the Docker runtime's translation to and from the Engine API
-RUNTIME_SIDE |= {"_fake_rules", "_fake_calls", "_fake_clock"}  # FakeRuntime's parts
+RUNTIME_SIDE |= {"_docker_streams"}  # the Docker runtime's logs, attached exec and events
+RUNTIME_SIDE |= {"_fake_rules", "_fake_calls", "_fake_clock", "_fake_state"}  # FakeRuntime's parts
 
 # What a pure module may import from outside podsync: computation only. No files, no
 # sockets, no processes, no clock, no environment (``os``, ``sys``, ``time``,

@@ -187,6 +187,7 @@ def test_a_probe_kill_under_never_stops_for_good():
 def conditions(ready: bool, message: str = "") -> tuple[PodCondition, ...]:
     reason = "" if ready else "ContainersNotReady"
     return (
+        PodCondition("Initialized", True),
         PodCondition("ContainersReady", ready, reason, message),
         PodCondition("Ready", ready, reason, message),
     )
@@ -257,6 +258,7 @@ def test_a_completed_pod_is_not_ready_with_pod_completed():
 
     assert "Succeeded" == status.phase
     assert (
+        PodCondition("Initialized", True, "PodCompleted"),
         PodCondition("ContainersReady", False, "PodCompleted"),
         PodCondition("Ready", False, "PodCompleted"),
     ) == status.conditions

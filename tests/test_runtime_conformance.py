@@ -23,7 +23,10 @@ mode ``none`` and publish nothing.
 
 from __future__ import annotations
 
+import io
 import secrets
+import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -135,7 +138,8 @@ class Subject:
         if not fields.get("join"):
             fields.setdefault("network", "none")
         fields.setdefault("image", TEST_IMAGE)
-        spec = CreateSpec(name=name, labels=labels, entrypoint=process.entrypoint(), **fields)
+        fields.setdefault("entrypoint", process.entrypoint())
+        spec = CreateSpec(name=name, labels=labels, **fields)
         self._processes[name] = process
         if self.kind == "fake":
             self.fake.on_sigterm(name, process.on_term)
@@ -169,6 +173,12 @@ class Subject:
         is told."""
         if self.kind == "fake":
             self.fake.set_exec_result(command, result.exit_code, result.output, seconds=seconds)
+
+    def now(self) -> float:
+        """The runtime's time now: the engine's is the real clock, the fake's its own."""
+        if self.kind == "fake":
+            return self.fake.clock()
+        return time.time()
 
     def listed(self, cid: str) -> ObservedContainer:
         (found,) = [c for c in self.runtime.list_containers() if c.id == cid]
@@ -638,3 +648,238 @@ def test_image_users(subject: Subject) -> None:
     users = {tag: image.user for image in subject.runtime.list_images() for tag in image.tags}
 
     assert ("", "") == (users[TEST_IMAGE], users[PAUSE_IMAGE])
+
+
+# --- logs ------------------------------------------------------------------------------
+
+# A process that writes to both streams and exits 0.
+WRITES_BOTH = ("/bin/sh", "-c", "echo out1; echo err1 >&2; echo out2; echo err2 >&2")
+
+
+def _write_both(subject: Subject, cid: str) -> None:
+    """What ``WRITES_BOTH`` writes: the engine's process writes it, the fake is told."""
+    if subject.kind == "fake":
+        for stream, line in (
+            ("stdout", "out1\n"),
+            ("stderr", "err1\n"),
+            ("stdout", "out2\n"),
+            ("stderr", "err2\n"),
+        ):
+            subject.fake.write_log(cid, line, stream)
+        subject.fake.exit(cid, 0)
+    else:
+        assert subject.client is not None
+        subject.client.api.wait(cid, timeout=30)
+
+
+def _lines(stream: Any) -> list[tuple[str, bytes]]:
+    with stream:
+        return [(line.stream, line.data) for line in stream]
+
+
+def test_logs_keep_stdout_and_stderr_apart(subject: Subject) -> None:
+    """Logs come line by line, each with its stream and a time; ``tail`` keeps the
+    last lines; a ``since`` after every line gives none; ``follow`` of an exited
+    container ends at once."""
+    cid = subject.running("app", entrypoint=WRITES_BOTH)
+    _write_both(subject, cid)
+
+    with subject.runtime.container_logs(cid) as stream:
+        lines = list(stream)
+    tail = _lines(subject.runtime.container_logs(cid, tail=1))
+    followed = _lines(subject.runtime.container_logs(cid, follow=True))
+    later = _lines(subject.runtime.container_logs(cid, since=lines[-1].time + 5))
+
+    by_stream = {s: [line.data for line in lines if line.stream == s] for s in ("stdout", "stderr")}
+    assert {"stdout": [b"out1\n", b"out2\n"], "stderr": [b"err1\n", b"err2\n"]} == by_stream
+    assert all(line.time >= subject.listed(cid).created - 1 for line in lines)
+    assert [(lines[-1].stream, lines[-1].data)] == tail
+    assert sorted(followed) == sorted((line.stream, line.data) for line in lines)
+    assert [] == later
+    missing = _refusal(subject.runtime.container_logs, "no-such-container")
+    assert "No such container: no-such-container" in missing.message
+
+
+def test_following_logs_ends_when_the_container_exits(subject: Subject) -> None:
+    """A follower sees the lines written after it started, and its iteration ends
+    when the container's process exits."""
+    script = ("/bin/sh", "-c", "echo first; sleep 2; echo second; exit 3")
+    cid = subject.running("app", entrypoint=script)
+    if subject.kind == "fake":
+        subject.fake.write_log(cid, "first\n")
+
+    seen: list[bytes] = []
+    with subject.runtime.container_logs(cid, follow=True) as stream:
+        for line in stream:
+            seen.append(line.data)
+            if line.data == b"first\n" and subject.kind == "fake":
+                # What the engine's process does by itself, the fake is told.
+                subject.fake.write_log(cid, "second\n")
+                subject.fake.exit(cid, 3)
+
+    assert [b"first\n", b"second\n"] == seen
+    if subject.client is not None:
+        # The engine ends the log a moment before it records the exit.
+        subject.client.api.wait(cid, timeout=30)
+    assert (False, 3) == (subject.listed(cid).running, subject.listed(cid).exit_code)
+
+
+def test_a_closed_follower_ends(subject: Subject) -> None:
+    """The caller can stop following a running container: ``close`` ends the
+    iteration, from another thread too."""
+    cid = subject.running("app")
+    stream = subject.runtime.container_logs(cid, follow=True)
+    closer = threading.Thread(target=stream.close)
+
+    closer.start()
+    assert [] == list(stream)
+    closer.join()
+    assert stream.closed
+
+
+# --- exec, attached -------------------------------------------------------------------
+
+
+def test_exec_attached_passes_stdin_and_exit_code(subject: Subject) -> None:
+    """An attached exec gets its standard input to the end (then end-of-file), writes
+    to both streams apart, and returns the command's exit code."""
+    cid = subject.running("app")
+    command = ("/bin/sh", "-c", "cat; echo oops >&2; exit 3")
+    if subject.kind == "fake":
+
+        def cat(stdin: bytes, output: Any) -> int:
+            output("stdout", stdin)
+            output("stderr", b"oops\n")
+            return 3
+
+        subject.fake.set_exec_handler(command, cat)
+    written: dict[str, bytes] = {"stdout": b"", "stderr": b""}
+
+    def output(stream: str, data: bytes) -> None:
+        written[stream] += data
+
+    code = subject.runtime.exec_attached(
+        cid, command, output=output, stdin=io.BytesIO(b"hello\nworld\n")
+    )
+
+    assert 3 == code
+    assert {"stdout": b"hello\nworld\n", "stderr": b"oops\n"} == written
+    assert 0 == subject.runtime.exec_attached(cid, ["true"], output=output)
+    missing = _refusal(
+        lambda: subject.runtime.exec_attached("no-such-container", ["true"], output=output)
+    )
+    assert "No such container: no-such-container" == missing.message
+
+
+def test_exec_attached_with_a_tty_has_one_stream(subject: Subject) -> None:
+    """With a TTY everything comes as stdout."""
+    cid = subject.running("app")
+    command = ("/bin/sh", "-c", "echo oops >&2; exit 5")
+    if subject.kind == "fake":
+
+        def tty(stdin: bytes, output: Any) -> int:
+            output("stdout", b"oops\r\n")
+            return 5
+
+        subject.fake.set_exec_handler(command, tty)
+    written: list[tuple[str, bytes]] = []
+
+    code = subject.runtime.exec_attached(
+        cid, command, output=lambda s, d: written.append((s, d)), tty=True
+    )
+
+    assert 5 == code
+    assert {"stdout"} == {s for s, _ in written}
+    assert b"oops\r\n" == b"".join(d for _, d in written)
+
+
+# --- events ----------------------------------------------------------------------------
+
+
+def _events(subject: Subject, since: float, cid: str) -> list[tuple[str, int | None, int | None]]:
+    """The events of ``cid`` since ``since``, up to now, as (action, exit code, signal)."""
+    if subject.kind == "engine":
+        time.sleep(1.1)  # until is whole seconds on the engine: let "now" pass the last event
+    until = subject.now()
+    with subject.runtime.engine_events(since=since, until=until) as stream:
+        return [(e.action, e.exit_code, e.signal) for e in stream if e.container_id == cid]
+
+
+def test_events_of_a_container_life(subject: Subject) -> None:
+    """create, start, a stop of a process that ignores SIGTERM (kill 15, kill 9, die
+    137, stop), destroy: each event with the container's name and labels."""
+    since = subject.now() - 1
+    spec = subject.spec("app")
+    cid = subject.runtime.create_container(spec)
+    subject.runtime.start_container(cid)
+    subject.runtime.stop_container(cid, GRACE)
+    subject.runtime.remove_container(cid)
+
+    events = _events(subject, since, cid)
+    until = subject.now()
+    with subject.runtime.engine_events(since=since, until=until) as stream:
+        named = [(e.name, e.labels.get(LABEL_POD_UID)) for e in stream if e.container_id == cid]
+
+    assert [
+        ("create", None, None),
+        ("start", None, None),
+        ("kill", None, 15),
+        ("kill", None, 9),
+        ("die", 137, None),
+        ("stop", None, None),
+        ("destroy", None, None),
+    ] == events
+    assert {(spec.name, spec.labels[LABEL_POD_UID])} == set(named)
+
+
+def test_events_of_an_oom_kill(subject: Subject) -> None:
+    """A process the OOM killer ends: events oom, then die 137; listed with
+    ``oom_killed``."""
+    since = subject.now() - 1
+    spec = subject.spec("app", exits(0), memory=8 * MIB, entrypoint=("tail", "/dev/zero"))
+    cid = subject.runtime.create_container(spec)
+    subject.runtime.start_container(cid)
+    if subject.kind == "fake":
+        subject.fake.exit(cid, 137, oom=True)
+    else:
+        assert subject.client is not None
+        subject.client.api.wait(cid, timeout=60)
+
+    events = _events(subject, since, cid)
+
+    assert [("oom", None, None), ("die", 137, None)] == events[-2:]
+    listed = subject.listed(cid)
+    assert (False, 137, True) == (listed.running, listed.exit_code, listed.oom_killed)
+
+
+def test_following_events(subject: Subject) -> None:
+    """Without ``until`` the stream follows new events until the caller closes it."""
+    stream = subject.runtime.engine_events(since=subject.now() - 1)
+    seen: list[str] = []
+    cid = subject.running("app")
+
+    for event in stream:
+        if event.container_id == cid:
+            seen.append(event.action)
+        if seen == ["create", "start"]:
+            stream.close()
+
+    assert ["create", "start"] == seen
+
+
+def test_logs_of_a_container_with_a_tty(subject: Subject) -> None:
+    """A container with a terminal has one stream: everything is stdout, with the
+    terminal's line ends."""
+    script = ("/bin/sh", "-c", "echo out; echo err >&2")
+    cid = subject.running("app", entrypoint=script, tty=True)
+    if subject.kind == "fake":
+        subject.fake.write_log(cid, "out\r\n")
+        subject.fake.write_log(cid, "err\r\n", "stderr")
+        subject.fake.exit(cid, 0)
+    else:
+        assert subject.client is not None
+        subject.client.api.wait(cid, timeout=30)
+
+    lines = _lines(subject.runtime.container_logs(cid))
+
+    assert [("stdout", b"out\r\n"), ("stdout", b"err\r\n")] == lines

@@ -1,0 +1,572 @@
+"""The ``podsync`` commands that operate pods: ``status``, ``describe``, ``logs``,
+``exec`` and ``events`` (the parser is ``podsync._cli_args``'s, ``main`` in
+``podsync.cli`` dispatches here).
+
+They change nothing on the engine (``exec`` runs what the user asked for, nothing
+else). Results go to stdout - a container's stderr to stderr - and errors are one line
+each, with the exit codes of the rest of the command line: 0 success, 1 any error
+(``exec``: the command's own exit code once it ran), 130 interrupted.
+
+A POD is looked up among the pods podsync runs on the engine (``podsync._operate``): a
+full name (``name.namespace.source``), ``namespace/name``, a uid, or a bare name; a
+name that matches none or several is an error naming the pod and the candidates.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime
+import json
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from typing import IO, Any
+
+from podsync._cli_args import EXIT_OK, _Failure, _plan_options, _root_dir
+from podsync._config import load_pods
+from podsync._console import Console
+from podsync._labels import LABEL_SPEC
+from podsync._models import ObservedContainer, Pod
+from podsync._naming import NETWORK_CONTAINER
+from podsync._operate import (
+    PodEngineEvent,
+    PodRef,
+    current_instance,
+    find_pods,
+    instances,
+    pod_events,
+    pod_refs,
+    previous_instance,
+    termination_inputs,
+)
+from podsync._options import PlanOptions
+from podsync._ownership import ownership
+from podsync._runtime import Runtime
+from podsync._status import (
+    ContainerState,
+    ContainerStatus,
+    PodStatus,
+    orphaned_pod_statuses,
+    pod_status,
+)
+from podsync._status_json import status_record, statuses_to_json
+from podsync._sync import Observation, observe, sync
+from podsync.exceptions import ConfigError
+
+__all__: list[str] = []
+
+#: Seconds between two looks of ``status --watch``.
+WATCH_INTERVAL = 2.0
+
+# The engine's event history starts before any time podsync asks for: "since the
+# beginning" (0 means "unset" to the Engine API).
+_BEGINNING = 1.0
+
+Engine = Callable[[], contextlib.AbstractContextManager[Runtime]]
+
+
+def _load(sources: Sequence[str]) -> tuple[Pod, ...]:
+    if not sources:
+        return ()
+    try:
+        return load_pods(list(sources))
+    except ConfigError as exc:
+        raise _Failure(*(str(p) for p in exc.problems)) from None
+
+
+def _observe(runtime: Runtime, root_dir: str) -> Observation:
+    try:
+        return observe(runtime, root_dir, images=False)
+    except OSError as exc:
+        raise _Failure(f"cannot list the root directory {root_dir}: {exc}") from None
+
+
+# ---------------------------------------------------------------------------------------
+# status
+
+
+def _statuses(
+    runtime: Runtime,
+    pods: Sequence[Pod],
+    options: PlanOptions,
+    clock: Any,
+    *,
+    probe: bool = False,
+) -> tuple[list[PodStatus], Observation, Any]:
+    """The status of each desired pod (as the next sync would see it: the plan is made
+    and not applied; with ``probe`` the probes run first and their verdicts decide
+    readiness) and of the pods podsync runs that are not desired; the observation; the
+    plan (``None`` without pods)."""
+    the_plan = None
+    readiness: dict[str, bool] = {}
+    startup: dict[str, bool] = {}
+    if pods:
+        try:
+            # The probes' states are not recorded (as plan --probe): status changes
+            # nothing, and the next sync counts as if it had not looked.
+            result = sync(
+                pods,
+                runtime,
+                options=options,
+                probe=probe,
+                clock=clock,
+                before_apply=_never,
+                record_probes=False,
+            )
+        except OSError as exc:
+            raise _Failure(f"cannot list the root directory {options.root_dir}: {exc}") from None
+        observation, the_plan = result.observation, result.plan
+        readiness, startup = result.readiness, result.startup
+    else:
+        observation = _observe(runtime, options.root_dir)
+    seen = observation.containers
+    adopt = options.adopt_2014_containers
+    messages, tails = termination_inputs(
+        runtime, pods, seen, options.root_dir, adopt_2014_containers=adopt
+    )
+    # Each pod judged on its own containers: pod_status looks at every container given.
+    mine: dict[str, list[ObservedContainer]] = {}
+    for oc in seen:
+        owner = ownership(oc, adopt_2014_containers=adopt)
+        if owner is not None:
+            mine.setdefault(owner.pod_uid, []).append(oc)
+    statuses = [
+        pod_status(
+            p,
+            mine.get(p.uid, []),
+            plan=the_plan,
+            options=options,
+            readiness=readiness,
+            startup=startup,
+            termination_messages=messages,
+            log_tails=tails,
+        )
+        for p in pods
+    ]
+    statuses += orphaned_pod_statuses(seen, desired=pods if pods else None, options=options)
+    statuses.sort(key=lambda s: (s.pod, s.uid))
+    return statuses, observation, the_plan
+
+
+def _never(*_: object) -> bool:
+    return False
+
+
+def _reason(status: PodStatus) -> str:
+    """The REASON column: what kubectl's STATUS shows beside the phase."""
+    if status.orphaned:
+        return "Orphaned"
+    if status.reason:
+        return status.reason
+    for c in status.containers:
+        if c.state is ContainerState.WAITING:
+            return c.reason
+    for c in status.containers:
+        if c.state is ContainerState.TERMINATED:
+            return c.reason
+    return ""
+
+
+def human_duration(seconds: float) -> str:
+    """kubectl's ages (apimachinery ``duration.HumanDuration``): ``45s``, ``2m5s``,
+    ``15m``, ``3h10m``, ``2d4h``, ``1y20d``."""
+    s = int(seconds)
+    if s < 0:
+        return "0s"
+    if s < 120:
+        return f"{s}s"
+    minutes = s // 60
+    if minutes < 10:
+        return f"{minutes}m" + (f"{s % 60}s" if s % 60 else "")
+    if minutes < 180:
+        return f"{minutes}m"
+    hours = minutes // 60
+    if hours < 8:
+        return f"{hours}h" + (f"{minutes % 60}m" if minutes % 60 else "")
+    if hours < 48:
+        return f"{hours}h"
+    if hours < 24 * 8:
+        return f"{hours // 24}d" + (f"{hours % 24}h" if hours % 24 else "")
+    if hours < 24 * 365 * 2:
+        return f"{hours // 24}d"
+    if hours < 24 * 365 * 8:
+        days = (hours // 24) % 365
+        return f"{hours // 24 // 365}y" + (f"{days}d" if days else "")
+    return f"{hours // 24 // 365}y"
+
+
+def _rows(
+    statuses: Sequence[PodStatus], seen: Sequence[ObservedContainer], now: float, adopt: bool
+) -> list[list[str]]:
+    """The table's rows; a pod's age is its oldest container's (the network container's,
+    usually: it is made first)."""
+    born: dict[str, float] = {}
+    for oc in seen:
+        owner = ownership(oc, adopt_2014_containers=adopt)
+        if owner is not None:
+            born[owner.pod_uid] = min(born.get(owner.pod_uid, oc.created), oc.created)
+    rows = []
+    for s in statuses:
+        ready, total = s.ready_count
+        age = human_duration(now - born[s.uid]) if s.uid in born else "-"
+        rows.append([s.pod, f"{ready}/{total}", s.phase.value, str(s.restarts), age, _reason(s)])
+    return rows
+
+
+def _table(rows: Sequence[Sequence[str]]) -> list[str]:
+    header = ["POD", "READY", "PHASE", "RESTARTS", "AGE", "REASON"]
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    return [
+        "   ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in [header, *rows]
+    ]
+
+
+def cmd_status(
+    args: argparse.Namespace,
+    console: Console,
+    engine: Engine,
+    sleep: Callable[[float], None],
+) -> int:
+    pods = _load(args.sources)
+    options = _plan_options(args, console)
+    adopt = options.adopt_2014_containers
+    if args.probe and not pods:
+        raise _Failure("--probe needs the pods' SOURCEs: the probes are in the pod files")
+
+    def look(runtime: Runtime) -> tuple[list[PodStatus], Observation, Any]:
+        return _statuses(runtime, pods, options, console.clocks.given, probe=args.probe)
+
+    with engine() as runtime:
+        statuses, observation, _ = look(runtime)
+        if args.json:
+            console.print(statuses_to_json(statuses).rstrip("\n"))
+        rows = _rows(statuses, observation.containers, console.clocks.now(), adopt)
+        if not args.json:
+            if not statuses:
+                console.note("No pods.")
+            for line in _table(rows) if statuses else []:
+                console.print(line)
+        if not args.watch:
+            return EXIT_OK
+        # By uid: two sources can hold pods of one namespace/name.
+        shown = {st.uid: _without_age(r) for st, r in zip(statuses, rows, strict=True)}
+        while True:  # until interrupted: KeyboardInterrupt is main's (130)
+            sleep(WATCH_INTERVAL)
+            statuses, observation, _ = look(runtime)
+            rows = _rows(statuses, observation.containers, console.clocks.now(), adopt)
+            for st, row, line in zip(statuses, rows, _table(rows)[1:], strict=True):
+                if shown.get(st.uid) != _without_age(row):
+                    shown[st.uid] = _without_age(row)
+                    if args.json:
+                        console.print(json.dumps(status_record(st), sort_keys=True))
+                    else:
+                        console.print(line)
+
+
+def _without_age(row: Sequence[str]) -> tuple[str, ...]:
+    return (*row[:4], *row[5:])
+
+
+# ---------------------------------------------------------------------------------------
+# Finding a pod and a container
+
+
+def _pod(refs: Sequence[PodRef], query: str) -> PodRef:
+    found = find_pods(refs, query)
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        known = ", ".join(r.key for r in refs) or "none"
+        raise _Failure(f'no pod "{query}" on the engine; podsync runs: {known}')
+    listed = ", ".join(f"{r.key} ({r.full_name})" for r in found)
+    raise _Failure(f'pod "{query}" is ambiguous: {listed}; give namespace/name or the full name')
+
+
+def _container(ref: PodRef, groups: dict[str, list[ObservedContainer]], wanted: str | None) -> str:
+    names = sorted(n for n in groups if n != NETWORK_CONTAINER)
+    if wanted is not None:
+        if wanted not in groups:
+            raise _Failure(f'no container "{wanted}" in pod {ref.key}; it has: {", ".join(names)}')
+        return wanted
+    if len(names) == 1:
+        return names[0]
+    raise _Failure(
+        f"pod {ref.key} has {len(names)} containers: {', '.join(names)}; choose one with -c"
+    )
+
+
+def _locate(
+    args: argparse.Namespace, runtime: Runtime
+) -> tuple[PodRef, str, list[ObservedContainer]]:
+    """The pod, the pod container and its instances (newest first) the arguments name."""
+    adopt = bool(args.adopt_2014_containers)
+    seen = _observe(runtime, _root_dir(args)).containers
+    ref = _pod(pod_refs(seen, adopt_2014_containers=adopt), args.pod)
+    groups = instances(seen, ref.uid, adopt_2014_containers=adopt)
+    name = _container(ref, groups, args.container)
+    return ref, name, groups[name]
+
+
+# ---------------------------------------------------------------------------------------
+# logs and exec
+
+
+def _binary(stream: IO[str]) -> Callable[[bytes], None]:
+    """Write bytes to a text stream's buffer (its text flushed first), or decoded."""
+    buffer = getattr(stream, "buffer", None)
+
+    def write(data: bytes) -> None:
+        stream.flush()
+        if buffer is not None:
+            buffer.write(data)
+            buffer.flush()
+        else:
+            stream.write(data.decode("utf-8", "replace"))
+            stream.flush()
+
+    return write
+
+
+def stamp(moment: float) -> str:
+    """RFC 3339 in UTC with microseconds, as ``docker logs --timestamps`` (which has
+    nanoseconds)."""
+    when = datetime.datetime.fromtimestamp(moment, datetime.UTC)
+    return when.strftime("%Y-%m-%dT%H:%M:%S.%f") + "Z"
+
+
+def cmd_logs(args: argparse.Namespace, console: Console, engine: Engine) -> int:
+    with engine() as runtime:
+        ref, name, group = _locate(args, runtime)
+        instance = previous_instance(group) if args.previous else current_instance(group)
+        if instance is None:
+            raise _Failure(f"no previous instance of {ref.key}/{name}")
+        since = console.clocks.now() - args.since if args.since is not None else None
+        writers = {"stdout": _binary(console.out), "stderr": _binary(console.err)}
+        with runtime.container_logs(
+            instance.id, tail=args.tail, since=since, follow=args.follow and not args.previous
+        ) as lines:
+            for line in lines:
+                prefix = f"{stamp(line.time)} ".encode() if args.timestamps else b""
+                writers.get(line.stream, writers["stdout"])(prefix + line.data)
+    return EXIT_OK
+
+
+def cmd_exec(args: argparse.Namespace, console: Console, engine: Engine) -> int:
+    with engine() as runtime:
+        ref, name, group = _locate(args, runtime)
+        instance = current_instance(group)
+        assert instance is not None  # a located container has an instance
+        if not instance.running:
+            raise _Failure(f"container {ref.key}/{name} is not running ({instance.id[:12]})")
+        writers = {"stdout": _binary(console.out), "stderr": _binary(console.err)}
+        stdin = sys.stdin.buffer if args.stdin else None
+        with _raw_terminal(args.tty and args.stdin):
+            return runtime.exec_attached(
+                instance.id,
+                args.command_line,
+                output=lambda stream, data: writers.get(stream, writers["stdout"])(data),
+                stdin=stdin,
+                tty=args.tty,
+            )
+
+
+@contextlib.contextmanager
+def _raw_terminal(wanted: bool) -> Iterator[None]:
+    """Standard input in raw mode while a TTY exec runs (keys go to the command, as
+    ``docker exec -it``), when it is a terminal."""
+    if not wanted or not sys.stdin.isatty():
+        yield
+        return
+    import termios
+    import tty
+
+    fd = sys.stdin.fileno()
+    saved = termios.tcgetattr(fd)
+    try:
+        tty.setraw(fd)
+        yield
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+
+
+# ---------------------------------------------------------------------------------------
+# events
+
+
+def _event_line(item: PodEngineEvent) -> str:
+    e = item.event
+    details = ""
+    if e.exit_code is not None:
+        details = f" exit code {e.exit_code}"
+    elif e.signal is not None:
+        details = f" signal {e.signal}"
+    return (
+        f"{stamp(e.time)} {item.pod} {item.container} {e.action}{details} ({e.container_id[:12]})"
+    )
+
+
+def _event_record(item: PodEngineEvent) -> dict[str, Any]:
+    e = item.event
+    return {
+        "time": e.time,
+        "pod": item.pod,
+        "pod_uid": item.pod_uid,
+        "container": item.container,
+        "container_id": e.container_id,
+        "name": e.name,
+        "action": e.action,
+        "exit_code": e.exit_code,
+        "signal": e.signal,
+    }
+
+
+def cmd_events(args: argparse.Namespace, console: Console, engine: Engine) -> int:
+    now = console.clocks.now()
+    since = now - args.since if args.since is not None else _BEGINNING
+    with (
+        engine() as runtime,
+        pod_events(
+            runtime,
+            since=since,
+            until=None if args.follow else now,
+            adopt_2014_containers=bool(args.adopt_2014_containers),
+        ) as stream,
+    ):
+        for item in stream:
+            if args.json:
+                console.print(json.dumps(_event_record(item), sort_keys=True))
+            else:
+                console.print(_event_line(item))
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------------------
+# describe
+
+
+def _field(label: str, value: object, indent: int = 4, width: int = 16) -> str:
+    return f"{' ' * indent}{label + ':':<{width}}{value}".rstrip()
+
+
+def _state_text(c: ContainerStatus) -> tuple[str, str]:
+    """(State, Last State) as kubectl describe words them."""
+    run = f"{c.exit_reason}, exit code {c.exit_code}"
+    if c.state is ContainerState.RUNNING:
+        since = f" since {stamp(c.running_since)}" if c.running_since is not None else ""
+        state = f"Running{since}"
+    elif c.state is ContainerState.WAITING:
+        state = f"Waiting ({c.reason})"
+    else:
+        return f"Terminated ({run})", ""
+    return state, f"Terminated ({run})" if c.exit_code is not None else ""
+
+
+def _spec_lines(instance: ObservedContainer | None, pod: Pod | None, name: str) -> list[str]:
+    """Ports and mounts: from the pod file when given, else from the instance's
+    recorded spec (``LABEL_SPEC``)."""
+    ports: list[str] = []
+    mounts: list[str] = []
+    spec = next((c for c in pod.containers if c.name == name), None) if pod else None
+    if spec is not None:
+        ports = [
+            f"{p.container_port}/{p.protocol.value}"
+            + (
+                f" (host {p.host_ip + ':' if p.host_ip else ''}{p.host_port})"
+                if p.host_port
+                else ""
+            )
+            for p in spec.ports
+        ]
+        mounts = [
+            f"{m.mount_path} from {m.name}" + (" (ro)" if m.read_only else "")
+            for m in spec.volume_mounts
+        ]
+    elif instance is not None and LABEL_SPEC in instance.labels:
+        with contextlib.suppress(ValueError, TypeError, AttributeError):
+            recorded = json.loads(instance.labels[LABEL_SPEC])
+            ports = [
+                f"{p['container_port']}/{p['protocol']}"
+                + (f" (host {p['host_port']})" if p.get("host_port") else "")
+                for p in recorded.get("ports", [])
+            ]
+            mounts = [
+                f"{m['mount_path']} from {m['name']}" + (" (ro)" if m.get("read_only") else "")
+                for m in recorded.get("volume_mounts", [])
+            ]
+    return [
+        _field("Ports", ", ".join(ports) or "<none>"),
+        _field("Mounts", ", ".join(mounts) or "<none>"),
+    ]
+
+
+def cmd_describe(args: argparse.Namespace, console: Console, engine: Engine) -> int:
+    desired = _load(args.sources)
+    options = _plan_options(args, console)
+    with engine() as runtime:
+        seen = _observe(runtime, options.root_dir).containers
+        adopt = options.adopt_2014_containers
+        refs = pod_refs(seen, adopt_2014_containers=adopt)
+        known = {r.uid for r in refs}
+        # A pod of the files that is not on the engine yet can be described too.
+        refs += [PodRef(p.uid, p.key, p.full_name) for p in desired if p.uid not in known]
+        ref = _pod(refs, args.pod)
+        pod = next((p for p in desired if p.uid == ref.uid), None)
+        # All the files' pods: one that is not among them is orphaned.
+        statuses, observation, the_plan = _statuses(runtime, desired, options, console.clocks.given)
+        status = next(s for s in statuses if s.uid == ref.uid)
+        groups = instances(observation.containers, ref.uid, adopt_2014_containers=adopt)
+        now = console.clocks.now()
+        with pod_events(
+            runtime, since=_BEGINNING, until=now, adopt_2014_containers=adopt
+        ) as events:
+            mine = [e for e in events if e.pod_uid == ref.uid]
+    lines = [
+        _field("Name", ref.name, 0, 13),
+        _field("Namespace", ref.namespace, 0, 13),
+        _field("Full name", ref.full_name, 0, 13),
+        _field("UID", ref.uid, 0, 13),
+        _field("Phase", status.phase.value, 0, 13),
+        _field("Status", status.message, 0, 13),
+    ]
+    if status.orphaned:
+        lines.append("Orphaned:    podsync runs it, but the pod files do not describe it")
+    lines.append("Conditions:")
+    for condition in status.conditions:
+        kind, holds = condition.type, str(condition.status)
+        lines.append(f"  {kind:<15}  {holds:<5}  {condition.reason}".rstrip())
+    net = current_instance(groups.get(NETWORK_CONTAINER, []))
+    if net is not None:
+        lines.append(f"Network container: {net.id[:12]} ({'running' if net.running else 'exited'})")
+    lines.append("Containers:")
+    for c in status.containers:
+        state, last = _state_text(c)
+        instance = next((oc for oc in groups.get(c.name, []) if oc.id == c.container_id), None)
+        lines.append(f"  {c.name}:")
+        lines.append(_field("Container ID", c.container_id[:12] or "<none>"))
+        lines.append(_field("Image", c.image))
+        lines.append(_field("State", state))
+        if last:
+            lines.append(_field("Last State", last))
+        if c.finished_at is not None:
+            lines.append(_field("Finished", stamp(c.finished_at)))
+        if c.termination_message:
+            lines.append(
+                _field("Message", c.termination_message.strip().replace("\n", "\n" + " " * 20))
+            )
+        lines.append(_field("Ready", c.ready))
+        lines.append(_field("Restart Count", c.restart_count))
+        lines.extend(_spec_lines(instance, pod, c.name))
+    if the_plan is not None:
+        lines.append("Next sync:")
+        actions = [a for p in the_plan.pods if p.uid == ref.uid for a in p.actions]
+        lines.extend(f"  {a.message}" for a in actions)
+        if not actions:
+            lines.append("  nothing to do")
+    lines.append("Events:")
+    lines.extend(f"  {_event_line(e)}" for e in mine[-20:])
+    if not mine:
+        lines.append("  <none>")
+    for line in lines:
+        console.print(line)
+    return EXIT_OK

@@ -775,7 +775,7 @@ _APP_CASES = {
     "bare, no pod": (_BARE, None, "/var/lib/podsync"),
     "mounts": (_MOUNTS, _POD2, "/var/lib/podsync"),
     "mounts, root dir": (_MOUNTS, _POD2, "/srv/r ü"),
-    "mounts, no pod, root dir": (_MOUNTS, None, "/srv/r ü"),
+    "mounts, no pod, root": (_MOUNTS, None, "/srv/r ü"),
 }
 _NET_CASES = {
     "net golden": (POD, PAUSE, {}),
@@ -812,7 +812,7 @@ _KNOWN_APP_HASHES = {
     "bare, no pod": "2:56a49a27a2a4bc665ce988c7e4f47393f0f3e3dfc95b50d59f1c43a06d23bd95",
     "mounts": "2:2964fe92c241ba9317bf4a775521a31e97c6267f1f66e52dc6e6591ebaa79505",
     "mounts, root dir": "2:2d7b671ee66fe41dd959e6de6a3de8692aa88979e14de6cfd82edae9248d429e",
-    "mounts, no pod, root dir": "2:c94ca891fb9e096676285efdbd29be23a9d49ab3048e7ecc3403e8d4d7edd6ca",
+    "mounts, no pod, root": "2:c94ca891fb9e096676285efdbd29be23a9d49ab3048e7ecc3403e8d4d7edd6ca",
 }
 _KNOWN_NETWORK_HASHES = {
     "net golden": "2:5779ccc4bea1a40e13e98ce3d58f03b8fe93b56a7474ebb95ca10af44e1bfe11",
@@ -840,3 +840,27 @@ def test_known_network_container_hashes(case):
     expected = _KNOWN_NETWORK_HASHES[case]
 
     assert expected == str(network_spec_hash(pod, image, **kwargs))
+
+
+def test_added_fields_are_left_out_at_their_default():
+    """Every field a version after the first added is written only when it is not at
+    its default, so a container an older podsync made keeps its hash (the one
+    definition of each form is its record: ``_APP`` and ``_NETWORK``)."""
+    from podsync._hashing import _ADDED_FIELDS, _ALWAYS, _APP, _APP_POD, _NETWORK, _NETWORK_POD
+
+    records = (_APP, _APP_POD, _NETWORK, _NETWORK_POD)
+    fields = {f.key: f for record in records for f in record.fields if f.default is not _ALWAYS}
+    added = sorted(key for keys in _ADDED_FIELDS.values() for key in keys)
+
+    assert [] == [key for key in added if key not in fields]
+
+
+def test_canonical_text_is_canonical_json():
+    """The written-out texts are exactly what canonical_json spells for the same data:
+    sorted keys, no whitespace, UTF-8 kept."""
+    from podsync._hashing import canonical_spec_text, network_spec_text
+
+    texts = [canonical_spec_text(c, p, root_dir=r) for c, p, r in _APP_CASES.values()]
+    texts += [network_spec_text(pod, image, **kw) for pod, image, kw in _NET_CASES.values()]
+
+    assert texts == [canonical_json(json.loads(t)) for t in texts]

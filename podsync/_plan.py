@@ -208,8 +208,8 @@ def _plan(
 
     accepted, rejected = admit(desired, options, by_identity)
 
-    # Each pod plan is a group; ``owner`` says which group an observed identity's
-    # actions go to.
+    # Each pod plan with actions is a group; ``owner`` says which group an observed
+    # identity's actions go to.
     groups: dict[Identity, tuple[str, list[PodAction]]] = {}
     owner: dict[Identity, Identity] = {}
     for pod in accepted:
@@ -219,8 +219,11 @@ def _plan(
             groups[identity] = (pod.key, _gated(pod))
             continue
         instances = list(by_identity.get(identity, ()))
-        planner = PodPlanner(pod, instances, ctx, not_adopted.get(identity, ()))
-        groups[identity] = (pod.key, planner.plan())
+        actions = PodPlanner(pod, instances, ctx, not_adopted.get(identity, ())).plan()
+        if actions:
+            # A pod with nothing to do holds nothing past its planning (the steady
+            # state: 10,000 pods, no groups).
+            groups[identity] = (pod.key, actions)
 
     # Pods that are not desired, only when deletions are allowed. Rejected pods are left
     # alone: they were not admitted, but nobody asked for them to go away either. An

@@ -26,6 +26,7 @@ they are shared among the loader's modules only; nothing here is public API.
 from __future__ import annotations
 
 import codecs
+import logging
 import re
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
@@ -214,6 +215,159 @@ def _c_loader() -> type[_Guards] | None:
 
 _LOADER: type[_Guards] = _c_loader() or _PyLoader
 
+_STR_TAG = "tag:yaml.org,2002:str"
+_SEQ_TAG = "tag:yaml.org,2002:seq"
+_MAP_TAG = "tag:yaml.org,2002:map"
+_VALUE_TAG = "tag:yaml.org,2002:value"
+
+
+class _Builder:
+    """The fast way from a node graph that libyaml composed to plain data.
+
+    libyaml composes the graph in C (several times faster than ``_Guards``), without the
+    guards; this walk applies them to the finished graph before anything is built from
+    it as a tree: depth, the expanded size of every node (an alias counts the full size
+    of its anchor), recursion, duplicate keys. It builds the values as it goes - strings
+    and collections directly, other scalars through the safe constructor - and shares a
+    value wherever the graph shares a node, as the safe constructor does.
+
+    It only decides whether the stream is fine: anything it does not accept (a guard,
+    an explicit collection tag, a merge key, a value the constructor refuses) gives
+    ``None``, and the guarded composer reads the stream again to find and word the
+    problem, so the messages are the guarded loader's in every case.
+    """
+
+    def __init__(self, budget: int) -> None:
+        self._budget = budget
+        self._constructor = _Constructor()
+
+    def build(self, root: Node) -> tuple[object, int] | None:
+        """(value, expanded size) of a document's root node, or None (see above)."""
+        sizes: dict[int, int] = {}
+        values: dict[int, object] = {}
+        building: set[int] = set()
+        stack: list[tuple[Node, int, bool]] = [(root, 1, False)]
+        budget = self._budget
+        while stack:
+            node, depth, children_done = stack.pop()
+            key = id(node)
+            kind = type(node)
+            if children_done:
+                building.discard(key)
+                size = 1
+                if kind is SequenceNode:
+                    items = node.value
+                    size += sum(sizes[id(item)] for item in items)
+                    value: object = [values[id(item)] for item in items]
+                else:
+                    pairs = node.value
+                    size += sum(sizes[id(k)] + sizes[id(v)] for k, v in pairs)
+                    mapping = {}
+                    for k, v in pairs:
+                        mapping_key = values[id(k)]
+                        if isinstance(mapping_key, (list, dict)):
+                            return None  # unhashable: the constructor words it
+                        mapping[mapping_key] = values[id(v)]
+                    if len(mapping) != len(pairs):
+                        return None  # a duplicate key
+                    value = mapping
+                if size > budget:
+                    return None
+                sizes[key] = size
+                values[key] = value
+                continue
+            if key in sizes:
+                continue  # an alias of a node already built
+            if key in building or depth > _MAX_DEPTH:
+                return None  # an alias inside its own anchor; nested too deep
+            if kind is ScalarNode:
+                if node.tag == _STR_TAG:
+                    values[key] = node.value
+                else:
+                    try:
+                        values[key] = self._constructor.construct_object(node)
+                    except yaml.YAMLError:
+                        return None
+                sizes[key] = 1
+                if 1 > budget:
+                    return None
+                continue
+            if kind is SequenceNode and node.tag == _SEQ_TAG:
+                children = node.value
+            elif kind is MappingNode and node.tag == _MAP_TAG:
+                if any(k.tag in (_MERGE_TAG, _VALUE_TAG) for k, _ in node.value):
+                    return None  # "<<" and "=" keys: the constructor's business
+                children = [n for pair in node.value for n in pair]
+            else:
+                return None  # an explicit collection tag (!!set, !!omap, !custom ...)
+            building.add(key)
+            stack.append((node, depth, True))
+            stack.extend((child, depth + 1, False) for child in reversed(children))
+        return values[id(root)], sizes[id(root)]
+
+
+def _c_composer() -> type[Any] | None:
+    """libyaml's parser *and composer* with podsync's resolver, when PyYAML has libyaml
+    and that libyaml limits nesting itself (0.2.6 and later refuse more than 1,000
+    levels; an older one would recurse until the C stack overflows on deep input, so
+    it only parses, for ``_Guards``). Checked by trying, not by version number."""
+    try:
+        from yaml._yaml import CParser
+    except ImportError:  # pragma: no cover - PyYAML without libyaml
+        return None
+
+    class _CComposer(CParser, Resolver):
+        yaml_implicit_resolvers = _Guards.yaml_implicit_resolvers
+
+        def __init__(self, text: str) -> None:
+            CParser.__init__(self, text)
+            Resolver.__init__(self)
+
+    deep = 1_001
+    probe = _CComposer("[" * deep + "]" * deep)
+    try:
+        probe.get_single_node()
+    except yaml.YAMLError:
+        return _CComposer
+    finally:
+        probe.dispose()
+    return None  # pragma: no cover - a libyaml without its nesting limit
+
+
+_C_COMPOSER = _c_composer()
+_log = logging.getLogger("podsync")
+
+
+def _fast_documents(text: str, budget: int) -> list[object] | None:
+    """The documents through libyaml's composer and ``_Builder``; None when that path
+    is not available or does not vouch for the stream."""
+    if _C_COMPOSER is None:  # pragma: no cover - depends on how PyYAML was built
+        _log.debug(
+            "reading YAML with %s: PyYAML's libyaml composer is not available (%s)",
+            "the pure-Python loader" if _LOADER is _PyLoader else "libyaml's parser only",
+            "no libyaml" if _LOADER is _PyLoader else "a libyaml without a nesting limit",
+        )
+        return None
+    composer = _C_COMPOSER(text)
+    try:
+        documents: list[object] = []
+        while composer.check_node():
+            node = composer.get_node()
+            if node is None:  # pragma: no cover - check_node said there is one
+                documents.append(None)
+                continue
+            built = _Builder(budget).build(node)
+            if built is None:
+                return None
+            value, size = built
+            budget -= size
+            documents.append(value)
+        return documents
+    except yaml.YAMLError:
+        return None
+    finally:
+        composer.dispose()
+
 
 def _yaml_message(exc: yaml.YAMLError) -> str:
     """One line for a YAML error: where (1-based line and column) and what."""
@@ -279,6 +433,9 @@ def _check_characters(text: str) -> None:
 def _load_documents(text: str) -> list[object]:
     """The documents of a YAML stream as plain data (dict, list, str, int ...)."""
     _check_characters(text)
+    fast = _fast_documents(text, _NODE_BUDGET_BASE + len(text))
+    if fast is not None:
+        return fast
     loader = _LOADER(text, _NODE_BUDGET_BASE + len(text))
     try:
         documents = []

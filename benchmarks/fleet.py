@@ -24,7 +24,8 @@ def pod_yaml(i: int) -> str:
     """Pod ``i`` as one item of a ``List`` (indented by two spaces, ``- `` first)."""
     host_port = f"\n              hostPort: {10_000 + i}" if i % 3 == 0 else ""
     web_mounts = (
-        "\n          volumeMounts:\n            - name: cache\n              mountPath: /var/cache/nginx"
+        "\n          volumeMounts:\n            - name: cache"
+        "\n              mountPath: /var/cache/nginx"
         if i % 2 == 0
         else ""
     )
@@ -34,13 +35,15 @@ def pod_yaml(i: int) -> str:
         else ""
     )
     shipper_mounts = (
-        "\n          volumeMounts:\n            - name: config\n              mountPath: /etc/shipper"
+        "\n          volumeMounts:\n            - name: config"
+        "\n              mountPath: /etc/shipper"
         "\n              readOnly: true"
         if i % 4 == 1
         else ""
     )
     pre_stop = (
-        '\n          lifecycle:\n            preStop:\n              exec:\n                command: ["/app/drain", "--timeout", "5"]'
+        "\n          lifecycle:\n            preStop:\n              exec:"
+        '\n                command: ["/app/drain", "--timeout", "5"]'
         if i % 5 == 0
         else ""
     )

@@ -19,7 +19,8 @@ Deliberate differences from the seed:
   field podsync cannot honour is refused with its reason, and one that means nothing on
   one host (scheduling, service accounts, status) is ignored with one warning per pod
   (``on_warning``); the tables are ``_unsupported.py``'s.
-* Bounded. Sources larger than ``max_bytes``, HTTP servers slower than the timeout,
+* Bounded. Streams (HTTP bodies, standard input, pipes) larger than ``max_bytes``,
+  HTTP servers slower than the timeout,
   YAML that nests too deeply or expands through aliases (a "billion laughs" bomb) are
   refused before anything large is built.
 
@@ -117,8 +118,9 @@ def load_pods(
     Args:
         sources: the sources, in order.
         stdin: where ``-`` reads from; ``sys.stdin.buffer`` when not given.
-        max_bytes: the largest file, body or standard input accepted, in bytes; a
-            larger source is refused without reading all of it.
+        max_bytes: the largest HTTP body, standard input, pipe or device accepted, in
+            bytes; a larger one is refused without reading all of it. Regular files
+            (named, or in a named directory) are read whatever their size.
         http_timeout: seconds allowed for connecting, for each read, and for the whole
             transfer of one URL.
         node: the node the pods run on, for the environment values resolved from it

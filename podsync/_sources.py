@@ -9,9 +9,11 @@ Contract: ``_read_sources`` turns the sources given to ``load_pods`` into
 ``(source name, bytes or _Unreadable, pod source, file)`` tuples, one per stream, in order
 (``file`` names the stream for a 2014 manifest without an ``id``: a file's absolute path,
 a URL, or ``None`` for standard input),
-reading each lazily as the caller asks for it. Every source is bounded: at most
-``max_bytes`` bytes are read (one more, to tell "at the limit" from "over it"), and an
-HTTP transfer at most about twice ``http_timeout``. A source that cannot be read is
+reading each lazily as the caller asks for it. Every source that could be endless is
+bounded: of an HTTP body, standard input, a pipe or a device at most ``max_bytes``
+bytes are read (one more, to tell "at the limit" from "over it"), and an HTTP transfer
+takes at most about twice ``http_timeout``. A regular file is read whole: its size is
+known, and the user named it (or its directory). A source that cannot be read is
 never an exception: it is an ``_Unreadable`` saying why.
 
 Layering: this is the bottom of the loader (sources → ``_yaml`` → ``_scalars`` /
@@ -39,13 +41,16 @@ import attrs
 
 __all__ = ["DEFAULT_MAX_BYTES"]
 
-#: The largest file, HTTP body or standard input ``load_pods`` reads, in bytes.
+#: The largest HTTP body, standard input or other stream (a pipe, a device) that
+#: ``load_pods`` reads, in bytes.
 #:
 #: A pod manifest is a few KiB and Kubernetes itself caps a whole object at etcd's
-#: 1.5 MiB request limit; 4 MiB leaves room for a ``List`` of several hundred pods.
-#: The cap exists because YAML is expensive to read: PyYAML builds Python objects for
-#: every node, about a second per MiB of pods, so an unbounded source (a wrong URL
-#: serving a disk image, ``/dev/zero``) must be refused rather than read.
+#: 1.5 MiB request limit; 4 MiB leaves room for a ``List`` of several thousand small
+#: pods. The cap is there for what could be endless or was not what the user meant (a
+#: wrong URL serving a disk image, ``/dev/zero``): such a source is refused rather than
+#: read. A regular file that the user named, or that is in a directory the user named,
+#: is read whatever its size (its size is known, and it is what the user asked for):
+#: a ``List`` of 10,000 pods is several MB.
 DEFAULT_MAX_BYTES = 4 * 1024 * 1024
 
 _SOURCE_NAME_STDIN = "<stdin>"
@@ -112,31 +117,32 @@ class _Unreadable:
 
 
 def _too_large(max_bytes: int) -> _Unreadable:
-    return _Unreadable(f"larger than the limit of {max_bytes} bytes")
+    # The command line's option is named: that is where people meet the limit.
+    return _Unreadable(f"larger than the limit of {max_bytes} bytes (raise it with --max-bytes)")
 
 
 def _os_message(exc: OSError) -> _Unreadable:
     return _Unreadable(f"cannot read: {exc.strerror or exc}")
 
 
-def _read_stream(stream: IO[bytes], max_bytes: int) -> bytes | _Unreadable:
-    """The bytes of an open stream, at most ``max_bytes`` of them."""
+def _read_stream(stream: IO[bytes], max_bytes: int | None) -> bytes | _Unreadable:
+    """The bytes of an open stream, at most ``max_bytes`` of them (None: all)."""
     try:
         # One byte more than allowed tells "exactly the limit" from "over it" without
         # reading the rest.
-        data = stream.read(max_bytes + 1)
+        data = stream.read() if max_bytes is None else stream.read(max_bytes + 1)
     except OSError as exc:
         return _os_message(exc)
     except ValueError as exc:  # e.g. a closed file
         return _Unreadable(f"cannot read: {exc}")
     if not isinstance(data, bytes):  # sys.stdin rather than sys.stdin.buffer
         return _Unreadable("cannot read: the stream gives text, not bytes")
-    if len(data) > max_bytes:
+    if max_bytes is not None and len(data) > max_bytes:
         return _too_large(max_bytes)
     return data
 
 
-def _read_file(path: str, max_bytes: int) -> bytes | _Unreadable:
+def _read_file(path: str, max_bytes: int | None) -> bytes | _Unreadable:
     try:
         with open(path, "rb") as stream:
             return _read_stream(stream, max_bytes)
@@ -147,12 +153,13 @@ def _read_file(path: str, max_bytes: int) -> bytes | _Unreadable:
 def _read_path(path: str, max_bytes: int) -> list[tuple[str, bytes | _Unreadable]]:
     """(source name, bytes or error message) for a file, or for each file of a directory."""
     try:
-        is_dir = stat.S_ISDIR(os.stat(path).st_mode)
+        mode = os.stat(path).st_mode
     except OSError as exc:
         return [(path, _os_message(exc))]
-    if not is_dir:
-        # Any non-directory is read, so /dev/stdin and <(curl ...) work as sources.
-        return [(path, _read_file(path, max_bytes))]
+    if not stat.S_ISDIR(mode):
+        # Any non-directory is read, so /dev/stdin and <(curl ...) work as sources; a
+        # regular file whole, anything else (a pipe, a device) like standard input.
+        return [(path, _read_file(path, None if stat.S_ISREG(mode) else max_bytes))]
     try:
         # Sorted by name like the seed's sort.Strings (code-point order, which is
         # UTF-8 byte order); dot-files are skipped like its Glob("[^.]*").
@@ -173,7 +180,7 @@ def _read_path(path: str, max_bytes: int) -> list[tuple[str, bytes | _Unreadable
             # A FIFO or socket would block the read; devices make no sense here.
             result.append((entry, _Unreadable("not a regular file")))
             continue
-        result.append((entry, _read_file(entry, max_bytes)))
+        result.append((entry, _read_file(entry, None)))
     return result
 
 

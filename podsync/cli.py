@@ -178,12 +178,17 @@ def _fingerprint(the_plan: Plan, observation: Observation) -> str:
 # Reading
 
 
-def _load(sources: Sequence[str], warn: Callable[[str], object]) -> tuple[Pod, ...]:
+def _load(
+    sources: Sequence[str], warn: Callable[[str], object], max_bytes: int | None
+) -> tuple[Pod, ...]:
     """The pods of every source, or a failure listing every problem (nothing else
     happens first: the engine is not contacted before the sources are read). The
-    fields a pod sets that podsync ignores are one ``warn`` per pod."""
+    fields a pod sets that podsync ignores are one ``warn`` per pod. ``max_bytes`` is
+    ``--max-bytes`` (None: the library's default)."""
     try:
-        return load_pods(list(sources), on_warning=warn)
+        if max_bytes is None:
+            return load_pods(list(sources), on_warning=warn)
+        return load_pods(list(sources), on_warning=warn, max_bytes=max_bytes)
     except ConfigError as exc:
         raise _Failure(*(str(p) for p in exc.problems)) from None
 
@@ -446,7 +451,7 @@ def _wait(
 
 
 def _cmd_plan(args: argparse.Namespace, console: Console, factory: RuntimeFactory) -> int:
-    pods = _load(args.sources, console.warning)
+    pods = _load(args.sources, console.warning, args.max_bytes)
     options = _plan_options(args, console)
     with _engine(factory, args.docker_host) as runtime:
         # A dry run: the plan is made as apply makes it, and never applied.
@@ -498,7 +503,7 @@ def _cmd_apply(
 ) -> int:
     if args.plan_file is not None:
         return _apply_saved(args, console, factory)
-    pods = _load(args.sources, console.warning)
+    pods = _load(args.sources, console.warning, args.max_bytes)
     options = _plan_options(args, console)
 
     def show(the_plan: Plan, observation: Observation) -> bool:
@@ -549,7 +554,7 @@ def _apply_saved(args: argparse.Namespace, console: Console, factory: RuntimeFac
 
 def _cmd_down(args: argparse.Namespace, console: Console, factory: RuntimeFactory) -> int:
     # Removing pods: what they would ignore while running is beside the point.
-    pods = _load(args.sources, lambda _: None)
+    pods = _load(args.sources, lambda _: None, args.max_bytes)
     root_dir = _root_dir(args)
     uids = {p.uid for p in pods}
     options = PlanOptions(

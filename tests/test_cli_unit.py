@@ -1547,3 +1547,22 @@ def test_a_refused_host_network_pod_names_the_option(
         "--allow-host-namespaces"
     ) in refused.err
     assert 0 == allowed.code, allowed.err
+
+
+def test_max_bytes_caps_streams_and_is_named_in_the_error(
+    run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path
+) -> None:
+    """--max-bytes sets the cap on streams (standard input, pipes, devices, URLs); the
+    error names it; a regular file over it is read all the same."""
+    source = write(tmp_path, "a.yaml", pod_yaml("a") + "#" * 2000 + "\n")
+
+    endless = run("plan", "--max-bytes", "1000", "/dev/zero")
+    big_file = run("plan", "--max-bytes", "1000", source, runtime=fake)
+    negative = run("plan", "--max-bytes", "-1", source)
+
+    assert 1 == endless.code
+    assert "/dev/zero: larger than the limit of 1000 bytes (raise it with --max-bytes)" in (
+        endless.err
+    )
+    assert (0, "Plan: 2 to create.") == (big_file.code, big_file.out.strip().splitlines()[-1])
+    assert 1 == negative.code

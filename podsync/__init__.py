@@ -102,7 +102,7 @@ from podsync._plan_json import plan_from_json, plan_to_json
 from podsync._runtime import ExecResult, Runtime
 
 # isort: split
-from podsync._config import DEFAULT_MAX_BYTES, NodeInfo, load_pods, parse_pods
+from podsync._config import DEFAULT_MAX_BYTES, NodeInfo, PodFileCache, load_pods, parse_pods
 
 # isort: split
 from podsync._hashing import SPEC_HASH_VERSION, SpecHash, network_spec_hash, spec_hash
@@ -215,6 +215,7 @@ __all__ = [
     "Pod",
     "PodAction",
     "PodCondition",
+    "PodFileCache",
     "PodPhase",
     "PodPlan",
     "PodSecurityContext",

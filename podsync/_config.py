@@ -76,7 +76,7 @@ import yaml
 from podsync._convert import _Context, _read_document
 from podsync._models import Pod
 from podsync._node import NodeInfo
-from podsync._sources import DEFAULT_MAX_BYTES, _read_sources, _Unreadable
+from podsync._sources import DEFAULT_MAX_BYTES, FileKey, _read_sources, _Unreadable
 from podsync._yaml import _decode, _Invalid, _load_documents, _yaml_message
 from podsync.exceptions import ConfigError, Problem
 
@@ -84,9 +84,49 @@ from podsync.exceptions import ConfigError, Problem
 __all__ = [
     "DEFAULT_MAX_BYTES",
     "NodeInfo",
+    "PodFileCache",
     "load_pods",
     "parse_pods",
 ]
+
+
+class PodFileCache:
+    """What ``load_pods`` parsed from regular files, by path: for a caller that loads
+    the same sources again and again (a loop that re-reads them every few seconds),
+    so that an unchanged file costs a ``stat`` rather than a parse.
+
+    A file is unchanged while its size, modification time (in nanoseconds), inode and
+    device are the same (``FileKey``); a file rewritten in place within one tick of the
+    file system's clock to the same size is not noticed. Its problems are kept as well
+    as its pods. Standard input, pipes and URLs are never cached; a load for another
+    node (``load_pods(node=...)``) starts over.
+
+    The caller owns it and passes the same object to each ``load_pods`` call: nothing
+    in podsync keeps one behind the caller's back. It holds the files of the most recent
+    call only (files no longer read are forgotten), and is not meant to be shared by
+    threads that load at the same time.
+    """
+
+    def __init__(self) -> None:
+        self._files: dict[str, _Parsed] = {}
+        self._node: NodeInfo | None = None  # what the files were read for
+
+    def __len__(self) -> int:
+        """How many files it holds."""
+        return len(self._files)
+
+    def _knows(self, path: str, key: FileKey) -> bool:
+        parsed = self._files.get(path)
+        return parsed is not None and parsed.key == key
+
+
+@attrs.frozen
+class _Parsed:
+    """One version of a parsed file: what it gave."""
+
+    key: FileKey
+    found: tuple[_Found, ...]
+    problems: tuple[Problem, ...]
 
 
 def load_pods(
@@ -97,6 +137,7 @@ def load_pods(
     http_timeout: float = 10.0,
     node: NodeInfo | None = None,
     on_warning: Callable[[str], object] | None = None,
+    cache: PodFileCache | None = None,
 ) -> tuple[Pod, ...]:
     """Read the desired pods from files, directories, URLs and standard input.
 
@@ -131,6 +172,8 @@ def load_pods(
             that mean nothing on one host), with one line naming the source, the pod
             and the fields; only when the whole load succeeds. When not given, the
             lines go to the ``podsync`` logger at level WARNING.
+        cache: files parsed by earlier calls with the same cache; an unchanged file is
+            not read or parsed again (see ``PodFileCache``). Updated by this call.
 
     Returns:
         The pods of all sources, in source order and then document order.
@@ -152,9 +195,20 @@ def load_pods(
     found: list[_Found] = []
     problems: list[Problem] = []
     the_node = node if node is not None else NodeInfo.this_host()
-    for source_name, data, pod_source, file in _read_sources(
-        sources, stdin, max_bytes, http_timeout
-    ):
+    if cache is not None and cache._node != the_node:
+        # The pods' environment is resolved against the node: another node, other pods.
+        cache._files, cache._node = {}, the_node
+    known = cache._files if cache is not None else {}
+    parsed: dict[str, _Parsed] = {}
+    streams = _read_sources(
+        sources, stdin, max_bytes, http_timeout, cache._knows if cache is not None else None
+    )
+    for source_name, data, pod_source, file, key in streams:
+        if data is None:  # unchanged since the cache parsed it
+            entry = parsed[source_name] = known[source_name]
+            found.extend(entry.found)
+            problems.extend(entry.problems)
+            continue
         if isinstance(data, _Unreadable):
             problems.append(Problem(source_name, "", data.message))
             continue
@@ -163,6 +217,10 @@ def load_pods(
         )
         found.extend(stream_found)
         problems.extend(stream_problems)
+        if cache is not None and key is not None:
+            parsed[source_name] = _Parsed(key, tuple(stream_found), tuple(stream_problems))
+    if cache is not None:
+        cache._files = parsed
     return _result(found, problems, on_warning)
 
 

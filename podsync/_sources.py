@@ -34,7 +34,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import IO
 
 import attrs
@@ -67,46 +67,64 @@ _CHUNK = 64 * 1024
 # ---------------------------------------------------------------------------------------
 
 
+#: What tells one version of a regular file from another without reading it: size,
+#: modification time in nanoseconds, inode and device (a file replaced by another, as
+#: editors and config managers do by renaming, has another inode).
+FileKey = tuple[int, int, int, int]
+
+#: Whether the file at a path, with a key, is one the caller has already parsed.
+Unchanged = Callable[[str, FileKey], bool]
+
+
+def _file_key(st: os.stat_result) -> FileKey:
+    return (st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev)
+
+
 def _read_sources(
     sources: Sequence[str | os.PathLike[str]],
     stdin: IO[bytes] | None,
     max_bytes: int,
     http_timeout: float,
-) -> Iterator[tuple[str, bytes | _Unreadable, str, str | None]]:
-    """(source name, bytes or why not, pod source, file) for each stream of ``sources``.
+    unchanged: Unchanged | None = None,
+) -> Iterator[tuple[str, bytes | _Unreadable | None, str, str | None, FileKey | None]]:
+    """(source name, bytes or why not, pod source, file, file key) for each stream of
+    ``sources``, in order.
 
     A directory gives one stream per entry; ``-`` (the string) is standard input, read
     once: given again, it is unreadable. Pods from URLs get the source ``http``, all
-    others ``file``. Each source is read only when its turn comes.
+    others ``file``. Each source is read only when its turn comes. A regular file has
+    its ``FileKey``; when ``unchanged`` says the caller knows that version, it is not
+    read and its bytes are ``None``. Other streams have no key.
     """
     stdin_read = False
     for raw in sources:
         from_stdin = False
         if isinstance(raw, str) and raw == "-":
             if stdin_read:
-                yield _SOURCE_NAME_STDIN, _Unreadable("'-' is given more than once"), "file", None
+                again = _Unreadable("'-' is given more than once")
+                yield _SOURCE_NAME_STDIN, again, "file", None, None
                 continue
             stdin_read = True
             stream = stdin if stdin is not None else sys.stdin.buffer
-            streams: list[tuple[str, bytes | _Unreadable]] = [
-                (_SOURCE_NAME_STDIN, _read_stream(stream, max_bytes))
-            ]
+            streams: Iterator[tuple[str, bytes | _Unreadable | None, FileKey | None]] = iter(
+                [(_SOURCE_NAME_STDIN, _read_stream(stream, max_bytes), None)]
+            )
             pod_source = "file"
             from_stdin = True
         elif isinstance(raw, str) and _URL.match(raw):
-            streams = [(raw, _fetch(raw, max_bytes, http_timeout))]
+            streams = iter([(raw, _fetch(raw, max_bytes, http_timeout), None)])
             pod_source = "http"
         else:
-            streams = _read_path(os.fspath(raw), max_bytes)
+            streams = _read_path(os.fspath(raw), max_bytes, unchanged)
             pod_source = "file"
-        for source_name, data in streams:
+        for source_name, data, key in streams:
             if pod_source == "http":
                 file: str | None = source_name
             elif from_stdin:
                 file = None
             else:
                 file = os.path.abspath(source_name)
-            yield source_name, data, pod_source, file
+            yield source_name, data, pod_source, file, key
 
 
 @attrs.frozen
@@ -150,38 +168,55 @@ def _read_file(path: str, max_bytes: int | None) -> bytes | _Unreadable:
         return _os_message(exc)
 
 
-def _read_path(path: str, max_bytes: int) -> list[tuple[str, bytes | _Unreadable]]:
-    """(source name, bytes or error message) for a file, or for each file of a directory."""
+def _read_regular(
+    path: str, st: os.stat_result, unchanged: Unchanged | None
+) -> tuple[str, bytes | _Unreadable | None, FileKey]:
+    key = _file_key(st)
+    if unchanged is not None and unchanged(path, key):
+        return path, None, key
+    return path, _read_file(path, None), key
+
+
+def _read_path(
+    path: str, max_bytes: int, unchanged: Unchanged | None
+) -> Iterator[tuple[str, bytes | _Unreadable | None, FileKey | None]]:
+    """(source name, bytes or error message, file key) for a file, or for each file of
+    a directory; a file ``unchanged`` knows is not read (its bytes are None)."""
     try:
-        mode = os.stat(path).st_mode
+        st = os.stat(path)
     except OSError as exc:
-        return [(path, _os_message(exc))]
-    if not stat.S_ISDIR(mode):
+        yield path, _os_message(exc), None
+        return
+    if stat.S_ISREG(st.st_mode):
+        yield _read_regular(path, st, unchanged)
+        return
+    if not stat.S_ISDIR(st.st_mode):
         # Any non-directory is read, so /dev/stdin and <(curl ...) work as sources; a
-        # regular file whole, anything else (a pipe, a device) like standard input.
-        return [(path, _read_file(path, None if stat.S_ISREG(mode) else max_bytes))]
+        # pipe or a device like standard input, up to the limit.
+        yield path, _read_file(path, max_bytes), None
+        return
     try:
         # Sorted by name like the seed's sort.Strings (code-point order, which is
         # UTF-8 byte order); dot-files are skipped like its Glob("[^.]*").
         names = sorted(name for name in os.listdir(path) if not name.startswith("."))
     except OSError as exc:
-        return [(path, _Unreadable(f"cannot list directory: {exc.strerror or exc}"))]
-    result: list[tuple[str, bytes | _Unreadable]] = []
+        yield path, _Unreadable(f"cannot list directory: {exc.strerror or exc}"), None
+        return
     for name in names:
         entry = os.path.join(path, name)
         try:
-            st = os.stat(entry)  # follows symlinks: a link to a file is a file
+            entry_st = os.stat(entry)  # follows symlinks: a link to a file is a file
         except OSError as exc:
-            result.append((entry, _os_message(exc)))
+            yield entry, _os_message(exc), None
             continue
-        if stat.S_ISDIR(st.st_mode):
+        if stat.S_ISDIR(entry_st.st_mode):
             continue  # no recursion into subdirectories
-        if not stat.S_ISREG(st.st_mode):
+        if not stat.S_ISREG(entry_st.st_mode):
             # A FIFO or socket would block the read; devices make no sense here.
-            result.append((entry, _Unreadable("not a regular file")))
+            yield entry, _Unreadable("not a regular file"), None
             continue
-        result.append((entry, _read_file(entry, None)))
-    return result
+        # Read when its turn comes: one file's bytes at a time are held.
+        yield _read_regular(entry, entry_st, unchanged)
 
 
 def _fetch(url: str, max_bytes: int, timeout: float) -> bytes | _Unreadable:

@@ -40,7 +40,7 @@ PUBLIC = sorted(
         *("SecurityContext", "PodSecurityContext", "Capabilities", "SecurityProfile"),
         *("ProfileType", "Sysctl", "ContainerSecurity"),
         # reading pod files
-        *("load_pods", "parse_pods", "DEFAULT_MAX_BYTES", "NodeInfo"),
+        *("load_pods", "parse_pods", "DEFAULT_MAX_BYTES", "NodeInfo", "PodFileCache"),
         # errors
         *("PodsyncError", "ConfigError", "Problem", "RuntimeCallError", "EngineUnavailable"),
         "NameConflict",

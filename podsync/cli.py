@@ -91,7 +91,7 @@ from podsync._models import ObservedContainer, Pod
 from podsync._options import GCPolicy, PlanOptions
 from podsync._ownership import ownership
 from podsync._plan import plan
-from podsync._plan_json import plan_from_json, plan_to_json
+from podsync._plan_json import plan_from_json, plan_json_chunks
 from podsync._runtime import Runtime
 from podsync._status import PodStatus, pod_status
 from podsync._sync import Observation, SyncResult, observe, sync
@@ -216,7 +216,7 @@ def _write_plan(path: str, the_plan: Plan) -> None:
         fd, temporary = tempfile.mkstemp(prefix=".podsync-plan-", dir=directory)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as stream:
-                stream.write(plan_to_json(the_plan))
+                stream.writelines(plan_json_chunks(the_plan))
             os.replace(temporary, path)
         except BaseException:
             with contextlib.suppress(OSError):
@@ -471,7 +471,7 @@ def _cmd_plan(args: argparse.Namespace, console: Console, factory: RuntimeFactor
     if args.out:
         _write_plan(args.out, the_plan)
     if args.json:
-        console.print(plan_to_json(the_plan).rstrip("\n"))
+        console.print_chunks(plan_json_chunks(the_plan))
     else:
         console.print(the_plan.render())
         if args.out:
@@ -487,7 +487,7 @@ def _cmd_plan(args: argparse.Namespace, console: Console, factory: RuntimeFactor
 def _cmd_show(args: argparse.Namespace, console: Console) -> int:
     the_plan = _read_plan(args.file)
     if args.json:
-        console.print(plan_to_json(the_plan).rstrip("\n"))
+        console.print_chunks(plan_json_chunks(the_plan))
         return EXIT_OK
     warn_rejected(console, the_plan)
     console.print(the_plan.render())

@@ -1566,3 +1566,29 @@ def test_max_bytes_caps_streams_and_is_named_in_the_error(
     )
     assert (0, "Plan: 2 to create.") == (big_file.code, big_file.out.strip().splitlines()[-1])
     assert 1 == negative.code
+
+
+def test_plan_json_is_streamed(
+    run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """plan --json writes its JSON as it is encoded, pod by pod, never as one string of
+    the whole plan; the text is plan_to_json's, byte for byte."""
+    from podsync import _plan_json
+
+    sources = [write(tmp_path, f"{name}.yaml", pod_yaml(name)) for name in ("a", "b", "c")]
+    writes: list[str] = []
+
+    class Recording(io.StringIO):
+        def write(self, text: str) -> int:
+            writes.append(text)
+            return super().write(text)
+
+    whole = _plan_json.plan_to_json
+    monkeypatch.setattr(sys, "stdout", Recording())
+
+    result = run("plan", "--json", *sources, runtime=fake)
+
+    text = "".join(writes)
+    assert 0 == result.code
+    assert whole(podsync.plan_from_json(text)) == text
+    assert max(map(len, writes)) < len(text) / 3

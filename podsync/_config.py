@@ -68,17 +68,19 @@ import logging
 import os
 import re
 from collections.abc import Callable, Sequence
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 import attrs
-import yaml
 
-from podsync._convert import _Context, _read_document
 from podsync._models import Pod
 from podsync._node import NodeInfo
 from podsync._sources import DEFAULT_MAX_BYTES, FileKey, _read_sources, _Unreadable
-from podsync._yaml import _decode, _Invalid, _load_documents, _yaml_message
 from podsync.exceptions import ConfigError, Problem
+
+if TYPE_CHECKING:
+    # The loader's lower layers (PyYAML, cattrs, the schema) are imported by the first
+    # load, not with podsync: a program that only plans never reads YAML.
+    from podsync._convert import _Context
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = [
@@ -186,6 +188,8 @@ def load_pods(
         TypeError: ``sources`` is a single string or path instead of a sequence.
         ValueError: ``max_bytes`` is negative or ``http_timeout`` is not positive.
     """
+    from podsync._convert import _Context
+
     if isinstance(sources, (str, bytes, os.PathLike)):
         raise TypeError("sources must be a sequence of sources, not a single str or path")
     if max_bytes < 0:
@@ -262,6 +266,12 @@ def _parse_stream(
     data: str | bytes, source_name: str, context: _Context
 ) -> tuple[list[_Found], list[Problem]]:
     """The pods of one YAML stream and the problems found in it."""
+    # Imported on the first stream (see the imports above).
+    import yaml
+
+    from podsync._convert import _read_document
+    from podsync._yaml import _decode, _Invalid, _load_documents, _yaml_message
+
     try:
         text = _decode(data) if isinstance(data, bytes) else data
         documents = _load_documents(text)
@@ -396,6 +406,8 @@ def parse_pods(
         ValueError: ``source`` is not a lowercase word (it becomes part of container
             names).
     """
+    from podsync._convert import _Context
+
     if not _SOURCE.fullmatch(source):
         raise ValueError(f"source must be lowercase letters and digits, got {source!r}")
     the_node = node if node is not None else NodeInfo.this_host()

@@ -26,14 +26,11 @@ only, and nothing here is public API except ``DEFAULT_MAX_BYTES`` (re-exported b
 
 from __future__ import annotations
 
-import http.client
 import os
 import re
 import stat
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator, Sequence
 from typing import IO
 
@@ -226,6 +223,12 @@ def _fetch(url: str, max_bytes: int, timeout: float) -> bytes | _Unreadable:
     deadline checked between reads, the whole transfer: a server that trickles bytes
     cannot hold the load open for longer than about twice the timeout.
     """
+    # Imported here: urllib brings http.client, email and ssl, which a program that
+    # reads only files never needs.
+    import http.client
+    import urllib.error
+    import urllib.request
+
     scheme = url.split(":", 1)[0].lower()
     if scheme not in ("http", "https"):
         return _Unreadable(f"unsupported URL scheme {scheme!r} (only http and https are fetched)")

@@ -47,9 +47,7 @@ def pod_yaml(i: int) -> str:
         if i % 5 == 0
         else ""
     )
-    termination = (
-        "\n          terminationMessagePath: /dev/termination-log" if i % 3 == 1 else ""
-    )
+    termination = "\n          terminationMessagePath: /dev/termination-log" if i % 3 == 1 else ""
     restart = "OnFailure" if i % 7 == 0 else "Always"
     log_level = "debug" if i % 10 == 0 else "info"
     return f"""\

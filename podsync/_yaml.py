@@ -28,12 +28,23 @@ from __future__ import annotations
 import codecs
 import logging
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import yaml
 from yaml.composer import Composer, ComposerError
 from yaml.constructor import ConstructorError, SafeConstructor
-from yaml.events import AliasEvent, Event
+from yaml.events import (
+    AliasEvent,
+    DocumentEndEvent,
+    DocumentStartEvent,
+    Event,
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+)
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.resolver import Resolver
 
@@ -221,152 +232,185 @@ _MAP_TAG = "tag:yaml.org,2002:map"
 _VALUE_TAG = "tag:yaml.org,2002:value"
 
 
-class _Builder:
-    """The fast way from a node graph that libyaml composed to plain data.
+class _Frame:
+    """An open collection while a document is built from events."""
 
-    libyaml composes the graph in C (several times faster than ``_Guards``), without the
-    guards; this walk applies them to the finished graph before anything is built from
-    it as a tree: depth, the expanded size of every node (an alias counts the full size
-    of its anchor), recursion, duplicate keys. It builds the values as it goes - strings
-    and collections directly, other scalars through the safe constructor - and shares a
-    value wherever the graph shares a node, as the safe constructor does.
+    __slots__ = ("anchor", "has_key", "key", "size", "value")
+
+    def __init__(self, value: list[Any] | dict[Any, Any], anchor: str | None) -> None:
+        self.value = value
+        self.anchor = anchor
+        self.size = 1
+        self.key: Any = None
+        self.has_key = False
+
+
+class _Builder:
+    """The fast way from libyaml's events to plain data, with the guards applied.
+
+    libyaml parses in C; this builds the values straight from its events - no node graph
+    is kept, so a large document leaves no long-lived YAML objects behind for the garbage
+    collector to walk again and again (building a 1,000-pod document's node graph cost
+    more in collector passes than the parsing itself). The guards are the composer's:
+    depth, the expanded size of every node (an alias counts the full size of its
+    anchor), aliases inside their own anchor, duplicate keys. Strings and collections
+    are built directly, other scalars by the safe constructor; an alias gives the same
+    value as its anchor, as the safe constructor does.
 
     It only decides whether the stream is fine: anything it does not accept (a guard,
-    an explicit collection tag, a merge key, a value the constructor refuses) gives
-    ``None``, and the guarded composer reads the stream again to find and word the
-    problem, so the messages are the guarded loader's in every case.
+    an explicit collection tag, a merge key, a value the constructor refuses, a YAML
+    error) gives ``None``, and the guarded composer reads the stream again to find and
+    word the problem, so the messages are the guarded loader's in every case.
     """
 
-    def __init__(self, budget: int) -> None:
+    def __init__(self, parser: Any, budget: int) -> None:
+        self._parser = parser
         self._budget = budget
         self._constructor = _Constructor()
 
-    def build(self, root: Node) -> tuple[object, int] | None:
-        """(value, expanded size) of a document's root node, or None (see above)."""
-        sizes: dict[int, int] = {}
-        values: dict[int, object] = {}
-        building: set[int] = set()
-        stack: list[tuple[Node, int, bool]] = [(root, 1, False)]
+    def documents(self) -> list[object] | None:
+        """Every document of the stream, or None (see above)."""
+        get_event = self._parser.get_event
+        get_event()  # StreamStartEvent
+        documents: list[object] = []
+        while type(get_event()) is DocumentStartEvent:
+            built = self._document(get_event)
+            if built is None:
+                return None
+            value, size = built
+            self._budget -= size
+            documents.append(value)
+        return documents
+
+    def _document(self, get_event: Callable[[], Event]) -> tuple[object, int] | None:
         budget = self._budget
-        while stack:
-            node, depth, children_done = stack.pop()
-            key = id(node)
-            kind = type(node)
-            if children_done:
-                building.discard(key)
-                size = 1
-                if kind is SequenceNode:
-                    items = node.value
-                    size += sum(sizes[id(item)] for item in items)
-                    value: object = [values[id(item)] for item in items]
-                else:
-                    pairs = node.value
-                    size += sum(sizes[id(k)] + sizes[id(v)] for k, v in pairs)
-                    mapping = {}
-                    for k, v in pairs:
-                        mapping_key = values[id(k)]
-                        if isinstance(mapping_key, (list, dict)):
-                            return None  # unhashable: the constructor words it
-                        mapping[mapping_key] = values[id(v)]
-                    if len(mapping) != len(pairs):
-                        return None  # a duplicate key
-                    value = mapping
-                if size > budget:
+        resolve = self._parser.resolve
+        anchors: dict[str, tuple[object, int]] = {}
+        stack: list[_Frame] = []
+        result: tuple[object, int] | None = None
+        while True:
+            event = get_event()
+            kind = type(event)
+            if kind is ScalarEvent:
+                value: object
+                if len(stack) >= _MAX_DEPTH:
                     return None
-                sizes[key] = size
-                values[key] = value
-                continue
-            if key in sizes:
-                continue  # an alias of a node already built
-            if key in building or depth > _MAX_DEPTH:
-                return None  # an alias inside its own anchor; nested too deep
-            if kind is ScalarNode:
-                if node.tag == _STR_TAG:
-                    values[key] = node.value
+                tag = event.tag  # type: ignore[attr-defined]
+                if tag is None or tag == "!":
+                    tag = resolve(ScalarNode, event.value, event.implicit)  # type: ignore[attr-defined]
+                if tag == _STR_TAG:
+                    value = event.value  # type: ignore[attr-defined]
+                elif tag in (_MERGE_TAG, _VALUE_TAG):
+                    return None  # "<<" and "=": the constructor's business
                 else:
+                    node = ScalarNode(
+                        tag,
+                        event.value,  # type: ignore[attr-defined]
+                        _mark(event),
+                        cast("yaml.Mark | None", event.end_mark),
+                        event.style,  # type: ignore[attr-defined]
+                    )
                     try:
-                        values[key] = self._constructor.construct_object(node)
+                        value = self._constructor.construct_object(node)
                     except yaml.YAMLError:
                         return None
-                sizes[key] = 1
-                if 1 > budget:
+                size = 1
+                anchor = event.anchor  # type: ignore[attr-defined]
+            elif kind is SequenceStartEvent or kind is MappingStartEvent:
+                if len(stack) >= _MAX_DEPTH:
                     return None
+                sequence = kind is SequenceStartEvent
+                tag = event.tag  # type: ignore[attr-defined]
+                if tag is None or tag == "!":
+                    tag = _SEQ_TAG if sequence else _MAP_TAG
+                if tag != (_SEQ_TAG if sequence else _MAP_TAG):
+                    return None  # an explicit collection tag (!!set, !!omap, !custom ...)
+                anchor = event.anchor  # type: ignore[attr-defined]
+                if anchor is not None and (anchor in anchors or _open(stack, anchor)):
+                    return None  # a duplicate anchor
+                stack.append(_Frame([] if sequence else {}, anchor))
                 continue
-            if kind is SequenceNode and node.tag == _SEQ_TAG:
-                children = node.value
-            elif kind is MappingNode and node.tag == _MAP_TAG:
-                if any(k.tag in (_MERGE_TAG, _VALUE_TAG) for k, _ in node.value):
-                    return None  # "<<" and "=" keys: the constructor's business
-                children = [n for pair in node.value for n in pair]
+            elif kind is SequenceEndEvent or kind is MappingEndEvent:
+                frame = stack.pop()
+                if frame.has_key:  # pragma: no cover - libyaml pairs keys and values
+                    return None
+                value, size, anchor = frame.value, frame.size, frame.anchor
+                if size > budget:
+                    return None
+            elif kind is AliasEvent:
+                known = anchors.get(event.anchor)  # type: ignore[attr-defined]
+                if known is None:
+                    return None  # undefined, or inside its own anchor
+                value, size = known
+                anchor = None
+            elif kind is DocumentEndEvent:
+                return result
+            else:  # pragma: no cover - libyaml's stream is well formed
+                return None
+            if anchor is not None:
+                if anchor in anchors:
+                    return None  # a duplicate anchor
+                anchors[anchor] = (value, size)
+            if not stack:
+                result = (value, size)
+                continue
+            parent = stack[-1]
+            parent.size += size
+            container = parent.value
+            if type(container) is list:
+                container.append(value)
+            elif not parent.has_key:
+                if isinstance(value, (list, dict)):
+                    return None  # an unhashable key: the constructor words it
+                parent.key, parent.has_key = value, True
             else:
-                return None  # an explicit collection tag (!!set, !!omap, !custom ...)
-            building.add(key)
-            stack.append((node, depth, True))
-            stack.extend((child, depth + 1, False) for child in reversed(children))
-        return values[id(root)], sizes[id(root)]
+                key = parent.key
+                if key in container:
+                    return None  # a duplicate key
+                container[key] = value
+                parent.has_key = False
 
 
-def _c_composer() -> type[Any] | None:
-    """libyaml's parser *and composer* with podsync's resolver, when PyYAML has libyaml
-    and that libyaml limits nesting itself (0.2.6 and later refuse more than 1,000
-    levels; an older one would recurse until the C stack overflows on deep input, so
-    it only parses, for ``_Guards``). Checked by trying, not by version number."""
+def _open(stack: list[_Frame], anchor: str) -> bool:
+    return any(frame.anchor == anchor for frame in stack)
+
+
+def _c_parser() -> type[Any] | None:
+    """libyaml's parser with podsync's resolver, when PyYAML was built with libyaml."""
     try:
         from yaml._yaml import CParser
     except ImportError:  # pragma: no cover - PyYAML without libyaml
         return None
 
-    class _CComposer(CParser, Resolver):
+    class _CParser(CParser, Resolver):
         yaml_implicit_resolvers = _Guards.yaml_implicit_resolvers
 
         def __init__(self, text: str) -> None:
             CParser.__init__(self, text)
             Resolver.__init__(self)
 
-    deep = 1_001
-    probe = _CComposer("[" * deep + "]" * deep)
-    try:
-        probe.get_single_node()
-    except yaml.YAMLError:
-        return _CComposer
-    finally:
-        probe.dispose()
-    return None  # pragma: no cover - a libyaml without its nesting limit
+    return _CParser
 
 
-_C_COMPOSER = _c_composer()
+_C_PARSER = _c_parser()
 _log = logging.getLogger("podsync")
 
 
 def _fast_documents(text: str, budget: int) -> list[object] | None:
-    """The documents through libyaml's composer and ``_Builder``; None when that path
-    is not available or does not vouch for the stream."""
-    if _C_COMPOSER is None:  # pragma: no cover - depends on how PyYAML was built
+    """The documents through libyaml's parser and ``_Builder``; None when that path is
+    not available or does not vouch for the stream."""
+    if _C_PARSER is None:  # pragma: no cover - depends on how PyYAML was built
         _log.debug(
-            "reading YAML with %s: PyYAML's libyaml composer is not available (%s)",
-            "the pure-Python loader" if _LOADER is _PyLoader else "libyaml's parser only",
-            "no libyaml" if _LOADER is _PyLoader else "a libyaml without a nesting limit",
+            "reading YAML with the pure-Python loader: PyYAML's libyaml extension is not available"
         )
         return None
-    composer = _C_COMPOSER(text)
+    parser = _C_PARSER(text)
     try:
-        documents: list[object] = []
-        while composer.check_node():
-            node = composer.get_node()
-            if node is None:  # pragma: no cover - check_node said there is one
-                documents.append(None)
-                continue
-            built = _Builder(budget).build(node)
-            if built is None:
-                return None
-            value, size = built
-            budget -= size
-            documents.append(value)
-        return documents
+        return _Builder(parser, budget).documents()
     except yaml.YAMLError:
         return None
     finally:
-        composer.dispose()
+        parser.dispose()
 
 
 def _yaml_message(exc: yaml.YAMLError) -> str:

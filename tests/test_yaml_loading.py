@@ -1,6 +1,6 @@
 """Reading YAML through libyaml (issue 16): the fast path and its guards.
 
-libyaml composes the node graph in C and ``_Builder`` applies podsync's guards to it;
+libyaml parses in C and ``_Builder`` builds the data from its events, with podsync's guards;
 whatever it does not vouch for is read again by the guarded composer, which words the
 problem. So the fast path must never accept a stream that the guarded loader refuses,
 and must give the same data for every stream it accepts.
@@ -44,8 +44,7 @@ TRICKY = {
     "2000 deep": "[" * 2000 + "]" * 2000,
     "alias bomb": "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
     + "".join(
-        f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 10)}]\n"
-        for i in range(6)
+        f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 10)}]\n" for i in range(6)
     ),
     "several documents": "a: 1\n---\n---\nb: [2, 3]\n...\n",
     "empty": "",
@@ -87,7 +86,7 @@ def _texts() -> dict[str, str]:
 TEXTS = _texts()
 
 
-@pytest.mark.skipif(loader._C_COMPOSER is None, reason="PyYAML has no usable libyaml composer")
+@pytest.mark.skipif(loader._C_PARSER is None, reason="PyYAML has no libyaml")
 @pytest.mark.parametrize("name", sorted(TEXTS))
 def test_fast_path_agrees_with_the_guarded_loader(name):
     """The fast path refuses (hands back) every stream the guarded loader refuses, and
@@ -100,7 +99,7 @@ def test_fast_path_agrees_with_the_guarded_loader(name):
     assert fast is None or ("ok", result) == (outcome, fast)
 
 
-@pytest.mark.skipif(loader._C_COMPOSER is None, reason="PyYAML has no usable libyaml composer")
+@pytest.mark.skipif(loader._C_PARSER is None, reason="PyYAML has no libyaml")
 def test_pod_files_are_read_by_libyaml_alone(monkeypatch):
     """Honest pod files never need the guarded composer: libyaml reads them."""
 
@@ -139,6 +138,6 @@ def test_without_libyaml_the_pure_python_loader_reads_and_says_so():
 
     assert "1" == result.stdout.strip()
     assert (
-        "podsync DEBUG reading YAML with the pure-Python loader: PyYAML's libyaml composer "
-        "is not available (no libyaml)"
+        "podsync DEBUG reading YAML with the pure-Python loader: PyYAML's libyaml extension "
+        "is not available"
     ) in result.stderr

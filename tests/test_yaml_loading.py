@@ -141,3 +141,19 @@ def test_without_libyaml_the_pure_python_loader_reads_and_says_so():
         "podsync DEBUG reading YAML with the pure-Python loader: PyYAML's libyaml extension "
         "is not available"
     ) in result.stderr
+
+
+@pytest.mark.skipif(loader._C_PARSER is None, reason="PyYAML has no libyaml")
+def test_no_node_graph_is_built(monkeypatch):
+    """The data is built from the parser's events: no collection node is made, so a big
+    document leaves nothing behind for the garbage collector to walk."""
+    from yaml.nodes import CollectionNode
+
+    made: list[str] = []
+    monkeypatch.setattr(
+        CollectionNode, "__init__", lambda self, *a, **k: made.append(type(self).__name__)
+    )
+
+    pods = load_pods(sorted(EXAMPLES.iterdir()))
+
+    assert (3, []) == (len(pods), made)

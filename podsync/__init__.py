@@ -97,13 +97,7 @@ from podsync._fingerprint import plan_fingerprint
 from podsync._plan import plan
 
 # isort: split
-from podsync._plan_json import plan_from_json, plan_to_json
-
-# isort: split
 from podsync._runtime import EngineEvent, ExecResult, LogLine, Runtime, Stream
-
-# isort: split
-from podsync._config import DEFAULT_MAX_BYTES, NodeInfo, load_pods, parse_pods
 
 # isort: split
 from podsync._hashing import SPEC_HASH_VERSION, SpecHash, network_spec_hash, spec_hash
@@ -124,35 +118,6 @@ from podsync._resolv import ResolvConf, parse_resolv_conf
 from podsync._volumes import DEFAULT_ROOT_DIR, Mount
 
 # isort: split
-from podsync._hooks import DEFAULT_PROBE_TIMEOUT, probe_liveness
-
-# isort: split
-from podsync._apply import (
-    DEFAULT_HOOK_TIMEOUT,
-    DEFAULT_WORKERS,
-    ActionResult,
-    ActionStatus,
-    ApplyResult,
-    Event,
-    EventKind,
-    apply,
-)
-
-# isort: split
-from podsync._sync import Observation, SyncResult, observe, sync
-
-# isort: split
-from podsync._status import (
-    ContainerState,
-    ContainerStatus,
-    PodCondition,
-    PodPhase,
-    PodStatus,
-    orphaned_pod_statuses,
-    pod_status,
-)
-
-# isort: split
 from podsync._security import (
     Capabilities,
     ContainerSecurity,
@@ -164,13 +129,76 @@ from podsync._security import (
 )
 
 # isort: split
-from podsync._status_json import STATUS_FORMAT_VERSION, statuses_to_json
-
-# isort: split
-from podsync._operate import PodEngineEvent, pod_events, previous_instance, termination_inputs
-
-# isort: split
 from podsync import labels
+
+# What applying, syncing, probing, pod status, reading pod files and a plan's JSON form
+# need (the loader's PyYAML and cattrs, threads, HTTP) is imported when one of their
+# names is first used (``__getattr__`` below), so that ``import podsync`` - for a
+# program that only plans, or a test suite - stays small. Type checkers see them here.
+if _TYPE_CHECKING:
+    # isort: off
+    from podsync._plan_json import plan_from_json, plan_to_json
+    from podsync._config import DEFAULT_MAX_BYTES, NodeInfo, PodFileCache, load_pods, parse_pods
+    from podsync._hooks import DEFAULT_PROBE_TIMEOUT, probe_liveness
+    from podsync._apply import (
+        DEFAULT_HOOK_TIMEOUT,
+        DEFAULT_WORKERS,
+        ActionResult,
+        ActionStatus,
+        ApplyResult,
+        Event,
+        EventKind,
+        apply,
+    )
+    from podsync._sync import Observation, SyncResult, observe, sync
+    from podsync._status import (
+        ContainerState,
+        ContainerStatus,
+        PodCondition,
+        PodPhase,
+        PodStatus,
+        orphaned_pod_statuses,
+        pod_status,
+    )
+    from podsync._status_json import STATUS_FORMAT_VERSION, statuses_to_json
+    from podsync._operate import (
+        PodEngineEvent,
+        pod_events,
+        previous_instance,
+        termination_inputs,
+    )
+    # isort: on
+
+#: The names imported on first use, by module (the ``_TYPE_CHECKING`` block above
+#: lists the same; tests/test_exported_members.py checks it).
+_ON_FIRST_USE: dict[str, tuple[str, ...]] = {
+    "podsync._plan_json": ("plan_from_json", "plan_to_json"),
+    "podsync._config": ("DEFAULT_MAX_BYTES", "NodeInfo", "PodFileCache", "load_pods", "parse_pods"),
+    "podsync._hooks": ("DEFAULT_PROBE_TIMEOUT", "probe_liveness"),
+    "podsync._apply": (
+        "DEFAULT_HOOK_TIMEOUT",
+        "DEFAULT_WORKERS",
+        "ActionResult",
+        "ActionStatus",
+        "ApplyResult",
+        "Event",
+        "EventKind",
+        "apply",
+    ),
+    "podsync._sync": ("Observation", "SyncResult", "observe", "sync"),
+    "podsync._status": (
+        "ContainerState",
+        "ContainerStatus",
+        "PodCondition",
+        "PodPhase",
+        "PodStatus",
+        "orphaned_pod_statuses",
+        "pod_status",
+    ),
+    "podsync._status_json": ("STATUS_FORMAT_VERSION", "statuses_to_json"),
+    "podsync._operate": ("PodEngineEvent", "pod_events", "previous_instance", "termination_inputs"),
+}
+_LAZY = {name: module for module, names in _ON_FIRST_USE.items() for name in names}
 
 __all__ = [
     "CONTAINER_NAME_PREFIX",
@@ -227,6 +255,7 @@ __all__ = [
     "PodAction",
     "PodCondition",
     "PodEngineEvent",
+    "PodFileCache",
     "PodPhase",
     "PodPlan",
     "PodSecurityContext",
@@ -338,7 +367,13 @@ _MOVED: dict[str, tuple[str, str]] = {
 if not _TYPE_CHECKING:
 
     def __getattr__(name: str) -> object:
-        """A name that left the top level, with a DeprecationWarning at the caller."""
+        """A public name imported on first use (kept, so it is imported once), or a name
+        that left the top level, with a DeprecationWarning at the caller."""
+        lazy = _LAZY.get(name)
+        if lazy is not None:
+            value = getattr(_importlib.import_module(lazy), name)
+            globals()[name] = value
+            return value
         if name not in _MOVED:
             raise AttributeError(f"module 'podsync' has no attribute {name!r}")
         module, advice = _MOVED[name]
@@ -349,3 +384,6 @@ if not _TYPE_CHECKING:
             stacklevel=2,
         )
         return getattr(_importlib.import_module(module), name)
+
+    def __dir__() -> list[str]:
+        return sorted({*globals(), *_LAZY})

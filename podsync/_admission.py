@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import TypeVar
 
 from podsync._actions import (
     Reason,
@@ -57,21 +58,36 @@ from podsync._security import (
 
 __all__: list[str] = []  # the planner's own
 
+_T = TypeVar("_T")
 
-def _name_problem(pod: Pod) -> str | None:
+
+class _Memo(dict[str, _T]):
+    """``function(text)``, computed once per text for one admission: namespaces,
+    sources, container names and images repeat across the pods of a fleet."""
+
+    def __init__(self, function: Callable[[str], _T]) -> None:
+        super().__init__()
+        self._function = function
+
+    def __missing__(self, text: str) -> _T:
+        value = self[text] = self._function(text)
+        return value
+
+
+def _name_problem(pod: Pod, dns_label: Mapping[str, bool]) -> str | None:
     # The loader validates all of this with paths; pods built in code get the same rules
     # here, because names and uids become container-name fields and directory names.
     if not is_dns_label(pod.name):
         return f"pod name {pod.name!r} is not a DNS-1123 label"
-    if not is_dns_label(pod.namespace):
+    if not dns_label[pod.namespace]:
         return f"namespace {pod.namespace!r} is not a DNS-1123 label"
-    if not is_dns_label(pod.source):
+    if not dns_label[pod.source]:
         return f"source {pod.source!r} is not a DNS-1123 label"
     if not is_safe_uid(pod.uid):
         return f"uid {pod.uid!r} cannot be used in container names and paths"
     names = [c.name for c in pod.containers]
     for name in names:
-        if not is_dns_label(name) or name == NETWORK_CONTAINER:
+        if not dns_label[name] or name == NETWORK_CONTAINER:
             return f"container name {name!r} is not a DNS-1123 label other than 'net'"
     if len(set(names)) != len(names):
         return "two containers have the same name"
@@ -88,6 +104,8 @@ def _content_problem(pod: Pod) -> str | None:
     if not pod.containers:
         return "a pod needs at least one container"
     for c in pod.containers:
+        if not any("\0" in v for v in (*c.command, *c.args, *(e.name + e.value for e in c.env))):
+            continue  # the common case, without building the messages' values
         for what, values in (
             ("command", c.command),
             ("args", c.args),
@@ -102,13 +120,13 @@ def _content_problem(pod: Pod) -> str | None:
     return None
 
 
-def _image_problem(pod: Pod) -> str | None:
+def _image_problem(pod: Pod, reference_problem: Mapping[str, str | None]) -> str | None:
     # The engine refuses a malformed reference at pull and at create, on every sync; the
     # modern kubelet reports it as InvalidImageName (pkg/kubelet/images/image_manager.go,
     # ParseImageName). podsync refuses the pod before anything is done to it, as the
     # loader refuses the file (pods built in code get the same rule here).
     for c in pod.containers:
-        problem = image_reference_problem(c.image)
+        problem = reference_problem[c.image]
         if problem is not None:
             return f"container {c.name}: image {c.image!r} is not a valid reference: {problem}"
     return None
@@ -220,6 +238,10 @@ def _recorded_host_ports(net: Instance) -> list[Port] | None:
     ]
 
 
+# The ports of a running pod that publishes none (never appended to).
+_NOTHING: list[Port] = []
+
+
 def _running_host_ports(
     candidates: Mapping[str, Pod], by_identity: Mapping[Identity, list[Instance]]
 ) -> tuple[dict[str, list[Port]], list[tuple[str, Port]]]:
@@ -239,19 +261,21 @@ def _running_host_ports(
         pod = candidates.get(full_name)
         if pod is not None and uid and uid != pod.uid:
             pod = None
-        ports: list[Port] | None = None
         for instance in instances:
             if not instance.running:
                 continue
-            if pod is not None and ports is None:
-                ports = running.setdefault(pod.uid, [])
+            if pod is not None and pod.uid not in running:
+                # Shared while it publishes nothing: one list less per running pod.
+                running[pod.uid] = _NOTHING
             if instance.container != NETWORK_CONTAINER:
                 continue
             recorded = _recorded_host_ports(instance)
-            if ports is not None and pod is not None:
+            if pod is not None:
                 if recorded is None:
                     recorded = [p for c in pod.containers for p in c.ports if p.host_port]
-                ports.extend(recorded)
+                if recorded:
+                    ports = running[pod.uid]
+                    running[pod.uid] = recorded if ports is _NOTHING else [*ports, *recorded]
             elif recorded:
                 elsewhere.extend((instance.pod_key, port) for port in recorded)
     # The engine lists containers in any order; the plan must not depend on it.
@@ -280,10 +304,12 @@ def admit(
     candidates: list[Pod] = []
     gated: list[Pod] = []  # not ready to run: they hold no host port
     position: dict[str, int] = {}  # candidate uid -> input index
+    dns_label = _Memo(is_dns_label)
+    reference_problem = _Memo(image_reference_problem)
     for index, pod in enumerate(desired):
         problem = (
-            _name_problem(pod)
-            or _image_problem(pod)
+            _name_problem(pod, dns_label)
+            or _image_problem(pod, reference_problem)
             or _memory_problem(pod)
             or _label_problem(pod)
             or _security_problem(pod)

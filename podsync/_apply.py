@@ -29,7 +29,7 @@ import contextlib
 import enum
 import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -61,6 +61,11 @@ from podsync._labels import LABEL_POD_UID, LABEL_SPEC_HASH
 from podsync._models import Handler
 from podsync._runtime import Runtime
 from podsync.exceptions import NameConflict, RuntimeCallError
+
+if TYPE_CHECKING:
+    # The thread pool is imported where a plan is applied (concurrent.futures is not
+    # small, and a program that only plans never needs it).
+    from concurrent.futures import Future
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = [
@@ -616,6 +621,8 @@ def apply(
     pod_results: list[list[ActionResult]] = []
     cleanup_results: list[ActionResult] = []
     if plan.pulls or plan.pods or plan.cleanup:
+        from concurrent.futures import ThreadPoolExecutor
+
         pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="podsync-apply")
         try:
             # 1. Pulls. Each image is pulled once, whatever the number of pods needing it.

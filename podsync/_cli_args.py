@@ -196,6 +196,16 @@ def build_parser() -> argparse.ArgumentParser:
         f"(default: {_DEFAULT_ROOT_DIR})",
     )
 
+    reading = _Parser(add_help=False, allow_abbrev=False)
+    group = reading.add_argument_group("reading")
+    group.add_argument(
+        "--max-bytes",
+        type=_count,
+        metavar="N",
+        help="the largest standard input, pipe, device or URL body read, in bytes "
+        "(default: 4 MiB); pod files and directories are read whatever their size",
+    )
+
     planning = _Parser(add_help=False, allow_abbrev=False)
     group = planning.add_argument_group("planning")
     group.add_argument(
@@ -344,7 +354,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = commands.add_parser(
         "plan",
-        parents=[engine, planning, output],
+        parents=[engine, planning, reading, output],
         allow_abbrev=False,
         help="show what apply would do",
         description="Observe the engine and show what it takes to make it run the pods "
@@ -378,7 +388,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     a = commands.add_parser(
         "apply",
-        parents=[engine, planning, applying, output],
+        parents=[engine, planning, applying, reading, output],
         allow_abbrev=False,
         help="make the engine run the pods",
         description="Observe the engine, plan and apply: make it run the pods of the "
@@ -419,7 +429,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     d = commands.add_parser(
         "down",
-        parents=[engine, applying, output],
+        parents=[engine, applying, reading, output],
         allow_abbrev=False,
         help="stop and remove the pods described",
         description="Stop and remove the containers and pod directories of the pods the "

@@ -19,7 +19,8 @@ Deliberate differences from the seed:
   field podsync cannot honour is refused with its reason, and one that means nothing on
   one host (scheduling, service accounts, status) is ignored with one warning per pod
   (``on_warning``); the tables are ``_unsupported.py``'s.
-* Bounded. Sources larger than ``max_bytes``, HTTP servers slower than the timeout,
+* Bounded. Streams (HTTP bodies, standard input, pipes) larger than ``max_bytes``,
+  HTTP servers slower than the timeout,
   YAML that nests too deeply or expands through aliases (a "billion laughs" bomb) are
   refused before anything large is built.
 
@@ -67,25 +68,67 @@ import logging
 import os
 import re
 from collections.abc import Callable, Sequence
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 import attrs
-import yaml
 
-from podsync._convert import _Context, _read_document
 from podsync._models import Pod
 from podsync._node import NodeInfo
-from podsync._sources import DEFAULT_MAX_BYTES, _read_sources, _Unreadable
-from podsync._yaml import _decode, _Invalid, _load_documents, _yaml_message
+from podsync._sources import DEFAULT_MAX_BYTES, FileKey, _read_sources, _Unreadable
 from podsync.exceptions import ConfigError, Problem
+
+if TYPE_CHECKING:
+    # The loader's lower layers (PyYAML, cattrs, the schema) are imported by the first
+    # load, not with podsync: a program that only plans never reads YAML.
+    from podsync._convert import _Context
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = [
     "DEFAULT_MAX_BYTES",
     "NodeInfo",
+    "PodFileCache",
     "load_pods",
     "parse_pods",
 ]
+
+
+class PodFileCache:
+    """What ``load_pods`` parsed from regular files, by path: for a caller that loads
+    the same sources again and again (a loop that re-reads them every few seconds),
+    so that an unchanged file costs a ``stat`` rather than a parse.
+
+    A file is unchanged while its size, modification time (in nanoseconds), inode and
+    device are the same (``FileKey``); a file rewritten in place within one tick of the
+    file system's clock to the same size is not noticed. Its problems are kept as well
+    as its pods. Standard input, pipes and URLs are never cached; a load for another
+    node (``load_pods(node=...)``) starts over.
+
+    The caller owns it and passes the same object to each ``load_pods`` call: nothing
+    in podsync keeps one behind the caller's back. It holds the files of the most recent
+    call only (files no longer read are forgotten), and is not meant to be shared by
+    threads that load at the same time.
+    """
+
+    def __init__(self) -> None:
+        self._files: dict[str, _Parsed] = {}
+        self._node: NodeInfo | None = None  # what the files were read for
+
+    def __len__(self) -> int:
+        """How many files it holds."""
+        return len(self._files)
+
+    def _knows(self, path: str, key: FileKey) -> bool:
+        parsed = self._files.get(path)
+        return parsed is not None and parsed.key == key
+
+
+@attrs.frozen
+class _Parsed:
+    """One version of a parsed file: what it gave."""
+
+    key: FileKey
+    found: tuple[_Found, ...]
+    problems: tuple[Problem, ...]
 
 
 def load_pods(
@@ -96,6 +139,7 @@ def load_pods(
     http_timeout: float = 10.0,
     node: NodeInfo | None = None,
     on_warning: Callable[[str], object] | None = None,
+    cache: PodFileCache | None = None,
 ) -> tuple[Pod, ...]:
     """Read the desired pods from files, directories, URLs and standard input.
 
@@ -117,8 +161,9 @@ def load_pods(
     Args:
         sources: the sources, in order.
         stdin: where ``-`` reads from; ``sys.stdin.buffer`` when not given.
-        max_bytes: the largest file, body or standard input accepted, in bytes; a
-            larger source is refused without reading all of it.
+        max_bytes: the largest HTTP body, standard input, pipe or device accepted, in
+            bytes; a larger one is refused without reading all of it. Regular files
+            (named, or in a named directory) are read whatever their size.
         http_timeout: seconds allowed for connecting, for each read, and for the whole
             transfer of one URL.
         node: the node the pods run on, for the environment values resolved from it
@@ -129,6 +174,8 @@ def load_pods(
             that mean nothing on one host), with one line naming the source, the pod
             and the fields; only when the whole load succeeds. When not given, the
             lines go to the ``podsync`` logger at level WARNING.
+        cache: files parsed by earlier calls with the same cache; an unchanged file is
+            not read or parsed again (see ``PodFileCache``). Updated by this call.
 
     Returns:
         The pods of all sources, in source order and then document order.
@@ -141,6 +188,8 @@ def load_pods(
         TypeError: ``sources`` is a single string or path instead of a sequence.
         ValueError: ``max_bytes`` is negative or ``http_timeout`` is not positive.
     """
+    from podsync._convert import _Context
+
     if isinstance(sources, (str, bytes, os.PathLike)):
         raise TypeError("sources must be a sequence of sources, not a single str or path")
     if max_bytes < 0:
@@ -150,9 +199,20 @@ def load_pods(
     found: list[_Found] = []
     problems: list[Problem] = []
     the_node = node if node is not None else NodeInfo.this_host()
-    for source_name, data, pod_source, file in _read_sources(
-        sources, stdin, max_bytes, http_timeout
-    ):
+    if cache is not None and cache._node != the_node:
+        # The pods' environment is resolved against the node: another node, other pods.
+        cache._files, cache._node = {}, the_node
+    known = cache._files if cache is not None else {}
+    parsed: dict[str, _Parsed] = {}
+    streams = _read_sources(
+        sources, stdin, max_bytes, http_timeout, cache._knows if cache is not None else None
+    )
+    for source_name, data, pod_source, file, key in streams:
+        if data is None:  # unchanged since the cache parsed it
+            entry = parsed[source_name] = known[source_name]
+            found.extend(entry.found)
+            problems.extend(entry.problems)
+            continue
         if isinstance(data, _Unreadable):
             problems.append(Problem(source_name, "", data.message))
             continue
@@ -161,6 +221,10 @@ def load_pods(
         )
         found.extend(stream_found)
         problems.extend(stream_problems)
+        if cache is not None and key is not None:
+            parsed[source_name] = _Parsed(key, tuple(stream_found), tuple(stream_problems))
+    if cache is not None:
+        cache._files = parsed
     return _result(found, problems, on_warning)
 
 
@@ -202,6 +266,12 @@ def _parse_stream(
     data: str | bytes, source_name: str, context: _Context
 ) -> tuple[list[_Found], list[Problem]]:
     """The pods of one YAML stream and the problems found in it."""
+    # Imported on the first stream (see the imports above).
+    import yaml
+
+    from podsync._convert import _read_document
+    from podsync._yaml import _decode, _Invalid, _load_documents, _yaml_message
+
     try:
         text = _decode(data) if isinstance(data, bytes) else data
         documents = _load_documents(text)
@@ -336,6 +406,8 @@ def parse_pods(
         ValueError: ``source`` is not a lowercase word (it becomes part of container
             names).
     """
+    from podsync._convert import _Context
+
     if not _SOURCE.fullmatch(source):
         raise ValueError(f"source must be lowercase letters and digits, got {source!r}")
     the_node = node if node is not None else NodeInfo.this_host()

@@ -15,7 +15,7 @@ import re
 import shutil
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import IO, Any
 
 from podsync._actions import Plan, Wait, shorten_ids
@@ -50,6 +50,14 @@ class Console:
         """A result, on stdout."""
         with self.lock:
             print(text, file=self.out, flush=True)
+
+    def print_chunks(self, chunks: Iterable[str]) -> None:
+        """A result written in pieces as they come (a large plan's JSON), on stdout."""
+        with self.lock:
+            out = self.out
+            for chunk in chunks:
+                out.write(chunk)
+            out.flush()
 
     def record(self, kind: str, message: str = "", **fields: Any) -> None:
         """One JSON line on stderr (JSON log format only)."""

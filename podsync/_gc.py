@@ -166,7 +166,8 @@ def apply_global_cap(
             # Not desired and deletions are off: not ours to remove now.
             continue
         group = owner[identity]
-        key, actions = groups[group]
+        # A pod with no other action has no group yet.
+        key, actions = groups.setdefault(group, (instance.pod_key, []))
         actions.append(
             remove_action(
                 key,

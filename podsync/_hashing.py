@@ -39,11 +39,12 @@ import hashlib
 import json
 import posixpath
 import re
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
 
-from podsync._models import Container, EnvVar, Pod, Port, Volume, VolumeMount, engine_resources
+from podsync._models import Container, Pod, Volume, engine_resources
 from podsync._naming import NETWORK_CONTAINER
 from podsync._resolv import ResolvConf, pod_host_name, uses_cluster_dns
 from podsync._security import network_security_fields, security_fields
@@ -56,8 +57,11 @@ __all__ = [
     "SpecHash",
     "canonical_json",
     "canonical_spec",
+    "canonical_spec_text",
     "network_spec",
     "network_spec_hash",
+    "network_spec_text",
+    "spec_digest",
     "spec_hash",
 ]
 
@@ -148,38 +152,203 @@ def canonical_json(value: Any) -> str:
     )
 
 
-def _port(port: Port) -> dict[str, Any]:
-    # The port's ``name`` is left out: it only lets probes and hooks refer to the port,
-    # and those run in podsync, not in the container.
-    return {
-        "container_port": port.container_port,
-        "host_port": port.host_port,
-        "protocol": port.protocol.value,
-        "host_ip": port.host_ip,
-    }
-
-
-def _volume(volume: Volume) -> dict[str, Any]:
-    # ``host_path`` None is an emptyDir; its directory is derived from the pod uid, which
-    # is part of the container name already, so the kind is all that needs hashing.
-    return {"name": volume.name, "host_path": volume.host_path}
-
-
-def _pod_labels(pod: Pod) -> dict[str, Any]:
-    # The pod's labels and annotations become labels of every container it has: each
-    # only when not empty (so pods without them hash as before).
-    fields: dict[str, Any] = {}
-    if pod.labels:
-        fields["labels"] = dict(pod.labels)
-    if pod.annotations:
-        fields["annotations"] = dict(pod.annotations)
-    return fields
-
-
 def added_fields(version: int) -> frozenset[str]:
     """The canonical-form fields that spec hash versions after ``version`` added: a
     label of ``version`` does not record them."""
     return frozenset().union(*(f for v, f in _ADDED_FIELDS.items() if v > version))
+
+
+# ---------------------------------------------------------------------------------------
+# The one definition of the canonical forms
+#
+# A canonical form is a JSON object with sorted keys and no whitespace: the text
+# ``canonical_json`` spells for the same data. Each form is declared once, as a
+# ``_Record`` of ``_Field``s (``_APP`` for an app container, ``_NETWORK`` for the network
+# container), and the record writes the text straight from the model - no dict is built
+# and encoded on the way: the planner hashes every desired container on every plan
+# (40,000 of them for 10,000 pods), and building a dict and encoding it generically costs
+# about three times as much. ``canonical_spec`` and ``network_spec`` are the same texts
+# read back as JSON, so there is nothing to keep equal by hand.
+#
+# A record compiles its fields into one function that formats the whole object with a
+# single f-string (as attrs and dataclasses generate their methods): each field
+# contributes a piece of source text, ``"key":<value text>``, in sorted key order.
+#
+# To add a field that shapes the container (a model field podsync passes to the
+# engine): add a ``_Field`` to ``_APP`` (or ``_NETWORK``) with ``default=`` the value
+# it has when unset - the field is then written only when its value differs, so a
+# container made by an older podsync keeps its hash - and add its key to the current
+# version's set in ``_ADDED_FIELDS`` (tests/test_hashing.py checks that every added field
+# has a default). A field that holds a small attrs class of its own gets a ``_Record``
+# of that class's fields, used as ``_OBJECT(record)``; a tuple of them ``_LIST(record)``.
+
+_string = json.encoder.encode_basestring  # JSON string with ensure_ascii=False
+
+_KEY = re.compile(r"[a-z][a-z0-9_]*")  # written into source text: nothing to escape
+
+#: Marks a field that is always written (version 1's fields).
+_ALWAYS: Any = object()
+
+
+def _strings(items: Sequence[str]) -> str:
+    return "[" + ",".join(map(_string, items)) + "]" if items else "[]"
+
+
+@attrs.frozen
+class _Kind:
+    """How a value is spelled: an f-string replacement field for a value expression
+    (``{value}`` in ``fragment`` is replaced by the expression), and what the fragment
+    refers to."""
+
+    fragment: str
+    names: Mapping[str, Any] = attrs.field(factory=dict)
+
+    def spell(self, value: str) -> str:
+        return self.fragment.replace("{value}", value)
+
+
+_STR = _Kind("{_string({value})}", {"_string": _string})
+_INT = _Kind("{{value}:d}")
+_BOOL = _Kind('{"true" if {value} else "false"}')
+# A str enum (``enum.StrEnum``), by its value, which is the string itself.
+_ENUM = _Kind("{_string({value})}", {"_string": _string})
+_STRS = _Kind("{_strings({value})}", {"_strings": _strings})  # a tuple of strings
+_NULLABLE_STR = _Kind('{"null" if {value} is None else _string({value})}', {"_string": _string})
+# Plain data (a dict of settings, a mapping of labels): canonical_json's text.
+_JSON = _Kind("{_canonical_json({value})}", {"_canonical_json": canonical_json})
+
+#: A default that leaves the field out whenever the value is falsy (empty, 0, False,
+#: None): most added fields.
+_UNSET: Any = object()
+
+
+@attrs.frozen
+class _Field:
+    """One key of a canonical form.
+
+    Attributes:
+        key: the JSON key (snake_case, after the model's attribute name).
+        value: the value, as a Python expression over the record's parameters.
+        kind: how the value is spelled.
+        default: the value at which the field is left out; ``_ALWAYS`` writes it always,
+            ``_UNSET`` leaves it out whenever the value is falsy.
+    """
+
+    key: str
+    value: str
+    kind: _Kind
+    default: Any = _ALWAYS
+
+
+class _Record:
+    """A JSON object of the fields given, written in sorted key order.
+
+    ``params`` are the parameters of ``text``, which the fields' value expressions read;
+    ``helpers`` the functions those expressions call.
+    """
+
+    def __init__(
+        self, params: str, *fields: _Field, helpers: Mapping[str, Any] | None = None
+    ) -> None:
+        keys = [f.key for f in fields]
+        if not all(_KEY.fullmatch(key) for key in keys):
+            raise ValueError(f"canonical-form keys are snake_case words: {keys}")
+        if len(set(keys)) != len(keys):
+            raise ValueError(f"repeated canonical-form key in {keys}")
+        self.params = params
+        self.fields = tuple(sorted(fields, key=lambda f: f.key))
+        self.text: Callable[..., str] = self._compile(helpers or {})
+
+    def _compile(self, helpers: Mapping[str, Any]) -> Callable[..., str]:
+        names: dict[str, Any] = dict(helpers)
+        lines = [f"def text({self.params}):"]
+        body = []
+        for n, f in enumerate(self.fields):
+            names.update(f.kind.names)
+            piece = f'"{f.key}":' + f.kind.spell(f"v{n}" if f.default is not _ALWAYS else f.value)
+            if f.default is _ALWAYS:
+                body.append(piece + ",")
+                continue
+            # Left out at its default: a piece of its own, empty then.
+            names[f"d{n}"] = f.default
+            if f.default is _UNSET:
+                test = f"not v{n}"
+            elif f.default is None:
+                test = f"v{n} is None"
+            else:
+                test = f"v{n} == d{n}"
+            lines.append(f"    v{n} = {f.value}")
+            lines.append(f"    f{n} = '' if {test} else f'{piece},'")
+            body.append(f"{{f{n}}}")
+        if self.fields and self.fields[-1].default is _ALWAYS:
+            # The last piece is always there: it needs no comma, nor the text a copy.
+            body[-1] = body[-1][:-1]
+            lines.append(f"    return f'{{{{{''.join(body)}}}}}'")
+        else:
+            lines.append(f"    return '{{' + f'{''.join(body)}'[:-1] + '}}'")
+        source = "\n".join(lines)
+        self.source = source
+        exec(compile(source, f"<canonical form {self.fields[0].key}...>", "exec"), names)
+        function: Callable[..., str] = names["text"]
+        return function
+
+
+def _OBJECT(record: _Record, args: str = "{value}") -> _Kind:
+    """An object of ``record``, written from the arguments ``args`` (by default the
+    value itself; an object read from several parameters names them)."""
+    name = f"_r{id(record)}"
+    return _Kind(f"{{{name}({args})}}", {name: record.text})
+
+
+def _LIST(record: _Record) -> _Kind:
+    """A list of objects of ``record`` (a one-parameter record), in order."""
+    name = f"_r{id(record)}"
+    return _Kind(f'[{{",".join(map({name}, {{value}}))}}]', {name: record.text})
+
+
+# The port's ``name`` is left out: it only lets probes and hooks refer to the port, and
+# those run in podsync, not in the container.
+_PORT = _Record(
+    "p",
+    _Field("container_port", "p.container_port", _INT),
+    _Field("host_port", "p.host_port", _INT),
+    _Field("protocol", "p.protocol", _ENUM),
+    _Field("host_ip", "p.host_ip", _STR),
+)
+_ENV = _Record("e", _Field("name", "e.name", _STR), _Field("value", "e.value", _STR))
+_MOUNT = _Record(
+    "m",
+    _Field("name", "m.name", _STR),
+    _Field("mount_path", "m.mount_path", _STR),
+    _Field("read_only", "m.read_only", _BOOL),
+)
+# ``host_path`` None is an emptyDir; its directory is derived from the pod uid, which is
+# part of the container name already, so the kind is all that needs hashing.
+_VOLUME = _Record(
+    "v", _Field("name", "v.name", _STR), _Field("host_path", "v.host_path", _NULLABLE_STR)
+)
+
+
+def _mounted_volumes(c: Container, pod: Pod) -> list[Volume]:
+    # The definitions of the pod volumes the container mounts, in the pod's order.
+    if not c.volume_mounts or not pod.volumes:
+        return []
+    mounted = {m.name for m in c.volume_mounts}
+    return [v for v in pod.volumes if v.name in mounted]
+
+
+# The pod-level inputs of an app container: the pod name (its hostname), the DNS policy
+# and the definitions of the pod volumes it mounts.
+_APP_POD = _Record(
+    "c, pod",
+    _Field("name", "pod.name", _STR),
+    _Field("dns_policy", "pod.dns_policy", _ENUM),
+    _Field("volumes", "_mounted_volumes(c, pod)", _LIST(_VOLUME)),
+    # The pod's labels and annotations become labels of every container it has.
+    _Field("labels", "pod.labels", _JSON, default=_UNSET),
+    _Field("annotations", "pod.annotations", _JSON, default=_UNSET),
+    helpers={"_mounted_volumes": _mounted_volumes},
+)
 
 
 def _root_dir_field(container: Container, pod: Pod | None, root_dir: str) -> str | None:
@@ -205,6 +374,57 @@ def _recorded_root_dir(root_dir: str) -> str | None:
     # Cached: a plan asks this for every container, always with the same root.
     normalized = posixpath.normpath(root_dir)
     return None if normalized == DEFAULT_ROOT_DIR else normalized
+
+
+def _security_field(container: Container, pod: Pod | None) -> dict[str, Any]:
+    # The effective security settings (the container's over the pod's), only when some
+    # is not at its default: a container without any keeps the older canonical form.
+    pod_context = pod.security_context if pod is not None else None
+    if container.security_context is None and pod_context is None:
+        return {}
+    return security_fields(container.security_context, pod_context)
+
+
+#: The canonical form of an app container (see ``canonical_spec``): ``c`` the
+#: container, ``pod`` its pod or None, ``root_dir`` the root directory option, ``res``
+#: what ``engine_resources(c)`` gives (CPU weight, CPU limit, memory limit).
+_APP = _Record(
+    "c, pod, root_dir, res",
+    _Field("name", "c.name", _STR),
+    _Field("image", "c.image", _STR),
+    _Field("command", "c.command", _STRS),
+    _Field("args", "c.args", _STRS),
+    _Field("working_dir", "c.working_dir", _STR),
+    # A list, in order: Docker applies ``Env`` in order, so with a repeated name the
+    # later entry wins and reordering changes the container.
+    _Field("env", "c.env", _LIST(_ENV)),
+    _Field("ports", "c.ports", _LIST(_PORT)),
+    _Field("volume_mounts", "c.volume_mounts", _LIST(_MOUNT)),
+    # What reaches the engine: the CPU weight (the request, else the limit, else the
+    # 2014 ``cpu``) and the memory limit.
+    _Field("cpu", "res[0]", _INT),
+    _Field("memory", "res[2]", _INT),
+    _Field("privileged", "c.privileged", _BOOL),
+    _Field("termination_message_path", "c.termination_message_path", _STR),
+    # Written when there is a pod; read from the container too (its mounts).
+    _Field("pod", "pod", _OBJECT(_APP_POD, "c, {value}"), default=None),
+    # Version 2.
+    _Field("root_dir", "_root_dir_field(c, pod, root_dir)", _STR, default=None),
+    _Field("cpu_limit", "res[1]", _INT, default=_UNSET),
+    _Field("tty", "c.tty", _BOOL, default=_UNSET),
+    _Field("stdin", "c.stdin", _BOOL, default=_UNSET),
+    _Field("stdin_once", "c.stdin_once", _BOOL, default=_UNSET),
+    _Field("security", "_security_field(c, pod)", _JSON, default=_UNSET),
+    helpers={"_root_dir_field": _root_dir_field, "_security_field": _security_field},
+)
+
+
+def canonical_spec_text(
+    container: Container, pod: Pod | None = None, *, root_dir: str = DEFAULT_ROOT_DIR
+) -> str:
+    """The canonical JSON text of ``canonical_spec(container, pod, root_dir=root_dir)``:
+    what ``spec_hash`` digests and what the spec label records."""
+    return _APP.text(container, pod, root_dir, engine_resources(container))
 
 
 def canonical_spec(
@@ -238,57 +458,13 @@ def canonical_spec(
     only when set. So a 2014 container and a v1 one with the same weight and limit
     hash alike, and a memory or ephemeral-storage request changes nothing. ``tty``,
     ``stdin`` and ``stdin_once`` appear only when true, the pod's ``labels`` and
-    ``annotations`` (container labels) only when not empty.
+    ``annotations`` (container labels) only when not empty, ``security`` (the effective
+    security settings) only when some is set.
+
+    It is ``canonical_spec_text`` read back as JSON (``_APP`` is the one definition).
     """
-    weight, limit, memory = engine_resources(container)
-    spec: dict[str, Any] = {
-        "name": container.name,
-        "image": container.image,
-        "command": list(container.command),
-        "args": list(container.args),
-        "working_dir": container.working_dir,
-        # A list, in order: Docker applies ``Env`` in order, so with a repeated name the
-        # later entry wins and reordering changes the container.
-        "env": [{"name": e.name, "value": e.value} for e in container.env],
-        "ports": [_port(p) for p in container.ports],
-        "volume_mounts": [
-            {"name": m.name, "mount_path": m.mount_path, "read_only": m.read_only}
-            for m in container.volume_mounts
-        ],
-        "cpu": weight,
-        "memory": memory,
-        "privileged": container.privileged,
-        "termination_message_path": container.termination_message_path,
-    }
-    if limit:
-        spec["cpu_limit"] = limit
-    for flag in ("tty", "stdin", "stdin_once"):
-        if getattr(container, flag):
-            spec[flag] = True
-    if pod is not None:
-        mounted = {m.name for m in container.volume_mounts}
-        spec["pod"] = {
-            "name": pod.name,
-            "dns_policy": pod.dns_policy.value,
-            "volumes": [_volume(v) for v in pod.volumes if v.name in mounted],
-            **_pod_labels(pod),
-        }
-    root = _root_dir_field(container, pod, root_dir)
-    if root is not None:
-        spec["root_dir"] = root
-    security = _security_field(container, pod)
-    if security:
-        spec["security"] = security
+    spec: dict[str, Any] = json.loads(canonical_spec_text(container, pod, root_dir=root_dir))
     return spec
-
-
-def _security_field(container: Container, pod: Pod | None) -> dict[str, Any]:
-    # The effective security settings (the container's over the pod's), only when some
-    # is not at its default: a container without any keeps the older canonical form.
-    pod_context = pod.security_context if pod is not None else None
-    if container.security_context is None and pod_context is None:
-        return {}
-    return security_fields(container.security_context, pod_context)
 
 
 def _digest(text: str) -> SpecHash:
@@ -298,136 +474,85 @@ def _digest(text: str) -> SpecHash:
     return SpecHash(SPEC_HASH_VERSION, hashlib.sha256(data).hexdigest())
 
 
+def spec_digest(text: str) -> SpecHash:
+    """The ``SpecHash`` of a canonical text (``canonical_spec_text``): for a caller that
+    needs the text too (the spec label), so that it is written once."""
+    return _digest(text)
+
+
 def spec_hash(
     container: Container, pod: Pod | None = None, *, root_dir: str = DEFAULT_ROOT_DIR
 ) -> SpecHash:
     """The ``SpecHash`` of ``canonical_spec(container, pod, root_dir=root_dir)``."""
-    return _digest(_canonical_spec_text(container, pod, root_dir))
+    return _digest(canonical_spec_text(container, pod, root_dir=root_dir))
 
 
-# A faster spelling of ``canonical_json(canonical_spec(container, pod))``, written out
-# field by field in sorted key order. The planner hashes every desired container on
-# every plan (40,000 of them for 10,000 pods), and building the dict and then encoding
-# it generically costs about three times as much. ``canonical_spec`` stays the
-# definition; tests/test_hashing.py checks that the two agree on arbitrary containers.
-_string = json.encoder.encode_basestring  # JSON string with ensure_ascii=False
+# --- the network container ---------------------------------------------------------
 
 
-def _strings(items: tuple[str, ...]) -> str:
-    return "[" + ",".join(map(_string, items)) + "]" if items else "[]"
+_RESOLV = _Record(
+    "r", _Field("nameservers", "r.nameservers", _STRS), _Field("searches", "r.searches", _STRS)
+)
+
+_ALIAS = _Record("a", _Field("ip", "a.ip", _STR), _Field("hostnames", "a.hostnames", _STRS))
+
+_NETWORK_POD = _Record(
+    "pod",
+    _Field("name", "pod.name", _STR),
+    _Field("dns_policy", "pod.dns_policy", _ENUM),
+    _Field("labels", "pod.labels", _JSON, default=_UNSET),
+    _Field("annotations", "pod.annotations", _JSON, default=_UNSET),
+)
+
+#: The canonical form of a network container (see ``network_spec``): ``pod``, the
+#: network ``image``, the option fields, each at its default when it does not reach
+#: the container, and the pod's ``domainname`` (from its subdomain and the cluster
+#: domain).
+_NETWORK = _Record(
+    "pod, image, network_mode, cluster_dns, cluster_domain, host_resolv_conf, domainname",
+    _Field("name", "_name", _STR),
+    _Field("image", "image", _STR),
+    _Field("pod", "pod", _OBJECT(_NETWORK_POD)),
+    _Field("ports", "[p for c in pod.containers for p in c.ports]", _LIST(_PORT)),
+    # Version 2: the options that shape it, each only when not at its default.
+    _Field("network_mode", "network_mode", _STR, default=""),
+    _Field("cluster_dns", "cluster_dns", _STR, default=""),
+    _Field("cluster_domain", "cluster_domain", _STR, default=""),
+    _Field("host_resolv_conf", "host_resolv_conf", _OBJECT(_RESOLV), default=None),
+    # The pod's host identity beyond its name, each only when set.
+    _Field("hostname", "pod.hostname", _STR, default=_UNSET),
+    _Field("domainname", "domainname", _STR, default=_UNSET),
+    _Field("host_aliases", "pod.host_aliases", _LIST(_ALIAS), default=_UNSET),
+    # Host namespaces and net sysctls, only when set.
+    _Field("security", "_security(pod.security_context)", _JSON, default=_UNSET),
+    helpers={"_name": NETWORK_CONTAINER, "_security": network_security_fields},
+)
 
 
-def _port_text(p: Port) -> str:
-    return (
-        f'{{"container_port":{p.container_port:d},"host_ip":{_string(p.host_ip)},'
-        f'"host_port":{p.host_port:d},"protocol":"{p.protocol.value}"}}'
-    )
-
-
-def _env_text(e: EnvVar) -> str:
-    return f'{{"name":{_string(e.name)},"value":{_string(e.value)}}}'
-
-
-def _mount_text(m: VolumeMount) -> str:
-    return (
-        f'{{"mount_path":{_string(m.mount_path)},"name":{_string(m.name)},'
-        f'"read_only":{"true" if m.read_only else "false"}}}'
-    )
-
-
-_TTY = '"tty":true,'
-
-
-def _canonical_spec_text(c: Container, pod: Pod | None, root_dir: str) -> str:
-    # Enum values ("TCP", "ClusterFirst" ...) are plain ASCII words and need no escaping.
-    weight, limit, memory = engine_resources(c)
-    limit_text = f'"cpu_limit":{limit:d},' if limit else ""
-    stdin_text = ""
-    if c.stdin or c.stdin_once:  # rare: no string building for the common container
-        stdin_text = ('"stdin":true,' if c.stdin else "") + (
-            '"stdin_once":true,' if c.stdin_once else ""
-        )
-    pod_text = ""
-    if pod is not None:
-        volumes = ""
-        if c.volume_mounts and pod.volumes:
-            mounted = {m.name for m in c.volume_mounts}
-            volumes = ",".join(
-                f'{{"host_path":{"null" if v.host_path is None else _string(v.host_path)},'
-                f'"name":{_string(v.name)}}}'
-                for v in pod.volumes
-                if v.name in mounted
-            )
-        annotations = labels = ""
-        if pod.annotations:
-            annotations = f'"annotations":{canonical_json(pod.annotations)},'
-        if pod.labels:
-            labels = f'"labels":{canonical_json(pod.labels)},'
-        pod_text = (
-            f'"pod":{{{annotations}"dns_policy":"{pod.dns_policy.value}",{labels}'
-            f'"name":{_string(pod.name)},"volumes":[{volumes}]}},'
-        )
-    root = _root_dir_field(c, pod, root_dir)
-    root_text = "" if root is None else f'"root_dir":{_string(root)},'
-    security = _security_field(c, pod)
-    if security:
-        root_text += f'"security":{canonical_json(security)},'
-    return (
-        f'{{"args":{_strings(c.args)},"command":{_strings(c.command)},"cpu":{weight:d},{limit_text}'
-        f'"env":[{",".join(map(_env_text, c.env)) if c.env else ""}],'
-        f'"image":{_string(c.image)},"memory":{memory:d},'
-        f'"name":{_string(c.name)},'
-        f'{pod_text}"ports":[{",".join(map(_port_text, c.ports)) if c.ports else ""}],'
-        f'"privileged":{"true" if c.privileged else "false"},{root_text}{stdin_text}'
-        f'"termination_message_path":{_string(c.termination_message_path)},'
-        f"{_TTY if c.tty else ''}"
-        f'"volume_mounts":[{",".join(map(_mount_text, c.volume_mounts))}],'
-        f'"working_dir":{_string(c.working_dir)}}}'
-    )
-
-
-def _network_options(
+def network_spec_text(
     pod: Pod,
-    network_mode: str,
-    cluster_dns: str,
-    cluster_domain: str,
-    host_dns: ResolvConf | None,
-) -> dict[str, Any]:
-    # The option fields of the network container, each only when it is not at its
-    # default. The DNS inputs count only when the pod gets the cluster's DNS settings:
-    # otherwise the engine gives it the host's, and none of them reaches the container.
-    fields: dict[str, Any] = {}
-    if _host_network(pod):
+    image: str,
+    *,
+    network_mode: str = "",
+    cluster_dns: str = "",
+    cluster_domain: str = "",
+    host_dns: ResolvConf | None = None,
+) -> str:
+    """The canonical JSON text of ``network_spec`` with the same arguments."""
+    _, domain = pod_host_name(pod.name, pod.hostname, pod.subdomain, pod.namespace, cluster_domain)
+    if pod.security_context is not None and pod.security_context.host_network:
         # The host's network: neither the network mode option nor the cluster's DNS
         # settings reach it (the kubelet's ClusterFirst falls back to Default there).
-        return fields
-    if network_mode:
-        fields["network_mode"] = network_mode
+        return _NETWORK.text(pod, image, "", "", "", None, domain)
+    # The DNS inputs count only when the pod gets the cluster's DNS settings: otherwise
+    # the engine gives it the host's, and none of them reaches the container.
     if uses_cluster_dns(pod.dns_policy, server=cluster_dns, domain=cluster_domain):
-        fields.update(_dns_fields(cluster_dns, cluster_domain, host_dns))
-    return fields
-
-
-def _host_network(pod: Pod) -> bool:
-    return pod.security_context is not None and pod.security_context.host_network
-
-
-def _dns_fields(
-    cluster_dns: str, cluster_domain: str, host_dns: ResolvConf | None
-) -> dict[str, Any]:
-    """The DNS option fields of a network spec that gets the cluster's DNS settings,
-    each only when it is set."""
-    fields: dict[str, Any] = {}
-    if cluster_dns:
-        fields["cluster_dns"] = cluster_dns
-    if cluster_domain:
-        fields["cluster_domain"] = cluster_domain
-    if host_dns is not None and (host_dns.nameservers or host_dns.searches):
-        fields["host_resolv_conf"] = {
-            "nameservers": list(host_dns.nameservers),
-            "searches": list(host_dns.searches),
-        }
-    return fields
+        if host_dns is not None and not (host_dns.nameservers or host_dns.searches):
+            host_dns = None
+        return _NETWORK.text(
+            pod, image, network_mode, cluster_dns, cluster_domain, host_dns, domain
+        )
+    return _NETWORK.text(pod, image, network_mode, "", "", None, domain)
 
 
 def network_spec(
@@ -454,40 +579,19 @@ def network_spec(
     of the host (``host_dns``) that follow the cluster's, as the pod gets them (the
     planner leaves loopback name servers out unless the network mode is ``host``:
     ``without_loopback``).
+
+    It is ``network_spec_text`` read back as JSON (``_NETWORK`` is the one definition).
     """
-    spec = {
-        "name": NETWORK_CONTAINER,
-        "image": image,
-        "pod": {"name": pod.name, "dns_policy": pod.dns_policy.value, **_pod_labels(pod)},
-        "ports": [_port(p) for c in pod.containers for p in c.ports],
-        **_network_options(pod, network_mode, cluster_dns, cluster_domain, host_dns),
-        **_host_fields(pod, cluster_domain),
-    }
-    security = network_security_fields(pod.security_context)
-    if security:
-        spec["security"] = security
+    text = network_spec_text(
+        pod,
+        image,
+        network_mode=network_mode,
+        cluster_dns=cluster_dns,
+        cluster_domain=cluster_domain,
+        host_dns=host_dns,
+    )
+    spec: dict[str, Any] = json.loads(text)
     return spec
-
-
-def _host_fields(pod: Pod, cluster_domain: str) -> dict[str, Any]:
-    """The network container's host identity beyond the pod name, each field only when
-    set: ``hostname`` (the pod's own), ``domainname`` (from its subdomain and the
-    cluster domain) and ``host_aliases`` (its extra /etc/hosts entries)."""
-    fields: dict[str, Any] = {}
-    if pod.hostname:
-        fields["hostname"] = pod.hostname
-    _, domain = pod_host_name(pod.name, pod.hostname, pod.subdomain, pod.namespace, cluster_domain)
-    if domain:
-        fields["domainname"] = domain
-    if pod.host_aliases:
-        fields["host_aliases"] = [
-            {"ip": a.ip, "hostnames": list(a.hostnames)} for a in pod.host_aliases
-        ]
-    return fields
-
-
-# The network container's name as the canonical JSON writes it.
-_NETWORK_NAME = _string(NETWORK_CONTAINER)
 
 
 def network_spec_hash(
@@ -500,10 +604,8 @@ def network_spec_hash(
     host_dns: ResolvConf | None = None,
 ) -> SpecHash:
     """The ``SpecHash`` of ``network_spec`` with the same arguments."""
-    if pod.labels or pod.annotations or pod.hostname or pod.subdomain or pod.host_aliases:
-        # The pods that set these are few: the definition itself, rather than one more
-        # hand-written text.
-        spec = network_spec(
+    return _digest(
+        network_spec_text(
             pod,
             image,
             network_mode=network_mode,
@@ -511,45 +613,4 @@ def network_spec_hash(
             cluster_domain=cluster_domain,
             host_dns=host_dns,
         )
-        return _digest(canonical_json(spec))
-    # Written out like _canonical_spec_text, for the same reason.
-    ports = ",".join(_port_text(p) for c in pod.containers for p in c.ports)
-    applies = uses_cluster_dns(pod.dns_policy, server=cluster_dns, domain=cluster_domain)
-    security = ""
-    if pod.security_context is not None:
-        if pod.security_context.host_network:
-            network_mode, applies = "", False
-        fields = network_security_fields(pod.security_context)
-        if fields:
-            security = f',"security":{canonical_json(fields)}'
-    before, after = _network_options_text(
-        network_mode, cluster_dns, cluster_domain, host_dns, applies
     )
-    text = (
-        f'{{{before}"image":{_string(image)},"name":{_NETWORK_NAME},{after}"pod":{{"dns_policy":'
-        f'{_string(pod.dns_policy.value)},"name":{_string(pod.name)}}},"ports":[{ports}]'
-        f"{security}}}"
-    )
-    return _digest(text)
-
-
-@functools.lru_cache(maxsize=64)
-def _network_options_text(
-    network_mode: str,
-    cluster_dns: str,
-    cluster_domain: str,
-    host_dns: ResolvConf | None,
-    applies: bool,
-) -> tuple[str, str]:
-    # The option fields' canonical text, in the two places sorted keys put them:
-    # cluster_* and host_* before "image", network_mode between "name" and "pod".
-    # Cached: every pod of a plan has the same options, and whether the DNS fields
-    # apply is the only thing about the pod they depend on.
-    before = after = ""
-    if network_mode:
-        after = f'"network_mode":{_string(network_mode)},'
-    if applies:
-        fields = _dns_fields(cluster_dns, cluster_domain, host_dns)
-        if fields:
-            before = canonical_json(fields)[1:-1] + ","
-    return before, after

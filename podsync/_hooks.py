@@ -24,11 +24,8 @@ Every network operation has a timeout. Nothing runs a shell.
 
 from __future__ import annotations
 
-import http.client
-import socket
-import ssl
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -38,6 +35,12 @@ from podsync._ownership import ownership
 from podsync._prober import ProbeKind, probes_of
 from podsync._runtime import Runtime
 from podsync.exceptions import PodsyncError
+
+if TYPE_CHECKING:
+    # Imported where a probe runs (http.client brings email, ssl is large): importing
+    # podsync stays cheap for a program that never probes.
+    import http.client
+    import ssl
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = ["DEFAULT_PROBE_TIMEOUT", "probe_liveness"]
@@ -128,6 +131,8 @@ def _run_exec(runtime: Runtime, container_id: str, command: Sequence[str], timeo
 def _insecure_context() -> ssl.SSLContext:
     # The kubelet's HTTPS probes skip certificate verification: a pod's certificate is
     # rarely issued for its IP address.
+    import ssl
+
     context = ssl.create_default_context()
     context.check_hostname = False
     context.verify_mode = ssl.CERT_NONE
@@ -179,6 +184,8 @@ def http_get(
     Raises:
         HandlerError: the request failed or the status is not 2xx/3xx.
     """
+    import http.client
+
     target = path if path.startswith("/") else "/" + path
     url = f"{scheme.lower()}://{_host_for_url(host)}:{port}{target}"
     conn: http.client.HTTPConnection
@@ -207,6 +214,8 @@ def tcp_connect(host: str, port: int, timeout: float) -> None:
     Raises:
         HandlerError: the connection was refused, timed out or could not be made.
     """
+    import socket
+
     try:
         with socket.create_connection((host, port), timeout=timeout):
             pass
@@ -420,6 +429,8 @@ def run_probes(
         return []
     if len(targets) == 1:
         return [run(targets[0])]
+    from concurrent.futures import ThreadPoolExecutor
+
     with ThreadPoolExecutor(
         max_workers=min(workers, len(targets)), thread_name_prefix="podsync-probe"
     ) as pool:

@@ -100,18 +100,21 @@ class _Held:
 
     def __init__(self, held: Sequence[tuple[int, Pod, Sequence[Port]]]) -> None:
         self._by_key: dict[tuple[int, PortProtocol], list[tuple[str, int, str]]] = {}
-        self._mine: dict[int, _Reservations] = {}
+        self._mine: dict[int, Sequence[Port]] = {}
         for index, pod, ports in held:
-            mine = self._mine.setdefault(index, _Reservations())
+            self._mine[index] = ports
             for port in ports:
-                mine.add(port, "")
                 entry = (port.host_ip, index, pod.key)
                 self._by_key.setdefault((port.host_port, port.protocol), []).append(entry)
 
     def publishes(self, index: int, port: Port) -> bool:
         """Whether the pod at ``index`` publishes ``port`` itself."""
-        mine = self._mine.get(index)
-        return mine is not None and mine.holder(port) is not None
+        return any(
+            p.host_port == port.host_port
+            and p.protocol == port.protocol
+            and _overlap(p.host_ip, port.host_ip)
+            for p in self._mine.get(index, ())
+        )
 
     def other_holder(self, index: int, port: Port) -> str | None:
         """The first other running pod that publishes ``port`` (an overlapping address)."""

@@ -36,7 +36,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import shutil
 import stat
 from collections.abc import Collection
 
@@ -202,6 +201,8 @@ def remove_pod_dir(path: str, root_dir: str) -> bool:
             f"{path!r} has no {POD_DIR_MARKER} marker: podsync did not create it, "
             "so it is not torn down"
         )
+    import shutil  # here: it brings the compression modules, which nothing else needs
+
     shutil.rmtree(target)
     return True
 

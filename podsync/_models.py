@@ -15,7 +15,6 @@ through private cattrs converters.
 from __future__ import annotations
 
 import enum
-import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -429,7 +428,7 @@ def engine_resources(c: Container) -> tuple[int, int, int]:
 
 # A fixed namespace for uuid5: pod uids derived by podsync are the same on every machine
 # and in every run, so a re-read pod file names the same pod.
-_POD_UID_NAMESPACE = uuid.UUID("3b0f6e8e-6a4c-5d7e-9c1a-70d5f0c0d5a1")
+_POD_UID_NAMESPACE = "3b0f6e8e-6a4c-5d7e-9c1a-70d5f0c0d5a1"
 
 
 def derive_pod_uid(source: str, namespace: str, name: str) -> str:
@@ -438,7 +437,11 @@ def derive_pod_uid(source: str, namespace: str, name: str) -> str:
     Repeated runs over the same pod files therefore see the same pod, and two pods that
     differ in any of the three get different uids.
     """
-    return str(uuid.uuid5(_POD_UID_NAMESPACE, f"{source}/{namespace}/{name}"))
+    # uuid is imported here: it costs more to import than this costs to call, and only
+    # the loader (and pods without a uid) need it.
+    import uuid
+
+    return str(uuid.uuid5(uuid.UUID(_POD_UID_NAMESPACE), f"{source}/{namespace}/{name}"))
 
 
 @attrs.frozen

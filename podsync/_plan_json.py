@@ -16,20 +16,30 @@ strings and CPU shares); a format-3 plan is refused the same way.
 
 from __future__ import annotations
 
+import functools
 import json
-from typing import Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
-import cattrs
-from cattrs.strategies import configure_tagged_union
+import attrs
 
-from podsync._actions import PLAN_FORMAT_VERSION, Plan, PodAction
+from podsync._actions import PLAN_FORMAT_VERSION, Plan, PodAction, PodPlan
 from podsync.exceptions import ConfigError
+
+if TYPE_CHECKING:
+    import cattrs
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = ["plan_from_json", "plan_to_json"]
 
 
-def _make_converter() -> cattrs.Converter:
+@functools.cache
+def _converter() -> cattrs.Converter:
+    """The plan's converter, made on first use: cattrs is imported only by a program
+    that reads or writes a plan's JSON (made once: it is the same for every plan)."""
+    import cattrs
+    from cattrs.strategies import configure_tagged_union
+
     converter = cattrs.Converter(forbid_extra_keys=True)
     configure_tagged_union(
         PodAction, converter, tag_name="action", tag_generator=lambda cls: cls.__name__.lower()
@@ -50,8 +60,6 @@ def _make_converter() -> cattrs.Converter:
     return converter
 
 
-_CONVERTER = _make_converter()
-
 # Formats this podsync knows it cannot read, and why, so that an old saved plan is
 # refused with what to do rather than with a bare version mismatch.
 _OLDER_FORMATS = {
@@ -63,8 +71,36 @@ _OLDER_FORMATS = {
 
 def plan_to_json(plan: Plan) -> str:
     """The plan as canonical JSON text (ends with a newline)."""
-    data = _CONVERTER.unstructure(plan)
-    return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+    return "".join(plan_json_chunks(plan))
+
+
+def _dumps(data: Any) -> str:
+    return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False)
+
+
+def plan_json_chunks(plan: Plan) -> Iterator[str]:
+    """``plan_to_json``'s text in pieces, for a writer that streams it: each pod plan is
+    turned into plain data and encoded only when its turn comes, so a plan of 10,000
+    pods is never held a second time as data, nor as one string."""
+    # The plan without its pods, then the pods one by one where the sorted keys put
+    # them: the text is what json.dumps(sort_keys=True, indent=2) gives for the whole.
+    head = _converter().unstructure(attrs.evolve(plan, pods=()))
+    if not plan.pods:
+        yield _dumps(head) + "\n"
+        return
+    keys = sorted(head)
+    before = {k: head[k] for k in keys if k < "pods"}
+    after = {k: head[k] for k in keys if k > "pods"}
+    # '{\n  "a": ...,\n  "b": ...\n}' minus its closing line, then the pods' key.
+    text = _dumps(before)
+    yield (text[:-2] + ",\n" if before else "{\n") + '  "pods": [\n'
+    last = len(plan.pods) - 1
+    for n, pod in enumerate(plan.pods):
+        # An element of a list two levels deep: every line indented by four more.
+        element = _dumps(_converter().unstructure(pod, PodPlan)).replace("\n", "\n    ")
+        yield "    " + element + (",\n" if n < last else "\n")
+    text = _dumps(after)
+    yield "  ]" + ("," + text[1:] if after else "\n}") + "\n"
 
 
 def plan_from_json(text: str | bytes, *, source: str = "") -> Plan:
@@ -100,8 +136,10 @@ def plan_from_json(text: str | bytes, *, source: str = "") -> Plan:
             "make the plan again with this podsync (podsync plan -o FILE)",
         )
     try:
-        return _CONVERTER.structure(data, Plan)
+        return _converter().structure(data, Plan)
     except Exception as exc:  # cattrs raises exception groups of many kinds
+        import cattrs
+
         messages = (
             cattrs.transform_error(exc)
             if isinstance(exc, cattrs.BaseValidationError)

@@ -17,6 +17,7 @@ it), a runtime, or anything that does I/O.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -36,11 +37,9 @@ from podsync._environment import environment
 from podsync._gc import gc_candidates, label_pre_stop, remove_action
 from podsync._hashing import (
     SpecHash,
-    canonical_json,
-    canonical_spec,
-    network_spec,
-    network_spec_hash,
-    spec_hash,
+    canonical_spec_text,
+    network_spec_text,
+    spec_digest,
 )
 from podsync._images import has_latest_tag, normalize_image, should_pull
 from podsync._labels import (
@@ -254,6 +253,8 @@ class PodPlanner:
         # Kills for a probe whose own terminationGracePeriodSeconds replaces the pod's
         # (container id -> seconds).
         self.probe_grace: dict[str, int] = {}
+        # By container name: (spec hash, canonical text), computed once (_app_hash).
+        self._hashes: dict[str, tuple[SpecHash, str]] = {}
 
     # -- helpers -------------------------------------------------------------------
 
@@ -292,7 +293,7 @@ class PodPlanner:
         )
 
     def _labels(
-        self, container: str, attempt: int, digest: SpecHash, spec: dict[str, Any], restarts: int
+        self, container: str, attempt: int, digest: SpecHash, spec: str, restarts: int
     ) -> dict[str, str]:
         pod = self.pod
         labels = {
@@ -303,7 +304,7 @@ class PodPlanner:
             LABEL_CONTAINER: container,
             LABEL_ATTEMPT: str(attempt),
             LABEL_SPEC_HASH: str(digest),
-            LABEL_SPEC: canonical_json(spec),
+            LABEL_SPEC: spec,
             LABEL_RESTART_COUNT: str(restarts),
         }
         if pod.termination_grace_period_seconds is not None:
@@ -329,9 +330,7 @@ class PodPlanner:
             "host_dns": self.ctx.host_resolv,
         }
 
-    def _network_spec(
-        self, name: str, digest: SpecHash, spec: dict[str, Any], attempt: int
-    ) -> CreateSpec:
+    def _network_spec(self, name: str, digest: SpecHash, spec: str, attempt: int) -> CreateSpec:
         pod, options = self.pod, self.ctx.options
         host_network = pod.security_context is not None and pod.security_context.host_network
         all_ports = [port for c in pod.containers for port in c.ports]
@@ -369,14 +368,15 @@ class PodPlanner:
 
     # -- app containers ------------------------------------------------------------
 
-    def _app_hash(self, c: Container) -> SpecHash:
-        """The spec hash of app container ``c``: its spec, its pod's inputs and the
-        options that shape it (the root directory behind its binds)."""
-        return spec_hash(c, self.pod, root_dir=self.ctx.options.root_dir)
-
-    def _app_canonical(self, c: Container) -> dict[str, Any]:
-        """The canonical spec ``_app_hash`` is the digest of."""
-        return canonical_spec(c, self.pod, root_dir=self.ctx.options.root_dir)
+    def _app_hash(self, c: Container) -> tuple[SpecHash, str]:
+        """The spec hash of app container ``c`` and the canonical text it is the digest
+        of: its spec, its pod's inputs and the options that shape it (the root directory
+        behind its binds). Computed once per container and plan."""
+        known = self._hashes.get(c.name)
+        if known is None:
+            text = canonical_spec_text(c, self.pod, root_dir=self.ctx.options.root_dir)
+            known = self._hashes[c.name] = (spec_digest(text), text)
+        return known
 
     def _app_spec(self, c: Container, net_name: str, digest: SpecHash, restarts: int) -> CreateSpec:
         pod, options, user = self.pod, self.ctx.options, self.ctx.image_user(c.image)
@@ -393,7 +393,7 @@ class PodPlanner:
             path = termination_message_file(options.root_dir, pod.uid, c.name, name)
             files = (path,)
             volume_mounts.append(Mount(path, c.termination_message_path))
-        labels = self._labels(c.name, attempt, digest, self._app_canonical(c), restarts)
+        labels = self._labels(c.name, attempt, digest, self._app_hash(c)[1], restarts)
         pre_stop = _numbered(c.lifecycle.pre_stop if c.lifecycle else None, c)
         if pre_stop is not None:
             labels[LABEL_PRE_STOP] = encode_handler(pre_stop)
@@ -475,7 +475,8 @@ class PodPlanner:
             what = f"stopped by podsync ({record})"
         else:
             what = f"exited with code {code}"
-        change = spec_change(newest, self._app_hash(c), lambda: self._app_canonical(c), c.image)
+        digest, text = self._app_hash(c)
+        change = spec_change(newest, digest, lambda: json.loads(text), c.image)
         if change is not None:
             return (
                 Reason.SPEC_CHANGED,
@@ -558,7 +559,8 @@ class PodPlanner:
             )
             decision.start = (Reason.POD_REBUILD, f"pod rebuilt: {rebuild[1]}", 0)
         elif keeper is not None:
-            change = spec_change(keeper, self._app_hash(c), lambda: self._app_canonical(c), c.image)
+            digest, text = self._app_hash(c)
+            change = spec_change(keeper, digest, lambda: json.loads(text), c.image)
             if change is not None:
                 why = f"spec changed ({change})"
                 decision.kills.append((keeper, Reason.SPEC_CHANGED, f"replaced, {why}", pre_stop))
@@ -633,7 +635,8 @@ class PodPlanner:
         pod, ctx = self.pod, self.ctx
         options = ctx.options
         net_inputs = self._network_inputs()
-        net_digest = network_spec_hash(pod, options.network_image, **net_inputs)
+        net_text = network_spec_text(pod, options.network_image, **net_inputs)
+        net_digest = spec_digest(net_text)
         nets = self.by_name.get(NETWORK_CONTAINER, [])
         running_nets = [i for i in nets if i.running]
         net_keeper = running_nets[0] if running_nets else None
@@ -648,7 +651,7 @@ class PodPlanner:
             change = spec_change(
                 net_keeper,
                 net_digest,
-                lambda: network_spec(pod, options.network_image, **net_inputs),
+                lambda: json.loads(net_text),
                 options.network_image,
             )
             if change is not None:
@@ -695,12 +698,7 @@ class PodPlanner:
                         pod=self.key,
                         pod_uid=self.pod.uid,
                         container=NETWORK_CONTAINER,
-                        spec=self._network_spec(
-                            net_name,
-                            net_digest,
-                            network_spec(pod, options.network_image, **net_inputs),
-                            attempt,
-                        ),
+                        spec=self._network_spec(net_name, net_digest, net_text, attempt),
                         reason=rebuild[0],
                         message=f"create {self._label(NETWORK_CONTAINER)}: {rebuild[1]}",
                     )
@@ -741,12 +739,7 @@ class PodPlanner:
                 pod=self.key,
                 pod_uid=self.pod.uid,
                 container=c.name,
-                spec=self._app_spec(
-                    c,
-                    net_name,
-                    self._app_hash(c),
-                    restarts,
-                ),
+                spec=self._app_spec(c, net_name, self._app_hash(c)[0], restarts),
                 reason=reason,
                 message=f"{_CREATE_VERBS.get(reason, 'replace')} {self._label(c.name)}: {why}",
             )

@@ -9,9 +9,11 @@ Contract: ``_read_sources`` turns the sources given to ``load_pods`` into
 ``(source name, bytes or _Unreadable, pod source, file)`` tuples, one per stream, in order
 (``file`` names the stream for a 2014 manifest without an ``id``: a file's absolute path,
 a URL, or ``None`` for standard input),
-reading each lazily as the caller asks for it. Every source is bounded: at most
-``max_bytes`` bytes are read (one more, to tell "at the limit" from "over it"), and an
-HTTP transfer at most about twice ``http_timeout``. A source that cannot be read is
+reading each lazily as the caller asks for it. Every source that could be endless is
+bounded: of an HTTP body, standard input, a pipe or a device at most ``max_bytes``
+bytes are read (one more, to tell "at the limit" from "over it"), and an HTTP transfer
+takes at most about twice ``http_timeout``. A regular file is read whole: its size is
+known, and the user named it (or its directory). A source that cannot be read is
 never an exception: it is an ``_Unreadable`` saying why.
 
 Layering: this is the bottom of the loader (sources → ``_yaml`` → ``_scalars`` /
@@ -24,28 +26,28 @@ only, and nothing here is public API except ``DEFAULT_MAX_BYTES`` (re-exported b
 
 from __future__ import annotations
 
-import http.client
 import os
 import re
 import stat
 import sys
 import time
-import urllib.error
-import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import IO
 
 import attrs
 
 __all__ = ["DEFAULT_MAX_BYTES"]
 
-#: The largest file, HTTP body or standard input ``load_pods`` reads, in bytes.
+#: The largest HTTP body, standard input or other stream (a pipe, a device) that
+#: ``load_pods`` reads, in bytes.
 #:
 #: A pod manifest is a few KiB and Kubernetes itself caps a whole object at etcd's
-#: 1.5 MiB request limit; 4 MiB leaves room for a ``List`` of several hundred pods.
-#: The cap exists because YAML is expensive to read: PyYAML builds Python objects for
-#: every node, about a second per MiB of pods, so an unbounded source (a wrong URL
-#: serving a disk image, ``/dev/zero``) must be refused rather than read.
+#: 1.5 MiB request limit; 4 MiB leaves room for a ``List`` of several thousand small
+#: pods. The cap is there for what could be endless or was not what the user meant (a
+#: wrong URL serving a disk image, ``/dev/zero``): such a source is refused rather than
+#: read. A regular file that the user named, or that is in a directory the user named,
+#: is read whatever its size (its size is known, and it is what the user asked for):
+#: a ``List`` of 10,000 pods is several MB.
 DEFAULT_MAX_BYTES = 4 * 1024 * 1024
 
 _SOURCE_NAME_STDIN = "<stdin>"
@@ -62,46 +64,64 @@ _CHUNK = 64 * 1024
 # ---------------------------------------------------------------------------------------
 
 
+#: What tells one version of a regular file from another without reading it: size,
+#: modification time in nanoseconds, inode and device (a file replaced by another, as
+#: editors and config managers do by renaming, has another inode).
+FileKey = tuple[int, int, int, int]
+
+#: Whether the file at a path, with a key, is one the caller has already parsed.
+Unchanged = Callable[[str, FileKey], bool]
+
+
+def _file_key(st: os.stat_result) -> FileKey:
+    return (st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev)
+
+
 def _read_sources(
     sources: Sequence[str | os.PathLike[str]],
     stdin: IO[bytes] | None,
     max_bytes: int,
     http_timeout: float,
-) -> Iterator[tuple[str, bytes | _Unreadable, str, str | None]]:
-    """(source name, bytes or why not, pod source, file) for each stream of ``sources``.
+    unchanged: Unchanged | None = None,
+) -> Iterator[tuple[str, bytes | _Unreadable | None, str, str | None, FileKey | None]]:
+    """(source name, bytes or why not, pod source, file, file key) for each stream of
+    ``sources``, in order.
 
     A directory gives one stream per entry; ``-`` (the string) is standard input, read
     once: given again, it is unreadable. Pods from URLs get the source ``http``, all
-    others ``file``. Each source is read only when its turn comes.
+    others ``file``. Each source is read only when its turn comes. A regular file has
+    its ``FileKey``; when ``unchanged`` says the caller knows that version, it is not
+    read and its bytes are ``None``. Other streams have no key.
     """
     stdin_read = False
     for raw in sources:
         from_stdin = False
         if isinstance(raw, str) and raw == "-":
             if stdin_read:
-                yield _SOURCE_NAME_STDIN, _Unreadable("'-' is given more than once"), "file", None
+                again = _Unreadable("'-' is given more than once")
+                yield _SOURCE_NAME_STDIN, again, "file", None, None
                 continue
             stdin_read = True
             stream = stdin if stdin is not None else sys.stdin.buffer
-            streams: list[tuple[str, bytes | _Unreadable]] = [
-                (_SOURCE_NAME_STDIN, _read_stream(stream, max_bytes))
-            ]
+            streams: Iterator[tuple[str, bytes | _Unreadable | None, FileKey | None]] = iter(
+                [(_SOURCE_NAME_STDIN, _read_stream(stream, max_bytes), None)]
+            )
             pod_source = "file"
             from_stdin = True
         elif isinstance(raw, str) and _URL.match(raw):
-            streams = [(raw, _fetch(raw, max_bytes, http_timeout))]
+            streams = iter([(raw, _fetch(raw, max_bytes, http_timeout), None)])
             pod_source = "http"
         else:
-            streams = _read_path(os.fspath(raw), max_bytes)
+            streams = _read_path(os.fspath(raw), max_bytes, unchanged)
             pod_source = "file"
-        for source_name, data in streams:
+        for source_name, data, key in streams:
             if pod_source == "http":
                 file: str | None = source_name
             elif from_stdin:
                 file = None
             else:
                 file = os.path.abspath(source_name)
-            yield source_name, data, pod_source, file
+            yield source_name, data, pod_source, file, key
 
 
 @attrs.frozen
@@ -112,31 +132,32 @@ class _Unreadable:
 
 
 def _too_large(max_bytes: int) -> _Unreadable:
-    return _Unreadable(f"larger than the limit of {max_bytes} bytes")
+    # The command line's option is named: that is where people meet the limit.
+    return _Unreadable(f"larger than the limit of {max_bytes} bytes (raise it with --max-bytes)")
 
 
 def _os_message(exc: OSError) -> _Unreadable:
     return _Unreadable(f"cannot read: {exc.strerror or exc}")
 
 
-def _read_stream(stream: IO[bytes], max_bytes: int) -> bytes | _Unreadable:
-    """The bytes of an open stream, at most ``max_bytes`` of them."""
+def _read_stream(stream: IO[bytes], max_bytes: int | None) -> bytes | _Unreadable:
+    """The bytes of an open stream, at most ``max_bytes`` of them (None: all)."""
     try:
         # One byte more than allowed tells "exactly the limit" from "over it" without
         # reading the rest.
-        data = stream.read(max_bytes + 1)
+        data = stream.read() if max_bytes is None else stream.read(max_bytes + 1)
     except OSError as exc:
         return _os_message(exc)
     except ValueError as exc:  # e.g. a closed file
         return _Unreadable(f"cannot read: {exc}")
     if not isinstance(data, bytes):  # sys.stdin rather than sys.stdin.buffer
         return _Unreadable("cannot read: the stream gives text, not bytes")
-    if len(data) > max_bytes:
+    if max_bytes is not None and len(data) > max_bytes:
         return _too_large(max_bytes)
     return data
 
 
-def _read_file(path: str, max_bytes: int) -> bytes | _Unreadable:
+def _read_file(path: str, max_bytes: int | None) -> bytes | _Unreadable:
     try:
         with open(path, "rb") as stream:
             return _read_stream(stream, max_bytes)
@@ -144,37 +165,55 @@ def _read_file(path: str, max_bytes: int) -> bytes | _Unreadable:
         return _os_message(exc)
 
 
-def _read_path(path: str, max_bytes: int) -> list[tuple[str, bytes | _Unreadable]]:
-    """(source name, bytes or error message) for a file, or for each file of a directory."""
+def _read_regular(
+    path: str, st: os.stat_result, unchanged: Unchanged | None
+) -> tuple[str, bytes | _Unreadable | None, FileKey]:
+    key = _file_key(st)
+    if unchanged is not None and unchanged(path, key):
+        return path, None, key
+    return path, _read_file(path, None), key
+
+
+def _read_path(
+    path: str, max_bytes: int, unchanged: Unchanged | None
+) -> Iterator[tuple[str, bytes | _Unreadable | None, FileKey | None]]:
+    """(source name, bytes or error message, file key) for a file, or for each file of
+    a directory; a file ``unchanged`` knows is not read (its bytes are None)."""
     try:
-        is_dir = stat.S_ISDIR(os.stat(path).st_mode)
+        st = os.stat(path)
     except OSError as exc:
-        return [(path, _os_message(exc))]
-    if not is_dir:
-        # Any non-directory is read, so /dev/stdin and <(curl ...) work as sources.
-        return [(path, _read_file(path, max_bytes))]
+        yield path, _os_message(exc), None
+        return
+    if stat.S_ISREG(st.st_mode):
+        yield _read_regular(path, st, unchanged)
+        return
+    if not stat.S_ISDIR(st.st_mode):
+        # Any non-directory is read, so /dev/stdin and <(curl ...) work as sources; a
+        # pipe or a device like standard input, up to the limit.
+        yield path, _read_file(path, max_bytes), None
+        return
     try:
         # Sorted by name like the seed's sort.Strings (code-point order, which is
         # UTF-8 byte order); dot-files are skipped like its Glob("[^.]*").
         names = sorted(name for name in os.listdir(path) if not name.startswith("."))
     except OSError as exc:
-        return [(path, _Unreadable(f"cannot list directory: {exc.strerror or exc}"))]
-    result: list[tuple[str, bytes | _Unreadable]] = []
+        yield path, _Unreadable(f"cannot list directory: {exc.strerror or exc}"), None
+        return
     for name in names:
         entry = os.path.join(path, name)
         try:
-            st = os.stat(entry)  # follows symlinks: a link to a file is a file
+            entry_st = os.stat(entry)  # follows symlinks: a link to a file is a file
         except OSError as exc:
-            result.append((entry, _os_message(exc)))
+            yield entry, _os_message(exc), None
             continue
-        if stat.S_ISDIR(st.st_mode):
+        if stat.S_ISDIR(entry_st.st_mode):
             continue  # no recursion into subdirectories
-        if not stat.S_ISREG(st.st_mode):
+        if not stat.S_ISREG(entry_st.st_mode):
             # A FIFO or socket would block the read; devices make no sense here.
-            result.append((entry, _Unreadable("not a regular file")))
+            yield entry, _Unreadable("not a regular file"), None
             continue
-        result.append((entry, _read_file(entry, max_bytes)))
-    return result
+        # Read when its turn comes: one file's bytes at a time are held.
+        yield _read_regular(entry, entry_st, unchanged)
 
 
 def _fetch(url: str, max_bytes: int, timeout: float) -> bytes | _Unreadable:
@@ -184,6 +223,12 @@ def _fetch(url: str, max_bytes: int, timeout: float) -> bytes | _Unreadable:
     deadline checked between reads, the whole transfer: a server that trickles bytes
     cannot hold the load open for longer than about twice the timeout.
     """
+    # Imported here: urllib brings http.client, email and ssl, which a program that
+    # reads only files never needs.
+    import http.client
+    import urllib.error
+    import urllib.request
+
     scheme = url.split(":", 1)[0].lower()
     if scheme not in ("http", "https"):
         return _Unreadable(f"unsupported URL scheme {scheme!r} (only http and https are fetched)")

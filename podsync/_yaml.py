@@ -26,13 +26,25 @@ they are shared among the loader's modules only; nothing here is public API.
 from __future__ import annotations
 
 import codecs
+import logging
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import yaml
 from yaml.composer import Composer, ComposerError
 from yaml.constructor import ConstructorError, SafeConstructor
-from yaml.events import AliasEvent, Event
+from yaml.events import (
+    AliasEvent,
+    DocumentEndEvent,
+    DocumentStartEvent,
+    Event,
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+)
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.resolver import Resolver
 
@@ -214,6 +226,192 @@ def _c_loader() -> type[_Guards] | None:
 
 _LOADER: type[_Guards] = _c_loader() or _PyLoader
 
+_STR_TAG = "tag:yaml.org,2002:str"
+_SEQ_TAG = "tag:yaml.org,2002:seq"
+_MAP_TAG = "tag:yaml.org,2002:map"
+_VALUE_TAG = "tag:yaml.org,2002:value"
+
+
+class _Frame:
+    """An open collection while a document is built from events."""
+
+    __slots__ = ("anchor", "has_key", "key", "size", "value")
+
+    def __init__(self, value: list[Any] | dict[Any, Any], anchor: str | None) -> None:
+        self.value = value
+        self.anchor = anchor
+        self.size = 1
+        self.key: Any = None
+        self.has_key = False
+
+
+class _Builder:
+    """The fast way from libyaml's events to plain data, with the guards applied.
+
+    libyaml parses in C; this builds the values straight from its events - no node graph
+    is kept, so a large document leaves no long-lived YAML objects behind for the garbage
+    collector to walk again and again (building a 1,000-pod document's node graph cost
+    more in collector passes than the parsing itself). The guards are the composer's:
+    depth, the expanded size of every node (an alias counts the full size of its
+    anchor), aliases inside their own anchor, duplicate keys. Strings and collections
+    are built directly, other scalars by the safe constructor; an alias gives the same
+    value as its anchor, as the safe constructor does.
+
+    It only decides whether the stream is fine: anything it does not accept (a guard,
+    an explicit collection tag, a merge key, a value the constructor refuses, a YAML
+    error) gives ``None``, and the guarded composer reads the stream again to find and
+    word the problem, so the messages are the guarded loader's in every case.
+    """
+
+    def __init__(self, parser: Any, budget: int) -> None:
+        self._parser = parser
+        self._budget = budget
+        self._constructor = _Constructor()
+
+    def documents(self) -> list[object] | None:
+        """Every document of the stream, or None (see above)."""
+        get_event = self._parser.get_event
+        get_event()  # StreamStartEvent
+        documents: list[object] = []
+        while type(get_event()) is DocumentStartEvent:
+            built = self._document(get_event)
+            if built is None:
+                return None
+            value, size = built
+            self._budget -= size
+            documents.append(value)
+        return documents
+
+    def _document(self, get_event: Callable[[], Event]) -> tuple[object, int] | None:
+        budget = self._budget
+        resolve = self._parser.resolve
+        anchors: dict[str, tuple[object, int]] = {}
+        stack: list[_Frame] = []
+        result: tuple[object, int] | None = None
+        while True:
+            event = get_event()
+            kind = type(event)
+            if kind is ScalarEvent:
+                value: object
+                if len(stack) >= _MAX_DEPTH:
+                    return None
+                tag = event.tag  # type: ignore[attr-defined]
+                if tag is None or tag == "!":
+                    tag = resolve(ScalarNode, event.value, event.implicit)  # type: ignore[attr-defined]
+                if tag == _STR_TAG:
+                    value = event.value  # type: ignore[attr-defined]
+                elif tag in (_MERGE_TAG, _VALUE_TAG):
+                    return None  # "<<" and "=": the constructor's business
+                else:
+                    node = ScalarNode(
+                        tag,
+                        event.value,  # type: ignore[attr-defined]
+                        _mark(event),
+                        cast("yaml.Mark | None", event.end_mark),
+                        event.style,  # type: ignore[attr-defined]
+                    )
+                    try:
+                        value = self._constructor.construct_object(node)
+                    except yaml.YAMLError:
+                        return None
+                size = 1
+                anchor = event.anchor  # type: ignore[attr-defined]
+            elif kind is SequenceStartEvent or kind is MappingStartEvent:
+                if len(stack) >= _MAX_DEPTH:
+                    return None
+                sequence = kind is SequenceStartEvent
+                tag = event.tag  # type: ignore[attr-defined]
+                if tag is None or tag == "!":
+                    tag = _SEQ_TAG if sequence else _MAP_TAG
+                if tag != (_SEQ_TAG if sequence else _MAP_TAG):
+                    return None  # an explicit collection tag (!!set, !!omap, !custom ...)
+                anchor = event.anchor  # type: ignore[attr-defined]
+                if anchor is not None and (anchor in anchors or _open(stack, anchor)):
+                    return None  # a duplicate anchor
+                stack.append(_Frame([] if sequence else {}, anchor))
+                continue
+            elif kind is SequenceEndEvent or kind is MappingEndEvent:
+                frame = stack.pop()
+                if frame.has_key:  # pragma: no cover - libyaml pairs keys and values
+                    return None
+                value, size, anchor = frame.value, frame.size, frame.anchor
+                if size > budget:
+                    return None
+            elif kind is AliasEvent:
+                known = anchors.get(event.anchor)  # type: ignore[attr-defined]
+                if known is None:
+                    return None  # undefined, or inside its own anchor
+                value, size = known
+                anchor = None
+            elif kind is DocumentEndEvent:
+                return result
+            else:  # pragma: no cover - libyaml's stream is well formed
+                return None
+            if anchor is not None:
+                if anchor in anchors:
+                    return None  # a duplicate anchor
+                anchors[anchor] = (value, size)
+            if not stack:
+                result = (value, size)
+                continue
+            parent = stack[-1]
+            parent.size += size
+            container = parent.value
+            if type(container) is list:
+                container.append(value)
+            elif not parent.has_key:
+                if isinstance(value, (list, dict)):
+                    return None  # an unhashable key: the constructor words it
+                parent.key, parent.has_key = value, True
+            else:
+                key = parent.key
+                if key in container:
+                    return None  # a duplicate key
+                container[key] = value
+                parent.has_key = False
+
+
+def _open(stack: list[_Frame], anchor: str) -> bool:
+    return any(frame.anchor == anchor for frame in stack)
+
+
+def _c_parser() -> type[Any] | None:
+    """libyaml's parser with podsync's resolver, when PyYAML was built with libyaml."""
+    try:
+        from yaml._yaml import CParser
+    except ImportError:  # pragma: no cover - PyYAML without libyaml
+        return None
+
+    class _CParser(CParser, Resolver):
+        yaml_implicit_resolvers = _Guards.yaml_implicit_resolvers
+
+        def __init__(self, text: str) -> None:
+            CParser.__init__(self, text)
+            Resolver.__init__(self)
+
+    return _CParser
+
+
+_C_PARSER = _c_parser()
+_log = logging.getLogger("podsync")
+
+
+def _fast_documents(text: str, budget: int) -> list[object] | None:
+    """The documents through libyaml's parser and ``_Builder``; None when that path is
+    not available or does not vouch for the stream."""
+    if _C_PARSER is None:  # pragma: no cover - depends on how PyYAML was built
+        _log.debug(
+            "reading YAML with the pure-Python loader: PyYAML's libyaml extension is not available"
+        )
+        return None
+    parser = _C_PARSER(text)
+    try:
+        return _Builder(parser, budget).documents()
+    except yaml.YAMLError:
+        return None
+    finally:
+        parser.dispose()
+
 
 def _yaml_message(exc: yaml.YAMLError) -> str:
     """One line for a YAML error: where (1-based line and column) and what."""
@@ -279,6 +477,9 @@ def _check_characters(text: str) -> None:
 def _load_documents(text: str) -> list[object]:
     """The documents of a YAML stream as plain data (dict, list, str, int ...)."""
     _check_characters(text)
+    fast = _fast_documents(text, _NODE_BUDGET_BASE + len(text))
+    if fast is not None:
+        return fast
     loader = _LOADER(text, _NODE_BUDGET_BASE + len(text))
     try:
         documents = []

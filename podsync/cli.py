@@ -98,7 +98,7 @@ from podsync._models import ObservedContainer, Pod
 from podsync._options import GCPolicy, PlanOptions
 from podsync._ownership import ownership
 from podsync._plan import plan
-from podsync._plan_json import plan_from_json, plan_to_json
+from podsync._plan_json import plan_from_json, plan_json_chunks
 from podsync._runtime import Runtime
 from podsync._status import PodStatus, pod_status
 from podsync._sync import Observation, SyncResult, observe, sync
@@ -185,12 +185,17 @@ def _fingerprint(the_plan: Plan, observation: Observation) -> str:
 # Reading
 
 
-def _load(sources: Sequence[str], warn: Callable[[str], object]) -> tuple[Pod, ...]:
+def _load(
+    sources: Sequence[str], warn: Callable[[str], object], max_bytes: int | None
+) -> tuple[Pod, ...]:
     """The pods of every source, or a failure listing every problem (nothing else
     happens first: the engine is not contacted before the sources are read). The
-    fields a pod sets that podsync ignores are one ``warn`` per pod."""
+    fields a pod sets that podsync ignores are one ``warn`` per pod. ``max_bytes`` is
+    ``--max-bytes`` (None: the library's default)."""
     try:
-        return load_pods(list(sources), on_warning=warn)
+        if max_bytes is None:
+            return load_pods(list(sources), on_warning=warn)
+        return load_pods(list(sources), on_warning=warn, max_bytes=max_bytes)
     except ConfigError as exc:
         raise _Failure(*(str(p) for p in exc.problems)) from None
 
@@ -218,7 +223,7 @@ def _write_plan(path: str, the_plan: Plan) -> None:
         fd, temporary = tempfile.mkstemp(prefix=".podsync-plan-", dir=directory)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as stream:
-                stream.write(plan_to_json(the_plan))
+                stream.writelines(plan_json_chunks(the_plan))
             os.replace(temporary, path)
         except BaseException:
             with contextlib.suppress(OSError):
@@ -453,7 +458,7 @@ def _wait(
 
 
 def _cmd_plan(args: argparse.Namespace, console: Console, factory: RuntimeFactory) -> int:
-    pods = _load(args.sources, console.warning)
+    pods = _load(args.sources, console.warning, args.max_bytes)
     options = _plan_options(args, console)
     with _engine(factory, args.docker_host) as runtime:
         # A dry run: the plan is made as apply makes it, and never applied.
@@ -473,7 +478,7 @@ def _cmd_plan(args: argparse.Namespace, console: Console, factory: RuntimeFactor
     if args.out:
         _write_plan(args.out, the_plan)
     if args.json:
-        console.print(plan_to_json(the_plan).rstrip("\n"))
+        console.print_chunks(plan_json_chunks(the_plan))
     else:
         console.print(the_plan.render())
         if args.out:
@@ -489,7 +494,7 @@ def _cmd_plan(args: argparse.Namespace, console: Console, factory: RuntimeFactor
 def _cmd_show(args: argparse.Namespace, console: Console) -> int:
     the_plan = _read_plan(args.file)
     if args.json:
-        console.print(plan_to_json(the_plan).rstrip("\n"))
+        console.print_chunks(plan_json_chunks(the_plan))
         return EXIT_OK
     warn_rejected(console, the_plan)
     console.print(the_plan.render())
@@ -505,7 +510,7 @@ def _cmd_apply(
 ) -> int:
     if args.plan_file is not None:
         return _apply_saved(args, console, factory)
-    pods = _load(args.sources, console.warning)
+    pods = _load(args.sources, console.warning, args.max_bytes)
     options = _plan_options(args, console)
 
     def show(the_plan: Plan, observation: Observation) -> bool:
@@ -556,7 +561,7 @@ def _apply_saved(args: argparse.Namespace, console: Console, factory: RuntimeFac
 
 def _cmd_down(args: argparse.Namespace, console: Console, factory: RuntimeFactory) -> int:
     # Removing pods: what they would ignore while running is beside the point.
-    pods = _load(args.sources, lambda _: None)
+    pods = _load(args.sources, lambda _: None, args.max_bytes)
     root_dir = _root_dir(args)
     uids = {p.uid for p in pods}
     options = PlanOptions(

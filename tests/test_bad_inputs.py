@@ -8,6 +8,7 @@ file name, as a user who ran ``podsync`` there would see it.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
 from pathlib import Path
 
@@ -84,12 +85,11 @@ def test_bad_inputs_as_a_directory(monkeypatch):
     assert {f"{CORPUS.name}/{name}" for name in CASES} <= sources
 
 
-def test_huge_file(tmp_path):
-    """A file over the default size limit is refused without being read in full."""
-    path = tmp_path / "huge.yaml"
-    with path.open("wb") as f:
-        f.write(b"apiVersion: v1\nkind: Pod\n# " + b"x" * DEFAULT_MAX_BYTES + b"\n")
+def test_huge_standard_input():
+    """Standard input over the default size limit is refused without being read in full."""
+    stdin = io.BytesIO(b"apiVersion: v1\nkind: Pod\n# " + b"x" * DEFAULT_MAX_BYTES + b"\n")
 
-    assert f"{path}: larger than the limit of {DEFAULT_MAX_BYTES} bytes" == str(
-        error_of(load_pods, [path])
+    assert (
+        f"<stdin>: larger than the limit of {DEFAULT_MAX_BYTES} bytes (raise it with --max-bytes)"
+        == str(error_of(load_pods, ["-"], stdin=stdin))
     )

@@ -1547,3 +1547,48 @@ def test_a_refused_host_network_pod_names_the_option(
         "--allow-host-namespaces"
     ) in refused.err
     assert 0 == allowed.code, allowed.err
+
+
+def test_max_bytes_caps_streams_and_is_named_in_the_error(
+    run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path
+) -> None:
+    """--max-bytes sets the cap on streams (standard input, pipes, devices, URLs); the
+    error names it; a regular file over it is read all the same."""
+    source = write(tmp_path, "a.yaml", pod_yaml("a") + "#" * 2000 + "\n")
+
+    endless = run("plan", "--max-bytes", "1000", "/dev/zero")
+    big_file = run("plan", "--max-bytes", "1000", source, runtime=fake)
+    negative = run("plan", "--max-bytes", "-1", source)
+
+    assert 1 == endless.code
+    assert "/dev/zero: larger than the limit of 1000 bytes (raise it with --max-bytes)" in (
+        endless.err
+    )
+    assert (0, "Plan: 2 to create.") == (big_file.code, big_file.out.strip().splitlines()[-1])
+    assert 1 == negative.code
+
+
+def test_plan_json_is_streamed(
+    run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """plan --json writes its JSON as it is encoded, pod by pod, never as one string of
+    the whole plan; the text is plan_to_json's, byte for byte."""
+    from podsync import _plan_json
+
+    sources = [write(tmp_path, f"{name}.yaml", pod_yaml(name)) for name in ("a", "b", "c")]
+    writes: list[str] = []
+
+    class Recording(io.StringIO):
+        def write(self, text: str) -> int:
+            writes.append(text)
+            return super().write(text)
+
+    whole = _plan_json.plan_to_json
+    monkeypatch.setattr(sys, "stdout", Recording())
+
+    result = run("plan", "--json", *sources, runtime=fake)
+
+    text = "".join(writes)
+    assert 0 == result.code
+    assert whole(podsync.plan_from_json(text)) == text
+    assert max(map(len, writes)) < len(text) / 3

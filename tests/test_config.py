@@ -18,7 +18,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from podsync import (
-    DEFAULT_MAX_BYTES,
     ConfigError,
     Container,
     DNSPolicy,
@@ -1208,27 +1207,64 @@ def test_missing_file(tmp_path):
     assert f"{path}: cannot read: No such file or directory" == str(info.value)
 
 
-def test_file_over_max_bytes(tmp_path):
-    """A file larger than max_bytes is refused, naming the limit."""
+_LIMIT_HINT = "(raise it with --max-bytes)"
+
+
+def test_file_over_max_bytes_is_read(tmp_path):
+    """A regular file is read whatever its size: the user named it, and its size is
+    known before it is read. ``max_bytes`` caps what could be endless."""
     path = tmp_path / "big.yaml"
     path.write_text(MINIMAL_POD.format(name="web") + "#" * 200 + "\n")
 
+    assert (minimal_pod(source="file"),) == load_pods([path], max_bytes=100)
+
+
+def test_file_over_max_bytes_in_a_directory_is_read(tmp_path):
+    """The files of a directory the user named are not capped either."""
+    (tmp_path / "big.yaml").write_text(MINIMAL_POD.format(name="web") + "#" * 200 + "\n")
+
+    assert (minimal_pod(source="file"),) == load_pods([tmp_path], max_bytes=100)
+
+
+def test_a_list_of_pods_over_4_mib_in_one_file_is_read(tmp_path):
+    """A single file larger than the old 4 MiB cap (a List of 10,000 pods is 5.4 MB) is
+    read."""
+    items = "".join(
+        f"- apiVersion: v1\n  kind: Pod\n  metadata: {{name: web-{i}}}\n"
+        f"  spec: {{containers: [{{name: app, image: busybox}}]}}\n"
+        for i in range(200)
+    )
+    padding = ("# " + "x" * 1022 + "\n") * (5 * 1024 + 512)  # 5.5 MiB of comments
+    path = tmp_path / "fleet.yaml"
+    path.write_text(f"apiVersion: v1\nkind: List\nitems:\n{items}{padding}")
+    assert path.stat().st_size > 5_400_000
+
+    pods = load_pods([path])
+
+    assert (200, "web-199") == (len(pods), pods[-1].name)
+
+
+def test_stdin_over_max_bytes(tmp_path):
+    """Standard input over max_bytes is refused, naming the limit and the option that
+    raises it."""
+    stdin = io.BytesIO((MINIMAL_POD.format(name="web") + "#" * 200 + "\n").encode())
+
     with pytest.raises(ConfigError) as info:
-        load_pods([path], max_bytes=100)
+        load_pods(["-"], stdin=stdin, max_bytes=100)
 
-    assert f"{path}: larger than the limit of 100 bytes" == str(info.value)
+    assert f"<stdin>: larger than the limit of 100 bytes {_LIMIT_HINT}" == str(info.value)
 
 
-def test_default_max_bytes_huge_file(tmp_path):
-    """A file over the default limit is refused without being parsed."""
-    path = tmp_path / "huge.yaml"
-    with path.open("wb") as f:
-        f.write(b"# " + b"x" * DEFAULT_MAX_BYTES + b"\n")
+def test_endless_device_is_capped():
+    """A path that is no regular file (a device, a pipe) is read like standard input:
+    up to the limit, never to its end."""
+    if not os.path.exists("/dev/zero"):  # pragma: no cover - not Linux
+        pytest.skip("no /dev/zero")
 
     with pytest.raises(ConfigError) as info:
-        load_pods([path])
+        load_pods(["/dev/zero"], max_bytes=1000)
 
-    assert f"{path}: larger than the limit of {DEFAULT_MAX_BYTES} bytes" == str(info.value)
+    assert f"/dev/zero: larger than the limit of 1000 bytes {_LIMIT_HINT}" == str(info.value)
 
 
 def test_stdin_source():
@@ -1449,9 +1485,9 @@ def test_http_list_of_manifests(pod_server):
         # Not found.
         ("/missing", "HTTP status 404 (Not Found)"),
         # Content-Length over the limit: refused before reading.
-        ("/huge", "larger than the limit of 1000 bytes"),
+        ("/huge", "larger than the limit of 1000 bytes (raise it with --max-bytes)"),
         # No Content-Length, body over the limit: refused once the limit is passed.
-        ("/stream", "larger than the limit of 1000 bytes"),
+        ("/stream", "larger than the limit of 1000 bytes (raise it with --max-bytes)"),
     ],
 )
 def test_http_errors(pod_server, path, message):

@@ -40,7 +40,7 @@ PUBLIC = sorted(
         *("SecurityContext", "PodSecurityContext", "Capabilities", "SecurityProfile"),
         *("ProfileType", "Sysctl", "ContainerSecurity"),
         # reading pod files
-        *("load_pods", "parse_pods", "DEFAULT_MAX_BYTES", "NodeInfo"),
+        *("load_pods", "parse_pods", "DEFAULT_MAX_BYTES", "NodeInfo", "PodFileCache"),
         # errors
         *("PodsyncError", "ConfigError", "Problem", "RuntimeCallError", "EngineUnavailable"),
         "NameConflict",
@@ -115,6 +115,8 @@ def test_all_is_the_deliberate_list():
 def test_all_lists_exactly_the_public_names():
     """``podsync.__all__`` is the set of non-underscore names the package defines
     (submodules aside), so nothing becomes public by accident."""
+    for name in podsync.__all__:
+        getattr(podsync, name)  # some are imported on first use
     public = {
         name
         for name, value in vars(podsync).items()
@@ -122,6 +124,25 @@ def test_all_lists_exactly_the_public_names():
     }
 
     assert sorted(public) == sorted(podsync.__all__)
+
+
+def test_names_imported_on_first_use_are_the_type_checkers_names():
+    """The names ``__getattr__`` imports on first use are exactly those the
+    ``TYPE_CHECKING`` block of podsync/__init__.py imports, from the same modules."""
+    tree = ast.parse((PACKAGE / "__init__.py").read_text(encoding="utf-8"))
+    checked = {
+        (f"podsync.{node.module.removeprefix('podsync.')}", alias.name)
+        for block in tree.body
+        if isinstance(block, ast.If) and ast.unparse(block.test) == "_TYPE_CHECKING"
+        for node in block.body
+        if isinstance(node, ast.ImportFrom) and node.module
+        for alias in node.names
+    }
+    lazy = {(module, name) for module, names in podsync._ON_FIRST_USE.items() for name in names}
+
+    assert sorted(lazy) == sorted(checked)
+    assert set(podsync.__all__) >= {name for _, name in lazy}
+    assert set(dir(podsync)) >= set(podsync.__all__)
 
 
 def test_the_labels_module_holds_the_label_keys():

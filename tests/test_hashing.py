@@ -731,3 +731,136 @@ def test_root_and_false_are_settings():
 
     assert 0 == canonical_spec(root, BASE_POD)["security"]["run_as_user"]
     assert {"allow_privilege_escalation": False} == canonical_spec(no_escalation)["security"]
+
+
+# --- known hashes, pinned -----------------------------------------------------------
+# Several containers and option sets, their hashes computed by podsync 0.x before the
+# canonical text got its one definition (issue 16). Every container any podsync created
+# must keep its hash byte for byte, or an upgrade restarts it: a change here is a
+# SPEC_HASH_VERSION bump, never an edit of these strings.
+
+_ESCAPES = Container(
+    name="esc",
+    image="busybox@sha256:" + "a" * 64,
+    command=("sh", "-c", 'echo "quoted" \\ back\tslash\n\x01 \u2028 😀'),
+    env=(EnvVar("EMPTY", ""), EnvVar("EMPTY", "again"), EnvVar("NL", "a\nb")),
+    working_dir="/wörk",
+    privileged=True,
+)
+_BARE = Container(name="bare", image="pause")
+_MOUNTS = Container(
+    name="mounts",
+    image="x",
+    ports=(Port(8080, 0, PortProtocol.TCP, "http", host_ip="127.0.0.1"),),
+    volume_mounts=(VolumeMount("cache", "/c"), VolumeMount("data", "/d", True)),
+    termination_message_path="/dev/termination-log",
+    cpu=1,
+    memory=1,
+)
+_POD2 = Pod(
+    name="p2",
+    containers=(_ESCAPES, _BARE, _MOUNTS),
+    volumes=(Volume("data", '/srv/da"ta'), Volume("cache")),
+    namespace="ns",
+    dns_policy=DNSPolicy.DEFAULT,
+)
+_HOST = ResolvConf(("192.0.2.53", "::1"), ("corp.example", "ü.example"))
+_APP_CASES = {
+    "golden, pod": (CONTAINER, POD, "/var/lib/podsync"),
+    "golden, no pod": (CONTAINER, None, "/var/lib/podsync"),
+    "golden, root dir": (CONTAINER, POD, "/srv/podsync/"),
+    "escapes": (_ESCAPES, _POD2, "/var/lib/podsync"),
+    "escapes, no pod": (_ESCAPES, None, "/var/lib/podsync"),
+    "bare": (_BARE, _POD2, "/srv/r ü"),
+    "bare, no pod": (_BARE, None, "/var/lib/podsync"),
+    "mounts": (_MOUNTS, _POD2, "/var/lib/podsync"),
+    "mounts, root dir": (_MOUNTS, _POD2, "/srv/r ü"),
+    "mounts, no pod, root": (_MOUNTS, None, "/srv/r ü"),
+}
+_NET_CASES = {
+    "net golden": (POD, PAUSE, {}),
+    "net mode": (POD, PAUSE, {"network_mode": "none"}),
+    "net dns": (
+        POD,
+        PAUSE,
+        {"cluster_dns": "10.0.0.10", "cluster_domain": "cluster.local", "host_dns": _HOST},
+    ),
+    "net dns domain only": (
+        POD,
+        PAUSE,
+        {"cluster_domain": "cluster.local", "host_dns": ResolvConf((), ())},
+    ),
+    "net dns, Default policy": (
+        _POD2,
+        "registry.k8s.io/pause:3.9",
+        {"network_mode": "host", "cluster_dns": "10.0.0.10", "host_dns": _HOST},
+    ),
+    "net no ports": (
+        Pod(name="solo", containers=(_BARE,)),
+        PAUSE,
+        {"network_mode": "bridge", "cluster_dns": "10.0.0.10"},
+    ),
+}
+
+_KNOWN_APP_HASHES = {
+    "golden, pod": "2:359df9ce6d569219b47ba058c4b822904805466bd8997027e6f4c9e57d269a15",
+    "golden, no pod": "2:94cd1191d097b0f21297d946c61e38fa3f2aba6726002e8365af24492ec0142b",
+    "golden, root dir": "2:2d767be9e682cca57f815a5f407bcf97d61a77a84a502cc7d9e719a8788ca237",
+    "escapes": "2:6d4656897407f13ed7ee00b79e2954ec3edac2603bfd3cf93ed0f69dd059586f",
+    "escapes, no pod": "2:e8e38dc512c435bca79e367060dadccd612ed1e63decb53a4aafb492f81ede67",
+    "bare": "2:07c0fbfb66dc28bfb006aa1027c0f56ac46e1461ee7d67bc1cc8d9d058351f3a",
+    "bare, no pod": "2:56a49a27a2a4bc665ce988c7e4f47393f0f3e3dfc95b50d59f1c43a06d23bd95",
+    "mounts": "2:2964fe92c241ba9317bf4a775521a31e97c6267f1f66e52dc6e6591ebaa79505",
+    "mounts, root dir": "2:2d7b671ee66fe41dd959e6de6a3de8692aa88979e14de6cfd82edae9248d429e",
+    "mounts, no pod, root": "2:c94ca891fb9e096676285efdbd29be23a9d49ab3048e7ecc3403e8d4d7edd6ca",
+}
+_KNOWN_NETWORK_HASHES = {
+    "net golden": "2:5779ccc4bea1a40e13e98ce3d58f03b8fe93b56a7474ebb95ca10af44e1bfe11",
+    "net mode": "2:284efc61407f6ddad1dc979c7dfaa0c6134a65f017347460556dad4ddc9a7393",
+    "net dns": "2:2fe7f88ff243bed10a1bc7f68ac5750e031b55e98e9baa0fd4578bcd3e111973",
+    "net dns domain only": "2:861c78b7fc2cb99ff7edd0a2ce7f2441dc38008b02fedf275e87511793f6585f",
+    "net dns, Default policy": "2:272b55b451050a02e40fabd3c7961dfcf9d1c0102132a624a25bdc1456d6cd24",
+    "net no ports": "2:b1292b6eebb121aa7f371bc7dbcfc96939d97dfc58f2a59f0e7da9206031573b",
+}
+
+
+@pytest.mark.parametrize("case", sorted(_APP_CASES))
+def test_known_app_container_hashes(case):
+    """Known containers, with and without their pod and root directory, keep their hash."""
+    container, pod, root_dir = _APP_CASES[case]
+    expected = _KNOWN_APP_HASHES[case]
+
+    assert expected == str(spec_hash(container, pod, root_dir=root_dir))
+
+
+@pytest.mark.parametrize("case", sorted(_NET_CASES))
+def test_known_network_container_hashes(case):
+    """Known network containers, with each option that shapes them, keep their hash."""
+    pod, image, kwargs = _NET_CASES[case]
+    expected = _KNOWN_NETWORK_HASHES[case]
+
+    assert expected == str(network_spec_hash(pod, image, **kwargs))
+
+
+def test_added_fields_are_left_out_at_their_default():
+    """Every field a version after the first added is written only when it is not at
+    its default, so a container an older podsync made keeps its hash (the one
+    definition of each form is its record: ``_APP`` and ``_NETWORK``)."""
+    from podsync._hashing import _ADDED_FIELDS, _ALWAYS, _APP, _APP_POD, _NETWORK, _NETWORK_POD
+
+    records = (_APP, _APP_POD, _NETWORK, _NETWORK_POD)
+    fields = {f.key: f for record in records for f in record.fields if f.default is not _ALWAYS}
+    added = sorted(key for keys in _ADDED_FIELDS.values() for key in keys)
+
+    assert [] == [key for key in added if key not in fields]
+
+
+def test_canonical_text_is_canonical_json():
+    """The written-out texts are exactly what canonical_json spells for the same data:
+    sorted keys, no whitespace, UTF-8 kept."""
+    from podsync._hashing import canonical_spec_text, network_spec_text
+
+    texts = [canonical_spec_text(c, p, root_dir=r) for c, p, r in _APP_CASES.values()]
+    texts += [network_spec_text(pod, image, **kw) for pod, image, kw in _NET_CASES.values()]
+
+    assert texts == [canonical_json(json.loads(t)) for t in texts]

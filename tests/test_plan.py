@@ -1079,3 +1079,21 @@ def test_pods_built_in_code_get_the_loaders_content_rules(pod, message):
     assert [(Reason.INVALID_POD, message)] == [(r.reason, r.message) for r in p.rejected]
     assert () == p.pods
     assert () == p.pulls
+
+
+# --- no process-wide side effects (issue 16) -------------------------------------------
+
+
+def test_plan_leaves_the_garbage_collector_alone(monkeypatch):
+    """Planning never switches the process's cyclic garbage collector off: other threads
+    and the embedding application would feel it."""
+    import gc
+
+    calls: list[str] = []
+    monkeypatch.setattr(gc, "disable", lambda: calls.append("disable"))
+    monkeypatch.setattr(gc, "enable", lambda: calls.append("enable"))
+    pods = [foo_pod(), attrs.evolve(foo_pod(), name="other", uid="87654321")]
+
+    p = run(pods)
+
+    assert ([], 2) == (calls, len(p.pods))

@@ -1,0 +1,517 @@
+"""End-to-end benchmark: from pod files to a plan, as a user meets it (issue 16).
+
+What it measures
+================
+
+For each size N (default 1,000 and 10,000 pods of 3 containers: ``benchmarks.fleet``
+writes ``make_pod``'s pods as ``List`` files of 1,000 pods each), in one run:
+
+* **floor**: PyYAML's C loader alone (``yaml.load(..., Loader=yaml.CSafeLoader)``) on
+  the same files - the cost of reading the YAML at all, with nothing checked or built;
+* **load_pods**: podsync's loader on the directory (hardened, checked, converted);
+* **plan cold**: ``plan(pods, [])`` with every image present; **plan absent**: the same
+  with no image present (4 pulls, each needed by every pod: the pull bookkeeping must
+  stay linear); **plan steady**: against what the engine reports after applying the
+  cold plan (40,000 running containers for 10,000 pods), which must plan nothing;
+* **CLI plan --json**: ``python -m podsync plan --json DIR`` end to end, process start
+  to exit, on a real engine that runs none of the pods (its standard output to
+  /dev/null), with the **peak RSS** of that process (``os.wait4``).
+
+Also in the same run: ``import podsync`` (a fresh interpreter each time, the import
+alone timed inside it), a single file holding all the pods of the largest size (it must
+be accepted: local files have no size cap), and a one-pod ``podsync apply`` (process
+start to running: network container + app) beside the two ``docker run -d`` commands
+that do the same (``--network none`` and ``--network container:<net>``).
+
+Every time is the minimum over ``--repeat`` runs (median beside it); ratios are against
+floors measured in the same run. The machine this runs on is shared and small, so only
+such ratios compare well between runs. Targets (from the issue): ``load_pods`` at most
+1.5x the floor; ``import podsync`` at most 80 ms; the one-pod apply at most 1.1x the two
+``docker run``s; the CLI at most 4 s and 250 MB for 10,000 pods; growth per 10x pods at
+most 11x for every row; the single large file accepted. PASS/FAIL lines are printed; the
+exit status is 0 unless ``--check`` is given. This is a benchmark script, not a test.
+
+The CLI and apply rows need an engine (``DOCKER_HOST``) with the test images
+(``python -m tests.engine images``) and the ``docker`` command; without them they are
+skipped, and say so.
+
+Run it from the repository root::
+
+    python -m benchmarks.bench_e2e                     # plain-text table
+    python -m benchmarks.bench_e2e --markdown          # Markdown, for the README
+    python -m benchmarks.bench_e2e --sizes 1000 --repeat 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import yaml
+
+import podsync
+from benchmarks.bench_plan import (
+    NOW,
+    OPTIONS,
+    STEADY_NOW,
+    make_images,
+    observed_after,
+    render_markdown,
+    render_text,
+)
+from benchmarks.fleet import check_fleet, list_yaml, write_fleet
+from podsync import load_pods
+from podsync._plan import plan
+
+MB = 1024 * 1024
+PAUSE_IMAGE = "podsync-test/pause:latest"
+APP_IMAGE = "podsync-test/busybox:latest"
+# The images under a tag of this benchmark's: an explicit :latest is always pulled (as
+# in the seed), and nothing may be pulled here.
+BENCH_TAG = "bench-e2e"
+NAMESPACE = "bench-e2e"
+
+TARGET_LOAD_RATIO = 1.5
+TARGET_IMPORT_MS = 80.0
+TARGET_APPLY_RATIO = 1.1
+TARGET_CLI_SECONDS = 4.0
+TARGET_CLI_MB = 250.0
+TARGET_GROWTH = 11.0
+TARGET_PODS = 10_000
+
+
+@dataclass
+class Timing:
+    runs: list[float] = field(default_factory=list)
+
+    @property
+    def min(self) -> float:
+        return min(self.runs)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.runs)
+
+
+def time_it(fn: Callable[[], object], repeat: int) -> Timing:
+    timing = Timing()
+    for _ in range(repeat):
+        gc.collect()
+        start = time.perf_counter()
+        result = fn()
+        timing.runs.append(time.perf_counter() - start)
+        del result
+    return timing
+
+
+def _seconds(s: float) -> str:
+    if s >= 10:
+        return f"{s:.1f} s"
+    if s >= 1:
+        return f"{s:.2f} s"
+    return f"{s * 1000:.0f} ms"
+
+
+@dataclass
+class SizeRow:
+    pods: int
+    floor: Timing
+    load: Timing
+    cold: Timing
+    absent: Timing
+    steady: Timing
+    cli: Timing | None = None
+    cli_mb: float | None = None
+
+
+# The processes timed here run as a user's do: with their bytecode cached (compiled
+# once, before the first timing), whatever this environment says.
+_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def _compile_podsync() -> None:
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", os.path.dirname(podsync.__file__)],
+        check=True,
+        env=_ENV,
+    )
+    subprocess.run([sys.executable, "-c", "import podsync.cli"], check=True, env=_ENV)
+
+
+def _engine() -> str | None:
+    """Why the engine rows cannot run, or None when they can."""
+    if shutil.which("docker") is None:
+        return "no docker command"
+    try:
+        out = subprocess.run(
+            ["docker", "image", "inspect", PAUSE_IMAGE, APP_IMAGE],
+            capture_output=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"docker failed: {exc}"
+    if out.returncode != 0:
+        return "no engine, or the test images are missing (python -m tests.engine images)"
+    return None
+
+
+def run_measured(argv: Sequence[str]) -> tuple[float, float, int]:
+    """(seconds, peak RSS in MB, exit code) of one process, standard output discarded."""
+    with open(os.devnull, "wb") as devnull:
+        start = time.perf_counter()
+        process = subprocess.Popen(argv, stdout=devnull, stderr=subprocess.PIPE, env=_ENV)
+        assert process.stderr is not None
+        err = process.stderr.read()
+        _, status, usage = os.wait4(process.pid, 0)
+        elapsed = time.perf_counter() - start
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode not in (0, 2):
+        sys.stderr.write(err.decode(errors="replace")[-2000:])
+    return elapsed, usage.ru_maxrss / 1024, process.returncode
+
+
+def measure_size(n: int, work: str, repeat: int, engine: bool) -> SizeRow:
+    directory = os.path.join(work, f"pods-{n}")
+    paths = write_fleet(directory, n)
+    texts = []
+    for path in paths:
+        with open(path, "rb") as f:
+            texts.append(f.read())
+
+    def floor() -> object:
+        return [yaml.load(t, Loader=yaml.CSafeLoader) for t in texts]
+
+    pods = load_pods([directory])
+    check_fleet(pods)
+    images = make_images()
+    cold_plan = plan(pods, [], now=NOW, images=images, options=OPTIONS)
+    observed = observed_after(cold_plan, NOW)
+    del cold_plan
+    steady = plan(pods, observed, now=STEADY_NOW, images=images, options=OPTIONS)
+    assert not steady.has_changes, "the steady state is not steady"
+    absent = plan(pods, [], now=NOW, options=OPTIONS)
+    assert len(absent.pulls) == 4
+    assert all(len(p.pods) == n for p in absent.pulls)
+    del steady, absent
+    row = SizeRow(
+        pods=n,
+        floor=time_it(floor, repeat),
+        load=time_it(lambda: load_pods([directory]), repeat),
+        cold=time_it(lambda: plan(pods, [], now=NOW, images=images, options=OPTIONS), repeat),
+        absent=time_it(lambda: plan(pods, [], now=NOW, options=OPTIONS), repeat),
+        steady=time_it(
+            lambda: plan(pods, observed, now=STEADY_NOW, images=images, options=OPTIONS),
+            repeat,
+        ),
+    )
+    if engine:
+        argv = [
+            sys.executable,
+            "-m",
+            "podsync",
+            "plan",
+            "--json",
+            "--network-image",
+            PAUSE_IMAGE,
+            "--network-mode",
+            "none",
+            "--root-dir",
+            os.path.join(work, "root"),
+            directory,
+        ]
+        row.cli = Timing()
+        peaks = []
+        for _ in range(repeat):
+            seconds, peak, code = run_measured(argv)
+            assert code == 0, f"podsync plan exited {code}"
+            row.cli.runs.append(seconds)
+            peaks.append(peak)
+        row.cli_mb = max(peaks)
+    shutil.rmtree(directory)
+    return row
+
+
+def measure_import(repeat: int) -> Timing:
+    code = "import time; t = time.perf_counter(); import podsync; print(time.perf_counter() - t)"
+    timing = Timing()
+    for _ in range(repeat):
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, check=True, env=_ENV
+        )
+        timing.runs.append(float(out.stdout))
+    return timing
+
+
+def measure_single_file(n: int, work: str) -> tuple[float, float]:
+    """(MB, seconds) of loading one file holding ``n`` pods."""
+    path = os.path.join(work, "all-in-one.yaml")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(list_yaml(range(n)))
+    size = os.path.getsize(path) / 1e6
+    start = time.perf_counter()
+    pods = load_pods([path])
+    elapsed = time.perf_counter() - start
+    assert len(pods) == n
+    os.unlink(path)
+    return size, elapsed
+
+
+ONE_POD = f"""\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: one
+  namespace: {NAMESPACE}
+spec:
+  containers:
+  - name: app
+    image: {APP_IMAGE.replace(":latest", ":" + BENCH_TAG)}
+"""
+
+
+def _docker(*args: str) -> str:
+    out = subprocess.run(["docker", *args], capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
+def _remove_ours(run_id: str) -> None:
+    ids = _docker("ps", "-aq", "--filter", f"label=io.podsync.bench.e2e={run_id}").split()
+    ids += _docker("ps", "-aq", "--filter", f"label=io.podsync.pod.namespace={NAMESPACE}").split()
+    if ids:
+        _docker("rm", "-f", *ids)
+
+
+def measure_apply(work: str, repeat: int) -> tuple[Timing, Timing]:
+    """(podsync apply, two docker run -d) for one pod: process start to running."""
+    run_id = uuid.uuid4().hex[:12]
+    pod_file = os.path.join(work, "one.yaml")
+    with open(pod_file, "w", encoding="utf-8") as f:
+        f.write(ONE_POD)
+    pause, app = (image.replace(":latest", ":" + BENCH_TAG) for image in (PAUSE_IMAGE, APP_IMAGE))
+    _docker("tag", PAUSE_IMAGE, pause)
+    _docker("tag", APP_IMAGE, app)
+    apply_argv = [
+        sys.executable,
+        "-m",
+        "podsync",
+        "apply",
+        "--network-image",
+        pause,
+        "--network-mode",
+        "none",
+        "--root-dir",
+        os.path.join(work, "root"),
+        pod_file,
+    ]
+    label = f"io.podsync.bench.e2e={run_id}"
+    podsync_timing, docker_timing = Timing(), Timing()
+    try:
+        _remove_ours(run_id)
+        for k in range(repeat):
+            for contender in ("podsync", "docker") if k % 2 == 0 else ("docker", "podsync"):
+                start = time.perf_counter()
+                if contender == "podsync":
+                    subprocess.run(apply_argv, capture_output=True, check=True, env=_ENV)
+                    podsync_timing.runs.append(time.perf_counter() - start)
+                else:
+                    net = f"bench-e2e-net-{run_id}-{k}"
+                    subprocess.run(
+                        [
+                            "docker",
+                            "run",
+                            "-d",
+                            "--label",
+                            label,
+                            "--network",
+                            "none",
+                            "--name",
+                            net,
+                            PAUSE_IMAGE,
+                        ],
+                        capture_output=True,
+                        check=True,
+                    )
+                    subprocess.run(
+                        [
+                            "docker",
+                            "run",
+                            "-d",
+                            "--label",
+                            label,
+                            "--network",
+                            f"container:{net}",
+                            APP_IMAGE,
+                        ],
+                        capture_output=True,
+                        check=True,
+                    )
+                    docker_timing.runs.append(time.perf_counter() - start)
+                _remove_ours(run_id)
+    finally:
+        _remove_ours(run_id)
+        _docker("rmi", pause, app)
+    return podsync_timing, docker_timing
+
+
+def growth(rows: Sequence[SizeRow], i: int, value: Callable[[SizeRow], float | None]) -> str:
+    if i == 0:
+        return "-"
+    now, before = value(rows[i]), value(rows[i - 1])
+    if now is None or before is None:
+        return "-"
+    return f"{now / before:.1f}x"
+
+
+def table(rows: Sequence[SizeRow]) -> tuple[list[str], list[list[str]]]:
+    header = ["measure", *(f"{r.pods:,} pods" for r in rows)]
+    if len(rows) > 1:
+        header.append("growth")
+    measures: list[tuple[str, Callable[[SizeRow], float | None], Callable[[SizeRow], str]]] = [
+        ("floor: C loader alone", lambda r: r.floor.min, lambda r: _seconds(r.floor.min)),
+        ("load_pods", lambda r: r.load.min, lambda r: _seconds(r.load.min)),
+        (
+            "load_pods / floor",
+            lambda r: None,
+            lambda r: f"{r.load.min / r.floor.min:.2f}x",
+        ),
+        ("plan cold, images present", lambda r: r.cold.min, lambda r: _seconds(r.cold.min)),
+        ("plan cold, images absent", lambda r: r.absent.min, lambda r: _seconds(r.absent.min)),
+        ("plan steady", lambda r: r.steady.min, lambda r: _seconds(r.steady.min)),
+        (
+            "CLI plan --json, end to end",
+            lambda r: r.cli.min if r.cli else None,
+            lambda r: _seconds(r.cli.min) if r.cli else "-",
+        ),
+        (
+            "CLI peak RSS",
+            lambda r: r.cli_mb,
+            lambda r: f"{r.cli_mb:.0f} MB" if r.cli_mb is not None else "-",
+        ),
+    ]
+    body = []
+    for name, value, show in measures:
+        line = [name, *(show(r) for r in rows)]
+        if len(rows) > 1:
+            line.append(growth(rows, len(rows) - 1, value))
+        body.append(line)
+    return header, body
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", default="1000,10000", help="pod counts (default 1000,10000)")
+    parser.add_argument("--repeat", type=int, default=3, help="timed runs of each (default 3)")
+    parser.add_argument("--import-repeat", type=int, default=15, help="runs of the import")
+    parser.add_argument("--markdown", action="store_true", help="Markdown table")
+    parser.add_argument("--no-engine", action="store_true", help="skip the engine rows")
+    parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
+    args = parser.parse_args(argv)
+    args.sizes = [int(s) for s in args.sizes.split(",")]
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    why_not = "--no-engine" if args.no_engine else _engine()
+    print(
+        f"podsync end-to-end benchmark - Python {platform.python_version()}, "
+        f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, load average "
+        f"{os.getloadavg()[0]:.1f}; min of {args.repeat} runs (median in the notes)."
+    )
+    results: list[tuple[bool, str]] = []
+    _compile_podsync()
+    with tempfile.TemporaryDirectory(prefix="podsync-bench-e2e-") as work:
+        rows = []
+        for n in args.sizes:
+            rows.append(measure_size(n, work, args.repeat, why_not is None))
+            print(f"  measured {n:,} pods", file=sys.stderr, flush=True)
+        imports = measure_import(args.import_repeat)
+        single = measure_single_file(max(args.sizes), work)
+        applies = measure_apply(work, args.repeat) if why_not is None else None
+    header, body = table(rows)
+    print(render_markdown(header, body) if args.markdown else render_text(header, body))
+    print()
+    print(
+        f"import podsync: {imports.min * 1000:.0f} ms (median {imports.median * 1000:.0f} ms, "
+        f"{len(imports.runs)} runs)"
+    )
+    print(
+        f"one file of {max(args.sizes):,} pods ({single[0]:.1f} MB): read in {_seconds(single[1])}"
+    )
+    if applies is not None:
+        podsync_apply, docker_runs = applies
+        print(
+            f"one-pod apply: podsync {_seconds(podsync_apply.min)} (median "
+            f"{_seconds(podsync_apply.median)}), two docker run -d {_seconds(docker_runs.min)} "
+            f"(median {_seconds(docker_runs.median)}): "
+            f"{podsync_apply.min / docker_runs.min:.2f}x"
+        )
+    else:
+        print(f"engine rows skipped: {why_not}")
+    print(
+        "medians: "
+        + "; ".join(
+            f"{r.pods:,}: floor {_seconds(r.floor.median)}, load {_seconds(r.load.median)}, "
+            f"cold {_seconds(r.cold.median)}, absent {_seconds(r.absent.median)}, "
+            f"steady {_seconds(r.steady.median)}"
+            + (f", CLI {_seconds(r.cli.median)}" if r.cli else "")
+            for r in rows
+        )
+    )
+    print()
+    for r in rows:
+        ratio = r.load.min / r.floor.min
+        results.append(
+            (ratio <= TARGET_LOAD_RATIO, f"{r.pods:,} pods: load_pods {ratio:.2f}x the floor")
+        )
+        results.append(
+            (
+                r.absent.min <= 1.2 * r.cold.min,
+                f"{r.pods:,} pods: images absent {r.absent.min / r.cold.min:.2f}x present",
+            )
+        )
+        if r.pods == TARGET_PODS and r.cli is not None and r.cli_mb is not None:
+            results.append(
+                (r.cli.min <= TARGET_CLI_SECONDS, f"CLI plan of 10,000 pods {_seconds(r.cli.min)}")
+            )
+            results.append((r.cli_mb <= TARGET_CLI_MB, f"CLI peak RSS {r.cli_mb:.0f} MB"))
+            results.append(
+                (r.steady.min <= 0.5, f"plan steady 10,000 pods {_seconds(r.steady.min)}")
+            )
+    for i in range(1, len(rows)):
+        for name, value in (
+            ("load_pods", lambda r: r.load.min),
+            ("plan cold", lambda r: r.cold.min),
+            ("plan absent", lambda r: r.absent.min),
+            ("plan steady", lambda r: r.steady.min),
+            ("CLI", lambda r: r.cli.min if r.cli else None),
+        ):
+            now, before = value(rows[i]), value(rows[i - 1])
+            if now is None or before is None:
+                continue
+            factor = (rows[i].pods / rows[i - 1].pods) / 10
+            results.append(
+                (now / before <= TARGET_GROWTH * factor, f"{name} growth {now / before:.1f}x")
+            )
+    results.append((imports.min * 1000 <= TARGET_IMPORT_MS, f"import {imports.min * 1000:.0f} ms"))
+    if applies is not None:
+        ratio = applies[0].min / applies[1].min
+        results.append((ratio <= TARGET_APPLY_RATIO, f"one-pod apply {ratio:.2f}x docker run"))
+    for ok, line in results:
+        print(f"{'PASS' if ok else 'FAIL'}: {line}")
+    return 1 if args.check and not all(ok for ok, _ in results) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

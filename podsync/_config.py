@@ -66,7 +66,7 @@ from __future__ import annotations
 import logging
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import IO
 
 import attrs
@@ -75,6 +75,7 @@ import yaml
 from podsync._convert import _Context, _read_document
 from podsync._models import Pod
 from podsync._node import NodeInfo
+from podsync._objects import _ConfigMap, _Objects, _read_object
 from podsync._sources import DEFAULT_MAX_BYTES, _read_sources, _Unreadable
 from podsync._yaml import _decode, _Invalid, _load_documents, _yaml_message
 from podsync.exceptions import ConfigError, Problem
@@ -147,21 +148,16 @@ def load_pods(
         raise ValueError(f"max_bytes must not be negative, got {max_bytes!r}")
     if not http_timeout > 0:
         raise ValueError(f"http_timeout must be positive, got {http_timeout!r}")
-    found: list[_Found] = []
-    problems: list[Problem] = []
     the_node = node if node is not None else NodeInfo.this_host()
+    streams: list[_Stream] = []
     for source_name, data, pod_source, file in _read_sources(
         sources, stdin, max_bytes, http_timeout
     ):
         if isinstance(data, _Unreadable):
-            problems.append(Problem(source_name, "", data.message))
+            streams.append(_Stream(source_name, [], None, [Problem(source_name, "", data.message)]))
             continue
-        stream_found, stream_problems = _parse_stream(
-            data, source_name, _Context(pod_source, the_node, file)
-        )
-        found.extend(stream_found)
-        problems.extend(stream_problems)
-    return _result(found, problems, on_warning)
+        streams.append(_load_stream(data, source_name, _Context(pod_source, the_node, file)))
+    return _read_streams(streams, on_warning)
 
 
 _LOGGER = logging.getLogger("podsync")
@@ -198,40 +194,123 @@ class _Found:
         return f"{self.source_name}: {path}" if self.source_name else path
 
 
-def _parse_stream(
-    data: str | bytes, source_name: str, context: _Context
-) -> tuple[list[_Found], list[Problem]]:
-    """The pods of one YAML stream and the problems found in it."""
+@attrs.define
+class _Stream:
+    """One source's YAML documents, with its context and the problems found in it."""
+
+    source_name: str
+    documents: list[object]
+    context: _Context | None  # None: unreadable
+    problems: list[Problem]
+
+
+def _load_stream(data: str | bytes, source_name: str, context: _Context) -> _Stream:
+    """The YAML documents of one stream, or none and its problem."""
     try:
         text = _decode(data) if isinstance(data, bytes) else data
         documents = _load_documents(text)
     except _Invalid as exc:
-        return [], [Problem(source_name, "", str(exc))]
+        return _Stream(source_name, [], None, [Problem(source_name, "", str(exc))])
     except yaml.YAMLError as exc:
         # The stream's structure cannot be trusted past a YAML error: report it alone.
-        return [], [Problem(source_name, "", _yaml_message(exc))]
+        return _Stream(source_name, [], None, [Problem(source_name, "", _yaml_message(exc))])
     if all(document is None for document in documents):
-        return [], [Problem(source_name, "", "no pods found (the source is empty)")]
-    found: list[_Found] = []
-    problems: list[Problem] = []
+        problem = Problem(source_name, "", "no pods found (the source is empty)")
+        return _Stream(source_name, [], None, [problem])
+    return _Stream(source_name, list(documents), context, [])
+
+
+def _items(documents: Sequence[object]) -> Iterator[tuple[str, str, object]]:
+    """(document prefix, root path, item) for each item of each non-empty document."""
     for number, document in enumerate(documents, start=1):
         if document is None:  # an empty document between two "---"
             continue
         prefix = f"document {number}: " if len(documents) > 1 else ""
-        out: list[tuple[str, str]] = []
         items = document if isinstance(document, list) else [document]
         for i, item in enumerate(items):
-            root = f"$[{i}]" if isinstance(document, list) else "$"
-            for read in _read_document(item, root, context, out):
-                found.append(
-                    _Found(
-                        read.pod,
-                        source_name,
-                        prefix + read.name_path,
-                        prefix + read.uid_path,
-                        read.warning,
+            yield prefix, (f"$[{i}]" if isinstance(document, list) else "$"), item
+
+
+def _read_streams(
+    streams: Sequence[_Stream], on_warning: Callable[[str], object] | None
+) -> tuple[Pod, ...]:
+    """The pods of all streams, read after the objects of all of them.
+
+    The ConfigMaps and Secrets come first, from every stream, so that a pod may refer
+    to an object of any file or document (before or after it). Problems are listed
+    stream by stream, in source order.
+    """
+    objects = _Objects()
+    placed: dict[tuple[str, str, str], str] = {}  # (kind, namespace, name) -> where
+    for stream in streams:
+        for prefix, root, item in _items(stream.documents):
+            kind = _object_kind(item)
+            if kind is None:
+                continue
+            out: list[tuple[str, str]] = []
+            obj = _read_object(item, kind, root, out)
+            stream.problems.extend(Problem(stream.source_name, prefix + p, m) for p, m in out)
+            if obj is None:
+                continue
+            where = f"{stream.source_name}: " if stream.source_name else ""
+            here = f"{where}{prefix}{root}.metadata.name"
+            first = placed.setdefault((kind, obj.namespace, obj.name), here)
+            if first != here:
+                stream.problems.append(
+                    Problem(
+                        stream.source_name,
+                        f"{prefix}{root}.metadata.name",
+                        f"duplicate {kind} {obj.key} (first at {first})",
                     )
                 )
+            elif isinstance(obj, _ConfigMap):
+                objects.config_maps[obj.namespace, obj.name] = obj
+            else:
+                objects.secrets[obj.namespace, obj.name] = obj
+    found: list[_Found] = []
+    problems: list[Problem] = []
+    for stream in streams:
+        problems.extend(stream.problems)
+        if stream.context is None:
+            continue
+        stream_found, stream_problems = _parse_documents(
+            stream.documents, stream.source_name, attrs.evolve(stream.context, objects=objects)
+        )
+        found.extend(stream_found)
+        problems.extend(stream_problems)
+    return _result(found, problems, on_warning)
+
+
+def _object_kind(item: object) -> str | None:
+    """``ConfigMap`` or ``Secret`` for a document of that kind, else ``None``."""
+    if isinstance(item, dict):
+        kind = item.get("kind")
+        if kind in ("ConfigMap", "Secret"):
+            return str(kind)
+    return None
+
+
+def _parse_documents(
+    documents: Sequence[object], source_name: str, context: _Context
+) -> tuple[list[_Found], list[Problem]]:
+    """The pods of one stream's documents and the problems found in them (its
+    ConfigMaps and Secrets are skipped: ``_read_streams`` read them first)."""
+    found: list[_Found] = []
+    problems: list[Problem] = []
+    for prefix, root, item in _items(documents):
+        if _object_kind(item) is not None:
+            continue
+        out: list[tuple[str, str]] = []
+        for read in _read_document(item, root, context, out):
+            found.append(
+                _Found(
+                    read.pod,
+                    source_name,
+                    prefix + read.name_path,
+                    prefix + read.uid_path,
+                    read.warning,
+                )
+            )
         problems.extend(Problem(source_name, prefix + path, message) for path, message in out)
     return found, problems
 
@@ -339,7 +418,5 @@ def parse_pods(
     if not _SOURCE.fullmatch(source):
         raise ValueError(f"source must be lowercase letters and digits, got {source!r}")
     the_node = node if node is not None else NodeInfo.this_host()
-    found, problems = _parse_stream(
-        text, source_name, _Context(source, the_node, source_name or None)
-    )
-    return _result(found, problems, on_warning)
+    stream = _load_stream(text, source_name, _Context(source, the_node, source_name or None))
+    return _read_streams([stream], on_warning)

@@ -61,6 +61,7 @@ from podsync._models import (
     derive_pod_uid,
 )
 from podsync._node import NodeInfo
+from podsync._objects import _Objects
 from podsync._scalars import _TERMINATION_MESSAGE_POLICIES, _choose, _one_of
 from podsync._schema import (
     _ContainerV1,
@@ -119,6 +120,8 @@ class _Context:
     source: str
     node: NodeInfo
     file: str | None
+    # The ConfigMaps and Secrets of all sources (env, envFrom).
+    objects: _Objects = attrs.field(factory=_Objects)
 
 
 @attrs.frozen
@@ -356,7 +359,7 @@ def _container_v1(
 ) -> Container:
     # The kubelet's makeEnvironmentVariables and ExpandContainerCommandAndArgs, when
     # the file is read (see _env_resolve).
-    env = _resolve_env(c.env, c.name, facts, path, out)
+    env = _resolve_env(c.env, c.name, facts, path, out, c.env_from)
     return _container(
         c,
         path,
@@ -573,6 +576,7 @@ def _pod_from_v1(
         # serviceAccount is the deprecated spelling; serviceAccountName wins.
         service_account=doc.spec.service_account_name or doc.spec.service_account,
         node=context.node,
+        objects=context.objects,
         # Reversed: with a repeated name (an error of its own) the first one counts.
         resources={
             c.name: r for c, r in reversed(list(zip(doc.spec.containers, resources, strict=True)))
@@ -770,7 +774,10 @@ def _read_document(
                 )
         else:
             out.append(
-                (f"{root}.kind", f"unsupported kind {kind!r}: expected Pod, List or PodList")
+                (
+                    f"{root}.kind",
+                    f"unsupported kind {kind!r}: expected Pod, List, PodList, ConfigMap or Secret",
+                )
             )
     elif "version" in data:
         manifest = _structure(data, _ManifestV1Beta1, root, out)

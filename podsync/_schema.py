@@ -38,6 +38,7 @@ from cattrs.errors import (
 )
 from cattrs.gen import make_dict_structure_fn, override
 
+from podsync import _schema_objects as _obj
 from podsync import _schema_security as _sec
 from podsync._models import DNSPolicy, PortProtocol, PullPolicy, RestartPolicy
 from podsync._scalars import (
@@ -81,10 +82,12 @@ from podsync._scalars import (
     _raw_quantity,
 )
 from podsync._schema_pod import (
+    _INTERNAL,
     _NO_NAME,
     _AliasIP,
     _AsWritten,
     _HostAliasSchema,
+    _ignored_keys,
     _LabelValue,
     _OptionalName,
     _QualifiedName,
@@ -166,17 +169,6 @@ class _Empty:
     """``{}``: emptyDir, and the three members of a v1beta1 restartPolicy."""
 
 
-_INTERNAL = "internal"
-
-
-def _ignored_keys() -> Any:
-    """The attribute that records the keys of ``_IGNORED`` a mapping held (not a YAML key).
-
-    The structure hook fills it with the keys whose values asked for something (not
-    null, ``[]`` or ``{}``), in document order; ``_convert`` turns them into the pod's
-    warning.
-    """
-    return attrs.field(default=(), metadata={_INTERNAL: True})
 
 
 @attrs.frozen(kw_only=True)
@@ -325,6 +317,7 @@ class _ResourceFieldRef:
 class _EnvVarSource:
     field_ref: _FieldRef | None = None
     resource_field_ref: _ResourceFieldRef | None = None
+    config_map_key_ref: _obj._KeySelector | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -375,6 +368,7 @@ class _ContainerV1:
     readiness_probe: _ProbeV1 | None = None
     startup_probe: _ProbeV1 | None = None
     termination_message_policy: str = ""  # read by _convert (_termination_message_policy)
+    env_from: tuple[_obj._EnvFromSource, ...] = ()
 
 
 @attrs.frozen(kw_only=True)
@@ -508,6 +502,7 @@ _OBJECTS: Mapping[type, str] = {
     _HostPathV1: "HostPathVolumeSource",
     _EmptyDirV1: "EmptyDirVolumeSource",
     _EnvVarSource: "EnvVarSource",
+    **_obj._OBJECT_CLASSES,
     _EnvVarV1: "EnvVar",
     _EnvVarSchema: "EnvVar (v1beta1)",
     _VolumeMountSchema: "VolumeMount (v1beta1)",
@@ -676,6 +671,7 @@ def _make_converter() -> cattrs.Converter:
         _AliasIP: _check_alias_ip,
         _Subdomain: _check_subdomain,
         **_sec._SECURITY_HOOKS,
+        **_obj._OBJECT_HOOKS,
         _ProbeCount: _check_probe_count,
         _HeaderName: _check_header_name,
         _HeaderValue: _check_header_value,

@@ -140,10 +140,11 @@ def _resolve_env(
     first (in source order, a later source winning), then ``env`` in spec order (an
     ``env`` entry replaces an ``envFrom`` variable of its name), as the kubelet's
     ``makeEnvironmentVariables`` builds them."""
-    seen = _env_from(env_from, facts, path, out)
+    from_objects = _env_from(env_from, facts, path, out)
+    seen = {e.name: e.value for e in from_objects}
     # Kept only where env does not set the name again.
     set_by_env = {entry.name for entry in env}
-    result = [EnvVar(name=k, value=v) for k, v in seen.items() if k not in set_by_env]
+    result = [e for e in from_objects if e.name not in set_by_env]
     for i, entry in enumerate(env):
         at = f"{path}.env[{i}]"
         if entry.value_from is None:
@@ -155,20 +156,22 @@ def _resolve_env(
             value = _value_from(entry, container, facts, f"{at}.valueFrom", out)
         if value is not None:
             seen[entry.name] = value
-            result.append(EnvVar(name=entry.name, value=value))
+            ref = entry.value_from.config_map_key_ref if entry.value_from else None
+            source = f"ConfigMap {facts.namespace}/{ref.name}" if ref is not None else ""
+            result.append(EnvVar(name=entry.name, value=value, source=source))
     return tuple(result)
 
 
 def _env_from(
     sources: Sequence[_EnvFromSource], facts: _PodFacts, path: str, out: list[tuple[str, str]]
-) -> dict[str, str]:
+) -> list[EnvVar]:
     """The variables of ``envFrom``: each ConfigMap's ``data``, its keys prefixed.
 
     As the kubelet (``makeEnvironmentVariables``): a missing ConfigMap is an error
     unless ``optional``; a key that is not a valid variable name once prefixed is
     skipped (the kubelet skips it and records an event), ``binaryData`` is not used.
     """
-    result: dict[str, str] = {}
+    result: dict[str, EnvVar] = {}
     for i, source in enumerate(sources):
         at = f"{path}.envFrom[{i}]"
         if source.prefix and not _ENV_NAME.fullmatch(source.prefix):
@@ -193,8 +196,8 @@ def _env_from(
             name = source.prefix + key
             if _ENV_NAME.fullmatch(name):
                 result.pop(name, None)  # a later source's value, at its place
-                result[name] = value
-    return result
+                result[name] = EnvVar(name, value, f"ConfigMap {config_map.key}")
+    return list(result.values())
 
 
 def _no_object(kind: str, name: str, facts: _PodFacts) -> str:

@@ -249,7 +249,9 @@ def canonical_spec(
         "working_dir": container.working_dir,
         # A list, in order: Docker applies ``Env`` in order, so with a repeated name the
         # later entry wins and reordering changes the container.
-        "env": [{"name": e.name, "value": e.value} for e in container.env],
+        # An entry names the object its value came from only when it came from one
+        # (issue 14), so the entries of older containers keep their form.
+        "env": [_env(e) for e in container.env],
         "ports": [_port(p) for p in container.ports],
         "volume_mounts": [
             {"name": m.name, "mount_path": m.mount_path, "read_only": m.read_only}
@@ -324,7 +326,18 @@ def _port_text(p: Port) -> str:
     )
 
 
+def _env(e: EnvVar) -> dict[str, str]:
+    if e.source:
+        return {"name": e.name, "value": e.value, "source": e.source}
+    return {"name": e.name, "value": e.value}
+
+
 def _env_text(e: EnvVar) -> str:
+    if e.source:
+        return (
+            f'{{"name":{_string(e.name)},"source":{_string(e.source)},'
+            f'"value":{_string(e.value)}}}'
+        )
     return f'{{"name":{_string(e.name)},"value":{_string(e.value)}}}'
 
 

@@ -111,10 +111,16 @@ class Port:
 
 @attrs.frozen
 class EnvVar:
-    """One environment variable; a container's env is passed to the engine in order."""
+    """One environment variable; a container's env is passed to the engine in order.
+
+    ``source`` names the object its value was read from (``ConfigMap default/settings``)
+    when it came from one (``configMapKeyRef``, ``envFrom``), so that a plan that
+    replaces the container can say which object changed; empty otherwise.
+    """
 
     name: str
     value: str = ""
+    source: str = ""
 
 
 @attrs.frozen

@@ -174,10 +174,12 @@ def absolute_paths(draw: st.DrawFn) -> str:
 
 
 def env_vars() -> st.SearchStrategy[EnvVar]:
-    """An ``EnvVar`` with a C-identifier name and any value without NUL."""
+    """An ``EnvVar`` with a C-identifier name and any value without NUL, sometimes
+    read from a ConfigMap (``source``)."""
     name = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,10}", fullmatch=True)
     value = st.text(_TEXT, max_size=12)
-    return st.builds(EnvVar, name=name, value=value)
+    source = st.sampled_from(["", "", "ConfigMap default/settings", 'ConfigMap a/"b\\'])
+    return st.builds(EnvVar, name=name, value=value, source=source)
 
 
 _IMAGE_NAMES = [

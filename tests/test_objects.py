@@ -60,14 +60,20 @@ def env_of(pod: Pod) -> list[EnvVar]:
     return list(pod.containers[0].env)
 
 
+FROM_CONFIG = "ConfigMap default/app-config"
+
+
 def test_a_configmap_key_in_the_same_file_becomes_the_variable() -> None:
     (pod,) = parse(CONFIG + "---\n" + POD)
-    assert env_of(pod) == [EnvVar("MODE", "production"), EnvVar("GREETING", "mode production")]
+    assert env_of(pod) == [
+        EnvVar("MODE", "production", FROM_CONFIG),
+        EnvVar("GREETING", "mode production"),
+    ]
 
 
 def test_the_configmap_may_come_after_the_pod() -> None:
     (pod,) = parse(POD + "---\n" + CONFIG)
-    assert env_of(pod)[0] == EnvVar("MODE", "production")
+    assert env_of(pod)[0] == EnvVar("MODE", "production", FROM_CONFIG)
 
 
 def test_objects_in_another_file_and_directory(tmp_path: Path) -> None:
@@ -76,7 +82,7 @@ def test_objects_in_another_file_and_directory(tmp_path: Path) -> None:
     (tmp_path / "pods").mkdir()
     (tmp_path / "pods" / "web.yaml").write_text(POD)
     (pod,) = load_pods([tmp_path / "pods", tmp_path / "config"], node=NODE)
-    assert env_of(pod)[0] == EnvVar("MODE", "production")
+    assert env_of(pod)[0] == EnvVar("MODE", "production", FROM_CONFIG)
 
 
 def test_a_list_may_hold_objects_and_pods() -> None:
@@ -93,7 +99,7 @@ def test_a_list_may_hold_objects_and_pods() -> None:
         "[{name: app, image: busybox, envFrom: [{configMapRef: {name: app-config}}]}]}}\n"
     )
     (pod,) = parse(mixed)
-    assert env_of(pod) == [EnvVar("A", "1")]
+    assert env_of(pod) == [EnvVar("A", "1", FROM_CONFIG)]
     assert errors(text) == [
         "pods.yaml: $.items[0].spec.containers[0].envFrom[0].configMapRef.name: no ConfigMap "
         "default/app-config in the sources (set optional: true if the pod may run without it)"
@@ -109,7 +115,7 @@ def test_objects_are_namespaced_like_pods() -> None:
     ]
     in_other = POD.replace("name: web", "name: web\n  namespace: other")
     (pod,) = parse(other + "---\n" + in_other)
-    assert env_of(pod)[0] == EnvVar("MODE", "production")
+    assert env_of(pod)[0] == EnvVar("MODE", "production", "ConfigMap other/app-config")
 
 
 def test_a_missing_key_names_the_keys_there_are() -> None:
@@ -155,9 +161,9 @@ def test_env_from_with_prefix_skips_invalid_names_and_env_wins() -> None:
     (pod,) = parse(CONFIG + "---\n" + ENV_FROM)
     # app.properties is no variable name: skipped, as the kubelet skips it.
     assert env_of(pod) == [
-        EnvVar("MODE", "production"),
-        EnvVar("CFG_MODE", "production"),
-        EnvVar("CFG_LOG_LEVEL", "debug"),
+        EnvVar("MODE", "production", FROM_CONFIG),
+        EnvVar("CFG_MODE", "production", FROM_CONFIG),
+        EnvVar("CFG_LOG_LEVEL", "debug", FROM_CONFIG),
         EnvVar("LOG_LEVEL", "info"),
         EnvVar("SHOWN", "production"),
     ]
@@ -279,3 +285,25 @@ def test_secret_references_in_env_are_still_refused() -> None:
         "supported by podsync yet: Secret values in the environment are not implemented (they "
         "would be written into container labels and saved plans)"
     ]
+
+
+def test_an_edited_configmap_replaces_the_container_and_the_plan_names_it() -> None:
+    """env cannot change in place: the container whose env comes from the ConfigMap is
+    replaced, and the plan says which object changed."""
+    from podsync._actions import Create, Kill
+    from tests.engine_model import EngineModel
+    from tests.test_plan import NOW, run
+
+    model = EngineModel(image_tags={"busybox:latest", "registry.k8s.io/pause:3.10"})
+    model.apply(run(list(parse(CONFIG + "---\n" + POD))), NOW - 100)
+    assert (
+        run(list(parse(CONFIG + "---\n" + POD)), model.observed, images=model.images).actions == ()
+    )
+
+    edited = parse(CONFIG.replace("production", "staging") + "---\n" + POD)
+    p = run(list(edited), model.observed, images=model.images)
+
+    assert [type(a) for a in p.actions] == [Kill, Create]
+    assert p.actions[1].message == (
+        "replace default/web/app: spec changed (env changed (from ConfigMap default/app-config))"
+    )

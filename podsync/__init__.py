@@ -26,6 +26,7 @@ from podsync._models import (
     HTTPGetAction,
     HTTPHeader,
     Lifecycle,
+    MemoryMedium,
     ObservedContainer,
     ObservedImage,
     Pod,
@@ -121,7 +122,7 @@ from podsync._cpu import CPU_PERIOD, cpu_quota, cpu_shares
 from podsync._resolv import ResolvConf, parse_resolv_conf
 
 # isort: split
-from podsync._volumes import DEFAULT_ROOT_DIR, Mount
+from podsync._volumes import DEFAULT_ROOT_DIR, Mount, TmpfsMount
 
 # isort: split
 from podsync._hooks import DEFAULT_PROBE_TIMEOUT, probe_liveness
@@ -213,6 +214,7 @@ __all__ = [
     "Kill",
     "Lifecycle",
     "LogLine",
+    "MemoryMedium",
     "Mount",
     "NameConflict",
     "NodeInfo",
@@ -262,6 +264,7 @@ __all__ = [
     "Sysctl",
     "TCPSocketAction",
     "TerminationMessagePolicy",
+    "TmpfsMount",
     "Volume",
     "VolumeMount",
     "Wait",

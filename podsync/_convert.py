@@ -47,6 +47,7 @@ from podsync._models import (
     HTTPGetAction,
     HTTPHeader,
     Lifecycle,
+    MemoryMedium,
     Pod,
     Port,
     PortProtocol,
@@ -424,8 +425,55 @@ def _volume(
 ) -> Volume:
     if host is not None and empty is not None:
         out.append((path, f"needs at most one of {keys[0]} or {keys[1]}, got both"))
+    if isinstance(empty, _EmptyDirV1):
+        at = f"{path}.{keys[1]}"
+        if empty.medium.startswith("HugePages"):
+            out.append(
+                (
+                    f"{at}.medium",
+                    f"medium: {_describe(empty.medium)} is not supported by podsync: huge "
+                    "pages are not implemented (only '' or 'Memory' is)",
+                )
+            )
+        elif empty.medium not in ("", "Memory"):
+            out.append((f"{at}.medium", f"must be '' or 'Memory', got {_describe(empty.medium)}"))
+        elif empty.medium == "" and empty.size_limit is not None:
+            out.append(
+                (
+                    f"{at}.sizeLimit",
+                    "sizeLimit is not supported by podsync for an emptyDir on disk: podsync "
+                    "does not limit a directory's size (with medium: Memory it is the "
+                    "tmpfs's size)",
+                )
+            )
     # No source at all means emptyDir (the 2014 validation default).
     return Volume(name=name, host_path=host.path if host is not None else None)
+
+
+def _in_memory(
+    volumes: Sequence[Volume],
+    sources: Sequence[_EmptyDirV1 | None],
+    resources: Sequence[Resources | None],
+    node: NodeInfo,
+) -> list[Volume]:
+    """``volumes`` with their ``medium: Memory`` sizes, as the kubelet's
+    ``calculateEmptyDirMemorySize`` (``pkg/volume/emptydir/empty_dir.go``): the node's
+    allocatable memory; the pod's memory limit instead when every container has one and
+    it is not larger; the volume's ``sizeLimit`` instead when given and not larger."""
+    limits = [r.limits.memory if r is not None else 0 for r in resources]
+    pod_limit = sum(limits) if limits and all(limits) else 0
+    result = []
+    for volume, source in zip(volumes, sources, strict=True):
+        if source is None or source.medium != "Memory":
+            result.append(volume)
+            continue
+        size = node.memory
+        if 0 < pod_limit <= size:
+            size = pod_limit
+        if source.size_limit is not None and 0 < source.size_limit <= size:
+            size = source.size_limit
+        result.append(attrs.evolve(volume, memory=MemoryMedium(size)))
+    return result
 
 
 def _restart_v1beta1(
@@ -466,6 +514,9 @@ def _check_pod(
             out.append((f"{at}.name", f"duplicate volume name {volume.name!r} (first at {first})"))
     container_paths: dict[str, str] = {}
     host_ports: dict[tuple[int, PortProtocol], str] = {}
+    # Docker's tmpfs is the container's own: a memory emptyDir has one user.
+    in_memory = {v.name for v in volumes if v.memory is not None}
+    memory_mounts: dict[str, str] = {}
     for i, container in enumerate(containers):
         at = f"{spec_path}.containers[{i}]"
         first = container_paths.setdefault(container.name, at)
@@ -499,6 +550,17 @@ def _check_pod(
         mount_paths: dict[str, str] = {}
         for j, mount in enumerate(container.volume_mounts):
             mount_at = f"{at}.volumeMounts[{j}]"
+            if mount.name in in_memory:
+                first = memory_mounts.setdefault(mount.name, mount_at)
+                if first != mount_at:
+                    out.append(
+                        (
+                            f"{mount_at}.name",
+                            f"the memory volume {mount.name!r} is already mounted by {first}: "
+                            "podsync makes a tmpfs per container, so a memory volume cannot "
+                            "be shared yet",
+                        )
+                    )
             if mount.name not in volume_paths:
                 # The seed silently skipped such mounts (makeBinds).
                 known = (
@@ -587,6 +649,7 @@ def _pod_from_v1(
         for i, c in enumerate(doc.spec.containers)
     ]
     containers, pod_security = _with_security(doc, containers, root, out)
+    volumes = _in_memory(volumes, [v.empty_dir for v in doc.spec.volumes], resources, context.node)
     _check_pod(containers, volumes, spec_path, out)
     if len(out) > before:
         return None

@@ -138,6 +138,8 @@ def docker_create_args(spec: CreateSpec, seccomp_profile: str | None = None) -> 
     }
     host_config: dict[str, Any] = {
         "binds": binds(spec.mounts),
+        # Docker's HostConfig.Tmpfs: path -> mount options ("size=N"), emptyDir in memory.
+        "tmpfs": {t.container_path: t.options for t in spec.tmpfs} or None,
         # The Engine API's own PortMap shape: the SDK passes dictionaries through.
         "port_bindings": bindings,
         "network_mode": network_mode,

@@ -162,6 +162,9 @@ def _port(port: Port) -> dict[str, Any]:
 def _volume(volume: Volume) -> dict[str, Any]:
     # ``host_path`` None is an emptyDir; its directory is derived from the pod uid, which
     # is part of the container name already, so the kind is all that needs hashing.
+    # A memory emptyDir adds its tmpfs size (issue 14), so a disk one hashes as before.
+    if volume.memory is not None:
+        return {"name": volume.name, "host_path": None, "memory": volume.memory.size}
     return {"name": volume.name, "host_path": volume.host_path}
 
 
@@ -194,7 +197,7 @@ def _root_dir_field(container: Container, pod: Pod | None, root_dir: str) -> str
     if container.termination_message_path:
         return recorded
     if pod is not None and container.volume_mounts:
-        empty = {v.name for v in pod.volumes if v.host_path is None}
+        empty = {v.name for v in pod.volumes if v.on_disk}
         if any(m.name in empty for m in container.volume_mounts):
             return recorded
     return None
@@ -335,8 +338,7 @@ def _env(e: EnvVar) -> dict[str, str]:
 def _env_text(e: EnvVar) -> str:
     if e.source:
         return (
-            f'{{"name":{_string(e.name)},"source":{_string(e.source)},'
-            f'"value":{_string(e.value)}}}'
+            f'{{"name":{_string(e.name)},"source":{_string(e.source)},"value":{_string(e.value)}}}'
         )
     return f'{{"name":{_string(e.name)},"value":{_string(e.value)}}}'
 
@@ -367,7 +369,8 @@ def _canonical_spec_text(c: Container, pod: Pod | None, root_dir: str) -> str:
             mounted = {m.name for m in c.volume_mounts}
             volumes = ",".join(
                 f'{{"host_path":{"null" if v.host_path is None else _string(v.host_path)},'
-                f'"name":{_string(v.name)}}}'
+                + (f'"memory":{v.memory.size:d},' if v.memory is not None else "")
+                + f'"name":{_string(v.name)}}}'
                 for v in pod.volumes
                 if v.name in mounted
             )

@@ -169,8 +169,6 @@ class _Empty:
     """``{}``: emptyDir, and the three members of a v1beta1 restartPolicy."""
 
 
-
-
 @attrs.frozen(kw_only=True)
 class _ObjectMeta:
     name: _Name
@@ -195,7 +193,11 @@ class _HostPathV1(_HostPathSource):
 
 @attrs.frozen(kw_only=True)
 class _EmptyDirV1:
-    """``emptyDir``: its ``medium`` and ``sizeLimit`` are in ``_NOT_SUPPORTED``."""
+    """``emptyDir``: ``medium`` is checked by ``_convert`` ("" or Memory; HugePages is
+    refused), ``sizeLimit`` is honoured with ``medium: Memory`` only."""
+
+    medium: str = ""
+    size_limit: _Bytes | None = None
 
 
 @attrs.frozen(kw_only=True)

@@ -202,12 +202,6 @@ _NOT_SUPPORTED: Mapping[str, Mapping[str, _Refusal]] = {
             "'' or 'DirectoryOrCreate'",
         ),
     },
-    "EmptyDirVolumeSource": {
-        "medium": _planned(
-            "emptyDir volumes are directories on disk", accepts=_equals(""), only="'', the default,"
-        ),
-        "sizeLimit": _Refusal("podsync does not limit the size of an emptyDir volume"),
-    },
     "Volume": {
         "configMap": _planned(_CONFIG_AND_SECRETS, accepts=_SOURCE_ONLY),
         "secret": _planned(_CONFIG_AND_SECRETS, accepts=_SOURCE_ONLY),

@@ -44,6 +44,7 @@ from podsync import (
     VolumeMount,
     derive_pod_uid,
 )
+from podsync._models import MemoryMedium
 from podsync.labels import LABEL_RESTART_COUNT
 
 __all__ = [
@@ -204,8 +205,16 @@ def images() -> st.SearchStrategy[str]:
 
 
 def volumes() -> st.SearchStrategy[Volume]:
-    """A pod ``Volume``: a host directory or an emptyDir (``host_path=None``)."""
-    return st.builds(Volume, name=dns_labels(), host_path=st.one_of(st.none(), absolute_paths()))
+    """A pod ``Volume``: a host directory or an emptyDir (``host_path=None``), on disk or
+    in memory."""
+    return st.one_of(
+        st.builds(Volume, name=dns_labels(), host_path=st.one_of(st.none(), absolute_paths())),
+        st.builds(
+            Volume,
+            name=dns_labels(),
+            memory=st.builds(MemoryMedium, size=st.integers(1, 2**40)),
+        ),
+    )
 
 
 def volume_mounts(volume_names: list[str]) -> st.SearchStrategy[VolumeMount]:

@@ -415,3 +415,47 @@ spec:
         "ConfigMap default/settings has no key 'speed' in its data (keys: mode)"
     ) in done.stderr
     assert second == app_env()[0]
+
+
+def test_an_emptydir_in_memory_is_a_tmpfs_of_its_size_limit(
+    podsync_cmd: Podsync, engine: docker.DockerClient, tmp_path: Path, cleanup: Cleanup
+) -> None:
+    """emptyDir.medium: Memory with a sizeLimit: the container sees a tmpfs of that
+    size at the mount path (read inside it with exec); nothing under the root dir."""
+    name = f"cli-tmpfs-{uuid.uuid4().hex[:8]}"
+    path = tmp_path / "tmpfs.yaml"
+    path.write_text(
+        f"""\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+spec:
+  volumes:
+    - name: scratch
+      emptyDir: {{medium: Memory, sizeLimit: 16Mi}}
+  containers:
+    - name: app
+      image: {TEST_IMAGE}
+      imagePullPolicy: Never
+      command: {json.dumps(SLEEPER)}
+      volumeMounts: [{{name: scratch, mountPath: /scratch}}]
+"""
+    )
+    (pod,) = podsync.load_pods([str(path)])
+    cleanup.add_label(f"{podsync.labels.LABEL_POD_UID}={pod.uid}")
+
+    done = podsync_cmd("apply", str(path))
+
+    assert 0 == done.returncode, done.stderr
+    (app,) = (
+        c
+        for c in containers_of(engine, pod)
+        if c["Labels"][podsync.labels.LABEL_CONTAINER] == "app"
+    )
+    result = DockerRuntime().exec_in_container(app["Id"], ["cat", "/proc/mounts"], timeout=10)
+    (line,) = [m for m in result.output.decode().splitlines() if " /scratch " in m]
+    device, _, kind, options = line.split()[:4]
+    assert ("tmpfs", "tmpfs") == (device, kind)
+    assert "size=16384k" in options.split(",")
+    assert not (podsync_cmd.root / pod.uid / "volumes").exists()

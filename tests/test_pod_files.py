@@ -201,10 +201,10 @@ REFUSED = {
             "pod.yaml: $.metadata.name: required field missing",
         ],
     ),
-    "emptyDir in memory": (
-        pod_with(spec="  volumes:\n  - name: cache\n    emptyDir: {medium: Memory}\n"),
-        "pod.yaml: $.spec.volumes[0].emptyDir.medium: medium: 'Memory' is not supported by "
-        "podsync yet: emptyDir volumes are directories on disk (only '', the default, is)",
+    "emptyDir in huge pages": (
+        pod_with(spec="  volumes:\n  - name: cache\n    emptyDir: {medium: HugePages}\n"),
+        "pod.yaml: $.spec.volumes[0].emptyDir.medium: medium: 'HugePages' is not supported by "
+        "podsync: huge pages are not implemented (only '' or 'Memory' is)",
     ),
 }
 

@@ -36,7 +36,7 @@ from typing import Any
 
 import attrs
 
-from podsync._convert_pod import _pod_fields, _resources
+from podsync._convert_pod import _check_empty_dir, _in_memory, _pod_fields, _resources
 from podsync._convert_security import _with_security
 from podsync._env_resolve import _expand_all, _PodFacts, _resolve_env
 from podsync._models import (
@@ -47,7 +47,6 @@ from podsync._models import (
     HTTPGetAction,
     HTTPHeader,
     Lifecycle,
-    MemoryMedium,
     Pod,
     Port,
     PortProtocol,
@@ -426,54 +425,9 @@ def _volume(
     if host is not None and empty is not None:
         out.append((path, f"needs at most one of {keys[0]} or {keys[1]}, got both"))
     if isinstance(empty, _EmptyDirV1):
-        at = f"{path}.{keys[1]}"
-        if empty.medium.startswith("HugePages"):
-            out.append(
-                (
-                    f"{at}.medium",
-                    f"medium: {_describe(empty.medium)} is not supported by podsync: huge "
-                    "pages are not implemented (only '' or 'Memory' is)",
-                )
-            )
-        elif empty.medium not in ("", "Memory"):
-            out.append((f"{at}.medium", f"must be '' or 'Memory', got {_describe(empty.medium)}"))
-        elif empty.medium == "" and empty.size_limit is not None:
-            out.append(
-                (
-                    f"{at}.sizeLimit",
-                    "sizeLimit is not supported by podsync for an emptyDir on disk: podsync "
-                    "does not limit a directory's size (with medium: Memory it is the "
-                    "tmpfs's size)",
-                )
-            )
+        _check_empty_dir(empty, f"{path}.{keys[1]}", out)
     # No source at all means emptyDir (the 2014 validation default).
     return Volume(name=name, host_path=host.path if host is not None else None)
-
-
-def _in_memory(
-    volumes: Sequence[Volume],
-    sources: Sequence[_EmptyDirV1 | None],
-    resources: Sequence[Resources | None],
-    node: NodeInfo,
-) -> list[Volume]:
-    """``volumes`` with their ``medium: Memory`` sizes, as the kubelet's
-    ``calculateEmptyDirMemorySize`` (``pkg/volume/emptydir/empty_dir.go``): the node's
-    allocatable memory; the pod's memory limit instead when every container has one and
-    it is not larger; the volume's ``sizeLimit`` instead when given and not larger."""
-    limits = [r.limits.memory if r is not None else 0 for r in resources]
-    pod_limit = sum(limits) if limits and all(limits) else 0
-    result = []
-    for volume, source in zip(volumes, sources, strict=True):
-        if source is None or source.medium != "Memory":
-            result.append(volume)
-            continue
-        size = node.memory
-        if 0 < pod_limit <= size:
-            size = pod_limit
-        if source.size_limit is not None and 0 < source.size_limit <= size:
-            size = source.size_limit
-        result.append(attrs.evolve(volume, memory=MemoryMedium(size)))
-    return result
 
 
 def _restart_v1beta1(

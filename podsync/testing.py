@@ -63,6 +63,7 @@ from podsync._fake_rules import image_id as _image_id
 from podsync._fake_rules import read_reference as _read_reference
 from podsync._fake_rules import security_refusal as _security_refusal
 from podsync._fake_rules import sysctl_start_error as _sysctl_start_error
+from podsync._fake_rules import tmpfs_refusal
 from podsync._fake_state import FakeContainer as _Container
 from podsync._fake_state import Journal as _Journal
 from podsync._fake_state import exec_refusal as _exec_refusal
@@ -509,14 +510,14 @@ class FakeRuntime:
     def create_container(self, spec: CreateSpec) -> str:
         """Create a container (not running) and return its id: ``c0001``, ``c0002``, ...
 
-        Refuses what Docker 20.10 refuses, in its order and with its words: network
-        options beside ``join=x`` (Docker's ``container:<x>``: hostname, DNS servers,
-        extra hosts, published ports: "conflicting options: ..."), a memory limit
-        under 6 MB ("Minimum memory limit allowed is 6MB"), a tmpfs at a relative path
-        or at the path of a bind ("Duplicate mount point: /data"), a malformed or absent image
-        ("No such image: busybox:latest"), a name outside ``[a-zA-Z0-9][a-zA-Z0-9_.-]+`` ("Invalid
-        container name ..."), a name in use. The network container ``x`` need not exist
-        yet: Docker looks for it at start.
+        Refuses what Docker 20.10 refuses, in its order and with its words: network options
+        beside ``join=x`` (Docker's ``container:<x>``: hostname, DNS servers, extra hosts,
+        published ports: "conflicting options: ..."), a memory limit under 6 MB ("Minimum
+        memory limit allowed is 6MB"), a tmpfs at a relative path or at a bind's
+        ("Duplicate mount point: /x"), a malformed or absent image ("No such image:
+        busybox:latest"), a name not ``[a-zA-Z0-9][a-zA-Z0-9_.-]+`` ("Invalid container
+        name ..."), a name in use. The network container ``x`` need not exist yet: Docker
+        looks for it at start.
 
         Raises:
             NameConflict: the name is in use (a ``RuntimeCallError``).
@@ -530,9 +531,8 @@ class FakeRuntime:
                 raise RuntimeCallError("create", spec.name, conflict)
             if spec.memory != 0 and spec.memory < _MIN_MEMORY:
                 raise RuntimeCallError("create", spec.name, "Minimum memory limit allowed is 6MB")
-            if (refusal := _security_refusal(spec, self.apparmor, self.seccomp)) is not None:
-                raise RuntimeCallError("create", spec.name, refusal)
-            if (refusal := _tmpfs_refusal(spec)) is not None:
+            refusal = _security_refusal(spec, self.apparmor, self.seccomp) or tmpfs_refusal(spec)
+            if refusal is not None:
                 raise RuntimeCallError("create", spec.name, refusal)
             try:
                 ref: _Reference | None = _read_reference(spec.image)
@@ -801,14 +801,3 @@ class FakeRuntime:
 if TYPE_CHECKING:
     # mypy checks here that FakeRuntime satisfies the Runtime protocol.
     _conforms: Runtime = FakeRuntime()
-
-
-def _tmpfs_refusal(spec: CreateSpec) -> str | None:
-    """Docker's refusal of ``spec.tmpfs``: a relative path, or one a bind also uses."""
-    binds = {m.container_path for m in spec.mounts}
-    for t in spec.tmpfs:
-        if not t.container_path.startswith("/"):
-            return f"invalid mount path: '{t.container_path}' mount path must be absolute"
-        if t.container_path in binds:
-            return f"Duplicate mount point: {t.container_path}"
-    return None

@@ -180,7 +180,8 @@ REFUSED = {
     "emptyDir size limit": (
         pod_with(spec="  volumes:\n  - name: cache\n    emptyDir: {sizeLimit: 500Mi}\n"),
         "pod.yaml: $.spec.volumes[0].emptyDir.sizeLimit: sizeLimit is not supported by "
-        "podsync: podsync does not limit the size of an emptyDir volume",
+        "podsync for an emptyDir on disk: podsync does not limit a directory's size (with "
+        "medium: Memory it is the tmpfs's size)",
     ),
     "dnsPolicy None": (
         pod_with(spec="  dnsPolicy: None\n"),

@@ -36,7 +36,13 @@ from typing import Any
 
 import attrs
 
-from podsync._convert_pod import _check_empty_dir, _in_memory, _pod_fields, _resources
+from podsync._convert_pod import (
+    _check_empty_dir,
+    _check_memory_mounts,
+    _in_memory,
+    _pod_fields,
+    _resources,
+)
 from podsync._convert_security import _with_security
 from podsync._env_resolve import _expand_all, _PodFacts, _resolve_env
 from podsync._models import (
@@ -468,9 +474,6 @@ def _check_pod(
             out.append((f"{at}.name", f"duplicate volume name {volume.name!r} (first at {first})"))
     container_paths: dict[str, str] = {}
     host_ports: dict[tuple[int, PortProtocol], str] = {}
-    # Docker's tmpfs is the container's own: a memory emptyDir has one user.
-    in_memory = {v.name for v in volumes if v.memory is not None}
-    memory_mounts: dict[str, str] = {}
     for i, container in enumerate(containers):
         at = f"{spec_path}.containers[{i}]"
         first = container_paths.setdefault(container.name, at)
@@ -504,17 +507,6 @@ def _check_pod(
         mount_paths: dict[str, str] = {}
         for j, mount in enumerate(container.volume_mounts):
             mount_at = f"{at}.volumeMounts[{j}]"
-            if mount.name in in_memory:
-                first = memory_mounts.setdefault(mount.name, mount_at)
-                if first != mount_at:
-                    out.append(
-                        (
-                            f"{mount_at}.name",
-                            f"the memory volume {mount.name!r} is already mounted by {first}: "
-                            "podsync makes a tmpfs per container, so a memory volume cannot "
-                            "be shared yet",
-                        )
-                    )
             if mount.name not in volume_paths:
                 # The seed silently skipped such mounts (makeBinds).
                 known = (
@@ -605,6 +597,7 @@ def _pod_from_v1(
     containers, pod_security = _with_security(doc, containers, root, out)
     volumes = _in_memory(volumes, [v.empty_dir for v in doc.spec.volumes], resources, context.node)
     _check_pod(containers, volumes, spec_path, out)
+    _check_memory_mounts(containers, volumes, spec_path, out)
     if len(out) > before:
         return None
     pod = _make_pod(
@@ -758,6 +751,8 @@ def _make_pod(
 # Documents and streams
 # ---------------------------------------------------------------------------------------
 
+_KINDS = "Pod, List, PodList, ConfigMap or Secret"
+
 _NOT_A_POD = (
     "expected a Kubernetes Pod (apiVersion: v1, kind: Pod), a List or PodList of pods, "
     "or a v1beta1 ContainerManifest (version: v1beta1)"
@@ -790,12 +785,7 @@ def _read_document(
                     for i, item in enumerate(pod_list.items)
                 )
         else:
-            out.append(
-                (
-                    f"{root}.kind",
-                    f"unsupported kind {kind!r}: expected Pod, List, PodList, ConfigMap or Secret",
-                )
-            )
+            out.append((f"{root}.kind", f"unsupported kind {kind!r}: expected {_KINDS}"))
     elif "version" in data:
         manifest = _structure(data, _ManifestV1Beta1, root, out)
         if manifest is not None:

@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 
 from podsync._labels import ANNOTATION_LABEL_PREFIX, KUBERNETES_LABEL_PREFIX, PODSYNC_LABEL_PREFIX
-from podsync._models import HostAlias, MemoryMedium, ResourceList, Resources, Volume
+from podsync._models import Container, HostAlias, MemoryMedium, ResourceList, Resources, Volume
 from podsync._node import NodeInfo
 from podsync._scalars import _bytes, _milli_cpu, _qualified_name_problem
 from podsync._schema import _EmptyDirV1, _index, _PodItemV1, _PodV1
@@ -256,3 +256,28 @@ def _in_memory(
             size = source.size_limit
         result.append(attrs.evolve(volume, memory=MemoryMedium(size)))
     return result
+
+
+def _check_memory_mounts(
+    containers: Sequence[Container],
+    volumes: Sequence[Volume],
+    spec_path: str,
+    out: list[tuple[str, str]],
+) -> None:
+    """A memory emptyDir has one user: Docker's tmpfs is the container's own."""
+    in_memory = {v.name for v in volumes if v.memory is not None}
+    first_mount: dict[str, str] = {}
+    for i, container in enumerate(containers):
+        for j, mount in enumerate(container.volume_mounts):
+            at = f"{spec_path}.containers[{i}].volumeMounts[{j}]"
+            if mount.name in in_memory:
+                first = first_mount.setdefault(mount.name, at)
+                if first != at:
+                    out.append(
+                        (
+                            f"{at}.name",
+                            f"the memory volume {mount.name!r} is already mounted by {first}: "
+                            "podsync makes a tmpfs per container, so a memory volume cannot "
+                            "be shared yet",
+                        )
+                    )

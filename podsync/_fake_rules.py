@@ -27,6 +27,7 @@ __all__ = [
     "MIN_MEMORY",
     "Reference",
     "capability_error",
+    "create_refusal",
     "image_id",
     "read_reference",
     "security_refusal",
@@ -247,3 +248,9 @@ def tmpfs_refusal(spec: CreateSpec) -> str | None:
         if t.container_path in binds:
             return f"Duplicate mount point: {t.container_path}"
     return None
+
+
+def create_refusal(spec: CreateSpec, apparmor: bool, seccomp: bool) -> str | None:
+    """Docker's refusal at create of ``spec``'s security settings (``security_refusal``)
+    or of its tmpfs mounts (``tmpfs_refusal``), in that order; ``None`` when neither."""
+    return security_refusal(spec, apparmor, seccomp) or tmpfs_refusal(spec)

@@ -26,6 +26,7 @@ from podsync._models import (
     HTTPGetAction,
     HTTPHeader,
     Lifecycle,
+    MemoryMedium,
     ObservedContainer,
     ObservedImage,
     Pod,
@@ -115,7 +116,7 @@ from podsync._cpu import CPU_PERIOD, cpu_quota, cpu_shares
 from podsync._resolv import ResolvConf, parse_resolv_conf
 
 # isort: split
-from podsync._volumes import DEFAULT_ROOT_DIR, Mount
+from podsync._volumes import DEFAULT_ROOT_DIR, Mount, TmpfsMount
 
 # isort: split
 from podsync._security import (
@@ -241,6 +242,7 @@ __all__ = [
     "Kill",
     "Lifecycle",
     "LogLine",
+    "MemoryMedium",
     "Mount",
     "NameConflict",
     "NodeInfo",
@@ -291,6 +293,7 @@ __all__ = [
     "Sysctl",
     "TCPSocketAction",
     "TerminationMessagePolicy",
+    "TmpfsMount",
     "Volume",
     "VolumeMount",
     "Wait",

@@ -28,7 +28,7 @@ from podsync._models import Handler, HostAlias
 from podsync._options import PlanOptions
 from podsync._ports import PortMapping
 from podsync._security import ContainerSecurity
-from podsync._volumes import Mount
+from podsync._volumes import Mount, TmpfsMount
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = [
@@ -193,6 +193,8 @@ class CreateSpec:
         security: the process's user and groups, capabilities, seccomp and AppArmor
             profiles, sysctls and shared namespaces (``ContainerSecurity``); its
             default asks for nothing beyond the engine's defaults.
+        tmpfs: in-memory filesystems the engine mounts for this container alone
+            (``TmpfsMount``: emptyDir volumes with ``medium: Memory``), in order.
 
     Raises:
         ValueError: both ``network`` and ``join`` are set.
@@ -227,6 +229,7 @@ class CreateSpec:
     stdin: bool = False
     stdin_once: bool = False
     security: ContainerSecurity = attrs.field(factory=ContainerSecurity)
+    tmpfs: tuple[TmpfsMount, ...] = ()
 
 
 @attrs.frozen

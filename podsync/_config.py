@@ -36,7 +36,8 @@ planner or talks to an engine, and only ``_sources`` does file or network I/O):
 * ``_unsupported.py``: the Kubernetes fields refused or ignored, and did-you-mean;
 * ``_node.py``: ``NodeInfo``, the node the pods are read for (its name, CPU, memory);
 * ``_env_resolve.py``: env values from the downward API, and ``$(VAR)`` expansion;
-* ``_convert.py``: documents to ``Pod`` s, with the rules that relate several values.
+* ``_convert.py``: documents to ``Pod`` s, with the rules that relate several values;
+* ``_objects.py``: the ConfigMaps and Secrets of the sources, which pods refer to.
 
 Here remain the streams (documents numbered, problems prefixed) and the pods defined
 twice across all sources.
@@ -67,7 +68,7 @@ from __future__ import annotations
 import logging
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import IO, TYPE_CHECKING
 
 import attrs
@@ -81,6 +82,7 @@ if TYPE_CHECKING:
     # The loader's lower layers (PyYAML, cattrs, the schema) are imported by the first
     # load, not with podsync: a program that only plans never reads YAML.
     from podsync._convert import _Context
+    from podsync._objects import _Objects
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = [
@@ -101,7 +103,9 @@ class PodFileCache:
     device are the same (``FileKey``); a file rewritten in place within one tick of the
     file system's clock to the same size is not noticed. Its problems are kept as well
     as its pods. Standard input, pipes and URLs are never cached; a load for another
-    node (``load_pods(node=...)``) starts over.
+    node (``load_pods(node=...)``) starts over. The pods of a file depend on the
+    ConfigMaps and Secrets of every source: when any of them changed, each cached file
+    is read and parsed again.
 
     The caller owns it and passes the same object to each ``load_pods`` call: nothing
     in podsync keeps one behind the caller's back. It holds the files of the most recent
@@ -112,6 +116,7 @@ class PodFileCache:
     def __init__(self) -> None:
         self._files: dict[str, _Parsed] = {}
         self._node: NodeInfo | None = None  # what the files were read for
+        self._objects: _Objects | None = None  # the ConfigMaps and Secrets they saw
 
     def __len__(self) -> int:
         """How many files it holds."""
@@ -127,8 +132,10 @@ class _Parsed:
     """One version of a parsed file: what it gave."""
 
     key: FileKey
+    load_problems: tuple[Problem, ...]  # reading the stream as YAML
+    object_items: tuple[tuple[str, str, object], ...]  # its ConfigMaps and Secrets
     found: tuple[_Found, ...]
-    problems: tuple[Problem, ...]
+    problems: tuple[Problem, ...]  # converting its pods
 
 
 def load_pods(
@@ -196,36 +203,36 @@ def load_pods(
         raise ValueError(f"max_bytes must not be negative, got {max_bytes!r}")
     if not http_timeout > 0:
         raise ValueError(f"http_timeout must be positive, got {http_timeout!r}")
-    found: list[_Found] = []
-    problems: list[Problem] = []
     the_node = node if node is not None else NodeInfo.this_host()
     if cache is not None and cache._node != the_node:
         # The pods' environment is resolved against the node: another node, other pods.
-        cache._files, cache._node = {}, the_node
+        cache._files, cache._node, cache._objects = {}, the_node, None
     known = cache._files if cache is not None else {}
-    parsed: dict[str, _Parsed] = {}
-    streams = _read_sources(
-        sources, stdin, max_bytes, http_timeout, cache._knows if cache is not None else None
-    )
-    for source_name, data, pod_source, file, key in streams:
-        if data is None:  # unchanged since the cache parsed it
-            entry = parsed[source_name] = known[source_name]
-            found.extend(entry.found)
-            problems.extend(entry.problems)
-            continue
-        if isinstance(data, _Unreadable):
-            problems.append(Problem(source_name, "", data.message))
-            continue
-        stream_found, stream_problems = _parse_stream(
-            data, source_name, _Context(pod_source, the_node, file)
-        )
-        found.extend(stream_found)
-        problems.extend(stream_problems)
-        if cache is not None and key is not None:
-            parsed[source_name] = _Parsed(key, tuple(stream_found), tuple(stream_problems))
-    if cache is not None:
-        cache._files = parsed
-    return _result(found, problems, on_warning)
+
+    def read(names: Sequence[str | os.PathLike[str]], knows: bool) -> Iterator[_Stream]:
+        for source_name, data, pod_source, file, key in _read_sources(
+            names, stdin, max_bytes, http_timeout, cache._knows if knows and cache else None
+        ):
+            if data is None:  # unchanged since the cache parsed it
+                entry = known[source_name]
+                yield _Stream(source_name, [], None, list(entry.load_problems), key, entry)
+            elif isinstance(data, _Unreadable):
+                yield _Stream(source_name, [], None, [Problem(source_name, "", data.message)])
+            else:
+                stream = _load_stream(data, source_name, _Context(pod_source, the_node, file))
+                stream.key = key
+                yield stream
+
+    streams = list(read(sources, True))
+    objects = _objects_of(streams)
+    if cache is not None and cache._objects is not None and cache._objects != objects:
+        # A ConfigMap or Secret changed: the pods of unchanged files may read it.
+        fresh = {s.source_name for s in streams if s.entry is not None}
+        again = {s.source_name: s for s in read(sorted(fresh), False)}
+        streams = [again.get(s.source_name, s) if s.entry is not None else s for s in streams]
+        objects = _objects_of(streams)
+    pods = _read_streams(streams, objects, on_warning, cache)
+    return pods
 
 
 _LOGGER = logging.getLogger("podsync")
@@ -262,46 +269,174 @@ class _Found:
         return f"{self.source_name}: {path}" if self.source_name else path
 
 
-def _parse_stream(
-    data: str | bytes, source_name: str, context: _Context
-) -> tuple[list[_Found], list[Problem]]:
-    """The pods of one YAML stream and the problems found in it."""
-    # Imported on the first stream (see the imports above).
+@attrs.define
+class _Stream:
+    """One source's YAML documents, with its context and the problems found in it.
+
+    A stream the cache vouches for (``entry``) has no documents: its objects and its
+    pods are the entry's."""
+
+    source_name: str
+    documents: list[object]
+    context: _Context | None  # None: unreadable, or given by the cache
+    problems: list[Problem]
+    key: FileKey | None = None  # a regular file's version, for the cache
+    entry: _Parsed | None = None  # what the cache holds for it, when it is unchanged
+
+
+def _load_stream(data: str | bytes, source_name: str, context: _Context) -> _Stream:
+    """The YAML documents of one stream, or none and its problem."""
+    # Imported on the first stream: ``import podsync`` does not load PyYAML.
     import yaml
 
-    from podsync._convert import _read_document
     from podsync._yaml import _decode, _Invalid, _load_documents, _yaml_message
 
     try:
         text = _decode(data) if isinstance(data, bytes) else data
         documents = _load_documents(text)
     except _Invalid as exc:
-        return [], [Problem(source_name, "", str(exc))]
+        return _Stream(source_name, [], None, [Problem(source_name, "", str(exc))])
     except yaml.YAMLError as exc:
         # The stream's structure cannot be trusted past a YAML error: report it alone.
-        return [], [Problem(source_name, "", _yaml_message(exc))]
+        return _Stream(source_name, [], None, [Problem(source_name, "", _yaml_message(exc))])
     if all(document is None for document in documents):
-        return [], [Problem(source_name, "", "no pods found (the source is empty)")]
-    found: list[_Found] = []
-    problems: list[Problem] = []
+        problem = Problem(source_name, "", "no pods found (the source is empty)")
+        return _Stream(source_name, [], None, [problem])
+    return _Stream(source_name, list(documents), context, [])
+
+
+def _items(documents: Sequence[object]) -> Iterator[tuple[str, str, object]]:
+    """(document prefix, root path, item) for each item of each non-empty document."""
     for number, document in enumerate(documents, start=1):
         if document is None:  # an empty document between two "---"
             continue
         prefix = f"document {number}: " if len(documents) > 1 else ""
-        out: list[tuple[str, str]] = []
         items = document if isinstance(document, list) else [document]
         for i, item in enumerate(items):
-            root = f"$[{i}]" if isinstance(document, list) else "$"
-            for read in _read_document(item, root, context, out):
-                found.append(
-                    _Found(
-                        read.pod,
-                        source_name,
-                        prefix + read.name_path,
-                        prefix + read.uid_path,
-                        read.warning,
+            yield prefix, (f"$[{i}]" if isinstance(document, list) else "$"), item
+
+
+def _object_items(stream: _Stream) -> tuple[tuple[str, str, object], ...]:
+    """The stream's ConfigMaps and Secrets, as ``_items`` gives them."""
+    if stream.entry is not None:
+        return stream.entry.object_items
+    return tuple(i for i in _items(stream.documents) if _object_kind(i[2]) is not None)
+
+
+def _objects_of(streams: Sequence[_Stream]) -> _Objects:
+    """The ConfigMaps and Secrets of all streams (their problems go to their streams).
+
+    They are read before any pod, so that a pod may refer to an object of any file or
+    document, before or after it."""
+    from podsync._objects import _ConfigMap, _Objects, _read_object
+
+    objects = _Objects()
+    placed: dict[tuple[str, str, str], str] = {}  # (kind, namespace, name) -> where
+    for stream in streams:
+        for prefix, root, item in _object_items(stream):
+            kind = _object_kind(item)
+            assert kind is not None
+            out: list[tuple[str, str]] = []
+            obj = _read_object(item, kind, root, out)
+            stream.problems.extend(Problem(stream.source_name, prefix + p, m) for p, m in out)
+            if obj is None:
+                continue
+            where = f"{stream.source_name}: " if stream.source_name else ""
+            here = f"{where}{prefix}{root}.metadata.name"
+            first = placed.setdefault((kind, obj.namespace, obj.name), here)
+            if first != here:
+                stream.problems.append(
+                    Problem(
+                        stream.source_name,
+                        f"{prefix}{root}.metadata.name",
+                        f"duplicate {kind} {obj.key} (first at {first})",
                     )
                 )
+            elif isinstance(obj, _ConfigMap):
+                objects.config_maps[obj.namespace, obj.name] = obj
+            else:
+                objects.secrets[obj.namespace, obj.name] = obj
+    return objects
+
+
+def _read_streams(
+    streams: Sequence[_Stream],
+    objects: _Objects,
+    on_warning: Callable[[str], object] | None,
+    cache: PodFileCache | None,
+) -> tuple[Pod, ...]:
+    """The pods of all streams, given the objects of all of them (``_objects_of``).
+
+    Problems are listed stream by stream, in source order. With a ``cache``, a stream
+    it vouches for gives the pods the cache holds, and the cache is left holding the
+    regular files of these streams."""
+    found: list[_Found] = []
+    problems: list[Problem] = []
+    parsed: dict[str, _Parsed] = {}
+    for stream in streams:
+        problems.extend(stream.problems)
+        entry = stream.entry
+        if entry is None:
+            load_problems = tuple(p for p in stream.problems if p.path == "")
+            stream_found: Sequence[_Found] = ()
+            stream_problems: Sequence[Problem] = ()
+            if stream.context is not None:
+                stream_found, stream_problems = _parse_documents(
+                    stream.documents,
+                    stream.source_name,
+                    attrs.evolve(stream.context, objects=objects),
+                )
+            if stream.key is not None:
+                entry = _Parsed(
+                    stream.key,
+                    load_problems,
+                    _object_items(stream),
+                    tuple(stream_found),
+                    tuple(stream_problems),
+                )
+        else:
+            stream_found, stream_problems = entry.found, entry.problems
+        found.extend(stream_found)
+        problems.extend(stream_problems)
+        if entry is not None:
+            parsed[stream.source_name] = entry
+    if cache is not None:
+        cache._files, cache._objects = parsed, objects
+    return _result(found, problems, on_warning)
+
+
+def _object_kind(item: object) -> str | None:
+    """``ConfigMap`` or ``Secret`` for a document of that kind, else ``None``."""
+    if isinstance(item, dict):
+        kind = item.get("kind")
+        if kind in ("ConfigMap", "Secret"):
+            return str(kind)
+    return None
+
+
+def _parse_documents(
+    documents: Sequence[object], source_name: str, context: _Context
+) -> tuple[list[_Found], list[Problem]]:
+    """The pods of one stream's documents and the problems found in them (its
+    ConfigMaps and Secrets are skipped: ``_read_streams`` read them first)."""
+    from podsync._convert import _read_document
+
+    found: list[_Found] = []
+    problems: list[Problem] = []
+    for prefix, root, item in _items(documents):
+        if _object_kind(item) is not None:
+            continue
+        out: list[tuple[str, str]] = []
+        for read in _read_document(item, root, context, out):
+            found.append(
+                _Found(
+                    read.pod,
+                    source_name,
+                    prefix + read.name_path,
+                    prefix + read.uid_path,
+                    read.warning,
+                )
+            )
         problems.extend(Problem(source_name, prefix + path, message) for path, message in out)
     return found, problems
 
@@ -411,7 +546,5 @@ def parse_pods(
     if not _SOURCE.fullmatch(source):
         raise ValueError(f"source must be lowercase letters and digits, got {source!r}")
     the_node = node if node is not None else NodeInfo.this_host()
-    found, problems = _parse_stream(
-        text, source_name, _Context(source, the_node, source_name or None)
-    )
-    return _result(found, problems, on_warning)
+    stream = _load_stream(text, source_name, _Context(source, the_node, source_name or None))
+    return _read_streams([stream], _objects_of([stream]), on_warning, None)

@@ -36,7 +36,13 @@ from typing import Any
 
 import attrs
 
-from podsync._convert_pod import _pod_fields, _resources
+from podsync._convert_pod import (
+    _check_empty_dir,
+    _check_memory_mounts,
+    _in_memory,
+    _pod_fields,
+    _resources,
+)
 from podsync._convert_security import _with_security
 from podsync._env_resolve import _expand_all, _PodFacts, _resolve_env
 from podsync._models import (
@@ -61,6 +67,7 @@ from podsync._models import (
     derive_pod_uid,
 )
 from podsync._node import NodeInfo
+from podsync._objects import _Objects
 from podsync._scalars import _TERMINATION_MESSAGE_POLICIES, _choose, _one_of
 from podsync._schema import (
     _ContainerV1,
@@ -119,6 +126,8 @@ class _Context:
     source: str
     node: NodeInfo
     file: str | None
+    # The ConfigMaps and Secrets of all sources (env, envFrom).
+    objects: _Objects = attrs.field(factory=_Objects)
 
 
 @attrs.frozen
@@ -356,7 +365,7 @@ def _container_v1(
 ) -> Container:
     # The kubelet's makeEnvironmentVariables and ExpandContainerCommandAndArgs, when
     # the file is read (see _env_resolve).
-    env = _resolve_env(c.env, c.name, facts, path, out)
+    env = _resolve_env(c.env, c.name, facts, path, out, c.env_from)
     return _container(
         c,
         path,
@@ -421,6 +430,8 @@ def _volume(
 ) -> Volume:
     if host is not None and empty is not None:
         out.append((path, f"needs at most one of {keys[0]} or {keys[1]}, got both"))
+    if isinstance(empty, _EmptyDirV1):
+        _check_empty_dir(empty, f"{path}.{keys[1]}", out)
     # No source at all means emptyDir (the 2014 validation default).
     return Volume(name=name, host_path=host.path if host is not None else None)
 
@@ -573,6 +584,7 @@ def _pod_from_v1(
         # serviceAccount is the deprecated spelling; serviceAccountName wins.
         service_account=doc.spec.service_account_name or doc.spec.service_account,
         node=context.node,
+        objects=context.objects,
         # Reversed: with a repeated name (an error of its own) the first one counts.
         resources={
             c.name: r for c, r in reversed(list(zip(doc.spec.containers, resources, strict=True)))
@@ -583,7 +595,9 @@ def _pod_from_v1(
         for i, c in enumerate(doc.spec.containers)
     ]
     containers, pod_security = _with_security(doc, containers, root, out)
+    volumes = _in_memory(volumes, [v.empty_dir for v in doc.spec.volumes], resources, context.node)
     _check_pod(containers, volumes, spec_path, out)
+    _check_memory_mounts(containers, volumes, spec_path, out)
     if len(out) > before:
         return None
     pod = _make_pod(
@@ -737,6 +751,8 @@ def _make_pod(
 # Documents and streams
 # ---------------------------------------------------------------------------------------
 
+_KINDS = "Pod, List, PodList, ConfigMap or Secret"
+
 _NOT_A_POD = (
     "expected a Kubernetes Pod (apiVersion: v1, kind: Pod), a List or PodList of pods, "
     "or a v1beta1 ContainerManifest (version: v1beta1)"
@@ -769,9 +785,7 @@ def _read_document(
                     for i, item in enumerate(pod_list.items)
                 )
         else:
-            out.append(
-                (f"{root}.kind", f"unsupported kind {kind!r}: expected Pod, List or PodList")
-            )
+            out.append((f"{root}.kind", f"unsupported kind {kind!r}: expected {_KINDS}"))
     elif "version" in data:
         manifest = _structure(data, _ManifestV1Beta1, root, out)
         if manifest is not None:

@@ -10,15 +10,18 @@ Nothing here is public API.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+import attrs
+
 from podsync._labels import ANNOTATION_LABEL_PREFIX, KUBERNETES_LABEL_PREFIX, PODSYNC_LABEL_PREFIX
-from podsync._models import HostAlias, ResourceList, Resources
+from podsync._models import Container, HostAlias, MemoryMedium, ResourceList, Resources, Volume
+from podsync._node import NodeInfo
 from podsync._scalars import _bytes, _milli_cpu, _qualified_name_problem
-from podsync._schema import _index, _PodItemV1, _PodV1
+from podsync._schema import _EmptyDirV1, _index, _PodItemV1, _PodV1
 from podsync._schema_pod import _Resources
-from podsync._yaml import _Invalid
+from podsync._yaml import _describe, _Invalid
 
 # Nothing here is public API: ``_convert`` reads pods through these.
 __all__: list[str] = []
@@ -199,3 +202,82 @@ def _pod_fields(doc: _PodV1 | _PodItemV1, root: str, out: list[tuple[str, str]])
         ),
         "scheduling_gates": tuple(gates),
     }
+
+
+# ---------------------------------------------------------------------------------------
+# emptyDir in memory (issue 14)
+# ---------------------------------------------------------------------------------------
+
+
+def _check_empty_dir(empty: _EmptyDirV1, at: str, out: list[tuple[str, str]]) -> None:
+    """A v1 emptyDir's ``medium`` ('' or Memory) and ``sizeLimit`` (Memory only)."""
+    if empty.medium.startswith("HugePages"):
+        out.append(
+            (
+                f"{at}.medium",
+                f"medium: {_describe(empty.medium)} is not supported by podsync: huge "
+                "pages are not implemented (only '' or 'Memory' is)",
+            )
+        )
+    elif empty.medium not in ("", "Memory"):
+        out.append((f"{at}.medium", f"must be '' or 'Memory', got {_describe(empty.medium)}"))
+    elif empty.medium == "" and empty.size_limit is not None:
+        out.append(
+            (
+                f"{at}.sizeLimit",
+                "sizeLimit is not supported by podsync for an emptyDir on disk: podsync "
+                "does not limit a directory's size (with medium: Memory it is the "
+                "tmpfs's size)",
+            )
+        )
+
+
+def _in_memory(
+    volumes: Sequence[Volume],
+    sources: Sequence[_EmptyDirV1 | None],
+    resources: Sequence[Resources | None],
+    node: NodeInfo,
+) -> list[Volume]:
+    """``volumes`` with their ``medium: Memory`` sizes, as the kubelet's
+    ``calculateEmptyDirMemorySize`` (``pkg/volume/emptydir/empty_dir.go``): the node's
+    allocatable memory; the pod's memory limit instead when every container has one and
+    it is not larger; the volume's ``sizeLimit`` instead when given and not larger."""
+    limits = [r.limits.memory if r is not None else 0 for r in resources]
+    pod_limit = sum(limits) if limits and all(limits) else 0
+    result = []
+    for volume, source in zip(volumes, sources, strict=True):
+        if source is None or source.medium != "Memory":
+            result.append(volume)
+            continue
+        size = node.memory
+        if 0 < pod_limit <= size:
+            size = pod_limit
+        if source.size_limit is not None and 0 < source.size_limit <= size:
+            size = source.size_limit
+        result.append(attrs.evolve(volume, memory=MemoryMedium(size)))
+    return result
+
+
+def _check_memory_mounts(
+    containers: Sequence[Container],
+    volumes: Sequence[Volume],
+    spec_path: str,
+    out: list[tuple[str, str]],
+) -> None:
+    """A memory emptyDir has one user: Docker's tmpfs is the container's own."""
+    in_memory = {v.name for v in volumes if v.memory is not None}
+    first_mount: dict[str, str] = {}
+    for i, container in enumerate(containers):
+        for j, mount in enumerate(container.volume_mounts):
+            at = f"{spec_path}.containers[{i}].volumeMounts[{j}]"
+            if mount.name in in_memory:
+                first = first_mount.setdefault(mount.name, at)
+                if first != at:
+                    out.append(
+                        (
+                            f"{at}.name",
+                            f"the memory volume {mount.name!r} is already mounted by {first}: "
+                            "podsync makes a tmpfs per container, so a memory volume cannot "
+                            "be shared yet",
+                        )
+                    )

@@ -175,6 +175,9 @@ def docker_create_args(spec: CreateSpec, seccomp_profile: str | None = None) -> 
         "stdin_open": spec.stdin,
         "user": security.user or None,
     }
+    if spec.tmpfs:
+        # HostConfig.Tmpfs, path -> mount options ("size=N"): emptyDir in memory.
+        host_config["tmpfs"] = {t.container_path: t.options for t in spec.tmpfs}
     if spec.stdin and not spec.stdin_once:
         # The SDK sets StdinOnce with OpenStdin unless the container is "detached" (its
         # model of ``docker run -i``); the kubelet passes stdinOnce as it is written.

@@ -51,7 +51,10 @@ import attrs
 
 from podsync._models import EnvVar, Resources
 from podsync._node import NodeInfo
+from podsync._objects import _Objects
+from podsync._scalars import _ENV_NAME
 from podsync._schema import _EnvVarV1, _FieldRef, _ResourceFieldRef
+from podsync._schema_objects import _EnvFromSource, _KeySelector
 from podsync._yaml import _describe
 
 # Nothing here is public API: ``_convert`` resolves each v1 container's env here.
@@ -71,6 +74,8 @@ class _PodFacts:
     node: NodeInfo
     # The resources of each container, by name (resourceFieldRef's containerName).
     resources: Mapping[str, Resources | None]
+    # The ConfigMaps and Secrets of the sources (configMapKeyRef, envFrom).
+    objects: _Objects = attrs.field(factory=_Objects)
 
 
 # ---------------------------------------------------------------------------------------
@@ -129,10 +134,17 @@ def _resolve_env(
     facts: _PodFacts,
     path: str,
     out: list[tuple[str, str]],
+    env_from: Sequence[_EnvFromSource] = (),
 ) -> tuple[EnvVar, ...]:
-    """The env of ``container`` with every value resolved, in spec order."""
-    seen: dict[str, str] = {}
-    result: list[EnvVar] = []
+    """The env of ``container`` with every value resolved: the ``envFrom`` variables
+    first (in source order, a later source winning), then ``env`` in spec order (an
+    ``env`` entry replaces an ``envFrom`` variable of its name), as the kubelet's
+    ``makeEnvironmentVariables`` builds them."""
+    from_objects = _env_from(env_from, facts, path, out)
+    seen = {e.name: e.value for e in from_objects}
+    # Kept only where env does not set the name again.
+    set_by_env = {entry.name for entry in env}
+    result = [e for e in from_objects if e.name not in set_by_env]
     for i, entry in enumerate(env):
         at = f"{path}.env[{i}]"
         if entry.value_from is None:
@@ -144,8 +156,81 @@ def _resolve_env(
             value = _value_from(entry, container, facts, f"{at}.valueFrom", out)
         if value is not None:
             seen[entry.name] = value
-            result.append(EnvVar(name=entry.name, value=value))
+            ref = entry.value_from.config_map_key_ref if entry.value_from else None
+            source = f"ConfigMap {facts.namespace}/{ref.name}" if ref is not None else ""
+            result.append(EnvVar(name=entry.name, value=value, source=source))
     return tuple(result)
+
+
+def _env_from(
+    sources: Sequence[_EnvFromSource], facts: _PodFacts, path: str, out: list[tuple[str, str]]
+) -> list[EnvVar]:
+    """The variables of ``envFrom``: each ConfigMap's ``data``, its keys prefixed.
+
+    As the kubelet (``makeEnvironmentVariables``): a missing ConfigMap is an error
+    unless ``optional``; a key that is not a valid variable name once prefixed is
+    skipped (the kubelet skips it and records an event), ``binaryData`` is not used.
+    """
+    result: dict[str, EnvVar] = {}
+    for i, source in enumerate(sources):
+        at = f"{path}.envFrom[{i}]"
+        if source.prefix and not _ENV_NAME.fullmatch(source.prefix):
+            out.append(
+                (
+                    f"{at}.prefix",
+                    f"{_describe(source.prefix)} is not a valid environment variable name "
+                    "(letters, digits and '_', not starting with a digit)",
+                )
+            )
+            continue
+        ref = source.config_map_ref
+        if ref is None:
+            out.append((at, "needs configMapRef (secretRef is refused)"))
+            continue
+        config_map = facts.objects.config_maps.get((facts.namespace, ref.name))
+        if config_map is None:
+            if not ref.optional:
+                out.append((f"{at}.configMapRef.name", _no_object("ConfigMap", ref.name, facts)))
+            continue
+        for key, value in config_map.data.items():
+            name = source.prefix + key
+            if _ENV_NAME.fullmatch(name):
+                result.pop(name, None)  # a later source's value, at its place
+                result[name] = EnvVar(name, value, f"ConfigMap {config_map.key}")
+    return list(result.values())
+
+
+def _no_object(kind: str, name: str, facts: _PodFacts) -> str:
+    return (
+        f"no {kind} {facts.namespace}/{name} in the sources (set optional: true "
+        "if the pod may run without it)"
+    )
+
+
+def _config_map_value(
+    ref: _KeySelector, facts: _PodFacts, path: str, out: list[tuple[str, str]]
+) -> str | None:
+    """The value of a ConfigMap key, ``None`` when optional and missing (the variable
+    is then not set, as the kubelet leaves it out)."""
+    config_map = facts.objects.config_maps.get((facts.namespace, ref.name))
+    if config_map is None:
+        if not ref.optional:
+            out.append((f"{path}.name", _no_object("ConfigMap", ref.name, facts)))
+        return None
+    if ref.key not in config_map.data:
+        if not ref.optional:
+            keys = ", ".join(sorted(config_map.data)) or "none"
+            out.append(
+                (
+                    f"{path}.key",
+                    f"ConfigMap {config_map.key} has no key {ref.key!r} in its data (keys: {keys})",
+                )
+            )
+        return None
+    return config_map.data[ref.key]
+
+
+_VALUE_SOURCES = ("fieldRef", "resourceFieldRef", "configMapKeyRef")
 
 
 def _value_from(
@@ -153,17 +238,28 @@ def _value_from(
 ) -> str | None:
     source = entry.value_from
     assert source is not None
-    if source.field_ref is not None and source.resource_field_ref is not None:
-        out.append((path, "needs exactly one of fieldRef or resourceFieldRef, got both"))
+    given = [
+        key
+        for key, value in zip(
+            _VALUE_SOURCES,
+            (source.field_ref, source.resource_field_ref, source.config_map_key_ref),
+            strict=True,
+        )
+        if value is not None
+    ]
+    if len(given) != 1:
+        got = " and ".join(given) if given else "none"
+        names = ", ".join(_VALUE_SOURCES[:-1]) + f" or {_VALUE_SOURCES[-1]}"
+        out.append((path, f"needs exactly one of {names}, got {got}"))
         return None
+    if source.config_map_key_ref is not None:
+        return _config_map_value(source.config_map_key_ref, facts, f"{path}.configMapKeyRef", out)
     if source.field_ref is not None:
         return _field_value(source.field_ref, facts, f"{path}.fieldRef", out)
-    if source.resource_field_ref is not None:
-        return _resource_value(
-            source.resource_field_ref, container, facts, f"{path}.resourceFieldRef", out
-        )
-    out.append((path, "needs exactly one of fieldRef or resourceFieldRef, got none"))
-    return None
+    assert source.resource_field_ref is not None
+    return _resource_value(
+        source.resource_field_ref, container, facts, f"{path}.resourceFieldRef", out
+    )
 
 
 _FIELD_PATHS = (

@@ -27,10 +27,12 @@ __all__ = [
     "MIN_MEMORY",
     "Reference",
     "capability_error",
+    "create_refusal",
     "image_id",
     "read_reference",
     "security_refusal",
     "sysctl_start_error",
+    "tmpfs_refusal",
 ]
 
 
@@ -235,3 +237,20 @@ def security_refusal(spec: CreateSpec, apparmor: bool, seccomp: bool) -> str | N
         except (OSError, UnicodeDecodeError) as exc:
             return f"cannot read seccomp profile {path}: {exc}"
     return capability_error(security.cap_add, security.cap_drop)
+
+
+def tmpfs_refusal(spec: CreateSpec) -> str | None:
+    """Docker's refusal of ``spec.tmpfs``: a relative path, or one a bind also uses."""
+    binds = {m.container_path for m in spec.mounts}
+    for t in spec.tmpfs:
+        if not t.container_path.startswith("/"):
+            return f"invalid mount path: '{t.container_path}' mount path must be absolute"
+        if t.container_path in binds:
+            return f"Duplicate mount point: {t.container_path}"
+    return None
+
+
+def create_refusal(spec: CreateSpec, apparmor: bool, seccomp: bool) -> str | None:
+    """Docker's refusal at create of ``spec``'s security settings (``security_refusal``)
+    or of its tmpfs mounts (``tmpfs_refusal``), in that order; ``None`` when neither."""
+    return security_refusal(spec, apparmor, seccomp) or tmpfs_refusal(spec)

@@ -315,7 +315,16 @@ _PORT = _Record(
     _Field("protocol", "p.protocol", _ENUM),
     _Field("host_ip", "p.host_ip", _STR),
 )
-_ENV = _Record("e", _Field("name", "e.name", _STR), _Field("value", "e.value", _STR))
+# An entry names the object its value came from (a ConfigMap, issue 14) only when it
+# came from one, so the entries of older containers keep their form. (Fields nested in a
+# list are not top-level keys: ``_ADDED_FIELDS`` does not list them; left out at their
+# default, they need no entry there.)
+_ENV = _Record(
+    "e",
+    _Field("name", "e.name", _STR),
+    _Field("value", "e.value", _STR),
+    _Field("source", "e.source", _STR, default=_UNSET),
+)
 _MOUNT = _Record(
     "m",
     _Field("name", "m.name", _STR),
@@ -323,9 +332,13 @@ _MOUNT = _Record(
     _Field("read_only", "m.read_only", _BOOL),
 )
 # ``host_path`` None is an emptyDir; its directory is derived from the pod uid, which is
-# part of the container name already, so the kind is all that needs hashing.
+# part of the container name already, so the kind is all that needs hashing. A memory
+# emptyDir (issue 14) adds its tmpfs size, so a disk one hashes as before.
 _VOLUME = _Record(
-    "v", _Field("name", "v.name", _STR), _Field("host_path", "v.host_path", _NULLABLE_STR)
+    "v",
+    _Field("name", "v.name", _STR),
+    _Field("host_path", "v.host_path", _NULLABLE_STR),
+    _Field("memory", "None if v.memory is None else v.memory.size", _INT, default=None),
 )
 
 
@@ -363,7 +376,7 @@ def _root_dir_field(container: Container, pod: Pod | None, root_dir: str) -> str
     if container.termination_message_path:
         return recorded
     if pod is not None and container.volume_mounts:
-        empty = {v.name for v in pod.volumes if v.host_path is None}
+        empty = {v.name for v in pod.volumes if v.on_disk}
         if any(m.name in empty for m in container.volume_mounts):
             return recorded
     return None

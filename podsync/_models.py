@@ -33,6 +33,7 @@ __all__ = [
     "Handler",
     "HostAlias",
     "Lifecycle",
+    "MemoryMedium",
     "ObservedContainer",
     "ObservedImage",
     "Pod",
@@ -110,25 +111,51 @@ class Port:
 
 @attrs.frozen
 class EnvVar:
-    """One environment variable; a container's env is passed to the engine in order."""
+    """One environment variable; a container's env is passed to the engine in order.
+
+    ``source`` names the object its value was read from (``ConfigMap default/settings``)
+    when it came from one (``configMapKeyRef``, ``envFrom``), so that a plan that
+    replaces the container can say which object changed; empty otherwise.
+    """
 
     name: str
     value: str = ""
+    source: str = ""
+
+
+@attrs.frozen
+class MemoryMedium:
+    """An ``emptyDir`` in memory (``medium: Memory``): a tmpfs of ``size`` bytes.
+
+    ``size`` is what the kubelet's ``calculateEmptyDirMemorySize``
+    (``pkg/volume/emptydir/empty_dir.go``) gives: the node's allocatable memory, or
+    the pod's memory limit when every container has one and it is smaller, or the
+    volume's ``sizeLimit`` when given and smaller still. The loader resolves it.
+    """
+
+    size: int
 
 
 @attrs.frozen
 class Volume:
     """A pod volume: a host directory (``host_path``, the seed's ``hostDir``) or, when
     ``host_path`` is ``None``, an empty directory that lives as long as the pod
-    (``emptyDir``, created under the runtime's root directory)."""
+    (``emptyDir``, created under the runtime's root directory; with ``memory``, a
+    tmpfs the engine mounts in the one container that uses it)."""
 
     name: str
     host_path: str | None = None
+    memory: MemoryMedium | None = None
 
     @property
     def is_empty_dir(self) -> bool:
-        """True for an ``emptyDir`` volume."""
+        """True for an ``emptyDir`` volume (on disk or in memory)."""
         return self.host_path is None
+
+    @property
+    def on_disk(self) -> bool:
+        """True for an ``emptyDir`` volume whose directory is under the root directory."""
+        return self.host_path is None and self.memory is None
 
 
 @attrs.frozen

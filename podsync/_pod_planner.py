@@ -83,6 +83,7 @@ from podsync._spec_change import spec_change
 from podsync._volumes import (
     Mount,
     container_mounts,
+    container_tmpfs,
     termination_message_file,
     volume_host_paths,
 )
@@ -386,7 +387,7 @@ class PodPlanner:
         mounted = [m.name for m in c.volume_mounts]
         volume_mounts = container_mounts(c.volume_mounts, host_paths)
         directories = tuple(
-            host_paths[v.name] for v in pod.volumes if v.is_empty_dir and v.name in mounted
+            host_paths[v.name] for v in pod.volumes if v.on_disk and v.name in mounted
         )
         files: tuple[str, ...] = ()
         if c.termination_message_path:
@@ -412,6 +413,7 @@ class PodPlanner:
             working_dir=c.working_dir,
             join=net_name,
             mounts=tuple(volume_mounts),
+            tmpfs=tuple(container_tmpfs(c.volume_mounts, pod)),
             milli_cpu=weight,
             memory=memory,
             privileged=c.privileged,

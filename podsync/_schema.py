@@ -38,6 +38,7 @@ from cattrs.errors import (
 )
 from cattrs.gen import make_dict_structure_fn, override
 
+from podsync import _schema_objects as _obj
 from podsync import _schema_security as _sec
 from podsync._models import DNSPolicy, PortProtocol, PullPolicy, RestartPolicy
 from podsync._scalars import (
@@ -81,10 +82,12 @@ from podsync._scalars import (
     _raw_quantity,
 )
 from podsync._schema_pod import (
+    _INTERNAL,
     _NO_NAME,
     _AliasIP,
     _AsWritten,
     _HostAliasSchema,
+    _ignored_keys,
     _LabelValue,
     _OptionalName,
     _QualifiedName,
@@ -166,19 +169,6 @@ class _Empty:
     """``{}``: emptyDir, and the three members of a v1beta1 restartPolicy."""
 
 
-_INTERNAL = "internal"
-
-
-def _ignored_keys() -> Any:
-    """The attribute that records the keys of ``_IGNORED`` a mapping held (not a YAML key).
-
-    The structure hook fills it with the keys whose values asked for something (not
-    null, ``[]`` or ``{}``), in document order; ``_convert`` turns them into the pod's
-    warning.
-    """
-    return attrs.field(default=(), metadata={_INTERNAL: True})
-
-
 @attrs.frozen(kw_only=True)
 class _ObjectMeta:
     name: _Name
@@ -203,7 +193,11 @@ class _HostPathV1(_HostPathSource):
 
 @attrs.frozen(kw_only=True)
 class _EmptyDirV1:
-    """``emptyDir``: its ``medium`` and ``sizeLimit`` are in ``_NOT_SUPPORTED``."""
+    """``emptyDir``: ``medium`` is checked by ``_convert`` ("" or Memory; HugePages is
+    refused), ``sizeLimit`` is honoured with ``medium: Memory`` only."""
+
+    medium: str = ""
+    size_limit: _Bytes | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -325,6 +319,7 @@ class _ResourceFieldRef:
 class _EnvVarSource:
     field_ref: _FieldRef | None = None
     resource_field_ref: _ResourceFieldRef | None = None
+    config_map_key_ref: _obj._KeySelector | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -375,6 +370,7 @@ class _ContainerV1:
     readiness_probe: _ProbeV1 | None = None
     startup_probe: _ProbeV1 | None = None
     termination_message_policy: str = ""  # read by _convert (_termination_message_policy)
+    env_from: tuple[_obj._EnvFromSource, ...] = ()
 
 
 @attrs.frozen(kw_only=True)
@@ -508,6 +504,7 @@ _OBJECTS: Mapping[type, str] = {
     _HostPathV1: "HostPathVolumeSource",
     _EmptyDirV1: "EmptyDirVolumeSource",
     _EnvVarSource: "EnvVarSource",
+    **_obj._OBJECT_CLASSES,
     _EnvVarV1: "EnvVar",
     _EnvVarSchema: "EnvVar (v1beta1)",
     _VolumeMountSchema: "VolumeMount (v1beta1)",
@@ -676,6 +673,7 @@ def _make_converter() -> cattrs.Converter:
         _AliasIP: _check_alias_ip,
         _Subdomain: _check_subdomain,
         **_sec._SECURITY_HOOKS,
+        **_obj._OBJECT_HOOKS,
         _ProbeCount: _check_probe_count,
         _HeaderName: _check_header_name,
         _HeaderValue: _check_header_value,

@@ -9,7 +9,7 @@ Contract: shapes only, as ``_schema``'s classes (whose converter structures thes
 
 from __future__ import annotations
 
-from typing import NewType
+from typing import Any, NewType
 
 import attrs
 
@@ -23,6 +23,19 @@ _QualifiedName = NewType("_QualifiedName", str)  # example.com/name
 _AliasIP = NewType("_AliasIP", str)
 _Subdomain = NewType("_Subdomain", str)  # a DNS-1123 subdomain
 _NO_NAME = _OptionalName("")
+
+# The metadata that marks an attribute as no YAML key (``_schema``'s converter omits it).
+_INTERNAL = "internal"
+
+
+def _ignored_keys() -> Any:
+    """The attribute that records the keys of ``_IGNORED`` a mapping held (not a YAML key).
+
+    The structure hook fills it with the keys whose values asked for something (not
+    null, ``[]`` or ``{}``), in document order; ``_convert`` turns them into the pod's
+    warning.
+    """
+    return attrs.field(default=(), metadata={_INTERNAL: True})
 
 
 @attrs.frozen(kw_only=True)

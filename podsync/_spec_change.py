@@ -77,6 +77,8 @@ def _spec_difference(old: Any, new: Any, unrecorded: Collection[str] = ()) -> st
             parts.append(f"{option} {before} -> {_show_option(key, b)}")
         elif isinstance(a, scalar) and isinstance(b, scalar):
             parts.append(f"{key} {_show(a)} -> {_show(b)}")
+        elif key == "env":
+            parts.append(_env_change(a, b))
         else:
             parts.append(f"{key} changed")
     if not parts:
@@ -84,6 +86,20 @@ def _spec_difference(old: Any, new: Any, unrecorded: Collection[str] = ()) -> st
     if len(parts) > 3:
         parts = [*parts[:3], f"{len(parts) - 3} more"]
     return ", ".join(parts)
+
+
+def _env_change(old: Any, new: Any) -> str:
+    """``env changed``, naming the objects whose values changed (issue 14: an edited
+    ConfigMap replaces the containers whose env it gives, and the plan says which)."""
+    if not isinstance(old, list) or not isinstance(new, list):
+        return "env changed"
+    before = [e for e in old if isinstance(e, dict)]
+    changed = [e for e in new if isinstance(e, dict) and e not in before]
+    sources = sorted({str(e["source"]) for e in changed if e.get("source")})
+    # A value expanded from one of them ($(VAR)) changed with it, and has no source.
+    if sources:
+        return f"env changed (from {', '.join(sources)})"
+    return "env changed"
 
 
 def _show(value: Any) -> str:

@@ -90,7 +90,14 @@ def _equals(*allowed: object) -> Callable[[object], bool]:
     )
 
 
-_CONFIG_AND_SECRETS = "ConfigMaps and Secrets are not implemented"
+_CONFIG_AND_SECRETS = "ConfigMap and Secret volumes are not implemented"
+# A Secret's value in a container's environment would be written into the container's
+# spec label and into saved plans (plan -o), where secrets must never be: refused until
+# podsync writes a digest there instead.
+_SECRET_ENV = (
+    "Secret values in the environment are not implemented (they would be written into "
+    "container labels and saved plans)"
+)
 _SOURCE_ONLY = _is_null  # a volume source asks for a volume even when written {}
 
 
@@ -137,7 +144,6 @@ _NOT_SUPPORTED: Mapping[str, Mapping[str, _Refusal]] = {
         ),
     },
     "Container": {
-        "envFrom": _planned(_CONFIG_AND_SECRETS),
         "resizePolicy": _Refusal(
             "podsync resizes no container in place; changed resources replace it"
         ),
@@ -188,18 +194,13 @@ _NOT_SUPPORTED: Mapping[str, Mapping[str, _Refusal]] = {
             "'Merge', the default,",
         ),
     },
+    "EnvFromSource": {"secretRef": _planned(_SECRET_ENV)},
     "HostPathVolumeSource": {
         "type": _Refusal(
             "podsync checks no host path's type, and Docker creates a missing path as a directory",
             _equals("", "DirectoryOrCreate"),
             "'' or 'DirectoryOrCreate'",
         ),
-    },
-    "EmptyDirVolumeSource": {
-        "medium": _planned(
-            "emptyDir volumes are directories on disk", accepts=_equals(""), only="'', the default,"
-        ),
-        "sizeLimit": _Refusal("podsync does not limit the size of an emptyDir volume"),
     },
     "Volume": {
         "configMap": _planned(_CONFIG_AND_SECRETS, accepts=_SOURCE_ONLY),
@@ -240,8 +241,7 @@ _NOT_SUPPORTED: Mapping[str, Mapping[str, _Refusal]] = {
         "photonPersistentDisk": _cluster_volume("Photon persistent disk"),
     },
     "EnvVarSource": {
-        "configMapKeyRef": _planned(_CONFIG_AND_SECRETS),
-        "secretKeyRef": _planned(_CONFIG_AND_SECRETS),
+        "secretKeyRef": _planned(_SECRET_ENV),
         "fileKeyRef": _planned("environment variables from files are not implemented"),
     },
 }

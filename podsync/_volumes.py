@@ -42,6 +42,7 @@ from podsync._models import Pod, VolumeMount
 __all__ = [
     "DEFAULT_ROOT_DIR",
     "Mount",
+    "TmpfsMount",
     "binds",
     "termination_message_file",
     "volume_host_paths",
@@ -60,12 +61,15 @@ DEFAULT_ROOT_DIR = "/var/lib/podsync"
 def volume_host_paths(pod: Pod, root_dir: str) -> dict[str, str]:
     """The host path of each of ``pod``'s volumes, by volume name.
 
-    A ``host_path`` volume is its path; an emptyDir is
+    A ``host_path`` volume is its path; an emptyDir in memory has none (it is a
+    ``TmpfsMount``); an emptyDir on disk is
     ``<root_dir>/<pod uid>/volumes/empty/<volume name>`` (the seed's layout, under the
     uid rather than the pod name - see the module docstring).
     """
     paths: dict[str, str] = {}
     for volume in pod.volumes:
+        if volume.memory is not None:
+            continue  # a tmpfs of the engine's (``container_tmpfs``): no host path
         if volume.host_path is not None:
             paths[volume.name] = volume.host_path
         else:
@@ -94,6 +98,34 @@ def container_mounts(
         Mount(host_paths[m.name], m.mount_path, m.read_only)
         for m in volume_mounts
         if m.name in host_paths
+    ]
+
+
+@attrs.frozen
+class TmpfsMount:
+    """A tmpfs the engine mounts at ``container_path`` for one container (an ``emptyDir``
+    with ``medium: Memory``), of at most ``size`` bytes (0: the engine's default),
+    writable unless ``read_only``."""
+
+    container_path: str
+    size: int = 0
+    read_only: bool = False
+
+    @property
+    def options(self) -> str:
+        """The mount options, as Docker's ``Tmpfs`` map takes them (``ro,size=1048576``)."""
+        return ",".join(
+            [*(["ro"] if self.read_only else []), *([f"size={self.size}"] if self.size else [])]
+        )
+
+
+def container_tmpfs(volume_mounts: Iterable[VolumeMount], pod: Pod) -> list[TmpfsMount]:
+    """The ``TmpfsMount`` of each of a container's mounts of a memory volume, in order."""
+    sizes = {v.name: v.memory.size for v in pod.volumes if v.memory is not None}
+    return [
+        TmpfsMount(m.mount_path, sizes[m.name], m.read_only)
+        for m in volume_mounts
+        if m.name in sizes
     ]
 
 

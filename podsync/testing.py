@@ -59,9 +59,9 @@ from podsync._fake_rules import CONTAINER_NAME_CHARS as _CONTAINER_NAME_CHARS
 from podsync._fake_rules import KILLED as _KILLED
 from podsync._fake_rules import MIN_MEMORY as _MIN_MEMORY
 from podsync._fake_rules import Reference as _Reference
+from podsync._fake_rules import create_refusal as _create_refusal
 from podsync._fake_rules import image_id as _image_id
 from podsync._fake_rules import read_reference as _read_reference
-from podsync._fake_rules import security_refusal as _security_refusal
 from podsync._fake_rules import sysctl_start_error as _sysctl_start_error
 from podsync._fake_state import FakeContainer as _Container
 from podsync._fake_state import Journal as _Journal
@@ -509,13 +509,13 @@ class FakeRuntime:
     def create_container(self, spec: CreateSpec) -> str:
         """Create a container (not running) and return its id: ``c0001``, ``c0002``, ...
 
-        Refuses what Docker 20.10 refuses, in its order and with its words: network
-        options beside ``join=x`` (Docker's ``container:<x>``: hostname, DNS servers,
-        extra hosts, published ports: "conflicting options: ..."), a memory limit
-        under 6 MB ("Minimum memory limit allowed is 6MB"), a malformed or absent image
-        ("No such image: busybox:latest"), a name outside ``[a-zA-Z0-9][a-zA-Z0-9_.-]+`` ("Invalid
-        container name ..."), a name in use. The network container ``x`` need not exist
-        yet: Docker looks for it at start.
+        Refuses what Docker 20.10 refuses, in its order and with its words: network options
+        beside ``join=x`` (Docker's ``container:<x>``: hostname, DNS servers, extra hosts,
+        published ports: "conflicting options: ..."), a memory limit under 6 MB ("Minimum
+        memory limit allowed is 6MB"), ``_fake_rules.create_refusal`` 's (security
+        settings, tmpfs mounts), a malformed or absent image ("No such image:
+        busybox:latest"), a name not ``[a-zA-Z0-9][a-zA-Z0-9_.-]+`` ("Invalid container
+        name ..."), a name in use. The network container ``x`` need not exist yet.
 
         Raises:
             NameConflict: the name is in use (a ``RuntimeCallError``).
@@ -529,7 +529,7 @@ class FakeRuntime:
                 raise RuntimeCallError("create", spec.name, conflict)
             if spec.memory != 0 and spec.memory < _MIN_MEMORY:
                 raise RuntimeCallError("create", spec.name, "Minimum memory limit allowed is 6MB")
-            if (refusal := _security_refusal(spec, self.apparmor, self.seccomp)) is not None:
+            if (refusal := _create_refusal(spec, self.apparmor, self.seccomp)) is not None:
                 raise RuntimeCallError("create", spec.name, refusal)
             try:
                 ref: _Reference | None = _read_reference(spec.image)

@@ -44,6 +44,7 @@ from podsync import (
     VolumeMount,
     derive_pod_uid,
 )
+from podsync._models import MemoryMedium
 from podsync.labels import LABEL_RESTART_COUNT
 
 __all__ = [
@@ -174,10 +175,12 @@ def absolute_paths(draw: st.DrawFn) -> str:
 
 
 def env_vars() -> st.SearchStrategy[EnvVar]:
-    """An ``EnvVar`` with a C-identifier name and any value without NUL."""
+    """An ``EnvVar`` with a C-identifier name and any value without NUL, sometimes
+    read from a ConfigMap (``source``)."""
     name = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,10}", fullmatch=True)
     value = st.text(_TEXT, max_size=12)
-    return st.builds(EnvVar, name=name, value=value)
+    source = st.sampled_from(["", "", "ConfigMap default/settings", 'ConfigMap a/"b\\'])
+    return st.builds(EnvVar, name=name, value=value, source=source)
 
 
 _IMAGE_NAMES = [
@@ -202,8 +205,16 @@ def images() -> st.SearchStrategy[str]:
 
 
 def volumes() -> st.SearchStrategy[Volume]:
-    """A pod ``Volume``: a host directory or an emptyDir (``host_path=None``)."""
-    return st.builds(Volume, name=dns_labels(), host_path=st.one_of(st.none(), absolute_paths()))
+    """A pod ``Volume``: a host directory or an emptyDir (``host_path=None``), on disk or
+    in memory."""
+    return st.one_of(
+        st.builds(Volume, name=dns_labels(), host_path=st.one_of(st.none(), absolute_paths())),
+        st.builds(
+            Volume,
+            name=dns_labels(),
+            memory=st.builds(MemoryMedium, size=st.integers(1, 2**40)),
+        ),
+    )
 
 
 def volume_mounts(volume_names: list[str]) -> st.SearchStrategy[VolumeMount]:

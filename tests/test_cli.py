@@ -23,6 +23,7 @@ import docker
 import pytest
 
 import podsync
+from podsync.docker import DockerRuntime
 from tests.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup
 
 REPO = Path(__file__).resolve().parent.parent
@@ -344,3 +345,117 @@ spec:
     config = engine.api.inspect_container(app["Id"])["Config"]
     assert {f"POD_NAME={name}", f"WHERE={name} in $(POD_NAMESPACE)"} <= set(config["Env"])
     assert [name, "$(POD_NAME)"] == config["Cmd"]
+
+
+def test_env_from_a_configmap_in_another_directory_reaches_the_container(
+    podsync_cmd: Podsync, engine: docker.DockerClient, tmp_path: Path, cleanup: Cleanup
+) -> None:
+    """The pod and its ConfigMap in two directories: the container's environment (read
+    inside it with exec) holds the ConfigMap's values; an edited ConfigMap replaces the
+    container (env cannot change in place); a key the ConfigMap lacks changes nothing."""
+    name = f"cli-cm-{uuid.uuid4().hex[:8]}"
+    (tmp_path / "pods").mkdir()
+    (tmp_path / "config").mkdir()
+    pod_file = tmp_path / "pods" / "web.yaml"
+    pod_file.write_text(
+        f"""\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+spec:
+  containers:
+    - name: app
+      image: {TEST_IMAGE}
+      imagePullPolicy: Never
+      command: {json.dumps(SLEEPER)}
+      envFrom:
+        - prefix: CFG_
+          configMapRef: {{name: settings}}
+      env:
+        - name: MODE
+          valueFrom: {{configMapKeyRef: {{name: settings, key: mode}}}}
+"""
+    )
+    config_file = tmp_path / "config" / "settings.yaml"
+    config = "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: settings}}\ndata: {{mode: {}}}\n"
+    config_file.write_text(config.format("fast"))
+    sources = [str(tmp_path / "pods"), str(tmp_path / "config")]
+    (pod,) = podsync.load_pods(sources)
+    cleanup.add_label(f"{podsync.labels.LABEL_POD_UID}={pod.uid}")
+    runtime = DockerRuntime()
+
+    def app_env() -> tuple[str, set[str]]:
+        (app,) = (
+            c
+            for c in containers_of(engine, pod)
+            if c["Labels"][podsync.labels.LABEL_CONTAINER] == "app" and c["State"] == "running"
+        )
+        result = runtime.exec_in_container(app["Id"], ["env"], timeout=10)
+        assert 0 == result.exit_code
+        return app["Id"], set(result.output.decode().splitlines())
+
+    done = podsync_cmd("apply", *sources)
+    assert 0 == done.returncode, done.stderr
+    first, env = app_env()
+    assert {"MODE=fast", "CFG_mode=fast"} <= env
+
+    config_file.write_text(config.format("slow"))
+    done = podsync_cmd("apply", *sources)
+    assert 0 == done.returncode, done.stderr
+    second, env = app_env()
+    assert second != first
+    assert {"MODE=slow", "CFG_mode=slow"} <= env
+
+    pod_file.write_text(pod_file.read_text().replace("key: mode", "key: speed"))
+    done = podsync_cmd("apply", *sources)
+    assert 1 == done.returncode
+    assert (
+        f"podsync: error: {pod_file}: $.spec.containers[0].env[0].valueFrom.configMapKeyRef.key: "
+        "ConfigMap default/settings has no key 'speed' in its data (keys: mode)"
+    ) in done.stderr
+    assert second == app_env()[0]
+
+
+def test_an_emptydir_in_memory_is_a_tmpfs_of_its_size_limit(
+    podsync_cmd: Podsync, engine: docker.DockerClient, tmp_path: Path, cleanup: Cleanup
+) -> None:
+    """emptyDir.medium: Memory with a sizeLimit: the container sees a tmpfs of that
+    size at the mount path (read inside it with exec); nothing under the root dir."""
+    name = f"cli-tmpfs-{uuid.uuid4().hex[:8]}"
+    path = tmp_path / "tmpfs.yaml"
+    path.write_text(
+        f"""\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+spec:
+  volumes:
+    - name: scratch
+      emptyDir: {{medium: Memory, sizeLimit: 16Mi}}
+  containers:
+    - name: app
+      image: {TEST_IMAGE}
+      imagePullPolicy: Never
+      command: {json.dumps(SLEEPER)}
+      volumeMounts: [{{name: scratch, mountPath: /scratch}}]
+"""
+    )
+    (pod,) = podsync.load_pods([str(path)])
+    cleanup.add_label(f"{podsync.labels.LABEL_POD_UID}={pod.uid}")
+
+    done = podsync_cmd("apply", str(path))
+
+    assert 0 == done.returncode, done.stderr
+    (app,) = (
+        c
+        for c in containers_of(engine, pod)
+        if c["Labels"][podsync.labels.LABEL_CONTAINER] == "app"
+    )
+    result = DockerRuntime().exec_in_container(app["Id"], ["cat", "/proc/mounts"], timeout=10)
+    (line,) = [m for m in result.output.decode().splitlines() if " /scratch " in m]
+    device, _, kind, options = line.split()[:4]
+    assert ("tmpfs", "tmpfs") == (device, kind)
+    assert "size=16384k" in options.split(",")
+    assert not (podsync_cmd.root / pod.uid / "volumes").exists()

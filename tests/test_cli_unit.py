@@ -1379,12 +1379,19 @@ class _stderr:
 
 
 def test_examples_directory_holds_only_pod_files() -> None:
-    """podsync plan examples/pods/ reads every file in it: all must be pods (the quickstart
-    script lives one level up, in examples/, for that reason)."""
+    """podsync plan examples/pods/ reads every file in it: all must be pods and the
+    ConfigMaps they use (the quickstart script lives one level up, in examples/, for
+    that reason)."""
     pods = podsync.load_pods([str(REPO / "examples" / "pods")])
 
-    assert ["default/job", "default/seed", "default/web"] == [p.key for p in pods]
+    assert ["default/greeter", "default/job", "default/seed", "default/web"] == [
+        p.key for p in pods
+    ]
     by_name = {p.name: p for p in pods}
+    assert [
+        podsync.EnvVar("SETTING_interval", "30", "ConfigMap default/greeter-settings"),
+        podsync.EnvVar("GREETING", "hello from a ConfigMap", "ConfigMap default/greeter-settings"),
+    ] == [e for e in by_name["greeter"].containers[0].env if e.name != "SETTING_greeting"]
     assert podsync.RestartPolicy.ON_FAILURE is by_name["job"].restart_policy
     assert [18080] == [p.host_port for c in by_name["web"].containers for p in c.ports]
 
@@ -1408,7 +1415,7 @@ def test_examples_plan_against_a_fake_engine(
 
     assert 0 == result.code, result.err
     assert "pull" not in fake.call_names()
-    assert {"web", "job", "seed"} == running_pods(fake)
+    assert {"greeter", "web", "job", "seed"} == running_pods(fake)
 
 
 # --- the bad-input corpus through the command line --------------------------------------

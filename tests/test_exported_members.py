@@ -29,6 +29,7 @@ PUBLIC = sorted(
     [
         # the pod model, and what runtimes report
         *("Pod", "Container", "Port", "PortProtocol", "Volume", "VolumeMount", "EnvVar"),
+        "MemoryMedium",
         *("Probe", "Handler", "HTTPGetAction", "TCPSocketAction", "Lifecycle"),
         "HTTPHeader",
         # the prober's rules
@@ -63,7 +64,7 @@ PUBLIC = sorted(
         *("ownership", "Ownership"),
         *("plan_to_json", "plan_from_json", "plan_fingerprint"),
         # the runtime boundary, and the values a CreateSpec carries
-        *("Runtime", "ExecResult", "PortMapping", "Mount"),
+        *("Runtime", "ExecResult", "PortMapping", "Mount", "TmpfsMount"),
         # applying plans, probes, sync
         *("apply", "ApplyResult", "ActionResult", "ActionStatus", "Event", "EventKind"),
         *("DEFAULT_WORKERS", "DEFAULT_HOOK_TIMEOUT", "probe_liveness", "DEFAULT_PROBE_TIMEOUT"),

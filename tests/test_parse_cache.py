@@ -31,13 +31,13 @@ spec:
 def parsed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The source names of the streams parsed, in order."""
     names: list[str] = []
-    parse = config._parse_stream
+    parse = config._load_stream
 
     def counting(data, source_name, source):
         names.append(source_name)
         return parse(data, source_name, source)
 
-    monkeypatch.setattr(config, "_parse_stream", counting)
+    monkeypatch.setattr(config, "_load_stream", counting)
     return names
 
 
@@ -156,3 +156,68 @@ def test_cache_is_public() -> None:
     """PodFileCache is part of the public API."""
 
     assert "PodFileCache" in podsync.__all__
+
+
+CONFIG_MAP = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+data:
+  MODE: {mode}
+"""
+
+POD_WITH_CONFIG = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+spec:
+  containers:
+  - name: app
+    image: busybox:1.36
+    env:
+    - name: MODE
+      valueFrom:
+        configMapKeyRef: {name: settings, key: MODE}
+"""
+
+
+def test_an_edited_config_map_reaches_the_pods_of_unchanged_files(
+    tmp_path: Path, parsed: list[str]
+) -> None:
+    """A pod's environment may come from a ConfigMap of another file: when that file
+    changes, the cached pods that read it are read again, not served stale."""
+    config_map, pod = tmp_path / "config.yaml", tmp_path / "pod.yaml"
+    config_map.write_text(CONFIG_MAP.format(mode="fast"))
+    pod.write_text(POD_WITH_CONFIG)
+    cache = PodFileCache()
+
+    (first,) = load_pods([config_map, pod], cache=cache)
+    config_map.write_text(CONFIG_MAP.format(mode="careful"))
+    (second,) = load_pods([config_map, pod], cache=cache)
+    (third,) = load_pods([config_map, pod], cache=cache)
+
+    values = [p.containers[0].env[0].value for p in (first, second, third)]
+    assert ["fast", "careful", "careful"] == values
+    # The pod file was read again once, when the ConfigMap changed; then served cached.
+    assert [str(config_map), str(pod), str(config_map), str(pod)] == parsed
+
+
+def test_a_config_map_error_is_reported_again_from_the_cache(tmp_path: Path) -> None:
+    """The problems of a cached file's ConfigMaps are found again on every load."""
+    config_map, pod = tmp_path / "config.yaml", tmp_path / "pod.yaml"
+    config_map.write_text(CONFIG_MAP.format(mode="fast").replace("MODE:", "bad key!:"))
+    pod.write_text(
+        POD_WITH_CONFIG.replace("configMapKeyRef: {", "configMapKeyRef: {optional: true, ")
+    )
+    cache = PodFileCache()
+
+    messages = []
+    for _ in range(2):
+        with pytest.raises(ConfigError) as caught:
+            load_pods([config_map, pod], cache=cache)
+        messages.append(str(caught.value))
+
+    assert messages[0] == messages[1]
+    assert "config.yaml: $.data" in messages[0]

@@ -114,10 +114,11 @@ REFUSED = {
         "pod.yaml: $.spec.containers[0].volumeDevices: volumeDevices is not supported by "
         "podsync: raw block devices come from PersistentVolumeClaims, which need a cluster",
     ),
-    "envFrom": (
-        pod_with(container="    envFrom:\n    - configMapRef: {name: settings}\n"),
-        "pod.yaml: $.spec.containers[0].envFrom: envFrom is not supported by podsync yet: "
-        "ConfigMaps and Secrets are not implemented",
+    "envFrom secretRef": (
+        pod_with(container="    envFrom:\n    - secretRef: {name: settings}\n"),
+        "pod.yaml: $.spec.containers[0].envFrom[0].secretRef: secretRef is not supported by "
+        "podsync yet: Secret values in the environment are not implemented (they would be "
+        "written into container labels and saved plans)",
     ),
     "mountPropagation Bidirectional": (
         pod_with(
@@ -144,20 +145,21 @@ REFUSED = {
     "configMap volume": (
         pod_with(spec="  volumes:\n  - name: cfg\n    configMap: {name: settings}\n"),
         "pod.yaml: $.spec.volumes[0].configMap: configMap is not supported by podsync yet: "
-        "ConfigMaps and Secrets are not implemented",
+        "ConfigMap and Secret volumes are not implemented",
     ),
     "persistentVolumeClaim volume": (
         pod_with(spec="  volumes:\n  - name: db\n    persistentVolumeClaim: {claimName: db}\n"),
         "pod.yaml: $.spec.volumes[0].persistentVolumeClaim: persistentVolumeClaim is not "
         "supported by podsync yet: PersistentVolumeClaims are not implemented",
     ),
-    "configMapKeyRef": (
+    "secretKeyRef": (
         pod_with(
             container="    env:\n    - name: MODE\n      valueFrom:\n"
-            "        configMapKeyRef: {name: settings, key: mode}\n"
+            "        secretKeyRef: {name: settings, key: mode}\n"
         ),
-        "pod.yaml: $.spec.containers[0].env[0].valueFrom.configMapKeyRef: configMapKeyRef "
-        "is not supported by podsync yet: ConfigMaps and Secrets are not implemented",
+        "pod.yaml: $.spec.containers[0].env[0].valueFrom.secretKeyRef: secretKeyRef "
+        "is not supported by podsync yet: Secret values in the environment are not "
+        "implemented (they would be written into container labels and saved plans)",
     ),
     "subPath": (
         pod_with(
@@ -178,7 +180,8 @@ REFUSED = {
     "emptyDir size limit": (
         pod_with(spec="  volumes:\n  - name: cache\n    emptyDir: {sizeLimit: 500Mi}\n"),
         "pod.yaml: $.spec.volumes[0].emptyDir.sizeLimit: sizeLimit is not supported by "
-        "podsync: podsync does not limit the size of an emptyDir volume",
+        "podsync for an emptyDir on disk: podsync does not limit a directory's size (with "
+        "medium: Memory it is the tmpfs's size)",
     ),
     "dnsPolicy None": (
         pod_with(spec="  dnsPolicy: None\n"),
@@ -199,10 +202,10 @@ REFUSED = {
             "pod.yaml: $.metadata.name: required field missing",
         ],
     ),
-    "emptyDir in memory": (
-        pod_with(spec="  volumes:\n  - name: cache\n    emptyDir: {medium: Memory}\n"),
-        "pod.yaml: $.spec.volumes[0].emptyDir.medium: medium: 'Memory' is not supported by "
-        "podsync yet: emptyDir volumes are directories on disk (only '', the default, is)",
+    "emptyDir in huge pages": (
+        pod_with(spec="  volumes:\n  - name: cache\n    emptyDir: {medium: HugePages}\n"),
+        "pod.yaml: $.spec.volumes[0].emptyDir.medium: medium: 'HugePages' is not supported by "
+        "podsync: huge pages are not implemented (only '' or 'Memory' is)",
     ),
 }
 
@@ -808,8 +811,8 @@ ENV_ERRORS = {
     ),
     "empty valueFrom": (
         env_from("{}"),
-        "pod.yaml: $.spec.containers[0].env[0].valueFrom: needs exactly one of fieldRef or "
-        "resourceFieldRef, got none",
+        "pod.yaml: $.spec.containers[0].env[0].valueFrom: needs exactly one of fieldRef, "
+        "resourceFieldRef or configMapKeyRef, got none",
     ),
     "cpu divisor": (
         env_from("{resourceFieldRef: {resource: limits.cpu, divisor: 1Mi}}"),

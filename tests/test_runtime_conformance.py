@@ -40,6 +40,7 @@ from podsync._models import HostAlias, ObservedContainer
 from podsync._ports import PortMapping
 from podsync._runtime import ExecResult, Runtime
 from podsync._security import ContainerSecurity
+from podsync._volumes import Mount, TmpfsMount
 from podsync.docker import DockerRuntime
 from podsync.exceptions import NameConflict, RuntimeCallError
 from podsync.testing import FakeRuntime
@@ -385,6 +386,18 @@ REFUSED_AT_CREATE = [
         'invalid CapDrop: unknown capability: "CAP_FOO"',
         id="unknown-capability-dropped",
     ),
+    # emptyDir in memory (issue 14): Docker's HostConfig.Tmpfs wants absolute paths, and
+    # no bind at the same place.
+    pytest.param(
+        {"tmpfs": (TmpfsMount("data", 1 << 20),)},
+        "invalid mount path: 'data' mount path must be absolute",
+        id="tmpfs-relative-path",
+    ),
+    pytest.param(
+        {"tmpfs": (TmpfsMount("/data", 1 << 20),), "mounts": (Mount("/tmp", "/data"),)},
+        "Duplicate mount point: /data",
+        id="tmpfs-where-a-bind-is",
+    ),
     # Refused by the runtime before the engine sees it: a Localhost profile whose file
     # does not exist.
     pytest.param(
@@ -424,6 +437,10 @@ def test_refused_at_create(subject: Subject, fields: dict[str, Any], message: st
         pytest.param({"milli_cpu": 250, "cpu_limit": 500, "memory": 6 * MIB}, id="cpu-limit"),
         pytest.param({"cpu_limit": 1}, id="cpu-limit-1m"),
         pytest.param({"tty": True, "stdin": True, "stdin_once": True}, id="tty-stdin"),
+        pytest.param(
+            {"tmpfs": (TmpfsMount("/data", 1 << 20), TmpfsMount("/cache", 0, read_only=True))},
+            id="tmpfs",
+        ),
         pytest.param(
             {"hostname": "web", "domainname": "sub.ns.svc.cluster.local"}, id="domainname"
         ),

@@ -156,4 +156,4 @@ def test_no_node_graph_is_built(monkeypatch):
 
     pods = load_pods(sorted(EXAMPLES.iterdir()))
 
-    assert (3, []) == (len(pods), made)
+    assert ([], True) == (made, len(pods) >= 3)

@@ -1,0 +1,102 @@
+"""The schema of the ConfigMaps and Secrets of the sources and of the references to
+them in a container (``configMapKeyRef``, ``envFrom``).
+
+Contract: shapes only, as ``_schema``'s classes (whose converter structures these too:
+``_OBJECT_HOOKS`` gives the checks of the ``NewType`` s here, ``_OBJECT_CLASSES`` the
+Kubernetes object each class reads, for ``_unsupported``'s tables); ``_objects`` checks
+keys, base64 and sizes, ``_env_resolve`` resolves the references. No I/O; nothing here
+is public API.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, NewType
+
+import attrs
+
+from podsync._scalars import _check_api_version, _check_label
+from podsync._schema_pod import _ignored_keys, _LabelValue, _Subdomain
+
+# Nothing here is public API: ``_schema`` uses these classes and types.
+__all__: list[str] = []
+
+_Namespace = NewType("_Namespace", str)  # a DNS-1123 label
+_ObjectAPIVersion = NewType("_ObjectAPIVersion", str)  # v1
+
+
+@attrs.frozen(kw_only=True)
+class _KeySelector:
+    """``configMapKeyRef`` / ``secretKeyRef``: a key of an object of the sources."""
+
+    name: _Subdomain
+    key: str
+    optional: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class _ObjectRef:
+    """``envFrom[].configMapRef`` / ``secretRef``: a whole object of the sources."""
+
+    name: _Subdomain
+    optional: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class _EnvFromSource:
+    prefix: str = ""
+    config_map_ref: _ObjectRef | None = None
+
+
+@attrs.frozen(kw_only=True)
+class _ObjectMetaV1:
+    """The metadata of a ConfigMap or Secret: its name is a DNS subdomain."""
+
+    name: _Subdomain
+    namespace: _Namespace = _Namespace("default")
+    labels: dict[str, _LabelValue] = attrs.field(factory=dict)
+    annotations: dict[str, str] = attrs.field(factory=dict)
+    uid: str = ""
+    ignored: tuple[str, ...] = _ignored_keys()
+
+
+@attrs.frozen(kw_only=True)
+class _ConfigMapV1:
+    """A ``v1 ConfigMap``; its keys and size are checked by ``_objects``."""
+
+    api_version: _ObjectAPIVersion
+    kind: str
+    metadata: _ObjectMetaV1
+    data: dict[str, str] = attrs.field(factory=dict)
+    binary_data: dict[str, str] = attrs.field(factory=dict)  # base64, decoded by _objects
+    immutable: bool = False
+    ignored: tuple[str, ...] = _ignored_keys()
+
+
+@attrs.frozen(kw_only=True)
+class _SecretV1:
+    """A ``v1 Secret``; its keys, base64 and type's keys are checked by ``_objects``."""
+
+    api_version: _ObjectAPIVersion
+    kind: str
+    metadata: _ObjectMetaV1
+    data: dict[str, str] = attrs.field(factory=dict)  # base64, decoded by _objects
+    string_data: dict[str, str] = attrs.field(factory=dict)
+    type: str = "Opaque"
+    immutable: bool = False
+    ignored: tuple[str, ...] = _ignored_keys()
+
+
+# Which Kubernetes object each class reads (the keys of ``_unsupported``'s tables).
+_OBJECT_CLASSES: Mapping[type, str] = {
+    _EnvFromSource: "EnvFromSource",
+    _ObjectMetaV1: "ObjectMeta",
+    _ConfigMapV1: "ConfigMap",
+    _SecretV1: "Secret",
+}
+
+# The check of each NewType here, for ``_schema``'s converter.
+_OBJECT_HOOKS: Mapping[Any, Callable[[object], Any]] = {
+    _Namespace: _check_label,
+    _ObjectAPIVersion: _check_api_version,
+}

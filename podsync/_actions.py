@@ -108,6 +108,10 @@ class Reason(enum.StrEnum):
     SYSCTL_NOT_ALLOWED = "sysctl-not-allowed"  # node-level, or unsafe and not allowed
     # waits (pod-wide)
     SCHEDULING_GATED = "scheduling-gated"  # the pod has schedulingGates: not ready to run
+    # init containers (kubelet-modern.md §3)
+    INIT_PENDING = "init-pending"  # wait: an init container before it has not finished
+    INIT_FAILED = "init-failed"  # stop a sidecar: an init container failed under Never
+    INIT_PURGED = "init-purged"  # remove an init instance from before the pod was rebuilt
 
 
 #: The stop record (``ObservedContainer.stopped_by_podsync``) of a container that apply

@@ -37,9 +37,11 @@ from typing import Any
 import attrs
 
 from podsync._convert_pod import (
+    _app_restart_policies,
     _check_empty_dir,
     _check_memory_mounts,
     _in_memory,
+    _init_rules,
     _pod_fields,
     _resources,
 )
@@ -462,8 +464,10 @@ def _check_pod(
     volumes: Sequence[Volume],
     spec_path: str,
     out: list[tuple[str, str]],
+    init_containers: Sequence[Container] = (),
 ) -> None:
-    """The rules that relate values across the pod (paths are the same in v1 and v1beta1)."""
+    """The rules that relate values across the pod (paths are the same in v1 and v1beta1);
+    init containers share the app containers' names and rules (Kubernetes' validation)."""
     if not containers:
         out.append((f"{spec_path}.containers", "a pod needs at least one container"))
     volume_paths: dict[str, str] = {}
@@ -474,8 +478,11 @@ def _check_pod(
             out.append((f"{at}.name", f"duplicate volume name {volume.name!r} (first at {first})"))
     container_paths: dict[str, str] = {}
     host_ports: dict[tuple[int, PortProtocol], str] = {}
-    for i, container in enumerate(containers):
-        at = f"{spec_path}.containers[{i}]"
+    every = [
+        *((f"{spec_path}.initContainers[{i}]", c) for i, c in enumerate(init_containers)),
+        *((f"{spec_path}.containers[{i}]", c) for i, c in enumerate(containers)),
+    ]
+    for at, container in every:
         first = container_paths.setdefault(container.name, at)
         if first != at:
             out.append(
@@ -575,6 +582,12 @@ def _pod_from_v1(
         _resources(c.resources, f"{spec_path}.containers[{i}]", out)
         for i, c in enumerate(doc.spec.containers)
     ]
+    inits = [
+        (c, f"{spec_path}.initContainers[{i}]") for i, c in enumerate(doc.spec.init_containers)
+    ]
+    init_resources = [_resources(c.resources, at, out) for c, at in inits]
+    everyone = [*doc.spec.init_containers, *doc.spec.containers]
+    named = zip(everyone, [*init_resources, *resources], strict=True)
     facts = _PodFacts(
         name=meta.name,
         namespace=meta.namespace,
@@ -586,17 +599,22 @@ def _pod_from_v1(
         node=context.node,
         objects=context.objects,
         # Reversed: with a repeated name (an error of its own) the first one counts.
-        resources={
-            c.name: r for c, r in reversed(list(zip(doc.spec.containers, resources, strict=True)))
-        },
+        resources={c.name: r for c, r in reversed(list(named))},
     )
     containers = [
         _container_v1(c, facts, f"{spec_path}.containers[{i}]", out, resources[i])
         for i, c in enumerate(doc.spec.containers)
     ]
-    containers, pod_security = _with_security(doc, containers, root, out)
+    _app_restart_policies(doc.spec.containers, spec_path, out)
+    init_containers = [
+        _init_rules(c, _container_v1(c, facts, at, out, r), at, out)
+        for (c, at), r in zip(inits, init_resources, strict=True)
+    ]
+    containers, pod_security, init_containers = _with_security(
+        doc, containers, root, out, init_containers
+    )
     volumes = _in_memory(volumes, [v.empty_dir for v in doc.spec.volumes], resources, context.node)
-    _check_pod(containers, volumes, spec_path, out)
+    _check_pod(containers, volumes, spec_path, out, init_containers)
     _check_memory_mounts(containers, volumes, spec_path, out)
     if len(out) > before:
         return None
@@ -612,6 +630,7 @@ def _pod_from_v1(
         doc.spec.termination_grace_period_seconds,
         extra,
         pod_security,
+        init_containers,
     )
     uid_path = f"{root}.metadata.uid" if meta.uid is not None else f"{root}.metadata.name"
     return _Read(pod, f"{root}.metadata.name", uid_path, _warning(doc, pod, context.node))
@@ -729,6 +748,7 @@ def _make_pod(
     termination_grace_period_seconds: int | None = None,
     extra: dict[str, Any] | None = None,
     security_context: PodSecurityContext | None = None,
+    init_containers: Sequence[Container] = (),
 ) -> Pod:
     fields: dict[str, Any] = {
         **(extra or {}),
@@ -741,6 +761,7 @@ def _make_pod(
         "dns_policy": dns_policy,
         "termination_grace_period_seconds": termination_grace_period_seconds,
         "security_context": security_context,
+        "init_containers": tuple(init_containers),
     }
     if uid is not None:  # otherwise Pod derives it from source, namespace and name
         fields["uid"] = uid

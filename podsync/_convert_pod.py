@@ -1,7 +1,7 @@
 """The loader's rules for the pod fields podsync honours beyond the 2014 ones: a
 container's ``resources`` (what the modern kubelet passes to the runtime is honoured,
 what needs a cluster is refused with why), and the pod's labels, annotations, hostname,
-subdomain, host aliases and scheduling gates.
+subdomain, host aliases and scheduling gates; and the rules of init containers.
 
 Contract: like ``_convert``'s functions (which call these): every problem is appended
 to ``out`` as a ``(path, message)`` pair; nothing raises for bad data, nothing does I/O.
@@ -16,10 +16,18 @@ from typing import Any
 import attrs
 
 from podsync._labels import ANNOTATION_LABEL_PREFIX, KUBERNETES_LABEL_PREFIX, PODSYNC_LABEL_PREFIX
-from podsync._models import Container, HostAlias, MemoryMedium, ResourceList, Resources, Volume
+from podsync._models import (
+    Container,
+    HostAlias,
+    MemoryMedium,
+    ResourceList,
+    Resources,
+    RestartPolicy,
+    Volume,
+)
 from podsync._node import NodeInfo
 from podsync._scalars import _bytes, _milli_cpu, _qualified_name_problem
-from podsync._schema import _EmptyDirV1, _index, _PodItemV1, _PodV1
+from podsync._schema import _ContainerV1, _EmptyDirV1, _index, _PodItemV1, _PodV1
 from podsync._schema_pod import _Resources
 from podsync._yaml import _describe, _Invalid
 
@@ -281,3 +289,68 @@ def _check_memory_mounts(
                             "be shared yet",
                         )
                     )
+
+
+# The fields Kubernetes' validation forbids on an init container that is not a sidecar
+# (validateInitContainers, pkg/apis/core/validation/validation.go): it runs once to
+# completion, so there is nothing to probe and no hook to run around a stop.
+_NOT_FOR_INIT = (
+    ("lifecycle", "lifecycle"),
+    ("livenessProbe", "liveness_probe"),
+    ("readinessProbe", "readiness_probe"),
+    ("startupProbe", "startup_probe"),
+)
+
+
+def _init_rules(
+    c: _ContainerV1, container: Container, path: str, out: list[tuple[str, str]]
+) -> Container:
+    """Init container ``container``, read from ``c`` as an app container is, with
+    Kubernetes' rules for init containers: ``restartPolicy`` may only be ``Always`` (a
+    sidecar), and an init container that is not a sidecar may have no lifecycle hooks
+    and no probes. Host ports are refused: podsync publishes the host ports of the app
+    containers only."""
+    sidecar = c.restart_policy == RestartPolicy.ALWAYS.value
+    if c.restart_policy and not sidecar:
+        out.append(
+            (
+                f"{path}.restartPolicy",
+                f"must be 'Always' (a sidecar) or unset, got {c.restart_policy!r}",
+            )
+        )
+    if not sidecar:
+        for key, attribute in _NOT_FOR_INIT:
+            if getattr(c, attribute) is not None:
+                out.append(
+                    (
+                        f"{path}.{key}",
+                        "must not be set on an init container: only a sidecar "
+                        "(restartPolicy: Always) has probes and lifecycle hooks",
+                    )
+                )
+    for j, port in enumerate(c.ports):
+        if port.host_port:
+            out.append(
+                (
+                    f"{path}.ports[{j}].hostPort",
+                    "hostPort is not supported by podsync on an init container: "
+                    "the pod's network container publishes the app containers' host ports",
+                )
+            )
+    return attrs.evolve(container, restart_policy=RestartPolicy.ALWAYS if sidecar else None)
+
+
+def _app_restart_policies(
+    containers: Sequence[_ContainerV1], spec_path: str, out: list[tuple[str, str]]
+) -> None:
+    """An app container's ``restartPolicy`` is refused, as Kubernetes' validation does:
+    only an init container may have one (``Always``: a sidecar)."""
+    for i, c in enumerate(containers):
+        if c.restart_policy:
+            out.append(
+                (
+                    f"{spec_path}.containers[{i}].restartPolicy",
+                    "may only be set on an init container (a sidecar): an app container "
+                    "follows the pod's restartPolicy",
+                )
+            )

@@ -227,13 +227,30 @@ def _with_security(
     containers: Sequence[Container],
     root: str,
     out: list[tuple[str, str]],
-) -> tuple[list[Container], PodSecurityContext | None]:
-    """The containers with their security contexts, and the pod's (annotations applied)."""
+    init_containers: Sequence[Container] = (),
+) -> tuple[list[Container], PodSecurityContext | None, list[Container]]:
+    """The containers with their security contexts, the pod's (annotations applied),
+    and the init containers with theirs (annotations may name them too)."""
     spec_path = f"{root}.spec"
     pod_seccomp, seccomp, apparmor = _annotations(
-        doc.metadata.annotations, containers, f"{root}.metadata", out
+        doc.metadata.annotations, [*init_containers, *containers], f"{root}.metadata", out
     )
     pod_context = _pod_security(doc, pod_seccomp, spec_path, out)
+    init_result = [
+        attrs.evolve(
+            container,
+            security_context=_container_security(
+                schema.security_context,
+                seccomp.get(container.name),
+                apparmor.get(container.name),
+                f"{spec_path}.initContainers[{i}]",
+                out,
+            ),
+        )
+        for i, (schema, container) in enumerate(
+            zip(doc.spec.init_containers, init_containers, strict=True)
+        )
+    ]
     result = []
     for i, (schema, container) in enumerate(zip(doc.spec.containers, containers, strict=True)):
         context = _container_security(
@@ -259,4 +276,4 @@ def _with_security(
                 ports.append(attrs.evolve(port, host_port=port.container_port))
             container = attrs.evolve(container, ports=tuple(ports))
         result.append(attrs.evolve(container, security_context=context))
-    return result, pod_context
+    return result, pod_context, init_result

@@ -25,6 +25,7 @@ from podsync._actions import (
 )
 from podsync._labels import (
     LABEL_GRACE_PERIOD,
+    LABEL_INIT_INDEX,
     LABEL_PRE_STOP,
     decode_grace_period,
     decode_handler,
@@ -90,6 +91,14 @@ def _label_grace(instance: Instance, default: int) -> int:
     return default if grace is None else grace
 
 
+def _stop_order(instance: Instance) -> tuple[bool, bool, int]:
+    """App containers first, then init containers by descending index, the network
+    container last."""
+    index = instance.observed.labels.get(LABEL_INIT_INDEX, "")
+    init = index.isascii() and index.isdigit() and len(index) < 6
+    return instance.container == NETWORK_CONTAINER, init, -int(index) if init else 0
+
+
 def plan_orphan(
     key: str, uid: str, instances: list[Instance], options: PlanOptions, now: float
 ) -> list[PodAction]:
@@ -97,8 +106,10 @@ def plan_orphan(
     actions: list[PodAction] = []
     killed: set[str] = set()
     ordered = newest_first(instances)
-    # Stop app containers before the network container they live in.
-    for instance in sorted(ordered, key=lambda i: i.container == NETWORK_CONTAINER):
+    # Stop app containers before the network container they live in, and sidecars
+    # after the app containers, in reverse order (the kubelet's termination ordering,
+    # kubelet-modern.md §3 rule 8; their labels say which and in what order).
+    for instance in sorted(ordered, key=_stop_order):
         if not instance.running:
             continue
         killed.add(instance.observed.id)

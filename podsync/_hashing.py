@@ -94,6 +94,11 @@ _ADDED_FIELDS: dict[int, frozenset[str]] = {
             "domainname",
             "host_aliases",
             "security",
+            # init containers (issue 14): an init container's role, and the network
+            # container's record of the pod's init containers.
+            "init_container",
+            "restart_policy",
+            "init_containers",
         }
     ),
 }
@@ -398,6 +403,20 @@ def _security_field(container: Container, pod: Pod | None) -> dict[str, Any]:
     return security_fields(container.security_context, pod_context)
 
 
+def _init_role(container: Container, pod: Pod | None) -> tuple[bool, str]:
+    # An init container's role is part of what it is: the same container moved between
+    # initContainers and containers, or turned into a sidecar, is another container (a
+    # completed init instance must never count as a run of an app container). Written
+    # only for init containers, so app containers keep their older form.
+    if pod is None or not pod.init_containers:
+        return False, ""
+    for init in pod.init_containers:
+        if init.name == container.name:
+            policy = init.restart_policy
+            return True, policy.value if policy is not None else ""
+    return False, ""
+
+
 #: The canonical form of an app container (see ``canonical_spec``): ``c`` the
 #: container, ``pod`` its pod or None, ``root_dir`` the root directory option, ``res``
 #: what ``engine_resources(c)`` gives (CPU weight, CPU limit, memory limit).
@@ -428,7 +447,14 @@ _APP = _Record(
     _Field("stdin", "c.stdin", _BOOL, default=_UNSET),
     _Field("stdin_once", "c.stdin_once", _BOOL, default=_UNSET),
     _Field("security", "_security_field(c, pod)", _JSON, default=_UNSET),
-    helpers={"_root_dir_field": _root_dir_field, "_security_field": _security_field},
+    # An init container's role (issue 14), only for init containers.
+    _Field("init_container", "_init_role(c, pod)[0]", _BOOL, default=_UNSET),
+    _Field("restart_policy", "_init_role(c, pod)[1]", _STR, default=_UNSET),
+    helpers={
+        "_root_dir_field": _root_dir_field,
+        "_security_field": _security_field,
+        "_init_role": _init_role,
+    },
 )
 
 
@@ -517,12 +543,30 @@ _NETWORK_POD = _Record(
     _Field("annotations", "pod.annotations", _JSON, default=_UNSET),
 )
 
+
+def _init_record(pod: Pod, root_dir: str) -> list[dict[str, str]]:
+    """The pod's init containers that run to completion (not the sidecars), each by name
+    and spec hash, in order: the network container is the pod's sandbox, and its
+    initialisation belongs to it. So a change to these - one added, removed, reordered
+    or edited - changes the network container's spec, and the pod is rebuilt and
+    initialised again (the kubelet cannot see such a change: the API makes init
+    containers immutable). Even when the completed init instances were removed, the
+    record remains. Sidecars are replaced on their own, as app containers are."""
+    if not pod.init_containers:
+        return []
+    return [
+        {"name": c.name, "spec_hash": spec_hash(c, pod, root_dir=root_dir).digest}
+        for c in pod.init_containers
+        if c.restart_policy is None
+    ]
+
+
 #: The canonical form of a network container (see ``network_spec``): ``pod``, the
 #: network ``image``, the option fields, each at its default when it does not reach
 #: the container, and the pod's ``domainname`` (from its subdomain and the cluster
 #: domain).
 _NETWORK = _Record(
-    "pod, image, network_mode, cluster_dns, cluster_domain, host_resolv_conf, domainname",
+    "pod, image, network_mode, cluster_dns, cluster_domain, host_resolv_conf, domainname, root_dir",
     _Field("name", "_name", _STR),
     _Field("image", "image", _STR),
     _Field("pod", "pod", _OBJECT(_NETWORK_POD)),
@@ -538,7 +582,13 @@ _NETWORK = _Record(
     _Field("host_aliases", "pod.host_aliases", _LIST(_ALIAS), default=_UNSET),
     # Host namespaces and net sysctls, only when set.
     _Field("security", "_security(pod.security_context)", _JSON, default=_UNSET),
-    helpers={"_name": NETWORK_CONTAINER, "_security": network_security_fields},
+    # The init containers that run to completion (issue 14), only when there are some.
+    _Field("init_containers", "_init_record(pod, root_dir)", _JSON, default=_UNSET),
+    helpers={
+        "_name": NETWORK_CONTAINER,
+        "_security": network_security_fields,
+        "_init_record": _init_record,
+    },
 )
 
 
@@ -550,22 +600,23 @@ def network_spec_text(
     cluster_dns: str = "",
     cluster_domain: str = "",
     host_dns: ResolvConf | None = None,
+    root_dir: str = DEFAULT_ROOT_DIR,
 ) -> str:
     """The canonical JSON text of ``network_spec`` with the same arguments."""
     _, domain = pod_host_name(pod.name, pod.hostname, pod.subdomain, pod.namespace, cluster_domain)
     if pod.security_context is not None and pod.security_context.host_network:
         # The host's network: neither the network mode option nor the cluster's DNS
         # settings reach it (the kubelet's ClusterFirst falls back to Default there).
-        return _NETWORK.text(pod, image, "", "", "", None, domain)
+        return _NETWORK.text(pod, image, "", "", "", None, domain, root_dir)
     # The DNS inputs count only when the pod gets the cluster's DNS settings: otherwise
     # the engine gives it the host's, and none of them reaches the container.
     if uses_cluster_dns(pod.dns_policy, server=cluster_dns, domain=cluster_domain):
         if host_dns is not None and not (host_dns.nameservers or host_dns.searches):
             host_dns = None
         return _NETWORK.text(
-            pod, image, network_mode, cluster_dns, cluster_domain, host_dns, domain
+            pod, image, network_mode, cluster_dns, cluster_domain, host_dns, domain, root_dir
         )
-    return _NETWORK.text(pod, image, network_mode, "", "", None, domain)
+    return _NETWORK.text(pod, image, network_mode, "", "", None, domain, root_dir)
 
 
 def network_spec(
@@ -576,6 +627,7 @@ def network_spec(
     cluster_dns: str = "",
     cluster_domain: str = "",
     host_dns: ResolvConf | None = None,
+    root_dir: str = DEFAULT_ROOT_DIR,
 ) -> dict[str, Any]:
     """The canonical spec of the pod's network container (``net``).
 
@@ -602,6 +654,7 @@ def network_spec(
         cluster_dns=cluster_dns,
         cluster_domain=cluster_domain,
         host_dns=host_dns,
+        root_dir=root_dir,
     )
     spec: dict[str, Any] = json.loads(text)
     return spec
@@ -615,6 +668,7 @@ def network_spec_hash(
     cluster_dns: str = "",
     cluster_domain: str = "",
     host_dns: ResolvConf | None = None,
+    root_dir: str = DEFAULT_ROOT_DIR,
 ) -> SpecHash:
     """The ``SpecHash`` of ``network_spec`` with the same arguments."""
     return _digest(
@@ -625,5 +679,6 @@ def network_spec_hash(
             cluster_dns=cluster_dns,
             cluster_domain=cluster_domain,
             host_dns=host_dns,
+            root_dir=root_dir,
         )
     )

@@ -330,7 +330,11 @@ def probed_containers(
             matched.append((oc, owner, name))
     probed: list[ProbedContainer] = []
     for oc, pod, name in matched:
-        spec: Container | None = next((c for c in pod.containers if c.name == name), None)
+        # Sidecars (init containers with restartPolicy Always) are probed as app
+        # containers are; other init containers have no probes.
+        spec: Container | None = next(
+            (c for c in (*pod.containers, *pod.init_containers) if c.name == name), None
+        )
         if spec is None or not probes_of(spec):
             continue
         net = networks.get(pod.uid)

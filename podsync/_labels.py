@@ -33,6 +33,8 @@ __all__ = [
     "LABEL_ATTEMPT",
     "LABEL_CONTAINER",
     "LABEL_GRACE_PERIOD",
+    "LABEL_INIT_INDEX",
+    "LABEL_INIT_RESTART_POLICY",
     "LABEL_POD_NAME",
     "LABEL_POD_NAMESPACE",
     "LABEL_POD_SOURCE",
@@ -81,6 +83,13 @@ LABEL_SPEC = _PREFIX + "spec"
 LABEL_RESTART_COUNT = _PREFIX + "restart-count"
 #: The preStop handler as JSON, absent when there is none.
 LABEL_PRE_STOP = _PREFIX + "pre-stop"
+#: The index of an init container in its pod's ``initContainers`` ("0", "1" ...); absent
+#: on app and network containers. With it, an observation alone (no pod file) tells init
+#: containers from app containers, and in which order they ran.
+LABEL_INIT_INDEX = _PREFIX + "container.init-index"
+#: ``Always`` on a sidecar (an init container with ``restartPolicy: Always``); absent on
+#: every other container.
+LABEL_INIT_RESTART_POLICY = _PREFIX + "container.restart-policy"
 #: The pod's terminationGracePeriodSeconds (whole seconds), absent when the pod sets
 #: none: with the preStop handler, how the container stops once its pod is gone.
 LABEL_GRACE_PERIOD = _PREFIX + "pod.termination-grace-period"

@@ -387,6 +387,11 @@ class Container:
         termination_message_policy: whether the log tail stands in for an empty
             termination message of a failed run (read by ``pod_status``'s callers,
             not by the engine: it is not part of the spec hash).
+        restart_policy: an init container's own restart policy: ``ALWAYS`` makes it a
+            sidecar (Kubernetes 1.29+: started in order with the other init
+            containers, then kept running beside the app containers and restarted
+            whenever it exits); ``None`` for every other container, which follows its
+            pod's policy. Only an init container may set it (``Pod`` checks).
 
     Probes (and ``lifecycle``) are run by podsync against the container: they are not
     part of its spec hash, so changing one restarts nothing.
@@ -419,8 +424,15 @@ class Container:
     stdin_once: bool = False
     security_context: SecurityContext | None = None
     termination_message_policy: TerminationMessagePolicy = TerminationMessagePolicy.FILE
+    restart_policy: RestartPolicy | None = None
 
     def __attrs_post_init__(self) -> None:
+        if self.restart_policy not in (None, RestartPolicy.ALWAYS):
+            # Kubernetes' validation: Always is the only container-level policy (a
+            # sidecar); without the ContainerRestartRules gate there is no other.
+            raise ValueError(
+                f"a container's restart_policy can only be Always, got {self.restart_policy!r}"
+            )
         if self.cpu < 0 or self.memory < 0:
             raise ValueError(
                 f"cpu and memory must be 0 or more, got cpu={self.cpu!r}, memory={self.memory!r}"
@@ -503,6 +515,14 @@ class Pod:
         security_context: the pod's ``securityContext`` (defaults for every container,
             groups, sysctls) and its host namespaces (``hostNetwork``, ``hostPID``,
             ``hostIPC``, ``shareProcessNamespace``); ``None`` when none is given.
+        init_containers: the pod's ``initContainers``, in order: each runs to
+            completion (exit code 0) before the next starts, and all of them before
+            any app container starts; those with ``restart_policy`` ``ALWAYS`` are
+            sidecars, which keep running (see ``Container.restart_policy``).
+
+    Raises:
+        ValueError: a name is used by two containers (init and app containers share
+            one namespace of names), or an app container has a ``restart_policy``.
     """
 
     name: str
@@ -525,6 +545,20 @@ class Pod:
     host_aliases: tuple[HostAlias, ...] = ()
     scheduling_gates: tuple[str, ...] = ()
     security_context: PodSecurityContext | None = None
+    init_containers: tuple[Container, ...] = ()
+
+    def __attrs_post_init__(self) -> None:
+        for c in self.containers:
+            if c.restart_policy is not None:
+                raise ValueError(
+                    f"container {c.name!r}: only an init container may have a restart_policy"
+                )
+        if not self.init_containers:
+            return
+        names = [c.name for c in (*self.init_containers, *self.containers)]
+        if len(set(names)) != len(names):
+            twice = sorted({n for n in names if names.count(n) > 1})
+            raise ValueError(f"container names must be unique in a pod, got {twice} twice")
 
     @property
     def full_name(self) -> str:
@@ -535,6 +569,11 @@ class Pod:
     def key(self) -> str:
         """``<namespace>/<name>``, how the pod is named to people (plans, messages)."""
         return f"{self.namespace}/{self.name}"
+
+    @property
+    def sidecars(self) -> tuple[Container, ...]:
+        """The init containers that are sidecars (``restart_policy`` ``ALWAYS``)."""
+        return tuple(c for c in self.init_containers if c.restart_policy is RestartPolicy.ALWAYS)
 
 
 @attrs.frozen

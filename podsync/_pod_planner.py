@@ -42,6 +42,7 @@ from podsync._hashing import (
     spec_digest,
 )
 from podsync._images import has_latest_tag, normalize_image, should_pull
+from podsync._init_planner import InitPlanner, _Decision, _numbered
 from podsync._labels import (
     ANNOTATION_LABEL_PREFIX,
     LABEL_ATTEMPT,
@@ -186,34 +187,6 @@ def _next_attempt(instances: Sequence[Instance]) -> int:
     return next(n for n in range(len(used) + 1) if n not in used)
 
 
-def _numbered(handler: Handler | None, container: Container) -> Handler | None:
-    """``handler`` with a named port replaced by its number (seed: named ports resolve
-    through the container's ports), so a plan's hooks need no spec to run. A name the
-    container does not declare is left as it is, and the hook fails when it runs."""
-    if handler is None:
-        return None
-    by_name = {p.name: p.container_port for p in container.ports if p.name}
-    h, t = handler.http_get, handler.tcp_socket
-    if h is not None and isinstance(h.port, str) and h.port in by_name:
-        return attrs.evolve(handler, http_get=attrs.evolve(h, port=by_name[h.port]))
-    if t is not None and isinstance(t.port, str) and t.port in by_name:
-        return attrs.evolve(handler, tcp_socket=attrs.evolve(t, port=by_name[t.port]))
-    return handler
-
-
-class _Decision:
-    """The outcome for one app container: what to stop, and whether it starts or waits."""
-
-    __slots__ = ("container", "keep", "kills", "start", "wait")
-
-    def __init__(self, container: Container) -> None:
-        self.container = container
-        self.kills: list[tuple[Instance, Reason, str, Handler | None]] = []
-        self.start: tuple[Reason, str, int] | None = None  # (reason, why, restart count)
-        self.wait: Wait | None = None
-        self.keep = False
-
-
 # How a create's message words it, by reason (any other reason replaces an instance).
 # The summary line counts them all as "create" (``VERBS``).
 _CREATE_VERBS = {
@@ -225,7 +198,7 @@ _CREATE_VERBS = {
 }
 
 
-class PodPlanner:
+class PodPlanner(InitPlanner):
     """Plans one admitted pod (seed syncPod)."""
 
     def __init__(
@@ -256,6 +229,10 @@ class PodPlanner:
         self.probe_grace: dict[str, int] = {}
         # By container name: (spec hash, canonical text), computed once (_app_hash).
         self._hashes: dict[str, tuple[SpecHash, str]] = {}
+        # Init containers by name: their index in the pod's initContainers.
+        self.init_index = {c.name: i for i, c in enumerate(pod.init_containers)}
+        # Init instances removed because the pod is rebuilt (kubelet purgeInitContainers).
+        self.purged: list[Instance] = []
 
     # -- helpers -------------------------------------------------------------------
 
@@ -269,6 +246,9 @@ class PodPlanner:
         kuberuntime_container.go), else the ``stop_timeout`` option."""
         grace = self.pod.termination_grace_period_seconds
         return self.ctx.options.stop_timeout if grace is None else grace
+
+    def _startup(self, container_id: str) -> bool | None:
+        return self.ctx.startup.get(container_id)
 
     def _kill(self, instance: Instance, reason: Reason, why: str, pre_stop: Handler | None) -> None:
         self.killed.add(instance.observed.id)
@@ -329,6 +309,9 @@ class PodPlanner:
             "cluster_dns": options.cluster_dns,
             "cluster_domain": options.cluster_domain,
             "host_dns": self.ctx.host_resolv,
+            # An init container's spec hash, which the network spec records, depends on
+            # the root directory behind its binds.
+            "root_dir": options.root_dir,
         }
 
     def _network_spec(self, name: str, digest: SpecHash, spec: str, attempt: int) -> CreateSpec:
@@ -398,6 +381,7 @@ class PodPlanner:
         pre_stop = _numbered(c.lifecycle.pre_stop if c.lifecycle else None, c)
         if pre_stop is not None:
             labels[LABEL_PRE_STOP] = encode_handler(pre_stop)
+        labels.update(self._init_labels(c))
         # Requests and limits as the modern kubelet passes them (calculateLinuxResources,
         # kuberuntime_container_linux.go; kubelet-modern.md §6): the weight from the CPU
         # request (else the limit), the quota from the CPU limit, the memory limit from
@@ -463,7 +447,6 @@ class PodPlanner:
         stopped = [i for i in self.by_name.get(c.name, ()) if i.exited]
         if not stopped:
             return Reason.MISSING, "no container yet", 0
-        pod = self.pod
         newest = max(stopped, key=lambda i: (i.ended, i.observed.created))
         started = newest.observed.finished_at is not None
         record = newest.stop_record
@@ -496,7 +479,7 @@ class PodPlanner:
                 "that was not a run",
                 newest.restart_count,
             )
-        policy = pod.restart_policy
+        policy = self._policy(c)
         if started:
             failed = failed_stop is not None or code != 0
             if policy is RestartPolicy.NEVER:
@@ -545,7 +528,6 @@ class PodPlanner:
 
     def _decide(self, c: Container, rebuild: tuple[Reason, str] | None) -> _Decision:
         """What happens to app container ``c`` (seed syncPod's per-container loop)."""
-        pod = self.pod
         decision = _Decision(c)
         pre_stop = _numbered(c.lifecycle.pre_stop if c.lifecycle else None, c)
         running = [i for i in self.by_name.get(c.name, ()) if i.running]
@@ -582,7 +564,7 @@ class PodPlanner:
                 # instance ends now, so a container killed again and again backs off
                 # instead of being replaced on every sync. While it waits, the next plan
                 # sees the instance stopped with its "unhealthy" stop record.
-                if pod.restart_policy is not RestartPolicy.NEVER:
+                if self._policy(c) is not RestartPolicy.NEVER:
                     ready = self._back_off(c, keeper, self.ctx.now, why)
                     if isinstance(ready, Wait):
                         decision.wait = ready
@@ -596,6 +578,12 @@ class PodPlanner:
                 decision.wait = outcome
             else:
                 decision.start = outcome
+        return self._checked(decision)
+
+    def _checked(self, decision: _Decision) -> _Decision:
+        """``decision`` with its start held when the create cannot succeed yet: an absent
+        image that may not be pulled, or a user the pod does not allow."""
+        c = decision.container
         # Image pull policy Never with an absent image: the create would fail, so wait
         # (the modern kubelet's ErrImageNeverPull) instead of planning a doomed create.
         if (
@@ -660,8 +648,11 @@ class PodPlanner:
                 rebuild = (Reason.NETWORK_CHANGED, f"network spec changed ({change})")
 
         # 2. Decide each app container; the network container's fate depends on it.
+        #    Init containers come first, and may hold the app containers back.
         decisions = [self._decide(c, rebuild) for c in pod.containers]
+        inits = self._plan_init(decisions, rebuild) if pod.init_containers else []
         spec_names = {c.name for c in pod.containers}
+        spec_names.update(self.init_index)
         strays = [
             instance
             for name, instances in sorted(self.by_name.items())
@@ -669,18 +660,23 @@ class PodPlanner:
             for instance in instances
             if instance.running
         ]
-        starts = any(d.start is not None for d in decisions)
+        starts = any(d.start is not None for d in (*inits, *decisions))
         if rebuild is not None:
             net_needed = starts
         else:
             # Keep the network while anything runs, starts, or waits to restart; stop it
             # when the pod has completed (the modern kubelet's KillPod).
-            net_needed = starts or any(d.keep or d.wait is not None for d in decisions)
+            net_needed = starts or any(d.keep or d.wait is not None for d in (*inits, *decisions))
 
         # 3. Emit, in the order apply runs them.
         net_name = net_keeper.observed.name if net_keeper else ""
         if rebuild is not None:
             for d in decisions:
+                for kill in d.kills:
+                    self._kill(*kill)
+            # Sidecars stop after the app containers, in reverse order (the kubelet's
+            # newTerminationOrdering, kubelet-modern.md §3 rule 8).
+            for d in reversed(inits):
                 for kill in d.kills:
                     self._kill(*kill)
             for stray in strays:
@@ -689,6 +685,7 @@ class PodPlanner:
                 )
             for old in running_nets:
                 self._kill(old, rebuild[0], rebuild[1], None)
+            self.actions.extend(self._purges())
             if net_needed:
                 attempt = _next_attempt([*nets, *self.reserved.get(NETWORK_CONTAINER, ())])
                 net_name = container_name(
@@ -705,10 +702,10 @@ class PodPlanner:
                         message=f"create {self._label(NETWORK_CONTAINER)}: {rebuild[1]}",
                     )
                 )
-            for d in decisions:
+            for d in (*inits, *decisions):
                 self._emit_start(d, net_name)
         else:
-            for d in decisions:
+            for d in (*inits, *decisions):
                 for kill in d.kills:
                     self._kill(*kill)
                 self._emit_start(d, net_name)
@@ -789,5 +786,9 @@ class PodPlanner:
                 reason, why = Reason.GC_NOT_DESIRED, "exited, no longer in the pod spec"
             if len(instances) <= keep:
                 continue  # fewer instances than are kept: nothing to collect
+            purged = {i.observed.id for i in self.purged}
             for instance in gc_candidates(instances, self.killed, keep, self.ctx.now, gc.min_age):
-                self.actions.append(remove_action(self.key, self.pod.uid, instance, reason, why))
+                if instance.observed.id not in purged:
+                    self.actions.append(
+                        remove_action(self.key, self.pod.uid, instance, reason, why)
+                    )

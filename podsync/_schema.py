@@ -371,6 +371,7 @@ class _ContainerV1:
     startup_probe: _ProbeV1 | None = None
     termination_message_policy: str = ""  # read by _convert (_termination_message_policy)
     env_from: tuple[_obj._EnvFromSource, ...] = ()
+    restart_policy: str = ""  # an init container's Always (a sidecar): _convert checks
 
 
 @attrs.frozen(kw_only=True)
@@ -398,6 +399,7 @@ class _PodSpecV1(_sec._PodSecurityFields):
     scheduling_gates: tuple[_SchedulingGate, ...] = ()
     # Pod-level resources: refused by ``_convert`` (a pod cgroup podsync does not make).
     resources: _AsWritten | None = None
+    init_containers: tuple[_ContainerV1, ...] = ()
 
 
 @attrs.frozen(kw_only=True)

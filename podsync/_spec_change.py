@@ -75,6 +75,8 @@ def _spec_difference(old: Any, new: Any, unrecorded: Collection[str] = ()) -> st
                 "(not recorded)" if key in unrecorded and key not in old else _show_option(key, a)
             )
             parts.append(f"{option} {before} -> {_show_option(key, b)}")
+        elif key == "init_containers":
+            parts.append(_init_difference(a, b))
         elif isinstance(a, scalar) and isinstance(b, scalar):
             parts.append(f"{key} {_show(a)} -> {_show(b)}")
         elif key == "env":
@@ -100,6 +102,25 @@ def _env_change(old: Any, new: Any) -> str:
     if sources:
         return f"env changed (from {', '.join(sources)})"
     return "env changed"
+
+
+def _init_difference(old: Any, new: Any) -> str:
+    """Which init containers a network container's record (``init_containers``, by name
+    and spec hash) says changed: ``init container setup changed``."""
+
+    def named(record: Any) -> dict[str, Any]:
+        if not isinstance(record, list):
+            return {}
+        return {str(e.get("name")): e.get("spec_hash") for e in record if isinstance(e, dict)}
+
+    before, after = named(old), named(new)
+    changed = [n for n in after if n in before and before[n] != after[n]]
+    words = [f"init container {n} changed" for n in changed]
+    words += [f"init container {n} added" for n in after if n not in before]
+    words += [f"init container {n} removed" for n in before if n not in after]
+    if not words and list(before) != list(after):
+        words.append("init containers reordered")
+    return ", ".join(words) or "init containers changed"
 
 
 def _show(value: Any) -> str:

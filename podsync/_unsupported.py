@@ -107,7 +107,6 @@ def _cluster_volume(kind: str) -> _Refusal:
 
 _NOT_SUPPORTED: Mapping[str, Mapping[str, _Refusal]] = {
     "PodSpec": {
-        "initContainers": _planned("init containers are not implemented"),
         "ephemeralContainers": _Refusal(
             "ephemeral containers are added to running pods through the API server (kubectl debug)"
         ),
@@ -150,11 +149,9 @@ _NOT_SUPPORTED: Mapping[str, Mapping[str, _Refusal]] = {
         "volumeDevices": _Refusal(
             "raw block devices come from PersistentVolumeClaims, which need a cluster"
         ),
-        "restartPolicy": _planned(
-            "a container's own restart policy makes a sidecar, and sidecars are not implemented",
-            accepts=_equals(""),
-        ),
-        "restartPolicyRules": _planned("sidecars are not implemented"),
+        # restartPolicy (Always on an init container: a sidecar) is honoured; _convert
+        # refuses it on an app container, as Kubernetes' validation does.
+        "restartPolicyRules": _planned("restart rules per exit code are not implemented"),
     },
     "VolumeMount": {
         "subPath": _planned("volumes are mounted whole", accepts=_equals("")),

@@ -269,7 +269,9 @@ def convergence_problems(
         pod = wanted.get((w.pod_uid, w.pod_full_name))
         if pod is None and options.allow_deletions:
             problems.append(f"{o.name} runs, and its pod is not desired")
-        names = {c.name for c in pod.containers} if pod is not None else set()
+        names = (
+            {c.name for c in (*pod.init_containers, *pod.containers)} if pod is not None else set()
+        )
         if pod is not None and pod.key not in rejected and w.container not in {NET, *names}:
             problems.append(f"{o.name} runs, and it is not in the spec of {pod.key}")
     if not options.allow_deletions:
@@ -333,6 +335,12 @@ def _pod_problems(
         if wait is not None and wait.reason is Reason.IMAGE_NEVER_PULL:
             if c.image_pull_policy is not PullPolicy.NEVER:
                 problems.append(f"{label}: waits for an image it may pull")
+            continue
+        if wait is not None and wait.reason is Reason.INIT_PENDING:
+            # Held by an init container that has not finished (or a sidecar that has
+            # not started): only while the pod has some.
+            if not pod.init_containers:
+                problems.append(f"{label}: waits for init containers the pod does not have")
             continue
         if not mine:
             problems.append(f"{label}: no instance ({wait.message if wait else 'no wait'})")

@@ -864,3 +864,32 @@ def test_canonical_text_is_canonical_json():
     texts += [network_spec_text(pod, image, **kw) for pod, image, kw in _NET_CASES.values()]
 
     assert texts == [canonical_json(json.loads(t)) for t in texts]
+
+
+def test_init_containers_in_the_canonical_forms():
+    """An init container's role is part of its spec (the fast text agrees with the
+    definition); the network container records the init containers that run to
+    completion, by name and hash; pods without init containers hash as before."""
+    from podsync import RestartPolicy
+    from podsync._hashing import canonical_spec_text, network_spec
+
+    app = Container("app", "busybox", tty=True)
+    setup = Container("setup", "busybox", command=("sh",))
+    proxy = Container("proxy", "busybox", restart_policy=RestartPolicy.ALWAYS, stdin=True)
+    plain = Pod("web", (app,))
+    pod = attrs.evolve(plain, init_containers=(setup, proxy))
+
+    for c in (app, setup, proxy):
+        assert canonical_json(canonical_spec(c, pod, root_dir="/srv")) == canonical_spec_text(
+            c, pod, root_dir="/srv"
+        )
+    assert {"init_container": True} == {
+        k: v for k, v in canonical_spec(setup, pod).items() if k.startswith("init")
+    }
+    assert "Always" == canonical_spec(proxy, pod)["restart_policy"]
+    assert spec_hash(app, pod) == spec_hash(app, plain)
+    assert spec_hash(setup, pod) != spec_hash(setup, Pod("web", (setup,)))
+    assert [{"name": "setup", "spec_hash": spec_hash(setup, pod).digest}] == network_spec(
+        pod, "pause"
+    )["init_containers"]
+    assert "init_containers" not in network_spec(plain, "pause")

@@ -5,7 +5,7 @@
     model and helpers   _models _naming _labels labels _hashing _ports _cpu _resolv
                         _volumes _images _host_ports _environment _prober
     vocabulary          _options _actions _ownership _fingerprint _plan_json
-    planner             _plan _admission _gc _spec_change _pod_planner
+    planner             _plan _admission _gc _spec_change _pod_planner _init_planner
     runtime boundary    _runtime docker _docker_api testing (_fake_rules _fake_calls _fake_clock)
                         _hooks _hostfs _probing
     apply / sync        _apply _sync
@@ -51,7 +51,16 @@ MODEL_AND_HELPERS = {
 }
 VOCABULARY = {"_options", "_actions", "_ownership", "_fingerprint", "_plan_json"}
 # The planner, and pod status (which judges containers as the planner does).
-PLANNER = {"_plan", "_admission", "_gc", "_spec_change", "_pod_planner", "_status", "_status_json"}
+PLANNER = {
+    "_plan",
+    "_admission",
+    "_gc",
+    "_spec_change",
+    "_pod_planner",
+    "_init_planner",
+    "_status",
+    "_status_json",
+}
 PURE = MODEL_AND_HELPERS | VOCABULARY | PLANNER
 
 RUNTIME_SIDE = {"_runtime", "docker", "testing", "_hooks", "_hostfs", "_apply", "_plan_json"}

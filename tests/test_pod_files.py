@@ -66,11 +66,6 @@ APP = Container(name="app", image="busybox")
 # --- refused: fields Kubernetes knows that podsync cannot honour ----------------------
 
 REFUSED = {
-    "initContainers": (
-        pod_with(spec="  initContainers:\n  - {name: init, image: busybox}\n"),
-        "pod.yaml: $.spec.initContainers: initContainers is not supported by podsync yet: "
-        "init containers are not implemented",
-    ),
     "ephemeralContainers": (
         pod_with(spec="  ephemeralContainers:\n  - {name: debug, image: busybox}\n"),
         "pod.yaml: $.spec.ephemeralContainers: ephemeralContainers is not supported by "
@@ -952,7 +947,9 @@ def test_a_kyaml_pod_with_the_downward_api():
     assert (EnvVar("ZONE", "us-east-coast"), EnvVar("NODE", "node-1")) == container.env
 
 
-def test_a_json_pod_with_init_containers_and_a_scheduler_is_refused_for_the_first():
+def test_a_json_pod_with_init_containers_and_a_scheduler():
+    """The Kubernetes documentation's init-container pod, as JSON: the init container is
+    read with its command, the scheduler is ignored with the warning."""
     text = json.dumps(
         {
             "apiVersion": "v1",
@@ -979,7 +976,16 @@ def test_a_json_pod_with_init_containers_and_a_scheduler_is_refused_for_the_firs
         indent=2,
     )
 
-    assert [
-        "pod.json: $.spec.initContainers: initContainers is not supported by podsync yet: "
-        "init containers are not implemented"
-    ] == errors(text, "pod.json")
+    pods, warnings = load(text, "pod.json")
+
+    (pod,) = pods
+    assert (
+        Container(
+            "init-myservice",
+            "busybox:1.28",
+            command=("sh", "-c", "until nslookup myservice; do sleep 2; done"),
+        ),
+    ) == pod.init_containers
+    assert ("myapp-container",) == tuple(c.name for c in pod.containers)
+    warning = "pod.json: pod default/myapp-pod: ignoring scheduling fields: schedulerName"
+    assert [warning] == warnings

@@ -368,3 +368,37 @@ def test_a_plan_that_is_not_applied_still_counts(host):
     assert (False, False, True) == (first.applied, second.applied, third.applied)
     assert not third.liveness[app]
     assert app != host.app()
+
+
+SIDECAR = pod_file(
+    """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: mesh
+spec:
+  initContainers:
+  - name: proxy
+    image: busybox
+    restartPolicy: Always
+    startupProbe:
+      exec: {command: [check-started]}
+  containers:
+  - name: app
+    image: busybox
+"""
+)
+
+
+def test_a_sidecars_startup_probe_runs_and_lets_the_app_start(host):
+    """A sidecar's probes run like an app container's; its startup verdict is what the
+    next container waits for (kubelet-modern.md §3 rule 4)."""
+    assert host.sync(SIDECAR).ok
+    assert not any("_app." in c.name for c in host.fake.containers)
+
+    host.fake.set_exec_result(["check-started"], 0)
+    result = host.sync(SIDECAR, after=10)
+
+    assert [("check-started",)] == host.execs()
+    assert [True] == list(result.startup.values())
+    assert any(c.running and "_app." in c.name for c in host.fake.containers)

@@ -501,8 +501,16 @@ def _judge(
         elif not init.done and not app_started:
             phase = PodPhase.PENDING
             problems.insert(0, f"{init.kubectl}: {init.blocking}")
-    conditions = _conditions(phase, containers)
-    if init is not None:
+    if init is None:
+        conditions = _conditions(phase, containers)
+    else:
+        # ContainersReady: every app container and every sidecar (generate.go).
+        sidecars = [
+            s
+            for s, c in zip(init.statuses, pod.init_containers, strict=True)
+            if c.restart_policy is not None
+        ]
+        conditions = _conditions(phase, (*sidecars, *containers))
         conditions = (init.condition(phase, app_started), *conditions[1:])
     init_statuses = init.statuses if init is not None else ()
 

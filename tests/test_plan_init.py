@@ -506,3 +506,35 @@ def test_a_pod_no_longer_desired_stops_sidecars_after_its_app_containers():
     assert ["app", "logs", "proxy", "net"] == [
         a.container for a in gone.actions if isinstance(a, Kill)
     ]
+
+
+def test_a_sidecar_that_is_not_ready_keeps_the_pod_unready():
+    """ContainersReady needs every app container and every sidecar ready
+    (generate.go, kubelet-modern.md §5)."""
+    from podsync import PodCondition, pod_status
+
+    text = SIDECAR.replace(
+        "    args: [httpd, -f]\n",
+        '    args: [httpd, -f]\n    readinessProbe: {exec: {command: ["true"]}}\n',
+    )
+    pod, model = web("Always", text), engine()
+    for t in range(3):
+        step([pod], model, NOW + t)
+        if running(model, "setup"):
+            exit_(model, "setup", 0, NOW + t)
+    (proxy,) = running(model, "proxy")
+
+    p = plan([pod], model.observed, images=model.images, now=NOW + 10)
+    unready = pod_status(pod, model.observed, plan=p, readiness={proxy: False})
+    ready = pod_status(pod, model.observed, plan=p, readiness={proxy: True})
+
+    assert (
+        PodCondition(
+            "ContainersReady",
+            False,
+            "ContainersNotReady",
+            "containers with unready status: [proxy]",
+        )
+        == unready.conditions[1]
+    )
+    assert ready.ready

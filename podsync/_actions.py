@@ -58,7 +58,10 @@ __all__ = [
 #: 3: plans carry the options they were made with (``Plan.options``).
 #: 4: ``CreateSpec`` is runtime-neutral: ``join``/``network``, ``ports``, ``mounts``,
 #:    ``milli_cpu`` (3 had Docker's network mode, port and bind strings, CPU shares).
-PLAN_FORMAT_VERSION = "4"
+#: 5: creates carry the pod file fields of issues 13 and 14 (``cpu_limit``, ``security``,
+#:    ``tmpfs``, host identity, terminals); a format-4 plan was made by a podsync that
+#:    read requests as limits and dropped security settings, so it is not applied.
+PLAN_FORMAT_VERSION = "5"
 
 
 class Reason(enum.StrEnum):

@@ -66,6 +66,8 @@ _OLDER_FORMATS = {
     "1": "its actions name pods without their uids",
     "2": "it does not say which options it was made with",
     "3": "its creates are spelled in Docker's terms",
+    "4": "it was planned before resources, security settings and the other pod file "
+    "fields were honoured",
 }
 
 

@@ -362,6 +362,22 @@ def test_a_plan_with_docker_spelled_creates_is_refused():
     )
 
 
+def test_a_plan_of_format_4_is_refused():
+    """Format 4 was written by a podsync that read memory requests as limits and did not
+    honour security settings: its creates are not what this podsync would make."""
+    data = json.loads(plan_to_json(plan([WEB], [], now=NOW)))
+    data["format_version"] = "4"
+
+    with pytest.raises(ConfigError) as caught:
+        plan_from_json(json.dumps(data), source="old.json")
+
+    assert (
+        "old.json: $.format_version: plan format 4 was written by an older podsync (it was "
+        "planned before resources, security settings and the other pod file fields were "
+        "honoured); make the plan again with `podsync plan -o`" in str(caught.value)
+    )
+
+
 def test_saved_creates_are_structured_and_canonical():
     """A saved create holds the neutral spec's values as JSON objects: the network it
     joins, its mounts and ports as fields, its CPU in milli-CPU; the text round-trips."""

@@ -6,6 +6,7 @@
                         _volumes _images _host_ports _environment _prober
     vocabulary          _options _actions _ownership _fingerprint _plan_json
     planner             _plan _admission _gc _spec_change _pod_planner _init_planner
+                        _status _container_status _status_json
     runtime boundary    _runtime docker _docker_api testing (_fake_rules _fake_calls _fake_clock)
                         _hooks _hostfs _probing
     apply / sync        _apply _sync
@@ -59,6 +60,7 @@ PLANNER = {
     "_pod_planner",
     "_init_planner",
     "_status",
+    "_container_status",
     "_status_json",
 }
 PURE = MODEL_AND_HELPERS | VOCABULARY | PLANNER

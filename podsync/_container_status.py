@@ -1,0 +1,202 @@
+"""One pod container's status: its state, the run it shows and that run's termination
+message - what ``pod_status`` and ``orphaned_pod_statuses`` (``podsync._status``) share
+for app and init containers alike.
+
+Pure (no I/O, no clock). The rules of a run are the planner's: an instance podsync
+stopped for its own reasons (a stop record outside ``FAILED_STOPS``) or one that was
+created and never started is *not a run*; one podsync killed for a failure failed,
+whatever its exit code. ``ContainerState`` and ``ContainerStatus`` are public through
+``podsync._status``, which re-exports them.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Mapping, Sequence
+
+import attrs
+
+from podsync._actions import FAILED_STOPS
+from podsync._models import Container, ObservedContainer, TerminationMessagePolicy
+
+__all__ = [
+    "MAX_LOG_MESSAGE_BYTES",
+    "MAX_LOG_MESSAGE_LINES",
+    "MAX_MESSAGE_BYTES",
+    "ContainerState",
+    "ContainerStatus",
+    "termination_message",
+    "wants_log_tail",
+]
+
+# The kubelet's limits on a termination message (pkg/kubelet/container/runtime.go:
+# MaxContainerTerminationMessageLength, ...LogLength, ...LogLines).
+MAX_MESSAGE_BYTES = 4096
+MAX_LOG_MESSAGE_BYTES = 2048
+MAX_LOG_MESSAGE_LINES = 80
+
+
+class ContainerState(enum.StrEnum):
+    """The state of one pod container (``v1.ContainerState``: exactly one of them)."""
+
+    WAITING = "waiting"
+    RUNNING = "running"
+    TERMINATED = "terminated"
+
+
+@attrs.frozen
+class ContainerStatus:
+    """One pod container, as its judged instance shows it.
+
+    Attributes:
+        name: the pod container's name.
+        state: waiting, running or terminated.
+        reason: why it waits (``ContainerCreating``, ``CrashLoopBackOff``,
+            ``ErrImageNeverPull``) or how it ended (``Completed``: exit code 0,
+            ``Error``), as the kubelet's API words them; empty while running.
+        message: for people, e.g. ``app exited with code 1``.
+        container_id: the engine id of the judged instance; empty when there is none.
+        running_since: when the running instance was created (podsync starts a
+            container right after creating it; the engine's start time is not
+            observed), seconds since the epoch; ``None`` unless running.
+        exit_code: the exit code of its last run (the current one when terminated, the
+            previous one while waiting or running again); ``None`` if it never ended.
+        exit_reason: ``Completed`` or ``Error`` for that run (``Error`` too when podsync
+            killed it for a failure); empty when there is none.
+        finished_at: when that run ended, seconds since the epoch; ``None`` if none.
+        restart_count: the runs after the first among the instances the engine still
+            holds (garbage collection removes older ones, so it may count fewer).
+        started: running, and its startup probe succeeded or it has none.
+        ready: started, and its readiness probe's verdict is success or it has none
+            (the kubelet's ``UpdatePodStatus``, ``pkg/kubelet/prober/prober_manager.go``).
+        image: the image of the pod container (the spec's).
+        termination_message: of the run ``exit_code`` belongs to: the last 4096 bytes
+            of its termination-message file, or, under ``FallbackToLogsOnError`` when
+            that is empty and the run failed, the last 80 lines (at most 2048 bytes)
+            of its log; empty when there is none.
+    """
+
+    name: str
+    state: ContainerState
+    reason: str = ""
+    message: str = ""
+    container_id: str = ""
+    running_since: float | None = None
+    exit_code: int | None = None
+    exit_reason: str = ""
+    finished_at: float | None = None
+    restart_count: int = 0
+    started: bool = False
+    ready: bool = False
+    image: str = ""
+    termination_message: str = ""
+
+
+@attrs.frozen
+class _Inputs:
+    """What the caller observed beside the containers (see ``pod_status``)."""
+
+    settling: frozenset[str]
+    readiness: Mapping[str, bool]
+    startup: Mapping[str, bool]
+    messages: Mapping[str, str]
+    log_tails: Mapping[str, str]
+
+    def started(self, c: Container, container_id: str) -> bool:
+        # UpdatePodStatus (prober_manager.go): started once the startup probe
+        # succeeded; without a startup probe, as soon as it runs.
+        return c.startup_probe is None or self.startup.get(container_id) is True
+
+    def ready(self, c: Container, container_id: str) -> bool:
+        # Ready: started, and the readiness verdict is success (no verdict yet is the
+        # worker's initial Failure); without a readiness probe, once started.
+        if not self.started(c, container_id):
+            return False
+        return c.readiness_probe is None or self.readiness.get(container_id) is True
+
+    def message(self, policy: TerminationMessagePolicy, run: ObservedContainer) -> str:
+        return termination_message(
+            policy, run.exit_code, self.messages.get(run.id, ""), self.log_tails.get(run.id, "")
+        )
+
+
+def termination_message(
+    policy: TerminationMessagePolicy, exit_code: int, file_text: str, log_tail: str
+) -> str:
+    """A run's termination message, as the kubelet's ``getTerminationMessage``
+    (``pkg/kubelet/kuberuntime/kuberuntime_container.go``): the last 4096 bytes of the
+    file; when that is empty, the policy is ``FallbackToLogsOnError`` and the run
+    failed (exit code not 0), the last 80 lines of the log, at most its last 2048
+    bytes."""
+    if file_text:
+        return _last_bytes(file_text, MAX_MESSAGE_BYTES)
+    if policy is not TerminationMessagePolicy.FALLBACK_TO_LOGS_ON_ERROR or exit_code == 0:
+        return ""
+    lines = log_tail.splitlines(keepends=True)[-MAX_LOG_MESSAGE_LINES:]
+    return _last_bytes("".join(lines), MAX_LOG_MESSAGE_BYTES)
+
+
+def wants_log_tail(policy: TerminationMessagePolicy, exit_code: int, file_text: str) -> bool:
+    """Whether ``termination_message`` would read a log tail: what the caller checks
+    before it asks the engine for one."""
+    return (
+        not file_text
+        and policy is TerminationMessagePolicy.FALLBACK_TO_LOGS_ON_ERROR
+        and exit_code != 0
+    )
+
+
+def _last_bytes(text: str, limit: int) -> str:
+    data = text.encode("utf-8", "surrogateescape")
+    if len(data) <= limit:
+        return text
+    return data[-limit:].decode("utf-8", "replace")
+
+
+def _ended(oc: ObservedContainer) -> float:
+    return oc.finished_at if oc.finished_at is not None else oc.created
+
+
+def _ran(oc: ObservedContainer) -> bool:
+    """Whether ``oc`` is (or was) a run: running, or ended by itself or by a failure -
+    not created and never started, not stopped by podsync to be replaced."""
+    if oc.running:
+        return True
+    if oc.finished_at is None:
+        return False
+    return not oc.stopped_by_podsync or oc.stopped_by_podsync in FAILED_STOPS
+
+
+def _last_run(instances: Sequence[ObservedContainer]) -> ObservedContainer | None:
+    """The newest instance whose run ended, if any."""
+    ended = [oc for oc in instances if not oc.running and _ran(oc)]
+    return max(ended, key=lambda oc: (_ended(oc), oc.created)) if ended else None
+
+
+def _with_run(
+    status: ContainerStatus,
+    run: ObservedContainer | None,
+    said: Callable[[ObservedContainer], str],
+    *,
+    reason: bool = False,
+) -> ContainerStatus:
+    """``status`` with the exit code, reason, end and termination message (``said``)
+    of ``run`` (and, with ``reason``, that reason as the status's own: a terminated
+    container)."""
+    if run is None:
+        return status
+    failed = run.exit_code != 0 or run.stopped_by_podsync in FAILED_STOPS
+    # The runtime's terminated reasons (containerd internal/cri/server/helpers.go;
+    # Docker: State.OOMKilled first, then the exit code): OOMKilled, Completed for 0,
+    # Error otherwise - and Error for a container podsync killed for a failure,
+    # whatever its code.
+    exit_reason = "OOMKilled" if run.oom_killed else "Error" if failed else "Completed"
+    return attrs.evolve(
+        status,
+        reason=exit_reason if reason else status.reason,
+        container_id=status.container_id or run.id,
+        exit_code=run.exit_code,
+        exit_reason=exit_reason,
+        finished_at=run.finished_at,
+        termination_message=said(run),
+    )

@@ -37,6 +37,8 @@ planner or talks to an engine, and only ``_sources`` does file or network I/O):
 * ``_node.py``: ``NodeInfo``, the node the pods are read for (its name, CPU, memory);
 * ``_env_resolve.py``: env values from the downward API, and ``$(VAR)`` expansion;
 * ``_convert.py``: documents to ``Pod`` s, with the rules that relate several values;
+* ``_convert_container.py``: one container to a ``Container`` (probes, hooks, ports,
+  mounts, env), for ``_convert``;
 * ``_objects.py``: the ConfigMaps and Secrets of the sources, which pods refer to.
 
 Here remain the streams (documents numbered, problems prefixed) and the pods defined

@@ -27,8 +27,8 @@ from podsync import (
     pod_status,
     sync,
 )
-from podsync._options import PlanOptions
 from podsync._container_status import termination_message
+from podsync._options import PlanOptions
 from podsync._status import PodCondition, orphaned_pod_statuses
 from podsync._status_json import STATUS_FORMAT_VERSION, statuses_to_json
 from podsync.testing import FakeClock, FakeRuntime

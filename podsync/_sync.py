@@ -260,6 +260,19 @@ def _needs_images(action: Action) -> bool:
     )
 
 
+def _likely_creates(desired: Sequence[Pod], observed: Sequence[ObservedContainer]) -> bool:
+    """True when fewer containers are observed than ``desired`` wants running (each
+    pod's app containers and its network container): then the plan creates something
+    and needs the image list. A guess, never a decision: a wrong guess costs one list
+    call or a second plan, not a different plan."""
+    wanted = 0
+    for pod in desired:
+        wanted += len(pod.containers) + 1
+        if wanted > len(observed):
+            return True
+    return False
+
+
 def _sync(
     desired: Sequence[Pod],
     runtime: Runtime,
@@ -336,11 +349,20 @@ def _sync(
             options=options,
         )
 
-    the_plan = make_plan(())
-    if options.gc.remove_dangling_images or any(_needs_images(a) for a in the_plan.actions):
-        images = tuple(runtime.list_images())
-        observation = attrs.evolve(observation, images=images)
-        the_plan = make_plan(images)
+    # The plan is the costly step at fleet scale, so it is made once wherever the
+    # observation already says the images will be needed: when dangling images are
+    # collected, or when fewer containers are observed than the pods want (something
+    # will be created). Otherwise (the steady state) the plan is made without them and,
+    # only if it turns out to need them after all, made again with the list.
+    fetched = options.gc.remove_dangling_images or _likely_creates(
+        desired, observation.containers
+    )
+    if fetched:
+        observation = attrs.evolve(observation, images=tuple(runtime.list_images()))
+    the_plan = make_plan(observation.images)
+    if not fetched and any(_needs_images(a) for a in the_plan.actions):
+        observation = attrs.evolve(observation, images=tuple(runtime.list_images()))
+        the_plan = make_plan(observation.images)
     if record_probes:
         # Before anything is applied: a kill the plan makes for a verdict must not be
         # followed by a sync that forgot the count. Whether the plan is then applied

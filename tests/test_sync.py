@@ -586,3 +586,49 @@ def test_never_pull_container_with_a_present_image_starts(root):
 
     assert result.ok
     assert ["list", "list_images", "create", "start", "create", "start"] == rt.call_names()
+
+
+def test_a_sync_that_creates_plans_once(root, monkeypatch):
+    """A sync whose pods are missing from the engine needs the image list; it is fetched
+    before planning, so the plan (the costly step at fleet scale: 10k pods) is made once
+    rather than once without the images and again with them."""
+    import podsync._sync as sync_module
+
+    made: list[int] = []
+    real_plan = sync_module.plan
+
+    def counting_plan(*args: Any, **kwargs: Any) -> Any:
+        made.append(1)
+        return real_plan(*args, **kwargs)
+
+    monkeypatch.setattr(sync_module, "plan", counting_plan)
+    rt = engine()
+
+    result = run([foo_pod()], rt, root)
+
+    assert result.ok
+    assert ["list", "list_images", "create", "start", "create", "start"] == rt.call_names()
+    assert 1 == len(made)
+
+
+def test_a_steady_sync_plans_once_without_the_image_list(root, monkeypatch):
+    """In the steady state the image list is not fetched and the plan is made once."""
+    import podsync._sync as sync_module
+
+    rt = engine()
+    run([foo_pod()], rt, root)
+    rt.calls.clear()
+    made: list[int] = []
+    real_plan = sync_module.plan
+
+    def counting_plan(*args: Any, **kwargs: Any) -> Any:
+        made.append(1)
+        return real_plan(*args, **kwargs)
+
+    monkeypatch.setattr(sync_module, "plan", counting_plan)
+
+    result = run([foo_pod()], rt, root)
+
+    assert not result.plan.has_changes
+    assert ["list"] == rt.call_names()
+    assert 1 == len(made)

@@ -489,12 +489,14 @@ def test_a_saved_plan_is_applied_under_its_own_root_dir(tmp_path, capsys):
 
 @pytest.mark.parametrize("pods", [0, 1, 3])
 def test_plan_json_chunks_spell_the_canonical_text(pods):
-    """The streamed pieces join to exactly what json.dumps makes of the whole plan, with
-    and without pods, rejections and pulls."""
-    from podsync._plan_json import _converter, plan_json_chunks
+    """The streamed pieces join to exactly the canonical text of the whole plan, with
+    and without pods, rejections and pulls, and that text is the plan's data."""
+    from podsync._plan_json import _converter, _dumps, plan_json_chunks
 
     desired = [attrs.evolve(WEB, name=f"web{i}", uid=f"uid-{i}") for i in range(pods)]
     p = plan(desired, [], now=NOW)
-    whole = json.dumps(_converter().unstructure(p), sort_keys=True, indent=2, ensure_ascii=False)
+    data = _converter().unstructure(p)
+    text = "".join(plan_json_chunks(p))
 
-    assert whole + "\n" == "".join(plan_json_chunks(p))
+    assert _dumps(data) + "\n" == text
+    assert data == json.loads(text)

@@ -91,11 +91,17 @@ _compact = json.JSONEncoder(
     sort_keys=True, ensure_ascii=False, separators=(", ", ": ")
 ).encode
 
+# A string's JSON text, non-ASCII kept (the C function where there is one).
+_string = json.encoder.encode_basestring
+
 
 def _layout(value: Any, indent: str, depth: int, out: list[str]) -> None:
     """Append ``value``'s text to ``out``: objects and arrays nested less than
     ``_COMPACT_DEPTH`` deep indented by two spaces a level (as ``json.dumps(indent=2)``
     does, ``indent`` being the current line's), deeper ones on one line."""
+    if isinstance(value, str):
+        out.append(_string(value))
+        return
     if depth >= _COMPACT_DEPTH or not value or not isinstance(value, dict | list):
         out.append(_compact(value))
         return
@@ -104,7 +110,7 @@ def _layout(value: Any, indent: str, depth: int, out: list[str]) -> None:
         separator = "{\n" + inner
         for key in sorted(value):
             out.append(separator)
-            out.append(_compact(key))
+            out.append(_string(key))
             out.append(": ")
             _layout(value[key], inner, depth + 1, out)
             separator = ",\n" + inner

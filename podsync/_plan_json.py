@@ -87,9 +87,7 @@ _COMPACT_DEPTH = 5
 
 # sort_keys and ensure_ascii=False as for the indented part; ", " and ": " as separators
 # so a one-line object reads like the indented ones.
-_compact = json.JSONEncoder(
-    sort_keys=True, ensure_ascii=False, separators=(", ", ": ")
-).encode
+_compact = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(", ", ": ")).encode
 
 # A string's JSON text, non-ASCII kept (the C function where there is one).
 _string = json.encoder.encode_basestring

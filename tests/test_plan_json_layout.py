@@ -30,7 +30,7 @@ def test_each_action_is_laid_out_and_its_spec_is_one_line():
     assert 3 == len(specs)
     assert all(line.startswith('          "spec": {"') for line in specs)
     assert any('"action": "create",' == line.strip() for line in lines)
-    assert 'tail -f /dev/null # é' in text
+    assert "tail -f /dev/null # é" in text
     assert text.endswith("}\n")
 
 

@@ -780,12 +780,16 @@ class PodPlanner(InitPlanner):
                 if gc.max_per_container is None:
                     continue
                 keep = max(gc.max_per_container, 1)
-                reason, why = Reason.GC_EXITED, f"exited, beyond the newest {keep} kept"
             else:
                 keep = 0
-                reason, why = Reason.GC_NOT_DESIRED, "exited, no longer in the pod spec"
             if len(instances) <= keep:
-                continue  # fewer instances than are kept: nothing to collect
+                # Fewer instances than are kept: nothing to collect, and no message to
+                # word (the steady state, once per container name of every pod).
+                continue
+            if desired:
+                reason, why = Reason.GC_EXITED, f"exited, beyond the newest {keep} kept"
+            else:
+                reason, why = Reason.GC_NOT_DESIRED, "exited, no longer in the pod spec"
             purged = {i.observed.id for i in self.purged}
             for instance in gc_candidates(instances, self.killed, keep, self.ctx.now, gc.min_age):
                 if instance.observed.id not in purged:

@@ -78,6 +78,8 @@ from podsync import (
     Pod,
     Port,
     Probe,
+    ResourceList,
+    Resources,
     RestartPolicy,
     Volume,
     VolumeMount,
@@ -120,6 +122,11 @@ MB = 1024 * 1024
 # Inputs
 
 
+def _limits(milli_cpu: int, memory: int) -> Resources:
+    # As the pod files say it (``resources.limits``): the CPU limit is also the weight.
+    return Resources(limits=ResourceList(cpu=milli_cpu, memory=memory))
+
+
 def make_pod(i: int) -> Pod:
     """Pod number ``i``: 3 app containers that differ a little from every other pod's."""
     host_port = 10_000 + i if i % 3 == 0 else 0  # unique, so no host-port conflicts
@@ -132,8 +139,7 @@ def make_pod(i: int) -> Pod:
         env=(EnvVar("POD_INDEX", str(i)), EnvVar("NGINX_WORKER_PROCESSES", str(1 + i % 4))),
         ports=(Port(container_port=80, host_port=host_port, name="http"),),
         volume_mounts=(VolumeMount("cache", "/var/cache/nginx"),) if i % 2 == 0 else (),
-        cpu=250,
-        memory=128 * MB,
+        resources=_limits(250, 128 * MB),
     )
     shipper = Container(
         name="log-shipper",
@@ -144,8 +150,7 @@ def make_pod(i: int) -> Pod:
         volume_mounts=(
             (VolumeMount("config", "/etc/shipper", read_only=True),) if i % 4 == 1 else ()
         ),
-        cpu=50,
-        memory=32 * MB,
+        resources=_limits(50, 32 * MB),
     )
     app = Container(
         name="app",
@@ -167,8 +172,7 @@ def make_pod(i: int) -> Pod:
             else None
         ),
         termination_message_path="/dev/termination-log" if i % 3 == 1 else "",
-        cpu=500,
-        memory=256 * MB,
+        resources=_limits(500, 256 * MB),
     )
     return Pod(
         name=f"app-{i:05d}",
@@ -177,6 +181,7 @@ def make_pod(i: int) -> Pod:
         containers=(web, shipper, app),
         volumes=tuple(volumes),
         restart_policy=RestartPolicy.ON_FAILURE if i % 7 == 0 else RestartPolicy.ALWAYS,
+        labels={"app": "demo", "shard": str(i % 16)},
     )
 
 

@@ -116,6 +116,16 @@ def _check_keys(keys: Mapping[str, object], path: str, out: list[tuple[str, str]
     return ok
 
 
+def _redact(out: list[tuple[str, str]], since: int, paths: tuple[str, ...]) -> None:
+    """Problems ``out[since:]`` under ``paths`` say what was wrong, never the value: a
+    Secret's values must not reach an error message (a terminal, a CI log)."""
+    for i in range(since, len(out)):
+        path, message = out[i]
+        if path.startswith(paths) and ", got " in message:
+            shown = message.split(", got ", 1)[0]
+            out[i] = (path, f"{shown} (the value is not shown: it is a Secret's)")
+
+
 def _decode_base64(
     values: Mapping[str, str], path: str, out: list[tuple[str, str]]
 ) -> dict[str, bytes]:
@@ -178,6 +188,7 @@ def _read_object(
             return None
         return _ConfigMap(cm.metadata.name, cm.metadata.namespace, dict(cm.data), binary)
     secret = _structure(data, _SecretV1, root, out)
+    _redact(out, before, (f"{root}.data", f"{root}.stringData"))
     if secret is None:
         return None
     _check_keys(secret.data, f"{root}.data", out)

@@ -307,3 +307,24 @@ def test_an_edited_configmap_replaces_the_container_and_the_plan_names_it() -> N
     assert p.actions[1].message == (
         "replace default/web/app: spec changed (env changed (from ConfigMap default/app-config))"
     )
+
+
+def test_a_secret_value_of_the_wrong_type_is_not_shown() -> None:
+    """A Secret value that is not a string is an error that names its path and what was
+    expected, never the value: it would end up on a terminal or in a CI log."""
+    secret = (
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\n"
+        "stringData:\n  pin: 4711\ndata:\n  token: 90210\n"
+    )
+    assert errors(
+        secret
+        + "---\n"
+        + POD.replace(
+            "configMapKeyRef: {name: app-config, key: MODE}", "fieldRef: {fieldPath: metadata.name}"
+        )
+    ) == [
+        "pods.yaml: document 1: $.data.token: expected a string (the value is not shown: it "
+        "is a Secret's)",
+        "pods.yaml: document 1: $.stringData.pin: expected a string (the value is not shown: "
+        "it is a Secret's)",
+    ]

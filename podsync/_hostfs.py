@@ -67,6 +67,8 @@ _PROBE_RECORD_MAX_BYTES = 4096
 # The seed made its pod and container directories 0750 (os.MkdirAll(dir, 0750)); the
 # process umask applies on top, as it did for the seed.
 DIR_MODE = 0o750
+#: An emptyDir volume's own directory: any user of the pod may write there (kubelet).
+EMPTY_DIR_MODE = 0o777
 # The seed's os.Create: 0666 before the umask, so the container may write its message
 # whatever user it runs as.
 FILE_MODE = 0o666
@@ -127,7 +129,9 @@ def make_host_paths(spec: CreateSpec, root_dir: str) -> None:
 
     Existing directories and files are kept as they are (a file is never truncated: a
     container instance's termination message belongs to it). With
-    ``spec.security.fs_group``, each directory (an emptyDir volume) is given to that
+    ``spec.security.fs_group``, each directory (an emptyDir volume) is made writable
+    by every user (``EMPTY_DIR_MODE``, as the kubelet's emptyDir); with
+    ``spec.security.fs_group``, each is also given to that
     group, group-writable and setgid, every time: the kubelet's SetVolumeOwnership
     (pkg/volume/volume_linux.go) ORs in 0660 and 0110 and sets setgid on directories,
     so files the pod's processes make there keep the group. Only the directory itself:
@@ -142,16 +146,21 @@ def make_host_paths(spec: CreateSpec, root_dir: str) -> None:
     for directory in spec.directories:
         real_root, parts = _components(directory, root_dir)
         made = _make_pod_path(real_root, parts)
-        if fs_group is not None:
-            # Through a descriptor opened without following symlinks: what is changed
-            # is the directory podsync made, never what a symlink put there points at.
-            fd = os.open(made, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-            try:
+        # Through a descriptor opened without following symlinks: what is changed is
+        # the directory podsync made, never what a symlink put there points at.
+        fd = os.open(made, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        try:
+            # Writable by any user of the pod, as the kubelet makes an emptyDir
+            # (empty_dir.go setupDir: mode 0777, whatever the umask), so a container that
+            # runs as another user than root can write there. The pod directory around
+            # it stays 0750: no other user of the host reaches it.
+            mode = stat.S_IMODE(os.fstat(fd).st_mode) | EMPTY_DIR_MODE
+            if fs_group is not None:
                 os.fchown(fd, -1, fs_group)
-                mode = stat.S_IMODE(os.fstat(fd).st_mode)
-                os.fchmod(fd, mode | 0o660 | 0o110 | stat.S_ISGID)
-            finally:
-                os.close(fd)
+                mode |= 0o660 | 0o110 | stat.S_ISGID
+            os.fchmod(fd, mode)
+        finally:
+            os.close(fd)
     for file in spec.files:
         real_root, parts = _components(file, root_dir)
         if len(parts) < 2:

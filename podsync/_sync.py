@@ -354,9 +354,7 @@ def _sync(
     # collected, or when fewer containers are observed than the pods want (something
     # will be created). Otherwise (the steady state) the plan is made without them and,
     # only if it turns out to need them after all, made again with the list.
-    fetched = options.gc.remove_dangling_images or _likely_creates(
-        desired, observation.containers
-    )
+    fetched = options.gc.remove_dangling_images or _likely_creates(desired, observation.containers)
     if fetched:
         observation = attrs.evolve(observation, images=tuple(runtime.list_images()))
     the_plan = make_plan(observation.images)

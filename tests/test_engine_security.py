@@ -385,3 +385,39 @@ spec:
     assert result.ok, result.plan.describe() + result.apply_result.summary()
     app = _inspect(engine, pod)["app"]
     assert "1000" == _exec(runtime, app["Id"], "/bin/id", "-u").strip()
+
+
+NON_ROOT_WRITER = f"""\
+apiVersion: v1
+kind: Pod
+metadata: {{name: NAME}}
+spec:
+  securityContext: {{runAsUser: 1000}}
+  volumes:
+  - {{name: scratch, emptyDir: {{}}}}
+  containers:
+  - name: app
+    image: {TEST_IMAGE}
+    imagePullPolicy: Never
+    command: [/bin/sh, -c, "{SERVE}"]
+    volumeMounts: [{{name: scratch, mountPath: /scratch}}]
+"""
+
+
+def test_a_non_root_user_can_write_to_an_empty_dir_without_fs_group(
+    engine: docker.DockerClient, cleanup: Cleanup, runtime: DockerRuntime, tmp_path: Path
+) -> None:
+    """An emptyDir is writable by any user of the pod, as the kubelet makes it (mode
+    0777, empty_dir.go setupDir): a pod that runs as user 1000 without an fsGroup can
+    still write its scratch files."""
+    pod = _load(cleanup, NON_ROOT_WRITER)
+
+    result = _sync([pod], runtime, _options(tmp_path))
+
+    assert result.ok, result.plan.describe() + result.apply_result.summary()
+    app = _inspect(engine, pod)["app"]
+    _exec(runtime, app["Id"], "/bin/touch", "/scratch/made-by-1000")
+    volume = Path(app["HostConfig"]["Binds"][0].split(":")[0])
+    assert 1000 == (volume / "made-by-1000").stat().st_uid
+    # The pod directory around it stays podsync's alone.
+    assert 0o750 == (volume.parent.stat().st_mode & 0o777)

@@ -49,7 +49,9 @@ def mode(path: Path) -> int:
 
 def test_make_host_paths(root):
     """emptyDir directories and the termination-message file (empty) are made, with
-    their parents, 0750 before the umask (seed), and the pod directory is marked."""
+    their parents, 0750 before the umask (seed), and the pod directory is marked; the
+    emptyDir's own directory is 0777 whatever the umask, as the kubelet makes it (any
+    user of the pod may write there)."""
     umask = os.umask(0o022)
     os.umask(umask)
     empty = root / "uid1" / "volumes" / "empty" / "scratch"
@@ -60,7 +62,8 @@ def test_make_host_paths(root):
     assert empty.is_dir()
     assert b"" == message.read_bytes()
     assert (root / "uid1" / POD_DIR_MARKER).is_file()
-    assert 0o750 & ~umask == mode(empty)
+    assert 0o777 == mode(empty)
+    assert 0o750 & ~umask == mode(empty.parent)
     assert 0o750 & ~umask == mode(message.parent)
     assert {"uid1"} == list_pod_dirs(str(root))
 

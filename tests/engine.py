@@ -443,3 +443,29 @@ def _run(client: docker.DockerClient, command: str) -> int:
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
+
+
+def apply_refused(client: docker.DockerClient, source: Path, root: Path) -> int:
+    """``podsync apply SOURCE`` (network none, the test pause image, root dir ``root``),
+    asserting that it changed nothing on the engine; its exit code.
+
+    For the bad-input rule: a refused pod file is an error naming the file and its
+    ``$.path`` (the caller reads stderr) and leaves the engine as it was."""
+    import podsync.cli
+
+    before = client.api.containers(all=True)
+    code = podsync.cli.main(
+        [
+            "apply",
+            "--no-delete",
+            "--network-mode",
+            "none",
+            "--network-image",
+            PAUSE_IMAGE,
+            "--root-dir",
+            str(root),
+            str(source),
+        ]
+    )
+    assert before == client.api.containers(all=True)
+    return code

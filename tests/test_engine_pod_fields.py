@@ -25,7 +25,7 @@ import podsync.cli
 from podsync import Pod, parse_pods
 from podsync._options import PlanOptions
 from podsync.docker import DockerRuntime
-from tests.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup
+from tests.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup, apply_refused
 
 pytestmark = pytest.mark.engine
 
@@ -198,21 +198,7 @@ def test_a_refused_file_changes_nothing(
         f"spec: {{containers: [{{name: app, image: {TEST_IMAGE}, "
         "resources: {limits: {nvidia.com/gpu: 1}}}]}\n"
     )
-    before = engine.api.containers(all=True)
-
-    code = podsync.cli.main(
-        [
-            "apply",
-            "--no-delete",
-            "--network-mode",
-            "none",
-            "--network-image",
-            PAUSE_IMAGE,
-            "--root-dir",
-            str(tmp_path / "root"),
-            str(tmp_path),
-        ]
-    )
+    code = apply_refused(engine, tmp_path, tmp_path / "root")
 
     assert 1 == code
     err = capsys.readouterr().err
@@ -220,4 +206,3 @@ def test_a_refused_file_changes_nothing(
         f"{bad}: $.spec.containers[0].resources.limits['nvidia.com/gpu']: extended resource "
         "'nvidia.com/gpu' is not supported by podsync" in err
     ), err
-    assert before == engine.api.containers(all=True)

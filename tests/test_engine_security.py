@@ -22,7 +22,7 @@ import podsync
 import podsync.cli
 from podsync import PlanOptions, Pod, Reason, SyncResult, parse_pods
 from podsync.docker import DockerRuntime
-from tests.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup
+from tests.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup, apply_refused
 
 pytestmark = pytest.mark.engine
 
@@ -315,28 +315,13 @@ spec:
     securityContext: {{capabilities: {{add: [NET_ADMN]}}}}
 """
     )
-    before = engine.api.containers(all=True)
-
-    code = podsync.cli.main(
-        [
-            "apply",
-            "--no-delete",
-            "--network-mode",
-            "none",
-            "--network-image",
-            PAUSE_IMAGE,
-            "--root-dir",
-            str(tmp_path / "root"),
-            str(path),
-        ]
-    )
+    code = apply_refused(engine, path, tmp_path / "root")
 
     assert 1 == code
     assert (
         f"{path}: $.spec.containers[0].securityContext.capabilities.add[0]: unknown "
         "capability 'NET_ADMN'"
     ) in capsys.readouterr().err
-    assert before == engine.api.containers(all=True)
 
 
 @pytest.fixture

@@ -21,9 +21,14 @@ everything else and ``metrics_text`` returns ``None``.
 
 from __future__ import annotations
 
+import http.server
 import math
+import socket
+import socketserver
 import threading
-from collections.abc import Sequence
+import urllib.parse
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import attrs
 
@@ -268,3 +273,211 @@ class LoopBoard:
             return None
         with self._lock:
             return self._metrics.text()
+
+
+# --- the HTTP server -------------------------------------------------------------------
+
+#: The media type of ``prometheus_client.generate_latest``'s output: the Prometheus text
+#: format 0.0.4 (what ``prometheus_client``'s own servers send with it).
+METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+#: Seconds between the server's checks for ``close()``: the most ``close`` waits.
+_POLL_INTERVAL = 0.2
+
+#: Seconds a connection may take to send its request: a client that connects and says
+#: nothing does not hold a thread for ever.
+_REQUEST_TIMEOUT = 10.0
+
+
+def parse_listen_address(text: str) -> tuple[str, int]:
+    """``(host, port)`` of a ``--listen`` address: ``HOST:PORT``, ``[IPV6]:PORT`` or
+    ``:PORT`` (the IPv4 loopback ``127.0.0.1``, never every interface). Port 0 asks the
+    kernel for a free port.
+
+    Raises:
+        ValueError: not one of those forms, or the port is not 0-65535; the message
+            says which form was expected.
+    """
+    form = "expected HOST:PORT, [IPV6]:PORT or :PORT"
+    if text.startswith("["):
+        end = text.find("]")
+        if end < 0 or text[end + 1 : end + 2] != ":":
+            raise ValueError(f"bad listen address {text!r}: {form}")
+        host, port = text[1:end], text[end + 2 :]
+    else:
+        host, colon, port = text.rpartition(":")
+        if not colon:
+            raise ValueError(f"bad listen address {text!r}: {form}")
+        if ":" in host:
+            raise ValueError(
+                f"bad listen address {text!r}: an IPv6 address goes in brackets, e.g. [::1]:PORT"
+            )
+    if not (port.isascii() and port.isdigit() and int(port) <= 65535):
+        raise ValueError(f"bad listen address {text!r}: the port is a number from 0 to 65535")
+    return host or "127.0.0.1", int(port)
+
+
+class _Server(http.server.ThreadingHTTPServer):
+    """A ``ThreadingHTTPServer`` of the address's family (IPv4 or IPv6), that does not
+    look its own name up in DNS when it binds (``HTTPServer.server_bind`` calls
+    ``getfqdn``, which can hang on a host without working DNS)."""
+
+    daemon_threads = True
+
+    def __init__(
+        self,
+        address: tuple[str, int],
+        family: socket.AddressFamily,
+        board: LoopBoard,
+        log: Callable[[str], None] | None,
+    ) -> None:
+        self.address_family = family
+        self.board = board
+        self.log = log
+        super().__init__(address, _Handler)
+
+    def server_bind(self) -> None:
+        socketserver.TCPServer.server_bind(self)
+        host, port = self.server_address[:2]
+        self.server_name = str(host)
+        self.server_port = int(port)
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    """``GET /healthz``, ``/pods`` and ``/metrics``; 404 elsewhere, 405 for other methods
+    on those paths."""
+
+    server: _Server
+    server_version = "podsync"
+    sys_version = ""
+    timeout = _REQUEST_TIMEOUT
+    _PATHS = ("/healthz", "/pods", "/metrics")
+
+    def do_GET(self) -> None:
+        path = urllib.parse.urlsplit(self.path).path
+        board = self.server.board
+        if path == "/healthz":
+            health = board.health()
+            self._reply(200 if health.ok else 503, health.reason)
+        elif path == "/pods":
+            pods = board.pods_json()
+            if pods is None:
+                self._reply(503, "no pod statuses yet: the loop has not observed the engine")
+            else:
+                self._reply(200, pods, "application/json")
+        elif path == "/metrics":
+            metrics = board.metrics_text()
+            if metrics is None:
+                self._reply(501, METRICS_MISSING)
+            else:
+                self._reply(200, metrics, METRICS_CONTENT_TYPE)
+        else:
+            self._reply(404, f"not found: {path} (try /healthz, /pods or /metrics)")
+
+    def _other_method(self) -> None:
+        path = urllib.parse.urlsplit(self.path).path
+        if path in self._PATHS:
+            self._reply(405, f"method {self.command} not allowed: only GET", allow=True)
+        else:
+            self._reply(404, f"not found: {path} (try /healthz, /pods or /metrics)")
+
+    do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = _other_method
+
+    def _reply(
+        self,
+        code: int,
+        body: str,
+        content_type: str = "text/plain; charset=utf-8",
+        *,
+        allow: bool = False,
+    ) -> None:
+        data = body.encode("utf-8")
+        self.send_response(code)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Cache-Control", "no-store")
+        if allow:
+            self.send_header("Allow", "GET")
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """To the server's ``log`` callback, not to stderr (the base class's default)."""
+        if self.server.log is not None:
+            self.server.log(f"{self.address_string()} {format % args}")
+
+
+class BoardServer:
+    """A running ``serve``: ``address`` is where it listens, ``close()`` stops it.
+
+    A context manager: leaving the ``with`` block closes it.
+    """
+
+    def __init__(self, server: _Server) -> None:
+        self._server = server
+        self._thread = threading.Thread(
+            target=server.serve_forever,
+            kwargs={"poll_interval": _POLL_INTERVAL},
+            name="podsync-http",
+            daemon=True,
+        )
+        self._closed = False
+        self._close_lock = threading.Lock()
+        host, port = server.server_address[:2]
+        #: ``(host, port)`` the server listens on (the port the kernel chose for 0).
+        self.address: tuple[str, int] = (str(host), int(port))
+        self._thread.start()
+
+    def close(self) -> None:
+        """Stop taking requests and close the socket, within about 0.2 s; requests
+        being answered end on their own (their threads are daemons). A second call
+        does nothing."""
+        with self._close_lock:
+            if self._closed:
+                return
+            self._closed = True
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join()
+
+    def __enter__(self) -> BoardServer:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def serve(
+    board: LoopBoard, address: str, *, log: Callable[[str], None] | None = None
+) -> BoardServer:
+    """Answer ``GET /healthz``, ``/pods`` and ``/metrics`` from ``board`` on ``address``,
+    from a daemon thread, until the handle's ``close()``.
+
+    * ``/healthz``: 200 ``ok``, or 503 with the reason (``LoopBoard.health``);
+    * ``/pods``: 200 with the latest pod statuses as JSON (``podsync status --json``'s
+      document), or 503 before the loop has observed the engine;
+    * ``/metrics``: 200 in the Prometheus text format, or 501 saying what to install
+      when the ``metrics`` extra is not;
+    * 404 for any other path; 405 (``Allow: GET``) for another method on those paths.
+
+    The endpoints have no authentication: they show pod names, images and error
+    messages. Listen on a loopback address (``127.0.0.1``, ``[::1]``; ``:PORT`` means
+    ``127.0.0.1``) unless the network that reaches the address is trusted - an address
+    of another interface, or ``0.0.0.0``, is taken as given.
+
+    Args:
+        board: what to answer from.
+        address: ``HOST:PORT``, ``[IPV6]:PORT`` or ``:PORT`` (``parse_listen_address``).
+        log: called with one line per request (client, request line, status) and per
+            error; ``None`` (the default) logs nothing - never to stderr.
+
+    Raises:
+        ValueError: a malformed address.
+        OSError: the address cannot be listened on (in use, not the host's, ...).
+    """
+    host, port = parse_listen_address(address)
+    family, _, _, _, sockaddr = socket.getaddrinfo(
+        host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+    )[0]
+    return BoardServer(_Server((str(sockaddr[0]), port), family, board, log))

@@ -6,11 +6,15 @@ ended, an action ended, the latest pod statuses); ``serve`` answers ``/healthz``
 ``/pods`` and ``/metrics`` from it. The board is thread-safe: every write and every read
 holds one lock, so a read never sees half a write.
 
-Health is the kubelet's ``syncLoop`` health check (``pkg/kubelet/kubelet.go``,
-``syncLoopHealthCheck``: the loop is healthy while its last sync is recent, with a
-threshold of two sync periods before it fails), asked of *successful* syncs: a loop that
-runs but cannot reach the engine, or cannot read its pods, is not keeping the host in
-shape. One failed round within two periods of a good one is not yet a failure.
+Health is the kubelet's ``syncloop`` health check (``syncLoopHealthCheck``,
+``pkg/kubelet/server/server.go``; ``Kubelet.SyncLoopHealthCheck`` in
+``pkg/kubelet/kubelet.go`` today): it fails when the sync loop has not come round for two
+resync intervals. podsync asks it of *successful* syncs - a loop that runs but cannot
+reach the engine, or cannot read its pods, is not keeping the host in shape - without
+the kubelet's floor of 5 minutes (issue 17: two sync periods), and before the first sync
+it fails (the kubelet passes until its loop is first entered: "not yet" is not "ok" for
+a supervisor that waits for the host to be in shape). One failed round within two
+periods of a good one is not yet a failure.
 
 Metrics go through ``prometheus_client`` (the optional ``metrics`` extra:
 ``pip install 'podsync[metrics]'``) into a ``CollectorRegistry`` of the board's own:

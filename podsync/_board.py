@@ -121,6 +121,9 @@ class _Metrics:
             "Unix time the last successful sync round completed (0: none yet).",
             registry=r,
         )
+        # The process's own CPU time, memory and open files (process_cpu_seconds_total,
+        # ...), read from /proc when scraped: what the loop costs at idle.
+        pc.ProcessCollector(registry=r)
         # Every series that exists from the start is exported from the start, at 0, so
         # that rate() and "== 0" alerts work before the first event.
         for result in ("ok", "failed"):

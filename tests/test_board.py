@@ -353,6 +353,14 @@ def test_source_errors_are_counted_by_source_and_sources_report_up(clocks: Clock
     assert values[("podsync_source_up", (("source", "/etc/podsync/pods"),))] == 0
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="read from /proc")
+def test_the_process_metrics_are_there(clocks: Clocks) -> None:
+    values = samples(board_of(clocks))
+
+    assert values[("process_cpu_seconds_total", ())] > 0
+    assert values[("process_resident_memory_bytes", ())] > 0
+
+
 def test_each_board_has_its_own_registry(clocks: Clocks) -> None:
     """podsync touches no process-global state: two boards count apart, and the default
     registry of prometheus_client gets none of podsync's metrics."""

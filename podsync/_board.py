@@ -143,6 +143,24 @@ def _load_metrics() -> _Metrics | None:
         return None
 
 
+def _source_label(source: str) -> str:
+    """``source`` as a metric label: an HTTP(S) URL without its credentials - the
+    password of ``user:password@`` and the values of its query (``?token=...``) are
+    replaced by ``***`` - since ``/metrics`` is read by whoever scrapes it."""
+    parts = urllib.parse.urlsplit(source)
+    if parts.scheme.lower() not in ("http", "https"):
+        return source
+    netloc = parts.netloc
+    if "@" in netloc:
+        user, _, host = netloc.rpartition("@")
+        netloc = f"{user.partition(':')[0]}:***@{host}" if ":" in user else netloc
+    query = "&".join(
+        f"{key}=***" if sep else key
+        for key, sep, _ in (item.partition("=") for item in parts.query.split("&") if item)
+    )
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc, query=query))
+
+
 class LoopBoard:
     """The loop's status board (thread-safe): the loop writes, the HTTP server reads.
 
@@ -185,7 +203,7 @@ class LoopBoard:
         """``source`` was read (its pods are current)."""
         with self._lock:
             if self._metrics is not None:
-                self._metrics.source_up.labels(source).set(1)
+                self._metrics.source_up.labels(_source_label(source)).set(1)
 
     def source_error(self, source: str, message: str) -> None:
         """``source`` could not be read or parsed (``message`` says why); the loop keeps
@@ -193,8 +211,9 @@ class LoopBoard:
         del message  # logged by the loop; a metric label must not carry free text
         with self._lock:
             if self._metrics is not None:
-                self._metrics.source_errors.labels(source).inc()
-                self._metrics.source_up.labels(source).set(0)
+                label = _source_label(source)
+                self._metrics.source_errors.labels(label).inc()
+                self._metrics.source_up.labels(label).set(0)
 
     def sync_done(self, duration: float, ok: bool, message: str = "") -> None:
         """A sync round ended, after ``duration`` seconds; ``ok`` False when it failed

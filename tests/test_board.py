@@ -361,6 +361,29 @@ def test_the_process_metrics_are_there(clocks: Clocks) -> None:
     assert values[("process_resident_memory_bytes", ())] > 0
 
 
+@pytest.mark.parametrize(
+    ("source", "label"),
+    [
+        ("/etc/podsync/pods", "/etc/podsync/pods"),
+        ("http://config.example/pods.yaml", "http://config.example/pods.yaml"),
+        # a password or a token in the URL never reaches /metrics
+        ("https://ops:s3cret@config.example/pods", "https://ops:***@config.example/pods"),
+        ("https://config.example/pods?token=s3cret&v", "https://config.example/pods?token=***&v"),
+        ("https://ops@config.example/pods", "https://ops@config.example/pods"),
+    ],
+)
+def test_a_source_label_carries_no_credentials(clocks: Clocks, source: str, label: str) -> None:
+    board = board_of(clocks)
+    board.source_error(source, "HTTP 500")
+    board.source_ok(source)
+
+    values = samples(board)
+
+    assert values[("podsync_source_errors_total", (("source", label),))] == 1
+    assert values[("podsync_source_up", (("source", label),))] == 1
+    assert "s3cret" not in (board.metrics_text() or "")
+
+
 def test_each_board_has_its_own_registry(clocks: Clocks) -> None:
     """podsync touches no process-global state: two boards count apart, and the default
     registry of prometheus_client gets none of podsync's metrics."""

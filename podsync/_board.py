@@ -29,6 +29,7 @@ import http.server
 import math
 import socket
 import socketserver
+import sys
 import threading
 import urllib.parse
 from collections.abc import Callable, Sequence
@@ -368,6 +369,15 @@ class _Server(http.server.ThreadingHTTPServer):
         self.server_name = str(host)
         self.server_port = int(port)
 
+    def handle_error(self, request: object, client_address: Any) -> None:
+        """A request that failed outside the handler's answer (a client that reset its
+        connection, say): to ``log``, never to stderr (socketserver's default prints a
+        traceback there)."""
+        del request
+        error = sys.exc_info()[1]
+        if self.log is not None:
+            self.log(f"{client_address[0]} error: {type(error).__name__}: {error}")
+
 
 class _Handler(http.server.BaseHTTPRequestHandler):
     """``GET /healthz``, ``/pods`` and ``/metrics``; 404 elsewhere, 405 for other methods
@@ -380,6 +390,15 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     _PATHS = ("/healthz", "/pods", "/metrics")
 
     def do_GET(self) -> None:
+        try:
+            self._get()
+        except (ConnectionError, TimeoutError):
+            raise  # the client went away: nothing to answer (``handle_error`` logs it)
+        except Exception as error:  # a bug: answer it, and keep serving
+            self.log_message("error answering %s: %s", self.path, error)
+            self._reply(500, f"internal error: {error}")
+
+    def _get(self) -> None:
         path = urllib.parse.urlsplit(self.path).path
         board = self.server.board
         if path == "/healthz":

@@ -11,7 +11,9 @@ from __future__ import annotations
 import http.client
 import json
 import socket
+import struct
 import sys
+import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -307,3 +309,54 @@ def test_requests_from_many_threads_while_the_loop_writes(board: LoopBoard, url:
         codes = list(pool.map(ask, range(60)))
 
     assert set(codes) == {200}
+
+
+class BrokenBoard(LoopBoard):
+    """A board whose pods cannot be rendered (a bug, say): the server must answer, and
+    say nothing on stderr."""
+
+    def pods_json(self) -> str | None:
+        raise RuntimeError("cannot render the pods")
+
+
+@pytest.mark.real_clock
+def test_an_error_while_answering_is_a_500_logged_through_the_callback(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    board = BrokenBoard(10.0, clock=FakeClock(0.0, step=0), wall_clock=FakeClock(1e9, step=0))
+    lines: list[str] = []
+    with serve(board, "127.0.0.1:0", log=lines.append) as handle:
+        status, _, body = get(f"http://127.0.0.1:{handle.address[1]}/pods")
+        health = get(f"http://127.0.0.1:{handle.address[1]}/healthz")[0]
+
+    assert (status, body) == (500, "internal error: cannot render the pods")
+    assert health == 503  # the server goes on
+    assert any("cannot render the pods" in line for line in lines)
+    assert capfd.readouterr().err == ""
+
+
+@pytest.mark.real_clock
+def test_a_client_that_goes_away_leaves_nothing_on_stderr(
+    board: LoopBoard, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """A client that resets its connection before the answer: writing it fails in the
+    handler's thread, which socketserver would report on stderr."""
+    import time
+
+    board.pods_seen(statuses() * 200)  # an answer that takes a moment to render
+    linger_zero = struct.pack("ii", 1, 0)  # close() sends a reset, not a polite FIN
+    with serve(board, "127.0.0.1:0") as handle:
+        for _ in range(5):
+            client = socket.create_connection(("127.0.0.1", handle.address[1]), timeout=TIMEOUT)
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, linger_zero)
+            client.sendall(b"GET /pods HTTP/1.1\r\nHost: x\r\n\r\n")
+            client.close()
+        # the handlers' threads are daemons: wait for them, or their errors come later
+        deadline = time.monotonic() + TIMEOUT
+        while time.monotonic() < deadline and any(
+            "process_request_thread" in t.name for t in threading.enumerate()
+        ):
+            time.sleep(0.05)
+        assert get(f"http://127.0.0.1:{handle.address[1]}/healthz")[0] == 503
+
+    assert capfd.readouterr().err == ""

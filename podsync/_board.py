@@ -94,7 +94,7 @@ class _Metrics:
         )
         self.actions = pc.Counter(
             "podsync_actions",
-            "Actions applied to the engine, by kind (Create, Kill, ...) and result "
+            "Actions applied to the engine, by kind (pull, create, kill, ...) and result "
             "(ok, failed or skipped).",
             ["kind", "result"],
             registry=r,
@@ -238,8 +238,9 @@ class LoopBoard:
                     self._metrics.last_success.set(self._wall_clock())
 
     def action_done(self, kind: str, result: str) -> None:
-        """An action of ``kind`` (its class name: ``Create``, ``Kill``, ...) ended with
-        ``result``: ``ok``, ``failed`` or ``skipped``.
+        """An action of ``kind`` (the loop's name for it: ``pull``, ``create``, ``kill``,
+        ...: a label, taken as given) ended with ``result``: ``ok``, ``failed`` or
+        ``skipped``.
 
         Raises:
             ValueError: ``result`` is none of those.
@@ -317,15 +318,17 @@ _REQUEST_TIMEOUT = 10.0
 
 
 def parse_listen_address(text: str) -> tuple[str, int]:
-    """``(host, port)`` of a ``--listen`` address: ``HOST:PORT``, ``[IPV6]:PORT`` or
-    ``:PORT`` (the IPv4 loopback ``127.0.0.1``, never every interface). Port 0 asks the
-    kernel for a free port.
+    """``(host, port)`` of a ``--listen`` address: ``HOST:PORT``, ``[IPV6]:PORT``, or
+    ``:PORT`` or ``PORT`` alone (the IPv4 loopback ``127.0.0.1``, never every
+    interface). Port 0 asks the kernel for a free port.
 
     Raises:
         ValueError: not one of those forms, or the port is not 0-65535; the message
             says which form was expected.
     """
-    form = "expected HOST:PORT, [IPV6]:PORT or :PORT"
+    form = "expected HOST:PORT, [IPV6]:PORT, :PORT or PORT"
+    if text.isascii() and text.isdigit():
+        text = f":{text}"  # a port alone: loopback, as ``:PORT``
     if text.startswith("["):
         end = text.find("]")
         if end < 0 or text[end + 1 : end + 2] != ":":
@@ -507,13 +510,14 @@ def serve(
     * 404 for any other path; 405 (``Allow: GET``) for another method on those paths.
 
     The endpoints have no authentication: they show pod names, images and error
-    messages. Listen on a loopback address (``127.0.0.1``, ``[::1]``; ``:PORT`` means
-    ``127.0.0.1``) unless the network that reaches the address is trusted - an address
+    messages. Listen on a loopback address (``127.0.0.1``, ``[::1]``; ``:PORT`` and
+    ``PORT`` mean ``127.0.0.1``) unless the network that reaches the address is trusted - an address
     of another interface, or ``0.0.0.0``, is taken as given.
 
     Args:
         board: what to answer from.
-        address: ``HOST:PORT``, ``[IPV6]:PORT`` or ``:PORT`` (``parse_listen_address``).
+        address: ``HOST:PORT``, ``[IPV6]:PORT``, ``:PORT`` or ``PORT``
+            (``parse_listen_address``).
         log: called with one line per request (client, request line, status) and per
             error; ``None`` (the default) logs nothing - never to stderr.
 

@@ -188,7 +188,7 @@ def test_an_action_result_must_be_ok_failed_or_skipped(clocks: Clocks) -> None:
     board = board_of(clocks)
 
     with pytest.raises(ValueError, match="'done'"):
-        board.action_done("Create", "done")
+        board.action_done("create", "done")
 
 
 # --- pods --------------------------------------------------------------------------------
@@ -297,11 +297,11 @@ def test_sync_rounds_are_counted_by_result_and_timed(clocks: Clocks) -> None:
 def test_actions_are_counted_by_kind_and_result(clocks: Clocks) -> None:
     board = board_of(clocks)
     for kind, result in [
-        ("Pull", "ok"),
-        ("Create", "ok"),
-        ("Create", "ok"),
-        ("Create", "failed"),
-        ("Kill", "skipped"),
+        ("pull", "ok"),
+        ("create", "ok"),
+        ("create", "ok"),
+        ("create", "failed"),
+        ("kill", "skipped"),
     ]:
         board.action_done(kind, result)
 
@@ -311,10 +311,10 @@ def test_actions_are_counted_by_kind_and_result(clocks: Clocks) -> None:
     }
 
     assert actions == {
-        (("kind", "Pull"), ("result", "ok")): 1,
-        (("kind", "Create"), ("result", "ok")): 2,
-        (("kind", "Create"), ("result", "failed")): 1,
-        (("kind", "Kill"), ("result", "skipped")): 1,
+        (("kind", "pull"), ("result", "ok")): 1,
+        (("kind", "create"), ("result", "ok")): 2,
+        (("kind", "create"), ("result", "failed")): 1,
+        (("kind", "kill"), ("result", "skipped")): 1,
     }
 
 
@@ -413,7 +413,7 @@ def without_prometheus_client(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_without_the_metrics_extra_the_board_works_and_has_no_metrics(clocks: Clocks) -> None:
     board = board_of(clocks)
     board.sync_done(0.25, ok=True)
-    board.action_done("Create", "ok")
+    board.action_done("create", "ok")
     board.source_error("/etc/podsync/pods", "bad.yaml")
     board.pods_seen(statuses())
 
@@ -439,7 +439,7 @@ def test_writes_from_threads_while_reading(clocks: Clocks) -> None:
     def write(n: int) -> None:
         start.wait()
         for i in range(rounds):
-            board.action_done("Create", "ok")
+            board.action_done("create", "ok")
             board.sync_done(0.01, ok=True)
             board.source_error(f"source-{n}", f"error {i}")
             board.pods_seen(seen[: i % 3])
@@ -468,7 +468,7 @@ def test_writes_from_threads_while_reading(clocks: Clocks) -> None:
     assert problems == []
     values = samples(board)
     assert (
-        values[("podsync_actions_total", (("kind", "Create"), ("result", "ok")))]
+        values[("podsync_actions_total", (("kind", "create"), ("result", "ok")))]
         == writers * rounds
     )
     assert values[("podsync_sync_rounds_total", (("result", "ok"),))] == writers * rounds

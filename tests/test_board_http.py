@@ -74,6 +74,8 @@ def url(board: LoopBoard) -> Iterator[str]:
         # every interface, when asked for in so many words
         ("0.0.0.0:10255", ("0.0.0.0", 10255)),
         ("127.0.0.1:0", ("127.0.0.1", 0)),
+        # a port alone: loopback too
+        ("10255", ("127.0.0.1", 10255)),
     ],
 )
 def test_listen_addresses(text: str, expected: tuple[str, int]) -> None:
@@ -83,7 +85,7 @@ def test_listen_addresses(text: str, expected: tuple[str, int]) -> None:
 @pytest.mark.parametrize(
     ("text", "problem"),
     [
-        ("10255", "HOST:PORT"),
+        ("99999", "port"),
         ("127.0.0.1", "HOST:PORT"),
         ("127.0.0.1:", "port"),
         ("127.0.0.1:http", "port"),
@@ -139,7 +141,7 @@ def test_metrics_answer_the_prometheus_text_format(board: LoopBoard, url: str) -
     from prometheus_client.parser import text_string_to_metric_families
 
     board.sync_done(0.2, ok=True)
-    board.action_done("Create", "ok")
+    board.action_done("create", "ok")
     status, headers, body = get(f"{url}/metrics")
 
     values = {
@@ -150,7 +152,7 @@ def test_metrics_answer_the_prometheus_text_format(board: LoopBoard, url: str) -
     assert status == 200
     assert headers["Content-Type"] == "text/plain; version=0.0.4; charset=utf-8"
     assert values[("podsync_sync_rounds_total", (("result", "ok"),))] == 1
-    assert values[("podsync_actions_total", (("kind", "Create"), ("result", "ok")))] == 1
+    assert values[("podsync_actions_total", (("kind", "create"), ("result", "ok")))] == 1
 
 
 @pytest.mark.real_clock

@@ -45,7 +45,7 @@ def test_the_unit_says_what_an_operator_expects() -> None:
     assert service["Type"] == "simple"
     assert service["Restart"] == "on-failure"
     assert service["KillSignal"] == "SIGTERM"
-    assert service["TimeoutStopSec"] == "45s"
+    assert service["TimeoutStopSec"] == "30s"
     assert "docker.service" in unit["Unit"]["After"].split()
     assert "docker.service" in unit["Unit"]["Wants"].split()
     # podsync outlives the engine: a docker restart must not take it down

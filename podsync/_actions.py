@@ -28,7 +28,7 @@ from podsync._models import Handler, HostAlias
 from podsync._options import PlanOptions
 from podsync._ports import PortMapping
 from podsync._security import ContainerSecurity
-from podsync._volumes import Mount, TmpfsMount
+from podsync._volumes import Mount, NamedVolumeMount, TmpfsMount
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = [
@@ -202,6 +202,10 @@ class CreateSpec:
             default asks for nothing beyond the engine's defaults.
         tmpfs: in-memory filesystems the engine mounts for this container alone
             (``TmpfsMount``: emptyDir volumes with ``medium: Memory``), in order.
+        volumes: named engine volumes mounted in the container (``NamedVolumeMount``:
+            ``persistentVolumeClaim`` volumes), in order. The engine creates one that
+            does not exist, unlabelled: a plan creates its volumes first
+            (``CreateVolume``).
 
     Raises:
         ValueError: both ``network`` and ``join`` are set.
@@ -237,6 +241,7 @@ class CreateSpec:
     stdin_once: bool = False
     security: ContainerSecurity = attrs.field(factory=ContainerSecurity)
     tmpfs: tuple[TmpfsMount, ...] = ()
+    volumes: tuple[NamedVolumeMount, ...] = ()
 
 
 @attrs.frozen

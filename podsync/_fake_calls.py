@@ -31,11 +31,16 @@ CALL_NAMES = frozenset(
         "exec_attached",  # exec_attached(id, command, ..., tty)
         "logs",  # container_logs(id, tail, since, follow)
         "events",  # engine_events(since, until)
+        "list_volumes",  # list_volumes()
+        "create_volume",  # create_volume(name, labels)
+        "remove_volume",  # remove_volume(name)
     }
 )
 
 #: The calls that change the engine (the others only look).
-MUTATING_CALL_NAMES = frozenset({"pull", "create", "start", "stop", "remove", "remove_image"})
+MUTATING_CALL_NAMES = frozenset(
+    {"pull", "create", "start", "stop", "remove", "remove_image", "create_volume", "remove_volume"}
+)
 
 
 @attrs.frozen

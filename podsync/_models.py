@@ -36,6 +36,7 @@ __all__ = [
     "MemoryMedium",
     "ObservedContainer",
     "ObservedImage",
+    "ObservedVolume",
     "Pod",
     "Port",
     "PortProtocol",
@@ -631,3 +632,20 @@ class ObservedImage:
     tags: tuple[str, ...] = ()
     digests: tuple[str, ...] = ()
     user: str | None = None
+
+
+@attrs.frozen
+class ObservedVolume:
+    """A named volume on the engine (``docker volume ls``): a directory the engine keeps
+    apart from every container, which outlives the containers that mount it.
+
+    Attributes:
+        name: the volume's name, unique on the engine.
+        labels: its labels, as given when it was created; empty for a volume the engine
+            made by itself (a container mounted a name that did not exist) or someone
+            made without any. podsync's volumes carry its labels (``LABEL_VOLUME_KIND``
+            and the others of ``podsync.labels``): see ``podsync.volume_ownership``.
+    """
+
+    name: str
+    labels: dict[str, str] = attrs.field(factory=dict, hash=False)

@@ -42,6 +42,7 @@ from podsync._models import Pod, VolumeMount
 __all__ = [
     "DEFAULT_ROOT_DIR",
     "Mount",
+    "NamedVolumeMount",
     "TmpfsMount",
     "binds",
     "termination_message_file",
@@ -161,3 +162,15 @@ def _file_name(name: str) -> str:
     # dropped whole rather than split).
     head = encoded[:keep].decode(errors="ignore")
     return f"{head}-{digest}"
+
+
+@attrs.frozen
+class NamedVolumeMount:
+    """A named engine volume made visible inside a container: the volume ``volume``
+    appears at ``container_path`` (absolute), writable unless ``read_only``. An engine
+    creates a volume it does not have yet, unlabelled (Docker does), so whoever wants it
+    labelled creates it first (``Runtime.create_volume``)."""
+
+    volume: str
+    container_path: str
+    read_only: bool = False

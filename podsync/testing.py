@@ -19,14 +19,18 @@ create, start, stop and remove change what ``list_containers`` returns, so "appl
 observe again, plan again" works. It records every call in the seed's vocabulary
 (``list``, ``list_images``, ``pull``, ``create``, ``start``, ``stop``, ``remove``,
 ``exec``, ``remove_image``, ``address``; ``exec_attached``, ``logs``, ``events`` for the
-operating calls) and follows Docker 20.10's rules, with its
+operating calls; ``list_volumes``, ``create_volume``, ``remove_volume`` for named
+volumes) and follows Docker 20.10's rules, with its
 messages, by its own code (not the planner's): names match
 ``[a-zA-Z0-9][a-zA-Z0-9_.-]+`` and are unique, a memory limit is at least 6 MB, a
 container that joins another's network (``CreateSpec.join``) sets no hostname, DNS servers
 or ports of its own, an image must be present to create a container from it, a container
 can only join the network of a running container, a running or paused container cannot
 be removed, a paused one cannot exec, and a host port (per protocol and address) is
-published by one running container at a time. A stop ends a process as Docker's does:
+published by one running container at a time. Named volumes follow the local volume
+driver: its names (``[a-zA-Z0-9][a-zA-Z0-9_.-]+``), a create of an existing volume that
+leaves it as it is, a volume created unlabelled by the create of a container that mounts
+it, and no removal of a volume a container uses. A stop ends a process as Docker's does:
 with the process's own exit code when it handles SIGTERM, 137 when it ignores SIGTERM
 and is killed (``stop_exit_code``, ``on_sigterm``).
 Image references are read by the fake's own implementation of Docker's reference format
@@ -45,7 +49,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
 from podsync._actions import CreateSpec
@@ -63,6 +67,7 @@ from podsync._fake_rules import create_refusal as _create_refusal
 from podsync._fake_rules import image_id as _image_id
 from podsync._fake_rules import read_reference as _read_reference
 from podsync._fake_rules import sysctl_start_error as _sysctl_start_error
+from podsync._fake_rules import volume_name_refusal as _volume_name_refusal
 from podsync._fake_state import FakeContainer as _Container
 from podsync._fake_state import Journal as _Journal
 from podsync._fake_state import exec_refusal as _exec_refusal
@@ -70,7 +75,7 @@ from podsync._fake_state import network_mode_conflict as _network_mode_conflict
 from podsync._fake_state import published as _published
 from podsync._fake_state import publishes as _publishes
 from podsync._fake_state import start_refusal as _start_refusal
-from podsync._models import ObservedContainer, ObservedImage
+from podsync._models import ObservedContainer, ObservedImage, ObservedVolume
 from podsync._ports import PortMapping
 from podsync._runtime import EngineEvent, ExecResult, LogLine, Stream
 from podsync.exceptions import EngineUnavailable, NameConflict, RuntimeCallError
@@ -92,6 +97,7 @@ class FakeRuntime:
             ``k8s_`` containers of a scenario).
         images: images present at the start: references (``"busybox"`` is stored as
             ``busybox:latest``, naming no user: root) or ``ObservedImage`` values.
+        volumes: named volumes present at the start (``add_volume``).
         clock: where creation and exit times come from, seconds since the epoch; a
             ``FakeClock()`` of its own by default (never the real clock: every reading
             is one second after the one before, from ``FakeClock.DEFAULT_START``).
@@ -124,6 +130,7 @@ class FakeRuntime:
         *,
         containers: Iterable[ObservedContainer] = (),
         images: Iterable[str | ObservedImage] = (),
+        volumes: Iterable[ObservedVolume | str] = (),
         clock: Callable[[], float] | None = None,
         stop_exit_code: int | None = 0,
         address: str | None = None,
@@ -149,6 +156,7 @@ class FakeRuntime:
         self._exec_handlers: dict[tuple[str, ...], _ExecHandler] = {}
         self._containers: dict[str, _Container] = {}
         self._images: dict[str, ObservedImage] = {}
+        self._volumes: dict[str, ObservedVolume] = {}
         self._faults: list[_Fault] = []
         self._counter = 0
         #: How many times ``close`` was called.
@@ -157,6 +165,8 @@ class FakeRuntime:
             self.add_container(oc)
         for image in images:
             self.add_image(image)
+        for volume in volumes:
+            self.add_volume(volume)
 
     def __repr__(self) -> str:
         return f"<FakeRuntime with {len(self._containers)} container(s), {len(self.calls)} call(s)>"
@@ -206,6 +216,20 @@ class FakeRuntime:
             if isinstance(image, str):
                 image = self._new_image(_read_reference(image))
             self._images[image.id] = image
+
+    def add_volume(self, volume: ObservedVolume | str) -> None:
+        """Put a named volume on the engine as it is (no call is recorded): an
+        ``ObservedVolume``, or a name (unlabelled, as a volume someone made by hand)."""
+        with self._lock:
+            if isinstance(volume, str):
+                volume = ObservedVolume(volume)
+            self._volumes[volume.name] = volume
+
+    @property
+    def volumes(self) -> list[ObservedVolume]:
+        """The named volumes, as ``list_volumes`` would return them (no call recorded)."""
+        with self._lock:
+            return [self._volumes[n] for n in sorted(self._volumes)]
 
     @staticmethod
     def _new_image(ref: _Reference) -> ObservedImage:
@@ -423,6 +447,8 @@ class FakeRuntime:
     def _targets(self, call: Call) -> list[str]:
         if call.name == "create":
             return [call.args[0].name, call.args[0].image]
+        if call.name in ("create_volume", "remove_volume"):
+            return [call.args[0]]
         if call.name in ("start", "stop", "remove", "exec", "address", "logs", "exec_attached"):
             container = self._find(call.args[0])
             return [call.args[0]] + ([container.name] if container is not None else [])
@@ -559,6 +585,13 @@ class FakeRuntime:
                     holder_id=holder.id,
                     holder_labels=holder.labels,
                 )
+            for mounted in spec.volumes:
+                if (refusal := _volume_name_refusal(mounted.volume)) is not None:
+                    raise RuntimeCallError("create", spec.name, refusal)
+            for mounted in spec.volumes:
+                # Docker creates a volume a container mounts when it does not exist yet,
+                # without labels (the volume service's CreateWithRef).
+                self._volumes.setdefault(mounted.volume, ObservedVolume(mounted.volume))
             self._counter += 1
             cid = f"c{self._counter:04d}"
             # Kept in Docker's spelling: the fake's rules below are Docker's.
@@ -788,6 +821,52 @@ class FakeRuntime:
                         "remove_image", image_id, f"image is being used by container {c.id}"
                     )
             del self._images[image.id]
+
+    def list_volumes(self) -> list[ObservedVolume]:
+        """Every named volume, by name."""
+        self._sleep()
+        with self._lock:
+            self._record("list_volumes")
+            return [self._volumes[n] for n in sorted(self._volumes)]
+
+    def create_volume(self, name: str, labels: Mapping[str, str]) -> None:
+        """Create the named volume; one that exists is left as it is, labels included
+        (Docker returns it).
+
+        Raises:
+            RuntimeCallError: the local driver refuses the name
+                (``_fake_rules.volume_name_refusal``).
+        """
+        self._sleep()
+        with self._lock:
+            self._record("create_volume", name, dict(labels))
+            refusal = _volume_name_refusal(name)
+            if refusal is not None:
+                raise RuntimeCallError("create_volume", name, refusal)
+            self._volumes.setdefault(name, ObservedVolume(name, dict(labels)))
+
+    def remove_volume(self, name: str) -> None:
+        """Remove the named volume; removing a missing one succeeds.
+
+        Raises:
+            RuntimeCallError: a container, running or not, mounts it ("remove <name>:
+                volume is in use - [<ids>]").
+        """
+        self._sleep()
+        with self._lock:
+            self._record("remove_volume", name)
+            if name not in self._volumes:
+                return
+            users = [
+                c.id
+                for c in self._sorted()
+                if c.spec is not None and any(v.volume == name for v in c.spec.volumes)
+            ]
+            if users:
+                raise RuntimeCallError(
+                    "remove_volume", name, f"remove {name}: volume is in use - [{' '.join(users)}]"
+                )
+            del self._volumes[name]
 
     def _sleep(self) -> None:
         # Outside the lock, so that concurrent calls overlap as they would on an engine.

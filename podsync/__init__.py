@@ -18,6 +18,7 @@ import warnings as _warnings
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from podsync._models import (
+    ClaimSource,
     Container,
     DNSPolicy,
     EnvVar,
@@ -29,6 +30,7 @@ from podsync._models import (
     MemoryMedium,
     ObservedContainer,
     ObservedImage,
+    ObservedVolume,
     Pod,
     Port,
     PortProtocol,
@@ -75,6 +77,7 @@ from podsync._actions import (
     Action,
     Create,
     CreateSpec,
+    CreateVolume,
     Kill,
     Plan,
     PodAction,
@@ -89,7 +92,7 @@ from podsync._actions import (
 )
 
 # isort: split
-from podsync._ownership import Ownership, ownership
+from podsync._ownership import Ownership, VolumeOwnership, ownership, volume_ownership
 
 # isort: split
 from podsync._fingerprint import plan_fingerprint
@@ -116,7 +119,13 @@ from podsync._cpu import CPU_PERIOD, cpu_quota, cpu_shares
 from podsync._resolv import ResolvConf, parse_resolv_conf
 
 # isort: split
-from podsync._volumes import DEFAULT_ROOT_DIR, Mount, TmpfsMount
+from podsync._volumes import (
+    DEFAULT_ROOT_DIR,
+    Mount,
+    NamedVolumeMount,
+    TmpfsMount,
+    claim_volume_name,
+)
 
 # isort: split
 from podsync._security import (
@@ -220,6 +229,7 @@ __all__ = [
     "ApplyResult",
     "BackOffPolicy",
     "Capabilities",
+    "ClaimSource",
     "ConfigError",
     "Container",
     "ContainerSecurity",
@@ -227,6 +237,7 @@ __all__ = [
     "ContainerStatus",
     "Create",
     "CreateSpec",
+    "CreateVolume",
     "DNSPolicy",
     "EngineEvent",
     "EngineUnavailable",
@@ -245,10 +256,12 @@ __all__ = [
     "MemoryMedium",
     "Mount",
     "NameConflict",
+    "NamedVolumeMount",
     "NodeInfo",
     "Observation",
     "ObservedContainer",
     "ObservedImage",
+    "ObservedVolume",
     "Ownership",
     "ParsedName",
     "Plan",
@@ -296,8 +309,10 @@ __all__ = [
     "TmpfsMount",
     "Volume",
     "VolumeMount",
+    "VolumeOwnership",
     "Wait",
     "apply",
+    "claim_volume_name",
     "container_name",
     "cpu_quota",
     "cpu_shares",
@@ -327,6 +342,7 @@ __all__ = [
     "statuses_to_json",
     "sync",
     "termination_inputs",
+    "volume_ownership",
 ]
 
 # Names that were public at the top level before the surface was made deliberate: each

@@ -2,9 +2,10 @@
 
 ``Reason`` (why an action is planned), ``CreateSpec`` (what a create asks of a runtime),
 the actions (``Pull``, ``Create``, ``Kill``, ``Remove``, ``Wait``, ``RemovePodDir``,
-``RemoveImage``), ``PodPlan``, ``Rejection`` and ``Plan`` with its renderings for people
-(``describe``, ``render``, ``summary``); the stop-record words (``FAILED_STOPS``) that
-the planner reads and apply writes; the plan's JSON format version.
+``RemoveImage``, ``CreateVolume``), ``PodPlan``, ``Rejection`` and ``Plan`` with its
+renderings for people (``describe``, ``render``, ``summary``); the stop-record words
+(``FAILED_STOPS``) that the planner reads and apply writes; the plan's JSON format
+version.
 
 Contract: frozen values and pure text functions. The planner produces these values; the
 apply side, the runtimes, the JSON form and the command line consume them, so this
@@ -39,6 +40,7 @@ __all__ = [
     "Action",
     "Create",
     "CreateSpec",
+    "CreateVolume",
     "Kill",
     "Plan",
     "PodAction",
@@ -115,6 +117,8 @@ class Reason(enum.StrEnum):
     INIT_PENDING = "init-pending"  # wait: an init container before it has not finished
     INIT_FAILED = "init-failed"  # stop a sidecar: an init container failed under Never
     INIT_PURGED = "init-purged"  # remove an init instance from before the pod was rebuilt
+    # named volumes (issue 14)
+    CLAIM_FIRST_USE = "claim-first-use"  # create a claim's volume: the first container mounts it
 
 
 #: The stop record (``ObservedContainer.stopped_by_podsync``) of a container that apply
@@ -341,8 +345,26 @@ class RemoveImage:
     message: str
 
 
+@attrs.frozen
+class CreateVolume:
+    """Create the named engine volume ``volume`` with ``labels``, before the first
+    container of pod ``pod_uid`` (``pod``: its key) that mounts it: the engine would
+    make a missing volume itself, unlabelled, and it would not be podsync's. Creating a
+    volume that exists by then changes nothing, so every pod that needs a missing
+    volume has its own ``CreateVolume``. ``container`` is empty: the volume is the
+    pod's, not one container's."""
+
+    pod: str
+    pod_uid: str
+    volume: str
+    labels: dict[str, str] = attrs.field(hash=False)
+    reason: Reason
+    message: str
+    container: str = ""
+
+
 #: An action of one pod (``PodPlan.actions``), run in order with the pod's others.
-PodAction = Create | Kill | Remove | Wait | RemovePodDir
+PodAction = Create | Kill | Remove | Wait | RemovePodDir | CreateVolume
 #: Any action of a plan: the pulls, a pod's actions and the engine-wide cleanup.
 Action = Pull | PodAction | RemoveImage
 
@@ -476,6 +498,7 @@ VERBS: Mapping[type, str] = {
     Wait: "wait",
     RemovePodDir: "tear down",
     RemoveImage: "remove image",
+    CreateVolume: "create volume",
 }
 
 # A full 64-hex-digit container or image id, cut to the 12 digits people know.

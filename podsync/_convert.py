@@ -50,6 +50,7 @@ from podsync._convert_pod import (
 from podsync._convert_security import _with_security
 from podsync._env_resolve import _PodFacts
 from podsync._models import (
+    ClaimSource,
     Container,
     DNSPolicy,
     Pod,
@@ -72,6 +73,7 @@ from podsync._schema import (
     _RestartPolicyV1Beta1,
     _structure,
 )
+from podsync._schema_objects import _ClaimSourceV1
 from podsync._security import PodSecurityContext
 from podsync._unsupported import (
     _DNS_OPTIONS,
@@ -128,11 +130,17 @@ def _volume(
     keys: tuple[str, str],
     path: str,
     out: list[tuple[str, str]],
+    claim: _ClaimSourceV1 | None = None,
 ) -> Volume:
     if host is not None and empty is not None:
         out.append((path, f"needs at most one of {keys[0]} or {keys[1]}, got both"))
+    if claim is not None and (host is not None or empty is not None):
+        other = keys[0] if host is not None else keys[1]
+        out.append((path, f"needs one volume source, got persistentVolumeClaim and {other}"))
     if isinstance(empty, _EmptyDirV1):
         _check_empty_dir(empty, f"{path}.{keys[1]}", out)
+    if claim is not None:
+        return Volume(name=name, claim=ClaimSource(claim.claim_name, claim.read_only))
     # No source at all means emptyDir (the 2014 validation default).
     return Volume(name=name, host_path=host.path if host is not None else None)
 
@@ -251,6 +259,7 @@ def _pod_from_v1(
             ("hostPath", "emptyDir"),
             f"{spec_path}.volumes[{i}]",
             out,
+            v.persistent_volume_claim,
         )
         for i, v in enumerate(doc.spec.volumes)
     ]

@@ -25,6 +25,7 @@ from podsync._security import PodSecurityContext, SecurityContext
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = [
+    "ClaimSource",
     "Container",
     "DNSPolicy",
     "EnvVar",
@@ -138,25 +139,36 @@ class MemoryMedium:
 
 
 @attrs.frozen
+class ClaimSource:
+    """A ``persistentVolumeClaim`` volume source: the data of claim ``claim_name`` in the
+    pod's namespace, kept in a named engine volume (``podsync.claim_volume_name``) that
+    outlives every pod; ``read_only`` mounts it read-only in every container."""
+
+    claim_name: str
+    read_only: bool = False
+
+
+@attrs.frozen
 class Volume:
-    """A pod volume: a host directory (``host_path``, the seed's ``hostDir``) or, when
-    ``host_path`` is ``None``, an empty directory that lives as long as the pod
-    (``emptyDir``, created under the runtime's root directory; with ``memory``, a
-    tmpfs the engine mounts in the one container that uses it)."""
+    """A pod volume: a host directory (``host_path``, the seed's ``hostDir``), a claim's
+    named engine volume (``claim``), or, when both are ``None``, an empty directory that
+    lives as long as the pod (``emptyDir``, created under the runtime's root directory;
+    with ``memory``, a tmpfs the engine mounts in the one container that uses it)."""
 
     name: str
     host_path: str | None = None
     memory: MemoryMedium | None = None
+    claim: ClaimSource | None = None
 
     @property
     def is_empty_dir(self) -> bool:
         """True for an ``emptyDir`` volume (on disk or in memory)."""
-        return self.host_path is None
+        return self.host_path is None and self.claim is None
 
     @property
     def on_disk(self) -> bool:
         """True for an ``emptyDir`` volume whose directory is under the root directory."""
-        return self.host_path is None and self.memory is None
+        return self.host_path is None and self.memory is None and self.claim is None
 
 
 @attrs.frozen

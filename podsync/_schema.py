@@ -205,6 +205,7 @@ class _VolumeV1:
     name: _Name
     host_path: _HostPathV1 | None = None
     empty_dir: _EmptyDirV1 | None = None
+    persistent_volume_claim: _obj._ClaimSourceV1 | None = None
 
 
 @attrs.frozen(kw_only=True)

@@ -1,5 +1,6 @@
-"""The schema of the ConfigMaps and Secrets of the sources and of the references to
-them in a container (``configMapKeyRef``, ``envFrom``).
+"""The schema of the ConfigMaps, Secrets and PersistentVolumeClaims of the sources and
+of the references to them (``configMapKeyRef``, ``envFrom``, a ``persistentVolumeClaim``
+volume).
 
 Contract: shapes only, as ``_schema``'s classes (whose converter structures these too:
 ``_OBJECT_HOOKS`` gives the checks of the ``NewType`` s here, ``_OBJECT_CLASSES`` the
@@ -87,12 +88,21 @@ class _SecretV1:
     ignored: tuple[str, ...] = _ignored_keys()
 
 
+@attrs.frozen(kw_only=True)
+class _ClaimSourceV1:
+    """A ``persistentVolumeClaim`` volume: the claim's named engine volume (``_convert``)."""
+
+    claim_name: _Subdomain
+    read_only: bool = False
+
+
 # Which Kubernetes object each class reads (the keys of ``_unsupported``'s tables).
 _OBJECT_CLASSES: Mapping[type, str] = {
     _EnvFromSource: "EnvFromSource",
     _ObjectMetaV1: "ObjectMeta",
     _ConfigMapV1: "ConfigMap",
     _SecretV1: "Secret",
+    _ClaimSourceV1: "PersistentVolumeClaimVolumeSource",
 }
 
 # The check of each NewType here, for ``_schema``'s converter.

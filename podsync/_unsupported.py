@@ -204,9 +204,6 @@ _NOT_SUPPORTED: Mapping[str, Mapping[str, _Refusal]] = {
         "secret": _planned(_CONFIG_AND_SECRETS, accepts=_SOURCE_ONLY),
         "downwardAPI": _planned("downwardAPI volumes are not implemented", accepts=_SOURCE_ONLY),
         "projected": _planned("projected volumes are not implemented", accepts=_SOURCE_ONLY),
-        "persistentVolumeClaim": _planned(
-            "PersistentVolumeClaims are not implemented", accepts=_SOURCE_ONLY
-        ),
         "ephemeral": _Refusal(
             "generic ephemeral volumes are PersistentVolumeClaims a cluster provisions",
             _SOURCE_ONLY,

@@ -1,0 +1,363 @@
+"""``persistentVolumeClaim`` volumes (issue 14): a named engine volume per claim and
+namespace, as podman's ``kube play`` maps claims to volumes; created by the plan before
+the first container that mounts it, never removed."""
+
+from __future__ import annotations
+
+import pytest
+
+from podsync import (
+    ConfigError,
+    Create,
+    CreateVolume,
+    GCPolicy,
+    ObservedVolume,
+    PlanOptions,
+    Pod,
+    Reason,
+    claim_volume_name,
+    parse_pods,
+    plan,
+    plan_from_json,
+    plan_to_json,
+    sync,
+    volume_ownership,
+)
+from podsync._volumes import NamedVolumeMount, volume_host_paths
+from podsync.labels import LABEL_VOLUME_CLAIM, LABEL_VOLUME_KIND, LABEL_VOLUME_NAMESPACE
+from podsync.testing import FakeClock, FakeRuntime
+
+IMAGES = ["busybox", "registry.k8s.io/pause:3.10"]
+
+
+def pod_file(
+    name: str = "db",
+    *,
+    namespace: str = "default",
+    claim: str = "data",
+    claim_read_only: str = "",
+    mount_read_only: str = "",
+) -> str:
+    return f"""\
+apiVersion: v1
+kind: Pod
+metadata: {{name: {name}, namespace: {namespace}}}
+spec:
+  volumes:
+  - name: store
+    persistentVolumeClaim: {{claimName: {claim}{claim_read_only}}}
+  - name: scratch
+    emptyDir: {{}}
+  containers:
+  - name: app
+    image: busybox
+    volumeMounts:
+    - {{name: scratch, mountPath: /scratch}}
+    - {{name: store, mountPath: /var/lib/data{mount_read_only}}}
+  - name: sidecar
+    image: busybox
+"""
+
+
+def parse(text: str) -> Pod:
+    (pod,) = parse_pods(text, source_name="pod.yaml", source="file")
+    return pod
+
+
+def errors(text: str) -> list[str]:
+    with pytest.raises(ConfigError) as info:
+        parse_pods(text, source_name="pod.yaml", source="file")
+    return [str(p) for p in info.value.problems]
+
+
+def claim_labels(namespace: str = "default", claim: str = "data") -> dict[str, str]:
+    return {
+        LABEL_VOLUME_KIND: "claim",
+        LABEL_VOLUME_NAMESPACE: namespace,
+        LABEL_VOLUME_CLAIM: claim,
+    }
+
+
+OPTIONS = PlanOptions(root_dir="/srv/podsync")
+
+
+def creates(pod_actions: tuple[object, ...]) -> list[Create]:
+    return [a for a in pod_actions if isinstance(a, Create)]
+
+
+# --- the volume's name -----------------------------------------------------------------
+
+
+def test_the_volume_name_is_unambiguous() -> None:
+    """``podsync_<namespace>_<claim>``: neither a namespace (a DNS label) nor a claim
+    name (a DNS subdomain) has a ``_``, so the name splits back into exactly the two;
+    claim names with dots stay apart from namespaces."""
+    assert "podsync_default_data" == claim_volume_name("default", "data")
+    assert "podsync_team-a_db.primary" == claim_volume_name("team-a", "db.primary")
+    names = {
+        claim_volume_name(ns, claim)
+        for ns, claim in [("a", "b.c"), ("a-b", "c"), ("a", "b-c"), ("ab", "c"), ("a", "bc")]
+    }
+    assert 5 == len(names)
+
+
+def test_a_volume_is_podsyncs_by_its_labels() -> None:
+    """podsync's claim volumes carry its labels; an unlabelled volume of the same name
+    (a pre-provisioned one) is not podsync's."""
+    owned = volume_ownership(ObservedVolume("podsync_default_data", claim_labels()))
+    assert owned is not None
+    assert ("claim", "default", "data", True) == (
+        owned.kind,
+        owned.namespace,
+        owned.claim,
+        owned.retained,
+    )
+    assert volume_ownership(ObservedVolume("podsync_default_data")) is None
+    assert volume_ownership(ObservedVolume("data", {"com.docker.compose.volume": "data"})) is None
+
+
+# --- reading pod files -----------------------------------------------------------------
+
+
+def test_a_claim_is_mounted_as_its_named_volume() -> None:
+    """The claim's mount is the named volume of the claim in the pod's namespace; it
+    has no host path and no directory under the root directory."""
+    pod = parse(pod_file(namespace="shop"))
+
+    assert {"scratch"} == set(volume_host_paths(pod, "/srv/podsync"))
+    made = plan([pod], now=100.0, options=OPTIONS)
+    (app, _sidecar) = [c for c in creates(made.pods[0].actions) if c.container != "net"]
+    assert (NamedVolumeMount("podsync_shop_data", "/var/lib/data"),) == app.spec.volumes
+    assert ["/scratch"] == [m.container_path for m in app.spec.mounts]
+    assert ("/srv/podsync/" + pod.uid + "/volumes/empty/scratch",) == app.spec.directories
+
+
+@pytest.mark.parametrize(
+    ("claim_read_only", "mount_read_only", "read_only"),
+    [
+        ("", "", False),
+        (", readOnly: true", "", True),
+        ("", ", readOnly: true", True),
+        (", readOnly: false", ", readOnly: true", True),
+    ],
+)
+def test_read_only_from_the_mount_or_the_claim(
+    claim_read_only: str, mount_read_only: str, read_only: bool
+) -> None:
+    """The kubelet mounts the claim read-only when the volume source or the mount says
+    so (``pkg/volume/util``: ``readOnly`` of the mount or of the claim source)."""
+    pod = parse(pod_file(claim_read_only=claim_read_only, mount_read_only=mount_read_only))
+
+    made = plan([pod], now=100.0, options=OPTIONS)
+
+    (app,) = [c for c in creates(made.pods[0].actions) if c.container == "app"]
+    assert (NamedVolumeMount("podsync_default_data", "/var/lib/data", read_only),) == (
+        app.spec.volumes
+    )
+
+
+def test_claim_read_only_changes_the_spec_hash() -> None:
+    """Mounting the claim read-only is a change of the container."""
+    writable = plan([parse(pod_file())], now=100.0, options=OPTIONS)
+    read_only = plan(
+        [parse(pod_file(claim_read_only=", readOnly: true"))], now=100.0, options=OPTIONS
+    )
+
+    def app_hash(p: object) -> str:
+        (app,) = [c for c in creates(p.pods[0].actions) if c.container == "app"]  # type: ignore[attr-defined]
+        return app.spec.labels["io.podsync.spec-hash"]
+
+    assert app_hash(writable) != app_hash(read_only)
+
+
+@pytest.mark.parametrize(
+    ("claim", "message"),
+    [
+        (
+            "Data",
+            "claimName: 'Data' is not a valid DNS-1123 subdomain (lowercase letters, "
+            "digits, '-' and '.', at most 253 characters)",
+        ),
+        (
+            '""',
+            "claimName: '' is not a valid DNS-1123 subdomain (lowercase letters, "
+            "digits, '-' and '.', at most 253 characters)",
+        ),
+    ],
+)
+def test_a_bad_claim_name_is_refused(claim: str, message: str) -> None:
+    assert [f"pod.yaml: $.spec.volumes[0].persistentVolumeClaim.{message}"] == errors(
+        pod_file(claim=claim)
+    )
+
+
+# --- planning --------------------------------------------------------------------------
+
+
+def test_the_volume_is_created_before_the_first_container_that_mounts_it() -> None:
+    """A claim without its volume: the plan creates the volume, labelled as podsync's,
+    right before the first container that mounts it, and says why."""
+    pod = parse(pod_file())
+
+    made = plan([pod], now=100.0, options=OPTIONS)
+
+    actions = made.pods[0].actions
+    kinds = [(type(a).__name__, getattr(a, "container", "")) for a in actions]
+    assert [
+        ("Create", "net"),
+        ("CreateVolume", ""),
+        ("Create", "app"),
+        ("Create", "sidecar"),
+    ] == kinds
+    volume = actions[1]
+    assert isinstance(volume, CreateVolume)
+    assert (
+        "podsync_default_data",
+        claim_labels(),
+        Reason.CLAIM_FIRST_USE,
+        "create volume podsync_default_data: claim default/data: first use",
+        pod.uid,
+    ) == (volume.volume, volume.labels, volume.reason, volume.message, volume.pod_uid)
+    assert "Plan: 2 to pull, 3 to create, 1 to create volume." == made.summary()
+    assert "  create volume podsync_default_data: claim default/data: first use" in (
+        made.describe().splitlines()
+    )
+
+
+def test_a_podsync_volume_that_exists_is_used() -> None:
+    pod = parse(pod_file())
+    volumes = [ObservedVolume("podsync_default_data", claim_labels())]
+
+    made = plan([pod], now=100.0, options=OPTIONS, volumes=volumes)
+
+    assert not [a for a in made.pods[0].actions if isinstance(a, CreateVolume)]
+    (app,) = [c for c in creates(made.pods[0].actions) if c.container == "app"]
+    assert "create default/db/app: no container yet" == app.message
+
+
+def test_a_volume_podsync_did_not_make_is_used_as_it_is_and_the_plan_says_so() -> None:
+    """A volume of the claim's name that podsync did not make (someone made it with
+    ``docker volume create``, a pre-provisioned volume, as podman's ``kube play`` uses
+    one) is used as it is, never created or relabelled; the create says so."""
+    pod = parse(pod_file())
+    volumes = [ObservedVolume("podsync_default_data", {"owner": "ops"})]
+
+    made = plan([pod], now=100.0, options=OPTIONS, volumes=volumes)
+
+    assert not [a for a in made.pods[0].actions if isinstance(a, CreateVolume)]
+    (app,) = [c for c in creates(made.pods[0].actions) if c.container == "app"]
+    assert (
+        "create default/db/app: no container yet (claim default/data: volume "
+        "podsync_default_data exists and was not made by podsync: used as it is)"
+    ) == app.message
+
+
+def test_every_pod_that_mounts_a_missing_volume_creates_it_first() -> None:
+    """Pods are applied in parallel: each pod that mounts a missing claim volume creates
+    it before its own container (a second create of a volume is harmless), so no
+    container can make it unlabelled first. Claims of two namespaces are two volumes."""
+    pods = [
+        parse(pod_file("a")),
+        parse(pod_file("b")),
+        parse(pod_file("c", namespace="shop")),
+    ]
+
+    made = plan(pods, now=100.0, options=OPTIONS)
+
+    assert [
+        ("default/a", "podsync_default_data"),
+        ("default/b", "podsync_default_data"),
+        ("shop/c", "podsync_shop_data"),
+    ] == [(p.pod, a.volume) for p in made.pods for a in p.actions if isinstance(a, CreateVolume)]
+
+
+def test_the_plan_json_keeps_volume_creates() -> None:
+    made = plan([parse(pod_file())], now=100.0, options=OPTIONS)
+
+    assert made == plan_from_json(plan_to_json(made))
+
+
+def test_a_pod_without_claims_plans_no_volume() -> None:
+    pod = parse(pod_file().replace("persistentVolumeClaim: {claimName: data}", "emptyDir: {}"))
+
+    made = plan([pod], now=100.0, options=OPTIONS)
+
+    assert not [a for a in made.actions if isinstance(a, CreateVolume)]
+
+
+# --- sync with FakeRuntime -------------------------------------------------------------
+
+
+def fake_and_clock() -> tuple[FakeRuntime, FakeClock]:
+    clock = FakeClock(1000.0, step=0)
+    return FakeRuntime(images=IMAGES, clock=clock), clock
+
+
+def test_sync_creates_the_labelled_volume_before_the_container(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The first sync lists the volumes once (a plan creates a container that mounts a
+    claim), creates the volume with podsync's labels before the container, and the next
+    sync makes one list call."""
+    fake, clock = fake_and_clock()
+    options = PlanOptions(root_dir=str(tmp_path))
+    pod = parse(pod_file())
+
+    result = sync([pod], fake, options=options, clock=clock, probe=False)
+
+    assert result.ok, result.apply_result.summary()
+    names = fake.call_names()
+    assert 1 == names.count("list_volumes")
+    assert names.index("create_volume") < next(
+        i for i, c in enumerate(fake.calls) if c.name == "create" and c.args[0].volumes
+    )
+    assert [ObservedVolume("podsync_default_data", claim_labels())] == fake.volumes
+    fake.clear_calls()
+    clock.advance(1)
+    sync([pod], fake, options=options, clock=clock, probe=False)
+    assert ["list"] == fake.call_names()
+
+
+def test_sync_of_pods_without_claims_lists_no_volumes(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    fake, clock = fake_and_clock()
+    pod = parse(pod_file().replace("persistentVolumeClaim: {claimName: data}", "emptyDir: {}"))
+
+    sync([pod], fake, options=PlanOptions(root_dir=str(tmp_path)), clock=clock, probe=False)
+
+    assert "list_volumes" not in fake.call_names()
+
+
+def test_teardown_and_gc_never_remove_the_volume(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The pod leaves the desired state: its containers go, exited ones are collected,
+    its directory is torn down - its claim's volume stays, and no plan names it."""
+    fake, clock = fake_and_clock()
+    options = PlanOptions(
+        root_dir=str(tmp_path), gc=GCPolicy(max_per_container=0, min_age=0.0, max_total=0)
+    )
+    sync([parse(pod_file())], fake, options=options, clock=clock, probe=False)
+    clock.advance(5)
+
+    for _ in range(3):
+        result = sync([], fake, options=options, clock=clock, probe=False)
+        assert result.ok, result.apply_result.summary()
+        clock.advance(5)
+
+    assert [] == fake.containers
+    assert ["podsync_default_data"] == [v.name for v in fake.volumes]
+    assert "remove_volume" not in fake.call_names()
+
+
+def test_a_failed_volume_create_creates_no_container_that_mounts_it(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A volume create that fails skips the rest of its pod: no container creates the
+    volume unlabelled behind podsync's back; the next sync creates it."""
+    fake, clock = fake_and_clock()
+    options = PlanOptions(root_dir=str(tmp_path))
+    fake.fail("create_volume", times=1)
+
+    first = sync([parse(pod_file())], fake, options=options, clock=clock, probe=False)
+
+    assert not first.ok
+    assert [] == fake.volumes
+    assert not [c for c in fake.calls if c.name == "create" and c.args[0].volumes]
+    clock.advance(1)
+    second = sync([parse(pod_file())], fake, options=options, clock=clock, probe=False)
+    assert second.ok, second.apply_result.summary()
+    assert [ObservedVolume("podsync_default_data", claim_labels())] == fake.volumes

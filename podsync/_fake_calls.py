@@ -7,12 +7,12 @@ assert which calls a sync made; ``FakeRuntime.fail`` scripts a ``Fault`` for cho
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
 
-__all__ = ["CALL_NAMES", "MUTATING_CALL_NAMES", "Call", "Fault"]
+__all__ = ["CALL_NAMES", "MUTATING_CALL_NAMES", "Call", "Fault", "triggered"]
 
 #: Every call name ``FakeRuntime`` records, one per ``Runtime`` method but ``close``
 #: (counted in ``FakeRuntime.closes`` instead: it changes nothing an engine shows).
@@ -69,3 +69,26 @@ class Fault:
     match: str | Callable[[Call], bool] | None
     error: str
     unavailable: bool
+
+
+def triggered(
+    faults: list[Fault], call: Call, targets: Callable[[Call], Sequence[str]]
+) -> Fault | None:
+    """The first of ``faults`` that fails ``call``, counted down (and dropped from
+    ``faults`` once spent); ``None`` when none does. A string ``match`` fails a call one
+    of whose ``targets`` (its container's id or name, the created spec's name, the
+    image, the volume) contains it."""
+    for fault in faults:
+        if fault.name != call.name:
+            continue
+        if isinstance(fault.match, str):
+            if not any(fault.match in target for target in targets(call)):
+                continue
+        elif fault.match is not None and not fault.match(call):
+            continue
+        if fault.times is not None:
+            fault.times -= 1
+            if fault.times == 0:
+                faults.remove(fault)
+        return fault
+    return None

@@ -19,18 +19,16 @@ create, start, stop and remove change what ``list_containers`` returns, so "appl
 observe again, plan again" works. It records every call in the seed's vocabulary
 (``list``, ``list_images``, ``pull``, ``create``, ``start``, ``stop``, ``remove``,
 ``exec``, ``remove_image``, ``address``; ``exec_attached``, ``logs``, ``events`` for the
-operating calls; ``list_volumes``, ``create_volume``, ``remove_volume`` for named
-volumes) and follows Docker 20.10's rules, with its
+operating calls; ``list_volumes``, ``create_volume``, ``remove_volume``) and follows
+Docker 20.10's rules, with its
 messages, by its own code (not the planner's): names match
 ``[a-zA-Z0-9][a-zA-Z0-9_.-]+`` and are unique, a memory limit is at least 6 MB, a
 container that joins another's network (``CreateSpec.join``) sets no hostname, DNS servers
 or ports of its own, an image must be present to create a container from it, a container
 can only join the network of a running container, a running or paused container cannot
 be removed, a paused one cannot exec, and a host port (per protocol and address) is
-published by one running container at a time. Named volumes follow the local volume
-driver: its names (``[a-zA-Z0-9][a-zA-Z0-9_.-]+``), a create of an existing volume that
-leaves it as it is, a volume created unlabelled by the create of a container that mounts
-it, and no removal of a volume a container uses. A stop ends a process as Docker's does:
+published by one running container at a time (named volumes: ``_fake_volumes``). A stop
+ends a process as Docker's does:
 with the process's own exit code when it handles SIGTERM, 137 when it ignores SIGTERM
 and is killed (``stop_exit_code``, ``on_sigterm``).
 Image references are read by the fake's own implementation of Docker's reference format
@@ -49,12 +47,13 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
 from podsync._actions import CreateSpec
 from podsync._fake_calls import CALL_NAMES, MUTATING_CALL_NAMES, Call
 from podsync._fake_calls import Fault as _Fault
+from podsync._fake_calls import triggered as _triggered
 from podsync._fake_clock import FakeClock
 
 # Docker's rules, under the fake's own names for them (see podsync._fake_rules).
@@ -67,7 +66,6 @@ from podsync._fake_rules import create_refusal as _create_refusal
 from podsync._fake_rules import image_id as _image_id
 from podsync._fake_rules import read_reference as _read_reference
 from podsync._fake_rules import sysctl_start_error as _sysctl_start_error
-from podsync._fake_rules import volume_name_refusal as _volume_name_refusal
 from podsync._fake_state import FakeContainer as _Container
 from podsync._fake_state import Journal as _Journal
 from podsync._fake_state import exec_refusal as _exec_refusal
@@ -75,6 +73,7 @@ from podsync._fake_state import network_mode_conflict as _network_mode_conflict
 from podsync._fake_state import published as _published
 from podsync._fake_state import publishes as _publishes
 from podsync._fake_state import start_refusal as _start_refusal
+from podsync._fake_volumes import VolumeCalls as _VolumeCalls
 from podsync._models import ObservedContainer, ObservedImage, ObservedVolume
 from podsync._ports import PortMapping
 from podsync._runtime import EngineEvent, ExecResult, LogLine, Stream
@@ -89,7 +88,7 @@ _ExecHandler = Callable[[bytes, Callable[[str, bytes], None]], int]
 __all__ = ["CALL_NAMES", "MUTATING_CALL_NAMES", "Call", "FakeClock", "FakeRuntime"]
 
 
-class FakeRuntime:
+class FakeRuntime(_VolumeCalls):
     """An in-memory container engine that satisfies the ``Runtime`` protocol.
 
     Args:
@@ -216,20 +215,6 @@ class FakeRuntime:
             if isinstance(image, str):
                 image = self._new_image(_read_reference(image))
             self._images[image.id] = image
-
-    def add_volume(self, volume: ObservedVolume | str) -> None:
-        """Put a named volume on the engine as it is (no call is recorded): an
-        ``ObservedVolume``, or a name (unlabelled, as a volume someone made by hand)."""
-        with self._lock:
-            if isinstance(volume, str):
-                volume = ObservedVolume(volume)
-            self._volumes[volume.name] = volume
-
-    @property
-    def volumes(self) -> list[ObservedVolume]:
-        """The named volumes, as ``list_volumes`` would return them (no call recorded)."""
-        with self._lock:
-            return [self._volumes[n] for n in sorted(self._volumes)]
 
     @staticmethod
     def _new_image(ref: _Reference) -> ObservedImage:
@@ -447,8 +432,6 @@ class FakeRuntime:
     def _targets(self, call: Call) -> list[str]:
         if call.name == "create":
             return [call.args[0].name, call.args[0].image]
-        if call.name in ("create_volume", "remove_volume"):
-            return [call.args[0]]
         if call.name in ("start", "stop", "remove", "exec", "address", "logs", "exec_attached"):
             container = self._find(call.args[0])
             return [call.args[0]] + ([container.name] if container is not None else [])
@@ -458,22 +441,11 @@ class FakeRuntime:
         """Record the call, then raise the first fault that matches it."""
         call = Call(name, args)
         self.calls.append(call)
-        for fault in self._faults:
-            if fault.name != name:
-                continue
-            if isinstance(fault.match, str):
-                if not any(fault.match in target for target in self._targets(call)):
-                    continue
-            elif fault.match is not None and not fault.match(call):
-                continue
-            if fault.times is not None:
-                fault.times -= 1
-                if fault.times == 0:
-                    self._faults.remove(fault)
+        fault = _triggered(self._faults, call, self._targets)
+        if fault is not None:
             target = " ".join(self._targets(call)[:1])
-            if fault.unavailable:
-                raise EngineUnavailable(name, target, fault.error)
-            raise RuntimeCallError(name, target, fault.error)
+            failure = EngineUnavailable if fault.unavailable else RuntimeCallError
+            raise failure(name, target, fault.error)
 
     # -- the Runtime protocol ----------------------------------------------------------
 
@@ -585,13 +557,8 @@ class FakeRuntime:
                     holder_id=holder.id,
                     holder_labels=holder.labels,
                 )
-            for mounted in spec.volumes:
-                if (refusal := _volume_name_refusal(mounted.volume)) is not None:
-                    raise RuntimeCallError("create", spec.name, refusal)
-            for mounted in spec.volumes:
-                # Docker creates a volume a container mounts when it does not exist yet,
-                # without labels (the volume service's CreateWithRef).
-                self._volumes.setdefault(mounted.volume, ObservedVolume(mounted.volume))
+            if (refusal := self._mount_volumes(spec)) is not None:
+                raise RuntimeCallError("create", spec.name, refusal)
             self._counter += 1
             cid = f"c{self._counter:04d}"
             # Kept in Docker's spelling: the fake's rules below are Docker's.
@@ -821,52 +788,6 @@ class FakeRuntime:
                         "remove_image", image_id, f"image is being used by container {c.id}"
                     )
             del self._images[image.id]
-
-    def list_volumes(self) -> list[ObservedVolume]:
-        """Every named volume, by name."""
-        self._sleep()
-        with self._lock:
-            self._record("list_volumes")
-            return [self._volumes[n] for n in sorted(self._volumes)]
-
-    def create_volume(self, name: str, labels: Mapping[str, str]) -> None:
-        """Create the named volume; one that exists is left as it is, labels included
-        (Docker returns it).
-
-        Raises:
-            RuntimeCallError: the local driver refuses the name
-                (``_fake_rules.volume_name_refusal``).
-        """
-        self._sleep()
-        with self._lock:
-            self._record("create_volume", name, dict(labels))
-            refusal = _volume_name_refusal(name)
-            if refusal is not None:
-                raise RuntimeCallError("create_volume", name, refusal)
-            self._volumes.setdefault(name, ObservedVolume(name, dict(labels)))
-
-    def remove_volume(self, name: str) -> None:
-        """Remove the named volume; removing a missing one succeeds.
-
-        Raises:
-            RuntimeCallError: a container, running or not, mounts it ("remove <name>:
-                volume is in use - [<ids>]").
-        """
-        self._sleep()
-        with self._lock:
-            self._record("remove_volume", name)
-            if name not in self._volumes:
-                return
-            users = [
-                c.id
-                for c in self._sorted()
-                if c.spec is not None and any(v.volume == name for v in c.spec.volumes)
-            ]
-            if users:
-                raise RuntimeCallError(
-                    "remove_volume", name, f"remove {name}: volume is in use - [{' '.join(users)}]"
-                )
-            del self._volumes[name]
 
     def _sleep(self) -> None:
         # Outside the lock, so that concurrent calls overlap as they would on an engine.

@@ -458,7 +458,7 @@ def _make_pod(
 # Documents and streams
 # ---------------------------------------------------------------------------------------
 
-_KINDS = "Pod, List, PodList, ConfigMap or Secret"
+_KINDS = "Pod, List, PodList, ConfigMap, Secret or PersistentVolumeClaim"
 
 _NOT_A_POD = (
     "expected a Kubernetes Pod (apiVersion: v1, kind: Pod), a List or PodList of pods, "

@@ -16,7 +16,7 @@ from typing import Any, NewType
 
 import attrs
 
-from podsync._scalars import _check_api_version, _check_label
+from podsync._scalars import _bytes, _check_api_version, _check_label
 from podsync._schema_pod import _ignored_keys, _LabelValue, _Subdomain
 
 # Nothing here is public API: ``_schema`` uses these classes and types.
@@ -24,6 +24,7 @@ __all__: list[str] = []
 
 _Namespace = NewType("_Namespace", str)  # a DNS-1123 label
 _ObjectAPIVersion = NewType("_ObjectAPIVersion", str)  # v1
+_Storage = NewType("_Storage", int)  # a quantity of bytes (10Gi)
 
 
 @attrs.frozen(kw_only=True)
@@ -51,7 +52,8 @@ class _EnvFromSource:
 
 @attrs.frozen(kw_only=True)
 class _ObjectMetaV1:
-    """The metadata of a ConfigMap or Secret: its name is a DNS subdomain."""
+    """The metadata of a ConfigMap, Secret or PersistentVolumeClaim: its name is a DNS
+    subdomain."""
 
     name: _Subdomain
     namespace: _Namespace = _Namespace("default")
@@ -96,6 +98,41 @@ class _ClaimSourceV1:
     read_only: bool = False
 
 
+@attrs.frozen(kw_only=True)
+class _ClaimRequestsV1:
+    """A claim's ``resources.requests``: the ``storage`` it asks for."""
+
+    storage: _Storage | None = None
+
+
+@attrs.frozen(kw_only=True)
+class _ClaimResourcesV1:
+    """A claim's ``resources`` (``limits`` is refused: ``_unsupported``)."""
+
+    requests: _ClaimRequestsV1 | None = None
+
+
+@attrs.frozen(kw_only=True)
+class _ClaimSpecV1:
+    """A claim's ``spec``; its access modes and volume mode are checked by ``_objects``,
+    the fields that bind a claim to a cluster's volumes are refused (``_unsupported``)."""
+
+    access_modes: tuple[str, ...] = ()
+    resources: _ClaimResourcesV1 | None = None
+    volume_mode: str = "Filesystem"
+
+
+@attrs.frozen(kw_only=True)
+class _ClaimV1:
+    """A ``v1 PersistentVolumeClaim`` (its ``status``, the server's, is ignored)."""
+
+    api_version: _ObjectAPIVersion
+    kind: str
+    metadata: _ObjectMetaV1
+    spec: _ClaimSpecV1
+    ignored: tuple[str, ...] = _ignored_keys()
+
+
 # Which Kubernetes object each class reads (the keys of ``_unsupported``'s tables).
 _OBJECT_CLASSES: Mapping[type, str] = {
     _EnvFromSource: "EnvFromSource",
@@ -103,10 +140,14 @@ _OBJECT_CLASSES: Mapping[type, str] = {
     _ConfigMapV1: "ConfigMap",
     _SecretV1: "Secret",
     _ClaimSourceV1: "PersistentVolumeClaimVolumeSource",
+    _ClaimV1: "PersistentVolumeClaim",
+    _ClaimSpecV1: "PersistentVolumeClaimSpec",
+    _ClaimResourcesV1: "VolumeResourceRequirements",
 }
 
 # The check of each NewType here, for ``_schema``'s converter.
 _OBJECT_HOOKS: Mapping[Any, Callable[[object], Any]] = {
     _Namespace: _check_label,
     _ObjectAPIVersion: _check_api_version,
+    _Storage: _bytes,
 }

@@ -16,6 +16,7 @@ from podsync import (
     Pod,
     Reason,
     claim_volume_name,
+    load_pods,
     parse_pods,
     plan,
     plan_from_json,
@@ -361,3 +362,163 @@ def test_a_failed_volume_create_creates_no_container_that_mounts_it(tmp_path) ->
     second = sync([parse(pod_file())], fake, options=options, clock=clock, probe=False)
     assert second.ok, second.apply_result.summary()
     assert [ObservedVolume("podsync_default_data", claim_labels())] == fake.volumes
+
+
+# --- kind: PersistentVolumeClaim documents -----------------------------------------------
+
+CLAIM = """\
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data}
+spec:
+  accessModes: [ReadWriteOnce]
+  resources:
+    requests: {storage: 10Gi}
+"""
+
+
+def test_a_claim_document_is_optional_and_may_be_anywhere(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A pod's claim needs no document; one given (in any file, before or after the
+    pod, with the usual fields of one exported from a cluster) is validated and
+    changes nothing about the pod."""
+    without = parse(pod_file())
+    (with_doc,) = parse_pods(pod_file() + "---\n" + CLAIM, source_name="pod.yaml", source="file")
+    assert without == with_doc
+    (tmp_path / "claims").mkdir()
+    (tmp_path / "claims" / "data.yaml").write_text(
+        CLAIM.replace(
+            "  accessModes", "  volumeMode: Filesystem\n  storageClassName: ''\n  accessModes"
+        )
+        + "status: {phase: Bound, capacity: {storage: 10Gi}}\n"
+    )
+    (tmp_path / "pod.yaml").write_text(pod_file())
+    (loaded,) = load_pods([str(tmp_path / "pod.yaml"), str(tmp_path / "claims")])
+    assert [NamedVolumeMount("podsync_default_data", "/var/lib/data")] == [
+        m
+        for c in plan([loaded], now=1.0).pods[0].actions
+        if isinstance(c, Create)
+        for m in c.spec.volumes
+    ]
+
+
+def claim_errors(spec: str) -> list[str]:
+    text = f"apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {{name: data}}\nspec:\n{spec}"
+    return errors(text)
+
+
+REFUSED = "is not supported by podsync"
+
+
+@pytest.mark.parametrize(
+    ("spec", "problems"),
+    [
+        pytest.param(
+            "  accessModes: []\n  resources: {requests: {storage: 1Gi}}\n",
+            [
+                "pod.yaml: $.spec.accessModes: at least one access mode is required "
+                "(ReadWriteOnce, ReadOnlyMany or ReadWriteMany)"
+            ],
+            id="no-access-mode",
+        ),
+        pytest.param(
+            "  accessModes: [ReadWriteSometimes]\n  resources: {requests: {storage: 1Gi}}\n",
+            [
+                "pod.yaml: $.spec.accessModes[0]: must be ReadWriteOnce, ReadOnlyMany, "
+                "ReadWriteMany or ReadWriteOncePod, got 'ReadWriteSometimes'"
+            ],
+            id="unknown-access-mode",
+        ),
+        pytest.param(
+            "  accessModes: [ReadWriteOncePod]\n  resources: {requests: {storage: 1Gi}}\n",
+            [
+                f"pod.yaml: $.spec.accessModes[0]: accessModes: 'ReadWriteOncePod' {REFUSED}: "
+                "podsync does not keep a second pod off a claim (ReadWriteOnce, ReadOnlyMany "
+                "and ReadWriteMany are: every pod on one host may mount the volume)"
+            ],
+            id="read-write-once-pod",
+        ),
+        pytest.param(
+            "  accessModes: [ReadWriteOnce]\n",
+            [
+                "pod.yaml: $.spec.resources.requests.storage: is required: the size the claim "
+                "asks for (10Gi)"
+            ],
+            id="no-storage-request",
+        ),
+        pytest.param(
+            "  accessModes: [ReadWriteOnce]\n  resources: {requests: {storage: lots}}\n",
+            [
+                "pod.yaml: $.spec.resources.requests.storage: 'lots' is not a valid quantity: "
+                "expected a number with an optional suffix, like 128Mi, 1G or 512"
+            ],
+            id="bad-quantity",
+        ),
+        pytest.param(
+            "  accessModes: [ReadWriteOnce]\n"
+            "  resources: {requests: {storage: 1Gi}, limits: {storage: 2Gi}}\n",
+            [
+                f"pod.yaml: $.spec.resources.limits: limits {REFUSED}: Docker's local volumes "
+                "have no size limit"
+            ],
+            id="storage-limit",
+        ),
+        pytest.param(
+            "  accessModes: [ReadWriteOnce]\n  volumeMode: Block\n"
+            "  resources: {requests: {storage: 1Gi}}\n",
+            [
+                f"pod.yaml: $.spec.volumeMode: volumeMode: 'Block' {REFUSED}: a claim is a "
+                "Docker volume, a directory; raw block devices are not implemented (only "
+                "'Filesystem', the default, is)"
+            ],
+            id="block",
+        ),
+        pytest.param(
+            "  accessModes: [ReadWriteOnce]\n  storageClassName: fast-ssd\n"
+            "  resources: {requests: {storage: 1Gi}}\n",
+            [
+                f"pod.yaml: $.spec.storageClassName: storageClassName: 'fast-ssd' {REFUSED}: "
+                "every claim is a Docker local volume; a storage class needs a cluster's "
+                "provisioner (only '' is)"
+            ],
+            id="storage-class",
+        ),
+        pytest.param(
+            "  accessModes: [ReadWriteOnce]\n  selector: {matchLabels: {tier: db}}\n"
+            "  resources: {requests: {storage: 1Gi}}\n",
+            [
+                f"pod.yaml: $.spec.selector: selector {REFUSED}: a selector binds a claim to "
+                "a cluster's PersistentVolumes; podsync makes a Docker volume for it"
+            ],
+            id="selector",
+        ),
+        pytest.param(
+            "  accessModes: [ReadWriteOnce]\n  volumeName: pv-0001\n"
+            "  resources: {requests: {storage: 1Gi}}\n",
+            [
+                f"pod.yaml: $.spec.volumeName: volumeName: 'pv-0001' {REFUSED}: it binds a "
+                "claim to a cluster's PersistentVolume; podsync uses the Docker volume "
+                "podsync_<namespace>_<claim>, made by podsync or by hand (only '' is)"
+            ],
+            id="volume-name",
+        ),
+        pytest.param(
+            "  accessModes: [ReadWriteOnce]\n"
+            "  dataSource: {kind: VolumeSnapshot, name: nightly}\n"
+            "  resources: {requests: {storage: 1Gi}}\n",
+            [
+                f"pod.yaml: $.spec.dataSource: dataSource {REFUSED}: podsync creates empty "
+                "volumes: a claim is not filled from a snapshot or another claim"
+            ],
+            id="data-source",
+        ),
+    ],
+)
+def test_a_claim_document_is_checked(spec: str, problems: list[str]) -> None:
+    assert problems == claim_errors(spec)
+
+
+def test_claim_documents_defined_twice() -> None:
+    assert [
+        "pod.yaml: document 2: $.metadata.name: duplicate PersistentVolumeClaim default/data "
+        "(first at pod.yaml: document 1: $.metadata.name)"
+    ] == errors(CLAIM + "---\n" + CLAIM)

@@ -355,6 +355,8 @@ _KUBERNETES_FIELDS = frozenset(
     allowPrivilegeEscalation procMount seccompProfile appArmorProfile localhostProfile
     supplementalGroups supplementalGroupsPolicy fsGroup fsGroupChangePolicy sysctls
     seLinuxChangePolicy ip hostnames nameservers searches options
+    accessModes storageClassName volumeMode selector dataSource dataSourceRef volumeName
+    volumeAttributesClassName storage
     """.split()  # noqa: SIM905 - a word list reads better than a column
 )
 

@@ -83,6 +83,7 @@ from podsync._unsupported import (
     _WARNING_GROUPS,
     _WRITTEN_BY_SERVER,
 )
+from podsync._volumes import claim_volume_name
 from podsync._yaml import _describe
 
 # Nothing here is public API: ``_config`` reads each document through ``_read_document``.
@@ -143,6 +144,31 @@ def _volume(
         return Volume(name=name, claim=ClaimSource(claim.claim_name, claim.read_only))
     # No source at all means emptyDir (the 2014 validation default).
     return Volume(name=name, host_path=host.path if host is not None else None)
+
+
+# The longest file name Linux filesystems take: Docker's local driver makes a directory
+# named after the volume ("file name too long" beyond it).
+_VOLUME_NAME_MAX = 255
+
+
+def _check_claim_names(
+    volumes: Sequence[Volume], namespace: str, spec_path: str, out: list[tuple[str, str]]
+) -> None:
+    """A claim whose volume name (``claim_volume_name``) is longer than the engine can
+    make a directory for is refused when the file is read, not at the create."""
+    for i, volume in enumerate(volumes):
+        if volume.claim is None:
+            continue
+        name = claim_volume_name(namespace, volume.claim.claim_name)
+        if len(name) > _VOLUME_NAME_MAX:
+            out.append(
+                (
+                    f"{spec_path}.volumes[{i}].persistentVolumeClaim.claimName",
+                    f"too long: the claim's volume name {name[:40]}... would have "
+                    f"{len(name)} characters, and a Docker volume name at most "
+                    f"{_VOLUME_NAME_MAX}",
+                )
+            )
 
 
 def _restart_v1beta1(
@@ -302,6 +328,7 @@ def _pod_from_v1(
     volumes = _in_memory(volumes, [v.empty_dir for v in doc.spec.volumes], resources, context.node)
     _check_pod(containers, volumes, spec_path, out, init_containers)
     _check_memory_mounts(containers, volumes, spec_path, out)
+    _check_claim_names(volumes, meta.namespace, spec_path, out)
     if len(out) > before:
         return None
     pod = _make_pod(

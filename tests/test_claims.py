@@ -4,6 +4,9 @@ the first container that mounts it, never removed."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
+
 import pytest
 
 from podsync import (
@@ -12,6 +15,7 @@ from podsync import (
     CreateVolume,
     GCPolicy,
     ObservedVolume,
+    Plan,
     PlanOptions,
     Pod,
     Reason,
@@ -82,7 +86,7 @@ def claim_labels(namespace: str = "default", claim: str = "data") -> dict[str, s
 OPTIONS = PlanOptions(root_dir="/srv/podsync")
 
 
-def creates(pod_actions: tuple[object, ...]) -> list[Create]:
+def creates(pod_actions: Sequence[object]) -> list[Create]:
     return [a for a in pod_actions if isinstance(a, Create)]
 
 
@@ -164,8 +168,8 @@ def test_claim_read_only_changes_the_spec_hash() -> None:
         [parse(pod_file(claim_read_only=", readOnly: true"))], now=100.0, options=OPTIONS
     )
 
-    def app_hash(p: object) -> str:
-        (app,) = [c for c in creates(p.pods[0].actions) if c.container == "app"]  # type: ignore[attr-defined]
+    def app_hash(p: Plan) -> str:
+        (app,) = [c for c in creates(p.pods[0].actions) if c.container == "app"]
         return app.spec.labels["io.podsync.spec-hash"]
 
     assert app_hash(writable) != app_hash(read_only)
@@ -190,6 +194,18 @@ def test_a_bad_claim_name_is_refused(claim: str, message: str) -> None:
     assert [f"pod.yaml: $.spec.volumes[0].persistentVolumeClaim.{message}"] == errors(
         pod_file(claim=claim)
     )
+
+
+def test_a_claim_whose_volume_name_is_too_long_is_refused() -> None:
+    """Docker's local driver makes a directory named after the volume: 255 characters at
+    most. ``podsync_default_`` and a 239-character claim name fit; one more does not."""
+    fits = parse(pod_file(claim="a" * 239))
+    assert 255 == len(claim_volume_name(fits.namespace, "a" * 239))
+    assert [
+        "pod.yaml: $.spec.volumes[0].persistentVolumeClaim.claimName: too long: the claim's "
+        "volume name podsync_default_aaaaaaaaaaaaaaaaaaaaaaaa... would have 256 characters, "
+        "and a Docker volume name at most 255"
+    ] == errors(pod_file(claim="a" * 240))
 
 
 # --- planning --------------------------------------------------------------------------
@@ -294,7 +310,7 @@ def fake_and_clock() -> tuple[FakeRuntime, FakeClock]:
     return FakeRuntime(images=IMAGES, clock=clock), clock
 
 
-def test_sync_creates_the_labelled_volume_before_the_container(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_sync_creates_the_labelled_volume_before_the_container(tmp_path: Path) -> None:
     """The first sync lists the volumes once (a plan creates a container that mounts a
     claim), creates the volume with podsync's labels before the container, and the next
     sync makes one list call."""
@@ -317,7 +333,7 @@ def test_sync_creates_the_labelled_volume_before_the_container(tmp_path) -> None
     assert ["list"] == fake.call_names()
 
 
-def test_sync_of_pods_without_claims_lists_no_volumes(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_sync_of_pods_without_claims_lists_no_volumes(tmp_path: Path) -> None:
     fake, clock = fake_and_clock()
     pod = parse(pod_file().replace("persistentVolumeClaim: {claimName: data}", "emptyDir: {}"))
 
@@ -326,7 +342,7 @@ def test_sync_of_pods_without_claims_lists_no_volumes(tmp_path) -> None:  # type
     assert "list_volumes" not in fake.call_names()
 
 
-def test_teardown_and_gc_never_remove_the_volume(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_teardown_and_gc_never_remove_the_volume(tmp_path: Path) -> None:
     """The pod leaves the desired state: its containers go, exited ones are collected,
     its directory is torn down - its claim's volume stays, and no plan names it."""
     fake, clock = fake_and_clock()
@@ -346,7 +362,7 @@ def test_teardown_and_gc_never_remove_the_volume(tmp_path) -> None:  # type: ign
     assert "remove_volume" not in fake.call_names()
 
 
-def test_a_failed_volume_create_creates_no_container_that_mounts_it(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_failed_volume_create_creates_no_container_that_mounts_it(tmp_path: Path) -> None:
     """A volume create that fails skips the rest of its pod: no container creates the
     volume unlabelled behind podsync's back; the next sync creates it."""
     fake, clock = fake_and_clock()
@@ -377,7 +393,7 @@ spec:
 """
 
 
-def test_a_claim_document_is_optional_and_may_be_anywhere(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_claim_document_is_optional_and_may_be_anywhere(tmp_path: Path) -> None:
     """A pod's claim needs no document; one given (in any file, before or after the
     pod, with the usual fields of one exported from a cluster) is validated and
     changes nothing about the pod."""

@@ -205,13 +205,16 @@ class VolumeOwnership:
 
     Attributes:
         kind: ``LABEL_VOLUME_KIND``'s value: ``claim`` for a claim's data.
-        namespace: the namespace of its claim.
+        namespace: the namespace of its claim (or pod).
         claim: the claim name; empty for a volume of another kind.
+        pod_uid: the pod a volume of one pod belongs to (``LABEL_POD_UID``: a volume
+            that lives as long as its pod); empty for a claim's, which no pod owns.
     """
 
     kind: str
     namespace: str
     claim: str
+    pod_uid: str = ""
 
     @property
     def retained(self) -> bool:
@@ -229,5 +232,8 @@ def volume_ownership(volume: ObservedVolume) -> VolumeOwnership | None:
     if not kind or any(map(_is_kubernetes_key, labels)):
         return None
     return VolumeOwnership(
-        kind, labels.get(LABEL_VOLUME_NAMESPACE, ""), labels.get(LABEL_VOLUME_CLAIM, "")
+        kind,
+        labels.get(LABEL_VOLUME_NAMESPACE, ""),
+        labels.get(LABEL_VOLUME_CLAIM, ""),
+        labels.get(LABEL_POD_UID, ""),
     )

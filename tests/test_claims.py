@@ -538,3 +538,19 @@ def test_claim_documents_defined_twice() -> None:
         "pod.yaml: document 2: $.metadata.name: duplicate PersistentVolumeClaim default/data "
         "(first at pod.yaml: document 1: $.metadata.name)"
     ] == errors(CLAIM + "---\n" + CLAIM)
+
+
+def test_an_init_container_that_mounts_the_claim_comes_after_its_volume() -> None:
+    """The first container that mounts the claim may be an init container: the volume
+    is created before it, once."""
+    text = pod_file().replace(
+        "  containers:\n",
+        "  initContainers:\n  - name: seed\n    image: busybox\n"
+        "    volumeMounts: [{name: store, mountPath: /seed}]\n  containers:\n",
+    )
+
+    made = plan([parse(text)], now=100.0, options=OPTIONS)
+
+    kinds = [(type(a).__name__, getattr(a, "container", "")) for a in made.pods[0].actions]
+    assert [("Create", "net"), ("CreateVolume", ""), ("Create", "seed")] == kinds[:3]
+    assert 1 == sum(isinstance(a, CreateVolume) for a in made.actions)

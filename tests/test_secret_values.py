@@ -267,3 +267,29 @@ def test_an_observed_label_is_compared_without_the_value(tmp_path):
     observed: list[ObservedContainer] = rt.list_containers()
 
     assert all(PASSWORD not in "".join(c.labels.values()) for c in observed)
+
+
+# --- the host's key -----------------------------------------------------------------------
+
+
+def test_the_host_key_is_made_once_private_and_kept(tmp_path):
+    import os
+    import stat
+
+    from podsync._secret_key import SECRET_KEY_FILE, host_secret_key
+
+    root = tmp_path / "root"
+    key = host_secret_key(str(root))
+
+    path = root / SECRET_KEY_FILE
+    assert 32 == len(key)
+    assert 0o600 == stat.S_IMODE(os.stat(path).st_mode)
+    assert key == host_secret_key(str(root))
+    assert [SECRET_KEY_FILE] == os.listdir(root)  # no temporary file left
+    path.chmod(0o644)
+    with pytest.raises(OSError, match="may be read by others"):
+        host_secret_key(str(root))
+    path.chmod(0o600)
+    path.write_bytes(b"short")
+    with pytest.raises(OSError, match="is not a key of 32 bytes"):
+        host_secret_key(str(root))

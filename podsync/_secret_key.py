@@ -22,7 +22,8 @@ import stat
 
 from podsync._secrets import SECRET_KEY_BYTES
 
-__all__ = ["SECRET_KEY_FILE", "host_secret_key"]
+# Everything in __all__ gets re-exported as part of the podsync public API.
+__all__ = ["host_secret_key"]
 
 #: The key's file name under the root directory (not a pod directory: those are uids).
 SECRET_KEY_FILE = "secret-digest.key"

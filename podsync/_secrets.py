@@ -45,9 +45,9 @@ from typing import Any
 
 import attrs
 
-# Nothing here is public API yet: the loader, hashing, the plan's JSON form and apply
-# share it.
-__all__: list[str] = []
+# Everything in __all__ gets re-exported as part of the podsync public API; the rest is
+# shared by the loader, hashing, the plan's JSON form and apply.
+__all__ = ["SecretPart", "SecretText"]
 
 #: The length of a host's digest key, in bytes (HMAC-SHA256's block is 64; 32 is the
 #: digest's own strength).

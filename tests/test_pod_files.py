@@ -109,12 +109,6 @@ REFUSED = {
         "pod.yaml: $.spec.containers[0].volumeDevices: volumeDevices is not supported by "
         "podsync: raw block devices come from PersistentVolumeClaims, which need a cluster",
     ),
-    "envFrom secretRef": (
-        pod_with(container="    envFrom:\n    - secretRef: {name: settings}\n"),
-        "pod.yaml: $.spec.containers[0].envFrom[0].secretRef: secretRef is not supported by "
-        "podsync yet: Secret values in the environment are not implemented (they would be "
-        "written into container labels and saved plans)",
-    ),
     "mountPropagation Bidirectional": (
         pod_with(
             spec="  volumes:\n  - {name: data, hostPath: {path: /srv}}\n",
@@ -146,15 +140,6 @@ REFUSED = {
         pod_with(spec="  volumes:\n  - name: db\n    persistentVolumeClaim: {claimName: db}\n"),
         "pod.yaml: $.spec.volumes[0].persistentVolumeClaim: persistentVolumeClaim is not "
         "supported by podsync yet: PersistentVolumeClaims are not implemented",
-    ),
-    "secretKeyRef": (
-        pod_with(
-            container="    env:\n    - name: MODE\n      valueFrom:\n"
-            "        secretKeyRef: {name: settings, key: mode}\n"
-        ),
-        "pod.yaml: $.spec.containers[0].env[0].valueFrom.secretKeyRef: secretKeyRef "
-        "is not supported by podsync yet: Secret values in the environment are not "
-        "implemented (they would be written into container labels and saved plans)",
     ),
     "subPath": (
         pod_with(
@@ -807,7 +792,7 @@ ENV_ERRORS = {
     "empty valueFrom": (
         env_from("{}"),
         "pod.yaml: $.spec.containers[0].env[0].valueFrom: needs exactly one of fieldRef, "
-        "resourceFieldRef or configMapKeyRef, got none",
+        "resourceFieldRef, configMapKeyRef or secretKeyRef, got none",
     ),
     "cpu divisor": (
         env_from("{resourceFieldRef: {resource: limits.cpu, divisor: 1Mi}}"),

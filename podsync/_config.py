@@ -70,7 +70,7 @@ from __future__ import annotations
 import logging
 import os
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import IO, TYPE_CHECKING
 
 import attrs
@@ -246,6 +246,34 @@ def load_pods(
         objects = _objects_of(streams, secret_key)
     pods = _read_streams(streams, objects, on_warning, cache)
     return pods
+
+
+def _read_secrets(
+    sources: Sequence[str], *, max_bytes: int = DEFAULT_MAX_BYTES, http_timeout: float = 10.0
+) -> dict[tuple[str, str], Mapping[str, bytes]]:
+    """The data of the Secrets of ``sources``, by namespace and name: for ``apply
+    --plan``, which puts a saved plan's Secret values back (``podsync._secrets``). The
+    pods of the sources are not read: the plan already says what to do.
+
+    Raises:
+        ConfigError: a source cannot be read, is not YAML, or holds an invalid object.
+    """
+    from podsync._convert import _Context
+
+    node = NodeInfo.this_host()
+    streams: list[_Stream] = []
+    for source_name, data, pod_source, file, _ in _read_sources(
+        sources, None, max_bytes, http_timeout
+    ):
+        if isinstance(data, _Unreadable):
+            streams.append(_Stream(source_name, [], None, [Problem(source_name, "", data.message)]))
+        elif data is not None:
+            streams.append(_load_stream(data, source_name, _Context(pod_source, node, file)))
+    objects = _objects_of(streams)
+    problems = [p for stream in streams for p in stream.problems]
+    if problems:
+        raise ConfigError(problems)
+    return {key: secret.data for key, secret in objects.secrets.items()}
 
 
 _LOGGER = logging.getLogger("podsync")

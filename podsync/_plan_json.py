@@ -41,6 +41,7 @@ def _converter() -> cattrs.Converter:
     """The plan's converter, made on first use: cattrs is imported only by a program
     that reads or writes a plan's JSON (made once: it is the same for every plan)."""
     import cattrs
+    import cattrs.gen
     from cattrs.strategies import configure_tagged_union
 
     converter = cattrs.Converter(forbid_extra_keys=True)
@@ -61,6 +62,13 @@ def _converter() -> cattrs.Converter:
     # PlanOptions.ready_sources: a set, written sorted so the text stays canonical.
     converter.register_unstructure_hook(
         frozenset[str] | None, lambda value: None if value is None else sorted(value)
+    )
+    # A plan without Secret values says nothing of its sources (and reads as before).
+    converter.register_unstructure_hook(
+        Plan,
+        cattrs.gen.make_dict_unstructure_fn(
+            Plan, converter, sources=cattrs.gen.override(omit_if_default=True)
+        ),
     )
     return converter
 

@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 
 import attrs
@@ -84,6 +84,9 @@ class _PodFacts:
     resources: Mapping[str, Resources | None]
     # The ConfigMaps and Secrets of the sources (configMapKeyRef, envFrom).
     objects: _Objects = attrs.field(factory=_Objects)
+    # Filled while resolving: the envFrom keys skipped as no variable names, for the
+    # pod's warning line ("containers[0].envFrom[1]: a.b (ConfigMap default/cfg)").
+    skipped: list[str] = attrs.field(factory=list)
 
 
 # ---------------------------------------------------------------------------------------
@@ -226,7 +229,17 @@ def _env_from(
             if _ENV_NAME.fullmatch(name):
                 result.pop(name, None)  # a later source's value, at its place
                 result[name] = EnvVar(name, value, f"ConfigMap {config_map.key}")
+        _note_skipped(config_map.data, source.prefix, f"ConfigMap {config_map.key}", at, facts)
     return list(result.values())
+
+
+def _note_skipped(keys: Iterable[str], prefix: str, what: str, at: str, facts: _PodFacts) -> None:
+    """Note the keys that are no variable names once prefixed, sorted, as the kubelet's
+    InvalidEnvironmentVariableNames event names them (prefixed)."""
+    bad = sorted(prefix + k for k in keys if not _ENV_NAME.fullmatch(prefix + k))
+    if bad:
+        where = at.split(".spec.", 1)[-1]
+        facts.skipped.append(f"{where}: {', '.join(bad)} ({what})")
 
 
 def _secret_variables(
@@ -241,6 +254,7 @@ def _secret_variables(
         if not ref.optional:
             out.append((f"{path}.secretRef.name", _no_object("Secret", ref.name, facts)))
         return []
+    _note_skipped(secret.data, source.prefix, f"Secret {secret.key}", path, facts)
     found: list[tuple[str, str]] = []
     for key in secret.data:
         name = source.prefix + key

@@ -264,3 +264,36 @@ def test_a_cache_parses_again_under_another_key(tmp_path):
 
     digest = lambda p: p.containers[0].env[0].value.parts[0].digest  # noqa: E731
     assert digest(first) == digest(same) != digest(other)
+
+
+def test_skipped_env_from_keys_are_warned_of():
+    """The kubelet records a warning event (InvalidEnvironmentVariableNames) naming the
+    keys it skipped; podsync says it in the pod's warning line, the keys sorted."""
+    configmap = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata: {ok: '1', app.properties: x, 9lives: y}\n"
+    text = (
+        SECRET
+        + "---\n"
+        + configmap
+        + "---\n"
+        + ENV_FROM.replace(
+            "    - secretRef: {name: other, optional: true}\n",
+            "    - secretRef: {name: other, optional: true}\n    - configMapRef: {name: cfg}\n",
+        )
+    )
+    warnings: list[str] = []
+
+    parse_pods(
+        text,
+        source_name="pods.yaml",
+        source="file",
+        node=NODE,
+        secret_key=HOST_KEY,
+        on_warning=warnings.append,
+    )
+
+    assert warnings == [
+        "pods.yaml: pod default/web: skipping envFrom keys that are not environment variable "
+        "names, as the kubelet does: containers[0].envFrom[0]: bad-name (Secret "
+        "default/db-creds); containers[0].envFrom[1]: DB_bad-name (Secret default/db-creds); "
+        "containers[0].envFrom[3]: 9lives, app.properties (ConfigMap default/cfg)"
+    ]

@@ -269,7 +269,10 @@ def test_a_cache_parses_again_under_another_key(tmp_path):
 def test_skipped_env_from_keys_are_warned_of():
     """The kubelet records a warning event (InvalidEnvironmentVariableNames) naming the
     keys it skipped; podsync says it in the pod's warning line, the keys sorted."""
-    configmap = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\ndata: {ok: '1', app.properties: x, 9lives: y}\n"
+    configmap = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg}\n"
+        "data: {ok: '1', app.properties: x, 9lives: y}\n"
+    )
     text = (
         SECRET
         + "---\n"

@@ -60,7 +60,7 @@ from podsync._hostfs import (
 from podsync._labels import LABEL_POD_UID, LABEL_SPEC_HASH
 from podsync._models import Handler
 from podsync._runtime import Runtime
-from podsync._secrets import unknown_secrets
+from podsync._secrets import spec_texts
 from podsync.exceptions import NameConflict, RuntimeCallError
 
 if TYPE_CHECKING:
@@ -379,7 +379,7 @@ class _Applier:
         """Seed runContainer: host files, create, start, then the postStart handler; a
         failed handler stops the container (seed killContainerByID) and fails the action."""
         spec = action.spec
-        missing = unknown_secrets(spec)
+        missing = [p for text in spec_texts(spec) if not text.known for p in text.secrets]
         if missing:
             # A saved plan holds Secret values by reference only (podsync._secrets): a
             # container is never created with a placeholder, or without its value.

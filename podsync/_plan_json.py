@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from podsync._actions import PLAN_FORMAT_VERSION, CreateSpec, Plan, PodAction, PodPlan
+from podsync._secrets import SEALABLE_FIELDS as _SEALABLE
 from podsync._secrets import SecretText, from_record, sealed_record
 from podsync.exceptions import ConfigError
 
@@ -71,11 +72,6 @@ def _converter() -> cattrs.Converter:
         ),
     )
     return converter
-
-
-# The fields of a create that may hold Secret values (``podsync._secrets``): an ``env``
-# entry, a ``command`` or ``args`` item that came from a Secret or was expanded with one.
-_SEALABLE = ("env", "entrypoint", "command")
 
 
 def _seal_create_specs(converter: cattrs.Converter) -> None:

@@ -56,11 +56,11 @@ import contextlib
 import os
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 import attrs
 
-from podsync._actions import Action, Plan, shorten_ids
+from podsync._actions import Action, Create, Plan, shorten_ids
 from podsync._apply import (
     DEFAULT_HOOK_TIMEOUT,
     DEFAULT_WORKERS,
@@ -103,7 +103,7 @@ from podsync._ownership import ownership
 from podsync._plan import plan
 from podsync._plan_json import plan_from_json, plan_json_chunks
 from podsync._runtime import Runtime
-from podsync._secrets import SecretMismatch, map_secret_texts, secret_texts, unknown_secrets, unseal
+from podsync._secrets import SecretMismatch, map_secret_texts, spec_texts, unseal
 from podsync._status import PodStatus, pod_status
 from podsync._sync import Observation, SyncResult, observe, sync
 from podsync.exceptions import ConfigError, EngineUnavailable, PodsyncError, RuntimeCallError
@@ -210,10 +210,18 @@ def _load(
         raise _Failure(*(str(p) for p in exc.problems)) from None
 
 
+def _sealed_creates(the_plan: Plan) -> Iterator[Create]:
+    """The creates of ``the_plan`` that hold Secret values (a type test per item)."""
+    for pod in the_plan.pods:
+        for action in pod.actions:
+            if isinstance(action, Create) and spec_texts(action.spec):
+                yield action
+
+
 def _with_sources(the_plan: Plan, sources: Sequence[str]) -> Plan:
     """A plan to save, with the sources its Secret values are read again from
     (``Plan.sources``, absolute) when it holds any."""
-    if not secret_texts(the_plan.pods):
+    if next(_sealed_creates(the_plan), None) is None:
         return the_plan
     where = tuple(
         s if s == "-" or s.startswith(("http://", "https://")) else os.path.abspath(s)
@@ -225,7 +233,8 @@ def _with_sources(the_plan: Plan, sources: Sequence[str]) -> Plan:
 def _unsealed(the_plan: Plan, source: str) -> Plan:
     """A saved plan with its Secret values put back from its sources, each checked
     against the digest it was planned with (``podsync._secrets``)."""
-    if not unknown_secrets(the_plan):
+    creates = list(_sealed_creates(the_plan))
+    if not any(not t.known for c in creates for t in spec_texts(c.spec)):
         return the_plan
     if not the_plan.sources or "-" in the_plan.sources:
         raise _Failure(
@@ -238,15 +247,24 @@ def _unsealed(the_plan: Plan, source: str) -> Plan:
     except ConfigError as exc:
         raise _Failure(*(str(p) for p in exc.problems)) from None
     key = _host_key(the_plan.options.root_dir)()
+
+    def found(namespace: str, name: str) -> Mapping[str, bytes] | None:
+        return secrets.get((namespace, name))
+
     try:
-        unsealed: Plan = map_secret_texts(
-            the_plan, lambda text: unseal(text, lambda ns, name: secrets.get((ns, name)), key)
-        )
+        # Only the creates that hold Secret values are walked (a plan of many pods).
+        unsealed = {
+            id(c): map_secret_texts(c, lambda text: unseal(text, found, key)) for c in creates
+        }
     except SecretMismatch as exc:
         raise _Failure(
             f"the saved plan cannot be applied: {exc}; make the plan again (podsync plan -o)"
         ) from None
-    return unsealed
+    pods = tuple(
+        attrs.evolve(pod, actions=tuple(unsealed.get(id(a), a) for a in pod.actions))
+        for pod in the_plan.pods
+    )
+    return attrs.evolve(the_plan, pods=pods)
 
 
 def _read_plan(path: str) -> Plan:

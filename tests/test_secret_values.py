@@ -293,3 +293,15 @@ def test_the_host_key_is_made_once_private_and_kept(tmp_path):
     path.write_bytes(b"short")
     with pytest.raises(OSError, match="is not a key of 32 bytes"):
         host_secret_key(str(root))
+
+
+def test_a_copy_or_a_pickle_stays_sealed():
+    import copy
+    import pickle
+
+    url = join_texts(["postgres://app:", secret(PASSWORD), "@db"])
+
+    for again in (copy.copy(url), copy.deepcopy(url), pickle.loads(pickle.dumps(url))):
+        assert isinstance(again, SecretText)
+        assert (url, url.parts, url.known) == (again, again.parts, again.known)
+        assert PASSWORD not in repr(again)

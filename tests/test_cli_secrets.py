@@ -13,7 +13,7 @@ from pathlib import Path
 from podsync._labels import LABEL_CONTAINER
 from podsync.testing import FakeRuntime
 from tests import test_cli_unit as unit
-from tests.test_cli_unit import IMAGE, Result, mutations, write
+from tests.test_cli_unit import IMAGE, PAUSE, Result, mutations, write
 
 # The command-line fixtures of tests/test_cli_unit.py (FakeRuntime, a fake clock).
 clock, fake, run = unit.clock, unit.fake, unit.run
@@ -140,3 +140,22 @@ def test_a_changed_secret_replaces_the_container_and_the_plan_names_it(
     assert "DB_PASSWORD=changed-since" in app_env(fake)
     assert "changed-since" not in result.out + result.err
     assert PASSWORD not in result.out + result.err
+
+
+def test_status_and_describe_read_the_pods_with_the_same_key(
+    run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path
+) -> None:
+    """status and describe judge the running containers against the pod files: with the
+    host's key under the same root directory the digests match, and nothing is due."""
+    pods = sources(tmp_path)
+    assert 0 == run("apply", pods, runtime=fake).code
+    options = ["--root-dir", str(tmp_path / "root"), "--network-image", PAUSE]
+    options += ["--network-mode", "none"]
+
+    status = run("status", *options, pods, runtime=fake)
+    described = run("describe", *options, "web", "-f", pods, runtime=fake)
+
+    assert 0 == status.code == described.code, status.err + described.err
+    assert "Running" in status.out
+    assert "Next sync:\n  nothing to do" in described.out
+    assert PASSWORD not in status.out + status.err + described.out + described.err

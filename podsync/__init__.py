@@ -128,6 +128,9 @@ from podsync._volumes import (
 )
 
 # isort: split
+from podsync._secrets import SecretPart, SecretText
+
+# isort: split
 from podsync._security import (
     Capabilities,
     ContainerSecurity,
@@ -150,6 +153,7 @@ if _TYPE_CHECKING:
     from podsync._plan_json import plan_from_json, plan_to_json
     from podsync._config import DEFAULT_MAX_BYTES, NodeInfo, PodFileCache, load_pods, parse_pods
     from podsync._hooks import DEFAULT_PROBE_TIMEOUT, probe_liveness
+    from podsync._secret_key import host_secret_key
     from podsync._apply import (
         DEFAULT_HOOK_TIMEOUT,
         DEFAULT_WORKERS,
@@ -185,6 +189,7 @@ _ON_FIRST_USE: dict[str, tuple[str, ...]] = {
     "podsync._plan_json": ("plan_from_json", "plan_to_json"),
     "podsync._config": ("DEFAULT_MAX_BYTES", "NodeInfo", "PodFileCache", "load_pods", "parse_pods"),
     "podsync._hooks": ("DEFAULT_PROBE_TIMEOUT", "probe_liveness"),
+    "podsync._secret_key": ("host_secret_key",),
     "podsync._apply": (
         "DEFAULT_HOOK_TIMEOUT",
         "DEFAULT_WORKERS",
@@ -298,6 +303,8 @@ __all__ = [
     "RestartPolicy",
     "Runtime",
     "RuntimeCallError",
+    "SecretPart",
+    "SecretText",
     "SecurityContext",
     "SecurityProfile",
     "SpecHash",
@@ -319,6 +326,7 @@ __all__ = [
     "derive_pod_uid",
     "exposed_ports",
     "filter_host_port_conflicts",
+    "host_secret_key",
     "load_pods",
     "network_spec_hash",
     "observe",

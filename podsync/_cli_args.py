@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 from podsync._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS
@@ -633,6 +634,23 @@ def _read_resolv_conf(path: str, *, missing_ok: bool = False) -> str:
         raise _Failure(f"cannot read {path}: No such file or directory") from None
     except OSError as exc:
         raise _Failure(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def _host_key(root_dir: str) -> Callable[[], bytes]:
+    """The host's digest key for Secret values under ``root_dir``, read (or made) when
+    the loader first needs it (``load_pods(secret_key=...)``)."""
+
+    def read() -> bytes:
+        from podsync._secret_key import host_secret_key
+
+        try:
+            return host_secret_key(root_dir)
+        except OSError as exc:
+            raise _Failure(
+                f"cannot use the key for Secret digests under {root_dir}: {exc.strerror or exc}"
+            ) from None
+
+    return read
 
 
 def _root_dir(args: argparse.Namespace) -> str:

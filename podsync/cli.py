@@ -56,9 +56,11 @@ import contextlib
 import os
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
-from podsync._actions import Action, Plan, shorten_ids
+import attrs
+
+from podsync._actions import Action, Create, Plan, shorten_ids
 from podsync._apply import (
     DEFAULT_HOOK_TIMEOUT,
     DEFAULT_WORKERS,
@@ -77,6 +79,7 @@ from podsync._cli_args import (
     _check_combinations,
     _Failure,
     _given,
+    _host_key,
     _plan_options,
     _probe,
     _root_dir,
@@ -84,7 +87,7 @@ from podsync._cli_args import (
     build_parser,
 )
 from podsync._clock import Clock, clocks, system_sleep
-from podsync._config import load_pods
+from podsync._config import _read_secrets, load_pods
 from podsync._console import (
     Console,
     Progress,
@@ -100,6 +103,7 @@ from podsync._ownership import ownership
 from podsync._plan import plan
 from podsync._plan_json import plan_from_json, plan_json_chunks
 from podsync._runtime import Runtime
+from podsync._secrets import SecretMismatch, map_secret_texts, spec_texts, unseal
 from podsync._status import PodStatus, pod_status
 from podsync._sync import Observation, SyncResult, observe, sync
 from podsync.exceptions import ConfigError, EngineUnavailable, PodsyncError, RuntimeCallError
@@ -186,18 +190,81 @@ def _fingerprint(the_plan: Plan, observation: Observation) -> str:
 
 
 def _load(
-    sources: Sequence[str], warn: Callable[[str], object], max_bytes: int | None
+    sources: Sequence[str],
+    warn: Callable[[str], object],
+    max_bytes: int | None,
+    root_dir: str,
 ) -> tuple[Pod, ...]:
     """The pods of every source, or a failure listing every problem (nothing else
     happens first: the engine is not contacted before the sources are read). The
     fields a pod sets that podsync ignores are one ``warn`` per pod. ``max_bytes`` is
-    ``--max-bytes`` (None: the library's default)."""
+    ``--max-bytes`` (None: the library's default). Secret values are digested with the
+    key under ``root_dir`` (made there when the sources first hold a Secret)."""
     try:
         if max_bytes is None:
-            return load_pods(list(sources), on_warning=warn)
-        return load_pods(list(sources), on_warning=warn, max_bytes=max_bytes)
+            return load_pods(list(sources), on_warning=warn, secret_key=_host_key(root_dir))
+        return load_pods(
+            list(sources), on_warning=warn, max_bytes=max_bytes, secret_key=_host_key(root_dir)
+        )
     except ConfigError as exc:
         raise _Failure(*(str(p) for p in exc.problems)) from None
+
+
+def _sealed_creates(the_plan: Plan) -> Iterator[Create]:
+    """The creates of ``the_plan`` that hold Secret values (a type test per item)."""
+    for pod in the_plan.pods:
+        for action in pod.actions:
+            if isinstance(action, Create) and spec_texts(action.spec):
+                yield action
+
+
+def _with_sources(the_plan: Plan, sources: Sequence[str]) -> Plan:
+    """A plan to save, with the sources its Secret values are read again from
+    (``Plan.sources``, absolute) when it holds any."""
+    if next(_sealed_creates(the_plan), None) is None:
+        return the_plan
+    where = tuple(
+        s if s == "-" or s.startswith(("http://", "https://")) else os.path.abspath(s)
+        for s in sources
+    )
+    return attrs.evolve(the_plan, sources=where)
+
+
+def _unsealed(the_plan: Plan, source: str) -> Plan:
+    """A saved plan with its Secret values put back from its sources, each checked
+    against the digest it was planned with (``podsync._secrets``)."""
+    creates = list(_sealed_creates(the_plan))
+    if not any(not t.known for c in creates for t in spec_texts(c.spec)):
+        return the_plan
+    if not the_plan.sources or "-" in the_plan.sources:
+        raise _Failure(
+            f"{source}: the saved plan uses Secret values, which a saved plan holds by "
+            "reference only, and its Secrets cannot be read again (it was made from "
+            "standard input or by another program); make the plan from files"
+        )
+    try:
+        secrets = _read_secrets(the_plan.sources)
+    except ConfigError as exc:
+        raise _Failure(*(str(p) for p in exc.problems)) from None
+    key = _host_key(the_plan.options.root_dir)()
+
+    def found(namespace: str, name: str) -> Mapping[str, bytes] | None:
+        return secrets.get((namespace, name))
+
+    try:
+        # Only the creates that hold Secret values are walked (a plan of many pods).
+        unsealed = {
+            id(c): map_secret_texts(c, lambda text: unseal(text, found, key)) for c in creates
+        }
+    except SecretMismatch as exc:
+        raise _Failure(
+            f"the saved plan cannot be applied: {exc}; make the plan again (podsync plan -o)"
+        ) from None
+    pods = tuple(
+        attrs.evolve(pod, actions=tuple(unsealed.get(id(a), a) for a in pod.actions))
+        for pod in the_plan.pods
+    )
+    return attrs.evolve(the_plan, pods=pods)
 
 
 def _read_plan(path: str) -> Plan:
@@ -458,7 +525,7 @@ def _wait(
 
 
 def _cmd_plan(args: argparse.Namespace, console: Console, factory: RuntimeFactory) -> int:
-    pods = _load(args.sources, console.warning, args.max_bytes)
+    pods = _load(args.sources, console.warning, args.max_bytes, _root_dir(args))
     options = _plan_options(args, console)
     with _engine(factory, args.docker_host) as runtime:
         # A dry run: the plan is made as apply makes it, and never applied.
@@ -476,7 +543,7 @@ def _cmd_plan(args: argparse.Namespace, console: Console, factory: RuntimeFactor
     warn_rejected(console, the_plan)
     warn_unpublished_ports(console, pods, options)
     if args.out:
-        _write_plan(args.out, the_plan)
+        _write_plan(args.out, _with_sources(the_plan, args.sources))
     if args.json:
         console.print_chunks(plan_json_chunks(the_plan))
     else:
@@ -510,7 +577,7 @@ def _cmd_apply(
 ) -> int:
     if args.plan_file is not None:
         return _apply_saved(args, console, factory)
-    pods = _load(args.sources, console.warning, args.max_bytes)
+    pods = _load(args.sources, console.warning, args.max_bytes, _root_dir(args))
     options = _plan_options(args, console)
 
     def show(the_plan: Plan, observation: Observation) -> bool:
@@ -543,6 +610,7 @@ def _apply_saved(args: argparse.Namespace, console: Console, factory: RuntimeFac
             f"the saved plan was made with --root-dir {root_dir}, not {_root_dir(args)}; "
             "leave --root-dir out or make the plan again"
         )
+    the_plan = _unsealed(the_plan, args.plan_file)
     with _engine(factory, args.docker_host) as runtime:
         current = _fingerprint(the_plan, _observe(runtime, root_dir))
         if current != the_plan.fingerprint:
@@ -561,7 +629,7 @@ def _apply_saved(args: argparse.Namespace, console: Console, factory: RuntimeFac
 
 def _cmd_down(args: argparse.Namespace, console: Console, factory: RuntimeFactory) -> int:
     # Removing pods: what they would ignore while running is beside the point.
-    pods = _load(args.sources, lambda _: None, args.max_bytes)
+    pods = _load(args.sources, lambda _: None, args.max_bytes, _root_dir(args))
     root_dir = _root_dir(args)
     uids = {p.uid for p in pods}
     options = PlanOptions(

@@ -42,6 +42,8 @@ PUBLIC = sorted(
         *("ProfileType", "Sysctl", "ContainerSecurity"),
         # reading pod files
         *("load_pods", "parse_pods", "DEFAULT_MAX_BYTES", "NodeInfo", "PodFileCache"),
+        # Secret values: held for the engine, written down as references and digests
+        *("SecretText", "SecretPart", "host_secret_key"),
         # errors
         *("PodsyncError", "ConfigError", "Problem", "RuntimeCallError", "EngineUnavailable"),
         "NameConflict",

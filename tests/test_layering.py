@@ -48,6 +48,7 @@ MODEL_AND_HELPERS = {
     "_environment",
     "_prober",
     "_security",
+    "_secrets",
     "exceptions",
 }
 VOCABULARY = {"_options", "_actions", "_ownership", "_fingerprint", "_plan_json"}
@@ -89,6 +90,7 @@ PURE_EXTERNAL = {
     "functools",
     "gc",
     "hashlib",
+    "hmac",
     "ipaddress",
     "itertools",
     "json",

@@ -15,6 +15,7 @@ with the caller's timeouts.
 from __future__ import annotations
 
 import collections
+import contextlib
 import threading
 from collections.abc import Callable, Collection
 
@@ -94,7 +95,9 @@ class PodWorkers:
         with self._cond:
             return frozenset(self._keys)
 
-    def wait_idle(self, timeout: float | None = None, *, keys: Collection[str] | None = None) -> bool:
+    def wait_idle(
+        self, timeout: float | None = None, *, keys: Collection[str] | None = None
+    ) -> bool:
         """Wait until no job of ``keys`` (of any key when ``None``) runs or waits, at
         most ``timeout`` seconds; return whether they are idle."""
 
@@ -175,9 +178,7 @@ class PodWorkers:
                 job()
             except Exception as exc:  # a bug in a job must not end the worker
                 if self._on_error is not None:
-                    try:
+                    with contextlib.suppress(Exception):  # nowhere left to report it
                         self._on_error(key, exc)
-                    except Exception:  # noqa: S110 - nowhere left to report it
-                        pass
             finally:
                 self._done(key)

@@ -265,6 +265,10 @@ class Reconciler:
         self._threaded = False
         self._threads: list[threading.Thread] = []
         self._events: Stream[EngineEvent] | None = None
+        # Pod syncs finished, counted: a plan made from an observation taken before a
+        # pod's sync ended is stale for that pod.
+        self._done_count = 0
+        self._done_at: dict[str, int] = {}
         self._workers = PodWorkers(workers, on_error=self._job_failed)
 
         # The coordinator's own state (tick(): one thread at a time).
@@ -294,7 +298,8 @@ class Reconciler:
             self._cond.notify_all()
 
     def stop(self) -> None:
-        """End ``run()`` (from any thread, or a signal handler): no new work is taken;
+        """End ``run()`` (from any thread; not from a signal handler, which may
+        interrupt a thread holding the loop's locks): no new work is taken;
         ``run()`` returns once the syncs in progress finished, or after
         ``shutdown_timeout``. The pods keep running."""
         if self._stop.is_set():
@@ -322,7 +327,11 @@ class Reconciler:
             if self._follow_events:
                 self._start_thread("podsync-events", self._event_loop)
             while not self._stop.is_set():
-                wait = self.tick()
+                try:
+                    wait = self.tick()
+                except Exception as exc:  # a bug of the loop: reported, and the loop goes on
+                    self._notice(NoticeKind.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
+                    wait = min(1.0, self._sync_period)
                 with self._cond:
                     if not self._wanted and not self._reads and not self._stop.is_set():
                         self._cond.wait(wait)
@@ -431,6 +440,8 @@ class Reconciler:
         options = self._options_now(gc)
         desired = self._sources.desired
         started = self._clocks.elapsed()
+        with self._cond:
+            observed_at = self._done_count
         try:
             result = sync(
                 desired,
@@ -458,7 +469,7 @@ class Reconciler:
         self._next_sync = now + self._sync_period
         if gc:
             self._next_gc = now + self._gc_period
-        self._dispatch(result.plan)
+        self._dispatch(result.plan, observed_at)
         self._next_wake = self._wake_after(result.plan, desired, now)
         self._report_rejections(result.plan)
         self._report("sync_done", self._clocks.elapsed() - started, True)
@@ -480,12 +491,18 @@ class Reconciler:
             self._runtime = _default_runtime()
         return self._runtime
 
-    def _dispatch(self, plan: Plan) -> None:
-        """Each pod's part of ``plan`` to the pod's worker; a pod whose sync runs gets
-        a fresh round once it is done, rather than this plan."""
+    def _dispatch(self, plan: Plan, observed_at: int) -> None:
+        """Each pod's part of ``plan`` to the pod's worker. A pod whose sync runs, or
+        ended after the observation the plan was made from, is not given this plan (it
+        would act on what that sync changed): it gets a fresh round instead."""
+        stale = False
         for pod_plan in plan.pods:
             if all(isinstance(a, Wait) for a in pod_plan.actions):
                 continue
+            with self._cond:
+                if self._done_at.get(pod_plan.uid, -1) >= observed_at:
+                    stale = True
+                    continue
             part = Plan(
                 pulls=tuple(p for p in plan.pulls if pod_plan.uid in p.pods),
                 pods=(pod_plan,),
@@ -499,16 +516,24 @@ class Reconciler:
             self._workers.submit(
                 _CLEANUP_KEY, functools.partial(self._apply, part), again=self.request_sync
             )
+        if stale:
+            self.request_sync()
 
     def _apply(self, part: Plan) -> None:
-        result = apply(
-            part,
-            self._engine(),
-            workers=1,
-            on_event=self._event,
-            hook_timeout=self._hook_timeout,
-            clock=self._clocks.given,
-        )
+        try:
+            result = apply(
+                part,
+                self._engine(),
+                workers=1,
+                on_event=self._event,
+                hook_timeout=self._hook_timeout,
+                clock=self._clocks.given,
+            )
+        finally:
+            with self._cond:
+                for pod_plan in part.pods:
+                    self._done_at[pod_plan.uid] = self._done_count
+                self._done_count += 1
         for r in result.results:
             self._report("action_done", _kind(r.action), _RESULTS[r.status])
 

@@ -11,6 +11,7 @@ import sys
 from typing import Any, NoReturn
 
 from podsync._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS
+from podsync._cli_run_args import add_run_command
 from podsync._console import Console
 from podsync._options import DEFAULT_NETWORK_IMAGE, GCPolicy, PlanOptions
 from podsync._resolv import (
@@ -447,80 +448,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_adopt_option(d, default=False)
     _add_operating_commands(commands, engine, planning, output)
-    _add_run_command(commands, engine, planning, applying, reading, output)
+    add_run_command(commands, parents=[engine, planning, applying, reading, output])
     return parser
-
-
-def _period(text: str) -> float:
-    """A period: a duration (``10s``, ``1m``, ``500ms``) or seconds (``2.5``), above 0."""
-    try:
-        seconds = float(text)
-    except ValueError:
-        seconds = _duration(text)
-    if not seconds > 0:
-        raise argparse.ArgumentTypeError(f"must be more than 0, got {text!r}")
-    return seconds
-
-
-def _add_run_command(
-    commands: Any, engine: Any, planning: Any, applying: Any, reading: Any, output: Any
-) -> None:
-    """``podsync run``: the continuous loop (``podsync.Reconciler``)."""
-    from podsync._reconciler import (
-        DEFAULT_GC_PERIOD,
-        DEFAULT_SHUTDOWN_TIMEOUT,
-        DEFAULT_SOURCE_PERIOD,
-        DEFAULT_SYNC_PERIOD,
-    )
-
-    r = commands.add_parser(
-        "run",
-        parents=[engine, planning, applying, reading, output],
-        allow_abbrev=False,
-        help="keep the engine running the pods, continuously",
-        description="Keep the engine running the pods of the sources, as the kubelet's "
-        "sync loop: each source is read again every source period (a source that cannot "
-        "be read or has an error keeps its pods, and the error is logged), the pods are "
-        "synced when a source changed, every sync period, and at once when one of their "
-        "containers dies; garbage is collected every GC period. Runs until SIGTERM or "
-        "SIGINT, then exits 0; the pods keep running.",
-    )
-    r.add_argument("sources", nargs="*", metavar="SOURCE", help="pod files, directories, URLs")
-    r.add_argument(
-        "--sync-period",
-        metavar="DURATION",
-        type=_period,
-        default=DEFAULT_SYNC_PERIOD,
-        help=f"time between full syncs (default: {DEFAULT_SYNC_PERIOD:g}s)",
-    )
-    r.add_argument(
-        "--source-period",
-        metavar="DURATION",
-        type=_period,
-        default=DEFAULT_SOURCE_PERIOD,
-        help=f"time between two reads of a source (default: {DEFAULT_SOURCE_PERIOD:g}s)",
-    )
-    r.add_argument(
-        "--gc-period",
-        metavar="DURATION",
-        type=_period,
-        default=DEFAULT_GC_PERIOD,
-        help=f"time between garbage collections (default: {DEFAULT_GC_PERIOD:g}s)",
-    )
-    r.add_argument(
-        "--shutdown-timeout",
-        metavar="DURATION",
-        type=_period,
-        default=DEFAULT_SHUTDOWN_TIMEOUT,
-        help="time the syncs in progress get to finish their engine calls on SIGTERM "
-        f"(default: {DEFAULT_SHUTDOWN_TIMEOUT:g}s)",
-    )
-    r.add_argument(
-        "--listen",
-        metavar="ADDR",
-        help="serve /healthz, /pods and /metrics at ADDR (host:port, e.g. 127.0.0.1:10255; "
-        "a port alone listens on loopback); off unless given",
-    )
 
 
 def _duration(text: str) -> float:

@@ -97,6 +97,11 @@ DEFAULT_SHUTDOWN_TIMEOUT = 10.0
 
 # Engine events that mean a container of a pod needs a sync now.
 _EXIT_ACTIONS = frozenset({"die", "oom"})
+# Docker logs ``die`` before its container list shows the container stopped (the
+# daemon's exit handler emits the event, then records the state): a round that still
+# sees a died container running looks again after this long, doubling, for this long.
+_DIED_RECHECK = 0.05
+_DIED_PATIENCE = 5.0
 
 # The rounds between garbage collections: nothing is collected by count, no image is
 # removed (orphans still go: they are deletions).
@@ -269,6 +274,8 @@ class Reconciler:
         # pod's sync ended is stale for that pod.
         self._done_count = 0
         self._done_at: dict[str, int] = {}
+        # Containers the engine said died, by id: when it said so, and the next delay.
+        self._died: dict[str, tuple[float, float]] = {}
         self._workers = PodWorkers(workers, on_error=self._job_failed)
 
         # The coordinator's own state (tick(): one thread at a time).
@@ -471,6 +478,9 @@ class Reconciler:
             self._next_gc = now + self._gc_period
         self._dispatch(result.plan, observed_at)
         self._next_wake = self._wake_after(result.plan, desired, now)
+        recheck = self._recheck_died(result.observation, now)
+        if recheck is not None:
+            self._next_wake = recheck if self._next_wake is None else min(self._next_wake, recheck)
         self._report_rejections(result.plan)
         self._report("sync_done", self._clocks.elapsed() - started, True)
         if self._board is not None:
@@ -555,6 +565,19 @@ class Reconciler:
             )
         return now + min(waits) if waits else None
 
+    def _recheck_died(self, observation: Observation, now: float) -> float | None:
+        """When to look again at containers the engine said died but listed running."""
+        running = {c.id for c in observation.containers if c.running}
+        soonest: float | None = None
+        with self._cond:
+            for cid, (since, delay) in list(self._died.items()):
+                if cid not in running or now - since > _DIED_PATIENCE:
+                    del self._died[cid]
+                    continue
+                self._died[cid] = (since, delay * 2)
+                soonest = now + delay if soonest is None else min(soonest, now + delay)
+        return soonest
+
     def _report_rejections(self, plan: Plan) -> None:
         now = {r.uid: f"{r.pod}: {r.message}" for r in plan.rejected}
         for r in plan.rejected:
@@ -586,6 +609,10 @@ class Reconciler:
             try:
                 for event in stream:
                     if event.action in _EXIT_ACTIONS and LABEL_POD_UID in event.labels:
+                        with self._cond:
+                            self._died.setdefault(
+                                event.container_id, (self._clocks.elapsed(), _DIED_RECHECK)
+                            )
                         self.request_sync()
             except Exception as exc:
                 if not self._stop.is_set():

@@ -111,9 +111,10 @@ def make_loop(
     *,
     fake: FakeRuntime | None = None,
     options: PlanOptions | None = None,
+    step: float = 0,
     **kwargs: Any,
 ) -> Loop:
-    clock = FakeClock(1_000_000.0, step=0)
+    clock = FakeClock(1_000_000.0, step=step)
     runtime = fake if fake is not None else FakeRuntime(images=IMAGES, clock=clock)
     if fake is not None:
         runtime.clock = clock
@@ -463,3 +464,44 @@ def test_bad_arguments_are_refused(tmp_path: Path) -> None:
         podsync.Reconciler([str(tmp_path)], fake, sync_period=0)
     with pytest.raises(ValueError, match="standard input"):
         podsync.Reconciler(["-"], fake)
+
+
+class LaggingList(FakeRuntime):
+    """Docker logs ``die`` before its container list shows the container stopped: the
+    first list after an exit still shows it running."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.lagging: set[str] = set()
+
+    def exit(self, container_id: str, code: int, *, oom: bool = False) -> None:
+        self.lagging.add(container_id)
+        super().exit(container_id, code, oom=oom)
+
+    def list_containers(self) -> list[podsync.ObservedContainer]:
+        listed = super().list_containers()
+        stale = self.lagging
+        self.lagging = set()
+        return [attrs.evolve(c, running=True) if c.id in stale else c for c in listed]
+
+
+def test_a_died_container_still_listed_running_is_looked_at_again(tmp_path: Path) -> None:
+    pods = tmp_path / "pods"
+    pods.mkdir()
+    (pods / "web.yaml").write_text(pod_yaml("web"))
+    fake = LaggingList(images=IMAGES)
+    # A clock that moves as it is read: the second look is due a moment later.
+    loop = make_loop(
+        tmp_path, [str(pods)], fake=fake, sync_period=3600, source_period=3600, step=0.01
+    )
+    with loop.reconciler:
+        assert wait_for(lambda: loop.running() == [("web", "app"), ("web", "net")])
+        assert wait_for(lambda: "events" in fake.call_names())
+        app = next(c.id for c in fake.containers if c.labels[LABEL_CONTAINER] == "app")
+        fake.exit(app, 1)
+        assert wait_for(
+            lambda: any(
+                c.running and c.labels[LABEL_CONTAINER] == "app" and c.id != app
+                for c in fake.containers
+            )
+        )

@@ -40,7 +40,7 @@ def cmd_run(
 ) -> int:
     """Run the loop until SIGTERM or SIGINT; 0 once it stopped."""
     options = _plan_options(args, console)
-    board, server = _listen(args)
+    board, server = _listen(args, console)
 
     def on_event(event: Event) -> None:
         if console.json:
@@ -117,7 +117,7 @@ class _Server(Protocol):
     def close(self) -> None: ...
 
 
-def _listen(args: argparse.Namespace) -> tuple[Board | None, _Server | None]:
+def _listen(args: argparse.Namespace, console: Console) -> tuple[Board | None, _Server | None]:
     """The status board and its HTTP server, with ``--listen``; else neither."""
     if not args.listen:
         return None, None
@@ -128,7 +128,9 @@ def _listen(args: argparse.Namespace) -> tuple[Board | None, _Server | None]:
         raise _Failure(
             "--listen needs the status board (podsync._board), which this build lacks"
         ) from None
-    board: Board = _board.LoopBoard(sync_period=args.sync_period)
+    board: Board = _board.LoopBoard(
+        sync_period=args.sync_period, clock=console.clocks.elapsed, wall_clock=console.clocks.now
+    )
     try:
         server: _Server = _board.serve(board, args.listen)
     except (OSError, ValueError) as exc:

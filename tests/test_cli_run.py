@@ -7,9 +7,13 @@ run it in a subprocess against a real engine."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import signal
+import socket
 import threading
+import urllib.error
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
@@ -147,3 +151,55 @@ def test_run_usage_errors_exit_1(
     code = cli.main(argv, runtime_factory=no_engine, clock=FakeClock())
     assert code == 1
     assert message in capsys.readouterr().err
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@pytest.mark.real_clock
+@pytest.mark.skipif(
+    importlib.util.find_spec("podsync._board") is None, reason="the status board is not merged yet"
+)
+def test_run_listen_serves_health_and_pods_on_loopback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pods = tmp_path / "pods"
+    pods.mkdir()
+    (pods / "web.yaml").write_text(POD)
+    fake = FakeRuntime(images=[IMAGE, PAUSE])
+    port = free_port()
+    answers: dict[str, tuple[int, bytes]] = {}
+
+    def get(path: str) -> tuple[int, bytes]:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as reply:
+                return reply.status, reply.read()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read()
+
+    def served() -> bool:
+        if running(fake) != ["app", "net"]:
+            return False
+        try:
+            answers["/healthz"] = get("/healthz")
+            answers["/pods"] = get("/pods")
+        except OSError:
+            return False
+        return answers["/healthz"][0] == 200 and answers["/pods"][0] == 200
+
+    watcher = terminate_when(served)
+    code = cli.main(
+        [
+            *("run", str(pods), "--root-dir", str(tmp_path / "root")),
+            *("--network-image", PAUSE, "--listen", f"127.0.0.1:{port}"),
+        ],
+        runtime_factory=lambda host: fake,
+    )
+    watcher.join()
+    assert code == 0, capsys.readouterr().err
+    assert answers["/healthz"][0] == 200
+    assert b"default/web" in answers["/pods"][1]

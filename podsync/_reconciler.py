@@ -281,6 +281,8 @@ class Reconciler:
         # The coordinator's own state (tick(): one thread at a time).
         self._tick_lock = threading.Lock()
         start = self._clocks.elapsed()
+        self._started = start
+        self._polled: set[str] = set()  # the sources read at least once (well or not)
         self._next_poll = dict.fromkeys(self._sources.names, start)
         self._next_sync = start
         self._next_gc = start
@@ -366,11 +368,23 @@ class Reconciler:
             changed = self._take_sources(now)
             with self._cond:
                 wanted, self._wanted = self._wanted, False
-            if self._round_due(now, wanted or changed):
+            if self._sources_heard(now) and self._round_due(now, wanted or changed):
                 self._round(now)
-            return max(0.0, self._next_due() - self._clocks.elapsed())
+            now = self._clocks.elapsed()
+            if not self._sources_heard(now):
+                # Woken by the sources' threads as they report; at the latest then.
+                return max(0.0, self._started + self._source_period - now)
+            return max(0.0, self._next_due() - now)
 
     # -- sources ------------------------------------------------------------------------
+
+    def _sources_heard(self, now: float) -> bool:
+        """Whether every source was read once, or a source period passed: before,
+        a round would sync a desired state that is still being read (a source thread
+        may not have reported yet; a hanging URL gets one period)."""
+        if len(self._polled) == len(self._sources.names):
+            return True
+        return now - self._started >= self._source_period
 
     def _take_sources(self, now: float) -> bool:
         """Merge the sources' new polls; whether the desired pods changed."""
@@ -385,6 +399,7 @@ class Reconciler:
                     self._next_poll[name] = now + self._source_period
         if not reads:
             return False
+        self._polled.update(reads)
         result = self._sources.update(reads)
         for name in self._sources.names:
             message = result.errors.get(name)

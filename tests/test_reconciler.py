@@ -505,3 +505,39 @@ def test_a_died_container_still_listed_running_is_looked_at_again(tmp_path: Path
                 for c in fake.containers
             )
         )
+
+
+def test_probes_run_on_their_own_period_not_the_syncs(tmp_path: Path) -> None:
+    pods = tmp_path / "pods"
+    pods.mkdir()
+    probed = pod_yaml("web") + (
+        "    livenessProbe:\n"
+        "      exec: {command: [/bin/check]}\n"
+        "      periodSeconds: 3\n"
+        "      failureThreshold: 1\n"
+    )
+    (pods / "web.yaml").write_text(probed)
+    loop = make_loop(tmp_path, [str(pods)], sync_period=60, source_period=600)
+    loop.tick()
+    loop.fake.clear_calls()
+    assert loop.advance(3) <= 3
+    assert loop.advance(3) <= 3
+    execs = [c for c in loop.fake.calls if c.name == "exec"]
+    assert [c.args[1] for c in execs] == [("/bin/check",)] * len(execs)
+    assert execs
+    # A failing probe is acted on at its period too.
+    loop.fake.set_exec_result(["/bin/check"], 1)
+    before = {c.id for c in loop.fake.containers if c.running}
+    loop.advance(3)
+    loop.advance(3)
+    after = {c.id for c in loop.fake.containers if c.running}
+    assert len(before - after) == 1
+
+
+def test_no_round_before_the_sources_were_read(tmp_path: Path) -> None:
+    loop = make_loop(tmp_path, [str(tmp_path)], sync_period=10, source_period=20)
+    # In its thread a source may not have been read yet when the loop starts; the
+    # loop waits for it (at most one source period) rather than sync an empty state.
+    loop.reconciler._threaded = True
+    loop.reconciler.tick()
+    assert loop.fake.call_names() == []

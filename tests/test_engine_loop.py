@@ -29,8 +29,15 @@ import pytest
 
 from podsync.labels import LABEL_CONTAINER, LABEL_POD_NAME, LABEL_POD_NAMESPACE
 from tests.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup
+from tests.test_engine_faults import (  # the engine-restart test's gate and helpers
+    _dockerd_pid,
+    _start_dockerd,
+    _wait_for_engine,
+    restartable_engine,
+)
 
 pytestmark = pytest.mark.engine
+__all__ = ["restartable_engine"]  # a fixture, imported to be used here
 
 REPO = Path(__file__).resolve().parent.parent
 # A shell as PID 1 that exits at once on SIGTERM: stops take no grace period.
@@ -285,3 +292,37 @@ def test_a_killed_container_is_restarted_through_the_event_stream(
 
     eventually(restarted, timeout=20, log=loop)
     assert time.monotonic() - killed_at < 20  # well under the sync period (5 min)
+
+
+def test_the_loop_recovers_when_the_engine_restarts(
+    restartable_engine: None,
+    engine: docker.DockerClient,
+    tmp_path: Path,
+    namespace: str,
+    start_loop: Callable[..., Loop],
+) -> None:
+    """dockerd stops (and stops the pods' containers) and starts again: the loop
+    reports the failed syncs, backs off, and once the engine answers it re-observes
+    everything and brings the pods back; it never exits."""
+    pods = tmp_path / "pods"
+    pods.mkdir()
+    (pods / "web.yaml").write_text(pod_yaml("web", namespace))
+    loop = start_loop([str(pods)], "--sync-period", "2s", "--source-period", "1s")
+    before = eventually(lambda: (found := running(engine, namespace)) and len(found) == 3 and found)
+    pid = _dockerd_pid()
+    assert pid is not None
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 60
+    while _dockerd_pid() is not None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    eventually(lambda: any(r["kind"] == "error" for r in loop.lines()), timeout=30)
+    _start_dockerd()
+    _wait_for_engine(time.monotonic() + 60)
+    after = eventually(
+        lambda: (found := running(engine, namespace)) and len(found) == 3 and found, timeout=90
+    )
+    assert set(after.values()).isdisjoint(before.values())
+    assert any(r["kind"] == "engine-back" for r in loop.lines())
+    assert loop.process.poll() is None
+    code, _ = loop.terminate()
+    assert code == 0

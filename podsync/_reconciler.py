@@ -520,6 +520,8 @@ class Reconciler:
         """Each pod's part of ``plan`` to the pod's worker. A pod whose sync runs, or
         ended after the observation the plan was made from, is not given this plan (it
         would act on what that sync changed): it gets a fresh round instead."""
+        if self._stop.is_set():
+            return  # stopping: no new work
         stale = False
         for pod_plan in plan.pods:
             if all(isinstance(a, Wait) for a in pod_plan.actions):

@@ -185,10 +185,6 @@ class SourceSet:
         """Read ``source`` (I/O; a URL within the HTTP time-out)."""
         return self._readers[source].poll()
 
-    def kind(self, source: str) -> str:
-        """``file`` or ``http``: the pod source of its pods."""
-        return self._readers[source].kind
-
     @property
     def not_ready(self) -> frozenset[str]:
         """The sources never read successfully."""
@@ -198,10 +194,6 @@ class SourceSet:
         """The pod sources (``file``, ``http``) with a source never read successfully:
         pods of these may be that source's, and are not deleted."""
         return frozenset(self._readers[s].kind for s in self.not_ready)
-
-    def errors(self) -> dict[str, str]:
-        """The sources that cannot be used as they are now, and why."""
-        return {s: state.error for s, state in self._states.items() if state.error}
 
     def update(self, reads: Mapping[str, SourceRead]) -> MergeResult:
         """Take what ``reads`` (polls of some of the sources) give, with the last good

@@ -90,11 +90,6 @@ class PodWorkers:
             state = self._keys.get(key)
             return state is not None and state.running
 
-    def busy(self) -> frozenset[str]:
-        """The keys with a job running, waiting, or to run again."""
-        with self._cond:
-            return frozenset(self._keys)
-
     def wait_idle(
         self, timeout: float | None = None, *, keys: Collection[str] | None = None
     ) -> bool:

@@ -184,8 +184,10 @@ class Reconciler:
             ``-``: standard input cannot be polled).
         runtime: the engine; a ``podsync.docker.DockerRuntime()`` when ``None``,
             closed when the loop ends.
-        options: planning options; ``ready_sources`` is the loop's to set (the kinds
-            of sources not read successfully yet), ``gc`` applies every ``gc_period``.
+        options: planning options. Deletions are further limited to the pods of the
+            kinds of source (``file``, ``http``) whose every source was read once
+            (within ``ready_sources`` when it is given); ``gc`` applies every
+            ``gc_period``, the rounds in between collect nothing.
         sync_period: seconds between full syncs (seed: 10).
         source_period: seconds between two polls of a source (seed: 20).
         gc_period: seconds between garbage collections (seed: 60).
@@ -451,8 +453,15 @@ class Reconciler:
         return due
 
     def _options_now(self, gc: bool) -> PlanOptions:
+        """The options of a round: deletions only for the kinds of source whose every
+        source was read once (within the caller's ``ready_sources``, when given), and
+        collection only in a GC round."""
         not_ready = self._sources.kinds_not_ready()
-        ready = None if not not_ready else frozenset({"file", "http"}) - not_ready
+        ready = self._options.ready_sources
+        if ready is not None:
+            ready = ready - not_ready
+        elif not_ready:
+            ready = frozenset({"file", "http"}) - not_ready
         return attrs.evolve(
             self._options, ready_sources=ready, gc=self._options.gc if gc else _NO_GC
         )

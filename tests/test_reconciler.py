@@ -541,3 +541,18 @@ def test_no_round_before_the_sources_were_read(tmp_path: Path) -> None:
     loop.reconciler._threaded = True
     loop.reconciler.tick()
     assert loop.fake.call_names() == []
+
+
+def test_the_callers_ready_sources_still_limit_deletions(tmp_path: Path) -> None:
+    pods = tmp_path / "pods"
+    pods.mkdir()
+    (pods / "web.yaml").write_text(pod_yaml("web"))
+    first = make_loop(tmp_path, [str(pods)])
+    first.tick()
+    (pods / "web.yaml").unlink()
+    options = PlanOptions(
+        network_image="pause:1", root_dir=str(tmp_path / "root"), ready_sources=frozenset({"api"})
+    )
+    loop = make_loop(tmp_path, [str(pods)], fake=first.fake, options=options)
+    loop.tick()
+    assert loop.running() == [("web", "app"), ("web", "net")]

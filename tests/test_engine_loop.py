@@ -15,10 +15,13 @@ import http.server
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
+import urllib.error
+import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -155,6 +158,24 @@ def eventually(
         time.sleep(0.1)
 
 
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def get(port: int, path: str) -> tuple[int, bytes] | None:
+    """The status and body of GET ``path`` on the loopback; None when nothing answers."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as reply:
+            return reply.status, reply.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+    except OSError:
+        return None
+
+
 def running(engine: docker.DockerClient, namespace: str) -> dict[tuple[str, str], str]:
     """(pod, container) -> container id, of the running containers of the namespace."""
     found = engine.api.containers(filters={"label": f"{LABEL_POD_NAMESPACE}={namespace}"})
@@ -281,8 +302,16 @@ def test_a_killed_container_is_restarted_through_the_event_stream(
     pods.mkdir()
     (pods / "web.yaml").write_text(pod_yaml("web", namespace))
     # The sync period is far longer than the test: only the event can restart it.
-    loop = start_loop([str(pods)], "--sync-period", "5m", "--source-period", "5m")
+    port = free_port()
+    loop = start_loop(
+        [str(pods)],
+        *("--sync-period", "5m", "--source-period", "5m", "--listen", f"127.0.0.1:{port}"),
+    )
     ids = eventually(lambda: (found := running(engine, namespace)) and len(found) == 3 and found)
+    # The status board answers on the loopback.
+    assert eventually(lambda: (got := get(port, "/healthz")) and got[0] == 200)
+    _, body = eventually(lambda: (got := get(port, "/pods")) and got[0] == 200 and got)
+    assert f"{namespace}/web".encode() in body
     killed_at = time.monotonic()
     engine.api.kill(ids[("web", "app")])
 

@@ -67,6 +67,7 @@ from podsync._apply import (
     DEFAULT_WORKERS,
     ActionStatus,
     Event,
+    EventKind,
     _check_settings,
     apply,
 )
@@ -278,6 +279,9 @@ class Reconciler:
         self._done_at: dict[str, int] = {}
         # Containers the engine said died, by id: when it said so, and the next delay.
         self._died: dict[str, tuple[float, float]] = {}
+        # Containers podsync's own workers are stopping, by id (when): their death is
+        # no news, and asks for no sync.
+        self._own_stops: dict[str, float] = {}
         self._workers = PodWorkers(workers, on_error=self._job_failed)
 
         # The coordinator's own state (tick(): one thread at a time).
@@ -596,6 +600,9 @@ class Reconciler:
         running = {c.id for c in observation.containers if c.running}
         soonest: float | None = None
         with self._cond:
+            for cid, since in list(self._own_stops.items()):
+                if cid not in running and now - since > _DIED_PATIENCE:
+                    del self._own_stops[cid]  # its die event was missed
             for cid, (since, delay) in list(self._died.items()):
                 if cid not in running or now - since > _DIED_PATIENCE:
                     del self._died[cid]
@@ -636,6 +643,10 @@ class Reconciler:
                 for event in stream:
                     if event.action in _EXIT_ACTIONS and LABEL_POD_UID in event.labels:
                         with self._cond:
+                            if event.container_id in self._own_stops:
+                                if event.action == "die":
+                                    del self._own_stops[event.container_id]
+                                continue
                             self._died.setdefault(
                                 event.container_id, (self._clocks.elapsed(), _DIED_RECHECK)
                             )
@@ -648,6 +659,9 @@ class Reconciler:
     # -- reporting ----------------------------------------------------------------------
 
     def _event(self, event: Event) -> None:
+        if event.kind is EventKind.STOPPING and event.container_id:
+            with self._cond:
+                self._own_stops[event.container_id] = self._clocks.elapsed()
         if self._on_event is not None:
             with self._report_lock:
                 self._on_event(event)

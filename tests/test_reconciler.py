@@ -556,3 +556,21 @@ def test_the_callers_ready_sources_still_limit_deletions(tmp_path: Path) -> None
     loop = make_loop(tmp_path, [str(pods)], fake=first.fake, options=options)
     loop.tick()
     assert loop.running() == [("web", "app"), ("web", "net")]
+
+
+def test_podsyncs_own_stops_do_not_trigger_another_sync(tmp_path: Path) -> None:
+    pods = tmp_path / "pods"
+    pods.mkdir()
+    (pods / "web.yaml").write_text(pod_yaml("web", sidecar="busybox:1"))
+    loop = make_loop(tmp_path, [str(pods)], sync_period=3600, source_period=0.05)
+    with loop.reconciler:
+        assert wait_for(lambda: len(loop.running()) == 3)
+        assert wait_for(lambda: "events" in loop.fake.call_names())
+        old = {c.id for c in loop.fake.containers if c.running}
+        loop.fake.clear_calls()
+        (pods / "web.yaml").write_text(pod_yaml("web", sidecar="busybox:2"))
+        assert wait_for(lambda: len({c.id for c in loop.fake.containers if c.running} - old) == 1)
+        assert loop.reconciler.wait_idle(WAIT)
+        threading.Event().wait(0.3)  # time for a sync the stop's die event would ask for
+    # One sync for the change: the side container's stop (podsync's own) asked for none.
+    assert loop.fake.call_names().count("list") == 1

@@ -334,8 +334,16 @@ class Reconciler:
 
     def run(self) -> None:
         """Run the loop in this thread until ``stop()``. Sources are polled in threads
-        of their own, and the engine's events followed in another."""
-        self._threaded = True
+        of their own, and the engine's events followed in another. A reconciler runs
+        once: after ``stop()`` make a new one.
+
+        Raises:
+            RuntimeError: it ran, or runs, already.
+        """
+        with self._cond:
+            if self._threaded:
+                raise RuntimeError("a Reconciler runs once: make a new one")
+            self._threaded = True
         try:
             for name in self._sources.names:
                 self._start_thread(f"podsync-source-{len(self._threads)}", self._poll_loop, name)

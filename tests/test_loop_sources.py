@@ -230,3 +230,68 @@ def test_kinds_not_ready(tmp_path: Path) -> None:
     poll_all_files = {str(tmp_path): sources.poll(str(tmp_path))}
     sources.update(poll_all_files)
     assert sources.kinds_not_ready() == frozenset({"http"})
+
+
+class _Server:
+    """A loopback HTTP server whose answer a test sets: a body, an error, or a hang."""
+
+    def __init__(self) -> None:
+        import http.server
+        import threading
+
+        self.mode = "ok"
+        self.body = b""
+        self.release = threading.Event()
+        server = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                if server.mode == "hang":
+                    server.release.wait(10)
+                    return
+                if server.mode == "error":
+                    self.send_error(500, "broken")
+                    return
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(server.body)))
+                self.end_headers()
+                self.wfile.write(server.body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/pods"
+
+    def close(self) -> None:
+        self.release.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.mark.real_clock
+def test_an_http_source_that_fails_or_hangs_keeps_its_pods() -> None:
+    server = _Server()
+    try:
+        server.body = pod_yaml("web").encode()
+        sources = SourceSet([server.url], node=NODE, http_timeout=0.5)
+        assert poll_all(sources) == {}
+        assert names(sources) == ["web"]
+        # The same body again: nothing changed, nothing parsed.
+        assert not sources.poll(server.url).changed
+        server.mode = "error"
+        errors = poll_all(sources)
+        assert "HTTP status 500" in errors[server.url]
+        assert names(sources) == ["web"]
+        server.mode = "hang"
+        errors = poll_all(sources)
+        assert "timed out" in errors[server.url]
+        assert names(sources) == ["web"]
+        server.release.set()
+        server.mode = "ok"
+        server.body = pod_yaml("web", image="busybox:2").encode()
+        assert poll_all(sources) == {}
+        assert [p.containers[0].image for p in sources.desired] == ["busybox:2"]
+    finally:
+        server.close()

@@ -574,3 +574,11 @@ def test_podsyncs_own_stops_do_not_trigger_another_sync(tmp_path: Path) -> None:
         threading.Event().wait(0.3)  # time for a sync the stop's die event would ask for
     # One sync for the change: the side container's stop (podsync's own) asked for none.
     assert loop.fake.call_names().count("list") == 1
+
+
+def test_a_reconciler_runs_once(tmp_path: Path) -> None:
+    loop = make_loop(tmp_path, [str(tmp_path)])
+    with loop.reconciler:
+        pass
+    with pytest.raises(RuntimeError, match="runs once"):
+        loop.reconciler.run()

@@ -267,6 +267,7 @@ class Reconciler:
         self._lock = threading.Lock()  # the fields below that other threads touch
         self._cond = threading.Condition(self._lock)
         self._report_lock = threading.Lock()  # one callback at a time
+        self._engine_lock = threading.Lock()
         self._stop = threading.Event()
         self._wanted = False  # a round asked for (request_sync, a worker, an event)
         self._reads: dict[str, SourceRead] = {}  # polls not merged yet (threaded sources)
@@ -295,7 +296,6 @@ class Reconciler:
         self._next_wake: float | None = None  # a back-off that ends, a probe due
         self._retry_at: float | None = None  # after a failed round
         self._failures = 0
-        self._last_error = ""
         self._source_errors: dict[str, str] = {}
         self._rejected: dict[str, str] = {}
 
@@ -508,7 +508,7 @@ class Reconciler:
             self._notice(
                 NoticeKind.ENGINE_BACK, f"sync works again after {self._failures} failed round(s)"
             )
-        self._failures, self._retry_at, self._last_error = 0, None, ""
+        self._failures, self._retry_at = 0, None
         self._next_sync = now + self._sync_period
         if gc:
             self._next_gc = now + self._gc_period
@@ -533,9 +533,11 @@ class Reconciler:
         self._report("sync_done", self._clocks.elapsed() - started, False, message)
 
     def _engine(self) -> Runtime:
-        if self._runtime is None:
-            self._runtime = _default_runtime()
-        return self._runtime
+        """The runtime; the default one is made on first use (from any thread)."""
+        with self._engine_lock:
+            if self._runtime is None:
+                self._runtime = _default_runtime()
+            return self._runtime
 
     def _dispatch(self, plan: Plan, observed_at: int) -> None:
         """Each pod's part of ``plan`` to the pod's worker. A pod whose sync runs, or

@@ -191,6 +191,7 @@ class Reconciler:
             ``gc_period``, the rounds in between collect nothing.
         sync_period: seconds between full syncs (seed: 10).
         source_period: seconds between two polls of a source (seed: 20).
+        source_periods: a period of its own for some sources, by source.
         gc_period: seconds between garbage collections (seed: 60).
         workers: pods synced at the same time, at most.
         probe: run the pods' probes (each on its own period).
@@ -221,6 +222,7 @@ class Reconciler:
         *,
         sync_period: float = DEFAULT_SYNC_PERIOD,
         source_period: float = DEFAULT_SOURCE_PERIOD,
+        source_periods: Mapping[str, float] | None = None,
         gc_period: float = DEFAULT_GC_PERIOD,
         workers: int = DEFAULT_WORKERS,
         probe: bool = True,
@@ -239,6 +241,11 @@ class Reconciler:
     ) -> None:
         self._sync_period = _positive("sync_period", sync_period)
         self._source_period = _positive("source_period", source_period)
+        periods = dict(source_periods or {})
+        for name, period in periods.items():
+            if name not in sources:
+                raise ValueError(f"source_periods: {name!r} is not a source")
+            _positive(f"the period of {name}", period)
         self._gc_period = _positive("gc_period", gc_period)
         self._shutdown_timeout = _positive("shutdown_timeout", shutdown_timeout)
         _positive("http_timeout", http_timeout)
@@ -252,6 +259,7 @@ class Reconciler:
             http_timeout=http_timeout,
             on_warning=on_warning,
         )
+        self._periods = {s: float(periods.get(s, self._source_period)) for s in self._sources.names}
         self._owns_runtime = runtime is None
         self._runtime: Runtime | None = runtime
         self._options = options or PlanOptions()
@@ -387,7 +395,7 @@ class Reconciler:
             now = self._clocks.elapsed()
             if not self._sources_heard(now):
                 # Woken by the sources' threads as they report; at the latest then.
-                return max(0.0, self._started + self._source_period - now)
+                return max(0.0, self._started + self._first_poll_bound() - now)
             return max(0.0, self._next_due() - now)
 
     # -- sources ------------------------------------------------------------------------
@@ -398,7 +406,10 @@ class Reconciler:
         may not have reported yet; a hanging URL gets one period)."""
         if len(self._polled) == len(self._sources.names):
             return True
-        return now - self._started >= self._source_period
+        return now - self._started >= self._first_poll_bound()
+
+    def _first_poll_bound(self) -> float:
+        return max(self._periods.values(), default=self._source_period)
 
     def _take_sources(self, now: float) -> bool:
         """Merge the sources' new polls; whether the desired pods changed."""
@@ -410,7 +421,7 @@ class Reconciler:
             for name in self._sources.names:
                 if now >= self._next_poll[name]:
                     reads[name] = self._sources.poll(name)
-                    self._next_poll[name] = now + self._source_period
+                    self._next_poll[name] = now + self._periods[name]
         if not reads:
             return False
         self._polled.update(reads)
@@ -441,7 +452,7 @@ class Reconciler:
                     read = attrs.evolve(read, changed=True)
                 self._reads[name] = read
                 self._cond.notify_all()
-            self._stop.wait(self._source_period)
+            self._stop.wait(self._periods[name])
 
     # -- rounds -------------------------------------------------------------------------
 

@@ -582,3 +582,22 @@ def test_a_reconciler_runs_once(tmp_path: Path) -> None:
         pass
     with pytest.raises(RuntimeError, match="runs once"):
         loop.reconciler.run()
+
+
+def test_each_source_can_have_a_period_of_its_own(tmp_path: Path) -> None:
+    fast = tmp_path / "fast"
+    fast.mkdir()
+    slow = tmp_path / "slow"
+    slow.mkdir()
+    loop = make_loop(
+        tmp_path, [str(fast), str(slow)], source_period=30, source_periods={str(fast): 2}
+    )
+    loop.tick()
+    (fast / "web.yaml").write_text(pod_yaml("web"))
+    (slow / "db.yaml").write_text(pod_yaml("db"))
+    loop.advance(2)
+    assert loop.running() == [("web", "app"), ("web", "net")]
+    loop.advance(28)
+    assert loop.running() == [("db", "app"), ("db", "net"), ("web", "app"), ("web", "net")]
+    with pytest.raises(ValueError, match="not a source"):
+        podsync.Reconciler([str(fast)], FakeRuntime(), source_periods={str(slow): 1})

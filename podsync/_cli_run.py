@@ -100,6 +100,9 @@ def cmd_run(
         with reconciler:
             signal.sigwait(_SIGNALS)
     finally:
+        # A second SIGTERM or Ctrl-C while the loop stopped: already done as asked.
+        while signal.sigpending() & _SIGNALS:
+            signal.sigwait(_SIGNALS)
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
         runtime.close()
         if server is not None:

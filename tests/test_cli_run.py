@@ -203,3 +203,36 @@ def test_run_listen_serves_health_and_pods_on_loopback(
     assert code == 0, capsys.readouterr().err
     assert answers["/healthz"][0] == 200
     assert b"default/web" in answers["/pods"][1]
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_kill"), reason="needs POSIX signals")
+def test_a_second_signal_while_stopping_still_exits_0(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pods = tmp_path / "pods"
+    pods.mkdir()
+    clock = FakeClock(1_000_000.0, step=0)
+    fake = FakeRuntime(images=[IMAGE, PAUSE], clock=clock)
+    main = threading.main_thread().ident
+    assert main is not None
+
+    def twice() -> None:
+        pause = threading.Event()
+        for _ in range(int(WAIT / 0.01)):
+            if "list" in fake.call_names():
+                break
+            pause.wait(0.01)
+        signal.pthread_kill(main, signal.SIGTERM)
+        signal.pthread_kill(main, signal.SIGINT)
+
+    watcher = threading.Thread(target=twice, daemon=True)
+    watcher.start()
+    code = cli.main(
+        ["run", str(pods), "--root-dir", str(tmp_path / "root")],
+        runtime_factory=lambda host: fake,
+        clock=clock,
+    )
+    watcher.join()
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "interrupted" not in err

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
@@ -52,14 +53,8 @@ import attrs
 
 from podsync._actions import (
     Action,
-    Create,
-    Kill,
     Plan,
-    Pull,
     Reason,
-    Remove,
-    RemoveImage,
-    RemovePodDir,
     Wait,
 )
 from podsync._apply import (
@@ -158,16 +153,7 @@ class Board(Protocol):
     def pods_seen(self, statuses: Sequence[PodStatus]) -> None: ...
 
 
-#: The kind names of actions, as the board counts them.
-ACTION_KINDS: Mapping[type, str] = {
-    Pull: "pull",
-    Create: "create",
-    Kill: "kill",
-    Remove: "remove",
-    Wait: "wait",
-    RemovePodDir: "remove-pod-dir",
-    RemoveImage: "remove-image",
-}
+_CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
 _RESULTS = {ActionStatus.DONE: "ok", ActionStatus.FAILED: "failed", ActionStatus.SKIPPED: "skipped"}
 
 
@@ -596,7 +582,7 @@ class Reconciler:
                     self._done_at[pod_plan.uid] = self._done_count
                 self._done_count += 1
         for r in result.results:
-            self._report("action_done", _kind(r.action), _RESULTS[r.status])
+            self._report("action_done", action_kind(r.action), _RESULTS[r.status])
 
     def _wake_after(self, plan: Plan, desired: Sequence[Pod], now: float) -> float | None:
         """When to sync again before the period: when a crash-loop back-off ends (the
@@ -732,8 +718,10 @@ def _keep_plan(plan: Plan, observation: Observation) -> bool:
     return False
 
 
-def _kind(action: Action) -> str:
-    return ACTION_KINDS.get(type(action), type(action).__name__.lower())
+def action_kind(action: Action) -> str:
+    """An action's kind as the board counts it: its class name in kebab case
+    (``pull``, ``create``, ``kill``, ``remove-pod-dir``, ``create-volume``)."""
+    return _CAMEL.sub("-", type(action).__name__).lower()
 
 
 def _statuses(desired: Sequence[Pod], result: SyncResult, options: PlanOptions) -> list[PodStatus]:

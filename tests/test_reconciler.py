@@ -601,3 +601,13 @@ def test_each_source_can_have_a_period_of_its_own(tmp_path: Path) -> None:
     assert loop.running() == [("db", "app"), ("db", "net"), ("web", "app"), ("web", "net")]
     with pytest.raises(ValueError, match="not a source"):
         podsync.Reconciler([str(fast)], FakeRuntime(), source_periods={str(slow): 1})
+
+
+def test_action_kinds_as_the_board_counts_them() -> None:
+    from podsync._actions import CreateVolume, Reason, RemovePodDir, Wait
+    from podsync._reconciler import action_kind
+
+    assert action_kind(Wait("default/web", "u", "app", 1.0, Reason.BACK_OFF, "m")) == "wait"
+    assert action_kind(RemovePodDir("u", "/r/u", Reason.ORPHANED_POD_DIR, "m")) == "remove-pod-dir"
+    volume = CreateVolume("default/web", "u", "v", {}, Reason.MISSING, "m")
+    assert action_kind(volume) == "create-volume"

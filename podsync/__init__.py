@@ -165,6 +165,7 @@ if _TYPE_CHECKING:
         apply,
     )
     from podsync._sync import Observation, SyncResult, observe, sync
+    from podsync._reconciler import LoopNotice, NoticeKind, Reconciler
     from podsync._status import (
         ContainerState,
         ContainerStatus,
@@ -201,6 +202,7 @@ _ON_FIRST_USE: dict[str, tuple[str, ...]] = {
         "apply",
     ),
     "podsync._sync": ("Observation", "SyncResult", "observe", "sync"),
+    "podsync._reconciler": ("LoopNotice", "NoticeKind", "Reconciler"),
     "podsync._status": (
         "ContainerState",
         "ContainerStatus",
@@ -258,11 +260,13 @@ __all__ = [
     "Kill",
     "Lifecycle",
     "LogLine",
+    "LoopNotice",
     "MemoryMedium",
     "Mount",
     "NameConflict",
     "NamedVolumeMount",
     "NodeInfo",
+    "NoticeKind",
     "Observation",
     "ObservedContainer",
     "ObservedImage",
@@ -293,6 +297,7 @@ __all__ = [
     "Pull",
     "PullPolicy",
     "Reason",
+    "Reconciler",
     "Rejection",
     "Remove",
     "RemoveImage",

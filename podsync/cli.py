@@ -734,6 +734,10 @@ def main(
             return _cmd_show(args, console)
         if args.command in _OPERATING:
             return _operate(args, console, factory, sleep or system_sleep)
+        if args.command == "run":
+            from podsync._cli_run import cmd_run
+
+            return cmd_run(args, console, factory)
         return _cmd_down(args, console, factory)
     except _UsageError as exc:
         return _usage_error(parser, args.command, str(exc))

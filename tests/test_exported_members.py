@@ -71,6 +71,8 @@ PUBLIC = sorted(
         *("apply", "ApplyResult", "ActionResult", "ActionStatus", "Event", "EventKind"),
         *("DEFAULT_WORKERS", "DEFAULT_HOOK_TIMEOUT", "probe_liveness", "DEFAULT_PROBE_TIMEOUT"),
         *("sync", "SyncResult", "observe", "Observation"),
+        # the continuous loop
+        *("Reconciler", "LoopNotice", "NoticeKind"),
         # pod status
         *("pod_status", "PodStatus", "PodPhase", "ContainerStatus", "ContainerState"),
         # operating pods: status, logs, exec, engine events

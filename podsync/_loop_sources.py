@@ -35,9 +35,11 @@ from typing import TYPE_CHECKING
 import attrs
 
 from podsync._config import (
+    SecretKey,
     _Found,
     _load_stream,
     _objects_of,
+    _once,
     _parse_documents,
     _Stream,
 )
@@ -165,6 +167,7 @@ class SourceSet:
         max_bytes: int = DEFAULT_MAX_BYTES,
         http_timeout: float = 10.0,
         on_warning: Callable[[str], object] | None = None,
+        secret_key: SecretKey = None,
     ) -> None:
         if isinstance(sources, str):
             raise TypeError("sources must be a sequence of sources, not a single str")
@@ -179,6 +182,8 @@ class SourceSet:
         self._states = {s: _State() for s in names}
         self._objects: _Objects | None = None
         self._on_warning = on_warning
+        # The host's key for Secret digests (load_pods' secret_key), read at most once.
+        self._secret_key = _once(secret_key)
         self.desired: tuple[Pod, ...] = ()
 
     def poll(self, source: str) -> SourceRead:
@@ -269,7 +274,9 @@ class SourceSet:
             streams = candidates.get(source, self._states[source].streams)
             # Fresh problem lists: reading the objects appends to them.
             active[source] = [attrs.evolve(s, problems=list(s.problems)) for s in streams or ()]
-        objects = _objects_of([s for source in self.names for s in active[source]])
+        objects = _objects_of(
+            [s for source in self.names for s in active[source]], self._secret_key
+        )
         found: dict[str, tuple[_Found, ...]] = {}
         problems: dict[str, list[str]] = {}
         for source in self.names:

@@ -67,6 +67,7 @@ from podsync._apply import (
     apply,
 )
 from podsync._clock import Clock, clocks
+from podsync._config import SecretKey
 from podsync._labels import LABEL_POD_UID
 from podsync._loop_sources import SourceRead, SourceSet
 from podsync._models import Pod
@@ -182,7 +183,8 @@ class Reconciler:
         workers: pods synced at the same time, at most.
         probe: run the pods' probes (each on its own period).
         hook_timeout, probe_timeout: as for ``sync``.
-        max_bytes, http_timeout, node, on_warning: as for ``load_pods``.
+        max_bytes, http_timeout, node, on_warning, secret_key: as for ``load_pods``
+            (without ``secret_key`` a pod that uses a Secret's value is refused).
         board: the status board the loop reports to (see ``Board``).
         on_event: called with each apply ``Event`` (one per action, and failed probes),
             from the workers, one call at a time.
@@ -224,6 +226,7 @@ class Reconciler:
         clock: Clock | None = None,
         shutdown_timeout: float = DEFAULT_SHUTDOWN_TIMEOUT,
         follow_events: bool = True,
+        secret_key: SecretKey = None,
     ) -> None:
         self._sync_period = _positive("sync_period", sync_period)
         self._source_period = _positive("source_period", source_period)
@@ -244,6 +247,7 @@ class Reconciler:
             max_bytes=max_bytes,
             http_timeout=http_timeout,
             on_warning=on_warning,
+            secret_key=secret_key,
         )
         self._periods = {s: float(periods.get(s, self._source_period)) for s in self._sources.names}
         self._owns_runtime = runtime is None

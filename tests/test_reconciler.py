@@ -611,3 +611,62 @@ def test_action_kinds_as_the_board_counts_them() -> None:
     assert action_kind(RemovePodDir("u", "/r/u", Reason.ORPHANED_POD_DIR, "m")) == "remove-pod-dir"
     volume = CreateVolume("default/web", "u", "v", {}, Reason.MISSING, "m")
     assert action_kind(volume) == "create-volume"
+
+
+SECRET_POD = """\
+apiVersion: v1
+kind: Secret
+metadata:
+  name: db-creds
+stringData:
+  password: {password}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+spec:
+  containers:
+  - name: app
+    image: busybox:1
+    env:
+    - name: DB_PASSWORD
+      valueFrom:
+        secretKeyRef: {{name: db-creds, key: password}}
+"""
+
+
+def _app_env(fake: FakeRuntime) -> list[str]:
+    (app,) = [c for c in fake.containers if c.labels.get(LABEL_CONTAINER) == "app" and c.running]
+    spec = fake.spec(app.id)
+    assert spec is not None
+    return list(spec.env)
+
+
+def test_a_secret_value_reaches_the_container_and_a_rotated_one_replaces_it(
+    tmp_path: Path,
+) -> None:
+    pods = tmp_path / "pods"
+    pods.mkdir()
+    (pods / "web.yaml").write_text(SECRET_POD.format(password="s3cret-one"))
+    loop = make_loop(tmp_path, [str(pods)], source_period=1, secret_key=b"k" * 32)
+    loop.tick()
+    assert "DB_PASSWORD=s3cret-one" in _app_env(loop.fake)
+    for c in loop.fake.containers:
+        assert not any("s3cret-one" in value for value in c.labels.values())
+    (pods / "web.yaml").write_text(SECRET_POD.format(password="s3cret-two"))
+    loop.advance(1)
+    assert "DB_PASSWORD=s3cret-two" in _app_env(loop.fake)
+
+
+def test_without_the_host_key_a_pod_that_uses_a_secret_is_a_source_error(tmp_path: Path) -> None:
+    pods = tmp_path / "pods"
+    pods.mkdir()
+    (pods / "web.yaml").write_text(SECRET_POD.format(password="s3cret-one"))
+    loop = make_loop(tmp_path, [str(pods)], source_period=1)
+    loop.tick()
+    assert loop.running() == []
+    ((source, message),) = loop.board.named("source_error")
+    assert source == str(pods)
+    assert "secret_key" in message
+    assert "s3cret-one" not in message

@@ -56,11 +56,9 @@ import contextlib
 import os
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
-import attrs
-
-from podsync._actions import Action, Create, Plan, shorten_ids
+from podsync._actions import Action, Plan, shorten_ids
 from podsync._apply import (
     DEFAULT_HOOK_TIMEOUT,
     DEFAULT_WORKERS,
@@ -86,8 +84,9 @@ from podsync._cli_args import (
     _UsageError,
     build_parser,
 )
+from podsync._cli_secrets import _unsealed, _with_sources
 from podsync._clock import Clock, clocks, system_sleep
-from podsync._config import _read_secrets, load_pods
+from podsync._config import load_pods
 from podsync._console import (
     Console,
     Progress,
@@ -103,7 +102,6 @@ from podsync._ownership import ownership
 from podsync._plan import plan
 from podsync._plan_json import plan_from_json, plan_json_chunks
 from podsync._runtime import Runtime
-from podsync._secrets import SecretMismatch, map_secret_texts, spec_texts, unseal
 from podsync._status import PodStatus, pod_status
 from podsync._sync import Observation, SyncResult, observe, sync
 from podsync.exceptions import ConfigError, EngineUnavailable, PodsyncError, RuntimeCallError
@@ -208,63 +206,6 @@ def _load(
         )
     except ConfigError as exc:
         raise _Failure(*(str(p) for p in exc.problems)) from None
-
-
-def _sealed_creates(the_plan: Plan) -> Iterator[Create]:
-    """The creates of ``the_plan`` that hold Secret values (a type test per item)."""
-    for pod in the_plan.pods:
-        for action in pod.actions:
-            if isinstance(action, Create) and spec_texts(action.spec):
-                yield action
-
-
-def _with_sources(the_plan: Plan, sources: Sequence[str]) -> Plan:
-    """A plan to save, with the sources its Secret values are read again from
-    (``Plan.sources``, absolute) when it holds any."""
-    if next(_sealed_creates(the_plan), None) is None:
-        return the_plan
-    where = tuple(
-        s if s == "-" or s.startswith(("http://", "https://")) else os.path.abspath(s)
-        for s in sources
-    )
-    return attrs.evolve(the_plan, sources=where)
-
-
-def _unsealed(the_plan: Plan, source: str) -> Plan:
-    """A saved plan with its Secret values put back from its sources, each checked
-    against the digest it was planned with (``podsync._secrets``)."""
-    creates = list(_sealed_creates(the_plan))
-    if not any(not t.known for c in creates for t in spec_texts(c.spec)):
-        return the_plan
-    if not the_plan.sources or "-" in the_plan.sources:
-        raise _Failure(
-            f"{source}: the saved plan uses Secret values, which a saved plan holds by "
-            "reference only, and its Secrets cannot be read again (it was made from "
-            "standard input or by another program); make the plan from files"
-        )
-    try:
-        secrets = _read_secrets(the_plan.sources)
-    except ConfigError as exc:
-        raise _Failure(*(str(p) for p in exc.problems)) from None
-    key = _host_key(the_plan.options.root_dir)()
-
-    def found(namespace: str, name: str) -> Mapping[str, bytes] | None:
-        return secrets.get((namespace, name))
-
-    try:
-        # Only the creates that hold Secret values are walked (a plan of many pods).
-        unsealed = {
-            id(c): map_secret_texts(c, lambda text: unseal(text, found, key)) for c in creates
-        }
-    except SecretMismatch as exc:
-        raise _Failure(
-            f"the saved plan cannot be applied: {exc}; make the plan again (podsync plan -o)"
-        ) from None
-    pods = tuple(
-        attrs.evolve(pod, actions=tuple(unsealed.get(id(a), a) for a in pod.actions))
-        for pod in the_plan.pods
-    )
-    return attrs.evolve(the_plan, pods=pods)
 
 
 def _read_plan(path: str) -> Plan:

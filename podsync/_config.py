@@ -71,7 +71,7 @@ import logging
 import os
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, cast
 
 import attrs
 
@@ -236,7 +236,11 @@ def load_pods(
                 yield stream
 
     secret_key = _once(secret_key)
-    streams = list(read(sources, True))
+    # Each stream's pods are converted as soon as it is read, and its YAML data dropped
+    # (``_convert_early``): holding every file's data until the last one was read cost
+    # the memory of all of it, and garbage-collector passes over all of it while the
+    # pods were built.
+    streams = [_convert_early(stream) for stream in read(sources, True)]
     objects = _objects_of(streams, secret_key)
     if cache is not None and cache._objects is not None and cache._objects != objects:
         # A ConfigMap or Secret changed: the pods of unchanged files may read it.
@@ -323,6 +327,48 @@ class _Stream:
     problems: list[Problem]
     key: FileKey | None = None  # a regular file's version, for the cache
     entry: _Parsed | None = None  # what the cache holds for it, when it is unchanged
+    # Converted as soon as it was read (``_convert_early``): its pods and problems, and
+    # its ConfigMaps and Secrets (its documents are dropped).
+    early: tuple[list[_Found], list[Problem]] | None = None
+    object_items: tuple[tuple[str, str, object], ...] | None = None
+
+
+class _ReadsObjects(Exception):
+    """Stops a conversion that reads the ConfigMaps or Secrets before all are known."""
+
+
+class _Unknown:
+    """Stands for the ConfigMaps and Secrets while a stream is converted before every
+    source is read: the first use of them marks it (``used``) and stops the conversion,
+    since a later source may hold what it reads. A conversion that never touches them
+    gives what it would give with all of them."""
+
+    def __init__(self) -> None:
+        self.used = False
+
+    def __getattr__(self, name: str) -> object:
+        self.used = True
+        raise _ReadsObjects(name)
+
+
+def _convert_early(stream: _Stream) -> _Stream:
+    """The stream, its pods converted now when they read no ConfigMap or Secret (then
+    its documents are dropped: only its objects are kept); otherwise unchanged, to be
+    converted by ``_read_streams`` once every source's objects are known."""
+    if stream.context is None or stream.entry is not None:
+        return stream
+    unknown = _Unknown()
+    context = attrs.evolve(stream.context, objects=cast("_Objects", unknown))
+    try:
+        early = _parse_documents(stream.documents, stream.source_name, context)
+    except _ReadsObjects:
+        return stream
+    if unknown.used:  # something caught the stop: the result cannot be trusted
+        return stream
+    stream.object_items = _object_items(stream)
+    stream.early = early
+    stream.documents = []
+    return stream
 
 
 def _load_stream(data: str | bytes, source_name: str, context: _Context) -> _Stream:
@@ -361,6 +407,8 @@ def _object_items(stream: _Stream) -> tuple[tuple[str, str, object], ...]:
     """The stream's ConfigMaps and Secrets, as ``_items`` gives them."""
     if stream.entry is not None:
         return stream.entry.object_items
+    if stream.object_items is not None:
+        return stream.object_items
     return tuple(i for i in _items(stream.documents) if _object_kind(i[2]) is not None)
 
 
@@ -443,7 +491,9 @@ def _read_streams(
             load_problems = tuple(p for p in stream.problems if p.path == "")
             stream_found: Sequence[_Found] = ()
             stream_problems: Sequence[Problem] = ()
-            if stream.context is not None:
+            if stream.early is not None:
+                stream_found, stream_problems = stream.early
+            elif stream.context is not None:
                 stream_found, stream_problems = _parse_documents(
                     stream.documents,
                     stream.source_name,

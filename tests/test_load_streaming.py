@@ -77,9 +77,7 @@ def steps(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return done
 
 
-def test_each_file_is_converted_before_the_next_is_read(
-    tmp_path: Path, steps: list[str]
-) -> None:
+def test_each_file_is_converted_before_the_next_is_read(tmp_path: Path, steps: list[str]) -> None:
     for name in ("a", "b", "c"):
         (tmp_path / f"{name}.yaml").write_text(POD.format(name=name))
 
@@ -108,9 +106,7 @@ def test_a_pod_that_read_objects_is_converted_again_when_a_later_file_brings_som
 
     a, b = load_pods([tmp_path], node=NODE)
 
-    assert a.containers[0].env == (
-        EnvVar("MODE", "production", "ConfigMap default/app-config"),
-    )
+    assert a.containers[0].env == (EnvVar("MODE", "production", "ConfigMap default/app-config"),)
     assert b.containers[0].env == (EnvVar("PLAIN", "yes"),)
     assert steps == [
         "read a.yaml",

@@ -267,6 +267,7 @@ class _Builder:
         self._parser = parser
         self._budget = budget
         self._constructor = _Constructor()
+        self._tags: dict[tuple[str, tuple[bool, bool]], str] = {}
 
     def documents(self) -> list[object] | None:
         """Every document of the stream, or None (see above)."""
@@ -285,6 +286,10 @@ class _Builder:
     def _document(self, get_event: Callable[[], Event]) -> tuple[object, int] | None:
         budget = self._budget
         resolve = self._parser.resolve
+        # The tag of an untagged scalar depends on its text and style only, and pod files
+        # repeat the same keys and values thousands of times: each is resolved once per
+        # stream (the resolver tries its regular expressions on every call).
+        tags = self._tags
         anchors: dict[str, tuple[object, int]] = {}
         stack: list[_Frame] = []
         result: tuple[object, int] | None = None
@@ -297,7 +302,10 @@ class _Builder:
                     return None
                 tag = event.tag  # type: ignore[attr-defined]
                 if tag is None or tag == "!":
-                    tag = resolve(ScalarNode, event.value, event.implicit)  # type: ignore[attr-defined]
+                    seen = (event.value, event.implicit)  # type: ignore[attr-defined]
+                    tag = tags.get(seen)
+                    if tag is None:
+                        tag = tags[seen] = resolve(ScalarNode, *seen)
                 if tag == _STR_TAG:
                     value = event.value  # type: ignore[attr-defined]
                 elif tag in (_MERGE_TAG, _VALUE_TAG):

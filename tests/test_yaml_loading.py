@@ -157,3 +157,26 @@ def test_no_node_graph_is_built(monkeypatch):
     pods = load_pods(sorted(EXAMPLES.iterdir()))
 
     assert ([], True) == (made, len(pods) >= 3)
+
+
+@pytest.mark.skipif(loader._C_PARSER is None, reason="PyYAML has no libyaml")
+def test_each_scalar_text_is_resolved_once_per_stream(monkeypatch):
+    """Pod files repeat the same keys and values thousands of times; the resolver (a
+    regular expression per try) runs once per distinct text and style of a stream, and
+    the same text quoted or plain still resolves apart."""
+    resolved: list[str] = []
+    resolve = yaml.resolver.BaseResolver.resolve
+
+    def counting(self, kind, value, implicit):
+        resolved.append(value)
+        return resolve(self, kind, value, implicit)
+
+    monkeypatch.setattr(yaml.resolver.BaseResolver, "resolve", counting)
+    text = "- {name: a, port: 80}\n- {name: b, port: 80}\n- {name: a, port: '80'}\n"
+
+    fast = loader._fast_documents(text, loader._NODE_BUDGET_BASE + len(text))
+
+    assert fast == [
+        [{"name": "a", "port": 80}, {"name": "b", "port": 80}, {"name": "a", "port": "80"}]
+    ]
+    assert sorted(resolved) == ["80", "80", "a", "b", "name", "port"]

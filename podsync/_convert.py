@@ -334,7 +334,7 @@ def _pod_from_v1(
     pod = _make_pod(
         meta.name,
         meta.namespace,
-        meta.uid,
+        facts.uid,  # derived once (a uuid5) when the document gives none
         context.source,
         containers,
         volumes,

@@ -70,6 +70,14 @@ def _resource_list(
     runtime: kubelet-modern.md §6)."""
     amounts: dict[str, int] = {}
     for key, raw in (values or {}).items():
+        if key in _RESOURCE_UNITS and not (key == "ephemeral-storage" and kind == "limits"):
+            # cpu, memory, a request of ephemeral-storage: the path only for a problem.
+            convert, _ = _RESOURCE_UNITS[key]
+            try:
+                amounts[key.replace("-", "_")] = convert(raw)
+            except _Invalid as exc:
+                out.append((f"{path}{_index(key)}", str(exc)))
+            continue
         at = f"{path}{_index(key)}"
         if key.startswith("hugepages-"):
             out.append((at, f"{key} is not supported by podsync: {_HUGEPAGES_WHY}"))
@@ -80,12 +88,6 @@ def _resource_list(
         elif key == "ephemeral-storage" and kind == "limits":
             why = _EPHEMERAL_LIMIT_WHY
             out.append((at, f"an ephemeral-storage limit is not supported by podsync: {why}"))
-        elif key in _RESOURCE_UNITS:
-            convert, _ = _RESOURCE_UNITS[key]
-            try:
-                amounts[key.replace("-", "_")] = convert(raw)
-            except _Invalid as exc:
-                out.append((at, str(exc)))
         else:
             out.append(
                 (

@@ -275,5 +275,7 @@ def _with_security(
                     )
                 ports.append(attrs.evolve(port, host_port=port.container_port))
             container = attrs.evolve(container, ports=tuple(ports))
-        result.append(attrs.evolve(container, security_context=context))
+        if context is not None or container.security_context is not None:
+            container = attrs.evolve(container, security_context=context)
+        result.append(container)
     return result, pod_context, init_result

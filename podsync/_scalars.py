@@ -476,6 +476,13 @@ def _quantity_value(value: object, *, unit: str, examples: str) -> Fraction:
     return number * factor
 
 
+# The spellings nearly every pod file uses (250m, 128Mi, 2, 512): a whole number and a
+# suffix, computed in integers. Anything else (fractions, exponents, signs) takes the
+# general way through ``_quantity_value``; both give the same amounts.
+_WHOLE_QUANTITY = re.compile(r"([0-9]+)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?")
+_WHOLE_FACTORS = {suffix: int(factor) for suffix, factor in _SUFFIXES.items() if suffix != "m"}
+
+
 def _quantity(value: object, *, scale: int, unit: str, examples: str) -> int:
     """A quantity in units of ``1/scale`` (1000 for milli-CPU, 1 for bytes).
 
@@ -483,7 +490,17 @@ def _quantity(value: object, *, scale: int, unit: str, examples: str) -> int:
     ``0.0001`` CPU is 1 milli-CPU and ``0.5`` bytes is 1 byte. Negative values and
     values beyond int64 are errors.
     """
-    amount = math.ceil(_quantity_value(value, unit=unit, examples=examples) * scale)
+    whole = _WHOLE_QUANTITY.fullmatch(value) if type(value) is str else None
+    if type(value) is int and value >= 0:
+        amount = value * scale
+    elif whole is not None:
+        number, suffix = int(whole[1]), whole[2] or ""
+        if suffix == "m":
+            amount = -(-number * scale // 1000)  # rounded up
+        else:
+            amount = number * _WHOLE_FACTORS[suffix] * scale
+    else:
+        amount = math.ceil(_quantity_value(value, unit=unit, examples=examples) * scale)
     if amount > _INT64_MAX:
         raise _Invalid(f"{_describe(value)} is too large: at most {_INT64_MAX} {unit}")
     return amount

@@ -153,9 +153,14 @@ def canonical_json(value: Any) -> str:
         TypeError: ``value`` holds something JSON cannot represent.
         ValueError: ``value`` holds a NaN or an infinity (they have no JSON spelling).
     """
-    return json.dumps(
-        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    )
+    return _canonical_encode(value)
+
+
+# What json.dumps with these settings builds on every call, built once (it holds only
+# the settings; every call keeps its own state).
+_canonical_encode = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+).encode
 
 
 def added_fields(version: int) -> frozenset[str]:

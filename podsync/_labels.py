@@ -124,7 +124,11 @@ def encode_handler(handler: Handler) -> str:
         assert handler.tcp_socket is not None
         t = handler.tcp_socket
         data = {"tcpSocket": {"port": t.port, "host": t.host}}
-    return json.dumps(data, sort_keys=True, separators=(",", ":"))
+    return _compact(data)
+
+
+# json.dumps(sort_keys=True, separators=(",", ":")), its encoder built once.
+_compact = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
 
 
 def decode_handler(text: str) -> Handler | None:

@@ -562,6 +562,13 @@ class Pod:
     scheduling_gates: tuple[str, ...] = ()
     security_context: PodSecurityContext | None = None
     init_containers: tuple[Container, ...] = ()
+    # What planning computed for this very object and may reuse in a later plan of it:
+    # a loop plans the same Pod objects again and again, and the canonical spec text of
+    # each running app container was a third of a steady plan. No part of the pod (not
+    # compared, hashed, shown or copied by ``attrs.evolve``); see ``_pod_planner``.
+    _planned: dict[Any, Any] | None = attrs.field(
+        init=False, default=None, eq=False, hash=False, repr=False
+    )
 
     def __attrs_post_init__(self) -> None:
         for c in self.containers:

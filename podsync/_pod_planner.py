@@ -37,7 +37,6 @@ from podsync._environment import environment
 from podsync._gc import gc_candidates, label_pre_stop, remove_action
 from podsync._hashing import (
     SpecHash,
-    canonical_spec_text,
     network_spec_text,
     spec_digest,
 )
@@ -80,7 +79,7 @@ from podsync._resolv import (
     uses_cluster_dns,
 )
 from podsync._security import app_security, network_security, user_hold
-from podsync._spec_change import spec_change
+from podsync._spec_change import remembered_hash, spec_change
 from podsync._volumes import (
     Mount,
     container_mounts,
@@ -353,14 +352,17 @@ class PodPlanner(InitPlanner):
 
     # -- app containers ------------------------------------------------------------
 
-    def _app_hash(self, c: Container) -> tuple[SpecHash, str]:
+    def _app_hash(self, c: Container, *, remember: bool = False) -> tuple[SpecHash, str]:
         """The spec hash of app container ``c`` and the canonical text it is the digest
         of: its spec, its pod's inputs and the options that shape it (the root directory
-        behind its binds). Computed once per container and plan."""
+        behind its binds). Computed once per container and plan; with ``remember`` (a
+        running container compared with it), kept with the Pod object for its next plan.
+        """
         known = self._hashes.get(c.name)
         if known is None:
-            text = canonical_spec_text(c, self.pod, root_dir=self.ctx.options.root_dir)
-            known = self._hashes[c.name] = (spec_digest(text), text)
+            known = self._hashes[c.name] = remembered_hash(
+                self.pod, c, self.ctx.options.root_dir, remember
+            )
         return known
 
     def _app_spec(self, c: Container, net_name: str, digest: SpecHash, restarts: int) -> CreateSpec:
@@ -545,7 +547,7 @@ class PodPlanner(InitPlanner):
             )
             decision.start = (Reason.POD_REBUILD, f"pod rebuilt: {rebuild[1]}", 0)
         elif keeper is not None:
-            digest, text = self._app_hash(c)
+            digest, text = self._app_hash(c, remember=True)
             change = spec_change(keeper, digest, lambda: json.loads(text), c.image)
             if change is not None:
                 why = f"spec changed ({change})"

@@ -26,8 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from fractions import Fraction
-from types import UnionType
-from typing import Any, NewType, TypeVar, Union, get_args, get_origin
+from typing import Any, NewType, TypeVar, get_args, get_origin
 
 import attrs
 import cattrs
@@ -636,23 +635,6 @@ def _structure_dict_factory(type_: Any, converter: cattrs.BaseConverter) -> Call
     return hook
 
 
-def _is_optional(type_: Any) -> bool:
-    args = get_args(type_)
-    return get_origin(type_) in (Union, UnionType) and len(args) == 2 and type(None) in args
-
-
-def _structure_optional_factory(type_: Any, converter: cattrs.BaseConverter) -> Callable[..., Any]:
-    """``X | None``: ``None``, or what X's hook makes of the value. cattrs' own way looks
-    X's hook up again for every value; this looks it up once."""
-    (element,) = (arg for arg in get_args(type_) if arg is not type(None))
-    structure_element = converter.get_structure_hook(element)
-
-    def hook(value: object, _: object) -> Any:
-        return None if value is None else structure_element(value, element)
-
-    return hook
-
-
 def _is_tuple(type_: Any) -> bool:
     return get_origin(type_) is tuple
 
@@ -729,7 +711,6 @@ def _make_converter() -> cattrs.Converter:
     }
     for type_, check in hooks.items():
         converter.register_structure_hook(type_, _simple(check))
-    converter.register_structure_hook_factory(_is_optional, _structure_optional_factory)
     converter.register_structure_hook_factory(_is_tuple, _structure_tuple_factory)
     converter.register_structure_hook_factory(_is_dict, _structure_dict_factory)
     converter.register_structure_hook_factory(attrs.has, _structure_attrs_factory)

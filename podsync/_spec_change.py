@@ -20,7 +20,10 @@ from typing import Any
 from podsync._hashing import (
     SpecHash,
     added_fields,
+    canonical_spec_text,
+    spec_digest,
 )
+from podsync._models import Container, Pod
 from podsync._ownership import Instance
 from podsync._volumes import (
     DEFAULT_ROOT_DIR,
@@ -221,3 +224,24 @@ def _describe_change(instance: Instance, expected_spec: dict[str, Any]) -> str:
 
 def _image_change(instance: Instance, image: str) -> str:
     return f"image {_show(instance.observed.image)} -> {image}"
+
+
+def remembered_hash(pod: Pod, c: Container, root_dir: str, remember: bool) -> tuple[SpecHash, str]:
+    """``c``'s spec hash and canonical text, from what an earlier plan of this very Pod
+    object computed when it can (the same container object, the same root directory:
+    everything the text is made of, as Pod and Container are immutable); with
+    ``remember``, what is computed is kept for the next plan. Nothing outside the Pod
+    object holds it, so a pod no longer planned takes its texts with it."""
+    memo: dict[Any, Any] | None = pod._planned
+    if memo is not None:
+        known = memo.get((c.name, root_dir))
+        if known is not None and known[0] is c:
+            return known[1], known[2]
+    text = canonical_spec_text(c, pod, root_dir=root_dir)
+    digest = spec_digest(text)
+    if remember:
+        if memo is None:
+            memo = {}
+            object.__setattr__(pod, "_planned", memo)  # frozen, but not part of the pod
+        memo[c.name, root_dir] = (c, digest, text)
+    return digest, text

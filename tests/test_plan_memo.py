@@ -1,0 +1,124 @@
+"""Re-planning the same pods (issue 16): a loop plans the same ``Pod`` objects every few
+seconds (``PodFileCache`` gives back the very objects of unchanged files), and the
+canonical spec text of each app container was a third of a steady plan. A ``Pod``
+remembers the texts planning computed for its running containers; the plan is the same
+either way, and a changed pod (a new object) is computed afresh.
+"""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+
+from podsync import Container, EnvVar, Pod
+from podsync import _spec_change as planner
+from podsync._actions import Kill
+from podsync._options import PlanOptions
+from podsync._plan import plan
+from podsync._plan_json import plan_to_json
+from tests.engine_model import EngineModel
+
+NOW = 1_000_000.0
+IMAGES = {"busybox:latest", "registry.k8s.io/pause:3.10"}
+
+
+def pods() -> list[Pod]:
+    return [
+        Pod(
+            f"web-{i}",
+            (
+                Container("app", "busybox", env=(EnvVar("N", str(i)),)),
+                Container("side", "busybox", args=("sleep", "1d")),
+            ),
+            namespace="default",
+            source="file",
+            labels={"app": "web"},
+        )
+        for i in range(3)
+    ]
+
+
+@pytest.fixture
+def texts(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The containers whose canonical spec text the planner computed, in order."""
+    made: list[str] = []
+    compute = planner.canonical_spec_text
+
+    def counting(c: Container, pod: Pod | None = None, *, root_dir: str) -> str:
+        made.append(f"{pod.name if pod else ''}/{c.name}")
+        return compute(c, pod, root_dir=root_dir)
+
+    monkeypatch.setattr(planner, "canonical_spec_text", counting)
+    return made
+
+
+def running(desired: list[Pod]) -> EngineModel:
+    model = EngineModel(image_tags=set(IMAGES))
+    model.apply(plan(desired, [], now=NOW, images=model.images), NOW)
+    return model
+
+
+def test_the_same_pods_planned_again_reuse_their_spec_texts(texts: list[str]) -> None:
+    desired = pods()
+    model = running(desired)
+    texts.clear()
+
+    first = plan(desired, model.observed, now=NOW + 60, images=model.images)
+    second = plan(desired, model.observed, now=NOW + 120, images=model.images)
+
+    assert not first.has_changes
+    assert not second.has_changes
+    assert len(texts) == 6  # the first steady plan: each app container once
+    assert plan_to_json(second) == plan_to_json(
+        plan(pods(), model.observed, now=NOW + 120, images=model.images)
+    )
+    assert len(texts) == 12  # new Pod objects (equal ones): computed again
+
+
+def test_a_changed_pod_is_computed_afresh_and_replaced(texts: list[str]) -> None:
+    desired = pods()
+    model = running(desired)
+    plan(desired, model.observed, now=NOW + 60, images=model.images)
+    changed = [
+        attrs.evolve(
+            p, containers=(attrs.evolve(p.containers[0], image="busybox:2"), p.containers[1])
+        )
+        if p.name == "web-1"
+        else p
+        for p in desired
+    ]
+    texts.clear()
+
+    after = plan(changed, model.observed, now=NOW + 120, images=model.images)
+
+    assert texts == ["web-1/app", "web-1/side"]  # a new Pod object
+    assert [(a.pod, a.container, a.reason.value) for a in after.actions if isinstance(a, Kill)] == [
+        ("default/web-1", "app", "spec-changed")
+    ]
+
+
+def test_another_root_directory_is_another_text(texts: list[str]) -> None:
+    desired = pods()
+    model = running(desired)
+    plan(desired, model.observed, now=NOW + 60, images=model.images)
+    texts.clear()
+
+    plan(
+        desired,
+        model.observed,
+        now=NOW + 120,
+        images=model.images,
+        options=PlanOptions(root_dir="/srv/podsync"),
+    )
+
+    assert len(texts) == 6
+
+
+def test_the_remembered_texts_are_no_part_of_the_pod() -> None:
+    desired = pods()
+    model = running(desired)
+    plan(desired, model.observed, now=NOW + 60, images=model.images)
+
+    assert desired == pods()
+    assert hash(desired[0]) == hash(pods()[0])
+    assert repr(desired[0]) == repr(pods()[0])

@@ -37,8 +37,6 @@ from podsync._environment import environment
 from podsync._gc import gc_candidates, label_pre_stop, remove_action
 from podsync._hashing import (
     SpecHash,
-    network_spec_text,
-    spec_digest,
 )
 from podsync._images import has_latest_tag, normalize_image, should_pull
 from podsync._init_planner import InitPlanner, _Decision, _numbered
@@ -79,7 +77,7 @@ from podsync._resolv import (
     uses_cluster_dns,
 )
 from podsync._security import app_security, network_security, user_hold
-from podsync._spec_change import remembered_hash, spec_change
+from podsync._spec_change import remembered_hash, remembered_network_hash, spec_change
 from podsync._volumes import (
     Mount,
     container_mounts,
@@ -629,11 +627,12 @@ class PodPlanner(InitPlanner):
         pod, ctx = self.pod, self.ctx
         options = ctx.options
         net_inputs = self._network_inputs()
-        net_text = network_spec_text(pod, options.network_image, **net_inputs)
-        net_digest = spec_digest(net_text)
         nets = self.by_name.get(NETWORK_CONTAINER, [])
         running_nets = [i for i in nets if i.running]
         net_keeper = running_nets[0] if running_nets else None
+        net_digest, net_text = remembered_network_hash(
+            pod, options.network_image, net_inputs, net_keeper is not None
+        )
 
         # 1. Does the network container need to be (re)created? (seed syncPod step 1,
         #    plus the hash comparison the seed never made for ``net``.)

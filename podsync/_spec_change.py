@@ -21,6 +21,7 @@ from podsync._hashing import (
     SpecHash,
     added_fields,
     canonical_spec_text,
+    network_spec_text,
     spec_digest,
 )
 from podsync._models import Container, Pod
@@ -244,4 +245,25 @@ def remembered_hash(pod: Pod, c: Container, root_dir: str, remember: bool) -> tu
             memo = {}
             object.__setattr__(pod, "_planned", memo)  # frozen, but not part of the pod
         memo[c.name, root_dir] = (c, digest, text)
+    return digest, text
+
+
+def remembered_network_hash(
+    pod: Pod, image: str, inputs: dict[str, Any], remember: bool
+) -> tuple[SpecHash, str]:
+    """The network container's spec hash and canonical text (``network_spec_text`` of
+    ``image`` and the option ``inputs``), remembered with the Pod object as
+    ``remembered_hash`` does: the rest of the text is the pod's own."""
+    key = ("network", image, *sorted(inputs.items()))
+    memo: dict[Any, Any] | None = pod._planned
+    known = memo.get(key) if memo is not None else None
+    if known is not None:
+        return known  # type: ignore[no-any-return]
+    text = network_spec_text(pod, image, **inputs)
+    digest = spec_digest(text)
+    if remember:
+        if memo is None:
+            memo = {}
+            object.__setattr__(pod, "_planned", memo)  # frozen, but not part of the pod
+        memo[key] = (digest, text)
     return digest, text

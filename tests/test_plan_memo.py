@@ -122,3 +122,25 @@ def test_the_remembered_texts_are_no_part_of_the_pod() -> None:
     assert desired == pods()
     assert hash(desired[0]) == hash(pods()[0])
     assert repr(desired[0]) == repr(pods()[0])
+
+
+def test_the_network_containers_text_is_remembered_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    made: list[str] = []
+    compute = planner.network_spec_text
+
+    def counting(pod: Pod, image: str, **inputs: object) -> str:
+        made.append(pod.name)
+        return compute(pod, image, **inputs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(planner, "network_spec_text", counting)
+    desired = pods()
+    model = running(desired)
+    made.clear()
+
+    plan(desired, model.observed, now=NOW + 60, images=model.images)
+    plan(desired, model.observed, now=NOW + 120, images=model.images)
+    dns = PlanOptions(cluster_dns="10.0.0.10", cluster_domain="cluster.local")
+    again = plan(desired, model.observed, now=NOW + 180, images=model.images, options=dns)
+
+    assert made == ["web-0", "web-1", "web-2"] * 2  # once, and again for other options
+    assert "network-changed" in {a.reason.value for a in again.actions if isinstance(a, Kill)}

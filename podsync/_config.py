@@ -71,7 +71,7 @@ import logging
 import os
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import IO, TYPE_CHECKING, cast
+from typing import IO, TYPE_CHECKING, Any, cast
 
 import attrs
 
@@ -220,6 +220,7 @@ def load_pods(
         # The pods' environment is resolved against the node: another node, other pods.
         cache._files, cache._node, cache._objects = {}, the_node, None
     known = cache._files if cache is not None else {}
+    shared: dict[Any, Any] = {}  # the equal parts of all pods (``_Context.shared``)
 
     def read(names: Sequence[str | os.PathLike[str]], knows: bool) -> Iterator[_Stream]:
         for source_name, data, pod_source, file, key in _read_sources(
@@ -231,7 +232,9 @@ def load_pods(
             elif isinstance(data, _Unreadable):
                 yield _Stream(source_name, [], None, [Problem(source_name, "", data.message)])
             else:
-                stream = _load_stream(data, source_name, _Context(pod_source, the_node, file))
+                stream = _load_stream(
+                    data, source_name, _Context(pod_source, the_node, file, shared=shared)
+                )
                 stream.key = key
                 yield stream
 

@@ -107,6 +107,10 @@ class _Context:
     file: str | None
     # The ConfigMaps and Secrets of all sources (env, envFrom).
     objects: _Objects = attrs.field(factory=_Objects)
+    # One instance of each equal immutable part (a container's resources) among the
+    # pods of one load: a fleet repeats the same few, and every object the pods hold is
+    # walked by each pass of the garbage collector while the rest is read and planned.
+    shared: dict[Any, Any] = attrs.field(factory=dict, eq=False, repr=False)
 
 
 @attrs.frozen
@@ -290,9 +294,13 @@ def _pod_from_v1(
         for i, v in enumerate(doc.spec.volumes)
     ]
     meta = doc.metadata
+    shared = context.shared
     resources = [
-        _resources(c.resources, f"{spec_path}.containers[{i}]", out)
-        for i, c in enumerate(doc.spec.containers)
+        shared.setdefault(r, r) if r is not None else None
+        for r in (
+            _resources(c.resources, f"{spec_path}.containers[{i}]", out)
+            for i, c in enumerate(doc.spec.containers)
+        )
     ]
     inits = [
         (c, f"{spec_path}.initContainers[{i}]") for i, c in enumerate(doc.spec.init_containers)

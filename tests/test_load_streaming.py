@@ -156,3 +156,32 @@ def test_problems_keep_their_order_across_early_and_late_conversions(tmp_path: P
         "b.yaml",
         "c.yaml",
     ]
+
+
+WITH_RESOURCES = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+spec:
+  containers:
+  - name: app
+    image: busybox:1.36
+    resources:
+      limits: {{cpu: 250m, memory: {memory}}}
+"""
+
+
+def test_equal_resources_of_a_load_are_one_object(tmp_path: Path) -> None:
+    """A fleet repeats the same few resources; each pod holding its own copy was
+    objects for the garbage collector to walk on every pass, for nothing."""
+    (tmp_path / "a.yaml").write_text(WITH_RESOURCES.format(name="a", memory="128Mi"))
+    (tmp_path / "b.yaml").write_text(WITH_RESOURCES.format(name="b", memory="128Mi"))
+    (tmp_path / "c.yaml").write_text(WITH_RESOURCES.format(name="c", memory="256Mi"))
+
+    a, b, c = (p.containers[0].resources for p in load_pods([tmp_path], node=NODE))
+
+    assert a is b
+    assert a is not None
+    assert c is not None
+    assert (a.limits.memory, c.limits.memory) == (128 * 2**20, 256 * 2**20)

@@ -227,6 +227,7 @@ def _c_loader() -> type[_Guards] | None:
 _LOADER: type[_Guards] = _c_loader() or _PyLoader
 
 _STR_TAG = "tag:yaml.org,2002:str"
+_IMMUTABLE = (int, float, bool, type(None))
 _SEQ_TAG = "tag:yaml.org,2002:seq"
 _MAP_TAG = "tag:yaml.org,2002:map"
 _VALUE_TAG = "tag:yaml.org,2002:value"
@@ -268,6 +269,8 @@ class _Builder:
         self._budget = budget
         self._constructor = _Constructor()
         self._tags: dict[tuple[str, tuple[bool, bool]], str] = {}
+        # Scalars of other types (80, true, 1.5) by tag and text: built once per stream.
+        self._made: dict[tuple[str, str], object] = {}
 
     def documents(self) -> list[object] | None:
         """Every document of the stream, or None (see above)."""
@@ -290,6 +293,7 @@ class _Builder:
         # repeat the same keys and values thousands of times: each is resolved once per
         # stream (the resolver tries its regular expressions on every call).
         tags = self._tags
+        made = self._made
         anchors: dict[str, tuple[object, int]] = {}
         stack: list[_Frame] = []
         result: tuple[object, int] | None = None
@@ -310,6 +314,8 @@ class _Builder:
                     value = event.value  # type: ignore[attr-defined]
                 elif tag in (_MERGE_TAG, _VALUE_TAG):
                     return None  # "<<" and "=": the constructor's business
+                elif (tag, event.value) in made:  # type: ignore[attr-defined]
+                    value = made[tag, event.value]  # type: ignore[attr-defined]
                 else:
                     node = ScalarNode(
                         tag,
@@ -322,8 +328,27 @@ class _Builder:
                         value = self._constructor.construct_object(node)
                     except yaml.YAMLError:
                         return None
-                size = 1
+                    if type(value) in _IMMUTABLE:  # the same text gives an equal value
+                        made[tag, event.value] = value  # type: ignore[attr-defined]
                 anchor = event.anchor  # type: ignore[attr-defined]
+                if anchor is None and stack:
+                    # Nearly every scalar: a plain value or key inside a collection.
+                    parent = stack[-1]
+                    parent.size += 1
+                    container = parent.value
+                    if type(container) is list:
+                        container.append(value)
+                    elif not parent.has_key:
+                        if isinstance(value, (list, dict)):
+                            return None  # "!!map" on a key: the constructor words it
+                        parent.key, parent.has_key = value, True
+                    elif parent.key in container:
+                        return None  # a duplicate key
+                    else:
+                        container[parent.key] = value
+                        parent.has_key = False
+                    continue
+                size = 1
             elif kind is SequenceStartEvent or kind is MappingStartEvent:
                 if len(stack) >= _MAX_DEPTH:
                     return None

@@ -51,6 +51,10 @@ TRICKY = {
     "dates stay strings": "when: 2014-11-01\n",
     "floats and nulls": "a: 1.5\nb: ~\nc: .inf\nd: 0x1f\ne: yes\n",
     "not YAML": "a: [1, 2\n",
+    "a map tag on a key": "!!map <<: \n",
+    "a seq tag on a key": "? !!seq x\n: 1\n",
+    "the same number twice, and quoted": "a: 80\nb: 80\nc: '80'\nd: 0x50\ne: [80, 8e1]\n",
+    "the same number as a key twice": "80: a\n80: b\n",
 }
 
 

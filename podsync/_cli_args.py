@@ -169,6 +169,19 @@ def _version() -> str:
         return "unknown"
 
 
+class _VersionAction(argparse.Action):
+    """``--version``: the installed version, looked up only when asked for (reading the
+    package metadata costs every other command its time)."""
+
+    def __init__(self, option_strings: list[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        sys.stdout.write(f"podsync {_version()}\n")
+        sys.stdout.flush()
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``podsync`` command (all subcommands)."""
     output = _Parser(add_help=False, allow_abbrev=False)
@@ -351,7 +364,9 @@ def build_parser() -> argparse.ArgumentParser:
         "standard input. Exit codes: 0 success, 1 error (usage errors included), 2 changes "
         "(plan --detailed-exitcode only), 130 interrupted; exec exits with its command's code.",
     )
-    parser.add_argument("--version", action="version", version=f"podsync {_version()}")
+    parser.add_argument(
+        "--version", action=_VersionAction, help="show program's version number and exit"
+    )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     p = commands.add_parser(

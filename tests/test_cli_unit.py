@@ -1629,3 +1629,18 @@ def test_a_claims_volume_in_a_dry_run_and_after_down(
     assert [] == [c for c in fake.containers if LABEL_POD_UID in c.labels]
     assert ["podsync_default_db-data"] == [v.name for v in fake.volumes]
     assert "claim" == fake.volumes[0].labels["io.podsync.volume.kind"]
+
+
+def test_only_version_reads_the_package_metadata(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reading the installed version costs every command its time (issue 16: a one-pod
+    apply is measured against two ``docker run``): only ``--version`` looks it up."""
+    import importlib.metadata
+
+    from podsync._cli_args import build_parser
+
+    looked_up: list[str] = []
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: looked_up.append(name) or "9")
+
+    build_parser().parse_args(["plan", "pods.yaml"])
+
+    assert looked_up == []

@@ -12,7 +12,10 @@ writes ``make_pod``'s pods as ``List`` files of 1,000 pods each), in one run:
 * **plan cold**: ``plan(pods, [])`` with every image present; **plan absent**: the same
   with no image present (4 pulls, each needed by every pod: the pull bookkeeping must
   stay linear); **plan steady**: against what the engine reports after applying the
-  cold plan (40,000 running containers for 10,000 pods), which must plan nothing;
+  cold plan (40,000 running containers for 10,000 pods), which must plan nothing - the
+  same Pod objects run after run, as a loop that keeps them plans them (each remembers
+  the spec texts of its running containers); **new Pod objects**: the same, planning
+  fresh copies (the first plan after a load);
 * **CLI plan --json**: ``python -m podsync plan --json DIR`` end to end, process start
   to exit, on a real engine that runs none of the pods (its standard output to
   /dev/null), with the **peak RSS** of that process (``os.wait4``).
@@ -65,6 +68,7 @@ from benchmarks.bench_plan import (
     NOW,
     OPTIONS,
     STEADY_NOW,
+    first_steady,
     make_images,
     observed_after,
     render_markdown,
@@ -131,6 +135,7 @@ class SizeRow:
     cold: Timing
     absent: Timing
     steady: Timing
+    first: Timing  # steady, new Pod objects
     cli: Timing | None = None
     cli_mb: float | None = None
 
@@ -214,6 +219,7 @@ def measure_size(n: int, work: str, repeat: int, engine: bool) -> SizeRow:
             lambda: plan(pods, observed, now=STEADY_NOW, images=images, options=OPTIONS),
             repeat,
         ),
+        first=first_steady(pods, observed, images, repeat),
     )
     if engine:
         argv = [
@@ -389,6 +395,11 @@ def table(rows: Sequence[SizeRow]) -> tuple[list[str], list[list[str]]]:
         ("plan cold, images absent", lambda r: r.absent.min, lambda r: _seconds(r.absent.min)),
         ("plan steady", lambda r: r.steady.min, lambda r: _seconds(r.steady.min)),
         (
+            "plan steady, new Pod objects",
+            lambda r: r.first.min,
+            lambda r: _seconds(r.first.min),
+        ),
+        (
             "CLI plan --json, end to end",
             lambda r: r.cli.min if r.cli else None,
             lambda r: _seconds(r.cli.min) if r.cli else "-",
@@ -489,12 +500,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             results.append(
                 (r.steady.min <= 0.5, f"plan steady 10,000 pods {_seconds(r.steady.min)}")
             )
+            results.append(
+                (
+                    r.first.min <= 0.5,
+                    f"plan steady 10,000 new Pod objects {_seconds(r.first.min)}",
+                )
+            )
     for i in range(1, len(rows)):
         for name, value in (
             ("load_pods", lambda r: r.load.min),
             ("plan cold", lambda r: r.cold.min),
             ("plan absent", lambda r: r.absent.min),
             ("plan steady", lambda r: r.steady.min),
+            ("plan steady, new Pod objects", lambda r: r.first.min),
             ("CLI", lambda r: r.cli.min if r.cli else None),
         ):
             now, before = value(rows[i]), value(rows[i - 1])

@@ -171,19 +171,31 @@ def _engine() -> str | None:
     return None
 
 
+# Runs one process and reports its time and peak RSS. A process started by this one
+# would report this one's RSS as its own peak: Linux keeps a process's RSS high-water
+# mark across exec, and a fork (or vfork) starts from the parent's, which holds the
+# pods of the in-process rows. So a small interpreter starts it and measures it.
+_LAUNCHER = """\
+import os, subprocess, sys, time
+with open(os.devnull, "wb") as devnull:
+    start = time.perf_counter()
+    process = subprocess.Popen(sys.argv[1:], stdout=devnull)
+    _, status, usage = os.wait4(process.pid, 0)
+    elapsed = time.perf_counter() - start
+print(elapsed, usage.ru_maxrss, os.waitstatus_to_exitcode(status))
+"""
+
+
 def run_measured(argv: Sequence[str]) -> tuple[float, float, int]:
-    """(seconds, peak RSS in MB, exit code) of one process, standard output discarded."""
-    with open(os.devnull, "wb") as devnull:
-        start = time.perf_counter()
-        process = subprocess.Popen(argv, stdout=devnull, stderr=subprocess.PIPE, env=_ENV)
-        assert process.stderr is not None
-        err = process.stderr.read()
-        _, status, usage = os.wait4(process.pid, 0)
-        elapsed = time.perf_counter() - start
-    process.returncode = os.waitstatus_to_exitcode(status)
-    if process.returncode not in (0, 2):
-        sys.stderr.write(err.decode(errors="replace")[-2000:])
-    return elapsed, usage.ru_maxrss / 1024, process.returncode
+    """(seconds, peak RSS in MB, exit code) of one process, standard output discarded;
+    started by a small launcher (``_LAUNCHER``), so the peak is the process's own."""
+    out = subprocess.run(
+        [sys.executable, "-c", _LAUNCHER, *argv], capture_output=True, env=_ENV, check=True
+    )
+    elapsed, peak_kb, code = out.stdout.split()
+    if int(code) not in (0, 2):
+        sys.stderr.write(out.stderr.decode(errors="replace")[-2000:])
+    return float(elapsed), int(peak_kb) / 1024, int(code)
 
 
 def measure_size(n: int, work: str, repeat: int, engine: bool) -> SizeRow:

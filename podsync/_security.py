@@ -461,6 +461,10 @@ def app_security(
     set in each app container (each has its IPC namespace); its net sysctls are the
     network container's (``network_security``).
     """
+    if context is None and pod_context is None:
+        # Most containers: nothing set, so nothing to ask of the engine (one object for
+        # all of them, instead of working that out anew for each).
+        return _NOTHING_SET
     c = context or SecurityContext()
     p = pod_context or PodSecurityContext()
     eff = effective(context, pod_context)
@@ -483,10 +487,15 @@ def app_security(
     )
 
 
+_NOTHING_SET = ContainerSecurity()
+
+
 def network_security(pod_context: PodSecurityContext | None) -> ContainerSecurity:
     """The ``ContainerSecurity`` of a pod's network container: the pod's host PID and
     IPC namespaces and its net sysctls (it holds the pod's network namespace)."""
-    p = pod_context or PodSecurityContext()
+    if pod_context is None:
+        return _NOTHING_SET
+    p = pod_context
     return ContainerSecurity(
         sysctls=tuple((s.name, s.value) for s in _sysctls(pod_context, "net")),
         host_pid=p.host_pid,

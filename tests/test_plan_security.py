@@ -357,3 +357,25 @@ def test_status_of_a_container_held_by_run_as_non_root():
         status.containers[0].reason,
         status.containers[0].message,
     )
+
+
+@pytest.mark.parametrize("image_user", [None, "", "1000", "nobody:users"])
+def test_a_container_without_any_security_setting_asks_for_nothing(image_user) -> None:
+    """Without a security context on the container or the pod, what the engine is asked
+    for is what empty contexts give (issue 16: it is one shared value, not worked out
+    anew for each of 30,000 containers)."""
+    from podsync._security import (
+        ContainerSecurity,
+        PodSecurityContext,
+        SecurityContext,
+        app_security,
+        network_security,
+    )
+
+    none = app_security(None, None, "/srv/podsync", "k8s_net", image_user)
+    empty = app_security(
+        SecurityContext(), PodSecurityContext(), "/srv/podsync", "k8s_net", image_user
+    )
+
+    assert none == empty == ContainerSecurity()
+    assert network_security(None) == network_security(PodSecurityContext()) == none

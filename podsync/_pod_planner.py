@@ -35,9 +35,7 @@ from podsync._actions import (
 )
 from podsync._environment import environment
 from podsync._gc import gc_candidates, label_pre_stop, remove_action
-from podsync._hashing import (
-    SpecHash,
-)
+from podsync._hashing import SpecHash
 from podsync._images import has_latest_tag, normalize_image, should_pull
 from podsync._init_planner import InitPlanner, _Decision, _numbered
 from podsync._labels import (

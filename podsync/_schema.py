@@ -546,14 +546,12 @@ def _structure_attrs_factory(cls: type[Any], converter: cattrs.BaseConverter) ->
     structure = make_dict_structure_fn(cls, converter, _cattrs_forbid_extra_keys=True, **overrides)
     refusals = _NOT_SUPPORTED.get(_OBJECTS.get(cls, ""), {})
     ignoring = _IGNORED.get(_OBJECTS.get(cls, ""), {})
-    refusal_keys, ignoring_keys = refusals.keys(), ignoring.keys()
 
     def hook(value: object, type_: object) -> Any:
         if not isinstance(value, dict):
             raise _Invalid(f"expected a mapping, got {_describe(value)}")
-        if refusal_keys.isdisjoint(value) and ignoring_keys.isdisjoint(value):
-            # Nearly every mapping: nothing to take out, so no copy of it is made.
-            return structure(value, type_)
+        if refusals.keys().isdisjoint(value) and ignoring.keys().isdisjoint(value):
+            return structure(value, type_)  # nothing to take out: no copy of the mapping
         kept: dict[str, object] = {}
         refused: list[Exception] = []
         ignored: list[str] = []

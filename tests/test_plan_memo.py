@@ -144,3 +144,16 @@ def test_the_network_containers_text_is_remembered_too(monkeypatch: pytest.Monke
 
     assert made == ["web-0", "web-1", "web-2"] * 2  # once, and again for other options
     assert "network-changed" in {a.reason.value for a in again.actions if isinstance(a, Kill)}
+
+
+def test_what_a_pod_remembers_is_strings_and_numbers() -> None:
+    """40,000 remembered texts for 10,000 pods must not be 40,000 more objects for the
+    garbage collector to walk on every pass: keys and values hold no container."""
+    desired = pods()
+    model = running(desired)
+    plan(desired, model.observed, now=NOW + 60, images=model.images)
+
+    remembered = [item for p in desired for item in (p._planned or {}).items()]
+
+    assert len(remembered) == 3 * 3  # two app containers and the network's, per pod
+    assert all(isinstance(part, (str, int)) for key, value in remembered for part in (*key, *value))

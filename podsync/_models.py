@@ -566,7 +566,7 @@ class Pod:
     # a loop plans the same Pod objects again and again, and the canonical spec text of
     # each running app container was a third of a steady plan. No part of the pod (not
     # compared, hashed, shown or copied by ``attrs.evolve``); see ``_spec_change``.
-    _planned: dict[Any, Any] | None = attrs.field(
+    _planned: tuple[Any, ...] | None = attrs.field(
         init=False, default=None, eq=False, hash=False, repr=False
     )
 

@@ -75,7 +75,7 @@ from podsync._resolv import (
     uses_cluster_dns,
 )
 from podsync._security import app_security, network_security, user_hold
-from podsync._spec_change import remembered_hash, remembered_network_hash, spec_change
+from podsync._spec_change import remembered_hash, remembered_network_hash, replanned, spec_change
 from podsync._volumes import (
     Mount,
     container_mounts,
@@ -225,6 +225,7 @@ class PodPlanner(InitPlanner):
         self.probe_grace: dict[str, int] = {}
         # By container name: (spec hash, canonical text), computed once (_app_hash).
         self._hashes: dict[str, tuple[SpecHash, str]] = {}
+        self._again = replanned(pod)  # remember texts only for a pod planned again
         # Init containers by name: their index in the pod's initContainers.
         self.init_index = {c.name: i for i, c in enumerate(pod.init_containers)}
         # Init instances removed because the pod is rebuilt (kubelet purgeInitContainers).
@@ -543,7 +544,7 @@ class PodPlanner(InitPlanner):
             )
             decision.start = (Reason.POD_REBUILD, f"pod rebuilt: {rebuild[1]}", 0)
         elif keeper is not None:
-            digest, text = self._app_hash(c, remember=True)
+            digest, text = self._app_hash(c, remember=self._again)
             change = spec_change(keeper, digest, lambda: json.loads(text), c.image)
             if change is not None:
                 why = f"spec changed ({change})"
@@ -629,7 +630,7 @@ class PodPlanner(InitPlanner):
         running_nets = [i for i in nets if i.running]
         net_keeper = running_nets[0] if running_nets else None
         net_digest, net_text = remembered_network_hash(
-            pod, options.network_image, net_inputs, net_keeper is not None
+            pod, options.network_image, net_inputs, self._again and net_keeper is not None
         )
 
         # 1. Does the network container need to be (re)created? (seed syncPod step 1,

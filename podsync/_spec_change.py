@@ -234,17 +234,15 @@ def remembered_hash(pod: Pod, c: Container, root_dir: str, remember: bool) -> tu
     ``remember``, what is computed is kept for the next plan. Nothing outside the Pod
     object holds it, so a pod no longer planned takes its texts with it."""
     # Keyed by the container's id: only containers the pod holds (alive as long as the
-    # memo) are remembered. Keys and values are strings and numbers only, which the
-    # garbage collector stops walking: a steady plan of 10,000 pods remembers 40,000.
+    # pod) are remembered.
     key = (id(c), root_dir)
-    memo: dict[Any, Any] | None = pod._planned
-    if memo is not None and key in memo:
-        version, digest, text = memo[key]
-        return SpecHash(version, digest), text
+    known = _recall(pod, key)
+    if known is not None:
+        return known
     text = canonical_spec_text(c, pod, root_dir=root_dir)
     spec_hash = spec_digest(text)
     if remember and any(c is mine for mine in (*pod.containers, *pod.init_containers)):
-        _memo(pod)[key] = (spec_hash.version, spec_hash.digest, text)
+        _keep(pod, key, spec_hash, text)
     return spec_hash, text
 
 
@@ -255,20 +253,40 @@ def remembered_network_hash(
     ``image`` and the option ``inputs``), remembered with the Pod object as
     ``remembered_hash`` does: the rest of the text is the pod's own."""
     key = ("network", image, repr(sorted(inputs.items())))
-    memo: dict[Any, Any] | None = pod._planned
-    if memo is not None and key in memo:
-        version, digest, text = memo[key]
-        return SpecHash(version, digest), text
+    known = _recall(pod, key)
+    if known is not None:
+        return known
     text = network_spec_text(pod, image, **inputs)
     spec_hash = spec_digest(text)
     if remember:
-        _memo(pod)[key] = (spec_hash.version, spec_hash.digest, text)
+        _keep(pod, key, spec_hash, text)
     return spec_hash, text
 
 
-def _memo(pod: Pod) -> dict[Any, Any]:
-    memo: dict[Any, Any] | None = pod._planned
-    if memo is None:
-        memo = {}
-        object.__setattr__(pod, "_planned", memo)  # frozen, but no part of the pod
-    return memo
+def replanned(pod: Pod) -> bool:
+    """Whether this very Pod object was planned before; from now on it was. Only a pod
+    planned again remembers its texts: keeping them costs the first plan of every pod
+    (a one-shot ``podsync plan``) more than it saves."""
+    if pod._planned is None:
+        object.__setattr__(pod, "_planned", ())  # frozen, but no part of the pod
+        return False
+    return True
+
+
+# A pod remembers a few entries (one per container): a tuple of tuples of strings and
+# numbers, which the garbage collector stops walking after one pass over it (a dict of
+# them stays in its walks until a full collection: 10,000 of them slowed the first plan
+# that made them).
+
+
+def _recall(pod: Pod, key: tuple[Any, ...]) -> tuple[SpecHash, str] | None:
+    for known, version, digest, text in pod._planned or ():
+        if known == key:
+            return SpecHash(version, digest), text
+    return None
+
+
+def _keep(pod: Pod, key: tuple[Any, ...], spec_hash: SpecHash, text: str) -> None:
+    entry = (key, spec_hash.version, spec_hash.digest, text)
+    kept = tuple(e for e in pod._planned or () if e[0] != key)
+    object.__setattr__(pod, "_planned", (*kept, entry))  # frozen, but no part of the pod

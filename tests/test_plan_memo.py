@@ -153,7 +153,26 @@ def test_what_a_pod_remembers_is_strings_and_numbers() -> None:
     model = running(desired)
     plan(desired, model.observed, now=NOW + 60, images=model.images)
 
-    remembered = [item for p in desired for item in (p._planned or {}).items()]
+    remembered = [entry for p in desired for entry in p._planned or ()]
 
     assert len(remembered) == 3 * 3  # two app containers and the network's, per pod
-    assert all(isinstance(part, (str, int)) for key, value in remembered for part in (*key, *value))
+    assert all(
+        isinstance(part, (str, int)) for key, *value in remembered for part in (*key, *value)
+    )
+
+
+def test_a_pod_planned_once_remembers_nothing(texts: list[str]) -> None:
+    """A one-shot ``podsync plan`` plans each pod once: keeping its texts would cost
+    that plan more than it saves. Only a Pod object planned again remembers them."""
+    desired = pods()
+    model = running(pods())  # other, equal Pod objects made them run
+    texts.clear()
+
+    plan(desired, model.observed, now=NOW + 60, images=model.images)
+    kept_after_one = [len(p._planned or ()) for p in desired]
+    plan(desired, model.observed, now=NOW + 120, images=model.images)
+    plan(desired, model.observed, now=NOW + 180, images=model.images)
+
+    assert kept_after_one == [0, 0, 0]
+    assert len(texts) == 6 + 6  # the first plan and the second; the third remembers
+    assert [len(p._planned or ()) for p in desired] == [3, 3, 3]

@@ -49,6 +49,7 @@ from podsync._convert_pod import (
 )
 from podsync._convert_security import _with_security
 from podsync._env_resolve import _PodFacts
+from podsync._projection import _project_volume
 from podsync._models import (
     Container,
     DNSPolicy,
@@ -71,6 +72,7 @@ from podsync._schema import (
     _PodV1,
     _RestartPolicyV1Beta1,
     _structure,
+    _VolumeV1,
 )
 from podsync._security import PodSecurityContext
 from podsync._unsupported import (
@@ -135,6 +137,29 @@ def _volume(
         _check_empty_dir(empty, f"{path}.{keys[1]}", out)
     # No source at all means emptyDir (the 2014 validation default).
     return Volume(name=name, host_path=host.path if host is not None else None)
+
+
+# A v1 volume's sources podsync honours, by their keys.
+_V1_SOURCES = ("hostPath", "emptyDir", "configMap", "secret", "downwardAPI")
+
+
+def _volume_v1(v: _VolumeV1, facts: _PodFacts, path: str, out: list[tuple[str, str]]) -> Volume:
+    given = [
+        key
+        for key, value in zip(
+            _V1_SOURCES,
+            (v.host_path, v.empty_dir, v.config_map, v.secret, v.downward_api),
+            strict=True,
+        )
+        if value is not None
+    ]
+    if len(given) > 1 and given != ["hostPath", "emptyDir"]:
+        names = ", ".join(_V1_SOURCES[:-1]) + f" or {_V1_SOURCES[-1]}"
+        out.append((path, f"needs at most one of {names}, got {' and '.join(given)}"))
+        return Volume(name=v.name)
+    volume = _volume(v.name, v.host_path, v.empty_dir, ("hostPath", "emptyDir"), path, out)
+    content = _project_volume(v, facts, path, out)
+    return volume if content is None else attrs.evolve(volume, content=content)
 
 
 def _restart_v1beta1(
@@ -243,17 +268,6 @@ def _pod_from_v1(
     spec_path = f"{root}.spec"
     before = len(out)
     extra = _pod_fields(doc, root, out)
-    volumes = [
-        _volume(
-            v.name,
-            v.host_path,
-            v.empty_dir,
-            ("hostPath", "emptyDir"),
-            f"{spec_path}.volumes[{i}]",
-            out,
-        )
-        for i, v in enumerate(doc.spec.volumes)
-    ]
     meta = doc.metadata
     resources = [
         _resources(c.resources, f"{spec_path}.containers[{i}]", out)
@@ -278,6 +292,10 @@ def _pod_from_v1(
         # Reversed: with a repeated name (an error of its own) the first one counts.
         resources={c.name: r for c, r in reversed(list(named))},
     )
+    volumes = [
+        _volume_v1(v, facts, f"{spec_path}.volumes[{i}]", out)
+        for i, v in enumerate(doc.spec.volumes)
+    ]
     containers = [
         _container_v1(c, facts, f"{spec_path}.containers[{i}]", out, resources[i])
         for i, c in enumerate(doc.spec.containers)

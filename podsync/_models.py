@@ -46,6 +46,9 @@ __all__ = [
     "RestartPolicy",
     "TCPSocketAction",
     "Volume",
+    "VolumeContent",
+    "VolumeFile",
+    "VolumeKind",
     "VolumeMount",
     "derive_pod_uid",
 ]
@@ -136,26 +139,85 @@ class MemoryMedium:
     size: int
 
 
+class VolumeKind(enum.StrEnum):
+    """The kinds of volume whose files podsync writes (``VolumeContent``), by their
+    Kubernetes volume source."""
+
+    CONFIG_MAP = "configMap"
+    SECRET = "secret"
+    DOWNWARD_API = "downwardAPI"
+
+
+@attrs.frozen
+class VolumeFile:
+    """One file of a ``VolumeContent``: ``path`` relative to the volume (``/``
+    between directories; never absolute, never with a ``..`` element), its bytes and
+    its permission bits."""
+
+    path: str
+    data: bytes = attrs.field(repr=False)
+    mode: int = 0o644
+
+
+@attrs.frozen
+class VolumeContent:
+    """The files of a ``configMap``, ``secret`` or ``downwardAPI`` volume, as the
+    loader projects them from the sources' objects and the pod (kubelet-modern.md §9).
+
+    Attributes:
+        kind: the volume source they come from.
+        files: the files, sorted by path.
+        sources: what the files were read from, each with a digest of what it
+            contributed (``{"ConfigMap default/settings": "<sha256>"}``): a plan that
+            rewrites the volume names the source whose digest changed.
+
+    The content is not part of any container's spec hash: when it changes, the files
+    are rewritten in place (the kubelet's ``..data`` swap) and the containers that
+    mount the volume keep running.
+    """
+
+    kind: VolumeKind
+    files: tuple[VolumeFile, ...] = ()
+    sources: dict[str, str] = attrs.field(factory=dict, hash=False)
+
+    @property
+    def digest(self) -> str:
+        """The sha256 (hex) of the kind, the files' paths, modes and bytes and the
+        sources' names: equal for equal content, whatever process computes it."""
+        import hashlib
+
+        total = hashlib.sha256(f"{self.kind.value}\0".encode())
+        for f in sorted(self.files, key=lambda f: f.path):
+            total.update(f"{f.path}\0{f.mode:o}\0{len(f.data)}\0".encode("utf-8", "surrogatepass"))
+            total.update(f.data)
+        for name in sorted(self.sources):
+            total.update(f"{name}\0".encode())
+        return total.hexdigest()
+
+
 @attrs.frozen
 class Volume:
     """A pod volume: a host directory (``host_path``, the seed's ``hostDir``) or, when
     ``host_path`` is ``None``, an empty directory that lives as long as the pod
     (``emptyDir``, created under the runtime's root directory; with ``memory``, a
-    tmpfs the engine mounts in the one container that uses it)."""
+    tmpfs the engine mounts in the one container that uses it), or - with
+    ``content`` - a directory of files podsync writes under the root directory
+    (``configMap``, ``secret`` and ``downwardAPI`` volumes), mounted read-only."""
 
     name: str
     host_path: str | None = None
     memory: MemoryMedium | None = None
+    content: VolumeContent | None = None
 
     @property
     def is_empty_dir(self) -> bool:
         """True for an ``emptyDir`` volume (on disk or in memory)."""
-        return self.host_path is None
+        return self.host_path is None and self.content is None
 
     @property
     def on_disk(self) -> bool:
         """True for an ``emptyDir`` volume whose directory is under the root directory."""
-        return self.host_path is None and self.memory is None
+        return self.host_path is None and self.memory is None and self.content is None
 
 
 @attrs.frozen

@@ -200,11 +200,6 @@ class _EmptyDirV1:
     size_limit: _Bytes | None = None
 
 
-@attrs.frozen(kw_only=True)
-class _VolumeV1:
-    name: _Name
-    host_path: _HostPathV1 | None = None
-    empty_dir: _EmptyDirV1 | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -313,6 +308,34 @@ class _ResourceFieldRef:
     container_name: str = ""
     # The exact value: whether it suits the resource is _env_resolve's rule. 0 is unset.
     divisor: Fraction = attrs.field(default=Fraction(0), metadata={_HOOK: _simple(_divisor)})
+
+
+@attrs.frozen(kw_only=True)
+class _DownwardAPIVolumeFile:
+    """An ``items`` entry of a ``downwardAPI`` volume; checked by ``_projection``."""
+
+    path: str
+    field_ref: _FieldRef | None = None
+    resource_field_ref: _ResourceFieldRef | None = None
+    mode: _obj._FileMode | None = None
+
+
+@attrs.frozen(kw_only=True)
+class _DownwardAPIVolumeSource:
+    items: tuple[_DownwardAPIVolumeFile, ...] = ()
+    default_mode: _obj._FileMode | None = None
+
+
+@attrs.frozen(kw_only=True)
+class _VolumeV1:
+    name: _Name
+    host_path: _HostPathV1 | None = None
+    empty_dir: _EmptyDirV1 | None = None
+    config_map: _obj._ConfigMapVolumeSource | None = None
+    secret: _obj._SecretVolumeSource | None = None
+    downward_api: _DownwardAPIVolumeSource | None = attrs.field(
+        default=None, metadata={_KEY: "downwardAPI"}
+    )
 
 
 @attrs.frozen(kw_only=True)
@@ -505,6 +528,8 @@ _OBJECTS: Mapping[type, str] = {
     _VolumeV1: "Volume",
     _HostPathV1: "HostPathVolumeSource",
     _EmptyDirV1: "EmptyDirVolumeSource",
+    _DownwardAPIVolumeSource: "DownwardAPIVolumeSource",
+    _DownwardAPIVolumeFile: "DownwardAPIVolumeFile",
     _EnvVarSource: "EnvVarSource",
     **_obj._OBJECT_CLASSES,
     _EnvVarV1: "EnvVar",

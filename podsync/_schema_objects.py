@@ -15,13 +15,15 @@ from typing import Any, NewType
 
 import attrs
 
-from podsync._scalars import _check_api_version, _check_label
+from podsync._scalars import _check_api_version, _check_label, _expect_int
 from podsync._schema_pod import _ignored_keys, _LabelValue, _Subdomain
+from podsync._yaml import _Invalid
 
 # Nothing here is public API: ``_schema`` uses these classes and types.
 __all__: list[str] = []
 
 _Namespace = NewType("_Namespace", str)  # a DNS-1123 label
+_FileMode = NewType("_FileMode", int)  # permission bits, 0 to 0777
 _ObjectAPIVersion = NewType("_ObjectAPIVersion", str)  # v1
 
 
@@ -46,6 +48,35 @@ class _ObjectRef:
 class _EnvFromSource:
     prefix: str = ""
     config_map_ref: _ObjectRef | None = None
+
+
+@attrs.frozen(kw_only=True)
+class _KeyToPath:
+    """An ``items`` entry of a configMap or secret volume: which key, at which path."""
+
+    key: str
+    path: str
+    mode: _FileMode | None = None
+
+
+@attrs.frozen(kw_only=True)
+class _ConfigMapVolumeSource:
+    """A ``configMap`` volume; its paths and keys are checked by ``_projection``."""
+
+    name: _Subdomain
+    items: tuple[_KeyToPath, ...] = ()
+    default_mode: _FileMode | None = None
+    optional: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class _SecretVolumeSource:
+    """A ``secret`` volume; its paths and keys are checked by ``_projection``."""
+
+    secret_name: _Subdomain
+    items: tuple[_KeyToPath, ...] = ()
+    default_mode: _FileMode | None = None
+    optional: bool = False
 
 
 @attrs.frozen(kw_only=True)
@@ -87,9 +118,25 @@ class _SecretV1:
     ignored: tuple[str, ...] = _ignored_keys()
 
 
+def _check_file_mode(value: object) -> int:
+    """Permission bits as Kubernetes takes them (validateConfigMapVolumeSource and the
+    other volume sources): 0 to 0777. YAML 1.1 reads ``0644`` as octal, as Kubernetes'
+    YAML does."""
+    number = _expect_int(value)
+    if not 0 <= number <= 0o777:
+        octal = f" (0{number:o} in octal)" if number > 0 else ""
+        raise _Invalid(
+            f"must be a number between 0 and 0777 (octal), both inclusive, got {number}{octal}"
+        )
+    return number
+
+
 # Which Kubernetes object each class reads (the keys of ``_unsupported``'s tables).
 _OBJECT_CLASSES: Mapping[type, str] = {
     _EnvFromSource: "EnvFromSource",
+    _KeyToPath: "KeyToPath",
+    _ConfigMapVolumeSource: "ConfigMapVolumeSource",
+    _SecretVolumeSource: "SecretVolumeSource",
     _ObjectMetaV1: "ObjectMeta",
     _ConfigMapV1: "ConfigMap",
     _SecretV1: "Secret",
@@ -99,4 +146,5 @@ _OBJECT_CLASSES: Mapping[type, str] = {
 _OBJECT_HOOKS: Mapping[Any, Callable[[object], Any]] = {
     _Namespace: _check_label,
     _ObjectAPIVersion: _check_api_version,
+    _FileMode: _check_file_mode,
 }

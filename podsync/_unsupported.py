@@ -90,7 +90,7 @@ def _equals(*allowed: object) -> Callable[[object], bool]:
     )
 
 
-_CONFIG_AND_SECRETS = "ConfigMap and Secret volumes are not implemented"
+_CONFIG_AND_SECRETS = "Secret volumes are not implemented"
 # A Secret's value in a container's environment would be written into the container's
 # spec label and into saved plans (plan -o), where secrets must never be: refused until
 # podsync writes a digest there instead.
@@ -200,9 +200,8 @@ _NOT_SUPPORTED: Mapping[str, Mapping[str, _Refusal]] = {
         ),
     },
     "Volume": {
-        "configMap": _planned(_CONFIG_AND_SECRETS, accepts=_SOURCE_ONLY),
+        # configMap and downwardAPI volumes are honoured (_projection).
         "secret": _planned(_CONFIG_AND_SECRETS, accepts=_SOURCE_ONLY),
-        "downwardAPI": _planned("downwardAPI volumes are not implemented", accepts=_SOURCE_ONLY),
         "projected": _planned("projected volumes are not implemented", accepts=_SOURCE_ONLY),
         "persistentVolumeClaim": _planned(
             "PersistentVolumeClaims are not implemented", accepts=_SOURCE_ONLY

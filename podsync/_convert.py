@@ -49,7 +49,6 @@ from podsync._convert_pod import (
 )
 from podsync._convert_security import _with_security
 from podsync._env_resolve import _PodFacts
-from podsync._projection import _project_volume
 from podsync._models import (
     Container,
     DNSPolicy,
@@ -61,6 +60,7 @@ from podsync._models import (
 )
 from podsync._node import NodeInfo
 from podsync._objects import _Objects
+from podsync._projection import _project_volume
 from podsync._schema import (
     _Empty,
     _EmptyDirV1,

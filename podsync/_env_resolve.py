@@ -53,8 +53,8 @@ from podsync._models import EnvVar, Resources
 from podsync._node import NodeInfo
 from podsync._objects import _Objects
 from podsync._scalars import _ENV_NAME
-from podsync._schema import _EnvVarV1, _FieldRef, _ResourceFieldRef
-from podsync._schema_objects import _EnvFromSource, _KeySelector
+from podsync._schema import _EnvVarV1
+from podsync._schema_objects import _EnvFromSource, _FieldRef, _KeySelector, _ResourceFieldRef
 from podsync._yaml import _describe
 
 # Nothing here is public API: ``_convert`` resolves each v1 container's env here.

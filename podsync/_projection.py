@@ -49,8 +49,14 @@ from collections.abc import Mapping, Sequence
 
 from podsync._env_resolve import _field_value, _no_object, _PodFacts, _resource_value
 from podsync._models import VolumeContent, VolumeFile, VolumeKind
-from podsync._schema import _DownwardAPIVolumeFile, _DownwardAPIVolumeSource, _VolumeV1
-from podsync._schema_objects import _ConfigMapVolumeSource, _KeyToPath, _SecretVolumeSource
+from podsync._schema import _VolumeV1
+from podsync._schema_objects import (
+    _ConfigMapVolumeSource,
+    _DownwardAPIVolumeFile,
+    _DownwardAPIVolumeSource,
+    _KeyToPath,
+    _SecretVolumeSource,
+)
 from podsync._yaml import _describe
 
 # Nothing here is public API: ``_convert`` projects each v1 volume here.
@@ -313,7 +319,10 @@ def _downward_value(
         value = _resource_value(ref, "", facts, at, out)
         if value is None:
             return None
-        return value, f"the resources of container {facts.namespace}/{facts.name}/{ref.container_name}"
+        return (
+            value,
+            f"the resources of container {facts.namespace}/{facts.name}/{ref.container_name}",
+        )
     ref_ = item.field_ref
     assert ref_ is not None
     at = f"{path}.fieldRef"
@@ -337,7 +346,10 @@ def _downward_value(
         return value, pod
     names = ", ".join(_VOLUME_FIELD_PATHS[:-1]) + f" or {_VOLUME_FIELD_PATHS[-1]}"
     out.append(
-        (f"{at}.fieldPath", f"must be one of {names} in a downwardAPI volume, got {_describe(field)}")
+        (
+            f"{at}.fieldPath",
+            f"must be one of {names} in a downwardAPI volume, got {_describe(field)}",
+        )
     )
     return None
 

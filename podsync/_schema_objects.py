@@ -11,11 +11,12 @@ is public API.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from fractions import Fraction
 from typing import Any, NewType
 
 import attrs
 
-from podsync._scalars import _check_api_version, _check_label, _expect_int
+from podsync._scalars import _check_api_version, _check_label, _divisor, _expect_int
 from podsync._schema_pod import _ignored_keys, _LabelValue, _Subdomain
 from podsync._yaml import _Invalid
 
@@ -80,6 +81,38 @@ class _SecretVolumeSource:
 
 
 @attrs.frozen(kw_only=True)
+class _FieldRef:
+    field_path: str
+    api_version: str = "v1"
+
+
+@attrs.frozen(kw_only=True)
+class _ResourceFieldRef:
+    resource: str
+    container_name: str = ""
+    # The exact value: whether it suits the resource is _env_resolve's rule. 0 is unset.
+    divisor: Fraction = attrs.field(
+        default=Fraction(0), metadata={"hook": lambda value, _: _divisor(value)}
+    )
+
+
+@attrs.frozen(kw_only=True)
+class _DownwardAPIVolumeFile:
+    """An ``items`` entry of a ``downwardAPI`` volume; checked by ``_projection``."""
+
+    path: str
+    field_ref: _FieldRef | None = None
+    resource_field_ref: _ResourceFieldRef | None = None
+    mode: _FileMode | None = None
+
+
+@attrs.frozen(kw_only=True)
+class _DownwardAPIVolumeSource:
+    items: tuple[_DownwardAPIVolumeFile, ...] = ()
+    default_mode: _FileMode | None = None
+
+
+@attrs.frozen(kw_only=True)
 class _ObjectMetaV1:
     """The metadata of a ConfigMap or Secret: its name is a DNS subdomain."""
 
@@ -137,6 +170,8 @@ _OBJECT_CLASSES: Mapping[type, str] = {
     _KeyToPath: "KeyToPath",
     _ConfigMapVolumeSource: "ConfigMapVolumeSource",
     _SecretVolumeSource: "SecretVolumeSource",
+    _DownwardAPIVolumeSource: "DownwardAPIVolumeSource",
+    _DownwardAPIVolumeFile: "DownwardAPIVolumeFile",
     _ObjectMetaV1: "ObjectMeta",
     _ConfigMapV1: "ConfigMap",
     _SecretV1: "Secret",

@@ -137,10 +137,10 @@ REFUSED = {
         "pod.yaml: $.spec.volumes[0].csi: csi is not supported by podsync: "
         "CSI volumes need a cluster's CSI driver",
     ),
-    "configMap volume": (
-        pod_with(spec="  volumes:\n  - name: cfg\n    configMap: {name: settings}\n"),
-        "pod.yaml: $.spec.volumes[0].configMap: configMap is not supported by podsync yet: "
-        "ConfigMap and Secret volumes are not implemented",
+    "secret volume": (
+        pod_with(spec="  volumes:\n  - name: cfg\n    secret: {secretName: settings}\n"),
+        "pod.yaml: $.spec.volumes[0].secret: secret is not supported by podsync yet: "
+        "Secret volumes are not implemented",
     ),
     "persistentVolumeClaim volume": (
         pod_with(spec="  volumes:\n  - name: db\n    persistentVolumeClaim: {claimName: db}\n"),

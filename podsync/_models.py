@@ -36,6 +36,7 @@ __all__ = [
     "MemoryMedium",
     "ObservedContainer",
     "ObservedImage",
+    "ObservedVolume",
     "Pod",
     "Port",
     "PortProtocol",
@@ -693,3 +694,23 @@ class ObservedImage:
     tags: tuple[str, ...] = ()
     digests: tuple[str, ...] = ()
     user: str | None = None
+
+
+@attrs.frozen
+class ObservedVolume:
+    """The files podsync last wrote for a pod volume with content (configMap, secret,
+    downwardAPI), as its record under the root directory says.
+
+    Attributes:
+        pod_uid: the pod.
+        name: the volume's name in the pod.
+        digest: what was written: ``VolumeContent.digest``, followed by ``:<gid>``
+            when the files were given to the pod's fsGroup.
+        sources: the digest of each source the files were read from
+            (``VolumeContent.sources``), so that a plan can say which one changed.
+    """
+
+    pod_uid: str
+    name: str
+    digest: str
+    sources: dict[str, str] = attrs.field(factory=dict, hash=False)

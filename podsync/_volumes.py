@@ -35,7 +35,7 @@ from collections.abc import Iterable, Mapping
 
 import attrs
 
-from podsync._models import Pod, Volume, VolumeKind, VolumeMount
+from podsync._models import Pod, Volume, VolumeContent, VolumeKind, VolumeMount
 
 # What this module offers the rest of podsync; podsync/__init__.py re-exports the public
 # part of it, not all of it.
@@ -44,6 +44,7 @@ __all__ = [
     "Mount",
     "TmpfsMount",
     "binds",
+    "content_digest",
     "content_dir",
     "termination_message_file",
     "volume_host_paths",
@@ -86,6 +87,13 @@ _CONTENT_DIRS = {
     VolumeKind.SECRET: "secret",
     VolumeKind.DOWNWARD_API: "downward-api",
 }
+
+
+def content_digest(content: VolumeContent, fs_group: int | None) -> str:
+    """What podsync records having written for a volume with ``content``: its digest,
+    and the fsGroup that owns the files when there is one (a new fsGroup rewrites them;
+    see ``ObservedVolume.digest``)."""
+    return content.digest if fs_group is None else f"{content.digest}:{fs_group}"
 
 
 def content_dir(root_dir: str, pod_uid: str, volume: Volume) -> str:

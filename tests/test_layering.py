@@ -66,6 +66,7 @@ PLANNER = {
 PURE = MODEL_AND_HELPERS | VOCABULARY | PLANNER
 
 RUNTIME_SIDE = {"_runtime", "docker", "testing", "_hooks", "_hostfs", "_apply", "_plan_json"}
+RUNTIME_SIDE |= {"_volume_writer"}  # the files of configMap, secret, downwardAPI volumes
 RUNTIME_SIDE |= {"_probing"}  # one sync's probes: records, runs, new states
 RUNTIME_SIDE |= {"_docker_api"}  # the Docker runtime's translation to and from the Engine API
 RUNTIME_SIDE |= {"_docker_streams"}  # the Docker runtime's logs, attached exec and events

@@ -76,7 +76,8 @@ def test_a_change_swaps_data_and_removes_the_old_payload(tmp_path: Path, volume:
     reader = os.open(volume / "env" / "mode", os.O_RDONLY)  # a reader of the old payload
     assert write_volume(str(volume), str(tmp_path), settings("staging", extra=False), now=NOW + 60)
     (new,) = payloads(volume)
-    assert new != old and new.startswith("..2027_01_15_08_01_00.")
+    assert new != old
+    assert new.startswith("..2027_01_15_08_01_00.")
     assert os.readlink(volume / DATA_DIR) == new
     assert (volume / "env" / "mode").read_bytes() == b"staging"
     # A name the new payload does not have is gone; the old reader still reads its file.

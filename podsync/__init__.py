@@ -29,6 +29,7 @@ from podsync._models import (
     MemoryMedium,
     ObservedContainer,
     ObservedImage,
+    ObservedVolume,
     Pod,
     Port,
     PortProtocol,
@@ -40,6 +41,9 @@ from podsync._models import (
     TCPSocketAction,
     TerminationMessagePolicy,
     Volume,
+    VolumeContent,
+    VolumeFile,
+    VolumeKind,
     VolumeMount,
     derive_pod_uid,
 )
@@ -86,6 +90,7 @@ from podsync._actions import (
     RemoveImage,
     RemovePodDir,
     Wait,
+    WriteVolume,
 )
 
 # isort: split
@@ -249,6 +254,7 @@ __all__ = [
     "Observation",
     "ObservedContainer",
     "ObservedImage",
+    "ObservedVolume",
     "Ownership",
     "ParsedName",
     "Plan",
@@ -295,8 +301,12 @@ __all__ = [
     "TerminationMessagePolicy",
     "TmpfsMount",
     "Volume",
+    "VolumeContent",
+    "VolumeFile",
+    "VolumeKind",
     "VolumeMount",
     "Wait",
+    "WriteVolume",
     "apply",
     "container_name",
     "cpu_quota",

@@ -94,6 +94,7 @@ from podsync._images import normalize_image
 from podsync._models import (
     ObservedContainer,
     ObservedImage,
+    ObservedVolume,
     Pod,
 )
 from podsync._naming import is_safe_uid
@@ -105,6 +106,7 @@ from podsync._resolv import (
     parse_resolv_conf,
     without_loopback,
 )
+from podsync._volume_planner import volume_writes
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = ["plan"]
@@ -120,6 +122,7 @@ def plan(
     liveness: Mapping[str, bool] | None = None,
     options: PlanOptions | None = None,
     startup: Mapping[str, bool] | None = None,
+    volumes: Sequence[ObservedVolume] = (),
 ) -> Plan:
     """Compute what to do to make the observed state match the desired pods.
 
@@ -143,6 +146,9 @@ def plan(
             startup probe has not succeeded has not started: its liveness verdict does
             not count yet (the kubelet runs no liveness probe before the start); False
             kills it as a liveness failure does.
+        volumes: the records of the volume files podsync wrote under the root
+            directory (configMap, secret and downwardAPI volumes); a volume whose files
+            differ from its content, or have no record, is written (``WriteVolume``).
 
     Returns:
         The plan; ``plan.has_changes`` is False when there is nothing to do.
@@ -159,6 +165,7 @@ def plan(
         liveness=liveness,
         startup=startup,
         options=options or PlanOptions(),
+        volumes=volumes,
     )
 
 
@@ -172,6 +179,7 @@ def _plan(
     liveness: Mapping[str, bool] | None,
     options: PlanOptions,
     startup: Mapping[str, bool] | None = None,
+    volumes: Sequence[ObservedVolume] = (),
 ) -> Plan:
     present: set[str] = set()
     users: dict[str, str] = {}
@@ -207,6 +215,11 @@ def _plan(
         group.append(instance)
 
     accepted, rejected = admit(desired, options, by_identity)
+    written: dict[str, dict[str, ObservedVolume]] | None = None
+    if any(v.content is not None for pod in accepted for v in pod.volumes):
+        written = {}
+        for record in volumes:
+            written.setdefault(record.pod_uid, {})[record.name] = record
 
     # Each pod plan with actions is a group; ``owner`` says which group an observed
     # identity's actions go to.
@@ -220,6 +233,10 @@ def _plan(
             continue
         instances = list(by_identity.get(identity, ()))
         actions = PodPlanner(pod, instances, ctx, not_adopted.get(identity, ())).plan()
+        if written is not None and any(v.content is not None for v in pod.volumes):
+            # The volume files first: they exist before any container that mounts them
+            # is created, and change in place under the ones that run.
+            actions[:0] = volume_writes(pod, written.get(pod.uid, {}), options.root_dir)
         if actions:
             # A pod with nothing to do holds nothing past its planning (the steady
             # state: 10,000 pods, no groups).
@@ -294,7 +311,8 @@ def _plan(
     if not_adopted:
         for identity, instances in not_adopted.items():
             by_identity[identity] = [*by_identity.get(identity, ()), *instances]
-    return attrs.evolve(made, fingerprint=scoped_fingerprint(made, by_identity, images, pod_dirs))
+    fingerprint = scoped_fingerprint(made, by_identity, images, pod_dirs, volumes)
+    return attrs.evolve(made, fingerprint=fingerprint)
 
 
 def _gated(pod: Pod) -> list[PodAction]:

@@ -2,7 +2,8 @@
 
 One private cattrs converter turns a ``Plan`` into plain data and back. Actions carry
 an ``"action"`` tag (``create``, ``kill``, ``remove``, ``wait``, ``removepoddir``,
-``pull``, ``removeimage``); enums are written as their values. The text is canonical
+``writevolume``, ``pull``, ``removeimage``); enums are written as their values, bytes
+(the files a ``writevolume`` writes) as base64 text. The text is canonical
 (sorted keys, fixed indentation: indented down to each action, what an action holds on
 one line), so equal plans give byte-identical JSON. Any JSON layout of the same data
 reads back (plans saved fully indented by earlier versions included).
@@ -18,6 +19,7 @@ strings and CPU shares); a format-3 plan is refused the same way.
 
 from __future__ import annotations
 
+import base64
 import functools
 import json
 from collections.abc import Iterator
@@ -43,6 +45,16 @@ def _converter() -> cattrs.Converter:
     from cattrs.strategies import configure_tagged_union
 
     converter = cattrs.Converter(forbid_extra_keys=True)
+
+    # VolumeFile.data (a WriteVolume's files): bytes, as base64 text.
+    def structure_bytes(value: Any, _: Any) -> bytes:
+        if not isinstance(value, str):
+            raise ValueError(f"expected base64 text, got {value!r}")
+        return base64.b64decode(value.encode("ascii"), validate=True)
+
+    converter.register_unstructure_hook(bytes, lambda value: base64.b64encode(value).decode())
+    converter.register_structure_hook(bytes, structure_bytes)
+
     configure_tagged_union(
         PodAction, converter, tag_name="action", tag_generator=lambda cls: cls.__name__.lower()
     )

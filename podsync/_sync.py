@@ -29,7 +29,7 @@ from podsync._apply import (
 )
 from podsync._clock import Clock, Clocks, clocks
 from podsync._hostfs import list_pod_dirs, read_stop_records
-from podsync._models import ObservedContainer, ObservedImage, Pod
+from podsync._models import ObservedContainer, ObservedImage, ObservedVolume, Pod
 from podsync._options import PlanOptions
 from podsync._ownership import ownership
 from podsync._plan import plan
@@ -37,6 +37,8 @@ from podsync._probing import ProbeRound
 from podsync._probing import probe as run_prober
 from podsync._probing import save as save_probe_records
 from podsync._runtime import Runtime
+from podsync._volume_writer import read_volumes
+from podsync._volumes import content_dir
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = ["Observation", "SyncResult", "observe", "sync"]
@@ -51,6 +53,8 @@ class Observation:
         containers: every container, running and exited (``Runtime.list_containers``).
         images: every image (``Runtime.list_images``).
         pod_dirs: the pod uids with a podsync pod directory under the root directory.
+        volumes: the records of the volume files podsync wrote for the desired pods
+            (configMap, secret and downwardAPI volumes; see ``observe``).
 
     A container podsync stopped carries its stop record in
     ``ObservedContainer.stopped_by_podsync``, whatever the runtime.
@@ -59,9 +63,16 @@ class Observation:
     containers: tuple[ObservedContainer, ...] = ()
     images: tuple[ObservedImage, ...] = ()
     pod_dirs: frozenset[str] = frozenset()
+    volumes: tuple[ObservedVolume, ...] = ()
 
 
-def observe(runtime: Runtime, root_dir: str | None = None, *, images: bool = True) -> Observation:
+def observe(
+    runtime: Runtime,
+    root_dir: str | None = None,
+    *,
+    images: bool = True,
+    desired: Sequence[Pod] = (),
+) -> Observation:
     """Observe ``runtime`` and the pod directories under ``root_dir``.
 
     Two runtime calls (``list_containers``, ``list_images``) and one directory listing;
@@ -74,22 +85,37 @@ def observe(runtime: Runtime, root_dir: str | None = None, *, images: bool = Tru
         runtime: the engine.
         root_dir: the root directory of pod data; ``PlanOptions().root_dir`` when
             ``None``. A missing root directory holds no pod directories.
+        desired: the pods about to be planned: the records of their configMap, secret
+            and downwardAPI volumes are read (one small file per such volume of a pod
+            with a directory; nothing for pods without such volumes).
 
     Returns:
         The observation, ready for ``plan(desired, obs.containers, images=obs.images,
-        pod_dirs=obs.pod_dirs, ...)``.
+        pod_dirs=obs.pod_dirs, volumes=obs.volumes, ...)``.
 
     Raises:
         RuntimeCallError: a list call failed (``EngineUnavailable`` when the engine
             cannot be reached); nothing can be planned without the observation.
-        OSError: the root directory exists but cannot be listed, or a stop record
-            cannot be read.
+        OSError: the root directory exists but cannot be listed, or a stop record or
+            a volume's record cannot be read.
     """
     root = root_dir if root_dir is not None else PlanOptions().root_dir
     containers = tuple(runtime.list_containers())
     listed = tuple(runtime.list_images()) if images else ()
     pod_dirs = list_pod_dirs(root)
-    return Observation(_with_stop_records(containers, root, pod_dirs), listed, frozenset(pod_dirs))
+    wanted: dict[str, dict[str, str]] = {}
+    for pod in desired:
+        if pod.uid not in pod_dirs:
+            continue  # nothing written yet
+        for volume in pod.volumes:
+            if volume.content is not None:
+                wanted.setdefault(pod.uid, {})[volume.name] = content_dir(root, pod.uid, volume)
+    return Observation(
+        _with_stop_records(containers, root, pod_dirs),
+        listed,
+        frozenset(pod_dirs),
+        read_volumes(root, wanted) if wanted else (),
+    )
 
 
 def _with_stop_records(
@@ -295,7 +321,7 @@ def _sync(
     # collects dangling images. So the first plan is made without them, and the image
     # list is fetched only when that plan creates something: in the steady state a sync
     # observes the engine with one list call.
-    observation = observe(runtime, options.root_dir, images=False)
+    observation = observe(runtime, options.root_dir, images=False, desired=desired)
     # The plan is for the time after the observation: a container that exited while
     # the engine was listed has not ended in the plan's future.
     at = clocks.now() if now is None else now
@@ -347,6 +373,7 @@ def _sync(
             liveness=liveness,
             startup=probing.startup,
             options=options,
+            volumes=observation.volumes,
         )
 
     # The plan is the costly step at fleet scale, so it is made once wherever the

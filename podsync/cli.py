@@ -175,9 +175,21 @@ def _never(the_plan: Plan, observation: Observation) -> bool:
 
 
 def _fingerprint(the_plan: Plan, observation: Observation) -> str:
-    """The fingerprint of ``the_plan`` against ``observation`` (``plan_fingerprint``)."""
+    """The fingerprint of ``the_plan`` against ``observation`` (``plan_fingerprint``),
+    with the records of the volumes the plan writes read from the root directory."""
+    from podsync._actions import WriteVolume
+    from podsync._volume_writer import read_volumes
+
+    wanted: dict[str, dict[str, str]] = {}
+    for action in the_plan.actions:
+        if isinstance(action, WriteVolume):
+            wanted.setdefault(action.pod_uid, {})[action.volume] = action.path
+    try:
+        volumes = read_volumes(the_plan.options.root_dir, wanted) if wanted else ()
+    except OSError as exc:
+        raise _Failure(f"cannot read the volumes the plan writes: {exc}") from None
     return plan_fingerprint(
-        the_plan, observation.containers, observation.images, observation.pod_dirs
+        the_plan, observation.containers, observation.images, observation.pod_dirs, volumes
     )
 
 

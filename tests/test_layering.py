@@ -54,6 +54,7 @@ VOCABULARY = {"_options", "_actions", "_ownership", "_fingerprint", "_plan_json"
 # The planner, and pod status (which judges containers as the planner does).
 PLANNER = {
     "_plan",
+    "_volume_planner",
     "_admission",
     "_gc",
     "_spec_change",

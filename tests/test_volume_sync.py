@@ -1,0 +1,252 @@
+"""configMap and downwardAPI volumes through plan, apply and sync (issue 14): the files
+are written before the first container that mounts them is created, rewritten with the
+``..data`` swap when an object changes - naming it - and the running containers are
+left alone; a container whose env came from the edited ConfigMap is replaced."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from podsync import (
+    NodeInfo,
+    ObservedVolume,
+    Pod,
+    WriteVolume,
+    parse_pods,
+    plan,
+    plan_fingerprint,
+    plan_from_json,
+    plan_to_json,
+    sync,
+)
+from podsync._actions import Create, Kill, Reason
+from podsync._options import PlanOptions
+from podsync.testing import FakeClock, FakeRuntime
+
+NODE = NodeInfo(name="node-1", milli_cpu=4000, memory=8 * 2**30)
+NOW = 1_800_000_000.0
+
+SETTINGS = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings}
+data:
+  app.conf: |
+    color=blue
+"""
+
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+  labels: {app: web}
+spec:
+  volumes:
+  - name: config
+    configMap: {name: settings}
+  - name: info
+    downwardAPI:
+      items:
+      - {path: labels, fieldRef: {fieldPath: metadata.labels}}
+  containers:
+  - name: app
+    image: busybox
+    volumeMounts:
+    - {name: config, mountPath: /etc/config}
+    - {name: info, mountPath: /etc/info}
+"""
+
+ENV = """\
+    env:
+    - name: COLOR
+      valueFrom:
+        configMapKeyRef: {name: settings, key: app.conf}
+"""
+
+
+def load(settings: str = SETTINGS, pod: str = POD) -> list[Pod]:
+    return list(parse_pods(settings + "---\n" + pod, source_name="pods.yaml", node=NODE))
+
+
+def fake() -> FakeRuntime:
+    return FakeRuntime(images=["busybox", "registry.k8s.io/pause:3.10"], clock=FakeClock(NOW))
+
+
+def run(pods: list[Pod], runtime: FakeRuntime, root: Path):  # type: ignore[no-untyped-def]
+    return sync(
+        pods,
+        runtime,
+        options=PlanOptions(root_dir=str(root)),
+        probe=False,
+        clock=FakeClock(NOW),
+    )
+
+
+def test_the_files_are_written_before_the_containers(tmp_path: Path) -> None:
+    pods = load()
+    p = plan(pods, now=NOW, options=PlanOptions(root_dir=str(tmp_path)))
+    (pod_plan,) = p.pods
+    kinds = [type(a).__name__ for a in pod_plan.actions]
+    assert kinds == ["WriteVolume", "WriteVolume", "Create", "Create"]
+    config = pod_plan.actions[0]
+    assert isinstance(config, WriteVolume)
+    uid = pods[0].uid
+    assert config.path == f"{tmp_path}/{uid}/volumes/configmap/config"
+    assert (config.reason, config.message) == (
+        Reason.VOLUME_MISSING,
+        "write default/web volume config (configMap): files not written yet",
+    )
+    assert pod_plan.actions[1].message == (
+        "write default/web volume info (downwardAPI): files not written yet"
+    )
+    assert p.summary() == "Plan: 2 to pull, 2 to write files, 2 to create."
+    # The app container binds the volume's directory, read-only.
+    create = pod_plan.actions[3]
+    assert isinstance(create, Create)
+    mounts = {m.container_path: (m.host_path, m.read_only) for m in create.spec.mounts}
+    assert mounts["/etc/config"] == (config.path, True)
+
+
+def test_sync_writes_them_and_an_edit_rewrites_them_in_place(tmp_path: Path) -> None:
+    runtime = fake()
+    first = run(load(), runtime, tmp_path)
+    assert first.ok
+    uid = load()[0].uid
+    volume = tmp_path / uid / "volumes" / "configmap" / "config"
+    assert (volume / "app.conf").read_text() == "color=blue\n"
+    assert (tmp_path / uid / "volumes" / "downward-api" / "info" / "labels").read_text() == (
+        'app="web"'
+    )
+    (app,) = [c for c in runtime.list_containers() if "app" in c.name]
+
+    # Converged: the records match, nothing to do.
+    again = run(load(), runtime, tmp_path)
+    assert not again.plan.has_changes
+
+    # An edited ConfigMap: the files are rewritten, the container keeps running.
+    edited = SETTINGS.replace("blue", "green")
+    third = run(load(edited), runtime, tmp_path)
+    assert third.ok
+    actions = third.plan.actions
+    assert [(type(a).__name__, a.reason) for a in actions] == [
+        ("WriteVolume", Reason.VOLUME_CHANGED)
+    ]
+    assert actions[0].message == (
+        "write default/web volume config (configMap): ConfigMap default/settings changed"
+    )
+    assert third.plan.render().splitlines()[1] == (
+        "  write default/web volume config (configMap): ConfigMap default/settings changed"
+        "  [volume-changed]"
+    )
+    assert (volume / "app.conf").read_text() == "color=green\n"
+    (still,) = [c for c in runtime.list_containers() if "app" in c.name]
+    assert (still.id, still.running) == (app.id, True)
+    assert not run(load(edited), runtime, tmp_path).plan.has_changes
+
+
+def test_changed_labels_rewrite_the_downward_api_file(tmp_path: Path) -> None:
+    runtime = fake()
+    run(load(), runtime, tmp_path)
+    relabelled = POD.replace("labels: {app: web}", "labels: {app: web, tier: front}")
+    result = run(load(pod=relabelled), runtime, tmp_path)
+    writes = [a for a in result.plan.actions if isinstance(a, WriteVolume)]
+    assert [a.message for a in writes] == [
+        "write default/web volume info (downwardAPI): the labels of pod default/web changed"
+    ]
+    uid = load()[0].uid
+    labels = tmp_path / uid / "volumes" / "downward-api" / "info" / "labels"
+    assert labels.read_text() == 'app="web"\ntier="front"'
+
+
+def test_env_from_the_same_configmap_still_replaces_its_container(tmp_path: Path) -> None:
+    runtime = fake()
+    pod = POD + ENV
+    run(load(pod=pod), runtime, tmp_path)
+    result = run(load(SETTINGS.replace("blue", "green"), pod), runtime, tmp_path)
+    assert [type(a) for a in result.plan.actions] == [WriteVolume, Kill, Create]
+    assert result.plan.actions[2].message == (
+        "replace default/web/app: spec changed (env changed (from ConfigMap default/settings))"
+    )
+
+
+def test_a_failed_write_creates_nothing_that_mounts_it(tmp_path: Path) -> None:
+    uid = load()[0].uid
+    volume = tmp_path / uid / "volumes" / "configmap" / "config"
+    volume.mkdir(parents=True)
+    (volume / "app.conf").write_text("someone else's file")
+    runtime = fake()
+    result = run(load(), runtime, tmp_path)
+    assert not result.ok
+    (failure,) = result.apply_result.failures
+    assert isinstance(failure.action, WriteVolume)
+    assert "is in the way" in failure.error
+    assert runtime.list_containers() == []
+
+
+def test_the_plan_json_carries_the_files(tmp_path: Path) -> None:
+    p = plan(load(), now=NOW, options=PlanOptions(root_dir=str(tmp_path)))
+    text = plan_to_json(p)
+    assert plan_from_json(text) == p
+    assert '"action": "writevolume"' in text
+
+
+def test_the_fingerprint_covers_the_volumes_a_plan_writes() -> None:
+    pods = load()
+    uid = pods[0].uid
+    old = ObservedVolume(uid, "config", "0" * 64, {"ConfigMap default/settings": "x"})
+    p = plan(pods, now=NOW, volumes=[old])
+    assert p.fingerprint == plan_fingerprint(p, [], volumes=[old])
+    newer = ObservedVolume(uid, "config", "1" * 64, {"ConfigMap default/settings": "y"})
+    assert p.fingerprint != plan_fingerprint(p, [], volumes=[newer])
+    # A volume the plan does not write does not make it stale.
+    other = ObservedVolume("another-uid", "config", "1" * 64)
+    assert p.fingerprint == plan_fingerprint(p, [], volumes=[old, other])
+
+
+def test_the_pod_teardown_removes_the_files(tmp_path: Path) -> None:
+    runtime = fake()
+    run(load(), runtime, tmp_path)
+    uid = load()[0].uid
+    assert (tmp_path / uid / "volumes" / "configmap" / "config").is_dir()
+    result = run([], runtime, tmp_path)
+    assert result.ok
+    assert not os.path.exists(tmp_path / uid)
+
+
+def test_an_optional_missing_configmap_is_an_empty_volume(tmp_path: Path) -> None:
+    pod = POD.replace("configMap: {name: settings}", "configMap: {name: later, optional: true}")
+    runtime = fake()
+    run(load(pod=pod), runtime, tmp_path)
+    uid = load()[0].uid
+    volume = tmp_path / uid / "volumes" / "configmap" / "config"
+    assert "..data" in os.listdir(volume)
+    assert [n for n in os.listdir(volume) if not n.startswith("..")] == []
+    # The ConfigMap appears: the files follow, the container stays.
+    later = SETTINGS.replace("name: settings", "name: later")
+    result = run(load(later, pod), runtime, tmp_path)
+    assert [a.message for a in result.plan.actions] == [
+        "write default/web volume config (configMap): ConfigMap default/later changed"
+    ]
+    assert (volume / "app.conf").read_text() == "color=blue\n"
+
+
+def test_writing_needs_a_root_inside_which_to_write(tmp_path: Path) -> None:
+    """A saved plan whose volume path is outside its root directory writes nothing."""
+    from podsync import apply
+
+    p = plan(load(), now=NOW, options=PlanOptions(root_dir=str(tmp_path / "root")))
+    write = p.pods[0].actions[0]
+    assert isinstance(write, WriteVolume)
+    import attrs
+
+    bad = attrs.evolve(
+        p,
+        pods=(attrs.evolve(p.pods[0], actions=(attrs.evolve(write, path=str(tmp_path / "x")),)),),
+        pulls=(),
+    )
+    result = apply(bad, fake(), clock=FakeClock(NOW))
+    (failure,) = result.failures
+    assert "is not inside the root directory" in failure.error
+    assert not (tmp_path / "x").exists()

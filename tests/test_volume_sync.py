@@ -250,3 +250,11 @@ def test_writing_needs_a_root_inside_which_to_write(tmp_path: Path) -> None:
     (failure,) = result.failures
     assert "is not inside the root directory" in failure.error
     assert not (tmp_path / "x").exists()
+
+
+def test_describe_shows_the_mounts_read_only() -> None:
+    from podsync._cli_ops import _spec_lines
+
+    (pod,) = load()
+    mounts = _spec_lines(None, pod, "app")[1]
+    assert "/etc/config from config (ro), /etc/info from info (ro)" in mounts

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import json
 import os
 import stat
@@ -230,6 +231,21 @@ def write_volume(
     if read_record(path, root_dir) == record:
         return False
     volume = _volume_dir(path, root_dir)
+    # One writer at a time (two syncs racing): the lock is on the volume's directory
+    # itself, released when the descriptor is closed.
+    lock = os.open(volume, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if read_record(path, root_dir) == record:
+            return False  # the other writer wrote it
+        return _write_locked(volume, content, record, fs_group, now)
+    finally:
+        os.close(lock)
+
+
+def _write_locked(
+    volume: str, content: VolumeContent, record: bytes, fs_group: int | None, now: float
+) -> bool:
     owner = _Ownership(fs_group)
     old = _payload_dir(volume)
     import tempfile  # here: only a write needs it

@@ -128,3 +128,24 @@ def test_a_file_in_the_way_of_a_name_is_refused(tmp_path: Path, volume: Path) ->
     # Nothing half-written is left: no payload, no ..data.
     assert payloads(volume) == []
     assert not os.path.lexists(volume / DATA_DIR)
+
+
+def test_racing_writers_leave_a_whole_payload(tmp_path: Path, volume: Path) -> None:
+    """Two syncs writing at once (one lock per volume directory): ``..data`` always
+    names a whole payload, and only that one is left."""
+    import threading
+
+    def write(mode: str) -> None:
+        for n in range(20):
+            write_volume(str(volume), str(tmp_path), settings(f"{mode}{n}"), now=NOW + n)
+
+    threads = [threading.Thread(target=write, args=(m,)) for m in ("a", "b")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    (payload,) = payloads(volume)
+    assert os.readlink(volume / DATA_DIR) == payload
+    assert (volume / "env" / "mode").read_bytes() in (b"a19", b"b19")
+    record = read_record(str(volume), str(tmp_path))
+    assert record is not None

@@ -81,6 +81,7 @@ RUNTIME_SIDE |= {"_fake_rules", "_fake_calls", "_fake_clock", "_fake_state"}  # 
 PURE_EXTERNAL = {
     "__future__",
     "attrs",
+    "base64",  # the files a saved plan's WriteVolume writes, as text
     "cattrs",
     "cattrs.strategies",
     "collections",

@@ -15,6 +15,8 @@ through private cattrs converters.
 from __future__ import annotations
 
 import enum
+import functools
+import hashlib
 from collections.abc import Callable
 from typing import Any
 
@@ -181,12 +183,11 @@ class VolumeContent:
     files: tuple[VolumeFile, ...] = ()
     sources: dict[str, str] = attrs.field(factory=dict, hash=False)
 
-    @property
+    @functools.cached_property
     def digest(self) -> str:
         """The sha256 (hex) of the kind, the files' paths, modes and bytes and the
-        sources' names: equal for equal content, whatever process computes it."""
-        import hashlib
-
+        sources' names: equal for equal content, whatever process computes it. Computed
+        once per value (every plan compares it)."""
         total = hashlib.sha256(f"{self.kind.value}\0".encode())
         for f in sorted(self.files, key=lambda f: f.path):
             total.update(f"{f.path}\0{f.mode:o}\0{len(f.data)}\0".encode("utf-8", "surrogatepass"))

@@ -152,3 +152,42 @@ def test_an_edited_configmap_reaches_the_running_container(
     assert code == 0
     assert target.startswith("..")
     assert not podsync.sync([edited], runtime, options=options, probe=False).plan.has_changes
+
+
+FS_GROUP_POD = f"""\
+apiVersion: v1
+kind: Pod
+metadata: {{name: NAME}}
+spec:
+  securityContext: {{runAsUser: 1000, fsGroup: 2000}}
+  volumes:
+  - name: config
+    configMap:
+      name: settings
+      defaultMode: 0600
+  containers:
+  - name: app
+    image: {TEST_IMAGE}
+    imagePullPolicy: Never
+    command: [/bin/sh, -c, "{SERVE}"]
+    volumeMounts: [{{name: config, mountPath: /etc/config}}]
+"""
+
+
+def test_a_non_root_user_reads_owner_only_files_through_the_fs_group(
+    engine: docker.DockerClient, cleanup: Cleanup, runtime: DockerRuntime, tmp_path: Path
+) -> None:
+    """With an fsGroup the files belong to that group and are group-readable
+    (SetVolumeOwnership ORs in 0440 for a read-only volume): user 1000 reads a file of
+    mode 0600 that root owns."""
+    (pod,) = parse_pods(
+        SETTINGS + "---\n" + FS_GROUP_POD.replace("NAME", f"vol-{uuid.uuid4().hex[:8]}")
+    )
+    cleanup.add_label(f"{podsync.labels.LABEL_POD_UID}={pod.uid}")
+    _sync(pod, runtime, _options(tmp_path))
+    cid = str(_app(engine, pod)["Id"])
+    assert _exec(runtime, cid, "/bin/cat", "/etc/config/mode") == (0, "production")
+    assert _exec(runtime, cid, "/bin/stat", "-L", "-c", "%a %u %g", "/etc/config/mode") == (
+        0,
+        "640 0 2000\n",
+    )

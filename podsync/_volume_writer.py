@@ -53,6 +53,7 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
+from podsync._actions import Plan, WriteVolume
 from podsync._hostfs import HostPathRefused, _components, _make_pod_path
 from podsync._models import ObservedVolume, VolumeContent, VolumeFile
 from podsync._volumes import content_digest
@@ -335,3 +336,17 @@ def read_volumes(
             if observed is not None:
                 found.append(observed)
     return tuple(found)
+
+
+def planned_volume_records(plan: Plan) -> tuple[ObservedVolume, ...]:
+    """The records of the volumes ``plan`` writes (its ``WriteVolume`` s), as they are
+    now under its root directory: what a saved plan's fingerprint is checked against.
+
+    Raises:
+        OSError: a record exists but cannot be read.
+    """
+    wanted: dict[str, dict[str, str]] = {}
+    for action in plan.actions:
+        if isinstance(action, WriteVolume):
+            wanted.setdefault(action.pod_uid, {})[action.volume] = action.path
+    return read_volumes(plan.options.root_dir, wanted) if wanted else ()

@@ -102,6 +102,7 @@ from podsync._plan_json import plan_from_json, plan_json_chunks
 from podsync._runtime import Runtime
 from podsync._status import PodStatus, pod_status
 from podsync._sync import Observation, SyncResult, observe, sync
+from podsync._volume_writer import planned_volume_records
 from podsync.exceptions import ConfigError, EngineUnavailable, PodsyncError, RuntimeCallError
 
 __all__ = [
@@ -177,15 +178,8 @@ def _never(the_plan: Plan, observation: Observation) -> bool:
 def _fingerprint(the_plan: Plan, observation: Observation) -> str:
     """The fingerprint of ``the_plan`` against ``observation`` (``plan_fingerprint``),
     with the records of the volumes the plan writes read from the root directory."""
-    from podsync._actions import WriteVolume
-    from podsync._volume_writer import read_volumes
-
-    wanted: dict[str, dict[str, str]] = {}
-    for action in the_plan.actions:
-        if isinstance(action, WriteVolume):
-            wanted.setdefault(action.pod_uid, {})[action.volume] = action.path
     try:
-        volumes = read_volumes(the_plan.options.root_dir, wanted) if wanted else ()
+        volumes = planned_volume_records(the_plan)
     except OSError as exc:
         raise _Failure(f"cannot read the volumes the plan writes: {exc}") from None
     return plan_fingerprint(

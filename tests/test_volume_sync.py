@@ -8,6 +8,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from podsync import (
     NodeInfo,
     ObservedVolume,
@@ -258,3 +260,35 @@ def test_describe_shows_the_mounts_read_only() -> None:
     (pod,) = load()
     mounts = _spec_lines(None, pod, "app")[1]
     assert "/etc/config from config (ro), /etc/info from info (ro)" in mounts
+
+
+def test_a_saved_plan_is_stale_once_a_volume_it_writes_changed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``podsync apply --plan``: the plan writes the files of the ConfigMap as it was;
+    another apply wrote a newer version since, so the saved plan is refused rather than
+    putting the old files back."""
+    from podsync import cli
+
+    runtime = fake()
+
+    def run(*args: str) -> tuple[int, str]:
+        argv = [args[0], "--root-dir", str(tmp_path / "root"), *args[1:]]
+        code = cli.main(argv, runtime_factory=lambda host: runtime, clock=FakeClock(NOW))
+        return code, capsys.readouterr().err
+
+    source = tmp_path / "pods.yaml"
+    source.write_text(SETTINGS + "---\n" + POD)
+    assert run("apply", str(source))[0] == 0
+    source.write_text(SETTINGS.replace("blue", "green") + "---\n" + POD)
+    saved = str(tmp_path / "plan.json")
+    assert run("plan", "-o", saved, str(source))[0] == 0
+    source.write_text(SETTINGS.replace("blue", "red") + "---\n" + POD)
+    assert run("apply", str(source))[0] == 0
+
+    code, err = run("apply", "--plan", saved)
+
+    assert code == 1
+    assert "Saved plan is stale" in err
+    (volume,) = (tmp_path / "root").glob("*/volumes/configmap/config")
+    assert (volume / "app.conf").read_text() == "color=red\n"

@@ -292,3 +292,10 @@ def test_a_saved_plan_is_stale_once_a_volume_it_writes_changed(
     assert "Saved plan is stale" in err
     (volume,) = (tmp_path / "root").glob("*/volumes/configmap/config")
     assert (volume / "app.conf").read_text() == "color=red\n"
+    # A saved plan whose volumes are as it saw them applies.
+    fresh = str(tmp_path / "fresh.json")
+    source.write_text(SETTINGS + "---\n" + POD)
+    assert run("plan", "-o", fresh, str(source))[0] == 0
+    code, err = run("apply", "--plan", fresh)
+    assert code == 0, err
+    assert (volume / "app.conf").read_text() == "color=blue\n"

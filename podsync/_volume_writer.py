@@ -341,12 +341,12 @@ def read_volumes(
 def planned_volume_records(plan: Plan) -> tuple[ObservedVolume, ...]:
     """The records of the volumes ``plan`` writes (its ``WriteVolume`` s), as they are
     now under its root directory: what a saved plan's fingerprint is checked against.
-
-    Raises:
-        OSError: a record exists but cannot be read.
-    """
+    A record that cannot be read counts as none (the plan is then stale, not applied)."""
     wanted: dict[str, dict[str, str]] = {}
     for action in plan.actions:
         if isinstance(action, WriteVolume):
             wanted.setdefault(action.pod_uid, {})[action.volume] = action.path
-    return read_volumes(plan.options.root_dir, wanted) if wanted else ()
+    try:
+        return read_volumes(plan.options.root_dir, wanted) if wanted else ()
+    except OSError:
+        return ()

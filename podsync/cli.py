@@ -176,12 +176,9 @@ def _never(the_plan: Plan, observation: Observation) -> bool:
 
 
 def _fingerprint(the_plan: Plan, observation: Observation) -> str:
-    """The fingerprint of ``the_plan`` against ``observation`` (``plan_fingerprint``),
-    with the records of the volumes the plan writes read from the root directory."""
-    try:
-        volumes = planned_volume_records(the_plan)
-    except OSError as exc:
-        raise _Failure(f"cannot read the volumes the plan writes: {exc}") from None
+    """The fingerprint of ``the_plan`` against ``observation`` and the records of the
+    volumes it writes (``plan_fingerprint``)."""
+    volumes = planned_volume_records(the_plan)
     return plan_fingerprint(
         the_plan, observation.containers, observation.images, observation.pod_dirs, volumes
     )

@@ -18,6 +18,7 @@ import warnings as _warnings
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from podsync._models import (
+    ClaimSource,
     Container,
     DNSPolicy,
     EnvVar,
@@ -45,6 +46,7 @@ from podsync._models import (
     VolumeFile,
     VolumeKind,
     VolumeMount,
+    WrittenVolume,
     derive_pod_uid,
 )
 from podsync._naming import (
@@ -79,6 +81,7 @@ from podsync._actions import (
     Action,
     Create,
     CreateSpec,
+    CreateVolume,
     Kill,
     Plan,
     PodAction,
@@ -94,7 +97,7 @@ from podsync._actions import (
 )
 
 # isort: split
-from podsync._ownership import Ownership, ownership
+from podsync._ownership import Ownership, VolumeOwnership, ownership, volume_ownership
 
 # isort: split
 from podsync._fingerprint import plan_fingerprint
@@ -121,7 +124,13 @@ from podsync._cpu import CPU_PERIOD, cpu_quota, cpu_shares
 from podsync._resolv import ResolvConf, parse_resolv_conf
 
 # isort: split
-from podsync._volumes import DEFAULT_ROOT_DIR, Mount, TmpfsMount
+from podsync._volumes import (
+    DEFAULT_ROOT_DIR,
+    Mount,
+    NamedVolumeMount,
+    TmpfsMount,
+    claim_volume_name,
+)
 
 # isort: split
 from podsync._security import (
@@ -225,6 +234,7 @@ __all__ = [
     "ApplyResult",
     "BackOffPolicy",
     "Capabilities",
+    "ClaimSource",
     "ConfigError",
     "Container",
     "ContainerSecurity",
@@ -232,6 +242,7 @@ __all__ = [
     "ContainerStatus",
     "Create",
     "CreateSpec",
+    "CreateVolume",
     "DNSPolicy",
     "EngineEvent",
     "EngineUnavailable",
@@ -250,6 +261,7 @@ __all__ = [
     "MemoryMedium",
     "Mount",
     "NameConflict",
+    "NamedVolumeMount",
     "NodeInfo",
     "Observation",
     "ObservedContainer",
@@ -305,9 +317,12 @@ __all__ = [
     "VolumeFile",
     "VolumeKind",
     "VolumeMount",
+    "VolumeOwnership",
     "Wait",
     "WriteVolume",
+    "WrittenVolume",
     "apply",
+    "claim_volume_name",
     "container_name",
     "cpu_quota",
     "cpu_shares",
@@ -337,6 +352,7 @@ __all__ = [
     "statuses_to_json",
     "sync",
     "termination_inputs",
+    "volume_ownership",
 ]
 
 # Names that were public at the top level before the surface was made deliberate: each

@@ -2,10 +2,10 @@
 
 ``Reason`` (why an action is planned), ``CreateSpec`` (what a create asks of a runtime),
 the actions (``Pull``, ``Create``, ``Kill``, ``Remove``, ``Wait``, ``RemovePodDir``,
-``WriteVolume``, ``RemoveImage``), ``PodPlan``, ``Rejection`` and ``Plan`` with its
-renderings for people (``describe``, ``render``, ``summary``); the stop-record words
-(``FAILED_STOPS``) that the planner reads and apply writes; the plan's JSON format
-version.
+``WriteVolume``, ``RemoveImage``, ``CreateVolume``), ``PodPlan``, ``Rejection`` and
+``Plan`` with its renderings for people (``describe``, ``render``, ``summary``); the
+stop-record words (``FAILED_STOPS``) that the planner reads and apply writes; the plan's
+JSON format version.
 
 Contract: frozen values and pure text functions. The planner produces these values; the
 apply side, the runtimes, the JSON form and the command line consume them, so this
@@ -29,7 +29,7 @@ from podsync._models import Handler, HostAlias, VolumeContent
 from podsync._options import PlanOptions
 from podsync._ports import PortMapping
 from podsync._security import ContainerSecurity
-from podsync._volumes import Mount, TmpfsMount
+from podsync._volumes import Mount, NamedVolumeMount, TmpfsMount
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = [
@@ -40,6 +40,7 @@ __all__ = [
     "Action",
     "Create",
     "CreateSpec",
+    "CreateVolume",
     "Kill",
     "Plan",
     "PodAction",
@@ -120,6 +121,8 @@ class Reason(enum.StrEnum):
     # volume files (configMap, secret, downwardAPI volumes; kubelet-modern.md §9)
     VOLUME_MISSING = "volume-missing"  # write: the volume's files were never written
     VOLUME_CHANGED = "volume-changed"  # rewrite: an object (or pod field) they show changed
+    # named volumes (issue 14)
+    CLAIM_FIRST_USE = "claim-first-use"  # create a claim's volume: the first container mounts it
 
 
 #: The stop record (``ObservedContainer.stopped_by_podsync``) of a container that apply
@@ -207,6 +210,10 @@ class CreateSpec:
             default asks for nothing beyond the engine's defaults.
         tmpfs: in-memory filesystems the engine mounts for this container alone
             (``TmpfsMount``: emptyDir volumes with ``medium: Memory``), in order.
+        volumes: named engine volumes mounted in the container (``NamedVolumeMount``:
+            ``persistentVolumeClaim`` volumes), in order. The engine creates one that
+            does not exist, unlabelled: a plan creates its volumes first
+            (``CreateVolume``).
 
     Raises:
         ValueError: both ``network`` and ``join`` are set.
@@ -242,6 +249,7 @@ class CreateSpec:
     stdin_once: bool = False
     security: ContainerSecurity = attrs.field(factory=ContainerSecurity)
     tmpfs: tuple[TmpfsMount, ...] = ()
+    volumes: tuple[NamedVolumeMount, ...] = ()
 
 
 @attrs.frozen
@@ -363,8 +371,26 @@ class RemoveImage:
     message: str
 
 
+@attrs.frozen
+class CreateVolume:
+    """Create the named engine volume ``volume`` with ``labels``, before the first
+    container of pod ``pod_uid`` (``pod``: its key) that mounts it: the engine would
+    make a missing volume itself, unlabelled, and it would not be podsync's. Creating a
+    volume that exists by then changes nothing, so every pod that needs a missing
+    volume has its own ``CreateVolume``. ``container`` is empty: the volume is the
+    pod's, not one container's."""
+
+    pod: str
+    pod_uid: str
+    volume: str
+    labels: dict[str, str] = attrs.field(hash=False)
+    reason: Reason
+    message: str
+    container: str = ""
+
+
 #: An action of one pod (``PodPlan.actions``), run in order with the pod's others.
-PodAction = Create | Kill | Remove | Wait | RemovePodDir | WriteVolume
+PodAction = Create | Kill | Remove | Wait | RemovePodDir | WriteVolume | CreateVolume
 #: Any action of a plan: the pulls, a pod's actions and the engine-wide cleanup.
 Action = Pull | PodAction | RemoveImage
 
@@ -499,6 +525,7 @@ VERBS: Mapping[type, str] = {
     RemovePodDir: "tear down",
     WriteVolume: "write files",
     RemoveImage: "remove image",
+    CreateVolume: "create volume",
 }
 
 # A full 64-hex-digit container or image id, cut to the 12 digits people know.

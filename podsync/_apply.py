@@ -38,6 +38,7 @@ from podsync._actions import (
     Action,
     Create,
     CreateSpec,
+    CreateVolume,
     Kill,
     Plan,
     PodPlan,
@@ -129,6 +130,7 @@ class EventKind(enum.StrEnum):
     HOOK_FAILED = "hook-failed"  # a postStart or preStop handler failed
     UNHEALTHY = "unhealthy"  # a probe failed (sync)
     PROBE_ERROR = "probe-error"  # a probe could not be run (sync)
+    VOLUME_CREATED = "volume-created"  # a named volume was created (a claim's)
 
 
 @attrs.frozen
@@ -243,7 +245,17 @@ class ApplyResult:
         return "\n".join(lines)
 
 
-_ACTION_TYPES = (Pull, Create, Kill, Remove, Wait, RemovePodDir, WriteVolume, RemoveImage)
+_ACTION_TYPES = (
+    Pull,
+    Create,
+    Kill,
+    Remove,
+    Wait,
+    RemovePodDir,
+    WriteVolume,
+    RemoveImage,
+    CreateVolume,
+)
 
 
 class _VolumeWriter(Protocol):
@@ -406,6 +418,12 @@ class _Applier:
             with _runtime_call("remove image", action.image_id):
                 runtime.remove_image(action.image_id)
             self.emit(EventKind.IMAGE_REMOVED, action, action.message)
+        elif isinstance(action, CreateVolume):
+            # A failure skips the rest of the pod: no container of it then makes the
+            # volume unlabelled.
+            with _runtime_call("create volume", action.volume):
+                runtime.create_volume(action.volume, action.labels)
+            self.emit(EventKind.VOLUME_CREATED, action, f"created volume {action.volume}")
         else:  # pragma: no cover - _apply checked every action's type
             raise TypeError(f"expected a plan action, got {action!r}")
 

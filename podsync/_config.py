@@ -330,7 +330,7 @@ def _objects_of(streams: Sequence[_Stream]) -> _Objects:
 
     They are read before any pod, so that a pod may refer to an object of any file or
     document, before or after it."""
-    from podsync._objects import _ConfigMap, _Objects, _read_object
+    from podsync._objects import _Claim, _ConfigMap, _Objects, _read_object
 
     objects = _Objects()
     placed: dict[tuple[str, str, str], str] = {}  # (kind, namespace, name) -> where
@@ -356,6 +356,8 @@ def _objects_of(streams: Sequence[_Stream]) -> _Objects:
                 )
             elif isinstance(obj, _ConfigMap):
                 objects.config_maps[obj.namespace, obj.name] = obj
+            elif isinstance(obj, _Claim):
+                objects.claims[obj.namespace, obj.name] = obj
             else:
                 objects.secrets[obj.namespace, obj.name] = obj
     return objects
@@ -408,10 +410,11 @@ def _read_streams(
 
 
 def _object_kind(item: object) -> str | None:
-    """``ConfigMap`` or ``Secret`` for a document of that kind, else ``None``."""
+    """``ConfigMap``, ``Secret`` or ``PersistentVolumeClaim`` for a document of that kind,
+    else ``None``."""
     if isinstance(item, dict):
         kind = item.get("kind")
-        if kind in ("ConfigMap", "Secret"):
+        if kind in ("ConfigMap", "Secret", "PersistentVolumeClaim"):
             return str(kind)
     return None
 

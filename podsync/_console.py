@@ -142,7 +142,7 @@ def event_text(event: Event) -> str:
 
 # The events that end an action, for the progress bar's count: a pull, a create (its
 # start, or the adoption of a racing apply's container), a stop (counted when it
-# begins), a removal, a teardown, a failure.
+# begins), a removal, a teardown, a failure, a volume's create.
 _ENDS_ACTION = frozenset(
     {
         EventKind.PULLED,
@@ -153,6 +153,7 @@ _ENDS_ACTION = frozenset(
         EventKind.POD_DIR_REMOVED,
         EventKind.IMAGE_REMOVED,
         EventKind.FAILED,
+        EventKind.VOLUME_CREATED,
     }
 )
 

@@ -50,6 +50,7 @@ from podsync._convert_pod import (
 from podsync._convert_security import _with_security
 from podsync._env_resolve import _PodFacts
 from podsync._models import (
+    ClaimSource,
     Container,
     DNSPolicy,
     Pod,
@@ -74,6 +75,7 @@ from podsync._schema import (
     _structure,
     _VolumeV1,
 )
+from podsync._schema_objects import _ClaimSourceV1
 from podsync._security import PodSecurityContext
 from podsync._unsupported import (
     _DNS_OPTIONS,
@@ -83,6 +85,7 @@ from podsync._unsupported import (
     _WARNING_GROUPS,
     _WRITTEN_BY_SERVER,
 )
+from podsync._volumes import claim_volume_name
 from podsync._yaml import _describe
 
 # Nothing here is public API: ``_config`` reads each document through ``_read_document``.
@@ -130,17 +133,58 @@ def _volume(
     keys: tuple[str, str],
     path: str,
     out: list[tuple[str, str]],
+    claim: _ClaimSourceV1 | None = None,
 ) -> Volume:
     if host is not None and empty is not None:
         out.append((path, f"needs at most one of {keys[0]} or {keys[1]}, got both"))
+    if claim is not None and (host is not None or empty is not None):
+        other = keys[0] if host is not None else keys[1]
+        out.append((path, f"needs one volume source, got persistentVolumeClaim and {other}"))
     if isinstance(empty, _EmptyDirV1):
         _check_empty_dir(empty, f"{path}.{keys[1]}", out)
+    if claim is not None:
+        return Volume(name=name, claim=ClaimSource(claim.claim_name, claim.read_only))
     # No source at all means emptyDir (the 2014 validation default).
     return Volume(name=name, host_path=host.path if host is not None else None)
 
 
+# The longest file name Linux filesystems take: Docker's local driver makes a directory
+# named after the volume ("file name too long" beyond it).
+_VOLUME_NAME_MAX = 255
+
+
+def _check_claim_names(
+    volumes: Sequence[Volume], namespace: str, spec_path: str, out: list[tuple[str, str]]
+) -> None:
+    """A claim whose volume name (``claim_volume_name``) is longer than the engine can
+    make a directory for is refused when the file is read, not at the create."""
+    for i, volume in enumerate(volumes):
+        if volume.claim is None:
+            continue
+        name = claim_volume_name(namespace, volume.claim.claim_name)
+        if len(name) > _VOLUME_NAME_MAX:
+            out.append(
+                (
+                    f"{spec_path}.volumes[{i}].persistentVolumeClaim.claimName",
+                    f"too long: the claim's volume name {name[:40]}... would have "
+                    f"{len(name)} characters, and a Docker volume name at most "
+                    f"{_VOLUME_NAME_MAX}",
+                )
+            )
+
+
 # A v1 volume's sources podsync honours, by their keys.
-_V1_SOURCES = ("hostPath", "emptyDir", "configMap", "secret", "downwardAPI")
+_V1_SOURCES = (
+    "hostPath",
+    "emptyDir",
+    "persistentVolumeClaim",
+    "configMap",
+    "secret",
+    "downwardAPI",
+)
+# The sources of a volume with files (their pairs with others get the message below;
+# pairs among the others keep _volume's).
+_CONTENT_SOURCES = frozenset(("configMap", "secret", "downwardAPI"))
 
 
 def _volume_v1(v: _VolumeV1, facts: _PodFacts, path: str, out: list[tuple[str, str]]) -> Volume:
@@ -148,16 +192,31 @@ def _volume_v1(v: _VolumeV1, facts: _PodFacts, path: str, out: list[tuple[str, s
         key
         for key, value in zip(
             _V1_SOURCES,
-            (v.host_path, v.empty_dir, v.config_map, v.secret, v.downward_api),
+            (
+                v.host_path,
+                v.empty_dir,
+                v.persistent_volume_claim,
+                v.config_map,
+                v.secret,
+                v.downward_api,
+            ),
             strict=True,
         )
         if value is not None
     ]
-    if len(given) > 1 and given != ["hostPath", "emptyDir"]:
+    if len(given) > 1 and _CONTENT_SOURCES.intersection(given):
         names = ", ".join(_V1_SOURCES[:-1]) + f" or {_V1_SOURCES[-1]}"
         out.append((path, f"needs at most one of {names}, got {' and '.join(given)}"))
         return Volume(name=v.name)
-    volume = _volume(v.name, v.host_path, v.empty_dir, ("hostPath", "emptyDir"), path, out)
+    volume = _volume(
+        v.name,
+        v.host_path,
+        v.empty_dir,
+        ("hostPath", "emptyDir"),
+        path,
+        out,
+        v.persistent_volume_claim,
+    )
     content = _project_volume(v, facts, path, out)
     return volume if content is None else attrs.evolve(volume, content=content)
 
@@ -311,6 +370,7 @@ def _pod_from_v1(
     volumes = _in_memory(volumes, [v.empty_dir for v in doc.spec.volumes], resources, context.node)
     _check_pod(containers, volumes, spec_path, out, init_containers)
     _check_memory_mounts(containers, volumes, spec_path, out)
+    _check_claim_names(volumes, meta.namespace, spec_path, out)
     if len(out) > before:
         return None
     pod = _make_pod(
@@ -467,7 +527,7 @@ def _make_pod(
 # Documents and streams
 # ---------------------------------------------------------------------------------------
 
-_KINDS = "Pod, List, PodList, ConfigMap or Secret"
+_KINDS = "Pod, List, PodList, ConfigMap, Secret or PersistentVolumeClaim"
 
 _NOT_A_POD = (
     "expected a Kubernetes Pod (apiVersion: v1, kind: Pod), a List or PodList of pods, "

@@ -20,7 +20,9 @@ The create translation, field by field:
 * ``ports`` are ``ExposedPorts`` keys (``"80/tcp"``) and ``PortBindings``
   (``{"80/tcp": [{"HostIp": "", "HostPort": "8080"}]}``), through the public helpers
   ``exposed_ports`` and ``port_bindings``.
-* ``mounts`` are ``Binds`` strings (``"/host:/container:ro"``, ``binds``).
+* ``mounts`` are ``Binds`` strings (``"/host:/container:ro"``, ``binds``), followed by
+  ``volumes``, named volumes, in the same spelling (``"<volume>:/container:ro"``: Docker
+  reads a source that is not an absolute path as a volume name).
 * ``milli_cpu`` is ``CpuShares`` (``cpu_shares``, the seed's milliCPUToShares: the
   one conversion), ``cpu_limit`` is ``CpuQuota`` per ``CpuPeriod`` (``cpu_quota``,
   ``CPU_PERIOD``: the modern kubelet's MilliCPUToQuota), ``memory`` is ``Memory`` in
@@ -59,7 +61,7 @@ import attrs
 
 from podsync._actions import CreateSpec
 from podsync._cpu import CPU_PERIOD, cpu_quota, cpu_shares
-from podsync._models import ObservedContainer, ObservedImage
+from podsync._models import ObservedContainer, ObservedImage, ObservedVolume
 from podsync._ports import exposed_ports, port_bindings
 from podsync._runtime import EVENT_ACTIONS, EngineEvent, LogLine
 from podsync._security import ContainerSecurity
@@ -78,6 +80,7 @@ __all__ = [
     "log_line",
     "observed_from_list",
     "timestamp",
+    "volume_from_list",
 ]
 
 
@@ -137,7 +140,8 @@ def docker_create_args(spec: CreateSpec, seccomp_profile: str | None = None) -> 
         for key, pairs in port_bindings(spec.ports).items()
     }
     host_config: dict[str, Any] = {
-        "binds": binds(spec.mounts),
+        "binds": binds(spec.mounts)
+        + [f"{v.volume}:{v.container_path}" + (":ro" if v.read_only else "") for v in spec.volumes],
         # The Engine API's own PortMap shape: the SDK passes dictionaries through.
         "port_bindings": bindings,
         "network_mode": network_mode,
@@ -268,6 +272,13 @@ def as_int(value: object) -> int:
         return int(cast(Any, value))
     except (TypeError, ValueError):
         return 0
+
+
+def volume_from_list(entry: Mapping[str, Any]) -> ObservedVolume:
+    """An entry of ``GET /volumes``' ``Volumes`` (whose ``Labels`` is ``null`` for a
+    volume made without labels) as an ``ObservedVolume``."""
+    labels = entry.get("Labels") or {}
+    return ObservedVolume(str(entry.get("Name") or ""), {str(k): str(v) for k, v in labels.items()})
 
 
 def image_from_list(entry: Mapping[str, Any]) -> ObservedImage:

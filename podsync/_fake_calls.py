@@ -7,12 +7,12 @@ assert which calls a sync made; ``FakeRuntime.fail`` scripts a ``Fault`` for cho
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
 
-__all__ = ["CALL_NAMES", "MUTATING_CALL_NAMES", "Call", "Fault"]
+__all__ = ["CALL_NAMES", "MUTATING_CALL_NAMES", "Call", "Fault", "triggered"]
 
 #: Every call name ``FakeRuntime`` records, one per ``Runtime`` method but ``close``
 #: (counted in ``FakeRuntime.closes`` instead: it changes nothing an engine shows).
@@ -31,11 +31,16 @@ CALL_NAMES = frozenset(
         "exec_attached",  # exec_attached(id, command, ..., tty)
         "logs",  # container_logs(id, tail, since, follow)
         "events",  # engine_events(since, until)
+        "list_volumes",  # list_volumes()
+        "create_volume",  # create_volume(name, labels)
+        "remove_volume",  # remove_volume(name)
     }
 )
 
 #: The calls that change the engine (the others only look).
-MUTATING_CALL_NAMES = frozenset({"pull", "create", "start", "stop", "remove", "remove_image"})
+MUTATING_CALL_NAMES = frozenset(
+    {"pull", "create", "start", "stop", "remove", "remove_image", "create_volume", "remove_volume"}
+)
 
 
 @attrs.frozen
@@ -64,3 +69,26 @@ class Fault:
     match: str | Callable[[Call], bool] | None
     error: str
     unavailable: bool
+
+
+def triggered(
+    faults: list[Fault], call: Call, targets: Callable[[Call], Sequence[str]]
+) -> Fault | None:
+    """The first of ``faults`` that fails ``call``, counted down (and dropped from
+    ``faults`` once spent); ``None`` when none does. A string ``match`` fails a call one
+    of whose ``targets`` (its container's id or name, the created spec's name, the
+    image, the volume) contains it."""
+    for fault in faults:
+        if fault.name != call.name:
+            continue
+        if isinstance(fault.match, str):
+            if not any(fault.match in target for target in targets(call)):
+                continue
+        elif fault.match is not None and not fault.match(call):
+            continue
+        if fault.times is not None:
+            fault.times -= 1
+            if fault.times == 0:
+                faults.remove(fault)
+        return fault
+    return None

@@ -33,6 +33,7 @@ __all__ = [
     "security_refusal",
     "sysctl_start_error",
     "tmpfs_refusal",
+    "volume_name_refusal",
 ]
 
 
@@ -240,13 +241,42 @@ def security_refusal(spec: CreateSpec, apparmor: bool, seccomp: bool) -> str | N
 
 
 def tmpfs_refusal(spec: CreateSpec) -> str | None:
-    """Docker's refusal of ``spec.tmpfs``: a relative path, or one a bind also uses."""
-    binds = {m.container_path for m in spec.mounts}
+    """Docker's refusal of ``spec.tmpfs``: a relative path, or one a bind also uses; and
+    of two binds (host paths or named volumes) at one place."""
+    binds: set[str] = set()
+    for path in [m.container_path for m in spec.mounts] + [v.container_path for v in spec.volumes]:
+        if path in binds:
+            return f"Duplicate mount point: {path}"
+        binds.add(path)
     for t in spec.tmpfs:
         if not t.container_path.startswith("/"):
             return f"invalid mount path: '{t.container_path}' mount path must be absolute"
         if t.container_path in binds:
             return f"Duplicate mount point: {t.container_path}"
+    return None
+
+
+#: Docker's local volume driver's names (volume/local/local.go, ``validName``), as its
+#: error message spells the pattern.
+_VOLUME_NAME = re.compile(r"[a-zA-Z0-9][a-zA-Z0-9_.-]*", re.ASCII)
+_VOLUME_NAME_CHARS = "[a-zA-Z0-9][a-zA-Z0-9_.-]"
+
+
+def volume_name_refusal(name: str) -> str | None:
+    """The local volume driver's refusal of ``name`` (``validateName``: one character
+    is too short, then the pattern), in its words, or ``None``. Docker says it when the
+    volume is created, by ``docker volume create`` or by a container that mounts it."""
+    if len(name) == 1:
+        return (
+            f"create {name}: volume name is too short, names should be at least two "
+            "alphanumeric characters"
+        )
+    if not _VOLUME_NAME.fullmatch(name):
+        return (
+            f'create {name}: "{name}" includes invalid characters for a local volume name, '
+            f'only "{_VOLUME_NAME_CHARS}" are allowed. If you intended to pass a host '
+            "directory, use absolute path"
+        )
     return None
 
 

@@ -338,12 +338,16 @@ _MOUNT = _Record(
 )
 # ``host_path`` None is an emptyDir; its directory is derived from the pod uid, which is
 # part of the container name already, so the kind is all that needs hashing. A memory
-# emptyDir (issue 14) adds its tmpfs size, so a disk one hashes as before.
+# emptyDir (issue 14) adds its tmpfs size, so a disk one hashes as before; so does a
+# claim (issue 14) its claim name and whether it is read-only (its volume's name is the
+# claim's and the namespace's, which the container name holds).
 _VOLUME = _Record(
     "v",
     _Field("name", "v.name", _STR),
     _Field("host_path", "v.host_path", _NULLABLE_STR),
     _Field("memory", "None if v.memory is None else v.memory.size", _INT, default=None),
+    _Field("claim", "None if v.claim is None else v.claim.claim_name", _NULLABLE_STR, default=None),
+    _Field("claim_read_only", "v.claim is not None and v.claim.read_only", _BOOL, default=_UNSET),
     # A volume whose files podsync writes (configMap, secret, downwardAPI: issue 14) by
     # its kind only: the files change in place (the kubelet's ..data swap), so an edited
     # ConfigMap does not replace the containers that mount it.

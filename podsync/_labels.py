@@ -43,6 +43,10 @@ __all__ = [
     "LABEL_RESTART_COUNT",
     "LABEL_SPEC",
     "LABEL_SPEC_HASH",
+    "LABEL_VOLUME_CLAIM",
+    "LABEL_VOLUME_KIND",
+    "LABEL_VOLUME_NAMESPACE",
+    "VOLUME_KIND_CLAIM",
     "decode_handler",
     "encode_handler",
 ]
@@ -93,6 +97,19 @@ LABEL_INIT_RESTART_POLICY = _PREFIX + "container.restart-policy"
 #: The pod's terminationGracePeriodSeconds (whole seconds), absent when the pod sets
 #: none: with the preStop handler, how the container stops once its pod is gone.
 LABEL_GRACE_PERIOD = _PREFIX + "pod.termination-grace-period"
+
+# -- named volumes (``podsync.volume_ownership``) ------------------------------------------
+
+#: The ownership label of a named volume: podsync made the volume, for what its value
+#: says (``claim``: a ``persistentVolumeClaim``'s data). A volume without it is not
+#: podsync's, whatever its name.
+LABEL_VOLUME_KIND = _PREFIX + "volume.kind"
+#: The namespace of the volume's claim (or pod).
+LABEL_VOLUME_NAMESPACE = _PREFIX + "volume.namespace"
+#: The claim name (``claimName``) whose data the volume holds.
+LABEL_VOLUME_CLAIM = _PREFIX + "volume.claim"
+#: ``LABEL_VOLUME_KIND`` of a claim's volume: kept until someone removes it by hand.
+VOLUME_KIND_CLAIM = "claim"
 
 
 def encode_handler(handler: Handler) -> str:

@@ -27,6 +27,7 @@ from podsync._security import PodSecurityContext, SecurityContext
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = [
+    "ClaimSource",
     "Container",
     "DNSPolicy",
     "EnvVar",
@@ -53,6 +54,7 @@ __all__ = [
     "VolumeFile",
     "VolumeKind",
     "VolumeMount",
+    "WrittenVolume",
     "derive_pod_uid",
 ]
 
@@ -198,28 +200,44 @@ class VolumeContent:
 
 
 @attrs.frozen
+class ClaimSource:
+    """A ``persistentVolumeClaim`` volume source: the data of claim ``claim_name`` in the
+    pod's namespace, kept in a named engine volume (``podsync.claim_volume_name``) that
+    outlives every pod; ``read_only`` mounts it read-only in every container."""
+
+    claim_name: str
+    read_only: bool = False
+
+
+@attrs.frozen
 class Volume:
-    """A pod volume: a host directory (``host_path``, the seed's ``hostDir``) or, when
-    ``host_path`` is ``None``, an empty directory that lives as long as the pod
-    (``emptyDir``, created under the runtime's root directory; with ``memory``, a
-    tmpfs the engine mounts in the one container that uses it), or - with
-    ``content`` - a directory of files podsync writes under the root directory
-    (``configMap``, ``secret`` and ``downwardAPI`` volumes), mounted read-only."""
+    """A pod volume: a host directory (``host_path``, the seed's ``hostDir``), a claim's
+    named engine volume (``claim``), a directory of files podsync writes under the root
+    directory (``content``: ``configMap``, ``secret`` and ``downwardAPI`` volumes,
+    mounted read-only), or, when all are ``None``, an empty directory that lives as long
+    as the pod (``emptyDir``, created under the runtime's root directory; with
+    ``memory``, a tmpfs the engine mounts in the one container that uses it)."""
 
     name: str
     host_path: str | None = None
     memory: MemoryMedium | None = None
+    claim: ClaimSource | None = None
     content: VolumeContent | None = None
 
     @property
     def is_empty_dir(self) -> bool:
         """True for an ``emptyDir`` volume (on disk or in memory)."""
-        return self.host_path is None and self.content is None
+        return self.host_path is None and self.claim is None and self.content is None
 
     @property
     def on_disk(self) -> bool:
         """True for an ``emptyDir`` volume whose directory is under the root directory."""
-        return self.host_path is None and self.memory is None and self.content is None
+        return (
+            self.host_path is None
+            and self.memory is None
+            and self.claim is None
+            and self.content is None
+        )
 
 
 @attrs.frozen
@@ -699,6 +717,23 @@ class ObservedImage:
 
 @attrs.frozen
 class ObservedVolume:
+    """A named volume on the engine (``docker volume ls``): a directory the engine keeps
+    apart from every container, which outlives the containers that mount it.
+
+    Attributes:
+        name: the volume's name, unique on the engine.
+        labels: its labels, as given when it was created; empty for a volume the engine
+            made by itself (a container mounted a name that did not exist) or someone
+            made without any. podsync's volumes carry its labels (``LABEL_VOLUME_KIND``
+            and the others of ``podsync.labels``): see ``podsync.volume_ownership``.
+    """
+
+    name: str
+    labels: dict[str, str] = attrs.field(factory=dict, hash=False)
+
+
+@attrs.frozen
+class WrittenVolume:
     """The files podsync last wrote for a pod volume with content (configMap, secret,
     downwardAPI), as its record under the root directory says.
 

@@ -37,7 +37,7 @@ from collections.abc import Mapping
 import attrs
 
 from podsync._schema import _structure
-from podsync._schema_objects import _ConfigMapV1, _SecretV1
+from podsync._schema_objects import _ClaimV1, _ConfigMapV1, _SecretV1
 from podsync._yaml import _describe
 
 __all__: list[str] = []
@@ -76,12 +76,29 @@ class _Secret:
         return f"{self.namespace}/{self.name}"
 
 
+@attrs.frozen
+class _Claim:
+    """A PersistentVolumeClaim of the sources: what it asks for. It is checked, not
+    needed: a pod's claim without a document is a claim all the same."""
+
+    name: str
+    namespace: str
+    access_modes: tuple[str, ...]
+    storage: int
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
 @attrs.define
 class _Objects:
-    """The ConfigMaps and Secrets of all sources, by ``(namespace, name)``."""
+    """The ConfigMaps, Secrets and PersistentVolumeClaims of all sources, by
+    ``(namespace, name)``."""
 
     config_maps: dict[tuple[str, str], _ConfigMap] = attrs.field(factory=dict)
     secrets: dict[tuple[str, str], _Secret] = attrs.field(factory=dict)
+    claims: dict[tuple[str, str], _Claim] = attrs.field(factory=dict)
 
 
 def _config_key_problem(key: str) -> str | None:
@@ -161,11 +178,80 @@ _TYPE_KEYS: Mapping[str, tuple[str, ...]] = {
 }
 
 
+_ACCESS_MODES = ("ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany")
+
+
+def _read_claim(data: object, root: str, out: list[tuple[str, str]]) -> _Claim | None:
+    """A PersistentVolumeClaim document, checked as ``ValidatePersistentVolumeClaimSpec``
+    does (an access mode and a storage request are required) and against what a Docker
+    local volume is (``volumeMode: Block`` and ``ReadWriteOncePod`` are refused, the
+    fields that bind a claim to a cluster's volumes by ``_unsupported``)."""
+    before = len(out)
+    claim = _structure(data, _ClaimV1, root, out)
+    if claim is None:
+        return None
+    spec, at = claim.spec, f"{root}.spec"
+    if not spec.access_modes:
+        out.append(
+            (
+                f"{at}.accessModes",
+                f"at least one access mode is required ({', '.join(_ACCESS_MODES[:-1])} or "
+                f"{_ACCESS_MODES[-1]})",
+            )
+        )
+    for i, mode in enumerate(spec.access_modes):
+        if mode == "ReadWriteOncePod":
+            out.append(
+                (
+                    f"{at}.accessModes[{i}]",
+                    "accessModes: 'ReadWriteOncePod' is not supported by podsync: podsync "
+                    "does not keep a second pod off a claim (ReadWriteOnce, ReadOnlyMany and "
+                    "ReadWriteMany are: every pod on one host may mount the volume)",
+                )
+            )
+        elif mode not in _ACCESS_MODES:
+            out.append(
+                (
+                    f"{at}.accessModes[{i}]",
+                    f"must be {', '.join(_ACCESS_MODES)} or ReadWriteOncePod, got {mode!r}",
+                )
+            )
+    if spec.volume_mode == "Block":
+        out.append(
+            (
+                f"{at}.volumeMode",
+                "volumeMode: 'Block' is not supported by podsync: a claim is a Docker volume, "
+                "a directory; raw block devices are not implemented (only 'Filesystem', the "
+                "default, is)",
+            )
+        )
+    elif spec.volume_mode != "Filesystem":
+        out.append((f"{at}.volumeMode", f"must be Filesystem or Block, got {spec.volume_mode!r}"))
+    requests = spec.resources.requests if spec.resources is not None else None
+    storage = requests.storage if requests is not None else None
+    if storage is None:
+        # Required by Kubernetes' validation; a Docker volume has no size, so the
+        # request is the claim's only statement of what it holds.
+        out.append(
+            (
+                f"{at}.resources.requests.storage",
+                "is required: the size the claim asks for (10Gi)",
+            )
+        )
+    if len(out) > before or storage is None:
+        return None
+    meta = claim.metadata
+    return _Claim(meta.name, meta.namespace, spec.access_modes, storage)
+
+
 def _read_object(
     data: object, kind: str, root: str, out: list[tuple[str, str]]
-) -> _ConfigMap | _Secret | None:
-    """A ConfigMap or Secret document (``kind`` says which), or ``None`` with problems."""
+) -> _ConfigMap | _Secret | _Claim | None:
+    """A ConfigMap, Secret or PersistentVolumeClaim document (``kind`` says which), or
+    ``None`` with problems."""
     before = len(out)
+    if kind == "PersistentVolumeClaim":
+        return _read_claim(data, root, out)
     if kind == "ConfigMap":
         cm = _structure(data, _ConfigMapV1, root, out)
         if cm is None:

@@ -31,14 +31,18 @@ from podsync._labels import (
     LABEL_RESTART_COUNT,
     LABEL_SPEC,
     LABEL_SPEC_HASH,
+    LABEL_VOLUME_CLAIM,
+    LABEL_VOLUME_KIND,
+    LABEL_VOLUME_NAMESPACE,
+    VOLUME_KIND_CLAIM,
 )
-from podsync._models import ObservedContainer
+from podsync._models import ObservedContainer, ObservedVolume
 from podsync._naming import parse_2014_container_name, parse_container_name
 
 # Everything in __all__ gets re-exported as part of the podsync public API. ``Instance``,
 # ``Identity``, ``identify`` and ``newest_first`` are podsync's own (the planner's and
 # the fingerprint's), not public.
-__all__ = ["Ownership", "ownership"]
+__all__ = ["Ownership", "VolumeOwnership", "ownership", "volume_ownership"]
 
 #: (pod uid, pod full name): the identity owned containers are grouped by.
 Identity = tuple[str, str]
@@ -192,4 +196,44 @@ def newest_first(instances: Iterable[Instance]) -> list[Instance]:
         instances,
         key=lambda i: (i.observed.created, i.attempt or 0, i.observed.id),
         reverse=True,
+    )
+
+
+@attrs.frozen
+class VolumeOwnership:
+    """What podsync made an owned named volume for (see ``volume_ownership``).
+
+    Attributes:
+        kind: ``LABEL_VOLUME_KIND``'s value: ``claim`` for a claim's data.
+        namespace: the namespace of its claim (or pod).
+        claim: the claim name; empty for a volume of another kind.
+        pod_uid: the pod a volume of one pod belongs to (``LABEL_POD_UID``: a volume
+            that lives as long as its pod); empty for a claim's, which no pod owns.
+    """
+
+    kind: str
+    namespace: str
+    claim: str
+    pod_uid: str = ""
+
+    @property
+    def retained(self) -> bool:
+        """True when podsync never removes the volume: a claim's data outlives every pod
+        (the retain policy of a cluster's local volumes); only its owner removes it."""
+        return self.kind == VOLUME_KIND_CLAIM
+
+
+def volume_ownership(volume: ObservedVolume) -> VolumeOwnership | None:
+    """Whose named ``volume`` is: podsync's when it carries ``LABEL_VOLUME_KIND`` (and
+    no Kubernetes label), else ``None`` - a volume someone made by hand, another tool's,
+    or one the engine made because a container mounted a name that did not exist."""
+    labels = volume.labels
+    kind = labels.get(LABEL_VOLUME_KIND)
+    if not kind or any(map(_is_kubernetes_key, labels)):
+        return None
+    return VolumeOwnership(
+        kind,
+        labels.get(LABEL_VOLUME_NAMESPACE, ""),
+        labels.get(LABEL_VOLUME_CLAIM, ""),
+        labels.get(LABEL_POD_UID, ""),
     )

@@ -79,6 +79,8 @@ from collections.abc import Collection, Mapping, Sequence
 import attrs
 
 from podsync._actions import (
+    Create,
+    CreateVolume,
     Plan,
     PodAction,
     PodPlan,
@@ -91,15 +93,17 @@ from podsync._admission import admit
 from podsync._fingerprint import scoped_fingerprint
 from podsync._gc import apply_global_cap, plan_orphan
 from podsync._images import normalize_image
+from podsync._labels import VOLUME_KIND_CLAIM
 from podsync._models import (
     ObservedContainer,
     ObservedImage,
     ObservedVolume,
     Pod,
+    WrittenVolume,
 )
 from podsync._naming import is_safe_uid
 from podsync._options import PlanOptions
-from podsync._ownership import Identity, Instance, identify
+from podsync._ownership import Identity, Instance, identify, volume_ownership
 from podsync._pod_planner import PlanContext, PodPlanner
 from podsync._resolv import (
     ResolvConf,
@@ -107,6 +111,7 @@ from podsync._resolv import (
     without_loopback,
 )
 from podsync._volume_planner import volume_writes
+from podsync._volumes import claim_volume_labels, claim_volume_name
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = ["plan"]
@@ -123,6 +128,7 @@ def plan(
     options: PlanOptions | None = None,
     startup: Mapping[str, bool] | None = None,
     volumes: Sequence[ObservedVolume] = (),
+    volume_files: Sequence[WrittenVolume] = (),
 ) -> Plan:
     """Compute what to do to make the observed state match the desired pods.
 
@@ -146,7 +152,12 @@ def plan(
             startup probe has not succeeded has not started: its liveness verdict does
             not count yet (the kubelet runs no liveness probe before the start); False
             kills it as a liveness failure does.
-        volumes: the records of the volume files podsync wrote under the root
+        volumes: the named volumes on the engine. A ``persistentVolumeClaim``'s volume
+            that is not among them is created (``CreateVolume``) before the first
+            container that mounts it; one that is, but was not made by podsync, is used
+            as it is (the create says so). Creating a volume that exists changes
+            nothing, so a plan made without the list is safe, only less informed.
+        volume_files: the records of the volume files podsync wrote under the root
             directory (configMap, secret and downwardAPI volumes); a volume whose files
             differ from its content, or have no record, is written (``WriteVolume``).
 
@@ -166,6 +177,7 @@ def plan(
         startup=startup,
         options=options or PlanOptions(),
         volumes=volumes,
+        volume_files=volume_files,
     )
 
 
@@ -180,6 +192,7 @@ def _plan(
     options: PlanOptions,
     startup: Mapping[str, bool] | None = None,
     volumes: Sequence[ObservedVolume] = (),
+    volume_files: Sequence[WrittenVolume] = (),
 ) -> Plan:
     present: set[str] = set()
     users: dict[str, str] = {}
@@ -215,10 +228,10 @@ def _plan(
         group.append(instance)
 
     accepted, rejected = admit(desired, options, by_identity)
-    written: dict[str, dict[str, ObservedVolume]] | None = None
+    written: dict[str, dict[str, WrittenVolume]] | None = None
     if any(v.content is not None for pod in accepted for v in pod.volumes):
         written = {}
-        for record in volumes:
+        for record in volume_files:
             written.setdefault(record.pod_uid, {})[record.name] = record
 
     # Each pod plan with actions is a group; ``owner`` says which group an observed
@@ -237,6 +250,8 @@ def _plan(
             # The volume files first: they exist before any container that mounts them
             # is created, and change in place under the ones that run.
             actions[:0] = volume_writes(pod, written.get(pod.uid, {}), options.root_dir)
+        if actions and any(v.claim is not None for v in pod.volumes):
+            actions = _with_volumes(pod, actions, volumes)
         if actions:
             # A pod with nothing to do holds nothing past its planning (the steady
             # state: 10,000 pods, no groups).
@@ -311,8 +326,76 @@ def _plan(
     if not_adopted:
         for identity, instances in not_adopted.items():
             by_identity[identity] = [*by_identity.get(identity, ()), *instances]
-    fingerprint = scoped_fingerprint(made, by_identity, images, pod_dirs, volumes)
+    fingerprint = scoped_fingerprint(made, by_identity, images, pod_dirs, volume_files)
     return attrs.evolve(made, fingerprint=fingerprint)
+
+
+def _with_volumes(
+    pod: Pod, actions: list[PodAction], volumes: Sequence[ObservedVolume]
+) -> list[PodAction]:
+    """``actions`` with a ``CreateVolume`` before the first create that mounts each
+    claim volume the engine does not have, and the creates that mount a volume podsync
+    did not make saying so.
+
+    podman's ``kube play`` makes a claim's volume when it is missing and uses one that
+    exists, whoever made it; podsync does the same, but creates the volume itself, with
+    its labels, rather than letting the engine make it unlabelled at the container's
+    create (Docker does), so that the volume is known as podsync's. A volume of the
+    claim's name that is not podsync's was provisioned by someone else: it is used as
+    it is, never created or relabelled, and the plan says so."""
+    present = {v.name: v for v in volumes}
+    created: set[str] = set()
+    out: list[PodAction] = []
+    for action in actions:
+        if isinstance(action, Create) and action.spec.volumes:
+            foreign: list[str] = []
+            for mounted in action.spec.volumes:
+                name = mounted.volume
+                claim = _claim_of(pod, name)
+                if claim is None or name in created:
+                    continue
+                created.add(name)
+                observed = present.get(name)
+                if observed is None:
+                    out.append(
+                        CreateVolume(
+                            pod=pod.key,
+                            pod_uid=pod.uid,
+                            volume=name,
+                            labels=claim_volume_labels(pod.namespace, claim),
+                            reason=Reason.CLAIM_FIRST_USE,
+                            message=(
+                                f"create volume {name}: claim {pod.namespace}/{claim}: first use"
+                            ),
+                        )
+                    )
+                elif _not_the_claims(observed, pod.namespace, claim):
+                    foreign.append(
+                        f"claim {pod.namespace}/{claim}: volume {name} exists and was not "
+                        "made by podsync: used as it is"
+                    )
+            if foreign:
+                action = attrs.evolve(action, message=f"{action.message} ({'; '.join(foreign)})")
+        out.append(action)
+    return out
+
+
+def _claim_of(pod: Pod, volume_name: str) -> str | None:
+    """The claim name of ``pod`` whose volume is ``volume_name``, if any."""
+    for volume in pod.volumes:
+        claim = volume.claim
+        if claim is not None and claim_volume_name(pod.namespace, claim.claim_name) == volume_name:
+            return claim.claim_name
+    return None
+
+
+def _not_the_claims(volume: ObservedVolume, namespace: str, claim: str) -> bool:
+    owner = volume_ownership(volume)
+    return owner is None or (owner.kind, owner.namespace, owner.claim) != (
+        VOLUME_KIND_CLAIM,
+        namespace,
+        claim,
+    )
 
 
 def _gated(pod: Pod) -> list[PodAction]:

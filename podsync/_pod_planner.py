@@ -85,6 +85,7 @@ from podsync._volumes import (
     Mount,
     container_mounts,
     container_tmpfs,
+    container_volumes,
     termination_message_file,
     volume_host_paths,
 )
@@ -413,6 +414,7 @@ class PodPlanner(InitPlanner):
             security=app_security(
                 c.security_context, pod.security_context, options.root_dir, net_name, user
             ),
+            volumes=tuple(container_volumes(c.volume_mounts, pod)),
         )
 
     def _start_decision(self, c: Container) -> tuple[Reason, str, int] | Wait | None:

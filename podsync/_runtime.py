@@ -10,7 +10,13 @@ Contract for implementations:
 * Errors are ``podsync.exceptions.RuntimeCallError`` (``EngineUnavailable`` when the
   engine cannot be reached at all), never the engine library's own exceptions.
 * Stopping a container that is not running, or stopping or removing one that is gone,
-  succeeds: the plan's goal is reached either way (as CRI's idempotent calls).
+  succeeds: the plan's goal is reached either way (as CRI's idempotent calls). So do
+  creating a named volume that exists (it is left as it is, labels included: Docker's
+  answer) and removing one that is gone.
+* Named volumes (``list_volumes``, ``create_volume``, ``remove_volume``) hold data that
+  outlives containers (``persistentVolumeClaim`` volumes). A volume a container mounts
+  (``CreateSpec.volumes``) that does not exist is created by the engine, unlabelled, as
+  Docker does; a volume that a container uses, running or not, cannot be removed.
 * ``list_containers`` is the whole observation of containers: one call per sync, and
   the labels podsync writes carry everything the planner needs.
 * The operating calls (``container_logs``, ``exec_attached``, ``engine_events``) return
@@ -28,7 +34,7 @@ from typing import IO, Generic, Protocol, TypeVar
 import attrs
 
 from podsync._actions import CreateSpec
-from podsync._models import ObservedContainer, ObservedImage
+from podsync._models import ObservedContainer, ObservedImage, ObservedVolume
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = ["EngineEvent", "ExecResult", "LogLine", "Runtime", "Stream"]
@@ -239,6 +245,30 @@ class Runtime(Protocol):
 
     def remove_image(self, image_id: str) -> None:
         """Remove an image by id."""
+        ...
+
+    def list_volumes(self) -> list[ObservedVolume]:
+        """Every named volume on the engine, with its labels."""
+        ...
+
+    def create_volume(self, name: str, labels: Mapping[str, str]) -> None:
+        """Create the named volume ``name`` with ``labels``. A volume of that name that
+        exists already is left as it is (its labels too), and the call succeeds.
+
+        Raises:
+            RuntimeCallError: the engine refuses the name (Docker's local driver wants
+                ``[a-zA-Z0-9][a-zA-Z0-9_.-]+``), or failed.
+        """
+        ...
+
+    def remove_volume(self, name: str) -> None:
+        """Remove the named volume ``name`` and its data; one that is gone counts as
+        removed.
+
+        Raises:
+            RuntimeCallError: a container, running or not, uses it (Docker: "volume is
+                in use"), or the engine failed.
+        """
         ...
 
     def close(self) -> None:

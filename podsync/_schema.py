@@ -299,6 +299,7 @@ class _VolumeV1:
     empty_dir: _EmptyDirV1 | None = None
     config_map: _obj._ConfigMapVolumeSource | None = None
     secret: _obj._SecretVolumeSource | None = None
+    persistent_volume_claim: _obj._ClaimSourceV1 | None = None
     downward_api: _obj._DownwardAPIVolumeSource | None = attrs.field(
         default=None, metadata={_KEY: "downwardAPI"}
     )

@@ -1,5 +1,6 @@
-"""The schema of the ConfigMaps and Secrets of the sources and of the references to
-them in a container (``configMapKeyRef``, ``envFrom``).
+"""The schema of the ConfigMaps, Secrets and PersistentVolumeClaims of the sources and
+of the references to them (``configMapKeyRef``, ``envFrom``, a ``persistentVolumeClaim``
+volume).
 
 Contract: shapes only, as ``_schema``'s classes (whose converter structures these too:
 ``_OBJECT_HOOKS`` gives the checks of the ``NewType`` s here, ``_OBJECT_CLASSES`` the
@@ -16,7 +17,7 @@ from typing import Any, NewType
 
 import attrs
 
-from podsync._scalars import _check_api_version, _check_label, _divisor, _expect_int
+from podsync._scalars import _bytes, _check_api_version, _check_label, _divisor, _expect_int
 from podsync._schema_pod import _ignored_keys, _LabelValue, _Subdomain
 from podsync._yaml import _Invalid
 
@@ -26,6 +27,7 @@ __all__: list[str] = []
 _Namespace = NewType("_Namespace", str)  # a DNS-1123 label
 _FileMode = NewType("_FileMode", int)  # permission bits, 0 to 0777
 _ObjectAPIVersion = NewType("_ObjectAPIVersion", str)  # v1
+_Storage = NewType("_Storage", int)  # a quantity of bytes (10Gi)
 
 
 @attrs.frozen(kw_only=True)
@@ -114,7 +116,8 @@ class _DownwardAPIVolumeSource:
 
 @attrs.frozen(kw_only=True)
 class _ObjectMetaV1:
-    """The metadata of a ConfigMap or Secret: its name is a DNS subdomain."""
+    """The metadata of a ConfigMap, Secret or PersistentVolumeClaim: its name is a DNS
+    subdomain."""
 
     name: _Subdomain
     namespace: _Namespace = _Namespace("default")
@@ -151,6 +154,49 @@ class _SecretV1:
     ignored: tuple[str, ...] = _ignored_keys()
 
 
+@attrs.frozen(kw_only=True)
+class _ClaimSourceV1:
+    """A ``persistentVolumeClaim`` volume: the claim's named engine volume (``_convert``)."""
+
+    claim_name: _Subdomain
+    read_only: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class _ClaimRequestsV1:
+    """A claim's ``resources.requests``: the ``storage`` it asks for."""
+
+    storage: _Storage | None = None
+
+
+@attrs.frozen(kw_only=True)
+class _ClaimResourcesV1:
+    """A claim's ``resources`` (``limits`` is refused: ``_unsupported``)."""
+
+    requests: _ClaimRequestsV1 | None = None
+
+
+@attrs.frozen(kw_only=True)
+class _ClaimSpecV1:
+    """A claim's ``spec``; its access modes and volume mode are checked by ``_objects``,
+    the fields that bind a claim to a cluster's volumes are refused (``_unsupported``)."""
+
+    access_modes: tuple[str, ...] = ()
+    resources: _ClaimResourcesV1 | None = None
+    volume_mode: str = "Filesystem"
+
+
+@attrs.frozen(kw_only=True)
+class _ClaimV1:
+    """A ``v1 PersistentVolumeClaim`` (its ``status``, the server's, is ignored)."""
+
+    api_version: _ObjectAPIVersion
+    kind: str
+    metadata: _ObjectMetaV1
+    spec: _ClaimSpecV1
+    ignored: tuple[str, ...] = _ignored_keys()
+
+
 def _check_file_mode(value: object) -> int:
     """Permission bits as Kubernetes takes them (validateConfigMapVolumeSource and the
     other volume sources): 0 to 0777. YAML 1.1 reads ``0644`` as octal, as Kubernetes'
@@ -175,6 +221,10 @@ _OBJECT_CLASSES: Mapping[type, str] = {
     _ObjectMetaV1: "ObjectMeta",
     _ConfigMapV1: "ConfigMap",
     _SecretV1: "Secret",
+    _ClaimSourceV1: "PersistentVolumeClaimVolumeSource",
+    _ClaimV1: "PersistentVolumeClaim",
+    _ClaimSpecV1: "PersistentVolumeClaimSpec",
+    _ClaimResourcesV1: "VolumeResourceRequirements",
 }
 
 # The check of each NewType here, for ``_schema``'s converter.
@@ -182,4 +232,5 @@ _OBJECT_HOOKS: Mapping[Any, Callable[[object], Any]] = {
     _Namespace: _check_label,
     _ObjectAPIVersion: _check_api_version,
     _FileMode: _check_file_mode,
+    _Storage: _bytes,
 }

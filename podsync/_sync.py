@@ -17,7 +17,7 @@ from collections.abc import Callable, Collection, Sequence
 
 import attrs
 
-from podsync._actions import Action, Create, Plan, Pull, Reason, Wait
+from podsync._actions import Action, Create, CreateVolume, Plan, Pull, Reason, Wait
 from podsync._apply import (
     DEFAULT_HOOK_TIMEOUT,
     DEFAULT_WORKERS,
@@ -29,7 +29,7 @@ from podsync._apply import (
 )
 from podsync._clock import Clock, Clocks, clocks
 from podsync._hostfs import list_pod_dirs, read_stop_records
-from podsync._models import ObservedContainer, ObservedImage, ObservedVolume, Pod
+from podsync._models import ObservedContainer, ObservedImage, ObservedVolume, Pod, WrittenVolume
 from podsync._options import PlanOptions
 from podsync._ownership import ownership
 from podsync._plan import plan
@@ -53,7 +53,10 @@ class Observation:
         containers: every container, running and exited (``Runtime.list_containers``).
         images: every image (``Runtime.list_images``).
         pod_dirs: the pod uids with a podsync pod directory under the root directory.
-        volumes: the records of the volume files podsync wrote for the desired pods
+        volumes: the named volumes (``Runtime.list_volumes``), when they were listed:
+            a sync lists them only when its plan creates a container that mounts a
+            claim's volume.
+        volume_files: the records of the volume files podsync wrote for the desired pods
             (configMap, secret and downwardAPI volumes; see ``observe``).
 
     A container podsync stopped carries its stop record in
@@ -64,6 +67,7 @@ class Observation:
     images: tuple[ObservedImage, ...] = ()
     pod_dirs: frozenset[str] = frozenset()
     volumes: tuple[ObservedVolume, ...] = ()
+    volume_files: tuple[WrittenVolume, ...] = ()
 
 
 def observe(
@@ -71,12 +75,15 @@ def observe(
     root_dir: str | None = None,
     *,
     images: bool = True,
+    volumes: bool = False,
     desired: Sequence[Pod] = (),
 ) -> Observation:
     """Observe ``runtime`` and the pod directories under ``root_dir``.
 
     Two runtime calls (``list_containers``, ``list_images``) and one directory listing;
-    with ``images=False`` the image list is skipped (``Observation.images`` is empty).
+    with ``images=False`` the image list is skipped (``Observation.images`` is empty);
+    with ``volumes=True`` the named volumes are listed too (a third call), for plans of
+    pods with ``persistentVolumeClaim`` volumes (``plan(..., volumes=obs.volumes)``).
     Stopped containers of pods with a directory get their stop records (see
     ``ObservedContainer.stopped_by_podsync``): podsync records the containers it stops
     there, because no engine can report it.
@@ -91,7 +98,8 @@ def observe(
 
     Returns:
         The observation, ready for ``plan(desired, obs.containers, images=obs.images,
-        pod_dirs=obs.pod_dirs, volumes=obs.volumes, ...)``.
+        pod_dirs=obs.pod_dirs, volumes=obs.volumes, volume_files=obs.volume_files,
+        ...)``.
 
     Raises:
         RuntimeCallError: a list call failed (``EngineUnavailable`` when the engine
@@ -102,6 +110,7 @@ def observe(
     root = root_dir if root_dir is not None else PlanOptions().root_dir
     containers = tuple(runtime.list_containers())
     listed = tuple(runtime.list_images()) if images else ()
+    named = tuple(runtime.list_volumes()) if volumes else ()
     pod_dirs = list_pod_dirs(root)
     wanted: dict[str, dict[str, str]] = {}
     for pod in desired:
@@ -114,6 +123,7 @@ def observe(
         _with_stop_records(containers, root, pod_dirs),
         listed,
         frozenset(pod_dirs),
+        named,
         read_volumes(root, wanted) if wanted else (),
     )
 
@@ -363,17 +373,18 @@ def _sync(
                 )
     liveness = probing.liveness
 
-    def make_plan(images: Sequence[ObservedImage]) -> Plan:
+    def make_plan() -> Plan:
         return plan(
             desired,
             observation.containers,
             now=at,
-            images=images,
+            images=observation.images,
             pod_dirs=observation.pod_dirs,
             liveness=liveness,
             startup=probing.startup,
             options=options,
             volumes=observation.volumes,
+            volume_files=observation.volume_files,
         )
 
     # The plan is the costly step at fleet scale, so it is made once wherever the
@@ -382,12 +393,25 @@ def _sync(
     # will be created). Otherwise (the steady state) the plan is made without them and,
     # only if it turns out to need them after all, made again with the list.
     fetched = options.gc.remove_dangling_images or _likely_creates(desired, observation.containers)
+    # The named volumes matter only to a create that mounts a claim's volume: listed
+    # with the images when creates are likely and a pod has a claim, else only when the
+    # plan turns out to create such a container (a plan made without the list creates
+    # every volume it mounts) - at most one list call, none for pods without claims.
+    claims = fetched and any(v.claim is not None for pod in desired for v in pod.volumes)
     if fetched:
         observation = attrs.evolve(observation, images=tuple(runtime.list_images()))
-    the_plan = make_plan(observation.images)
+    if claims:
+        observation = attrs.evolve(observation, volumes=tuple(runtime.list_volumes()))
+    the_plan = make_plan()
+    again = False
     if not fetched and any(_needs_images(a) for a in the_plan.actions):
         observation = attrs.evolve(observation, images=tuple(runtime.list_images()))
-        the_plan = make_plan(observation.images)
+        again = True
+    if not claims and any(isinstance(a, CreateVolume) for a in the_plan.actions):
+        observation = attrs.evolve(observation, volumes=tuple(runtime.list_volumes()))
+        again = True
+    if again:
+        the_plan = make_plan()
     if record_probes:
         # Before anything is applied: a kill the plan makes for a verdict must not be
         # followed by a sync that forgot the count. Whether the plan is then applied

@@ -101,6 +101,11 @@ _SECRET_ENV = (
 _SOURCE_ONLY = _is_null  # a volume source asks for a volume even when written {}
 
 
+_EMPTY_VOLUMES = (
+    "podsync creates empty volumes: a claim is not filled from a snapshot or another claim"
+)
+
+
 def _cluster_volume(kind: str) -> _Refusal:
     return _Refusal(f"{kind} volumes are mounted by a cluster's volume plugin", _SOURCE_ONLY)
 
@@ -130,6 +135,33 @@ _NOT_SUPPORTED: Mapping[str, Mapping[str, _Refusal]] = {
             "the host name is never the pod's FQDN", _equals(False), "false, the default,"
         ),
         "hostnameOverride": _Refusal("podsync does not override a pod's host name", _equals("")),
+    },
+    # A claim's document (issue 14): podsync makes every claim a Docker local volume,
+    # so what binds a claim to a cluster's volumes or provisioner is refused.
+    "PersistentVolumeClaimSpec": {
+        "storageClassName": _Refusal(
+            "every claim is a Docker local volume; a storage class needs a cluster's provisioner",
+            _equals(""),
+            "''",
+        ),
+        "selector": _Refusal(
+            "a selector binds a claim to a cluster's PersistentVolumes; podsync makes a Docker "
+            "volume for it"
+        ),
+        "volumeName": _Refusal(
+            "it binds a claim to a cluster's PersistentVolume; podsync uses the Docker volume "
+            "podsync_<namespace>_<claim>, made by podsync or by hand",
+            _equals(""),
+            "''",
+        ),
+        "dataSource": _Refusal(_EMPTY_VOLUMES),
+        "dataSourceRef": _Refusal(_EMPTY_VOLUMES),
+        "volumeAttributesClassName": _Refusal(
+            "volume attributes classes need a cluster's CSI driver", _equals(""), "''"
+        ),
+    },
+    "VolumeResourceRequirements": {
+        "limits": _Refusal("Docker's local volumes have no size limit"),
     },
     "PodDNSConfig": {
         "nameservers": _Refusal(
@@ -203,9 +235,6 @@ _NOT_SUPPORTED: Mapping[str, Mapping[str, _Refusal]] = {
         # configMap and downwardAPI volumes are honoured (_projection).
         "secret": _planned(_CONFIG_AND_SECRETS, accepts=_SOURCE_ONLY),
         "projected": _planned("projected volumes are not implemented", accepts=_SOURCE_ONLY),
-        "persistentVolumeClaim": _planned(
-            "PersistentVolumeClaims are not implemented", accepts=_SOURCE_ONLY
-        ),
         "ephemeral": _Refusal(
             "generic ephemeral volumes are PersistentVolumeClaims a cluster provisions",
             _SOURCE_ONLY,
@@ -289,6 +318,7 @@ _IGNORED: Mapping[str, Mapping[str, str]] = {
         _WRITTEN_BY_SERVER,
     ),
     "Pod": {"status": _WRITTEN_BY_SERVER},
+    "PersistentVolumeClaim": {"status": _WRITTEN_BY_SERVER},
 }
 
 # Field names of the Kubernetes objects a pod file holds (Pod, ObjectMeta, PodSpec,
@@ -324,6 +354,8 @@ _KUBERNETES_FIELDS = frozenset(
     allowPrivilegeEscalation procMount seccompProfile appArmorProfile localhostProfile
     supplementalGroups supplementalGroupsPolicy fsGroup fsGroupChangePolicy sysctls
     seLinuxChangePolicy ip hostnames nameservers searches options
+    accessModes storageClassName volumeMode selector dataSource dataSourceRef volumeName
+    volumeAttributesClassName storage
     """.split()  # noqa: SIM905 - a word list reads better than a column
 )
 

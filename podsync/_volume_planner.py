@@ -5,7 +5,7 @@ periodic sync re-projects them through its cache and the atomic writer swaps ``.
 when the payload changed), and a container that mounts one keeps running: only the
 files change. podsync does the same on each sync: ``volume_writes`` compares the
 content each volume should have (``Volume.content``, projected by the loader) with the
-record of what podsync last wrote there (``ObservedVolume``), and plans a
+record of what podsync last wrote there (``WrittenVolume``), and plans a
 ``WriteVolume`` for each volume whose files differ - naming the object whose content
 changed (``ConfigMap default/settings changed``). The pod's own plan then comes after
 them, so the files exist before the first container that mounts them is created.
@@ -23,14 +23,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from podsync._actions import Reason, WriteVolume
-from podsync._models import ObservedVolume, Pod, Volume
+from podsync._models import Pod, Volume, WrittenVolume
 from podsync._volumes import content_digest, content_dir
 
 __all__: list[str] = []  # the planner's own
 
 
 def volume_writes(
-    pod: Pod, observed: Mapping[str, ObservedVolume], root_dir: str
+    pod: Pod, observed: Mapping[str, WrittenVolume], root_dir: str
 ) -> list[WriteVolume]:
     """The ``WriteVolume`` s of ``pod``: one for each volume with content whose files
     under ``root_dir`` are not what its content says (``observed``: the records found,
@@ -64,7 +64,7 @@ def volume_writes(
     return writes
 
 
-def _what_changed(volume: Volume, found: ObservedVolume, fs_group: int | None) -> str:
+def _what_changed(volume: Volume, found: WrittenVolume, fs_group: int | None) -> str:
     """Why the files are written again, for people: the sources whose digest changed
     (``ConfigMap default/settings changed``); else the fsGroup, else the items."""
     assert volume.content is not None

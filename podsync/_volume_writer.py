@@ -19,7 +19,7 @@ directory goes. A container that bound the volume's directory sees the new files
 without a restart. Nothing is written when the payload is the one recorded.
 
 podsync's record (``..podsync``, JSON: the content's digest and its sources' digests,
-``ObservedVolume``) is written into the payload directory itself, so it swaps with the
+``WrittenVolume``) is written into the payload directory itself, so it swaps with the
 files: the record read through ``..data`` always describes the files there.
 
 Modes: each file gets its ``VolumeFile.mode`` whatever the umask (the writer chmods, as
@@ -55,7 +55,7 @@ import attrs
 
 from podsync._actions import Plan, WriteVolume
 from podsync._hostfs import HostPathRefused, _components, _make_pod_path
-from podsync._models import ObservedVolume, VolumeContent, VolumeFile
+from podsync._models import VolumeContent, VolumeFile, WrittenVolume
 from podsync._volumes import content_digest
 
 __all__: list[str] = []
@@ -79,8 +79,8 @@ def record_text(content: VolumeContent, fs_group: int | None) -> bytes:
     return json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
 
 
-def parse_record(pod_uid: str, name: str, data: bytes) -> ObservedVolume | None:
-    """The ``ObservedVolume`` a record says, or ``None`` for anything podsync did not
+def parse_record(pod_uid: str, name: str, data: bytes) -> WrittenVolume | None:
+    """The ``WrittenVolume`` a record says, or ``None`` for anything podsync did not
     write (an unreadable record is as good as none: the volume is written again)."""
     try:
         value = json.loads(data)
@@ -93,7 +93,7 @@ def parse_record(pod_uid: str, name: str, data: bytes) -> ObservedVolume | None:
         return None
     if not all(isinstance(k, str) and isinstance(v, str) for k, v in sources.items()):
         return None
-    return ObservedVolume(pod_uid, name, digest, dict(sources))
+    return WrittenVolume(pod_uid, name, digest, dict(sources))
 
 
 def _volume_dir(path: str, root_dir: str) -> str:
@@ -316,14 +316,14 @@ def _remove_tree(volume: str, name: str) -> None:
 
 def read_volumes(
     root_dir: str, wanted: Mapping[str, Mapping[str, str]]
-) -> tuple[ObservedVolume, ...]:
+) -> tuple[WrittenVolume, ...]:
     """The records of the volume directories ``wanted`` (pod uid -> volume name -> host
-    path), as ``ObservedVolume`` s; a volume without a record is left out.
+    path), as ``WrittenVolume`` s; a volume without a record is left out.
 
     Raises:
         OSError: a record exists but cannot be read.
     """
-    found: list[ObservedVolume] = []
+    found: list[WrittenVolume] = []
     for uid, volumes in wanted.items():
         for name, path in volumes.items():
             try:
@@ -338,7 +338,7 @@ def read_volumes(
     return tuple(found)
 
 
-def planned_volume_records(plan: Plan) -> tuple[ObservedVolume, ...]:
+def planned_volume_records(plan: Plan) -> tuple[WrittenVolume, ...]:
     """The records of the volumes ``plan`` writes (its ``WriteVolume`` s), as they are
     now under its root directory: what a saved plan's fingerprint is checked against.
     A record that cannot be read counts as none (the plan is then stale, not applied)."""

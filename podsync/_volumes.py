@@ -35,6 +35,12 @@ from collections.abc import Iterable, Mapping
 
 import attrs
 
+from podsync._labels import (
+    LABEL_VOLUME_CLAIM,
+    LABEL_VOLUME_KIND,
+    LABEL_VOLUME_NAMESPACE,
+    VOLUME_KIND_CLAIM,
+)
 from podsync._models import Pod, Volume, VolumeContent, VolumeKind, VolumeMount
 
 # What this module offers the rest of podsync; podsync/__init__.py re-exports the public
@@ -42,8 +48,11 @@ from podsync._models import Pod, Volume, VolumeContent, VolumeKind, VolumeMount
 __all__ = [
     "DEFAULT_ROOT_DIR",
     "Mount",
+    "NamedVolumeMount",
     "TmpfsMount",
     "binds",
+    "claim_volume_labels",
+    "claim_volume_name",
     "content_digest",
     "content_dir",
     "termination_message_file",
@@ -64,14 +73,17 @@ def volume_host_paths(pod: Pod, root_dir: str) -> dict[str, str]:
     """The host path of each of ``pod``'s volumes, by volume name.
 
     A ``host_path`` volume is its path; an emptyDir in memory has none (it is a
-    ``TmpfsMount``); a volume with content is its ``content_dir``; an emptyDir on disk is
+    ``TmpfsMount``), nor has a claim (a ``NamedVolumeMount``); a volume with content
+    is its ``content_dir``; an emptyDir on disk is
     ``<root_dir>/<pod uid>/volumes/empty/<volume name>`` (the seed's layout, under the
     uid rather than the pod name - see the module docstring).
     """
     paths: dict[str, str] = {}
     for volume in pod.volumes:
-        if volume.memory is not None:
-            continue  # a tmpfs of the engine's (``container_tmpfs``): no host path
+        if volume.memory is not None or volume.claim is not None:
+            # A tmpfs (``container_tmpfs``) or a named volume (``container_volumes``)
+            # of the engine's: no host path.
+            continue
         if volume.host_path is not None:
             paths[volume.name] = volume.host_path
         elif volume.content is not None:
@@ -193,3 +205,61 @@ def _file_name(name: str) -> str:
     # dropped whole rather than split).
     head = encoded[:keep].decode(errors="ignore")
     return f"{head}-{digest}"
+
+
+@attrs.frozen
+class NamedVolumeMount:
+    """A named engine volume made visible inside a container: the volume ``volume``
+    appears at ``container_path`` (absolute), writable unless ``read_only``. An engine
+    creates a volume it does not have yet, unlabelled (Docker does), so whoever wants it
+    labelled creates it first (``Runtime.create_volume``)."""
+
+    volume: str
+    container_path: str
+    read_only: bool = False
+
+
+# The prefix of a claim's volume name: podsync's, and apart from the names compose gives
+# (``<project>_<volume>``) and from the names people give their own volumes.
+_CLAIM_VOLUME_PREFIX = "podsync"
+
+
+def claim_volume_name(namespace: str, claim: str) -> str:
+    """The named engine volume that holds the data of claim ``claim`` (``claimName``) in
+    ``namespace``: ``podsync_<namespace>_<claim>``.
+
+    Unambiguous: a namespace is a DNS-1123 label and a claim name a DNS-1123 subdomain,
+    and neither has a ``_``, so a name splits back into exactly its namespace and claim
+    (``podsync_team-a_db.primary`` is claim ``db.primary`` of namespace ``team-a``); and
+    every character is one Docker's local driver takes (``[a-zA-Z0-9][a-zA-Z0-9_.-]*``).
+    One volume per claim and namespace, as podman's ``kube play`` makes one volume per
+    claim: pods of one namespace that name one claim share its data, as they would on
+    one node of a cluster.
+    """
+    return f"{_CLAIM_VOLUME_PREFIX}_{namespace}_{claim}"
+
+
+def claim_volume_labels(namespace: str, claim: str) -> dict[str, str]:
+    """The labels of the volume podsync creates for a claim: its ownership label
+    (``LABEL_VOLUME_KIND`` ``claim``), the namespace and the claim name."""
+    return {
+        LABEL_VOLUME_KIND: VOLUME_KIND_CLAIM,
+        LABEL_VOLUME_NAMESPACE: namespace,
+        LABEL_VOLUME_CLAIM: claim,
+    }
+
+
+def container_volumes(volume_mounts: Iterable[VolumeMount], pod: Pod) -> list[NamedVolumeMount]:
+    """The ``NamedVolumeMount`` of each of a container's mounts of a claim, in order:
+    the claim's volume, read-only when the mount or the claim's volume source says so
+    (the kubelet mounts a claim read-only for either)."""
+    claims = {v.name: v.claim for v in pod.volumes if v.claim is not None}
+    return [
+        NamedVolumeMount(
+            claim_volume_name(pod.namespace, claims[m.name].claim_name),
+            m.mount_path,
+            m.read_only or claims[m.name].read_only,
+        )
+        for m in volume_mounts
+        if m.name in claims
+    ]

@@ -180,7 +180,11 @@ def _fingerprint(the_plan: Plan, observation: Observation) -> str:
     volumes it writes (``plan_fingerprint``)."""
     volumes = planned_volume_records(the_plan)
     return plan_fingerprint(
-        the_plan, observation.containers, observation.images, observation.pod_dirs, volumes
+        the_plan,
+        observation.containers,
+        observation.images,
+        observation.pod_dirs,
+        volume_files=volumes,
     )
 
 

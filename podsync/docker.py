@@ -66,10 +66,11 @@ from podsync._docker_api import (
     image_from_list,
     observed_from_list,
     timestamp,
+    volume_from_list,
 )
 from podsync._docker_streams import Opened, StreamReader
 from podsync._images import pull_reference
-from podsync._models import ObservedContainer, ObservedImage
+from podsync._models import ObservedContainer, ObservedImage, ObservedVolume
 from podsync._ownership import ownership
 from podsync._runtime import EngineEvent, ExecResult, LogLine, Stream
 from podsync.exceptions import EngineUnavailable, NameConflict, RuntimeCallError
@@ -502,6 +503,45 @@ class DockerRuntime:
             contextlib.suppress(docker.errors.NotFound),
         ):
             api.remove_image(image_id)
+
+    # -- named volumes -------------------------------------------------------------
+
+    def list_volumes(self) -> list[ObservedVolume]:
+        """Every named volume on the engine (one ``GET /volumes``), with its labels.
+
+        Raises:
+            EngineUnavailable: the engine cannot be reached.
+            RuntimeCallError: the call failed.
+        """
+        with self._call("list volumes", "") as api:
+            listed = api.volumes()
+        # "Volumes" is null on an engine without any.
+        return [volume_from_list(entry) for entry in listed.get("Volumes") or ()]
+
+    def create_volume(self, name: str, labels: Mapping[str, str]) -> None:
+        """Create the named volume ``name`` (local driver) with ``labels``; the engine
+        answers a create of an existing volume with that volume, unchanged.
+
+        Raises:
+            RuntimeCallError: the engine refused the name, or failed.
+        """
+        with self._call("create volume", name) as api:
+            api.create_volume(name, labels=dict(labels))
+
+    def remove_volume(self, name: str) -> None:
+        """Remove the named volume ``name``; one that is gone counts as removed.
+
+        Raises:
+            RuntimeCallError: a container uses it (HTTP 409, "volume is in use"; nothing
+                is forced), or the engine failed.
+        """
+        import docker.errors
+
+        with (
+            self._call("remove volume", name) as api,
+            contextlib.suppress(docker.errors.NotFound),
+        ):
+            api.remove_volume(name)
 
     # -- containers ----------------------------------------------------------------
 

@@ -1,4 +1,5 @@
-"""The labels podsync writes on every container it creates: one public namespace of keys.
+"""The labels podsync writes on every container (and named volume) it creates: one
+public namespace of keys.
 
 Orchestrators filter containers by label - ``docker ps --filter
 label=io.podsync.pod.uid``, or ``labels.get(LABEL_POD_UID)`` on what a runtime lists -
@@ -11,6 +12,7 @@ would crowd the functions and types::
 
 A container carrying ``LABEL_POD_UID`` is podsync's; ``podsync.ownership`` is the whole
 rule (it also knows a 2014 kubelet's containers and never takes a Kubernetes node's).
+A named volume carrying ``LABEL_VOLUME_KIND`` is podsync's (``podsync.volume_ownership``).
 The values are podsync's own record and may change shape between versions (the spec
 hash is versioned); read them through podsync rather than parsing them.
 """
@@ -31,6 +33,9 @@ from podsync._labels import (
     LABEL_RESTART_COUNT,
     LABEL_SPEC,
     LABEL_SPEC_HASH,
+    LABEL_VOLUME_CLAIM,
+    LABEL_VOLUME_KIND,
+    LABEL_VOLUME_NAMESPACE,
 )
 
 __all__ = [
@@ -47,4 +52,7 @@ __all__ = [
     "LABEL_RESTART_COUNT",
     "LABEL_SPEC",
     "LABEL_SPEC_HASH",
+    "LABEL_VOLUME_CLAIM",
+    "LABEL_VOLUME_KIND",
+    "LABEL_VOLUME_NAMESPACE",
 ]

@@ -19,14 +19,16 @@ create, start, stop and remove change what ``list_containers`` returns, so "appl
 observe again, plan again" works. It records every call in the seed's vocabulary
 (``list``, ``list_images``, ``pull``, ``create``, ``start``, ``stop``, ``remove``,
 ``exec``, ``remove_image``, ``address``; ``exec_attached``, ``logs``, ``events`` for the
-operating calls) and follows Docker 20.10's rules, with its
+operating calls; ``list_volumes``, ``create_volume``, ``remove_volume``) and follows
+Docker 20.10's rules, with its
 messages, by its own code (not the planner's): names match
 ``[a-zA-Z0-9][a-zA-Z0-9_.-]+`` and are unique, a memory limit is at least 6 MB, a
 container that joins another's network (``CreateSpec.join``) sets no hostname, DNS servers
 or ports of its own, an image must be present to create a container from it, a container
 can only join the network of a running container, a running or paused container cannot
 be removed, a paused one cannot exec, and a host port (per protocol and address) is
-published by one running container at a time. A stop ends a process as Docker's does:
+published by one running container at a time (named volumes: ``_fake_volumes``). A stop
+ends a process as Docker's does:
 with the process's own exit code when it handles SIGTERM, 137 when it ignores SIGTERM
 and is killed (``stop_exit_code``, ``on_sigterm``).
 Image references are read by the fake's own implementation of Docker's reference format
@@ -51,6 +53,7 @@ from typing import IO, TYPE_CHECKING, Any
 from podsync._actions import CreateSpec
 from podsync._fake_calls import CALL_NAMES, MUTATING_CALL_NAMES, Call
 from podsync._fake_calls import Fault as _Fault
+from podsync._fake_calls import triggered as _triggered
 from podsync._fake_clock import FakeClock
 
 # Docker's rules, under the fake's own names for them (see podsync._fake_rules).
@@ -70,7 +73,8 @@ from podsync._fake_state import network_mode_conflict as _network_mode_conflict
 from podsync._fake_state import published as _published
 from podsync._fake_state import publishes as _publishes
 from podsync._fake_state import start_refusal as _start_refusal
-from podsync._models import ObservedContainer, ObservedImage
+from podsync._fake_volumes import VolumeCalls as _VolumeCalls
+from podsync._models import ObservedContainer, ObservedImage, ObservedVolume
 from podsync._ports import PortMapping
 from podsync._runtime import EngineEvent, ExecResult, LogLine, Stream
 from podsync.exceptions import EngineUnavailable, NameConflict, RuntimeCallError
@@ -84,7 +88,7 @@ _ExecHandler = Callable[[bytes, Callable[[str, bytes], None]], int]
 __all__ = ["CALL_NAMES", "MUTATING_CALL_NAMES", "Call", "FakeClock", "FakeRuntime"]
 
 
-class FakeRuntime:
+class FakeRuntime(_VolumeCalls):
     """An in-memory container engine that satisfies the ``Runtime`` protocol.
 
     Args:
@@ -92,6 +96,7 @@ class FakeRuntime:
             ``k8s_`` containers of a scenario).
         images: images present at the start: references (``"busybox"`` is stored as
             ``busybox:latest``, naming no user: root) or ``ObservedImage`` values.
+        volumes: named volumes present at the start (``add_volume``).
         clock: where creation and exit times come from, seconds since the epoch; a
             ``FakeClock()`` of its own by default (never the real clock: every reading
             is one second after the one before, from ``FakeClock.DEFAULT_START``).
@@ -124,6 +129,7 @@ class FakeRuntime:
         *,
         containers: Iterable[ObservedContainer] = (),
         images: Iterable[str | ObservedImage] = (),
+        volumes: Iterable[ObservedVolume | str] = (),
         clock: Callable[[], float] | None = None,
         stop_exit_code: int | None = 0,
         address: str | None = None,
@@ -149,6 +155,7 @@ class FakeRuntime:
         self._exec_handlers: dict[tuple[str, ...], _ExecHandler] = {}
         self._containers: dict[str, _Container] = {}
         self._images: dict[str, ObservedImage] = {}
+        self._volumes: dict[str, ObservedVolume] = {}
         self._faults: list[_Fault] = []
         self._counter = 0
         #: How many times ``close`` was called.
@@ -157,6 +164,8 @@ class FakeRuntime:
             self.add_container(oc)
         for image in images:
             self.add_image(image)
+        for volume in volumes:
+            self.add_volume(volume)
 
     def __repr__(self) -> str:
         return f"<FakeRuntime with {len(self._containers)} container(s), {len(self.calls)} call(s)>"
@@ -432,22 +441,11 @@ class FakeRuntime:
         """Record the call, then raise the first fault that matches it."""
         call = Call(name, args)
         self.calls.append(call)
-        for fault in self._faults:
-            if fault.name != name:
-                continue
-            if isinstance(fault.match, str):
-                if not any(fault.match in target for target in self._targets(call)):
-                    continue
-            elif fault.match is not None and not fault.match(call):
-                continue
-            if fault.times is not None:
-                fault.times -= 1
-                if fault.times == 0:
-                    self._faults.remove(fault)
+        fault = _triggered(self._faults, call, self._targets)
+        if fault is not None:
             target = " ".join(self._targets(call)[:1])
-            if fault.unavailable:
-                raise EngineUnavailable(name, target, fault.error)
-            raise RuntimeCallError(name, target, fault.error)
+            failure = EngineUnavailable if fault.unavailable else RuntimeCallError
+            raise failure(name, target, fault.error)
 
     # -- the Runtime protocol ----------------------------------------------------------
 
@@ -559,6 +557,8 @@ class FakeRuntime:
                     holder_id=holder.id,
                     holder_labels=holder.labels,
                 )
+            if (refusal := self._mount_volumes(spec)) is not None:
+                raise RuntimeCallError("create", spec.name, refusal)
             self._counter += 1
             cid = f"c{self._counter:04d}"
             # Kept in Docker's spelling: the fake's rules below are Docker's.

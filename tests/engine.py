@@ -64,6 +64,7 @@ __all__ = [
     "remove_containers",
     "remove_run_containers",
     "remove_stale_test_containers",
+    "remove_volumes",
     "rootfs_tarball",
     "run_labels",
 ]
@@ -325,11 +326,17 @@ class Cleanup:
 
     refs: list[str] = attrs.field(factory=list)
     label_filters: list[str] = attrs.field(factory=list)
+    volumes: list[str] = attrs.field(factory=list)
 
     def add(self, ref: str) -> str:
         """Register a container id or name; returns it."""
         self.refs.append(ref)
         return ref
+
+    def add_volume(self, name: str) -> str:
+        """Register a named volume, removed after the containers; returns its name."""
+        self.volumes.append(name)
+        return name
 
     def add_label(self, label_filter: str) -> None:
         """Register every container matching a label filter."""
@@ -339,6 +346,20 @@ class Cleanup:
         """Remove what was registered, and this run's labelled containers."""
         remove_containers(client, self.refs)
         remove_run_containers(client, label_filters=self.label_filters)
+        remove_volumes(client, self.volumes)
+
+
+def remove_volumes(client: docker.DockerClient, names: Iterable[str]) -> list[str]:
+    """Remove each named volume in ``names`` that exists (no container may use it any
+    more); return those removed."""
+    removed = []
+    for name in names:
+        try:
+            client.api.remove_volume(name)
+        except docker.errors.NotFound:
+            continue
+        removed.append(name)
+    return removed
 
 
 def remove_containers(client: docker.DockerClient, refs: Iterable[str]) -> list[str]:

@@ -1599,3 +1599,33 @@ def test_plan_json_is_streamed(
     assert 0 == result.code
     assert whole(podsync.plan_from_json(text)) == text
     assert max(map(len, writes)) < len(text) / 3
+
+
+def test_a_claims_volume_in_a_dry_run_and_after_down(
+    run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path
+) -> None:
+    """``podsync plan`` shows the claim's volume create, with its reason, and creates
+    nothing; ``apply`` creates it, labelled; ``down`` removes the pod, not the volume."""
+    source = write(
+        tmp_path,
+        "db.yaml",
+        pod_yaml("db")
+        + "      volumeMounts: [{name: store, mountPath: /data}]\n"
+        + "  volumes:\n    - {name: store, persistentVolumeClaim: {claimName: db-data}}\n",
+    )
+
+    planned = run("plan", source, runtime=fake)
+    untouched = mutations(fake)
+    applied = run("apply", source, runtime=fake)
+    down = run("down", source, runtime=fake)
+
+    assert (0, 0, 0) == (planned.code, applied.code, down.code), applied.err
+    assert [] == untouched
+    assert (
+        "  create volume podsync_default_db-data: claim default/db-data: first use  "
+        "[claim-first-use]"
+    ) in planned.out.splitlines()
+    assert "Plan: 2 to create, 1 to create volume." in planned.out
+    assert [] == [c for c in fake.containers if LABEL_POD_UID in c.labels]
+    assert ["podsync_default_db-data"] == [v.name for v in fake.volumes]
+    assert "claim" == fake.volumes[0].labels["io.podsync.volume.kind"]

@@ -30,7 +30,7 @@ PUBLIC = sorted(
         # the pod model, and what runtimes report
         *("Pod", "Container", "Port", "PortProtocol", "Volume", "VolumeMount", "EnvVar"),
         "MemoryMedium",
-        *("VolumeContent", "VolumeFile", "VolumeKind", "ObservedVolume"),
+        *("VolumeContent", "VolumeFile", "VolumeKind", "WrittenVolume"),
         *("Probe", "Handler", "HTTPGetAction", "TCPSocketAction", "Lifecycle"),
         "HTTPHeader",
         # the prober's rules
@@ -77,6 +77,9 @@ PUBLIC = sorted(
         *("PodCondition", "orphaned_pod_statuses", "statuses_to_json", "STATUS_FORMAT_VERSION"),
         *("TerminationMessagePolicy", "LogLine", "EngineEvent", "Stream"),
         *("pod_events", "PodEngineEvent", "termination_inputs", "previous_instance"),
+        # named volumes: claims (issue 14)
+        *("ClaimSource", "ObservedVolume", "NamedVolumeMount", "CreateVolume"),
+        *("VolumeOwnership", "volume_ownership", "claim_volume_name"),
     ]
 )
 
@@ -90,7 +93,10 @@ LABELS = sorted(
 )
 #: Label keys added after the top level stopped re-exporting them (never deprecated
 #: there: they never were at the top level).
-LABELS_ADDED = ["LABEL_INIT_INDEX", "LABEL_INIT_RESTART_POLICY"]
+LABELS_ADDED = [
+    *("LABEL_INIT_INDEX", "LABEL_INIT_RESTART_POLICY"),
+    *("LABEL_VOLUME_KIND", "LABEL_VOLUME_NAMESPACE", "LABEL_VOLUME_CLAIM"),
+]
 
 #: Names that left the top level in 0.x and still import from it, with a
 #: DeprecationWarning, for one release: the name -> where it lives now (``None``: it is

@@ -429,5 +429,29 @@ def test_vocabulary():
         "exec_attached",
         "logs",
         "events",
+        "list_volumes",
+        "create_volume",
+        "remove_volume",
     } == CALL_NAMES
     assert MUTATING_CALL_NAMES < CALL_NAMES
+
+
+def test_volume_calls_are_recorded_and_can_fail():
+    """The volume calls are recorded with their arguments, and a scripted fault fails
+    the one whose volume it names, changing nothing."""
+    rt = fake()
+    rt.fail("create_volume", match="claim", times=1)
+
+    with pytest.raises(RuntimeCallError, match="injected failure"):
+        rt.create_volume("podsync_default_claim", {"io.podsync.volume.kind": "claim"})
+    rt.create_volume("other", {})
+    rt.remove_volume("other")
+    rt.list_volumes()
+
+    assert [
+        ("create_volume", ("podsync_default_claim", {"io.podsync.volume.kind": "claim"})),
+        ("create_volume", ("other", {})),
+        ("remove_volume", ("other",)),
+        ("list_volumes", ()),
+    ] == [(c.name, c.args) for c in rt.calls]
+    assert [] == rt.volumes

@@ -72,6 +72,7 @@ RUNTIME_SIDE |= {"_probing"}  # one sync's probes: records, runs, new states
 RUNTIME_SIDE |= {"_docker_api"}  # the Docker runtime's translation to and from the Engine API
 RUNTIME_SIDE |= {"_docker_streams"}  # the Docker runtime's logs, attached exec and events
 RUNTIME_SIDE |= {"_fake_rules", "_fake_calls", "_fake_clock", "_fake_state"}  # FakeRuntime's parts
+RUNTIME_SIDE |= {"_fake_volumes"}  # FakeRuntime's named volumes
 
 # What a pure module may import from outside podsync: computation only. No files, no
 # sockets, no processes, no clock, no environment (``os``, ``sys``, ``time``,

@@ -142,11 +142,6 @@ REFUSED = {
         "pod.yaml: $.spec.volumes[0].secret: secret is not supported by podsync yet: "
         "Secret volumes are not implemented",
     ),
-    "persistentVolumeClaim volume": (
-        pod_with(spec="  volumes:\n  - name: db\n    persistentVolumeClaim: {claimName: db}\n"),
-        "pod.yaml: $.spec.volumes[0].persistentVolumeClaim: persistentVolumeClaim is not "
-        "supported by podsync yet: PersistentVolumeClaims are not implemented",
-    ),
     "secretKeyRef": (
         pod_with(
             container="    env:\n    - name: MODE\n      valueFrom:\n"

@@ -36,15 +36,15 @@ import pytest
 
 from podsync._actions import CreateSpec
 from podsync._labels import LABEL_CONTAINER, LABEL_POD_UID
-from podsync._models import HostAlias, ObservedContainer
+from podsync._models import HostAlias, ObservedContainer, ObservedVolume
 from podsync._ports import PortMapping
 from podsync._runtime import ExecResult, Runtime
 from podsync._security import ContainerSecurity
-from podsync._volumes import Mount, TmpfsMount
+from podsync._volumes import Mount, NamedVolumeMount, TmpfsMount
 from podsync.docker import DockerRuntime
 from podsync.exceptions import NameConflict, RuntimeCallError
 from podsync.testing import FakeRuntime
-from tests.engine import PAUSE_IMAGE, TEST_IMAGE, run_labels
+from tests.engine import PAUSE_IMAGE, TEST_IMAGE, remove_containers, remove_volumes, run_labels
 
 MIB = 1024 * 1024
 
@@ -116,6 +116,7 @@ class Subject:
     client: docker.DockerClient | None = None
     token: str = attrs.field(factory=lambda: secrets.token_hex(4))
     _processes: dict[str, Process] = attrs.field(factory=dict)
+    _volumes: list[str] = attrs.field(factory=list)
 
     @property
     def fake(self) -> FakeRuntime:
@@ -189,6 +190,25 @@ class Subject:
         """This test's containers, in the runtime's order."""
         return [c for c in self.runtime.list_containers() if c.name.startswith(self.name(""))]
 
+    def volume(self, short: str) -> str:
+        """A volume name no other test or run uses, removed when the test ends."""
+        name = self.name(short)
+        self._volumes.append(name)
+        return name
+
+    def our_volumes(self) -> list[ObservedVolume]:
+        """This test's volumes, by name."""
+        prefix = self.name("")
+        found = [v for v in self.runtime.list_volumes() if v.name.startswith(prefix)]
+        return sorted(found, key=lambda v: v.name)
+
+    def remove_volumes(self) -> None:
+        """Remove this test's containers (they may use the volumes), then its volumes."""
+        if self.client is None or not self._volumes:
+            return
+        remove_containers(self.client, [c.id for c in self.ours()])
+        remove_volumes(self.client, self._volumes)
+
 
 @pytest.fixture(params=["fake", pytest.param("engine", marks=pytest.mark.engine)])
 def subject(request: pytest.FixtureRequest) -> Iterator[Subject]:
@@ -201,7 +221,11 @@ def subject(request: pytest.FixtureRequest) -> Iterator[Subject]:
         return
     client: docker.DockerClient = request.getfixturevalue("engine")
     with DockerRuntime() as runtime:
-        yield Subject("engine", runtime, client)
+        subject = Subject("engine", runtime, client)
+        try:
+            yield subject
+        finally:
+            subject.remove_volumes()
 
 
 def _refusal(call: Any, *args: Any) -> RuntimeCallError:
@@ -900,3 +924,109 @@ def test_logs_of_a_container_with_a_tty(subject: Subject) -> None:
     lines = _lines(subject.runtime.container_logs(cid))
 
     assert [("stdout", b"out\r\n"), ("stdout", b"err\r\n")] == lines
+
+
+# --- named volumes ---------------------------------------------------------------------
+
+
+def test_a_volume_is_created_listed_and_removed(subject: Subject) -> None:
+    """A created volume is listed with its labels. Creating it again succeeds and leaves
+    it as it is, labels included (Docker returns the volume that exists); removing it
+    twice succeeds (the protocol's idempotent removal)."""
+    name = subject.volume("data")
+    labels = {"io.podsync.volume.kind": "claim", "team": "web"}
+
+    subject.runtime.create_volume(name, labels)
+    subject.runtime.create_volume(name, {"team": "db"})
+
+    assert [(name, labels)] == [(v.name, v.labels) for v in subject.our_volumes()]
+    subject.runtime.remove_volume(name)
+    subject.runtime.remove_volume(name)
+    assert [] == subject.our_volumes()
+
+
+def _volume_name_refusal(name: str) -> str:
+    return (
+        f'create {name}: "{name}" includes invalid characters for a local volume name, only '
+        '"[a-zA-Z0-9][a-zA-Z0-9_.-]" are allowed. If you intended to pass a host directory, '
+        "use absolute path"
+    )
+
+
+BAD_VOLUME_NAMES = [
+    pytest.param(
+        "v",
+        "create v: volume name is too short, names should be at least two alphanumeric characters",
+        id="one-character",
+    ),
+    pytest.param("_data", _volume_name_refusal("_data"), id="underscore-first"),
+    pytest.param("team/data", _volume_name_refusal("team/data"), id="slash"),
+    pytest.param("my data", _volume_name_refusal("my data"), id="space"),
+]
+
+
+@pytest.mark.parametrize(("name", "message"), BAD_VOLUME_NAMES)
+def test_a_bad_volume_name_is_refused(subject: Subject, name: str, message: str) -> None:
+    """Docker's local driver refuses these names, in these words, both when the volume
+    is created and when a container mounts it; nothing is created."""
+    before = [v.name for v in subject.runtime.list_volumes()]
+
+    created = _refusal(subject.runtime.create_volume, name, {})
+    mounted = _refusal(
+        subject.runtime.create_container,
+        subject.spec("app", volumes=(NamedVolumeMount(name, "/data"),)),
+    )
+
+    assert (message, message) == (created.message, mounted.message)
+    assert [] == subject.ours()
+    assert before == [v.name for v in subject.runtime.list_volumes()]
+
+
+def test_a_container_creates_the_missing_volume_it_mounts(subject: Subject) -> None:
+    """Creating a container that mounts a volume that does not exist creates the volume,
+    unlabelled; removing the container leaves the volume (a named volume is not the
+    container's: only anonymous ones go with it)."""
+    name = subject.volume("auto")
+
+    cid = subject.runtime.create_container(
+        subject.spec("app", volumes=(NamedVolumeMount(name, "/data", read_only=True),))
+    )
+
+    assert [(name, {})] == [(v.name, v.labels) for v in subject.our_volumes()]
+    subject.runtime.remove_container(cid)
+    assert [name] == [v.name for v in subject.our_volumes()]
+
+
+def test_a_volume_in_use_is_not_removed(subject: Subject) -> None:
+    """A volume that a container mounts - running or not - cannot be removed; once the
+    container is gone it can."""
+    name = subject.volume("used")
+    subject.runtime.create_volume(name, {})
+    cid = subject.runtime.create_container(
+        subject.spec("app", volumes=(NamedVolumeMount(name, "/data"),))
+    )
+
+    error = _refusal(subject.runtime.remove_volume, name)
+
+    assert f"remove {name}: volume is in use - [{cid}]" == error.message
+    assert [name] == [v.name for v in subject.our_volumes()]
+    subject.runtime.remove_container(cid)
+    subject.runtime.remove_volume(name)
+    assert [] == subject.our_volumes()
+
+
+def test_a_volume_where_a_bind_is_is_refused(subject: Subject) -> None:
+    """Two mounts at one place are refused, whatever their kinds."""
+    name = subject.volume("dup")
+
+    error = _refusal(
+        subject.runtime.create_container,
+        subject.spec(
+            "app",
+            mounts=(Mount("/tmp", "/data"),),
+            volumes=(NamedVolumeMount(name, "/data"),),
+        ),
+    )
+
+    assert "Duplicate mount point: /data" == error.message
+    assert [] == subject.ours()

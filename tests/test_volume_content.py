@@ -181,6 +181,7 @@ def test_one_volume_has_one_source() -> None:
         SETTINGS + "---\n" + pod_file("configMap: {name: settings}\n    emptyDir: {}")
     ) == [
         "pods.yaml: document 2: $.spec.volumes[0]: needs at most one of hostPath, emptyDir, "
+        "persistentVolumeClaim, "
         "configMap, secret or downwardAPI, got emptyDir and configMap"
     ]
 

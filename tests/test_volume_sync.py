@@ -12,9 +12,9 @@ import pytest
 
 from podsync import (
     NodeInfo,
-    ObservedVolume,
     Pod,
     WriteVolume,
+    WrittenVolume,
     parse_pods,
     plan,
     plan_fingerprint,
@@ -197,14 +197,14 @@ def test_the_plan_json_carries_the_files(tmp_path: Path) -> None:
 def test_the_fingerprint_covers_the_volumes_a_plan_writes() -> None:
     pods = load()
     uid = pods[0].uid
-    old = ObservedVolume(uid, "config", "0" * 64, {"ConfigMap default/settings": "x"})
-    p = plan(pods, now=NOW, volumes=[old])
-    assert p.fingerprint == plan_fingerprint(p, [], volumes=[old])
-    newer = ObservedVolume(uid, "config", "1" * 64, {"ConfigMap default/settings": "y"})
-    assert p.fingerprint != plan_fingerprint(p, [], volumes=[newer])
+    old = WrittenVolume(uid, "config", "0" * 64, {"ConfigMap default/settings": "x"})
+    p = plan(pods, now=NOW, volume_files=[old])
+    assert p.fingerprint == plan_fingerprint(p, [], volume_files=[old])
+    newer = WrittenVolume(uid, "config", "1" * 64, {"ConfigMap default/settings": "y"})
+    assert p.fingerprint != plan_fingerprint(p, [], volume_files=[newer])
     # A volume the plan does not write does not make it stale.
-    other = ObservedVolume("another-uid", "config", "1" * 64)
-    assert p.fingerprint == plan_fingerprint(p, [], volumes=[old, other])
+    other = WrittenVolume("another-uid", "config", "1" * 64)
+    assert p.fingerprint == plan_fingerprint(p, [], volume_files=[old, other])
 
 
 def test_the_pod_teardown_removes_the_files(tmp_path: Path) -> None:

@@ -133,6 +133,9 @@ from podsync._volumes import (
 )
 
 # isort: split
+from podsync._secrets import SecretPart, SecretText
+
+# isort: split
 from podsync._security import (
     Capabilities,
     ContainerSecurity,
@@ -155,6 +158,7 @@ if _TYPE_CHECKING:
     from podsync._plan_json import plan_from_json, plan_to_json
     from podsync._config import DEFAULT_MAX_BYTES, NodeInfo, PodFileCache, load_pods, parse_pods
     from podsync._hooks import DEFAULT_PROBE_TIMEOUT, probe_liveness
+    from podsync._secret_key import host_secret_key
     from podsync._apply import (
         DEFAULT_HOOK_TIMEOUT,
         DEFAULT_WORKERS,
@@ -166,6 +170,7 @@ if _TYPE_CHECKING:
         apply,
     )
     from podsync._sync import Observation, SyncResult, observe, sync
+    from podsync._reconciler import LoopNotice, NoticeKind, Reconciler
     from podsync._status import (
         ContainerState,
         ContainerStatus,
@@ -190,6 +195,7 @@ _ON_FIRST_USE: dict[str, tuple[str, ...]] = {
     "podsync._plan_json": ("plan_from_json", "plan_to_json"),
     "podsync._config": ("DEFAULT_MAX_BYTES", "NodeInfo", "PodFileCache", "load_pods", "parse_pods"),
     "podsync._hooks": ("DEFAULT_PROBE_TIMEOUT", "probe_liveness"),
+    "podsync._secret_key": ("host_secret_key",),
     "podsync._apply": (
         "DEFAULT_HOOK_TIMEOUT",
         "DEFAULT_WORKERS",
@@ -201,6 +207,7 @@ _ON_FIRST_USE: dict[str, tuple[str, ...]] = {
         "apply",
     ),
     "podsync._sync": ("Observation", "SyncResult", "observe", "sync"),
+    "podsync._reconciler": ("LoopNotice", "NoticeKind", "Reconciler"),
     "podsync._status": (
         "ContainerState",
         "ContainerStatus",
@@ -258,11 +265,13 @@ __all__ = [
     "Kill",
     "Lifecycle",
     "LogLine",
+    "LoopNotice",
     "MemoryMedium",
     "Mount",
     "NameConflict",
     "NamedVolumeMount",
     "NodeInfo",
+    "NoticeKind",
     "Observation",
     "ObservedContainer",
     "ObservedImage",
@@ -293,6 +302,7 @@ __all__ = [
     "Pull",
     "PullPolicy",
     "Reason",
+    "Reconciler",
     "Rejection",
     "Remove",
     "RemoveImage",
@@ -303,6 +313,8 @@ __all__ = [
     "RestartPolicy",
     "Runtime",
     "RuntimeCallError",
+    "SecretPart",
+    "SecretText",
     "SecurityContext",
     "SecurityProfile",
     "SpecHash",
@@ -329,6 +341,7 @@ __all__ = [
     "derive_pod_uid",
     "exposed_ports",
     "filter_host_port_conflicts",
+    "host_secret_key",
     "load_pods",
     "network_spec_hash",
     "observe",

@@ -430,6 +430,11 @@ class Plan:
         format_version: the version of the plan's JSON form.
         options: the options the plan was made with. ``apply`` takes the root
             directory from here, so a plan cannot be applied under another one.
+        sources: where the Secrets of a plan that uses Secret values are read again
+            (``podsync plan -o`` records its sources, absolute): a saved plan holds
+            such values by reference and keyed digest only (``podsync._secrets``), and
+            ``podsync apply --plan`` puts them back from here, checking each digest.
+            Empty otherwise, and left out of the JSON then.
     """
 
     pulls: tuple[Pull, ...] = ()
@@ -439,6 +444,7 @@ class Plan:
     fingerprint: str = ""
     format_version: str = PLAN_FORMAT_VERSION
     options: PlanOptions = attrs.field(factory=PlanOptions)
+    sources: tuple[str, ...] = ()
 
     @property
     def actions(self) -> tuple[Action, ...]:

@@ -28,6 +28,7 @@ from podsync._actions import (
     Reason,
     Rejection,
 )
+from podsync._environment import environment
 from podsync._host_ports import filter_host_port_conflicts
 from podsync._images import image_reference_problem
 from podsync._labels import (
@@ -48,6 +49,7 @@ from podsync._naming import (
 )
 from podsync._options import PlanOptions
 from podsync._ownership import Identity, Instance
+from podsync._secrets import shown
 from podsync._security import (
     ProfileType,
     SecurityProfile,
@@ -121,12 +123,13 @@ def _content_problem(pod: Pod) -> str | None:
         for what, values in (
             ("command", c.command),
             ("args", c.args),
-            ("env", [f"{e.name}={e.value}" for e in c.env]),
+            ("env", environment(c.env)),
         ):
             for i, value in enumerate(values):
                 if "\0" in value:
+                    # A Secret's value is shown by reference (podsync._secrets).
                     return (
-                        f"container {c.name}: {what}[{i}] {value!r} contains a NUL "
+                        f"container {c.name}: {what}[{i}] {shown(value)!r} contains a NUL "
                         "character, which no engine can pass on"
                     )
     return None

@@ -62,6 +62,7 @@ from podsync._hostfs import (
 from podsync._labels import LABEL_POD_UID, LABEL_SPEC_HASH
 from podsync._models import Handler, VolumeContent
 from podsync._runtime import Runtime
+from podsync._secrets import spec_texts
 from podsync._volume_writer import write_volume
 from podsync.exceptions import NameConflict, RuntimeCallError
 
@@ -431,6 +432,15 @@ class _Applier:
         """Seed runContainer: host files, create, start, then the postStart handler; a
         failed handler stops the container (seed killContainerByID) and fails the action."""
         spec = action.spec
+        missing = [p for text in spec_texts(spec) if not text.known for p in text.secrets]
+        if missing:
+            # A saved plan holds Secret values by reference only (podsync._secrets): a
+            # container is never created with a placeholder, or without its value.
+            refs = ", ".join(sorted({f"Secret {p.secret} key {p.key}" for p in missing}))
+            raise _ActionFailed(
+                f"{spec.name}: the plan holds Secret values by reference ({refs}): read "
+                "them from the sources first (podsync apply --plan does)"
+            )
         try:
             make_host_paths(spec, self.root_dir)
         except _HOST_ERRORS as exc:

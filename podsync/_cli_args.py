@@ -8,9 +8,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 from podsync._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS
+from podsync._cli_run_args import add_run_command
 from podsync._console import Console
 from podsync._options import DEFAULT_NETWORK_IMAGE, GCPolicy, PlanOptions
 from podsync._resolv import (
@@ -447,6 +449,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_adopt_option(d, default=False)
     _add_operating_commands(commands, engine, planning, output)
+    add_run_command(commands, parents=[engine, planning, applying, reading, output])
     return parser
 
 
@@ -635,6 +638,23 @@ def _read_resolv_conf(path: str, *, missing_ok: bool = False) -> str:
         raise _Failure(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
+def _host_key(root_dir: str) -> Callable[[], bytes]:
+    """The host's digest key for Secret values under ``root_dir``, read (or made) when
+    the loader first needs it (``load_pods(secret_key=...)``)."""
+
+    def read() -> bytes:
+        from podsync._secret_key import host_secret_key
+
+        try:
+            return host_secret_key(root_dir)
+        except OSError as exc:
+            raise _Failure(
+                f"cannot use the key for Secret digests under {root_dir}: {exc.strerror or exc}"
+            ) from None
+
+    return read
+
+
 def _root_dir(args: argparse.Namespace) -> str:
     # Absolute: the plan's binds and pod directories are built from it, and the engine
     # only takes absolute bind sources.
@@ -716,6 +736,16 @@ def _check_combinations(args: argparse.Namespace) -> None:
         raise _UsageError("--probe and --no-probe cannot be given together")
     if args.command == "exec" and not args.command_line:
         raise _UsageError("give the command to run: podsync exec POD -- COMMAND...")
+    if args.command == "run":
+        if not args.sources:
+            raise _UsageError("give the pods' SOURCEs")
+        if "-" in args.sources:
+            raise _UsageError("standard input ('-') is read once and cannot be a SOURCE of run")
+        if args.resolv_conf is not _UNSET and (args.cluster_dns, args.cluster_domain) == (
+            _UNSET,
+            _UNSET,
+        ):
+            raise _UsageError("--resolv-conf is used only with --cluster-dns or --cluster-domain")
     if args.command not in ("plan", "apply"):
         return
     if args.command == "apply" and args.plan_file is not None:

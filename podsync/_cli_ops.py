@@ -22,7 +22,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Any
 
-from podsync._cli_args import EXIT_OK, _Failure, _plan_options, _root_dir
+from podsync._cli_args import EXIT_OK, _Failure, _host_key, _plan_options, _root_dir
 from podsync._config import load_pods
 from podsync._console import Console
 from podsync._labels import LABEL_SPEC
@@ -65,11 +65,11 @@ _BEGINNING = 1.0
 Engine = Callable[[], contextlib.AbstractContextManager[Runtime]]
 
 
-def _load(sources: Sequence[str]) -> tuple[Pod, ...]:
+def _load(sources: Sequence[str], root_dir: str) -> tuple[Pod, ...]:
     if not sources:
         return ()
     try:
-        return load_pods(list(sources))
+        return load_pods(list(sources), secret_key=_host_key(root_dir))
     except ConfigError as exc:
         raise _Failure(*(str(p) for p in exc.problems)) from None
 
@@ -228,7 +228,7 @@ def cmd_status(
     engine: Engine,
     sleep: Callable[[float], None],
 ) -> int:
-    pods = _load(args.sources)
+    pods = _load(args.sources, _root_dir(args))
     options = _plan_options(args, console)
     adopt = options.adopt_2014_containers
     if args.probe and not pods:
@@ -504,7 +504,7 @@ def _spec_lines(instance: ObservedContainer | None, pod: Pod | None, name: str) 
 
 
 def cmd_describe(args: argparse.Namespace, console: Console, engine: Engine) -> int:
-    desired = _load(args.sources)
+    desired = _load(args.sources, _root_dir(args))
     options = _plan_options(args, console)
     with engine() as runtime:
         seen = _observe(runtime, options.root_dir).containers

@@ -70,7 +70,7 @@ from __future__ import annotations
 import logging
 import os
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import IO, TYPE_CHECKING
 
 import attrs
@@ -85,6 +85,9 @@ if TYPE_CHECKING:
     # load, not with podsync: a program that only plans never reads YAML.
     from podsync._convert import _Context
     from podsync._objects import _Objects
+
+#: The host's key for Secret digests, or a function that reads it (``load_pods``).
+SecretKey = bytes | Callable[[], bytes] | None
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = [
@@ -149,6 +152,7 @@ def load_pods(
     node: NodeInfo | None = None,
     on_warning: Callable[[str], object] | None = None,
     cache: PodFileCache | None = None,
+    secret_key: SecretKey = None,
 ) -> tuple[Pod, ...]:
     """Read the desired pods from files, directories, URLs and standard input.
 
@@ -185,6 +189,12 @@ def load_pods(
             lines go to the ``podsync`` logger at level WARNING.
         cache: files parsed by earlier calls with the same cache; an unchanged file is
             not read or parsed again (see ``PodFileCache``). Updated by this call.
+        secret_key: this host's key for the digests of Secret values (``bytes``, or a
+            function that gives them, called only when the sources hold a Secret): a
+            value read from a Secret (``secretKeyRef``, ``envFrom.secretRef``) is held
+            as a ``SecretText`` whose labels, plan text and saved plans show a reference
+            and this keyed digest, never the value (see ``host_secret_key``). Without
+            it, a pod that uses a Secret's value is an error.
 
     Returns:
         The pods of all sources, in source order and then document order.
@@ -225,16 +235,45 @@ def load_pods(
                 stream.key = key
                 yield stream
 
+    secret_key = _once(secret_key)
     streams = list(read(sources, True))
-    objects = _objects_of(streams)
+    objects = _objects_of(streams, secret_key)
     if cache is not None and cache._objects is not None and cache._objects != objects:
         # A ConfigMap or Secret changed: the pods of unchanged files may read it.
         fresh = {s.source_name for s in streams if s.entry is not None}
         again = {s.source_name: s for s in read(sorted(fresh), False)}
         streams = [again.get(s.source_name, s) if s.entry is not None else s for s in streams]
-        objects = _objects_of(streams)
+        objects = _objects_of(streams, secret_key)
     pods = _read_streams(streams, objects, on_warning, cache)
     return pods
+
+
+def _read_secrets(
+    sources: Sequence[str], *, max_bytes: int = DEFAULT_MAX_BYTES, http_timeout: float = 10.0
+) -> dict[tuple[str, str], Mapping[str, bytes]]:
+    """The data of the Secrets of ``sources``, by namespace and name: for ``apply
+    --plan``, which puts a saved plan's Secret values back (``podsync._secrets``). The
+    pods of the sources are not read: the plan already says what to do.
+
+    Raises:
+        ConfigError: a source cannot be read, is not YAML, or holds an invalid object.
+    """
+    from podsync._convert import _Context
+
+    node = NodeInfo.this_host()
+    streams: list[_Stream] = []
+    for source_name, data, pod_source, file, _ in _read_sources(
+        sources, None, max_bytes, http_timeout
+    ):
+        if isinstance(data, _Unreadable):
+            streams.append(_Stream(source_name, [], None, [Problem(source_name, "", data.message)]))
+        elif data is not None:
+            streams.append(_load_stream(data, source_name, _Context(pod_source, node, file)))
+    objects = _objects_of(streams)
+    problems = [p for stream in streams for p in stream.problems]
+    if problems:
+        raise ConfigError(problems)
+    return {key: secret.data for key, secret in objects.secrets.items()}
 
 
 _LOGGER = logging.getLogger("podsync")
@@ -325,8 +364,9 @@ def _object_items(stream: _Stream) -> tuple[tuple[str, str, object], ...]:
     return tuple(i for i in _items(stream.documents) if _object_kind(i[2]) is not None)
 
 
-def _objects_of(streams: Sequence[_Stream]) -> _Objects:
-    """The ConfigMaps and Secrets of all streams (their problems go to their streams).
+def _objects_of(streams: Sequence[_Stream], secret_key: SecretKey = None) -> _Objects:
+    """The ConfigMaps and Secrets of all streams (their problems go to their streams),
+    with the host's digest key when there is a Secret among them.
 
     They are read before any pod, so that a pod may refer to an object of any file or
     document, before or after it."""
@@ -360,7 +400,26 @@ def _objects_of(streams: Sequence[_Stream]) -> _Objects:
                 objects.claims[obj.namespace, obj.name] = obj
             else:
                 objects.secrets[obj.namespace, obj.name] = obj
+    if objects.secrets and secret_key is not None:
+        # Only then: no pod can use a Secret's value without a Secret in the sources, and
+        # the command line makes the key file on first use.
+        objects.secret_key = secret_key() if callable(secret_key) else secret_key
     return objects
+
+
+def _once(secret_key: SecretKey) -> SecretKey:
+    """``secret_key``, a function of it called at most once."""
+    if not callable(secret_key):
+        return secret_key
+    key = secret_key
+    known: list[bytes] = []
+
+    def read() -> bytes:
+        if not known:
+            known.append(key())
+        return known[0]
+
+    return read
 
 
 def _read_streams(
@@ -485,6 +544,7 @@ def parse_pods(
     source: str = "api",
     node: NodeInfo | None = None,
     on_warning: Callable[[str], object] | None = None,
+    secret_key: SecretKey = None,
 ) -> tuple[Pod, ...]:
     """Parse the pods of one YAML stream; no I/O (but ``NodeInfo.this_host()`` when no
     ``node`` is given: the host name, CPU count and memory size).
@@ -534,6 +594,7 @@ def parse_pods(
             name and of derived uids.
         node: as for ``load_pods``.
         on_warning: as for ``load_pods``.
+        secret_key: as for ``load_pods``.
 
     Returns:
         The pods, in document order.
@@ -552,4 +613,4 @@ def parse_pods(
         raise ValueError(f"source must be lowercase letters and digits, got {source!r}")
     the_node = node if node is not None else NodeInfo.this_host()
     stream = _load_stream(text, source_name, _Context(source, the_node, source_name or None))
-    return _read_streams([stream], _objects_of([stream]), on_warning, None)
+    return _read_streams([stream], _objects_of([stream], secret_key), on_warning, None)

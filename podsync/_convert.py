@@ -388,10 +388,14 @@ def _pod_from_v1(
         init_containers,
     )
     uid_path = f"{root}.metadata.uid" if meta.uid is not None else f"{root}.metadata.name"
-    return _Read(pod, f"{root}.metadata.name", uid_path, _warning(doc, pod, context.node))
+    return _Read(
+        pod, f"{root}.metadata.name", uid_path, _warning(doc, pod, context.node, facts.skipped)
+    )
 
 
-def _warning(doc: _PodV1 | _PodItemV1, pod: Pod, node: NodeInfo) -> str:
+def _warning(
+    doc: _PodV1 | _PodItemV1, pod: Pod, node: NodeInfo, skipped: Sequence[str] = ()
+) -> str:
     """The pod's one warning line: the fields it sets that mean nothing on one host.
 
     ``pod default/web: ignoring scheduling fields: nodeSelector, tolerations; ...``,
@@ -419,6 +423,12 @@ def _warning(doc: _PodV1 | _PodItemV1, pod: Pod, node: NodeInfo) -> str:
     groups[_WRITTEN_BY_SERVER].extend(f"metadata.{key}" for key in doc.metadata.ignored)
     groups[_WRITTEN_BY_SERVER].extend(doc.ignored)
     clauses = [f"ignoring {group}: {', '.join(keys)}" for group, keys in groups.items() if keys]
+    if skipped:
+        # The kubelet's InvalidEnvironmentVariableNames event (makeEnvironmentVariables).
+        clauses.append(
+            "skipping envFrom keys that are not environment variable names, as the kubelet "
+            f"does: {'; '.join(skipped)}"
+        )
     # A static pod runs on the node whose kubelet reads it: the kubelet sets nodeName to
     # its own name (pkg/kubelet/config/common.go, applyDefaults), so a file naming
     # another node still runs here - which its author may not expect.

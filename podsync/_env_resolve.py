@@ -32,7 +32,14 @@ for rule: ``$(NAME)`` is the value of NAME when known and stays as written when 
 ``$$`` is ``$``, and any other ``$`` (an unterminated ``$(``, ``$x``, a trailing ``$``)
 is copied as it is. An ``env`` value sees only the entries before it; ``command`` and
 ``args`` see all of them (a later entry of the same name wins). Values from
-``valueFrom`` are never expanded. (Go walks bytes, so a ``$`` before a multi-byte
+``valueFrom`` are never expanded.
+
+Secret values (``secretKeyRef``, ``envFrom.secretRef``) are ``SecretText`` s
+(``podsync._secrets``): the value for the engine, and the Secret's reference with a
+digest keyed with the host's key (``_Objects.secret_key``) for everything that writes
+it down. Expansion keeps them so: a value, command or args item that ``$(VAR)``
+expanded with a Secret's value holds its pieces, so its digest covers what the
+Secret's value flowed into. (Go walks bytes, so a ``$`` before a multi-byte
 character garbles it there; here the character is kept whole.)
 
 Layering: above ``_schema`` (whose env classes it reads) and ``_node``, below
@@ -44,17 +51,18 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 
 import attrs
 
 from podsync._models import EnvVar, Resources
 from podsync._node import NodeInfo
-from podsync._objects import _Objects
+from podsync._objects import _Objects, _Secret
 from podsync._scalars import _ENV_NAME
 from podsync._schema import _EnvVarV1
 from podsync._schema_objects import _EnvFromSource, _FieldRef, _KeySelector, _ResourceFieldRef
+from podsync._secrets import SecretPart, SecretText, join_texts, secret_digest
 from podsync._yaml import _describe
 
 # Nothing here is public API: ``_convert`` resolves each v1 container's env here.
@@ -76,6 +84,9 @@ class _PodFacts:
     resources: Mapping[str, Resources | None]
     # The ConfigMaps and Secrets of the sources (configMapKeyRef, envFrom).
     objects: _Objects = attrs.field(factory=_Objects)
+    # Filled while resolving: the envFrom keys skipped as no variable names, for the
+    # pod's warning line ("containers[0].envFrom[1]: a.b (ConfigMap default/cfg)").
+    skipped: list[str] = attrs.field(factory=list)
 
 
 # ---------------------------------------------------------------------------------------
@@ -88,7 +99,7 @@ def _expand(text: str, mapping: Mapping[str, str]) -> str:
     with ``MappingFuncFor(mapping)``."""
     if "$" not in text:
         return text
-    out: list[str] = []
+    out: list[str] = []  # pieces: a Secret's value stays a SecretText until joined
     checkpoint = 0
     cursor = 0
     while cursor < len(text):
@@ -114,7 +125,7 @@ def _expand(text: str, mapping: Mapping[str, str]) -> str:
             checkpoint = cursor + 1
         cursor += 1
     out.append(text[checkpoint:])
-    return "".join(out)
+    return join_texts(out)
 
 
 def _expand_all(values: Sequence[str], env: Sequence[EnvVar]) -> tuple[str, ...]:
@@ -156,20 +167,31 @@ def _resolve_env(
             value = _value_from(entry, container, facts, f"{at}.valueFrom", out)
         if value is not None:
             seen[entry.name] = value
-            ref = entry.value_from.config_map_key_ref if entry.value_from else None
-            source = f"ConfigMap {facts.namespace}/{ref.name}" if ref is not None else ""
-            result.append(EnvVar(name=entry.name, value=value, source=source))
+            result.append(EnvVar(name=entry.name, value=value, source=_source(entry, facts)))
     return tuple(result)
+
+
+def _source(entry: _EnvVarV1, facts: _PodFacts) -> str:
+    """The object an entry's value was read from, for the plan's reasons."""
+    if entry.value_from is None:
+        return ""
+    if entry.value_from.config_map_key_ref is not None:
+        return f"ConfigMap {facts.namespace}/{entry.value_from.config_map_key_ref.name}"
+    if entry.value_from.secret_key_ref is not None:
+        return f"Secret {facts.namespace}/{entry.value_from.secret_key_ref.name}"
+    return ""
 
 
 def _env_from(
     sources: Sequence[_EnvFromSource], facts: _PodFacts, path: str, out: list[tuple[str, str]]
 ) -> list[EnvVar]:
-    """The variables of ``envFrom``: each ConfigMap's ``data``, its keys prefixed.
+    """The variables of ``envFrom``: each ConfigMap's ``data`` or Secret's data, its
+    keys prefixed.
 
-    As the kubelet (``makeEnvironmentVariables``): a missing ConfigMap is an error
-    unless ``optional``; a key that is not a valid variable name once prefixed is
-    skipped (the kubelet skips it and records an event), ``binaryData`` is not used.
+    As the kubelet (``makeEnvironmentVariables``): a missing ConfigMap or Secret is an
+    error unless ``optional``; a key that is not a valid variable name once prefixed is
+    skipped (the kubelet skips it and records an event), a ConfigMap's ``binaryData``
+    is not used.
     """
     result: dict[str, EnvVar] = {}
     for i, source in enumerate(sources):
@@ -183,9 +205,19 @@ def _env_from(
                 )
             )
             continue
+        if source.config_map_ref is not None and source.secret_ref is not None:
+            out.append((at, "needs configMapRef or secretRef, not both"))
+            continue
+        if source.secret_ref is not None:
+            for name, value in _secret_variables(source, facts, at, out):
+                result.pop(name, None)
+                result[name] = EnvVar(
+                    name, value, f"Secret {facts.namespace}/{source.secret_ref.name}"
+                )
+            continue
         ref = source.config_map_ref
         if ref is None:
-            out.append((at, "needs configMapRef (secretRef is refused)"))
+            out.append((at, "needs configMapRef or secretRef"))
             continue
         config_map = facts.objects.config_maps.get((facts.namespace, ref.name))
         if config_map is None:
@@ -197,7 +229,104 @@ def _env_from(
             if _ENV_NAME.fullmatch(name):
                 result.pop(name, None)  # a later source's value, at its place
                 result[name] = EnvVar(name, value, f"ConfigMap {config_map.key}")
+        _note_skipped(config_map.data, source.prefix, f"ConfigMap {config_map.key}", at, facts)
     return list(result.values())
+
+
+def _note_skipped(keys: Iterable[str], prefix: str, what: str, at: str, facts: _PodFacts) -> None:
+    """Note the keys that are no variable names once prefixed, sorted, as the kubelet's
+    InvalidEnvironmentVariableNames event names them (prefixed)."""
+    bad = sorted(prefix + k for k in keys if not _ENV_NAME.fullmatch(prefix + k))
+    if bad:
+        where = at.split(".spec.", 1)[-1]
+        facts.skipped.append(f"{where}: {', '.join(bad)} ({what})")
+
+
+def _secret_variables(
+    source: _EnvFromSource, facts: _PodFacts, path: str, out: list[tuple[str, str]]
+) -> list[tuple[str, str]]:
+    """The variables of one ``envFrom`` Secret: its keys (prefixed) that are variable
+    names, in the Secret's key order, with their sealed values."""
+    ref = source.secret_ref
+    assert ref is not None
+    secret = facts.objects.secrets.get((facts.namespace, ref.name))
+    if secret is None:
+        if not ref.optional:
+            out.append((f"{path}.secretRef.name", _no_object("Secret", ref.name, facts)))
+        return []
+    _note_skipped(secret.data, source.prefix, f"Secret {secret.key}", path, facts)
+    found: list[tuple[str, str]] = []
+    for key in secret.data:
+        name = source.prefix + key
+        if _ENV_NAME.fullmatch(name):
+            value = _sealed(secret, key, facts, f"{path}.secretRef", out)
+            if value is not None:
+                found.append((name, value))
+    return found
+
+
+def _sealed(
+    secret: _Secret, key: str, facts: _PodFacts, path: str, out: list[tuple[str, str]]
+) -> SecretText | None:
+    """The value of ``key`` of ``secret`` for the environment: text, held with the
+    Secret's reference and its digest under the host's key (``podsync._secrets``)."""
+    host_key = facts.objects.secret_key
+    if not host_key:
+        out.append(
+            (
+                path,
+                "a Secret's value needs the host's digest key to be kept out of labels and "
+                "plans: pass secret_key to load_pods (podsync.host_secret_key)",
+            )
+        )
+        return None
+    data = secret.data[key]
+    what = f"the value of Secret {secret.key} key {key}"
+    hidden = "(the value is not shown: it is a Secret's)"
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        # Go passes the bytes on, and the engine's JSON replaces what is not UTF-8:
+        # the process would get another value. Refused rather than changed.
+        out.append(
+            (
+                f"{path}.key",
+                f"{what} is not UTF-8 text, which an environment variable cannot hold {hidden}",
+            )
+        )
+        return None
+    if "\0" in text:
+        out.append(
+            (
+                f"{path}.key",
+                f"{what} contains a NUL character, which no engine can pass on {hidden}",
+            )
+        )
+        return None
+    digest = secret_digest(host_key, secret.namespace, secret.name, key, data)
+    return SecretText(text, (SecretPart(secret.namespace, secret.name, key, digest),))
+
+
+def _secret_value(
+    ref: _KeySelector, facts: _PodFacts, path: str, out: list[tuple[str, str]]
+) -> str | None:
+    """The sealed value of a Secret key; ``None`` when optional and missing."""
+    secret = facts.objects.secrets.get((facts.namespace, ref.name))
+    if secret is None:
+        if not ref.optional:
+            out.append((f"{path}.name", _no_object("Secret", ref.name, facts)))
+        return None
+    if ref.key not in secret.data:
+        if not ref.optional:
+            keys = ", ".join(sorted(secret.data)) or "none"
+            out.append(
+                (
+                    f"{path}.key",
+                    f"Secret {secret.key} has no key {ref.key!r} in its data (keys: {keys})",
+                )
+            )
+        return None
+    return _sealed(secret, ref.key, facts, path, out)
 
 
 def _no_object(kind: str, name: str, facts: _PodFacts) -> str:
@@ -230,7 +359,7 @@ def _config_map_value(
     return config_map.data[ref.key]
 
 
-_VALUE_SOURCES = ("fieldRef", "resourceFieldRef", "configMapKeyRef")
+_VALUE_SOURCES = ("fieldRef", "resourceFieldRef", "configMapKeyRef", "secretKeyRef")
 
 
 def _value_from(
@@ -242,7 +371,12 @@ def _value_from(
         key
         for key, value in zip(
             _VALUE_SOURCES,
-            (source.field_ref, source.resource_field_ref, source.config_map_key_ref),
+            (
+                source.field_ref,
+                source.resource_field_ref,
+                source.config_map_key_ref,
+                source.secret_key_ref,
+            ),
             strict=True,
         )
         if value is not None
@@ -254,6 +388,8 @@ def _value_from(
         return None
     if source.config_map_key_ref is not None:
         return _config_map_value(source.config_map_key_ref, facts, f"{path}.configMapKeyRef", out)
+    if source.secret_key_ref is not None:
+        return _secret_value(source.secret_key_ref, facts, f"{path}.secretKeyRef", out)
     if source.field_ref is not None:
         return _field_value(source.field_ref, facts, f"{path}.fieldRef", out)
     assert source.resource_field_ref is not None

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from podsync._models import EnvVar
+from podsync._secrets import SecretText, join_texts
 
 # What this module offers the rest of podsync; podsync/__init__.py re-exports the public
 # part of it, not all of it.
@@ -24,5 +25,12 @@ __all__ = [
 
 
 def environment(env: Iterable[EnvVar]) -> list[str]:
-    """``["NAME=value", ...]`` for the docker SDK's ``environment=``, in order."""
-    return [f"{var.name}={var.value}" for var in env]
+    """``["NAME=value", ...]`` for the docker SDK's ``environment=``, in order. An entry
+    whose value holds a Secret's is a ``SecretText`` too (``podsync._secrets``), so that
+    nothing downstream writes it down."""
+    return [
+        join_texts([var.name, "=", var.value])
+        if isinstance(var.value, SecretText)
+        else f"{var.name}={var.value}"
+        for var in env
+    ]

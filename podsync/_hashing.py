@@ -47,6 +47,7 @@ import attrs
 from podsync._models import Container, Pod, Volume, engine_resources
 from podsync._naming import NETWORK_CONTAINER
 from podsync._resolv import ResolvConf, pod_host_name, uses_cluster_dns
+from podsync._secrets import SecretText, sealed_record
 from podsync._security import network_security_fields, security_fields
 from podsync._volumes import DEFAULT_ROOT_DIR
 
@@ -219,6 +220,26 @@ _BOOL = _Kind('{"true" if {value} else "false"}')
 _ENUM = _Kind("{_string({value})}", {"_string": _string})
 _STRS = _Kind("{_strings({value})}", {"_strings": _strings})  # a tuple of strings
 _NULLABLE_STR = _Kind('{"null" if {value} is None else _string({value})}', {"_string": _string})
+
+
+def _text(value: str) -> str:
+    # A value that holds a Secret's (``podsync._secrets``) is written as its pieces with
+    # the Secret's reference and keyed digest, never as itself: the canonical text is the
+    # spec label, which anyone who can list containers reads. The digest still changes
+    # with the value, so the hash does.
+    if type(value) is SecretText:
+        return canonical_json(sealed_record(value))
+    return _string(value)
+
+
+def _texts(items: Sequence[str]) -> str:
+    return "[" + ",".join(map(_text, items)) + "]" if items else "[]"
+
+
+# A string that may hold a Secret's value (env values, command and args, which $(VAR)
+# expands): a plain one is spelt as _STR's; see _text.
+_TEXT = _Kind("{_text({value})}", {"_text": _text})
+_TEXTS = _Kind("{_texts({value})}", {"_texts": _texts})
 # Plain data (a dict of settings, a mapping of labels): canonical_json's text.
 _JSON = _Kind("{_canonical_json({value})}", {"_canonical_json": canonical_json})
 
@@ -327,7 +348,7 @@ _PORT = _Record(
 _ENV = _Record(
     "e",
     _Field("name", "e.name", _STR),
-    _Field("value", "e.value", _STR),
+    _Field("value", "e.value", _TEXT),
     _Field("source", "e.source", _STR, default=_UNSET),
 )
 _MOUNT = _Record(
@@ -432,8 +453,8 @@ _APP = _Record(
     "c, pod, root_dir, res",
     _Field("name", "c.name", _STR),
     _Field("image", "c.image", _STR),
-    _Field("command", "c.command", _STRS),
-    _Field("args", "c.args", _STRS),
+    _Field("command", "c.command", _TEXTS),
+    _Field("args", "c.args", _TEXTS),
     _Field("working_dir", "c.working_dir", _STR),
     # A list, in order: Docker applies ``Env`` in order, so with a repeated name the
     # later entry wins and reordering changes the container.

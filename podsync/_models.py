@@ -121,9 +121,12 @@ class Port:
 class EnvVar:
     """One environment variable; a container's env is passed to the engine in order.
 
-    ``source`` names the object its value was read from (``ConfigMap default/settings``)
-    when it came from one (``configMapKeyRef``, ``envFrom``), so that a plan that
-    replaces the container can say which object changed; empty otherwise.
+    ``source`` names the object its value was read from (``ConfigMap default/settings``,
+    ``Secret default/db-creds``) when it came from one (``configMapKeyRef``,
+    ``secretKeyRef``, ``envFrom``), so that a plan that replaces the container can say
+    which object changed; empty otherwise. A value that holds a Secret's (read from one,
+    or expanded with one) is a ``SecretText``: the engine gets the value, labels and
+    plans a reference and a keyed digest, ``repr`` shows the reference.
     """
 
     name: str

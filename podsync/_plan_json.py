@@ -27,7 +27,9 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from podsync._actions import PLAN_FORMAT_VERSION, Plan, PodAction, PodPlan
+from podsync._actions import PLAN_FORMAT_VERSION, CreateSpec, Plan, PodAction, PodPlan
+from podsync._secrets import SEALABLE_FIELDS as _SEALABLE
+from podsync._secrets import SecretText, from_record, sealed_record
 from podsync.exceptions import ConfigError
 
 if TYPE_CHECKING:
@@ -42,9 +44,12 @@ def _converter() -> cattrs.Converter:
     """The plan's converter, made on first use: cattrs is imported only by a program
     that reads or writes a plan's JSON (made once: it is the same for every plan)."""
     import cattrs
+    import cattrs.gen
     from cattrs.strategies import configure_tagged_union
 
     converter = cattrs.Converter(forbid_extra_keys=True)
+    # Before the union of actions, whose functions take the spec's hooks when made.
+    _seal_create_specs(converter)
 
     # VolumeFile.data (a WriteVolume's files): bytes, as base64 text.
     def structure_bytes(value: Any, _: Any) -> bytes:
@@ -71,7 +76,54 @@ def _converter() -> cattrs.Converter:
     converter.register_unstructure_hook(
         frozenset[str] | None, lambda value: None if value is None else sorted(value)
     )
+    # A plan without Secret values says nothing of its sources (and reads as before).
+    converter.register_unstructure_hook(
+        Plan,
+        cattrs.gen.make_dict_unstructure_fn(
+            Plan, converter, sources=cattrs.gen.override(omit_if_default=True)
+        ),
+    )
     return converter
+
+
+def _seal_create_specs(converter: cattrs.Converter) -> None:
+    """A create's Secret values are written as their ``sealed_record`` (references and
+    keyed digests), never as themselves; read back, they are ``SecretText`` s whose
+    value is not known until ``unseal`` puts it back (apply refuses them before)."""
+    from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn
+
+    unstructure = make_dict_unstructure_fn(CreateSpec, converter)
+    structure = make_dict_structure_fn(CreateSpec, converter)
+
+    def unstructure_spec(spec: CreateSpec) -> dict[str, Any]:
+        data = unstructure(spec)
+        for key in _SEALABLE:
+            items = data.get(key)
+            # A plain str is the common case: one type test per item.
+            if items and any(type(item) is SecretText for item in items):
+                data[key] = [
+                    sealed_record(item) if type(item) is SecretText else item for item in items
+                ]
+        return data
+
+    def structure_spec(data: Any, _: Any) -> CreateSpec:
+        sealed: dict[str, tuple[str, ...]] = {}
+        if isinstance(data, dict):
+            data = dict(data)
+            for key in _SEALABLE:
+                items = data.get(key)
+                if not isinstance(items, list) or all(isinstance(i, str) for i in items):
+                    continue
+                texts = [from_record(i) if isinstance(i, dict) else i for i in items]
+                if not all(isinstance(t, str) for t in texts):
+                    raise ValueError(f"{key}: expected strings and Secret references")
+                sealed[key] = tuple(texts)  # type: ignore[arg-type]
+                data[key] = [str(t) for t in texts]
+        spec = structure(data, CreateSpec)
+        return attrs.evolve(spec, **sealed) if sealed else spec  # type: ignore[arg-type]
+
+    converter.register_unstructure_hook(CreateSpec, unstructure_spec)
+    converter.register_structure_hook(CreateSpec, structure_spec)
 
 
 # Formats this podsync knows it cannot read, and why, so that an old saved plan is

@@ -310,6 +310,7 @@ class _EnvVarSource:
     field_ref: _obj._FieldRef | None = None
     resource_field_ref: _obj._ResourceFieldRef | None = None
     config_map_key_ref: _obj._KeySelector | None = None
+    secret_key_ref: _obj._KeySelector | None = None
 
 
 @attrs.frozen(kw_only=True)

@@ -51,6 +51,7 @@ class _ObjectRef:
 class _EnvFromSource:
     prefix: str = ""
     config_map_ref: _ObjectRef | None = None
+    secret_ref: _ObjectRef | None = None
 
 
 @attrs.frozen(kw_only=True)

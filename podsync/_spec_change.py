@@ -63,10 +63,13 @@ def _spec_difference(old: Any, new: Any, unrecorded: Collection[str] = ()) -> st
     """
     if not isinstance(old, dict) or not isinstance(new, dict):
         return "spec differs"
-    parts: list[str] = []
+    # Secret values are recorded as references with keyed digests (podsync._secrets):
+    # another digest of the same Secret key is another value of it - said first, and
+    # the fields it alone changed are not listed again.
+    parts = [f"Secret {name} changed" for name in _changed_secrets(old, new)]
     for key in sorted(set(old) | set(new)):
         a, b = old.get(key), new.get(key)
-        if a == b:
+        if a == b or (parts and _without_digests(a) == _without_digests(b)):
             continue
         scalar = (str, int, float, bool, type(None))
         option = _OPTION_NAMES.get(key)
@@ -88,6 +91,36 @@ def _spec_difference(old: Any, new: Any, unrecorded: Collection[str] = ()) -> st
     if len(parts) > 3:
         parts = [*parts[:3], f"{len(parts) - 3} more"]
     return ", ".join(parts)
+
+
+def _secret_digests(value: Any, found: dict[tuple[str, str], str]) -> dict[tuple[str, str], str]:
+    """The digest of each Secret key a canonical spec records, by (``ns/name``, key)."""
+    if isinstance(value, dict):
+        if set(value) == {"secret", "key", "digest"}:
+            found[(str(value["secret"]), str(value["key"]))] = str(value["digest"])
+        else:
+            for item in value.values():
+                _secret_digests(item, found)
+    elif isinstance(value, list):
+        for item in value:
+            _secret_digests(item, found)
+    return found
+
+
+def _changed_secrets(old: Any, new: Any) -> list[str]:
+    """The Secrets (``ns/name``) of which a key both specs use has another digest."""
+    before, after = _secret_digests(old, {}), _secret_digests(new, {})
+    return sorted({ref[0] for ref, digest in after.items() if before.get(ref, digest) != digest})
+
+
+def _without_digests(value: Any) -> Any:
+    if isinstance(value, dict):
+        if set(value) == {"secret", "key", "digest"}:
+            return {"secret": value["secret"], "key": value["key"]}
+        return {k: _without_digests(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_digests(v) for v in value]
+    return value
 
 
 def _env_change(old: Any, new: Any) -> str:

@@ -91,13 +91,6 @@ def _equals(*allowed: object) -> Callable[[object], bool]:
 
 
 _CONFIG_AND_SECRETS = "Secret volumes are not implemented"
-# A Secret's value in a container's environment would be written into the container's
-# spec label and into saved plans (plan -o), where secrets must never be: refused until
-# podsync writes a digest there instead.
-_SECRET_ENV = (
-    "Secret values in the environment are not implemented (they would be written into "
-    "container labels and saved plans)"
-)
 _SOURCE_ONLY = _is_null  # a volume source asks for a volume even when written {}
 
 
@@ -223,7 +216,6 @@ _NOT_SUPPORTED: Mapping[str, Mapping[str, _Refusal]] = {
             "'Merge', the default,",
         ),
     },
-    "EnvFromSource": {"secretRef": _planned(_SECRET_ENV)},
     "HostPathVolumeSource": {
         "type": _Refusal(
             "podsync checks no host path's type, and Docker creates a missing path as a directory",
@@ -266,7 +258,6 @@ _NOT_SUPPORTED: Mapping[str, Mapping[str, _Refusal]] = {
         "photonPersistentDisk": _cluster_volume("Photon persistent disk"),
     },
     "EnvVarSource": {
-        "secretKeyRef": _planned(_SECRET_ENV),
         "fileKeyRef": _planned("environment variables from files are not implemented"),
     },
 }

@@ -77,12 +77,14 @@ from podsync._cli_args import (
     _check_combinations,
     _Failure,
     _given,
+    _host_key,
     _plan_options,
     _probe,
     _root_dir,
     _UsageError,
     build_parser,
 )
+from podsync._cli_secrets import _unsealed, _with_sources
 from podsync._clock import Clock, clocks, system_sleep
 from podsync._config import load_pods
 from podsync._console import (
@@ -193,16 +195,22 @@ def _fingerprint(the_plan: Plan, observation: Observation) -> str:
 
 
 def _load(
-    sources: Sequence[str], warn: Callable[[str], object], max_bytes: int | None
+    sources: Sequence[str],
+    warn: Callable[[str], object],
+    max_bytes: int | None,
+    root_dir: str,
 ) -> tuple[Pod, ...]:
     """The pods of every source, or a failure listing every problem (nothing else
     happens first: the engine is not contacted before the sources are read). The
     fields a pod sets that podsync ignores are one ``warn`` per pod. ``max_bytes`` is
-    ``--max-bytes`` (None: the library's default)."""
+    ``--max-bytes`` (None: the library's default). Secret values are digested with the
+    key under ``root_dir`` (made there when the sources first hold a Secret)."""
     try:
         if max_bytes is None:
-            return load_pods(list(sources), on_warning=warn)
-        return load_pods(list(sources), on_warning=warn, max_bytes=max_bytes)
+            return load_pods(list(sources), on_warning=warn, secret_key=_host_key(root_dir))
+        return load_pods(
+            list(sources), on_warning=warn, max_bytes=max_bytes, secret_key=_host_key(root_dir)
+        )
     except ConfigError as exc:
         raise _Failure(*(str(p) for p in exc.problems)) from None
 
@@ -465,7 +473,7 @@ def _wait(
 
 
 def _cmd_plan(args: argparse.Namespace, console: Console, factory: RuntimeFactory) -> int:
-    pods = _load(args.sources, console.warning, args.max_bytes)
+    pods = _load(args.sources, console.warning, args.max_bytes, _root_dir(args))
     options = _plan_options(args, console)
     with _engine(factory, args.docker_host) as runtime:
         # A dry run: the plan is made as apply makes it, and never applied.
@@ -483,7 +491,7 @@ def _cmd_plan(args: argparse.Namespace, console: Console, factory: RuntimeFactor
     warn_rejected(console, the_plan)
     warn_unpublished_ports(console, pods, options)
     if args.out:
-        _write_plan(args.out, the_plan)
+        _write_plan(args.out, _with_sources(the_plan, args.sources))
     if args.json:
         console.print_chunks(plan_json_chunks(the_plan))
     else:
@@ -517,7 +525,7 @@ def _cmd_apply(
 ) -> int:
     if args.plan_file is not None:
         return _apply_saved(args, console, factory)
-    pods = _load(args.sources, console.warning, args.max_bytes)
+    pods = _load(args.sources, console.warning, args.max_bytes, _root_dir(args))
     options = _plan_options(args, console)
 
     def show(the_plan: Plan, observation: Observation) -> bool:
@@ -550,6 +558,7 @@ def _apply_saved(args: argparse.Namespace, console: Console, factory: RuntimeFac
             f"the saved plan was made with --root-dir {root_dir}, not {_root_dir(args)}; "
             "leave --root-dir out or make the plan again"
         )
+    the_plan = _unsealed(the_plan, args.plan_file)
     with _engine(factory, args.docker_host) as runtime:
         current = _fingerprint(the_plan, _observe(runtime, root_dir))
         if current != the_plan.fingerprint:
@@ -568,7 +577,7 @@ def _apply_saved(args: argparse.Namespace, console: Console, factory: RuntimeFac
 
 def _cmd_down(args: argparse.Namespace, console: Console, factory: RuntimeFactory) -> int:
     # Removing pods: what they would ignore while running is beside the point.
-    pods = _load(args.sources, lambda _: None, args.max_bytes)
+    pods = _load(args.sources, lambda _: None, args.max_bytes, _root_dir(args))
     root_dir = _root_dir(args)
     uids = {p.uid for p in pods}
     options = PlanOptions(
@@ -673,6 +682,10 @@ def main(
             return _cmd_show(args, console)
         if args.command in _OPERATING:
             return _operate(args, console, factory, sleep or system_sleep)
+        if args.command == "run":
+            from podsync._cli_run import cmd_run
+
+            return cmd_run(args, console, factory)
         return _cmd_down(args, console, factory)
     except _UsageError as exc:
         return _usage_error(parser, args.command, str(exc))

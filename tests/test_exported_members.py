@@ -43,6 +43,8 @@ PUBLIC = sorted(
         *("ProfileType", "Sysctl", "ContainerSecurity"),
         # reading pod files
         *("load_pods", "parse_pods", "DEFAULT_MAX_BYTES", "NodeInfo", "PodFileCache"),
+        # Secret values: held for the engine, written down as references and digests
+        *("SecretText", "SecretPart", "host_secret_key"),
         # errors
         *("PodsyncError", "ConfigError", "Problem", "RuntimeCallError", "EngineUnavailable"),
         "NameConflict",
@@ -71,6 +73,8 @@ PUBLIC = sorted(
         *("apply", "ApplyResult", "ActionResult", "ActionStatus", "Event", "EventKind"),
         *("DEFAULT_WORKERS", "DEFAULT_HOOK_TIMEOUT", "probe_liveness", "DEFAULT_PROBE_TIMEOUT"),
         *("sync", "SyncResult", "observe", "Observation"),
+        # the continuous loop
+        *("Reconciler", "LoopNotice", "NoticeKind"),
         # pod status
         *("pod_status", "PodStatus", "PodPhase", "ContainerStatus", "ContainerState"),
         # operating pods: status, logs, exec, engine events

@@ -48,6 +48,7 @@ MODEL_AND_HELPERS = {
     "_environment",
     "_prober",
     "_security",
+    "_secrets",
     "exceptions",
 }
 VOCABULARY = {"_options", "_actions", "_ownership", "_fingerprint", "_plan_json"}
@@ -92,6 +93,7 @@ PURE_EXTERNAL = {
     "functools",
     "gc",
     "hashlib",
+    "hmac",
     "ipaddress",
     "itertools",
     "json",

@@ -278,12 +278,13 @@ def test_a_secret_is_decoded_and_its_string_data_wins() -> None:
     assert "hunter2" not in repr(secret)
 
 
-def test_secret_references_in_env_are_still_refused() -> None:
-    text = POD.replace("configMapKeyRef", "secretKeyRef")
+def test_secret_references_in_env_read_secrets_not_configmaps() -> None:
+    # More in tests/test_secret_env.py.
+    text = CONFIG + "---\n" + POD.replace("configMapKeyRef", "secretKeyRef")
     assert errors(text) == [
-        "pods.yaml: $.spec.containers[0].env[0].valueFrom.secretKeyRef: secretKeyRef is not "
-        "supported by podsync yet: Secret values in the environment are not implemented (they "
-        "would be written into container labels and saved plans)"
+        "pods.yaml: document 2: $.spec.containers[0].env[0].valueFrom.secretKeyRef.name: no "
+        "Secret default/app-config in the sources (set optional: true if the pod may run "
+        "without it)"
     ]
 
 

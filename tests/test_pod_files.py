@@ -109,12 +109,6 @@ REFUSED = {
         "pod.yaml: $.spec.containers[0].volumeDevices: volumeDevices is not supported by "
         "podsync: raw block devices come from PersistentVolumeClaims, which need a cluster",
     ),
-    "envFrom secretRef": (
-        pod_with(container="    envFrom:\n    - secretRef: {name: settings}\n"),
-        "pod.yaml: $.spec.containers[0].envFrom[0].secretRef: secretRef is not supported by "
-        "podsync yet: Secret values in the environment are not implemented (they would be "
-        "written into container labels and saved plans)",
-    ),
     "mountPropagation Bidirectional": (
         pod_with(
             spec="  volumes:\n  - {name: data, hostPath: {path: /srv}}\n",
@@ -141,15 +135,6 @@ REFUSED = {
         pod_with(spec="  volumes:\n  - name: cfg\n    secret: {secretName: settings}\n"),
         "pod.yaml: $.spec.volumes[0].secret: secret is not supported by podsync yet: "
         "Secret volumes are not implemented",
-    ),
-    "secretKeyRef": (
-        pod_with(
-            container="    env:\n    - name: MODE\n      valueFrom:\n"
-            "        secretKeyRef: {name: settings, key: mode}\n"
-        ),
-        "pod.yaml: $.spec.containers[0].env[0].valueFrom.secretKeyRef: secretKeyRef "
-        "is not supported by podsync yet: Secret values in the environment are not "
-        "implemented (they would be written into container labels and saved plans)",
     ),
     "subPath": (
         pod_with(
@@ -802,7 +787,7 @@ ENV_ERRORS = {
     "empty valueFrom": (
         env_from("{}"),
         "pod.yaml: $.spec.containers[0].env[0].valueFrom: needs exactly one of fieldRef, "
-        "resourceFieldRef or configMapKeyRef, got none",
+        "resourceFieldRef, configMapKeyRef or secretKeyRef, got none",
     ),
     "cpu divisor": (
         env_from("{resourceFieldRef: {resource: limits.cpu, divisor: 1Mi}}"),

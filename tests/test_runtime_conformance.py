@@ -39,6 +39,7 @@ from podsync._labels import LABEL_CONTAINER, LABEL_POD_UID
 from podsync._models import HostAlias, ObservedContainer, ObservedVolume
 from podsync._ports import PortMapping
 from podsync._runtime import ExecResult, Runtime
+from podsync._secrets import SecretPart, SecretText
 from podsync._security import ContainerSecurity
 from podsync._volumes import Mount, NamedVolumeMount, TmpfsMount
 from podsync.docker import DockerRuntime
@@ -448,6 +449,9 @@ def test_refused_at_create(subject: Subject, fields: dict[str, Any], message: st
     assert before == subject.ours()
 
 
+SECRET_ENV = SecretText("TOKEN=s3cr3t", ("TOKEN=", SecretPart("default", "api", "token", "0" * 64)))
+
+
 @pytest.mark.parametrize(
     "fields",
     [
@@ -469,6 +473,8 @@ def test_refused_at_create(subject: Subject, fields: dict[str, Any], message: st
             {"hostname": "web", "domainname": "sub.ns.svc.cluster.local"}, id="domainname"
         ),
         pytest.param({"host_aliases": (ALIAS,)}, id="extra-hosts-own-network"),
+        # A Secret's value is a str (SecretText) to a runtime: passed on as any other.
+        pytest.param({"env": (SECRET_ENV,), "command": (SECRET_ENV,)}, id="secret-values"),
         pytest.param({"joins": True, "host_aliases": (HostAlias("10.1.2.3"),)}, id="no-names"),
         pytest.param({"joins": True, "domainname": "sub.ns.svc.cluster.local"}, id="domain-join"),
         pytest.param(

@@ -1,0 +1,81 @@
+"""Saved plans that hold Secret values, for the command line: ``plan -o`` records the
+sources a plan's Secret values are read again from, and ``apply --plan`` puts them back.
+
+A saved plan holds a Secret value by reference and keyed digest only
+(``podsync._secrets``); this is where the command line reads the Secrets of the plan's
+sources again, checks each value against the digest it was planned with, and refuses
+the plan when one changed or is missing. Moved out of ``cli`` to keep one concept per
+module.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping, Sequence
+
+import attrs
+
+from podsync._actions import Create, Plan
+from podsync._cli_args import _Failure, _host_key
+from podsync._config import _read_secrets
+from podsync._secrets import SecretMismatch, map_secret_texts, spec_texts, unseal
+from podsync.exceptions import ConfigError
+
+__all__: list[str] = []
+
+
+def _sealed_creates(the_plan: Plan) -> Iterator[Create]:
+    """The creates of ``the_plan`` that hold Secret values (a type test per item)."""
+    for pod in the_plan.pods:
+        for action in pod.actions:
+            if isinstance(action, Create) and spec_texts(action.spec):
+                yield action
+
+
+def _with_sources(the_plan: Plan, sources: Sequence[str]) -> Plan:
+    """A plan to save, with the sources its Secret values are read again from
+    (``Plan.sources``, absolute) when it holds any."""
+    if next(_sealed_creates(the_plan), None) is None:
+        return the_plan
+    where = tuple(
+        s if s == "-" or s.startswith(("http://", "https://")) else os.path.abspath(s)
+        for s in sources
+    )
+    return attrs.evolve(the_plan, sources=where)
+
+
+def _unsealed(the_plan: Plan, source: str) -> Plan:
+    """A saved plan with its Secret values put back from its sources, each checked
+    against the digest it was planned with (``podsync._secrets``)."""
+    creates = list(_sealed_creates(the_plan))
+    if not any(not t.known for c in creates for t in spec_texts(c.spec)):
+        return the_plan
+    if not the_plan.sources or "-" in the_plan.sources:
+        raise _Failure(
+            f"{source}: the saved plan uses Secret values, which a saved plan holds by "
+            "reference only, and its Secrets cannot be read again (it was made from "
+            "standard input or by another program); make the plan from files"
+        )
+    try:
+        secrets = _read_secrets(the_plan.sources)
+    except ConfigError as exc:
+        raise _Failure(*(str(p) for p in exc.problems)) from None
+    key = _host_key(the_plan.options.root_dir)()
+
+    def found(namespace: str, name: str) -> Mapping[str, bytes] | None:
+        return secrets.get((namespace, name))
+
+    try:
+        # Only the creates that hold Secret values are walked (a plan of many pods).
+        unsealed = {
+            id(c): map_secret_texts(c, lambda text: unseal(text, found, key)) for c in creates
+        }
+    except SecretMismatch as exc:
+        raise _Failure(
+            f"the saved plan cannot be applied: {exc}; make the plan again (podsync plan -o)"
+        ) from None
+    pods = tuple(
+        attrs.evolve(pod, actions=tuple(unsealed.get(id(a), a) for a in pod.actions))
+        for pod in the_plan.pods
+    )
+    return attrs.evolve(the_plan, pods=pods)

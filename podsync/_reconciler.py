@@ -1,0 +1,746 @@
+"""The continuous loop: ``Reconciler``, the seed's ``Run`` / ``syncLoop`` / ``podWorkers``.
+
+The seed kubelet (reference §2.2-§2.6) merged what each source said into one desired
+set, called ``SyncPods`` on every change and every sync period (10 s), ran each pod's
+``syncPod`` on a worker of its own and collected garbage every minute. ``Reconciler``
+does the same with podsync's one-shot steps (``sync``'s observe, probe and plan;
+``apply``), and better where the seed was weak:
+
+* **Sources** (``_loop_sources``): each polled on its own period (seed: 20 s), in its
+  own thread (a hanging URL holds nobody else), with the parse cache's rule. A source
+  that fails keeps its *last good* pods and reports the error - never "no pods" - and
+  deletions of a source's kind wait until every source of that kind was read once
+  (``PlanOptions.ready_sources``, the kubelet's per-source readiness).
+* **Triggers**: a sync round when a source changed, every sync period, when a
+  crash-loop back-off ends (the seed waited for the next period), when a probe is due
+  (probes run on their own periods, not the sync's: kubelet-modern.md §4, the prober's
+  per-probe workers), and at once when the engine reports that one of podsync's
+  containers died or was OOM-killed (``docker events``; the seed noticed at the next
+  period). The plan still decides: a restart respects the crash-loop back-off.
+* **Per-pod workers** (``_workers``): a round observes once (one list call) and plans
+  every pod (pure); each pod's part of the plan runs on its pod's worker, in parallel
+  within the worker bound. A pod whose previous sync still runs is not planned on a
+  state it is changing: it gets one fresh round after its sync ends (the seed dropped
+  such requests).
+* **Garbage collection** on its own period (seed: 1 min): the rounds in between plan
+  with count-based collection and image removal off. Orphans are removed in every
+  round (they are deletions, not collection).
+* **Resilience**: an engine that cannot be reached, a runtime error or a bug of the
+  loop fails that round only - reported, retried with back-off (1 s doubling to the
+  sync period) - and the next round re-observes everything. The loop never ends on
+  its own.
+* **Shutdown**: ``stop()`` (SIGTERM, SIGINT in ``podsync run``) ends the loop: no new
+  work is taken, the syncs in progress get ``shutdown_timeout`` seconds to finish
+  their engine calls, and the pods keep running (the kubelet does not stop pods when
+  it exits).
+
+Contract: the loop's own scheduling reads the clock it is given (``clock``; a
+``FakeClock`` in tests, with ``tick()`` instead of ``run()``); waiting is on a
+condition. Everything is reported to ``board`` (the status board and its HTTP
+endpoints) and as ``LoopNotice``s and apply ``Event``s (the log lines).
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import re
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import Protocol
+
+import attrs
+
+from podsync._actions import (
+    Action,
+    Plan,
+    Reason,
+    Wait,
+)
+from podsync._apply import (
+    DEFAULT_HOOK_TIMEOUT,
+    DEFAULT_WORKERS,
+    ActionStatus,
+    Event,
+    EventKind,
+    _check_settings,
+    apply,
+)
+from podsync._clock import Clock, clocks
+from podsync._config import SecretKey
+from podsync._labels import LABEL_POD_UID
+from podsync._loop_sources import SourceRead, SourceSet
+from podsync._models import Pod
+from podsync._node import NodeInfo
+from podsync._options import GCPolicy, PlanOptions
+from podsync._prober import probes_of
+from podsync._runtime import EngineEvent, Runtime, Stream
+from podsync._sources import DEFAULT_MAX_BYTES
+from podsync._status import PodStatus, orphaned_pod_statuses, pod_status
+from podsync._sync import Observation, SyncResult, _default_runtime, sync
+from podsync._workers import PodWorkers
+from podsync.exceptions import RuntimeCallError
+
+# Everything in __all__ gets re-exported as part of the podsync public API.
+__all__ = ["LoopNotice", "NoticeKind", "Reconciler"]
+
+#: The seed's periods (reference §2.2, §2.6): sync every 10 s, sources every 20 s,
+#: garbage collection every minute.
+DEFAULT_SYNC_PERIOD = 10.0
+DEFAULT_SOURCE_PERIOD = 20.0
+DEFAULT_GC_PERIOD = 60.0
+#: Seconds the syncs in progress get to finish when the loop stops.
+DEFAULT_SHUTDOWN_TIMEOUT = 10.0
+
+# Engine events that mean a container of a pod needs a sync now.
+_EXIT_ACTIONS = frozenset({"die", "oom"})
+# Docker logs ``die`` before its container list shows the container stopped (the
+# daemon's exit handler emits the event, then records the state): a round that still
+# sees a died container running looks again after this long, doubling, for this long.
+_DIED_RECHECK = 0.05
+_DIED_PATIENCE = 5.0
+
+# The rounds between garbage collections: nothing is collected by count, no image is
+# removed (orphans still go: they are deletions).
+_NO_GC = GCPolicy(max_per_container=None, max_total=None, remove_dangling_images=False)
+
+# The worker key of engine-wide cleanup (image removals); no pod uid looks like it.
+_CLEANUP_KEY = "<images>"
+
+
+class NoticeKind(enum.StrEnum):
+    """What a ``LoopNotice`` says."""
+
+    SOURCE_ERROR = "source-error"  # a source cannot be used as it is: it keeps its pods
+    SOURCE_OK = "source-ok"  # a source in error is fine again
+    SYNC_ERROR = "sync-error"  # a round failed (engine away, root directory): retried
+    ENGINE_BACK = "engine-back"  # a round succeeded after failures
+    REJECTED = "rejected"  # a desired pod is not admitted (reported when it changes)
+    EVENTS_ERROR = "events-error"  # the engine's event stream broke: followed again
+    INTERNAL_ERROR = "internal-error"  # a bug in the loop or a job: reported, loop goes on
+    STOPPING = "stopping"  # stop() was called
+    STOPPED = "stopped"  # the loop ended (``message`` says what was left running)
+
+
+@attrs.frozen
+class LoopNotice:
+    """Something the loop reports besides apply events (``on_notice``; a log line).
+
+    Attributes:
+        kind: what happened.
+        message: for people.
+        source: the source it is about, or "".
+        pod: the pod key it is about, or "".
+    """
+
+    kind: NoticeKind
+    message: str
+    source: str = ""
+    pod: str = ""
+
+
+class Board(Protocol):
+    """What the loop reports to a status board (``podsync._board.LoopBoard``); each
+    method is called from the loop's threads and must be thread-safe and quick."""
+
+    def source_ok(self, source: str) -> None: ...
+
+    def source_error(self, source: str, message: str) -> None: ...
+
+    def sync_done(self, duration: float, ok: bool, message: str = "") -> None: ...
+
+    def action_done(self, kind: str, result: str) -> None: ...
+
+    def pods_seen(self, statuses: Sequence[PodStatus]) -> None: ...
+
+
+_CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
+_RESULTS = {ActionStatus.DONE: "ok", ActionStatus.FAILED: "failed", ActionStatus.SKIPPED: "skipped"}
+
+
+def _positive(name: str, value: float) -> float:
+    if isinstance(value, bool) or not value > 0:
+        raise ValueError(f"{name} must be positive seconds, got {value!r}")
+    return float(value)
+
+
+class Reconciler:
+    """Keep an engine running what the sources say, continuously.
+
+    Args:
+        sources: files, directories and http(s) URLs, as for ``load_pods`` (not
+            ``-``: standard input cannot be polled).
+        runtime: the engine; a ``podsync.docker.DockerRuntime()`` when ``None``,
+            closed when the loop ends.
+        options: planning options. Deletions are further limited to the pods of the
+            kinds of source (``file``, ``http``) whose every source was read once
+            (within ``ready_sources`` when it is given); ``gc`` applies every
+            ``gc_period``, the rounds in between collect nothing.
+        sync_period: seconds between full syncs (seed: 10).
+        source_period: seconds between two polls of a source (seed: 20).
+        source_periods: a period of its own for some sources, by source.
+        gc_period: seconds between garbage collections (seed: 60).
+        workers: pods synced at the same time, at most.
+        probe: run the pods' probes (each on its own period).
+        hook_timeout, probe_timeout: as for ``sync``.
+        max_bytes, http_timeout, node, on_warning, secret_key: as for ``load_pods``
+            (without ``secret_key`` a pod that uses a Secret's value is refused).
+        board: the status board the loop reports to (see ``Board``).
+        on_event: called with each apply ``Event`` (one per action, and failed probes),
+            from the workers, one call at a time.
+        on_notice: called with each ``LoopNotice``, from the loop's threads, one call
+            at a time.
+        clock: where the loop reads the time (its periods, the plans' ``now``); the
+            system's clocks when ``None``.
+        shutdown_timeout: seconds the syncs in progress get to finish when the loop
+            stops.
+        follow_events: follow the engine's events in ``run()`` to restart exited
+            containers at once.
+
+    Raises:
+        ValueError: a period or timeout is not positive, ``workers`` is below 1, a
+            source is ``-`` or given twice.
+    """
+
+    def __init__(
+        self,
+        sources: Sequence[str],
+        runtime: Runtime | None = None,
+        options: PlanOptions | None = None,
+        *,
+        sync_period: float = DEFAULT_SYNC_PERIOD,
+        source_period: float = DEFAULT_SOURCE_PERIOD,
+        source_periods: Mapping[str, float] | None = None,
+        gc_period: float = DEFAULT_GC_PERIOD,
+        workers: int = DEFAULT_WORKERS,
+        probe: bool = True,
+        hook_timeout: float = DEFAULT_HOOK_TIMEOUT,
+        probe_timeout: float | None = None,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        http_timeout: float = 10.0,
+        node: NodeInfo | None = None,
+        on_warning: Callable[[str], object] | None = None,
+        board: Board | None = None,
+        on_event: Callable[[Event], None] | None = None,
+        on_notice: Callable[[LoopNotice], None] | None = None,
+        clock: Clock | None = None,
+        shutdown_timeout: float = DEFAULT_SHUTDOWN_TIMEOUT,
+        follow_events: bool = True,
+        secret_key: SecretKey = None,
+    ) -> None:
+        self._sync_period = _positive("sync_period", sync_period)
+        self._source_period = _positive("source_period", source_period)
+        periods = dict(source_periods or {})
+        for name, period in periods.items():
+            if name not in sources:
+                raise ValueError(f"source_periods: {name!r} is not a source")
+            _positive(f"the period of {name}", period)
+        self._gc_period = _positive("gc_period", gc_period)
+        self._shutdown_timeout = _positive("shutdown_timeout", shutdown_timeout)
+        _positive("http_timeout", http_timeout)
+        _check_settings(workers, hook_timeout)
+        if probe_timeout is not None:
+            _positive("probe_timeout", probe_timeout)
+        self._sources = SourceSet(
+            sources,
+            node=node,
+            max_bytes=max_bytes,
+            http_timeout=http_timeout,
+            on_warning=on_warning,
+            secret_key=secret_key,
+        )
+        self._periods = {s: float(periods.get(s, self._source_period)) for s in self._sources.names}
+        self._owns_runtime = runtime is None
+        self._runtime: Runtime | None = runtime
+        self._options = options or PlanOptions()
+        self._probe = probe
+        self._hook_timeout = hook_timeout
+        self._probe_timeout = probe_timeout
+        self._board = board
+        self._on_event = on_event
+        self._on_notice = on_notice
+        self._clocks = clocks(clock)
+        self._follow_events = follow_events
+
+        self._lock = threading.Lock()  # the fields below that other threads touch
+        self._cond = threading.Condition(self._lock)
+        self._report_lock = threading.Lock()  # one callback at a time
+        self._engine_lock = threading.Lock()
+        self._stop = threading.Event()
+        self._wanted = False  # a round asked for (request_sync, a worker, an event)
+        self._reads: dict[str, SourceRead] = {}  # polls not merged yet (threaded sources)
+        self._threaded = False
+        self._threads: list[threading.Thread] = []
+        self._events: Stream[EngineEvent] | None = None
+        # Pod syncs finished, counted: a plan made from an observation taken before a
+        # pod's sync ended is stale for that pod.
+        self._done_count = 0
+        self._done_at: dict[str, int] = {}
+        # Containers the engine said died, by id: when it said so, and the next delay.
+        self._died: dict[str, tuple[float, float]] = {}
+        # Containers podsync's own workers are stopping, by id (when): their death is
+        # no news, and asks for no sync.
+        self._own_stops: dict[str, float] = {}
+        self._workers = PodWorkers(workers, on_error=self._job_failed)
+
+        # The coordinator's own state (tick(): one thread at a time).
+        self._tick_lock = threading.Lock()
+        start = self._clocks.elapsed()
+        self._started = start
+        self._polled: set[str] = set()  # the sources read at least once (well or not)
+        self._next_poll = dict.fromkeys(self._sources.names, start)
+        self._next_sync = start
+        self._next_gc = start
+        self._next_wake: float | None = None  # a back-off that ends, a probe due
+        self._retry_at: float | None = None  # after a failed round
+        self._failures = 0
+        self._source_errors: dict[str, str] = {}
+        self._rejected: dict[str, str] = {}
+
+    # -- the public controls -------------------------------------------------------------
+
+    @property
+    def desired(self) -> tuple[Pod, ...]:
+        """The desired pods as last merged from the sources."""
+        return self._sources.desired
+
+    def request_sync(self) -> None:
+        """Ask for a sync round now (from any thread): the loop wakes and syncs."""
+        with self._cond:
+            self._wanted = True
+            self._cond.notify_all()
+
+    def stop(self) -> None:
+        """End ``run()`` (from any thread; not from a signal handler, which may
+        interrupt a thread holding the loop's locks): no new work is taken;
+        ``run()`` returns once the syncs in progress finished, or after
+        ``shutdown_timeout``. The pods keep running."""
+        if self._stop.is_set():
+            return
+        self._stop.set()
+        self._notice(NoticeKind.STOPPING, "stopping: no new work is taken")
+        with self._cond:
+            self._cond.notify_all()
+        events = self._events
+        if events is not None:
+            events.close()
+
+    def wait_idle(self, timeout: float | None = None, *, pods: Sequence[str] | None = None) -> bool:
+        """Wait until no pod sync runs or waits (only those of the pod uids ``pods``
+        when given), at most ``timeout`` seconds; return whether they are idle."""
+        return self._workers.wait_idle(timeout, keys=pods)
+
+    def run(self) -> None:
+        """Run the loop in this thread until ``stop()``. Sources are polled in threads
+        of their own, and the engine's events followed in another. A reconciler runs
+        once: after ``stop()`` make a new one.
+
+        Raises:
+            RuntimeError: it ran, or runs, already.
+        """
+        with self._cond:
+            if self._threaded:
+                raise RuntimeError("a Reconciler runs once: make a new one")
+            self._threaded = True
+        try:
+            for name in self._sources.names:
+                self._start_thread(f"podsync-source-{len(self._threads)}", self._poll_loop, name)
+            if self._follow_events:
+                self._start_thread("podsync-events", self._event_loop)
+            while not self._stop.is_set():
+                try:
+                    wait = self.tick()
+                except Exception as exc:  # a bug of the loop: reported, and the loop goes on
+                    self._notice(NoticeKind.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
+                    wait = min(1.0, self._sync_period)
+                with self._cond:
+                    if not self._wanted and not self._reads and not self._stop.is_set():
+                        self._cond.wait(wait)
+        finally:
+            self._shut_down()
+
+    def __enter__(self) -> Reconciler:
+        thread = threading.Thread(target=self.run, name="podsync-loop", daemon=True)
+        self._loop_thread = thread
+        thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+        self._loop_thread.join()
+
+    def tick(self) -> float:
+        """Do what is due now - poll the sources whose period has come (with
+        ``run()``: merge what their threads read), sync when a source changed, a sync
+        was asked for, or a period or back-off ended - and return the seconds until
+        something is due next. For an embedder that runs its own loop (``run()`` calls
+        it); the pods' syncs go on in the workers after it returns."""
+        with self._tick_lock:
+            now = self._clocks.elapsed()
+            changed = self._take_sources(now)
+            with self._cond:
+                wanted, self._wanted = self._wanted, False
+            if self._sources_heard(now) and self._round_due(now, wanted or changed):
+                self._round(now)
+            now = self._clocks.elapsed()
+            if not self._sources_heard(now):
+                # Woken by the sources' threads as they report; at the latest then.
+                return max(0.0, self._started + self._first_poll_bound() - now)
+            return max(0.0, self._next_due() - now)
+
+    # -- sources ------------------------------------------------------------------------
+
+    def _sources_heard(self, now: float) -> bool:
+        """Whether every source was read once, or a source period passed: before,
+        a round would sync a desired state that is still being read (a source thread
+        may not have reported yet; a hanging URL gets one period)."""
+        if len(self._polled) == len(self._sources.names):
+            return True
+        return now - self._started >= self._first_poll_bound()
+
+    def _first_poll_bound(self) -> float:
+        return max(self._periods.values(), default=self._source_period)
+
+    def _take_sources(self, now: float) -> bool:
+        """Merge the sources' new polls; whether the desired pods changed."""
+        if self._threaded:
+            with self._cond:
+                reads, self._reads = self._reads, {}
+        else:
+            reads = {}
+            for name in self._sources.names:
+                if now >= self._next_poll[name]:
+                    reads[name] = self._sources.poll(name)
+                    self._next_poll[name] = now + self._periods[name]
+        if not reads:
+            return False
+        self._polled.update(reads)
+        result = self._sources.update(reads)
+        for name in self._sources.names:
+            message = result.errors.get(name)
+            if message is not None:
+                if self._source_errors.get(name) != message:
+                    self._notice(NoticeKind.SOURCE_ERROR, message, source=name)
+                self._source_errors[name] = message
+                self._report("source_error", name, message)
+            elif name in reads:
+                if self._source_errors.pop(name, None) is not None:
+                    self._notice(NoticeKind.SOURCE_OK, f"{name}: read again", source=name)
+                self._report("source_ok", name)
+        return result.desired_changed
+
+    def _poll_loop(self, name: str) -> None:
+        while not self._stop.is_set():
+            try:
+                read = self._sources.poll(name)
+            except Exception as exc:  # a bug: the source is in error, the thread goes on
+                read = SourceRead((), False, f"{name}: cannot read: {type(exc).__name__}: {exc}")
+            with self._cond:
+                earlier = self._reads.get(name)
+                if earlier is not None and earlier.changed and not read.error:
+                    # Not merged yet: the change it saw must not be lost.
+                    read = attrs.evolve(read, changed=True)
+                self._reads[name] = read
+                self._cond.notify_all()
+            self._stop.wait(self._periods[name])
+
+    # -- rounds -------------------------------------------------------------------------
+
+    def _round_due(self, now: float, asked: bool) -> bool:
+        if self._retry_at is not None:
+            # After a failed round, the engine gets its back-off whatever is asked.
+            return now >= self._retry_at
+        if asked or now >= self._next_sync or now >= self._next_gc:
+            return True
+        return self._next_wake is not None and now >= self._next_wake
+
+    def _next_due(self) -> float:
+        if self._retry_at is not None:
+            due = self._retry_at
+        else:
+            due = min(self._next_sync, self._next_gc)
+            if self._next_wake is not None:
+                due = min(due, self._next_wake)
+        if not self._threaded:
+            due = min(due, *self._next_poll.values())
+        return due
+
+    def _options_now(self, gc: bool) -> PlanOptions:
+        """The options of a round: deletions only for the kinds of source whose every
+        source was read once (within the caller's ``ready_sources``, when given), and
+        collection only in a GC round."""
+        not_ready = self._sources.kinds_not_ready()
+        ready = self._options.ready_sources
+        if ready is not None:
+            ready = ready - not_ready
+        elif not_ready:
+            ready = frozenset({"file", "http"}) - not_ready
+        return attrs.evolve(
+            self._options, ready_sources=ready, gc=self._options.gc if gc else _NO_GC
+        )
+
+    def _round(self, now: float) -> None:
+        gc = now >= self._next_gc
+        options = self._options_now(gc)
+        desired = self._sources.desired
+        started = self._clocks.elapsed()
+        with self._cond:
+            observed_at = self._done_count
+        try:
+            result = sync(
+                desired,
+                self._engine(),
+                options=options,
+                workers=1,
+                on_event=self._event,
+                probe=self._probe,
+                hook_timeout=self._hook_timeout,
+                probe_timeout=self._probe_timeout,
+                clock=self._clocks.given,
+                before_apply=_keep_plan,
+            )
+        except (RuntimeCallError, OSError) as exc:
+            self._round_failed(now, started, " ".join(str(exc).split()))
+            return
+        except Exception as exc:  # a bug of the loop: reported, and retried
+            self._round_failed(now, started, f"{type(exc).__name__}: {exc}", internal=True)
+            return
+        if self._failures:
+            self._notice(
+                NoticeKind.ENGINE_BACK, f"sync works again after {self._failures} failed round(s)"
+            )
+        self._failures, self._retry_at = 0, None
+        self._next_sync = now + self._sync_period
+        if gc:
+            self._next_gc = now + self._gc_period
+        self._dispatch(result.plan, observed_at)
+        self._next_wake = self._wake_after(result.plan, desired, now)
+        recheck = self._recheck_died(result.observation, now)
+        if recheck is not None:
+            self._next_wake = recheck if self._next_wake is None else min(self._next_wake, recheck)
+        self._report_rejections(result.plan)
+        self._report("sync_done", self._clocks.elapsed() - started, True)
+        if self._board is not None:
+            self._report("pods_seen", _statuses(desired, result, options))
+
+    def _round_failed(
+        self, now: float, started: float, message: str, *, internal: bool = False
+    ) -> None:
+        self._failures += 1
+        delay = min(2.0 ** (self._failures - 1), self._sync_period)
+        self._retry_at = now + delay
+        kind = NoticeKind.INTERNAL_ERROR if internal else NoticeKind.SYNC_ERROR
+        self._notice(kind, f"sync failed: {message} (retrying in {delay:g}s)")
+        self._report("sync_done", self._clocks.elapsed() - started, False, message)
+
+    def _engine(self) -> Runtime:
+        """The runtime; the default one is made on first use (from any thread)."""
+        with self._engine_lock:
+            if self._runtime is None:
+                self._runtime = _default_runtime()
+            return self._runtime
+
+    def _dispatch(self, plan: Plan, observed_at: int) -> None:
+        """Each pod's part of ``plan`` to the pod's worker. A pod whose sync runs, or
+        ended after the observation the plan was made from, is not given this plan (it
+        would act on what that sync changed): it gets a fresh round instead."""
+        if self._stop.is_set():
+            return  # stopping: no new work
+        stale = False
+        for pod_plan in plan.pods:
+            if all(isinstance(a, Wait) for a in pod_plan.actions):
+                continue
+            with self._cond:
+                if self._done_at.get(pod_plan.uid, -1) >= observed_at:
+                    stale = True
+                    continue
+            part = Plan(
+                pulls=tuple(p for p in plan.pulls if pod_plan.uid in p.pods),
+                pods=(pod_plan,),
+                options=plan.options,
+            )
+            self._workers.submit(
+                pod_plan.uid, functools.partial(self._apply, part), again=self.request_sync
+            )
+        if plan.cleanup:
+            part = Plan(cleanup=plan.cleanup, options=plan.options)
+            self._workers.submit(
+                _CLEANUP_KEY, functools.partial(self._apply, part), again=self.request_sync
+            )
+        if stale:
+            self.request_sync()
+
+    def _apply(self, part: Plan) -> None:
+        try:
+            result = apply(
+                part,
+                self._engine(),
+                workers=1,
+                on_event=self._event,
+                hook_timeout=self._hook_timeout,
+                clock=self._clocks.given,
+            )
+        finally:
+            with self._cond:
+                for pod_plan in part.pods:
+                    self._done_at[pod_plan.uid] = self._done_count
+                self._done_count += 1
+        for r in result.results:
+            self._report("action_done", action_kind(r.action), _RESULTS[r.status])
+
+    def _wake_after(self, plan: Plan, desired: Sequence[Pod], now: float) -> float | None:
+        """When to sync again before the period: when a crash-loop back-off ends (the
+        restart is due then, not at the next period), and when the shortest probe
+        period has passed (probes run on their own periods)."""
+        waits = [
+            a.seconds
+            for a in plan.actions
+            if isinstance(a, Wait) and a.reason is Reason.BACK_OFF and a.seconds > 0
+        ]
+        if self._probe:
+            waits.extend(
+                float(probe.period_seconds)
+                for pod in desired
+                for container in (*pod.init_containers, *pod.containers)
+                for probe in probes_of(container).values()
+            )
+        return now + min(waits) if waits else None
+
+    def _recheck_died(self, observation: Observation, now: float) -> float | None:
+        """When to look again at containers the engine said died but listed running."""
+        running = {c.id for c in observation.containers if c.running}
+        soonest: float | None = None
+        with self._cond:
+            for cid, since in list(self._own_stops.items()):
+                if cid not in running and now - since > _DIED_PATIENCE:
+                    del self._own_stops[cid]  # its die event was missed
+            for cid, (since, delay) in list(self._died.items()):
+                if cid not in running or now - since > _DIED_PATIENCE:
+                    del self._died[cid]
+                    continue
+                self._died[cid] = (since, delay * 2)
+                soonest = now + delay if soonest is None else min(soonest, now + delay)
+        return soonest
+
+    def _report_rejections(self, plan: Plan) -> None:
+        now = {r.uid: f"{r.pod}: {r.message}" for r in plan.rejected}
+        for r in plan.rejected:
+            if self._rejected.get(r.uid) != now[r.uid]:
+                self._notice(NoticeKind.REJECTED, r.message, pod=r.pod)
+        self._rejected = now
+
+    # -- engine events ------------------------------------------------------------------
+
+    def _event_loop(self) -> None:
+        delay, first = 1.0, True
+        while not self._stop.is_set():
+            try:
+                stream = self._engine().engine_events()
+            except Exception as exc:
+                self._notice(NoticeKind.EVENTS_ERROR, f"cannot follow engine events: {exc}")
+                self._stop.wait(delay)
+                delay = min(delay * 2, self._sync_period)
+                continue
+            with self._cond:
+                self._events = stream
+            if self._stop.is_set():
+                stream.close()
+                return
+            if not first:
+                # Events were missed while the stream was down: look at everything.
+                self.request_sync()
+            first, delay = False, 1.0
+            try:
+                for event in stream:
+                    if event.action in _EXIT_ACTIONS and LABEL_POD_UID in event.labels:
+                        with self._cond:
+                            if event.container_id in self._own_stops:
+                                if event.action == "die":
+                                    del self._own_stops[event.container_id]
+                                continue
+                            self._died.setdefault(
+                                event.container_id, (self._clocks.elapsed(), _DIED_RECHECK)
+                            )
+                        self.request_sync()
+            except Exception as exc:
+                if not self._stop.is_set():
+                    self._notice(NoticeKind.EVENTS_ERROR, f"engine events ended: {exc}")
+            self._stop.wait(delay)
+
+    # -- reporting ----------------------------------------------------------------------
+
+    def _event(self, event: Event) -> None:
+        if event.kind is EventKind.STOPPING and event.container_id:
+            with self._cond:
+                self._own_stops[event.container_id] = self._clocks.elapsed()
+        if self._on_event is not None:
+            with self._report_lock:
+                self._on_event(event)
+
+    def _notice(self, kind: NoticeKind, message: str, *, source: str = "", pod: str = "") -> None:
+        if self._on_notice is not None:
+            with self._report_lock:
+                self._on_notice(LoopNotice(kind, message, source, pod))
+
+    def _report(self, method: str, *args: object) -> None:
+        if self._board is None:
+            return
+        try:
+            getattr(self._board, method)(*args)
+        except Exception as exc:  # a board's bug must not stop the loop
+            self._notice(NoticeKind.INTERNAL_ERROR, f"board.{method} failed: {exc}")
+
+    def _job_failed(self, key: str, exc: BaseException) -> None:
+        self._notice(
+            NoticeKind.INTERNAL_ERROR, f"sync of {key} failed: {type(exc).__name__}: {exc}"
+        )
+
+    # -- threads and shutdown -----------------------------------------------------------
+
+    def _start_thread(self, name: str, target: Callable[..., None], *args: object) -> None:
+        thread = threading.Thread(target=target, args=args, name=name, daemon=True)
+        self._threads.append(thread)
+        thread.start()
+
+    def _shut_down(self) -> None:
+        self._stop.set()
+        with self._cond:
+            events = self._events
+        if events is not None:
+            events.close()
+        finished = self._workers.close(self._shutdown_timeout)
+        left = (
+            "" if finished else f"; syncs still running after {self._shutdown_timeout:g}s were left"
+        )
+        if self._owns_runtime and self._runtime is not None and finished:
+            self._runtime.close()
+        self._notice(NoticeKind.STOPPED, f"stopped; the pods keep running{left}")
+
+
+def _keep_plan(plan: Plan, observation: Observation) -> bool:
+    """``sync``'s ``before_apply``: the loop applies the plan pod by pod itself."""
+    return False
+
+
+def action_kind(action: Action) -> str:
+    """An action's kind as the board counts it: its class name in kebab case
+    (``pull``, ``create``, ``kill``, ``remove-pod-dir``, ``create-volume``)."""
+    return _CAMEL.sub("-", type(action).__name__).lower()
+
+
+def _statuses(desired: Sequence[Pod], result: SyncResult, options: PlanOptions) -> list[PodStatus]:
+    """The statuses of the desired pods and of the orphans, from the round's plan."""
+    containers = result.observation.containers
+    statuses = [
+        pod_status(
+            pod,
+            containers,
+            plan=result.plan,
+            options=options,
+            readiness=result.readiness,
+            startup=result.startup,
+        )
+        for pod in desired
+    ]
+    statuses.extend(orphaned_pod_statuses(containers, desired, options=options))
+    return statuses

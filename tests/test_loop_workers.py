@@ -1,0 +1,155 @@
+"""Per-pod workers (the seed's ``podWorkers``, reference §2.3): pods run in parallel
+within a bound, one pod's jobs one at a time, and a pod whose job runs gets its next
+job queued once, not twice. No clock: the jobs are held by events."""
+
+from __future__ import annotations
+
+import threading
+
+from podsync._workers import PodWorkers
+
+WAIT = 10.0  # seconds a test waits for a thread at most (never reached when it passes)
+
+
+def test_a_slow_pod_does_not_hold_the_others() -> None:
+    workers = PodWorkers(2)
+    release = threading.Event()
+    done: list[str] = []
+    lock = threading.Lock()
+
+    def slow() -> None:
+        release.wait(WAIT)
+        with lock:
+            done.append("slow")
+
+    def quick(name: str) -> None:
+        with lock:
+            done.append(name)
+
+    workers.submit("slow", slow)
+    for name in ("a", "b", "c"):
+        workers.submit(name, lambda name=name: quick(name))
+    try:
+        assert workers.wait_idle(WAIT, keys=("a", "b", "c"))
+        assert sorted(done) == ["a", "b", "c"]
+        assert workers.running("slow")
+    finally:
+        release.set()
+    assert workers.wait_idle(WAIT)
+    assert sorted(done) == ["a", "b", "c", "slow"]
+
+
+def test_a_running_pod_gets_its_next_job_once() -> None:
+    workers = PodWorkers(4)
+    release = threading.Event()
+    started = threading.Event()
+    ran: list[str] = []
+
+    def first() -> None:
+        started.set()
+        release.wait(WAIT)
+        ran.append("first")
+
+    workers.submit("web", first)
+    assert started.wait(WAIT)
+    # Three more requests while it runs: one follow-up, the latest.
+    for name in ("second", "third", "fourth"):
+        workers.submit("web", lambda name=name: ran.append(name))
+    assert workers.running("web")
+    release.set()
+    assert workers.wait_idle(WAIT)
+    assert ran == ["first", "fourth"]
+
+
+def test_again_replaces_the_job_for_a_running_pod() -> None:
+    workers = PodWorkers(1)
+    release = threading.Event()
+    started = threading.Event()
+    ran: list[str] = []
+
+    def first() -> None:
+        started.set()
+        release.wait(WAIT)
+        ran.append("first")
+
+    workers.submit("web", first)
+    assert started.wait(WAIT)
+    workers.submit("web", lambda: ran.append("stale plan"), again=lambda: ran.append("resync"))
+    release.set()
+    assert workers.wait_idle(WAIT)
+    assert ran == ["first", "resync"]
+
+
+def test_a_queued_job_that_has_not_started_is_replaced() -> None:
+    workers = PodWorkers(1)
+    release = threading.Event()
+    started = threading.Event()
+    ran: list[str] = []
+
+    def blocker() -> None:
+        started.set()
+        release.wait(WAIT)
+
+    workers.submit("other", blocker)
+    assert started.wait(WAIT)
+    workers.submit("web", lambda: ran.append("old"))
+    workers.submit("web", lambda: ran.append("new"), again=lambda: ran.append("resync"))
+    assert not workers.running("web")
+    release.set()
+    assert workers.wait_idle(WAIT)
+    assert ran == ["new"]
+
+
+def test_a_failing_job_is_reported_and_the_worker_goes_on() -> None:
+    errors: list[tuple[str, str]] = []
+    workers = PodWorkers(1, on_error=lambda key, exc: errors.append((key, str(exc))))
+
+    def boom() -> None:
+        raise RuntimeError("bug")
+
+    ran: list[str] = []
+    workers.submit("web", boom)
+    workers.submit("db", lambda: ran.append("db"))
+    assert workers.wait_idle(WAIT)
+    assert errors == [("web", "bug")]
+    assert ran == ["db"]
+
+
+def test_close_drops_queued_work_and_waits_for_running_jobs() -> None:
+    workers = PodWorkers(1)
+    release = threading.Event()
+    started = threading.Event()
+    ran: list[str] = []
+
+    def running() -> None:
+        started.set()
+        release.wait(WAIT)
+        ran.append("running")
+
+    workers.submit("web", running)
+    assert started.wait(WAIT)
+    workers.submit("db", lambda: ran.append("queued"))
+    workers.submit("web", lambda: ran.append("follow-up"))
+    threading.Timer(0.05, release.set).start()
+    assert workers.close(WAIT)
+    assert ran == ["running"]
+    # Closed: nothing more is taken.
+    assert not workers.submit("db", lambda: ran.append("late"))
+    assert ran == ["running"]
+
+
+def test_close_gives_up_after_its_bound() -> None:
+    workers = PodWorkers(1)
+    release = threading.Event()
+    started = threading.Event()
+
+    def stuck() -> None:
+        started.set()
+        release.wait(WAIT)
+
+    workers.submit("web", stuck)
+    assert started.wait(WAIT)
+    try:
+        assert not workers.close(0.01)
+    finally:
+        release.set()

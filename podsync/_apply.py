@@ -403,6 +403,21 @@ class _Applier:
             if removed:
                 self.emit(EventKind.POD_DIR_REMOVED, action, action.message)
         elif isinstance(action, WriteVolume):
+            unknown = sorted(
+                {
+                    f"Secret {f.secret.secret} key {f.secret.key}"
+                    for f in action.content.files
+                    if not f.known and f.secret is not None
+                }
+            )
+            if unknown:
+                # A saved plan holds a Secret volume's files by reference only: nothing
+                # is written without their values (as for a create's, see _create).
+                raise _ActionFailed(
+                    f"{action.path}: the plan holds Secret values by reference "
+                    f"({', '.join(unknown)}): read them from the sources first "
+                    "(podsync apply --plan does)"
+                )
             try:
                 written = self.volume_writer(
                     action.path,

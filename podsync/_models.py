@@ -23,6 +23,7 @@ from typing import Any
 import attrs
 
 from podsync._naming import pod_full_name
+from podsync._secrets import SecretPart
 from podsync._security import PodSecurityContext, SecurityContext
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
@@ -160,11 +161,20 @@ class VolumeKind(enum.StrEnum):
 class VolumeFile:
     """One file of a ``VolumeContent``: ``path`` relative to the volume (``/``
     between directories; never absolute, never with a ``..`` element), its bytes and
-    its permission bits."""
+    its permission bits.
+
+    A file of a secret volume names the Secret key it holds (``secret``: its reference
+    and the keyed digest of its value, ``podsync._secrets``): that is all a plan's text,
+    its JSON form or a digest ever shows of it. ``known`` is False in a plan read back
+    from JSON, where ``data`` is empty until the value is read from the sources again
+    (``podsync apply --plan`` does); nothing is written from such a file.
+    """
 
     path: str
     data: bytes = attrs.field(repr=False)
     mode: int = 0o644
+    secret: SecretPart | None = None
+    known: bool = True
 
 
 @attrs.frozen
@@ -192,11 +202,17 @@ class VolumeContent:
     def digest(self) -> str:
         """The sha256 (hex) of the kind, the files' paths, modes and bytes and the
         sources' names: equal for equal content, whatever process computes it. Computed
-        once per value (every plan compares it)."""
+        once per value (every plan compares it). A Secret's file counts by its keyed
+        digest, never its bytes: no digest of a Secret's value without the host's key
+        is ever made (and a saved plan's sealed file has the same digest)."""
         total = hashlib.sha256(f"{self.kind.value}\0".encode())
         for f in sorted(self.files, key=lambda f: f.path):
-            total.update(f"{f.path}\0{f.mode:o}\0{len(f.data)}\0".encode("utf-8", "surrogatepass"))
-            total.update(f.data)
+            total.update(f"{f.path}\0{f.mode:o}\0".encode("utf-8", "surrogatepass"))
+            if f.secret is not None:
+                total.update(f"secret\0{f.secret.digest}\0".encode())
+            else:
+                total.update(f"{len(f.data)}\0".encode())
+                total.update(f.data)
         for name in sorted(self.sources):
             total.update(f"{name}\0".encode())
         return total.hexdigest()

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from podsync._actions import PLAN_FORMAT_VERSION, CreateSpec, Plan, PodAction, PodPlan
+from podsync._models import VolumeFile
 from podsync._secrets import SEALABLE_FIELDS as _SEALABLE
 from podsync._secrets import SecretText, from_record, sealed_record
 from podsync.exceptions import ConfigError
@@ -59,6 +60,7 @@ def _converter() -> cattrs.Converter:
 
     converter.register_unstructure_hook(bytes, lambda value: base64.b64encode(value).decode())
     converter.register_structure_hook(bytes, structure_bytes)
+    _seal_volume_files(converter)
 
     configure_tagged_union(
         PodAction, converter, tag_name="action", tag_generator=lambda cls: cls.__name__.lower()
@@ -84,6 +86,38 @@ def _converter() -> cattrs.Converter:
         ),
     )
     return converter
+
+
+def _seal_volume_files(converter: cattrs.Converter) -> None:
+    """A secret volume's file is written as its Secret reference and keyed digest
+    (``secret``), never its bytes; read back, its value is not known (``known`` False,
+    ``data`` empty) until the sources give it again (apply refuses it before)."""
+    from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+
+    unstructure = make_dict_unstructure_fn(
+        VolumeFile,
+        converter,
+        secret=override(omit_if_default=True),
+        known=override(omit=True),
+    )
+    structure = make_dict_structure_fn(VolumeFile, converter, known=override(omit=True))
+
+    def unstructure_file(file: VolumeFile) -> dict[str, Any]:
+        data = unstructure(file)
+        if file.secret is not None:
+            del data["data"]
+        return data
+
+    def structure_file(data: Any, _: Any) -> VolumeFile:
+        if isinstance(data, dict) and data.get("secret") is not None:
+            if "data" in data:
+                raise ValueError("a Secret's file holds no data in a saved plan")
+            sealed = structure({**data, "data": ""}, VolumeFile)
+            return attrs.evolve(sealed, known=False)
+        return structure(data, VolumeFile)
+
+    converter.register_unstructure_hook(VolumeFile, unstructure_file)
+    converter.register_structure_hook(VolumeFile, structure_file)
 
 
 def _seal_create_specs(converter: cattrs.Converter) -> None:

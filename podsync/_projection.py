@@ -47,6 +47,8 @@ import hashlib
 import posixpath
 from collections.abc import Mapping, Sequence
 
+import attrs
+
 from podsync._env_resolve import _field_value, _no_object, _PodFacts, _resource_value
 from podsync._models import VolumeContent, VolumeFile, VolumeKind
 from podsync._schema import _VolumeV1
@@ -57,6 +59,7 @@ from podsync._schema_objects import (
     _KeyToPath,
     _SecretVolumeSource,
 )
+from podsync._secrets import SecretPart, secret_digest
 from podsync._yaml import _describe
 
 # Nothing here is public API: ``_convert`` projects each v1 volume here.
@@ -150,10 +153,15 @@ def _checked_files(
 
 
 def _digest(files: Sequence[VolumeFile]) -> str:
+    """A digest of ``files``; a Secret's file by its keyed digest, never its bytes."""
     total = hashlib.sha256()
     for f in files:
-        total.update(f"{f.path}\0{f.mode:o}\0{len(f.data)}\0".encode())
-        total.update(f.data)
+        total.update(f"{f.path}\0{f.mode:o}\0".encode())
+        if f.secret is not None:
+            total.update(f"secret\0{f.secret.digest}\0".encode())
+        else:
+            total.update(f"{len(f.data)}\0".encode())
+            total.update(f.data)
     return total.hexdigest()
 
 
@@ -224,13 +232,51 @@ def _secret(
     if found is None:
         if not source.optional:
             out.append((f"{path}.secretName", _no_object("Secret", source.secret_name, facts)))
+    elif not facts.objects.secret_key:
+        out.append((f"{path}.secretName", _NO_KEY))
     else:
         values = found.data
     mode = DEFAULT_SECRET_MODE if source.default_mode is None else source.default_mode
     entries = _key_files(what, values, source.items, mode, source.optional, path, out)
     files = _checked_files(entries, out)
+    if found is not None and facts.objects.secret_key:
+        # Each file names the key it holds, with the keyed digest of its value: what a
+        # plan shows, and what a saved plan reads the value back by (podsync._secrets).
+        key_of = {p: k for p, k in _item_keys(source.items, found.data)}
+        files = tuple(
+            attrs.evolve(
+                f,
+                secret=SecretPart(
+                    found.namespace,
+                    found.name,
+                    key_of[f.path],
+                    secret_digest(
+                        facts.objects.secret_key,
+                        found.namespace,
+                        found.name,
+                        key_of[f.path],
+                        f.data,
+                    ),
+                ),
+            )
+            for f in files
+        )
     digest = _digest(files) if values is not None else _MISSING
     return VolumeContent(VolumeKind.SECRET, files, {what: digest})
+
+
+_NO_KEY = (
+    "a Secret's value needs the host's digest key to be kept out of plans: pass "
+    "secret_key to load_pods (podsync.host_secret_key)"
+)
+
+
+def _item_keys(items: Sequence[_KeyToPath], data: Mapping[str, bytes]) -> list[tuple[str, str]]:
+    """(normalised path, key) of each file of a Secret's volume: every key at its own
+    name without ``items``, else each item's."""
+    if not items:
+        return [(key, key) for key in data]
+    return [(posixpath.normpath(i.path), i.key) for i in items if i.key in data]
 
 
 # ---------------------------------------------------------------------------------------

@@ -90,7 +90,6 @@ def _equals(*allowed: object) -> Callable[[object], bool]:
     )
 
 
-_CONFIG_AND_SECRETS = "Secret volumes are not implemented"
 _SOURCE_ONLY = _is_null  # a volume source asks for a volume even when written {}
 
 
@@ -224,8 +223,7 @@ _NOT_SUPPORTED: Mapping[str, Mapping[str, _Refusal]] = {
         ),
     },
     "Volume": {
-        # configMap and downwardAPI volumes are honoured (_projection).
-        "secret": _planned(_CONFIG_AND_SECRETS, accepts=_SOURCE_ONLY),
+        # configMap, secret and downwardAPI volumes are honoured (_projection).
         "projected": _planned("projected volumes are not implemented", accepts=_SOURCE_ONLY),
         "ephemeral": _Refusal(
             "generic ephemeral volumes are PersistentVolumeClaims a cluster provisions",

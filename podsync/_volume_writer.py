@@ -45,6 +45,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import hmac
 import json
 import os
 import stat
@@ -56,6 +57,7 @@ import attrs
 from podsync._actions import Plan, WriteVolume
 from podsync._hostfs import HostPathRefused, _components, _make_pod_path
 from podsync._models import VolumeContent, VolumeFile, WrittenVolume
+from podsync._secrets import SecretLookup, SecretMismatch, secret_digest
 from podsync._volumes import content_digest
 
 __all__: list[str] = []
@@ -350,3 +352,46 @@ def planned_volume_records(plan: Plan) -> tuple[WrittenVolume, ...]:
         return read_volumes(plan.options.root_dir, wanted) if wanted else ()
     except OSError:
         return ()
+
+
+def sealed_writes(plan: Plan) -> list[WriteVolume]:
+    """The ``WriteVolume`` s of ``plan`` that write a Secret's files (a saved plan holds
+    those by reference: ``VolumeFile.secret``)."""
+    return [
+        action
+        for action in plan.actions
+        if isinstance(action, WriteVolume) and any(f.secret for f in action.content.files)
+    ]
+
+
+def unseal_write(write: WriteVolume, lookup: SecretLookup, host_key: bytes) -> WriteVolume:
+    """``write`` with the values of its Secret files put back from the Secrets
+    ``lookup`` finds, each checked against the keyed digest it was planned with (as
+    ``podsync._secrets.unseal`` does for a create's text, but bytes: a file may hold
+    any).
+
+    Raises:
+        SecretMismatch: a Secret or key is missing, or its value is not the one the plan
+            was made with.
+    """
+    files = []
+    for f in write.content.files:
+        part = f.secret
+        if f.known or part is None:
+            files.append(f)
+            continue
+        data = lookup(part.namespace, part.name)
+        if data is None:
+            raise SecretMismatch(f"Secret {part.secret} is not in the sources")
+        if part.key not in data:
+            raise SecretMismatch(f"Secret {part.secret} has no key {part.key!r}")
+        value = data[part.key]
+        digest = secret_digest(host_key, part.namespace, part.name, part.key, value)
+        if not hmac.compare_digest(digest, part.digest):
+            raise SecretMismatch(
+                f"the value of Secret {part.secret} key {part.key} is not the one the plan "
+                "was made with"
+            )
+        files.append(attrs.evolve(f, data=value, known=True))
+    content = attrs.evolve(write.content, files=tuple(files))
+    return attrs.evolve(write, content=content)

@@ -131,11 +131,6 @@ REFUSED = {
         "pod.yaml: $.spec.volumes[0].csi: csi is not supported by podsync: "
         "CSI volumes need a cluster's CSI driver",
     ),
-    "secret volume": (
-        pod_with(spec="  volumes:\n  - name: cfg\n    secret: {secretName: settings}\n"),
-        "pod.yaml: $.spec.volumes[0].secret: secret is not supported by podsync yet: "
-        "Secret volumes are not implemented",
-    ),
     "subPath": (
         pod_with(
             spec="  volumes:\n  - {name: data, emptyDir: {}}\n",

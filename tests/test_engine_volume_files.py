@@ -5,6 +5,7 @@ swap, as the kubelet's atomic writer does it."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -191,3 +192,45 @@ def test_a_non_root_user_reads_owner_only_files_through_the_fs_group(
         0,
         "640 0 2000\n",
     )
+
+
+SECRET_POD = f"""\
+apiVersion: v1
+kind: Secret
+metadata: {{name: db}}
+stringData: {{password: hunter2}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {{name: NAME}}
+spec:
+  volumes:
+  - {{name: creds, secret: {{secretName: db}}}}
+  containers:
+  - name: app
+    image: {TEST_IMAGE}
+    imagePullPolicy: Never
+    command: [/bin/sh, -c, "{SERVE}"]
+    volumeMounts: [{{name: creds, mountPath: /run/creds}}]
+"""
+
+
+def test_a_secret_file_is_read_by_its_owner_only(
+    engine: docker.DockerClient, cleanup: Cleanup, runtime: DockerRuntime, tmp_path: Path
+) -> None:
+    """A secret volume's file is 0400 (issue 14), readable by the container's root,
+    and its value is in no label of the container."""
+    text = SECRET_POD.replace("NAME", f"vol-{uuid.uuid4().hex[:8]}")
+    (pod,) = parse_pods(text, secret_key=b"k" * 32)
+    cleanup.add_label(f"{podsync.labels.LABEL_POD_UID}={pod.uid}")
+    _sync(pod, runtime, _options(tmp_path))
+    app = _app(engine, pod)
+    cid = str(app["Id"])
+    assert _exec(runtime, cid, "/bin/cat", "/run/creds/password") == (0, "hunter2")
+    assert _exec(runtime, cid, "/bin/stat", "-L", "-c", "%a", "/run/creds/password") == (
+        0,
+        "400\n",
+    )
+    config = app["Config"]
+    assert isinstance(config, dict)
+    assert "hunter2" not in json.dumps(config["Labels"])

@@ -429,7 +429,9 @@ class _Applier:
             except _HOST_ERRORS as exc:
                 raise _ActionFailed(f"write {action.path}: {exc}") from exc
             if written:
-                self.emit(EventKind.VOLUME_WRITTEN, action, action.message)
+                kind = action.content.kind.value
+                what = f"wrote the files of volume {action.volume} ({kind})"
+                self.emit(EventKind.VOLUME_WRITTEN, action, what)
         elif isinstance(action, RemoveImage):
             with _runtime_call("remove image", action.image_id):
                 runtime.remove_image(action.image_id)

@@ -299,3 +299,27 @@ def test_a_saved_plan_is_stale_once_a_volume_it_writes_changed(
     code, err = run("apply", "--plan", fresh)
     assert code == 0, err
     assert (volume / "app.conf").read_text() == "color=blue\n"
+
+
+def test_apply_reports_the_files_it_wrote(tmp_path: Path) -> None:
+    """One ``volume-written`` event per volume written (none when a racing apply wrote
+    the same files first), which ends its action in the progress count."""
+    from podsync import EventKind
+    from podsync._console import _ENDS_ACTION
+
+    events: list[tuple[EventKind, str, str]] = []
+    result = sync(
+        load(),
+        fake(),
+        options=PlanOptions(root_dir=str(tmp_path)),
+        probe=False,
+        clock=FakeClock(NOW),
+        on_event=lambda e: events.append((e.kind, e.pod, e.message)),
+    )
+    assert result.ok
+    written = [e for e in events if e[0] is EventKind.VOLUME_WRITTEN]
+    assert written == [
+        (EventKind.VOLUME_WRITTEN, "default/web", "wrote the files of volume config (configMap)"),
+        (EventKind.VOLUME_WRITTEN, "default/web", "wrote the files of volume info (downwardAPI)"),
+    ]
+    assert EventKind.VOLUME_WRITTEN in _ENDS_ACTION

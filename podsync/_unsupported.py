@@ -132,7 +132,9 @@ _NOT_SUPPORTED: Mapping[str, Mapping[str, _Refusal]] = {
     # so what binds a claim to a cluster's volumes or provisioner is refused.
     "PersistentVolumeClaimSpec": {
         "storageClassName": _Refusal(
-            "every claim is a Docker local volume; a storage class needs a cluster's provisioner",
+            # The document is optional: the hint says how to keep the pod file as it is.
+            "every claim is a Docker local volume; a storage class needs a cluster's provisioner"
+            " (the PersistentVolumeClaim document is optional: leave it out of the sources)",
             _equals(""),
             "''",
         ),

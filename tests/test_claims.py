@@ -494,7 +494,8 @@ REFUSED = "is not supported by podsync"
             [
                 f"pod.yaml: $.spec.storageClassName: storageClassName: 'fast-ssd' {REFUSED}: "
                 "every claim is a Docker local volume; a storage class needs a cluster's "
-                "provisioner (only '' is)"
+                "provisioner (the PersistentVolumeClaim document is optional: leave it out of "
+                "the sources) (only '' is)"
             ],
             id="storage-class",
         ),

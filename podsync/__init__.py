@@ -42,7 +42,11 @@ from podsync._models import (
     TCPSocketAction,
     TerminationMessagePolicy,
     Volume,
+    VolumeContent,
+    VolumeFile,
+    VolumeKind,
     VolumeMount,
+    WrittenVolume,
     derive_pod_uid,
 )
 from podsync._naming import (
@@ -89,6 +93,7 @@ from podsync._actions import (
     RemoveImage,
     RemovePodDir,
     Wait,
+    WriteVolume,
 )
 
 # isort: split
@@ -320,9 +325,14 @@ __all__ = [
     "TerminationMessagePolicy",
     "TmpfsMount",
     "Volume",
+    "VolumeContent",
+    "VolumeFile",
+    "VolumeKind",
     "VolumeMount",
     "VolumeOwnership",
     "Wait",
+    "WriteVolume",
+    "WrittenVolume",
     "apply",
     "claim_volume_name",
     "container_name",

@@ -2,10 +2,10 @@
 
 ``Reason`` (why an action is planned), ``CreateSpec`` (what a create asks of a runtime),
 the actions (``Pull``, ``Create``, ``Kill``, ``Remove``, ``Wait``, ``RemovePodDir``,
-``RemoveImage``, ``CreateVolume``), ``PodPlan``, ``Rejection`` and ``Plan`` with its
-renderings for people (``describe``, ``render``, ``summary``); the stop-record words
-(``FAILED_STOPS``) that the planner reads and apply writes; the plan's JSON format
-version.
+``WriteVolume``, ``RemoveImage``, ``CreateVolume``), ``PodPlan``, ``Rejection`` and
+``Plan`` with its renderings for people (``describe``, ``render``, ``summary``); the
+stop-record words (``FAILED_STOPS``) that the planner reads and apply writes; the plan's
+JSON format version.
 
 Contract: frozen values and pure text functions. The planner produces these values; the
 apply side, the runtimes, the JSON form and the command line consume them, so this
@@ -25,7 +25,7 @@ from collections.abc import Mapping
 
 import attrs
 
-from podsync._models import Handler, HostAlias
+from podsync._models import Handler, HostAlias, VolumeContent
 from podsync._options import PlanOptions
 from podsync._ports import PortMapping
 from podsync._security import ContainerSecurity
@@ -52,6 +52,7 @@ __all__ = [
     "RemoveImage",
     "RemovePodDir",
     "Wait",
+    "WriteVolume",
     "shorten_ids",
 ]
 
@@ -117,6 +118,9 @@ class Reason(enum.StrEnum):
     INIT_PENDING = "init-pending"  # wait: an init container before it has not finished
     INIT_FAILED = "init-failed"  # stop a sidecar: an init container failed under Never
     INIT_PURGED = "init-purged"  # remove an init instance from before the pod was rebuilt
+    # volume files (configMap, secret, downwardAPI volumes; kubelet-modern.md §9)
+    VOLUME_MISSING = "volume-missing"  # write: the volume's files were never written
+    VOLUME_CHANGED = "volume-changed"  # rewrite: an object (or pod field) they show changed
     # named volumes (issue 14)
     CLAIM_FIRST_USE = "claim-first-use"  # create a claim's volume: the first container mounts it
 
@@ -337,6 +341,28 @@ class RemovePodDir:
 
 
 @attrs.frozen
+class WriteVolume:
+    """Write the files of the volume ``volume`` of pod ``pod_uid`` (``pod``: its key) -
+    a configMap, secret or downwardAPI volume - into its directory ``path`` under the
+    root directory, replacing what is there in one atomic swap (the kubelet's atomic
+    writer: the ``..data`` symlink). Planned before the first container that mounts the
+    volume is created, and again whenever ``content`` changed: the containers that
+    mount it keep running and see the new files.
+
+    ``fs_group``: the pod's fsGroup, which then owns the files (``None``: root's group).
+    """
+
+    pod: str
+    pod_uid: str
+    volume: str
+    path: str
+    content: VolumeContent
+    reason: Reason
+    message: str
+    fs_group: int | None = None
+
+
+@attrs.frozen
 class RemoveImage:
     """Remove an image by id."""
 
@@ -364,7 +390,7 @@ class CreateVolume:
 
 
 #: An action of one pod (``PodPlan.actions``), run in order with the pod's others.
-PodAction = Create | Kill | Remove | Wait | RemovePodDir | CreateVolume
+PodAction = Create | Kill | Remove | Wait | RemovePodDir | WriteVolume | CreateVolume
 #: Any action of a plan: the pulls, a pod's actions and the engine-wide cleanup.
 Action = Pull | PodAction | RemoveImage
 
@@ -503,6 +529,7 @@ VERBS: Mapping[type, str] = {
     Remove: "remove",
     Wait: "wait",
     RemovePodDir: "tear down",
+    WriteVolume: "write files",
     RemoveImage: "remove image",
     CreateVolume: "create volume",
 }

@@ -29,7 +29,7 @@ import contextlib
 import enum
 import threading
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import attrs
 
@@ -48,6 +48,7 @@ from podsync._actions import (
     RemoveImage,
     RemovePodDir,
     Wait,
+    WriteVolume,
 )
 from podsync._clock import Clock, Clocks, clocks, system_time
 from podsync._hooks import HandlerError, run_handler
@@ -59,9 +60,10 @@ from podsync._hostfs import (
     write_stop_record,
 )
 from podsync._labels import LABEL_POD_UID, LABEL_SPEC_HASH
-from podsync._models import Handler
+from podsync._models import Handler, VolumeContent
 from podsync._runtime import Runtime
 from podsync._secrets import spec_texts
+from podsync._volume_writer import write_volume
 from podsync.exceptions import NameConflict, RuntimeCallError
 
 if TYPE_CHECKING:
@@ -123,6 +125,7 @@ class EventKind(enum.StrEnum):
     KILLING = "stopping"
     REMOVED = "removed"  # an exited container was removed
     POD_DIR_REMOVED = "pod-dir-removed"  # a pod directory was torn down
+    VOLUME_WRITTEN = "volume-written"  # a volume's files were written (``WriteVolume``)
     IMAGE_REMOVED = "image-removed"  # an image was removed
     FAILED = "failed"  # an action failed (the message is the error)
     HOOK_FAILED = "hook-failed"  # a postStart or preStop handler failed
@@ -243,7 +246,32 @@ class ApplyResult:
         return "\n".join(lines)
 
 
-_ACTION_TYPES = (Pull, Create, Kill, Remove, Wait, RemovePodDir, RemoveImage, CreateVolume)
+_ACTION_TYPES = (
+    Pull,
+    Create,
+    Kill,
+    Remove,
+    Wait,
+    RemovePodDir,
+    WriteVolume,
+    RemoveImage,
+    CreateVolume,
+)
+
+
+class _VolumeWriter(Protocol):
+    """Writes a volume's content (``_volume_writer.write_volume``'s signature): True
+    when something was written, False when it held the content already."""
+
+    def __call__(
+        self,
+        path: str,
+        root_dir: str,
+        content: VolumeContent,
+        *,
+        fs_group: int | None,
+        now: float,
+    ) -> bool: ...
 
 
 class _ActionFailed(Exception):
@@ -281,6 +309,10 @@ class _Applier:
     ) -> None:
         self.runtime = runtime
         self.clocks = clocks
+        # Where a WriteVolume's files go: the host, under the root directory. Kept
+        # apart from the projection so that another writer (an engine volume, through
+        # the engine's archive API) can take its place.
+        self.volume_writer: _VolumeWriter = write_volume
         self.root_dir = root_dir
         self.on_event = on_event
         self.hook_timeout = hook_timeout
@@ -370,6 +402,36 @@ class _Applier:
                 raise _ActionFailed(f"tear down {action.path}: {exc}") from exc
             if removed:
                 self.emit(EventKind.POD_DIR_REMOVED, action, action.message)
+        elif isinstance(action, WriteVolume):
+            unknown = sorted(
+                {
+                    f"Secret {f.secret.secret} key {f.secret.key}"
+                    for f in action.content.files
+                    if not f.known and f.secret is not None
+                }
+            )
+            if unknown:
+                # A saved plan holds a Secret volume's files by reference only: nothing
+                # is written without their values (as for a create's, see _create).
+                raise _ActionFailed(
+                    f"{action.path}: the plan holds Secret values by reference "
+                    f"({', '.join(unknown)}): read them from the sources first "
+                    "(podsync apply --plan does)"
+                )
+            try:
+                written = self.volume_writer(
+                    action.path,
+                    self.root_dir,
+                    action.content,
+                    fs_group=action.fs_group,
+                    now=self.clocks.now(),
+                )
+            except _HOST_ERRORS as exc:
+                raise _ActionFailed(f"write {action.path}: {exc}") from exc
+            if written:
+                kind = action.content.kind.value
+                what = f"wrote the files of volume {action.volume} ({kind})"
+                self.emit(EventKind.VOLUME_WRITTEN, action, what)
         elif isinstance(action, RemoveImage):
             with _runtime_call("remove image", action.image_id):
                 runtime.remove_image(action.image_id)
@@ -564,7 +626,7 @@ def _event_pod_uid(action: Action) -> str:
 
 
 def _container_of(action: Action) -> str:
-    if isinstance(action, Pull | RemoveImage | RemovePodDir):
+    if isinstance(action, Pull | RemoveImage | RemovePodDir | WriteVolume):
         return ""
     return action.container
 

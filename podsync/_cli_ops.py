@@ -478,8 +478,11 @@ def _spec_lines(instance: ObservedContainer | None, pod: Pod | None, name: str) 
             )
             for p in spec.ports
         ]
+        # configMap, secret and downwardAPI volumes are mounted read-only whatever the
+        # mount says (podsync writes their files).
+        written = {v.name for v in pod.volumes if v.content is not None} if pod else set()
         mounts = [
-            f"{m.mount_path} from {m.name}" + (" (ro)" if m.read_only else "")
+            f"{m.mount_path} from {m.name}" + (" (ro)" if m.read_only or m.name in written else "")
             for m in spec.volume_mounts
         ]
     elif instance is not None and LABEL_SPEC in instance.labels:

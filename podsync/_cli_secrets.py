@@ -4,7 +4,8 @@ sources a plan's Secret values are read again from, and ``apply --plan`` puts th
 A saved plan holds a Secret value by reference and keyed digest only
 (``podsync._secrets``); this is where the command line reads the Secrets of the plan's
 sources again, checks each value against the digest it was planned with, and refuses
-the plan when one changed or is missing. Moved out of ``cli`` to keep one concept per
+the plan when one changed or is missing - for a create's env and command, and for the
+files of a secret volume (``WriteVolume``). Moved out of ``cli`` to keep one concept per
 module.
 """
 
@@ -15,10 +16,11 @@ from collections.abc import Iterator, Mapping, Sequence
 
 import attrs
 
-from podsync._actions import Create, Plan
+from podsync._actions import Create, Plan, PodAction
 from podsync._cli_args import _Failure, _host_key
 from podsync._config import _read_secrets
 from podsync._secrets import SecretMismatch, map_secret_texts, spec_texts, unseal
+from podsync._volume_writer import sealed_writes, unseal_write
 from podsync.exceptions import ConfigError
 
 __all__: list[str] = []
@@ -35,7 +37,7 @@ def _sealed_creates(the_plan: Plan) -> Iterator[Create]:
 def _with_sources(the_plan: Plan, sources: Sequence[str]) -> Plan:
     """A plan to save, with the sources its Secret values are read again from
     (``Plan.sources``, absolute) when it holds any."""
-    if next(_sealed_creates(the_plan), None) is None:
+    if next(_sealed_creates(the_plan), None) is None and not sealed_writes(the_plan):
         return the_plan
     where = tuple(
         s if s == "-" or s.startswith(("http://", "https://")) else os.path.abspath(s)
@@ -48,7 +50,9 @@ def _unsealed(the_plan: Plan, source: str) -> Plan:
     """A saved plan with its Secret values put back from its sources, each checked
     against the digest it was planned with (``podsync._secrets``)."""
     creates = list(_sealed_creates(the_plan))
-    if not any(not t.known for c in creates for t in spec_texts(c.spec)):
+    # A secret volume's files, held by reference too (VolumeFile.secret).
+    writes = [w for w in sealed_writes(the_plan) if any(not f.known for f in w.content.files)]
+    if not writes and not any(not t.known for c in creates for t in spec_texts(c.spec)):
         return the_plan
     if not the_plan.sources or "-" in the_plan.sources:
         raise _Failure(
@@ -67,9 +71,10 @@ def _unsealed(the_plan: Plan, source: str) -> Plan:
 
     try:
         # Only the creates that hold Secret values are walked (a plan of many pods).
-        unsealed = {
+        unsealed: dict[int, PodAction] = {
             id(c): map_secret_texts(c, lambda text: unseal(text, found, key)) for c in creates
         }
+        unsealed.update({id(w): unseal_write(w, found, key) for w in writes})
     except SecretMismatch as exc:
         raise _Failure(
             f"the saved plan cannot be applied: {exc}; make the plan again (podsync plan -o)"

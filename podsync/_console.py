@@ -142,7 +142,7 @@ def event_text(event: Event) -> str:
 
 # The events that end an action, for the progress bar's count: a pull, a create (its
 # start, or the adoption of a racing apply's container), a stop (counted when it
-# begins), a removal, a teardown, a failure, a volume's create.
+# begins), a removal, a teardown, a failure, a volume's create, a volume's files.
 _ENDS_ACTION = frozenset(
     {
         EventKind.PULLED,
@@ -154,6 +154,7 @@ _ENDS_ACTION = frozenset(
         EventKind.IMAGE_REMOVED,
         EventKind.FAILED,
         EventKind.VOLUME_CREATED,
+        EventKind.VOLUME_WRITTEN,
     }
 )
 

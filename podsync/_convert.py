@@ -61,6 +61,7 @@ from podsync._models import (
 )
 from podsync._node import NodeInfo
 from podsync._objects import _Objects
+from podsync._projection import _project_volume
 from podsync._schema import (
     _Empty,
     _EmptyDirV1,
@@ -72,6 +73,7 @@ from podsync._schema import (
     _PodV1,
     _RestartPolicyV1Beta1,
     _structure,
+    _VolumeV1,
 )
 from podsync._schema_objects import _ClaimSourceV1
 from podsync._security import PodSecurityContext
@@ -173,6 +175,54 @@ def _check_claim_names(
                     f"{_VOLUME_NAME_MAX}",
                 )
             )
+
+
+# A v1 volume's sources podsync honours, by their keys.
+_V1_SOURCES = (
+    "hostPath",
+    "emptyDir",
+    "persistentVolumeClaim",
+    "configMap",
+    "secret",
+    "downwardAPI",
+)
+# The sources of a volume with files (their pairs with others get the message below;
+# pairs among the others keep _volume's).
+_CONTENT_SOURCES = frozenset(("configMap", "secret", "downwardAPI"))
+
+
+def _volume_v1(v: _VolumeV1, facts: _PodFacts, path: str, out: list[tuple[str, str]]) -> Volume:
+    given = [
+        key
+        for key, value in zip(
+            _V1_SOURCES,
+            (
+                v.host_path,
+                v.empty_dir,
+                v.persistent_volume_claim,
+                v.config_map,
+                v.secret,
+                v.downward_api,
+            ),
+            strict=True,
+        )
+        if value is not None
+    ]
+    if len(given) > 1 and _CONTENT_SOURCES.intersection(given):
+        names = ", ".join(_V1_SOURCES[:-1]) + f" or {_V1_SOURCES[-1]}"
+        out.append((path, f"needs at most one of {names}, got {' and '.join(given)}"))
+        return Volume(name=v.name)
+    volume = _volume(
+        v.name,
+        v.host_path,
+        v.empty_dir,
+        ("hostPath", "emptyDir"),
+        path,
+        out,
+        v.persistent_volume_claim,
+    )
+    content = _project_volume(v, facts, path, out)
+    return volume if content is None else attrs.evolve(volume, content=content)
 
 
 def _restart_v1beta1(
@@ -281,18 +331,6 @@ def _pod_from_v1(
     spec_path = f"{root}.spec"
     before = len(out)
     extra = _pod_fields(doc, root, out)
-    volumes = [
-        _volume(
-            v.name,
-            v.host_path,
-            v.empty_dir,
-            ("hostPath", "emptyDir"),
-            f"{spec_path}.volumes[{i}]",
-            out,
-            v.persistent_volume_claim,
-        )
-        for i, v in enumerate(doc.spec.volumes)
-    ]
     meta = doc.metadata
     shared = context.shared
     resources = [
@@ -321,6 +359,10 @@ def _pod_from_v1(
         # Reversed: with a repeated name (an error of its own) the first one counts.
         resources={c.name: r for c, r in reversed(list(named))},
     )
+    volumes = [
+        _volume_v1(v, facts, f"{spec_path}.volumes[{i}]", out)
+        for i, v in enumerate(doc.spec.volumes)
+    ]
     containers = [
         _container_v1(c, facts, f"{spec_path}.containers[{i}]", out, resources[i])
         for i, c in enumerate(doc.spec.containers)

@@ -60,8 +60,8 @@ from podsync._models import EnvVar, Resources
 from podsync._node import NodeInfo
 from podsync._objects import _Objects, _Secret
 from podsync._scalars import _ENV_NAME
-from podsync._schema import _EnvVarV1, _FieldRef, _ResourceFieldRef
-from podsync._schema_objects import _EnvFromSource, _KeySelector
+from podsync._schema import _EnvVarV1
+from podsync._schema_objects import _EnvFromSource, _FieldRef, _KeySelector, _ResourceFieldRef
 from podsync._secrets import SecretPart, SecretText, join_texts, secret_digest
 from podsync._yaml import _describe
 

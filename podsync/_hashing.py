@@ -374,6 +374,10 @@ _VOLUME = _Record(
     _Field("memory", "None if v.memory is None else v.memory.size", _INT, default=None),
     _Field("claim", "None if v.claim is None else v.claim.claim_name", _NULLABLE_STR, default=None),
     _Field("claim_read_only", "v.claim is not None and v.claim.read_only", _BOOL, default=_UNSET),
+    # A volume whose files podsync writes (configMap, secret, downwardAPI: issue 14) by
+    # its kind only: the files change in place (the kubelet's ..data swap), so an edited
+    # ConfigMap does not replace the containers that mount it.
+    _Field("content", "None if v.content is None else v.content.kind.value", _STR, default=None),
 )
 
 
@@ -401,7 +405,7 @@ _APP_POD = _Record(
 
 def _root_dir_field(container: Container, pod: Pod | None, root_dir: str) -> str | None:
     # The root directory shapes a container only through its binds: the termination-
-    # message file and the emptyDir volumes it mounts live under it. Normalised, so
+    # message file and the emptyDir and content volumes it mounts live under it. Normalised, so
     # that "/srv/podsync/" and "/srv/podsync" (the same binds) are one value; None at
     # the default, so that the form stays version 1's (and, the common case, without
     # looking at the container).
@@ -411,7 +415,7 @@ def _root_dir_field(container: Container, pod: Pod | None, root_dir: str) -> str
     if container.termination_message_path:
         return recorded
     if pod is not None and container.volume_mounts:
-        empty = {v.name for v in pod.volumes if v.on_disk}
+        empty = {v.name for v in pod.volumes if v.on_disk or v.content is not None}
         if any(m.name in empty for m in container.volume_mounts):
             return recorded
     return None

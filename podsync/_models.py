@@ -15,12 +15,15 @@ through private cattrs converters.
 from __future__ import annotations
 
 import enum
+import functools
+import hashlib
 from collections.abc import Callable
 from typing import Any
 
 import attrs
 
 from podsync._naming import pod_full_name
+from podsync._secrets import SecretPart
 from podsync._security import PodSecurityContext, SecurityContext
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
@@ -48,7 +51,11 @@ __all__ = [
     "RestartPolicy",
     "TCPSocketAction",
     "Volume",
+    "VolumeContent",
+    "VolumeFile",
+    "VolumeKind",
     "VolumeMount",
+    "WrittenVolume",
     "derive_pod_uid",
 ]
 
@@ -141,6 +148,76 @@ class MemoryMedium:
     size: int
 
 
+class VolumeKind(enum.StrEnum):
+    """The kinds of volume whose files podsync writes (``VolumeContent``), by their
+    Kubernetes volume source."""
+
+    CONFIG_MAP = "configMap"
+    SECRET = "secret"
+    DOWNWARD_API = "downwardAPI"
+
+
+@attrs.frozen
+class VolumeFile:
+    """One file of a ``VolumeContent``: ``path`` relative to the volume (``/``
+    between directories; never absolute, never with a ``..`` element), its bytes and
+    its permission bits.
+
+    A file of a secret volume names the Secret key it holds (``secret``: its reference
+    and the keyed digest of its value, ``podsync._secrets``): that is all a plan's text,
+    its JSON form or a digest ever shows of it. ``known`` is False in a plan read back
+    from JSON, where ``data`` is empty until the value is read from the sources again
+    (``podsync apply --plan`` does); nothing is written from such a file.
+    """
+
+    path: str
+    data: bytes = attrs.field(repr=False)
+    mode: int = 0o644
+    secret: SecretPart | None = None
+    known: bool = True
+
+
+@attrs.frozen
+class VolumeContent:
+    """The files of a ``configMap``, ``secret`` or ``downwardAPI`` volume, as the
+    loader projects them from the sources' objects and the pod (kubelet-modern.md §9).
+
+    Attributes:
+        kind: the volume source they come from.
+        files: the files, sorted by path.
+        sources: what the files were read from, each with a digest of what it
+            contributed (``{"ConfigMap default/settings": "<sha256>"}``): a plan that
+            rewrites the volume names the source whose digest changed.
+
+    The content is not part of any container's spec hash: when it changes, the files
+    are rewritten in place (the kubelet's ``..data`` swap) and the containers that
+    mount the volume keep running.
+    """
+
+    kind: VolumeKind
+    files: tuple[VolumeFile, ...] = ()
+    sources: dict[str, str] = attrs.field(factory=dict, hash=False)
+
+    @functools.cached_property
+    def digest(self) -> str:
+        """The sha256 (hex) of the kind, the files' paths, modes and bytes and the
+        sources' names: equal for equal content, whatever process computes it. Computed
+        once per value (every plan compares it). A Secret's file counts by its keyed
+        digest, never its bytes: no digest of a Secret's value without the host's key
+        is ever made (and a saved plan's sealed file has the same digest)."""
+        total = hashlib.sha256(f"{self.kind.value}\0".encode())
+        for f in sorted(self.files, key=lambda f: f.path):
+            total.update(f"{f.path}\0{f.mode:o}\0".encode("utf-8", "surrogatepass"))
+            if f.secret is not None:
+                total.update(f"secret\0{f.secret.digest}\0".encode())
+            else:
+                total.update(f"{len(f.data)}\0".encode())
+                total.update(f.data)
+        for name in sorted(self.sources):
+            total.update(f"{name}\0".encode())
+        return total.hexdigest()
+
+
 @attrs.frozen
 class ClaimSource:
     """A ``persistentVolumeClaim`` volume source: the data of claim ``claim_name`` in the
@@ -154,24 +231,32 @@ class ClaimSource:
 @attrs.frozen
 class Volume:
     """A pod volume: a host directory (``host_path``, the seed's ``hostDir``), a claim's
-    named engine volume (``claim``), or, when both are ``None``, an empty directory that
-    lives as long as the pod (``emptyDir``, created under the runtime's root directory;
-    with ``memory``, a tmpfs the engine mounts in the one container that uses it)."""
+    named engine volume (``claim``), a directory of files podsync writes under the root
+    directory (``content``: ``configMap``, ``secret`` and ``downwardAPI`` volumes,
+    mounted read-only), or, when all are ``None``, an empty directory that lives as long
+    as the pod (``emptyDir``, created under the runtime's root directory; with
+    ``memory``, a tmpfs the engine mounts in the one container that uses it)."""
 
     name: str
     host_path: str | None = None
     memory: MemoryMedium | None = None
     claim: ClaimSource | None = None
+    content: VolumeContent | None = None
 
     @property
     def is_empty_dir(self) -> bool:
         """True for an ``emptyDir`` volume (on disk or in memory)."""
-        return self.host_path is None and self.claim is None
+        return self.host_path is None and self.claim is None and self.content is None
 
     @property
     def on_disk(self) -> bool:
         """True for an ``emptyDir`` volume whose directory is under the root directory."""
-        return self.host_path is None and self.memory is None and self.claim is None
+        return (
+            self.host_path is None
+            and self.memory is None
+            and self.claim is None
+            and self.content is None
+        )
 
 
 @attrs.frozen
@@ -671,3 +756,23 @@ class ObservedVolume:
 
     name: str
     labels: dict[str, str] = attrs.field(factory=dict, hash=False)
+
+
+@attrs.frozen
+class WrittenVolume:
+    """The files podsync last wrote for a pod volume with content (configMap, secret,
+    downwardAPI), as its record under the root directory says.
+
+    Attributes:
+        pod_uid: the pod.
+        name: the volume's name in the pod.
+        digest: what was written: ``VolumeContent.digest``, followed by ``:<gid>``
+            when the files were given to the pod's fsGroup.
+        sources: the digest of each source the files were read from
+            (``VolumeContent.sources``), so that a plan can say which one changed.
+    """
+
+    pod_uid: str
+    name: str
+    digest: str
+    sources: dict[str, str] = attrs.field(factory=dict, hash=False)

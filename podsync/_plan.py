@@ -99,6 +99,7 @@ from podsync._models import (
     ObservedImage,
     ObservedVolume,
     Pod,
+    WrittenVolume,
 )
 from podsync._naming import is_safe_uid
 from podsync._options import PlanOptions
@@ -109,6 +110,7 @@ from podsync._resolv import (
     parse_resolv_conf,
     without_loopback,
 )
+from podsync._volume_planner import volume_writes
 from podsync._volumes import claim_volume_labels, claim_volume_name
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
@@ -126,6 +128,7 @@ def plan(
     options: PlanOptions | None = None,
     startup: Mapping[str, bool] | None = None,
     volumes: Sequence[ObservedVolume] = (),
+    volume_files: Sequence[WrittenVolume] = (),
 ) -> Plan:
     """Compute what to do to make the observed state match the desired pods.
 
@@ -154,6 +157,9 @@ def plan(
             container that mounts it; one that is, but was not made by podsync, is used
             as it is (the create says so). Creating a volume that exists changes
             nothing, so a plan made without the list is safe, only less informed.
+        volume_files: the records of the volume files podsync wrote under the root
+            directory (configMap, secret and downwardAPI volumes); a volume whose files
+            differ from its content, or have no record, is written (``WriteVolume``).
 
     Returns:
         The plan; ``plan.has_changes`` is False when there is nothing to do.
@@ -171,6 +177,7 @@ def plan(
         startup=startup,
         options=options or PlanOptions(),
         volumes=volumes,
+        volume_files=volume_files,
     )
 
 
@@ -185,6 +192,7 @@ def _plan(
     options: PlanOptions,
     startup: Mapping[str, bool] | None = None,
     volumes: Sequence[ObservedVolume] = (),
+    volume_files: Sequence[WrittenVolume] = (),
 ) -> Plan:
     present: set[str] = set()
     users: dict[str, str] = {}
@@ -220,6 +228,11 @@ def _plan(
         group.append(instance)
 
     accepted, rejected = admit(desired, options, by_identity)
+    written: dict[str, dict[str, WrittenVolume]] | None = None
+    if any(v.content is not None for pod in accepted for v in pod.volumes):
+        written = {}
+        for record in volume_files:
+            written.setdefault(record.pod_uid, {})[record.name] = record
 
     # Each pod plan with actions is a group; ``owner`` says which group an observed
     # identity's actions go to.
@@ -233,6 +246,10 @@ def _plan(
             continue
         instances = list(by_identity.get(identity, ()))
         actions = PodPlanner(pod, instances, ctx, not_adopted.get(identity, ())).plan()
+        if written is not None and any(v.content is not None for v in pod.volumes):
+            # The volume files first: they exist before any container that mounts them
+            # is created, and change in place under the ones that run.
+            actions[:0] = volume_writes(pod, written.get(pod.uid, {}), options.root_dir)
         if actions and any(v.claim is not None for v in pod.volumes):
             actions = _with_volumes(pod, actions, volumes)
         if actions:
@@ -309,7 +326,8 @@ def _plan(
     if not_adopted:
         for identity, instances in not_adopted.items():
             by_identity[identity] = [*by_identity.get(identity, ()), *instances]
-    return attrs.evolve(made, fingerprint=scoped_fingerprint(made, by_identity, images, pod_dirs))
+    fingerprint = scoped_fingerprint(made, by_identity, images, pod_dirs, volume_files)
+    return attrs.evolve(made, fingerprint=fingerprint)
 
 
 def _with_volumes(

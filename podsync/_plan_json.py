@@ -2,7 +2,8 @@
 
 One private cattrs converter turns a ``Plan`` into plain data and back. Actions carry
 an ``"action"`` tag (``create``, ``kill``, ``remove``, ``wait``, ``removepoddir``,
-``pull``, ``removeimage``); enums are written as their values. The text is canonical
+``writevolume``, ``pull``, ``removeimage``); enums are written as their values, bytes
+(the files a ``writevolume`` writes) as base64 text. The text is canonical
 (sorted keys, fixed indentation: indented down to each action, what an action holds on
 one line), so equal plans give byte-identical JSON. Any JSON layout of the same data
 reads back (plans saved fully indented by earlier versions included).
@@ -18,6 +19,7 @@ strings and CPU shares); a format-3 plan is refused the same way.
 
 from __future__ import annotations
 
+import base64
 import functools
 import json
 from collections.abc import Iterator
@@ -26,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from podsync._actions import PLAN_FORMAT_VERSION, CreateSpec, Plan, PodAction, PodPlan
+from podsync._models import VolumeFile
 from podsync._secrets import SEALABLE_FIELDS as _SEALABLE
 from podsync._secrets import SecretText, from_record, sealed_record
 from podsync.exceptions import ConfigError
@@ -48,6 +51,17 @@ def _converter() -> cattrs.Converter:
     converter = cattrs.Converter(forbid_extra_keys=True)
     # Before the union of actions, whose functions take the spec's hooks when made.
     _seal_create_specs(converter)
+
+    # VolumeFile.data (a WriteVolume's files): bytes, as base64 text.
+    def structure_bytes(value: Any, _: Any) -> bytes:
+        if not isinstance(value, str):
+            raise ValueError(f"expected base64 text, got {value!r}")
+        return base64.b64decode(value.encode("ascii"), validate=True)
+
+    converter.register_unstructure_hook(bytes, lambda value: base64.b64encode(value).decode())
+    converter.register_structure_hook(bytes, structure_bytes)
+    _seal_volume_files(converter)
+
     configure_tagged_union(
         PodAction, converter, tag_name="action", tag_generator=lambda cls: cls.__name__.lower()
     )
@@ -72,6 +86,38 @@ def _converter() -> cattrs.Converter:
         ),
     )
     return converter
+
+
+def _seal_volume_files(converter: cattrs.Converter) -> None:
+    """A secret volume's file is written as its Secret reference and keyed digest
+    (``secret``), never its bytes; read back, its value is not known (``known`` False,
+    ``data`` empty) until the sources give it again (apply refuses it before)."""
+    from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+
+    unstructure = make_dict_unstructure_fn(
+        VolumeFile,
+        converter,
+        secret=override(omit_if_default=True),
+        known=override(omit=True),
+    )
+    structure = make_dict_structure_fn(VolumeFile, converter, known=override(omit=True))
+
+    def unstructure_file(file: VolumeFile) -> dict[str, Any]:
+        data = unstructure(file)
+        if file.secret is not None:
+            del data["data"]
+        return data
+
+    def structure_file(data: Any, _: Any) -> VolumeFile:
+        if isinstance(data, dict) and data.get("secret") is not None:
+            if "data" in data:
+                raise ValueError("a Secret's file holds no data in a saved plan")
+            sealed = structure({**data, "data": ""}, VolumeFile)
+            return attrs.evolve(sealed, known=False)
+        return structure(data, VolumeFile)
+
+    converter.register_unstructure_hook(VolumeFile, unstructure_file)
+    converter.register_structure_hook(VolumeFile, structure_file)
 
 
 def _seal_create_specs(converter: cattrs.Converter) -> None:

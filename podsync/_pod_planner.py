@@ -368,7 +368,7 @@ class PodPlanner(InitPlanner):
         name = container_name(c.name, digest.name_hash, pod.full_name, pod.uid, attempt)
         host_paths = volume_host_paths(pod, options.root_dir)
         mounted = [m.name for m in c.volume_mounts]
-        volume_mounts = container_mounts(c.volume_mounts, host_paths)
+        volume_mounts = container_mounts(c.volume_mounts, host_paths, pod)
         directories = tuple(
             host_paths[v.name] for v in pod.volumes if v.on_disk and v.name in mounted
         )

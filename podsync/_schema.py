@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from fractions import Fraction
 from typing import Any, NewType, TypeVar, get_args, get_origin
 
 import attrs
@@ -74,7 +73,6 @@ from podsync._scalars import (
     _check_subdomain,
     _check_uid,
     _choose,
-    _divisor,
     _expect_bool,
     _expect_int,
     _expect_str,
@@ -201,14 +199,6 @@ class _EmptyDirV1:
 
 
 @attrs.frozen(kw_only=True)
-class _VolumeV1:
-    name: _Name
-    host_path: _HostPathV1 | None = None
-    empty_dir: _EmptyDirV1 | None = None
-    persistent_volume_claim: _obj._ClaimSourceV1 | None = None
-
-
-@attrs.frozen(kw_only=True)
 class _ExecAction:
     command: tuple[str, ...]
 
@@ -303,23 +293,22 @@ class _EnvVarSchema:
 
 
 @attrs.frozen(kw_only=True)
-class _FieldRef:
-    field_path: str
-    api_version: str = "v1"
-
-
-@attrs.frozen(kw_only=True)
-class _ResourceFieldRef:
-    resource: str
-    container_name: str = ""
-    # The exact value: whether it suits the resource is _env_resolve's rule. 0 is unset.
-    divisor: Fraction = attrs.field(default=Fraction(0), metadata={_HOOK: _simple(_divisor)})
+class _VolumeV1:
+    name: _Name
+    host_path: _HostPathV1 | None = None
+    empty_dir: _EmptyDirV1 | None = None
+    config_map: _obj._ConfigMapVolumeSource | None = None
+    secret: _obj._SecretVolumeSource | None = None
+    persistent_volume_claim: _obj._ClaimSourceV1 | None = None
+    downward_api: _obj._DownwardAPIVolumeSource | None = attrs.field(
+        default=None, metadata={_KEY: "downwardAPI"}
+    )
 
 
 @attrs.frozen(kw_only=True)
 class _EnvVarSource:
-    field_ref: _FieldRef | None = None
-    resource_field_ref: _ResourceFieldRef | None = None
+    field_ref: _obj._FieldRef | None = None
+    resource_field_ref: _obj._ResourceFieldRef | None = None
     config_map_key_ref: _obj._KeySelector | None = None
     secret_key_ref: _obj._KeySelector | None = None
 

@@ -12,17 +12,20 @@ is public API.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from fractions import Fraction
 from typing import Any, NewType
 
 import attrs
 
-from podsync._scalars import _bytes, _check_api_version, _check_label
+from podsync._scalars import _bytes, _check_api_version, _check_label, _divisor, _expect_int
 from podsync._schema_pod import _ignored_keys, _LabelValue, _Subdomain
+from podsync._yaml import _Invalid
 
 # Nothing here is public API: ``_schema`` uses these classes and types.
 __all__: list[str] = []
 
 _Namespace = NewType("_Namespace", str)  # a DNS-1123 label
+_FileMode = NewType("_FileMode", int)  # permission bits, 0 to 0777
 _ObjectAPIVersion = NewType("_ObjectAPIVersion", str)  # v1
 _Storage = NewType("_Storage", int)  # a quantity of bytes (10Gi)
 
@@ -49,6 +52,67 @@ class _EnvFromSource:
     prefix: str = ""
     config_map_ref: _ObjectRef | None = None
     secret_ref: _ObjectRef | None = None
+
+
+@attrs.frozen(kw_only=True)
+class _KeyToPath:
+    """An ``items`` entry of a configMap or secret volume: which key, at which path."""
+
+    key: str
+    path: str
+    mode: _FileMode | None = None
+
+
+@attrs.frozen(kw_only=True)
+class _ConfigMapVolumeSource:
+    """A ``configMap`` volume; its paths and keys are checked by ``_projection``."""
+
+    name: _Subdomain
+    items: tuple[_KeyToPath, ...] = ()
+    default_mode: _FileMode | None = None
+    optional: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class _SecretVolumeSource:
+    """A ``secret`` volume; its paths and keys are checked by ``_projection``."""
+
+    secret_name: _Subdomain
+    items: tuple[_KeyToPath, ...] = ()
+    default_mode: _FileMode | None = None
+    optional: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class _FieldRef:
+    field_path: str
+    api_version: str = "v1"
+
+
+@attrs.frozen(kw_only=True)
+class _ResourceFieldRef:
+    resource: str
+    container_name: str = ""
+    # The exact value: whether it suits the resource is _env_resolve's rule. 0 is unset.
+    divisor: Fraction = attrs.field(
+        default=Fraction(0), metadata={"hook": lambda value, _: _divisor(value)}
+    )
+
+
+@attrs.frozen(kw_only=True)
+class _DownwardAPIVolumeFile:
+    """An ``items`` entry of a ``downwardAPI`` volume; checked by ``_projection``."""
+
+    path: str
+    field_ref: _FieldRef | None = None
+    resource_field_ref: _ResourceFieldRef | None = None
+    mode: _FileMode | None = None
+
+
+@attrs.frozen(kw_only=True)
+class _DownwardAPIVolumeSource:
+    items: tuple[_DownwardAPIVolumeFile, ...] = ()
+    default_mode: _FileMode | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -134,9 +198,27 @@ class _ClaimV1:
     ignored: tuple[str, ...] = _ignored_keys()
 
 
+def _check_file_mode(value: object) -> int:
+    """Permission bits as Kubernetes takes them (validateConfigMapVolumeSource and the
+    other volume sources): 0 to 0777. YAML 1.1 reads ``0644`` as octal, as Kubernetes'
+    YAML does."""
+    number = _expect_int(value)
+    if not 0 <= number <= 0o777:
+        octal = f" (0{number:o} in octal)" if number > 0 else ""
+        raise _Invalid(
+            f"must be a number between 0 and 0777 (octal), both inclusive, got {number}{octal}"
+        )
+    return number
+
+
 # Which Kubernetes object each class reads (the keys of ``_unsupported``'s tables).
 _OBJECT_CLASSES: Mapping[type, str] = {
     _EnvFromSource: "EnvFromSource",
+    _KeyToPath: "KeyToPath",
+    _ConfigMapVolumeSource: "ConfigMapVolumeSource",
+    _SecretVolumeSource: "SecretVolumeSource",
+    _DownwardAPIVolumeSource: "DownwardAPIVolumeSource",
+    _DownwardAPIVolumeFile: "DownwardAPIVolumeFile",
     _ObjectMetaV1: "ObjectMeta",
     _ConfigMapV1: "ConfigMap",
     _SecretV1: "Secret",
@@ -150,5 +232,6 @@ _OBJECT_CLASSES: Mapping[type, str] = {
 _OBJECT_HOOKS: Mapping[Any, Callable[[object], Any]] = {
     _Namespace: _check_label,
     _ObjectAPIVersion: _check_api_version,
+    _FileMode: _check_file_mode,
     _Storage: _bytes,
 }

@@ -29,7 +29,7 @@ from podsync._apply import (
 )
 from podsync._clock import Clock, Clocks, clocks
 from podsync._hostfs import list_pod_dirs, read_stop_records
-from podsync._models import ObservedContainer, ObservedImage, ObservedVolume, Pod
+from podsync._models import ObservedContainer, ObservedImage, ObservedVolume, Pod, WrittenVolume
 from podsync._options import PlanOptions
 from podsync._ownership import ownership
 from podsync._plan import plan
@@ -37,6 +37,8 @@ from podsync._probing import ProbeRound
 from podsync._probing import probe as run_prober
 from podsync._probing import save as save_probe_records
 from podsync._runtime import Runtime
+from podsync._volume_writer import read_volumes
+from podsync._volumes import content_dir
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = ["Observation", "SyncResult", "observe", "sync"]
@@ -54,6 +56,8 @@ class Observation:
         volumes: the named volumes (``Runtime.list_volumes``), when they were listed:
             a sync lists them only when its plan creates a container that mounts a
             claim's volume.
+        volume_files: the records of the volume files podsync wrote for the desired pods
+            (configMap, secret and downwardAPI volumes; see ``observe``).
 
     A container podsync stopped carries its stop record in
     ``ObservedContainer.stopped_by_podsync``, whatever the runtime.
@@ -63,6 +67,7 @@ class Observation:
     images: tuple[ObservedImage, ...] = ()
     pod_dirs: frozenset[str] = frozenset()
     volumes: tuple[ObservedVolume, ...] = ()
+    volume_files: tuple[WrittenVolume, ...] = ()
 
 
 def observe(
@@ -71,6 +76,7 @@ def observe(
     *,
     images: bool = True,
     volumes: bool = False,
+    desired: Sequence[Pod] = (),
 ) -> Observation:
     """Observe ``runtime`` and the pod directories under ``root_dir``.
 
@@ -86,24 +92,39 @@ def observe(
         runtime: the engine.
         root_dir: the root directory of pod data; ``PlanOptions().root_dir`` when
             ``None``. A missing root directory holds no pod directories.
+        desired: the pods about to be planned: the records of their configMap, secret
+            and downwardAPI volumes are read (one small file per such volume of a pod
+            with a directory; nothing for pods without such volumes).
 
     Returns:
         The observation, ready for ``plan(desired, obs.containers, images=obs.images,
-        pod_dirs=obs.pod_dirs, ...)``.
+        pod_dirs=obs.pod_dirs, volumes=obs.volumes, volume_files=obs.volume_files,
+        ...)``.
 
     Raises:
         RuntimeCallError: a list call failed (``EngineUnavailable`` when the engine
             cannot be reached); nothing can be planned without the observation.
-        OSError: the root directory exists but cannot be listed, or a stop record
-            cannot be read.
+        OSError: the root directory exists but cannot be listed, or a stop record or
+            a volume's record cannot be read.
     """
     root = root_dir if root_dir is not None else PlanOptions().root_dir
     containers = tuple(runtime.list_containers())
     listed = tuple(runtime.list_images()) if images else ()
     named = tuple(runtime.list_volumes()) if volumes else ()
     pod_dirs = list_pod_dirs(root)
+    wanted: dict[str, dict[str, str]] = {}
+    for pod in desired:
+        if pod.uid not in pod_dirs:
+            continue  # nothing written yet
+        for volume in pod.volumes:
+            if volume.content is not None:
+                wanted.setdefault(pod.uid, {})[volume.name] = content_dir(root, pod.uid, volume)
     return Observation(
-        _with_stop_records(containers, root, pod_dirs), listed, frozenset(pod_dirs), named
+        _with_stop_records(containers, root, pod_dirs),
+        listed,
+        frozenset(pod_dirs),
+        named,
+        read_volumes(root, wanted) if wanted else (),
     )
 
 
@@ -310,7 +331,7 @@ def _sync(
     # collects dangling images. So the first plan is made without them, and the image
     # list is fetched only when that plan creates something: in the steady state a sync
     # observes the engine with one list call.
-    observation = observe(runtime, options.root_dir, images=False)
+    observation = observe(runtime, options.root_dir, images=False, desired=desired)
     # The plan is for the time after the observation: a container that exited while
     # the engine was listed has not ended in the plan's future.
     at = clocks.now() if now is None else now
@@ -363,6 +384,7 @@ def _sync(
             startup=probing.startup,
             options=options,
             volumes=observation.volumes,
+            volume_files=observation.volume_files,
         )
 
     # The plan is the costly step at fleet scale, so it is made once wherever the

@@ -90,7 +90,6 @@ def _equals(*allowed: object) -> Callable[[object], bool]:
     )
 
 
-_CONFIG_AND_SECRETS = "ConfigMap and Secret volumes are not implemented"
 _SOURCE_ONLY = _is_null  # a volume source asks for a volume even when written {}
 
 
@@ -226,9 +225,7 @@ _NOT_SUPPORTED: Mapping[str, Mapping[str, _Refusal]] = {
         ),
     },
     "Volume": {
-        "configMap": _planned(_CONFIG_AND_SECRETS, accepts=_SOURCE_ONLY),
-        "secret": _planned(_CONFIG_AND_SECRETS, accepts=_SOURCE_ONLY),
-        "downwardAPI": _planned("downwardAPI volumes are not implemented", accepts=_SOURCE_ONLY),
+        # configMap, secret and downwardAPI volumes are honoured (_projection).
         "projected": _planned("projected volumes are not implemented", accepts=_SOURCE_ONLY),
         "ephemeral": _Refusal(
             "generic ephemeral volumes are PersistentVolumeClaims a cluster provisions",

@@ -41,7 +41,7 @@ from podsync._labels import (
     LABEL_VOLUME_NAMESPACE,
     VOLUME_KIND_CLAIM,
 )
-from podsync._models import Pod, VolumeMount
+from podsync._models import Pod, Volume, VolumeContent, VolumeKind, VolumeMount
 
 # What this module offers the rest of podsync; podsync/__init__.py re-exports the public
 # part of it, not all of it.
@@ -53,6 +53,8 @@ __all__ = [
     "binds",
     "claim_volume_labels",
     "claim_volume_name",
+    "content_digest",
+    "content_dir",
     "termination_message_file",
     "volume_host_paths",
 ]
@@ -71,7 +73,8 @@ def volume_host_paths(pod: Pod, root_dir: str) -> dict[str, str]:
     """The host path of each of ``pod``'s volumes, by volume name.
 
     A ``host_path`` volume is its path; an emptyDir in memory has none (it is a
-    ``TmpfsMount``), nor has a claim (a ``NamedVolumeMount``); an emptyDir on disk is
+    ``TmpfsMount``), nor has a claim (a ``NamedVolumeMount``); a volume with content
+    is its ``content_dir``; an emptyDir on disk is
     ``<root_dir>/<pod uid>/volumes/empty/<volume name>`` (the seed's layout, under the
     uid rather than the pod name - see the module docstring).
     """
@@ -83,9 +86,36 @@ def volume_host_paths(pod: Pod, root_dir: str) -> dict[str, str]:
             continue
         if volume.host_path is not None:
             paths[volume.name] = volume.host_path
+        elif volume.content is not None:
+            paths[volume.name] = content_dir(root_dir, pod.uid, volume)
         else:
             paths[volume.name] = posixpath.join(root_dir, pod.uid, "volumes", "empty", volume.name)
     return paths
+
+
+# The directory under ``<root>/<uid>/volumes`` of each kind of volume with content.
+_CONTENT_DIRS = {
+    VolumeKind.CONFIG_MAP: "configmap",
+    VolumeKind.SECRET: "secret",
+    VolumeKind.DOWNWARD_API: "downward-api",
+}
+
+
+def content_digest(content: VolumeContent, fs_group: int | None) -> str:
+    """What podsync records having written for a volume with ``content``: its digest,
+    and the fsGroup that owns the files when there is one (a new fsGroup rewrites them;
+    see ``ObservedVolume.digest``)."""
+    return content.digest if fs_group is None else f"{content.digest}:{fs_group}"
+
+
+def content_dir(root_dir: str, pod_uid: str, volume: Volume) -> str:
+    """The host directory of a volume with ``content`` (configMap, secret, downwardAPI):
+    ``<root_dir>/<pod uid>/volumes/<configmap|secret|downward-api>/<volume name>``,
+    beside the pod's emptyDir volumes (the kubelet's
+    ``pods/<uid>/volumes/kubernetes.io~configmap/<name>``)."""
+    assert volume.content is not None
+    kind = _CONTENT_DIRS[volume.content.kind]
+    return posixpath.join(root_dir, pod_uid, "volumes", kind, volume.name)
 
 
 @attrs.frozen
@@ -100,13 +130,16 @@ class Mount:
 
 
 def container_mounts(
-    volume_mounts: Iterable[VolumeMount], host_paths: Mapping[str, str]
+    volume_mounts: Iterable[VolumeMount], host_paths: Mapping[str, str], pod: Pod | None = None
 ) -> list[Mount]:
     """The ``Mount`` of each of a container's ``volume_mounts``, in mount order, with the
     host path of its volume from ``host_paths``. A mount naming a volume that is not in
-    ``host_paths`` is skipped, as the seed did."""
+    ``host_paths`` is skipped, as the seed did. The volumes of ``pod`` with content
+    (configMap, secret, downwardAPI) are mounted read-only whatever the mount says, as
+    the kubelet mounts them: their files are podsync's to write."""
+    written = {v.name for v in pod.volumes if v.content is not None} if pod is not None else ()
     return [
-        Mount(host_paths[m.name], m.mount_path, m.read_only)
+        Mount(host_paths[m.name], m.mount_path, m.read_only or m.name in written)
         for m in volume_mounts
         if m.name in host_paths
     ]

@@ -104,6 +104,7 @@ from podsync._plan_json import plan_from_json, plan_json_chunks
 from podsync._runtime import Runtime
 from podsync._status import PodStatus, pod_status
 from podsync._sync import Observation, SyncResult, observe, sync
+from podsync._volume_writer import planned_volume_records
 from podsync.exceptions import ConfigError, EngineUnavailable, PodsyncError, RuntimeCallError
 
 __all__ = [
@@ -177,9 +178,15 @@ def _never(the_plan: Plan, observation: Observation) -> bool:
 
 
 def _fingerprint(the_plan: Plan, observation: Observation) -> str:
-    """The fingerprint of ``the_plan`` against ``observation`` (``plan_fingerprint``)."""
+    """The fingerprint of ``the_plan`` against ``observation`` and the records of the
+    volumes it writes (``plan_fingerprint``)."""
+    volumes = planned_volume_records(the_plan)
     return plan_fingerprint(
-        the_plan, observation.containers, observation.images, observation.pod_dirs
+        the_plan,
+        observation.containers,
+        observation.images,
+        observation.pod_dirs,
+        volume_files=volumes,
     )
 
 

@@ -347,7 +347,13 @@ def containers(
         liveness_probe=draw(st.one_of(st.none(), probes())),
         lifecycle=draw(st.one_of(st.none(), lifecycles())),
         privileged=draw(st.booleans()),
-        termination_message_path=draw(st.one_of(st.just(""), absolute_paths())),
+        # Nor a volume's mount and the termination-message file on one path.
+        termination_message_path=draw(
+            st.one_of(
+                st.just(""),
+                absolute_paths().filter(lambda p: p not in {m.mount_path for m in mounts}),
+            )
+        ),
     )
     if not extras:
         return container

@@ -30,6 +30,7 @@ PUBLIC = sorted(
         # the pod model, and what runtimes report
         *("Pod", "Container", "Port", "PortProtocol", "Volume", "VolumeMount", "EnvVar"),
         "MemoryMedium",
+        *("VolumeContent", "VolumeFile", "VolumeKind", "WrittenVolume"),
         *("Probe", "Handler", "HTTPGetAction", "TCPSocketAction", "Lifecycle"),
         "HTTPHeader",
         # the prober's rules
@@ -62,6 +63,7 @@ PUBLIC = sorted(
         # the plan's vocabulary
         *("Plan", "PodPlan", "Reason", "Rejection", "CreateSpec", "Action", "PodAction"),
         *("Pull", "Create", "Kill", "Remove", "Wait", "RemovePodDir", "RemoveImage"),
+        "WriteVolume",
         "PLAN_FORMAT_VERSION",
         *("ownership", "Ownership"),
         *("plan_to_json", "plan_from_json", "plan_fingerprint"),

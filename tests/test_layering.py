@@ -55,6 +55,7 @@ VOCABULARY = {"_options", "_actions", "_ownership", "_fingerprint", "_plan_json"
 # The planner, and pod status (which judges containers as the planner does).
 PLANNER = {
     "_plan",
+    "_volume_planner",
     "_admission",
     "_gc",
     "_spec_change",
@@ -67,6 +68,7 @@ PLANNER = {
 PURE = MODEL_AND_HELPERS | VOCABULARY | PLANNER
 
 RUNTIME_SIDE = {"_runtime", "docker", "testing", "_hooks", "_hostfs", "_apply", "_plan_json"}
+RUNTIME_SIDE |= {"_volume_writer"}  # the files of configMap, secret, downwardAPI volumes
 RUNTIME_SIDE |= {"_probing"}  # one sync's probes: records, runs, new states
 RUNTIME_SIDE |= {"_docker_api"}  # the Docker runtime's translation to and from the Engine API
 RUNTIME_SIDE |= {"_docker_streams"}  # the Docker runtime's logs, attached exec and events
@@ -81,6 +83,7 @@ RUNTIME_SIDE |= {"_fake_volumes"}  # FakeRuntime's named volumes
 PURE_EXTERNAL = {
     "__future__",
     "attrs",
+    "base64",  # the files a saved plan's WriteVolume writes, as text
     "cattrs",
     "cattrs.strategies",
     "collections",

@@ -131,11 +131,6 @@ REFUSED = {
         "pod.yaml: $.spec.volumes[0].csi: csi is not supported by podsync: "
         "CSI volumes need a cluster's CSI driver",
     ),
-    "configMap volume": (
-        pod_with(spec="  volumes:\n  - name: cfg\n    configMap: {name: settings}\n"),
-        "pod.yaml: $.spec.volumes[0].configMap: configMap is not supported by podsync yet: "
-        "ConfigMap and Secret volumes are not implemented",
-    ),
     "subPath": (
         pod_with(
             spec="  volumes:\n  - {name: data, emptyDir: {}}\n",

@@ -1,0 +1,427 @@
+"""The files of ``configMap``, ``secret`` and ``downwardAPI`` volumes, projected from the
+sources' objects and the pod.
+
+Contract: ``_project_volume(volume, facts, path, out)`` is a pure function of one v1
+volume of a pod and what the loader knows of the pod and the sources (``_PodFacts``:
+the pod's metadata, its containers' resources, the ConfigMaps and Secrets of the
+sources). It returns the volume's ``VolumeContent`` - every file with its bytes and its
+mode, and a digest of each source it read - or ``None`` when the volume is of another
+kind (hostPath, emptyDir); a problem is appended to ``out`` with its ``$.path``, and
+the volume then has no content. Writing the files is not its business (``_volume_writer``
+does it on the host, under the root directory), so the same projection can be written
+elsewhere (an engine volume) by another writer.
+
+The kubelet's rules, ported:
+
+* configMap and secret volumes (``MakePayload``, ``pkg/volume/configmap/configmap.go``
+  and ``pkg/volume/secret/secret.go``): without ``items`` every key is a file named
+  after it (a ConfigMap's ``data`` and ``binaryData``); with ``items`` only those keys,
+  each at its ``path``. ``mode`` is the file's, else ``defaultMode``, else 0644
+  (``SetDefaults_ConfigMapVolumeSource``) - for secret volumes podsync's default is
+  0400 (issue 14: secrets are readable by their owner only; Kubernetes' is 0644). An
+  object that is not in the sources is an error unless ``optional`` (the volume is
+  then empty); a key that is not in the object is an error unless ``optional`` (the
+  item is then left out).
+* downwardAPI volumes (``CollectData``, ``pkg/volume/downwardapi/downwardapi.go``):
+  ``fieldRef`` of ``metadata.name``, ``metadata.namespace``, ``metadata.uid``,
+  ``metadata.labels``, ``metadata.annotations`` and the ``['key']`` forms of the last
+  two (``validVolumeDownwardAPIFieldPathExpressions``); whole labels or annotations are
+  written as ``fieldpath.FormatMap`` writes them (``key="value"`` lines sorted by key,
+  the value quoted as Go's ``%q``, no newline at the end); ``resourceFieldRef`` with a
+  ``containerName`` (required in a volume) is the env's resource arithmetic
+  (``_env_resolve._resource_value``).
+* Item paths are checked as the API server checks them (``validateLocalNonReservedPath``,
+  ``pkg/apis/core/validation/validation.go``): relative, no ``..`` element, not starting
+  with ``..``; and as the kubelet's atomic writer does (``validatePath``): at most 4096
+  characters, elements of at most 255. podsync also refuses two items at one path, or a
+  file where another item needs a directory (the kubelet would let the last one win, or
+  fail to write the volume when the pod starts).
+
+Layering: above ``_env_resolve`` (whose ``_PodFacts`` and resource arithmetic it uses)
+and ``_schema``, below ``_convert``; no I/O. Nothing here is public API.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import posixpath
+from collections.abc import Mapping, Sequence
+
+import attrs
+
+from podsync._env_resolve import _field_value, _no_object, _PodFacts, _resource_value
+from podsync._models import VolumeContent, VolumeFile, VolumeKind
+from podsync._schema import _VolumeV1
+from podsync._schema_objects import (
+    _ConfigMapVolumeSource,
+    _DownwardAPIVolumeFile,
+    _DownwardAPIVolumeSource,
+    _KeyToPath,
+    _SecretVolumeSource,
+)
+from podsync._secrets import SecretPart, secret_digest
+from podsync._yaml import _describe
+
+# Nothing here is public API: ``_convert`` projects each v1 volume here.
+__all__: list[str] = []
+
+#: The mode of a configMap or downwardAPI volume's files unless the pod says otherwise
+#: (``SetDefaults_ConfigMapVolumeSource``, ``SetDefaults_DownwardAPIVolumeSource``).
+DEFAULT_MODE = 0o644
+#: The mode of a secret volume's files unless the pod says otherwise. Kubernetes' is
+#: 0644 (``SetDefaults_SecretVolumeSource``); podsync's is owner-only (issue 14).
+DEFAULT_SECRET_MODE = 0o400
+
+# The atomic writer's limits (validatePath, pkg/volume/util/atomic_writer.go).
+_MAX_PATH = 4096
+_MAX_NAME = 255
+
+# What a source contributes when it is not in the sources (an optional object).
+_MISSING = "missing"
+
+
+def _project_volume(
+    volume: _VolumeV1, facts: _PodFacts, path: str, out: list[tuple[str, str]]
+) -> VolumeContent | None:
+    """The content of ``volume`` (at ``path``, ``$.spec.volumes[i]``), or ``None``: a
+    volume of another kind, or one with problems (appended to ``out``)."""
+    before = len(out)
+    content: VolumeContent | None
+    if volume.config_map is not None:
+        content = _config_map(volume.config_map, facts, f"{path}.configMap", out)
+    elif volume.secret is not None:
+        content = _secret(volume.secret, facts, f"{path}.secret", out)
+    elif volume.downward_api is not None:
+        content = _downward_api(volume.downward_api, facts, f"{path}.downwardAPI", out)
+    else:
+        return None
+    return content if len(out) == before else None
+
+
+# ---------------------------------------------------------------------------------------
+# Paths
+# ---------------------------------------------------------------------------------------
+
+
+def _path_problem(text: str) -> str | None:
+    """Why ``text`` cannot be an item's path, or ``None``."""
+    if not text:
+        return "must not be empty"
+    if text.startswith("/"):
+        return f"{_describe(text)} must be a relative path"
+    parts = text.split("/")
+    if ".." in parts:
+        return f"{_describe(text)} must not contain '..'"
+    if text.startswith(".."):
+        return f"{_describe(text)} must not start with '..'"
+    if "\0" in text:
+        return "must not contain a NUL character"
+    if len(text) > _MAX_PATH:
+        return f"must be at most {_MAX_PATH} characters, got {len(text)}"
+    if any(len(part.encode()) > _MAX_NAME for part in parts):
+        return f"{_describe(text)} has a name longer than {_MAX_NAME} bytes"
+    if posixpath.normpath(text) == ".":
+        return f"{_describe(text)} names the volume itself, not a file in it"
+    return None
+
+
+def _checked_files(
+    files: Sequence[tuple[str, bytes, int, str]], out: list[tuple[str, str]]
+) -> tuple[VolumeFile, ...]:
+    """``(path, data, mode, at)`` entries as ``VolumeFile`` s sorted by path; two at one
+    path, or one where another needs a directory, is a problem at the later entry."""
+    seen: dict[str, str] = {}
+    result: list[VolumeFile] = []
+    for name, data, mode, at in files:
+        normal = posixpath.normpath(name)
+        first = seen.get(normal)
+        if first is not None:
+            out.append((at, f"{_describe(name)} is also the path of {first}"))
+            continue
+        parents = [posixpath.dirname(normal)]
+        while parents[-1]:
+            parents.append(posixpath.dirname(parents[-1]))
+        clash = next((seen[p] for p in parents if p in seen), None)
+        if clash is None:
+            clash = next((w for p, w in seen.items() if p.startswith(normal + "/")), None)
+        if clash is not None:
+            out.append((at, f"{_describe(name)} and the path of {clash} cannot both be files"))
+            continue
+        seen[normal] = at
+        result.append(VolumeFile(normal, data, mode))
+    return tuple(sorted(result, key=lambda f: f.path))
+
+
+def _digest(files: Sequence[VolumeFile]) -> str:
+    """A digest of ``files``; a Secret's file by its keyed digest, never its bytes."""
+    total = hashlib.sha256()
+    for f in files:
+        total.update(f"{f.path}\0{f.mode:o}\0".encode())
+        if f.secret is not None:
+            total.update(f"secret\0{f.secret.digest}\0".encode())
+        else:
+            total.update(f"{len(f.data)}\0".encode())
+            total.update(f.data)
+    return total.hexdigest()
+
+
+# ---------------------------------------------------------------------------------------
+# configMap and secret volumes
+# ---------------------------------------------------------------------------------------
+
+
+def _key_files(
+    what: str,
+    values: Mapping[str, bytes] | None,
+    items: Sequence[_KeyToPath],
+    mode: int,
+    optional: bool,
+    path: str,
+    out: list[tuple[str, str]],
+) -> list[tuple[str, bytes, int, str]]:
+    """MakePayload: the files of the keys (``values``; ``None`` when it is not in the
+    sources) of the object ``what`` (``ConfigMap default/settings``)."""
+    if values is None:
+        return []
+    if not items:
+        return [(key, data, mode, f"{path}.name") for key, data in sorted(values.items())]
+    files: list[tuple[str, bytes, int, str]] = []
+    for i, item in enumerate(items):
+        at = f"{path}.items[{i}]"
+        if not item.key:
+            out.append((f"{at}.key", "must not be empty"))
+            continue
+        problem = _path_problem(item.path)
+        if problem is not None:
+            out.append((f"{at}.path", problem))
+            continue
+        if item.key not in values:
+            if not optional:
+                keys = ", ".join(sorted(values)) or "none"
+                out.append((f"{at}.key", f"{what} has no key {item.key!r} (keys: {keys})"))
+            continue  # optional: the item is left out (MakePayload)
+        files.append((item.path, values[item.key], mode if item.mode is None else item.mode, at))
+    return files
+
+
+def _config_map(
+    source: _ConfigMapVolumeSource, facts: _PodFacts, path: str, out: list[tuple[str, str]]
+) -> VolumeContent:
+    found = facts.objects.config_maps.get((facts.namespace, source.name))
+    what = f"ConfigMap {facts.namespace}/{source.name}"
+    values: dict[str, bytes] | None = None
+    if found is None:
+        if not source.optional:
+            out.append((f"{path}.name", _no_object("ConfigMap", source.name, facts)))
+    else:
+        values = {k: v.encode("utf-8") for k, v in found.data.items()}
+        values.update(found.binary_data)
+    mode = DEFAULT_MODE if source.default_mode is None else source.default_mode
+    entries = _key_files(what, values, source.items, mode, source.optional, path, out)
+    files = _checked_files(entries, out)
+    digest = _digest(files) if values is not None else _MISSING
+    return VolumeContent(VolumeKind.CONFIG_MAP, files, {what: digest})
+
+
+def _secret(
+    source: _SecretVolumeSource, facts: _PodFacts, path: str, out: list[tuple[str, str]]
+) -> VolumeContent:
+    found = facts.objects.secrets.get((facts.namespace, source.secret_name))
+    what = f"Secret {facts.namespace}/{source.secret_name}"
+    values: Mapping[str, bytes] | None = None
+    if found is None:
+        if not source.optional:
+            out.append((f"{path}.secretName", _no_object("Secret", source.secret_name, facts)))
+    elif not facts.objects.secret_key:
+        out.append((f"{path}.secretName", _NO_KEY))
+    else:
+        values = found.data
+    mode = DEFAULT_SECRET_MODE if source.default_mode is None else source.default_mode
+    entries = _key_files(what, values, source.items, mode, source.optional, path, out)
+    files = _checked_files(entries, out)
+    if found is not None and facts.objects.secret_key:
+        # Each file names the key it holds, with the keyed digest of its value: what a
+        # plan shows, and what a saved plan reads the value back by (podsync._secrets).
+        key_of = {p: k for p, k in _item_keys(source.items, found.data)}
+        files = tuple(
+            attrs.evolve(
+                f,
+                secret=SecretPart(
+                    found.namespace,
+                    found.name,
+                    key_of[f.path],
+                    secret_digest(
+                        facts.objects.secret_key,
+                        found.namespace,
+                        found.name,
+                        key_of[f.path],
+                        f.data,
+                    ),
+                ),
+            )
+            for f in files
+        )
+    digest = _digest(files) if values is not None else _MISSING
+    return VolumeContent(VolumeKind.SECRET, files, {what: digest})
+
+
+_NO_KEY = (
+    "a Secret's value needs the host's digest key to be kept out of plans: pass "
+    "secret_key to load_pods (podsync.host_secret_key)"
+)
+
+
+def _item_keys(items: Sequence[_KeyToPath], data: Mapping[str, bytes]) -> list[tuple[str, str]]:
+    """(normalised path, key) of each file of a Secret's volume: every key at its own
+    name without ``items``, else each item's."""
+    if not items:
+        return [(key, key) for key in data]
+    return [(posixpath.normpath(i.path), i.key) for i in items if i.key in data]
+
+
+# ---------------------------------------------------------------------------------------
+# downwardAPI volumes
+# ---------------------------------------------------------------------------------------
+
+_VOLUME_FIELD_PATHS = (
+    "metadata.name",
+    "metadata.namespace",
+    "metadata.uid",
+    "metadata.labels",
+    "metadata.annotations",
+    "metadata.labels['<key>']",
+    "metadata.annotations['<key>']",
+)
+
+
+def _format_map(values: Mapping[str, str]) -> str:
+    """``fieldpath.FormatMap``: ``key="value"`` lines sorted by key, each value quoted as
+    Go's ``%q`` quotes it, joined by newlines (none at the end)."""
+    return "\n".join(f"{key}={_go_quote(values[key])}" for key in sorted(values))
+
+
+_GO_ESCAPES = {
+    "\a": "\\a",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "\v": "\\v",
+    "\\": "\\\\",
+    '"': '\\"',
+}
+
+
+def _go_quote(text: str) -> str:
+    """``strconv.Quote``: printable characters as they are (Go's ``IsPrint``: letters,
+    marks, numbers, punctuation, symbols and the ASCII space - Python's
+    ``isprintable``), the C escapes, ``\\xNN`` for other control characters and DEL,
+    ``\\uNNNN`` / ``\\UNNNNNNNN`` for other non-printable characters."""
+    out = ['"']
+    for char in text:
+        escaped = _GO_ESCAPES.get(char)
+        if escaped is not None:
+            out.append(escaped)
+        elif char.isprintable():
+            out.append(char)
+        elif ord(char) < 0x20 or ord(char) == 0x7F:
+            out.append(f"\\x{ord(char):02x}")
+        elif 0xD800 <= ord(char) <= 0xDFFF:  # not a valid rune: Go writes U+FFFD
+            out.append("\\ufffd")
+        elif ord(char) < 0x10000:
+            out.append(f"\\u{ord(char):04x}")
+        else:
+            out.append(f"\\U{ord(char):08x}")
+    out.append('"')
+    return "".join(out)
+
+
+def _downward_value(
+    item: _DownwardAPIVolumeFile, facts: _PodFacts, path: str, out: list[tuple[str, str]]
+) -> tuple[str, str] | None:
+    """An item's value and the source it reads (for the plan's reasons), or ``None``."""
+    given = [
+        key
+        for key, value in (
+            ("fieldRef", item.field_ref),
+            ("resourceFieldRef", item.resource_field_ref),
+        )
+        if value is not None
+    ]
+    if len(given) != 1:
+        got = " and ".join(given) if given else "none"
+        out.append((path, f"needs exactly one of fieldRef or resourceFieldRef, got {got}"))
+        return None
+    pod = f"pod {facts.namespace}/{facts.name}"
+    if item.resource_field_ref is not None:
+        ref = item.resource_field_ref
+        at = f"{path}.resourceFieldRef"
+        if not ref.container_name:
+            # validateContainerResourceFieldSelector: required in a volume (an env
+            # entry has its own container).
+            out.append((f"{at}.containerName", "is required in a downwardAPI volume"))
+            return None
+        value = _resource_value(ref, "", facts, at, out)
+        if value is None:
+            return None
+        return (
+            value,
+            f"the resources of container {facts.namespace}/{facts.name}/{ref.container_name}",
+        )
+    ref_ = item.field_ref
+    assert ref_ is not None
+    at = f"{path}.fieldRef"
+    field = ref_.field_path
+    if field in ("metadata.labels", "metadata.annotations"):
+        if ref_.api_version not in ("", "v1"):
+            out.append((f"{at}.apiVersion", f"must be 'v1', got {_describe(ref_.api_version)}"))
+            return None
+        which = field.split(".")[1]
+        values = facts.labels if which == "labels" else facts.annotations
+        return _format_map(values), f"the {which} of {pod}"
+    base = field.partition("['")[0]
+    if field in _VOLUME_FIELD_PATHS[:3] or (
+        base in ("metadata.labels", "metadata.annotations") and field.endswith("']")
+    ):
+        value = _field_value(ref_, facts, at, out)
+        if value is None:
+            return None
+        if base in ("metadata.labels", "metadata.annotations"):
+            return value, f"the {base.split('.')[1]} of {pod}"
+        return value, pod
+    names = ", ".join(_VOLUME_FIELD_PATHS[:-1]) + f" or {_VOLUME_FIELD_PATHS[-1]}"
+    out.append(
+        (
+            f"{at}.fieldPath",
+            f"must be one of {names} in a downwardAPI volume, got {_describe(field)}",
+        )
+    )
+    return None
+
+
+def _downward_api(
+    source: _DownwardAPIVolumeSource, facts: _PodFacts, path: str, out: list[tuple[str, str]]
+) -> VolumeContent:
+    mode = DEFAULT_MODE if source.default_mode is None else source.default_mode
+    entries: list[tuple[str, bytes, int, str]] = []
+    read_from: dict[str, str] = {}  # item path -> source
+    for i, item in enumerate(source.items):
+        at = f"{path}.items[{i}]"
+        problem = _path_problem(item.path)
+        if problem is not None:
+            out.append((f"{at}.path", problem))
+            continue
+        found = _downward_value(item, facts, at, out)
+        if found is None:
+            continue
+        value, what = found
+        item_mode = mode if item.mode is None else item.mode
+        entries.append((item.path, value.encode("utf-8"), item_mode, at))
+        read_from[posixpath.normpath(item.path)] = what
+    files = _checked_files(entries, out)
+    by_source: dict[str, list[VolumeFile]] = {}
+    for f in files:
+        by_source.setdefault(read_from[f.path], []).append(f)
+    sources = {what: _digest(group) for what, group in sorted(by_source.items())}
+    return VolumeContent(VolumeKind.DOWNWARD_API, files, sources)

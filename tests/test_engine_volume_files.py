@@ -1,0 +1,236 @@
+"""configMap and downwardAPI volumes on a real engine (issue 14): the container reads
+the files through its read-only bind of the volume directory, and an edited ConfigMap
+reaches the running container (same container, not restarted) through the ``..data``
+swap, as the kubelet's atomic writer does it."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import docker
+import pytest
+
+import podsync
+from podsync import PlanOptions, Pod, Reason, SyncResult, WriteVolume, parse_pods
+from podsync.docker import DockerRuntime
+from tests.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup
+
+pytestmark = pytest.mark.engine
+
+SERVE = "trap 'exit 0' TERM INT; while :; do sleep 3600 & wait $!; done"
+
+SETTINGS = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings}
+data:
+  app.conf: |
+    color=blue
+  mode: production
+"""
+
+POD = f"""\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: NAME
+  labels: {{app: web}}
+spec:
+  volumes:
+  - name: config
+    configMap:
+      name: settings
+      items: [{{key: app.conf, path: app.conf}}, {{key: mode, path: env/mode, mode: 0600}}]
+  - name: info
+    downwardAPI:
+      items:
+      - {{path: labels, fieldRef: {{fieldPath: metadata.labels}}}}
+      - {{path: name, fieldRef: {{fieldPath: metadata.name}}}}
+  containers:
+  - name: app
+    image: {TEST_IMAGE}
+    imagePullPolicy: Never
+    command: [/bin/sh, -c, "{SERVE}"]
+    volumeMounts:
+    - {{name: config, mountPath: /etc/config}}
+    - {{name: info, mountPath: /etc/info}}
+"""
+
+
+@pytest.fixture
+def runtime(engine: docker.DockerClient) -> Iterator[DockerRuntime]:
+    with DockerRuntime() as rt:
+        yield rt
+
+
+def _options(tmp_path: Path) -> PlanOptions:
+    return PlanOptions(
+        network_mode="none",
+        network_image=PAUSE_IMAGE,
+        root_dir=str(tmp_path / "root"),
+        allow_deletions=False,  # the engine is shared with other tests
+        stop_timeout=1,
+    )
+
+
+def _load(name: str, settings: str = SETTINGS) -> Pod:
+    (pod,) = parse_pods(settings + "---\n" + POD.replace("NAME", name))
+    return pod
+
+
+def _sync(pod: Pod, runtime: DockerRuntime, options: PlanOptions) -> SyncResult:
+    result = podsync.sync([pod], runtime, options=options, probe=False)
+    assert result.ok, result.plan.describe() + result.apply_result.summary()
+    return result
+
+
+def _app(engine: docker.DockerClient, pod: Pod) -> dict[str, object]:
+    (entry,) = engine.api.containers(
+        filters={
+            "label": [
+                f"{podsync.labels.LABEL_POD_UID}={pod.uid}",
+                f"{podsync.labels.LABEL_CONTAINER}=app",
+            ]
+        }
+    )
+    inspected: dict[str, object] = engine.api.inspect_container(entry["Id"])
+    return inspected
+
+
+def _exec(runtime: DockerRuntime, container_id: str, *command: str) -> tuple[int, str]:
+    result = runtime.exec_in_container(container_id, list(command), 10.0)
+    return result.exit_code, result.output.decode()
+
+
+def test_an_edited_configmap_reaches_the_running_container(
+    engine: docker.DockerClient, cleanup: Cleanup, runtime: DockerRuntime, tmp_path: Path
+) -> None:
+    name = f"vol-{uuid.uuid4().hex[:8]}"
+    pod = _load(name)
+    cleanup.add_label(f"{podsync.labels.LABEL_POD_UID}={pod.uid}")
+    options = _options(tmp_path)
+
+    _sync(pod, runtime, options)
+    app = _app(engine, pod)
+    cid = str(app["Id"])
+    assert _exec(runtime, cid, "/bin/cat", "/etc/config/app.conf") == (0, "color=blue\n")
+    assert _exec(runtime, cid, "/bin/cat", "/etc/config/env/mode") == (0, "production")
+    assert _exec(runtime, cid, "/bin/cat", "/etc/info/labels") == (0, 'app="web"')
+    assert _exec(runtime, cid, "/bin/cat", "/etc/info/name") == (0, name)
+    # The modes, through the symlinks into ..data.
+    assert _exec(runtime, cid, "/bin/stat", "-L", "-c", "%a", "/etc/config/env/mode") == (
+        0,
+        "600\n",
+    )
+    assert _exec(runtime, cid, "/bin/stat", "-L", "-c", "%a", "/etc/config/app.conf") == (
+        0,
+        "644\n",
+    )
+    # Mounted read-only, as the kubelet mounts these volumes.
+    code, output = _exec(runtime, cid, "/bin/touch", "/etc/config/new")
+    assert code != 0, output
+    assert "Read-only file system" in output
+
+    edited = _load(name, SETTINGS.replace("blue", "green"))
+    result = _sync(edited, runtime, options)
+
+    assert [(type(a), a.reason) for a in result.plan.actions] == [
+        (WriteVolume, Reason.VOLUME_CHANGED)
+    ]
+    # The same container, still running, never restarted, sees the new file.
+    after = _app(engine, edited)
+    assert after["Id"] == cid
+    state = after["State"]
+    assert isinstance(state, dict)
+    assert isinstance(app["State"], dict)
+    assert state["StartedAt"] == app["State"]["StartedAt"]
+    assert state["Running"] is True
+    assert _exec(runtime, cid, "/bin/cat", "/etc/config/app.conf") == (0, "color=green\n")
+    code, target = _exec(runtime, cid, "/bin/readlink", "/etc/config/..data")
+    assert code == 0
+    assert target.startswith("..")
+    assert not podsync.sync([edited], runtime, options=options, probe=False).plan.has_changes
+
+
+FS_GROUP_POD = f"""\
+apiVersion: v1
+kind: Pod
+metadata: {{name: NAME}}
+spec:
+  securityContext: {{runAsUser: 1000, fsGroup: 2000}}
+  volumes:
+  - name: config
+    configMap:
+      name: settings
+      defaultMode: 0600
+  containers:
+  - name: app
+    image: {TEST_IMAGE}
+    imagePullPolicy: Never
+    command: [/bin/sh, -c, "{SERVE}"]
+    volumeMounts: [{{name: config, mountPath: /etc/config}}]
+"""
+
+
+def test_a_non_root_user_reads_owner_only_files_through_the_fs_group(
+    engine: docker.DockerClient, cleanup: Cleanup, runtime: DockerRuntime, tmp_path: Path
+) -> None:
+    """With an fsGroup the files belong to that group and are group-readable
+    (SetVolumeOwnership ORs in 0440 for a read-only volume): user 1000 reads a file of
+    mode 0600 that root owns."""
+    (pod,) = parse_pods(
+        SETTINGS + "---\n" + FS_GROUP_POD.replace("NAME", f"vol-{uuid.uuid4().hex[:8]}")
+    )
+    cleanup.add_label(f"{podsync.labels.LABEL_POD_UID}={pod.uid}")
+    _sync(pod, runtime, _options(tmp_path))
+    cid = str(_app(engine, pod)["Id"])
+    assert _exec(runtime, cid, "/bin/cat", "/etc/config/mode") == (0, "production")
+    assert _exec(runtime, cid, "/bin/stat", "-L", "-c", "%a %u %g", "/etc/config/mode") == (
+        0,
+        "640 0 2000\n",
+    )
+
+
+SECRET_POD = f"""\
+apiVersion: v1
+kind: Secret
+metadata: {{name: db}}
+stringData: {{password: hunter2}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {{name: NAME}}
+spec:
+  volumes:
+  - {{name: creds, secret: {{secretName: db}}}}
+  containers:
+  - name: app
+    image: {TEST_IMAGE}
+    imagePullPolicy: Never
+    command: [/bin/sh, -c, "{SERVE}"]
+    volumeMounts: [{{name: creds, mountPath: /run/creds}}]
+"""
+
+
+def test_a_secret_file_is_read_by_its_owner_only(
+    engine: docker.DockerClient, cleanup: Cleanup, runtime: DockerRuntime, tmp_path: Path
+) -> None:
+    """A secret volume's file is 0400 (issue 14), readable by the container's root,
+    and its value is in no label of the container."""
+    text = SECRET_POD.replace("NAME", f"vol-{uuid.uuid4().hex[:8]}")
+    (pod,) = parse_pods(text, secret_key=b"k" * 32)
+    cleanup.add_label(f"{podsync.labels.LABEL_POD_UID}={pod.uid}")
+    _sync(pod, runtime, _options(tmp_path))
+    app = _app(engine, pod)
+    cid = str(app["Id"])
+    assert _exec(runtime, cid, "/bin/cat", "/run/creds/password") == (0, "hunter2")
+    assert _exec(runtime, cid, "/bin/stat", "-L", "-c", "%a", "/run/creds/password") == (
+        0,
+        "400\n",
+    )
+    config = app["Config"]
+    assert isinstance(config, dict)
+    assert "hunter2" not in json.dumps(config["Labels"])

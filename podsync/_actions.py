@@ -64,7 +64,11 @@ __all__ = [
 #: 5: creates carry the pod file fields of issues 13 and 14 (``cpu_limit``, ``security``,
 #:    ``tmpfs``, host identity, terminals); a format-4 plan was made by a podsync that
 #:    read requests as limits and dropped security settings, so it is not applied.
-PLAN_FORMAT_VERSION = "5"
+#: 6: the actions ``CreateVolume`` and ``WriteVolume``, creates with named volumes, and
+#:    Secret values by reference (issue 14). A format-5 plan holds none of these and
+#:    is still read; a podsync that reads only 5 refuses a format-6 plan by its version
+#:    instead of failing on an action kind it does not know.
+PLAN_FORMAT_VERSION = "6"
 
 
 class Reason(enum.StrEnum):

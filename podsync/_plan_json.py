@@ -171,6 +171,10 @@ _OLDER_FORMATS = {
 }
 
 
+# Formats read as they are: 5 is 6 without the actions and fields 6 added.
+_READABLE_FORMATS = frozenset({PLAN_FORMAT_VERSION, "5"})
+
+
 def plan_to_json(plan: Plan) -> str:
     """The plan as canonical JSON text (ends with a newline)."""
     return "".join(plan_json_chunks(plan))
@@ -276,7 +280,7 @@ def plan_from_json(text: str | bytes, *, source: str = "") -> Plan:
             f"plan format {version} was written by an older podsync ({older}); "
             "make the plan again with `podsync plan -o`",
         )
-    if version != PLAN_FORMAT_VERSION:
+    if version not in _READABLE_FORMATS:
         raise ConfigError.single(
             source,
             "$.format_version",

@@ -500,3 +500,28 @@ def test_plan_json_chunks_spell_the_canonical_text(pods):
 
     assert _dumps(data) + "\n" == text
     assert data == json.loads(text)
+
+
+def test_a_plan_of_format_5_is_still_read():
+    """Format 6 added actions and fields (claims' volumes, volume files, Secret values
+    by reference) that a format-5 plan never holds: such a plan reads as it was saved."""
+    made = plan([WEB], [], now=NOW)
+    data = json.loads(plan_to_json(made))
+    assert data["format_version"] == "6"
+    data["format_version"] = "5"
+
+    read = plan_from_json(json.dumps(data), source="old.json")
+
+    assert read.pods == made.pods
+
+
+def test_a_plan_of_a_newer_format_is_refused_by_its_version():
+    data = json.loads(plan_to_json(plan([WEB], [], now=NOW)))
+    data["format_version"] = "7"
+
+    with pytest.raises(ConfigError) as caught:
+        plan_from_json(json.dumps(data), source="new.json")
+
+    assert (
+        "new.json: $.format_version: this podsync reads plan format 6, got '7'" in str(caught.value)
+    )

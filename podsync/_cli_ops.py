@@ -25,7 +25,7 @@ from typing import IO, Any
 from podsync._cli_args import EXIT_OK, _Failure, _host_key, _plan_options, _root_dir
 from podsync._config import load_pods
 from podsync._console import Console
-from podsync._labels import LABEL_SPEC
+from podsync._labels import LABEL_INIT_INDEX, LABEL_SPEC
 from podsync._models import ObservedContainer, Pod
 from podsync._naming import NETWORK_CONTAINER
 from podsync._operate import (
@@ -291,6 +291,13 @@ def _container(ref: PodRef, groups: dict[str, list[ObservedContainer]], wanted: 
         return wanted
     if len(names) == 1:
         return names[0]
+    # As kubectl logs/exec: a pod's init containers do not make it ambiguous; its one
+    # app container is taken, and stderr says which (kubectl's "Defaulted container").
+    apps = [n for n in names if not any(LABEL_INIT_INDEX in c.labels for c in groups[n])]
+    if len(apps) == 1:
+        listed = ", ".join(n if n in apps else f"{n} (init)" for n in names)
+        print(f'Defaulted container "{apps[0]}" out of: {listed}', file=sys.stderr)
+        return apps[0]
     raise _Failure(
         f"pod {ref.key} has {len(names)} containers: {', '.join(names)}; choose one with -c"
     )

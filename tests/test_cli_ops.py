@@ -460,3 +460,23 @@ def test_describe_an_orphaned_pod(
 
     assert 0 == result.code, result.err
     assert "Orphaned:    podsync runs it, but the pod files do not describe it" in result.out
+
+
+def test_a_pod_of_one_app_container_and_init_containers_defaults_to_the_app(
+    run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path
+) -> None:
+    """As ``kubectl logs``: init containers do not make a pod ambiguous; the one app
+    container is taken, and stderr says so."""
+    pod = tmp_path / "init.yaml"
+    pod.write_text(
+        pod_yaml("batch", "app") + f"  initContainers:\n  - name: prepare\n    image: {IMAGE}\n"
+    )
+    assert 0 == run("apply", str(pod)).code
+    prepare = container(fake, "batch", "prepare")
+    fake.exit(prepare.id, 0)
+    assert 0 == run("apply", str(pod)).code
+
+    result = run("logs", "batch")
+
+    assert 0 == result.code, result.err
+    assert 'Defaulted container "app" out of: app, prepare (init)' in result.err

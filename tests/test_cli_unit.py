@@ -1380,13 +1380,17 @@ class _stderr:
 
 def test_examples_directory_holds_only_pod_files() -> None:
     """podsync plan examples/pods/ reads every file in it: all must be pods and the
-    ConfigMaps they use (the quickstart script lives one level up, in examples/, for
-    that reason)."""
-    pods = podsync.load_pods([str(REPO / "examples" / "pods")])
+    ConfigMaps and Secrets they use (the quickstart script lives one level up, in
+    examples/, for that reason)."""
+    pods = podsync.load_pods([str(REPO / "examples" / "pods")], secret_key=b"k" * 32)
 
-    assert ["default/greeter", "default/job", "default/seed", "default/web"] == [
-        p.key for p in pods
-    ]
+    assert [
+        "default/greeter",
+        "default/job",
+        "default/reporter",
+        "default/seed",
+        "default/web",
+    ] == [p.key for p in pods]
     by_name = {p.name: p for p in pods}
     assert [
         podsync.EnvVar("SETTING_interval", "30", "ConfigMap default/greeter-settings"),
@@ -1394,6 +1398,14 @@ def test_examples_directory_holds_only_pod_files() -> None:
     ] == [e for e in by_name["greeter"].containers[0].env if e.name != "SETTING_greeting"]
     assert podsync.RestartPolicy.ON_FAILURE is by_name["job"].restart_policy
     assert [18080] == [p.host_port for c in by_name["web"].containers for p in c.ports]
+    reporter = by_name["reporter"]
+    assert ["prepare"] == [c.name for c in reporter.init_containers]
+    (token,) = reporter.containers[0].env
+    assert ("REPORT_TOKEN", "demo-token-not-a-secret") == (token.name, str(token.value))
+    assert "demo-token-not-a-secret" not in repr(reporter)
+    settings = next(v for v in reporter.volumes if v.name == "settings")
+    assert settings.content is not None
+    assert ["report.conf"] == [f.path for f in settings.content.files]
 
 
 def test_examples_plan_against_a_fake_engine(
@@ -1415,7 +1427,7 @@ def test_examples_plan_against_a_fake_engine(
 
     assert 0 == result.code, result.err
     assert "pull" not in fake.call_names()
-    assert {"greeter", "web", "job", "seed"} == running_pods(fake)
+    assert {"greeter", "web", "job", "seed", "reporter"} == running_pods(fake)
 
 
 # --- the bad-input corpus through the command line --------------------------------------

@@ -522,6 +522,6 @@ def test_a_plan_of_a_newer_format_is_refused_by_its_version():
     with pytest.raises(ConfigError) as caught:
         plan_from_json(json.dumps(data), source="new.json")
 
-    assert (
-        "new.json: $.format_version: this podsync reads plan format 6, got '7'" in str(caught.value)
+    assert "new.json: $.format_version: this podsync reads plan format 6, got '7'" in str(
+        caught.value
     )

@@ -71,7 +71,8 @@ def test_the_fake_runtime_example_runs(monkeypatch: pytest.MonkeyPatch, tmp_path
     monkeypatch.chdir(ROOT)
     import podsync
 
-    namespace = {"pods": podsync.load_pods(["examples/pods/"]), "print": lambda *a: None}
+    pods = podsync.load_pods(["examples/pods/"], secret_key=b"k" * 32)
+    namespace = {"pods": pods, "print": lambda *a: None}
     exec(compile(code, "README.md: Applying plans", "exec"), namespace)
     fake = namespace["fake"]
     assert "create" in fake.call_names()

@@ -31,6 +31,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+import posixpath
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -320,6 +321,27 @@ def _check_pod(
                     (
                         f"{mount_at}.mountPath",
                         f"duplicate mount path {mount.mount_path!r} (first at {first})",
+                    )
+                )
+        # The termination-message file is bound at its path; Docker refuses a second
+        # mount at a path a volume is mounted at ("Duplicate mount point"), so the pod
+        # is refused here, before the engine is touched.
+        message_path = container.termination_message_path
+        if message_path:
+            clash = next(
+                (
+                    f"{at}.volumeMounts[{j}]"
+                    for j, m in enumerate(container.volume_mounts)
+                    if posixpath.normpath(m.mount_path) == posixpath.normpath(message_path)
+                ),
+                None,
+            )
+            if clash is not None:
+                out.append(
+                    (
+                        f"{at}.terminationMessagePath",
+                        f"{message_path!r} is also where {clash} mounts a volume; the "
+                        "termination-message file needs a path of its own",
                     )
                 )
         _check_named_ports(container, at, out)

@@ -205,6 +205,29 @@ class SecretMismatch(ValueError):
 SecretLookup = Callable[[str, str], Mapping[str, bytes] | None]
 
 
+def checked_value(part: SecretPart, lookup: SecretLookup, host_key: bytes) -> bytes:
+    """The value ``part`` refers to, from the Secrets ``lookup`` finds, once its keyed
+    digest is the one ``part`` was made with.
+
+    Raises:
+        SecretMismatch: the Secret or key is missing, or its value is not the one the
+            digest was made of.
+    """
+    data = lookup(part.namespace, part.name)
+    if data is None:
+        raise SecretMismatch(f"Secret {part.secret} is not in the sources")
+    if part.key not in data:
+        raise SecretMismatch(f"Secret {part.secret} has no key {part.key!r}")
+    value = data[part.key]
+    digest = secret_digest(host_key, part.namespace, part.name, part.key, value)
+    if not hmac.compare_digest(digest, part.digest):
+        raise SecretMismatch(
+            f"the value of Secret {part.secret} key {part.key} is not the one the plan "
+            "was made with"
+        )
+    return value
+
+
 def unseal(text: SecretText, lookup: SecretLookup, host_key: bytes) -> SecretText:
     """``text`` with its value put back from the Secrets ``lookup`` finds, each piece's
     digest checked against the value found (a text whose value is known is returned
@@ -221,18 +244,7 @@ def unseal(text: SecretText, lookup: SecretLookup, host_key: bytes) -> SecretTex
         if isinstance(part, str):
             pieces.append(part)
             continue
-        data = lookup(part.namespace, part.name)
-        if data is None:
-            raise SecretMismatch(f"Secret {part.secret} is not in the sources")
-        if part.key not in data:
-            raise SecretMismatch(f"Secret {part.secret} has no key {part.key!r}")
-        value = data[part.key]
-        digest = secret_digest(host_key, part.namespace, part.name, part.key, value)
-        if not hmac.compare_digest(digest, part.digest):
-            raise SecretMismatch(
-                f"the value of Secret {part.secret} key {part.key} is not the one the plan "
-                "was made with"
-            )
+        value = checked_value(part, lookup, host_key)
         try:
             pieces.append(value.decode("utf-8"))
         except UnicodeDecodeError:

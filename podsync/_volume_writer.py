@@ -45,7 +45,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import hmac
 import json
 import os
 import stat
@@ -57,7 +56,7 @@ import attrs
 from podsync._actions import Plan, WriteVolume
 from podsync._hostfs import HostPathRefused, _components, _make_pod_path
 from podsync._models import VolumeContent, VolumeFile, WrittenVolume
-from podsync._secrets import SecretLookup, SecretMismatch, secret_digest
+from podsync._secrets import SecretLookup, checked_value
 from podsync._volumes import content_digest
 
 __all__: list[str] = []
@@ -380,18 +379,7 @@ def unseal_write(write: WriteVolume, lookup: SecretLookup, host_key: bytes) -> W
         if f.known or part is None:
             files.append(f)
             continue
-        data = lookup(part.namespace, part.name)
-        if data is None:
-            raise SecretMismatch(f"Secret {part.secret} is not in the sources")
-        if part.key not in data:
-            raise SecretMismatch(f"Secret {part.secret} has no key {part.key!r}")
-        value = data[part.key]
-        digest = secret_digest(host_key, part.namespace, part.name, part.key, value)
-        if not hmac.compare_digest(digest, part.digest):
-            raise SecretMismatch(
-                f"the value of Secret {part.secret} key {part.key} is not the one the plan "
-                "was made with"
-            )
+        value = checked_value(part, lookup, host_key)
         files.append(attrs.evolve(f, data=value, known=True))
     content = attrs.evolve(write.content, files=tuple(files))
     return attrs.evolve(write, content=content)

@@ -113,7 +113,7 @@ def test_pod_files_are_read_by_libyaml_alone(monkeypatch):
 
     monkeypatch.setattr(loader, "_LOADER", Refused)
 
-    pods = load_pods(sorted(EXAMPLES.iterdir()))
+    pods = load_pods(sorted(EXAMPLES.iterdir()), secret_key=b"k" * 32)
 
     assert 3 <= len(pods)
 
@@ -158,7 +158,7 @@ def test_no_node_graph_is_built(monkeypatch):
         CollectionNode, "__init__", lambda self, *a, **k: made.append(type(self).__name__)
     )
 
-    pods = load_pods(sorted(EXAMPLES.iterdir()))
+    pods = load_pods(sorted(EXAMPLES.iterdir()), secret_key=b"k" * 32)
 
     assert ([], True) == (made, len(pods) >= 3)
 

@@ -22,6 +22,16 @@ __all__ = ["DEFAULT_NETWORK_IMAGE", "BackOffPolicy", "GCPolicy", "PlanOptions"]
 #: otherwise: the upstream pause image (the seed's was ``kubernetes/pause:latest``).
 DEFAULT_NETWORK_IMAGE = "registry.k8s.io/pause:3.10"
 
+# The continuous loop's settings (podsync._reconciler), here rather than in the loop's
+# module so that the command line's parser does not import the loop to show them.
+#: The seed's periods (reference §2.2, §2.6): sync every 10 s, sources every 20 s,
+#: garbage collection every minute.
+DEFAULT_SYNC_PERIOD = 10.0
+DEFAULT_SOURCE_PERIOD = 20.0
+DEFAULT_GC_PERIOD = 60.0
+#: Seconds the syncs in progress get to finish when the loop stops.
+DEFAULT_SHUTDOWN_TIMEOUT = 10.0
+
 
 @attrs.frozen
 class GCPolicy:

@@ -72,7 +72,14 @@ from podsync._labels import LABEL_POD_UID
 from podsync._loop_sources import SourceRead, SourceSet
 from podsync._models import Pod
 from podsync._node import NodeInfo
-from podsync._options import GCPolicy, PlanOptions
+from podsync._options import (
+    DEFAULT_GC_PERIOD,
+    DEFAULT_SHUTDOWN_TIMEOUT,
+    DEFAULT_SOURCE_PERIOD,
+    DEFAULT_SYNC_PERIOD,
+    GCPolicy,
+    PlanOptions,
+)
 from podsync._prober import probes_of
 from podsync._runtime import EngineEvent, Runtime, Stream
 from podsync._sources import DEFAULT_MAX_BYTES
@@ -84,13 +91,6 @@ from podsync.exceptions import RuntimeCallError
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = ["LoopNotice", "NoticeKind", "Reconciler"]
 
-#: The seed's periods (reference §2.2, §2.6): sync every 10 s, sources every 20 s,
-#: garbage collection every minute.
-DEFAULT_SYNC_PERIOD = 10.0
-DEFAULT_SOURCE_PERIOD = 20.0
-DEFAULT_GC_PERIOD = 60.0
-#: Seconds the syncs in progress get to finish when the loop stops.
-DEFAULT_SHUTDOWN_TIMEOUT = 10.0
 
 # Engine events that mean a container of a pod needs a sync now.
 _EXIT_ACTIONS = frozenset({"die", "oom"})

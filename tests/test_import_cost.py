@@ -58,3 +58,13 @@ def test_the_deferred_modules_load_when_needed():
     )
 
     assert {"yaml", "cattrs"} <= loaded
+
+
+def test_the_command_line_loads_the_loop_only_for_run():
+    """``podsync apply`` and the other one-shot commands do not pay for the continuous
+    loop: its modules are imported when ``podsync run`` runs, not by the parser that
+    shows its defaults."""
+    loaded = _modules_after("import podsync.cli")
+
+    loop = ["podsync._reconciler", "podsync._workers", "podsync._loop_sources", "podsync._board"]
+    assert [] == [m for m in loop if m in loaded]

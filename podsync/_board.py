@@ -134,7 +134,9 @@ class _Metrics:
         self._generate = pc.generate_latest
 
     def text(self) -> str:
-        return self._generate(self.registry).decode("utf-8")
+        # Typed here: without the extra installed, mypy sees prometheus_client as Any.
+        exposition: bytes = self._generate(self.registry)
+        return exposition.decode("utf-8")
 
 
 def _load_metrics() -> _Metrics | None:

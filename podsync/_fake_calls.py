@@ -34,12 +34,25 @@ CALL_NAMES = frozenset(
         "list_volumes",  # list_volumes()
         "create_volume",  # create_volume(name, labels)
         "remove_volume",  # remove_volume(name)
+        "write_volume",  # write_volume(volume, entries, image)
+        "read_volume_file",  # read_volume_file(volume, path, image, limit)
+        "read_file",  # read_container_file(id, path, limit)
     }
 )
 
 #: The calls that change the engine (the others only look).
 MUTATING_CALL_NAMES = frozenset(
-    {"pull", "create", "start", "stop", "remove", "remove_image", "create_volume", "remove_volume"}
+    {
+        "pull",
+        "create",
+        "start",
+        "stop",
+        "remove",
+        "remove_image",
+        "create_volume",
+        "remove_volume",
+        "write_volume",
+    }
 )
 
 

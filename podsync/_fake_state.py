@@ -56,6 +56,9 @@ class FakeContainer:
     oom_killed: bool = False
     # What it wrote, oldest first.
     logs: list[LogLine] = attrs.field(factory=list)
+    # Files its process wrote outside volumes, by absolute path
+    # (``FakeRuntime.write_container_file``).
+    files: dict[str, bytes] = attrs.field(factory=dict)
 
     def observed(self) -> ObservedContainer:
         return ObservedContainer(

@@ -11,14 +11,17 @@ not) mounts.
 
 from __future__ import annotations
 
+import functools
+import posixpath
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from podsync._actions import CreateSpec
 from podsync._fake_rules import volume_name_refusal
 from podsync._fake_state import FakeContainer
-from podsync._models import ObservedVolume
+from podsync._models import ObservedImage, ObservedVolume
+from podsync._volume_entries import EntryKind, VolumeEntry, entry_path_refusal
 from podsync.exceptions import RuntimeCallError
 
 __all__ = ["VolumeCalls"]
@@ -39,6 +42,17 @@ class VolumeCalls:
 
     def _sorted(self) -> list[FakeContainer]:  # pragma: no cover - FakeRuntime's
         raise NotImplementedError
+
+    def _find(self, ref: str) -> FakeContainer | None:  # pragma: no cover - FakeRuntime's
+        raise NotImplementedError
+
+    def _find_image(self, image: str) -> ObservedImage | None:  # pragma: no cover
+        raise NotImplementedError
+
+    @functools.cached_property
+    def _volume_files(self) -> dict[str, dict[str, VolumeEntry]]:
+        """Each volume's entries by path (``"."`` its root), made on first use."""
+        return {}
 
     def add_volume(self, volume: ObservedVolume | str) -> None:
         """Put a named volume on the engine as it is (no call is recorded): an
@@ -109,3 +123,147 @@ class VolumeCalls:
                     "remove_volume", name, f"remove {name}: volume is in use - [{' '.join(users)}]"
                 )
             del self._volumes[name]
+
+    # -- files in the engine -----------------------------------------------------------
+
+    def volume_files(self, volume: str) -> dict[str, VolumeEntry]:
+        """What ``volume`` holds, by path relative to its root (no call recorded)."""
+        with self._lock:
+            return dict(self._volume_files.get(volume, {}))
+
+    def write_container_file(self, container: str, path: str, data: bytes) -> None:
+        """What a container's process wrote at the absolute ``path`` (no call recorded):
+        into the volume mounted there, else into the container's own filesystem."""
+        with self._lock:
+            found = self._find(container)
+            if found is None:
+                raise KeyError(container)
+            mounted = _volume_at(found, path)
+            if mounted is None:
+                found.files[path] = data
+            else:
+                volume, inside = mounted
+                self._put(volume, VolumeEntry(inside, EntryKind.FILE, data=data))
+
+    def write_volume(self, volume: str, entries: Sequence[VolumeEntry], *, image: str) -> None:
+        """Write ``entries`` into ``volume`` (created unlabelled when missing).
+
+        Raises:
+            RuntimeCallError: the image is missing ("No such image: <image>"), or a path
+                is refused; nothing is written then.
+        """
+        self._sleep()
+        with self._lock:
+            self._record("write_volume", volume, tuple(entries), image)
+            self._helper_refusal("write_volume", volume, image)
+            for entry in entries:
+                refusal = entry_path_refusal(entry.path)
+                if refusal is not None:
+                    raise RuntimeCallError(
+                        "write_volume", volume, f"cannot write {entry.path!r}: {refusal}"
+                    )
+            self._volumes.setdefault(volume, ObservedVolume(volume))
+            for entry in entries:
+                self._put(volume, entry)
+
+    def read_volume_file(self, volume: str, path: str, *, image: str, limit: int) -> bytes | None:
+        """At most ``limit`` bytes of the file ``path`` in ``volume``; ``None`` when it
+        is not a regular file there.
+
+        Raises:
+            RuntimeCallError: the image is missing, or the path is refused.
+        """
+        self._sleep()
+        with self._lock:
+            self._record("read_volume_file", volume, path, image, limit)
+            self._helper_refusal("read_volume_file", volume, image)
+            refusal = entry_path_refusal(path)
+            if refusal is not None:
+                raise RuntimeCallError(
+                    "read_volume_file", volume, f"cannot read {path!r}: {refusal}"
+                )
+            self._volumes.setdefault(volume, ObservedVolume(volume))
+            return self._file_in(volume, path, limit)
+
+    def read_container_file(self, container_id: str, path: str, *, limit: int) -> bytes | None:
+        """At most ``limit`` bytes of the file at ``path`` in the container: in the
+        volume mounted there, else in the container's own files; ``None`` when absent,
+        and for a path under ``/dev`` or a tmpfs mount once the container has exited.
+
+        Raises:
+            RuntimeCallError: no such container ("No such container: <id>").
+        """
+        self._sleep()
+        with self._lock:
+            self._record("read_file", container_id, path, limit)
+            found = self._find(container_id)
+            if found is None:
+                raise RuntimeCallError(
+                    "read_file", container_id, f"No such container: {container_id}"
+                )
+            mounted = _volume_at(found, path)
+            if mounted is not None:
+                return self._file_in(mounted[0], mounted[1], limit)
+            if not found.running and _on_tmpfs(found, path):
+                return None
+            data = found.files.get(path)
+            return None if data is None else data[:limit]
+
+    def _helper_refusal(self, operation: str, volume: str, image: str) -> None:
+        if self._find_image(image) is None:
+            raise RuntimeCallError(operation, volume, f"No such image: {image}")
+        refusal = volume_name_refusal(volume)
+        if refusal is not None:
+            raise RuntimeCallError(operation, volume, refusal)
+
+    def _file_in(self, volume: str, path: str, limit: int) -> bytes | None:
+        entry = self._volume_files.get(volume, {}).get(path)
+        if entry is None or entry.kind is not EntryKind.FILE:
+            return None
+        return entry.data[:limit]
+
+    def _put(self, volume: str, entry: VolumeEntry) -> None:
+        """Docker's untar of one entry: parents made 0755 as needed; what was at the
+        path replaced (with its children), unless both are directories."""
+        files = self._volume_files.setdefault(volume, {})
+        files.setdefault(".", VolumeEntry(".", EntryKind.DIRECTORY, mode=0o755))
+        parent = posixpath.dirname(entry.path)
+        while parent and parent not in files:
+            files[parent] = VolumeEntry(parent, EntryKind.DIRECTORY, mode=0o755)
+            parent = posixpath.dirname(parent)
+        old = files.get(entry.path)
+        both_directories = (
+            old is not None
+            and old.kind is EntryKind.DIRECTORY
+            and entry.kind is EntryKind.DIRECTORY
+        )
+        if old is not None and not both_directories:
+            prefix = entry.path + "/"
+            for path in [p for p in files if p.startswith(prefix)]:
+                del files[path]
+        files[entry.path] = entry
+
+
+def _volume_at(container: FakeContainer, path: str) -> tuple[str, str] | None:
+    """The named volume mounted at or above the absolute ``path`` in ``container`` (the
+    deepest mount wins) and the path inside it, or ``None``."""
+    if container.spec is None:
+        return None
+    best: tuple[str, str] | None = None
+    depth = -1
+    for mount in container.spec.volumes:
+        target = mount.container_path.rstrip("/") or "/"
+        under = path == target or path.startswith(target.rstrip("/") + "/")
+        if under and len(target) > depth:
+            inside = posixpath.relpath(path, target)
+            best, depth = (mount.volume, inside), len(target)
+    return best
+
+
+def _on_tmpfs(container: FakeContainer, path: str) -> bool:
+    """Whether ``path`` lies on a tmpfs that is gone once the container has exited:
+    Docker's ``/dev`` or one of the container's tmpfs mounts."""
+    targets = ["/dev"] + (
+        [t.container_path for t in container.spec.tmpfs] if container.spec else []
+    )
+    return any(path == t or path.startswith(t.rstrip("/") + "/") for t in targets)

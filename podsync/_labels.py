@@ -110,6 +110,10 @@ LABEL_VOLUME_NAMESPACE = _PREFIX + "volume.namespace"
 LABEL_VOLUME_CLAIM = _PREFIX + "volume.claim"
 #: ``LABEL_VOLUME_KIND`` of a claim's volume: kept until someone removes it by hand.
 VOLUME_KIND_CLAIM = "claim"
+#: The label of the short-lived containers through which a runtime writes into and reads
+#: out of a volume (``Runtime.write_volume``): created, never started, removed at once.
+#: Its value says what the container is for (``volume``).
+LABEL_HELPER = _PREFIX + "helper"
 
 
 def encode_handler(handler: Handler) -> str:

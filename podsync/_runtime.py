@@ -17,6 +17,10 @@ Contract for implementations:
   outlives containers (``persistentVolumeClaim`` volumes). A volume a container mounts
   (``CreateSpec.volumes``) that does not exist is created by the engine, unlabelled, as
   Docker does; a volume that a container uses, running or not, cannot be removed.
+* Files in the engine (``write_volume``, ``read_volume_file``, ``read_container_file``)
+  go through the engine, never through a path on the machine podsync runs on, so a
+  remote engine works as a local one. They add and overwrite, never remove (Docker's
+  archive API cannot remove a file).
 * ``list_containers`` is the whole observation of containers: one call per sync, and
   the labels podsync writes carry everything the planner needs.
 * The operating calls (``container_logs``, ``exec_attached``, ``engine_events``) return
@@ -35,6 +39,7 @@ import attrs
 
 from podsync._actions import CreateSpec
 from podsync._models import ObservedContainer, ObservedImage, ObservedVolume
+from podsync._volume_entries import VolumeEntry
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = ["EngineEvent", "ExecResult", "LogLine", "Runtime", "Stream"]
@@ -268,6 +273,48 @@ class Runtime(Protocol):
         Raises:
             RuntimeCallError: a container, running or not, uses it (Docker: "volume is
                 in use"), or the engine failed.
+        """
+        ...
+
+    def write_volume(self, volume: str, entries: Sequence[VolumeEntry], *, image: str) -> None:
+        """Write ``entries``, in their order, into the named volume ``volume``.
+
+        Through the engine alone (Docker: a short-lived container of ``image``, created
+        with the volume mounted and never started, receives the entries through the
+        archive API and is removed), so that it works on a remote engine. ``image``
+        must be present (podsync passes the pod's infra image, which a pod's plan
+        ensures); nothing of it runs. Entries take their mode, uid and gid, the volume's
+        root (``"."``) included; an existing file or link is replaced, an existing
+        directory keeps its other entries. A volume that does not exist is created
+        unlabelled, as by a container that mounts it.
+
+        Raises:
+            RuntimeCallError: the image is missing, an entry's path is refused
+                (``podsync._volume_entries.entry_path_refusal``), or the engine failed.
+        """
+        ...
+
+    def read_volume_file(self, volume: str, path: str, *, image: str, limit: int) -> bytes | None:
+        """At most ``limit`` bytes of the regular file at ``path`` (relative to the
+        volume's root) in the named volume ``volume``, through the engine as
+        ``write_volume``; ``None`` when there is no such file or it is not a regular
+        file (a directory, a link).
+
+        Raises:
+            RuntimeCallError: the image is missing, the path is refused, or the engine
+                failed.
+        """
+        ...
+
+    def read_container_file(self, container_id: str, path: str, *, limit: int) -> bytes | None:
+        """At most ``limit`` bytes of the regular file at the absolute ``path`` in the
+        container ``container_id``, running or exited (Docker: the archive API, which
+        sees the container's filesystem and the volumes mounted in it); ``None`` when
+        there is no such file or it is not a regular file. A file on a ``tmpfs`` of
+        an exited container is gone (Docker's ``/dev`` is one).
+
+        Raises:
+            RuntimeCallError: the container does not exist, or the engine failed.
         """
         ...
 

@@ -47,6 +47,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import posixpath
 import socket
 import threading
 import time
@@ -68,11 +69,14 @@ from podsync._docker_api import (
     timestamp,
     volume_from_list,
 )
+from podsync._docker_archive import first_file, tar_of
 from podsync._docker_streams import Opened, StreamReader
 from podsync._images import pull_reference
+from podsync._labels import LABEL_HELPER
 from podsync._models import ObservedContainer, ObservedImage, ObservedVolume
 from podsync._ownership import ownership
 from podsync._runtime import EngineEvent, ExecResult, LogLine, Stream
+from podsync._volume_entries import VolumeEntry, entry_path_refusal
 from podsync.exceptions import EngineUnavailable, NameConflict, RuntimeCallError
 
 if TYPE_CHECKING:
@@ -105,6 +109,9 @@ def _import_docker() -> None:
             "podsync.docker needs the docker SDK for Python: pip install 'docker>=7'"
         ) from exc
 
+
+# Where a volume helper container (``DockerRuntime._volume_helper``) mounts its volume.
+_HELPER_MOUNT = "/podsync-volume"
 
 # Seconds a create that met a name conflict waits for the container holding the name
 # to become visible (see ``DockerRuntime._holder``).
@@ -542,6 +549,100 @@ class DockerRuntime:
             contextlib.suppress(docker.errors.NotFound),
         ):
             api.remove_volume(name)
+
+    # -- files in the engine -------------------------------------------------------
+
+    def write_volume(self, volume: str, entries: Sequence[VolumeEntry], *, image: str) -> None:
+        """Write ``entries`` into the named volume ``volume`` through a container of
+        ``image`` that mounts it and never starts (one create, one ``PUT .../archive``,
+        one remove): nothing is read or written on this machine.
+
+        Raises:
+            RuntimeCallError: the image is missing, a path is refused, or the engine
+                failed.
+        """
+        try:
+            archive = tar_of(entries, under=_HELPER_MOUNT.removeprefix("/"))
+        except ValueError as exc:
+            raise RuntimeCallError("write volume", volume, str(exc)) from exc
+        with (
+            self._volume_helper(volume, image, "write volume") as helper,
+            self._call("write volume", volume) as api,
+        ):
+            # Extracted at "/": the volume's root is the entry "podsync-volume", whose
+            # mode and owner Docker sets (see tar_of).
+            api.put_archive(helper, "/", archive)
+
+    def read_volume_file(self, volume: str, path: str, *, image: str, limit: int) -> bytes | None:
+        """At most ``limit`` bytes of the regular file ``path`` in the named volume,
+        through a container of ``image`` as ``write_volume``; ``None`` when absent.
+
+        Raises:
+            RuntimeCallError: the image is missing, the path is refused, or the engine
+                failed.
+        """
+        refusal = entry_path_refusal(path)
+        if refusal is not None:
+            raise RuntimeCallError("read volume", volume, f"cannot read {path!r}: {refusal}")
+        with self._volume_helper(volume, image, "read volume") as helper:
+            return self._read_file(helper, posixpath.join(_HELPER_MOUNT, path), limit, volume)
+
+    def read_container_file(self, container_id: str, path: str, *, limit: int) -> bytes | None:
+        """At most ``limit`` bytes of the regular file ``path`` in the container
+        (``GET /containers/{id}/archive``: Docker mounts an exited container's volumes
+        for it); ``None`` when absent or not a regular file.
+
+        Raises:
+            RuntimeCallError: the container does not exist, or the engine failed.
+        """
+        return self._read_file(container_id, path, limit, container_id)
+
+    def _read_file(self, container_id: str, path: str, limit: int, target: str) -> bytes | None:
+        import docker.errors
+
+        with self._call("read file", target) as api:
+            try:
+                chunks, _ = api.get_archive(container_id, path)
+            except docker.errors.NotFound as exc:
+                # 404 is both "no such container" and "no such path": only the second
+                # is an answer.
+                if "no such container" in (exc.explanation or "").lower():
+                    raise
+                return None
+            except docker.errors.APIError as exc:
+                # A parent that is a file: the engine's lstat answers ENOTDIR (HTTP
+                # 500), which for a reader means the same as a missing path.
+                if (exc.explanation or "").endswith(": not a directory"):
+                    return None
+                raise
+            try:
+                return first_file(chunks, limit=limit)
+            finally:
+                close = getattr(chunks, "close", None)
+                if close is not None:
+                    close()
+
+    @contextlib.contextmanager
+    def _volume_helper(self, volume: str, image: str, operation: str) -> Iterator[str]:
+        """A created (never started) container of ``image`` with ``volume`` mounted at
+        ``_HELPER_MOUNT``, removed when the block ends, whatever happened in it."""
+        with self._call(operation, volume) as api:
+            created = api.create_container(
+                image,
+                # Never run: a command is needed only because an image may have none.
+                command=["/podsync-volume-helper"],
+                labels={LABEL_HELPER: "volume"},
+                network_disabled=True,
+                host_config=api.create_host_config(
+                    binds=[f"{volume}:{_HELPER_MOUNT}"], network_mode="none"
+                ),
+            )
+        helper: str = created["Id"]
+        try:
+            yield helper
+        finally:
+            with self._call(operation, volume) as api:
+                api.remove_container(helper, force=True)
 
     # -- containers ----------------------------------------------------------------
 

@@ -432,6 +432,9 @@ def test_vocabulary():
         "list_volumes",
         "create_volume",
         "remove_volume",
+        "write_volume",
+        "read_volume_file",
+        "read_file",
     } == CALL_NAMES
     assert MUTATING_CALL_NAMES < CALL_NAMES
 

@@ -1,0 +1,182 @@
+"""Files in the engine, one suite for two runtimes (see ``test_runtime_conformance``):
+``write_volume``, ``read_volume_file`` and ``read_container_file`` behave alike on
+``FakeRuntime`` and on the real engine, where Docker's archive API is the point - what
+an exited container still holds (its own files, its volumes) and what it does not (its
+``/dev``), how an entry replaces what was at its path, what a missing image does.
+
+Modes and owners are checked on the engine alone (``test_a_written_volume_has_the_
+entries_modes_and_owners``): the fake keeps what it is given, the engine is the fact.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+import attrs
+import docker
+import pytest
+
+from podsync._volume_entries import EntryKind, VolumeEntry
+from podsync._volumes import NamedVolumeMount
+from podsync.docker import DockerRuntime
+from tests import test_runtime_conformance as conformance
+from tests.engine import PAUSE_IMAGE, TEST_IMAGE, remove_volumes, run_labels
+from tests.test_runtime_conformance import Subject, _refusal, exits
+
+#: The two runtimes, as in ``test_runtime_conformance`` (the same fixture).
+subject = conformance.subject
+
+LIMIT = 4096
+
+
+def _dir(path: str, mode: int = 0o755) -> VolumeEntry:
+    return VolumeEntry(path, EntryKind.DIRECTORY, mode=mode)
+
+
+def _file(path: str, data: bytes, mode: int = 0o644) -> VolumeEntry:
+    return VolumeEntry(path, EntryKind.FILE, mode=mode, data=data)
+
+
+def test_written_files_are_read_back_from_the_volume(subject: Subject) -> None:
+    """Entries written into a volume are read back from it: a file (cut at the limit),
+    nothing for a directory, a link or a path that is not there."""
+    volume = subject.volume("files")
+    subject.runtime.create_volume(volume, {})
+    subject.runtime.write_volume(
+        volume,
+        [
+            _dir(".", 0o777),
+            _dir("config"),
+            _file("config/app.conf", b"listen 8080\n"),
+            VolumeEntry("current", EntryKind.SYMLINK, mode=0o777, target="config/app.conf"),
+        ],
+        image=PAUSE_IMAGE,
+    )
+
+    def read(path: str, limit: int = LIMIT) -> bytes | None:
+        return subject.runtime.read_volume_file(volume, path, image=PAUSE_IMAGE, limit=limit)
+
+    assert b"listen 8080\n" == read("config/app.conf")
+    assert b"listen" == read("config/app.conf", 6)
+    assert (None, None, None) == (read("config"), read("current"), read("config/missing"))
+    # The helper containers are gone.
+    assert [] == subject.ours()
+
+
+def test_an_entry_replaces_what_was_at_its_path(subject: Subject) -> None:
+    """A file replaces a file; a file replaces a directory with its children; a
+    directory over a directory keeps the children (Docker's untar)."""
+    volume = subject.volume("replace")
+    subject.runtime.create_volume(volume, {})
+    write = subject.runtime.write_volume
+    first = [_dir("a"), _file("a/one", b"1"), _dir("b"), _file("b/two", b"2")]
+    write(volume, first, image=PAUSE_IMAGE)
+
+    second = [_file("a", b"now a file"), _dir("b", 0o700), _file("b/three", b"3")]
+    write(volume, second, image=PAUSE_IMAGE)
+
+    def read(path: str) -> bytes | None:
+        return subject.runtime.read_volume_file(volume, path, image=PAUSE_IMAGE, limit=LIMIT)
+
+    assert (b"now a file", None) == (read("a"), read("a/one"))
+    assert (b"2", b"3") == (read("b/two"), read("b/three"))
+
+
+def test_a_missing_image_or_a_bad_path_is_refused(subject: Subject) -> None:
+    """The helper's image must be present (nothing is pulled); a path out of the volume
+    is refused before anything is sent."""
+    volume = subject.volume("refused")
+    subject.runtime.create_volume(volume, {})
+
+    missing = _refusal(
+        lambda: subject.runtime.write_volume(
+            volume, [_file("x", b"x")], image="podsync-test-absent:1"
+        )
+    )
+    climbing = _refusal(
+        lambda: subject.runtime.write_volume(volume, [_file("../x", b"x")], image=PAUSE_IMAGE)
+    )
+
+    assert "No such image" in missing.message
+    assert "leaves the volume" in climbing.message
+    assert None is subject.runtime.read_volume_file(volume, "x", image=PAUSE_IMAGE, limit=LIMIT)
+
+
+def test_an_exited_container_keeps_its_files_and_volumes_but_not_its_dev(
+    subject: Subject,
+) -> None:
+    """After the process exits, a file it wrote in its own filesystem and one in a
+    mounted volume are read; one under ``/dev`` (Docker's tmpfs) is gone - why a
+    termination message cannot simply be read from ``/dev/termination-log``."""
+    volume = subject.volume("exited")
+    process = exits(3)
+    spec = subject.spec("app", process, volumes=(NamedVolumeMount(volume, "/data"),))
+    if subject.kind == "engine":
+        spec = attrs.evolve(
+            spec,
+            entrypoint=(
+                "/bin/sh",
+                "-c",
+                "printf own > /tmp/own; printf kept > /data/kept; "
+                "printf gone > /dev/termination-log; exit 3",
+            ),
+        )
+    cid = subject.runtime.create_container(spec)
+    subject.runtime.start_container(cid)
+    if subject.kind == "fake":
+        written = {"/tmp/own": b"own", "/data/kept": b"kept", "/dev/termination-log": b"gone"}
+        for path, data in written.items():
+            subject.fake.write_container_file(cid, path, data)
+    subject.wait_exited(cid, spec.name)
+
+    def read(path: str) -> bytes | None:
+        return subject.runtime.read_container_file(cid, path, limit=LIMIT)
+
+    assert b"own" == read("/tmp/own")
+    assert b"kept" == read("/data/kept")
+    assert None is read("/dev/termination-log")
+    assert None is read("/tmp/never-written")
+    subject.runtime.remove_container(cid)
+    gone = _refusal(lambda: read("/tmp/own"))
+    assert "No such container" in gone.message
+
+
+@pytest.mark.engine
+def test_a_written_volume_has_the_entries_modes_and_owners(engine: docker.DockerClient) -> None:
+    """On the engine, what a container sees in the volume: the root's mode (an emptyDir
+    is 0777), a setgid directory of a group, a file only its owner reads, a link."""
+    volume = f"podsync-test-modes-{secrets.token_hex(4)}"
+    try:
+        with DockerRuntime() as runtime:
+            runtime.write_volume(
+                volume,
+                [
+                    _dir(".", 0o777),
+                    VolumeEntry("d", EntryKind.DIRECTORY, mode=0o2770, gid=2000),
+                    VolumeEntry("d/f", EntryKind.FILE, mode=0o400, uid=1000, data=b"s3cret"),
+                    VolumeEntry("l", EntryKind.SYMLINK, mode=0o777, target="d/f"),
+                ],
+                image=PAUSE_IMAGE,
+            )
+        listing = engine.containers.run(
+            TEST_IMAGE,
+            [
+                "sh",
+                "-c",
+                "stat -c '%a %u %g %F %n' /data /data/d /data/d/f /data/l; readlink /data/l",
+            ],
+            volumes={volume: {"bind": "/data", "mode": "ro"}},
+            network_mode="none",
+            labels=run_labels(),
+            remove=True,
+        )
+    finally:
+        remove_volumes(engine, [volume])
+
+    assert [
+        "777 0 0 directory /data",
+        "2770 0 2000 directory /data/d",
+        "400 1000 0 regular file /data/d/f",
+        "777 0 0 symbolic link /data/l",
+        "d/f",
+    ] == listing.decode().splitlines()

@@ -156,7 +156,14 @@ from podsync import labels
 if _TYPE_CHECKING:
     # isort: off
     from podsync._plan_json import plan_from_json, plan_to_json
-    from podsync._config import DEFAULT_MAX_BYTES, NodeInfo, PodFileCache, load_pods, parse_pods
+    from podsync._config import (
+        DEFAULT_MAX_BYTES,
+        NodeInfo,
+        PodFileCache,
+        load_host_pods,
+        load_pods,
+        parse_pods,
+    )
     from podsync._hooks import DEFAULT_PROBE_TIMEOUT, probe_liveness
     from podsync._secret_key import host_secret_key
     from podsync._apply import (
@@ -187,13 +194,22 @@ if _TYPE_CHECKING:
         previous_instance,
         termination_inputs,
     )
+    from podsync._hosts import Host, HostTLS, host_root_dir, load_hosts, parse_hosts
+    from podsync._fleet import FleetResult, HostResult, sync_hosts
     # isort: on
 
 #: The names imported on first use, by module (the ``_TYPE_CHECKING`` block above
 #: lists the same; tests/test_exported_members.py checks it).
 _ON_FIRST_USE: dict[str, tuple[str, ...]] = {
     "podsync._plan_json": ("plan_from_json", "plan_to_json"),
-    "podsync._config": ("DEFAULT_MAX_BYTES", "NodeInfo", "PodFileCache", "load_pods", "parse_pods"),
+    "podsync._config": (
+        "DEFAULT_MAX_BYTES",
+        "NodeInfo",
+        "PodFileCache",
+        "load_host_pods",
+        "load_pods",
+        "parse_pods",
+    ),
     "podsync._hooks": ("DEFAULT_PROBE_TIMEOUT", "probe_liveness"),
     "podsync._secret_key": ("host_secret_key",),
     "podsync._apply": (
@@ -219,6 +235,8 @@ _ON_FIRST_USE: dict[str, tuple[str, ...]] = {
     ),
     "podsync._status_json": ("STATUS_FORMAT_VERSION", "statuses_to_json"),
     "podsync._operate": ("PodEngineEvent", "pod_events", "previous_instance", "termination_inputs"),
+    "podsync._hosts": ("Host", "HostTLS", "host_root_dir", "load_hosts", "parse_hosts"),
+    "podsync._fleet": ("FleetResult", "HostResult", "sync_hosts"),
 }
 _LAZY = {name: module for module, names in _ON_FIRST_USE.items() for name in names}
 
@@ -257,11 +275,15 @@ __all__ = [
     "Event",
     "EventKind",
     "ExecResult",
+    "FleetResult",
     "GCPolicy",
     "HTTPGetAction",
     "HTTPHeader",
     "Handler",
+    "Host",
     "HostAlias",
+    "HostResult",
+    "HostTLS",
     "Kill",
     "Lifecycle",
     "LogLine",
@@ -341,7 +363,10 @@ __all__ = [
     "derive_pod_uid",
     "exposed_ports",
     "filter_host_port_conflicts",
+    "host_root_dir",
     "host_secret_key",
+    "load_host_pods",
+    "load_hosts",
     "load_pods",
     "network_spec_hash",
     "observe",
@@ -349,6 +374,7 @@ __all__ = [
     "ownership",
     "parse_2014_container_name",
     "parse_container_name",
+    "parse_hosts",
     "parse_pods",
     "parse_resolv_conf",
     "plan",
@@ -364,6 +390,7 @@ __all__ = [
     "spec_hash",
     "statuses_to_json",
     "sync",
+    "sync_hosts",
     "termination_inputs",
     "volume_ownership",
 ]

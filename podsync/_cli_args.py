@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from podsync._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS
+from podsync._cli_fleet_args import add_fleet_options
 from podsync._cli_run_args import add_run_command
 from podsync._console import Console
 from podsync._options import DEFAULT_NETWORK_IMAGE, GCPolicy, PlanOptions
@@ -433,6 +434,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_WAIT_TIMEOUT,
         help=f"how long --wait waits (default: {DEFAULT_WAIT_TIMEOUT:g})",
     )
+    add_fleet_options(a)
 
     s = commands.add_parser(
         "show",

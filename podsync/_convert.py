@@ -33,7 +33,7 @@ import hashlib
 import os
 import posixpath
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -114,6 +114,41 @@ class _Context:
     # pods of one load: a fleet repeats the same few, and every object the pods hold is
     # walked by each pass of the garbage collector while the rest is read and planned.
     shared: dict[Any, Any] = attrs.field(factory=dict, eq=False, repr=False)
+    # Loading for a fleet (``load_host_pods``): each pod's node is the host its
+    # spec.nodeName names, and ``node`` above is only the default.
+    fleet: _Fleet | None = None
+
+
+@attrs.frozen
+class _Fleet:
+    """The hosts of a fleet, for a load that assigns pods by ``spec.nodeName``.
+
+    Attributes:
+        nodes: each host's node, by name.
+        hosts_file: where the hosts come from (for messages).
+        assigned: filled by the load: each pod's uid -> its host's name.
+    """
+
+    nodes: Mapping[str, NodeInfo]
+    hosts_file: str
+    assigned: dict[str, str] = attrs.field(factory=dict, eq=False, repr=False)
+
+    def node_of(
+        self, key: str, node_name: str, path: str, out: list[tuple[str, str]]
+    ) -> NodeInfo | None:
+        """The node of pod ``key`` (``namespace/name``), whose ``spec.nodeName`` is
+        ``node_name`` at ``path``; ``None`` (and a problem) when it names no host of
+        the fleet. The 2014 scheduler bound every pod to a host before any kubelet ran
+        it: a pod bound to none, or to a host the fleet does not have, runs nowhere."""
+        node = self.nodes.get(node_name)
+        if node is None:
+            hosts = ", ".join(self.nodes) or "none"
+            if node_name:
+                why = f"{node_name!r} is not a host of {self.hosts_file}"
+            else:
+                why = f"no spec.nodeName: each pod names its host of {self.hosts_file}"
+            out.append((path, f"pod {key}: {why} (its hosts: {hosts})"))
+        return node
 
 
 @attrs.frozen
@@ -354,6 +389,12 @@ def _pod_from_v1(
     before = len(out)
     extra = _pod_fields(doc, root, out)
     meta = doc.metadata
+    fleet = context.fleet
+    if fleet is not None:
+        node = fleet.node_of(
+            f"{meta.namespace}/{meta.name}", doc.spec.node_name, f"{spec_path}.nodeName", out
+        )
+        context = attrs.evolve(context, node=node or context.node)
     shared = context.shared
     resources = [
         shared.setdefault(r, r) if r is not None else None
@@ -418,6 +459,8 @@ def _pod_from_v1(
         init_containers,
     )
     uid_path = f"{root}.metadata.uid" if meta.uid is not None else f"{root}.metadata.name"
+    if fleet is not None:
+        fleet.assigned[pod.uid] = doc.spec.node_name
     return _Read(
         pod, f"{root}.metadata.name", uid_path, _warning(doc, pod, context.node, facts.skipped)
     )
@@ -473,6 +516,16 @@ def _pod_from_v1beta1(
     doc: _ManifestV1Beta1, root: str, context: _Context, out: list[tuple[str, str]]
 ) -> _Read | None:
     before = len(out)
+    if context.fleet is not None:
+        # The seed read a host's manifests from that host's key: the manifest itself
+        # names no host, so a fleet cannot tell where it runs.
+        out.append(
+            (
+                root,
+                "a v1beta1 manifest names no host: in a fleet (the hosts of "
+                f"{context.fleet.hosts_file}) write it as a v1 Pod with spec.nodeName",
+            )
+        )
     volumes = []
     for i, v in enumerate(doc.volumes):
         host = v.source.host_dir if v.source else None

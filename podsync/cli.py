@@ -523,6 +523,10 @@ def _cmd_apply(
     factory: RuntimeFactory,
     sleep: Callable[[float], None],
 ) -> int:
+    if args.hosts is not None or args.json:
+        from podsync._cli_fleet import cmd_apply_hosts
+
+        return cmd_apply_hosts(args, console, factory)
     if args.plan_file is not None:
         return _apply_saved(args, console, factory)
     pods = _load(args.sources, console.warning, args.max_bytes, _root_dir(args))

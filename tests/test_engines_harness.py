@@ -19,9 +19,7 @@ __all__ = ["tcp_engines", "unix_engines"]
 
 def _run_on(engine: ExtraEngine, name: str) -> str:
     with contextlib.closing(engine.client()) as client:
-        output = client.containers.run(
-            TEST_IMAGE, ["echo", name], network_mode="none", remove=True
-        )
+        output = client.containers.run(TEST_IMAGE, ["echo", name], network_mode="none", remove=True)
     return bytes(output).decode().strip()
 
 

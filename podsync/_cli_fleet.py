@@ -1,0 +1,255 @@
+"""``podsync apply --hosts HOSTS.yaml SOURCE...``: one apply per host, all at once.
+
+The hosts file is read first, then every source, each pod assigned to the host its
+``spec.nodeName`` names (``podsync.load_host_pods``): a problem in either fails the
+command before any engine is contacted, so nothing is applied anywhere. Then every
+host is synced concurrently (``podsync.sync_hosts``), each with its own apply pool of
+``--workers`` and its own root directory (``ROOT-DIR/hosts/NAME``).
+
+Output: each host's plan under a ``# NAME (ENGINE)`` heading and its progress lines
+prefixed with its name (text), or with a ``host`` field (``--log-format json``); then
+one summary line per host and a fleet line on stdout, or with ``--json`` one JSON
+document (``format_version`` 1) instead of the plans and summary lines. An engine that
+cannot be reached fails its host only, named in an error line; the exit code is 1 when
+any host failed, had failed actions or rejected pods.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from podsync._actions import Plan, Wait
+from podsync._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS, ActionStatus, ApplyResult, Event
+from podsync._cli_args import (
+    EXIT_ERROR,
+    EXIT_OK,
+    _Failure,
+    _host_key,
+    _plan_options,
+    _probe,
+    _root_dir,
+    _UsageError,
+)
+from podsync._config import load_host_pods
+from podsync._console import (
+    Console,
+    event_record,
+    event_text,
+    warn_rejected,
+    warn_unpublished_ports,
+)
+from podsync._fleet import FleetResult, HostResult, sync_hosts
+from podsync._hosts import Host, load_hosts
+from podsync._models import Pod
+from podsync._runtime import Runtime
+from podsync._sync import Observation
+from podsync.exceptions import ConfigError
+
+__all__: list[str] = []
+
+#: The layout of ``apply --hosts --json``'s document.
+FLEET_FORMAT_VERSION = 1
+
+
+def cmd_apply_hosts(args: argparse.Namespace, console: Console, factory: Any) -> int:
+    """``apply --hosts``; ``factory`` makes a runtime from an engine address (the
+    command line's ``RuntimeFactory``)."""
+    _check(args)
+    root_dir = _root_dir(args)
+    hosts = _read_hosts(args.hosts)
+    try:
+        load: dict[str, Any] = {}
+        if args.max_bytes is not None:
+            load["max_bytes"] = args.max_bytes
+        desired = load_host_pods(
+            list(args.sources),
+            hosts,
+            hosts_file=args.hosts,
+            on_warning=console.warning,
+            secret_key=_host_key(root_dir),
+            **load,
+        )
+    except ConfigError as exc:
+        raise _Failure(*(str(p) for p in exc.problems)) from None
+    options = _plan_options(args, console)
+    everyone = [pod for pods in desired.values() for pod in pods]
+    warn_unpublished_ports(console, everyone, options)
+    if not everyone:
+        console.warning("the sources describe no pods")
+    runtimes: dict[str, Runtime] = {}
+    try:
+        for host in hosts:
+            runtimes[host.name] = _runtime(host, factory)
+        engines = {host.name: host.engine for host in hosts}
+        started = console.clocks.elapsed()
+
+        def show(name: str, the_plan: Plan, observation: Observation) -> bool:
+            warn_rejected(console, the_plan)
+            if not args.json:
+                console.print(f"# {name} ({engines[name]})\n{the_plan.render()}")
+            return the_plan.has_changes
+
+        def progress(name: str, event: Event) -> None:
+            if console.json:
+                record = event_record(event)
+                record["host"] = name
+                line = json.dumps(record, ensure_ascii=False)
+                with console.lock:
+                    print(line, file=console.err, flush=True)
+                return
+            target = f"{event.pod}/{event.container}" if event.container else event.pod
+            text = event_text(event)
+            elapsed = console.clocks.elapsed() - started
+            line = f"[{elapsed:5.1f}s] {name}: {target + ': ' if target else ''}{text}"
+            with console.lock:
+                print(line, file=console.err, flush=True)
+
+        result = sync_hosts(
+            desired,
+            runtimes,
+            options=options,
+            workers=getattr(args, "workers", DEFAULT_WORKERS),
+            on_event=progress,
+            probe=_probe(args),
+            hook_timeout=getattr(args, "hook_timeout", DEFAULT_HOOK_TIMEOUT),
+            clock=console.clocks.given,
+            before_apply=show,
+        )
+    finally:
+        for runtime in runtimes.values():
+            runtime.close()
+    return _report(console, args, hosts, desired, result)
+
+
+def _check(args: argparse.Namespace) -> None:
+    if args.hosts is None:
+        raise _UsageError("--json is used only with --hosts")
+    if args.plan_file is not None:
+        raise _UsageError("--hosts applies SOURCEs, not a saved --plan")
+    if args.wait:
+        raise _UsageError("--wait cannot be used with --hosts")
+    if args.docker_host is not None:
+        raise _UsageError(
+            "-H/--docker-host cannot be used with --hosts: the hosts file names each host's engine"
+        )
+
+
+def _read_hosts(path: str) -> tuple[Host, ...]:
+    try:
+        return load_hosts(path)
+    except ConfigError as exc:
+        raise _Failure(*(str(p) for p in exc.problems)) from None
+
+
+def _runtime(host: Host, factory: Any) -> Runtime:
+    """The host's runtime: ``factory(address)``, or with the host's TLS settings a
+    ``DockerRuntime`` that uses them (the command line's factory knows no TLS)."""
+    if host.tls is None:
+        runtime: Runtime = factory(host.engine)
+        return runtime
+    import docker.tls
+
+    from podsync.docker import DockerRuntime
+
+    tls = host.tls
+    config = docker.tls.TLSConfig(
+        client_cert=(tls.cert, tls.key) if tls.cert else None,
+        ca_cert=tls.ca or None,
+        verify=tls.ca or True,
+    )
+    return DockerRuntime(host=host.engine, tls=config)
+
+
+def _counts(result: ApplyResult) -> dict[str, int]:
+    counts = dict.fromkeys(ActionStatus, 0)
+    for r in result.results:
+        if not isinstance(r.action, Wait):
+            counts[r.status] += 1
+    return {
+        "done": counts[ActionStatus.DONE],
+        "failed": counts[ActionStatus.FAILED],
+        "skipped": counts[ActionStatus.SKIPPED],
+    }
+
+
+def host_record(host: Host, outcome: HostResult, pods: Sequence[Pod]) -> dict[str, Any]:
+    """One host's outcome as the JSON object of ``apply --hosts --json``."""
+    record: dict[str, Any] = {
+        "host": host.name,
+        "engine": host.engine,
+        "root_dir": outcome.root_dir,
+        "pods": len(pods),
+        "ok": _host_ok(outcome),
+        "error": outcome.error or None,
+    }
+    result = outcome.result
+    if result is not None:
+        record.update(
+            applied=result.applied,
+            changes=result.plan.has_changes,
+            summary=result.plan.summary(),
+            rejected=[r.pod for r in result.plan.rejected],
+            **_counts(result.apply_result),
+            duration=round(result.apply_result.duration, 3),
+            failures=[f"{r.action.message}: {r.error}" for r in result.apply_result.failures],
+        )
+    return record
+
+
+def _host_ok(outcome: HostResult) -> bool:
+    return outcome.ok and outcome.result is not None and not outcome.result.plan.rejected
+
+
+def _report(
+    console: Console,
+    args: argparse.Namespace,
+    hosts: Sequence[Host],
+    desired: Mapping[str, Sequence[Pod]],
+    result: FleetResult,
+) -> int:
+    records = [host_record(h, result[h.name], desired[h.name]) for h in hosts]
+    failed = [r["host"] for r in records if not r["ok"]]
+    for record in records:
+        line = _summary_line(record)
+        if not args.json:
+            console.print(line)
+        if console.json:
+            console.record("host-summary", line, **record)
+        if record["error"]:
+            console.error(f"host {record['host']} ({record['engine']}): {record['error']}")
+        for failure in record.get("failures", ()):
+            console.error(f"host {record['host']}: {failure}")
+    fleet = f"Fleet: {len(hosts) - len(failed)} of {len(hosts)} host(s) applied" + (
+        f"; failed: {', '.join(failed)}." if failed else "."
+    )
+    if args.json:
+        document = {
+            "format_version": FLEET_FORMAT_VERSION,
+            "ok": not failed,
+            "failed": failed,
+            "hosts": records,
+        }
+        console.print(json.dumps(document, indent=2, ensure_ascii=False))
+    else:
+        console.print(fleet)
+    if failed:
+        console.error(f"{len(failed)} of {len(hosts)} host(s) failed: {', '.join(failed)}")
+        return EXIT_ERROR
+    return EXIT_OK
+
+
+def _summary_line(record: Mapping[str, Any]) -> str:
+    name = record["host"]
+    if record["error"]:
+        return f"{name}: not applied: {record['error']}"
+    if not record["applied"]:
+        return f"{name}: No changes. {record['pods']} pod(s) up to date."
+    outcome = "complete!" if record["failed"] == 0 else "failed!"
+    rejected = f", {len(record['rejected'])} pod(s) rejected" if record["rejected"] else ""
+    return (
+        f"{name}: Apply {outcome} {record['done']} done, {record['failed']} failed, "
+        f"{record['skipped']} skipped in {record['duration']:.1f}s{rejected}."
+    )

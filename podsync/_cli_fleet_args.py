@@ -1,0 +1,29 @@
+"""The arguments of ``podsync apply --hosts HOSTS.yaml``: a fleet from one process.
+
+Kept apart from ``_cli_args`` (the other commands' parser), which adds them to
+``apply``; the command itself is ``podsync._cli_fleet``'s.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+__all__: list[str] = []
+
+
+def add_fleet_options(apply: argparse.ArgumentParser) -> None:
+    """``--hosts FILE`` and ``--json`` on the ``apply`` parser."""
+    group = apply.add_argument_group("fleet")
+    group.add_argument(
+        "--hosts",
+        metavar="FILE",
+        help="apply to several engines at once: FILE maps host names to engine addresses "
+        "(unix://, tcp://, ssh://); each pod goes to the host its spec.nodeName names. "
+        "Each host keeps its pod directories under ROOT-DIR/hosts/NAME",
+    )
+    group.add_argument(
+        "--json",
+        action="store_true",
+        help="with --hosts: print each host's outcome as JSON on stdout instead of the "
+        "plans and summary lines",
+    )

@@ -1,0 +1,300 @@
+"""``podsync apply --hosts HOSTS.yaml SOURCE...`` and ``podsync.sync_hosts`` on
+FakeRuntimes: each pod goes to the host its ``spec.nodeName`` names, every host is
+applied, an unreachable one fails alone and is named, and a bad hosts file or a pod
+bound to no host applies nothing anywhere."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+
+import podsync
+from podsync import cli
+from podsync._actions import RemovePodDir
+from podsync._options import PlanOptions
+from podsync.testing import FakeClock, FakeRuntime
+
+IMAGE = "podsync-test/busybox:1"
+PAUSE = "podsync-test/pause:1"
+T0 = 1_700_000_000.0
+HOSTS = ("node-a", "node-b", "node-c")
+
+
+def pod_yaml(name: str, node: str | None, *, empty_dir: bool = False) -> str:
+    node_line = f"\n  nodeName: {node}" if node is not None else ""
+    volume = "\n  volumes:\n  - name: scratch\n    emptyDir: {}" if empty_dir else ""
+    mount = (
+        "\n    volumeMounts:\n    - name: scratch\n      mountPath: /scratch" if empty_dir else ""
+    )
+    return f"""\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+  namespace: default
+spec:{node_line}{volume}
+  containers:
+  - name: app
+    image: {IMAGE}{mount}
+"""
+
+
+class Result(NamedTuple):
+    code: int
+    out: str
+    err: str
+
+
+class Fleet:
+    """Three fake engines, a hosts file naming them, and ``podsync`` to run."""
+
+    def __init__(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        self.clock = FakeClock(T0, step=0.001)
+        self.fakes = {
+            f"unix:///run/{h}.sock": FakeRuntime(images=[IMAGE, PAUSE], clock=self.clock)
+            for h in HOSTS
+        }
+        self.by_host = dict(zip(HOSTS, self.fakes.values(), strict=True))
+        self.hosts = tmp_path / "hosts.yaml"
+        self.hosts.write_text("hosts:\n" + "".join(f"  {h}: unix:///run/{h}.sock\n" for h in HOSTS))
+        self.pods = tmp_path / "pods"
+        self.pods.mkdir()
+        self.root = tmp_path / "root"
+        self.capsys = capsys
+        self.contacted: list[str] = []
+
+    def factory(self, address: str | None) -> FakeRuntime:
+        assert address is not None
+        self.contacted.append(address)
+        return self.fakes[address]
+
+    def run(self, *argv: str) -> Result:
+        args = ["apply", "--hosts", str(self.hosts), "--root-dir", str(self.root)]
+        args += ["--network-image", PAUSE, "--network-mode", "none", *argv]
+        code = cli.main(args, runtime_factory=self.factory, clock=self.clock)
+        captured = self.capsys.readouterr()
+        assert "Traceback" not in captured.err
+        return Result(code, captured.out, captured.err)
+
+    def running(self, host: str) -> set[str]:
+        return {
+            c.labels["io.podsync.pod.name"]
+            for c in self.by_host[host].containers
+            if c.running and c.labels.get("io.podsync.container.name") == "app"
+        }
+
+
+@pytest.fixture
+def fleet(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Fleet:
+    return Fleet(tmp_path, capsys)
+
+
+def test_each_host_runs_the_pods_bound_to_it(fleet: Fleet) -> None:
+    (fleet.pods / "web.yaml").write_text(pod_yaml("web", "node-a"))
+    (fleet.pods / "api.yaml").write_text(pod_yaml("api", "node-a"))
+    (fleet.pods / "db.yaml").write_text(pod_yaml("db", "node-b"))
+    result = fleet.run(str(fleet.pods))
+    assert result.code == 0, result.err
+    assert fleet.running("node-a") == {"web", "api"}
+    assert fleet.running("node-b") == {"db"}
+    assert fleet.running("node-c") == set()
+    lines = result.out.splitlines()
+    assert "# node-a (unix:///run/node-a.sock)" in lines
+    summaries = [
+        re.sub(r"in [0-9.]+s", "in Ts", line) for line in lines if line.startswith("node-")
+    ]
+    assert summaries == [
+        "node-a: Apply complete! 4 done, 0 failed, 0 skipped in Ts.",
+        "node-b: Apply complete! 2 done, 0 failed, 0 skipped in Ts.",
+        "node-c: No changes. 0 pod(s) up to date.",
+    ]
+    assert lines[-1] == "Fleet: 3 of 3 host(s) applied."
+    # Progress lines name their host.
+    assert re.search(r"^\[ *[0-9.]+s\] node-b: default/db/app: started \(c\d+\)$", result.err, re.M)
+
+    again = fleet.run(str(fleet.pods))
+    assert again.code == 0
+    assert [line for line in again.out.splitlines() if line.startswith("node-")] == [
+        "node-a: No changes. 2 pod(s) up to date.",
+        "node-b: No changes. 1 pod(s) up to date.",
+        "node-c: No changes. 0 pod(s) up to date.",
+    ]
+
+
+def test_an_unreachable_host_fails_alone_and_is_named(fleet: Fleet) -> None:
+    for i, host in enumerate(HOSTS):
+        (fleet.pods / f"p{i}.yaml").write_text(pod_yaml(f"p{i}", host))
+    fleet.by_host["node-b"].fail(
+        "list", unavailable=True, error="cannot reach the engine: no such socket"
+    )
+    result = fleet.run(str(fleet.pods))
+    assert result.code == 1
+    assert fleet.running("node-a") == {"p0"}
+    assert fleet.running("node-c") == {"p2"}
+    assert fleet.running("node-b") == set()
+    assert "node-b: not applied: " in result.out
+    assert "no such socket" in result.out
+    assert "Fleet: 2 of 3 host(s) applied; failed: node-b." in result.out
+    assert "podsync: error: host node-b (unix:///run/node-b.sock): " in result.err
+    assert "podsync: error: 1 of 3 host(s) failed: node-b" in result.err
+
+
+def test_json_gives_each_hosts_outcome(fleet: Fleet) -> None:
+    (fleet.pods / "web.yaml").write_text(pod_yaml("web", "node-a"))
+    fleet.by_host["node-c"].fail("list", unavailable=True, error="gone")
+    result = fleet.run("--json", str(fleet.pods))
+    assert result.code == 1
+    document = json.loads(result.out)
+    assert document["format_version"] == 1
+    assert document["ok"] is False
+    assert document["failed"] == ["node-c"]
+    by_host = {h["host"]: h for h in document["hosts"]}
+    assert by_host["node-a"]["ok"] is True
+    assert (by_host["node-a"]["done"], by_host["node-a"]["failed"]) == (2, 0)
+    assert by_host["node-a"]["pods"] == 1
+    assert by_host["node-a"]["root_dir"] == str(fleet.root / "hosts" / "node-a")
+    assert by_host["node-b"]["applied"] is False
+    assert by_host["node-c"]["ok"] is False
+    assert "gone" in by_host["node-c"]["error"]
+
+
+def test_json_log_lines_carry_the_host(fleet: Fleet) -> None:
+    (fleet.pods / "web.yaml").write_text(pod_yaml("web", "node-a"))
+    result = fleet.run("--log-format", "json", str(fleet.pods))
+    assert result.code == 0
+    records = [json.loads(line) for line in result.err.splitlines()]
+    events = [r for r in records if r["kind"] == "started"]
+    assert {r["host"] for r in events} == {"node-a"}
+    summaries = [r for r in records if r["kind"] == "host-summary"]
+    assert [r["host"] for r in summaries] == list(HOSTS)
+
+
+@pytest.mark.parametrize(
+    ("pod", "message"),
+    [
+        (
+            pod_yaml("web", None),
+            "$.spec.nodeName: pod default/web: no spec.nodeName: each pod names its host of",
+        ),
+        (
+            pod_yaml("web", "node-z"),
+            "$.spec.nodeName: pod default/web: 'node-z' is not a host of",
+        ),
+        (
+            "version: v1beta1\nid: legacy\ncontainers:\n- name: app\n  image: busybox\n",
+            "$: a v1beta1 manifest names no host",
+        ),
+    ],
+)
+def test_a_pod_bound_to_no_host_of_the_fleet_applies_nothing(
+    fleet: Fleet, pod: str, message: str
+) -> None:
+    (fleet.pods / "good.yaml").write_text(pod_yaml("good", "node-a"))
+    (fleet.pods / "bad.yaml").write_text(pod)
+    result = fleet.run(str(fleet.pods))
+    assert result.code == 1
+    assert f"podsync: error: {fleet.pods / 'bad.yaml'}: {message}" in result.err
+    assert "(its hosts: node-a, node-b, node-c)" in result.err or "v1beta1" in message
+    assert fleet.contacted == []
+    assert all(f.calls == [] for f in fleet.fakes.values())
+
+
+def test_a_bad_hosts_file_applies_nothing(fleet: Fleet) -> None:
+    (fleet.pods / "good.yaml").write_text(pod_yaml("good", "node-a"))
+    fleet.hosts.write_text("hosts:\n  node-a: unix:///run/node-a.sock\n  node-b: ftp://x\n")
+    result = fleet.run(str(fleet.pods))
+    assert result.code == 1
+    assert (
+        f"podsync: error: {fleet.hosts}: $.hosts.node-b: 'ftp://x' is not an engine "
+        "address: expected unix://, tcp:// or ssh://"
+    ) in result.err
+    assert fleet.contacted == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["-H", "unix:///x.sock", "pods"], "-H/--docker-host cannot be used with --hosts"),
+        (["--wait", "pods"], "--wait cannot be used with --hosts"),
+    ],
+)
+def test_usage_errors(fleet: Fleet, argv: list[str], message: str) -> None:
+    result = fleet.run(*argv)
+    assert result.code == 1
+    assert message in result.err
+    assert fleet.contacted == []
+
+
+def test_json_without_hosts_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = cli.main(["apply", "--json", str(tmp_path)], clock=FakeClock(T0))
+    assert code == 1
+    assert "--json is used only with --hosts" in capsys.readouterr().err
+
+
+def test_one_hosts_sync_never_removes_another_hosts_pod_directories(tmp_path: Path) -> None:
+    """The hazard of one root for several engines: a sync removes the pod directories of
+    the pods it does not desire. Each host has its own root, so node-b, which desires
+    no pod of node-a, never sees (nor removes) node-a's emptyDir."""
+    clock = FakeClock(T0, step=0.001)
+    fakes = {h: FakeRuntime(images=[IMAGE, PAUSE], clock=clock) for h in HOSTS[:2]}
+    (tmp_path / "a.yaml").write_text(pod_yaml("web", "node-a", empty_dir=True))
+    (tmp_path / "b.yaml").write_text(pod_yaml("db", "node-b", empty_dir=True))
+    hosts = podsync.parse_hosts(
+        "hosts:\n  node-a: unix:///a.sock\n  node-b: unix:///b.sock\n",
+        this_host=podsync.NodeInfo("here", 1000, 2**30),
+    )
+    desired = podsync.load_host_pods([tmp_path / "a.yaml", tmp_path / "b.yaml"], hosts)
+    root = tmp_path / "root"
+    options = PlanOptions(network_image=PAUSE, network_mode="none", root_dir=str(root))
+    first = podsync.sync_hosts(desired, fakes, options=options, clock=clock, probe=False)
+    assert first.ok, first
+    (web,) = desired["node-a"]
+    (db,) = desired["node-b"]
+    web_dir = Path(first["node-a"].root_dir) / web.uid
+    db_dir = Path(first["node-b"].root_dir) / db.uid
+    assert (web_dir / "volumes" / "empty" / "scratch").is_dir()
+    assert (db_dir / "volumes" / "empty" / "scratch").is_dir()
+    second = podsync.sync_hosts(desired, fakes, options=options, clock=clock, probe=False)
+    assert second.ok
+    removals = [
+        a
+        for h in second.hosts
+        for a in (h.result.plan.actions if h.result else ())
+        if isinstance(a, RemovePodDir)
+    ]
+    assert removals == []
+    assert web_dir.is_dir()
+    assert db_dir.is_dir()
+
+
+def test_sync_hosts_reports_each_host_and_names_the_failed(tmp_path: Path) -> None:
+    clock = FakeClock(T0, step=0.001)
+    fakes = {h: FakeRuntime(images=[IMAGE, PAUSE], clock=clock) for h in HOSTS}
+    fakes["node-c"].fail("list", unavailable=True, error="engine gone")
+    web = podsync.Pod("web", containers=(podsync.Container("app", IMAGE),))
+    options = PlanOptions(network_image=PAUSE, network_mode="none", root_dir=str(tmp_path))
+    seen: list[tuple[str, str]] = []
+    result = podsync.sync_hosts(
+        {"node-a": [web]},
+        fakes,
+        options=options,
+        clock=clock,
+        on_event=lambda host, event: seen.append((host, event.kind.value)),
+    )
+    assert [h.host for h in result.hosts] == list(HOSTS)
+    assert result.failed == ("node-c",)
+    assert not result.ok
+    assert result["node-a"].ok
+    assert result["node-b"].ok
+    assert result["node-c"].result is None
+    assert "engine gone" in result["node-c"].error
+    assert {host for host, _ in seen} == {"node-a"}
+    assert result["node-b"].root_dir == str(tmp_path / "hosts" / "node-b")
+    with pytest.raises(KeyError, match="node-z"):
+        podsync.sync_hosts({"node-z": [web]}, fakes, options=options, clock=clock)

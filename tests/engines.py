@@ -6,6 +6,7 @@ several run beside the session's engine (``DOCKER_HOST``) without sharing anythi
 
     dockerd --bridge=none --iptables=false --ip-masq=false -H <address>
             --data-root DIR/data --exec-root DIR/exec --pidfile DIR/dockerd.pid
+            --shutdown-timeout=2
 
 The address is ``unix://DIR/docker.sock``, or ``tcp://127.0.0.1:<a free port>`` (loopback
 only: the network rule of the engine tests holds for the engines too). No bridge, no
@@ -102,6 +103,9 @@ class ExtraEngine:
             str(d / "exec"),
             "--pidfile",
             str(d / "dockerd.pid"),
+            # Containers that ignore SIGTERM (busybox sleep as PID 1) are killed after
+            # 2 s when the engine stops, not the default 15 s.
+            "--shutdown-timeout=2",
         ]
 
     @property

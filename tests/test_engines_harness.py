@@ -9,10 +9,9 @@ import contextlib
 import docker
 import pytest
 
+from tests import engines
 from tests.engine import PAUSE_IMAGE, TEST_IMAGE
 from tests.engines import ExtraEngine, start_engines, stop_engines, tcp_engines, unix_engines
-
-pytestmark = pytest.mark.engine
 
 __all__ = ["tcp_engines", "unix_engines"]
 
@@ -23,6 +22,7 @@ def _run_on(engine: ExtraEngine, name: str) -> str:
     return bytes(output).decode().strip()
 
 
+@pytest.mark.engine
 @pytest.mark.parametrize("fixture", ["unix_engines", "tcp_engines"])
 def test_each_engine_is_separate_and_has_the_images(
     fixture: str, request: pytest.FixtureRequest
@@ -43,6 +43,7 @@ def test_each_engine_is_separate_and_has_the_images(
     assert len(ids) == 3  # three daemons, not one answering thrice
 
 
+@pytest.mark.engine
 def test_a_stopped_engine_is_gone_and_its_directory_removed(engine: docker.DockerClient) -> None:
     (one,) = start_engines(1, source=None)
     try:
@@ -56,3 +57,23 @@ def test_a_stopped_engine_is_gone_and_its_directory_removed(engine: docker.Docke
         stop_engines([one])
     assert not one.directory.exists()
     assert not one.directory.parent.exists()
+
+
+def test_without_dockerd_the_fixtures_fail_when_an_engine_is_required(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")
+    with pytest.raises(FileNotFoundError, match="no dockerd on PATH"):
+        start_engines(1)
+    monkeypatch.setenv("PODSYNC_REQUIRE_ENGINE", "1")
+    with (
+        pytest.raises(pytest.fail.Exception, match="PODSYNC_REQUIRE_ENGINE=1"),
+        engines._fleet(object(), "unix"),  # type: ignore[arg-type]
+    ):
+        pass
+    monkeypatch.setenv("PODSYNC_REQUIRE_ENGINE", "0")
+    with (
+        pytest.raises(pytest.skip.Exception, match="no dockerd on PATH"),
+        engines._fleet(object(), "unix"),  # type: ignore[arg-type]
+    ):
+        pass

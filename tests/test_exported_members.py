@@ -84,6 +84,9 @@ PUBLIC = sorted(
         # named volumes: claims (issue 14)
         *("ClaimSource", "ObservedVolume", "NamedVolumeMount", "CreateVolume"),
         *("VolumeOwnership", "volume_ownership", "claim_volume_name"),
+        # a fleet from one process: hosts, pods by spec.nodeName, one sync per host
+        *("Host", "HostTLS", "load_hosts", "parse_hosts", "host_root_dir", "load_host_pods"),
+        *("sync_hosts", "HostResult", "FleetResult"),
     ]
 )
 

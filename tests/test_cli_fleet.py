@@ -298,3 +298,48 @@ def test_sync_hosts_reports_each_host_and_names_the_failed(tmp_path: Path) -> No
     assert result["node-b"].root_dir == str(tmp_path / "hosts" / "node-b")
     with pytest.raises(KeyError, match="node-z"):
         podsync.sync_hosts({"node-z": [web]}, fakes, options=options, clock=clock)
+
+
+def test_a_host_with_tls_gets_a_docker_runtime_with_its_certificates(tmp_path: Path) -> None:
+    from podsync._cli_fleet import _runtime
+    from podsync.docker import DockerRuntime
+
+    for name in ("ca.pem", "cert.pem", "key.pem"):
+        (tmp_path / name).write_text("x")
+    (host,) = podsync.parse_hosts(
+        f"""\
+hosts:
+  node-a:
+    engine: tcp://127.0.0.1:2376
+    tls: {{ca: {tmp_path / "ca.pem"}, cert: {tmp_path / "cert.pem"}, key: {tmp_path / "key.pem"}}}
+""",
+        this_host=podsync.NodeInfo("here", 1000, 2**30),
+    )
+
+    def no_factory(address: str | None) -> FakeRuntime:
+        raise AssertionError("a TLS host is not the factory's")
+
+    runtime = _runtime(host, no_factory)
+    assert isinstance(runtime, DockerRuntime)
+    try:
+        assert runtime.host == "tcp://127.0.0.1:2376"
+        tls = runtime._tls
+        assert not isinstance(tls, bool)
+        assert tls.cert == (str(tmp_path / "cert.pem"), str(tmp_path / "key.pem"))
+        assert tls.verify == str(tmp_path / "ca.pem")
+    finally:
+        runtime.close()
+
+
+def test_cert_without_key_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "cert.pem").write_text("x")
+    with pytest.raises(podsync.ConfigError) as caught:
+        podsync.parse_hosts(
+            "hosts:\n  a:\n    engine: tcp://127.0.0.1:1\n"
+            f"    tls: {{cert: {tmp_path / 'cert.pem'}}}\n",
+            source_name="hosts.yaml",
+            this_host=podsync.NodeInfo("here", 1000, 2**30),
+        )
+    assert [str(p) for p in caught.value.problems] == [
+        "hosts.yaml: $.hosts.a.tls: give cert and key together (the client certificate and its key)"
+    ]

@@ -8,8 +8,8 @@ scheduler bound a pod to a host and that host's kubelet ran it. The file::
       node-a: unix:///run/podsync/node-a.sock      # an engine address, as -H takes it
       node-b:
         engine: tcp://10.0.0.2:2376
-        tls:                                      # optional, tcp:// only
-          ca: /etc/podsync/ca.pem                 # verify the engine against this CA
+        tls:                                      # optional, tcp:// only; relative
+          ca: /etc/podsync/ca.pem                 # paths are the hosts file's
           cert: /etc/podsync/node-b-cert.pem      # client certificate and key
           key: /etc/podsync/node-b-key.pem
         cpu: "4"                                   # optional: the node's capacity, for
@@ -136,7 +136,8 @@ def parse_hosts(
             [Problem(source_name, "", f"expected one document with 'hosts:', found {found}")]
         )
     out: list[tuple[str, str]] = []
-    hosts = _read(documents[0], this_host, out)
+    base = os.path.dirname(os.path.abspath(source_name)) if source_name else os.getcwd()
+    hosts = _read(documents[0], this_host, base, out)
     if out:
         raise ConfigError([Problem(source_name, path, message) for path, message in out])
     return hosts
@@ -149,7 +150,7 @@ def _describe(value: object) -> str:
 
 
 def _read(
-    document: object, this_host: NodeInfo | None, out: list[tuple[str, str]]
+    document: object, this_host: NodeInfo | None, base: str, out: list[tuple[str, str]]
 ) -> tuple[Host, ...]:
     if not isinstance(document, dict):
         out.append(("$", f"expected a mapping with 'hosts:', got {_describe(document)}"))
@@ -181,14 +182,14 @@ def _read(
             continue
         if here is None:
             here = NodeInfo.this_host()
-        host = _host(name, value, path, here, out)
+        host = _host(name, value, path, here, base, out)
         if host is not None:
             hosts.append(host)
     return tuple(hosts)
 
 
 def _host(
-    name: str, value: object, path: str, here: NodeInfo, out: list[tuple[str, str]]
+    name: str, value: object, path: str, here: NodeInfo, base: str, out: list[tuple[str, str]]
 ) -> Host | None:
     before = len(out)
     fields: Mapping[str, Any]
@@ -214,7 +215,8 @@ def _host(
         problem = _engine_problem(engine)
         if problem:
             out.append((engine_path, problem))
-    tls = _tls(fields.get("tls"), f"{path}.tls", engine if isinstance(engine, str) else "", out)
+    engine_text = engine if isinstance(engine, str) else ""
+    tls = _tls(fields.get("tls"), f"{path}.tls", engine_text, base, out)
     node = NodeInfo(
         name=name,
         milli_cpu=_capacity(fields, "cpu", path, here.milli_cpu, out),
@@ -240,7 +242,11 @@ def _engine_problem(engine: str) -> str:
     return ""
 
 
-def _tls(value: object, path: str, engine: str, out: list[tuple[str, str]]) -> HostTLS | None:
+def _tls(
+    value: object, path: str, engine: str, base: str, out: list[tuple[str, str]]
+) -> HostTLS | None:
+    """The TLS files, relative ones taken from the hosts file's directory (as a
+    kubeconfig's are)."""
     if value is None:
         return None
     if not isinstance(value, dict):
@@ -254,10 +260,10 @@ def _tls(value: object, path: str, engine: str, out: list[tuple[str, str]]) -> H
             out.append((f"{path}.{key}", f"unknown key (expected {', '.join(_TLS_KEYS)})"))
         elif not isinstance(item, str) or not item:
             out.append((f"{path}.{key}", f"expected a file name, got {_describe(item)}"))
-        elif not os.path.isfile(item):
-            out.append((f"{path}.{key}", f"no such file: {item}"))
+        elif not os.path.isfile(os.path.join(base, item)):
+            out.append((f"{path}.{key}", f"no such file: {os.path.join(base, item)}"))
         else:
-            files[key] = item
+            files[key] = os.path.join(base, item)
     if ("cert" in value) != ("key" in value):
         out.append((path, "give cert and key together (the client certificate and its key)"))
     return HostTLS(files.get("ca", ""), files.get("cert", ""), files.get("key", ""))

@@ -112,3 +112,19 @@ def test_an_unreadable_file(tmp_path: Path) -> None:
 def test_each_host_has_its_own_state_root() -> None:
     assert host_root_dir("/var/lib/podsync", "node-a") == "/var/lib/podsync/hosts/node-a"
     assert host_root_dir("/r", "a") != host_root_dir("/r", "b")
+
+
+def test_relative_tls_files_are_the_hosts_files_neighbours(tmp_path: Path) -> None:
+    (tmp_path / "certs").mkdir()
+    for name in ("ca.pem", "cert.pem", "key.pem"):
+        (tmp_path / "certs" / name).write_text("x")
+    path = _write(
+        tmp_path,
+        "hosts:\n  a:\n    engine: tcp://127.0.0.1:2376\n"
+        "    tls: {ca: certs/ca.pem, cert: certs/cert.pem, key: certs/key.pem}\n",
+    )
+    (host,) = load_hosts(path, this_host=HERE)
+    certs = tmp_path / "certs"
+    assert host.tls == HostTLS(
+        str(certs / "ca.pem"), str(certs / "cert.pem"), str(certs / "key.pem")
+    )

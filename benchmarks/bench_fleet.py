@@ -23,6 +23,13 @@ engine (default ``podsync.DEFAULT_WORKERS``):
   pods/<name>/`` for each host, one after the other (the same root directories as the
   fleet uses, the same pods).
 
+With ``--fake SECONDS`` no ``dockerd`` is started: each host's engine is a
+``podsync.testing.FakeRuntime`` whose every call takes SECONDS (outside its lock), the
+engines' work done elsewhere, as when the hosts are separate machines. Three real
+engines on one machine share its CPUs: creating a container costs dockerd, containerd
+and runc CPU time, so on a small machine applying to them at once gains only what one
+engine leaves idle.
+
 Between runs every container of the three engines is removed (untimed). The two
 alternate, ``--repeat`` times each (default 3); wall-clock times (``time.perf_counter``)
 are reported as the minimum and the median. Target (issue 19): the fleet at most 0.5x
@@ -35,6 +42,7 @@ end); nothing on the engine at ``DOCKER_HOST`` is changed beyond reading its tes
 Run it from the repository root, as root (it starts ``dockerd``), with the engine up::
 
     .venv/bin/python -m benchmarks.bench_fleet [--pods 50] [--repeat 3] [--workers N]
+    .venv/bin/python -m benchmarks.bench_fleet --fake 0.05     # no dockerd
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from podsync import ConfigError, Host, HostTLS, NodeInfo, host_root_dir, load_hosts
+from podsync import ConfigError, Host, HostTLS, NodeInfo, host_root_dir, load_host_pods, load_hosts
 
 HERE = NodeInfo(name="builder", milli_cpu=2000, memory=4 * 2**30)
 
@@ -128,3 +128,43 @@ def test_relative_tls_files_are_the_hosts_files_neighbours(tmp_path: Path) -> No
     assert host.tls == HostTLS(
         str(certs / "ca.pem"), str(certs / "cert.pem"), str(certs / "key.pem")
     )
+
+
+def test_each_pod_is_read_for_its_hosts_node(tmp_path: Path) -> None:
+    """The downward API of a fleet's pod is its host's: ``spec.nodeName`` and the CPU a
+    container without a limit may use are the host's, not this machine's."""
+    hosts = load_hosts(
+        _write(
+            tmp_path,
+            "hosts:\n  node-a: unix:///a.sock\n"
+            "  node-b:\n    engine: unix:///b.sock\n    cpu: '8'\n",
+        ),
+        this_host=HERE,
+    )
+    pod = tmp_path / "pod.yaml"
+    pod.write_text(
+        """\
+apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: web}
+  spec:
+    nodeName: node-b
+    containers:
+    - name: app
+      image: busybox:1
+      env:
+      - name: NODE
+        valueFrom: {fieldRef: {fieldPath: spec.nodeName}}
+      - name: CPUS
+        valueFrom: {resourceFieldRef: {resource: limits.cpu}}
+"""
+    )
+    desired = load_host_pods([pod], hosts, hosts_file="hosts.yaml")
+    assert list(desired) == ["node-a", "node-b"]
+    assert desired["node-a"] == ()
+    ((web,),) = [desired["node-b"]]
+    env = {e.name: str(e.value) for e in web.containers[0].env}
+    assert (env["NODE"], env["CPUS"]) == ("node-b", "8")

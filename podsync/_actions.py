@@ -29,7 +29,7 @@ from podsync._models import Handler, HostAlias, VolumeContent
 from podsync._options import PlanOptions
 from podsync._ports import PortMapping
 from podsync._security import ContainerSecurity
-from podsync._volumes import Mount, NamedVolumeMount, TmpfsMount
+from podsync._volumes import Mount, NamedVolumeMount, TmpfsMount, VolumeFileMount
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = [
@@ -218,6 +218,11 @@ class CreateSpec:
             ``persistentVolumeClaim`` volumes), in order. The engine creates one that
             does not exist, unlabelled: a plan creates its volumes first
             (``CreateVolume``).
+        file_mounts: single files of named engine volumes bound in the container
+            (``VolumeFileMount``: the termination-message file, in the pod's state
+            volume), in order. The apply side writes each file, empty, before the
+            create (``Runtime.write_volume``); the volume exists by then (a plan creates
+            it first).
 
     Raises:
         ValueError: both ``network`` and ``join`` are set.
@@ -254,6 +259,7 @@ class CreateSpec:
     security: ContainerSecurity = attrs.field(factory=ContainerSecurity)
     tmpfs: tuple[TmpfsMount, ...] = ()
     volumes: tuple[NamedVolumeMount, ...] = ()
+    file_mounts: tuple[VolumeFileMount, ...] = ()
 
 
 @attrs.frozen

@@ -63,6 +63,7 @@ from podsync._labels import LABEL_POD_UID, LABEL_SPEC_HASH
 from podsync._models import Handler, VolumeContent
 from podsync._runtime import Runtime
 from podsync._secrets import spec_texts
+from podsync._volume_entries import EntryKind, VolumeEntry
 from podsync._volume_writer import write_volume
 from podsync.exceptions import NameConflict, RuntimeCallError
 
@@ -462,6 +463,13 @@ class _Applier:
             make_host_paths(spec, self.root_dir)
         except _HOST_ERRORS as exc:
             raise _ActionFailed(f"host paths of {spec.name}: {exc}") from exc
+        for mounted in spec.file_mounts:
+            # The file first, empty and writable by the container's user (the kubelet's
+            # fresh 0666 termination-message file): Docker makes a directory of a
+            # missing bind source. Through the engine, so a remote engine works.
+            entry = VolumeEntry(mounted.path, EntryKind.FILE, mode=mounted.mode)
+            with _runtime_call("write volume", mounted.volume):
+                self.runtime.write_volume(mounted.volume, [entry], image=mounted.image)
         try:
             with _runtime_call("create", spec.name):
                 cid = self.runtime.create_container(spec)

@@ -53,6 +53,7 @@ own default; an empty ``Binds`` list and ``privileged=False`` are sent as they a
 from __future__ import annotations
 
 import datetime
+import posixpath
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
@@ -123,16 +124,32 @@ def _pid_mode(security: ContainerSecurity) -> str | None:
     return None
 
 
-def docker_create_args(spec: CreateSpec, seccomp_profile: str | None = None) -> DockerCreateArgs:
+def docker_create_args(
+    spec: CreateSpec,
+    seccomp_profile: str | None = None,
+    mountpoints: Mapping[str, str] | None = None,
+) -> DockerCreateArgs:
     """The docker SDK's create arguments for ``spec`` (see the module docstring).
 
     ``seccomp_profile`` is the content of the Localhost seccomp profile that
     ``spec.security.seccomp`` names (``localhost/<path>``); the caller reads it.
+    ``mountpoints``: where the engine keeps each volume of ``spec.file_mounts``
+    (``docker volume inspect``'s ``Mountpoint``, a path on the engine's host): each file
+    mount is a bind of ``<Mountpoint>/<path>``, after the other binds.
 
     Raises:
         ValueError: ``spec`` names a Localhost seccomp profile and its content is not
-            given.
+            given, or a volume of its file mounts has no mountpoint in ``mountpoints``.
     """
+    known = mountpoints or {}
+    missing = sorted({m.volume for m in spec.file_mounts} - set(known))
+    if missing:
+        raise ValueError(f"no mountpoint known for volume(s) {', '.join(missing)}")
+    file_binds = [
+        f"{posixpath.join(known[m.volume], m.path)}:{m.container_path}"
+        + (":ro" if m.read_only else "")
+        for m in spec.file_mounts
+    ]
     security = spec.security
     network_mode = f"container:{spec.join}" if spec.join else spec.network or None
     bindings = {
@@ -141,7 +158,8 @@ def docker_create_args(spec: CreateSpec, seccomp_profile: str | None = None) -> 
     }
     host_config: dict[str, Any] = {
         "binds": binds(spec.mounts)
-        + [f"{v.volume}:{v.container_path}" + (":ro" if v.read_only else "") for v in spec.volumes],
+        + [f"{v.volume}:{v.container_path}" + (":ro" if v.read_only else "") for v in spec.volumes]
+        + file_binds,
         # The Engine API's own PortMap shape: the SDK passes dictionaries through.
         "port_bindings": bindings,
         "network_mode": network_mode,

@@ -88,10 +88,12 @@ class _ChunkReader(io.RawIOBase):
         return size
 
 
-def first_file(chunks: Iterable[bytes], *, limit: int) -> bytes | None:
-    """The content of the archive's first member, at most ``limit`` bytes of it (the
-    rest is not read), or ``None`` when that member is not a regular file (a directory,
-    a symbolic link: the caller asked for a file's content).
+def first_file(chunks: Iterable[bytes], *, limit: int, tail: bool = False) -> bytes | None:
+    """The content of the archive's first member, at most ``limit`` bytes of it - its
+    first ones (the rest is not read), or with ``tail`` its last ones (the kubelet reads
+    the last 4096 bytes of a termination message: the file is read through, keeping
+    them) - or ``None`` when that member is not a regular file (a directory, a symbolic
+    link: the caller asked for a file's content).
 
     Raises:
         tarfile.TarError: the chunks are not a tar archive.
@@ -104,4 +106,9 @@ def first_file(chunks: Iterable[bytes], *, limit: int) -> bytes | None:
         extracted = tar.extractfile(member)
         if extracted is None:  # pragma: no cover - isreg() members always extract
             return None
-        return extracted.read(limit)
+        if not tail:
+            return extracted.read(limit)
+        kept = b""
+        while chunk := extracted.read(max(limit, 65536)):
+            kept = (kept + chunk)[-limit:] if limit else b""
+        return kept

@@ -17,6 +17,8 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import attrs
+
 from podsync._actions import CreateSpec
 from podsync._fake_rules import volume_name_refusal
 from podsync._fake_state import FakeContainer
@@ -75,8 +77,16 @@ class VolumeCalls:
         for mounted in spec.volumes:
             if (refusal := volume_name_refusal(mounted.volume)) is not None:
                 return refusal
+        for file_mount in spec.file_mounts:
+            # Docker inspects the volume for its mountpoint: a missing one is refused.
+            if file_mount.volume not in self._volumes:
+                return f"get {file_mount.volume}: no such volume"
         for mounted in spec.volumes:
             self._volumes.setdefault(mounted.volume, ObservedVolume(mounted.volume))
+        for file_mount in spec.file_mounts:
+            # For a bind source that does not exist, Docker makes a directory.
+            if file_mount.path not in self._volume_files.get(file_mount.volume, {}):
+                self._put(file_mount.volume, VolumeEntry(file_mount.path, EntryKind.DIRECTORY))
         return None
 
     def list_volumes(self) -> list[ObservedVolume]:
@@ -143,7 +153,12 @@ class VolumeCalls:
                 found.files[path] = data
             else:
                 volume, inside = mounted
-                self._put(volume, VolumeEntry(inside, EntryKind.FILE, data=data))
+                old = self._volume_files.get(volume, {}).get(inside)
+                if old is not None and old.kind is EntryKind.FILE:
+                    # A process writes into a file: its mode and owner stay.
+                    self._put(volume, attrs.evolve(old, data=data))
+                else:
+                    self._put(volume, VolumeEntry(inside, EntryKind.FILE, data=data))
 
     def write_volume(self, volume: str, entries: Sequence[VolumeEntry], *, image: str) -> None:
         """Write ``entries`` into ``volume`` (created unlabelled when missing).
@@ -185,10 +200,13 @@ class VolumeCalls:
             self._volumes.setdefault(volume, ObservedVolume(volume))
             return self._file_in(volume, path, limit)
 
-    def read_container_file(self, container_id: str, path: str, *, limit: int) -> bytes | None:
-        """At most ``limit`` bytes of the file at ``path`` in the container: in the
-        volume mounted there, else in the container's own files; ``None`` when absent,
-        and for a path under ``/dev`` or a tmpfs mount once the container has exited.
+    def read_container_file(
+        self, container_id: str, path: str, *, limit: int, tail: bool = False
+    ) -> bytes | None:
+        """At most ``limit`` bytes (the last ones with ``tail``) of the file at ``path``
+        in the container: in the volume (or volume file) mounted there, else in the
+        container's own files; ``None`` when absent, and for a path under ``/dev`` or a
+        tmpfs mount once the container has exited.
 
         Raises:
             RuntimeCallError: no such container ("No such container: <id>").
@@ -203,11 +221,14 @@ class VolumeCalls:
                 )
             mounted = _volume_at(found, path)
             if mounted is not None:
-                return self._file_in(mounted[0], mounted[1], limit)
-            if not found.running and _on_tmpfs(found, path):
+                data = self._file_in(mounted[0], mounted[1], None)
+            elif not found.running and _on_tmpfs(found, path):
                 return None
-            data = found.files.get(path)
-            return None if data is None else data[:limit]
+            else:
+                data = found.files.get(path)
+            if data is None:
+                return None
+            return (data[-limit:] if limit else b"") if tail else data[:limit]
 
     def _helper_refusal(self, operation: str, volume: str, image: str) -> None:
         if self._find_image(image) is None:
@@ -216,11 +237,11 @@ class VolumeCalls:
         if refusal is not None:
             raise RuntimeCallError(operation, volume, refusal)
 
-    def _file_in(self, volume: str, path: str, limit: int) -> bytes | None:
+    def _file_in(self, volume: str, path: str, limit: int | None) -> bytes | None:
         entry = self._volume_files.get(volume, {}).get(path)
         if entry is None or entry.kind is not EntryKind.FILE:
             return None
-        return entry.data[:limit]
+        return entry.data if limit is None else entry.data[:limit]
 
     def _put(self, volume: str, entry: VolumeEntry) -> None:
         """Docker's untar of one entry: parents made 0755 as needed; what was at the
@@ -246,9 +267,13 @@ class VolumeCalls:
 
 def _volume_at(container: FakeContainer, path: str) -> tuple[str, str] | None:
     """The named volume mounted at or above the absolute ``path`` in ``container`` (the
-    deepest mount wins) and the path inside it, or ``None``."""
+    deepest mount wins) and the path inside it - or the volume and file of the file
+    mount at ``path`` (``CreateSpec.file_mounts``) - or ``None``."""
     if container.spec is None:
         return None
+    for file_mount in container.spec.file_mounts:
+        if file_mount.container_path == path:
+            return file_mount.volume, file_mount.path
     best: tuple[str, str] | None = None
     depth = -1
     for mount in container.spec.volumes:

@@ -40,6 +40,9 @@ __all__ = [
     "LABEL_POD_SOURCE",
     "LABEL_POD_UID",
     "LABEL_PRE_STOP",
+    "LABEL_RECORD_CONTAINER",
+    "LABEL_RECORD_DATA",
+    "LABEL_RECORD_TIME",
     "LABEL_RESTART_COUNT",
     "LABEL_SPEC",
     "LABEL_SPEC_HASH",
@@ -47,6 +50,9 @@ __all__ = [
     "LABEL_VOLUME_KIND",
     "LABEL_VOLUME_NAMESPACE",
     "VOLUME_KIND_CLAIM",
+    "VOLUME_KIND_POD_STATE",
+    "VOLUME_KIND_PROBE_RECORD",
+    "VOLUME_KIND_STOP_RECORD",
     "decode_handler",
     "encode_handler",
 ]
@@ -110,6 +116,25 @@ LABEL_VOLUME_NAMESPACE = _PREFIX + "volume.namespace"
 LABEL_VOLUME_CLAIM = _PREFIX + "volume.claim"
 #: ``LABEL_VOLUME_KIND`` of a claim's volume: kept until someone removes it by hand.
 VOLUME_KIND_CLAIM = "claim"
+#: ``LABEL_VOLUME_KIND`` of a pod's state volume (``podsync._volumes.
+#: pod_state_volume_name``): its containers' termination-message files; it lives as
+#: long as its pod (``LABEL_POD_UID``), and podsync removes it with the pod.
+VOLUME_KIND_POD_STATE = "pod-state"
+#: ``LABEL_VOLUME_KIND`` of a stop record (``podsync._records``): an empty volume whose
+#: labels say that podsync stopped the container ``LABEL_RECORD_CONTAINER`` of the pod
+#: ``LABEL_POD_UID``, and why (``LABEL_RECORD_DATA``). Removed with the container.
+VOLUME_KIND_STOP_RECORD = "stop-record"
+#: ``LABEL_VOLUME_KIND`` of a probe record: an empty volume whose labels hold the
+#: prober's states (``LABEL_RECORD_DATA``) of the running container
+#: ``LABEL_RECORD_CONTAINER``, as of ``LABEL_RECORD_TIME``.
+VOLUME_KIND_PROBE_RECORD = "probe-record"
+#: The container id a record volume is about.
+LABEL_RECORD_CONTAINER = _PREFIX + "record.container-id"
+#: What a record volume says (a stop's reason; a probe record's states as JSON).
+LABEL_RECORD_DATA = _PREFIX + "record.data"
+#: When a probe record was made (seconds since the epoch, ``repr`` of a float): the
+#: newest of a container's records wins.
+LABEL_RECORD_TIME = _PREFIX + "record.time"
 #: The label of the short-lived containers through which a runtime writes into and reads
 #: out of a volume (``Runtime.write_volume``): created, never started, removed at once.
 #: Its value says what the container is for (``volume``).

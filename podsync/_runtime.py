@@ -171,7 +171,13 @@ class Runtime(Protocol):
     def create_container(self, spec: CreateSpec) -> str:
         """Create (not start) a container from ``spec``; return its id.
 
-        ``spec.directories`` and ``spec.files`` are created by the caller before this.
+        ``spec.directories`` and ``spec.files`` are created by the caller before this,
+        and so are the files of ``spec.file_mounts`` (``write_volume``), each of which
+        the runtime binds from where the engine keeps its volume.
+
+        Raises:
+            RuntimeCallError: among others, a volume of ``spec.file_mounts`` does not
+                exist.
         """
         ...
 
@@ -306,10 +312,13 @@ class Runtime(Protocol):
         """
         ...
 
-    def read_container_file(self, container_id: str, path: str, *, limit: int) -> bytes | None:
+    def read_container_file(
+        self, container_id: str, path: str, *, limit: int, tail: bool = False
+    ) -> bytes | None:
         """At most ``limit`` bytes of the regular file at the absolute ``path`` in the
-        container ``container_id``, running or exited (Docker: the archive API, which
-        sees the container's filesystem and the volumes mounted in it); ``None`` when
+        container ``container_id`` - its first ones, or with ``tail`` its last ones -
+        running or exited (Docker: the archive API, which sees the container's
+        filesystem and the volumes and files mounted in it); ``None`` when
         there is no such file or it is not a regular file. A file on a ``tmpfs`` of
         an exited container is gone (Docker's ``/dev`` is one).
 

@@ -36,10 +36,12 @@ from collections.abc import Iterable, Mapping
 import attrs
 
 from podsync._labels import (
+    LABEL_POD_UID,
     LABEL_VOLUME_CLAIM,
     LABEL_VOLUME_KIND,
     LABEL_VOLUME_NAMESPACE,
     VOLUME_KIND_CLAIM,
+    VOLUME_KIND_POD_STATE,
 )
 from podsync._models import Pod, Volume, VolumeContent, VolumeKind, VolumeMount
 
@@ -50,11 +52,15 @@ __all__ = [
     "Mount",
     "NamedVolumeMount",
     "TmpfsMount",
+    "VolumeFileMount",
     "binds",
     "claim_volume_labels",
     "claim_volume_name",
     "content_digest",
     "content_dir",
+    "pod_state_volume_labels",
+    "pod_state_volume_name",
+    "termination_message_entry",
     "termination_message_file",
     "volume_host_paths",
 ]
@@ -263,3 +269,65 @@ def container_volumes(volume_mounts: Iterable[VolumeMount], pod: Pod) -> list[Na
         for m in volume_mounts
         if m.name in claims
     ]
+
+
+@attrs.frozen
+class VolumeFileMount:
+    """One file of a named engine volume made visible inside a container: the regular
+    file ``path`` (relative to the volume's root, see ``VolumeEntry.path``) of the volume
+    ``volume`` appears at the absolute ``container_path``, writable unless
+    ``read_only``.
+
+    Docker 20.10 mounts no part of a volume (no ``VolumeOptions.Subpath`` before API
+    1.45), so the Docker runtime binds the file from where the engine keeps the volume
+    (its ``Mountpoint``, as the engine reports it: a path on the engine's host, which is
+    where binds resolve - so a remote engine works as a local one). The file must exist
+    before the create (the apply side writes it, see ``CreateSpec.file_mounts``): for
+    a missing bind source Docker makes a directory.
+
+    ``mode`` and ``image`` are the apply side's: the file is written empty with
+    ``mode`` through a short-lived container of ``image`` (``Runtime.write_volume``)
+    before the container is created.
+    """
+
+    volume: str
+    path: str
+    container_path: str
+    read_only: bool = False
+    mode: int = 0o666
+    image: str = ""
+
+
+# The prefix of a pod's state volume name: apart from a claim's (``podsync_``) and from
+# every other pod's (the uid follows).
+_POD_STATE_VOLUME_PREFIX = "podsync-state"
+
+
+def pod_state_volume_name(pod_uid: str) -> str:
+    """The named engine volume that holds what podsync keeps for pod ``pod_uid`` in the
+    engine: its containers' termination-message files (one per container instance).
+    ``podsync-state_<pod uid>``; a name longer than a file name may be is cut, with a
+    digest of the whole name (the volume's labels say whose it is)."""
+    return _file_name(f"{_POD_STATE_VOLUME_PREFIX}_{pod_uid}")
+
+
+def pod_state_volume_labels(pod: Pod) -> dict[str, str]:
+    """The labels of ``pod``'s state volume: its ownership label (``LABEL_VOLUME_KIND``
+    ``pod-state``), the pod's uid and namespace; podsync removes it with the pod."""
+    return {
+        LABEL_VOLUME_KIND: VOLUME_KIND_POD_STATE,
+        LABEL_VOLUME_NAMESPACE: pod.namespace,
+        LABEL_POD_UID: pod.uid,
+    }
+
+
+# Where the termination-message files are in a pod's state volume.
+_TERMINATION_DIR = "termination"
+
+
+def termination_message_entry(instance: str) -> str:
+    """The path, in its pod's state volume, of the termination-message file of the
+    container instance ``instance`` (its container name): ``termination/<instance>``,
+    with the name shortened as ``termination_message_file`` does. One file per
+    instance, as the kubelet makes a fresh file for each container it starts."""
+    return posixpath.join(_TERMINATION_DIR, _file_name(instance))

@@ -587,17 +587,22 @@ class DockerRuntime:
         with self._volume_helper(volume, image, "read volume") as helper:
             return self._read_file(helper, posixpath.join(_HELPER_MOUNT, path), limit, volume)
 
-    def read_container_file(self, container_id: str, path: str, *, limit: int) -> bytes | None:
-        """At most ``limit`` bytes of the regular file ``path`` in the container
-        (``GET /containers/{id}/archive``: Docker mounts an exited container's volumes
-        for it); ``None`` when absent or not a regular file.
+    def read_container_file(
+        self, container_id: str, path: str, *, limit: int, tail: bool = False
+    ) -> bytes | None:
+        """At most ``limit`` bytes of the regular file ``path`` in the container - its
+        first ones, or its last ones with ``tail`` - (``GET /containers/{id}/archive``:
+        Docker mounts an exited container's volumes and binds for it); ``None`` when
+        absent or not a regular file.
 
         Raises:
             RuntimeCallError: the container does not exist, or the engine failed.
         """
-        return self._read_file(container_id, path, limit, container_id)
+        return self._read_file(container_id, path, limit, container_id, tail=tail)
 
-    def _read_file(self, container_id: str, path: str, limit: int, target: str) -> bytes | None:
+    def _read_file(
+        self, container_id: str, path: str, limit: int, target: str, *, tail: bool = False
+    ) -> bytes | None:
         import docker.errors
 
         with self._call("read file", target) as api:
@@ -616,7 +621,7 @@ class DockerRuntime:
                     return None
                 raise
             try:
-                return first_file(chunks, limit=limit)
+                return first_file(chunks, limit=limit, tail=tail)
             finally:
                 close = getattr(chunks, "close", None)
                 if close is not None:
@@ -705,11 +710,33 @@ class DockerRuntime:
         return str(inspected.get("Id") or ""), {str(k): str(v) for k, v in labels.items()}
 
     def _create(self, spec: CreateSpec) -> str:
-        args = docker_create_args(spec, self._check_security(spec))
+        seccomp = self._check_security(spec)
+        args = docker_create_args(spec, seccomp, self._mountpoints(spec))
         with self._call("create", spec.name) as api:
             host_config = api.create_host_config(**args.host_config)
             created = api.create_container(spec.image, host_config=host_config, **args.container)
         return str(cast(dict[str, Any], created)["Id"])
+
+    def _mountpoints(self, spec: CreateSpec) -> dict[str, str]:
+        """Where the engine keeps each volume of ``spec.file_mounts`` (one ``GET
+        /volumes/{name}`` per volume): the engine's own path, on the engine's host,
+        which is where it resolves binds - never a path of this machine.
+
+        Raises:
+            RuntimeCallError: a volume does not exist ("no such volume"), or the engine
+                reports no mountpoint for it (a driver that keeps volumes elsewhere).
+        """
+        found: dict[str, str] = {}
+        for volume in dict.fromkeys(m.volume for m in spec.file_mounts):
+            with self._call("inspect volume", volume) as api:
+                inspected = api.inspect_volume(volume)
+            mountpoint = str(inspected.get("Mountpoint") or "")
+            if not mountpoint.startswith("/"):
+                raise RuntimeCallError(
+                    "inspect volume", volume, f"the engine reports no mountpoint for {volume}"
+                )
+            found[volume] = mountpoint
+        return found
 
     def _check_security(self, spec: CreateSpec) -> str | None:
         """Refuse, before the engine sees it, a profile the engine would not apply; return

@@ -11,13 +11,15 @@ entries_modes_and_owners``): the fake keeps what it is given, the engine is the 
 from __future__ import annotations
 
 import secrets
+from typing import Any
 
 import attrs
 import docker
 import pytest
 
 from podsync._volume_entries import EntryKind, VolumeEntry
-from podsync._volumes import NamedVolumeMount
+from podsync._security import ContainerSecurity
+from podsync._volumes import NamedVolumeMount, VolumeFileMount
 from podsync.docker import DockerRuntime
 from tests import test_runtime_conformance as conformance
 from tests.engine import PAUSE_IMAGE, TEST_IMAGE, remove_volumes, run_labels
@@ -180,3 +182,51 @@ def test_a_written_volume_has_the_entries_modes_and_owners(engine: docker.Docker
         "777 0 0 symbolic link /data/l",
         "d/f",
     ] == listing.decode().splitlines()
+
+
+def test_a_volume_file_is_bound_in_the_container_and_read_after_it_exited(
+    subject: Subject,
+) -> None:
+    """A file of a volume (``CreateSpec.file_mounts``), written first, is the file at
+    ``/dev/termination-log`` for a process of another user: what it writes there is
+    read from the exited container (its last bytes with ``tail``) and from the volume.
+    How podsync keeps termination messages in the engine (Docker 20.10 mounts no part
+    of a volume: the file is bound from the volume's mountpoint)."""
+    volume = subject.volume("state")
+    subject.runtime.create_volume(volume, {})
+    entry = "termination/app-1"
+    subject.runtime.write_volume(
+        volume, [VolumeEntry(entry, EntryKind.FILE, mode=0o666)], image=PAUSE_IMAGE
+    )
+    mounted = VolumeFileMount(volume, entry, "/dev/termination-log")
+    spec = subject.spec("message", exits(3), file_mounts=(mounted,))
+    if subject.kind == "engine":
+        spec = attrs.evolve(
+            spec,
+            entrypoint=("/bin/sh", "-c", "printf 'said: goodbye' > /dev/termination-log; exit 3"),
+            security=ContainerSecurity(user="1000"),
+        )
+    cid = subject.runtime.create_container(spec)
+    subject.runtime.start_container(cid)
+    if subject.kind == "fake":
+        subject.fake.write_container_file(cid, "/dev/termination-log", b"said: goodbye")
+    subject.wait_exited(cid, spec.name)
+
+    def read(**options: Any) -> bytes | None:
+        return subject.runtime.read_container_file(cid, "/dev/termination-log", **options)
+
+    assert b"said: goodbye" == read(limit=LIMIT)
+    assert b"goodbye" == read(limit=7, tail=True)
+    assert b"said" == read(limit=4)
+    in_volume = subject.runtime.read_volume_file(volume, entry, image=PAUSE_IMAGE, limit=LIMIT)
+    assert b"said: goodbye" == in_volume
+
+
+def test_a_file_mount_of_a_missing_volume_is_refused(subject: Subject) -> None:
+    """The file's volume must exist: its mountpoint is the engine's answer."""
+    mounted = VolumeFileMount(subject.volume("absent"), "f", "/dev/termination-log")
+    refused = _refusal(
+        subject.runtime.create_container, subject.spec("nofile", exits(0), file_mounts=(mounted,))
+    )
+    assert "no such volume" in refused.message.lower()
+    assert [] == subject.ours()

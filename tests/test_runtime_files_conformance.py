@@ -17,8 +17,8 @@ import attrs
 import docker
 import pytest
 
-from podsync._volume_entries import EntryKind, VolumeEntry
 from podsync._security import ContainerSecurity
+from podsync._volume_entries import EntryKind, VolumeEntry
 from podsync._volumes import NamedVolumeMount, VolumeFileMount
 from podsync.docker import DockerRuntime
 from tests import test_runtime_conformance as conformance

@@ -51,6 +51,7 @@ __all__ = [
     "Remove",
     "RemoveImage",
     "RemovePodDir",
+    "RemoveVolume",
     "Wait",
     "WriteVolume",
     "shorten_ids",
@@ -68,7 +69,10 @@ __all__ = [
 #:    Secret values by reference (issue 14). A format-5 plan holds none of these and
 #:    is still read; a podsync that reads only 5 refuses a format-6 plan by its version
 #:    instead of failing on an action kind it does not know.
-PLAN_FORMAT_VERSION = "6"
+#: 7: pod state in the engine (issue 18): the action ``RemoveVolume`` and creates with
+#:    ``file_mounts`` (the termination-message file in the pod's state volume). A
+#:    format-6 plan holds none of these and is still read.
+PLAN_FORMAT_VERSION = "7"
 
 
 class Reason(enum.StrEnum):
@@ -127,6 +131,10 @@ class Reason(enum.StrEnum):
     VOLUME_CHANGED = "volume-changed"  # rewrite: an object (or pod field) they show changed
     # named volumes (issue 14)
     CLAIM_FIRST_USE = "claim-first-use"  # create a claim's volume: the first container mounts it
+    # pod state in the engine (issue 18)
+    POD_STATE_FIRST_USE = "pod-state-first-use"  # create: a container's termination file
+    ORPHANED_POD_VOLUME = "orphaned-pod-volume"  # remove: its pod is no longer desired
+    ORPHANED_RECORD = "orphaned-record"  # remove a record volume: its container is gone
 
 
 #: The stop record (``ObservedContainer.stopped_by_podsync``) of a container that apply
@@ -399,8 +407,25 @@ class CreateVolume:
     container: str = ""
 
 
+@attrs.frozen
+class RemoveVolume:
+    """Remove the named engine volume ``volume`` that podsync made for pod ``pod_uid``
+    (``pod``: its key, empty when no container of the pod is left to say it): the pod's
+    state volume once the pod is no longer desired and none of its containers is left,
+    or a record of a container that is gone (``podsync._records``). Planned only for a
+    volume podsync made for a pod (its ``LABEL_VOLUME_KIND`` says so), never a claim's
+    or one podsync does not own; a missing one counts as removed."""
+
+    pod: str
+    pod_uid: str
+    volume: str
+    reason: Reason
+    message: str
+    container: str = ""
+
+
 #: An action of one pod (``PodPlan.actions``), run in order with the pod's others.
-PodAction = Create | Kill | Remove | Wait | RemovePodDir | WriteVolume | CreateVolume
+PodAction = Create | Kill | Remove | Wait | RemovePodDir | WriteVolume | CreateVolume | RemoveVolume
 #: Any action of a plan: the pulls, a pod's actions and the engine-wide cleanup.
 Action = Pull | PodAction | RemoveImage
 
@@ -542,6 +567,7 @@ VERBS: Mapping[type, str] = {
     WriteVolume: "write files",
     RemoveImage: "remove image",
     CreateVolume: "create volume",
+    RemoveVolume: "remove volume",
 }
 
 # A full 64-hex-digit container or image id, cut to the 12 digits people know.

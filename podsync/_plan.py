@@ -111,7 +111,12 @@ from podsync._resolv import (
     without_loopback,
 )
 from podsync._volume_planner import volume_writes
-from podsync._volumes import claim_volume_labels, claim_volume_name
+from podsync._volumes import (
+    claim_volume_labels,
+    claim_volume_name,
+    pod_state_volume_labels,
+    pod_state_volume_name,
+)
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = ["plan"]
@@ -250,7 +255,10 @@ def _plan(
             # The volume files first: they exist before any container that mounts them
             # is created, and change in place under the ones that run.
             actions[:0] = volume_writes(pod, written.get(pod.uid, {}), options.root_dir)
-        if actions and any(v.claim is not None for v in pod.volumes):
+        if actions and (
+            any(v.claim is not None for v in pod.volumes)
+            or any(isinstance(a, Create) and a.spec.file_mounts for a in actions)
+        ):
             actions = _with_volumes(pod, actions, volumes)
         if actions:
             # A pod with nothing to do holds nothing past its planning (the steady
@@ -347,6 +355,10 @@ def _with_volumes(
     created: set[str] = set()
     out: list[PodAction] = []
     for action in actions:
+        if isinstance(action, Create) and action.spec.file_mounts:
+            state = _pod_state_volume(pod, action, present, created)
+            if state is not None:
+                out.append(state)
         if isinstance(action, Create) and action.spec.volumes:
             foreign: list[str] = []
             for mounted in action.spec.volumes:
@@ -378,6 +390,31 @@ def _with_volumes(
                 action = attrs.evolve(action, message=f"{action.message} ({'; '.join(foreign)})")
         out.append(action)
     return out
+
+
+def _pod_state_volume(
+    pod: Pod, action: Create, present: Mapping[str, ObservedVolume], created: set[str]
+) -> CreateVolume | None:
+    """The ``CreateVolume`` of ``pod``'s state volume before ``action``, the first create
+    that binds a file of it (a termination-message file), when the engine does not have
+    it. A plan made without the volume list creates it every time: a create of an
+    existing volume changes nothing."""
+    name = pod_state_volume_name(pod.uid)
+    if name in created or name in present:
+        return None
+    if not any(m.volume == name for m in action.spec.file_mounts):
+        return None
+    created.add(name)
+    return CreateVolume(
+        pod=pod.key,
+        pod_uid=pod.uid,
+        volume=name,
+        labels=pod_state_volume_labels(pod),
+        reason=Reason.POD_STATE_FIRST_USE,
+        message=(
+            f"create volume {name}: the pod's state in the engine (termination messages): first use"
+        ),
+    )
 
 
 def _claim_of(pod: Pod, volume_name: str) -> str | None:

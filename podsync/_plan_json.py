@@ -171,8 +171,9 @@ _OLDER_FORMATS = {
 }
 
 
-# Formats read as they are: 5 is 6 without the actions and fields 6 added.
-_READABLE_FORMATS = frozenset({PLAN_FORMAT_VERSION, "5"})
+# Formats read as they are: 5 is 6 without the actions and fields 6 added, 6 is 7
+# without those 7 added.
+_READABLE_FORMATS = frozenset({PLAN_FORMAT_VERSION, "6", "5"})
 
 
 def plan_to_json(plan: Plan) -> str:

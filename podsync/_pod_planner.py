@@ -77,11 +77,11 @@ from podsync._resolv import (
 from podsync._security import app_security, network_security, user_hold
 from podsync._spec_change import remembered_hash, remembered_network_hash, replanned, spec_change
 from podsync._volumes import (
-    Mount,
+    VolumeFileMount,
     container_mounts,
     container_tmpfs,
     container_volumes,
-    termination_message_file,
+    termination_file_mount,
     volume_host_paths,
 )
 
@@ -372,11 +372,11 @@ class PodPlanner(InitPlanner):
         directories = tuple(
             host_paths[v.name] for v in pod.volumes if v.on_disk and v.name in mounted
         )
-        files: tuple[str, ...] = ()
+        file_mounts: tuple[VolumeFileMount, ...] = ()
         if c.termination_message_path:
-            path = termination_message_file(options.root_dir, pod.uid, c.name, name)
-            files = (path,)
-            volume_mounts.append(Mount(path, c.termination_message_path))
+            # Its file is written by a container of the network image.
+            self.ctx.need_image(options.network_image, None, pod.uid)
+            file_mounts = (termination_file_mount(pod.uid, c, name, options.network_image),)
         labels = self._labels(c.name, attempt, digest, self._app_hash(c)[1], restarts)
         pre_stop = _numbered(c.lifecycle.pre_stop if c.lifecycle else None, c)
         if pre_stop is not None:
@@ -402,7 +402,6 @@ class PodPlanner(InitPlanner):
             memory=memory,
             privileged=c.privileged,
             directories=directories,
-            files=files,
             post_start=_numbered(c.lifecycle.post_start if c.lifecycle else None, c),
             pre_stop=pre_stop,
             stop_timeout=self._grace,
@@ -414,6 +413,7 @@ class PodPlanner(InitPlanner):
                 c.security_context, pod.security_context, options.root_dir, net_name, user
             ),
             volumes=tuple(container_volumes(c.volume_mounts, pod)),
+            file_mounts=file_mounts,
         )
 
     def _start_decision(self, c: Container) -> tuple[Reason, str, int] | Wait | None:

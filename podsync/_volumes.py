@@ -43,7 +43,7 @@ from podsync._labels import (
     VOLUME_KIND_CLAIM,
     VOLUME_KIND_POD_STATE,
 )
-from podsync._models import Pod, Volume, VolumeContent, VolumeKind, VolumeMount
+from podsync._models import Container, Pod, Volume, VolumeContent, VolumeKind, VolumeMount
 
 # What this module offers the rest of podsync; podsync/__init__.py re-exports the public
 # part of it, not all of it.
@@ -60,6 +60,7 @@ __all__ = [
     "content_dir",
     "pod_state_volume_labels",
     "pod_state_volume_name",
+    "termination_file_mount",
     "termination_message_entry",
     "termination_message_file",
     "volume_host_paths",
@@ -331,3 +332,24 @@ def termination_message_entry(instance: str) -> str:
     with the name shortened as ``termination_message_file`` does. One file per
     instance, as the kubelet makes a fresh file for each container it starts."""
     return posixpath.join(_TERMINATION_DIR, _file_name(instance))
+
+
+def termination_file_mount(
+    pod_uid: str, container: Container, instance: str, image: str
+) -> VolumeFileMount:
+    """The termination-message file of the container instance ``instance`` of
+    ``container`` (which has a ``termination_message_path``) of pod ``pod_uid``.
+
+    A fresh file per instance, mode 0666, bound at ``terminationMessagePath``, as the
+    kubelet's (kubelet-modern.md §11, ``getTerminationMessage``), but kept in the
+    engine: a file of the pod's state volume (``termination_message_entry``), written
+    through a container of ``image`` (the network image, which the pod needs anyway).
+    The message is then read through the engine (an exited container's ``/dev`` is a
+    tmpfs that is gone), whether the engine is local or remote.
+    """
+    return VolumeFileMount(
+        pod_state_volume_name(pod_uid),
+        termination_message_entry(instance),
+        container.termination_message_path,
+        image=image,
+    )

@@ -12,8 +12,18 @@ from __future__ import annotations
 
 import attrs
 
-from podsync import ObservedContainer, ObservedImage
-from podsync._actions import Create, Kill, Plan, Remove, RemoveImage, RemovePodDir, Wait
+from podsync import ObservedContainer, ObservedImage, ObservedVolume
+from podsync._actions import (
+    Create,
+    CreateVolume,
+    Kill,
+    Plan,
+    Remove,
+    RemoveImage,
+    RemovePodDir,
+    RemoveVolume,
+    Wait,
+)
 from podsync._images import normalize_image
 
 
@@ -26,6 +36,7 @@ class EngineModel:
     containers: dict[str, ObservedContainer] = attrs.Factory(dict)
     image_tags: set[str] = attrs.Factory(set)
     pod_dirs: set[str] = attrs.Factory(set)
+    volumes: dict[str, ObservedVolume] = attrs.Factory(dict)
     root_dir: str = "/var/lib/podsync"
     counter: int = 0
     calls: list[str] = attrs.Factory(list)
@@ -108,6 +119,10 @@ class EngineModel:
             self.containers.pop(action.id, None)
         elif isinstance(action, RemovePodDir):
             self.pod_dirs.discard(action.pod_uid)
+        elif isinstance(action, CreateVolume):
+            self.volumes.setdefault(action.volume, ObservedVolume(action.volume, action.labels))
+        elif isinstance(action, RemoveVolume):
+            self.volumes.pop(action.volume, None)
         elif isinstance(action, RemoveImage):
             self.image_tags = {t for t in self.image_tags if f"sha256:{t}" != action.image_id}
         elif isinstance(action, Wait):

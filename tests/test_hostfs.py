@@ -247,7 +247,9 @@ def test_apply_refuses_host_paths_outside_the_root(tmp_path, outside):
 
 def test_a_long_pod_gets_its_termination_message_file(root):
     """Long names and a 253-character uid make a container name longer than a file
-    name may be; the termination-message file is still created and bound."""
+    name may be, and a state volume name longer than a volume's; the termination-
+    message file is still written into the pod's state volume and bound, and nothing
+    is made under the root directory."""
     pod = Pod(
         "w" * 63,
         (Container("c" * 63, "busybox", termination_message_path="/dev/termination-log"),),
@@ -261,11 +263,12 @@ def test_a_long_pod_gets_its_termination_message_file(root):
 
     assert [] == [r.error for r in result.failures]
     (app,) = [c for c in rt.containers if c.labels[LABEL_CONTAINER] == "c" * 63]
-    (mount,) = rt.spec(app.id).mounts
+    (mount,) = rt.spec(app.id).file_mounts
     assert "/dev/termination-log" == mount.container_path
-    host_file = mount.host_path
-    assert os.path.isfile(host_file)
-    assert host_file.startswith(f"{root}/{'u' * 253}/{'c' * 63}/")
+    assert len(mount.volume) <= 255 and mount.volume.startswith("podsync-state_uuu")
+    assert len(mount.path.split("/")[-1]) <= 255
+    assert mount.path in rt.volume_files(mount.volume)
+    assert not os.path.exists(root)
 
 
 def test_fs_group_owns_the_empty_dir_directories(root: Path) -> None:

@@ -19,9 +19,9 @@ from podsync import (
     Handler,
     HTTPGetAction,
     Lifecycle,
-    Mount,
     ObservedContainer,
     ObservedImage,
+    ObservedVolume,
     Pod,
     Port,
     Probe,
@@ -30,11 +30,21 @@ from podsync import (
     Volume,
     VolumeMount,
 )
-from podsync._actions import Create, Kill, Plan, Reason, Remove, RemovePodDir, Wait
+from podsync._actions import (
+    Create,
+    CreateVolume,
+    Kill,
+    Plan,
+    Reason,
+    Remove,
+    RemovePodDir,
+    Wait,
+)
 from podsync._labels import LABEL_POD_UID
 from podsync._options import GCPolicy, PlanOptions
 from podsync._ownership import ownership
 from podsync._plan import plan
+from podsync._volumes import VolumeFileMount
 from tests.cri import cri_labels, cri_name
 from tests.engine_model import EngineModel
 
@@ -128,16 +138,44 @@ def test_sync_pods_does_nothing_with_podsync_labels():
 
 
 def test_sync_pods_with_termination_log():
-    """#4 TestSyncPodsWithTerminationLog: net and bar are created; bar binds the
-    termination-message file under <root>/<uid>/<container>/."""
+    """#4 TestSyncPodsWithTerminationLog: net and bar are created; bar's termination-
+    message file is a fresh file of the pod's state volume in the engine (created
+    first, labelled as podsync's), one per instance, written by a container of the
+    network image - not a host file under <root>/<uid>/<container>/ as the seed's,
+    which a remote engine would not have."""
     pod = foo_pod(Container("bar", "busybox", termination_message_path="/dev/somepath"))
 
     p = run([pod])
 
-    assert [("Create", "net"), ("Create", "bar")] == kinds(p)
+    assert [("Create", "net"), ("CreateVolume", ""), ("Create", "bar")] == kinds(p)
+    state = p.actions[1]
+    assert isinstance(state, CreateVolume)
+    assert ("podsync-state_12345678", Reason.POD_STATE_FIRST_USE) == (state.volume, state.reason)
+    assert {
+        "io.podsync.volume.kind": "pod-state",
+        "io.podsync.volume.namespace": "new",
+        "io.podsync.pod.uid": "12345678",
+    } == state.labels
     bar = creates(p)[1].spec
-    assert Mount(f"{ROOT}/12345678/bar/{bar.name}", "/dev/somepath") == bar.mounts[0]
-    assert (f"{ROOT}/12345678/bar/{bar.name}",) == bar.files
+    assert (
+        VolumeFileMount(
+            "podsync-state_12345678",
+            f"termination/{bar.name}",
+            "/dev/somepath",
+            image=PlanOptions().network_image,
+        ),
+    ) == bar.file_mounts
+    assert ((), (), ()) == (bar.mounts, bar.files, bar.directories)
+
+
+def test_the_state_volume_the_engine_has_is_not_created_again():
+    """With the volume list, a state volume that exists is used as it is."""
+    pod = foo_pod(Container("bar", "busybox", termination_message_path="/dev/somepath"))
+    there = ObservedVolume("podsync-state_12345678", {"io.podsync.volume.kind": "pod-state"})
+
+    p = run([pod], volumes=[there])
+
+    assert [("Create", "net"), ("Create", "bar")] == kinds(p)
 
 
 def test_sync_pods_creates_net_and_container():

@@ -12,6 +12,7 @@ container stays), the docstring says so.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -41,6 +42,7 @@ from podsync import (
 )
 from podsync._actions import Reason
 from podsync._options import GCPolicy, PlanOptions
+from podsync._volumes import VolumeFileMount
 from podsync.testing import MUTATING_CALL_NAMES, FakeRuntime
 
 NOW = 1_000_000.0
@@ -121,19 +123,35 @@ def test_sync_pods_does_nothing(root):
 
 def test_sync_pods_with_termination_log(root):
     """#4 TestSyncPodsWithTerminationLog: net and bar are created and started; bar's
-    termination-message file exists (empty) before the create and is its first bind."""
+    termination-message file is written into the pod's state volume (created first,
+    labelled), empty and writable by any user, before bar's create binds it. Nothing is
+    written under the root directory: the engine holds it all."""
     pod = foo_pod(Container("bar", "busybox", termination_message_path="/dev/somepath"))
     rt = engine()
 
     result = run([pod], rt, root)
 
-    assert ["list", "list_images", "create", "start", "create", "start"] == rt.call_names()
+    assert [
+        "list",
+        "list_images",
+        "list_volumes",
+        "create",
+        "start",
+        "create_volume",
+        "write_volume",
+        "create",
+        "start",
+    ] == rt.call_names()
     bar = rt.spec(rt.containers[0].id)
     assert bar is not None
-    path = f"{root}/12345678/bar/{bar.name}"
-    assert Mount(path, "/dev/somepath") == bar.mounts[0]
-    with open(path, "rb") as f:
-        assert b"" == f.read()
+    entry = f"termination/{bar.name}"
+    assert (VolumeFileMount("podsync-state_12345678", entry, "/dev/somepath", image=PAUSE),) == (
+        bar.file_mounts
+    )
+    written = rt.volume_files("podsync-state_12345678")[entry]
+    assert (b"", 0o666) == (written.data, written.mode)
+    assert "pod-state" == rt.volumes[0].labels["io.podsync.volume.kind"]
+    assert not os.path.exists(root)
     assert result.ok
 
 
@@ -364,7 +382,8 @@ def test_sync_converges(root):
     second = run([rich_pod(), foo_pod()], rt, root, now=NOW + 1)
 
     assert first.ok
-    assert 5 == len(first.apply_result.results)
+    # rich_pod's containers have termination-message files: its state volume first.
+    assert 6 == len(first.apply_result.results)
     assert [] == mutations(rt)
     assert not second.plan.has_changes
 

@@ -57,10 +57,10 @@ from podsync._hostfs import (
     make_host_paths,
     remove_pod_dir,
     remove_stop_record,
-    write_stop_record,
 )
 from podsync._labels import LABEL_POD_UID, LABEL_SPEC_HASH
 from podsync._models import Handler, VolumeContent
+from podsync._records import stop_record_volume, write_stop_record
 from podsync._runtime import Runtime
 from podsync._secrets import spec_texts
 from podsync._volume_entries import EntryKind, VolumeEntry
@@ -385,11 +385,15 @@ class _Applier:
         elif isinstance(action, Remove):
             with _runtime_call("remove", action.id):
                 runtime.remove_container(action.id)
-            # Its stop record, if podsync stopped it, goes with it.
+            # Its stop record, if podsync stopped it, goes with it: in the engine (one
+            # call; a missing record counts as removed), and where an earlier podsync
+            # kept it.
             if action.pod_uid:
                 try:
+                    with _runtime_call("remove volume", action.id):
+                        runtime.remove_volume(stop_record_volume(action.id))
                     remove_stop_record(self.root_dir, action.pod_uid, action.id)
-                except _HOST_ERRORS as exc:
+                except (*_HOST_ERRORS, ValueError, RuntimeCallError) as exc:
                     raise _ActionFailed(
                         f"removed {action.name}, but not its stop record: {exc}"
                     ) from exc
@@ -516,8 +520,8 @@ class _Applier:
             # record cannot be written (its handler failed); the error says so.
             if action.pod_uid:
                 try:
-                    write_stop_record(self.root_dir, action.pod_uid, cid, STOP_POST_START_FAILED)
-                except _HOST_ERRORS as record_exc:
+                    write_stop_record(self.runtime, action.pod_uid, cid, STOP_POST_START_FAILED)
+                except (ValueError, RuntimeCallError) as record_exc:
                     error += f"; recording the stop failed: {record_exc}"
             self.emit(
                 EventKind.STOPPING,
@@ -541,8 +545,8 @@ class _Applier:
             # be judged as a run that ended by itself (``Kill.record_stop``). When the
             # record cannot be written, nothing is stopped and the kill fails.
             try:
-                write_stop_record(self.root_dir, action.pod_uid, action.id, action.reason.value)
-            except _HOST_ERRORS as exc:
+                write_stop_record(self.runtime, action.pod_uid, action.id, action.reason.value)
+            except (ValueError, RuntimeCallError) as exc:
                 raise _ActionFailed(f"stop record of {action.name}: {exc}") from exc
         self.emit(EventKind.STOPPING, action, action.message)
         self._stop(action, action.id, action.timeout, action.pre_stop)

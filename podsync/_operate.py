@@ -3,15 +3,14 @@ what its status needs from outside the engine's list (termination messages, log 
 and the engine's events mapped to pods.
 
 Contract: the I/O shell around the pure ``pod_status``: it reads the runtime (logs,
-events) and the termination-message files under the root directory, never changes
-anything. Ownership is ``podsync.ownership``'s rule, as everywhere: foreign containers
+events, termination-message files: through the engine, never a path of this machine),
+never changes anything. Ownership is ``podsync.ownership``'s rule, as everywhere: foreign containers
 are never looked at.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Iterable, Iterator, Sequence
 
 import attrs
@@ -21,7 +20,7 @@ from podsync._models import ObservedContainer, Pod, TerminationMessagePolicy
 from podsync._naming import NETWORK_CONTAINER
 from podsync._ownership import Ownership, identify, ownership
 from podsync._runtime import EngineEvent, Runtime, Stream
-from podsync._volumes import termination_message_file
+from podsync.exceptions import RuntimeCallError
 
 # Everything in __all__ gets re-exported as part of the podsync public API, but
 # ``PodRef``, ``find_pods``, ``pod_refs`` and ``instances`` (the command line's).
@@ -120,20 +119,27 @@ def termination_inputs(
     runtime: Runtime,
     pods: Iterable[Pod],
     observed: Iterable[ObservedContainer],
-    root_dir: str,
+    root_dir: str | None = None,
     *,
     adopt_2014_containers: bool = False,
 ) -> tuple[dict[str, str], dict[str, str]]:
     """What ``pod_status`` needs to give runs their termination messages:
     ``(termination_messages, log_tails)``, both by container id.
 
-    For every exited instance of the ``pods``' containers: the last 4096 bytes of its
-    termination-message file under ``root_dir`` (when the container has a
-    ``terminationMessagePath``; a missing or unreadable file is empty, as the kubelet
-    reads it); and, for ``FallbackToLogsOnError`` containers whose run failed with an
-    empty file, the last 80 lines of its log (one engine call each; a log that cannot be
-    read is empty).
+    For every exited instance of the ``pods``' containers: the last 4096 bytes of the
+    file at its ``terminationMessagePath`` (when it has one), read through the engine
+    from the exited container (``Runtime.read_container_file``: one engine call each);
+    a missing or unreadable file is empty, as the kubelet reads it. The file is the
+    one bound there: in the pod's state volume, or the host file under the root
+    directory that a container made by an earlier podsync binds - which the engine
+    reads on its own host, so this works for remote engines too. And, for
+    ``FallbackToLogsOnError`` containers whose run failed with an empty file, the last
+    80 lines of its log (one engine call each; a log that cannot be read is empty).
+
+    ``root_dir`` is not used (messages were read from it before they were read through
+    the engine); it is accepted so that earlier callers keep working.
     """
+    del root_dir
     specs = {p.uid: {c.name: c for c in p.containers} for p in pods}
     messages: dict[str, str] = {}
     tails: dict[str, str] = {}
@@ -146,8 +152,7 @@ def termination_inputs(
             continue
         text = ""
         if spec.termination_message_path:
-            path = termination_message_file(root_dir, owner.pod_uid, owner.container, oc.name)
-            text = _read_tail(path)
+            text = _read_message(runtime, oc.id, spec.termination_message_path)
             messages[oc.id] = text
         policy = spec.termination_message_policy
         if (
@@ -158,14 +163,15 @@ def termination_inputs(
     return messages, tails
 
 
-def _read_tail(path: str) -> str:
+def _read_message(runtime: Runtime, container_id: str, path: str) -> str:
+    # The last MAX_MESSAGE_BYTES (the kubelet's MaxContainerTerminationMessageLength,
+    # kubelet-modern.md §11); a file that cannot be read says nothing, as the kubelet's
+    # getTerminationMessage reads an error.
     try:
-        with open(path, "rb") as stream:
-            stream.seek(0, os.SEEK_END)
-            stream.seek(max(stream.tell() - MAX_MESSAGE_BYTES, 0))
-            return stream.read().decode("utf-8", "replace")
-    except OSError:
+        data = runtime.read_container_file(container_id, path, limit=MAX_MESSAGE_BYTES, tail=True)
+    except RuntimeCallError:
         return ""
+    return "" if data is None else data.decode("utf-8", "replace")
 
 
 def _log_tail(runtime: Runtime, container_id: str) -> str:

@@ -2,7 +2,8 @@
 
 The prober's rules are ``_prober``'s (pure); this module is the part that does I/O. Per
 running container of a desired pod that has probes, it reads the container's probe
-record from the pod's directory (``_hostfs``), runs the probes that are due
+record from the engine (``_records``; an earlier podsync's from the pod's directory,
+``_hostfs``), runs the probes that are due
 (``_hooks``), and folds their results into new states. The verdicts are what the plan
 and the pod status need:
 
@@ -28,7 +29,8 @@ from collections.abc import Mapping, Sequence
 import attrs
 
 from podsync._hooks import ProbedContainer, ProbeOutcome, ProbeTarget, probed_containers, run_probes
-from podsync._hostfs import prune_probe_records, read_probe_records, write_probe_record
+from podsync._hostfs import prune_probe_records, read_probe_records
+from podsync._labels import VOLUME_KIND_PROBE_RECORD
 from podsync._models import ObservedContainer, Pod
 from podsync._prober import (
     ProbeKind,
@@ -41,6 +43,7 @@ from podsync._prober import (
     states_from_json,
     states_to_json,
 )
+from podsync._records import Record, by_container, write_probe_record
 from podsync._runtime import Runtime
 
 # Nothing here is public API: ``podsync.sync`` probes through it.
@@ -87,13 +90,21 @@ class ProbeRound:
         return states[outcome.target.kind].verdict is ProbeResult.FAILURE
 
 
-def _records(probed: Sequence[ProbedContainer], root_dir: str) -> dict[str, str]:
+def _records(
+    probed: Sequence[ProbedContainer], root_dir: str, in_engine: Mapping[str, str]
+) -> dict[str, str]:
+    """The probe records of ``probed``: those in the engine, else (pods an earlier podsync
+    kept a directory for) those under the root directory."""
     by_pod: dict[str, list[str]] = {}
     for p in probed:
-        by_pod.setdefault(p.pod.uid, []).append(p.observed.id)
+        if p.observed.id not in in_engine:
+            by_pod.setdefault(p.pod.uid, []).append(p.observed.id)
     found: dict[str, str] = {}
     for uid, ids in by_pod.items():
         found.update(read_probe_records(root_dir, uid, ids))
+    found.update(
+        (p.observed.id, in_engine[p.observed.id]) for p in probed if p.observed.id in in_engine
+    )
     return found
 
 
@@ -106,6 +117,7 @@ def probe(
     now: float,
     timeout: float | None = None,
     adopt_2014_containers: bool = False,
+    records: Mapping[str, str] | None = None,
 ) -> ProbeRound:
     """Run the due probes of the running containers of ``desired`` pods at ``now``.
 
@@ -113,10 +125,13 @@ def probe(
         desired: the desired pods.
         observed: every container on the engine.
         runtime: where exec probes run and addresses come from.
-        root_dir: where the probe records are (the pod directories).
+        root_dir: where an earlier podsync kept probe records (the pod directories):
+            read for the containers without a record in the engine.
         now: the time of this round, seconds since the epoch.
         timeout: seconds every probe may take; ``None``: its own ``timeoutSeconds``.
         adopt_2014_containers: the plan's option (which containers are the pods').
+        records: the probe records in the engine, by container id
+            (``podsync._records.probe_records``).
 
     Raises:
         OSError: a probe record exists but cannot be read.
@@ -125,7 +140,7 @@ def probe(
     if not probed:
         return ProbeRound()
     by_id = {p.observed.id: p for p in probed}
-    records = _records(probed, root_dir)
+    records = _records(probed, root_dir, records or {})
     states: dict[str, States] = {}
     recorded: dict[str, States | None] = {}
     for p in probed:
@@ -198,18 +213,34 @@ def _start(probed: ProbedContainer) -> float:
     return probed.observed.created
 
 
-def save(probing: ProbeRound, root_dir: str) -> None:
-    """Write the probe records whose states changed, and remove the records of the
-    probed pods' containers that no longer run (a new container starts afresh).
+def save(
+    probing: ProbeRound,
+    root_dir: str,
+    runtime: Runtime,
+    records: Sequence[Record] = (),
+    *,
+    at: float,
+) -> None:
+    """Write the probe records whose states changed, in the engine
+    (``podsync._records``: a new record volume each, the container's older ones
+    removed), and remove the records of the probed pods' containers that no longer run
+    (a new container starts afresh) - in the engine (``records``: the ones listed),
+    and under ``root_dir`` where an earlier podsync kept them.
 
     Raises:
-        HostPathRefused: a record path is not safely inside ``root_dir``.
-        OSError: the filesystem refused.
+        RuntimeCallError: the engine failed.
+        OSError: the filesystem refused to remove an earlier podsync's record.
     """
+    listed = by_container(r for r in records if r.kind == VOLUME_KIND_PROBE_RECORD)
     keep: dict[str, set[str]] = {}
     for cid, (uid, states) in sorted(probing.states.items()):
         keep.setdefault(uid, set()).add(cid)
         if cid in probing.changed:
-            write_probe_record(root_dir, uid, cid, states_to_json(states))
+            old = [r.volume for r in listed.get(cid, ())]
+            write_probe_record(runtime, uid, cid, states_to_json(states), at, old)
+    for cid, found in sorted(listed.items()):
+        for record in found:
+            if record.pod_uid in keep and cid not in keep[record.pod_uid]:
+                runtime.remove_volume(record.volume)
     for uid, ids in sorted(keep.items()):
         prune_probe_records(root_dir, uid, ids)

@@ -13,11 +13,21 @@ or a retry budget is spent; ``sync`` itself is one pass and never sleeps.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 import attrs
 
-from podsync._actions import Action, Create, CreateVolume, Plan, Pull, Reason, Wait
+from podsync._actions import (
+    Action,
+    Create,
+    CreateVolume,
+    Plan,
+    Pull,
+    Reason,
+    Remove,
+    RemovePodDir,
+    Wait,
+)
 from podsync._apply import (
     DEFAULT_HOOK_TIMEOUT,
     DEFAULT_WORKERS,
@@ -36,6 +46,7 @@ from podsync._plan import plan
 from podsync._probing import ProbeRound
 from podsync._probing import probe as run_prober
 from podsync._probing import save as save_probe_records
+from podsync._records import probe_records, records_of, stop_records
 from podsync._runtime import Runtime
 from podsync._volume_writer import read_volumes
 from podsync._volumes import content_dir
@@ -58,6 +69,8 @@ class Observation:
             claim's volume.
         volume_files: the records of the volume files podsync wrote for the desired pods
             (configMap, secret and downwardAPI volumes; see ``observe``).
+        volumes_listed: whether ``volumes`` is the engine's list (else it is empty
+            because the volumes were not listed).
 
     A container podsync stopped carries its stop record in
     ``ObservedContainer.stopped_by_podsync``, whatever the runtime.
@@ -68,6 +81,7 @@ class Observation:
     pod_dirs: frozenset[str] = frozenset()
     volumes: tuple[ObservedVolume, ...] = ()
     volume_files: tuple[WrittenVolume, ...] = ()
+    volumes_listed: bool = False
 
 
 def observe(
@@ -77,16 +91,20 @@ def observe(
     images: bool = True,
     volumes: bool = False,
     desired: Sequence[Pod] = (),
+    probed: bool = True,
 ) -> Observation:
     """Observe ``runtime`` and the pod directories under ``root_dir``.
 
     Two runtime calls (``list_containers``, ``list_images``) and one directory listing;
-    with ``images=False`` the image list is skipped (``Observation.images`` is empty);
-    with ``volumes=True`` the named volumes are listed too (a third call), for plans of
-    pods with ``persistentVolumeClaim`` volumes (``plan(..., volumes=obs.volumes)``).
-    Stopped containers of pods with a directory get their stop records (see
-    ``ObservedContainer.stopped_by_podsync``): podsync records the containers it stops
-    there, because no engine can report it.
+    with ``images=False`` the image list is skipped (``Observation.images`` is empty).
+    The named volumes are listed too (a third call) with ``volumes=True`` - for plans of
+    pods with ``persistentVolumeClaim`` volumes (``plan(..., volumes=obs.volumes)``) -
+    and whenever podsync's records in the engine (``podsync._records``) can matter: when
+    an owned container does not run (its stop record), or a ``desired`` pod has probes
+    (their records). Stopped containers get their stop records (see
+    ``ObservedContainer.stopped_by_podsync``) from there, and, for pods that an earlier
+    podsync kept a directory for, from that directory: podsync records the containers
+    it stops, because no engine can report it.
 
     Args:
         runtime: the engine.
@@ -95,6 +113,8 @@ def observe(
         desired: the pods about to be planned: the records of their configMap, secret
             and downwardAPI volumes are read (one small file per such volume of a pod
             with a directory; nothing for pods without such volumes).
+        probed: whether the ``desired`` pods' probes are about to run: their records
+            are then read (False: a sync that does not probe).
 
     Returns:
         The observation, ready for ``plan(desired, obs.containers, images=obs.images,
@@ -110,6 +130,7 @@ def observe(
     root = root_dir if root_dir is not None else PlanOptions().root_dir
     containers = tuple(runtime.list_containers())
     listed = tuple(runtime.list_images()) if images else ()
+    volumes = volumes or _records_matter(containers, desired if probed else ())
     named = tuple(runtime.list_volumes()) if volumes else ()
     pod_dirs = list_pod_dirs(root)
     wanted: dict[str, dict[str, str]] = {}
@@ -120,21 +141,40 @@ def observe(
             if volume.content is not None:
                 wanted.setdefault(pod.uid, {})[volume.name] = content_dir(root, pod.uid, volume)
     return Observation(
-        _with_stop_records(containers, root, pod_dirs),
+        _with_stop_records(containers, root, pod_dirs, stop_records(records_of(named))),
         listed,
         frozenset(pod_dirs),
         named,
         read_volumes(root, wanted) if wanted else (),
+        volumes,
+    )
+
+
+def _records_matter(containers: Sequence[ObservedContainer], desired: Sequence[Pod]) -> bool:
+    """Whether podsync's records in the engine can matter to a plan of ``desired``: an
+    owned container that does not run may have a stop record (and may be removed, its
+    record with it), and the probes of a desired pod count on their records. In the
+    steady state of pods without probes (everything runs) there is nothing to read."""
+    for pod in desired:
+        for c in (*pod.init_containers, *pod.containers):
+            if c.liveness_probe or c.readiness_probe or c.startup_probe:
+                return True
+    return any(
+        not c.running and ownership(c, adopt_2014_containers=True) is not None for c in containers
     )
 
 
 def _with_stop_records(
-    containers: tuple[ObservedContainer, ...], root_dir: str, pod_dirs: Collection[str]
+    containers: tuple[ObservedContainer, ...],
+    root_dir: str,
+    pod_dirs: Collection[str],
+    in_engine: Mapping[str, str],
 ) -> tuple[ObservedContainer, ...]:
     """``containers``, with ``stopped_by_podsync`` set from podsync's stop records for
     each owned container that does not run (a running container's record is never read:
-    it was not stopped, or it was started again). Records are read only in the pod
-    directories of such containers, so a steady state reads none."""
+    it was not stopped, or it was started again): those in the engine (``in_engine``),
+    and those an earlier podsync wrote in the pod directories of such containers (read
+    only where a directory exists, so a steady state reads none)."""
     wanted: dict[str, set[str]] = {}
     for container in containers:
         if container.running or container.stopped_by_podsync:
@@ -147,6 +187,9 @@ def _with_stop_records(
     records: dict[str, str] = {}
     for uid, ids in wanted.items():
         records.update(read_stop_records(root_dir, uid, ids))
+    records.update(
+        (c.id, in_engine[c.id]) for c in containers if not c.running and c.id in in_engine
+    )
     if not records:
         return containers
     return tuple(
@@ -296,6 +339,23 @@ def _needs_images(action: Action) -> bool:
     )
 
 
+def _needs_volumes(action: Action) -> bool:
+    # A volume to create (a claim's, a pod's state volume), or the removal of what is
+    # left of a pod that is no longer desired, whose state volume and records go with
+    # it (stopping its containers needs no volume).
+    if isinstance(action, CreateVolume | RemovePodDir):
+        return True
+    return isinstance(action, Remove) and action.reason in (
+        Reason.POD_NOT_DESIRED,
+        Reason.GC_NOT_DESIRED,
+    )
+
+
+def _with_volumes(observation: Observation, runtime: Runtime) -> Observation:
+    """``observation`` with the engine's named volumes."""
+    return attrs.evolve(observation, volumes=tuple(runtime.list_volumes()), volumes_listed=True)
+
+
 def _likely_creates(desired: Sequence[Pod], observed: Sequence[ObservedContainer]) -> bool:
     """True when fewer containers are observed than ``desired`` wants running (each
     pod's app containers and its network container): then the plan creates something
@@ -331,7 +391,9 @@ def _sync(
     # collects dangling images. So the first plan is made without them, and the image
     # list is fetched only when that plan creates something: in the steady state a sync
     # observes the engine with one list call.
-    observation = observe(runtime, options.root_dir, images=False, desired=desired)
+    observation = observe(
+        runtime, options.root_dir, images=False, desired=desired, probed=with_probes
+    )
     # The plan is for the time after the observation: a container that exited while
     # the engine was listed has not ended in the plan's future.
     at = clocks.now() if now is None else now
@@ -342,6 +404,7 @@ def _sync(
             observation.containers,
             runtime,
             root_dir=options.root_dir,
+            records=probe_records(records_of(observation.volumes)),
             now=at,
             timeout=probe_timeout,
             adopt_2014_containers=options.adopt_2014_containers,
@@ -400,15 +463,15 @@ def _sync(
     claims = fetched and any(v.claim is not None for pod in desired for v in pod.volumes)
     if fetched:
         observation = attrs.evolve(observation, images=tuple(runtime.list_images()))
-    if claims:
-        observation = attrs.evolve(observation, volumes=tuple(runtime.list_volumes()))
+    if claims and not observation.volumes_listed:
+        observation = _with_volumes(observation, runtime)
     the_plan = make_plan()
     again = False
     if not fetched and any(_needs_images(a) for a in the_plan.actions):
         observation = attrs.evolve(observation, images=tuple(runtime.list_images()))
         again = True
-    if not claims and any(isinstance(a, CreateVolume) for a in the_plan.actions):
-        observation = attrs.evolve(observation, volumes=tuple(runtime.list_volumes()))
+    if not observation.volumes_listed and any(_needs_volumes(a) for a in the_plan.actions):
+        observation = _with_volumes(observation, runtime)
         again = True
     if again:
         the_plan = make_plan()
@@ -416,7 +479,9 @@ def _sync(
         # Before anything is applied: a kill the plan makes for a verdict must not be
         # followed by a sync that forgot the count. Whether the plan is then applied
         # does not matter (a plan with nothing to do is not), the probes ran.
-        save_probe_records(probing, options.root_dir)
+        save_probe_records(
+            probing, options.root_dir, runtime, records_of(observation.volumes), at=at
+        )
     if before_apply is not None and not before_apply(the_plan, observation):
         return SyncResult(
             the_plan,

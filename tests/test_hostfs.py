@@ -265,7 +265,8 @@ def test_a_long_pod_gets_its_termination_message_file(root):
     (app,) = [c for c in rt.containers if c.labels[LABEL_CONTAINER] == "c" * 63]
     (mount,) = rt.spec(app.id).file_mounts
     assert "/dev/termination-log" == mount.container_path
-    assert len(mount.volume) <= 255 and mount.volume.startswith("podsync-state_uuu")
+    assert len(mount.volume) <= 255
+    assert mount.volume.startswith("podsync-state_uuu")
     assert len(mount.path.split("/")[-1]) <= 255
     assert mount.path in rt.volume_files(mount.volume)
     assert not os.path.exists(root)

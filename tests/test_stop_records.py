@@ -31,8 +31,9 @@ from podsync import (
     plan,
     sync,
 )
-from podsync._hostfs import STOP_RECORDS_DIR, read_stop_records, write_stop_record
+from podsync._hostfs import write_stop_record as write_host_record
 from podsync._options import GCPolicy, PlanOptions
+from podsync._records import records_of, stop_records, write_stop_record
 from podsync.testing import FakeRuntime
 
 NOW = 1_000_000.0
@@ -70,6 +71,11 @@ def run(pods: list[Pod], fake: FakeRuntime, root: str, now: float, **options: An
     return sync(
         pods, fake, options=PlanOptions(root_dir=root, **options), now=now, clock=lambda: now
     )
+
+
+def engine_records(fake: FakeRuntime) -> dict[str, str]:
+    """The stop records in the engine, by container id."""
+    return stop_records(records_of(fake.volumes))
 
 
 def observed(fake: FakeRuntime, root: str, container: str) -> list[ObservedContainer]:
@@ -164,7 +170,9 @@ def test_repeated_liveness_kills_back_off_and_count_as_failures(root):
     assert [(kill.id, "unhealthy", 0)] == [
         (c.id, c.stopped_by_podsync, c.exit_code) for c in stopped
     ]
-    assert [kill.id] == os.listdir(os.path.join(root, UID, STOP_RECORDS_DIR))
+    # The record is in the engine (a labelled volume), the root directory untouched.
+    assert {kill.id: "unhealthy"} == engine_records(fake)
+    assert not os.path.exists(root)
 
     fake.set_exec_result(["alive"], 0)
     third = run([pod], fake, root, NOW + 211, gc=gc)
@@ -177,19 +185,17 @@ def test_repeated_liveness_kills_back_off_and_count_as_failures(root):
     )
 
 
-def test_a_stop_that_cannot_be_recorded_is_not_made(tmp_path):
+def test_a_stop_that_cannot_be_recorded_is_not_made(root):
     """When the stop record cannot be written, the kill fails and the container keeps
     running: a stop without its record could leave the pod down for good."""
-    root = tmp_path / "root"
     fake = FakeRuntime(images=["busybox", PAUSE], clock=Clock())
     pod = foo_pod()
-    assert run([pod], fake, str(root), NOW).ok
-    (old,) = observed(fake, str(root), "bar")
-    (root / UID).mkdir(parents=True)
-    (root / UID / STOP_RECORDS_DIR).write_text("in the way")
+    assert run([pod], fake, root, NOW).ok
+    (old,) = observed(fake, root, "bar")
+    fake.fail("create_volume", match="podsync-stopped_")
     fake.clear_calls()
 
-    result = run([foo_pod(Container("bar", "busybox:2"))], fake, str(root), NOW + 1)
+    result = run([foo_pod(Container("bar", "busybox:2"))], fake, root, NOW + 1)
 
     kill = result.apply_result.results[1]
     assert isinstance(kill.action, Kill)
@@ -201,24 +207,30 @@ def test_a_stop_that_cannot_be_recorded_is_not_made(tmp_path):
 
 def test_observe_reports_records_of_stopped_owned_containers_only(root):
     """observe reports a record for an owned container that does not run; a record of a
-    running container, or of a container that is gone, changes nothing."""
+    running container, or of a container that is gone, changes nothing. A record an
+    earlier podsync wrote under the root directory is still read."""
     fake = FakeRuntime(images=["busybox", PAUSE], clock=Clock())
-    assert run([foo_pod()], fake, root, NOW).ok
+    pod = foo_pod(Container("bar", "busybox"), Container("baz", "busybox"))
+    assert run([pod], fake, root, NOW).ok
     (bar,) = observed(fake, root, "bar")
-    write_stop_record(root, UID, bar.id, "spec-changed")
-    write_stop_record(root, UID, "gone", "spec-changed")
+    (baz,) = observed(fake, root, "baz")
+    write_stop_record(fake, UID, bar.id, "spec-changed")
+    write_stop_record(fake, UID, "gone", "spec-changed")
+    write_host_record(root, UID, baz.id, "pod-rebuild")
 
     assert [""] == [c.stopped_by_podsync for c in observed(fake, root, "bar")]
 
     fake.exit(bar.id, 0)
+    fake.exit(baz.id, 0)
 
     assert ["spec-changed"] == [c.stopped_by_podsync for c in observed(fake, root, "bar")]
-    assert {bar.id: "spec-changed"} == read_stop_records(root, UID, {bar.id, "other"})
+    assert ["pod-rebuild"] == [c.stopped_by_podsync for c in observed(fake, root, "baz")]
 
 
 def test_a_running_container_is_recorded_before_it_is_stopped(root):
     """The record is written before the stop: when the stop then fails, the record is
-    there, and harmless while the container runs."""
+    there, and harmless while the container runs. A later stop for another reason
+    replaces it."""
     fake = FakeRuntime(images=["busybox", PAUSE], clock=Clock())
     assert run([foo_pod()], fake, root, NOW).ok
     (bar,) = observed(fake, root, "bar")
@@ -227,11 +239,26 @@ def test_a_running_container_is_recorded_before_it_is_stopped(root):
     result = run([foo_pod(Container("bar", "busybox:2"))], fake, root, NOW + 1)
 
     assert not result.ok
-    assert {bar.id: "spec-changed"} == read_stop_records(root, UID, {bar.id})
+    assert {bar.id: "spec-changed"} == engine_records(fake)
     assert [(True, "")] == [
         (c.running, c.stopped_by_podsync) for c in observed(fake, root, "bar") if c.id == bar.id
     ]
-    assert attrs.has(ObservedContainer)
+    write_stop_record(fake, UID, bar.id, "unhealthy")
+    assert {bar.id: "unhealthy"} == engine_records(fake)
+
+
+def test_a_removed_container_takes_its_record_with_it(root):
+    """Removed, a container podsync stopped leaves no record behind: when its pod goes,
+    nothing of it is left in the engine."""
+    fake = FakeRuntime(images=["busybox", PAUSE, "busybox:2"], clock=Clock())
+    assert run([foo_pod()], fake, root, NOW).ok
+    (bar,) = observed(fake, root, "bar")
+    assert run([foo_pod(Container("bar", "busybox:2"))], fake, root, NOW + 1).ok
+    assert {bar.id: "spec-changed"} == engine_records(fake)
+
+    assert run([], fake, root, NOW + 2, gc=GCPolicy(min_age=0)).ok
+
+    assert ([], []) == (fake.containers, fake.volumes)
 
 
 @pytest.mark.parametrize(

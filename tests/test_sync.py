@@ -26,7 +26,6 @@ from podsync import (
     EventKind,
     Handler,
     Lifecycle,
-    Mount,
     ObservedContainer,
     ObservedImage,
     Pod,
@@ -200,9 +199,18 @@ def test_sync_pods_deletes_with_no_net_container(root):
 
     run([foo_pod()], rt, root, adopt_2014_containers=True)
 
-    assert ["list", "list_images", "stop", "create", "start", "create", "start"] == (
-        rt.call_names()
-    )
+    # (The stop is recorded first: a stop record in the engine, see podsync._records.)
+    assert [
+        "list",
+        "list_images",
+        "remove_volume",
+        "create_volume",
+        "stop",
+        "create",
+        "start",
+        "create",
+        "start",
+    ] == rt.call_names()
     assert {"1234"} == stopped(rt)
 
 
@@ -272,7 +280,7 @@ def test_sync_pod_deletes_duplicate(root):
 
     run([pod], rt, root, allow_deletions=False, adopt_2014_containers=True)
 
-    assert ["list", "stop"] == rt.call_names()
+    assert ["list", "remove_volume", "create_volume", "stop"] == rt.call_names()
     assert 1 == len(stopped(rt) & {"1234", "4567"})
     assert rt.container("2304").running
 
@@ -289,10 +297,11 @@ def test_sync_pod_bad_hash(root):
 
     run([foo_pod(Container("bar", "busybox:2"))], rt, root, now=NOW + 10)
 
-    assert ["list", "list_images", "stop", "create", "start"] == rt.call_names()
+    recorded = ["remove_volume", "create_volume"]  # the stop record, before the stop
+    assert ["list", "list_images", *recorded, "stop", "create", "start"] == rt.call_names()
     assert {old_bar.id} == stopped(rt)
     assert rt.container(net.id).running
-    assert net.name == rt.calls[3].args[0].join
+    assert net.name == rt.calls[5].args[0].join
 
 
 def test_sync_pod_bad_hash_legacy_container(root):
@@ -304,7 +313,8 @@ def test_sync_pod_bad_hash_legacy_container(root):
 
     run([foo_pod()], rt, root, adopt_2014_containers=True)
 
-    assert ["list", "list_images", "stop", "create", "start"] == rt.call_names()
+    recorded = ["remove_volume", "create_volume"]  # the stop record, before the stop
+    assert ["list", "list_images", *recorded, "stop", "create", "start"] == rt.call_names()
     assert {"1234"} == stopped(rt)
 
 
@@ -318,8 +328,20 @@ def test_sync_pod_unhealthy(root):
 
     result = run([pod], rt, root, adopt_2014_containers=True)
 
-    # The probe runs first; the plan then creates, so the images are listed too.
-    assert ["list", "exec", "list_images", "stop", "create", "start"] == rt.call_names()
+    # The probe records are listed and the probe runs first; the plan then creates, so
+    # the images are listed too; the probe's new record, then the stop's, are written.
+    assert [
+        "list",
+        "list_volumes",
+        "exec",
+        "list_images",
+        "create_volume",
+        "remove_volume",
+        "create_volume",
+        "stop",
+        "create",
+        "start",
+    ] == rt.call_names()
     assert {"1234"} == stopped(rt)
     assert {"1234": False} == result.liveness
 
@@ -428,7 +450,18 @@ def test_undesired_pod_is_stopped_removed_and_its_directory_torn_down(root, tmp_
 
     result = run([], rt, root, gc=GCPolicy(min_age=0))
 
-    assert ["list", "stop", "stop", "remove", "remove"] == rt.call_names()
+    # Each removal takes its container's stop record with it (one call, whether there
+    # is one or not); the volumes are listed for the pod's engine state.
+    assert [
+        "list",
+        "list_volumes",
+        "stop",
+        "stop",
+        "remove",
+        "remove_volume",
+        "remove",
+        "remove_volume",
+    ] == rt.call_names()
     assert result.ok
     assert [] == rt.containers
     assert frozenset() == observe(rt, root).pod_dirs

@@ -22,6 +22,8 @@ from podsync import (
 from podsync._actions import Kill, Reason
 from podsync._hostfs import PROBE_RECORDS_DIR
 from podsync._options import PlanOptions
+from podsync._records import by_container, probe_records, records_of
+from podsync.exceptions import RuntimeCallError
 from podsync.testing import FakeClock, FakeRuntime
 
 START = 1_000_000.0
@@ -188,25 +190,59 @@ def test_probe_timeout_overrides_every_probe(host):
     assert [30.0, 30.0] == [c.args[2] for c in host.fake.calls if c.name == "exec"]
 
 
-def test_the_count_lives_in_the_pods_directory(host):
-    """Every sync is a new process for ``podsync apply``: the states are in
-    <root>/<pod uid>/.podsync-probes/<container id>, and a new container starts afresh
-    (its predecessor's record is removed)."""
+def probe_record_volumes(host: Host) -> dict[str, list[str]]:
+    """The probe records in the engine: container id -> its record volumes."""
+    return {
+        cid: [r.volume for r in found]
+        for cid, found in by_container(
+            r for r in records_of(host.fake.volumes) if r.kind == "probe-record"
+        ).items()
+    }
+
+
+def test_the_count_lives_in_the_engine(host):
+    """Every sync is a new process for ``podsync apply``: the states are a record in the
+    engine (a labelled volume per running container, replaced when they change), and a
+    new container starts afresh (its predecessor's record is removed). Nothing is
+    written under the root directory."""
     assert host.sync(WEB).ok
     first = host.app()
     host.fake.set_exec_result(["check-alive"], 1)
     host.sync(WEB, after=10)
-    records = host.root / WEB.uid / PROBE_RECORDS_DIR
 
-    assert [first] == os.listdir(records)
-    assert '"liveness":{"last_probe":1000010.0,"last_result":"failure","run":1' in (
-        (records / first).read_text()
+    assert [first] == list(probe_record_volumes(host))
+    assert 1 == len(probe_record_volumes(host)[first])
+    assert (
+        '"liveness":{"last_probe":1000010.0,"last_result":"failure","run":1'
+        in (probe_records(records_of(host.fake.volumes))[first])
     )
     host.sync(WEB, after=10)
+    assert 1 == len(probe_record_volumes(host)[first])  # replaced, not added
     host.sync(WEB, after=10)  # killed and replaced
     host.fake.set_exec_result(["check-alive"], 0)
     host.sync(WEB, after=1)
-    assert [host.app()] == os.listdir(records)
+    assert [host.app()] == list(probe_record_volumes(host))
+    assert [] == os.listdir(host.root)
+
+
+def test_a_count_an_earlier_podsync_kept_on_the_host_counts_on(host):
+    """A probe record under <root>/<pod uid>/.podsync-probes/<container id>, where an
+    earlier podsync kept it, is read while the engine has none: two failures there and
+    one now make three, and the container is killed."""
+    assert host.sync(WEB).ok
+    app = host.app()
+    records = host.root / WEB.uid / PROBE_RECORDS_DIR
+    records.mkdir(parents=True)
+    (host.root / WEB.uid / ".podsync-pod").touch()
+    earlier = (
+        '{"liveness":{"last_probe":1000000.0,"last_result":"failure","run":2,"verdict":"success"}}'
+    )
+    (records / app).write_text(earlier)
+    host.fake.set_exec_result(["check-alive"], 1)
+
+    result = host.sync(WEB, after=10)
+
+    assert {app: False} == result.liveness
 
 
 def test_a_dry_run_counts_nothing(host):
@@ -321,21 +357,18 @@ def test_readiness_flips_and_never_restarts(host):
 
 
 def test_a_count_that_cannot_be_kept_stops_the_sync_before_anything_is_applied(host):
-    """The probe records cannot be written (a file where the pod's directory belongs):
-    the sync fails before it applies anything, rather than forget the count."""
-    from podsync._hostfs import HostPathRefused
-
+    """The probe record cannot be written (the engine refuses the volume): the sync
+    fails before it applies anything, rather than forget the count."""
     assert host.sync(WEB).ok
     first = host.app()
-    pod_dir = host.root / WEB.uid
-    assert not pod_dir.exists()  # nothing recorded yet: no probe has run
-    pod_dir.write_text("in the way")
+    host.fake.fail("create_volume", match="podsync-probes_")
     host.fake.set_exec_result(["check-alive"], 1)
 
-    with pytest.raises(HostPathRefused, match="is not a directory"):
+    with pytest.raises(RuntimeCallError):
         host.sync(WEB, after=10)
 
-    assert [] == [c.name for c in host.fake.calls if c.name not in ("list", "exec")]
+    reads = ("list", "list_volumes", "exec", "create_volume")
+    assert [] == [c.name for c in host.fake.calls if c.name not in reads]
     assert first == host.app()
 
 

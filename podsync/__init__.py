@@ -92,6 +92,7 @@ from podsync._actions import (
     Remove,
     RemoveImage,
     RemovePodDir,
+    RemoveVolume,
     Wait,
     WriteVolume,
 )
@@ -129,6 +130,7 @@ from podsync._volumes import (
     Mount,
     NamedVolumeMount,
     TmpfsMount,
+    VolumeFileMount,
     claim_volume_name,
 )
 
@@ -329,6 +331,7 @@ __all__ = [
     "Remove",
     "RemoveImage",
     "RemovePodDir",
+    "RemoveVolume",
     "ResolvConf",
     "ResourceList",
     "Resources",
@@ -349,6 +352,7 @@ __all__ = [
     "Volume",
     "VolumeContent",
     "VolumeFile",
+    "VolumeFileMount",
     "VolumeKind",
     "VolumeMount",
     "VolumeOwnership",

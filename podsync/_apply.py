@@ -47,6 +47,7 @@ from podsync._actions import (
     Remove,
     RemoveImage,
     RemovePodDir,
+    RemoveVolume,
     Wait,
     WriteVolume,
 )
@@ -60,7 +61,7 @@ from podsync._hostfs import (
 )
 from podsync._labels import LABEL_POD_UID, LABEL_SPEC_HASH
 from podsync._models import Handler, VolumeContent
-from podsync._records import stop_record_volume, write_stop_record
+from podsync._records import stop_record_labels, stop_record_volume
 from podsync._runtime import Runtime
 from podsync._secrets import spec_texts
 from podsync._volume_entries import EntryKind, VolumeEntry
@@ -133,6 +134,7 @@ class EventKind(enum.StrEnum):
     UNHEALTHY = "unhealthy"  # a probe failed (sync)
     PROBE_ERROR = "probe-error"  # a probe could not be run (sync)
     VOLUME_CREATED = "volume-created"  # a named volume was created (a claim's)
+    VOLUME_REMOVED = "volume-removed"  # a named volume of a pod was removed
 
 
 @attrs.frozen
@@ -257,6 +259,7 @@ _ACTION_TYPES = (
     WriteVolume,
     RemoveImage,
     CreateVolume,
+    RemoveVolume,
 )
 
 
@@ -281,6 +284,20 @@ class _ActionFailed(Exception):
 
 # What the host filesystem raises: a refused path, the OS's errors, a NUL in a path.
 _HOST_ERRORS = (HostPathRefused, OSError, ValueError)
+
+
+def write_stop_record(runtime: Runtime, pod_uid: str, container_id: str, reason: str) -> None:
+    """Record in the engine that podsync stops ``container_id`` of pod ``pod_uid``, and
+    why (``podsync._records``): a record an earlier stop that failed left is replaced
+    (remove, then create: two calls).
+
+    Raises:
+        ValueError: the id cannot name a record.
+        RuntimeCallError: the engine failed.
+    """
+    name = stop_record_volume(container_id)
+    runtime.remove_volume(name)
+    runtime.create_volume(name, stop_record_labels(pod_uid, container_id, reason))
 
 
 @contextlib.contextmanager
@@ -447,6 +464,11 @@ class _Applier:
             with _runtime_call("create volume", action.volume):
                 runtime.create_volume(action.volume, action.labels)
             self.emit(EventKind.VOLUME_CREATED, action, f"created volume {action.volume}")
+        elif isinstance(action, RemoveVolume):
+            # A missing volume counts as removed; Docker refuses one a container mounts.
+            with _runtime_call("remove volume", action.volume):
+                runtime.remove_volume(action.volume)
+            self.emit(EventKind.VOLUME_REMOVED, action, action.message)
         else:  # pragma: no cover - _apply checked every action's type
             raise TypeError(f"expected a plan action, got {action!r}")
 

@@ -155,6 +155,7 @@ _ENDS_ACTION = frozenset(
         EventKind.FAILED,
         EventKind.VOLUME_CREATED,
         EventKind.VOLUME_WRITTEN,
+        EventKind.VOLUME_REMOVED,
     }
 )
 

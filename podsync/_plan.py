@@ -85,15 +85,17 @@ from podsync._actions import (
     PodAction,
     PodPlan,
     Reason,
+    Remove,
     RemoveImage,
     RemovePodDir,
+    RemoveVolume,
     Wait,
 )
 from podsync._admission import admit
 from podsync._fingerprint import scoped_fingerprint
 from podsync._gc import apply_global_cap, plan_orphan
 from podsync._images import normalize_image
-from podsync._labels import VOLUME_KIND_CLAIM
+from podsync._labels import VOLUME_KIND_CLAIM, VOLUME_KIND_POD_STATE
 from podsync._models import (
     ObservedContainer,
     ObservedImage,
@@ -105,6 +107,7 @@ from podsync._naming import is_safe_uid
 from podsync._options import PlanOptions
 from podsync._ownership import Identity, Instance, identify, volume_ownership
 from podsync._pod_planner import PlanContext, PodPlanner
+from podsync._records import RECORD_KINDS
 from podsync._resolv import (
     ResolvConf,
     parse_resolv_conf,
@@ -304,6 +307,10 @@ def _plan(
             groups.setdefault(identity, ("", []))[1].append(teardown)
 
     apply_global_cap(groups, owner, by_identity, options.gc.max_total)
+    if options.allow_deletions and volumes:
+        _remove_pod_volumes(
+            groups, volumes, by_identity, {p.uid for p in accepted} | rejected_uids, options
+        )
     pod_plans = [
         PodPlan(key, identity[0], identity[1], tuple(actions))
         for identity, (key, actions) in groups.items()
@@ -415,6 +422,75 @@ def _pod_state_volume(
             f"create volume {name}: the pod's state in the engine (termination messages): first use"
         ),
     )
+
+
+#: The kinds of volume podsync makes for one pod (``LABEL_POD_UID``), which go with it:
+#: its state volume and the records of its containers.
+_POD_VOLUME_KINDS = frozenset({VOLUME_KIND_POD_STATE, *RECORD_KINDS})
+
+
+def _remove_pod_volumes(
+    groups: dict[Identity, tuple[str, list[PodAction]]],
+    volumes: Sequence[ObservedVolume],
+    by_identity: Mapping[Identity, list[Instance]],
+    keep: Collection[str],
+    options: PlanOptions,
+) -> None:
+    """A ``RemoveVolume`` for each volume podsync made for a pod (``_POD_VOLUME_KINDS``)
+    whose pod is not desired (nor rejected: a rejected pod is not asked to go away),
+    once none of its containers is left: a pod whose containers are removed in this plan
+    has its volumes removed after them; one some of whose containers are kept (younger
+    than ``GCPolicy.min_age``, or still stopping) keeps them until they are gone - the
+    termination messages of its exited containers are in its state volume, and Docker
+    would remove a volume whose file a container binds. Claims' volumes and volumes
+    podsync does not own are never removed."""
+    removed: set[str] = set()
+    for _, actions in groups.values():
+        removed.update(a.id for a in actions if isinstance(a, Remove))
+    left: set[str] = set()
+    known: dict[str, Identity] = {}
+    for identity, instances in by_identity.items():
+        known.setdefault(identity[0], identity)
+        if any(i.observed.id not in removed for i in instances):
+            left.add(identity[0])
+    for volume in sorted(volumes, key=lambda v: v.name):
+        owned = volume_ownership(volume)
+        if owned is None or owned.kind not in _POD_VOLUME_KINDS or not owned.pod_uid:
+            continue
+        uid = owned.pod_uid
+        if uid in keep or uid in left:
+            continue
+        found = known.get(uid)
+        if found is None and options.ready_sources is not None:
+            # Without containers the pod's source is unknown: kept until every source
+            # is ready (as a pod directory).
+            continue
+        group = found if found is not None else (uid, "")
+        key = groups[group][0] if group in groups else ""
+        if found is not None and not key:
+            key = by_identity[found][0].pod_key
+        actions = groups.setdefault(group, (key, []))[1]
+        what = "state" if owned.kind == VOLUME_KIND_POD_STATE else owned.kind
+        reason = (
+            Reason.ORPHANED_POD_VOLUME
+            if owned.kind == VOLUME_KIND_POD_STATE
+            else Reason.ORPHANED_RECORD
+        )
+        # Before the pod directory's teardown: a removal that fails skips the rest of
+        # the pod, and the next sync tries again.
+        at = next((n for n, a in enumerate(actions) if isinstance(a, RemovePodDir)), len(actions))
+        actions.insert(
+            at,
+            RemoveVolume(
+                pod=key,
+                pod_uid=uid,
+                volume=volume.name,
+                reason=reason,
+                message=(
+                    f"remove volume {volume.name}: the {what} of a pod that is no longer desired"
+                ),
+            ),
+        )
 
 
 def _claim_of(pod: Pod, volume_name: str) -> str | None:

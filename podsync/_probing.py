@@ -43,7 +43,7 @@ from podsync._prober import (
     states_from_json,
     states_to_json,
 )
-from podsync._records import Record, by_container, write_probe_record
+from podsync._records import Record, by_container, probe_record_labels, probe_record_volume
 from podsync._runtime import Runtime
 
 # Nothing here is public API: ``podsync.sync`` probes through it.
@@ -236,8 +236,13 @@ def save(
     for cid, (uid, states) in sorted(probing.states.items()):
         keep.setdefault(uid, set()).add(cid)
         if cid in probing.changed:
-            old = [r.volume for r in listed.get(cid, ())]
-            write_probe_record(runtime, uid, cid, states_to_json(states), at, old)
+            text = states_to_json(states)
+            name = probe_record_volume(cid, text)
+            # The new record first, then the older ones: never none in between.
+            runtime.create_volume(name, probe_record_labels(uid, cid, text, at))
+            for old in listed.get(cid, ()):
+                if old.volume != name:
+                    runtime.remove_volume(old.volume)
     for cid, found in sorted(listed.items()):
         for record in found:
             if record.pod_uid in keep and cid not in keep[record.pod_uid]:

@@ -24,8 +24,8 @@ The names are ``podsync-stopped_<container id>`` and
 ``[a-zA-Z0-9_.-]`` (any runtime podsync takes), so every name is one Docker's local
 driver takes. No container ever mounts a record: an application cannot forge one.
 
-Contract: names, labels and reading them back are pure; ``write_stop_record`` and
-``write_probe_record`` are the two calls apply and the prober make.
+Contract: pure - names, labels, and reading them back from a volume list. Apply writes
+stop records, the prober probe records (``podsync._apply``, ``podsync._probing``).
 """
 
 from __future__ import annotations
@@ -46,7 +46,6 @@ from podsync._labels import (
     VOLUME_KIND_STOP_RECORD,
 )
 from podsync._models import ObservedVolume
-from podsync._runtime import Runtime
 
 __all__: list[str] = []  # podsync's own
 
@@ -150,53 +149,35 @@ def probe_records(records: Iterable[Record]) -> dict[str, str]:
     return {cid: r.data for cid, r in newest.items()}
 
 
-def write_stop_record(runtime: Runtime, pod_uid: str, container_id: str, reason: str) -> None:
-    """Record that podsync stops ``container_id`` of pod ``pod_uid``, and why: a record
-    left by an earlier stop that failed is replaced (remove, then create: two calls).
+def stop_record_labels(pod_uid: str, container_id: str, reason: str) -> dict[str, str]:
+    """The labels of the stop record of ``container_id`` of pod ``pod_uid``: podsync
+    stopped it, for ``reason`` (a short code, cut at 128 characters).
 
-    Raises:
-        ValueError: the id cannot name a record.
-        RuntimeCallError: the engine failed.
-    """
-    name = stop_record_volume(container_id)
-    labels = {
+    Apply writes a record before the stop: the volume ``stop_record_volume`` removed
+    (an earlier stop that failed may have left one, for another reason), then created
+    with these labels - two calls."""
+    return {
         LABEL_VOLUME_KIND: VOLUME_KIND_STOP_RECORD,
         LABEL_POD_UID: pod_uid,
         LABEL_RECORD_CONTAINER: container_id,
         LABEL_RECORD_DATA: reason[:_REASON_MAX],
     }
-    runtime.remove_volume(name)
-    runtime.create_volume(name, labels)
 
 
-def write_probe_record(
-    runtime: Runtime,
-    pod_uid: str,
-    container_id: str,
-    text: str,
-    at: float,
-    replaced: Iterable[str] = (),
-) -> None:
-    """Store the probe states ``text`` of ``container_id`` of pod ``pod_uid`` as of
-    ``at``: a new record volume first, then the ``replaced`` ones are removed (an
-    interruption in between leaves two, and the newest is read).
+def probe_record_labels(pod_uid: str, container_id: str, text: str, at: float) -> dict[str, str]:
+    """The labels of the probe record ``text`` (the prober's states, as JSON) of
+    ``container_id`` of pod ``pod_uid`` as of ``at``.
 
-    Raises:
-        ValueError: the id cannot name a record.
-        RuntimeCallError: the engine failed.
-    """
-    name = probe_record_volume(container_id, text)
-    labels = {
+    The prober writes a changed record as a new volume (``probe_record_volume``) first,
+    then removes the container's older ones: an interruption in between leaves two, and
+    the newest is read (``probe_records``)."""
+    return {
         LABEL_VOLUME_KIND: VOLUME_KIND_PROBE_RECORD,
         LABEL_POD_UID: pod_uid,
         LABEL_RECORD_CONTAINER: container_id,
         LABEL_RECORD_DATA: text,
         LABEL_RECORD_TIME: repr(float(at)),
     }
-    runtime.create_volume(name, labels)
-    for old in replaced:
-        if old != name:
-            runtime.remove_volume(old)
 
 
 def by_container(records: Iterable[Record]) -> Mapping[str, list[Record]]:

@@ -97,9 +97,9 @@ from podsync._console import (
     warn_unpublished_ports,
 )
 from podsync._fingerprint import plan_fingerprint
-from podsync._models import ObservedContainer, Pod
+from podsync._models import ObservedContainer, ObservedVolume, Pod
 from podsync._options import GCPolicy, PlanOptions
-from podsync._ownership import ownership
+from podsync._ownership import ownership, volume_ownership
 from podsync._plan import plan
 from podsync._plan_json import plan_from_json, plan_json_chunks
 from podsync._runtime import Runtime
@@ -166,9 +166,9 @@ def _engine(factory: RuntimeFactory, host: str | None) -> Iterator[Runtime]:
         runtime.close()
 
 
-def _observe(runtime: Runtime, root_dir: str) -> Observation:
+def _observe(runtime: Runtime, root_dir: str, *, volumes: bool = False) -> Observation:
     try:
-        return observe(runtime, root_dir)
+        return observe(runtime, root_dir, volumes=volumes)
     except OSError as exc:
         raise _Failure(f"cannot list the root directory {root_dir}: {exc}") from None
 
@@ -580,6 +580,12 @@ def _apply_saved(args: argparse.Namespace, console: Console, factory: RuntimeFac
     return EXIT_OK if result.ok else EXIT_ERROR
 
 
+def _pod_of_volume(volume: ObservedVolume) -> str:
+    """The pod uid of a volume podsync made for one pod, else ``""``."""
+    owner = volume_ownership(volume)
+    return owner.pod_uid if owner is not None else ""
+
+
 def _cmd_down(args: argparse.Namespace, console: Console, factory: RuntimeFactory) -> int:
     # Removing pods: what they would ignore while running is beside the point.
     pods = _load(args.sources, lambda _: None, args.max_bytes, _root_dir(args))
@@ -597,7 +603,9 @@ def _cmd_down(args: argparse.Namespace, console: Console, factory: RuntimeFactor
         # A second pass removes what a first pass could not see yet (a container that
         # a concurrent sync created between the observation and the stops).
         for attempt in range(2):
-            observation = _observe(runtime, root_dir)
+            # The volumes too: what podsync keeps of these pods in the engine (their
+            # state volumes, their containers' records) goes with them.
+            observation = _observe(runtime, root_dir, volumes=True)
             owned = _by_pod(
                 pods,
                 observation.containers,
@@ -612,10 +620,12 @@ def _cmd_down(args: argparse.Namespace, console: Console, factory: RuntimeFactor
                 images=observation.images,
                 pod_dirs=dirs,
                 options=options,
+                volumes=[v for v in observation.volumes if _pod_of_volume(v) in uids],
             )
             if attempt == 0:
                 console.print(the_plan.render())
-                absent = [p.key for p in pods if not owned[p.uid] and p.uid not in dirs]
+                kept = dirs | {_pod_of_volume(v) for v in observation.volumes}
+                absent = [p.key for p in pods if not owned[p.uid] and p.uid not in kept]
                 if absent:
                     console.note(f"Not on the engine: {', '.join(absent)}")
             if not the_plan.has_changes:

@@ -87,6 +87,8 @@ PUBLIC = sorted(
         # a fleet from one process: hosts, pods by spec.nodeName, one sync per host
         *("Host", "HostTLS", "load_hosts", "parse_hosts", "host_root_dir", "load_host_pods"),
         *("sync_hosts", "HostResult", "FleetResult"),
+        # pod state in the engine (issue 18)
+        *("RemoveVolume", "VolumeFileMount"),
     ]
 )
 

@@ -49,6 +49,7 @@ MODEL_AND_HELPERS = {
     "_prober",
     "_security",
     "_secrets",
+    "_records",
     "exceptions",
 }
 VOCABULARY = {"_options", "_actions", "_ownership", "_fingerprint", "_plan_json"}

@@ -346,7 +346,14 @@ class Cleanup:
         """Remove what was registered, and this run's labelled containers."""
         remove_containers(client, self.refs)
         remove_run_containers(client, label_filters=self.label_filters)
-        remove_volumes(client, self.volumes)
+        # The volumes podsync made for the pods registered by label (their state
+        # volumes and records carry the pod uid label too).
+        labelled = [
+            v["Name"]
+            for label_filter in self.label_filters
+            for v in client.api.volumes(filters={"label": label_filter}).get("Volumes") or ()
+        ]
+        remove_volumes(client, [*self.volumes, *labelled])
 
 
 def remove_volumes(client: docker.DockerClient, names: Iterable[str]) -> list[str]:

@@ -33,7 +33,7 @@ import secrets
 import socket
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -57,22 +57,23 @@ from podsync import (
     Lifecycle,
     ObservedContainer,
     ObservedImage,
+    ObservedVolume,
     Pod,
     Port,
     PortProtocol,
     PullPolicy,
     Reason,
     Remove,
-    RemovePodDir,
     RestartPolicy,
     SyncResult,
     Volume,
     VolumeMount,
     Wait,
 )
-from podsync._actions import CreateSpec
+from podsync._actions import CreateSpec, CreateVolume
 from podsync._options import GCPolicy, PlanOptions
 from podsync._resolv import without_loopback
+from podsync._volume_entries import VolumeEntry
 from podsync.docker import DockerRuntime
 from tests.cri import cri_labels, cri_name
 from tests.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup, run_labels
@@ -101,6 +102,9 @@ MUTATING = frozenset(
         "stop_container",
         "remove_container",
         "remove_image",
+        "create_volume",
+        "remove_volume",
+        "write_volume",
     }
 )
 
@@ -183,6 +187,32 @@ class CountingRuntime:
         self._record("remove_image", image_id)
         self.inner.remove_image(image_id)
 
+    def list_volumes(self) -> list[ObservedVolume]:
+        self._record("list_volumes")
+        return self.inner.list_volumes()
+
+    def create_volume(self, name: str, labels: Mapping[str, str]) -> None:
+        self._record("create_volume", name)
+        self.inner.create_volume(name, labels)
+
+    def remove_volume(self, name: str) -> None:
+        self._record("remove_volume", name)
+        self.inner.remove_volume(name)
+
+    def write_volume(self, volume: str, entries: Sequence[VolumeEntry], *, image: str) -> None:
+        self._record("write_volume", volume)
+        self.inner.write_volume(volume, entries, image=image)
+
+    def read_volume_file(self, volume: str, path: str, *, image: str, limit: int) -> bytes | None:
+        self._record("read_volume_file", volume)
+        return self.inner.read_volume_file(volume, path, image=image, limit=limit)
+
+    def read_container_file(
+        self, container_id: str, path: str, *, limit: int, tail: bool = False
+    ) -> bytes | None:
+        self._record("read_container_file", container_id)
+        return self.inner.read_container_file(container_id, path, limit=limit, tail=tail)
+
     def close(self) -> None:
         # Not recorded: the fixture closes the inner runtime once the test is done.
         pass
@@ -209,6 +239,13 @@ def runtime(engine: docker.DockerClient) -> Iterator[CountingRuntime]:
     """A counting runtime on its own ``DockerRuntime`` (its own clients), closed after."""
     with DockerRuntime() as inner:
         yield CountingRuntime(inner)
+
+
+def _volumes(engine: docker.DockerClient, pod: Pod) -> list[str]:
+    """The names of the volumes on the engine labelled with ``pod``'s uid, sorted."""
+    label = f"{podsync.labels.LABEL_POD_UID}={pod.uid}"
+    listed = engine.api.volumes(filters={"label": label}).get("Volumes") or ()
+    return sorted(v["Name"] for v in listed)
 
 
 def _hex(n: int = 6) -> str:
@@ -371,13 +408,17 @@ def test_sync_two_pods_creates_what_was_planned(
 
     assert result.ok, _summary(result)
     assert [] == runtime.args("pull_image")
-    assert [Create] * 5 == [type(a) for a in _actions(result)], result.plan.describe()
+    # web's state volume (its app's termination-message file) before web's app.
+    assert [Create] * 3 + [CreateVolume] + [Create] * 2 == [type(a) for a in _actions(result)], (
+        result.plan.describe()
+    )
     assert [["net", "app", "sidecar"], ["net", "db"]] == [
-        [a.container for a in _actions(result, pod)] for pod in (web, db)
+        [a.container for a in _actions(result, pod) if isinstance(a, Create)] for pod in (web, db)
     ]
     assert all(
         a.reason is (Reason.NETWORK_MISSING if a.container == "net" else Reason.MISSING)
         for a in _actions(result)
+        if isinstance(a, Create)
     )
 
     on_engine = {pod.key: _containers(engine, pod) for pod in (web, db)}
@@ -479,13 +520,16 @@ def test_sync_two_pods_creates_what_was_planned(
     assert ["/bin/sh", "-c", SERVE] == app["Config"]["Entrypoint"]
     assert APP_IMAGE == app["Config"]["Image"]
     empty_dir = f"{root}/{web.uid}/volumes/empty/cache"
-    message_file = f"{root}/{web.uid}/app/{app_name}"
+    # The termination-message file: a file of the pod's state volume, bound from where
+    # the engine keeps the volume.
+    state = engine.api.inspect_volume(f"podsync-state_{web.uid}")
+    message_file = f"{state['Mountpoint']}/termination/{app_name}"
     assert [
         f"{empty_dir}:/cache",
         f"{tmp_path / 'data'}:/data:ro",
         f"{message_file}:/dev/termination-log",
     ] == app["HostConfig"]["Binds"]
-    assert Path(message_file).is_file()
+    assert "pod-state" == state["Labels"]["io.podsync.volume.kind"]
     assert Path(root, web.uid, ".podsync-pod").is_file()
     # The sidecar: 1 milli-CPU is the kernel's minimum of 2 shares; no memory limit, no
     # binds, the image's own command.
@@ -653,7 +697,14 @@ def test_changed_image_replaces_only_that_container(
 
     assert second.ok, _summary(second)
     old_one = before["one"][0]["Id"]
-    assert ["stop_container", "create_container", "start_container"] == runtime.mutations()
+    # The stop record first (podsync._records), then the stop.
+    assert [
+        "remove_volume",
+        "create_volume",
+        "stop_container",
+        "create_container",
+        "start_container",
+    ] == runtime.mutations()
     assert [old_one] == runtime.args("stop_container")
     kill, create = _actions(second)
     assert isinstance(kill, Kill)
@@ -719,7 +770,9 @@ def test_pod_removed_from_desired_set_is_stopped(
     kept = _containers(engine, stays)
     gone = _containers(engine, goes)
     gone_ids = {c[0]["Id"] for c in gone.values()}
-    assert Path(options.root_dir, goes.uid).is_dir()
+    # Their termination-message files are in the engine: nothing under the root.
+    assert not Path(options.root_dir).exists()
+    assert [f"podsync-state_{goes.uid}"] == _volumes(engine, goes)
 
     started = time.monotonic()
     second = _sync([stays], runtime, options)
@@ -733,13 +786,12 @@ def test_pod_removed_from_desired_set_is_stopped(
     assert "net" == kills[-1].container, "apps first, then their network container"
     assert {"app", "side"} == {a.container for a in kills[:-1]}
     assert all(1 == a.timeout for a in kills)
-    # Default GC (min_age 60 s): the stopped containers stay for now; the directory goes.
-    assert not any(isinstance(a, Remove) for a in pod_plan.actions)
-    assert [RemovePodDir] == [type(a) for a in pod_plan.actions if not isinstance(a, Kill)]
+    # Default GC (min_age 60 s): the stopped containers stay for now, and the pod's
+    # state volume with them (their termination messages).
+    assert [] == [a for a in pod_plan.actions if not isinstance(a, Kill)]
     assert sorted(["stop_container"] * 3) == sorted(runtime.mutations())
     assert gone_ids == set(runtime.args("stop_container"))
-    assert not Path(options.root_dir, goes.uid).exists()
-    assert Path(options.root_dir, stays.uid).is_dir()
+    assert [f"podsync-state_{goes.uid}"] == _volumes(engine, goes)
     assert elapsed < 10, f"the stops took {elapsed:.1f} s"
 
     now_gone = _containers(engine, goes)
@@ -758,9 +810,14 @@ def test_pod_removed_from_desired_set_is_stopped(
     assert third.ok, _summary(third)
     assert {goes.uid} == {p.uid for p in third.plan.pods}
     assert {Reason.GC_NOT_DESIRED} == {a.reason for a in _actions(third) if isinstance(a, Remove)}
-    assert ["remove_container"] * 3 == runtime.mutations()
+    # Each container with its stop record (none here: one call each), then the pod's
+    # state volume.
+    assert ["remove_container", "remove_volume"] * 3 + ["remove_volume"] == runtime.mutations()
     assert gone_ids == set(runtime.args("remove_container"))
     assert {} == _containers(engine, goes)
+    assert [] == _volumes(engine, goes)
+    assert [f"podsync-state_{stays.uid}"] == _volumes(engine, stays)
+    assert not Path(options.root_dir).exists()
     assert all(_running(engine, c[0]["Id"]) for c in kept.values())
 
     fourth = _sync([stays], runtime, options)
@@ -1097,7 +1154,10 @@ def test_failing_post_start_hook(
     (create,) = _actions(second)
     assert isinstance(create, Create)
     assert ("hooked", Reason.EXITED) == (create.container, create.reason)
-    assert ["create_container", "start_container", "stop_container"] == runtime.mutations()
+    recorded = ["remove_volume", "create_volume"]  # the stop record, before the stop
+    assert ["create_container", "start_container", *recorded, "stop_container"] == (
+        runtime.mutations()
+    )
     found = _containers(engine, pod)
     assert 2 == len(found["hooked"])
     assert "1" == found["hooked"][1]["Config"]["Labels"][podsync.labels.LABEL_RESTART_COUNT]
@@ -1212,9 +1272,10 @@ def test_pull_policy_never_container_with_a_changed_spec_is_replaced(
     second = _sync([changed], runtime, options)
 
     assert second.ok, _summary(second)
-    assert ["stop_container", "create_container", "start_container"] == runtime.mutations(), (
-        second.plan.describe()
-    )
+    recorded = ["remove_volume", "create_volume"]  # the stop record, before the stop
+    assert [*recorded, "stop_container", "create_container", "start_container"] == (
+        runtime.mutations()
+    ), second.plan.describe()
     found = _containers(engine, pod)
     assert 2 == len(found["app"])
     assert found["app"][1]["State"]["Running"]

@@ -1,0 +1,330 @@
+"""podsync against a second, remote engine: a ``dockerd`` reached through TCP on the
+loopback (issue 18). Everything podsync keeps of a pod - termination messages, stop
+records, probe records - lives in that engine: ``podsync plan/apply/status/down -H
+tcp://127.0.0.1:PORT`` work, and the root directory on this machine is never written.
+
+The engine is started here, once for the module, with a data root, an exec root and a
+pid file of its own, no bridge and no iptables (the engine tests' rule: loopback only)::
+
+    dockerd -H tcp://127.0.0.1:PORT --bridge=none --iptables=false --ip-masq=false
+            --data-root DIR/data --exec-root DIR/exec --pidfile DIR/dockerd.pid
+
+Its images are the session engine's, copied as ``docker save | docker load`` does:
+nothing is ever pulled. (A minimal harness; ``tests/engines.py`` of the multi-engine
+work does the same for several engines and can replace it.) The tests need the session
+engine (``engine`` fixture), so they are ``engine`` tests: they skip without one and
+fail under ``PODSYNC_REQUIRE_ENGINE=1``, as they do when ``dockerd`` is missing or does
+not come up.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import attrs
+import docker
+import docker.errors
+import pytest
+import requests
+
+from podsync import cli, observe
+from podsync.docker import DockerRuntime
+from tests.conftest import _engine_required
+from tests.engine import PAUSE_IMAGE, TEST_IMAGE
+
+pytestmark = pytest.mark.engine
+
+_START_TIMEOUT = 60.0
+
+
+@attrs.define
+class RemoteEngine:
+    """A ``dockerd`` of the test's own, at ``address`` (``tcp://127.0.0.1:PORT``)."""
+
+    address: str
+    directory: Path
+    process: subprocess.Popen[bytes]
+
+    def client(self) -> docker.DockerClient:
+        return docker.DockerClient(base_url=self.address, version="auto", timeout=60)
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _unavailable(message: str) -> None:
+    if _engine_required():
+        pytest.fail(f"{message} (PODSYNC_REQUIRE_ENGINE=1: the engine is required)")
+    pytest.skip(message)
+
+
+def _start(directory: Path) -> RemoteEngine:
+    dockerd = shutil.which("dockerd")
+    if dockerd is None:
+        _unavailable("no dockerd on PATH: the remote engine cannot be started")
+    assert dockerd is not None
+    address = f"tcp://127.0.0.1:{_free_port()}"
+    log = open(directory / "dockerd.log", "ab")  # noqa: SIM115 - the process keeps it
+    process = subprocess.Popen(
+        [
+            dockerd,
+            "-H",
+            address,
+            "--bridge=none",
+            "--iptables=false",
+            "--ip-masq=false",
+            "--data-root",
+            str(directory / "data"),
+            "--exec-root",
+            str(directory / "exec"),
+            "--pidfile",
+            str(directory / "dockerd.pid"),
+            "--shutdown-timeout=2",
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    log.close()
+    remote = RemoteEngine(address, directory, process)
+    deadline = time.monotonic() + _START_TIMEOUT
+    try:
+        while not _answers(address):
+            if process.poll() is not None:
+                tail = (directory / "dockerd.log").read_text(errors="replace")[-2000:]
+                _unavailable(f"dockerd exited with code {process.returncode}: {tail}")
+            if time.monotonic() > deadline:
+                _unavailable(f"dockerd did not answer at {address} within {_START_TIMEOUT:g}s")
+            time.sleep(0.1)
+    except BaseException:
+        # Whatever ends the wait (a skip, a failure, an interrupt), the engine goes.
+        _stop(remote)
+        raise
+    return remote
+
+
+def _answers(address: str) -> bool:
+    """The engine accepts a connection (checked with a socket of our own first: the
+    SDK leaves a socket behind when its connect fails) and answers a ping."""
+    host, _, port = address.removeprefix("tcp://").rpartition(":")
+    try:
+        with socket.create_connection((host, int(port)), timeout=5):
+            pass
+    except OSError:
+        return False
+    client = docker.APIClient(base_url=address, version="1.41", timeout=5)
+    try:
+        return bool(client.ping())
+    except (docker.errors.DockerException, requests.RequestException, OSError):
+        return False
+    finally:
+        client.close()
+
+
+def _stop(remote: RemoteEngine) -> None:
+    if remote.process.poll() is None:
+        remote.process.send_signal(signal.SIGTERM)
+        try:
+            remote.process.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(remote.process.pid, signal.SIGKILL)
+            remote.process.wait(10)
+
+
+def _copy_images(source: docker.DockerClient, target: docker.DockerClient) -> None:
+    """``docker save | docker load`` of the test images: nothing is pulled."""
+    for image in (TEST_IMAGE, PAUSE_IMAGE):
+        target.api.load_image(source.api.get_image(image))
+        assert target.images.get(image)
+
+
+@pytest.fixture(scope="module")
+def remote(engine: docker.DockerClient) -> Iterator[RemoteEngine]:
+    """A second engine at ``tcp://127.0.0.1:<port>``, with the test images."""
+    # A short directory: dockerd's containerd socket path must fit a unix address.
+    directory = Path(tempfile.mkdtemp(prefix="podsync-remote-"))
+    try:
+        started = _start(directory)
+    except BaseException:
+        shutil.rmtree(directory, ignore_errors=True)
+        raise
+    try:
+        client = started.client()
+        try:
+            _copy_images(engine, client)
+        finally:
+            client.close()
+        yield started
+    finally:
+        _stop(started)
+        # The engine's own files (its data root holds root-owned overlay layers).
+        subprocess.run(["rm", "-rf", str(directory)], check=False)
+
+
+@attrs.frozen
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def remote_cli(
+    remote: RemoteEngine, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> Callable[..., Result]:
+    """``podsync <command> -H <remote> --root-dir <tmp>/root ...``, in this process."""
+
+    def run(command: str, *args: str) -> Result:
+        options = ["-H", remote.address, "--root-dir", str(tmp_path / "root")]
+        if command in ("plan", "apply"):
+            options += ["--network-mode", "none", "--network-image", PAUSE_IMAGE]
+        code = cli.main([command, *options, *args])
+        captured = capsys.readouterr()
+        return Result(code, captured.out, captured.err)
+
+    return run
+
+
+PODS = f"""\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: said
+  namespace: remote
+spec:
+  restartPolicy: Never
+  containers:
+  - name: work
+    image: {TEST_IMAGE}
+    imagePullPolicy: Never
+    command: ["/bin/sh", "-c", "printf 'wrote 3 rows' > /dev/termination-log"]
+    terminationMessagePath: /dev/termination-log
+    securityContext:
+      runAsUser: 1000
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: probed
+  namespace: remote
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: app
+    image: {TEST_IMAGE}
+    imagePullPolicy: Never
+    command: ["/bin/sleep", "3600"]
+    livenessProbe:
+      exec:
+        command: ["/bin/false"]
+      periodSeconds: 1
+      failureThreshold: 2
+"""
+
+
+def _ours(client: docker.DockerClient) -> tuple[list[str], list[str]]:
+    """podsync's containers (helpers included) and volumes on ``client``'s engine."""
+    containers = [
+        c.name
+        for c in client.containers.list(all=True)
+        if any(k.startswith("io.podsync.") for k in c.labels)
+    ]
+    volumes = [
+        v["Name"]
+        for v in client.api.volumes().get("Volumes") or ()
+        if any(k.startswith("io.podsync.") for k in v.get("Labels") or {})
+    ]
+    return sorted(containers), sorted(volumes)
+
+
+def _wait_until(what: str, check: Callable[[], bool], timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting until {what}")
+        time.sleep(0.2)
+
+
+def test_pods_on_a_remote_engine_keep_their_state_in_it(
+    remote: RemoteEngine, remote_cli: Callable[..., Result], tmp_path: Path
+) -> None:
+    """Through ``-H tcp://127.0.0.1:PORT``: a container's termination message (written
+    by a user that is not root) is read back from the engine; a liveness probe counts
+    its failures across two ``podsync apply`` runs and the container podsync then stops
+    carries its stop record; ``down`` leaves nothing of podsync's on the engine. The
+    root directory on this machine is never made."""
+    podsync = remote_cli
+    root = tmp_path / "root"
+    pods = tmp_path / "pods.yaml"
+    pods.write_text(PODS)
+    client = remote.client()
+    try:
+        planned = podsync("plan", str(pods))
+        assert 0 == planned.code, planned.err
+        assert "create volume podsync-state_" in planned.out
+        assert "[pod-state-first-use]" in planned.out
+
+        first = podsync("apply", str(pods))
+        assert 0 == first.code, first.err
+        probed = client.containers.list(filters={"label": "io.podsync.container.name=app"})
+        (app,) = probed
+        _wait_until(
+            "the work container exited",
+            lambda: all(
+                c.status == "exited"
+                for c in client.containers.list(
+                    all=True, filters={"label": "io.podsync.container.name=work"}
+                )
+            ),
+        )
+
+        # The first failure is recorded in the engine, not on this machine.
+        time.sleep(1.1)
+        second = podsync("apply", str(pods))
+        assert 0 == second.code, second.err
+        assert "liveness probe failed (1/2)" in second.err
+        records = client.api.volumes(filters={"label": "io.podsync.volume.kind=probe-record"})
+        assert [app.id] == [
+            v["Labels"]["io.podsync.record.container-id"] for v in records["Volumes"] or ()
+        ]
+
+        # The second one, in the next process, decides: podsync stops the container,
+        # records why, and replaces it.
+        time.sleep(1.1)
+        third = podsync("apply", str(pods))
+        assert 0 == third.code, third.err
+        assert "app: stopping: liveness probe failed" in third.err
+        with DockerRuntime(host=remote.address) as runtime:
+            seen = {c.id: c for c in observe(runtime, str(root)).containers}
+        assert "unhealthy" == seen[app.id].stopped_by_podsync
+        assert not seen[app.id].running
+
+        status = podsync("status", "--json", str(pods))
+        assert 0 == status.code, status.err
+        by_pod = {p["pod"]: p for p in json.loads(status.out)["pods"]}
+        (work,) = by_pod["remote/said"]["containers"]
+        assert ("Succeeded", "wrote 3 rows") == (
+            by_pod["remote/said"]["phase"],
+            work["termination_message"],
+        )
+        assert 1 == by_pod["remote/probed"]["restarts"]
+
+        down = podsync("down", str(pods))
+        assert 0 == down.code, down.err
+        assert ([], []) == _ours(client)
+        assert not root.exists()
+    finally:
+        client.close()

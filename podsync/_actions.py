@@ -202,8 +202,9 @@ class CreateSpec:
         dns_search: search domains for its resolv.conf, in order.
         directories: host directories the apply side creates (under the root
             directory) before the create: emptyDir volumes.
-        files: empty host files the apply side creates before the create: the
-            termination-message file.
+        files: empty host files the apply side creates before the create (the
+            termination-message file of plans made before it moved into the engine:
+            ``file_mounts``).
         post_start: the handler apply runs once the container started.
         pre_stop: the handler run before the container is stopped, when apply stops
             it because its postStart handler failed (as any other stop, see ``Kill``).
@@ -305,8 +306,9 @@ class Kill:
     ``pod_uid`` is the pod's identity; ``pod`` its key, for people.
 
     With ``record_stop``, apply first writes podsync's stop record of the container (its
-    id and ``reason``, under the directory of pod ``pod_uid``), so that later plans know
-    the instance did not end by itself (``ObservedContainer.stopped_by_podsync``).
+    id, pod ``pod_uid`` and ``reason``, in the engine: ``podsync._records``), so that
+    later plans know the instance did not end by itself
+    (``ObservedContainer.stopped_by_podsync``).
     """
 
     pod: str

@@ -1,5 +1,11 @@
 """Files on the host: pod directories under the root directory.
 
+Since pod state moved into the engine (issue 18: termination-message files in the
+pod's state volume, stop and probe records as record volumes, ``_records``), podsync
+writes no termination-message file, stop record or probe record here any more: the
+readers below serve the pods an earlier podsync made, until they are gone, and the
+removals clean up after them.
+
 What lives there (paths come from the plan, see ``_volumes.py``)::
 
     <root>/<pod uid>/.podsync-pod                    the marker: podsync made this directory

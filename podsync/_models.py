@@ -704,7 +704,9 @@ class ObservedContainer:
             stop (``spec-changed``, ``unhealthy``, ``post-start-failed`` ...); empty when
             podsync did not stop it (it exited by itself, or it runs). Docker labels
             cannot change after create, so no engine reports this: ``podsync.observe``
-            adds it from podsync's stop records under the root directory.
+            adds it from podsync's stop records, which podsync keeps in the engine
+            (``podsync._records``; an earlier podsync's under the root directory are
+            read too).
         oom_killed: the kernel's OOM killer ended its last run (Docker's
             ``State.OOMKilled``); the status then says ``OOMKilled``, whatever the code.
     """

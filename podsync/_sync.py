@@ -3,8 +3,8 @@
 The seed's ``SyncPods`` observed Docker, decided and acted in one pass (reference
 §2.3); ``sync`` does the same in three visible steps - ``observe``, ``plan``, ``apply``
 - with the prober in between (its verdicts feed the plan, as the seed's health checks
-fed ``syncPod``; its states are kept in the pod directories between syncs, see
-``_probing``). ``observe`` is public on its own so that a CLI or an
+fed ``syncPod``; its states are kept in the engine between syncs, see ``_probing``
+and ``_records``). ``observe`` is public on its own so that a CLI or an
 orchestrator can plan without applying.
 
 For the seed's ``--runonce`` (reference §5), call ``sync`` in a loop until the pods run
@@ -271,9 +271,9 @@ def sync(
         probe: run the due probes of running containers first (startup, liveness,
             readiness; see ``podsync.ProbeState`` for when a probe is due and how its
             thresholds count). A container whose liveness or startup verdict is
-            failure is killed by the plan. The probes' states are kept in the pod
-            directories under ``options.root_dir`` when the plan is applied, so
-            consecutive failures count across syncs (see ``record_probes``).
+            failure is killed by the plan. The probes' states are kept in the engine
+            (``podsync._records``), so consecutive failures count across syncs and
+            processes (see ``record_probes``).
         now: the time the plan is made for, seconds since the epoch; read from
             ``clock`` after the engine was observed when ``None``.
         hook_timeout: seconds a postStart handler may take (a preStop handler may take
@@ -287,8 +287,7 @@ def sync(
             anything is applied (to show the plan, to ask for a confirmation, to judge
             the pods); when it returns False the plan is not applied
             (``SyncResult.applied`` is False) and the engine is left as it was.
-        record_probes: keep the probes' new states in the pod directories (the
-            default). False makes the probing a dry run (``podsync plan --probe``): the
+        record_probes: keep the probes' new states in the engine (the default). False makes the probing a dry run (``podsync plan --probe``): the
             results feed this plan, and the next sync counts as if it had not run.
 
     Returns:
@@ -296,9 +295,10 @@ def sync(
         results in it, not exceptions.
 
     Raises:
-        RuntimeCallError: observing the engine failed; nothing was changed.
-        OSError: the root directory exists but cannot be listed, or a probe record
-            cannot be read or written; nothing was changed.
+        RuntimeCallError: observing the engine failed, or a probe record could not be
+            written there; nothing was changed.
+        OSError: the root directory exists but cannot be listed, or an earlier
+            podsync's probe record under it cannot be read; nothing was changed.
         ValueError: bad ``workers`` or timeouts.
         TypeError: ``clock`` is not callable.
     """

@@ -287,8 +287,9 @@ def sync(
             anything is applied (to show the plan, to ask for a confirmation, to judge
             the pods); when it returns False the plan is not applied
             (``SyncResult.applied`` is False) and the engine is left as it was.
-        record_probes: keep the probes' new states in the engine (the default). False makes the probing a dry run (``podsync plan --probe``): the
-            results feed this plan, and the next sync counts as if it had not run.
+        record_probes: keep the probes' new states in the engine (the default). False
+            makes the probing a dry run (``podsync plan --probe``): the results feed
+            this plan, and the next sync counts as if it had not run.
 
     Returns:
         The plan and the outcome of applying it. Failed runtime calls are failed

@@ -418,9 +418,7 @@ def _pod_state_volume(
         volume=name,
         labels=pod_state_volume_labels(pod),
         reason=Reason.POD_STATE_FIRST_USE,
-        message=(
-            f"create volume {name}: the pod's state in the engine (termination messages): first use"
-        ),
+        message=f"create volume {name}: the pod's termination messages: first use",
     )
 
 

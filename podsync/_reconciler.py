@@ -292,6 +292,8 @@ class Reconciler:
         self._next_sync = start
         self._next_gc = start
         self._next_wake: float | None = None  # a back-off that ends, a probe due
+        # The probes' states between rounds, by container id (``sync(probe_states=)``).
+        self._probe_states: dict[str, str] = {}
         self._retry_at: float | None = None  # after a failed round
         self._failures = 0
         self._source_errors: dict[str, str] = {}
@@ -498,6 +500,8 @@ class Reconciler:
                 probe_timeout=self._probe_timeout,
                 clock=self._clocks.given,
                 before_apply=_keep_plan,
+                # In memory, as the kubelet's prober keeps them: no record per probe.
+                probe_states=self._probe_states,
             )
         except (RuntimeCallError, OSError) as exc:
             self._round_failed(now, started, " ".join(str(exc).split()))

@@ -13,7 +13,7 @@ or a retry budget is spent; ``sync`` itself is one pass and never sleeps.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, MutableMapping, Sequence
 
 import attrs
 
@@ -39,10 +39,12 @@ from podsync._apply import (
 )
 from podsync._clock import Clock, Clocks, clocks
 from podsync._hostfs import list_pod_dirs, read_stop_records
+from podsync._labels import VOLUME_KIND_PROBE_RECORD
 from podsync._models import ObservedContainer, ObservedImage, ObservedVolume, Pod, WrittenVolume
 from podsync._options import PlanOptions
 from podsync._ownership import ownership
 from podsync._plan import plan
+from podsync._prober import states_to_json
 from podsync._probing import ProbeRound
 from podsync._probing import probe as run_prober
 from podsync._probing import save as save_probe_records
@@ -254,6 +256,7 @@ def sync(
     clock: Clock | None = None,
     before_apply: Callable[[Plan, Observation], bool] | None = None,
     record_probes: bool = True,
+    probe_states: MutableMapping[str, str] | None = None,
 ) -> SyncResult:
     """Make the engine run ``desired``: observe, probe, plan, apply (seed SyncPods +
     syncPod, in one pass).
@@ -290,6 +293,11 @@ def sync(
         record_probes: keep the probes' new states in the engine (the default). False
             makes the probing a dry run (``podsync plan --probe``): the results feed
             this plan, and the next sync counts as if it had not run.
+        probe_states: where a long-running caller keeps the probes' states between its
+            syncs instead of the engine, by container id (the loop keeps them in
+            memory, as the kubelet's prober does, and writes no record per probe run).
+            A container it has no states for starts from its record in the engine (an
+            earlier ``apply``'s), which is then removed: the states move into the map.
 
     Returns:
         The plan and the outcome of applying it. Failed runtime calls are failed
@@ -320,6 +328,7 @@ def sync(
             clocks=the_clocks,
             before_apply=before_apply,
             record_probes=record_probes,
+            probe_states=probe_states,
         )
     finally:
         if owned:
@@ -338,6 +347,40 @@ def _needs_images(action: Action) -> bool:
         Reason.IMAGE_USER_UNKNOWN,
         Reason.RUN_AS_NON_ROOT,
     )
+
+
+def _probe_records(
+    observation: Observation, probe_states: Mapping[str, str] | None
+) -> dict[str, str]:
+    """The probe records the prober starts from: the caller's states where it has them,
+    else the engine's records."""
+    records = probe_records(records_of(observation.volumes))
+    if probe_states is not None:
+        records.update(probe_states)
+    return records
+
+
+def _keep_probe_states(
+    probing: ProbeRound,
+    probe_states: MutableMapping[str, str],
+    runtime: Runtime,
+    observation: Observation,
+) -> None:
+    """Keep the round's states in ``probe_states`` (the probed containers' only: a
+    container that stopped starts afresh), and remove the engine records of the
+    containers they now stand for, so that a later one-shot sync never counts on a
+    record that fell behind.
+
+    Raises:
+        RuntimeCallError: an engine record could not be removed.
+    """
+    for cid in [cid for cid in probe_states if cid not in probing.states]:
+        del probe_states[cid]
+    for cid, (_, states) in probing.states.items():
+        probe_states[cid] = states_to_json(states)
+    for record in records_of(observation.volumes):
+        if record.kind == VOLUME_KIND_PROBE_RECORD and record.container_id in probe_states:
+            runtime.remove_volume(record.volume)
 
 
 def _needs_volumes(action: Action) -> bool:
@@ -384,6 +427,7 @@ def _sync(
     clocks: Clocks,
     before_apply: Callable[[Plan, Observation], bool] | None,
     record_probes: bool,
+    probe_states: MutableMapping[str, str] | None = None,
 ) -> SyncResult:
     _check_settings(workers, hook_timeout)
     if probe_timeout is not None and not probe_timeout > 0:
@@ -405,7 +449,7 @@ def _sync(
             observation.containers,
             runtime,
             root_dir=options.root_dir,
-            records=probe_records(records_of(observation.volumes)),
+            records=_probe_records(observation, probe_states),
             now=at,
             timeout=probe_timeout,
             adopt_2014_containers=options.adopt_2014_containers,
@@ -480,9 +524,12 @@ def _sync(
         # Before anything is applied: a kill the plan makes for a verdict must not be
         # followed by a sync that forgot the count. Whether the plan is then applied
         # does not matter (a plan with nothing to do is not), the probes ran.
-        save_probe_records(
-            probing, options.root_dir, runtime, records_of(observation.volumes), at=at
-        )
+        if probe_states is None:
+            save_probe_records(
+                probing, options.root_dir, runtime, records_of(observation.volumes), at=at
+            )
+        else:
+            _keep_probe_states(probing, probe_states, runtime, observation)
     if before_apply is not None and not before_apply(the_plan, observation):
         return SyncResult(
             the_plan,

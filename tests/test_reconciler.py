@@ -670,3 +670,31 @@ def test_without_the_host_key_a_pod_that_uses_a_secret_is_a_source_error(tmp_pat
     assert source == str(pods)
     assert "secret_key" in message
     assert "s3cret-one" not in message
+
+
+def test_the_loop_keeps_probe_states_in_memory(tmp_path: Path) -> None:
+    """The loop keeps its probes' states in memory, as the kubelet's prober does: a probe
+    run writes no record into the engine (one-shot ``apply`` runs need those, a
+    long-running loop does not), and the failures still count to the threshold."""
+    pods = tmp_path / "pods"
+    pods.mkdir()
+    probed = pod_yaml("web") + (
+        "    livenessProbe:\n"
+        "      exec: {command: [/bin/check]}\n"
+        "      periodSeconds: 3\n"
+        "      failureThreshold: 2\n"
+    )
+    (pods / "web.yaml").write_text(probed)
+    loop = make_loop(tmp_path, [str(pods)], sync_period=60, source_period=600)
+    loop.tick()
+    loop.fake.set_exec_result(["/bin/check"], 1)
+    before = {c.id for c in loop.fake.containers if c.running}
+    loop.fake.clear_calls()
+
+    loop.advance(3)
+    assert before == {c.id for c in loop.fake.containers if c.running}
+    loop.advance(3)
+
+    assert len(before - {c.id for c in loop.fake.containers if c.running}) == 1
+    kinds = {v.labels.get("io.podsync.volume.kind") for v in loop.fake.volumes}
+    assert "probe-record" not in kinds

@@ -10,22 +10,15 @@ pid file of its own, no bridge and no iptables (the engine tests' rule: loopback
             --data-root DIR/data --exec-root DIR/exec --pidfile DIR/dockerd.pid
 
 Its images are the session engine's, copied as ``docker save | docker load`` does:
-nothing is ever pulled. (A minimal harness; ``tests/engines.py`` of the multi-engine
-work does the same for several engines and can replace it.) The tests need the session
-engine (``engine`` fixture), so they are ``engine`` tests: they skip without one and
-fail under ``PODSYNC_REQUIRE_ENGINE=1``, as they do when ``dockerd`` is missing or does
-not come up.
+nothing is ever pulled (``tests.engines``, the multi-engine harness). The tests need the
+session engine (``engine`` fixture), so they are ``engine`` tests: they skip without one
+and fail under ``PODSYNC_REQUIRE_ENGINE=1``, as they do when ``dockerd`` is missing or
+does not come up.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import signal
-import socket
-import subprocess
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -34,144 +27,31 @@ import attrs
 import docker
 import docker.errors
 import pytest
-import requests
 
 from podsync import cli, observe
 from podsync.docker import DockerRuntime
 from tests.conftest import _engine_required
 from tests.engine import PAUSE_IMAGE, TEST_IMAGE
+from tests.engines import ExtraEngine, start_engines, stop_engines
 
 pytestmark = pytest.mark.engine
 
-_START_TIMEOUT = 60.0
-
-
-@attrs.define
-class RemoteEngine:
-    """A ``dockerd`` of the test's own, at ``address`` (``tcp://127.0.0.1:PORT``)."""
-
-    address: str
-    directory: Path
-    process: subprocess.Popen[bytes]
-
-    def client(self) -> docker.DockerClient:
-        return docker.DockerClient(base_url=self.address, version="auto", timeout=60)
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _unavailable(message: str) -> None:
-    if _engine_required():
-        pytest.fail(f"{message} (PODSYNC_REQUIRE_ENGINE=1: the engine is required)")
-    pytest.skip(message)
-
-
-def _start(directory: Path) -> RemoteEngine:
-    dockerd = shutil.which("dockerd")
-    if dockerd is None:
-        _unavailable("no dockerd on PATH: the remote engine cannot be started")
-    assert dockerd is not None
-    address = f"tcp://127.0.0.1:{_free_port()}"
-    log = open(directory / "dockerd.log", "ab")  # noqa: SIM115 - the process keeps it
-    process = subprocess.Popen(
-        [
-            dockerd,
-            "-H",
-            address,
-            "--bridge=none",
-            "--iptables=false",
-            "--ip-masq=false",
-            "--data-root",
-            str(directory / "data"),
-            "--exec-root",
-            str(directory / "exec"),
-            "--pidfile",
-            str(directory / "dockerd.pid"),
-            "--shutdown-timeout=2",
-        ],
-        stdin=subprocess.DEVNULL,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    log.close()
-    remote = RemoteEngine(address, directory, process)
-    deadline = time.monotonic() + _START_TIMEOUT
-    try:
-        while not _answers(address):
-            if process.poll() is not None:
-                tail = (directory / "dockerd.log").read_text(errors="replace")[-2000:]
-                _unavailable(f"dockerd exited with code {process.returncode}: {tail}")
-            if time.monotonic() > deadline:
-                _unavailable(f"dockerd did not answer at {address} within {_START_TIMEOUT:g}s")
-            time.sleep(0.1)
-    except BaseException:
-        # Whatever ends the wait (a skip, a failure, an interrupt), the engine goes.
-        _stop(remote)
-        raise
-    return remote
-
-
-def _answers(address: str) -> bool:
-    """The engine accepts a connection (checked with a socket of our own first: the
-    SDK leaves a socket behind when its connect fails) and answers a ping."""
-    host, _, port = address.removeprefix("tcp://").rpartition(":")
-    try:
-        with socket.create_connection((host, int(port)), timeout=5):
-            pass
-    except OSError:
-        return False
-    client = docker.APIClient(base_url=address, version="1.41", timeout=5)
-    try:
-        return bool(client.ping())
-    except (docker.errors.DockerException, requests.RequestException, OSError):
-        return False
-    finally:
-        client.close()
-
-
-def _stop(remote: RemoteEngine) -> None:
-    if remote.process.poll() is None:
-        remote.process.send_signal(signal.SIGTERM)
-        try:
-            remote.process.wait(30)
-        except subprocess.TimeoutExpired:
-            os.killpg(remote.process.pid, signal.SIGKILL)
-            remote.process.wait(10)
-
-
-def _copy_images(source: docker.DockerClient, target: docker.DockerClient) -> None:
-    """``docker save | docker load`` of the test images: nothing is pulled."""
-    for image in (TEST_IMAGE, PAUSE_IMAGE):
-        target.api.load_image(source.api.get_image(image))
-        assert target.images.get(image)
-
 
 @pytest.fixture(scope="module")
-def remote(engine: docker.DockerClient) -> Iterator[RemoteEngine]:
-    """A second engine at ``tcp://127.0.0.1:<port>``, with the test images."""
-    # A short directory: dockerd's containerd socket path must fit a unix address.
-    directory = Path(tempfile.mkdtemp(prefix="podsync-remote-"))
+def remote(engine: docker.DockerClient) -> Iterator[ExtraEngine]:
+    """A second engine at ``tcp://127.0.0.1:<port>``, with the test images
+    (``tests.engines``: its own data root, exec root and pid file; images copied from
+    the session engine, never pulled)."""
     try:
-        started = _start(directory)
-    except BaseException:
-        shutil.rmtree(directory, ignore_errors=True)
-        raise
+        (started,) = start_engines(1, transport="tcp", source=engine)
+    except (FileNotFoundError, RuntimeError, docker.errors.DockerException) as exc:
+        if _engine_required():
+            pytest.fail(f"cannot start the remote engine: {exc} (PODSYNC_REQUIRE_ENGINE=1)")
+        pytest.skip(f"cannot start the remote engine: {exc}")
     try:
-        client = started.client()
-        try:
-            _copy_images(engine, client)
-        finally:
-            client.close()
         yield started
     finally:
-        _stop(started)
-        # The engine's own files (its data root holds root-owned overlay layers).
-        subprocess.run(["rm", "-rf", str(directory)], check=False)
+        stop_engines([started])
 
 
 @attrs.frozen
@@ -183,7 +63,7 @@ class Result:
 
 @pytest.fixture
 def remote_cli(
-    remote: RemoteEngine, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    remote: ExtraEngine, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> Callable[..., Result]:
     """``podsync <command> -H <remote> --root-dir <tmp>/root ...``, in this process."""
 
@@ -259,7 +139,7 @@ def _wait_until(what: str, check: Callable[[], bool], timeout: float = 30.0) -> 
 
 
 def test_pods_on_a_remote_engine_keep_their_state_in_it(
-    remote: RemoteEngine, remote_cli: Callable[..., Result], tmp_path: Path
+    remote: ExtraEngine, remote_cli: Callable[..., Result], tmp_path: Path
 ) -> None:
     """Through ``-H tcp://127.0.0.1:PORT``: a container's termination message (written
     by a user that is not root) is read back from the engine; a liveness probe counts

@@ -77,13 +77,14 @@ import attrs
 
 from podsync._models import Pod
 from podsync._node import NodeInfo
-from podsync._sources import DEFAULT_MAX_BYTES, FileKey, _read_sources, _Unreadable
+from podsync._sources import DEFAULT_MAX_BYTES, EtcdReader, FileKey, _read_sources, _Unreadable
 from podsync.exceptions import ConfigError, Problem
 
 if TYPE_CHECKING:
     # The loader's lower layers (PyYAML, cattrs, the schema) are imported by the first
     # load, not with podsync: a program that only plans never reads YAML.
     from podsync._convert import _Context, _Fleet
+    from podsync._etcd import EtcdOptions
     from podsync._hosts import Host
     from podsync._objects import _Objects
 
@@ -155,8 +156,9 @@ def load_pods(
     on_warning: Callable[[str], object] | None = None,
     cache: PodFileCache | None = None,
     secret_key: SecretKey = None,
+    etcd: EtcdOptions | None = None,
 ) -> tuple[Pod, ...]:
-    """Read the desired pods from files, directories, URLs and standard input.
+    """Read the desired pods from files, directories, URLs, etcd and standard input.
 
     Each source is one of:
 
@@ -168,10 +170,16 @@ def load_pods(
     * an ``http://`` or ``https://`` URL (the seed's ``extractFromHTTP``): the body is
       one YAML stream, and a top-level list of documents is accepted as the seed did.
       Redirects are followed and the usual proxy environment variables apply;
+    * an ``etcd://HOST:PORT[,HOST:PORT...]/KEY`` URL (the seed's etcd source): the
+      key's value is one YAML or JSON stream, as a file's (the seed's key was
+      ``/registry/hosts/<hostname>/kubelet``, a list of manifests). The endpoints are
+      tried in order; a key that does not exist is an error, not "no pods". Needs the
+      ``etcd`` extra (``pip install 'podsync[etcd]'``);
     * ``-`` (the string, not a path object): standard input, read once.
 
     Pods from files, directories and standard input get the source ``file``, pods from
-    URLs get ``http``. Sources are read in order and their pods concatenated.
+    URLs get ``http``, pods from etcd ``etcd``. Sources are read in order and their
+    pods concatenated.
 
     Args:
         sources: the sources, in order.
@@ -197,6 +205,8 @@ def load_pods(
             as a ``SecretText`` whose labels, plan text and saved plans show a reference
             and this keyed digest, never the value (see ``host_secret_key``). Without
             it, a pod that uses a Secret's value is an error.
+        etcd: how etcd sources are reached: TLS files, user and password, timeout
+            (``podsync.EtcdOptions``); plain http without credentials when not given.
 
     Returns:
         The pods of all sources, in source order and then document order.
@@ -289,7 +299,12 @@ def _load_pods(
 
     def read(names: Sequence[str | os.PathLike[str]], knows: bool) -> Iterator[_Stream]:
         for source_name, data, pod_source, file, key in _read_sources(
-            names, stdin, max_bytes, http_timeout, cache._knows if knows and cache else None
+            names,
+            stdin,
+            max_bytes,
+            http_timeout,
+            cache._knows if knows and cache else None,
+            etcd_reader(etcd),
         ):
             if data is None:  # unchanged since the cache parsed it
                 entry = known[source_name]
@@ -322,8 +337,37 @@ def _load_pods(
     return pods
 
 
+def etcd_reader(options: EtcdOptions | None) -> EtcdReader:
+    """Reads an etcd source once (``podsync._etcd``, imported on the first read): the
+    key's value, or why not - a bad URL, etcd unreachable or refusing, the ``etcd``
+    extra missing, no such key."""
+
+    def read(url: str) -> bytes | _Unreadable:
+        from podsync import _etcd
+
+        try:
+            client = _etcd.EtcdClient(_etcd.parse_etcd_url(url), options)
+        except (ValueError, _etcd.EtcdError) as exc:
+            return _Unreadable(str(exc))
+        try:
+            got = client.read()
+        except _etcd.EtcdError as exc:
+            return _Unreadable(str(exc))
+        finally:
+            client.close()
+        if got.value is None:
+            return _Unreadable(_etcd.NO_SUCH_KEY)
+        return got.value
+
+    return read
+
+
 def _read_secrets(
-    sources: Sequence[str], *, max_bytes: int = DEFAULT_MAX_BYTES, http_timeout: float = 10.0
+    sources: Sequence[str],
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    http_timeout: float = 10.0,
+    etcd: EtcdOptions | None = None,
 ) -> dict[tuple[str, str], Mapping[str, bytes]]:
     """The data of the Secrets of ``sources``, by namespace and name: for ``apply
     --plan``, which puts a saved plan's Secret values back (``podsync._secrets``). The
@@ -337,7 +381,7 @@ def _read_secrets(
     node = NodeInfo.this_host()
     streams: list[_Stream] = []
     for source_name, data, pod_source, file, _ in _read_sources(
-        sources, None, max_bytes, http_timeout
+        sources, None, max_bytes, http_timeout, None, etcd_reader(etcd)
     ):
         if isinstance(data, _Unreadable):
             streams.append(_Stream(source_name, [], None, [Problem(source_name, "", data.message)]))

@@ -2,8 +2,9 @@
 
 This ports the seed kubelet's config sources (reference §6): ``extractFromFile`` /
 ``extractFromDir`` (one file, or every non-dot file of a directory in name order) and
-``extractFromHTTP``. It gives bytes only: what the bytes mean is ``_yaml.py``'s and
-``_config.py``'s business.
+``extractFromHTTP``, and its etcd key (``etcd://HOST:PORT/KEY``, read by the function
+the caller gives: ``podsync._etcd`` speaks to etcd). It gives bytes only: what the bytes
+mean is ``_yaml.py``'s and ``_config.py``'s business.
 
 Contract: ``_read_sources`` turns the sources given to ``load_pods`` into
 ``(source name, bytes or _Unreadable, pod source, file)`` tuples, one per stream, in order
@@ -77,25 +78,51 @@ def _file_key(st: os.stat_result) -> FileKey:
     return (st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev)
 
 
+#: Reads the value of an ``etcd://`` source: its bytes, or why not.
+EtcdReader = Callable[[str], "bytes | _Unreadable"]
+
+_ETCD = "etcd://"
+
+
+def _is_etcd(source: str) -> bool:
+    return source[: len(_ETCD)].lower() == _ETCD
+
+
+def etcd_file(url: str) -> str:
+    """What names the stream of an etcd key (for a 2014 manifest without ``id``): the
+    key without the endpoints, so that the same key read through other endpoints
+    gives the same pods."""
+    rest = url[len(_ETCD) :]
+    return "etcd:" + rest[rest.find("/") :] if "/" in rest else "etcd:"
+
+
 def _read_sources(
     sources: Sequence[str | os.PathLike[str]],
     stdin: IO[bytes] | None,
     max_bytes: int,
     http_timeout: float,
     unchanged: Unchanged | None = None,
+    etcd: EtcdReader | None = None,
 ) -> Iterator[tuple[str, bytes | _Unreadable | None, str, str | None, FileKey | None]]:
     """(source name, bytes or why not, pod source, file, file key) for each stream of
     ``sources``, in order.
 
     A directory gives one stream per entry; ``-`` (the string) is standard input, read
-    once: given again, it is unreadable. Pods from URLs get the source ``http``, all
-    others ``file``. Each source is read only when its turn comes. A regular file has
-    its ``FileKey``; when ``unchanged`` says the caller knows that version, it is not
-    read and its bytes are ``None``. Other streams have no key.
+    once: given again, it is unreadable. Pods from URLs get the source ``http``, from
+    etcd keys (read with ``etcd``) ``etcd``, all others ``file``. Each source is read
+    only when its turn comes. A regular file has its ``FileKey``; when ``unchanged``
+    says the caller knows that version, it is not read and its bytes are ``None``.
+    Other streams have no key.
     """
     stdin_read = False
     for raw in sources:
         from_stdin = False
+        if isinstance(raw, str) and _is_etcd(raw):
+            value = etcd(raw) if etcd is not None else _Unreadable("etcd is not read here")
+            if isinstance(value, bytes) and len(value) > max_bytes:
+                value = _too_large(max_bytes)
+            yield raw, value, "etcd", etcd_file(raw), None
+            continue
         if isinstance(raw, str) and raw == "-":
             if stdin_read:
                 again = _Unreadable("'-' is given more than once")

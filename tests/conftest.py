@@ -12,7 +12,13 @@ Containers: every container an engine test creates should carry
 fixture, are force-removed after each engine test and again at the end of the session.
 Leftovers of earlier runs that died are removed when the engine is first used.
 
-The clock: a test not marked ``engine`` (nor ``real_clock``) runs with the clock guard
+etcd tests are the ones marked ``etcd`` (a test that uses the ``etcd`` fixture is marked
+automatically): the fixture starts Debian's ``etcd`` (``etcd-server``) on 127.0.0.1
+with free ports and a data directory of its own, and stops it after the test
+(``tests/etcd_server.py``). Without an ``etcd`` binary or the ``etcd`` extra
+(``etcd3gw``) they skip with the reason, or fail under ``PODSYNC_REQUIRE_ENGINE=1``.
+
+The clock: a test not marked ``engine`` (nor ``real_clock``, nor ``etcd``) runs with the clock guard
 of ``tests/clock_guard.py``: podsync reading the real clock fails it, with how to pass a
 clock instead. Engine tests allow for a loaded machine: no deadline below 3 s on an
 engine call.
@@ -41,6 +47,7 @@ from tests.engine import (
     remove_run_containers,
     remove_stale_test_containers,
 )
+from tests.etcd_server import EtcdServer, etcd_binary
 
 # --- Hypothesis ------------------------------------------------------------------------
 
@@ -141,12 +148,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             "engine" in fixtures or "cleanup" in fixtures
         ):
             item.add_marker(pytest.mark.engine)
+        if item.get_closest_marker("etcd") is None and "etcd" in fixtures:
+            item.add_marker(pytest.mark.etcd)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """Every ``engine`` test gets the engine check, whether it uses the fixture or not."""
     if item.get_closest_marker("engine") is not None:
         _engine_or_skip(item.config)
+    if item.get_closest_marker("etcd") is not None:
+        _etcd_or_skip()
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -157,6 +168,38 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         finally:
             state.client.close()
             state.client = None
+
+
+def _etcd_problem() -> str:
+    """Why the etcd tests cannot run here, or ""."""
+    if etcd_binary() is None:
+        return "no etcd server (Debian: apt-get install etcd-server)"
+    try:
+        import etcd3gw  # noqa: F401
+    except ImportError:
+        return "no etcd3gw, the etcd extra (pip install -e '.[dev]')"
+    return ""
+
+
+def _etcd_or_skip() -> None:
+    problem = _etcd_problem()
+    if problem:
+        if _engine_required():
+            pytest.fail(f"{problem} ({REQUIRE_ENGINE_ENV}=1: etcd is required)")
+        pytest.skip(f"{problem}; bash .ci/test installs it as root")
+
+
+@pytest.fixture
+def etcd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EtcdServer]:
+    """A real etcd on 127.0.0.1 (free ports, a data directory of its own), stopped after
+    the test; ``etcd.url(key)`` is the podsync source of a key."""
+    _etcd_or_skip()
+    server = EtcdServer(tmp_path_factory.mktemp("etcd"))
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 @pytest.fixture(scope="session")
@@ -210,7 +253,7 @@ def clock_guard(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
     ``clock_guard.reads`` (and clear it) to check the guard itself."""
     guard = Guard()
     node = request.node
-    if node.get_closest_marker("engine") is None and node.get_closest_marker("real_clock") is None:
+    if not any(node.get_closest_marker(m) is not None for m in ("engine", "real_clock", "etcd")):
         modules: list[types.ModuleType] = list(_PODSYNC_MODULES)
         test_module = getattr(node, "module", None)
         if test_module is not None:

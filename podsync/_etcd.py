@@ -32,8 +32,11 @@ and every source that is not etcd work without the extra.
 from __future__ import annotations
 
 import base64
+import contextlib
+import functools
 import json
 import re
+import socket
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -397,7 +400,7 @@ class EtcdClient:
         for _ in range(2):
             response = self._open_watch(request, idle)
             if on_open is not None:
-                on_open(response.close)
+                on_open(functools.partial(_shut, response))
             try:
                 yield from self._watch_stream(response, start_revision)
                 return
@@ -546,6 +549,15 @@ class EtcdClient:
         if not token:
             raise EtcdError(f"etcd at {self.where} gave no token for user {self.options.user!r}")
         client.session.headers["Authorization"] = str(token)
+
+
+def _shut(response: Any) -> None:
+    """End a streaming response from another thread: shut its socket down, which wakes
+    the thread blocked reading it (closing the response would wait for that read)."""
+    with contextlib.suppress(Exception):
+        fd = response.raw.fileno()
+        with socket.fromfd(fd, socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.shutdown(socket.SHUT_RDWR)
 
 
 class _Renew(Exception):

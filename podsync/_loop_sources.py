@@ -23,6 +23,10 @@ last[source]") - and here each source keeps its *last good* state:
 * A source never read successfully is not ready: ``PlanOptions.ready_sources`` keeps
   pods of its kind from being deleted (the kubelet's per-source readiness).
 
+An etcd source (``etcd://HOST:PORT/KEY``, ``_etcd_source.EtcdSource``) is read the same
+way by ``poll``; in the loop's ``run()`` it is followed instead (``follows``,
+``follow``): a watch hands each change to the loop as it happens.
+
 Standard input (``-``) is read once and cannot be polled: it is refused.
 """
 
@@ -49,14 +53,20 @@ from podsync._sources import _URL, DEFAULT_MAX_BYTES, FileKey, _read_sources, _U
 from podsync.exceptions import Problem
 
 if TYPE_CHECKING:
+    import threading
+
+    from podsync._etcd import EtcdOptions
+    from podsync._etcd_source import EtcdSource
     from podsync._objects import _Objects
 
 __all__: list[str] = []
 
 
 def source_kind(source: str) -> str:
-    """The pod source of a SOURCE (``http`` for a URL, else ``file``), as ``load_pods``
-    gives its pods."""
+    """The pod source of a SOURCE (``etcd`` for an etcd URL, ``http`` for another URL,
+    else ``file``), as ``load_pods`` gives its pods."""
+    if source[:7].lower() == "etcd://":
+        return "etcd"
     return "http" if _URL.match(source) else "file"
 
 
@@ -168,6 +178,7 @@ class SourceSet:
         http_timeout: float = 10.0,
         on_warning: Callable[[str], object] | None = None,
         secret_key: SecretKey = None,
+        etcd: EtcdOptions | None = None,
     ) -> None:
         if isinstance(sources, str):
             raise TypeError("sources must be a sequence of sources, not a single str")
@@ -178,7 +189,14 @@ class SourceSet:
             raise ValueError("a source is given twice")
         the_node = node if node is not None else NodeInfo.this_host()
         self.names = names
-        self._readers = {s: _Reader(s, the_node, max_bytes, http_timeout) for s in names}
+        self._readers: dict[str, _Reader | EtcdSource] = {}
+        for s in names:
+            if source_kind(s) == "etcd":
+                from podsync._etcd_source import EtcdSource
+
+                self._readers[s] = EtcdSource(s, the_node, etcd, max_bytes)
+            else:
+                self._readers[s] = _Reader(s, the_node, max_bytes, http_timeout)
         self._states = {s: _State() for s in names}
         self._objects: _Objects | None = None
         self._on_warning = on_warning
@@ -190,13 +208,36 @@ class SourceSet:
         """Read ``source`` (I/O; a URL within the HTTP time-out)."""
         return self._readers[source].poll()
 
+    def follows(self, source: str) -> bool:
+        """Whether ``source`` is followed (``follow``) rather than polled: etcd."""
+        return self._readers[source].kind == "etcd"
+
+    def follow(
+        self,
+        source: str,
+        emit: Callable[[SourceRead], None],
+        stopped: threading.Event,
+        note: Callable[[str], None] | None = None,
+    ) -> None:
+        """Follow ``source`` (one that ``follows``) in this thread until ``stopped`` or
+        ``close()``: each change is ``emit``-ted as a read (see ``EtcdSource.follow``)."""
+        reader = self._readers[source]
+        assert not isinstance(reader, _Reader), "a polled source is not followed"
+        reader.follow(emit, stopped, note)
+
+    def close(self) -> None:
+        """End the ``follow`` calls and close the sources' connections."""
+        for reader in self._readers.values():
+            if not isinstance(reader, _Reader):
+                reader.close()
+
     @property
     def not_ready(self) -> frozenset[str]:
         """The sources never read successfully."""
         return frozenset(s for s, state in self._states.items() if state.streams is None)
 
     def kinds_not_ready(self) -> frozenset[str]:
-        """The pod sources (``file``, ``http``) with a source never read successfully:
+        """The pod sources (``file``, ``http``, ``etcd``) with a source never read successfully:
         pods of these may be that source's, and are not deleted."""
         return frozenset(self._readers[s].kind for s in self.not_ready)
 

@@ -11,6 +11,10 @@ does the same with podsync's one-shot steps (``sync``'s observe, probe and plan;
   that fails keeps its *last good* pods and reports the error - never "no pods" - and
   deletions of a source's kind wait until every source of that kind was read once
   (``PlanOptions.ready_sources``, the kubelet's per-source readiness).
+* **etcd** (``_etcd_source``): an ``etcd://`` source is read once and then watched from
+  the revision after the last one seen (no change is missed across reconnects; a
+  compacted revision reads the key again); each change wakes the loop at once. etcd
+  unreachable is a source error: its pods are kept.
 * **Triggers**: a sync round when a source changed, every sync period, when a
   crash-loop back-off ends (the seed waited for the next period), when a probe is due
   (probes run on their own periods, not the sync's: kubelet-modern.md §4, the prober's
@@ -47,7 +51,7 @@ import functools
 import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import attrs
 
@@ -88,6 +92,9 @@ from podsync._sync import Observation, SyncResult, _default_runtime, sync
 from podsync._workers import PodWorkers
 from podsync.exceptions import RuntimeCallError
 
+if TYPE_CHECKING:
+    from podsync._etcd import EtcdOptions
+
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = ["LoopNotice", "NoticeKind", "Reconciler"]
 
@@ -120,6 +127,7 @@ class NoticeKind(enum.StrEnum):
     INTERNAL_ERROR = "internal-error"  # a bug in the loop or a job: reported, loop goes on
     STOPPING = "stopping"  # stop() was called
     STOPPED = "stopped"  # the loop ended (``message`` says what was left running)
+    SOURCE_REREAD = "source-reread"  # an etcd watch's revision was compacted: read again
 
 
 @attrs.frozen
@@ -168,8 +176,10 @@ class Reconciler:
     """Keep an engine running what the sources say, continuously.
 
     Args:
-        sources: files, directories and http(s) URLs, as for ``load_pods`` (not
-            ``-``: standard input cannot be polled).
+        sources: files, directories, http(s) URLs and etcd URLs, as for
+            ``load_pods`` (not ``-``: standard input cannot be polled). An etcd source
+            is watched in ``run()`` (its changes wake the loop at once) and read every
+            source period in ``tick()``.
         runtime: the engine; a ``podsync.docker.DockerRuntime()`` when ``None``,
             closed when the loop ends.
         options: planning options. Deletions are further limited to the pods of the
@@ -183,8 +193,9 @@ class Reconciler:
         workers: pods synced at the same time, at most.
         probe: run the pods' probes (each on its own period).
         hook_timeout, probe_timeout: as for ``sync``.
-        max_bytes, http_timeout, node, on_warning, secret_key: as for ``load_pods``
-            (without ``secret_key`` a pod that uses a Secret's value is refused).
+        max_bytes, http_timeout, node, on_warning, secret_key, etcd: as for
+            ``load_pods`` (without ``secret_key`` a pod that uses a Secret's value is
+            refused).
         board: the status board the loop reports to (see ``Board``).
         on_event: called with each apply ``Event`` (one per action, and failed probes),
             from the workers, one call at a time.
@@ -199,7 +210,8 @@ class Reconciler:
 
     Raises:
         ValueError: a period or timeout is not positive, ``workers`` is below 1, a
-            source is ``-`` or given twice.
+            source is ``-`` or given twice, an etcd URL is not one.
+        EtcdError: an etcd source, without the ``etcd`` extra installed.
     """
 
     def __init__(
@@ -227,6 +239,7 @@ class Reconciler:
         shutdown_timeout: float = DEFAULT_SHUTDOWN_TIMEOUT,
         follow_events: bool = True,
         secret_key: SecretKey = None,
+        etcd: EtcdOptions | None = None,
     ) -> None:
         self._sync_period = _positive("sync_period", sync_period)
         self._source_period = _positive("source_period", source_period)
@@ -248,6 +261,7 @@ class Reconciler:
             http_timeout=http_timeout,
             on_warning=on_warning,
             secret_key=secret_key,
+            etcd=etcd,
         )
         self._periods = {s: float(periods.get(s, self._source_period)) for s in self._sources.names}
         self._owns_runtime = runtime is None
@@ -323,6 +337,7 @@ class Reconciler:
         self._notice(NoticeKind.STOPPING, "stopping: no new work is taken")
         with self._cond:
             self._cond.notify_all()
+        self._sources.close()
         events = self._events
         if events is not None:
             events.close()
@@ -346,7 +361,8 @@ class Reconciler:
             self._threaded = True
         try:
             for name in self._sources.names:
-                self._start_thread(f"podsync-source-{len(self._threads)}", self._poll_loop, name)
+                loop = self._follow_loop if self._sources.follows(name) else self._poll_loop
+                self._start_thread(f"podsync-source-{len(self._threads)}", loop, name)
             if self._follow_events:
                 self._start_thread("podsync-events", self._event_loop)
             while not self._stop.is_set():
@@ -437,14 +453,35 @@ class Reconciler:
                 read = self._sources.poll(name)
             except Exception as exc:  # a bug: the source is in error, the thread goes on
                 read = SourceRead((), False, f"{name}: cannot read: {type(exc).__name__}: {exc}")
-            with self._cond:
-                earlier = self._reads.get(name)
-                if earlier is not None and earlier.changed and not read.error:
-                    # Not merged yet: the change it saw must not be lost.
-                    read = attrs.evolve(read, changed=True)
-                self._reads[name] = read
-                self._cond.notify_all()
+            self._deliver(name, read)
             self._stop.wait(self._periods[name])
+
+    def _follow_loop(self, name: str) -> None:
+        """A watched source (etcd): each change is delivered as it happens."""
+
+        def note(message: str) -> None:
+            self._notice(NoticeKind.SOURCE_REREAD, message, source=name)
+
+        while not self._stop.is_set():
+            try:
+                self._sources.follow(name, functools.partial(self._deliver, name), self._stop, note)
+            except Exception as exc:  # a bug: the source is in error, followed again
+                self._deliver(
+                    name, SourceRead((), False, f"{name}: cannot read: {type(exc).__name__}: {exc}")
+                )
+                self._stop.wait(1.0)
+            else:
+                return
+
+    def _deliver(self, name: str, read: SourceRead) -> None:
+        """Hand a source's read to the loop (from the source's thread) and wake it."""
+        with self._cond:
+            earlier = self._reads.get(name)
+            if earlier is not None and earlier.changed and not read.error:
+                # Not merged yet: the change it saw must not be lost.
+                read = attrs.evolve(read, changed=True)
+            self._reads[name] = read
+            self._cond.notify_all()
 
     # -- rounds -------------------------------------------------------------------------
 
@@ -476,7 +513,7 @@ class Reconciler:
         if ready is not None:
             ready = ready - not_ready
         elif not_ready:
-            ready = frozenset({"file", "http"}) - not_ready
+            ready = frozenset({"file", "http", "etcd"}) - not_ready
         return attrs.evolve(
             self._options, ready_sources=ready, gc=self._options.gc if gc else _NO_GC
         )
@@ -708,6 +745,7 @@ class Reconciler:
 
     def _shut_down(self) -> None:
         self._stop.set()
+        self._sources.close()
         with self._cond:
             events = self._events
         if events is not None:

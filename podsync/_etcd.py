@@ -344,13 +344,15 @@ class EtcdClient:
             return KeyRead(_unb64(kv.get("value")), int(kv.get("mod_revision", 0)), revision)
         return KeyRead(None, 0, revision)
 
-    def write_if(self, value: bytes, mod_revision: int, key: str | None = None) -> KeyRead:
+    def write_if(
+        self, value: bytes, mod_revision: int, key: str | None = None
+    ) -> tuple[bool, KeyRead]:
         """Write ``value`` if the key's last write is still ``mod_revision`` (0: if it
         does not exist), in one transaction; else change nothing.
 
         Returns:
-            On success, the key as written (``mod_revision`` is the new one); on a lost
-            race, the key as it is now (its ``mod_revision`` differs from the one given).
+            Whether it was written, and the key: as written (its new ``mod_revision``),
+            or, on a lost race, as it is now.
         """
         the_key = self.url.key if key is None else key
         k = _b64(the_key)
@@ -364,11 +366,12 @@ class EtcdClient:
         body = self._call("/kv/txn", txn)
         revision = _revision(body.get("header"))
         if body.get("succeeded"):
-            return KeyRead(value, revision, revision)
+            return True, KeyRead(value, revision, revision)
         for response in body.get("responses", ()):
             for kv in response.get("response_range", {}).get("kvs", ()):
-                return KeyRead(_unb64(kv.get("value")), int(kv.get("mod_revision", 0)), revision)
-        return KeyRead(None, 0, revision)
+                now = KeyRead(_unb64(kv.get("value")), int(kv.get("mod_revision", 0)), revision)
+                return False, now
+        return False, KeyRead(None, 0, revision)
 
     def watch(
         self,

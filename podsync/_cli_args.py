@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from podsync._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS
+from podsync._cli_etcd_args import add_etcd_options, add_publish_command
 from podsync._cli_fleet_args import add_fleet_options
 from podsync._cli_run_args import add_run_command
 from podsync._console import Console
@@ -221,6 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the largest standard input, pipe, device or URL body read, in bytes "
         "(default: 4 MiB); pod files and directories are read whatever their size",
     )
+    add_etcd_options(reading)
 
     planning = _Parser(add_help=False, allow_abbrev=False)
     group = planning.add_argument_group("planning")
@@ -361,9 +363,10 @@ def build_parser() -> argparse.ArgumentParser:
         allow_abbrev=False,
         description="Make a container engine run the pods described in Kubernetes YAML: "
         "the 2014 kubelet's pod sync as plan and apply.",
-        epilog="A SOURCE is a pod file, a directory of pod files, an http(s) URL, or - for "
-        "standard input. Exit codes: 0 success, 1 error (usage errors included), 2 changes "
-        "(plan --detailed-exitcode only), 130 interrupted; exec exits with its command's code.",
+        epilog="A SOURCE is a pod file, a directory of pod files, an http(s) URL, an etcd key "
+        "(etcd://HOST:PORT[,HOST:PORT...]/KEY), or - for standard input. Exit codes: 0 "
+        "success, 1 error (usage errors included), 2 changes (plan --detailed-exitcode "
+        "only), 130 interrupted; exec exits with its command's code.",
     )
     parser.add_argument(
         "--version", action=_VersionAction, help="show program's version number and exit"
@@ -467,6 +470,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_adopt_option(d, default=False)
     _add_operating_commands(commands, engine, planning, output)
     add_run_command(commands, parents=[engine, planning, applying, reading, output])
+    add_publish_command(commands, parents=[reading, output])
     return parser
 
 

@@ -23,6 +23,7 @@ from typing import Protocol
 
 from podsync._apply import Event
 from podsync._cli_args import EXIT_OK, _Failure, _given, _host_key, _plan_options, _root_dir
+from podsync._cli_etcd import etcd_options
 from podsync._console import Console, event_record, event_text
 from podsync._reconciler import Board, LoopNotice, NoticeKind, Reconciler
 from podsync._runtime import Runtime
@@ -91,6 +92,7 @@ def cmd_run(
             shutdown_timeout=args.shutdown_timeout,
             # Secret values are digested under the host's key, as plan and apply do.
             secret_key=_host_key(_root_dir(args)),
+            etcd=etcd_options(args),
         )
     except ValueError as exc:
         runtime.close()

@@ -58,6 +58,7 @@ import os
 import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from podsync._actions import Action, Plan, shorten_ids
 from podsync._apply import (
@@ -85,9 +86,10 @@ from podsync._cli_args import (
     _UsageError,
     build_parser,
 )
+from podsync._cli_etcd import cmd_publish, etcd_options
 from podsync._cli_secrets import _unsealed, _with_sources
 from podsync._clock import Clock, clocks, system_sleep
-from podsync._config import load_pods
+from podsync._config import DEFAULT_MAX_BYTES, load_pods
 from podsync._console import (
     Console,
     Progress,
@@ -107,6 +109,9 @@ from podsync._status import PodStatus, pod_status
 from podsync._sync import Observation, SyncResult, observe, sync
 from podsync._volume_writer import planned_volume_records
 from podsync.exceptions import ConfigError, EngineUnavailable, PodsyncError, RuntimeCallError
+
+if TYPE_CHECKING:
+    from podsync._etcd import EtcdOptions
 
 __all__ = [
     "DEFAULT_WAIT_TIMEOUT",
@@ -200,18 +205,18 @@ def _load(
     warn: Callable[[str], object],
     max_bytes: int | None,
     root_dir: str,
+    etcd: EtcdOptions | None = None,
 ) -> tuple[Pod, ...]:
     """The pods of every source, or a failure listing every problem (nothing else
     happens first: the engine is not contacted before the sources are read). The
     fields a pod sets that podsync ignores are one ``warn`` per pod. ``max_bytes`` is
     ``--max-bytes`` (None: the library's default). Secret values are digested with the
-    key under ``root_dir`` (made there when the sources first hold a Secret)."""
+    key under ``root_dir`` (made there when the sources first hold a Secret); etcd
+    sources are reached with ``etcd``."""
+    limit = DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
+    key = _host_key(root_dir)
     try:
-        if max_bytes is None:
-            return load_pods(list(sources), on_warning=warn, secret_key=_host_key(root_dir))
-        return load_pods(
-            list(sources), on_warning=warn, max_bytes=max_bytes, secret_key=_host_key(root_dir)
-        )
+        return load_pods(list(sources), on_warning=warn, max_bytes=limit, secret_key=key, etcd=etcd)
     except ConfigError as exc:
         raise _Failure(*(str(p) for p in exc.problems)) from None
 
@@ -474,7 +479,7 @@ def _wait(
 
 
 def _cmd_plan(args: argparse.Namespace, console: Console, factory: RuntimeFactory) -> int:
-    pods = _load(args.sources, console.warning, args.max_bytes, _root_dir(args))
+    pods = _load(args.sources, console.warning, args.max_bytes, _root_dir(args), etcd_options(args))
     options = _plan_options(args, console)
     with _engine(factory, args.docker_host) as runtime:
         # A dry run: the plan is made as apply makes it, and never applied.
@@ -530,7 +535,7 @@ def _cmd_apply(
         return cmd_apply_hosts(args, console, factory)
     if args.plan_file is not None:
         return _apply_saved(args, console, factory)
-    pods = _load(args.sources, console.warning, args.max_bytes, _root_dir(args))
+    pods = _load(args.sources, console.warning, args.max_bytes, _root_dir(args), etcd_options(args))
     options = _plan_options(args, console)
 
     def show(the_plan: Plan, observation: Observation) -> bool:
@@ -588,7 +593,7 @@ def _pod_of_volume(volume: ObservedVolume) -> str:
 
 def _cmd_down(args: argparse.Namespace, console: Console, factory: RuntimeFactory) -> int:
     # Removing pods: what they would ignore while running is beside the point.
-    pods = _load(args.sources, lambda _: None, args.max_bytes, _root_dir(args))
+    pods = _load(args.sources, lambda _: None, args.max_bytes, _root_dir(args), etcd_options(args))
     root_dir = _root_dir(args)
     uids = {p.uid for p in pods}
     options = PlanOptions(
@@ -697,6 +702,8 @@ def main(
             return _cmd_show(args, console)
         if args.command in _OPERATING:
             return _operate(args, console, factory, sleep or system_sleep)
+        if args.command == "publish":
+            return cmd_publish(args, console)
         if args.command == "run":
             from podsync._cli_run import cmd_run
 

@@ -1,0 +1,80 @@
+"""``podsync publish`` and the etcd options of the commands (``--etcd-ca`` ...)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import TYPE_CHECKING
+
+from podsync._cli_args import EXIT_OK, _Failure
+from podsync._cli_etcd_args import PASSWORD_ENV
+from podsync._console import Console
+from podsync.exceptions import ConfigError
+
+if TYPE_CHECKING:
+    from podsync._etcd import EtcdOptions
+
+__all__: list[str] = []
+
+
+def etcd_options(args: argparse.Namespace) -> EtcdOptions | None:
+    """The ``EtcdOptions`` of the command line; ``None`` when no etcd option is given."""
+    ca, cert, key = (getattr(args, n, None) for n in ("etcd_ca", "etcd_cert", "etcd_key"))
+    user, password_file = (
+        getattr(args, "etcd_user", None),
+        getattr(args, "etcd_password_file", None),
+    )
+    if not any((ca, cert, key, user, password_file)):
+        return None
+    from podsync._etcd import EtcdOptions
+
+    password: str | None = None
+    if password_file is not None:
+        if user is None:
+            raise _Failure("--etcd-password-file is the password of an --etcd-user: give one")
+        try:
+            with open(password_file, encoding="utf-8") as stream:
+                password = stream.readline().rstrip("\r\n")
+        except OSError as exc:
+            raise _Failure(f"--etcd-password-file {password_file}: {exc.strerror or exc}") from None
+    elif user is not None:
+        password = os.environ.get(PASSWORD_ENV)
+        if password is None:
+            raise _Failure(
+                f"--etcd-user {user} needs a password: --etcd-password-file FILE or {PASSWORD_ENV}"
+            )
+    for option, path in (("--etcd-ca", ca), ("--etcd-cert", cert), ("--etcd-key", key)):
+        if path is not None and not os.path.isfile(path):
+            raise _Failure(f"{option} {path}: no such file")
+    try:
+        return EtcdOptions(ca_file=ca, cert_file=cert, key_file=key, user=user, password=password)
+    except ValueError as exc:
+        raise _Failure(f"etcd options: {exc}") from None
+
+
+def cmd_publish(args: argparse.Namespace, console: Console) -> int:
+    """Validate, compare and write; 0 when written (or nothing to write, or a dry run)."""
+    from podsync._publish import publish
+    from podsync._sources import DEFAULT_MAX_BYTES
+
+    try:
+        result = publish(
+            list(args.sources),
+            etcd=args.etcd,
+            host=args.host,
+            options=etcd_options(args),
+            dry_run=args.dry_run,
+            if_revision=args.if_revision,
+            max_bytes=args.max_bytes if args.max_bytes is not None else DEFAULT_MAX_BYTES,
+            on_warning=console.warning,
+        )
+    except ConfigError as exc:
+        raise _Failure(*(str(p) for p in exc.problems)) from None
+    except ValueError as exc:
+        raise _Failure(f"{args.etcd}: {exc}" if "endpoints" in str(exc) else str(exc)) from None
+    console.print(result.render())
+    if args.dry_run:
+        console.note("Dry run: nothing was written.")
+    elif result.revision is not None:
+        console.print(f"Published revision {result.revision} to {result.url}.")
+    return EXIT_OK

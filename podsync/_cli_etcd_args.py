@@ -1,0 +1,77 @@
+"""The etcd options of the commands that read sources, and ``podsync publish``'s
+arguments.
+
+Kept apart from ``_cli_args`` (the other commands' parser), which adds them; what the
+options mean is ``_cli_etcd``'s (``etcd_options``) and ``podsync._etcd``'s.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+__all__: list[str] = []
+
+#: Where the password of ``--etcd-user`` is read when no file is given.
+PASSWORD_ENV = "PODSYNC_ETCD_PASSWORD"
+
+
+def add_etcd_options(parser: argparse.ArgumentParser) -> None:
+    """``--etcd-ca``, ``--etcd-cert``, ``--etcd-key``, ``--etcd-user`` and
+    ``--etcd-password-file``: how etcd sources (and ``publish``) reach etcd."""
+    group = parser.add_argument_group("etcd (etcd://HOST:PORT[,HOST:PORT...]/KEY sources)")
+    group.add_argument(
+        "--etcd-ca",
+        metavar="FILE",
+        help="the CA certificate (PEM) of etcd's endpoints: etcd is then spoken to over https",
+    )
+    group.add_argument(
+        "--etcd-cert", metavar="FILE", help="a client certificate (PEM), with --etcd-key"
+    )
+    group.add_argument("--etcd-key", metavar="FILE", help="the client certificate's key (PEM)")
+    group.add_argument(
+        "--etcd-user",
+        metavar="NAME",
+        help=f"an etcd user; its password is read from --etcd-password-file or {PASSWORD_ENV}",
+    )
+    group.add_argument(
+        "--etcd-password-file",
+        metavar="FILE",
+        help="a file whose first line is the --etcd-user's password",
+    )
+
+
+def add_publish_command(commands: Any, parents: list[argparse.ArgumentParser]) -> None:
+    """``podsync publish --etcd URL --host NAME [--dry-run] [--if-revision N] SOURCE...``."""
+    p = commands.add_parser(
+        "publish",
+        parents=parents,
+        allow_abbrev=False,
+        help="write a host's pods to etcd",
+        description="Validate the pods of the sources as plan does and write them to the "
+        "host's etcd key, /registry/hosts/<NAME>/kubelet, where podsync run "
+        "etcd://HOST:PORT/registry/hosts/<NAME>/kubelet on that host reads them. The write "
+        "is a compare-and-swap on the key's revision as read: when another publisher wrote "
+        "the key in between, nothing is written and the command fails (publish again to see "
+        "the difference with what is there now).",
+    )
+    p.add_argument("sources", nargs="+", metavar="SOURCE", help="pod files, directories, URLs, -")
+    p.add_argument(
+        "--etcd",
+        required=True,
+        metavar="URL",
+        help="etcd's endpoints: etcd://HOST:PORT[,HOST:PORT...]",
+    )
+    p.add_argument("--host", required=True, metavar="NAME", help="the host the pods run on")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="show the pods added, changed and removed, and write nothing",
+    )
+    p.add_argument(
+        "--if-revision",
+        type=int,
+        metavar="N",
+        help="write only if the key is still at revision N (the one a --dry-run showed; "
+        "0: only if it does not exist)",
+    )

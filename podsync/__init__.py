@@ -61,9 +61,11 @@ from podsync._naming import (
 from podsync.exceptions import (
     ConfigError,
     EngineUnavailable,
+    EtcdError,
     NameConflict,
     PodsyncError,
     Problem,
+    PublishConflict,
     RuntimeCallError,
 )
 
@@ -180,6 +182,8 @@ if _TYPE_CHECKING:
     )
     from podsync._sync import Observation, SyncResult, observe, sync
     from podsync._reconciler import LoopNotice, NoticeKind, Reconciler
+    from podsync._etcd import EtcdOptions
+    from podsync._publish import PublishResult, publish
     from podsync._status import (
         ContainerState,
         ContainerStatus,
@@ -226,6 +230,8 @@ _ON_FIRST_USE: dict[str, tuple[str, ...]] = {
     ),
     "podsync._sync": ("Observation", "SyncResult", "observe", "sync"),
     "podsync._reconciler": ("LoopNotice", "NoticeKind", "Reconciler"),
+    "podsync._etcd": ("EtcdOptions",),
+    "podsync._publish": ("PublishResult", "publish"),
     "podsync._status": (
         "ContainerState",
         "ContainerStatus",
@@ -274,6 +280,8 @@ __all__ = [
     "EngineEvent",
     "EngineUnavailable",
     "EnvVar",
+    "EtcdError",
+    "EtcdOptions",
     "Event",
     "EventKind",
     "ExecResult",
@@ -323,6 +331,8 @@ __all__ = [
     "ProbeState",
     "Problem",
     "ProfileType",
+    "PublishConflict",
+    "PublishResult",
     "Pull",
     "PullPolicy",
     "Reason",
@@ -391,6 +401,7 @@ __all__ = [
     "port_bindings",
     "previous_instance",
     "probe_liveness",
+    "publish",
     "spec_hash",
     "statuses_to_json",
     "sync",

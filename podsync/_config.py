@@ -78,7 +78,7 @@ import attrs
 from podsync._models import Pod
 from podsync._node import NodeInfo
 from podsync._sources import DEFAULT_MAX_BYTES, EtcdReader, FileKey, _read_sources, _Unreadable
-from podsync.exceptions import ConfigError, Problem
+from podsync.exceptions import ConfigError, EtcdError, Problem
 
 if TYPE_CHECKING:
     # The loader's lower layers (PyYAML, cattrs, the schema) are imported by the first
@@ -347,11 +347,11 @@ def etcd_reader(options: EtcdOptions | None) -> EtcdReader:
 
         try:
             client = _etcd.EtcdClient(_etcd.parse_etcd_url(url), options)
-        except (ValueError, _etcd.EtcdError) as exc:
+        except (ValueError, EtcdError) as exc:
             return _Unreadable(str(exc))
         try:
             got = client.read()
-        except _etcd.EtcdError as exc:
+        except EtcdError as exc:
             return _Unreadable(str(exc))
         finally:
             client.close()

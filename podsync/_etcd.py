@@ -42,12 +42,12 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from podsync.exceptions import PodsyncError
+from podsync.exceptions import EtcdError
 
 if TYPE_CHECKING:
     import etcd3gw
 
-__all__ = ["EtcdError", "EtcdOptions"]
+__all__ = ["EtcdOptions"]
 
 #: What an etcd source starts with.
 ETCD_SCHEME = "etcd://"
@@ -65,11 +65,6 @@ NO_SUCH_KEY = "no such key (publish pods to it with podsync publish; an empty li
 _ENDPOINT = re.compile(r"(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(?P<port>[0-9]{1,5})")
 # A host name of a key: a DNS subdomain (the kubelet's node names), no "/" of course.
 _HOST_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-
-
-class EtcdError(PodsyncError):
-    """etcd could not be used: unreachable, refused the credentials, a bad URL, or the
-    ``etcd`` extra is not installed. ``str()`` names the source (its URL) first."""
 
 
 class EtcdUnavailable(EtcdError):

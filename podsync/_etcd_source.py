@@ -33,13 +33,13 @@ from podsync._etcd import (
     NO_SUCH_KEY,
     EtcdClient,
     EtcdCompacted,
-    EtcdError,
     EtcdOptions,
     parse_etcd_url,
 )
 from podsync._loop_sources import SourceRead
 from podsync._node import NodeInfo
 from podsync._sources import etcd_file
+from podsync.exceptions import EtcdError
 
 __all__: list[str] = []
 

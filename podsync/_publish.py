@@ -36,7 +36,6 @@ import attrs
 from podsync._config import _load_stream, _objects_of, _read_streams, _Stream, etcd_reader
 from podsync._etcd import (
     EtcdClient,
-    EtcdError,
     EtcdOptions,
     KeyRead,
     host_key,
@@ -44,28 +43,11 @@ from podsync._etcd import (
 )
 from podsync._node import NodeInfo
 from podsync._sources import DEFAULT_MAX_BYTES, _read_sources, _Unreadable, etcd_file
-from podsync.exceptions import Problem
+from podsync.exceptions import Problem, PublishConflict
 
-__all__ = ["PublishConflict", "PublishResult", "publish"]
+__all__ = ["PublishResult", "publish"]
 
 _OBJECT_KINDS = ("ConfigMap", "Secret", "PersistentVolumeClaim")
-
-
-class PublishConflict(EtcdError):
-    """Another writer changed the key between ``publish``'s read and its write: nothing
-    was written. Attributes: ``url``, ``read_revision`` (the key's revision as read),
-    ``revision`` (its revision now)."""
-
-    def __init__(self, url: str, read_revision: int, revision: int) -> None:
-        super().__init__(
-            f"{url}: changed by another writer since it was read (revision {read_revision}, "
-            f"now {revision}): nothing was written; publish again to see the difference "
-            "with what is there now"
-        )
-        self.url, self.read_revision, self.revision = url, read_revision, revision
-
-    def __reduce__(self) -> tuple[object, ...]:
-        return (type(self), (self.url, self.read_revision, self.revision), self.__dict__)
 
 
 @attrs.frozen

@@ -6,9 +6,11 @@ The tree::
     ├── ConfigError              bad desired state: a pod file, directory, URL or stdin
     │                            (carries one ``Problem`` per mistake, each with its
     │                            source and ``$.path``)
-    └── RuntimeCallError         a container runtime call failed (carries the operation)
-        ├── EngineUnavailable    the engine could not be reached at all
-        └── NameConflict         create: a container with that name exists already
+    ├── RuntimeCallError         a container runtime call failed (carries the operation)
+    │   ├── EngineUnavailable    the engine could not be reached at all
+    │   └── NameConflict         create: a container with that name exists already
+    └── EtcdError                etcd could not be used (unreachable, refused, no extra)
+        └── PublishConflict      publish: another writer changed the key meanwhile
 
 Usage::
 
@@ -38,9 +40,11 @@ import attrs
 __all__ = [
     "ConfigError",
     "EngineUnavailable",
+    "EtcdError",
     "NameConflict",
     "PodsyncError",
     "Problem",
+    "PublishConflict",
     "RuntimeCallError",
 ]
 
@@ -146,3 +150,31 @@ class NameConflict(RuntimeCallError):
         super().__init__(operation, target, message)
         self.holder_id = holder_id
         self.holder_labels: dict[str, str] = dict(holder_labels or {})
+
+
+class EtcdError(PodsyncError):
+    """etcd could not be used, by an etcd source or ``publish``: no endpoint answered,
+    etcd refused (credentials, permissions), or the ``etcd`` extra is not installed
+    (``pip install 'podsync[etcd]'``). ``str()`` names the endpoints."""
+
+
+class PublishConflict(EtcdError):
+    """``publish``: another writer changed the host's key between the read and the
+    write (or it is not at the revision asked for); nothing was written.
+
+    Attributes:
+        url: the key (``etcd://ENDPOINTS/registry/hosts/<host>/kubelet``).
+        read_revision: the key's revision as read (or as asked for).
+        revision: its revision now.
+    """
+
+    def __init__(self, url: str, read_revision: int, revision: int) -> None:
+        super().__init__(
+            f"{url}: changed by another writer since it was read (revision {read_revision}, "
+            f"now {revision}): nothing was written; publish again to see the difference "
+            "with what is there now"
+        )
+        self.url, self.read_revision, self.revision = url, read_revision, revision
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.url, self.read_revision, self.revision), self.__dict__)

@@ -16,11 +16,12 @@ import pytest
 
 import podsync
 from podsync import GCPolicy, PlanOptions
-from podsync._etcd import EtcdError, EtcdOptions
+from podsync._etcd import EtcdOptions
 from podsync._etcd_source import EtcdSource
 from podsync._labels import LABEL_CONTAINER
 from podsync._loop_sources import SourceRead
 from podsync._node import NodeInfo
+from podsync.exceptions import EtcdError
 from podsync.testing import FakeRuntime
 from tests.etcd_server import EtcdServer
 from tests.test_reconciler import RecordingBoard

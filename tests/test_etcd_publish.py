@@ -12,8 +12,8 @@ import pytest
 
 import podsync
 from podsync._etcd import EtcdOptions
-from podsync._publish import PublishConflict, PublishResult, publish
-from podsync.exceptions import ConfigError
+from podsync._publish import PublishResult, publish
+from podsync.exceptions import ConfigError, PublishConflict
 from tests.etcd_server import EtcdServer
 
 KEY = "/registry/hosts/node-a/kubelet"

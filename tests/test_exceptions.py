@@ -13,9 +13,11 @@ import pytest
 from podsync.exceptions import (
     ConfigError,
     EngineUnavailable,
+    EtcdError,
     NameConflict,
     PodsyncError,
     Problem,
+    PublishConflict,
     RuntimeCallError,
 )
 
@@ -39,9 +41,12 @@ EXCEPTIONS: list[Callable[[], PodsyncError]] = [
         holder_id="c0001",
         holder_labels={"io.podsync.pod.uid": "u"},
     ),
+    lambda: EtcdError("cannot reach etcd at 127.0.0.1:2379: connection refused"),
+    lambda: PublishConflict("etcd://127.0.0.1:2379/registry/hosts/a/kubelet", 7, 9),
 ]
 
 FIELDS = ("problems", "operation", "target", "message", "holder_id", "holder_labels")
+FIELDS += ("url", "read_revision", "revision")
 
 
 def fields(exc: BaseException) -> dict[str, Any]:

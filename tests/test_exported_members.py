@@ -75,6 +75,8 @@ PUBLIC = sorted(
         *("sync", "SyncResult", "observe", "Observation"),
         # the continuous loop
         *("Reconciler", "LoopNotice", "NoticeKind"),
+        # beyond one host: etcd sources and publishing to etcd
+        *("EtcdOptions", "EtcdError", "publish", "PublishResult", "PublishConflict"),
         # pod status
         *("pod_status", "PodStatus", "PodPhase", "ContainerStatus", "ContainerState"),
         # operating pods: status, logs, exec, engine events

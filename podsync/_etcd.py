@@ -208,13 +208,17 @@ class WatchBatch:
     Attributes:
         value: the key's value after the batch's events (``None``: deleted); only
             meaningful with ``events``.
-        events: how many changes of the key it carries (0: the watch was created).
+        events: how many changes of the key it carries (0: the watch was created, or
+            a progress notification).
         revision: the store revision it was sent at, or the last event's.
+        progress: a progress notification: every change up to ``revision`` was sent
+            (a watch made again may start after it).
     """
 
     value: bytes | None
     events: int
     revision: int
+    progress: bool = False
 
 
 def _import_etcd3gw() -> tuple[Any, Any]:
@@ -394,7 +398,11 @@ class EtcdClient:
         import requests
 
         the_key = self.url.key if key is None else key
-        request = {"create_request": {"key": _b64(the_key), "start_revision": start_revision}}
+        # progress_notify: etcd then says, now and then (every 10 minutes by default),
+        # up to which revision it has sent everything, so that a quiet key's watch
+        # moves on and is not resumed from a revision compacted away meanwhile.
+        create = {"key": _b64(the_key), "start_revision": start_revision, "progress_notify": True}
+        request = {"create_request": create}
         for _ in range(2):
             response = self._open_watch(request, idle)
             if on_open is not None:
@@ -498,7 +506,9 @@ class EtcdClient:
                 revision = max(revision, int(kv.get("mod_revision", 0) or 0))
             if events:
                 yield WatchBatch(value, len(events), revision)
-            # A progress notification (no events) only moves nothing: ignored.
+            elif revision:
+                # A progress notification: everything up to ``revision`` was sent.
+                yield WatchBatch(None, 0, revision, progress=True)
         raise EtcdUnavailable(f"lost the watch on etcd at {self.where}: the stream ended")
 
     # -- endpoints, authentication, errors -----------------------------------------------

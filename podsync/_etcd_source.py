@@ -179,6 +179,9 @@ class EtcdSource:
                 ):
                     if stopped.is_set():
                         return
+                    if batch.progress:
+                        self._revision = max(self._revision, batch.revision)
+                        continue
                     if batch.events == 0:  # the watch is (again) in place
                         if down:
                             emit(self._current(False))  # fine again: the error clears

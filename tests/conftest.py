@@ -186,7 +186,7 @@ def _etcd_or_skip() -> None:
     if problem:
         if _engine_required():
             pytest.fail(f"{problem} ({REQUIRE_ENGINE_ENV}=1: etcd is required)")
-        pytest.skip(f"{problem}; bash .ci/test installs it as root")
+        pytest.skip(problem)
 
 
 @pytest.fixture

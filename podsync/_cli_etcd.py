@@ -54,9 +54,18 @@ def etcd_options(args: argparse.Namespace) -> EtcdOptions | None:
 
 def cmd_publish(args: argparse.Namespace, console: Console) -> int:
     """Validate, compare and write; 0 when written (or nothing to write, or a dry run)."""
+    from podsync._etcd import host_key, parse_etcd_url
     from podsync._publish import publish
     from podsync._sources import DEFAULT_MAX_BYTES
 
+    try:
+        parse_etcd_url(args.etcd, key=False)
+    except ValueError as exc:
+        raise _Failure(f"--etcd {args.etcd}: {exc}") from None
+    try:
+        host_key(args.host)
+    except ValueError as exc:
+        raise _Failure(f"--host: {exc}") from None
     try:
         result = publish(
             list(args.sources),
@@ -70,8 +79,6 @@ def cmd_publish(args: argparse.Namespace, console: Console) -> int:
         )
     except ConfigError as exc:
         raise _Failure(*(str(p) for p in exc.problems)) from None
-    except ValueError as exc:
-        raise _Failure(f"{args.etcd}: {exc}" if "endpoints" in str(exc) else str(exc)) from None
     console.print(result.render())
     if args.dry_run:
         console.note("Dry run: nothing was written.")

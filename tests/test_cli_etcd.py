@@ -164,3 +164,14 @@ def test_without_the_extra_an_etcd_source_says_what_to_install(
         f"podsync: error: etcd://127.0.0.1:2379{KEY}: etcd needs the etcd3gw package: "
         "pip install 'podsync[etcd]'"
     ) in result.err
+
+
+def test_publish_bad_arguments(run: Callable[..., Result], tmp_path: Path) -> None:
+    keyed = run("publish", "--etcd", "etcd://127.0.0.1:2379/x", "--host", "a", str(tmp_path))
+    no_port = run("publish", "--etcd", "etcd://localhost", "--host", "a", str(tmp_path))
+    bad_host = run("publish", "--etcd", "etcd://127.0.0.1:2379", "--host", "A/B", str(tmp_path))
+
+    assert 1 == keyed.code
+    assert "podsync: error: --etcd etcd://127.0.0.1:2379/x: give the endpoints only" in keyed.err
+    assert "'localhost' is not HOST:PORT" in no_port.err
+    assert "podsync: error: --host: host name 'A/B' is not a lower-case DNS name" in bad_host.err

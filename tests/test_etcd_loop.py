@@ -228,6 +228,33 @@ def test_the_watch_resumes_after_the_revision_seen_last(etcd: EtcdServer) -> Non
     assert not thread.is_alive()
 
 
+def test_a_quiet_watch_is_made_again_and_misses_nothing(etcd: EtcdServer) -> None:
+    etcd.put(KEY, pods_value("web"))
+    # The watch is made again after 0.3 s without a response (the seed's 30 s re-arm).
+    source = EtcdSource(etcd.url(KEY), NODE, None, 1 << 20, idle=0.3)
+    watches: list[int] = []
+    watch = source._client.watch
+
+    def counted(start_revision: int, **kwargs: object) -> object:
+        watches.append(start_revision)
+        return watch(start_revision, **kwargs)  # type: ignore[arg-type]
+
+    source._client.watch = counted  # type: ignore[assignment,method-assign]
+    reads, _, thread = _follow(source)
+    try:
+        wait_for(lambda: reads, "the first read")
+        time.sleep(1.0)  # a few quiet periods
+        etcd.put(KEY, pods_value("db"))
+        wait_for(lambda: _names(reads[-1]) == ["db"], "the change after the re-arms")
+        assert [["web"], ["db"]] == [_names(r) for r in reads]
+        assert [] == [r.error for r in reads if r.error]
+        assert len(watches) >= 3  # made again after each quiet 0.3 s
+        assert len(set(watches)) == 1  # from the same revision: nothing happened between
+    finally:
+        source.close()
+        thread.join(WAIT)
+
+
 def test_a_compacted_revision_reads_the_key_again(etcd: EtcdServer) -> None:
     etcd.put(KEY, pods_value("web"))
     source = EtcdSource(etcd.url(KEY), NODE, None, 1 << 20)

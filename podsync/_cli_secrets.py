@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -22,6 +23,9 @@ from podsync._config import _read_secrets
 from podsync._secrets import SecretMismatch, map_secret_texts, spec_texts, unseal
 from podsync._volume_writer import sealed_writes, unseal_write
 from podsync.exceptions import ConfigError
+
+if TYPE_CHECKING:
+    from podsync._etcd import EtcdOptions
 
 __all__: list[str] = []
 
@@ -40,13 +44,13 @@ def _with_sources(the_plan: Plan, sources: Sequence[str]) -> Plan:
     if next(_sealed_creates(the_plan), None) is None and not sealed_writes(the_plan):
         return the_plan
     where = tuple(
-        s if s == "-" or s.startswith(("http://", "https://")) else os.path.abspath(s)
+        s if s == "-" or s.startswith(("http://", "https://", "etcd://")) else os.path.abspath(s)
         for s in sources
     )
     return attrs.evolve(the_plan, sources=where)
 
 
-def _unsealed(the_plan: Plan, source: str) -> Plan:
+def _unsealed(the_plan: Plan, source: str, etcd: EtcdOptions | None = None) -> Plan:
     """A saved plan with its Secret values put back from its sources, each checked
     against the digest it was planned with (``podsync._secrets``)."""
     creates = list(_sealed_creates(the_plan))
@@ -61,7 +65,7 @@ def _unsealed(the_plan: Plan, source: str) -> Plan:
             "standard input or by another program); make the plan from files"
         )
     try:
-        secrets = _read_secrets(the_plan.sources)
+        secrets = _read_secrets(the_plan.sources, etcd=etcd)
     except ConfigError as exc:
         raise _Failure(*(str(p) for p in exc.problems)) from None
     key = _host_key(the_plan.options.root_dir)()

@@ -43,7 +43,7 @@ spec:
 def run(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> Callable[..., Result]:
     def runner(*argv: str, runtime: FakeRuntime | None = None) -> Result:
         args = list(argv)
-        if args[0] in ("plan", "apply"):
+        if args[0] in ("plan", "apply") and "--plan" not in args:
             args[1:1] = ["--root-dir", str(tmp_path / "root"), "--network-image", "pause:1"]
 
         def factory(host: str | None) -> FakeRuntime:
@@ -175,3 +175,51 @@ def test_publish_bad_arguments(run: Callable[..., Result], tmp_path: Path) -> No
     assert "podsync: error: --etcd etcd://127.0.0.1:2379/x: give the endpoints only" in keyed.err
     assert "'localhost' is not HOST:PORT" in no_port.err
     assert "podsync: error: --host: host name 'A/B' is not a lower-case DNS name" in bad_host.err
+
+
+SECRET_POD = f"""\
+apiVersion: v1
+kind: Secret
+metadata:
+  name: db-creds
+stringData:
+  password: hunter2
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+spec:
+  containers:
+  - name: app
+    image: {IMAGE}
+    env:
+    - name: DB_PASSWORD
+      valueFrom:
+        secretKeyRef: {{name: db-creds, key: password}}
+"""
+
+
+def test_a_saved_plan_reads_its_secrets_again_from_etcd_with_the_options(
+    etcd: EtcdServer, tmp_path: Path, run: Callable[..., Result]
+) -> None:
+    source = tmp_path / "web.yaml"
+    source.write_text(SECRET_POD)
+    etcd.enable_auth("node-a", "node-pw")
+    password = tmp_path / "password"
+    password.write_text("node-pw\n")
+    auth = ["--etcd-user", "node-a", "--etcd-password-file", str(password)]
+    endpoint = f"etcd://{etcd.endpoint}"
+    assert 0 == run("publish", *auth, "--etcd", endpoint, "--host", "node-a", str(source)).code
+    fake = FakeRuntime(images=[IMAGE, "pause:1"])
+    saved = tmp_path / "plan.json"
+
+    planned = run("plan", *auth, "-o", str(saved), etcd.url(KEY), runtime=fake)
+    applied = run(
+        "apply", *auth, "--root-dir", str(tmp_path / "root"), "--plan", str(saved), runtime=fake
+    )
+
+    assert 0 == planned.code, planned.err
+    assert "hunter2" not in saved.read_text()
+    assert 0 == applied.code, applied.err
+    assert {"web"} == {c.labels["io.podsync.pod.name"] for c in fake.containers if c.running}

@@ -27,6 +27,7 @@ from podsync._cli_etcd import etcd_options
 from podsync._console import Console, event_record, event_text
 from podsync._reconciler import Board, LoopNotice, NoticeKind, Reconciler
 from podsync._runtime import Runtime
+from podsync.exceptions import EtcdError
 
 __all__: list[str] = []
 
@@ -71,6 +72,7 @@ def cmd_run(
     def on_warning(line: str) -> None:
         console.warning(line)
 
+    etcd = etcd_options(args)
     runtime = factory(args.docker_host)
     try:
         reconciler = Reconciler(
@@ -92,9 +94,9 @@ def cmd_run(
             shutdown_timeout=args.shutdown_timeout,
             # Secret values are digested under the host's key, as plan and apply do.
             secret_key=_host_key(_root_dir(args)),
-            etcd=etcd_options(args),
+            etcd=etcd,
         )
-    except ValueError as exc:
+    except (ValueError, EtcdError) as exc:
         runtime.close()
         raise _Failure(str(exc)) from None
     # Blocked before the loop's threads start: they inherit the mask, so the signal

@@ -77,7 +77,10 @@ class EtcdSource:
         except ValueError as exc:
             raise ValueError(f"{source}: {exc}") from None
         self.source = source
-        self._client = EtcdClient(url, options)
+        try:
+            self._client = EtcdClient(url, options)
+        except EtcdError as exc:  # the extra is missing: say which source needs it
+            raise EtcdError(f"{source}: {exc}") from None
         self._context = _Context("etcd", node, etcd_file(source))
         self._max_bytes = max_bytes
         self._idle = idle

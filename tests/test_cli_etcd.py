@@ -158,12 +158,18 @@ def test_without_the_extra_an_etcd_source_says_what_to_install(
     monkeypatch.setitem(sys.modules, "etcd3gw", None)
 
     result = run("plan", "etcd://127.0.0.1:2379" + KEY)
+    loop = run("run", "etcd://127.0.0.1:2379" + KEY, runtime=FakeRuntime())
 
     assert 1 == result.code
     assert (
         f"podsync: error: etcd://127.0.0.1:2379{KEY}: etcd needs the etcd3gw package: "
         "pip install 'podsync[etcd]'"
     ) in result.err
+    assert 1 == loop.code
+    assert (
+        f"podsync: error: etcd://127.0.0.1:2379{KEY}: etcd needs the etcd3gw package: "
+        "pip install 'podsync[etcd]'"
+    ) in loop.err
 
 
 def test_publish_bad_arguments(run: Callable[..., Result], tmp_path: Path) -> None:

@@ -82,7 +82,7 @@ class EtcdCompacted(EtcdError):
         return (type(self), (str(self), self.compact_revision), self.__dict__)
 
 
-@attrs.frozen
+@attrs.frozen(kw_only=True)
 class EtcdOptions:
     """How to reach etcd besides its URL.
 

@@ -93,7 +93,9 @@ def make_tls_files(directory: Path) -> TLSFiles:
 class EtcdServer:
     """One etcd member on 127.0.0.1, started by ``start()`` and stopped by ``stop()``."""
 
-    def __init__(self, directory: Path, *, tls: TLSFiles | None = None) -> None:
+    def __init__(
+        self, directory: Path, *, tls: TLSFiles | None = None, extra_args: tuple[str, ...] = ()
+    ) -> None:
         binary = etcd_binary()
         if binary is None:
             raise FileNotFoundError("no etcd (Debian: apt-get install etcd-server)")
@@ -107,6 +109,7 @@ class EtcdServer:
         self.log_path = directory / "etcd.log"
         self.auth: tuple[str, str] | None = None
         self._token: str | None = None
+        self.extra_args = extra_args
 
     # -- addresses -----------------------------------------------------------------------
 
@@ -148,6 +151,7 @@ class EtcdServer:
                 "--trusted-ca-file", self.tls.ca,
                 "--client-cert-auth",
             ]  # fmt: skip
+        args += self.extra_args
         self.directory.mkdir(parents=True, exist_ok=True)
         log = open(self.log_path, "ab")  # noqa: SIM115 - the child holds it
         try:

@@ -3,14 +3,16 @@ against a real etcd (the ``etcd`` fixture), with TLS and with a user and passwor
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
 import podsync
-from podsync._etcd import EtcdOptions, parse_etcd_url
+from podsync._etcd import EtcdClient, EtcdOptions, parse_etcd_url
 from podsync.exceptions import ConfigError
 from tests.etcd_server import EtcdServer, make_tls_files
 
@@ -120,6 +122,28 @@ def test_user_and_password_wrong_then_right(etcd: EtcdServer) -> None:
     pods = podsync.load_pods([etcd.url(KEY)], etcd=EtcdOptions(user="node-a", password="secret-pw"))
 
     assert 2 == len(pods)
+
+
+@pytest.mark.etcd
+def test_an_expired_token_is_renewed(tmp_path: Path) -> None:
+    server = EtcdServer(tmp_path / "etcd", extra_args=("--auth-token-ttl", "1"))
+    server.start()
+    try:
+        server.put(KEY, WEB)
+        server.enable_auth("node-a", "secret-pw")
+        client = EtcdClient(
+            parse_etcd_url(server.url(KEY)), EtcdOptions(user="node-a", password="secret-pw")
+        )
+        assert client.read().value == WEB.encode()
+        time.sleep(2.5)  # the token expires unused
+
+        assert client.read().value == WEB.encode()
+        time.sleep(2.5)
+        (created,) = itertools.islice(client.watch(1, idle=5), 1)
+        assert 0 == created.events
+        client.close()
+    finally:
+        server.stop()
 
 
 @pytest.fixture

@@ -220,7 +220,7 @@ def load_pods(
         ValueError: ``max_bytes`` is negative or ``http_timeout`` is not positive.
     """
     return _load_pods(
-        sources, stdin, max_bytes, http_timeout, node, on_warning, cache, secret_key, None
+        sources, stdin, max_bytes, http_timeout, node, on_warning, cache, secret_key, None, etcd
     )
 
 
@@ -234,6 +234,7 @@ def load_host_pods(
     http_timeout: float = 10.0,
     on_warning: Callable[[str], object] | None = None,
     secret_key: SecretKey = None,
+    etcd: EtcdOptions | None = None,
 ) -> dict[str, tuple[Pod, ...]]:
     """Read the desired pods of a fleet, and assign each to the host its
     ``spec.nodeName`` names (as the 2014 scheduler bound pods to hosts).
@@ -248,8 +249,8 @@ def load_host_pods(
         sources: as ``load_pods``.
         hosts: the fleet (``load_hosts``).
         hosts_file: names the hosts in messages (the hosts file's name).
-        stdin, max_bytes, http_timeout, on_warning, secret_key: as ``load_pods``; one
-            Secret digest key serves the whole fleet.
+        stdin, max_bytes, http_timeout, on_warning, secret_key, etcd: as ``load_pods``;
+            one Secret digest key serves the whole fleet.
 
     Returns:
         Every host's pods, by host name, in the order of ``hosts`` (a host no pod names
@@ -263,7 +264,7 @@ def load_host_pods(
 
     fleet = _Fleet({host.name: host.node for host in hosts}, hosts_file)
     pods = _load_pods(
-        sources, stdin, max_bytes, http_timeout, None, on_warning, None, secret_key, fleet
+        sources, stdin, max_bytes, http_timeout, None, on_warning, None, secret_key, fleet, etcd
     )
     by_host: dict[str, list[Pod]] = {host.name: [] for host in hosts}
     for pod in pods:
@@ -281,6 +282,7 @@ def _load_pods(
     cache: PodFileCache | None,
     secret_key: SecretKey,
     fleet: _Fleet | None,
+    etcd: EtcdOptions | None = None,
 ) -> tuple[Pod, ...]:
     from podsync._convert import _Context
 

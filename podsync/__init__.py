@@ -132,6 +132,7 @@ from podsync._volumes import (
     TmpfsMount,
     VolumeFileMount,
     claim_volume_name,
+    empty_dir_volume_name,
 )
 
 # isort: split
@@ -365,6 +366,7 @@ __all__ = [
     "cpu_quota",
     "cpu_shares",
     "derive_pod_uid",
+    "empty_dir_volume_name",
     "exposed_ports",
     "filter_host_port_conflicts",
     "host_root_dir",

@@ -404,7 +404,8 @@ def test_sync_converges(root):
     second = run([rich_pod(), foo_pod()], rt, root, now=NOW + 1)
 
     assert first.ok
-    # rich_pod's containers have termination-message files: its state volume first.
+    # rich_pod's containers have termination-message files and an emptyDir: its state
+    # volume and its emptyDir's volume first.
     assert 6 == len(first.apply_result.results)
     assert [] == mutations(rt)
     assert not second.plan.has_changes
@@ -437,15 +438,18 @@ def test_fault_in_one_pod_does_not_stop_the_others(root):
 
 def test_undesired_pod_is_stopped_removed_and_its_directory_torn_down(root, tmp_path):
     """A pod that leaves the desired state goes entirely: containers stopped and
-    removed, its directory under the root torn down."""
-    pod = Pod(
-        "web",
-        (Container("app", "busybox", volume_mounts=(VolumeMount("v", "/v"),)),),
-        volumes=(Volume("v"),),
+    removed, then its emptyDir volume, its directory under the root torn down."""
+    app = Container(
+        "app",
+        "busybox",
+        volume_mounts=(VolumeMount("v", "/v"),),
+        termination_message_path="/dev/termination-log",
     )
+    pod = Pod("web", (app,), volumes=(Volume("v"),))
     rt = engine()
     run([pod], rt, root)
     assert {pod.uid} == observe(rt, root).pod_dirs
+    assert 1 == len(rt.volumes)
     rt.clear_calls()
 
     result = run([], rt, root, gc=GCPolicy(min_age=0))
@@ -464,6 +468,7 @@ def test_undesired_pod_is_stopped_removed_and_its_directory_torn_down(root, tmp_
     ] == rt.call_names()
     assert result.ok
     assert [] == rt.containers
+    assert [] == rt.volumes
     assert frozenset() == observe(rt, root).pod_dirs
 
 

@@ -53,7 +53,7 @@ from podsync._actions import (
 )
 from podsync._clock import Clock, Clocks, clocks, system_time
 from podsync._hooks import HandlerError, run_handler
-from podsync._host_empty_dirs import read_host_tree, remove_host_empty_dir
+from podsync._host_empty_dirs import move_into_volume
 from podsync._hostfs import (
     HostPathRefused,
     make_host_paths,
@@ -263,11 +263,6 @@ _ACTION_TYPES = (
     RemoveVolume,
 )
 
-# The most bytes of file data one ``write_volume`` call of a migration carries: a
-# directory copied from the host is written in parts, each through its own helper
-# container, so that a large emptyDir is not one archive in memory.
-_COPY_BATCH_BYTES = 64 * 1024 * 1024
-
 
 class _VolumeWriter(Protocol):
     """Writes a volume's content (``_volume_writer.write_volume``'s signature): True
@@ -475,53 +470,26 @@ class _Applier:
             raise TypeError(f"expected a plan action, got {action!r}")
 
     def _create_volume(self, action: CreateVolume) -> None:
-        """Create the volume; then, for an emptyDir's, copy in the host directory an
-        earlier podsync kept it in (``copy_from``) and set up its root (mode, group),
-        and remove the host directory once all of it is in the volume. A failure skips
-        the rest of the pod: no container of it then makes the volume unlabelled, or
-        mounts it before it is set up; the next plan creates (and copies) it again."""
-        runtime = self.runtime
+        """Create the volume; for an emptyDir's, move in the host directory an earlier
+        podsync kept it in (``copy_from``; ``move_into_volume``) and set its root up. A
+        failure skips the rest of the pod: no container of it then makes the volume
+        unlabelled, or mounts it before it is set up; the next plan tries again."""
         with _runtime_call("create volume", action.volume):
-            runtime.create_volume(action.volume, action.labels)
-        copied = 0
+            self.runtime.create_volume(action.volume, action.labels)
+        moved = ""
         if action.copy_from:
             try:
-                batch: list[VolumeEntry] = []
-                size = 0
-                for entry in read_host_tree(action.copy_from, self.root_dir):
-                    batch.append(entry)
-                    size += len(entry.data)
-                    if size >= _COPY_BATCH_BYTES:
-                        self._write_volume(action, batch)
-                        copied += len(batch)
-                        batch, size = [], 0
-                if batch:
-                    self._write_volume(action, batch)
-                    copied += len(batch)
+                moved = move_into_volume(
+                    self.runtime, action.volume, action.copy_from, self.root_dir, image=action.image
+                )
             except _HOST_ERRORS as exc:
-                raise _ActionFailed(f"copy {action.copy_from}: {exc}") from exc
+                raise _ActionFailed(f"move {action.copy_from}: {exc}") from exc
         if action.mode is not None:
             gid = action.gid if action.gid is not None else 0
             root = VolumeEntry(".", EntryKind.DIRECTORY, mode=action.mode, uid=0, gid=gid)
-            self._write_volume(action, [root])
-        self.emit(EventKind.VOLUME_CREATED, action, f"created volume {action.volume}")
-        if action.copy_from:
-            try:
-                remove_host_empty_dir(action.copy_from, self.root_dir)
-            except _HOST_ERRORS as exc:
-                raise _ActionFailed(
-                    f"copied {action.copy_from} into volume {action.volume}, but could not "
-                    f"remove it: {exc}"
-                ) from exc
-            self.emit(
-                EventKind.VOLUME_WRITTEN,
-                action,
-                f"moved {action.copy_from} into volume {action.volume} ({copied} entries)",
-            )
-
-    def _write_volume(self, action: CreateVolume, entries: list[VolumeEntry]) -> None:
-        with _runtime_call("write volume", action.volume):
-            self.runtime.write_volume(action.volume, entries, image=action.image)
+            with _runtime_call("write volume", action.volume):
+                self.runtime.write_volume(action.volume, [root], image=action.image)
+        self.emit(EventKind.VOLUME_CREATED, action, f"created volume {action.volume}{moved}")
 
     def _create(self, action: Create, pod_plan: PodPlan | None, made: list[str]) -> None:
         """Seed runContainer: host files, create, start, then the postStart handler; a

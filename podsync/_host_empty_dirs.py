@@ -27,9 +27,15 @@ from collections.abc import Collection, Iterator
 
 from podsync._hostfs import HostPathRefused, _is_marked
 from podsync._naming import is_safe_uid
+from podsync._runtime import Runtime
 from podsync._volume_entries import EntryKind, VolumeEntry
 
 __all__: list[str] = []
+
+# The most bytes of file data one ``write_volume`` call of a move carries: a directory
+# is written in parts, each through its own helper container, so that a large emptyDir
+# is not one archive in memory.
+_BATCH_BYTES = 64 * 1024 * 1024
 
 # ``<pod dir>/volumes/empty``: where the directories are.
 _EMPTY = ("volumes", "empty")
@@ -151,3 +157,31 @@ def remove_host_empty_dir(path: str, root_dir: str) -> bool:
 
     shutil.rmtree(target)
     return True
+
+
+def move_into_volume(runtime: Runtime, volume: str, path: str, root_dir: str, *, image: str) -> str:
+    """Copy the emptyDir host directory ``path`` into the named ``volume`` through
+    ``runtime`` (``write_volume`` with a helper container of ``image``, in parts of at
+    most about 64 MiB of data), then remove the directory. Returns what was done, for
+    the event (``" (moved in <path>: 3 entries)"``; empty when the directory was gone).
+
+    Raises:
+        HostPathRefused: ``path`` is not an emptyDir directory of a pod directory under
+            ``root_dir``.
+        OSError: the directory cannot be read or removed (what was copied stays).
+        RuntimeCallError: a write failed (the directory stays, for the next try).
+    """
+    batch: list[VolumeEntry] = []
+    size = copied = 0
+    for entry in read_host_tree(path, root_dir):
+        batch.append(entry)
+        size += len(entry.data)
+        if size >= _BATCH_BYTES:
+            runtime.write_volume(volume, batch, image=image)
+            copied, batch, size = copied + len(batch), [], 0
+    if batch:
+        runtime.write_volume(volume, batch, image=image)
+        copied += len(batch)
+    if not remove_host_empty_dir(path, root_dir):
+        return ""
+    return f" (moved in {path}: {copied} entries)"

@@ -71,7 +71,7 @@ from podsync import (
     VolumeMount,
     Wait,
 )
-from podsync._actions import CreateSpec, CreateVolume
+from podsync._actions import CreateSpec
 from podsync._options import GCPolicy, PlanOptions
 from podsync._resolv import without_loopback
 from podsync._volume_entries import VolumeEntry

@@ -406,7 +406,7 @@ def test_sync_converges(root):
     assert first.ok
     # rich_pod's containers have termination-message files and an emptyDir: its state
     # volume and its emptyDir's volume first.
-    assert 6 == len(first.apply_result.results)
+    assert 7 == len(first.apply_result.results)
     assert [] == mutations(rt)
     assert not second.plan.has_changes
 
@@ -436,26 +436,25 @@ def test_fault_in_one_pod_does_not_stop_the_others(root):
     assert [] == mutations(rt)
 
 
-def test_undesired_pod_is_stopped_removed_and_its_directory_torn_down(root, tmp_path):
+def test_undesired_pod_is_stopped_removed_and_its_volume_removed(root, tmp_path):
     """A pod that leaves the desired state goes entirely: containers stopped and
-    removed, then its emptyDir volume, its directory under the root torn down."""
-    app = Container(
-        "app",
-        "busybox",
-        volume_mounts=(VolumeMount("v", "/v"),),
-        termination_message_path="/dev/termination-log",
+    removed, then its emptyDir volume; nothing of it is under the root directory."""
+    pod = Pod(
+        "web",
+        (Container("app", "busybox", volume_mounts=(VolumeMount("v", "/v"),)),),
+        volumes=(Volume("v"),),
     )
-    pod = Pod("web", (app,), volumes=(Volume("v"),))
     rt = engine()
     run([pod], rt, root)
-    assert {pod.uid} == observe(rt, root).pod_dirs
+    assert frozenset() == observe(rt, root).pod_dirs
     assert 1 == len(rt.volumes)
     rt.clear_calls()
 
     result = run([], rt, root, gc=GCPolicy(min_age=0))
 
     # Each removal takes its container's stop record with it (one call, whether there
-    # is one or not); the volumes are listed for the pod's engine state.
+    # is one or not); the volumes are listed for the pod's engine state, and its
+    # emptyDir's volume goes last.
     assert [
         "list",
         "list_volumes",
@@ -465,11 +464,11 @@ def test_undesired_pod_is_stopped_removed_and_its_directory_torn_down(root, tmp_
         "remove_volume",
         "remove",
         "remove_volume",
+        "remove_volume",
     ] == rt.call_names()
     assert result.ok
     assert [] == rt.containers
     assert [] == rt.volumes
-    assert frozenset() == observe(rt, root).pod_dirs
 
 
 def test_observe():

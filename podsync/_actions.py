@@ -73,8 +73,11 @@ __all__ = [
 #:    ``file_mounts`` (the termination-message file in the pod's state volume), emptyDir
 #:    volumes as engine volumes (``CreateVolume`` with the root's ``mode``, ``gid``, the
 #:    helper ``image`` and a host directory to ``copy_from``;
-#:    ``NamedVolumeMount.no_copy``). A format-6 plan holds none of these and is still
-#:    read.
+#:    ``NamedVolumeMount.no_copy``), configMap, secret and downwardAPI volumes as engine
+#:    volumes too (``WriteVolume`` with ``engine_volume``, ``image``, ``payload``,
+#:    ``previous`` and ``linked``; ``WrittenVolume`` with ``volume``, ``payload`` and
+#:    ``names``). A format-6 plan holds none of these and is still read (its writes go
+#:    to host directories).
 PLAN_FORMAT_VERSION = "7"
 
 
@@ -379,6 +382,15 @@ class WriteVolume:
     mount it keep running and see the new files.
 
     ``fs_group``: the pod's fsGroup, which then owns the files (``None``: root's group).
+
+    With ``engine_volume`` the files go into that named engine volume instead, through
+    the engine (``Runtime.write_volume`` with a short-lived container of ``image``, the
+    pod's network image), and ``path`` is empty: the same layout written as the
+    engine's archive API can (see ``podsync._content_layout``): the new payload into
+    the payload directory ``payload``, links for the top-level names not in ``linked``
+    (those the current payload has), ``..data`` pointed at ``payload``, and the
+    ``previous`` payload (empty when not known) emptied. A path ``path`` is written
+    only for containers made by an earlier podsync, which bind that host directory.
     """
 
     pod: str
@@ -389,6 +401,11 @@ class WriteVolume:
     reason: Reason
     message: str
     fs_group: int | None = None
+    engine_volume: str = ""
+    image: str = ""
+    payload: str = ""
+    previous: str = ""
+    linked: tuple[str, ...] = ()
 
 
 @attrs.frozen

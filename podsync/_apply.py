@@ -52,6 +52,7 @@ from podsync._actions import (
     WriteVolume,
 )
 from podsync._clock import Clock, Clocks, clocks, system_time
+from podsync._content_engine import unknown_secrets, write_content_volume
 from podsync._hooks import HandlerError, run_handler
 from podsync._host_empty_dirs import move_into_volume
 from podsync._hostfs import (
@@ -426,21 +427,20 @@ class _Applier:
             if removed:
                 self.emit(EventKind.POD_DIR_REMOVED, action, action.message)
         elif isinstance(action, WriteVolume):
-            unknown = sorted(
-                {
-                    f"Secret {f.secret.secret} key {f.secret.key}"
-                    for f in action.content.files
-                    if not f.known and f.secret is not None
-                }
-            )
+            unknown = unknown_secrets(action)
             if unknown:
                 # A saved plan holds a Secret volume's files by reference only: nothing
                 # is written without their values (as for a create's, see _create).
                 raise _ActionFailed(
-                    f"{action.path}: the plan holds Secret values by reference "
-                    f"({', '.join(unknown)}): read them from the sources first "
+                    f"{action.engine_volume or action.path}: the plan holds Secret values by "
+                    f"reference ({', '.join(unknown)}): read them from the sources first "
                     "(podsync apply --plan does)"
                 )
+            if action.engine_volume:  # (a refused payload name, too, is a failed call)
+                with _runtime_call("write volume", action.engine_volume):
+                    what = write_content_volume(self.runtime, action)
+                self.emit(EventKind.VOLUME_WRITTEN, action, what)
+                return
             try:
                 written = self.volume_writer(
                     action.path,

@@ -145,6 +145,9 @@ def container_storage(
             del host_paths[volume]
     else:
         directories = tuple(host_paths[v] for v in on_disk)
+    for v in pod.volumes:
+        if v.content is not None:  # an engine volume (``container_volumes``)
+            host_paths.pop(v.name, None)
     mounts = container_mounts(c.volume_mounts, host_paths, pod)
     return mounts, directories, tuple(container_volumes(c.volume_mounts, pod, empty_dirs=engine))
 

@@ -32,6 +32,7 @@ from podsync._models import Handler, HTTPGetAction, TCPSocketAction
 __all__ = [
     "LABEL_ATTEMPT",
     "LABEL_CONTAINER",
+    "LABEL_CONTENT_VOLUMES",
     "LABEL_EMPTY_DIRS",
     "LABEL_GRACE_PERIOD",
     "LABEL_INIT_INDEX",
@@ -52,6 +53,7 @@ __all__ = [
     "LABEL_VOLUME_NAME",
     "LABEL_VOLUME_NAMESPACE",
     "VOLUME_KIND_CLAIM",
+    "VOLUME_KIND_CONTENT",
     "VOLUME_KIND_EMPTY_DIR",
     "VOLUME_KIND_POD_STATE",
     "VOLUME_KIND_PROBE_RECORD",
@@ -156,6 +158,18 @@ VOLUME_KIND_EMPTY_DIR = "empty-dir"
 LABEL_EMPTY_DIRS = _PREFIX + "empty-dirs"
 #: ``LABEL_EMPTY_DIRS``'s value.
 EMPTY_DIRS_ENGINE = "engine"
+#: ``LABEL_VOLUME_KIND`` of the engine volume holding the files of a ``configMap``,
+#: ``secret`` or ``downwardAPI`` volume: it lives as long as its pod (``LABEL_POD_UID``),
+#: podsync writes it and removes it with the pod.
+VOLUME_KIND_CONTENT = "content"
+#: On a container that mounts its pod's configMap, secret or downwardAPI volumes as
+#: engine volumes: where, as compact JSON (``{"config":"/etc/app"}``: each such volume
+#: it mounts and its first mount path), so that what podsync wrote there is read back
+#: through the container (``Runtime.read_container_file``). A container without it
+#: that mounts one was made by an earlier podsync and binds the host directory
+#: ``<root>/<pod uid>/volumes/<kind>/<volume>``, which podsync keeps writing while such
+#: a container runs.
+LABEL_CONTENT_VOLUMES = _PREFIX + "content-volumes"
 
 
 def encode_handler(handler: Handler) -> str:

@@ -90,6 +90,7 @@ from podsync._actions import (
     RemovePodDir,
     RemoveVolume,
     Wait,
+    WriteVolume,
 )
 from podsync._admission import admit
 from podsync._empty_dir_planner import empty_dir_of, empty_dir_setup, not_the_pods
@@ -99,6 +100,7 @@ from podsync._images import normalize_image
 from podsync._labels import (
     LABEL_EMPTY_DIRS,
     VOLUME_KIND_CLAIM,
+    VOLUME_KIND_CONTENT,
     VOLUME_KIND_EMPTY_DIR,
     VOLUME_KIND_POD_STATE,
 )
@@ -256,11 +258,15 @@ def _plan(
         group.append(instance)
 
     accepted, rejected = admit(desired, options, by_identity)
+    # The records of what podsync wrote: read from the engine volumes, and (for
+    # containers of earlier podsync versions) under the root directory.
     written: dict[str, dict[str, WrittenVolume]] | None = None
+    host_written: dict[str, dict[str, WrittenVolume]] = {}
     if any(v.content is not None for pod in accepted for v in pod.volumes):
         written = {}
         for record in volume_files:
-            written.setdefault(record.pod_uid, {})[record.name] = record
+            into = written if record.volume else host_written
+            into.setdefault(record.pod_uid, {})[record.name] = record
 
     # Each pod plan with actions is a group; ``owner`` says which group an observed
     # identity's actions go to.
@@ -276,8 +282,22 @@ def _plan(
         actions = PodPlanner(pod, instances, ctx, not_adopted.get(identity, ())).plan()
         if written is not None and any(v.content is not None for v in pod.volumes):
             # The volume files first: they exist before any container that mounts them
-            # is created, and change in place under the ones that run.
-            actions[:0] = volume_writes(pod, written.get(pod.uid, {}), options.root_dir)
+            # is created, and change in place under the ones that run. The helper
+            # containers that write them run the pod's network image, which the pod
+            # needs anyway (pulled when absent).
+            writes = volume_writes(
+                pod,
+                host=host_written.get(pod.uid, {}),
+                engine=written.get(pod.uid, {}),
+                instances=instances,
+                actions=actions,
+                volumes=volumes,
+                image=options.network_image,
+                root_dir=options.root_dir,
+            )
+            if any(isinstance(a, WriteVolume) and a.engine_volume for a in writes):
+                ctx.need_image(options.network_image, None, pod.uid)
+            actions[:0] = writes
         if actions and (
             any(v.claim is not None or v.on_disk for v in pod.volumes)
             or any(isinstance(a, Create) and a.spec.file_mounts for a in actions)
@@ -470,8 +490,11 @@ def _pod_state_volume(
 
 
 #: The kinds of volume podsync makes for one pod (``LABEL_POD_UID``), which go with it:
-#: its state volume, its emptyDir volumes and the records of its containers.
-_POD_VOLUME_KINDS = frozenset({VOLUME_KIND_POD_STATE, VOLUME_KIND_EMPTY_DIR, *RECORD_KINDS})
+#: its state volume, its emptyDir volumes, the files of its configMap, secret and
+#: downwardAPI volumes and the records of its containers.
+_POD_VOLUME_KINDS = frozenset(
+    {VOLUME_KIND_POD_STATE, VOLUME_KIND_EMPTY_DIR, VOLUME_KIND_CONTENT, *RECORD_KINDS}
+)
 
 
 def _remove_pod_volumes(
@@ -518,10 +541,11 @@ def _remove_pod_volumes(
         what = {
             VOLUME_KIND_POD_STATE: "state",
             VOLUME_KIND_EMPTY_DIR: f"emptyDir {owned.volume or '?'}",
+            VOLUME_KIND_CONTENT: f"files of volume {owned.volume or '?'}",
         }.get(owned.kind, owned.kind)
         reason = (
             Reason.ORPHANED_POD_VOLUME
-            if owned.kind in (VOLUME_KIND_POD_STATE, VOLUME_KIND_EMPTY_DIR)
+            if owned.kind in (VOLUME_KIND_POD_STATE, VOLUME_KIND_EMPTY_DIR, VOLUME_KIND_CONTENT)
             else Reason.ORPHANED_RECORD
         )
         # Before the pod directory's teardown: a removal that fails skips the rest of

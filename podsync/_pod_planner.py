@@ -69,7 +69,12 @@ from podsync._resolv import (
 )
 from podsync._security import app_security, network_security, user_hold
 from podsync._spec_change import remembered_hash, remembered_network_hash, replanned, spec_change
-from podsync._volumes import VolumeFileMount, container_tmpfs, termination_file_mount
+from podsync._volumes import (
+    VolumeFileMount,
+    container_tmpfs,
+    content_labels,
+    termination_file_mount,
+)
 
 __all__: list[str] = []  # the planner's own
 
@@ -367,6 +372,7 @@ class PodPlanner(InitPlanner):
         if pre_stop is not None:
             labels[LABEL_PRE_STOP] = encode_handler(pre_stop)
         labels.update(self._init_labels(c))
+        labels.update(content_labels(c.volume_mounts, pod))
         if any(v.no_copy for v in volumes):  # an emptyDir's engine volume
             labels[LABEL_EMPTY_DIRS] = EMPTY_DIRS_ENGINE
         # Requests and limits as the modern kubelet passes them (calculateLinuxResources,

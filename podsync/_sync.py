@@ -38,6 +38,7 @@ from podsync._apply import (
     apply,
 )
 from podsync._clock import Clock, Clocks, clocks
+from podsync._content_engine import read_content_records
 from podsync._host_empty_dirs import list_host_empty_dirs
 from podsync._hostfs import list_pod_dirs, read_stop_records
 from podsync._labels import VOLUME_KIND_PROBE_RECORD
@@ -51,8 +52,6 @@ from podsync._probing import probe as run_prober
 from podsync._probing import save as save_probe_records
 from podsync._records import probe_records, records_of, stop_records
 from podsync._runtime import Runtime
-from podsync._volume_writer import read_volumes
-from podsync._volumes import content_dir
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = ["Observation", "SyncResult", "observe", "sync"]
@@ -121,8 +120,10 @@ def observe(
         root_dir: the root directory of pod data; ``PlanOptions().root_dir`` when
             ``None``. A missing root directory holds no pod directories.
         desired: the pods about to be planned: the records of their configMap, secret
-            and downwardAPI volumes are read (one small file per such volume of a pod
-            with a directory; nothing for pods without such volumes).
+            and downwardAPI volumes are read through the engine (one archive read per
+            such volume that a container of the pod mounts; nothing for pods without
+            such volumes), and under the root directory for the host directories that
+            running containers of an earlier podsync bind.
         probed: whether the ``desired`` pods' probes are about to run: their records
             are then read (False: a sync that does not probe).
 
@@ -143,19 +144,12 @@ def observe(
     volumes = volumes or _records_matter(containers, desired if probed else ())
     named = tuple(runtime.list_volumes()) if volumes else ()
     pod_dirs = list_pod_dirs(root)
-    wanted: dict[str, dict[str, str]] = {}
-    for pod in desired:
-        if pod.uid not in pod_dirs:
-            continue  # nothing written yet
-        for volume in pod.volumes:
-            if volume.content is not None:
-                wanted.setdefault(pod.uid, {})[volume.name] = content_dir(root, pod.uid, volume)
     return Observation(
         _with_stop_records(containers, root, pod_dirs, stop_records(records_of(named))),
         listed,
         frozenset(pod_dirs),
         named,
-        read_volumes(root, wanted) if wanted else (),
+        read_content_records(runtime, root, desired, containers, pod_dirs),
         volumes,
         _host_empty_dirs(root, desired, pod_dirs) if volumes else frozenset(),
     )
@@ -546,7 +540,12 @@ def _sync(
     # volume it mounts) or to remove what is left of a pod - at most one list call, none
     # for pods without them. ``collect_volumes`` lists them whatever the plan.
     claims = collect_volumes or (
-        fetched and any(v.claim is not None or v.on_disk for pod in desired for v in pod.volumes)
+        fetched
+        and any(
+            v.claim is not None or v.on_disk or v.content is not None
+            for pod in desired
+            for v in pod.volumes
+        )
     )
     if fetched:
         observation = attrs.evolve(observation, images=tuple(runtime.list_images()))
@@ -561,7 +560,7 @@ def _sync(
         # created: the volumes its pod mounts are listed now, for the one plan again.
         waiting = {a.pod_uid for a in the_plan.actions if isinstance(a, Wait)}
         if not observation.volumes_listed and any(
-            v.claim is not None or v.on_disk
+            v.claim is not None or v.on_disk or v.content is not None
             for pod in desired
             if pod.uid in waiting
             for v in pod.volumes

@@ -30,22 +30,34 @@ Nothing here does I/O.
 from __future__ import annotations
 
 import hashlib
+import json
 import posixpath
 from collections.abc import Iterable, Mapping
 
 import attrs
 
 from podsync._labels import (
+    LABEL_CONTAINER,
+    LABEL_CONTENT_VOLUMES,
     LABEL_POD_UID,
     LABEL_VOLUME_CLAIM,
     LABEL_VOLUME_KIND,
     LABEL_VOLUME_NAME,
     LABEL_VOLUME_NAMESPACE,
     VOLUME_KIND_CLAIM,
+    VOLUME_KIND_CONTENT,
     VOLUME_KIND_EMPTY_DIR,
     VOLUME_KIND_POD_STATE,
 )
-from podsync._models import Container, Pod, Volume, VolumeContent, VolumeKind, VolumeMount
+from podsync._models import (
+    Container,
+    ObservedContainer,
+    Pod,
+    Volume,
+    VolumeContent,
+    VolumeKind,
+    VolumeMount,
+)
 
 # What this module offers the rest of podsync; podsync/__init__.py re-exports the public
 # part of it, not all of it.
@@ -60,9 +72,15 @@ __all__ = [
     "claim_volume_name",
     "content_digest",
     "content_dir",
+    "content_labels",
+    "content_volume_labels",
+    "content_volume_name",
+    "decode_content_volumes",
     "empty_dir_host_path",
     "empty_dir_volume_labels",
     "empty_dir_volume_name",
+    "encode_content_volumes",
+    "legacy_content_mounts",
     "pod_state_volume_labels",
     "pod_state_volume_name",
     "termination_file_mount",
@@ -276,9 +294,13 @@ def container_volumes(
     the claim's volume, read-only when the mount or the claim's volume source says so
     (the kubelet mounts a claim read-only for either). With ``empty_dirs``, its mounts
     of the pod's on-disk ``emptyDir`` volumes too, in the same order: each volume's
-    ``empty_dir_volume_name``, never filled from the image (``no_copy``)."""
+    ``empty_dir_volume_name``, never filled from the image (``no_copy``). Its mounts of
+    the pod's configMap, secret and downwardAPI volumes are their
+    ``content_volume_name``, read-only whatever the mount says (their files are
+    podsync's to write, as the kubelet mounts them)."""
     claims = {v.name: v.claim for v in pod.volumes if v.claim is not None}
     empty = {v.name for v in pod.volumes if v.on_disk} if empty_dirs else set()
+    content = {v.name for v in pod.volumes if v.content is not None}
     mounts: list[NamedVolumeMount] = []
     for m in volume_mounts:
         claim = claims.get(m.name)
@@ -296,7 +318,45 @@ def container_volumes(
                     empty_dir_volume_name(pod.uid, m.name), m.mount_path, m.read_only, True
                 )
             )
+        elif m.name in content:
+            # Read-only; never empty when mounted (written before the first container
+            # that mounts it is created), so the engine copies nothing into it.
+            mounts.append(
+                NamedVolumeMount(content_volume_name(pod.uid, m.name), m.mount_path, True)
+            )
     return mounts
+
+
+# The prefix of the engine volume of a configMap, secret or downwardAPI volume: apart
+# from a claim's (``podsync_``), an emptyDir's (``podsync-emptydir_``), compose's
+# (``<project>_<volume>``) and, by the pod uid in it, every other pod's.
+_CONTENT_VOLUME_PREFIX = "podsync-content"
+
+
+def content_volume_name(pod_uid: str, volume: str) -> str:
+    """The named engine volume that holds the files of the configMap, secret or
+    downwardAPI volume ``volume`` of pod ``pod_uid``: ``podsync-content_<pod
+    uid>_<volume>``.
+
+    Unambiguous as ``empty_dir_volume_name`` is (a uid podsync admits and a volume
+    name have no ``_``), and never equal to a claim's or an emptyDir's name: the text
+    before the first ``_`` differs. Every character is one Docker's local driver takes
+    (``[a-zA-Z0-9][a-zA-Z0-9_.-]+``); a name longer than 255 bytes is cut with a digest
+    of the whole name, as an emptyDir's.
+    """
+    return _file_name(f"{_CONTENT_VOLUME_PREFIX}_{pod_uid}_{volume}")
+
+
+def content_volume_labels(pod: Pod, volume: str) -> dict[str, str]:
+    """The labels of the engine volume of ``pod``'s configMap, secret or downwardAPI
+    ``volume``: its ownership label (``LABEL_VOLUME_KIND`` ``content``), the pod's uid
+    and namespace and the volume's name; podsync removes it with the pod."""
+    return {
+        LABEL_VOLUME_KIND: VOLUME_KIND_CONTENT,
+        LABEL_VOLUME_NAMESPACE: pod.namespace,
+        LABEL_POD_UID: pod.uid,
+        LABEL_VOLUME_NAME: volume,
+    }
 
 
 # The prefix of an emptyDir's volume name. Apart from a claim's (``podsync_``: the
@@ -422,3 +482,66 @@ def termination_file_mount(
         container.termination_message_path,
         image=image,
     )
+
+
+def content_mount_paths(volume_mounts: Iterable[VolumeMount], pod: Pod) -> dict[str, str]:
+    """The pod's configMap, secret and downwardAPI volumes that ``volume_mounts``
+    mount, each with its first mount path: what ``LABEL_CONTENT_VOLUMES`` records."""
+    content = {v.name for v in pod.volumes if v.content is not None}
+    paths: dict[str, str] = {}
+    for m in volume_mounts:
+        if m.name in content:
+            paths.setdefault(m.name, m.mount_path)
+    return paths
+
+
+def content_labels(volume_mounts: Iterable[VolumeMount], pod: Pod) -> dict[str, str]:
+    """The labels of a container with ``volume_mounts`` that say where it mounts the
+    pod's configMap, secret and downwardAPI volumes (``LABEL_CONTENT_VOLUMES``; none
+    when it mounts none)."""
+    paths = content_mount_paths(volume_mounts, pod)
+    return {LABEL_CONTENT_VOLUMES: encode_content_volumes(paths)} if paths else {}
+
+
+def encode_content_volumes(paths: Mapping[str, str]) -> str:
+    """``LABEL_CONTENT_VOLUMES``'s value: canonical compact JSON."""
+    return json.dumps(dict(paths), sort_keys=True, separators=(",", ":"))
+
+
+def decode_content_volumes(text: str) -> dict[str, str]:
+    """What ``LABEL_CONTENT_VOLUMES``'s value says (volume name -> mount path), or an
+    empty mapping for a value podsync did not write."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}
+    if not isinstance(value, dict):
+        return {}
+    return {
+        k: v
+        for k, v in value.items()
+        if isinstance(k, str) and isinstance(v, str) and v.startswith("/")
+    }
+
+
+def legacy_content_mounts(pod: Pod, containers: Iterable[ObservedContainer]) -> set[str]:
+    """The configMap, secret and downwardAPI volumes of ``pod`` that a running container
+    made by an earlier podsync binds from its host directory (``content_dir``): a
+    running container of the pod without ``LABEL_CONTENT_VOLUMES`` whose container, as the pod
+    says it, mounts them (a kept container's spec is the pod's; one that is not kept is
+    replaced, and what its old spec mounted no longer matters then)."""
+    content = {v.name for v in pod.volumes if v.content is not None}
+    mounts = {
+        c.name: {m.name for m in c.volume_mounts} & content
+        for c in (*pod.init_containers, *pod.containers)
+    }
+    found: set[str] = set()
+    for container in containers:
+        labels = container.labels
+        if (
+            container.running
+            and labels.get(LABEL_POD_UID) == pod.uid
+            and LABEL_CONTENT_VOLUMES not in labels
+        ):
+            found |= mounts.get(labels.get(LABEL_CONTAINER, ""), set())
+    return found

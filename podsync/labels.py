@@ -22,6 +22,7 @@ from __future__ import annotations
 from podsync._labels import (
     LABEL_ATTEMPT,
     LABEL_CONTAINER,
+    LABEL_CONTENT_VOLUMES,
     LABEL_EMPTY_DIRS,
     LABEL_GRACE_PERIOD,
     LABEL_INIT_INDEX,
@@ -43,6 +44,7 @@ from podsync._labels import (
 __all__ = [
     "LABEL_ATTEMPT",
     "LABEL_CONTAINER",
+    "LABEL_CONTENT_VOLUMES",
     "LABEL_EMPTY_DIRS",
     "LABEL_GRACE_PERIOD",
     "LABEL_INIT_INDEX",

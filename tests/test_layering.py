@@ -43,6 +43,8 @@ MODEL_AND_HELPERS = {
     "_cpu",
     "_resolv",
     "_volumes",
+    "_content_layout",
+    "_volume_entries",
     "_images",
     "_host_ports",
     "_environment",

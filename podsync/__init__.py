@@ -134,6 +134,7 @@ from podsync._volumes import (
     TmpfsMount,
     VolumeFileMount,
     claim_volume_name,
+    empty_dir_volume_name,
 )
 
 # isort: split
@@ -375,6 +376,7 @@ __all__ = [
     "cpu_quota",
     "cpu_shares",
     "derive_pod_uid",
+    "empty_dir_volume_name",
     "exposed_ports",
     "filter_host_port_conflicts",
     "host_root_dir",

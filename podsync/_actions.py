@@ -2,10 +2,10 @@
 
 ``Reason`` (why an action is planned), ``CreateSpec`` (what a create asks of a runtime),
 the actions (``Pull``, ``Create``, ``Kill``, ``Remove``, ``Wait``, ``RemovePodDir``,
-``WriteVolume``, ``RemoveImage``, ``CreateVolume``), ``PodPlan``, ``Rejection`` and
-``Plan`` with its renderings for people (``describe``, ``render``, ``summary``); the
-stop-record words (``FAILED_STOPS``) that the planner reads and apply writes; the plan's
-JSON format version.
+``WriteVolume``, ``RemoveImage``, ``CreateVolume``, ``RemoveVolume``), ``PodPlan``,
+``Rejection`` and ``Plan`` with its renderings for people (``describe``, ``render``,
+``summary``); the stop-record words (``FAILED_STOPS``) that the planner reads and apply
+writes; the plan's JSON format version.
 
 Contract: frozen values and pure text functions. The planner produces these values; the
 apply side, the runtimes, the JSON form and the command line consume them, so this
@@ -69,9 +69,15 @@ __all__ = [
 #:    Secret values by reference (issue 14). A format-5 plan holds none of these and
 #:    is still read; a podsync that reads only 5 refuses a format-6 plan by its version
 #:    instead of failing on an action kind it does not know.
-#: 7: pod state in the engine (issue 18): the action ``RemoveVolume`` and creates with
-#:    ``file_mounts`` (the termination-message file in the pod's state volume). A
-#:    format-6 plan holds none of these and is still read.
+#: 7: pod state in the engine (issue 18): the action ``RemoveVolume``, creates with
+#:    ``file_mounts`` (the termination-message file in the pod's state volume), emptyDir
+#:    volumes as engine volumes (``CreateVolume`` with the root's ``mode``, ``gid``, the
+#:    helper ``image`` and a host directory to ``copy_from``;
+#:    ``NamedVolumeMount.no_copy``), configMap, secret and downwardAPI volumes as engine
+#:    volumes too (``WriteVolume`` with ``engine_volume``, ``image``, ``payload``,
+#:    ``previous`` and ``linked``; ``WrittenVolume`` with ``volume``, ``payload`` and
+#:    ``names``). A format-6 plan holds none of these and is still read (its writes go
+#:    to host directories).
 PLAN_FORMAT_VERSION = "7"
 
 
@@ -135,6 +141,10 @@ class Reason(enum.StrEnum):
     POD_STATE_FIRST_USE = "pod-state-first-use"  # create: a container's termination file
     ORPHANED_POD_VOLUME = "orphaned-pod-volume"  # remove: its pod is no longer desired
     ORPHANED_RECORD = "orphaned-record"  # remove a record volume: its container is gone
+    # emptyDir volumes as engine volumes (issue 18)
+    EMPTY_DIR_FIRST_USE = "empty-dir-first-use"  # create: the first container mounts it
+    # create, and copy in the host directory an earlier podsync kept the volume in
+    EMPTY_DIR_MIGRATED = "empty-dir-migrated"
 
 
 #: The stop record (``ObservedContainer.stopped_by_podsync``) of a container that apply
@@ -201,7 +211,9 @@ class CreateSpec:
         dns: name servers for the container's resolv.conf, in order.
         dns_search: search domains for its resolv.conf, in order.
         directories: host directories the apply side creates (under the root
-            directory) before the create: emptyDir volumes.
+            directory) before the create: the emptyDir directories of a pod whose
+            containers of an earlier podsync still bind them (emptyDir volumes are
+            engine volumes otherwise, in ``volumes``).
         files: empty host files the apply side creates before the create (the
             termination-message file of plans made before it moved into the engine:
             ``file_mounts``).
@@ -224,9 +236,9 @@ class CreateSpec:
         tmpfs: in-memory filesystems the engine mounts for this container alone
             (``TmpfsMount``: emptyDir volumes with ``medium: Memory``), in order.
         volumes: named engine volumes mounted in the container (``NamedVolumeMount``:
-            ``persistentVolumeClaim`` volumes), in order. The engine creates one that
-            does not exist, unlabelled: a plan creates its volumes first
-            (``CreateVolume``).
+            ``persistentVolumeClaim`` and on-disk ``emptyDir`` volumes), in order. The
+            engine creates one that does not exist, unlabelled: a plan creates its
+            volumes first (``CreateVolume``).
         file_mounts: single files of named engine volumes bound in the container
             (``VolumeFileMount``: the termination-message file, in the pod's state
             volume), in order. The apply side writes each file, empty, before the
@@ -370,6 +382,15 @@ class WriteVolume:
     mount it keep running and see the new files.
 
     ``fs_group``: the pod's fsGroup, which then owns the files (``None``: root's group).
+
+    With ``engine_volume`` the files go into that named engine volume instead, through
+    the engine (``Runtime.write_volume`` with a short-lived container of ``image``, the
+    pod's network image), and ``path`` is empty: the same layout written as the
+    engine's archive API can (see ``podsync._content_layout``): the new payload into
+    the payload directory ``payload``, links for the top-level names not in ``linked``
+    (those the current payload has), ``..data`` pointed at ``payload``, and the
+    ``previous`` payload (empty when not known) emptied. A path ``path`` is written
+    only for containers made by an earlier podsync, which bind that host directory.
     """
 
     pod: str
@@ -380,6 +401,11 @@ class WriteVolume:
     reason: Reason
     message: str
     fs_group: int | None = None
+    engine_volume: str = ""
+    image: str = ""
+    payload: str = ""
+    previous: str = ""
+    linked: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -398,7 +424,16 @@ class CreateVolume:
     make a missing volume itself, unlabelled, and it would not be podsync's. Creating a
     volume that exists by then changes nothing, so every pod that needs a missing
     volume has its own ``CreateVolume``. ``container`` is empty: the volume is the
-    pod's, not one container's."""
+    pod's, not one container's.
+
+    An ``emptyDir``'s volume is set up once created, through a short-lived container of
+    ``image`` (``Runtime.write_volume``; the pod's network image, which the plan makes
+    present): its root gets ``mode`` (permission bits, setgid included) and, unless
+    ``gid`` is ``None``, the group ``gid`` (the pod's fsGroup). ``copy_from`` names the
+    host directory an earlier podsync kept the volume's data in (``<root>/<pod
+    uid>/volumes/empty/<volume>``): its content is copied into the volume first, and the
+    directory is removed once copied (empty: nothing to copy).
+    """
 
     pod: str
     pod_uid: str
@@ -407,16 +442,22 @@ class CreateVolume:
     reason: Reason
     message: str
     container: str = ""
+    mode: int | None = None
+    gid: int | None = None
+    image: str = ""
+    copy_from: str = ""
 
 
 @attrs.frozen
 class RemoveVolume:
     """Remove the named engine volume ``volume`` that podsync made for pod ``pod_uid``
     (``pod``: its key, empty when no container of the pod is left to say it): the pod's
-    state volume once the pod is no longer desired and none of its containers is left,
-    or a record of a container that is gone (``podsync._records``). Planned only for a
-    volume podsync made for a pod (its ``LABEL_VOLUME_KIND`` says so), never a claim's
-    or one podsync does not own; a missing one counts as removed."""
+    state volume or one of its ``emptyDir`` volumes once the pod is no longer desired
+    and none of its containers is left, or a record of a container that is gone
+    (``podsync._records``). Planned only for a volume podsync made for a pod (its
+    ``LABEL_VOLUME_KIND`` says so), never a claim's or one podsync does not own; an
+    engine refuses to remove a volume a container still mounts, and a missing one
+    counts as removed."""
 
     pod: str
     pod_uid: str

@@ -52,7 +52,9 @@ from podsync._actions import (
     WriteVolume,
 )
 from podsync._clock import Clock, Clocks, clocks, system_time
+from podsync._content_engine import unknown_secrets, write_content_volume
 from podsync._hooks import HandlerError, run_handler
+from podsync._host_empty_dirs import move_into_volume
 from podsync._hostfs import (
     HostPathRefused,
     make_host_paths,
@@ -133,7 +135,7 @@ class EventKind(enum.StrEnum):
     HOOK_FAILED = "hook-failed"  # a postStart or preStop handler failed
     UNHEALTHY = "unhealthy"  # a probe failed (sync)
     PROBE_ERROR = "probe-error"  # a probe could not be run (sync)
-    VOLUME_CREATED = "volume-created"  # a named volume was created (a claim's)
+    VOLUME_CREATED = "volume-created"  # a named volume was created (a claim's, an emptyDir's)
     VOLUME_REMOVED = "volume-removed"  # a named volume of a pod was removed
 
 
@@ -425,21 +427,20 @@ class _Applier:
             if removed:
                 self.emit(EventKind.POD_DIR_REMOVED, action, action.message)
         elif isinstance(action, WriteVolume):
-            unknown = sorted(
-                {
-                    f"Secret {f.secret.secret} key {f.secret.key}"
-                    for f in action.content.files
-                    if not f.known and f.secret is not None
-                }
-            )
+            unknown = unknown_secrets(action)
             if unknown:
                 # A saved plan holds a Secret volume's files by reference only: nothing
                 # is written without their values (as for a create's, see _create).
                 raise _ActionFailed(
-                    f"{action.path}: the plan holds Secret values by reference "
-                    f"({', '.join(unknown)}): read them from the sources first "
+                    f"{action.engine_volume or action.path}: the plan holds Secret values by "
+                    f"reference ({', '.join(unknown)}): read them from the sources first "
                     "(podsync apply --plan does)"
                 )
+            if action.engine_volume:  # (a refused payload name, too, is a failed call)
+                with _runtime_call("write volume", action.engine_volume):
+                    what = write_content_volume(self.runtime, action)
+                self.emit(EventKind.VOLUME_WRITTEN, action, what)
+                return
             try:
                 written = self.volume_writer(
                     action.path,
@@ -459,11 +460,7 @@ class _Applier:
                 runtime.remove_image(action.image_id)
             self.emit(EventKind.IMAGE_REMOVED, action, action.message)
         elif isinstance(action, CreateVolume):
-            # A failure skips the rest of the pod: no container of it then makes the
-            # volume unlabelled.
-            with _runtime_call("create volume", action.volume):
-                runtime.create_volume(action.volume, action.labels)
-            self.emit(EventKind.VOLUME_CREATED, action, f"created volume {action.volume}")
+            self._create_volume(action)
         elif isinstance(action, RemoveVolume):
             # A missing volume counts as removed; Docker refuses one a container mounts.
             with _runtime_call("remove volume", action.volume):
@@ -471,6 +468,28 @@ class _Applier:
             self.emit(EventKind.VOLUME_REMOVED, action, action.message)
         else:  # pragma: no cover - _apply checked every action's type
             raise TypeError(f"expected a plan action, got {action!r}")
+
+    def _create_volume(self, action: CreateVolume) -> None:
+        """Create the volume; for an emptyDir's, move in the host directory an earlier
+        podsync kept it in (``copy_from``; ``move_into_volume``) and set its root up. A
+        failure skips the rest of the pod: no container of it then makes the volume
+        unlabelled, or mounts it before it is set up; the next plan tries again."""
+        with _runtime_call("create volume", action.volume):
+            self.runtime.create_volume(action.volume, action.labels)
+        moved = ""
+        if action.copy_from:
+            try:
+                moved = move_into_volume(
+                    self.runtime, action.volume, action.copy_from, self.root_dir, image=action.image
+                )
+            except _HOST_ERRORS as exc:
+                raise _ActionFailed(f"move {action.copy_from}: {exc}") from exc
+        if action.mode is not None:
+            gid = action.gid if action.gid is not None else 0
+            root = VolumeEntry(".", EntryKind.DIRECTORY, mode=action.mode, uid=0, gid=gid)
+            with _runtime_call("write volume", action.volume):
+                self.runtime.write_volume(action.volume, [root], image=action.image)
+        self.emit(EventKind.VOLUME_CREATED, action, f"created volume {action.volume}{moved}")
 
     def _create(self, action: Create, pod_plan: PodPlan | None, made: list[str]) -> None:
         """Seed runContainer: host files, create, start, then the postStart handler; a

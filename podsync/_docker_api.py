@@ -22,7 +22,8 @@ The create translation, field by field:
   ``exposed_ports`` and ``port_bindings``.
 * ``mounts`` are ``Binds`` strings (``"/host:/container:ro"``, ``binds``), followed by
   ``volumes``, named volumes, in the same spelling (``"<volume>:/container:ro"``: Docker
-  reads a source that is not an absolute path as a volume name).
+  reads a source that is not an absolute path as a volume name), with ``nocopy`` for a
+  volume that is never filled from the image (``"<volume>:/container:ro,nocopy"``).
 * ``milli_cpu`` is ``CpuShares`` (``cpu_shares``, the seed's milliCPUToShares: the
   one conversion), ``cpu_limit`` is ``CpuQuota`` per ``CpuPeriod`` (``cpu_quota``,
   ``CPU_PERIOD``: the modern kubelet's MilliCPUToQuota), ``memory`` is ``Memory`` in
@@ -66,7 +67,7 @@ from podsync._models import ObservedContainer, ObservedImage, ObservedVolume
 from podsync._ports import exposed_ports, port_bindings
 from podsync._runtime import EVENT_ACTIONS, EngineEvent, LogLine
 from podsync._security import ContainerSecurity
-from podsync._volumes import binds
+from podsync._volumes import NamedVolumeMount, binds
 
 __all__ = [
     "FINISHED_STATES",
@@ -157,9 +158,7 @@ def docker_create_args(
         for key, pairs in port_bindings(spec.ports).items()
     }
     host_config: dict[str, Any] = {
-        "binds": binds(spec.mounts)
-        + [f"{v.volume}:{v.container_path}" + (":ro" if v.read_only else "") for v in spec.volumes]
-        + file_binds,
+        "binds": binds(spec.mounts) + [_volume_bind(v) for v in spec.volumes] + file_binds,
         # The Engine API's own PortMap shape: the SDK passes dictionaries through.
         "port_bindings": bindings,
         "network_mode": network_mode,
@@ -356,3 +355,10 @@ def engine_event(message: Mapping[str, Any]) -> EngineEvent | None:
         as_int(code) if code is not None else None,
         as_int(signal) if signal is not None else None,
     )
+
+
+def _volume_bind(mount: NamedVolumeMount) -> str:
+    """The ``Binds`` string of a named volume: ``<volume>:<path>``, then its options
+    (``ro``, ``nocopy``: Docker takes them comma-separated)."""
+    options = [*(["ro"] if mount.read_only else []), *(["nocopy"] if mount.no_copy else [])]
+    return f"{mount.volume}:{mount.container_path}" + (":" + ",".join(options) if options else "")

@@ -238,7 +238,9 @@ class VolumeCalls:
             raise RuntimeCallError(operation, volume, refusal)
 
     def _file_in(self, volume: str, path: str, limit: int | None) -> bytes | None:
-        entry = self._volume_files.get(volume, {}).get(path)
+        files = self._volume_files.get(volume, {})
+        resolved = _resolve(files, path)
+        entry = files.get(resolved) if resolved is not None else None
         if entry is None or entry.kind is not EntryKind.FILE:
             return None
         return entry.data if limit is None else entry.data[:limit]
@@ -263,6 +265,38 @@ class VolumeCalls:
             for path in [p for p in files if p.startswith(prefix)]:
                 del files[path]
         files[entry.path] = entry
+
+
+# Linux's limit on the symbolic links one lookup follows (ELOOP beyond it).
+_MAX_LINKS = 40
+
+
+def _resolve(files: Mapping[str, VolumeEntry], path: str) -> str | None:
+    """``path`` with the symbolic links among its parents followed, as the engine's
+    archive API resolves a path (``FollowSymlinkInScope``): the last component is not
+    followed (a ``GET`` of a link answers the link). ``None`` when a link leads out of
+    the volume (an absolute target, or ``..`` above the root: the fake knows only the
+    volume), or loops."""
+    parts = [p for p in path.split("/") if p not in ("", ".")]
+    done: list[str] = []
+    hops = 0
+    while parts:
+        part = parts.pop(0)
+        if part == "..":
+            if not done:
+                return None
+            done.pop()
+            continue
+        current = "/".join([*done, part])
+        entry = files.get(current)
+        if parts and entry is not None and entry.kind is EntryKind.SYMLINK:
+            hops += 1
+            if hops > _MAX_LINKS or entry.target.startswith("/"):
+                return None
+            parts = [p for p in entry.target.split("/") if p not in ("", ".")] + parts
+            continue
+        done.append(part)
+    return "/".join(done) or "."
 
 
 def _volume_at(container: FakeContainer, path: str) -> tuple[str, str] | None:

@@ -83,10 +83,11 @@ def scoped_fingerprint(
 ) -> str:
     uids = {p.uid for p in plan.pods if p.uid}
     references: set[str] = set()
-    writes: set[tuple[str, str]] = set()
+    writes: set[tuple[str, str, str]] = set()
     for action in plan.actions:
         if isinstance(action, WriteVolume):
-            writes.add((action.pod_uid, action.volume))
+            # A host directory's record or an engine volume's, as the write's target.
+            writes.add((action.pod_uid, action.volume, action.engine_volume))
         elif isinstance(action, Pull):
             references.add(normalize_image(action.image))
         elif isinstance(action, Create):
@@ -106,5 +107,5 @@ def scoped_fingerprint(
         or references.intersection(normalize_image(t) for t in image.tags)
         or references.intersection(image.digests)
     ]
-    written = [v for v in volume_files if (v.pod_uid, v.name) in writes]
+    written = [v for v in volume_files if (v.pod_uid, v.name, v.volume) in writes]
     return _state_digest(containers, relevant, [d for d in pod_dirs if d in uids], written)

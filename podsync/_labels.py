@@ -32,6 +32,8 @@ from podsync._models import Handler, HTTPGetAction, TCPSocketAction
 __all__ = [
     "LABEL_ATTEMPT",
     "LABEL_CONTAINER",
+    "LABEL_CONTENT_VOLUMES",
+    "LABEL_EMPTY_DIRS",
     "LABEL_GRACE_PERIOD",
     "LABEL_INIT_INDEX",
     "LABEL_INIT_RESTART_POLICY",
@@ -48,8 +50,11 @@ __all__ = [
     "LABEL_SPEC_HASH",
     "LABEL_VOLUME_CLAIM",
     "LABEL_VOLUME_KIND",
+    "LABEL_VOLUME_NAME",
     "LABEL_VOLUME_NAMESPACE",
     "VOLUME_KIND_CLAIM",
+    "VOLUME_KIND_CONTENT",
+    "VOLUME_KIND_EMPTY_DIR",
     "VOLUME_KIND_POD_STATE",
     "VOLUME_KIND_PROBE_RECORD",
     "VOLUME_KIND_STOP_RECORD",
@@ -139,6 +144,32 @@ LABEL_RECORD_TIME = _PREFIX + "record.time"
 #: out of a volume (``Runtime.write_volume``): created, never started, removed at once.
 #: Its value says what the container is for (``volume``).
 LABEL_HELPER = _PREFIX + "helper"
+#: The name of the pod volume (``spec.volumes[].name``) whose data a volume of one pod
+#: holds; the pod is the volume's ``LABEL_POD_UID``.
+LABEL_VOLUME_NAME = _PREFIX + "volume.name"
+#: ``LABEL_VOLUME_KIND`` of an ``emptyDir`` volume's engine volume: it lives as long as
+#: its pod (``LABEL_POD_UID``), and podsync removes it with the pod.
+VOLUME_KIND_EMPTY_DIR = "empty-dir"
+#: On a container: ``engine`` when it mounts its pod's on-disk ``emptyDir`` volumes as
+#: engine volumes. A container without it that mounts one was made by an earlier
+#: podsync (or beside such a container) and binds the host directory
+#: ``<root>/<pod uid>/volumes/empty/<volume>`` instead: while one runs, the pod's new
+#: containers bind the same directories (see ``podsync._pod_planner``).
+LABEL_EMPTY_DIRS = _PREFIX + "empty-dirs"
+#: ``LABEL_EMPTY_DIRS``'s value.
+EMPTY_DIRS_ENGINE = "engine"
+#: ``LABEL_VOLUME_KIND`` of the engine volume holding the files of a ``configMap``,
+#: ``secret`` or ``downwardAPI`` volume: it lives as long as its pod (``LABEL_POD_UID``),
+#: podsync writes it and removes it with the pod.
+VOLUME_KIND_CONTENT = "content"
+#: On a container that mounts its pod's configMap, secret or downwardAPI volumes as
+#: engine volumes: where, as compact JSON (``{"config":"/etc/app"}``: each such volume
+#: it mounts and its first mount path), so that what podsync wrote there is read back
+#: through the container (``Runtime.read_container_file``). A container without it
+#: that mounts one was made by an earlier podsync and binds the host directory
+#: ``<root>/<pod uid>/volumes/<kind>/<volume>``, which podsync keeps writing while such
+#: a container runs.
+LABEL_CONTENT_VOLUMES = _PREFIX + "content-volumes"
 
 
 def encode_handler(handler: Handler) -> str:

@@ -763,7 +763,9 @@ class ObservedVolume:
 @attrs.frozen
 class WrittenVolume:
     """The files podsync last wrote for a pod volume with content (configMap, secret,
-    downwardAPI), as its record under the root directory says.
+    downwardAPI), as its record says: the record in the engine volume that holds them
+    (``volume``), read back through the engine, or - for pods made by an earlier
+    podsync - the record under the root directory.
 
     Attributes:
         pod_uid: the pod.
@@ -772,9 +774,19 @@ class WrittenVolume:
             when the files were given to the pod's fsGroup.
         sources: the digest of each source the files were read from
             (``VolumeContent.sources``), so that a plan can say which one changed.
+        volume: the engine volume the record was read from
+            (``podsync._volumes.content_volume_name``); empty for a record under the
+            root directory.
+        payload: the payload directory the volume's ``..data`` names (an engine
+            volume's: the next write goes into the other one).
+        names: the top-level names the payload holds, each a symbolic link
+            ``<name> -> ..data/<name>`` in the volume (an engine volume's).
     """
 
     pod_uid: str
     name: str
     digest: str
     sources: dict[str, str] = attrs.field(factory=dict, hash=False)
+    volume: str = ""
+    payload: str = ""
+    names: tuple[str, ...] = ()

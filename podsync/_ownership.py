@@ -33,6 +33,7 @@ from podsync._labels import (
     LABEL_SPEC_HASH,
     LABEL_VOLUME_CLAIM,
     LABEL_VOLUME_KIND,
+    LABEL_VOLUME_NAME,
     LABEL_VOLUME_NAMESPACE,
     VOLUME_KIND_CLAIM,
 )
@@ -209,12 +210,15 @@ class VolumeOwnership:
         claim: the claim name; empty for a volume of another kind.
         pod_uid: the pod a volume of one pod belongs to (``LABEL_POD_UID``: a volume
             that lives as long as its pod); empty for a claim's, which no pod owns.
+        volume: the name of the pod volume whose data it holds (``LABEL_VOLUME_NAME``:
+            an ``emptyDir``'s); empty for a claim's.
     """
 
     kind: str
     namespace: str
     claim: str
     pod_uid: str = ""
+    volume: str = ""
 
     @property
     def retained(self) -> bool:
@@ -236,4 +240,5 @@ def volume_ownership(volume: ObservedVolume) -> VolumeOwnership | None:
         labels.get(LABEL_VOLUME_NAMESPACE, ""),
         labels.get(LABEL_VOLUME_CLAIM, ""),
         labels.get(LABEL_POD_UID, ""),
+        labels.get(LABEL_VOLUME_NAME, ""),
     )

@@ -90,12 +90,20 @@ from podsync._actions import (
     RemovePodDir,
     RemoveVolume,
     Wait,
+    WriteVolume,
 )
 from podsync._admission import admit
+from podsync._empty_dir_planner import empty_dir_of, empty_dir_setup, not_the_pods
 from podsync._fingerprint import scoped_fingerprint
 from podsync._gc import apply_global_cap, plan_orphan
 from podsync._images import normalize_image
-from podsync._labels import VOLUME_KIND_CLAIM, VOLUME_KIND_POD_STATE
+from podsync._labels import (
+    LABEL_EMPTY_DIRS,
+    VOLUME_KIND_CLAIM,
+    VOLUME_KIND_CONTENT,
+    VOLUME_KIND_EMPTY_DIR,
+    VOLUME_KIND_POD_STATE,
+)
 from podsync._models import (
     ObservedContainer,
     ObservedImage,
@@ -137,6 +145,7 @@ def plan(
     startup: Mapping[str, bool] | None = None,
     volumes: Sequence[ObservedVolume] = (),
     volume_files: Sequence[WrittenVolume] = (),
+    empty_dirs: Collection[tuple[str, str]] = (),
 ) -> Plan:
     """Compute what to do to make the observed state match the desired pods.
 
@@ -163,11 +172,22 @@ def plan(
         volumes: the named volumes on the engine. A ``persistentVolumeClaim``'s volume
             that is not among them is created (``CreateVolume``) before the first
             container that mounts it; one that is, but was not made by podsync, is used
-            as it is (the create says so). Creating a volume that exists changes
-            nothing, so a plan made without the list is safe, only less informed.
+            as it is (the create says so). An on-disk ``emptyDir``'s volume
+            (``empty_dir_volume_name``) is created, and set up, before the first
+            container that mounts it when it is not among them; the volumes podsync
+            made for a pod that is no longer desired are removed once none of its
+            containers is left (``RemoveVolume``), when deletions are allowed.
+            Creating a volume that exists changes nothing, so a plan made without the
+            list is safe, only less informed (it removes no volume).
         volume_files: the records of the volume files podsync wrote under the root
             directory (configMap, secret and downwardAPI volumes); a volume whose files
             differ from its content, or have no record, is written (``WriteVolume``).
+        empty_dirs: the host directories of ``emptyDir`` volumes that an earlier
+            podsync made (``<root>/<pod uid>/volumes/empty/<volume>``), as (pod uid,
+            volume name) pairs. A pod whose containers all stopped binding them moves
+            to engine volumes: such a directory is copied into its volume, and then
+            removed, before the first container that mounts the volume
+            (``CreateVolume`` with ``copy_from``).
 
     Returns:
         The plan; ``plan.has_changes`` is False when there is nothing to do.
@@ -186,6 +206,7 @@ def plan(
         options=options or PlanOptions(),
         volumes=volumes,
         volume_files=volume_files,
+        empty_dirs=empty_dirs,
     )
 
 
@@ -201,6 +222,7 @@ def _plan(
     startup: Mapping[str, bool] | None = None,
     volumes: Sequence[ObservedVolume] = (),
     volume_files: Sequence[WrittenVolume] = (),
+    empty_dirs: Collection[tuple[str, str]] = (),
 ) -> Plan:
     present: set[str] = set()
     users: dict[str, str] = {}
@@ -236,11 +258,15 @@ def _plan(
         group.append(instance)
 
     accepted, rejected = admit(desired, options, by_identity)
+    # The records of what podsync wrote: read from the engine volumes, and (for
+    # containers of earlier podsync versions) under the root directory.
     written: dict[str, dict[str, WrittenVolume]] | None = None
+    host_written: dict[str, dict[str, WrittenVolume]] = {}
     if any(v.content is not None for pod in accepted for v in pod.volumes):
         written = {}
         for record in volume_files:
-            written.setdefault(record.pod_uid, {})[record.name] = record
+            into = written if record.volume else host_written
+            into.setdefault(record.pod_uid, {})[record.name] = record
 
     # Each pod plan with actions is a group; ``owner`` says which group an observed
     # identity's actions go to.
@@ -256,13 +282,28 @@ def _plan(
         actions = PodPlanner(pod, instances, ctx, not_adopted.get(identity, ())).plan()
         if written is not None and any(v.content is not None for v in pod.volumes):
             # The volume files first: they exist before any container that mounts them
-            # is created, and change in place under the ones that run.
-            actions[:0] = volume_writes(pod, written.get(pod.uid, {}), options.root_dir)
+            # is created, and change in place under the ones that run. The helper
+            # containers that write them run the pod's network image, which the pod
+            # needs anyway (pulled when absent).
+            writes = volume_writes(
+                pod,
+                host=host_written.get(pod.uid, {}),
+                engine=written.get(pod.uid, {}),
+                instances=instances,
+                actions=actions,
+                volumes=volumes,
+                image=options.network_image,
+                root_dir=options.root_dir,
+            )
+            if any(isinstance(a, WriteVolume) and a.engine_volume for a in writes):
+                ctx.need_image(options.network_image, None, pod.uid)
+            actions[:0] = writes
         if actions and (
-            any(v.claim is not None for v in pod.volumes)
+            any(v.claim is not None or v.on_disk for v in pod.volumes)
             or any(isinstance(a, Create) and a.spec.file_mounts for a in actions)
         ):
-            actions = _with_volumes(pod, actions, volumes)
+            mounted = any(LABEL_EMPTY_DIRS in i.observed.labels for i in instances)
+            actions = _with_volumes(pod, actions, volumes, empty_dirs, ctx, used=mounted)
         if actions:
             # A pod with nothing to do holds nothing past its planning (the steady
             # state: 10,000 pods, no groups).
@@ -346,11 +387,18 @@ def _plan(
 
 
 def _with_volumes(
-    pod: Pod, actions: list[PodAction], volumes: Sequence[ObservedVolume]
+    pod: Pod,
+    actions: list[PodAction],
+    volumes: Sequence[ObservedVolume],
+    empty_dirs: Collection[tuple[str, str]],
+    ctx: PlanContext,
+    *,
+    used: bool = False,
 ) -> list[PodAction]:
     """``actions`` with a ``CreateVolume`` before the first create that mounts each
-    claim volume the engine does not have, and the creates that mount a volume podsync
-    did not make saying so.
+    claim or ``emptyDir`` volume the engine does not have (and each ``emptyDir`` whose
+    host directory an earlier podsync left), and the creates that mount a volume
+    podsync did not make saying so.
 
     podman's ``kube play`` makes a claim's volume when it is missing and uses one that
     exists, whoever made it; podsync does the same, but creates the volume itself, with
@@ -370,8 +418,27 @@ def _with_volumes(
             foreign: list[str] = []
             for mounted in action.spec.volumes:
                 name = mounted.volume
+                if name in created:
+                    continue
+                empty = empty_dir_of(pod, name)
+                if empty is not None:
+                    created.add(name)
+                    observed = present.get(name)
+                    setup = empty_dir_setup(
+                        pod, empty, observed, empty_dirs, ctx.options, used=used
+                    )
+                    if setup is not None:
+                        # The helper container that sets the volume up runs the pod's
+                        # network image: pulled when absent.
+                        ctx.need_image(setup.image, None, pod.uid)
+                        out.append(setup)
+                    elif not_the_pods(observed, pod.uid, empty):
+                        foreign.append(
+                            f"volume {name} exists and was not made by podsync: used as it is"
+                        )
+                    continue
                 claim = _claim_of(pod, name)
-                if claim is None or name in created:
+                if claim is None:
                     continue
                 created.add(name)
                 observed = present.get(name)
@@ -423,8 +490,11 @@ def _pod_state_volume(
 
 
 #: The kinds of volume podsync makes for one pod (``LABEL_POD_UID``), which go with it:
-#: its state volume and the records of its containers.
-_POD_VOLUME_KINDS = frozenset({VOLUME_KIND_POD_STATE, *RECORD_KINDS})
+#: its state volume, its emptyDir volumes, the files of its configMap, secret and
+#: downwardAPI volumes and the records of its containers.
+_POD_VOLUME_KINDS = frozenset(
+    {VOLUME_KIND_POD_STATE, VOLUME_KIND_EMPTY_DIR, VOLUME_KIND_CONTENT, *RECORD_KINDS}
+)
 
 
 def _remove_pod_volumes(
@@ -468,10 +538,14 @@ def _remove_pod_volumes(
         if found is not None and not key:
             key = by_identity[found][0].pod_key
         actions = groups.setdefault(group, (key, []))[1]
-        what = "state" if owned.kind == VOLUME_KIND_POD_STATE else owned.kind
+        what = {
+            VOLUME_KIND_POD_STATE: "state",
+            VOLUME_KIND_EMPTY_DIR: f"emptyDir {owned.volume or '?'}",
+            VOLUME_KIND_CONTENT: f"files of volume {owned.volume or '?'}",
+        }.get(owned.kind, owned.kind)
         reason = (
             Reason.ORPHANED_POD_VOLUME
-            if owned.kind == VOLUME_KIND_POD_STATE
+            if owned.kind in (VOLUME_KIND_POD_STATE, VOLUME_KIND_EMPTY_DIR, VOLUME_KIND_CONTENT)
             else Reason.ORPHANED_RECORD
         )
         # Before the pod directory's teardown: a removal that fails skips the rest of

@@ -2,10 +2,10 @@
 
 One private cattrs converter turns a ``Plan`` into plain data and back. Actions carry
 an ``"action"`` tag (``create``, ``kill``, ``remove``, ``wait``, ``removepoddir``,
-``writevolume``, ``pull``, ``removeimage``); enums are written as their values, bytes
-(the files a ``writevolume`` writes) as base64 text. The text is canonical
-(sorted keys, fixed indentation: indented down to each action, what an action holds on
-one line), so equal plans give byte-identical JSON. Any JSON layout of the same data
+``writevolume``, ``createvolume``, ``removevolume``, ``pull``, ``removeimage``); enums are
+written as their values, bytes (the files a ``writevolume`` writes) as base64 text. The
+text is canonical (sorted keys, fixed indentation: indented down to each action, what an
+action holds on one line), so equal plans give byte-identical JSON. Any JSON layout of the same data
 reads back (plans saved fully indented by earlier versions included).
 
 The top-level ``format_version`` is checked on load: a plan written by an incompatible
@@ -172,7 +172,8 @@ _OLDER_FORMATS = {
 
 
 # Formats read as they are: 5 is 6 without the actions and fields 6 added, 6 is 7
-# without those 7 added.
+# without those 7 added (a format-6 plan's creates bind emptyDir host directories, as
+# the podsync that made it did).
 _READABLE_FORMATS = frozenset({PLAN_FORMAT_VERSION, "6", "5"})
 
 

@@ -33,6 +33,7 @@ from podsync._actions import (
     Reason,
     Wait,
 )
+from podsync._empty_dir_planner import container_storage, empty_dir_mode
 from podsync._environment import environment
 from podsync._gc import gc_candidates, label_pre_stop, remove_action
 from podsync._hashing import SpecHash
@@ -40,8 +41,10 @@ from podsync._images import has_latest_tag, normalize_image, should_pull
 from podsync._init_planner import InitPlanner, _Decision, _numbered
 from podsync._labels import (
     ANNOTATION_LABEL_PREFIX,
+    EMPTY_DIRS_ENGINE,
     LABEL_ATTEMPT,
     LABEL_CONTAINER,
+    LABEL_EMPTY_DIRS,
     LABEL_GRACE_PERIOD,
     LABEL_POD_NAME,
     LABEL_POD_NAMESPACE,
@@ -53,18 +56,8 @@ from podsync._labels import (
     LABEL_SPEC_HASH,
     encode_handler,
 )
-from podsync._models import (
-    Container,
-    Handler,
-    Pod,
-    PullPolicy,
-    RestartPolicy,
-    engine_resources,
-)
-from podsync._naming import (
-    NETWORK_CONTAINER,
-    container_name,
-)
+from podsync._models import Container, Handler, Pod, PullPolicy, RestartPolicy, engine_resources
+from podsync._naming import NETWORK_CONTAINER, container_name
 from podsync._options import PlanOptions
 from podsync._ownership import Instance, newest_first
 from podsync._ports import port_mappings
@@ -78,11 +71,9 @@ from podsync._security import app_security, network_security, user_hold
 from podsync._spec_change import remembered_hash, remembered_network_hash, replanned, spec_change
 from podsync._volumes import (
     VolumeFileMount,
-    container_mounts,
     container_tmpfs,
-    container_volumes,
+    content_labels,
     termination_file_mount,
-    volume_host_paths,
 )
 
 __all__: list[str] = []  # the planner's own
@@ -230,6 +221,8 @@ class PodPlanner(InitPlanner):
         self.init_index = {c.name: i for i, c in enumerate(pod.init_containers)}
         # Init instances removed because the pod is rebuilt (kubelet purgeInitContainers).
         self.purged: list[Instance] = []
+        # Whether new containers mount emptyDirs as engine volumes (``empty_dir_mode``).
+        self.engine_empty_dirs = True
 
     # -- helpers -------------------------------------------------------------------
 
@@ -366,11 +359,8 @@ class PodPlanner(InitPlanner):
         pod, options, user = self.pod, self.ctx.options, self.ctx.image_user(c.image)
         attempt = _next_attempt([*self.by_name.get(c.name, ()), *self.reserved.get(c.name, ())])
         name = container_name(c.name, digest.name_hash, pod.full_name, pod.uid, attempt)
-        host_paths = volume_host_paths(pod, options.root_dir)
-        mounted = [m.name for m in c.volume_mounts]
-        volume_mounts = container_mounts(c.volume_mounts, host_paths, pod)
-        directories = tuple(
-            host_paths[v.name] for v in pod.volumes if v.on_disk and v.name in mounted
+        volume_mounts, directories, volumes = container_storage(
+            pod, c, options.root_dir, engine=self.engine_empty_dirs
         )
         file_mounts: tuple[VolumeFileMount, ...] = ()
         if c.termination_message_path:
@@ -382,6 +372,9 @@ class PodPlanner(InitPlanner):
         if pre_stop is not None:
             labels[LABEL_PRE_STOP] = encode_handler(pre_stop)
         labels.update(self._init_labels(c))
+        labels.update(content_labels(c.volume_mounts, pod))
+        if any(v.no_copy for v in volumes):  # an emptyDir's engine volume
+            labels[LABEL_EMPTY_DIRS] = EMPTY_DIRS_ENGINE
         # Requests and limits as the modern kubelet passes them (calculateLinuxResources,
         # kuberuntime_container_linux.go; kubelet-modern.md §6): the weight from the CPU
         # request (else the limit), the quota from the CPU limit, the memory limit from
@@ -412,7 +405,7 @@ class PodPlanner(InitPlanner):
             security=app_security(
                 c.security_context, pod.security_context, options.root_dir, net_name, user
             ),
-            volumes=tuple(container_volumes(c.volume_mounts, pod)),
+            volumes=volumes,
             file_mounts=file_mounts,
         )
 
@@ -663,6 +656,8 @@ class PodPlanner(InitPlanner):
             if instance.running
         ]
         starts = any(d.start is not None for d in (*inits, *decisions))
+        stopped = [kill[0] for d in (*inits, *decisions) for kill in d.kills] + strays
+        self.engine_empty_dirs, moving = empty_dir_mode(pod, self.by_name, stopped, starts)
         if rebuild is not None:
             net_needed = starts
         else:
@@ -707,14 +702,19 @@ class PodPlanner(InitPlanner):
             for d in (*inits, *decisions):
                 self._emit_start(d, net_name)
         else:
+            # A pod ``moving`` its emptyDirs into engine volumes stops every container
+            # first: what they wrote is all there when the host directories are copied.
             for d in (*inits, *decisions):
                 for kill in d.kills:
                     self._kill(*kill)
-                self._emit_start(d, net_name)
+                if not moving:
+                    self._emit_start(d, net_name)
             for stray in strays:
                 self._kill(
                     stray, Reason.NOT_IN_SPEC, "no longer in the pod spec", label_pre_stop(stray)
                 )
+            for d in (*inits, *decisions) if moving else ():
+                self._emit_start(d, net_name)
             for dup in running_nets[1:]:
                 self._kill(dup, Reason.DUPLICATE, f"duplicate of {net_name}", None)
             if net_keeper is not None and not net_needed:

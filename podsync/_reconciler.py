@@ -539,6 +539,9 @@ class Reconciler:
                 before_apply=_keep_plan,
                 # In memory, as the kubelet's prober keeps them: no record per probe.
                 probe_states=self._probe_states,
+                # A collection round also removes the emptyDir volumes that pods
+                # gone earlier left behind (a removal that failed).
+                volumes=gc,
             )
         except (RuntimeCallError, OSError) as exc:
             self._round_failed(now, started, " ".join(str(exc).split()))

@@ -38,6 +38,8 @@ from podsync._apply import (
     apply,
 )
 from podsync._clock import Clock, Clocks, clocks
+from podsync._content_engine import read_content_records
+from podsync._host_empty_dirs import list_host_empty_dirs
 from podsync._hostfs import list_pod_dirs, read_stop_records
 from podsync._labels import VOLUME_KIND_PROBE_RECORD
 from podsync._models import ObservedContainer, ObservedImage, ObservedVolume, Pod, WrittenVolume
@@ -50,8 +52,6 @@ from podsync._probing import probe as run_prober
 from podsync._probing import save as save_probe_records
 from podsync._records import probe_records, records_of, stop_records
 from podsync._runtime import Runtime
-from podsync._volume_writer import read_volumes
-from podsync._volumes import content_dir
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = ["Observation", "SyncResult", "observe", "sync"]
@@ -73,6 +73,10 @@ class Observation:
             (configMap, secret and downwardAPI volumes; see ``observe``).
         volumes_listed: whether ``volumes`` is the engine's list (else it is empty
             because the volumes were not listed).
+        empty_dirs: the emptyDir host directories an earlier podsync made for the
+            desired pods, as (pod uid, volume name): looked for when the volumes are
+            listed, and moved into engine volumes by the plan
+            (``plan(..., empty_dirs=...)``).
 
     A container podsync stopped carries its stop record in
     ``ObservedContainer.stopped_by_podsync``, whatever the runtime.
@@ -84,6 +88,7 @@ class Observation:
     volumes: tuple[ObservedVolume, ...] = ()
     volume_files: tuple[WrittenVolume, ...] = ()
     volumes_listed: bool = False
+    empty_dirs: frozenset[tuple[str, str]] = frozenset()
 
 
 def observe(
@@ -106,15 +111,19 @@ def observe(
     (their records). Stopped containers get their stop records (see
     ``ObservedContainer.stopped_by_podsync``) from there, and, for pods that an earlier
     podsync kept a directory for, from that directory: podsync records the containers
-    it stops, because no engine can report it.
+    it stops, because no engine can report it. With the volumes, the emptyDir host
+    directories an earlier podsync made for the ``desired`` pods are looked for
+    (``Observation.empty_dirs``).
 
     Args:
         runtime: the engine.
         root_dir: the root directory of pod data; ``PlanOptions().root_dir`` when
             ``None``. A missing root directory holds no pod directories.
         desired: the pods about to be planned: the records of their configMap, secret
-            and downwardAPI volumes are read (one small file per such volume of a pod
-            with a directory; nothing for pods without such volumes).
+            and downwardAPI volumes are read through the engine (one archive read per
+            such volume that a container of the pod mounts; nothing for pods without
+            such volumes), and under the root directory for the host directories that
+            running containers of an earlier podsync bind.
         probed: whether the ``desired`` pods' probes are about to run: their records
             are then read (False: a sync that does not probe).
 
@@ -135,21 +144,27 @@ def observe(
     volumes = volumes or _records_matter(containers, desired if probed else ())
     named = tuple(runtime.list_volumes()) if volumes else ()
     pod_dirs = list_pod_dirs(root)
-    wanted: dict[str, dict[str, str]] = {}
-    for pod in desired:
-        if pod.uid not in pod_dirs:
-            continue  # nothing written yet
-        for volume in pod.volumes:
-            if volume.content is not None:
-                wanted.setdefault(pod.uid, {})[volume.name] = content_dir(root, pod.uid, volume)
     return Observation(
         _with_stop_records(containers, root, pod_dirs, stop_records(records_of(named))),
         listed,
         frozenset(pod_dirs),
         named,
-        read_volumes(root, wanted) if wanted else (),
+        read_content_records(runtime, root, desired, containers, pod_dirs),
         volumes,
+        _host_empty_dirs(root, desired, pod_dirs) if volumes else frozenset(),
     )
+
+
+def _host_empty_dirs(
+    root_dir: str, desired: Sequence[Pod], pod_dirs: Collection[str]
+) -> frozenset[tuple[str, str]]:
+    """The emptyDir host directories of the desired pods that have a pod directory."""
+    pods = [
+        (pod.uid, [v.name for v in pod.volumes if v.on_disk])
+        for pod in desired
+        if pod.uid in pod_dirs and any(v.on_disk for v in pod.volumes)
+    ]
+    return frozenset(list_host_empty_dirs(root_dir, pods)) if pods else frozenset()
 
 
 def _records_matter(containers: Sequence[ObservedContainer], desired: Sequence[Pod]) -> bool:
@@ -257,6 +272,7 @@ def sync(
     before_apply: Callable[[Plan, Observation], bool] | None = None,
     record_probes: bool = True,
     probe_states: MutableMapping[str, str] | None = None,
+    volumes: bool = False,
 ) -> SyncResult:
     """Make the engine run ``desired``: observe, probe, plan, apply (seed SyncPods +
     syncPod, in one pass).
@@ -298,6 +314,11 @@ def sync(
             memory, as the kubelet's prober does, and writes no record per probe run).
             A container it has no states for starts from its record in the engine (an
             earlier ``apply``'s), which is then removed: the states move into the map.
+        volumes: list the named volumes whatever the plan needs (one call), so that
+            the emptyDir volumes of pods that are no longer desired and have no
+            container left (a removal that failed) are removed too; ``podsync run``'s
+            garbage collection rounds do. Without it, they are listed only when the
+            plan creates a volume or removes what is left of a pod.
 
     Returns:
         The plan and the outcome of applying it. Failed runtime calls are failed
@@ -329,6 +350,7 @@ def sync(
             before_apply=before_apply,
             record_probes=record_probes,
             probe_states=probe_states,
+            collect_volumes=volumes,
         )
     finally:
         if owned:
@@ -395,9 +417,17 @@ def _needs_volumes(action: Action) -> bool:
     )
 
 
-def _with_volumes(observation: Observation, runtime: Runtime) -> Observation:
-    """``observation`` with the engine's named volumes."""
-    return attrs.evolve(observation, volumes=tuple(runtime.list_volumes()), volumes_listed=True)
+def _with_volumes(
+    observation: Observation, runtime: Runtime, root_dir: str, desired: Sequence[Pod]
+) -> Observation:
+    """``observation`` with the engine's named volumes, and the desired pods' emptyDir
+    host directories."""
+    return attrs.evolve(
+        observation,
+        volumes=tuple(runtime.list_volumes()),
+        volumes_listed=True,
+        empty_dirs=_host_empty_dirs(root_dir, desired, observation.pod_dirs),
+    )
 
 
 def _likely_creates(desired: Sequence[Pod], observed: Sequence[ObservedContainer]) -> bool:
@@ -428,6 +458,7 @@ def _sync(
     before_apply: Callable[[Plan, Observation], bool] | None,
     record_probes: bool,
     probe_states: MutableMapping[str, str] | None = None,
+    collect_volumes: bool = False,
 ) -> SyncResult:
     _check_settings(workers, hook_timeout)
     if probe_timeout is not None and not probe_timeout > 0:
@@ -493,6 +524,7 @@ def _sync(
             options=options,
             volumes=observation.volumes,
             volume_files=observation.volume_files,
+            empty_dirs=observation.empty_dirs,
         )
 
     # The plan is the costly step at fleet scale, so it is made once wherever the
@@ -501,22 +533,41 @@ def _sync(
     # will be created). Otherwise (the steady state) the plan is made without them and,
     # only if it turns out to need them after all, made again with the list.
     fetched = options.gc.remove_dangling_images or _likely_creates(desired, observation.containers)
-    # The named volumes matter only to a create that mounts a claim's volume: listed
-    # with the images when creates are likely and a pod has a claim, else only when the
-    # plan turns out to create such a container (a plan made without the list creates
-    # every volume it mounts) - at most one list call, none for pods without claims.
-    claims = fetched and any(v.claim is not None for pod in desired for v in pod.volumes)
+    # The named volumes (and the emptyDir host directories of earlier podsync versions)
+    # matter to a create that mounts a claim's or an emptyDir's volume: listed with the
+    # images when creates are likely and a pod has such volumes, else only when the plan
+    # turns out to create such a container (a plan made without the list creates every
+    # volume it mounts) or to remove what is left of a pod - at most one list call, none
+    # for pods without them. ``collect_volumes`` lists them whatever the plan.
+    claims = collect_volumes or (
+        fetched
+        and any(
+            v.claim is not None or v.on_disk or v.content is not None
+            for pod in desired
+            for v in pod.volumes
+        )
+    )
     if fetched:
         observation = attrs.evolve(observation, images=tuple(runtime.list_images()))
     if claims and not observation.volumes_listed:
-        observation = _with_volumes(observation, runtime)
+        observation = _with_volumes(observation, runtime, options.root_dir, desired)
     the_plan = make_plan()
     again = False
     if not fetched and any(_needs_images(a) for a in the_plan.actions):
         observation = attrs.evolve(observation, images=tuple(runtime.list_images()))
         again = True
+        # Without the images a container may have waited for its image instead of being
+        # created: the volumes its pod mounts are listed now, for the one plan again.
+        waiting = {a.pod_uid for a in the_plan.actions if isinstance(a, Wait)}
+        if not observation.volumes_listed and any(
+            v.claim is not None or v.on_disk or v.content is not None
+            for pod in desired
+            if pod.uid in waiting
+            for v in pod.volumes
+        ):
+            observation = _with_volumes(observation, runtime, options.root_dir, desired)
     if not observation.volumes_listed and any(_needs_volumes(a) for a in the_plan.actions):
-        observation = _with_volumes(observation, runtime)
+        observation = _with_volumes(observation, runtime, options.root_dir, desired)
         again = True
     if again:
         the_plan = make_plan()

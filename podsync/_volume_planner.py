@@ -20,48 +20,137 @@ Pure, a planner module: no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 
-from podsync._actions import Reason, WriteVolume
-from podsync._models import Pod, Volume, WrittenVolume
-from podsync._volumes import content_digest, content_dir
+from podsync._actions import Create, CreateVolume, Kill, PodAction, Reason, WriteVolume
+from podsync._content_layout import next_payload
+from podsync._labels import LABEL_CONTENT_VOLUMES
+from podsync._models import ObservedVolume, Pod, Volume, WrittenVolume
+from podsync._ownership import Instance
+from podsync._volumes import (
+    content_digest,
+    content_dir,
+    content_volume_labels,
+    content_volume_name,
+    decode_content_volumes,
+    legacy_content_mounts,
+)
 
 __all__: list[str] = []  # the planner's own
 
 
 def volume_writes(
-    pod: Pod, observed: Mapping[str, WrittenVolume], root_dir: str
-) -> list[WriteVolume]:
-    """The ``WriteVolume`` s of ``pod``: one for each volume with content whose files
-    under ``root_dir`` are not what its content says (``observed``: the records found,
-    by volume name), in the pod's volume order."""
+    pod: Pod,
+    *,
+    host: Mapping[str, WrittenVolume],
+    engine: Mapping[str, WrittenVolume],
+    instances: Sequence[Instance],
+    actions: Sequence[PodAction],
+    volumes: Collection[ObservedVolume],
+    image: str,
+    root_dir: str,
+) -> list[PodAction]:
+    """The actions that make ``pod``'s configMap, secret and downwardAPI volumes hold
+    their content, to run before ``actions`` (the pod's plan), in the pod's volume
+    order.
+
+    A volume's engine volume (``content_volume_name``) is kept written while a
+    container of the pod mounts it (one with ``LABEL_CONTENT_VOLUMES`` naming it,
+    running or not) or ``actions`` create one that does: a ``WriteVolume`` when the
+    record read from it (``engine``) is missing or says other content, after a
+    ``CreateVolume`` when it has no record and ``volumes`` (the engine's, when listed)
+    do not hold it as podsync's. Its host directory (``content_dir``) is written as
+    before only while a running container made by an earlier podsync binds it and is
+    not stopped by ``actions`` (``host``: the records found there). ``image`` is the
+    helper containers' image (the pod's network image)."""
     fs_group = pod.security_context.fs_group if pod.security_context is not None else None
-    writes: list[WriteVolume] = []
+    stopping = {a.id for a in actions if isinstance(a, Kill)}
+    legacy = legacy_content_mounts(
+        pod, [i.observed for i in instances if i.observed.id not in stopping]
+    )
+    consumers: set[str] = set()
+    for instance in instances:
+        text = instance.observed.labels.get(LABEL_CONTENT_VOLUMES)
+        if text:
+            consumers.update(decode_content_volumes(text))
+    created = {m.volume for a in actions if isinstance(a, Create) for m in a.spec.volumes}
+    present = {v.name: v for v in volumes}
+    out: list[PodAction] = []
     for volume in pod.volumes:
         content = volume.content
         if content is None:
             continue
         digest = content_digest(content, fs_group)
-        found = observed.get(volume.name)
-        if found is not None and found.digest == digest:
-            continue
-        if found is None:
-            reason, why = Reason.VOLUME_MISSING, "files not written yet"
-        else:
-            reason, why = Reason.VOLUME_CHANGED, _what_changed(volume, found, fs_group)
-        writes.append(
-            WriteVolume(
-                pod=pod.key,
-                pod_uid=pod.uid,
-                volume=volume.name,
-                path=content_dir(root_dir, pod.uid, volume),
-                content=content,
-                reason=reason,
-                message=f"write {pod.key} volume {volume.name} ({content.kind.value}): {why}",
-                fs_group=fs_group,
-            )
-        )
-    return writes
+        kind = content.kind.value
+        name = content_volume_name(pod.uid, volume.name)
+        if volume.name in consumers or name in created:
+            found = engine.get(volume.name)
+            if found is None or found.digest != digest:
+                if found is None and not _ours(present.get(name), pod, volume.name):
+                    out.append(
+                        CreateVolume(
+                            pod=pod.key,
+                            pod_uid=pod.uid,
+                            volume=name,
+                            labels=content_volume_labels(pod, volume.name),
+                            reason=Reason.VOLUME_MISSING,
+                            message=f"create volume {name}: {kind} volume {volume.name}",
+                        )
+                    )
+                reason, why = _why(volume, found, fs_group)
+                previous = found.payload if found is not None else ""
+                out.append(
+                    WriteVolume(
+                        pod=pod.key,
+                        pod_uid=pod.uid,
+                        volume=volume.name,
+                        path="",
+                        content=content,
+                        reason=reason,
+                        message=f"write {pod.key} volume {volume.name} ({kind}): {why}",
+                        fs_group=fs_group,
+                        engine_volume=name,
+                        image=image,
+                        payload=next_payload(previous),
+                        previous=previous,
+                        linked=found.names if found is not None else (),
+                    )
+                )
+        if volume.name in legacy:
+            found = host.get(volume.name)
+            if found is None or found.digest != digest:
+                reason, why = _why(volume, found, fs_group)
+                path = content_dir(root_dir, pod.uid, volume)
+                out.append(
+                    WriteVolume(
+                        pod=pod.key,
+                        pod_uid=pod.uid,
+                        volume=volume.name,
+                        path=path,
+                        content=content,
+                        reason=reason,
+                        message=(
+                            f"write {pod.key} volume {volume.name} ({kind}) into {path}, "
+                            f"which a container made by an earlier podsync binds: {why}"
+                        ),
+                        fs_group=fs_group,
+                    )
+                )
+    return out
+
+
+def _ours(observed: ObservedVolume | None, pod: Pod, volume: str) -> bool:
+    """Whether ``observed`` is the engine volume podsync made for ``pod``'s ``volume``."""
+    if observed is None:
+        return False
+    labels = observed.labels
+    return labels == {**labels, **content_volume_labels(pod, volume)}
+
+
+def _why(volume: Volume, found: WrittenVolume | None, fs_group: int | None) -> tuple[Reason, str]:
+    if found is None:
+        return Reason.VOLUME_MISSING, "files not written yet"
+    return Reason.VOLUME_CHANGED, _what_changed(volume, found, fs_group)
 
 
 def _what_changed(volume: Volume, found: WrittenVolume, fs_group: int | None) -> str:

@@ -54,6 +54,7 @@ from collections.abc import Mapping, Sequence
 import attrs
 
 from podsync._actions import Plan, WriteVolume
+from podsync._content_layout import parse_record
 from podsync._hostfs import HostPathRefused, _components, _make_pod_path
 from podsync._models import VolumeContent, VolumeFile, WrittenVolume
 from podsync._secrets import SecretLookup, checked_value
@@ -78,23 +79,6 @@ def record_text(content: VolumeContent, fs_group: int | None) -> bytes:
     written for) and its sources' digests, as canonical JSON."""
     data = {"digest": content_digest(content, fs_group), "sources": dict(content.sources)}
     return json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
-
-
-def parse_record(pod_uid: str, name: str, data: bytes) -> WrittenVolume | None:
-    """The ``WrittenVolume`` a record says, or ``None`` for anything podsync did not
-    write (an unreadable record is as good as none: the volume is written again)."""
-    try:
-        value = json.loads(data)
-    except ValueError:
-        return None
-    if not isinstance(value, dict):
-        return None
-    digest, sources = value.get("digest"), value.get("sources")
-    if not isinstance(digest, str) or not isinstance(sources, dict):
-        return None
-    if not all(isinstance(k, str) and isinstance(v, str) for k, v in sources.items()):
-        return None
-    return WrittenVolume(pod_uid, name, digest, dict(sources))
 
 
 def _volume_dir(path: str, root_dir: str) -> str:

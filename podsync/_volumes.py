@@ -30,20 +30,34 @@ Nothing here does I/O.
 from __future__ import annotations
 
 import hashlib
+import json
 import posixpath
 from collections.abc import Iterable, Mapping
 
 import attrs
 
 from podsync._labels import (
+    LABEL_CONTAINER,
+    LABEL_CONTENT_VOLUMES,
     LABEL_POD_UID,
     LABEL_VOLUME_CLAIM,
     LABEL_VOLUME_KIND,
+    LABEL_VOLUME_NAME,
     LABEL_VOLUME_NAMESPACE,
     VOLUME_KIND_CLAIM,
+    VOLUME_KIND_CONTENT,
+    VOLUME_KIND_EMPTY_DIR,
     VOLUME_KIND_POD_STATE,
 )
-from podsync._models import Container, Pod, Volume, VolumeContent, VolumeKind, VolumeMount
+from podsync._models import (
+    Container,
+    ObservedContainer,
+    Pod,
+    Volume,
+    VolumeContent,
+    VolumeKind,
+    VolumeMount,
+)
 
 # What this module offers the rest of podsync; podsync/__init__.py re-exports the public
 # part of it, not all of it.
@@ -58,6 +72,15 @@ __all__ = [
     "claim_volume_name",
     "content_digest",
     "content_dir",
+    "content_labels",
+    "content_volume_labels",
+    "content_volume_name",
+    "decode_content_volumes",
+    "empty_dir_host_path",
+    "empty_dir_volume_labels",
+    "empty_dir_volume_name",
+    "encode_content_volumes",
+    "legacy_content_mounts",
     "pod_state_volume_labels",
     "pod_state_volume_name",
     "termination_file_mount",
@@ -83,7 +106,9 @@ def volume_host_paths(pod: Pod, root_dir: str) -> dict[str, str]:
     ``TmpfsMount``), nor has a claim (a ``NamedVolumeMount``); a volume with content
     is its ``content_dir``; an emptyDir on disk is
     ``<root_dir>/<pod uid>/volumes/empty/<volume name>`` (the seed's layout, under the
-    uid rather than the pod name - see the module docstring).
+    uid rather than the pod name - see the module docstring): where podsync kept it
+    before emptyDirs were engine volumes (``empty_dir_volume_name``), and where the
+    containers of such a pod still bind it from (``podsync._empty_dir_planner``).
     """
     paths: dict[str, str] = {}
     for volume in pod.volumes:
@@ -96,7 +121,7 @@ def volume_host_paths(pod: Pod, root_dir: str) -> dict[str, str]:
         elif volume.content is not None:
             paths[volume.name] = content_dir(root_dir, pod.uid, volume)
         else:
-            paths[volume.name] = posixpath.join(root_dir, pod.uid, "volumes", "empty", volume.name)
+            paths[volume.name] = empty_dir_host_path(root_dir, pod.uid, volume.name)
     return paths
 
 
@@ -219,11 +244,17 @@ class NamedVolumeMount:
     """A named engine volume made visible inside a container: the volume ``volume``
     appears at ``container_path`` (absolute), writable unless ``read_only``. An engine
     creates a volume it does not have yet, unlabelled (Docker does), so whoever wants it
-    labelled creates it first (``Runtime.create_volume``)."""
+    labelled creates it first (``Runtime.create_volume``).
+
+    ``no_copy``: never fill the volume from the image. Docker copies the content, the
+    mode and the owner of the image's directory at ``container_path`` into an empty
+    volume the first time a container mounts it, unless the mount says ``nocopy``; an
+    ``emptyDir`` starts empty, with its own mode, whatever the image holds there."""
 
     volume: str
     container_path: str
     read_only: bool = False
+    no_copy: bool = False
 
 
 # The prefix of a claim's volume name: podsync's, and apart from the names compose gives
@@ -256,20 +287,118 @@ def claim_volume_labels(namespace: str, claim: str) -> dict[str, str]:
     }
 
 
-def container_volumes(volume_mounts: Iterable[VolumeMount], pod: Pod) -> list[NamedVolumeMount]:
+def container_volumes(
+    volume_mounts: Iterable[VolumeMount], pod: Pod, *, empty_dirs: bool = False
+) -> list[NamedVolumeMount]:
     """The ``NamedVolumeMount`` of each of a container's mounts of a claim, in order:
     the claim's volume, read-only when the mount or the claim's volume source says so
-    (the kubelet mounts a claim read-only for either)."""
+    (the kubelet mounts a claim read-only for either). With ``empty_dirs``, its mounts
+    of the pod's on-disk ``emptyDir`` volumes too, in the same order: each volume's
+    ``empty_dir_volume_name``, never filled from the image (``no_copy``). Its mounts of
+    the pod's configMap, secret and downwardAPI volumes are their
+    ``content_volume_name``, read-only whatever the mount says (their files are
+    podsync's to write, as the kubelet mounts them)."""
     claims = {v.name: v.claim for v in pod.volumes if v.claim is not None}
-    return [
-        NamedVolumeMount(
-            claim_volume_name(pod.namespace, claims[m.name].claim_name),
-            m.mount_path,
-            m.read_only or claims[m.name].read_only,
-        )
-        for m in volume_mounts
-        if m.name in claims
-    ]
+    empty = {v.name for v in pod.volumes if v.on_disk} if empty_dirs else set()
+    content = {v.name for v in pod.volumes if v.content is not None}
+    mounts: list[NamedVolumeMount] = []
+    for m in volume_mounts:
+        claim = claims.get(m.name)
+        if claim is not None:
+            mounts.append(
+                NamedVolumeMount(
+                    claim_volume_name(pod.namespace, claim.claim_name),
+                    m.mount_path,
+                    m.read_only or claim.read_only,
+                )
+            )
+        elif m.name in empty:
+            mounts.append(
+                NamedVolumeMount(
+                    empty_dir_volume_name(pod.uid, m.name), m.mount_path, m.read_only, True
+                )
+            )
+        elif m.name in content:
+            # Read-only; never empty when mounted (written before the first container
+            # that mounts it is created), so the engine copies nothing into it.
+            mounts.append(
+                NamedVolumeMount(content_volume_name(pod.uid, m.name), m.mount_path, True)
+            )
+    return mounts
+
+
+# The prefix of the engine volume of a configMap, secret or downwardAPI volume: apart
+# from a claim's (``podsync_``), an emptyDir's (``podsync-emptydir_``), compose's
+# (``<project>_<volume>``) and, by the pod uid in it, every other pod's.
+_CONTENT_VOLUME_PREFIX = "podsync-content"
+
+
+def content_volume_name(pod_uid: str, volume: str) -> str:
+    """The named engine volume that holds the files of the configMap, secret or
+    downwardAPI volume ``volume`` of pod ``pod_uid``: ``podsync-content_<pod
+    uid>_<volume>``.
+
+    Unambiguous as ``empty_dir_volume_name`` is (a uid podsync admits and a volume
+    name have no ``_``), and never equal to a claim's or an emptyDir's name: the text
+    before the first ``_`` differs. Every character is one Docker's local driver takes
+    (``[a-zA-Z0-9][a-zA-Z0-9_.-]+``); a name longer than 255 bytes is cut with a digest
+    of the whole name, as an emptyDir's.
+    """
+    return _file_name(f"{_CONTENT_VOLUME_PREFIX}_{pod_uid}_{volume}")
+
+
+def content_volume_labels(pod: Pod, volume: str) -> dict[str, str]:
+    """The labels of the engine volume of ``pod``'s configMap, secret or downwardAPI
+    ``volume``: its ownership label (``LABEL_VOLUME_KIND`` ``content``), the pod's uid
+    and namespace and the volume's name; podsync removes it with the pod."""
+    return {
+        LABEL_VOLUME_KIND: VOLUME_KIND_CONTENT,
+        LABEL_VOLUME_NAMESPACE: pod.namespace,
+        LABEL_POD_UID: pod.uid,
+        LABEL_VOLUME_NAME: volume,
+    }
+
+
+# The prefix of an emptyDir's volume name. Apart from a claim's (``podsync_``: the
+# character after "podsync" differs), from compose's (``<project>_<volume>``) and, by
+# the pod uid in it, from every other pod's.
+_EMPTY_DIR_VOLUME_PREFIX = "podsync-emptydir"
+
+
+def empty_dir_volume_name(pod_uid: str, volume: str) -> str:
+    """The named engine volume that holds the data of the on-disk ``emptyDir``
+    ``volume`` of pod ``pod_uid``: ``podsync-emptydir_<pod uid>_<volume>``.
+
+    Unambiguous: a pod uid podsync admits (``is_safe_uid``: letters, digits, ``.``
+    and ``-``) and a volume name (a DNS-1123 label) have no ``_``, so a name splits back
+    into exactly its pod and volume, and it never equals a claim's
+    ``podsync_<namespace>_<claim>``. Every character is one Docker's local driver takes
+    (``[a-zA-Z0-9][a-zA-Z0-9_.-]+``). A name longer than a file name may be (255
+    bytes: the local driver makes a directory of that name; a uid may have up to 253
+    characters) is cut, with 16 hex digits of the SHA-256 of the whole name - the
+    volume's labels say whose it is.
+    """
+    return _file_name(f"{_EMPTY_DIR_VOLUME_PREFIX}_{pod_uid}_{volume}")
+
+
+def empty_dir_volume_labels(pod: Pod, volume: str) -> dict[str, str]:
+    """The labels of the engine volume of ``pod``'s ``emptyDir`` ``volume``: its
+    ownership label (``LABEL_VOLUME_KIND`` ``empty-dir``), the pod's uid and namespace
+    and the volume's name; podsync removes it with the pod."""
+    return {
+        LABEL_VOLUME_KIND: VOLUME_KIND_EMPTY_DIR,
+        LABEL_VOLUME_NAMESPACE: pod.namespace,
+        LABEL_POD_UID: pod.uid,
+        LABEL_VOLUME_NAME: volume,
+    }
+
+
+def empty_dir_host_path(root_dir: str, pod_uid: str, volume: str) -> str:
+    """Where podsync before engine volumes kept an on-disk ``emptyDir``, on the host:
+    ``<root_dir>/<pod uid>/volumes/empty/<volume>`` (the seed's layout, under the uid).
+    Containers made then bind it; it is copied into the volume when the pod moves over
+    (see ``podsync._pod_planner``)."""
+    return posixpath.join(root_dir, pod_uid, "volumes", "empty", volume)
 
 
 @attrs.frozen
@@ -353,3 +482,66 @@ def termination_file_mount(
         container.termination_message_path,
         image=image,
     )
+
+
+def content_mount_paths(volume_mounts: Iterable[VolumeMount], pod: Pod) -> dict[str, str]:
+    """The pod's configMap, secret and downwardAPI volumes that ``volume_mounts``
+    mount, each with its first mount path: what ``LABEL_CONTENT_VOLUMES`` records."""
+    content = {v.name for v in pod.volumes if v.content is not None}
+    paths: dict[str, str] = {}
+    for m in volume_mounts:
+        if m.name in content:
+            paths.setdefault(m.name, m.mount_path)
+    return paths
+
+
+def content_labels(volume_mounts: Iterable[VolumeMount], pod: Pod) -> dict[str, str]:
+    """The labels of a container with ``volume_mounts`` that say where it mounts the
+    pod's configMap, secret and downwardAPI volumes (``LABEL_CONTENT_VOLUMES``; none
+    when it mounts none)."""
+    paths = content_mount_paths(volume_mounts, pod)
+    return {LABEL_CONTENT_VOLUMES: encode_content_volumes(paths)} if paths else {}
+
+
+def encode_content_volumes(paths: Mapping[str, str]) -> str:
+    """``LABEL_CONTENT_VOLUMES``'s value: canonical compact JSON."""
+    return json.dumps(dict(paths), sort_keys=True, separators=(",", ":"))
+
+
+def decode_content_volumes(text: str) -> dict[str, str]:
+    """What ``LABEL_CONTENT_VOLUMES``'s value says (volume name -> mount path), or an
+    empty mapping for a value podsync did not write."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}
+    if not isinstance(value, dict):
+        return {}
+    return {
+        k: v
+        for k, v in value.items()
+        if isinstance(k, str) and isinstance(v, str) and v.startswith("/")
+    }
+
+
+def legacy_content_mounts(pod: Pod, containers: Iterable[ObservedContainer]) -> set[str]:
+    """The configMap, secret and downwardAPI volumes of ``pod`` that a running container
+    made by an earlier podsync binds from its host directory (``content_dir``): a
+    running container of the pod without ``LABEL_CONTENT_VOLUMES`` whose container, as the pod
+    says it, mounts them (a kept container's spec is the pod's; one that is not kept is
+    replaced, and what its old spec mounted no longer matters then)."""
+    content = {v.name for v in pod.volumes if v.content is not None}
+    mounts = {
+        c.name: {m.name for m in c.volume_mounts} & content
+        for c in (*pod.init_containers, *pod.containers)
+    }
+    found: set[str] = set()
+    for container in containers:
+        labels = container.labels
+        if (
+            container.running
+            and labels.get(LABEL_POD_UID) == pod.uid
+            and LABEL_CONTENT_VOLUMES not in labels
+        ):
+            found |= mounts.get(labels.get(LABEL_CONTAINER, ""), set())
+    return found

@@ -98,6 +98,7 @@ from podsync._console import (
     warn_rejected,
     warn_unpublished_ports,
 )
+from podsync._content_engine import planned_engine_records
 from podsync._fingerprint import plan_fingerprint
 from podsync._models import ObservedContainer, ObservedVolume, Pod
 from podsync._options import GCPolicy, PlanOptions
@@ -183,10 +184,12 @@ def _never(the_plan: Plan, observation: Observation) -> bool:
     return False
 
 
-def _fingerprint(the_plan: Plan, observation: Observation) -> str:
+def _fingerprint(the_plan: Plan, observation: Observation, runtime: Runtime) -> str:
     """The fingerprint of ``the_plan`` against ``observation`` and the records of the
-    volumes it writes (``plan_fingerprint``)."""
-    volumes = planned_volume_records(the_plan)
+    volumes it writes (``plan_fingerprint``): under the root directory, and in the
+    engine volumes, read through ``runtime``."""
+    engine = planned_engine_records(runtime, the_plan, observation.containers)
+    volumes = planned_volume_records(the_plan) + engine
     return plan_fingerprint(
         the_plan,
         observation.containers,
@@ -570,7 +573,7 @@ def _apply_saved(args: argparse.Namespace, console: Console, factory: RuntimeFac
         )
     the_plan = _unsealed(the_plan, args.plan_file, etcd_options(args))
     with _engine(factory, args.docker_host) as runtime:
-        current = _fingerprint(the_plan, _observe(runtime, root_dir))
+        current = _fingerprint(the_plan, _observe(runtime, root_dir), runtime)
         if current != the_plan.fingerprint:
             raise _Failure(
                 "Saved plan is stale: the engine changed since the plan was made "

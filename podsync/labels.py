@@ -22,6 +22,8 @@ from __future__ import annotations
 from podsync._labels import (
     LABEL_ATTEMPT,
     LABEL_CONTAINER,
+    LABEL_CONTENT_VOLUMES,
+    LABEL_EMPTY_DIRS,
     LABEL_GRACE_PERIOD,
     LABEL_INIT_INDEX,
     LABEL_INIT_RESTART_POLICY,
@@ -35,12 +37,15 @@ from podsync._labels import (
     LABEL_SPEC_HASH,
     LABEL_VOLUME_CLAIM,
     LABEL_VOLUME_KIND,
+    LABEL_VOLUME_NAME,
     LABEL_VOLUME_NAMESPACE,
 )
 
 __all__ = [
     "LABEL_ATTEMPT",
     "LABEL_CONTAINER",
+    "LABEL_CONTENT_VOLUMES",
+    "LABEL_EMPTY_DIRS",
     "LABEL_GRACE_PERIOD",
     "LABEL_INIT_INDEX",
     "LABEL_INIT_RESTART_POLICY",
@@ -54,5 +59,6 @@ __all__ = [
     "LABEL_SPEC_HASH",
     "LABEL_VOLUME_CLAIM",
     "LABEL_VOLUME_KIND",
+    "LABEL_VOLUME_NAME",
     "LABEL_VOLUME_NAMESPACE",
 ]

@@ -356,6 +356,12 @@ class Cleanup:
         remove_volumes(client, [*self.volumes, *labelled])
 
 
+def volume_path(client: docker.DockerClient, name: str) -> Path:
+    """Where the local driver keeps the named volume ``name`` on the engine's host (the
+    tests run beside the engine): its ``Mountpoint``."""
+    return Path(client.api.inspect_volume(name)["Mountpoint"])
+
+
 def remove_volumes(client: docker.DockerClient, names: Iterable[str]) -> list[str]:
     """Remove each named volume in ``names`` that exists (no container may use it any
     more); return those removed."""

@@ -42,6 +42,9 @@ class EngineModel:
     calls: list[str] = attrs.Factory(list)
     # The host ports each container publishes while it runs: (port, protocol, address).
     published: dict[str, tuple[tuple[int, str, str], ...]] = attrs.Factory(dict)
+    # The volumes each container mounts: a volume a container mounts, running or not,
+    # cannot be removed (Docker: "volume is in use").
+    mounted: dict[str, tuple[str, ...]] = attrs.Factory(dict)
 
     def add(self, container: ObservedContainer) -> None:
         self.containers[container.id] = container
@@ -53,6 +56,10 @@ class EngineModel:
     @property
     def images(self) -> list[ObservedImage]:
         return [ObservedImage(id=f"sha256:{t}", tags=(t,)) for t in sorted(self.image_tags)]
+
+    @property
+    def observed_volumes(self) -> list[ObservedVolume]:
+        return [self.volumes[n] for n in sorted(self.volumes)]
 
     def by_name(self, name: str) -> ObservedContainer | None:
         return next((c for c in self.containers.values() if c.name == name), None)
@@ -85,6 +92,10 @@ class EngineModel:
             if clash is not None:
                 raise EngineRuleBroken(f"{spec.name}: host port already allocated by {clash}")
             self.published[f"id{self.counter:06d}"] = wanted
+            for volume in spec.volumes:
+                # The engine makes a missing volume itself, unlabelled.
+                self.volumes.setdefault(volume.volume, ObservedVolume(volume.volume))
+            self.mounted[f"id{self.counter:06d}"] = tuple(v.volume for v in spec.volumes)
             for path in (*spec.directories, *spec.files):
                 if path.startswith(self.root_dir + "/"):
                     self.pod_dirs.add(path[len(self.root_dir) + 1 :].split("/")[0])
@@ -122,6 +133,9 @@ class EngineModel:
         elif isinstance(action, CreateVolume):
             self.volumes.setdefault(action.volume, ObservedVolume(action.volume, action.labels))
         elif isinstance(action, RemoveVolume):
+            users = [c for c in self.containers if action.volume in self.mounted.get(c, ())]
+            if users:
+                raise EngineRuleBroken(f"remove of volume {action.volume} in use by {users}")
             self.volumes.pop(action.volume, None)
         elif isinstance(action, RemoveImage):
             self.image_tags = {t for t in self.image_tags if f"sha256:{t}" != action.image_id}

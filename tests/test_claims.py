@@ -52,7 +52,7 @@ spec:
   - name: store
     persistentVolumeClaim: {{claimName: {claim}{claim_read_only}}}
   - name: scratch
-    emptyDir: {{}}
+    emptyDir: {{medium: Memory}}
   containers:
   - name: app
     image: busybox
@@ -126,15 +126,16 @@ def test_a_volume_is_podsyncs_by_its_labels() -> None:
 
 def test_a_claim_is_mounted_as_its_named_volume() -> None:
     """The claim's mount is the named volume of the claim in the pod's namespace; it
-    has no host path and no directory under the root directory."""
+    has no host path and no directory under the root directory (beside a memory
+    emptyDir, a tmpfs)."""
     pod = parse(pod_file(namespace="shop"))
 
-    assert {"scratch"} == set(volume_host_paths(pod, "/srv/podsync"))
+    assert {} == volume_host_paths(pod, "/srv/podsync")
     made = plan([pod], now=100.0, options=OPTIONS)
     (app, _sidecar) = [c for c in creates(made.pods[0].actions) if c.container != "net"]
     assert (NamedVolumeMount("podsync_shop_data", "/var/lib/data"),) == app.spec.volumes
-    assert ["/scratch"] == [m.container_path for m in app.spec.mounts]
-    assert ("/srv/podsync/" + pod.uid + "/volumes/empty/scratch",) == app.spec.directories
+    assert ["/scratch"] == [t.container_path for t in app.spec.tmpfs]
+    assert () == app.spec.directories
 
 
 @pytest.mark.parametrize(
@@ -295,7 +296,10 @@ def test_the_plan_json_keeps_volume_creates() -> None:
 
 
 def test_a_pod_without_claims_plans_no_volume() -> None:
-    pod = parse(pod_file().replace("persistentVolumeClaim: {claimName: data}", "emptyDir: {}"))
+    """(A memory emptyDir instead: an on-disk emptyDir is a volume too, see
+    tests/test_empty_dir_volumes.py.)"""
+    memory = "emptyDir: {medium: Memory}"
+    pod = parse(pod_file().replace("persistentVolumeClaim: {claimName: data}", memory))
 
     made = plan([pod], now=100.0, options=OPTIONS)
 
@@ -335,7 +339,8 @@ def test_sync_creates_the_labelled_volume_before_the_container(tmp_path: Path) -
 
 def test_sync_of_pods_without_claims_lists_no_volumes(tmp_path: Path) -> None:
     fake, clock = fake_and_clock()
-    pod = parse(pod_file().replace("persistentVolumeClaim: {claimName: data}", "emptyDir: {}"))
+    memory = "emptyDir: {medium: Memory}"
+    pod = parse(pod_file().replace("persistentVolumeClaim: {claimName: data}", memory))
 
     sync([pod], fake, options=PlanOptions(root_dir=str(tmp_path)), clock=clock, probe=False)
 

@@ -14,7 +14,7 @@ import pytest
 
 import podsync
 from podsync import cli
-from podsync._actions import RemovePodDir
+from podsync._actions import RemovePodDir, RemoveVolume
 from podsync._options import PlanOptions
 from podsync.testing import FakeClock, FakeRuntime
 
@@ -238,9 +238,10 @@ def test_json_without_hosts_is_a_usage_error(
 
 
 def test_one_hosts_sync_never_removes_another_hosts_pod_directories(tmp_path: Path) -> None:
-    """The hazard of one root for several engines: a sync removes the pod directories of
-    the pods it does not desire. Each host has its own root, so node-b, which desires
-    no pod of node-a, never sees (nor removes) node-a's emptyDir."""
+    """The hazard of one root for several engines: a sync removes what is left of the
+    pods it does not desire. Each host keeps its pods' emptyDirs in its own engine (and
+    its pod directories under its own root), so node-b, which desires no pod of node-a,
+    never sees (nor removes) node-a's emptyDir."""
     clock = FakeClock(T0, step=0.001)
     fakes = {h: FakeRuntime(images=[IMAGE, PAUSE], clock=clock) for h in HOSTS[:2]}
     (tmp_path / "a.yaml").write_text(pod_yaml("web", "node-a", empty_dir=True))
@@ -256,21 +257,23 @@ def test_one_hosts_sync_never_removes_another_hosts_pod_directories(tmp_path: Pa
     assert first.ok, first
     (web,) = desired["node-a"]
     (db,) = desired["node-b"]
-    web_dir = Path(first["node-a"].root_dir) / web.uid
-    db_dir = Path(first["node-b"].root_dir) / db.uid
-    assert (web_dir / "volumes" / "empty" / "scratch").is_dir()
-    assert (db_dir / "volumes" / "empty" / "scratch").is_dir()
+
+    def empty_dirs(host: str) -> list[str]:
+        return [v.name for v in fakes[host].volumes if v.name.startswith("podsync-emptydir_")]
+
+    assert [podsync.empty_dir_volume_name(web.uid, "scratch")] == empty_dirs("node-a")
+    assert [podsync.empty_dir_volume_name(db.uid, "scratch")] == empty_dirs("node-b")
     second = podsync.sync_hosts(desired, fakes, options=options, clock=clock, probe=False)
     assert second.ok
     removals = [
         a
         for h in second.hosts
         for a in (h.result.plan.actions if h.result else ())
-        if isinstance(a, RemovePodDir)
+        if isinstance(a, RemovePodDir | RemoveVolume)
     ]
     assert removals == []
-    assert web_dir.is_dir()
-    assert db_dir.is_dir()
+    assert [podsync.empty_dir_volume_name(web.uid, "scratch")] == empty_dirs("node-a")
+    assert [podsync.empty_dir_volume_name(db.uid, "scratch")] == empty_dirs("node-b")
 
 
 def test_sync_hosts_reports_each_host_and_names_the_failed(tmp_path: Path) -> None:

@@ -115,6 +115,7 @@ def _check(desired, model, now, options, faults):
         "list",
         "list_images",
         "list_volumes",  # podsync's records in the engine, and the pods' volumes
+        "read_file",  # a content volume's record, read through a container
         "exec",
         "address",
     }

@@ -200,7 +200,8 @@ def test_a_planned_pod_in_dockers_terms() -> None:
     assert {"80/tcp": [{"HostIp": "", "HostPort": "8080"}]} == net_host["PortBindings"]
     assert {"80/tcp": {}} == net_config["ExposedPorts"]
     assert f"container:{net.name}" == app_host["NetworkMode"]
-    assert ["/srv/podsync/web-uid/volumes/empty/cache:/cache:ro"] == app_host["Binds"]
+    # An emptyDir is its pod's engine volume, never filled from the image.
+    assert ["podsync-emptydir_web-uid_cache:/cache:ro,nocopy"] == app_host["Binds"]
     assert 256 == app_host["CpuShares"]
 
 

@@ -18,7 +18,7 @@ import podsync
 from podsync import Pod, parse_pods
 from podsync._options import PlanOptions
 from podsync.docker import DockerRuntime
-from tests.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup
+from tests.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup, volume_path
 
 pytestmark = pytest.mark.engine
 
@@ -64,6 +64,7 @@ def _load(cleanup: Cleanup, policy: str = "Always", code: int = 0) -> Pod:
         serve=SERVE.replace('"', '\\"'),
     )
     (pod,) = parse_pods(text, source="file")
+    cleanup.add_volume(podsync.empty_dir_volume_name(pod.uid, "work"))
     cleanup.add_label(f"{podsync.labels.LABEL_POD_UID}={pod.uid}")
     return pod
 
@@ -110,12 +111,12 @@ def test_init_containers_run_in_order_and_once(
         assert ["Completed", "Completed"] == [s.reason for s in status.init_containers]
 
         # Each ran once, in order, before the app: the shared emptyDir says so, from
-        # inside the app container and on the host under the root directory.
+        # inside the app container and in the pod's engine volume.
         app = status.containers[0].container_id
         order = runtime.exec_in_container(app, ["/bin/cat", "/work/order"], 10.0)
         assert (0, b"setup\nmigrate\napp\n") == (order.exit_code, order.output)
-        host_file = tmp_path / "root" / pod.uid / "volumes" / "empty" / "work" / "order"
-        assert "setup\nmigrate\napp\n" == host_file.read_text()
+        volume = volume_path(engine, podsync.empty_dir_volume_name(pod.uid, "work"))
+        assert "setup\nmigrate\napp\n" == (volume / "order").read_text()
         assert {"net": 1, "setup": 1, "migrate": 1, "app": 1} == _instances(engine, pod)
 
         # A second apply changes nothing, and the init containers do not run again.

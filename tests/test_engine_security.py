@@ -22,7 +22,7 @@ import podsync
 import podsync.cli
 from podsync import PlanOptions, Pod, Reason, SyncResult, parse_pods
 from podsync.docker import DockerRuntime
-from tests.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup, apply_refused
+from tests.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup, apply_refused, volume_path
 
 pytestmark = pytest.mark.engine
 
@@ -53,6 +53,8 @@ def _load(cleanup: Cleanup, text: str) -> Pod:
     name = f"sec-{uuid.uuid4().hex[:8]}"
     (pod,) = parse_pods(text.replace("NAME", name))
     cleanup.add_label(f"{podsync.labels.LABEL_POD_UID}={pod.uid}")
+    for volume in pod.volumes:
+        cleanup.add_volume(podsync.empty_dir_volume_name(pod.uid, volume.name))
     return pod
 
 
@@ -154,9 +156,11 @@ def test_what_docker_gets_for_a_restricted_pod(
         for name in ("net/ipv4/tcp_syncookies", "kernel/shm_rmid_forced")
     ]
     _exec(runtime, app["Id"], "/bin/touch", "/data/made-by-1000")
-    volume = Path(app["HostConfig"]["Binds"][0].split(":")[0])
+    volume = volume_path(engine, podsync.empty_dir_volume_name(pod.uid, "data"))
     made = (volume / "made-by-1000").stat()
     assert (1000, 2000) == (made.st_uid, made.st_gid)
+    root = volume.stat()
+    assert (0o2777, 0, 2000) == (root.st_mode & 0o7777, root.st_uid, root.st_gid)
 
 
 def test_host_namespaces_and_a_shared_process_namespace(
@@ -402,7 +406,8 @@ def test_a_non_root_user_can_write_to_an_empty_dir_without_fs_group(
     assert result.ok, result.plan.describe() + result.apply_result.summary()
     app = _inspect(engine, pod)["app"]
     _exec(runtime, app["Id"], "/bin/touch", "/scratch/made-by-1000")
-    volume = Path(app["HostConfig"]["Binds"][0].split(":")[0])
+    volume = volume_path(engine, podsync.empty_dir_volume_name(pod.uid, "scratch"))
     assert 1000 == (volume / "made-by-1000").stat().st_uid
-    # The pod directory around it stays podsync's alone.
-    assert 0o750 == (volume.parent.stat().st_mode & 0o777)
+    # The volume's root is the kubelet's 0777, root's.
+    root = volume.stat()
+    assert (0o777, 0, 0) == (root.st_mode & 0o7777, root.st_uid, root.st_gid)

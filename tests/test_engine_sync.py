@@ -46,6 +46,7 @@ import podsync.cli
 from podsync import (
     Container,
     Create,
+    CreateVolume,
     DNSPolicy,
     EnvVar,
     Event,
@@ -70,13 +71,13 @@ from podsync import (
     VolumeMount,
     Wait,
 )
-from podsync._actions import CreateSpec, CreateVolume
+from podsync._actions import CreateSpec
 from podsync._options import GCPolicy, PlanOptions
 from podsync._resolv import without_loopback
 from podsync._volume_entries import VolumeEntry
 from podsync.docker import DockerRuntime
 from tests.cri import cri_labels, cri_name
-from tests.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup, run_labels
+from tests.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup, run_labels, volume_path
 
 pytestmark = pytest.mark.engine
 
@@ -399,22 +400,26 @@ def test_sync_two_pods_creates_what_was_planned(
 ) -> None:
     """Both pods run: names in the seed's format, apps in the network container's
     namespace, ports, DNS and hostname on the network container only, CPU shares, memory,
-    env, working dir and binds on the apps; the emptyDir is writable and shared with the
-    host, the hostPath read-only, the termination-message file in place."""
+    env, working dir and binds on the apps; the emptyDir is the pod's engine volume,
+    writable, the hostPath read-only, the termination-message file in place."""
     web, db = _two_pods(cleanup, tmp_path)
     options = _options(tmp_path)
+    volume = cleanup.add_volume(podsync.empty_dir_volume_name(web.uid, "cache"))
 
     result = _sync([web, db], runtime, options)
 
     assert result.ok, _summary(result)
     assert [] == runtime.args("pull_image")
-    # web's state volume (its app's termination-message file) before web's app.
-    assert [Create] * 3 + [CreateVolume] + [Create] * 2 == [type(a) for a in _actions(result)], (
-        result.plan.describe()
-    )
+    # web's state volume (its app's termination-message file) and its emptyDir's volume
+    # before web's app.
+    assert [CreateVolume, CreateVolume, Create, Create] == [
+        type(a) for a in _actions(result, web)[1:]
+    ], result.plan.describe()
+    assert 7 == len(_actions(result))
     assert [["net", "app", "sidecar"], ["net", "db"]] == [
         [a.container for a in _actions(result, pod) if isinstance(a, Create)] for pod in (web, db)
     ]
+    assert volume in runtime.args("create_volume")
     assert all(
         a.reason is (Reason.NETWORK_MISSING if a.container == "net" else Reason.MISSING)
         for a in _actions(result)
@@ -519,18 +524,18 @@ def test_sync_two_pods_creates_what_was_planned(
     assert "/tmp" == app["Config"]["WorkingDir"]
     assert ["/bin/sh", "-c", SERVE] == app["Config"]["Entrypoint"]
     assert APP_IMAGE == app["Config"]["Image"]
-    empty_dir = f"{root}/{web.uid}/volumes/empty/cache"
     # The termination-message file: a file of the pod's state volume, bound from where
     # the engine keeps the volume.
     state = engine.api.inspect_volume(f"podsync-state_{web.uid}")
     message_file = f"{state['Mountpoint']}/termination/{app_name}"
     assert [
-        f"{empty_dir}:/cache",
         f"{tmp_path / 'data'}:/data:ro",
+        f"{volume}:/cache:nocopy",
         f"{message_file}:/dev/termination-log",
     ] == app["HostConfig"]["Binds"]
     assert "pod-state" == state["Labels"]["io.podsync.volume.kind"]
-    assert Path(root, web.uid, ".podsync-pod").is_file()
+    # Nothing of the pod under the root directory: its state is in the engine.
+    assert not Path(root, web.uid).exists()
     # The sidecar: 1 milli-CPU is the kernel's minimum of 2 shares; no memory limit, no
     # binds, the image's own command.
     (sidecar,) = on_engine[web.key]["sidecar"]
@@ -539,12 +544,12 @@ def test_sync_two_pods_creates_what_was_planned(
     assert not sidecar["HostConfig"]["Binds"]
     assert ["/bin/sleep", "3600"] == sidecar["Config"]["Cmd"]
 
-    # The binds work: the emptyDir is the host directory, the hostPath is read-only.
+    # The binds work: the emptyDir is the volume, the hostPath is read-only.
     wrote = runtime.exec_in_container(
         app["Id"], ["/bin/sh", "-c", "echo from the app > /cache/out"], 10.0
     )
     assert 0 == wrote.exit_code, wrote
-    assert "from the app\n" == Path(empty_dir, "out").read_text()
+    assert "from the app\n" == (volume_path(engine, volume) / "out").read_text()
     read = runtime.exec_in_container(app["Id"], ["/bin/cat", "/data/hello"], 10.0)
     assert (0, b"from the host\n") == (read.exit_code, read.output)
     refused = runtime.exec_in_container(app["Id"], ["/bin/touch", "/data/nope"], 10.0)

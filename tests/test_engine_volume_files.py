@@ -1,7 +1,9 @@
-"""configMap and downwardAPI volumes on a real engine (issue 14): the container reads
-the files through its read-only bind of the volume directory, and an edited ConfigMap
-reaches the running container (same container, not restarted) through the ``..data``
-swap, as the kubelet's atomic writer does it."""
+"""configMap, secret and downwardAPI volumes on a real engine (issues 14 and 18): the
+files live in engine volumes written through the engine (nothing under the root
+directory), the container reads them through its read-only mount of the volume, an
+edited ConfigMap reaches the running container (same container, not restarted)
+through the ``..data`` swap, as the kubelet's atomic writer does it, and ``down``
+leaves no volume of the pod behind."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import attrs
 import docker
 import pytest
 
@@ -87,6 +90,17 @@ def _sync(pod: Pod, runtime: DockerRuntime, options: PlanOptions) -> SyncResult:
     return result
 
 
+def _volumes_of(cleanup: Cleanup, pod: Pod) -> None:
+    """Remove the pod's content volumes after the test (its containers go first)."""
+    for volume in pod.volumes:
+        cleanup.add_volume(f"podsync-content_{pod.uid}_{volume.name}")
+
+
+def _nothing_under(root: Path) -> list[str]:
+    """Every volume file under the root directory (none: they live in the engine)."""
+    return [str(p) for p in root.glob("*/volumes/**/*")] if root.exists() else []
+
+
 def _app(engine: docker.DockerClient, pod: Pod) -> dict[str, object]:
     (entry,) = engine.api.containers(
         filters={
@@ -111,6 +125,7 @@ def test_an_edited_configmap_reaches_the_running_container(
     name = f"vol-{uuid.uuid4().hex[:8]}"
     pod = _load(name)
     cleanup.add_label(f"{podsync.labels.LABEL_POD_UID}={pod.uid}")
+    _volumes_of(cleanup, pod)
     options = _options(tmp_path)
 
     _sync(pod, runtime, options)
@@ -153,6 +168,38 @@ def test_an_edited_configmap_reaches_the_running_container(
     assert code == 0
     assert target.startswith("..")
     assert not podsync.sync([edited], runtime, options=options, probe=False).plan.has_changes
+    # An item removed from the ConfigMap: its name dangles (ENOENT), the rest is read.
+    dropped = SETTINGS.replace("blue", "red")
+    third = _load(name, dropped)
+    third = attrs.evolve(
+        third,
+        volumes=tuple(
+            attrs.evolve(
+                v,
+                content=attrs.evolve(
+                    v.content, files=tuple(f for f in v.content.files if f.path != "env/mode")
+                ),
+            )
+            if v.content is not None and v.name == "config"
+            else v
+            for v in third.volumes
+        ),
+    )
+    _sync(third, runtime, options)
+    assert _exec(runtime, cid, "/bin/cat", "/etc/config/app.conf") == (0, "color=red\n")
+    code, output = _exec(runtime, cid, "/bin/cat", "/etc/config/env/mode")
+    assert code != 0
+    assert "No such file or directory" in output
+    # Nothing of the content volumes is under the root directory.
+    assert _nothing_under(tmp_path / "root") == []
+    # The record is read through the container, running or exited (the archive API
+    # follows ..data and mounts an exited container's volumes).
+    record = "/etc/config/..data/..podsync"
+    running = runtime.read_container_file(cid, record, limit=65536)
+    assert running is not None
+    assert json.loads(running)["names"] == ["app.conf"]
+    runtime.stop_container(cid, 1)
+    assert runtime.read_container_file(cid, record, limit=65536) == running
 
 
 FS_GROUP_POD = f"""\
@@ -185,6 +232,7 @@ def test_a_non_root_user_reads_owner_only_files_through_the_fs_group(
         SETTINGS + "---\n" + FS_GROUP_POD.replace("NAME", f"vol-{uuid.uuid4().hex[:8]}")
     )
     cleanup.add_label(f"{podsync.labels.LABEL_POD_UID}={pod.uid}")
+    _volumes_of(cleanup, pod)
     _sync(pod, runtime, _options(tmp_path))
     cid = str(_app(engine, pod)["Id"])
     assert _exec(runtime, cid, "/bin/cat", "/etc/config/mode") == (0, "production")
@@ -223,6 +271,7 @@ def test_a_secret_file_is_read_by_its_owner_only(
     text = SECRET_POD.replace("NAME", f"vol-{uuid.uuid4().hex[:8]}")
     (pod,) = parse_pods(text, secret_key=b"k" * 32)
     cleanup.add_label(f"{podsync.labels.LABEL_POD_UID}={pod.uid}")
+    _volumes_of(cleanup, pod)
     _sync(pod, runtime, _options(tmp_path))
     app = _app(engine, pod)
     cid = str(app["Id"])
@@ -234,3 +283,94 @@ def test_a_secret_file_is_read_by_its_owner_only(
     config = app["Config"]
     assert isinstance(config, dict)
     assert "hunter2" not in json.dumps(config["Labels"])
+
+
+ALL_KINDS = f"""\
+apiVersion: v1
+kind: ConfigMap
+metadata: {{name: NAME-settings}}
+data: {{app.conf: "color=blue"}}
+---
+apiVersion: v1
+kind: Secret
+metadata: {{name: NAME-db}}
+stringData: {{password: hunter2}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {{name: NAME, labels: {{app: web}}}}
+spec:
+  volumes:
+  - {{name: config, configMap: {{name: NAME-settings}}}}
+  - {{name: creds, secret: {{secretName: NAME-db}}}}
+  - name: info
+    downwardAPI:
+      items: [{{path: labels, fieldRef: {{fieldPath: metadata.labels}}}}]
+  containers:
+  - name: app
+    image: {TEST_IMAGE}
+    imagePullPolicy: Never
+    command: [/bin/sh, -c, "{SERVE}"]
+    volumeMounts:
+    - {{name: config, mountPath: /etc/config}}
+    - {{name: creds, mountPath: /run/creds}}
+    - {{name: info, mountPath: /etc/info}}
+"""
+
+
+def test_apply_and_down_leave_no_content_volume_and_nothing_under_the_root(
+    engine: docker.DockerClient, cleanup: Cleanup, tmp_path: Path
+) -> None:
+    """``podsync apply`` makes one labelled engine volume per configMap, secret and
+    downwardAPI volume (mounted as volumes, not host binds), the container sees its
+    files with their modes, and ``podsync down`` removes them with the pod; the root
+    directory never holds any of their files."""
+    name = f"vol-{uuid.uuid4().hex[:8]}"
+    source = tmp_path / "pods.yaml"
+    source.write_text(ALL_KINDS.replace("NAME", name))
+    root = tmp_path / "root"
+    common = ["--root-dir", str(root), "--stop-timeout", "1"]
+    network = ["--network-mode", "none", "--network-image", PAUSE_IMAGE]
+    argv = ["apply", *common, *network, str(source)]
+    assert 0 == podsync.cli.main(argv)
+    (entry,) = engine.api.containers(
+        filters={
+            "label": [
+                f"{podsync.labels.LABEL_CONTAINER}=app",
+                f"{podsync.labels.LABEL_POD_NAME}={name}",
+            ]
+        }
+    )
+    uid = entry["Labels"][podsync.labels.LABEL_POD_UID]
+    cleanup.add_label(f"{podsync.labels.LABEL_POD_UID}={uid}")
+    ours = sorted(f"podsync-content_{uid}_{v}" for v in ("config", "creds", "info"))
+    for volume in ours:
+        cleanup.add_volume(volume)
+    labelled = engine.api.volumes(filters={"label": f"{podsync.labels.LABEL_POD_UID}={uid}"})
+    assert sorted(v["Name"] for v in labelled["Volumes"] or ()) == ours
+    assert {v["Labels"][podsync.labels.LABEL_VOLUME_KIND] for v in labelled["Volumes"]} == {
+        "content"
+    }
+    inspected = engine.api.inspect_container(entry["Id"])
+    mounts = {m["Destination"]: (m["Type"], m["RW"]) for m in inspected["Mounts"]}
+    assert mounts["/etc/config"] == ("volume", False)
+    assert mounts["/run/creds"] == ("volume", False)
+    assert mounts["/etc/info"] == ("volume", False)
+    with DockerRuntime() as runtime:
+        cid = entry["Id"]
+        assert _exec(runtime, cid, "/bin/cat", "/etc/config/app.conf") == (0, "color=blue")
+        assert _exec(runtime, cid, "/bin/cat", "/run/creds/password") == (0, "hunter2")
+        assert _exec(runtime, cid, "/bin/cat", "/etc/info/labels") == (0, 'app="web"')
+        stat = ["/bin/stat", "-L", "-c", "%a %u %g"]
+        assert _exec(runtime, cid, *stat, "/run/creds/password") == (0, "400 0 0\n")
+        assert _exec(runtime, cid, *stat, "/etc/config/app.conf") == (0, "644 0 0\n")
+    assert _nothing_under(root) == []
+
+    assert 0 == podsync.cli.main(["down", *common, str(source)])
+    left = engine.api.volumes(filters={"label": f"{podsync.labels.LABEL_POD_UID}={uid}"})
+    assert left["Volumes"] in (None, [])
+    assert (
+        engine.api.containers(all=True, filters={"label": f"{podsync.labels.LABEL_POD_UID}={uid}"})
+        == []
+    )
+    assert _nothing_under(root) == []

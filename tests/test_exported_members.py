@@ -91,6 +91,8 @@ PUBLIC = sorted(
         *("sync_hosts", "HostResult", "FleetResult"),
         # pod state in the engine (issue 18)
         *("RemoveVolume", "VolumeFileMount"),
+        # emptyDir volumes as engine volumes (issue 18)
+        "empty_dir_volume_name",
     ]
 )
 
@@ -107,6 +109,7 @@ LABELS = sorted(
 LABELS_ADDED = [
     *("LABEL_INIT_INDEX", "LABEL_INIT_RESTART_POLICY"),
     *("LABEL_VOLUME_KIND", "LABEL_VOLUME_NAMESPACE", "LABEL_VOLUME_CLAIM"),
+    *("LABEL_VOLUME_NAME", "LABEL_EMPTY_DIRS", "LABEL_CONTENT_VOLUMES"),
 ]
 
 #: Names that left the top level in 0.x and still import from it, with a

@@ -43,6 +43,8 @@ MODEL_AND_HELPERS = {
     "_cpu",
     "_resolv",
     "_volumes",
+    "_content_layout",
+    "_volume_entries",
     "_images",
     "_host_ports",
     "_environment",
@@ -57,6 +59,7 @@ VOCABULARY = {"_options", "_actions", "_ownership", "_fingerprint", "_plan_json"
 PLANNER = {
     "_plan",
     "_volume_planner",
+    "_empty_dir_planner",
     "_admission",
     "_gc",
     "_spec_change",
@@ -75,6 +78,7 @@ RUNTIME_SIDE |= {"_docker_api"}  # the Docker runtime's translation to and from 
 RUNTIME_SIDE |= {"_docker_streams"}  # the Docker runtime's logs, attached exec and events
 RUNTIME_SIDE |= {"_fake_rules", "_fake_calls", "_fake_clock", "_fake_state"}  # FakeRuntime's parts
 RUNTIME_SIDE |= {"_fake_volumes"}  # FakeRuntime's named volumes
+RUNTIME_SIDE |= {"_host_empty_dirs"}  # emptyDir host directories of earlier versions
 
 # What a pure module may import from outside podsync: computation only. No files, no
 # sockets, no processes, no clock, no environment (``os``, ``sys``, ``time``,

@@ -15,9 +15,9 @@ import attrs
 import pytest
 
 from podsync import (
+    PLAN_FORMAT_VERSION,
     Container,
     DNSPolicy,
-    Mount,
     Pod,
     Port,
     PortProtocol,
@@ -66,13 +66,27 @@ def running(pod: Pod, options: PlanOptions) -> EngineModel:
     model.root_dir = options.root_dir
     first = plan([pod], [], images=model.images, now=NOW - 100, options=options)
     model.apply(first, NOW - 100)
-    again = plan([pod], model.observed, images=model.images, now=NOW - 100, options=options)
+    again = plan(
+        [pod],
+        model.observed,
+        images=model.images,
+        now=NOW - 100,
+        options=options,
+        volumes=model.observed_volumes,
+    )
     assert not again.has_changes, again.describe()
     return model
 
 
 def replan(pod: Pod, model: EngineModel, options: PlanOptions) -> Plan:
-    return plan([pod], model.observed, images=model.images, now=NOW, options=options)
+    return plan(
+        [pod],
+        model.observed,
+        images=model.images,
+        now=NOW,
+        options=options,
+        volumes=model.observed_volumes,
+    )
 
 
 def kinds(p: Plan) -> list[tuple[str, str]]:
@@ -208,20 +222,17 @@ def test_a_root_dir_change_replaces_only_the_containers_that_bind_under_it():
 
     p = replan(pod, model, PlanOptions(root_dir="/srv/podsync"))
 
-    # (The job's new termination-message file is in the pod's state volume, created
-    # first: a plan made without the volume list creates it.)
-    assert [
-        ("Kill", "nginx"),
-        ("Create", "nginx"),
-        ("Kill", "job"),
-        ("CreateVolume", ""),
-        ("Create", "job"),
-    ] == kinds(p)
-    assert {Reason.SPEC_CHANGED, Reason.POD_STATE_FIRST_USE} == {a.reason for a in p.actions}
+    # (The job's new termination-message file is in the pod's state volume, which
+    # exists: the plan is made with the volume list.)
+    assert [("Kill", "nginx"), ("Create", "nginx"), ("Kill", "job"), ("Create", "job")] == kinds(p)
+    assert {Reason.SPEC_CHANGED} == {a.reason for a in p.actions}
     assert "spec changed (--root-dir /var/lib/podsync -> /srv/podsync)" in p.actions[1].message
     nginx = p.actions[1]
     assert isinstance(nginx, Create)
-    assert (Mount("/srv/podsync/web-uid/volumes/empty/cache", "/cache"),) == nginx.spec.mounts
+    # (Its emptyDir is an engine volume now, which the root directory does not shape; the
+    # root directory stays in the hash, so that containers of earlier versions, which
+    # bound it from under the root directory, keep theirs.)
+    assert () == nginx.spec.mounts
 
 
 def test_a_crashed_container_whose_root_dir_changed_starts_at_once():
@@ -354,6 +365,8 @@ def test_a_plan_with_docker_spelled_creates_is_refused():
     data["format_version"] = "3"
     for pod_plan in data["pods"]:
         for action in pod_plan["actions"]:
+            if "spec" not in action:
+                continue  # a volume's create
             spec = action["spec"]
             spec["network_mode"] = f"container:{spec.pop('join')}" if spec["join"] else ""
             spec["binds"] = [f"{m['host_path']}:{m['container_path']}" for m in spec.pop("mounts")]
@@ -406,7 +419,7 @@ def test_saved_creates_are_structured_and_canonical():
     )
     p = plan([pod], [], now=NOW, options=PlanOptions(network_mode="none"))
     text = plan_to_json(p)
-    net, app = (a["spec"] for a in json.loads(text)["pods"][0]["actions"])
+    net, app = (a["spec"] for a in json.loads(text)["pods"][0]["actions"] if "spec" in a)
 
     assert ("none", "") == (net["network"], net["join"])
     assert [
@@ -419,13 +432,15 @@ def test_saved_creates_are_structured_and_canonical():
         app["ports"],
         app["milli_cpu"],
     )
+    assert [] == app["mounts"]
     assert [
         {
-            "host_path": "/var/lib/podsync/web-uid/volumes/empty/cache",
+            "volume": "podsync-emptydir_web-uid_cache",
             "container_path": "/cache",
             "read_only": True,
+            "no_copy": True,
         }
-    ] == app["mounts"]
+    ] == app["volumes"]
     assert p == plan_from_json(text)
     assert text == plan_to_json(plan_from_json(text))
 
@@ -441,10 +456,11 @@ def test_apply_takes_the_root_directory_from_the_plan(tmp_path):
     clock = FakeClock(NOW, step=0.001)
     fake = FakeRuntime(images=["busybox", "registry.k8s.io/pause:3.10"], clock=clock)
 
-    result = apply(plan([WEB], [], now=NOW, options=options), fake, clock=clock)
+    made = plan([WEB], [], now=NOW, options=options)
+    result = apply(made, fake, clock=clock)
 
     assert result.ok, result.summary()
-    assert (tmp_path / "root" / "web-uid" / "volumes" / "empty" / "cache").is_dir()
+    assert root == made.options.root_dir
     with pytest.raises(TypeError):
         apply(plan([WEB], [], now=NOW, options=options), fake, root_dir=root, clock=clock)  # type: ignore[call-arg]
 
@@ -460,6 +476,7 @@ spec:
     - name: nginx
       image: busybox
       volumeMounts: [{name: cache, mountPath: /cache}]
+      terminationMessagePath: /dev/termination-log
   volumes: [{name: cache, emptyDir: {}}]
 """
 
@@ -492,7 +509,7 @@ def test_a_saved_plan_is_applied_under_its_own_root_dir(tmp_path, capsys):
     assert f"the saved plan was made with --root-dir {root}, not {tmp_path}/elsewhere" in err
 
     assert 0 == run("apply", "--plan", saved)
-    assert (root / "web-uid" / "volumes" / "empty" / "cache").is_dir()
+    assert "create" in fake.call_names()
 
 
 @pytest.mark.parametrize("pods", [0, 1, 3])
@@ -515,7 +532,7 @@ def test_a_plan_of_format_5_is_still_read():
     by reference) that a format-5 plan never holds: such a plan reads as it was saved."""
     made = plan([WEB], [], now=NOW)
     data = json.loads(plan_to_json(made))
-    assert data["format_version"] == "7"
+    assert data["format_version"] == PLAN_FORMAT_VERSION
     data["format_version"] = "5"
 
     read = plan_from_json(json.dumps(data), source="old.json")
@@ -525,11 +542,13 @@ def test_a_plan_of_format_5_is_still_read():
 
 def test_a_plan_of_a_newer_format_is_refused_by_its_version():
     data = json.loads(plan_to_json(plan([WEB], [], now=NOW)))
-    data["format_version"] = "8"
+    newer = str(int(PLAN_FORMAT_VERSION) + 1)
+    data["format_version"] = newer
 
     with pytest.raises(ConfigError) as caught:
         plan_from_json(json.dumps(data), source="new.json")
 
-    assert "new.json: $.format_version: this podsync reads plan format 7, got '8'" in str(
-        caught.value
+    assert (
+        f"new.json: $.format_version: this podsync reads plan format {PLAN_FORMAT_VERSION}, "
+        f"got '{newer}'" in str(caught.value)
     )

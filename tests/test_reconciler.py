@@ -248,7 +248,8 @@ def test_pods_of_a_source_never_read_are_not_deleted(tmp_path: Path) -> None:
     loop = make_loop(tmp_path, [str(pods)], fake=first.fake)
     loop.fake.clear_calls()
     loop.tick()
-    assert loop.fake.call_names() == ["list"]
+    # Observed only (the first round collects garbage: it lists the volumes too).
+    assert loop.fake.call_names() == ["list", "list_volumes"]
     assert loop.running() == [("web", "app"), ("web", "net")]
 
 
@@ -337,6 +338,34 @@ def test_garbage_collection_runs_on_its_own_period(tmp_path: Path) -> None:
     assert "remove" not in loop.fake.call_names()
     loop.advance(60 - 15)
     assert len([c for c in loop.fake.containers if not c.running]) == 1
+
+
+def test_a_gc_round_removes_the_volume_a_gone_pod_left(tmp_path: Path) -> None:
+    """An emptyDir volume podsync made for a pod that is gone, with no container left
+    (its removal failed once), is removed by the next garbage collection round; a
+    round without collection lists no volume."""
+    pods = tmp_path / "pods"
+    pods.mkdir()
+    (pods / "web.yaml").write_text(pod_yaml("web"))
+    fake = FakeRuntime(images=IMAGES)
+    left = podsync.ObservedVolume(
+        "podsync-emptydir_gone-uid_cache",
+        {
+            "io.podsync.volume.kind": "empty-dir",
+            "io.podsync.pod.uid": "gone-uid",
+            "io.podsync.volume.name": "cache",
+        },
+    )
+    fake.add_volume(left)
+    fake.add_volume("handmade")
+    loop = make_loop(
+        tmp_path, [str(pods)], fake=fake, sync_period=5, source_period=100, gc_period=60
+    )
+    loop.tick()
+    assert ["handmade"] == [v.name for v in fake.volumes]
+    fake.clear_calls()
+    loop.advance(5)
+    assert "list_volumes" not in fake.call_names()
 
 
 class SlowStart(FakeRuntime):

@@ -41,6 +41,7 @@ from podsync._ports import PortMapping
 from podsync._runtime import ExecResult, Runtime
 from podsync._secrets import SecretPart, SecretText
 from podsync._security import ContainerSecurity
+from podsync._volume_entries import EntryKind, VolumeEntry
 from podsync._volumes import Mount, NamedVolumeMount, TmpfsMount
 from podsync.docker import DockerRuntime
 from podsync.exceptions import NameConflict, RuntimeCallError
@@ -975,7 +976,8 @@ BAD_VOLUME_NAMES = [
 def test_a_bad_volume_name_is_refused(subject: Subject, name: str, message: str) -> None:
     """Docker's local driver refuses these names, in these words, both when the volume
     is created and when a container mounts it; nothing is created."""
-    before = [v.name for v in subject.runtime.list_volumes()]
+    # Sorted: Docker lists volumes in no fixed order.
+    before = sorted(v.name for v in subject.runtime.list_volumes())
 
     created = _refusal(subject.runtime.create_volume, name, {})
     mounted = _refusal(
@@ -985,7 +987,7 @@ def test_a_bad_volume_name_is_refused(subject: Subject, name: str, message: str)
 
     assert (message, message) == (created.message, mounted.message)
     assert [] == subject.ours()
-    assert before == [v.name for v in subject.runtime.list_volumes()]
+    assert before == sorted(v.name for v in subject.runtime.list_volumes())
 
 
 def test_a_container_creates_the_missing_volume_it_mounts(subject: Subject) -> None:
@@ -1036,3 +1038,23 @@ def test_a_volume_where_a_bind_is_is_refused(subject: Subject) -> None:
 
     assert "Duplicate mount point: /data" == error.message
     assert [] == subject.ours()
+
+
+def test_a_volume_mounted_without_copy_starts_empty(subject: Subject) -> None:
+    """An emptyDir's volume (``no_copy``) mounted where the image has a directory with
+    files (the test image's ``/etc``) holds none of them: what is in the volume is only
+    what was written into it (Docker: the ``nocopy`` bind option)."""
+    name = subject.volume("empty")
+    subject.runtime.create_volume(name, {})
+    root = VolumeEntry(".", EntryKind.DIRECTORY, mode=0o777)
+    subject.runtime.write_volume(name, [root], image=PAUSE_IMAGE)
+
+    cid = subject.runtime.create_container(
+        subject.spec("app", volumes=(NamedVolumeMount(name, "/etc", no_copy=True),))
+    )
+
+    assert subject.runtime.read_container_file(cid, "/etc/group", limit=100) is None
+    written = VolumeEntry("group", EntryKind.FILE, data=b"pod:x:2000:\n")
+    subject.runtime.write_volume(name, [written], image=PAUSE_IMAGE)
+    assert b"pod:x:2000:\n" == subject.runtime.read_container_file(cid, "/etc/group", limit=100)
+    subject.runtime.remove_container(cid)

@@ -230,3 +230,38 @@ def test_a_file_mount_of_a_missing_volume_is_refused(subject: Subject) -> None:
     )
     assert "no such volume" in refused.message.lower()
     assert [] == subject.ours()
+
+
+def test_a_read_follows_the_links_among_a_paths_parents(subject: Subject) -> None:
+    """A read path whose parent is a symbolic link is resolved (``..data/key``, the
+    way podsync reads a content volume's record), a link named last is not, and a link
+    written over a link replaces it (the ``..data`` swap)."""
+    volume = subject.volume("links")
+    subject.runtime.create_volume(volume, {})
+    write = subject.runtime.write_volume
+    write(
+        volume,
+        [
+            _dir("..payload-1"),
+            _file("..payload-1/key", b"one"),
+            VolumeEntry("..data", EntryKind.SYMLINK, mode=0o777, target="..payload-1"),
+            VolumeEntry("key", EntryKind.SYMLINK, mode=0o777, target="..data/key"),
+        ],
+        image=PAUSE_IMAGE,
+    )
+
+    def read(path: str) -> bytes | None:
+        return subject.runtime.read_volume_file(volume, path, image=PAUSE_IMAGE, limit=LIMIT)
+
+    assert (b"one", None) == (read("..data/key"), read("key"))
+    write(
+        volume,
+        [
+            _dir("..payload-2"),
+            _file("..payload-2/key", b"two"),
+            VolumeEntry("..data", EntryKind.SYMLINK, mode=0o777, target="..payload-2"),
+            _file("..payload-1", b""),
+        ],
+        image=PAUSE_IMAGE,
+    )
+    assert (b"two", b"", None) == (read("..data/key"), read("..payload-1"), read("..payload-1/key"))

@@ -1,5 +1,5 @@
 """Secret volumes (issue 14): a configMap volume's rules with files of mode 0400 by
-default, written under the root directory like the others - and the values never in
+default, written into engine volumes like the others - and the values never in
 the plan's text or JSON (the Secret's reference and keyed digest instead, the same
 mechanism as Secret env values: ``podsync._secrets``), never in container labels.
 A saved plan gets its values from the sources again when it is applied."""
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import base64
 import json
-import stat
 from pathlib import Path
 
 import pytest
@@ -29,6 +28,7 @@ from podsync._actions import Reason
 from podsync._models import VolumeKind
 from podsync._options import PlanOptions
 from podsync.testing import FakeClock, FakeRuntime
+from tests.test_content_volumes import visible
 
 NODE = NodeInfo(name="node-1", milli_cpu=4000, memory=8 * 2**30)
 NOW = 1_800_000_000.0
@@ -151,14 +151,15 @@ def test_a_saved_plan_writes_nothing_without_the_values(tmp_path: Path) -> None:
     (write,) = [a for a in saved.actions if isinstance(a, WriteVolume)]
     assert [f.known for f in write.content.files] == [False, False]
     # The same digest: the record it would write is the planned one.
-    assert write.content.digest == p.pods[0].actions[0].content.digest  # type: ignore[union-attr]
-    result = apply(saved, fake(), clock=FakeClock(NOW))
+    assert write.content.digest == p.pods[0].actions[1].content.digest  # type: ignore[union-attr]
+    runtime = fake()
+    result = apply(saved, runtime, clock=FakeClock(NOW))
     failure = result.failures[0]
     assert failure.action == write
     assert "the plan holds Secret values by reference (Secret default/db key password, " in (
         failure.error
     )
-    assert not list(tmp_path.glob("*/volumes/secret/creds/*"))
+    assert runtime.volume_files(write.engine_volume) == {}
 
 
 def test_sync_writes_owner_only_files_and_a_rotated_secret_rewrites_them(
@@ -167,9 +168,12 @@ def test_sync_writes_owner_only_files_and_a_rotated_secret_rewrites_them(
     runtime = fake()
     options = PlanOptions(root_dir=str(tmp_path))
     assert sync(load(), runtime, options=options, probe=False, clock=FakeClock(NOW)).ok
-    (volume,) = tmp_path.glob("*/volumes/secret/creds")
-    assert (volume / "password").read_text() == PASSWORD
-    assert stat.S_IMODE((volume / "password").stat().st_mode) == 0o400
+    (volume,) = [v.name for v in runtime.volumes]
+    assert visible(runtime, volume) == {
+        "password": (PASSWORD.encode(), 0o400),
+        "user": (b"app", 0o400),
+    }
+    assert not list(tmp_path.glob("*/volumes"))
     (app,) = [c for c in runtime.list_containers() if "app" in c.name]
     shows_no_value(json.dumps(app.labels))
 
@@ -181,7 +185,9 @@ def test_sync_writes_owner_only_files_and_a_rotated_secret_rewrites_them(
             "write default/web volume creds (secret): Secret default/db changed",
         )
     ]
-    assert (volume / "password").read_text() == "new-password"
+    assert visible(runtime, volume)["password"] == (b"new-password", 0o400)
+    # Nothing of the old value is left in the volume.
+    assert PASSWORD.encode() not in b"".join(e.data for e in runtime.volume_files(volume).values())
     (still,) = [c for c in runtime.list_containers() if "app" in c.name]
     assert still.id == app.id
 
@@ -210,8 +216,8 @@ def test_apply_plan_reads_the_values_from_the_sources_again(
     code, out, err = run("apply", "--plan", str(saved))
     assert code == 0, err
     shows_no_value(out + err)
-    (volume,) = root.glob("*/volumes/secret/creds")
-    assert (volume / "password").read_text() == PASSWORD
+    (volume,) = [v.name for v in runtime.volumes]
+    assert visible(runtime, volume)["password"] == (PASSWORD.encode(), 0o400)
 
     # Planned again with a value the sources no longer hold: refused, nothing written.
     source.write_text(SECRET.replace(PASSWORD, "rotated") + "---\n" + POD)
@@ -224,4 +230,4 @@ def test_apply_plan_reads_the_values_from_the_sources_again(
         "the value of Secret default/db key password is not the one the plan was made with" in err
     )
     shows_no_value(err)
-    assert (volume / "password").read_text() == PASSWORD
+    assert visible(runtime, volume)["password"] == (PASSWORD.encode(), 0o400)

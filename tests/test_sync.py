@@ -404,8 +404,9 @@ def test_sync_converges(root):
     second = run([rich_pod(), foo_pod()], rt, root, now=NOW + 1)
 
     assert first.ok
-    # rich_pod's containers have termination-message files: its state volume first.
-    assert 6 == len(first.apply_result.results)
+    # rich_pod's containers have termination-message files and an emptyDir: its state
+    # volume and its emptyDir's volume first.
+    assert 7 == len(first.apply_result.results)
     assert [] == mutations(rt)
     assert not second.plan.has_changes
 
@@ -435,9 +436,9 @@ def test_fault_in_one_pod_does_not_stop_the_others(root):
     assert [] == mutations(rt)
 
 
-def test_undesired_pod_is_stopped_removed_and_its_directory_torn_down(root, tmp_path):
+def test_undesired_pod_is_stopped_removed_and_its_volume_removed(root, tmp_path):
     """A pod that leaves the desired state goes entirely: containers stopped and
-    removed, its directory under the root torn down."""
+    removed, then its emptyDir volume; nothing of it is under the root directory."""
     pod = Pod(
         "web",
         (Container("app", "busybox", volume_mounts=(VolumeMount("v", "/v"),)),),
@@ -445,13 +446,15 @@ def test_undesired_pod_is_stopped_removed_and_its_directory_torn_down(root, tmp_
     )
     rt = engine()
     run([pod], rt, root)
-    assert {pod.uid} == observe(rt, root).pod_dirs
+    assert frozenset() == observe(rt, root).pod_dirs
+    assert 1 == len(rt.volumes)
     rt.clear_calls()
 
     result = run([], rt, root, gc=GCPolicy(min_age=0))
 
     # Each removal takes its container's stop record with it (one call, whether there
-    # is one or not); the volumes are listed for the pod's engine state.
+    # is one or not); the volumes are listed for the pod's engine state, and its
+    # emptyDir's volume goes last.
     assert [
         "list",
         "list_volumes",
@@ -461,10 +464,11 @@ def test_undesired_pod_is_stopped_removed_and_its_directory_torn_down(root, tmp_
         "remove_volume",
         "remove",
         "remove_volume",
+        "remove_volume",
     ] == rt.call_names()
     assert result.ok
     assert [] == rt.containers
-    assert frozenset() == observe(rt, root).pod_dirs
+    assert [] == rt.volumes
 
 
 def test_observe():

@@ -1,7 +1,8 @@
-"""configMap and downwardAPI volumes through plan, apply and sync (issue 14): the files
-are written before the first container that mounts them is created, rewritten with the
-``..data`` swap when an object changes - naming it - and the running containers are
-left alone; a container whose env came from the edited ConfigMap is replaced."""
+"""configMap and downwardAPI volumes through plan, apply and sync (issue 14; in engine
+volumes since issue 18): the files are written before the first container that mounts
+them is created, rewritten with the ``..data`` swap when an object changes - naming it
+- and the running containers are left alone; a container whose env came from the
+edited ConfigMap is replaced."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from podsync import (
 from podsync._actions import Create, Kill, Reason
 from podsync._options import PlanOptions
 from podsync.testing import FakeClock, FakeRuntime
+from tests.test_content_volumes import visible
 
 NODE = NodeInfo(name="node-1", milli_cpu=4000, memory=8 * 2**30)
 NOW = 1_800_000_000.0
@@ -91,24 +93,31 @@ def test_the_files_are_written_before_the_containers(tmp_path: Path) -> None:
     p = plan(pods, now=NOW, options=PlanOptions(root_dir=str(tmp_path)))
     (pod_plan,) = p.pods
     kinds = [type(a).__name__ for a in pod_plan.actions]
-    assert kinds == ["WriteVolume", "WriteVolume", "Create", "Create"]
-    config = pod_plan.actions[0]
+    assert kinds == [
+        "CreateVolume",
+        "WriteVolume",
+        "CreateVolume",
+        "WriteVolume",
+        "Create",
+        "Create",
+    ]
+    config = pod_plan.actions[1]
     assert isinstance(config, WriteVolume)
     uid = pods[0].uid
-    assert config.path == f"{tmp_path}/{uid}/volumes/configmap/config"
+    assert (config.engine_volume, config.path) == (f"podsync-content_{uid}_config", "")
     assert (config.reason, config.message) == (
         Reason.VOLUME_MISSING,
         "write default/web volume config (configMap): files not written yet",
     )
-    assert pod_plan.actions[1].message == (
+    assert pod_plan.actions[3].message == (
         "write default/web volume info (downwardAPI): files not written yet"
     )
-    assert p.summary() == "Plan: 2 to pull, 2 to write files, 2 to create."
-    # The app container binds the volume's directory, read-only.
-    create = pod_plan.actions[3]
+    assert p.summary() == "Plan: 2 to pull, 2 to create volume, 2 to write files, 2 to create."
+    # The app container mounts the volume, read-only.
+    create = pod_plan.actions[5]
     assert isinstance(create, Create)
-    mounts = {m.container_path: (m.host_path, m.read_only) for m in create.spec.mounts}
-    assert mounts["/etc/config"] == (config.path, True)
+    mounts = {m.container_path: (m.volume, m.read_only) for m in create.spec.volumes}
+    assert mounts["/etc/config"] == (config.engine_volume, True)
 
 
 def test_sync_writes_them_and_an_edit_rewrites_them_in_place(tmp_path: Path) -> None:
@@ -116,11 +125,10 @@ def test_sync_writes_them_and_an_edit_rewrites_them_in_place(tmp_path: Path) -> 
     first = run(load(), runtime, tmp_path)
     assert first.ok
     uid = load()[0].uid
-    volume = tmp_path / uid / "volumes" / "configmap" / "config"
-    assert (volume / "app.conf").read_text() == "color=blue\n"
-    assert (tmp_path / uid / "volumes" / "downward-api" / "info" / "labels").read_text() == (
-        'app="web"'
-    )
+    volume = f"podsync-content_{uid}_config"
+    assert visible(runtime, volume)["app.conf"] == (b"color=blue\n", 0o644)
+    assert visible(runtime, f"podsync-content_{uid}_info")["labels"] == (b'app="web"', 0o644)
+    assert not (tmp_path / uid / "volumes").exists()
     (app,) = [c for c in runtime.list_containers() if "app" in c.name]
 
     # Converged: the records match, nothing to do.
@@ -142,7 +150,7 @@ def test_sync_writes_them_and_an_edit_rewrites_them_in_place(tmp_path: Path) -> 
         "  write default/web volume config (configMap): ConfigMap default/settings changed"
         "  [volume-changed]"
     )
-    assert (volume / "app.conf").read_text() == "color=green\n"
+    assert visible(runtime, volume)["app.conf"] == (b"color=green\n", 0o644)
     (still,) = [c for c in runtime.list_containers() if "app" in c.name]
     assert (still.id, still.running) == (app.id, True)
     assert not run(load(edited), runtime, tmp_path).plan.has_changes
@@ -158,8 +166,8 @@ def test_changed_labels_rewrite_the_downward_api_file(tmp_path: Path) -> None:
         "write default/web volume info (downwardAPI): the labels of pod default/web changed"
     ]
     uid = load()[0].uid
-    labels = tmp_path / uid / "volumes" / "downward-api" / "info" / "labels"
-    assert labels.read_text() == 'app="web"\ntier="front"'
+    labels = visible(runtime, f"podsync-content_{uid}_info")["labels"]
+    assert labels == (b'app="web"\ntier="front"', 0o644)
 
 
 def test_env_from_the_same_configmap_still_replaces_its_container(tmp_path: Path) -> None:
@@ -174,16 +182,14 @@ def test_env_from_the_same_configmap_still_replaces_its_container(tmp_path: Path
 
 
 def test_a_failed_write_creates_nothing_that_mounts_it(tmp_path: Path) -> None:
-    uid = load()[0].uid
-    volume = tmp_path / uid / "volumes" / "configmap" / "config"
-    volume.mkdir(parents=True)
-    (volume / "app.conf").write_text("someone else's file")
     runtime = fake()
+    runtime.fail("write_volume", match=lambda call: call.args[0].endswith("_config"))
     result = run(load(), runtime, tmp_path)
     assert not result.ok
     (failure,) = result.apply_result.failures
+    assert isinstance(failure, object)
     assert isinstance(failure.action, WriteVolume)
-    assert "is in the way" in failure.error
+    assert "injected failure" in failure.error
     assert runtime.list_containers() == []
 
 
@@ -197,23 +203,38 @@ def test_the_plan_json_carries_the_files(tmp_path: Path) -> None:
 def test_the_fingerprint_covers_the_volumes_a_plan_writes() -> None:
     pods = load()
     uid = pods[0].uid
-    old = WrittenVolume(uid, "config", "0" * 64, {"ConfigMap default/settings": "x"})
+    name = f"podsync-content_{uid}_config"
+    old = WrittenVolume(uid, "config", "0" * 64, {"ConfigMap default/settings": "x"}, name)
     p = plan(pods, now=NOW, volume_files=[old])
     assert p.fingerprint == plan_fingerprint(p, [], volume_files=[old])
-    newer = WrittenVolume(uid, "config", "1" * 64, {"ConfigMap default/settings": "y"})
+    newer = WrittenVolume(uid, "config", "1" * 64, {"ConfigMap default/settings": "y"}, name)
     assert p.fingerprint != plan_fingerprint(p, [], volume_files=[newer])
     # A volume the plan does not write does not make it stale.
     other = WrittenVolume("another-uid", "config", "1" * 64)
     assert p.fingerprint == plan_fingerprint(p, [], volume_files=[old, other])
+    # Nor does the record of a host directory the plan does not write.
+    host = WrittenVolume(uid, "config", "1" * 64, {"ConfigMap default/settings": "y"})
+    assert p.fingerprint == plan_fingerprint(p, [], volume_files=[old, host])
 
 
 def test_the_pod_teardown_removes_the_files(tmp_path: Path) -> None:
     runtime = fake()
     run(load(), runtime, tmp_path)
     uid = load()[0].uid
-    assert (tmp_path / uid / "volumes" / "configmap" / "config").is_dir()
-    result = run([], runtime, tmp_path)
+    assert [v.name for v in runtime.volumes] == [
+        f"podsync-content_{uid}_config",
+        f"podsync-content_{uid}_info",
+    ]
+    assert run([], runtime, tmp_path).ok
+    result = sync(
+        [],
+        runtime,
+        options=PlanOptions(root_dir=str(tmp_path)),
+        probe=False,
+        clock=FakeClock(NOW + 3600),
+    )
     assert result.ok
+    assert runtime.volumes == []
     assert not os.path.exists(tmp_path / uid)
 
 
@@ -222,32 +243,30 @@ def test_an_optional_missing_configmap_is_an_empty_volume(tmp_path: Path) -> Non
     runtime = fake()
     run(load(pod=pod), runtime, tmp_path)
     uid = load()[0].uid
-    volume = tmp_path / uid / "volumes" / "configmap" / "config"
-    assert "..data" in os.listdir(volume)
-    assert [n for n in os.listdir(volume) if not n.startswith("..")] == []
+    volume = f"podsync-content_{uid}_config"
+    assert "..data" in runtime.volume_files(volume)
+    assert visible(runtime, volume) == {}
     # The ConfigMap appears: the files follow, the container stays.
     later = SETTINGS.replace("name: settings", "name: later")
     result = run(load(later, pod), runtime, tmp_path)
     assert [a.message for a in result.plan.actions] == [
         "write default/web volume config (configMap): ConfigMap default/later changed"
     ]
-    assert (volume / "app.conf").read_text() == "color=blue\n"
+    assert visible(runtime, volume) == {"app.conf": (b"color=blue\n", 0o644)}
 
 
 def test_writing_needs_a_root_inside_which_to_write(tmp_path: Path) -> None:
-    """A saved plan whose volume path is outside its root directory writes nothing."""
+    """A saved plan whose host write (for containers of an earlier podsync) names a
+    path outside its root directory writes nothing."""
     from podsync import apply
 
     p = plan(load(), now=NOW, options=PlanOptions(root_dir=str(tmp_path / "root")))
-    write = p.pods[0].actions[0]
+    write = p.pods[0].actions[1]
     assert isinstance(write, WriteVolume)
     import attrs
 
-    bad = attrs.evolve(
-        p,
-        pods=(attrs.evolve(p.pods[0], actions=(attrs.evolve(write, path=str(tmp_path / "x")),)),),
-        pulls=(),
-    )
+    host = attrs.evolve(write, path=str(tmp_path / "x"), engine_volume="")
+    bad = attrs.evolve(p, pods=(attrs.evolve(p.pods[0], actions=(host,)),), pulls=())
     result = apply(bad, fake(), clock=FakeClock(NOW))
     (failure,) = result.failures
     assert "is not inside the root directory" in failure.error
@@ -290,15 +309,15 @@ def test_a_saved_plan_is_stale_once_a_volume_it_writes_changed(
 
     assert code == 1
     assert "Saved plan is stale" in err
-    (volume,) = (tmp_path / "root").glob("*/volumes/configmap/config")
-    assert (volume / "app.conf").read_text() == "color=red\n"
+    (volume,) = [v.name for v in runtime.volumes if v.name.endswith("_config")]
+    assert visible(runtime, volume)["app.conf"] == (b"color=red\n", 0o644)
     # A saved plan whose volumes are as it saw them applies.
     fresh = str(tmp_path / "fresh.json")
     source.write_text(SETTINGS + "---\n" + POD)
     assert run("plan", "-o", fresh, str(source))[0] == 0
     code, err = run("apply", "--plan", fresh)
     assert code == 0, err
-    assert (volume / "app.conf").read_text() == "color=blue\n"
+    assert visible(runtime, volume)["app.conf"] == (b"color=blue\n", 0o644)
 
 
 def test_apply_reports_the_files_it_wrote(tmp_path: Path) -> None:
@@ -318,8 +337,17 @@ def test_apply_reports_the_files_it_wrote(tmp_path: Path) -> None:
     )
     assert result.ok
     written = [e for e in events if e[0] is EventKind.VOLUME_WRITTEN]
+    uid = load()[0].uid
     assert written == [
-        (EventKind.VOLUME_WRITTEN, "default/web", "wrote the files of volume config (configMap)"),
-        (EventKind.VOLUME_WRITTEN, "default/web", "wrote the files of volume info (downwardAPI)"),
+        (
+            EventKind.VOLUME_WRITTEN,
+            "default/web",
+            f"wrote the files of volume config (configMap) into podsync-content_{uid}_config",
+        ),
+        (
+            EventKind.VOLUME_WRITTEN,
+            "default/web",
+            f"wrote the files of volume info (downwardAPI) into podsync-content_{uid}_info",
+        ),
     ]
     assert EventKind.VOLUME_WRITTEN in _ENDS_ACTION

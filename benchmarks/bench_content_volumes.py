@@ -1,0 +1,153 @@
+"""configMap/secret/downwardAPI volumes in the engine (issue 18): what reading back a
+record costs, and how long ``..data`` is missing while it is swapped.
+
+What it measures
+================
+
+* **Record reads**: ``--reads`` times each, the wall time of reading a volume's record
+  (``..data/..podsync``) through a container that mounts the volume
+  (``Runtime.read_container_file``: one ``GET /containers/{id}/archive``) and through a
+  helper container (``Runtime.read_volume_file``: a create, the ``GET`` and a remove),
+  p50 and p95. podsync reads through a container; a sync at steady state makes one such
+  read per content volume.
+* **Writes**: the wall time of one ``WriteVolume`` (a helper container and one ``PUT``
+  archive), p50 and p95 over the swaps below.
+* **The ``..data`` window**: a container tests ``[ -e /etc/config/app.conf ]`` in a
+  shell loop (a builtin, no process per test) while ``--swaps`` writes change the
+  ConfigMap; it counts the tests that found the name missing, out of all it made. The
+  engine writes ``..data`` over ``..data`` as an unlink then a symlink (no rename): a
+  test that falls between the two sees nothing.
+
+The pod runs against the engine of ``DOCKER_HOST`` with the test images (``python -m
+tests.engine images``); everything made is removed at the end. Not a test.
+
+Run it from the repository root::
+
+    python -m benchmarks.bench_content_volumes
+    python -m benchmarks.bench_content_volumes --reads 20 --swaps 20   # a quick look
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+
+import podsync
+from podsync._content_layout import RECORD_MAX_BYTES, RECORD_PATH
+from podsync.docker import DockerRuntime
+from tests.engine import PAUSE_IMAGE, TEST_IMAGE
+
+POD = f"""\
+apiVersion: v1
+kind: ConfigMap
+metadata: {{name: NAME}}
+data: {{app.conf: "VALUE"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {{name: NAME}}
+spec:
+  volumes: [{{name: config, configMap: {{name: NAME}}}}]
+  containers:
+  - name: app
+    image: {TEST_IMAGE}
+    imagePullPolicy: Never
+    command:
+    - /bin/sh
+    - -c
+    - >-
+      n=0; m=0; while [ ! -e /tmp/stop ]; do n=$((n+1));
+      [ -e /etc/config/app.conf ] || m=$((m+1)); done;
+      echo $n $m > /tmp/counts; sleep 3600
+    volumeMounts: [{{name: config, mountPath: /etc/config}}]
+"""
+
+
+def _quantiles(samples: list[float]) -> str:
+    ordered = sorted(samples)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return f"p50 {statistics.median(ordered) * 1000:7.1f} ms   p95 {p95 * 1000:7.1f} ms"
+
+
+def _timed(call: Callable[[], object], times: int) -> list[float]:
+    samples = []
+    for _ in range(times):
+        start = time.perf_counter()
+        call()
+        samples.append(time.perf_counter() - start)
+    return samples
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--reads", type=int, default=50)
+    parser.add_argument("--swaps", type=int, default=50)
+    args = parser.parse_args()
+    name = f"bench-{uuid.uuid4().hex[:8]}"
+    options = podsync.PlanOptions(
+        network_mode="none",
+        network_image=PAUSE_IMAGE,
+        root_dir=tempfile.mkdtemp(prefix="podsync-bench-"),
+        allow_deletions=False,
+        stop_timeout=1,
+    )
+
+    def load(value: str) -> podsync.Pod:
+        (pod,) = podsync.parse_pods(POD.replace("NAME", name).replace("VALUE", value))
+        return pod
+
+    with DockerRuntime() as runtime:
+        pod = load("v0")
+        try:
+            result = podsync.sync([pod], runtime, options=options, probe=False)
+            assert result.ok, result.apply_result.summary()
+            (app,) = [
+                c
+                for c in runtime.list_containers()
+                if c.labels.get(podsync.labels.LABEL_POD_UID) == pod.uid
+                and c.labels.get(podsync.labels.LABEL_CONTAINER) == "app"
+            ]
+            volume = f"podsync-content_{pod.uid}_config"
+            through_container = _timed(
+                lambda: runtime.read_container_file(
+                    app.id, f"/etc/config/{RECORD_PATH}", limit=RECORD_MAX_BYTES
+                ),
+                args.reads,
+            )
+            through_helper = _timed(
+                lambda: runtime.read_volume_file(
+                    volume, RECORD_PATH, image=PAUSE_IMAGE, limit=RECORD_MAX_BYTES
+                ),
+                args.reads,
+            )
+            writes: list[float] = []
+            for n in range(1, args.swaps + 1):
+                start = time.perf_counter()
+                done = podsync.sync([load(f"v{n}")], runtime, options=options, probe=False)
+                writes.append(time.perf_counter() - start)
+                assert done.ok, done.apply_result.summary()
+            runtime.exec_in_container(app.id, ["/bin/touch", "/tmp/stop"], 10.0)
+            time.sleep(0.5)
+            counts = runtime.exec_in_container(app.id, ["/bin/cat", "/tmp/counts"], 10.0)
+            tests, missing = (int(x) for x in counts.output.split())
+            print(f"record read, through the container : {_quantiles(through_container)}")
+            print(f"record read, through a helper      : {_quantiles(through_helper)}")
+            print(f"sync that rewrites the volume      : {_quantiles(writes)}")
+            print(
+                f"..data window: {missing} of {tests} existence tests found the file "
+                f"missing during {args.swaps} swaps"
+            )
+        finally:
+            for container in runtime.list_containers():
+                if container.labels.get(podsync.labels.LABEL_POD_UID) == pod.uid:
+                    runtime.stop_container(container.id, 1)
+                    runtime.remove_container(container.id)
+            runtime.remove_volume(f"podsync-content_{pod.uid}_config")
+
+
+if __name__ == "__main__":
+    main()

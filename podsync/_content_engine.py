@@ -1,0 +1,176 @@
+"""configMap, secret and downwardAPI volumes through the engine: writing a
+``WriteVolume`` into its engine volume (``write_content_volume``), and reading back
+what podsync wrote into the volumes of the desired pods (``read_content_records``): the
+``WrittenVolume`` records the planner compares with what the volumes should hold
+(``_volume_planner``).
+
+A write is one ``Runtime.write_volume`` (Docker: one short-lived container, one
+archive): the entries of ``_content_layout.payload_entries``.
+
+An engine volume's record is read through the engine, never a path on this machine:
+from a container of the pod that mounts the volume (``LABEL_CONTENT_VOLUMES`` says
+where), running or exited, with one ``Runtime.read_container_file`` of
+``<mount path>/..data/..podsync`` (Docker: one ``GET .../archive``; the link ``..data``
+is followed). A volume no container mounts yet is not read at all: the planner writes
+it before the first container that mounts it is created. The host directories of
+containers made by an earlier podsync are read as before, only while such a container
+runs (``_volumes.legacy_content_mounts``).
+
+Cost of a steady sync: one archive read per configMap, secret or downwardAPI volume
+of each desired pod (the host writer read one small file per volume instead).
+
+Contract: the runtime's calls and reads under the root directory; decides nothing
+(the planner did).
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Collection, Sequence
+
+from podsync._actions import Plan, WriteVolume
+from podsync._content_layout import RECORD_MAX_BYTES, RECORD_PATH, parse_record, payload_entries
+from podsync._labels import LABEL_CONTENT_VOLUMES, LABEL_POD_UID
+from podsync._models import ObservedContainer, Pod, WrittenVolume
+from podsync._runtime import Runtime
+from podsync._volume_writer import read_volumes
+from podsync._volumes import (
+    content_dir,
+    content_volume_name,
+    decode_content_volumes,
+    legacy_content_mounts,
+)
+from podsync.exceptions import RuntimeCallError
+
+__all__: list[str] = []
+
+
+def read_content_records(
+    runtime: Runtime,
+    root_dir: str,
+    desired: Sequence[Pod],
+    containers: Sequence[ObservedContainer],
+    pod_dirs: Collection[str],
+) -> tuple[WrittenVolume, ...]:
+    """The records of the ``desired`` pods' configMap, secret and downwardAPI volumes:
+    from their engine volumes, through the pods' ``containers`` that mount them, and
+    from the host directories containers of earlier podsync versions bind.
+
+    Raises:
+        RuntimeCallError: a read failed for another reason than the container being
+            gone (it is then read through another one, if any): a record that could
+            not be read is not taken for one that is missing.
+        OSError: a host record exists but cannot be read.
+    """
+    pods = [p for p in desired if any(v.content is not None for v in p.volumes)]
+    if not pods:
+        return ()
+    by_pod: dict[str, list[ObservedContainer]] = {}
+    uids = {p.uid for p in pods}
+    for container in containers:
+        uid = container.labels.get(LABEL_POD_UID)
+        if uid in uids:
+            by_pod.setdefault(uid, []).append(container)
+    found: list[WrittenVolume] = []
+    legacy: dict[str, dict[str, str]] = {}
+    for pod in pods:
+        mine = by_pod.get(pod.uid, [])
+        if not mine:
+            continue
+        names = [v.name for v in pod.volumes if v.content is not None]
+        found.extend(_engine_records(runtime, pod.uid, names, mine))
+        if pod.uid in pod_dirs:
+            for name in sorted(legacy_content_mounts(pod, mine)):
+                volume = next(v for v in pod.volumes if v.name == name)
+                legacy.setdefault(pod.uid, {})[name] = content_dir(root_dir, pod.uid, volume)
+    if legacy:
+        found.extend(read_volumes(root_dir, legacy))
+    return tuple(found)
+
+
+def _engine_records(
+    runtime: Runtime, pod_uid: str, names: Sequence[str], containers: Sequence[ObservedContainer]
+) -> list[WrittenVolume]:
+    """The records of pod ``pod_uid``'s volumes ``names``, read through its
+    ``containers`` that mount them (running ones first, then the newest)."""
+    ordered = sorted(containers, key=lambda c: (not c.running, -c.created, c.id))
+    where: dict[str, list[tuple[str, str]]] = {}
+    for container in ordered:
+        text = container.labels.get(LABEL_CONTENT_VOLUMES)
+        if text:
+            for name, path in decode_content_volumes(text).items():
+                where.setdefault(name, []).append((container.id, path))
+    records: list[WrittenVolume] = []
+    for name in names:
+        for container_id, path in where.get(name, ()):
+            try:
+                data = runtime.read_container_file(
+                    container_id, posixpath.join(path, RECORD_PATH), limit=RECORD_MAX_BYTES
+                )
+            except RuntimeCallError as exc:
+                if "no such container" in str(exc).lower():
+                    continue  # removed since it was listed: read through another one
+                raise
+            if data is not None:
+                record = parse_record(pod_uid, name, data, content_volume_name(pod_uid, name))
+                if record is not None:
+                    records.append(record)
+            break
+    return records
+
+
+def planned_engine_records(
+    runtime: Runtime, plan: Plan, containers: Sequence[ObservedContainer]
+) -> tuple[WrittenVolume, ...]:
+    """The records, as they are now in the engine, of the engine volumes ``plan``
+    writes: what a saved plan's fingerprint is checked against (with
+    ``_volume_writer.planned_volume_records`` for the host directories it writes).
+
+    Raises:
+        RuntimeCallError: a read failed.
+    """
+    wanted: dict[str, list[str]] = {}
+    for action in plan.actions:
+        if isinstance(action, WriteVolume) and action.engine_volume:
+            wanted.setdefault(action.pod_uid, []).append(action.volume)
+    found: list[WrittenVolume] = []
+    for uid, names in wanted.items():
+        mine = [c for c in containers if c.labels.get(LABEL_POD_UID) == uid]
+        found.extend(_engine_records(runtime, uid, names, mine))
+    return tuple(found)
+
+
+def write_content_volume(runtime: Runtime, action: WriteVolume) -> str:
+    """Write ``action``'s files into its engine volume (``action.engine_volume``), in
+    one ``write_volume``: the payload, then ``..data`` swapped, then the previous
+    payload emptied (``_content_layout``). The values of Secret files must be known.
+    Returns what was done, for people.
+
+    Raises:
+        ValueError: the action's payload names are not ones podsync writes.
+        RuntimeCallError: the engine failed (the previous payload is then still the
+            one ``..data`` names, unless the failure came after the swap).
+    """
+    entries = payload_entries(
+        action.content,
+        action.fs_group,
+        payload=action.payload,
+        previous=action.previous,
+        linked=action.linked,
+    )
+    runtime.write_volume(action.engine_volume, entries, image=action.image)
+    kind = action.content.kind.value
+    return f"wrote the files of volume {action.volume} ({kind}) into {action.engine_volume}"
+
+
+def unknown_secrets(write: WriteVolume) -> list[str]:
+    """The Secret keys whose values ``write`` holds by reference only (a saved plan's:
+    ``VolumeFile.known`` False), as ``Secret <namespace>/<name> key <key>``, sorted:
+    nothing is written without them."""
+    return sorted(
+        {
+            f"Secret {f.secret.secret} key {f.secret.key}"
+            for f in write.content.files
+            if not f.known and f.secret is not None
+        }
+    )

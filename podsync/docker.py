@@ -280,10 +280,28 @@ class DockerRuntime:
             # client's connections to the garbage collector.
             probe = build(docker.constants.DEFAULT_DOCKER_API_VERSION)
             try:
-                self._api_version = str(probe.version(api_version=False)["ApiVersion"])
+                self._api_version = self._engine_api_version(probe)
             finally:
                 probe.close()
         return build(self._api_version)
+
+    def _engine_api_version(self, probe: docker.APIClient) -> str:
+        """The engine's API version, from the ``API-Version`` header of ``GET /_ping``
+        (as the docker CLI negotiates); ``GET /version`` only for an engine that sends
+        no such header (before API 1.25). ``/version`` is not cheap: the engine runs
+        ``runc --version`` and ``docker-init --version`` to answer it, about 10 ms
+        that every one-shot command would pay before its first real call."""
+        # The client is a requests Session with the engine's transport (unix socket,
+        # TLS, ssh) mounted on its base URL; /_ping is not versioned.
+        response = probe.get(f"{probe.base_url}/_ping", timeout=self._timeout)
+        try:
+            response.raise_for_status()
+            version = response.headers.get("API-Version")
+        finally:
+            response.close()
+        if version:
+            return str(version)
+        return str(probe.version(api_version=False)["ApiVersion"])
 
     @contextlib.contextmanager
     def _translate(self, operation: str, target: str) -> Iterator[None]:

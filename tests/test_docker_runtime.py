@@ -663,3 +663,38 @@ def test_image_from_list() -> None:
 def test_address_of(settings: dict[str, Any], expected: str | None) -> None:
     """The address is the bridge's, else the first network's; none has none."""
     assert expected == address_of(settings)
+
+
+# --- round trips (issue 16: a one-pod apply costs the engine calls it needs) ------------
+
+
+def _sent_requests(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every request any ``APIClient`` sends from now on, as ``METHOD /path``."""
+    sent: list[str] = []
+    original = docker.APIClient.send
+
+    def recording_send(self: docker.APIClient, request: Any, **kwargs: Any) -> Any:
+        sent.append(f"{request.method} {request.path_url.split('?')[0]}")
+        return original(self, request, **kwargs)
+
+    monkeypatch.setattr(docker.APIClient, "send", recording_send)
+    return sent
+
+
+@pytest.mark.engine
+def test_the_api_version_is_learnt_from_one_ping(
+    engine: docker.DockerClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first call asks the engine's API version with ``GET /_ping`` (its
+    ``API-Version`` header), not ``GET /version``, which makes the engine run ``runc``
+    and ``docker-init`` to report their versions; later calls, from any client the
+    runtime opens, ask nothing. The version used is the engine's."""
+    version = engine.api.version()["ApiVersion"]
+    sent = _sent_requests(monkeypatch)
+    with DockerRuntime() as runtime:
+        runtime.list_containers()
+        with ThreadPoolExecutor(4) as pool:
+            list(pool.map(lambda _: runtime.list_containers(), range(8)))
+
+    assert "GET /_ping" == sent[0]
+    assert [f"GET /v{version}/containers/json"] * 9 == sent[1:]

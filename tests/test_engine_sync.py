@@ -662,9 +662,10 @@ def test_second_cli_apply_makes_one_api_request(
         patch.setattr(docker.APIClient, "send", counting_send)
         code = podsync.cli.main(argv)
 
-    # The client asks the engine's API version when it connects (GET /version, once
-    # per connection, not per sync); the sync itself is the container list.
-    synced = [request for request in sent if request != "GET /version"]
+    # The runtime asks the engine's API version when it first connects (GET /_ping,
+    # once per runtime, not per sync); the sync itself is the container list.
+    assert "GET /_ping" == sent[0]
+    synced = sent[1:]
     assert 0 == code
     assert 1 == len(synced), sent
     assert re.fullmatch(r"GET /v[0-9.]+/containers/json", synced[0]), sent

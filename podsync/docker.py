@@ -34,8 +34,9 @@ Theory of operation
   time; the pool grows to the number of concurrent callers and is reused across syncs.
   A client passed in by the caller is used as it is, by every thread.
 * *Lazy connection.* Nothing is sent to the engine until the first call, which
-  negotiates the API version once (later clients reuse the answer). ``ping()`` checks
-  the connection explicitly.
+  negotiates the API version once, from the ``API-Version`` header of ``GET /_ping``
+  as the docker CLI does (later clients reuse the answer). ``ping()`` checks the
+  connection explicitly.
 * *Exec* reads the command's output itself, on a helper thread: the SDK has no exec
   timeout, and under load it loses the output of quick commands (see
   ``podsync._docker_streams.StreamReader``). Logs, attached exec and events are read

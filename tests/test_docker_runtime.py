@@ -698,3 +698,73 @@ def test_the_api_version_is_learnt_from_one_ping(
 
     assert "GET /_ping" == sent[0]
     assert [f"GET /v{version}/containers/json"] * 9 == sent[1:]
+
+
+class _PingResponse:
+    """What ``requests`` answers to ``GET /_ping``, as far as the runtime reads it."""
+
+    def __init__(self, headers: dict[str, str], status: int = 200) -> None:
+        self.headers = headers
+        self.status = status
+        self.closed = False
+
+    def raise_for_status(self) -> None:
+        if self.status >= 400:
+            raise RuntimeError(f"HTTP {self.status}")
+
+    def close(self) -> None:
+        self.closed = True
+
+
+class _Probe:
+    """A stand-in for the probe ``APIClient``: its ``get`` and ``version``."""
+
+    base_url = "http+docker://localhost"
+
+    def __init__(self, response: _PingResponse, version: str = "1.24") -> None:
+        self.response = response
+        self.asked: list[str] = []
+        self._version = version
+
+    def get(self, url: str, timeout: int) -> _PingResponse:
+        self.asked.append(f"GET {url} timeout={timeout}")
+        return self.response
+
+    def version(self, api_version: bool) -> dict[str, str]:
+        self.asked.append(f"version api_version={api_version}")
+        return {"ApiVersion": self._version}
+
+
+def test_the_api_version_comes_from_the_ping_header() -> None:
+    """The ``API-Version`` header of ``/_ping`` is the version; nothing else is asked,
+    the response is closed, and the call has the runtime's timeout."""
+    runtime = DockerRuntime(host="unix:///nonexistent.sock", timeout=7)
+    probe = _Probe(_PingResponse({"API-Version": "1.41"}))
+
+    version = runtime._engine_api_version(cast(docker.APIClient, probe))
+
+    assert "1.41" == version
+    assert ["GET http+docker://localhost/_ping timeout=7"] == probe.asked
+    assert probe.response.closed
+
+
+def test_an_engine_without_the_ping_header_is_asked_its_version() -> None:
+    """An engine older than API 1.25 sends no ``API-Version`` header: ``/version`` then
+    tells."""
+    runtime = DockerRuntime(host="unix:///nonexistent.sock")
+    probe = _Probe(_PingResponse({}), version="1.24")
+
+    assert "1.24" == runtime._engine_api_version(cast(docker.APIClient, probe))
+    assert "version api_version=False" == probe.asked[-1]
+
+
+def test_a_failed_ping_is_not_read_as_a_version() -> None:
+    """An error status of ``/_ping`` raises (the caller translates it), and the
+    response is closed."""
+    runtime = DockerRuntime(host="unix:///nonexistent.sock")
+    probe = _Probe(_PingResponse({"API-Version": "1.41"}, status=500))
+
+    with pytest.raises(RuntimeError, match="HTTP 500"):
+        runtime._engine_api_version(cast(docker.APIClient, probe))
+    assert probe.response.closed
+    assert 1 == len(probe.asked)

@@ -57,6 +57,7 @@ import argparse
 import gc
 import os
 import platform
+import resource
 import shutil
 import statistics
 import subprocess
@@ -339,15 +340,52 @@ api.start(app)
 
 
 @dataclass
+class Timed:
+    """Wall-clock times of a contender, and the CPU time (user + system) its processes
+    used: on a shared machine the CPU time moves less with the load than the wall
+    clock does, and it leaves out the engine's work (in dockerd, not in the process)."""
+
+    wall: Timing = field(default_factory=Timing)
+    cpu: Timing = field(default_factory=Timing)
+
+    def add(self, wall: float, cpu: float) -> None:
+        self.wall.runs.append(wall)
+        self.cpu.runs.append(cpu)
+
+    @property
+    def min(self) -> float:
+        return self.wall.min
+
+    @property
+    def median(self) -> float:
+        return self.wall.median
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _run_all(commands: Sequence[Sequence[str]], cwd: str | None = None) -> tuple[float, float]:
+    """Run the commands one after the other (each must succeed); (wall seconds, CPU
+    seconds of their processes: the growth of this process's reaped children's usage)."""
+    cpu = _children_cpu()
+    start = time.perf_counter()
+    for argv in commands:
+        subprocess.run(argv, capture_output=True, check=True, env=_ENV, cwd=cwd)
+    return time.perf_counter() - start, _children_cpu() - cpu
+
+
+@dataclass
 class ApplyTimings:
     """One-pod apply and its comparisons, process start to running (or to exit)."""
 
-    podsync: Timing = field(default_factory=Timing)
-    baseline: Timing = field(default_factory=Timing)  # --baseline's podsync apply
-    docker: Timing = field(default_factory=Timing)  # two docker run -d
-    sdk_floor: Timing = field(default_factory=Timing)  # _SDK_FLOOR
-    python: Timing = field(default_factory=Timing)  # python -c pass
-    import_docker: Timing = field(default_factory=Timing)  # python -c "import docker"
+    podsync: Timed = field(default_factory=Timed)
+    baseline: Timed = field(default_factory=Timed)  # --baseline's podsync apply
+    docker: Timed = field(default_factory=Timed)  # two docker run -d
+    sdk_floor: Timed = field(default_factory=Timed)  # _SDK_FLOOR
+    python: Timed = field(default_factory=Timed)  # python -c pass
+    import_docker: Timed = field(default_factory=Timed)  # python -c "import docker"
 
 
 def measure_apply(work: str, repeat: int, baseline: str | None = None) -> ApplyTimings:
@@ -388,64 +426,33 @@ def measure_apply(work: str, repeat: int, baseline: str | None = None) -> ApplyT
             check=True,
             env=_ENV,
         )
+
+    def docker_runs(k: int) -> list[list[str]]:
+        net = f"bench-e2e-net-{run_id}-{k}"
+        common = ["docker", "run", "-d", "--label", label, "--network"]
+        return [
+            [*common, "none", "--name", net, PAUSE_IMAGE],
+            [*common, f"container:{net}", APP_IMAGE],
+        ]
+
     try:
         _remove_ours(run_id)
         for k in range(repeat):
             for contender in contenders if k % 2 == 0 else contenders[::-1]:
-                start = time.perf_counter()
                 if contender == "podsync":
-                    subprocess.run(apply_argv, capture_output=True, check=True, env=_ENV)
-                    timings.podsync.runs.append(time.perf_counter() - start)
+                    timings.podsync.add(*_run_all([apply_argv]))
                 elif contender == "baseline":
                     # ``python -m podsync`` finds the package in its working directory.
-                    subprocess.run(
-                        apply_argv, capture_output=True, check=True, env=_ENV, cwd=baseline
-                    )
-                    timings.baseline.runs.append(time.perf_counter() - start)
+                    timings.baseline.add(*_run_all([apply_argv], cwd=baseline))
                 elif contender == "sdk":
-                    subprocess.run(sdk_argv, capture_output=True, check=True, env=_ENV)
-                    timings.sdk_floor.runs.append(time.perf_counter() - start)
+                    timings.sdk_floor.add(*_run_all([sdk_argv]))
                 elif contender == "python":
-                    subprocess.run([sys.executable, "-c", "pass"], check=True, env=_ENV)
-                    timings.python.runs.append(time.perf_counter() - start)
-                    continue
+                    timings.python.add(*_run_all([[sys.executable, "-c", "pass"]]))
                 elif contender == "import docker":
-                    subprocess.run([sys.executable, "-c", "import docker"], check=True, env=_ENV)
-                    timings.import_docker.runs.append(time.perf_counter() - start)
-                    continue
+                    argv = [sys.executable, "-c", "import docker"]
+                    timings.import_docker.add(*_run_all([argv]))
                 else:
-                    net = f"bench-e2e-net-{run_id}-{k}"
-                    subprocess.run(
-                        [
-                            "docker",
-                            "run",
-                            "-d",
-                            "--label",
-                            label,
-                            "--network",
-                            "none",
-                            "--name",
-                            net,
-                            PAUSE_IMAGE,
-                        ],
-                        capture_output=True,
-                        check=True,
-                    )
-                    subprocess.run(
-                        [
-                            "docker",
-                            "run",
-                            "-d",
-                            "--label",
-                            label,
-                            "--network",
-                            f"container:{net}",
-                            APP_IMAGE,
-                        ],
-                        capture_output=True,
-                        check=True,
-                    )
-                    timings.docker.runs.append(time.perf_counter() - start)
+                    timings.docker.add(*_run_all(docker_runs(k)))
                 _remove_ours(run_id)
     finally:
         _remove_ours(run_id)
@@ -560,6 +567,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if applies is not None:
         docker_runs = applies.docker
         print(f"one-pod apply, process start to running (min of {args.repeat}, median):")
+        print(f"  {'':44s} {'wall':>8s} {'median':>8s} {'ratio':>17s} {'CPU':>8s}")
         for name, timing in (
             ("podsync apply", applies.podsync),
             *((("podsync apply, --baseline", applies.baseline),) if args.baseline else ()),
@@ -570,11 +578,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         ):
             print(
                 f"  {name:44s} {_seconds(timing.min):>8s} {_seconds(timing.median):>8s}"
-                f"  {timing.min / docker_runs.min:.2f}x docker run"
+                f"  {timing.min / docker_runs.min:.2f}x docker run {_seconds(timing.cpu.min):>8s}"
             )
         print(
             f"  podsync's own share: {_seconds(applies.podsync.min - applies.sdk_floor.min)} "
-            "above the SDK floor"
+            f"above the SDK floor (CPU {_seconds(applies.podsync.cpu.min)} against "
+            f"{_seconds(applies.sdk_floor.cpu.min)})"
         )
     else:
         print(f"engine rows skipped: {why_not}")

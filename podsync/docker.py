@@ -145,6 +145,10 @@ class DockerRuntime:
     Nothing connects here: the first call does (see ``ping``).
     """
 
+    #: Each call is a round trip to the engine: ``apply`` overlaps the ones that may
+    #: (a pod's app containers are created while its network container starts).
+    overlapping_calls = True
+
     def __init__(
         self,
         client: docker.DockerClient | None = None,

@@ -599,32 +599,33 @@ class _Applier:
             return "", exc
 
     def _start_creating(self, cid: str, joiners: list[Create], ahead: dict[str, _Early]) -> None:
-        """Start the network container ``cid`` on a thread of its own while creating
-        ``joiners`` here, in order, up to the first that fails (kept in ``ahead`` for
-        their actions); raise the start's failure. Docker checks that ``container:<x>``
-        runs only at start, and resolves x at create once it exists (moby/moby#49374)."""
-        failure: list[RuntimeCallError] = []
+        """Start the network container ``cid`` while a thread of its own creates
+        ``joiners``, in order, up to the first that fails (kept in ``ahead`` for their
+        actions); raise the start's failure. The start goes first: it is the longest
+        call. Docker checks that ``container:<x>`` runs only at start, and resolves x at
+        create once it exists (moby/moby#49374)."""
+        bug: list[BaseException] = []
 
-        def start() -> None:
+        def create() -> None:
             try:
-                with _runtime_call("start", cid):
-                    self.runtime.start_container(cid)
-            except RuntimeCallError as exc:
-                failure.append(exc)
+                for joiner in joiners:
+                    try:
+                        ahead[joiner.container] = _Early(*self._make(joiner))
+                    except (_ActionFailed, RuntimeCallError) as exc:
+                        ahead[joiner.container] = _Early(error=exc)
+                        break
+            except BaseException as exc:  # podsync's bug: raised below, as without a thread
+                bug.append(exc)
 
-        starter = threading.Thread(target=start, name="podsync-apply-start")
-        starter.start()
+        creator = threading.Thread(target=create, name="podsync-apply-create")
+        creator.start()
         try:
-            for joiner in joiners:
-                try:
-                    ahead[joiner.container] = _Early(*self._make(joiner))
-                except (_ActionFailed, RuntimeCallError) as exc:
-                    ahead[joiner.container] = _Early(error=exc)
-                    break
+            with _runtime_call("start", cid):
+                self.runtime.start_container(cid)
         finally:
-            starter.join()
-        if failure:
-            raise failure[0]
+            creator.join()
+            if bug:
+                raise bug[0]
 
     def undo_ahead(self, action: Action) -> str:
         """Remove the container created ahead for ``action``, which is skipped; what to

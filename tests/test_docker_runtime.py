@@ -8,6 +8,7 @@ address. Nothing is pulled (the one pull names a registry on a closed loopback p
 from __future__ import annotations
 
 import inspect
+import re
 import secrets
 import socket
 import time
@@ -697,7 +698,11 @@ def test_the_api_version_is_learnt_from_one_ping(
             list(pool.map(lambda _: runtime.list_containers(), range(8)))
 
     assert "GET /_ping" == sent[0]
-    assert [f"GET /v{version}/containers/json"] * 9 == sent[1:]
+    # Exited containers a plan may own are inspected once each (other tests' may be
+    # on the shared engine): what is left is the nine lists.
+    lists = [r for r in sent[1:] if not re.fullmatch(r"GET /v[0-9.]+/containers/\w+/json", r)]
+    assert [f"GET /v{version}/containers/json"] * 9 == lists
+    assert "GET /version" not in sent
 
 
 class _PingResponse:

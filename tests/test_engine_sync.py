@@ -681,8 +681,8 @@ def test_first_cli_apply_of_one_pod_makes_only_the_calls_it_needs(
     sends the engine: one ``GET /_ping`` for the API version (not ``GET /version``),
     the container list, the image list with one inspect per image (for its user), then
     create and start of the network container and of the app (created while the
-    network container starts) - no inspect of a container, no volume list, nothing
-    after the app's start."""
+    network container starts) - no inspect of a container it made, nothing after the
+    app's start."""
     path = tmp_path / "one.yaml"
     path.write_text(
         f"apiVersion: v1\nkind: Pod\nmetadata: {{name: one-{_hex()}}}\nspec:\n"
@@ -723,11 +723,14 @@ def test_first_cli_apply_of_one_pod_makes_only_the_calls_it_needs(
     # one inspect per image.
     assert "GET /_ping" == observing[0], sent
     assert re.fullmatch(rf"GET {version}/containers/json", observing[1]), sent
-    rest = observing[2:]
+    # The volume list comes only for podsync's stop records, when an exited container
+    # of podsync's (another test's) is on the engine.
+    rest = [r for r in observing[2:] if not re.fullmatch(rf"GET {version}/volumes", r)]
     image_list = [i for i, r in enumerate(rest) if re.fullmatch(rf"GET {version}/images/json", r)]
     assert 1 == len(image_list), sent
     exited, images = rest[: image_list[0]], rest[image_list[0] + 1 :]
-    assert all(re.fullmatch(rf"GET {version}/containers/[0-9a-f]{{64}}/json", r) for r in exited)
+    inspect = rf"GET {version}/containers/[0-9a-f]{{64}}/json"
+    assert all(re.fullmatch(inspect, r) for r in exited), sent
     assert all(re.fullmatch(rf"GET {version}/images/[^/]+/json", r) for r in images), sent
     assert len(images) <= len(engine.api.images())
     # Applying: create and start, twice, and nothing else; the app is created while

@@ -24,7 +24,13 @@ Also in the same run: ``import podsync`` (a fresh interpreter each time, the imp
 alone timed inside it), a single file holding all the pods of the largest size (it must
 be accepted: local files have no size cap), and a one-pod ``podsync apply`` (process
 start to running: network container + app) beside the two ``docker run -d`` commands
-that do the same (``--network none`` and ``--network container:<net>``).
+that do the same (``--network none`` and ``--network container:<net>``). Beside them,
+the floors of any Python program that drives the engine through the docker SDK, in the
+same runs: ``python -c pass`` (the interpreter's start), ``python -c "import docker"``
+(start plus the SDK's import: requests, urllib3, ...), and **the SDK floor**, a
+minimal Python script that makes the same four engine calls (create and start, twice)
+through ``docker.APIClient`` with a fixed API version - no pod file, no observation, no
+plan: what ``podsync apply`` would cost if podsync's own work took no time at all.
 
 Every time is the minimum over ``--repeat`` runs (median beside it); ratios are against
 floors measured in the same run. The machine this runs on is shared and small, so only
@@ -51,6 +57,7 @@ import argparse
 import gc
 import os
 import platform
+import resource
 import shutil
 import statistics
 import subprocess
@@ -310,8 +317,82 @@ def _remove_ours(run_id: str) -> None:
         _docker("rm", "-f", *ids)
 
 
-def measure_apply(work: str, repeat: int) -> tuple[Timing, Timing]:
-    """(podsync apply, two docker run -d) for one pod: process start to running."""
+# The SDK floor: the four engine calls of a one-pod apply, and nothing else, from a
+# Python process using the docker SDK (argv: API version, label, network image, app
+# image). The API version is given, so the client asks the engine nothing first.
+_SDK_FLOOR = """\
+import os, sys
+import docker
+version, label, net_image, app_image = sys.argv[1:]
+key, _, value = label.partition("=")
+api = docker.APIClient(base_url=os.environ.get("DOCKER_HOST"), version=version)
+net = api.create_container(
+    net_image, labels={key: value}, host_config=api.create_host_config(network_mode="none")
+)["Id"]
+api.start(net)
+app = api.create_container(
+    app_image,
+    labels={key: value},
+    host_config=api.create_host_config(network_mode="container:" + net),
+)["Id"]
+api.start(app)
+"""
+
+
+@dataclass
+class Timed:
+    """Wall-clock times of a contender, and the CPU time (user + system) its processes
+    used: on a shared machine the CPU time moves less with the load than the wall
+    clock does, and it leaves out the engine's work (in dockerd, not in the process)."""
+
+    wall: Timing = field(default_factory=Timing)
+    cpu: Timing = field(default_factory=Timing)
+
+    def add(self, wall: float, cpu: float) -> None:
+        self.wall.runs.append(wall)
+        self.cpu.runs.append(cpu)
+
+    @property
+    def min(self) -> float:
+        return self.wall.min
+
+    @property
+    def median(self) -> float:
+        return self.wall.median
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _run_all(commands: Sequence[Sequence[str]], cwd: str | None = None) -> tuple[float, float]:
+    """Run the commands one after the other (each must succeed); (wall seconds, CPU
+    seconds of their processes: the growth of this process's reaped children's usage)."""
+    cpu = _children_cpu()
+    start = time.perf_counter()
+    for argv in commands:
+        subprocess.run(argv, capture_output=True, check=True, env=_ENV, cwd=cwd)
+    return time.perf_counter() - start, _children_cpu() - cpu
+
+
+@dataclass
+class ApplyTimings:
+    """One-pod apply and its comparisons, process start to running (or to exit)."""
+
+    podsync: Timed = field(default_factory=Timed)
+    baseline: Timed = field(default_factory=Timed)  # --baseline's podsync apply
+    docker: Timed = field(default_factory=Timed)  # two docker run -d
+    sdk_floor: Timed = field(default_factory=Timed)  # _SDK_FLOOR
+    python: Timed = field(default_factory=Timed)  # python -c pass
+    import_docker: Timed = field(default_factory=Timed)  # python -c "import docker"
+
+
+def measure_apply(work: str, repeat: int, baseline: str | None = None) -> ApplyTimings:
+    """podsync apply, two docker run -d, and the Python floors, for one pod: process
+    start to running, alternating the order of the contenders from run to run.
+    ``baseline``: the root of another podsync source tree (an earlier commit), whose
+    ``podsync apply`` is timed in the same runs."""
     run_id = uuid.uuid4().hex[:12]
     pod_file = os.path.join(work, "one.yaml")
     with open(pod_file, "w", encoding="utf-8") as f:
@@ -333,53 +414,50 @@ def measure_apply(work: str, repeat: int) -> tuple[Timing, Timing]:
         pod_file,
     ]
     label = f"io.podsync.bench.e2e={run_id}"
-    podsync_timing, docker_timing = Timing(), Timing()
+    version = _docker("version", "--format", "{{.Server.APIVersion}}")
+    sdk_argv = [sys.executable, "-c", _SDK_FLOOR, version, label, PAUSE_IMAGE, APP_IMAGE]
+    timings = ApplyTimings()
+    contenders = ["podsync", "docker", "sdk", "python", "import docker"]
+    if baseline is not None:
+        contenders.insert(1, "baseline")
+        # Its bytecode compiled once, as ours (_compile_podsync).
+        subprocess.run(
+            [sys.executable, "-m", "compileall", "-q", os.path.join(baseline, "podsync")],
+            check=True,
+            env=_ENV,
+        )
+
+    def docker_runs(k: int) -> list[list[str]]:
+        net = f"bench-e2e-net-{run_id}-{k}"
+        common = ["docker", "run", "-d", "--label", label, "--network"]
+        return [
+            [*common, "none", "--name", net, PAUSE_IMAGE],
+            [*common, f"container:{net}", APP_IMAGE],
+        ]
+
     try:
         _remove_ours(run_id)
         for k in range(repeat):
-            for contender in ("podsync", "docker") if k % 2 == 0 else ("docker", "podsync"):
-                start = time.perf_counter()
+            for contender in contenders if k % 2 == 0 else contenders[::-1]:
                 if contender == "podsync":
-                    subprocess.run(apply_argv, capture_output=True, check=True, env=_ENV)
-                    podsync_timing.runs.append(time.perf_counter() - start)
+                    timings.podsync.add(*_run_all([apply_argv]))
+                elif contender == "baseline":
+                    # ``python -m podsync`` finds the package in its working directory.
+                    timings.baseline.add(*_run_all([apply_argv], cwd=baseline))
+                elif contender == "sdk":
+                    timings.sdk_floor.add(*_run_all([sdk_argv]))
+                elif contender == "python":
+                    timings.python.add(*_run_all([[sys.executable, "-c", "pass"]]))
+                elif contender == "import docker":
+                    argv = [sys.executable, "-c", "import docker"]
+                    timings.import_docker.add(*_run_all([argv]))
                 else:
-                    net = f"bench-e2e-net-{run_id}-{k}"
-                    subprocess.run(
-                        [
-                            "docker",
-                            "run",
-                            "-d",
-                            "--label",
-                            label,
-                            "--network",
-                            "none",
-                            "--name",
-                            net,
-                            PAUSE_IMAGE,
-                        ],
-                        capture_output=True,
-                        check=True,
-                    )
-                    subprocess.run(
-                        [
-                            "docker",
-                            "run",
-                            "-d",
-                            "--label",
-                            label,
-                            "--network",
-                            f"container:{net}",
-                            APP_IMAGE,
-                        ],
-                        capture_output=True,
-                        check=True,
-                    )
-                    docker_timing.runs.append(time.perf_counter() - start)
+                    timings.docker.add(*_run_all(docker_runs(k)))
                 _remove_ours(run_id)
     finally:
         _remove_ours(run_id)
         _docker("rmi", pause, app)
-    return podsync_timing, docker_timing
+    return timings
 
 
 def growth(rows: Sequence[SizeRow], i: int, value: Callable[[SizeRow], float | None]) -> str:
@@ -439,8 +517,19 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--markdown", action="store_true", help="Markdown table")
     parser.add_argument("--no-engine", action="store_true", help="skip the engine rows")
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
+    parser.add_argument(
+        "--apply-only",
+        action="store_true",
+        help="only the import and one-pod apply rows (no pod files, no planning)",
+    )
+    parser.add_argument(
+        "--baseline",
+        metavar="DIR",
+        help="also time the podsync apply of the source tree at DIR (e.g. a `git archive` "
+        "of main) in the same runs",
+    )
     args = parser.parse_args(argv)
-    args.sizes = [int(s) for s in args.sizes.split(",")]
+    args.sizes = [] if args.apply_only else [int(s) for s in args.sizes.split(",")]
     return args
 
 
@@ -460,30 +549,48 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows.append(measure_size(n, work, args.repeat, why_not is None))
             print(f"  measured {n:,} pods", file=sys.stderr, flush=True)
         imports = measure_import(args.import_repeat)
-        single = measure_single_file(max(args.sizes), work)
-        applies = measure_apply(work, args.repeat) if why_not is None else None
-    header, body = table(rows)
-    print(render_markdown(header, body) if args.markdown else render_text(header, body))
-    print()
+        single = measure_single_file(max(args.sizes), work) if rows else None
+        applies = measure_apply(work, args.repeat, args.baseline) if why_not is None else None
+    if rows:
+        header, body = table(rows)
+        print(render_markdown(header, body) if args.markdown else render_text(header, body))
+        print()
     print(
         f"import podsync: {imports.min * 1000:.0f} ms (median {imports.median * 1000:.0f} ms, "
         f"{len(imports.runs)} runs)"
     )
-    print(
-        f"one file of {max(args.sizes):,} pods ({single[0]:.1f} MB): read in {_seconds(single[1])}"
-    )
-    if applies is not None:
-        podsync_apply, docker_runs = applies
+    if single is not None:
         print(
-            f"one-pod apply: podsync {_seconds(podsync_apply.min)} (median "
-            f"{_seconds(podsync_apply.median)}), two docker run -d {_seconds(docker_runs.min)} "
-            f"(median {_seconds(docker_runs.median)}): "
-            f"{podsync_apply.min / docker_runs.min:.2f}x"
+            f"one file of {max(args.sizes):,} pods ({single[0]:.1f} MB): "
+            f"read in {_seconds(single[1])}"
+        )
+    if applies is not None:
+        docker_runs = applies.docker
+        print(f"one-pod apply, process start to running (min of {args.repeat}, median):")
+        print(f"  {'':44s} {'wall':>8s} {'median':>8s} {'ratio':>17s} {'CPU':>8s}")
+        for name, timing in (
+            ("podsync apply", applies.podsync),
+            *((("podsync apply, --baseline", applies.baseline),) if args.baseline else ()),
+            ("two docker run -d", docker_runs),
+            ("SDK floor: the same four calls from Python", applies.sdk_floor),
+            ("python -c pass", applies.python),
+            ('python -c "import docker"', applies.import_docker),
+        ):
+            print(
+                f"  {name:44s} {_seconds(timing.min):>8s} {_seconds(timing.median):>8s}"
+                f"  {timing.min / docker_runs.min:.2f}x docker run {_seconds(timing.cpu.min):>8s}"
+            )
+        print(
+            f"  podsync's own share: {_seconds(applies.podsync.min - applies.sdk_floor.min)} "
+            f"above the SDK floor (CPU {_seconds(applies.podsync.cpu.min)} against "
+            f"{_seconds(applies.sdk_floor.cpu.min)})"
         )
     else:
         print(f"engine rows skipped: {why_not}")
     print(
-        "medians: "
+        ""
+        if not rows
+        else "medians: "
         + "; ".join(
             f"{r.pods:,}: floor {_seconds(r.floor.median)}, load {_seconds(r.load.median)}, "
             f"cold {_seconds(r.cold.median)}, absent {_seconds(r.absent.median)}, "
@@ -536,8 +643,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
     results.append((imports.min * 1000 <= TARGET_IMPORT_MS, f"import {imports.min * 1000:.0f} ms"))
     if applies is not None:
-        ratio = applies[0].min / applies[1].min
+        ratio = applies.podsync.min / applies.docker.min
         results.append((ratio <= TARGET_APPLY_RATIO, f"one-pod apply {ratio:.2f}x docker run"))
+        floor = applies.sdk_floor.min / applies.docker.min
+        results.append(
+            (floor <= TARGET_APPLY_RATIO, f"SDK floor (no podsync work) {floor:.2f}x docker run")
+        )
     for ok, line in results:
         print(f"{'PASS' if ok else 'FAIL'}: {line}")
     return 1 if args.check and not all(ok for ok, _ in results) else 0

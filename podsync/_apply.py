@@ -10,7 +10,9 @@ here the order is:
    (``Pull.pods``, by pod uid): nothing of such a pod is touched, so a running old version keeps
    running (the seed skipped only the container, after it had already stopped it);
 2. the pods, in parallel, one task per ``PodPlan``; a pod's actions run in order and the
-   first failure skips the rest of that pod; other pods go on;
+   first failure skips the rest of that pod; other pods go on. On a runtime with
+   ``overlapping_calls`` (``DockerRuntime``) the app containers are created while the
+   network container they join starts (``_Applier._start_creating``);
 3. ``plan.cleanup`` (image removals), in parallel.
 
 Everything runs on ONE bounded thread pool. Nothing waits on the pool from inside it
@@ -315,6 +317,16 @@ def _runtime_call(operation: str, target: str) -> Iterator[None]:
         raise RuntimeCallError(operation, target, f"{type(exc).__name__}: {exc}") from exc
 
 
+@attrs.frozen
+class _Early:
+    """A container created ahead (``_start_creating``): its id, the conflict that showed
+    its instance made already (adopted), or why its create failed."""
+
+    cid: str = ""
+    conflict: NameConflict | None = None
+    error: _ActionFailed | RuntimeCallError | None = None
+
+
 class _Applier:
     """One apply: the runtime, the settings, and the event callback's lock."""
 
@@ -338,6 +350,11 @@ class _Applier:
         self.hook_timeout = hook_timeout
         self.event_lock = threading.Lock()
         self.callback_error: BaseException | None = None
+        # A runtime whose calls are round trips says so (``Runtime``); the others get
+        # their calls one after the other, in plan order.
+        self.overlapping = getattr(runtime, "overlapping_calls", False) is True
+        # The worker thread's pod: its containers created ahead, by container name.
+        self.pod_local = threading.local()
 
     def emit(
         self,
@@ -493,51 +510,39 @@ class _Applier:
 
     def _create(self, action: Create, pod_plan: PodPlan | None, made: list[str]) -> None:
         """Seed runContainer: host files, create, start, then the postStart handler; a
-        failed handler stops the container (seed killContainerByID) and fails the action."""
+        failed handler stops the container (seed killContainerByID) and fails the action.
+        A container created ahead is not created again."""
         spec = action.spec
-        missing = [p for text in spec_texts(spec) if not text.known for p in text.secrets]
-        if missing:
-            # A saved plan holds Secret values by reference only (podsync._secrets): a
-            # container is never created with a placeholder, or without its value.
-            refs = ", ".join(sorted({f"Secret {p.secret} key {p.key}" for p in missing}))
-            raise _ActionFailed(
-                f"{spec.name}: the plan holds Secret values by reference ({refs}): read "
-                "them from the sources first (podsync apply --plan does)"
-            )
-        try:
-            make_host_paths(spec, self.root_dir)
-        except _HOST_ERRORS as exc:
-            raise _ActionFailed(f"host paths of {spec.name}: {exc}") from exc
-        for mounted in spec.file_mounts:
-            # The file first, empty and writable by the container's user (the kubelet's
-            # fresh 0666 termination-message file): Docker makes a directory of a
-            # missing bind source. Through the engine, so a remote engine works.
-            entry = VolumeEntry(mounted.path, EntryKind.FILE, mode=mounted.mode)
-            with _runtime_call("write volume", mounted.volume):
-                self.runtime.write_volume(mounted.volume, [entry], image=mounted.image)
-        try:
-            with _runtime_call("create", spec.name):
-                cid = self.runtime.create_container(spec)
-        except NameConflict as exc:
-            if not _same_instance(exc, spec):
-                raise
+        ahead: dict[str, _Early] | None = getattr(self.pod_local, "ahead", None)
+        early = ahead.pop(action.container, None) if ahead is not None else None
+        if early is None:
+            cid, conflict = self._make(action)
+        elif early.error is not None:
+            raise early.error
+        else:
+            cid, conflict = early.cid, early.conflict
+        if conflict is not None:
             # Another apply of the same plan (two syncs racing) created this very
             # instance - the name, pod uid and spec hash all match - and runs it: it
             # starts the container and its postStart handler. Adopting it as done is
             # what the kubelet's idempotent sync amounts to; failing the pod would
             # report a problem where there is none.
-            made.append(exc.holder_id)
+            made.append(conflict.holder_id)
             self.emit(
                 EventKind.ADOPTED,
                 action,
-                f"adopted {spec.name} ({exc.holder_id}): another apply created it",
-                container_id=exc.holder_id,
+                f"adopted {spec.name} ({conflict.holder_id}): another apply created it",
+                container_id=conflict.holder_id,
             )
             return
         made.append(cid)
         self.emit(EventKind.CREATED, action, f"created {spec.name} ({cid})", container_id=cid)
-        with _runtime_call("start", cid):
-            self.runtime.start_container(cid)
+        joiners = _joiners(action, pod_plan) if ahead is not None else []
+        if ahead is not None and joiners:
+            self._start_creating(cid, joiners, ahead)
+        else:
+            with _runtime_call("start", cid):
+                self.runtime.start_container(cid)
         self.emit(EventKind.STARTED, action, f"started {spec.name} ({cid})", container_id=cid)
         if spec.post_start is None:
             return
@@ -578,6 +583,82 @@ class _Applier:
             except RuntimeCallError as stop_exc:
                 error += f"; stopping the container failed too: {stop_exc}"
             raise _ActionFailed(error) from exc
+
+    def _make(self, action: Create) -> tuple[str, NameConflict | None]:
+        """Host files, then the engine's create: the new container's id, or ``("",
+        conflict)`` when the name is held by this very instance already (see
+        ``_same_instance``: adopted by the caller)."""
+        spec = action.spec
+        missing = [p for text in spec_texts(spec) if not text.known for p in text.secrets]
+        if missing:
+            # A saved plan holds Secret values by reference only (podsync._secrets): a
+            # container is never created with a placeholder, or without its value.
+            refs = ", ".join(sorted({f"Secret {p.secret} key {p.key}" for p in missing}))
+            raise _ActionFailed(
+                f"{spec.name}: the plan holds Secret values by reference ({refs}): read "
+                "them from the sources first (podsync apply --plan does)"
+            )
+        try:
+            make_host_paths(spec, self.root_dir)
+        except _HOST_ERRORS as exc:
+            raise _ActionFailed(f"host paths of {spec.name}: {exc}") from exc
+        for mounted in spec.file_mounts:
+            # The file first, empty and writable by the container's user (the kubelet's
+            # fresh 0666 termination-message file): Docker makes a directory of a
+            # missing bind source. Through the engine, so a remote engine works.
+            entry = VolumeEntry(mounted.path, EntryKind.FILE, mode=mounted.mode)
+            with _runtime_call("write volume", mounted.volume):
+                self.runtime.write_volume(mounted.volume, [entry], image=mounted.image)
+        try:
+            with _runtime_call("create", spec.name):
+                return self.runtime.create_container(spec), None
+        except NameConflict as exc:
+            if not _same_instance(exc, spec):
+                raise
+            return "", exc
+
+    def _start_creating(self, cid: str, joiners: list[Create], ahead: dict[str, _Early]) -> None:
+        """Start the network container ``cid`` while a thread of its own creates
+        ``joiners``, in order, up to the first that fails (kept in ``ahead`` for their
+        actions); raise the start's failure. The start goes first: it is the longest
+        call. Docker checks that ``container:<x>`` runs only at start, and resolves x at
+        create once it exists (moby/moby#49374)."""
+        bug: list[BaseException] = []
+
+        def create() -> None:
+            try:
+                for joiner in joiners:
+                    try:
+                        ahead[joiner.container] = _Early(*self._make(joiner))
+                    except (_ActionFailed, RuntimeCallError) as exc:
+                        ahead[joiner.container] = _Early(error=exc)
+                        break
+            except BaseException as exc:  # podsync's bug: raised below, as without a thread
+                bug.append(exc)
+
+        creator = threading.Thread(target=create, name="podsync-apply-create")
+        creator.start()
+        try:
+            with _runtime_call("start", cid):
+                self.runtime.start_container(cid)
+        finally:
+            creator.join()
+            if bug:
+                raise bug[0]
+
+    def undo_ahead(self, action: Action) -> str:
+        """Remove the container created ahead for ``action``, which is skipped; what to
+        add to its reason (nothing when none was made: an adopted one is not ours)."""
+        ahead: dict[str, _Early] | None = getattr(self.pod_local, "ahead", None)
+        early = ahead.pop(action.container, None) if ahead and isinstance(action, Create) else None
+        if early is None or not early.cid:
+            return ""
+        try:
+            with _runtime_call("remove", early.cid):
+                self.runtime.remove_container(early.cid)
+        except RuntimeCallError as exc:
+            return f"; the container made ahead for it ({early.cid}) was not removed: {exc}"
+        return f"; removed the container made ahead for it ({early.cid})"
 
     def _kill(self, action: Kill, pod_plan: PodPlan | None) -> None:
         """Seed killContainer, plus the preStop handler the seed never ran."""
@@ -630,15 +711,34 @@ class _Applier:
         pod, uid = _pod_label(pod_plan), _pod_uid(pod_plan)
         results: list[ActionResult] = []
         reason = blocked
-        for action in pod_plan.actions:
-            if reason:
-                results.append(ActionResult(action, ActionStatus.SKIPPED, reason, 0.0, pod, uid))
-                continue
-            result = self.run(action, pod_plan)
-            results.append(result)
-            if result.status is ActionStatus.FAILED:
-                reason = f"not run: an earlier action failed ({action.message})"
+        self.pod_local.ahead = {} if self.overlapping else None
+        try:
+            for action in pod_plan.actions:
+                if reason:
+                    why = reason + self.undo_ahead(action)
+                    results.append(ActionResult(action, ActionStatus.SKIPPED, why, 0.0, pod, uid))
+                    continue
+                result = self.run(action, pod_plan)
+                results.append(result)
+                if result.status is ActionStatus.FAILED:
+                    reason = f"not run: an earlier action failed ({action.message})"
+        finally:
+            self.pod_local.ahead = None
         return results
+
+
+def _joiners(action: Create, pod_plan: PodPlan | None) -> list[Create]:
+    """The creates right after ``action`` in its pod that join its container's network
+    (none for a container that joins another's)."""
+    if pod_plan is None or action.spec.join:
+        return []
+    at = next(i for i, a in enumerate(pod_plan.actions) if a is action)
+    joiners = []
+    for following in pod_plan.actions[at + 1 :]:
+        if not isinstance(following, Create) or following.spec.join != action.spec.name:
+            break
+        joiners.append(following)
+    return joiners
 
 
 def _pod_label(pod_plan: PodPlan | None) -> str:

@@ -154,7 +154,15 @@ class Stream(Generic[_T]):
 
 
 class Runtime(Protocol):
-    """**Protocol**: a container engine, as podsync uses it."""
+    """**Protocol**: a container engine, as podsync uses it.
+
+    A runtime may also say ``overlapping_calls = True`` (not a member of the protocol:
+    ``False`` when absent): its calls are round trips to an engine, and ``apply``
+    overlaps the ones that may overlap - a pod's app containers are created while its
+    network container starts, so ``create_container`` of a container that joins
+    another's network must accept that container being created and not yet started
+    (as Docker does; only the start needs it running). ``DockerRuntime`` says so.
+    """
 
     def list_containers(self) -> list[ObservedContainer]:
         """Every container on the engine, running and exited."""

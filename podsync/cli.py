@@ -56,7 +56,6 @@ import argparse
 import contextlib
 import os
 import sys
-import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
@@ -87,7 +86,6 @@ from podsync._cli_args import (
     build_parser,
 )
 from podsync._cli_etcd import cmd_publish, etcd_options
-from podsync._cli_secrets import _unsealed, _with_sources
 from podsync._clock import Clock, clocks, system_sleep
 from podsync._config import DEFAULT_MAX_BYTES, load_pods
 from podsync._console import (
@@ -104,15 +102,18 @@ from podsync._models import ObservedContainer, ObservedVolume, Pod
 from podsync._options import GCPolicy, PlanOptions
 from podsync._ownership import ownership, volume_ownership
 from podsync._plan import plan
-from podsync._plan_json import plan_from_json, plan_json_chunks
 from podsync._runtime import Runtime
-from podsync._status import PodStatus, pod_status
 from podsync._sync import Observation, SyncResult, observe, sync
-from podsync._volume_writer import planned_volume_records
 from podsync.exceptions import ConfigError, EngineUnavailable, PodsyncError, RuntimeCallError
 
 if TYPE_CHECKING:
     from podsync._etcd import EtcdOptions
+    from podsync._status import PodStatus
+
+# What only saved plans (plan -o, apply --plan, show, --json) or --wait need - the
+# plan's JSON form, the fingerprint, Secrets read again for a saved plan, pod status,
+# temporary files - is imported where it is used: ``podsync apply SOURCE`` does not
+# pay for it (issue 16: a one-pod apply, process start to running).
 
 __all__ = [
     "DEFAULT_WAIT_TIMEOUT",
@@ -188,6 +189,8 @@ def _fingerprint(the_plan: Plan, observation: Observation, runtime: Runtime) -> 
     """The fingerprint of ``the_plan`` against ``observation`` and the records of the
     volumes it writes (``plan_fingerprint``): under the root directory, and in the
     engine volumes, read through ``runtime``."""
+    from podsync._volume_writer import planned_volume_records
+
     engine = planned_engine_records(runtime, the_plan, observation.containers)
     volumes = planned_volume_records(the_plan) + engine
     return plan_fingerprint(
@@ -225,6 +228,8 @@ def _load(
 
 
 def _read_plan(path: str) -> Plan:
+    from podsync._plan_json import plan_from_json
+
     source = "<stdin>" if path == "-" else path
     try:
         if path == "-":
@@ -242,6 +247,10 @@ def _read_plan(path: str) -> Plan:
 
 def _write_plan(path: str, the_plan: Plan) -> None:
     """Write atomically (a temporary file renamed over ``path``), mode 0600."""
+    import tempfile
+
+    from podsync._plan_json import plan_json_chunks
+
     directory = os.path.dirname(os.path.abspath(path))
     try:
         fd, temporary = tempfile.mkstemp(prefix=".podsync-plan-", dir=directory)
@@ -385,6 +394,8 @@ def pod_statuses(
     clock of ``now``; until then it is "starting". A 2014 kubelet's containers count
     only with ``adopt_2014_containers`` (the plan's option).
     """
+    from podsync._status import pod_status
+
     settling = set()
     for oc in containers:
         if oc.running and now - first_seen.setdefault(oc.id, now) < _STABLE_SECONDS:
@@ -482,6 +493,9 @@ def _wait(
 
 
 def _cmd_plan(args: argparse.Namespace, console: Console, factory: RuntimeFactory) -> int:
+    from podsync._cli_secrets import _with_sources
+    from podsync._plan_json import plan_json_chunks
+
     pods = _load(args.sources, console.warning, args.max_bytes, _root_dir(args), etcd_options(args))
     options = _plan_options(args, console)
     with _engine(factory, args.docker_host) as runtime:
@@ -516,6 +530,8 @@ def _cmd_plan(args: argparse.Namespace, console: Console, factory: RuntimeFactor
 
 
 def _cmd_show(args: argparse.Namespace, console: Console) -> int:
+    from podsync._plan_json import plan_json_chunks
+
     the_plan = _read_plan(args.file)
     if args.json:
         console.print_chunks(plan_json_chunks(the_plan))
@@ -562,6 +578,8 @@ def _cmd_apply(
 
 
 def _apply_saved(args: argparse.Namespace, console: Console, factory: RuntimeFactory) -> int:
+    from podsync._cli_secrets import _unsealed
+
     the_plan = _read_plan(args.plan_file)
     # The plan's paths and binds were made under its own root directory, and apply
     # takes it from the plan; a --root-dir naming another one is a mistake to report.

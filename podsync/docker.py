@@ -34,8 +34,9 @@ Theory of operation
   time; the pool grows to the number of concurrent callers and is reused across syncs.
   A client passed in by the caller is used as it is, by every thread.
 * *Lazy connection.* Nothing is sent to the engine until the first call, which
-  negotiates the API version once (later clients reuse the answer). ``ping()`` checks
-  the connection explicitly.
+  negotiates the API version once, from the ``API-Version`` header of ``GET /_ping``
+  as the docker CLI does (later clients reuse the answer). ``ping()`` checks the
+  connection explicitly.
 * *Exec* reads the command's output itself, on a helper thread: the SDK has no exec
   timeout, and under load it loses the output of quick commands (see
   ``podsync._docker_streams.StreamReader``). Logs, attached exec and events are read
@@ -143,6 +144,10 @@ class DockerRuntime:
 
     Nothing connects here: the first call does (see ``ping``).
     """
+
+    #: Each call is a round trip to the engine: ``apply`` overlaps the ones that may
+    #: (a pod's app containers are created while its network container starts).
+    overlapping_calls = True
 
     def __init__(
         self,
@@ -280,10 +285,28 @@ class DockerRuntime:
             # client's connections to the garbage collector.
             probe = build(docker.constants.DEFAULT_DOCKER_API_VERSION)
             try:
-                self._api_version = str(probe.version(api_version=False)["ApiVersion"])
+                self._api_version = self._engine_api_version(probe)
             finally:
                 probe.close()
         return build(self._api_version)
+
+    def _engine_api_version(self, probe: docker.APIClient) -> str:
+        """The engine's API version, from the ``API-Version`` header of ``GET /_ping``
+        (as the docker CLI negotiates); ``GET /version`` only for an engine that sends
+        no such header (before API 1.25). ``/version`` is not cheap: the engine runs
+        ``runc --version`` and ``docker-init --version`` to answer it, about 10 ms
+        that every one-shot command would pay before its first real call."""
+        # The client is a requests Session with the engine's transport (unix socket,
+        # TLS, ssh) mounted on its base URL; /_ping is not versioned.
+        response = probe.get(f"{probe.base_url}/_ping", timeout=self._timeout)
+        try:
+            response.raise_for_status()
+            version = response.headers.get("API-Version")
+        finally:
+            response.close()
+        if version:
+            return str(version)
+        return str(probe.version(api_version=False)["ApiVersion"])
 
     @contextlib.contextmanager
     def _translate(self, operation: str, target: str) -> Iterator[None]:

@@ -8,6 +8,7 @@ address. Nothing is pulled (the one pull names a registry on a closed loopback p
 from __future__ import annotations
 
 import inspect
+import re
 import secrets
 import socket
 import time
@@ -663,3 +664,112 @@ def test_image_from_list() -> None:
 def test_address_of(settings: dict[str, Any], expected: str | None) -> None:
     """The address is the bridge's, else the first network's; none has none."""
     assert expected == address_of(settings)
+
+
+# --- round trips (issue 16: a one-pod apply costs the engine calls it needs) ------------
+
+
+def _sent_requests(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every request any ``APIClient`` sends from now on, as ``METHOD /path``."""
+    sent: list[str] = []
+    original = docker.APIClient.send
+
+    def recording_send(self: docker.APIClient, request: Any, **kwargs: Any) -> Any:
+        sent.append(f"{request.method} {request.path_url.split('?')[0]}")
+        return original(self, request, **kwargs)
+
+    monkeypatch.setattr(docker.APIClient, "send", recording_send)
+    return sent
+
+
+@pytest.mark.engine
+def test_the_api_version_is_learnt_from_one_ping(
+    engine: docker.DockerClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first call asks the engine's API version with ``GET /_ping`` (its
+    ``API-Version`` header), not ``GET /version``, which makes the engine run ``runc``
+    and ``docker-init`` to report their versions; later calls, from any client the
+    runtime opens, ask nothing. The version used is the engine's."""
+    version = engine.api.version()["ApiVersion"]
+    sent = _sent_requests(monkeypatch)
+    with DockerRuntime() as runtime:
+        runtime.list_containers()
+        with ThreadPoolExecutor(4) as pool:
+            list(pool.map(lambda _: runtime.list_containers(), range(8)))
+
+    assert "GET /_ping" == sent[0]
+    # Exited containers a plan may own are inspected once each (other tests' may be
+    # on the shared engine): what is left is the nine lists.
+    lists = [r for r in sent[1:] if not re.fullmatch(r"GET /v[0-9.]+/containers/\w+/json", r)]
+    assert [f"GET /v{version}/containers/json"] * 9 == lists
+    assert "GET /version" not in sent
+
+
+class _PingResponse:
+    """What ``requests`` answers to ``GET /_ping``, as far as the runtime reads it."""
+
+    def __init__(self, headers: dict[str, str], status: int = 200) -> None:
+        self.headers = headers
+        self.status = status
+        self.closed = False
+
+    def raise_for_status(self) -> None:
+        if self.status >= 400:
+            raise RuntimeError(f"HTTP {self.status}")
+
+    def close(self) -> None:
+        self.closed = True
+
+
+class _Probe:
+    """A stand-in for the probe ``APIClient``: its ``get`` and ``version``."""
+
+    base_url = "http+docker://localhost"
+
+    def __init__(self, response: _PingResponse, version: str = "1.24") -> None:
+        self.response = response
+        self.asked: list[str] = []
+        self._version = version
+
+    def get(self, url: str, timeout: int) -> _PingResponse:
+        self.asked.append(f"GET {url} timeout={timeout}")
+        return self.response
+
+    def version(self, api_version: bool) -> dict[str, str]:
+        self.asked.append(f"version api_version={api_version}")
+        return {"ApiVersion": self._version}
+
+
+def test_the_api_version_comes_from_the_ping_header() -> None:
+    """The ``API-Version`` header of ``/_ping`` is the version; nothing else is asked,
+    the response is closed, and the call has the runtime's timeout."""
+    runtime = DockerRuntime(host="unix:///nonexistent.sock", timeout=7)
+    probe = _Probe(_PingResponse({"API-Version": "1.41"}))
+
+    version = runtime._engine_api_version(cast(docker.APIClient, probe))
+
+    assert "1.41" == version
+    assert ["GET http+docker://localhost/_ping timeout=7"] == probe.asked
+    assert probe.response.closed
+
+
+def test_an_engine_without_the_ping_header_is_asked_its_version() -> None:
+    """An engine older than API 1.25 sends no ``API-Version`` header: ``/version`` then
+    tells."""
+    runtime = DockerRuntime(host="unix:///nonexistent.sock")
+    probe = _Probe(_PingResponse({}), version="1.24")
+
+    assert "1.24" == runtime._engine_api_version(cast(docker.APIClient, probe))
+    assert "version api_version=False" == probe.asked[-1]
+
+
+def test_a_failed_ping_is_not_read_as_a_version() -> None:
+    """An error status of ``/_ping`` raises (the caller translates it), and the
+    response is closed."""
+    runtime = DockerRuntime(host="unix:///nonexistent.sock")
+    probe = _Probe(_PingResponse({"API-Version": "1.41"}, status=500))
+
+    with pytest.raises(RuntimeError, match="HTTP 500"):
+        runtime._engine_api_version(cast(docker.APIClient, probe))
+    assert probe.response.closed
+    assert 1 == len(probe.asked)

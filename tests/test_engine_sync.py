@@ -667,12 +667,89 @@ def test_second_cli_apply_makes_one_api_request(
         patch.setattr(docker.APIClient, "send", counting_send)
         code = podsync.cli.main(argv)
 
-    # The client asks the engine's API version when it connects (GET /version, once
-    # per connection, not per sync); the sync itself is the container list.
-    synced = [request for request in sent if request != "GET /version"]
+    # The runtime asks the engine's API version when it first connects (GET /_ping,
+    # once per runtime, not per sync); the sync itself is the container list.
+    assert "GET /_ping" == sent[0]
+    synced = sent[1:]
     assert 0 == code
     assert 1 == len(synced), sent
     assert re.fullmatch(r"GET /v[0-9.]+/containers/json", synced[0]), sent
+
+
+def test_first_cli_apply_of_one_pod_makes_only_the_calls_it_needs(
+    engine: docker.DockerClient,
+    cleanup: Cleanup,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A first ``podsync apply`` of a one-pod file (issue 16: process start to running)
+    sends the engine: one ``GET /_ping`` for the API version (not ``GET /version``),
+    the container list, the image list with one inspect per image (for its user), then
+    create and start of the network container and of the app (created while the
+    network container starts) - no inspect of a container it made, nothing after the
+    app's start."""
+    path = tmp_path / "one.yaml"
+    path.write_text(
+        f"apiVersion: v1\nkind: Pod\nmetadata: {{name: one-{_hex()}}}\nspec:\n"
+        f"  containers:\n  - name: app\n    image: {APP_IMAGE}\n"
+        f"    command: [/bin/sh, -c, {json.dumps(SERVE)}]\n"
+    )
+    (pod,) = podsync.load_pods([str(path)])
+    cleanup.add_label(f"{podsync.labels.LABEL_POD_UID}={pod.uid}")
+    argv = [
+        "apply",
+        "--root-dir",
+        str(tmp_path / "root"),
+        "--network-mode",
+        "none",
+        "--network-image",
+        PAUSE_IMAGE,
+        "--stop-timeout",
+        "1",
+        str(path),
+    ]
+    sent: list[str] = []
+    original = docker.APIClient.send
+
+    def recording_send(self: docker.APIClient, request: Any, **kwargs: Any) -> Any:
+        sent.append(f"{request.method} {request.path_url.split('?')[0]}")
+        return original(self, request, **kwargs)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(docker.APIClient, "send", recording_send)
+        code = podsync.cli.main(argv)
+
+    assert 0 == code
+    version = r"/v[0-9.]+"
+    first_create = next(i for i, r in enumerate(sent) if r.endswith("/containers/create"))
+    observing, applying = sent[:first_create], sent[first_create:]
+    # Observing: the ping, the container list (with an inspect of each exited container
+    # the runtime has not seen: other sessions share the engine), the image list and
+    # one inspect per image.
+    assert "GET /_ping" == observing[0], sent
+    assert re.fullmatch(rf"GET {version}/containers/json", observing[1]), sent
+    # The volume list comes only for podsync's stop records, when an exited container
+    # of podsync's (another test's) is on the engine.
+    rest = [r for r in observing[2:] if not re.fullmatch(rf"GET {version}/volumes", r)]
+    image_list = [i for i, r in enumerate(rest) if re.fullmatch(rf"GET {version}/images/json", r)]
+    assert 1 == len(image_list), sent
+    exited, images = rest[: image_list[0]], rest[image_list[0] + 1 :]
+    inspect = rf"GET {version}/containers/[0-9a-f]{{64}}/json"
+    assert all(re.fullmatch(inspect, r) for r in exited), sent
+    assert all(re.fullmatch(rf"GET {version}/images/[^/]+/json", r) for r in images), sent
+    assert len(images) <= len(engine.api.images())
+    # Applying: create and start, twice, and nothing else; the app is created while
+    # the network container starts (DockerRuntime.overlapping_calls), so those two
+    # calls come in either order.
+    create = rf"POST {version}/containers/create"
+    start = rf"POST {version}/containers/[0-9a-f]{{64}}/start"
+    assert 4 == len(applying), sent
+    assert re.fullmatch(create, applying[0]), sent
+    assert sorted(["create", "start"]) == sorted(
+        "create" if re.fullmatch(create, call) else "start" if re.fullmatch(start, call) else call
+        for call in applying[1:3]
+    ), sent
+    assert re.fullmatch(start, applying[3]), sent
 
 
 def test_changed_image_replaces_only_that_container(

@@ -68,3 +68,19 @@ def test_the_command_line_loads_the_loop_only_for_run():
 
     loop = ["podsync._reconciler", "podsync._workers", "podsync._loop_sources", "podsync._board"]
     assert [] == [m for m in loop if m in loaded]
+
+
+def test_the_command_line_loads_saved_plan_and_status_code_only_when_used():
+    """``podsync apply SOURCE`` (issue 16: a one-pod apply, process start to running)
+    does not import what only saved plans (``plan -o``, ``apply --plan``, ``show``,
+    ``--json``) or ``--wait`` need: the plan's JSON form, the Secret re-reading of
+    saved plans, pod status, temporary files."""
+    loaded = _modules_after("import podsync.cli")
+
+    only_sometimes = [
+        "podsync._plan_json",
+        "podsync._cli_secrets",
+        "podsync._status",
+        "tempfile",
+    ]
+    assert [] == [m for m in only_sometimes if m in loaded]

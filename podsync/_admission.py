@@ -50,6 +50,7 @@ from podsync._naming import (
 from podsync._options import PlanOptions
 from podsync._ownership import Identity, Instance
 from podsync._secrets import shown
+from podsync._spec_change import planned_before
 from podsync._security import (
     ProfileType,
     SecurityProfile,
@@ -323,12 +324,18 @@ def admit(
     dns_label = _Memo(is_dns_label)
     reference_problem = _Memo(image_reference_problem)
     for index, pod in enumerate(desired):
+        # These checks read the pod alone: a Pod object planned before passed them then
+        # and, immutable, passes them again (a loop re-plans the same objects).
         problem = (
-            _name_problem(pod, dns_label)
-            or _image_problem(pod, reference_problem)
-            or _memory_problem(pod)
-            or _label_problem(pod)
-            or _security_problem(pod)
+            None
+            if planned_before(pod)
+            else (
+                _name_problem(pod, dns_label)
+                or _image_problem(pod, reference_problem)
+                or _memory_problem(pod)
+                or _label_problem(pod)
+                or _security_problem(pod)
+            )
         )
         if problem is not None:
             rejected[index] = Rejection(pod.key, pod.uid, Reason.INVALID_POD, problem)

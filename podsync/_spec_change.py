@@ -270,6 +270,12 @@ def remembered_network_hash(
     return spec_hash, text
 
 
+def planned_before(pod: Pod) -> bool:
+    """Whether this very Pod object was planned before (so admitted then); unlike
+    ``replanned``, asking changes nothing."""
+    return pod._planned is not None
+
+
 def replanned(pod: Pod) -> bool:
     """Whether this very Pod object was planned before; from now on it was. Only a pod
     planned again remembers its texts: keeping them costs the first plan of every pod

@@ -50,7 +50,6 @@ from podsync._naming import (
 from podsync._options import PlanOptions
 from podsync._ownership import Identity, Instance
 from podsync._secrets import shown
-from podsync._spec_change import planned_before
 from podsync._security import (
     ProfileType,
     SecurityProfile,
@@ -59,6 +58,7 @@ from podsync._security import (
     profile_path_problem,
     sysctl_problem,
 )
+from podsync._spec_change import planned_before
 
 __all__: list[str] = []  # the planner's own
 

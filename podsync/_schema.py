@@ -162,6 +162,34 @@ def _simple(check: Callable[[object], Any]) -> Callable[[object, object], Any]:
     return lambda value, _: check(value)
 
 
+# How many accepted texts a ``_remembered`` hook keeps (then it starts over): names,
+# images, paths and policies repeat across the pods of a fleet; unique texts (a pod's
+# own name) only cost the memo's lookups.
+_REMEMBERED = 4096
+_UNSEEN = object()
+
+
+def _remembered(check: Callable[[object], Any]) -> Callable[[object, object], Any]:
+    """``_simple(check)`` for a check that depends on the text alone and gives back an
+    immutable value (the text, an enum member): the value of a text it accepted is
+    remembered, so the same image or name in 10,000 pods is checked once. What it
+    refuses is checked (and worded) every time; anything but a plain ``str`` too."""
+    known: dict[str, Any] = {}
+
+    def hook(value: object, _: object) -> Any:
+        if type(value) is not str:
+            return check(value)
+        found = known.get(value, _UNSEEN)
+        if found is _UNSEEN:
+            found = check(value)
+            if len(known) >= _REMEMBERED:
+                known.clear()
+            known[value] = found
+        return found
+
+    return hook
+
+
 @attrs.frozen
 class _Empty:
     """``{}``: emptyDir, and the three members of a v1beta1 restartPolicy."""
@@ -696,8 +724,27 @@ def _make_converter() -> cattrs.Converter:
             _choose(v, _LEGACY_PULL_POLICIES, PullPolicy.IF_NOT_PRESENT, fold_case=True).value
         ),
     }
+    # Checks of the text alone, with an immutable result: remembered per text.
+    by_text = {
+        _Name,
+        _ContainerName,
+        _PortName,
+        _Image,
+        _BindPath,
+        _OptionalBindPath,
+        _WorkingDir,
+        _EnvName,
+        _OptionalName,
+        _LabelValue,
+        _QualifiedName,
+        PortProtocol,
+        RestartPolicy,
+        DNSPolicy,
+        PullPolicy,
+    }
     for type_, check in hooks.items():
-        converter.register_structure_hook(type_, _simple(check))
+        hook = _remembered(check) if type_ in by_text else _simple(check)
+        converter.register_structure_hook(type_, hook)
     converter.register_structure_hook_factory(_is_tuple, _structure_tuple_factory)
     converter.register_structure_hook_factory(_is_dict, _structure_dict_factory)
     converter.register_structure_hook_factory(attrs.has, _structure_attrs_factory)

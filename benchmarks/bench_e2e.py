@@ -54,7 +54,9 @@ Run it from the repository root::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
+import io
 import os
 import platform
 import resource
@@ -82,7 +84,7 @@ from benchmarks.bench_plan import (
     render_text,
 )
 from benchmarks.fleet import check_fleet, list_yaml, write_fleet
-from podsync import load_pods
+from podsync import cli, load_pods
 from podsync._plan import plan
 
 MB = 1024 * 1024
@@ -145,6 +147,8 @@ class SizeRow:
     first: Timing  # steady, new Pod objects
     cli: Timing | None = None
     cli_mb: float | None = None
+    # The program's plan JSON is the same bytes as ``cli.main``'s in this process.
+    cli_same: bool | None = None
 
 
 # The processes timed here run as a user's do: with their bytecode cached (compiled
@@ -205,6 +209,18 @@ def run_measured(argv: Sequence[str]) -> tuple[float, float, int]:
     return float(elapsed), int(peak_kb) / 1024, int(code)
 
 
+def same_output(argv: Sequence[str]) -> bool:
+    """Whether the ``podsync`` program (``argv``: ``python -m podsync ...``, whose own
+    process tunes the garbage collector) writes the same plan JSON, byte for byte, as
+    ``cli.main`` called in this process with the collector as Python sets it. Not
+    timed: a check that the tuning changes nothing but time."""
+    program = subprocess.run(argv, capture_output=True, env=_ENV, check=False).stdout
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli.main(list(argv[3:]))
+    return code == 0 and program == out.getvalue().encode()
+
+
 def measure_size(n: int, work: str, repeat: int, engine: bool) -> SizeRow:
     directory = os.path.join(work, f"pods-{n}")
     paths = write_fleet(directory, n)
@@ -263,6 +279,7 @@ def measure_size(n: int, work: str, repeat: int, engine: bool) -> SizeRow:
             row.cli.runs.append(seconds)
             peaks.append(peak)
         row.cli_mb = max(peaks)
+        row.cli_same = same_output(argv)
     shutil.rmtree(directory)
     return row
 
@@ -623,6 +640,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 (
                     r.first.min <= 0.5,
                     f"plan steady 10,000 new Pod objects {_seconds(r.first.min)}",
+                )
+            )
+        if r.cli_same is not None:
+            results.append(
+                (
+                    r.cli_same,
+                    f"{r.pods:,} pods: the program's plan JSON is cli.main's, byte for byte",
                 )
             )
     for i in range(1, len(rows)):

@@ -69,7 +69,7 @@ from podsync._resolv import (
 )
 from podsync._security import app_security, network_security, user_hold
 from podsync._spec_change import (
-    network_memo_key,
+    network_inputs,
     remembered_hash,
     remembered_network_hash,
     replanned,
@@ -120,27 +120,10 @@ class PlanContext:
     normalized: dict[str, str] = attrs.Factory(dict)
     # ``ObservedImage.user`` of each present image that has one, by reference and id.
     image_users: Mapping[str, str] = attrs.Factory(dict)
-    # The network container's option inputs and their memo key (``network_inputs``):
-    # the same for every pod of one plan, so made once.
-    _network: tuple[dict[str, Any], str] | None = None
-
-    def network_inputs(self) -> tuple[dict[str, Any], str]:
-        """The options that shape the network container, as ``network_spec`` takes them
-        (what is hashed and compared is what ``_network_spec`` passes to the engine),
-        and their text for ``remembered_network_hash``; computed once per plan."""
-        if self._network is None:
-            options = self.options
-            inputs = {
-                "network_mode": options.network_mode,
-                "cluster_dns": options.cluster_dns,
-                "cluster_domain": options.cluster_domain,
-                "host_dns": self.host_resolv,
-                # An init container's spec hash, which the network spec records, depends
-                # on the root directory behind its binds.
-                "root_dir": options.root_dir,
-            }
-            self._network = (inputs, network_memo_key(options.network_image, inputs))
-        return self._network
+    # The network container's option inputs and their memo key: once per plan.
+    network: tuple[dict[str, Any], str] = attrs.field(
+        default=attrs.Factory(lambda c: network_inputs(c.options, c.host_resolv), takes_self=True)
+    )
 
     def normalize(self, image: str) -> str:
         """``normalize_image``, computed once per spelling and plan."""
@@ -631,7 +614,7 @@ class PodPlanner(InitPlanner):
     def plan(self) -> list[PodAction]:
         pod, ctx = self.pod, self.ctx
         options = ctx.options
-        net_inputs, net_key = ctx.network_inputs()
+        net_inputs, net_key = ctx.network
         nets = self.by_name.get(NETWORK_CONTAINER, [])
         running_nets = [i for i in nets if i.running]
         net_keeper = running_nets[0] if running_nets else None

@@ -78,6 +78,7 @@ from podsync._scalars import (
     _expect_str,
     _milli_cpu,
     _raw_quantity,
+    _remembered,
 )
 from podsync._schema_pod import (
     _INTERNAL,
@@ -160,34 +161,6 @@ def _key(attribute: attrs.Attribute[Any]) -> str:
 def _simple(check: Callable[[object], Any]) -> Callable[[object, object], Any]:
     """A cattrs hook (value, type) from a one-argument check."""
     return lambda value, _: check(value)
-
-
-# How many accepted texts a ``_remembered`` hook keeps (then it starts over): names,
-# images, paths and policies repeat across the pods of a fleet; unique texts (a pod's
-# own name) only cost the memo's lookups.
-_REMEMBERED = 4096
-_UNSEEN = object()
-
-
-def _remembered(check: Callable[[object], Any]) -> Callable[[object, object], Any]:
-    """``_simple(check)`` for a check that depends on the text alone and gives back an
-    immutable value (the text, an enum member): the value of a text it accepted is
-    remembered, so the same image or name in 10,000 pods is checked once. What it
-    refuses is checked (and worded) every time; anything but a plain ``str`` too."""
-    known: dict[str, Any] = {}
-
-    def hook(value: object, _: object) -> Any:
-        if type(value) is not str:
-            return check(value)
-        found = known.get(value, _UNSEEN)
-        if found is _UNSEEN:
-            found = check(value)
-            if len(known) >= _REMEMBERED:
-                known.clear()
-            known[value] = found
-        return found
-
-    return hook
 
 
 @attrs.frozen
@@ -725,23 +698,9 @@ def _make_converter() -> cattrs.Converter:
         ),
     }
     # Checks of the text alone, with an immutable result: remembered per text.
-    by_text = {
-        _Name,
-        _ContainerName,
-        _PortName,
-        _Image,
-        _BindPath,
-        _OptionalBindPath,
-        _WorkingDir,
-        _EnvName,
-        _OptionalName,
-        _LabelValue,
-        _QualifiedName,
-        PortProtocol,
-        RestartPolicy,
-        DNSPolicy,
-        PullPolicy,
-    }
+    by_text: set[object] = {_Name, _ContainerName, _PortName, _Image, _EnvName, _LabelValue}
+    by_text |= {_BindPath, _OptionalBindPath, _WorkingDir, _OptionalName, _QualifiedName}
+    by_text |= {PortProtocol, RestartPolicy, DNSPolicy, PullPolicy}
     for type_, check in hooks.items():
         hook = _remembered(check) if type_ in by_text else _simple(check)
         converter.register_structure_hook(type_, hook)

@@ -25,7 +25,9 @@ from podsync._hashing import (
     spec_digest,
 )
 from podsync._models import Container, Pod
+from podsync._options import PlanOptions
 from podsync._ownership import Instance
+from podsync._resolv import ResolvConf
 from podsync._volumes import (
     DEFAULT_ROOT_DIR,
 )
@@ -244,6 +246,22 @@ def remembered_hash(pod: Pod, c: Container, root_dir: str, remember: bool) -> tu
     if remember and any(c is mine for mine in (*pod.containers, *pod.init_containers)):
         _keep(pod, key, spec_hash, text)
     return spec_hash, text
+
+
+def network_inputs(options: PlanOptions, host_resolv: ResolvConf) -> tuple[dict[str, Any], str]:
+    """The options that shape the network container, as ``network_spec`` takes them
+    (what is hashed and compared is what the planner passes to the engine), and their
+    ``network_memo_key``: the same for every pod of a plan."""
+    inputs = {
+        "network_mode": options.network_mode,
+        "cluster_dns": options.cluster_dns,
+        "cluster_domain": options.cluster_domain,
+        "host_dns": host_resolv,
+        # An init container's spec hash, which the network spec records, depends on the
+        # root directory behind its binds.
+        "root_dir": options.root_dir,
+    }
+    return inputs, network_memo_key(options.network_image, inputs)
 
 
 def network_memo_key(image: str, inputs: dict[str, Any]) -> str:

@@ -90,7 +90,7 @@ from podsync import (
     VolumeMount,
     parse_container_name,
 )
-from podsync._actions import Create, Plan
+from podsync._actions import Create, CreateVolume, Plan
 from podsync._options import DEFAULT_NETWORK_IMAGE, PlanOptions
 from podsync._plan import plan
 
@@ -208,6 +208,8 @@ def observed_after(cold: Plan, now: float) -> list[ObservedContainer]:
     """
     observed: list[ObservedContainer] = []
     for action in cold.actions:
+        if isinstance(action, CreateVolume):
+            continue  # a pod's state volume: no container (a steady plan creates none)
         assert isinstance(action, Create), f"cold plan has a {type(action).__name__}"
         spec = action.spec
         observed.append(

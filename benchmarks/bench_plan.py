@@ -90,7 +90,7 @@ from podsync import (
     VolumeMount,
     parse_container_name,
 )
-from podsync._actions import Create, Plan
+from podsync._actions import Create, CreateVolume, Plan
 from podsync._options import DEFAULT_NETWORK_IMAGE, PlanOptions
 from podsync._plan import plan
 
@@ -208,6 +208,8 @@ def observed_after(cold: Plan, now: float) -> list[ObservedContainer]:
     """
     observed: list[ObservedContainer] = []
     for action in cold.actions:
+        if isinstance(action, CreateVolume):
+            continue  # a pod's state volume: no container (a steady plan creates none)
         assert isinstance(action, Create), f"cold plan has a {type(action).__name__}"
         spec = action.spec
         observed.append(
@@ -461,6 +463,7 @@ def first_steady(
     observed: Sequence[ObservedContainer],
     images: Sequence[ObservedImage],
     repeat: int,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> Timing:
     """The steady plan of Pod objects planned for the first time: a Pod object
     remembers the spec texts of its running containers for its next plan (as a loop
@@ -470,9 +473,9 @@ def first_steady(
     for _ in range(repeat):
         fresh = [attrs.evolve(p) for p in pods]
         gc.collect()
-        start = time.perf_counter()
+        start = clock()
         result = plan(fresh, observed, now=STEADY_NOW, images=images, options=OPTIONS)
-        timing.runs.append(time.perf_counter() - start)
+        timing.runs.append(clock() - start)
         assert not result.has_changes
         del result, fresh
     return timing

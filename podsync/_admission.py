@@ -58,6 +58,7 @@ from podsync._security import (
     profile_path_problem,
     sysctl_problem,
 )
+from podsync._spec_change import planned_before
 
 __all__: list[str] = []  # the planner's own
 
@@ -110,16 +111,17 @@ def _content_problem(pod: Pod) -> str | None:
     becomes a process's argv or environment (C strings: the engine cannot pass them)."""
     if not pod.containers:
         return "a pod needs at least one container"
+    # The common case, on every plan of every pod: no NUL anywhere, found by one C-level
+    # join of all the pod's texts, without building the messages' values.
+    texts: list[str] = []
     for c in pod.containers:
-        # The common case, without building the messages' values: one C-level join of
-        # each list, no generator per container.
-        if not (
-            "\0" in "".join(c.command)
-            or "\0" in "".join(c.args)
-            or "\0" in "".join(map(_env_name, c.env))
-            or "\0" in "".join(map(_env_value, c.env))
-        ):
-            continue
+        texts += c.command
+        texts += c.args
+        texts += map(_env_name, c.env)
+        texts += map(_env_value, c.env)
+    if "\0" not in "".join(texts):
+        return None
+    for c in pod.containers:
         for what, values in (
             ("command", c.command),
             ("args", c.args),
@@ -322,12 +324,18 @@ def admit(
     dns_label = _Memo(is_dns_label)
     reference_problem = _Memo(image_reference_problem)
     for index, pod in enumerate(desired):
+        # These checks read the pod alone: a Pod object planned before passed them then
+        # and, immutable, passes them again (a loop re-plans the same objects).
         problem = (
-            _name_problem(pod, dns_label)
-            or _image_problem(pod, reference_problem)
-            or _memory_problem(pod)
-            or _label_problem(pod)
-            or _security_problem(pod)
+            None
+            if planned_before(pod)
+            else (
+                _name_problem(pod, dns_label)
+                or _image_problem(pod, reference_problem)
+                or _memory_problem(pod)
+                or _label_problem(pod)
+                or _security_problem(pod)
+            )
         )
         if problem is not None:
             rejected[index] = Rejection(pod.key, pod.uid, Reason.INVALID_POD, problem)

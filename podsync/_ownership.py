@@ -166,8 +166,10 @@ def identify(oc: ObservedContainer) -> Instance | None:
     kubelet's exact name (whether that one is taken over is the caller's choice, see
     ``ownership``); ``None`` for a foreign container."""
     labels = oc.labels
-    # map() over the keys runs the prefix test in C: this is once per observed container.
-    if any(map(_is_kubernetes_key, labels)):
+    # Once per observed container on every plan: the keys joined in one C call say
+    # whether the prefix can be there at all (nearly never); only then is each key's
+    # start tested, which alone decides.
+    if KUBERNETES_LABEL_PREFIX in "".join(labels) and any(map(_is_kubernetes_key, labels)):
         return None
     uid = labels.get(LABEL_POD_UID)
     if uid is not None:

@@ -68,7 +68,13 @@ from podsync._resolv import (
     uses_cluster_dns,
 )
 from podsync._security import app_security, network_security, user_hold
-from podsync._spec_change import remembered_hash, remembered_network_hash, replanned, spec_change
+from podsync._spec_change import (
+    network_inputs,
+    remembered_hash,
+    remembered_network_hash,
+    replanned,
+    spec_change,
+)
 from podsync._volumes import (
     VolumeFileMount,
     container_tmpfs,
@@ -114,6 +120,10 @@ class PlanContext:
     normalized: dict[str, str] = attrs.Factory(dict)
     # ``ObservedImage.user`` of each present image that has one, by reference and id.
     image_users: Mapping[str, str] = attrs.Factory(dict)
+    # The network container's option inputs and their memo key: once per plan.
+    network: tuple[dict[str, Any], str] = attrs.field(
+        default=attrs.Factory(lambda c: network_inputs(c.options, c.host_resolv), takes_self=True)
+    )
 
     def normalize(self, image: str) -> str:
         """``normalize_image``, computed once per spelling and plan."""
@@ -289,20 +299,6 @@ class PodPlanner(InitPlanner):
         return labels
 
     # -- the network container -------------------------------------------------------
-
-    def _network_inputs(self) -> dict[str, Any]:
-        """The options that shape the network container, as ``network_spec`` takes them:
-        what is hashed and compared is what ``_network_spec`` passes to the engine."""
-        options = self.ctx.options
-        return {
-            "network_mode": options.network_mode,
-            "cluster_dns": options.cluster_dns,
-            "cluster_domain": options.cluster_domain,
-            "host_dns": self.ctx.host_resolv,
-            # An init container's spec hash, which the network spec records, depends on
-            # the root directory behind its binds.
-            "root_dir": options.root_dir,
-        }
 
     def _network_spec(self, name: str, digest: SpecHash, spec: str, attempt: int) -> CreateSpec:
         pod, options = self.pod, self.ctx.options
@@ -618,12 +614,16 @@ class PodPlanner(InitPlanner):
     def plan(self) -> list[PodAction]:
         pod, ctx = self.pod, self.ctx
         options = ctx.options
-        net_inputs = self._network_inputs()
+        net_inputs, net_key = ctx.network
         nets = self.by_name.get(NETWORK_CONTAINER, [])
         running_nets = [i for i in nets if i.running]
         net_keeper = running_nets[0] if running_nets else None
         net_digest, net_text = remembered_network_hash(
-            pod, options.network_image, net_inputs, self._again and net_keeper is not None
+            pod,
+            options.network_image,
+            net_inputs,
+            self._again and net_keeper is not None,
+            key=net_key,
         )
 
         # 1. Does the network container need to be (re)created? (seed syncPod step 1,

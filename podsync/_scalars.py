@@ -24,10 +24,10 @@ import enum
 import ipaddress
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
 from fractions import Fraction
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from podsync._images import image_reference_problem
 from podsync._labels import MAX_GRACE_PERIOD
@@ -518,3 +518,32 @@ def _divisor(value: object) -> Fraction:
     """A ``resourceFieldRef.divisor``: an exact quantity (which ones a resource allows is
     ``_convert``'s rule, as it depends on the resource)."""
     return _quantity_value(value, unit="units", examples="1m, 1 or 1Mi")
+
+
+# How many accepted texts a ``_remembered`` hook keeps (then it starts over): names,
+# images, paths and policies repeat across the pods of a fleet; unique texts (a pod's
+# own name) only cost the memo's lookups.
+_REMEMBERED = 4096
+_UNSEEN = object()
+
+
+def _remembered(check: Callable[[object], Any]) -> Callable[[object, object], Any]:
+    """A cattrs hook (value, type) for ``check``, a check that depends on the text
+    alone and gives back an immutable value (the text, an enum member): the value of a
+    text it accepted is remembered, so the same image or name in 10,000 pods is checked
+    once. What it refuses is checked (and worded) every time; anything but a plain
+    ``str`` too."""
+    known: dict[str, Any] = {}
+
+    def hook(value: object, _: object) -> Any:
+        if type(value) is not str:
+            return check(value)
+        found = known.get(value, _UNSEEN)
+        if found is _UNSEEN:
+            found = check(value)
+            if len(known) >= _REMEMBERED:
+                known.clear()
+            known[value] = found
+        return found
+
+    return hook

@@ -78,6 +78,7 @@ from podsync._scalars import (
     _expect_str,
     _milli_cpu,
     _raw_quantity,
+    _remembered,
 )
 from podsync._schema_pod import (
     _INTERNAL,
@@ -696,8 +697,13 @@ def _make_converter() -> cattrs.Converter:
             _choose(v, _LEGACY_PULL_POLICIES, PullPolicy.IF_NOT_PRESENT, fold_case=True).value
         ),
     }
+    # Checks of the text alone, with an immutable result: remembered per text.
+    by_text: set[object] = {_Name, _ContainerName, _PortName, _Image, _EnvName, _LabelValue}
+    by_text |= {_BindPath, _OptionalBindPath, _WorkingDir, _OptionalName, _QualifiedName}
+    by_text |= {PortProtocol, RestartPolicy, DNSPolicy, PullPolicy}
     for type_, check in hooks.items():
-        converter.register_structure_hook(type_, _simple(check))
+        hook = _remembered(check) if type_ in by_text else _simple(check)
+        converter.register_structure_hook(type_, hook)
     converter.register_structure_hook_factory(_is_tuple, _structure_tuple_factory)
     converter.register_structure_hook_factory(_is_dict, _structure_dict_factory)
     converter.register_structure_hook_factory(attrs.has, _structure_attrs_factory)

@@ -25,7 +25,9 @@ from podsync._hashing import (
     spec_digest,
 )
 from podsync._models import Container, Pod
+from podsync._options import PlanOptions
 from podsync._ownership import Instance
+from podsync._resolv import ResolvConf
 from podsync._volumes import (
     DEFAULT_ROOT_DIR,
 )
@@ -246,21 +248,50 @@ def remembered_hash(pod: Pod, c: Container, root_dir: str, remember: bool) -> tu
     return spec_hash, text
 
 
+def network_inputs(options: PlanOptions, host_resolv: ResolvConf) -> tuple[dict[str, Any], str]:
+    """The options that shape the network container, as ``network_spec`` takes them
+    (what is hashed and compared is what the planner passes to the engine), and their
+    ``network_memo_key``: the same for every pod of a plan."""
+    inputs = {
+        "network_mode": options.network_mode,
+        "cluster_dns": options.cluster_dns,
+        "cluster_domain": options.cluster_domain,
+        "host_dns": host_resolv,
+        # An init container's spec hash, which the network spec records, depends on the
+        # root directory behind its binds.
+        "root_dir": options.root_dir,
+    }
+    return inputs, network_memo_key(options.network_image, inputs)
+
+
+def network_memo_key(image: str, inputs: dict[str, Any]) -> str:
+    """What identifies the network container's options for ``remembered_network_hash``
+    (the same for every pod of a plan: the planner makes it once)."""
+    return repr((image, sorted(inputs.items())))
+
+
 def remembered_network_hash(
-    pod: Pod, image: str, inputs: dict[str, Any], remember: bool
+    pod: Pod, image: str, inputs: dict[str, Any], remember: bool, *, key: str | None = None
 ) -> tuple[SpecHash, str]:
     """The network container's spec hash and canonical text (``network_spec_text`` of
     ``image`` and the option ``inputs``), remembered with the Pod object as
-    ``remembered_hash`` does: the rest of the text is the pod's own."""
-    key = ("network", image, repr(sorted(inputs.items())))
-    known = _recall(pod, key)
+    ``remembered_hash`` does: the rest of the text is the pod's own. ``key`` is
+    ``network_memo_key(image, inputs)``, when the caller has it already."""
+    memo_key = ("network", key if key is not None else network_memo_key(image, inputs))
+    known = _recall(pod, memo_key)
     if known is not None:
         return known
     text = network_spec_text(pod, image, **inputs)
     spec_hash = spec_digest(text)
     if remember:
-        _keep(pod, key, spec_hash, text)
+        _keep(pod, memo_key, spec_hash, text)
     return spec_hash, text
+
+
+def planned_before(pod: Pod) -> bool:
+    """Whether this very Pod object was planned before (so admitted then); unlike
+    ``replanned``, asking changes nothing."""
+    return pod._planned is not None
 
 
 def replanned(pod: Pod) -> bool:

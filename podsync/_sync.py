@@ -538,13 +538,15 @@ def _sync(
     # images when creates are likely and a pod has such volumes, else only when the plan
     # turns out to create such a container (a plan made without the list creates every
     # volume it mounts) or to remove what is left of a pod - at most one list call, none
-    # for pods without them. ``collect_volumes`` lists them whatever the plan.
+    # for pods without them. ``collect_volumes`` lists them whatever the plan. A new
+    # pod's termination messages live in its state volume (a volume to create too):
+    # listed up front as well, or every cold plan of a fleet is made twice.
     claims = collect_volumes or (
         fetched
         and any(
-            v.claim is not None or v.on_disk or v.content is not None
+            any(v.claim is not None or v.on_disk or v.content is not None for v in pod.volumes)
+            or any(c.termination_message_path for c in pod.containers)
             for pod in desired
-            for v in pod.volumes
         )
     )
     if fetched:

@@ -1659,3 +1659,48 @@ def test_only_version_reads_the_package_metadata(monkeypatch: pytest.MonkeyPatch
     build_parser().parse_args(["plan", "pods.yaml"])
 
     assert looked_up == []
+
+
+def test_main_and_the_library_leave_the_garbage_collector_alone(
+    run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path
+) -> None:
+    """``cli.main`` is called in-process by embedders and tests, and ``load_pods`` and
+    ``plan`` by libraries: none of them switches the collector off or changes its
+    thresholds (only the ``podsync`` program's own entry does, in its own process)."""
+    import gc
+
+    before = (gc.isenabled(), gc.get_threshold())
+    pods = tmp_path / "pods.yaml"
+    pods.write_text(pod_yaml("web"))
+
+    planned = run("plan", "--json", str(pods), runtime=fake)
+    applied = run("apply", str(pods), runtime=fake)
+    loaded = podsync.load_pods([str(pods)])
+
+    assert (0, 0, 1) == (planned.code, applied.code, len(loaded))
+    assert before == (gc.isenabled(), gc.get_threshold())
+
+
+def test_the_podsync_program_collects_full_generations_rarely() -> None:
+    """The ``podsync`` program (its console script and ``python -m podsync``) builds a
+    large, long-lived heap with next to no cyclic garbage: its own process runs full
+    collections ten times more rarely than Python's default (issue 16). In-process
+    callers of ``cli.main`` keep their settings (test above)."""
+    import configparser
+    import subprocess
+
+    probe = (
+        "import gc, sys\n"
+        "import podsync.__main__ as entry\n"
+        "before = gc.get_threshold()\n"
+        "entry.tune_collector()\n"
+        "print(before, gc.get_threshold(), gc.isenabled())\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=REPO
+    ).stdout.split(") (")
+    config = configparser.ConfigParser()
+    config.read(REPO / "setup.cfg")
+
+    assert "podsync = podsync.__main__:run" in config["options.entry_points"]["console_scripts"]
+    assert ["(700, 10, 10", "700, 10, 100) True"] == [part.strip() for part in out]

@@ -185,3 +185,36 @@ def test_equal_resources_of_a_load_are_one_object(tmp_path: Path) -> None:
     assert a is not None
     assert c is not None
     assert (a.limits.memory, c.limits.memory) == (128 * 2**20, 256 * 2**20)
+
+
+def test_the_same_image_and_names_are_checked_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fleet repeats its images, names and paths in every pod: a text the loader
+    accepted is not checked again; a refused one is refused, with its path, each time."""
+    from podsync import _scalars
+
+    checked: list[str] = []
+    problem = _scalars.image_reference_problem
+
+    def counting(text: str) -> str | None:
+        checked.append(text)
+        return problem(text)
+
+    monkeypatch.setattr(_scalars, "image_reference_problem", counting)
+    image = "registry.example:5000/checked-once/app:1.0"
+    (tmp_path / "a.yaml").write_text(
+        "\n---\n".join(POD.format(name=f"web-{i}").replace("busybox:1.36", image) for i in range(3))
+    )
+    (tmp_path / "b.yaml").write_text(
+        "\n---\n".join(
+            POD.format(name=f"bad-{i}").replace("busybox:1.36", "Bad/Image:x") for i in range(2)
+        )
+    )
+
+    with pytest.raises(ConfigError) as error:
+        load_pods([str(tmp_path)])
+
+    assert [image, "bad/image:x"] == [t.lower() for t in dict.fromkeys(checked)]
+    assert 1 == checked.count(image)
+    assert 2 == str(error.value).count("is not a valid image reference")

@@ -877,6 +877,27 @@ def test_an_io_kubernetes_label_makes_any_container_foreign():
     assert ownership(observed[1], adopt_2014_containers=True) is None
 
 
+def test_io_kubernetes_inside_a_label_key_is_no_kubernetes_label():
+    """Only a key that *starts* with ``io.kubernetes.`` makes a container foreign: the
+    same text elsewhere in a key (or in a value) leaves podsync's container its own."""
+    observed = [
+        legacy(
+            "k1",
+            "whatever",
+            labels={
+                LABEL_POD_UID: "12345678",
+                "example.io.kubernetes.note": "x",
+                "team": "io.kubernetes.pod.name",
+            },
+        ),
+    ]
+
+    found = ownership(observed[0])
+
+    assert found is not None
+    assert "12345678" == found.pod_uid
+
+
 def test_2014_containers_are_taken_over_only_when_asked():
     """An unlabelled container in the seed's exact format is a 2014 kubelet's; podsync
     takes it over only with ``adopt_2014_containers``. By default it is foreign: a

@@ -176,3 +176,42 @@ def test_a_pod_planned_once_remembers_nothing(texts: list[str]) -> None:
     assert kept_after_one == [0, 0, 0]
     assert len(texts) == 6 + 6  # the first plan and the second; the third remembers
     assert [len(p._planned or ()) for p in desired] == [3, 3, 3]
+
+
+def test_a_pod_planned_before_is_not_checked_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The checks that depend on the pod alone (names, contents, images, memory, labels,
+    security settings) ran when this very, immutable Pod object was first admitted: a
+    loop's later plans of it skip them. A new object, even an equal one, is checked."""
+    from podsync import _admission
+
+    checked: list[str] = []
+    check = _admission._name_problem
+
+    def counting(pod: Pod, dns_label: object) -> str | None:
+        checked.append(pod.name)
+        return check(pod, dns_label)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_admission, "_name_problem", counting)
+    desired = pods()
+    model = running(desired)
+    checked.clear()
+
+    first = plan(desired, model.observed, now=NOW + 60, images=model.images)
+    second = plan(desired, model.observed, now=NOW + 120, images=model.images)
+    fresh = plan(pods(), model.observed, now=NOW + 120, images=model.images)
+
+    assert not first.has_changes
+    assert plan_to_json(second) == plan_to_json(fresh)
+    # ``running`` planned ``desired`` first (checked then): only the new objects now.
+    assert ["web-0", "web-1", "web-2"] == checked
+
+
+def test_a_pod_rejected_once_is_rejected_again() -> None:
+    """A rejected pod is never planned: each plan checks it again, and rejects it."""
+    bad = Pod("web", (Container("app", "busybox", args=("a\0b",)),), namespace="default")
+
+    first = plan([bad], [], now=NOW)
+    second = plan([bad], [], now=NOW + 60)
+
+    assert [r.reason for r in first.rejected] == [r.reason for r in second.rejected]
+    assert 1 == len(second.rejected)

@@ -667,6 +667,32 @@ def test_a_sync_that_creates_plans_once(root, monkeypatch):
     assert 1 == len(made)
 
 
+def test_a_sync_that_creates_pods_with_termination_messages_plans_once(root, monkeypatch):
+    """A new pod's termination messages live in its state volume, which the plan creates
+    (``CreateVolume``) unless the engine lists it: when creates are likely the volumes
+    are listed with the images, before planning, so the plan is made once - not once
+    without the list and again with it (two plans of 10,000 pods alive at once: the
+    CLI's peak memory)."""
+    import podsync._sync as sync_module
+
+    made: list[int] = []
+    real_plan = sync_module.plan
+
+    def counting_plan(*args: Any, **kwargs: Any) -> Any:
+        made.append(1)
+        return real_plan(*args, **kwargs)
+
+    monkeypatch.setattr(sync_module, "plan", counting_plan)
+    rt = engine()
+    pod = foo_pod(Container("bar", "busybox", termination_message_path="/dev/termination-log"))
+
+    result = run([pod], rt, root)
+
+    assert result.ok
+    assert ["list", "list_images", "list_volumes"] == rt.call_names()[:3]
+    assert 1 == len(made)
+
+
 def test_a_steady_sync_plans_once_without_the_image_list(root, monkeypatch):
     """In the steady state the image list is not fetched and the plan is made once."""
     import podsync._sync as sync_module

@@ -240,19 +240,25 @@ def test_wait_gives_up_on_a_container_that_keeps_exiting(
 def test_down_removes_only_the_described_pods(
     engine: docker.DockerClient, podsync_cmd: Podsync, pods: Any
 ) -> None:
-    """down stops and removes the described pod's containers and its directory; a pod
-    that is not described keeps running."""
+    """down stops and removes the described pod's containers and its engine volumes (its
+    emptyDir's); a pod that is not described keeps running. Nothing of either pod is
+    under the root directory."""
     gone, gone_pod = pods("gone", volume=True)
     kept, kept_pod = pods("kept")
     applied = podsync_cmd("apply", gone, kept)
-    pod_dir = podsync_cmd.root / gone_pod.uid
-    dir_before = pod_dir.is_dir()
+
+    def volumes_of(uid: str) -> list[str]:
+        found = engine.api.volumes(filters={"label": f"io.podsync.pod.uid={uid}"})
+        return sorted(v["Name"] for v in found.get("Volumes") or ())
+
+    volumes_before = volumes_of(gone_pod.uid)
 
     down = podsync_cmd("down", gone)
 
     assert (0, 0) == (applied.returncode, down.returncode), down.stderr
-    assert dir_before
-    assert not pod_dir.exists()
+    assert any(v.startswith("podsync-emptydir_") for v in volumes_before), volumes_before
+    assert [] == volumes_of(gone_pod.uid)
+    assert not (podsync_cmd.root / gone_pod.uid).exists()
     assert [] == containers_of(engine, gone_pod)
     assert ["app", "net"] == running_of(engine, kept_pod)
     assert "Down complete!" in down.stdout

@@ -33,6 +33,7 @@ from podsync._cli_args import (
     _root_dir,
     _UsageError,
 )
+from podsync._cli_etcd import etcd_options
 from podsync._config import load_host_pods
 from podsync._console import (
     Console,
@@ -70,6 +71,7 @@ def cmd_apply_hosts(args: argparse.Namespace, console: Console, factory: Any) ->
             hosts_file=args.hosts,
             on_warning=console.warning,
             secret_key=_host_key(root_dir),
+            etcd=etcd_options(args),
             **load,
         )
     except ConfigError as exc:

@@ -4,6 +4,7 @@ etcd (the ``etcd`` fixture) and FakeRuntime for the engine."""
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -229,3 +230,39 @@ def test_a_saved_plan_reads_its_secrets_again_from_etcd_with_the_options(
     assert "hunter2" not in saved.read_text()
     assert 0 == applied.code, applied.err
     assert {"web"} == {c.labels["io.podsync.pod.name"] for c in fake.containers if c.running}
+
+
+def test_apply_hosts_reads_an_etcd_source_with_the_options(
+    etcd: EtcdServer, tmp_path: Path, run: Callable[..., Result]
+) -> None:
+    """``apply --hosts`` takes the ``--etcd-*`` options as ``apply`` does: a source that
+    needs a user is refused without them (nothing applied) and applied with them."""
+    spec = {"nodeName": "node-a", "containers": [{"name": "app", "image": IMAGE}]}
+    etcd.put(
+        KEY,
+        json.dumps(
+            [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"}, "spec": spec}]
+        ),
+    )
+    etcd.enable_auth("node-a", "node-pw")
+    password = tmp_path / "password"
+    password.write_text("node-pw\n")
+    hosts = tmp_path / "hosts.yaml"
+    hosts.write_text("hosts:\n  node-a: unix:///run/podsync-test/node-a.sock\n")
+    fake = FakeRuntime(images=[IMAGE, "pause:1"])
+
+    refused = run("apply", "--hosts", str(hosts), etcd.url(KEY), runtime=fake)
+    created_before = [c for c in fake.calls if c.name == "create"]
+    applied = run(
+        "apply", "--hosts", str(hosts), "--etcd-user", "node-a",
+        "--etcd-password-file", str(password), etcd.url(KEY), runtime=fake,
+    )  # fmt: skip
+
+    assert (1, []) == (refused.code, created_before)
+    assert "etcd wants a user and password" in refused.err
+    assert 0 == applied.code, applied.err
+    assert ["web"] == sorted(
+        c.args[0].labels["io.podsync.pod.name"]
+        for c in fake.calls
+        if c.name == "create" and c.args[0].labels.get("io.podsync.container.name") == "app"
+    )

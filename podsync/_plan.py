@@ -543,11 +543,8 @@ def _remove_pod_volumes(
             VOLUME_KIND_EMPTY_DIR: f"emptyDir {owned.volume or '?'}",
             VOLUME_KIND_CONTENT: f"files of volume {owned.volume or '?'}",
         }.get(owned.kind, owned.kind)
-        reason = (
-            Reason.ORPHANED_POD_VOLUME
-            if owned.kind in (VOLUME_KIND_POD_STATE, VOLUME_KIND_EMPTY_DIR, VOLUME_KIND_CONTENT)
-            else Reason.ORPHANED_RECORD
-        )
+        record = owned.kind in RECORD_KINDS
+        reason = Reason.ORPHANED_RECORD if record else Reason.ORPHANED_POD_VOLUME
         # Before the pod directory's teardown: a removal that fails skips the rest of
         # the pod, and the next sync tries again.
         at = next((n for n, a in enumerate(actions) if isinstance(a, RemovePodDir)), len(actions))

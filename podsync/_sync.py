@@ -42,7 +42,14 @@ from podsync._content_engine import read_content_records
 from podsync._host_empty_dirs import list_host_empty_dirs
 from podsync._hostfs import list_pod_dirs, read_stop_records
 from podsync._labels import VOLUME_KIND_PROBE_RECORD
-from podsync._models import ObservedContainer, ObservedImage, ObservedVolume, Pod, WrittenVolume
+from podsync._models import (
+    ObservedContainer,
+    ObservedImage,
+    ObservedVolume,
+    Pod,
+    Volume,
+    WrittenVolume,
+)
 from podsync._options import PlanOptions
 from podsync._ownership import ownership
 from podsync._plan import plan
@@ -405,6 +412,13 @@ def _keep_probe_states(
             runtime.remove_volume(record.volume)
 
 
+def _in_an_engine_volume(volume: Volume) -> bool:
+    """Whether a pod volume's data is a named engine volume (a claim's, an emptyDir's
+    on disk, a configMap's, secret's or downwardAPI's files): a create that mounts it
+    needs the volume list."""
+    return volume.claim is not None or volume.on_disk or volume.content is not None
+
+
 def _needs_volumes(action: Action) -> bool:
     # A volume to create (a claim's, a pod's state volume), or the removal of what is
     # left of a pod that is no longer desired, whose state volume and records go with
@@ -544,7 +558,7 @@ def _sync(
     claims = collect_volumes or (
         fetched
         and any(
-            any(v.claim is not None or v.on_disk or v.content is not None for v in pod.volumes)
+            any(map(_in_an_engine_volume, pod.volumes))
             or any(c.termination_message_path for c in pod.containers)
             for pod in desired
         )
@@ -562,10 +576,7 @@ def _sync(
         # created: the volumes its pod mounts are listed now, for the one plan again.
         waiting = {a.pod_uid for a in the_plan.actions if isinstance(a, Wait)}
         if not observation.volumes_listed and any(
-            v.claim is not None or v.on_disk or v.content is not None
-            for pod in desired
-            if pod.uid in waiting
-            for v in pod.volumes
+            _in_an_engine_volume(v) for pod in desired if pod.uid in waiting for v in pod.volumes
         ):
             observation = _with_volumes(observation, runtime, options.root_dir, desired)
     if not observation.volumes_listed and any(_needs_volumes(a) for a in the_plan.actions):

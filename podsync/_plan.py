@@ -533,10 +533,10 @@ def _remove_pod_volumes(
             # Without containers the pod's source is unknown: kept until every source
             # is ready (as a pod directory).
             continue
+        # The pod's own plan, named by its containers' pod; without containers the one
+        # its pod directory's teardown has (``(uid, "")``), named by nothing.
         group = found if found is not None else (uid, "")
-        key = groups[group][0] if group in groups else ""
-        if found is not None and not key:
-            key = by_identity[found][0].pod_key
+        key = by_identity[found][0].pod_key if found is not None else ""
         actions = groups.setdefault(group, (key, []))[1]
         what = {
             VOLUME_KIND_POD_STATE: "state",

@@ -39,6 +39,7 @@ from podsync import (
 from podsync._volume_entries import EntryKind
 from podsync._volumes import Mount, NamedVolumeMount, empty_dir_volume_name
 from podsync.labels import (
+    LABEL_CONTAINER,
     LABEL_EMPTY_DIRS,
     LABEL_POD_UID,
     LABEL_VOLUME_KIND,
@@ -571,6 +572,65 @@ def test_a_volume_left_without_containers_is_removed_when_listed() -> None:
     # ...but not before every source was read: whose pod it is cannot be told.
     waiting = attrs.evolve(OPTIONS, ready_sources=frozenset())
     assert not plan([], now=1.0, options=waiting, volumes=[mine]).has_changes
+
+
+def test_every_kind_of_a_gone_pods_volumes_is_removed_and_said_so() -> None:
+    """Each volume podsync made for a pod that is no longer desired - its state, an
+    emptyDir's, a content volume's, a record - gets its own removal, with its pod's uid,
+    the reason of its kind and a message naming what it held; a desired pod's volume,
+    listed first, is left alone and holds none of them back."""
+
+    def labelled(name: str, kind: str, uid: str) -> ObservedVolume:
+        return ObservedVolume(name, {LABEL_VOLUME_KIND: kind, LABEL_POD_UID: uid})
+
+    volumes = [
+        labelled("a-kept", "empty-dir", "web-uid"),
+        labelled("b-state", "pod-state", "gone-uid"),
+        labelled("c-stopped", "stop-record", "gone-uid"),
+        labelled("d-files", "content", "gone-uid"),
+        labelled("e-cache", "empty-dir", "gone-uid"),
+    ]
+
+    made = plan([POD], now=1.0, options=OPTIONS, volumes=volumes, images=[])
+
+    def gone(name: str, reason: Reason, what: str) -> RemoveVolume:
+        message = f"remove volume {name}: the {what} of a pod that is no longer desired"
+        return RemoveVolume("", "gone-uid", name, reason, message)
+
+    assert [
+        gone("b-state", Reason.ORPHANED_POD_VOLUME, "state"),
+        gone("c-stopped", Reason.ORPHANED_RECORD, "stop-record"),
+        gone("d-files", Reason.ORPHANED_POD_VOLUME, "files of volume ?"),
+        gone("e-cache", Reason.ORPHANED_POD_VOLUME, "emptyDir ?"),
+    ] == [a for a in made.actions if isinstance(a, RemoveVolume)]
+    # One pod plan for them, as for the pod directory of a pod without containers.
+    assert [("", "")] == [(p.pod, p.full_name) for p in made.pods if p.uid == "gone-uid"]
+
+
+def test_a_gone_pods_volume_goes_with_its_containers_under_its_own_name(tmp_path: Path) -> None:
+    """A pod no longer desired whose exited containers this plan removes: its emptyDir
+    volume is removed after them, in the pod's own plan (named by its pod). While a
+    source is not ready, a volume of a pod without containers is kept - and the volumes
+    after it are still looked at."""
+    fake, clock = fake_and_clock()
+    sync([POD], fake, options=PlanOptions(root_dir=str(tmp_path)), clock=clock, probe=False)
+    for c in fake.containers:
+        fake.exit(c.id, 0)
+        if c.labels[LABEL_CONTAINER] != "net":
+            fake.remove_container(c.id)  # only the network container is left
+    unknown = ObservedVolume("a-unknown", {LABEL_VOLUME_KIND: "empty-dir", LABEL_POD_UID: "zz"})
+    options = PlanOptions(root_dir=str(tmp_path), ready_sources=frozenset({"file"}))
+
+    # An hour on: past the garbage collector's minimum age of exited containers.
+    later = clock() + 3600
+    made = plan(
+        [], fake.list_containers(), now=later, options=options, volumes=[unknown, *fake.volumes]
+    )
+
+    (web,) = [p for p in made.pods if p.uid == "web-uid"]
+    assert isinstance(web.actions[-1], RemoveVolume)
+    assert ("shop/web", VOLUME) == (web.actions[-1].pod, web.actions[-1].volume)
+    assert [VOLUME] == [a.volume for a in made.actions if isinstance(a, RemoveVolume)]
 
 
 @pytest.mark.parametrize("running", [True, False])

@@ -23,6 +23,7 @@ is public API.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable, Mapping
 from typing import Any, NewType, TypeVar, get_args, get_origin
@@ -536,11 +537,12 @@ def _structure_attrs_factory(cls: type[Any], converter: cattrs.BaseConverter) ->
     structure = make_dict_structure_fn(cls, converter, _cattrs_forbid_extra_keys=True, **overrides)
     refusals = _NOT_SUPPORTED.get(_OBJECTS.get(cls, ""), {})
     ignoring = _IGNORED.get(_OBJECTS.get(cls, ""), {})
+    special = frozenset(refusals) | frozenset(ignoring)
 
     def hook(value: object, type_: object) -> Any:
         if not isinstance(value, dict):
             raise _Invalid(f"expected a mapping, got {_describe(value)}")
-        if refusals.keys().isdisjoint(value) and ignoring.keys().isdisjoint(value):
+        if special.isdisjoint(value):
             return structure(value, type_)  # nothing to take out: no copy of the mapping
         kept: dict[str, object] = {}
         refused: list[Exception] = []
@@ -579,6 +581,11 @@ def _structure_tuple_factory(type_: Any, converter: cattrs.BaseConverter) -> Cal
     def hook(value: object, _: object) -> tuple[Any, ...]:
         if not isinstance(value, list):
             raise _Invalid(f"expected a list, got {_describe(value)}")
+        with contextlib.suppress(Exception):
+            # Nearly always: every item is fine, and no per-item bookkeeping is needed.
+            return tuple([structure_element(item, element) for item in value])
+        # Some item is wrong: all of them again, so that each wrong one is reported with
+        # its index (the hooks keep no state: an item gives the same result twice).
         result = []
         errors: list[Exception] = []
         for index, item in enumerate(value):

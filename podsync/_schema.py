@@ -581,11 +581,9 @@ def _structure_tuple_factory(type_: Any, converter: cattrs.BaseConverter) -> Cal
     def hook(value: object, _: object) -> tuple[Any, ...]:
         if not isinstance(value, list):
             raise _Invalid(f"expected a list, got {_describe(value)}")
-        with contextlib.suppress(Exception):
-            # Nearly always: every item is fine, and no per-item bookkeeping is needed.
+        with contextlib.suppress(Exception):  # nearly always: all fine, no bookkeeping
             return tuple([structure_element(item, element) for item in value])
-        # Some item is wrong: all of them again, so that each wrong one is reported with
-        # its index (the hooks keep no state: an item gives the same result twice).
+        # One is wrong: all again, each wrong one named by its index (hooks keep no state).
         result = []
         errors: list[Exception] = []
         for index, item in enumerate(value):

@@ -122,6 +122,11 @@ def _log(endpoints: dict[str, _Endpoint]) -> list[tuple[str, str, str]]:
     return next(iter(endpoints.values())).log
 
 
+def _hosts(endpoints: dict[str, _Endpoint]) -> list[str]:
+    """The endpoints called, in order."""
+    return [host for host, _, _ in _log(endpoints)]
+
+
 def _client(options: EtcdOptions | None = None) -> EtcdClient:
     return EtcdClient(parse_etcd_url(URL), options)
 
@@ -129,6 +134,15 @@ def _client(options: EtcdOptions | None = None) -> EtcdClient:
 def _first_batch(client: EtcdClient) -> WatchBatch:
     (batch,) = itertools.islice(client.watch(1, idle=5), 1)
     return batch
+
+
+def _read(client: EtcdClient) -> object:
+    return client.read()
+
+
+# A call and a watch, each with its path, and how etcd's refusal of it reads.
+CALL = pytest.param(_read, "/kv/range", "refused: {}", id="call")
+WATCH = pytest.param(_first_batch, "/watch", "refused the watch: {} (HTTP 401)", id="watch")
 
 
 def test_a_call_tries_the_endpoints_in_order_and_keeps_the_one_that_answered(
@@ -140,11 +154,7 @@ def test_a_call_tries_the_endpoints_in_order_and_keeps_the_one_that_answered(
     assert PODS == client.read().value
     assert PODS == client.read().value  # straight to etcd-b, which answered
 
-    assert [
-        ("etcd-a", "/kv/range", ""),
-        ("etcd-b", "/kv/range", ""),
-        ("etcd-b", "/kv/range", ""),
-    ] == _log(endpoints)
+    assert ["etcd-a", "etcd-b", "etcd-b"] == _hosts(endpoints)
 
 
 def test_a_watch_starts_at_the_endpoint_that_answered_last(
@@ -178,91 +188,70 @@ def test_the_endpoints_are_tried_round_from_the_one_that_answered_last(
 
     client.read()
 
-    assert ["etcd-a", "etcd-b", "etcd-c", "etcd-c", "etcd-a"] == [h for h, _, _ in _log(endpoints)]
+    assert ["etcd-a", "etcd-b", "etcd-c", "etcd-c", "etcd-a"] == _hosts(endpoints)
 
 
-def test_no_endpoint_answering_a_call_names_each_with_its_reason(
-    endpoints: dict[str, _Endpoint],
+@pytest.mark.parametrize(("use", "path", "refusal"), [CALL, WATCH])
+def test_no_endpoint_answering_names_each_with_its_reason_in_the_order_tried(
+    endpoints: dict[str, _Endpoint], use: Any, path: str, refusal: str
 ) -> None:
     client = _client()
-    for endpoint in endpoints.values():
-        endpoint.down = True
-
-    with pytest.raises(EtcdUnavailable) as caught:
-        client.read()
-
-    assert (
-        "cannot reach etcd at etcd-a:2379: connection refused; etcd-b:2379: connection "
-        "refused; etcd-c:2379: connection refused"
-    ) == str(caught.value)
-    assert 3 == len(_log(endpoints))  # each once
-
-
-def test_no_endpoint_answering_a_watch_names_each_with_its_reason(
-    endpoints: dict[str, _Endpoint],
-) -> None:
-    client = _client()
-    endpoints["etcd-b"].down = True
-    client.read()  # etcd-c, after etcd-a and etcd-b were down
+    endpoints["etcd-a"].down = True
+    client.read()  # etcd-b answers
     for endpoint in endpoints.values():
         endpoint.down = True
     del _log(endpoints)[:]
 
     with pytest.raises(EtcdUnavailable) as caught:
-        _first_batch(client)
+        use(client)
 
     assert (
-        "cannot reach etcd at etcd-a:2379: connection refused; etcd-b:2379: connection "
-        "refused; etcd-c:2379: connection refused"
+        "cannot reach etcd at etcd-b:2379: connection refused; etcd-c:2379: connection "
+        "refused; etcd-a:2379: connection refused"
     ) == str(caught.value)
-    assert ["etcd-a", "etcd-b", "etcd-c"] == [h for h, _, _ in _log(endpoints)]
+    assert [("etcd-b", path, ""), ("etcd-c", path, ""), ("etcd-a", path, "")] == _log(endpoints)
 
 
-def test_a_call_renews_an_expired_token_once(endpoints: dict[str, _Endpoint]) -> None:
+@pytest.mark.parametrize(("use", "path", "refusal"), [CALL, WATCH])
+def test_an_expired_token_is_renewed_once(
+    endpoints: dict[str, _Endpoint], use: Any, path: str, refusal: str
+) -> None:
     client = _client(EtcdOptions(user="node-a", password="secret-pw"))
     a = endpoints["etcd-a"]
     a.refusals = ["etcdserver: invalid auth token"]
 
-    assert PODS == client.read().value
+    use(client)
 
     assert [
         ("etcd-a", "/auth/authenticate", ""),
-        ("etcd-a", "/kv/range", "etcd-a-token-1"),
+        ("etcd-a", path, "etcd-a-token-1"),
         ("etcd-a", "/auth/authenticate", ""),
-        ("etcd-a", "/kv/range", "etcd-a-token-2"),
+        ("etcd-a", path, "etcd-a-token-2"),
     ] == _log(endpoints)
     a.refusals = ["etcdserver: invalid auth token", "etcdserver: invalid auth token"]
     with pytest.raises(EtcdError) as caught:
-        client.read()
-    assert "etcd at etcd-a:2379,etcd-b:2379,etcd-c:2379 refused: invalid auth token" == str(
-        caught.value
-    )
-    assert "etcd-b" not in {h for h, _, _ in _log(endpoints)}
+        use(client)
+    where = "etcd-a:2379,etcd-b:2379,etcd-c:2379"
+    assert f"etcd at {where} {refusal.format('invalid auth token')}" == str(caught.value)
+    assert {"etcd-a"} == set(_hosts(endpoints))  # a refusal is not tried elsewhere
 
 
-def test_a_watch_renews_an_expired_token_once(endpoints: dict[str, _Endpoint]) -> None:
-    client = _client(EtcdOptions(user="node-a", password="secret-pw"))
-    a = endpoints["etcd-a"]
-    a.refusals = ["etcdserver: invalid auth token"]
+@pytest.mark.parametrize(("use", "path", "refusal"), [CALL, WATCH])
+def test_a_refusal_is_not_tried_on_the_next_endpoint(
+    endpoints: dict[str, _Endpoint], use: Any, path: str, refusal: str
+) -> None:
+    client = _client()
+    endpoints["etcd-a"].refusals = ["etcdserver: permission denied"]
 
-    assert WatchBatch(None, 0, 7) == _first_batch(client)
-
-    assert [
-        ("etcd-a", "/auth/authenticate", ""),
-        ("etcd-a", "/watch", "etcd-a-token-1"),
-        ("etcd-a", "/auth/authenticate", ""),
-        ("etcd-a", "/watch", "etcd-a-token-2"),
-    ] == _log(endpoints)
-    a.refusals = ["etcdserver: invalid auth token", "etcdserver: invalid auth token"]
     with pytest.raises(EtcdError) as caught:
-        _first_batch(client)
-    assert (
-        "etcd at etcd-a:2379,etcd-b:2379,etcd-c:2379 refused the watch: invalid auth token "
-        "(HTTP 401)"
-    ) == str(caught.value)
+        use(client)
+
+    where = "etcd-a:2379,etcd-b:2379,etcd-c:2379"
+    assert f"etcd at {where} {refusal.format('permission denied')}" == str(caught.value)
+    assert [("etcd-a", path, "")] == _log(endpoints)
 
 
-def test_a_refusal_is_not_tried_on_the_next_endpoint(endpoints: dict[str, _Endpoint]) -> None:
+def test_a_call_without_a_user_says_etcd_wants_one(endpoints: dict[str, _Endpoint]) -> None:
     client = _client()
     endpoints["etcd-a"].refusals = ["etcdserver: user name is empty"]
 
@@ -273,11 +262,3 @@ def test_a_refusal_is_not_tried_on_the_next_endpoint(endpoints: dict[str, _Endpo
         "etcd at etcd-a:2379,etcd-b:2379,etcd-c:2379 refused: user name is empty (etcd wants "
         "a user and password: --etcd-user and its password)"
     ) == str(caught.value)
-    endpoints["etcd-a"].refusals = ["etcdserver: permission denied"]
-    with pytest.raises(EtcdError) as caught:
-        _first_batch(client)
-    assert (
-        "etcd at etcd-a:2379,etcd-b:2379,etcd-c:2379 refused the watch: permission denied "
-        "(HTTP 401)"
-    ) == str(caught.value)
-    assert {"etcd-a"} == {h for h, _, _ in _log(endpoints)}

@@ -171,15 +171,13 @@ if _TYPE_CHECKING:
     )
     from podsync._hooks import DEFAULT_PROBE_TIMEOUT, probe_liveness
     from podsync._secret_key import host_secret_key
-    from podsync._apply import (
-        DEFAULT_HOOK_TIMEOUT,
-        DEFAULT_WORKERS,
+    from podsync._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS, apply
+    from podsync._apply_results import (
         ActionResult,
         ActionStatus,
         ApplyResult,
         Event,
         EventKind,
-        apply,
     )
     from podsync._sync import Observation, SyncResult, observe, sync
     from podsync._reconciler import LoopNotice, NoticeKind, Reconciler
@@ -219,15 +217,13 @@ _ON_FIRST_USE: dict[str, tuple[str, ...]] = {
     ),
     "podsync._hooks": ("DEFAULT_PROBE_TIMEOUT", "probe_liveness"),
     "podsync._secret_key": ("host_secret_key",),
-    "podsync._apply": (
-        "DEFAULT_HOOK_TIMEOUT",
-        "DEFAULT_WORKERS",
+    "podsync._apply": ("DEFAULT_HOOK_TIMEOUT", "DEFAULT_WORKERS", "apply"),
+    "podsync._apply_results": (
         "ActionResult",
         "ActionStatus",
         "ApplyResult",
         "Event",
         "EventKind",
-        "apply",
     ),
     "podsync._sync": ("Observation", "SyncResult", "observe", "sync"),
     "podsync._reconciler": ("LoopNotice", "NoticeKind", "Reconciler"),

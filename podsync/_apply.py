@@ -1,4 +1,5 @@
-"""Applying a plan: runtime calls, hooks, host files, results and events.
+"""Applying a plan: runtime calls, hooks, host files; it reports what it did with the
+results and events of ``podsync._apply_results``.
 
 Rule: apply decides nothing. It runs the plan's actions as written and reports what
 happened; the next plan, made from a fresh observation, corrects whatever failed.
@@ -28,7 +29,6 @@ result, never an exception; a runtime that raises something other than
 from __future__ import annotations
 
 import contextlib
-import enum
 import threading
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Protocol
@@ -45,7 +45,6 @@ from podsync._actions import (
     Plan,
     PodPlan,
     Pull,
-    Reason,
     Remove,
     RemoveImage,
     RemovePodDir,
@@ -53,7 +52,15 @@ from podsync._actions import (
     Wait,
     WriteVolume,
 )
-from podsync._clock import Clock, Clocks, clocks, system_time
+from podsync._apply_results import (
+    ActionResult,
+    ActionStatus,
+    ApplyResult,
+    Event,
+    EventKind,
+    action_event,
+)
+from podsync._clock import Clock, Clocks, clocks
 from podsync._content_engine import unknown_secrets, write_content_volume
 from podsync._hooks import HandlerError, run_handler
 from podsync._host_empty_dirs import move_into_volume
@@ -81,11 +88,6 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_HOOK_TIMEOUT",
     "DEFAULT_WORKERS",
-    "ActionResult",
-    "ActionStatus",
-    "ApplyResult",
-    "Event",
-    "EventKind",
     "apply",
 ]
 
@@ -108,149 +110,6 @@ DEFAULT_HOOK_TIMEOUT = 10.0
 # the stop after a preStop handler gets at least this long, even when the handler used
 # up the grace period (the documented "one-off 2 s extension").
 _MINIMUM_GRACE_PERIOD = 2
-
-
-class ActionStatus(enum.StrEnum):
-    """What became of an action."""
-
-    DONE = "done"
-    FAILED = "failed"
-    SKIPPED = "skipped"  # not run: an earlier action of its pod, or a pull it needs, failed
-
-
-class EventKind(enum.StrEnum):
-    """The kinds of ``Event`` (the seed's event recorder reasons, lower-cased)."""
-
-    PULLED = "pulled"  # an image was pulled
-    CREATED = "created"  # a container was created
-    ADOPTED = "adopted"  # a create found its container made already (a racing apply)
-    STARTED = "started"  # a container was started
-    STOPPING = "stopping"  # a container is about to be stopped (a ``Kill``: see ``VERBS``)
-    # The old name of STOPPING (its value was "killing"), an alias kept for the public
-    # API: a ``Kill`` stops a container gracefully, and its message says "stop".
-    KILLING = "stopping"
-    REMOVED = "removed"  # an exited container was removed
-    POD_DIR_REMOVED = "pod-dir-removed"  # a pod directory was torn down
-    VOLUME_WRITTEN = "volume-written"  # a volume's files were written (``WriteVolume``)
-    IMAGE_REMOVED = "image-removed"  # an image was removed
-    FAILED = "failed"  # an action failed (the message is the error)
-    HOOK_FAILED = "hook-failed"  # a postStart or preStop handler failed
-    UNHEALTHY = "unhealthy"  # a probe failed (sync)
-    PROBE_ERROR = "probe-error"  # a probe could not be run (sync)
-    VOLUME_CREATED = "volume-created"  # a named volume was created (a claim's, an emptyDir's)
-    VOLUME_REMOVED = "volume-removed"  # a named volume of a pod was removed
-
-
-@attrs.frozen
-class Event:
-    """Something that happened while applying, as the seed sent to its event recorder.
-
-    The message is for people; programs read the fields (never parse the message).
-
-    Attributes:
-        kind: what happened.
-        pod: the pod key (``namespace/name``), for people; the pod uid for a pod known
-            only by its directory; empty for image pulls and removals.
-        container: the pod container's name (``net`` for the network container); empty
-            when the event is not about one container.
-        message: the details, for people.
-        time: when it happened, seconds since the epoch (read from ``apply``'s clock;
-            the system clock when an event is made without one).
-        pod_uid: the pod's identity (two sources can hold pods of one key); empty for
-            image pulls and removals.
-        container_id: the engine's id of the container; empty when the event is not
-            about one container, or when a create failed before there was one.
-        reason: the reason code of the plan action the event is about (``Reason``);
-            ``None`` when the event is about no plan action.
-    """
-
-    kind: EventKind
-    pod: str
-    container: str
-    message: str
-    time: float = attrs.Factory(system_time)
-    pod_uid: str = attrs.field(default="", kw_only=True)
-    container_id: str = attrs.field(default="", kw_only=True)
-    reason: Reason | None = attrs.field(default=None, kw_only=True)
-
-
-@attrs.frozen
-class ActionResult:
-    """The outcome of one action.
-
-    Attributes:
-        action: the plan's action.
-        status: done, failed or skipped.
-        error: why it failed or was skipped; empty when done.
-        duration: seconds it took (0 when skipped).
-        pod: the pod it belongs to, for people: the pod key, the pod uid for a pod
-            known only by its directory, empty for pulls and image removals.
-        pod_uid: the pod it belongs to (``PodPlan.uid``): the identity, as two sources
-            can hold pods of one key; empty for pulls and image removals.
-    """
-
-    action: Action
-    status: ActionStatus
-    error: str = ""
-    duration: float = 0.0
-    pod: str = ""
-    pod_uid: str = ""
-
-
-@attrs.frozen
-class ApplyResult:
-    """What applying a plan did.
-
-    Attributes:
-        results: one per action, in plan order (``Plan.actions``).
-        duration: seconds the whole apply took.
-    """
-
-    results: tuple[ActionResult, ...] = ()
-    duration: float = 0.0
-
-    @property
-    def ok(self) -> bool:
-        """True when every action was done (none failed or was skipped)."""
-        return all(r.status is ActionStatus.DONE for r in self.results)
-
-    @property
-    def failures(self) -> tuple[ActionResult, ...]:
-        """The failed actions (skipped ones are not failures of their own)."""
-        return tuple(r for r in self.results if r.status is ActionStatus.FAILED)
-
-    @property
-    def failed_pods(self) -> tuple[str, ...]:
-        """The pods with a failed or skipped action, by key (for people), sorted."""
-        return tuple(
-            sorted({r.pod for r in self.results if r.pod and r.status is not ActionStatus.DONE})
-        )
-
-    @property
-    def failed_pod_uids(self) -> tuple[str, ...]:
-        """The uids of the pods with a failed or skipped action, sorted (two pods of
-        one key from two sources are told apart here)."""
-        return tuple(
-            sorted(
-                {r.pod_uid for r in self.results if r.pod_uid and r.status is not ActionStatus.DONE}
-            )
-        )
-
-    def summary(self) -> str:
-        """For people: the counts, then one line per failed action."""
-        counts = {status: 0 for status in ActionStatus}
-        for r in self.results:
-            counts[r.status] += 1
-        lines = [
-            f"{counts[ActionStatus.DONE]} done, {counts[ActionStatus.FAILED]} failed, "
-            f"{counts[ActionStatus.SKIPPED]} skipped in {self.duration:.2f}s."
-        ]
-        for r in self.failures:
-            lines.append(f"failed: {r.action.message}: {r.error}")
-        skipped = sorted({r.pod for r in self.results if r.status is ActionStatus.SKIPPED})
-        if skipped:
-            lines.append(f"skipped actions of: {', '.join(p or '(engine)' for p in skipped)}")
-        return "\n".join(lines)
 
 
 _ACTION_TYPES = (
@@ -369,18 +228,7 @@ class _Applier:
         theirs; a create names the container it made)."""
         if self.on_event is None:
             return
-        if isinstance(action, Kill | Remove) and not container_id:
-            container_id = action.id
-        event = Event(
-            kind,
-            _event_pod(action),
-            _container_of(action),
-            message,
-            self.clocks.now(),
-            pod_uid=_event_pod_uid(action),
-            container_id=container_id,
-            reason=action.reason,
-        )
+        event = action_event(kind, action, message, self.clocks.now(), container_id=container_id)
         # One event at a time, so the callback need not be thread-safe. A callback that
         # raises is the caller's bug: remember it, keep applying (a half-applied plan is
         # worse), and re-raise it from apply.
@@ -762,26 +610,6 @@ def _same_instance(conflict: NameConflict, spec: CreateSpec) -> bool:
 
 def _pod_uid(pod_plan: PodPlan | None) -> str:
     return "" if pod_plan is None else pod_plan.uid
-
-
-def _event_pod(action: Action) -> str:
-    if isinstance(action, RemovePodDir):
-        return action.pod_uid
-    if isinstance(action, Pull | RemoveImage):
-        return ""
-    return action.pod
-
-
-def _event_pod_uid(action: Action) -> str:
-    if isinstance(action, Pull | RemoveImage):
-        return ""
-    return action.pod_uid
-
-
-def _container_of(action: Action) -> str:
-    if isinstance(action, Pull | RemoveImage | RemovePodDir | WriteVolume):
-        return ""
-    return action.container
 
 
 def _check_settings(workers: int, hook_timeout: float) -> None:

@@ -22,7 +22,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from podsync._actions import Plan, Wait
-from podsync._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS, ActionStatus, ApplyResult, Event
+from podsync._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS
+from podsync._apply_results import ActionStatus, ApplyResult, Event
 from podsync._cli_args import (
     EXIT_ERROR,
     EXIT_OK,

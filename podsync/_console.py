@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from typing import IO, Any
 
 from podsync._actions import Plan, Wait, shorten_ids
-from podsync._apply import ActionStatus, ApplyResult, Event, EventKind
+from podsync._apply_results import ActionStatus, ApplyResult, Event, EventKind
 from podsync._clock import Clock, clocks
 from podsync._models import Pod
 from podsync._options import PlanOptions

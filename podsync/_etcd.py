@@ -38,7 +38,7 @@ import json
 import re
 import socket
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
@@ -48,6 +48,8 @@ if TYPE_CHECKING:
     import etcd3gw
 
 __all__ = ["EtcdOptions"]
+
+_T = TypeVar("_T")
 
 #: What an etcd source starts with.
 ETCD_SCHEME = "etcd://"
@@ -431,48 +433,28 @@ class EtcdClient:
 
     def _open_watch(self, request: dict[str, Any], idle: float) -> Any:
         """The response of a watch request (its status 200), from the first endpoint
-        that answers, from the one that answered last."""
+        that answers, from the one that answered last (``_on_endpoints``)."""
         import requests
 
-        reasons: list[str] = []
-        renewed = False
-        tries = 0
-        while tries < len(self._clients):
-            client = self._client()
-            try:
-                if self.options.user is not None and "Authorization" not in client.session.headers:
-                    self._authenticate(client)
-                response = client.session.post(
-                    client.get_url("/watch"),
-                    json=request,
-                    stream=True,
-                    timeout=(self.options.timeout, idle),
-                    **self._request,
-                )
-            except (
-                requests.RequestException,
-                self._exceptions.ConnectionFailedError,
-                self._exceptions.ConnectionTimeoutError,
-            ) as exc:
-                reasons.append(f"{client.host}:{client.port}: {_connection_reason(exc)}")
-                self._current = (self._current + 1) % len(self._clients)
-                tries += 1
-                continue
-            except self._exceptions.Etcd3Exception as exc:
-                reason = _reason(str(exc.detail_text or exc))
-                raise EtcdError(f"etcd at {self.where} refused: {reason}") from None
+        def post(client: etcd3gw.Etcd3Client) -> Any:
+            response = client.session.post(
+                client.get_url("/watch"),
+                json=request,
+                stream=True,
+                timeout=(self.options.timeout, idle),
+                **self._request,
+            )
             if response.status_code == 200:
                 return response
             reason = _reason(response.text)
             response.close()
-            if "invalid auth token" in reason and self.options.user is not None and not renewed:
-                renewed = True
-                client.session.headers.pop("Authorization", None)
-                continue
-            raise EtcdError(
-                f"etcd at {self.where} refused the watch: {reason} (HTTP {response.status_code})"
+            raise _Refused(
+                reason,
+                f"etcd at {self.where} refused the watch: {reason} (HTTP {response.status_code})",
             )
-        raise EtcdUnavailable(f"cannot reach etcd at {'; '.join(reasons)}")
+
+        # The watch is a plain request on etcd3gw's session: requests' own errors.
+        return self._on_endpoints(post, unreachable=(requests.RequestException,))
 
     def _watch_stream(self, response: Any, start_revision: int) -> Iterator[WatchBatch]:
         for line in response.iter_lines(chunk_size=None):
@@ -520,7 +502,32 @@ class EtcdClient:
 
     def _call(self, path: str, body: dict[str, Any]) -> Any:
         """POST to every endpoint in turn (from the one that answered last) until one
-        answers; authenticate first (and again once on an expired token)."""
+        answers (``_on_endpoints``)."""
+
+        def post(client: etcd3gw.Etcd3Client) -> Any:
+            return client.post(client.get_url(path), json=body, **self._request)
+
+        return self._on_endpoints(post)
+
+    def _on_endpoints(
+        self,
+        attempt: Callable[[etcd3gw.Etcd3Client], _T],
+        *,
+        unreachable: tuple[type[BaseException], ...] = (),
+    ) -> _T:
+        """``attempt`` on each endpoint's client in turn, from the one that answered last,
+        until one answers; that one is kept for the next call. Each is authenticated
+        first when a user is given and it holds no token yet.
+
+        An endpoint that cannot be reached (etcd3gw's connection errors, ``unreachable``)
+        is left for the next one, its reason kept. A refusal (an etcd error, or
+        ``_Refused`` from ``attempt``) is final, but for an expired token: the token is
+        dropped and the same endpoint tried again, authenticating anew, once per call.
+
+        Raises:
+            EtcdUnavailable: no endpoint answered (each one's reason, in the order tried).
+            EtcdError: etcd refused.
+        """
         exc_mod = self._exceptions
         reasons: list[str] = []
         renewed = False
@@ -530,20 +537,28 @@ class EtcdClient:
             try:
                 if self.options.user is not None and "Authorization" not in client.session.headers:
                     self._authenticate(client)
-                return client.post(client.get_url(path), json=body, **self._request)
-            except (exc_mod.ConnectionFailedError, exc_mod.ConnectionTimeoutError) as exc:
+                return attempt(client)
+            except (
+                *unreachable,
+                exc_mod.ConnectionFailedError,
+                exc_mod.ConnectionTimeoutError,
+            ) as exc:
                 reasons.append(f"{client.host}:{client.port}: {_connection_reason(exc)}")
                 self._current = (self._current + 1) % len(self._clients)
                 tries += 1
+                continue
             except exc_mod.Etcd3Exception as exc:
                 reason = _reason(str(exc.detail_text or exc))
-                if "invalid auth token" in reason and self.options.user is not None and not renewed:
-                    renewed = True
-                    client.session.headers.pop("Authorization", None)
-                    continue
+                message = f"etcd at {self.where} refused: {reason}"
                 if "user name is empty" in reason:
-                    reason += " (etcd wants a user and password: --etcd-user and its password)"
-                raise EtcdError(f"etcd at {self.where} refused: {reason}") from None
+                    message += " (etcd wants a user and password: --etcd-user and its password)"
+            except _Refused as exc:
+                reason, message = exc.reason, exc.message
+            if "invalid auth token" in reason and self.options.user is not None and not renewed:
+                renewed = True
+                client.session.headers.pop("Authorization", None)
+                continue
+            raise EtcdError(message)
         raise EtcdUnavailable(f"cannot reach etcd at {'; '.join(reasons)}")
 
     def _authenticate(self, client: etcd3gw.Etcd3Client) -> None:
@@ -570,3 +585,17 @@ def _shut(response: Any) -> None:
 
 class _Renew(Exception):
     """The watch was refused for an expired token, which was renewed: watch again."""
+
+
+class _Refused(Exception):
+    """An endpoint answered with a refusal that etcd3gw does not map (``_on_endpoints``).
+
+    Attributes:
+        reason: what etcd said (an expired token is renewed).
+        message: the ``EtcdError`` message when it is final.
+    """
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message

@@ -21,7 +21,8 @@ from collections.abc import Callable, Mapping, Sequence
 import attrs
 
 from podsync._actions import Plan
-from podsync._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS, Event, _check_settings
+from podsync._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS, _check_settings
+from podsync._apply_results import Event
 from podsync._clock import Clock, clocks
 from podsync._hosts import host_root_dir
 from podsync._models import Pod

@@ -61,15 +61,8 @@ from podsync._actions import (
     Reason,
     Wait,
 )
-from podsync._apply import (
-    DEFAULT_HOOK_TIMEOUT,
-    DEFAULT_WORKERS,
-    ActionStatus,
-    Event,
-    EventKind,
-    _check_settings,
-    apply,
-)
+from podsync._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS, _check_settings, apply
+from podsync._apply_results import ActionStatus, Event, EventKind
 from podsync._clock import Clock, clocks
 from podsync._config import SecretKey
 from podsync._labels import LABEL_POD_UID

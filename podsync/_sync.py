@@ -28,15 +28,8 @@ from podsync._actions import (
     RemovePodDir,
     Wait,
 )
-from podsync._apply import (
-    DEFAULT_HOOK_TIMEOUT,
-    DEFAULT_WORKERS,
-    ApplyResult,
-    Event,
-    EventKind,
-    _check_settings,
-    apply,
-)
+from podsync._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS, _check_settings, apply
+from podsync._apply_results import ApplyResult, Event, EventKind
 from podsync._clock import Clock, Clocks, clocks
 from podsync._content_engine import read_content_records
 from podsync._host_empty_dirs import list_host_empty_dirs

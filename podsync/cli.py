@@ -60,14 +60,8 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from podsync._actions import Action, Plan, shorten_ids
-from podsync._apply import (
-    DEFAULT_HOOK_TIMEOUT,
-    DEFAULT_WORKERS,
-    ApplyResult,
-    Event,
-    EventKind,
-    apply,
-)
+from podsync._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS, apply
+from podsync._apply_results import ApplyResult, Event, EventKind
 from podsync._cli_args import (
     DEFAULT_WAIT_TIMEOUT,
     EXIT_CHANGES,

@@ -1,0 +1,227 @@
+"""What applying a plan did: each action's result, the whole apply's, and its events.
+
+These types describe; they do nothing. ``podsync._apply`` makes them as it runs a plan
+(``ActionResult`` per action, ``ApplyResult`` for the plan, ``Event`` as things
+happen), ``podsync._sync`` reports its probes' failures as ``Event``s too, and the
+command line, the loop and the fleet read them. Programs read the fields, never the
+messages, which are for people.
+
+Layering: the apply side (it reads the system clock for an ``Event`` made without a
+time, through ``podsync._clock``); it imports the vocabulary (``podsync._actions``),
+never the planner, and nothing that runs a plan.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import attrs
+
+from podsync._actions import (
+    Action,
+    Kill,
+    Pull,
+    Reason,
+    Remove,
+    RemoveImage,
+    RemovePodDir,
+    WriteVolume,
+)
+from podsync._clock import system_time
+
+# Everything in __all__ gets re-exported as part of the podsync public API.
+__all__ = [
+    "ActionResult",
+    "ActionStatus",
+    "ApplyResult",
+    "Event",
+    "EventKind",
+]
+
+
+class ActionStatus(enum.StrEnum):
+    """What became of an action."""
+
+    DONE = "done"
+    FAILED = "failed"
+    SKIPPED = "skipped"  # not run: an earlier action of its pod, or a pull it needs, failed
+
+
+class EventKind(enum.StrEnum):
+    """The kinds of ``Event`` (the seed's event recorder reasons, lower-cased)."""
+
+    PULLED = "pulled"  # an image was pulled
+    CREATED = "created"  # a container was created
+    ADOPTED = "adopted"  # a create found its container made already (a racing apply)
+    STARTED = "started"  # a container was started
+    STOPPING = "stopping"  # a container is about to be stopped (a ``Kill``: see ``VERBS``)
+    # The old name of STOPPING (its value was "killing"), an alias kept for the public
+    # API: a ``Kill`` stops a container gracefully, and its message says "stop".
+    KILLING = "stopping"
+    REMOVED = "removed"  # an exited container was removed
+    POD_DIR_REMOVED = "pod-dir-removed"  # a pod directory was torn down
+    VOLUME_WRITTEN = "volume-written"  # a volume's files were written (``WriteVolume``)
+    IMAGE_REMOVED = "image-removed"  # an image was removed
+    FAILED = "failed"  # an action failed (the message is the error)
+    HOOK_FAILED = "hook-failed"  # a postStart or preStop handler failed
+    UNHEALTHY = "unhealthy"  # a probe failed (sync)
+    PROBE_ERROR = "probe-error"  # a probe could not be run (sync)
+    VOLUME_CREATED = "volume-created"  # a named volume was created (a claim's, an emptyDir's)
+    VOLUME_REMOVED = "volume-removed"  # a named volume of a pod was removed
+
+
+@attrs.frozen
+class Event:
+    """Something that happened while applying, as the seed sent to its event recorder.
+
+    The message is for people; programs read the fields (never parse the message).
+
+    Attributes:
+        kind: what happened.
+        pod: the pod key (``namespace/name``), for people; the pod uid for a pod known
+            only by its directory; empty for image pulls and removals.
+        container: the pod container's name (``net`` for the network container); empty
+            when the event is not about one container.
+        message: the details, for people.
+        time: when it happened, seconds since the epoch (read from ``apply``'s clock;
+            the system clock when an event is made without one).
+        pod_uid: the pod's identity (two sources can hold pods of one key); empty for
+            image pulls and removals.
+        container_id: the engine's id of the container; empty when the event is not
+            about one container, or when a create failed before there was one.
+        reason: the reason code of the plan action the event is about (``Reason``);
+            ``None`` when the event is about no plan action.
+    """
+
+    kind: EventKind
+    pod: str
+    container: str
+    message: str
+    time: float = attrs.Factory(system_time)
+    pod_uid: str = attrs.field(default="", kw_only=True)
+    container_id: str = attrs.field(default="", kw_only=True)
+    reason: Reason | None = attrs.field(default=None, kw_only=True)
+
+
+@attrs.frozen
+class ActionResult:
+    """The outcome of one action.
+
+    Attributes:
+        action: the plan's action.
+        status: done, failed or skipped.
+        error: why it failed or was skipped; empty when done.
+        duration: seconds it took (0 when skipped).
+        pod: the pod it belongs to, for people: the pod key, the pod uid for a pod
+            known only by its directory, empty for pulls and image removals.
+        pod_uid: the pod it belongs to (``PodPlan.uid``): the identity, as two sources
+            can hold pods of one key; empty for pulls and image removals.
+    """
+
+    action: Action
+    status: ActionStatus
+    error: str = ""
+    duration: float = 0.0
+    pod: str = ""
+    pod_uid: str = ""
+
+
+@attrs.frozen
+class ApplyResult:
+    """What applying a plan did.
+
+    Attributes:
+        results: one per action, in plan order (``Plan.actions``).
+        duration: seconds the whole apply took.
+    """
+
+    results: tuple[ActionResult, ...] = ()
+    duration: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        """True when every action was done (none failed or was skipped)."""
+        return all(r.status is ActionStatus.DONE for r in self.results)
+
+    @property
+    def failures(self) -> tuple[ActionResult, ...]:
+        """The failed actions (skipped ones are not failures of their own)."""
+        return tuple(r for r in self.results if r.status is ActionStatus.FAILED)
+
+    @property
+    def failed_pods(self) -> tuple[str, ...]:
+        """The pods with a failed or skipped action, by key (for people), sorted."""
+        return tuple(
+            sorted({r.pod for r in self.results if r.pod and r.status is not ActionStatus.DONE})
+        )
+
+    @property
+    def failed_pod_uids(self) -> tuple[str, ...]:
+        """The uids of the pods with a failed or skipped action, sorted (two pods of
+        one key from two sources are told apart here)."""
+        return tuple(
+            sorted(
+                {r.pod_uid for r in self.results if r.pod_uid and r.status is not ActionStatus.DONE}
+            )
+        )
+
+    def summary(self) -> str:
+        """For people: the counts, then one line per failed action."""
+        counts = {status: 0 for status in ActionStatus}
+        for r in self.results:
+            counts[r.status] += 1
+        lines = [
+            f"{counts[ActionStatus.DONE]} done, {counts[ActionStatus.FAILED]} failed, "
+            f"{counts[ActionStatus.SKIPPED]} skipped in {self.duration:.2f}s."
+        ]
+        for r in self.failures:
+            lines.append(f"failed: {r.action.message}: {r.error}")
+        skipped = sorted({r.pod for r in self.results if r.status is ActionStatus.SKIPPED})
+        if skipped:
+            lines.append(f"skipped actions of: {', '.join(p or '(engine)' for p in skipped)}")
+        return "\n".join(lines)
+
+
+def action_event(
+    kind: EventKind,
+    action: Action,
+    message: str,
+    time: float,
+    *,
+    container_id: str = "",
+) -> Event:
+    """The event ``kind`` about a plan's ``action``, at ``time``: its pod, container and
+    reason code, and ``container_id`` when it is about one container (kills and
+    removals name theirs when none is given; a create names the container it made)."""
+    if isinstance(action, Kill | Remove) and not container_id:
+        container_id = action.id
+    return Event(
+        kind,
+        _event_pod(action),
+        _container_of(action),
+        message,
+        time,
+        pod_uid=_event_pod_uid(action),
+        container_id=container_id,
+        reason=action.reason,
+    )
+
+
+def _event_pod(action: Action) -> str:
+    if isinstance(action, RemovePodDir):
+        return action.pod_uid
+    if isinstance(action, Pull | RemoveImage):
+        return ""
+    return action.pod
+
+
+def _event_pod_uid(action: Action) -> str:
+    if isinstance(action, Pull | RemoveImage):
+        return ""
+    return action.pod_uid
+
+
+def _container_of(action: Action) -> str:
+    if isinstance(action, Pull | RemoveImage | RemovePodDir | WriteVolume):
+        return ""
+    return action.container

@@ -155,6 +155,8 @@ class VolumeKind(enum.StrEnum):
     CONFIG_MAP = "configMap"
     SECRET = "secret"
     DOWNWARD_API = "downwardAPI"
+    #: The files of several configMap, secret and downwardAPI sources in one volume.
+    PROJECTED = "projected"
 
 
 @attrs.frozen

@@ -20,6 +20,7 @@ from podsync import (
     WriteVolume,
     parse_pods,
     plan,
+    plan_from_json,
     plan_to_json,
     spec_hash,
     sync,
@@ -28,6 +29,7 @@ from podsync._actions import Reason
 from podsync._models import VolumeContent, VolumeKind
 from podsync._options import PlanOptions
 from podsync._volume_entries import EntryKind
+from podsync._volume_writer import unseal_write
 from podsync.testing import FakeClock, FakeRuntime
 from tests.test_content_volumes import visible
 
@@ -601,3 +603,26 @@ def test_a_rotated_secret_names_the_secret_and_shows_no_value(tmp_path: Path) ->
         assert PASSWORD not in text
     for container in runtime.list_containers():
         assert not any(PASSWORD in value for value in container.labels.values())
+
+
+def test_a_saved_plan_holds_the_secret_files_by_reference_only(tmp_path: Path) -> None:
+    """The ConfigMap's and the downward API's files travel in the plan's JSON; the
+    Secret's by reference and keyed digest, read back from the sources when applied."""
+    p = plan(load(OBJECTS + "---\n" + POD), now=NOW, options=PlanOptions(root_dir=str(tmp_path)))
+    saved = plan_from_json(plan_to_json(p))
+    (write,) = [a for a in saved.actions if isinstance(a, WriteVolume)]
+    (planned,) = [a for a in p.actions if isinstance(a, WriteVolume)]
+    assert write.content.digest == planned.content.digest
+    assert write.content.sources == planned.content.sources
+    known = {f.path: (f.known, f.data) for f in write.content.files}
+    assert known["app.conf"] == (True, b"color=blue\n")
+    assert known["db/password"] == (False, b"")
+
+    def lookup(namespace: str, name: str) -> dict[str, bytes] | None:
+        found = {("default", "db-creds"): {"username": b"app", "password": PASSWORD.encode()}}
+        return found.get((namespace, name))
+
+    unsealed = unseal_write(write, lookup, HOST_KEY)
+    assert {f.path: f.data for f in unsealed.content.files} == {
+        f.path: f.data for f in planned.content.files
+    }

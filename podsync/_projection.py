@@ -1,5 +1,5 @@
-"""The files of ``configMap``, ``secret`` and ``downwardAPI`` volumes, projected from the
-sources' objects and the pod.
+"""The files of ``configMap``, ``secret``, ``downwardAPI`` and ``projected`` volumes,
+projected from the sources' objects and the pod.
 
 Contract: ``_project_volume(volume, facts, path, out)`` is a pure function of one v1
 volume of a pod and what the loader knows of the pod and the sources (``_PodFacts``:
@@ -30,6 +30,17 @@ The kubelet's rules, ported:
   the value quoted as Go's ``%q``, no newline at the end); ``resourceFieldRef`` with a
   ``containerName`` (required in a volume) is the env's resource arithmetic
   (``_env_resolve._resource_value``).
+* projected volumes (``collectData``, ``pkg/volume/projected/projected.go``): the files
+  of each of its ``sources`` in order - a configMap, secret or downwardAPI source with
+  that kind's rules - in one directory; the volume's ``defaultMode`` is every file's
+  mode unless its item has one (0644 unless given, ``SetDefaults_ProjectedVolumeSource``;
+  a Secret's files 0400, as in a secret volume). Its ``sources`` record names each
+  object (and each downward API source) with a digest of what it contributed, so a plan
+  says which changed. Two files at one path are refused (see ``_projected``). A
+  ``serviceAccountToken`` source is refused with what to do - for the volume a cluster
+  adds to every pod (``kube-api-access-*``) in a pod exported from a cluster, the
+  advice to delete it and its mounts; ``clusterTrustBundle`` and ``podCertificate``
+  are refused by ``_unsupported``.
 * Item paths are checked as the API server checks them (``validateLocalNonReservedPath``,
   ``pkg/apis/core/validation/validation.go``): relative, no ``..`` element, not starting
   with ``..``; and as the kubelet's atomic writer does (``validatePath``): at most 4096
@@ -37,8 +48,8 @@ The kubelet's rules, ported:
   file where another item needs a directory (the kubelet would let the last one win, or
   fail to write the volume when the pod starts).
 
-Layering: above ``_env_resolve`` (whose ``_PodFacts`` and resource arithmetic it uses)
-and ``_schema``, below ``_convert``; no I/O. Nothing here is public API.
+Layering: above ``_env_resolve`` (whose ``_PodFacts`` and resource arithmetic it uses),
+``_objects`` and ``_schema``, below ``_convert``; no I/O. Nothing here is public API.
 """
 
 from __future__ import annotations
@@ -52,12 +63,13 @@ import attrs
 from podsync._env_resolve import _field_value, _no_object, _PodFacts, _resource_value
 from podsync._models import VolumeContent, VolumeFile, VolumeKind
 from podsync._objects import _Secret
-from podsync._schema import _ProjectedVolumeSource, _VolumeV1
+from podsync._schema import _VolumeV1
 from podsync._schema_objects import (
     _ConfigMapVolumeSource,
     _DownwardAPIVolumeFile,
     _DownwardAPIVolumeSource,
     _KeyToPath,
+    _ProjectedVolumeSource,
     _SecretVolumeSource,
 )
 from podsync._secrets import SecretPart, secret_digest

@@ -295,29 +295,6 @@ class _EnvVarSchema:
 
 
 @attrs.frozen(kw_only=True)
-class _VolumeProjection:
-    """One of a ``projected`` volume's ``sources``: one of these (``_projection``
-    checks that); ``clusterTrustBundle`` and ``podCertificate`` are refused
-    (``_unsupported``), ``serviceAccountToken`` by ``_projection``, which knows the
-    volume and the pod."""
-
-    config_map: _obj._ConfigMapProjection | None = None
-    secret: _obj._SecretProjection | None = None
-    downward_api: _obj._DownwardAPIProjection | None = attrs.field(
-        default=None, metadata={_KEY: "downwardAPI"}
-    )
-    service_account_token: _obj._ServiceAccountTokenProjection | None = None
-
-
-@attrs.frozen(kw_only=True)
-class _ProjectedVolumeSource:
-    """A ``projected`` volume: the files of its ``sources``, in one directory."""
-
-    sources: tuple[_VolumeProjection, ...] = ()
-    default_mode: _obj._FileMode | None = None
-
-
-@attrs.frozen(kw_only=True)
 class _VolumeV1:
     name: _Name
     host_path: _HostPathV1 | None = None
@@ -328,7 +305,7 @@ class _VolumeV1:
     downward_api: _obj._DownwardAPIVolumeSource | None = attrs.field(
         default=None, metadata={_KEY: "downwardAPI"}
     )
-    projected: _ProjectedVolumeSource | None = None
+    projected: _obj._ProjectedVolumeSource | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -520,8 +497,6 @@ _OBJECTS: Mapping[type, str] = {
     **_sec._SECURITY_OBJECTS,
     _VolumeMountV1: "VolumeMount",
     _VolumeV1: "Volume",
-    _ProjectedVolumeSource: "ProjectedVolumeSource",
-    _VolumeProjection: "VolumeProjection",
     _HostPathV1: "HostPathVolumeSource",
     _EmptyDirV1: "EmptyDirVolumeSource",
     _EnvVarSource: "EnvVarSource",

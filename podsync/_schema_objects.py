@@ -153,6 +153,30 @@ class _ServiceAccountTokenProjection:
 
 
 @attrs.frozen(kw_only=True)
+class _VolumeProjection:
+    """One of a ``projected`` volume's ``sources``: one of these (``_projection``
+    checks that); ``clusterTrustBundle`` and ``podCertificate`` are refused
+    (``_unsupported``), ``serviceAccountToken`` by ``_projection``, which knows the
+    volume and the pod."""
+
+    config_map: _ConfigMapProjection | None = None
+    secret: _SecretProjection | None = None
+    # The YAML key where camelCase would say downwardApi (``_schema._KEY``).
+    downward_api: _DownwardAPIProjection | None = attrs.field(
+        default=None, metadata={"key": "downwardAPI"}
+    )
+    service_account_token: _ServiceAccountTokenProjection | None = None
+
+
+@attrs.frozen(kw_only=True)
+class _ProjectedVolumeSource:
+    """A ``projected`` volume: the files of its ``sources``, in one directory."""
+
+    sources: tuple[_VolumeProjection, ...] = ()
+    default_mode: _FileMode | None = None
+
+
+@attrs.frozen(kw_only=True)
 class _ObjectMetaV1:
     """The metadata of a ConfigMap, Secret or PersistentVolumeClaim: its name is a DNS
     subdomain."""
@@ -260,6 +284,8 @@ _OBJECT_CLASSES: Mapping[type, str] = {
     _SecretProjection: "SecretProjection",
     _DownwardAPIProjection: "DownwardAPIProjection",
     _ServiceAccountTokenProjection: "ServiceAccountTokenProjection",
+    _VolumeProjection: "VolumeProjection",
+    _ProjectedVolumeSource: "ProjectedVolumeSource",
     _ObjectMetaV1: "ObjectMeta",
     _ConfigMapV1: "ConfigMap",
     _SecretV1: "Secret",

@@ -25,7 +25,7 @@ from podsync import (
     spec_hash,
     sync,
 )
-from podsync._actions import Reason
+from podsync._actions import Create, Reason
 from podsync._models import VolumeContent, VolumeKind
 from podsync._options import PlanOptions
 from podsync._volume_entries import EntryKind
@@ -293,7 +293,7 @@ def test_an_unknown_key_of_a_source_is_named() -> None:
     ]
 
 
-def test_the_volume_is_mounted_read_only_and_its_kind_is_in_the_spec_hash() -> None:
+def test_the_content_is_not_in_the_spec_hash_but_the_volume_kind_is() -> None:
     (pod,) = load(OBJECTS + "---\n" + POD)
     (edited,) = load(OBJECTS.replace("blue", "green") + "---\n" + POD)
     assert spec_hash(pod.containers[0], pod) == spec_hash(edited.containers[0], edited)
@@ -483,6 +483,19 @@ def test_the_service_account_volume_of_an_exported_pod_says_to_delete_it() -> No
     ]
 
 
+def test_the_same_in_a_list_as_kubectl_get_pods_prints_it() -> None:
+    items = "".join(
+        ("- " if i == 0 else "  ") + line + "\n" for i, line in enumerate(EXPORTED.splitlines())
+    )
+    text = 'apiVersion: v1\nkind: List\nmetadata:\n  resourceVersion: ""\nitems:\n' + items
+    (problem,) = errors(text)
+    assert problem.startswith(
+        "pods.yaml: $.items[0].spec.volumes[0].projected.sources[0].serviceAccountToken: "
+        "serviceAccountToken is not supported by podsync: there is no API server to issue a "
+        "token. Volume 'kube-api-access-7xq2m' is the service-account volume"
+    )
+
+
 def test_the_exported_pod_runs_once_the_volume_and_its_mount_are_deleted() -> None:
     volume = EXPORTED.index("  volumes:\n")
     trimmed = EXPORTED[:volume] + EXPORTED[EXPORTED.index("status:\n") :]
@@ -538,6 +551,14 @@ def test_the_files_are_written_before_the_container(tmp_path: Path) -> None:
     write = pod_plan.actions[1]
     assert isinstance(write, WriteVolume)
     assert write.engine_volume == f"podsync-content_{pods[0].uid}_all-in-one"
+    # Mounted read-only whatever the mount says, as the kubelet mounts it.
+    (pod,) = load(OBJECTS + "---\n" + POD.replace("      readOnly: true\n", ""))
+    made = plan([pod], now=NOW, options=PlanOptions(root_dir=str(tmp_path)))
+    create = made.pods[0].actions[-1]
+    assert isinstance(create, Create)
+    assert [(m.volume, m.container_path, m.read_only) for m in create.spec.volumes] == [
+        (write.engine_volume, "/etc/app", True)
+    ]
     assert write.message == "write default/web volume all-in-one (projected): files not written yet"
     # No Secret value in the plan's text or its JSON.
     for text in (p.render(), p.describe(), plan_to_json(p)):

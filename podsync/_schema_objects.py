@@ -161,10 +161,7 @@ class _VolumeProjection:
 
     config_map: _ConfigMapProjection | None = None
     secret: _SecretProjection | None = None
-    # The YAML key where camelCase would say downwardApi (``_schema._KEY``).
-    downward_api: _DownwardAPIProjection | None = attrs.field(
-        default=None, metadata={"key": "downwardAPI"}
-    )
+    downward_api: _DownwardAPIProjection | None = None
     service_account_token: _ServiceAccountTokenProjection | None = None
 
 

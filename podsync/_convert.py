@@ -221,10 +221,11 @@ _V1_SOURCES = (
     "configMap",
     "secret",
     "downwardAPI",
+    "projected",
 )
 # The sources of a volume with files (their pairs with others get the message below;
 # pairs among the others keep _volume's).
-_CONTENT_SOURCES = frozenset(("configMap", "secret", "downwardAPI"))
+_CONTENT_SOURCES = frozenset(("configMap", "secret", "downwardAPI", "projected"))
 
 
 def _volume_v1(v: _VolumeV1, facts: _PodFacts, path: str, out: list[tuple[str, str]]) -> Volume:
@@ -239,6 +240,7 @@ def _volume_v1(v: _VolumeV1, facts: _PodFacts, path: str, out: list[tuple[str, s
                 v.config_map,
                 v.secret,
                 v.downward_api,
+                v.projected,
             ),
             strict=True,
         )
@@ -421,6 +423,7 @@ def _pod_from_v1(
         objects=context.objects,
         # Reversed: with a repeated name (an error of its own) the first one counts.
         resources={c.name: r for c, r in reversed(list(named))},
+        exported_mounts=_exported_mounts(doc),
     )
     volumes = [
         _volume_v1(v, facts, f"{spec_path}.volumes[{i}]", out)
@@ -464,6 +467,26 @@ def _pod_from_v1(
     return _Read(
         pod, f"{root}.metadata.name", uid_path, _warning(doc, pod, context.node, facts.skipped)
     )
+
+
+def _exported_mounts(
+    doc: _PodV1 | _PodItemV1,
+) -> dict[str, tuple[tuple[str, str], ...]] | None:
+    """For a pod exported from a cluster (``kubectl get -o yaml``: it has fields only the
+    API server writes, which podsync ignores), the mounts of each volume, by volume
+    name, as ``("containers[0] 'app'", mountPath)``; ``None`` for any other pod."""
+    if not doc.metadata.ignored and not doc.ignored:
+        return None
+    mounts: dict[str, list[tuple[str, str]]] = {}
+    for kind, containers in (
+        ("initContainers", doc.spec.init_containers),
+        ("containers", doc.spec.containers),
+    ):
+        for i, container in enumerate(containers):
+            for mount in container.volume_mounts:
+                where = f"{kind}[{i}] {container.name!r}"
+                mounts.setdefault(mount.name, []).append((where, mount.mount_path))
+    return {name: tuple(found) for name, found in mounts.items()}
 
 
 def _warning(

@@ -87,6 +87,11 @@ class _PodFacts:
     # Filled while resolving: the envFrom keys skipped as no variable names, for the
     # pod's warning line ("containers[0].envFrom[1]: a.b (ConfigMap default/cfg)").
     skipped: list[str] = attrs.field(factory=list)
+    # A pod exported from a cluster (it has fields only the API server writes): the
+    # volumeMounts of each volume, by volume name, as ("containers[0] 'app'", mountPath)
+    # pairs - what a refusal of the volume the cluster added tells the user to delete.
+    # None for a pod written by hand (and not computed for it).
+    exported_mounts: Mapping[str, tuple[tuple[str, str], ...]] | None = None
 
 
 # ---------------------------------------------------------------------------------------

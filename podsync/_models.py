@@ -155,6 +155,8 @@ class VolumeKind(enum.StrEnum):
     CONFIG_MAP = "configMap"
     SECRET = "secret"
     DOWNWARD_API = "downwardAPI"
+    #: The files of several configMap, secret and downwardAPI sources in one volume.
+    PROJECTED = "projected"
 
 
 @attrs.frozen
@@ -179,8 +181,9 @@ class VolumeFile:
 
 @attrs.frozen
 class VolumeContent:
-    """The files of a ``configMap``, ``secret`` or ``downwardAPI`` volume, as the
-    loader projects them from the sources' objects and the pod (kubelet-modern.md §9).
+    """The files of a ``configMap``, ``secret``, ``downwardAPI`` or ``projected`` volume,
+    as the loader projects them from the sources' objects and the pod (kubelet-modern.md
+    §9; a projected volume's are those of all its sources).
 
     Attributes:
         kind: the volume source they come from.
@@ -232,8 +235,8 @@ class ClaimSource:
 class Volume:
     """A pod volume: a host directory (``host_path``, the seed's ``hostDir``), a claim's
     named engine volume (``claim``), a directory of files podsync writes under the root
-    directory (``content``: ``configMap``, ``secret`` and ``downwardAPI`` volumes,
-    mounted read-only), or, when all are ``None``, an empty directory that lives as long
+    directory (``content``: ``configMap``, ``secret``, ``downwardAPI`` and ``projected``
+    volumes, mounted read-only), or, when all are ``None``, an empty directory that lives as long
     as the pod (``emptyDir``, created under the runtime's root directory; with
     ``memory``, a tmpfs the engine mounts in the one container that uses it)."""
 

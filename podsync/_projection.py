@@ -1,5 +1,5 @@
-"""The files of ``configMap``, ``secret`` and ``downwardAPI`` volumes, projected from the
-sources' objects and the pod.
+"""The files of ``configMap``, ``secret``, ``downwardAPI`` and ``projected`` volumes,
+projected from the sources' objects and the pod.
 
 Contract: ``_project_volume(volume, facts, path, out)`` is a pure function of one v1
 volume of a pod and what the loader knows of the pod and the sources (``_PodFacts``:
@@ -30,6 +30,17 @@ The kubelet's rules, ported:
   the value quoted as Go's ``%q``, no newline at the end); ``resourceFieldRef`` with a
   ``containerName`` (required in a volume) is the env's resource arithmetic
   (``_env_resolve._resource_value``).
+* projected volumes (``collectData``, ``pkg/volume/projected/projected.go``): the files
+  of each of its ``sources`` in order - a configMap, secret or downwardAPI source with
+  that kind's rules - in one directory; the volume's ``defaultMode`` is every file's
+  mode unless its item has one (0644 unless given, ``SetDefaults_ProjectedVolumeSource``;
+  a Secret's files 0400, as in a secret volume). Its ``sources`` record names each
+  object (and each downward API source) with a digest of what it contributed, so a plan
+  says which changed. Two files at one path are refused (see ``_projected``). A
+  ``serviceAccountToken`` source is refused with what to do - for the volume a cluster
+  adds to every pod (``kube-api-access-*``) in a pod exported from a cluster, the
+  advice to delete it and its mounts; ``clusterTrustBundle`` and ``podCertificate``
+  are refused by ``_unsupported``.
 * Item paths are checked as the API server checks them (``validateLocalNonReservedPath``,
   ``pkg/apis/core/validation/validation.go``): relative, no ``..`` element, not starting
   with ``..``; and as the kubelet's atomic writer does (``validatePath``): at most 4096
@@ -37,8 +48,8 @@ The kubelet's rules, ported:
   file where another item needs a directory (the kubelet would let the last one win, or
   fail to write the volume when the pod starts).
 
-Layering: above ``_env_resolve`` (whose ``_PodFacts`` and resource arithmetic it uses)
-and ``_schema``, below ``_convert``; no I/O. Nothing here is public API.
+Layering: above ``_env_resolve`` (whose ``_PodFacts`` and resource arithmetic it uses),
+``_objects`` and ``_schema``, below ``_convert``; no I/O. Nothing here is public API.
 """
 
 from __future__ import annotations
@@ -51,12 +62,14 @@ import attrs
 
 from podsync._env_resolve import _field_value, _no_object, _PodFacts, _resource_value
 from podsync._models import VolumeContent, VolumeFile, VolumeKind
+from podsync._objects import _Secret
 from podsync._schema import _VolumeV1
 from podsync._schema_objects import (
     _ConfigMapVolumeSource,
     _DownwardAPIVolumeFile,
     _DownwardAPIVolumeSource,
     _KeyToPath,
+    _ProjectedVolumeSource,
     _SecretVolumeSource,
 )
 from podsync._secrets import SecretPart, secret_digest
@@ -93,6 +106,8 @@ def _project_volume(
         content = _secret(volume.secret, facts, f"{path}.secret", out)
     elif volume.downward_api is not None:
         content = _downward_api(volume.downward_api, facts, f"{path}.downwardAPI", out)
+    elif volume.projected is not None:
+        content = _projected(volume.name, volume.projected, facts, f"{path}.projected", out)
     else:
         return None
     return content if len(out) == before else None
@@ -126,17 +141,26 @@ def _path_problem(text: str) -> str | None:
 
 
 def _checked_files(
-    files: Sequence[tuple[str, bytes, int, str]], out: list[tuple[str, str]]
+    files: Sequence[tuple[str, bytes, int, str]],
+    out: list[tuple[str, str]],
+    described: Mapping[str, str] | None = None,
 ) -> tuple[VolumeFile, ...]:
     """``(path, data, mode, at)`` entries as ``VolumeFile`` s sorted by path; two at one
-    path, or one where another needs a directory, is a problem at the later entry."""
+    path, or one where another needs a directory, is a problem at the later entry.
+    ``described`` names the object behind an ``at`` where the path alone does not
+    (a projected volume's source that writes every key of its object)."""
     seen: dict[str, str] = {}
     result: list[VolumeFile] = []
+
+    def place(at: str) -> str:
+        what = described.get(at) if described is not None else None
+        return at if what is None else f"{at} ({what})"
+
     for name, data, mode, at in files:
         normal = posixpath.normpath(name)
         first = seen.get(normal)
         if first is not None:
-            out.append((at, f"{_describe(name)} is also the path of {first}"))
+            out.append((at, f"{_describe(name)} is also the path of {place(first)}"))
             continue
         parents = [posixpath.dirname(normal)]
         while parents[-1]:
@@ -145,7 +169,9 @@ def _checked_files(
         if clash is None:
             clash = next((w for p, w in seen.items() if p.startswith(normal + "/")), None)
         if clash is not None:
-            out.append((at, f"{_describe(name)} and the path of {clash} cannot both be files"))
+            out.append(
+                (at, f"{_describe(name)} and the path of {place(clash)} cannot both be files")
+            )
             continue
         seen[normal] = at
         result.append(VolumeFile(normal, data, mode))
@@ -178,13 +204,16 @@ def _key_files(
     optional: bool,
     path: str,
     out: list[tuple[str, str]],
+    whole: str = "",
 ) -> list[tuple[str, bytes, int, str]]:
     """MakePayload: the files of the keys (``values``; ``None`` when it is not in the
-    sources) of the object ``what`` (``ConfigMap default/settings``)."""
+    sources) of the object ``what`` (``ConfigMap default/settings``). Without items
+    each file's place is ``whole`` (default: ``<path>.name``)."""
     if values is None:
         return []
     if not items:
-        return [(key, data, mode, f"{path}.name") for key, data in sorted(values.items())]
+        at = whole or f"{path}.name"
+        return [(key, data, mode, at) for key, data in sorted(values.items())]
     files: list[tuple[str, bytes, int, str]] = []
     for i, item in enumerate(items):
         at = f"{path}.items[{i}]"
@@ -204,18 +233,27 @@ def _key_files(
     return files
 
 
+def _config_map_values(
+    name: str, optional: bool, facts: _PodFacts, at: str, out: list[tuple[str, str]]
+) -> tuple[str, dict[str, bytes] | None]:
+    """The ConfigMap ``name`` as ``what`` it is called and its keys' bytes (``data`` and
+    ``binaryData``), or ``None`` when it is not in the sources (a problem at ``at``
+    unless ``optional``)."""
+    what = f"ConfigMap {facts.namespace}/{name}"
+    found = facts.objects.config_maps.get((facts.namespace, name))
+    if found is None:
+        if not optional:
+            out.append((at, _no_object("ConfigMap", name, facts)))
+        return what, None
+    values = {k: v.encode("utf-8") for k, v in found.data.items()}
+    values.update(found.binary_data)
+    return what, values
+
+
 def _config_map(
     source: _ConfigMapVolumeSource, facts: _PodFacts, path: str, out: list[tuple[str, str]]
 ) -> VolumeContent:
-    found = facts.objects.config_maps.get((facts.namespace, source.name))
-    what = f"ConfigMap {facts.namespace}/{source.name}"
-    values: dict[str, bytes] | None = None
-    if found is None:
-        if not source.optional:
-            out.append((f"{path}.name", _no_object("ConfigMap", source.name, facts)))
-    else:
-        values = {k: v.encode("utf-8") for k, v in found.data.items()}
-        values.update(found.binary_data)
+    what, values = _config_map_values(source.name, source.optional, facts, f"{path}.name", out)
     mode = DEFAULT_MODE if source.default_mode is None else source.default_mode
     entries = _key_files(what, values, source.items, mode, source.optional, path, out)
     files = _checked_files(entries, out)
@@ -223,44 +261,59 @@ def _config_map(
     return VolumeContent(VolumeKind.CONFIG_MAP, files, {what: digest})
 
 
+def _secret_object(
+    name: str, optional: bool, facts: _PodFacts, at: str, out: list[tuple[str, str]]
+) -> tuple[str, _Secret | None]:
+    """The Secret ``name`` as ``what`` it is called, or ``None`` when it is not in the
+    sources (a problem at ``at`` unless ``optional``) or there is no digest key to keep
+    its values out of plans (always a problem)."""
+    what = f"Secret {facts.namespace}/{name}"
+    found = facts.objects.secrets.get((facts.namespace, name))
+    if found is None:
+        if not optional:
+            out.append((at, _no_object("Secret", name, facts)))
+        return what, None
+    if not facts.objects.secret_key:
+        out.append((at, _NO_KEY))
+        return what, None
+    return what, found
+
+
+def _secret_files(
+    files: Sequence[VolumeFile],
+    keys: Mapping[str, tuple[_Secret, str]],
+    secret_key: bytes | None,
+) -> tuple[VolumeFile, ...]:
+    """``files`` with each Secret file (``keys``: its normalised path -> its Secret and
+    key) naming the key it holds with the keyed digest of its value: what a plan shows,
+    and what a saved plan reads the value back by (podsync._secrets). Without the
+    host's key no Secret was read (``_secret_object``), so ``keys`` is empty."""
+    if not keys or not secret_key:
+        return tuple(files)
+    result = []
+    for f in files:
+        found = keys.get(f.path)
+        if found is not None:
+            secret, key = found
+            digest = secret_digest(secret_key, secret.namespace, secret.name, key, f.data)
+            f = attrs.evolve(f, secret=SecretPart(secret.namespace, secret.name, key, digest))
+        result.append(f)
+    return tuple(result)
+
+
 def _secret(
     source: _SecretVolumeSource, facts: _PodFacts, path: str, out: list[tuple[str, str]]
 ) -> VolumeContent:
-    found = facts.objects.secrets.get((facts.namespace, source.secret_name))
-    what = f"Secret {facts.namespace}/{source.secret_name}"
-    values: Mapping[str, bytes] | None = None
-    if found is None:
-        if not source.optional:
-            out.append((f"{path}.secretName", _no_object("Secret", source.secret_name, facts)))
-    elif not facts.objects.secret_key:
-        out.append((f"{path}.secretName", _NO_KEY))
-    else:
-        values = found.data
+    what, found = _secret_object(
+        source.secret_name, source.optional, facts, f"{path}.secretName", out
+    )
+    values = found.data if found is not None else None
     mode = DEFAULT_SECRET_MODE if source.default_mode is None else source.default_mode
     entries = _key_files(what, values, source.items, mode, source.optional, path, out)
     files = _checked_files(entries, out)
-    if found is not None and facts.objects.secret_key:
-        # Each file names the key it holds, with the keyed digest of its value: what a
-        # plan shows, and what a saved plan reads the value back by (podsync._secrets).
-        key_of = {p: k for p, k in _item_keys(source.items, found.data)}
-        files = tuple(
-            attrs.evolve(
-                f,
-                secret=SecretPart(
-                    found.namespace,
-                    found.name,
-                    key_of[f.path],
-                    secret_digest(
-                        facts.objects.secret_key,
-                        found.namespace,
-                        found.name,
-                        key_of[f.path],
-                        f.data,
-                    ),
-                ),
-            )
-            for f in files
-        )
+    if found is not None:
+        keys = {p: (found, k) for p, k in _item_keys(source.items, found.data)}
+        files = _secret_files(files, keys, facts.objects.secret_key)
     digest = _digest(files) if values is not None else _MISSING
     return VolumeContent(VolumeKind.SECRET, files, {what: digest})
 
@@ -400,13 +453,17 @@ def _downward_value(
     return None
 
 
-def _downward_api(
-    source: _DownwardAPIVolumeSource, facts: _PodFacts, path: str, out: list[tuple[str, str]]
-) -> VolumeContent:
-    mode = DEFAULT_MODE if source.default_mode is None else source.default_mode
-    entries: list[tuple[str, bytes, int, str]] = []
-    read_from: dict[str, str] = {}  # item path -> source
-    for i, item in enumerate(source.items):
+def _downward_entries(
+    items: Sequence[_DownwardAPIVolumeFile],
+    mode: int,
+    facts: _PodFacts,
+    path: str,
+    out: list[tuple[str, str]],
+) -> list[tuple[tuple[str, bytes, int, str], str]]:
+    """CollectData: the ``(path, data, mode, at)`` entry of each item, with the source
+    it reads (for the plan's reasons)."""
+    entries: list[tuple[tuple[str, bytes, int, str], str]] = []
+    for i, item in enumerate(items):
         at = f"{path}.items[{i}]"
         problem = _path_problem(item.path)
         if problem is not None:
@@ -417,11 +474,158 @@ def _downward_api(
             continue
         value, what = found
         item_mode = mode if item.mode is None else item.mode
-        entries.append((item.path, value.encode("utf-8"), item_mode, at))
-        read_from[posixpath.normpath(item.path)] = what
-    files = _checked_files(entries, out)
-    by_source: dict[str, list[VolumeFile]] = {}
+        entries.append(((item.path, value.encode("utf-8"), item_mode, at), what))
+    return entries
+
+
+def _by_source(
+    files: Sequence[VolumeFile], read_from: Mapping[str, str], sources: dict[str, str]
+) -> dict[str, str]:
+    """``sources`` (each object's digest, or ``_MISSING``) with the digest of each
+    group of ``files`` read from one source (``read_from``: normalised path -> source),
+    sorted by name."""
+    groups: dict[str, list[VolumeFile]] = {}
     for f in files:
-        by_source.setdefault(read_from[f.path], []).append(f)
-    sources = {what: _digest(group) for what, group in sorted(by_source.items())}
-    return VolumeContent(VolumeKind.DOWNWARD_API, files, sources)
+        groups.setdefault(read_from[f.path], []).append(f)
+    merged = dict(sources)
+    merged.update((what, _digest(group)) for what, group in groups.items())
+    return dict(sorted(merged.items()))
+
+
+def _downward_api(
+    source: _DownwardAPIVolumeSource, facts: _PodFacts, path: str, out: list[tuple[str, str]]
+) -> VolumeContent:
+    mode = DEFAULT_MODE if source.default_mode is None else source.default_mode
+    found = _downward_entries(source.items, mode, facts, path, out)
+    files = _checked_files([entry for entry, _ in found], out)
+    read_from = {posixpath.normpath(entry[0]): what for entry, what in found}
+    return VolumeContent(VolumeKind.DOWNWARD_API, files, _by_source(files, read_from, {}))
+
+
+# ---------------------------------------------------------------------------------------
+# projected volumes
+# ---------------------------------------------------------------------------------------
+
+_PROJECTED_KINDS = "configMap, secret or downwardAPI"
+
+_NO_TOKEN = (
+    "serviceAccountToken is not supported by podsync: there is no API server to issue a token"
+)
+
+# The service-account volume the API server's ServiceAccount admission adds to every pod
+# (plugin/pkg/admission/serviceaccount/admission.go: a projected volume named
+# "kube-api-access-<random>" with a serviceAccountToken source, mounted read-only at
+# /var/run/secrets/kubernetes.io/serviceaccount in every container).
+_CLUSTER_TOKEN_VOLUME = "kube-api-access-"
+
+
+def _projected(
+    name: str,
+    source: _ProjectedVolumeSource,
+    facts: _PodFacts,
+    path: str,
+    out: list[tuple[str, str]],
+) -> VolumeContent:
+    """collectData (pkg/volume/projected/projected.go): the files of every source, in
+    order, in one directory. Each source is a configMap, secret or downwardAPI one with
+    that volume kind's rules; the volume's ``defaultMode`` is every file's mode unless
+    its item has one (0644 unless given, SetDefaults_ProjectedVolumeSource - a Secret's
+    files 0400, podsync's Secret default, see ``DEFAULT_SECRET_MODE``).
+
+    The API server refuses two items at one path (validateProjectionSources,
+    pkg/apis/core/validation/validation.go: "conflicting duplicate paths"); collectData
+    merges the sources' payloads into one map, so for keys no item names a later source
+    would replace an earlier one's file. podsync refuses every two files at one path,
+    naming both places. A source podsync cannot fill is refused with what to do, the
+    service-account volume of a pod exported from a cluster with the advice to delete
+    it."""
+    token = next(
+        (j for j, s in enumerate(source.sources) if s.service_account_token is not None), None
+    )
+    mounts = facts.exported_mounts
+    if token is not None and mounts is not None and name.startswith(_CLUSTER_TOKEN_VOLUME):
+        # Only this problem: the rest of the volume (the cluster's CA ConfigMap, the
+        # namespace) is the cluster's too, and goes with it.
+        at = f"{path}.sources[{token}].serviceAccountToken"
+        out.append((at, _cluster_volume_advice(name, mounts.get(name, ()))))
+        return VolumeContent(VolumeKind.PROJECTED)
+    mode = DEFAULT_MODE if source.default_mode is None else source.default_mode
+    secret_mode = DEFAULT_SECRET_MODE if source.default_mode is None else source.default_mode
+    entries: list[tuple[str, bytes, int, str]] = []
+    read_from: dict[str, str] = {}  # normalised path -> the source it was read from
+    secret_keys: dict[str, tuple[_Secret, str]] = {}  # normalised path -> Secret, key
+    described: dict[str, str] = {}  # the place of a whole object's files -> the object
+    sources: dict[str, str] = {}  # objects that gave no file: _MISSING or an empty digest
+
+    def add(found: Sequence[tuple[str, bytes, int, str]], what: str) -> None:
+        entries.extend(found)
+        for entry in found:
+            read_from.setdefault(posixpath.normpath(entry[0]), what)
+
+    for j, projection in enumerate(source.sources):
+        at = f"{path}.sources[{j}]"
+        given = [
+            key
+            for key, value in (
+                ("configMap", projection.config_map),
+                ("secret", projection.secret),
+                ("downwardAPI", projection.downward_api),
+                ("serviceAccountToken", projection.service_account_token),
+            )
+            if value is not None
+        ]
+        if len(given) != 1:
+            got = " and ".join(given) if given else "none"
+            out.append((at, f"needs exactly one of {_PROJECTED_KINDS}, got {got}"))
+            continue
+        if projection.config_map is not None:
+            cm = projection.config_map
+            at = f"{at}.configMap"
+            what, values = _config_map_values(cm.name, cm.optional, facts, f"{at}.name", out)
+            described[at] = what
+            found = _key_files(what, values, cm.items, mode, cm.optional, at, out, whole=at)
+            sources[what] = _MISSING if values is None else _digest(())
+            add(found, what)
+        elif projection.secret is not None:
+            sp = projection.secret
+            at = f"{at}.secret"
+            what, secret = _secret_object(sp.name, sp.optional, facts, f"{at}.name", out)
+            described[at] = what
+            data = secret.data if secret is not None else None
+            found = _key_files(what, data, sp.items, secret_mode, sp.optional, at, out, whole=at)
+            sources[what] = _MISSING if secret is None else _digest(())
+            add(found, what)
+            if secret is not None:
+                for file_path, key in _item_keys(sp.items, secret.data):
+                    secret_keys.setdefault(file_path, (secret, key))
+        elif projection.downward_api is not None:
+            for entry, what in _downward_entries(
+                projection.downward_api.items, mode, facts, f"{at}.downwardAPI", out
+            ):
+                add([entry], what)
+        else:
+            out.append((f"{at}.serviceAccountToken", f"{_NO_TOKEN}; {_TOKEN_INSTEAD}"))
+    files = _checked_files(entries, out, described)
+    files = _secret_files(files, secret_keys, facts.objects.secret_key)
+    return VolumeContent(VolumeKind.PROJECTED, files, _by_source(files, read_from, sources))
+
+
+_TOKEN_INSTEAD = "put a token in a Secret and project it with a secret source instead"
+
+
+def _cluster_volume_advice(name: str, mounts: Sequence[tuple[str, str]]) -> str:
+    """The refusal of the service-account volume a cluster added to an exported pod:
+    what it is, and the lines to delete (the volume, and each container's mount)."""
+    advice = (
+        f"{_NO_TOKEN}. Volume {name!r} is the service-account volume the API server added "
+        "to the pod when it was created in a cluster: delete it from spec.volumes"
+    )
+    if not mounts:
+        return advice
+    places = [f"{where} (mountPath {mount_path})" for where, mount_path in mounts]
+    if len({mount_path for _, mount_path in mounts}) == 1:
+        places = [where for where, _ in mounts]
+        advice += f", and delete its volumeMounts entry (mountPath {mounts[0][1]}) from "
+    else:
+        advice += ", and delete its volumeMounts entry from "
+    return advice + (", ".join(places[:-1]) + " and " if len(places) > 1 else "") + places[-1]

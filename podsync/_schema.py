@@ -151,12 +151,13 @@ _HOOK = "hook"
 
 
 def _key(attribute: attrs.Attribute[Any]) -> str:
-    """The YAML key of a schema attribute: ``host_port`` is ``hostPort``, ``exec_`` is ``exec``."""
+    """The YAML key of a schema attribute: ``host_port`` is ``hostPort``, ``exec_`` is
+    ``exec``, ``downward_api`` is ``downwardAPI`` (as Kubernetes spells API)."""
     explicit: str | None = attribute.metadata.get(_KEY)
     if explicit is not None:
         return explicit
     head, *rest = attribute.name.rstrip("_").split("_")
-    return head + "".join(part.capitalize() for part in rest)
+    return head + "".join("API" if part == "api" else part.capitalize() for part in rest)
 
 
 def _simple(check: Callable[[object], Any]) -> Callable[[object, object], Any]:
@@ -302,9 +303,8 @@ class _VolumeV1:
     config_map: _obj._ConfigMapVolumeSource | None = None
     secret: _obj._SecretVolumeSource | None = None
     persistent_volume_claim: _obj._ClaimSourceV1 | None = None
-    downward_api: _obj._DownwardAPIVolumeSource | None = attrs.field(
-        default=None, metadata={_KEY: "downwardAPI"}
-    )
+    downward_api: _obj._DownwardAPIVolumeSource | None = None
+    projected: _obj._ProjectedVolumeSource | None = None
 
 
 @attrs.frozen(kw_only=True)

@@ -116,6 +116,64 @@ class _DownwardAPIVolumeSource:
 
 
 @attrs.frozen(kw_only=True)
+class _ConfigMapProjection:
+    """A ``configMap`` source of a ``projected`` volume: a configMap volume's fields but
+    ``defaultMode`` (the projected volume's is used)."""
+
+    name: _Subdomain
+    items: tuple[_KeyToPath, ...] = ()
+    optional: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class _SecretProjection:
+    """A ``secret`` source of a ``projected`` volume: its object is ``name`` (a secret
+    volume's ``secretName``); no ``defaultMode``."""
+
+    name: _Subdomain
+    items: tuple[_KeyToPath, ...] = ()
+    optional: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class _DownwardAPIProjection:
+    """A ``downwardAPI`` source of a ``projected`` volume: its ``items`` only."""
+
+    items: tuple[_DownwardAPIVolumeFile, ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class _ServiceAccountTokenProjection:
+    """A ``serviceAccountToken`` source: read so that ``_projection`` can refuse it with
+    what to do (there is no API server to issue a token)."""
+
+    path: str = ""
+    audience: str = ""
+    expiration_seconds: int | None = None
+
+
+@attrs.frozen(kw_only=True)
+class _VolumeProjection:
+    """One of a ``projected`` volume's ``sources``: one of these (``_projection``
+    checks that); ``clusterTrustBundle`` and ``podCertificate`` are refused
+    (``_unsupported``), ``serviceAccountToken`` by ``_projection``, which knows the
+    volume and the pod."""
+
+    config_map: _ConfigMapProjection | None = None
+    secret: _SecretProjection | None = None
+    downward_api: _DownwardAPIProjection | None = None
+    service_account_token: _ServiceAccountTokenProjection | None = None
+
+
+@attrs.frozen(kw_only=True)
+class _ProjectedVolumeSource:
+    """A ``projected`` volume: the files of its ``sources``, in one directory."""
+
+    sources: tuple[_VolumeProjection, ...] = ()
+    default_mode: _FileMode | None = None
+
+
+@attrs.frozen(kw_only=True)
 class _ObjectMetaV1:
     """The metadata of a ConfigMap, Secret or PersistentVolumeClaim: its name is a DNS
     subdomain."""
@@ -219,6 +277,12 @@ _OBJECT_CLASSES: Mapping[type, str] = {
     _SecretVolumeSource: "SecretVolumeSource",
     _DownwardAPIVolumeSource: "DownwardAPIVolumeSource",
     _DownwardAPIVolumeFile: "DownwardAPIVolumeFile",
+    _ConfigMapProjection: "ConfigMapProjection",
+    _SecretProjection: "SecretProjection",
+    _DownwardAPIProjection: "DownwardAPIProjection",
+    _ServiceAccountTokenProjection: "ServiceAccountTokenProjection",
+    _VolumeProjection: "VolumeProjection",
+    _ProjectedVolumeSource: "ProjectedVolumeSource",
     _ObjectMetaV1: "ObjectMeta",
     _ConfigMapV1: "ConfigMap",
     _SecretV1: "Secret",

@@ -217,6 +217,21 @@ _NOT_SUPPORTED: Mapping[str, Mapping[str, _Refusal]] = {
             "'Merge', the default,",
         ),
     },
+    # A projected volume's sources podsync cannot fill (serviceAccountToken is refused
+    # by _projection, whose message knows the volume and whether a cluster added it).
+    "VolumeProjection": {
+        "clusterTrustBundle": _Refusal(
+            "ClusterTrustBundles are cluster objects, which podsync cannot read; put the "
+            "certificates in a ConfigMap and project it with a configMap source instead",
+            _SOURCE_ONLY,
+        ),
+        "podCertificate": _Refusal(
+            "a pod certificate is issued by a cluster's signer through the API server; put "
+            "the certificate and its key in a Secret and project it with a secret source "
+            "instead",
+            _SOURCE_ONLY,
+        ),
+    },
     "HostPathVolumeSource": {
         "type": _Refusal(
             "podsync checks no host path's type, and Docker creates a missing path as a directory",
@@ -225,8 +240,7 @@ _NOT_SUPPORTED: Mapping[str, Mapping[str, _Refusal]] = {
         ),
     },
     "Volume": {
-        # configMap, secret and downwardAPI volumes are honoured (_projection).
-        "projected": _planned("projected volumes are not implemented", accepts=_SOURCE_ONLY),
+        # configMap, secret, downwardAPI and projected volumes are honoured (_projection).
         "ephemeral": _Refusal(
             "generic ephemeral volumes are PersistentVolumeClaims a cluster provisions",
             _SOURCE_ONLY,
@@ -336,7 +350,9 @@ _KUBERNETES_FIELDS = frozenset(
     configMapKeyRef secretKeyRef fileKeyRef key optional prefix configMapRef secretRef
     mountPath readOnly subPath subPathExpr mountPropagation recursiveReadOnly devicePath
     hostPath path type emptyDir medium sizeLimit configMap secret secretName defaultMode
-    downwardAPI projected sources persistentVolumeClaim claimName nfs server csi driver
+    downwardAPI projected sources serviceAccountToken clusterTrustBundle podCertificate
+    audience expirationSeconds signerName labelSelector persistentVolumeClaim claimName
+    nfs server csi driver
     iscsi ephemeral gitRepo limits requests claims exec httpGet tcpSocket grpc host
     scheme httpHeaders port service initialDelaySeconds timeoutSeconds periodSeconds
     successThreshold failureThreshold terminationGracePeriodSeconds postStart preStop

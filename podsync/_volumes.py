@@ -130,6 +130,7 @@ _CONTENT_DIRS = {
     VolumeKind.CONFIG_MAP: "configmap",
     VolumeKind.SECRET: "secret",
     VolumeKind.DOWNWARD_API: "downward-api",
+    VolumeKind.PROJECTED: "projected",
 }
 
 

@@ -182,7 +182,7 @@ def test_one_volume_has_one_source() -> None:
     ) == [
         "pods.yaml: document 2: $.spec.volumes[0]: needs at most one of hostPath, emptyDir, "
         "persistentVolumeClaim, "
-        "configMap, secret or downwardAPI, got emptyDir and configMap"
+        "configMap, secret, downwardAPI or projected, got emptyDir and configMap"
     ]
 
 

@@ -389,7 +389,13 @@ _RESTART_POLICIES = {
 _DNS_POLICIES = {"ClusterFirst": DNSPolicy.CLUSTER_FIRST, "Default": DNSPolicy.DEFAULT}
 _UNSUPPORTED_DNS_POLICIES = {
     "None": "podsync sets no per-pod name servers (see --cluster-dns and --resolv-conf)",
-    "ClusterFirstWithHostNet": "podsync gives no pod the cluster DNS on the host's network",
+    # The kubelet's getPodDNSType (pkg/kubelet/network/dns/dns.go) reads ClusterFirst on
+    # the host's network as Default: ClusterFirst is what podsync can give such a pod.
+    "ClusterFirstWithHostNet": (
+        "podsync gives no pod the cluster DNS on the host's network (Docker gives a pod "
+        "there the host's resolv.conf); write dnsPolicy: ClusterFirst, which is the host's "
+        "resolv.conf on the host's network and the cluster DNS off it"
+    ),
 }
 _PULL_POLICIES = {
     "Always": PullPolicy.ALWAYS,

@@ -70,7 +70,10 @@ def test_a_pod_with_an_init_container_and_empty_dirs_loads():
     assert [] == warnings
 
 
-POD = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n{meta}spec:\n{spec}  containers:\n  - name: app\n    image: busybox\n{container}"
+POD = (
+    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n{meta}"
+    "spec:\n{spec}  containers:\n  - name: app\n    image: busybox\n{container}"
+)
 
 # Each key written with nothing after it, as a template leaves it when its value is
 # empty: Go's JSON decoder reads null as "not given" (the field keeps its zero value),
@@ -129,7 +132,7 @@ def test_a_null_env_value_is_the_empty_string():
 def test_a_null_required_key_is_missing():
     """A required key left null is missing, as the API server says it, not "a string
     expected"."""
-    text = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec:\n  containers:\n  - name: app\n    image:\n"
+    text = POD.format(meta="", spec="", container="").replace("image: busybox", "image:")
 
     with pytest.raises(ConfigError) as info:
         parse_pods(text, source_name="pod.yaml", node=NODE)
@@ -145,7 +148,8 @@ def test_a_null_unknown_key_is_still_unknown():
     with pytest.raises(ConfigError) as info:
         parse_pods(text, source_name="pod.yaml", node=NODE)
     assert [
-        "pod.yaml: $.spec.containers[0]: unknown key 'imagePulPolicy' (did you mean 'imagePullPolicy'?)"
+        "pod.yaml: $.spec.containers[0]: unknown key 'imagePulPolicy' "
+        "(did you mean 'imagePullPolicy'?)"
     ] == [str(p) for p in info.value.problems]
 
 

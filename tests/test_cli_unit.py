@@ -454,6 +454,34 @@ def test_unpublished_host_ports_are_a_warning_in_network_mode_none(
     ) in result.err
 
 
+def test_several_problems_end_with_what_podsync_did_about_them(
+    run: Callable[..., Result], tmp_path: Path
+) -> None:
+    """A Deployment and its Service beside a good pod: each problem is a line, and a
+    last one says the good pod was not applied either - podsync stopped before the
+    engine."""
+    good = write(tmp_path, "a.yaml", pod_yaml("a"))
+    bad = write(
+        tmp_path,
+        "web.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n---\n"
+        "apiVersion: v1\nkind: Service\nmetadata: {name: web}\n",
+    )
+
+    result = run("apply", good, bad, runtime=None)
+
+    lines = result.err.splitlines()
+    assert 1 == result.code
+    assert [
+        f"podsync: error: {bad}: document 1: $.kind: Deployment",
+        f"podsync: error: {bad}: document 2: $.kind: Service",
+    ] == [line.split(" is not supported")[0] for line in lines[:2]]
+    assert [
+        "podsync: error: 2 problems in the sources: podsync stopped before contacting "
+        "the engine, and changed nothing"
+    ] == lines[2:]
+
+
 def host_network_pod(name: str) -> str:
     """A node agent on the host's network, its port the host's own (9100)."""
     return (
@@ -1312,7 +1340,9 @@ def test_json_log_format_errors_are_json(run: Callable[..., Result], tmp_path: P
 
     records = [json.loads(line) for line in result.err_lines]
     assert [
-        f"{bad}: $.{key}: required field missing" for key in ("apiVersion", "metadata", "spec")
+        *(f"{bad}: $.{key}: required field missing" for key in ("apiVersion", "metadata", "spec")),
+        "3 problems in the sources: podsync stopped before contacting the engine, and "
+        "changed nothing",
     ] == [r["message"] for r in records]
     assert {"error"} == {r["kind"] for r in records}
 

@@ -638,19 +638,22 @@ def network_spec_text(
 ) -> str:
     """The canonical JSON text of ``network_spec`` with the same arguments."""
     _, domain = pod_host_name(pod.name, pod.hostname, pod.subdomain, pod.namespace, cluster_domain)
-    if pod.security_context is not None and pod.security_context.host_network:
-        # The host's network: neither the network mode option nor the cluster's DNS
-        # settings reach it (the kubelet's ClusterFirst falls back to Default there).
-        return _NETWORK.text(pod, image, "", "", "", None, domain, root_dir)
+    host_network = pod.security_context is not None and pod.security_context.host_network
+    # The host's network: the network mode option does not reach it; nor do the
+    # cluster's DNS settings, but for ClusterFirstWithHostNet (the kubelet's ClusterFirst
+    # falls back to Default there).
+    mode = "" if host_network else network_mode
     # The DNS inputs count only when the pod gets the cluster's DNS settings: otherwise
     # the engine gives it the host's, and none of them reaches the container.
-    if uses_cluster_dns(pod.dns_policy, server=cluster_dns, domain=cluster_domain):
+    if uses_cluster_dns(
+        pod.dns_policy, server=cluster_dns, domain=cluster_domain, host_network=host_network
+    ):
         if host_dns is not None and not (host_dns.nameservers or host_dns.searches):
             host_dns = None
         return _NETWORK.text(
-            pod, image, network_mode, cluster_dns, cluster_domain, host_dns, domain, root_dir
+            pod, image, mode, cluster_dns, cluster_domain, host_dns, domain, root_dir
         )
-    return _NETWORK.text(pod, image, network_mode, "", "", None, domain, root_dir)
+    return _NETWORK.text(pod, image, mode, "", "", None, domain, root_dir)
 
 
 def network_spec(

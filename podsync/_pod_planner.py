@@ -307,10 +307,14 @@ class PodPlanner(InitPlanner):
         dns: tuple[str, ...] = ()
         search: tuple[str, ...] = ()
         if host_network:
-            # The host's ports, name and resolv.conf (ClusterFirst is Default there, §12).
+            # The host's ports and name (and resolv.conf: ClusterFirst is Default there,
+            # kubelet-modern §12; ClusterFirstWithHostNet is not).
             all_ports = []
-        elif uses_cluster_dns(
-            pod.dns_policy, server=options.cluster_dns, domain=options.cluster_domain
+        if uses_cluster_dns(
+            pod.dns_policy,
+            server=options.cluster_dns,
+            domain=options.cluster_domain,
+            host_network=host_network,
         ):
             merged = cluster_dns(
                 self.ctx.host_resolv,

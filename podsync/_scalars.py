@@ -386,16 +386,13 @@ _RESTART_POLICIES = {
     "OnFailure": RestartPolicy.ON_FAILURE,
     "Never": RestartPolicy.NEVER,
 }
-_DNS_POLICIES = {"ClusterFirst": DNSPolicy.CLUSTER_FIRST, "Default": DNSPolicy.DEFAULT}
+_DNS_POLICIES = {
+    "ClusterFirst": DNSPolicy.CLUSTER_FIRST,
+    "Default": DNSPolicy.DEFAULT,
+    "ClusterFirstWithHostNet": DNSPolicy.CLUSTER_FIRST_WITH_HOST_NET,
+}
 _UNSUPPORTED_DNS_POLICIES = {
     "None": "podsync sets no per-pod name servers (see --cluster-dns and --resolv-conf)",
-    # The kubelet's getPodDNSType (pkg/kubelet/network/dns/dns.go) reads ClusterFirst on
-    # the host's network as Default: ClusterFirst is what podsync can give such a pod.
-    "ClusterFirstWithHostNet": (
-        "podsync gives no pod the cluster DNS on the host's network (Docker gives a pod "
-        "there the host's resolv.conf); write dnsPolicy: ClusterFirst, which is the host's "
-        "resolv.conf on the host's network and the cluster DNS off it"
-    ),
 }
 _PULL_POLICIES = {
     "Always": PullPolicy.ALWAYS,

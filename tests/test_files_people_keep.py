@@ -14,7 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from podsync import ConfigError, NodeInfo, Pod, RestartPolicy, parse_pods
+from podsync import (
+    ConfigError,
+    DNSPolicy,
+    NodeInfo,
+    Pod,
+    PodSecurityContext,
+    Port,
+    RestartPolicy,
+    parse_pods,
+)
 
 FILES = Path(__file__).parent / "pod_files"
 NODE = NodeInfo(name="node-1", milli_cpu=4000, memory=8 * 2**30)
@@ -68,6 +77,24 @@ def test_a_pod_with_an_init_container_and_empty_dirs_loads():
     assert ["server", "log-tailer"] == [c.name for c in pod.containers]
     assert ["content", "logs"] == [v.name for v in pod.volumes]
     assert [] == warnings
+
+
+def test_a_node_agent_on_the_hosts_network_loads():
+    """A node exporter as a DaemonSet's pod: the host's network with the cluster's DNS
+    (ClusterFirstWithHostNet, which podsync honours), and every scheduling field a
+    cluster needs and one host does not, ignored in one warning."""
+    pods, warnings = load("node-agent.yaml")
+
+    (pod,) = pods
+    assert DNSPolicy.CLUSTER_FIRST_WITH_HOST_NET == pod.dns_policy
+    assert PodSecurityContext(host_network=True) == pod.security_context
+    assert (Port(9100, host_port=9100, name="metrics"),) == pod.containers[0].ports
+    assert [
+        "node-agent.yaml: pod monitoring/metrics-agent: ignoring scheduling fields: "
+        "priorityClassName, nodeSelector, affinity, tolerations, topologySpreadConstraints; "
+        "ignoring service-account fields (there is no API server to issue a token): "
+        "serviceAccountName; ignoring cluster fields: imagePullSecrets"
+    ] == warnings
 
 
 POD = (

@@ -675,12 +675,13 @@ def network_spec(
     the planner then rebuilds the whole pod, which is the only way to re-publish ports.
 
     The options that shape it (``PlanOptions``) are fields too, each only when it is
-    not at its default: ``network_mode``; and, for a pod that gets the cluster's DNS
-    settings (``ClusterFirst`` with a cluster DNS server or domain), ``cluster_dns``,
-    ``cluster_domain`` and ``host_resolv_conf`` - the name servers and search domains
-    of the host (``host_dns``) that follow the cluster's, as the pod gets them (the
-    planner leaves loopback name servers out unless the network mode is ``host``:
-    ``without_loopback``).
+    not at its default: ``network_mode`` (not on the host's network); and, for a pod
+    that gets the cluster's DNS settings (``uses_cluster_dns``: ``ClusterFirst`` off
+    the host's network or ``ClusterFirstWithHostNet``, with a cluster DNS server or
+    domain), ``cluster_dns``, ``cluster_domain`` and ``host_resolv_conf`` - the name
+    servers and search domains of the host (``host_dns``) that follow the cluster's, as
+    the pod gets them (the planner leaves loopback name servers out unless the network
+    mode is ``host``: ``without_loopback``).
 
     It is ``network_spec_text`` read back as JSON (``_NETWORK`` is the one definition).
     """

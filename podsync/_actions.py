@@ -557,11 +557,19 @@ class Plan:
 
     def summary(self) -> str:
         """The summary line: ``Plan: 1 to pull, 3 to create.``, or what "no changes"
-        means (``No changes now; 2 container(s) waiting.`` when only waits are left)."""
+        means (``No changes now; 2 container(s) waiting.`` when only waits are left;
+        never "the engine matches" while a rejected pod does not run)."""
         if not self.has_changes:
             waits = sum(isinstance(a, Wait) for a in self.actions)
             if waits:
                 return f"No changes now; {waits} container(s) waiting."
+            if len(self.rejected) == 1:
+                return "No changes, but 1 pod is rejected and does not run (see the warnings)."
+            if self.rejected:
+                return (
+                    f"No changes, but {len(self.rejected)} pods are rejected and do not run "
+                    "(see the warnings)."
+                )
             return "No changes. The engine matches the desired pods."
         counts: dict[str, int] = {}
         for action in self.actions:

@@ -301,10 +301,13 @@ def warn_rejected(console: Console, the_plan: Plan) -> None:
 
 
 def warn_unpublished_ports(console: Console, pods: Sequence[Pod], options: PlanOptions) -> None:
-    """In network mode none, a warning per pod with host ports: they are not published."""
+    """In network mode none, a warning per pod with host ports: they are not published
+    (a pod on the host's network is not in that mode: its ports are the host's own)."""
     if options.network_mode != "none":
         return
     for pod in pods:
+        if pod.security_context is not None and pod.security_context.host_network:
+            continue
         ports = sorted({p.host_port for c in pod.containers for p in c.ports if p.host_port})
         if ports:
             listed = ", ".join(str(p) for p in ports)

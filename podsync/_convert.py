@@ -50,6 +50,7 @@ from podsync._convert_pod import (
 )
 from podsync._convert_security import _with_security
 from podsync._env_resolve import _PodFacts
+from podsync._kinds import _kind_message
 from podsync._models import (
     ClaimSource,
     Container,
@@ -643,8 +644,6 @@ def _make_pod(
 # Documents and streams
 # ---------------------------------------------------------------------------------------
 
-_KINDS = "Pod, List, PodList, ConfigMap, Secret or PersistentVolumeClaim"
-
 _NOT_A_POD = (
     "expected a Kubernetes Pod (apiVersion: v1, kind: Pod), a List or PodList of pods, "
     "or a v1beta1 ContainerManifest (version: v1beta1)"
@@ -670,14 +669,9 @@ def _read_document(
             if pod is not None:
                 results.append(_pod_from_v1(pod, root, context, out))
         elif kind in ("List", "PodList"):
-            pod_list = _structure(data, _ListV1, root, out)
-            if pod_list is not None:
-                results.extend(
-                    _pod_from_v1(item, f"{root}.items[{i}]", context, out)
-                    for i, item in enumerate(pod_list.items)
-                )
+            results.extend(_read_list(data, root, context, out))
         else:
-            out.append((f"{root}.kind", f"unsupported kind {kind!r}: expected {_KINDS}"))
+            out.append((f"{root}.kind", _kind_message(kind)))
     elif "version" in data:
         manifest = _structure(data, _ManifestV1Beta1, root, out)
         if manifest is not None:
@@ -685,3 +679,52 @@ def _read_document(
     else:
         out.append((root, f"not a pod: {_NOT_A_POD}"))
     return [r for r in results if r is not None]
+
+
+def _read_list(
+    data: dict[str, Any], root: str, context: _Context, out: list[tuple[str, str]]
+) -> list[_Read | None]:
+    """The pods of a ``List`` / ``PodList`` document.
+
+    An item of another kind (a Service in ``kubectl get pods,services -o yaml``) is
+    said once, at its ``kind``, as that kind's document would be (``_kinds``) - not
+    as a pod with a Service's keys; the list's other items are still read, each at its
+    own index, for their problems."""
+    items = data.get("items")
+    others = {
+        i: item["kind"]
+        for i, item in enumerate(items if isinstance(items, list) else ())
+        if isinstance(item, dict) and isinstance(item.get("kind"), str) and item["kind"] != "Pod"
+    }
+    if not others:
+        pod_list = _structure(data, _ListV1, root, out)
+        if pod_list is None:
+            return []
+        return [
+            _pod_from_v1(item, f"{root}.items[{i}]", context, out)
+            for i, item in enumerate(pod_list.items)
+        ]
+    assert isinstance(items, list)
+    _structure({**data, "items": []}, _ListV1, root, out)  # the list's own keys
+    results: list[_Read | None] = []
+    for i, item in enumerate(items):
+        path = f"{root}.items[{i}]"
+        kind = others.get(i)
+        if kind in _OBJECT_KINDS:
+            out.append((f"{path}.kind", _IN_A_LIST.format(kind=kind)))
+        elif kind is not None:
+            out.append((f"{path}.kind", _kind_message(kind)))
+        else:
+            pod = _structure(item, _PodItemV1, path, out)
+            if pod is not None:
+                results.append(_pod_from_v1(pod, path, context, out))
+    return results
+
+
+# The objects pods refer to are read from the documents of the sources, before any
+# pod (``_config._objects_of``); one inside a List is not among them.
+_OBJECT_KINDS = frozenset({"ConfigMap", "Secret", "PersistentVolumeClaim"})
+_IN_A_LIST = (
+    "a {kind} inside a List is not read by podsync: write it as a document of its own "
+    "(documents are separated by ---)"
+)

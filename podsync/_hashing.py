@@ -638,19 +638,22 @@ def network_spec_text(
 ) -> str:
     """The canonical JSON text of ``network_spec`` with the same arguments."""
     _, domain = pod_host_name(pod.name, pod.hostname, pod.subdomain, pod.namespace, cluster_domain)
-    if pod.security_context is not None and pod.security_context.host_network:
-        # The host's network: neither the network mode option nor the cluster's DNS
-        # settings reach it (the kubelet's ClusterFirst falls back to Default there).
-        return _NETWORK.text(pod, image, "", "", "", None, domain, root_dir)
+    host_network = pod.security_context is not None and pod.security_context.host_network
+    # The host's network: the network mode option does not reach it; nor do the
+    # cluster's DNS settings, but for ClusterFirstWithHostNet (the kubelet's ClusterFirst
+    # falls back to Default there).
+    mode = "" if host_network else network_mode
     # The DNS inputs count only when the pod gets the cluster's DNS settings: otherwise
     # the engine gives it the host's, and none of them reaches the container.
-    if uses_cluster_dns(pod.dns_policy, server=cluster_dns, domain=cluster_domain):
+    if uses_cluster_dns(
+        pod.dns_policy, server=cluster_dns, domain=cluster_domain, host_network=host_network
+    ):
         if host_dns is not None and not (host_dns.nameservers or host_dns.searches):
             host_dns = None
         return _NETWORK.text(
-            pod, image, network_mode, cluster_dns, cluster_domain, host_dns, domain, root_dir
+            pod, image, mode, cluster_dns, cluster_domain, host_dns, domain, root_dir
         )
-    return _NETWORK.text(pod, image, network_mode, "", "", None, domain, root_dir)
+    return _NETWORK.text(pod, image, mode, "", "", None, domain, root_dir)
 
 
 def network_spec(
@@ -672,12 +675,13 @@ def network_spec(
     the planner then rebuilds the whole pod, which is the only way to re-publish ports.
 
     The options that shape it (``PlanOptions``) are fields too, each only when it is
-    not at its default: ``network_mode``; and, for a pod that gets the cluster's DNS
-    settings (``ClusterFirst`` with a cluster DNS server or domain), ``cluster_dns``,
-    ``cluster_domain`` and ``host_resolv_conf`` - the name servers and search domains
-    of the host (``host_dns``) that follow the cluster's, as the pod gets them (the
-    planner leaves loopback name servers out unless the network mode is ``host``:
-    ``without_loopback``).
+    not at its default: ``network_mode`` (not on the host's network); and, for a pod
+    that gets the cluster's DNS settings (``uses_cluster_dns``: ``ClusterFirst`` off
+    the host's network or ``ClusterFirstWithHostNet``, with a cluster DNS server or
+    domain), ``cluster_dns``, ``cluster_domain`` and ``host_resolv_conf`` - the name
+    servers and search domains of the host (``host_dns``) that follow the cluster's, as
+    the pod gets them (the planner leaves loopback name servers out unless the network
+    mode is ``host``: ``without_loopback``).
 
     It is ``network_spec_text`` read back as JSON (``_NETWORK`` is the one definition).
     """

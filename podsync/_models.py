@@ -72,11 +72,16 @@ class DNSPolicy(enum.StrEnum):
     """Where a pod's containers resolve names.
 
     ``CLUSTER_FIRST`` puts the cluster DNS server and search domains before the host's
-    (seed applyClusterDNS); ``DEFAULT`` leaves the engine's default (the host's).
+    (seed applyClusterDNS), except on the host's network, where it is ``DEFAULT``;
+    ``CLUSTER_FIRST_WITH_HOST_NET`` is ``CLUSTER_FIRST`` on the host's network too (a
+    node agent that resolves the cluster's names); ``DEFAULT`` leaves the engine's
+    default (the host's). Without a cluster DNS server or domain, every policy is the
+    host's, as the kubelet falls back (``getPodDNSType``, ``pkg/kubelet/network/dns``).
     """
 
     CLUSTER_FIRST = "ClusterFirst"
     DEFAULT = "Default"
+    CLUSTER_FIRST_WITH_HOST_NET = "ClusterFirstWithHostNet"
 
 
 class PullPolicy(enum.StrEnum):

@@ -306,12 +306,10 @@ class PodPlanner(InitPlanner):
         all_ports = [port for c in pod.containers for port in c.ports]
         dns: tuple[str, ...] = ()
         search: tuple[str, ...] = ()
-        if host_network:
-            # The host's ports, name and resolv.conf (ClusterFirst is Default there, §12).
+        if host_network:  # the host's ports and name (its resolv.conf: uses_cluster_dns)
             all_ports = []
-        elif uses_cluster_dns(
-            pod.dns_policy, server=options.cluster_dns, domain=options.cluster_domain
-        ):
+        cluster = {"server": options.cluster_dns, "domain": options.cluster_domain}
+        if uses_cluster_dns(pod.dns_policy, host_network=host_network, **cluster):
             merged = cluster_dns(
                 self.ctx.host_resolv,
                 namespace=pod.namespace,

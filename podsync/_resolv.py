@@ -153,16 +153,25 @@ def only_loopback_nameservers(conf: ResolvConf) -> bool:
     return bool(conf.nameservers) and all(is_loopback_nameserver(ns) for ns in conf.nameservers)
 
 
-def uses_cluster_dns(policy: DNSPolicy, *, server: str = "", domain: str = "") -> bool:
+def uses_cluster_dns(
+    policy: DNSPolicy, *, server: str = "", domain: str = "", host_network: bool = False
+) -> bool:
     """Whether a pod with DNS policy ``policy`` gets the cluster's DNS settings (and the
     host's after them) on its network container, rather than the engine's default.
 
-    Only ``ClusterFirst`` pods, and only when a cluster DNS server or domain is
-    configured: without either, the modern kubelet falls back to the host's settings
-    (``getPodDNSType``, ``pkg/kubelet/network/dns/dns.go``), and podsync leaves DNS to
-    the engine, which gives containers the host's resolv.conf.
+    ``ClusterFirst`` pods not on the host's network and ``ClusterFirstWithHostNet`` pods,
+    and only when a cluster DNS server or domain is configured: without either, the
+    modern kubelet falls back to the host's settings (``getPodDNSType``,
+    ``pkg/kubelet/network/dns/dns.go``), and podsync leaves DNS to the engine, which
+    gives containers the host's resolv.conf. (Docker gives a container on the host's
+    network a resolv.conf of its own when it is given DNS settings, and the containers
+    that join its network share it.)
     """
-    return policy is DNSPolicy.CLUSTER_FIRST and bool(server or domain)
+    if not (server or domain):
+        return False
+    if policy is DNSPolicy.CLUSTER_FIRST_WITH_HOST_NET:
+        return True
+    return policy is DNSPolicy.CLUSTER_FIRST and not host_network
 
 
 def pod_host_name(

@@ -68,7 +68,7 @@ def _one_of(names: Sequence[str]) -> str:
 def _expect_str(value: object) -> str:
     # cattrs' default would turn 42 into "42"; a number where text belongs is a mistake.
     if not isinstance(value, str):
-        raise _Invalid(f"expected a string, got {_describe(value)}")
+        raise _Invalid(f"expected a string, got {_describe(value)}{_quote_hint(value)}")
     # A raw NUL byte is refused as binary data, but YAML's escapes ("\0", "\x00",
     # "\u0000") and JSON's put one in a string. Every string podsync reads ends up as a
     # name, a path, an argument or an environment entry, which the kernel takes as C
@@ -85,15 +85,28 @@ def _expect_str(value: object) -> str:
 def _expect_int(value: object) -> int:
     # YAML's true is a Python int subclass; "80" and 80.0 are not integers either.
     if isinstance(value, bool) or not isinstance(value, int):
-        raise _Invalid(f"expected an integer, got {_describe(value)}")
+        unquote = " (write it without quotes)" if isinstance(value, str) and value.isdigit() else ""
+        raise _Invalid(f"expected an integer, got {_describe(value)}{unquote}")
     return value
 
 
 def _expect_bool(value: object) -> bool:
     # bool("false") is True: only YAML booleans are booleans.
     if not isinstance(value, bool):
-        raise _Invalid(f"expected true or false, got {_describe(value)}")
+        unquote = " (write it without quotes)" if value in ("true", "false") else ""
+        raise _Invalid(f"expected true or false, got {_describe(value)}{unquote}")
     return value
+
+
+def _quote_hint(value: object) -> str:
+    """What to do about a YAML scalar that is not text but was meant to be: a label
+    ``version: 1.10``, an env ``value: 8080`` or ``value: yes`` (the API server refuses
+    them too; quotes make them strings)."""
+    if isinstance(value, bool):
+        return " (put it in quotes: YAML reads it as true or false)"
+    if isinstance(value, int | float):
+        return " (put it in quotes: YAML reads it as a number)"
+    return ""
 
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -373,10 +386,13 @@ _RESTART_POLICIES = {
     "OnFailure": RestartPolicy.ON_FAILURE,
     "Never": RestartPolicy.NEVER,
 }
-_DNS_POLICIES = {"ClusterFirst": DNSPolicy.CLUSTER_FIRST, "Default": DNSPolicy.DEFAULT}
+_DNS_POLICIES = {
+    "ClusterFirst": DNSPolicy.CLUSTER_FIRST,
+    "Default": DNSPolicy.DEFAULT,
+    "ClusterFirstWithHostNet": DNSPolicy.CLUSTER_FIRST_WITH_HOST_NET,
+}
 _UNSUPPORTED_DNS_POLICIES = {
     "None": "podsync sets no per-pod name servers (see --cluster-dns and --resolv-conf)",
-    "ClusterFirstWithHostNet": "podsync gives no pod the cluster DNS on the host's network",
 }
 _PULL_POLICIES = {
     "Always": PullPolicy.ALWAYS,

@@ -95,13 +95,7 @@ from podsync._schema_pod import (
     _SchedulingGate,
     _Subdomain,
 )
-from podsync._unsupported import (
-    _IGNORED,
-    _NOT_SUPPORTED,
-    _RENAMED,
-    _is_unset,
-    _suggestion,
-)
+from podsync._unsupported import _IGNORED, _NOT_SUPPORTED, _RENAMED, _is_unset, _suggestion
 from podsync._yaml import _describe, _Invalid
 
 # Nothing here is public API: ``_convert`` reads documents through ``_structure``.
@@ -524,7 +518,9 @@ def _structure_attrs_factory(cls: type[Any], converter: cattrs.BaseConverter) ->
 
     The keys of ``_NOT_SUPPORTED`` and ``_IGNORED`` for the class are taken out first:
     a refused key that asks for something is an error of its own (next to every other
-    error of the mapping), an ignored one is recorded in the ``ignored`` attribute.
+    error of the mapping), an ignored one is recorded in the ``ignored`` attribute. A
+    field's key whose value is null is not given, as Go's decoder reads it (a template's
+    ``annotations:`` left empty), unless the field has a hook of its own (``_flag``).
     """
     overrides: dict[str, Any] = {
         a.name: (
@@ -538,16 +534,19 @@ def _structure_attrs_factory(cls: type[Any], converter: cattrs.BaseConverter) ->
     refusals = _NOT_SUPPORTED.get(_OBJECTS.get(cls, ""), {})
     ignoring = _IGNORED.get(_OBJECTS.get(cls, ""), {})
     special = frozenset(refusals) | frozenset(ignoring)
+    nullable = frozenset(_key(a) for a in attrs.fields(cls) if _HOOK not in a.metadata)
 
     def hook(value: object, type_: object) -> Any:
         if not isinstance(value, dict):
             raise _Invalid(f"expected a mapping, got {_describe(value)}")
-        if special.isdisjoint(value):
+        if special.isdisjoint(value) and None not in value.values():
             return structure(value, type_)  # nothing to take out: no copy of the mapping
         kept: dict[str, object] = {}
         refused: list[Exception] = []
         ignored: list[str] = []
         for key, item in value.items():
+            if item is None and key in nullable:
+                continue
             if key in refusals:
                 refusal = refusals[key]
                 if not refusal.accepts(item) and refusal.unless not in value:

@@ -218,7 +218,15 @@ def _load(
     try:
         return load_pods(list(sources), on_warning=warn, max_bytes=limit, secret_key=key, etcd=etcd)
     except ConfigError as exc:
-        raise _Failure(*(str(p) for p in exc.problems)) from None
+        lines = [str(p) for p in exc.problems]
+        if len(lines) > 1:
+            # Several lines, some about one document of a file that also holds good
+            # pods: say that none of them was used.
+            lines.append(
+                f"{len(lines)} problems in the sources: podsync stopped before contacting "
+                "the engine, and changed nothing"
+            )
+        raise _Failure(*lines) from None
 
 
 def _read_plan(path: str) -> Plan:

@@ -454,6 +454,85 @@ def test_unpublished_host_ports_are_a_warning_in_network_mode_none(
     ) in result.err
 
 
+def test_several_problems_end_with_what_podsync_did_about_them(
+    run: Callable[..., Result], tmp_path: Path
+) -> None:
+    """A Deployment and its Service beside a good pod: each problem is a line, and a
+    last one says the good pod was not applied either - podsync stopped before the
+    engine."""
+    good = write(tmp_path, "a.yaml", pod_yaml("a"))
+    bad = write(
+        tmp_path,
+        "web.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n---\n"
+        "apiVersion: v1\nkind: Service\nmetadata: {name: web}\n",
+    )
+
+    result = run("apply", good, bad, runtime=None)
+
+    lines = result.err.splitlines()
+    assert 1 == result.code
+    assert [
+        f"podsync: error: {bad}: document 1: $.kind: Deployment",
+        f"podsync: error: {bad}: document 2: $.kind: Service",
+    ] == [line.split(" is not supported")[0] for line in lines[:2]]
+    assert [
+        "podsync: error: 2 problems in the sources: podsync stopped before contacting "
+        "the engine, and changed nothing"
+    ] == lines[2:]
+
+
+def host_network_pod(name: str) -> str:
+    """A node agent on the host's network, its port the host's own (9100)."""
+    return (
+        pod_yaml(name)
+        .replace("spec:\n", "spec:\n  hostNetwork: true\n")
+        .replace('"3600"]', '"3600"]\n      ports: [{containerPort: 9100, hostPort: 9100}]')
+    )
+
+
+def test_a_host_network_pods_ports_are_not_said_to_be_unpublished(
+    run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path
+) -> None:
+    """On the host's network a container's port is the host's port whatever the
+    network mode of the other pods: no "not published" warning."""
+    source = write(tmp_path, "agent.yaml", host_network_pod("agent"))
+
+    result = run("plan", "--allow-host-namespaces", source, runtime=fake)
+
+    assert 0 == result.code
+    assert "not published" not in result.err
+
+
+def test_no_changes_with_a_rejected_pod_does_not_say_the_engine_matches(
+    run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path
+) -> None:
+    """A rejected pod does not run: "the engine matches the desired pods" would be
+    false; the summary says how many pods are rejected (the warning says why)."""
+    source = write(tmp_path, "agent.yaml", host_network_pod("agent"))
+
+    result = run("plan", source, runtime=fake)
+
+    assert 0 == result.code
+    assert "[host-namespace-not-allowed]" in result.err
+    assert "No changes, but 1 pod is rejected and does not run (see the warnings)." == (
+        result.out.strip()
+    )
+
+
+def test_no_changes_with_two_rejected_pods_counts_them(
+    run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path
+) -> None:
+    first = write(tmp_path, "a.yaml", host_network_pod("a"))
+    second = write(tmp_path, "b.yaml", host_network_pod("b").replace("9100", "9101"))
+
+    result = run("plan", first, second, runtime=fake)
+
+    assert "No changes, but 2 pods are rejected and do not run (see the warnings)." == (
+        result.out.strip()
+    )
+
+
 def test_ignored_fields_are_one_warning_per_pod(
     run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path
 ) -> None:
@@ -1261,7 +1340,9 @@ def test_json_log_format_errors_are_json(run: Callable[..., Result], tmp_path: P
 
     records = [json.loads(line) for line in result.err_lines]
     assert [
-        f"{bad}: $.{key}: required field missing" for key in ("apiVersion", "metadata", "spec")
+        *(f"{bad}: $.{key}: required field missing" for key in ("apiVersion", "metadata", "spec")),
+        "3 problems in the sources: podsync stopped before contacting the engine, and "
+        "changed nothing",
     ] == [r["message"] for r in records]
     assert {"error"} == {r["kind"] for r in records}
 

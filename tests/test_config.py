@@ -819,7 +819,8 @@ spec:
 """
     expected = [
         "$.metadata: unknown key 'color'",
-        "$.spec.containers[0].ports[0].containerPort: expected an integer, got '80'",
+        "$.spec.containers[0].ports[0].containerPort: expected an integer, got '80' "
+        "(write it without quotes)",
         "$.spec.containers[1].image: must not be empty",
         "$.spec.containers[1].command: expected a list, got 'ls'",
     ]

@@ -131,7 +131,8 @@ def test_a_bad_value_keeps_the_last_good_pods_and_is_reported_once(
         (error, empty) = loop.kinds("source-error")
         assert error.source == etcd.url(KEY)
         assert error.message == (
-            f"{etcd.url(KEY)}: $.items[0].spec.containers[0].image: expected a string, got 7"
+            f"{etcd.url(KEY)}: $.items[0].spec.containers[0].image: expected a string, got 7 "
+            "(put it in quotes: YAML reads it as a number)"
         )
         assert "no pods found" in empty.message
         assert ["web"] == loop.running_pods()

@@ -722,6 +722,22 @@ def test_host_network_ignores_the_network_options():
     )
 
 
+def test_cluster_first_with_host_net_takes_the_cluster_dns_on_the_hosts_network():
+    """On the host's network only ClusterFirstWithHostNet gets the cluster's DNS
+    settings, so only its network spec changes with them."""
+    pod = attrs.evolve(
+        POD,
+        dns_policy=DNSPolicy.CLUSTER_FIRST_WITH_HOST_NET,
+        security_context=PodSecurityContext(host_network=True),
+    )
+    cluster = {"cluster_dns": "10.0.0.10", "cluster_domain": "cluster.local"}
+
+    assert network_spec(pod, PAUSE) != network_spec(pod, PAUSE, **cluster)
+    assert network_spec(pod, PAUSE, **cluster) == network_spec(
+        pod, PAUSE, network_mode="none", **cluster
+    )
+
+
 def test_root_and_false_are_settings():
     """runAsUser 0 and allowPrivilegeEscalation false are recorded (not taken for unset)."""
     root = attrs.evolve(BASE, security_context=SecurityContext(run_as_user=0))

@@ -212,7 +212,8 @@ stringData:
     assert errors(text) == [
         "pods.yaml: document 1: $.metadata.name: 'Bad_Name' is not a valid DNS-1123 subdomain "
         "(lowercase letters, digits, '-' and '.', at most 253 characters)",
-        "pods.yaml: document 1: $.data.num: expected a string, got 5",
+        "pods.yaml: document 1: $.data.num: expected a string, got 5 "
+        "(put it in quotes: YAML reads it as a number)",
         "pods.yaml: document 1: $: unknown key 'colour'",
         "pods.yaml: document 2: $.data['tls.crt']: is not valid base64",
         "pods.yaml: document 2: $.data: a Secret of type 'kubernetes.io/tls' needs the key "

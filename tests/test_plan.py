@@ -15,6 +15,7 @@ import pytest
 
 from podsync import (
     Container,
+    DNSPolicy,
     EnvVar,
     Handler,
     HTTPGetAction,
@@ -23,6 +24,7 @@ from podsync import (
     ObservedImage,
     ObservedVolume,
     Pod,
+    PodSecurityContext,
     Port,
     Probe,
     PullPolicy,
@@ -973,6 +975,55 @@ def test_cluster_dns_goes_on_the_network_container():
 
     assert ("10.0.0.10", "1.2.3.4") == net.dns
     assert ("new.cluster.local", "cluster.local", "example.com") == net.dns_search
+
+
+# The kubelet's table (getPodDNSType, pkg/kubelet/network/dns/dns.go): ClusterFirst is
+# the host's DNS on the host's network, ClusterFirstWithHostNet the cluster's on both.
+CLUSTER = ("10.0.0.10", "1.2.3.4")
+
+
+@pytest.mark.parametrize(
+    ("policy", "host_network", "nameservers"),
+    [
+        (DNSPolicy.CLUSTER_FIRST, False, CLUSTER),
+        (DNSPolicy.CLUSTER_FIRST, True, ()),
+        (DNSPolicy.CLUSTER_FIRST_WITH_HOST_NET, False, CLUSTER),
+        (DNSPolicy.CLUSTER_FIRST_WITH_HOST_NET, True, CLUSTER),
+        (DNSPolicy.DEFAULT, False, ()),
+        (DNSPolicy.DEFAULT, True, ()),
+    ],
+)
+def test_dns_policies_on_and_off_the_hosts_network(policy, host_network, nameservers):
+    """A node agent on the host's network that asks for ClusterFirstWithHostNet gets
+    the cluster DNS on its network container (Docker gives a host-network container a
+    resolv.conf of its own, which the pod's other containers share)."""
+    options = PlanOptions(
+        cluster_dns="10.0.0.10",
+        cluster_domain="cluster.local",
+        host_resolv_conf="nameserver 1.2.3.4\nsearch example.com\n",
+        allow_host_namespaces=True,
+    )
+    pod = foo_pod(dns_policy=policy, security_context=PodSecurityContext(host_network=host_network))
+
+    net = creates(run([pod], options=options))[0].spec
+
+    assert nameservers == net.dns
+    searches = ("new.cluster.local", "cluster.local", "example.com") if nameservers else ()
+    assert searches == net.dns_search
+
+
+def test_cluster_first_with_host_net_without_a_cluster_dns_is_the_hosts():
+    """No cluster DNS configured: the kubelet falls back to the host's settings
+    (MissingClusterDNS), and the engine gives the host's resolv.conf."""
+    options = PlanOptions(allow_host_namespaces=True)
+    pod = foo_pod(
+        dns_policy=DNSPolicy.CLUSTER_FIRST_WITH_HOST_NET,
+        security_context=PodSecurityContext(host_network=True),
+    )
+
+    net = creates(run([pod], options=options))[0].spec
+
+    assert ((), ()) == (net.dns, net.dns_search)
 
 
 @pytest.mark.parametrize(

@@ -332,7 +332,8 @@ def pod_with(probe_yaml: str) -> str:
         ),
         (
             "readinessProbe: {tcpSocket: {port: http}, periodSeconds: '10'}",
-            "$.spec.containers[0].readinessProbe.periodSeconds: expected an integer, got '10'",
+            "$.spec.containers[0].readinessProbe.periodSeconds: expected an integer, got '10' "
+            "(write it without quotes)",
         ),
         (
             "startupProbe: {tcpSocket: {port: metrics}}",

@@ -7,9 +7,28 @@ it keeps as labelled volumes (``podsync._records``), the emptyDir volumes it pla
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import attrs
 import pytest
 
+from podsync import (
+    Create,
+    CreateSpec,
+    CreateVolume,
+    Kill,
+    ObservedVolume,
+    PlanOptions,
+    Pod,
+    Reason,
+    parse_pods,
+    plan,
+)
+from podsync._empty_dir_planner import _may_mount_empty_dir
+from podsync._hashing import canonical_spec_text
 from podsync._labels import (
+    LABEL_CONTAINER,
+    LABEL_EMPTY_DIRS,
     LABEL_POD_UID,
     LABEL_RECORD_CONTAINER,
     LABEL_RECORD_DATA,
@@ -19,7 +38,6 @@ from podsync._labels import (
     VOLUME_KIND_PROBE_RECORD,
     VOLUME_KIND_STOP_RECORD,
 )
-from podsync._models import ObservedVolume
 from podsync._records import (
     Record,
     probe_record_labels,
@@ -30,6 +48,8 @@ from podsync._records import (
     stop_record_volume,
     stop_records,
 )
+from podsync._volumes import Mount, empty_dir_volume_name
+from podsync.testing import FakeClock, FakeRuntime
 
 UID = "8f7c2a10-5d1e-4c5b-9a43-0e6d2f1b7c90"
 CID = "3b1f0c9e8d7a"
@@ -131,3 +151,234 @@ def test_the_newest_probe_record_of_a_container_wins_in_any_order() -> None:
         assert probe_records(records) == {CID: '{"n": 2}'}
     stop_first = [*records_of([_stop()]), *records_of([new]), *records_of([other])]
     assert probe_records(stop_first) == {CID: '{"n": 2}', "ffff": '{"n": 9}'}
+
+
+# --- emptyDir volumes: one engine volume per pod volume, and the move from host dirs -----
+
+PAUSE = "registry.k8s.io/pause:3.10"
+ROOT = "/srv/podsync"
+OPTIONS = PlanOptions(root_dir=ROOT)
+CACHE = "podsync-emptydir_web-uid_cache"
+HOST_CACHE = f"{ROOT}/web-uid/volumes/empty/cache"
+
+
+def web(*, app: str = "busybox", sidecar: str = "busybox", plain: str = "busybox") -> Pod:
+    """A pod with an on-disk emptyDir ``cache`` that the app and the sidecar share, a
+    memory emptyDir, and a container that mounts neither."""
+    (pod,) = parse_pods(
+        f"""\
+apiVersion: v1
+kind: Pod
+metadata: {{name: web, namespace: shop, uid: web-uid}}
+spec:
+  volumes:
+  - name: cache
+    emptyDir: {{}}
+  - name: scratch
+    emptyDir: {{medium: Memory}}
+  containers:
+  - name: app
+    image: {app}
+    volumeMounts:
+    - {{name: cache, mountPath: /var/cache/app}}
+    - {{name: scratch, mountPath: /scratch}}
+  - name: sidecar
+    image: {sidecar}
+    volumeMounts:
+    - {{name: cache, mountPath: /cache, readOnly: true}}
+  - name: plain
+    image: {plain}
+""",
+        source_name="web.yaml",
+        source="file",
+    )
+    return pod
+
+
+def _legacy(spec: CreateSpec) -> CreateSpec:
+    """``spec`` as a podsync before emptyDirs were engine volumes made it: the emptyDir
+    bound from its host directory, no ``LABEL_EMPTY_DIRS``."""
+    binds = [Mount(HOST_CACHE, m.container_path, m.read_only) for m in spec.volumes]
+    return attrs.evolve(
+        spec,
+        labels={k: v for k, v in spec.labels.items() if k != LABEL_EMPTY_DIRS},
+        volumes=(),
+        mounts=(*spec.mounts, *binds),
+        directories=(HOST_CACHE,) if binds else (),
+    )
+
+
+def _legacy_engine(*exited: str) -> FakeRuntime:
+    """An engine running ``web()`` as an earlier podsync ran it, with the containers
+    ``exited`` exited (status 1) since."""
+    fake = FakeRuntime(images=["busybox", "busybox:1.37", PAUSE], clock=FakeClock(100.0, step=0))
+    for action in plan([web()], now=100.0, options=OPTIONS).pods[0].actions:
+        if isinstance(action, Create):
+            cid = fake.create_container(_legacy(action.spec))
+            fake.start_container(cid)
+    for c in fake.containers:
+        if c.labels[LABEL_CONTAINER] in exited:
+            fake.exit(c.id, 1)
+    return fake
+
+
+def _replan(fake: FakeRuntime, pod: Pod) -> Sequence[object]:
+    made = plan(
+        [pod],
+        fake.list_containers(),
+        now=500.0,
+        options=OPTIONS,
+        images=fake.list_images(),
+        volumes=fake.list_volumes(),
+        empty_dirs=[("web-uid", "cache")],
+    )
+    (pod_plan,) = made.pods
+    return pod_plan.actions
+
+
+def _kinds(actions: Sequence[object]) -> list[str]:
+    return [
+        f"{type(a).__name__} {getattr(a, 'container', '') or getattr(a, 'volume', '')}"
+        for a in actions
+    ]
+
+
+def _create(actions: Sequence[object], container: str) -> CreateSpec:
+    (spec,) = [a.spec for a in actions if isinstance(a, Create) and a.container == container]
+    return spec
+
+
+def test_a_running_container_that_mounts_no_empty_dir_does_not_hold_the_move_back() -> None:
+    """Both containers that bound the host directory have exited; the one still running
+    never mounted it. The pod moves: the volume is made, the directory copied in (the
+    message says from where), and the restarted containers mount the volume
+    (``binds_host_dirs``: only a running container that mounts an on-disk emptyDir keeps
+    the pod on host directories; mutant 7. ``empty_dir_setup``'s message, mutant 31)."""
+    actions = _replan(_legacy_engine("app", "sidecar"), web())
+
+    assert _kinds(actions) == [f"CreateVolume {CACHE}", "Create app", "Create sidecar"]
+    (volume,) = [a for a in actions if isinstance(a, CreateVolume)]
+    assert volume.reason is Reason.EMPTY_DIR_MIGRATED
+    assert volume.message == (
+        f"create volume {CACHE}: emptyDir cache: copy in {HOST_CACHE},"
+        " where an earlier podsync kept it, then remove that"
+    )
+    for name in ("app", "sidecar"):
+        spec = _create(actions, name)
+        assert [CACHE] == [v.volume for v in spec.volumes]
+        assert HOST_CACHE not in [m.host_path for m in spec.mounts]
+        assert LABEL_EMPTY_DIRS in spec.labels
+
+
+def test_stopping_a_container_that_never_bound_the_directory_does_not_stop_the_others() -> None:
+    """The pod moves (no container that bound the directory runs), and the container
+    replaced in the same plan never mounted the emptyDir: nothing of the directory can
+    change any more, so the replacement keeps its usual place - it does not stop first
+    (``binds_stopping``: only a stopped container whose recorded spec mounts an on-disk
+    emptyDir, mutants 2, 3, 6, 7, 9)."""
+    fake = _legacy_engine("app", "sidecar")
+
+    actions = _replan(fake, web(plain="busybox:1.37"))
+
+    assert _kinds(actions) == [
+        f"CreateVolume {CACHE}",
+        "Create app",
+        "Create sidecar",
+        "Kill plain",
+        "Create plain",
+    ]
+
+
+def test_while_the_directory_stays_bound_replacements_keep_their_order() -> None:
+    """The app keeps running on the host directory: the pod does not move, so the
+    restarted sidecar binds the directory too, and a replaced container is stopped just
+    before its successor is made, not before everything (``empty_dir_mode``: no move
+    while the directory stays bound, mutant 15)."""
+    fake = _legacy_engine("sidecar")
+
+    actions = _replan(fake, web(plain="busybox:1.37"))
+
+    assert _kinds(actions) == ["Create sidecar", "Kill plain", "Create plain"]
+    assert Mount(HOST_CACHE, "/cache", True) in _create(actions, "sidecar").mounts
+
+
+def test_a_pod_that_no_longer_has_an_empty_dir_replaces_its_containers_one_by_one() -> None:
+    """The emptyDir is dropped from the pod: nothing is to be copied, so the containers
+    that bound it are replaced one after the other, as any changed container is - not
+    all stopped first (``empty_dir_mode``: a pod without on-disk emptyDirs never moves,
+    mutant 1)."""
+    fake = _legacy_engine()
+    pod = web()
+    pod = attrs.evolve(
+        pod,
+        volumes=tuple(v for v in pod.volumes if v.name != "cache"),
+        containers=tuple(
+            attrs.evolve(c, volume_mounts=tuple(m for m in c.volume_mounts if m.name != "cache"))
+            for c in pod.containers
+        ),
+    )
+
+    actions = _replan(fake, pod)
+
+    assert _kinds(actions) == ["Kill app", "Create app", "Kill sidecar", "Create sidecar"]
+    assert all(a.reason is Reason.SPEC_CHANGED for a in actions if isinstance(a, Kill))
+
+
+def test_each_empty_dir_of_a_pod_is_its_own_volume() -> None:
+    """Two on-disk emptyDirs mounted by one container are two engine volumes, each made
+    for its own pod volume (``empty_dir_of``: the volume whose engine name it is,
+    mutant 1)."""
+    (pod,) = parse_pods(
+        """\
+apiVersion: v1
+kind: Pod
+metadata: {name: web, namespace: shop, uid: web-uid}
+spec:
+  volumes:
+  - {name: cache, emptyDir: {}}
+  - {name: data, emptyDir: {}}
+  containers:
+  - name: app
+    image: busybox
+    volumeMounts:
+    - {name: cache, mountPath: /cache}
+    - {name: data, mountPath: /data}
+""",
+        source_name="web.yaml",
+        source="file",
+    )
+
+    actions = plan([pod], now=1.0, options=OPTIONS).pods[0].actions
+
+    made = {a.volume: a.message for a in actions if isinstance(a, CreateVolume)}
+    data = empty_dir_volume_name("web-uid", "data")
+    assert made == {
+        CACHE: f"create volume {CACHE}: emptyDir cache: first use",
+        data: f"create volume {data}: emptyDir data: first use",
+    }
+
+
+def test_a_container_that_mounts_only_a_host_path_never_bound_an_empty_dir() -> None:
+    """A stopped container whose recorded spec mounts only a hostPath volume cannot have
+    bound an emptyDir host directory (``_may_mount_empty_dir``: a hostPath volume is not
+    an emptyDir, mutants 9-11)."""
+    (pod,) = parse_pods(
+        """\
+apiVersion: v1
+kind: Pod
+metadata: {name: web, namespace: shop, uid: web-uid}
+spec:
+  volumes:
+  - {name: cache, emptyDir: {}}
+  - {name: logs, hostPath: {path: /var/log/web}}
+  containers:
+  - name: shipper
+    image: busybox
+    volumeMounts:
+    - {name: logs, mountPath: /logs}
+""",
+        source_name="web.yaml",
+        source="file",
+    )
+
+    assert not _may_mount_empty_dir(canonical_spec_text(pod.containers[0], pod))

@@ -24,6 +24,14 @@ from podsync import (
     parse_pods,
     plan,
 )
+from podsync._content_layout import (
+    DATA_DIR,
+    PAYLOADS,
+    RECORD,
+    parse_record,
+    payload_entries,
+    record_text,
+)
 from podsync._empty_dir_planner import _may_mount_empty_dir
 from podsync._hashing import canonical_spec_text
 from podsync._labels import (
@@ -38,6 +46,7 @@ from podsync._labels import (
     VOLUME_KIND_PROBE_RECORD,
     VOLUME_KIND_STOP_RECORD,
 )
+from podsync._models import VolumeContent, VolumeFile, VolumeKind, WrittenVolume
 from podsync._records import (
     Record,
     probe_record_labels,
@@ -48,7 +57,8 @@ from podsync._records import (
     stop_record_volume,
     stop_records,
 )
-from podsync._volumes import Mount, empty_dir_volume_name
+from podsync._volume_entries import EntryKind, VolumeEntry
+from podsync._volumes import Mount, content_digest, empty_dir_volume_name
 from podsync.testing import FakeClock, FakeRuntime
 
 UID = "8f7c2a10-5d1e-4c5b-9a43-0e6d2f1b7c90"
@@ -382,3 +392,126 @@ spec:
     )
 
     assert not _may_mount_empty_dir(canonical_spec_text(pod.containers[0], pod))
+
+
+# --- content volumes: the kubelet's atomic-writer layout ---------------------------------
+# pkg/volume/util/atomic_writer.go (kubelet-modern.md §9): the payload in a hidden
+# directory, ``..data`` naming it, each top-level name a link ``<name> -> ..data/<name>``;
+# owner and modes as SetVolumeOwnership for a read-only volume (pkg/volume/volume_linux.go,
+# kubelet-modern.md §7): root's, with an fsGroup its group, files 0440 ORed in,
+# directories 0550 and setgid.
+
+SETTINGS = VolumeContent(
+    VolumeKind.CONFIG_MAP,
+    (
+        VolumeFile("app.conf", b"debug=1\n", 0o600),
+        VolumeFile("conf/nginx/site.conf", b"server {}\n"),
+        VolumeFile("conf/nginx/mime.types", b"types {}\n"),
+    ),
+    # Not in sorted order: the record sorts them.
+    {"Secret default/tls": "d2", "ConfigMap default/settings": "d1"},
+)
+
+
+def test_a_first_write_sends_the_atomic_writers_layout_in_order() -> None:
+    """A first write (the previous payload not known), with an fsGroup: the root; both
+    payload places emptied (0600, nobody reads them); the payload directory; each
+    parent directory once, before its files, at every depth; the files (0440 ORed in);
+    the record (0400: podsync's); a link per top-level name; ``..data`` last. Every
+    directory and file the fsGroup's, every link 0777 as Linux shows any link
+    (``payload_entries``: mutants 33, 36, 55-66, 84, 88, 91, 103-121; ``top_names``
+    takes the first component at any depth, mutant 7)."""
+    one, two = PAYLOADS
+
+    def directory(path: str) -> VolumeEntry:
+        return VolumeEntry(path, EntryKind.DIRECTORY, mode=0o2755, gid=2000)
+
+    def file(path: str, data: bytes, mode: int) -> VolumeEntry:
+        return VolumeEntry(f"{one}/{path}", EntryKind.FILE, mode=mode, gid=2000, data=data)
+
+    def link(path: str, target: str) -> VolumeEntry:
+        return VolumeEntry(path, EntryKind.SYMLINK, mode=0o777, target=target)
+
+    entries = payload_entries(SETTINGS, 2000, payload=one, previous="")
+
+    assert entries == [
+        directory("."),
+        VolumeEntry(two, EntryKind.FILE, mode=0o600),
+        VolumeEntry(one, EntryKind.FILE, mode=0o600),
+        directory(one),
+        file("app.conf", b"debug=1\n", 0o640),
+        directory(f"{one}/conf"),
+        directory(f"{one}/conf/nginx"),
+        file("conf/nginx/mime.types", b"types {}\n", 0o644),
+        file("conf/nginx/site.conf", b"server {}\n", 0o644),
+        VolumeEntry(
+            f"{one}/{RECORD}", EntryKind.FILE, mode=0o400, data=record_text(SETTINGS, 2000, one)
+        ),
+        link("app.conf", f"{DATA_DIR}/app.conf"),
+        link("conf", f"{DATA_DIR}/conf"),
+        link(DATA_DIR, one),
+    ]
+
+
+def test_without_an_fs_group_everything_is_roots() -> None:
+    """No fsGroup: every entry is owned by root, user and group (``payload_entries``:
+    gid 0, mutants 7 and 9), and the modes are the files' own."""
+    entries = payload_entries(SETTINGS, None, payload=PAYLOADS[1], previous=PAYLOADS[0])
+
+    assert {(e.uid, e.gid) for e in entries} == {(0, 0)}
+    modes = {e.path: e.mode for e in entries if e.kind is not EntryKind.SYMLINK}
+    assert modes[f"{PAYLOADS[1]}/app.conf"] == 0o600
+    assert modes["."] == modes[f"{PAYLOADS[1]}/conf"] == 0o755
+    assert modes[PAYLOADS[0]] == 0o600  # the previous payload, emptied
+
+
+def test_a_first_write_links_every_name_whatever_it_is_told_is_linked() -> None:
+    """With the previous payload not known, no link can be trusted to be there: every
+    top-level name gets its link (``payload_entries``: ``linked`` counts only with a
+    known previous payload, mutant 98)."""
+    entries = payload_entries(
+        SETTINGS, None, payload=PAYLOADS[0], previous="", linked=("app.conf", "conf")
+    )
+
+    links = [e.path for e in entries if e.kind is EntryKind.SYMLINK]
+    assert links == ["app.conf", "conf", DATA_DIR]
+
+
+def test_the_record_is_canonical_json_of_what_was_written() -> None:
+    """The record is a stored format - a later podsync reads what an earlier one wrote -
+    and one text per content: canonical JSON (sorted keys, no spaces) of the digest
+    with the fsGroup the files were written for (a new fsGroup rewrites them), the
+    sources, the payload and the top-level names (``record_text``: mutants 5, 18-23)."""
+    digest = content_digest(SETTINGS, 2000)
+    assert digest != content_digest(SETTINGS, None)
+
+    assert record_text(SETTINGS, 2000, PAYLOADS[1]) == (
+        b'{"digest":"' + digest.encode() + b'","names":["app.conf","conf"],'
+        b'"payload":"..payload-2",'
+        b'"sources":{"ConfigMap default/settings":"d1","Secret default/tls":"d2"}}'
+    )
+
+
+def test_a_record_of_an_earlier_podsync_has_no_payload_and_no_names() -> None:
+    """A record without ``payload`` and ``names`` (the host directories' records) reads
+    as the payload not known and no links: empty, never None (``parse_record``:
+    mutants 20, 22)."""
+    found = parse_record("uid-1", "config", b'{"digest":"d","sources":{"ConfigMap a":"1"}}')
+
+    assert found == WrittenVolume("uid-1", "config", "d", {"ConfigMap a": "1"}, "", "", ())
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b'{"digest":5,"sources":{}}',
+        b'{"digest":"d","sources":{"ConfigMap a":1}}',
+        b'{"digest":"d","sources":{},"names":"conf"}',
+        b'{"digest":"d","sources":{},"names":5}',
+    ],
+)
+def test_a_record_of_the_wrong_shape_is_none(text: bytes) -> None:
+    """A record is engine data: a digest that is not a string, a source digest that is
+    not one, names that are not a list of strings - it is not podsync's, and the volume
+    is written again (``parse_record``: mutants 12, 17, 35)."""
+    assert parse_record("uid-1", "config", text, "podsync-content_uid-1_config") is None

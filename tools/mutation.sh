@@ -23,8 +23,8 @@
 # selection in pyproject.toml resets all results. `rm -rf mutants` starts over. Inspect
 # one mutant with `.venv/bin/mutmut show NAME` (a diff), all with `.venv/bin/mutmut
 # browse`. Time on the 2-core machine, otherwise idle: host_ports ~15 s, images ~40 s,
-# naming ~1 min, hashing ~6 min, plan ~15-30 min (its functions are called by most
-# selected tests).
+# records and content_layout ~45 s, naming and empty_dir_planner ~1 min, hashing ~6 min,
+# plan ~15-30 min (its functions are called by most selected tests).
 #
 # Environment: PYTHON (default .venv/bin/python, made by `bash .ci/test` or the
 # quickstart), MUTATION_JOBS (parallel mutants, default 2).
@@ -33,7 +33,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-.venv/bin/python}
 JOBS=${MUTATION_JOBS:-2}
-ALL=(plan admission pod_planner spec_change gc ownership naming hashing images host_ports)
+ALL=(plan admission pod_planner spec_change gc ownership naming hashing images host_ports
+     empty_dir_planner records content_layout)
 
 if [[ ! -x $PY ]]; then
     echo "mutation.sh: $PY not found; run bash .ci/test (or python3 -m venv .venv) first" >&2
@@ -64,7 +65,7 @@ unexplained = []
 for module in sys.argv[1:]:
     meta = Path(f"mutants/podsync/_{module}.py.meta")
     if not meta.exists():
-        print(f"{module:11} not run yet")
+        print(f"{module:17} not run yet")
         continue
     codes = json.loads(meta.read_text())["exit_code_by_key"]
     counts = dict.fromkeys(total, 0)
@@ -86,14 +87,14 @@ for module in sys.argv[1:]:
     checked = counts["killed"] + counts["equivalent"] + counts["survived"]
     score = 100.0 * (counts["killed"] + counts["equivalent"]) / checked if checked else 0.0
     print(
-        f"{module:11} {len(codes):5} mutants: {counts['killed']:5} killed, "
+        f"{module:17} {len(codes):5} mutants: {counts['killed']:5} killed, "
         f"{counts['equivalent']:3} equivalent, {counts['survived']:3} survived, "
         f"{counts['other']:3} other, {counts['unchecked']:4} not run; score {score:5.1f}%"
     )
 checked = total["killed"] + total["equivalent"] + total["survived"]
 if checked:
     score = 100.0 * (total["killed"] + total["equivalent"]) / checked
-    print(f"{'all':11} score {score:5.1f}% ({total['survived']} survivors unexplained)")
+    print(f"{'all':17} score {score:5.1f}% ({total['survived']} survivors unexplained)")
 if unexplained:
     print("\nSurvivors (show one with: .venv/bin/mutmut show NAME):")
     for name in unexplained:

@@ -33,8 +33,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-.venv/bin/python}
 JOBS=${MUTATION_JOBS:-2}
-ALL=(plan admission pod_planner spec_change gc ownership naming hashing images host_ports
-     empty_dir_planner records content_layout)
+ALL=(plan admission pod_planner init_planner spec_change gc ownership naming hashing images
+     host_ports empty_dir_planner records content_layout)
 
 if [[ ! -x $PY ]]; then
     echo "mutation.sh: $PY not found; run bash .ci/test (or python3 -m venv .venv) first" >&2

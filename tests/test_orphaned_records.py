@@ -197,7 +197,7 @@ def test_records_of_gone_containers_go_whatever_the_pod() -> None:
     ):
         made = plan([desired], fake.containers, now=NOW, options=options, volumes=records)
 
-        assert expected == [(a.pod, a.pod_uid, a.volume) for a in removals(made)]
+        assert expected == sorted((a.pod, a.pod_uid, a.volume) for a in removals(made))[::-1]
 
     privileged = Pod("old", (Container("app", "busybox", privileged=True),), uid="old-uid")
     kept = plan([desired, privileged], fake.containers, now=NOW, options=OPTIONS, volumes=records)

@@ -62,6 +62,8 @@ tested and applied later.
 4. *Pods no longer desired*: their running containers are stopped, their exited ones
    removed, and their pod directory torn down - only when deletions are allowed (the
    seed's ``sourcesReady``).
+   The records podsync keeps of a container (``_records``) whose container is gone -
+   removed by hand - are removed whatever the pod (``_remove_gone_records``).
 5. *Garbage collection*, as actions: exited containers beyond ``max_per_container``
    per pod container and older than ``min_age`` are removed, newest kept (the seed
    meant to group per pod container but parsed the container ID, so everything fell in
@@ -177,7 +179,10 @@ def plan(
             (``empty_dir_volume_name``) is created, and set up, before the first
             container that mounts it when it is not among them; the volumes podsync
             made for a pod that is no longer desired are removed once none of its
-            containers is left (``RemoveVolume``), when deletions are allowed.
+            containers is left (``RemoveVolume``), when deletions are allowed. The
+            stop and probe records of a container that is not in ``observed`` (removed
+            by hand: ``observed`` is every container, so it is gone) are removed
+            whatever the pod, deletions allowed or not (``orphaned-record``).
             Creating a volume that exists changes nothing, so a plan made without the
             list is safe, only less informed (it removes no volume).
         volume_files: the records of the volume files podsync wrote under the root

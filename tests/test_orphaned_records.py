@@ -8,6 +8,7 @@ did not make as a record. On FakeRuntime and on observed values; the engine's si
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -28,6 +29,7 @@ from podsync import (
     plan,
     sync,
 )
+from podsync._apply import write_stop_record
 from podsync._labels import LABEL_CONTAINER, LABEL_RECORD_CONTAINER
 from podsync._options import PlanOptions
 from podsync._records import (
@@ -233,7 +235,7 @@ def test_sync_removes_the_record_of_a_container_removed_by_hand() -> None:
     old instance is then removed by hand, which leaves the record. The next sync, which
     lists the volumes (an exited container of podsync's is left: the pod's setup
     container, which finished), removes the record and nothing else; the sync after it
-    has nothing to do."""
+    has nothing to do, and no second container list."""
     setup = Container("setup", "busybox")
     fake = started(web(Container("app", "busybox"), setup, restart_policy=ON_FAILURE))
     fake.exit(instance(fake, "setup").id, 0)
@@ -256,9 +258,12 @@ def test_sync_removes_the_record_of_a_container_removed_by_hand() -> None:
         removal.reason,
     )
     assert [] == records_of(fake.volumes)
-    assert ["list", "list_volumes", "remove_volume"] == fake.call_names()
+    # The second list confirms that the container the record names is gone.
+    assert ["list", "list_volumes", "list", "remove_volume"] == fake.call_names()
+    fake.clear_calls()
     again = sync([changed], fake, options=OPTIONS, now=NOW + 3, clock=fake.clock)
     assert not again.plan.has_changes
+    assert ["list", "list_volumes"] == fake.call_names()
 
 
 def test_the_prober_and_the_plan_agree_on_a_probed_pods_gone_container() -> None:
@@ -280,3 +285,60 @@ def test_the_prober_and_the_plan_agree_on_a_probed_pods_gone_container() -> None
 
     assert after.ok, after.apply_result.failures
     assert [] == [r for r in records_of(fake.volumes) if r.container_id == app.id]
+
+
+class RacingEngine(FakeRuntime):
+    """An engine that another podsync works on too: between a sync's container list and
+    its volume list, the other one creates a container and stops it, writing its stop
+    record first (``race``, once)."""
+
+    race: Callable[[], None] | None = None
+
+    def list_volumes(self) -> list[ObservedVolume]:
+        race, self.race = self.race, None
+        if race is not None:
+            race()
+        return super().list_volumes()
+
+
+def test_a_record_written_after_the_container_list_is_not_taken_for_a_gone_ones() -> None:
+    """The containers are listed before the volumes: a container created and stopped in
+    between (by another podsync on the engine) is missing from the list while its stop
+    record is listed. A record whose container is missing is confirmed gone by a second
+    container list, made after the volume list, before it is removed: this one exists
+    and its record stays; the record of a container that is really gone still goes."""
+    fake = RacingEngine(images=["busybox", PAUSE], clock=lambda: NOW)
+    setup = Container("setup", "busybox")
+    pod = web(Container("app", "busybox"), setup, restart_policy=ON_FAILURE)
+    assert sync([pod], fake, options=OPTIONS, now=NOW, clock=fake.clock).ok
+    fake.exit(instance(fake, "setup").id, 0)  # an exited container: the volumes are listed
+    write_stop_record(fake, "old-uid", "gone0", "spec-changed")
+    late = attrs.evolve(
+        instance(fake, "app"),
+        id="late1",
+        name="k8s_app.1_other_default_file_other-uid_1",
+        labels={**instance(fake, "app").labels, "io.podsync.pod.uid": "other-uid"},
+        running=False,
+    )
+
+    def other_podsync() -> None:
+        fake.add_container(late)
+        write_stop_record(fake, "other-uid", late.id, "spec-changed")
+
+    fake.race = other_podsync
+    fake.clear_calls()
+
+    after = sync([pod], fake, options=OPTIONS, now=NOW + 1, clock=fake.clock, probe=False)
+
+    assert after.ok
+    assert [stop_record_volume("gone0")] == [a.volume for a in removals(after.plan)]
+    assert [late.id] == [r.container_id for r in records_of(fake.volumes)]
+    # The other podsync's record write (remove, create) comes before the volume list.
+    assert [
+        "list",
+        "remove_volume",
+        "create_volume",
+        "list_volumes",
+        "list",
+        "remove_volume",
+    ] == fake.call_names()

@@ -20,6 +20,7 @@ from podsync import (
     Kill,
     ObservedContainer,
     ObservedVolume,
+    Plan,
     Pod,
     Probe,
     Reason,
@@ -83,8 +84,8 @@ def probe_record(uid: str, container_id: str, text: str = '{"liveness": {}}') ->
     )
 
 
-def removals(made: object) -> list[RemoveVolume]:
-    return [a for a in made.actions if isinstance(a, RemoveVolume)]  # type: ignore[attr-defined]
+def removals(made: Plan) -> list[RemoveVolume]:
+    return [a for a in made.actions if isinstance(a, RemoveVolume)]
 
 
 def test_the_records_of_a_container_removed_by_hand_are_removed() -> None:

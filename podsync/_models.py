@@ -243,13 +243,38 @@ class Volume:
     directory (``content``: ``configMap``, ``secret``, ``downwardAPI`` and ``projected``
     volumes, mounted read-only), or, when all are ``None``, an empty directory that lives as long
     as the pod (``emptyDir``, created under the runtime's root directory; with
-    ``memory``, a tmpfs the engine mounts in the one container that uses it)."""
+    ``memory``, a tmpfs the engine mounts in the one container that uses it).
+
+    Raises:
+        ValueError: more than one source is given (``memory`` counts as one: an
+            ``emptyDir`` in memory). Kubernetes' validation refuses a volume with more
+            than one source ("may not specify more than 1 volume type"), and the loader
+            reports it as a problem of the file; a volume built in code with two would
+            be planned as one of them, silently.
+    """
 
     name: str
     host_path: str | None = None
     memory: MemoryMedium | None = None
     claim: ClaimSource | None = None
     content: VolumeContent | None = None
+
+    def __attrs_post_init__(self) -> None:
+        given = [
+            field
+            for field, value in (
+                ("host_path", self.host_path),
+                ("memory", self.memory),
+                ("claim", self.claim),
+                ("content", self.content),
+            )
+            if value is not None
+        ]
+        if len(given) > 1:
+            raise ValueError(
+                f"volume {self.name!r} has more than one source: {', '.join(given)} (give at "
+                "most one of host_path, memory, claim and content; none is an emptyDir on disk)"
+            )
 
     @property
     def is_empty_dir(self) -> bool:

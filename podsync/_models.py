@@ -238,20 +238,12 @@ class ClaimSource:
 
 @attrs.frozen
 class Volume:
-    """A pod volume: a host directory (``host_path``, the seed's ``hostDir``), a claim's
-    named engine volume (``claim``), a directory of files podsync writes under the root
-    directory (``content``: ``configMap``, ``secret``, ``downwardAPI`` and ``projected``
-    volumes, mounted read-only), or, when all are ``None``, an empty directory that lives as long
-    as the pod (``emptyDir``, created under the runtime's root directory; with
-    ``memory``, a tmpfs the engine mounts in the one container that uses it).
-
-    Raises:
-        ValueError: more than one source is given (``memory`` counts as one: an
-            ``emptyDir`` in memory). Kubernetes' validation refuses a volume with more
-            than one source ("may not specify more than 1 volume type"), and the loader
-            reports it as a problem of the file; a volume built in code with two would
-            be planned as one of them, silently.
-    """
+    """A pod volume, of one source: a host directory (``host_path``, the seed's ``hostDir``),
+    a claim's named engine volume (``claim``), files podsync writes (``content``:
+    ``configMap``, ``secret``, ``downwardAPI`` and ``projected`` volumes, mounted read-only),
+    or, when all are ``None``, an empty directory that lives as long as the pod
+    (``emptyDir``; with ``memory``, a tmpfs the engine mounts in the one container that uses
+    it). Two sources raise ``ValueError`` (Kubernetes refuses them; a plan would use one)."""
 
     name: str
     host_path: str | None = None
@@ -260,21 +252,9 @@ class Volume:
     content: VolumeContent | None = None
 
     def __attrs_post_init__(self) -> None:
-        given = [
-            field
-            for field, value in (
-                ("host_path", self.host_path),
-                ("memory", self.memory),
-                ("claim", self.claim),
-                ("content", self.content),
-            )
-            if value is not None
-        ]
-        if len(given) > 1:
-            raise ValueError(
-                f"volume {self.name!r} has more than one source: {', '.join(given)} (give at "
-                "most one of host_path, memory, claim and content; none is an emptyDir on disk)"
-            )
+        sources = ("host_path", "memory", "claim", "content")
+        if len(given := [s for s in sources if getattr(self, s) is not None]) > 1:
+            raise ValueError(f"volume {self.name!r} has more than one source: {', '.join(given)}")
 
     @property
     def is_empty_dir(self) -> bool:
@@ -284,12 +264,7 @@ class Volume:
     @property
     def on_disk(self) -> bool:
         """True for an ``emptyDir`` volume whose directory is under the root directory."""
-        return (
-            self.host_path is None
-            and self.memory is None
-            and self.claim is None
-            and self.content is None
-        )
+        return self.is_empty_dir and self.memory is None
 
 
 @attrs.frozen

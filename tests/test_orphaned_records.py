@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
+import pytest
 
 from podsync import (
     Container,
@@ -34,6 +35,8 @@ from podsync._apply import write_stop_record
 from podsync._labels import LABEL_CONTAINER, LABEL_RECORD_CONTAINER
 from podsync._options import PlanOptions
 from podsync._records import (
+    Record,
+    named_as_made,
     probe_record_labels,
     probe_record_volume,
     records_of,
@@ -162,6 +165,38 @@ def test_a_volume_that_is_not_podsyncs_record_is_never_removed() -> None:
     made = plan([web()], fake.containers, now=NOW, options=OPTIONS, volumes=volumes)
 
     assert [probe_record("web-uid", gone).name] == [a.volume for a in removals(made)]
+
+
+STOP, PROBE = "stop-record", "probe-record"
+DIGEST = "0123456789abcdef"
+
+
+@pytest.mark.parametrize(
+    ("volume", "kind", "container", "named"),
+    [
+        ("podsync-stopped_abc", STOP, "abc", True),
+        ("podsync-stopped_abcd", STOP, "abc", False),
+        ("podsync-stopped_abc", PROBE, "abc", False),
+        (f"podsync-probes_abc_{DIGEST}", PROBE, "abc", True),
+        (f"podsync-probes_abc_{DIGEST}", STOP, "abc", False),
+        (f"podsync-probes_abcd_{DIGEST}", PROBE, "abc", False),
+        (f"podsync-probes_abc_{DIGEST[:-1]}", PROBE, "abc", False),
+        (f"podsync-probes_abc_{DIGEST}0", PROBE, "abc", False),
+        (f"podsync-probes_abc_{DIGEST.upper()}", PROBE, "abc", False),
+        (f"podsync-probes_abc_{DIGEST[:-1]}g", PROBE, "abc", False),
+        ("podsync-stopped__abc", STOP, "_abc", False),
+        ("podsync-stopped_a/b", STOP, "a/b", False),
+    ],
+)
+def test_a_record_is_podsyncs_by_its_name_too(
+    volume: str, kind: str, container: str, named: bool
+) -> None:
+    """``named_as_made``: the name is the one podsync gives a record of that kind and
+    container - ``podsync-stopped_<id>``, ``podsync-probes_<id>_<16 hex digits>`` - and
+    the id is one podsync names records after."""
+    record = Record(volume, kind, "web-uid", container, "")
+
+    assert named is named_as_made(record)
 
 
 def test_a_record_removal_comes_after_the_pods_work() -> None:

@@ -184,6 +184,7 @@ DIGEST = "0123456789abcdef"
         (f"podsync-probes_abc_{DIGEST}0", PROBE, "abc", False),
         (f"podsync-probes_abc_{DIGEST.upper()}", PROBE, "abc", False),
         (f"podsync-probes_abc_{DIGEST[:-1]}g", PROBE, "abc", False),
+        (f"podsync-probes_abc_{DIGEST[:-1]}X", PROBE, "abc", False),
         ("podsync-stopped__abc", STOP, "_abc", False),
         ("podsync-stopped_a/b", STOP, "a/b", False),
     ],

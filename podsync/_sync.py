@@ -68,7 +68,9 @@ class Observation:
         pod_dirs: the pod uids with a podsync pod directory under the root directory.
         volumes: the named volumes (``Runtime.list_volumes``), when they were listed:
             a sync lists them only when its plan creates a container that mounts a
-            claim's volume.
+            claim's volume. Without the records of containers made after
+            ``containers`` was listed (see ``_confirmed``): every record left is about
+            a container in ``containers``, or one that is gone.
         volume_files: the records of the volume files podsync wrote for the desired pods
             (configMap, secret and downwardAPI volumes; see ``observe``).
         volumes_listed: whether ``volumes`` is the engine's list (else it is empty

@@ -591,10 +591,11 @@ def _remove_gone_records(
     behind - podsync's own removals take a container's stop record with it. The record
     of a container that exists, running or exited, is never removed here (a stopped
     container's record says podsync stopped it). Races: a stop record is written
-    before podsync stops a container, which exists then and is listed with it (the
-    volumes are listed after the containers, and a one-shot sync changes nothing in
-    between); a container created by this plan has no record yet; and the loop never
-    applies a pod's plan made from an observation its pod's worker changed
+    before podsync stops a container, which exists then; the volumes are listed after
+    the containers, and ``observe`` leaves out the records of containers another
+    podsync made in between (``podsync._sync._confirmed``: a second container list); a
+    container created by this plan has no record yet; and the loop never applies a
+    pod's plan made from an observation its pod's worker changed
     (``Reconciler._dispatch``), which is why the removal goes in the record's pod's
     plan. Only volumes podsync made as records go: its kind label says so, no
     Kubernetes label, and the name podsync gives that record (``named_as_made``). A

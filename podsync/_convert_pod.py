@@ -256,7 +256,10 @@ def _in_memory(
     pod_limit = sum(limits) if limits and all(limits) else 0
     result = []
     for volume, source in zip(volumes, sources, strict=True):
-        if source is None or source.medium != "Memory":
+        if source is None or source.medium != "Memory" or not volume.is_empty_dir:
+            # Not an emptyDir in memory; or one given with another source, a problem
+            # of the file already reported, whose volume keeps that one source (a
+            # ``Volume`` has at most one).
             result.append(volume)
             continue
         size = node.memory

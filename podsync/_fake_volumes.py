@@ -247,7 +247,11 @@ class VolumeCalls:
 
     def _put(self, volume: str, entry: VolumeEntry) -> None:
         """Docker's untar of one entry: parents made 0755 as needed; what was at the
-        path replaced (with its children), unless both are directories."""
+        path replaced (with its children), unless both are directories; a symbolic link
+        0777 whatever mode the entry gives (Linux has no mode for a link: Docker's untar
+        sets none, ``lchmod`` does not exist; its owner is set, with ``lchown``)."""
+        if entry.kind is EntryKind.SYMLINK and entry.mode != _LINK_MODE:
+            entry = attrs.evolve(entry, mode=_LINK_MODE)
         files = self._volume_files.setdefault(volume, {})
         files.setdefault(".", VolumeEntry(".", EntryKind.DIRECTORY, mode=0o755))
         parent = posixpath.dirname(entry.path)
@@ -267,6 +271,8 @@ class VolumeCalls:
         files[entry.path] = entry
 
 
+# The mode every symbolic link has on Linux.
+_LINK_MODE = 0o777
 # Linux's limit on the symbolic links one lookup follows (ELOOP beyond it).
 _MAX_LINKS = 40
 

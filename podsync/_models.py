@@ -238,18 +238,23 @@ class ClaimSource:
 
 @attrs.frozen
 class Volume:
-    """A pod volume: a host directory (``host_path``, the seed's ``hostDir``), a claim's
-    named engine volume (``claim``), a directory of files podsync writes under the root
-    directory (``content``: ``configMap``, ``secret``, ``downwardAPI`` and ``projected``
-    volumes, mounted read-only), or, when all are ``None``, an empty directory that lives as long
-    as the pod (``emptyDir``, created under the runtime's root directory; with
-    ``memory``, a tmpfs the engine mounts in the one container that uses it)."""
+    """A pod volume, of one source: a host directory (``host_path``, the seed's ``hostDir``),
+    a claim's named engine volume (``claim``), files podsync writes (``content``:
+    ``configMap``, ``secret``, ``downwardAPI`` and ``projected`` volumes, mounted read-only),
+    or, when all are ``None``, an empty directory that lives as long as the pod
+    (``emptyDir``; with ``memory``, a tmpfs the engine mounts in the one container that uses
+    it). Two sources raise ``ValueError`` (Kubernetes refuses them; a plan would use one)."""
 
     name: str
     host_path: str | None = None
     memory: MemoryMedium | None = None
     claim: ClaimSource | None = None
     content: VolumeContent | None = None
+
+    def __attrs_post_init__(self) -> None:
+        sources = ("host_path", "memory", "claim", "content")
+        if len(given := [s for s in sources if getattr(self, s) is not None]) > 1:
+            raise ValueError(f"volume {self.name!r} has more than one source: {', '.join(given)}")
 
     @property
     def is_empty_dir(self) -> bool:
@@ -259,12 +264,7 @@ class Volume:
     @property
     def on_disk(self) -> bool:
         """True for an ``emptyDir`` volume whose directory is under the root directory."""
-        return (
-            self.host_path is None
-            and self.memory is None
-            and self.claim is None
-            and self.content is None
-        )
+        return self.is_empty_dir and self.memory is None
 
 
 @attrs.frozen

@@ -62,6 +62,8 @@ tested and applied later.
 4. *Pods no longer desired*: their running containers are stopped, their exited ones
    removed, and their pod directory torn down - only when deletions are allowed (the
    seed's ``sourcesReady``).
+   The records podsync keeps of a container (``_records``) whose container is gone -
+   removed by hand - are removed whatever the pod (``_remove_gone_records``).
 5. *Garbage collection*, as actions: exited containers beyond ``max_per_container``
    per pod container and older than ``min_age`` are removed, newest kept (the seed
    meant to group per pod container but parsed the container ID, so everything fell in
@@ -103,6 +105,7 @@ from podsync._labels import (
     VOLUME_KIND_CONTENT,
     VOLUME_KIND_EMPTY_DIR,
     VOLUME_KIND_POD_STATE,
+    VOLUME_KIND_STOP_RECORD,
 )
 from podsync._models import (
     ObservedContainer,
@@ -115,7 +118,7 @@ from podsync._naming import is_safe_uid
 from podsync._options import PlanOptions
 from podsync._ownership import Identity, Instance, identify, volume_ownership
 from podsync._pod_planner import PlanContext, PodPlanner
-from podsync._records import RECORD_KINDS
+from podsync._records import RECORD_KINDS, named_as_made, records_of
 from podsync._resolv import (
     ResolvConf,
     parse_resolv_conf,
@@ -176,7 +179,10 @@ def plan(
             (``empty_dir_volume_name``) is created, and set up, before the first
             container that mounts it when it is not among them; the volumes podsync
             made for a pod that is no longer desired are removed once none of its
-            containers is left (``RemoveVolume``), when deletions are allowed.
+            containers is left (``RemoveVolume``), when deletions are allowed. The
+            stop and probe records of a container that is not in ``observed`` (removed
+            by hand: ``observed`` is every container, so it is gone) are removed
+            whatever the pod, deletions allowed or not (``orphaned-record``).
             Creating a volume that exists changes nothing, so a plan made without the
             list is safe, only less informed (it removes no volume).
         volume_files: the records of the volume files podsync wrote under the root
@@ -352,6 +358,8 @@ def _plan(
         _remove_pod_volumes(
             groups, volumes, by_identity, {p.uid for p in accepted} | rejected_uids, options
         )
+    if volumes:
+        _remove_gone_records(groups, volumes, observed, by_identity, accepted, rejected_uids)
     pod_plans = [
         PodPlan(key, identity[0], identity[1], tuple(actions))
         for identity, (key, actions) in groups.items()
@@ -545,11 +553,8 @@ def _remove_pod_volumes(
         }.get(owned.kind, owned.kind)
         record = owned.kind in RECORD_KINDS
         reason = Reason.ORPHANED_RECORD if record else Reason.ORPHANED_POD_VOLUME
-        # Before the pod directory's teardown: a removal that fails skips the rest of
-        # the pod, and the next sync tries again.
-        at = next((n for n, a in enumerate(actions) if isinstance(a, RemovePodDir)), len(actions))
-        actions.insert(
-            at,
+        _before_teardown(
+            actions,
             RemoveVolume(
                 pod=key,
                 pod_uid=uid,
@@ -557,6 +562,84 @@ def _remove_pod_volumes(
                 reason=reason,
                 message=(
                     f"remove volume {volume.name}: the {what} of a pod that is no longer desired"
+                ),
+            ),
+        )
+
+
+def _before_teardown(actions: list[PodAction], action: RemoveVolume) -> None:
+    """``action`` added to a pod's ``actions``, after its other work and before its pod
+    directory's teardown: a removal that fails skips the rest of the pod, and the next
+    sync tries again."""
+    at = next((n for n, a in enumerate(actions) if isinstance(a, RemovePodDir)), len(actions))
+    actions.insert(at, action)
+
+
+def _remove_gone_records(
+    groups: dict[Identity, tuple[str, list[PodAction]]],
+    volumes: Sequence[ObservedVolume],
+    observed: Sequence[ObservedContainer],
+    by_identity: Mapping[Identity, list[Instance]],
+    accepted: Sequence[Pod],
+    rejected_uids: Collection[str],
+) -> None:
+    """A ``RemoveVolume`` (``orphaned-record``) for each record (``podsync._records``)
+    of a container that is not in ``observed``, in the plan of the record's pod.
+
+    ``observed`` is every container on the engine, so a container that is not in it is
+    gone: someone removed it by hand (``docker rm -f``), which leaves its records
+    behind - podsync's own removals take a container's stop record with it. The record
+    of a container that exists, running or exited, is never removed here (a stopped
+    container's record says podsync stopped it). Races: a stop record is written
+    before podsync stops a container, which exists then; the volumes are listed after
+    the containers, and ``observe`` leaves out the records of containers another
+    podsync made in between (``podsync._sync._confirmed``: a second container list); a
+    container created by this plan has no record yet; and the loop never applies a
+    pod's plan made from an observation its pod's worker changed
+    (``Reconciler._dispatch``), which is why the removal goes in the record's pod's
+    plan. Only volumes podsync made as records go: its kind label says so, no
+    Kubernetes label, and the name podsync gives that record (``named_as_made``). A
+    rejected pod is left alone (nothing is done to it); a pod no longer desired gets the
+    removal even when deletions are not allowed - a container that is gone is no
+    deletion. The records ``_remove_pod_volumes`` already removes (a gone pod's) are not
+    planned twice."""
+    existing = {oc.id for oc in observed}
+    planned = {
+        a.volume for _, actions in groups.values() for a in actions if isinstance(a, RemoveVolume)
+    }
+    mine = [
+        v
+        for v in volumes
+        if v.name not in planned
+        and (owned := volume_ownership(v)) is not None
+        and owned.kind in RECORD_KINDS
+    ]
+    if not mine:
+        return
+    # The plan of the record's pod: a desired pod's own; else the one named by a
+    # container of the pod that is left; else the one of a pod without containers,
+    # ``(uid, "")``, named by nothing (as ``_remove_pod_volumes`` does).
+    plans: dict[str, tuple[Identity, str]] = {}
+    for identity, instances in by_identity.items():
+        plans.setdefault(identity[0], (identity, instances[0].pod_key))
+    plans.update({pod.uid: ((pod.uid, pod.full_name), pod.key) for pod in accepted})
+    for record in records_of(mine):
+        cid = record.container_id
+        if cid in existing or record.pod_uid in rejected_uids or not named_as_made(record):
+            continue
+        identity, key = plans.get(record.pod_uid, ((record.pod_uid, ""), ""))
+        actions = groups.setdefault(identity, (key, []))[1]
+        what = "stop record" if record.kind == VOLUME_KIND_STOP_RECORD else "probe record"
+        _before_teardown(
+            actions,
+            RemoveVolume(
+                pod=key,
+                pod_uid=record.pod_uid,
+                volume=record.volume,
+                reason=Reason.ORPHANED_RECORD,
+                message=(
+                    f"remove volume {record.volume}: the {what} of container {cid[:12]}, "
+                    "which no longer exists"
                 ),
             ),
         )

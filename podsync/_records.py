@@ -127,6 +127,25 @@ def records_of(volumes: Iterable[ObservedVolume]) -> list[Record]:
     return sorted(found, key=lambda r: r.volume)
 
 
+def named_as_made(record: Record) -> bool:
+    """Whether ``record``'s volume has the name podsync gives that record
+    (``stop_record_volume``, ``probe_record_volume``): labels alone can be copied onto
+    any volume, and podsync removes a record on its own only when both say it is one."""
+    cid = record.container_id
+    if not _ID.fullmatch(cid):
+        return False
+    if record.kind == VOLUME_KIND_STOP_RECORD:
+        return record.volume == f"{_STOP_PREFIX}_{cid}"
+    prefix = f"{_PROBE_PREFIX}_{cid}_"
+    digest = record.volume[len(prefix) :]
+    return (
+        record.kind == VOLUME_KIND_PROBE_RECORD
+        and record.volume.startswith(prefix)
+        and len(digest) == _DIGEST_HEX
+        and all(c in "0123456789abcdef" for c in digest)
+    )
+
+
 def stop_records(records: Iterable[Record]) -> dict[str, str]:
     """Container id -> the reason podsync stopped it (``"unknown"`` for an empty one)."""
     return {

@@ -298,7 +298,8 @@ class Runtime(Protocol):
         archive API and is removed), so that it works on a remote engine. ``image``
         must be present (podsync passes the pod's infra image, which a pod's plan
         ensures); nothing of it runs. Entries take their mode, uid and gid, the volume's
-        root (``"."``) included; an existing file or link is replaced, an existing
+        root (``"."``) included (a symbolic link is 0777 whatever its mode: Linux has
+        no mode for a link); an existing file or link is replaced, an existing
         directory keeps its other entries. A volume that does not exist is created
         unlabelled, as by a container that mounts it.
 

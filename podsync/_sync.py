@@ -68,7 +68,9 @@ class Observation:
         pod_dirs: the pod uids with a podsync pod directory under the root directory.
         volumes: the named volumes (``Runtime.list_volumes``), when they were listed:
             a sync lists them only when its plan creates a container that mounts a
-            claim's volume.
+            claim's volume. Without the records of containers made after
+            ``containers`` was listed (see ``_confirmed``): every record left is about
+            a container in ``containers``, or one that is gone.
         volume_files: the records of the volume files podsync wrote for the desired pods
             (configMap, secret and downwardAPI volumes; see ``observe``).
         volumes_listed: whether ``volumes`` is the engine's list (else it is empty
@@ -142,7 +144,7 @@ def observe(
     containers = tuple(runtime.list_containers())
     listed = tuple(runtime.list_images()) if images else ()
     volumes = volumes or _records_matter(containers, desired if probed else ())
-    named = tuple(runtime.list_volumes()) if volumes else ()
+    named = _confirmed(runtime, containers, runtime.list_volumes()) if volumes else ()
     pod_dirs = list_pod_dirs(root)
     return Observation(
         _with_stop_records(containers, root, pod_dirs, stop_records(records_of(named))),
@@ -153,6 +155,37 @@ def observe(
         volumes,
         _host_empty_dirs(root, desired, pod_dirs) if volumes else frozenset(),
     )
+
+
+def _confirmed(
+    runtime: Runtime, containers: Sequence[ObservedContainer], volumes: Sequence[ObservedVolume]
+) -> tuple[ObservedVolume, ...]:
+    """``volumes``, listed after ``containers``, without the records
+    (``podsync._records``) of containers that were made in between.
+
+    The plan removes the records of containers it does not see (``orphaned-record``:
+    gone, removed by hand), and a container another podsync on the engine (the loop's
+    worker of a pod, a ``podsync apply`` beside ``podsync run``) created and stopped
+    between the two lists is not in ``containers`` while its stop record is in
+    ``volumes``. So when a record names a container ``containers`` lacks, the containers
+    are listed again - after the volumes, so every container a listed record is about is
+    in that list unless it is gone - and the records of the ones found are left out:
+    they are about no container this observation holds. One more call, only when such a
+    record is listed (in practice: the sync that removes it).
+
+    Raises:
+        RuntimeCallError: the second list failed.
+    """
+    listed = tuple(volumes)
+    known = {c.id for c in containers}
+    missing = {r.container_id for r in records_of(listed) if r.container_id not in known}
+    if not missing:
+        return listed
+    late = missing.intersection(c.id for c in runtime.list_containers())
+    if not late:
+        return listed
+    young = {r.volume for r in records_of(listed) if r.container_id in late}
+    return tuple(v for v in listed if v.name not in young)
 
 
 def _host_empty_dirs(
@@ -431,7 +464,7 @@ def _with_volumes(
     host directories."""
     return attrs.evolve(
         observation,
-        volumes=tuple(runtime.list_volumes()),
+        volumes=_confirmed(runtime, observation.containers, runtime.list_volumes()),
         volumes_listed=True,
         empty_dirs=_host_empty_dirs(root_dir, desired, observation.pod_dirs),
     )

@@ -204,6 +204,24 @@ class Subject:
         found = [v for v in self.runtime.list_volumes() if v.name.startswith(prefix)]
         return sorted(found, key=lambda v: v.name)
 
+    def modes(self, volume: str, paths: list[str]) -> dict[str, int]:
+        """The permission bits of the entries at ``paths`` in ``volume``, as a container
+        that mounts it sees them (``stat``, which does not follow a link); the fake's as
+        it reports what it holds (``FakeRuntime.volume_files``)."""
+        if self.client is None:
+            held = self.fake.volume_files(volume)
+            return {path: held[path].mode for path in paths}
+        listing = self.client.containers.run(
+            TEST_IMAGE,
+            ["stat", "-c", "%a %n", *(f"/data/{path}" for path in paths)],
+            volumes={volume: {"bind": "/data", "mode": "ro"}},
+            network_mode="none",
+            labels=run_labels(),
+            remove=True,
+        )
+        found = [line.split(" ", 1) for line in listing.decode().splitlines()]
+        return {name.removeprefix("/data/"): int(mode, 8) for mode, name in found}
+
     def remove_volumes(self) -> None:
         """Remove this test's containers (they may use the volumes), then its volumes."""
         if self.client is None or not self._volumes:
@@ -1058,3 +1076,26 @@ def test_a_volume_mounted_without_copy_starts_empty(subject: Subject) -> None:
     subject.runtime.write_volume(name, [written], image=PAUSE_IMAGE)
     assert b"pod:x:2000:\n" == subject.runtime.read_container_file(cid, "/etc/group", limit=100)
     subject.runtime.remove_container(cid)
+
+
+def test_a_links_mode_is_always_0777(subject: Subject) -> None:
+    """Linux has no mode for a symbolic link (every link is 0777, ``lchmod`` does not
+    exist): Docker's untar ignores an entry's mode for one, and so does the fake, while
+    a file keeps the mode it was written with."""
+    name = subject.volume("links")
+    subject.runtime.create_volume(name, {})
+    subject.runtime.write_volume(
+        name,
+        [
+            VolumeEntry(".", EntryKind.DIRECTORY, mode=0o755),
+            VolumeEntry("app.conf", EntryKind.FILE, mode=0o600, data=b"listen 8080\n"),
+            VolumeEntry("private", EntryKind.SYMLINK, mode=0o600, target="app.conf"),
+            VolumeEntry("odd", EntryKind.SYMLINK, mode=0o2751, target="app.conf"),
+            VolumeEntry("open", EntryKind.SYMLINK, mode=0o777, target="app.conf"),
+        ],
+        image=PAUSE_IMAGE,
+    )
+
+    modes = subject.modes(name, ["app.conf", "private", "odd", "open"])
+
+    assert {"app.conf": 0o600, "private": 0o777, "odd": 0o777, "open": 0o777} == modes

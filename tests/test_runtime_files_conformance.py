@@ -5,7 +5,9 @@ an exited container still holds (its own files, its volumes) and what it does no
 ``/dev``), how an entry replaces what was at its path, what a missing image does.
 
 Modes and owners are checked on the engine alone (``test_a_written_volume_has_the_
-entries_modes_and_owners``): the fake keeps what it is given, the engine is the fact.
+entries_modes_and_owners``): the fake keeps what it is given, the engine is the fact -
+but for a link's mode, 0777 on both (``test_runtime_conformance``'s
+``test_a_links_mode_is_always_0777``).
 """
 
 from __future__ import annotations

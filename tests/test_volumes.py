@@ -4,10 +4,23 @@
 from __future__ import annotations
 
 import posixpath
+from typing import Any
 
 import pytest
 
-from podsync import Mount, Pod, Volume, VolumeMount
+from podsync import (
+    ClaimSource,
+    ConfigError,
+    MemoryMedium,
+    Mount,
+    Pod,
+    Volume,
+    VolumeContent,
+    VolumeFile,
+    VolumeKind,
+    VolumeMount,
+    parse_pods,
+)
 from podsync._volumes import binds, container_mounts, termination_message_file, volume_host_paths
 
 
@@ -114,3 +127,79 @@ def test_short_termination_message_file_names_are_kept():
     assert 255 == len(name)
 
     assert name == posixpath.basename(termination_message_file("/r", "u", "bar", name))
+
+
+_CONTENT = VolumeContent(VolumeKind.CONFIG_MAP, (VolumeFile("a", b"1"),))
+
+
+@pytest.mark.parametrize(
+    ("sources", "named"),
+    [
+        ({"host_path": "/srv/data", "memory": MemoryMedium(1 << 20)}, "host_path, memory"),
+        ({"claim": ClaimSource("data"), "content": _CONTENT}, "claim, content"),
+        ({"host_path": "/srv", "claim": ClaimSource("data")}, "host_path, claim"),
+        ({"memory": MemoryMedium(1), "content": _CONTENT}, "memory, content"),
+        (
+            {"host_path": "/srv", "memory": MemoryMedium(1), "claim": ClaimSource("d")},
+            "host_path, memory, claim",
+        ),
+    ],
+)
+def test_a_volume_built_with_two_sources_is_refused(sources: dict[str, Any], named: str) -> None:
+    """A volume has one source (Kubernetes' validation: "may not specify more than 1
+    volume type"); a library user building one in code with two gets a ValueError
+    naming them, instead of a plan in which one of them silently wins."""
+    with pytest.raises(ValueError, match="more than one source") as info:
+        Volume("data", **sources)
+
+    assert f"volume 'data' has more than one source: {named}" == str(info.value)
+
+
+@pytest.mark.parametrize(
+    "sources",
+    [
+        {},
+        {"host_path": "/srv"},
+        {"memory": MemoryMedium(1)},
+        {"claim": ClaimSource("data")},
+        {"content": _CONTENT},
+    ],
+)
+def test_a_volume_with_one_source_or_none_is_taken(sources: dict[str, Any]) -> None:
+    """No source is an emptyDir on disk; each source alone is a volume of its kind."""
+    assert "data" == Volume("data", **sources).name
+
+
+@pytest.mark.parametrize(
+    ("volume", "message"),
+    [
+        (
+            "hostPath: {path: /srv}\n    emptyDir: {medium: Memory}",
+            "needs at most one of hostPath or emptyDir, got both",
+        ),
+        (
+            "persistentVolumeClaim: {claimName: data}\n    emptyDir: {medium: Memory}",
+            "needs one volume source, got persistentVolumeClaim and emptyDir",
+        ),
+    ],
+)
+def test_a_file_with_two_sources_is_a_config_error(volume: str, message: str) -> None:
+    """The loader reports two sources as a problem of the file (it never builds such a
+    volume, not even for an emptyDir in memory it would otherwise size)."""
+    text = f"""\
+apiVersion: v1
+kind: Pod
+metadata: {{name: web, namespace: default}}
+spec:
+  volumes:
+  - name: data
+    {volume}
+  containers:
+  - name: app
+    image: busybox
+    volumeMounts: [{{name: data, mountPath: /data}}]
+"""
+    with pytest.raises(ConfigError) as info:
+        parse_pods(text, source_name="pods.yaml", source="file")
+
+    assert [f"pods.yaml: $.spec.volumes[0]: {message}"] == [str(p) for p in info.value.problems]

@@ -762,10 +762,16 @@ class ObservedVolume:
             made by itself (a container mounted a name that did not exist) or someone
             made without any. podsync's volumes carry its labels (``LABEL_VOLUME_KIND``
             and the others of ``podsync.labels``): see ``podsync.volume_ownership``.
+        created: when the engine made it, as the engine reports it (Docker's
+            ``CreatedAt``: RFC 3339, whole seconds); empty when not reported. A volume
+            removed and made again under the same name reports another time (from the
+            next second on): a record of what podsync wrote into a volume names the
+            time of the volume it describes (``podsync._content_records``).
     """
 
     name: str
     labels: dict[str, str] = attrs.field(factory=dict, hash=False)
+    created: str = ""
 
 
 @attrs.frozen

@@ -190,6 +190,7 @@ LABEL_RECORD_GENERATION = _PREFIX + "record.generation"
 #: about it.
 LABEL_RECORD_VOLUME_CREATED = _PREFIX + "record.volume-created"
 
+
 def encode_handler(handler: Handler) -> str:
     """A handler as compact JSON, for ``LABEL_PRE_STOP``."""
     data: dict[str, Any]

@@ -93,6 +93,7 @@ from podsync._actions import (
     WriteVolume,
 )
 from podsync._admission import admit
+from podsync._content_records import PodVolume, RecordChoice, record_choices
 from podsync._empty_dir_planner import empty_dir_of, empty_dir_setup, not_the_pods
 from podsync._fingerprint import scoped_fingerprint
 from podsync._gc import apply_global_cap, plan_orphan
@@ -116,7 +117,6 @@ from podsync._naming import is_safe_uid
 from podsync._options import PlanOptions
 from podsync._ownership import Identity, Instance, identify, volume_ownership
 from podsync._pod_planner import PlanContext, PodPlanner
-from podsync._content_records import PodVolume, RecordChoice, record_choices
 from podsync._records import RECORD_KINDS
 from podsync._resolv import (
     ResolvConf,

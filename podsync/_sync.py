@@ -108,7 +108,8 @@ def observe(
     pods with ``persistentVolumeClaim`` volumes (``plan(..., volumes=obs.volumes)``) -
     and whenever podsync's records in the engine (``podsync._records``) can matter: when
     an owned container does not run (its stop record), or a ``desired`` pod has probes
-    (their records) or configMap, secret or downwardAPI volumes (their records). Stopped containers get their stop records (see
+    (their records) or configMap, secret or downwardAPI volumes (their records).
+    Stopped containers get their stop records (see
     ``ObservedContainer.stopped_by_podsync``) from there, and, for pods that an earlier
     podsync kept a directory for, from that directory: podsync records the containers
     it stops, because no engine can report it. With the volumes, the emptyDir host

@@ -187,8 +187,7 @@ def record_upkeep(
             continue
         choice = records.get((pod.uid, volume.name))
         keep = ""
-        if believed(choice, present) is not None:
-            assert choice is not None and choice.winner is not None
+        if believed(choice, present) is not None and choice is not None and choice.winner:
             keep = choice.winner.volume
         else:
             found = engine.get(volume.name)

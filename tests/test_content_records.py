@@ -172,9 +172,7 @@ def test_a_stale_duplicate_is_resolved_and_removed(tmp_path: Path) -> None:
     old = WrittenVolume(
         uid, "config", "sha256:old", {}, f"podsync-content_{uid}_config", "..payload-2", ("a",)
     )
-    created = next(
-        v.created for v in runtime.volumes if v.name == f"podsync-content_{uid}_config"
-    )
+    created = next(v.created for v in runtime.volumes if v.name == f"podsync-content_{uid}_config")
     stale = content_record_volume(old, 0)
     runtime.add_volume(ObservedVolume(stale, content_record_labels(old, created, 0)))
     runtime.calls.clear()
@@ -269,9 +267,7 @@ def test_a_pod_that_goes_takes_its_record_volumes_with_it(tmp_path: Path) -> Non
     assert run([], runtime, tmp_path).ok
     result = run([], runtime, tmp_path, NOW + 3600)
     assert result.ok
-    removed = {
-        a.volume: a.reason for a in result.plan.actions if isinstance(a, RemoveVolume)
-    }
+    removed = {a.volume: a.reason for a in result.plan.actions if isinstance(a, RemoveVolume)}
     recorded = [n for n, r in removed.items() if r == Reason.ORPHANED_RECORD]
     assert len(recorded) == 3
     assert runtime.volumes == []

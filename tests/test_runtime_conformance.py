@@ -23,7 +23,9 @@ mode ``none`` and publish nothing.
 
 from __future__ import annotations
 
+import datetime
 import io
+import re
 import secrets
 import threading
 import time
@@ -950,6 +952,29 @@ def test_a_volume_is_created_listed_and_removed(subject: Subject) -> None:
     subject.runtime.remove_volume(name)
     subject.runtime.remove_volume(name)
     assert [] == subject.our_volumes()
+
+
+def test_a_volume_reports_when_it_was_made(subject: Subject) -> None:
+    """A listed volume says when it was made (Docker's ``CreatedAt``: RFC 3339, whole
+    seconds), the same in every listing and after files were written into it; made
+    again under its name a second later, it says a later time - what a content record
+    compares (``podsync._content_records``)."""
+    name = subject.volume("made")
+    subject.runtime.create_volume(name, {})
+    (first,) = subject.our_volumes()
+    made = datetime.datetime.fromisoformat(first.created.replace("Z", "+00:00"))
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(Z|[+-]\d\d:\d\d)", first.created)
+    assert abs(made.timestamp() - subject.now()) < 5
+    file = VolumeEntry("a.conf", EntryKind.FILE, data=b"x")
+    subject.runtime.write_volume(name, [file], image=TEST_IMAGE)
+    assert [first.created] == [v.created for v in subject.our_volumes()]
+    subject.runtime.remove_volume(name)
+    if subject.kind == "engine":
+        time.sleep(1.1)  # the fake's clock moves a second per reading
+    subject.runtime.create_volume(name, {})
+    (again,) = subject.our_volumes()
+    later = datetime.datetime.fromisoformat(again.created.replace("Z", "+00:00"))
+    assert later > made
 
 
 def _volume_name_refusal(name: str) -> str:

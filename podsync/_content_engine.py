@@ -8,9 +8,10 @@ A write is one ``Runtime.write_volume`` (Docker: one short-lived container, one
 archive): the entries of ``_content_layout.payload_entries``.
 
 What podsync wrote is recorded in the volume (``..data/..podsync``) and, once the write
-succeeded, in a record volume (``_content_records``): ``write_content_volume`` lists
-the volumes first (one call: the volume's ``CreatedAt``, and the pod volume's earlier
-records), writes, makes the new record volume and removes the earlier ones.
+succeeded, in a record volume (``_content_records``): ``write_content_volume`` writes,
+lists the volumes (one call: the volume's ``CreatedAt`` as the write left it, and the
+pod volume's earlier records), makes the new record volume and removes the earlier
+ones.
 
 The records are read from the volume list (``read_content_records`` with the volumes
 ``observe`` lists): no further call for a volume whose record volume is believed. The
@@ -201,15 +202,16 @@ def write_content_volume(runtime: Runtime, action: WriteVolume) -> str:
     (``_content_records``). The values of Secret files must be known. Returns what was
     done, for people.
 
-    Four steps: the volumes are listed first (the engine volume's ``CreatedAt`` is
-    taken before the write, so that a volume made again meanwhile is never described
-    as written), then the files are written; only then is the record volume made (one
-    more than the highest generation listed), and the pod volume's earlier record
-    volumes removed. An interruption before the record leaves the old record (or none):
-    the volume is written again by the next sync, which changes nothing a container
-    sees. One after it leaves both: the newer generation wins. An engine volume the
-    list does not have (made by the write itself) or whose ``CreatedAt`` the runtime
-    does not report gets no record: it is read through a container.
+    Four steps: the files are written; only then are the volumes listed (one call: the
+    engine volume's ``CreatedAt`` as the write left it - Docker's local driver reports
+    the time the volume's root directory last changed, which every write changes - and
+    the pod volume's earlier records), the record volume made (one more than the
+    highest generation listed), and the earlier record volumes removed. An
+    interruption before the record leaves the old record (it names another
+    ``CreatedAt``, or other content) or none: the volume is written again by the next
+    sync, which changes nothing a container sees. One after it leaves both: the newer
+    generation wins. An engine volume the list does not have or whose ``CreatedAt`` the
+    runtime does not report gets no record: it is read through a container.
 
     Raises:
         ValueError: the action's payload names are not ones podsync writes.
@@ -223,12 +225,12 @@ def write_content_volume(runtime: Runtime, action: WriteVolume) -> str:
         previous=action.previous,
         linked=action.linked,
     )
-    listed = runtime.list_volumes()
-    target = next((v for v in listed if v.name == action.engine_volume), None)
-    choice = record_choices(listed).get((action.pod_uid, action.volume))
     runtime.write_volume(action.engine_volume, entries, image=action.image)
     kind = action.content.kind.value
     what = f"wrote the files of volume {action.volume} ({kind}) into {action.engine_volume}"
+    listed = runtime.list_volumes()
+    target = next((v for v in listed if v.name == action.engine_volume), None)
+    choice = record_choices(listed).get((action.pod_uid, action.volume))
     if target is None or not target.created:
         return what
     written = parse_record(

@@ -56,9 +56,17 @@ class VolumeCalls:
     def _new_volume(self, name: str, labels: Mapping[str, str] | None = None) -> ObservedVolume:
         """A volume the engine makes now: its ``created`` is the clock's time as Docker's
         ``CreatedAt`` says it (RFC 3339, whole seconds, UTC), so one made again within
-        the same second reports the same time, as Docker's does."""
+        the same second reports the same time, as Docker's does (which is the time its
+        root directory last changed: see ``_root_changed``)."""
         at = datetime.datetime.fromtimestamp(int(self.clock()), datetime.UTC)
         return ObservedVolume(name, dict(labels or {}), at.strftime("%Y-%m-%dT%H:%M:%SZ"))
+
+    def _root_changed(self, name: str) -> None:
+        """An entry at the root of volume ``name`` was made, replaced or removed, or the
+        root itself written: Docker's local driver reports as ``CreatedAt`` the time
+        its root directory last changed (its modification time), so it says now."""
+        found = self._volumes[name]
+        self._volumes[name] = attrs.evolve(found, created=self._new_volume(name).created)
 
     @functools.cached_property
     def _volume_files(self) -> dict[str, dict[str, VolumeEntry]]:
@@ -170,6 +178,8 @@ class VolumeCalls:
                     self._put(volume, attrs.evolve(old, data=data))
                 else:
                     self._put(volume, VolumeEntry(inside, EntryKind.FILE, data=data))
+                    if "/" not in inside:
+                        self._root_changed(volume)
 
     def write_volume(self, volume: str, entries: Sequence[VolumeEntry], *, image: str) -> None:
         """Write ``entries`` into ``volume`` (created unlabelled when missing).
@@ -191,6 +201,8 @@ class VolumeCalls:
             self._volumes.setdefault(volume, self._new_volume(volume))
             for entry in entries:
                 self._put(volume, entry)
+            if any("/" not in entry.path for entry in entries):
+                self._root_changed(volume)
 
     def read_volume_file(self, volume: str, path: str, *, image: str, limit: int) -> bytes | None:
         """At most ``limit`` bytes of the file ``path`` in ``volume``; ``None`` when it

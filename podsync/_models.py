@@ -761,8 +761,9 @@ class ObservedVolume:
         labels: its labels, as given when it was created; empty for one the engine made
             itself (a container mounted a missing name) or made without any. podsync's
             carry ``LABEL_VOLUME_KIND`` and more: see ``podsync.volume_ownership``.
-        created: when the engine made it, as it reports it (Docker's ``CreatedAt``,
-            whole seconds); empty when not reported (``podsync._content_records``).
+        created: Docker's ``CreatedAt`` (whole seconds): for the local driver, when its
+            root directory last changed - made, or an entry at its top written or
+            removed; empty when not reported (``podsync._content_records``).
     """
 
     name: str

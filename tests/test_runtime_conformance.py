@@ -954,27 +954,41 @@ def test_a_volume_is_created_listed_and_removed(subject: Subject) -> None:
     assert [] == subject.our_volumes()
 
 
-def test_a_volume_reports_when_it_was_made(subject: Subject) -> None:
-    """A listed volume says when it was made (Docker's ``CreatedAt``: RFC 3339, whole
-    seconds), the same in every listing and after files were written into it; made
-    again under its name a second later, it says a later time - what a content record
-    compares (``podsync._content_records``)."""
+def test_a_volume_reports_when_its_root_last_changed(subject: Subject) -> None:
+    """A listed volume reports a time (Docker's ``CreatedAt``: RFC 3339, whole seconds),
+    the same in every listing. For Docker's local driver it is when the volume's root
+    directory last changed: made, or an entry at its top written, not a file below it.
+    Made again under its name a second later, it reports a later time. What a content
+    record compares (``podsync._content_records``)."""
     name = subject.volume("made")
+    image = TEST_IMAGE
+
+    def reported() -> datetime.datetime:
+        (found,) = subject.our_volumes()
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(Z|[+-]\d\d:\d\d)", found.created)
+        return datetime.datetime.fromisoformat(found.created.replace("Z", "+00:00"))
+
+    def a_second() -> None:
+        if subject.kind == "engine":
+            time.sleep(1.1)  # the fake's clock moves a second per reading
+
     subject.runtime.create_volume(name, {})
-    (first,) = subject.our_volumes()
-    made = datetime.datetime.fromisoformat(first.created.replace("Z", "+00:00"))
-    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(Z|[+-]\d\d:\d\d)", first.created)
+    made = reported()
     assert abs(made.timestamp() - subject.now()) < 5
-    file = VolumeEntry("a.conf", EntryKind.FILE, data=b"x")
-    subject.runtime.write_volume(name, [file], image=TEST_IMAGE)
-    assert [first.created] == [v.created for v in subject.our_volumes()]
+    assert reported() == made
+    a_second()
+    directory = VolumeEntry("conf", EntryKind.DIRECTORY, mode=0o755)
+    subject.runtime.write_volume(name, [directory], image=image)
+    written = reported()
+    assert written > made
+    a_second()
+    below = VolumeEntry("conf/a.conf", EntryKind.FILE, data=b"x")
+    subject.runtime.write_volume(name, [below], image=image)
+    assert reported() == written
     subject.runtime.remove_volume(name)
-    if subject.kind == "engine":
-        time.sleep(1.1)  # the fake's clock moves a second per reading
+    a_second()
     subject.runtime.create_volume(name, {})
-    (again,) = subject.our_volumes()
-    later = datetime.datetime.fromisoformat(again.created.replace("Z", "+00:00"))
-    assert later > made
+    assert reported() > written
 
 
 def _volume_name_refusal(name: str) -> str:

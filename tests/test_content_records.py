@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from podsync import observe
+from podsync import PlanOptions, observe, plan, plan_fingerprint
 from podsync._actions import CreateVolume, Reason, RemoveVolume, WriteVolume
+from podsync._content_engine import planned_engine_records
 from podsync._content_layout import RECORD_PATH, parse_record
 from podsync._content_records import (
     content_record_labels,
@@ -272,3 +273,39 @@ def test_a_pod_that_goes_takes_its_record_volumes_with_it(tmp_path: Path) -> Non
     assert len(recorded) == 3
     assert runtime.volumes == []
     assert not records(runtime, uid)
+
+
+def test_a_saved_plans_check_reads_the_records_as_observe_does(tmp_path: Path) -> None:
+    """A saved plan's fingerprint is checked against the records of the volumes it
+    writes, read as ``observe`` read them: from the believed record volumes (no archive
+    read), so the check agrees with the plan even for a volume no container mounts."""
+    runtime = fake()
+    uid = load()[0].uid
+    assert run(load(), runtime, tmp_path).ok
+    for container in runtime.containers:
+        runtime.stop_container(container.id, 0)
+        runtime.remove_container(container.id)
+    edited = load(OBJECTS.replace("color=blue", "color=green"))
+    seen = observe(runtime, str(tmp_path), images=False, desired=edited, probed=False)
+    made = plan(
+        edited,
+        seen.containers,
+        now=NOW,
+        volumes=seen.volumes,
+        volume_files=seen.volume_files,
+        options=PlanOptions(root_dir=str(tmp_path)),
+    )
+    writes = [a for a in made.actions if isinstance(a, WriteVolume)]
+    assert [(w.volume, w.reason, w.previous) for w in writes] == [
+        ("config", Reason.VOLUME_CHANGED, "..payload-1")
+    ]
+    runtime.calls.clear()
+    records = planned_engine_records(runtime, made, seen.containers)
+    assert runtime.call_names() == ["list_volumes"]
+    assert [(r.pod_uid, r.name) for r in records] == [(uid, "config")]
+    assert made.fingerprint == plan_fingerprint(made, seen.containers, volume_files=records)
+    # Once the volume is written by another sync, the saved plan is stale.
+    assert run(edited, runtime, tmp_path).ok
+    fresh = observe(runtime, str(tmp_path), images=False, probed=False)
+    again = planned_engine_records(runtime, made, fresh.containers)
+    assert made.fingerprint != plan_fingerprint(made, fresh.containers, volume_files=again)

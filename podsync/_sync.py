@@ -67,8 +67,10 @@ class Observation:
         images: every image (``Runtime.list_images``).
         pod_dirs: the pod uids with a podsync pod directory under the root directory.
         volumes: the named volumes (``Runtime.list_volumes``), when they were listed:
-            a sync lists them only when its plan creates a container that mounts a
-            claim's volume.
+            a sync lists them when podsync's records in them can matter (see
+            ``observe``: a desired pod's configMap, secret or downwardAPI volumes, its
+            probes, a stopped container) or its plan creates a container that mounts
+            a named volume.
         volume_files: the records of the volume files podsync wrote for the desired pods
             (configMap, secret and downwardAPI volumes; see ``observe``).
         volumes_listed: whether ``volumes`` is the engine's list (else it is empty

@@ -565,6 +565,7 @@ def _remove_pod_volumes(
             VOLUME_KIND_POD_STATE: "state",
             VOLUME_KIND_EMPTY_DIR: f"emptyDir {owned.volume or '?'}",
             VOLUME_KIND_CONTENT: f"files of volume {owned.volume or '?'}",
+            VOLUME_KIND_CONTENT_RECORD: f"record of the files of volume {owned.volume or '?'}",
         }.get(owned.kind, owned.kind)
         record = owned.kind in RECORD_KINDS or owned.kind == VOLUME_KIND_CONTENT_RECORD
         reason = Reason.ORPHANED_RECORD if record else Reason.ORPHANED_POD_VOLUME

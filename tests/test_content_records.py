@@ -271,6 +271,15 @@ def test_a_pod_that_goes_takes_its_record_volumes_with_it(tmp_path: Path) -> Non
     removed = {a.volume: a.reason for a in result.plan.actions if isinstance(a, RemoveVolume)}
     recorded = [n for n, r in removed.items() if r == Reason.ORPHANED_RECORD]
     assert len(recorded) == 3
+    (config,) = [
+        a
+        for a in result.plan.actions
+        if isinstance(a, RemoveVolume) and a.volume.startswith(f"podsync-contentrec_{uid}_config")
+    ]
+    assert config.message == (
+        f"remove volume {config.volume}: the record of the files of volume config of a pod "
+        "that is no longer desired"
+    )
     assert runtime.volumes == []
     assert not records(runtime, uid)
 

@@ -11,9 +11,12 @@ mounts the volume (about 60 ms each on Docker, and Docker serialises them: a hos
 
 A label record is believed only when it describes the engine volume that exists now:
 
-* it names the volume's ``CreatedAt`` (``ObservedVolume.created``), so a volume
-  removed and made again by hand - empty - is written again, and one that is missing
-  is made and written again;
+* it names the volume's ``CreatedAt`` (``ObservedVolume.created``) as the write left
+  it - Docker's local driver reports the time the volume's root directory last changed
+  (made, or an entry at its top written or removed), which every write changes, so it
+  is listed after the write - and a volume that reports another - removed and made
+  again by hand, empty, or changed at its top by anyone else - is written again; one
+  that is missing is made and written again;
 * labels cannot change, so each write makes a new record volume (named by its pod
   volume, its generation and a digest of what it says) and then removes the earlier
   ones of that pod volume. A crash in between, or two podsync processes at once, leave
@@ -28,8 +31,9 @@ its sources' digests (a Secret's keyed with the host's key, never a value), the 
 and its top-level names.
 
 Docker reports ``CreatedAt`` in whole seconds: a volume removed and made again by hand
-within the second of its creation is not told apart (nothing else of a volume is
-reported that would).
+within the second of podsync's last write into it is not told apart, nor one removed
+and made again between a write and the listing right after it (nothing else of a
+volume is reported that would).
 
 Contract: pure - names, labels, and reading them back from a volume list.
 """

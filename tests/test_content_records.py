@@ -318,3 +318,48 @@ def test_a_saved_plans_check_reads_the_records_as_observe_does(tmp_path: Path) -
     fresh = observe(runtime, str(tmp_path), images=False, probed=False)
     again = planned_engine_records(runtime, made, fresh.containers)
     assert made.fingerprint != plan_fingerprint(made, fresh.containers, volume_files=again)
+
+
+def test_which_record_is_believed() -> None:
+    """Of a pod volume's record volumes the highest generation wins, whatever their
+    names; unreadable ones never win; several of the highest generation are believed
+    when they say the same, by none when they disagree or cannot be read; and none is
+    believed for a content volume that is missing, not podsync's, or made at another
+    time."""
+    from podsync import NodeInfo, parse_pods
+    from podsync._content_records import believed, record_choices
+
+    (pod,) = parse_pods(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: web, uid: u1}\nspec:\n"
+        "  volumes: [{name: config, configMap: {name: settings, optional: true}}]\n"
+        "  containers: [{name: app, image: busybox}]\n",
+        node=NodeInfo(name="n", milli_cpu=1000, memory=2**30),
+    )
+    target = f"podsync-content_{pod.uid}_config"
+    content = ObservedVolume(target, content_volume_labels(pod, "config"), "2027-01-01T00:00:00Z")
+    old = WrittenVolume(pod.uid, "config", "d1", {}, target, "..payload-1", ("a",))
+    new = WrittenVolume(pod.uid, "config", "d2", {}, target, "..payload-2", ("a",))
+
+    def record(name: str, written: WrittenVolume, generation: int, **over: str) -> ObservedVolume:
+        labels = content_record_labels(written, content.created, generation)
+        return ObservedVolume(name, {**labels, **over})
+
+    def winner(*records: ObservedVolume, volume: ObservedVolume | None = content) -> object:
+        present = {v.name: v for v in (*records, *([volume] if volume else []))}
+        return believed(record_choices(records).get((pod.uid, "config")), present)
+
+    assert winner(record("zz", old, 1), record("aa", new, 2)) == new
+    assert winner(record("aa", old, 1), record("zz", new, 2)) == new
+    garbage = record("zz", old, 9, **{LABEL_RECORD_GENERATION: "9x"})
+    assert winner(garbage, record("aa", new, 2)) == new
+    assert winner(record("aa", old, 2), record("zz", new, 2)) is None
+    assert winner(record("aa", new, 2), record("zz", new, 2)) == new
+    unreadable = record("zz", new, 3, **{"io.podsync.record.data": "{"})
+    assert winner(record("aa", new, 2), unreadable) is None
+    assert winner(record("aa", new, 2), volume=None) is None
+    foreign = ObservedVolume(target, {}, content.created)
+    assert winner(record("aa", new, 2), volume=foreign) is None
+    remade = ObservedVolume(target, content.labels, "2027-01-01T00:00:01Z")
+    assert winner(record("aa", new, 2), volume=remade) is None
+    choice = record_choices([record("aa", old, 1), record("zz", new, 2)])[(pod.uid, "config")]
+    assert (choice.next_generation, choice.losers()) == (3, ["aa"])

@@ -18,6 +18,15 @@ What it measures
   engine writes ``..data`` over ``..data`` as an unlink then a symlink (no rename): a
   test that falls between the two sees nothing.
 
+* **A steady sync of N pods** (``--steady-pods N``, instead of the above): N pods, each
+  with a ConfigMap volume, started once; then ``--rounds`` steady syncs
+  (``podsync.sync``, nothing to do), and the observation they start with two ways in
+  the same run: as podsync makes it now (the containers and the volumes listed, each
+  record read from its record volume's labels, ``podsync._content_records``) and as
+  podsync made it before record volumes - the reference (the containers listed, then
+  one archive read per volume through a container that mounts it:
+  ``read_content_records`` without the volume list). p50 and p95 of each.
+
 The pod runs against the engine of ``DOCKER_HOST`` with the test images (``python -m
 tests.engine images``); everything made is removed at the end. Not a test.
 
@@ -25,6 +34,7 @@ Run it from the repository root::
 
     python -m benchmarks.bench_content_volumes
     python -m benchmarks.bench_content_volumes --reads 20 --swaps 20   # a quick look
+    python -m benchmarks.bench_content_volumes --steady-pods 50 --rounds 10
 """
 
 from __future__ import annotations
@@ -82,11 +92,94 @@ def _timed(call: Callable[[], object], times: int) -> list[float]:
     return samples
 
 
+STEADY_POD = f"""\
+apiVersion: v1
+kind: ConfigMap
+metadata: {{name: NAME}}
+data: {{app.conf: "color=blue"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {{name: NAME}}
+spec:
+  volumes: [{{name: config, configMap: {{name: NAME}}}}]
+  containers:
+  - name: app
+    image: {TEST_IMAGE}
+    imagePullPolicy: Never
+    command: [/bin/sh, -c, "trap 'exit 0' TERM; while :; do sleep 3600 & wait $!; done"]
+    volumeMounts: [{{name: config, mountPath: /etc/config}}]
+"""
+
+
+def steady(pods: int, rounds: int) -> None:
+    """``--steady-pods``: a steady sync of ``pods`` pods with a ConfigMap volume, and
+    its observation now and as before record volumes (see the module docstring)."""
+    from podsync._content_engine import read_content_records
+    from podsync._hostfs import list_pod_dirs
+
+    run = uuid.uuid4().hex[:6]
+    desired = [
+        pod
+        for n in range(pods)
+        for pod in podsync.parse_pods(STEADY_POD.replace("NAME", f"steady-{run}-{n}"))
+    ]
+    root = tempfile.mkdtemp(prefix="podsync-bench-")
+    options = podsync.PlanOptions(
+        network_mode="none",
+        network_image=PAUSE_IMAGE,
+        root_dir=root,
+        allow_deletions=False,
+        stop_timeout=1,
+    )
+    uids = {p.uid for p in desired}
+    with DockerRuntime() as runtime:
+        try:
+            started = podsync.sync(desired, runtime, options=options, probe=False)
+            assert started.ok, started.apply_result.summary()
+            syncs: list[float] = []
+            for _ in range(rounds):
+                start = time.perf_counter()
+                result = podsync.sync(desired, runtime, options=options, probe=False)
+                syncs.append(time.perf_counter() - start)
+                assert not result.plan.has_changes, result.plan.describe()
+            now = _timed(
+                lambda: podsync.observe(runtime, root, images=False, desired=desired, probed=False),
+                rounds,
+            )
+
+            def before() -> None:
+                containers = runtime.list_containers()
+                found = read_content_records(
+                    runtime, root, desired, containers, list_pod_dirs(root)
+                )
+                assert len(found) == pods
+
+            reference = _timed(before, rounds)
+            print(f"{pods} pods with a ConfigMap volume, {rounds} rounds")
+            print(f"steady sync (now)                           : {_quantiles(syncs)}")
+            print(f"observation now (list + record volumes)     : {_quantiles(now)}")
+            print(f"observation before (list + {pods} archive reads): {_quantiles(reference)}")
+        finally:
+            for container in runtime.list_containers():
+                if container.labels.get(podsync.labels.LABEL_POD_UID) in uids:
+                    runtime.stop_container(container.id, 1)
+                    runtime.remove_container(container.id)
+            for volume in runtime.list_volumes():
+                if volume.labels.get(podsync.labels.LABEL_POD_UID) in uids:
+                    runtime.remove_volume(volume.name)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reads", type=int, default=50)
     parser.add_argument("--swaps", type=int, default=50)
+    parser.add_argument("--steady-pods", type=int, default=0)
+    parser.add_argument("--rounds", type=int, default=10)
     args = parser.parse_args()
+    if args.steady_pods:
+        steady(args.steady_pods, args.rounds)
+        return
     name = f"bench-{uuid.uuid4().hex[:8]}"
     options = podsync.PlanOptions(
         network_mode="none",

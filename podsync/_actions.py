@@ -141,6 +141,9 @@ class Reason(enum.StrEnum):
     POD_STATE_FIRST_USE = "pod-state-first-use"  # create: a container's termination file
     ORPHANED_POD_VOLUME = "orphaned-pod-volume"  # remove: its pod is no longer desired
     ORPHANED_RECORD = "orphaned-record"  # remove a record volume: its container is gone
+    # record volumes of configMap, secret and downwardAPI volumes (podsync._content_records)
+    VOLUME_RECORDED = "volume-recorded"  # create: files that only the volume's own file records
+    STALE_RECORD = "stale-record"  # remove a record volume that a newer one replaced
     # emptyDir volumes as engine volumes (issue 18)
     EMPTY_DIR_FIRST_USE = "empty-dir-first-use"  # create: the first container mounts it
     # create, and copy in the host directory an earlier podsync kept the volume in

@@ -7,17 +7,26 @@ what podsync wrote into the volumes of the desired pods (``read_content_records`
 A write is one ``Runtime.write_volume`` (Docker: one short-lived container, one
 archive): the entries of ``_content_layout.payload_entries``.
 
-An engine volume's record is read through the engine, never a path on this machine:
-from a container of the pod that mounts the volume (``LABEL_CONTENT_VOLUMES`` says
-where), running or exited, with one ``Runtime.read_container_file`` of
-``<mount path>/..data/..podsync`` (Docker: one ``GET .../archive``; the link ``..data``
-is followed). A volume no container mounts yet is not read at all: the planner writes
-it before the first container that mounts it is created. The host directories of
-containers made by an earlier podsync are read as before, only while such a container
-runs (``_volumes.legacy_content_mounts``).
+What podsync wrote is recorded in the volume (``..data/..podsync``) and, once the write
+succeeded, in a record volume (``_content_records``): ``write_content_volume`` writes,
+lists the volumes (one call: the volume's ``CreatedAt`` as the write left it, and the
+pod volume's earlier records), makes the new record volume and removes the earlier
+ones.
 
-Cost of a steady sync: one archive read per configMap, secret or downwardAPI volume
-of each desired pod (the host writer read one small file per volume instead).
+The records are read from the volume list (``read_content_records`` with the volumes
+``observe`` lists): no further call for a volume whose record volume is believed. The
+others' records are read through the engine, never a path on this machine: from a
+container of the pod that mounts the volume (``LABEL_CONTENT_VOLUMES`` says where),
+running or exited, with one ``Runtime.read_container_file`` of
+``<mount path>/..data/..podsync`` (Docker: one ``GET .../archive``, about 60 ms; the
+link ``..data`` is followed). A volume no container mounts and no record volume
+describes is not read at all: the planner writes it before the first container that
+mounts it is created. The host directories of containers made by an earlier podsync
+are read as before, only while such a container runs
+(``_volumes.legacy_content_mounts``).
+
+Cost of a steady sync: nothing beyond the volume list (a volume written by a podsync
+before record volumes: one archive read, until the plan records it).
 
 Contract: the runtime's calls and reads under the root directory; decides nothing
 (the planner did).
@@ -29,9 +38,21 @@ import posixpath
 from collections.abc import Collection, Sequence
 
 from podsync._actions import Plan, WriteVolume
-from podsync._content_layout import RECORD_MAX_BYTES, RECORD_PATH, parse_record, payload_entries
+from podsync._content_layout import (
+    RECORD_MAX_BYTES,
+    RECORD_PATH,
+    parse_record,
+    payload_entries,
+    record_text,
+)
+from podsync._content_records import (
+    content_record_labels,
+    content_record_volume,
+    content_records,
+    record_choices,
+)
 from podsync._labels import LABEL_CONTENT_VOLUMES, LABEL_POD_UID
-from podsync._models import ObservedContainer, Pod, WrittenVolume
+from podsync._models import ObservedContainer, ObservedVolume, Pod, WrittenVolume
 from podsync._runtime import Runtime
 from podsync._volume_writer import read_volumes
 from podsync._volumes import (
@@ -51,10 +72,13 @@ def read_content_records(
     desired: Sequence[Pod],
     containers: Sequence[ObservedContainer],
     pod_dirs: Collection[str],
+    volumes: Sequence[ObservedVolume] | None = None,
 ) -> tuple[WrittenVolume, ...]:
     """The records of the ``desired`` pods' configMap, secret and downwardAPI volumes:
-    from their engine volumes, through the pods' ``containers`` that mount them, and
-    from the host directories containers of earlier podsync versions bind.
+    from the record volumes among ``volumes`` (the engine's list; ``None`` when not
+    listed) where one is believed (``_content_records.believed``), else from their
+    engine volumes, through the pods' ``containers`` that mount them, and from the host
+    directories containers of earlier podsync versions bind.
 
     Raises:
         RuntimeCallError: a read failed for another reason than the container being
@@ -65,6 +89,7 @@ def read_content_records(
     pods = [p for p in desired if any(v.content is not None for v in p.volumes)]
     if not pods:
         return ()
+    labelled = content_records(volumes) if volumes is not None else {}
     by_pod: dict[str, list[ObservedContainer]] = {}
     uids = {p.uid for p in pods}
     for container in containers:
@@ -74,11 +99,20 @@ def read_content_records(
     found: list[WrittenVolume] = []
     legacy: dict[str, dict[str, str]] = {}
     for pod in pods:
+        names: list[str] = []
+        for volume in pod.volumes:
+            if volume.content is None:
+                continue
+            record = labelled.get((pod.uid, volume.name))
+            if record is not None:
+                found.append(record)
+            else:
+                names.append(volume.name)
         mine = by_pod.get(pod.uid, [])
         if not mine:
             continue
-        names = [v.name for v in pod.volumes if v.content is not None]
-        found.extend(_engine_records(runtime, pod.uid, names, mine))
+        if names:
+            found.extend(_engine_records(runtime, pod.uid, names, mine))
         if pod.uid in pod_dirs:
             for name in sorted(legacy_content_mounts(pod, mine)):
                 volume = next(v for v in pod.volumes if v.name == name)
@@ -120,31 +154,64 @@ def _engine_records(
 
 
 def planned_engine_records(
-    runtime: Runtime, plan: Plan, containers: Sequence[ObservedContainer]
+    runtime: Runtime,
+    plan: Plan,
+    containers: Sequence[ObservedContainer],
+    volumes: Sequence[ObservedVolume] | None = None,
 ) -> tuple[WrittenVolume, ...]:
     """The records, as they are now in the engine, of the engine volumes ``plan``
     writes: what a saved plan's fingerprint is checked against (with
     ``_volume_writer.planned_volume_records`` for the host directories it writes).
 
+    Read as ``observe`` reads them (``read_content_records``): from the believed record
+    volumes among ``volumes`` (listed here, one call, when ``None`` and the plan writes
+    any), else through a container that mounts the volume. The same reader on both
+    sides, or a volume that no container mounts but whose record volume is believed
+    would count as changed between the plan and its apply.
+
     Raises:
-        RuntimeCallError: a read failed.
+        RuntimeCallError: a read, or the volume list, failed.
     """
     wanted: dict[str, list[str]] = {}
     for action in plan.actions:
         if isinstance(action, WriteVolume) and action.engine_volume:
             wanted.setdefault(action.pod_uid, []).append(action.volume)
+    if not wanted:
+        return ()
+    listed = runtime.list_volumes() if volumes is None else volumes
+    labelled = content_records(listed)
     found: list[WrittenVolume] = []
     for uid, names in wanted.items():
+        rest: list[str] = []
+        for name in names:
+            record = labelled.get((uid, name))
+            if record is not None:
+                found.append(record)
+            else:
+                rest.append(name)
         mine = [c for c in containers if c.labels.get(LABEL_POD_UID) == uid]
-        found.extend(_engine_records(runtime, uid, names, mine))
+        if rest:
+            found.extend(_engine_records(runtime, uid, rest, mine))
     return tuple(found)
 
 
 def write_content_volume(runtime: Runtime, action: WriteVolume) -> str:
     """Write ``action``'s files into its engine volume (``action.engine_volume``), in
     one ``write_volume``: the payload, then ``..data`` swapped, then the previous
-    payload emptied (``_content_layout``). The values of Secret files must be known.
-    Returns what was done, for people.
+    payload emptied (``_content_layout``); then record the write in a record volume
+    (``_content_records``). The values of Secret files must be known. Returns what was
+    done, for people.
+
+    Four steps: the files are written; only then are the volumes listed (one call: the
+    engine volume's ``CreatedAt`` as the write left it - Docker's local driver reports
+    the time the volume's root directory last changed, which every write changes - and
+    the pod volume's earlier records), the record volume made (one more than the
+    highest generation listed), and the earlier record volumes removed. An
+    interruption before the record leaves the old record (it names another
+    ``CreatedAt``, or other content) or none: the volume is written again by the next
+    sync, which changes nothing a container sees. One after it leaves both: the newer
+    generation wins. An engine volume the list does not have or whose ``CreatedAt`` the
+    runtime does not report gets no record: it is read through a container.
 
     Raises:
         ValueError: the action's payload names are not ones podsync writes.
@@ -160,7 +227,26 @@ def write_content_volume(runtime: Runtime, action: WriteVolume) -> str:
     )
     runtime.write_volume(action.engine_volume, entries, image=action.image)
     kind = action.content.kind.value
-    return f"wrote the files of volume {action.volume} ({kind}) into {action.engine_volume}"
+    what = f"wrote the files of volume {action.volume} ({kind}) into {action.engine_volume}"
+    listed = runtime.list_volumes()
+    target = next((v for v in listed if v.name == action.engine_volume), None)
+    choice = record_choices(listed).get((action.pod_uid, action.volume))
+    if target is None or not target.created:
+        return what
+    written = parse_record(
+        action.pod_uid,
+        action.volume,
+        record_text(action.content, action.fs_group, action.payload),
+        action.engine_volume,
+    )
+    assert written is not None  # podsync's own record text
+    generation = choice.next_generation if choice is not None else 1
+    name = content_record_volume(written, generation)
+    runtime.create_volume(name, content_record_labels(written, target.created, generation))
+    for old in choice.records if choice is not None else ():
+        if old.volume != name:
+            runtime.remove_volume(old.volume)
+    return what
 
 
 def unknown_secrets(write: WriteVolume) -> list[str]:

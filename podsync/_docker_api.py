@@ -293,9 +293,13 @@ def as_int(value: object) -> int:
 
 def volume_from_list(entry: Mapping[str, Any]) -> ObservedVolume:
     """An entry of ``GET /volumes``' ``Volumes`` (whose ``Labels`` is ``null`` for a
-    volume made without labels) as an ``ObservedVolume``."""
+    volume made without labels) as an ``ObservedVolume``, with its ``CreatedAt``."""
     labels = entry.get("Labels") or {}
-    return ObservedVolume(str(entry.get("Name") or ""), {str(k): str(v) for k, v in labels.items()})
+    return ObservedVolume(
+        str(entry.get("Name") or ""),
+        {str(k): str(v) for k, v in labels.items()},
+        str(entry.get("CreatedAt") or ""),
+    )
 
 
 def image_from_list(entry: Mapping[str, Any]) -> ObservedImage:

@@ -11,10 +11,11 @@ not) mounts.
 
 from __future__ import annotations
 
+import datetime
 import functools
 import posixpath
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -35,6 +36,7 @@ class VolumeCalls:
     # What FakeRuntime provides.
     _lock: threading.RLock
     _volumes: dict[str, ObservedVolume]
+    clock: Callable[[], float]
 
     def _record(self, name: str, *args: Any) -> None:  # pragma: no cover - FakeRuntime's
         raise NotImplementedError
@@ -50,6 +52,21 @@ class VolumeCalls:
 
     def _find_image(self, image: str) -> ObservedImage | None:  # pragma: no cover
         raise NotImplementedError
+
+    def _new_volume(self, name: str, labels: Mapping[str, str] | None = None) -> ObservedVolume:
+        """A volume the engine makes now: its ``created`` is the clock's time as Docker's
+        ``CreatedAt`` says it (RFC 3339, whole seconds, UTC), so one made again within
+        the same second reports the same time, as Docker's does (which is the time its
+        root directory last changed: see ``_root_changed``)."""
+        at = datetime.datetime.fromtimestamp(int(self.clock()), datetime.UTC)
+        return ObservedVolume(name, dict(labels or {}), at.strftime("%Y-%m-%dT%H:%M:%SZ"))
+
+    def _root_changed(self, name: str) -> None:
+        """An entry at the root of volume ``name`` was made, replaced or removed, or the
+        root itself written: Docker's local driver reports as ``CreatedAt`` the time
+        its root directory last changed (its modification time), so it says now."""
+        found = self._volumes[name]
+        self._volumes[name] = attrs.evolve(found, created=self._new_volume(name).created)
 
     @functools.cached_property
     def _volume_files(self) -> dict[str, dict[str, VolumeEntry]]:
@@ -82,7 +99,7 @@ class VolumeCalls:
             if file_mount.volume not in self._volumes:
                 return f"get {file_mount.volume}: no such volume"
         for mounted in spec.volumes:
-            self._volumes.setdefault(mounted.volume, ObservedVolume(mounted.volume))
+            self._volumes.setdefault(mounted.volume, self._new_volume(mounted.volume))
         for file_mount in spec.file_mounts:
             # For a bind source that does not exist, Docker makes a directory.
             if file_mount.path not in self._volume_files.get(file_mount.volume, {}):
@@ -109,7 +126,7 @@ class VolumeCalls:
             refusal = volume_name_refusal(name)
             if refusal is not None:
                 raise RuntimeCallError("create_volume", name, refusal)
-            self._volumes.setdefault(name, ObservedVolume(name, dict(labels)))
+            self._volumes.setdefault(name, self._new_volume(name, labels))
 
     def remove_volume(self, name: str) -> None:
         """Remove the named volume; removing a missing one succeeds.
@@ -133,6 +150,8 @@ class VolumeCalls:
                     "remove_volume", name, f"remove {name}: volume is in use - [{' '.join(users)}]"
                 )
             del self._volumes[name]
+            # Its data goes with it: a volume made again under the name is empty.
+            self._volume_files.pop(name, None)
 
     # -- files in the engine -----------------------------------------------------------
 
@@ -159,6 +178,8 @@ class VolumeCalls:
                     self._put(volume, attrs.evolve(old, data=data))
                 else:
                     self._put(volume, VolumeEntry(inside, EntryKind.FILE, data=data))
+                    if "/" not in inside:
+                        self._root_changed(volume)
 
     def write_volume(self, volume: str, entries: Sequence[VolumeEntry], *, image: str) -> None:
         """Write ``entries`` into ``volume`` (created unlabelled when missing).
@@ -177,9 +198,11 @@ class VolumeCalls:
                     raise RuntimeCallError(
                         "write_volume", volume, f"cannot write {entry.path!r}: {refusal}"
                     )
-            self._volumes.setdefault(volume, ObservedVolume(volume))
+            self._volumes.setdefault(volume, self._new_volume(volume))
             for entry in entries:
                 self._put(volume, entry)
+            if any("/" not in entry.path for entry in entries):
+                self._root_changed(volume)
 
     def read_volume_file(self, volume: str, path: str, *, image: str, limit: int) -> bytes | None:
         """At most ``limit`` bytes of the file ``path`` in ``volume``; ``None`` when it
@@ -197,7 +220,7 @@ class VolumeCalls:
                 raise RuntimeCallError(
                     "read_volume_file", volume, f"cannot read {path!r}: {refusal}"
                 )
-            self._volumes.setdefault(volume, ObservedVolume(volume))
+            self._volumes.setdefault(volume, self._new_volume(volume))
             return self._file_in(volume, path, limit)
 
     def read_container_file(

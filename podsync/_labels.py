@@ -44,7 +44,9 @@ __all__ = [
     "LABEL_PRE_STOP",
     "LABEL_RECORD_CONTAINER",
     "LABEL_RECORD_DATA",
+    "LABEL_RECORD_GENERATION",
     "LABEL_RECORD_TIME",
+    "LABEL_RECORD_VOLUME_CREATED",
     "LABEL_RESTART_COUNT",
     "LABEL_SPEC",
     "LABEL_SPEC_HASH",
@@ -54,6 +56,7 @@ __all__ = [
     "LABEL_VOLUME_NAMESPACE",
     "VOLUME_KIND_CLAIM",
     "VOLUME_KIND_CONTENT",
+    "VOLUME_KIND_CONTENT_RECORD",
     "VOLUME_KIND_EMPTY_DIR",
     "VOLUME_KIND_POD_STATE",
     "VOLUME_KIND_PROBE_RECORD",
@@ -170,6 +173,22 @@ VOLUME_KIND_CONTENT = "content"
 #: ``<root>/<pod uid>/volumes/<kind>/<volume>``, which podsync keeps writing while such
 #: a container runs.
 LABEL_CONTENT_VOLUMES = _PREFIX + "content-volumes"
+
+
+#: ``LABEL_VOLUME_KIND`` of a content record (``podsync._content_records``): an empty
+#: volume whose labels say what podsync last wrote into the engine volume of the pod
+#: volume ``LABEL_VOLUME_NAME`` of pod ``LABEL_POD_UID`` (``LABEL_RECORD_DATA``: the
+#: ``..podsync`` file's JSON), which generation of record it is
+#: (``LABEL_RECORD_GENERATION``) and which engine volume it describes, by its creation
+#: time (``LABEL_RECORD_VOLUME_CREATED``). Removed with its pod.
+VOLUME_KIND_CONTENT_RECORD = "content-record"
+#: A content record's generation (a decimal number): each write's record is one more
+#: than the highest it replaces, so that of several the newest wins.
+LABEL_RECORD_GENERATION = _PREFIX + "record.generation"
+#: The ``CreatedAt`` the engine reported for the volume a content record describes: a
+#: volume made again under the same name reports another, and the record is then not
+#: about it.
+LABEL_RECORD_VOLUME_CREATED = _PREFIX + "record.volume-created"
 
 
 def encode_handler(handler: Handler) -> str:

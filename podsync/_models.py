@@ -753,42 +753,40 @@ class ObservedImage:
 
 @attrs.frozen
 class ObservedVolume:
-    """A named volume on the engine (``docker volume ls``): a directory the engine keeps
-    apart from every container, which outlives the containers that mount it.
+    """A named volume on the engine (``docker volume ls``), which outlives the
+    containers that mount it.
 
     Attributes:
         name: the volume's name, unique on the engine.
-        labels: its labels, as given when it was created; empty for a volume the engine
-            made by itself (a container mounted a name that did not exist) or someone
-            made without any. podsync's volumes carry its labels (``LABEL_VOLUME_KIND``
-            and the others of ``podsync.labels``): see ``podsync.volume_ownership``.
+        labels: its labels, as given when it was created; empty for one the engine made
+            itself (a container mounted a missing name) or made without any. podsync's
+            carry ``LABEL_VOLUME_KIND`` and more: see ``podsync.volume_ownership``.
+        created: Docker's ``CreatedAt`` (whole seconds): for the local driver, when its
+            root directory last changed - made, or an entry at its top written or
+            removed; empty when not reported (``podsync._content_records``).
     """
 
     name: str
     labels: dict[str, str] = attrs.field(factory=dict, hash=False)
+    created: str = ""
 
 
 @attrs.frozen
 class WrittenVolume:
     """The files podsync last wrote for a pod volume with content (configMap, secret,
-    downwardAPI), as its record says: the record in the engine volume that holds them
-    (``volume``), read back through the engine, or - for pods made by an earlier
-    podsync - the record under the root directory.
+    downwardAPI), as its record says (read back through the engine, from a record
+    volume or the volume itself; for pods of an earlier podsync, under the root).
 
     Attributes:
         pod_uid: the pod.
         name: the volume's name in the pod.
-        digest: what was written: ``VolumeContent.digest``, followed by ``:<gid>``
-            when the files were given to the pod's fsGroup.
-        sources: the digest of each source the files were read from
-            (``VolumeContent.sources``), so that a plan can say which one changed.
-        volume: the engine volume the record was read from
-            (``podsync._volumes.content_volume_name``); empty for a record under the
-            root directory.
-        payload: the payload directory the volume's ``..data`` names (an engine
-            volume's: the next write goes into the other one).
-        names: the top-level names the payload holds, each a symbolic link
-            ``<name> -> ..data/<name>`` in the volume (an engine volume's).
+        digest: what was written: ``VolumeContent.digest``, then ``:<gid>`` for an
+            fsGroup.
+        sources: the digest of each source (``VolumeContent.sources``): which changed.
+        volume: the engine volume (``_volumes.content_volume_name``); empty for a
+            record under the root directory.
+        payload: the payload directory ``..data`` names (the next write: the other).
+        names: the payload's top-level names, each a link ``<name> -> ..data/<name>``.
     """
 
     pod_uid: str

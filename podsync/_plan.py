@@ -95,6 +95,7 @@ from podsync._actions import (
     WriteVolume,
 )
 from podsync._admission import admit
+from podsync._content_records import PodVolume, RecordChoice, record_choices
 from podsync._empty_dir_planner import empty_dir_of, empty_dir_setup, not_the_pods
 from podsync._fingerprint import scoped_fingerprint
 from podsync._gc import apply_global_cap, plan_orphan
@@ -103,6 +104,7 @@ from podsync._labels import (
     LABEL_EMPTY_DIRS,
     VOLUME_KIND_CLAIM,
     VOLUME_KIND_CONTENT,
+    VOLUME_KIND_CONTENT_RECORD,
     VOLUME_KIND_EMPTY_DIR,
     VOLUME_KIND_POD_STATE,
     VOLUME_KIND_STOP_RECORD,
@@ -124,7 +126,7 @@ from podsync._resolv import (
     parse_resolv_conf,
     without_loopback,
 )
-from podsync._volume_planner import volume_writes
+from podsync._volume_planner import record_upkeep, volume_writes
 from podsync._volumes import (
     claim_volume_labels,
     claim_volume_name,
@@ -278,6 +280,10 @@ def _plan(
     # identity's actions go to.
     groups: dict[Identity, tuple[str, list[PodAction]]] = {}
     owner: dict[Identity, Identity] = {}
+    # The record volumes of content volumes, by pod volume, and the volumes by name:
+    # made once, for the first pod with such volumes.
+    content_choices: dict[PodVolume, RecordChoice] | None = None
+    listed: dict[str, ObservedVolume] = {}
     for pod in accepted:
         identity = (pod.uid, pod.full_name)
         owner[identity] = identity
@@ -303,7 +309,18 @@ def _plan(
             )
             if any(isinstance(a, WriteVolume) and a.engine_volume for a in writes):
                 ctx.need_image(options.network_image, None, pod.uid)
+            if content_choices is None:
+                listed = {v.name: v for v in volumes}
+                content_choices = record_choices(volumes)
+            upkeep = record_upkeep(
+                pod,
+                engine=written.get(pod.uid, {}),
+                writes=writes,
+                present=listed,
+                records=content_choices,
+            )
             actions[:0] = writes
+            actions.extend(upkeep)
         if actions and (
             any(v.claim is not None or v.on_disk for v in pod.volumes)
             or any(isinstance(a, Create) and a.spec.file_mounts for a in actions)
@@ -499,9 +516,15 @@ def _pod_state_volume(
 
 #: The kinds of volume podsync makes for one pod (``LABEL_POD_UID``), which go with it:
 #: its state volume, its emptyDir volumes, the files of its configMap, secret and
-#: downwardAPI volumes and the records of its containers.
+#: downwardAPI volumes, their records and the records of its containers.
 _POD_VOLUME_KINDS = frozenset(
-    {VOLUME_KIND_POD_STATE, VOLUME_KIND_EMPTY_DIR, VOLUME_KIND_CONTENT, *RECORD_KINDS}
+    {
+        VOLUME_KIND_POD_STATE,
+        VOLUME_KIND_EMPTY_DIR,
+        VOLUME_KIND_CONTENT,
+        *RECORD_KINDS,
+        VOLUME_KIND_CONTENT_RECORD,
+    }
 )
 
 
@@ -550,8 +573,9 @@ def _remove_pod_volumes(
             VOLUME_KIND_POD_STATE: "state",
             VOLUME_KIND_EMPTY_DIR: f"emptyDir {owned.volume or '?'}",
             VOLUME_KIND_CONTENT: f"files of volume {owned.volume or '?'}",
+            VOLUME_KIND_CONTENT_RECORD: f"record of the files of volume {owned.volume or '?'}",
         }.get(owned.kind, owned.kind)
-        record = owned.kind in RECORD_KINDS
+        record = owned.kind in RECORD_KINDS or owned.kind == VOLUME_KIND_CONTENT_RECORD
         reason = Reason.ORPHANED_RECORD if record else Reason.ORPHANED_POD_VOLUME
         _before_teardown(
             actions,

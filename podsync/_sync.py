@@ -67,8 +67,10 @@ class Observation:
         images: every image (``Runtime.list_images``).
         pod_dirs: the pod uids with a podsync pod directory under the root directory.
         volumes: the named volumes (``Runtime.list_volumes``), when they were listed:
-            a sync lists them only when its plan creates a container that mounts a
-            claim's volume. Without the records of containers made after
+            a sync lists them when podsync's records in them can matter (see
+            ``observe``: a desired pod's configMap, secret or downwardAPI volumes, its
+            probes, a stopped container) or its plan creates a container that mounts
+            a named volume. Without the records of containers made after
             ``containers`` was listed (see ``_confirmed``): every record left is about
             a container in ``containers``, or one that is gone.
         volume_files: the records of the volume files podsync wrote for the desired pods
@@ -110,7 +112,8 @@ def observe(
     pods with ``persistentVolumeClaim`` volumes (``plan(..., volumes=obs.volumes)``) -
     and whenever podsync's records in the engine (``podsync._records``) can matter: when
     an owned container does not run (its stop record), or a ``desired`` pod has probes
-    (their records). Stopped containers get their stop records (see
+    (their records) or configMap, secret or downwardAPI volumes (their records).
+    Stopped containers get their stop records (see
     ``ObservedContainer.stopped_by_podsync``) from there, and, for pods that an earlier
     podsync kept a directory for, from that directory: podsync records the containers
     it stops, because no engine can report it. With the volumes, the emptyDir host
@@ -122,10 +125,11 @@ def observe(
         root_dir: the root directory of pod data; ``PlanOptions().root_dir`` when
             ``None``. A missing root directory holds no pod directories.
         desired: the pods about to be planned: the records of their configMap, secret
-            and downwardAPI volumes are read through the engine (one archive read per
-            such volume that a container of the pod mounts; nothing for pods without
-            such volumes), and under the root directory for the host directories that
-            running containers of an earlier podsync bind.
+            and downwardAPI volumes are read from the volume list (listed whenever a
+            desired pod has such a volume; ``podsync._content_records``), through the
+            engine where no record volume is believed (one archive read per such volume
+            that a container of the pod mounts), and under the root directory for the
+            host directories that running containers of an earlier podsync bind.
         probed: whether the ``desired`` pods' probes are about to run: their records
             are then read (False: a sync that does not probe).
 
@@ -143,7 +147,7 @@ def observe(
     root = root_dir if root_dir is not None else PlanOptions().root_dir
     containers = tuple(runtime.list_containers())
     listed = tuple(runtime.list_images()) if images else ()
-    volumes = volumes or _records_matter(containers, desired if probed else ())
+    volumes = volumes or _records_matter(containers, desired, probed=probed)
     named = _confirmed(runtime, containers, runtime.list_volumes()) if volumes else ()
     pod_dirs = list_pod_dirs(root)
     return Observation(
@@ -151,7 +155,9 @@ def observe(
         listed,
         frozenset(pod_dirs),
         named,
-        read_content_records(runtime, root, desired, containers, pod_dirs),
+        read_content_records(
+            runtime, root, desired, containers, pod_dirs, named if volumes else None
+        ),
         volumes,
         _host_empty_dirs(root, desired, pod_dirs) if volumes else frozenset(),
     )
@@ -200,12 +206,22 @@ def _host_empty_dirs(
     return frozenset(list_host_empty_dirs(root_dir, pods)) if pods else frozenset()
 
 
-def _records_matter(containers: Sequence[ObservedContainer], desired: Sequence[Pod]) -> bool:
+def _records_matter(
+    containers: Sequence[ObservedContainer], desired: Sequence[Pod], *, probed: bool
+) -> bool:
     """Whether podsync's records in the engine can matter to a plan of ``desired``: an
     owned container that does not run may have a stop record (and may be removed, its
     record with it), and the probes of a desired pod count on their records. In the
-    steady state of pods without probes (everything runs) there is nothing to read."""
+    steady state of pods without probes (everything runs) there is nothing to read.
+    The records of configMap, secret and downwardAPI volumes are record volumes too
+    (``podsync._content_records``): for a desired pod with one, the list call replaces
+    an archive read per volume. ``probed``: whether the desired pods' probes are about
+    to run (else their records do not matter)."""
     for pod in desired:
+        if any(v.content is not None for v in pod.volumes):
+            return True
+        if not probed:
+            continue
         for c in (*pod.init_containers, *pod.containers):
             if c.liveness_probe or c.readiness_probe or c.startup_probe:
                 return True

@@ -22,8 +22,23 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
-from podsync._actions import Create, CreateVolume, Kill, PodAction, Reason, WriteVolume
+from podsync._actions import (
+    Create,
+    CreateVolume,
+    Kill,
+    PodAction,
+    Reason,
+    RemoveVolume,
+    WriteVolume,
+)
 from podsync._content_layout import next_payload
+from podsync._content_records import (
+    PodVolume,
+    RecordChoice,
+    believed,
+    content_record_labels,
+    content_record_volume,
+)
 from podsync._labels import LABEL_CONTENT_VOLUMES
 from podsync._models import ObservedVolume, Pod, Volume, WrittenVolume
 from podsync._ownership import Instance
@@ -136,6 +151,80 @@ def volume_writes(
                         fs_group=fs_group,
                     )
                 )
+    return out
+
+
+def record_upkeep(
+    pod: Pod,
+    *,
+    engine: Mapping[str, WrittenVolume],
+    writes: Sequence[PodAction],
+    present: Mapping[str, ObservedVolume],
+    records: Mapping[PodVolume, RecordChoice],
+) -> list[PodAction]:
+    """The actions that keep the record volumes of ``pod``'s configMap, secret and
+    downwardAPI volumes (``podsync._content_records``) one per volume, to run after the
+    pod's plan (a failure then holds nothing of the pod back). ``present``: the listed
+    volumes by name (nothing is planned for a volume that is not among them);
+    ``records``: the record volumes by pod volume; ``writes``: ``volume_writes``'s.
+
+    A volume that is written gets its record from the write (``_content_engine``). Of
+    the others, one whose record volume is believed keeps that one: the others of its
+    pod volume are removed (``Reason.STALE_RECORD``: a crash between a record and the
+    removal of the one it replaced, two podsync processes). One whose record was read
+    from the volume's own file (``engine``: written by a podsync before record
+    volumes, or records that disagree) gets a record volume saying it, of a newer
+    generation than any it has, and those are removed (``Reason.VOLUME_RECORDED``):
+    from the next sync on it is not read again."""
+    written = {a.volume for a in writes if isinstance(a, WriteVolume) and a.engine_volume}
+    out: list[PodAction] = []
+    for volume in pod.volumes:
+        if volume.content is None or volume.name in written:
+            continue
+        name = content_volume_name(pod.uid, volume.name)
+        target = present.get(name)
+        if target is None:
+            continue
+        choice = records.get((pod.uid, volume.name))
+        keep = ""
+        if believed(choice, present) is not None and choice is not None and choice.winner:
+            keep = choice.winner.volume
+        else:
+            found = engine.get(volume.name)
+            if found is None or found.volume != name or not target.created:
+                continue
+            if not _ours(target, pod, volume.name):
+                continue
+            generation = choice.next_generation if choice is not None else 1
+            keep = content_record_volume(found, generation)
+            out.append(
+                CreateVolume(
+                    pod=pod.key,
+                    pod_uid=pod.uid,
+                    volume=keep,
+                    labels=content_record_labels(found, target.created, generation),
+                    reason=Reason.VOLUME_RECORDED,
+                    message=(
+                        f"record the files of volume {name} in the volume list: read from "
+                        "the volume itself"
+                    ),
+                )
+            )
+        for record in choice.records if choice is not None else ():
+            if record.volume == keep:
+                continue
+            out.append(
+                RemoveVolume(
+                    pod=pod.key,
+                    pod_uid=pod.uid,
+                    volume=record.volume,
+                    reason=Reason.STALE_RECORD,
+                    message=(
+                        f"remove volume {record.volume}: a record of volume {name} that a "
+                        "newer one replaced"
+                    ),
+                )
+            )
     return out
 
 

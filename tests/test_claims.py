@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+import attrs
 import pytest
 
 from podsync import (
@@ -330,7 +331,9 @@ def test_sync_creates_the_labelled_volume_before_the_container(tmp_path: Path) -
     assert names.index("create_volume") < next(
         i for i, c in enumerate(fake.calls) if c.name == "create" and c.args[0].volumes
     )
-    assert [ObservedVolume("podsync_default_data", claim_labels())] == fake.volumes
+    assert [ObservedVolume("podsync_default_data", claim_labels())] == [
+        attrs.evolve(v, created="") for v in fake.volumes
+    ]
     fake.clear_calls()
     clock.advance(1)
     sync([pod], fake, options=options, clock=clock, probe=False)
@@ -384,7 +387,9 @@ def test_a_failed_volume_create_creates_no_container_that_mounts_it(tmp_path: Pa
     clock.advance(1)
     second = sync([parse(pod_file())], fake, options=options, clock=clock, probe=False)
     assert second.ok, second.apply_result.summary()
-    assert [ObservedVolume("podsync_default_data", claim_labels())] == fake.volumes
+    assert [ObservedVolume("podsync_default_data", claim_labels())] == [
+        attrs.evolve(v, created="") for v in fake.volumes
+    ]
 
 
 # --- kind: PersistentVolumeClaim documents -----------------------------------------------

@@ -11,6 +11,7 @@ import json
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import cast
 
 import attrs
 import docker
@@ -18,8 +19,9 @@ import pytest
 
 import podsync
 from podsync import PlanOptions, Pod, Reason, SyncResult, WriteVolume, parse_pods
+from podsync._runtime import Runtime
 from podsync.docker import DockerRuntime
-from tests.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup
+from tests.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup, remove_volumes
 
 pytestmark = pytest.mark.engine
 
@@ -347,10 +349,10 @@ def test_apply_and_down_leave_no_content_volume_and_nothing_under_the_root(
     for volume in ours:
         cleanup.add_volume(volume)
     labelled = engine.api.volumes(filters={"label": f"{podsync.labels.LABEL_POD_UID}={uid}"})
-    assert sorted(v["Name"] for v in labelled["Volumes"] or ()) == ours
-    assert {v["Labels"][podsync.labels.LABEL_VOLUME_KIND] for v in labelled["Volumes"]} == {
-        "content"
-    }
+    kinds = {v["Name"]: v["Labels"][podsync.labels.LABEL_VOLUME_KIND] for v in labelled["Volumes"]}
+    assert sorted(n for n, k in kinds.items() if k == "content") == ours
+    # And one record volume each (tests/test_content_records.py).
+    assert sorted(kinds.values()) == ["content"] * 3 + ["content-record"] * 3
     inspected = engine.api.inspect_container(entry["Id"])
     mounts = {m["Destination"]: (m["Type"], m["RW"]) for m in inspected["Mounts"]}
     assert mounts["/etc/config"] == ("volume", False)
@@ -374,3 +376,102 @@ def test_apply_and_down_leave_no_content_volume_and_nothing_under_the_root(
         == []
     )
     assert _nothing_under(root) == []
+
+
+class _Counting:
+    """A ``DockerRuntime`` that counts the calls a command makes through it: how many
+    records were read out of a container (``read_container_file``: one ``GET
+    .../archive`` each) and how many times the volumes were listed."""
+
+    def __init__(self, runtime: DockerRuntime, counts: dict[str, int]) -> None:
+        self._runtime = runtime
+        self._counts = counts
+
+    def __getattr__(self, name: str) -> object:
+        found = getattr(self._runtime, name)
+        if name in ("read_container_file", "list_volumes") and callable(found):
+
+            def counted(*args: object, **kwargs: object) -> object:
+                self._counts[name] = self._counts.get(name, 0) + 1
+                return found(*args, **kwargs)
+
+            return counted
+        return found
+
+
+def _records_of(engine: docker.DockerClient, uid: str) -> dict[str, dict[str, str]]:
+    """The pod's record volumes of content volumes: their labels, by name."""
+    listed = engine.api.volumes(filters={"label": f"{podsync.labels.LABEL_POD_UID}={uid}"})
+    return {
+        v["Name"]: v["Labels"]
+        for v in listed["Volumes"] or ()
+        if v["Labels"][podsync.labels.LABEL_VOLUME_KIND] == "content-record"
+    }
+
+
+def test_a_second_apply_reads_no_record_out_of_a_container(
+    engine: docker.DockerClient, cleanup: Cleanup, tmp_path: Path
+) -> None:
+    """The records of content volumes are record volumes: a second ``podsync apply``
+    of pods with a ConfigMap volume lists the volumes once and makes no archive read
+    (counted around the real DockerRuntime); an edited ConfigMap is still seen by the
+    running container and replaces its volume's record; volumes written before record
+    volumes are read once and then recorded; ``down`` leaves no podsync volume."""
+    name = f"rec-{uuid.uuid4().hex[:8]}"
+    source = tmp_path / "pods.yaml"
+    source.write_text(ALL_KINDS.replace("NAME", name))
+    root = tmp_path / "root"
+    common = ["--root-dir", str(root), "--stop-timeout", "1"]
+    network = ["--network-mode", "none", "--network-image", PAUSE_IMAGE]
+    argv = ["apply", *common, *network, str(source)]
+    counts: dict[str, int] = {}
+
+    def factory(host: str | None) -> Runtime:
+        return cast(Runtime, _Counting(DockerRuntime(), counts))
+
+    def apply() -> dict[str, int]:
+        counts.clear()
+        assert 0 == podsync.cli.main(argv, runtime_factory=factory)
+        return dict(counts)
+
+    apply()
+    (entry,) = engine.api.containers(
+        filters={
+            "label": [
+                f"{podsync.labels.LABEL_CONTAINER}=app",
+                f"{podsync.labels.LABEL_POD_NAME}={name}",
+            ]
+        }
+    )
+    uid, cid = entry["Labels"][podsync.labels.LABEL_POD_UID], entry["Id"]
+    cleanup.add_label(f"{podsync.labels.LABEL_POD_UID}={uid}")
+    first = _records_of(engine, uid)
+    assert sorted(r[podsync.labels.LABEL_VOLUME_NAME] for r in first.values()) == [
+        "config",
+        "creds",
+        "info",
+    ]
+    assert not any("hunter2" in value for r in first.values() for value in r.values())
+
+    assert apply() == {"list_volumes": 1}
+
+    source.write_text(ALL_KINDS.replace("NAME", name).replace("color=blue", "color=green"))
+    apply()
+    with DockerRuntime() as runtime:
+        assert _exec(runtime, cid, "/bin/cat", "/etc/config/app.conf") == (0, "color=green")
+    second = _records_of(engine, uid)
+    assert len(second) == 3
+    (config,) = [r for r in second.values() if r[podsync.labels.LABEL_VOLUME_NAME] == "config"]
+    assert config["io.podsync.record.generation"] == "2"
+    assert apply() == {"list_volumes": 1}
+
+    # As written by a podsync before record volumes: the file in the volume only.
+    remove_volumes(engine, list(second))
+    assert apply() == {"list_volumes": 1, "read_container_file": 3}
+    assert len(_records_of(engine, uid)) == 3
+    assert apply() == {"list_volumes": 1}
+
+    assert 0 == podsync.cli.main(["down", *common, str(source)])
+    left = engine.api.volumes(filters={"label": f"{podsync.labels.LABEL_POD_UID}={uid}"})
+    assert left["Volumes"] in (None, [])
+    assert not [v for v in engine.api.volumes()["Volumes"] or () if uid in v["Name"]]

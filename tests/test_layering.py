@@ -52,6 +52,7 @@ MODEL_AND_HELPERS = {
     "_security",
     "_secrets",
     "_records",
+    "_content_records",
     "exceptions",
 }
 VOCABULARY = {"_options", "_actions", "_ownership", "_fingerprint", "_plan_json"}

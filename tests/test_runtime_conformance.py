@@ -23,7 +23,9 @@ mode ``none`` and publish nothing.
 
 from __future__ import annotations
 
+import datetime
 import io
+import re
 import secrets
 import threading
 import time
@@ -968,6 +970,43 @@ def test_a_volume_is_created_listed_and_removed(subject: Subject) -> None:
     subject.runtime.remove_volume(name)
     subject.runtime.remove_volume(name)
     assert [] == subject.our_volumes()
+
+
+def test_a_volume_reports_when_its_root_last_changed(subject: Subject) -> None:
+    """A listed volume reports a time (Docker's ``CreatedAt``: RFC 3339, whole seconds),
+    the same in every listing. For Docker's local driver it is when the volume's root
+    directory last changed: made, or an entry at its top written, not a file below it.
+    Made again under its name a second later, it reports a later time. What a content
+    record compares (``podsync._content_records``)."""
+    name = subject.volume("made")
+    image = TEST_IMAGE
+
+    def reported() -> datetime.datetime:
+        (found,) = subject.our_volumes()
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(Z|[+-]\d\d:\d\d)", found.created)
+        return datetime.datetime.fromisoformat(found.created.replace("Z", "+00:00"))
+
+    def a_second() -> None:
+        if subject.kind == "engine":
+            time.sleep(1.1)  # the fake's clock moves a second per reading
+
+    subject.runtime.create_volume(name, {})
+    made = reported()
+    assert abs(made.timestamp() - subject.now()) < 5
+    assert reported() == made
+    a_second()
+    directory = VolumeEntry("conf", EntryKind.DIRECTORY, mode=0o755)
+    subject.runtime.write_volume(name, [directory], image=image)
+    written = reported()
+    assert written > made
+    a_second()
+    below = VolumeEntry("conf/a.conf", EntryKind.FILE, data=b"x")
+    subject.runtime.write_volume(name, [below], image=image)
+    assert reported() == written
+    subject.runtime.remove_volume(name)
+    a_second()
+    subject.runtime.create_volume(name, {})
+    assert reported() > written
 
 
 def _volume_name_refusal(name: str) -> str:

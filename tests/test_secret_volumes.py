@@ -168,7 +168,7 @@ def test_sync_writes_owner_only_files_and_a_rotated_secret_rewrites_them(
     runtime = fake()
     options = PlanOptions(root_dir=str(tmp_path))
     assert sync(load(), runtime, options=options, probe=False, clock=FakeClock(NOW)).ok
-    (volume,) = [v.name for v in runtime.volumes]
+    (volume,) = [v.name for v in runtime.volumes if v.name.startswith("podsync-content_")]
     assert visible(runtime, volume) == {
         "password": (PASSWORD.encode(), 0o400),
         "user": (b"app", 0o400),
@@ -216,7 +216,7 @@ def test_apply_plan_reads_the_values_from_the_sources_again(
     code, out, err = run("apply", "--plan", str(saved))
     assert code == 0, err
     shows_no_value(out + err)
-    (volume,) = [v.name for v in runtime.volumes]
+    (volume,) = [v.name for v in runtime.volumes if v.name.startswith("podsync-content_")]
     assert visible(runtime, volume)["password"] == (PASSWORD.encode(), 0o400)
 
     # Planned again with a value the sources no longer hold: refused, nothing written.

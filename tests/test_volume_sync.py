@@ -221,7 +221,7 @@ def test_the_pod_teardown_removes_the_files(tmp_path: Path) -> None:
     runtime = fake()
     run(load(), runtime, tmp_path)
     uid = load()[0].uid
-    assert [v.name for v in runtime.volumes] == [
+    assert [v.name for v in runtime.volumes if v.name.startswith("podsync-content_")] == [
         f"podsync-content_{uid}_config",
         f"podsync-content_{uid}_info",
     ]

@@ -51,16 +51,7 @@ from podsync._convert_pod import (
 from podsync._convert_security import _with_security
 from podsync._env_resolve import _PodFacts
 from podsync._kinds import _kind_message
-from podsync._models import (
-    ClaimSource,
-    Container,
-    DNSPolicy,
-    Pod,
-    PortProtocol,
-    RestartPolicy,
-    Volume,
-    derive_pod_uid,
-)
+from podsync._models import Container, DNSPolicy, Pod, PortProtocol, RestartPolicy, derive_pod_uid
 from podsync._node import NodeInfo
 from podsync._objects import _Objects
 from podsync._projection import _project_volume
@@ -87,6 +78,7 @@ from podsync._unsupported import (
     _WARNING_GROUPS,
     _WRITTEN_BY_SERVER,
 )
+from podsync._volume_model import ClaimSource, Volume
 from podsync._volumes import claim_volume_name
 from podsync._yaml import _describe
 

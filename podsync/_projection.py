@@ -61,7 +61,6 @@ from collections.abc import Mapping, Sequence
 import attrs
 
 from podsync._env_resolve import _field_value, _no_object, _PodFacts, _resource_value
-from podsync._models import VolumeContent, VolumeFile, VolumeKind
 from podsync._objects import _Secret
 from podsync._schema import _VolumeV1
 from podsync._schema_objects import (
@@ -73,6 +72,7 @@ from podsync._schema_objects import (
     _SecretVolumeSource,
 )
 from podsync._secrets import SecretPart, secret_digest
+from podsync._volume_model import VolumeContent, VolumeFile, VolumeKind
 from podsync._yaml import _describe
 
 # Nothing here is public API: ``_convert`` projects each v1 volume here.

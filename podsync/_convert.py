@@ -56,19 +56,15 @@ from podsync._node import NodeInfo
 from podsync._objects import _Objects
 from podsync._projection import _project_volume
 from podsync._schema import (
-    _Empty,
-    _EmptyDirV1,
-    _HostPathSource,
-    _HostPathV1,
     _ListV1,
     _ManifestV1Beta1,
     _PodItemV1,
     _PodV1,
     _RestartPolicyV1Beta1,
     _structure,
-    _VolumeV1,
 )
 from podsync._schema_objects import _ClaimSourceV1
+from podsync._schema_volumes import _Empty, _EmptyDirV1, _HostPathSource, _HostPathV1, _VolumeV1
 from podsync._security import PodSecurityContext
 from podsync._unsupported import (
     _DNS_OPTIONS,

@@ -50,8 +50,8 @@ from podsync._schema import (
     _ProbeV1Beta1,
     _TCPSocketV1,
     _TCPSocketV1Beta1,
-    _VolumeMountSchema,
 )
+from podsync._schema_volumes import _VolumeMountSchema
 from podsync._volume_model import VolumeMount
 from podsync._yaml import _Invalid
 

@@ -62,7 +62,6 @@ import attrs
 
 from podsync._env_resolve import _field_value, _no_object, _PodFacts, _resource_value
 from podsync._objects import _Secret
-from podsync._schema import _VolumeV1
 from podsync._schema_objects import (
     _ConfigMapVolumeSource,
     _DownwardAPIVolumeFile,
@@ -71,6 +70,7 @@ from podsync._schema_objects import (
     _ProjectedVolumeSource,
     _SecretVolumeSource,
 )
+from podsync._schema_volumes import _VolumeV1
 from podsync._secrets import SecretPart, secret_digest
 from podsync._volume_model import VolumeContent, VolumeFile, VolumeKind
 from podsync._yaml import _describe

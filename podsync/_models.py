@@ -10,6 +10,9 @@ podsync honours added at the end of each class (``resources`` as requests and li
 terminals, the pod's labels, host identity and scheduling gates). Serialisation is not the model's
 business: YAML is read by ``_config.py`` and plans are written by ``_plan_json.py``
 through private cattrs converters.
+
+The volumes (``Volume``, its sources and files, ``VolumeMount``, ``WrittenVolume``) are
+``_volume_model``'s, re-exported by ``podsync``.
 """
 
 from __future__ import annotations
@@ -23,8 +26,8 @@ import attrs
 from podsync._naming import pod_full_name
 from podsync._security import PodSecurityContext, SecurityContext
 
-# Pod and Container hold these: imported at run time, so that the converters resolve the
-# annotations here (the volumes are ``_volume_model``'s).
+# The volumes are ``_volume_model``'s: ``Pod`` and ``Container`` hold these (imported
+# at run time, as every name the model's annotations use, for whoever resolves them).
 from podsync._volume_model import Volume, VolumeMount
 
 # Everything in __all__ gets re-exported as part of the podsync public API.

@@ -18,7 +18,6 @@ import warnings as _warnings
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from podsync._models import (
-    ClaimSource,
     Container,
     DNSPolicy,
     EnvVar,
@@ -27,7 +26,6 @@ from podsync._models import (
     HTTPGetAction,
     HTTPHeader,
     Lifecycle,
-    MemoryMedium,
     ObservedContainer,
     ObservedImage,
     ObservedVolume,
@@ -41,12 +39,6 @@ from podsync._models import (
     RestartPolicy,
     TCPSocketAction,
     TerminationMessagePolicy,
-    Volume,
-    VolumeContent,
-    VolumeFile,
-    VolumeKind,
-    VolumeMount,
-    WrittenVolume,
     derive_pod_uid,
 )
 from podsync._naming import (
@@ -57,6 +49,16 @@ from podsync._naming import (
     parse_2014_container_name,
     parse_container_name,
     pod_full_name,
+)
+from podsync._volume_model import (
+    ClaimSource,
+    MemoryMedium,
+    Volume,
+    VolumeContent,
+    VolumeFile,
+    VolumeKind,
+    VolumeMount,
+    WrittenVolume,
 )
 from podsync.exceptions import (
     ConfigError,

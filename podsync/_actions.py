@@ -25,10 +25,11 @@ from collections.abc import Mapping
 
 import attrs
 
-from podsync._models import Handler, HostAlias, VolumeContent
+from podsync._models import Handler, HostAlias
 from podsync._options import PlanOptions
 from podsync._ports import PortMapping
 from podsync._security import ContainerSecurity
+from podsync._volume_model import VolumeContent
 from podsync._volumes import Mount, NamedVolumeMount, TmpfsMount, VolumeFileMount
 
 # Everything in __all__ gets re-exported as part of the podsync public API.

@@ -71,11 +71,12 @@ from podsync._hostfs import (
     remove_stop_record,
 )
 from podsync._labels import LABEL_POD_UID, LABEL_SPEC_HASH
-from podsync._models import Handler, VolumeContent
+from podsync._models import Handler
 from podsync._records import stop_record_labels, stop_record_volume
 from podsync._runtime import Runtime
 from podsync._secrets import spec_texts
 from podsync._volume_entries import EntryKind, VolumeEntry
+from podsync._volume_model import VolumeContent
 from podsync._volume_writer import write_volume
 from podsync.exceptions import NameConflict, RuntimeCallError
 

@@ -52,8 +52,9 @@ from podsync._content_records import (
     record_choices,
 )
 from podsync._labels import LABEL_CONTENT_VOLUMES, LABEL_POD_UID
-from podsync._models import ObservedContainer, ObservedVolume, Pod, WrittenVolume
+from podsync._models import ObservedContainer, ObservedVolume, Pod
 from podsync._runtime import Runtime
+from podsync._volume_model import WrittenVolume
 from podsync._volume_writer import read_volumes
 from podsync._volumes import (
     content_dir,

@@ -41,8 +41,8 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from podsync._models import VolumeContent, VolumeFile, WrittenVolume
 from podsync._volume_entries import EntryKind, VolumeEntry
+from podsync._volume_model import VolumeContent, VolumeFile, WrittenVolume
 from podsync._volumes import content_digest
 
 __all__: list[str] = []

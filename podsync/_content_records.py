@@ -57,7 +57,8 @@ from podsync._labels import (
     VOLUME_KIND_CONTENT,
     VOLUME_KIND_CONTENT_RECORD,
 )
-from podsync._models import ObservedVolume, WrittenVolume
+from podsync._models import ObservedVolume
+from podsync._volume_model import WrittenVolume
 from podsync._volumes import _file_name, content_volume_name
 
 __all__: list[str] = []  # podsync's own

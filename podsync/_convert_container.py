@@ -33,7 +33,6 @@ from podsync._models import (
     Resources,
     TCPSocketAction,
     TerminationMessagePolicy,
-    VolumeMount,
 )
 from podsync._scalars import _TERMINATION_MESSAGE_POLICIES, _choose, _one_of
 from podsync._schema import (
@@ -51,8 +50,9 @@ from podsync._schema import (
     _ProbeV1Beta1,
     _TCPSocketV1,
     _TCPSocketV1Beta1,
-    _VolumeMountSchema,
 )
+from podsync._schema_volumes import _VolumeMountSchema
+from podsync._volume_model import VolumeMount
 from podsync._yaml import _Invalid
 
 # Nothing here is public API: ``_convert`` converts each pod's containers through these.

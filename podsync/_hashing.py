@@ -44,11 +44,12 @@ from typing import Any
 
 import attrs
 
-from podsync._models import Container, Pod, Volume, engine_resources
+from podsync._models import Container, Pod, engine_resources
 from podsync._naming import NETWORK_CONTAINER
 from podsync._resolv import ResolvConf, pod_host_name, uses_cluster_dns
 from podsync._secrets import SecretText, sealed_record
 from podsync._security import network_security_fields, security_fields
+from podsync._volume_model import Volume
 from podsync._volumes import DEFAULT_ROOT_DIR
 
 # What this module offers the rest of podsync; podsync/__init__.py re-exports the public

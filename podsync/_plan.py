@@ -109,13 +109,7 @@ from podsync._labels import (
     VOLUME_KIND_POD_STATE,
     VOLUME_KIND_STOP_RECORD,
 )
-from podsync._models import (
-    ObservedContainer,
-    ObservedImage,
-    ObservedVolume,
-    Pod,
-    WrittenVolume,
-)
+from podsync._models import ObservedContainer, ObservedImage, ObservedVolume, Pod
 from podsync._naming import is_safe_uid
 from podsync._options import PlanOptions
 from podsync._ownership import Identity, Instance, identify, volume_ownership
@@ -126,6 +120,7 @@ from podsync._resolv import (
     parse_resolv_conf,
     without_loopback,
 )
+from podsync._volume_model import WrittenVolume
 from podsync._volume_planner import record_upkeep, volume_writes
 from podsync._volumes import (
     claim_volume_labels,

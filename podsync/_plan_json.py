@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from podsync._actions import PLAN_FORMAT_VERSION, CreateSpec, Plan, PodAction, PodPlan
-from podsync._models import VolumeFile
 from podsync._secrets import SEALABLE_FIELDS as _SEALABLE
 from podsync._secrets import SecretText, from_record, sealed_record
+from podsync._volume_model import VolumeFile
 from podsync.exceptions import ConfigError
 
 if TYPE_CHECKING:

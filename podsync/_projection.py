@@ -61,9 +61,7 @@ from collections.abc import Mapping, Sequence
 import attrs
 
 from podsync._env_resolve import _field_value, _no_object, _PodFacts, _resource_value
-from podsync._models import VolumeContent, VolumeFile, VolumeKind
 from podsync._objects import _Secret
-from podsync._schema import _VolumeV1
 from podsync._schema_objects import (
     _ConfigMapVolumeSource,
     _DownwardAPIVolumeFile,
@@ -72,7 +70,9 @@ from podsync._schema_objects import (
     _ProjectedVolumeSource,
     _SecretVolumeSource,
 )
+from podsync._schema_volumes import _VolumeV1
 from podsync._secrets import SecretPart, secret_digest
+from podsync._volume_model import VolumeContent, VolumeFile, VolumeKind
 from podsync._yaml import _describe
 
 # Nothing here is public API: ``_convert`` projects each v1 volume here.

@@ -40,6 +40,7 @@ from cattrs.gen import make_dict_structure_fn, override
 
 from podsync import _schema_objects as _obj
 from podsync import _schema_security as _sec
+from podsync import _schema_volumes as _vol
 from podsync._models import DNSPolicy, PortProtocol, PullPolicy, RestartPolicy
 from podsync._scalars import (
     _DNS_POLICIES,
@@ -49,7 +50,6 @@ from podsync._scalars import (
     _RESTART_POLICIES,
     _UNSUPPORTED_DNS_POLICIES,
     _UNSUPPORTED_PROTOCOLS,
-    _bytes,
     _check_alias_ip,
     _check_api_version,
     _check_container_name,
@@ -82,6 +82,7 @@ from podsync._scalars import (
     _remembered,
 )
 from podsync._schema_pod import (
+    _DEFAULT_NAMESPACE,
     _INTERNAL,
     _NO_NAME,
     _AliasIP,
@@ -89,6 +90,7 @@ from podsync._schema_pod import (
     _HostAliasSchema,
     _ignored_keys,
     _LabelValue,
+    _Name,
     _OptionalName,
     _QualifiedName,
     _Resources,
@@ -105,12 +107,10 @@ _T = TypeVar("_T")
 
 # Checked scalars: each NewType has a hook below (``_make_converter``) that validates the
 # value with its check from ``_scalars``, so its error carries the path of the field.
-_Name = NewType("_Name", str)  # a DNS-1123 label: pod names, namespaces, volume names
 _ContainerName = NewType("_ContainerName", str)  # a DNS-1123 label, and not "net"
 _PortName = NewType("_PortName", str)  # "" or a DNS-1123 label
 _Uid = NewType("_Uid", str)
 _Image = NewType("_Image", str)
-_BindPath = NewType("_BindPath", str)  # an absolute path usable in a Docker bind
 _OptionalBindPath = NewType("_OptionalBindPath", str)  # "" or a _BindPath
 _WorkingDir = NewType("_WorkingDir", str)  # "" or an absolute path
 _EnvName = NewType("_EnvName", str)
@@ -126,7 +126,6 @@ _Seconds = NewType("_Seconds", int)
 _Count = NewType("_Count", int)  # a non-negative int64: v1beta1 memory bytes, milli-CPU
 _GracePeriod = NewType("_GracePeriod", int)  # 0-MAX_GRACE_PERIOD seconds
 _MilliCPU = NewType("_MilliCPU", int)  # a quantity (500m, 0.5, 2) in milli-CPU
-_Bytes = NewType("_Bytes", int)  # a quantity (128Mi, 1G, 1e9) in bytes
 _ProbeCount = NewType("_ProbeCount", int)  # 1 to int32's top: probe periods, timeouts, thresholds
 _HeaderName = NewType("_HeaderName", str)  # an HTTP header name, as Kubernetes validates it
 _HeaderValue = NewType("_HeaderValue", str)  # an HTTP header value: no line breaks
@@ -159,40 +158,15 @@ def _simple(check: Callable[[object], Any]) -> Callable[[object, object], Any]:
     return lambda value, _: check(value)
 
 
-@attrs.frozen
-class _Empty:
-    """``{}``: emptyDir, and the three members of a v1beta1 restartPolicy."""
-
-
 @attrs.frozen(kw_only=True)
 class _ObjectMeta:
     name: _Name
-    namespace: _Name = _Name("default")
+    namespace: _Name = _DEFAULT_NAMESPACE
     uid: _Uid | None = None
     # Their keys are checked by ``_convert`` (it needs all of them to see collisions).
     labels: dict[str, _LabelValue] = attrs.field(factory=dict)
     annotations: dict[str, str] = attrs.field(factory=dict)
     ignored: tuple[str, ...] = _ignored_keys()
-
-
-@attrs.frozen(kw_only=True)
-class _HostPathSource:
-    path: _BindPath
-
-
-@attrs.frozen(kw_only=True)
-class _HostPathV1(_HostPathSource):
-    """A v1 ``hostPath``: its ``type`` is in ``_NOT_SUPPORTED`` ("" and DirectoryOrCreate,
-    what a Docker bind does, are accepted)."""
-
-
-@attrs.frozen(kw_only=True)
-class _EmptyDirV1:
-    """``emptyDir``: ``medium`` is checked by ``_convert`` ("" or Memory; HugePages is
-    refused), ``sizeLimit`` is honoured with ``medium: Memory`` only."""
-
-    medium: str = ""
-    size_limit: _Bytes | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -290,18 +264,6 @@ class _EnvVarSchema:
 
 
 @attrs.frozen(kw_only=True)
-class _VolumeV1:
-    name: _Name
-    host_path: _HostPathV1 | None = None
-    empty_dir: _EmptyDirV1 | None = None
-    config_map: _obj._ConfigMapVolumeSource | None = None
-    secret: _obj._SecretVolumeSource | None = None
-    persistent_volume_claim: _obj._ClaimSourceV1 | None = None
-    downward_api: _obj._DownwardAPIVolumeSource | None = None
-    projected: _obj._ProjectedVolumeSource | None = None
-
-
-@attrs.frozen(kw_only=True)
 class _EnvVarSource:
     field_ref: _obj._FieldRef | None = None
     resource_field_ref: _obj._ResourceFieldRef | None = None
@@ -324,18 +286,6 @@ class _PortSchema:
 
 
 @attrs.frozen(kw_only=True)
-class _VolumeMountSchema:
-    name: _Name
-    mount_path: _BindPath
-    read_only: bool = False
-
-
-@attrs.frozen(kw_only=True)
-class _VolumeMountV1(_VolumeMountSchema):
-    """A v1 mount: ``subPath``, ``mountPropagation`` ... are in ``_NOT_SUPPORTED``."""
-
-
-@attrs.frozen(kw_only=True)
 class _ContainerV1:
     name: _ContainerName
     image: _Image
@@ -344,7 +294,7 @@ class _ContainerV1:
     working_dir: _WorkingDir = _WorkingDir("")
     env: tuple[_EnvVarV1, ...] = ()
     ports: tuple[_PortSchema, ...] = ()
-    volume_mounts: tuple[_VolumeMountV1, ...] = ()
+    volume_mounts: tuple[_vol._VolumeMountV1, ...] = ()
     resources: _Resources | None = None
     image_pull_policy: PullPolicy = PullPolicy.IF_NOT_PRESENT
     liveness_probe: _ProbeV1 | None = None
@@ -371,7 +321,7 @@ class _PodDNSConfig:
 @attrs.frozen(kw_only=True)
 class _PodSpecV1(_sec._PodSecurityFields):
     containers: tuple[_ContainerV1, ...]
-    volumes: tuple[_VolumeV1, ...] = ()
+    volumes: tuple[_vol._VolumeV1, ...] = ()
     restart_policy: RestartPolicy = RestartPolicy.ALWAYS
     dns_policy: DNSPolicy = DNSPolicy.CLUSTER_FIRST
     termination_grace_period_seconds: _GracePeriod | None = None
@@ -423,31 +373,19 @@ class _ListV1:
     items: tuple[_PodItemV1, ...]
 
 
-def _flag(value: object, _: object = None) -> _Empty:
+def _flag(value: object, _: object = None) -> _vol._Empty:
     # ``never: {}`` and ``never:`` (null) both set the member: Go would read the null
     # as "unset" and silently fall back to Always, the opposite of what was written.
     if value is None:
-        return _Empty()
-    return _CONVERTER.structure(value, _Empty)
+        return _vol._Empty()
+    return _CONVERTER.structure(value, _vol._Empty)
 
 
 @attrs.frozen(kw_only=True)
 class _RestartPolicyV1Beta1:
-    always: _Empty | None = attrs.field(default=None, metadata={_HOOK: _flag})
-    on_failure: _Empty | None = attrs.field(default=None, metadata={_HOOK: _flag})
-    never: _Empty | None = attrs.field(default=None, metadata={_HOOK: _flag})
-
-
-@attrs.frozen(kw_only=True)
-class _VolumeSourceV1Beta1:
-    host_dir: _HostPathSource | None = None
-    empty_dir: _Empty | None = None
-
-
-@attrs.frozen(kw_only=True)
-class _VolumeV1Beta1:
-    name: _Name
-    source: _VolumeSourceV1Beta1 | None = None
+    always: _vol._Empty | None = attrs.field(default=None, metadata={_HOOK: _flag})
+    on_failure: _vol._Empty | None = attrs.field(default=None, metadata={_HOOK: _flag})
+    never: _vol._Empty | None = attrs.field(default=None, metadata={_HOOK: _flag})
 
 
 @attrs.frozen(kw_only=True)
@@ -460,7 +398,7 @@ class _ContainerV1Beta1:
     env: tuple[_EnvVarSchema, ...] = ()
     memory: _Count = _Count(0)  # bytes
     cpu: _Count = _Count(0)  # milli-CPU
-    volume_mounts: tuple[_VolumeMountSchema, ...] = ()
+    volume_mounts: tuple[_vol._VolumeMountSchema, ...] = ()
     liveness_probe: _ProbeV1Beta1 | None = None
     lifecycle: _LifecycleV1Beta1 | None = None
     termination_message_path: _OptionalBindPath = _OptionalBindPath("")
@@ -473,7 +411,7 @@ class _ManifestV1Beta1:
     version: _ManifestVersion
     id: _Name | None = None  # derived from the file name when left out (_convert)
     uuid: _Uid | None = None
-    volumes: tuple[_VolumeV1Beta1, ...] = ()
+    volumes: tuple[_vol._VolumeV1Beta1, ...] = ()
     containers: tuple[_ContainerV1Beta1, ...]
     restart_policy: _RestartPolicyV1Beta1 | None = None
     dns_policy: DNSPolicy = DNSPolicy.CLUSTER_FIRST
@@ -488,15 +426,11 @@ _OBJECTS: Mapping[type, str] = {
     _PodDNSConfig: "PodDNSConfig",
     _ContainerV1: "Container",
     **_sec._SECURITY_OBJECTS,
-    _VolumeMountV1: "VolumeMount",
-    _VolumeV1: "Volume",
-    _HostPathV1: "HostPathVolumeSource",
-    _EmptyDirV1: "EmptyDirVolumeSource",
     _EnvVarSource: "EnvVarSource",
     **_obj._OBJECT_CLASSES,
+    **_vol._VOLUME_OBJECTS,
     _EnvVarV1: "EnvVar",
     _EnvVarSchema: "EnvVar (v1beta1)",
-    _VolumeMountSchema: "VolumeMount (v1beta1)",
 }
 
 
@@ -648,7 +582,6 @@ def _make_converter() -> cattrs.Converter:
         _PortName: _check_port_name,
         _Uid: _check_uid,
         _Image: _check_image,
-        _BindPath: lambda v: _check_path(v, optional=False, bind=True),
         _OptionalBindPath: lambda v: _check_path(v, optional=True, bind=True),
         _WorkingDir: lambda v: _check_path(v, optional=True, bind=False),
         _EnvName: _check_env_name,
@@ -663,7 +596,6 @@ def _make_converter() -> cattrs.Converter:
         _Count: _check_count,
         _GracePeriod: _check_grace_period,
         _MilliCPU: _milli_cpu,
-        _Bytes: _bytes,
         _AsWritten: _raw_quantity,
         _OptionalName: lambda v: _expect_str(v) and _check_label(v),
         _LabelValue: _check_label_value,
@@ -672,6 +604,7 @@ def _make_converter() -> cattrs.Converter:
         _Subdomain: _check_subdomain,
         **_sec._SECURITY_HOOKS,
         **_obj._OBJECT_HOOKS,
+        **_vol._VOLUME_HOOKS,
         _ProbeCount: _check_probe_count,
         _HeaderName: _check_header_name,
         _HeaderValue: _check_header_value,
@@ -703,7 +636,7 @@ def _make_converter() -> cattrs.Converter:
     }
     # Checks of the text alone, with an immutable result: remembered per text.
     by_text: set[object] = {_Name, _ContainerName, _PortName, _Image, _EnvName, _LabelValue}
-    by_text |= {_BindPath, _OptionalBindPath, _WorkingDir, _OptionalName, _QualifiedName}
+    by_text |= {_vol._BindPath, _OptionalBindPath, _WorkingDir, _OptionalName, _QualifiedName}
     by_text |= {PortProtocol, RestartPolicy, DNSPolicy, PullPolicy}
     for type_, check in hooks.items():
         hook = _remembered(check) if type_ in by_text else _simple(check)

@@ -17,12 +17,14 @@ import attrs
 __all__: list[str] = []
 
 _AsWritten = NewType("_AsWritten", object)  # kept as written: _convert_pod decides
+_Name = NewType("_Name", str)  # a DNS-1123 label: pod names, namespaces, volume names
 _OptionalName = NewType("_OptionalName", str)  # "" or a DNS-1123 label
 _LabelValue = NewType("_LabelValue", str)
 _QualifiedName = NewType("_QualifiedName", str)  # example.com/name
 _AliasIP = NewType("_AliasIP", str)
 _Subdomain = NewType("_Subdomain", str)  # a DNS-1123 subdomain
 _NO_NAME = _OptionalName("")
+_DEFAULT_NAMESPACE = _Name("default")
 
 # The metadata that marks an attribute as no YAML key (``_schema``'s converter omits it).
 _INTERNAL = "internal"

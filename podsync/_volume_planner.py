@@ -40,8 +40,9 @@ from podsync._content_records import (
     content_record_volume,
 )
 from podsync._labels import LABEL_CONTENT_VOLUMES
-from podsync._models import ObservedVolume, Pod, Volume, WrittenVolume
+from podsync._models import ObservedVolume, Pod
 from podsync._ownership import Instance
+from podsync._volume_model import Volume, WrittenVolume
 from podsync._volumes import (
     content_digest,
     content_dir,

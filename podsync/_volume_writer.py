@@ -56,8 +56,8 @@ import attrs
 from podsync._actions import Plan, WriteVolume
 from podsync._content_layout import parse_record
 from podsync._hostfs import HostPathRefused, _components, _make_pod_path
-from podsync._models import VolumeContent, VolumeFile, WrittenVolume
 from podsync._secrets import SecretLookup, checked_value
+from podsync._volume_model import VolumeContent, VolumeFile, WrittenVolume
 from podsync._volumes import content_digest
 
 __all__: list[str] = []

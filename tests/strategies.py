@@ -44,7 +44,7 @@ from podsync import (
     VolumeMount,
     derive_pod_uid,
 )
-from podsync._models import MemoryMedium
+from podsync._volume_model import MemoryMedium
 from podsync.labels import LABEL_RESTART_COUNT
 
 __all__ = [

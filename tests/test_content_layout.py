@@ -13,8 +13,9 @@ from podsync._content_layout import (
     parse_record,
     payload_entries,
 )
-from podsync._models import ObservedImage, VolumeContent, VolumeFile, VolumeKind
+from podsync._models import ObservedImage
 from podsync._volume_entries import EntryKind
+from podsync._volume_model import VolumeContent, VolumeFile, VolumeKind
 from podsync.testing import FakeRuntime
 
 IMAGE = "podsync-test/pause:latest"

@@ -25,7 +25,8 @@ from podsync._labels import (
     LABEL_VOLUME_NAME,
     VOLUME_KIND_CONTENT_RECORD,
 )
-from podsync._models import ObservedVolume, WrittenVolume
+from podsync._models import ObservedVolume
+from podsync._volume_model import WrittenVolume
 from podsync._volumes import content_volume_labels
 from podsync.exceptions import RuntimeCallError
 from podsync.testing import FakeClock

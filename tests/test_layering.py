@@ -2,8 +2,8 @@
 
 ::
 
-    model and helpers   _models _naming _labels labels _hashing _ports _cpu _resolv
-                        _volumes _images _host_ports _environment _prober
+    model and helpers   _models _volume_model _naming _labels labels _hashing _ports _cpu
+                        _resolv _volumes _images _host_ports _environment _prober
     vocabulary          _options _actions _ownership _fingerprint _plan_json
     planner             _plan _admission _gc _spec_change _pod_planner _init_planner
                         _status _container_status _status_json
@@ -35,6 +35,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "podsync"
 
 MODEL_AND_HELPERS = {
     "_models",
+    "_volume_model",
     "_naming",
     "_labels",
     "labels",

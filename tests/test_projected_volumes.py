@@ -26,9 +26,9 @@ from podsync import (
     sync,
 )
 from podsync._actions import Create, Reason
-from podsync._models import VolumeContent, VolumeKind
 from podsync._options import PlanOptions
 from podsync._volume_entries import EntryKind
+from podsync._volume_model import VolumeContent, VolumeKind
 from podsync._volume_writer import unseal_write
 from podsync.testing import FakeClock, FakeRuntime
 from tests.test_content_volumes import visible

@@ -25,8 +25,8 @@ from podsync import (
     sync,
 )
 from podsync._actions import Reason
-from podsync._models import VolumeKind
 from podsync._options import PlanOptions
+from podsync._volume_model import VolumeKind
 from podsync.testing import FakeClock, FakeRuntime
 from tests.test_content_volumes import visible
 

@@ -47,7 +47,6 @@ from podsync._labels import (
     VOLUME_KIND_PROBE_RECORD,
     VOLUME_KIND_STOP_RECORD,
 )
-from podsync._models import VolumeContent, VolumeFile, VolumeKind, WrittenVolume
 from podsync._records import (
     Record,
     probe_record_labels,
@@ -59,6 +58,7 @@ from podsync._records import (
     stop_records,
 )
 from podsync._volume_entries import EntryKind, VolumeEntry
+from podsync._volume_model import VolumeContent, VolumeFile, VolumeKind, WrittenVolume
 from podsync._volumes import Mount, content_digest, empty_dir_volume_name
 from podsync.testing import FakeClock, FakeRuntime
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from podsync._hostfs import POD_DIR_MARKER, HostPathRefused
-from podsync._models import VolumeContent, VolumeFile, VolumeKind
+from podsync._volume_model import VolumeContent, VolumeFile, VolumeKind
 from podsync._volume_writer import DATA_DIR, RECORD, parse_record, read_record, write_volume
 
 NOW = 1_800_000_000.0  # 2027-01-15T08:00:00Z

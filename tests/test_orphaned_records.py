@@ -379,3 +379,17 @@ def test_a_record_written_after_the_container_list_is_not_taken_for_a_gone_ones(
         "list",
         "remove_volume",
     ] == fake.call_names()
+
+
+def test_the_record_of_a_pod_podsync_knows_nothing_of_goes_in_a_plan_named_by_nothing() -> None:
+    """A gone container's record whose pod is neither desired nor has a container left
+    is removed in the plan of a pod without containers - named by nothing (no pod key,
+    no full name), the plan a pod directory's teardown of that uid has."""
+    fake = started(web())
+    record = stop_record("nobody-uid", "bbbb")
+
+    made = plan([web()], fake.containers, now=NOW, options=OPTIONS, volumes=[record])
+
+    (pod_plan,) = [p for p in made.pods if p.uid == "nobody-uid"]
+    assert ("", "") == (pod_plan.pod, pod_plan.full_name)
+    assert [record.name] == [a.volume for a in pod_plan.actions if isinstance(a, RemoveVolume)]

@@ -34,7 +34,7 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-.venv/bin/python}
 JOBS=${MUTATION_JOBS:-2}
 ALL=(plan admission pod_planner init_planner spec_change gc ownership naming hashing images
-     host_ports empty_dir_planner records content_layout)
+     host_ports empty_dir_planner records content_layout content_records volume_planner)
 
 if [[ ! -x $PY ]]; then
     echo "mutation.sh: $PY not found; run bash .ci/test (or python3 -m venv .venv) first" >&2

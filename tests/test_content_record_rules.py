@@ -4,12 +4,16 @@ believed - each pinned where a change of the rule would go unnoticed otherwise."
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from podsync import NodeInfo, Pod, parse_pods
+from podsync._actions import CreateVolume, PodAction, Reason, RemoveVolume, WriteVolume
 from podsync._content_layout import parse_record, record_text
 from podsync._content_records import (
     RecordChoice,
     believed,
     content_record_labels,
+    content_record_volume,
     record_choices,
     record_data,
 )
@@ -23,7 +27,10 @@ from podsync._labels import (
     VOLUME_KIND_CONTENT,
 )
 from podsync._models import ObservedVolume, VolumeContent, VolumeFile, VolumeKind, WrittenVolume
-from podsync._volumes import content_volume_labels
+from podsync._volume_planner import record_upkeep
+from podsync._volumes import content_volume_labels, content_volume_name
+
+from .test_content_volumes import load
 
 CREATED = "2027-01-01T00:00:00Z"
 
@@ -79,8 +86,9 @@ def test_a_record_without_its_pod_or_volume_is_no_record() -> None:
     assert {} == record_choices([record("a", **{LABEL_POD_UID: None})])
     assert {} == record_choices([record("a", **{LABEL_VOLUME_NAME: None})])
     assert {} == record_choices([record("a", **{LABEL_POD_UID: ""})])
-    found = choice(other, record("a"))
+    found = choice(other, record("z", **{LABEL_VOLUME_NAME: None}), record("a"))
     assert found is not None and found.winner is not None
+    assert ["a"] == [r.volume for r in found.records]
 
 
 def test_a_record_with_a_label_missing_or_unreadable_never_wins() -> None:
@@ -133,3 +141,172 @@ def test_a_record_is_believed_only_for_podsyncs_volume_of_that_pod_volume() -> N
         changed = ObservedVolume(TARGET, {**labels, key: value}, CREATED)
         assert believed(found, {TARGET: changed}) is None, key
     assert VOLUME_KIND_CONTENT == labels[LABEL_VOLUME_KIND]
+
+
+# Record upkeep (``_volume_planner.record_upkeep``): what the plan does to keep one
+# believed record volume per pod volume. Several volumes of one pod may show the same
+# ConfigMap.
+SETTINGS = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings}
+data: {app.conf: color=blue}
+"""
+SHOP = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: shop, uid: shop-uid}
+spec:
+  volumes:
+  - {name: scratch, emptyDir: {}}
+  - {name: config, configMap: {name: settings}}
+  - {name: backup, configMap: {name: settings}}
+  - {name: theirs, configMap: {name: settings}}
+  - {name: legacy, configMap: {name: settings}}
+  - {name: main, configMap: {name: settings}}
+  containers:
+  - name: app
+    image: busybox
+    volumeMounts: [{name: main, mountPath: /etc/app}]
+"""
+LATER = "2027-01-01T00:05:00Z"
+
+
+def shop() -> Pod:
+    (pod,) = load(SETTINGS, SHOP)
+    return pod
+
+
+def engine_volume(pod: Pod, name: str, created: str = CREATED) -> ObservedVolume:
+    """podsync's content volume of ``pod``'s ``name``, made at ``created``."""
+    return ObservedVolume(
+        content_volume_name(pod.uid, name), content_volume_labels(pod, name), created
+    )
+
+
+def from_file(pod: Pod, name: str, volume: str | None = None) -> WrittenVolume:
+    """What the ``..podsync`` file of ``pod``'s ``name`` says, read through the engine."""
+    where = content_volume_name(pod.uid, name) if volume is None else volume
+    return WrittenVolume(pod.uid, name, "digest-1", {}, where, "..payload-1", ("app.conf",))
+
+
+def upkeep(
+    pod: Pod,
+    volumes: Sequence[ObservedVolume],
+    engine: dict[str, WrittenVolume],
+    writes: Sequence[PodAction] = (),
+) -> list[PodAction]:
+    return record_upkeep(
+        pod,
+        engine=engine,
+        writes=writes,
+        present={v.name: v for v in volumes},
+        records=record_choices(volumes),
+    )
+
+
+def test_a_volume_read_from_its_own_file_gets_its_first_record() -> None:
+    """Without a record volume, a content volume whose file was read gets a record of
+    generation 1 saying what the file says, at the volume's creation time - only when
+    the volume is listed, was read from that engine volume, reports a creation time and
+    is podsync's; the other volumes of the pod are each looked at in turn."""
+    pod = shop()
+    theirs = ObservedVolume(content_volume_name(pod.uid, "theirs"), {}, CREATED)
+    volumes = [
+        # config: not listed (made by the pod's writes)
+        engine_volume(pod, "backup"),  # not read through the engine
+        theirs,
+        engine_volume(pod, "legacy"),
+        engine_volume(pod, "main"),
+    ]
+    main = from_file(pod, "main")
+    engine = {
+        "config": from_file(pod, "config"),
+        "theirs": from_file(pod, "theirs"),
+        "legacy": from_file(pod, "legacy", volume=""),  # a host directory's
+        "main": main,
+    }
+
+    actions = upkeep(pod, volumes, engine)
+
+    name = content_volume_name(pod.uid, "main")
+    assert [
+        CreateVolume(
+            pod=pod.key,
+            pod_uid=pod.uid,
+            volume=content_record_volume(main, 1),
+            labels=content_record_labels(main, CREATED, 1),
+            reason=Reason.VOLUME_RECORDED,
+            message=f"record the files of volume {name} in the volume list: read from "
+            "the volume itself",
+        )
+    ] == actions
+
+
+def test_a_believed_record_stays_and_the_others_of_its_volume_go() -> None:
+    """Of several record volumes of one pod volume the believed one stays, whatever its
+    name's place among them; each other one is removed as ``stale-record``."""
+    pod = shop()
+    main = from_file(pod, "main")
+    winner = ObservedVolume("aa-record", content_record_labels(main, CREATED, 2))
+    stale = [
+        ObservedVolume(n, content_record_labels(main, CREATED, 1)) for n in ("a-old", "zz-old")
+    ]
+
+    actions = upkeep(pod, [engine_volume(pod, "main"), *stale, winner], {})
+
+    name = content_volume_name(pod.uid, "main")
+    assert [
+        RemoveVolume(
+            pod=pod.key,
+            pod_uid=pod.uid,
+            volume=old,
+            reason=Reason.STALE_RECORD,
+            message=f"remove volume {old}: a record of volume {name} that a newer one replaced",
+        )
+        for old in ("a-old", "zz-old")
+    ] == actions
+
+
+def test_a_record_of_a_volume_made_at_another_time_is_replaced() -> None:
+    """A record that names another creation time than the volume's (touched at its top,
+    or made again, by someone else) is not believed, even as the only one: the volume's
+    file, read instead, gets a record of the next generation, and the old one goes."""
+    pod = shop()
+    main = from_file(pod, "main")
+    old = ObservedVolume("old-record", content_record_labels(main, CREATED, 2))
+
+    actions = upkeep(pod, [engine_volume(pod, "main", LATER), old], {"main": main})
+
+    assert [
+        (CreateVolume, content_record_volume(main, 3), Reason.VOLUME_RECORDED),
+        (RemoveVolume, "old-record", Reason.STALE_RECORD),
+    ] == [(type(a), a.volume, a.reason) for a in actions]  # type: ignore[attr-defined]
+    assert content_record_labels(main, LATER, 3) == actions[0].labels  # type: ignore[attr-defined]
+
+
+def test_a_volume_written_by_the_plan_gets_its_record_from_the_write() -> None:
+    """A volume the plan writes is left to the write, which records it: no record is
+    made from its old file, and its old records are removed by the write, not here."""
+    pod = shop()
+    main = from_file(pod, "main")
+    volumes = [
+        engine_volume(pod, "main", LATER),
+        ObservedVolume("a-old", content_record_labels(main, CREATED, 1)),
+        ObservedVolume("b-old", content_record_labels(main, CREATED, 2)),
+    ]
+    (volume,) = [v for v in pod.volumes if v.name == "main"]
+    assert volume.content is not None
+    write = WriteVolume(
+        pod=pod.key,
+        pod_uid=pod.uid,
+        volume="main",
+        path="",
+        content=volume.content,
+        reason=Reason.VOLUME_CHANGED,
+        message="ConfigMap default/settings changed",
+        engine_volume=content_volume_name(pod.uid, "main"),
+    )
+
+    assert [] == upkeep(pod, volumes, {"main": main}, writes=[write])
+    assert [] != upkeep(pod, volumes, {"main": main})

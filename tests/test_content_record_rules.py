@@ -4,7 +4,7 @@ believed - each pinned where a change of the rule would go unnoticed otherwise."
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from podsync import NodeInfo, Pod, parse_pods
 from podsync._actions import CreateVolume, PodAction, Reason, RemoveVolume, WriteVolume
@@ -51,15 +51,24 @@ CONTENT = ObservedVolume(TARGET, content_volume_labels(POD, "config"), CREATED)
 WRITTEN = WrittenVolume(POD.uid, "config", "d2", {}, TARGET, "..payload-2", ("a",))
 
 
-def record(name: str, generation: int = 1, **over: str | None) -> ObservedVolume:
+def record(
+    name: str, generation: int = 1, over: Mapping[str, str | None] | None = None
+) -> ObservedVolume:
     """A record volume saying ``WRITTEN``; ``over`` replaces labels (``None``: drops)."""
     labels: dict[str, str | None] = {**content_record_labels(WRITTEN, CREATED, generation)}
-    labels.update(over)
+    labels.update(over or {})
     return ObservedVolume(name, {k: v for k, v in labels.items() if v is not None})
 
 
 def choice(*volumes: ObservedVolume) -> RecordChoice | None:
     return record_choices(volumes).get((POD.uid, "config"))
+
+
+def winner(*volumes: ObservedVolume) -> str | None:
+    """The name of the record volume that wins among ``volumes`` (there are some)."""
+    found = choice(*volumes)
+    assert found is not None
+    return found.winner.volume if found.winner is not None else None
 
 
 def test_a_record_says_what_the_volumes_own_file_says() -> None:
@@ -83,12 +92,13 @@ def test_a_record_without_its_pod_or_volume_is_no_record() -> None:
     nothing)."""
     other = ObservedVolume("someone-elses", {"purpose": "backup"})
 
-    assert {} == record_choices([record("a", **{LABEL_POD_UID: None})])
-    assert {} == record_choices([record("a", **{LABEL_VOLUME_NAME: None})])
-    assert {} == record_choices([record("a", **{LABEL_POD_UID: ""})])
-    found = choice(other, record("z", **{LABEL_VOLUME_NAME: None}), record("a"))
-    assert found is not None and found.winner is not None
+    assert {} == record_choices([record("a", over={LABEL_POD_UID: None})])
+    assert {} == record_choices([record("a", over={LABEL_VOLUME_NAME: None})])
+    assert {} == record_choices([record("a", over={LABEL_POD_UID: ""})])
+    found = choice(other, record("z", over={LABEL_VOLUME_NAME: None}), record("a"))
+    assert found is not None
     assert ["a"] == [r.volume for r in found.records]
+    assert "a" == winner(other, record("z", over={LABEL_VOLUME_NAME: None}), record("a"))
 
 
 def test_a_record_with_a_label_missing_or_unreadable_never_wins() -> None:
@@ -102,27 +112,24 @@ def test_a_record_with_a_label_missing_or_unreadable_never_wins() -> None:
         {LABEL_RECORD_GENERATION: "x"},
         {LABEL_RECORD_VOLUME_CREATED: None},
     ):
-        alone = choice(record("a", 1, **over))
-        assert alone is not None and alone.winner is None, over
+        assert winner(record("a", 1, over)) is None, over
+        alone = choice(record("a", 1, over))
+        assert alone is not None
         assert ["a"] == alone.losers()
 
 
 def test_the_generation_is_a_plain_decimal_number() -> None:
     """Generation 0 is a generation (it wins alone); up to 18 digits are read, longer
     ones are unreadable; and a record that replaces an unreadable one is believed."""
-    zero = choice(record("a", 0))
-    assert zero is not None and zero.winner is not None
+    assert "a" == winner(record("a", 0))
     longest = "9" * 18
-    read = choice(record("a", **{LABEL_RECORD_GENERATION: longest}), record("b", 5))
-    assert read is not None and read.winner is not None and read.winner.volume == "a"
-    too_long = choice(record("a", **{LABEL_RECORD_GENERATION: "1" + longest}), record("b", 5))
-    assert too_long is not None and too_long.winner is not None
-    assert "b" == too_long.winner.volume
+    assert "a" == winner(record("a", over={LABEL_RECORD_GENERATION: longest}), record("b", 5))
+    assert "b" == winner(record("a", over={LABEL_RECORD_GENERATION: "1" + longest}), record("b", 5))
 
-    garbage = choice(record("a", **{LABEL_RECORD_GENERATION: "x"}))
-    assert garbage is not None
-    after = choice(record("a", **{LABEL_RECORD_GENERATION: "x"}), record("b", garbage.next_generation))
-    assert after is not None and after.winner is not None and after.winner.volume == "b"
+    garbage = record("a", over={LABEL_RECORD_GENERATION: "x"})
+    unreadable = choice(garbage)
+    assert unreadable is not None
+    assert "b" == winner(garbage, record("b", unreadable.next_generation))
 
 
 def test_a_record_is_believed_only_for_podsyncs_volume_of_that_pod_volume() -> None:
@@ -278,11 +285,15 @@ def test_a_record_of_a_volume_made_at_another_time_is_replaced() -> None:
 
     actions = upkeep(pod, [engine_volume(pod, "main", LATER), old], {"main": main})
 
-    assert [
-        (CreateVolume, content_record_volume(main, 3), Reason.VOLUME_RECORDED),
-        (RemoveVolume, "old-record", Reason.STALE_RECORD),
-    ] == [(type(a), a.volume, a.reason) for a in actions]  # type: ignore[attr-defined]
-    assert content_record_labels(main, LATER, 3) == actions[0].labels  # type: ignore[attr-defined]
+    create, remove = actions
+    assert isinstance(create, CreateVolume)
+    assert isinstance(remove, RemoveVolume)
+    assert (content_record_volume(main, 3), Reason.VOLUME_RECORDED) == (
+        create.volume,
+        create.reason,
+    )
+    assert content_record_labels(main, LATER, 3) == create.labels
+    assert ("old-record", Reason.STALE_RECORD) == (remove.volume, remove.reason)
 
 
 def test_a_volume_written_by_the_plan_gets_its_record_from_the_write() -> None:

@@ -27,7 +27,7 @@ from podsync._labels import (
     VOLUME_KIND_CONTENT,
 )
 from podsync._models import ObservedVolume, VolumeContent, VolumeFile, VolumeKind, WrittenVolume
-from podsync._volume_planner import record_upkeep
+from podsync._volume_planner import _why, record_upkeep
 from podsync._volumes import content_volume_labels, content_volume_name
 
 from .test_content_volumes import load
@@ -321,3 +321,30 @@ def test_a_volume_written_by_the_plan_gets_its_record_from_the_write() -> None:
 
     assert [] == upkeep(pod, volumes, {"main": main}, writes=[write])
     assert [] != upkeep(pod, volumes, {"main": main})
+
+
+def test_why_a_volume_is_written_again_is_said_for_people() -> None:
+    """The reason of a rewrite names every source whose digest changed or that is gone,
+    sorted; else, the content being the same, the fsGroup - given, changed or removed;
+    else the items or their modes."""
+    pod = shop()
+    (volume,) = [v for v in pod.volumes if v.name == "main"]
+    assert volume.content is not None
+    same = volume.content.digest
+    (source,) = volume.content.sources
+
+    def why(digest: str, sources: dict[str, str], fs_group: int | None) -> str:
+        found = WrittenVolume(pod.uid, "main", digest, sources, "", "..payload-1", ())
+        reason, text = _why(volume, found, fs_group)
+        assert Reason.VOLUME_CHANGED == reason
+        return text
+
+    both = {source: "old", "Secret default/gone": "x"}
+    assert f"{source}, Secret default/gone changed" == why(same, both, None)
+    unchanged = dict(volume.content.sources)
+    assert "the pod's fsGroup changed" == why(same, unchanged, 2000)
+    assert "the pod's fsGroup changed" == why(f"{same}:1000", unchanged, 2000)
+    assert "fsGroup was removed" == why(f"{same}:1000", unchanged, None)
+    assert "its items or modes changed" == why("another", unchanged, None)
+    assert "its items or modes changed" == why(f"another:{same}", unchanged, 2000)
+    assert (Reason.VOLUME_MISSING, "files not written yet") == _why(volume, None, 2000)

@@ -18,6 +18,7 @@ from podsync._content_records import (
     record_data,
 )
 from podsync._labels import (
+    LABEL_CONTENT_VOLUMES,
     LABEL_POD_UID,
     LABEL_RECORD_DATA,
     LABEL_RECORD_GENERATION,
@@ -26,9 +27,22 @@ from podsync._labels import (
     LABEL_VOLUME_NAME,
     VOLUME_KIND_CONTENT,
 )
-from podsync._models import ObservedVolume, VolumeContent, VolumeFile, VolumeKind, WrittenVolume
-from podsync._volume_planner import _why, record_upkeep
-from podsync._volumes import content_volume_labels, content_volume_name
+from podsync._models import (
+    ObservedContainer,
+    ObservedVolume,
+    VolumeContent,
+    VolumeFile,
+    VolumeKind,
+    WrittenVolume,
+)
+from podsync._ownership import Instance
+from podsync._volume_planner import _why, record_upkeep, volume_writes
+from podsync._volumes import (
+    content_digest,
+    content_volume_labels,
+    content_volume_name,
+    encode_content_volumes,
+)
 
 from .test_content_volumes import load
 
@@ -348,3 +362,69 @@ def test_why_a_volume_is_written_again_is_said_for_people() -> None:
     assert "its items or modes changed" == why("another", unchanged, None)
     assert "its items or modes changed" == why(f"another:{same}", unchanged, 2000)
     assert (Reason.VOLUME_MISSING, "files not written yet") == _why(volume, None, 2000)
+
+
+GROUPED = SHOP.replace("spec:\n", "spec:\n  securityContext: {fsGroup: 2000}\n", 1)
+
+
+def test_a_mounted_volume_is_written_when_its_record_says_other_content() -> None:
+    """A volume a container of the pod mounts is written when the record read from it
+    says other content - the fsGroup is part of it - into the next payload, replacing
+    the links the record names; the volume is created first only when it has no record
+    and the listing does not hold it as podsync's. Volumes that hold no files (an
+    emptyDir, listed first) are passed over."""
+    (pod,) = load(SETTINGS, GROUPED)
+    (volume,) = [v for v in pod.volumes if v.name == "main"]
+    content = volume.content
+    assert content is not None
+    name = content_volume_name(pod.uid, "main")
+    labels = {LABEL_CONTENT_VOLUMES: encode_content_volumes({"main": "/etc/app"})}
+    app = ObservedContainer("c1", "k8s_app", "busybox", labels)
+    instances = [Instance(app, pod.uid, pod.full_name, pod.key, "file", "app")]
+    listed = [engine_volume(pod, "main")]
+
+    def writes(engine: dict[str, WrittenVolume], volumes: list[ObservedVolume]) -> list[object]:
+        return list(
+            volume_writes(
+                pod,
+                host={},
+                engine=engine,
+                instances=instances,
+                actions=[],
+                volumes=volumes,
+                image="pause",
+                root_dir="/nonexistent",
+            )
+        )
+
+    def written(fs_group: int) -> WrittenVolume:
+        digest = content_digest(content, fs_group)
+        return WrittenVolume(
+            pod.uid, "main", digest, dict(content.sources), name, "..payload-1", ("app.conf",)
+        )
+
+    assert [] == writes({"main": written(2000)}, listed)
+    expected = WriteVolume(
+        pod=pod.key,
+        pod_uid=pod.uid,
+        volume="main",
+        path="",
+        content=content,
+        reason=Reason.VOLUME_CHANGED,
+        message=f"write {pod.key} volume main ({content.kind.value}): the pod's fsGroup changed",
+        fs_group=2000,
+        engine_volume=name,
+        image="pause",
+        payload="..payload-2",
+        previous="..payload-1",
+        linked=("app.conf",),
+    )
+    assert [expected] == writes({"main": written(1000)}, listed)
+    assert [expected] == writes({"main": written(1000)}, [])
+    (first,) = writes({}, listed)
+    assert isinstance(first, WriteVolume)
+    assert (Reason.VOLUME_MISSING, "", ()) == (first.reason, first.previous, first.linked)
+    create, write = writes({}, [])
+    assert isinstance(create, CreateVolume)
+    assert (name, Reason.VOLUME_MISSING) == (create.volume, create.reason)
+    assert write == first

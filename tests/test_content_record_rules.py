@@ -18,6 +18,7 @@ from podsync._content_records import (
     record_data,
 )
 from podsync._labels import (
+    LABEL_CONTAINER,
     LABEL_CONTENT_VOLUMES,
     LABEL_POD_UID,
     LABEL_RECORD_DATA,
@@ -39,6 +40,7 @@ from podsync._ownership import Instance
 from podsync._volume_planner import _why, record_upkeep, volume_writes
 from podsync._volumes import (
     content_digest,
+    content_dir,
     content_volume_labels,
     content_volume_name,
     encode_content_volumes,
@@ -428,3 +430,46 @@ def test_a_mounted_volume_is_written_when_its_record_says_other_content() -> Non
     assert isinstance(create, CreateVolume)
     assert (name, Reason.VOLUME_MISSING) == (create.volume, create.reason)
     assert write == first
+
+
+def test_a_host_directory_an_earlier_podsync_binds_is_written_as_the_pod_says() -> None:
+    """A running container of an earlier podsync (no content-volume label) binds the
+    volume's host directory: it is written there when its record says other content,
+    with the pod's fsGroup, and the message says why it is written there."""
+    (pod,) = load(SETTINGS, GROUPED)
+    (volume,) = [v for v in pod.volumes if v.name == "main"]
+    content = volume.content
+    assert content is not None
+    labels = {LABEL_POD_UID: pod.uid, LABEL_CONTAINER: "app"}
+    old = ObservedContainer("c0", "k8s_app", "busybox", labels, running=True)
+    instances = [Instance(old, pod.uid, pod.full_name, pod.key, "file", "app")]
+    digest = content_digest(content, 1000)
+    found = WrittenVolume(pod.uid, "main", digest, dict(content.sources), "", "", ("app.conf",))
+
+    actions = volume_writes(
+        pod,
+        host={"main": found},
+        engine={},
+        instances=instances,
+        actions=[],
+        volumes=[],
+        image="pause",
+        root_dir="/srv/podsync",
+    )
+
+    path = content_dir("/srv/podsync", pod.uid, volume)
+    assert [
+        WriteVolume(
+            pod=pod.key,
+            pod_uid=pod.uid,
+            volume="main",
+            path=path,
+            content=content,
+            reason=Reason.VOLUME_CHANGED,
+            message=(
+                f"write {pod.key} volume main ({content.kind.value}) into {path}, which a "
+                "container made by an earlier podsync binds: the pod's fsGroup changed"
+            ),
+            fs_group=2000,
+        )
+    ] == actions

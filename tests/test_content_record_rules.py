@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from podsync import NodeInfo, Pod, parse_pods
+from podsync import NodeInfo, PlanOptions, Pod, parse_pods, plan
 from podsync._actions import CreateVolume, PodAction, Reason, RemoveVolume, WriteVolume
 from podsync._content_layout import parse_record, record_text
 from podsync._content_records import (
@@ -473,3 +473,29 @@ def test_a_host_directory_an_earlier_podsync_binds_is_written_as_the_pod_says() 
             fs_group=2000,
         )
     ] == actions
+
+
+UNMOUNTED = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: spare, uid: spare-uid}
+spec:
+  volumes:
+  - {name: config, configMap: {name: settings}}
+  containers:
+  - {name: app, image: busybox}
+"""
+
+
+def test_a_volume_no_container_mounts_is_neither_written_nor_recorded() -> None:
+    """A content volume left on the engine that no container of the pod mounts, whose
+    file was not read (nothing asked for it): the plan neither writes it nor gives it a
+    record volume - and plans the pod's containers as for any pod."""
+    (pod,) = load(SETTINGS, UNMOUNTED)
+    left = engine_volume(pod, "config")
+
+    made = plan([pod], [], now=1.0, options=PlanOptions(root_dir="/nonexistent"), volumes=[left])
+
+    kinds = {type(a).__name__ for a in made.actions}
+    assert "Create" in kinds
+    assert not kinds & {"WriteVolume", "CreateVolume", "RemoveVolume"}

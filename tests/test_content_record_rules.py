@@ -28,15 +28,9 @@ from podsync._labels import (
     LABEL_VOLUME_NAME,
     VOLUME_KIND_CONTENT,
 )
-from podsync._models import (
-    ObservedContainer,
-    ObservedVolume,
-    VolumeContent,
-    VolumeFile,
-    VolumeKind,
-    WrittenVolume,
-)
+from podsync._models import ObservedContainer, ObservedVolume
 from podsync._ownership import Instance
+from podsync._volume_model import VolumeContent, VolumeFile, VolumeKind, WrittenVolume
 from podsync._volume_planner import _why, record_upkeep, volume_writes
 from podsync._volumes import (
     content_digest,

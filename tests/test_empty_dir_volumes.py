@@ -589,6 +589,7 @@ def test_every_kind_of_a_gone_pods_volumes_is_removed_and_said_so() -> None:
         labelled("c-stopped", "stop-record", "gone-uid"),
         labelled("d-files", "content", "gone-uid"),
         labelled("e-cache", "empty-dir", "gone-uid"),
+        labelled("f-record", "content-record", "gone-uid"),
     ]
 
     made = plan([POD], now=1.0, options=OPTIONS, volumes=volumes, images=[])
@@ -602,6 +603,7 @@ def test_every_kind_of_a_gone_pods_volumes_is_removed_and_said_so() -> None:
         gone("c-stopped", Reason.ORPHANED_RECORD, "stop-record"),
         gone("d-files", Reason.ORPHANED_POD_VOLUME, "files of volume ?"),
         gone("e-cache", Reason.ORPHANED_POD_VOLUME, "emptyDir ?"),
+        gone("f-record", Reason.ORPHANED_RECORD, "record of the files of volume ?"),
     ] == [a for a in made.actions if isinstance(a, RemoveVolume)]
     # One pod plan for them, as for the pod directory of a pod without containers.
     assert [("", "")] == [(p.pod, p.full_name) for p in made.pods if p.uid == "gone-uid"]

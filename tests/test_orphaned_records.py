@@ -379,3 +379,23 @@ def test_a_record_written_after_the_container_list_is_not_taken_for_a_gone_ones(
         "list",
         "remove_volume",
     ] == fake.call_names()
+
+
+def test_the_record_of_a_pod_podsync_knows_nothing_of_goes_in_a_plan_named_by_nothing() -> None:
+    """A gone container's record whose pod is neither desired nor has a container left
+    is removed in the plan of a pod without containers - named by nothing (no pod key,
+    no full name), the plan a pod directory's teardown of that uid has - also when the
+    pod's other volumes stay (deletions not allowed, or a source not ready)."""
+    fake = started(web())
+    record = stop_record("nobody-uid", "bbbb")
+    for options in (
+        OPTIONS,
+        attrs.evolve(OPTIONS, allow_deletions=False),
+        attrs.evolve(OPTIONS, ready_sources=frozenset()),
+    ):
+        made = plan([web()], fake.containers, now=NOW, options=options, volumes=[record])
+
+        (pod_plan,) = [p for p in made.pods if p.uid == "nobody-uid"]
+        assert ("", "") == (pod_plan.pod, pod_plan.full_name)
+        removed = [a.volume for a in pod_plan.actions if isinstance(a, RemoveVolume)]
+        assert [record.name] == removed

@@ -23,8 +23,9 @@
 # selection in pyproject.toml resets all results. `rm -rf mutants` starts over. Inspect
 # one mutant with `.venv/bin/mutmut show NAME` (a diff), all with `.venv/bin/mutmut
 # browse`. Time on the 2-core machine, otherwise idle: host_ports ~15 s, images ~40 s,
-# records and content_layout ~45 s, naming and empty_dir_planner ~1 min, hashing ~6 min,
-# plan ~15-30 min (its functions are called by most selected tests).
+# records and content_layout ~45 s, naming, empty_dir_planner, content_records and
+# volume_planner ~1 min, hashing ~6 min, plan ~15-30 min (its functions are called by
+# most selected tests: run it function by function, `mutmut run "podsync._plan.x__NAME*"`).
 #
 # Environment: PYTHON (default .venv/bin/python, made by `bash .ci/test` or the
 # quickstart), MUTATION_JOBS (parallel mutants, default 2).
@@ -34,7 +35,7 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-.venv/bin/python}
 JOBS=${MUTATION_JOBS:-2}
 ALL=(plan admission pod_planner init_planner spec_change gc ownership naming hashing images
-     host_ports empty_dir_planner records content_layout)
+     host_ports empty_dir_planner records content_layout content_records volume_planner)
 
 if [[ ! -x $PY ]]; then
     echo "mutation.sh: $PY not found; run bash .ci/test (or python3 -m venv .venv) first" >&2

@@ -44,18 +44,23 @@ import statistics
 import tempfile
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 import podsync
 from podsync._content_layout import RECORD_MAX_BYTES, RECORD_PATH
 from podsync.docker import DockerRuntime
 from tests.engine import PAUSE_IMAGE, TEST_IMAGE
 
-POD = f"""\
+
+def _pod_text(value: str, command: str) -> str:
+    """A ConfigMap ``NAME`` holding ``app.conf: value`` and a pod ``NAME`` whose one
+    container mounts it at /etc/config and runs ``command`` (a YAML flow sequence);
+    ``NAME`` is replaced per pod."""
+    return f"""\
 apiVersion: v1
 kind: ConfigMap
 metadata: {{name: NAME}}
-data: {{app.conf: "VALUE"}}
+data: {{app.conf: "{value}"}}
 ---
 apiVersion: v1
 kind: Pod
@@ -66,21 +71,40 @@ spec:
   - name: app
     image: {TEST_IMAGE}
     imagePullPolicy: Never
-    command:
-    - /bin/sh
-    - -c
-    - >-
-      n=0; m=0; while [ ! -e /tmp/stop ]; do n=$((n+1));
-      [ -e /etc/config/app.conf ] || m=$((m+1)); done;
-      echo $n $m > /tmp/counts; sleep 3600
+    command: {command}
     volumeMounts: [{{name: config, mountPath: /etc/config}}]
 """
+
+
+# The swap benchmark's pod: counts, until /tmp/stop exists, the existence tests of its
+# file and the misses among them.
+POD = _pod_text(
+    "VALUE",
+    "[/bin/sh, -c, 'n=0; m=0; while [ ! -e /tmp/stop ]; do n=$((n+1)); "
+    "[ -e /etc/config/app.conf ] || m=$((m+1)); done; echo $n $m > /tmp/counts; sleep 3600']",
+)
+# The steady-sync benchmark's pod: sleeps, and stops at once on TERM.
+STEADY_POD = _pod_text(
+    "color=blue", """[/bin/sh, -c, "trap 'exit 0' TERM; while :; do sleep 3600 & wait $!; done"]"""
+)
 
 
 def _quantiles(samples: list[float]) -> str:
     ordered = sorted(samples)
     p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
     return f"p50 {statistics.median(ordered) * 1000:7.1f} ms   p95 {p95 * 1000:7.1f} ms"
+
+
+def _remove_pods(runtime: DockerRuntime, uids: Collection[str]) -> None:
+    """Remove the containers and every volume (content volumes and their record
+    volumes) of the pods ``uids``."""
+    for container in runtime.list_containers():
+        if container.labels.get(podsync.labels.LABEL_POD_UID) in uids:
+            runtime.stop_container(container.id, 1)
+            runtime.remove_container(container.id)
+    for volume in runtime.list_volumes():
+        if volume.labels.get(podsync.labels.LABEL_POD_UID) in uids:
+            runtime.remove_volume(volume.name)
 
 
 def _timed(call: Callable[[], object], times: int) -> list[float]:
@@ -90,26 +114,6 @@ def _timed(call: Callable[[], object], times: int) -> list[float]:
         call()
         samples.append(time.perf_counter() - start)
     return samples
-
-
-STEADY_POD = f"""\
-apiVersion: v1
-kind: ConfigMap
-metadata: {{name: NAME}}
-data: {{app.conf: "color=blue"}}
----
-apiVersion: v1
-kind: Pod
-metadata: {{name: NAME}}
-spec:
-  volumes: [{{name: config, configMap: {{name: NAME}}}}]
-  containers:
-  - name: app
-    image: {TEST_IMAGE}
-    imagePullPolicy: Never
-    command: [/bin/sh, -c, "trap 'exit 0' TERM; while :; do sleep 3600 & wait $!; done"]
-    volumeMounts: [{{name: config, mountPath: /etc/config}}]
-"""
 
 
 def steady(pods: int, rounds: int) -> None:
@@ -161,13 +165,7 @@ def steady(pods: int, rounds: int) -> None:
             print(f"observation now (list + record volumes)     : {_quantiles(now)}")
             print(f"observation before (list + {pods} archive reads): {_quantiles(reference)}")
         finally:
-            for container in runtime.list_containers():
-                if container.labels.get(podsync.labels.LABEL_POD_UID) in uids:
-                    runtime.stop_container(container.id, 1)
-                    runtime.remove_container(container.id)
-            for volume in runtime.list_volumes():
-                if volume.labels.get(podsync.labels.LABEL_POD_UID) in uids:
-                    runtime.remove_volume(volume.name)
+            _remove_pods(runtime, uids)
 
 
 def main() -> None:
@@ -235,11 +233,7 @@ def main() -> None:
                 f"missing during {args.swaps} swaps"
             )
         finally:
-            for container in runtime.list_containers():
-                if container.labels.get(podsync.labels.LABEL_POD_UID) == pod.uid:
-                    runtime.stop_container(container.id, 1)
-                    runtime.remove_container(container.id)
-            runtime.remove_volume(f"podsync-content_{pod.uid}_config")
+            _remove_pods(runtime, {pod.uid})
 
 
 if __name__ == "__main__":

@@ -738,6 +738,45 @@ def test_cluster_first_with_host_net_takes_the_cluster_dns_on_the_hosts_network(
     )
 
 
+def test_a_host_network_pod_records_no_network_mode():
+    """The network mode option does not reach a pod on the host's network, whatever its
+    DNS policy: its network spec has no ``network_mode`` field at all."""
+    for policy in (DNSPolicy.CLUSTER_FIRST, DNSPolicy.CLUSTER_FIRST_WITH_HOST_NET):
+        pod = attrs.evolve(
+            POD, dns_policy=policy, security_context=PodSecurityContext(host_network=True)
+        )
+        for cluster in ({}, {"cluster_dns": "10.0.0.10"}):
+            assert "network_mode" not in network_spec(pod, PAUSE, network_mode="none", **cluster)
+
+
+def test_the_hosts_name_servers_alone_or_search_domains_alone_are_recorded():
+    """A host resolv.conf is left out only when it has neither name servers nor search
+    domains: either one alone follows the cluster's and shapes the container."""
+    servers = ResolvConf(("192.0.2.53",), ())
+    searches = ResolvConf((), ("corp.example",))
+
+    assert {"nameservers": ["192.0.2.53"], "searches": []} == network_spec(
+        POD, PAUSE, cluster_dns="10.0.0.10", host_dns=servers
+    )["host_resolv_conf"]
+    assert {"nameservers": [], "searches": ["corp.example"]} == network_spec(
+        POD, PAUSE, cluster_dns="10.0.0.10", host_dns=searches
+    )["host_resolv_conf"]
+    assert "host_resolv_conf" not in network_spec(
+        POD, PAUSE, cluster_dns="10.0.0.10", host_dns=ResolvConf((), ())
+    )
+
+
+def test_a_subdomain_pods_domain_name_is_recorded_with_or_without_cluster_dns():
+    """hostname.subdomain.namespace.svc.<cluster domain>: the domain name shapes the
+    network container whether the pod gets the cluster's DNS settings or not."""
+    pod = attrs.evolve(POD, hostname="db-0", subdomain="db")
+    default_dns = attrs.evolve(pod, dns_policy=DNSPolicy.DEFAULT)
+    domain = f"db.{pod.namespace}.svc.cluster.local"
+
+    assert domain == network_spec(pod, PAUSE, cluster_domain="cluster.local")["domainname"]
+    assert domain == network_spec(default_dns, PAUSE, cluster_domain="cluster.local")["domainname"]
+
+
 def test_root_and_false_are_settings():
     """runAsUser 0 and allowPrivilegeEscalation false are recorded (not taken for unset)."""
     root = attrs.evolve(BASE, security_context=SecurityContext(run_as_user=0))
@@ -909,3 +948,29 @@ def test_init_containers_in_the_canonical_forms():
         pod, "pause"
     )["init_containers"]
     assert "init_containers" not in network_spec(plain, "pause")
+
+
+def test_network_spec_texts_defaults_are_the_options_defaults():
+    """``network_spec_text`` without options is the text of every option at its default
+    (the planner passes them all; a library caller may pass none)."""
+    from podsync._hashing import network_spec_text
+
+    pod = attrs.evolve(POD, hostname="db-0", subdomain="db")
+
+    assert network_spec_text(pod, PAUSE) == network_spec_text(
+        pod, PAUSE, network_mode="", cluster_dns="", cluster_domain="", host_dns=None
+    )
+    assert canonical_json(network_spec(pod, PAUSE)) == network_spec_text(pod, PAUSE)
+
+
+def test_the_root_directory_reaches_the_init_containers_record_with_cluster_dns():
+    """With the cluster's DNS settings too, the network spec records its init containers'
+    hashes as they depend on the root directory (a termination-message file is bound
+    from under it)."""
+    setup = Container("setup", "busybox", termination_message_path="/dev/termination-log")
+    pod = attrs.evolve(POD, init_containers=(setup,))
+    cluster = {"cluster_dns": "10.0.0.10"}
+
+    assert network_spec(pod, PAUSE, root_dir="/srv/podsync", **cluster) != network_spec(
+        pod, PAUSE, **cluster
+    )

@@ -593,6 +593,23 @@ def test_the_network_container_has_the_pods_host_identity(domain: str, expected:
     ] == extra
 
 
+def test_a_host_network_pod_keeps_the_hosts_identity() -> None:
+    """On the host's network the network container is the host's: no hostname and no
+    domain of the pod (Docker refuses them with --network host), whatever the cluster
+    domain; and a new network container starts its restart count at 0."""
+    pod = attrs.evolve(
+        one_pod(HOSTS_JSON), security_context=podsync.PodSecurityContext(host_network=True)
+    )
+
+    specs = _specs(
+        _sync(pod, options=PlanOptions(cluster_domain="cluster.local", allow_host_namespaces=True))
+    )
+
+    net = specs["net"]
+    assert ("host", "", "") == (net.network, net.hostname, net.domainname)
+    assert "0" == net.labels["io.podsync.restart-count"]
+
+
 def test_host_fields_enter_the_network_hash() -> None:
     pod = Pod("web", (Container("app", "busybox"),))
     hashes = {

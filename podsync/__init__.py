@@ -40,6 +40,7 @@ from podsync._models import (
     TCPSocketAction,
     TerminationMessagePolicy,
     derive_pod_uid,
+    pod_full_name,
 )
 from podsync._naming import (
     CONTAINER_NAME_PREFIX,
@@ -48,7 +49,6 @@ from podsync._naming import (
     container_name,
     parse_2014_container_name,
     parse_container_name,
-    pod_full_name,
 )
 from podsync._volume_model import (
     ClaimSource,
@@ -167,7 +167,6 @@ if _TYPE_CHECKING:
         DEFAULT_MAX_BYTES,
         NodeInfo,
         PodFileCache,
-        load_host_pods,
         load_pods,
         parse_pods,
     )
@@ -201,7 +200,14 @@ if _TYPE_CHECKING:
         previous_instance,
         termination_inputs,
     )
-    from podsync._hosts import Host, HostTLS, host_root_dir, load_hosts, parse_hosts
+    from podsync._hosts import (
+        Host,
+        HostTLS,
+        host_root_dir,
+        load_host_pods,
+        load_hosts,
+        parse_hosts,
+    )
     from podsync._fleet import FleetResult, HostResult, sync_hosts
     # isort: on
 
@@ -213,7 +219,6 @@ _ON_FIRST_USE: dict[str, tuple[str, ...]] = {
         "DEFAULT_MAX_BYTES",
         "NodeInfo",
         "PodFileCache",
-        "load_host_pods",
         "load_pods",
         "parse_pods",
     ),
@@ -242,7 +247,14 @@ _ON_FIRST_USE: dict[str, tuple[str, ...]] = {
     ),
     "podsync._status_json": ("STATUS_FORMAT_VERSION", "statuses_to_json"),
     "podsync._operate": ("PodEngineEvent", "pod_events", "previous_instance", "termination_inputs"),
-    "podsync._hosts": ("Host", "HostTLS", "host_root_dir", "load_hosts", "parse_hosts"),
+    "podsync._hosts": (
+        "Host",
+        "HostTLS",
+        "host_root_dir",
+        "load_host_pods",
+        "load_hosts",
+        "parse_hosts",
+    ),
     "podsync._fleet": ("FleetResult", "HostResult", "sync_hosts"),
 }
 _LAZY = {name: module for module, names in _ON_FIRST_USE.items() for name in names}

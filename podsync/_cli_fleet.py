@@ -35,7 +35,6 @@ from podsync._cli_args import (
     _UsageError,
 )
 from podsync._cli_etcd import etcd_options
-from podsync._config import load_host_pods
 from podsync._console import (
     Console,
     event_record,
@@ -44,7 +43,7 @@ from podsync._console import (
     warn_unpublished_ports,
 )
 from podsync._fleet import FleetResult, HostResult, sync_hosts
-from podsync._hosts import Host, load_hosts
+from podsync._hosts import Host, load_host_pods, load_hosts
 from podsync._models import Pod
 from podsync._runtime import Runtime
 from podsync._sync import Observation

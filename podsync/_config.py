@@ -85,7 +85,6 @@ if TYPE_CHECKING:
     # load, not with podsync: a program that only plans never reads YAML.
     from podsync._convert import _Context, _Fleet
     from podsync._etcd import EtcdOptions
-    from podsync._hosts import Host
     from podsync._objects import _Objects
 
 #: The host's key for Secret digests, or a function that reads it (``load_pods``).
@@ -96,7 +95,6 @@ __all__ = [
     "DEFAULT_MAX_BYTES",
     "NodeInfo",
     "PodFileCache",
-    "load_host_pods",
     "load_pods",
     "parse_pods",
 ]
@@ -222,54 +220,6 @@ def load_pods(
     return _load_pods(
         sources, stdin, max_bytes, http_timeout, node, on_warning, cache, secret_key, None, etcd
     )
-
-
-def load_host_pods(
-    sources: Sequence[str | os.PathLike[str]],
-    hosts: Sequence[Host],
-    *,
-    hosts_file: str = "the hosts file",
-    stdin: IO[bytes] | None = None,
-    max_bytes: int = DEFAULT_MAX_BYTES,
-    http_timeout: float = 10.0,
-    on_warning: Callable[[str], object] | None = None,
-    secret_key: SecretKey = None,
-    etcd: EtcdOptions | None = None,
-) -> dict[str, tuple[Pod, ...]]:
-    """Read the desired pods of a fleet, and assign each to the host its
-    ``spec.nodeName`` names (as the 2014 scheduler bound pods to hosts).
-
-    The sources are read as ``load_pods`` reads them, each pod for its host's node
-    (``Host.node``: the downward API's ``spec.nodeName`` and the capacity a container
-    without limits gets). A pod without ``spec.nodeName``, or naming a host that is not
-    in ``hosts``, is a problem at its ``$.spec.nodeName``, and so is a v1beta1 manifest
-    (it names no host); as with every problem, no pods are returned for any host.
-
-    Args:
-        sources: as ``load_pods``.
-        hosts: the fleet (``load_hosts``).
-        hosts_file: names the hosts in messages (the hosts file's name).
-        stdin, max_bytes, http_timeout, on_warning, secret_key, etcd: as ``load_pods``;
-            one Secret digest key serves the whole fleet.
-
-    Returns:
-        Every host's pods, by host name, in the order of ``hosts`` (a host no pod names
-        has none: syncing it removes the pods podsync runs there).
-
-    Raises:
-        ConfigError: as ``load_pods``, and for pods that name no host of the fleet.
-        TypeError, ValueError: as ``load_pods``.
-    """
-    from podsync._convert import _Fleet
-
-    fleet = _Fleet({host.name: host.node for host in hosts}, hosts_file)
-    pods = _load_pods(
-        sources, stdin, max_bytes, http_timeout, None, on_warning, None, secret_key, fleet, etcd
-    )
-    by_host: dict[str, list[Pod]] = {host.name: [] for host in hosts}
-    for pod in pods:
-        by_host[fleet.assigned[pod.uid]].append(pod)
-    return {name: tuple(found) for name, found in by_host.items()}
 
 
 def _load_pods(

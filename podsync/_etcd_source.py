@@ -36,8 +36,8 @@ from podsync._etcd import (
     EtcdOptions,
     parse_etcd_url,
 )
-from podsync._loop_sources import SourceRead
 from podsync._node import NodeInfo
+from podsync._source_reads import SourceRead
 from podsync._sources import etcd_file
 from podsync.exceptions import EtcdError
 

@@ -19,24 +19,33 @@ Host names are Kubernetes node names (DNS-1123 subdomains). The file is read as 
 as a pod file - the hardened YAML loader, unknown keys refused, every problem with the
 file and its ``$.path``, all of them at once - and nothing is applied when it is bad.
 
-Layering: the loader's side (``_yaml``, ``_scalars``, ``_node``); it reads one file and
-checks that the TLS files exist; it contacts no engine.
+``load_host_pods`` reads a fleet's pods through the loader (``_config``), each for the
+node of the host it names.
+
+Layering: the loader's side (``_config``, ``_yaml``, ``_scalars``, ``_node``); it reads
+one file and checks that the TLS files exist; it contacts no engine.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import IO, TYPE_CHECKING, Any
 
 import attrs
 
+from podsync._config import SecretKey, _load_pods
+from podsync._models import Pod
 from podsync._node import NodeInfo
+from podsync._sources import DEFAULT_MAX_BYTES
 from podsync.exceptions import ConfigError, Problem
 
+if TYPE_CHECKING:
+    from podsync._etcd import EtcdOptions
+
 # Everything in __all__ gets re-exported as part of the podsync public API.
-__all__ = ["Host", "HostTLS", "host_root_dir", "load_hosts", "parse_hosts"]
+__all__ = ["Host", "HostTLS", "host_root_dir", "load_host_pods", "load_hosts", "parse_hosts"]
 
 # Kubernetes node names are DNS-1123 subdomains (ValidateNodeName).
 _NODE_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
@@ -285,3 +294,51 @@ def _capacity(
     if amount == 0:
         out.append((f"{path}.{key}", f"must be more than 0, got {_describe(fields[key])}"))
     return amount
+
+
+def load_host_pods(
+    sources: Sequence[str | os.PathLike[str]],
+    hosts: Sequence[Host],
+    *,
+    hosts_file: str = "the hosts file",
+    stdin: IO[bytes] | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    http_timeout: float = 10.0,
+    on_warning: Callable[[str], object] | None = None,
+    secret_key: SecretKey = None,
+    etcd: EtcdOptions | None = None,
+) -> dict[str, tuple[Pod, ...]]:
+    """Read the desired pods of a fleet, and assign each to the host its
+    ``spec.nodeName`` names (as the 2014 scheduler bound pods to hosts).
+
+    The sources are read as ``load_pods`` reads them, each pod for its host's node
+    (``Host.node``: the downward API's ``spec.nodeName`` and the capacity a container
+    without limits gets). A pod without ``spec.nodeName``, or naming a host that is not
+    in ``hosts``, is a problem at its ``$.spec.nodeName``, and so is a v1beta1 manifest
+    (it names no host); as with every problem, no pods are returned for any host.
+
+    Args:
+        sources: as ``load_pods``.
+        hosts: the fleet (``load_hosts``).
+        hosts_file: names the hosts in messages (the hosts file's name).
+        stdin, max_bytes, http_timeout, on_warning, secret_key, etcd: as ``load_pods``;
+            one Secret digest key serves the whole fleet.
+
+    Returns:
+        Every host's pods, by host name, in the order of ``hosts`` (a host no pod names
+        has none: syncing it removes the pods podsync runs there).
+
+    Raises:
+        ConfigError: as ``load_pods``, and for pods that name no host of the fleet.
+        TypeError, ValueError: as ``load_pods``.
+    """
+    from podsync._convert import _Fleet
+
+    fleet = _Fleet({host.name: host.node for host in hosts}, hosts_file)
+    pods = _load_pods(
+        sources, stdin, max_bytes, http_timeout, None, on_warning, None, secret_key, fleet, etcd
+    )
+    by_host: dict[str, list[Pod]] = {host.name: [] for host in hosts}
+    for pod in pods:
+        by_host[fleet.assigned[pod.uid]].append(pod)
+    return {name: tuple(found) for name, found in by_host.items()}

@@ -6,10 +6,11 @@ file would stop every pod from being kept in shape. The seed's ``syncLoop`` kept
 ``last[source]`` - what each source said last (reference §6, "syncLoop keeps
 last[source]") - and here each source keeps its *last good* state:
 
-* ``poll`` reads one source (I/O: a file, a directory, a URL), with the parse cache's
-  rule: a regular file whose ``FileKey`` did not change is not read again, an HTTP body
-  equal to the last one is not parsed again. A source that cannot be read, or whose YAML
-  does not load, is an error: never "no pods".
+* ``poll`` reads one source (I/O: a file, a directory, a URL) through its reader
+  (``_source_reads``), with the parse cache's rule: a regular file whose ``FileKey`` did
+  not change is not read again, an HTTP body equal to the last one is not parsed again.
+  A source that cannot be read, or whose YAML does not load, is an error: never "no
+  pods".
 * ``update`` merges what the polls gave. The ConfigMaps and Secrets of *every* source
   are read first (as ``load_pods`` reads them: a pod may use an object of another
   source), then each source's pods are converted with them. A changed source with a
@@ -38,18 +39,11 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from podsync._config import (
-    SecretKey,
-    _Found,
-    _load_stream,
-    _objects_of,
-    _once,
-    _parse_documents,
-    _Stream,
-)
+from podsync._config import SecretKey, _Found, _objects_of, _once, _parse_documents, _Stream
 from podsync._models import Pod
 from podsync._node import NodeInfo
-from podsync._sources import _URL, DEFAULT_MAX_BYTES, FileKey, _read_sources, _Unreadable
+from podsync._source_reads import FileReader, SourceRead, source_kind
+from podsync._sources import DEFAULT_MAX_BYTES
 from podsync.exceptions import Problem
 
 if TYPE_CHECKING:
@@ -60,29 +54,6 @@ if TYPE_CHECKING:
     from podsync._objects import _Objects
 
 __all__: list[str] = []
-
-
-def source_kind(source: str) -> str:
-    """The pod source of a SOURCE (``etcd`` for an etcd URL, ``http`` for another URL,
-    else ``file``), as ``load_pods`` gives its pods."""
-    if source[:7].lower() == "etcd://":
-        return "etcd"
-    return "http" if _URL.match(source) else "file"
-
-
-@attrs.frozen
-class SourceRead:
-    """One poll of one source.
-
-    Attributes:
-        streams: its loaded streams (one per file; one for a URL).
-        changed: whether anything differs from the poll before.
-        error: why the source cannot be used as it is ("" when it can).
-    """
-
-    streams: tuple[_Stream, ...] = ()
-    changed: bool = False
-    error: str = ""
 
 
 @attrs.frozen
@@ -97,56 +68,6 @@ class MergeResult:
 
     desired_changed: bool
     errors: Mapping[str, str]
-
-
-class _Reader:
-    """Polls one source; remembers what its files were, to skip the unchanged."""
-
-    def __init__(self, source: str, node: NodeInfo, max_bytes: int, http_timeout: float) -> None:
-        self.source = source
-        self.kind = source_kind(source)
-        self._node = node
-        self._max_bytes = max_bytes
-        self._http_timeout = http_timeout
-        self._loaded: dict[str, tuple[FileKey | bytes, _Stream]] = {}
-        self._last: tuple[tuple[str, int], ...] | None = None
-
-    def poll(self) -> SourceRead:
-        from podsync._convert import _Context
-
-        def unchanged(path: str, key: FileKey) -> bool:
-            known = self._loaded.get(path)
-            return known is not None and known[0] == key
-
-        streams: list[_Stream] = []
-        loaded: dict[str, tuple[FileKey | bytes, _Stream]] = {}
-        errors: list[str] = []
-        for name, data, pod_source, file, key in _read_sources(
-            [self.source], None, self._max_bytes, self._http_timeout, unchanged
-        ):
-            if isinstance(data, _Unreadable):
-                errors.append(f"{name}: {data.message}")
-                continue
-            if data is None:  # a regular file the last poll read
-                version, stream = self._loaded[name]
-            else:
-                version = key if key is not None else data
-                known = self._loaded.get(name)
-                if known is not None and known[0] == version:
-                    stream = known[1]  # the same body again
-                else:
-                    stream = _load_stream(data, name, _Context(pod_source, self._node, file))
-                    stream.key = key
-            loaded[name] = (version, stream)
-            streams.append(stream)
-            errors.extend(str(p) for p in stream.problems)
-        self._loaded = loaded
-        # Streams are compared by identity: a stream read again is a new object.
-        now = tuple((s.source_name, id(s)) for s in streams)
-        changed, self._last = now != self._last, now
-        if errors:
-            return SourceRead((), changed, "; ".join(errors))
-        return SourceRead(tuple(streams), changed)
 
 
 @attrs.define
@@ -189,14 +110,14 @@ class SourceSet:
             raise ValueError("a source is given twice")
         the_node = node if node is not None else NodeInfo.this_host()
         self.names = names
-        self._readers: dict[str, _Reader | EtcdSource] = {}
+        self._readers: dict[str, FileReader | EtcdSource] = {}
         for s in names:
             if source_kind(s) == "etcd":
                 from podsync._etcd_source import EtcdSource
 
                 self._readers[s] = EtcdSource(s, the_node, etcd, max_bytes)
             else:
-                self._readers[s] = _Reader(s, the_node, max_bytes, http_timeout)
+                self._readers[s] = FileReader(s, the_node, max_bytes, http_timeout)
         self._states = {s: _State() for s in names}
         self._objects: _Objects | None = None
         self._on_warning = on_warning
@@ -222,13 +143,13 @@ class SourceSet:
         """Follow ``source`` (one that ``follows``) in this thread until ``stopped`` or
         ``close()``: each change is ``emit``-ted as a read (see ``EtcdSource.follow``)."""
         reader = self._readers[source]
-        assert not isinstance(reader, _Reader), "a polled source is not followed"
+        assert not isinstance(reader, FileReader), "a polled source is not followed"
         reader.follow(emit, stopped, note)
 
     def close(self) -> None:
         """End the ``follow`` calls and close the sources' connections."""
         for reader in self._readers.values():
-            if not isinstance(reader, _Reader):
+            if not isinstance(reader, FileReader):
                 reader.close()
 
     @property

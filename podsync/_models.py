@@ -23,7 +23,6 @@ from typing import Any
 
 import attrs
 
-from podsync._naming import pod_full_name
 from podsync._security import PodSecurityContext, SecurityContext
 
 # The volumes are ``_volume_model``'s: ``Pod`` and ``Container`` hold these (imported
@@ -53,6 +52,7 @@ __all__ = [
     "RestartPolicy",
     "TCPSocketAction",
     "derive_pod_uid",
+    "pod_full_name",
 ]
 
 
@@ -437,6 +437,16 @@ def engine_resources(c: Container) -> tuple[int, int, int]:
 # A fixed namespace for uuid5: pod uids derived by podsync are the same on every machine
 # and in every run, so a re-read pod file names the same pod.
 _POD_UID_NAMESPACE = "3b0f6e8e-6a4c-5d7e-9c1a-70d5f0c0d5a1"
+
+
+def pod_full_name(name: str, namespace: str, source: str) -> str:
+    """``<name>.<namespace>.<source>`` (seed GetPodFullName): a pod's name in its
+    containers' names (``podsync._naming``).
+
+    The seed read the source from the ``kubernetes.io/config.source`` annotation; podsync
+    keeps it on the pod (``file``, ``http`` or ``api``).
+    """
+    return f"{name}.{namespace}.{source}"
 
 
 def derive_pod_uid(source: str, namespace: str, name: str) -> str:

@@ -1,7 +1,8 @@
 """Container names: the seed's ``k8s_`` format, built and parsed back.
 
-Ported from the seed's ``dockertools.BuildDockerName`` / ``ParseDockerName`` and
-``GetPodFullName`` (reference §1.1, §1.2, §2.1)::
+Ported from the seed's ``dockertools.BuildDockerName`` / ``ParseDockerName``
+(reference §1.1, §1.2, §2.1); the pod full name in the middle is the seed's
+``GetPodFullName``, which the model owns (``pod_full_name``, ``Pod.full_name``)::
 
     k8s_<container>.<hash-hex>_<podFullName>_<uid>_<suffix>
     k8s_<container>.<hash-hex>_<podFullName>_<suffix>          (no uid: 4 fields)
@@ -40,7 +41,6 @@ __all__ = [
     "is_safe_uid",
     "parse_2014_container_name",
     "parse_container_name",
-    "pod_full_name",
 ]
 
 #: The first field of every container name podsync (and the 2014 kubelet) writes.
@@ -65,15 +65,6 @@ _UID_MAX = 253
 _UID_CHARACTERS = frozenset(string.ascii_letters + string.digits + ".-")
 _SAFE_UID = re.compile(rf"[A-Za-z0-9][A-Za-z0-9.-]{{0,{_UID_MAX - 1}}}")
 _MAX_UINT32 = 0xFFFFFFFF
-
-
-def pod_full_name(name: str, namespace: str, source: str) -> str:
-    """``<name>.<namespace>.<source>`` (seed GetPodFullName).
-
-    The seed read the source from the ``kubernetes.io/config.source`` annotation; podsync
-    keeps it on the pod (``file``, ``http`` or ``api``).
-    """
-    return f"{name}.{namespace}.{source}"
 
 
 def is_dns_label(text: str) -> bool:

@@ -66,7 +66,7 @@ from podsync._apply_results import ActionStatus, Event, EventKind
 from podsync._clock import Clock, clocks
 from podsync._config import SecretKey
 from podsync._labels import LABEL_POD_UID
-from podsync._loop_sources import SourceRead, SourceSet
+from podsync._loop_sources import SourceSet
 from podsync._models import Pod
 from podsync._node import NodeInfo
 from podsync._options import (
@@ -79,6 +79,7 @@ from podsync._options import (
 )
 from podsync._prober import probes_of
 from podsync._runtime import EngineEvent, Runtime, Stream
+from podsync._source_reads import SourceRead
 from podsync._sources import DEFAULT_MAX_BYTES
 from podsync._status import PodStatus, orphaned_pod_statuses, pod_status
 from podsync._sync import Observation, SyncResult, _default_runtime, sync

@@ -1,0 +1,92 @@
+"""One poll of one source of the continuous loop: what it gave (``SourceRead``), and the
+reader of files, directories and URLs (``FileReader``).
+
+A reader remembers what it read last, with the parse cache's rule: a regular file whose
+``FileKey`` did not change is not read again, and an HTTP body equal to the last one is
+not parsed again. A source that cannot be read, or whose YAML does not load, is a read
+with an error: never "no pods". The etcd source's reader is ``_etcd_source.EtcdSource``;
+the set of sources that merges the reads is ``_loop_sources.SourceSet``.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from podsync._config import _load_stream, _Stream
+from podsync._node import NodeInfo
+from podsync._sources import _URL, FileKey, _read_sources, _Unreadable
+
+__all__: list[str] = []
+
+
+def source_kind(source: str) -> str:
+    """The pod source of a SOURCE (``etcd`` for an etcd URL, ``http`` for another URL,
+    else ``file``), as ``load_pods`` gives its pods."""
+    if source[:7].lower() == "etcd://":
+        return "etcd"
+    return "http" if _URL.match(source) else "file"
+
+
+@attrs.frozen
+class SourceRead:
+    """One poll of one source.
+
+    Attributes:
+        streams: its loaded streams (one per file; one for a URL).
+        changed: whether anything differs from the poll before.
+        error: why the source cannot be used as it is ("" when it can).
+    """
+
+    streams: tuple[_Stream, ...] = ()
+    changed: bool = False
+    error: str = ""
+
+
+class FileReader:
+    """Polls one source; remembers what its files were, to skip the unchanged."""
+
+    def __init__(self, source: str, node: NodeInfo, max_bytes: int, http_timeout: float) -> None:
+        self.source = source
+        self.kind = source_kind(source)
+        self._node = node
+        self._max_bytes = max_bytes
+        self._http_timeout = http_timeout
+        self._loaded: dict[str, tuple[FileKey | bytes, _Stream]] = {}
+        self._last: tuple[tuple[str, int], ...] | None = None
+
+    def poll(self) -> SourceRead:
+        from podsync._convert import _Context
+
+        def unchanged(path: str, key: FileKey) -> bool:
+            known = self._loaded.get(path)
+            return known is not None and known[0] == key
+
+        streams: list[_Stream] = []
+        loaded: dict[str, tuple[FileKey | bytes, _Stream]] = {}
+        errors: list[str] = []
+        for name, data, pod_source, file, key in _read_sources(
+            [self.source], None, self._max_bytes, self._http_timeout, unchanged
+        ):
+            if isinstance(data, _Unreadable):
+                errors.append(f"{name}: {data.message}")
+                continue
+            if data is None:  # a regular file the last poll read
+                version, stream = self._loaded[name]
+            else:
+                version = key if key is not None else data
+                known = self._loaded.get(name)
+                if known is not None and known[0] == version:
+                    stream = known[1]  # the same body again
+                else:
+                    stream = _load_stream(data, name, _Context(pod_source, self._node, file))
+                    stream.key = key
+            loaded[name] = (version, stream)
+            streams.append(stream)
+            errors.extend(str(p) for p in stream.problems)
+        self._loaded = loaded
+        # Streams are compared by identity: a stream read again is a new object.
+        now = tuple((s.source_name, id(s)) for s in streams)
+        changed, self._last = now != self._last, now
+        if errors:
+            return SourceRead((), changed, "; ".join(errors))
+        return SourceRead(tuple(streams), changed)

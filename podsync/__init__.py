@@ -17,7 +17,25 @@ import importlib as _importlib
 import warnings as _warnings
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
-from podsync._models import (
+from podsync._naming import (
+    CONTAINER_NAME_PREFIX,
+    NETWORK_CONTAINER,
+    ParsedName,
+    container_name,
+    parse_2014_container_name,
+    parse_container_name,
+)
+from podsync.exceptions import (
+    ConfigError,
+    EngineUnavailable,
+    EtcdError,
+    NameConflict,
+    PodsyncError,
+    Problem,
+    PublishConflict,
+    RuntimeCallError,
+)
+from podsync.model._pod import (
     Container,
     DNSPolicy,
     EnvVar,
@@ -42,15 +60,7 @@ from podsync._models import (
     derive_pod_uid,
     pod_full_name,
 )
-from podsync._naming import (
-    CONTAINER_NAME_PREFIX,
-    NETWORK_CONTAINER,
-    ParsedName,
-    container_name,
-    parse_2014_container_name,
-    parse_container_name,
-)
-from podsync._volume_model import (
+from podsync.model._volume import (
     ClaimSource,
     MemoryMedium,
     Volume,
@@ -59,16 +69,6 @@ from podsync._volume_model import (
     VolumeKind,
     VolumeMount,
     WrittenVolume,
-)
-from podsync.exceptions import (
-    ConfigError,
-    EngineUnavailable,
-    EtcdError,
-    NameConflict,
-    PodsyncError,
-    Problem,
-    PublishConflict,
-    RuntimeCallError,
 )
 
 # --- more modules are added below, one block each ---
@@ -140,10 +140,10 @@ from podsync._volumes import (
 )
 
 # isort: split
-from podsync._secrets import SecretPart, SecretText
+from podsync.model._secrets import SecretPart, SecretText
 
 # isort: split
-from podsync._security import (
+from podsync.model._security import (
     Capabilities,
     ContainerSecurity,
     PodSecurityContext,

@@ -11,7 +11,7 @@ Contract: frozen values and pure text functions. The planner produces these valu
 apply side, the runtimes, the JSON form and the command line consume them, so this
 module is the boundary between deciding and doing.
 
-May import: the model (``_models``), the options (``_options``), the helpers' values
+May import: the model (``podsync.model._pod``), the options (``_options``), the helpers' values
 (``PortMapping`` from ``_ports``, ``Mount`` from ``_volumes``), the standard library's
 pure modules and ``attrs``. Never the planner (``_plan``), a runtime, or anything that
 does I/O.
@@ -25,12 +25,12 @@ from collections.abc import Mapping
 
 import attrs
 
-from podsync._models import Handler, HostAlias
 from podsync._options import PlanOptions
 from podsync._ports import PortMapping
-from podsync._security import ContainerSecurity
-from podsync._volume_model import VolumeContent
 from podsync._volumes import Mount, NamedVolumeMount, TmpfsMount, VolumeFileMount
+from podsync.model._pod import Handler, HostAlias
+from podsync.model._security import ContainerSecurity
+from podsync.model._volume import VolumeContent
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = [
@@ -514,7 +514,7 @@ class Plan:
             directory from here, so a plan cannot be applied under another one.
         sources: where the Secrets of a plan that uses Secret values are read again
             (``podsync plan -o`` records its sources, absolute): a saved plan holds
-            such values by reference and keyed digest only (``podsync._secrets``), and
+            such values by reference and keyed digest only (``podsync.model._secrets``), and
             ``podsync apply --plan`` puts them back from here, checking each digest.
             Empty otherwise, and left out of the JSON then.
     """

@@ -36,12 +36,6 @@ from podsync._labels import (
     MAX_GRACE_PERIOD,
     PODSYNC_LABEL_PREFIX,
 )
-from podsync._models import (
-    Pod,
-    Port,
-    PortProtocol,
-    engine_resources,
-)
 from podsync._naming import (
     NETWORK_CONTAINER,
     is_dns_label,
@@ -49,8 +43,15 @@ from podsync._naming import (
 )
 from podsync._options import PlanOptions
 from podsync._ownership import Identity, Instance
-from podsync._secrets import shown
-from podsync._security import (
+from podsync._spec_change import planned_before
+from podsync.model._pod import (
+    Pod,
+    Port,
+    PortProtocol,
+    engine_resources,
+)
+from podsync.model._secrets import shown
+from podsync.model._security import (
     ProfileType,
     SecurityProfile,
     capability_problem,
@@ -58,7 +59,6 @@ from podsync._security import (
     profile_path_problem,
     sysctl_problem,
 )
-from podsync._spec_change import planned_before
 
 __all__: list[str] = []  # the planner's own
 
@@ -129,7 +129,7 @@ def _content_problem(pod: Pod) -> str | None:
         ):
             for i, value in enumerate(values):
                 if "\0" in value:
-                    # A Secret's value is shown by reference (podsync._secrets).
+                    # A Secret's value is shown by reference (podsync.model._secrets).
                     return (
                         f"container {c.name}: {what}[{i}] {shown(value)!r} contains a NUL "
                         "character, which no engine can pass on"

@@ -71,14 +71,14 @@ from podsync._hostfs import (
     remove_stop_record,
 )
 from podsync._labels import LABEL_POD_UID, LABEL_SPEC_HASH
-from podsync._models import Handler
 from podsync._records import stop_record_labels, stop_record_volume
 from podsync._runtime import Runtime
-from podsync._secrets import spec_texts
-from podsync._volume_entries import EntryKind, VolumeEntry
-from podsync._volume_model import VolumeContent
 from podsync._volume_writer import write_volume
 from podsync.exceptions import NameConflict, RuntimeCallError
+from podsync.model._pod import Handler
+from podsync.model._secrets import spec_texts
+from podsync.model._volume import VolumeContent
+from podsync.model._volume_entries import EntryKind, VolumeEntry
 
 if TYPE_CHECKING:
     # The thread pool is imported where a plan is applied (concurrent.futures is not
@@ -440,7 +440,7 @@ class _Applier:
         spec = action.spec
         missing = [p for text in spec_texts(spec) if not text.known for p in text.secrets]
         if missing:
-            # A saved plan holds Secret values by reference only (podsync._secrets): a
+            # A saved plan holds Secret values by reference only (podsync.model._secrets): a
             # container is never created with a placeholder, or without its value.
             refs = ", ".join(sorted({f"Secret {p.secret} key {p.key}" for p in missing}))
             raise _ActionFailed(

@@ -44,10 +44,10 @@ from podsync._console import (
 )
 from podsync._fleet import FleetResult, HostResult, sync_hosts
 from podsync._hosts import Host, load_host_pods, load_hosts
-from podsync._models import Pod
 from podsync._runtime import Runtime
 from podsync._sync import Observation
 from podsync.exceptions import ConfigError
+from podsync.model._pod import Pod
 
 __all__: list[str] = []
 

@@ -26,7 +26,6 @@ from podsync._cli_args import EXIT_OK, _Failure, _host_key, _plan_options, _root
 from podsync._config import load_pods
 from podsync._console import Console
 from podsync._labels import LABEL_INIT_INDEX, LABEL_SPEC
-from podsync._models import ObservedContainer, Pod
 from podsync._naming import NETWORK_CONTAINER
 from podsync._operate import (
     PodEngineEvent,
@@ -52,6 +51,7 @@ from podsync._status import (
 from podsync._status_json import status_record, statuses_to_json
 from podsync._sync import Observation, observe, sync
 from podsync.exceptions import ConfigError
+from podsync.model._pod import ObservedContainer, Pod
 
 __all__: list[str] = []
 

@@ -2,7 +2,7 @@
 sources a plan's Secret values are read again from, and ``apply --plan`` puts them back.
 
 A saved plan holds a Secret value by reference and keyed digest only
-(``podsync._secrets``); this is where the command line reads the Secrets of the plan's
+(``podsync.model._secrets``); this is where the command line reads the Secrets of the plan's
 sources again, checks each value against the digest it was planned with, and refuses
 the plan when one changed or is missing - for a create's env and command, and for the
 files of a secret volume (``WriteVolume``). Moved out of ``cli`` to keep one concept per
@@ -20,9 +20,9 @@ import attrs
 from podsync._actions import Create, Plan, PodAction
 from podsync._cli_args import _Failure, _host_key
 from podsync._config import _read_secrets
-from podsync._secrets import SecretMismatch, map_secret_texts, spec_texts, unseal
 from podsync._volume_writer import sealed_writes, unseal_write
 from podsync.exceptions import ConfigError
+from podsync.model._secrets import SecretMismatch, map_secret_texts, spec_texts, unseal
 
 if TYPE_CHECKING:
     from podsync._etcd import EtcdOptions
@@ -52,7 +52,7 @@ def _with_sources(the_plan: Plan, sources: Sequence[str]) -> Plan:
 
 def _unsealed(the_plan: Plan, source: str, etcd: EtcdOptions | None = None) -> Plan:
     """A saved plan with its Secret values put back from its sources, each checked
-    against the digest it was planned with (``podsync._secrets``)."""
+    against the digest it was planned with (``podsync.model._secrets``)."""
     creates = list(_sealed_creates(the_plan))
     # A secret volume's files, held by reference too (VolumeFile.secret).
     writes = [w for w in sealed_writes(the_plan) if any(not f.known for f in w.content.files)]

@@ -75,10 +75,10 @@ from typing import IO, TYPE_CHECKING, Any, cast
 
 import attrs
 
-from podsync._models import Pod
 from podsync._node import NodeInfo
 from podsync._sources import DEFAULT_MAX_BYTES, EtcdReader, FileKey, _read_sources, _Unreadable
 from podsync.exceptions import ConfigError, EtcdError, Problem
+from podsync.model._pod import Pod
 
 if TYPE_CHECKING:
     # The loader's lower layers (PyYAML, cattrs, the schema) are imported by the first
@@ -322,7 +322,7 @@ def _read_secrets(
     etcd: EtcdOptions | None = None,
 ) -> dict[tuple[str, str], Mapping[str, bytes]]:
     """The data of the Secrets of ``sources``, by namespace and name: for ``apply
-    --plan``, which puts a saved plan's Secret values back (``podsync._secrets``). The
+    --plan``, which puts a saved plan's Secret values back (``podsync.model._secrets``). The
     pods of the sources are not read: the plan already says what to do.
 
     Raises:

@@ -21,8 +21,8 @@ from typing import IO, Any
 from podsync._actions import Plan, Wait, shorten_ids
 from podsync._apply_results import ActionStatus, ApplyResult, Event, EventKind
 from podsync._clock import Clock, clocks
-from podsync._models import Pod
 from podsync._options import PlanOptions
+from podsync.model._pod import Pod
 
 # The command line's own helpers: none of them is part of the podsync API.
 __all__: list[str] = []

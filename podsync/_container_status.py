@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 import attrs
 
 from podsync._actions import FAILED_STOPS
-from podsync._models import Container, ObservedContainer, TerminationMessagePolicy
+from podsync.model._pod import Container, ObservedContainer, TerminationMessagePolicy
 
 __all__ = [
     "MAX_LOG_MESSAGE_BYTES",

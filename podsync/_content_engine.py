@@ -52,9 +52,7 @@ from podsync._content_records import (
     record_choices,
 )
 from podsync._labels import LABEL_CONTENT_VOLUMES, LABEL_POD_UID
-from podsync._models import ObservedContainer, ObservedVolume, Pod
 from podsync._runtime import Runtime
-from podsync._volume_model import WrittenVolume
 from podsync._volume_writer import read_volumes
 from podsync._volumes import (
     content_dir,
@@ -63,6 +61,8 @@ from podsync._volumes import (
     legacy_content_mounts,
 )
 from podsync.exceptions import RuntimeCallError
+from podsync.model._pod import ObservedContainer, ObservedVolume, Pod
+from podsync.model._volume import WrittenVolume
 
 __all__: list[str] = []
 

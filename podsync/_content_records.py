@@ -57,9 +57,9 @@ from podsync._labels import (
     VOLUME_KIND_CONTENT,
     VOLUME_KIND_CONTENT_RECORD,
 )
-from podsync._models import ObservedVolume
-from podsync._volume_model import WrittenVolume
 from podsync._volumes import _file_name, content_volume_name
+from podsync.model._pod import ObservedVolume
+from podsync.model._volume import WrittenVolume
 
 __all__: list[str] = []  # podsync's own
 

@@ -51,7 +51,6 @@ from podsync._convert_pod import (
 from podsync._convert_security import _with_security
 from podsync._env_resolve import _PodFacts
 from podsync._kinds import _kind_message
-from podsync._models import Container, DNSPolicy, Pod, PortProtocol, RestartPolicy, derive_pod_uid
 from podsync._node import NodeInfo
 from podsync._objects import _Objects
 from podsync._projection import _project_volume
@@ -65,7 +64,6 @@ from podsync._schema import (
 )
 from podsync._schema_objects import _ClaimSourceV1
 from podsync._schema_volumes import _Empty, _EmptyDirV1, _HostPathSource, _HostPathV1, _VolumeV1
-from podsync._security import PodSecurityContext
 from podsync._unsupported import (
     _DNS_OPTIONS,
     _IGNORED,
@@ -74,9 +72,18 @@ from podsync._unsupported import (
     _WARNING_GROUPS,
     _WRITTEN_BY_SERVER,
 )
-from podsync._volume_model import ClaimSource, Volume
 from podsync._volumes import claim_volume_name
 from podsync._yaml import _describe
+from podsync.model._pod import (
+    Container,
+    DNSPolicy,
+    Pod,
+    PortProtocol,
+    RestartPolicy,
+    derive_pod_uid,
+)
+from podsync.model._security import PodSecurityContext
+from podsync.model._volume import ClaimSource, Volume
 
 # Nothing here is public API: ``_config`` reads each document through ``_read_document``.
 __all__: list[str] = []

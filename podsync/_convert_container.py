@@ -20,20 +20,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from podsync._env_resolve import _expand_all, _PodFacts, _resolve_env
-from podsync._models import (
-    Container,
-    EnvVar,
-    Handler,
-    HTTPGetAction,
-    HTTPHeader,
-    Lifecycle,
-    Port,
-    Probe,
-    PullPolicy,
-    Resources,
-    TCPSocketAction,
-    TerminationMessagePolicy,
-)
 from podsync._scalars import _TERMINATION_MESSAGE_POLICIES, _choose, _one_of
 from podsync._schema import (
     _ContainerV1,
@@ -52,8 +38,22 @@ from podsync._schema import (
     _TCPSocketV1Beta1,
 )
 from podsync._schema_volumes import _VolumeMountSchema
-from podsync._volume_model import VolumeMount
 from podsync._yaml import _Invalid
+from podsync.model._pod import (
+    Container,
+    EnvVar,
+    Handler,
+    HTTPGetAction,
+    HTTPHeader,
+    Lifecycle,
+    Port,
+    Probe,
+    PullPolicy,
+    Resources,
+    TCPSocketAction,
+    TerminationMessagePolicy,
+)
+from podsync.model._volume import VolumeMount
 
 # Nothing here is public API: ``_convert`` converts each pod's containers through these.
 __all__: list[str] = []

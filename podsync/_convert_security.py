@@ -18,10 +18,10 @@ from collections.abc import Sequence
 
 import attrs
 
-from podsync._models import Container
 from podsync._schema import _PodItemV1, _PodV1
 from podsync._schema_security import _PodSecurityContext, _ProfileSchema, _SecurityContext
-from podsync._security import (
+from podsync.model._pod import Container
+from podsync.model._security import (
     Capabilities,
     PodSecurityContext,
     ProfileType,

@@ -18,7 +18,7 @@ import io
 import tarfile
 from collections.abc import Iterable, Iterator, Sequence
 
-from podsync._volume_entries import EntryKind, VolumeEntry, entry_path_refusal
+from podsync.model._volume_entries import EntryKind, VolumeEntry, entry_path_refusal
 
 __all__ = ["first_file", "tar_of"]
 

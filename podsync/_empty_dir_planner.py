@@ -27,7 +27,6 @@ from collections.abc import Collection, Mapping, Sequence
 
 from podsync._actions import CreateVolume, Reason
 from podsync._labels import LABEL_EMPTY_DIRS, LABEL_SPEC, VOLUME_KIND_EMPTY_DIR
-from podsync._models import Container, ObservedVolume, Pod
 from podsync._naming import NETWORK_CONTAINER
 from podsync._options import PlanOptions
 from podsync._ownership import Instance, volume_ownership
@@ -41,6 +40,7 @@ from podsync._volumes import (
     empty_dir_volume_name,
     volume_host_paths,
 )
+from podsync.model._pod import Container, ObservedVolume, Pod
 
 __all__: list[str] = []  # the planner's own
 

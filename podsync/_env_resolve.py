@@ -35,7 +35,7 @@ is copied as it is. An ``env`` value sees only the entries before it; ``command`
 ``valueFrom`` are never expanded.
 
 Secret values (``secretKeyRef``, ``envFrom.secretRef``) are ``SecretText`` s
-(``podsync._secrets``): the value for the engine, and the Secret's reference with a
+(``podsync.model._secrets``): the value for the engine, and the Secret's reference with a
 digest keyed with the host's key (``_Objects.secret_key``) for everything that writes
 it down. Expansion keeps them so: a value, command or args item that ``$(VAR)``
 expanded with a Secret's value holds its pieces, so its digest covers what the
@@ -56,14 +56,14 @@ from fractions import Fraction
 
 import attrs
 
-from podsync._models import EnvVar, Resources
 from podsync._node import NodeInfo
 from podsync._objects import _Objects, _Secret
 from podsync._scalars import _ENV_NAME
 from podsync._schema import _EnvVarV1
 from podsync._schema_objects import _EnvFromSource, _FieldRef, _KeySelector, _ResourceFieldRef
-from podsync._secrets import SecretPart, SecretText, join_texts, secret_digest
 from podsync._yaml import _describe
+from podsync.model._pod import EnvVar, Resources
+from podsync.model._secrets import SecretPart, SecretText, join_texts, secret_digest
 
 # Nothing here is public API: ``_convert`` resolves each v1 container's env here.
 __all__: list[str] = []
@@ -274,7 +274,7 @@ def _sealed(
     secret: _Secret, key: str, facts: _PodFacts, path: str, out: list[tuple[str, str]]
 ) -> SecretText | None:
     """The value of ``key`` of ``secret`` for the environment: text, held with the
-    Secret's reference and its digest under the host's key (``podsync._secrets``)."""
+    Secret's reference and its digest under the host's key (``podsync.model._secrets``)."""
     host_key = facts.objects.secret_key
     if not host_key:
         out.append(

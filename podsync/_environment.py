@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from podsync._models import EnvVar
-from podsync._secrets import SecretText, join_texts
+from podsync.model._pod import EnvVar
+from podsync.model._secrets import SecretText, join_texts
 
 # What this module offers the rest of podsync; podsync/__init__.py re-exports the public
 # part of it, not all of it.
@@ -26,7 +26,7 @@ __all__ = [
 
 def environment(env: Iterable[EnvVar]) -> list[str]:
     """``["NAME=value", ...]`` for the docker SDK's ``environment=``, in order. An entry
-    whose value holds a Secret's is a ``SecretText`` too (``podsync._secrets``), so that
+    whose value holds a Secret's is a ``SecretText`` too (``podsync.model._secrets``), so that
     nothing downstream writes it down."""
     return [
         join_texts([var.name, "=", var.value])

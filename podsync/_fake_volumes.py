@@ -23,9 +23,9 @@ import attrs
 from podsync._actions import CreateSpec
 from podsync._fake_rules import volume_name_refusal
 from podsync._fake_state import FakeContainer
-from podsync._models import ObservedImage, ObservedVolume
-from podsync._volume_entries import EntryKind, VolumeEntry, entry_path_refusal
 from podsync.exceptions import RuntimeCallError
+from podsync.model._pod import ObservedImage, ObservedVolume
+from podsync.model._volume_entries import EntryKind, VolumeEntry, entry_path_refusal
 
 __all__ = ["VolumeCalls"]
 

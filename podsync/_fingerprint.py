@@ -18,9 +18,9 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from podsync._actions import Create, Plan, Pull, RemoveImage, WriteVolume
 from podsync._images import normalize_image
-from podsync._models import ObservedContainer, ObservedImage
 from podsync._ownership import Identity, Instance, identify
-from podsync._volume_model import WrittenVolume
+from podsync.model._pod import ObservedContainer, ObservedImage
+from podsync.model._volume import WrittenVolume
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = ["plan_fingerprint"]

@@ -30,14 +30,14 @@ from podsync._labels import (
     decode_grace_period,
     decode_handler,
 )
-from podsync._models import (
-    Handler,
-)
 from podsync._naming import (
     NETWORK_CONTAINER,
 )
 from podsync._options import PlanOptions
 from podsync._ownership import Identity, Instance, newest_first
+from podsync.model._pod import (
+    Handler,
+)
 
 __all__: list[str] = []  # the planner's own
 

@@ -44,13 +44,13 @@ from typing import Any
 
 import attrs
 
-from podsync._models import Container, Pod, engine_resources
 from podsync._naming import NETWORK_CONTAINER
 from podsync._resolv import ResolvConf, pod_host_name, uses_cluster_dns
-from podsync._secrets import SecretText, sealed_record
-from podsync._security import network_security_fields, security_fields
-from podsync._volume_model import Volume
 from podsync._volumes import DEFAULT_ROOT_DIR
+from podsync.model._pod import Container, Pod, engine_resources
+from podsync.model._secrets import SecretText, sealed_record
+from podsync.model._security import network_security_fields, security_fields
+from podsync.model._volume import Volume
 
 # What this module offers the rest of podsync; podsync/__init__.py re-exports the public
 # part of it, not all of it.
@@ -229,7 +229,7 @@ _NULLABLE_STR = _Kind('{"null" if {value} is None else _string({value})}', {"_st
 
 
 def _text(value: str) -> str:
-    # A value that holds a Secret's (``podsync._secrets``) is written as its pieces with
+    # A value that holds a Secret's (``podsync.model._secrets``) is written as its pieces with
     # the Secret's reference and keyed digest, never as itself: the canonical text is the
     # spec label, which anyone who can list containers reads. The digest still changes
     # with the value, so the hash does.

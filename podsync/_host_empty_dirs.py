@@ -28,7 +28,7 @@ from collections.abc import Collection, Iterator
 from podsync._hostfs import HostPathRefused, _is_marked
 from podsync._naming import is_safe_uid
 from podsync._runtime import Runtime
-from podsync._volume_entries import EntryKind, VolumeEntry
+from podsync.model._volume_entries import EntryKind, VolumeEntry
 
 __all__: list[str] = []
 

@@ -36,10 +36,10 @@ from typing import IO, TYPE_CHECKING, Any
 import attrs
 
 from podsync._config import SecretKey, _load_pods
-from podsync._models import Pod
 from podsync._node import NodeInfo
 from podsync._sources import DEFAULT_MAX_BYTES
 from podsync.exceptions import ConfigError, Problem
+from podsync.model._pod import Pod
 
 if TYPE_CHECKING:
     from podsync._etcd import EtcdOptions

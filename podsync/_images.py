@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 
-from podsync._models import PullPolicy
+from podsync.model._pod import PullPolicy
 
 # What this module offers the rest of podsync; podsync/__init__.py re-exports the public
 # part of it, not all of it.

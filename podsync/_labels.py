@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from podsync._models import Handler, HTTPGetAction, TCPSocketAction
+from podsync.model._pod import Handler, HTTPGetAction, TCPSocketAction
 
 # What this module offers the rest of podsync; podsync/__init__.py re-exports the public
 # part of it, not all of it.

@@ -99,7 +99,7 @@ class _Objects:
     config_maps: dict[tuple[str, str], _ConfigMap] = attrs.field(factory=dict)
     secrets: dict[tuple[str, str], _Secret] = attrs.field(factory=dict)
     claims: dict[tuple[str, str], _Claim] = attrs.field(factory=dict)
-    # The host's key for the digests of Secret values (podsync._secrets), read only
+    # The host's key for the digests of Secret values (podsync.model._secrets), read only
     # when the sources hold a Secret; part of equality, so that a cache of parsed files
     # parses again under another key.
     secret_key: bytes | None = attrs.field(default=None, repr=False)

@@ -37,8 +37,8 @@ from podsync._labels import (
     LABEL_VOLUME_NAMESPACE,
     VOLUME_KIND_CLAIM,
 )
-from podsync._models import ObservedContainer, ObservedVolume
 from podsync._naming import parse_2014_container_name, parse_container_name
+from podsync.model._pod import ObservedContainer, ObservedVolume
 
 # Everything in __all__ gets re-exported as part of the podsync public API. ``Instance``,
 # ``Identity``, ``identify`` and ``newest_first`` are podsync's own (the planner's and

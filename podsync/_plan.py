@@ -109,7 +109,6 @@ from podsync._labels import (
     VOLUME_KIND_POD_STATE,
     VOLUME_KIND_STOP_RECORD,
 )
-from podsync._models import ObservedContainer, ObservedImage, ObservedVolume, Pod
 from podsync._naming import is_safe_uid
 from podsync._options import PlanOptions
 from podsync._ownership import Identity, Instance, identify, volume_ownership
@@ -120,7 +119,6 @@ from podsync._resolv import (
     parse_resolv_conf,
     without_loopback,
 )
-from podsync._volume_model import WrittenVolume
 from podsync._volume_planner import record_upkeep, volume_writes
 from podsync._volumes import (
     claim_volume_labels,
@@ -128,6 +126,8 @@ from podsync._volumes import (
     pod_state_volume_labels,
     pod_state_volume_name,
 )
+from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume, Pod
+from podsync.model._volume import WrittenVolume
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = ["plan"]

@@ -28,10 +28,10 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from podsync._actions import PLAN_FORMAT_VERSION, CreateSpec, Plan, PodAction, PodPlan
-from podsync._secrets import SEALABLE_FIELDS as _SEALABLE
-from podsync._secrets import SecretText, from_record, sealed_record
-from podsync._volume_model import VolumeFile
 from podsync.exceptions import ConfigError
+from podsync.model._secrets import SEALABLE_FIELDS as _SEALABLE
+from podsync.model._secrets import SecretText, from_record, sealed_record
+from podsync.model._volume import VolumeFile
 
 if TYPE_CHECKING:
     import cattrs

@@ -56,7 +56,6 @@ from podsync._labels import (
     LABEL_SPEC_HASH,
     encode_handler,
 )
-from podsync._models import Container, Handler, Pod, PullPolicy, RestartPolicy, engine_resources
 from podsync._naming import NETWORK_CONTAINER, container_name
 from podsync._options import PlanOptions
 from podsync._ownership import Instance, newest_first
@@ -67,7 +66,6 @@ from podsync._resolv import (
     pod_host_name,
     uses_cluster_dns,
 )
-from podsync._security import app_security, network_security, user_hold
 from podsync._spec_change import (
     network_inputs,
     remembered_hash,
@@ -81,6 +79,8 @@ from podsync._volumes import (
     content_labels,
     termination_file_mount,
 )
+from podsync.model._pod import Container, Handler, Pod, PullPolicy, RestartPolicy, engine_resources
+from podsync.model._security import app_security, network_security, user_hold
 
 __all__: list[str] = []  # the planner's own
 

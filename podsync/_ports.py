@@ -28,7 +28,7 @@ from collections.abc import Iterable
 
 import attrs
 
-from podsync._models import Port, PortProtocol
+from podsync.model._pod import Port, PortProtocol
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = [

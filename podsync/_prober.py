@@ -38,7 +38,7 @@ from typing import Any
 
 import attrs
 
-from podsync._models import Container, Probe
+from podsync.model._pod import Container, Probe
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = ["ProbeKind", "ProbeResult", "ProbeState"]

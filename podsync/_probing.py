@@ -31,7 +31,6 @@ import attrs
 from podsync._hooks import ProbedContainer, ProbeOutcome, ProbeTarget, probed_containers, run_probes
 from podsync._hostfs import prune_probe_records, read_probe_records
 from podsync._labels import VOLUME_KIND_PROBE_RECORD
-from podsync._models import ObservedContainer, Pod
 from podsync._prober import (
     ProbeKind,
     ProbeResult,
@@ -45,6 +44,7 @@ from podsync._prober import (
 )
 from podsync._records import Record, by_container, probe_record_labels, probe_record_volume
 from podsync._runtime import Runtime
+from podsync.model._pod import ObservedContainer, Pod
 
 # Nothing here is public API: ``podsync.sync`` probes through it.
 __all__: list[str] = []

@@ -71,9 +71,9 @@ from podsync._schema_objects import (
     _SecretVolumeSource,
 )
 from podsync._schema_volumes import _VolumeV1
-from podsync._secrets import SecretPart, secret_digest
-from podsync._volume_model import VolumeContent, VolumeFile, VolumeKind
 from podsync._yaml import _describe
+from podsync.model._secrets import SecretPart, secret_digest
+from podsync.model._volume import VolumeContent, VolumeFile, VolumeKind
 
 # Nothing here is public API: ``_convert`` projects each v1 volume here.
 __all__: list[str] = []
@@ -286,7 +286,7 @@ def _secret_files(
 ) -> tuple[VolumeFile, ...]:
     """``files`` with each Secret file (``keys``: its normalised path -> its Secret and
     key) naming the key it holds with the keyed digest of its value: what a plan shows,
-    and what a saved plan reads the value back by (podsync._secrets). Without the
+    and what a saved plan reads the value back by (podsync.model._secrets). Without the
     host's key no Secret was read (``_secret_object``), so ``keys`` is empty."""
     if not keys or not secret_key:
         return tuple(files)

@@ -67,7 +67,6 @@ from podsync._clock import Clock, clocks
 from podsync._config import SecretKey
 from podsync._labels import LABEL_POD_UID
 from podsync._loop_sources import SourceSet
-from podsync._models import Pod
 from podsync._node import NodeInfo
 from podsync._options import (
     DEFAULT_GC_PERIOD,
@@ -85,6 +84,7 @@ from podsync._status import PodStatus, orphaned_pod_statuses, pod_status
 from podsync._sync import Observation, SyncResult, _default_runtime, sync
 from podsync._workers import PodWorkers
 from podsync.exceptions import RuntimeCallError
+from podsync.model._pod import Pod
 
 if TYPE_CHECKING:
     from podsync._etcd import EtcdOptions

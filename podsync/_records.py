@@ -45,7 +45,7 @@ from podsync._labels import (
     VOLUME_KIND_PROBE_RECORD,
     VOLUME_KIND_STOP_RECORD,
 )
-from podsync._models import ObservedVolume
+from podsync.model._pod import ObservedVolume
 
 __all__: list[str] = []  # podsync's own
 

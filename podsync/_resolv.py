@@ -42,7 +42,7 @@ import ipaddress
 
 import attrs
 
-from podsync._models import DNSPolicy
+from podsync.model._pod import DNSPolicy
 
 # What this module offers the rest of podsync; podsync/__init__.py re-exports the public
 # part of it, not all of it.

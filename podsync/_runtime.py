@@ -38,8 +38,8 @@ from typing import IO, Generic, Protocol, TypeVar
 import attrs
 
 from podsync._actions import CreateSpec
-from podsync._models import ObservedContainer, ObservedImage, ObservedVolume
-from podsync._volume_entries import VolumeEntry
+from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume
+from podsync.model._volume_entries import VolumeEntry
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = ["EngineEvent", "ExecResult", "LogLine", "Runtime", "Stream"]
@@ -305,7 +305,7 @@ class Runtime(Protocol):
 
         Raises:
             RuntimeCallError: the image is missing, an entry's path is refused
-                (``podsync._volume_entries.entry_path_refusal``), or the engine failed.
+                (``podsync.model._volume_entries.entry_path_refusal``), or the engine failed.
         """
         ...
 

@@ -31,13 +31,6 @@ from typing import Any, TypeVar
 
 from podsync._images import image_reference_problem
 from podsync._labels import MAX_GRACE_PERIOD
-from podsync._models import (
-    DNSPolicy,
-    PortProtocol,
-    PullPolicy,
-    RestartPolicy,
-    TerminationMessagePolicy,
-)
 from podsync._naming import (
     _DNS_LABEL_MAX,
     _UID_CHARACTERS,
@@ -47,6 +40,13 @@ from podsync._naming import (
     is_safe_uid,
 )
 from podsync._yaml import _describe, _Invalid
+from podsync.model._pod import (
+    DNSPolicy,
+    PortProtocol,
+    PullPolicy,
+    RestartPolicy,
+    TerminationMessagePolicy,
+)
 
 # Nothing here is public API: ``_schema`` builds its converter from these checks.
 __all__: list[str] = []

@@ -41,7 +41,6 @@ from cattrs.gen import make_dict_structure_fn, override
 from podsync import _schema_objects as _obj
 from podsync import _schema_security as _sec
 from podsync import _schema_volumes as _vol
-from podsync._models import DNSPolicy, PortProtocol, PullPolicy, RestartPolicy
 from podsync._scalars import (
     _DNS_POLICIES,
     _LEGACY_PULL_POLICIES,
@@ -99,6 +98,7 @@ from podsync._schema_pod import (
 )
 from podsync._unsupported import _IGNORED, _NOT_SUPPORTED, _RENAMED, _is_unset, _suggestion
 from podsync._yaml import _describe, _Invalid
+from podsync.model._pod import DNSPolicy, PortProtocol, PullPolicy, RestartPolicy
 
 # Nothing here is public API: ``_convert`` reads documents through ``_structure``.
 __all__: list[str] = []

@@ -14,8 +14,8 @@ from typing import Any, NewType
 import attrs
 
 from podsync._scalars import _check_range, _expect_str, _one_of
-from podsync._security import SYSCTL_NAME, ProfileType, dotted_sysctl, normalize_capability
 from podsync._yaml import _describe, _Invalid
+from podsync.model._security import SYSCTL_NAME, ProfileType, dotted_sysctl, normalize_capability
 
 __all__: list[str] = []
 

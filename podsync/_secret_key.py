@@ -1,4 +1,4 @@
-"""This host's key for the digests of Secret values (``podsync._secrets``).
+"""This host's key for the digests of Secret values (``podsync.model._secrets``).
 
 ``host_secret_key(root_dir)`` reads ``<root_dir>/secret-digest.key``, 32 random bytes
 readable by its owner only (mode 0600), and makes it on first use. It is not a
@@ -20,7 +20,7 @@ import contextlib
 import os
 import stat
 
-from podsync._secrets import SECRET_KEY_BYTES
+from podsync.model._secrets import SECRET_KEY_BYTES
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = ["host_secret_key"]

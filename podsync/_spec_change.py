@@ -24,13 +24,13 @@ from podsync._hashing import (
     network_spec_text,
     spec_digest,
 )
-from podsync._models import Container, Pod
 from podsync._options import PlanOptions
 from podsync._ownership import Instance
 from podsync._resolv import ResolvConf
 from podsync._volumes import (
     DEFAULT_ROOT_DIR,
 )
+from podsync.model._pod import Container, Pod
 
 __all__: list[str] = []  # the planner's own
 
@@ -69,7 +69,7 @@ def _spec_difference(old: Any, new: Any, unrecorded: Collection[str] = ()) -> st
     """
     if not isinstance(old, dict) or not isinstance(new, dict):
         return "spec differs"
-    # Secret values are recorded as references with keyed digests (podsync._secrets):
+    # Secret values are recorded as references with keyed digests (podsync.model._secrets):
     # another digest of the same Secret key is another value of it - said first, and
     # the fields it alone changed are not listed again.
     parts = [f"Secret {name} changed" for name in _changed_secrets(old, new)]

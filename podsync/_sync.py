@@ -35,7 +35,6 @@ from podsync._content_engine import read_content_records
 from podsync._host_empty_dirs import list_host_empty_dirs
 from podsync._hostfs import list_pod_dirs, read_stop_records
 from podsync._labels import VOLUME_KIND_PROBE_RECORD
-from podsync._models import ObservedContainer, ObservedImage, ObservedVolume, Pod
 from podsync._options import PlanOptions
 from podsync._ownership import ownership
 from podsync._plan import plan
@@ -45,7 +44,8 @@ from podsync._probing import probe as run_prober
 from podsync._probing import save as save_probe_records
 from podsync._records import probe_records, records_of, stop_records
 from podsync._runtime import Runtime
-from podsync._volume_model import Volume, WrittenVolume
+from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume, Pod
+from podsync.model._volume import Volume, WrittenVolume
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = ["Observation", "SyncResult", "observe", "sync"]

@@ -40,9 +40,7 @@ from podsync._content_records import (
     content_record_volume,
 )
 from podsync._labels import LABEL_CONTENT_VOLUMES
-from podsync._models import ObservedVolume, Pod
 from podsync._ownership import Instance
-from podsync._volume_model import Volume, WrittenVolume
 from podsync._volumes import (
     content_digest,
     content_dir,
@@ -51,6 +49,8 @@ from podsync._volumes import (
     decode_content_volumes,
     legacy_content_mounts,
 )
+from podsync.model._pod import ObservedVolume, Pod
+from podsync.model._volume import Volume, WrittenVolume
 
 __all__: list[str] = []  # the planner's own
 

@@ -56,9 +56,9 @@ import attrs
 from podsync._actions import Plan, WriteVolume
 from podsync._content_layout import parse_record
 from podsync._hostfs import HostPathRefused, _components, _make_pod_path
-from podsync._secrets import SecretLookup, checked_value
-from podsync._volume_model import VolumeContent, VolumeFile, WrittenVolume
 from podsync._volumes import content_digest
+from podsync.model._secrets import SecretLookup, checked_value
+from podsync.model._volume import VolumeContent, VolumeFile, WrittenVolume
 
 __all__: list[str] = []
 
@@ -350,7 +350,7 @@ def sealed_writes(plan: Plan) -> list[WriteVolume]:
 def unseal_write(write: WriteVolume, lookup: SecretLookup, host_key: bytes) -> WriteVolume:
     """``write`` with the values of its Secret files put back from the Secrets
     ``lookup`` finds, each checked against the keyed digest it was planned with (as
-    ``podsync._secrets.unseal`` does for a create's text, but bytes: a file may hold
+    ``podsync.model._secrets.unseal`` does for a create's text, but bytes: a file may hold
     any).
 
     Raises:

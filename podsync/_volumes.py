@@ -49,8 +49,8 @@ from podsync._labels import (
     VOLUME_KIND_EMPTY_DIR,
     VOLUME_KIND_POD_STATE,
 )
-from podsync._models import Container, ObservedContainer, Pod
-from podsync._volume_model import Volume, VolumeContent, VolumeKind, VolumeMount
+from podsync.model._pod import Container, ObservedContainer, Pod
+from podsync.model._volume import Volume, VolumeContent, VolumeKind, VolumeMount
 
 # What this module offers the rest of podsync; podsync/__init__.py re-exports the public
 # part of it, not all of it.

@@ -74,11 +74,11 @@ from podsync._docker_archive import first_file, tar_of
 from podsync._docker_streams import Opened, StreamReader
 from podsync._images import pull_reference
 from podsync._labels import LABEL_HELPER
-from podsync._models import ObservedContainer, ObservedImage, ObservedVolume
 from podsync._ownership import ownership
 from podsync._runtime import EngineEvent, ExecResult, LogLine, Stream
-from podsync._volume_entries import VolumeEntry, entry_path_refusal
 from podsync.exceptions import EngineUnavailable, NameConflict, RuntimeCallError
+from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume
+from podsync.model._volume_entries import VolumeEntry, entry_path_refusal
 
 if TYPE_CHECKING:
     import docker

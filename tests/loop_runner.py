@@ -14,9 +14,9 @@ import sys
 from typing import Any
 
 from podsync import cli
-from podsync._models import ObservedContainer
 from podsync.docker import DockerRuntime
 from podsync.labels import LABEL_POD_NAMESPACE
+from podsync.model._pod import ObservedContainer
 
 
 class NamespaceView:

@@ -44,8 +44,8 @@ from podsync import (
     VolumeMount,
     derive_pod_uid,
 )
-from podsync._volume_model import MemoryMedium
 from podsync.labels import LABEL_RESTART_COUNT
+from podsync.model._volume import MemoryMedium
 
 __all__ = [
     "STOP_RECORDS",

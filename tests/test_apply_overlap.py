@@ -19,9 +19,9 @@ from pathlib import Path
 
 from podsync import Container, EventKind, Lifecycle, Pod, apply, observe
 from podsync._actions import Plan
-from podsync._models import Handler
 from podsync._options import PlanOptions
 from podsync._plan import plan
+from podsync.model._pod import Handler
 from podsync.testing import FakeRuntime
 
 NOW = 1_000_000.0

@@ -13,9 +13,9 @@ from podsync._content_layout import (
     parse_record,
     payload_entries,
 )
-from podsync._models import ObservedImage
-from podsync._volume_entries import EntryKind
-from podsync._volume_model import VolumeContent, VolumeFile, VolumeKind
+from podsync.model._pod import ObservedImage
+from podsync.model._volume import VolumeContent, VolumeFile, VolumeKind
+from podsync.model._volume_entries import EntryKind
 from podsync.testing import FakeRuntime
 
 IMAGE = "podsync-test/pause:latest"

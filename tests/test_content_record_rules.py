@@ -28,9 +28,7 @@ from podsync._labels import (
     LABEL_VOLUME_NAME,
     VOLUME_KIND_CONTENT,
 )
-from podsync._models import ObservedContainer, ObservedVolume
 from podsync._ownership import Instance
-from podsync._volume_model import VolumeContent, VolumeFile, VolumeKind, WrittenVolume
 from podsync._volume_planner import _why, record_upkeep, volume_writes
 from podsync._volumes import (
     content_digest,
@@ -39,6 +37,8 @@ from podsync._volumes import (
     content_volume_name,
     encode_content_volumes,
 )
+from podsync.model._pod import ObservedContainer, ObservedVolume
+from podsync.model._volume import VolumeContent, VolumeFile, VolumeKind, WrittenVolume
 
 from .test_content_volumes import load
 

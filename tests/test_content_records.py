@@ -25,10 +25,10 @@ from podsync._labels import (
     LABEL_VOLUME_NAME,
     VOLUME_KIND_CONTENT_RECORD,
 )
-from podsync._models import ObservedVolume
-from podsync._volume_model import WrittenVolume
 from podsync._volumes import content_volume_labels
 from podsync.exceptions import RuntimeCallError
+from podsync.model._pod import ObservedVolume
+from podsync.model._volume import WrittenVolume
 from podsync.testing import FakeClock
 
 from .test_content_volumes import OBJECTS, POD, fake, load, run, visible

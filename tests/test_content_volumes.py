@@ -21,11 +21,11 @@ from podsync._labels import (
     LABEL_VOLUME_KIND,
     LABEL_VOLUME_NAME,
 )
-from podsync._models import ObservedVolume
 from podsync._options import PlanOptions
-from podsync._volume_entries import EntryKind
 from podsync._volume_writer import write_volume as write_host_volume
 from podsync._volumes import NamedVolumeMount, content_dir
+from podsync.model._pod import ObservedVolume
+from podsync.model._volume_entries import EntryKind
 from podsync.testing import FakeClock, FakeRuntime
 
 NODE = NodeInfo(name="node-1", milli_cpu=4000, memory=8 * 2**30)

@@ -20,8 +20,8 @@ from podsync._options import PlanOptions
 from podsync._plan import plan
 from podsync._ports import PortMapping
 from podsync._runtime import EngineEvent, LogLine
-from podsync._security import ContainerSecurity
 from podsync._volumes import Mount
+from podsync.model._security import ContainerSecurity
 
 # An Engine API version the SDK builds the JSON for (20.10's).
 API_VERSION = "1.41"

@@ -36,7 +36,6 @@ from podsync import (
     sync,
     volume_ownership,
 )
-from podsync._volume_entries import EntryKind
 from podsync._volumes import Mount, NamedVolumeMount, empty_dir_volume_name
 from podsync.labels import (
     LABEL_CONTAINER,
@@ -46,6 +45,7 @@ from podsync.labels import (
     LABEL_VOLUME_NAME,
     LABEL_VOLUME_NAMESPACE,
 )
+from podsync.model._volume_entries import EntryKind
 from podsync.testing import FakeClock, FakeRuntime
 
 PAUSE = "registry.k8s.io/pause:3.10"

@@ -74,8 +74,8 @@ from podsync import (
 from podsync._actions import CreateSpec
 from podsync._options import GCPolicy, PlanOptions
 from podsync._resolv import without_loopback
-from podsync._volume_entries import VolumeEntry
 from podsync.docker import DockerRuntime
+from podsync.model._volume_entries import VolumeEntry
 from tests.cri import cri_labels, cri_name
 from tests.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup, run_labels, volume_path
 

@@ -276,7 +276,7 @@ def test_fs_group_owns_the_empty_dir_directories(root: Path) -> None:
     """With an fsGroup, each emptyDir directory belongs to that group, group-writable and
     setgid, so files made in it keep the group (the kubelet's SetVolumeOwnership,
     pkg/volume/volume_linux.go); the termination-message file is left alone."""
-    from podsync._security import ContainerSecurity
+    from podsync.model._security import ContainerSecurity
 
     gid = 2000 if os.geteuid() == 0 else os.getegid()
     volume = root / "uid1" / "volumes" / "empty" / "data"

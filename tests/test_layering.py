@@ -225,7 +225,8 @@ FACES: dict[str, frozenset[str]] = {
 #: folder at a time, and this table guards them from the first).
 BEFORE_THE_MOVES = {
     **dict.fromkeys(
-        ["_models", "_volume_model", "_security", "_secrets", "_volume_entries"], "model"
+        ["podsync.model._pod", "podsync.model._volume", "_security", "_secrets", "_volume_entries"],
+        "model",
     ),
     **dict.fromkeys(
         ["_naming", "_hashing", "_ports", "_cpu", "_resolv", "_images", "_labels"], "spec"

@@ -17,8 +17,8 @@ from podsync._labels import (
     LABEL_VOLUME_NAME,
     LABEL_VOLUME_NAMESPACE,
 )
-from podsync._models import ObservedContainer, ObservedVolume
 from podsync._ownership import Instance, VolumeOwnership, identify, newest_first, volume_ownership
+from podsync.model._pod import ObservedContainer, ObservedVolume
 
 
 def test_a_labelled_container_is_read_from_its_labels() -> None:

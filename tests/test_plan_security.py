@@ -364,7 +364,7 @@ def test_a_container_without_any_security_setting_asks_for_nothing(image_user) -
     """Without a security context on the container or the pod, what the engine is asked
     for is what empty contexts give (issue 16: it is one shared value, not worked out
     anew for each of 30,000 containers)."""
-    from podsync._security import (
+    from podsync.model._security import (
         ContainerSecurity,
         PodSecurityContext,
         SecurityContext,

@@ -27,9 +27,9 @@ from podsync import (
 )
 from podsync._actions import Create, Reason
 from podsync._options import PlanOptions
-from podsync._volume_entries import EntryKind
-from podsync._volume_model import VolumeContent, VolumeKind
 from podsync._volume_writer import unseal_write
+from podsync.model._volume import VolumeContent, VolumeKind
+from podsync.model._volume_entries import EntryKind
 from podsync.testing import FakeClock, FakeRuntime
 from tests.test_content_volumes import visible
 

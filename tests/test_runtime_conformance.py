@@ -38,15 +38,15 @@ import pytest
 
 from podsync._actions import CreateSpec
 from podsync._labels import LABEL_CONTAINER, LABEL_POD_UID
-from podsync._models import HostAlias, ObservedContainer, ObservedVolume
 from podsync._ports import PortMapping
 from podsync._runtime import ExecResult, Runtime
-from podsync._secrets import SecretPart, SecretText
-from podsync._security import ContainerSecurity
-from podsync._volume_entries import EntryKind, VolumeEntry
 from podsync._volumes import Mount, NamedVolumeMount, TmpfsMount
 from podsync.docker import DockerRuntime
 from podsync.exceptions import NameConflict, RuntimeCallError
+from podsync.model._pod import HostAlias, ObservedContainer, ObservedVolume
+from podsync.model._secrets import SecretPart, SecretText
+from podsync.model._security import ContainerSecurity
+from podsync.model._volume_entries import EntryKind, VolumeEntry
 from podsync.testing import FakeRuntime
 from tests.engine import PAUSE_IMAGE, TEST_IMAGE, remove_containers, remove_volumes, run_labels
 

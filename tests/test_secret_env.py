@@ -1,7 +1,7 @@
 """Secret values in a container's environment (issue 14): ``env[].valueFrom.secretKeyRef``
 and ``envFrom[].secretRef`` read from the Secrets of the sources, as the kubelet's
 ``makeEnvironmentVariables`` does (kubelet-modern.md §8), and kept secret on the way
-(``podsync._secrets``): the pods hold ``SecretText`` s whose digests are keyed with the
+(``podsync.model._secrets``): the pods hold ``SecretText`` s whose digests are keyed with the
 host's key."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 from podsync import ConfigError, EnvVar, NodeInfo, Pod, PodFileCache, load_pods, parse_pods, plan
 from podsync._actions import Create
 from podsync._labels import LABEL_SPEC
-from podsync._secrets import SecretPart, SecretText, secret_digest
+from podsync.model._secrets import SecretPart, SecretText, secret_digest
 
 NODE = NodeInfo(name="node-1", milli_cpu=4000, memory=8 * 2**30)
 HOST_KEY = b"h" * 32

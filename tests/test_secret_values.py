@@ -1,4 +1,4 @@
-"""Secret values stay secret: the mechanism (``podsync._secrets``) as the planner, the
+"""Secret values stay secret: the mechanism (``podsync.model._secrets``) as the planner, the
 spec label, the plan's text and JSON, apply and ``repr`` see it.
 
 The values here are made as the loader makes them (``SecretText`` with the Secret's
@@ -16,9 +16,9 @@ import pytest
 from podsync import Container, EnvVar, Pod, apply, plan, plan_from_json, plan_to_json
 from podsync._actions import Create, Plan
 from podsync._labels import LABEL_CONTAINER, LABEL_SPEC, LABEL_SPEC_HASH
-from podsync._models import ObservedContainer
 from podsync._options import PlanOptions
-from podsync._secrets import (
+from podsync.model._pod import ObservedContainer
+from podsync.model._secrets import (
     SecretMismatch,
     SecretPart,
     SecretText,

@@ -1,7 +1,7 @@
 """Secret volumes (issue 14): a configMap volume's rules with files of mode 0400 by
 default, written into engine volumes like the others - and the values never in
 the plan's text or JSON (the Secret's reference and keyed digest instead, the same
-mechanism as Secret env values: ``podsync._secrets``), never in container labels.
+mechanism as Secret env values: ``podsync.model._secrets``), never in container labels.
 A saved plan gets its values from the sources again when it is applied."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from podsync import (
 )
 from podsync._actions import Reason
 from podsync._options import PlanOptions
-from podsync._volume_model import VolumeKind
+from podsync.model._volume import VolumeKind
 from podsync.testing import FakeClock, FakeRuntime
 from tests.test_content_volumes import visible
 

@@ -317,7 +317,7 @@ def test_status_module_does_no_io() -> None:
         "functools",
         "attrs",
         "podsync._naming",
-        "podsync._models",
+        "podsync.model._pod",
         "podsync._actions",
         "podsync._container_status",
         "podsync._options",

@@ -57,9 +57,9 @@ from podsync._records import (
     stop_record_volume,
     stop_records,
 )
-from podsync._volume_entries import EntryKind, VolumeEntry
-from podsync._volume_model import VolumeContent, VolumeFile, VolumeKind, WrittenVolume
 from podsync._volumes import Mount, content_digest, empty_dir_volume_name
+from podsync.model._volume import VolumeContent, VolumeFile, VolumeKind, WrittenVolume
+from podsync.model._volume_entries import EntryKind, VolumeEntry
 from podsync.testing import FakeClock, FakeRuntime
 
 UID = "8f7c2a10-5d1e-4c5b-9a43-0e6d2f1b7c90"

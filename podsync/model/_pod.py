@@ -12,7 +12,7 @@ business: YAML is read by ``_config.py`` and plans are written by ``_plan_json.p
 through private cattrs converters.
 
 The volumes (``Volume``, its sources and files, ``VolumeMount``, ``WrittenVolume``) are
-``_volume_model``'s, re-exported by ``podsync``.
+``_volume``'s, re-exported by ``podsync``.
 """
 
 from __future__ import annotations
@@ -23,11 +23,11 @@ from typing import Any
 
 import attrs
 
-from podsync._security import PodSecurityContext, SecurityContext
+from podsync.model._security import PodSecurityContext, SecurityContext
 
-# The volumes are ``_volume_model``'s: ``Pod`` and ``Container`` hold these (imported
+# The volumes are ``_volume``'s: ``Pod`` and ``Container`` hold these (imported
 # at run time, as every name the model's annotations use, for whoever resolves them).
-from podsync._volume_model import Volume, VolumeMount
+from podsync.model._volume import Volume, VolumeMount
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = [

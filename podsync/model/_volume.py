@@ -2,13 +2,13 @@
 for configMap, secret, downwardAPI and projected volumes and the record of what it
 wrote (``WrittenVolume``), and where a container mounts a volume.
 
-Contract: frozen attrs classes, as ``_models``'s (they hash, compare by value and cannot
-change; sequences are tuples); ``Volume`` refuses two sources. ``_models``'s ``Pod`` and
+Contract: frozen attrs classes, as ``_pod``'s (they hash, compare by value and cannot
+change; sequences are tuples); ``Volume`` refuses two sources. ``_pod``'s ``Pod`` and
 ``Container`` hold them, ``podsync`` re-exports them as public API. The loader
 (``_convert``, ``_projection``) makes them; the planner and the runtimes read them.
 
-Layering: the model layer, beside ``_models``; it imports ``_secrets`` only (a secret
-file's reference and keyed digest), never ``_models``, and does no I/O.
+Layering: the model layer, beside ``_pod``; it imports ``_secrets`` only (a secret
+file's reference and keyed digest), never ``_pod``, and does no I/O.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import hashlib
 
 import attrs
 
-from podsync._secrets import SecretPart
+from podsync.model._secrets import SecretPart
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = [
@@ -65,7 +65,7 @@ class VolumeFile:
     its permission bits.
 
     A file of a secret volume names the Secret key it holds (``secret``: its reference
-    and the keyed digest of its value, ``podsync._secrets``): that is all a plan's text,
+    and the keyed digest of its value, ``podsync.model._secrets``): that is all a plan's text,
     its JSON form or a digest ever shows of it. ``known`` is False in a plan read back
     from JSON, where ``data`` is empty until the value is read from the sources again
     (``podsync apply --plan`` does); nothing is written from such a file.

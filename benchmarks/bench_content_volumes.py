@@ -22,7 +22,7 @@ What it measures
   with a ConfigMap volume, started once; then ``--rounds`` steady syncs
   (``podsync.sync``, nothing to do), and the observation they start with two ways in
   the same run: as podsync makes it now (the containers and the volumes listed, each
-  record read from its record volume's labels, ``podsync._content_records``) and as
+  record read from its record volume's labels, ``podsync.spec._content_records``) and as
   podsync made it before record volumes - the reference (the containers listed, then
   one archive read per volume through a container that mounts it:
   ``read_content_records`` without the volume list). p50 and p95 of each.
@@ -47,8 +47,8 @@ import uuid
 from collections.abc import Callable, Collection
 
 import podsync
-from podsync._content_layout import RECORD_MAX_BYTES, RECORD_PATH
 from podsync.docker import DockerRuntime
+from podsync.spec._content_layout import RECORD_MAX_BYTES, RECORD_PATH
 from tests.engine import PAUSE_IMAGE, TEST_IMAGE
 
 

@@ -17,14 +17,6 @@ import importlib as _importlib
 import warnings as _warnings
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
-from podsync._naming import (
-    CONTAINER_NAME_PREFIX,
-    NETWORK_CONTAINER,
-    ParsedName,
-    container_name,
-    parse_2014_container_name,
-    parse_container_name,
-)
 from podsync.exceptions import (
     ConfigError,
     EngineUnavailable,
@@ -70,6 +62,14 @@ from podsync.model._volume import (
     VolumeMount,
     WrittenVolume,
 )
+from podsync.spec._naming import (
+    CONTAINER_NAME_PREFIX,
+    NETWORK_CONTAINER,
+    ParsedName,
+    container_name,
+    parse_2014_container_name,
+    parse_container_name,
+)
 
 # --- more modules are added below, one block each ---
 
@@ -102,7 +102,7 @@ from podsync._actions import (
 )
 
 # isort: split
-from podsync._ownership import Ownership, VolumeOwnership, ownership, volume_ownership
+from podsync.spec._ownership import Ownership, VolumeOwnership, ownership, volume_ownership
 
 # isort: split
 from podsync._fingerprint import plan_fingerprint
@@ -114,22 +114,22 @@ from podsync._plan import plan
 from podsync._runtime import EngineEvent, ExecResult, LogLine, Runtime, Stream
 
 # isort: split
-from podsync._hashing import SPEC_HASH_VERSION, SpecHash, network_spec_hash, spec_hash
+from podsync.spec._hashing import SPEC_HASH_VERSION, SpecHash, network_spec_hash, spec_hash
 
 # isort: split
-from podsync._ports import PortMapping, exposed_ports, port_bindings
+from podsync.spec._ports import PortMapping, exposed_ports, port_bindings
 
 # isort: split
 from podsync._host_ports import filter_host_port_conflicts
 
 # isort: split
-from podsync._cpu import CPU_PERIOD, cpu_quota, cpu_shares
+from podsync.spec._cpu import CPU_PERIOD, cpu_quota, cpu_shares
 
 # isort: split
-from podsync._resolv import ResolvConf, parse_resolv_conf
+from podsync.spec._resolv import ResolvConf, parse_resolv_conf
 
 # isort: split
-from podsync._volumes import (
+from podsync.spec._volumes import (
     DEFAULT_ROOT_DIR,
     Mount,
     NamedVolumeMount,
@@ -434,15 +434,15 @@ _MOVED: dict[str, tuple[str, str]] = {
     **{
         name: (module, "it is internal to podsync")
         for module, names in {
-            "podsync._hashing": ("canonical_json", "canonical_spec", "network_spec"),
-            "podsync._naming": ("is_dns_label", "dns_label_problem", "is_safe_uid"),
-            "podsync._resolv": (
+            "podsync.spec._hashing": ("canonical_json", "canonical_spec", "network_spec"),
+            "podsync.spec._naming": ("is_dns_label", "dns_label_problem", "is_safe_uid"),
+            "podsync.spec._resolv": (
                 "cluster_dns",
                 "without_loopback",
                 "is_loopback_nameserver",
                 "only_loopback_nameservers",
             ),
-            "podsync._images": (
+            "podsync.spec._images": (
                 "split_image",
                 "has_latest_tag",
                 "is_pinned_digest",
@@ -451,8 +451,8 @@ _MOVED: dict[str, tuple[str, str]] = {
                 "normalize_image",
                 "image_reference_problem",
             ),
-            "podsync._environment": ("environment",),
-            "podsync._volumes": ("binds", "volume_host_paths", "termination_message_file"),
+            "podsync.spec._environment": ("environment",),
+            "podsync.spec._volumes": ("binds", "volume_host_paths", "termination_message_file"),
         }.items()
         for name in names
     },

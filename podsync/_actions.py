@@ -26,11 +26,11 @@ from collections.abc import Mapping
 import attrs
 
 from podsync._options import PlanOptions
-from podsync._ports import PortMapping
-from podsync._volumes import Mount, NamedVolumeMount, TmpfsMount, VolumeFileMount
 from podsync.model._pod import Handler, HostAlias
 from podsync.model._security import ContainerSecurity
 from podsync.model._volume import VolumeContent
+from podsync.spec._ports import PortMapping
+from podsync.spec._volumes import Mount, NamedVolumeMount, TmpfsMount, VolumeFileMount
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = [
@@ -142,7 +142,7 @@ class Reason(enum.StrEnum):
     POD_STATE_FIRST_USE = "pod-state-first-use"  # create: a container's termination file
     ORPHANED_POD_VOLUME = "orphaned-pod-volume"  # remove: its pod is no longer desired
     ORPHANED_RECORD = "orphaned-record"  # remove a record volume: its container is gone
-    # record volumes of configMap, secret and downwardAPI volumes (podsync._content_records)
+    # record volumes of configMap, secret and downwardAPI volumes (podsync.spec._content_records)
     VOLUME_RECORDED = "volume-recorded"  # create: files that only the volume's own file records
     STALE_RECORD = "stale-record"  # remove a record volume that a newer one replaced
     # emptyDir volumes as engine volumes (issue 18)
@@ -322,7 +322,7 @@ class Kill:
     ``pod_uid`` is the pod's identity; ``pod`` its key, for people.
 
     With ``record_stop``, apply first writes podsync's stop record of the container (its
-    id, pod ``pod_uid`` and ``reason``, in the engine: ``podsync._records``), so that
+    id, pod ``pod_uid`` and ``reason``, in the engine: ``podsync.spec._records``), so that
     later plans know the instance did not end by itself
     (``ObservedContainer.stopped_by_podsync``).
     """
@@ -390,7 +390,7 @@ class WriteVolume:
     With ``engine_volume`` the files go into that named engine volume instead, through
     the engine (``Runtime.write_volume`` with a short-lived container of ``image``, the
     pod's network image), and ``path`` is empty: the same layout written as the
-    engine's archive API can (see ``podsync._content_layout``): the new payload into
+    engine's archive API can (see ``podsync.spec._content_layout``): the new payload into
     the payload directory ``payload``, links for the top-level names not in ``linked``
     (those the current payload has), ``..data`` pointed at ``payload``, and the
     ``previous`` payload (empty when not known) emptied. A path ``path`` is written
@@ -458,7 +458,7 @@ class RemoveVolume:
     (``pod``: its key, empty when no container of the pod is left to say it): the pod's
     state volume or one of its ``emptyDir`` volumes once the pod is no longer desired
     and none of its containers is left, or a record of a container that is gone
-    (``podsync._records``). Planned only for a volume podsync made for a pod (its
+    (``podsync.spec._records``). Planned only for a volume podsync made for a pod (its
     ``LABEL_VOLUME_KIND`` says so), never a claim's or one podsync does not own; an
     engine refuses to remove a volume a container still mounts, and a missing one
     counts as removed."""

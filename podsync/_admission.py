@@ -28,21 +28,8 @@ from podsync._actions import (
     Reason,
     Rejection,
 )
-from podsync._environment import environment
 from podsync._host_ports import filter_host_port_conflicts
-from podsync._images import image_reference_problem
-from podsync._labels import (
-    KUBERNETES_LABEL_PREFIX,
-    MAX_GRACE_PERIOD,
-    PODSYNC_LABEL_PREFIX,
-)
-from podsync._naming import (
-    NETWORK_CONTAINER,
-    is_dns_label,
-    is_safe_uid,
-)
 from podsync._options import PlanOptions
-from podsync._ownership import Identity, Instance
 from podsync._spec_change import planned_before
 from podsync.model._pod import (
     Pod,
@@ -59,6 +46,19 @@ from podsync.model._security import (
     profile_path_problem,
     sysctl_problem,
 )
+from podsync.spec._environment import environment
+from podsync.spec._images import image_reference_problem
+from podsync.spec._labels import (
+    KUBERNETES_LABEL_PREFIX,
+    MAX_GRACE_PERIOD,
+    PODSYNC_LABEL_PREFIX,
+)
+from podsync.spec._naming import (
+    NETWORK_CONTAINER,
+    is_dns_label,
+    is_safe_uid,
+)
+from podsync.spec._ownership import Identity, Instance
 
 __all__: list[str] = []  # the planner's own
 

@@ -70,8 +70,6 @@ from podsync._hostfs import (
     remove_pod_dir,
     remove_stop_record,
 )
-from podsync._labels import LABEL_POD_UID, LABEL_SPEC_HASH
-from podsync._records import stop_record_labels, stop_record_volume
 from podsync._runtime import Runtime
 from podsync._volume_writer import write_volume
 from podsync.exceptions import NameConflict, RuntimeCallError
@@ -79,6 +77,8 @@ from podsync.model._pod import Handler
 from podsync.model._secrets import spec_texts
 from podsync.model._volume import VolumeContent
 from podsync.model._volume_entries import EntryKind, VolumeEntry
+from podsync.spec._labels import LABEL_POD_UID, LABEL_SPEC_HASH
+from podsync.spec._records import stop_record_labels, stop_record_volume
 
 if TYPE_CHECKING:
     # The thread pool is imported where a plan is applied (concurrent.futures is not
@@ -152,7 +152,7 @@ _HOST_ERRORS = (HostPathRefused, OSError, ValueError)
 
 def write_stop_record(runtime: Runtime, pod_uid: str, container_id: str, reason: str) -> None:
     """Record in the engine that podsync stops ``container_id`` of pod ``pod_uid``, and
-    why (``podsync._records``): a record an earlier stop that failed left is replaced
+    why (``podsync.spec._records``): a record an earlier stop that failed left is replaced
     (remove, then create: two calls).
 
     Raises:

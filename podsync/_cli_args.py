@@ -17,7 +17,7 @@ from podsync._cli_fleet_args import add_fleet_options
 from podsync._cli_run_args import add_run_command
 from podsync._console import Console
 from podsync._options import DEFAULT_NETWORK_IMAGE, GCPolicy, PlanOptions
-from podsync._resolv import (
+from podsync.spec._resolv import (
     HOST_RESOLV_CONF,
     SYSTEMD_RESOLV_CONF,
     is_loopback_nameserver,

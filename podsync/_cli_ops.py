@@ -25,8 +25,6 @@ from typing import IO, Any
 from podsync._cli_args import EXIT_OK, _Failure, _host_key, _plan_options, _root_dir
 from podsync._config import load_pods
 from podsync._console import Console
-from podsync._labels import LABEL_INIT_INDEX, LABEL_SPEC
-from podsync._naming import NETWORK_CONTAINER
 from podsync._operate import (
     PodEngineEvent,
     PodRef,
@@ -39,7 +37,6 @@ from podsync._operate import (
     termination_inputs,
 )
 from podsync._options import PlanOptions
-from podsync._ownership import ownership
 from podsync._runtime import Runtime
 from podsync._status import (
     ContainerState,
@@ -52,6 +49,9 @@ from podsync._status_json import status_record, statuses_to_json
 from podsync._sync import Observation, observe, sync
 from podsync.exceptions import ConfigError
 from podsync.model._pod import ObservedContainer, Pod
+from podsync.spec._labels import LABEL_INIT_INDEX, LABEL_SPEC
+from podsync.spec._naming import NETWORK_CONTAINER
+from podsync.spec._ownership import ownership
 
 __all__: list[str] = []
 

@@ -38,31 +38,31 @@ import posixpath
 from collections.abc import Collection, Sequence
 
 from podsync._actions import Plan, WriteVolume
-from podsync._content_layout import (
+from podsync._runtime import Runtime
+from podsync._volume_writer import read_volumes
+from podsync.exceptions import RuntimeCallError
+from podsync.model._pod import ObservedContainer, ObservedVolume, Pod
+from podsync.model._volume import WrittenVolume
+from podsync.spec._content_layout import (
     RECORD_MAX_BYTES,
     RECORD_PATH,
     parse_record,
     payload_entries,
     record_text,
 )
-from podsync._content_records import (
+from podsync.spec._content_records import (
     content_record_labels,
     content_record_volume,
     content_records,
     record_choices,
 )
-from podsync._labels import LABEL_CONTENT_VOLUMES, LABEL_POD_UID
-from podsync._runtime import Runtime
-from podsync._volume_writer import read_volumes
-from podsync._volumes import (
+from podsync.spec._labels import LABEL_CONTENT_VOLUMES, LABEL_POD_UID
+from podsync.spec._volumes import (
     content_dir,
     content_volume_name,
     decode_content_volumes,
     legacy_content_mounts,
 )
-from podsync.exceptions import RuntimeCallError
-from podsync.model._pod import ObservedContainer, ObservedVolume, Pod
-from podsync.model._volume import WrittenVolume
 
 __all__: list[str] = []
 

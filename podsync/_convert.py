@@ -72,7 +72,6 @@ from podsync._unsupported import (
     _WARNING_GROUPS,
     _WRITTEN_BY_SERVER,
 )
-from podsync._volumes import claim_volume_name
 from podsync._yaml import _describe
 from podsync.model._pod import (
     Container,
@@ -84,6 +83,7 @@ from podsync.model._pod import (
 )
 from podsync.model._security import PodSecurityContext
 from podsync.model._volume import ClaimSource, Volume
+from podsync.spec._volumes import claim_volume_name
 
 # Nothing here is public API: ``_config`` reads each document through ``_read_document``.
 __all__: list[str] = []

@@ -62,12 +62,12 @@ from typing import Any, cast
 import attrs
 
 from podsync._actions import CreateSpec
-from podsync._cpu import CPU_PERIOD, cpu_quota, cpu_shares
-from podsync._ports import exposed_ports, port_bindings
 from podsync._runtime import EVENT_ACTIONS, EngineEvent, LogLine
-from podsync._volumes import NamedVolumeMount, binds
 from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume
 from podsync.model._security import ContainerSecurity
+from podsync.spec._cpu import CPU_PERIOD, cpu_quota, cpu_shares
+from podsync.spec._ports import exposed_ports, port_bindings
+from podsync.spec._volumes import NamedVolumeMount, binds
 
 __all__ = [
     "FINISHED_STATES",

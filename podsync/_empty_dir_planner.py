@@ -26,11 +26,12 @@ import json
 from collections.abc import Collection, Mapping, Sequence
 
 from podsync._actions import CreateVolume, Reason
-from podsync._labels import LABEL_EMPTY_DIRS, LABEL_SPEC, VOLUME_KIND_EMPTY_DIR
-from podsync._naming import NETWORK_CONTAINER
 from podsync._options import PlanOptions
-from podsync._ownership import Instance, volume_ownership
-from podsync._volumes import (
+from podsync.model._pod import Container, ObservedVolume, Pod
+from podsync.spec._labels import LABEL_EMPTY_DIRS, LABEL_SPEC, VOLUME_KIND_EMPTY_DIR
+from podsync.spec._naming import NETWORK_CONTAINER
+from podsync.spec._ownership import Instance, volume_ownership
+from podsync.spec._volumes import (
     Mount,
     NamedVolumeMount,
     container_mounts,
@@ -40,7 +41,6 @@ from podsync._volumes import (
     empty_dir_volume_name,
     volume_host_paths,
 )
-from podsync.model._pod import Container, ObservedVolume, Pod
 
 __all__: list[str] = []  # the planner's own
 
@@ -124,7 +124,7 @@ def _may_mount_empty_dir(spec: str) -> bool:
         return True
 
 
-# The fields of a canonical volume (``podsync._hashing``) that make it something else
+# The fields of a canonical volume (``podsync.spec._hashing``) that make it something else
 # than an on-disk emptyDir when they are there (a memory volume's size may be 0).
 _OTHER_KINDS = ("memory", "claim", "content")
 

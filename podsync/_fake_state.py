@@ -17,9 +17,9 @@ from collections.abc import Callable, Iterable, Iterator
 import attrs
 
 from podsync._actions import CreateSpec
-from podsync._ports import PortMapping
 from podsync._runtime import EngineEvent, LogLine, Stream
 from podsync.model._pod import ObservedContainer
+from podsync.spec._ports import PortMapping
 
 __all__ = [
     "FakeContainer",

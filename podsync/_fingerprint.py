@@ -17,10 +17,10 @@ import hashlib
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from podsync._actions import Create, Plan, Pull, RemoveImage, WriteVolume
-from podsync._images import normalize_image
-from podsync._ownership import Identity, Instance, identify
 from podsync.model._pod import ObservedContainer, ObservedImage
 from podsync.model._volume import WrittenVolume
+from podsync.spec._images import normalize_image
+from podsync.spec._ownership import Identity, Instance, identify
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = ["plan_fingerprint"]

@@ -23,21 +23,21 @@ from podsync._actions import (
     Reason,
     Remove,
 )
-from podsync._labels import (
+from podsync._options import PlanOptions
+from podsync.model._pod import (
+    Handler,
+)
+from podsync.spec._labels import (
     LABEL_GRACE_PERIOD,
     LABEL_INIT_INDEX,
     LABEL_PRE_STOP,
     decode_grace_period,
     decode_handler,
 )
-from podsync._naming import (
+from podsync.spec._naming import (
     NETWORK_CONTAINER,
 )
-from podsync._options import PlanOptions
-from podsync._ownership import Identity, Instance, newest_first
-from podsync.model._pod import (
-    Handler,
-)
+from podsync.spec._ownership import Identity, Instance, newest_first
 
 __all__: list[str] = []  # the planner's own
 

@@ -29,12 +29,12 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from podsync._naming import NETWORK_CONTAINER
-from podsync._ownership import ownership
 from podsync._prober import ProbeKind, probes_of
 from podsync._runtime import Runtime
 from podsync.exceptions import PodsyncError
 from podsync.model._pod import Container, Handler, HTTPHeader, ObservedContainer, Pod, Port, Probe
+from podsync.spec._naming import NETWORK_CONTAINER
+from podsync.spec._ownership import ownership
 
 if TYPE_CHECKING:
     # Imported where a probe runs (http.client brings email, ssl is large): importing

@@ -26,9 +26,9 @@ import stat
 from collections.abc import Collection, Iterator
 
 from podsync._hostfs import HostPathRefused, _is_marked
-from podsync._naming import is_safe_uid
 from podsync._runtime import Runtime
 from podsync.model._volume_entries import EntryKind, VolumeEntry
+from podsync.spec._naming import is_safe_uid
 
 __all__: list[str] = []
 

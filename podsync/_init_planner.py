@@ -20,11 +20,11 @@ import attrs
 
 from podsync._actions import FAILED_STOPS, Reason, Remove, Wait
 from podsync._gc import remove_action
-from podsync._hashing import SpecHash
-from podsync._labels import LABEL_INIT_INDEX, LABEL_INIT_RESTART_POLICY
-from podsync._ownership import Instance
 from podsync._spec_change import spec_change
 from podsync.model._pod import Container, Handler, Pod, RestartPolicy
+from podsync.spec._hashing import SpecHash
+from podsync.spec._labels import LABEL_INIT_INDEX, LABEL_INIT_RESTART_POLICY
+from podsync.spec._ownership import Instance
 
 __all__: list[str] = []  # the planner's own
 

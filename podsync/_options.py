@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import attrs
 
-from podsync._volumes import DEFAULT_ROOT_DIR
+from podsync.spec._volumes import DEFAULT_ROOT_DIR
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = ["DEFAULT_NETWORK_IMAGE", "BackOffPolicy", "GCPolicy", "PlanOptions"]

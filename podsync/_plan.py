@@ -95,12 +95,17 @@ from podsync._actions import (
     WriteVolume,
 )
 from podsync._admission import admit
-from podsync._content_records import PodVolume, RecordChoice, record_choices
 from podsync._empty_dir_planner import empty_dir_of, empty_dir_setup, not_the_pods
 from podsync._fingerprint import scoped_fingerprint
 from podsync._gc import apply_global_cap, plan_orphan
-from podsync._images import normalize_image
-from podsync._labels import (
+from podsync._options import PlanOptions
+from podsync._pod_planner import PlanContext, PodPlanner
+from podsync._volume_planner import record_upkeep, volume_writes
+from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume, Pod
+from podsync.model._volume import WrittenVolume
+from podsync.spec._content_records import PodVolume, RecordChoice, record_choices
+from podsync.spec._images import normalize_image
+from podsync.spec._labels import (
     LABEL_EMPTY_DIRS,
     VOLUME_KIND_CLAIM,
     VOLUME_KIND_CONTENT,
@@ -109,25 +114,20 @@ from podsync._labels import (
     VOLUME_KIND_POD_STATE,
     VOLUME_KIND_STOP_RECORD,
 )
-from podsync._naming import is_safe_uid
-from podsync._options import PlanOptions
-from podsync._ownership import Identity, Instance, identify, volume_ownership
-from podsync._pod_planner import PlanContext, PodPlanner
-from podsync._records import RECORD_KINDS, named_as_made, records_of
-from podsync._resolv import (
+from podsync.spec._naming import is_safe_uid
+from podsync.spec._ownership import Identity, Instance, identify, volume_ownership
+from podsync.spec._records import RECORD_KINDS, named_as_made, records_of
+from podsync.spec._resolv import (
     ResolvConf,
     parse_resolv_conf,
     without_loopback,
 )
-from podsync._volume_planner import record_upkeep, volume_writes
-from podsync._volumes import (
+from podsync.spec._volumes import (
     claim_volume_labels,
     claim_volume_name,
     pod_state_volume_labels,
     pod_state_volume_name,
 )
-from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume, Pod
-from podsync.model._volume import WrittenVolume
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = ["plan"]
@@ -602,7 +602,7 @@ def _remove_gone_records(
     accepted: Sequence[Pod],
     rejected_uids: Collection[str],
 ) -> None:
-    """A ``RemoveVolume`` (``orphaned-record``) for each record (``podsync._records``)
+    """A ``RemoveVolume`` (``orphaned-record``) for each record (``podsync.spec._records``)
     of a container that is not in ``observed``, in the plan of the record's pod.
 
     ``observed`` is every container on the engine, so a container that is not in it is

@@ -34,12 +34,22 @@ from podsync._actions import (
     Wait,
 )
 from podsync._empty_dir_planner import container_storage, empty_dir_mode
-from podsync._environment import environment
 from podsync._gc import gc_candidates, label_pre_stop, remove_action
-from podsync._hashing import SpecHash
-from podsync._images import has_latest_tag, normalize_image, should_pull
 from podsync._init_planner import InitPlanner, _Decision, _numbered
-from podsync._labels import (
+from podsync._options import PlanOptions
+from podsync._spec_change import (
+    network_inputs,
+    remembered_hash,
+    remembered_network_hash,
+    replanned,
+    spec_change,
+)
+from podsync.model._pod import Container, Handler, Pod, PullPolicy, RestartPolicy, engine_resources
+from podsync.model._security import app_security, network_security, user_hold
+from podsync.spec._environment import environment
+from podsync.spec._hashing import SpecHash
+from podsync.spec._images import has_latest_tag, normalize_image, should_pull
+from podsync.spec._labels import (
     ANNOTATION_LABEL_PREFIX,
     EMPTY_DIRS_ENGINE,
     LABEL_ATTEMPT,
@@ -56,31 +66,21 @@ from podsync._labels import (
     LABEL_SPEC_HASH,
     encode_handler,
 )
-from podsync._naming import NETWORK_CONTAINER, container_name
-from podsync._options import PlanOptions
-from podsync._ownership import Instance, newest_first
-from podsync._ports import port_mappings
-from podsync._resolv import (
+from podsync.spec._naming import NETWORK_CONTAINER, container_name
+from podsync.spec._ownership import Instance, newest_first
+from podsync.spec._ports import port_mappings
+from podsync.spec._resolv import (
     ResolvConf,
     cluster_dns,
     pod_host_name,
     uses_cluster_dns,
 )
-from podsync._spec_change import (
-    network_inputs,
-    remembered_hash,
-    remembered_network_hash,
-    replanned,
-    spec_change,
-)
-from podsync._volumes import (
+from podsync.spec._volumes import (
     VolumeFileMount,
     container_tmpfs,
     content_labels,
     termination_file_mount,
 )
-from podsync.model._pod import Container, Handler, Pod, PullPolicy, RestartPolicy, engine_resources
-from podsync.model._security import app_security, network_security, user_hold
 
 __all__: list[str] = []  # the planner's own
 

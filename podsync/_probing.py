@@ -30,7 +30,6 @@ import attrs
 
 from podsync._hooks import ProbedContainer, ProbeOutcome, ProbeTarget, probed_containers, run_probes
 from podsync._hostfs import prune_probe_records, read_probe_records
-from podsync._labels import VOLUME_KIND_PROBE_RECORD
 from podsync._prober import (
     ProbeKind,
     ProbeResult,
@@ -42,9 +41,10 @@ from podsync._prober import (
     states_from_json,
     states_to_json,
 )
-from podsync._records import Record, by_container, probe_record_labels, probe_record_volume
 from podsync._runtime import Runtime
 from podsync.model._pod import ObservedContainer, Pod
+from podsync.spec._labels import VOLUME_KIND_PROBE_RECORD
+from podsync.spec._records import Record, by_container, probe_record_labels, probe_record_volume
 
 # Nothing here is public API: ``podsync.sync`` probes through it.
 __all__: list[str] = []
@@ -131,7 +131,7 @@ def probe(
         timeout: seconds every probe may take; ``None``: its own ``timeoutSeconds``.
         adopt_2014_containers: the plan's option (which containers are the pods').
         records: the probe records in the engine, by container id
-            (``podsync._records.probe_records``).
+            (``podsync.spec._records.probe_records``).
 
     Raises:
         OSError: a probe record exists but cannot be read.
@@ -222,7 +222,7 @@ def save(
     at: float,
 ) -> None:
     """Write the probe records whose states changed, in the engine
-    (``podsync._records``: a new record volume each, the container's older ones
+    (``podsync.spec._records``: a new record volume each, the container's older ones
     removed), and remove the records of the probed pods' containers that no longer run
     (a new container starts afresh) - in the engine (``records``: the ones listed),
     and under ``root_dir`` where an earlier podsync kept them.

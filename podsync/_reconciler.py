@@ -65,7 +65,6 @@ from podsync._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS, _check_setting
 from podsync._apply_results import ActionStatus, Event, EventKind
 from podsync._clock import Clock, clocks
 from podsync._config import SecretKey
-from podsync._labels import LABEL_POD_UID
 from podsync._loop_sources import SourceSet
 from podsync._node import NodeInfo
 from podsync._options import (
@@ -85,6 +84,7 @@ from podsync._sync import Observation, SyncResult, _default_runtime, sync
 from podsync._workers import PodWorkers
 from podsync.exceptions import RuntimeCallError
 from podsync.model._pod import Pod
+from podsync.spec._labels import LABEL_POD_UID
 
 if TYPE_CHECKING:
     from podsync._etcd import EtcdOptions

@@ -29,16 +29,6 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any, TypeVar
 
-from podsync._images import image_reference_problem
-from podsync._labels import MAX_GRACE_PERIOD
-from podsync._naming import (
-    _DNS_LABEL_MAX,
-    _UID_CHARACTERS,
-    _UID_MAX,
-    NETWORK_CONTAINER,
-    dns_label_problem,
-    is_safe_uid,
-)
 from podsync._yaml import _describe, _Invalid
 from podsync.model._pod import (
     DNSPolicy,
@@ -46,6 +36,16 @@ from podsync.model._pod import (
     PullPolicy,
     RestartPolicy,
     TerminationMessagePolicy,
+)
+from podsync.spec._images import image_reference_problem
+from podsync.spec._labels import MAX_GRACE_PERIOD
+from podsync.spec._naming import (
+    _DNS_LABEL_MAX,
+    _UID_CHARACTERS,
+    _UID_MAX,
+    NETWORK_CONTAINER,
+    dns_label_problem,
+    is_safe_uid,
 )
 
 # Nothing here is public API: ``_schema`` builds its converter from these checks.
@@ -166,7 +166,7 @@ def _check_image(value: object) -> str:
     if any(char.isspace() for char in text):
         raise _Invalid(f"{_describe(text)} is not a valid image reference: it contains whitespace")
     # The engine's reference grammar: a reference it would refuse on every pull and
-    # create is refused here, with the file and path (see podsync._images).
+    # create is refused here, with the file and path (see podsync.spec._images).
     problem = image_reference_problem(text)
     if problem is not None:
         raise _Invalid(f"{_describe(text)} is not a valid image reference: {problem}")

@@ -17,20 +17,20 @@ import json
 from collections.abc import Callable, Collection
 from typing import Any
 
-from podsync._hashing import (
+from podsync._options import PlanOptions
+from podsync.model._pod import Container, Pod
+from podsync.spec._hashing import (
     SpecHash,
     added_fields,
     canonical_spec_text,
     network_spec_text,
     spec_digest,
 )
-from podsync._options import PlanOptions
-from podsync._ownership import Instance
-from podsync._resolv import ResolvConf
-from podsync._volumes import (
+from podsync.spec._ownership import Instance
+from podsync.spec._resolv import ResolvConf
+from podsync.spec._volumes import (
     DEFAULT_ROOT_DIR,
 )
-from podsync.model._pod import Container, Pod
 
 __all__: list[str] = []  # the planner's own
 

@@ -51,10 +51,10 @@ from podsync._container_status import (
     _with_run,
     termination_message,
 )
-from podsync._naming import NETWORK_CONTAINER
 from podsync._options import PlanOptions
-from podsync._ownership import ownership
 from podsync.model._pod import ObservedContainer, Pod, RestartPolicy, TerminationMessagePolicy
+from podsync.spec._naming import NETWORK_CONTAINER
+from podsync.spec._ownership import ownership
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = [

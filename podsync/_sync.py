@@ -34,18 +34,18 @@ from podsync._clock import Clock, Clocks, clocks
 from podsync._content_engine import read_content_records
 from podsync._host_empty_dirs import list_host_empty_dirs
 from podsync._hostfs import list_pod_dirs, read_stop_records
-from podsync._labels import VOLUME_KIND_PROBE_RECORD
 from podsync._options import PlanOptions
-from podsync._ownership import ownership
 from podsync._plan import plan
 from podsync._prober import states_to_json
 from podsync._probing import ProbeRound
 from podsync._probing import probe as run_prober
 from podsync._probing import save as save_probe_records
-from podsync._records import probe_records, records_of, stop_records
 from podsync._runtime import Runtime
 from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume, Pod
 from podsync.model._volume import Volume, WrittenVolume
+from podsync.spec._labels import VOLUME_KIND_PROBE_RECORD
+from podsync.spec._ownership import ownership
+from podsync.spec._records import probe_records, records_of, stop_records
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = ["Observation", "SyncResult", "observe", "sync"]
@@ -104,7 +104,7 @@ def observe(
     with ``images=False`` the image list is skipped (``Observation.images`` is empty).
     The named volumes are listed too (a third call) with ``volumes=True`` - for plans of
     pods with ``persistentVolumeClaim`` volumes (``plan(..., volumes=obs.volumes)``) -
-    and whenever podsync's records in the engine (``podsync._records``) can matter: when
+    and whenever podsync's records in the engine (``podsync.spec._records``) can matter: when
     an owned container does not run (its stop record), or a ``desired`` pod has probes
     (their records) or configMap, secret or downwardAPI volumes (their records).
     Stopped containers get their stop records (see
@@ -120,7 +120,7 @@ def observe(
             ``None``. A missing root directory holds no pod directories.
         desired: the pods about to be planned: the records of their configMap, secret
             and downwardAPI volumes are read from the volume list (listed whenever a
-            desired pod has such a volume; ``podsync._content_records``), through the
+            desired pod has such a volume; ``podsync.spec._content_records``), through the
             engine where no record volume is believed (one archive read per such volume
             that a container of the pod mounts), and under the root directory for the
             host directories that running containers of an earlier podsync bind.
@@ -161,7 +161,7 @@ def _confirmed(
     runtime: Runtime, containers: Sequence[ObservedContainer], volumes: Sequence[ObservedVolume]
 ) -> tuple[ObservedVolume, ...]:
     """``volumes``, listed after ``containers``, without the records
-    (``podsync._records``) of containers that were made in between.
+    (``podsync.spec._records``) of containers that were made in between.
 
     The plan removes the records of containers it does not see (``orphaned-record``:
     gone, removed by hand), and a container another podsync on the engine (the loop's
@@ -208,7 +208,7 @@ def _records_matter(
     record with it), and the probes of a desired pod count on their records. In the
     steady state of pods without probes (everything runs) there is nothing to read.
     The records of configMap, secret and downwardAPI volumes are record volumes too
-    (``podsync._content_records``): for a desired pod with one, the list call replaces
+    (``podsync.spec._content_records``): for a desired pod with one, the list call replaces
     an archive read per volume. ``probed``: whether the desired pods' probes are about
     to run (else their records do not matter)."""
     for pod in desired:
@@ -334,7 +334,7 @@ def sync(
             readiness; see ``podsync.ProbeState`` for when a probe is due and how its
             thresholds count). A container whose liveness or startup verdict is
             failure is killed by the plan. The probes' states are kept in the engine
-            (``podsync._records``), so consecutive failures count across syncs and
+            (``podsync.spec._records``), so consecutive failures count across syncs and
             processes (see ``record_probes``).
         now: the time the plan is made for, seconds since the epoch; read from
             ``clock`` after the engine was observed when ``None``.

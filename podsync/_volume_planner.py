@@ -31,17 +31,19 @@ from podsync._actions import (
     RemoveVolume,
     WriteVolume,
 )
-from podsync._content_layout import next_payload
-from podsync._content_records import (
+from podsync.model._pod import ObservedVolume, Pod
+from podsync.model._volume import Volume, WrittenVolume
+from podsync.spec._content_layout import next_payload
+from podsync.spec._content_records import (
     PodVolume,
     RecordChoice,
     believed,
     content_record_labels,
     content_record_volume,
 )
-from podsync._labels import LABEL_CONTENT_VOLUMES
-from podsync._ownership import Instance
-from podsync._volumes import (
+from podsync.spec._labels import LABEL_CONTENT_VOLUMES
+from podsync.spec._ownership import Instance
+from podsync.spec._volumes import (
     content_digest,
     content_dir,
     content_volume_labels,
@@ -49,8 +51,6 @@ from podsync._volumes import (
     decode_content_volumes,
     legacy_content_mounts,
 )
-from podsync.model._pod import ObservedVolume, Pod
-from podsync.model._volume import Volume, WrittenVolume
 
 __all__: list[str] = []  # the planner's own
 
@@ -164,7 +164,7 @@ def record_upkeep(
     records: Mapping[PodVolume, RecordChoice],
 ) -> list[PodAction]:
     """The actions that keep the record volumes of ``pod``'s configMap, secret and
-    downwardAPI volumes (``podsync._content_records``) one per volume, to run after the
+    downwardAPI volumes (``podsync.spec._content_records``) one per volume, to run after the
     pod's plan (a failure then holds nothing of the pod back). ``present``: the listed
     volumes by name (nothing is planned for a volume that is not among them);
     ``records``: the record volumes by pod volume; ``writes``: ``volume_writes``'s.

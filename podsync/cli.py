@@ -93,12 +93,12 @@ from podsync._console import (
 from podsync._content_engine import planned_engine_records
 from podsync._fingerprint import plan_fingerprint
 from podsync._options import GCPolicy, PlanOptions
-from podsync._ownership import ownership, volume_ownership
 from podsync._plan import plan
 from podsync._runtime import Runtime
 from podsync._sync import Observation, SyncResult, observe, sync
 from podsync.exceptions import ConfigError, EngineUnavailable, PodsyncError, RuntimeCallError
 from podsync.model._pod import ObservedContainer, ObservedVolume, Pod
+from podsync.spec._ownership import ownership, volume_ownership
 
 if TYPE_CHECKING:
     from podsync._etcd import EtcdOptions

@@ -19,7 +19,7 @@ hash is versioned); read them through podsync rather than parsing them.
 
 from __future__ import annotations
 
-from podsync._labels import (
+from podsync.spec._labels import (
     LABEL_ATTEMPT,
     LABEL_CONTAINER,
     LABEL_CONTENT_VOLUMES,

@@ -74,10 +74,10 @@ from podsync._fake_state import published as _published
 from podsync._fake_state import publishes as _publishes
 from podsync._fake_state import start_refusal as _start_refusal
 from podsync._fake_volumes import VolumeCalls as _VolumeCalls
-from podsync._ports import PortMapping
 from podsync._runtime import EngineEvent, ExecResult, LogLine, Stream
 from podsync.exceptions import EngineUnavailable, NameConflict, RuntimeCallError
 from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume
+from podsync.spec._ports import PortMapping
 
 if TYPE_CHECKING:
     from podsync._runtime import Runtime

@@ -56,8 +56,9 @@ from podsync import (
     spec_hash,
 )
 from podsync._actions import Plan, Reason, Wait
-from podsync._hashing import SPEC_HASH_VERSION, SpecHash, canonical_spec, network_spec
-from podsync._labels import (
+from podsync._options import PlanOptions
+from podsync.spec._hashing import SPEC_HASH_VERSION, SpecHash, canonical_spec, network_spec
+from podsync.spec._labels import (
     LABEL_CONTAINER,
     LABEL_POD_NAME,
     LABEL_POD_NAMESPACE,
@@ -66,8 +67,7 @@ from podsync._labels import (
     LABEL_SPEC,
     LABEL_SPEC_HASH,
 )
-from podsync._options import PlanOptions
-from podsync._volumes import DEFAULT_ROOT_DIR
+from podsync.spec._volumes import DEFAULT_ROOT_DIR
 
 NET = "net"
 #: The stop records that say a run failed (README: "a container podsync killed for a

@@ -24,7 +24,7 @@ from podsync._actions import (
     RemoveVolume,
     Wait,
 )
-from podsync._images import normalize_image
+from podsync.spec._images import normalize_image
 
 
 class EngineRuleBroken(AssertionError):

@@ -24,9 +24,9 @@ from podsync import (
     observe,
 )
 from podsync._actions import Create, CreateSpec, Plan, PodPlan, Reason, Wait
-from podsync._labels import LABEL_CONTAINER, LABEL_POD_UID, LABEL_SPEC_HASH
 from podsync._options import GCPolicy, PlanOptions
 from podsync._plan import plan
+from podsync.spec._labels import LABEL_CONTAINER, LABEL_POD_UID, LABEL_SPEC_HASH
 from podsync.testing import FakeRuntime
 
 NOW = 1_000_000.0

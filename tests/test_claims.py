@@ -29,8 +29,8 @@ from podsync import (
     sync,
     volume_ownership,
 )
-from podsync._volumes import NamedVolumeMount, volume_host_paths
 from podsync.labels import LABEL_VOLUME_CLAIM, LABEL_VOLUME_KIND, LABEL_VOLUME_NAMESPACE
+from podsync.spec._volumes import NamedVolumeMount, volume_host_paths
 from podsync.testing import FakeClock, FakeRuntime
 
 IMAGES = ["busybox", "registry.k8s.io/pause:3.10"]

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from podsync import cli
-from podsync._labels import LABEL_CONTAINER, LABEL_POD_UID
+from podsync.spec._labels import LABEL_CONTAINER, LABEL_POD_UID
 from podsync.testing import FakeClock, FakeRuntime
 
 PAUSE = "pause:1"

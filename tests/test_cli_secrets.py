@@ -10,7 +10,7 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
-from podsync._labels import LABEL_CONTAINER
+from podsync.spec._labels import LABEL_CONTAINER
 from podsync.testing import FakeRuntime
 from tests import test_cli_unit as unit
 from tests.test_cli_unit import IMAGE, PAUSE, Result, mutations, write

@@ -23,8 +23,8 @@ import pytest
 
 import podsync
 from podsync import _cli_args, _console, cli
-from podsync._labels import LABEL_POD_UID
-from podsync._records import probe_records, records_of
+from podsync.spec._labels import LABEL_POD_UID
+from podsync.spec._records import probe_records, records_of
 from podsync.testing import MUTATING_CALL_NAMES, FakeClock, FakeRuntime
 from tests.cri import cri_labels, cri_name
 
@@ -593,7 +593,7 @@ def test_plan_runs_no_probe_unless_asked_and_apply_probes(
     assert [] == [name for name in probed_calls if name in MUTATING_CALL_NAMES]
     assert "liveness probe failed  [unhealthy]" in probed.out
     assert 0 == applied.code
-    # The probe's record and the stop's (podsync._records) are volumes of the engine.
+    # The probe's record and the stop's (podsync.spec._records) are volumes of the engine.
     records = ("list_volumes", "create_volume", "remove_volume")
     assert ["exec", "stop", "create", "start"] == [
         name for name in fake.call_names() if name not in ("list", "list_images", *records)

@@ -42,7 +42,7 @@ from podsync import (
     load_pods,
     parse_pods,
 )
-from podsync._naming import is_safe_uid
+from podsync.spec._naming import is_safe_uid
 from tests.strategies import pods
 
 # --- helpers ---------------------------------------------------------------------------
@@ -747,7 +747,7 @@ def test_bad_uid_messages(uid, expected):
 @settings(max_examples=300)
 def test_loader_uid_rule_is_is_safe_uid(uid):
     """The loader accepts exactly the uids ``is_safe_uid`` accepts (the planner's rule for
-    pods built in code): one rule, in podsync._naming."""
+    pods built in code): one rule, in podsync.spec._naming."""
     try:
         accepted = parse_pods(pod_with_uid(uid))[0].uid == uid
     except ConfigError:

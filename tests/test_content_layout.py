@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import pytest
 
-from podsync._content_layout import (
+from podsync.model._pod import ObservedImage
+from podsync.model._volume import VolumeContent, VolumeFile, VolumeKind
+from podsync.model._volume_entries import EntryKind
+from podsync.spec._content_layout import (
     PAYLOADS,
     RECORD_PATH,
     next_payload,
     parse_record,
     payload_entries,
 )
-from podsync.model._pod import ObservedImage
-from podsync.model._volume import VolumeContent, VolumeFile, VolumeKind
-from podsync.model._volume_entries import EntryKind
 from podsync.testing import FakeRuntime
 
 IMAGE = "podsync-test/pause:latest"

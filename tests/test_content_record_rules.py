@@ -1,4 +1,4 @@
-"""The rules of content-record volumes (``podsync._content_records``) one by one: what
+"""The rules of content-record volumes (``podsync.spec._content_records``) one by one: what
 a record says, which labels can be read back, and which record of a pod volume is
 believed - each pinned where a change of the rule would go unnoticed otherwise."""
 
@@ -8,8 +8,11 @@ from collections.abc import Mapping, Sequence
 
 from podsync import NodeInfo, PlanOptions, Pod, parse_pods, plan
 from podsync._actions import CreateVolume, PodAction, Reason, RemoveVolume, WriteVolume
-from podsync._content_layout import parse_record, record_text
-from podsync._content_records import (
+from podsync._volume_planner import _why, record_upkeep, volume_writes
+from podsync.model._pod import ObservedContainer, ObservedVolume
+from podsync.model._volume import VolumeContent, VolumeFile, VolumeKind, WrittenVolume
+from podsync.spec._content_layout import parse_record, record_text
+from podsync.spec._content_records import (
     RecordChoice,
     believed,
     content_record_labels,
@@ -17,7 +20,7 @@ from podsync._content_records import (
     record_choices,
     record_data,
 )
-from podsync._labels import (
+from podsync.spec._labels import (
     LABEL_CONTAINER,
     LABEL_CONTENT_VOLUMES,
     LABEL_POD_UID,
@@ -28,17 +31,14 @@ from podsync._labels import (
     LABEL_VOLUME_NAME,
     VOLUME_KIND_CONTENT,
 )
-from podsync._ownership import Instance
-from podsync._volume_planner import _why, record_upkeep, volume_writes
-from podsync._volumes import (
+from podsync.spec._ownership import Instance
+from podsync.spec._volumes import (
     content_digest,
     content_dir,
     content_volume_labels,
     content_volume_name,
     encode_content_volumes,
 )
-from podsync.model._pod import ObservedContainer, ObservedVolume
-from podsync.model._volume import VolumeContent, VolumeFile, VolumeKind, WrittenVolume
 
 from .test_content_volumes import load
 

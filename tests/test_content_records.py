@@ -12,23 +12,23 @@ import pytest
 from podsync import PlanOptions, observe, plan, plan_fingerprint
 from podsync._actions import CreateVolume, Reason, RemoveVolume, WriteVolume
 from podsync._content_engine import planned_engine_records
-from podsync._content_layout import RECORD_PATH, parse_record
-from podsync._content_records import (
+from podsync.exceptions import RuntimeCallError
+from podsync.model._pod import ObservedVolume
+from podsync.model._volume import WrittenVolume
+from podsync.spec._content_layout import RECORD_PATH, parse_record
+from podsync.spec._content_records import (
     content_record_labels,
     content_record_volume,
     content_records,
 )
-from podsync._labels import (
+from podsync.spec._labels import (
     LABEL_POD_UID,
     LABEL_RECORD_GENERATION,
     LABEL_VOLUME_KIND,
     LABEL_VOLUME_NAME,
     VOLUME_KIND_CONTENT_RECORD,
 )
-from podsync._volumes import content_volume_labels
-from podsync.exceptions import RuntimeCallError
-from podsync.model._pod import ObservedVolume
-from podsync.model._volume import WrittenVolume
+from podsync.spec._volumes import content_volume_labels
 from podsync.testing import FakeClock
 
 from .test_content_volumes import OBJECTS, POD, fake, load, run, visible
@@ -328,7 +328,7 @@ def test_which_record_is_believed() -> None:
     believed for a content volume that is missing, not podsync's, or made at another
     time."""
     from podsync import NodeInfo, parse_pods
-    from podsync._content_records import believed, record_choices
+    from podsync.spec._content_records import believed, record_choices
 
     (pod,) = parse_pods(
         "apiVersion: v1\nkind: Pod\nmetadata: {name: web, uid: u1}\nspec:\n"

@@ -14,18 +14,18 @@ import attrs
 
 from podsync import NodeInfo, Pod, parse_pods, plan, sync
 from podsync._actions import Create, CreateVolume, Reason, RemoveVolume, WriteVolume
-from podsync._content_layout import PAYLOADS
-from podsync._labels import (
+from podsync._options import PlanOptions
+from podsync._volume_writer import write_volume as write_host_volume
+from podsync.model._pod import ObservedVolume
+from podsync.model._volume_entries import EntryKind
+from podsync.spec._content_layout import PAYLOADS
+from podsync.spec._labels import (
     LABEL_CONTENT_VOLUMES,
     LABEL_POD_UID,
     LABEL_VOLUME_KIND,
     LABEL_VOLUME_NAME,
 )
-from podsync._options import PlanOptions
-from podsync._volume_writer import write_volume as write_host_volume
-from podsync._volumes import NamedVolumeMount, content_dir
-from podsync.model._pod import ObservedVolume
-from podsync.model._volume_entries import EntryKind
+from podsync.spec._volumes import NamedVolumeMount, content_dir
 from podsync.testing import FakeClock, FakeRuntime
 
 NODE = NodeInfo(name="node-1", milli_cpu=4000, memory=8 * 2**30)

@@ -15,13 +15,13 @@ from docker.types import ContainerConfig, HostConfig
 from podsync import Container, Pod, Port, PortProtocol, Volume, VolumeMount
 from podsync._actions import Create, CreateSpec
 from podsync._docker_api import docker_create_args, engine_event, log_line
-from podsync._naming import NETWORK_CONTAINER
 from podsync._options import PlanOptions
 from podsync._plan import plan
-from podsync._ports import PortMapping
 from podsync._runtime import EngineEvent, LogLine
-from podsync._volumes import Mount
 from podsync.model._security import ContainerSecurity
+from podsync.spec._naming import NETWORK_CONTAINER
+from podsync.spec._ports import PortMapping
+from podsync.spec._volumes import Mount
 
 # An Engine API version the SDK builds the JSON for (20.10's).
 API_VERSION = "1.41"

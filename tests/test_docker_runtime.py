@@ -30,13 +30,13 @@ from podsync._docker_api import (
     observed_from_list,
     timestamp,
 )
-from podsync._labels import LABEL_CONTAINER, LABEL_POD_UID
-from podsync._ports import PortMapping
 from podsync._runtime import ExecResult, Runtime
-from podsync._volumes import Mount
 from podsync.docker import DockerRuntime
 from podsync.exceptions import EngineUnavailable, NameConflict, RuntimeCallError
 from podsync.model._pod import ObservedContainer, ObservedImage, PortProtocol
+from podsync.spec._labels import LABEL_CONTAINER, LABEL_POD_UID
+from podsync.spec._ports import PortMapping
+from podsync.spec._volumes import Mount
 from tests.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup, run_labels
 
 # --- helpers ---------------------------------------------------------------------------

@@ -36,7 +36,6 @@ from podsync import (
     sync,
     volume_ownership,
 )
-from podsync._volumes import Mount, NamedVolumeMount, empty_dir_volume_name
 from podsync.labels import (
     LABEL_CONTAINER,
     LABEL_EMPTY_DIRS,
@@ -46,6 +45,7 @@ from podsync.labels import (
     LABEL_VOLUME_NAMESPACE,
 )
 from podsync.model._volume_entries import EntryKind
+from podsync.spec._volumes import Mount, NamedVolumeMount, empty_dir_volume_name
 from podsync.testing import FakeClock, FakeRuntime
 
 PAUSE = "registry.k8s.io/pause:3.10"
@@ -742,7 +742,7 @@ def test_a_spec_label_says_whether_its_container_mounted_an_empty_dir_on_disk() 
     """How a stopped container of an earlier podsync is judged (may it bind an emptyDir
     host directory?): from its canonical spec, as ``_hashing`` writes it."""
     from podsync._empty_dir_planner import _may_mount_empty_dir
-    from podsync._hashing import canonical_spec_text
+    from podsync.spec._hashing import canonical_spec_text
 
     pod = parse(
         pod_file().replace(

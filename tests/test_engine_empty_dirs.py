@@ -19,9 +19,9 @@ import pytest
 import podsync
 import podsync.cli
 from podsync import Create, CreateSpec, PlanOptions, Pod, Reason, parse_pods
-from podsync._volumes import Mount
 from podsync.docker import DockerRuntime
 from podsync.labels import LABEL_CONTAINER, LABEL_EMPTY_DIRS, LABEL_POD_UID
+from podsync.spec._volumes import Mount
 from tests.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup, volume_path
 
 pytestmark = pytest.mark.engine

@@ -24,8 +24,8 @@ import podsync
 from podsync import Container, Pod, Port, PullPolicy, Reason
 from podsync._actions import CreateSpec
 from podsync._options import PlanOptions
-from podsync._ports import port_mappings
 from podsync.docker import DockerRuntime
+from podsync.spec._ports import port_mappings
 from podsync.testing import FakeRuntime
 from tests.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup, run_labels
 

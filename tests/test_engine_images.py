@@ -22,9 +22,9 @@ import pytest
 import podsync
 from podsync import Container, Pod, PullPolicy, Reason
 from podsync._actions import Create
-from podsync._images import normalize_image
 from podsync._options import PlanOptions
 from podsync.docker import DockerRuntime
+from podsync.spec._images import normalize_image
 from podsync.testing import FakeRuntime
 from tests.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup
 from tests.image_references import INVALID, LISTED

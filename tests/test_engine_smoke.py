@@ -28,8 +28,8 @@ from podsync import (
     exposed_ports,
     port_bindings,
 )
-from podsync._environment import environment
-from podsync._volumes import binds, container_mounts
+from podsync.spec._environment import environment
+from podsync.spec._volumes import binds, container_mounts
 from tests.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup, run_labels
 
 pytestmark = pytest.mark.engine

@@ -73,9 +73,9 @@ from podsync import (
 )
 from podsync._actions import CreateSpec
 from podsync._options import GCPolicy, PlanOptions
-from podsync._resolv import without_loopback
 from podsync.docker import DockerRuntime
 from podsync.model._volume_entries import VolumeEntry
+from podsync.spec._resolv import without_loopback
 from tests.cri import cri_labels, cri_name
 from tests.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup, run_labels, volume_path
 
@@ -779,7 +779,7 @@ def test_changed_image_replaces_only_that_container(
 
     assert second.ok, _summary(second)
     old_one = before["one"][0]["Id"]
-    # The stop record first (podsync._records), then the stop.
+    # The stop record first (podsync.spec._records), then the stop.
     assert [
         "remove_volume",
         "create_volume",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from podsync import EnvVar
-from podsync._environment import environment
+from podsync.spec._environment import environment
 
 
 @pytest.mark.parametrize(

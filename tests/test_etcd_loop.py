@@ -18,10 +18,10 @@ import podsync
 from podsync import GCPolicy, PlanOptions
 from podsync._etcd import EtcdOptions
 from podsync._etcd_source import EtcdSource
-from podsync._labels import LABEL_CONTAINER
 from podsync._node import NodeInfo
 from podsync._source_reads import SourceRead
 from podsync.exceptions import EtcdError
+from podsync.spec._labels import LABEL_CONTAINER
 from podsync.testing import FakeRuntime
 from tests.etcd_server import EtcdServer
 from tests.test_reconciler import RecordingBoard

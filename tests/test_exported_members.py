@@ -192,7 +192,7 @@ def _defining_module(package_module: pathlib.Path, name: str) -> str:
 def _has_attribute_docstring(module: str, name: str) -> bool:
     """Whether the module-level assignment of ``name`` in ``module`` is documented: a
     ``#:`` comment right above it or a string right after it (Sphinx's conventions)."""
-    path = PACKAGE / (module.removeprefix("podsync.") + ".py")
+    path = PACKAGE / (module.removeprefix("podsync.").replace(".", "/") + ".py")
     source = path.read_text(encoding="utf-8")
     lines = source.splitlines()
     body = ast.parse(source).body

@@ -13,7 +13,7 @@ import pytest
 
 from podsync import ObservedContainer, Port, PortMapping, PortProtocol, RuntimeCallError
 from podsync._actions import CreateSpec
-from podsync._ports import port_mappings
+from podsync.spec._ports import port_mappings
 from podsync.testing import FakeRuntime
 from tests.image_references import DIGEST, DIGEST_SPELLINGS, INVALID, LISTED, NEWER_GRAMMAR
 

@@ -42,7 +42,7 @@ from podsync import (
     network_spec_hash,
     spec_hash,
 )
-from podsync._hashing import canonical_json, canonical_spec, network_spec
+from podsync.spec._hashing import canonical_json, canonical_spec, network_spec
 from tests.strategies import containers, handlers, lifecycles, pods, probes, secured_pods
 
 CONTAINER = Container(
@@ -901,7 +901,7 @@ def test_added_fields_are_left_out_at_their_default():
     """Every field a version after the first added is written only when it is not at
     its default, so a container an older podsync made keeps its hash (the one
     definition of each form is its record: ``_APP`` and ``_NETWORK``)."""
-    from podsync._hashing import _ADDED_FIELDS, _ALWAYS, _APP, _APP_POD, _NETWORK, _NETWORK_POD
+    from podsync.spec._hashing import _ADDED_FIELDS, _ALWAYS, _APP, _APP_POD, _NETWORK, _NETWORK_POD
 
     records = (_APP, _APP_POD, _NETWORK, _NETWORK_POD)
     fields = {f.key: f for record in records for f in record.fields if f.default is not _ALWAYS}
@@ -913,7 +913,7 @@ def test_added_fields_are_left_out_at_their_default():
 def test_canonical_text_is_canonical_json():
     """The written-out texts are exactly what canonical_json spells for the same data:
     sorted keys, no whitespace, UTF-8 kept."""
-    from podsync._hashing import canonical_spec_text, network_spec_text
+    from podsync.spec._hashing import canonical_spec_text, network_spec_text
 
     texts = [canonical_spec_text(c, p, root_dir=r) for c, p, r in _APP_CASES.values()]
     texts += [network_spec_text(pod, image, **kw) for pod, image, kw in _NET_CASES.values()]
@@ -926,7 +926,7 @@ def test_init_containers_in_the_canonical_forms():
     definition); the network container records the init containers that run to
     completion, by name and hash; pods without init containers hash as before."""
     from podsync import RestartPolicy
-    from podsync._hashing import canonical_spec_text, network_spec
+    from podsync.spec._hashing import canonical_spec_text, network_spec
 
     app = Container("app", "busybox", tty=True)
     setup = Container("setup", "busybox", command=("sh",))
@@ -953,7 +953,7 @@ def test_init_containers_in_the_canonical_forms():
 def test_network_spec_texts_defaults_are_the_options_defaults():
     """``network_spec_text`` without options is the text of every option at its default
     (the planner passes them all; a library caller may pass none)."""
-    from podsync._hashing import network_spec_text
+    from podsync.spec._hashing import network_spec_text
 
     pod = attrs.evolve(POD, hostname="db-0", subdomain="db")
 

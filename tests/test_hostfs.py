@@ -19,9 +19,9 @@ from podsync._hostfs import (
     make_host_paths,
     remove_pod_dir,
 )
-from podsync._labels import LABEL_CONTAINER
 from podsync._options import PlanOptions
 from podsync._plan import plan
+from podsync.spec._labels import LABEL_CONTAINER
 from podsync.testing import FakeRuntime
 
 

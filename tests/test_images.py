@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 
 from podsync import PullPolicy
-from podsync._images import (
+from podsync.spec._images import (
     has_latest_tag,
     image_reference_problem,
     is_pinned_digest,

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from podsync import ConfigError, NodeInfo, Pod, parse_pods
-from podsync._volumes import TmpfsMount, volume_host_paths
 from podsync.model._volume import MemoryMedium
+from podsync.spec._volumes import TmpfsMount, volume_host_paths
 
 NODE = NodeInfo(name="node-1", milli_cpu=4000, memory=8 * 2**30)
 

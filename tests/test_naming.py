@@ -15,7 +15,7 @@ from podsync import (
     parse_container_name,
     spec_hash,
 )
-from podsync._naming import dns_label_problem
+from podsync.spec._naming import dns_label_problem
 from tests.strategies import dns_labels, pod_full_names, pod_uids
 
 UID = "d1b925c9-444a-11e4-a576-42010af0a203"

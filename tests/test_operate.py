@@ -4,8 +4,8 @@ and how a POD argument finds its pod."""
 from __future__ import annotations
 
 from podsync import ObservedContainer, previous_instance
-from podsync._labels import LABEL_ATTEMPT, LABEL_CONTAINER, LABEL_POD_UID
 from podsync._operate import PodRef, current_instance, find_pods
+from podsync.spec._labels import LABEL_ATTEMPT, LABEL_CONTAINER, LABEL_POD_UID
 
 
 def instance(

@@ -1,4 +1,4 @@
-"""Records of containers that are gone (``podsync._records``): a stop or probe record
+"""Records of containers that are gone (``podsync.spec._records``): a stop or probe record
 outlives its container when someone removes the container by hand (``docker rm -f``);
 the planner removes it once the container is not among the observed ones - never the
 record of a container that still exists, running or exited, and never a volume podsync
@@ -32,9 +32,9 @@ from podsync import (
     sync,
 )
 from podsync._apply import write_stop_record
-from podsync._labels import LABEL_CONTAINER, LABEL_RECORD_CONTAINER
 from podsync._options import PlanOptions
-from podsync._records import (
+from podsync.spec._labels import LABEL_CONTAINER, LABEL_RECORD_CONTAINER
+from podsync.spec._records import (
     Record,
     named_as_made,
     probe_record_labels,

@@ -1,11 +1,12 @@
-"""The ownership rules read straight from labels (``podsync._ownership``): what
+"""The ownership rules read straight from labels (``podsync.spec._ownership``): what
 ``identify`` makes of a container's labels, and what ``volume_ownership`` makes of a
 named volume's. The planner's tests cover them through plans; these pin each label's
 reading, including labels that are missing."""
 
 from __future__ import annotations
 
-from podsync._labels import (
+from podsync.model._pod import ObservedContainer, ObservedVolume
+from podsync.spec._labels import (
     LABEL_ATTEMPT,
     LABEL_CONTAINER,
     LABEL_POD_NAME,
@@ -17,8 +18,13 @@ from podsync._labels import (
     LABEL_VOLUME_NAME,
     LABEL_VOLUME_NAMESPACE,
 )
-from podsync._ownership import Instance, VolumeOwnership, identify, newest_first, volume_ownership
-from podsync.model._pod import ObservedContainer, ObservedVolume
+from podsync.spec._ownership import (
+    Instance,
+    VolumeOwnership,
+    identify,
+    newest_first,
+    volume_ownership,
+)
 
 
 def test_a_labelled_container_is_read_from_its_labels() -> None:

@@ -42,11 +42,11 @@ from podsync._actions import (
     RemovePodDir,
     Wait,
 )
-from podsync._labels import LABEL_POD_UID
 from podsync._options import GCPolicy, PlanOptions
-from podsync._ownership import ownership
 from podsync._plan import plan
-from podsync._volumes import VolumeFileMount
+from podsync.spec._labels import LABEL_POD_UID
+from podsync.spec._ownership import ownership
+from podsync.spec._volumes import VolumeFileMount
 from tests.cri import cri_labels, cri_name
 from tests.engine_model import EngineModel
 

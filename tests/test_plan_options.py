@@ -29,10 +29,10 @@ from podsync import (
     plan_to_json,
 )
 from podsync._actions import Create, Plan, Reason
-from podsync._labels import LABEL_CONTAINER, LABEL_RESTART_COUNT, LABEL_SPEC, LABEL_SPEC_HASH
 from podsync._options import GCPolicy, PlanOptions
 from podsync._plan import plan
 from podsync.exceptions import ConfigError
+from podsync.spec._labels import LABEL_CONTAINER, LABEL_RESTART_COUNT, LABEL_SPEC, LABEL_SPEC_HASH
 from podsync.testing import FakeClock, FakeRuntime
 from tests.engine_model import EngineModel
 

@@ -13,8 +13,8 @@ import pytest
 
 from podsync import Pod, PodCondition, parse_pods, pod_status
 from podsync._actions import Kill, Plan, Reason
-from podsync._naming import NETWORK_CONTAINER
 from podsync._plan import plan
+from podsync.spec._naming import NETWORK_CONTAINER
 from tests.engine_model import EngineModel
 
 NOW = 1_000_000.0

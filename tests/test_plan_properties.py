@@ -12,17 +12,17 @@ from hypothesis.errors import NoSuchExample
 
 from podsync import EnvVar, ObservedContainer, Pod, RestartPolicy, container_name, spec_hash
 from podsync._actions import Plan, Reason, Wait
-from podsync._hashing import SPEC_HASH_VERSION, canonical_spec
-from podsync._labels import (
+from podsync._options import GCPolicy, PlanOptions
+from podsync._plan import plan
+from podsync._plan_json import plan_from_json, plan_to_json
+from podsync.spec._hashing import SPEC_HASH_VERSION, canonical_spec
+from podsync.spec._labels import (
     LABEL_ATTEMPT,
     LABEL_POD_UID,
     LABEL_RESTART_COUNT,
     LABEL_SPEC,
     LABEL_SPEC_HASH,
 )
-from podsync._options import GCPolicy, PlanOptions
-from podsync._plan import plan
-from podsync._plan_json import plan_from_json, plan_to_json
 from tests.convergence_examples import PINNED, pin
 from tests.convergence_oracle import convergence_problems, expected, matches, owner
 from tests.cri import cri_labels, cri_name

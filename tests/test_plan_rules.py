@@ -13,10 +13,10 @@ import pytest
 
 from podsync import ObservedContainer, ObservedImage, Pod, RestartPolicy, parse_pods
 from podsync._actions import Create, Kill, Plan, Reason, Remove, Wait
-from podsync._labels import LABEL_RESTART_COUNT
-from podsync._naming import NETWORK_CONTAINER
 from podsync._options import BackOffPolicy, GCPolicy, PlanOptions
 from podsync._plan import plan
+from podsync.spec._labels import LABEL_RESTART_COUNT
+from podsync.spec._naming import NETWORK_CONTAINER
 from tests.engine_model import EngineModel
 from tests.image_references import DIGEST
 

@@ -28,10 +28,10 @@ from podsync import (
 )
 from podsync._actions import Create, CreateSpec
 from podsync._docker_api import docker_create_args
-from podsync._hashing import canonical_spec, network_spec_hash
-from podsync._labels import LABEL_POD_NAME, LABEL_POD_UID
 from podsync._node import NodeInfo
 from podsync._options import PlanOptions
+from podsync.spec._hashing import canonical_spec, network_spec_hash
+from podsync.spec._labels import LABEL_POD_NAME, LABEL_POD_UID
 from podsync.testing import FakeClock, FakeRuntime
 
 MI = 2**20
@@ -804,6 +804,6 @@ def test_label_keys_are_kubernetes_qualified_names(key: str, ok: bool) -> None:
 )
 def test_pod_host_name(hostname: str, subdomain: str, domain: str, expected: object) -> None:
     """The kubelet's GeneratePodHostNameAndDomain."""
-    from podsync._resolv import pod_host_name
+    from podsync.spec._resolv import pod_host_name
 
     assert expected == pod_host_name("web", hostname, subdomain, "shop", domain)

@@ -1,6 +1,6 @@
 """What podsync keeps of a pod in the engine (issue 18), on FakeRuntime: the pod's
 state volume (its containers' termination-message files) and its containers' records
-(``podsync._records``), and how they go with the pod - never anything under the root
+(``podsync.spec._records``), and how they go with the pod - never anything under the root
 directory, and never a volume podsync does not own.
 """
 

@@ -17,8 +17,8 @@ import pytest
 
 import podsync
 from podsync import BackOffPolicy, GCPolicy, PlanOptions, PodStatus
-from podsync._labels import LABEL_CONTAINER
 from podsync._node import NodeInfo
+from podsync.spec._labels import LABEL_CONTAINER
 from podsync.testing import FakeClock, FakeRuntime
 
 WAIT = 10.0  # seconds a test waits for a thread at most (never reached when it passes)

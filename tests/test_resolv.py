@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from podsync import ResolvConf, parse_resolv_conf
-from podsync._resolv import (
+from podsync.spec._resolv import (
     cluster_dns,
     is_loopback_nameserver,
     only_loopback_nameservers,

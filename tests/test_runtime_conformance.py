@@ -37,16 +37,16 @@ import docker
 import pytest
 
 from podsync._actions import CreateSpec
-from podsync._labels import LABEL_CONTAINER, LABEL_POD_UID
-from podsync._ports import PortMapping
 from podsync._runtime import ExecResult, Runtime
-from podsync._volumes import Mount, NamedVolumeMount, TmpfsMount
 from podsync.docker import DockerRuntime
 from podsync.exceptions import NameConflict, RuntimeCallError
 from podsync.model._pod import HostAlias, ObservedContainer, ObservedVolume
 from podsync.model._secrets import SecretPart, SecretText
 from podsync.model._security import ContainerSecurity
 from podsync.model._volume_entries import EntryKind, VolumeEntry
+from podsync.spec._labels import LABEL_CONTAINER, LABEL_POD_UID
+from podsync.spec._ports import PortMapping
+from podsync.spec._volumes import Mount, NamedVolumeMount, TmpfsMount
 from podsync.testing import FakeRuntime
 from tests.engine import PAUSE_IMAGE, TEST_IMAGE, remove_containers, remove_volumes, run_labels
 
@@ -977,7 +977,7 @@ def test_a_volume_reports_when_its_root_last_changed(subject: Subject) -> None:
     the same in every listing. For Docker's local driver it is when the volume's root
     directory last changed: made, or an entry at its top written, not a file below it.
     Made again under its name a second later, it reports a later time. What a content
-    record compares (``podsync._content_records``)."""
+    record compares (``podsync.spec._content_records``)."""
     name = subject.volume("made")
     image = TEST_IMAGE
 

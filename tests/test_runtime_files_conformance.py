@@ -19,10 +19,10 @@ import attrs
 import docker
 import pytest
 
-from podsync._volumes import NamedVolumeMount, VolumeFileMount
 from podsync.docker import DockerRuntime
 from podsync.model._security import ContainerSecurity
 from podsync.model._volume_entries import EntryKind, VolumeEntry
+from podsync.spec._volumes import NamedVolumeMount, VolumeFileMount
 from tests import test_runtime_conformance as conformance
 from tests.engine import PAUSE_IMAGE, TEST_IMAGE, remove_volumes, run_labels
 from tests.test_runtime_conformance import Subject, _refusal, exits

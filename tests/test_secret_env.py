@@ -13,8 +13,8 @@ import pytest
 
 from podsync import ConfigError, EnvVar, NodeInfo, Pod, PodFileCache, load_pods, parse_pods, plan
 from podsync._actions import Create
-from podsync._labels import LABEL_SPEC
 from podsync.model._secrets import SecretPart, SecretText, secret_digest
+from podsync.spec._labels import LABEL_SPEC
 
 NODE = NodeInfo(name="node-1", milli_cpu=4000, memory=8 * 2**30)
 HOST_KEY = b"h" * 32

@@ -15,7 +15,6 @@ import pytest
 
 from podsync import Container, EnvVar, Pod, apply, plan, plan_from_json, plan_to_json
 from podsync._actions import Create, Plan
-from podsync._labels import LABEL_CONTAINER, LABEL_SPEC, LABEL_SPEC_HASH
 from podsync._options import PlanOptions
 from podsync.model._pod import ObservedContainer
 from podsync.model._secrets import (
@@ -30,6 +29,7 @@ from podsync.model._secrets import (
     secret_texts,
     unseal,
 )
+from podsync.spec._labels import LABEL_CONTAINER, LABEL_SPEC, LABEL_SPEC_HASH
 from podsync.testing import FakeClock, FakeRuntime
 
 NOW = 1_700_000_000.0

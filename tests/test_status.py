@@ -29,8 +29,8 @@ from podsync import (
     pod_status,
     sync,
 )
-from podsync._labels import LABEL_POD_UID
 from podsync._options import PlanOptions
+from podsync.spec._labels import LABEL_POD_UID
 from podsync.testing import FakeClock, FakeRuntime
 
 NOW = 1_000_000.0
@@ -316,12 +316,12 @@ def test_status_module_does_no_io() -> None:
         "enum",
         "functools",
         "attrs",
-        "podsync._naming",
+        "podsync.spec._naming",
         "podsync.model._pod",
         "podsync._actions",
         "podsync._container_status",
         "podsync._options",
-        "podsync._ownership",
+        "podsync.spec._ownership",
     }
 
     assert set() == imported - allowed

@@ -41,7 +41,7 @@ from podsync import (
 )
 from podsync._actions import Reason
 from podsync._options import GCPolicy, PlanOptions
-from podsync._volumes import VolumeFileMount
+from podsync.spec._volumes import VolumeFileMount
 from podsync.testing import MUTATING_CALL_NAMES, FakeRuntime
 
 NOW = 1_000_000.0
@@ -199,7 +199,7 @@ def test_sync_pods_deletes_with_no_net_container(root):
 
     run([foo_pod()], rt, root, adopt_2014_containers=True)
 
-    # (The stop is recorded first: a stop record in the engine, see podsync._records.)
+    # (The stop is recorded first: a stop record in the engine, see podsync.spec._records.)
     assert [
         "list",
         "list_images",

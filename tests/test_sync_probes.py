@@ -22,8 +22,8 @@ from podsync import (
 from podsync._actions import Kill, Reason
 from podsync._hostfs import PROBE_RECORDS_DIR
 from podsync._options import PlanOptions
-from podsync._records import by_container, probe_records, records_of
 from podsync.exceptions import RuntimeCallError
+from podsync.spec._records import by_container, probe_records, records_of
 from podsync.testing import FakeClock, FakeRuntime
 
 START = 1_000_000.0

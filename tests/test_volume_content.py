@@ -11,8 +11,8 @@ import pytest
 
 from podsync import ConfigError, NodeInfo, Pod, load_pods, parse_pods, spec_hash
 from podsync._projection import _format_map, _go_quote
-from podsync._volumes import container_mounts, volume_host_paths
 from podsync.model._volume import VolumeContent, VolumeFile, VolumeKind
+from podsync.spec._volumes import container_mounts, volume_host_paths
 
 NODE = NodeInfo(name="node-1", milli_cpu=4000, memory=8 * 2**30)
 

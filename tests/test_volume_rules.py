@@ -1,7 +1,7 @@
 """The rules of podsync's engine volumes, one test per rule, pure and fast: the records
-it keeps as labelled volumes (``podsync._records``), the emptyDir volumes it plans
+it keeps as labelled volumes (``podsync.spec._records``), the emptyDir volumes it plans
 (``podsync._empty_dir_planner``) and the atomic-writer layout of content volumes
-(``podsync._content_layout``). Each was found unchecked by mutation testing
+(``podsync.spec._content_layout``). Each was found unchecked by mutation testing
 (``tools/mutation.sh``): its docstring names the function and the mutants it kills
 (mutmut 3.8's numbers when it was written; ``mutmut show NAME`` shows one).
 """
@@ -25,7 +25,10 @@ from podsync import (
     parse_pods,
     plan,
 )
-from podsync._content_layout import (
+from podsync._empty_dir_planner import _may_mount_empty_dir
+from podsync.model._volume import VolumeContent, VolumeFile, VolumeKind, WrittenVolume
+from podsync.model._volume_entries import EntryKind, VolumeEntry
+from podsync.spec._content_layout import (
     DATA_DIR,
     PAYLOADS,
     RECORD,
@@ -33,9 +36,8 @@ from podsync._content_layout import (
     payload_entries,
     record_text,
 )
-from podsync._empty_dir_planner import _may_mount_empty_dir
-from podsync._hashing import canonical_spec_text
-from podsync._labels import (
+from podsync.spec._hashing import canonical_spec_text
+from podsync.spec._labels import (
     LABEL_CONTAINER,
     LABEL_EMPTY_DIRS,
     LABEL_POD_UID,
@@ -47,7 +49,7 @@ from podsync._labels import (
     VOLUME_KIND_PROBE_RECORD,
     VOLUME_KIND_STOP_RECORD,
 )
-from podsync._records import (
+from podsync.spec._records import (
     Record,
     probe_record_labels,
     probe_record_volume,
@@ -57,9 +59,7 @@ from podsync._records import (
     stop_record_volume,
     stop_records,
 )
-from podsync._volumes import Mount, content_digest, empty_dir_volume_name
-from podsync.model._volume import VolumeContent, VolumeFile, VolumeKind, WrittenVolume
-from podsync.model._volume_entries import EntryKind, VolumeEntry
+from podsync.spec._volumes import Mount, content_digest, empty_dir_volume_name
 from podsync.testing import FakeClock, FakeRuntime
 
 UID = "8f7c2a10-5d1e-4c5b-9a43-0e6d2f1b7c90"

@@ -21,7 +21,12 @@ from podsync import (
     VolumeMount,
     parse_pods,
 )
-from podsync._volumes import binds, container_mounts, termination_message_file, volume_host_paths
+from podsync.spec._volumes import (
+    binds,
+    container_mounts,
+    termination_message_file,
+    volume_host_paths,
+)
 
 
 def test_make_volumes_and_binds_seed_case():

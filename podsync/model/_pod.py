@@ -441,7 +441,7 @@ _POD_UID_NAMESPACE = "3b0f6e8e-6a4c-5d7e-9c1a-70d5f0c0d5a1"
 
 def pod_full_name(name: str, namespace: str, source: str) -> str:
     """``<name>.<namespace>.<source>`` (seed GetPodFullName): a pod's name in its
-    containers' names (``podsync._naming``).
+    containers' names (``podsync.spec._naming``).
 
     The seed read the source from the ``kubernetes.io/config.source`` annotation; podsync
     keeps it on the pod (``file``, ``http`` or ``api``).
@@ -583,7 +583,7 @@ class ObservedContainer:
             podsync did not stop it (it exited by itself, or it runs). Docker labels
             cannot change after create, so no engine reports this: ``podsync.observe``
             adds it from podsync's stop records, which podsync keeps in the engine
-            (``podsync._records``; an earlier podsync's under the root directory are
+            (``podsync.spec._records``; an earlier podsync's under the root directory are
             read too).
         oom_killed: the kernel's OOM killer ended its last run (Docker's
             ``State.OOMKilled``); the status then says ``OOMKilled``, whatever the code.
@@ -633,7 +633,7 @@ class ObservedVolume:
             carry ``LABEL_VOLUME_KIND`` and more: see ``podsync.volume_ownership``.
         created: Docker's ``CreatedAt`` (whole seconds): for the local driver, when its
             root directory last changed - made, or an entry at its top written or
-            removed; empty when not reported (``podsync._content_records``).
+            removed; empty when not reported (``podsync.spec._content_records``).
     """
 
     name: str

@@ -41,9 +41,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from podsync._volumes import content_digest
 from podsync.model._volume import VolumeContent, VolumeFile, WrittenVolume
 from podsync.model._volume_entries import EntryKind, VolumeEntry
+from podsync.spec._volumes import content_digest
 
 __all__: list[str] = []
 

@@ -36,7 +36,9 @@ from collections.abc import Iterable, Mapping
 
 import attrs
 
-from podsync._labels import (
+from podsync.model._pod import Container, ObservedContainer, Pod
+from podsync.model._volume import Volume, VolumeContent, VolumeKind, VolumeMount
+from podsync.spec._labels import (
     LABEL_CONTAINER,
     LABEL_CONTENT_VOLUMES,
     LABEL_POD_UID,
@@ -49,8 +51,6 @@ from podsync._labels import (
     VOLUME_KIND_EMPTY_DIR,
     VOLUME_KIND_POD_STATE,
 )
-from podsync.model._pod import Container, ObservedContainer, Pod
-from podsync.model._volume import Volume, VolumeContent, VolumeKind, VolumeMount
 
 # What this module offers the rest of podsync; podsync/__init__.py re-exports the public
 # part of it, not all of it.

@@ -124,11 +124,11 @@ LABEL_VOLUME_NAMESPACE = _PREFIX + "volume.namespace"
 LABEL_VOLUME_CLAIM = _PREFIX + "volume.claim"
 #: ``LABEL_VOLUME_KIND`` of a claim's volume: kept until someone removes it by hand.
 VOLUME_KIND_CLAIM = "claim"
-#: ``LABEL_VOLUME_KIND`` of a pod's state volume (``podsync._volumes.
+#: ``LABEL_VOLUME_KIND`` of a pod's state volume (``podsync.spec._volumes.
 #: pod_state_volume_name``): its containers' termination-message files; it lives as
 #: long as its pod (``LABEL_POD_UID``), and podsync removes it with the pod.
 VOLUME_KIND_POD_STATE = "pod-state"
-#: ``LABEL_VOLUME_KIND`` of a stop record (``podsync._records``): an empty volume whose
+#: ``LABEL_VOLUME_KIND`` of a stop record (``podsync.spec._records``): an empty volume whose
 #: labels say that podsync stopped the container ``LABEL_RECORD_CONTAINER`` of the pod
 #: ``LABEL_POD_UID``, and why (``LABEL_RECORD_DATA``). Removed with the container.
 VOLUME_KIND_STOP_RECORD = "stop-record"
@@ -175,7 +175,7 @@ VOLUME_KIND_CONTENT = "content"
 LABEL_CONTENT_VOLUMES = _PREFIX + "content-volumes"
 
 
-#: ``LABEL_VOLUME_KIND`` of a content record (``podsync._content_records``): an empty
+#: ``LABEL_VOLUME_KIND`` of a content record (``podsync.spec._content_records``): an empty
 #: volume whose labels say what podsync last wrote into the engine volume of the pod
 #: volume ``LABEL_VOLUME_NAME`` of pod ``LABEL_POD_UID`` (``LABEL_RECORD_DATA``: the
 #: ``..podsync`` file's JSON), which generation of record it is

@@ -36,7 +36,8 @@ from collections.abc import Iterable, Mapping
 
 import attrs
 
-from podsync._labels import (
+from podsync.model._pod import ObservedVolume
+from podsync.spec._labels import (
     LABEL_POD_UID,
     LABEL_RECORD_CONTAINER,
     LABEL_RECORD_DATA,
@@ -45,7 +46,6 @@ from podsync._labels import (
     VOLUME_KIND_PROBE_RECORD,
     VOLUME_KIND_STOP_RECORD,
 )
-from podsync.model._pod import ObservedVolume
 
 __all__: list[str] = []  # podsync's own
 

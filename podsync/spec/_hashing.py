@@ -44,13 +44,13 @@ from typing import Any
 
 import attrs
 
-from podsync._naming import NETWORK_CONTAINER
-from podsync._resolv import ResolvConf, pod_host_name, uses_cluster_dns
-from podsync._volumes import DEFAULT_ROOT_DIR
 from podsync.model._pod import Container, Pod, engine_resources
 from podsync.model._secrets import SecretText, sealed_record
 from podsync.model._security import network_security_fields, security_fields
 from podsync.model._volume import Volume
+from podsync.spec._naming import NETWORK_CONTAINER
+from podsync.spec._resolv import ResolvConf, pod_host_name, uses_cluster_dns
+from podsync.spec._volumes import DEFAULT_ROOT_DIR
 
 # What this module offers the rest of podsync; podsync/__init__.py re-exports the public
 # part of it, not all of it.

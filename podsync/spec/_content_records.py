@@ -46,8 +46,10 @@ from collections.abc import Iterable, Mapping
 
 import attrs
 
-from podsync._content_layout import parse_record
-from podsync._labels import (
+from podsync.model._pod import ObservedVolume
+from podsync.model._volume import WrittenVolume
+from podsync.spec._content_layout import parse_record
+from podsync.spec._labels import (
     LABEL_POD_UID,
     LABEL_RECORD_DATA,
     LABEL_RECORD_GENERATION,
@@ -57,9 +59,7 @@ from podsync._labels import (
     VOLUME_KIND_CONTENT,
     VOLUME_KIND_CONTENT_RECORD,
 )
-from podsync._volumes import _file_name, content_volume_name
-from podsync.model._pod import ObservedVolume
-from podsync.model._volume import WrittenVolume
+from podsync.spec._volumes import _file_name, content_volume_name
 
 __all__: list[str] = []  # podsync's own
 

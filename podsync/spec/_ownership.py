@@ -20,7 +20,8 @@ from collections.abc import Iterable, Mapping
 
 import attrs
 
-from podsync._labels import (
+from podsync.model._pod import ObservedContainer, ObservedVolume
+from podsync.spec._labels import (
     KUBERNETES_LABEL_PREFIX,
     LABEL_ATTEMPT,
     LABEL_CONTAINER,
@@ -37,8 +38,7 @@ from podsync._labels import (
     LABEL_VOLUME_NAMESPACE,
     VOLUME_KIND_CLAIM,
 )
-from podsync._naming import parse_2014_container_name, parse_container_name
-from podsync.model._pod import ObservedContainer, ObservedVolume
+from podsync.spec._naming import parse_2014_container_name, parse_container_name
 
 # Everything in __all__ gets re-exported as part of the podsync public API. ``Instance``,
 # ``Identity``, ``identify`` and ``newest_first`` are podsync's own (the planner's and

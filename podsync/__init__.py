@@ -77,10 +77,10 @@ from podsync.spec._naming import (
 from podsync._prober import ProbeKind, ProbeResult, ProbeState
 
 # isort: split
-from podsync._options import DEFAULT_NETWORK_IMAGE, BackOffPolicy, GCPolicy, PlanOptions
+from podsync.actions._options import DEFAULT_NETWORK_IMAGE, BackOffPolicy, GCPolicy, PlanOptions
 
 # isort: split
-from podsync._actions import (
+from podsync.actions._actions import (
     PLAN_FORMAT_VERSION,
     Action,
     Create,
@@ -105,7 +105,7 @@ from podsync._actions import (
 from podsync.spec._ownership import Ownership, VolumeOwnership, ownership, volume_ownership
 
 # isort: split
-from podsync._fingerprint import plan_fingerprint
+from podsync.actions._fingerprint import plan_fingerprint
 
 # isort: split
 from podsync._plan import plan
@@ -162,7 +162,7 @@ from podsync import labels
 # program that only plans, or a test suite - stays small. Type checkers see them here.
 if _TYPE_CHECKING:
     # isort: off
-    from podsync._plan_json import plan_from_json, plan_to_json
+    from podsync.actions._json import plan_from_json, plan_to_json
     from podsync._config import (
         DEFAULT_MAX_BYTES,
         NodeInfo,
@@ -214,7 +214,7 @@ if _TYPE_CHECKING:
 #: The names imported on first use, by module (the ``_TYPE_CHECKING`` block above
 #: lists the same; tests/test_exported_members.py checks it).
 _ON_FIRST_USE: dict[str, tuple[str, ...]] = {
-    "podsync._plan_json": ("plan_from_json", "plan_to_json"),
+    "podsync.actions._json": ("plan_from_json", "plan_to_json"),
     "podsync._config": (
         "DEFAULT_MAX_BYTES",
         "NodeInfo",

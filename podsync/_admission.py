@@ -24,13 +24,13 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
 
-from podsync._actions import (
+from podsync._host_ports import filter_host_port_conflicts
+from podsync._spec_change import planned_before
+from podsync.actions._actions import (
     Reason,
     Rejection,
 )
-from podsync._host_ports import filter_host_port_conflicts
-from podsync._options import PlanOptions
-from podsync._spec_change import planned_before
+from podsync.actions._options import PlanOptions
 from podsync.model._pod import (
     Pod,
     Port,

@@ -35,23 +35,6 @@ from typing import TYPE_CHECKING, Protocol
 
 import attrs
 
-from podsync._actions import (
-    STOP_POST_START_FAILED,
-    Action,
-    Create,
-    CreateSpec,
-    CreateVolume,
-    Kill,
-    Plan,
-    PodPlan,
-    Pull,
-    Remove,
-    RemoveImage,
-    RemovePodDir,
-    RemoveVolume,
-    Wait,
-    WriteVolume,
-)
 from podsync._apply_results import (
     ActionResult,
     ActionStatus,
@@ -72,6 +55,23 @@ from podsync._hostfs import (
 )
 from podsync._runtime import Runtime
 from podsync._volume_writer import write_volume
+from podsync.actions._actions import (
+    STOP_POST_START_FAILED,
+    Action,
+    Create,
+    CreateSpec,
+    CreateVolume,
+    Kill,
+    Plan,
+    PodPlan,
+    Pull,
+    Remove,
+    RemoveImage,
+    RemovePodDir,
+    RemoveVolume,
+    Wait,
+    WriteVolume,
+)
 from podsync.exceptions import NameConflict, RuntimeCallError
 from podsync.model._pod import Handler
 from podsync.model._secrets import spec_texts

@@ -16,7 +16,7 @@ from podsync._cli_etcd_args import add_etcd_options, add_publish_command
 from podsync._cli_fleet_args import add_fleet_options
 from podsync._cli_run_args import add_run_command
 from podsync._console import Console
-from podsync._options import DEFAULT_NETWORK_IMAGE, GCPolicy, PlanOptions
+from podsync.actions._options import DEFAULT_NETWORK_IMAGE, GCPolicy, PlanOptions
 from podsync.spec._resolv import (
     HOST_RESOLV_CONF,
     SYSTEMD_RESOLV_CONF,

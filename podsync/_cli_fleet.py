@@ -21,7 +21,6 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from podsync._actions import Plan, Wait
 from podsync._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS
 from podsync._apply_results import ActionStatus, ApplyResult, Event
 from podsync._cli_args import (
@@ -46,6 +45,7 @@ from podsync._fleet import FleetResult, HostResult, sync_hosts
 from podsync._hosts import Host, load_host_pods, load_hosts
 from podsync._runtime import Runtime
 from podsync._sync import Observation
+from podsync.actions._actions import Plan, Wait
 from podsync.exceptions import ConfigError
 from podsync.model._pod import Pod
 

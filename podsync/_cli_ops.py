@@ -36,7 +36,6 @@ from podsync._operate import (
     previous_instance,
     termination_inputs,
 )
-from podsync._options import PlanOptions
 from podsync._runtime import Runtime
 from podsync._status import (
     ContainerState,
@@ -47,6 +46,7 @@ from podsync._status import (
 )
 from podsync._status_json import status_record, statuses_to_json
 from podsync._sync import Observation, observe, sync
+from podsync.actions._options import PlanOptions
 from podsync.exceptions import ConfigError
 from podsync.model._pod import ObservedContainer, Pod
 from podsync.spec._labels import LABEL_INIT_INDEX, LABEL_SPEC

@@ -10,7 +10,7 @@ import argparse
 import re
 from typing import Any
 
-from podsync._options import (
+from podsync.actions._options import (
     DEFAULT_GC_PERIOD,
     DEFAULT_SHUTDOWN_TIMEOUT,
     DEFAULT_SOURCE_PERIOD,

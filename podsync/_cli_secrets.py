@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from podsync._actions import Create, Plan, PodAction
 from podsync._cli_args import _Failure, _host_key
 from podsync._config import _read_secrets
 from podsync._volume_writer import sealed_writes, unseal_write
+from podsync.actions._actions import Create, Plan, PodAction
 from podsync.exceptions import ConfigError
 from podsync.model._secrets import SecretMismatch, map_secret_texts, spec_texts, unseal
 

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import attrs
 
-from podsync._actions import FAILED_STOPS
+from podsync.actions._actions import FAILED_STOPS
 from podsync.model._pod import Container, ObservedContainer, TerminationMessagePolicy
 
 __all__ = [

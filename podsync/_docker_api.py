@@ -61,8 +61,8 @@ from typing import Any, cast
 
 import attrs
 
-from podsync._actions import CreateSpec
 from podsync._runtime import EVENT_ACTIONS, EngineEvent, LogLine
+from podsync.actions._actions import CreateSpec
 from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume
 from podsync.model._security import ContainerSecurity
 from podsync.spec._cpu import CPU_PERIOD, cpu_quota, cpu_shares

@@ -25,8 +25,8 @@ from __future__ import annotations
 import json
 from collections.abc import Collection, Mapping, Sequence
 
-from podsync._actions import CreateVolume, Reason
-from podsync._options import PlanOptions
+from podsync.actions._actions import CreateVolume, Reason
+from podsync.actions._options import PlanOptions
 from podsync.model._pod import Container, ObservedVolume, Pod
 from podsync.spec._labels import LABEL_EMPTY_DIRS, LABEL_SPEC, VOLUME_KIND_EMPTY_DIR
 from podsync.spec._naming import NETWORK_CONTAINER

@@ -18,7 +18,7 @@ import re
 
 import attrs
 
-from podsync._actions import CreateSpec
+from podsync.actions._actions import CreateSpec
 
 __all__ = [
     "CONTAINER_NAME",

@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterable, Iterator
 
 import attrs
 
-from podsync._actions import CreateSpec
 from podsync._runtime import EngineEvent, LogLine, Stream
+from podsync.actions._actions import CreateSpec
 from podsync.model._pod import ObservedContainer
 from podsync.spec._ports import PortMapping
 

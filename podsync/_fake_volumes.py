@@ -20,9 +20,9 @@ from typing import Any
 
 import attrs
 
-from podsync._actions import CreateSpec
 from podsync._fake_rules import volume_name_refusal
 from podsync._fake_state import FakeContainer
+from podsync.actions._actions import CreateSpec
 from podsync.exceptions import RuntimeCallError
 from podsync.model._pod import ObservedImage, ObservedVolume
 from podsync.model._volume_entries import EntryKind, VolumeEntry, entry_path_refusal

@@ -20,14 +20,14 @@ from collections.abc import Callable, Mapping, Sequence
 
 import attrs
 
-from podsync._actions import Plan
 from podsync._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS, _check_settings
 from podsync._apply_results import Event
 from podsync._clock import Clock, clocks
 from podsync._hosts import host_root_dir
-from podsync._options import PlanOptions
 from podsync._runtime import Runtime
 from podsync._sync import Observation, SyncResult, sync
+from podsync.actions._actions import Plan
+from podsync.actions._options import PlanOptions
 from podsync.exceptions import PodsyncError
 from podsync.model._pod import Pod
 

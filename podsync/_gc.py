@@ -17,13 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
-from podsync._actions import (
+from podsync.actions._actions import (
     Kill,
     PodAction,
     Reason,
     Remove,
 )
-from podsync._options import PlanOptions
+from podsync.actions._options import PlanOptions
 from podsync.model._pod import (
     Handler,
 )

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from podsync._actions import Reason, Rejection
+from podsync.actions._actions import Reason, Rejection
 from podsync.model._pod import Pod, Port, PortProtocol
 
 # What this module offers the rest of podsync; podsync/__init__.py re-exports the public

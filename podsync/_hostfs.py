@@ -45,7 +45,7 @@ import os
 import stat
 from collections.abc import Collection
 
-from podsync._actions import CreateSpec
+from podsync.actions._actions import CreateSpec
 from podsync.exceptions import PodsyncError
 
 # Nothing here is public API: ``podsync.observe`` and ``podsync.apply`` use it.

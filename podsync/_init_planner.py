@@ -18,9 +18,9 @@ import json
 
 import attrs
 
-from podsync._actions import FAILED_STOPS, Reason, Remove, Wait
 from podsync._gc import remove_action
 from podsync._spec_change import spec_change
+from podsync.actions._actions import FAILED_STOPS, Reason, Remove, Wait
 from podsync.model._pod import Container, Handler, Pod, RestartPolicy
 from podsync.spec._hashing import SpecHash
 from podsync.spec._labels import LABEL_INIT_INDEX, LABEL_INIT_RESTART_POLICY

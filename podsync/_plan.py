@@ -80,7 +80,12 @@ from collections.abc import Collection, Mapping, Sequence
 
 import attrs
 
-from podsync._actions import (
+from podsync._admission import admit
+from podsync._empty_dir_planner import empty_dir_of, empty_dir_setup, not_the_pods
+from podsync._gc import apply_global_cap, plan_orphan
+from podsync._pod_planner import PlanContext, PodPlanner
+from podsync._volume_planner import record_upkeep, volume_writes
+from podsync.actions._actions import (
     Create,
     CreateVolume,
     Plan,
@@ -94,13 +99,8 @@ from podsync._actions import (
     Wait,
     WriteVolume,
 )
-from podsync._admission import admit
-from podsync._empty_dir_planner import empty_dir_of, empty_dir_setup, not_the_pods
-from podsync._fingerprint import scoped_fingerprint
-from podsync._gc import apply_global_cap, plan_orphan
-from podsync._options import PlanOptions
-from podsync._pod_planner import PlanContext, PodPlanner
-from podsync._volume_planner import record_upkeep, volume_writes
+from podsync.actions._fingerprint import scoped_fingerprint
+from podsync.actions._options import PlanOptions
 from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume, Pod
 from podsync.model._volume import WrittenVolume
 from podsync.spec._content_records import PodVolume, RecordChoice, record_choices

@@ -55,26 +55,12 @@ from typing import TYPE_CHECKING, Protocol
 
 import attrs
 
-from podsync._actions import (
-    Action,
-    Plan,
-    Reason,
-    Wait,
-)
 from podsync._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS, _check_settings, apply
 from podsync._apply_results import ActionStatus, Event, EventKind
 from podsync._clock import Clock, clocks
 from podsync._config import SecretKey
 from podsync._loop_sources import SourceSet
 from podsync._node import NodeInfo
-from podsync._options import (
-    DEFAULT_GC_PERIOD,
-    DEFAULT_SHUTDOWN_TIMEOUT,
-    DEFAULT_SOURCE_PERIOD,
-    DEFAULT_SYNC_PERIOD,
-    GCPolicy,
-    PlanOptions,
-)
 from podsync._prober import probes_of
 from podsync._runtime import EngineEvent, Runtime, Stream
 from podsync._source_reads import SourceRead
@@ -82,6 +68,20 @@ from podsync._sources import DEFAULT_MAX_BYTES
 from podsync._status import PodStatus, orphaned_pod_statuses, pod_status
 from podsync._sync import Observation, SyncResult, _default_runtime, sync
 from podsync._workers import PodWorkers
+from podsync.actions._actions import (
+    Action,
+    Plan,
+    Reason,
+    Wait,
+)
+from podsync.actions._options import (
+    DEFAULT_GC_PERIOD,
+    DEFAULT_SHUTDOWN_TIMEOUT,
+    DEFAULT_SOURCE_PERIOD,
+    DEFAULT_SYNC_PERIOD,
+    GCPolicy,
+    PlanOptions,
+)
 from podsync.exceptions import RuntimeCallError
 from podsync.model._pod import Pod
 from podsync.spec._labels import LABEL_POD_UID

@@ -37,7 +37,7 @@ from typing import IO, Generic, Protocol, TypeVar
 
 import attrs
 
-from podsync._actions import CreateSpec
+from podsync.actions._actions import CreateSpec
 from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume
 from podsync.model._volume_entries import VolumeEntry
 

@@ -17,7 +17,7 @@ import json
 from collections.abc import Callable, Collection
 from typing import Any
 
-from podsync._options import PlanOptions
+from podsync.actions._options import PlanOptions
 from podsync.model._pod import Container, Pod
 from podsync.spec._hashing import (
     SpecHash,

@@ -40,7 +40,6 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 
 import attrs
 
-from podsync._actions import FAILED_STOPS, Action, Plan, PodPlan, Reason, Wait
 from podsync._container_status import (
     ContainerState,
     ContainerStatus,
@@ -51,7 +50,8 @@ from podsync._container_status import (
     _with_run,
     termination_message,
 )
-from podsync._options import PlanOptions
+from podsync.actions._actions import FAILED_STOPS, Action, Plan, PodPlan, Reason, Wait
+from podsync.actions._options import PlanOptions
 from podsync.model._pod import ObservedContainer, Pod, RestartPolicy, TerminationMessagePolicy
 from podsync.spec._naming import NETWORK_CONTAINER
 from podsync.spec._ownership import ownership

@@ -17,7 +17,19 @@ from collections.abc import Callable, Collection, Mapping, MutableMapping, Seque
 
 import attrs
 
-from podsync._actions import (
+from podsync._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS, _check_settings, apply
+from podsync._apply_results import ApplyResult, Event, EventKind
+from podsync._clock import Clock, Clocks, clocks
+from podsync._content_engine import read_content_records
+from podsync._host_empty_dirs import list_host_empty_dirs
+from podsync._hostfs import list_pod_dirs, read_stop_records
+from podsync._plan import plan
+from podsync._prober import states_to_json
+from podsync._probing import ProbeRound
+from podsync._probing import probe as run_prober
+from podsync._probing import save as save_probe_records
+from podsync._runtime import Runtime
+from podsync.actions._actions import (
     Action,
     Create,
     CreateVolume,
@@ -28,19 +40,7 @@ from podsync._actions import (
     RemovePodDir,
     Wait,
 )
-from podsync._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS, _check_settings, apply
-from podsync._apply_results import ApplyResult, Event, EventKind
-from podsync._clock import Clock, Clocks, clocks
-from podsync._content_engine import read_content_records
-from podsync._host_empty_dirs import list_host_empty_dirs
-from podsync._hostfs import list_pod_dirs, read_stop_records
-from podsync._options import PlanOptions
-from podsync._plan import plan
-from podsync._prober import states_to_json
-from podsync._probing import ProbeRound
-from podsync._probing import probe as run_prober
-from podsync._probing import save as save_probe_records
-from podsync._runtime import Runtime
+from podsync.actions._options import PlanOptions
 from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume, Pod
 from podsync.model._volume import Volume, WrittenVolume
 from podsync.spec._labels import VOLUME_KIND_PROBE_RECORD

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
-from podsync._actions import (
+from podsync.actions._actions import (
     Create,
     CreateVolume,
     Kill,

@@ -53,8 +53,8 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-from podsync._actions import Plan, WriteVolume
 from podsync._hostfs import HostPathRefused, _components, _make_pod_path
+from podsync.actions._actions import Plan, WriteVolume
 from podsync.model._secrets import SecretLookup, checked_value
 from podsync.model._volume import VolumeContent, VolumeFile, WrittenVolume
 from podsync.spec._content_layout import parse_record

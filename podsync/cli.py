@@ -59,7 +59,6 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from podsync._actions import Action, Plan, shorten_ids
 from podsync._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS, apply
 from podsync._apply_results import ApplyResult, Event, EventKind
 from podsync._cli_args import (
@@ -91,11 +90,12 @@ from podsync._console import (
     warn_unpublished_ports,
 )
 from podsync._content_engine import planned_engine_records
-from podsync._fingerprint import plan_fingerprint
-from podsync._options import GCPolicy, PlanOptions
 from podsync._plan import plan
 from podsync._runtime import Runtime
 from podsync._sync import Observation, SyncResult, observe, sync
+from podsync.actions._actions import Action, Plan, shorten_ids
+from podsync.actions._fingerprint import plan_fingerprint
+from podsync.actions._options import GCPolicy, PlanOptions
 from podsync.exceptions import ConfigError, EngineUnavailable, PodsyncError, RuntimeCallError
 from podsync.model._pod import ObservedContainer, ObservedVolume, Pod
 from podsync.spec._ownership import ownership, volume_ownership
@@ -230,7 +230,7 @@ def _load(
 
 
 def _read_plan(path: str) -> Plan:
-    from podsync._plan_json import plan_from_json
+    from podsync.actions._json import plan_from_json
 
     source = "<stdin>" if path == "-" else path
     try:
@@ -251,7 +251,7 @@ def _write_plan(path: str, the_plan: Plan) -> None:
     """Write atomically (a temporary file renamed over ``path``), mode 0600."""
     import tempfile
 
-    from podsync._plan_json import plan_json_chunks
+    from podsync.actions._json import plan_json_chunks
 
     directory = os.path.dirname(os.path.abspath(path))
     try:
@@ -496,7 +496,7 @@ def _wait(
 
 def _cmd_plan(args: argparse.Namespace, console: Console, factory: RuntimeFactory) -> int:
     from podsync._cli_secrets import _with_sources
-    from podsync._plan_json import plan_json_chunks
+    from podsync.actions._json import plan_json_chunks
 
     pods = _load(args.sources, console.warning, args.max_bytes, _root_dir(args), etcd_options(args))
     options = _plan_options(args, console)
@@ -532,7 +532,7 @@ def _cmd_plan(args: argparse.Namespace, console: Console, factory: RuntimeFactor
 
 
 def _cmd_show(args: argparse.Namespace, console: Console) -> int:
-    from podsync._plan_json import plan_json_chunks
+    from podsync.actions._json import plan_json_chunks
 
     the_plan = _read_plan(args.file)
     if args.json:

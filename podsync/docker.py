@@ -57,7 +57,6 @@ from typing import IO, TYPE_CHECKING, Any, cast
 
 import attrs
 
-from podsync._actions import CreateSpec
 from podsync._docker_api import (
     FINISHED_STATES,
     STATUS_AGE,
@@ -73,6 +72,7 @@ from podsync._docker_api import (
 from podsync._docker_archive import first_file, tar_of
 from podsync._docker_streams import Opened, StreamReader
 from podsync._runtime import EngineEvent, ExecResult, LogLine, Stream
+from podsync.actions._actions import CreateSpec
 from podsync.exceptions import EngineUnavailable, NameConflict, RuntimeCallError
 from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume
 from podsync.model._volume_entries import VolumeEntry, entry_path_refusal

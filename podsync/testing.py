@@ -50,7 +50,6 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
-from podsync._actions import CreateSpec
 from podsync._fake_calls import CALL_NAMES, MUTATING_CALL_NAMES, Call
 from podsync._fake_calls import Fault as _Fault
 from podsync._fake_calls import triggered as _triggered
@@ -75,6 +74,7 @@ from podsync._fake_state import publishes as _publishes
 from podsync._fake_state import start_refusal as _start_refusal
 from podsync._fake_volumes import VolumeCalls as _VolumeCalls
 from podsync._runtime import EngineEvent, ExecResult, LogLine, Stream
+from podsync.actions._actions import CreateSpec
 from podsync.exceptions import EngineUnavailable, NameConflict, RuntimeCallError
 from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume
 from podsync.spec._ports import PortMapping

@@ -55,8 +55,8 @@ from podsync import (
     network_spec_hash,
     spec_hash,
 )
-from podsync._actions import Plan, Reason, Wait
-from podsync._options import PlanOptions
+from podsync.actions._actions import Plan, Reason, Wait
+from podsync.actions._options import PlanOptions
 from podsync.spec._hashing import SPEC_HASH_VERSION, SpecHash, canonical_spec, network_spec
 from podsync.spec._labels import (
     LABEL_CONTAINER,

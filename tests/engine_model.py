@@ -13,7 +13,7 @@ from __future__ import annotations
 import attrs
 
 from podsync import ObservedContainer, ObservedImage, ObservedVolume
-from podsync._actions import (
+from podsync.actions._actions import (
     Create,
     CreateVolume,
     Kill,

@@ -18,9 +18,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from podsync import Container, EventKind, Lifecycle, Pod, apply, observe
-from podsync._actions import Plan
-from podsync._options import PlanOptions
 from podsync._plan import plan
+from podsync.actions._actions import Plan
+from podsync.actions._options import PlanOptions
 from podsync.model._pod import Handler
 from podsync.testing import FakeRuntime
 

@@ -14,8 +14,8 @@ import pytest
 
 import podsync
 from podsync import cli
-from podsync._actions import RemovePodDir, RemoveVolume
-from podsync._options import PlanOptions
+from podsync.actions._actions import RemovePodDir, RemoveVolume
+from podsync.actions._options import PlanOptions
 from podsync.testing import FakeClock, FakeRuntime
 
 IMAGE = "podsync-test/busybox:1"

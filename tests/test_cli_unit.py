@@ -1676,7 +1676,7 @@ def test_plan_json_is_streamed(
 ) -> None:
     """plan --json writes its JSON as it is encoded, pod by pod, never as one string of
     the whole plan; the text is plan_to_json's, byte for byte."""
-    from podsync import _plan_json
+    from podsync.actions import _json as _plan_json
 
     sources = [write(tmp_path, f"{name}.yaml", pod_yaml(name)) for name in ("a", "b", "c")]
     writes: list[str] = []

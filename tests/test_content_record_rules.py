@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from podsync import NodeInfo, PlanOptions, Pod, parse_pods, plan
-from podsync._actions import CreateVolume, PodAction, Reason, RemoveVolume, WriteVolume
 from podsync._volume_planner import _why, record_upkeep, volume_writes
+from podsync.actions._actions import CreateVolume, PodAction, Reason, RemoveVolume, WriteVolume
 from podsync.model._pod import ObservedContainer, ObservedVolume
 from podsync.model._volume import VolumeContent, VolumeFile, VolumeKind, WrittenVolume
 from podsync.spec._content_layout import parse_record, record_text

@@ -21,7 +21,6 @@ from typing import Any, cast
 import docker
 import pytest
 
-from podsync._actions import CreateSpec
 from podsync._docker_api import (
     _exit_code,
     _name,
@@ -31,6 +30,7 @@ from podsync._docker_api import (
     timestamp,
 )
 from podsync._runtime import ExecResult, Runtime
+from podsync.actions._actions import CreateSpec
 from podsync.docker import DockerRuntime
 from podsync.exceptions import EngineUnavailable, NameConflict, RuntimeCallError
 from podsync.model._pod import ObservedContainer, ObservedImage, PortProtocol

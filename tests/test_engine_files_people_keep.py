@@ -23,7 +23,7 @@ import pytest
 
 import podsync
 from podsync import Pod, PodPhase, load_pods
-from podsync._options import PlanOptions
+from podsync.actions._options import PlanOptions
 from podsync.docker import DockerRuntime
 from tests.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup
 

@@ -22,8 +22,8 @@ import pytest
 
 import podsync
 from podsync import Container, Pod, Port, PullPolicy, Reason
-from podsync._actions import CreateSpec
-from podsync._options import PlanOptions
+from podsync.actions._actions import CreateSpec
+from podsync.actions._options import PlanOptions
 from podsync.docker import DockerRuntime
 from podsync.spec._ports import port_mappings
 from podsync.testing import FakeRuntime

@@ -21,8 +21,8 @@ import pytest
 
 import podsync
 from podsync import Container, Pod, PullPolicy, Reason
-from podsync._actions import Create
-from podsync._options import PlanOptions
+from podsync.actions._actions import Create
+from podsync.actions._options import PlanOptions
 from podsync.docker import DockerRuntime
 from podsync.spec._images import normalize_image
 from podsync.testing import FakeRuntime

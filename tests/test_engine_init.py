@@ -16,7 +16,7 @@ import pytest
 
 import podsync
 from podsync import Pod, parse_pods
-from podsync._options import PlanOptions
+from podsync.actions._options import PlanOptions
 from podsync.docker import DockerRuntime
 from tests.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup, volume_path
 

@@ -20,7 +20,7 @@ import pytest
 
 import podsync
 from podsync import Event, Kill, Pod, Reason, parse_pods, pod_status
-from podsync._options import PlanOptions
+from podsync.actions._options import PlanOptions
 from podsync.docker import DockerRuntime
 from tests.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup
 

@@ -20,7 +20,7 @@ import pytest
 
 import podsync
 from podsync import Create, Kill, Reason, RestartPolicy, Volume, VolumeMount
-from podsync._actions import CreateSpec
+from podsync.actions._actions import CreateSpec
 from podsync.docker import DockerRuntime
 from podsync.exceptions import RuntimeCallError
 from tests.engine import PAUSE_IMAGE, Cleanup

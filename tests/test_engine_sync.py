@@ -71,8 +71,8 @@ from podsync import (
     VolumeMount,
     Wait,
 )
-from podsync._actions import CreateSpec
-from podsync._options import GCPolicy, PlanOptions
+from podsync.actions._actions import CreateSpec
+from podsync.actions._options import GCPolicy, PlanOptions
 from podsync.docker import DockerRuntime
 from podsync.model._volume_entries import VolumeEntry
 from podsync.spec._resolv import without_loopback

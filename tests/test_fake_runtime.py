@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from podsync import EngineUnavailable, ObservedContainer, ObservedImage, RuntimeCallError
-from podsync._actions import CreateSpec
 from podsync._runtime import ExecResult, Runtime
+from podsync.actions._actions import CreateSpec
 from podsync.exceptions import NameConflict
 from podsync.testing import CALL_NAMES, MUTATING_CALL_NAMES, Call, FakeClock, FakeRuntime
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from podsync import ObservedContainer, Port, PortMapping, PortProtocol, RuntimeCallError
-from podsync._actions import CreateSpec
+from podsync.actions._actions import CreateSpec
 from podsync.spec._ports import port_mappings
 from podsync.testing import FakeRuntime
 from tests.image_references import DIGEST, DIGEST_SPELLINGS, INVALID, LISTED, NEWER_GRAMMAR

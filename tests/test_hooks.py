@@ -33,10 +33,10 @@ from podsync import (
     probe_liveness,
     sync,
 )
-from podsync._actions import CreateSpec
 from podsync._hooks import HandlerError, http_get, resolve_port, run_handler, tcp_connect
-from podsync._options import PlanOptions
 from podsync._runtime import ExecResult
+from podsync.actions._actions import CreateSpec
+from podsync.actions._options import PlanOptions
 from podsync.testing import FakeClock, FakeRuntime
 
 NOW = 1_000_000.0

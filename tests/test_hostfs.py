@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from podsync import ActionStatus, Container, Pod, apply
-from podsync._actions import Create, CreateSpec, Plan, PodPlan, Reason, RemovePodDir
 from podsync._hostfs import (
     POD_DIR_MARKER,
     HostPathRefused,
@@ -19,8 +18,9 @@ from podsync._hostfs import (
     make_host_paths,
     remove_pod_dir,
 )
-from podsync._options import PlanOptions
 from podsync._plan import plan
+from podsync.actions._actions import Create, CreateSpec, Plan, PodPlan, Reason, RemovePodDir
+from podsync.actions._options import PlanOptions
 from podsync.spec._labels import LABEL_CONTAINER
 from podsync.testing import FakeRuntime
 

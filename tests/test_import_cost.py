@@ -78,7 +78,7 @@ def test_the_command_line_loads_saved_plan_and_status_code_only_when_used():
     loaded = _modules_after("import podsync.cli")
 
     only_sometimes = [
-        "podsync._plan_json",
+        "podsync.actions._json",
         "podsync._cli_secrets",
         "podsync._status",
         "tempfile",

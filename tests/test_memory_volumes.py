@@ -90,7 +90,7 @@ def test_refusals() -> None:
 
 
 def test_the_create_spec_carries_the_tmpfs() -> None:
-    from podsync._actions import Create
+    from podsync.actions._actions import Create
     from tests.test_plan import run
 
     pod = parse(pod_file("{medium: Memory, sizeLimit: 16Mi}", LIMITED))

@@ -292,7 +292,7 @@ def test_secret_references_in_env_read_secrets_not_configmaps() -> None:
 def test_an_edited_configmap_replaces_the_container_and_the_plan_names_it() -> None:
     """env cannot change in place: the container whose env comes from the ConfigMap is
     replaced, and the plan says which object changed."""
-    from podsync._actions import Create, Kill
+    from podsync.actions._actions import Create, Kill
     from tests.engine_model import EngineModel
     from tests.test_plan import NOW, run
 

@@ -32,7 +32,7 @@ from podsync import (
     sync,
 )
 from podsync._apply import write_stop_record
-from podsync._options import PlanOptions
+from podsync.actions._options import PlanOptions
 from podsync.spec._labels import LABEL_CONTAINER, LABEL_RECORD_CONTAINER
 from podsync.spec._records import (
     Record,

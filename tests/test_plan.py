@@ -32,7 +32,8 @@ from podsync import (
     Volume,
     VolumeMount,
 )
-from podsync._actions import (
+from podsync._plan import plan
+from podsync.actions._actions import (
     Create,
     CreateVolume,
     Kill,
@@ -42,8 +43,7 @@ from podsync._actions import (
     RemovePodDir,
     Wait,
 )
-from podsync._options import GCPolicy, PlanOptions
-from podsync._plan import plan
+from podsync.actions._options import GCPolicy, PlanOptions
 from podsync.spec._labels import LABEL_POD_UID
 from podsync.spec._ownership import ownership
 from podsync.spec._volumes import VolumeFileMount

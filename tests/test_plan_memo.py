@@ -12,10 +12,10 @@ import pytest
 
 from podsync import Container, EnvVar, Pod
 from podsync import _spec_change as planner
-from podsync._actions import Kill
-from podsync._options import PlanOptions
 from podsync._plan import plan
-from podsync._plan_json import plan_to_json
+from podsync.actions._actions import Kill
+from podsync.actions._json import plan_to_json
+from podsync.actions._options import PlanOptions
 from tests.engine_model import EngineModel
 
 NOW = 1_000_000.0

@@ -28,9 +28,9 @@ from podsync import (
     plan_from_json,
     plan_to_json,
 )
-from podsync._actions import Create, Plan, Reason
-from podsync._options import GCPolicy, PlanOptions
 from podsync._plan import plan
+from podsync.actions._actions import Create, Plan, Reason
+from podsync.actions._options import GCPolicy, PlanOptions
 from podsync.exceptions import ConfigError
 from podsync.spec._labels import LABEL_CONTAINER, LABEL_RESTART_COUNT, LABEL_SPEC, LABEL_SPEC_HASH
 from podsync.testing import FakeClock, FakeRuntime
@@ -516,7 +516,7 @@ def test_a_saved_plan_is_applied_under_its_own_root_dir(tmp_path, capsys):
 def test_plan_json_chunks_spell_the_canonical_text(pods):
     """The streamed pieces join to exactly the canonical text of the whole plan, with
     and without pods, rejections and pulls, and that text is the plan's data."""
-    from podsync._plan_json import _converter, _dumps, plan_json_chunks
+    from podsync.actions._json import _converter, _dumps, plan_json_chunks
 
     desired = [attrs.evolve(WEB, name=f"web{i}", uid=f"uid-{i}") for i in range(pods)]
     p = plan(desired, [], now=NOW)

@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
 from podsync import EnvVar, ObservedContainer, Pod, RestartPolicy, container_name, spec_hash
-from podsync._actions import Plan, Reason, Wait
-from podsync._options import GCPolicy, PlanOptions
 from podsync._plan import plan
-from podsync._plan_json import plan_from_json, plan_to_json
+from podsync.actions._actions import Plan, Reason, Wait
+from podsync.actions._json import plan_from_json, plan_to_json
+from podsync.actions._options import GCPolicy, PlanOptions
 from podsync.spec._hashing import SPEC_HASH_VERSION, canonical_spec
 from podsync.spec._labels import (
     LABEL_ATTEMPT,

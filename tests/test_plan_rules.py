@@ -12,9 +12,9 @@ import attrs
 import pytest
 
 from podsync import ObservedContainer, ObservedImage, Pod, RestartPolicy, parse_pods
-from podsync._actions import Create, Kill, Plan, Reason, Remove, Wait
-from podsync._options import BackOffPolicy, GCPolicy, PlanOptions
 from podsync._plan import plan
+from podsync.actions._actions import Create, Kill, Plan, Reason, Remove, Wait
+from podsync.actions._options import BackOffPolicy, GCPolicy, PlanOptions
 from podsync.spec._labels import LABEL_RESTART_COUNT
 from podsync.spec._naming import NETWORK_CONTAINER
 from tests.engine_model import EngineModel

@@ -20,7 +20,7 @@ from podsync import (
     plan_to_json,
     pod_status,
 )
-from podsync._actions import Create, Pull, Wait
+from podsync.actions._actions import Create, Pull, Wait
 
 NOW = 1_000_000.0
 PAUSE = "registry.k8s.io/pause:3.10"

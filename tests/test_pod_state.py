@@ -25,8 +25,8 @@ from podsync import (
     sync,
     termination_inputs,
 )
-from podsync._actions import Reason
-from podsync._options import GCPolicy, PlanOptions
+from podsync.actions._actions import Reason
+from podsync.actions._options import GCPolicy, PlanOptions
 from podsync.testing import FakeClock, FakeRuntime
 
 NOW = 1_000_000.0

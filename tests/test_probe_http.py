@@ -160,7 +160,7 @@ def test_a_readiness_probe_sends_its_headers_through_sync(plain, tmp_path):
     """From the pod file to the wire: a readiness httpGet probe with httpHeaders, on the
     pod's address (FakeRuntime reports 127.0.0.1), makes the container ready."""
     from podsync import parse_pods, sync
-    from podsync._options import PlanOptions
+    from podsync.actions._options import PlanOptions
     from podsync.testing import FakeClock, FakeRuntime
 
     (pod,) = parse_pods(

@@ -36,8 +36,8 @@ import attrs
 import docker
 import pytest
 
-from podsync._actions import CreateSpec
 from podsync._runtime import ExecResult, Runtime
+from podsync.actions._actions import CreateSpec
 from podsync.docker import DockerRuntime
 from podsync.exceptions import NameConflict, RuntimeCallError
 from podsync.model._pod import HostAlias, ObservedContainer, ObservedVolume

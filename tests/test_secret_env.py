@@ -12,7 +12,7 @@ import json
 import pytest
 
 from podsync import ConfigError, EnvVar, NodeInfo, Pod, PodFileCache, load_pods, parse_pods, plan
-from podsync._actions import Create
+from podsync.actions._actions import Create
 from podsync.model._secrets import SecretPart, SecretText, secret_digest
 from podsync.spec._labels import LABEL_SPEC
 

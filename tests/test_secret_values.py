@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from podsync import Container, EnvVar, Pod, apply, plan, plan_from_json, plan_to_json
-from podsync._actions import Create, Plan
-from podsync._options import PlanOptions
+from podsync.actions._actions import Create, Plan
+from podsync.actions._options import PlanOptions
 from podsync.model._pod import ObservedContainer
 from podsync.model._secrets import (
     SecretMismatch,

@@ -24,8 +24,8 @@ from podsync import (
     plan_to_json,
     sync,
 )
-from podsync._actions import Reason
-from podsync._options import PlanOptions
+from podsync.actions._actions import Reason
+from podsync.actions._options import PlanOptions
 from podsync.model._volume import VolumeKind
 from podsync.testing import FakeClock, FakeRuntime
 from tests.test_content_volumes import visible

@@ -29,7 +29,7 @@ from podsync import (
     pod_status,
     sync,
 )
-from podsync._options import PlanOptions
+from podsync.actions._options import PlanOptions
 from podsync.spec._labels import LABEL_POD_UID
 from podsync.testing import FakeClock, FakeRuntime
 
@@ -318,9 +318,9 @@ def test_status_module_does_no_io() -> None:
         "attrs",
         "podsync.spec._naming",
         "podsync.model._pod",
-        "podsync._actions",
+        "podsync.actions._actions",
         "podsync._container_status",
-        "podsync._options",
+        "podsync.actions._options",
         "podsync.spec._ownership",
     }
 

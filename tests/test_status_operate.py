@@ -28,9 +28,9 @@ from podsync import (
     sync,
 )
 from podsync._container_status import termination_message
-from podsync._options import PlanOptions
 from podsync._status import PodCondition, orphaned_pod_statuses
 from podsync._status_json import STATUS_FORMAT_VERSION, statuses_to_json
+from podsync.actions._options import PlanOptions
 from podsync.testing import FakeClock, FakeRuntime
 
 NOW = 1_000_000.0

@@ -33,7 +33,7 @@ from podsync import (
 )
 from podsync._apply import write_stop_record
 from podsync._hostfs import write_stop_record as write_host_record
-from podsync._options import GCPolicy, PlanOptions
+from podsync.actions._options import GCPolicy, PlanOptions
 from podsync.spec._records import records_of, stop_records
 from podsync.testing import FakeRuntime
 

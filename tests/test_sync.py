@@ -39,8 +39,8 @@ from podsync import (
     observe,
     sync,
 )
-from podsync._actions import Reason
-from podsync._options import GCPolicy, PlanOptions
+from podsync.actions._actions import Reason
+from podsync.actions._options import GCPolicy, PlanOptions
 from podsync.spec._volumes import VolumeFileMount
 from podsync.testing import MUTATING_CALL_NAMES, FakeRuntime
 

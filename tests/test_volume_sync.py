@@ -23,8 +23,8 @@ from podsync import (
     plan_to_json,
     sync,
 )
-from podsync._actions import Create, Kill, Reason
-from podsync._options import PlanOptions
+from podsync.actions._actions import Create, Kill, Reason
+from podsync.actions._options import PlanOptions
 from podsync.testing import FakeClock, FakeRuntime
 from tests.test_content_volumes import visible
 

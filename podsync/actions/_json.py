@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from podsync._actions import PLAN_FORMAT_VERSION, CreateSpec, Plan, PodAction, PodPlan
+from podsync.actions._actions import PLAN_FORMAT_VERSION, CreateSpec, Plan, PodAction, PodPlan
 from podsync.exceptions import ConfigError
 from podsync.model._secrets import SEALABLE_FIELDS as _SEALABLE
 from podsync.model._secrets import SecretText, from_record, sealed_record

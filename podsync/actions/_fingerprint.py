@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
-from podsync._actions import Create, Plan, Pull, RemoveImage, WriteVolume
+from podsync.actions._actions import Create, Plan, Pull, RemoveImage, WriteVolume
 from podsync.model._pod import ObservedContainer, ObservedImage
 from podsync.model._volume import WrittenVolume
 from podsync.spec._images import normalize_image

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 
 import attrs
 
-from podsync._options import PlanOptions
+from podsync.actions._options import PlanOptions
 from podsync.model._pod import Handler, HostAlias
 from podsync.model._security import ContainerSecurity
 from podsync.model._volume import VolumeContent

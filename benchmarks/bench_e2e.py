@@ -86,7 +86,7 @@ from benchmarks.bench_plan import (
 )
 from benchmarks.fleet import check_fleet, list_yaml, write_fleet
 from podsync import cli, load_pods
-from podsync._plan import plan
+from podsync.planner._plan import plan
 
 MB = 1024 * 1024
 PAUSE_IMAGE = "podsync-test/pause:latest"

@@ -90,9 +90,9 @@ from podsync import (
     VolumeMount,
     parse_container_name,
 )
-from podsync._plan import plan
 from podsync.actions._actions import Create, CreateVolume, Plan
 from podsync.actions._options import DEFAULT_NETWORK_IMAGE, PlanOptions
+from podsync.planner._plan import plan
 
 NOW = 1_700_000_000.0  # the cold plan's clock; the steady plan runs 5 minutes later
 STEADY_NOW = NOW + 300.0

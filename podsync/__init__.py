@@ -108,7 +108,7 @@ from podsync.spec._ownership import Ownership, VolumeOwnership, ownership, volum
 from podsync.actions._fingerprint import plan_fingerprint
 
 # isort: split
-from podsync._plan import plan
+from podsync.planner._plan import plan
 
 # isort: split
 from podsync._runtime import EngineEvent, ExecResult, LogLine, Runtime, Stream
@@ -120,7 +120,7 @@ from podsync.spec._hashing import SPEC_HASH_VERSION, SpecHash, network_spec_hash
 from podsync.spec._ports import PortMapping, exposed_ports, port_bindings
 
 # isort: split
-from podsync._host_ports import filter_host_port_conflicts
+from podsync.planner._host_ports import filter_host_port_conflicts
 
 # isort: split
 from podsync.spec._cpu import CPU_PERIOD, cpu_quota, cpu_shares
@@ -430,7 +430,7 @@ __all__ = [
 _LABELS = "podsync.labels"
 _MOVED: dict[str, tuple[str, str]] = {
     **{key: (_LABELS, f"use podsync.labels.{key}") for key in labels.__all__},
-    "RejectedPod": ("podsync._host_ports", "use podsync.Rejection"),
+    "RejectedPod": ("podsync.planner._host_ports", "use podsync.Rejection"),
     **{
         name: (module, "it is internal to podsync")
         for module, names in {

@@ -2,7 +2,7 @@
 ``WriteVolume`` into its engine volume (``write_content_volume``), and reading back
 what podsync wrote into the volumes of the desired pods (``read_content_records``): the
 ``WrittenVolume`` records the planner compares with what the volumes should hold
-(``_volume_planner``).
+(``podsync.planner._volumes``).
 
 A write is one ``Runtime.write_volume`` (Docker: one short-lived container, one
 archive): the entries of ``_content_layout.payload_entries``.

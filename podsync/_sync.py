@@ -23,7 +23,6 @@ from podsync._clock import Clock, Clocks, clocks
 from podsync._content_engine import read_content_records
 from podsync._host_empty_dirs import list_host_empty_dirs
 from podsync._hostfs import list_pod_dirs, read_stop_records
-from podsync._plan import plan
 from podsync._prober import states_to_json
 from podsync._probing import ProbeRound
 from podsync._probing import probe as run_prober
@@ -43,6 +42,7 @@ from podsync.actions._actions import (
 from podsync.actions._options import PlanOptions
 from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume, Pod
 from podsync.model._volume import Volume, WrittenVolume
+from podsync.planner._plan import plan
 from podsync.spec._labels import VOLUME_KIND_PROBE_RECORD
 from podsync.spec._ownership import ownership
 from podsync.spec._records import probe_records, records_of, stop_records

@@ -18,9 +18,9 @@ import attrs
 from hypothesis import example
 
 from podsync import ObservedContainer, Pod, container_name, parse_pods
-from podsync._plan import plan
 from podsync.actions._options import PlanOptions
 from podsync.labels import LABEL_RESTART_COUNT
+from podsync.planner._plan import plan
 from podsync.spec._labels import LABEL_CONTAINER, LABEL_POD_NAME
 from tests.cri import cri_labels, cri_name
 from tests.engine_model import EngineModel

@@ -6,12 +6,12 @@ to do. "Nothing left to do" alone proves little: a planner that forgets a contai
 also has nothing left to do. This oracle says what must then hold, per desired admitted
 pod and container, and it is written independently of the planner: it reads the
 containers' labels and names itself, and decides from the pod spec and what the engine
-held *before* the sync (the generated history) - never from ``podsync._plan``'s
+held *before* the sync (the generated history) - never from ``podsync.planner._plan``'s
 internals. It uses only the spec hashing (``spec_hash``, ``canonical_spec``,
 ``network_spec_hash``, ``network_spec``: what a container's labels are compared with)
 and the label keys.
 
-The rules (README "Plans" and ``podsync._plan``'s module docstring, as a user reads
+The rules (README "Plans" and ``podsync.planner._plan``'s module docstring, as a user reads
 them):
 
 * A container **should run** when its history says so: it never had an instance; its

@@ -23,9 +23,9 @@ from podsync import (
     apply,
     observe,
 )
-from podsync._plan import plan
 from podsync.actions._actions import Create, CreateSpec, Plan, PodPlan, Reason, Wait
 from podsync.actions._options import GCPolicy, PlanOptions
+from podsync.planner._plan import plan
 from podsync.spec._labels import LABEL_CONTAINER, LABEL_POD_UID, LABEL_SPEC_HASH
 from podsync.testing import FakeRuntime
 

@@ -18,10 +18,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from podsync import Container, EventKind, Lifecycle, Pod, apply, observe
-from podsync._plan import plan
 from podsync.actions._actions import Plan
 from podsync.actions._options import PlanOptions
 from podsync.model._pod import Handler
+from podsync.planner._plan import plan
 from podsync.testing import FakeRuntime
 
 NOW = 1_000_000.0

@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from podsync import NodeInfo, PlanOptions, Pod, parse_pods, plan
-from podsync._volume_planner import _why, record_upkeep, volume_writes
 from podsync.actions._actions import CreateVolume, PodAction, Reason, RemoveVolume, WriteVolume
 from podsync.model._pod import ObservedContainer, ObservedVolume
 from podsync.model._volume import VolumeContent, VolumeFile, VolumeKind, WrittenVolume
+from podsync.planner._volumes import _why, record_upkeep, volume_writes
 from podsync.spec._content_layout import parse_record, record_text
 from podsync.spec._content_records import (
     RecordChoice,
@@ -160,7 +160,7 @@ def test_a_record_is_believed_only_for_podsyncs_volume_of_that_pod_volume() -> N
     assert VOLUME_KIND_CONTENT == labels[LABEL_VOLUME_KIND]
 
 
-# Record upkeep (``_volume_planner.record_upkeep``): what the plan does to keep one
+# Record upkeep (``podsync.planner._volumes.record_upkeep``): what the plan does to keep one
 # believed record volume per pod volume. Several volumes of one pod may show the same
 # ConfigMap.
 SETTINGS = """\

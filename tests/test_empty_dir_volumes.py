@@ -741,7 +741,7 @@ def test_a_dry_run_shows_the_volume_and_down_removes_it(
 def test_a_spec_label_says_whether_its_container_mounted_an_empty_dir_on_disk() -> None:
     """How a stopped container of an earlier podsync is judged (may it bind an emptyDir
     host directory?): from its canonical spec, as ``_hashing`` writes it."""
-    from podsync._empty_dir_planner import _may_mount_empty_dir
+    from podsync.planner._empty_dirs import _may_mount_empty_dir
     from podsync.spec._hashing import canonical_spec_text
 
     pod = parse(

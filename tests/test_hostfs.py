@@ -18,9 +18,9 @@ from podsync._hostfs import (
     make_host_paths,
     remove_pod_dir,
 )
-from podsync._plan import plan
 from podsync.actions._actions import Create, CreateSpec, Plan, PodPlan, Reason, RemovePodDir
 from podsync.actions._options import PlanOptions
+from podsync.planner._plan import plan
 from podsync.spec._labels import LABEL_CONTAINER
 from podsync.testing import FakeRuntime
 

@@ -32,7 +32,6 @@ from podsync import (
     Volume,
     VolumeMount,
 )
-from podsync._plan import plan
 from podsync.actions._actions import (
     Create,
     CreateVolume,
@@ -44,6 +43,7 @@ from podsync.actions._actions import (
     Wait,
 )
 from podsync.actions._options import GCPolicy, PlanOptions
+from podsync.planner._plan import plan
 from podsync.spec._labels import LABEL_POD_UID
 from podsync.spec._ownership import ownership
 from podsync.spec._volumes import VolumeFileMount

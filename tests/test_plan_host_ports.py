@@ -7,10 +7,10 @@ from __future__ import annotations
 import attrs
 
 from podsync import Container, Pod, Port, Reason, sync
-from podsync._plan import plan
 from podsync.actions._actions import Create
 from podsync.actions._options import PlanOptions
 from podsync.labels import LABEL_POD_NAME, LABEL_POD_NAMESPACE
+from podsync.planner._plan import plan
 from podsync.testing import FakeRuntime
 from tests.engine_model import EngineModel
 

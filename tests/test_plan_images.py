@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from podsync import Container, ObservedImage, Pod, PullPolicy, Reason
-from podsync._plan import plan
 from podsync.actions._actions import Create, Pull, Wait
 from podsync.actions._options import PlanOptions
+from podsync.planner._plan import plan
 from tests.image_references import DIGEST
 
 NOW = 1_000_000.0

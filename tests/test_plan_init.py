@@ -11,8 +11,8 @@ import attrs
 import pytest
 
 from podsync import Container, Pod, parse_pods
-from podsync._plan import plan
 from podsync.actions._actions import Create, Kill, Plan, Reason, Wait
+from podsync.planner._plan import plan
 from podsync.spec._labels import LABEL_INIT_INDEX, LABEL_INIT_RESTART_POLICY
 from tests.engine_model import EngineModel
 

@@ -11,11 +11,11 @@ import attrs
 import pytest
 
 from podsync import Container, EnvVar, Pod
-from podsync import _spec_change as planner
-from podsync._plan import plan
 from podsync.actions._actions import Kill
 from podsync.actions._json import plan_to_json
 from podsync.actions._options import PlanOptions
+from podsync.planner import _spec_change as planner
+from podsync.planner._plan import plan
 from tests.engine_model import EngineModel
 
 NOW = 1_000_000.0
@@ -182,7 +182,7 @@ def test_a_pod_planned_before_is_not_checked_again(monkeypatch: pytest.MonkeyPat
     """The checks that depend on the pod alone (names, contents, images, memory, labels,
     security settings) ran when this very, immutable Pod object was first admitted: a
     loop's later plans of it skip them. A new object, even an equal one, is checked."""
-    from podsync import _admission
+    from podsync.planner import _admission
 
     checked: list[str] = []
     check = _admission._name_problem

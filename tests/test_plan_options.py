@@ -28,10 +28,10 @@ from podsync import (
     plan_from_json,
     plan_to_json,
 )
-from podsync._plan import plan
 from podsync.actions._actions import Create, Plan, Reason
 from podsync.actions._options import GCPolicy, PlanOptions
 from podsync.exceptions import ConfigError
+from podsync.planner._plan import plan
 from podsync.spec._labels import LABEL_CONTAINER, LABEL_RESTART_COUNT, LABEL_SPEC, LABEL_SPEC_HASH
 from podsync.testing import FakeClock, FakeRuntime
 from tests.engine_model import EngineModel

@@ -12,8 +12,8 @@ import attrs
 import pytest
 
 from podsync import Pod, PodCondition, parse_pods, pod_status
-from podsync._plan import plan
 from podsync.actions._actions import Kill, Plan, Reason
+from podsync.planner._plan import plan
 from podsync.spec._naming import NETWORK_CONTAINER
 from tests.engine_model import EngineModel
 

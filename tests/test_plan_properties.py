@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
 from podsync import EnvVar, ObservedContainer, Pod, RestartPolicy, container_name, spec_hash
-from podsync._plan import plan
 from podsync.actions._actions import Plan, Reason, Wait
 from podsync.actions._json import plan_from_json, plan_to_json
 from podsync.actions._options import GCPolicy, PlanOptions
+from podsync.planner._plan import plan
 from podsync.spec._hashing import SPEC_HASH_VERSION, canonical_spec
 from podsync.spec._labels import (
     LABEL_ATTEMPT,
@@ -183,7 +183,7 @@ def worlds(draw: st.DrawFn) -> tuple[list[Pod], EngineModel, float, dict[str, bo
 def waited_for_a_port(first: Plan, second: Plan) -> bool:
     """Whether ``second`` only starts pods that ``first`` rejected because a pod it
     stopped still held their host port: admission lets a new pod wait one sync rather
-    than race the stop for the port (see ``podsync._admission.admit``)."""
+    than race the stop for the port (see ``podsync.planner._admission.admit``)."""
     waiting = {
         r.pod
         for r in first.rejected

@@ -12,9 +12,9 @@ import attrs
 import pytest
 
 from podsync import Container, EnvVar, Handler, Pod, Probe, RestartPolicy
-from podsync._plan import plan
 from podsync.actions._actions import Create, Kill, Plan, Reason, Wait
 from podsync.actions._options import PlanOptions
+from podsync.planner._plan import plan
 from podsync.spec._labels import LABEL_RESTART_COUNT, LABEL_SPEC_HASH
 from tests.test_plan import ALL_PRESENT, NOW, foo_pod, kinds, labelled, run
 

@@ -1,6 +1,6 @@
 """Planner rules that a mutation run found untested: one behaviour-level test per rule.
 
-Each test names the rule it pins down and the mutation of the planner (``podsync/_plan.py``
+Each test names the rule it pins down and the mutation of the planner (``podsync/planner/_plan.py``
 then) it kills
 (a mutant that survives the whole pure suite is a rule nothing checks). The pods are
 written as people write pod files; the engine is the pure ``EngineModel``.
@@ -12,9 +12,9 @@ import attrs
 import pytest
 
 from podsync import ObservedContainer, ObservedImage, Pod, RestartPolicy, parse_pods
-from podsync._plan import plan
 from podsync.actions._actions import Create, Kill, Plan, Reason, Remove, Wait
 from podsync.actions._options import BackOffPolicy, GCPolicy, PlanOptions
+from podsync.planner._plan import plan
 from podsync.spec._labels import LABEL_RESTART_COUNT
 from podsync.spec._naming import NETWORK_CONTAINER
 from tests.engine_model import EngineModel

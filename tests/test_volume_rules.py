@@ -1,6 +1,6 @@
 """The rules of podsync's engine volumes, one test per rule, pure and fast: the records
 it keeps as labelled volumes (``podsync.spec._records``), the emptyDir volumes it plans
-(``podsync._empty_dir_planner``) and the atomic-writer layout of content volumes
+(``podsync.planner._empty_dirs``) and the atomic-writer layout of content volumes
 (``podsync.spec._content_layout``). Each was found unchecked by mutation testing
 (``tools/mutation.sh``): its docstring names the function and the mutants it kills
 (mutmut 3.8's numbers when it was written; ``mutmut show NAME`` shows one).
@@ -25,9 +25,9 @@ from podsync import (
     parse_pods,
     plan,
 )
-from podsync._empty_dir_planner import _may_mount_empty_dir
 from podsync.model._volume import VolumeContent, VolumeFile, VolumeKind, WrittenVolume
 from podsync.model._volume_entries import EntryKind, VolumeEntry
+from podsync.planner._empty_dirs import _may_mount_empty_dir
 from podsync.spec._content_layout import (
     DATA_DIR,
     PAYLOADS,

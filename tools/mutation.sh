@@ -25,7 +25,7 @@
 # browse`. Time on the 2-core machine, otherwise idle: host_ports ~15 s, images ~40 s,
 # records and content_layout ~45 s, naming, empty_dir_planner, content_records and
 # volume_planner ~1 min, hashing ~6 min, plan ~15-30 min (its functions are called by
-# most selected tests: run it function by function, `mutmut run "podsync._plan.x__NAME*"`).
+# most selected tests: run it function by function, `mutmut run "podsync.planner._plan.x__NAME*"`).
 #
 # Environment: PYTHON (default .venv/bin/python, made by `bash .ci/test` or the
 # quickstart), MUTATION_JOBS (parallel mutants, default 2).

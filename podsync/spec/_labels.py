@@ -157,7 +157,7 @@ VOLUME_KIND_EMPTY_DIR = "empty-dir"
 #: engine volumes. A container without it that mounts one was made by an earlier
 #: podsync (or beside such a container) and binds the host directory
 #: ``<root>/<pod uid>/volumes/empty/<volume>`` instead: while one runs, the pod's new
-#: containers bind the same directories (see ``podsync._pod_planner``).
+#: containers bind the same directories (see ``podsync.planner._pod``).
 LABEL_EMPTY_DIRS = _PREFIX + "empty-dirs"
 #: ``LABEL_EMPTY_DIRS``'s value.
 EMPTY_DIRS_ENGINE = "engine"

@@ -101,7 +101,7 @@ def volume_host_paths(pod: Pod, root_dir: str) -> dict[str, str]:
     ``<root_dir>/<pod uid>/volumes/empty/<volume name>`` (the seed's layout, under the
     uid rather than the pod name - see the module docstring): where podsync kept it
     before emptyDirs were engine volumes (``empty_dir_volume_name``), and where the
-    containers of such a pod still bind it from (``podsync._empty_dir_planner``).
+    containers of such a pod still bind it from (``podsync.planner._empty_dirs``).
     """
     paths: dict[str, str] = {}
     for volume in pod.volumes:
@@ -391,7 +391,7 @@ def empty_dir_host_path(root_dir: str, pod_uid: str, volume: str) -> str:
     """Where podsync before engine volumes kept an on-disk ``emptyDir``, on the host:
     ``<root_dir>/<pod uid>/volumes/empty/<volume>`` (the seed's layout, under the uid).
     Containers made then bind it; it is copied into the volume when the pod moves over
-    (see ``podsync._pod_planner``)."""
+    (see ``podsync.planner._pod``)."""
     return posixpath.join(root_dir, pod_uid, "volumes", "empty", volume)
 
 

@@ -5,11 +5,11 @@ like the app containers' (``_Decision``), made before the app containers start.
 
 Contract: pure; reads only the planner's state.
 
-Also ``_numbered``, the hooks' named ports as numbers, shared with ``_pod_planner``.
+Also ``_numbered``, the hooks' named ports as numbers, shared with ``_pod``.
 
 May import: the model and helpers, the vocabulary, ownership, spec comparison, garbage
 collection (``remove_action``). Never
-``_pod_planner`` (which imports it), ``_plan``, a runtime, or anything that does I/O.
+``_pod`` (which imports it), ``_plan``, a runtime, or anything that does I/O.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ import json
 
 import attrs
 
-from podsync._gc import remove_action
-from podsync._spec_change import spec_change
 from podsync.actions._actions import FAILED_STOPS, Reason, Remove, Wait
 from podsync.model._pod import Container, Handler, Pod, RestartPolicy
+from podsync.planner._gc import remove_action
+from podsync.planner._spec_change import spec_change
 from podsync.spec._hashing import SpecHash
 from podsync.spec._labels import LABEL_INIT_INDEX, LABEL_INIT_RESTART_POLICY
 from podsync.spec._ownership import Instance

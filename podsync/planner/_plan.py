@@ -2,7 +2,7 @@
 
 Rule 1: everything that decides an action lives in the planner: this module (``plan``:
 indexing what is observed, pods no longer desired, pod directories, dangling images),
-admission (``_admission``), the per-pod planner (``_pod_planner``), spec comparison
+admission (``_admission``), the per-pod planner (``_pod``), spec comparison
 (``_spec_change``) and garbage collection (``_gc``). The apply side executes a plan and
 decides nothing; the helpers (naming, hashing, ports, ...) compute values; the plan's
 vocabulary (``_actions``), options (``_options``) and the ownership rule
@@ -80,11 +80,6 @@ from collections.abc import Collection, Mapping, Sequence
 
 import attrs
 
-from podsync._admission import admit
-from podsync._empty_dir_planner import empty_dir_of, empty_dir_setup, not_the_pods
-from podsync._gc import apply_global_cap, plan_orphan
-from podsync._pod_planner import PlanContext, PodPlanner
-from podsync._volume_planner import record_upkeep, volume_writes
 from podsync.actions._actions import (
     Create,
     CreateVolume,
@@ -103,6 +98,11 @@ from podsync.actions._fingerprint import scoped_fingerprint
 from podsync.actions._options import PlanOptions
 from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume, Pod
 from podsync.model._volume import WrittenVolume
+from podsync.planner._admission import admit
+from podsync.planner._empty_dirs import empty_dir_of, empty_dir_setup, not_the_pods
+from podsync.planner._gc import apply_global_cap, plan_orphan
+from podsync.planner._pod import PlanContext, PodPlanner
+from podsync.planner._volumes import record_upkeep, volume_writes
 from podsync.spec._content_records import PodVolume, RecordChoice, record_choices
 from podsync.spec._images import normalize_image
 from podsync.spec._labels import (

@@ -24,8 +24,6 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
 
-from podsync._host_ports import filter_host_port_conflicts
-from podsync._spec_change import planned_before
 from podsync.actions._actions import (
     Reason,
     Rejection,
@@ -46,6 +44,8 @@ from podsync.model._security import (
     profile_path_problem,
     sysctl_problem,
 )
+from podsync.planner._host_ports import filter_host_port_conflicts
+from podsync.planner._spec_change import planned_before
 from podsync.spec._environment import environment
 from podsync.spec._images import image_reference_problem
 from podsync.spec._labels import (

@@ -4,7 +4,7 @@ An on-disk ``emptyDir`` is one named engine volume per pod volume
 (``empty_dir_volume_name``), labelled as podsync's with its pod and volume
 (``empty_dir_volume_labels``), mounted into the containers that mount it, never filled
 from the image. The plan creates it (``empty_dir_setup``: a ``CreateVolume`` that also
-sets its root's mode) before the first container that mounts it; ``podsync._plan``
+sets its root's mode) before the first container that mounts it; ``podsync.planner._plan``
 removes it (``RemoveVolume``) with the pod's other volumes once the pod is no longer
 desired and none of its containers is left; a desired pod keeps it across restarts and rebuilds,
 as the kubelet keeps an emptyDir for the life of its pod.

@@ -23,16 +23,6 @@ from typing import Any
 
 import attrs
 
-from podsync._empty_dir_planner import container_storage, empty_dir_mode
-from podsync._gc import gc_candidates, label_pre_stop, remove_action
-from podsync._init_planner import InitPlanner, _Decision, _numbered
-from podsync._spec_change import (
-    network_inputs,
-    remembered_hash,
-    remembered_network_hash,
-    replanned,
-    spec_change,
-)
 from podsync.actions._actions import (
     FAILED_STOPS,
     Create,
@@ -46,6 +36,16 @@ from podsync.actions._actions import (
 from podsync.actions._options import PlanOptions
 from podsync.model._pod import Container, Handler, Pod, PullPolicy, RestartPolicy, engine_resources
 from podsync.model._security import app_security, network_security, user_hold
+from podsync.planner._empty_dirs import container_storage, empty_dir_mode
+from podsync.planner._gc import gc_candidates, label_pre_stop, remove_action
+from podsync.planner._init import InitPlanner, _Decision, _numbered
+from podsync.planner._spec_change import (
+    network_inputs,
+    remembered_hash,
+    remembered_network_hash,
+    replanned,
+    spec_change,
+)
 from podsync.spec._environment import environment
 from podsync.spec._hashing import SpecHash
 from podsync.spec._images import has_latest_tag, normalize_image, should_pull

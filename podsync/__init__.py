@@ -184,7 +184,7 @@ if _TYPE_CHECKING:
     from podsync._reconciler import LoopNotice, NoticeKind, Reconciler
     from podsync._etcd import EtcdOptions
     from podsync._publish import PublishResult, publish
-    from podsync._status import (
+    from podsync.status._pod import (
         ContainerState,
         ContainerStatus,
         PodCondition,
@@ -193,8 +193,8 @@ if _TYPE_CHECKING:
         orphaned_pod_statuses,
         pod_status,
     )
-    from podsync._status_json import STATUS_FORMAT_VERSION, statuses_to_json
-    from podsync._operate import (
+    from podsync.status._json import STATUS_FORMAT_VERSION, statuses_to_json
+    from podsync.status._operate import (
         PodEngineEvent,
         pod_events,
         previous_instance,
@@ -236,7 +236,7 @@ _ON_FIRST_USE: dict[str, tuple[str, ...]] = {
     "podsync._reconciler": ("LoopNotice", "NoticeKind", "Reconciler"),
     "podsync._etcd": ("EtcdOptions",),
     "podsync._publish": ("PublishResult", "publish"),
-    "podsync._status": (
+    "podsync.status._pod": (
         "ContainerState",
         "ContainerStatus",
         "PodCondition",
@@ -245,8 +245,13 @@ _ON_FIRST_USE: dict[str, tuple[str, ...]] = {
         "orphaned_pod_statuses",
         "pod_status",
     ),
-    "podsync._status_json": ("STATUS_FORMAT_VERSION", "statuses_to_json"),
-    "podsync._operate": ("PodEngineEvent", "pod_events", "previous_instance", "termination_inputs"),
+    "podsync.status._json": ("STATUS_FORMAT_VERSION", "statuses_to_json"),
+    "podsync.status._operate": (
+        "PodEngineEvent",
+        "pod_events",
+        "previous_instance",
+        "termination_inputs",
+    ),
     "podsync._hosts": (
         "Host",
         "HostTLS",

@@ -38,8 +38,8 @@ from typing import Any
 import attrs
 
 from podsync._clock import Clock, system_monotonic, system_time
-from podsync._status import PodPhase, PodStatus
-from podsync._status_json import statuses_to_json
+from podsync.status._json import statuses_to_json
+from podsync.status._pod import PodPhase, PodStatus
 
 __all__: list[str] = []
 

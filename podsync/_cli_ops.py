@@ -7,7 +7,7 @@ else). Results go to stdout - a container's stderr to stderr - and errors are on
 each, with the exit codes of the rest of the command line: 0 success, 1 any error
 (``exec``: the command's own exit code once it ran), 130 interrupted.
 
-A POD is looked up among the pods podsync runs on the engine (``podsync._operate``): a
+A POD is looked up among the pods podsync runs on the engine (``podsync.status._operate``): a
 full name (``name.namespace.source``), ``namespace/name``, a uid, or a bare name; a
 name that matches none or several is an error naming the pod and the candidates.
 """
@@ -25,7 +25,16 @@ from typing import IO, Any
 from podsync._cli_args import EXIT_OK, _Failure, _host_key, _plan_options, _root_dir
 from podsync._config import load_pods
 from podsync._console import Console
-from podsync._operate import (
+from podsync._runtime import Runtime
+from podsync._sync import Observation, observe, sync
+from podsync.actions._options import PlanOptions
+from podsync.exceptions import ConfigError
+from podsync.model._pod import ObservedContainer, Pod
+from podsync.spec._labels import LABEL_INIT_INDEX, LABEL_SPEC
+from podsync.spec._naming import NETWORK_CONTAINER
+from podsync.spec._ownership import ownership
+from podsync.status._json import status_record, statuses_to_json
+from podsync.status._operate import (
     PodEngineEvent,
     PodRef,
     current_instance,
@@ -36,22 +45,13 @@ from podsync._operate import (
     previous_instance,
     termination_inputs,
 )
-from podsync._runtime import Runtime
-from podsync._status import (
+from podsync.status._pod import (
     ContainerState,
     ContainerStatus,
     PodStatus,
     orphaned_pod_statuses,
     pod_status,
 )
-from podsync._status_json import status_record, statuses_to_json
-from podsync._sync import Observation, observe, sync
-from podsync.actions._options import PlanOptions
-from podsync.exceptions import ConfigError
-from podsync.model._pod import ObservedContainer, Pod
-from podsync.spec._labels import LABEL_INIT_INDEX, LABEL_SPEC
-from podsync.spec._naming import NETWORK_CONTAINER
-from podsync.spec._ownership import ownership
 
 __all__: list[str] = []
 

@@ -65,7 +65,6 @@ from podsync._prober import probes_of
 from podsync._runtime import EngineEvent, Runtime, Stream
 from podsync._source_reads import SourceRead
 from podsync._sources import DEFAULT_MAX_BYTES
-from podsync._status import PodStatus, orphaned_pod_statuses, pod_status
 from podsync._sync import Observation, SyncResult, _default_runtime, sync
 from podsync._workers import PodWorkers
 from podsync.actions._actions import (
@@ -85,6 +84,7 @@ from podsync.actions._options import (
 from podsync.exceptions import RuntimeCallError
 from podsync.model._pod import Pod
 from podsync.spec._labels import LABEL_POD_UID
+from podsync.status._pod import PodStatus, orphaned_pod_statuses, pod_status
 
 if TYPE_CHECKING:
     from podsync._etcd import EtcdOptions

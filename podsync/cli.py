@@ -102,7 +102,7 @@ from podsync.spec._ownership import ownership, volume_ownership
 
 if TYPE_CHECKING:
     from podsync._etcd import EtcdOptions
-    from podsync._status import PodStatus
+    from podsync.status._pod import PodStatus
 
 # What only saved plans (plan -o, apply --plan, show, --json) or --wait need - the
 # plan's JSON form, the fingerprint, Secrets read again for a saved plan, pod status,
@@ -396,7 +396,7 @@ def pod_statuses(
     clock of ``now``; until then it is "starting". A 2014 kubelet's containers count
     only with ``adopt_2014_containers`` (the plan's option).
     """
-    from podsync._status import pod_status
+    from podsync.status._pod import pod_status
 
     settling = set()
     for oc in containers:

@@ -17,8 +17,8 @@ import pytest
 
 from podsync import PodPhase, PodStatus, parse_pods, pod_status, sync
 from podsync._board import LoopBoard
-from podsync._status_json import statuses_to_json
 from podsync.actions._options import PlanOptions
+from podsync.status._json import statuses_to_json
 from podsync.testing import FakeClock, FakeRuntime
 
 PAUSE = "registry.k8s.io/pause:3.10"

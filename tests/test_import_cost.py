@@ -80,7 +80,7 @@ def test_the_command_line_loads_saved_plan_and_status_code_only_when_used():
     only_sometimes = [
         "podsync.actions._json",
         "podsync._cli_secrets",
-        "podsync._status",
+        "podsync.status._pod",
         "tempfile",
     ]
     assert [] == [m for m in only_sometimes if m in loaded]

@@ -1,11 +1,11 @@
-"""``podsync._operate``'s choices, purely: which instance is current and which previous,
+"""``podsync.status._operate``'s choices, purely: which instance is current and which previous,
 and how a POD argument finds its pod."""
 
 from __future__ import annotations
 
 from podsync import ObservedContainer, previous_instance
-from podsync._operate import PodRef, current_instance, find_pods
 from podsync.spec._labels import LABEL_ATTEMPT, LABEL_CONTAINER, LABEL_POD_UID
+from podsync.status._operate import PodRef, current_instance, find_pods
 
 
 def instance(

@@ -303,7 +303,7 @@ def test_status_module_does_no_io() -> None:
     """The status modules are pure: they import only podsync's pure modules and typing
     helpers, never the runtime, the file system or the clock."""
     imported = set()
-    for module in ("_status.py", "_container_status.py"):
+    for module in ("podsync.status._pod.py", "podsync.status._container.py"):
         source = Path(podsync.__file__).with_name(module).read_text(encoding="utf-8")
         for node in ast.walk(ast.parse(source)):
             if isinstance(node, ast.ImportFrom) and node.module:
@@ -319,7 +319,7 @@ def test_status_module_does_no_io() -> None:
         "podsync.spec._naming",
         "podsync.model._pod",
         "podsync.actions._actions",
-        "podsync._container_status",
+        "podsync.status._container",
         "podsync.actions._options",
         "podsync.spec._ownership",
     }

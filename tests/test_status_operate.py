@@ -2,7 +2,7 @@
 messages, orphaned pods and the JSON form (``podsync status --json``).
 
 Pure: the engine is a FakeRuntime driven by ``podsync.sync``, and messages and log
-tails are given as data (the shell that reads them is ``podsync._operate``).
+tails are given as data (the shell that reads them is ``podsync.status._operate``).
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ from podsync import (
     pod_status,
     sync,
 )
-from podsync._container_status import termination_message
-from podsync._status import PodCondition, orphaned_pod_statuses
-from podsync._status_json import STATUS_FORMAT_VERSION, statuses_to_json
 from podsync.actions._options import PlanOptions
+from podsync.status._container import termination_message
+from podsync.status._json import STATUS_FORMAT_VERSION, statuses_to_json
+from podsync.status._pod import PodCondition, orphaned_pod_statuses
 from podsync.testing import FakeClock, FakeRuntime
 
 NOW = 1_000_000.0

@@ -1,12 +1,12 @@
 """One pod container's status: its state, the run it shows and that run's termination
-message - what ``pod_status`` and ``orphaned_pod_statuses`` (``podsync._status``) share
+message - what ``pod_status`` and ``orphaned_pod_statuses`` (``podsync.status._pod``) share
 for app and init containers alike.
 
 Pure (no I/O, no clock). The rules of a run are the planner's: an instance podsync
 stopped for its own reasons (a stop record outside ``FAILED_STOPS``) or one that was
 created and never started is *not a run*; one podsync killed for a failure failed,
 whatever its exit code. ``ContainerState`` and ``ContainerStatus`` are public through
-``podsync._status``, which re-exports them.
+``podsync.status._pod``, which re-exports them.
 """
 
 from __future__ import annotations

@@ -15,12 +15,12 @@ from collections.abc import Iterable, Iterator, Sequence
 
 import attrs
 
-from podsync._container_status import MAX_LOG_MESSAGE_LINES, MAX_MESSAGE_BYTES, wants_log_tail
 from podsync._runtime import EngineEvent, Runtime, Stream
 from podsync.exceptions import RuntimeCallError
 from podsync.model._pod import ObservedContainer, Pod, TerminationMessagePolicy
 from podsync.spec._naming import NETWORK_CONTAINER
 from podsync.spec._ownership import Ownership, identify, ownership
+from podsync.status._container import MAX_LOG_MESSAGE_LINES, MAX_MESSAGE_BYTES, wants_log_tail
 
 # Everything in __all__ gets re-exported as part of the podsync public API, but
 # ``PodRef``, ``find_pods``, ``pod_refs`` and ``instances`` (the command line's).

@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from podsync._status import ContainerStatus, PodStatus
+from podsync.status._pod import ContainerStatus, PodStatus
 
 __all__ = ["STATUS_FORMAT_VERSION", "status_record", "statuses_to_json"]
 

@@ -23,12 +23,12 @@ Beside the phase, a status carries the kubelet's conditions (``Initialized``,
 started and ready flags (from the startup and readiness verdicts given, keyed by
 container id), its image and termination message. What only I/O can give - the
 termination-message files, the log tails for ``FallbackToLogsOnError`` - is read by
-the caller and passed in as data (``podsync._operate`` does it for the command line),
+the caller and passed in as data (``podsync.status._operate`` does it for the command line),
 so this stays pure.
 ``orphaned_pod_statuses`` judges the pods podsync runs that are not desired.
 
 One container's status - its state, the run it shows, that run's termination message -
-is ``podsync._container_status``'s (shared by app and init containers); this module
+is ``podsync.status._container``'s (shared by app and init containers); this module
 re-exports its public types.
 """
 
@@ -40,7 +40,12 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 
 import attrs
 
-from podsync._container_status import (
+from podsync.actions._actions import FAILED_STOPS, Action, Plan, PodPlan, Reason, Wait
+from podsync.actions._options import PlanOptions
+from podsync.model._pod import ObservedContainer, Pod, RestartPolicy, TerminationMessagePolicy
+from podsync.spec._naming import NETWORK_CONTAINER
+from podsync.spec._ownership import ownership
+from podsync.status._container import (
     ContainerState,
     ContainerStatus,
     _ended,
@@ -50,11 +55,6 @@ from podsync._container_status import (
     _with_run,
     termination_message,
 )
-from podsync.actions._actions import FAILED_STOPS, Action, Plan, PodPlan, Reason, Wait
-from podsync.actions._options import PlanOptions
-from podsync.model._pod import ObservedContainer, Pod, RestartPolicy, TerminationMessagePolicy
-from podsync.spec._naming import NETWORK_CONTAINER
-from podsync.spec._ownership import ownership
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = [
@@ -195,7 +195,7 @@ def pod_status(
             the startup probe succeeded. A container with a startup probe and no
             verdict has not started, so it is not ready either.
         termination_messages: the termination-message file of each container (by id)
-            that has one, as read (``podsync._operate.termination_inputs``).
+            that has one, as read (``podsync.status._operate.termination_inputs``).
         log_tails: the log tail of failed runs under ``FallbackToLogsOnError`` (by id).
 
     Returns:

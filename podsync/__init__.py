@@ -111,7 +111,7 @@ from podsync.actions._fingerprint import plan_fingerprint
 from podsync.planner._plan import plan
 
 # isort: split
-from podsync._runtime import EngineEvent, ExecResult, LogLine, Runtime, Stream
+from podsync.runtime._protocol import EngineEvent, ExecResult, LogLine, Runtime, Stream
 
 # isort: split
 from podsync.spec._hashing import SPEC_HASH_VERSION, SpecHash, network_spec_hash, spec_hash

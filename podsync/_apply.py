@@ -53,7 +53,6 @@ from podsync._hostfs import (
     remove_pod_dir,
     remove_stop_record,
 )
-from podsync._runtime import Runtime
 from podsync._volume_writer import write_volume
 from podsync.actions._actions import (
     STOP_POST_START_FAILED,
@@ -77,6 +76,7 @@ from podsync.model._pod import Handler
 from podsync.model._secrets import spec_texts
 from podsync.model._volume import VolumeContent
 from podsync.model._volume_entries import EntryKind, VolumeEntry
+from podsync.runtime._protocol import Runtime
 from podsync.spec._labels import LABEL_POD_UID, LABEL_SPEC_HASH
 from podsync.spec._records import stop_record_labels, stop_record_volume
 

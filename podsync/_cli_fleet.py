@@ -43,11 +43,11 @@ from podsync._console import (
 )
 from podsync._fleet import FleetResult, HostResult, sync_hosts
 from podsync._hosts import Host, load_host_pods, load_hosts
-from podsync._runtime import Runtime
 from podsync._sync import Observation
 from podsync.actions._actions import Plan, Wait
 from podsync.exceptions import ConfigError
 from podsync.model._pod import Pod
+from podsync.runtime._protocol import Runtime
 
 __all__: list[str] = []
 

@@ -25,11 +25,11 @@ from typing import IO, Any
 from podsync._cli_args import EXIT_OK, _Failure, _host_key, _plan_options, _root_dir
 from podsync._config import load_pods
 from podsync._console import Console
-from podsync._runtime import Runtime
 from podsync._sync import Observation, observe, sync
 from podsync.actions._options import PlanOptions
 from podsync.exceptions import ConfigError
 from podsync.model._pod import ObservedContainer, Pod
+from podsync.runtime._protocol import Runtime
 from podsync.spec._labels import LABEL_INIT_INDEX, LABEL_SPEC
 from podsync.spec._naming import NETWORK_CONTAINER
 from podsync.spec._ownership import ownership

@@ -26,8 +26,8 @@ from podsync._cli_args import EXIT_OK, _Failure, _given, _host_key, _plan_option
 from podsync._cli_etcd import etcd_options
 from podsync._console import Console, event_record, event_text
 from podsync._reconciler import Board, LoopNotice, NoticeKind, Reconciler
-from podsync._runtime import Runtime
 from podsync.exceptions import EtcdError
+from podsync.runtime._protocol import Runtime
 
 __all__: list[str] = []
 

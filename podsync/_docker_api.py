@@ -61,10 +61,10 @@ from typing import Any, cast
 
 import attrs
 
-from podsync._runtime import EVENT_ACTIONS, EngineEvent, LogLine
 from podsync.actions._actions import CreateSpec
 from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume
 from podsync.model._security import ContainerSecurity
+from podsync.runtime._protocol import EVENT_ACTIONS, EngineEvent, LogLine
 from podsync.spec._cpu import CPU_PERIOD, cpu_quota, cpu_shares
 from podsync.spec._ports import exposed_ports, port_bindings
 from podsync.spec._volumes import NamedVolumeMount, binds

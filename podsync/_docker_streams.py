@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import IO, TYPE_CHECKING, Any
 
 from podsync._docker_api import as_int, engine_event, log_line
-from podsync._runtime import EVENT_ACTIONS, EngineEvent, LogLine
+from podsync.runtime._protocol import EVENT_ACTIONS, EngineEvent, LogLine
 
 if TYPE_CHECKING:
     from docker.types.daemon import CancellableStream

@@ -16,9 +16,9 @@ from collections.abc import Callable, Iterable, Iterator
 
 import attrs
 
-from podsync._runtime import EngineEvent, LogLine, Stream
 from podsync.actions._actions import CreateSpec
 from podsync.model._pod import ObservedContainer
+from podsync.runtime._protocol import EngineEvent, LogLine, Stream
 from podsync.spec._ports import PortMapping
 
 __all__ = [

@@ -24,12 +24,12 @@ from podsync._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS, _check_setting
 from podsync._apply_results import Event
 from podsync._clock import Clock, clocks
 from podsync._hosts import host_root_dir
-from podsync._runtime import Runtime
 from podsync._sync import Observation, SyncResult, sync
 from podsync.actions._actions import Plan
 from podsync.actions._options import PlanOptions
 from podsync.exceptions import PodsyncError
 from podsync.model._pod import Pod
+from podsync.runtime._protocol import Runtime
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = ["FleetResult", "HostResult", "sync_hosts"]

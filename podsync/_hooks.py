@@ -30,9 +30,9 @@ from typing import TYPE_CHECKING
 import attrs
 
 from podsync._prober import ProbeKind, probes_of
-from podsync._runtime import Runtime
 from podsync.exceptions import PodsyncError
 from podsync.model._pod import Container, Handler, HTTPHeader, ObservedContainer, Pod, Port, Probe
+from podsync.runtime._protocol import Runtime
 from podsync.spec._naming import NETWORK_CONTAINER
 from podsync.spec._ownership import ownership
 

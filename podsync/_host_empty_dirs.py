@@ -26,8 +26,8 @@ import stat
 from collections.abc import Collection, Iterator
 
 from podsync._hostfs import HostPathRefused, _is_marked
-from podsync._runtime import Runtime
 from podsync.model._volume_entries import EntryKind, VolumeEntry
+from podsync.runtime._protocol import Runtime
 from podsync.spec._naming import is_safe_uid
 
 __all__: list[str] = []

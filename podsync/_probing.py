@@ -41,8 +41,8 @@ from podsync._prober import (
     states_from_json,
     states_to_json,
 )
-from podsync._runtime import Runtime
 from podsync.model._pod import ObservedContainer, Pod
+from podsync.runtime._protocol import Runtime
 from podsync.spec._labels import VOLUME_KIND_PROBE_RECORD
 from podsync.spec._records import Record, by_container, probe_record_labels, probe_record_volume
 

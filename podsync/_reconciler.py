@@ -62,7 +62,6 @@ from podsync._config import SecretKey
 from podsync._loop_sources import SourceSet
 from podsync._node import NodeInfo
 from podsync._prober import probes_of
-from podsync._runtime import EngineEvent, Runtime, Stream
 from podsync._source_reads import SourceRead
 from podsync._sources import DEFAULT_MAX_BYTES
 from podsync._sync import Observation, SyncResult, _default_runtime, sync
@@ -83,6 +82,7 @@ from podsync.actions._options import (
 )
 from podsync.exceptions import RuntimeCallError
 from podsync.model._pod import Pod
+from podsync.runtime._protocol import EngineEvent, Runtime, Stream
 from podsync.spec._labels import LABEL_POD_UID
 from podsync.status._pod import PodStatus, orphaned_pod_statuses, pod_status
 

@@ -27,7 +27,6 @@ from podsync._prober import states_to_json
 from podsync._probing import ProbeRound
 from podsync._probing import probe as run_prober
 from podsync._probing import save as save_probe_records
-from podsync._runtime import Runtime
 from podsync.actions._actions import (
     Action,
     Create,
@@ -43,6 +42,7 @@ from podsync.actions._options import PlanOptions
 from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume, Pod
 from podsync.model._volume import Volume, WrittenVolume
 from podsync.planner._plan import plan
+from podsync.runtime._protocol import Runtime
 from podsync.spec._labels import VOLUME_KIND_PROBE_RECORD
 from podsync.spec._ownership import ownership
 from podsync.spec._records import probe_records, records_of, stop_records

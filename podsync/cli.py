@@ -90,7 +90,6 @@ from podsync._console import (
     warn_unpublished_ports,
 )
 from podsync._content_engine import planned_engine_records
-from podsync._runtime import Runtime
 from podsync._sync import Observation, SyncResult, observe, sync
 from podsync.actions._actions import Action, Plan, shorten_ids
 from podsync.actions._fingerprint import plan_fingerprint
@@ -98,6 +97,7 @@ from podsync.actions._options import GCPolicy, PlanOptions
 from podsync.exceptions import ConfigError, EngineUnavailable, PodsyncError, RuntimeCallError
 from podsync.model._pod import ObservedContainer, ObservedVolume, Pod
 from podsync.planner._plan import plan
+from podsync.runtime._protocol import Runtime
 from podsync.spec._ownership import ownership, volume_ownership
 
 if TYPE_CHECKING:

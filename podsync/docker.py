@@ -71,11 +71,11 @@ from podsync._docker_api import (
 )
 from podsync._docker_archive import first_file, tar_of
 from podsync._docker_streams import Opened, StreamReader
-from podsync._runtime import EngineEvent, ExecResult, LogLine, Stream
 from podsync.actions._actions import CreateSpec
 from podsync.exceptions import EngineUnavailable, NameConflict, RuntimeCallError
 from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume
 from podsync.model._volume_entries import VolumeEntry, entry_path_refusal
+from podsync.runtime._protocol import EngineEvent, ExecResult, LogLine, Stream
 from podsync.spec._images import pull_reference
 from podsync.spec._labels import LABEL_HELPER
 from podsync.spec._ownership import ownership

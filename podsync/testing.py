@@ -73,14 +73,14 @@ from podsync._fake_state import published as _published
 from podsync._fake_state import publishes as _publishes
 from podsync._fake_state import start_refusal as _start_refusal
 from podsync._fake_volumes import VolumeCalls as _VolumeCalls
-from podsync._runtime import EngineEvent, ExecResult, LogLine, Stream
 from podsync.actions._actions import CreateSpec
 from podsync.exceptions import EngineUnavailable, NameConflict, RuntimeCallError
 from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume
+from podsync.runtime._protocol import EngineEvent, ExecResult, LogLine, Stream
 from podsync.spec._ports import PortMapping
 
 if TYPE_CHECKING:
-    from podsync._runtime import Runtime
+    from podsync.runtime._protocol import Runtime
 
 #: ``FakeRuntime.set_exec_handler``'s handlers: (stdin, output) -> exit code.
 _ExecHandler = Callable[[bytes, Callable[[str, bytes], None]], int]

@@ -14,11 +14,11 @@ from docker.types import ContainerConfig, HostConfig
 
 from podsync import Container, Pod, Port, PortProtocol, Volume, VolumeMount
 from podsync._docker_api import docker_create_args, engine_event, log_line
-from podsync._runtime import EngineEvent, LogLine
 from podsync.actions._actions import Create, CreateSpec
 from podsync.actions._options import PlanOptions
 from podsync.model._security import ContainerSecurity
 from podsync.planner._plan import plan
+from podsync.runtime._protocol import EngineEvent, LogLine
 from podsync.spec._naming import NETWORK_CONTAINER
 from podsync.spec._ports import PortMapping
 from podsync.spec._volumes import Mount

@@ -19,8 +19,8 @@ import pytest
 
 import podsync
 from podsync import PlanOptions, Pod, Reason, SyncResult, WriteVolume, parse_pods
-from podsync._runtime import Runtime
 from podsync.docker import DockerRuntime
+from podsync.runtime._protocol import Runtime
 from tests.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup, remove_volumes
 
 pytestmark = pytest.mark.engine

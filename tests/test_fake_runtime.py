@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from podsync import EngineUnavailable, ObservedContainer, ObservedImage, RuntimeCallError
-from podsync._runtime import ExecResult, Runtime
 from podsync.actions._actions import CreateSpec
 from podsync.exceptions import NameConflict
+from podsync.runtime._protocol import ExecResult, Runtime
 from podsync.testing import CALL_NAMES, MUTATING_CALL_NAMES, Call, FakeClock, FakeRuntime
 
 

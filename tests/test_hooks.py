@@ -34,9 +34,9 @@ from podsync import (
     sync,
 )
 from podsync._hooks import HandlerError, http_get, resolve_port, run_handler, tcp_connect
-from podsync._runtime import ExecResult
 from podsync.actions._actions import CreateSpec
 from podsync.actions._options import PlanOptions
+from podsync.runtime._protocol import ExecResult
 from podsync.testing import FakeClock, FakeRuntime
 
 NOW = 1_000_000.0

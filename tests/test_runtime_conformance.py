@@ -36,7 +36,6 @@ import attrs
 import docker
 import pytest
 
-from podsync._runtime import ExecResult, Runtime
 from podsync.actions._actions import CreateSpec
 from podsync.docker import DockerRuntime
 from podsync.exceptions import NameConflict, RuntimeCallError
@@ -44,6 +43,7 @@ from podsync.model._pod import HostAlias, ObservedContainer, ObservedVolume
 from podsync.model._secrets import SecretPart, SecretText
 from podsync.model._security import ContainerSecurity
 from podsync.model._volume_entries import EntryKind, VolumeEntry
+from podsync.runtime._protocol import ExecResult, Runtime
 from podsync.spec._labels import LABEL_CONTAINER, LABEL_POD_UID
 from podsync.spec._ports import PortMapping
 from podsync.spec._volumes import Mount, NamedVolumeMount, TmpfsMount

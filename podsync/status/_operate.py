@@ -15,9 +15,9 @@ from collections.abc import Iterable, Iterator, Sequence
 
 import attrs
 
-from podsync._runtime import EngineEvent, Runtime, Stream
 from podsync.exceptions import RuntimeCallError
 from podsync.model._pod import ObservedContainer, Pod, TerminationMessagePolicy
+from podsync.runtime._protocol import EngineEvent, Runtime, Stream
 from podsync.spec._naming import NETWORK_CONTAINER
 from podsync.spec._ownership import Ownership, identify, ownership
 from podsync.status._container import MAX_LOG_MESSAGE_LINES, MAX_MESSAGE_BYTES, wants_log_tail

@@ -154,7 +154,7 @@ def _runtime(host: Host, factory: Any) -> Runtime:
         return runtime
     import docker.tls
 
-    from podsync.docker import DockerRuntime
+    from podsync.runtime.docker._runtime import DockerRuntime
 
     tls = host.tls
     config = docker.tls.TLSConfig(

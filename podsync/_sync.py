@@ -295,7 +295,7 @@ class SyncResult:
 def _default_runtime() -> Runtime:
     # Imported here, not at the top: the docker SDK is only needed when podsync talks
     # to Docker, and tests with FakeRuntime never load it.
-    from podsync.docker import DockerRuntime
+    from podsync.runtime.docker._runtime import DockerRuntime
 
     return DockerRuntime()
 

@@ -140,7 +140,7 @@ _STABLE_SECONDS = 1.0
 def docker_runtime(host: str | None) -> Runtime:
     """The default runtime factory: a ``DockerRuntime`` for ``host`` (``None``: the
     ``DOCKER_*`` environment), with an address that is checked before any call."""
-    from podsync.docker import DockerRuntime
+    from podsync.runtime.docker._runtime import DockerRuntime
 
     effective = host or os.environ.get("DOCKER_HOST", "")
     if effective:

@@ -1,4 +1,4 @@
-"""The Docker translation of the runtime-neutral ``CreateSpec`` (``podsync._docker_api``),
+"""The Docker translation of the runtime-neutral ``CreateSpec`` (``podsync.runtime.docker._api``),
 without an engine: the docker SDK's own config builders (``HostConfig``,
 ``ContainerConfig``, which ``APIClient.create_host_config`` / ``create_container`` call)
 turn the arguments into the Engine API's JSON, and that JSON is what is checked. The
@@ -13,12 +13,12 @@ import pytest
 from docker.types import ContainerConfig, HostConfig
 
 from podsync import Container, Pod, Port, PortProtocol, Volume, VolumeMount
-from podsync._docker_api import docker_create_args, engine_event, log_line
 from podsync.actions._actions import Create, CreateSpec
 from podsync.actions._options import PlanOptions
 from podsync.model._security import ContainerSecurity
 from podsync.planner._plan import plan
 from podsync.runtime._protocol import EngineEvent, LogLine
+from podsync.runtime.docker._api import docker_create_args, engine_event, log_line
 from podsync.spec._naming import NETWORK_CONTAINER
 from podsync.spec._ports import PortMapping
 from podsync.spec._volumes import Mount

@@ -20,8 +20,13 @@ from typing import Any, cast
 
 import docker
 import pytest
+from podsync.docker import DockerRuntime
 
-from podsync._docker_api import (
+from podsync.actions._actions import CreateSpec
+from podsync.exceptions import EngineUnavailable, NameConflict, RuntimeCallError
+from podsync.model._pod import ObservedContainer, ObservedImage, PortProtocol
+from podsync.runtime._protocol import ExecResult, Runtime
+from podsync.runtime.docker._api import (
     _exit_code,
     _name,
     address_of,
@@ -29,11 +34,6 @@ from podsync._docker_api import (
     observed_from_list,
     timestamp,
 )
-from podsync.actions._actions import CreateSpec
-from podsync.docker import DockerRuntime
-from podsync.exceptions import EngineUnavailable, NameConflict, RuntimeCallError
-from podsync.model._pod import ObservedContainer, ObservedImage, PortProtocol
-from podsync.runtime._protocol import ExecResult, Runtime
 from podsync.spec._labels import LABEL_CONTAINER, LABEL_POD_UID
 from podsync.spec._ports import PortMapping
 from podsync.spec._volumes import Mount

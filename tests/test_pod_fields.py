@@ -26,10 +26,10 @@ from podsync import (
     parse_pods,
     spec_hash,
 )
-from podsync._docker_api import docker_create_args
 from podsync._node import NodeInfo
 from podsync.actions._actions import Create, CreateSpec
 from podsync.actions._options import PlanOptions
+from podsync.runtime.docker._api import docker_create_args
 from podsync.spec._hashing import canonical_spec, network_spec_hash
 from podsync.spec._labels import LABEL_POD_NAME, LABEL_POD_UID
 from podsync.testing import FakeClock, FakeRuntime

@@ -559,7 +559,9 @@ def test_default_runtime_is_docker_built_lazily_and_closed(root, monkeypatch):
         def close(self) -> None:
             closed.append(True)
 
-    monkeypatch.setattr("podsync.docker.DockerRuntime", lambda: Stub(images=["busybox", PAUSE]))
+    monkeypatch.setattr(
+        "podsync.runtime.docker._runtime.DockerRuntime", lambda: Stub(images=["busybox", PAUSE])
+    )
 
     result = sync([foo_pod()], options=PlanOptions(root_dir=root), clock=lambda: NOW)
 
@@ -571,7 +573,7 @@ def test_the_runtime_sync_built_is_closed_when_observing_fails(root, monkeypatch
     """sync closes the runtime it built even when the engine fails the sync."""
     built = FakeRuntime()
     built.fail("list", error="engine on fire")
-    monkeypatch.setattr("podsync.docker.DockerRuntime", lambda: built)
+    monkeypatch.setattr("podsync.runtime.docker._runtime.DockerRuntime", lambda: built)
 
     with pytest.raises(RuntimeCallError, match="engine on fire"):
         sync([foo_pod()], options=PlanOptions(root_dir=root), clock=lambda: NOW)

@@ -7,7 +7,7 @@ the runtime (``Runtime.write_volume``, ``Runtime.read_volume_file``,
 so that a remote engine works as a local one does.
 
 An entry is runtime-neutral: the Docker runtime turns a sequence of them into the tar
-archive its archive API takes (``podsync._docker_archive``), ``FakeRuntime`` keeps them
+archive its archive API takes (``podsync.runtime.docker._archive``), ``FakeRuntime`` keeps them
 as they are. The engine's archive API can add and overwrite, never remove: so can this.
 
 Contract: pure - attrs classes and path checks, no I/O.

@@ -20,8 +20,8 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import IO, TYPE_CHECKING, Any
 
-from podsync._docker_api import as_int, engine_event, log_line
 from podsync.runtime._protocol import EVENT_ACTIONS, EngineEvent, LogLine
+from podsync.runtime.docker._api import as_int, engine_event, log_line
 
 if TYPE_CHECKING:
     from docker.types.daemon import CancellableStream

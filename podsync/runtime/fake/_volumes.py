@@ -3,7 +3,7 @@ container's create makes, as Docker 20.10's local volume driver does them.
 
 Contract: a mixin of ``FakeRuntime`` (``podsync.testing``), which holds the state and
 the lock; in memory, no I/O. Docker's rules, by the fake's own code: the local driver's
-names (``_fake_rules.volume_name_refusal``), a create of an existing volume that
+names (``_rules.volume_name_refusal``), a create of an existing volume that
 succeeds and leaves it as it is (labels included), a volume made unlabelled by the
 create of a container that mounts it, and no removal of a volume a container (running or
 not) mounts.
@@ -20,12 +20,12 @@ from typing import Any
 
 import attrs
 
-from podsync._fake_rules import volume_name_refusal
-from podsync._fake_state import FakeContainer
 from podsync.actions._actions import CreateSpec
 from podsync.exceptions import RuntimeCallError
 from podsync.model._pod import ObservedImage, ObservedVolume
 from podsync.model._volume_entries import EntryKind, VolumeEntry, entry_path_refusal
+from podsync.runtime.fake._rules import volume_name_refusal
+from podsync.runtime.fake._state import FakeContainer
 
 __all__ = ["VolumeCalls"]
 

@@ -1,0 +1,800 @@
+"""``FakeRuntime``, an in-memory container engine (with ``FakeClock``, ``podsync.testing``).
+
+Use them to test podsync, or your own orchestrator built on podsync, without an engine
+and without the real clock::
+
+    from podsync.testing import FakeClock, FakeRuntime
+
+    clock = FakeClock(100.0, step=0)   # moves only when told to
+    fake = FakeRuntime(images=["busybox", "registry.k8s.io/pause:3.10"], clock=clock)
+    result = podsync.sync([pod], fake, options=options, clock=clock)
+    assert ["list", "list_images", "create", "start", "create", "start"] == fake.call_names()
+    fake.clear_calls()
+    clock.advance(1)
+    podsync.sync([pod], fake, options=options, clock=clock)
+    assert ["list"] == fake.call_names()   # converged: one list call, nothing to do
+
+It is stateful, as the 2014 kubelet's ``FakeDockerClient`` was (reference §1.10):
+create, start, stop and remove change what ``list_containers`` returns, so "apply,
+observe again, plan again" works. It records every call in the seed's vocabulary
+(``list``, ``list_images``, ``pull``, ``create``, ``start``, ``stop``, ``remove``,
+``exec``, ``remove_image``, ``address``; ``exec_attached``, ``logs``, ``events`` for the
+operating calls; ``list_volumes``, ``create_volume``, ``remove_volume``) and follows
+Docker 20.10's rules, with its messages, by its own code (not the planner's): names match
+``[a-zA-Z0-9][a-zA-Z0-9_.-]+`` and are unique, a memory limit is at least 6 MB, a
+container that joins another's network (``CreateSpec.join``) sets no hostname, DNS servers
+or ports of its own, an image must be present to create a container from it, a container
+can only join the network of a running container, a running or paused container cannot
+be removed, a paused one cannot exec, and a host port (per protocol and address) is
+published by one running container at a time (named volumes: ``_volumes``). A stop
+ends a process as Docker's does: with the process's own exit code when it handles
+SIGTERM, 137 when it ignores SIGTERM and is killed (``stop_exit_code``, ``on_sigterm``).
+
+Image references are read by the fake's own implementation of Docker's reference format
+(not podsync's ``normalize_image``), so a planner that misreads a reference meets an
+engine that does not. ``tests/test_runtime_conformance.py`` runs one suite against the
+fake and the real engine.
+
+Chosen calls can be made to fail (``fail``), a container's process can exit
+(``exit``, OOM-killed too), write to its log (``write_log``), containers can be paused
+(``pause``, ``unpause``), and exec results can be scripted (``set_exec_result``,
+``set_exec_handler``). Docker's container events are recorded (``events``).
+
+The fake is thread-safe: ``podsync.apply`` calls it from several threads.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import IO, TYPE_CHECKING, Any
+
+from podsync.actions._actions import CreateSpec
+from podsync.exceptions import EngineUnavailable, NameConflict, RuntimeCallError
+from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume
+from podsync.runtime._protocol import EngineEvent, ExecResult, LogLine, Stream
+from podsync.runtime.fake._calls import CALL_NAMES, MUTATING_CALL_NAMES, Call
+from podsync.runtime.fake._calls import Fault as _Fault
+from podsync.runtime.fake._calls import triggered as _triggered
+from podsync.runtime.fake._clock import FakeClock
+
+# Docker's rules, under the fake's own names for them (see podsync.runtime.fake._rules).
+from podsync.runtime.fake._rules import CONTAINER_NAME as _CONTAINER_NAME
+from podsync.runtime.fake._rules import CONTAINER_NAME_CHARS as _CONTAINER_NAME_CHARS
+from podsync.runtime.fake._rules import KILLED as _KILLED
+from podsync.runtime.fake._rules import MIN_MEMORY as _MIN_MEMORY
+from podsync.runtime.fake._rules import Reference as _Reference
+from podsync.runtime.fake._rules import create_refusal as _create_refusal
+from podsync.runtime.fake._rules import image_id as _image_id
+from podsync.runtime.fake._rules import read_reference as _read_reference
+from podsync.runtime.fake._rules import sysctl_start_error as _sysctl_start_error
+from podsync.runtime.fake._state import FakeContainer as _Container
+from podsync.runtime.fake._state import Journal as _Journal
+from podsync.runtime.fake._state import exec_refusal as _exec_refusal
+from podsync.runtime.fake._state import network_mode_conflict as _network_mode_conflict
+from podsync.runtime.fake._state import published as _published
+from podsync.runtime.fake._state import publishes as _publishes
+from podsync.runtime.fake._state import start_refusal as _start_refusal
+from podsync.runtime.fake._volumes import VolumeCalls as _VolumeCalls
+from podsync.spec._ports import PortMapping
+
+if TYPE_CHECKING:
+    from podsync.runtime._protocol import Runtime
+
+#: ``FakeRuntime.set_exec_handler``'s handlers: (stdin, output) -> exit code.
+_ExecHandler = Callable[[bytes, Callable[[str, bytes], None]], int]
+
+__all__ = ["CALL_NAMES", "MUTATING_CALL_NAMES", "Call", "FakeClock", "FakeRuntime"]
+
+
+class FakeRuntime(_VolumeCalls):
+    """An in-memory container engine that satisfies the ``Runtime`` protocol.
+
+    Args:
+        containers: containers the engine holds at the start (for example the seed's
+            ``k8s_`` containers of a scenario).
+        images: images present at the start: references (``"busybox"`` is stored as
+            ``busybox:latest``, naming no user: root) or ``ObservedImage`` values.
+        volumes: named volumes present at the start (``add_volume``).
+        clock: where creation and exit times come from, seconds since the epoch; a
+            ``FakeClock()`` of its own by default (never the real clock: every reading
+            is one second after the one before, from ``FakeClock.DEFAULT_START``).
+            Plan with the same clock (``now=fake.clock()``) for times that agree.
+        stop_exit_code: what a container's process does on SIGTERM, unless
+            ``on_sigterm`` says otherwise for it: exit with this code (0, the default:
+            it handles SIGTERM and exits cleanly; 143 for a process that dies of the
+            signal, which a PID 1 never does by default), or ``None``: it ignores
+            SIGTERM (as busybox ``sh`` or ``sleep`` as PID 1) and a stop kills it after
+            the timeout, with exit code 137.
+        address: the network address every container reports (``container_address``);
+            ``None`` (the default) means no network, so a handler without a host fails.
+            Set ``"127.0.0.1"`` to point handlers at servers in your test.
+        latency: seconds every call sleeps before it is handled (outside the lock),
+            to measure parallelism. This is a real sleep: keep it 0 in tests that must
+            not depend on the machine's speed.
+        bridge: whether the engine has its default bridge network (Docker's default).
+            Port bindings are published - and conflict - only on it or a named network;
+            ``False`` is ``dockerd --bridge=none``, where nothing is published.
+        apparmor, seccomp: whether the engine's host has them (else profiles are refused).
+
+    Attributes:
+        calls: every call, in the order they were made.
+        exec_results: scripted ``exec`` outcomes by command; a command not listed
+            exits 0 with no output.
+    """
+
+    def __init__(
+        self,
+        *,
+        containers: Iterable[ObservedContainer] = (),
+        images: Iterable[str | ObservedImage] = (),
+        volumes: Iterable[ObservedVolume | str] = (),
+        clock: Callable[[], float] | None = None,
+        stop_exit_code: int | None = 0,
+        address: str | None = None,
+        latency: float = 0.0,
+        bridge: bool = True,
+        apparmor: bool = False,
+        seccomp: bool = True,
+    ) -> None:
+        self.calls: list[Call] = []
+        self.exec_results: dict[tuple[str, ...], ExecResult] = {}
+        self._exec_seconds: dict[tuple[str, ...], float] = {}
+        self.clock: Callable[[], float] = FakeClock() if clock is None else clock
+        self.stop_exit_code = stop_exit_code
+        self._on_sigterm: dict[str, int | None] = {}
+        self.address = address
+        self.latency = latency
+        self.bridge = bridge
+        self.apparmor, self.seccomp = apparmor, seccomp
+        self._lock = threading.RLock()
+        # Followers of logs and events wait on this (the same lock): see _state.
+        self._changed = threading.Condition(self._lock)
+        self._journal = _Journal(self._changed, lambda: self.clock())
+        self._exec_handlers: dict[tuple[str, ...], _ExecHandler] = {}
+        self._containers: dict[str, _Container] = {}
+        self._images: dict[str, ObservedImage] = {}
+        self._volumes: dict[str, ObservedVolume] = {}
+        self._faults: list[_Fault] = []
+        self._counter = 0
+        #: How many times ``close`` was called.
+        self.closes = 0
+        for oc in containers:
+            self.add_container(oc)
+        for image in images:
+            self.add_image(image)
+        for volume in volumes:
+            self.add_volume(volume)
+
+    def __repr__(self) -> str:
+        return f"<FakeRuntime with {len(self._containers)} container(s), {len(self.calls)} call(s)>"
+
+    # -- setting up and inspecting ---------------------------------------------------
+
+    def add_container(
+        self,
+        container: ObservedContainer,
+        *,
+        ports: Iterable[PortMapping] = (),
+    ) -> None:
+        """Put a container on the engine as it is (no call is recorded).
+
+        ``ports`` (as ``CreateSpec.ports``) are the host ports it publishes while it
+        runs, whatever its network mode.
+
+        Its ``stopped_by_podsync`` is kept and reported as given, as if podsync's stop
+        record were there; the containers podsync stops through this fake get theirs
+        from the records apply writes under the root directory, which
+        ``podsync.observe`` reads (no engine can report it, and neither does the fake).
+        """
+        with self._lock:
+            self._containers[container.id] = _Container(
+                id=container.id,
+                name=container.name,
+                image=container.image,
+                labels=dict(container.labels),
+                created=container.created,
+                running=container.running,
+                exit_code=container.exit_code,
+                finished_at=container.finished_at,
+                published=_published(ports),
+                stopped_by_podsync=container.stopped_by_podsync,
+                oom_killed=container.oom_killed,
+            )
+
+    def add_image(self, image: str | ObservedImage) -> None:
+        """Make an image present (no call is recorded): a reference, listed as the
+        engine lists it (``library/busybox`` as ``busybox:latest``), or an
+        ``ObservedImage`` as it is.
+
+        Raises:
+            ValueError: the reference is malformed (``invalid reference format``).
+        """
+        with self._lock:
+            if isinstance(image, str):
+                image = self._new_image(_read_reference(image))
+            self._images[image.id] = image
+
+    @staticmethod
+    def _new_image(ref: _Reference) -> ObservedImage:
+        if ref.digest:
+            return ObservedImage(_image_id(ref.listed), (), (ref.listed,), user="")
+        return ObservedImage(_image_id(ref.listed), (ref.listed,), user="")
+
+    @property
+    def containers(self) -> list[ObservedContainer]:
+        """The containers, as ``list_containers`` would return them (no call recorded)."""
+        with self._lock:
+            return [c.observed() for c in self._sorted()]
+
+    @property
+    def images(self) -> list[ObservedImage]:
+        """The images, as ``list_images`` would return them (no call recorded)."""
+        with self._lock:
+            return sorted(self._images.values(), key=lambda i: i.id)
+
+    def container(self, ref: str) -> ObservedContainer:
+        """The container with id or name ``ref``.
+
+        Raises:
+            KeyError: there is none.
+        """
+        with self._lock:
+            found = self._get(ref)
+            return found.observed()
+
+    def spec(self, ref: str) -> CreateSpec | None:
+        """The spec the container with id or name ``ref`` was created from; ``None`` for
+        a container added with ``add_container``.
+
+        Raises:
+            KeyError: there is no such container.
+        """
+        with self._lock:
+            found = self._get(ref)
+            return found.spec
+
+    def call_names(self) -> list[str]:
+        """The names of the recorded calls, in order: what the seed's fake ``called``
+        list held."""
+        with self._lock:
+            return [c.name for c in self.calls]
+
+    def clear_calls(self) -> None:
+        """Forget the recorded calls (the seed's ``ClearCalls``)."""
+        with self._lock:
+            self.calls.clear()
+
+    # -- scripting -------------------------------------------------------------------
+
+    def fail(
+        self,
+        call_name: str,
+        *,
+        times: int | None = None,
+        match: str | Callable[[Call], bool] | None = None,
+        error: str = "injected failure",
+        unavailable: bool = False,
+    ) -> None:
+        """Make calls named ``call_name`` raise ``RuntimeCallError``.
+
+        The failing call is recorded and changes nothing.
+
+        Args:
+            call_name: one of ``CALL_NAMES``.
+            times: how many matching calls fail; ``None`` is every one until
+                ``clear_faults``.
+            match: which calls fail: a string fails the calls whose target contains
+                it (the container's id or name, the created spec's name, the image);
+                a function gets the ``Call`` and says; ``None`` fails them all.
+            error: the error message.
+            unavailable: raise ``EngineUnavailable`` (the engine cannot be reached).
+
+        Raises:
+            ValueError: ``call_name`` is not a call name, or ``times`` is below 1.
+        """
+        if call_name not in CALL_NAMES:
+            raise ValueError(f"expected one of {sorted(CALL_NAMES)}, got {call_name!r}")
+        if times is not None and times < 1:
+            raise ValueError(f"times must be at least 1 or None, got {times!r}")
+        with self._lock:
+            self._faults.append(_Fault(call_name, times, match, error, unavailable))
+
+    def clear_faults(self) -> None:
+        """Stop failing calls."""
+        with self._lock:
+            self._faults.clear()
+
+    def exit(self, container_id: str, code: int, *, oom: bool = False) -> None:
+        """The container's process exits by itself with ``code`` (no call recorded);
+        with ``oom`` the kernel's OOM killer ended it (Docker reports ``OOMKilled``
+        and the events ``oom`` then ``die``; the code is then usually 137).
+
+        Raises:
+            KeyError: there is no such container.
+        """
+        with self._lock:
+            found = self._get(container_id)
+            found.running = found.paused = False
+            found.exit_code = code
+            found.oom_killed = oom
+            found.finished_at = self._journal.saw(self.clock())
+            if oom:
+                self._journal.event(found, "oom")
+            self._journal.event(found, "die", exit_code=code)
+
+    def write_log(self, ref: str, data: bytes | str, stream: str = "stdout") -> None:
+        """The process of container ``ref`` writes ``data`` to ``stream`` (``stdout`` or
+        ``stderr``; with a TTY both are the terminal: ``stdout``), kept line by line
+        with the clock's time (no call recorded).
+
+        Raises:
+            KeyError: there is no such container.
+            ValueError: ``stream`` is neither stream.
+        """
+        if stream not in ("stdout", "stderr"):
+            raise ValueError(f"expected stdout or stderr, got {stream!r}")
+        with self._lock:
+            found = self._get(ref)
+            if found.spec is not None and found.spec.tty:
+                stream = "stdout"
+            self._journal.write(found, stream, data.encode() if isinstance(data, str) else data)
+
+    @property
+    def events(self) -> list[EngineEvent]:
+        """Every engine event so far, oldest first (no call recorded)."""
+        with self._lock:
+            return list(self._journal.events)
+
+    def on_sigterm(self, ref: str, exit_code: int | None) -> None:
+        """What the process of container ``ref`` (an id, or a name: a container may be
+        named before it is created, and every container of that name then behaves so)
+        does when it is stopped: exit with ``exit_code`` on SIGTERM, or, with ``None``,
+        ignore SIGTERM and be killed after the stop's timeout (exit code 137, as
+        Docker's SIGKILL). Overrides ``stop_exit_code`` for it."""
+        with self._lock:
+            self._on_sigterm[ref.removeprefix("/")] = exit_code
+
+    def pause(self, ref: str) -> None:
+        """Pause a running container (``docker pause``; no call recorded): it is still
+        listed as running, exec, start and remove are refused, and a stop unpauses it
+        and stops it as usual.
+
+        Raises:
+            KeyError: there is no such container.
+            ValueError: it is not running (Docker: "Container <id> is not running").
+        """
+        with self._lock:
+            found = self._get(ref)
+            if not found.running:
+                raise ValueError(f"Container {found.id} is not running")
+            found.paused = True
+            self._journal.event(found, "pause")
+
+    def unpause(self, ref: str) -> None:
+        """Unpause a paused container (no call recorded).
+
+        Raises:
+            KeyError: there is no such container.
+            ValueError: it is not paused (Docker: "Container <id> is not paused").
+        """
+        with self._lock:
+            found = self._get(ref)
+            if not found.paused:
+                raise ValueError(f"Container {found.id} is not paused")
+            found.paused = False
+            self._journal.event(found, "unpause")
+
+    def set_exec_result(
+        self, command: Sequence[str], exit_code: int, output: bytes = b"", *, seconds: float = 0.0
+    ) -> None:
+        """Script what ``exec`` of ``command`` (in any container) returns, and how long
+        it takes: a command that takes longer than the exec's timeout gives
+        ``ExecResult(-1)``, as ``DockerRuntime``'s exec does when it stops waiting (no
+        time passes: the fake never sleeps)."""
+        with self._lock:
+            self.exec_results[tuple(command)] = ExecResult(exit_code, output)
+            self._exec_seconds[tuple(command)] = seconds
+
+    def set_exec_handler(self, command: Sequence[str], handler: _ExecHandler) -> None:
+        """Script what ``exec_attached`` of ``command`` does: ``handler(stdin, output)``
+        gets all of its standard input and the ``output(stream, data)`` to write to, and
+        returns the exit code. Without one, ``exec_attached`` gives ``exec_results``'s."""
+        with self._lock:
+            self._exec_handlers[tuple(command)] = handler
+
+    # -- internals ---------------------------------------------------------------------
+
+    def _sorted(self) -> list[_Container]:
+        # Newest first, as the Docker API lists containers.
+        return sorted(self._containers.values(), key=lambda c: (c.created, c.id), reverse=True)
+
+    def _find(self, ref: str) -> _Container | None:
+        found = self._containers.get(ref)
+        if found is not None:
+            return found
+        name = ref.removeprefix("/")
+        return next((c for c in self._containers.values() if c.name == name), None)
+
+    def _get(self, ref: str) -> _Container:
+        """The container ``_find`` finds, for the methods a test calls: a ``ref`` that
+        names none is the test's mistake.
+
+        Raises:
+            KeyError: there is no such container.
+        """
+        found = self._find(ref)
+        if found is None:
+            raise KeyError(ref)
+        return found
+
+    def _targets(self, call: Call) -> list[str]:
+        if call.name == "create":
+            return [call.args[0].name, call.args[0].image]
+        if call.name in ("start", "stop", "remove", "exec", "address", "logs", "exec_attached"):
+            container = self._find(call.args[0])
+            return [call.args[0]] + ([container.name] if container is not None else [])
+        return [str(a) for a in call.args]
+
+    def _record(self, name: str, *args: Any) -> None:
+        """Record the call, then raise the first fault that matches it."""
+        call = Call(name, args)
+        self.calls.append(call)
+        fault = _triggered(self._faults, call, self._targets)
+        if fault is not None:
+            target = " ".join(self._targets(call)[:1])
+            failure = EngineUnavailable if fault.unavailable else RuntimeCallError
+            raise failure(name, target, fault.error)
+
+    # -- the Runtime protocol ----------------------------------------------------------
+
+    def list_containers(self) -> list[ObservedContainer]:
+        """Every container, running and exited, newest first."""
+        self._sleep()
+        with self._lock:
+            self._record("list")
+            return [c.observed() for c in self._sorted()]
+
+    def list_images(self) -> list[ObservedImage]:
+        """Every image."""
+        self._sleep()
+        with self._lock:
+            self._record("list_images")
+            return sorted(self._images.values(), key=lambda i: i.id)
+
+    def pull_image(self, image: str) -> None:
+        """Make ``image`` present (recorded as ``pull``).
+
+        Raises:
+            RuntimeCallError: the reference is malformed (``invalid reference format``).
+        """
+        self._sleep()
+        with self._lock:
+            self._record("pull", image)
+            try:
+                ref = _read_reference(image)
+            except ValueError as e:
+                raise RuntimeCallError("pull", image, str(e)) from None
+            if self._find_image(image) is None:
+                pulled = self._new_image(ref)
+                self._images[pulled.id] = pulled
+
+    def _find_image(self, image: str) -> ObservedImage | None:
+        """The image ``image`` names - an id, or a reference in any spelling - or None."""
+        by_id = self._images.get(image)
+        if by_id is not None:
+            return by_id
+        try:
+            wanted = _read_reference(image)
+        except ValueError:
+            return None
+        for candidate in self._images.values():
+            for listed in (*candidate.tags, *candidate.digests):
+                try:
+                    if _read_reference(listed) == wanted:
+                        return candidate
+                except ValueError:
+                    continue
+        return None
+
+    def close(self) -> None:
+        """Count the close (``closes``); nothing else: the fake stays usable, as a
+        ``DockerRuntime`` does after ``close``. Not a recorded call."""
+        with self._lock:
+            self.closes += 1
+
+    def create_container(self, spec: CreateSpec) -> str:
+        """Create a container (not running) and return its id: ``c0001``, ``c0002``, ...
+
+        Refuses what Docker 20.10 refuses, in its order and with its words: network options
+        beside ``join=x`` (Docker's ``container:<x>``: hostname, DNS servers, extra hosts,
+        published ports: "conflicting options: ..."), a memory limit under 6 MB ("Minimum
+        memory limit allowed is 6MB"), ``_rules.create_refusal`` 's (security
+        settings, tmpfs mounts), a malformed or absent image ("No such image:
+        busybox:latest"), a name not ``[a-zA-Z0-9][a-zA-Z0-9_.-]+`` ("Invalid container
+        name ..."), a name in use. The network container ``x`` need not exist yet.
+
+        Raises:
+            NameConflict: the name is in use (a ``RuntimeCallError``).
+            RuntimeCallError: any other refusal above.
+        """
+        self._sleep()
+        with self._lock:
+            self._record("create", spec)
+            conflict = _network_mode_conflict(spec)
+            if conflict is not None:
+                raise RuntimeCallError("create", spec.name, conflict)
+            if spec.memory != 0 and spec.memory < _MIN_MEMORY:
+                raise RuntimeCallError("create", spec.name, "Minimum memory limit allowed is 6MB")
+            if (refusal := _create_refusal(spec, self.apparmor, self.seccomp)) is not None:
+                raise RuntimeCallError("create", spec.name, refusal)
+            try:
+                ref: _Reference | None = _read_reference(spec.image)
+            except ValueError as e:
+                if spec.image not in self._images:
+                    raise RuntimeCallError("create", spec.name, str(e)) from None
+                ref = None  # an image id
+            if self._find_image(spec.image) is None:
+                missing = ref.listed if ref is not None else spec.image
+                raise RuntimeCallError("create", spec.name, f"No such image: {missing}")
+            if spec.name and not _CONTAINER_NAME.fullmatch(spec.name):
+                raise RuntimeCallError(
+                    "create",
+                    spec.name,
+                    f"Invalid container name ({spec.name}), only {_CONTAINER_NAME_CHARS} "
+                    "are allowed",
+                )
+            name = spec.name.removeprefix("/")
+            holder = next((c for c in self._containers.values() if c.name == name), None)
+            if holder is not None:
+                raise NameConflict(
+                    "create",
+                    spec.name,
+                    f'Conflict. The container name "/{name}" is already in use by container '
+                    f'"{holder.id}". You have to remove (or rename) that container to be able '
+                    "to reuse that name.",
+                    holder_id=holder.id,
+                    holder_labels=holder.labels,
+                )
+            if (refusal := self._mount_volumes(spec)) is not None:
+                raise RuntimeCallError("create", spec.name, refusal)
+            self._counter += 1
+            cid = f"c{self._counter:04d}"
+            # Kept in Docker's spelling: the fake's rules below are Docker's.
+            network_mode = f"container:{spec.join}" if spec.join else spec.network
+            self._containers[cid] = _Container(
+                id=cid,
+                # Docker makes up a name when none is given.
+                name=name or f"container_{cid}",
+                image=spec.image,
+                labels=dict(spec.labels),
+                created=self._journal.saw(self.clock()),
+                network_mode=network_mode,
+                spec=spec,
+                published=_published(spec.ports) if _publishes(network_mode, self.bridge) else (),
+            )
+            self._journal.event(self._containers[cid], "create")
+            return cid
+
+    def start_container(self, container_id: str) -> None:
+        """Start a container (starting a running one does nothing, as Docker).
+
+        Raises:
+            RuntimeCallError: no such container; it is paused ("cannot start a paused
+                container, try unpause instead"); its network mode names a container
+                that does not exist ("No such container: <x>") or does not run
+                ("cannot join network of a non running container: <id>"); or a host
+                port it publishes is published by a running container already (Docker
+                20.10: "Bind for 0.0.0.0:80 failed: port is already allocated" for the
+                same address, "address already in use" when one of the two is every
+                address). The container stays created.
+        """
+        self._sleep()
+        with self._lock:
+            self._record("start", container_id)
+            container = self._find(container_id)
+            if container is None:
+                raise RuntimeCallError("start", container_id, f"No such container: {container_id}")
+            if container.running and not container.paused:
+                return
+            sysctl = _sysctl_start_error(container.spec)
+            refusal = _start_refusal(container, self._find, self._containers.values(), sysctl)
+            if refusal is not None:
+                raise RuntimeCallError("start", container_id, refusal)
+            container.running = True
+            container.oom_killed = False
+            container.finished_at = None
+            container.stopped_by_podsync = ""
+            self._journal.event(container, "start")
+
+    def stop_container(self, container_id: str, timeout: int) -> None:
+        """Stop a container as Docker does: SIGTERM (a paused container is unpaused
+        first), then SIGKILL after ``timeout`` seconds. It exits with the code its process
+        gives on SIGTERM (``on_sigterm``, else ``stop_exit_code``), or 137 when the process
+        ignores SIGTERM. Stopping a missing or exited container succeeds (the protocol's
+        idempotent contract)."""
+        self._sleep()
+        with self._lock:
+            self._record("stop", container_id, timeout)
+            container = self._find(container_id)
+            if container is None or not container.running:
+                return
+            on_term = self._sigterm_exit_code(container)
+            container.running = container.paused = False
+            container.exit_code = _KILLED if on_term is None else on_term
+            container.finished_at = self._journal.saw(self.clock())
+            # Docker's events of a stop: the signal(s) sent, the exit, the stop.
+            self._journal.event(container, "kill", signal=15)
+            if on_term is None:
+                self._journal.event(container, "kill", signal=9)
+            self._journal.event(container, "die", exit_code=container.exit_code)
+            self._journal.event(container, "stop")
+
+    def _sigterm_exit_code(self, container: _Container) -> int | None:
+        for key in (container.id, container.name):
+            if key in self._on_sigterm:
+                return self._on_sigterm[key]
+        return self.stop_exit_code
+
+    def remove_container(self, container_id: str) -> None:
+        """Remove a container; removing a missing one succeeds.
+
+        Raises:
+            RuntimeCallError: the container is running or paused (Docker: "You cannot
+                remove a running container <id>. ...").
+        """
+        self._sleep()
+        with self._lock:
+            self._record("remove", container_id)
+            container = self._find(container_id)
+            if container is None:
+                return
+            if container.running:
+                state, procedure = "running", "Stop the container"
+                if container.paused:
+                    state, procedure = "paused", "Unpause and then stop the container"
+                raise RuntimeCallError(
+                    "remove",
+                    container_id,
+                    f"You cannot remove a {state} container {container.id}. {procedure} "
+                    "before attempting removal or force remove",
+                )
+            del self._containers[container.id]
+            self._journal.event(container, "destroy")
+
+    def exec_in_container(
+        self, container_id: str, command: Sequence[str], timeout: float
+    ) -> ExecResult:
+        """The scripted result of ``command`` (``exec_results``), exit 0 by default;
+        ``ExecResult(-1)`` when it is scripted to take longer than ``timeout``.
+
+        Raises:
+            RuntimeCallError: no such container, or it is not running, or it is paused
+                (Docker's words: "Container <id> is not running", "Container <ref> is
+                paused, unpause the container before exec").
+        """
+        self._sleep()
+        with self._lock:
+            self._record("exec", container_id, tuple(command), timeout)
+            self._runnable_exec(container_id, "exec")
+            if self._exec_seconds.get(tuple(command), 0.0) > timeout:
+                return ExecResult(-1)  # DockerRuntime's "did not finish in time"
+            return self.exec_results.get(tuple(command), ExecResult(0))
+
+    def _runnable_exec(self, container_id: str, call: str) -> None:
+        refusal = _exec_refusal(self._find(container_id), container_id)
+        if refusal is not None:
+            raise RuntimeCallError(call, container_id, refusal)
+
+    def exec_attached(
+        self,
+        container_id: str,
+        command: Sequence[str],
+        *,
+        output: Callable[[str, bytes], None],
+        stdin: IO[bytes] | None = None,
+        tty: bool = False,
+    ) -> int:
+        """What ``set_exec_handler`` scripted for ``command``, else the ``exec_results``
+        entry (its output written to stdout)."""
+        data = stdin.read() if stdin is not None else b""
+        self._sleep()
+        with self._lock:
+            self._record("exec_attached", container_id, tuple(command), tty)
+            self._runnable_exec(container_id, "exec_attached")
+            handler = self._exec_handlers.get(tuple(command))
+            scripted = self.exec_results.get(tuple(command), ExecResult(0))
+        if handler is not None:
+            return handler(data, output)
+        if scripted.output:
+            output("stdout", scripted.output)
+        return scripted.exit_code
+
+    def container_logs(
+        self,
+        container_id: str,
+        *,
+        tail: int | None = None,
+        since: float | None = None,
+        follow: bool = False,
+    ) -> Stream[LogLine]:
+        """What ``write_log`` wrote (see ``Runtime.container_logs``); a follower ends
+        when the container stops or the stream is closed.
+
+        Raises:
+            RuntimeCallError: no such container ("No such container: <id>").
+        """
+        self._sleep()
+        with self._lock:
+            self._record("logs", container_id, tail, since, follow)
+            container = self._find(container_id)
+            if container is None:
+                raise RuntimeCallError("logs", container_id, f"No such container: {container_id}")
+            return self._journal.logs(container, tail=tail, since=since, follow=follow)
+
+    def engine_events(
+        self, *, since: float | None = None, until: float | None = None
+    ) -> Stream[EngineEvent]:
+        """The fake's container events in Docker's order (a stop: ``kill`` 15, ``kill`` 9
+        if SIGTERM is ignored, ``die``, ``stop``; an OOM exit: ``oom``, ``die``), with the
+        fake clock's times (see ``Runtime.engine_events``)."""
+        self._sleep()
+        with self._lock:
+            self._record("events", since, until)
+            return self._journal.follow_events(since=since, until=until)
+
+    def container_address(self, container_id: str) -> str | None:
+        """The ``address`` given to the constructor, followed through a
+        ``container:<name>`` network mode; ``None`` for network mode ``none``.
+
+        Raises:
+            RuntimeCallError: no such container.
+        """
+        self._sleep()
+        with self._lock:
+            self._record("address", container_id)
+            container = self._find(container_id)
+            seen: set[str] = set()
+            while container is not None and container.network_mode.startswith("container:"):
+                if container.id in seen:
+                    break
+                seen.add(container.id)
+                container = self._find(container.network_mode.removeprefix("container:"))
+            if container is None:
+                raise RuntimeCallError(
+                    "address", container_id, f"No such container: {container_id}"
+                )
+            if container.network_mode == "none":
+                return None
+            return self.address
+
+    def remove_image(self, image_id: str) -> None:
+        """Remove an image by id (or reference); removing a missing one succeeds (as
+        ``DockerRuntime`` does).
+
+        Raises:
+            RuntimeCallError: a container was created from it.
+        """
+        self._sleep()
+        with self._lock:
+            self._record("remove_image", image_id)
+            image = self._find_image(image_id)
+            if image is None:
+                return
+            for c in self._containers.values():
+                if c.image == image.id or self._find_image(c.image) is image:
+                    raise RuntimeCallError(
+                        "remove_image", image_id, f"image is being used by container {c.id}"
+                    )
+            del self._images[image.id]
+
+    def _sleep(self) -> None:
+        # Outside the lock, so that concurrent calls overlap as they would on an engine.
+        if self.latency:
+            time.sleep(self.latency)
+
+
+if TYPE_CHECKING:
+    # mypy checks here that FakeRuntime satisfies the Runtime protocol.
+    _conforms: Runtime = FakeRuntime()

@@ -120,7 +120,7 @@ def steady(pods: int, rounds: int) -> None:
     """``--steady-pods``: a steady sync of ``pods`` pods with a ConfigMap volume, and
     its observation now and as before record volumes (see the module docstring)."""
     from podsync._content_engine import read_content_records
-    from podsync._hostfs import list_pod_dirs
+    from podsync.host._files import list_pod_dirs
 
     run = uuid.uuid4().hex[:6]
     desired = [

@@ -171,7 +171,7 @@ if _TYPE_CHECKING:
         parse_pods,
     )
     from podsync._hooks import DEFAULT_PROBE_TIMEOUT, probe_liveness
-    from podsync._secret_key import host_secret_key
+    from podsync.host._secret_key import host_secret_key
     from podsync._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS, apply
     from podsync._apply_results import (
         ActionResult,
@@ -223,7 +223,7 @@ _ON_FIRST_USE: dict[str, tuple[str, ...]] = {
         "parse_pods",
     ),
     "podsync._hooks": ("DEFAULT_PROBE_TIMEOUT", "probe_liveness"),
-    "podsync._secret_key": ("host_secret_key",),
+    "podsync.host._secret_key": ("host_secret_key",),
     "podsync._apply": ("DEFAULT_HOOK_TIMEOUT", "DEFAULT_WORKERS", "apply"),
     "podsync._apply_results": (
         "ActionResult",

@@ -43,17 +43,9 @@ from podsync._apply_results import (
     EventKind,
     action_event,
 )
-from podsync._clock import Clock, Clocks, clocks
 from podsync._content_engine import unknown_secrets, write_content_volume
 from podsync._hooks import HandlerError, run_handler
 from podsync._host_empty_dirs import move_into_volume
-from podsync._hostfs import (
-    HostPathRefused,
-    make_host_paths,
-    remove_pod_dir,
-    remove_stop_record,
-)
-from podsync._volume_writer import write_volume
 from podsync.actions._actions import (
     STOP_POST_START_FAILED,
     Action,
@@ -72,6 +64,14 @@ from podsync.actions._actions import (
     WriteVolume,
 )
 from podsync.exceptions import NameConflict, RuntimeCallError
+from podsync.host._clock import Clock, Clocks, clocks
+from podsync.host._files import (
+    HostPathRefused,
+    make_host_paths,
+    remove_pod_dir,
+    remove_stop_record,
+)
+from podsync.host._volume_writer import write_volume
 from podsync.model._pod import Handler
 from podsync.model._secrets import spec_texts
 from podsync.model._volume import VolumeContent

@@ -7,7 +7,7 @@ command line, the loop and the fleet read them. Programs read the fields, never 
 messages, which are for people.
 
 Layering: the apply side (it reads the system clock for an ``Event`` made without a
-time, through ``podsync._clock``); it imports the vocabulary (``podsync.actions._actions``),
+time, through ``podsync.host._clock``); it imports the vocabulary (``podsync.actions._actions``),
 never the planner, and nothing that runs a plan.
 """
 
@@ -17,7 +17,6 @@ import enum
 
 import attrs
 
-from podsync._clock import system_time
 from podsync.actions._actions import (
     Action,
     Kill,
@@ -28,6 +27,7 @@ from podsync.actions._actions import (
     RemovePodDir,
     WriteVolume,
 )
+from podsync.host._clock import system_time
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = [

@@ -37,7 +37,7 @@ from typing import Any
 
 import attrs
 
-from podsync._clock import Clock, system_monotonic, system_time
+from podsync.host._clock import Clock, system_monotonic, system_time
 from podsync.status._json import statuses_to_json
 from podsync.status._pod import PodPhase, PodStatus
 

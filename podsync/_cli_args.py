@@ -664,7 +664,7 @@ def _host_key(root_dir: str) -> Callable[[], bytes]:
     the loader first needs it (``load_pods(secret_key=...)``)."""
 
     def read() -> bytes:
-        from podsync._secret_key import host_secret_key
+        from podsync.host._secret_key import host_secret_key
 
         try:
             return host_secret_key(root_dir)

@@ -75,9 +75,9 @@ from typing import IO, TYPE_CHECKING, Any, cast
 
 import attrs
 
-from podsync._node import NodeInfo
 from podsync._sources import DEFAULT_MAX_BYTES, EtcdReader, FileKey, _read_sources, _Unreadable
 from podsync.exceptions import ConfigError, EtcdError, Problem
+from podsync.host._node import NodeInfo
 from podsync.model._pod import Pod
 
 if TYPE_CHECKING:

@@ -19,9 +19,9 @@ from collections.abc import Iterable, Sequence
 from typing import IO, Any
 
 from podsync._apply_results import ActionStatus, ApplyResult, Event, EventKind
-from podsync._clock import Clock, clocks
 from podsync.actions._actions import Plan, Wait, shorten_ids
 from podsync.actions._options import PlanOptions
+from podsync.host._clock import Clock, clocks
 from podsync.model._pod import Pod
 
 # The command line's own helpers: none of them is part of the podsync API.

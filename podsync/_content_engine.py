@@ -37,9 +37,9 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Collection, Sequence
 
-from podsync._volume_writer import read_volumes
 from podsync.actions._actions import Plan, WriteVolume
 from podsync.exceptions import RuntimeCallError
+from podsync.host._volume_writer import read_volumes
 from podsync.model._pod import ObservedContainer, ObservedVolume, Pod
 from podsync.model._volume import WrittenVolume
 from podsync.runtime._protocol import Runtime

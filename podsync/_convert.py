@@ -51,7 +51,6 @@ from podsync._convert_pod import (
 from podsync._convert_security import _with_security
 from podsync._env_resolve import _PodFacts
 from podsync._kinds import _kind_message
-from podsync._node import NodeInfo
 from podsync._objects import _Objects
 from podsync._projection import _project_volume
 from podsync._schema import (
@@ -73,6 +72,7 @@ from podsync._unsupported import (
     _WRITTEN_BY_SERVER,
 )
 from podsync._yaml import _describe
+from podsync.host._node import NodeInfo
 from podsync.model._pod import (
     Container,
     DNSPolicy,

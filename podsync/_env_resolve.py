@@ -56,12 +56,12 @@ from fractions import Fraction
 
 import attrs
 
-from podsync._node import NodeInfo
 from podsync._objects import _Objects, _Secret
 from podsync._scalars import _ENV_NAME
 from podsync._schema import _EnvVarV1
 from podsync._schema_objects import _EnvFromSource, _FieldRef, _KeySelector, _ResourceFieldRef
 from podsync._yaml import _describe
+from podsync.host._node import NodeInfo
 from podsync.model._pod import EnvVar, Resources
 from podsync.model._secrets import SecretPart, SecretText, join_texts, secret_digest
 

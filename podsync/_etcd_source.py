@@ -36,10 +36,10 @@ from podsync._etcd import (
     EtcdOptions,
     parse_etcd_url,
 )
-from podsync._node import NodeInfo
 from podsync._source_reads import SourceRead
 from podsync._sources import etcd_file
 from podsync.exceptions import EtcdError
+from podsync.host._node import NodeInfo
 
 __all__: list[str] = []
 

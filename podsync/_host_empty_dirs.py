@@ -11,7 +11,7 @@ engine only.
 
 ``list_host_empty_dirs`` finds the directories (the observation), ``read_host_tree``
 reads one as ``VolumeEntry`` values, ``remove_host_empty_dir`` removes one. The safety
-rules of ``podsync._hostfs`` hold: only inside a marked pod directory under the root,
+rules of ``podsync.host._files`` hold: only inside a marked pod directory under the root,
 symlinks never followed (a symlink inside is copied as a symlink), nothing but regular
 files, directories and symlinks copied (a socket or a device is not data an emptyDir
 holds across a restart).
@@ -25,7 +25,7 @@ import os
 import stat
 from collections.abc import Collection, Iterator
 
-from podsync._hostfs import HostPathRefused, _is_marked
+from podsync.host._files import HostPathRefused, _is_marked
 from podsync.model._volume_entries import EntryKind, VolumeEntry
 from podsync.runtime._protocol import Runtime
 from podsync.spec._naming import is_safe_uid
@@ -153,7 +153,7 @@ def remove_host_empty_dir(path: str, root_dir: str) -> bool:
         return False
     if not stat.S_ISDIR(st.st_mode):
         raise HostPathRefused(f"{path!r} is not a real directory (a symlink or a file)")
-    import shutil  # here, as in _hostfs: only a migration needs it
+    import shutil  # here, as in podsync.host._files: only a migration needs it
 
     shutil.rmtree(target)
     return True

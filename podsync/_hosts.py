@@ -36,9 +36,9 @@ from typing import IO, TYPE_CHECKING, Any
 import attrs
 
 from podsync._config import SecretKey, _load_pods
-from podsync._node import NodeInfo
 from podsync._sources import DEFAULT_MAX_BYTES
 from podsync.exceptions import ConfigError, Problem
+from podsync.host._node import NodeInfo
 from podsync.model._pod import Pod
 
 if TYPE_CHECKING:

@@ -40,10 +40,10 @@ from typing import TYPE_CHECKING
 import attrs
 
 from podsync._config import SecretKey, _Found, _objects_of, _once, _parse_documents, _Stream
-from podsync._node import NodeInfo
 from podsync._source_reads import FileReader, SourceRead, source_kind
 from podsync._sources import DEFAULT_MAX_BYTES
 from podsync.exceptions import Problem
+from podsync.host._node import NodeInfo
 from podsync.model._pod import Pod
 
 if TYPE_CHECKING:

@@ -3,7 +3,7 @@
 The prober's rules are ``_prober``'s (pure); this module is the part that does I/O. Per
 running container of a desired pod that has probes, it reads the container's probe
 record from the engine (``_records``; an earlier podsync's from the pod's directory,
-``_hostfs``), runs the probes that are due
+``podsync.host._files``), runs the probes that are due
 (``_hooks``), and folds their results into new states. The verdicts are what the plan
 and the pod status need:
 
@@ -29,7 +29,6 @@ from collections.abc import Mapping, Sequence
 import attrs
 
 from podsync._hooks import ProbedContainer, ProbeOutcome, ProbeTarget, probed_containers, run_probes
-from podsync._hostfs import prune_probe_records, read_probe_records
 from podsync._prober import (
     ProbeKind,
     ProbeResult,
@@ -41,6 +40,7 @@ from podsync._prober import (
     states_from_json,
     states_to_json,
 )
+from podsync.host._files import prune_probe_records, read_probe_records
 from podsync.model._pod import ObservedContainer, Pod
 from podsync.runtime._protocol import Runtime
 from podsync.spec._labels import VOLUME_KIND_PROBE_RECORD

@@ -41,9 +41,9 @@ from podsync._etcd import (
     host_key,
     parse_etcd_url,
 )
-from podsync._node import NodeInfo
 from podsync._sources import DEFAULT_MAX_BYTES, _read_sources, _Unreadable, etcd_file
 from podsync.exceptions import Problem, PublishConflict
+from podsync.host._node import NodeInfo
 
 __all__ = ["PublishResult", "publish"]
 

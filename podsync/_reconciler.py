@@ -57,10 +57,8 @@ import attrs
 
 from podsync._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS, _check_settings, apply
 from podsync._apply_results import ActionStatus, Event, EventKind
-from podsync._clock import Clock, clocks
 from podsync._config import SecretKey
 from podsync._loop_sources import SourceSet
-from podsync._node import NodeInfo
 from podsync._prober import probes_of
 from podsync._source_reads import SourceRead
 from podsync._sources import DEFAULT_MAX_BYTES
@@ -81,6 +79,8 @@ from podsync.actions._options import (
     PlanOptions,
 )
 from podsync.exceptions import RuntimeCallError
+from podsync.host._clock import Clock, clocks
+from podsync.host._node import NodeInfo
 from podsync.model._pod import Pod
 from podsync.runtime._protocol import EngineEvent, Runtime, Stream
 from podsync.spec._labels import LABEL_POD_UID

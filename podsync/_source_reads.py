@@ -13,8 +13,8 @@ from __future__ import annotations
 import attrs
 
 from podsync._config import _load_stream, _Stream
-from podsync._node import NodeInfo
 from podsync._sources import _URL, FileKey, _read_sources, _Unreadable
+from podsync.host._node import NodeInfo
 
 __all__: list[str] = []
 

@@ -19,10 +19,8 @@ import attrs
 
 from podsync._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS, _check_settings, apply
 from podsync._apply_results import ApplyResult, Event, EventKind
-from podsync._clock import Clock, Clocks, clocks
 from podsync._content_engine import read_content_records
 from podsync._host_empty_dirs import list_host_empty_dirs
-from podsync._hostfs import list_pod_dirs, read_stop_records
 from podsync._prober import states_to_json
 from podsync._probing import ProbeRound
 from podsync._probing import probe as run_prober
@@ -39,6 +37,8 @@ from podsync.actions._actions import (
     Wait,
 )
 from podsync.actions._options import PlanOptions
+from podsync.host._clock import Clock, Clocks, clocks
+from podsync.host._files import list_pod_dirs, read_stop_records
 from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume, Pod
 from podsync.model._volume import Volume, WrittenVolume
 from podsync.planner._plan import plan

@@ -79,7 +79,6 @@ from podsync._cli_args import (
     build_parser,
 )
 from podsync._cli_etcd import cmd_publish, etcd_options
-from podsync._clock import Clock, clocks, system_sleep
 from podsync._config import DEFAULT_MAX_BYTES, load_pods
 from podsync._console import (
     Console,
@@ -95,6 +94,7 @@ from podsync.actions._actions import Action, Plan, shorten_ids
 from podsync.actions._fingerprint import plan_fingerprint
 from podsync.actions._options import GCPolicy, PlanOptions
 from podsync.exceptions import ConfigError, EngineUnavailable, PodsyncError, RuntimeCallError
+from podsync.host._clock import Clock, clocks, system_sleep
 from podsync.model._pod import ObservedContainer, ObservedVolume, Pod
 from podsync.planner._plan import plan
 from podsync.runtime._protocol import Runtime
@@ -183,7 +183,7 @@ def _fingerprint(the_plan: Plan, observation: Observation, runtime: Runtime) -> 
     """The fingerprint of ``the_plan`` against ``observation`` and the records of the
     volumes it writes (``plan_fingerprint``): under the root directory, and in the
     engine volumes, read through ``runtime``."""
-    from podsync._volume_writer import planned_volume_records
+    from podsync.host._volume_writer import planned_volume_records
 
     engine = planned_engine_records(runtime, the_plan, observation.containers)
     volumes = planned_volume_records(the_plan) + engine

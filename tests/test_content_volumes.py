@@ -13,9 +13,9 @@ from pathlib import Path
 import attrs
 
 from podsync import NodeInfo, Pod, parse_pods, plan, sync
-from podsync._volume_writer import write_volume as write_host_volume
 from podsync.actions._actions import Create, CreateVolume, Reason, RemoveVolume, WriteVolume
 from podsync.actions._options import PlanOptions
+from podsync.host._volume_writer import write_volume as write_host_volume
 from podsync.model._pod import ObservedVolume
 from podsync.model._volume_entries import EntryKind
 from podsync.spec._content_layout import PAYLOADS

@@ -667,7 +667,7 @@ def test_only_emptydir_directories_of_marked_pod_directories_are_read_or_removed
         read_host_tree,
         remove_host_empty_dir,
     )
-    from podsync._hostfs import HostPathRefused
+    from podsync.host._files import HostPathRefused
 
     root = tmp_path / "root"
     made = root / "uid-a" / "volumes" / "empty" / "cache"

@@ -11,15 +11,15 @@ from pathlib import Path
 import pytest
 
 from podsync import ActionStatus, Container, Pod, apply
-from podsync._hostfs import (
+from podsync.actions._actions import Create, CreateSpec, Plan, PodPlan, Reason, RemovePodDir
+from podsync.actions._options import PlanOptions
+from podsync.host._files import (
     POD_DIR_MARKER,
     HostPathRefused,
     list_pod_dirs,
     make_host_paths,
     remove_pod_dir,
 )
-from podsync.actions._actions import Create, CreateSpec, Plan, PodPlan, Reason, RemovePodDir
-from podsync.actions._options import PlanOptions
 from podsync.planner._plan import plan
 from podsync.spec._labels import LABEL_CONTAINER
 from podsync.testing import FakeRuntime

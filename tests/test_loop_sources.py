@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from podsync._loop_sources import SourceSet
-from podsync._node import NodeInfo
+from podsync.host._node import NodeInfo
 
 NODE = NodeInfo(name="node-1", milli_cpu=2000, memory=4 * 1024**3)
 

@@ -26,9 +26,9 @@ from podsync import (
     parse_pods,
     spec_hash,
 )
-from podsync._node import NodeInfo
 from podsync.actions._actions import Create, CreateSpec
 from podsync.actions._options import PlanOptions
+from podsync.host._node import NodeInfo
 from podsync.runtime.docker._api import docker_create_args
 from podsync.spec._hashing import canonical_spec, network_spec_hash
 from podsync.spec._labels import LABEL_POD_NAME, LABEL_POD_UID

@@ -25,9 +25,9 @@ from podsync import (
     spec_hash,
     sync,
 )
-from podsync._volume_writer import unseal_write
 from podsync.actions._actions import Create, Reason
 from podsync.actions._options import PlanOptions
+from podsync.host._volume_writer import unseal_write
 from podsync.model._volume import VolumeContent, VolumeKind
 from podsync.model._volume_entries import EntryKind
 from podsync.testing import FakeClock, FakeRuntime

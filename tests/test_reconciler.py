@@ -17,7 +17,7 @@ import pytest
 
 import podsync
 from podsync import BackOffPolicy, GCPolicy, PlanOptions, PodStatus
-from podsync._node import NodeInfo
+from podsync.host._node import NodeInfo
 from podsync.spec._labels import LABEL_CONTAINER
 from podsync.testing import FakeClock, FakeRuntime
 

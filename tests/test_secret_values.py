@@ -276,7 +276,7 @@ def test_the_host_key_is_made_once_private_and_kept(tmp_path):
     import os
     import stat
 
-    from podsync._secret_key import SECRET_KEY_FILE, host_secret_key
+    from podsync.host._secret_key import SECRET_KEY_FILE, host_secret_key
 
     root = tmp_path / "root"
     key = host_secret_key(str(root))

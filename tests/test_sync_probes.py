@@ -19,10 +19,10 @@ from podsync import (
     pod_status,
     sync,
 )
-from podsync._hostfs import PROBE_RECORDS_DIR
 from podsync.actions._actions import Kill, Reason
 from podsync.actions._options import PlanOptions
 from podsync.exceptions import RuntimeCallError
+from podsync.host._files import PROBE_RECORDS_DIR
 from podsync.spec._records import by_container, probe_records, records_of
 from podsync.testing import FakeClock, FakeRuntime
 

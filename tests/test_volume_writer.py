@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from podsync._hostfs import POD_DIR_MARKER, HostPathRefused
-from podsync._volume_writer import DATA_DIR, RECORD, parse_record, read_record, write_volume
+from podsync.host._files import POD_DIR_MARKER, HostPathRefused
+from podsync.host._volume_writer import DATA_DIR, RECORD, parse_record, read_record, write_volume
 from podsync.model._volume import VolumeContent, VolumeFile, VolumeKind
 
 NOW = 1_800_000_000.0  # 2027-01-15T08:00:00Z

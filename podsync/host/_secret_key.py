@@ -10,7 +10,7 @@ Contract: the file is written whole or not at all (a temporary file linked into
 place: a concurrent podsync reads one key or the other, never a part), never
 followed through a symlink, and refused when others may read it or it is not a key.
 
-Layering: host I/O (like ``_hostfs``); the command line passes what it reads to the
+Layering: host I/O (like ``_files``); the command line passes what it reads to the
 loader as data.
 """
 

@@ -28,7 +28,7 @@ is given to that group, files get ``0440`` ORed in and directories ``0550`` and 
 as the kubelet's ``SetVolumeOwnership`` does for a read-only volume
 (``pkg/volume/volume_linux.go``).
 
-Safety, as ``_hostfs``: the volume's directory must be strictly inside the root
+Safety, as ``_files``: the volume's directory must be strictly inside the root
 directory once symlinks are resolved; directories are made one component at a time
 without following symlinks; files are created with ``O_EXCL | O_NOFOLLOW`` inside the
 fresh payload directory, which nobody else knows yet.
@@ -53,8 +53,8 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-from podsync._hostfs import HostPathRefused, _components, _make_pod_path
 from podsync.actions._actions import Plan, WriteVolume
+from podsync.host._files import HostPathRefused, _components, _make_pod_path
 from podsync.model._secrets import SecretLookup, checked_value
 from podsync.model._volume import VolumeContent, VolumeFile, WrittenVolume
 from podsync.spec._content_layout import parse_record

@@ -74,7 +74,7 @@ from podsync.spec._naming import (
 # --- more modules are added below, one block each ---
 
 # isort: split
-from podsync._prober import ProbeKind, ProbeResult, ProbeState
+from podsync.prober._rules import ProbeKind, ProbeResult, ProbeState
 
 # isort: split
 from podsync.actions._options import DEFAULT_NETWORK_IMAGE, BackOffPolicy, GCPolicy, PlanOptions
@@ -170,7 +170,7 @@ if _TYPE_CHECKING:
         load_pods,
         parse_pods,
     )
-    from podsync._hooks import DEFAULT_PROBE_TIMEOUT, probe_liveness
+    from podsync.prober._handlers import DEFAULT_PROBE_TIMEOUT, probe_liveness
     from podsync.host._secret_key import host_secret_key
     from podsync._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS, apply
     from podsync._apply_results import (
@@ -222,7 +222,7 @@ _ON_FIRST_USE: dict[str, tuple[str, ...]] = {
         "load_pods",
         "parse_pods",
     ),
-    "podsync._hooks": ("DEFAULT_PROBE_TIMEOUT", "probe_liveness"),
+    "podsync.prober._handlers": ("DEFAULT_PROBE_TIMEOUT", "probe_liveness"),
     "podsync.host._secret_key": ("host_secret_key",),
     "podsync._apply": ("DEFAULT_HOOK_TIMEOUT", "DEFAULT_WORKERS", "apply"),
     "podsync._apply_results": (

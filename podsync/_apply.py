@@ -44,7 +44,6 @@ from podsync._apply_results import (
     action_event,
 )
 from podsync._content_engine import unknown_secrets, write_content_volume
-from podsync._hooks import HandlerError, run_handler
 from podsync._host_empty_dirs import move_into_volume
 from podsync.actions._actions import (
     STOP_POST_START_FAILED,
@@ -76,6 +75,7 @@ from podsync.model._pod import Handler
 from podsync.model._secrets import spec_texts
 from podsync.model._volume import VolumeContent
 from podsync.model._volume_entries import EntryKind, VolumeEntry
+from podsync.prober._handlers import HandlerError, run_handler
 from podsync.runtime._protocol import Runtime
 from podsync.spec._labels import LABEL_POD_UID, LABEL_SPEC_HASH
 from podsync.spec._records import stop_record_labels, stop_record_volume

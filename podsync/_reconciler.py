@@ -59,7 +59,6 @@ from podsync._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS, _check_setting
 from podsync._apply_results import ActionStatus, Event, EventKind
 from podsync._config import SecretKey
 from podsync._loop_sources import SourceSet
-from podsync._prober import probes_of
 from podsync._source_reads import SourceRead
 from podsync._sources import DEFAULT_MAX_BYTES
 from podsync._sync import Observation, SyncResult, _default_runtime, sync
@@ -82,6 +81,7 @@ from podsync.exceptions import RuntimeCallError
 from podsync.host._clock import Clock, clocks
 from podsync.host._node import NodeInfo
 from podsync.model._pod import Pod
+from podsync.prober._rules import probes_of
 from podsync.runtime._protocol import EngineEvent, Runtime, Stream
 from podsync.spec._labels import LABEL_POD_UID
 from podsync.status._pod import PodStatus, orphaned_pod_statuses, pod_status

@@ -21,10 +21,6 @@ from podsync._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS, _check_setting
 from podsync._apply_results import ApplyResult, Event, EventKind
 from podsync._content_engine import read_content_records
 from podsync._host_empty_dirs import list_host_empty_dirs
-from podsync._prober import states_to_json
-from podsync._probing import ProbeRound
-from podsync._probing import probe as run_prober
-from podsync._probing import save as save_probe_records
 from podsync.actions._actions import (
     Action,
     Create,
@@ -42,6 +38,10 @@ from podsync.host._files import list_pod_dirs, read_stop_records
 from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume, Pod
 from podsync.model._volume import Volume, WrittenVolume
 from podsync.planner._plan import plan
+from podsync.prober._probing import ProbeRound
+from podsync.prober._probing import probe as run_prober
+from podsync.prober._probing import save as save_probe_records
+from podsync.prober._rules import states_to_json
 from podsync.runtime._protocol import Runtime
 from podsync.spec._labels import VOLUME_KIND_PROBE_RECORD
 from podsync.spec._ownership import ownership

@@ -33,9 +33,9 @@ from podsync import (
     probe_liveness,
     sync,
 )
-from podsync._hooks import HandlerError, http_get, resolve_port, run_handler, tcp_connect
 from podsync.actions._actions import CreateSpec
 from podsync.actions._options import PlanOptions
+from podsync.prober._handlers import HandlerError, http_get, resolve_port, run_handler, tcp_connect
 from podsync.runtime._protocol import ExecResult
 from podsync.testing import FakeClock, FakeRuntime
 

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from podsync import HTTPHeader
-from podsync._hooks import HandlerError, http_get
+from podsync.prober._handlers import HandlerError, http_get
 
 LOOPBACK = "127.0.0.1"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from podsync import Container, Handler, Probe, ProbeKind, ProbeResult, ProbeState
-from podsync._prober import (
+from podsync.prober._rules import (
     due_probes,
     ready,
     started,

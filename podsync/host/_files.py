@@ -61,7 +61,7 @@ STOP_RECORDS_DIR = ".podsync-stopped"
 
 #: The directory under a pod directory that holds podsync's probe records: one file per
 #: running container with probes, named by the container's id and holding its probes'
-#: states (``podsync._prober.states_to_json``), so that consecutive probe failures count
+#: states (``podsync.prober._rules.states_to_json``), so that consecutive probe failures count
 #: across syncs - also across podsync processes, as every ``podsync apply`` is one.
 PROBE_RECORDS_DIR = ".podsync-probes"
 

@@ -3,7 +3,7 @@
 Ported from the seed's ``runHandler`` / ``newActionHandler`` (exec through the engine,
 HTTP GET ``http://<host>:<port>/<path>``; reference §2.5) and its health checkers
 (``healthy``, §2.5). tcpSocket is the later kubelet's TCP checker. When a probe runs and
-what its results add up to is ``_prober``'s (the modern kubelet's worker); this module
+what its results add up to is ``_rules``'s (the modern kubelet's worker); this module
 finds the probed containers and runs the probes.
 
 Semantics, as Kubernetes':
@@ -29,9 +29,9 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from podsync._prober import ProbeKind, probes_of
 from podsync.exceptions import PodsyncError
 from podsync.model._pod import Container, Handler, HTTPHeader, ObservedContainer, Pod, Port, Probe
+from podsync.prober._rules import ProbeKind, probes_of
 from podsync.runtime._protocol import Runtime
 from podsync.spec._naming import NETWORK_CONTAINER
 from podsync.spec._ownership import ownership

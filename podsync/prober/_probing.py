@@ -1,10 +1,10 @@
 """One sync's probing: which probes are due, running them, and the states they leave.
 
-The prober's rules are ``_prober``'s (pure); this module is the part that does I/O. Per
+The prober's rules are ``_rules``'s (pure); this module is the part that does I/O. Per
 running container of a desired pod that has probes, it reads the container's probe
 record from the engine (``_records``; an earlier podsync's from the pod's directory,
 ``podsync.host._files``), runs the probes that are due
-(``_hooks``), and folds their results into new states. The verdicts are what the plan
+(``_handlers``), and folds their results into new states. The verdicts are what the plan
 and the pod status need:
 
 * ``liveness`` - False for a started container whose liveness verdict is failure: the
@@ -28,8 +28,16 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-from podsync._hooks import ProbedContainer, ProbeOutcome, ProbeTarget, probed_containers, run_probes
-from podsync._prober import (
+from podsync.host._files import prune_probe_records, read_probe_records
+from podsync.model._pod import ObservedContainer, Pod
+from podsync.prober._handlers import (
+    ProbedContainer,
+    ProbeOutcome,
+    ProbeTarget,
+    probed_containers,
+    run_probes,
+)
+from podsync.prober._rules import (
     ProbeKind,
     ProbeResult,
     ProbeState,
@@ -40,8 +48,6 @@ from podsync._prober import (
     states_from_json,
     states_to_json,
 )
-from podsync.host._files import prune_probe_records, read_probe_records
-from podsync.model._pod import ObservedContainer, Pod
 from podsync.runtime._protocol import Runtime
 from podsync.spec._labels import VOLUME_KIND_PROBE_RECORD
 from podsync.spec._records import Record, by_container, probe_record_labels, probe_record_volume

@@ -119,7 +119,7 @@ def _timed(call: Callable[[], object], times: int) -> list[float]:
 def steady(pods: int, rounds: int) -> None:
     """``--steady-pods``: a steady sync of ``pods`` pods with a ConfigMap volume, and
     its observation now and as before record volumes (see the module docstring)."""
-    from podsync._content_engine import read_content_records
+    from podsync.applier._content_engine import read_content_records
     from podsync.host._files import list_pod_dirs
 
     run = uuid.uuid4().hex[:6]

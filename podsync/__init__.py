@@ -172,8 +172,8 @@ if _TYPE_CHECKING:
     )
     from podsync.prober._handlers import DEFAULT_PROBE_TIMEOUT, probe_liveness
     from podsync.host._secret_key import host_secret_key
-    from podsync._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS, apply
-    from podsync._apply_results import (
+    from podsync.applier._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS, apply
+    from podsync.applier._results import (
         ActionResult,
         ActionStatus,
         ApplyResult,
@@ -224,8 +224,8 @@ _ON_FIRST_USE: dict[str, tuple[str, ...]] = {
     ),
     "podsync.prober._handlers": ("DEFAULT_PROBE_TIMEOUT", "probe_liveness"),
     "podsync.host._secret_key": ("host_secret_key",),
-    "podsync._apply": ("DEFAULT_HOOK_TIMEOUT", "DEFAULT_WORKERS", "apply"),
-    "podsync._apply_results": (
+    "podsync.applier._apply": ("DEFAULT_HOOK_TIMEOUT", "DEFAULT_WORKERS", "apply"),
+    "podsync.applier._results": (
         "ActionResult",
         "ActionStatus",
         "ApplyResult",

@@ -11,12 +11,12 @@ import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from podsync._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS
 from podsync._cli_etcd_args import add_etcd_options, add_publish_command
 from podsync._cli_fleet_args import add_fleet_options
 from podsync._cli_run_args import add_run_command
 from podsync._console import Console
 from podsync.actions._options import DEFAULT_NETWORK_IMAGE, GCPolicy, PlanOptions
+from podsync.applier._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS
 from podsync.spec._resolv import (
     HOST_RESOLV_CONF,
     SYSTEMD_RESOLV_CONF,

@@ -21,8 +21,6 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from podsync._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS
-from podsync._apply_results import ActionStatus, ApplyResult, Event
 from podsync._cli_args import (
     EXIT_ERROR,
     EXIT_OK,
@@ -45,6 +43,8 @@ from podsync._fleet import FleetResult, HostResult, sync_hosts
 from podsync._hosts import Host, load_host_pods, load_hosts
 from podsync._sync import Observation
 from podsync.actions._actions import Plan, Wait
+from podsync.applier._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS
+from podsync.applier._results import ActionStatus, ApplyResult, Event
 from podsync.exceptions import ConfigError
 from podsync.model._pod import Pod
 from podsync.runtime._protocol import Runtime

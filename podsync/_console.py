@@ -18,9 +18,9 @@ import threading
 from collections.abc import Iterable, Sequence
 from typing import IO, Any
 
-from podsync._apply_results import ActionStatus, ApplyResult, Event, EventKind
 from podsync.actions._actions import Plan, Wait, shorten_ids
 from podsync.actions._options import PlanOptions
+from podsync.applier._results import ActionStatus, ApplyResult, Event, EventKind
 from podsync.host._clock import Clock, clocks
 from podsync.model._pod import Pod
 

@@ -55,8 +55,6 @@ from typing import TYPE_CHECKING, Protocol
 
 import attrs
 
-from podsync._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS, _check_settings, apply
-from podsync._apply_results import ActionStatus, Event, EventKind
 from podsync._config import SecretKey
 from podsync._loop_sources import SourceSet
 from podsync._source_reads import SourceRead
@@ -77,6 +75,8 @@ from podsync.actions._options import (
     GCPolicy,
     PlanOptions,
 )
+from podsync.applier._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS, _check_settings, apply
+from podsync.applier._results import ActionStatus, Event, EventKind
 from podsync.exceptions import RuntimeCallError
 from podsync.host._clock import Clock, clocks
 from podsync.host._node import NodeInfo

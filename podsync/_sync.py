@@ -17,10 +17,6 @@ from collections.abc import Callable, Collection, Mapping, MutableMapping, Seque
 
 import attrs
 
-from podsync._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS, _check_settings, apply
-from podsync._apply_results import ApplyResult, Event, EventKind
-from podsync._content_engine import read_content_records
-from podsync._host_empty_dirs import list_host_empty_dirs
 from podsync.actions._actions import (
     Action,
     Create,
@@ -33,6 +29,10 @@ from podsync.actions._actions import (
     Wait,
 )
 from podsync.actions._options import PlanOptions
+from podsync.applier._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS, _check_settings, apply
+from podsync.applier._content_engine import read_content_records
+from podsync.applier._host_empty_dirs import list_host_empty_dirs
+from podsync.applier._results import ApplyResult, Event, EventKind
 from podsync.host._clock import Clock, Clocks, clocks
 from podsync.host._files import list_pod_dirs, read_stop_records
 from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume, Pod

@@ -59,8 +59,6 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from podsync._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS, apply
-from podsync._apply_results import ApplyResult, Event, EventKind
 from podsync._cli_args import (
     DEFAULT_WAIT_TIMEOUT,
     EXIT_CHANGES,
@@ -88,11 +86,13 @@ from podsync._console import (
     warn_rejected,
     warn_unpublished_ports,
 )
-from podsync._content_engine import planned_engine_records
 from podsync._sync import Observation, SyncResult, observe, sync
 from podsync.actions._actions import Action, Plan, shorten_ids
 from podsync.actions._fingerprint import plan_fingerprint
 from podsync.actions._options import GCPolicy, PlanOptions
+from podsync.applier._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS, apply
+from podsync.applier._content_engine import planned_engine_records
+from podsync.applier._results import ApplyResult, Event, EventKind
 from podsync.exceptions import ConfigError, EngineUnavailable, PodsyncError, RuntimeCallError
 from podsync.host._clock import Clock, clocks, system_sleep
 from podsync.model._pod import ObservedContainer, ObservedVolume, Pod

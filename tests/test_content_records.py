@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from podsync import PlanOptions, observe, plan, plan_fingerprint
-from podsync._content_engine import planned_engine_records
 from podsync.actions._actions import CreateVolume, Reason, RemoveVolume, WriteVolume
+from podsync.applier._content_engine import planned_engine_records
 from podsync.exceptions import RuntimeCallError
 from podsync.model._pod import ObservedVolume
 from podsync.model._volume import WrittenVolume

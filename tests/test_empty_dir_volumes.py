@@ -662,7 +662,7 @@ def test_only_emptydir_directories_of_marked_pod_directories_are_read_or_removed
 ) -> None:
     """The copy and the removal touch nothing but ``<root>/<uid>/volumes/empty/<volume>``
     of a pod directory podsync made (its marker), never through a symlink."""
-    from podsync._host_empty_dirs import (
+    from podsync.applier._host_empty_dirs import (
         list_host_empty_dirs,
         read_host_tree,
         remove_host_empty_dir,

@@ -31,8 +31,8 @@ from podsync import (
     plan,
     sync,
 )
-from podsync._apply import write_stop_record
 from podsync.actions._options import PlanOptions
+from podsync.applier._apply import write_stop_record
 from podsync.spec._labels import LABEL_CONTAINER, LABEL_RECORD_CONTAINER
 from podsync.spec._records import (
     Record,

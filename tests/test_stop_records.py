@@ -31,8 +31,8 @@ from podsync import (
     plan,
     sync,
 )
-from podsync._apply import write_stop_record
 from podsync.actions._options import GCPolicy, PlanOptions
+from podsync.applier._apply import write_stop_record
 from podsync.host._files import write_stop_record as write_host_record
 from podsync.spec._records import records_of, stop_records
 from podsync.testing import FakeRuntime

@@ -25,7 +25,7 @@ The names are ``podsync-stopped_<container id>`` and
 driver takes. No container ever mounts a record: an application cannot forge one.
 
 Contract: pure - names, labels, and reading them back from a volume list. Apply writes
-stop records, the prober probe records (``podsync._apply``, ``podsync.prober._probing``).
+stop records, the prober probe records (``podsync.applier._apply``, ``podsync.prober._probing``).
 """
 
 from __future__ import annotations

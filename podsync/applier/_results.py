@@ -1,6 +1,6 @@
 """What applying a plan did: each action's result, the whole apply's, and its events.
 
-These types describe; they do nothing. ``podsync._apply`` makes them as it runs a plan
+These types describe; they do nothing. ``podsync.applier._apply`` makes them as it runs a plan
 (``ActionResult`` per action, ``ApplyResult`` for the plan, ``Event`` as things
 happen), ``podsync._sync`` reports its probes' failures as ``Event``s too, and the
 command line, the loop and the fleet read them. Programs read the fields, never the

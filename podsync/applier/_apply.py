@@ -1,5 +1,5 @@
 """Applying a plan: runtime calls, hooks, host files; it reports what it did with the
-results and events of ``podsync._apply_results``.
+results and events of ``podsync.applier._results``.
 
 Rule: apply decides nothing. It runs the plan's actions as written and reports what
 happened; the next plan, made from a fresh observation, corrects whatever failed.
@@ -35,16 +35,6 @@ from typing import TYPE_CHECKING, Protocol
 
 import attrs
 
-from podsync._apply_results import (
-    ActionResult,
-    ActionStatus,
-    ApplyResult,
-    Event,
-    EventKind,
-    action_event,
-)
-from podsync._content_engine import unknown_secrets, write_content_volume
-from podsync._host_empty_dirs import move_into_volume
 from podsync.actions._actions import (
     STOP_POST_START_FAILED,
     Action,
@@ -61,6 +51,16 @@ from podsync.actions._actions import (
     RemoveVolume,
     Wait,
     WriteVolume,
+)
+from podsync.applier._content_engine import unknown_secrets, write_content_volume
+from podsync.applier._host_empty_dirs import move_into_volume
+from podsync.applier._results import (
+    ActionResult,
+    ActionStatus,
+    ApplyResult,
+    Event,
+    EventKind,
+    action_event,
 )
 from podsync.exceptions import NameConflict, RuntimeCallError
 from podsync.host._clock import Clock, Clocks, clocks

@@ -32,7 +32,7 @@ planner or talks to an engine, and only ``_sources`` does file or network I/O):
   the size and time limits; ``DEFAULT_MAX_BYTES``;
 * ``_yaml.py``: the hardened YAML loader (decoding, guards, libyaml or pure Python);
 * ``_scalars.py``: the checks of single values (labels, uids, paths, quantities ...);
-* ``_schema.py``: the schema classes and the strict cattrs converter with its paths;
+* ``podsync.load.schema._pod.py``: the schema classes and the strict cattrs converter with its paths;
 * ``_unsupported.py``: the Kubernetes fields refused or ignored, and did-you-mean;
 * ``_node.py``: ``NodeInfo``, the node the pods are read for (its name, CPU, memory);
 * ``_env_resolve.py``: env values from the downward API, and ``$(VAR)`` expansion;
@@ -442,7 +442,7 @@ def _load_stream(data: str | bytes, source_name: str, context: _Context) -> _Str
     # Imported on the first stream: ``import podsync`` does not load PyYAML.
     import yaml
 
-    from podsync._yaml import _decode, _Invalid, _load_documents, _yaml_message
+    from podsync.load.schema._yaml import _decode, _Invalid, _load_documents, _yaml_message
 
     try:
         text = _decode(data) if isinstance(data, bytes) else data

@@ -2,7 +2,7 @@
 
 Contract: ``_read_document(data, root, context, out)`` takes one document of plain data
 (from ``_yaml``), decides what it is (a v1 ``Pod``, a ``List`` / ``PodList``, a v1beta1
-``ContainerManifest``), structures it through ``_schema`` and converts it into pods
+``ContainerManifest``), structures it through ``podsync.load.schema._pod`` and converts it into pods
 (``_Read``), each with the paths of its name and uid (for ``_config``'s duplicate
 messages) and its one warning line (the fields it sets that podsync ignores). Every
 problem is appended to ``out`` as a ``(path, message)`` pair; a document with problems
@@ -18,7 +18,7 @@ does not have - is ``_convert_container``'s; a v1 container's ``resources`` and 
 fields beyond the 2014 ones are ``_convert_pod``'s; a v1 env is resolved by
 ``_env_resolve``.
 
-Layering: the top of the loader below ``_config``: it imports ``_schema``,
+Layering: the top of the loader below ``_config``: it imports ``podsync.load.schema._pod``,
 ``_convert_container``, ``_convert_pod``, ``_convert_security``, ``_unsupported``,
 ``_env_resolve``, ``_yaml``, ``_node`` and the model,
 never the planner, and does no I/O. Its names keep their
@@ -53,7 +53,9 @@ from podsync._env_resolve import _PodFacts
 from podsync._kinds import _kind_message
 from podsync._objects import _Objects
 from podsync._projection import _project_volume
-from podsync._schema import (
+from podsync.host._node import NodeInfo
+from podsync.load.schema._objects import _ClaimSourceV1
+from podsync.load.schema._pod import (
     _ListV1,
     _ManifestV1Beta1,
     _PodItemV1,
@@ -61,9 +63,7 @@ from podsync._schema import (
     _RestartPolicyV1Beta1,
     _structure,
 )
-from podsync._schema_objects import _ClaimSourceV1
-from podsync._schema_volumes import _Empty, _EmptyDirV1, _HostPathSource, _HostPathV1, _VolumeV1
-from podsync._unsupported import (
+from podsync.load.schema._unsupported import (
     _DNS_OPTIONS,
     _IGNORED,
     _SCHEDULING,
@@ -71,8 +71,14 @@ from podsync._unsupported import (
     _WARNING_GROUPS,
     _WRITTEN_BY_SERVER,
 )
-from podsync._yaml import _describe
-from podsync.host._node import NodeInfo
+from podsync.load.schema._volumes import (
+    _Empty,
+    _EmptyDirV1,
+    _HostPathSource,
+    _HostPathV1,
+    _VolumeV1,
+)
+from podsync.load.schema._yaml import _describe
 from podsync.model._pod import (
     Container,
     DNSPolicy,

@@ -9,7 +9,7 @@ the model's ``args``, its ``cpu`` and ``memory`` the model's 2014 values; a v1 e
 resolved by ``_env_resolve`` and a v1 container's ``resources`` come from
 ``_convert_pod`` (through the caller).
 
-Layering: a part of ``_convert`` (which calls it), on ``_schema``, ``_scalars``,
+Layering: a part of ``_convert`` (which calls it), on ``podsync.load.schema._pod``, ``_scalars``,
 ``_env_resolve``, ``_yaml`` and the model; never the planner, no I/O. Nothing here is
 public API.
 """
@@ -20,8 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from podsync._env_resolve import _expand_all, _PodFacts, _resolve_env
-from podsync._scalars import _TERMINATION_MESSAGE_POLICIES, _choose, _one_of
-from podsync._schema import (
+from podsync.load.schema._pod import (
     _ContainerV1,
     _ContainerV1Beta1,
     _EnvVarSchema,
@@ -37,8 +36,9 @@ from podsync._schema import (
     _TCPSocketV1,
     _TCPSocketV1Beta1,
 )
-from podsync._schema_volumes import _VolumeMountSchema
-from podsync._yaml import _Invalid
+from podsync.load.schema._scalars import _TERMINATION_MESSAGE_POLICIES, _choose, _one_of
+from podsync.load.schema._volumes import _VolumeMountSchema
+from podsync.load.schema._yaml import _Invalid
 from podsync.model._pod import (
     Container,
     EnvVar,

@@ -15,12 +15,12 @@ from typing import Any
 
 import attrs
 
-from podsync._scalars import _bytes, _milli_cpu, _qualified_name_problem
-from podsync._schema import _ContainerV1, _index, _PodItemV1, _PodV1
-from podsync._schema_pod import _Resources
-from podsync._schema_volumes import _EmptyDirV1
-from podsync._yaml import _describe, _Invalid
 from podsync.host._node import NodeInfo
+from podsync.load.schema._pod import _ContainerV1, _index, _PodItemV1, _PodV1
+from podsync.load.schema._pod_fields import _Resources
+from podsync.load.schema._scalars import _bytes, _milli_cpu, _qualified_name_problem
+from podsync.load.schema._volumes import _EmptyDirV1
+from podsync.load.schema._yaml import _describe, _Invalid
 from podsync.model._pod import Container, HostAlias, ResourceList, Resources, RestartPolicy
 from podsync.model._volume import MemoryMedium, Volume
 from podsync.spec._labels import (

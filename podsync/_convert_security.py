@@ -8,7 +8,7 @@ or a container sets nothing); every problem is appended to ``out`` as a ``(path,
 message)`` pair, as ``_convert`` does. Annotations are applied as the kubelet did
 before the fields existed, fields winning; the checks are Kubernetes' validation's.
 
-Layering: a part of ``_convert`` (which calls it), on ``_schema`` and the model; no I/O.
+Layering: a part of ``_convert`` (which calls it), on ``podsync.load.schema._pod`` and the model; no I/O.
 Nothing here is public API.
 """
 
@@ -18,8 +18,8 @@ from collections.abc import Sequence
 
 import attrs
 
-from podsync._schema import _PodItemV1, _PodV1
-from podsync._schema_security import _PodSecurityContext, _ProfileSchema, _SecurityContext
+from podsync.load.schema._pod import _PodItemV1, _PodV1
+from podsync.load.schema._security import _PodSecurityContext, _ProfileSchema, _SecurityContext
 from podsync.model._pod import Container
 from podsync.model._security import (
     Capabilities,

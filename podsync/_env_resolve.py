@@ -42,7 +42,7 @@ expanded with a Secret's value holds its pieces, so its digest covers what the
 Secret's value flowed into. (Go walks bytes, so a ``$`` before a multi-byte
 character garbles it there; here the character is kept whole.)
 
-Layering: above ``_schema`` (whose env classes it reads) and ``_node``, below
+Layering: above ``podsync.load.schema._pod`` (whose env classes it reads) and ``_node``, below
 ``_convert``; no I/O. Its names keep their leading underscore: shared among the loader's
 modules only.
 """
@@ -57,11 +57,11 @@ from fractions import Fraction
 import attrs
 
 from podsync._objects import _Objects, _Secret
-from podsync._scalars import _ENV_NAME
-from podsync._schema import _EnvVarV1
-from podsync._schema_objects import _EnvFromSource, _FieldRef, _KeySelector, _ResourceFieldRef
-from podsync._yaml import _describe
 from podsync.host._node import NodeInfo
+from podsync.load.schema._objects import _EnvFromSource, _FieldRef, _KeySelector, _ResourceFieldRef
+from podsync.load.schema._pod import _EnvVarV1
+from podsync.load.schema._scalars import _ENV_NAME
+from podsync.load.schema._yaml import _describe
 from podsync.model._pod import EnvVar, Resources
 from podsync.model._secrets import SecretPart, SecretText, join_texts, secret_digest
 

@@ -130,7 +130,7 @@ def parse_hosts(
     """
     import yaml
 
-    from podsync._yaml import _decode, _Invalid, _load_documents, _yaml_message
+    from podsync.load.schema._yaml import _decode, _Invalid, _load_documents, _yaml_message
 
     try:
         documents = _load_documents(_decode(text) if isinstance(text, bytes) else text)
@@ -153,7 +153,7 @@ def parse_hosts(
 
 
 def _describe(value: object) -> str:
-    from podsync._yaml import _describe as describe
+    from podsync.load.schema._yaml import _describe as describe
 
     return describe(value)
 
@@ -283,8 +283,8 @@ def _capacity(
 ) -> int:
     if key not in fields:
         return default
-    from podsync._scalars import _bytes, _milli_cpu
-    from podsync._yaml import _Invalid
+    from podsync.load.schema._scalars import _bytes, _milli_cpu
+    from podsync.load.schema._yaml import _Invalid
 
     try:
         amount = (_milli_cpu if key == "cpu" else _bytes)(fields[key])

@@ -23,7 +23,7 @@ source's objects before any pod so that the order of files does not matter.
 
 A Secret's values are never shown: its ``repr`` leaves ``data`` out.
 
-Layering: above ``_schema``, below ``_env_resolve`` and ``_convert``; no I/O. Nothing
+Layering: above ``podsync.load.schema._pod``, below ``_env_resolve`` and ``_convert``; no I/O. Nothing
 here is public API yet.
 """
 
@@ -36,9 +36,9 @@ from collections.abc import Mapping
 
 import attrs
 
-from podsync._schema import _structure
-from podsync._schema_objects import _ClaimV1, _ConfigMapV1, _SecretV1
-from podsync._yaml import _describe
+from podsync.load.schema._objects import _ClaimV1, _ConfigMapV1, _SecretV1
+from podsync.load.schema._pod import _structure
+from podsync.load.schema._yaml import _describe
 
 __all__: list[str] = []
 

@@ -49,7 +49,7 @@ The kubelet's rules, ported:
   fail to write the volume when the pod starts).
 
 Layering: above ``_env_resolve`` (whose ``_PodFacts`` and resource arithmetic it uses),
-``_objects`` and ``_schema``, below ``_convert``; no I/O. Nothing here is public API.
+``_objects`` and ``podsync.load.schema._pod``, below ``_convert``; no I/O. Nothing here is public API.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ import attrs
 
 from podsync._env_resolve import _field_value, _no_object, _PodFacts, _resource_value
 from podsync._objects import _Secret
-from podsync._schema_objects import (
+from podsync.load.schema._objects import (
     _ConfigMapVolumeSource,
     _DownwardAPIVolumeFile,
     _DownwardAPIVolumeSource,
@@ -70,8 +70,8 @@ from podsync._schema_objects import (
     _ProjectedVolumeSource,
     _SecretVolumeSource,
 )
-from podsync._schema_volumes import _VolumeV1
-from podsync._yaml import _describe
+from podsync.load.schema._volumes import _VolumeV1
+from podsync.load.schema._yaml import _describe
 from podsync.model._secrets import SecretPart, secret_digest
 from podsync.model._volume import VolumeContent, VolumeFile, VolumeKind
 

@@ -254,7 +254,7 @@ def _difference(
     if current.value:
         import yaml
 
-        from podsync._yaml import _decode, _Invalid, _load_documents
+        from podsync.load.schema._yaml import _decode, _Invalid, _load_documents
 
         try:
             old = _by_name(list(_flatten(_load_documents(_decode(current.value)))))

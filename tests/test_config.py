@@ -1,5 +1,5 @@
 """Loading pods from YAML: documents, sources, error messages (podsync/_config.py, which
-wires _sources.py, _yaml.py, _scalars.py, _schema.py and _convert.py)."""
+wires _sources.py, _yaml.py, _scalars.py, podsync.load.schema._pod.py and _convert.py)."""
 
 from __future__ import annotations
 
@@ -37,11 +37,11 @@ from podsync import (
     TCPSocketAction,
     Volume,
     VolumeMount,
-    _yaml,
     derive_pod_uid,
     load_pods,
     parse_pods,
 )
+from podsync.load.schema import _yaml
 from podsync.spec._naming import is_safe_uid
 from tests.strategies import pods
 

@@ -192,7 +192,7 @@ def test_the_same_image_and_names_are_checked_once(
 ) -> None:
     """A fleet repeats its images, names and paths in every pod: a text the loader
     accepted is not checked again; a refused one is refused, with its path, each time."""
-    from podsync import _scalars
+    from podsync.load.schema import _scalars
 
     checked: list[str] = []
     problem = _scalars.image_reference_problem

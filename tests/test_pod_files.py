@@ -23,10 +23,10 @@ from podsync import (
     Port,
     RestartPolicy,
     Volume,
-    _yaml,
     load_pods,
     parse_pods,
 )
+from podsync.load.schema import _yaml
 
 NODE = NodeInfo(name="node-1", milli_cpu=4000, memory=8 * 2**30)
 

@@ -9,7 +9,7 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from podsync._scalars import _SUFFIXES, _quantity, _quantity_value
+from podsync.load.schema._scalars import _SUFFIXES, _quantity, _quantity_value
 
 SUFFIXES = sorted(_SUFFIXES)
 

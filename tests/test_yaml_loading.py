@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from podsync import _yaml as loader
 from podsync import load_pods
+from podsync.load.schema import _yaml as loader
 from tests.test_bad_inputs import CASES, CORPUS
 
 EXAMPLES = Path(__file__).parent.parent / "examples" / "pods"

@@ -4,7 +4,7 @@ Contract: every ``_check_*`` / ``_expect_*`` function (and ``_choose``, ``_milli
 ``_bytes``) takes a plain value as ``_yaml`` gives it and returns it checked (or
 converted: a quantity to milli-CPU or bytes, a policy name to its enum), or raises
 ``_Invalid`` whose message says what was expected and what was given, without a path:
-``_schema``'s converter adds the ``$.path`` (its ``NewType`` s name the checked kinds of
+``_pod``'s converter adds the ``$.path`` (its ``NewType`` s name the checked kinds of
 value and map each to its check here).
 
 The rules of single values that other parts of podsync apply too are not copied here:
@@ -12,7 +12,7 @@ DNS-1123 labels and uids are ``_naming``'s (``dns_label_problem``, ``is_safe_uid
 network container's name is ``_naming.NETWORK_CONTAINER``, image references are
 ``_images``', and the largest grace period is ``_labels.MAX_GRACE_PERIOD``.
 
-Layering: above ``_yaml`` (for ``_Invalid`` and ``_describe``), below ``_schema``; it
+Layering: above ``_yaml`` (for ``_Invalid`` and ``_describe``), below ``_pod``; it
 imports podsync's model enums and the rule modules named above, never the planner, and
 does no I/O. Its names keep their leading underscore: they are shared among the loader's
 modules only; nothing here is public API.
@@ -29,7 +29,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any, TypeVar
 
-from podsync._yaml import _describe, _Invalid
+from podsync.load.schema._yaml import _describe, _Invalid
 from podsync.model._pod import (
     DNSPolicy,
     PortProtocol,
@@ -48,7 +48,7 @@ from podsync.spec._naming import (
     is_safe_uid,
 )
 
-# Nothing here is public API: ``_schema`` builds its converter from these checks.
+# Nothing here is public API: ``_pod`` builds its converter from these checks.
 __all__: list[str] = []
 
 # Docker takes memory and CPU values as int64.

@@ -2,7 +2,7 @@
 of the references to them (``configMapKeyRef``, ``envFrom``, a ``persistentVolumeClaim``
 volume).
 
-Contract: shapes only, as ``_schema``'s classes (whose converter structures these too:
+Contract: shapes only, as ``_pod``'s classes (whose converter structures these too:
 ``_OBJECT_HOOKS`` gives the checks of the ``NewType`` s here, ``_OBJECT_CLASSES`` the
 Kubernetes object each class reads, for ``_unsupported``'s tables); ``_objects`` checks
 keys, base64 and sizes, ``_env_resolve`` resolves the references. No I/O; nothing here
@@ -17,11 +17,17 @@ from typing import Any, NewType
 
 import attrs
 
-from podsync._scalars import _bytes, _check_api_version, _check_label, _divisor, _expect_int
-from podsync._schema_pod import _ignored_keys, _LabelValue, _Subdomain
-from podsync._yaml import _Invalid
+from podsync.load.schema._pod_fields import _ignored_keys, _LabelValue, _Subdomain
+from podsync.load.schema._scalars import (
+    _bytes,
+    _check_api_version,
+    _check_label,
+    _divisor,
+    _expect_int,
+)
+from podsync.load.schema._yaml import _Invalid
 
-# Nothing here is public API: ``_schema`` uses these classes and types.
+# Nothing here is public API: ``_pod`` uses these classes and types.
 __all__: list[str] = []
 
 _Namespace = NewType("_Namespace", str)  # a DNS-1123 label
@@ -292,7 +298,7 @@ _OBJECT_CLASSES: Mapping[type, str] = {
     _ClaimResourcesV1: "VolumeResourceRequirements",
 }
 
-# The check of each NewType here, for ``_schema``'s converter.
+# The check of each NewType here, for ``_pod``'s converter.
 _OBJECT_HOOKS: Mapping[Any, Callable[[object], Any]] = {
     _Namespace: _check_label,
     _ObjectAPIVersion: _check_api_version,

@@ -1,8 +1,8 @@
 """The schema of security settings: container and pod ``securityContext`` as attrs
 classes that mirror the YAML, and the checks of their single values (capability names,
-sysctl names, profile types), registered as hooks by ``_schema``'s converter.
+sysctl names, profile types), registered as hooks by ``_pod``'s converter.
 
-A part of ``_schema`` (see its docstring for the conventions); ``_convert_security``
+A part of ``_pod`` (see its docstring for the conventions); ``_convert_security``
 turns these into the model. No I/O; nothing here is public API.
 """
 
@@ -13,8 +13,8 @@ from typing import Any, NewType
 
 import attrs
 
-from podsync._scalars import _check_range, _expect_str, _one_of
-from podsync._yaml import _describe, _Invalid
+from podsync.load.schema._scalars import _check_range, _expect_str, _one_of
+from podsync.load.schema._yaml import _describe, _Invalid
 from podsync.model._security import SYSCTL_NAME, ProfileType, dotted_sysctl, normalize_capability
 
 __all__: list[str] = []
@@ -100,7 +100,7 @@ def _check_profile_type(value: object) -> ProfileType:
     return _PROFILE_TYPES[text]
 
 
-#: The checks of this module's scalars, for ``_schema``'s converter.
+#: The checks of this module's scalars, for ``_pod``'s converter.
 _SECURITY_HOOKS: Mapping[Any, Callable[[object], Any]] = {
     _Id: lambda v: _check_range(v, 0, 2147483647),
     _Capability: _check_capability,
@@ -111,17 +111,17 @@ _SECURITY_HOOKS: Mapping[Any, Callable[[object], Any]] = {
 
 @attrs.frozen(kw_only=True)
 class _PodSecurityFields:
-    """The security fields of ``PodSpec`` (``_schema._PodSpecV1`` derives from this)."""
+    """The security fields of ``PodSpec`` (``_pod._PodSpecV1`` derives from this)."""
 
     security_context: _PodSecurityContext | None = None
     host_network: bool = False
-    # "key": the YAML key where it is not the camelCase spelling (``_schema._KEY``).
+    # "key": the YAML key where it is not the camelCase spelling (``_pod._KEY``).
     host_pid: bool = attrs.field(default=False, metadata={"key": "hostPID"})
     host_ipc: bool = attrs.field(default=False, metadata={"key": "hostIPC"})
     share_process_namespace: bool = False
 
 
-#: Which Kubernetes object each class reads (``_schema._OBJECTS``).
+#: Which Kubernetes object each class reads (``_pod._OBJECTS``).
 _SECURITY_OBJECTS: Mapping[type, str] = {
     _SecurityContext: "SecurityContext",
     _PodSecurityContext: "PodSecurityContext",

@@ -1,11 +1,11 @@
 """The schema of pod volumes: a pod's ``volumes`` (v1 and the seed's v1beta1) with the
 ``hostPath`` and ``emptyDir`` sources, and a container's ``volumeMounts``.
 
-A part of ``_schema`` (see its docstring for the conventions). Contract: shapes only,
-as ``_schema``'s classes (whose converter structures these too: ``_VOLUME_HOOKS`` gives
+A part of ``_pod`` (see its docstring for the conventions). Contract: shapes only,
+as ``_pod``'s classes (whose converter structures these too: ``_VOLUME_HOOKS`` gives
 the checks of the ``NewType`` s here, ``_VOLUME_OBJECTS`` the Kubernetes object each
 class reads, for ``_unsupported``'s tables); the configMap, secret, claim, downwardAPI
-and projected sources are ``_schema_objects``'. ``_convert``, ``_convert_pod`` and
+and projected sources are ``_objects``'. ``_convert``, ``_convert_pod`` and
 ``_projection`` turn them into the model. No I/O; nothing here is public API.
 """
 
@@ -16,11 +16,11 @@ from typing import Any, NewType
 
 import attrs
 
-from podsync import _schema_objects as _obj
-from podsync._scalars import _bytes, _check_path
-from podsync._schema_pod import _Name
+from podsync.load.schema import _objects as _obj
+from podsync.load.schema._pod_fields import _Name
+from podsync.load.schema._scalars import _bytes, _check_path
 
-# Nothing here is public API: ``_schema`` uses these classes and types.
+# Nothing here is public API: ``_pod`` uses these classes and types.
 __all__: list[str] = []
 
 _BindPath = NewType("_BindPath", str)  # an absolute path usable in a Docker bind
@@ -88,13 +88,13 @@ class _VolumeV1Beta1:
     source: _VolumeSourceV1Beta1 | None = None
 
 
-#: The check of each ``NewType`` here (``_schema._make_converter`` registers them).
+#: The check of each ``NewType`` here (``_pod._make_converter`` registers them).
 _VOLUME_HOOKS: Mapping[Any, Callable[[object], Any]] = {
     _BindPath: lambda v: _check_path(v, optional=False, bind=True),
     _Bytes: _bytes,
 }
 
-#: Which Kubernetes object each class reads (``_schema._OBJECTS``).
+#: Which Kubernetes object each class reads (``_pod._OBJECTS``).
 _VOLUME_OBJECTS: Mapping[type, str] = {
     _VolumeMountV1: "VolumeMount",
     _VolumeV1: "Volume",

@@ -38,10 +38,26 @@ from cattrs.errors import (
 )
 from cattrs.gen import make_dict_structure_fn, override
 
-from podsync import _schema_objects as _obj
-from podsync import _schema_security as _sec
-from podsync import _schema_volumes as _vol
-from podsync._scalars import (
+from podsync.load.schema import _objects as _obj
+from podsync.load.schema import _security as _sec
+from podsync.load.schema import _volumes as _vol
+from podsync.load.schema._pod_fields import (
+    _DEFAULT_NAMESPACE,
+    _INTERNAL,
+    _NO_NAME,
+    _AliasIP,
+    _AsWritten,
+    _HostAliasSchema,
+    _ignored_keys,
+    _LabelValue,
+    _Name,
+    _OptionalName,
+    _QualifiedName,
+    _Resources,
+    _SchedulingGate,
+    _Subdomain,
+)
+from podsync.load.schema._scalars import (
     _DNS_POLICIES,
     _LEGACY_PULL_POLICIES,
     _PROTOCOLS,
@@ -80,24 +96,14 @@ from podsync._scalars import (
     _raw_quantity,
     _remembered,
 )
-from podsync._schema_pod import (
-    _DEFAULT_NAMESPACE,
-    _INTERNAL,
-    _NO_NAME,
-    _AliasIP,
-    _AsWritten,
-    _HostAliasSchema,
-    _ignored_keys,
-    _LabelValue,
-    _Name,
-    _OptionalName,
-    _QualifiedName,
-    _Resources,
-    _SchedulingGate,
-    _Subdomain,
+from podsync.load.schema._unsupported import (
+    _IGNORED,
+    _NOT_SUPPORTED,
+    _RENAMED,
+    _is_unset,
+    _suggestion,
 )
-from podsync._unsupported import _IGNORED, _NOT_SUPPORTED, _RENAMED, _is_unset, _suggestion
-from podsync._yaml import _describe, _Invalid
+from podsync.load.schema._yaml import _describe, _Invalid
 from podsync.model._pod import DNSPolicy, PortProtocol, PullPolicy, RestartPolicy
 
 # Nothing here is public API: ``_convert`` reads documents through ``_structure``.

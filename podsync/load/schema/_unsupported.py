@@ -7,13 +7,13 @@ its reason (``_NOT_SUPPORTED``: ``<key> is not supported by podsync: <why>``), o
 it means nothing on one host - accepted, ignored and listed in the pod's one warning
 (``_IGNORED``). These tables are the whole list, keyed by the Kubernetes object (as the
 API reference names it: ``PodSpec``, ``Container``, ``Volume`` ...); the schema classes
-of ``_schema`` hold only what podsync honours, and say which object each one reads.
+of ``_pod`` hold only what podsync honours, and say which object each one reads.
 
 For an unknown key, ``_suggestion`` proposes only a near-misspelling, and nothing for a
 key that is a field of some other Kubernetes object (``_KUBERNETES_FIELDS``);
 ``_RENAMED`` names the fields that replaced the spellings from before v1beta1.
 
-Layering: above ``_yaml`` (for ``_describe``), below ``_schema``; no I/O. Its names keep
+Layering: above ``_yaml`` (for ``_describe``), below ``_pod``; no I/O. Its names keep
 their leading underscore: they are shared among the loader's modules only.
 """
 
@@ -24,7 +24,7 @@ from typing import Any
 
 import attrs
 
-from podsync._yaml import _describe
+from podsync.load.schema._yaml import _describe
 
 # Nothing here is public API.
 __all__: list[str] = []
@@ -193,7 +193,7 @@ _NOT_SUPPORTED: Mapping[str, Mapping[str, _Refusal]] = {
             "'Disabled', the default,",
         ),
     },
-    # Security settings podsync cannot apply (the rest are honoured: _schema_security).
+    # Security settings podsync cannot apply (the rest are honoured: _security).
     "SecurityContext": {
         "seLinuxOptions": _Refusal("SELinux labels are not implemented"),
         "windowsOptions": _Refusal("podsync runs Linux containers only"),

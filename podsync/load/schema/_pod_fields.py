@@ -2,8 +2,8 @@
 ``resources``, a pod's ``hostAliases`` and ``schedulingGates``, and the checked kinds of
 value they and the pod's metadata, hostname and subdomain hold.
 
-Contract: shapes only, as ``_schema``'s classes (whose converter structures these too:
-``_schema._make_converter`` maps each ``NewType`` here to its check in ``_scalars``);
+Contract: shapes only, as ``_pod``'s classes (whose converter structures these too:
+``_pod._make_converter`` maps each ``NewType`` here to its check in ``_scalars``);
 ``_convert_pod`` holds the rules. No I/O; nothing here is public API.
 """
 
@@ -13,7 +13,7 @@ from typing import Any, NewType
 
 import attrs
 
-# Nothing here is public API: ``_schema`` uses these classes and types.
+# Nothing here is public API: ``_pod`` uses these classes and types.
 __all__: list[str] = []
 
 _AsWritten = NewType("_AsWritten", object)  # kept as written: _convert_pod decides
@@ -26,7 +26,7 @@ _Subdomain = NewType("_Subdomain", str)  # a DNS-1123 subdomain
 _NO_NAME = _OptionalName("")
 _DEFAULT_NAMESPACE = _Name("default")
 
-# The metadata that marks an attribute as no YAML key (``_schema``'s converter omits it).
+# The metadata that marks an attribute as no YAML key (``_pod``'s converter omits it).
 _INTERNAL = "internal"
 
 

@@ -18,7 +18,7 @@ Contract: ``_load_documents`` returns the documents of a stream or raises ``_Inv
 written. ``_Invalid`` and ``_describe`` (a value as messages show it) live here because
 the loader's first layer that needs them is this one.
 
-Layering: above ``_sources`` (whose bytes it reads) and below ``_scalars`` / ``_schema``;
+Layering: above ``_sources`` (whose bytes it reads) and below ``_scalars`` / ``_pod``;
 it imports nothing of podsync and does no I/O. Its names keep their leading underscore:
 they are shared among the loader's modules only; nothing here is public API.
 """

@@ -35,10 +35,10 @@ planner or talks to an engine, and only ``_sources`` does file or network I/O):
 * ``podsync.load.schema._pod.py``: the schema classes and the strict cattrs converter with its paths;
 * ``_unsupported.py``: the Kubernetes fields refused or ignored, and did-you-mean;
 * ``_node.py``: ``NodeInfo``, the node the pods are read for (its name, CPU, memory);
-* ``_env_resolve.py``: env values from the downward API, and ``$(VAR)`` expansion;
-* ``_convert.py``: documents to ``Pod`` s, with the rules that relate several values;
-* ``_convert_container.py``: one container to a ``Container`` (probes, hooks, ports,
-  mounts, env), for ``_convert``;
+* ``podsync.load.convert._env.py``: env values from the downward API, and ``$(VAR)`` expansion;
+* ``podsync.load.convert._document.py``: documents to ``Pod`` s, with the rules that relate several values;
+* ``podsync.load.convert._container.py``: one container to a ``Container`` (probes, hooks, ports,
+  mounts, env), for ``podsync.load.convert._document``;
 * ``_objects.py``: the ConfigMaps and Secrets of the sources, which pods refer to.
 
 Here remain the streams (documents numbered, problems prefixed) and the pods defined
@@ -83,9 +83,9 @@ from podsync.model._pod import Pod
 if TYPE_CHECKING:
     # The loader's lower layers (PyYAML, cattrs, the schema) are imported by the first
     # load, not with podsync: a program that only plans never reads YAML.
-    from podsync._convert import _Context, _Fleet
     from podsync._etcd import EtcdOptions
-    from podsync._objects import _Objects
+    from podsync.load.convert._document import _Context, _Fleet
+    from podsync.load.convert._objects import _Objects
 
 #: The host's key for Secret digests, or a function that reads it (``load_pods``).
 SecretKey = bytes | Callable[[], bytes] | None
@@ -234,7 +234,7 @@ def _load_pods(
     fleet: _Fleet | None,
     etcd: EtcdOptions | None = None,
 ) -> tuple[Pod, ...]:
-    from podsync._convert import _Context
+    from podsync.load.convert._document import _Context
 
     if isinstance(sources, (str, bytes, os.PathLike)):
         raise TypeError("sources must be a sequence of sources, not a single str or path")
@@ -328,7 +328,7 @@ def _read_secrets(
     Raises:
         ConfigError: a source cannot be read, is not YAML, or holds an invalid object.
     """
-    from podsync._convert import _Context
+    from podsync.load.convert._document import _Context
 
     node = NodeInfo.this_host()
     streams: list[_Stream] = []
@@ -484,7 +484,7 @@ def _objects_of(streams: Sequence[_Stream], secret_key: SecretKey = None) -> _Ob
 
     They are read before any pod, so that a pod may refer to an object of any file or
     document, before or after it."""
-    from podsync._objects import _Claim, _ConfigMap, _Objects, _read_object
+    from podsync.load.convert._objects import _Claim, _ConfigMap, _Objects, _read_object
 
     objects = _Objects()
     placed: dict[tuple[str, str, str], str] = {}  # (kind, namespace, name) -> where
@@ -599,7 +599,7 @@ def _parse_documents(
 ) -> tuple[list[_Found], list[Problem]]:
     """The pods of one stream's documents and the problems found in them (its
     ConfigMaps and Secrets are skipped: ``_read_streams`` read them first)."""
-    from podsync._convert import _read_document
+    from podsync.load.convert._document import _read_document
 
     found: list[_Found] = []
     problems: list[Problem] = []
@@ -694,7 +694,7 @@ def parse_pods(
     near-misspelling. ``env`` values from ``valueFrom.fieldRef`` and
     ``resourceFieldRef``, and ``$(VAR)`` references in ``env``, ``command`` and
     ``args``, are resolved here, as the kubelet resolves them when it starts a
-    container (see ``podsync._env_resolve``).
+    container (see ``podsync.load.convert._env``).
 
     Pods without a uid get ``derive_pod_uid(source, namespace, name)``. Quantities round
     up to whole milli-CPU and bytes; a container's CPU and memory are its
@@ -723,7 +723,7 @@ def parse_pods(
         ValueError: ``source`` is not a lowercase word (it becomes part of container
             names).
     """
-    from podsync._convert import _Context
+    from podsync.load.convert._document import _Context
 
     if not _SOURCE.fullmatch(source):
         raise ValueError(f"source must be lowercase letters and digits, got {source!r}")

@@ -70,7 +70,7 @@ class EtcdSource:
         *,
         idle: float = WATCH_IDLE,
     ) -> None:
-        from podsync._convert import _Context
+        from podsync.load.convert._document import _Context
 
         try:
             url = parse_etcd_url(source)

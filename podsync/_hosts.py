@@ -332,7 +332,7 @@ def load_host_pods(
         ConfigError: as ``load_pods``, and for pods that name no host of the fleet.
         TypeError, ValueError: as ``load_pods``.
     """
-    from podsync._convert import _Fleet
+    from podsync.load.convert._document import _Fleet
 
     fleet = _Fleet({host.name: host.node for host in hosts}, hosts_file)
     pods = _load_pods(

@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 
     from podsync._etcd import EtcdOptions
     from podsync._etcd_source import EtcdSource
-    from podsync._objects import _Objects
+    from podsync.load.convert._objects import _Objects
 
 __all__: list[str] = []
 

@@ -183,7 +183,7 @@ def _validated_items(
 ) -> list[object]:
     """The sources' objects, one list item each, after checking them as ``load_pods``
     does (a ``ConfigError`` naming files and paths)."""
-    from podsync._convert import _Context
+    from podsync.load.convert._document import _Context
 
     streams: list[_Stream] = []
     for name, data, pod_source, file, _ in _read_sources(
@@ -220,7 +220,7 @@ def _flatten(documents: Sequence[object]) -> Iterator[object]:
 def _check_read_back(value: bytes, url: str, node: NodeInfo) -> None:
     """The value read as the etcd source will: the same pods, or a ``ConfigError``
     naming the key (two 2014 manifests without ``id`` get the same name there)."""
-    from podsync._convert import _Context
+    from podsync.load.convert._document import _Context
 
     stream = _load_stream(value, url, _Context("etcd", node, etcd_file(url)))
     _read_streams([stream], _objects_of([stream], secrets.token_bytes(32)), lambda _: None, None)

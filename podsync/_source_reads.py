@@ -55,7 +55,7 @@ class FileReader:
         self._last: tuple[tuple[str, int], ...] | None = None
 
     def poll(self) -> SourceRead:
-        from podsync._convert import _Context
+        from podsync.load.convert._document import _Context
 
         def unchanged(path: str, key: FileKey) -> bool:
             known = self._loaded.get(path)

@@ -257,7 +257,7 @@ def test_objects_defined_twice() -> None:
 
 
 def test_a_secret_is_decoded_and_its_string_data_wins() -> None:
-    from podsync._objects import _read_object, _Secret
+    from podsync.load.convert._objects import _read_object, _Secret
 
     out: list[tuple[str, str]] = []
     secret = _read_object(

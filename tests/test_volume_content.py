@@ -10,7 +10,7 @@ import attrs
 import pytest
 
 from podsync import ConfigError, NodeInfo, Pod, load_pods, parse_pods, spec_hash
-from podsync._projection import _format_map, _go_quote
+from podsync.load.convert._projection import _format_map, _go_quote
 from podsync.model._volume import VolumeContent, VolumeFile, VolumeKind
 from podsync.spec._volumes import container_mounts, volume_host_paths
 

@@ -29,7 +29,7 @@ The kubelet's rules, ported:
   written as ``fieldpath.FormatMap`` writes them (``key="value"`` lines sorted by key,
   the value quoted as Go's ``%q``, no newline at the end); ``resourceFieldRef`` with a
   ``containerName`` (required in a volume) is the env's resource arithmetic
-  (``_env_resolve._resource_value``).
+  (``_env._resource_value``).
 * projected volumes (``collectData``, ``pkg/volume/projected/projected.go``): the files
   of each of its ``sources`` in order - a configMap, secret or downwardAPI source with
   that kind's rules - in one directory; the volume's ``defaultMode`` is every file's
@@ -48,8 +48,8 @@ The kubelet's rules, ported:
   file where another item needs a directory (the kubelet would let the last one win, or
   fail to write the volume when the pod starts).
 
-Layering: above ``_env_resolve`` (whose ``_PodFacts`` and resource arithmetic it uses),
-``_objects`` and ``podsync.load.schema._pod``, below ``_convert``; no I/O. Nothing here is public API.
+Layering: above ``_env`` (whose ``_PodFacts`` and resource arithmetic it uses),
+``_objects`` and ``podsync.load.schema._pod``, below ``_document``; no I/O. Nothing here is public API.
 """
 
 from __future__ import annotations
@@ -60,8 +60,8 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-from podsync._env_resolve import _field_value, _no_object, _PodFacts, _resource_value
-from podsync._objects import _Secret
+from podsync.load.convert._env import _field_value, _no_object, _PodFacts, _resource_value
+from podsync.load.convert._objects import _Secret
 from podsync.load.schema._objects import (
     _ConfigMapVolumeSource,
     _DownwardAPIVolumeFile,
@@ -75,7 +75,7 @@ from podsync.load.schema._yaml import _describe
 from podsync.model._secrets import SecretPart, secret_digest
 from podsync.model._volume import VolumeContent, VolumeFile, VolumeKind
 
-# Nothing here is public API: ``_convert`` projects each v1 volume here.
+# Nothing here is public API: ``_document`` projects each v1 volume here.
 __all__: list[str] = []
 
 #: The mode of a configMap or downwardAPI volume's files unless the pod says otherwise

@@ -3,7 +3,7 @@ container's ``resources`` (what the modern kubelet passes to the runtime is hono
 what needs a cluster is refused with why), and the pod's labels, annotations, hostname,
 subdomain, host aliases and scheduling gates; and the rules of init containers.
 
-Contract: like ``_convert``'s functions (which call these): every problem is appended
+Contract: like ``_document``'s functions (which call these): every problem is appended
 to ``out`` as a ``(path, message)`` pair; nothing raises for bad data, nothing does I/O.
 Nothing here is public API.
 """
@@ -29,7 +29,7 @@ from podsync.spec._labels import (
     PODSYNC_LABEL_PREFIX,
 )
 
-# Nothing here is public API: ``_convert`` reads pods through these.
+# Nothing here is public API: ``_document`` reads pods through these.
 __all__: list[str] = []
 
 # The resources of a container podsync honours, and the unit each is written in.

@@ -14,13 +14,13 @@ twice, one v1beta1 restart policy; and the conversion of the pod between the two
 schemas and the model (a v1beta1 manifest without ``id`` is named after its file). One
 container's conversion - handlers with exactly one action, probes, hooks, the v1beta1
 ``command`` as the model's ``args``, ports named by a probe or hook that the container
-does not have - is ``_convert_container``'s; a v1 container's ``resources`` and the pod
-fields beyond the 2014 ones are ``_convert_pod``'s; a v1 env is resolved by
-``_env_resolve``.
+does not have - is ``_container``'s; a v1 container's ``resources`` and the pod
+fields beyond the 2014 ones are ``_pod``'s; a v1 env is resolved by
+``_env``.
 
 Layering: the top of the loader below ``_config``: it imports ``podsync.load.schema._pod``,
-``_convert_container``, ``_convert_pod``, ``_convert_security``, ``_unsupported``,
-``_env_resolve``, ``_yaml``, ``_node`` and the model,
+``_container``, ``_pod``, ``_security``, ``_unsupported``,
+``_env``, ``_yaml``, ``_node`` and the model,
 never the planner, and does no I/O. Its names keep their
 leading underscore: they are shared among the loader's modules only; nothing here is
 public API.
@@ -38,8 +38,12 @@ from typing import Any
 
 import attrs
 
-from podsync._convert_container import _check_named_ports, _container_v1, _container_v1beta1
-from podsync._convert_pod import (
+from podsync.host._node import NodeInfo
+from podsync.load.convert._container import _check_named_ports, _container_v1, _container_v1beta1
+from podsync.load.convert._env import _PodFacts
+from podsync.load.convert._kinds import _kind_message
+from podsync.load.convert._objects import _Objects
+from podsync.load.convert._pod import (
     _app_restart_policies,
     _check_empty_dir,
     _check_memory_mounts,
@@ -48,12 +52,8 @@ from podsync._convert_pod import (
     _pod_fields,
     _resources,
 )
-from podsync._convert_security import _with_security
-from podsync._env_resolve import _PodFacts
-from podsync._kinds import _kind_message
-from podsync._objects import _Objects
-from podsync._projection import _project_volume
-from podsync.host._node import NodeInfo
+from podsync.load.convert._projection import _project_volume
+from podsync.load.convert._security import _with_security
 from podsync.load.schema._objects import _ClaimSourceV1
 from podsync.load.schema._pod import (
     _ListV1,

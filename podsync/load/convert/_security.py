@@ -5,10 +5,10 @@ annotations (v1 only: v1beta1 had ``privileged`` alone).
 Contract: ``_with_security(doc, containers, root, out)`` gives the containers their
 ``SecurityContext`` and returns the pod's ``PodSecurityContext`` (``None`` when a pod
 or a container sets nothing); every problem is appended to ``out`` as a ``(path,
-message)`` pair, as ``_convert`` does. Annotations are applied as the kubelet did
+message)`` pair, as ``_document`` does. Annotations are applied as the kubelet did
 before the fields existed, fields winning; the checks are Kubernetes' validation's.
 
-Layering: a part of ``_convert`` (which calls it), on ``podsync.load.schema._pod`` and the model; no I/O.
+Layering: a part of ``_document`` (which calls it), on ``podsync.load.schema._pod`` and the model; no I/O.
 Nothing here is public API.
 """
 

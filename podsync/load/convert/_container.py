@@ -2,15 +2,15 @@
 with its probes, lifecycle hooks, ports, mounts and environment, and the rule that a
 port a probe or hook names is one of the container's named ports.
 
-Contract: like ``_convert``'s functions (which call these): every problem is appended
+Contract: like ``_document``'s functions (which call these): every problem is appended
 to ``out`` as a ``(path, message)`` pair; nothing raises for bad data, nothing does I/O.
 The conversions between the two schemas and the model are here: v1beta1 ``command`` is
 the model's ``args``, its ``cpu`` and ``memory`` the model's 2014 values; a v1 env is
-resolved by ``_env_resolve`` and a v1 container's ``resources`` come from
-``_convert_pod`` (through the caller).
+resolved by ``_env`` and a v1 container's ``resources`` come from
+``_pod`` (through the caller).
 
-Layering: a part of ``_convert`` (which calls it), on ``podsync.load.schema._pod``, ``_scalars``,
-``_env_resolve``, ``_yaml`` and the model; never the planner, no I/O. Nothing here is
+Layering: a part of ``_document`` (which calls it), on ``podsync.load.schema._pod``, ``_scalars``,
+``_env``, ``_yaml`` and the model; never the planner, no I/O. Nothing here is
 public API.
 """
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from podsync._env_resolve import _expand_all, _PodFacts, _resolve_env
+from podsync.load.convert._env import _expand_all, _PodFacts, _resolve_env
 from podsync.load.schema._pod import (
     _ContainerV1,
     _ContainerV1Beta1,
@@ -55,7 +55,7 @@ from podsync.model._pod import (
 )
 from podsync.model._volume import VolumeMount
 
-# Nothing here is public API: ``_convert`` converts each pod's containers through these.
+# Nothing here is public API: ``_document`` converts each pod's containers through these.
 __all__: list[str] = []
 
 
@@ -278,7 +278,7 @@ def _container_v1(
     resources: Resources | None,
 ) -> Container:
     # The kubelet's makeEnvironmentVariables and ExpandContainerCommandAndArgs, when
-    # the file is read (see _env_resolve).
+    # the file is read (see _env).
     env = _resolve_env(c.env, c.name, facts, path, out, c.env_from)
     return _container(
         c,

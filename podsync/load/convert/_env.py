@@ -43,7 +43,7 @@ Secret's value flowed into. (Go walks bytes, so a ``$`` before a multi-byte
 character garbles it there; here the character is kept whole.)
 
 Layering: above ``podsync.load.schema._pod`` (whose env classes it reads) and ``_node``, below
-``_convert``; no I/O. Its names keep their leading underscore: shared among the loader's
+``_document``; no I/O. Its names keep their leading underscore: shared among the loader's
 modules only.
 """
 
@@ -56,8 +56,8 @@ from fractions import Fraction
 
 import attrs
 
-from podsync._objects import _Objects, _Secret
 from podsync.host._node import NodeInfo
+from podsync.load.convert._objects import _Objects, _Secret
 from podsync.load.schema._objects import _EnvFromSource, _FieldRef, _KeySelector, _ResourceFieldRef
 from podsync.load.schema._pod import _EnvVarV1
 from podsync.load.schema._scalars import _ENV_NAME
@@ -65,7 +65,7 @@ from podsync.load.schema._yaml import _describe
 from podsync.model._pod import EnvVar, Resources
 from podsync.model._secrets import SecretPart, SecretText, join_texts, secret_digest
 
-# Nothing here is public API: ``_convert`` resolves each v1 container's env here.
+# Nothing here is public API: ``_document`` resolves each v1 container's env here.
 __all__: list[str] = []
 
 

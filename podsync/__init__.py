@@ -163,7 +163,7 @@ from podsync import labels
 if _TYPE_CHECKING:
     # isort: off
     from podsync.actions._json import plan_from_json, plan_to_json
-    from podsync._config import (
+    from podsync.load._config import (
         DEFAULT_MAX_BYTES,
         NodeInfo,
         PodFileCache,
@@ -182,7 +182,7 @@ if _TYPE_CHECKING:
     )
     from podsync._sync import Observation, SyncResult, observe, sync
     from podsync._reconciler import LoopNotice, NoticeKind, Reconciler
-    from podsync._etcd import EtcdOptions
+    from podsync.load._etcd import EtcdOptions
     from podsync._publish import PublishResult, publish
     from podsync.status._pod import (
         ContainerState,
@@ -215,7 +215,7 @@ if _TYPE_CHECKING:
 #: lists the same; tests/test_exported_members.py checks it).
 _ON_FIRST_USE: dict[str, tuple[str, ...]] = {
     "podsync.actions._json": ("plan_from_json", "plan_to_json"),
-    "podsync._config": (
+    "podsync.load._config": (
         "DEFAULT_MAX_BYTES",
         "NodeInfo",
         "PodFileCache",
@@ -234,7 +234,7 @@ _ON_FIRST_USE: dict[str, tuple[str, ...]] = {
     ),
     "podsync._sync": ("Observation", "SyncResult", "observe", "sync"),
     "podsync._reconciler": ("LoopNotice", "NoticeKind", "Reconciler"),
-    "podsync._etcd": ("EtcdOptions",),
+    "podsync.load._etcd": ("EtcdOptions",),
     "podsync._publish": ("PublishResult", "publish"),
     "podsync.status._pod": (
         "ContainerState",

@@ -12,7 +12,7 @@ from podsync._console import Console
 from podsync.exceptions import ConfigError
 
 if TYPE_CHECKING:
-    from podsync._etcd import EtcdOptions
+    from podsync.load._etcd import EtcdOptions
 
 __all__: list[str] = []
 
@@ -26,7 +26,7 @@ def etcd_options(args: argparse.Namespace) -> EtcdOptions | None:
     )
     if not any((ca, cert, key, user, password_file)):
         return None
-    from podsync._etcd import EtcdOptions
+    from podsync.load._etcd import EtcdOptions
 
     password: str | None = None
     if password_file is not None:
@@ -54,9 +54,9 @@ def etcd_options(args: argparse.Namespace) -> EtcdOptions | None:
 
 def cmd_publish(args: argparse.Namespace, console: Console) -> int:
     """Validate, compare and write; 0 when written (or nothing to write, or a dry run)."""
-    from podsync._etcd import host_key, parse_etcd_url
     from podsync._publish import publish
-    from podsync._sources import DEFAULT_MAX_BYTES
+    from podsync.load._etcd import host_key, parse_etcd_url
+    from podsync.load._sources import DEFAULT_MAX_BYTES
 
     try:
         parse_etcd_url(args.etcd, key=False)

@@ -2,7 +2,7 @@
 arguments.
 
 Kept apart from ``_cli_args`` (the other commands' parser), which adds them; what the
-options mean is ``_cli_etcd``'s (``etcd_options``) and ``podsync._etcd``'s.
+options mean is ``_cli_etcd``'s (``etcd_options``) and ``podsync.load._etcd``'s.
 """
 
 from __future__ import annotations

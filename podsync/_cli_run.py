@@ -117,7 +117,7 @@ def cmd_run(
 
 
 def _default_max_bytes() -> int:
-    from podsync._sources import DEFAULT_MAX_BYTES
+    from podsync.load._sources import DEFAULT_MAX_BYTES
 
     return DEFAULT_MAX_BYTES
 

@@ -18,14 +18,14 @@ from typing import TYPE_CHECKING
 import attrs
 
 from podsync._cli_args import _Failure, _host_key
-from podsync._config import _read_secrets
 from podsync.actions._actions import Create, Plan, PodAction
 from podsync.exceptions import ConfigError
 from podsync.host._volume_writer import sealed_writes, unseal_write
+from podsync.load._config import _read_secrets
 from podsync.model._secrets import SecretMismatch, map_secret_texts, spec_texts, unseal
 
 if TYPE_CHECKING:
-    from podsync._etcd import EtcdOptions
+    from podsync.load._etcd import EtcdOptions
 
 __all__: list[str] = []
 

@@ -35,14 +35,14 @@ from typing import IO, TYPE_CHECKING, Any
 
 import attrs
 
-from podsync._config import SecretKey, _load_pods
-from podsync._sources import DEFAULT_MAX_BYTES
 from podsync.exceptions import ConfigError, Problem
 from podsync.host._node import NodeInfo
+from podsync.load._config import SecretKey, _load_pods
+from podsync.load._sources import DEFAULT_MAX_BYTES
 from podsync.model._pod import Pod
 
 if TYPE_CHECKING:
-    from podsync._etcd import EtcdOptions
+    from podsync.load._etcd import EtcdOptions
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = ["Host", "HostTLS", "host_root_dir", "load_host_pods", "load_hosts", "parse_hosts"]

@@ -33,17 +33,17 @@ from collections.abc import Callable, Iterator, Sequence
 
 import attrs
 
-from podsync._config import _load_stream, _objects_of, _read_streams, _Stream, etcd_reader
-from podsync._etcd import (
+from podsync.exceptions import Problem, PublishConflict
+from podsync.host._node import NodeInfo
+from podsync.load._config import _load_stream, _objects_of, _read_streams, _Stream, etcd_reader
+from podsync.load._etcd import (
     EtcdClient,
     EtcdOptions,
     KeyRead,
     host_key,
     parse_etcd_url,
 )
-from podsync._sources import DEFAULT_MAX_BYTES, _read_sources, _Unreadable, etcd_file
-from podsync.exceptions import Problem, PublishConflict
-from podsync.host._node import NodeInfo
+from podsync.load._sources import DEFAULT_MAX_BYTES, _read_sources, _Unreadable, etcd_file
 
 __all__ = ["PublishResult", "publish"]
 

@@ -6,12 +6,12 @@ set, called ``SyncPods`` on every change and every sync period (10 s), ran each 
 does the same with podsync's one-shot steps (``sync``'s observe, probe and plan;
 ``apply``), and better where the seed was weak:
 
-* **Sources** (``_loop_sources``): each polled on its own period (seed: 20 s), in its
+* **Sources** (``podsync.load._source_set``): each polled on its own period (seed: 20 s), in its
   own thread (a hanging URL holds nobody else), with the parse cache's rule. A source
   that fails keeps its *last good* pods and reports the error - never "no pods" - and
   deletions of a source's kind wait until every source of that kind was read once
   (``PlanOptions.ready_sources``, the kubelet's per-source readiness).
-* **etcd** (``_etcd_source``): an ``etcd://`` source is read once and then watched from
+* **etcd** (``podsync.load._etcd_watch``): an ``etcd://`` source is read once and then watched from
   the revision after the last one seen (no change is missed across reconnects; a
   compacted revision reads the key again); each change wakes the loop at once. etcd
   unreachable is a source error: its pods are kept.
@@ -55,10 +55,6 @@ from typing import TYPE_CHECKING, Protocol
 
 import attrs
 
-from podsync._config import SecretKey
-from podsync._loop_sources import SourceSet
-from podsync._source_reads import SourceRead
-from podsync._sources import DEFAULT_MAX_BYTES
 from podsync._sync import Observation, SyncResult, _default_runtime, sync
 from podsync._workers import PodWorkers
 from podsync.actions._actions import (
@@ -80,6 +76,10 @@ from podsync.applier._results import ActionStatus, Event, EventKind
 from podsync.exceptions import RuntimeCallError
 from podsync.host._clock import Clock, clocks
 from podsync.host._node import NodeInfo
+from podsync.load._config import SecretKey
+from podsync.load._source_reads import SourceRead
+from podsync.load._source_set import SourceSet
+from podsync.load._sources import DEFAULT_MAX_BYTES
 from podsync.model._pod import Pod
 from podsync.prober._rules import probes_of
 from podsync.runtime._protocol import EngineEvent, Runtime, Stream
@@ -87,7 +87,7 @@ from podsync.spec._labels import LABEL_POD_UID
 from podsync.status._pod import PodStatus, orphaned_pod_statuses, pod_status
 
 if TYPE_CHECKING:
-    from podsync._etcd import EtcdOptions
+    from podsync.load._etcd import EtcdOptions
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = ["LoopNotice", "NoticeKind", "Reconciler"]

@@ -77,7 +77,6 @@ from podsync._cli_args import (
     build_parser,
 )
 from podsync._cli_etcd import cmd_publish, etcd_options
-from podsync._config import DEFAULT_MAX_BYTES, load_pods
 from podsync._console import (
     Console,
     Progress,
@@ -95,13 +94,14 @@ from podsync.applier._content_engine import planned_engine_records
 from podsync.applier._results import ApplyResult, Event, EventKind
 from podsync.exceptions import ConfigError, EngineUnavailable, PodsyncError, RuntimeCallError
 from podsync.host._clock import Clock, clocks, system_sleep
+from podsync.load._config import DEFAULT_MAX_BYTES, load_pods
 from podsync.model._pod import ObservedContainer, ObservedVolume, Pod
 from podsync.planner._plan import plan
 from podsync.runtime._protocol import Runtime
 from podsync.spec._ownership import ownership, volume_ownership
 
 if TYPE_CHECKING:
-    from podsync._etcd import EtcdOptions
+    from podsync.load._etcd import EtcdOptions
     from podsync.status._pod import PodStatus
 
 # What only saved plans (plan -o, apply --plan, show, --json) or --wait need - the

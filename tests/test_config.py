@@ -1,4 +1,4 @@
-"""Loading pods from YAML: documents, sources, error messages (podsync/_config.py, which
+"""Loading pods from YAML: documents, sources, error messages (podsync/load/_config.py, which
 wires _sources.py, _yaml.py, _scalars.py, podsync.load.schema._pod.py and podsync.load.convert._document.py)."""
 
 from __future__ import annotations

@@ -16,11 +16,11 @@ import pytest
 
 import podsync
 from podsync import GCPolicy, PlanOptions
-from podsync._etcd import EtcdOptions
-from podsync._etcd_source import EtcdSource
-from podsync._source_reads import SourceRead
 from podsync.exceptions import EtcdError
 from podsync.host._node import NodeInfo
+from podsync.load._etcd import EtcdOptions
+from podsync.load._etcd_watch import EtcdSource
+from podsync.load._source_reads import SourceRead
 from podsync.spec._labels import LABEL_CONTAINER
 from podsync.testing import FakeRuntime
 from tests.etcd_server import EtcdServer

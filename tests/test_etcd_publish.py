@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 import podsync
-from podsync._etcd import EtcdOptions
 from podsync._publish import PublishResult, publish
 from podsync.exceptions import ConfigError, PublishConflict
+from podsync.load._etcd import EtcdOptions
 from tests.etcd_server import EtcdServer
 
 KEY = "/registry/hosts/node-a/kubelet"

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 import podsync
-from podsync._etcd import EtcdClient, EtcdOptions, parse_etcd_url
 from podsync.exceptions import ConfigError
+from podsync.load._etcd import EtcdClient, EtcdOptions, parse_etcd_url
 from tests.etcd_server import EtcdServer, make_tls_files
 
 KEY = "/registry/hosts/node-a/kubelet"

@@ -66,7 +66,7 @@ def test_the_command_line_loads_the_loop_only_for_run():
     shows its defaults."""
     loaded = _modules_after("import podsync.cli")
 
-    loop = ["podsync._reconciler", "podsync._workers", "podsync._loop_sources", "podsync._board"]
+    loop = ["podsync._reconciler", "podsync._workers", "podsync.load._source_set", "podsync._board"]
     assert [] == [m for m in loop if m in loaded]
 
 

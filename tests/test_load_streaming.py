@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from podsync import ConfigError, EnvVar, NodeInfo, load_pods
-from podsync import _config as config
+from podsync.load import _config as config
 
 NODE = NodeInfo(name="node-1", milli_cpu=4000, memory=8 * 2**30)
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from podsync._loop_sources import SourceSet
 from podsync.host._node import NodeInfo
+from podsync.load._source_set import SourceSet
 
 NODE = NodeInfo(name="node-1", milli_cpu=2000, memory=4 * 1024**3)
 

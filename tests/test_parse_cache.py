@@ -13,7 +13,7 @@ import pytest
 
 import podsync
 from podsync import ConfigError, PodFileCache, load_pods
-from podsync import _config as config
+from podsync.load import _config as config
 
 POD = """\
 apiVersion: v1

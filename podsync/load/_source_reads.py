@@ -4,17 +4,17 @@ reader of files, directories and URLs (``FileReader``).
 A reader remembers what it read last, with the parse cache's rule: a regular file whose
 ``FileKey`` did not change is not read again, and an HTTP body equal to the last one is
 not parsed again. A source that cannot be read, or whose YAML does not load, is a read
-with an error: never "no pods". The etcd source's reader is ``_etcd_source.EtcdSource``;
-the set of sources that merges the reads is ``_loop_sources.SourceSet``.
+with an error: never "no pods". The etcd source's reader is ``_etcd_watch.EtcdSource``;
+the set of sources that merges the reads is ``_source_set.SourceSet``.
 """
 
 from __future__ import annotations
 
 import attrs
 
-from podsync._config import _load_stream, _Stream
-from podsync._sources import _URL, FileKey, _read_sources, _Unreadable
 from podsync.host._node import NodeInfo
+from podsync.load._config import _load_stream, _Stream
+from podsync.load._sources import _URL, FileKey, _read_sources, _Unreadable
 
 __all__: list[str] = []
 

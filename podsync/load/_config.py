@@ -75,15 +75,15 @@ from typing import IO, TYPE_CHECKING, Any, cast
 
 import attrs
 
-from podsync._sources import DEFAULT_MAX_BYTES, EtcdReader, FileKey, _read_sources, _Unreadable
 from podsync.exceptions import ConfigError, EtcdError, Problem
 from podsync.host._node import NodeInfo
+from podsync.load._sources import DEFAULT_MAX_BYTES, EtcdReader, FileKey, _read_sources, _Unreadable
 from podsync.model._pod import Pod
 
 if TYPE_CHECKING:
     # The loader's lower layers (PyYAML, cattrs, the schema) are imported by the first
     # load, not with podsync: a program that only plans never reads YAML.
-    from podsync._etcd import EtcdOptions
+    from podsync.load._etcd import EtcdOptions
     from podsync.load.convert._document import _Context, _Fleet
     from podsync.load.convert._objects import _Objects
 
@@ -290,12 +290,12 @@ def _load_pods(
 
 
 def etcd_reader(options: EtcdOptions | None) -> EtcdReader:
-    """Reads an etcd source once (``podsync._etcd``, imported on the first read): the
+    """Reads an etcd source once (``podsync.load._etcd``, imported on the first read): the
     key's value, or why not - a bad URL, etcd unreachable or refusing, the ``etcd``
     extra missing, no such key."""
 
     def read(url: str) -> bytes | _Unreadable:
-        from podsync import _etcd
+        from podsync.load import _etcd
 
         try:
             client = _etcd.EtcdClient(_etcd.parse_etcd_url(url), options)

@@ -24,7 +24,7 @@ last[source]") - and here each source keeps its *last good* state:
 * A source never read successfully is not ready: ``PlanOptions.ready_sources`` keeps
   pods of its kind from being deleted (the kubelet's per-source readiness).
 
-An etcd source (``etcd://HOST:PORT/KEY``, ``_etcd_source.EtcdSource``) is read the same
+An etcd source (``etcd://HOST:PORT/KEY``, ``_etcd_watch.EtcdSource``) is read the same
 way by ``poll``; in the loop's ``run()`` it is followed instead (``follows``,
 ``follow``): a watch hands each change to the loop as it happens.
 
@@ -39,18 +39,18 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from podsync._config import SecretKey, _Found, _objects_of, _once, _parse_documents, _Stream
-from podsync._source_reads import FileReader, SourceRead, source_kind
-from podsync._sources import DEFAULT_MAX_BYTES
 from podsync.exceptions import Problem
 from podsync.host._node import NodeInfo
+from podsync.load._config import SecretKey, _Found, _objects_of, _once, _parse_documents, _Stream
+from podsync.load._source_reads import FileReader, SourceRead, source_kind
+from podsync.load._sources import DEFAULT_MAX_BYTES
 from podsync.model._pod import Pod
 
 if TYPE_CHECKING:
     import threading
 
-    from podsync._etcd import EtcdOptions
-    from podsync._etcd_source import EtcdSource
+    from podsync.load._etcd import EtcdOptions
+    from podsync.load._etcd_watch import EtcdSource
     from podsync.load.convert._objects import _Objects
 
 __all__: list[str] = []
@@ -113,7 +113,7 @@ class SourceSet:
         self._readers: dict[str, FileReader | EtcdSource] = {}
         for s in names:
             if source_kind(s) == "etcd":
-                from podsync._etcd_source import EtcdSource
+                from podsync.load._etcd_watch import EtcdSource
 
                 self._readers[s] = EtcdSource(s, the_node, etcd, max_bytes)
             else:

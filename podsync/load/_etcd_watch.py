@@ -28,18 +28,18 @@ import contextlib
 import threading
 from collections.abc import Callable
 
-from podsync._config import _load_stream, _Stream
-from podsync._etcd import (
+from podsync.exceptions import EtcdError
+from podsync.host._node import NodeInfo
+from podsync.load._config import _load_stream, _Stream
+from podsync.load._etcd import (
     NO_SUCH_KEY,
     EtcdClient,
     EtcdCompacted,
     EtcdOptions,
     parse_etcd_url,
 )
-from podsync._source_reads import SourceRead
-from podsync._sources import etcd_file
-from podsync.exceptions import EtcdError
-from podsync.host._node import NodeInfo
+from podsync.load._source_reads import SourceRead
+from podsync.load._sources import etcd_file
 
 __all__: list[str] = []
 

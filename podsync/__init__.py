@@ -180,8 +180,8 @@ if _TYPE_CHECKING:
         Event,
         EventKind,
     )
-    from podsync._sync import Observation, SyncResult, observe, sync
-    from podsync._reconciler import LoopNotice, NoticeKind, Reconciler
+    from podsync.loop._sync import Observation, SyncResult, observe, sync
+    from podsync.loop._reconciler import LoopNotice, NoticeKind, Reconciler
     from podsync.load._etcd import EtcdOptions
     from podsync._publish import PublishResult, publish
     from podsync.status._pod import (
@@ -232,8 +232,8 @@ _ON_FIRST_USE: dict[str, tuple[str, ...]] = {
         "Event",
         "EventKind",
     ),
-    "podsync._sync": ("Observation", "SyncResult", "observe", "sync"),
-    "podsync._reconciler": ("LoopNotice", "NoticeKind", "Reconciler"),
+    "podsync.loop._sync": ("Observation", "SyncResult", "observe", "sync"),
+    "podsync.loop._reconciler": ("LoopNotice", "NoticeKind", "Reconciler"),
     "podsync.load._etcd": ("EtcdOptions",),
     "podsync._publish": ("PublishResult", "publish"),
     "podsync.status._pod": (

@@ -24,10 +24,10 @@ from typing import IO, Any
 
 from podsync._cli_args import EXIT_OK, _Failure, _host_key, _plan_options, _root_dir
 from podsync._console import Console
-from podsync._sync import Observation, observe, sync
 from podsync.actions._options import PlanOptions
 from podsync.exceptions import ConfigError
 from podsync.load._config import load_pods
+from podsync.loop._sync import Observation, observe, sync
 from podsync.model._pod import ObservedContainer, Pod
 from podsync.runtime._protocol import Runtime
 from podsync.spec._labels import LABEL_INIT_INDEX, LABEL_SPEC

@@ -24,9 +24,9 @@ from typing import Protocol
 from podsync._cli_args import EXIT_OK, _Failure, _given, _host_key, _plan_options, _root_dir
 from podsync._cli_etcd import etcd_options
 from podsync._console import Console, event_record, event_text
-from podsync._reconciler import Board, LoopNotice, NoticeKind, Reconciler
 from podsync.applier._results import Event
 from podsync.exceptions import EtcdError
+from podsync.loop._reconciler import Board, LoopNotice, NoticeKind, Reconciler
 from podsync.runtime._protocol import Runtime
 
 __all__: list[str] = []
@@ -132,10 +132,10 @@ def _listen(args: argparse.Namespace, console: Console) -> tuple[Board | None, _
         return None, None
     try:
         # By name: the board is another module's (issue 17's status board).
-        _board = importlib.import_module("podsync._board")
+        _board = importlib.import_module("podsync.loop._board")
     except ImportError:
         raise _Failure(
-            "--listen needs the status board (podsync._board), which this build lacks"
+            "--listen needs the status board (podsync.loop._board), which this build lacks"
         ) from None
     board: Board = _board.LoopBoard(
         sync_period=args.sync_period, clock=console.clocks.elapsed, wall_clock=console.clocks.now

@@ -85,7 +85,6 @@ from podsync._console import (
     warn_rejected,
     warn_unpublished_ports,
 )
-from podsync._sync import Observation, SyncResult, observe, sync
 from podsync.actions._actions import Action, Plan, shorten_ids
 from podsync.actions._fingerprint import plan_fingerprint
 from podsync.actions._options import GCPolicy, PlanOptions
@@ -95,6 +94,7 @@ from podsync.applier._results import ApplyResult, Event, EventKind
 from podsync.exceptions import ConfigError, EngineUnavailable, PodsyncError, RuntimeCallError
 from podsync.host._clock import Clock, clocks, system_sleep
 from podsync.load._config import DEFAULT_MAX_BYTES, load_pods
+from podsync.loop._sync import Observation, SyncResult, observe, sync
 from podsync.model._pod import ObservedContainer, ObservedVolume, Pod
 from podsync.planner._plan import plan
 from podsync.runtime._protocol import Runtime

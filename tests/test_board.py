@@ -1,4 +1,4 @@
-"""The status board of ``podsync run`` (``podsync._board.LoopBoard``): what the loop
+"""The status board of ``podsync run`` (``podsync.loop._board.LoopBoard``): what the loop
 reports into it, and what ``/healthz``, ``/pods`` and ``/metrics`` read from it.
 
 Pure: the board's clocks are fake (``FakeClock(step=0)``, moved by ``advance``), the pod
@@ -16,8 +16,8 @@ import threading
 import pytest
 
 from podsync import PodPhase, PodStatus, parse_pods, pod_status, sync
-from podsync._board import LoopBoard
 from podsync.actions._options import PlanOptions
+from podsync.loop._board import LoopBoard
 from podsync.status._json import statuses_to_json
 from podsync.testing import FakeClock, FakeRuntime
 

@@ -1,4 +1,4 @@
-"""The HTTP endpoints of ``podsync run --listen`` (``podsync._board.serve``): real HTTP on
+"""The HTTP endpoints of ``podsync run --listen`` (``podsync.loop._board.serve``): real HTTP on
 the loopback interface, port 0 (the kernel picks a free port).
 
 These tests do real I/O with timeouts of their own, so they are ``real_clock`` (the
@@ -20,7 +20,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from podsync._board import LoopBoard, parse_listen_address, serve
+from podsync.loop._board import LoopBoard, parse_listen_address, serve
 from podsync.testing import FakeClock
 from tests.test_board import statuses
 

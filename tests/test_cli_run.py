@@ -162,7 +162,8 @@ def free_port() -> int:
 
 @pytest.mark.real_clock
 @pytest.mark.skipif(
-    importlib.util.find_spec("podsync._board") is None, reason="the status board is not merged yet"
+    importlib.util.find_spec("podsync.loop._board") is None,
+    reason="the status board is not merged yet",
 )
 def test_run_listen_serves_health_and_pods_on_loopback(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]

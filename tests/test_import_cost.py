@@ -66,7 +66,12 @@ def test_the_command_line_loads_the_loop_only_for_run():
     shows its defaults."""
     loaded = _modules_after("import podsync.cli")
 
-    loop = ["podsync._reconciler", "podsync._workers", "podsync.load._source_set", "podsync._board"]
+    loop = [
+        "podsync.loop._reconciler",
+        "podsync.loop._workers",
+        "podsync.load._source_set",
+        "podsync.loop._board",
+    ]
     assert [] == [m for m in loop if m in loaded]
 
 

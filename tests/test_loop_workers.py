@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 
-from podsync._workers import PodWorkers
+from podsync.loop._workers import PodWorkers
 
 WAIT = 10.0  # seconds a test waits for a thread at most (never reached when it passes)
 

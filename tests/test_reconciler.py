@@ -44,7 +44,7 @@ spec:
 
 
 class RecordingBoard:
-    """A stand-in for ``podsync._board.LoopBoard``: records every call."""
+    """A stand-in for ``podsync.loop._board.LoopBoard``: records every call."""
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, tuple[Any, ...]]] = []
@@ -633,8 +633,8 @@ def test_each_source_can_have_a_period_of_its_own(tmp_path: Path) -> None:
 
 
 def test_action_kinds_as_the_board_counts_them() -> None:
-    from podsync._reconciler import action_kind
     from podsync.actions._actions import CreateVolume, Reason, RemovePodDir, Wait
+    from podsync.loop._reconciler import action_kind
 
     assert action_kind(Wait("default/web", "u", "app", 1.0, Reason.BACK_OFF, "m")) == "wait"
     assert action_kind(RemovePodDir("u", "/r/u", Reason.ORPHANED_POD_DIR, "m")) == "remove-pod-dir"

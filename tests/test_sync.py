@@ -650,7 +650,7 @@ def test_a_sync_that_creates_plans_once(root, monkeypatch):
     """A sync whose pods are missing from the engine needs the image list; it is fetched
     before planning, so the plan (the costly step at fleet scale: 10k pods) is made once
     rather than once without the images and again with them."""
-    import podsync._sync as sync_module
+    import podsync.loop._sync as sync_module
 
     made: list[int] = []
     real_plan = sync_module.plan
@@ -675,7 +675,7 @@ def test_a_sync_that_creates_pods_with_termination_messages_plans_once(root, mon
     are listed with the images, before planning, so the plan is made once - not once
     without the list and again with it (two plans of 10,000 pods alive at once: the
     CLI's peak memory)."""
-    import podsync._sync as sync_module
+    import podsync.loop._sync as sync_module
 
     made: list[int] = []
     real_plan = sync_module.plan
@@ -697,7 +697,7 @@ def test_a_sync_that_creates_pods_with_termination_messages_plans_once(root, mon
 
 def test_a_steady_sync_plans_once_without_the_image_list(root, monkeypatch):
     """In the steady state the image list is not fetched and the plan is made once."""
-    import podsync._sync as sync_module
+    import podsync.loop._sync as sync_module
 
     rt = engine()
     run([foo_pod()], rt, root)

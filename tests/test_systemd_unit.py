@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from podsync._board import parse_listen_address
 from podsync._cli_args import build_parser
+from podsync.loop._board import parse_listen_address
 
 ROOT = Path(__file__).resolve().parent.parent
 UNIT = ROOT / "examples" / "podsync.service"

@@ -22,7 +22,7 @@ __all__ = ["DEFAULT_NETWORK_IMAGE", "BackOffPolicy", "GCPolicy", "PlanOptions"]
 #: otherwise: the upstream pause image (the seed's was ``kubernetes/pause:latest``).
 DEFAULT_NETWORK_IMAGE = "registry.k8s.io/pause:3.10"
 
-# The continuous loop's settings (podsync._reconciler), here rather than in the loop's
+# The continuous loop's settings (podsync.loop._reconciler), here rather than in the loop's
 # module so that the command line's parser does not import the loop to show them.
 #: The seed's periods (reference §2.2, §2.6): sync every 10 s, sources every 20 s,
 #: garbage collection every minute.

@@ -2,7 +2,7 @@
 
 These types describe; they do nothing. ``podsync.applier._apply`` makes them as it runs a plan
 (``ActionResult`` per action, ``ApplyResult`` for the plan, ``Event`` as things
-happen), ``podsync._sync`` reports its probes' failures as ``Event``s too, and the
+happen), ``podsync.loop._sync`` reports its probes' failures as ``Event``s too, and the
 command line, the loop and the fleet read them. Programs read the fields, never the
 messages, which are for people.
 

@@ -612,7 +612,7 @@ def _remove_gone_records(
     container's record says podsync stopped it). Races: a stop record is written
     before podsync stops a container, which exists then; the volumes are listed after
     the containers, and ``observe`` leaves out the records of containers another
-    podsync made in between (``podsync._sync._confirmed``: a second container list); a
+    podsync made in between (``podsync.loop._sync._confirmed``: a second container list); a
     container created by this plan has no record yet; and the loop never applies a
     pod's plan made from an observation its pod's worker changed
     (``Reconciler._dispatch``), which is why the removal goes in the record's pod's

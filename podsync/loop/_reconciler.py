@@ -55,8 +55,6 @@ from typing import TYPE_CHECKING, Protocol
 
 import attrs
 
-from podsync._sync import Observation, SyncResult, _default_runtime, sync
-from podsync._workers import PodWorkers
 from podsync.actions._actions import (
     Action,
     Plan,
@@ -80,6 +78,8 @@ from podsync.load._config import SecretKey
 from podsync.load._source_reads import SourceRead
 from podsync.load._source_set import SourceSet
 from podsync.load._sources import DEFAULT_MAX_BYTES
+from podsync.loop._sync import Observation, SyncResult, _default_runtime, sync
+from podsync.loop._workers import PodWorkers
 from podsync.model._pod import Pod
 from podsync.prober._rules import probes_of
 from podsync.runtime._protocol import EngineEvent, Runtime, Stream
@@ -142,7 +142,7 @@ class LoopNotice:
 
 
 class Board(Protocol):
-    """What the loop reports to a status board (``podsync._board.LoopBoard``); each
+    """What the loop reports to a status board (``podsync.loop._board.LoopBoard``); each
     method is called from the loop's threads and must be thread-safe and quick."""
 
     def source_ok(self, source: str) -> None: ...

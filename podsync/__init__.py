@@ -183,7 +183,7 @@ if _TYPE_CHECKING:
     from podsync.loop._sync import Observation, SyncResult, observe, sync
     from podsync.loop._reconciler import LoopNotice, NoticeKind, Reconciler
     from podsync.load._etcd import EtcdOptions
-    from podsync._publish import PublishResult, publish
+    from podsync.fleet._publish import PublishResult, publish
     from podsync.status._pod import (
         ContainerState,
         ContainerStatus,
@@ -200,7 +200,7 @@ if _TYPE_CHECKING:
         previous_instance,
         termination_inputs,
     )
-    from podsync._hosts import (
+    from podsync.fleet._hosts import (
         Host,
         HostTLS,
         host_root_dir,
@@ -208,7 +208,7 @@ if _TYPE_CHECKING:
         load_hosts,
         parse_hosts,
     )
-    from podsync._fleet import FleetResult, HostResult, sync_hosts
+    from podsync.fleet._sync_hosts import FleetResult, HostResult, sync_hosts
     # isort: on
 
 #: The names imported on first use, by module (the ``_TYPE_CHECKING`` block above
@@ -235,7 +235,7 @@ _ON_FIRST_USE: dict[str, tuple[str, ...]] = {
     "podsync.loop._sync": ("Observation", "SyncResult", "observe", "sync"),
     "podsync.loop._reconciler": ("LoopNotice", "NoticeKind", "Reconciler"),
     "podsync.load._etcd": ("EtcdOptions",),
-    "podsync._publish": ("PublishResult", "publish"),
+    "podsync.fleet._publish": ("PublishResult", "publish"),
     "podsync.status._pod": (
         "ContainerState",
         "ContainerStatus",
@@ -252,7 +252,7 @@ _ON_FIRST_USE: dict[str, tuple[str, ...]] = {
         "previous_instance",
         "termination_inputs",
     ),
-    "podsync._hosts": (
+    "podsync.fleet._hosts": (
         "Host",
         "HostTLS",
         "host_root_dir",
@@ -260,7 +260,7 @@ _ON_FIRST_USE: dict[str, tuple[str, ...]] = {
         "load_hosts",
         "parse_hosts",
     ),
-    "podsync._fleet": ("FleetResult", "HostResult", "sync_hosts"),
+    "podsync.fleet._sync_hosts": ("FleetResult", "HostResult", "sync_hosts"),
 }
 _LAZY = {name: module for module, names in _ON_FIRST_USE.items() for name in names}
 

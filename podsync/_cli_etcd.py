@@ -54,7 +54,7 @@ def etcd_options(args: argparse.Namespace) -> EtcdOptions | None:
 
 def cmd_publish(args: argparse.Namespace, console: Console) -> int:
     """Validate, compare and write; 0 when written (or nothing to write, or a dry run)."""
-    from podsync._publish import publish
+    from podsync.fleet._publish import publish
     from podsync.load._etcd import host_key, parse_etcd_url
     from podsync.load._sources import DEFAULT_MAX_BYTES
 

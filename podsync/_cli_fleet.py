@@ -39,12 +39,12 @@ from podsync._console import (
     warn_rejected,
     warn_unpublished_ports,
 )
-from podsync._fleet import FleetResult, HostResult, sync_hosts
-from podsync._hosts import Host, load_host_pods, load_hosts
 from podsync.actions._actions import Plan, Wait
 from podsync.applier._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS
 from podsync.applier._results import ActionStatus, ApplyResult, Event
 from podsync.exceptions import ConfigError
+from podsync.fleet._hosts import Host, load_host_pods, load_hosts
+from podsync.fleet._sync_hosts import FleetResult, HostResult, sync_hosts
 from podsync.loop._sync import Observation
 from podsync.model._pod import Pod
 from podsync.runtime._protocol import Runtime

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 import podsync
-from podsync._publish import PublishResult, publish
 from podsync.exceptions import ConfigError, PublishConflict
+from podsync.fleet._publish import PublishResult, publish
 from podsync.load._etcd import EtcdOptions
 from tests.etcd_server import EtcdServer
 

@@ -20,12 +20,12 @@ from collections.abc import Callable, Mapping, Sequence
 
 import attrs
 
-from podsync._hosts import host_root_dir
 from podsync.actions._actions import Plan
 from podsync.actions._options import PlanOptions
 from podsync.applier._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS, _check_settings
 from podsync.applier._results import Event
 from podsync.exceptions import PodsyncError
+from podsync.fleet._hosts import host_root_dir
 from podsync.host._clock import Clock, clocks
 from podsync.loop._sync import Observation, SyncResult, sync
 from podsync.model._pod import Pod

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from podsync import cli
+from podsync.cli import _main as cli
 from podsync.docker import DockerRuntime
 from podsync.labels import LABEL_POD_NAMESPACE
 from podsync.model._pod import ObservedContainer

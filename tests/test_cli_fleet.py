@@ -13,9 +13,9 @@ from typing import NamedTuple
 import pytest
 
 import podsync
-from podsync import cli
 from podsync.actions._actions import RemovePodDir, RemoveVolume
 from podsync.actions._options import PlanOptions
+from podsync.cli import _main as cli
 from podsync.testing import FakeClock, FakeRuntime
 
 IMAGE = "podsync-test/busybox:1"
@@ -304,7 +304,7 @@ def test_sync_hosts_reports_each_host_and_names_the_failed(tmp_path: Path) -> No
 
 
 def test_a_host_with_tls_gets_a_docker_runtime_with_its_certificates(tmp_path: Path) -> None:
-    from podsync._cli_fleet import _runtime
+    from podsync.cli._fleet import _runtime
     from podsync.docker import DockerRuntime
 
     for name in ("ca.pem", "cert.pem", "key.pem"):

@@ -22,7 +22,9 @@ import attrs
 import pytest
 
 import podsync
-from podsync import _cli_args, _console, cli
+from podsync.cli import _args as _cli_args
+from podsync.cli import _console
+from podsync.cli import _main as cli
 from podsync.spec._labels import LABEL_POD_UID
 from podsync.spec._records import probe_records, records_of
 from podsync.testing import MUTATING_CALL_NAMES, FakeClock, FakeRuntime
@@ -1732,7 +1734,7 @@ def test_only_version_reads_the_package_metadata(monkeypatch: pytest.MonkeyPatch
     apply is measured against two ``docker run``): only ``--version`` looks it up."""
     import importlib.metadata
 
-    from podsync._cli_args import build_parser
+    from podsync.cli._args import build_parser
 
     looked_up: list[str] = []
     monkeypatch.setattr(importlib.metadata, "version", lambda name: looked_up.append(name) or "9")

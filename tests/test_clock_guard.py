@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from podsync import Event, EventKind, Plan, PlanOptions, apply, cli, sync
+from podsync import Event, EventKind, Plan, PlanOptions, apply, sync
+from podsync import cli
 from podsync.testing import FakeRuntime
 from tests.clock_guard import ClockRead, Guard, install
 

@@ -1,5 +1,6 @@
-"""Loading pods from YAML: documents, sources, error messages (podsync/load/_config.py, which
-wires _sources.py, _yaml.py, _scalars.py, podsync.load.schema._pod.py and podsync.load.convert._document.py)."""
+"""Loading pods from YAML: documents, sources, error messages (podsync/load/_config.py,
+which wires _sources.py, schema/_yaml.py, schema/_scalars.py, schema/_pod.py and
+convert/_document.py)."""
 
 from __future__ import annotations
 

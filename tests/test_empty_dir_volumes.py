@@ -703,7 +703,7 @@ def test_a_dry_run_shows_the_volume_and_down_removes_it(
 ) -> None:
     """``podsync plan`` shows the volume's create with its reason and changes nothing;
     ``podsync down`` removes the pod's containers, then its volume."""
-    from podsync import cli
+    from podsync.cli import _main as cli
 
     source = tmp_path / "web.yaml"
     source.write_text(pod_file())

@@ -84,7 +84,7 @@ def test_the_command_line_loads_saved_plan_and_status_code_only_when_used():
 
     only_sometimes = [
         "podsync.actions._json",
-        "podsync._cli_secrets",
+        "podsync.cli._secrets",
         "podsync.status._pod",
         "tempfile",
     ]

@@ -163,5 +163,6 @@ def test_the_api_tables_modules_exist() -> None:
     package = ROOT / "podsync"
     named = {token for row in _api_table() for token in re.findall(r"`([^`]+\.py)`", row["module"])}
     assert [] == sorted(m for m in named if not (package / m).is_file())
-    modules = {p.name for p in package.glob("*.py")} - {"__init__.py", "__main__.py"}
+    modules = {p.relative_to(package).as_posix() for p in package.rglob("*.py")}
+    modules = {m for m in modules if not m.endswith(("__init__.py", "__main__.py"))}
     assert [] == sorted(modules - named)

@@ -195,7 +195,7 @@ def test_sync_writes_owner_only_files_and_a_rotated_secret_rewrites_them(
 def test_apply_plan_reads_the_values_from_the_sources_again(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from podsync import cli
+    from podsync.cli import _main as cli
 
     runtime = fake()
     root = tmp_path / "root"

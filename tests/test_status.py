@@ -303,8 +303,8 @@ def test_status_module_does_no_io() -> None:
     """The status modules are pure: they import only podsync's pure modules and typing
     helpers, never the runtime, the file system or the clock."""
     imported = set()
-    for module in ("podsync.status._pod.py", "podsync.status._container.py"):
-        source = Path(podsync.__file__).with_name(module).read_text(encoding="utf-8")
+    for module in ("podsync/status/_pod.py", "podsync/status/_container.py"):
+        source = (Path(podsync.__file__).parent.parent / module).read_text(encoding="utf-8")
         for node in ast.walk(ast.parse(source)):
             if isinstance(node, ast.ImportFrom) and node.module:
                 imported.add(node.module)

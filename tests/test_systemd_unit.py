@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from podsync._cli_args import build_parser
+from podsync.cli._args import build_parser
 from podsync.loop._board import parse_listen_address
 
 ROOT = Path(__file__).resolve().parent.parent

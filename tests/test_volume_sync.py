@@ -274,7 +274,7 @@ def test_writing_needs_a_root_inside_which_to_write(tmp_path: Path) -> None:
 
 
 def test_describe_shows_the_mounts_read_only() -> None:
-    from podsync._cli_ops import _spec_lines
+    from podsync.cli._ops import _spec_lines
 
     (pod,) = load()
     mounts = _spec_lines(None, pod, "app")[1]
@@ -287,7 +287,7 @@ def test_a_saved_plan_is_stale_once_a_volume_it_writes_changed(
     """``podsync apply --plan``: the plan writes the files of the ConfigMap as it was;
     another apply wrote a newer version since, so the saved plan is refused rather than
     putting the old files back."""
-    from podsync import cli
+    from podsync.cli import _main as cli
 
     runtime = fake()
 
@@ -324,7 +324,7 @@ def test_apply_reports_the_files_it_wrote(tmp_path: Path) -> None:
     """One ``volume-written`` event per volume written (none when a racing apply wrote
     the same files first), which ends its action in the progress count."""
     from podsync import EventKind
-    from podsync._console import _ENDS_ACTION
+    from podsync.cli._console import _ENDS_ACTION
 
     events: list[tuple[EventKind, str, str]] = []
     result = sync(

@@ -7,8 +7,8 @@ NameAndNodeAllocatable``, ``pkg/api/v1/resource/helpers.go``). The loader resolv
 when it reads a pod file, from a ``NodeInfo``: ``NodeInfo.this_host()`` by default, or
 one the caller gives (tests, or a planner for another machine).
 
-Layering: read by the loader (``podsync.load.convert._document``, ``_config``); it reads the machine only in
-``this_host``.
+Layering: read by the loader (``podsync.load.convert._document``,
+``podsync.load._config``); it reads the machine only in ``this_host``.
 """
 
 from __future__ import annotations

@@ -30,16 +30,22 @@ planner or talks to an engine, and only ``_sources`` does file or network I/O):
 
 * ``_sources.py``: reading sources (files, directories, URLs, standard input) within
   the size and time limits; ``DEFAULT_MAX_BYTES``;
-* ``_yaml.py``: the hardened YAML loader (decoding, guards, libyaml or pure Python);
-* ``_scalars.py``: the checks of single values (labels, uids, paths, quantities ...);
-* ``podsync.load.schema._pod.py``: the schema classes and the strict cattrs converter with its paths;
-* ``_unsupported.py``: the Kubernetes fields refused or ignored, and did-you-mean;
-* ``_node.py``: ``NodeInfo``, the node the pods are read for (its name, CPU, memory);
-* ``podsync.load.convert._env.py``: env values from the downward API, and ``$(VAR)`` expansion;
-* ``podsync.load.convert._document.py``: documents to ``Pod`` s, with the rules that relate several values;
-* ``podsync.load.convert._container.py``: one container to a ``Container`` (probes, hooks, ports,
-  mounts, env), for ``podsync.load.convert._document``;
-* ``_objects.py``: the ConfigMaps and Secrets of the sources, which pods refer to.
+* ``schema/_yaml.py``: the hardened YAML loader (decoding, guards, libyaml or pure
+  Python);
+* ``schema/_scalars.py``: the checks of single values (labels, uids, paths, quantities
+  ...);
+* ``schema/_pod.py``: the schema classes and the strict cattrs converter with its paths;
+* ``schema/_unsupported.py``: the Kubernetes fields refused or ignored, and
+  did-you-mean;
+* ``podsync/host/_node.py``: ``NodeInfo``, the node the pods are read for (its name, CPU,
+  memory);
+* ``convert/_env.py``: env values from the downward API, and ``$(VAR)`` expansion;
+* ``convert/_document.py``: documents to ``Pod`` s, with the rules that relate several
+  values;
+* ``convert/_container.py``: one container to a ``Container`` (probes, hooks, ports,
+  mounts, env), for ``convert/_document.py``;
+* ``convert/_objects.py``: the ConfigMaps and Secrets of the sources, which pods refer
+  to.
 
 Here remain the streams (documents numbered, problems prefixed) and the pods defined
 twice across all sources.
@@ -694,7 +700,7 @@ def parse_pods(
     near-misspelling. ``env`` values from ``valueFrom.fieldRef`` and
     ``resourceFieldRef``, and ``$(VAR)`` references in ``env``, ``command`` and
     ``args``, are resolved here, as the kubelet resolves them when it starts a
-    container (see ``podsync.load.convert._env``).
+    container (see ``convert._env``).
 
     Pods without a uid get ``derive_pod_uid(source, namespace, name)``. Quantities round
     up to whole milli-CPU and bytes; a container's CPU and memory are its

@@ -18,7 +18,7 @@ known, and the user named it (or its directory). A source that cannot be read is
 never an exception: it is an ``_Unreadable`` saying why.
 
 Layering: this is the bottom of the loader (sources → ``_yaml`` → ``_scalars`` /
-``podsync.load.schema._pod`` → ``podsync.load.convert._document``, wired by ``_config``). It is the only loader module that
+``schema._pod`` → ``convert._document``, wired by ``_config``). It is the only loader module that
 does file or network I/O; it imports nothing of podsync, and nothing else of the loader.
 Its helpers keep their leading underscore: they are shared among the loader's modules
 only, and nothing here is public API except ``DEFAULT_MAX_BYTES`` (re-exported by

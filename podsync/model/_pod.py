@@ -8,7 +8,7 @@ The model is the 2014 kubelet's ``api.BoundPod`` / ``api.Container`` subset that
 seed's sync used (reference §3), in Python spelling, with the later Kubernetes fields
 podsync honours added at the end of each class (``resources`` as requests and limits,
 terminals, the pod's labels, host identity and scheduling gates). Serialisation is not the model's
-business: YAML is read by ``_config.py`` and plans are written by ``podsync.actions._json.py``
+business: YAML is read by ``_config.py`` and plans are written by ``podsync/actions/_json.py``
 through private cattrs converters.
 
 The volumes (``Volume``, its sources and files, ``VolumeMount``, ``WrittenVolume``) are

@@ -5,7 +5,8 @@ wrote (``WrittenVolume``), and where a container mounts a volume.
 Contract: frozen attrs classes, as ``_pod``'s (they hash, compare by value and cannot
 change; sequences are tuples); ``Volume`` refuses two sources. ``_pod``'s ``Pod`` and
 ``Container`` hold them, ``podsync`` re-exports them as public API. The loader
-(``podsync.load.convert._document``, ``_projection``) makes them; the planner and the runtimes read them.
+(``podsync.load.convert``: ``_document``, ``_projection``) makes them; the planner and
+the runtimes read them.
 
 Layering: the model layer, beside ``_pod``; it imports ``_secrets`` only (a secret
 file's reference and keyed digest), never ``_pod``, and does no I/O.

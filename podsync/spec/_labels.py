@@ -67,8 +67,9 @@ __all__ = [
 
 _PREFIX = "io.podsync."
 
-#: The prefix of podsync's own labels: a pod's labels cannot use it (``podsync.load.convert._document``,
-#: ``_admission``), so they never overwrite podsync's record of a container.
+#: The prefix of podsync's own labels: a pod's labels cannot use it
+#: (``podsync.load.convert._document``, ``podsync.planner._admission``), so they never
+#: overwrite podsync's record of a container.
 PODSYNC_LABEL_PREFIX = _PREFIX
 
 #: The prefix under which a pod's annotations become container labels

@@ -9,7 +9,7 @@ the model's ``args``, its ``cpu`` and ``memory`` the model's 2014 values; a v1 e
 resolved by ``_env`` and a v1 container's ``resources`` come from
 ``_pod`` (through the caller).
 
-Layering: a part of ``_document`` (which calls it), on ``podsync.load.schema._pod``, ``_scalars``,
+Layering: a part of ``_document`` (which calls it), on ``schema._pod``, ``_scalars``,
 ``_env``, ``_yaml`` and the model; never the planner, no I/O. Nothing here is
 public API.
 """

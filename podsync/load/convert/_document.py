@@ -2,7 +2,7 @@
 
 Contract: ``_read_document(data, root, context, out)`` takes one document of plain data
 (from ``_yaml``), decides what it is (a v1 ``Pod``, a ``List`` / ``PodList``, a v1beta1
-``ContainerManifest``), structures it through ``podsync.load.schema._pod`` and converts it into pods
+``ContainerManifest``), structures it through ``schema._pod`` and converts it into pods
 (``_Read``), each with the paths of its name and uid (for ``_config``'s duplicate
 messages) and its one warning line (the fields it sets that podsync ignores). Every
 problem is appended to ``out`` as a ``(path, message)`` pair; a document with problems
@@ -18,7 +18,7 @@ does not have - is ``_container``'s; a v1 container's ``resources`` and the pod
 fields beyond the 2014 ones are ``_pod``'s; a v1 env is resolved by
 ``_env``.
 
-Layering: the top of the loader below ``_config``: it imports ``podsync.load.schema._pod``,
+Layering: the top of the loader below ``_config``: it imports ``schema._pod``,
 ``_container``, ``_pod``, ``_security``, ``_unsupported``,
 ``_env``, ``_yaml``, ``_node`` and the model,
 never the planner, and does no I/O. Its names keep their

@@ -42,7 +42,7 @@ expanded with a Secret's value holds its pieces, so its digest covers what the
 Secret's value flowed into. (Go walks bytes, so a ``$`` before a multi-byte
 character garbles it there; here the character is kept whole.)
 
-Layering: above ``podsync.load.schema._pod`` (whose env classes it reads) and ``_node``, below
+Layering: above ``schema._pod`` (whose env classes it reads) and ``_node``, below
 ``_document``; no I/O. Its names keep their leading underscore: shared among the loader's
 modules only.
 """

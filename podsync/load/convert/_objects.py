@@ -23,7 +23,7 @@ source's objects before any pod so that the order of files does not matter.
 
 A Secret's values are never shown: its ``repr`` leaves ``data`` out.
 
-Layering: above ``podsync.load.schema._pod``, below ``_env`` and ``_document``; no I/O. Nothing
+Layering: above ``schema._pod``, below ``_env`` and ``_document``; no I/O. Nothing
 here is public API yet.
 """
 

@@ -49,7 +49,7 @@ The kubelet's rules, ported:
   fail to write the volume when the pod starts).
 
 Layering: above ``_env`` (whose ``_PodFacts`` and resource arithmetic it uses),
-``_objects`` and ``podsync.load.schema._pod``, below ``_document``; no I/O. Nothing here is public API.
+``_objects`` and ``schema._pod``, below ``_document``; no I/O. Nothing here is public API.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ or a container sets nothing); every problem is appended to ``out`` as a ``(path,
 message)`` pair, as ``_document`` does. Annotations are applied as the kubelet did
 before the fields existed, fields winning; the checks are Kubernetes' validation's.
 
-Layering: a part of ``_document`` (which calls it), on ``podsync.load.schema._pod`` and the model; no I/O.
+Layering: a part of ``_document`` (which calls it), on ``schema._pod`` and the model; no I/O.
 Nothing here is public API.
 """
 

@@ -5,7 +5,7 @@ volume).
 Contract: shapes only, as ``_pod``'s classes (whose converter structures these too:
 ``_OBJECT_HOOKS`` gives the checks of the ``NewType`` s here, ``_OBJECT_CLASSES`` the
 Kubernetes object each class reads, for ``_unsupported``'s tables); ``_objects`` checks
-keys, base64 and sizes, ``podsync.load.convert._env`` resolves the references. No I/O; nothing here
+keys, base64 and sizes, ``convert._env`` resolves the references. No I/O; nothing here
 is public API.
 """
 
@@ -99,7 +99,7 @@ class _FieldRef:
 class _ResourceFieldRef:
     resource: str
     container_name: str = ""
-    # The exact value: whether it suits the resource is podsync.load.convert._env's rule. 0 is unset.
+    # The exact value: whether it suits the resource is convert._env's rule. 0 is unset.
     divisor: Fraction = attrs.field(
         default=Fraction(0), metadata={"hook": lambda value, _: _divisor(value)}
     )
@@ -221,7 +221,8 @@ class _SecretV1:
 
 @attrs.frozen(kw_only=True)
 class _ClaimSourceV1:
-    """A ``persistentVolumeClaim`` volume: the claim's named engine volume (``podsync.load.convert._document``)."""
+    """A ``persistentVolumeClaim`` volume: the claim's named engine volume
+    (``convert._document``)."""
 
     claim_name: _Subdomain
     read_only: bool = False

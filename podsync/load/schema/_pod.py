@@ -3,7 +3,7 @@
 There is one schema class per YAML mapping, for Kubernetes ``v1`` (``Pod``, ``List`` /
 ``PodList``) and for the seed's v1beta1 ``ContainerManifest``. Attribute names are
 snake_case; the YAML key is their camelCase spelling. The classes hold the shape only;
-the rules that relate several values are ``podsync.load.convert._document``'s.
+the rules that relate several values are ``convert._document``'s.
 
 Contract: ``_structure(data, cls, path, out)`` turns plain data (from ``_yaml``) into a
 schema object, through one private cattrs converter whose hooks are strict (no ``"80"``
@@ -15,7 +15,7 @@ attribute. It returns ``None`` after appending every problem found, as ``(path,
 message)`` pairs in the order found (``_collect`` flattens cattrs' error tree;
 ``_unknown_key`` suggests the key that was probably meant). It never raises for bad data.
 
-Layering: above ``_yaml``, ``_scalars`` and ``_unsupported``, below ``podsync.load.convert._document``; it
+Layering: above ``_yaml``, ``_scalars`` and ``_unsupported``, below ``convert._document``; it
 imports podsync's model enums only, never the planner, and does no I/O. Its names keep
 their leading underscore: they are shared among the loader's modules only; nothing here
 is public API.
@@ -106,7 +106,7 @@ from podsync.load.schema._unsupported import (
 from podsync.load.schema._yaml import _describe, _Invalid
 from podsync.model._pod import DNSPolicy, PortProtocol, PullPolicy, RestartPolicy
 
-# Nothing here is public API: ``podsync.load.convert._document`` reads documents through ``_structure``.
+# Nothing here is public API: ``convert._document`` reads documents through ``_structure``.
 __all__: list[str] = []
 
 _T = TypeVar("_T")
@@ -169,7 +169,7 @@ class _ObjectMeta:
     name: _Name
     namespace: _Name = _DEFAULT_NAMESPACE
     uid: _Uid | None = None
-    # Their keys are checked by ``podsync.load.convert._document`` (it needs all of them to see collisions).
+    # Their keys are checked by ``convert._document`` (it needs all of them to see collisions).
     labels: dict[str, _LabelValue] = attrs.field(factory=dict)
     annotations: dict[str, str] = attrs.field(factory=dict)
     ignored: tuple[str, ...] = _ignored_keys()
@@ -312,13 +312,9 @@ class _ContainerV1:
     stdin_once: bool = False
     readiness_probe: _ProbeV1 | None = None
     startup_probe: _ProbeV1 | None = None
-    termination_message_policy: str = (
-        ""  # read by podsync.load.convert._document (_termination_message_policy)
-    )
+    termination_message_policy: str = ""  # read by convert._document (_termination_message_policy)
     env_from: tuple[_obj._EnvFromSource, ...] = ()
-    restart_policy: str = (
-        ""  # an init container's Always (a sidecar): podsync.load.convert._document checks
-    )
+    restart_policy: str = ""  # an init container's Always (a sidecar): convert._document checks
 
 
 @attrs.frozen(kw_only=True)
@@ -344,7 +340,7 @@ class _PodSpecV1(_sec._PodSecurityFields):
     subdomain: _OptionalName = _NO_NAME
     host_aliases: tuple[_HostAliasSchema, ...] = ()
     scheduling_gates: tuple[_SchedulingGate, ...] = ()
-    # Pod-level resources: refused by ``podsync.load.convert._document`` (a pod cgroup podsync does not make).
+    # Pod-level resources: refused by ``convert._document`` (a pod cgroup podsync does not make).
     resources: _AsWritten | None = None
     init_containers: tuple[_ContainerV1, ...] = ()
 
@@ -419,9 +415,7 @@ class _ContainerV1Beta1:
 @attrs.frozen(kw_only=True)
 class _ManifestV1Beta1:
     version: _ManifestVersion
-    id: _Name | None = (
-        None  # derived from the file name when left out (podsync.load.convert._document)
-    )
+    id: _Name | None = None  # derived from the file name when left out (convert._document)
     uuid: _Uid | None = None
     volumes: tuple[_vol._VolumeV1Beta1, ...] = ()
     containers: tuple[_ContainerV1Beta1, ...]

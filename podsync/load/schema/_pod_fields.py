@@ -4,7 +4,7 @@ value they and the pod's metadata, hostname and subdomain hold.
 
 Contract: shapes only, as ``_pod``'s classes (whose converter structures these too:
 ``_pod._make_converter`` maps each ``NewType`` here to its check in ``_scalars``);
-``podsync.load.convert._pod`` holds the rules. No I/O; nothing here is public API.
+``convert._pod`` holds the rules. No I/O; nothing here is public API.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import attrs
 # Nothing here is public API: ``_pod`` uses these classes and types.
 __all__: list[str] = []
 
-_AsWritten = NewType("_AsWritten", object)  # kept as written: podsync.load.convert._pod decides
+_AsWritten = NewType("_AsWritten", object)  # kept as written: convert._pod decides
 _Name = NewType("_Name", str)  # a DNS-1123 label: pod names, namespaces, volume names
 _OptionalName = NewType("_OptionalName", str)  # "" or a DNS-1123 label
 _LabelValue = NewType("_LabelValue", str)
@@ -34,7 +34,7 @@ def _ignored_keys() -> Any:
     """The attribute that records the keys of ``_IGNORED`` a mapping held (not a YAML key).
 
     The structure hook fills it with the keys whose values asked for something (not
-    null, ``[]`` or ``{}``), in document order; ``podsync.load.convert._document`` turns them into the pod's
+    null, ``[]`` or ``{}``), in document order; ``convert._document`` turns them into the pod's
     warning.
     """
     return attrs.field(default=(), metadata={_INTERNAL: True})
@@ -43,7 +43,7 @@ def _ignored_keys() -> Any:
 @attrs.frozen(kw_only=True)
 class _Resources:
     """A container's ``resources``: resource name -> amount as written. The name decides
-    the unit, or that the resource is refused (``podsync.load.convert._pod._resource_list``);
+    the unit, or that the resource is refused (``convert._pod._resource_list``);
     ``claims`` is refused whatever it holds."""
 
     limits: dict[str, _AsWritten] | None = None

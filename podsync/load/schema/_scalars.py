@@ -272,7 +272,7 @@ def _check_subdomain(value: object) -> str:
 
 def _raw_quantity(value: object) -> object:
     # A value kept as written: a resource amount, whose unit and so whose check depend
-    # on the resource its key names (``podsync.load.convert._pod``), or a field refused whatever it
+    # on the resource its key names (``convert._pod``), or a field refused whatever it
     # holds.
     return value
 
@@ -532,7 +532,7 @@ def _bytes(value: object) -> int:
 
 def _divisor(value: object) -> Fraction:
     """A ``resourceFieldRef.divisor``: an exact quantity (which ones a resource allows is
-    ``podsync.load.convert._document``'s rule, as it depends on the resource)."""
+    ``convert._document``'s rule, as it depends on the resource)."""
     return _quantity_value(value, unit="units", examples="1m, 1 or 1Mi")
 
 

@@ -2,7 +2,7 @@
 classes that mirror the YAML, and the checks of their single values (capability names,
 sysctl names, profile types), registered as hooks by ``_pod``'s converter.
 
-A part of ``_pod`` (see its docstring for the conventions); ``podsync.load.convert._security``
+A part of ``_pod`` (see its docstring for the conventions); ``convert._security``
 turns these into the model. No I/O; nothing here is public API.
 """
 

@@ -175,7 +175,7 @@ _NOT_SUPPORTED: Mapping[str, Mapping[str, _Refusal]] = {
         "volumeDevices": _Refusal(
             "raw block devices come from PersistentVolumeClaims, which need a cluster"
         ),
-        # restartPolicy (Always on an init container: a sidecar) is honoured; podsync.load.convert._document
+        # restartPolicy (Always on an init container: a sidecar) is honoured; convert._document
         # refuses it on an app container, as Kubernetes' validation does.
         "restartPolicyRules": _planned("restart rules per exit code are not implemented"),
     },
@@ -302,7 +302,7 @@ _IGNORED: Mapping[str, Mapping[str, str]] = {
             _SCHEDULING,
         ),
         # serviceAccountName and serviceAccount are attributes (fieldRef reads them);
-        # podsync.load.convert._document lists them under _SERVICE_ACCOUNT.
+        # convert._document lists them under _SERVICE_ACCOUNT.
         "automountServiceAccountToken": _SERVICE_ACCOUNT,
         "enableServiceLinks": _CLUSTER,  # no Services on one host
         "imagePullSecrets": _CLUSTER,  # the engine pulls with its own credentials

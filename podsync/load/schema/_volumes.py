@@ -5,7 +5,7 @@ A part of ``_pod`` (see its docstring for the conventions). Contract: shapes onl
 as ``_pod``'s classes (whose converter structures these too: ``_VOLUME_HOOKS`` gives
 the checks of the ``NewType`` s here, ``_VOLUME_OBJECTS`` the Kubernetes object each
 class reads, for ``_unsupported``'s tables); the configMap, secret, claim, downwardAPI
-and projected sources are ``_objects``'. ``podsync.load.convert._document``, ``podsync.load.convert._pod`` and
+and projected sources are ``_objects``'. ``convert._document``, ``convert._pod`` and
 ``_projection`` turn them into the model. No I/O; nothing here is public API.
 """
 
@@ -45,7 +45,7 @@ class _HostPathV1(_HostPathSource):
 
 @attrs.frozen(kw_only=True)
 class _EmptyDirV1:
-    """``emptyDir``: ``medium`` is checked by ``podsync.load.convert._document`` ("" or Memory; HugePages is
+    """``emptyDir``: ``medium`` is checked by ``convert._document`` ("" or Memory; HugePages is
     refused), ``sizeLimit`` is honoured with ``medium: Memory`` only."""
 
     medium: str = ""

@@ -1,6 +1,6 @@
 """The arguments of ``podsync run`` (the continuous loop): its periods and ``--listen``.
 
-Kept apart from ``_cli_args`` (the other commands' parser), which adds the command
+Kept apart from ``_args`` (the other commands' parser), which adds the command
 with the common options as parents.
 """
 

@@ -1,8 +1,8 @@
 """The etcd options of the commands that read sources, and ``podsync publish``'s
 arguments.
 
-Kept apart from ``_cli_args`` (the other commands' parser), which adds them; what the
-options mean is ``_cli_etcd``'s (``etcd_options``) and ``podsync.load._etcd``'s.
+Kept apart from ``_args`` (the other commands' parser), which adds them; what the
+options mean is ``_etcd``'s (``etcd_options``) and ``podsync.load._etcd``'s.
 """
 
 from __future__ import annotations

@@ -11,12 +11,12 @@ import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from podsync._cli_etcd_args import add_etcd_options, add_publish_command
-from podsync._cli_fleet_args import add_fleet_options
-from podsync._cli_run_args import add_run_command
-from podsync._console import Console
 from podsync.actions._options import DEFAULT_NETWORK_IMAGE, GCPolicy, PlanOptions
 from podsync.applier._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS
+from podsync.cli._console import Console
+from podsync.cli._etcd_args import add_etcd_options, add_publish_command
+from podsync.cli._fleet_args import add_fleet_options
+from podsync.cli._run_args import add_run_command
 from podsync.spec._resolv import (
     HOST_RESOLV_CONF,
     SYSTEMD_RESOLV_CONF,
@@ -487,7 +487,7 @@ def _duration(text: str) -> float:
 
 
 def _add_operating_commands(commands: Any, engine: Any, planning: Any, output: Any) -> None:
-    """``status``, ``describe``, ``logs``, ``exec`` and ``events`` (``podsync._cli_ops``)."""
+    """``status``, ``describe``, ``logs``, ``exec`` and ``events`` (``podsync.cli._ops``)."""
     pod_help = "the pod: name, namespace/name, or its full name name.namespace.source"
     st = commands.add_parser(
         "status",

@@ -21,7 +21,10 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from podsync._cli_args import (
+from podsync.actions._actions import Plan, Wait
+from podsync.applier._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS
+from podsync.applier._results import ActionStatus, ApplyResult, Event
+from podsync.cli._args import (
     EXIT_ERROR,
     EXIT_OK,
     _Failure,
@@ -31,17 +34,14 @@ from podsync._cli_args import (
     _root_dir,
     _UsageError,
 )
-from podsync._cli_etcd import etcd_options
-from podsync._console import (
+from podsync.cli._console import (
     Console,
     event_record,
     event_text,
     warn_rejected,
     warn_unpublished_ports,
 )
-from podsync.actions._actions import Plan, Wait
-from podsync.applier._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS
-from podsync.applier._results import ActionStatus, ApplyResult, Event
+from podsync.cli._etcd import etcd_options
 from podsync.exceptions import ConfigError
 from podsync.fleet._hosts import Host, load_host_pods, load_hosts
 from podsync.fleet._sync_hosts import FleetResult, HostResult, sync_hosts

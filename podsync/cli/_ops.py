@@ -1,5 +1,5 @@
 """The ``podsync`` commands that operate pods: ``status``, ``describe``, ``logs``,
-``exec`` and ``events`` (the parser is ``podsync._cli_args``'s, ``main`` in
+``exec`` and ``events`` (the parser is ``podsync.cli._args``'s, ``main`` in
 ``podsync.cli`` dispatches here).
 
 They change nothing on the engine (``exec`` runs what the user asked for, nothing
@@ -22,9 +22,9 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Any
 
-from podsync._cli_args import EXIT_OK, _Failure, _host_key, _plan_options, _root_dir
-from podsync._console import Console
 from podsync.actions._options import PlanOptions
+from podsync.cli._args import EXIT_OK, _Failure, _host_key, _plan_options, _root_dir
+from podsync.cli._console import Console
 from podsync.exceptions import ConfigError
 from podsync.load._config import load_pods
 from podsync.loop._sync import Observation, observe, sync

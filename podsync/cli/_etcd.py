@@ -6,9 +6,9 @@ import argparse
 import os
 from typing import TYPE_CHECKING
 
-from podsync._cli_args import EXIT_OK, _Failure
-from podsync._cli_etcd_args import PASSWORD_ENV
-from podsync._console import Console
+from podsync.cli._args import EXIT_OK, _Failure
+from podsync.cli._console import Console
+from podsync.cli._etcd_args import PASSWORD_ENV
 from podsync.exceptions import ConfigError
 
 if TYPE_CHECKING:

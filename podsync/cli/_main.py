@@ -1,13 +1,13 @@
 """The ``podsync`` command line: ``plan``, ``apply``, ``show`` and ``down``, and the
 operating commands ``status``, ``describe``, ``logs``, ``exec`` and ``events``
-(``podsync._cli_ops``).
+(``podsync.cli._ops``).
 
 Usage::
 
     podsync plan [--json] [-o FILE] [--detailed-exitcode] SOURCE...
     podsync apply [--wait [--timeout S]] SOURCE...
     podsync apply --plan FILE
-    podsync apply --hosts HOSTS.yaml [--json] SOURCE...     (podsync._cli_fleet)
+    podsync apply --hosts HOSTS.yaml [--json] SOURCE...     (podsync.cli._fleet)
     podsync show [--json] FILE
     podsync down SOURCE...
     podsync status [--json] [-w] [SOURCE...]
@@ -46,7 +46,7 @@ A saved plan carries the options it was made with (``Plan.options``); ``apply --
 uses its root directory, and refuses a ``--root-dir`` that names another one.
 
 This module holds the commands; the arguments (parser, checks, planning options) are
-``podsync._cli_args``'s, the output (text and JSON lines, progress) ``podsync._console``'s,
+``podsync.cli._args``'s, the output (text and JSON lines, progress) ``podsync.cli._console``'s,
 and each sync is ``podsync.sync``.
 """
 
@@ -59,7 +59,13 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from podsync._cli_args import (
+from podsync.actions._actions import Action, Plan, shorten_ids
+from podsync.actions._fingerprint import plan_fingerprint
+from podsync.actions._options import GCPolicy, PlanOptions
+from podsync.applier._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS, apply
+from podsync.applier._content_engine import planned_engine_records
+from podsync.applier._results import ApplyResult, Event, EventKind
+from podsync.cli._args import (
     DEFAULT_WAIT_TIMEOUT,
     EXIT_CHANGES,
     EXIT_ERROR,
@@ -76,8 +82,7 @@ from podsync._cli_args import (
     _UsageError,
     build_parser,
 )
-from podsync._cli_etcd import cmd_publish, etcd_options
-from podsync._console import (
+from podsync.cli._console import (
     Console,
     Progress,
     changes,
@@ -85,12 +90,7 @@ from podsync._console import (
     warn_rejected,
     warn_unpublished_ports,
 )
-from podsync.actions._actions import Action, Plan, shorten_ids
-from podsync.actions._fingerprint import plan_fingerprint
-from podsync.actions._options import GCPolicy, PlanOptions
-from podsync.applier._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS, apply
-from podsync.applier._content_engine import planned_engine_records
-from podsync.applier._results import ApplyResult, Event, EventKind
+from podsync.cli._etcd import cmd_publish, etcd_options
 from podsync.exceptions import ConfigError, EngineUnavailable, PodsyncError, RuntimeCallError
 from podsync.host._clock import Clock, clocks, system_sleep
 from podsync.load._config import DEFAULT_MAX_BYTES, load_pods
@@ -495,8 +495,8 @@ def _wait(
 
 
 def _cmd_plan(args: argparse.Namespace, console: Console, factory: RuntimeFactory) -> int:
-    from podsync._cli_secrets import _with_sources
     from podsync.actions._json import plan_json_chunks
+    from podsync.cli._secrets import _with_sources
 
     pods = _load(args.sources, console.warning, args.max_bytes, _root_dir(args), etcd_options(args))
     options = _plan_options(args, console)
@@ -551,7 +551,7 @@ def _cmd_apply(
     sleep: Callable[[float], None],
 ) -> int:
     if args.hosts is not None or args.json:
-        from podsync._cli_fleet import cmd_apply_hosts
+        from podsync.cli._fleet import cmd_apply_hosts
 
         return cmd_apply_hosts(args, console, factory)
     if args.plan_file is not None:
@@ -580,7 +580,7 @@ def _cmd_apply(
 
 
 def _apply_saved(args: argparse.Namespace, console: Console, factory: RuntimeFactory) -> int:
-    from podsync._cli_secrets import _unsealed
+    from podsync.cli._secrets import _unsealed
 
     the_plan = _read_plan(args.plan_file)
     # The plan's paths and binds were made under its own root directory, and apply
@@ -728,7 +728,7 @@ def main(
         if args.command == "publish":
             return cmd_publish(args, console)
         if args.command == "run":
-            from podsync._cli_run import cmd_run
+            from podsync.cli._run import cmd_run
 
             return cmd_run(args, console, factory)
         return _cmd_down(args, console, factory)
@@ -772,8 +772,8 @@ def _operate(
     factory: RuntimeFactory,
     sleep: Callable[[float], None],
 ) -> int:
-    """The operating commands (``podsync._cli_ops``)."""
-    from podsync import _cli_ops
+    """The operating commands (``podsync.cli._ops``)."""
+    from podsync.cli import _ops as _cli_ops
 
     def engine() -> contextlib.AbstractContextManager[Runtime]:
         return _engine(factory, args.docker_host)

@@ -1,7 +1,7 @@
 """The arguments of ``podsync apply --hosts HOSTS.yaml``: a fleet from one process.
 
-Kept apart from ``_cli_args`` (the other commands' parser), which adds them to
-``apply``; the command itself is ``podsync._cli_fleet``'s.
+Kept apart from ``_args`` (the other commands' parser), which adds them to
+``apply``; the command itself is ``podsync.cli._fleet``'s.
 """
 
 from __future__ import annotations

@@ -85,8 +85,7 @@ from benchmarks.bench_plan import (
     render_text,
 )
 from benchmarks.fleet import check_fleet, list_yaml, write_fleet
-from podsync import load_pods
-from podsync import cli
+from podsync import cli, load_pods
 from podsync.planner._plan import plan
 
 MB = 1024 * 1024

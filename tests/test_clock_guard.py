@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from podsync import Event, EventKind, Plan, PlanOptions, apply, sync
-from podsync import cli
+from podsync import Event, EventKind, Plan, PlanOptions, apply, cli, sync
 from podsync.testing import FakeRuntime
 from tests.clock_guard import ClockRead, Guard, install
 

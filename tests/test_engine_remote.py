@@ -28,8 +28,7 @@ import docker
 import docker.errors
 import pytest
 
-from podsync import observe
-from podsync import cli
+from podsync import cli, observe
 from podsync.docker import DockerRuntime
 from tests.conftest import _engine_required
 from tests.engine import PAUSE_IMAGE, TEST_IMAGE

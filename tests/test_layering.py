@@ -221,68 +221,6 @@ FACES: dict[str, frozenset[str]] = {
     "__init__": frozenset(FOLDERS) - {"cli"} | {"exceptions", "labels"},
 }
 
-#: Where each flat module goes, until it has moved (issue 26: the moves are made one
-#: folder at a time, and this table guards them from the first).
-BEFORE_THE_MOVES = {
-    **dict.fromkeys(
-        ["podsync.model._pod", "podsync.model._volume", "_security", "_secrets", "_volume_entries"],
-        "model",
-    ),
-    **dict.fromkeys(
-        ["_naming", "_hashing", "_ports", "_cpu", "_resolv", "_images", "_labels"], "spec"
-    ),
-    **dict.fromkeys(
-        ["_ownership", "_environment", "_volumes", "_content_layout", "_content_records"],
-        "spec",
-    ),
-    "_records": "spec",
-    **dict.fromkeys(["_actions", "_options", "_fingerprint", "_plan_json"], "actions"),
-    **dict.fromkeys(["_plan", "_admission", "_host_ports", "_gc", "_spec_change"], "planner"),
-    **dict.fromkeys(
-        ["_pod_planner", "_init_planner", "_volume_planner", "_empty_dir_planner"], "planner"
-    ),
-    **dict.fromkeys(["_status", "_container_status", "_status_json", "_operate"], "status"),
-    "_runtime": "runtime",
-    **dict.fromkeys(
-        ["docker", "_docker_api", "_docker_archive", "_docker_streams"], "runtime/docker"
-    ),
-    **dict.fromkeys(
-        ["testing", "_fake_calls", "_fake_clock", "_fake_rules", "_fake_state", "_fake_volumes"],
-        "runtime/fake",
-    ),
-    **dict.fromkeys(["_hostfs", "_volume_writer", "_secret_key", "_clock", "_node"], "host"),
-    **dict.fromkeys(["_prober", "_hooks", "_probing"], "prober"),
-    **dict.fromkeys(["_apply", "_apply_results", "_content_engine", "_host_empty_dirs"], "applier"),
-    **dict.fromkeys(
-        ["_config", "_sources", "_etcd", "_etcd_source", "_loop_sources", "_source_reads"], "load"
-    ),
-    **dict.fromkeys(
-        ["_convert", "_convert_container", "_convert_pod", "_convert_security"], "load/convert"
-    ),
-    **dict.fromkeys(["_env_resolve", "_projection", "_objects", "_kinds"], "load/convert"),
-    **dict.fromkeys(
-        ["_schema", "_schema_pod", "_schema_objects", "_schema_security", "_schema_volumes"],
-        "load/schema",
-    ),
-    **dict.fromkeys(["_scalars", "_unsupported", "_yaml"], "load/schema"),
-    **dict.fromkeys(["_sync", "_reconciler", "_workers", "_board"], "loop"),
-    **dict.fromkeys(["_fleet", "_hosts", "_publish"], "fleet"),
-    **dict.fromkeys(
-        ["cli", "_cli_args", "_cli_etcd", "_cli_etcd_args", "_cli_fleet", "_cli_fleet_args"],
-        "cli",
-    ),
-    **dict.fromkeys(["_cli_ops", "_cli_run", "_cli_run_args", "_cli_secrets", "_console"], "cli"),
-}
-_FACES_BEFORE_THE_MOVES = {"__init__", "__main__", "exceptions", "labels"}
-#: The new names of the pure modules of mixed folders, until they have moved.
-_STEMS_BEFORE_THE_MOVES = {
-    "_status": "_pod",
-    "_container_status": "_container",
-    "_status_json": "_json",
-    "_docker_api": "_api",
-    "_prober": "_rules",
-}
-
 #: What a pure module may import from outside podsync: computation only. No files, no
 #: sockets, no processes, no clock, no environment (``os``, ``sys``, ``time``,
 #: ``socket``, ``subprocess``, ``pathlib``, ``docker``, ``requests``, ... are absent on
@@ -366,12 +304,10 @@ def _imports(tree: ast.Module) -> frozenset[str]:
 
 
 def _unit(path: pathlib.Path) -> str:
+    """A top-level file is a face (or unplaced); any other file is its folder's."""
     relative = path.relative_to(PACKAGE)
     if len(relative.parts) == 1:
-        stem = relative.stem
-        if stem in FACES and (stem in _FACES_BEFORE_THE_MOVES or stem not in BEFORE_THE_MOVES):
-            return stem
-        return BEFORE_THE_MOVES.get(stem, f"<unplaced {stem}>")
+        return relative.stem if relative.stem in FACES else f"<unplaced {relative.stem}>"
     return relative.parent.as_posix()
 
 
@@ -420,11 +356,7 @@ def _is_pure(module: Module) -> bool:
     folder = FOLDERS.get(module.unit)
     if folder is None:
         return False
-    return folder.pure or _stem(module) in folder.pure_modules
-
-
-def _stem(module: Module) -> str:
-    return _STEMS_BEFORE_THE_MOVES.get(module.path.stem, module.path.stem)
+    return folder.pure or module.path.stem in folder.pure_modules
 
 
 def test_every_module_has_a_place() -> None:
@@ -437,7 +369,7 @@ def test_the_plan_names_real_folders() -> None:
     assert set() == set(FOLDERS) - units
     for row in FOLDERS.values():
         assert set() == row.imports - set(FOLDERS) - {"exceptions"}
-        assert set() == row.pure_modules - {_stem(m) for m in MODULES.values()}
+        assert set() == row.pure_modules - {m.path.stem for m in MODULES.values()}
 
 
 def test_the_plan_has_no_circle() -> None:
@@ -551,8 +483,6 @@ def test_every_folder_says_what_it_is_and_what_it_may_import() -> None:
     problems: list[str] = []
     for unit, row in FOLDERS.items():
         init = PACKAGE / unit / "__init__.py"
-        if not init.parent.is_dir() and (PACKAGE / f"{unit}.py").is_file():
-            continue  # not moved yet (BEFORE_THE_MOVES)
         if not init.is_file():
             problems.append(f"{unit}: no __init__.py")
             continue
@@ -590,14 +520,8 @@ def test_the_checker_sees_what_it_checks() -> None:
 
 
 def _find(unit: str, concern: str) -> Module:
-    """The module of ``unit`` whose file is named for ``concern`` (before or after the
-    moves of issue 26)."""
-    before = {
-        ("applier", "apply"): "_apply",
-        ("loop", "sync"): "_sync",
-        ("host", "files"): "_hostfs",
-    }
+    """The module of ``unit`` whose file is named for ``concern``."""
     for module in MODULES.values():
-        if module.unit == unit and module.path.stem in (f"_{concern}", before[(unit, concern)]):
+        if module.unit == unit and module.path.stem == f"_{concern}":
             return module
     raise AssertionError(f"no module for {concern} in {unit}")

@@ -24,12 +24,12 @@ from podsync import (
     Volume,
     VolumeMount,
     apply,
+    cli,
     plan_from_json,
     plan_to_json,
 )
 from podsync.actions._actions import Create, Plan, Reason
 from podsync.actions._options import GCPolicy, PlanOptions
-from podsync import cli
 from podsync.exceptions import ConfigError
 from podsync.planner._plan import plan
 from podsync.spec._labels import LABEL_CONTAINER, LABEL_RESTART_COUNT, LABEL_SPEC, LABEL_SPEC_HASH

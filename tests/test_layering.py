@@ -159,6 +159,7 @@ FOLDERS: dict[str, Folder] = {
         "reading desired pods: files, directories, URLs, standard input, etcd; the loop's"
         " source set and the etcd watch",
         "model",
+        "spec",
         "host",
         "load/schema",
         "load/convert",

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import attrs
 
+from podsync.spec._backoff import doubling
 from podsync.spec._volumes import DEFAULT_ROOT_DIR
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
@@ -70,11 +71,7 @@ class BackOffPolicy:
 
     def delay(self, restarts: int) -> float:
         """Seconds to wait before restart number ``restarts + 1``."""
-        if restarts <= 0:
-            return 0.0
-        # 2 ** 30 * 10 s is far beyond any sane maximum; capping the exponent keeps the
-        # float finite for absurd restart counts.
-        return float(min(self.initial * 2 ** min(restarts - 1, 30), self.maximum))
+        return doubling(self.initial, self.maximum, restarts)
 
 
 @attrs.frozen

@@ -14,6 +14,7 @@ from typing import Any, NoReturn
 from podsync.actions._options import DEFAULT_NETWORK_IMAGE, GCPolicy, PlanOptions
 from podsync.applier._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS
 from podsync.cli._console import Console
+from podsync.cli._durations import duration
 from podsync.cli._etcd_args import add_etcd_options, add_publish_command
 from podsync.cli._fleet_args import add_fleet_options
 from podsync.cli._run_args import add_run_command
@@ -474,18 +475,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _duration(text: str) -> float:
-    """A Go duration (``10s``, ``5m``, ``1h30m``, ``250ms``), as kubectl's ``--since``,
-    in seconds."""
-    import re
-
-    parts = re.findall(r"(\d+(?:\.\d+)?)(ms|h|m|s)", text)
-    if not parts or "".join(n + u for n, u in parts) != text:
-        raise argparse.ArgumentTypeError(f"expected a duration such as 10s, 5m or 1h, got {text!r}")
-    scale = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
-    return sum(float(n) * scale[u] for n, u in parts)
-
-
 def _add_operating_commands(commands: Any, engine: Any, planning: Any, output: Any) -> None:
     """``status``, ``describe``, ``logs``, ``exec`` and ``events`` (``podsync.cli._ops``)."""
     pod_help = "the pod: name, namespace/name, or its full name name.namespace.source"
@@ -559,7 +548,7 @@ def _add_operating_commands(commands: Any, engine: Any, planning: Any, output: A
     lo.add_argument(
         "--since",
         metavar="DURATION",
-        type=_duration,
+        type=duration,
         help="only lines newer than this (10s, 5m, 1h)",
     )
     _add_adopt_option(lo, default=False)
@@ -593,7 +582,7 @@ def _add_operating_commands(commands: Any, engine: Any, planning: Any, output: A
     )
     ev.add_argument("--json", action="store_true", help="one JSON object per line")
     ev.add_argument(
-        "--since", metavar="DURATION", type=_duration, help="only events newer than this"
+        "--since", metavar="DURATION", type=duration, help="only events newer than this"
     )
     _add_adopt_option(ev, default=False)
 

@@ -98,6 +98,7 @@ from podsync.loop._sync import Observation, SyncResult, observe, sync
 from podsync.model._pod import ObservedContainer, ObservedVolume, Pod
 from podsync.planner._plan import plan
 from podsync.runtime._protocol import Runtime
+from podsync.spec._backoff import Backoff
 from podsync.spec._ownership import ownership, volume_ownership
 
 if TYPE_CHECKING:
@@ -432,7 +433,7 @@ def _wait(
     at once."""
     elapsed = console.clocks.elapsed
     deadline = elapsed() + args.timeout
-    delay = _WAIT_FIRST_DELAY
+    backoff = Backoff(_WAIT_FIRST_DELAY, _WAIT_MAX_DELAY)
     first_seen = {oc.id: float("-inf") for oc in before.containers if oc.running}
     console.note(f"Waiting up to {args.timeout:g}s for {len(pods)} pod(s)...")
     while True:
@@ -465,10 +466,9 @@ def _wait(
             break
         if result.applied:
             last_apply_ok = result.ok
-        pause = min(delay, max(deadline - elapsed(), 0.0))
+        pause = min(backoff.next(), max(deadline - elapsed(), 0.0))
         console.note(f"Checking again in {pause:.1f}s.")
         sleep(pause)
-        delay = min(delay * 2, _WAIT_MAX_DELAY)
     # A failed action of an earlier sync that a later plan no longer needs is mended.
     last_apply_ok = last_apply_ok or not the_plan.has_changes
     up = sum(s.ok for s in statuses)

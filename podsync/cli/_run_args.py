@@ -1,4 +1,5 @@
-"""The arguments of ``podsync run`` (the continuous loop): its periods and ``--listen``.
+"""The arguments of ``podsync run`` (the continuous loop): its periods (``_durations``)
+and ``--listen``.
 
 Kept apart from ``_args`` (the other commands' parser), which adds the command
 with the common options as parents.
@@ -7,7 +8,6 @@ with the common options as parents.
 from __future__ import annotations
 
 import argparse
-import re
 from typing import Any
 
 from podsync.actions._options import (
@@ -16,33 +16,9 @@ from podsync.actions._options import (
     DEFAULT_SOURCE_PERIOD,
     DEFAULT_SYNC_PERIOD,
 )
+from podsync.cli._durations import period
 
 __all__: list[str] = []
-
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
-_SCALE = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
-
-
-def _duration(text: str) -> float:
-    """A Go duration (``10s``, ``1m30s``, ``250ms``) in seconds, as the kubelet's
-    ``--sync-frequency`` is written."""
-    parts = _DURATION.findall(text)
-    if not parts or "".join(n + u for n, u in parts) != text:
-        raise argparse.ArgumentTypeError(
-            f"expected a duration such as 10s, 1m or 500ms, got {text!r}"
-        )
-    return sum(float(n) * _SCALE[u] for n, u in parts)
-
-
-def _period(text: str) -> float:
-    """A period: a duration (``10s``, ``1m``, ``500ms``) or seconds (``2.5``), above 0."""
-    try:
-        seconds = float(text)
-    except ValueError:
-        seconds = _duration(text)
-    if not seconds > 0:
-        raise argparse.ArgumentTypeError(f"must be more than 0, got {text!r}")
-    return seconds
 
 
 def add_run_command(commands: Any, *, parents: list[argparse.ArgumentParser]) -> None:
@@ -63,28 +39,28 @@ def add_run_command(commands: Any, *, parents: list[argparse.ArgumentParser]) ->
     r.add_argument(
         "--sync-period",
         metavar="DURATION",
-        type=_period,
+        type=period,
         default=DEFAULT_SYNC_PERIOD,
         help=f"time between full syncs (default: {DEFAULT_SYNC_PERIOD:g}s)",
     )
     r.add_argument(
         "--source-period",
         metavar="DURATION",
-        type=_period,
+        type=period,
         default=DEFAULT_SOURCE_PERIOD,
         help=f"time between two reads of a source (default: {DEFAULT_SOURCE_PERIOD:g}s)",
     )
     r.add_argument(
         "--gc-period",
         metavar="DURATION",
-        type=_period,
+        type=period,
         default=DEFAULT_GC_PERIOD,
         help=f"time between garbage collections (default: {DEFAULT_GC_PERIOD:g}s)",
     )
     r.add_argument(
         "--shutdown-timeout",
         metavar="DURATION",
-        type=_period,
+        type=period,
         default=DEFAULT_SHUTDOWN_TIMEOUT,
         help="time the syncs in progress get to finish their engine calls on SIGTERM "
         f"(default: {DEFAULT_SHUTDOWN_TIMEOUT:g}s)",

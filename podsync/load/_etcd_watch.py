@@ -40,6 +40,7 @@ from podsync.load._etcd import (
 )
 from podsync.load._source_reads import SourceRead
 from podsync.load._sources import etcd_file
+from podsync.spec._backoff import Backoff
 
 __all__: list[str] = []
 
@@ -156,13 +157,10 @@ class EtcdSource:
         # A key read already (``poll``) is watched from the revision after that read.
         read_key = self._stream is None
         down = False
-        delay = _RETRY_FIRST
+        backoff = Backoff(_RETRY_FIRST, _RETRY_MAX)
 
         def wait() -> bool:
-            nonlocal delay
-            ended = stopped.wait(delay) or self._closed.is_set()
-            delay = min(delay * 2, _RETRY_MAX)
-            return ended
+            return stopped.wait(backoff.next()) or self._closed.is_set()
 
         while not (stopped.is_set() or self._closed.is_set()):
             if read_key:
@@ -175,7 +173,8 @@ class EtcdSource:
                     continue
                 self._revision = got.revision
                 emit(self._take(got.value))
-                read_key, down, delay = False, False, _RETRY_FIRST
+                read_key, down = False, False
+                backoff.reset()
             try:
                 for batch in self._client.watch(
                     self._revision + 1, idle=self._idle, on_open=self._opened
@@ -188,7 +187,8 @@ class EtcdSource:
                     if batch.events == 0:  # the watch is (again) in place
                         if down:
                             emit(self._current(False))  # fine again: the error clears
-                        down, delay = False, _RETRY_FIRST
+                        down = False
+                        backoff.reset()
                         continue
                     self._revision = max(self._revision, batch.revision)
                     emit(self._take(batch.value))

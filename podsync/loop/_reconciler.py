@@ -83,6 +83,7 @@ from podsync.loop._workers import PodWorkers
 from podsync.model._pod import Pod
 from podsync.prober._rules import probes_of
 from podsync.runtime._protocol import EngineEvent, Runtime, Stream
+from podsync.spec._backoff import Backoff, doubling
 from podsync.spec._labels import LABEL_POD_UID
 from podsync.status._pod import PodStatus, orphaned_pod_statuses, pod_status
 
@@ -565,7 +566,7 @@ class Reconciler:
         self, now: float, started: float, message: str, *, internal: bool = False
     ) -> None:
         self._failures += 1
-        delay = min(2.0 ** (self._failures - 1), self._sync_period)
+        delay = doubling(1.0, self._sync_period, self._failures)
         self._retry_at = now + delay
         kind = NoticeKind.INTERNAL_ERROR if internal else NoticeKind.SYNC_ERROR
         self._notice(kind, f"sync failed: {message} (retrying in {delay:g}s)")
@@ -670,14 +671,13 @@ class Reconciler:
     # -- engine events ------------------------------------------------------------------
 
     def _event_loop(self) -> None:
-        delay, first = 1.0, True
+        backoff, first = Backoff(1.0, self._sync_period), True
         while not self._stop.is_set():
             try:
                 stream = self._engine().engine_events()
             except Exception as exc:
                 self._notice(NoticeKind.EVENTS_ERROR, f"cannot follow engine events: {exc}")
-                self._stop.wait(delay)
-                delay = min(delay * 2, self._sync_period)
+                self._stop.wait(backoff.next())
                 continue
             with self._cond:
                 self._events = stream
@@ -687,7 +687,8 @@ class Reconciler:
             if not first:
                 # Events were missed while the stream was down: look at everything.
                 self.request_sync()
-            first, delay = False, 1.0
+            first = False
+            backoff.reset()
             try:
                 for event in stream:
                     if event.action in _EXIT_ACTIONS and LABEL_POD_UID in event.labels:
@@ -703,7 +704,7 @@ class Reconciler:
             except Exception as exc:
                 if not self._stop.is_set():
                     self._notice(NoticeKind.EVENTS_ERROR, f"engine events ended: {exc}")
-            self._stop.wait(delay)
+            self._stop.wait(backoff.delay)
 
     # -- reporting ----------------------------------------------------------------------
 

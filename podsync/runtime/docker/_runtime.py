@@ -76,6 +76,7 @@ from podsync.runtime.docker._api import (
 )
 from podsync.runtime.docker._archive import first_file, tar_of
 from podsync.runtime.docker._streams import Opened, StreamReader
+from podsync.spec._backoff import Backoff
 from podsync.spec._images import pull_reference
 from podsync.spec._labels import LABEL_HELPER
 from podsync.spec._ownership import ownership
@@ -717,7 +718,7 @@ class DockerRuntime:
         import docker.errors
 
         deadline = time.monotonic() + _HOLDER_WAIT
-        pause = 0.02
+        backoff = Backoff(0.02, 0.5)
         while True:
             try:
                 with self._call("inspect", name) as api:
@@ -725,10 +726,9 @@ class DockerRuntime:
                 break
             except RuntimeCallError as exc:
                 gone = isinstance(exc.__cause__, docker.errors.NotFound)
-                if not gone or time.monotonic() + pause > deadline:
+                if not gone or time.monotonic() + backoff.delay > deadline:
                     return None
-            time.sleep(pause)
-            pause = min(pause * 2, 0.5)
+            time.sleep(backoff.next())
         labels = (inspected.get("Config") or {}).get("Labels") or {}
         return str(inspected.get("Id") or ""), {str(k): str(v) for k, v in labels.items()}
 

@@ -6,7 +6,7 @@ What it measures
 The workload is ``--pods`` pods (default 50), each a network container (the local pause
 test image, network mode ``none``) and two app containers (the busybox test image,
 joined to the network container with ``container:<net>``, an environment and a label):
-150 containers for 50 pods. Nothing is pulled: ``tests.engine.ensure_test_images``
+150 containers for 50 pods. Nothing is pulled: ``tests.support.engine.ensure_test_images``
 builds both images locally with ``docker import``, and this run tags them with a tag of
 its own (``bench-apply-<pid>-<random>``, removed at the end), so that pull policy
 IfNotPresent pulls nothing and no other run's (un)tagging of ``latest`` can interfere.
@@ -77,7 +77,7 @@ it is removed in a ``finally``; at start, leftovers of runs on this host whose p
 has gone are removed. Nothing else is touched.
 
 Run it from the repository root, with the engine up (``bash .ci/test`` starts one and
-builds the images; ``python -m tests.engine images`` builds the images)::
+builds the images; ``python -m tests.support.engine images`` builds the images)::
 
     python -m benchmarks.bench_apply                  # plain-text table
     python -m benchmarks.bench_apply --markdown       # Markdown table for the README
@@ -137,7 +137,7 @@ from podsync import (
 )
 from podsync.docker import DockerRuntime
 from podsync.labels import LABEL_POD_NAMESPACE, LABEL_POD_SOURCE
-from tests.engine import PAUSE_IMAGE, TEST_IMAGE, connect, ensure_test_images
+from tests.support.engine import PAUSE_IMAGE, TEST_IMAGE, connect, ensure_test_images
 
 # Everything this script creates is recognised by these.
 BENCH_LABEL = "io.podsync.bench"

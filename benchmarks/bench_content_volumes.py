@@ -28,7 +28,7 @@ What it measures
   ``read_content_records`` without the volume list). p50 and p95 of each.
 
 The pod runs against the engine of ``DOCKER_HOST`` with the test images (``python -m
-tests.engine images``); everything made is removed at the end. Not a test.
+tests.support.engine images``); everything made is removed at the end. Not a test.
 
 Run it from the repository root::
 
@@ -49,7 +49,7 @@ from collections.abc import Callable, Collection
 import podsync
 from podsync.docker import DockerRuntime
 from podsync.spec._content_layout import RECORD_MAX_BYTES, RECORD_PATH
-from tests.engine import PAUSE_IMAGE, TEST_IMAGE
+from tests.support.engine import PAUSE_IMAGE, TEST_IMAGE
 
 
 def _pod_text(value: str, command: str) -> str:

@@ -41,7 +41,7 @@ most 11x for every row; the single large file accepted. PASS/FAIL lines are prin
 exit status is 0 unless ``--check`` is given. This is a benchmark script, not a test.
 
 The CLI and apply rows need an engine (``DOCKER_HOST``) with the test images
-(``python -m tests.engine images``) and the ``docker`` command; without them they are
+(``python -m tests.support.engine images``) and the ``docker`` command; without them they are
 skipped, and say so.
 
 Run it from the repository root::
@@ -185,7 +185,7 @@ def _engine() -> str | None:
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"docker failed: {exc}"
     if out.returncode != 0:
-        return "no engine, or the test images are missing (python -m tests.engine images)"
+        return "no engine, or the test images are missing (python -m tests.support.engine images)"
     return None
 
 

@@ -15,9 +15,9 @@ the loop adds, without the engine's time to start containers). Twice, in the sam
   every ``--source-period``, default the seed's 20 s; ``--seed-writes`` writes, default
   10, spread over one period, since the phase decides the wait).
 
-etcd is Debian's ``etcd`` started on 127.0.0.1 for the run (``tests/etcd_server.py``);
+etcd is Debian's ``etcd`` started on 127.0.0.1 for the run (``tests/support/etcd_server.py``);
 the loop runs in this process (``podsync.Reconciler`` in its thread) against the engine
-of ``DOCKER_HOST`` with the test images (``python -m tests.engine images``), its pods
+of ``DOCKER_HOST`` with the test images (``python -m tests.support.engine images``), its pods
 in a namespace of their own, deletions off. Everything it made is removed at the end.
 This is a benchmark script, not a test.
 
@@ -46,7 +46,7 @@ import docker
 import podsync
 from podsync.docker import DockerRuntime
 from podsync.labels import LABEL_CONTAINER, LABEL_POD_NAME, LABEL_POD_NAMESPACE
-from tests.etcd_server import EtcdServer
+from tests.support.etcd_server import EtcdServer
 
 PAUSE_IMAGE = "podsync-test/pause:latest"
 APP_IMAGE = "podsync-test/busybox:latest"

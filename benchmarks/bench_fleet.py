@@ -4,7 +4,7 @@ to the same engines one after another.
 What it measures
 ================
 
-Three extra Docker engines are started on this machine (``tests.engines.start_engines``:
+Three extra Docker engines are started on this machine (``tests.support.engines.start_engines``:
 real ``dockerd`` processes with their own data root, exec root, pid file and socket,
 no bridge), with the test images copied in from the engine at ``DOCKER_HOST``
 (``docker save | docker load``; nothing is pulled). Each host gets ``--pods`` pods
@@ -65,8 +65,14 @@ import attrs
 import podsync
 from podsync import cli
 from podsync.testing import FakeRuntime
-from tests.engine import PAUSE_IMAGE, TEST_IMAGE, EngineUnreachable, connect, ensure_test_images
-from tests.engines import ExtraEngine, start_engines, stop_engines
+from tests.support.engine import (
+    PAUSE_IMAGE,
+    TEST_IMAGE,
+    EngineUnreachable,
+    connect,
+    ensure_test_images,
+)
+from tests.support.engines import ExtraEngine, start_engines, stop_engines
 
 
 class Engine(Protocol):

@@ -15,7 +15,7 @@ What it measures
   sync period (target: one list call, and nothing for the unchanged sources).
 
 The loop runs in this process (``podsync.Reconciler`` in its thread) against the engine
-of ``DOCKER_HOST`` with the test images (``python -m tests.engine images``); its pods
+of ``DOCKER_HOST`` with the test images (``python -m tests.support.engine images``); its pods
 are in a namespace of their own, and deletions are off (the engine may be shared).
 Everything it made is removed at the end. This is a benchmark script, not a test.
 

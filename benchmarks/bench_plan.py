@@ -201,7 +201,7 @@ def make_images() -> list[ObservedImage]:
 def observed_after(cold: Plan, now: float) -> list[ObservedContainer]:
     """What the engine reports after applying ``cold``: one running container per Create.
 
-    Built straight from the Create specs - exactly what ``tests.engine_model.EngineModel``
+    Built straight from the Create specs - exactly what ``tests.support.engine_model.EngineModel``
     records (same ids, names, images, labels, times), without its linear by-name scan,
     which would make building 40,000 containers quadratic. ``check_against_engine_model``
     checks the equivalence on the smallest size.
@@ -227,7 +227,7 @@ def observed_after(cold: Plan, now: float) -> list[ObservedContainer]:
 
 def check_against_engine_model(cold: Plan, observed: Sequence[ObservedContainer]) -> None:
     """The shortcut in ``observed_after`` gives what the engine model gives."""
-    from tests.engine_model import EngineModel
+    from tests.support.engine_model import EngineModel
 
     engine = EngineModel()
     engine.apply(cold, NOW)

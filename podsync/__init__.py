@@ -5,7 +5,7 @@ conflicts and ``plan`` - that does no I/O at all, and an imperative shell that o
 an engine and applies plans through a small runtime protocol.
 
 The public API is re-exported here by name, and ``__all__`` lists it: a deliberate
-surface, checked by ``tests/test_exported_members.py``. The container label keys are in
+surface, checked by ``tests/unit/test_exported_members.py``. The container label keys are in
 ``podsync.labels``; ``podsync.docker``, ``podsync.testing`` and ``podsync.cli`` are the
 public modules beside this one. Everything else lives in private modules (``_*``), whose
 ``__all__`` is what they offer the rest of podsync, not a promise to users.
@@ -212,7 +212,7 @@ if _TYPE_CHECKING:
     # isort: on
 
 #: The names imported on first use, by module (the ``_TYPE_CHECKING`` block above
-#: lists the same; tests/test_exported_members.py checks it).
+#: lists the same; tests/unit/test_exported_members.py checks it).
 _ON_FIRST_USE: dict[str, tuple[str, ...]] = {
     "podsync.actions._json": ("plan_from_json", "plan_to_json"),
     "podsync.load._config": (

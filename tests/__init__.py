@@ -1,1 +1,2 @@
-"""podsync's test suite (a package so that ``.ci/test`` can run ``python -m tests.engine``)."""
+"""podsync's test suite: a package, so that ``.ci/test`` can run
+``python -m tests.support.engine`` and tests can share helpers."""

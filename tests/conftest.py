@@ -1,27 +1,35 @@
-"""Shared test configuration: Hypothesis profiles, and the Docker engine for engine tests.
+"""Shared test configuration: Hypothesis profiles, the markers of the folders, the
+Docker engine and etcd for the tests that need them, and the clock guard.
 
-Engine tests are the ones marked ``engine`` (a test that uses the ``engine`` or
-``cleanup`` fixture is marked automatically). Before each of them the engine is checked
-once per session - ``docker.from_env()``, a ping, and the local test images
-(``tests/engine.py``) - and when that fails the test is skipped with the reason, or,
-with ``PODSYNC_REQUIRE_ENGINE=1`` (as CI sets), fails: in CI a missing engine is an
-error, never a silent skip.
+The layout: ``tests/unit/`` (one folder per folder of podsync; no engine, no etcd, no
+real clock), ``tests/engine/`` (a real Docker engine), ``tests/etcd/`` (a real etcd),
+``tests/engine/etcd/`` (both), ``tests/support/`` (shared helpers) and ``tests/data/``
+(files the tests read). A test's folder is its marker: everything below
+``tests/engine/`` is marked ``engine``, everything below a folder named ``etcd`` is
+marked ``etcd``, and a test elsewhere that uses the ``engine``, ``cleanup`` or ``etcd``
+fixture is a usage error.
+
+Before each engine test the engine is checked once per session - ``docker.from_env()``,
+a ping, and the local test images (``tests/support/engine.py``) - and when that fails
+the test is skipped with the reason, or, with ``PODSYNC_REQUIRE_ENGINE=1`` (as CI
+sets), fails: in CI a missing engine is an error, never a silent skip.
 
 Containers: every container an engine test creates should carry
-``tests.engine.run_labels()``; those, and any container registered with the ``cleanup``
-fixture, are force-removed after each engine test and again at the end of the session.
-Leftovers of earlier runs that died are removed when the engine is first used.
+``tests.support.engine.run_labels()``; those, and any container registered with the
+``cleanup`` fixture, are force-removed after each engine test and again at the end of
+the session. Leftovers of earlier runs that died are removed when the engine is first
+used.
 
-etcd tests are the ones marked ``etcd`` (a test that uses the ``etcd`` fixture is marked
-automatically): the fixture starts Debian's ``etcd`` (``etcd-server``) on 127.0.0.1
-with free ports and a data directory of its own, and stops it after the test
-(``tests/etcd_server.py``). Without an ``etcd`` binary or the ``etcd`` extra
-(``etcd3gw``) they skip with the reason, or fail under ``PODSYNC_REQUIRE_ENGINE=1``.
+The ``etcd`` fixture starts Debian's ``etcd`` (``etcd-server``) on 127.0.0.1 with free
+ports and a data directory of its own, and stops it after the test
+(``tests/support/etcd_server.py``). Without an ``etcd`` binary or the ``etcd`` extra
+(``etcd3gw``) the etcd tests skip with the reason, or fail under
+``PODSYNC_REQUIRE_ENGINE=1``.
 
-The clock: a test not marked ``engine`` (nor ``real_clock``, nor ``etcd``) runs with the clock guard
-of ``tests/clock_guard.py``: podsync reading the real clock fails it, with how to pass a
-clock instead. Engine tests allow for a loaded machine: no deadline below 3 s on an
-engine call.
+The clock: a test not marked ``engine`` (nor ``real_clock``, nor ``etcd``) runs with the
+clock guard of ``tests/support/clock_guard.py``: podsync reading the real clock fails
+it, with how to pass a clock instead. Engine tests allow for a loaded machine: no
+deadline below 3 s on an engine call.
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ from __future__ import annotations
 import os
 import types
 from collections.abc import Generator, Iterator
+from pathlib import Path
 
 import attrs
 import docker
@@ -37,8 +46,14 @@ import hypothesis
 import pytest
 import requests
 
-from tests.clock_guard import HOW_TO_PASS_A_CLOCK, ClockRead, Guard, install, podsync_modules
-from tests.engine import (
+from tests.support.clock_guard import (
+    HOW_TO_PASS_A_CLOCK,
+    ClockRead,
+    Guard,
+    install,
+    podsync_modules,
+)
+from tests.support.engine import (
     Cleanup,
     EngineUnreachable,
     connect,
@@ -47,7 +62,7 @@ from tests.engine import (
     remove_run_containers,
     remove_stale_test_containers,
 )
-from tests.etcd_server import EtcdServer, etcd_binary
+from tests.support.etcd_server import EtcdServer, etcd_binary
 
 # --- Hypothesis ------------------------------------------------------------------------
 
@@ -139,17 +154,32 @@ def _engine_or_skip(config: pytest.Config) -> docker.DockerClient:
     return state.client
 
 
+#: The folders of ``tests/`` whose tests need a real component, and the marker each
+#: gives every test below it: where a test lives says what it needs.
+MARKED_FOLDERS = {"engine": pytest.mark.engine, "etcd": pytest.mark.etcd}
+#: The fixtures that bring a real component, and the folder a test using one lives in.
+_FIXTURE_FOLDERS = {"engine": "engine", "cleanup": "engine", "etcd": "etcd"}
+_TESTS = Path(__file__).resolve().parent
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark ``engine`` every test that uses the engine fixtures, so ``-m 'not engine'``
-    deselects it."""
+    """Mark each test by its folder: ``engine`` below ``tests/engine/``, ``etcd`` below a
+    folder named ``etcd`` (``tests/etcd/``, ``tests/engine/etcd/``), so ``-m 'not
+    engine'`` deselects the engine tests. A test elsewhere that asks for a real
+    component's fixture is an error: it belongs in that component's folder."""
+    misplaced: list[str] = []
     for item in items:
-        fixtures = getattr(item, "fixturenames", ())
-        if item.get_closest_marker("engine") is None and (
-            "engine" in fixtures or "cleanup" in fixtures
-        ):
-            item.add_marker(pytest.mark.engine)
-        if item.get_closest_marker("etcd") is None and "etcd" in fixtures:
-            item.add_marker(pytest.mark.etcd)
+        folders = set(item.path.resolve().relative_to(_TESTS).parts[:-1])
+        for folder in folders & MARKED_FOLDERS.keys():
+            item.add_marker(MARKED_FOLDERS[folder])
+        for fixture in getattr(item, "fixturenames", ()):
+            needs = _FIXTURE_FOLDERS.get(fixture)
+            if needs is not None and needs not in folders:
+                misplaced.append(
+                    f"{item.nodeid} uses the {fixture} fixture: move it to tests/{needs}/"
+                )
+    if misplaced:
+        raise pytest.UsageError("tests outside their folder:\n  " + "\n  ".join(misplaced))
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
@@ -211,7 +241,7 @@ def engine(pytestconfig: pytest.Config) -> docker.DockerClient:
 
 @pytest.fixture
 def cleanup(engine: docker.DockerClient) -> Iterator[Cleanup]:
-    """Register containers to remove at the end of the test (``tests.engine.Cleanup``)."""
+    """Register containers to remove at the end of the test (``tests.support.engine.Cleanup``)."""
     registry = Cleanup()
     yield registry
     registry.remove(engine)

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Mutation testing of podsync's decision modules with mutmut 3. Not part of CI.
 #
-#   bash tools/mutation.sh                    # every module in turn (the ALL list below)
-#   bash tools/mutation.sh naming images      # only these
-#   bash tools/mutation.sh --report           # the scores of the last runs, and the survivors
+#   bash tools/mutation.sh                          # every module of the folders, in turn
+#   bash tools/mutation.sh spec/_naming spec/_images # only these modules (under podsync/)
+#   bash tools/mutation.sh planner                  # every module of one folder
+#   bash tools/mutation.sh --report                 # the scores of the last runs, and the survivors
 #
 # A mutant is a copy of one function with one small change (``<`` for ``<=``, ``and``
 # for ``or``, a constant off by one, a call's result replaced by None ...). The tests
@@ -12,10 +13,11 @@
 # observe, record it in tools/mutation-equivalent.txt with the reason.
 #
 # What runs: mutmut copies podsync and the tests to ./mutants/ (ignored by git) and
-# mutates the modules listed under [tool.mutmut] only_mutate in pyproject.toml. The
-# tests are the fast pure ones listed there (pytest_add_cli_args_test_selection, a few
-# seconds), not the whole suite (minutes, too slow per mutant on a 2-core machine); for
-# each mutant mutmut runs only those of them that call the mutated function. Hypothesis
+# mutates the folders that [tool.mutmut] only_mutate in pyproject.toml names (globs such
+# as "podsync/planner/*": a module added to a folder is mutated without being listed).
+# The tests are the unit-test folders listed there (pytest_add_cli_args_test_selection,
+# about 20 s), not the whole suite (minutes, too slow per mutant on a 2-core machine);
+# for each mutant mutmut runs only those of them that call the mutated function. Hypothesis
 # uses the derandomized "mutation" profile (tests/conftest.py), so results repeat.
 #
 # Results are kept in ./mutants/ (`--report` reads them). Each run re-tests every mutant
@@ -25,7 +27,8 @@
 # browse`. Time on the 2-core machine, otherwise idle: host_ports ~15 s, images ~40 s,
 # records and content_layout ~45 s, naming, empty_dir_planner, content_records and
 # volume_planner ~1 min, hashing ~6 min, plan ~15-30 min (its functions are called by
-# most selected tests: run it function by function, `mutmut run "podsync.planner._plan.x__NAME*"`).
+# most selected tests: run it function by function,
+# `mutmut run "podsync.planner._plan.x__NAME*"`).
 #
 # Environment: PYTHON (default .venv/bin/python, made by `bash .ci/test` or the
 # quickstart), MUTATION_JOBS (parallel mutants, default 2).
@@ -34,8 +37,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-.venv/bin/python}
 JOBS=${MUTATION_JOBS:-2}
-ALL=(plan admission pod_planner init_planner spec_change gc ownership naming hashing images
-     host_ports empty_dir_planner records content_layout content_records volume_planner)
 
 if [[ ! -x $PY ]]; then
     echo "mutation.sh: $PY not found; run bash .ci/test (or python3 -m venv .venv) first" >&2
@@ -45,6 +46,17 @@ if ! "$PY" -c 'import mutmut' 2>/dev/null; then
     echo "mutation.sh: installing the mutation extra (mutmut)" >&2
     "$PY" -m pip install -q -e '.[mutation]'
 fi
+
+# Every module the only_mutate globs of pyproject.toml name, as paths under podsync/
+# without .py (planner/_plan, spec/_naming, ...).
+mapfile -t ALL < <("$PY" - <<'EOF'
+import fnmatch, pathlib, tomllib
+globs = tomllib.loads(pathlib.Path("pyproject.toml").read_text())["tool"]["mutmut"]["only_mutate"]
+for path in sorted(pathlib.Path("podsync").rglob("*.py")):
+    if path.name != "__init__.py" and any(fnmatch.fnmatch(path.as_posix(), g) for g in globs):
+        print(path.relative_to("podsync").with_suffix("").as_posix())
+EOF
+)
 
 report() {
     "$PY" - "$@" <<'EOF'
@@ -64,9 +76,9 @@ for line in Path("tools/mutation-equivalent.txt").read_text().splitlines():
 total = {"killed": 0, "equivalent": 0, "survived": 0, "other": 0, "unchecked": 0}
 unexplained = []
 for module in sys.argv[1:]:
-    meta = Path(f"mutants/podsync/_{module}.py.meta")
+    meta = Path(f"mutants/podsync/{module}.py.meta")
     if not meta.exists():
-        print(f"{module:17} not run yet")
+        print(f"{module:26} not run yet")
         continue
     codes = json.loads(meta.read_text())["exit_code_by_key"]
     counts = dict.fromkeys(total, 0)
@@ -88,14 +100,14 @@ for module in sys.argv[1:]:
     checked = counts["killed"] + counts["equivalent"] + counts["survived"]
     score = 100.0 * (counts["killed"] + counts["equivalent"]) / checked if checked else 0.0
     print(
-        f"{module:17} {len(codes):5} mutants: {counts['killed']:5} killed, "
+        f"{module:26} {len(codes):5} mutants: {counts['killed']:5} killed, "
         f"{counts['equivalent']:3} equivalent, {counts['survived']:3} survived, "
         f"{counts['other']:3} other, {counts['unchecked']:4} not run; score {score:5.1f}%"
     )
 checked = total["killed"] + total["equivalent"] + total["survived"]
 if checked:
     score = 100.0 * (total["killed"] + total["equivalent"]) / checked
-    print(f"{'all':17} score {score:5.1f}% ({total['survived']} survivors unexplained)")
+    print(f"{'all':26} score {score:5.1f}% ({total['survived']} survivors unexplained)")
 if unexplained:
     print("\nSurvivors (show one with: .venv/bin/mutmut show NAME):")
     for name in unexplained:
@@ -108,25 +120,33 @@ if [[ ${1:-} == --report ]]; then
     exit 0
 fi
 
-modules=("$@")
-if ((${#modules[@]} == 0)); then modules=("${ALL[@]}"); fi
-for module in "${modules[@]}"; do
-    case " ${ALL[*]} " in
-        *" $module "*) ;;
-        *) echo "mutation.sh: unknown module $module (one of: ${ALL[*]})" >&2; exit 2 ;;
-    esac
+modules=()
+for asked in "$@"; do
+    found=0
+    for module in "${ALL[@]}"; do
+        # a module (planner/_plan) or a folder (planner)
+        if [[ $module == "$asked" || $module == "$asked"/* ]]; then
+            modules+=("$module")
+            found=1
+        fi
+    done
+    if ((!found)); then
+        echo "mutation.sh: $asked is no module or folder of: ${ALL[*]}" >&2
+        exit 2
+    fi
 done
+if ((${#modules[@]} == 0)); then modules=("${ALL[@]}"); fi
 
 export HYPOTHESIS_PROFILE=mutation
 mkdir -p mutants
 for module in "${modules[@]}"; do
-    echo "== podsync/_$module.py"
+    echo "== podsync/$module.py"
     start=$SECONDS
     # mutmut's progress line is redrawn in place: keep the log short.
-    "$PY" -m mutmut run --max-children "$JOBS" "podsync._$module.*" \
-        > "mutants/last-run-$module.log" 2>&1 || {
-        tail -n 40 "mutants/last-run-$module.log" >&2
-        echo "mutation.sh: mutmut failed on $module (log: mutants/last-run-$module.log)" >&2
+    log="mutants/last-run-${module//\//.}.log"
+    "$PY" -m mutmut run --max-children "$JOBS" "podsync.${module//\//.}.*" > "$log" 2>&1 || {
+        tail -n 40 "$log" >&2
+        echo "mutation.sh: mutmut failed on $module (log: $log)" >&2
         exit 1
     }
     echo "   $((SECONDS - start)) s"

@@ -10,7 +10,7 @@ vocabulary (``_actions``), options (``_options``) and the ownership rule
 
 May import: the model and helpers, the vocabulary, options, ownership, the fingerprint
 and the other planner modules. Never a runtime or anything that does I/O
-(tests/test_layering.py checks it).
+(tests/unit/test_layering.py checks it).
 
 Theory of operation
 ===================

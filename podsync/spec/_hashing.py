@@ -190,7 +190,7 @@ def added_fields(version: int) -> frozenset[str]:
 # engine): add a ``_Field`` to ``_APP`` (or ``_NETWORK``) with ``default=`` the value
 # it has when unset - the field is then written only when its value differs, so a
 # container made by an older podsync keeps its hash - and add its key to the current
-# version's set in ``_ADDED_FIELDS`` (tests/test_hashing.py checks that every added field
+# version's set in ``_ADDED_FIELDS`` (tests/unit/spec/test_hashing.py checks that every added field
 # has a default). A field that holds a small attrs class of its own gets a ``_Record``
 # of that class's fields, used as ``_OBJECT(record)``; a tuple of them ``_LIST(record)``.
 

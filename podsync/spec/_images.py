@@ -151,7 +151,7 @@ def should_pull(policy: PullPolicy, image: str, present: bool) -> bool:
 # "docker.io/" and a lone "library/" dropped, and ":latest" added when there is neither
 # tag nor digest. A tag before a digest is ignored: the digest names the content. Domains
 # and tags are case-sensitive ("Docker.io/x" is not Docker Hub); repository paths must be
-# lowercase. Checked against the engine by ``tests/test_engine_images.py``.
+# lowercase. Checked against the engine by ``tests/engine/test_images.py``.
 
 _DOCKER_HUB_SPELLINGS = frozenset({"docker.io", "index.docker.io"})
 _OFFICIAL = "library/"

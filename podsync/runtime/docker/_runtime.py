@@ -1044,7 +1044,7 @@ def _close_abandoned_sockets(exc: BaseException) -> None:
     The SDK's ``UnixHTTPConnection.connect`` does not close its socket when
     ``connect()`` fails (a missing or forbidden socket file); the socket would live as
     long as the exception, and then warn (``ResourceWarning``) wherever the caller drops
-    the exception. ``tests/engine.py`` meets the same leak in ``docker.from_env()``.
+    the exception. ``tests/support/engine.py`` meets the same leak in ``docker.from_env()``.
     """
     for item in _chain(exc):
         tb = item.__traceback__

@@ -32,7 +32,7 @@ SIGTERM, 137 when it ignores SIGTERM and is killed (``stop_exit_code``, ``on_sig
 
 Image references are read by the fake's own implementation of Docker's reference format
 (not podsync's ``normalize_image``), so a planner that misreads a reference meets an
-engine that does not. ``tests/test_runtime_conformance.py`` runs one suite against the
+engine that does not. ``tests/unit/runtime/test_runtime_conformance.py`` runs one suite against the
 fake and the real engine.
 
 Chosen calls can be made to fail (``fail``), a container's process can exit

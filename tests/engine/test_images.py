@@ -1,0 +1,144 @@
+"""Image references on a real Docker engine: what the engine lists for each spelling,
+and a pod whose image is spelled another way than the engine lists it.
+
+Nothing is pulled (no registry is reachable): every spelling is made with ``docker tag``
+of the local test image. The engine is shared, so each spelling's repository gets a
+suffix unique to this test run (``busybox`` becomes ``busybox-1a2b3c4d``), and every tag
+made here is removed again (the image keeps its own tags).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import docker
+import docker.errors
+import pytest
+
+import podsync
+from podsync import Container, Pod, PullPolicy, Reason
+from podsync.actions._actions import Create
+from podsync.actions._options import PlanOptions
+from podsync.docker import DockerRuntime
+from podsync.spec._images import normalize_image
+from podsync.testing import FakeRuntime
+from tests.support.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup
+from tests.support.image_references import INVALID, LISTED
+
+SUFFIX = f"-{secrets.token_hex(4)}"
+
+
+def _unique(reference: str) -> str:
+    """``reference`` with this run's suffix at the end of its repository name."""
+    slash, colon = reference.rfind("/"), reference.rfind(":")
+    if colon > slash:
+        return f"{reference[:colon]}{SUFFIX}{reference[colon:]}"
+    return reference + SUFFIX
+
+
+@pytest.fixture
+def tags(engine: docker.DockerClient) -> Iterator[list[str]]:
+    """References to untag at the end of the test."""
+    made: list[str] = []
+    yield made
+    for reference in made:
+        # Gone already, or never made (a refused spelling): nothing to untag.
+        with contextlib.suppress(docker.errors.APIError):
+            engine.api.remove_image(reference)
+
+
+def _tag(engine: docker.DockerClient, reference: str) -> None:
+    # The Engine API parses "repo" as a whole reference, tag included.
+    engine.api.tag(TEST_IMAGE, reference)
+
+
+def test_engine_lists_every_spelling_as_normalize_image_says(
+    engine: docker.DockerClient, tags: list[str]
+) -> None:
+    """Each spelling, tagged on the engine, is listed exactly as ``normalize_image``
+    predicts, and as FakeRuntime lists it (``library/x`` is ``x:latest``,
+    ``docker.io/`` and ``index.docker.io/`` go, host names keep their case...)."""
+    spellings = [(_unique(spelling), _unique(listed)) for spelling, listed in LISTED]
+    for spelling, listed in spellings:
+        tags.append(listed)
+        _tag(engine, spelling)
+
+    with DockerRuntime() as runtime:
+        on_engine = {t for image in runtime.list_images() for t in image.tags}
+    rows = [
+        (
+            spelling,
+            listed in on_engine,
+            normalize_image(spelling),
+            FakeRuntime(images=[spelling]).images[0].tags,
+        )
+        for spelling, listed in spellings
+    ]
+
+    assert [(s, True, listed, (listed,)) for s, listed in spellings] == rows
+
+
+@pytest.mark.parametrize(
+    ("spelling", "why"),
+    [(s, why) for s, why in INVALID if s and "@" not in s],
+)
+def test_engine_refuses_what_podsync_refuses(
+    engine: docker.DockerClient, tags: list[str], spelling: str, why: str
+) -> None:
+    """Every reference podsync calls invalid, the engine refuses too."""
+    tags.append(spelling)  # untagged should the engine ever take it
+
+    with pytest.raises(docker.errors.APIError, match="invalid"):
+        _tag(engine, spelling)
+
+
+def test_pod_with_the_library_spelling_of_a_present_image_starts(
+    engine: docker.DockerClient, cleanup: Cleanup, tags: list[str], tmp_path: Path
+) -> None:
+    """A pod whose images are spelled ``library/<name>`` (pull policy Never) and
+    ``library/<name>:<tag>`` (IfNotPresent) while the engine lists
+    ``<name>:latest`` and ``<name>:<tag>`` runs at once and pulls nothing (Never used to
+    wait for ever, and IfNotPresent to pull on every sync)."""
+    name = f"podsync-img{SUFFIX}"
+    for reference in (f"{name}:latest", f"{name}:v1"):
+        tags.append(reference)
+        _tag(engine, reference)
+    serve = ("/bin/sh", "-c", "trap 'exit 0' TERM; while :; do sleep 1; done")
+    pod = Pod(
+        f"images-{uuid.uuid4().hex[:6]}",
+        (
+            Container(
+                "never",
+                f"library/{name}",
+                command=serve,
+                image_pull_policy=PullPolicy.NEVER,
+            ),
+            Container("present", f"library/{name}:v1", command=serve),
+        ),
+        uid=str(uuid.uuid4()),
+    )
+    cleanup.add_label(f"{podsync.labels.LABEL_POD_UID}={pod.uid}")
+    options = PlanOptions(
+        network_mode="none",
+        network_image=PAUSE_IMAGE,
+        root_dir=str(tmp_path / "root"),
+        allow_deletions=False,
+        stop_timeout=1,
+    )
+
+    with DockerRuntime() as runtime:
+        result = podsync.sync([pod], runtime, options=options)
+
+    assert result.ok, result.apply_result.summary()
+    assert () == result.plan.pulls
+    assert [
+        ("net", Reason.NETWORK_MISSING),
+        ("never", Reason.MISSING),
+        ("present", Reason.MISSING),
+    ] == [(a.container, a.reason) for a in result.plan.actions if isinstance(a, Create)]
+    listed = engine.api.containers(filters={"label": f"{podsync.labels.LABEL_POD_UID}={pod.uid}"})
+    assert 3 == len(listed)

@@ -1,0 +1,205 @@
+"""Operating pods on the real engine: ``podsync logs`` (both streams, tail, follow that
+ends when the container exits, the previous instance), ``exec`` (exit codes, stdin),
+``status`` after a crash loop and after an OOM kill, and ``events`` while a pod
+restarts. Pods use network mode ``none``; nothing connects to a container's address."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import attrs
+import docker
+import pytest
+
+import podsync
+from podsync import cli
+from tests.support import paths
+from tests.support.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup
+
+REPO = paths.REPO
+
+
+@attrs.frozen
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def run(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> Callable[..., Result]:
+    """``podsync ARGV`` in this process, on the engine at ``DOCKER_HOST``."""
+
+    def runner(*argv: str) -> Result:
+        args = list(argv)
+        if args[0] in ("apply", "status", "describe"):
+            args[1:1] = ["--root-dir", str(tmp_path / "root")]
+            args[1:1] = ["--network-mode", "none", "--network-image", PAUSE_IMAGE]
+        if args[0] == "apply":
+            args[1:1] = ["--no-delete", "--stop-timeout", "1"]
+        code = cli.main(args)
+        captured = capsys.readouterr()
+        assert "Traceback" not in captured.err
+        return Result(code, captured.out, captured.err)
+
+    return runner
+
+
+@pytest.fixture
+def pod_file(tmp_path: Path, cleanup: Cleanup) -> Callable[..., tuple[str, podsync.Pod]]:
+    suffix = uuid.uuid4().hex[:8]
+
+    def make(base: str, script: str, *, restart: str = "Always", extra: str = "") -> Any:
+        name = f"op-{base}-{suffix}"
+        path = tmp_path / f"{base}.yaml"
+        path.write_text(
+            f"""\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+spec:
+  restartPolicy: {restart}
+  containers:
+    - name: app
+      image: {TEST_IMAGE}
+      imagePullPolicy: Never
+      command: ["/bin/sh", "-c", {json.dumps(script)}]{extra}
+  volumes: [{{name: data, emptyDir: {{}}}}]
+"""
+        )
+        (pod,) = podsync.load_pods([str(path)])
+        cleanup.add_label(f"{podsync.labels.LABEL_POD_UID}={pod.uid}")
+        return str(path), pod
+
+    return make
+
+
+def app_instances(engine: docker.DockerClient, pod: podsync.Pod) -> list[dict[str, Any]]:
+    """The pod's app containers, newest first."""
+    found: list[dict[str, Any]] = engine.api.containers(
+        all=True,
+        filters={
+            "label": [f"{podsync.labels.LABEL_POD_UID}={pod.uid}", "io.podsync.container.name=app"]
+        },
+    )
+    return sorted(found, key=lambda c: c["Created"], reverse=True)
+
+
+def wait_exit(engine: docker.DockerClient, pod: podsync.Pod, count: int) -> None:
+    """Until ``count`` instances of the app container have exited."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        exited = [c for c in app_instances(engine, pod) if c["State"] == "exited"]
+        if len(exited) >= count:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"{count} instance(s) of {pod.key}/app did not exit in time")
+
+
+def test_logs_both_streams_tail_and_follow(
+    engine: docker.DockerClient, run: Callable[..., Result], pod_file: Any
+) -> None:
+    """stdout to stdout, stderr to stderr; --tail counts the lines of both; -f prints
+    what comes and ends when the container exits."""
+    source, pod = pod_file(
+        "logs", "echo out1; echo err1 >&2; sleep 2; echo out2; exit 3", restart="Never"
+    )
+    assert 0 == run("apply", source).code
+
+    followed = run("logs", "-f", pod.name)
+    everything = run("logs", pod.key)
+    tail = run("logs", pod.name, "--tail", "1", "--timestamps")
+
+    assert (0, "out1\nout2\n", "err1\n") == attrs.astuple(followed)
+    assert ("out1\nout2\n", "err1\n") == (everything.out, everything.err)
+    assert tail.out.endswith("Z out2\n")
+    assert "" == tail.err
+    assert "exited" == app_instances(engine, pod)[0]["State"]
+
+
+def test_previous_logs_and_status_after_a_crash_loop(
+    engine: docker.DockerClient, run: Callable[..., Result], pod_file: Any
+) -> None:
+    """A container that fails each run: --previous prints the run before the current
+    one; status shows CrashLoopBackOff with the restarts; events show each start and
+    die."""
+    script = "echo x >> /data/runs; echo run $(wc -l < /data/runs); exit 1"
+    extra = "\n      volumeMounts: [{name: data, mountPath: /data}]"
+    source, pod = pod_file("crash", script, extra=extra)
+    assert 0 == run("apply", source).code
+    wait_exit(engine, pod, 1)
+    assert 0 == run("apply", source).code
+    wait_exit(engine, pod, 2)
+
+    previous = run("logs", pod.name, "--previous")
+    current = run("logs", pod.name)
+    status = run("status", source)
+    described = run("describe", pod.name, "-f", source)
+    events = [json.loads(line) for line in run("events", "--json").out.splitlines()]
+
+    assert ("run 1\n", "run 2\n") == (previous.out, current.out)
+    # Other pods podsync runs on the engine are listed too (as orphaned).
+    (row,) = [line.split() for line in status.out.splitlines() if line.startswith(pod.key)]
+    assert [pod.key, "0/1", "Running", "1"] == row[:4]
+    assert "CrashLoopBackOff" == row[-1]
+    assert "State:          Waiting (CrashLoopBackOff)" in described.out
+    assert "Last State:     Terminated (Error, exit code 1)" in described.out
+    mine = [
+        (e["container"], e["action"], e["exit_code"]) for e in events if e["pod_uid"] == pod.uid
+    ]
+    app = [m for m in mine if m[0] == "app" and m[1] in ("start", "die")]
+    assert [("app", "start", None), ("app", "die", 1)] * 2 == app
+    assert ("net", "start", None) in mine
+
+
+def test_status_of_an_oom_killed_container(
+    engine: docker.DockerClient, run: Callable[..., Result], pod_file: Any
+) -> None:
+    extra = "\n      resources: {limits: {memory: 8Mi}}"
+    source, pod = pod_file("oom", "tail /dev/zero", restart="Never", extra=extra)
+    assert 0 == run("apply", source).code
+    wait_exit(engine, pod, 1)
+
+    document = json.loads(run("status", "--json", source).out)
+
+    (entry,) = [p for p in document["pods"] if p["uid"] == pod.uid]
+    (app,) = entry["containers"]
+    assert ("Failed", "OOMKilled", 137) == (entry["phase"], app["reason"], app["exit_code"])
+
+
+def test_exec_exit_codes_and_stdin(
+    engine: docker.DockerClient, run: Callable[..., Result], pod_file: Any
+) -> None:
+    """exec passes the command's exit code through and standard input on (-i), with
+    no shell of its own; through the real command, in a subprocess."""
+    source, pod = pod_file("exec", "trap 'exit 0' TERM; while :; do sleep 1 & wait $!; done")
+    assert 0 == run("apply", source).code
+
+    def podsync_exec(*argv: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "podsync", "exec", *argv],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=REPO,
+            check=False,
+        )
+
+    cat = podsync_exec(
+        "-i", pod.name, "--", "/bin/sh", "-c", "cat; echo done >&2; exit 4", stdin="hi\n"
+    )
+    false = podsync_exec(pod.name, "--", "false")
+    missing = podsync_exec(pod.name, "--", "/no/such/command")
+
+    assert (4, "hi\n", "done\n") == (cat.returncode, cat.stdout, cat.stderr)
+    assert (1, "") == (false.returncode, false.stdout)
+    assert missing.returncode in (126, 127)

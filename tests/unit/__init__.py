@@ -1,0 +1,1 @@
+"""Unit tests: no engine, no etcd, no real clock; one folder per folder of podsync."""

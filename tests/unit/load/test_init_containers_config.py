@@ -1,0 +1,277 @@
+"""Reading init containers: the app containers' schema, Kubernetes' rules for init
+containers (validateInitContainers, pkg/apis/core/validation/validation.go), one
+namespace of names, and sidecars (``restartPolicy: Always`` on an init container)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from podsync import Container, EnvVar, Handler, Pod, Probe, RestartPolicy, VolumeMount
+from tests.unit.load.test_pod_files import errors, load
+
+BLOCK = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+spec:
+  volumes:
+  - name: work
+    emptyDir: {}
+  initContainers:
+  - name: setup
+    image: busybox
+    command: [sh, -c, "echo ready > /work/setup"]
+    env:
+    - {name: POD, valueFrom: {fieldRef: {fieldPath: metadata.name}}}
+    volumeMounts:
+    - {name: work, mountPath: /work}
+  - name: proxy
+    image: busybox
+    restartPolicy: Always
+    args: [httpd, -f]
+    startupProbe:
+      exec: {command: ["true"]}
+  containers:
+  - name: app
+    image: busybox
+    volumeMounts:
+    - {name: work, mountPath: /work, readOnly: true}
+"""
+
+KYAML = """\
+{
+  apiVersion: "v1",
+  kind: "Pod",
+  metadata: {name: "web"},
+  spec: {
+    volumes: [{name: "work", emptyDir: {}}],
+    initContainers: [{
+      name: "setup",
+      image: "busybox",
+      command: ["sh", "-c", "echo ready > /work/setup"],
+      env: [{name: "POD", valueFrom: {fieldRef: {fieldPath: "metadata.name"}}}],
+      volumeMounts: [{name: "work", mountPath: "/work"}],
+    }, {
+      name: "proxy",
+      image: "busybox",
+      restartPolicy: "Always",
+      args: ["httpd", "-f"],
+      startupProbe: {exec: {command: ["true"]}},
+    }],
+    containers: [{
+      name: "app",
+      image: "busybox",
+      volumeMounts: [{name: "work", mountPath: "/work", readOnly: true}],
+    }],
+  },
+}
+"""
+
+JSON = json.dumps(
+    {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "web"},
+        "spec": {
+            "volumes": [{"name": "work", "emptyDir": {}}],
+            "initContainers": [
+                {
+                    "name": "setup",
+                    "image": "busybox",
+                    "command": ["sh", "-c", "echo ready > /work/setup"],
+                    "env": [
+                        {"name": "POD", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}
+                    ],
+                    "volumeMounts": [{"name": "work", "mountPath": "/work"}],
+                },
+                {
+                    "name": "proxy",
+                    "image": "busybox",
+                    "restartPolicy": "Always",
+                    "args": ["httpd", "-f"],
+                    "startupProbe": {"exec": {"command": ["true"]}},
+                },
+            ],
+            "containers": [
+                {
+                    "name": "app",
+                    "image": "busybox",
+                    "volumeMounts": [{"name": "work", "mountPath": "/work", "readOnly": True}],
+                }
+            ],
+        },
+    },
+    indent=2,
+)
+
+
+@pytest.mark.parametrize("text", [BLOCK, KYAML, JSON], ids=["block", "kyaml", "json"])
+def test_init_containers_are_read_in_order(text):
+    (pod,), warnings = load(text)
+
+    assert [] == warnings
+    assert (
+        Container(
+            "setup",
+            "busybox",
+            command=("sh", "-c", "echo ready > /work/setup"),
+            env=(EnvVar("POD", "web"),),
+            volume_mounts=(VolumeMount("work", "/work"),),
+        ),
+        Container(
+            "proxy",
+            "busybox",
+            args=("httpd", "-f"),
+            startup_probe=Probe(Handler(exec_command=("true",))),
+            restart_policy=RestartPolicy.ALWAYS,
+        ),
+    ) == pod.init_containers
+    assert (Container("app", "busybox", volume_mounts=(VolumeMount("work", "/work", True),)),) == (
+        pod.containers
+    )
+    assert (pod.init_containers[1],) == pod.sidecars
+
+
+def _pod(init: str, app: str = "  - name: app\n    image: busybox\n") -> str:
+    return (
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec:\n"
+        "  initContainers:\n" + init + "  containers:\n" + app
+    )
+
+
+BAD = {
+    "liveness probe on an init container": (
+        _pod(
+            "  - name: setup\n    image: busybox\n    livenessProbe:\n      tcpSocket: {port: 80}\n"
+        ),
+        [
+            "pod.yaml: $.spec.initContainers[0].livenessProbe: must not be set on an init "
+            "container: only a sidecar (restartPolicy: Always) has probes and lifecycle hooks"
+        ],
+    ),
+    "startup probe on an init container": (
+        _pod(
+            "  - name: setup\n    image: busybox\n    startupProbe:\n"
+            "      exec: {command: ['true']}\n"
+        ),
+        [
+            "pod.yaml: $.spec.initContainers[0].startupProbe: must not be set on an init "
+            "container: only a sidecar (restartPolicy: Always) has probes and lifecycle hooks"
+        ],
+    ),
+    "lifecycle on an init container": (
+        _pod(
+            "  - name: setup\n    image: busybox\n    lifecycle:\n"
+            "      preStop: {exec: {command: ['true']}}\n"
+        ),
+        [
+            "pod.yaml: $.spec.initContainers[0].lifecycle: must not be set on an init "
+            "container: only a sidecar (restartPolicy: Always) has probes and lifecycle hooks"
+        ],
+    ),
+    "an init container's restartPolicy other than Always": (
+        _pod("  - name: setup\n    image: busybox\n    restartPolicy: OnFailure\n"),
+        [
+            "pod.yaml: $.spec.initContainers[0].restartPolicy: must be 'Always' (a sidecar) "
+            "or unset, got 'OnFailure'"
+        ],
+    ),
+    "restartPolicy on an app container": (
+        _pod(
+            "  - name: setup\n    image: busybox\n",
+            "  - name: app\n    image: busybox\n    restartPolicy: Always\n",
+        ),
+        [
+            "pod.yaml: $.spec.containers[0].restartPolicy: may only be set on an init "
+            "container (a sidecar): an app container follows the pod's restartPolicy"
+        ],
+    ),
+    "a name shared by an init and an app container": (
+        _pod("  - name: app\n    image: busybox\n"),
+        [
+            "pod.yaml: $.spec.containers[0].name: duplicate container name 'app' (first at "
+            "$.spec.initContainers[0])"
+        ],
+    ),
+    "two init containers of one name": (
+        _pod("  - name: setup\n    image: busybox\n  - name: setup\n    image: busybox\n"),
+        [
+            "pod.yaml: $.spec.initContainers[1].name: duplicate container name 'setup' "
+            "(first at $.spec.initContainers[0])"
+        ],
+    ),
+    "a mount of no volume": (
+        _pod(
+            "  - name: setup\n    image: busybox\n    volumeMounts:\n"
+            "    - {name: work, mountPath: /work}\n"
+        ),
+        [
+            "pod.yaml: $.spec.initContainers[0].volumeMounts[0].name: no volume named "
+            "'work' in this pod (the pod has no volumes)"
+        ],
+    ),
+    "a host port on an init container": (
+        _pod(
+            "  - name: setup\n    image: busybox\n    ports:\n"
+            "    - {containerPort: 80, hostPort: 8080}\n"
+        ),
+        [
+            "pod.yaml: $.spec.initContainers[0].ports[0].hostPort: hostPort is not "
+            "supported by podsync on an init container: the pod's network container "
+            "publishes the app containers' host ports"
+        ],
+    ),
+    "the network container's name": (
+        _pod("  - name: net\n    image: busybox\n"),
+        None,
+    ),
+    "restartPolicyRules": (
+        _pod(
+            "  - name: setup\n    image: busybox\n    restartPolicyRules:\n"
+            "    - {action: Restart, exitCodes: {operator: In, values: [42]}}\n"
+        ),
+        [
+            "pod.yaml: $.spec.initContainers[0].restartPolicyRules: restartPolicyRules is "
+            "not supported by podsync yet: restart rules per exit code are not implemented"
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_init_containers(case):
+    text, expected = BAD[case]
+    found = errors(text)
+    if expected is None:  # the same message as for an app container of that name
+        (only,) = found
+        assert only.startswith("pod.yaml: $.spec.initContainers[0].name")
+    else:
+        assert expected == found
+
+
+def test_a_sidecar_may_have_probes_and_hooks():
+    text = _pod(
+        "  - name: proxy\n    image: busybox\n    restartPolicy: Always\n"
+        "    livenessProbe: {exec: {command: ['true']}}\n"
+        "    readinessProbe: {exec: {command: ['true']}}\n"
+        "    lifecycle: {preStop: {exec: {command: ['true']}}}\n"
+    )
+
+    (pod,), _ = load(text)
+
+    (proxy,) = pod.sidecars
+    assert proxy.liveness_probe is not None
+    assert proxy.readiness_probe is not None
+    assert proxy.lifecycle is not None
+
+
+def test_model_refuses_what_the_loader_refuses():
+    with pytest.raises(ValueError, match="only an init container may have a restart_policy"):
+        Pod("web", (Container("app", "busybox", restart_policy=RestartPolicy.ALWAYS),))
+    with pytest.raises(ValueError, match=r"unique in a pod, got \['app'\] twice"):
+        Pod("web", (Container("app", "busybox"),), init_containers=(Container("app", "x"),))
+    with pytest.raises(ValueError, match="can only be Always"):
+        Container("app", "busybox", restart_policy=RestartPolicy.NEVER)

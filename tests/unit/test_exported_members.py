@@ -1,0 +1,276 @@
+"""The public surface: ``podsync.__all__`` is a deliberate list, and nothing else is public.
+
+Every name in ``__all__`` is a promise to users, so the list is written out here too: a
+change to the public surface is a conscious edit of two places (``podsync/__init__.py``
+and ``PUBLIC`` below), and the README's API table (``tests/unit/test_readme.py``) a third.
+"""
+
+from __future__ import annotations
+
+import ast
+import enum
+import inspect
+import pathlib
+import warnings
+
+import pytest
+
+import podsync
+import podsync.labels
+
+PACKAGE = pathlib.Path(podsync.__file__).resolve().parent
+
+#: What users reach for: the model, loading pod files, the pure helpers of the project
+#: card (container naming and hashing, port bindings, CPU shares, resolv.conf parsing,
+#: host-port conflicts), ``plan`` and the plan's vocabulary, apply/sync/observe, pod
+#: status, the runtime boundary and the errors. The container labels are in
+#: ``podsync.labels``.
+PUBLIC = sorted(
+    [
+        # the pod model, and what runtimes report
+        *("Pod", "Container", "Port", "PortProtocol", "Volume", "VolumeMount", "EnvVar"),
+        "MemoryMedium",
+        *("VolumeContent", "VolumeFile", "VolumeKind", "WrittenVolume"),
+        *("Probe", "Handler", "HTTPGetAction", "TCPSocketAction", "Lifecycle"),
+        "HTTPHeader",
+        # the prober's rules
+        *("ProbeKind", "ProbeResult", "ProbeState"),
+        *("RestartPolicy", "DNSPolicy", "PullPolicy", "derive_pod_uid"),
+        *("Resources", "ResourceList", "HostAlias"),
+        *("ObservedContainer", "ObservedImage"),
+        # security settings of the model, and what a CreateSpec carries of them
+        *("SecurityContext", "PodSecurityContext", "Capabilities", "SecurityProfile"),
+        *("ProfileType", "Sysctl", "ContainerSecurity"),
+        # reading pod files
+        *("load_pods", "parse_pods", "DEFAULT_MAX_BYTES", "NodeInfo", "PodFileCache"),
+        # Secret values: held for the engine, written down as references and digests
+        *("SecretText", "SecretPart", "host_secret_key"),
+        # errors
+        *("PodsyncError", "ConfigError", "Problem", "RuntimeCallError", "EngineUnavailable"),
+        "NameConflict",
+        # container names
+        *("container_name", "parse_container_name", "ParsedName", "parse_2014_container_name"),
+        *("pod_full_name", "CONTAINER_NAME_PREFIX", "NETWORK_CONTAINER"),
+        # spec hashing
+        *("spec_hash", "network_spec_hash", "SpecHash", "SPEC_HASH_VERSION"),
+        # ports, host-port conflicts, CPU shares, DNS
+        *("port_bindings", "exposed_ports", "filter_host_port_conflicts", "cpu_shares"),
+        *("cpu_quota", "CPU_PERIOD"),
+        *("parse_resolv_conf", "ResolvConf"),
+        # planning
+        *("PlanOptions", "GCPolicy", "BackOffPolicy", "DEFAULT_NETWORK_IMAGE", "DEFAULT_ROOT_DIR"),
+        "plan",
+        # the plan's vocabulary
+        *("Plan", "PodPlan", "Reason", "Rejection", "CreateSpec", "Action", "PodAction"),
+        *("Pull", "Create", "Kill", "Remove", "Wait", "RemovePodDir", "RemoveImage"),
+        "WriteVolume",
+        "PLAN_FORMAT_VERSION",
+        *("ownership", "Ownership"),
+        *("plan_to_json", "plan_from_json", "plan_fingerprint"),
+        # the runtime boundary, and the values a CreateSpec carries
+        *("Runtime", "ExecResult", "PortMapping", "Mount", "TmpfsMount"),
+        # applying plans, probes, sync
+        *("apply", "ApplyResult", "ActionResult", "ActionStatus", "Event", "EventKind"),
+        *("DEFAULT_WORKERS", "DEFAULT_HOOK_TIMEOUT", "probe_liveness", "DEFAULT_PROBE_TIMEOUT"),
+        *("sync", "SyncResult", "observe", "Observation"),
+        # the continuous loop
+        *("Reconciler", "LoopNotice", "NoticeKind"),
+        # beyond one host: etcd sources and publishing to etcd
+        *("EtcdOptions", "EtcdError", "publish", "PublishResult", "PublishConflict"),
+        # pod status
+        *("pod_status", "PodStatus", "PodPhase", "ContainerStatus", "ContainerState"),
+        # operating pods: status, logs, exec, engine events
+        *("PodCondition", "orphaned_pod_statuses", "statuses_to_json", "STATUS_FORMAT_VERSION"),
+        *("TerminationMessagePolicy", "LogLine", "EngineEvent", "Stream"),
+        *("pod_events", "PodEngineEvent", "termination_inputs", "previous_instance"),
+        # named volumes: claims (issue 14)
+        *("ClaimSource", "ObservedVolume", "NamedVolumeMount", "CreateVolume"),
+        *("VolumeOwnership", "volume_ownership", "claim_volume_name"),
+        # a fleet from one process: hosts, pods by spec.nodeName, one sync per host
+        *("Host", "HostTLS", "load_hosts", "parse_hosts", "host_root_dir", "load_host_pods"),
+        *("sync_hosts", "HostResult", "FleetResult"),
+        # pod state in the engine (issue 18)
+        *("RemoveVolume", "VolumeFileMount"),
+        # emptyDir volumes as engine volumes (issue 18)
+        "empty_dir_volume_name",
+    ]
+)
+
+#: The label keys, one public namespace for orchestrators that filter containers by label.
+LABELS = sorted(
+    [
+        *("LABEL_POD_UID", "LABEL_POD_NAME", "LABEL_POD_NAMESPACE", "LABEL_POD_SOURCE"),
+        *("LABEL_CONTAINER", "LABEL_ATTEMPT", "LABEL_SPEC_HASH", "LABEL_SPEC"),
+        *("LABEL_RESTART_COUNT", "LABEL_PRE_STOP", "LABEL_GRACE_PERIOD"),
+    ]
+)
+#: Label keys added after the top level stopped re-exporting them (never deprecated
+#: there: they never were at the top level).
+LABELS_ADDED = [
+    *("LABEL_INIT_INDEX", "LABEL_INIT_RESTART_POLICY"),
+    *("LABEL_VOLUME_KIND", "LABEL_VOLUME_NAMESPACE", "LABEL_VOLUME_CLAIM"),
+    *("LABEL_VOLUME_NAME", "LABEL_EMPTY_DIRS", "LABEL_CONTENT_VOLUMES"),
+]
+
+#: Names that left the top level in 0.x and still import from it, with a
+#: DeprecationWarning, for one release: the name -> where it lives now (``None``: it is
+#: internal now, importable only from its private module).
+DEPRECATED: dict[str, str | None] = {
+    **{name: f"podsync.labels.{name}" for name in LABELS},
+    "RejectedPod": "podsync.Rejection",
+    **dict.fromkeys(
+        [
+            *("canonical_json", "canonical_spec", "network_spec"),
+            *("is_dns_label", "dns_label_problem", "is_safe_uid"),
+            *("cluster_dns", "without_loopback", "is_loopback_nameserver"),
+            "only_loopback_nameservers",
+            *("split_image", "has_latest_tag", "is_pinned_digest", "pull_reference"),
+            *("should_pull", "normalize_image", "image_reference_problem"),
+            "environment",
+            *("binds", "volume_host_paths", "termination_message_file"),
+        ]
+    ),
+}
+
+
+def test_all_is_the_deliberate_list():
+    assert sorted(podsync.__all__) == PUBLIC
+    assert len(set(podsync.__all__)) == len(podsync.__all__)
+
+
+def test_all_lists_exactly_the_public_names():
+    """``podsync.__all__`` is the set of non-underscore names the package defines
+    (submodules aside), so nothing becomes public by accident."""
+    for name in podsync.__all__:
+        getattr(podsync, name)  # some are imported on first use
+    public = {
+        name
+        for name, value in vars(podsync).items()
+        if not name.startswith("_") and not inspect.ismodule(value) and name != "annotations"
+    }
+
+    assert sorted(public) == sorted(podsync.__all__)
+
+
+def test_names_imported_on_first_use_are_the_type_checkers_names():
+    """The names ``__getattr__`` imports on first use are exactly those the
+    ``TYPE_CHECKING`` block of podsync/__init__.py imports, from the same modules."""
+    tree = ast.parse((PACKAGE / "__init__.py").read_text(encoding="utf-8"))
+    checked = {
+        (f"podsync.{node.module.removeprefix('podsync.')}", alias.name)
+        for block in tree.body
+        if isinstance(block, ast.If) and ast.unparse(block.test) == "_TYPE_CHECKING"
+        for node in block.body
+        if isinstance(node, ast.ImportFrom) and node.module
+        for alias in node.names
+    }
+    lazy = {(module, name) for module, names in podsync._ON_FIRST_USE.items() for name in names}
+
+    assert sorted(lazy) == sorted(checked)
+    assert set(podsync.__all__) >= {name for _, name in lazy}
+    assert set(dir(podsync)) >= set(podsync.__all__)
+
+
+def test_the_labels_module_holds_the_label_keys():
+    assert sorted(podsync.labels.__all__) == sorted([*LABELS, *LABELS_ADDED])
+    public = {n for n in vars(podsync.labels) if not n.startswith("_") and n != "annotations"}
+    assert public == {*LABELS, *LABELS_ADDED}
+    assert podsync.labels.LABEL_POD_UID == "io.podsync.pod.uid"
+    assert all(getattr(podsync.labels, n).startswith("io.podsync.") for n in public)
+
+
+def _defining_module(package_module: pathlib.Path, name: str) -> str:
+    """The podsync module ``package_module`` imports ``name`` from."""
+    tree = ast.parse(package_module.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and any(a.name == name for a in node.names):
+            assert node.module is not None
+            return node.module
+    raise AssertionError(f"{package_module.name} does not import {name}")
+
+
+def _has_attribute_docstring(module: str, name: str) -> bool:
+    """Whether the module-level assignment of ``name`` in ``module`` is documented: a
+    ``#:`` comment right above it or a string right after it (Sphinx's conventions)."""
+    path = PACKAGE / (module.removeprefix("podsync.").replace(".", "/") + ".py")
+    source = path.read_text(encoding="utf-8")
+    lines = source.splitlines()
+    body = ast.parse(source).body
+    for i, node in enumerate(body):
+        targets = (
+            [node.target]
+            if isinstance(node, ast.AnnAssign)
+            else node.targets
+            if isinstance(node, ast.Assign)
+            else []
+        )
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+            above = lines[node.lineno - 2].lstrip() if node.lineno > 1 else ""
+            after = body[i + 1] if i + 1 < len(body) else None
+            string_after = (
+                isinstance(after, ast.Expr)
+                and isinstance(after.value, ast.Constant)
+                and isinstance(after.value.value, str)
+            )
+            return above.startswith("#:") or string_after
+    # Re-exported by ``module`` from another one (``_config`` from ``_sources``).
+    return _has_attribute_docstring(_defining_module(path, name), name)
+
+
+def _documented(name: str, value: object, package_module: pathlib.Path) -> bool:
+    if inspect.isclass(value):
+        return bool(vars(value).get("__doc__"))  # its own, not inherited
+    if inspect.isfunction(value):
+        return bool(value.__doc__)
+    return _has_attribute_docstring(_defining_module(package_module, name), name)
+
+
+@pytest.mark.parametrize("name", PUBLIC)
+def test_every_public_name_has_a_docstring(name: str) -> None:
+    assert _documented(name, getattr(podsync, name), PACKAGE / "__init__.py")
+
+
+@pytest.mark.parametrize("name", LABELS)
+def test_every_label_key_has_a_docstring(name: str) -> None:
+    assert _documented(name, getattr(podsync.labels, name), PACKAGE / "labels.py")
+
+
+@pytest.mark.parametrize("name", sorted(DEPRECATED))
+def test_a_name_off_the_top_level_imports_for_one_release_with_a_warning(name: str) -> None:
+    with pytest.warns(DeprecationWarning, match=rf"podsync\.{name}\b") as caught:
+        value = getattr(podsync, name)
+    (warning,) = caught
+    assert warning.filename == __file__  # it points at the user's line, not podsync's
+    home = DEPRECATED[name]
+    if home is not None:
+        assert home in str(warning.message)
+        module, _, attribute = home.rpartition(".")
+        assert value is getattr(__import__(module, fromlist=["_"]), attribute)
+    assert name not in podsync.__all__
+
+
+def test_from_import_of_a_deprecated_name_warns_too():
+    with pytest.warns(DeprecationWarning, match="podsync.labels.LABEL_POD_UID"):
+        from podsync import LABEL_POD_UID
+    assert LABEL_POD_UID == "io.podsync.pod.uid"
+
+
+def test_a_name_podsync_never_had_is_an_attribute_error():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(AttributeError, match="no attribute 'plna'"):
+            podsync.plna  # noqa: B018
+
+
+def test_every_enum_is_a_str_enum():
+    """Every enum podsync exports is of one kind, ``enum.StrEnum``: a member is its value
+    (the string JSON, labels and saved plans hold), and ``.value`` is that string."""
+    enums = [
+        value
+        for value in vars(podsync).values()
+        if isinstance(value, type) and issubclass(value, enum.Enum)
+    ]
+
+    assert len(enums) >= 7  # Reason, EventKind, ActionStatus and the model's policies
+    assert [] == [e.__name__ for e in enums if not issubclass(e, enum.StrEnum)]
+    assert all(str(m) == m.value == m for e in enums for m in e)

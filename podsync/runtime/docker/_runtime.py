@@ -10,13 +10,12 @@ Usage (``podsync.docker`` is its public face)::
     DockerRuntime(host="ssh://admin@node1")            # any host the SDK accepts
     DockerRuntime(host="tcp://node1:2376", tls=docker.tls.TLSConfig(...))
 
-This module holds the constructor, which reads where the engine is; the calls are
-split by concern, as the kubelet's ``kuberuntime`` is split into files, into mixins on
-one base: ``_connection`` (``EngineConnection``: the pool of clients, the API version,
-the translation of errors), ``_containers`` (list, inspect, create, start, stop,
-remove), ``_images`` (list, pull, remove), ``_volumes`` (named volumes, and files
-written and read through the archive API) and ``_operating`` (exec, logs, attached exec,
-events).
+This module holds the constructor, which reads where the engine is. The calls are split
+by concern into mixins on one base, as the kubelet's ``kuberuntime`` is split into
+files: ``_connection`` (``EngineConnection``: the pool of clients, the API version, the
+translation of errors), ``_containers`` (list, inspect, create, start, stop, remove),
+``_images`` (list, pull, remove), ``_volumes`` (named volumes, and files written and
+read through the archive API) and ``_operating`` (exec, logs, attached exec, events).
 
 Theory of operation
 ===================

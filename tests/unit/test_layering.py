@@ -506,12 +506,7 @@ def test_modules_stay_small() -> None:
         name: len(module.path.read_text(encoding="utf-8").splitlines())
         for name, module in MODULES.items()
     }
-    too_long = {name: n for name, n in lengths.items() if n > MAX_LINES}
-    assert {} == {name: n for name, n in too_long.items() if name not in _TOO_LONG_UNTIL_SPLIT}
-
-
-#: The Docker runtime, until it is split by concern as the kubelet's kuberuntime is.
-_TOO_LONG_UNTIL_SPLIT = {"podsync.docker", "podsync.runtime.docker._runtime"}
+    assert {} == {name: n for name, n in lengths.items() if n > MAX_LINES}
 
 
 def test_the_checker_sees_what_it_checks() -> None:

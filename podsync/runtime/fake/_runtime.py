@@ -19,16 +19,24 @@ create, start, stop and remove change what ``list_containers`` returns, so "appl
 observe again, plan again" works. It records every call in the seed's vocabulary
 (``list``, ``list_images``, ``pull``, ``create``, ``start``, ``stop``, ``remove``,
 ``exec``, ``remove_image``, ``address``; ``exec_attached``, ``logs``, ``events`` for the
-operating calls; ``list_volumes``, ``create_volume``, ``remove_volume``) and follows
-Docker 20.10's rules, with its messages, by its own code (not the planner's): names match
-``[a-zA-Z0-9][a-zA-Z0-9_.-]+`` and are unique, a memory limit is at least 6 MB, a
-container that joins another's network (``CreateSpec.join``) sets no hostname, DNS servers
-or ports of its own, an image must be present to create a container from it, a container
-can only join the network of a running container, a running or paused container cannot
-be removed, a paused one cannot exec, and a host port (per protocol and address) is
-published by one running container at a time (named volumes: ``_volumes``). A stop
-ends a process as Docker's does: with the process's own exit code when it handles
-SIGTERM, 137 when it ignores SIGTERM and is killed (``stop_exit_code``, ``on_sigterm``).
+operating calls; ``list_volumes``, ``create_volume``, ``remove_volume``,
+``write_volume``, ``read_volume_file``, ``read_file`` for named volumes and the files in
+them: ``CALL_NAMES``).
+
+It follows Docker 20.10's rules, with its messages, by its own code (not the planner's):
+names match ``[a-zA-Z0-9][a-zA-Z0-9_.-]+`` and are unique, a memory limit is at least
+6 MB, a container that joins another's network (``CreateSpec.join``) sets no hostname,
+DNS servers or ports of its own, an image must be present to create a container from
+it, a container can only join the network of a running container, a running or paused
+container cannot be removed, a paused one cannot exec, and a host port (per protocol
+and address) is published by one running container at a time. Named volumes follow the
+local volume driver (``_volumes``): its names, a create of an existing volume that
+leaves it as it is, a volume created unlabelled by the create of a container that
+mounts it, and no removal of a volume a container uses.
+
+A stop ends a process as Docker's does: with the process's own exit code when it
+handles SIGTERM, 137 when it ignores SIGTERM and is killed (``stop_exit_code``,
+``on_sigterm``).
 
 Image references are read by the fake's own implementation of Docker's reference format
 (not podsync's ``normalize_image``), so a planner that misreads a reference meets an
@@ -40,24 +48,28 @@ Chosen calls can be made to fail (``fail``), a container's process can exit
 (``pause``, ``unpause``), and exec results can be scripted (``set_exec_result``,
 ``set_exec_handler``). Docker's container events are recorded (``events``).
 
+This module holds the engine's constructor, what a test sets up, inspects and scripts,
+and the container and image calls; the rest is split by concern: ``_engine`` holds what
+every call stands on (finding a container or an image, recording a call and raising the
+fault scripted for it), ``_volumes`` the named volumes and their files, ``_operating``
+exec, logs, attached exec and events.
+
 The fake is thread-safe: ``podsync.apply`` calls it from several threads.
 """
 
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable, Iterable, Sequence
-from typing import IO, TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from podsync.actions._actions import CreateSpec
-from podsync.exceptions import EngineUnavailable, NameConflict, RuntimeCallError
+from podsync.exceptions import NameConflict, RuntimeCallError
 from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume
-from podsync.runtime._protocol import EngineEvent, ExecResult, LogLine, Stream
 from podsync.runtime.fake._calls import CALL_NAMES, MUTATING_CALL_NAMES, Call
 from podsync.runtime.fake._calls import Fault as _Fault
-from podsync.runtime.fake._calls import triggered as _triggered
 from podsync.runtime.fake._clock import FakeClock
+from podsync.runtime.fake._operating import OperatingCalls as _OperatingCalls
 
 # Docker's rules, under the fake's own names for them (see podsync.runtime.fake._rules).
 from podsync.runtime.fake._rules import CONTAINER_NAME as _CONTAINER_NAME
@@ -71,7 +83,6 @@ from podsync.runtime.fake._rules import read_reference as _read_reference
 from podsync.runtime.fake._rules import sysctl_start_error as _sysctl_start_error
 from podsync.runtime.fake._state import FakeContainer as _Container
 from podsync.runtime.fake._state import Journal as _Journal
-from podsync.runtime.fake._state import exec_refusal as _exec_refusal
 from podsync.runtime.fake._state import network_mode_conflict as _network_mode_conflict
 from podsync.runtime.fake._state import published as _published
 from podsync.runtime.fake._state import publishes as _publishes
@@ -82,13 +93,10 @@ from podsync.spec._ports import PortMapping
 if TYPE_CHECKING:
     from podsync.runtime._protocol import Runtime
 
-#: ``FakeRuntime.set_exec_handler``'s handlers: (stdin, output) -> exit code.
-_ExecHandler = Callable[[bytes, Callable[[str, bytes], None]], int]
-
 __all__ = ["CALL_NAMES", "MUTATING_CALL_NAMES", "Call", "FakeClock", "FakeRuntime"]
 
 
-class FakeRuntime(_VolumeCalls):
+class FakeRuntime(_VolumeCalls, _OperatingCalls):
     """An in-memory container engine that satisfies the ``Runtime`` protocol.
 
     Args:
@@ -138,10 +146,10 @@ class FakeRuntime(_VolumeCalls):
         apparmor: bool = False,
         seccomp: bool = True,
     ) -> None:
-        self.calls: list[Call] = []
-        self.exec_results: dict[tuple[str, ...], ExecResult] = {}
-        self._exec_seconds: dict[tuple[str, ...], float] = {}
-        self.clock: Callable[[], float] = FakeClock() if clock is None else clock
+        self.calls = []
+        self.exec_results = {}
+        self._exec_seconds = {}
+        self.clock = FakeClock() if clock is None else clock
         self.stop_exit_code = stop_exit_code
         self._on_sigterm: dict[str, int | None] = {}
         self.address = address
@@ -152,11 +160,11 @@ class FakeRuntime(_VolumeCalls):
         # Followers of logs and events wait on this (the same lock): see _state.
         self._changed = threading.Condition(self._lock)
         self._journal = _Journal(self._changed, lambda: self.clock())
-        self._exec_handlers: dict[tuple[str, ...], _ExecHandler] = {}
-        self._containers: dict[str, _Container] = {}
-        self._images: dict[str, ObservedImage] = {}
-        self._volumes: dict[str, ObservedVolume] = {}
-        self._faults: list[_Fault] = []
+        self._exec_handlers = {}
+        self._containers = {}
+        self._images = {}
+        self._volumes = {}
+        self._faults = []
         self._counter = 0
         #: How many times ``close`` was called.
         self.closes = 0
@@ -324,29 +332,6 @@ class FakeRuntime(_VolumeCalls):
                 self._journal.event(found, "oom")
             self._journal.event(found, "die", exit_code=code)
 
-    def write_log(self, ref: str, data: bytes | str, stream: str = "stdout") -> None:
-        """The process of container ``ref`` writes ``data`` to ``stream`` (``stdout`` or
-        ``stderr``; with a TTY both are the terminal: ``stdout``), kept line by line
-        with the clock's time (no call recorded).
-
-        Raises:
-            KeyError: there is no such container.
-            ValueError: ``stream`` is neither stream.
-        """
-        if stream not in ("stdout", "stderr"):
-            raise ValueError(f"expected stdout or stderr, got {stream!r}")
-        with self._lock:
-            found = self._get(ref)
-            if found.spec is not None and found.spec.tty:
-                stream = "stdout"
-            self._journal.write(found, stream, data.encode() if isinstance(data, str) else data)
-
-    @property
-    def events(self) -> list[EngineEvent]:
-        """Every engine event so far, oldest first (no call recorded)."""
-        with self._lock:
-            return list(self._journal.events)
-
     def on_sigterm(self, ref: str, exit_code: int | None) -> None:
         """What the process of container ``ref`` (an id, or a name: a container may be
         named before it is created, and every container of that name then behaves so)
@@ -386,67 +371,6 @@ class FakeRuntime(_VolumeCalls):
             found.paused = False
             self._journal.event(found, "unpause")
 
-    def set_exec_result(
-        self, command: Sequence[str], exit_code: int, output: bytes = b"", *, seconds: float = 0.0
-    ) -> None:
-        """Script what ``exec`` of ``command`` (in any container) returns, and how long
-        it takes: a command that takes longer than the exec's timeout gives
-        ``ExecResult(-1)``, as ``DockerRuntime``'s exec does when it stops waiting (no
-        time passes: the fake never sleeps)."""
-        with self._lock:
-            self.exec_results[tuple(command)] = ExecResult(exit_code, output)
-            self._exec_seconds[tuple(command)] = seconds
-
-    def set_exec_handler(self, command: Sequence[str], handler: _ExecHandler) -> None:
-        """Script what ``exec_attached`` of ``command`` does: ``handler(stdin, output)``
-        gets all of its standard input and the ``output(stream, data)`` to write to, and
-        returns the exit code. Without one, ``exec_attached`` gives ``exec_results``'s."""
-        with self._lock:
-            self._exec_handlers[tuple(command)] = handler
-
-    # -- internals ---------------------------------------------------------------------
-
-    def _sorted(self) -> list[_Container]:
-        # Newest first, as the Docker API lists containers.
-        return sorted(self._containers.values(), key=lambda c: (c.created, c.id), reverse=True)
-
-    def _find(self, ref: str) -> _Container | None:
-        found = self._containers.get(ref)
-        if found is not None:
-            return found
-        name = ref.removeprefix("/")
-        return next((c for c in self._containers.values() if c.name == name), None)
-
-    def _get(self, ref: str) -> _Container:
-        """The container ``_find`` finds, for the methods a test calls: a ``ref`` that
-        names none is the test's mistake.
-
-        Raises:
-            KeyError: there is no such container.
-        """
-        found = self._find(ref)
-        if found is None:
-            raise KeyError(ref)
-        return found
-
-    def _targets(self, call: Call) -> list[str]:
-        if call.name == "create":
-            return [call.args[0].name, call.args[0].image]
-        if call.name in ("start", "stop", "remove", "exec", "address", "logs", "exec_attached"):
-            container = self._find(call.args[0])
-            return [call.args[0]] + ([container.name] if container is not None else [])
-        return [str(a) for a in call.args]
-
-    def _record(self, name: str, *args: Any) -> None:
-        """Record the call, then raise the first fault that matches it."""
-        call = Call(name, args)
-        self.calls.append(call)
-        fault = _triggered(self._faults, call, self._targets)
-        if fault is not None:
-            target = " ".join(self._targets(call)[:1])
-            failure = EngineUnavailable if fault.unavailable else RuntimeCallError
-            raise failure(name, target, fault.error)
-
     # -- the Runtime protocol ----------------------------------------------------------
 
     def list_containers(self) -> list[ObservedContainer]:
@@ -480,24 +404,6 @@ class FakeRuntime(_VolumeCalls):
                 pulled = self._new_image(ref)
                 self._images[pulled.id] = pulled
 
-    def _find_image(self, image: str) -> ObservedImage | None:
-        """The image ``image`` names - an id, or a reference in any spelling - or None."""
-        by_id = self._images.get(image)
-        if by_id is not None:
-            return by_id
-        try:
-            wanted = _read_reference(image)
-        except ValueError:
-            return None
-        for candidate in self._images.values():
-            for listed in (*candidate.tags, *candidate.digests):
-                try:
-                    if _read_reference(listed) == wanted:
-                        return candidate
-                except ValueError:
-                    continue
-        return None
-
     def close(self) -> None:
         """Count the close (``closes``); nothing else: the fake stays usable, as a
         ``DockerRuntime`` does after ``close``. Not a recorded call."""
@@ -507,13 +413,16 @@ class FakeRuntime(_VolumeCalls):
     def create_container(self, spec: CreateSpec) -> str:
         """Create a container (not running) and return its id: ``c0001``, ``c0002``, ...
 
-        Refuses what Docker 20.10 refuses, in its order and with its words: network options
-        beside ``join=x`` (Docker's ``container:<x>``: hostname, DNS servers, extra hosts,
-        published ports: "conflicting options: ..."), a memory limit under 6 MB ("Minimum
-        memory limit allowed is 6MB"), ``_rules.create_refusal`` 's (security
-        settings, tmpfs mounts), a malformed or absent image ("No such image:
-        busybox:latest"), a name not ``[a-zA-Z0-9][a-zA-Z0-9_.-]+`` ("Invalid container
-        name ..."), a name in use. The network container ``x`` need not exist yet.
+        Refuses what Docker 20.10 refuses, in its order and with its words: network
+        options beside ``join=x`` (Docker's ``container:<x>``: hostname, DNS servers,
+        extra hosts, published ports: "conflicting options: ..."), a memory limit under
+        6 MB ("Minimum memory limit allowed is 6MB"), what ``_rules.create_refusal``
+        refuses (security settings; a tmpfs at a relative path, or two mounts at one
+        path: "Duplicate mount point: /data"), a malformed or absent image ("No such
+        image: busybox:latest"), a name outside ``[a-zA-Z0-9][a-zA-Z0-9_.-]+`` ("Invalid
+        container name ..."), a name in use, a volume name the local driver refuses or a
+        file mount of a volume that does not exist (``_volumes``). The network container
+        ``x`` need not exist yet: Docker looks for it at start.
 
         Raises:
             NameConflict: the name is in use (a ``RuntimeCallError``).
@@ -663,87 +572,6 @@ class FakeRuntime(_VolumeCalls):
             del self._containers[container.id]
             self._journal.event(container, "destroy")
 
-    def exec_in_container(
-        self, container_id: str, command: Sequence[str], timeout: float
-    ) -> ExecResult:
-        """The scripted result of ``command`` (``exec_results``), exit 0 by default;
-        ``ExecResult(-1)`` when it is scripted to take longer than ``timeout``.
-
-        Raises:
-            RuntimeCallError: no such container, or it is not running, or it is paused
-                (Docker's words: "Container <id> is not running", "Container <ref> is
-                paused, unpause the container before exec").
-        """
-        self._sleep()
-        with self._lock:
-            self._record("exec", container_id, tuple(command), timeout)
-            self._runnable_exec(container_id, "exec")
-            if self._exec_seconds.get(tuple(command), 0.0) > timeout:
-                return ExecResult(-1)  # DockerRuntime's "did not finish in time"
-            return self.exec_results.get(tuple(command), ExecResult(0))
-
-    def _runnable_exec(self, container_id: str, call: str) -> None:
-        refusal = _exec_refusal(self._find(container_id), container_id)
-        if refusal is not None:
-            raise RuntimeCallError(call, container_id, refusal)
-
-    def exec_attached(
-        self,
-        container_id: str,
-        command: Sequence[str],
-        *,
-        output: Callable[[str, bytes], None],
-        stdin: IO[bytes] | None = None,
-        tty: bool = False,
-    ) -> int:
-        """What ``set_exec_handler`` scripted for ``command``, else the ``exec_results``
-        entry (its output written to stdout)."""
-        data = stdin.read() if stdin is not None else b""
-        self._sleep()
-        with self._lock:
-            self._record("exec_attached", container_id, tuple(command), tty)
-            self._runnable_exec(container_id, "exec_attached")
-            handler = self._exec_handlers.get(tuple(command))
-            scripted = self.exec_results.get(tuple(command), ExecResult(0))
-        if handler is not None:
-            return handler(data, output)
-        if scripted.output:
-            output("stdout", scripted.output)
-        return scripted.exit_code
-
-    def container_logs(
-        self,
-        container_id: str,
-        *,
-        tail: int | None = None,
-        since: float | None = None,
-        follow: bool = False,
-    ) -> Stream[LogLine]:
-        """What ``write_log`` wrote (see ``Runtime.container_logs``); a follower ends
-        when the container stops or the stream is closed.
-
-        Raises:
-            RuntimeCallError: no such container ("No such container: <id>").
-        """
-        self._sleep()
-        with self._lock:
-            self._record("logs", container_id, tail, since, follow)
-            container = self._find(container_id)
-            if container is None:
-                raise RuntimeCallError("logs", container_id, f"No such container: {container_id}")
-            return self._journal.logs(container, tail=tail, since=since, follow=follow)
-
-    def engine_events(
-        self, *, since: float | None = None, until: float | None = None
-    ) -> Stream[EngineEvent]:
-        """The fake's container events in Docker's order (a stop: ``kill`` 15, ``kill`` 9
-        if SIGTERM is ignored, ``die``, ``stop``; an OOM exit: ``oom``, ``die``), with the
-        fake clock's times (see ``Runtime.engine_events``)."""
-        self._sleep()
-        with self._lock:
-            self._record("events", since, until)
-            return self._journal.follow_events(since=since, until=until)
-
     def container_address(self, container_id: str) -> str | None:
         """The ``address`` given to the constructor, followed through a
         ``container:<name>`` network mode; ``None`` for network mode ``none``.
@@ -788,11 +616,6 @@ class FakeRuntime(_VolumeCalls):
                         "remove_image", image_id, f"image is being used by container {c.id}"
                     )
             del self._images[image.id]
-
-    def _sleep(self) -> None:
-        # Outside the lock, so that concurrent calls overlap as they would on an engine.
-        if self.latency:
-            time.sleep(self.latency)
 
 
 if TYPE_CHECKING:

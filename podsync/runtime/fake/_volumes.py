@@ -2,11 +2,11 @@
 container's create makes, as Docker 20.10's local volume driver does them.
 
 Contract: a mixin of ``FakeRuntime`` (``podsync.testing``), which holds the state and
-the lock; in memory, no I/O. Docker's rules, by the fake's own code: the local driver's
-names (``_rules.volume_name_refusal``), a create of an existing volume that
-succeeds and leaves it as it is (labels included), a volume made unlabelled by the
-create of a container that mounts it, and no removal of a volume a container (running or
-not) mounts.
+the lock, on the internals of ``FakeEngine``; in memory, no I/O. Docker's rules, by the
+fake's own code: the local driver's names (``_rules.volume_name_refusal``), a create of
+an existing volume that succeeds and leaves it as it is (labels included), a volume made
+unlabelled by the create of a container that mounts it, and no removal of a volume a
+container (running or not) mounts.
 """
 
 from __future__ import annotations
@@ -14,44 +14,26 @@ from __future__ import annotations
 import datetime
 import functools
 import posixpath
-import threading
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 import attrs
 
 from podsync.actions._actions import CreateSpec
 from podsync.exceptions import RuntimeCallError
-from podsync.model._pod import ObservedImage, ObservedVolume
+from podsync.model._pod import ObservedVolume
 from podsync.model._volume_entries import EntryKind, VolumeEntry, entry_path_refusal
+from podsync.runtime.fake._engine import FakeEngine
 from podsync.runtime.fake._rules import volume_name_refusal
 from podsync.runtime.fake._state import FakeContainer
 
 __all__ = ["VolumeCalls"]
 
 
-class VolumeCalls:
-    """The named-volume half of ``FakeRuntime``."""
+class VolumeCalls(FakeEngine):
+    """The named-volume part of ``FakeRuntime``."""
 
-    # What FakeRuntime provides.
-    _lock: threading.RLock
+    # Set by FakeRuntime's constructor.
     _volumes: dict[str, ObservedVolume]
-    clock: Callable[[], float]
-
-    def _record(self, name: str, *args: Any) -> None:  # pragma: no cover - FakeRuntime's
-        raise NotImplementedError
-
-    def _sleep(self) -> None:  # pragma: no cover - FakeRuntime's
-        raise NotImplementedError
-
-    def _sorted(self) -> list[FakeContainer]:  # pragma: no cover - FakeRuntime's
-        raise NotImplementedError
-
-    def _find(self, ref: str) -> FakeContainer | None:  # pragma: no cover - FakeRuntime's
-        raise NotImplementedError
-
-    def _find_image(self, image: str) -> ObservedImage | None:  # pragma: no cover
-        raise NotImplementedError
 
     def _new_volume(self, name: str, labels: Mapping[str, str] | None = None) -> ObservedVolume:
         """A volume the engine makes now: its ``created`` is the clock's time as Docker's

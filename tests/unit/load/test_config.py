@@ -231,7 +231,7 @@ def test_minimal_v1_pod_defaults():
         ("imagePullPolicy: Never", {"image_pull_policy": PullPolicy.NEVER}),
         ("imagePullPolicy: IfNotPresent", {"image_pull_policy": PullPolicy.IF_NOT_PRESENT}),
         # Requests and limits are kept apart: a request is never a limit (see
-        # tests/test_resources.py for what each becomes); the 2014 values stay 0.
+        # tests/unit/planner/test_pod_fields.py for what each becomes); the 2014 values stay 0.
         (
             "resources: {requests: {cpu: 250m, memory: 1Gi}}",
             {

@@ -1,0 +1,289 @@
+"""The Docker runtime's connection to its engine: a pool of clients (the docker SDK's
+``APIClient``), each lent to one call at a time, the API version negotiated once, and the
+one place where errors cross the edge.
+
+Contract: ``EngineConnection`` is the base of ``DockerRuntime``'s concerns
+(``_containers``, ``_images``, ``_volumes``, ``_operating``). A call borrows a client with
+``_call`` (a stream: ``_lease`` and ``_translate``) and gives it back when it ends;
+whatever the docker SDK, requests, urllib3 or the socket raise comes out as
+``EngineUnavailable`` or ``RuntimeCallError`` (``_translate``). ``DockerRuntime``'s
+constructor (``podsync.runtime.docker._runtime``) sets the state; that module's theory of
+operation says why there is a pool ("Threads") and when it first connects ("Lazy
+connection"). Nothing is imported from the SDK at module level: the SDK is loaded only
+when a runtime is built.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from podsync.exceptions import EngineUnavailable, NameConflict, RuntimeCallError
+
+if TYPE_CHECKING:
+    import docker
+    import docker.tls
+
+__all__ = ["EngineConnection"]
+
+
+class EngineConnection:
+    """The connection of a ``DockerRuntime`` to its engine, the base of the runtime's
+    concerns: clients lent one call at a time, and errors translated."""
+
+    # Set by DockerRuntime's constructor.
+    _host: str
+    _timeout: int
+    _use_ssh_client: bool
+    _shared: docker.APIClient | None  # the caller's client, used as it is
+    _lock: threading.Lock
+    _idle: list[docker.APIClient]  # clients no call is using now
+    _generation: int  # bumped by close(): clients lent before are closed on return
+    _api_version: str | None  # negotiated once, by the first client
+    _base_url: str | None
+    _tls: bool | docker.tls.TLSConfig
+
+    @property
+    def host(self) -> str:
+        """The engine's address, as given (``DOCKER_HOST``, or the default socket)."""
+        return self._host
+
+    def close(self) -> None:
+        """Close the connections this runtime opened; a client passed in stays open.
+
+        A runtime is still usable after ``close()``: a later call connects again.
+        """
+        with self._lock:
+            self._generation += 1
+            idle, self._idle = self._idle, []
+        for api in idle:
+            api.close()
+
+    def ping(self) -> None:
+        """Check that the engine answers.
+
+        Raises:
+            EngineUnavailable: it does not (wrong address, daemon down, no permission on
+                the socket); the message names the host and the reason.
+            RuntimeCallError: it answers, but not as an engine should.
+        """
+        with self._call("ping", "") as api:
+            api.ping()
+
+    @contextlib.contextmanager
+    def _call(self, operation: str, target: str) -> Iterator[docker.APIClient]:
+        """Lend an ``APIClient`` for one call, translating every error it raises."""
+        with self._translate(operation, target), self._lease() as api:
+            yield api
+
+    @contextlib.contextmanager
+    def _lease(self) -> Iterator[docker.APIClient]:
+        """A client that no other thread uses until the ``with`` block ends."""
+        if self._shared is not None:
+            yield self._shared
+            return
+        with self._lock:
+            api = self._idle.pop() if self._idle else None
+            generation = self._generation
+        if api is None:
+            api = self._new_client()
+        try:
+            yield api
+        finally:
+            with self._lock:
+                keep = generation == self._generation
+                if keep:
+                    self._idle.append(api)
+            if not keep:
+                api.close()
+
+    def _new_client(self) -> docker.APIClient:
+        import docker
+        import docker.constants
+
+        def build(version: str) -> docker.APIClient:
+            try:
+                return docker.APIClient(
+                    base_url=self._base_url,
+                    version=version,
+                    timeout=self._timeout,
+                    tls=self._tls,
+                    use_ssh_client=self._use_ssh_client,
+                )
+            except ValueError as exc:
+                # The SDK checks the address only here, with a bare ValueError
+                # ("Port out of range", an unknown scheme): a bad host is a podsync error.
+                raise EngineUnavailable(
+                    "connect", "", f"cannot use the Docker engine at {self._host}: {exc}"
+                ) from exc
+
+        if self._api_version is None:
+            # The API version is negotiated once (Debian 12's engine speaks 1.41, older
+            # than the SDK's default), on a client of our own: the SDK's "auto" asks
+            # from inside the constructor and, when that fails, leaves the half-built
+            # client's connections to the garbage collector.
+            probe = build(docker.constants.DEFAULT_DOCKER_API_VERSION)
+            try:
+                self._api_version = self._engine_api_version(probe)
+            finally:
+                probe.close()
+        return build(self._api_version)
+
+    def _engine_api_version(self, probe: docker.APIClient) -> str:
+        """The engine's API version, from the ``API-Version`` header of ``GET /_ping``
+        (as the docker CLI negotiates); ``GET /version`` only for an engine that sends
+        no such header (before API 1.25). ``/version`` is not cheap: the engine runs
+        ``runc --version`` and ``docker-init --version`` to answer it, about 10 ms
+        that every one-shot command would pay before its first real call."""
+        # The client is a requests Session with the engine's transport (unix socket,
+        # TLS, ssh) mounted on its base URL; /_ping is not versioned.
+        response = probe.get(f"{probe.base_url}/_ping", timeout=self._timeout)
+        try:
+            response.raise_for_status()
+            version = response.headers.get("API-Version")
+        finally:
+            response.close()
+        if version:
+            return str(version)
+        return str(probe.version(api_version=False)["ApiVersion"])
+
+    @contextlib.contextmanager
+    def _translate(self, operation: str, target: str) -> Iterator[None]:
+        """Turn whatever the SDK, requests or the socket raise into podsync errors.
+
+        The one place exceptions cross this edge (as httpx's ``map_httpcore_exceptions``):
+
+        ================================================  ===========================
+        raised inside                                     raised to the caller
+        ================================================  ===========================
+        ``APIError`` 409 during ``create``                ``NameConflict``
+        ``APIError`` (any other HTTP error)               ``RuntimeCallError`` with
+                                                          the engine's explanation
+        no connection (``ConnectionError``, missing or    ``EngineUnavailable``: "cannot
+        forbidden socket, ssh failure)                    reach the Docker engine at
+                                                          <host>: <reason>"
+        no answer in time (read timeout)                  ``RuntimeCallError``
+        any other SDK / requests / urllib3 / OS error     ``RuntimeCallError``
+        ================================================  ===========================
+        """
+        import docker.errors
+
+        try:
+            yield
+        except RuntimeCallError:
+            raise
+        except docker.errors.APIError as exc:
+            if exc.response is not None:
+                # The SDK raises for a streamed call (pull) without closing its response.
+                exc.response.close()
+            explanation = exc.explanation or str(exc)
+            if operation == "create" and exc.status_code == 409:
+                # 'Conflict. The container name "/x" is already in use by container ...'
+                raise NameConflict(operation, target, explanation) from exc
+            raise RuntimeCallError(operation, target, explanation) from exc
+        except Exception as exc:
+            if _unreachable(exc):
+                _close_abandoned_sockets(exc)
+                raise EngineUnavailable(
+                    operation,
+                    target,
+                    f"cannot reach the Docker engine at {self._host}: {_reason(exc)}",
+                ) from exc
+            if _timed_out(exc):
+                raise RuntimeCallError(
+                    operation,
+                    target,
+                    f"the Docker engine at {self._host} did not answer within {self._timeout} s",
+                ) from exc
+            if _from_transport(exc):
+                raise RuntimeCallError(operation, target, _reason(exc)) from exc
+            raise
+
+
+# ---------------------------------------------------------------------------------------
+# Errors
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and everything behind it: causes, contexts, and the ``reason`` / first
+    argument that urllib3 and requests wrap their own causes in."""
+    seen: set[int] = set()
+    todo: list[BaseException] = [exc]
+    while todo:
+        current = todo.pop(0)
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        yield current
+        for nested in (
+            current.__cause__,
+            current.__context__,
+            getattr(current, "reason", None),
+            *current.args,
+        ):
+            if isinstance(nested, BaseException):
+                todo.append(nested)
+
+
+def _unreachable(exc: BaseException) -> bool:
+    """Whether ``exc`` means that no engine answered at the address at all."""
+    import requests.exceptions
+
+    for item in _chain(exc):
+        if isinstance(item, requests.exceptions.ConnectionError | ConnectionError):
+            return True
+        if isinstance(item, FileNotFoundError | PermissionError):  # the unix socket
+            return True
+        if type(item).__module__.startswith("paramiko"):  # ssh:// without ssh -> engine
+            return True
+        if type(item).__name__ == "NewConnectionError":  # urllib3
+            return True
+    return False
+
+
+def _close_abandoned_sockets(exc: BaseException) -> None:
+    """Close the sockets a failed connect left in the traceback's frames.
+
+    The SDK's ``UnixHTTPConnection.connect`` does not close its socket when
+    ``connect()`` fails (a missing or forbidden socket file); the socket would live as
+    long as the exception, and then warn (``ResourceWarning``) wherever the caller drops
+    the exception. ``tests/support/engine.py`` meets the same leak in
+    ``docker.from_env()``.
+    """
+    for item in _chain(exc):
+        tb = item.__traceback__
+        while tb is not None:
+            for value in tb.tb_frame.f_locals.values():
+                if isinstance(value, socket.socket) and value.fileno() != -1:
+                    value.close()
+            tb = tb.tb_next
+
+
+def _timed_out(exc: BaseException) -> bool:
+    import requests.exceptions
+
+    return any(isinstance(item, requests.exceptions.Timeout | TimeoutError) for item in _chain(exc))
+
+
+def _from_transport(exc: BaseException) -> bool:
+    """Errors of the docker SDK and of the HTTP stack under it (what else a call can
+    raise is a bug, and propagates)."""
+    import docker.errors
+    import requests.exceptions
+
+    return isinstance(
+        exc,
+        docker.errors.DockerException | requests.exceptions.RequestException | OSError,
+    ) or type(exc).__module__.split(".")[0] in {"docker", "requests", "urllib3"}
+
+
+def _reason(exc: BaseException) -> str:
+    """The innermost human reason: ``Connection refused`` rather than requests'
+    ``HTTPConnectionPool(host=...): Max retries exceeded ... (Caused by ...)``."""
+    for item in reversed(list(_chain(exc))):
+        if isinstance(item, OSError) and item.strerror:
+            return item.strerror
+    return str(exc) or type(exc).__name__

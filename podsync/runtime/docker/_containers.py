@@ -1,0 +1,336 @@
+"""The Docker runtime's containers: the list that observes them (with the inspect cache
+of exited ones), their network address, create (with the holder of a name taken),
+start, stop and remove.
+
+Contract: ``ContainerCalls`` is a mixin of ``DockerRuntime``, on the clients and error
+translation of ``EngineConnection``; the runtime's theory of operation
+(``podsync.runtime.docker._runtime``: "Observation is one list call", "Idempotent stops
+and removals") says how. A ``CreateSpec`` becomes the SDK's arguments in ``_api``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from typing import Any, cast
+
+import attrs
+
+from podsync.actions._actions import CreateSpec
+from podsync.exceptions import NameConflict, RuntimeCallError
+from podsync.model._pod import ObservedContainer
+from podsync.runtime.docker._api import (
+    FINISHED_STATES,
+    STATUS_AGE,
+    Outcome,
+    address_of,
+    as_int,
+    docker_create_args,
+    observed_from_list,
+    timestamp,
+)
+from podsync.runtime.docker._connection import EngineConnection
+from podsync.spec._backoff import Backoff
+from podsync.spec._ownership import ownership
+
+__all__ = ["ContainerCalls"]
+
+# Seconds a create that met a name conflict waits for the container holding the name
+# to become visible (see ``ContainerCalls._holder``).
+_HOLDER_WAIT = 5.0
+
+
+class ContainerCalls(EngineConnection):
+    """``DockerRuntime``'s container calls."""
+
+    # Set by DockerRuntime's constructor.
+    _finished: dict[tuple[str, str], Outcome]  # see list_containers
+    _security_options: frozenset[str] | None  # see _check_security
+
+    # -- observation ---------------------------------------------------------------
+
+    def list_containers(self) -> list[ObservedContainer]:
+        """Every container on the engine, running and exited, in the engine's order.
+
+        One list call; in addition each exited container that a plan may own and that
+        this runtime has not seen exited before is inspected once, for its exact exit
+        code and finish time. "May own" is ``ownership`` with 2014 containers taken over:
+        the runtime does not know the plan's options, and reading the exit of a 2014
+        kubelet's container a plan then leaves alone changes nothing. A Kubernetes
+        node's container (``io.kubernetes.*`` labels) is never inspected.
+        A container in state ``created`` (never started, or its start failed) has
+        ``running=False`` and ``finished_at=None``; ``paused`` and ``restarting``
+        containers run (Docker's ``State.Running`` is true for both).
+
+        Raises:
+            EngineUnavailable: the engine cannot be reached.
+            RuntimeCallError: the list call, or an inspect, failed.
+        """
+        with self._call("list", "") as api:
+            listed = cast(list[dict[str, Any]], api.containers(all=True))
+        observed: list[ObservedContainer] = []
+        seen: dict[tuple[str, str], Outcome] = {}
+        for entry in listed:
+            container = observed_from_list(entry)
+            if (
+                str(entry.get("State", "")) in FINISHED_STATES
+                and ownership(container, adopt_2014_containers=True) is not None
+            ):
+                # The cache key carries the Status text without its clock ("Exited
+                # (137)"), so a container someone restarted by hand and that exited
+                # differently is inspected again.
+                key = (container.id, STATUS_AGE.sub("", str(entry.get("Status") or "")))
+                outcome = self._outcome(key)
+                if outcome is None:
+                    continue  # removed between the list and the inspect: it is gone
+                seen[key] = outcome
+                container = attrs.evolve(
+                    container,
+                    exit_code=outcome.exit_code,
+                    finished_at=outcome.finished_at,
+                    oom_killed=outcome.oom_killed,
+                )
+            observed.append(container)
+        with self._lock:
+            # Keep what this list saw exited, and nothing else: the cache never grows
+            # past the engine's exited containers.
+            self._finished = seen
+        return observed
+
+    def _outcome(self, key: tuple[str, str]) -> Outcome | None:
+        """How an exited container ended, from the cache or one inspect; ``None`` when
+        the container no longer exists."""
+        with self._lock:
+            cached = self._finished.get(key)
+        if cached is not None:
+            return cached
+        import docker.errors
+
+        container_id = key[0]
+        with self._call("inspect", container_id) as api:
+            try:
+                inspected = cast(dict[str, Any], api.inspect_container(container_id))
+            except docker.errors.NotFound:
+                return None
+        state = inspected.get("State") or {}
+        outcome = Outcome(
+            as_int(state.get("ExitCode")),
+            timestamp(state.get("FinishedAt")),
+            bool(state.get("OOMKilled")),
+        )
+        with self._lock:
+            self._finished[key] = outcome
+        return outcome
+
+    def container_address(self, container_id: str) -> str | None:
+        """The container's IP address; ``None`` when its network has none.
+
+        A container in network mode ``container:<x>`` (every app container of a pod)
+        shares the network of ``x``, so the address is ``x``'s.
+
+        Raises:
+            RuntimeCallError: the container (or the one whose network it shares) does
+                not exist, or the engine failed.
+        """
+        target = container_id
+        for _ in range(4):  # container:<x> chains are one step long in practice
+            with self._call("inspect", target) as api:
+                inspected = cast(dict[str, Any], api.inspect_container(target))
+            mode = str((inspected.get("HostConfig") or {}).get("NetworkMode") or "")
+            if not mode.startswith("container:"):
+                return address_of(inspected.get("NetworkSettings") or {})
+            target = mode.removeprefix("container:")
+        raise RuntimeCallError(
+            "inspect", container_id, f"network mode chain too long at {target!r}"
+        )
+
+    # -- containers ----------------------------------------------------------------
+
+    def create_container(self, spec: CreateSpec) -> str:
+        """Create (not start) the container ``spec`` describes; return its id.
+
+        The spec is translated by ``podsync.runtime.docker._api.docker_create_args``:
+        ``join`` is network mode ``container:<name>``, ports are ``PortBindings`` and
+        ``ExposedPorts``, mounts ``Binds``, milli-CPU ``CpuShares``. Empty strings and
+        zeros mean "unset"; ``entrypoint`` / ``command`` of ``None`` or ``()`` keep the
+        image's.
+
+        Raises:
+            NameConflict: a container named ``spec.name`` exists already (HTTP 409);
+                it names that container and its labels when one inspect can tell.
+            EngineUnavailable: the engine cannot be reached.
+            RuntimeCallError: the engine refused: no such image (nothing is pulled
+                here), conflicting options (hostname, DNS servers or ports
+                beside ``join``), a bad bind ...
+        """
+        try:
+            return self._create(spec)
+        except NameConflict as exc:
+            holder = self._holder(spec.name)
+            if holder is None:
+                raise
+            raise NameConflict(
+                exc.operation,
+                exc.target,
+                exc.message,
+                holder_id=holder[0],
+                holder_labels=holder[1],
+            ) from exc
+
+    def _holder(self, name: str) -> tuple[str, dict[str, str]] | None:
+        """The id and labels of the container named ``name``; ``None`` when it cannot
+        be inspected in time: the conflict then stands as it is.
+
+        Docker reserves a name before the container it is creating exists: a create
+        racing another one for the name gets its 409 while an inspect of the name
+        still answers 404. So a 404 is asked again, briefly, until the other create
+        has registered its container (or has failed, releasing the name).
+        """
+        import docker.errors
+
+        deadline = time.monotonic() + _HOLDER_WAIT
+        backoff = Backoff(0.02, 0.5)
+        while True:
+            try:
+                with self._call("inspect", name) as api:
+                    inspected = cast(dict[str, Any], api.inspect_container(name))
+                break
+            except RuntimeCallError as exc:
+                gone = isinstance(exc.__cause__, docker.errors.NotFound)
+                if not gone or time.monotonic() + backoff.delay > deadline:
+                    return None
+            time.sleep(backoff.next())
+        labels = (inspected.get("Config") or {}).get("Labels") or {}
+        return str(inspected.get("Id") or ""), {str(k): str(v) for k, v in labels.items()}
+
+    def _create(self, spec: CreateSpec) -> str:
+        seccomp = self._check_security(spec)
+        args = docker_create_args(spec, seccomp, self._mountpoints(spec))
+        with self._call("create", spec.name) as api:
+            host_config = api.create_host_config(**args.host_config)
+            created = api.create_container(spec.image, host_config=host_config, **args.container)
+        return str(cast(dict[str, Any], created)["Id"])
+
+    def _mountpoints(self, spec: CreateSpec) -> dict[str, str]:
+        """Where the engine keeps each volume of ``spec.file_mounts`` (one ``GET
+        /volumes/{name}`` per volume): the engine's own path, on the engine's host,
+        which is where it resolves binds - never a path of this machine.
+
+        Raises:
+            RuntimeCallError: a volume does not exist ("no such volume"), or the engine
+                reports no mountpoint for it (a driver that keeps volumes elsewhere).
+        """
+        found: dict[str, str] = {}
+        for volume in dict.fromkeys(m.volume for m in spec.file_mounts):
+            with self._call("inspect volume", volume) as api:
+                inspected = api.inspect_volume(volume)
+            mountpoint = str(inspected.get("Mountpoint") or "")
+            if not mountpoint.startswith("/"):
+                raise RuntimeCallError(
+                    "inspect volume", volume, f"the engine reports no mountpoint for {volume}"
+                )
+            found[volume] = mountpoint
+        return found
+
+    def _check_security(self, spec: CreateSpec) -> str | None:
+        """Refuse, before the engine sees it, a profile the engine would not apply; return
+        the content of the Localhost seccomp profile ``spec`` names, if any.
+
+        Docker applies no AppArmor profile on a host without AppArmor - not even one
+        asked for by name - and runs the container unconfined without a word
+        (``apparmor.HostSupports``, which reads ``/sys/module/apparmor/parameters/
+        enabled``). Its answer is in ``docker info``'s ``SecurityOptions``
+        (``name=apparmor``, ``name=seccomp``), read once per runtime: a profile other
+        than ``unconfined`` on an engine without the feature is refused here.
+
+        Raises:
+            RuntimeCallError: the engine has no AppArmor (or no seccomp) for a profile
+                that needs it, or the Localhost seccomp profile cannot be read.
+        """
+        security = spec.security
+        wanted = [
+            (feature, profile)
+            for feature, profile in (("AppArmor", security.apparmor), ("seccomp", security.seccomp))
+            if profile not in ("", "unconfined")
+        ]
+        if wanted:
+            supported = self._engine_security_options()
+            for feature, profile in wanted:
+                if feature.lower() not in supported:
+                    raise RuntimeCallError(
+                        "create",
+                        spec.name,
+                        f"{feature} profile {profile} asked for, but {feature} is not "
+                        f"enabled on the Docker engine's host: podsync does not run the "
+                        "container without it",
+                    )
+        if not security.seccomp.startswith("localhost/"):
+            return None
+        path = security.seccomp.removeprefix("localhost/")
+        try:
+            with open(path, encoding="utf-8") as file:
+                return file.read()
+        except FileNotFoundError:
+            raise RuntimeCallError(
+                "create", spec.name, f"seccomp profile {path} does not exist"
+            ) from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise RuntimeCallError(
+                "create", spec.name, f"cannot read seccomp profile {path}: {exc}"
+            ) from None
+
+    def _engine_security_options(self) -> frozenset[str]:
+        """The security features of the engine's host (``docker info``), lower case."""
+        with self._lock:
+            known = self._security_options
+        if known is not None:
+            return known
+        with self._call("info", "") as api:
+            info = api.info()
+        names = set()
+        for option in info.get("SecurityOptions") or ():
+            # "name=seccomp,profile=default"; engines before 1.13 listed bare names.
+            fields = dict(part.partition("=")[::2] for part in str(option).split(","))
+            names.add((fields.get("name") or str(option)).lower())
+        found = frozenset(names)
+        with self._lock:
+            self._security_options = found
+        return found
+
+    def start_container(self, container_id: str) -> None:
+        """Start a created container (starting a running one is a no-op: HTTP 304).
+
+        Raises:
+            RuntimeCallError: no such container, or the engine could not start it (its
+                entrypoint does not exist, the network container is not running ...).
+        """
+        with self._call("start", container_id) as api:
+            api.start(container_id)
+
+    def stop_container(self, container_id: str, timeout: int) -> None:
+        """Stop a container: SIGTERM (or its image's stop signal), SIGKILL after
+        ``timeout`` seconds. A container that is not running (HTTP 304) or does not
+        exist (404) counts as stopped.
+
+        Raises:
+            RuntimeCallError: the engine failed to stop it.
+        """
+        import docker.errors
+
+        # The SDK waits the call timeout *plus* ``timeout`` for the answer.
+        with self._call("stop", container_id) as api, contextlib.suppress(docker.errors.NotFound):
+            api.stop(container_id, timeout=timeout)
+
+    def remove_container(self, container_id: str) -> None:
+        """Remove a container that does not run, with its anonymous volumes (as the
+        kubelet's dockershim did: ``RemoveVolumes: true``; binds and named volumes
+        stay). A container that does not exist counts as removed.
+
+        Raises:
+            RuntimeCallError: the container runs (HTTP 409; nothing is forced), or the
+                engine failed.
+        """
+        import docker.errors
+
+        with self._call("remove", container_id) as api, contextlib.suppress(docker.errors.NotFound):
+            api.remove_container(container_id, v=True)

@@ -1,0 +1,170 @@
+"""The Docker runtime's named volumes, and the files it writes and reads in the engine:
+a volume's entries written, one file of a volume or of a container read, through the
+archive API, nothing read or written on this machine.
+
+Contract: ``VolumeCalls`` is a mixin of ``DockerRuntime``, on the clients and error
+translation of ``EngineConnection``. A volume is reached through a helper container
+that mounts it and never starts (labelled ``LABEL_HELPER``, removed when the call ends,
+whatever happened); ``_archive`` makes and reads the tar archives.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import posixpath
+from collections.abc import Iterator, Mapping, Sequence
+
+from podsync.exceptions import RuntimeCallError
+from podsync.model._pod import ObservedVolume
+from podsync.model._volume_entries import VolumeEntry, entry_path_refusal
+from podsync.runtime.docker._api import volume_from_list
+from podsync.runtime.docker._archive import first_file, tar_of
+from podsync.runtime.docker._connection import EngineConnection
+from podsync.spec._labels import LABEL_HELPER
+
+__all__ = ["VolumeCalls"]
+
+# Where a volume helper container (``VolumeCalls._volume_helper``) mounts its volume.
+_HELPER_MOUNT = "/podsync-volume"
+
+
+class VolumeCalls(EngineConnection):
+    """``DockerRuntime``'s named volumes, and the files it writes and reads in the engine."""
+
+    # -- named volumes -------------------------------------------------------------
+
+    def list_volumes(self) -> list[ObservedVolume]:
+        """Every named volume on the engine (one ``GET /volumes``), with its labels.
+
+        Raises:
+            EngineUnavailable: the engine cannot be reached.
+            RuntimeCallError: the call failed.
+        """
+        with self._call("list volumes", "") as api:
+            listed = api.volumes()
+        # "Volumes" is null on an engine without any.
+        return [volume_from_list(entry) for entry in listed.get("Volumes") or ()]
+
+    def create_volume(self, name: str, labels: Mapping[str, str]) -> None:
+        """Create the named volume ``name`` (local driver) with ``labels``; the engine
+        answers a create of an existing volume with that volume, unchanged.
+
+        Raises:
+            RuntimeCallError: the engine refused the name, or failed.
+        """
+        with self._call("create volume", name) as api:
+            api.create_volume(name, labels=dict(labels))
+
+    def remove_volume(self, name: str) -> None:
+        """Remove the named volume ``name``; one that is gone counts as removed.
+
+        Raises:
+            RuntimeCallError: a container uses it (HTTP 409, "volume is in use"; nothing
+                is forced), or the engine failed.
+        """
+        import docker.errors
+
+        with (
+            self._call("remove volume", name) as api,
+            contextlib.suppress(docker.errors.NotFound),
+        ):
+            api.remove_volume(name)
+
+    # -- files in the engine -------------------------------------------------------
+
+    def write_volume(self, volume: str, entries: Sequence[VolumeEntry], *, image: str) -> None:
+        """Write ``entries`` into the named volume ``volume`` through a container of
+        ``image`` that mounts it and never starts (one create, one ``PUT .../archive``,
+        one remove): nothing is read or written on this machine.
+
+        Raises:
+            RuntimeCallError: the image is missing, a path is refused, or the engine
+                failed.
+        """
+        try:
+            archive = tar_of(entries, under=_HELPER_MOUNT.removeprefix("/"))
+        except ValueError as exc:
+            raise RuntimeCallError("write volume", volume, str(exc)) from exc
+        with (
+            self._volume_helper(volume, image, "write volume") as helper,
+            self._call("write volume", volume) as api,
+        ):
+            # Extracted at "/": the volume's root is the entry "podsync-volume", whose
+            # mode and owner Docker sets (see tar_of).
+            api.put_archive(helper, "/", archive)
+
+    def read_volume_file(self, volume: str, path: str, *, image: str, limit: int) -> bytes | None:
+        """At most ``limit`` bytes of the regular file ``path`` in the named volume,
+        through a container of ``image`` as ``write_volume``; ``None`` when absent.
+
+        Raises:
+            RuntimeCallError: the image is missing, the path is refused, or the engine
+                failed.
+        """
+        refusal = entry_path_refusal(path)
+        if refusal is not None:
+            raise RuntimeCallError("read volume", volume, f"cannot read {path!r}: {refusal}")
+        with self._volume_helper(volume, image, "read volume") as helper:
+            return self._read_file(helper, posixpath.join(_HELPER_MOUNT, path), limit, volume)
+
+    def read_container_file(
+        self, container_id: str, path: str, *, limit: int, tail: bool = False
+    ) -> bytes | None:
+        """At most ``limit`` bytes of the regular file ``path`` in the container - its
+        first ones, or its last ones with ``tail`` - (``GET /containers/{id}/archive``:
+        Docker mounts an exited container's volumes and binds for it); ``None`` when
+        absent or not a regular file.
+
+        Raises:
+            RuntimeCallError: the container does not exist, or the engine failed.
+        """
+        return self._read_file(container_id, path, limit, container_id, tail=tail)
+
+    def _read_file(
+        self, container_id: str, path: str, limit: int, target: str, *, tail: bool = False
+    ) -> bytes | None:
+        import docker.errors
+
+        with self._call("read file", target) as api:
+            try:
+                chunks, _ = api.get_archive(container_id, path)
+            except docker.errors.NotFound as exc:
+                # 404 is both "no such container" and "no such path": only the second
+                # is an answer.
+                if "no such container" in (exc.explanation or "").lower():
+                    raise
+                return None
+            except docker.errors.APIError as exc:
+                # A parent that is a file: the engine's lstat answers ENOTDIR (HTTP
+                # 500), which for a reader means the same as a missing path.
+                if (exc.explanation or "").endswith(": not a directory"):
+                    return None
+                raise
+            try:
+                return first_file(chunks, limit=limit, tail=tail)
+            finally:
+                close = getattr(chunks, "close", None)
+                if close is not None:
+                    close()
+
+    @contextlib.contextmanager
+    def _volume_helper(self, volume: str, image: str, operation: str) -> Iterator[str]:
+        """A created (never started) container of ``image`` with ``volume`` mounted at
+        ``_HELPER_MOUNT``, removed when the block ends, whatever happened in it."""
+        with self._call(operation, volume) as api:
+            created = api.create_container(
+                image,
+                # Never run: a command is needed only because an image may have none.
+                command=["/podsync-volume-helper"],
+                labels={LABEL_HELPER: "volume"},
+                network_disabled=True,
+                host_config=api.create_host_config(
+                    binds=[f"{volume}:{_HELPER_MOUNT}"], network_mode="none"
+                ),
+            )
+        helper: str = created["Id"]
+        try:
+            yield helper
+        finally:
+            with self._call(operation, volume) as api:
+                api.remove_container(helper, force=True)

@@ -4,11 +4,17 @@ A pure core - naming, hashing, port bindings, CPU shares, resolv.conf, host-port
 conflicts and ``plan`` - that does no I/O at all, and an imperative shell that observes
 an engine and applies plans through a small runtime protocol.
 
-The public API is re-exported here by name, and ``__all__`` lists it: a deliberate
-surface, checked by ``tests/unit/test_exported_members.py``. The container label keys are in
-``podsync.labels``; ``podsync.docker``, ``podsync.testing`` and ``podsync.cli`` are the
-public modules beside this one. Everything else lives in private modules (``_*``), whose
-``__all__`` is what they offer the rest of podsync, not a promise to users.
+The public API an orchestrator syncs pods with is re-exported here by name, and
+``__all__`` lists it: a deliberate surface, checked by
+``tests/unit/test_exported_members.py``. Beside it, the public faces of one concern each:
+``podsync.labels`` (the container label keys), ``podsync.docker`` (the Docker runtime),
+``podsync.testing`` (``FakeRuntime``), ``podsync.cli`` (the command line),
+``podsync.exceptions`` (the errors), ``podsync.runtime`` (what a runtime author
+implements), ``podsync.status`` (pod status and operating pods), ``podsync.prober`` (the
+prober's rules), ``podsync.fleet`` (hosts, fleets, publishing) and ``podsync.spec`` (the
+naming and hashing rules). Everything else lives in private modules (``_*``) of the
+folders, whose ``__all__`` is what they offer the rest of podsync, not a promise to
+users.
 """
 
 from __future__ import annotations
@@ -63,18 +69,13 @@ from podsync.model._volume import (
     WrittenVolume,
 )
 from podsync.spec._naming import (
-    CONTAINER_NAME_PREFIX,
     NETWORK_CONTAINER,
     ParsedName,
     container_name,
-    parse_2014_container_name,
     parse_container_name,
 )
 
 # --- more modules are added below, one block each ---
-
-# isort: split
-from podsync.prober._rules import ProbeKind, ProbeResult, ProbeState
 
 # isort: split
 from podsync.actions._options import DEFAULT_NETWORK_IMAGE, BackOffPolicy, GCPolicy, PlanOptions
@@ -111,13 +112,13 @@ from podsync.actions._fingerprint import plan_fingerprint
 from podsync.planner._plan import plan
 
 # isort: split
-from podsync.runtime._protocol import EngineEvent, ExecResult, LogLine, Runtime, Stream
+from podsync.runtime._protocol import Runtime
 
 # isort: split
-from podsync.spec._hashing import SPEC_HASH_VERSION, SpecHash, network_spec_hash, spec_hash
+from podsync.spec._hashing import spec_hash
 
 # isort: split
-from podsync.spec._ports import PortMapping, exposed_ports, port_bindings
+from podsync.spec._ports import exposed_ports, port_bindings
 
 # isort: split
 from podsync.planner._host_ports import filter_host_port_conflicts
@@ -129,15 +130,7 @@ from podsync.spec._cpu import CPU_PERIOD, cpu_quota, cpu_shares
 from podsync.spec._resolv import ResolvConf, parse_resolv_conf
 
 # isort: split
-from podsync.spec._volumes import (
-    DEFAULT_ROOT_DIR,
-    Mount,
-    NamedVolumeMount,
-    TmpfsMount,
-    VolumeFileMount,
-    claim_volume_name,
-    empty_dir_volume_name,
-)
+from podsync.spec._volumes import DEFAULT_ROOT_DIR
 
 # isort: split
 from podsync.model._secrets import SecretPart, SecretText
@@ -145,7 +138,6 @@ from podsync.model._secrets import SecretPart, SecretText
 # isort: split
 from podsync.model._security import (
     Capabilities,
-    ContainerSecurity,
     PodSecurityContext,
     ProfileType,
     SecurityContext,
@@ -170,7 +162,6 @@ if _TYPE_CHECKING:
         load_pods,
         parse_pods,
     )
-    from podsync.prober._handlers import DEFAULT_PROBE_TIMEOUT, probe_liveness
     from podsync.host._secret_key import host_secret_key
     from podsync.applier._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS, apply
     from podsync.applier._results import (
@@ -190,25 +181,8 @@ if _TYPE_CHECKING:
         PodCondition,
         PodPhase,
         PodStatus,
-        orphaned_pod_statuses,
         pod_status,
     )
-    from podsync.status._json import STATUS_FORMAT_VERSION, statuses_to_json
-    from podsync.status._operate import (
-        PodEngineEvent,
-        pod_events,
-        previous_instance,
-        termination_inputs,
-    )
-    from podsync.fleet._hosts import (
-        Host,
-        HostTLS,
-        host_root_dir,
-        load_host_pods,
-        load_hosts,
-        parse_hosts,
-    )
-    from podsync.fleet._sync_hosts import FleetResult, HostResult, sync_hosts
     # isort: on
 
 #: The names imported on first use, by module (the ``_TYPE_CHECKING`` block above
@@ -222,7 +196,6 @@ _ON_FIRST_USE: dict[str, tuple[str, ...]] = {
         "load_pods",
         "parse_pods",
     ),
-    "podsync.prober._handlers": ("DEFAULT_PROBE_TIMEOUT", "probe_liveness"),
     "podsync.host._secret_key": ("host_secret_key",),
     "podsync.applier._apply": ("DEFAULT_HOOK_TIMEOUT", "DEFAULT_WORKERS", "apply"),
     "podsync.applier._results": (
@@ -242,41 +215,20 @@ _ON_FIRST_USE: dict[str, tuple[str, ...]] = {
         "PodCondition",
         "PodPhase",
         "PodStatus",
-        "orphaned_pod_statuses",
         "pod_status",
     ),
-    "podsync.status._json": ("STATUS_FORMAT_VERSION", "statuses_to_json"),
-    "podsync.status._operate": (
-        "PodEngineEvent",
-        "pod_events",
-        "previous_instance",
-        "termination_inputs",
-    ),
-    "podsync.fleet._hosts": (
-        "Host",
-        "HostTLS",
-        "host_root_dir",
-        "load_host_pods",
-        "load_hosts",
-        "parse_hosts",
-    ),
-    "podsync.fleet._sync_hosts": ("FleetResult", "HostResult", "sync_hosts"),
 }
 _LAZY = {name: module for module, names in _ON_FIRST_USE.items() for name in names}
 
 __all__ = [
-    "CONTAINER_NAME_PREFIX",
     "CPU_PERIOD",
     "DEFAULT_HOOK_TIMEOUT",
     "DEFAULT_MAX_BYTES",
     "DEFAULT_NETWORK_IMAGE",
-    "DEFAULT_PROBE_TIMEOUT",
     "DEFAULT_ROOT_DIR",
     "DEFAULT_WORKERS",
     "NETWORK_CONTAINER",
     "PLAN_FORMAT_VERSION",
-    "SPEC_HASH_VERSION",
-    "STATUS_FORMAT_VERSION",
     "Action",
     "ActionResult",
     "ActionStatus",
@@ -286,38 +238,28 @@ __all__ = [
     "ClaimSource",
     "ConfigError",
     "Container",
-    "ContainerSecurity",
     "ContainerState",
     "ContainerStatus",
     "Create",
     "CreateSpec",
     "CreateVolume",
     "DNSPolicy",
-    "EngineEvent",
     "EngineUnavailable",
     "EnvVar",
     "EtcdError",
     "EtcdOptions",
     "Event",
     "EventKind",
-    "ExecResult",
-    "FleetResult",
     "GCPolicy",
     "HTTPGetAction",
     "HTTPHeader",
     "Handler",
-    "Host",
     "HostAlias",
-    "HostResult",
-    "HostTLS",
     "Kill",
     "Lifecycle",
-    "LogLine",
     "LoopNotice",
     "MemoryMedium",
-    "Mount",
     "NameConflict",
-    "NamedVolumeMount",
     "NodeInfo",
     "NoticeKind",
     "Observation",
@@ -331,7 +273,6 @@ __all__ = [
     "Pod",
     "PodAction",
     "PodCondition",
-    "PodEngineEvent",
     "PodFileCache",
     "PodPhase",
     "PodPlan",
@@ -339,12 +280,8 @@ __all__ = [
     "PodStatus",
     "PodsyncError",
     "Port",
-    "PortMapping",
     "PortProtocol",
     "Probe",
-    "ProbeKind",
-    "ProbeResult",
-    "ProbeState",
     "Problem",
     "ProfileType",
     "PublishConflict",
@@ -368,17 +305,13 @@ __all__ = [
     "SecretText",
     "SecurityContext",
     "SecurityProfile",
-    "SpecHash",
-    "Stream",
     "SyncResult",
     "Sysctl",
     "TCPSocketAction",
     "TerminationMessagePolicy",
-    "TmpfsMount",
     "Volume",
     "VolumeContent",
     "VolumeFile",
-    "VolumeFileMount",
     "VolumeKind",
     "VolumeMount",
     "VolumeOwnership",
@@ -386,56 +319,99 @@ __all__ = [
     "WriteVolume",
     "WrittenVolume",
     "apply",
-    "claim_volume_name",
     "container_name",
     "cpu_quota",
     "cpu_shares",
     "derive_pod_uid",
-    "empty_dir_volume_name",
     "exposed_ports",
     "filter_host_port_conflicts",
-    "host_root_dir",
     "host_secret_key",
-    "load_host_pods",
-    "load_hosts",
     "load_pods",
-    "network_spec_hash",
     "observe",
-    "orphaned_pod_statuses",
     "ownership",
-    "parse_2014_container_name",
     "parse_container_name",
-    "parse_hosts",
     "parse_pods",
     "parse_resolv_conf",
     "plan",
     "plan_fingerprint",
     "plan_from_json",
     "plan_to_json",
-    "pod_events",
     "pod_full_name",
     "pod_status",
     "port_bindings",
-    "previous_instance",
-    "probe_liveness",
     "publish",
     "spec_hash",
-    "statuses_to_json",
     "sync",
-    "sync_hosts",
-    "termination_inputs",
     "volume_ownership",
 ]
 
-# Names that were public at the top level before the surface was made deliberate: each
-# still imports from here, with a DeprecationWarning, for one release, then goes. The
-# label keys moved to ``podsync.labels``; the alias ``RejectedPod`` is ``Rejection``;
-# the rest are helpers of the planner and the runtimes that nothing outside podsync needs
-# (they stay in their private modules, which make no promise).
+# Names that left the top level: each still imports from here, with a DeprecationWarning
+# naming its new home, for one release, then goes. Before 0.1.0: the label keys moved to
+# ``podsync.labels``; the alias ``RejectedPod`` is ``Rejection``; the helpers of the
+# planner and the runtimes that nothing outside podsync needs stay in their private
+# modules, which make no promise. In 0.2.0: the names of one concern that an orchestrator
+# does not need to sync pods moved to the face of their folder (``podsync.runtime`` for
+# runtime authors, ``podsync.status``, ``podsync.prober``, ``podsync.fleet``,
+# ``podsync.spec``), where they stay public.
 _LABELS = "podsync.labels"
 _MOVED: dict[str, tuple[str, str]] = {
     **{key: (_LABELS, f"use podsync.labels.{key}") for key in labels.__all__},
     "RejectedPod": ("podsync.planner._host_ports", "use podsync.Rejection"),
+    # 0.2.0: the public names of one concern live on its folder's face.
+    **{
+        name: (face, f"use {face}.{name}")
+        for face, names in {
+            "podsync.runtime": (
+                "ExecResult",
+                "LogLine",
+                "EngineEvent",
+                "Stream",
+                "ContainerSecurity",
+                "PortMapping",
+                "Mount",
+                "TmpfsMount",
+                "NamedVolumeMount",
+                "VolumeFileMount",
+            ),
+            "podsync.status": (
+                "orphaned_pod_statuses",
+                "pod_events",
+                "PodEngineEvent",
+                "termination_inputs",
+                "previous_instance",
+                "statuses_to_json",
+                "STATUS_FORMAT_VERSION",
+            ),
+            "podsync.prober": (
+                "probe_liveness",
+                "DEFAULT_PROBE_TIMEOUT",
+                "ProbeState",
+                "ProbeKind",
+                "ProbeResult",
+            ),
+            "podsync.fleet": (
+                "Host",
+                "HostTLS",
+                "load_hosts",
+                "parse_hosts",
+                "load_host_pods",
+                "host_root_dir",
+                "sync_hosts",
+                "HostResult",
+                "FleetResult",
+            ),
+            "podsync.spec": (
+                "parse_2014_container_name",
+                "network_spec_hash",
+                "CONTAINER_NAME_PREFIX",
+                "claim_volume_name",
+                "empty_dir_volume_name",
+                "SpecHash",
+                "SPEC_HASH_VERSION",
+            ),
+        }.items()
+        for name in names
+    },
     **{
         name: (module, "it is internal to podsync")
         for module, names in {

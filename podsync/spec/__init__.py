@@ -5,9 +5,33 @@ Container names (``_naming``), the versioned spec hash (``_hashing``), port bind
 references and the pull decision (``_images``), the labels podsync writes and reads back
 (``_labels``), whose a container or volume is (``_ownership``), the environment
 (``_environment``), where volumes live and how containers mount them (``_volumes``),
-and podsync's state in the engine: the layout of content volumes
-(``_content_layout``), their records (``_content_records``) and the stop and probe
-records (``_records``). No I/O, no clock, no randomness.
+back-off (``_backoff``), and podsync's state in the engine: the layout of content
+volumes (``_content_layout``), their records (``_content_records``) and the stop and
+probe records (``_records``). No I/O, no clock, no randomness.
+
+This package is the public face of the rules that name and hash what podsync makes,
+beyond the helpers at the top of ``podsync``: the 2014 kubelet's container names
+(``parse_2014_container_name``), the prefix of every container name
+(``CONTAINER_NAME_PREFIX``), the network container's hash (``network_spec_hash``), the
+hash's type and version (``SpecHash``, ``SPEC_HASH_VERSION``), and the names of the
+engine volumes of claims and emptyDirs (``claim_volume_name``,
+``empty_dir_volume_name``).
 
 May import: model.
 """
+
+from __future__ import annotations
+
+from podsync.spec._hashing import SPEC_HASH_VERSION, SpecHash, network_spec_hash
+from podsync.spec._naming import CONTAINER_NAME_PREFIX, parse_2014_container_name
+from podsync.spec._volumes import claim_volume_name, empty_dir_volume_name
+
+__all__ = [
+    "CONTAINER_NAME_PREFIX",
+    "SPEC_HASH_VERSION",
+    "SpecHash",
+    "claim_volume_name",
+    "empty_dir_volume_name",
+    "network_spec_hash",
+    "parse_2014_container_name",
+]

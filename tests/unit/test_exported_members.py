@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import enum
+import importlib
 import inspect
 import pathlib
 import warnings
@@ -20,11 +21,12 @@ import podsync.labels
 
 PACKAGE = pathlib.Path(podsync.__file__).resolve().parent
 
-#: What users reach for: the model, loading pod files, the pure helpers of the project
-#: card (container naming and hashing, port bindings, CPU shares, resolv.conf parsing,
-#: host-port conflicts), ``plan`` and the plan's vocabulary, apply/sync/observe, pod
-#: status, the runtime boundary and the errors. The container labels are in
-#: ``podsync.labels``.
+#: What an orchestrator syncs pods with: the model, loading pod files, the pure helpers
+#: of the project card (container naming and hashing, port bindings, CPU shares,
+#: resolv.conf parsing, host-port conflicts), ``plan`` and the plan's vocabulary,
+#: apply/sync/observe, pod status, the continuous loop, etcd and the errors. At most
+#: about 120 names (issue 26): the names of one concern beyond that are on its folder's
+#: face (``FACES``); the container labels are in ``podsync.labels``.
 PUBLIC = sorted(
     [
         # the pod model, and what runtimes report
@@ -33,14 +35,12 @@ PUBLIC = sorted(
         *("VolumeContent", "VolumeFile", "VolumeKind", "WrittenVolume"),
         *("Probe", "Handler", "HTTPGetAction", "TCPSocketAction", "Lifecycle"),
         "HTTPHeader",
-        # the prober's rules
-        *("ProbeKind", "ProbeResult", "ProbeState"),
         *("RestartPolicy", "DNSPolicy", "PullPolicy", "derive_pod_uid"),
-        *("Resources", "ResourceList", "HostAlias"),
-        *("ObservedContainer", "ObservedImage"),
-        # security settings of the model, and what a CreateSpec carries of them
+        *("Resources", "ResourceList", "HostAlias", "TerminationMessagePolicy"),
+        *("ObservedContainer", "ObservedImage", "ObservedVolume", "ClaimSource"),
+        # security settings of the model
         *("SecurityContext", "PodSecurityContext", "Capabilities", "SecurityProfile"),
-        *("ProfileType", "Sysctl", "ContainerSecurity"),
+        *("ProfileType", "Sysctl"),
         # reading pod files
         *("load_pods", "parse_pods", "DEFAULT_MAX_BYTES", "NodeInfo", "PodFileCache"),
         # Secret values: held for the engine, written down as references and digests
@@ -48,11 +48,9 @@ PUBLIC = sorted(
         # errors
         *("PodsyncError", "ConfigError", "Problem", "RuntimeCallError", "EngineUnavailable"),
         "NameConflict",
-        # container names
-        *("container_name", "parse_container_name", "ParsedName", "parse_2014_container_name"),
-        *("pod_full_name", "CONTAINER_NAME_PREFIX", "NETWORK_CONTAINER"),
-        # spec hashing
-        *("spec_hash", "network_spec_hash", "SpecHash", "SPEC_HASH_VERSION"),
+        # container names and spec hashes
+        *("container_name", "parse_container_name", "ParsedName", "pod_full_name"),
+        *("NETWORK_CONTAINER", "spec_hash"),
         # ports, host-port conflicts, CPU shares, DNS
         *("port_bindings", "exposed_ports", "filter_host_port_conflicts", "cpu_shares"),
         *("cpu_quota", "CPU_PERIOD"),
@@ -63,15 +61,15 @@ PUBLIC = sorted(
         # the plan's vocabulary
         *("Plan", "PodPlan", "Reason", "Rejection", "CreateSpec", "Action", "PodAction"),
         *("Pull", "Create", "Kill", "Remove", "Wait", "RemovePodDir", "RemoveImage"),
-        "WriteVolume",
+        *("WriteVolume", "CreateVolume", "RemoveVolume"),
         "PLAN_FORMAT_VERSION",
-        *("ownership", "Ownership"),
+        *("ownership", "Ownership", "VolumeOwnership", "volume_ownership"),
         *("plan_to_json", "plan_from_json", "plan_fingerprint"),
-        # the runtime boundary, and the values a CreateSpec carries
-        *("Runtime", "ExecResult", "PortMapping", "Mount", "TmpfsMount"),
-        # applying plans, probes, sync
+        # the runtime boundary (what a runtime author needs: podsync.runtime)
+        "Runtime",
+        # applying plans, sync
         *("apply", "ApplyResult", "ActionResult", "ActionStatus", "Event", "EventKind"),
-        *("DEFAULT_WORKERS", "DEFAULT_HOOK_TIMEOUT", "probe_liveness", "DEFAULT_PROBE_TIMEOUT"),
+        *("DEFAULT_WORKERS", "DEFAULT_HOOK_TIMEOUT"),
         *("sync", "SyncResult", "observe", "Observation"),
         # the continuous loop
         *("Reconciler", "LoopNotice", "NoticeKind"),
@@ -79,22 +77,50 @@ PUBLIC = sorted(
         *("EtcdOptions", "EtcdError", "publish", "PublishResult", "PublishConflict"),
         # pod status
         *("pod_status", "PodStatus", "PodPhase", "ContainerStatus", "ContainerState"),
-        # operating pods: status, logs, exec, engine events
-        *("PodCondition", "orphaned_pod_statuses", "statuses_to_json", "STATUS_FORMAT_VERSION"),
-        *("TerminationMessagePolicy", "LogLine", "EngineEvent", "Stream"),
-        *("pod_events", "PodEngineEvent", "termination_inputs", "previous_instance"),
-        # named volumes: claims (issue 14)
-        *("ClaimSource", "ObservedVolume", "NamedVolumeMount", "CreateVolume"),
-        *("VolumeOwnership", "volume_ownership", "claim_volume_name"),
-        # a fleet from one process: hosts, pods by spec.nodeName, one sync per host
-        *("Host", "HostTLS", "load_hosts", "parse_hosts", "host_root_dir", "load_host_pods"),
-        *("sync_hosts", "HostResult", "FleetResult"),
-        # pod state in the engine (issue 18)
-        *("RemoveVolume", "VolumeFileMount"),
-        # emptyDir volumes as engine volumes (issue 18)
-        "empty_dir_volume_name",
+        "PodCondition",
     ]
 )
+
+#: The public faces of one concern each, and what each shows (a name may be on a face
+#: and at the top level too: the same object).
+FACES: dict[str, list[str]] = {
+    "podsync.runtime": sorted(
+        [
+            *("Runtime", "CreateSpec", "ExecResult", "LogLine", "EngineEvent", "Stream"),
+            *("ContainerSecurity", "PortMapping", "Mount", "TmpfsMount", "NamedVolumeMount"),
+            *("VolumeFileMount", "VolumeEntry", "EntryKind"),
+        ]
+    ),
+    "podsync.status": sorted(
+        [
+            *("pod_status", "PodStatus", "PodPhase", "PodCondition", "ContainerStatus"),
+            *("ContainerState", "orphaned_pod_statuses", "statuses_to_json"),
+            *("STATUS_FORMAT_VERSION", "pod_events", "PodEngineEvent"),
+            *("termination_inputs", "previous_instance"),
+        ]
+    ),
+    "podsync.prober": sorted(
+        ["ProbeState", "ProbeKind", "ProbeResult", "probe_liveness", "DEFAULT_PROBE_TIMEOUT"]
+    ),
+    "podsync.fleet": sorted(
+        [
+            *("Host", "HostTLS", "load_hosts", "parse_hosts", "load_host_pods"),
+            *("host_root_dir", "sync_hosts", "HostResult", "FleetResult"),
+            *("publish", "PublishResult"),
+        ]
+    ),
+    "podsync.spec": sorted(
+        [
+            *("parse_2014_container_name", "CONTAINER_NAME_PREFIX", "network_spec_hash"),
+            *("SpecHash", "SPEC_HASH_VERSION", "claim_volume_name", "empty_dir_volume_name"),
+        ]
+    ),
+}
+
+#: Names that left the top level in 0.2.0 for the face of their folder.
+MOVED_TO_FACES = {
+    name: face for face, names in FACES.items() for name in names if name not in PUBLIC
+}
 
 #: The label keys, one public namespace for orchestrators that filter containers by label.
 LABELS = sorted(
@@ -118,6 +144,7 @@ LABELS_ADDED = [
 DEPRECATED: dict[str, str | None] = {
     **{name: f"podsync.labels.{name}" for name in LABELS},
     "RejectedPod": "podsync.Rejection",
+    **{name: f"{face}.{name}" for name, face in MOVED_TO_FACES.items()},
     **dict.fromkeys(
         [
             *("canonical_json", "canonical_spec", "network_spec"),
@@ -136,6 +163,31 @@ DEPRECATED: dict[str, str | None] = {
 def test_all_is_the_deliberate_list():
     assert sorted(podsync.__all__) == PUBLIC
     assert len(set(podsync.__all__)) == len(podsync.__all__)
+    assert len(PUBLIC) <= 125  # "at most about 120": the rest is on the faces
+
+
+@pytest.mark.parametrize("face", sorted(FACES))
+def test_each_face_shows_exactly_its_list(face: str) -> None:
+    module = importlib.import_module(face)
+    assert sorted(module.__all__) == FACES[face]
+    public = {
+        name
+        for name, value in vars(module).items()
+        if not name.startswith("_") and not inspect.ismodule(value) and name != "annotations"
+    }
+    assert sorted(public) == FACES[face]
+    for name in FACES[face]:
+        if name in PUBLIC:
+            assert getattr(podsync, name) is getattr(module, name)
+
+
+@pytest.mark.parametrize(
+    ("face", "name"), sorted((face, name) for face, names in FACES.items() for name in names)
+)
+def test_every_name_on_a_face_has_a_docstring(face: str, name: str) -> None:
+    module = importlib.import_module(face)
+    init = PACKAGE / face.removeprefix("podsync.").replace(".", "/") / "__init__.py"
+    assert _documented(name, getattr(module, name), init)
 
 
 def test_all_lists_exactly_the_public_names():

@@ -117,9 +117,14 @@ FACES: dict[str, list[str]] = {
     ),
 }
 
+#: Names first public on a face (never at the top level).
+NEW_ON_FACES = {"VolumeEntry", "EntryKind"}
 #: Names that left the top level in 0.2.0 for the face of their folder.
 MOVED_TO_FACES = {
-    name: face for face, names in FACES.items() for name in names if name not in PUBLIC
+    name: face
+    for face, names in FACES.items()
+    for name in names
+    if name not in PUBLIC and name not in NEW_ON_FACES
 }
 
 #: The label keys, one public namespace for orchestrators that filter containers by label.

@@ -23,7 +23,7 @@ import pytest
 
 import podsync
 from podsync.cli import _args as _cli_args
-from podsync.cli import _console
+from podsync.cli import _console, _wait
 from podsync.cli import _main as cli
 from podsync.spec._labels import LABEL_POD_UID
 from podsync.spec._records import probe_records, records_of
@@ -1195,7 +1195,7 @@ def test_wait_reports_pods_that_come_up(
 ) -> None:
     """--wait: a long-running pod runs, a job completes (and its network container is
     stopped): exit 0 with a line per pod."""
-    monkeypatch.setattr(cli, "_STABLE_SECONDS", 0.0)
+    monkeypatch.setattr(_wait, "_STABLE_SECONDS", 0.0)
     fake = CrashingRuntime(images=[IMAGE, PAUSE], clock=clock)
     web = write(tmp_path, "web.yaml", pod_yaml("web"))
     job = write(tmp_path, "job.yaml", pod_yaml("job", command=("exit", "0"), restart="OnFailure"))
@@ -1217,7 +1217,7 @@ def test_wait_times_out_on_a_crash_loop(
 ) -> None:
     """A container that keeps exiting is restarted with back-off until --timeout; the
     report names the pod and why, exit 1."""
-    monkeypatch.setattr(cli, "_STABLE_SECONDS", 0.0)
+    monkeypatch.setattr(_wait, "_STABLE_SECONDS", 0.0)
     fake = CrashingRuntime(images=[IMAGE, PAUSE], clock=clock)
     crash = write(tmp_path, "crash.yaml", pod_yaml("crash", command=("exit", "1")))
     naps: list[float] = []
@@ -1242,7 +1242,7 @@ def test_wait_gives_up_early_on_a_failed_never_pod(
     clock: FakeClock,
 ) -> None:
     """restartPolicy Never and a non-zero exit: the pod has failed, no need to wait."""
-    monkeypatch.setattr(cli, "_STABLE_SECONDS", 0.0)
+    monkeypatch.setattr(_wait, "_STABLE_SECONDS", 0.0)
     fake = CrashingRuntime(images=[IMAGE, PAUSE], clock=clock)
     once = write(tmp_path, "once.yaml", pod_yaml("once", command=("exit", "3"), restart="Never"))
 
@@ -1262,8 +1262,8 @@ def test_wait_counts_a_container_as_running_after_it_was_seen_running_a_while() 
     first_seen: dict[str, float] = {}
     empty = podsync.Plan()
 
-    (early,) = cli.pod_statuses([pod], [app], empty, first_seen, now=100.0)
-    (later,) = cli.pod_statuses([pod], [app], empty, first_seen, now=101.0)
+    (early,) = _wait.pod_statuses([pod], [app], empty, first_seen, now=100.0)
+    (later,) = _wait.pod_statuses([pod], [app], empty, first_seen, now=101.0)
 
     assert ("pending", "not running (0/1 containers): app starting") == (
         early.state,

@@ -22,8 +22,7 @@ import attrs
 import pytest
 
 import podsync
-from podsync.cli import _args as _cli_args
-from podsync.cli import _console, _wait
+from podsync.cli import _console, _planning, _wait
 from podsync.cli import _main as cli
 from podsync.spec._labels import LABEL_POD_UID
 from podsync.spec._records import probe_records, records_of
@@ -207,7 +206,7 @@ def test_gc_options_reach_the_plan_options() -> None:
         ]
     )
 
-    options = cli._plan_options(args)
+    options = _planning._plan_options(args)
 
     assert podsync.GCPolicy(None, 0.0, 7, True) == options.gc
     assert (False, True, 3) == (
@@ -227,7 +226,7 @@ def test_cluster_dns_reads_the_hosts_resolv_conf(
 ) -> None:
     """With --cluster-dns, the host's resolv.conf follows the cluster's server."""
     monkeypatch.setattr(
-        _cli_args, "_RESOLV_CONF", write(tmp_path, "resolv.conf", "nameserver 9.9.9.9\n")
+        _planning, "_RESOLV_CONF", write(tmp_path, "resolv.conf", "nameserver 9.9.9.9\n")
     )
     source = write(tmp_path, "a.yaml", pod_yaml("a"))
 
@@ -251,8 +250,8 @@ def host_dns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> HostDNS:
     """/etc/resolv.conf and /run/systemd/resolve/resolv.conf, redirected to files of
     this test (not written yet: a file that is not written does not exist)."""
     files = HostDNS(tmp_path / "etc-resolv.conf", tmp_path / "systemd-resolv.conf")
-    monkeypatch.setattr(_cli_args, "_RESOLV_CONF", str(files.etc))
-    monkeypatch.setattr(_cli_args, "_SYSTEMD_RESOLV_CONF", str(files.systemd))
+    monkeypatch.setattr(_planning, "_RESOLV_CONF", str(files.etc))
+    monkeypatch.setattr(_planning, "_SYSTEMD_RESOLV_CONF", str(files.systemd))
     return files
 
 
@@ -1624,8 +1623,8 @@ def test_host_namespace_and_sysctl_options_reach_the_plan_options() -> None:
         ]
     )
 
-    options = cli._plan_options(given)
-    default = cli._plan_options(parse(["plan", "x.yaml"]))
+    options = _planning._plan_options(given)
+    default = _planning._plan_options(parse(["plan", "x.yaml"]))
 
     assert (True, ("net.core.*", "kernel.msgmax", "fs.mqueue.*")) == (
         options.allow_host_namespaces,

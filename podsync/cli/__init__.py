@@ -8,7 +8,9 @@ codes); ``_main`` holds ``main`` and the one-shot commands ``plan``, ``apply`` a
 apply of it, ``_ops`` the operating commands, ``_run`` the continuous loop, ``_etcd``
 publishing and the etcd options, ``_fleet`` ``apply --hosts``, ``_secrets`` a saved
 plan's Secret values, ``_console`` what is written where; the ``_*args`` modules hold
-the parser, ``_durations`` the Go durations it reads.
+the parser (``_args`` with the exit codes), ``_durations`` the Go durations it reads,
+``_checks`` the combinations it cannot check, ``_planning`` the planning options the
+arguments give.
 
 May import: model, spec, actions, planner, status, runtime, runtime/docker, host,
 applier, load, loop, fleet, exceptions.

@@ -21,8 +21,9 @@ from podsync.actions._actions import Plan
 from podsync.actions._options import PlanOptions
 from podsync.applier._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS, apply
 from podsync.applier._results import ApplyResult, Event, EventKind
-from podsync.cli._args import _Failure, _probe
+from podsync.cli._args import _Failure
 from podsync.cli._console import Console, Progress, changes, report_apply
+from podsync.cli._planning import _probe
 from podsync.loop._sync import Observation, SyncResult, observe, sync
 from podsync.model._pod import Pod
 from podsync.runtime._protocol import Runtime

@@ -45,9 +45,10 @@ This module holds the commands and ``main``, which dispatches to them: ``plan``,
 ``podsync.cli._saved``, ``apply --wait`` in ``podsync.cli._wait``, ``apply --hosts`` in
 ``podsync.cli._fleet``, the operating commands in ``podsync.cli._ops``, ``run`` in
 ``podsync.cli._run`` and ``publish`` in ``podsync.cli._etcd``. The engine they work on,
-and one sync or apply of it, are ``podsync.cli._engine``'s; the arguments (parser,
-checks, planning options) ``podsync.cli._args``'s, the output (text and JSON lines,
-progress) ``podsync.cli._console``'s, and each sync is ``podsync.sync``.
+and one sync or apply of it, are ``podsync.cli._engine``'s; the parser
+``podsync.cli._args``'s, the checks argparse cannot express ``podsync.cli._checks``'s,
+the planning options the arguments give ``podsync.cli._planning``'s, the output (text
+and JSON lines, progress) ``podsync.cli._console``'s, and each sync is ``podsync.sync``.
 """
 
 from __future__ import annotations
@@ -67,14 +68,10 @@ from podsync.cli._args import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_USAGE,
-    _check_combinations,
     _Failure,
-    _host_key,
-    _plan_options,
-    _root_dir,
-    _UsageError,
     build_parser,
 )
+from podsync.cli._checks import _check_combinations, _UsageError
 from podsync.cli._console import Console, warn_rejected, warn_unpublished_ports
 from podsync.cli._engine import (
     RuntimeFactory,
@@ -85,6 +82,7 @@ from podsync.cli._engine import (
     docker_runtime,
 )
 from podsync.cli._etcd import cmd_publish, etcd_options
+from podsync.cli._planning import _host_key, _plan_options, _root_dir
 from podsync.exceptions import ConfigError, EngineUnavailable, PodsyncError, RuntimeCallError
 from podsync.host._clock import Clock, clocks, system_sleep
 from podsync.load._config import DEFAULT_MAX_BYTES, load_pods

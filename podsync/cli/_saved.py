@@ -27,10 +27,11 @@ import sys
 from podsync.actions._actions import Plan
 from podsync.actions._fingerprint import plan_fingerprint
 from podsync.applier._content_engine import planned_engine_records
-from podsync.cli._args import EXIT_ERROR, EXIT_OK, _Failure, _given, _root_dir
+from podsync.cli._args import EXIT_ERROR, EXIT_OK, _Failure
 from podsync.cli._console import Console, warn_rejected
 from podsync.cli._engine import RuntimeFactory, _engine, _observe, _run_apply
 from podsync.cli._etcd import etcd_options
+from podsync.cli._planning import _given, _root_dir
 from podsync.exceptions import ConfigError
 from podsync.loop._sync import Observation
 from podsync.runtime._protocol import Runtime

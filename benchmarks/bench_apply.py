@@ -125,7 +125,6 @@ from podsync import (
     Create,
     CreateSpec,
     EnvVar,
-    ExecResult,
     GCPolicy,
     Kill,
     ObservedContainer,
@@ -137,6 +136,7 @@ from podsync import (
 )
 from podsync.docker import DockerRuntime
 from podsync.labels import LABEL_POD_NAMESPACE, LABEL_POD_SOURCE
+from podsync.runtime import ExecResult
 from tests.support.engine import PAUSE_IMAGE, TEST_IMAGE, connect, ensure_test_images
 
 # Everything this script creates is recognised by these.

@@ -63,6 +63,7 @@ from typing import Protocol
 import attrs
 
 import podsync
+import podsync.fleet
 from podsync import cli
 from podsync.testing import FakeRuntime
 from tests.support.engine import (
@@ -178,7 +179,7 @@ def run_sequential(
 ) -> float:
     started = time.perf_counter()
     for engine in engines:
-        host_root = Path(podsync.host_root_dir(str(root), engine.name))
+        host_root = Path(podsync.fleet.host_root_dir(str(root), engine.name))
         _quiet(
             [
                 "apply",

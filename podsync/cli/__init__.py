@@ -1,11 +1,16 @@
 """The ``podsync`` command line: ``plan``, ``apply``, ``show``, ``down``, ``run``,
 ``publish`` and the operating commands.
 
-``podsync.cli`` is the face (``main``, ``build_parser``, the exit codes); ``_main``
-holds the one-shot commands, ``_ops`` the operating ones, ``_run`` the continuous loop,
-``_etcd`` publishing and the etcd options, ``_fleet`` ``apply --hosts``, ``_secrets`` a
-saved plan's Secret values, ``_console`` what is written where; the ``_*args`` modules
-hold the parser.
+``podsync.cli`` is the face (``main``, ``build_parser``, ``RuntimeFactory``, the exit
+codes); ``_main`` holds ``main`` and the one-shot commands ``plan``, ``apply`` and
+``down``, ``_saved`` saved plans (``plan -o``, ``apply --plan``, ``show``), ``_wait``
+``apply --wait``, ``_engine`` the engine a one-shot command works on and one sync or
+apply of it, ``_ops`` the operating commands, ``_run`` the continuous loop, ``_etcd``
+publishing and the etcd options, ``_fleet`` ``apply --hosts``, ``_secrets`` a saved
+plan's Secret values, ``_console`` what is written where; the ``_*args`` modules hold
+the parser (``_args`` with the exit codes), ``_durations`` the Go durations it reads,
+``_checks`` the combinations it cannot check, ``_planning`` the planning options the
+arguments give.
 
 May import: model, spec, actions, planner, status, runtime, runtime/docker, host,
 applier, load, loop, fleet, exceptions.
@@ -13,17 +18,17 @@ applier, load, loop, fleet, exceptions.
 
 from __future__ import annotations
 
-from podsync.cli._main import (
+from podsync.cli._args import (
     DEFAULT_WAIT_TIMEOUT,
     EXIT_CHANGES,
     EXIT_ERROR,
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_USAGE,
-    RuntimeFactory,
     build_parser,
-    main,
 )
+from podsync.cli._engine import RuntimeFactory
+from podsync.cli._main import main
 
 __all__ = [
     "DEFAULT_WAIT_TIMEOUT",

@@ -1,30 +1,27 @@
-"""The ``podsync`` command line's arguments: the parser, the checks argparse cannot
-express, and the planning options the arguments give (``PlanOptions``, the host's
-resolv.conf included). The commands themselves are in ``podsync.cli``.
+"""The ``podsync`` command line's arguments: the parser (``build_parser``), the exit
+codes, and the failure a command ends with.
+
+The parser holds every command: ``plan``, ``apply``, ``show``, ``down`` and the
+operating commands here, ``run``'s arguments from ``_run_args``, the etcd options and
+``publish``'s from ``_etcd_args``, ``apply --hosts``'s from ``_fleet_args``. The checks
+argparse cannot express are ``_checks``'s, the planning options the arguments give
+``_planning``'s. The commands themselves are in ``podsync.cli._main`` and the modules it
+dispatches to.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-from collections.abc import Callable
 from typing import Any, NoReturn
 
 from podsync.actions._options import DEFAULT_NETWORK_IMAGE, GCPolicy, PlanOptions
 from podsync.applier._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS
-from podsync.cli._console import Console
 from podsync.cli._durations import duration
 from podsync.cli._etcd_args import add_etcd_options, add_publish_command
 from podsync.cli._fleet_args import add_fleet_options
 from podsync.cli._run_args import add_run_command
-from podsync.spec._resolv import (
-    HOST_RESOLV_CONF,
-    SYSTEMD_RESOLV_CONF,
-    is_loopback_nameserver,
-    only_loopback_nameservers,
-    parse_resolv_conf,
-)
+from podsync.spec._resolv import HOST_RESOLV_CONF, SYSTEMD_RESOLV_CONF
 
 # The command line's own helpers: none of them is part of the podsync API.
 __all__: list[str] = []
@@ -45,10 +42,6 @@ EXIT_INTERRUPTED = 130
 #: Seconds ``apply --wait`` waits for the pods unless ``--timeout`` says otherwise.
 DEFAULT_WAIT_TIMEOUT = 60.0
 
-# Where the host's DNS settings are read from (module attributes, so tests point them
-# at files of their own).
-_RESOLV_CONF = HOST_RESOLV_CONF
-_SYSTEMD_RESOLV_CONF = SYSTEMD_RESOLV_CONF
 _DEFAULT_ROOT_DIR = PlanOptions().root_dir
 _DEFAULT_GC = GCPolicy()
 _DEFAULT_STOP_TIMEOUT = PlanOptions().stop_timeout
@@ -63,10 +56,6 @@ class _Failure(Exception):
     def __init__(self, *lines: str) -> None:
         super().__init__("\n".join(lines))
         self.lines = lines
-
-
-class _UsageError(Exception):
-    """A combination of options argparse cannot express; exit code 1 with usage."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -128,28 +117,6 @@ def _positive_seconds(text: str) -> float:
 
 def _nonnegative_seconds(text: str) -> float:
     return _seconds(text, zero=True)
-
-
-# Options that shape a plan: they make no sense with ``apply --plan FILE``, whose plan
-# was made with its own. Their argparse default is _UNSET, so "given" can be told apart.
-_PLANNING_OPTIONS = {
-    "network_image": "--network-image",
-    "network_mode": "--network-mode",
-    "cluster_dns": "--cluster-dns",
-    "cluster_domain": "--cluster-domain",
-    "allow_privileged": "--allow-privileged",
-    "allow_host_namespaces": "--allow-host-namespaces",
-    "allowed_unsafe_sysctls": "--allowed-unsafe-sysctls",
-    "no_delete": "--no-delete",
-    "stop_timeout": "--stop-timeout",
-    "max_per_container": "--max-per-container",
-    "min_age": "--min-age",
-    "max_total": "--max-total",
-    "remove_dangling_images": "--remove-dangling-images",
-    "no_probe": "--no-probe",
-    "adopt_2014_containers": "--adopt-2014-containers",
-    "resolv_conf": "--resolv-conf",
-}
 
 
 class _Unset:
@@ -599,78 +566,6 @@ def _add_adopt_option(group: Any, *, default: Any) -> None:
     )
 
 
-def _host_resolv_conf(args: argparse.Namespace, console: Console) -> str:
-    """The text of the resolv.conf ClusterFirst pods get their host settings from.
-
-    ``--resolv-conf FILE`` names it (``""``: none), as the kubelet's. Otherwise it is
-    ``/etc/resolv.conf`` - or, when that lists only loopback name servers (the
-    systemd-resolved stub ``127.0.0.53``) and ``/run/systemd/resolve/resolv.conf``
-    exists, that file, as Docker (libnetwork ``resolvconf.Path``) and kubeadm choose it.
-    A missing ``/etc/resolv.conf`` gives no host settings; any other file that cannot be
-    read fails the command. The loopback name servers the planner will leave out are
-    reported as warnings.
-    """
-    given = _given(args, "resolv_conf", None)
-    if given == "":
-        return ""
-    if given is not None:
-        path, text = str(given), _read_resolv_conf(str(given))
-    else:
-        path = _RESOLV_CONF
-        try:
-            text = _read_resolv_conf(path, missing_ok=True)
-        except FileNotFoundError:
-            return ""
-        if only_loopback_nameservers(parse_resolv_conf(text)) and os.path.exists(
-            _SYSTEMD_RESOLV_CONF
-        ):
-            path, text = _SYSTEMD_RESOLV_CONF, _read_resolv_conf(_SYSTEMD_RESOLV_CONF)
-    if _given(args, "network_mode", "") != "host":
-        for server in parse_resolv_conf(text).nameservers:
-            if is_loopback_nameserver(server):
-                console.warning(
-                    f"{path}: name server {server} is a loopback address, unreachable from "
-                    "the pods' own network namespace: it is left out of their DNS (use "
-                    "--resolv-conf FILE to name a resolv.conf with reachable servers)"
-                )
-    return text
-
-
-def _read_resolv_conf(path: str, *, missing_ok: bool = False) -> str:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as stream:
-            return stream.read()
-    except FileNotFoundError:
-        if missing_ok:
-            raise
-        raise _Failure(f"cannot read {path}: No such file or directory") from None
-    except OSError as exc:
-        raise _Failure(f"cannot read {path}: {exc.strerror or exc}") from None
-
-
-def _host_key(root_dir: str) -> Callable[[], bytes]:
-    """The host's digest key for Secret values under ``root_dir``, read (or made) when
-    the loader first needs it (``load_pods(secret_key=...)``)."""
-
-    def read() -> bytes:
-        from podsync.host._secret_key import host_secret_key
-
-        try:
-            return host_secret_key(root_dir)
-        except OSError as exc:
-            raise _Failure(
-                f"cannot use the key for Secret digests under {root_dir}: {exc.strerror or exc}"
-            ) from None
-
-    return read
-
-
-def _root_dir(args: argparse.Namespace) -> str:
-    # Absolute: the plan's binds and pod directories are built from it, and the engine
-    # only takes absolute bind sources.
-    return os.path.abspath(str(_given(args, "root_dir", _DEFAULT_ROOT_DIR)))
-
-
 class _AppendGiven(argparse.Action):
     """``append`` for an option whose default is ``_UNSET`` (so "given" can be told)."""
 
@@ -684,98 +579,3 @@ class _AppendGiven(argparse.Action):
         current = getattr(namespace, self.dest, _UNSET)
         items = [] if current is _UNSET else list(current)
         setattr(namespace, self.dest, [*items, values])
-
-
-def _given(args: argparse.Namespace, name: str, default: Any) -> Any:
-    """A planning option's value, or ``default`` when it was not given."""
-    value = getattr(args, name, _UNSET)
-    return default if value is _UNSET else value
-
-
-def _probe(args: argparse.Namespace) -> bool:
-    """Whether to run liveness probes before planning. ``plan`` is a dry run: probes
-    (exec probes run commands inside containers) only with ``--probe``; ``apply``
-    probes unless ``--no-probe``."""
-    if args.command == "plan":
-        return bool(args.probe)
-    return not _given(args, "no_probe", False)
-
-
-def _plan_options(args: argparse.Namespace, console: Console | None = None) -> PlanOptions:
-    """The planning options of ``args``; warnings (about the host's resolv.conf) go to
-    ``console``, by default text on standard error."""
-
-    def given(name: str, default: Any) -> Any:
-        return _given(args, name, default)
-
-    dns = given("cluster_dns", "")
-    domain = given("cluster_domain", "")
-    return PlanOptions(
-        network_image=given("network_image", DEFAULT_NETWORK_IMAGE),
-        network_mode=given("network_mode", ""),
-        cluster_dns=dns,
-        cluster_domain=domain,
-        host_resolv_conf=_host_resolv_conf(args, console or Console()) if dns or domain else "",
-        allow_privileged=given("allow_privileged", False),
-        allow_host_namespaces=given("allow_host_namespaces", False),
-        allowed_unsafe_sysctls=tuple(
-            item.strip()
-            for value in given("allowed_unsafe_sysctls", [])
-            for item in value.split(",")
-            if item.strip()
-        ),
-        adopt_2014_containers=given("adopt_2014_containers", False),
-        allow_deletions=not given("no_delete", False),
-        root_dir=_root_dir(args),
-        stop_timeout=given("stop_timeout", _DEFAULT_STOP_TIMEOUT),
-        gc=GCPolicy(
-            max_per_container=given("max_per_container", _DEFAULT_GC.max_per_container),
-            min_age=given("min_age", _DEFAULT_GC.min_age),
-            max_total=given("max_total", _DEFAULT_GC.max_total),
-            remove_dangling_images=given("remove_dangling_images", False),
-        ),
-    )
-
-
-# ---------------------------------------------------------------------------------------
-# Combinations argparse cannot check
-
-
-def _check_combinations(args: argparse.Namespace) -> None:
-    if args.command == "plan" and args.probe and args.no_probe is not _UNSET:
-        raise _UsageError("--probe and --no-probe cannot be given together")
-    if args.command == "exec" and not args.command_line:
-        raise _UsageError("give the command to run: podsync exec POD -- COMMAND...")
-    if args.command == "run":
-        if not args.sources:
-            raise _UsageError("give the pods' SOURCEs")
-        if "-" in args.sources:
-            raise _UsageError("standard input ('-') is read once and cannot be a SOURCE of run")
-        if args.resolv_conf is not _UNSET and (args.cluster_dns, args.cluster_domain) == (
-            _UNSET,
-            _UNSET,
-        ):
-            raise _UsageError("--resolv-conf is used only with --cluster-dns or --cluster-domain")
-    if args.command not in ("plan", "apply"):
-        return
-    if args.command == "apply" and args.plan_file is not None:
-        if args.sources:
-            raise _UsageError("give SOURCEs or --plan FILE, not both")
-        if args.wait:
-            raise _UsageError(
-                "--wait needs the pods: use podsync apply --wait SOURCE..., not --plan"
-            )
-        given = [
-            flag for name, flag in _PLANNING_OPTIONS.items() if getattr(args, name) is not _UNSET
-        ]
-        if given:
-            raise _UsageError(
-                f"{', '.join(given)} cannot be used with --plan: a saved plan was made "
-                "with its own options"
-            )
-    elif not args.sources:
-        raise _UsageError("give the pods' SOURCEs, or --plan FILE")
-    cluster = (args.cluster_dns, args.cluster_domain)
-    if args.resolv_conf is not _UNSET and cluster == (_UNSET, _UNSET):
-        # Pods then get the engine's own DNS settings: the file would not be used.
-        raise _UsageError("--resolv-conf is used only with --cluster-dns or --cluster-domain")

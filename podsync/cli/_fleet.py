@@ -24,16 +24,8 @@ from typing import Any
 from podsync.actions._actions import Plan, Wait
 from podsync.applier._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS
 from podsync.applier._results import ActionStatus, ApplyResult, Event
-from podsync.cli._args import (
-    EXIT_ERROR,
-    EXIT_OK,
-    _Failure,
-    _host_key,
-    _plan_options,
-    _probe,
-    _root_dir,
-    _UsageError,
-)
+from podsync.cli._args import EXIT_ERROR, EXIT_OK, _Failure
+from podsync.cli._checks import _UsageError
 from podsync.cli._console import (
     Console,
     event_record,
@@ -42,6 +34,7 @@ from podsync.cli._console import (
     warn_unpublished_ports,
 )
 from podsync.cli._etcd import etcd_options
+from podsync.cli._planning import _host_key, _plan_options, _probe, _root_dir
 from podsync.exceptions import ConfigError
 from podsync.fleet._hosts import Host, load_host_pods, load_hosts
 from podsync.fleet._sync_hosts import FleetResult, HostResult, sync_hosts

@@ -23,8 +23,9 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Any
 
 from podsync.actions._options import PlanOptions
-from podsync.cli._args import EXIT_OK, _Failure, _host_key, _plan_options, _root_dir
+from podsync.cli._args import EXIT_OK, _Failure
 from podsync.cli._console import Console
+from podsync.cli._planning import _host_key, _plan_options, _root_dir
 from podsync.exceptions import ConfigError
 from podsync.load._config import load_pods
 from podsync.loop._sync import Observation, observe, sync

@@ -22,9 +22,10 @@ from collections.abc import Callable
 from typing import Protocol
 
 from podsync.applier._results import Event
-from podsync.cli._args import EXIT_OK, _Failure, _given, _host_key, _plan_options, _root_dir
+from podsync.cli._args import EXIT_OK, _Failure
 from podsync.cli._console import Console, event_record, event_text
 from podsync.cli._etcd import etcd_options
+from podsync.cli._planning import _given, _host_key, _plan_options, _root_dir
 from podsync.exceptions import EtcdError
 from podsync.loop._reconciler import Board, LoopNotice, NoticeKind, Reconciler
 from podsync.runtime._protocol import Runtime

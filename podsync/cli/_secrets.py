@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING
 import attrs
 
 from podsync.actions._actions import Create, Plan, PodAction
-from podsync.cli._args import _Failure, _host_key
+from podsync.cli._args import _Failure
+from podsync.cli._planning import _host_key
 from podsync.exceptions import ConfigError
 from podsync.host._volume_writer import sealed_writes, unseal_write
 from podsync.load._config import _read_secrets

@@ -6,7 +6,7 @@ The kubelet waits this way wherever it retries: a crash-looping container's rest
 clients' ``flowcontrol.Backoff`` (``k8s.io/client-go/util/flowcontrol/backoff.go``).
 podsync does the same in five places - crash-loop restarts (``BackOffPolicy``), a sync
 round that failed and the engine's event stream (``podsync.loop._reconciler``), an etcd
-watch (``podsync.load._etcd_watch``), ``apply --wait`` (``podsync.cli._main``) and the
+watch (``podsync.load._etcd_watch``), ``apply --wait`` (``podsync.cli._wait``) and the
 Docker runtime's wait for a name's holder (``podsync.runtime.docker``) - and all of them
 take their delays from here.
 

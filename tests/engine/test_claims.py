@@ -16,6 +16,7 @@ import docker
 
 import podsync
 import podsync.cli
+import podsync.spec
 from podsync.docker import DockerRuntime
 from podsync.labels import LABEL_POD_UID, LABEL_VOLUME_CLAIM, LABEL_VOLUME_KIND
 from tests.support.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup
@@ -79,7 +80,7 @@ def test_a_claim_outlives_its_pods_down_and_gc(
     engine: docker.DockerClient, cleanup: Cleanup, tmp_path: Path
 ) -> None:
     namespace = f"claims-{uuid.uuid4().hex[:8]}"
-    volume = cleanup.add_volume(podsync.claim_volume_name(namespace, "data"))
+    volume = cleanup.add_volume(podsync.spec.claim_volume_name(namespace, "data"))
     cleanup.add_label(f"{podsync.labels.LABEL_POD_NAMESPACE}={namespace}")
     writer = _pod_file(tmp_path, "writer", "data", namespace, "echo kept > /data/note; " + SERVE)
     reader = _pod_file(tmp_path, "reader", "data", namespace, "cat /data/note")
@@ -127,7 +128,7 @@ def test_a_volume_made_by_hand_is_used_as_it_is(
     """A pre-provisioned volume of the claim's name (``docker volume create``, data put
     in by hand) is mounted as it is: its data is there, its labels stay as they were."""
     namespace = f"claims-{uuid.uuid4().hex[:8]}"
-    volume = cleanup.add_volume(podsync.claim_volume_name(namespace, "seed"))
+    volume = cleanup.add_volume(podsync.spec.claim_volume_name(namespace, "seed"))
     cleanup.add_label(f"{podsync.labels.LABEL_POD_NAMESPACE}={namespace}")
     engine.api.create_volume(volume, labels={"owner": "ops"})
     filler = engine.api.create_container(

@@ -18,6 +18,7 @@ import pytest
 
 import podsync
 import podsync.cli
+import podsync.spec
 from podsync import Create, CreateSpec, PlanOptions, Pod, Reason, parse_pods
 from podsync.docker import DockerRuntime
 from podsync.labels import LABEL_CONTAINER, LABEL_EMPTY_DIRS, LABEL_POD_UID
@@ -73,7 +74,7 @@ def _load(cleanup: Cleanup, tmp_path: Path) -> tuple[Pod, Path]:
     source.write_text(text)
     (pod,) = parse_pods(text, source="file")
     cleanup.add_label(f"{LABEL_POD_UID}={pod.uid}")
-    cleanup.add_volume(podsync.empty_dir_volume_name(pod.uid, "shared"))
+    cleanup.add_volume(podsync.spec.empty_dir_volume_name(pod.uid, "shared"))
     return pod, source
 
 
@@ -95,7 +96,7 @@ def test_the_pods_containers_share_a_volume_any_user_can_write(
     engine: docker.DockerClient, cleanup: Cleanup, runtime: DockerRuntime, tmp_path: Path
 ) -> None:
     pod, source = _load(cleanup, tmp_path)
-    name = podsync.empty_dir_volume_name(pod.uid, "shared")
+    name = podsync.spec.empty_dir_volume_name(pod.uid, "shared")
 
     result = podsync.sync([pod], runtime, options=_options(tmp_path), probe=False)
 

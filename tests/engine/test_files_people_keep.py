@@ -21,6 +21,7 @@ from pathlib import Path
 import docker
 
 import podsync
+import podsync.spec
 from podsync import Pod, PodPhase, load_pods
 from podsync.actions._options import PlanOptions
 from podsync.docker import DockerRuntime
@@ -45,7 +46,7 @@ def _pods(engine: docker.DockerClient, cleanup: Cleanup, tmp_path: Path) -> tupl
     for pod in pods:
         cleanup.add_label(f"{podsync.labels.LABEL_POD_UID}={pod.uid}")
         for volume in pod.volumes:
-            cleanup.add_volume(podsync.empty_dir_volume_name(pod.uid, volume.name))
+            cleanup.add_volume(podsync.spec.empty_dir_volume_name(pod.uid, volume.name))
     return pods
 
 

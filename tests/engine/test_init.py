@@ -14,6 +14,7 @@ from pathlib import Path
 import docker
 
 import podsync
+import podsync.spec
 from podsync import Pod, parse_pods
 from podsync.actions._options import PlanOptions
 from podsync.docker import DockerRuntime
@@ -61,7 +62,7 @@ def _load(cleanup: Cleanup, policy: str = "Always", code: int = 0) -> Pod:
         serve=SERVE.replace('"', '\\"'),
     )
     (pod,) = parse_pods(text, source="file")
-    cleanup.add_volume(podsync.empty_dir_volume_name(pod.uid, "work"))
+    cleanup.add_volume(podsync.spec.empty_dir_volume_name(pod.uid, "work"))
     cleanup.add_label(f"{podsync.labels.LABEL_POD_UID}={pod.uid}")
     return pod
 
@@ -112,7 +113,7 @@ def test_init_containers_run_in_order_and_once(
         app = status.containers[0].container_id
         order = runtime.exec_in_container(app, ["/bin/cat", "/work/order"], 10.0)
         assert (0, b"setup\nmigrate\napp\n") == (order.exit_code, order.output)
-        volume = volume_path(engine, podsync.empty_dir_volume_name(pod.uid, "work"))
+        volume = volume_path(engine, podsync.spec.empty_dir_volume_name(pod.uid, "work"))
         assert "setup\nmigrate\napp\n" == (volume / "order").read_text()
         assert {"net": 1, "setup": 1, "migrate": 1, "app": 1} == _instances(engine, pod)
 

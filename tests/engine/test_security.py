@@ -20,6 +20,7 @@ import pytest
 
 import podsync
 import podsync.cli
+import podsync.spec
 from podsync import PlanOptions, Pod, Reason, SyncResult, parse_pods
 from podsync.docker import DockerRuntime
 from tests.support.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup, apply_refused, volume_path
@@ -52,7 +53,7 @@ def _load(cleanup: Cleanup, text: str) -> Pod:
     (pod,) = parse_pods(text.replace("NAME", name))
     cleanup.add_label(f"{podsync.labels.LABEL_POD_UID}={pod.uid}")
     for volume in pod.volumes:
-        cleanup.add_volume(podsync.empty_dir_volume_name(pod.uid, volume.name))
+        cleanup.add_volume(podsync.spec.empty_dir_volume_name(pod.uid, volume.name))
     return pod
 
 
@@ -154,7 +155,7 @@ def test_what_docker_gets_for_a_restricted_pod(
         for name in ("net/ipv4/tcp_syncookies", "kernel/shm_rmid_forced")
     ]
     _exec(runtime, app["Id"], "/bin/touch", "/data/made-by-1000")
-    volume = volume_path(engine, podsync.empty_dir_volume_name(pod.uid, "data"))
+    volume = volume_path(engine, podsync.spec.empty_dir_volume_name(pod.uid, "data"))
     made = (volume / "made-by-1000").stat()
     assert (1000, 2000) == (made.st_uid, made.st_gid)
     root = volume.stat()
@@ -404,7 +405,7 @@ def test_a_non_root_user_can_write_to_an_empty_dir_without_fs_group(
     assert result.ok, result.plan.describe() + result.apply_result.summary()
     app = _inspect(engine, pod)["app"]
     _exec(runtime, app["Id"], "/bin/touch", "/scratch/made-by-1000")
-    volume = volume_path(engine, podsync.empty_dir_volume_name(pod.uid, "scratch"))
+    volume = volume_path(engine, podsync.spec.empty_dir_volume_name(pod.uid, "scratch"))
     assert 1000 == (volume / "made-by-1000").stat().st_uid
     # The volume's root is the kubelet's 0777, root's.
     root = volume.stat()

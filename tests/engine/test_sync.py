@@ -43,6 +43,7 @@ import pytest
 
 import podsync
 import podsync.cli
+import podsync.spec
 from podsync import (
     Container,
     Create,
@@ -51,7 +52,6 @@ from podsync import (
     EnvVar,
     Event,
     EventKind,
-    ExecResult,
     Handler,
     HTTPGetAction,
     Kill,
@@ -75,6 +75,7 @@ from podsync.actions._actions import CreateSpec
 from podsync.actions._options import GCPolicy, PlanOptions
 from podsync.docker import DockerRuntime
 from podsync.model._volume_entries import VolumeEntry
+from podsync.runtime import ExecResult
 from podsync.spec._resolv import without_loopback
 from tests.support.cri import cri_labels, cri_name
 from tests.support.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup, run_labels, volume_path
@@ -402,7 +403,7 @@ def test_sync_two_pods_creates_what_was_planned(
     writable, the hostPath read-only, the termination-message file in place."""
     web, db = _two_pods(cleanup, tmp_path)
     options = _options(tmp_path)
-    volume = cleanup.add_volume(podsync.empty_dir_volume_name(web.uid, "cache"))
+    volume = cleanup.add_volume(podsync.spec.empty_dir_volume_name(web.uid, "cache"))
 
     result = _sync([web, db], runtime, options)
 
@@ -451,7 +452,7 @@ def test_sync_two_pods_creates_what_was_planned(
             )
             # The options that shape the containers are hashed too.
             if name == "net":
-                digest = podsync.network_spec_hash(
+                digest = podsync.spec.network_spec_hash(
                     pod,
                     PAUSE_IMAGE,
                     network_mode=options.network_mode,

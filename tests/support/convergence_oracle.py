@@ -46,17 +46,10 @@ from typing import Any, Literal
 
 import attrs
 
-from podsync import (
-    Container,
-    ObservedContainer,
-    Pod,
-    PullPolicy,
-    RestartPolicy,
-    network_spec_hash,
-    spec_hash,
-)
+from podsync import Container, ObservedContainer, Pod, PullPolicy, RestartPolicy, spec_hash
 from podsync.actions._actions import Plan, Reason, Wait
 from podsync.actions._options import PlanOptions
+from podsync.spec import network_spec_hash
 from podsync.spec._hashing import SPEC_HASH_VERSION, SpecHash, canonical_spec, network_spec
 from podsync.spec._labels import (
     LABEL_CONTAINER,

@@ -14,6 +14,7 @@ import sys
 from typing import Any
 
 from podsync.cli import _main as cli
+from podsync.cli._engine import docker_runtime
 from podsync.docker import DockerRuntime
 from podsync.labels import LABEL_POD_NAMESPACE
 from podsync.model._pod import ObservedContainer
@@ -41,7 +42,7 @@ def main(argv: list[str]) -> int:
     namespace, rest = argv[0], argv[1:]
 
     def factory(host: str | None) -> Any:
-        inner = cli.docker_runtime(host)
+        inner = docker_runtime(host)
         assert isinstance(inner, DockerRuntime)
         return NamespaceView(inner, namespace)
 

@@ -23,10 +23,10 @@ from podsync import (
     TerminationMessagePolicy,
     pod_status,
     sync,
-    termination_inputs,
 )
 from podsync.actions._actions import Reason
 from podsync.actions._options import GCPolicy, PlanOptions
+from podsync.status import termination_inputs
 from podsync.testing import FakeClock, FakeRuntime
 
 NOW = 1_000_000.0

@@ -280,7 +280,7 @@ def test_wait_judges_the_instance_the_planner_judges(exit_code, stopped_by, fini
     """``apply --wait`` reports a Never pod whose container podsync stopped, or whose
     container never started, as pending (the plan starts it again), not as failed or
     completed; a container killed for a failure fails the pod."""
-    from podsync.cli import _main as cli
+    from podsync.cli import _wait
 
     pod = foo_pod(restart_policy=RestartPolicy.NEVER)
     fake = FakeRuntime(images=["busybox", PAUSE], clock=Clock())
@@ -299,7 +299,7 @@ def test_wait_judges_the_instance_the_planner_judges(exit_code, stopped_by, fini
     seen = fake.containers
     the_plan = plan([pod], seen, now=NOW + 2, images=fake.images)
 
-    (status,) = cli.pod_statuses([pod], seen, the_plan, {}, now=NOW + 2)
+    (status,) = _wait.pod_statuses([pod], seen, the_plan, {}, now=NOW + 2)
 
     assert expected[0] == status.state, status.message
     assert expected[1] in status.message, status.message

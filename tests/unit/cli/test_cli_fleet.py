@@ -1,4 +1,4 @@
-"""``podsync apply --hosts HOSTS.yaml SOURCE...`` and ``podsync.sync_hosts`` on
+"""``podsync apply --hosts HOSTS.yaml SOURCE...`` and ``podsync.fleet.sync_hosts`` on
 FakeRuntimes: each pod goes to the host its ``spec.nodeName`` names, every host is
 applied, an unreachable one fails alone and is named, and a bad hosts file or a pod
 bound to no host applies nothing anywhere."""
@@ -13,6 +13,8 @@ from typing import NamedTuple
 import pytest
 
 import podsync
+import podsync.fleet
+import podsync.spec
 from podsync.actions._actions import RemovePodDir, RemoveVolume
 from podsync.actions._options import PlanOptions
 from podsync.cli import _main as cli
@@ -246,14 +248,14 @@ def test_one_hosts_sync_never_removes_another_hosts_pod_directories(tmp_path: Pa
     fakes = {h: FakeRuntime(images=[IMAGE, PAUSE], clock=clock) for h in HOSTS[:2]}
     (tmp_path / "a.yaml").write_text(pod_yaml("web", "node-a", empty_dir=True))
     (tmp_path / "b.yaml").write_text(pod_yaml("db", "node-b", empty_dir=True))
-    hosts = podsync.parse_hosts(
+    hosts = podsync.fleet.parse_hosts(
         "hosts:\n  node-a: unix:///a.sock\n  node-b: unix:///b.sock\n",
         this_host=podsync.NodeInfo("here", 1000, 2**30),
     )
-    desired = podsync.load_host_pods([tmp_path / "a.yaml", tmp_path / "b.yaml"], hosts)
+    desired = podsync.fleet.load_host_pods([tmp_path / "a.yaml", tmp_path / "b.yaml"], hosts)
     root = tmp_path / "root"
     options = PlanOptions(network_image=PAUSE, network_mode="none", root_dir=str(root))
-    first = podsync.sync_hosts(desired, fakes, options=options, clock=clock, probe=False)
+    first = podsync.fleet.sync_hosts(desired, fakes, options=options, clock=clock, probe=False)
     assert first.ok, first
     (web,) = desired["node-a"]
     (db,) = desired["node-b"]
@@ -261,9 +263,9 @@ def test_one_hosts_sync_never_removes_another_hosts_pod_directories(tmp_path: Pa
     def empty_dirs(host: str) -> list[str]:
         return [v.name for v in fakes[host].volumes if v.name.startswith("podsync-emptydir_")]
 
-    assert [podsync.empty_dir_volume_name(web.uid, "scratch")] == empty_dirs("node-a")
-    assert [podsync.empty_dir_volume_name(db.uid, "scratch")] == empty_dirs("node-b")
-    second = podsync.sync_hosts(desired, fakes, options=options, clock=clock, probe=False)
+    assert [podsync.spec.empty_dir_volume_name(web.uid, "scratch")] == empty_dirs("node-a")
+    assert [podsync.spec.empty_dir_volume_name(db.uid, "scratch")] == empty_dirs("node-b")
+    second = podsync.fleet.sync_hosts(desired, fakes, options=options, clock=clock, probe=False)
     assert second.ok
     removals = [
         a
@@ -272,8 +274,8 @@ def test_one_hosts_sync_never_removes_another_hosts_pod_directories(tmp_path: Pa
         if isinstance(a, RemovePodDir | RemoveVolume)
     ]
     assert removals == []
-    assert [podsync.empty_dir_volume_name(web.uid, "scratch")] == empty_dirs("node-a")
-    assert [podsync.empty_dir_volume_name(db.uid, "scratch")] == empty_dirs("node-b")
+    assert [podsync.spec.empty_dir_volume_name(web.uid, "scratch")] == empty_dirs("node-a")
+    assert [podsync.spec.empty_dir_volume_name(db.uid, "scratch")] == empty_dirs("node-b")
 
 
 def test_sync_hosts_reports_each_host_and_names_the_failed(tmp_path: Path) -> None:
@@ -283,7 +285,7 @@ def test_sync_hosts_reports_each_host_and_names_the_failed(tmp_path: Path) -> No
     web = podsync.Pod("web", containers=(podsync.Container("app", IMAGE),))
     options = PlanOptions(network_image=PAUSE, network_mode="none", root_dir=str(tmp_path))
     seen: list[tuple[str, str]] = []
-    result = podsync.sync_hosts(
+    result = podsync.fleet.sync_hosts(
         {"node-a": [web]},
         fakes,
         options=options,
@@ -300,7 +302,7 @@ def test_sync_hosts_reports_each_host_and_names_the_failed(tmp_path: Path) -> No
     assert {host for host, _ in seen} == {"node-a"}
     assert result["node-b"].root_dir == str(tmp_path / "hosts" / "node-b")
     with pytest.raises(KeyError, match="node-z"):
-        podsync.sync_hosts({"node-z": [web]}, fakes, options=options, clock=clock)
+        podsync.fleet.sync_hosts({"node-z": [web]}, fakes, options=options, clock=clock)
 
 
 def test_a_host_with_tls_gets_a_docker_runtime_with_its_certificates(tmp_path: Path) -> None:
@@ -309,7 +311,7 @@ def test_a_host_with_tls_gets_a_docker_runtime_with_its_certificates(tmp_path: P
 
     for name in ("ca.pem", "cert.pem", "key.pem"):
         (tmp_path / name).write_text("x")
-    (host,) = podsync.parse_hosts(
+    (host,) = podsync.fleet.parse_hosts(
         f"""\
 hosts:
   node-a:
@@ -337,7 +339,7 @@ hosts:
 def test_cert_without_key_is_refused(tmp_path: Path) -> None:
     (tmp_path / "cert.pem").write_text("x")
     with pytest.raises(podsync.ConfigError) as caught:
-        podsync.parse_hosts(
+        podsync.fleet.parse_hosts(
             "hosts:\n  a:\n    engine: tcp://127.0.0.1:1\n"
             f"    tls: {{cert: {tmp_path / 'cert.pem'}}}\n",
             source_name="hosts.yaml",

@@ -22,8 +22,7 @@ import attrs
 import pytest
 
 import podsync
-from podsync.cli import _args as _cli_args
-from podsync.cli import _console
+from podsync.cli import _console, _planning, _wait
 from podsync.cli import _main as cli
 from podsync.spec._labels import LABEL_POD_UID
 from podsync.spec._records import probe_records, records_of
@@ -208,7 +207,7 @@ def test_gc_options_reach_the_plan_options() -> None:
         ]
     )
 
-    options = cli._plan_options(args)
+    options = _planning._plan_options(args)
 
     assert podsync.GCPolicy(None, 0.0, 7, True) == options.gc
     assert (False, True, 3) == (
@@ -228,7 +227,7 @@ def test_cluster_dns_reads_the_hosts_resolv_conf(
 ) -> None:
     """With --cluster-dns, the host's resolv.conf follows the cluster's server."""
     monkeypatch.setattr(
-        _cli_args, "_RESOLV_CONF", write(tmp_path, "resolv.conf", "nameserver 9.9.9.9\n")
+        _planning, "_RESOLV_CONF", write(tmp_path, "resolv.conf", "nameserver 9.9.9.9\n")
     )
     source = write(tmp_path, "a.yaml", pod_yaml("a"))
 
@@ -252,8 +251,8 @@ def host_dns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> HostDNS:
     """/etc/resolv.conf and /run/systemd/resolve/resolv.conf, redirected to files of
     this test (not written yet: a file that is not written does not exist)."""
     files = HostDNS(tmp_path / "etc-resolv.conf", tmp_path / "systemd-resolv.conf")
-    monkeypatch.setattr(_cli_args, "_RESOLV_CONF", str(files.etc))
-    monkeypatch.setattr(_cli_args, "_SYSTEMD_RESOLV_CONF", str(files.systemd))
+    monkeypatch.setattr(_planning, "_RESOLV_CONF", str(files.etc))
+    monkeypatch.setattr(_planning, "_SYSTEMD_RESOLV_CONF", str(files.systemd))
     return files
 
 
@@ -1196,7 +1195,7 @@ def test_wait_reports_pods_that_come_up(
 ) -> None:
     """--wait: a long-running pod runs, a job completes (and its network container is
     stopped): exit 0 with a line per pod."""
-    monkeypatch.setattr(cli, "_STABLE_SECONDS", 0.0)
+    monkeypatch.setattr(_wait, "_STABLE_SECONDS", 0.0)
     fake = CrashingRuntime(images=[IMAGE, PAUSE], clock=clock)
     web = write(tmp_path, "web.yaml", pod_yaml("web"))
     job = write(tmp_path, "job.yaml", pod_yaml("job", command=("exit", "0"), restart="OnFailure"))
@@ -1218,7 +1217,7 @@ def test_wait_times_out_on_a_crash_loop(
 ) -> None:
     """A container that keeps exiting is restarted with back-off until --timeout; the
     report names the pod and why, exit 1."""
-    monkeypatch.setattr(cli, "_STABLE_SECONDS", 0.0)
+    monkeypatch.setattr(_wait, "_STABLE_SECONDS", 0.0)
     fake = CrashingRuntime(images=[IMAGE, PAUSE], clock=clock)
     crash = write(tmp_path, "crash.yaml", pod_yaml("crash", command=("exit", "1")))
     naps: list[float] = []
@@ -1243,7 +1242,7 @@ def test_wait_gives_up_early_on_a_failed_never_pod(
     clock: FakeClock,
 ) -> None:
     """restartPolicy Never and a non-zero exit: the pod has failed, no need to wait."""
-    monkeypatch.setattr(cli, "_STABLE_SECONDS", 0.0)
+    monkeypatch.setattr(_wait, "_STABLE_SECONDS", 0.0)
     fake = CrashingRuntime(images=[IMAGE, PAUSE], clock=clock)
     once = write(tmp_path, "once.yaml", pod_yaml("once", command=("exit", "3"), restart="Never"))
 
@@ -1263,8 +1262,8 @@ def test_wait_counts_a_container_as_running_after_it_was_seen_running_a_while() 
     first_seen: dict[str, float] = {}
     empty = podsync.Plan()
 
-    (early,) = cli.pod_statuses([pod], [app], empty, first_seen, now=100.0)
-    (later,) = cli.pod_statuses([pod], [app], empty, first_seen, now=101.0)
+    (early,) = _wait.pod_statuses([pod], [app], empty, first_seen, now=100.0)
+    (later,) = _wait.pod_statuses([pod], [app], empty, first_seen, now=101.0)
 
     assert ("pending", "not running (0/1 containers): app starting") == (
         early.state,
@@ -1625,8 +1624,8 @@ def test_host_namespace_and_sysctl_options_reach_the_plan_options() -> None:
         ]
     )
 
-    options = cli._plan_options(given)
-    default = cli._plan_options(parse(["plan", "x.yaml"]))
+    options = _planning._plan_options(given)
+    default = _planning._plan_options(parse(["plan", "x.yaml"]))
 
     assert (True, ("net.core.*", "kernel.msgmax", "fs.mqueue.*")) == (
         options.allow_host_namespaces,

@@ -1,4 +1,4 @@
-"""A fleet's hosts file (``podsync.load_hosts``): read as strictly as a pod file, every
+"""A fleet's hosts file (``podsync.fleet.load_hosts``): read as strictly as a pod file, every
 problem with the file and its ``$.path``."""
 
 from __future__ import annotations
@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from podsync import ConfigError, Host, HostTLS, NodeInfo, host_root_dir, load_host_pods, load_hosts
+from podsync import ConfigError, NodeInfo
+from podsync.fleet import Host, HostTLS, host_root_dir, load_host_pods, load_hosts
 
 HERE = NodeInfo(name="builder", milli_cpu=2000, memory=4 * 2**30)
 

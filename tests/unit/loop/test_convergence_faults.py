@@ -22,7 +22,6 @@ from podsync import (
     Handler,
     Kill,
     Pod,
-    PortMapping,
     PortProtocol,
     Remove,
     Wait,
@@ -30,6 +29,7 @@ from podsync import (
     plan,
     sync,
 )
+from podsync.runtime import PortMapping
 from podsync.testing import MUTATING_CALL_NAMES, FakeRuntime
 from tests.support import convergence_examples as pinned
 from tests.support.convergence_oracle import convergence_problems

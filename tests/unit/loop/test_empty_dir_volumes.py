@@ -28,7 +28,6 @@ from podsync import (
     Remove,
     RemoveVolume,
     apply,
-    claim_volume_name,
     parse_pods,
     plan,
     plan_from_json,
@@ -45,6 +44,7 @@ from podsync.labels import (
     LABEL_VOLUME_NAMESPACE,
 )
 from podsync.model._volume_entries import EntryKind
+from podsync.spec import claim_volume_name
 from podsync.spec._volumes import Mount, NamedVolumeMount, empty_dir_volume_name
 from podsync.testing import FakeClock, FakeRuntime
 

@@ -20,7 +20,6 @@ from podsync import (
     PlanOptions,
     Pod,
     Reason,
-    claim_volume_name,
     load_pods,
     parse_pods,
     plan,
@@ -30,6 +29,7 @@ from podsync import (
     volume_ownership,
 )
 from podsync.labels import LABEL_VOLUME_CLAIM, LABEL_VOLUME_KIND, LABEL_VOLUME_NAMESPACE
+from podsync.spec import claim_volume_name
 from podsync.spec._volumes import NamedVolumeMount, volume_host_paths
 from podsync.testing import FakeClock, FakeRuntime
 

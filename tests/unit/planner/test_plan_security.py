@@ -8,7 +8,6 @@ import pytest
 
 from podsync import (
     Capabilities,
-    ContainerSecurity,
     ObservedImage,
     Plan,
     PlanOptions,
@@ -21,6 +20,7 @@ from podsync import (
     pod_status,
 )
 from podsync.actions._actions import Create, Pull, Wait
+from podsync.runtime import ContainerSecurity
 
 NOW = 1_000_000.0
 PAUSE = "registry.k8s.io/pause:3.10"

@@ -30,11 +30,11 @@ from podsync import (
     Port,
     Probe,
     TCPSocketAction,
-    probe_liveness,
     sync,
 )
 from podsync.actions._actions import CreateSpec
 from podsync.actions._options import PlanOptions
+from podsync.prober import probe_liveness
 from podsync.prober._handlers import HandlerError, http_get, resolve_port, run_handler, tcp_connect
 from podsync.runtime._protocol import ExecResult
 from podsync.testing import FakeClock, FakeRuntime

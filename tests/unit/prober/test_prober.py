@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from podsync import Container, Handler, Probe, ProbeKind, ProbeResult, ProbeState
+from podsync import Container, Handler, Probe
+from podsync.prober import ProbeKind, ProbeResult, ProbeState
 from podsync.prober._rules import (
     due_probes,
     ready,

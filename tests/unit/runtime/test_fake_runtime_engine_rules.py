@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import pytest
 
-from podsync import ObservedContainer, Port, PortMapping, PortProtocol, RuntimeCallError
+from podsync import ObservedContainer, Port, PortProtocol, RuntimeCallError
 from podsync.actions._actions import CreateSpec
+from podsync.runtime import PortMapping
 from podsync.spec._ports import port_mappings
 from podsync.testing import FakeRuntime
 from tests.support.image_references import DIGEST, DIGEST_SPELLINGS, INVALID, LISTED, NEWER_GRAMMAR

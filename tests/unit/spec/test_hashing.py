@@ -15,7 +15,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from podsync import (
-    SPEC_HASH_VERSION,
     Capabilities,
     Container,
     DNSPolicy,
@@ -34,14 +33,13 @@ from podsync import (
     ResolvConf,
     SecurityContext,
     SecurityProfile,
-    SpecHash,
     Sysctl,
     Volume,
     VolumeMount,
     container_name,
-    network_spec_hash,
     spec_hash,
 )
+from podsync.spec import SPEC_HASH_VERSION, SpecHash, network_spec_hash
 from podsync.spec._hashing import canonical_json, canonical_spec, network_spec
 from tests.support.strategies import containers, handlers, lifecycles, pods, probes, secured_pods
 

@@ -7,14 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from podsync import (
-    Container,
-    ParsedName,
-    container_name,
-    parse_2014_container_name,
-    parse_container_name,
-    spec_hash,
-)
+from podsync import Container, ParsedName, container_name, parse_container_name, spec_hash
+from podsync.spec import parse_2014_container_name
 from podsync.spec._naming import dns_label_problem
 from tests.support.strategies import dns_labels, pod_full_names, pod_uids
 

@@ -12,7 +12,6 @@ from podsync import (
     ClaimSource,
     ConfigError,
     MemoryMedium,
-    Mount,
     Pod,
     Volume,
     VolumeContent,
@@ -21,6 +20,7 @@ from podsync import (
     VolumeMount,
     parse_pods,
 )
+from podsync.runtime import Mount
 from podsync.spec._volumes import (
     binds,
     container_mounts,

@@ -3,8 +3,9 @@ and how a POD argument finds its pod."""
 
 from __future__ import annotations
 
-from podsync import ObservedContainer, previous_instance
+from podsync import ObservedContainer
 from podsync.spec._labels import LABEL_ATTEMPT, LABEL_CONTAINER, LABEL_POD_UID
+from podsync.status import previous_instance
 from podsync.status._operate import PodRef, current_instance, find_pods
 
 

@@ -4,7 +4,7 @@ after a success.
 The kubelet waits this way wherever it retries: a crash-looping container's restarts
 (``pkg/kubelet/kuberuntime``, kubelet-modern.md: 10 s doubling to 5 min) and the
 clients' ``flowcontrol.Backoff`` (``k8s.io/client-go/util/flowcontrol/backoff.go``).
-podsync does the same in five places - crash-loop restarts (``BackOffPolicy``), a sync
+podsync does the same in six places - crash-loop restarts (``BackOffPolicy``), a sync
 round that failed and the engine's event stream (``podsync.loop._reconciler``), an etcd
 watch (``podsync.load._etcd_watch``), ``apply --wait`` (``podsync.cli._wait``) and the
 Docker runtime's wait for a name's holder (``podsync.runtime.docker``) - and all of them

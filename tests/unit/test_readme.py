@@ -138,6 +138,22 @@ def test_the_api_table_lists_every_public_name() -> None:
     assert [] == sorted({n for n in listed if listed.count(n) > 1}), "listed twice"
 
 
+def test_the_api_table_lists_every_name_of_the_faces() -> None:
+    """Every name on a folder's public face is in the table: qualified
+    (``podsync.fleet.sync_hosts``), or bare when the top level has it too."""
+    import podsync
+
+    listed = set(_listed_names())
+    faces = ("podsync.runtime", "podsync.status", "podsync.prober", "podsync.fleet", "podsync.spec")
+    missing = [
+        f"{face}.{name}"
+        for face in faces
+        for name in importlib.import_module(face).__all__
+        if f"{face}.{name}" not in listed and not (name in podsync.__all__ and name in listed)
+    ]
+    assert [] == missing
+
+
 def test_every_name_in_the_api_table_exists() -> None:
     """A top-level name is in ``podsync.__all__`` (a deprecated one still imports, but
     is not listed); a qualified one (``podsync.testing.FakeRuntime``) is in its module."""
@@ -168,3 +184,31 @@ def test_the_api_tables_modules_exist() -> None:
     modules = {p.relative_to(package).as_posix() for p in package.rglob("*.py")}
     modules = {m for m in modules if not m.endswith(("__init__.py", "__main__.py"))}
     assert [] == sorted(modules - named)
+
+
+def test_the_architecture_section_is_the_layering_tests_plan() -> None:
+    """The README's folder table says what ``tests/unit/test_layering.py`` checks: the
+    same folders, each with the same imports, and a diagram of the same arrows (those no
+    longer path implies)."""
+    from tests.unit.test_layering import FOLDERS
+
+    section = _section("Architecture")
+    rows = re.findall(r"^\| `([\w/]+)/` \| .* \| (.+) \|$", section, re.MULTILINE)
+    said = {folder: set(imports.split(", ")) - {"nothing of podsync"} for folder, imports in rows}
+    assert {f: set(row.imports) for f, row in FOLDERS.items()} == said
+
+    edges = {f: set(row.imports) - {"exceptions"} for f, row in FOLDERS.items()}
+
+    def reaches(start: str, skip: tuple[str, str]) -> set[str]:
+        seen: set[str] = set()
+        todo = [v for v in edges[start] if (start, v) != skip]
+        while todo:
+            folder = todo.pop()
+            if folder not in seen:
+                seen.add(folder)
+                todo.extend(edges[folder])
+        return seen
+
+    needed = {(u, v) for u in edges for v in edges[u] if v not in reaches(u, (u, v))}
+    drawn = set(re.findall(r"^\s+\w+\[([\w/]+)\] --> \w+\[([\w/]+)\]$", section, re.MULTILINE))
+    assert needed == drawn

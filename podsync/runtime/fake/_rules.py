@@ -6,7 +6,7 @@ refuses before the engine: profiles of a feature the host lacks, unreadable prof
 
 They are the fake's own reading of Docker, written from Docker's sources and not from
 podsync's (``_images``, ``_naming``): a planner that misreads a reference or writes a bad
-name meets an engine that does not. ``tests/unit/runtime/test_runtime_conformance.py``
+name meets an engine that does not. ``tests/support/conformance.py``
 holds the fake to the real engine. The network-mode and port-publishing rules stay with the fake's
 ``create_container``, which reads them from the ``CreateSpec``.
 """

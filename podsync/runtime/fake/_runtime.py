@@ -40,8 +40,8 @@ handles SIGTERM, 137 when it ignores SIGTERM and is killed (``stop_exit_code``,
 
 Image references are read by the fake's own implementation of Docker's reference format
 (not podsync's ``normalize_image``), so a planner that misreads a reference meets an
-engine that does not. ``tests/unit/runtime/test_runtime_conformance.py`` runs one suite against the
-fake and the real engine.
+engine that does not. One conformance suite (``tests/support/conformance.py``) runs
+against the fake and the real engine.
 
 Chosen calls can be made to fail (``fail``), a container's process can exit
 (``exit``, OOM-killed too), write to its log (``write_log``), containers can be paused

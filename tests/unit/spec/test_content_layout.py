@@ -1,6 +1,6 @@
 """The layout of a configMap/secret/downwardAPI volume written through the engine: the
 entries a write sends, and what the volume holds after it (FakeRuntime applies entries
-as Docker's archive API does: tests/unit/runtime/test_runtime_files_conformance.py)."""
+as Docker's archive API does: tests/support/conformance_files.py)."""
 
 from __future__ import annotations
 

@@ -39,6 +39,7 @@ class RestartPlanner:
     by_name: dict[str, list[Instance]]
 
     def _label(self, container: str) -> str:
+        """``<pod key>/<container>``, as a message names a container."""
         raise NotImplementedError
 
     def _app_hash(self, c: Container) -> tuple[SpecHash, str]:

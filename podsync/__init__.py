@@ -172,7 +172,8 @@ if _TYPE_CHECKING:
         EventKind,
     )
     from podsync.loop._sync import Observation, SyncResult, observe, sync
-    from podsync.loop._reconciler import LoopNotice, NoticeKind, Reconciler
+    from podsync.loop._reconciler import Reconciler
+    from podsync.loop._reporting import LoopNotice, NoticeKind
     from podsync.load._etcd import EtcdOptions
     from podsync.fleet._publish import PublishResult, publish
     from podsync.status._pod import (
@@ -206,7 +207,8 @@ _ON_FIRST_USE: dict[str, tuple[str, ...]] = {
         "EventKind",
     ),
     "podsync.loop._sync": ("Observation", "SyncResult", "observe", "sync"),
-    "podsync.loop._reconciler": ("LoopNotice", "NoticeKind", "Reconciler"),
+    "podsync.loop._reconciler": ("Reconciler",),
+    "podsync.loop._reporting": ("LoopNotice", "NoticeKind"),
     "podsync.load._etcd": ("EtcdOptions",),
     "podsync.fleet._publish": ("PublishResult", "publish"),
     "podsync.status._pod": (

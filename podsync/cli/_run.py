@@ -27,7 +27,8 @@ from podsync.cli._console import Console, event_record, event_text
 from podsync.cli._etcd import etcd_options
 from podsync.cli._planning import _given, _host_key, _plan_options, _root_dir
 from podsync.exceptions import EtcdError
-from podsync.loop._reconciler import Board, LoopNotice, NoticeKind, Reconciler
+from podsync.loop._reconciler import Reconciler
+from podsync.loop._reporting import Board, LoopNotice, NoticeKind
 from podsync.runtime._protocol import Runtime
 
 __all__: list[str] = []

@@ -6,15 +6,15 @@ set, called ``SyncPods`` on every change and every sync period (10 s), ran each 
 does the same with podsync's one-shot steps (``sync``'s observe, probe and plan;
 ``apply``), and better where the seed was weak:
 
-* **Sources** (``podsync.load._source_set``): each polled on its own period (seed: 20 s), in its
-  own thread (a hanging URL holds nobody else), with the parse cache's rule. A source
-  that fails keeps its *last good* pods and reports the error - never "no pods" - and
-  deletions of a source's kind wait until every source of that kind was read once
-  (``PlanOptions.ready_sources``, the kubelet's per-source readiness).
-* **etcd** (``podsync.load._etcd_watch``): an ``etcd://`` source is read once and then watched from
-  the revision after the last one seen (no change is missed across reconnects; a
-  compacted revision reads the key again); each change wakes the loop at once. etcd
-  unreachable is a source error: its pods are kept.
+* **Sources** (``podsync.load._source_set``): each polled on its own period (seed:
+  20 s), in its own thread (a hanging URL holds nobody else), with the parse cache's
+  rule. A source that fails keeps its *last good* pods and reports the error - never
+  "no pods" - and deletions of a source's kind wait until every source of that kind was
+  read once (``PlanOptions.ready_sources``, the kubelet's per-source readiness).
+* **etcd** (``podsync.load._etcd_watch``): an ``etcd://`` source is read once and then
+  watched from the revision after the last one seen (no change is missed across
+  reconnects; a compacted revision reads the key again); each change wakes the loop at
+  once. etcd unreachable is a source error: its pods are kept.
 * **Triggers**: a sync round when a source changed, every sync period, when a
   crash-loop back-off ends (the seed waited for the next period), when a probe is due
   (probes run on their own periods, not the sync's: kubelet-modern.md §4, the prober's
@@ -40,23 +40,20 @@ does the same with podsync's one-shot steps (``sync``'s observe, probe and plan;
 
 Contract: the loop's own scheduling reads the clock it is given (``clock``; a
 ``FakeClock`` in tests, with ``tick()`` instead of ``run()``); waiting is on a
-condition. Everything is reported to ``board`` (the status board and its HTTP
-endpoints) and as ``LoopNotice``s and apply ``Event``s (the log lines).
+condition. Everything is reported (``_reporting``) to ``board`` (the status board and
+its HTTP endpoints) and as ``LoopNotice``s and apply ``Event``s (the log lines).
 """
 
 from __future__ import annotations
 
-import enum
 import functools
-import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 import attrs
 
 from podsync.actions._actions import (
-    Action,
     Plan,
     Reason,
     Wait,
@@ -70,7 +67,7 @@ from podsync.actions._options import (
     PlanOptions,
 )
 from podsync.applier._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS, _check_settings, apply
-from podsync.applier._results import ActionStatus, Event, EventKind
+from podsync.applier._results import Event, EventKind
 from podsync.exceptions import RuntimeCallError
 from podsync.host._clock import Clock, clocks
 from podsync.host._node import NodeInfo
@@ -78,20 +75,28 @@ from podsync.load._config import SecretKey
 from podsync.load._source_reads import SourceRead
 from podsync.load._source_set import SourceSet
 from podsync.load._sources import DEFAULT_MAX_BYTES
-from podsync.loop._sync import Observation, SyncResult, _default_runtime, sync
+from podsync.loop._reporting import (
+    _RESULTS,
+    Board,
+    LoopNotice,
+    NoticeKind,
+    Reporter,
+    _statuses,
+    action_kind,
+)
+from podsync.loop._sync import Observation, _default_runtime, sync
 from podsync.loop._workers import PodWorkers
 from podsync.model._pod import Pod
 from podsync.prober._rules import probes_of
 from podsync.runtime._protocol import EngineEvent, Runtime, Stream
 from podsync.spec._backoff import Backoff, doubling
 from podsync.spec._labels import LABEL_POD_UID
-from podsync.status._pod import PodStatus, orphaned_pod_statuses, pod_status
 
 if TYPE_CHECKING:
     from podsync.load._etcd import EtcdOptions
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
-__all__ = ["LoopNotice", "NoticeKind", "Reconciler"]
+__all__ = ["Reconciler"]
 
 
 # Engine events that mean a container of a pod needs a sync now.
@@ -110,64 +115,13 @@ _NO_GC = GCPolicy(max_per_container=None, max_total=None, remove_dangling_images
 _CLEANUP_KEY = "<images>"
 
 
-class NoticeKind(enum.StrEnum):
-    """What a ``LoopNotice`` says."""
-
-    SOURCE_ERROR = "source-error"  # a source cannot be used as it is: it keeps its pods
-    SOURCE_OK = "source-ok"  # a source in error is fine again
-    SYNC_ERROR = "sync-error"  # a round failed (engine away, root directory): retried
-    ENGINE_BACK = "engine-back"  # a round succeeded after failures
-    REJECTED = "rejected"  # a desired pod is not admitted (reported when it changes)
-    EVENTS_ERROR = "events-error"  # the engine's event stream broke: followed again
-    INTERNAL_ERROR = "internal-error"  # a bug in the loop or a job: reported, loop goes on
-    STOPPING = "stopping"  # stop() was called
-    STOPPED = "stopped"  # the loop ended (``message`` says what was left running)
-    SOURCE_REREAD = "source-reread"  # an etcd watch's revision was compacted: read again
-
-
-@attrs.frozen
-class LoopNotice:
-    """Something the loop reports besides apply events (``on_notice``; a log line).
-
-    Attributes:
-        kind: what happened.
-        message: for people.
-        source: the source it is about, or "".
-        pod: the pod key it is about, or "".
-    """
-
-    kind: NoticeKind
-    message: str
-    source: str = ""
-    pod: str = ""
-
-
-class Board(Protocol):
-    """What the loop reports to a status board (``podsync.loop._board.LoopBoard``); each
-    method is called from the loop's threads and must be thread-safe and quick."""
-
-    def source_ok(self, source: str) -> None: ...
-
-    def source_error(self, source: str, message: str) -> None: ...
-
-    def sync_done(self, duration: float, ok: bool, message: str = "") -> None: ...
-
-    def action_done(self, kind: str, result: str) -> None: ...
-
-    def pods_seen(self, statuses: Sequence[PodStatus]) -> None: ...
-
-
-_CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
-_RESULTS = {ActionStatus.DONE: "ok", ActionStatus.FAILED: "failed", ActionStatus.SKIPPED: "skipped"}
-
-
 def _positive(name: str, value: float) -> float:
     if isinstance(value, bool) or not value > 0:
         raise ValueError(f"{name} must be positive seconds, got {value!r}")
     return float(value)
 
 
-class Reconciler:
+class Reconciler(Reporter):
     """Keep an engine running what the sources say, continuously.
 
     Args:
@@ -661,13 +615,6 @@ class Reconciler:
                 soonest = now + delay if soonest is None else min(soonest, now + delay)
         return soonest
 
-    def _report_rejections(self, plan: Plan) -> None:
-        now = {r.uid: f"{r.pod}: {r.message}" for r in plan.rejected}
-        for r in plan.rejected:
-            if self._rejected.get(r.uid) != now[r.uid]:
-                self._notice(NoticeKind.REJECTED, r.message, pod=r.pod)
-        self._rejected = now
-
     # -- engine events ------------------------------------------------------------------
 
     def _event_loop(self) -> None:
@@ -706,33 +653,16 @@ class Reconciler:
                     self._notice(NoticeKind.EVENTS_ERROR, f"engine events ended: {exc}")
             self._stop.wait(backoff.delay)
 
-    # -- reporting ----------------------------------------------------------------------
-
     def _event(self, event: Event) -> None:
+        """Apply's ``on_event``: a stop podsync itself begins is noted first (the
+        engine's ``die`` for it asks for no sync), then the event goes to ``on_event``,
+        one call at a time."""
         if event.kind is EventKind.STOPPING and event.container_id:
             with self._cond:
                 self._own_stops[event.container_id] = self._clocks.elapsed()
         if self._on_event is not None:
             with self._report_lock:
                 self._on_event(event)
-
-    def _notice(self, kind: NoticeKind, message: str, *, source: str = "", pod: str = "") -> None:
-        if self._on_notice is not None:
-            with self._report_lock:
-                self._on_notice(LoopNotice(kind, message, source, pod))
-
-    def _report(self, method: str, *args: object) -> None:
-        if self._board is None:
-            return
-        try:
-            getattr(self._board, method)(*args)
-        except Exception as exc:  # a board's bug must not stop the loop
-            self._notice(NoticeKind.INTERNAL_ERROR, f"board.{method} failed: {exc}")
-
-    def _job_failed(self, key: str, exc: BaseException) -> None:
-        self._notice(
-            NoticeKind.INTERNAL_ERROR, f"sync of {key} failed: {type(exc).__name__}: {exc}"
-        )
 
     # -- threads and shutdown -----------------------------------------------------------
 
@@ -760,27 +690,3 @@ class Reconciler:
 def _keep_plan(plan: Plan, observation: Observation) -> bool:
     """``sync``'s ``before_apply``: the loop applies the plan pod by pod itself."""
     return False
-
-
-def action_kind(action: Action) -> str:
-    """An action's kind as the board counts it: its class name in kebab case
-    (``pull``, ``create``, ``kill``, ``remove-pod-dir``, ``create-volume``)."""
-    return _CAMEL.sub("-", type(action).__name__).lower()
-
-
-def _statuses(desired: Sequence[Pod], result: SyncResult, options: PlanOptions) -> list[PodStatus]:
-    """The statuses of the desired pods and of the orphans, from the round's plan."""
-    containers = result.observation.containers
-    statuses = [
-        pod_status(
-            pod,
-            containers,
-            plan=result.plan,
-            options=options,
-            readiness=result.readiness,
-            startup=result.startup,
-        )
-        for pod in desired
-    ]
-    statuses.extend(orphaned_pod_statuses(containers, desired, options=options))
-    return statuses

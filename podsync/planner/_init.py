@@ -5,11 +5,12 @@ like the app containers' (``_Decision``), made before the app containers start.
 
 Contract: pure; reads only the planner's state.
 
-Also ``_numbered``, the hooks' named ports as numbers, shared with ``_pod``.
+Also ``_numbered``, the hooks' named ports as numbers, shared with ``_pod`` and
+``_create_specs``.
 
 May import: the model and helpers, the vocabulary, ownership, spec comparison, garbage
-collection (``remove_action``). Never
-``_pod`` (which imports it), ``_plan``, a runtime, or anything that does I/O.
+collection (``remove_action``). Never ``_pod`` (which imports it), ``_plan``, a runtime,
+or anything that does I/O.
 """
 
 from __future__ import annotations

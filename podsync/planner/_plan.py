@@ -2,11 +2,12 @@
 
 Rule 1: everything that decides an action lives in the planner: this module (``plan``:
 indexing what is observed, pods no longer desired, pod directories, dangling images),
-admission (``_admission``), the per-pod planner (``_pod``), spec comparison
-(``_spec_change``) and garbage collection (``_gc``). The apply side executes a plan and
-decides nothing; the helpers (naming, hashing, ports, ...) compute values; the plan's
-vocabulary (``_actions``), options (``_options``) and the ownership rule
-(``_ownership``) are shared with the runtime side, which never imports the planner.
+admission (``_admission``), the per-pod planner (``_pod``, with ``_init`` and
+``_restarts``), spec comparison (``_spec_change``) and garbage collection (``_gc``). The
+apply side executes a plan and decides nothing; the helpers (naming, hashing, ports,
+...) compute values; the plan's vocabulary (``_actions``), options (``_options``) and
+the ownership rule (``_ownership``) are shared with the runtime side, which never
+imports the planner.
 
 May import: the model and helpers, the vocabulary, options, ownership, the fingerprint
 and the other planner modules. Never a runtime or anything that does I/O
@@ -99,9 +100,10 @@ from podsync.actions._options import PlanOptions
 from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume, Pod
 from podsync.model._volume import WrittenVolume
 from podsync.planner._admission import admit
+from podsync.planner._context import PlanContext
 from podsync.planner._empty_dirs import empty_dir_of, empty_dir_setup, not_the_pods
 from podsync.planner._gc import apply_global_cap, plan_orphan
-from podsync.planner._pod import PlanContext, PodPlanner
+from podsync.planner._pod import PodPlanner
 from podsync.planner._volumes import record_upkeep, volume_writes
 from podsync.spec._content_records import PodVolume, RecordChoice, record_choices
 from podsync.spec._images import normalize_image

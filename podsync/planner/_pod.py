@@ -3,185 +3,47 @@
 ``PodPlanner`` decides, for one pod and its owned containers, whether the network
 container must be (re)built, what happens to each app container (kept, replaced,
 restarted, waiting out its back-off, or left down by its restart policy), which strays
-and duplicates stop, and which exited instances are collected. ``PlanContext`` is the
-state one plan shares between its pod planners: options, the clock reading, the
-present images, probe results, and the pulls planned so far (one per image as the
-engine names it).
+and duplicates stop, and which exited instances are collected; and it emits those
+decisions as actions, in the order apply runs them. It inherits the init containers
+(``InitPlanner``, ``_init``), the restart rules (``RestartPlanner``, ``_restarts``: when
+a stopped container starts again, its back-off, the probe kills) and the create specs
+(``CreateSpecs``, ``_create_specs``). ``PlanContext`` (``_context``) is the state one
+plan shares between its pod planners: options, the clock reading, the present images,
+probe results, and the pulls planned so far.
 
 See ``_plan`` for the theory of operation. Contract: pure; reads only its arguments.
 
 May import: the model and helpers, the vocabulary, options, ownership, spec comparison
-(``_spec_change``) and garbage collection (``_gc``). Never ``_plan`` (which imports
-it), a runtime, or anything that does I/O.
+(``_spec_change``), garbage collection (``_gc``), emptyDir storage (``_empty_dirs``) and
+the planner modules it inherits from. Never ``_plan`` (which imports it), a runtime, or
+anything that does I/O.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
-import attrs
-
-from podsync.actions._actions import (
-    FAILED_STOPS,
-    Create,
-    CreateSpec,
-    Kill,
-    PodAction,
-    Pull,
-    Reason,
-    Wait,
-)
-from podsync.actions._options import PlanOptions
-from podsync.model._pod import Container, Handler, Pod, PullPolicy, RestartPolicy, engine_resources
-from podsync.model._security import app_security, network_security, user_hold
-from podsync.planner._empty_dirs import container_storage, empty_dir_mode
+from podsync.actions._actions import Create, Kill, PodAction, Reason, Wait
+from podsync.model._pod import Container, Handler, Pod, PullPolicy, RestartPolicy
+from podsync.model._security import user_hold
+from podsync.planner._context import PlanContext
+from podsync.planner._create_specs import CreateSpecs, _next_attempt
+from podsync.planner._empty_dirs import empty_dir_mode
 from podsync.planner._gc import gc_candidates, label_pre_stop, remove_action
 from podsync.planner._init import InitPlanner, _Decision, _numbered
+from podsync.planner._restarts import RestartPlanner
 from podsync.planner._spec_change import (
-    network_inputs,
     remembered_hash,
     remembered_network_hash,
     replanned,
     spec_change,
 )
-from podsync.spec._environment import environment
 from podsync.spec._hashing import SpecHash
-from podsync.spec._images import has_latest_tag, normalize_image, should_pull
-from podsync.spec._labels import (
-    ANNOTATION_LABEL_PREFIX,
-    EMPTY_DIRS_ENGINE,
-    LABEL_ATTEMPT,
-    LABEL_CONTAINER,
-    LABEL_EMPTY_DIRS,
-    LABEL_GRACE_PERIOD,
-    LABEL_POD_NAME,
-    LABEL_POD_NAMESPACE,
-    LABEL_POD_SOURCE,
-    LABEL_POD_UID,
-    LABEL_PRE_STOP,
-    LABEL_RESTART_COUNT,
-    LABEL_SPEC,
-    LABEL_SPEC_HASH,
-    encode_handler,
-)
 from podsync.spec._naming import NETWORK_CONTAINER, container_name
 from podsync.spec._ownership import Instance, newest_first
-from podsync.spec._ports import port_mappings
-from podsync.spec._resolv import (
-    ResolvConf,
-    cluster_dns,
-    pod_host_name,
-    uses_cluster_dns,
-)
-from podsync.spec._volumes import (
-    VolumeFileMount,
-    container_tmpfs,
-    content_labels,
-    termination_file_mount,
-)
 
 __all__: list[str] = []  # the planner's own
-
-
-@attrs.define
-class _PullNeed:
-    """A planned pull while the plan is made: the uids of the pods that need it, in
-    order, as a dict (an ordered set), so that adding the 10,000th pod costs what adding
-    the first did."""
-
-    image: str
-    reason: Reason
-    pods: dict[str, None]
-
-    def action(self) -> Pull:
-        why = {
-            Reason.IMAGE_ABSENT: "not present",
-            Reason.IMAGE_LATEST: "explicit :latest tag, always pulled",
-            Reason.PULL_ALWAYS: "pull policy Always",
-        }[self.reason]
-        return Pull(self.image, self.reason, f"pull {self.image}: {why}", tuple(self.pods))
-
-
-@attrs.define
-class PlanContext:
-    """Per-plan state shared by the per-pod planners (mutable, private to one call)."""
-
-    options: PlanOptions
-    now: float
-    present_images: frozenset[str]
-    liveness: Mapping[str, bool]
-    host_resolv: ResolvConf
-    startup: Mapping[str, bool] = attrs.Factory(dict)
-    # Keyed by the normalized reference: "busybox", "busybox:latest" and
-    # "docker.io/library/busybox" are one image to the engine, hence one pull.
-    pulls: dict[str, _PullNeed] = attrs.Factory(dict)
-    normalized: dict[str, str] = attrs.Factory(dict)
-    # ``ObservedImage.user`` of each present image that has one, by reference and id.
-    image_users: Mapping[str, str] = attrs.Factory(dict)
-    # The network container's option inputs and their memo key: once per plan.
-    network: tuple[dict[str, Any], str] = attrs.field(
-        default=attrs.Factory(lambda c: network_inputs(c.options, c.host_resolv), takes_self=True)
-    )
-
-    def normalize(self, image: str) -> str:
-        """``normalize_image``, computed once per spelling and plan."""
-        found = self.normalized.get(image)
-        if found is None:
-            found = self.normalized[image] = normalize_image(image)
-        return found
-
-    def need_image(self, image: str, policy: PullPolicy | None, pod_uid: str) -> None:
-        """Record that a create needs ``image``; plan a pull when the policy says so.
-
-        ``policy`` None is the network container: pulled only when absent (seed
-        createNetworkContainer). The pull keeps the spelling and the reason of the first
-        container that needed it, and lists every pod that needs it.
-        """
-        key = self.normalize(image)
-        present = key in self.present_images
-        if policy is None:
-            pull, reason = not present, Reason.IMAGE_ABSENT
-        else:
-            pull = should_pull(policy, image, present)
-            if not pull:
-                reason = Reason.IMAGE_ABSENT
-            elif policy is PullPolicy.ALWAYS:
-                reason = Reason.PULL_ALWAYS
-            elif present and has_latest_tag(image):
-                reason = Reason.IMAGE_LATEST
-            else:
-                reason = Reason.IMAGE_ABSENT
-        if not pull:
-            return
-        known = self.pulls.get(key)
-        if known is None:
-            self.pulls[key] = _PullNeed(image, reason, {pod_uid: None})
-        else:
-            known.pods[pod_uid] = None
-
-    def image_present(self, image: str) -> bool:
-        return self.normalize(image) in self.present_images
-
-    def image_user(self, image: str) -> str | None:
-        """The user ``image`` runs as (``""``: root); ``None`` when absent or unknown."""
-        return self.image_users.get(self.normalize(image))
-
-    def pull_actions(self) -> tuple[Pull, ...]:
-        """The planned pulls, ordered by normalized reference."""
-        return tuple(self.pulls[key].action() for key in sorted(self.pulls))
-
-
-def _next_attempt(instances: Sequence[Instance]) -> int:
-    used = {i.attempt for i in instances if i.attempt is not None}
-    if not used:
-        return 0
-    candidate = max(used) + 1
-    if candidate <= 0xFFFFFFFF:
-        return candidate
-    # A 2014 kubelet wrote random suffixes; should they reach the top, take a free one.
-    return next(n for n in range(len(used) + 1) if n not in used)
 
 
 # How a create's message words it, by reason (any other reason replaces an instance).
@@ -195,8 +57,12 @@ _CREATE_VERBS = {
 }
 
 
-class PodPlanner(InitPlanner):
-    """Plans one admitted pod (seed syncPod)."""
+class PodPlanner(InitPlanner, RestartPlanner, CreateSpecs):
+    """Plans one admitted pod (seed syncPod).
+
+    ``InitPlanner`` comes first among its bases: the other two rely on two of its
+    methods (``_policy``, ``_init_labels``), which their own placeholders must not
+    hide."""
 
     def __init__(
         self,
@@ -273,67 +139,6 @@ class PodPlanner(InitPlanner):
             )
         )
 
-    def _labels(
-        self, container: str, attempt: int, digest: SpecHash, spec: str, restarts: int
-    ) -> dict[str, str]:
-        pod = self.pod
-        labels = {
-            LABEL_POD_NAME: pod.name,
-            LABEL_POD_NAMESPACE: pod.namespace,
-            LABEL_POD_SOURCE: pod.source,
-            LABEL_POD_UID: pod.uid,
-            LABEL_CONTAINER: container,
-            LABEL_ATTEMPT: str(attempt),
-            LABEL_SPEC_HASH: str(digest),
-            LABEL_SPEC: spec,
-            LABEL_RESTART_COUNT: str(restarts),
-        }
-        if pod.termination_grace_period_seconds is not None:
-            labels[LABEL_GRACE_PERIOD] = str(pod.termination_grace_period_seconds)
-        if pod.labels or pod.annotations:
-            # The pod's own labels as they are, its annotations as dockershim stored
-            # them; podsync's record over them, so that nothing can overwrite it (the
-            # loader and admission refuse such label keys anyway).
-            annotations = {ANNOTATION_LABEL_PREFIX + k: v for k, v in pod.annotations.items()}
-            labels = {**pod.labels, **annotations, **labels}
-        return labels
-
-    # -- the network container -------------------------------------------------------
-
-    def _network_spec(self, name: str, digest: SpecHash, spec: str, attempt: int) -> CreateSpec:
-        pod, options = self.pod, self.ctx.options
-        host_network = pod.security_context is not None and pod.security_context.host_network
-        all_ports = [port for c in pod.containers for port in c.ports]
-        dns: tuple[str, ...] = ()
-        search: tuple[str, ...] = ()
-        if host_network:  # the host's ports and name (its resolv.conf: uses_cluster_dns)
-            all_ports = []
-        cluster = {"server": options.cluster_dns, "domain": options.cluster_domain}
-        if uses_cluster_dns(pod.dns_policy, host_network=host_network, **cluster):
-            merged = cluster_dns(
-                self.ctx.host_resolv,
-                namespace=pod.namespace,
-                server=options.cluster_dns,
-                domain=options.cluster_domain,
-            )
-            dns, search = merged.nameservers, merged.searches
-        hostname, domain = pod_host_name(
-            pod.name, pod.hostname, pod.subdomain, pod.namespace, options.cluster_domain
-        )
-        return CreateSpec(
-            name=name,
-            image=options.network_image,
-            labels=self._labels(NETWORK_CONTAINER, attempt, digest, spec, 0),
-            hostname="" if host_network else hostname,
-            network="host" if host_network else options.network_mode,
-            ports=tuple(port_mappings(all_ports)),
-            dns=dns,
-            dns_search=search,
-            domainname="" if host_network else domain,
-            host_aliases=pod.host_aliases,
-            security=network_security(pod.security_context),
-        )
-
     # -- app containers ------------------------------------------------------------
 
     def _app_hash(self, c: Container, *, remember: bool = False) -> tuple[SpecHash, str]:
@@ -348,171 +153,6 @@ class PodPlanner(InitPlanner):
                 self.pod, c, self.ctx.options.root_dir, remember
             )
         return known
-
-    def _app_spec(self, c: Container, net_name: str, digest: SpecHash, restarts: int) -> CreateSpec:
-        pod, options, user = self.pod, self.ctx.options, self.ctx.image_user(c.image)
-        attempt = _next_attempt([*self.by_name.get(c.name, ()), *self.reserved.get(c.name, ())])
-        name = container_name(c.name, digest.name_hash, pod.full_name, pod.uid, attempt)
-        volume_mounts, directories, volumes = container_storage(
-            pod, c, options.root_dir, engine=self.engine_empty_dirs
-        )
-        file_mounts: tuple[VolumeFileMount, ...] = ()
-        if c.termination_message_path:
-            # Its file is written by a container of the network image.
-            self.ctx.need_image(options.network_image, None, pod.uid)
-            file_mounts = (termination_file_mount(pod.uid, c, name, options.network_image),)
-        labels = self._labels(c.name, attempt, digest, self._app_hash(c)[1], restarts)
-        pre_stop = _numbered(c.lifecycle.pre_stop if c.lifecycle else None, c)
-        if pre_stop is not None:
-            labels[LABEL_PRE_STOP] = encode_handler(pre_stop)
-        labels.update(self._init_labels(c))
-        labels.update(content_labels(c.volume_mounts, pod))
-        if any(v.no_copy for v in volumes):  # an emptyDir's engine volume
-            labels[LABEL_EMPTY_DIRS] = EMPTY_DIRS_ENGINE
-        # Requests and limits as the modern kubelet passes them (calculateLinuxResources,
-        # kuberuntime_container_linux.go; kubelet-modern.md §6): the weight from the CPU
-        # request (else the limit), the quota from the CPU limit, the memory limit from
-        # the memory limit only. A memory request reaches no engine.
-        weight, cpu_limit, memory = engine_resources(c)
-        return CreateSpec(
-            name=name,
-            image=c.image,
-            labels=labels,
-            entrypoint=c.command or None,
-            command=c.args or None,
-            env=tuple(environment(c.env)),
-            working_dir=c.working_dir,
-            join=net_name,
-            mounts=tuple(volume_mounts),
-            tmpfs=tuple(container_tmpfs(c.volume_mounts, pod)),
-            milli_cpu=weight,
-            memory=memory,
-            privileged=c.privileged,
-            directories=directories,
-            post_start=_numbered(c.lifecycle.post_start if c.lifecycle else None, c),
-            pre_stop=pre_stop,
-            stop_timeout=self._grace,
-            cpu_limit=cpu_limit,
-            tty=c.tty,
-            stdin=c.stdin,
-            stdin_once=c.stdin_once,
-            security=app_security(
-                c.security_context, pod.security_context, options.root_dir, net_name, user
-            ),
-            volumes=volumes,
-            file_mounts=file_mounts,
-        )
-
-    def _start_decision(self, c: Container) -> tuple[Reason, str, int] | Wait | None:
-        """Whether container ``c``, which has no instance to keep, starts now.
-
-        Judged on its newest stopped instance, row by row (the modern kubelet's
-        ShouldContainerBeRestarted, pkg/kubelet/container/helpers.go, kubelet-modern.md
-        §1.1, and the crash-loop gate of §2; the first matching row wins):
-
-        1. no instance: start (``missing``);
-        2. the instance's spec differs from the desired one: start at once, a new
-           container with a fresh back-off, whatever the restart policy
-           (``spec-changed``; the kubelet keys its back-off on the spec hash);
-        3. podsync stopped it, not for a failure (to replace it, to rebuild the pod, as a
-           duplicate ...): not a run, start at once whatever the policy
-           (``not-replaced``; beyond the kubelet, which forgets its kills, see below);
-        4. it was created but never started (its start failed, or apply was interrupted
-           between create and start): not a run, start whatever the policy (the
-           kubelet's row 4, Created), after the back-off, so that a start that keeps
-           failing does not make a container every sync (``not-started``);
-        5. ``Never``, or ``OnFailure`` after a success: stays down;
-        6. otherwise restart after the back-off (``exited``; ``unhealthy`` when podsync
-           killed it for its liveness probe).
-
-        A run failed when it exited non-zero, or when podsync killed it for a failure
-        (liveness probe, postStart handler) whatever its exit code: a process stopped by
-        podsync may well exit 0 on SIGTERM, and that is not a success.
-
-        Returns (reason, why, restart count) for a create, a ``Wait``, or ``None`` when
-        the restart policy says it stays down.
-        """
-        stopped = [i for i in self.by_name.get(c.name, ()) if i.exited]
-        if not stopped:
-            return Reason.MISSING, "no container yet", 0
-        newest = max(stopped, key=lambda i: (i.ended, i.observed.created))
-        started = newest.observed.finished_at is not None
-        record = newest.stop_record
-        code = newest.observed.exit_code
-        failed_stop = FAILED_STOPS.get(record) if started else None
-        if not started:
-            what = "did not start"
-        elif failed_stop is not None:
-            what = f"stopped by podsync: {failed_stop}"
-        elif record:
-            what = f"stopped by podsync ({record})"
-        else:
-            what = f"exited with code {code}"
-        digest, text = self._app_hash(c)
-        change = spec_change(newest, digest, lambda: json.loads(text), c.image)
-        if change is not None:
-            return (
-                Reason.SPEC_CHANGED,
-                f"{what}, and its spec changed ({change}): a new container",
-                0,
-            )
-        if started and record and failed_stop is None:
-            # Upstream forgets that it killed an instance, so a Never container whose
-            # replacement fails to start after a spec-change kill never runs again
-            # (kubelet-modern.md §1.3); podsync's stop record says it did not end by
-            # itself. Its restart count carries over: it did not crash.
-            return (
-                Reason.NOT_REPLACED,
-                f"podsync stopped its last instance ({record}) and nothing replaced it; "
-                "that was not a run",
-                newest.restart_count,
-            )
-        policy = self._policy(c)
-        if started:
-            failed = failed_stop is not None or code != 0
-            if policy is RestartPolicy.NEVER:
-                return None
-            if policy is RestartPolicy.ON_FAILURE and not failed:
-                return None
-        ready = self._back_off(c, newest, newest.ended, what)
-        if isinstance(ready, Wait):
-            return ready
-        if not started:
-            return (
-                Reason.NOT_STARTED,
-                f"its last instance was created but never started; that was not a run "
-                f"(restart {ready})",
-                ready,
-            )
-        reason = Reason.UNHEALTHY if record == Reason.UNHEALTHY.value else Reason.EXITED
-        return reason, f"{what} (restart policy {policy.value}, restart {ready})", ready
-
-    def _back_off(self, c: Container, instance: Instance, ended: float, what: str) -> Wait | int:
-        """The crash-loop gate for a restart after ``instance``, which stopped (or stops)
-        at ``ended``: a ``Wait`` while the back-off lasts, else the new restart count.
-
-        The delay grows with the instance's restart count, and starts over when the
-        instance ran for ``reset_after`` seconds (kubelet-modern.md §2, rule 4).
-        """
-        back_off = self.ctx.options.back_off
-        restarts = instance.restart_count
-        if ended - instance.observed.created >= back_off.reset_after:
-            restarts = 0
-        delay = back_off.delay(restarts)
-        ready_at = ended + delay
-        if self.ctx.now < ready_at:
-            left = ready_at - self.ctx.now
-            return Wait(
-                pod=self.key,
-                pod_uid=self.pod.uid,
-                container=c.name,
-                seconds=left,
-                reason=Reason.BACK_OFF,
-                message=(
-                    f"wait {self._label(c.name)}: {what}, back-off {delay:.0f}s, {left:.0f}s left"
-                ),
-            )
-        return restarts + 1
 
     def _decide(self, c: Container, rebuild: tuple[Reason, str] | None) -> _Decision:
         """What happens to app container ``c`` (seed syncPod's per-container loop)."""
@@ -743,34 +383,6 @@ class PodPlanner(InitPlanner):
                 message=f"{_CREATE_VERBS.get(reason, 'replace')} {self._label(c.name)}: {why}",
             )
         )
-
-    def _unhealthy(self, c: Container, instance: Instance) -> tuple[str, int | None] | None:
-        """Why running ``instance`` of ``c`` is killed for a probe, and the grace period
-        of that probe when it has its own; ``None`` when no probe says so.
-
-        The kubelet's computePodActions (kubelet-modern.md §1.4): a liveness verdict of
-        failure kills, and so does a startup verdict of failure. Its prober runs no
-        liveness probe before the startup probe succeeded (worker.go), so a liveness
-        verdict of a container that has not started does not count here either.
-        Seed healthy(): no probe means healthy; within initialDelaySeconds of creation
-        it counts as healthy (strict <). podsync takes verdicts as input: only an
-        explicit failure counts; a container not probed yet is healthy.
-        """
-        oid = instance.observed.id
-        if c.startup_probe is not None:
-            verdict = self.ctx.startup.get(oid)
-            if verdict is False:
-                return "startup probe failed", c.startup_probe.termination_grace_period_seconds
-            if verdict is not True:
-                return None  # not started: liveness does not run yet
-        probe = c.liveness_probe
-        if probe is None:
-            return None
-        if self.ctx.now - instance.observed.created < probe.initial_delay_seconds:
-            return None
-        if self.ctx.liveness.get(oid, True) is False:
-            return "liveness probe failed", probe.termination_grace_period_seconds
-        return None
 
     def _collect_garbage(self, spec_names: set[str]) -> None:
         gc = self.ctx.options.gc

@@ -634,7 +634,7 @@ def test_each_source_can_have_a_period_of_its_own(tmp_path: Path) -> None:
 
 def test_action_kinds_as_the_board_counts_them() -> None:
     from podsync.actions._actions import CreateVolume, Reason, RemovePodDir, Wait
-    from podsync.loop._reconciler import action_kind
+    from podsync.loop._reporting import action_kind
 
     assert action_kind(Wait("default/web", "u", "app", 1.0, Reason.BACK_OFF, "m")) == "wait"
     assert action_kind(RemovePodDir("u", "/r/u", Reason.ORPHANED_POD_DIR, "m")) == "remove-pod-dir"

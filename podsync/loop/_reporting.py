@@ -1,0 +1,154 @@
+"""What the continuous loop reports (``Reconciler`` inherits ``Reporter``), and to whom.
+
+Two audiences. The log, through ``on_notice``: a ``LoopNotice`` of a ``NoticeKind`` for
+what happens to the loop itself (a source in error and fine again, a failed round and
+the engine back, a rejected pod, the event stream broken, a bug caught, stopping),
+beside apply's ``Event``s, one line each. And a status board (``Board``, which
+``podsync.loop._board.LoopBoard`` is), told of each source read, each round and how
+long it took, each action's kind (``action_kind``) and result, and after each round the
+statuses of the desired pods and of the orphans.
+
+Contract: ``on_notice`` (and ``on_event``) get one call at a time, from any of the
+loop's threads; a board's methods are called from those threads as they report, and a
+board that raises is reported, never fatal to the loop.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+import threading
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+import attrs
+
+from podsync.actions._actions import Action, Plan
+from podsync.actions._options import PlanOptions
+from podsync.applier._results import ActionStatus
+from podsync.loop._sync import SyncResult
+from podsync.model._pod import Pod
+from podsync.status._pod import PodStatus, orphaned_pod_statuses, pod_status
+
+# Everything in __all__ gets re-exported as part of the podsync public API.
+__all__ = ["LoopNotice", "NoticeKind"]
+
+
+class NoticeKind(enum.StrEnum):
+    """What a ``LoopNotice`` says."""
+
+    SOURCE_ERROR = "source-error"  # a source cannot be used as it is: it keeps its pods
+    SOURCE_OK = "source-ok"  # a source in error is fine again
+    SYNC_ERROR = "sync-error"  # a round failed (engine away, root directory): retried
+    ENGINE_BACK = "engine-back"  # a round succeeded after failures
+    REJECTED = "rejected"  # a desired pod is not admitted (reported when it changes)
+    EVENTS_ERROR = "events-error"  # the engine's event stream broke: followed again
+    INTERNAL_ERROR = "internal-error"  # a bug in the loop or a job: reported, loop goes on
+    STOPPING = "stopping"  # stop() was called
+    STOPPED = "stopped"  # the loop ended (``message`` says what was left running)
+    SOURCE_REREAD = "source-reread"  # an etcd watch's revision was compacted: read again
+
+
+@attrs.frozen
+class LoopNotice:
+    """Something the loop reports besides apply events (``on_notice``; a log line).
+
+    Attributes:
+        kind: what happened.
+        message: for people.
+        source: the source it is about, or "".
+        pod: the pod key it is about, or "".
+    """
+
+    kind: NoticeKind
+    message: str
+    source: str = ""
+    pod: str = ""
+
+
+class Board(Protocol):
+    """What the loop reports to a status board (``podsync.loop._board.LoopBoard``); each
+    method is called from the loop's threads and must be thread-safe and quick."""
+
+    def source_ok(self, source: str) -> None: ...
+
+    def source_error(self, source: str, message: str) -> None: ...
+
+    def sync_done(self, duration: float, ok: bool, message: str = "") -> None: ...
+
+    def action_done(self, kind: str, result: str) -> None: ...
+
+    def pods_seen(self, statuses: Sequence[PodStatus]) -> None: ...
+
+
+_CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
+# An action's result as the board counts it.
+_RESULTS = {ActionStatus.DONE: "ok", ActionStatus.FAILED: "failed", ActionStatus.SKIPPED: "skipped"}
+
+
+class Reporter:
+    """The reporting half of ``Reconciler``: its notices, what it tells the board, and
+    which rejections it said last. The state is ``Reconciler``'s (made in its
+    ``__init__``)."""
+
+    _board: Board | None
+    _on_notice: Callable[[LoopNotice], None] | None
+    _report_lock: threading.Lock  # one callback at a time
+    _rejected: dict[str, str]  # the rejections said last, by pod uid
+
+    def _notice(self, kind: NoticeKind, message: str, *, source: str = "", pod: str = "") -> None:
+        """A ``LoopNotice`` to ``on_notice``, one call at a time (from any thread)."""
+        if self._on_notice is not None:
+            with self._report_lock:
+                self._on_notice(LoopNotice(kind, message, source, pod))
+
+    def _report(self, method: str, *args: object) -> None:
+        """``method`` of the board called with ``args``, when there is a board; a board
+        that raises is reported (``internal-error``), and the loop goes on."""
+        if self._board is None:
+            return
+        try:
+            getattr(self._board, method)(*args)
+        except Exception as exc:  # a board's bug must not stop the loop
+            self._notice(NoticeKind.INTERNAL_ERROR, f"board.{method} failed: {exc}")
+
+    def _job_failed(self, key: str, exc: BaseException) -> None:
+        """The workers' ``on_error``: a job that raised (a pod's sync, the image
+        cleanup) is reported (``internal-error``); the workers, and the loop, go on."""
+        self._notice(
+            NoticeKind.INTERNAL_ERROR, f"sync of {key} failed: {type(exc).__name__}: {exc}"
+        )
+
+    def _report_rejections(self, plan: Plan) -> None:
+        """A ``rejected`` notice for each pod the round's ``plan`` rejects, when its
+        rejection is new or says something else than the round before: said once, not
+        every round."""
+        now = {r.uid: f"{r.pod}: {r.message}" for r in plan.rejected}
+        for r in plan.rejected:
+            if self._rejected.get(r.uid) != now[r.uid]:
+                self._notice(NoticeKind.REJECTED, r.message, pod=r.pod)
+        self._rejected = now
+
+
+def action_kind(action: Action) -> str:
+    """An action's kind as the board counts it: its class name in kebab case
+    (``pull``, ``create``, ``kill``, ``remove-pod-dir``, ``create-volume``)."""
+    return _CAMEL.sub("-", type(action).__name__).lower()
+
+
+def _statuses(desired: Sequence[Pod], result: SyncResult, options: PlanOptions) -> list[PodStatus]:
+    """The statuses of the desired pods and of the orphans, from the round's plan."""
+    containers = result.observation.containers
+    statuses = [
+        pod_status(
+            pod,
+            containers,
+            plan=result.plan,
+            options=options,
+            readiness=result.readiness,
+            startup=result.startup,
+        )
+        for pod in desired
+    ]
+    statuses.extend(orphaned_pod_statuses(containers, desired, options=options))
+    return statuses

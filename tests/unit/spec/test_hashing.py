@@ -113,6 +113,7 @@ def test_digest_is_sha256_of_canonical_utf8():
 
 _CHILD = """
 from podsync import *
+from podsync.spec import network_spec_hash
 c = Container(
     name="web", image="nginx:1.25", command=("a", "b"), env=(EnvVar("X", "1"),),
     ports=(Port(80, 8080),), liveness_probe=Probe(Handler(exec_command=("true",))),

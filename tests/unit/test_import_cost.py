@@ -4,6 +4,7 @@ clock: the time target is the benchmark's (benchmarks/bench_e2e.py)."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -72,8 +73,10 @@ def test_the_command_line_loads_the_loop_only_for_run():
         "podsync.loop._workers",
         "podsync.load._source_set",
         "podsync.loop._board",
+        "podsync.loop._reporting",
     ]
     assert [] == [m for m in loop if m in loaded]
+    assert [] == [m for m in loop if importlib.util.find_spec(m) is None]  # a real name
 
 
 def test_the_command_line_loads_saved_plan_and_status_code_only_when_used():
@@ -86,7 +89,10 @@ def test_the_command_line_loads_saved_plan_and_status_code_only_when_used():
     only_sometimes = [
         "podsync.actions._json",
         "podsync.cli._secrets",
+        "podsync.cli._saved",
+        "podsync.cli._wait",
         "podsync.status._pod",
         "tempfile",
     ]
     assert [] == [m for m in only_sometimes if m in loaded]
+    assert [] == [m for m in only_sometimes if importlib.util.find_spec(m) is None]

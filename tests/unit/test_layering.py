@@ -532,3 +532,12 @@ def _find(unit: str, concern: str) -> Module:
         if module.unit == unit and module.path.stem == f"_{concern}":
             return module
     raise AssertionError(f"no module for {concern} in {unit}")
+
+
+def test_no_folder_shadows_a_public_name() -> None:
+    # ``import podsync.plan`` would replace the function ``podsync.plan`` with the
+    # package: a folder's top-level name is never a public name of podsync.
+    import podsync
+
+    tops = {unit.split("/")[0] for unit in FOLDERS}
+    assert set() == tops & set(podsync.__all__)

@@ -67,9 +67,13 @@ def _engine(factory: RuntimeFactory, host: str | None) -> Iterator[Runtime]:
         runtime.close()
 
 
-def _observe(runtime: Runtime, root_dir: str, *, volumes: bool = False) -> Observation:
+def _observe(
+    runtime: Runtime, root_dir: str, *, images: bool = True, volumes: bool = False
+) -> Observation:
+    """``observe`` for a command: a root directory that cannot be listed is the
+    command's failure, in one line (the operating commands need no images)."""
     try:
-        return observe(runtime, root_dir, volumes=volumes)
+        return observe(runtime, root_dir, images=images, volumes=volumes)
     except OSError as exc:
         raise _Failure(f"cannot list the root directory {root_dir}: {exc}") from None
 

@@ -25,10 +25,11 @@ from typing import IO, Any
 from podsync.actions._options import PlanOptions
 from podsync.cli._args import EXIT_OK, _Failure
 from podsync.cli._console import Console
+from podsync.cli._engine import _observe
 from podsync.cli._planning import _host_key, _plan_options, _root_dir
 from podsync.exceptions import ConfigError
 from podsync.load._config import load_pods
-from podsync.loop._sync import Observation, observe, sync
+from podsync.loop._sync import Observation, sync
 from podsync.model._pod import ObservedContainer, Pod
 from podsync.runtime._protocol import Runtime
 from podsync.spec._labels import LABEL_INIT_INDEX, LABEL_SPEC
@@ -75,13 +76,6 @@ def _load(sources: Sequence[str], root_dir: str) -> tuple[Pod, ...]:
         raise _Failure(*(str(p) for p in exc.problems)) from None
 
 
-def _observe(runtime: Runtime, root_dir: str) -> Observation:
-    try:
-        return observe(runtime, root_dir, images=False)
-    except OSError as exc:
-        raise _Failure(f"cannot list the root directory {root_dir}: {exc}") from None
-
-
 # ---------------------------------------------------------------------------------------
 # status
 
@@ -119,7 +113,7 @@ def _statuses(
         observation, the_plan = result.observation, result.plan
         readiness, startup = result.readiness, result.startup
     else:
-        observation = _observe(runtime, options.root_dir)
+        observation = _observe(runtime, options.root_dir, images=False)
     seen = observation.containers
     adopt = options.adopt_2014_containers
     messages, tails = termination_inputs(
@@ -309,7 +303,7 @@ def _locate(
 ) -> tuple[PodRef, str, list[ObservedContainer]]:
     """The pod, the pod container and its instances (newest first) the arguments name."""
     adopt = bool(args.adopt_2014_containers)
-    seen = _observe(runtime, _root_dir(args)).containers
+    seen = _observe(runtime, _root_dir(args), images=False).containers
     ref = _pod(pod_refs(seen, adopt_2014_containers=adopt), args.pod)
     groups = instances(seen, ref.uid, adopt_2014_containers=adopt)
     name = _container(ref, groups, args.container)
@@ -515,7 +509,7 @@ def cmd_describe(args: argparse.Namespace, console: Console, engine: Engine) -> 
     desired = _load(args.sources, _root_dir(args))
     options = _plan_options(args, console)
     with engine() as runtime:
-        seen = _observe(runtime, options.root_dir).containers
+        seen = _observe(runtime, options.root_dir, images=False).containers
         adopt = options.adopt_2014_containers
         refs = pod_refs(seen, adopt_2014_containers=adopt)
         known = {r.uid for r in refs}

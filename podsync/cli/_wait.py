@@ -21,7 +21,7 @@ import argparse
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from podsync.actions._actions import Action, Plan, shorten_ids
+from podsync.actions._actions import Plan
 from podsync.actions._options import PlanOptions
 from podsync.cli._args import EXIT_ERROR, EXIT_OK
 from podsync.cli._console import Console
@@ -74,11 +74,6 @@ def pod_statuses(
         pod_status(pod, containers, plan=the_plan, options=options, settling=settling)
         for pod in pods
     ]
-
-
-def _verb_of(action: Action) -> str:
-    """``stop default/job/net`` from ``stop default/job/net (k8s_...): why``."""
-    return shorten_ids(action.message).split(" (", 1)[0].split(": ", 1)[0]
 
 
 def _wait(

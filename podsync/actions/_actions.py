@@ -106,6 +106,9 @@ class Reason(enum.StrEnum):
     # runAsNonRoot and the image would run as root (the kubelet's verifyRunAsNonRoot,
     # CreateContainerConfigError): not created until the pod or the image changes
     RUN_AS_NON_ROOT = "run-as-non-root"
+    # a ConfigMap or Secret key its env reads is not in the sources (the kubelet's
+    # CreateContainerConfigError): not created until the sources hold it
+    CONFIG_MISSING = "config-missing"
     # the create needs the image's user (runAsNonRoot, runAsGroup alone) and the image
     # is not present yet, or the runtime does not report its user
     IMAGE_USER_UNKNOWN = "image-user-unknown"

@@ -361,6 +361,13 @@ class Container:
             containers, then kept running beside the app containers and restarted
             whenever it exits); ``None`` for every other container, which follows its
             pod's policy. Only an init container may set it (``Pod`` checks).
+        config_error: why the container cannot be created as its pod file says: a
+            ConfigMap or Secret (or one of their keys) that its ``env`` or ``envFrom``
+            reads without ``optional: true`` is not in the sources (the kubelet's
+            ``CreateContainerConfigError``, ``makeEnvironmentVariables``). The message
+            names the object and the key, never a value. Empty when it can be created.
+            Not part of the spec hash: no instance is created while it is set, and a
+            running one is kept (the kubelet resolves env only at a start).
 
     Probes (and ``lifecycle``) are run by podsync against the container: they are not
     part of its spec hash, so changing one restarts nothing.
@@ -394,6 +401,7 @@ class Container:
     security_context: SecurityContext | None = None
     termination_message_policy: TerminationMessagePolicy = TerminationMessagePolicy.FILE
     restart_policy: RestartPolicy | None = None
+    config_error: str = ""
 
     def __attrs_post_init__(self) -> None:
         if self.restart_policy not in (None, RestartPolicy.ALWAYS):

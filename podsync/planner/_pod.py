@@ -172,7 +172,15 @@ class PodPlanner(InitPlanner, RestartPlanner, CreateSpecs):
             decision.start = (Reason.POD_REBUILD, f"pod rebuilt: {rebuild[1]}", 0)
         elif keeper is not None:
             digest, text = self._app_hash(c, remember=self._again)
-            change = spec_change(keeper, digest, lambda: json.loads(text), c.image)
+            # A container whose config cannot be built now (a missing ConfigMap or Secret
+            # key) keeps the instance that runs: the kubelet resolves env at a start
+            # only, and a running container never learns of the change
+            # (makeEnvironmentVariables; kubelet-modern.md §8).
+            change = (
+                None
+                if c.config_error
+                else spec_change(keeper, digest, lambda: json.loads(text), c.image)
+            )
             if change is not None:
                 why = f"spec changed ({change})"
                 decision.kills.append((keeper, Reason.SPEC_CHANGED, f"replaced, {why}", pre_stop))
@@ -230,6 +238,19 @@ class PodPlanner(InitPlanner, RestartPlanner, CreateSpecs):
                     f"wait {self._label(c.name)}: image {c.image} is absent and its "
                     "pull policy is Never"
                 ),
+            )
+        if decision.start is not None and c.config_error:
+            # The kubelet's generateContainerConfig fails the start with
+            # CreateContainerConfigError (makeEnvironmentVariables: a non-optional
+            # ConfigMap or Secret key that is not there); the next sync tries again.
+            decision.start = None
+            decision.wait = Wait(
+                self.key,
+                self.pod.uid,
+                c.name,
+                0.0,
+                Reason.CONFIG_MISSING,
+                f"wait {self._label(c.name)}: {c.config_error}",
             )
         if decision.start is not None and (held := self._user_check(c)) is not None:
             decision.start, decision.wait = None, held

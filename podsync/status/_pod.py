@@ -67,6 +67,14 @@ __all__ = [
     "pod_status",
 ]
 
+# The waiting reason of a container whose last run ended and whose start a ``Wait``
+# holds, and the run becomes its last state (convertToAPIContainerStatuses with the
+# reason cache's last start error).
+_WAITING_REASONS = {
+    Reason.BACK_OFF: "CrashLoopBackOff",
+    Reason.CONFIG_MISSING: "CreateContainerConfigError",
+}
+
 
 class PodPhase(enum.StrEnum):
     """Kubernetes' pod phases (``v1.PodPhase``). podsync never reports ``UNKNOWN`` (the
@@ -297,6 +305,10 @@ def _judge(
                 # SchedulingGated, which is what keeps it from running.
                 text = f"{c.name}: the pod has scheduling gates, not ready to run"
                 reason = "SchedulingGated"
+            elif wait is not None and wait.reason is Reason.CONFIG_MISSING:
+                # generateContainerConfig's failure: the object and key, never a value.
+                text = f"{c.name}: {c.config_error}"
+                reason = "CreateContainerConfigError"
             elif wait is not None and wait.reason is Reason.RUN_AS_NON_ROOT:
                 # The kubelet's verifyRunAsNonRoot failure (generateContainerConfig).
                 text = f"{c.name}: {wait.message.partition(': ')[2]}"
@@ -319,8 +331,8 @@ def _judge(
         waiting = ContainerStatus(
             c.name,
             ContainerState.WAITING,
-            "CrashLoopBackOff"
-            if wait is not None and wait.reason is Reason.BACK_OFF
+            _WAITING_REASONS.get(wait.reason, "ContainerCreating")
+            if wait is not None
             else "ContainerCreating",
             container_id=last.id,
             restart_count=restarts,
@@ -353,6 +365,9 @@ def _judge(
         elif wait is not None and wait.reason is Reason.BACK_OFF:
             text = f"{ended}, back-off: restart in {wait.seconds:.0f}s"
             problems.append(text)
+        elif wait is not None and wait.reason is Reason.CONFIG_MISSING:
+            text = f"{ended}, cannot start again: {c.config_error}"
+            problems.append(text)
         else:
             text = f"{ended}, restarting"
             problems.append(text)
@@ -361,10 +376,11 @@ def _judge(
         else:
             counts["stopped"] += 1
             counts["succeeded"] += succeeded
-        if last.finished_at is not None and (wait is None or wait.reason is not Reason.BACK_OFF):
+        if last.finished_at is not None and (wait is None or wait.reason not in _WAITING_REASONS):
             # A run that ended, with no back-off holding its restart: terminated. (In
             # back-off the kubelet shows Waiting CrashLoopBackOff, the run as its last
-            # state: the else branch.)
+            # state: the else branch; the same with the start error of a config it
+            # cannot build, CreateContainerConfigError.)
             ended_status = ContainerStatus(
                 c.name, ContainerState.TERMINATED, message=text, restart_count=restarts
             )

@@ -279,7 +279,9 @@ def _container_v1(
 ) -> Container:
     # The kubelet's makeEnvironmentVariables and ExpandContainerCommandAndArgs, when
     # the file is read (see _env).
+    before = len(facts.missing)
     env = _resolve_env(c.env, c.name, facts, path, out, c.env_from)
+    missing = [message for _, message in facts.missing[before:]]
     return _container(
         c,
         path,
@@ -299,6 +301,7 @@ def _container_v1(
         termination_message_policy=_termination_message_policy(
             c.termination_message_policy, f"{path}.terminationMessagePolicy", out
         ),
+        config_error="; ".join(missing),
     )
 
 

@@ -467,7 +467,10 @@ def _pod_from_v1(
     if fleet is not None:
         fleet.assigned[pod.uid] = doc.spec.node_name
     return _Read(
-        pod, f"{root}.metadata.name", uid_path, _warning(doc, pod, context.node, facts.skipped)
+        pod,
+        f"{root}.metadata.name",
+        uid_path,
+        _warning(doc, pod, context.node, facts.skipped, facts.missing),
     )
 
 
@@ -492,7 +495,11 @@ def _exported_mounts(
 
 
 def _warning(
-    doc: _PodV1 | _PodItemV1, pod: Pod, node: NodeInfo, skipped: Sequence[str] = ()
+    doc: _PodV1 | _PodItemV1,
+    pod: Pod,
+    node: NodeInfo,
+    skipped: Sequence[str] = (),
+    missing: Sequence[tuple[str, str]] = (),
 ) -> str:
     """The pod's one warning line: the fields it sets that mean nothing on one host.
 
@@ -526,6 +533,14 @@ def _warning(
         clauses.append(
             "skipping envFrom keys that are not environment variable names, as the kubelet "
             f"does: {'; '.join(skipped)}"
+        )
+    if missing:
+        # Not the file's problem: the container's (generateContainerConfig), named here
+        # with its path so that the user finds the reference to fix.
+        clauses.append(
+            "not creating a container until the sources hold what its env reads "
+            "(CreateContainerConfigError): "
+            + "; ".join(f"{path}: {message}" for path, message in missing)
         )
     # A static pod runs on the node whose kubelet reads it: the kubelet sets nodeName to
     # its own name (pkg/kubelet/config/common.go, applyDefaults), so a file naming

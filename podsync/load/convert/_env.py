@@ -34,6 +34,13 @@ is copied as it is. An ``env`` value sees only the entries before it; ``command`
 ``args`` see all of them (a later entry of the same name wins). Values from
 ``valueFrom`` are never expanded.
 
+A ConfigMap or Secret, or a key of one, that ``env`` or ``envFrom`` reads without
+``optional: true`` and the sources do not hold fails that container, not the file: the
+container is read with its ``config_error`` (the object and key, never a value), which
+holds its creation, as the kubelet's ``CreateContainerConfigError`` holds the start
+(``makeEnvironmentVariables``, ``generateContainerConfig``); the other pods and
+containers run. With ``optional: true`` the variable is left out.
+
 Secret values (``secretKeyRef``, ``envFrom.secretRef``) are ``SecretText`` s
 (``podsync.model._secrets``): the value for the engine, and the Secret's reference with a
 digest keyed with the host's key (``_Objects.secret_key``) for everything that writes
@@ -87,6 +94,11 @@ class _PodFacts:
     # Filled while resolving: the envFrom keys skipped as no variable names, for the
     # pod's warning line ("containers[0].envFrom[1]: a.b (ConfigMap default/cfg)").
     skipped: list[str] = attrs.field(factory=list)
+    # Filled while resolving: (path, message) of each ConfigMap or Secret, or key of one,
+    # that env or envFrom reads without ``optional: true`` and the sources do not hold.
+    # Not a problem of the file: it fails the start of that container only (the
+    # kubelet's CreateContainerConfigError), see ``_container_v1``.
+    missing: list[tuple[str, str]] = attrs.field(factory=list)
     # A pod exported from a cluster (it has fields only the API server writes): the
     # volumeMounts of each volume, by volume name, as ("containers[0] 'app'", mountPath)
     # pairs - what a refusal of the volume the cluster added tells the user to delete.
@@ -193,10 +205,10 @@ def _env_from(
     """The variables of ``envFrom``: each ConfigMap's ``data`` or Secret's data, its
     keys prefixed.
 
-    As the kubelet (``makeEnvironmentVariables``): a missing ConfigMap or Secret is an
-    error unless ``optional``; a key that is not a valid variable name once prefixed is
-    skipped (the kubelet skips it and records an event), a ConfigMap's ``binaryData``
-    is not used.
+    As the kubelet (``makeEnvironmentVariables``): a missing ConfigMap or Secret fails
+    the container's start unless ``optional`` (``facts.missing``); a key that is not a
+    valid variable name once prefixed is skipped (the kubelet skips it and records an
+    event), a ConfigMap's ``binaryData`` is not used.
     """
     result: dict[str, EnvVar] = {}
     for i, source in enumerate(sources):
@@ -227,7 +239,9 @@ def _env_from(
         config_map = facts.objects.config_maps.get((facts.namespace, ref.name))
         if config_map is None:
             if not ref.optional:
-                out.append((f"{at}.configMapRef.name", _no_object("ConfigMap", ref.name, facts)))
+                facts.missing.append(
+                    (f"{at}.configMapRef.name", _not_found("ConfigMap", ref.name, facts))
+                )
             continue
         for key, value in config_map.data.items():
             name = source.prefix + key
@@ -257,7 +271,7 @@ def _secret_variables(
     secret = facts.objects.secrets.get((facts.namespace, ref.name))
     if secret is None:
         if not ref.optional:
-            out.append((f"{path}.secretRef.name", _no_object("Secret", ref.name, facts)))
+            facts.missing.append((f"{path}.secretRef.name", _not_found("Secret", ref.name, facts)))
         return []
     _note_skipped(secret.data, source.prefix, f"Secret {secret.key}", path, facts)
     found: list[tuple[str, str]] = []
@@ -319,19 +333,24 @@ def _secret_value(
     secret = facts.objects.secrets.get((facts.namespace, ref.name))
     if secret is None:
         if not ref.optional:
-            out.append((f"{path}.name", _no_object("Secret", ref.name, facts)))
+            facts.missing.append((f"{path}.name", _not_found("Secret", ref.name, facts)))
         return None
     if ref.key not in secret.data:
         if not ref.optional:
-            keys = ", ".join(sorted(secret.data)) or "none"
-            out.append(
-                (
-                    f"{path}.key",
-                    f"Secret {secret.key} has no key {ref.key!r} in its data (keys: {keys})",
-                )
-            )
+            facts.missing.append((f"{path}.key", _no_key("Secret", secret.key, ref.key)))
         return None
     return _sealed(secret, ref.key, facts, path, out)
+
+
+def _not_found(kind: str, name: str, facts: _PodFacts) -> str:
+    """Why a container cannot be created: the object its env reads is not there."""
+    return f"{kind} {facts.namespace}/{name} not found (not optional)"
+
+
+def _no_key(kind: str, obj: str, key: str) -> str:
+    """Why a container cannot be created: the key its env reads is not in the object
+    ``obj`` (``namespace/name``); the object's values are never shown."""
+    return f"couldn't find key {key!r} in {kind} {obj} (not optional)"
 
 
 def _no_object(kind: str, name: str, facts: _PodFacts) -> str:
@@ -349,17 +368,11 @@ def _config_map_value(
     config_map = facts.objects.config_maps.get((facts.namespace, ref.name))
     if config_map is None:
         if not ref.optional:
-            out.append((f"{path}.name", _no_object("ConfigMap", ref.name, facts)))
+            facts.missing.append((f"{path}.name", _not_found("ConfigMap", ref.name, facts)))
         return None
     if ref.key not in config_map.data:
         if not ref.optional:
-            keys = ", ".join(sorted(config_map.data)) or "none"
-            out.append(
-                (
-                    f"{path}.key",
-                    f"ConfigMap {config_map.key} has no key {ref.key!r} in its data (keys: {keys})",
-                )
-            )
+            facts.missing.append((f"{path}.key", _no_key("ConfigMap", config_map.key, ref.key)))
         return None
     return config_map.data[ref.key]
 

@@ -281,7 +281,8 @@ def _container_v1(
     # the file is read (see _env).
     before = len(facts.missing)
     env = _resolve_env(c.env, c.name, facts, path, out, c.env_from)
-    missing = [message for _, message in facts.missing[before:]]
+    # Each object or key once, in the order the env reads them.
+    missing = dict.fromkeys(message for _, message in facts.missing[before:])
     return _container(
         c,
         path,

@@ -56,6 +56,12 @@ def errors(text: str, name: str = "pods.yaml") -> list[str]:
     return [str(p) for p in info.value.problems]
 
 
+def config_errors(text: str) -> list[str]:
+    """The ``config_error`` of each container of the pods of ``text``: a missing object
+    or key fails the container (CreateContainerConfigError), not the file."""
+    return [c.config_error for pod in parse(text) for c in pod.containers]
+
+
 def env_of(pod: Pod) -> list[EnvVar]:
     return list(pod.containers[0].env)
 
@@ -100,30 +106,23 @@ def test_a_list_may_hold_objects_and_pods() -> None:
     )
     (pod,) = parse(mixed)
     assert env_of(pod) == [EnvVar("A", "1", FROM_CONFIG)]
-    assert errors(text) == [
-        "pods.yaml: $.items[0].spec.containers[0].envFrom[0].configMapRef.name: no ConfigMap "
-        "default/app-config in the sources (set optional: true if the pod may run without it)"
-    ]
+    assert config_errors(text) == ["ConfigMap default/app-config not found (not optional)"]
 
 
 def test_objects_are_namespaced_like_pods() -> None:
     other = CONFIG.replace("name: app-config", "name: app-config\n  namespace: other")
-    assert errors(other + "---\n" + POD) == [
-        "pods.yaml: document 2: $.spec.containers[0].env[0].valueFrom.configMapKeyRef.name: "
-        "no ConfigMap default/app-config in the sources (set optional: true if the pod may "
-        "run without it)"
+    assert config_errors(other + "---\n" + POD) == [
+        "ConfigMap default/app-config not found (not optional)"
     ]
     in_other = POD.replace("name: web", "name: web\n  namespace: other")
     (pod,) = parse(other + "---\n" + in_other)
     assert env_of(pod)[0] == EnvVar("MODE", "production", "ConfigMap other/app-config")
 
 
-def test_a_missing_key_names_the_keys_there_are() -> None:
+def test_a_missing_key_fails_the_container_naming_the_object_and_key() -> None:
     text = CONFIG + "---\n" + POD.replace("key: MODE", "key: mode")
-    assert errors(text) == [
-        "pods.yaml: document 2: $.spec.containers[0].env[0].valueFrom.configMapKeyRef.key: "
-        "ConfigMap default/app-config has no key 'mode' in its data (keys: LOG_LEVEL, MODE, "
-        "app.properties)"
+    assert config_errors(text) == [
+        "couldn't find key 'mode' in ConfigMap default/app-config (not optional)"
     ]
 
 
@@ -171,12 +170,12 @@ def test_env_from_with_prefix_skips_invalid_names_and_env_wins() -> None:
 
 def test_env_from_a_missing_configmap_and_a_bad_prefix() -> None:
     text = ENV_FROM.replace("prefix: CFG_", "prefix: 1CFG")
+    # The bad prefix is the file's problem; the missing ConfigMap only the container's.
     assert errors(text) == [
-        "pods.yaml: $.spec.containers[0].envFrom[0].configMapRef.name: no ConfigMap "
-        "default/app-config in the sources (set optional: true if the pod may run without it)",
         "pods.yaml: $.spec.containers[0].envFrom[1].prefix: '1CFG' is not a valid environment "
         "variable name (letters, digits and '_', not starting with a digit)",
     ]
+    assert config_errors(ENV_FROM) == ["ConfigMap default/app-config not found (not optional)"]
     optional = ENV_FROM.replace(
         "- configMapRef: {name: app-config}", "- configMapRef: {name: app-config, optional: true}"
     ).replace("configMapRef: {name: app-config}\n", "configMapRef: {name: x, optional: true}\n")
@@ -282,11 +281,7 @@ def test_a_secret_is_decoded_and_its_string_data_wins() -> None:
 def test_secret_references_in_env_read_secrets_not_configmaps() -> None:
     # More in tests/unit/load/test_secret_env.py.
     text = CONFIG + "---\n" + POD.replace("configMapKeyRef", "secretKeyRef")
-    assert errors(text) == [
-        "pods.yaml: document 2: $.spec.containers[0].env[0].valueFrom.secretKeyRef.name: no "
-        "Secret default/app-config in the sources (set optional: true if the pod may run "
-        "without it)"
-    ]
+    assert config_errors(text) == ["Secret default/app-config not found (not optional)"]
 
 
 def test_an_edited_configmap_replaces_the_container_and_the_plan_names_it() -> None:

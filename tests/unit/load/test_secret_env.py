@@ -130,17 +130,18 @@ def test_the_digest_covers_what_a_secret_flowed_into():
     assert "other" not in json.dumps(new)
 
 
-def test_a_missing_secret_or_key_is_an_error_naming_it():
-    assert errors(POD) == [
-        "pods.yaml: $.spec.containers[0].env[0].valueFrom.secretKeyRef.name: no Secret "
-        "default/db-creds in the sources (set optional: true if the pod may run without it)",
-        "pods.yaml: $.spec.containers[0].env[2].valueFrom.secretKeyRef.name: no Secret "
-        "default/db-creds in the sources (set optional: true if the pod may run without it)",
-    ]
-    assert errors(SECRET + "---\n" + POD.replace("key: user", "key: login")) == [
-        "pods.yaml: document 2: $.spec.containers[0].env[2].valueFrom.secretKeyRef.key: "
-        "Secret default/db-creds has no key 'login' in its data (keys: bad-name, password, user)"
-    ]
+def config_error(text: str) -> str:
+    (pod,) = parse(text)
+    return pod.containers[0].config_error
+
+
+def test_a_missing_secret_or_key_fails_the_container_naming_it():
+    """CreateContainerConfigError: the pod loads, its container is not to be created;
+    the message names the object and the key, never a value."""
+    assert config_error(POD) == "Secret default/db-creds not found (not optional)"
+    missing_key = config_error(SECRET + "---\n" + POD.replace("key: user", "key: login"))
+    assert missing_key == "couldn't find key 'login' in Secret default/db-creds (not optional)"
+    assert "hunter2" not in missing_key
 
 
 def test_optional_references_to_what_is_missing_set_nothing():
@@ -187,12 +188,7 @@ def test_env_from_a_secret_with_prefix_skips_invalid_names():
 
 
 def test_env_from_a_missing_secret_and_both_refs():
-    assert errors(ENV_FROM) == [
-        "pods.yaml: $.spec.containers[0].envFrom[0].secretRef.name: no Secret default/db-creds "
-        "in the sources (set optional: true if the pod may run without it)",
-        "pods.yaml: $.spec.containers[0].envFrom[1].secretRef.name: no Secret default/db-creds "
-        "in the sources (set optional: true if the pod may run without it)",
-    ]
+    assert config_error(ENV_FROM) == "Secret default/db-creds not found (not optional)"
     both = ENV_FROM.replace(
         "- secretRef: {name: db-creds}",
         "- secretRef: {name: db-creds}\n      configMapRef: {name: x}",
@@ -245,8 +241,8 @@ def test_the_key_is_read_only_when_the_sources_hold_a_secret(tmp_path):
         calls.append(1)
         return HOST_KEY
 
-    with pytest.raises(ConfigError):
-        load_pods([str(tmp_path)], node=NODE, secret_key=key)
+    (held,) = load_pods([str(tmp_path)], node=NODE, secret_key=key)
+    assert "ConfigMap default/db-creds not found (not optional)" == held.containers[0].config_error
     assert [] == calls
     (tmp_path / "secret.yaml").write_text(SECRET)
     (tmp_path / "pod.yaml").write_text(POD)

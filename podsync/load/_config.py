@@ -76,7 +76,7 @@ from __future__ import annotations
 import logging
 import os
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any, cast
 
 import attrs
@@ -161,6 +161,7 @@ def load_pods(
     cache: PodFileCache | None = None,
     secret_key: SecretKey = None,
     etcd: EtcdOptions | None = None,
+    on_bad_file: Callable[[ConfigError], object] | None = None,
 ) -> tuple[Pod, ...]:
     """Read the desired pods from files, directories, URLs, etcd and standard input.
 
@@ -211,20 +212,44 @@ def load_pods(
             it, a pod that uses a Secret's value is an error.
         etcd: how etcd sources are reached: TLS files, user and password, timeout
             (``podsync.EtcdOptions``); plain http without credentials when not given.
+        on_bad_file: when given, one bad file does not fail the others (the modern
+            kubelet's ``extractFromDir``, ``kubectl apply -f DIR``): a stream (a file,
+            one file of a directory, a URL, an etcd key, standard input) with any
+            problem gives none of its pods, its ConfigMaps and Secrets do not count,
+            and ``on_bad_file`` is called with its problems (one ``ConfigError`` per
+            stream, in source order); the pods of the other streams are returned. Of
+            a pod defined twice, the later definition's stream is the bad one.
+
+    A ConfigMap or Secret, or a key of one, that a container's ``env`` or ``envFrom``
+    reads without ``optional: true`` and the sources do not hold is no problem of the
+    file: the pod is read, and that container carries the reason
+    (``Container.config_error``; the kubelet's ``CreateContainerConfigError``): it is
+    not created while the sources do not hold it.
 
     Returns:
-        The pods of all sources, in source order and then document order.
+        The pods of all sources (with ``on_bad_file``: of the good streams), in source
+        order and then document order.
 
     Raises:
         ConfigError: anything was wrong with any source: it could not be read, it is
             too large, it is not valid YAML, a document is invalid, or two pods share a
             ``namespace/name`` or a uid. Every problem found is listed and no pods are
-            returned.
+            returned. Never raised for such problems when ``on_bad_file`` is given.
         TypeError: ``sources`` is a single string or path instead of a sequence.
         ValueError: ``max_bytes`` is negative or ``http_timeout`` is not positive.
     """
     return _load_pods(
-        sources, stdin, max_bytes, http_timeout, node, on_warning, cache, secret_key, None, etcd
+        sources,
+        stdin,
+        max_bytes,
+        http_timeout,
+        node,
+        on_warning,
+        cache,
+        secret_key,
+        None,
+        etcd,
+        on_bad_file=on_bad_file,
     )
 
 
@@ -239,6 +264,8 @@ def _load_pods(
     secret_key: SecretKey,
     fleet: _Fleet | None,
     etcd: EtcdOptions | None = None,
+    *,
+    on_bad_file: Callable[[ConfigError], object] | None = None,
 ) -> tuple[Pod, ...]:
     from podsync.load.convert._document import _Context
 
@@ -291,6 +318,18 @@ def _load_pods(
         again = {s.source_name: s for s in read(sorted(fresh), False)}
         streams = [again.get(s.source_name, s) if s.entry is not None else s for s in streams]
         objects = _objects_of(streams, secret_key)
+    if on_bad_file is not None:
+        from podsync.load._bad_files import _good_pods
+
+        return _good_pods(
+            streams,
+            objects,
+            secret_key,
+            on_warning,
+            on_bad_file,
+            cache,
+            lambda names: list(read(names, False)),
+        )
     pods = _read_streams(streams, objects, on_warning, cache)
     return pods
 
@@ -362,6 +401,11 @@ def _result(
     problems.extend(_duplicates(found))
     if problems:
         raise ConfigError(problems)
+    return _warned(found, on_warning)
+
+
+def _warned(found: Sequence[_Found], on_warning: Callable[[str], object] | None) -> tuple[Pod, ...]:
+    """The pods found, after their warnings (to ``on_warning``, else the logger)."""
     for f in found:
         if f.warning:
             line = f"{f.source_name}: {f.warning}" if f.source_name else f.warning
@@ -558,29 +602,7 @@ def _read_streams(
     parsed: dict[str, _Parsed] = {}
     for stream in streams:
         problems.extend(stream.problems)
-        entry = stream.entry
-        if entry is None:
-            load_problems = tuple(p for p in stream.problems if p.path == "")
-            stream_found: Sequence[_Found] = ()
-            stream_problems: Sequence[Problem] = ()
-            if stream.early is not None:
-                stream_found, stream_problems = stream.early
-            elif stream.context is not None:
-                stream_found, stream_problems = _parse_documents(
-                    stream.documents,
-                    stream.source_name,
-                    attrs.evolve(stream.context, objects=objects),
-                )
-            if stream.key is not None:
-                entry = _Parsed(
-                    stream.key,
-                    load_problems,
-                    _object_items(stream),
-                    tuple(stream_found),
-                    tuple(stream_problems),
-                )
-        else:
-            stream_found, stream_problems = entry.found, entry.problems
+        entry, stream_found, stream_problems = _converted(stream, objects)
         found.extend(stream_found)
         problems.extend(stream_problems)
         if entry is not None:
@@ -588,6 +610,36 @@ def _read_streams(
     if cache is not None:
         cache._files, cache._objects = parsed, objects
     return _result(found, problems, on_warning)
+
+
+def _converted(
+    stream: _Stream, objects: _Objects
+) -> tuple[_Parsed | None, Sequence[_Found], Sequence[Problem]]:
+    """The pods of one stream and the problems of converting them, given the objects
+    of all streams; with the cache's entry for it (a regular file), new or the one that
+    vouched for it."""
+    entry = stream.entry
+    if entry is not None:
+        return entry, entry.found, entry.problems
+    stream_found: Sequence[_Found] = ()
+    stream_problems: Sequence[Problem] = ()
+    if stream.early is not None:
+        stream_found, stream_problems = stream.early
+    elif stream.context is not None:
+        stream_found, stream_problems = _parse_documents(
+            stream.documents,
+            stream.source_name,
+            attrs.evolve(stream.context, objects=objects),
+        )
+    if stream.key is not None:
+        entry = _Parsed(
+            stream.key,
+            tuple(p for p in stream.problems if p.path == ""),
+            _object_items(stream),
+            tuple(stream_found),
+            tuple(stream_problems),
+        )
+    return entry, stream_found, stream_problems
 
 
 def _object_kind(item: object) -> str | None:
@@ -629,30 +681,28 @@ def _parse_documents(
 
 def _duplicates(found: Sequence[_Found]) -> list[Problem]:
     """Pods defined twice: the same namespace/name, or the same uid (both places named)."""
-    problems: list[Problem] = []
+    return [problem for _, problem in _duplicates_in((0, f) for f in found)]
+
+
+def _duplicates_in(found: Iterable[tuple[int, _Found]]) -> list[tuple[int, Problem]]:
+    """Pods defined twice, each problem with the number its later definition came with
+    (its stream): the first definition is the one that counts."""
+    problems: list[tuple[int, Problem]] = []
     by_key: dict[str, _Found] = {}
     by_uid: dict[str, _Found] = {}
-    for f in found:
+    for number, f in found:
         first = by_key.setdefault(f.pod.key, f)
         if first is not f:
-            problems.append(
-                Problem(
-                    f.source_name,
-                    f.name_path,
-                    f"duplicate pod {f.pod.key} (first at {first.place(first.name_path)})",
-                )
-            )
+            message = f"duplicate pod {f.pod.key} (first at {first.place(first.name_path)})"
+            problems.append((number, Problem(f.source_name, f.name_path, message)))
             continue
         first = by_uid.setdefault(f.pod.uid, f)
         if first is not f:
-            problems.append(
-                Problem(
-                    f.source_name,
-                    f.uid_path,
-                    f"duplicate uid {f.pod.uid!r}: already used by pod {first.pod.key} "
-                    f"(at {first.place(first.uid_path)})",
-                )
+            message = (
+                f"duplicate uid {f.pod.uid!r}: already used by pod {first.pod.key} "
+                f"(at {first.place(first.uid_path)})"
             )
+            problems.append((number, Problem(f.source_name, f.uid_path, message)))
     return problems
 
 

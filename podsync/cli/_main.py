@@ -60,6 +60,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+import attrs
+
 from podsync.actions._actions import Plan
 from podsync.actions._options import GCPolicy, PlanOptions
 from podsync.cli._args import (
@@ -86,6 +88,7 @@ from podsync.cli._planning import _host_key, _plan_options, _root_dir
 from podsync.exceptions import ConfigError, EngineUnavailable, PodsyncError, RuntimeCallError
 from podsync.host._clock import Clock, clocks, system_sleep
 from podsync.load._config import DEFAULT_MAX_BYTES, load_pods
+from podsync.load._source_reads import source_kind
 from podsync.loop._sync import Observation
 from podsync.model._pod import ObservedContainer, ObservedVolume, Pod
 from podsync.planner._plan import plan
@@ -107,33 +110,71 @@ __all__ = ["main"]
 # Reading
 
 
+@attrs.frozen
+class _Loaded:
+    """What the sources gave: the pods of the good files, and the bad files' problems.
+
+    Attributes:
+        pods: the pods of every file (URL, etcd key) without a problem.
+        bad: one ``ConfigError`` per file that was not used, in source order.
+    """
+
+    pods: tuple[Pod, ...]
+    bad: tuple[ConfigError, ...] = ()
+
+    def options(self, options: PlanOptions) -> PlanOptions:
+        """``options``, deleting no pod of a kind of source that had a bad file: the
+        pods a bad file holds are unknown, and a bad file never causes a deletion
+        (``kubectl apply --prune`` prunes nothing after an error either)."""
+        kinds = {source_kind(p.source) for error in self.bad for p in error.problems}
+        if not kinds:
+            return options
+        ready = options.ready_sources
+        base = ready if ready is not None else frozenset({"file", "http", "etcd"})
+        return attrs.evolve(options, ready_sources=base - kinds)
+
+    def report(self, console: Console, *, deletions: bool = True) -> bool:
+        """Say which files were not used, and why (each problem with its file and
+        ``$.path``); whether all were used. ``deletions``: the command deletes the pods
+        the sources no longer hold (``plan``, ``apply``), which waited."""
+        for error in self.bad:
+            for problem in error.problems:
+                console.error(str(problem))
+        if self.bad:
+            held = ", and no pod of their kind of source was deleted" if deletions else ""
+            console.error(
+                f"{len(self.bad)} source file(s) not used: what they hold was neither "
+                f"started nor stopped{held}; the other files were used"
+            )
+        return not self.bad
+
+
 def _load(
     sources: Sequence[str],
     warn: Callable[[str], object],
     max_bytes: int | None,
     root_dir: str,
     etcd: EtcdOptions | None = None,
-) -> tuple[Pod, ...]:
-    """The pods of every source, or a failure listing every problem (nothing else
-    happens first: the engine is not contacted before the sources are read). The
+) -> _Loaded:
+    """The pods of every good source file, and the problems of the others (the engine
+    is not contacted before the sources are read): one bad file is one bad file, as for
+    the kubelet's file source (``extractFromDir``) and ``kubectl apply -f DIR``. The
     fields a pod sets that podsync ignores are one ``warn`` per pod. ``max_bytes`` is
     ``--max-bytes`` (None: the library's default). Secret values are digested with the
     key under ``root_dir`` (made there when the sources first hold a Secret); etcd
     sources are reached with ``etcd``."""
     limit = DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
     key = _host_key(root_dir)
-    try:
-        return load_pods(list(sources), on_warning=warn, max_bytes=limit, secret_key=key, etcd=etcd)
-    except ConfigError as exc:
-        lines = [str(p) for p in exc.problems]
-        if len(lines) > 1:
-            # Several lines, some about one document of a file that also holds good
-            # pods: say that none of them was used.
-            lines.append(
-                f"{len(lines)} problems in the sources: podsync stopped before contacting "
-                "the engine, and changed nothing"
-            )
-        raise _Failure(*lines) from None
+    bad: list[ConfigError] = []
+    pods = load_pods(
+        list(sources),
+        on_warning=warn,
+        max_bytes=limit,
+        secret_key=key,
+        etcd=etcd,
+        on_bad_file=bad.append,
+    )
+    return _Loaded(pods, tuple(bad))
 
 
 # ---------------------------------------------------------------------------------------
@@ -170,8 +211,11 @@ def _cmd_plan(args: argparse.Namespace, console: Console, factory: RuntimeFactor
     from podsync.cli._saved import _write_plan
     from podsync.cli._secrets import _with_sources
 
-    pods = _load(args.sources, console.warning, args.max_bytes, _root_dir(args), etcd_options(args))
-    options = _plan_options(args, console)
+    loaded = _load(
+        args.sources, console.warning, args.max_bytes, _root_dir(args), etcd_options(args)
+    )
+    pods = loaded.pods
+    options = loaded.options(_plan_options(args, console))
     with _engine(factory, args.docker_host) as runtime:
         # A dry run: the plan is made as apply makes it, and never applied.
         the_plan = _sync_pods(
@@ -198,6 +242,8 @@ def _cmd_plan(args: argparse.Namespace, console: Console, factory: RuntimeFactor
                 f"\nSaved the plan to {args.out}. To apply exactly this plan: "
                 f"podsync apply --plan {args.out}"
             )
+    if not loaded.report(console):
+        return EXIT_ERROR
     if args.detailed_exitcode and the_plan.has_changes:
         return EXIT_CHANGES
     return EXIT_OK
@@ -217,13 +263,16 @@ def _cmd_apply(
         from podsync.cli._saved import _apply_saved
 
         return _apply_saved(args, console, factory)
-    pods = _load(args.sources, console.warning, args.max_bytes, _root_dir(args), etcd_options(args))
-    options = _plan_options(args, console)
+    loaded = _load(
+        args.sources, console.warning, args.max_bytes, _root_dir(args), etcd_options(args)
+    )
+    pods = loaded.pods
+    options = loaded.options(_plan_options(args, console))
 
     def show(the_plan: Plan, observation: Observation) -> bool:
         warn_rejected(console, the_plan)
         warn_unpublished_ports(console, pods, options)
-        if not pods:
+        if not pods and not loaded.bad:
             console.warning("the sources describe no pods")
         console.print(the_plan.render())
         return the_plan.has_changes
@@ -235,7 +284,10 @@ def _cmd_apply(
         if args.wait:
             from podsync.cli._wait import _wait
 
-            return _wait(console, runtime, pods, options, args, sleep, ok, result.observation)
+            waited = _wait(console, runtime, pods, options, args, sleep, ok, result.observation)
+            return waited if loaded.report(console) else EXIT_ERROR
+    if not loaded.report(console):
+        return EXIT_ERROR
     if the_plan.rejected:
         console.error(f"{len(the_plan.rejected)} pod(s) rejected: see the warnings above")
         return EXIT_ERROR
@@ -250,7 +302,10 @@ def _pod_of_volume(volume: ObservedVolume) -> str:
 
 def _cmd_down(args: argparse.Namespace, console: Console, factory: RuntimeFactory) -> int:
     # Removing pods: what they would ignore while running is beside the point.
-    pods = _load(args.sources, lambda _: None, args.max_bytes, _root_dir(args), etcd_options(args))
+    loaded = _load(
+        args.sources, lambda _: None, args.max_bytes, _root_dir(args), etcd_options(args)
+    )
+    pods = loaded.pods
     root_dir = _root_dir(args)
     uids = {p.uid for p in pods}
     options = PlanOptions(
@@ -294,7 +349,9 @@ def _cmd_down(args: argparse.Namespace, console: Console, factory: RuntimeFactor
                 break
             if not _run_apply(console, the_plan, runtime, args, verb="Down").ok:
                 return EXIT_ERROR
-    return EXIT_OK
+    # The pods of a bad file are unknown: they stay (kubectl delete -f DIR deletes what
+    # it could read and reports the rest, too).
+    return EXIT_OK if loaded.report(console, deletions=False) else EXIT_ERROR
 
 
 # ---------------------------------------------------------------------------------------

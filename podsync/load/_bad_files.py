@@ -44,7 +44,6 @@ from podsync.load._config import (
     SecretKey,
     _converted,
     _duplicates_in,
-    _Found,
     _object_items,
     _objects_of,
     _Parsed,
@@ -81,8 +80,9 @@ def _good_pods(
         kept = [i for i in range(len(streams)) if i not in refused]
         converted = {i: _converted(streams[i], objects) for i in kept}
         problems = {i: [*streams[i].problems, *converted[i][2]] for i in kept}
-        for i, problem in _duplicates_in((i, f) for i in kept for f in converted[i][1]):
-            problems[i].append(problem)
+        found = ((i, f) for i in kept for f in converted[i][1])
+        for number, problem in _duplicates_in(found):
+            problems[number].append(problem)
         bad = [i for i in kept if problems[i]]
         if not bad:
             break
@@ -108,6 +108,4 @@ def _good_pods(
             if entry is not None:
                 parsed[streams[i].source_name] = entry
         cache._files, cache._objects = parsed, objects
-    found: list[_Found] = [f for i in sorted(converted) for f in converted[i][1]]
-    return _warned(found, on_warning)
-
+    return _warned([f for i in sorted(converted) for f in converted[i][1]], on_warning)

@@ -158,7 +158,8 @@ def _load(
 ) -> _Loaded:
     """The pods of every good source file, and the problems of the others (the engine
     is not contacted before the sources are read): one bad file is one bad file, as for
-    the kubelet's file source (``extractFromDir``) and ``kubectl apply -f DIR``. The
+    the kubelet's file source (``extractFromDir``) and ``kubectl apply -f DIR``; a
+    failure listing every problem when no file gave a pod. The
     fields a pod sets that podsync ignores are one ``warn`` per pod. ``max_bytes`` is
     ``--max-bytes`` (None: the library's default). Secret values are digested with the
     key under ``root_dir`` (made there when the sources first hold a Secret); etcd
@@ -174,6 +175,18 @@ def _load(
         etcd=etcd,
         on_bad_file=bad.append,
     )
+    if bad and not pods:
+        # Nothing to use: stop before the engine, as when every file is bad there is
+        # nothing a plan could do (a bad file deletes nothing).
+        lines = [str(p) for error in bad for p in error.problems]
+        if len(lines) > 1:
+            # Several lines, some about one document of a file that also holds good
+            # pods: say that none of them was used.
+            lines.append(
+                f"{len(lines)} problems in the sources: podsync stopped before contacting "
+                "the engine, and changed nothing"
+            )
+        raise _Failure(*lines)
     return _Loaded(pods, tuple(bad))
 
 

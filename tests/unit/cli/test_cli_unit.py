@@ -459,10 +459,8 @@ def test_unpublished_host_ports_are_a_warning_in_network_mode_none(
 def test_several_problems_end_with_what_podsync_did_about_them(
     run: Callable[..., Result], tmp_path: Path
 ) -> None:
-    """A Deployment and its Service beside a good pod: each problem is a line, and a
-    last one says the good pod was not applied either - podsync stopped before the
-    engine."""
-    good = write(tmp_path, "a.yaml", pod_yaml("a"))
+    """A Deployment and its Service, and nothing else: each problem is a line, and a
+    last one says podsync stopped before the engine."""
     bad = write(
         tmp_path,
         "web.yaml",
@@ -470,7 +468,7 @@ def test_several_problems_end_with_what_podsync_did_about_them(
         "apiVersion: v1\nkind: Service\nmetadata: {name: web}\n",
     )
 
-    result = run("apply", good, bad, runtime=None)
+    result = run("apply", bad, runtime=None)
 
     lines = result.err.splitlines()
     assert 1 == result.code
@@ -482,6 +480,80 @@ def test_several_problems_end_with_what_podsync_did_about_them(
         "podsync: error: 2 problems in the sources: podsync stopped before contacting "
         "the engine, and changed nothing"
     ] == lines[2:]
+
+
+# One bad file is one bad file (the kubelet's extractFromDir, kubectl apply -f DIR):
+# (id, command, the directory's files, pods running after, exit code, bad files named).
+BAD_FILE_CASES = [
+    ("stray-text-file", "apply", {"a.yaml": "a", "NOTES.txt": "notes: [\n"}, {"a"}, 1,
+     ["NOTES.txt"]),
+    ("editor-backup", "apply", {"a.yaml": "a", "a.yaml~": "a"}, {"a"}, 1, ["a.yaml~"]),
+    ("hidden-file-skipped", "apply", {"a.yaml": "a", ".a.yaml.swp": "\0"}, {"a"}, 0, []),
+    ("empty-file", "apply", {"a.yaml": "a", "b.yaml": ""}, {"a"}, 1, ["b.yaml"]),
+    ("plan-changes-nothing", "plan", {"a.yaml": "a", "NOTES.txt": "notes: [\n"}, set(), 1,
+     ["NOTES.txt"]),
+]
+
+
+@pytest.mark.parametrize(
+    ("command", "files", "running", "code", "named"),
+    [case[1:] for case in BAD_FILE_CASES],
+    ids=[case[0] for case in BAD_FILE_CASES],
+)
+def test_a_bad_file_beside_good_ones_is_reported_and_the_good_ones_run(
+    run: Callable[..., Result],
+    fake: FakeRuntime,
+    tmp_path: Path,
+    command: str,
+    files: dict[str, str],
+    running: set[str],
+    code: int,
+    named: list[str],
+) -> None:
+    """plan and apply on a directory use its good files, name each bad one (with its
+    ``$.path``) and exit non-zero for it; a file whose name starts with a dot is not
+    read."""
+    pods = tmp_path / "pods"
+    pods.mkdir()
+    for name, text in files.items():
+        (pods / name).write_text(pod_yaml(text) if text in ("a", "b") else text)
+
+    result = run(command, str(pods), runtime=fake)
+
+    assert (code, running) == (result.code, running_pods(fake)), result.err
+    errors = [line for line in result.err.splitlines() if "error:" in line]
+    assert [str(pods / name) for name in named] == [
+        line.split("error: ", 1)[1].split(": ", 1)[0] for line in errors[: len(named)]
+    ]
+    if named:
+        assert errors[-1].endswith(
+            f"{len(named)} source file(s) not used: what they hold was neither started nor "
+            "stopped, and no pod of their kind of source was deleted; the other files were used"
+        )
+
+
+def test_a_bad_file_deletes_nothing_of_its_kind(
+    run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path
+) -> None:
+    """A pod that left the good files is not deleted while another file is bad: the bad
+    file may be where it went (kubectl apply --prune prunes nothing after an error);
+    once the bad file is fixed, it goes."""
+    pods = tmp_path / "pods"
+    pods.mkdir()
+    (pods / "a.yaml").write_text(pod_yaml("a"))
+    (pods / "b.yaml").write_text(pod_yaml("b"))
+    assert 0 == run("apply", str(pods), runtime=fake).code
+    (pods / "b.yaml").write_text("kind: [\n")  # b, half-edited
+
+    first = run("apply", str(pods), runtime=fake)
+    after_first = running_pods(fake)
+    (pods / "b.yaml").unlink()
+    second = run("apply", str(pods), runtime=fake)
+
+    assert (1, 0) == (first.code, second.code)
+    assert ({"a", "b"}, {"a"}) == (after_first, running_pods(fake))
+    assert "stop default/b" not in first.out
+    assert "stop default/b" in second.out
 
 
 def host_network_pod(name: str) -> str:

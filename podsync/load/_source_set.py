@@ -1,28 +1,36 @@
-"""The sources of the continuous loop: polled one by one, each with its last good state.
+"""The sources of the continuous loop: polled one by one, each file with its last good
+state.
 
-``load_pods`` is all or nothing: one bad file fails the whole load, which is right for a
-one-shot ``apply`` (nothing half-read is used) and wrong for a loop, where one broken
-file would stop every pod from being kept in shape. The seed's ``syncLoop`` kept
-``last[source]`` - what each source said last (reference §6, "syncLoop keeps
-last[source]") - and here each source keeps its *last good* state:
+A loop must keep every pod in shape while one file is broken: the seed's ``syncLoop``
+kept ``last[source]`` - what each source said last (reference §6, "syncLoop keeps
+last[source]") - and the modern kubelet's file source runs the pods of the other files
+of a directory when it cannot process one (``extractFromDir``,
+``pkg/kubelet/config/file.go``). Here each *file* keeps its *last good* state (a file
+source, one file of a directory, a URL's body, an etcd key: one stream each):
 
 * ``poll`` reads one source (I/O: a file, a directory, a URL) through its reader
   (``_source_reads``), with the parse cache's rule: a regular file whose ``FileKey`` did
   not change is not read again, an HTTP body equal to the last one is not parsed again.
-  A source that cannot be read, or whose YAML does not load, is an error: never "no
-  pods".
-* ``update`` merges what the polls gave. The ConfigMaps and Secrets of *every* source
+  A source that cannot be read is an error (it keeps all it had: never "no pods"); a
+  file of a directory that cannot be read, or whose YAML does not load, is one bad
+  file.
+* ``update`` merges what the polls gave. The ConfigMaps and Secrets of *every* file
   are read first (as ``load_pods`` reads them: a pod may use an object of another
-  source), then each source's pods are converted with them. A changed source with a
+  source), then each file's pods are converted with them. A changed file with a
   problem is refused as a whole - it keeps the pods it had, and its objects do not
-  count - and the merge is made again without it. A source that did not change but
-  whose pods no longer convert (a ConfigMap it uses was taken away elsewhere) keeps its
-  last good pods too, and reports why.
+  count - and the merge is made again without it; the other files of its directory are
+  taken. A file that did not change but whose pods no longer convert (a volume's
+  ConfigMap was taken away elsewhere) keeps its last good pods too, and reports why. A
+  file that left its directory takes its pods with it.
 * A pod defined twice (the same ``namespace/name`` or uid in two places) is refused in
-  the source that changed, so a running pod is never taken over by a new definition
+  the file that changed, so a running pod is never taken over by a new definition
   elsewhere; the rule and the message are ``load_pods``'s.
-* A source never read successfully is not ready: ``PlanOptions.ready_sources`` keeps
-  pods of its kind from being deleted (the kubelet's per-source readiness).
+* A source never read successfully, or with a bad file that was never good (at the
+  first start: the pods it may hold are unknown), is not ready:
+  ``PlanOptions.ready_sources`` keeps pods of its kind from being deleted (the
+  kubelet's per-source readiness), so a bad file never causes a deletion. Its errors
+  are reported on every poll until it is fixed, renamed to start with a dot (not read,
+  as the kubelet's file source) or removed.
 
 An etcd source (``etcd://HOST:PORT/KEY``, ``_etcd_watch.EtcdSource``) is read the same
 way by ``poll``; in the loop's ``run()`` it is followed instead (``follows``,
@@ -70,18 +78,33 @@ class MergeResult:
     errors: Mapping[str, str]
 
 
+#: One stream of the loop: its source, and its name there (the file's path).
+_Unit = tuple[str, str]
+
+
 @attrs.define
 class _State:
-    """A source's last good state, and what is wrong with it now."""
+    """A source's last good state, file by file, and what is wrong with it now."""
 
-    streams: tuple[_Stream, ...] | None = None  # None: never read successfully
-    found: tuple[_Found, ...] = ()
-    read_error: str = ""  # the last poll could not read it (or load its YAML)
-    content_error: str = ""  # what it holds now is not taken (its last good pods are)
+    # By stream name, in order: each file's last good stream, or None for a bad file
+    # that was never good. None: the source was never read successfully.
+    streams: dict[str, _Stream | None] | None = None
+    found: dict[str, tuple[_Found, ...]] = attrs.Factory(dict)  # by stream name
+    read_error: str = ""  # the last poll could not read the source
+    bad: dict[str, str] = attrs.Factory(dict)  # files not taken as they are now: why
+    # The files refused for what their pods say (tried again at each merge: what they
+    # clash with may have gone), and the unchanged ones whose pods no longer convert.
+    refused: dict[str, _Stream] = attrs.Factory(dict)
+    broken: dict[str, str] = attrs.Factory(dict)
 
     @property
     def error(self) -> str:
-        return self.read_error or self.content_error
+        return self.read_error or "; ".join([*self.bad.values(), *self.broken.values()])
+
+    @property
+    def ready(self) -> bool:
+        """Read, and every file's pods known (each was good once)."""
+        return self.streams is not None and None not in self.streams.values()
 
 
 class SourceSet:
@@ -154,12 +177,13 @@ class SourceSet:
 
     @property
     def not_ready(self) -> frozenset[str]:
-        """The sources never read successfully."""
-        return frozenset(s for s, state in self._states.items() if state.streams is None)
+        """The sources never read successfully, or with a bad file that was never good
+        (the pods it may hold are unknown)."""
+        return frozenset(s for s, state in self._states.items() if not state.ready)
 
     def kinds_not_ready(self) -> frozenset[str]:
-        """The pod sources (``file``, ``http``, ``etcd``) with a source never read successfully:
-        pods of these may be that source's, and are not deleted."""
+        """The pod sources (``file``, ``http``, ``etcd``) with a source not ready: pods of
+        these may be that source's, and are not deleted."""
         return frozenset(self._readers[s].kind for s in self.not_ready)
 
     def update(self, reads: Mapping[str, SourceRead]) -> MergeResult:
@@ -168,130 +192,163 @@ class SourceSet:
 
         Returns:
             Whether the desired pods changed, and the errors of the polled sources
-            (a source in error keeps its last good pods).
+            and of those whose files the merge found broken (a source in error keeps
+            its last good pods; a bad file keeps its own).
         """
-        candidates: dict[str, tuple[_Stream, ...]] = {}
+        listings: dict[str, SourceRead] = {}
         for source, read in reads.items():
             state = self._states[source]
             state.read_error = read.error
             if not read.error and (read.changed or state.streams is None):
-                candidates[source] = read.streams
+                listings[source] = read
         before = self.desired
-        had = {s: state.content_error for s, state in self._states.items()}
-        if candidates or self._objects is None:
-            self._merge(candidates)
-        # The polled sources in error, and those the merge found broken (an object
-        # their pods use was taken away elsewhere).
+        had = {s: state.error for s, state in self._states.items()}
+        if listings or self._objects is None:
+            self._merge(listings)
+        # The polled sources in error (a bad file is reported on every poll until it is
+        # fixed), and those the merge found broken.
         errors = {
             s: state.error
             for s, state in self._states.items()
-            if state.error and (s in reads or state.content_error != had[s])
+            if state.error and (s in reads or state.error != had[s])
         }
         return MergeResult(self.desired != before, errors)
 
-    def _merge(self, candidates: dict[str, tuple[_Stream, ...]]) -> None:
-        refused_now: set[str] = set()
+    def _merge(self, listings: Mapping[str, SourceRead]) -> None:
+        # The files of each source from now on: a new listing's, else the last ones.
+        names = {
+            s: list(listings[s].names if s in listings else self._states[s].streams or ())
+            for s in self.names
+        }
+        # The files proposed (changed, or refused before: a duplicate may have gone
+        # elsewhere), and the bad ones with why.
+        candidates: dict[_Unit, _Stream] = {}
+        bad: dict[_Unit, str] = {}
+        for source in self.names:
+            state = self._states[source]
+            last = state.streams or {}
+            if source in listings:
+                read = listings[source]
+                for stream in read.streams:
+                    if stream is not last.get(stream.source_name):
+                        candidates[source, stream.source_name] = stream
+                bad.update(((source, name), why) for name, why in read.bad.items())
+            else:
+                candidates.update(((source, n), stream) for n, stream in state.refused.items())
+                bad.update(((source, n), w) for n, w in state.bad.items() if n not in state.refused)
+        refused: dict[_Unit, _Stream] = {}
         while True:
-            objects, found, problems = self._convert(candidates)
-            refused = [s for s in candidates if problems[s]]
-            if not refused:
+            objects, found, problems = self._convert(names, candidates)
+            now = [u for u in candidates if problems[u]]
+            if not now:
                 break
-            # A changed source with a problem is refused whole, and its objects no
-            # longer count: the merge is made again without it.
-            for source in refused:
-                self._states[source].content_error = "; ".join(problems[source])
-                del candidates[source]
-                refused_now.add(source)
+            # A changed file with a problem is refused whole, and its objects no longer
+            # count: the merge is made again without it.
+            for unit in now:
+                bad[unit] = "; ".join(problems[unit])
+                refused[unit] = candidates.pop(unit)
         warnings: list[str] = []
         for source in self.names:
             state = self._states[source]
-            if source in candidates:
-                state.streams, state.found, state.content_error = (
-                    candidates[source],
-                    found[source],
-                    "",
-                )
-                warnings.extend(f"{f.source_name}: {f.warning}" for f in found[source] if f.warning)
-            elif source in refused_now:
-                continue
-            elif problems[source]:
-                # Unchanged, but its pods no longer convert (an object it uses changed
-                # elsewhere): it keeps its last good pods.
-                state.content_error = "; ".join(problems[source])
-            elif state.streams is not None:
-                state.found, state.content_error = found[source], ""
+            last = state.streams or {}
+            if source in listings or state.streams is not None:
+                state.streams = {n: candidates.get((source, n), last.get(n)) for n in names[source]}
+            state.refused = {n: refused[source, n] for n in names[source] if (source, n) in refused}
+            state.bad = {n: bad[source, n] for n in names[source] if (source, n) in bad}
+            state.broken = {}
+            for name in names[source]:
+                unit = (source, name)
+                if unit in bad:
+                    continue  # keeps its last good pods
+                if problems[unit]:
+                    # Unchanged, but its pods no longer convert (an object it uses
+                    # changed elsewhere): it keeps its last good pods.
+                    state.broken[name] = "; ".join(problems[unit])
+                    continue
+                if unit in candidates:
+                    warnings.extend(
+                        f"{f.source_name}: {f.warning}" for f in found[unit] if f.warning
+                    )
+                state.found[name] = found[unit]
+            for name in set(state.found) - set(names[source]):
+                del state.found[name]  # left its directory: its pods go
         self._objects = objects
-        self.desired = tuple(f.pod for s in self.names for f in self._states[s].found)
+        self.desired = tuple(
+            f.pod for s in self.names for n in names[s] for f in self._states[s].found.get(n, ())
+        )
         if self._on_warning is not None:
             for line in warnings:
                 self._on_warning(line)
 
     def _convert(
-        self, candidates: Mapping[str, tuple[_Stream, ...]]
-    ) -> tuple[_Objects, dict[str, tuple[_Found, ...]], dict[str, list[str]]]:
-        """Every source's pods, with the candidates' streams in place of their last
-        good ones: the objects, and the pods found and the problems by source."""
-        active: dict[str, list[_Stream]] = {}
+        self, names: Mapping[str, Sequence[str]], candidates: Mapping[_Unit, _Stream]
+    ) -> tuple[_Objects, dict[_Unit, tuple[_Found, ...]], dict[_Unit, list[str]]]:
+        """Every file's pods, with the candidates' streams in place of their last good
+        ones: the objects, and the pods found and the problems by file."""
+        active: dict[_Unit, _Stream] = {}
         for source in self.names:
-            streams = candidates.get(source, self._states[source].streams)
-            # Fresh problem lists: reading the objects appends to them.
-            active[source] = [attrs.evolve(s, problems=list(s.problems)) for s in streams or ()]
-        objects = _objects_of(
-            [s for source in self.names for s in active[source]], self._secret_key
-        )
-        found: dict[str, tuple[_Found, ...]] = {}
-        problems: dict[str, list[str]] = {}
-        for source in self.names:
-            state = self._states[source]
-            out: list[str] = [str(p) for s in active[source] for p in s.problems]
+            last = self._states[source].streams or {}
+            for name in names[source]:
+                stream = candidates.get((source, name), last.get(name))
+                if stream is not None:
+                    # Fresh problem lists: reading the objects appends to them.
+                    active[source, name] = attrs.evolve(stream, problems=list(stream.problems))
+        objects = _objects_of(list(active.values()), self._secret_key)
+        found: dict[_Unit, tuple[_Found, ...]] = {}
+        problems: dict[_Unit, list[str]] = {}
+        for unit, stream in active.items():
+            state = self._states[unit[0]]
+            out: list[str] = [str(p) for p in stream.problems]
+            known = state.found.get(unit[1])
             if (
-                source not in candidates
+                unit not in candidates
                 and objects == self._objects
-                and state.streams is not None
-                and not state.content_error
+                and known is not None
+                and unit[1] not in state.broken
             ):
-                found[source] = state.found  # nothing it reads changed
+                found[unit] = known  # nothing it reads changed
+            elif stream.context is None:
+                found[unit] = ()
             else:
-                items: list[_Found] = []
-                for stream in active[source]:
-                    if stream.context is None:
-                        continue
-                    context = attrs.evolve(stream.context, objects=objects)
-                    stream_found, stream_problems = _parse_documents(
-                        stream.documents, stream.source_name, context
-                    )
-                    items.extend(stream_found)
-                    out.extend(str(p) for p in stream_problems)
-                found[source] = tuple(items)
-            problems[source] = out
+                context = attrs.evolve(stream.context, objects=objects)
+                stream_found, stream_problems = _parse_documents(
+                    stream.documents, stream.source_name, context
+                )
+                found[unit] = tuple(stream_found)
+                out.extend(str(p) for p in stream_problems)
+            problems[unit] = out
+        for source in self.names:
+            for name in names[source]:
+                found.setdefault((source, name), ())
+                problems.setdefault((source, name), [])
         self._blame_duplicates(found, candidates, problems)
         return objects, found, problems
 
     def _blame_duplicates(
         self,
-        found: Mapping[str, Iterable[_Found]],
-        candidates: Mapping[str, object],
-        problems: dict[str, list[str]],
+        found: Mapping[_Unit, Iterable[_Found]],
+        candidates: Mapping[_Unit, object],
+        problems: dict[_Unit, list[str]],
     ) -> None:
         """A pod defined twice (one ``namespace/name`` or uid, as ``load_pods``'s
-        rule) is the fault of the source that changed: the definition that was there
+        rule) is the fault of the file that changed: the definition that was there
         keeps running. When both changed, the later one is refused."""
-        by_key: dict[str, tuple[str, _Found]] = {}
-        by_uid: dict[str, tuple[str, _Found]] = {}
-        for source in self.names:
-            for f in found[source]:
-                first = by_key.setdefault(f.pod.key, (source, f))
+        by_key: dict[str, tuple[_Unit, _Found]] = {}
+        by_uid: dict[str, tuple[_Unit, _Found]] = {}
+        for unit, unit_found in found.items():
+            for f in unit_found:
+                first = by_key.setdefault(f.pod.key, (unit, f))
                 what, path, other_path = f"pod {f.pod.key}", f.name_path, "name"
                 if first[1] is f:
-                    first = by_uid.setdefault(f.pod.uid, (source, f))
+                    first = by_uid.setdefault(f.pod.uid, (unit, f))
                     if first[1] is f:
                         continue
                     what, path, other_path = f"uid {f.pod.uid!r}", f.uid_path, "uid"
                 earlier, there = first
                 there_path = there.name_path if other_path == "name" else there.uid_path
-                if source not in candidates and earlier in candidates:
+                if unit not in candidates and earlier in candidates:
                     message = f"duplicate {what} (also at {f.place(path)})"
                     problems[earlier].append(str(Problem(there.source_name, there_path, message)))
                 else:
                     message = f"duplicate {what} (first at {there.place(there_path)})"
-                    problems[source].append(str(Problem(f.source_name, path, message)))
+                    problems[unit].append(str(Problem(f.source_name, path, message)))

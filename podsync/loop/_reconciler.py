@@ -386,8 +386,10 @@ class Reconciler(Reporter):
         for name in self._sources.names:
             message = result.errors.get(name)
             if message is not None:
-                if self._source_errors.get(name) != message:
-                    self._notice(NoticeKind.SOURCE_ERROR, message, source=name)
+                # Said again at each poll until fixed, as the kubelet's file source logs
+                # a file it cannot process at each pass (extractFromDir): a bad file
+                # runs nothing new and deletes nothing, and must not go unnoticed.
+                self._notice(NoticeKind.SOURCE_ERROR, message, source=name)
                 self._source_errors[name] = message
                 self._report("source_error", name, message)
             elif name in reads:

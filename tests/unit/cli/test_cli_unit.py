@@ -485,13 +485,25 @@ def test_several_problems_end_with_what_podsync_did_about_them(
 # One bad file is one bad file (the kubelet's extractFromDir, kubectl apply -f DIR):
 # (id, command, the directory's files, pods running after, exit code, bad files named).
 BAD_FILE_CASES = [
-    ("stray-text-file", "apply", {"a.yaml": "a", "NOTES.txt": "notes: [\n"}, {"a"}, 1,
-     ["NOTES.txt"]),
+    (
+        "stray-text-file",
+        "apply",
+        {"a.yaml": "a", "NOTES.txt": "notes: [\n"},
+        {"a"},
+        1,
+        ["NOTES.txt"],
+    ),
     ("editor-backup", "apply", {"a.yaml": "a", "a.yaml~": "a"}, {"a"}, 1, ["a.yaml~"]),
     ("hidden-file-skipped", "apply", {"a.yaml": "a", ".a.yaml.swp": "\0"}, {"a"}, 0, []),
     ("empty-file", "apply", {"a.yaml": "a", "b.yaml": ""}, {"a"}, 1, ["b.yaml"]),
-    ("plan-changes-nothing", "plan", {"a.yaml": "a", "NOTES.txt": "notes: [\n"}, set(), 1,
-     ["NOTES.txt"]),
+    (
+        "plan-changes-nothing",
+        "plan",
+        {"a.yaml": "a", "NOTES.txt": "notes: [\n"},
+        set(),
+        1,
+        ["NOTES.txt"],
+    ),
 ]
 
 

@@ -212,9 +212,9 @@ def test_a_broken_source_keeps_its_pods_and_reports_the_error(tmp_path: Path) ->
     assert error.source == str(pods)
     assert "web.yaml" in error.message
     assert loop.board.named("source_error")[-1][0] == str(pods)
-    # Still broken: reported to the board again, logged once.
+    # Still broken: reported to the board and logged again at each poll.
     loop.advance(1)
-    assert len(loop.kinds("source-error")) == 1
+    assert len(loop.kinds("source-error")) == 2
     assert len(loop.board.named("source_error")) == 2
     # Fixed: back in sync.
     (pods / "web.yaml").write_text(pod_yaml("web", image="busybox:2"))

@@ -37,8 +37,9 @@ import attrs
 
 from podsync.exceptions import ConfigError, Problem
 from podsync.host._node import NodeInfo
-from podsync.load._config import SecretKey, _load_pods
+from podsync.load._config import _load_pods
 from podsync.load._sources import DEFAULT_MAX_BYTES
+from podsync.load._streams import SecretKey
 from podsync.model._pod import Pod
 
 if TYPE_CHECKING:

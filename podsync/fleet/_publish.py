@@ -35,7 +35,7 @@ import attrs
 
 from podsync.exceptions import Problem, PublishConflict
 from podsync.host._node import NodeInfo
-from podsync.load._config import _load_stream, _objects_of, _read_streams, _Stream, etcd_reader
+from podsync.load._config import _read_streams, etcd_reader
 from podsync.load._etcd import (
     EtcdClient,
     EtcdOptions,
@@ -44,6 +44,7 @@ from podsync.load._etcd import (
     parse_etcd_url,
 )
 from podsync.load._sources import DEFAULT_MAX_BYTES, _read_sources, _Unreadable, etcd_file
+from podsync.load._streams import _load_stream, _objects_of, _Stream
 
 __all__ = ["PublishResult", "publish"]
 

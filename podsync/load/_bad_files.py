@@ -27,8 +27,9 @@ unknown. ``podsync plan``/``apply`` delete no pod of the kind of source (``file`
 ``http``, ``etcd``) that had a refused stream; the loop keeps each file's last good
 pods (``_source_set``).
 
-Layering: part of the loader, beside ``_config`` (whose streams and conversion it
-uses); no I/O of its own (``reread`` reads the files a cache vouched for again).
+Layering: part of the loader, below ``_config`` (which calls it), above ``_streams``
+(whose streams and conversion it uses); no I/O of its own (``reread`` reads the files a
+cache vouched for again).
 """
 
 from __future__ import annotations
@@ -39,8 +40,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from podsync.exceptions import ConfigError, Problem
-from podsync.load._config import (
-    PodFileCache,
+from podsync.load._streams import (
     SecretKey,
     _converted,
     _duplicates_in,
@@ -64,16 +64,18 @@ def _good_pods(
     secret_key: SecretKey,
     on_warning: Callable[[str], object] | None,
     on_bad_file: Callable[[ConfigError], object],
-    cache: PodFileCache | None,
     reread: Callable[[Sequence[str]], Sequence[_Stream]],
-) -> tuple[Pod, ...]:
+) -> tuple[tuple[Pod, ...], dict[str, _Parsed], _Objects]:
     """The pods of the streams without a problem; each refused stream's problems go to
     ``on_bad_file``, once per stream, in source order.
 
     ``objects`` are the ConfigMaps and Secrets of all ``streams`` (``_objects_of``, whose
-    problems the streams hold). With a ``cache``, the cache is left holding the regular
-    files read; ``reread`` reads again the files it vouched for, when refusing a stream
-    took away objects their pods may use."""
+    problems the streams hold); ``reread`` reads again the files a cache vouched for,
+    when refusing a stream took away objects their pods may use.
+
+    Returns:
+        The pods, what a ``PodFileCache`` is to hold of the regular files of the good
+        streams, and the objects their pods were made with."""
     streams = list(streams)
     refused: dict[int, list[Problem]] = {}
     while True:
@@ -102,10 +104,9 @@ def _good_pods(
         objects = _objects_of([attrs.evolve(streams[i], problems=[]) for i in kept], secret_key)
     for i in sorted(refused):
         on_bad_file(ConfigError(refused[i]))
-    if cache is not None:
-        parsed: dict[str, _Parsed] = {}
-        for i, (entry, _, _) in converted.items():
-            if entry is not None:
-                parsed[streams[i].source_name] = entry
-        cache._files, cache._objects = parsed, objects
-    return _warned([f for i in sorted(converted) for f in converted[i][1]], on_warning)
+    parsed: dict[str, _Parsed] = {}
+    for i, (entry, _, _) in converted.items():
+        if entry is not None:
+            parsed[streams[i].source_name] = entry
+    pods = _warned([f for i in sorted(converted) for f in converted[i][1]], on_warning)
+    return pods, parsed, objects

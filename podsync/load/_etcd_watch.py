@@ -30,7 +30,6 @@ from collections.abc import Callable
 
 from podsync.exceptions import EtcdError
 from podsync.host._node import NodeInfo
-from podsync.load._config import _load_stream, _Stream
 from podsync.load._etcd import (
     NO_SUCH_KEY,
     EtcdClient,
@@ -40,6 +39,7 @@ from podsync.load._etcd import (
 )
 from podsync.load._source_reads import SourceRead
 from podsync.load._sources import etcd_file
+from podsync.load._streams import _load_stream, _Stream
 from podsync.spec._backoff import Backoff
 
 __all__: list[str] = []

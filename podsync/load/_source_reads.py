@@ -19,8 +19,8 @@ from collections.abc import Mapping
 import attrs
 
 from podsync.host._node import NodeInfo
-from podsync.load._config import _load_stream, _Stream
 from podsync.load._sources import _URL, FileKey, _read_sources, _Unreadable
+from podsync.load._streams import _load_stream, _Stream
 
 __all__: list[str] = []
 

@@ -49,9 +49,9 @@ import attrs
 
 from podsync.exceptions import Problem
 from podsync.host._node import NodeInfo
-from podsync.load._config import SecretKey, _Found, _objects_of, _once, _parse_documents, _Stream
 from podsync.load._source_reads import FileReader, SourceRead, source_kind
 from podsync.load._sources import DEFAULT_MAX_BYTES
+from podsync.load._streams import SecretKey, _Found, _objects_of, _once, _parse_documents, _Stream
 from podsync.model._pod import Pod
 
 if TYPE_CHECKING:

@@ -71,10 +71,10 @@ from podsync.applier._results import Event, EventKind
 from podsync.exceptions import RuntimeCallError
 from podsync.host._clock import Clock, clocks
 from podsync.host._node import NodeInfo
-from podsync.load._config import SecretKey
 from podsync.load._source_reads import SourceRead
 from podsync.load._source_set import SourceSet
 from podsync.load._sources import DEFAULT_MAX_BYTES
+from podsync.load._streams import SecretKey
 from podsync.loop._reporting import (
     _RESULTS,
     Board,

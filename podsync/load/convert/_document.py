@@ -738,7 +738,7 @@ def _read_list(
 
 
 # The objects pods refer to are read from the documents of the sources, before any
-# pod (``_config._objects_of``); one inside a List is not among them.
+# pod (``_streams._objects_of``); one inside a List is not among them.
 _OBJECT_KINDS = frozenset({"ConfigMap", "Secret", "PersistentVolumeClaim"})
 _IN_A_LIST = (
     "a {kind} inside a List is not read by podsync: write it as a document of its own "

@@ -16,6 +16,7 @@ import pytest
 
 from podsync import ConfigError, EnvVar, NodeInfo, load_pods
 from podsync.load import _config as config
+from podsync.load import _streams as streams
 
 NODE = NodeInfo(name="node-1", milli_cpu=4000, memory=8 * 2**30)
 
@@ -62,7 +63,7 @@ data:
 def steps(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """What the loader did, in order: ``read <file>`` and ``convert <file>``."""
     done: list[str] = []
-    load, parse = config._load_stream, config._parse_documents
+    load, parse = config._load_stream, streams._parse_documents
 
     def loading(data, source_name, context):  # type: ignore[no-untyped-def]
         done.append(f"read {Path(source_name).name}")
@@ -73,7 +74,7 @@ def steps(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return parse(documents, source_name, context)
 
     monkeypatch.setattr(config, "_load_stream", loading)
-    monkeypatch.setattr(config, "_parse_documents", parsing)
+    monkeypatch.setattr(streams, "_parse_documents", parsing)
     return done
 
 

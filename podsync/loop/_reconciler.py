@@ -8,9 +8,11 @@ does the same with podsync's one-shot steps (``sync``'s observe, probe and plan;
 
 * **Sources** (``podsync.load._source_set``): each polled on its own period (seed:
   20 s), in its own thread (a hanging URL holds nobody else), with the parse cache's
-  rule. A source that fails keeps its *last good* pods and reports the error - never
-  "no pods" - and deletions of a source's kind wait until every source of that kind was
-  read once (``PlanOptions.ready_sources``, the kubelet's per-source readiness).
+  rule. A source that fails keeps its *last good* pods, and a bad file of a directory
+  its own while the others are taken (the kubelet's ``extractFromDir``); the error is
+  reported at each poll - never "no pods" - and deletions of a source's kind wait until
+  every source of that kind was read once with no file that was never good
+  (``PlanOptions.ready_sources``, the kubelet's per-source readiness).
 * **etcd** (``podsync.load._etcd_watch``): an ``etcd://`` source is read once and then
   watched from the revision after the last one seen (no change is missed across
   reconnects; a compacted revision reads the key again); each change wakes the loop at

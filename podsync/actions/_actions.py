@@ -274,7 +274,7 @@ class CreateSpec:
     files: tuple[str, ...] = ()
     post_start: Handler | None = None
     pre_stop: Handler | None = None
-    stop_timeout: int = 10
+    stop_timeout: int = 30
     cpu_limit: int = 0
     domainname: str = ""
     host_aliases: tuple[HostAlias, ...] = ()

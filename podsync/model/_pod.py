@@ -476,7 +476,8 @@ class Pod:
             namespace and name when not given (see ``derive_pod_uid``).
         termination_grace_period_seconds: seconds each of its containers gets to stop,
             its preStop handler included (Kubernetes' ``terminationGracePeriodSeconds``);
-            ``None`` leaves it to ``PlanOptions.stop_timeout``.
+            ``None`` leaves it to ``PlanOptions.stop_timeout`` (30 s unless the
+            operator says otherwise, the API's default for the field).
         labels: the pod's ``metadata.labels``: every container of the pod carries them
             as Docker labels, as they are (``docker ps --filter label=app=web``).
         annotations: the pod's ``metadata.annotations``: every container carries them

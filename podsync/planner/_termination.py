@@ -57,11 +57,12 @@ def pod_stop(
     Returns:
         The same actions with every kill ``concurrent``: first those that wait for
         nothing, in the order given, then the sidecars' in reverse spec order, each one
-        ``after`` the app containers being stopped and the next sidecar being stopped.
+        ``after`` the app containers being stopped (by name) and the next sidecar being
+        stopped.
     """
     kills = [a for a in actions if isinstance(a, Kill)]
     stopping = {k.container for k in kills}
-    waited_for = tuple(dict.fromkeys(k.container for k in kills if k.container in apps))
+    waited_for = tuple(sorted({k.container for k in kills if k.container in apps}))
     out: list[PodAction] = [a for a in actions if not isinstance(a, Kill)]
     out.extend(
         attrs.evolve(k, concurrent=True, after=())

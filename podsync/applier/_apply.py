@@ -554,6 +554,9 @@ class _Applier:
         does not prevent the stop.
         """
         left = grace
+        # Where its turn's wait is measured from: the pod-wide stop's start (read once
+        # for all its kills), or the end of the preStop handler.
+        mark = turn.began if turn is not None else 0.0
         if pre_stop is not None and grace > 0:
             started = self.clocks.elapsed()
             try:
@@ -566,10 +569,12 @@ class _Applier:
                     container_id=cid,
                 )
             # Whole seconds, as the kubelet's executePreStopHook counts them.
-            left -= int(self.clocks.elapsed() - started)
-        if turn is not None and left > 0:
+            mark = self.clocks.elapsed()
+            left -= int(mark - started)
+        if turn is not None and turn.wait is not None and left > 0:
+            turn.wait(left)
             # Whole seconds again: "the time we've waited gets truncated downward".
-            left -= int(turn(left))
+            left -= int(self.clocks.elapsed() - mark)
         timeout = max(left, min(_MINIMUM_GRACE_PERIOD, grace))
         with _runtime_call("stop", cid):
             self.runtime.stop_container(cid, timeout)

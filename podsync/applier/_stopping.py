@@ -20,14 +20,30 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 
+import attrs
+
 from podsync.actions._actions import Kill, PodAction
 from podsync.applier._results import ActionResult
 from podsync.host._clock import Clock
 
 __all__: list[str] = []  # apply's own
 
-#: Waits for a kill's turn, at most the given seconds; returns the seconds it waited.
-Turn = Callable[[float], float]
+
+@attrs.frozen
+class Turn:
+    """One kill's place in a pod-wide stop.
+
+    Attributes:
+        began: when the kill began, on apply's duration clock: the moment the pod-wide
+            stop started, read once for all its kills (so each measures its preStop
+            handler and its wait from the same moment, whichever thread runs first).
+        wait: waits until the kills it comes after have ended, at most the given
+            seconds (waitForTurn: the grace period left bounds the wait); ``None`` for
+            a kill that comes after none.
+    """
+
+    began: float
+    wait: Callable[[float], None] | None
 
 
 def concurrent_kills(actions: Sequence[PodAction], start: int) -> list[Kill]:
@@ -46,26 +62,25 @@ class _Turns:
 
     def __init__(self, kills: Sequence[Kill], elapsed: Clock) -> None:
         self.elapsed = elapsed
+        self.began = elapsed()
         self.ended = [threading.Event() for _ in kills]
         self.by_container: dict[str, list[threading.Event]] = {}
         for kill, ended in zip(kills, self.ended, strict=True):
             self.by_container.setdefault(kill.container, []).append(ended)
 
     def turn(self, kill: Kill) -> Turn:
-        """``kill``'s wait for its turn: until every kill of a container in
-        ``kill.after`` has ended, or ``seconds`` have passed (waitForTurn: the grace
-        period left bounds the wait)."""
+        """``kill``'s turn: its wait lasts until every kill of a container in
+        ``kill.after`` has ended, or ``seconds`` have passed."""
 
-        def wait(seconds: float) -> float:
+        def wait(seconds: float) -> None:
             started = self.elapsed()
             for name in kill.after:
                 for ended in self.by_container.get(name, ()):
                     left = seconds - (self.elapsed() - started)
                     if left <= 0 or not ended.wait(left):
-                        return self.elapsed() - started
-            return self.elapsed() - started
+                        return
 
-        return wait
+        return Turn(self.began, wait if kill.after else None)
 
 
 def run_concurrently(

@@ -1,0 +1,195 @@
+"""A pod-wide stop, applied: its kills at once, each in its turn, within one grace period
+(the kubelet's killContainersWithSyncResult and waitForTurn; podsync.applier._stopping).
+
+The containers' processes ignore SIGTERM, as busybox ``sleep`` as PID 1 does, so every
+stop takes its whole timeout on the fake's clock (``FakeRuntime.stop_container``); the
+network container's pause process exits on SIGTERM. ``overlap_stops`` makes the app
+containers' stops overlap as stops that take time do on an engine.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+
+from podsync import ApplyResult, Pod, apply, observe, parse_pods
+from podsync.actions._actions import Kill, Plan
+from podsync.actions._options import PlanOptions
+from podsync.planner._plan import plan
+from podsync.testing import FakeClock, FakeRuntime
+
+PAUSE = "registry.k8s.io/pause:3.10"
+T0 = 1_000_000.0
+
+THREE = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: web, uid: 7a1b2c3d-0001-4a5e-8e7a-5d6c2f1e9b00}
+spec:
+  terminationGracePeriodSeconds: 30
+  containers:
+  - {name: app, image: busybox, command: [sleep, "3600"]}
+  - {name: cache, image: busybox, command: [sleep, "3600"]}
+  - {name: worker, image: busybox, command: [sleep, "3600"]}
+"""
+
+SIDECARS = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: web, uid: 7a1b2c3d-0002-4a5e-8e7a-5d6c2f1e9b00}
+spec:
+  terminationGracePeriodSeconds: 10
+  initContainers:
+  - {name: logs, image: busybox, restartPolicy: Always, command: [sleep, "3600"]}
+  - {name: proxy, image: busybox, restartPolicy: Always, command: [sleep, "3600"]}
+  containers:
+  - {name: app, image: busybox, command: [sleep, "3600"]}
+  - {name: worker, image: busybox, command: [sleep, "3600"]}
+"""
+
+
+def _plan(desired: list[Pod], rt: FakeRuntime, root: Path, clock: FakeClock) -> Plan:
+    obs = observe(rt, str(root))
+    return plan(
+        desired,
+        obs.containers,
+        images=obs.images,
+        now=clock.now,
+        options=PlanOptions(root_dir=str(root), network_image=PAUSE),
+    )
+
+
+def running(text: str, root: Path) -> tuple[FakeRuntime, FakeClock]:
+    """A fake engine on which the pod of ``text`` runs, at ``T0`` on a still clock."""
+    (pod,) = parse_pods(text, source="file")
+    clock = FakeClock(T0 - 100, step=0)
+    rt = FakeRuntime(images=["busybox", PAUSE], clock=clock, stop_exit_code=None)
+    for _ in range(4):
+        assert apply(_plan([pod], rt, root, clock), rt, clock=clock).ok
+    assert not _plan([pod], rt, root, clock).has_changes, "the pod should run"
+    rt.on_sigterm(next(c.name for c in rt.containers if "_net." in c.name), 0)
+    clock.advance_to(T0)
+    rt.clear_calls()
+    return rt, clock
+
+
+def stopped_at(rt: FakeRuntime) -> dict[str, float | None]:
+    """When each container of the pod exited, by container name (``net`` included)."""
+    return {c.name.split(".")[0].removeprefix("k8s_"): c.finished_at for c in rt.containers}
+
+
+def stop_timeouts(rt: FakeRuntime) -> dict[str, int]:
+    names = {c.id: c.name.split(".")[0].removeprefix("k8s_") for c in rt.containers}
+    return {names[call.args[0]]: call.args[1] for call in rt.calls if call.name == "stop"}
+
+
+def test_three_containers_that_ignore_sigterm_stop_in_one_grace_period(tmp_path: Path) -> None:
+    """Three app containers with 30 s of grace stop in 30 s, not 90 s: their stops
+    overlap, each with the whole grace period, and the network container goes last."""
+    rt, clock = running(THREE, tmp_path)
+    gone = _plan([], rt, tmp_path, clock)
+    rt.overlap_stops(3)
+
+    result = apply(gone, rt, clock=clock)
+
+    assert result.ok
+    assert {"app": 30, "cache": 30, "worker": 30, "net": 30} == stop_timeouts(rt)
+    assert {
+        "app": T0 + 30,
+        "cache": T0 + 30,
+        "worker": T0 + 30,
+        "net": T0 + 30,
+    } == stopped_at(rt)
+    assert 30 == result.duration
+
+
+def _one_after_the_other(p: Plan) -> Plan:
+    """``p`` with its kills made as before the pod-wide stop: one after the other."""
+    pods = tuple(
+        attrs.evolve(
+            pod,
+            actions=tuple(
+                attrs.evolve(a, concurrent=False) if isinstance(a, Kill) else a for a in pod.actions
+            ),
+        )
+        for pod in p.pods
+    )
+    return attrs.evolve(p, pods=pods)
+
+
+def test_kills_one_after_the_other_would_take_a_grace_period_each(tmp_path: Path) -> None:
+    """The fake's clock tells the two apart: the same kills, not concurrent, take
+    three grace periods."""
+    rt, clock = running(THREE, tmp_path)
+    gone = _one_after_the_other(_plan([], rt, tmp_path, clock))
+
+    result: ApplyResult = apply(gone, rt, clock=clock)
+
+    assert result.ok
+    assert [T0 + 30, T0 + 60, T0 + 90] == sorted(
+        t for name, t in stopped_at(rt).items() if name != "net" and t is not None
+    )
+    assert 90 == result.duration
+
+
+def test_sidecars_stop_after_the_app_containers_within_the_grace_left(tmp_path: Path) -> None:
+    """The sidecars get their stop signal only once the app containers have stopped,
+    the last sidecar first; the wait comes out of their grace period, and each is
+    left the 2 s minimum (minimumGracePeriodInSeconds) when nothing is left."""
+    rt, clock = running(SIDECARS, tmp_path)
+    gone = _plan([], rt, tmp_path, clock)
+    rt.overlap_stops(2)
+
+    result = apply(gone, rt, clock=clock)
+
+    assert result.ok
+    assert {"app": 10, "worker": 10, "proxy": 2, "logs": 2, "net": 10} == stop_timeouts(rt)
+    assert {
+        "app": T0 + 10,
+        "worker": T0 + 10,
+        "proxy": T0 + 12,
+        "logs": T0 + 14,
+        "net": T0 + 14,
+    } == stopped_at(rt)
+
+
+def test_a_failed_stop_lets_the_sidecars_go_on_and_holds_the_network_container(
+    tmp_path: Path,
+) -> None:
+    """Every kill of a pod-wide stop runs whatever the others do (the kubelet marks a
+    container terminated whether its stop failed or not); the actions after the group
+    are skipped, as after any failure, so the network container keeps running."""
+    rt, clock = running(SIDECARS, tmp_path)
+    gone = _plan([], rt, tmp_path, clock)
+    rt.fail("stop", match="_app.")
+
+    result = apply(gone, rt, clock=clock)
+
+    statuses = {
+        a.action.container: a.status.value for a in result.results if isinstance(a.action, Kill)
+    }
+    assert {
+        "app": "failed",
+        "worker": "done",
+        "proxy": "done",
+        "logs": "done",
+        "net": "skipped",
+    } == statuses
+    assert None is stopped_at(rt)["net"]
+
+
+def test_a_single_concurrent_kill_runs_as_any_other(tmp_path: Path) -> None:
+    """A pod-wide stop of one container (the others have exited) is a plain kill."""
+    rt, clock = running(THREE, tmp_path)
+    for c in rt.containers:
+        if "_app." in c.name or "_cache." in c.name:
+            rt.exit(c.id, 0)
+    gone = _plan([], rt, tmp_path, clock)
+    kills = [a for a in gone.pods[0].actions if isinstance(a, Kill)]
+    assert [("worker", True), ("net", False)] == [(k.container, k.concurrent) for k in kills]
+
+    result = apply(gone, rt, clock=clock)
+
+    assert result.ok
+    assert T0 + 30 == stopped_at(rt)["worker"]

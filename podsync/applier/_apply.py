@@ -572,7 +572,7 @@ class _Applier:
             mark = self.clocks.elapsed()
             left -= int(mark - started)
         if turn is not None and turn.wait is not None and left > 0:
-            turn.wait(left)
+            turn.wait(mark, left)
             # Whole seconds again: "the time we've waited gets truncated downward".
             left -= int(self.clocks.elapsed() - mark)
         timeout = max(left, min(_MINIMUM_GRACE_PERIOD, grace))

@@ -37,13 +37,14 @@ class Turn:
         began: when the kill began, on apply's duration clock: the moment the pod-wide
             stop started, read once for all its kills (so each measures its preStop
             handler and its wait from the same moment, whichever thread runs first).
-        wait: waits until the kills it comes after have ended, at most the given
-            seconds (waitForTurn: the grace period left bounds the wait); ``None`` for
-            a kill that comes after none.
+        wait: ``wait(since, seconds)`` waits until the kills it comes after have
+            ended, but no longer than ``seconds`` after ``since`` (a reading of the same
+            clock): waitForTurn, whose timer is the grace period left. ``None`` for a
+            kill that comes after none.
     """
 
     began: float
-    wait: Callable[[float], None] | None
+    wait: Callable[[float, float], None] | None
 
 
 def concurrent_kills(actions: Sequence[PodAction], start: int) -> list[Kill]:
@@ -70,13 +71,14 @@ class _Turns:
 
     def turn(self, kill: Kill) -> Turn:
         """``kill``'s turn: its wait lasts until every kill of a container in
-        ``kill.after`` has ended, or ``seconds`` have passed."""
+        ``kill.after`` has ended, or ``seconds`` have passed since ``since``. A grace
+        period used up ends the wait whoever is still stopping: the kubelet's sidecars
+        then get their signal together."""
 
-        def wait(seconds: float) -> None:
-            started = self.elapsed()
+        def wait(since: float, seconds: float) -> None:
             for name in kill.after:
                 for ended in self.by_container.get(name, ()):
-                    left = seconds - (self.elapsed() - started)
+                    left = seconds - (self.elapsed() - since)
                     if left <= 0 or not ended.wait(left):
                         return
 

@@ -133,10 +133,33 @@ def test_kills_one_after_the_other_would_take_a_grace_period_each(tmp_path: Path
     assert 90 == result.duration
 
 
-def test_sidecars_stop_after_the_app_containers_within_the_grace_left(tmp_path: Path) -> None:
+def test_sidecars_stop_after_the_app_containers_last_one_first(tmp_path: Path) -> None:
     """The sidecars get their stop signal only once the app containers have stopped,
-    the last sidecar first; the wait comes out of their grace period, and each is
-    left the 2 s minimum (minimumGracePeriodInSeconds) when nothing is left."""
+    the last sidecar in the spec first; the wait comes out of their grace period. Here
+    the app containers exit on SIGTERM: ``proxy`` gets the whole 10 s, and ``logs``,
+    which waited those 10 s for it, the 2 s minimum (minimumGracePeriodInSeconds)."""
+    rt, clock = running(SIDECARS, tmp_path)
+    for c in rt.containers:
+        if "_app." in c.name or "_worker." in c.name:
+            rt.on_sigterm(c.name, 0)
+    gone = _plan([], rt, tmp_path, clock)
+
+    result = apply(gone, rt, clock=clock)
+
+    assert result.ok
+    assert {"app": 10, "worker": 10, "proxy": 10, "logs": 2, "net": 10} == stop_timeouts(rt)
+    assert {
+        "app": T0,
+        "worker": T0,
+        "proxy": T0 + 10,
+        "logs": T0 + 12,
+        "net": T0 + 12,
+    } == stopped_at(rt)
+
+
+def test_sidecars_get_the_minimum_when_the_apps_used_up_the_grace(tmp_path: Path) -> None:
+    """App containers that take the whole grace period leave the sidecars none: the
+    wait for their turn ends with it (waitForTurn's timer), and each gets 2 s."""
     rt, clock = running(SIDECARS, tmp_path)
     gone = _plan([], rt, tmp_path, clock)
     rt.overlap_stops(2)
@@ -145,13 +168,8 @@ def test_sidecars_stop_after_the_app_containers_within_the_grace_left(tmp_path: 
 
     assert result.ok
     assert {"app": 10, "worker": 10, "proxy": 2, "logs": 2, "net": 10} == stop_timeouts(rt)
-    assert {
-        "app": T0 + 10,
-        "worker": T0 + 10,
-        "proxy": T0 + 12,
-        "logs": T0 + 14,
-        "net": T0 + 14,
-    } == stopped_at(rt)
+    ended = stopped_at(rt)
+    assert (T0 + 10, T0 + 10, T0 + 12) == (ended["app"], ended["worker"], ended["proxy"])
 
 
 def test_a_failed_stop_lets_the_sidecars_go_on_and_holds_the_network_container(

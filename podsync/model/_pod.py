@@ -588,6 +588,10 @@ class ObservedContainer:
             read too).
         oom_killed: the kernel's OOM killer ended its last run (Docker's
             ``State.OOMKilled``); the status then says ``OOMKilled``, whatever the code.
+        started_at: when its current (or last) run started, seconds since the epoch
+            (Docker's ``State.StartedAt``): a probe's initialDelaySeconds counts from
+            it. ``None`` when the runtime does not report it; the creation time then
+            stands for it (podsync starts what it creates at once).
     """
 
     id: str
@@ -600,6 +604,7 @@ class ObservedContainer:
     finished_at: float | None = None
     stopped_by_podsync: str = ""
     oom_killed: bool = False
+    started_at: float | None = None
 
 
 @attrs.frozen

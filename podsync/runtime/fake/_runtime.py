@@ -221,6 +221,7 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
                 published=_published(ports),
                 stopped_by_podsync=container.stopped_by_podsync,
                 oom_killed=container.oom_killed,
+                started_at=container.started_at,
             )
 
     def add_image(self, image: str | ObservedImage) -> None:
@@ -525,6 +526,12 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
                 raise RuntimeCallError("start", container_id, refusal)
             container.running = True
             container.oom_killed = False
+            # Docker's State.StartedAt. Without a reading of the clock of its own (the
+            # start is an event's time, see _state.Journal): a FakeClock is peeked at,
+            # so a test that moved it on between create and start sees the gap.
+            clock = self.clock
+            at = clock.now if isinstance(clock, FakeClock) else self._journal.last
+            container.started_at = max(at, container.created)
             container.finished_at = None
             container.stopped_by_podsync = ""
             self._journal.event(container, "start")

@@ -606,6 +606,19 @@ class ObservedContainer:
     oom_killed: bool = False
     started_at: float | None = None
 
+    @property
+    def start_time(self) -> float:
+        """When its current (or last) run started: ``started_at``, else ``created``.
+
+        A probe's initialDelaySeconds counts from here (the kubelet's prober worker
+        skips while the seconds since State.StartedAt are fewer, worker.go doProbe; the
+        seed counted from the creation). A runtime that does not report the start
+        (``DockerRuntime`` for a running container: its list does not say, and one
+        inspect per container would cost the one-request sync) leaves the creation time
+        to stand for it: podsync starts what it creates in the same apply.
+        """
+        return self.created if self.started_at is None else self.started_at
+
 
 @attrs.frozen
 class ObservedImage:

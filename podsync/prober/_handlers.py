@@ -384,16 +384,6 @@ class ProbeOutcome:
     message: str = ""
 
 
-def started_at(observed: ObservedContainer) -> float:
-    """When ``observed`` started: initialDelaySeconds counts from there (the kubelet's
-    prober worker skips while the seconds since State.StartedAt are fewer, worker.go
-    doProbe; the seed counted from the creation). A runtime that does not report the
-    start (``DockerRuntime`` for a running container: its list does not say, and one
-    inspect per container would cost the one-request sync) leaves the creation time to
-    stand for it: podsync starts what it creates in the same apply."""
-    return observed.created if observed.started_at is None else observed.started_at
-
-
 def probe_targets(
     desired: Sequence[Pod],
     observed: Sequence[ObservedContainer],
@@ -402,13 +392,13 @@ def probe_targets(
     adopt_2014_containers: bool = False,
 ) -> list[ProbeTarget]:
     """The liveness probes of the running containers of desired pods that are past
-    their initialDelaySeconds since they started (``started_at``; seed healthy():
+    their initialDelaySeconds since they started (``ObservedContainer.start_time``; seed healthy():
     within the delay a container counts as healthy, strict ``<``), whatever their other
     probes say."""
     targets: list[ProbeTarget] = []
     for probed in probed_containers(desired, observed, adopt_2014_containers=adopt_2014_containers):
         probe = probed.spec.liveness_probe
-        if probe is None or now - started_at(probed.observed) < probe.initial_delay_seconds:
+        if probe is None or now - probed.observed.start_time < probe.initial_delay_seconds:
             continue
         targets.append(ProbeTarget.of(probed, ProbeKind.LIVENESS, probe))
     return targets
@@ -466,7 +456,7 @@ def probe_liveness(
     A container is probed when it is running, belongs to a desired pod (by the planner's
     ``ownership`` rule: podsync's labels, or - with ``adopt_2014_containers``, as the
     plan's option - a 2014 kubelet's exact ``k8s_`` name), its spec has a
-    liveness probe, and it started (``started_at``) at least ``initial_delay_seconds``
+    liveness probe, and it started (``start_time``) at least ``initial_delay_seconds``
     before ``now``. exec probes run in the container; httpGet and tcpSocket probes without a
     host connect to the address of the pod's network container. Probes run in parallel
     on a small pool of threads.

@@ -36,7 +36,6 @@ from podsync.prober._handlers import (
     ProbeTarget,
     probed_containers,
     run_probes,
-    started_at,
 )
 from podsync.prober._rules import (
     ProbeKind,
@@ -159,7 +158,7 @@ def probe(
     outcomes: list[ProbeOutcome] = []
     due = {
         p.observed.id: due_probes(
-            p.spec, states[p.observed.id], started_at=started_at(p.observed), now=now
+            p.spec, states[p.observed.id], started_at=p.observed.start_time, now=now
         )
         for p in probed
     }
@@ -189,7 +188,7 @@ def probe(
         }
         due = {
             p.observed.id: due_probes(
-                p.spec, states[p.observed.id], started_at=started_at(p.observed), now=now
+                p.spec, states[p.observed.id], started_at=p.observed.start_time, now=now
             )
             for p in probed
             if p.observed.id in just_started

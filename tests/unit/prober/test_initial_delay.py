@@ -11,10 +11,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import attrs
 import pytest
 
-from podsync import ObservedContainer, Pod, parse_pods
-from podsync.actions._actions import CreateSpec
+from podsync import ObservedContainer, Pod, apply, parse_pods
+from podsync.actions._actions import CreateSpec, Kill, Reason
+from podsync.actions._options import PlanOptions
+from podsync.planner._plan import plan
 from podsync.prober import ProbeKind
 from podsync.prober._handlers import probe_targets
 from podsync.prober._probing import probe
@@ -22,6 +25,7 @@ from podsync.runtime.fake._runtime import FakeRuntime
 from podsync.testing import FakeClock
 
 CREATED = 1_000_000.0
+PAUSE = "registry.k8s.io/pause:3.10"
 
 POD = """\
 apiVersion: v1
@@ -103,3 +107,40 @@ def test_the_fake_engine_records_when_a_container_started() -> None:
     (seen,) = rt.containers
     assert (CREATED, CREATED + 8) == (seen.created, seen.started_at)
     assert [CREATED + 8] == [c.started_at for c in rt.list_containers()]
+
+
+@pytest.mark.parametrize(
+    ("start_after", "at", "killed"),
+    [case[1:] for case in CASES if case[3] == (case[2] - case[1] >= 10)],
+    ids=[case[0] for case in CASES if case[3] == (case[2] - case[1] >= 10)],
+)
+def test_the_plan_ignores_a_failed_verdict_within_the_delay_from_the_start(
+    start_after: float, at: float, killed: bool
+) -> None:
+    """The planner's side of the rule (``_unhealthy``): a liveness failure of a
+    container that started less than initialDelaySeconds ago does not kill it."""
+    pod = _pod()
+    clock = FakeClock(CREATED, step=0)
+    rt = FakeRuntime(images=["busybox", PAUSE], clock=clock)
+    options = PlanOptions(network_image=PAUSE)
+    first = plan([pod], [], images=rt.images, now=CREATED, options=options)
+    assert apply(first, rt, clock=clock).ok
+    observed = [
+        attrs.evolve(c, started_at=CREATED + start_after) if "_app." in c.name else c
+        for c in rt.containers
+    ]
+    app = next(c for c in observed if "_app." in c.name)
+
+    p = plan(
+        [pod],
+        observed,
+        images=rt.images,
+        now=CREATED + at,
+        liveness={app.id: False},
+        options=options,
+    )
+
+    assert killed == any(
+        isinstance(a, Kill) and a.container == "app" and a.reason is Reason.UNHEALTHY
+        for a in p.actions
+    )

@@ -22,7 +22,7 @@ from typing import Any
 import docker
 
 import podsync
-from podsync import Kill, Pod, parse_pods
+from podsync import Kill, Pod, SyncResult, parse_pods
 from podsync.actions._options import PlanOptions
 from podsync.docker import DockerRuntime
 from tests.support.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup
@@ -83,6 +83,19 @@ def _start(runtime: DockerRuntime, pod: Pod, options: PlanOptions) -> None:
     raise AssertionError("the pod did not settle")
 
 
+def _run_and_remove(pod: Pod, source: str, tmp_path: Path) -> tuple[SyncResult, float]:
+    """Start ``pod``, then sync without it: the sync that stops it, and how long it took
+    (it succeeded)."""
+    options = _options(tmp_path, source)
+    with DockerRuntime() as runtime:
+        _start(runtime, pod, options)
+        started = time.monotonic()
+        result = podsync.sync([], runtime, options=options)
+        elapsed = time.monotonic() - started
+    assert result.ok, result.apply_result.summary()
+    return result, elapsed
+
+
 def _states(engine: docker.DockerClient, pod: Pod) -> dict[str, dict[str, Any]]:
     """Each container's inspected ``State``, by pod container name."""
     listed = engine.api.containers(
@@ -106,15 +119,9 @@ def test_three_containers_that_ignore_sigterm_stop_in_one_grace_period(
     """Three containers with 3 s of grace stop in about 3 s, not 9 s: their stops
     overlap. Each was killed after its grace period (exit 137), at about one time."""
     pod, source = _load(cleanup, ["app", "cache", "worker"], [])
-    options = _options(tmp_path, source)
-    with DockerRuntime() as runtime:
-        _start(runtime, pod, options)
 
-        started = time.monotonic()
-        result = podsync.sync([], runtime, options=options)
-        elapsed = time.monotonic() - started
+    result, elapsed = _run_and_remove(pod, source, tmp_path)
 
-    assert result.ok, result.apply_result.summary()
     kills = [a for a in result.plan.actions if isinstance(a, Kill)]
     assert {("app", True), ("cache", True), ("worker", True), ("net", False)} == {
         (k.container, k.concurrent) for k in kills
@@ -137,15 +144,9 @@ def test_sidecars_stop_after_the_app_containers_last_one_first(
     once, ``proxy`` after what is left of its 3 s of grace, ``logs`` - which waited
     for it until no grace was left - after the 2 s minimum."""
     pod, source = _load(cleanup, ["app", "worker"], ["logs", "proxy"], apps_exit=True)
-    options = _options(tmp_path, source)
-    with DockerRuntime() as runtime:
-        _start(runtime, pod, options)
 
-        started = time.monotonic()
-        result = podsync.sync([], runtime, options=options)
-        elapsed = time.monotonic() - started
+    _, elapsed = _run_and_remove(pod, source, tmp_path)
 
-    assert result.ok, result.apply_result.summary()
     states = _states(engine, pod)
     assert {0} == {states[n]["ExitCode"] for n in ("app", "worker")}
     assert {137} == {states[n]["ExitCode"] for n in ("logs", "proxy")}

@@ -65,16 +65,12 @@ def pod_stop(
     waited_for = tuple(sorted({k.container for k in kills if k.container in apps}))
     out: list[PodAction] = [a for a in actions if not isinstance(a, Kill)]
     out.extend(
-        attrs.evolve(k, concurrent=True, after=())
-        for k in kills
-        if k.container not in sidecars or k.container in apps
+        attrs.evolve(k, concurrent=True, after=()) for k in kills if k.container not in sidecars
     )
     # Reverse spec order: a sidecar waits for the one after it (waitForTurn's prereqs);
     # one that is not being stopped holds nobody up (its channel starts closed).
     later = ""
     for name in reversed(sidecars):
-        if name in apps:
-            continue
         after = waited_for + ((later,) if later in stopping else ())
         out.extend(
             attrs.evolve(k, concurrent=True, after=after, message=_waiting(k, after))

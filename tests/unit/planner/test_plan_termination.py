@@ -202,6 +202,18 @@ CASES = [
         [("app", False, (), 30)],
     ),
     (
+        "sidecars wait for the app containers, not for one that left the spec",
+        SIDECARS,
+        "restartPolicy: Always",
+        renamed,
+        [
+            ("app", True, (), 30),
+            ("worker", True, (), 30),
+            ("proxy", True, ("app",), 30),
+            ("logs", True, ("app", "proxy"), 30),
+        ],
+    ),
+    (
         "a container no longer in the spec stops at once and nobody waits for it",
         THREE,
         "restartPolicy: Always",

@@ -9,6 +9,7 @@ containers' stops overlap as stops that take time do on an engine.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import attrs
@@ -17,6 +18,7 @@ from podsync import ApplyResult, Pod, apply, observe, parse_pods
 from podsync.actions._actions import Kill, Plan
 from podsync.actions._options import PlanOptions
 from podsync.planner._plan import plan
+from podsync.runtime import ExecResult
 from podsync.testing import FakeClock, FakeRuntime
 
 PAUSE = "registry.k8s.io/pause:3.10"
@@ -211,3 +213,40 @@ def test_a_single_concurrent_kill_runs_as_any_other(tmp_path: Path) -> None:
 
     assert result.ok
     assert T0 + 30 == stopped_at(rt)["worker"]
+
+
+DRAINING = SIDECARS.replace(
+    '  - {name: proxy, image: busybox, restartPolicy: Always, command: [sleep, "3600"]}\n',
+    "  - name: proxy\n"
+    "    image: busybox\n"
+    "    restartPolicy: Always\n"
+    '    command: [sleep, "3600"]\n'
+    "    lifecycle: {preStop: {exec: {command: [drain]}}}\n",
+)
+
+
+def test_a_sidecars_pre_stop_handler_and_its_wait_share_its_grace_period(
+    tmp_path: Path,
+) -> None:
+    """killContainer's order: the preStop handler first (here 4 s of the 10), then the
+    turn, then the stop with what is left - so ``proxy`` stops with 6 s; ``logs``,
+    which waited 10 s for it, with the 2 s minimum. The app containers exit on SIGTERM."""
+    rt, clock = running(DRAINING, tmp_path)
+    for c in rt.containers:
+        if "_app." in c.name or "_worker." in c.name:
+            rt.on_sigterm(c.name, 0)
+    drain = rt.exec_in_container
+
+    def slow_drain(container_id: str, command: Sequence[str], timeout: float) -> ExecResult:
+        clock.advance(4)
+        return drain(container_id, command, timeout)
+
+    rt.exec_in_container = slow_drain  # type: ignore[method-assign]
+    gone = _plan([], rt, tmp_path, clock)
+
+    result = apply(gone, rt, clock=clock)
+
+    assert result.ok
+    assert {"app": 10, "worker": 10, "proxy": 6, "logs": 2, "net": 10} == stop_timeouts(rt)
+    ended = stopped_at(rt)
+    assert (T0 + 10, T0 + 12) == (ended["proxy"], ended["logs"])

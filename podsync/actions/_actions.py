@@ -79,7 +79,10 @@ __all__ = [
 #:    ``previous`` and ``linked``; ``WrittenVolume`` with ``volume``, ``payload`` and
 #:    ``names``). A format-6 plan holds none of these and is still read (its writes go
 #:    to host directories).
-PLAN_FORMAT_VERSION = "7"
+#: 8: kills of a pod-wide stop (issue 27): ``Kill.concurrent`` and ``Kill.after``. A
+#:    format-7 plan holds none (its kills run one after the other, as it was made to)
+#:    and is still read.
+PLAN_FORMAT_VERSION = "8"
 
 
 class Reason(enum.StrEnum):

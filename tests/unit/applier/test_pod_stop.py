@@ -9,12 +9,13 @@ containers' stops overlap as stops that take time do on an engine.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
 import attrs
 
-from podsync import ApplyResult, Pod, apply, observe, parse_pods
+from podsync import ApplyResult, Pod, apply, observe, parse_pods, plan_from_json, plan_to_json
 from podsync.actions._actions import Kill, Plan
 from podsync.actions._options import PlanOptions
 from podsync.planner._plan import plan
@@ -250,3 +251,21 @@ def test_a_sidecars_pre_stop_handler_and_its_wait_share_its_grace_period(
     assert {"app": 10, "worker": 10, "proxy": 6, "logs": 2, "net": 10} == stop_timeouts(rt)
     ended = stopped_at(rt)
     assert (T0 + 10, T0 + 12) == (ended["proxy"], ended["logs"])
+
+
+def test_a_format_7_plan_stops_one_container_after_the_other(tmp_path: Path) -> None:
+    """A plan saved by the podsync before pod-wide stops (format 7: no ``concurrent``,
+    no ``after``) is still read, and its kills run as it was made to run them."""
+    rt, clock = running(SIDECARS, tmp_path)
+    data = json.loads(plan_to_json(_plan([], rt, tmp_path, clock)))
+    data["format_version"] = "7"
+    for pod in data["pods"]:
+        for action in pod["actions"]:
+            action.pop("concurrent", None)
+            action.pop("after", None)
+
+    old = plan_from_json(json.dumps(data))
+
+    kills = [a for a in old.actions if isinstance(a, Kill)]
+    assert 5 == len(kills)
+    assert {(False, ())} == {(k.concurrent, k.after) for k in kills}

@@ -79,7 +79,10 @@ __all__ = [
 #:    ``previous`` and ``linked``; ``WrittenVolume`` with ``volume``, ``payload`` and
 #:    ``names``). A format-6 plan holds none of these and is still read (its writes go
 #:    to host directories).
-PLAN_FORMAT_VERSION = "7"
+#: 8: kills of a pod-wide stop (issue 27): ``Kill.concurrent`` and ``Kill.after``. A
+#:    format-7 plan holds none (its kills run one after the other, as it was made to)
+#:    and is still read.
+PLAN_FORMAT_VERSION = "8"
 
 
 class Reason(enum.StrEnum):
@@ -277,7 +280,7 @@ class CreateSpec:
     files: tuple[str, ...] = ()
     post_start: Handler | None = None
     pre_stop: Handler | None = None
-    stop_timeout: int = 10
+    stop_timeout: int = 30
     cpu_limit: int = 0
     domainname: str = ""
     host_aliases: tuple[HostAlias, ...] = ()
@@ -328,6 +331,16 @@ class Kill:
     id, pod ``pod_uid`` and ``reason``, in the engine: ``podsync.spec._records``), so that
     later plans know the instance did not end by itself
     (``ObservedContainer.stopped_by_podsync``).
+
+    A ``concurrent`` kill is part of a pod-wide stop (the kubelet's KillPod,
+    killContainersWithSyncResult): apply runs it at the same time as the concurrent
+    kills next to it in the pod's actions, so that the whole pod stops within one grace
+    period instead of one per container. Each one still sends its stop signal only once
+    the stops of the containers named in ``after`` (pod containers, ``container``) among
+    those kills have ended - the kubelet's newTerminationOrdering: sidecars wait for the
+    app containers and for the sidecars after them in the pod spec - and the time it
+    waited comes out of its grace period, in whole seconds, as a preStop handler's does.
+    Kills that are not concurrent run one after the other, in plan order.
     """
 
     pod: str
@@ -340,6 +353,8 @@ class Kill:
     message: str
     pre_stop: Handler | None = None
     record_stop: bool = False
+    concurrent: bool = False
+    after: tuple[str, ...] = ()
 
 
 @attrs.frozen

@@ -114,7 +114,9 @@ class PlanOptions:
             per-source readiness, a refinement of the seed's global flag).
         root_dir: the host directory holding per-pod data: emptyDir volumes and
             termination-message files, under ``<root_dir>/<pod uid>/``.
-        stop_timeout: seconds a stopped container gets before it is killed (seed: 10).
+        stop_timeout: seconds a stopped container gets before it is killed, its preStop
+            handler included, when its pod sets no terminationGracePeriodSeconds: 30,
+            the Kubernetes API's default for that field (the seed used 10).
         gc: garbage-collection policy.
         back_off: crash-loop back-off policy.
         allow_host_namespaces: whether pods may use the host's namespaces
@@ -138,7 +140,7 @@ class PlanOptions:
     allow_deletions: bool = True
     ready_sources: frozenset[str] | None = None
     root_dir: str = DEFAULT_ROOT_DIR
-    stop_timeout: int = 10
+    stop_timeout: int = 30
     gc: GCPolicy = GCPolicy()
     back_off: BackOffPolicy = BackOffPolicy()
     allow_host_namespaces: bool = False

@@ -11,7 +11,9 @@ here the order is:
    (``Pull.pods``, by pod uid): nothing of such a pod is touched, so a running old version keeps
    running (the seed skipped only the container, after it had already stopped it);
 2. the pods, in parallel, one task per ``PodPlan``; a pod's actions run in order and the
-   first failure skips the rest of that pod; other pods go on. On a runtime with
+   first failure skips the rest of that pod; other pods go on. The kills of a pod-wide
+   stop (``Kill.concurrent``) run at once, each in its turn (``_stopping``), and the
+   rest of the pod waits for all of them. On a runtime with
    ``overlapping_calls`` (``DockerRuntime``) the app containers are created while the
    network container they join starts (``_Applier._start_creating``);
 3. ``plan.cleanup`` (image removals), in parallel.
@@ -62,6 +64,7 @@ from podsync.applier._results import (
     EventKind,
     action_event,
 )
+from podsync.applier._stopping import Turn, concurrent_kills, run_concurrently
 from podsync.exceptions import NameConflict, RuntimeCallError
 from podsync.host._clock import Clock, Clocks, clocks
 from podsync.host._files import (
@@ -242,12 +245,15 @@ class _Applier:
 
     # -- one action ---------------------------------------------------------------------
 
-    def run(self, action: Action, pod_plan: PodPlan | None) -> ActionResult:
+    def run(
+        self, action: Action, pod_plan: PodPlan | None, turn: Turn | None = None
+    ) -> ActionResult:
+        """Run one action (a kill of a pod-wide stop with its ``turn``); its result."""
         pod, uid = _pod_label(pod_plan), _pod_uid(pod_plan)
         start = self.clocks.elapsed()
         made: list[str] = []  # the id of the container a create made, for its events
         try:
-            self._do(action, pod_plan, made)
+            self._do(action, pod_plan, made, turn)
         except (_ActionFailed, RuntimeCallError) as exc:
             error = str(exc)
         else:
@@ -257,7 +263,9 @@ class _Applier:
         took = self.clocks.elapsed() - start
         return ActionResult(action, ActionStatus.FAILED, error, took, pod, uid)
 
-    def _do(self, action: Action, pod_plan: PodPlan | None, made: list[str]) -> None:
+    def _do(
+        self, action: Action, pod_plan: PodPlan | None, made: list[str], turn: Turn | None
+    ) -> None:
         runtime = self.runtime
         if isinstance(action, Pull):
             with _runtime_call("pull", action.image):
@@ -266,7 +274,7 @@ class _Applier:
         elif isinstance(action, Create):
             self._create(action, pod_plan, made)
         elif isinstance(action, Kill):
-            self._kill(action, pod_plan)
+            self._kill(action, turn)
         elif isinstance(action, Remove):
             with _runtime_call("remove", action.id):
                 runtime.remove_container(action.id)
@@ -509,8 +517,9 @@ class _Applier:
             return f"; the container made ahead for it ({early.cid}) was not removed: {exc}"
         return f"; removed the container made ahead for it ({early.cid})"
 
-    def _kill(self, action: Kill, pod_plan: PodPlan | None) -> None:
-        """Seed killContainer, plus the preStop handler the seed never ran."""
+    def _kill(self, action: Kill, turn: Turn | None) -> None:
+        """Seed killContainer, plus the preStop handler the seed never ran, and - in a
+        pod-wide stop - the wait for its ``turn``."""
         if action.record_stop:
             # Before anything else: without its record, a stopped container would later
             # be judged as a run that ended by itself (``Kill.record_stop``). When the
@@ -520,21 +529,34 @@ class _Applier:
             except (ValueError, RuntimeCallError) as exc:
                 raise _ActionFailed(f"stop record of {action.name}: {exc}") from exc
         self.emit(EventKind.STOPPING, action, action.message)
-        self._stop(action, action.id, action.timeout, action.pre_stop)
+        self._stop(action, action.id, action.timeout, action.pre_stop, turn)
 
-    def _stop(self, action: Create | Kill, cid: str, grace: int, pre_stop: Handler | None) -> None:
+    def _stop(
+        self,
+        action: Create | Kill,
+        cid: str,
+        grace: int,
+        pre_stop: Handler | None,
+        turn: Turn | None = None,
+    ) -> None:
         """Stop ``cid`` within ``grace`` seconds, its preStop handler included.
 
         The kubelet's killContainer (pkg/kubelet/kuberuntime/kuberuntime_container.go):
         the grace period is one budget. The preStop handler runs first, only when the
         grace is positive, with the grace as its deadline; the whole seconds it took are
-        taken from the grace, and the stop gets what is left, but at least
-        ``_MINIMUM_GRACE_PERIOD`` (kuberuntime_manager.go) - so a handler that overran
-        leaves the container 2 s to exit. A grace period shorter than that minimum is
-        honoured as given (the kubelet would raise it to 2 s): ``--stop-timeout 0`` kills
-        at once. A failed handler is reported and does not prevent the stop.
+        taken from the grace. In a pod-wide stop the container then waits for its
+        ``turn`` (waitForTurn) while grace is left, at most what is left, and the whole
+        seconds it waited are taken too. The stop gets what is left, but at least
+        ``_MINIMUM_GRACE_PERIOD`` (kuberuntime_manager.go) - so a handler that overran,
+        or a sidecar whose turn came late, leaves the container 2 s to exit. A grace
+        period shorter than that minimum is honoured as given (the kubelet would raise
+        it to 2 s): ``--stop-timeout 0`` kills at once. A failed handler is reported and
+        does not prevent the stop.
         """
-        timeout = grace
+        left = grace
+        # Where its turn's wait is measured from: the pod-wide stop's start (read once
+        # for all its kills), or the end of the preStop handler.
+        mark = turn.began if turn is not None else 0.0
         if pre_stop is not None and grace > 0:
             started = self.clocks.elapsed()
             try:
@@ -547,8 +569,13 @@ class _Applier:
                     container_id=cid,
                 )
             # Whole seconds, as the kubelet's executePreStopHook counts them.
-            elapsed = int(self.clocks.elapsed() - started)
-            timeout = max(grace - elapsed, min(_MINIMUM_GRACE_PERIOD, grace))
+            mark = self.clocks.elapsed()
+            left -= int(mark - started)
+        if turn is not None and turn.wait is not None and left > 0:
+            turn.wait(mark, left)
+            # Whole seconds again: "the time we've waited gets truncated downward".
+            left -= int(self.clocks.elapsed() - mark)
+        timeout = max(left, min(_MINIMUM_GRACE_PERIOD, grace))
         with _runtime_call("stop", cid):
             self.runtime.stop_container(cid, timeout)
 
@@ -561,16 +588,28 @@ class _Applier:
         results: list[ActionResult] = []
         reason = blocked
         self.pod_local.ahead = {} if self.overlapping else None
+        actions = pod_plan.actions
         try:
-            for action in pod_plan.actions:
+            while len(results) < len(actions):
+                action = actions[len(results)]
                 if reason:
                     why = reason + self.undo_ahead(action)
                     results.append(ActionResult(action, ActionStatus.SKIPPED, why, 0.0, pod, uid))
                     continue
-                result = self.run(action, pod_plan)
-                results.append(result)
-                if result.status is ActionStatus.FAILED:
-                    reason = f"not run: an earlier action failed ({action.message})"
+                # A pod-wide stop: its kills at once, each in its turn (_stopping).
+                together = concurrent_kills(actions, len(results))
+                if len(together) > 1:
+                    done = run_concurrently(
+                        together,
+                        lambda kill, turn: self.run(kill, pod_plan, turn),
+                        self.clocks.elapsed,
+                    )
+                else:
+                    done = [self.run(action, pod_plan)]
+                results.extend(done)
+                failed = next((r for r in done if r.status is ActionStatus.FAILED), None)
+                if failed is not None:
+                    reason = f"not run: an earlier action failed ({failed.action.message})"
         finally:
             self.pod_local.ahead = None
         return results

@@ -484,7 +484,8 @@ class Pod:
             namespace and name when not given (see ``derive_pod_uid``).
         termination_grace_period_seconds: seconds each of its containers gets to stop,
             its preStop handler included (Kubernetes' ``terminationGracePeriodSeconds``);
-            ``None`` leaves it to ``PlanOptions.stop_timeout``.
+            ``None`` leaves it to ``PlanOptions.stop_timeout`` (30 s unless the
+            operator says otherwise, the API's default for the field).
         labels: the pod's ``metadata.labels``: every container of the pod carries them
             as Docker labels, as they are (``docker ps --filter label=app=web``).
         annotations: the pod's ``metadata.annotations``: every container carries them
@@ -595,6 +596,10 @@ class ObservedContainer:
             read too).
         oom_killed: the kernel's OOM killer ended its last run (Docker's
             ``State.OOMKilled``); the status then says ``OOMKilled``, whatever the code.
+        started_at: when its current (or last) run started, seconds since the epoch
+            (Docker's ``State.StartedAt``): a probe's initialDelaySeconds counts from
+            it. ``None`` when the runtime does not report it; the creation time then
+            stands for it (podsync starts what it creates at once).
     """
 
     id: str
@@ -607,6 +612,20 @@ class ObservedContainer:
     finished_at: float | None = None
     stopped_by_podsync: str = ""
     oom_killed: bool = False
+    started_at: float | None = None
+
+    @property
+    def start_time(self) -> float:
+        """When its current (or last) run started: ``started_at``, else ``created``.
+
+        A probe's initialDelaySeconds counts from here (the kubelet's prober worker
+        skips while the seconds since State.StartedAt are fewer, worker.go doProbe; the
+        seed counted from the creation). A runtime that does not report the start
+        (``DockerRuntime`` for a running container: its list does not say, and one
+        inspect per container would cost the one-request sync) leaves the creation time
+        to stand for it: podsync starts what it creates in the same apply.
+        """
+        return self.created if self.started_at is None else self.started_at
 
 
 @attrs.frozen

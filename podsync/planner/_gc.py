@@ -27,9 +27,11 @@ from podsync.actions._options import PlanOptions
 from podsync.model._pod import (
     Handler,
 )
+from podsync.planner._termination import pod_stop
 from podsync.spec._labels import (
     LABEL_GRACE_PERIOD,
     LABEL_INIT_INDEX,
+    LABEL_INIT_RESTART_POLICY,
     LABEL_PRE_STOP,
     decode_grace_period,
     decode_handler,
@@ -91,19 +93,44 @@ def _label_grace(instance: Instance, default: int) -> int:
     return default if grace is None else grace
 
 
+def _init_index(instance: Instance) -> int | None:
+    """The index in ``initContainers`` that an init container's label records; ``None``
+    for any other container (or a label that is not podsync's)."""
+    index = instance.observed.labels.get(LABEL_INIT_INDEX, "")
+    init = index.isascii() and index.isdigit() and len(index) < 6
+    return int(index) if init else None
+
+
 def _stop_order(instance: Instance) -> tuple[bool, bool, int]:
     """App containers first, then init containers by descending index, the network
     container last."""
-    index = instance.observed.labels.get(LABEL_INIT_INDEX, "")
-    init = index.isascii() and index.isdigit() and len(index) < 6
-    return instance.container == NETWORK_CONTAINER, init, -int(index) if init else 0
+    index = _init_index(instance)
+    return instance.container == NETWORK_CONTAINER, index is not None, -(index or 0)
+
+
+def _label_roles(instances: Sequence[Instance]) -> tuple[set[str], list[str]]:
+    """The pod's app containers and its sidecars in spec order, as their labels say
+    (the pod file may be gone): what ``pod_stop`` orders a pod-wide stop by."""
+    apps: set[str] = set()
+    sidecars: dict[str, int] = {}
+    for instance in instances:
+        index = _init_index(instance)
+        if index is None:
+            if instance.container != NETWORK_CONTAINER:
+                apps.add(instance.container)
+        elif instance.observed.labels.get(LABEL_INIT_RESTART_POLICY) == "Always":
+            sidecars[instance.container] = index
+    return apps, sorted(sidecars, key=lambda name: (sidecars[name], name))
 
 
 def plan_orphan(
     key: str, uid: str, instances: list[Instance], options: PlanOptions, now: float
 ) -> list[PodAction]:
-    """A pod that is no longer desired: stop what runs, remove what exited."""
-    actions: list[PodAction] = []
+    """A pod that is no longer desired: stop what runs - at once, within its grace
+    period, sidecars after the app containers and the network container last
+    (``pod_stop``) - and remove what exited."""
+    stops: list[PodAction] = []
+    net_stops: list[PodAction] = []
     killed: set[str] = set()
     ordered = newest_first(instances)
     # Stop app containers before the network container they live in, and sidecars
@@ -113,7 +140,7 @@ def plan_orphan(
         if not instance.running:
             continue
         killed.add(instance.observed.id)
-        actions.append(
+        (net_stops if instance.container == NETWORK_CONTAINER else stops).append(
             Kill(
                 pod=key,
                 pod_uid=uid,
@@ -129,6 +156,8 @@ def plan_orphan(
                 pre_stop=label_pre_stop(instance),
             )
         )
+    apps, sidecars = _label_roles(ordered)
+    actions = [*pod_stop(stops, apps, sidecars), *net_stops]
     for instance in gc_candidates(ordered, killed, 0, now, options.gc.min_age):
         actions.append(
             remove_action(

@@ -62,7 +62,9 @@ tested and applied later.
       duplicate sweep). When no app container runs or will run, ``net`` is stopped too.
 4. *Pods no longer desired*: their running containers are stopped, their exited ones
    removed, and their pod directory torn down - only when deletions are allowed (the
-   seed's ``sourcesReady``).
+   seed's ``sourcesReady``). A whole pod's stop - here, on a rebuild (3a), and once a pod
+   has completed (3d) - is the kubelet's KillPod: its kills run at once, sidecars in
+   their turn, the network container last (``_termination``).
    The records podsync keeps of a container (``_records``) whose container is gone -
    removed by hand - are removed whatever the pod (``_remove_gone_records``).
 5. *Garbage collection*, as actions: exited containers beyond ``max_per_container``

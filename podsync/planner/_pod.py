@@ -39,6 +39,7 @@ from podsync.planner._spec_change import (
     replanned,
     spec_change,
 )
+from podsync.planner._termination import pod_stop
 from podsync.spec._hashing import SpecHash
 from podsync.spec._naming import NETWORK_CONTAINER, container_name
 from podsync.spec._ownership import Instance, newest_first
@@ -138,6 +139,12 @@ class PodPlanner(InitPlanner, RestartPlanner, CreateSpecs):
                 ),
             )
         )
+
+    def _stop_together(self, first: int) -> None:
+        """Make the kills planned from ``first`` on a pod-wide stop (``pod_stop``)."""
+        sidecars = [c.name for c in self.pod.sidecars]
+        apps = {c.name for c in self.pod.containers}
+        self.actions[first:] = pod_stop(self.actions[first:], apps, sidecars)
 
     # -- app containers ------------------------------------------------------------
 
@@ -326,6 +333,7 @@ class PodPlanner(InitPlanner, RestartPlanner, CreateSpecs):
 
         # 3. Emit, in the order apply runs them.
         net_name = net_keeper.observed.name if net_keeper else ""
+        first = len(self.actions)
         if rebuild is not None:
             for d in decisions:
                 for kill in d.kills:
@@ -339,6 +347,7 @@ class PodPlanner(InitPlanner, RestartPlanner, CreateSpecs):
                 self._kill(
                     stray, Reason.NOT_IN_SPEC, "no longer in the pod spec", label_pre_stop(stray)
                 )
+            self._stop_together(first)  # a new sandbox: the kubelet's KillPod
             for old in running_nets:
                 self._kill(old, rebuild[0], rebuild[1], None)
             self.actions.extend(self._purges())
@@ -374,6 +383,8 @@ class PodPlanner(InitPlanner, RestartPlanner, CreateSpecs):
                 )
             for d in (*inits, *decisions) if moving else ():
                 self._emit_start(d, net_name)
+            if net_keeper is not None and not net_needed:
+                self._stop_together(first)  # the pod has completed: KillPod
             for dup in running_nets[1:]:
                 self._kill(dup, Reason.DUPLICATE, f"duplicate of {net_name}", None)
             if net_keeper is not None and not net_needed:

@@ -169,7 +169,7 @@ class RestartPlanner:
         failure kills, and so does a startup verdict of failure. Its prober runs no
         liveness probe before the startup probe succeeded (worker.go), so a liveness
         verdict of a container that has not started does not count here either.
-        Seed healthy(): no probe means healthy; within initialDelaySeconds of creation
+        Seed healthy(): no probe means healthy; within initialDelaySeconds of its start
         it counts as healthy (strict <). podsync takes verdicts as input: only an
         explicit failure counts; a container not probed yet is healthy.
         """
@@ -183,7 +183,8 @@ class RestartPlanner:
         probe = c.liveness_probe
         if probe is None:
             return None
-        if self.ctx.now - instance.observed.created < probe.initial_delay_seconds:
+        # From the container's start (worker.go), not its creation.
+        if self.ctx.now - instance.observed.start_time < probe.initial_delay_seconds:
             return None
         if self.ctx.liveness.get(oid, True) is False:
             return "liveness probe failed", probe.termination_grace_period_seconds

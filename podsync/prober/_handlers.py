@@ -392,12 +392,13 @@ def probe_targets(
     adopt_2014_containers: bool = False,
 ) -> list[ProbeTarget]:
     """The liveness probes of the running containers of desired pods that are past
-    their initialDelaySeconds (seed healthy(): within the delay after creation a
-    container counts as healthy, strict ``<``), whatever their other probes say."""
+    their initialDelaySeconds since they started (``ObservedContainer.start_time``; seed healthy():
+    within the delay a container counts as healthy, strict ``<``), whatever their other
+    probes say."""
     targets: list[ProbeTarget] = []
     for probed in probed_containers(desired, observed, adopt_2014_containers=adopt_2014_containers):
         probe = probed.spec.liveness_probe
-        if probe is None or now - probed.observed.created < probe.initial_delay_seconds:
+        if probe is None or now - probed.observed.start_time < probe.initial_delay_seconds:
             continue
         targets.append(ProbeTarget.of(probed, ProbeKind.LIVENESS, probe))
     return targets
@@ -455,8 +456,8 @@ def probe_liveness(
     A container is probed when it is running, belongs to a desired pod (by the planner's
     ``ownership`` rule: podsync's labels, or - with ``adopt_2014_containers``, as the
     plan's option - a 2014 kubelet's exact ``k8s_`` name), its spec has a
-    liveness probe, and it was created at least ``initial_delay_seconds`` before
-    ``now``. exec probes run in the container; httpGet and tcpSocket probes without a
+    liveness probe, and it started (``start_time``) at least ``initial_delay_seconds``
+    before ``now``. exec probes run in the container; httpGet and tcpSocket probes without a
     host connect to the address of the pod's network container. Probes run in parallel
     on a small pool of threads.
 

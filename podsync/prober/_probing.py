@@ -157,7 +157,9 @@ def probe(
 
     outcomes: list[ProbeOutcome] = []
     due = {
-        p.observed.id: due_probes(p.spec, states[p.observed.id], started_at=_start(p), now=now)
+        p.observed.id: due_probes(
+            p.spec, states[p.observed.id], started_at=p.observed.start_time, now=now
+        )
         for p in probed
     }
     # Two passes at most: the second runs the liveness and readiness probes of the
@@ -185,7 +187,9 @@ def probe(
             and states[t.container_id][ProbeKind.STARTUP].verdict is ProbeResult.SUCCESS
         }
         due = {
-            p.observed.id: due_probes(p.spec, states[p.observed.id], started_at=_start(p), now=now)
+            p.observed.id: due_probes(
+                p.spec, states[p.observed.id], started_at=p.observed.start_time, now=now
+            )
             for p in probed
             if p.observed.id in just_started
         }
@@ -210,13 +214,6 @@ def probe(
         states={p.observed.id: (p.pod.uid, states[p.observed.id]) for p in probed},
         changed=frozenset(cid for cid, s in states.items() if recorded.get(cid) != s),
     )
-
-
-def _start(probed: ProbedContainer) -> float:
-    # podsync starts a container right after creating it; the engine's start time is
-    # not observed, so the creation time stands for it (as for initialDelaySeconds
-    # before, seed healthy()).
-    return probed.observed.created
 
 
 def save(

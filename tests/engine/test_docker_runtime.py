@@ -184,7 +184,7 @@ def test_exit_code_and_finish_time_of_exited_and_created_containers(
 ) -> None:
     """An owned container that exited 3 is listed with exit code 3 and its finish time; a
     foreign one with the exit code from Status and no finish time; a container never
-    started is not running and never finished."""
+    started is not running and never finished. The owned one's start is reported too."""
     exit3 = ("/bin/sh", "-c", "exit 3")
     owned_id = _create(runtime, cleanup, _spec(_unique("exit3"), entrypoint=exit3))
     foreign_id = _create(
@@ -200,6 +200,9 @@ def test_exit_code_and_finish_time_of_exited_and_created_containers(
     assert (False, 3) == (owned.running, owned.exit_code)
     assert owned.finished_at is not None
     assert owned.created <= owned.finished_at <= time.time() + 1
+    # When that run started (State.StartedAt): a probe's initialDelaySeconds counts from it.
+    assert owned.started_at is not None
+    assert owned.created - 1 <= owned.started_at <= owned.finished_at
     assert (False, 3, None) == (foreign.running, foreign.exit_code, foreign.finished_at)
     assert (False, 0, None) == (created.running, created.exit_code, created.finished_at)
 

@@ -217,11 +217,13 @@ _RUNNING_STATES = frozenset({"running", "paused", "restarting"})
 
 @attrs.frozen
 class Outcome:
-    """How an exited container ended: ``State.ExitCode`` and ``State.FinishedAt``."""
+    """How an exited container ended: ``State.ExitCode`` and ``State.FinishedAt``, and
+    when that run started (``State.StartedAt``)."""
 
     exit_code: int
     finished_at: float | None
     oom_killed: bool = False
+    started_at: float | None = None
 
 
 # "Exited (137) 5 minutes ago", "Restarting (1) 2 seconds ago"

@@ -89,6 +89,7 @@ class ContainerCalls(EngineConnection):
                     exit_code=outcome.exit_code,
                     finished_at=outcome.finished_at,
                     oom_killed=outcome.oom_killed,
+                    started_at=outcome.started_at,
                 )
             observed.append(container)
         with self._lock:
@@ -117,6 +118,7 @@ class ContainerCalls(EngineConnection):
             as_int(state.get("ExitCode")),
             timestamp(state.get("FinishedAt")),
             bool(state.get("OOMKilled")),
+            timestamp(state.get("StartedAt")),
         )
         with self._lock:
             self._finished[key] = outcome

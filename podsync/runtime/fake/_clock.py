@@ -54,5 +54,13 @@ class FakeClock:
         with self._lock:
             self.now += seconds
 
+    def advance_to(self, moment: float) -> None:
+        """Move the clock on to ``moment``, if it is not there yet (never back): the end
+        of something that took time from an earlier reading, such as a stop
+        (``FakeRuntime.stop_container``). Stops that overlapped end at the latest of
+        their ends, not at their sum."""
+        with self._lock:
+            self.now = max(self.now, float(moment))
+
     def __repr__(self) -> str:
         return f"<FakeClock at {self.now:g}, step {self.step:g}>"

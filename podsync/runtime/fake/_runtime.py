@@ -36,7 +36,11 @@ mounts it, and no removal of a volume a container uses.
 
 A stop ends a process as Docker's does: with the process's own exit code when it
 handles SIGTERM, 137 when it ignores SIGTERM and is killed (``stop_exit_code``,
-``on_sigterm``).
+``on_sigterm``). A stop takes the time Docker's does, on the fake's clock: none for a
+process that exits on SIGTERM, the whole timeout for one that ignores it (it exits then,
+and a ``FakeClock`` is moved on to that moment). Stops that overlap - several threads
+stopping containers at once, as ``apply`` does for a pod-wide stop - end together:
+``overlap_stops`` makes a test's stops overlap as real ones, which take time, do.
 
 Image references are read by the fake's own implementation of Docker's reference format
 (not podsync's ``normalize_image``), so a planner that misreads a reference meets an
@@ -59,6 +63,7 @@ The fake is thread-safe: ``podsync.apply`` calls it from several threads.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
@@ -92,6 +97,10 @@ from podsync.spec._ports import PortMapping
 
 if TYPE_CHECKING:
     from podsync.runtime._protocol import Runtime
+
+# Real seconds an overlapped stop waits for the others (overlap_stops) before it goes on
+# alone: long enough for threads started together on a loaded machine.
+_OVERLAP_WAIT = 5.0
 
 __all__ = ["CALL_NAMES", "MUTATING_CALL_NAMES", "Call", "FakeClock", "FakeRuntime"]
 
@@ -166,6 +175,9 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
         self._volumes = {}
         self._faults = []
         self._counter = 0
+        # The stops that wait for one another (overlap_stops).
+        self._overlap: threading.Barrier | None = None
+        self._overlapping = 0
         #: How many times ``close`` was called.
         self.closes = 0
         for oc in containers:
@@ -209,6 +221,7 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
                 published=_published(ports),
                 stopped_by_podsync=container.stopped_by_podsync,
                 oom_killed=container.oom_killed,
+                started_at=container.started_at,
             )
 
     def add_image(self, image: str | ObservedImage) -> None:
@@ -513,16 +526,40 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
                 raise RuntimeCallError("start", container_id, refusal)
             container.running = True
             container.oom_killed = False
+            # Docker's State.StartedAt. Without a reading of the clock of its own (the
+            # start is an event's time, see _state.Journal): a FakeClock is peeked at,
+            # so a test that moved it on between create and start sees the gap.
+            clock = self.clock
+            at = clock.now if isinstance(clock, FakeClock) else self._journal.last
+            container.started_at = max(at, container.created)
             container.finished_at = None
             container.stopped_by_podsync = ""
             self._journal.event(container, "start")
 
+    def overlap_stops(self, count: int) -> None:
+        """Make the next ``count`` stops overlap, as stops that take time do on an
+        engine: each one, its signal sent, waits until all ``count`` have been sent
+        before its container exits. So stops made at once all start at the clock's
+        reading of that moment and end together; stops made one after the other cannot
+        all be sent while the first waits, and each then goes on alone after 5 real
+        seconds - slower, and ending one after the other on the clock, as on an engine.
+
+        Raises:
+            ValueError: ``count`` is below 2.
+        """
+        if count < 2:
+            raise ValueError(f"stops overlap two or more at a time, got {count!r}")
+        with self._lock:
+            self._overlap = threading.Barrier(count)
+            self._overlapping = count
+
     def stop_container(self, container_id: str, timeout: int) -> None:
         """Stop a container as Docker does: SIGTERM (a paused container is unpaused
         first), then SIGKILL after ``timeout`` seconds. It exits with the code its process
-        gives on SIGTERM (``on_sigterm``, else ``stop_exit_code``), or 137 when the process
-        ignores SIGTERM. Stopping a missing or exited container succeeds (the protocol's
-        idempotent contract)."""
+        gives on SIGTERM (``on_sigterm``, else ``stop_exit_code``), at once, or with 137
+        after ``timeout`` seconds on the fake's clock when the process ignores SIGTERM
+        (a ``FakeClock`` is moved on to that moment: ``FakeClock.advance_to``). Stopping
+        a missing or exited container succeeds (the protocol's idempotent contract)."""
         self._sleep()
         with self._lock:
             self._record("stop", container_id, timeout)
@@ -530,15 +567,31 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
             if container is None or not container.running:
                 return
             on_term = self._sigterm_exit_code(container)
-            container.running = container.paused = False
-            container.exit_code = _KILLED if on_term is None else on_term
-            container.finished_at = self._journal.saw(self.clock())
+            signalled = self._journal.saw(self.clock())
             # Docker's events of a stop: the signal(s) sent, the exit, the stop.
             self._journal.event(container, "kill", signal=15)
+            overlap = self._overlap
+            if overlap is not None:
+                self._overlapping -= 1
+                if self._overlapping == 0:
+                    self._overlap = None
+        if overlap is not None:
+            # When the others never come, the barrier breaks: this stop ends alone.
+            with contextlib.suppress(threading.BrokenBarrierError):
+                overlap.wait(_OVERLAP_WAIT)
+        with self._lock:
+            if not container.running:
+                return  # another call stopped it meanwhile
+            exits = signalled if on_term is not None else signalled + max(timeout, 0)
+            if isinstance(self.clock, FakeClock):
+                self.clock.advance_to(exits)
+            container.running = container.paused = False
+            container.exit_code = _KILLED if on_term is None else on_term
+            container.finished_at = self._journal.saw(exits)
             if on_term is None:
-                self._journal.event(container, "kill", signal=9)
-            self._journal.event(container, "die", exit_code=container.exit_code)
-            self._journal.event(container, "stop")
+                self._journal.event(container, "kill", signal=9, time=exits)
+            self._journal.event(container, "die", exit_code=container.exit_code, time=exits)
+            self._journal.event(container, "stop", time=exits)
 
     def _sigterm_exit_code(self, container: _Container) -> int | None:
         for key in (container.id, container.name):

@@ -54,6 +54,8 @@ class FakeContainer:
     paused: bool = False
     # The kernel's OOM killer ended its last run (Docker's State.OOMKilled).
     oom_killed: bool = False
+    # When its current or last run started (Docker's State.StartedAt).
+    started_at: float | None = None
     # What it wrote, oldest first.
     logs: list[LogLine] = attrs.field(factory=list)
     # Files its process wrote outside volumes, by absolute path
@@ -72,6 +74,7 @@ class FakeContainer:
             finished_at=self.finished_at,
             stopped_by_podsync=self.stopped_by_podsync,
             oom_killed=self.oom_killed,
+            started_at=self.started_at,
         )
 
 

@@ -664,7 +664,7 @@ def test_pods_grace_period_is_every_stop_of_the_pod():
     assert [("Kill", "bar"), ("Create", "bar"), ("Kill", "baz")] == kinds(p)
     assert [45, 45] == [a.timeout for a in p.actions if isinstance(a, Kill)]
     assert (45, None) == (creates(p)[0].spec.stop_timeout, creates(p)[0].spec.pre_stop)
-    assert [10, 10] == [c.spec.stop_timeout for c in creates(defaulted)]
+    assert [30, 30] == [c.spec.stop_timeout for c in creates(defaulted)]
     assert {"bar": 45, "baz": 45, "net": 45} == {
         a.container: a.timeout for a in gone.actions if isinstance(a, Kill)
     }

@@ -358,7 +358,7 @@ def test_pre_stop_runs_before_stop(tmp_path):
     result = run([], rt, tmp_path)
 
     assert ["list", "exec", "stop", "stop"] == _names(rt)
-    assert (bar.id, ("drain",), 10.0) == _calls(rt)[1].args
+    assert (bar.id, ("drain",), 30.0) == _calls(rt)[1].args  # the default grace period
     assert bar.id == _calls(rt)[2].args[0]
     assert result.ok
 

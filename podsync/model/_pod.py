@@ -334,10 +334,7 @@ class Container:
             meaning: a hard limit, the same as ``resources.limits.memory``; 0 means
             unset.
         termination_message_path: where, inside the container, the termination-message
-            file is mounted, as the pod gave it; empty when it gave none, which means
-            Kubernetes' default, ``/dev/termination-log`` (``SetDefaults_Container``):
-            every container has the file, at ``message_path``. Kept as given, so that
-            a container made before the default (issue 27) keeps its spec hash.
+            file is mounted; empty means none.
         liveness_probe: when its verdict is failure, the container is killed and
             restarted as its pod's restart policy says.
         readiness_probe: decides whether the running container is ready
@@ -417,13 +414,6 @@ class Container:
             )
 
     @property
-    def message_path(self) -> str:
-        """Where the termination-message file is mounted: ``termination_message_path``,
-        or Kubernetes' default ``/dev/termination-log`` when it is empty
-        (``SetDefaults_Container``, ``TerminationMessagePathDefault``)."""
-        return self.termination_message_path or DEFAULT_TERMINATION_MESSAGE_PATH
-
-    @property
     def effective_resources(self) -> Resources:
         """``resources``, or the 2014 values as what they meant: ``cpu`` a request (a
         weight without a quota, as the seed's CpuShares), ``memory`` a limit."""
@@ -432,11 +422,6 @@ class Container:
         return Resources(
             requests=ResourceList(cpu=self.cpu), limits=ResourceList(memory=self.memory)
         )
-
-
-#: Kubernetes' default ``terminationMessagePath`` (``TerminationMessagePathDefault``,
-#: ``pkg/apis/core/types.go``; ``SetDefaults_Container``): ``Container.message_path``.
-DEFAULT_TERMINATION_MESSAGE_PATH = "/dev/termination-log"
 
 
 def engine_resources(c: Container) -> tuple[int, int, int]:

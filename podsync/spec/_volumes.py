@@ -461,10 +461,9 @@ def termination_file_mount(
     pod_uid: str, container: Container, instance: str, image: str
 ) -> VolumeFileMount:
     """The termination-message file of the container instance ``instance`` of
-    ``container`` of pod ``pod_uid``.
+    ``container`` (which has a ``termination_message_path``) of pod ``pod_uid``.
 
-    A fresh file per instance, mode 0666, bound at ``terminationMessagePath``
-    (``Container.message_path``: ``/dev/termination-log`` unless the pod says), as the
+    A fresh file per instance, mode 0666, bound at ``terminationMessagePath``, as the
     kubelet's (kubelet-modern.md §11, ``getTerminationMessage``), but kept in the
     engine: a file of the pod's state volume (``termination_message_entry``), written
     through a container of ``image`` (the network image, which the pod needs anyway).
@@ -474,7 +473,7 @@ def termination_file_mount(
     return VolumeFileMount(
         pod_state_volume_name(pod_uid),
         termination_message_entry(instance),
-        container.message_path,
+        container.termination_message_path,
         image=image,
     )
 

@@ -76,6 +76,18 @@ def _volume(engine: docker.DockerClient, name: str) -> dict[str, object] | None:
         return None
 
 
+def _app_logs(pod: podsync.Pod) -> list[bytes]:
+    """The log lines of ``pod``'s container ``app``."""
+    with DockerRuntime() as runtime:
+        (app,) = [
+            c
+            for c in runtime.list_containers()
+            if c.labels.get(LABEL_POD_UID) == pod.uid
+            and c.labels.get(podsync.labels.LABEL_CONTAINER) == "app"
+        ]
+        return [line.data for line in runtime.container_logs(app.id)]
+
+
 def test_a_claim_outlives_its_pods_down_and_gc(
     engine: docker.DockerClient, cleanup: Cleanup, tmp_path: Path
 ) -> None:
@@ -104,15 +116,7 @@ def test_a_claim_outlives_its_pods_down_and_gc(
     # Another pod of the same claim reads what the first wrote.
     assert 0 == podsync.cli.main(_argv("apply", tmp_path, "--wait", "--timeout", "60", str(reader)))
     (pod,) = podsync.load_pods([str(reader)])
-    with DockerRuntime() as runtime:
-        (app,) = [
-            c
-            for c in runtime.list_containers()
-            if c.labels.get(LABEL_POD_UID) == pod.uid
-            and c.labels.get(podsync.labels.LABEL_CONTAINER) == "app"
-        ]
-        logs = [line.data for line in runtime.container_logs(app.id)]
-    assert [b"kept\n"] == logs
+    assert [b"kept\n"] == _app_logs(pod)
 
     # Garbage collection of every exited instance it may take, then down again: the
     # volume stays.
@@ -166,14 +170,7 @@ def test_a_volume_made_by_hand_is_used_as_it_is(
     assert inspected is not None
     assert {"owner": "ops"} == inspected["Labels"]
     assert 0 == podsync.cli.main(_argv("apply", tmp_path, "--wait", "--timeout", "60", str(reader)))
-    with DockerRuntime() as runtime:
-        (app,) = [
-            c
-            for c in runtime.list_containers()
-            if c.labels.get(LABEL_POD_UID) == pod.uid
-            and c.labels.get(podsync.labels.LABEL_CONTAINER) == "app"
-        ]
-        assert [b"provisioned\n"] == [line.data for line in runtime.container_logs(app.id)]
+    assert [b"provisioned\n"] == _app_logs(pod)
 
 
 def _writer_logs(tmp_path: Path, namespace: str, security: str) -> list[bytes]:
@@ -190,14 +187,7 @@ def _writer_logs(tmp_path: Path, namespace: str, security: str) -> list[bytes]:
     path.write_text(text)
     assert 0 == podsync.cli.main(_argv("apply", tmp_path, "--wait", "--timeout", "60", str(path)))
     (pod,) = podsync.load_pods([str(path)])
-    with DockerRuntime() as runtime:
-        (app,) = [
-            c
-            for c in runtime.list_containers()
-            if c.labels.get(LABEL_POD_UID) == pod.uid
-            and c.labels.get(podsync.labels.LABEL_CONTAINER) == "app"
-        ]
-        return [line.data for line in runtime.container_logs(app.id)]
+    return _app_logs(pod)
 
 
 def test_a_non_root_container_with_the_fs_group_writes_to_its_claim(

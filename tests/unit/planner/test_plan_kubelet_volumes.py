@@ -22,6 +22,7 @@ import pytest
 
 from podsync import ObservedVolume, PlanOptions, parse_pods, plan, plan_from_json, plan_to_json
 from podsync.actions._actions import Create, CreateVolume, Reason, WriteVolume
+from podsync.labels import LABEL_VOLUME_CLAIM
 from podsync.spec._volumes import claim_volume_labels
 from tests.unit.loop.test_content_volumes import NOW, PAUSE, fake, load, run, visible
 
@@ -362,6 +363,25 @@ def test_fs_group_applies_to_claims(case: ClaimCase) -> None:
     if app is not None:
         assert app.message == f"create default/db/app: no container yet{case.note}"
     assert made == plan_from_json(plan_to_json(made))
+
+
+def test_each_claim_is_set_up_as_its_own_volume() -> None:
+    """A pod of two claims (after a volume of another kind): each claim's volume is
+    created and set up under its own name, the read-only one as read-only."""
+    text = claim_pod(fs_group="2000").replace(
+        "  volumes:\n",
+        "  volumes:\n  - {name: scratch, emptyDir: {medium: Memory}}\n"
+        "  - {name: logs, persistentVolumeClaim: {claimName: logs, readOnly: true}}\n",
+    )
+    text = text.replace("mountPath: /data}]", "mountPath: /data}, {name: logs, mountPath: /logs}]")
+    (pod,) = parse_pods(text, source_name="pod.yaml", source="file")
+    made = plan([pod], now=NOW, options=PlanOptions(root_dir="/srv/podsync"))
+    setups = [
+        (a.volume, a.mode, a.labels[LABEL_VOLUME_CLAIM])
+        for a in made.pods[0].actions
+        if isinstance(a, CreateVolume)
+    ]
+    assert setups == [(CLAIM, 0o2775, "data"), ("podsync_default_logs", 0o2755, "logs")]
 
 
 def test_the_fs_group_set_up_is_planned_only_before_a_create(tmp_path: Path) -> None:

@@ -417,8 +417,9 @@ def _with_volumes(
 ) -> list[PodAction]:
     """``actions`` with a ``CreateVolume`` before the first create that mounts each
     claim or ``emptyDir`` volume the engine does not have (and each ``emptyDir`` whose
-    host directory an earlier podsync left), and the creates that mount a volume
-    podsync did not make saying so.
+    host directory an earlier podsync left), a claim's root set up for the pod's fsGroup
+    (``claim_setup``), and the creates that mount a volume podsync did not make saying
+    so.
 
     podman's ``kube play`` makes a claim's volume when it is missing and uses one that
     exists, whoever made it; podsync does the same, but creates the volume itself, with

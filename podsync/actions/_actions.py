@@ -144,6 +144,7 @@ class Reason(enum.StrEnum):
     VOLUME_CHANGED = "volume-changed"  # rewrite: an object (or pod field) they show changed
     # named volumes (issue 14)
     CLAIM_FIRST_USE = "claim-first-use"  # create a claim's volume: the first container mounts it
+    CLAIM_FS_GROUP = "claim-fs-group"  # set a claim's root up for the pod's fsGroup (issue 27)
     # pod state in the engine (issue 18)
     POD_STATE_FIRST_USE = "pod-state-first-use"  # create: a container's termination file
     ORPHANED_POD_VOLUME = "orphaned-pod-volume"  # remove: its pod is no longer desired

@@ -102,6 +102,7 @@ from podsync.actions._options import PlanOptions
 from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume, Pod
 from podsync.model._volume import WrittenVolume
 from podsync.planner._admission import admit
+from podsync.planner._claims import claim_of, claim_setup
 from podsync.planner._context import PlanContext
 from podsync.planner._empty_dirs import empty_dir_of, empty_dir_setup, not_the_pods
 from podsync.planner._gc import apply_global_cap, plan_orphan
@@ -111,7 +112,6 @@ from podsync.spec._content_records import PodVolume, RecordChoice, record_choice
 from podsync.spec._images import normalize_image
 from podsync.spec._labels import (
     LABEL_EMPTY_DIRS,
-    VOLUME_KIND_CLAIM,
     VOLUME_KIND_CONTENT,
     VOLUME_KIND_CONTENT_RECORD,
     VOLUME_KIND_EMPTY_DIR,
@@ -127,8 +127,6 @@ from podsync.spec._resolv import (
     without_loopback,
 )
 from podsync.spec._volumes import (
-    claim_volume_labels,
-    claim_volume_name,
     pod_state_volume_labels,
     pod_state_volume_name,
 )
@@ -421,8 +419,9 @@ def _with_volumes(
 ) -> list[PodAction]:
     """``actions`` with a ``CreateVolume`` before the first create that mounts each
     claim or ``emptyDir`` volume the engine does not have (and each ``emptyDir`` whose
-    host directory an earlier podsync left), and the creates that mount a volume
-    podsync did not make saying so.
+    host directory an earlier podsync left), a claim's root set up for the pod's fsGroup
+    (``claim_setup``), and the creates that mount a volume podsync did not make saying
+    so.
 
     podman's ``kube play`` makes a claim's volume when it is missing and uses one that
     exists, whoever made it; podsync does the same, but creates the volume itself, with
@@ -461,29 +460,17 @@ def _with_volumes(
                             f"volume {name} exists and was not made by podsync: used as it is"
                         )
                     continue
-                claim = _claim_of(pod, name)
+                claim = claim_of(pod, name)
                 if claim is None:
                     continue
                 created.add(name)
-                observed = present.get(name)
-                if observed is None:
-                    out.append(
-                        CreateVolume(
-                            pod=pod.key,
-                            pod_uid=pod.uid,
-                            volume=name,
-                            labels=claim_volume_labels(pod.namespace, claim),
-                            reason=Reason.CLAIM_FIRST_USE,
-                            message=(
-                                f"create volume {name}: claim {pod.namespace}/{claim}: first use"
-                            ),
-                        )
-                    )
-                elif _not_the_claims(observed, pod.namespace, claim):
-                    foreign.append(
-                        f"claim {pod.namespace}/{claim}: volume {name} exists and was not "
-                        "made by podsync: used as it is"
-                    )
+                claim_create, note = claim_setup(pod, claim, present.get(name), ctx.options)
+                if claim_create is not None:
+                    if claim_create.image:  # the fsGroup's set-up: a helper container
+                        ctx.need_image(claim_create.image, None, pod.uid)
+                    out.append(claim_create)
+                if note:
+                    foreign.append(note)
             if foreign:
                 action = attrs.evolve(action, message=f"{action.message} ({'; '.join(foreign)})")
         out.append(action)
@@ -666,24 +653,6 @@ def _remove_gone_records(
                 ),
             ),
         )
-
-
-def _claim_of(pod: Pod, volume_name: str) -> str | None:
-    """The claim name of ``pod`` whose volume is ``volume_name``, if any."""
-    for volume in pod.volumes:
-        claim = volume.claim
-        if claim is not None and claim_volume_name(pod.namespace, claim.claim_name) == volume_name:
-            return claim.claim_name
-    return None
-
-
-def _not_the_claims(volume: ObservedVolume, namespace: str, claim: str) -> bool:
-    owner = volume_ownership(volume)
-    return owner is None or (owner.kind, owner.namespace, owner.claim) != (
-        VOLUME_KIND_CLAIM,
-        namespace,
-        claim,
-    )
 
 
 def _gated(pod: Pod) -> list[PodAction]:

@@ -134,7 +134,7 @@ def payload_entries(
     Owner and modes as the kubelet's ``SetVolumeOwnership`` for a read-only volume
     (``pkg/volume/volume_linux.go``): everything is root's; with an fsGroup, the
     group is the fsGroup, files get ``0440`` ORed in, directories ``0550`` and setgid.
-    Each file keeps its ``VolumeFile.mode`` otherwise (a Secret's 0400 by default).
+    Each file keeps its ``VolumeFile.mode`` otherwise (0644 by default).
 
     Raises:
         ValueError: ``payload`` is not one of ``PAYLOADS``, or is ``previous``.

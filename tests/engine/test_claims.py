@@ -76,6 +76,18 @@ def _volume(engine: docker.DockerClient, name: str) -> dict[str, object] | None:
         return None
 
 
+def _app_logs(pod: podsync.Pod) -> list[bytes]:
+    """The log lines of ``pod``'s container ``app``."""
+    with DockerRuntime() as runtime:
+        (app,) = [
+            c
+            for c in runtime.list_containers()
+            if c.labels.get(LABEL_POD_UID) == pod.uid
+            and c.labels.get(podsync.labels.LABEL_CONTAINER) == "app"
+        ]
+        return [line.data for line in runtime.container_logs(app.id)]
+
+
 def test_a_claim_outlives_its_pods_down_and_gc(
     engine: docker.DockerClient, cleanup: Cleanup, tmp_path: Path
 ) -> None:
@@ -104,15 +116,7 @@ def test_a_claim_outlives_its_pods_down_and_gc(
     # Another pod of the same claim reads what the first wrote.
     assert 0 == podsync.cli.main(_argv("apply", tmp_path, "--wait", "--timeout", "60", str(reader)))
     (pod,) = podsync.load_pods([str(reader)])
-    with DockerRuntime() as runtime:
-        (app,) = [
-            c
-            for c in runtime.list_containers()
-            if c.labels.get(LABEL_POD_UID) == pod.uid
-            and c.labels.get(podsync.labels.LABEL_CONTAINER) == "app"
-        ]
-        logs = [line.data for line in runtime.container_logs(app.id)]
-    assert [b"kept\n"] == logs
+    assert [b"kept\n"] == _app_logs(pod)
 
     # Garbage collection of every exited instance it may take, then down again: the
     # volume stays.
@@ -166,11 +170,49 @@ def test_a_volume_made_by_hand_is_used_as_it_is(
     assert inspected is not None
     assert {"owner": "ops"} == inspected["Labels"]
     assert 0 == podsync.cli.main(_argv("apply", tmp_path, "--wait", "--timeout", "60", str(reader)))
-    with DockerRuntime() as runtime:
-        (app,) = [
-            c
-            for c in runtime.list_containers()
-            if c.labels.get(LABEL_POD_UID) == pod.uid
-            and c.labels.get(podsync.labels.LABEL_CONTAINER) == "app"
-        ]
-        assert [b"provisioned\n"] == [line.data for line in runtime.container_logs(app.id)]
+    assert [b"provisioned\n"] == _app_logs(pod)
+
+
+def _writer_logs(tmp_path: Path, namespace: str, security: str) -> list[bytes]:
+    """Apply a pod of user 1000 with ``security`` (its pod securityContext) that tries
+    to write into claim ``data`` and says what it found; its log lines."""
+    script = (
+        "touch /data/note 2>/dev/null && echo wrote || echo refused; "
+        "stat -c '%a %u %g' /data; stat -c '%g' /data/note 2>/dev/null; id -u"
+    )
+    path = _pod_file(tmp_path, "writer", "data", namespace, script)
+    text = path.read_text().replace(
+        "  volumes:\n", f"  securityContext: {{runAsUser: 1000{security}}}\n  volumes:\n"
+    )
+    path.write_text(text)
+    assert 0 == podsync.cli.main(_argv("apply", tmp_path, "--wait", "--timeout", "60", str(path)))
+    (pod,) = podsync.load_pods([str(path)])
+    return _app_logs(pod)
+
+
+def test_a_non_root_container_with_the_fs_group_writes_to_its_claim(
+    engine: docker.DockerClient, cleanup: Cleanup, tmp_path: Path
+) -> None:
+    """The kubelet's SetVolumeOwnership on a claim (issue 27): with fsGroup 2000, the
+    claim's volume root is 2775, root's, of group 2000, so a container of user 1000
+    writes there, and what it makes keeps the group (setgid). Without an fsGroup the
+    root stays the engine's 0755 and the same container cannot write."""
+    namespace = f"claims-{uuid.uuid4().hex[:8]}"
+    cleanup.add_volume(podsync.spec.claim_volume_name(namespace, "data"))
+    cleanup.add_label(f"{podsync.labels.LABEL_POD_NAMESPACE}={namespace}")
+    assert _writer_logs(tmp_path, namespace, ", fsGroup: 2000") == [
+        b"wrote\n",
+        b"2775 0 2000\n",
+        b"2000\n",
+        b"1000\n",
+    ]
+
+    other = f"claims-{uuid.uuid4().hex[:8]}"
+    cleanup.add_volume(podsync.spec.claim_volume_name(other, "data"))
+    cleanup.add_label(f"{podsync.labels.LABEL_POD_NAMESPACE}={other}")
+    (tmp_path / "other").mkdir()
+    assert _writer_logs(tmp_path / "other", other, "") == [
+        b"refused\n",
+        b"755 0 0\n",
+        b"1000\n",
+    ]

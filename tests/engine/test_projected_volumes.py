@@ -99,11 +99,11 @@ def test_a_container_reads_the_merged_files_and_an_edited_configmap_without_a_re
     assert _exec(runtime, cid, "/bin/cat", "/etc/app/db/password") == (0, "hunter2")
     assert _exec(runtime, cid, "/bin/cat", "/etc/app/db/username") == (0, "app")
     assert _exec(runtime, cid, "/bin/cat", "/etc/app/labels") == (0, 'app="web"')
-    # Their modes: 0644 by default, the item's mode, a Secret's 0400 (podsync's default).
+    # Their modes: 0644 by default (a Secret's too, as Kubernetes'), the item's mode.
     stat = ["/bin/stat", "-L", "-c", "%a"]
     assert _exec(runtime, cid, *stat, "/etc/app/app.conf") == (0, "644\n")
     assert _exec(runtime, cid, *stat, "/etc/app/db/password") == (0, "440\n")
-    assert _exec(runtime, cid, *stat, "/etc/app/db/username") == (0, "400\n")
+    assert _exec(runtime, cid, *stat, "/etc/app/db/username") == (0, "644\n")
     assert _exec(runtime, cid, *stat, "/etc/app/labels") == (0, "644\n")
     # Mounted read-only, as the kubelet mounts it; no Secret value in a label.
     code, output = _exec(runtime, cid, "/bin/touch", "/etc/app/new")

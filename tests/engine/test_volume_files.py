@@ -259,15 +259,17 @@ spec:
     image: {TEST_IMAGE}
     imagePullPolicy: Never
     command: [/bin/sh, -c, "{SERVE}"]
+    securityContext: {{runAsUser: 1000}}
     volumeMounts: [{{name: creds, mountPath: /run/creds}}]
 """
 
 
-def test_a_secret_file_is_read_by_its_owner_only(
+def test_a_non_root_container_reads_its_secret_without_extra_settings(
     engine: docker.DockerClient, cleanup: Cleanup, runtime: DockerRuntime, tmp_path: Path
 ) -> None:
-    """A secret volume's file is 0400 (issue 14), readable by the container's root,
-    and its value is in no label of the container."""
+    """A secret volume's file is 0644, Kubernetes' default (SetDefaults_SecretVolumeSource,
+    issue 27): a container of user 1000, with no fsGroup and no defaultMode, reads the
+    root-owned file; its value is in no label of the container."""
     text = SECRET_POD.replace("NAME", f"vol-{uuid.uuid4().hex[:8]}")
     (pod,) = parse_pods(text, secret_key=b"k" * 32)
     cleanup.add_label(f"{podsync.labels.LABEL_POD_UID}={pod.uid}")
@@ -276,9 +278,10 @@ def test_a_secret_file_is_read_by_its_owner_only(
     app = _app(engine, pod)
     cid = str(app["Id"])
     assert _exec(runtime, cid, "/bin/cat", "/run/creds/password") == (0, "hunter2")
-    assert _exec(runtime, cid, "/bin/stat", "-L", "-c", "%a", "/run/creds/password") == (
+    assert _exec(runtime, cid, "/bin/id", "-u") == (0, "1000\n")
+    assert _exec(runtime, cid, "/bin/stat", "-L", "-c", "%a %u", "/run/creds/password") == (
         0,
-        "400\n",
+        "644 0\n",
     )
     config = app["Config"]
     assert isinstance(config, dict)

@@ -17,8 +17,8 @@ The kubelet's rules, ported:
   and ``pkg/volume/secret/secret.go``): without ``items`` every key is a file named
   after it (a ConfigMap's ``data`` and ``binaryData``); with ``items`` only those keys,
   each at its ``path``. ``mode`` is the file's, else ``defaultMode``, else 0644
-  (``SetDefaults_ConfigMapVolumeSource``) - for secret volumes podsync's default is
-  0400 (issue 14: secrets are readable by their owner only; Kubernetes' is 0644). An
+  (``SetDefaults_ConfigMapVolumeSource``, ``SetDefaults_SecretVolumeSource``: a
+  Secret's files too, so that a container of any user reads them, issue 27). An
   object that is not in the sources is an error unless ``optional`` (the volume is
   then empty); a key that is not in the object is an error unless ``optional`` (the
   item is then left out).
@@ -33,8 +33,8 @@ The kubelet's rules, ported:
 * projected volumes (``collectData``, ``pkg/volume/projected/projected.go``): the files
   of each of its ``sources`` in order - a configMap, secret or downwardAPI source with
   that kind's rules - in one directory; the volume's ``defaultMode`` is every file's
-  mode unless its item has one (0644 unless given, ``SetDefaults_ProjectedVolumeSource``;
-  a Secret's files 0400, as in a secret volume). Its ``sources`` record names each
+  mode unless its item has one (0644 unless given, ``SetDefaults_ProjectedVolumeSource``,
+  a Secret's files too). Its ``sources`` record names each
   object (and each downward API source) with a digest of what it contributed, so a plan
   says which changed. Two files at one path are refused (see ``_projected``). A
   ``serviceAccountToken`` source is refused with what to do - for the volume a cluster
@@ -78,12 +78,14 @@ from podsync.model._volume import VolumeContent, VolumeFile, VolumeKind
 # Nothing here is public API: ``_document`` projects each v1 volume here.
 __all__: list[str] = []
 
-#: The mode of a configMap or downwardAPI volume's files unless the pod says otherwise
-#: (``SetDefaults_ConfigMapVolumeSource``, ``SetDefaults_DownwardAPIVolumeSource``).
+#: The mode of a configMap, secret, downwardAPI or projected volume's files unless the
+#: pod says otherwise: Kubernetes' ``SetDefaults_ConfigMapVolumeSource``,
+#: ``SetDefaults_SecretVolumeSource``, ``SetDefaults_DownwardAPIVolumeSource`` and
+#: ``SetDefaults_ProjectedVolumeSource`` all give 0644. A Secret's files were 0400 before
+#: issue 27 (owner-only): a container of another user could not read them. A volume
+#: written with 0400 is rewritten in place at the first sync after an upgrade (its
+#: content digest holds the modes), and no container restarts for it.
 DEFAULT_MODE = 0o644
-#: The mode of a secret volume's files unless the pod says otherwise. Kubernetes' is
-#: 0644 (``SetDefaults_SecretVolumeSource``); podsync's is owner-only (issue 14).
-DEFAULT_SECRET_MODE = 0o400
 
 # The atomic writer's limits (validatePath, pkg/volume/util/atomic_writer.go).
 _MAX_PATH = 4096
@@ -308,7 +310,7 @@ def _secret(
         source.secret_name, source.optional, facts, f"{path}.secretName", out
     )
     values = found.data if found is not None else None
-    mode = DEFAULT_SECRET_MODE if source.default_mode is None else source.default_mode
+    mode = DEFAULT_MODE if source.default_mode is None else source.default_mode
     entries = _key_files(what, values, source.items, mode, source.optional, path, out)
     files = _checked_files(entries, out)
     if found is not None:
@@ -529,8 +531,8 @@ def _projected(
     """collectData (pkg/volume/projected/projected.go): the files of every source, in
     order, in one directory. Each source is a configMap, secret or downwardAPI one with
     that volume kind's rules; the volume's ``defaultMode`` is every file's mode unless
-    its item has one (0644 unless given, SetDefaults_ProjectedVolumeSource - a Secret's
-    files 0400, podsync's Secret default, see ``DEFAULT_SECRET_MODE``).
+    its item has one (0644 unless given, SetDefaults_ProjectedVolumeSource, a Secret's
+    files too: ``DEFAULT_MODE``).
 
     The API server refuses two items at one path (validateProjectionSources,
     pkg/apis/core/validation/validation.go: "conflicting duplicate paths"); collectData
@@ -550,7 +552,6 @@ def _projected(
         out.append((at, _cluster_volume_advice(name, mounts.get(name, ()))))
         return VolumeContent(VolumeKind.PROJECTED)
     mode = DEFAULT_MODE if source.default_mode is None else source.default_mode
-    secret_mode = DEFAULT_SECRET_MODE if source.default_mode is None else source.default_mode
     entries: list[tuple[str, bytes, int, str]] = []
     read_from: dict[str, str] = {}  # normalised path -> the source it was read from
     secret_keys: dict[str, tuple[_Secret, str]] = {}  # normalised path -> Secret, key
@@ -592,7 +593,7 @@ def _projected(
             what, secret = _secret_object(sp.name, sp.optional, facts, f"{at}.name", out)
             described[at] = what
             data = secret.data if secret is not None else None
-            found = _key_files(what, data, sp.items, secret_mode, sp.optional, at, out, whole=at)
+            found = _key_files(what, data, sp.items, mode, sp.optional, at, out, whole=at)
             sources[what] = _MISSING if secret is None else _digest(())
             add(found, what)
             if secret is not None:

@@ -205,9 +205,10 @@ _NOT_SUPPORTED: Mapping[str, Mapping[str, _Refusal]] = {
         "seLinuxOptions": _Refusal("SELinux labels are not implemented"),
         "seLinuxChangePolicy": _Refusal("SELinux labels are not implemented"),
         "windowsOptions": _Refusal("podsync runs Linux containers only"),
-        # Both policies do the same to the empty directories podsync makes: accepted.
+        # podsync sets the roots of the volumes it makes (emptyDir, a claim's) and walks
+        # no files: both policies do the same there, accepted.
         "fsGroupChangePolicy": _Refusal(
-            "the fsGroup is applied to the emptyDir directories podsync makes",
+            "the fsGroup is applied to the roots of the emptyDir and claim volumes podsync makes",
             _equals("Always", "OnRootMismatch"),
             "'Always' or 'OnRootMismatch'",
         ),

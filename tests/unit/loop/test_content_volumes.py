@@ -170,8 +170,8 @@ def test_sync_writes_the_files_into_the_engine_and_nothing_under_the_root(
         "app.conf": (b"color=blue\n", 0o644),
         "extra.conf": (b"x=1", 0o644),
     }
-    # A Secret's files are 0400 unless the pod says otherwise.
-    assert visible(runtime, f"podsync-content_{uid}_creds") == {"password": (b"hunter2", 0o400)}
+    # A Secret's files are 0644 unless the pod says otherwise, as Kubernetes'.
+    assert visible(runtime, f"podsync-content_{uid}_creds") == {"password": (b"hunter2", 0o644)}
     assert visible(runtime, f"podsync-content_{uid}_info") == {"labels": (b'app="web"', 0o644)}
     owned = {
         v.name: v.labels[LABEL_VOLUME_KIND]

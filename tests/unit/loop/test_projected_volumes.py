@@ -155,9 +155,9 @@ def test_the_sources_files_are_merged_with_their_modes() -> None:
         # Every key of the ConfigMap, 0644 (SetDefaults_ProjectedVolumeSource).
         "app.conf": (b"color=blue\n", 0o644),
         "log-level": (b"info", 0o644),
-        # The Secret's items: the item's mode, else podsync's Secret default (0400).
+        # The Secret's items: the item's mode, else the volume's default (0644).
         "db/password": (PASSWORD.encode(), 0o440),
-        "db/username": (b"app", 0o400),
+        "db/username": (b"app", 0o644),
         # The downward API, as a downwardAPI volume writes it.
         "labels": (b'app="web"\ntier="front"', 0o644),
         "cpu-limit": (b"4", 0o644),  # no limit: the node's allocatable CPU, rounded up
@@ -578,7 +578,7 @@ def test_an_edited_configmap_rewrites_the_volume_naming_it_and_keeps_the_contain
         "app.conf": (b"color=blue\n", 0o644),
         "log-level": (b"info", 0o644),
         "db/password": (PASSWORD.encode(), 0o440),
-        "db/username": (b"app", 0o400),
+        "db/username": (b"app", 0o644),
         "labels": (b'app="web"\ntier="front"', 0o644),
         "cpu-limit": (b"4", 0o644),
     }

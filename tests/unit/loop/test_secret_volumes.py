@@ -1,8 +1,9 @@
-"""Secret volumes (issue 14): a configMap volume's rules with files of mode 0400 by
-default, written into engine volumes like the others - and the values never in
-the plan's text or JSON (the Secret's reference and keyed digest instead, the same
-mechanism as Secret env values: ``podsync.model._secrets``), never in container labels.
-A saved plan gets its values from the sources again when it is applied."""
+"""Secret volumes (issue 14): a configMap volume's rules, files of mode 0644 by
+default as Kubernetes' (issue 27; 0400 before), written into engine volumes like the
+others - and the values never in the plan's text or JSON (the Secret's reference and
+keyed digest instead, the same mechanism as Secret env values:
+``podsync.model._secrets``), never in container labels. A saved plan gets its values
+from the sources again when it is applied."""
 
 from __future__ import annotations
 
@@ -80,14 +81,15 @@ def shows_no_value(text: str) -> None:
         assert value not in text
 
 
-def test_every_key_is_a_file_of_mode_0400() -> None:
+def test_every_key_is_a_file_of_mode_0644() -> None:
     (pod,) = load()
     content = pod.volumes[0].content
     assert content is not None
     assert content.kind is VolumeKind.SECRET
     files = {f.path: (f.data, f.mode) for f in content.files}
-    # 0400, not Kubernetes' 0644: a Secret's file is for its owner (issue 14).
-    assert files == {"password": (PASSWORD.encode(), 0o400), "user": (b"app", 0o400)}
+    # Kubernetes' 0644 (SetDefaults_SecretVolumeSource, issue 27): a container of any
+    # user reads it.
+    assert files == {"password": (PASSWORD.encode(), 0o644), "user": (b"app", 0o644)}
     assert [(f.secret.secret, f.secret.key) for f in content.files if f.secret] == [
         ("default/db", "password"),
         ("default/db", "user"),
@@ -129,7 +131,7 @@ def test_the_plan_never_shows_the_value(tmp_path: Path) -> None:
     shows_no_value(text)
     (write,) = [a for a in json.loads(text)["pods"][0]["actions"] if a["action"] == "writevolume"]
     assert write["content"]["files"][0] == {
-        "mode": 0o400,
+        "mode": 0o644,
         "path": "password",
         "secret": {
             "digest": write["content"]["files"][0]["secret"]["digest"],
@@ -162,7 +164,7 @@ def test_a_saved_plan_writes_nothing_without_the_values(tmp_path: Path) -> None:
     assert runtime.volume_files(write.engine_volume) == {}
 
 
-def test_sync_writes_owner_only_files_and_a_rotated_secret_rewrites_them(
+def test_sync_writes_the_files_and_a_rotated_secret_rewrites_them(
     tmp_path: Path,
 ) -> None:
     runtime = fake()
@@ -170,8 +172,8 @@ def test_sync_writes_owner_only_files_and_a_rotated_secret_rewrites_them(
     assert sync(load(), runtime, options=options, probe=False, clock=FakeClock(NOW)).ok
     (volume,) = [v.name for v in runtime.volumes if v.name.startswith("podsync-content_")]
     assert visible(runtime, volume) == {
-        "password": (PASSWORD.encode(), 0o400),
-        "user": (b"app", 0o400),
+        "password": (PASSWORD.encode(), 0o644),
+        "user": (b"app", 0o644),
     }
     assert not list(tmp_path.glob("*/volumes"))
     (app,) = [c for c in runtime.list_containers() if "app" in c.name]
@@ -185,7 +187,7 @@ def test_sync_writes_owner_only_files_and_a_rotated_secret_rewrites_them(
             "write default/web volume creds (secret): Secret default/db changed",
         )
     ]
-    assert visible(runtime, volume)["password"] == (b"new-password", 0o400)
+    assert visible(runtime, volume)["password"] == (b"new-password", 0o644)
     # Nothing of the old value is left in the volume.
     assert PASSWORD.encode() not in b"".join(e.data for e in runtime.volume_files(volume).values())
     (still,) = [c for c in runtime.list_containers() if "app" in c.name]
@@ -217,7 +219,7 @@ def test_apply_plan_reads_the_values_from_the_sources_again(
     assert code == 0, err
     shows_no_value(out + err)
     (volume,) = [v.name for v in runtime.volumes if v.name.startswith("podsync-content_")]
-    assert visible(runtime, volume)["password"] == (PASSWORD.encode(), 0o400)
+    assert visible(runtime, volume)["password"] == (PASSWORD.encode(), 0o644)
 
     # Planned again with a value the sources no longer hold: refused, nothing written.
     source.write_text(SECRET.replace(PASSWORD, "rotated") + "---\n" + POD)
@@ -230,4 +232,4 @@ def test_apply_plan_reads_the_values_from_the_sources_again(
         "the value of Secret default/db key password is not the one the plan was made with" in err
     )
     shows_no_value(err)
-    assert visible(runtime, volume)["password"] == (PASSWORD.encode(), 0o400)
+    assert visible(runtime, volume)["password"] == (PASSWORD.encode(), 0o644)

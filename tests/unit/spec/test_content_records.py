@@ -160,7 +160,7 @@ def test_a_missing_content_volume_is_made_and_written_again(tmp_path: Path) -> N
     assert result.ok
     made = [a.volume for a in result.plan.actions if isinstance(a, CreateVolume)]
     assert volume in made
-    assert visible(runtime, volume) == {"password": (b"hunter2", 0o400)}
+    assert visible(runtime, volume) == {"password": (b"hunter2", 0o644)}
 
 
 def test_a_stale_duplicate_is_resolved_and_removed(tmp_path: Path) -> None:

@@ -81,7 +81,7 @@ from podsync.cli._engine import (
     _observe,
     _run_apply,
     _sync_pods,
-    docker_runtime,
+    docker_factory,
 )
 from podsync.cli._etcd import cmd_publish, etcd_options
 from podsync.cli._planning import _host_key, _plan_options, _root_dir
@@ -418,7 +418,7 @@ def main(
     if command_line is not None:
         args.command_line = [*args.command_line, *command_line]
     console = Console(getattr(args, "log_format", "text"), clock)
-    factory = runtime_factory or docker_runtime
+    factory = runtime_factory or docker_factory(args, console.warning)
     try:
         _check_combinations(args)
         if args.command == "plan":

@@ -104,6 +104,9 @@ class EngineConnection:
         import docker
         import docker.constants
 
+        if (self._base_url or "").startswith("ssh://"):
+            _require_ssh_support(self._host)
+
         def build(version: str) -> docker.APIClient:
             try:
                 return docker.APIClient(
@@ -201,6 +204,31 @@ class EngineConnection:
             if _from_transport(exc):
                 raise RuntimeCallError(operation, target, _reason(exc)) from exc
             raise
+
+
+# ---------------------------------------------------------------------------------------
+# ssh:// engines
+
+
+def _require_ssh_support(host: str) -> None:
+    """Check that the docker SDK can speak to an ``ssh://`` engine.
+
+    The SDK's ssh transport (``docker.transport.sshconn``) imports paramiko when it is
+    loaded, even to run the ``ssh`` command (``use_ssh_client``), and without it fails
+    with "Install paramiko package"; podsync's ``ssh`` extra brings it.
+
+    Raises:
+        EngineUnavailable: paramiko is missing; the message names the extra.
+    """
+    try:
+        import paramiko  # type: ignore[import-untyped]  # noqa: F401
+    except ImportError:
+        raise EngineUnavailable(
+            "connect",
+            "",
+            f"cannot use the Docker engine at {host}: ssh:// engines need the ssh extra "
+            "(pip install 'podsync[ssh]', which brings paramiko)",
+        ) from None
 
 
 # ---------------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ import contextlib
 import socket
 import threading
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from podsync.exceptions import EngineUnavailable, NameConflict, RuntimeCallError
 
@@ -109,12 +109,14 @@ class EngineConnection:
 
         def build(version: str) -> docker.APIClient:
             try:
-                return docker.APIClient(
-                    base_url=self._base_url,
-                    version=version,
-                    timeout=self._timeout,
-                    tls=self._tls,
-                    use_ssh_client=self._use_ssh_client,
+                return _verifying_as_configured(
+                    docker.APIClient(
+                        base_url=self._base_url,
+                        version=version,
+                        timeout=self._timeout,
+                        tls=self._tls,
+                        use_ssh_client=self._use_ssh_client,
+                    )
                 )
             except ValueError as exc:
                 # The SDK checks the address only here, with a bare ValueError
@@ -145,6 +147,16 @@ class EngineConnection:
         # TLS, ssh) mounted on its base URL; /_ping is not versioned.
         response = probe.get(f"{probe.base_url}/_ping", timeout=self._timeout)
         try:
+            if response.status_code == 400 and b"HTTPS server" in response.content:
+                # dockerd --tls answers plain HTTP with "Client sent an HTTP request to
+                # an HTTPS server." (Go's net/http).
+                raise EngineUnavailable(
+                    "connect",
+                    "",
+                    f"the Docker engine at {self._host} speaks TLS, and was spoken to in "
+                    "plain HTTP (the command line: --tlsverify with its CA and a client "
+                    "certificate, or DOCKER_TLS_VERIFY=1 and DOCKER_CERT_PATH)",
+                )
             response.raise_for_status()
             version = response.headers.get("API-Version")
         finally:
@@ -207,7 +219,34 @@ class EngineConnection:
 
 
 # ---------------------------------------------------------------------------------------
-# ssh:// engines
+# TLS and ssh:// engines
+
+
+def _verifying_as_configured(api: docker.APIClient) -> docker.APIClient:
+    """``api``, made to verify the engine with the CA its ``TLSConfig`` set.
+
+    The SDK puts the CA (or ``False``, for ``--tls`` without verification) on the
+    session (``session.verify``), and every call passes ``verify=None``; requests then
+    replaces ``None`` with ``REQUESTS_CA_BUNDLE`` or ``CURL_CA_BUNDLE`` when either is
+    set (``Session.merge_environment_settings``, psf/requests#3829), and the engine's
+    certificate, signed by the engine's own CA, fails to verify against the system's
+    CAs. The docker CLI trusts the CA it is given and no other: here a call that names
+    no ``verify`` gets the session's. Proxies and the rest of the environment still
+    apply.
+    """
+    merge = api.merge_environment_settings
+
+    def merge_keeping_verify(
+        url: str | bytes | None,
+        proxies: Any,
+        stream: Any,
+        verify: Any,
+        cert: Any,
+    ) -> Any:
+        return merge(url, proxies, stream, api.verify if verify is None else verify, cert)
+
+    api.merge_environment_settings = merge_keeping_verify  # type: ignore[method-assign]
+    return api
 
 
 def _require_ssh_support(host: str) -> None:

@@ -264,7 +264,7 @@ def start_remote_engine(source: docker.DockerClient) -> Iterator[RemoteEngine]:
             str(ca.server_cert),
             "--tlskey",
             str(ca.server_key),
-        ),  # fmt: skip
+        ),
     )
     ssh = SSHServer(root / "ssh", free_port(), engine.address)
     try:

@@ -106,6 +106,8 @@ class EngineConnection:
 
         if (self._base_url or "").startswith("ssh://"):
             _require_ssh_support(self._host)
+            if self._use_ssh_client:
+                _reap_ssh_commands()
 
         def build(version: str) -> docker.APIClient:
             try:
@@ -268,6 +270,47 @@ def _require_ssh_support(host: str) -> None:
             f"cannot use the Docker engine at {host}: ssh:// engines need the ssh extra "
             "(pip install 'podsync[ssh]', which brings paramiko)",
         ) from None
+
+
+def _reap_ssh_commands() -> None:
+    """Make the SDK's ``ssh`` command connections end their process when closed.
+
+    With ``use_ssh_client`` each connection is an ``ssh HOST docker system dial-stdio``
+    process behind a ``socket.socket`` subclass (``docker.transport.sshconn.SSHSocket``)
+    whose ``close()`` signals the process but never waits for it, and never closes the
+    socket it inherits: every connection closed left a zombie process and an open file
+    descriptor (both ``ResourceWarning``), which a long ``podsync run`` accumulates, and
+    writing its goodbye to an ``ssh`` that already exited (a refused key) raised
+    ``BrokenPipeError`` out of ``close()``. The SDK module's class is replaced, once, by
+    a subclass that does the same and then waits (killing after 5 s) and closes.
+    """
+    import subprocess
+
+    from docker.transport import sshconn
+
+    if getattr(sshconn.SSHSocket, "podsync_reaps", False):
+        return
+
+    class ReapingSSHSocket(sshconn.SSHSocket):
+        podsync_reaps = True
+
+        def close(self) -> None:
+            process = self.proc
+            with contextlib.suppress(OSError):
+                super().close()
+            if process is not None:
+                for stream in (process.stdin, process.stdout):
+                    if stream is not None:
+                        with contextlib.suppress(OSError):
+                            stream.close()
+                try:
+                    process.wait(5)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
+            socket.socket.close(self)
+
+    sshconn.SSHSocket = ReapingSSHSocket  # type: ignore[misc]
 
 
 # ---------------------------------------------------------------------------------------

@@ -164,7 +164,8 @@ FACTORY = [
         "unix:///run/x.sock",
         ["--tlsverify"],
         {},
-        "error: --tlsverify: TLS is for tcp:// engines, and the engine is unix:///run/x.sock (--docker-host)",
+        "error: --tlsverify: TLS is for tcp:// engines, and the engine is "
+        "unix:///run/x.sock (--docker-host)",
         None,
     ),
     (
@@ -172,7 +173,8 @@ FACTORY = [
         "ssh://admin@node1",
         ["--tlscert", "CERTS/cert.pem"],
         {},
-        "error: --tlscert: TLS is for tcp:// engines, and the engine is ssh://admin@node1 (--docker-host)",
+        "error: --tlscert: TLS is for tcp:// engines, and the engine is "
+        "ssh://admin@node1 (--docker-host)",
         None,
     ),
     ("ssh", "ssh://admin@node1", [], {}, "ssh://admin@node1", None),

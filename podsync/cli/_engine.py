@@ -1,7 +1,9 @@
 """The engine a one-shot command works on, and one sync or apply of it on the console.
 
 The engine is the runtime a ``RuntimeFactory`` makes from ``--docker-host`` (by default
-``docker_runtime``: a ``DockerRuntime``, its address checked before any call), opened
+``docker_factory``'s: a ``DockerRuntime``, its address checked before any call, reached
+as the docker CLI reaches it - TLS from the ``--tls*`` flags and ``DOCKER_TLS_VERIFY`` /
+``DOCKER_CERT_PATH`` (``EngineTLS``), ``ssh://`` through the ``ssh`` command), opened
 for the command and closed after it (``_engine``). A command observes it (``_observe``),
 syncs it (``_sync_pods``: observe, probe, plan, apply, through ``podsync.sync``) or
 applies a plan it already has (``_run_apply``: a saved plan, ``down``'s); either way an

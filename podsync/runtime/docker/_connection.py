@@ -145,21 +145,26 @@ class EngineConnection:
         no such header (before API 1.25). ``/version`` is not cheap: the engine runs
         ``runc --version`` and ``docker-init --version`` to answer it, about 10 ms
         that every one-shot command would pay before its first real call."""
+        import requests.exceptions
+
         # The client is a requests Session with the engine's transport (unix socket,
         # TLS, ssh) mounted on its base URL; /_ping is not versioned.
         response = probe.get(f"{probe.base_url}/_ping", timeout=self._timeout)
         try:
-            if response.status_code == 400 and b"HTTPS server" in response.content:
-                # dockerd --tls answers plain HTTP with "Client sent an HTTP request to
-                # an HTTPS server." (Go's net/http).
+            try:
+                response.raise_for_status()
+            except requests.exceptions.HTTPError:
+                if b"HTTPS server" not in response.content:
+                    raise
+                # dockerd --tls answers plain HTTP with 400 "Client sent an HTTP request
+                # to an HTTPS server." (Go's net/http).
                 raise EngineUnavailable(
                     "connect",
                     "",
                     f"the Docker engine at {self._host} speaks TLS, and was spoken to in "
                     "plain HTTP (the command line: --tlsverify with its CA and a client "
                     "certificate, or DOCKER_TLS_VERIFY=1 and DOCKER_CERT_PATH)",
-                )
-            response.raise_for_status()
+                ) from None
             version = response.headers.get("API-Version")
         finally:
             response.close()

@@ -119,6 +119,25 @@ def test_tlsverify_flags_plan_and_apply_on_the_tls_port(
     assert err == ""  # a verified engine on loopback: no warning
 
 
+@pytest.mark.parametrize("variable", ["REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE"])
+def test_the_ca_given_wins_over_requests_ca_bundle(
+    variable: str,
+    remote: RemoteEngine,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # requests would verify the engine against this bundle (psf/requests#3829): a CA
+    # that did not sign the engine's certificate.
+    monkeypatch.delenv("REQUESTS_CA_BUNDLE", raising=False)
+    monkeypatch.delenv("CURL_CA_BUNDLE", raising=False)
+    monkeypatch.setenv(variable, str(remote.stranger_ca.ca))
+    pod = write_pod(tmp_path, "bundle")
+    code, out, err = podsync(capsys, tmp_path / "root", "plan", *tls_flags(remote), pod)
+    assert code == 0, err
+    assert "Plan: 2 to create." in out
+
+
 def test_docker_tls_verify_and_docker_cert_path_are_the_docker_cli_s(
     remote: RemoteEngine,
     tmp_path: Path,

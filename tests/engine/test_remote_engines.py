@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -117,6 +118,25 @@ def test_tlsverify_flags_plan_and_apply_on_the_tls_port(
     assert code == 0, err
     assert "No changes." in out
     assert err == ""  # a verified engine on loopback: no warning
+
+
+def test_tls_without_verification_warns_once(
+    remote: RemoteEngine, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    client = remote.ca.client
+    flags = ["-H", remote.tls_address, "--tls"]
+    flags += ["--tlscert", str(client / "cert.pem"), "--tlskey", str(client / "key.pem")]
+    pod = write_pod(tmp_path, "unverified")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # urllib3's InsecureRequestWarning on every call
+        code, out, err = podsync(capsys, tmp_path / "root", "plan", *flags, pod)
+    assert code == 0, err
+    assert "Plan: 2 to create." in out
+    assert err == (
+        f"podsync: warning: the Docker engine at {remote.tls_address} is spoken to in TLS "
+        "without verifying its certificate (--tls, not --tlsverify): whatever is on the way "
+        "can pose as it\n"
+    )
 
 
 @pytest.mark.parametrize("variable", ["REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE"])

@@ -172,6 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the Docker engine: unix:///path, tcp://host:port or ssh://user@host "
         "(default: DOCKER_HOST, else unix:///var/run/docker.sock)",
     )
+    _add_tls_options(group)
     group.add_argument(
         "--root-dir",
         metavar="DIR",
@@ -440,6 +441,34 @@ def build_parser() -> argparse.ArgumentParser:
     add_run_command(commands, parents=[engine, planning, applying, reading, output])
     add_publish_command(commands, parents=[reading, output])
     return parser
+
+
+def _add_tls_options(group: Any) -> None:
+    """The docker CLI's TLS flags for a ``tcp://`` engine (resolved with the
+    environment by ``podsync.cli._engine.EngineTLS``). ``None`` when not given."""
+    group.add_argument(
+        "--tls",
+        action="store_true",
+        default=None,
+        help="speak TLS to a tcp:// engine without verifying it (implied by --tlsverify)",
+    )
+    group.add_argument(
+        "--tlsverify",
+        action="store_true",
+        default=None,
+        help="speak TLS to a tcp:// engine and verify its certificate (default: "
+        "DOCKER_TLS_VERIFY non-empty)",
+    )
+    for name, file, what in (
+        ("--tlscacert", "ca.pem", "the CA that signed the engine's certificate"),
+        ("--tlscert", "cert.pem", "the client certificate"),
+        ("--tlskey", "key.pem", "the client certificate's key"),
+    ):
+        group.add_argument(
+            name,
+            metavar="FILE",
+            help=f"{what} (default: DOCKER_CERT_PATH/{file}, else ~/.docker/{file})",
+        )
 
 
 def _add_operating_commands(commands: Any, engine: Any, planning: Any, output: Any) -> None:

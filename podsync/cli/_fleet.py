@@ -140,8 +140,9 @@ def _read_hosts(path: str) -> tuple[Host, ...]:
 
 
 def _runtime(host: Host, factory: Any) -> Runtime:
-    """The host's runtime: ``factory(address)``, or with the host's TLS settings a
-    ``DockerRuntime`` that uses them (the command line's factory knows no TLS)."""
+    """The host's runtime: ``factory(address)`` (the command line's TLS flags and
+    ``DOCKER_TLS_VERIFY``), or with the host's TLS settings a ``DockerRuntime`` that uses
+    them instead."""
     if host.tls is None:
         runtime: Runtime = factory(host.engine)
         return runtime

@@ -32,9 +32,10 @@ Conventions (Terraform's for plans and exit codes, the docker CLI's for the engi
   changes; 130 interrupted. A usage error is 1, not argparse's 2, as in Terraform: a
   script reading 2 as "changes" must never act on a typo. Errors are one
   ``podsync: error: ...`` line each, never a traceback.
-* The engine is ``--docker-host`` / ``-H``, else ``DOCKER_HOST`` (with
-  ``DOCKER_TLS_VERIFY`` and ``DOCKER_CERT_PATH``, as the docker SDK and CLI read them),
-  else the local socket. ``ssh://`` hosts use the ``ssh`` command, as the docker CLI.
+* The engine is ``--docker-host`` / ``-H``, else ``DOCKER_HOST``, else the local
+  socket; a ``tcp://`` engine speaks TLS as the docker CLI decides from ``--tls*``,
+  ``DOCKER_TLS_VERIFY`` and ``DOCKER_CERT_PATH`` (``podsync.cli._engine.EngineTLS``).
+  ``ssh://`` hosts use the ``ssh`` command, as the docker CLI.
 
 Saved plans (``plan -o FILE``, then ``apply --plan FILE``) carry a fingerprint of the
 engine state they act on, and ``apply --plan`` refuses a plan the engine has moved away
@@ -81,7 +82,7 @@ from podsync.cli._engine import (
     _observe,
     _run_apply,
     _sync_pods,
-    docker_runtime,
+    docker_factory,
 )
 from podsync.cli._etcd import cmd_publish, etcd_options
 from podsync.cli._planning import _host_key, _plan_options, _root_dir
@@ -418,7 +419,7 @@ def main(
     if command_line is not None:
         args.command_line = [*args.command_line, *command_line]
     console = Console(getattr(args, "log_format", "text"), clock)
-    factory = runtime_factory or docker_runtime
+    factory = runtime_factory or docker_factory(args, console.warning)
     try:
         _check_combinations(args)
         if args.command == "plan":

@@ -83,6 +83,8 @@ class ExtraEngine:
     address: str
     directory: Path
     process: subprocess.Popen[bytes] | None = None
+    #: More dockerd arguments: another ``-H`` (a TLS port beside the socket), ``--tls*``.
+    extra_args: tuple[str, ...] = ()
 
     @property
     def log(self) -> Path:
@@ -106,6 +108,7 @@ class ExtraEngine:
             # Containers that ignore SIGTERM (busybox sleep as PID 1) are killed after
             # 2 s when the engine stops, not the default 15 s.
             "--shutdown-timeout=2",
+            *self.extra_args,
         ]
 
     @property

@@ -19,7 +19,7 @@ import contextlib
 import socket
 import threading
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from podsync.exceptions import EngineUnavailable, NameConflict, RuntimeCallError
 
@@ -104,14 +104,21 @@ class EngineConnection:
         import docker
         import docker.constants
 
+        if (self._base_url or "").startswith("ssh://"):
+            _require_ssh_support(self._host)
+            if self._use_ssh_client:
+                _reap_ssh_commands()
+
         def build(version: str) -> docker.APIClient:
             try:
-                return docker.APIClient(
-                    base_url=self._base_url,
-                    version=version,
-                    timeout=self._timeout,
-                    tls=self._tls,
-                    use_ssh_client=self._use_ssh_client,
+                return _verifying_as_configured(
+                    docker.APIClient(
+                        base_url=self._base_url,
+                        version=version,
+                        timeout=self._timeout,
+                        tls=self._tls,
+                        use_ssh_client=self._use_ssh_client,
+                    )
                 )
             except ValueError as exc:
                 # The SDK checks the address only here, with a bare ValueError
@@ -138,11 +145,26 @@ class EngineConnection:
         no such header (before API 1.25). ``/version`` is not cheap: the engine runs
         ``runc --version`` and ``docker-init --version`` to answer it, about 10 ms
         that every one-shot command would pay before its first real call."""
+        import requests.exceptions
+
         # The client is a requests Session with the engine's transport (unix socket,
         # TLS, ssh) mounted on its base URL; /_ping is not versioned.
         response = probe.get(f"{probe.base_url}/_ping", timeout=self._timeout)
         try:
-            response.raise_for_status()
+            try:
+                response.raise_for_status()
+            except requests.exceptions.HTTPError:
+                if b"HTTPS server" not in response.content:
+                    raise
+                # dockerd --tls answers plain HTTP with 400 "Client sent an HTTP request
+                # to an HTTPS server." (Go's net/http).
+                raise EngineUnavailable(
+                    "connect",
+                    "",
+                    f"the Docker engine at {self._host} speaks TLS, and was spoken to in "
+                    "plain HTTP (the command line: --tlsverify with its CA and a client "
+                    "certificate, or DOCKER_TLS_VERIFY=1 and DOCKER_CERT_PATH)",
+                ) from None
             version = response.headers.get("API-Version")
         finally:
             response.close()
@@ -201,6 +223,99 @@ class EngineConnection:
             if _from_transport(exc):
                 raise RuntimeCallError(operation, target, _reason(exc)) from exc
             raise
+
+
+# ---------------------------------------------------------------------------------------
+# TLS and ssh:// engines
+
+
+def _verifying_as_configured(api: docker.APIClient) -> docker.APIClient:
+    """``api``, made to verify the engine with the CA its ``TLSConfig`` set.
+
+    The SDK puts the CA (or ``False``, for ``--tls`` without verification) on the
+    session (``session.verify``), and every call passes ``verify=None``; requests then
+    replaces ``None`` with ``REQUESTS_CA_BUNDLE`` or ``CURL_CA_BUNDLE`` when either is
+    set (``Session.merge_environment_settings``, psf/requests#3829), and the engine's
+    certificate, signed by the engine's own CA, fails to verify against the system's
+    CAs. The docker CLI trusts the CA it is given and no other: here a call that names
+    no ``verify`` gets the session's. Proxies and the rest of the environment still
+    apply.
+    """
+    merge = api.merge_environment_settings
+
+    def merge_keeping_verify(
+        url: str | bytes | None,
+        proxies: Any,
+        stream: Any,
+        verify: Any,
+        cert: Any,
+    ) -> Any:
+        return merge(url, proxies, stream, api.verify if verify is None else verify, cert)
+
+    api.merge_environment_settings = merge_keeping_verify  # type: ignore[method-assign]
+    return api
+
+
+def _require_ssh_support(host: str) -> None:
+    """Check that the docker SDK can speak to an ``ssh://`` engine.
+
+    The SDK's ssh transport (``docker.transport.sshconn``) imports paramiko when it is
+    loaded, even to run the ``ssh`` command (``use_ssh_client``), and without it fails
+    with "Install paramiko package"; podsync's ``ssh`` extra brings it.
+
+    Raises:
+        EngineUnavailable: paramiko is missing; the message names the extra.
+    """
+    try:
+        import paramiko  # type: ignore[import-untyped]  # noqa: F401
+    except ImportError:
+        raise EngineUnavailable(
+            "connect",
+            "",
+            f"cannot use the Docker engine at {host}: ssh:// engines need the ssh extra "
+            "(pip install 'podsync[ssh]', which brings paramiko)",
+        ) from None
+
+
+def _reap_ssh_commands() -> None:
+    """Make the SDK's ``ssh`` command connections end their process when closed.
+
+    With ``use_ssh_client`` each connection is an ``ssh HOST docker system dial-stdio``
+    process behind a ``socket.socket`` subclass (``docker.transport.sshconn.SSHSocket``)
+    whose ``close()`` signals the process but never waits for it, and never closes the
+    socket it inherits: every connection closed left a zombie process and an open file
+    descriptor (both ``ResourceWarning``), which a long ``podsync run`` accumulates, and
+    writing its goodbye to an ``ssh`` that already exited (a refused key) raised
+    ``BrokenPipeError`` out of ``close()``. The SDK module's class is replaced, once, by
+    a subclass that does the same and then waits (killing after 5 s) and closes.
+    """
+    import subprocess
+
+    from docker.transport import sshconn
+
+    if getattr(sshconn.SSHSocket, "podsync_reaps", False):
+        return
+
+    class ReapingSSHSocket(sshconn.SSHSocket):
+        podsync_reaps = True
+
+        def close(self) -> None:
+            process = self.proc
+            with contextlib.suppress(OSError):
+                super().close()
+            if process is not None:
+                for stream in (process.stdin, process.stdout):
+                    if stream is not None:
+                        with contextlib.suppress(OSError):
+                            stream.close()
+                try:
+                    process.wait(5)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
+            socket.socket.close(self)
+
+    sshconn.SSHSocket = ReapingSSHSocket  # type: ignore[misc]
 
 
 # ---------------------------------------------------------------------------------------

@@ -17,7 +17,11 @@
 # as "podsync/planner/*": a module added to a folder is mutated without being listed).
 # The tests are the unit-test folders listed there (pytest_add_cli_args_test_selection,
 # about 20 s), not the whole suite (minutes, too slow per mutant on a 2-core machine);
-# for each mutant mutmut runs only those of them that call the mutated function. Hypothesis
+# for each mutant mutmut runs only those of them that call the mutated function, in a
+# process forked from a server that collected the tests and ran none (process_isolation
+# "forkserver": forked from the process that ran them, a mutant would inherit what the
+# unmutated code left in module-level objects, such as the planner's memo on a test
+# module's pods, tests/unit/planner/test_plan_memo.py). Hypothesis
 # uses the derandomized "mutation" profile (tests/conftest.py), so results repeat.
 #
 # Results are kept in ./mutants/ (`--report` reads them). Each run re-tests every mutant

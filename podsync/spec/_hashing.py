@@ -27,7 +27,17 @@ the host resolv.conf content they are merged with). These fields are written onl
 they are not at their default - as the older kubelets hashed their JSON with empty
 fields omitted - so with the default options the canonical form is version 1's byte for
 byte. The planner relies on that when it compares a container of version 1 (see
-``_compare`` in ``_plan.py``).
+``spec_change`` in ``podsync/planner/_spec_change.py``).
+
+Version 3 took the pod's ``labels`` and ``annotations`` out (issue 27): as the kubelet's
+``HashContainer`` (``pkg/kubelet/container/helpers.go``) covers the container's spec
+only, an edit of a pod's labels or annotations replaces no container and re-runs no init
+container. The containers still carry them as Docker labels, as they were when each was
+created (Docker cannot relabel a container). An env value read from one of them
+(``fieldRef: metadata.labels['k']``), or expanded from one, is written by its reference
+(``podsync.model._pod_fields``). Without labels, annotations or such values, the form is
+version 2's byte for byte; a container of version 2 is compared without its recorded
+labels and annotations (``removed_pod_fields``, ``older_init_record``).
 
 Nothing here does I/O.
 """
@@ -45,6 +55,7 @@ from typing import Any
 import attrs
 
 from podsync.model._pod import Container, Pod, engine_resources
+from podsync.model._pod_fields import PodFieldText, field_record
 from podsync.model._secrets import SecretText, sealed_record
 from podsync.model._security import network_security_fields, security_fields
 from podsync.model._volume import Volume
@@ -63,6 +74,8 @@ __all__ = [
     "network_spec",
     "network_spec_hash",
     "network_spec_text",
+    "older_init_record",
+    "removed_pod_fields",
     "spec_digest",
     "spec_hash",
 ]
@@ -70,8 +83,9 @@ __all__ = [
 #: The version of the canonical form. Bump it whenever ``canonical_spec`` or
 #: ``network_spec`` changes shape, so that old labels are recognisably from another
 #: scheme rather than silently "different". Version 2 added the option fields
-#: (``_ADDED_FIELDS``).
-SPEC_HASH_VERSION: int = 2
+#: (``_ADDED_FIELDS``); version 3 took the pod's labels and annotations out
+#: (``_REMOVED_POD_FIELDS``).
+SPEC_HASH_VERSION: int = 3
 
 #: The fields each version added to the canonical forms, by version. A label of an
 #: older version did not record them; the planner takes them as at their default
@@ -104,6 +118,11 @@ _ADDED_FIELDS: dict[int, frozenset[str]] = {
         }
     ),
 }
+
+#: The fields of the ``pod`` object (of an app and of a network container) that each
+#: version stopped writing, by version. A label of an older version records them; the
+#: planner leaves them out of what it compares (``removed_pod_fields``).
+_REMOVED_POD_FIELDS: dict[int, frozenset[str]] = {3: frozenset({"labels", "annotations"})}
 
 # "<version>:<sha256 hex>"; the version has no sign and no leading zeros, the digest is
 # lowercase, as ``str(SpecHash)`` writes them, so parse(str(h)) == h exactly.
@@ -170,6 +189,12 @@ def added_fields(version: int) -> frozenset[str]:
     return frozenset().union(*(f for v, f in _ADDED_FIELDS.items() if v > version))
 
 
+def removed_pod_fields(version: int) -> frozenset[str]:
+    """The fields of the canonical form's ``pod`` object that a label of ``version``
+    records and later versions do not write (version 3: ``labels``, ``annotations``)."""
+    return frozenset().union(*(f for v, f in _REMOVED_POD_FIELDS.items() if v > version))
+
+
 # ---------------------------------------------------------------------------------------
 # The one definition of the canonical forms
 #
@@ -232,9 +257,13 @@ def _text(value: str) -> str:
     # A value that holds a Secret's (``podsync.model._secrets``) is written as its pieces with
     # the Secret's reference and keyed digest, never as itself: the canonical text is the
     # spec label, which anyone who can list containers reads. The digest still changes
-    # with the value, so the hash does.
+    # with the value, so the hash does. One that holds a label's or an annotation's value
+    # (``podsync.model._pod_fields``) is written with the reference in place of the value:
+    # the kubelet's hash covers the spec only, and a label edit restarts nothing.
     if type(value) is SecretText:
         return canonical_json(sealed_record(value))
+    if type(value) is PodFieldText:
+        return canonical_json(field_record(value))
     return _string(value)
 
 
@@ -242,10 +271,23 @@ def _texts(items: Sequence[str]) -> str:
     return "[" + ",".join(map(_text, items)) + "]" if items else "[]"
 
 
-# A string that may hold a Secret's value (env values, command and args, which $(VAR)
-# expands): a plain one is spelt as _STR's; see _text.
+def _text_v2(value: str) -> str:
+    # Version 2's spelling: a label's value as itself (_text otherwise).
+    if type(value) is PodFieldText:
+        return _string(value)
+    return _text(value)
+
+
+def _texts_v2(items: Sequence[str]) -> str:
+    return "[" + ",".join(map(_text_v2, items)) + "]" if items else "[]"
+
+
+# A string that may hold a Secret's value or a label's (env values, command and args,
+# which $(VAR) expands): a plain one is spelt as _STR's; see _text.
 _TEXT = _Kind("{_text({value})}", {"_text": _text})
 _TEXTS = _Kind("{_texts({value})}", {"_texts": _texts})
+_TEXT_V2 = _Kind("{_text_v2({value})}", {"_text_v2": _text_v2})
+_TEXTS_V2 = _Kind("{_texts_v2({value})}", {"_texts_v2": _texts_v2})
 # Plain data (a dict of settings, a mapping of labels): canonical_json's text.
 _JSON = _Kind("{_canonical_json({value})}", {"_canonical_json": canonical_json})
 
@@ -347,16 +389,22 @@ _PORT = _Record(
     _Field("protocol", "p.protocol", _ENUM),
     _Field("host_ip", "p.host_ip", _STR),
 )
+
+
 # An entry names the object its value came from (a ConfigMap, issue 14) only when it
 # came from one, so the entries of older containers keep their form. (Fields nested in a
 # list are not top-level keys: ``_ADDED_FIELDS`` does not list them; left out at their
 # default, they need no entry there.)
-_ENV = _Record(
-    "e",
-    _Field("name", "e.name", _STR),
-    _Field("value", "e.value", _TEXT),
-    _Field("source", "e.source", _STR, default=_UNSET),
-)
+def _env_record(text: _Kind) -> _Record:
+    return _Record(
+        "e",
+        _Field("name", "e.name", _STR),
+        _Field("value", "e.value", text),
+        _Field("source", "e.source", _STR, default=_UNSET),
+    )
+
+
+_ENV = _env_record(_TEXT)
 _MOUNT = _Record(
     "m",
     _Field("name", "m.name", _STR),
@@ -392,14 +440,19 @@ def _mounted_volumes(c: Container, pod: Pod) -> list[Volume]:
 
 # The pod-level inputs of an app container: the pod name (its hostname), the DNS policy
 # and the definitions of the pod volumes it mounts.
-_APP_POD = _Record(
-    "c, pod",
+_APP_POD_FIELDS = (
     _Field("name", "pod.name", _STR),
     _Field("dns_policy", "pod.dns_policy", _ENUM),
     _Field("volumes", "_mounted_volumes(c, pod)", _LIST(_VOLUME)),
-    # The pod's labels and annotations become labels of every container it has.
-    _Field("labels", "pod.labels", _JSON, default=_UNSET),
-    _Field("annotations", "pod.annotations", _JSON, default=_UNSET),
+)
+_APP_POD = _Record("c, pod", *_APP_POD_FIELDS, helpers={"_mounted_volumes": _mounted_volumes})
+# Version 2 wrote the pod's labels and annotations too (they are labels of every
+# container it has), from the arguments: the values an older label recorded.
+_APP_POD_V2 = _Record(
+    "c, pod, labels, annotations",
+    *_APP_POD_FIELDS,
+    _Field("labels", "labels", _JSON, default=_UNSET),
+    _Field("annotations", "annotations", _JSON, default=_UNSET),
     helpers={"_mounted_volumes": _mounted_volumes},
 )
 
@@ -452,44 +505,58 @@ def _init_role(container: Container, pod: Pod | None) -> tuple[bool, str]:
     return False, ""
 
 
+def _app_record(params: str, texts: _Kind, env: _Record, pod: _Kind) -> _Record:
+    """The app container's form, its value texts (``texts``, ``env``) and its ``pod``
+    object spelt as a version does."""
+    return _Record(
+        params,
+        _Field("name", "c.name", _STR),
+        _Field("image", "c.image", _STR),
+        _Field("command", "c.command", texts),
+        _Field("args", "c.args", texts),
+        _Field("working_dir", "c.working_dir", _STR),
+        # A list, in order: Docker applies ``Env`` in order, so with a repeated name the
+        # later entry wins and reordering changes the container.
+        _Field("env", "c.env", _LIST(env)),
+        _Field("ports", "c.ports", _LIST(_PORT)),
+        _Field("volume_mounts", "c.volume_mounts", _LIST(_MOUNT)),
+        # What reaches the engine: the CPU weight (the request, else the limit, else the
+        # 2014 ``cpu``) and the memory limit.
+        _Field("cpu", "res[0]", _INT),
+        _Field("memory", "res[2]", _INT),
+        _Field("privileged", "c.privileged", _BOOL),
+        _Field("termination_message_path", "c.termination_message_path", _STR),
+        # Written when there is a pod; read from the container too (its mounts).
+        _Field("pod", "pod", pod, default=None),
+        # Version 2.
+        _Field("root_dir", "_root_dir_field(c, pod, root_dir)", _STR, default=None),
+        _Field("cpu_limit", "res[1]", _INT, default=_UNSET),
+        _Field("tty", "c.tty", _BOOL, default=_UNSET),
+        _Field("stdin", "c.stdin", _BOOL, default=_UNSET),
+        _Field("stdin_once", "c.stdin_once", _BOOL, default=_UNSET),
+        _Field("security", "_security_field(c, pod)", _JSON, default=_UNSET),
+        # An init container's role (issue 14), only for init containers.
+        _Field("init_container", "_init_role(c, pod)[0]", _BOOL, default=_UNSET),
+        _Field("restart_policy", "_init_role(c, pod)[1]", _STR, default=_UNSET),
+        helpers={
+            "_root_dir_field": _root_dir_field,
+            "_security_field": _security_field,
+            "_init_role": _init_role,
+        },
+    )
+
+
 #: The canonical form of an app container (see ``canonical_spec``): ``c`` the
 #: container, ``pod`` its pod or None, ``root_dir`` the root directory option, ``res``
 #: what ``engine_resources(c)`` gives (CPU weight, CPU limit, memory limit).
-_APP = _Record(
-    "c, pod, root_dir, res",
-    _Field("name", "c.name", _STR),
-    _Field("image", "c.image", _STR),
-    _Field("command", "c.command", _TEXTS),
-    _Field("args", "c.args", _TEXTS),
-    _Field("working_dir", "c.working_dir", _STR),
-    # A list, in order: Docker applies ``Env`` in order, so with a repeated name the
-    # later entry wins and reordering changes the container.
-    _Field("env", "c.env", _LIST(_ENV)),
-    _Field("ports", "c.ports", _LIST(_PORT)),
-    _Field("volume_mounts", "c.volume_mounts", _LIST(_MOUNT)),
-    # What reaches the engine: the CPU weight (the request, else the limit, else the
-    # 2014 ``cpu``) and the memory limit.
-    _Field("cpu", "res[0]", _INT),
-    _Field("memory", "res[2]", _INT),
-    _Field("privileged", "c.privileged", _BOOL),
-    _Field("termination_message_path", "c.termination_message_path", _STR),
-    # Written when there is a pod; read from the container too (its mounts).
-    _Field("pod", "pod", _OBJECT(_APP_POD, "c, {value}"), default=None),
-    # Version 2.
-    _Field("root_dir", "_root_dir_field(c, pod, root_dir)", _STR, default=None),
-    _Field("cpu_limit", "res[1]", _INT, default=_UNSET),
-    _Field("tty", "c.tty", _BOOL, default=_UNSET),
-    _Field("stdin", "c.stdin", _BOOL, default=_UNSET),
-    _Field("stdin_once", "c.stdin_once", _BOOL, default=_UNSET),
-    _Field("security", "_security_field(c, pod)", _JSON, default=_UNSET),
-    # An init container's role (issue 14), only for init containers.
-    _Field("init_container", "_init_role(c, pod)[0]", _BOOL, default=_UNSET),
-    _Field("restart_policy", "_init_role(c, pod)[1]", _STR, default=_UNSET),
-    helpers={
-        "_root_dir_field": _root_dir_field,
-        "_security_field": _security_field,
-        "_init_role": _init_role,
-    },
+_APP = _app_record("c, pod, root_dir, res", _TEXTS, _ENV, _OBJECT(_APP_POD, "c, {value}"))
+#: Version 2's form, for the init containers an older network container records
+#: (``older_init_record``): the pod's labels and annotations as the arguments give them.
+_APP_V2 = _app_record(
+    "c, pod, root_dir, res, labels, annotations",
+    _TEXTS_V2,
+    _env_record(_TEXT_V2),
+    _OBJECT(_APP_POD_V2, "c, {value}, labels, annotations"),
 )
 
 
@@ -570,12 +637,11 @@ _RESOLV = _Record(
 
 _ALIAS = _Record("a", _Field("ip", "a.ip", _STR), _Field("hostnames", "a.hostnames", _STRS))
 
+# Version 3 left out the pod's labels and annotations (``_REMOVED_POD_FIELDS``).
 _NETWORK_POD = _Record(
     "pod",
     _Field("name", "pod.name", _STR),
     _Field("dns_policy", "pod.dns_policy", _ENUM),
-    _Field("labels", "pod.labels", _JSON, default=_UNSET),
-    _Field("annotations", "pod.annotations", _JSON, default=_UNSET),
 )
 
 
@@ -591,6 +657,33 @@ def _init_record(pod: Pod, root_dir: str) -> list[dict[str, str]]:
         return []
     return [
         {"name": c.name, "spec_hash": spec_hash(c, pod, root_dir=root_dir).digest}
+        for c in pod.init_containers
+        if c.restart_policy is None
+    ]
+
+
+def older_init_record(
+    pod: Pod,
+    root_dir: str,
+    labels: Mapping[str, str],
+    annotations: Mapping[str, str],
+) -> list[dict[str, str]]:
+    """The network container's record of ``pod``'s init containers (``_init_record``) as
+    version 2 wrote it, had the pod had ``labels`` and ``annotations`` (those an older
+    network container's spec label recorded): each spec hash over version 2's form,
+    which held them, and an env value read from one of them (``PodFieldText``) as its
+    value. So a network container of version 1 or 2 whose pod's init containers are
+    unchanged matches, whatever its labels are now; with the default options version
+    1's form is version 2's."""
+    if not pod.init_containers:
+        return []
+    return [
+        {
+            "name": c.name,
+            "spec_hash": _digest(
+                _APP_V2.text(c, pod, root_dir, engine_resources(c), labels, annotations)
+            ).digest,
+        }
         for c in pod.init_containers
         if c.restart_policy is None
     ]

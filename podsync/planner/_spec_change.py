@@ -202,9 +202,10 @@ def spec_change(
       older label records and later versions do not write (version 3: the pod's
       ``labels`` and ``annotations``) are not compared, and a value the desired spec
       records by its pod field's reference (``{"from_pod": ...}``, an env value read
-      from a label) is taken as the value the label recorded: so a container of
-      version 1 or 2 whose pod's labels or annotations changed is kept, as one of
-      version 3 is (``as_older``). ``older_spec`` (the network container's:
+      from a label) is compared as the value it had with the labels the older label
+      recorded: so a container of version 1 or 2 whose pod's labels or annotations
+      changed is kept, as one of version 3 is, and one whose env now reads another
+      label is replaced (``as_older``). ``older_spec`` (the network container's:
       ``older_network_spec``) gives the desired spec as an older label would hold it
       where the comparison needs more than that.
     * No hash label (a 2014 kubelet's container): a name hash of 0 means "do not
@@ -248,25 +249,51 @@ def spec_change(
 def as_older(old: Any, new: Any, version: int) -> tuple[Any, Any]:
     """The spec label ``old`` of hash ``version`` and the desired spec ``new``, made
     comparable: the ``pod`` fields later versions stopped writing left out of ``old``,
-    and in ``new`` each value recorded by reference (``from_pod``) replaced by the text
-    ``old`` holds in its place."""
-    if isinstance(old, dict) and isinstance(old.get("pod"), dict):
-        gone = removed_pod_fields(version)
-        old = {**old, "pod": {k: v for k, v in old["pod"].items() if k not in gone}}
-    return old, _as_recorded(new, old)
+    and in ``new`` each value recorded by reference (``from_pod``) that reads, from the
+    labels and annotations ``old`` recorded, what ``old`` holds in its place, replaced
+    by that text. So an edit of a label restarts nothing, while a reference to another
+    label (which read another value then) is a change."""
+    recorded = old.get("pod") if isinstance(old, dict) else None
+    if not isinstance(recorded, dict):
+        return old, new
+    fields = {
+        "labels": _string_map(recorded.get("labels")),
+        "annotations": _string_map(recorded.get("annotations")),
+    }
+    gone = removed_pod_fields(version)
+    old = {**old, "pod": {k: v for k, v in recorded.items() if k not in gone}}
+    return old, _as_recorded(new, old, fields)
 
 
-def _as_recorded(new: Any, old: Any) -> Any:
-    # A value recorded by its pod field's reference takes the old label's text: the
-    # older form wrote the value, and an edit of the field restarts nothing.
+def _as_recorded(new: Any, old: Any, fields: dict[str, dict[str, str]]) -> Any:
     if isinstance(new, dict):
         if set(new) == {"from_pod"} and isinstance(old, str):
-            return old
+            return old if _value_then(new["from_pod"], fields) == old else new
         if isinstance(old, dict):
-            return {k: _as_recorded(v, old.get(k)) for k, v in new.items()}
+            return {k: _as_recorded(v, old.get(k), fields) for k, v in new.items()}
     if isinstance(new, list) and isinstance(old, list) and len(new) == len(old):
-        return [_as_recorded(n, o) for n, o in zip(new, old, strict=True)]
+        return [_as_recorded(n, o, fields) for n, o in zip(new, old, strict=True)]
     return new
+
+
+def _value_then(pieces: Any, fields: dict[str, dict[str, str]]) -> str | None:
+    """The value a ``from_pod`` record's pieces had with the labels and annotations an
+    older label recorded (``metadata.labels['k']``: its value, empty when absent, as
+    the loader reads it); ``None`` for a record that is not one."""
+    if not isinstance(pieces, list):
+        return None
+    text = []
+    for piece in pieces:
+        if isinstance(piece, str):
+            text.append(piece)
+            continue
+        path = piece.get("field") if isinstance(piece, dict) else None
+        base, _, key = str(path).partition("['")
+        which = base.removeprefix("metadata.")
+        if which not in fields or not key.endswith("']"):
+            return None
+        text.append(fields[which].get(key[:-2], ""))
+    return "".join(text)
 
 
 def older_network_spec(pod: Pod, root_dir: str) -> OlderSpec:

@@ -901,9 +901,9 @@ def test_added_fields_are_left_out_at_their_default():
     its default, so a container an older podsync made keeps its hash (the one
     definition of each form is its record: ``_APP`` and ``_NETWORK``; the fields
     version 3 took out are in version 2's ``_APP_POD_V2`` only)."""
+    from podsync.spec._canonical_forms import _ALWAYS
     from podsync.spec._hashing import (
         _ADDED_FIELDS,
-        _ALWAYS,
         _APP,
         _APP_POD,
         _APP_POD_V2,

@@ -35,7 +35,7 @@ from typing import Any
 
 import attrs
 
-from podsync.model._secrets import SecretText, join_texts
+from podsync.model._secrets import SecretText, join_texts, merge_pieces
 
 # Shared by the loader and the spec hash; nothing here is public API.
 __all__: list[str] = []
@@ -88,11 +88,5 @@ def join_values(pieces: Iterable[str]) -> str:
         return join_texts(items)
     if not any(isinstance(p, PodFieldText) for p in items):
         return "".join(items)
-    parts: list[str | PodFieldRef] = []
-    for piece in items:
-        for part in piece.parts if isinstance(piece, PodFieldText) else (piece,):
-            if isinstance(part, str) and parts and isinstance(parts[-1], str):
-                parts[-1] += part  # adjacent plain text is one piece
-            elif part != "":
-                parts.append(part)
+    parts = merge_pieces(p.parts if isinstance(p, PodFieldText) else (p,) for p in items)
     return PodFieldText("".join(items), parts)

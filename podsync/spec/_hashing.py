@@ -472,15 +472,18 @@ def canonical_spec(
       such containers on every config copy, reference §1.3; the modern kubelet also
       narrowed its hash for this reason);
     * the pod's namespace, source and uid: they are in the container name already, so a
-      change there is another pod, not a changed container.
+      change there is another pod, not a changed container;
+    * the pod's labels and annotations (version 3): the kubelet's ``HashContainer``
+      covers the container's spec only, so an edit of them restarts nothing. An env
+      value, command or args item that holds one's value (``PodFieldText``) is written
+      as its pieces with the reference in place of the value.
 
     Resources are written as what reaches the engine: ``cpu`` is the milli-CPU of the
     CPU weight (the request, else the limit, else the 2014 ``cpu``), ``memory`` the
     memory limit (never a request), ``cpu_limit`` the CPU limit behind the CFS quota,
     only when set. So a 2014 container and a v1 one with the same weight and limit
     hash alike, and a memory or ephemeral-storage request changes nothing. ``tty``,
-    ``stdin`` and ``stdin_once`` appear only when true, the pod's ``labels`` and
-    ``annotations`` (container labels) only when not empty, ``security`` (the effective
+    ``stdin`` and ``stdin_once`` appear only when true, ``security`` (the effective
     security settings) only when some is set.
 
     It is ``canonical_spec_text`` read back as JSON (``_APP`` is the one definition).

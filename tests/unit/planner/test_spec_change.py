@@ -311,6 +311,11 @@ CHANGES = [
         "env changed",
     ),
     ("a newer version", labelled(SPEC_HASH_VERSION + 1, V2), "env changed, pod changed"),
+    (
+        "a newer version of the same digest",
+        labelled(SPEC_HASH_VERSION + 1, V2, CURRENT.digest),
+        "env changed, pod changed",
+    ),
     ("unparsable hash label", instance({LABEL_SPEC_HASH: "x", LABEL_SPEC: json.dumps(SPEC)}), None),
     (
         "unparsable hash label, no spec",

@@ -275,6 +275,12 @@ CHANGES = [
         instance({LABEL_SPEC_HASH: f"2:{A}", LABEL_SPEC: "{"}),
         "spec label unreadable",
     ),
+    # A label is engine data: JSON that is no object is a difference, not a crash.
+    (
+        "older version, spec label not an object",
+        instance({LABEL_SPEC_HASH: f"2:{A}", LABEL_SPEC: "[]"}),
+        "spec differs",
+    ),
     ("version 2 with the labels of then", labelled(2, V2), None),
     (
         "version 2 with other labels then",
@@ -384,6 +390,9 @@ def test_a_reference_record_of_another_shape_stays_a_difference() -> None:
     old = {"pod": {"name": "web"}, "args": ["x"]}
     for record in ({"from_pod": "x"}, {"from_pod": [1]}, {"from_pod": [{"other": 1}]}):
         assert [record] == as_older(old, {"args": [record]}, 2)[1]["args"]
+    # An object where the old label has text (a value now a Secret's) stays as it is.
+    secret = {"sealed": [{"secret": "default/db", "key": "k", "digest": A}]}
+    assert [secret] == as_older({**old, "args": ["x"]}, {"args": [secret]}, 2)[1]["args"]
     # A list of another length is compared as it is.
     assert [{"from_pod": []}, "y"] == as_older(old, {"args": [{"from_pod": []}, "y"]}, 2)[1]["args"]
 

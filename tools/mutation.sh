@@ -26,10 +26,9 @@
 #
 # Results are kept in ./mutants/ (`--report` reads them). Each run re-tests every mutant
 # of the modules it names, against the tests as they are now; changing the test
-# selection in pyproject.toml resets all results. `rm -rf mutants` starts over - do so
-# after adding tests: mutmut keeps which tests call which function from its first run
-# (mutants/mutmut-stats.json), and runs a mutant against those tests only, so a test
-# added since then kills nothing. Inspect
+# selection in pyproject.toml resets all results (a test added since the last run is
+# mapped to the functions it calls first: "Found N new tests"). `rm -rf mutants` starts
+# over. While a run is under way, `--report` mixes its results with the last run's. Inspect
 # one mutant with `.venv/bin/mutmut show NAME` (a diff), all with `.venv/bin/mutmut
 # browse`. Time on the 2-core machine, otherwise idle: host_ports ~15 s, images ~40 s,
 # records and content_layout ~45 s, naming, empty_dir_planner, content_records and

@@ -223,8 +223,9 @@ APP = Container("app", "busybox", env=(EnvVar("TIER", TIER), EnvVar("GREETING", 
 POD = Pod("web", (APP,), labels={"tier": "frontend", "app": "web"}, annotations={"team": "a"})
 
 
-def instance(labels: dict[str, str], image: str = "busybox") -> Instance:
-    observed = ObservedContainer("id1", "k8s_app.0_web.default.api_uid_0", image, labels, 0.0)
+def instance(labels: dict[str, str], image: str = "busybox", name_hash: str = "0") -> Instance:
+    name = f"k8s_app.{name_hash}_web.default.api_uid_0"
+    observed = ObservedContainer("id1", name, image, labels, 0.0)
     return Instance(observed, "uid", "web.default.api", "default/web", "api", "app")
 
 
@@ -264,6 +265,11 @@ CHANGES = [
         "image busybox:1 -> busybox",
     ),
     ("older version, same digest", labelled(2, None, CURRENT.digest), None),
+    (
+        "older version, same digest, no spec label, another image",
+        instance({LABEL_SPEC_HASH: f"2:{CURRENT.digest}"}, image="busybox:1"),
+        None,
+    ),
     ("older version, no spec label, same image", labelled(2, None), None),
     (
         "older version, no spec label, another image",
@@ -322,6 +328,11 @@ CHANGES = [
         labelled(SPEC_HASH_VERSION + 1, V2, CURRENT.digest),
         "env changed, pod changed",
     ),
+    # A 2014 kubelet's container: its name hash cannot be reproduced, the image decides;
+    # a name hash of 0 means "do not compare" (seed).
+    ("2014, same image", instance({}, name_hash="1a2b"), None),
+    ("2014, another image", instance({}, "busybox:1", "1a2b"), "image busybox:1 -> busybox"),
+    ("2014, hash 0", instance({}, "busybox:1"), None),
     ("unparsable hash label", instance({LABEL_SPEC_HASH: "x", LABEL_SPEC: json.dumps(SPEC)}), None),
     (
         "unparsable hash label, no spec",

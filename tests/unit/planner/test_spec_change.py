@@ -24,6 +24,7 @@ from podsync.spec._hashing import (
     SpecHash,
     canonical_spec,
     network_spec,
+    network_spec_text,
     older_init_record,
     spec_hash,
 )
@@ -462,3 +463,47 @@ def test_an_older_network_container_of_an_unchanged_pod_is_kept() -> None:
     assert change(now) is None
     edited = attrs.evolve(now, init_containers=(attrs.evolve(INIT, image="busybox:1"),))
     assert "init container migrate changed" == change(edited)
+
+
+# --- what a Pod object remembers of its hashes (issue 16) ---------------------------------
+
+
+def test_only_the_pods_own_containers_are_remembered() -> None:
+    """A text is kept by the container's id: one the pod does not hold (whose id may be
+    reused once it is gone) is computed, never kept."""
+    from podsync.planner._spec_change import remembered_hash
+
+    pod = Pod("web", (Container("app", "busybox"),))
+    stranger = Container("app", "busybox:1")
+
+    assert (spec_hash(stranger, pod), True) == (
+        remembered_hash(pod, stranger, "/var/lib/podsync", True)[0],
+        pod._planned is None,
+    )
+    own = remembered_hash(pod, pod.containers[0], "/var/lib/podsync", True)
+    assert [(id(pod.containers[0]), "/var/lib/podsync")] == [e[0] for e in pod._planned or ()]
+    assert own == remembered_hash(pod, pod.containers[0], "/var/lib/podsync", False)
+
+
+def test_the_network_text_is_remembered_by_image_and_options() -> None:
+    """Without the caller's key, the key is made of the image and the option inputs:
+    another of either is another text, not the remembered one."""
+    from podsync.planner._spec_change import network_memo_key, remembered_network_hash
+
+    pod = Pod("web", (Container("app", "busybox"),))
+    plain = {"network_mode": ""}
+    other = {"network_mode": "none"}
+
+    first = remembered_network_hash(pod, "pause", plain, True)
+    assert first[0] == remembered_network_hash(pod, "pause", plain, True)[0]
+    assert remembered_network_hash(pod, "pause", other, True)[1] == network_spec_text(
+        pod, "pause", network_mode="none"
+    )
+    assert remembered_network_hash(pod, "pause:2", plain, True)[1] == network_spec_text(
+        pod, "pause:2"
+    )
+    # The caller's key is the same key.
+    keyed = remembered_network_hash(
+        pod, "pause", plain, False, key=network_memo_key("pause", plain)
+    )
+    assert first == keyed

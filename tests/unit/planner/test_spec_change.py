@@ -507,3 +507,19 @@ def test_the_network_text_is_remembered_by_image_and_options() -> None:
         pod, "pause", plain, False, key=network_memo_key("pause", plain)
     )
     assert first == keyed
+
+
+def test_the_network_memo_key_holds_the_network_image() -> None:
+    """The same Pod object planned with another network image gets another network
+    text, not the one remembered for the first."""
+    from podsync.actions._options import PlanOptions
+    from podsync.planner._spec_change import network_inputs
+    from podsync.spec._resolv import ResolvConf
+
+    host = ResolvConf(nameservers=("192.0.2.53",), searches=())
+    keys = {
+        network_inputs(PlanOptions(network_image=image), host)[1]
+        for image in ("registry.k8s.io/pause:3.10", "registry.k8s.io/pause:3.9")
+    }
+
+    assert 2 == len(keys)

@@ -17,12 +17,18 @@
 # as "podsync/planner/*": a module added to a folder is mutated without being listed).
 # The tests are the unit-test folders listed there (pytest_add_cli_args_test_selection,
 # about 20 s), not the whole suite (minutes, too slow per mutant on a 2-core machine);
-# for each mutant mutmut runs only those of them that call the mutated function. Hypothesis
+# for each mutant mutmut runs only those of them that call the mutated function, in a
+# process forked from a server that collected the tests and ran none (process_isolation
+# "forkserver": forked from the process that ran them, a mutant would inherit what the
+# unmutated code left in module-level objects, such as the planner's memo on a test
+# module's pods, tests/unit/planner/test_plan_memo.py). Hypothesis
 # uses the derandomized "mutation" profile (tests/conftest.py), so results repeat.
 #
 # Results are kept in ./mutants/ (`--report` reads them). Each run re-tests every mutant
 # of the modules it names, against the tests as they are now; changing the test
-# selection in pyproject.toml resets all results. `rm -rf mutants` starts over. Inspect
+# selection in pyproject.toml resets all results (a test added since the last run is
+# mapped to the functions it calls first: "Found N new tests"). `rm -rf mutants` starts
+# over. While a run is under way, `--report` mixes its results with the last run's. Inspect
 # one mutant with `.venv/bin/mutmut show NAME` (a diff), all with `.venv/bin/mutmut
 # browse`. Time on the 2-core machine, otherwise idle: host_ports ~15 s, images ~40 s,
 # records and content_layout ~45 s, naming, empty_dir_planner, content_records and

@@ -12,6 +12,8 @@ or does anything beyond checking that a value is well formed.
 * ``_security``: security contexts, what a create asks (``ContainerSecurity``), and the
   pure rules between them;
 * ``_secrets``: ``SecretText`` and ``SecretPart``, keyed digests, sealed records;
+* ``_pod_fields``: ``PodFieldText``, an env value read from the pod's labels or
+  annotations, hashed by its reference;
 * ``_volume_entries``: ``VolumeEntry``, a file, directory or link written into a volume.
 
 May import: nothing of podsync.

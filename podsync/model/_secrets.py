@@ -147,15 +147,23 @@ def join_texts(pieces: Iterable[str]) -> str:
     items = list(pieces)
     if not any(isinstance(p, SecretText) for p in items):
         return "".join(items)
-    parts: list[str | SecretPart] = []
-    for piece in items:
-        for part in piece.parts if isinstance(piece, SecretText) else (piece,):
-            if isinstance(part, str) and parts and isinstance(parts[-1], str):
-                parts[-1] += part  # adjacent plain text is one piece
-            elif part != "":
-                parts.append(part)
+    parts = merge_pieces(p.parts if isinstance(p, SecretText) else (p,) for p in items)
     known = all(p.known for p in items if isinstance(p, SecretText))
     return SecretText("".join(items), parts, known=known)
+
+
+def merge_pieces(groups: Iterable[Iterable[Any]]) -> list[Any]:
+    """The pieces of ``groups`` in order, as the parts of a text joined from others:
+    adjacent plain text (``str``) is one piece, empty text none; every other piece (a
+    ``SecretPart``, a ``podsync.model._pod_fields.PodFieldRef``) is kept as it is."""
+    parts: list[Any] = []
+    for group in groups:
+        for part in group:
+            if isinstance(part, str) and parts and isinstance(parts[-1], str):
+                parts[-1] += part
+            elif part != "":
+                parts.append(part)
+    return parts
 
 
 def sealed_record(text: SecretText) -> dict[str, Any]:

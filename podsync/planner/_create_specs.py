@@ -104,7 +104,10 @@ class CreateSpecs:
     ) -> dict[str, str]:
         """The labels of a new instance of the pod's ``container``: podsync's record of
         it (pod, container, attempt, spec hash and canonical text, restart count, grace
-        period), over the pod's own labels and annotations."""
+        period), over the pod's own labels and annotations as they are now. Those stay
+        as they were when the instance was made (Docker cannot relabel a container; they
+        are in no spec hash, so an edit replaces nothing: issue 27), and podsync never
+        reads them back: whatever needs the pod's labels takes them from the pod."""
         pod = self.pod
         labels = {
             LABEL_POD_NAME: pod.name,

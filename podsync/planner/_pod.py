@@ -34,6 +34,7 @@ from podsync.planner._gc import gc_candidates, label_pre_stop, remove_action
 from podsync.planner._init import InitPlanner, _Decision, _numbered
 from podsync.planner._restarts import RestartPlanner
 from podsync.planner._spec_change import (
+    older_network_spec,
     remembered_hash,
     remembered_network_hash,
     replanned,
@@ -304,6 +305,7 @@ class PodPlanner(InitPlanner, RestartPlanner, CreateSpecs):
                 net_digest,
                 lambda: json.loads(net_text),
                 options.network_image,
+                older_spec=older_network_spec(pod, options.root_dir),
             )
             if change is not None:
                 rebuild = (Reason.NETWORK_CHANGED, f"network spec changed ({change})")

@@ -3,7 +3,10 @@
 ``spec_change`` answers with a short text for people (``image busybox:1 -> busybox:2``,
 ``--network-mode (engine default) -> none``) or ``None`` when the instance matches; the
 planner replaces or restarts on its answer. It reads the instance's spec-hash and spec
-labels, across hash versions (a change of the hash function restarts nothing).
+labels, across hash versions (a change of the hash function restarts nothing): a label
+of version 1 or 2 recorded the pod's labels and annotations, which version 3 leaves out
+(issue 27: the kubelet's ``HashContainer`` covers the container's spec only), and they
+are left out of the comparison too.
 
 Contract: pure.
 
@@ -24,6 +27,8 @@ from podsync.spec._hashing import (
     added_fields,
     canonical_spec_text,
     network_spec_text,
+    older_init_record,
+    removed_pod_fields,
     spec_digest,
 )
 from podsync.spec._ownership import Instance
@@ -168,8 +173,18 @@ def _show(value: Any) -> str:
     return str(value)
 
 
+#: How the desired spec reads as an older label would have recorded it, given that
+#: label's spec and the desired spec (``spec_change``'s ``older_spec``).
+OlderSpec = Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]
+
+
 def spec_change(
-    instance: Instance, expected: SpecHash, expected_spec: Callable[[], dict[str, Any]], image: str
+    instance: Instance,
+    expected: SpecHash,
+    expected_spec: Callable[[], dict[str, Any]],
+    image: str,
+    *,
+    older_spec: OlderSpec | None = None,
 ) -> str | None:
     """Why the running ``instance`` differs from the desired spec, or ``None``.
 
@@ -183,7 +198,16 @@ def spec_change(
       options is kept, while one whose option is now set is rebuilt, once: nothing
       recorded that it has the setting, and keeping it would leave the option change
       unseen for as long as it runs. An older label whose digest equals the expected
-      one needs no parsing: the two canonical forms are the same text.
+      one needs no parsing: the two canonical forms are the same text. The fields an
+      older label records and later versions do not write (version 3: the pod's
+      ``labels`` and ``annotations``) are not compared, and a value the desired spec
+      records by its pod field's reference (``{"from_pod": ...}``, an env value read
+      from a label) is compared as the value it had with the labels the older label
+      recorded: so a container of version 1 or 2 whose pod's labels or annotations
+      changed is kept, as one of version 3 is, and one whose env now reads another
+      label is replaced (``as_older``). ``older_spec`` (the network container's:
+      ``older_network_spec``) gives the desired spec as an older label would hold it
+      where the comparison needs more than that.
     * No hash label (a 2014 kubelet's container): a name hash of 0 means "do not
       compare" (seed); any other value was computed by Go's ``%#v`` and cannot be
       reproduced, so the only field podsync can compare, the image, decides.
@@ -209,11 +233,95 @@ def spec_change(
         new = expected_spec()
         if old == new:
             return None
-        unrecorded = added_fields(label.version) if older and label is not None else ()
-        return _spec_difference(old, new, unrecorded)
+        if not older or label is None:
+            return _spec_difference(old, new)
+        if older_spec is not None:
+            new = older_spec(old, new)
+        old, new = as_older(old, new, label.version)
+        if old == new:
+            return None
+        return _spec_difference(old, new, added_fields(label.version))
     if instance.legacy_hash == 0:
         return None
     return None if instance.observed.image == image else _image_change(instance, image)
+
+
+def as_older(old: Any, new: Any, version: int) -> tuple[Any, Any]:
+    """The spec label ``old`` of hash ``version`` and the desired spec ``new``, made
+    comparable: the ``pod`` fields later versions stopped writing left out of ``old``,
+    and in ``new`` each value recorded by reference (``from_pod``) that reads, from the
+    labels and annotations ``old`` recorded, what ``old`` holds in its place, replaced
+    by that text. So an edit of a label restarts nothing, while a reference to another
+    label (which read another value then) is a change."""
+    recorded = old.get("pod") if isinstance(old, dict) else None
+    if not isinstance(recorded, dict):
+        return old, new
+    fields = {
+        "labels": _string_map(recorded.get("labels")),
+        "annotations": _string_map(recorded.get("annotations")),
+    }
+    gone = removed_pod_fields(version)
+    old = {**old, "pod": {k: v for k, v in recorded.items() if k not in gone}}
+    return old, _as_recorded(new, old, fields)
+
+
+def _as_recorded(new: Any, old: Any, fields: dict[str, dict[str, str]]) -> Any:
+    if isinstance(new, dict):
+        if set(new) == {"from_pod"} and isinstance(old, str):
+            return old if _value_then(new["from_pod"], fields) == old else new
+        if isinstance(old, dict):
+            return {k: _as_recorded(v, old.get(k), fields) for k, v in new.items()}
+    if isinstance(new, list) and isinstance(old, list) and len(new) == len(old):
+        return [_as_recorded(n, o, fields) for n, o in zip(new, old, strict=True)]
+    return new
+
+
+def _value_then(pieces: Any, fields: dict[str, dict[str, str]]) -> str | None:
+    """The value a ``from_pod`` record's pieces had with the labels and annotations an
+    older label recorded (``metadata.labels['k']``: its value, empty when absent, as
+    the loader reads it); ``None`` for a record that is not one."""
+    if not isinstance(pieces, list):
+        return None
+    text = []
+    for piece in pieces:
+        if isinstance(piece, str):
+            text.append(piece)
+            continue
+        path = piece.get("field") if isinstance(piece, dict) else None
+        base, _, key = str(path).partition("['")
+        which = base.removeprefix("metadata.")
+        if which not in fields or not key.endswith("']"):
+            return None
+        text.append(fields[which].get(key[:-2], ""))
+    return "".join(text)
+
+
+def older_network_spec(pod: Pod, root_dir: str) -> OlderSpec:
+    """``spec_change``'s ``older_spec`` for ``pod``'s network container: its record of
+    the init containers (``init_containers``, each by its spec hash) as an older
+    network container holds it - the hashes over version 2's form, with the labels and
+    annotations that container recorded (``older_init_record``). Without it, every
+    pod with labels and init containers would be rebuilt and initialised again on an
+    upgrade to version 3."""
+
+    def as_recorded(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+        if "init_containers" not in new:
+            return new
+        recorded = old.get("pod")
+        labels = _string_map(recorded.get("labels") if isinstance(recorded, dict) else None)
+        annotations = _string_map(
+            recorded.get("annotations") if isinstance(recorded, dict) else None
+        )
+        return {**new, "init_containers": older_init_record(pod, root_dir, labels, annotations)}
+
+    return as_recorded
+
+
+def _string_map(value: Any) -> dict[str, str]:
+    # A label is engine data: anything but a map of strings is taken as none.
+    if not isinstance(value, dict):
+        return {}
+    return {k: v for k, v in value.items() if isinstance(k, str) and isinstance(v, str)}
 
 
 def _describe_change(instance: Instance, expected_spec: dict[str, Any]) -> str:

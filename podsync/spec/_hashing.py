@@ -27,7 +27,17 @@ the host resolv.conf content they are merged with). These fields are written onl
 they are not at their default - as the older kubelets hashed their JSON with empty
 fields omitted - so with the default options the canonical form is version 1's byte for
 byte. The planner relies on that when it compares a container of version 1 (see
-``_compare`` in ``_plan.py``).
+``spec_change`` in ``podsync/planner/_spec_change.py``).
+
+Version 3 took the pod's ``labels`` and ``annotations`` out (issue 27): as the kubelet's
+``HashContainer`` (``pkg/kubelet/container/helpers.go``) covers the container's spec
+only, an edit of a pod's labels or annotations replaces no container and re-runs no init
+container. The containers still carry them as Docker labels, as they were when each was
+created (Docker cannot relabel a container). An env value read from one of them
+(``fieldRef: metadata.labels['k']``), or expanded from one, is written by its reference
+(``podsync.model._pod_fields``). Without labels, annotations or such values, the form is
+version 2's byte for byte; a container of version 2 is compared without its recorded
+labels and annotations (``removed_pod_fields``, ``older_init_record``).
 
 Nothing here does I/O.
 """
@@ -39,15 +49,31 @@ import hashlib
 import json
 import posixpath
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
 
 from podsync.model._pod import Container, Pod, engine_resources
+from podsync.model._pod_fields import PodFieldText, field_record
 from podsync.model._secrets import SecretText, sealed_record
 from podsync.model._security import network_security_fields, security_fields
 from podsync.model._volume import Volume
+from podsync.spec._canonical_forms import (
+    _BOOL,
+    _ENUM,
+    _INT,
+    _LIST,
+    _NULLABLE_STR,
+    _OBJECT,
+    _STR,
+    _STRS,
+    _UNSET,
+    _Field,
+    _Kind,
+    _Record,
+    _string,
+)
 from podsync.spec._naming import NETWORK_CONTAINER
 from podsync.spec._resolv import ResolvConf, pod_host_name, uses_cluster_dns
 from podsync.spec._volumes import DEFAULT_ROOT_DIR
@@ -63,6 +89,8 @@ __all__ = [
     "network_spec",
     "network_spec_hash",
     "network_spec_text",
+    "older_init_record",
+    "removed_pod_fields",
     "spec_digest",
     "spec_hash",
 ]
@@ -70,8 +98,9 @@ __all__ = [
 #: The version of the canonical form. Bump it whenever ``canonical_spec`` or
 #: ``network_spec`` changes shape, so that old labels are recognisably from another
 #: scheme rather than silently "different". Version 2 added the option fields
-#: (``_ADDED_FIELDS``).
-SPEC_HASH_VERSION: int = 2
+#: (``_ADDED_FIELDS``); version 3 took the pod's labels and annotations out
+#: (``_REMOVED_POD_FIELDS``).
+SPEC_HASH_VERSION: int = 3
 
 #: The fields each version added to the canonical forms, by version. A label of an
 #: older version did not record them; the planner takes them as at their default
@@ -104,6 +133,11 @@ _ADDED_FIELDS: dict[int, frozenset[str]] = {
         }
     ),
 }
+
+#: The fields of the ``pod`` object (of an app and of a network container) that each
+#: version stopped writing, by version. A label of an older version records them; the
+#: planner leaves them out of what it compares (``removed_pod_fields``).
+_REMOVED_POD_FIELDS: dict[int, frozenset[str]] = {3: frozenset({"labels", "annotations"})}
 
 # "<version>:<sha256 hex>"; the version has no sign and no leading zeros, the digest is
 # lowercase, as ``str(SpecHash)`` writes them, so parse(str(h)) == h exactly.
@@ -170,21 +204,14 @@ def added_fields(version: int) -> frozenset[str]:
     return frozenset().union(*(f for v, f in _ADDED_FIELDS.items() if v > version))
 
 
+def removed_pod_fields(version: int) -> frozenset[str]:
+    """The fields of the canonical form's ``pod`` object that a label of ``version``
+    records and later versions do not write (version 3: ``labels``, ``annotations``)."""
+    return frozenset().union(*(f for v, f in _REMOVED_POD_FIELDS.items() if v > version))
+
+
 # ---------------------------------------------------------------------------------------
-# The one definition of the canonical forms
-#
-# A canonical form is a JSON object with sorted keys and no whitespace: the text
-# ``canonical_json`` spells for the same data. Each form is declared once, as a
-# ``_Record`` of ``_Field``s (``_APP`` for an app container, ``_NETWORK`` for the network
-# container), and the record writes the text straight from the model - no dict is built
-# and encoded on the way: the planner hashes every desired container on every plan
-# (40,000 of them for 10,000 pods), and building a dict and encoding it generically costs
-# about three times as much. ``canonical_spec`` and ``network_spec`` are the same texts
-# read back as JSON, so there is nothing to keep equal by hand.
-#
-# A record compiles its fields into one function that formats the whole object with a
-# single f-string (as attrs and dataclasses generate their methods): each field
-# contributes a piece of source text, ``"key":<value text>``, in sorted key order.
+# The one definition of the canonical forms (declared with ``_canonical_forms``)
 #
 # To add a field that shapes the container (a model field podsync passes to the
 # engine): add a ``_Field`` to ``_APP`` (or ``_NETWORK``) with ``default=`` the value
@@ -194,47 +221,18 @@ def added_fields(version: int) -> frozenset[str]:
 # has a default). A field that holds a small attrs class of its own gets a ``_Record``
 # of that class's fields, used as ``_OBJECT(record)``; a tuple of them ``_LIST(record)``.
 
-_string = json.encoder.encode_basestring  # JSON string with ensure_ascii=False
-
-_KEY = re.compile(r"[a-z][a-z0-9_]*")  # written into source text: nothing to escape
-
-#: Marks a field that is always written (version 1's fields).
-_ALWAYS: Any = object()
-
-
-def _strings(items: Sequence[str]) -> str:
-    return "[" + ",".join(map(_string, items)) + "]" if items else "[]"
-
-
-@attrs.frozen
-class _Kind:
-    """How a value is spelled: an f-string replacement field for a value expression
-    (``{value}`` in ``fragment`` is replaced by the expression), and what the fragment
-    refers to."""
-
-    fragment: str
-    names: Mapping[str, Any] = attrs.field(factory=dict)
-
-    def spell(self, value: str) -> str:
-        return self.fragment.replace("{value}", value)
-
-
-_STR = _Kind("{_string({value})}", {"_string": _string})
-_INT = _Kind("{{value}:d}")
-_BOOL = _Kind('{"true" if {value} else "false"}')
-# A str enum (``enum.StrEnum``), by its value, which is the string itself.
-_ENUM = _Kind("{_string({value})}", {"_string": _string})
-_STRS = _Kind("{_strings({value})}", {"_strings": _strings})  # a tuple of strings
-_NULLABLE_STR = _Kind('{"null" if {value} is None else _string({value})}', {"_string": _string})
-
 
 def _text(value: str) -> str:
     # A value that holds a Secret's (``podsync.model._secrets``) is written as its pieces with
     # the Secret's reference and keyed digest, never as itself: the canonical text is the
     # spec label, which anyone who can list containers reads. The digest still changes
-    # with the value, so the hash does.
+    # with the value, so the hash does. One that holds a label's or an annotation's value
+    # (``podsync.model._pod_fields``) is written with the reference in place of the value:
+    # the kubelet's hash covers the spec only, and a label edit restarts nothing.
     if type(value) is SecretText:
         return canonical_json(sealed_record(value))
+    if type(value) is PodFieldText:
+        return canonical_json(field_record(value))
     return _string(value)
 
 
@@ -242,100 +240,25 @@ def _texts(items: Sequence[str]) -> str:
     return "[" + ",".join(map(_text, items)) + "]" if items else "[]"
 
 
-# A string that may hold a Secret's value (env values, command and args, which $(VAR)
-# expands): a plain one is spelt as _STR's; see _text.
+def _text_v2(value: str) -> str:
+    # Version 2's spelling: a label's value as itself (_text otherwise).
+    if type(value) is PodFieldText:
+        return _string(value)
+    return _text(value)
+
+
+def _texts_v2(items: Sequence[str]) -> str:
+    return "[" + ",".join(map(_text_v2, items)) + "]" if items else "[]"
+
+
+# A string that may hold a Secret's value or a label's (env values, command and args,
+# which $(VAR) expands): a plain one is spelt as _STR's; see _text.
 _TEXT = _Kind("{_text({value})}", {"_text": _text})
 _TEXTS = _Kind("{_texts({value})}", {"_texts": _texts})
+_TEXT_V2 = _Kind("{_text_v2({value})}", {"_text_v2": _text_v2})
+_TEXTS_V2 = _Kind("{_texts_v2({value})}", {"_texts_v2": _texts_v2})
 # Plain data (a dict of settings, a mapping of labels): canonical_json's text.
 _JSON = _Kind("{_canonical_json({value})}", {"_canonical_json": canonical_json})
-
-#: A default that leaves the field out whenever the value is falsy (empty, 0, False,
-#: None): most added fields.
-_UNSET: Any = object()
-
-
-@attrs.frozen
-class _Field:
-    """One key of a canonical form.
-
-    Attributes:
-        key: the JSON key (snake_case, after the model's attribute name).
-        value: the value, as a Python expression over the record's parameters.
-        kind: how the value is spelled.
-        default: the value at which the field is left out; ``_ALWAYS`` writes it always,
-            ``_UNSET`` leaves it out whenever the value is falsy.
-    """
-
-    key: str
-    value: str
-    kind: _Kind
-    default: Any = _ALWAYS
-
-
-class _Record:
-    """A JSON object of the fields given, written in sorted key order.
-
-    ``params`` are the parameters of ``text``, which the fields' value expressions read;
-    ``helpers`` the functions those expressions call.
-    """
-
-    def __init__(
-        self, params: str, *fields: _Field, helpers: Mapping[str, Any] | None = None
-    ) -> None:
-        keys = [f.key for f in fields]
-        if not all(_KEY.fullmatch(key) for key in keys):
-            raise ValueError(f"canonical-form keys are snake_case words: {keys}")
-        if len(set(keys)) != len(keys):
-            raise ValueError(f"repeated canonical-form key in {keys}")
-        self.params = params
-        self.fields = tuple(sorted(fields, key=lambda f: f.key))
-        self.text: Callable[..., str] = self._compile(helpers or {})
-
-    def _compile(self, helpers: Mapping[str, Any]) -> Callable[..., str]:
-        names: dict[str, Any] = dict(helpers)
-        lines = [f"def text({self.params}):"]
-        body = []
-        for n, f in enumerate(self.fields):
-            names.update(f.kind.names)
-            piece = f'"{f.key}":' + f.kind.spell(f"v{n}" if f.default is not _ALWAYS else f.value)
-            if f.default is _ALWAYS:
-                body.append(piece + ",")
-                continue
-            # Left out at its default: a piece of its own, empty then.
-            names[f"d{n}"] = f.default
-            if f.default is _UNSET:
-                test = f"not v{n}"
-            elif f.default is None:
-                test = f"v{n} is None"
-            else:
-                test = f"v{n} == d{n}"
-            lines.append(f"    v{n} = {f.value}")
-            lines.append(f"    f{n} = '' if {test} else f'{piece},'")
-            body.append(f"{{f{n}}}")
-        if self.fields and self.fields[-1].default is _ALWAYS:
-            # The last piece is always there: it needs no comma, nor the text a copy.
-            body[-1] = body[-1][:-1]
-            lines.append(f"    return f'{{{{{''.join(body)}}}}}'")
-        else:
-            lines.append(f"    return '{{' + f'{''.join(body)}'[:-1] + '}}'")
-        source = "\n".join(lines)
-        self.source = source
-        exec(compile(source, f"<canonical form {self.fields[0].key}...>", "exec"), names)
-        function: Callable[..., str] = names["text"]
-        return function
-
-
-def _OBJECT(record: _Record, args: str = "{value}") -> _Kind:
-    """An object of ``record``, written from the arguments ``args`` (by default the
-    value itself; an object read from several parameters names them)."""
-    name = f"_r{id(record)}"
-    return _Kind(f"{{{name}({args})}}", {name: record.text})
-
-
-def _LIST(record: _Record) -> _Kind:
-    """A list of objects of ``record`` (a one-parameter record), in order."""
-    name = f"_r{id(record)}"
-    return _Kind(f'[{{",".join(map({name}, {{value}}))}}]', {name: record.text})
 
 
 # The port's ``name`` is left out: it only lets probes and hooks refer to the port, and
@@ -347,16 +270,22 @@ _PORT = _Record(
     _Field("protocol", "p.protocol", _ENUM),
     _Field("host_ip", "p.host_ip", _STR),
 )
+
+
 # An entry names the object its value came from (a ConfigMap, issue 14) only when it
 # came from one, so the entries of older containers keep their form. (Fields nested in a
 # list are not top-level keys: ``_ADDED_FIELDS`` does not list them; left out at their
 # default, they need no entry there.)
-_ENV = _Record(
-    "e",
-    _Field("name", "e.name", _STR),
-    _Field("value", "e.value", _TEXT),
-    _Field("source", "e.source", _STR, default=_UNSET),
-)
+def _env_record(text: _Kind) -> _Record:
+    return _Record(
+        "e",
+        _Field("name", "e.name", _STR),
+        _Field("value", "e.value", text),
+        _Field("source", "e.source", _STR, default=_UNSET),
+    )
+
+
+_ENV = _env_record(_TEXT)
 _MOUNT = _Record(
     "m",
     _Field("name", "m.name", _STR),
@@ -392,14 +321,19 @@ def _mounted_volumes(c: Container, pod: Pod) -> list[Volume]:
 
 # The pod-level inputs of an app container: the pod name (its hostname), the DNS policy
 # and the definitions of the pod volumes it mounts.
-_APP_POD = _Record(
-    "c, pod",
+_APP_POD_FIELDS = (
     _Field("name", "pod.name", _STR),
     _Field("dns_policy", "pod.dns_policy", _ENUM),
     _Field("volumes", "_mounted_volumes(c, pod)", _LIST(_VOLUME)),
-    # The pod's labels and annotations become labels of every container it has.
-    _Field("labels", "pod.labels", _JSON, default=_UNSET),
-    _Field("annotations", "pod.annotations", _JSON, default=_UNSET),
+)
+_APP_POD = _Record("c, pod", *_APP_POD_FIELDS, helpers={"_mounted_volumes": _mounted_volumes})
+# Version 2 wrote the pod's labels and annotations too (they are labels of every
+# container it has), from the arguments: the values an older label recorded.
+_APP_POD_V2 = _Record(
+    "c, pod, labels, annotations",
+    *_APP_POD_FIELDS,
+    _Field("labels", "labels", _JSON, default=_UNSET),
+    _Field("annotations", "annotations", _JSON, default=_UNSET),
     helpers={"_mounted_volumes": _mounted_volumes},
 )
 
@@ -452,44 +386,58 @@ def _init_role(container: Container, pod: Pod | None) -> tuple[bool, str]:
     return False, ""
 
 
+def _app_record(params: str, texts: _Kind, env: _Record, pod: _Kind) -> _Record:
+    """The app container's form, its value texts (``texts``, ``env``) and its ``pod``
+    object spelt as a version does."""
+    return _Record(
+        params,
+        _Field("name", "c.name", _STR),
+        _Field("image", "c.image", _STR),
+        _Field("command", "c.command", texts),
+        _Field("args", "c.args", texts),
+        _Field("working_dir", "c.working_dir", _STR),
+        # A list, in order: Docker applies ``Env`` in order, so with a repeated name the
+        # later entry wins and reordering changes the container.
+        _Field("env", "c.env", _LIST(env)),
+        _Field("ports", "c.ports", _LIST(_PORT)),
+        _Field("volume_mounts", "c.volume_mounts", _LIST(_MOUNT)),
+        # What reaches the engine: the CPU weight (the request, else the limit, else the
+        # 2014 ``cpu``) and the memory limit.
+        _Field("cpu", "res[0]", _INT),
+        _Field("memory", "res[2]", _INT),
+        _Field("privileged", "c.privileged", _BOOL),
+        _Field("termination_message_path", "c.termination_message_path", _STR),
+        # Written when there is a pod; read from the container too (its mounts).
+        _Field("pod", "pod", pod, default=None),
+        # Version 2.
+        _Field("root_dir", "_root_dir_field(c, pod, root_dir)", _STR, default=None),
+        _Field("cpu_limit", "res[1]", _INT, default=_UNSET),
+        _Field("tty", "c.tty", _BOOL, default=_UNSET),
+        _Field("stdin", "c.stdin", _BOOL, default=_UNSET),
+        _Field("stdin_once", "c.stdin_once", _BOOL, default=_UNSET),
+        _Field("security", "_security_field(c, pod)", _JSON, default=_UNSET),
+        # An init container's role (issue 14), only for init containers.
+        _Field("init_container", "_init_role(c, pod)[0]", _BOOL, default=_UNSET),
+        _Field("restart_policy", "_init_role(c, pod)[1]", _STR, default=_UNSET),
+        helpers={
+            "_root_dir_field": _root_dir_field,
+            "_security_field": _security_field,
+            "_init_role": _init_role,
+        },
+    )
+
+
 #: The canonical form of an app container (see ``canonical_spec``): ``c`` the
 #: container, ``pod`` its pod or None, ``root_dir`` the root directory option, ``res``
 #: what ``engine_resources(c)`` gives (CPU weight, CPU limit, memory limit).
-_APP = _Record(
-    "c, pod, root_dir, res",
-    _Field("name", "c.name", _STR),
-    _Field("image", "c.image", _STR),
-    _Field("command", "c.command", _TEXTS),
-    _Field("args", "c.args", _TEXTS),
-    _Field("working_dir", "c.working_dir", _STR),
-    # A list, in order: Docker applies ``Env`` in order, so with a repeated name the
-    # later entry wins and reordering changes the container.
-    _Field("env", "c.env", _LIST(_ENV)),
-    _Field("ports", "c.ports", _LIST(_PORT)),
-    _Field("volume_mounts", "c.volume_mounts", _LIST(_MOUNT)),
-    # What reaches the engine: the CPU weight (the request, else the limit, else the
-    # 2014 ``cpu``) and the memory limit.
-    _Field("cpu", "res[0]", _INT),
-    _Field("memory", "res[2]", _INT),
-    _Field("privileged", "c.privileged", _BOOL),
-    _Field("termination_message_path", "c.termination_message_path", _STR),
-    # Written when there is a pod; read from the container too (its mounts).
-    _Field("pod", "pod", _OBJECT(_APP_POD, "c, {value}"), default=None),
-    # Version 2.
-    _Field("root_dir", "_root_dir_field(c, pod, root_dir)", _STR, default=None),
-    _Field("cpu_limit", "res[1]", _INT, default=_UNSET),
-    _Field("tty", "c.tty", _BOOL, default=_UNSET),
-    _Field("stdin", "c.stdin", _BOOL, default=_UNSET),
-    _Field("stdin_once", "c.stdin_once", _BOOL, default=_UNSET),
-    _Field("security", "_security_field(c, pod)", _JSON, default=_UNSET),
-    # An init container's role (issue 14), only for init containers.
-    _Field("init_container", "_init_role(c, pod)[0]", _BOOL, default=_UNSET),
-    _Field("restart_policy", "_init_role(c, pod)[1]", _STR, default=_UNSET),
-    helpers={
-        "_root_dir_field": _root_dir_field,
-        "_security_field": _security_field,
-        "_init_role": _init_role,
-    },
+_APP = _app_record("c, pod, root_dir, res", _TEXTS, _ENV, _OBJECT(_APP_POD, "c, {value}"))
+#: Version 2's form, for the init containers an older network container records
+#: (``older_init_record``): the pod's labels and annotations as the arguments give them.
+_APP_V2 = _app_record(
+    "c, pod, root_dir, res, labels, annotations",
+    _TEXTS_V2,
+    _env_record(_TEXT_V2),
+    _OBJECT(_APP_POD_V2, "c, {value}, labels, annotations"),
 )
 
 
@@ -524,15 +472,18 @@ def canonical_spec(
       such containers on every config copy, reference §1.3; the modern kubelet also
       narrowed its hash for this reason);
     * the pod's namespace, source and uid: they are in the container name already, so a
-      change there is another pod, not a changed container.
+      change there is another pod, not a changed container;
+    * the pod's labels and annotations (version 3): the kubelet's ``HashContainer``
+      covers the container's spec only, so an edit of them restarts nothing. An env
+      value, command or args item that holds one's value (``PodFieldText``) is written
+      as its pieces with the reference in place of the value.
 
     Resources are written as what reaches the engine: ``cpu`` is the milli-CPU of the
     CPU weight (the request, else the limit, else the 2014 ``cpu``), ``memory`` the
     memory limit (never a request), ``cpu_limit`` the CPU limit behind the CFS quota,
     only when set. So a 2014 container and a v1 one with the same weight and limit
     hash alike, and a memory or ephemeral-storage request changes nothing. ``tty``,
-    ``stdin`` and ``stdin_once`` appear only when true, the pod's ``labels`` and
-    ``annotations`` (container labels) only when not empty, ``security`` (the effective
+    ``stdin`` and ``stdin_once`` appear only when true, ``security`` (the effective
     security settings) only when some is set.
 
     It is ``canonical_spec_text`` read back as JSON (``_APP`` is the one definition).
@@ -570,12 +521,11 @@ _RESOLV = _Record(
 
 _ALIAS = _Record("a", _Field("ip", "a.ip", _STR), _Field("hostnames", "a.hostnames", _STRS))
 
+# Version 3 left out the pod's labels and annotations (``_REMOVED_POD_FIELDS``).
 _NETWORK_POD = _Record(
     "pod",
     _Field("name", "pod.name", _STR),
     _Field("dns_policy", "pod.dns_policy", _ENUM),
-    _Field("labels", "pod.labels", _JSON, default=_UNSET),
-    _Field("annotations", "pod.annotations", _JSON, default=_UNSET),
 )
 
 
@@ -591,6 +541,33 @@ def _init_record(pod: Pod, root_dir: str) -> list[dict[str, str]]:
         return []
     return [
         {"name": c.name, "spec_hash": spec_hash(c, pod, root_dir=root_dir).digest}
+        for c in pod.init_containers
+        if c.restart_policy is None
+    ]
+
+
+def older_init_record(
+    pod: Pod,
+    root_dir: str,
+    labels: Mapping[str, str],
+    annotations: Mapping[str, str],
+) -> list[dict[str, str]]:
+    """The network container's record of ``pod``'s init containers (``_init_record``) as
+    version 2 wrote it, had the pod had ``labels`` and ``annotations`` (those an older
+    network container's spec label recorded): each spec hash over version 2's form,
+    which held them, and an env value read from one of them (``PodFieldText``) as its
+    value. So a network container of version 1 or 2 whose pod's init containers are
+    unchanged matches, whatever its labels are now; with the default options version
+    1's form is version 2's."""
+    if not pod.init_containers:
+        return []
+    return [
+        {
+            "name": c.name,
+            "spec_hash": _digest(
+                _APP_V2.text(c, pod, root_dir, engine_resources(c), labels, annotations)
+            ).digest,
+        }
         for c in pod.init_containers
         if c.restart_policy is None
     ]

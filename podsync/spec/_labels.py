@@ -13,6 +13,11 @@ that one list call per sync is enough to observe an engine:
   gracefully even after its pod is gone from the desired state (the modern kubelet keeps
   them as an annotation and a label too: ``io.kubernetes.pod.terminationGracePeriod``).
 
+Every container also carries its pod's labels and annotations (as labels and
+``annotation.<key>``), as they were when it was made: an edit of them replaces no
+container (issue 27), so they may be stale, and podsync never reads them back - whatever
+needs them takes them from the desired pod.
+
 A container with any ``io.kubernetes.`` label belongs to a Kubernetes node (Docker
 Desktop's Kubernetes, cri-dockerd, dockershim) and is never podsync's, whatever its name.
 A container without labels whose name is exactly the seed's ``k8s_`` format is one a

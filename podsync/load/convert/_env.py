@@ -5,10 +5,12 @@ the resources of a container of the pod (``valueFrom.resourceFieldRef``), and fr
 entries before it (``$(VAR)`` in ``value``); its ``command`` and ``args`` may refer to
 any entry. The kubelet resolves these when it starts a container
 (``makeEnvironmentVariables`` and ``ExpandContainerCommandAndArgs``,
-``pkg/kubelet/kubelet_pods.go``); podsync resolves them when it reads the pod, from
-values that do not change while the pod exists, so that the resolved values are part of
-the container's spec (and of its spec hash) and a plan stays a pure function of its
-inputs.
+``pkg/kubelet/kubelet_pods.go``); podsync resolves them when it reads the pod, so that
+the resolved values are part of the container's spec (and of its spec hash) and a plan
+stays a pure function of its inputs. The one input that changes while the pod exists,
+its labels and annotations, is hashed by reference (``PodFieldText``,
+``podsync.model._pod_fields``): as the kubelet's, a label edit restarts nothing, and a
+container started later gets the new value.
 
 What one host knows, and what it does not:
 
@@ -70,7 +72,8 @@ from podsync.load.schema._pod import _EnvVarV1
 from podsync.load.schema._scalars import _ENV_NAME
 from podsync.load.schema._yaml import _describe
 from podsync.model._pod import EnvVar, Resources
-from podsync.model._secrets import SecretPart, SecretText, join_texts, secret_digest
+from podsync.model._pod_fields import PodFieldRef, PodFieldText, join_values
+from podsync.model._secrets import SecretPart, SecretText, secret_digest
 
 # Nothing here is public API: ``_document`` resolves each v1 container's env here.
 __all__: list[str] = []
@@ -116,7 +119,8 @@ def _expand(text: str, mapping: Mapping[str, str]) -> str:
     with ``MappingFuncFor(mapping)``."""
     if "$" not in text:
         return text
-    out: list[str] = []  # pieces: a Secret's value stays a SecretText until joined
+    # Pieces: a Secret's value stays a SecretText until joined, a label's a PodFieldText.
+    out: list[str] = []
     checkpoint = 0
     cursor = 0
     while cursor < len(text):
@@ -142,7 +146,7 @@ def _expand(text: str, mapping: Mapping[str, str]) -> str:
             checkpoint = cursor + 1
         cursor += 1
     out.append(text[checkpoint:])
-    return join_texts(out)
+    return join_values(out)
 
 
 def _expand_all(values: Sequence[str], env: Sequence[EnvVar]) -> tuple[str, ...]:
@@ -471,7 +475,9 @@ def _field_value(
             out.append((at, f"{_describe(key)} is not a valid label or annotation key"))
             return None
         values = facts.labels if base == "metadata.labels" else facts.annotations
-        return values.get(key, "")
+        # Read now, hashed by its reference: a label edit restarts nothing, as the
+        # kubelet's (podsync.model._pod_fields).
+        return PodFieldText(values.get(key, ""), (PodFieldRef(field),))
     hint = ""
     if field in ("metadata.labels", "metadata.annotations"):
         hint = f" (all {field.split('.')[1]} are for downwardAPI volumes)"

@@ -328,7 +328,9 @@ def test_the_spec_hash_of_a_container_with_content_volumes_did_not_change() -> N
         for a in plan([pod], now=NOW).actions
         if isinstance(a, Create)
     }
-    assert hashes["app"] == "2:dc3c90d4fa02990121ae9740def0394e8b10f5a8a6657942a52c24b0ee83aefb"
+    # Version 3 (issue 27) wrote the same text for a pod without labels: only the
+    # version before the digest moved on, and an older label with this digest matches.
+    assert hashes["app"] == "3:dc3c90d4fa02990121ae9740def0394e8b10f5a8a6657942a52c24b0ee83aefb"
 
 
 def test_a_volume_is_read_back_through_an_exited_container(tmp_path: Path) -> None:

@@ -80,9 +80,9 @@ GOLDEN_CANONICAL = (
     '"volume_mounts":[{"mount_path":"/var/data","name":"data","read_only":false},'
     '{"mount_path":"/cache","name":"cache","read_only":true}],"working_dir":"/srv"}'
 )
-GOLDEN_POD_HASH = "2:359df9ce6d569219b47ba058c4b822904805466bd8997027e6f4c9e57d269a15"
-GOLDEN_CONTAINER_HASH = "2:94cd1191d097b0f21297d946c61e38fa3f2aba6726002e8365af24492ec0142b"
-GOLDEN_NETWORK_HASH = "2:5779ccc4bea1a40e13e98ce3d58f03b8fe93b56a7474ebb95ca10af44e1bfe11"
+GOLDEN_POD_HASH = "3:359df9ce6d569219b47ba058c4b822904805466bd8997027e6f4c9e57d269a15"
+GOLDEN_CONTAINER_HASH = "3:94cd1191d097b0f21297d946c61e38fa3f2aba6726002e8365af24492ec0142b"
+GOLDEN_NETWORK_HASH = "3:5779ccc4bea1a40e13e98ce3d58f03b8fe93b56a7474ebb95ca10af44e1bfe11"
 
 
 def test_golden_canonical_form():
@@ -857,24 +857,24 @@ _NET_CASES = {
 }
 
 _KNOWN_APP_HASHES = {
-    "golden, pod": "2:359df9ce6d569219b47ba058c4b822904805466bd8997027e6f4c9e57d269a15",
-    "golden, no pod": "2:94cd1191d097b0f21297d946c61e38fa3f2aba6726002e8365af24492ec0142b",
-    "golden, root dir": "2:2d767be9e682cca57f815a5f407bcf97d61a77a84a502cc7d9e719a8788ca237",
-    "escapes": "2:6d4656897407f13ed7ee00b79e2954ec3edac2603bfd3cf93ed0f69dd059586f",
-    "escapes, no pod": "2:e8e38dc512c435bca79e367060dadccd612ed1e63decb53a4aafb492f81ede67",
-    "bare": "2:07c0fbfb66dc28bfb006aa1027c0f56ac46e1461ee7d67bc1cc8d9d058351f3a",
-    "bare, no pod": "2:56a49a27a2a4bc665ce988c7e4f47393f0f3e3dfc95b50d59f1c43a06d23bd95",
-    "mounts": "2:2964fe92c241ba9317bf4a775521a31e97c6267f1f66e52dc6e6591ebaa79505",
-    "mounts, root dir": "2:2d7b671ee66fe41dd959e6de6a3de8692aa88979e14de6cfd82edae9248d429e",
-    "mounts, no pod, root": "2:c94ca891fb9e096676285efdbd29be23a9d49ab3048e7ecc3403e8d4d7edd6ca",
+    "golden, pod": "3:359df9ce6d569219b47ba058c4b822904805466bd8997027e6f4c9e57d269a15",
+    "golden, no pod": "3:94cd1191d097b0f21297d946c61e38fa3f2aba6726002e8365af24492ec0142b",
+    "golden, root dir": "3:2d767be9e682cca57f815a5f407bcf97d61a77a84a502cc7d9e719a8788ca237",
+    "escapes": "3:6d4656897407f13ed7ee00b79e2954ec3edac2603bfd3cf93ed0f69dd059586f",
+    "escapes, no pod": "3:e8e38dc512c435bca79e367060dadccd612ed1e63decb53a4aafb492f81ede67",
+    "bare": "3:07c0fbfb66dc28bfb006aa1027c0f56ac46e1461ee7d67bc1cc8d9d058351f3a",
+    "bare, no pod": "3:56a49a27a2a4bc665ce988c7e4f47393f0f3e3dfc95b50d59f1c43a06d23bd95",
+    "mounts": "3:2964fe92c241ba9317bf4a775521a31e97c6267f1f66e52dc6e6591ebaa79505",
+    "mounts, root dir": "3:2d7b671ee66fe41dd959e6de6a3de8692aa88979e14de6cfd82edae9248d429e",
+    "mounts, no pod, root": "3:c94ca891fb9e096676285efdbd29be23a9d49ab3048e7ecc3403e8d4d7edd6ca",
 }
 _KNOWN_NETWORK_HASHES = {
-    "net golden": "2:5779ccc4bea1a40e13e98ce3d58f03b8fe93b56a7474ebb95ca10af44e1bfe11",
-    "net mode": "2:284efc61407f6ddad1dc979c7dfaa0c6134a65f017347460556dad4ddc9a7393",
-    "net dns": "2:2fe7f88ff243bed10a1bc7f68ac5750e031b55e98e9baa0fd4578bcd3e111973",
-    "net dns domain only": "2:861c78b7fc2cb99ff7edd0a2ce7f2441dc38008b02fedf275e87511793f6585f",
-    "net dns, Default policy": "2:272b55b451050a02e40fabd3c7961dfcf9d1c0102132a624a25bdc1456d6cd24",
-    "net no ports": "2:b1292b6eebb121aa7f371bc7dbcfc96939d97dfc58f2a59f0e7da9206031573b",
+    "net golden": "3:5779ccc4bea1a40e13e98ce3d58f03b8fe93b56a7474ebb95ca10af44e1bfe11",
+    "net mode": "3:284efc61407f6ddad1dc979c7dfaa0c6134a65f017347460556dad4ddc9a7393",
+    "net dns": "3:2fe7f88ff243bed10a1bc7f68ac5750e031b55e98e9baa0fd4578bcd3e111973",
+    "net dns domain only": "3:861c78b7fc2cb99ff7edd0a2ce7f2441dc38008b02fedf275e87511793f6585f",
+    "net dns, Default policy": "3:272b55b451050a02e40fabd3c7961dfcf9d1c0102132a624a25bdc1456d6cd24",
+    "net no ports": "3:b1292b6eebb121aa7f371bc7dbcfc96939d97dfc58f2a59f0e7da9206031573b",
 }
 
 
@@ -899,14 +899,27 @@ def test_known_network_container_hashes(case):
 def test_added_fields_are_left_out_at_their_default():
     """Every field a version after the first added is written only when it is not at
     its default, so a container an older podsync made keeps its hash (the one
-    definition of each form is its record: ``_APP`` and ``_NETWORK``)."""
-    from podsync.spec._hashing import _ADDED_FIELDS, _ALWAYS, _APP, _APP_POD, _NETWORK, _NETWORK_POD
+    definition of each form is its record: ``_APP`` and ``_NETWORK``; the fields
+    version 3 took out are in version 2's ``_APP_POD_V2`` only)."""
+    from podsync.spec._canonical_forms import _ALWAYS
+    from podsync.spec._hashing import (
+        _ADDED_FIELDS,
+        _APP,
+        _APP_POD,
+        _APP_POD_V2,
+        _NETWORK,
+        _NETWORK_POD,
+        _REMOVED_POD_FIELDS,
+    )
 
-    records = (_APP, _APP_POD, _NETWORK, _NETWORK_POD)
+    records = (_APP, _APP_POD, _APP_POD_V2, _NETWORK, _NETWORK_POD)
     fields = {f.key: f for record in records for f in record.fields if f.default is not _ALWAYS}
     added = sorted(key for keys in _ADDED_FIELDS.values() for key in keys)
+    removed = {key for keys in _REMOVED_POD_FIELDS.values() for key in keys}
+    current = {f.key for record in (_APP_POD, _NETWORK_POD) for f in record.fields}
 
     assert [] == [key for key in added if key not in fields]
+    assert (removed, set()) == (removed & {f.key for f in _APP_POD_V2.fields}, removed & current)
 
 
 def test_canonical_text_is_canonical_json():

@@ -185,6 +185,17 @@ def test_invalid_references_are_named_and_left_unchanged(image, problem):
     assert (problem, image) == (image_reference_problem(image), normalize_image(image))
 
 
+@pytest.mark.parametrize("image", ["localhost/", "localhost:5000/", "registry.example.com/"])
+def test_a_registry_host_without_a_repository_is_an_empty_name(image):
+    """``localhost`` is a registry host like one with a dot or a port: ``localhost/``
+    names no repository on it, and the user reads that, not that ``localhost/`` is an
+    invalid repository path (read as a path, its empty last component would be). Kills
+    the ``_parse`` mutants that stop reading ``localhost`` as a host (once recorded as
+    equivalent)."""
+
+    assert image_reference_problem(image) == "empty repository name"
+
+
 @given(images())
 def test_normalize_image_is_idempotent(image):
     """The listed form reads back as itself."""

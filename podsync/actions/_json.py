@@ -173,8 +173,8 @@ _OLDER_FORMATS = {
 
 # Formats read as they are: 5 is 6 without the actions and fields 6 added, 6 is 7
 # without those 7 added (a format-6 plan's creates bind emptyDir host directories, as
-# the podsync that made it did).
-_READABLE_FORMATS = frozenset({PLAN_FORMAT_VERSION, "6", "5"})
+# the podsync that made it did), 7 is 8 without the fields 8 added.
+_READABLE_FORMATS = frozenset({PLAN_FORMAT_VERSION, "7", "6", "5"})
 
 
 def plan_to_json(plan: Plan) -> str:

@@ -92,8 +92,7 @@ class EngineModel:
                 donor = self.by_name(spec.join_ipc)
                 if donor is None or not donor.running or donor.id not in self.shareable:
                     raise EngineRuleBroken(
-                        f"{spec.name} joins an IPC namespace that does not run or is not "
-                        "shareable"
+                        f"{spec.name} joins an IPC namespace that does not run or is not shareable"
                     )
             self.counter += 1
             if spec.ipc_shareable:

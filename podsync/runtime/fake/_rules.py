@@ -131,11 +131,10 @@ MIN_MEMORY = 6 * 1024 * 1024
 
 
 def resource_refusal(spec: CreateSpec) -> str | None:
-    """Docker 20.10's refusal at create of ``spec``'s OOM score adjustment, memory and
-    swap limits (daemon/daemon_unix.go: ``verifyPlatformContainerSettings``, then
-    ``verifyPlatformContainerResources``), in its order and words, or ``None``."""
-    if not -1000 <= spec.oom_score_adj <= 1000:
-        return f"Invalid value {spec.oom_score_adj}, range for oom score adj is [-1000, 1000]"
+    """Docker 20.10's refusal at create of ``spec``'s memory and swap limits
+    (daemon/daemon_unix.go, ``verifyPlatformContainerResources``), then of its OOM score
+    adjustment (``verifyPlatformContainerSettings``, after the resources), in its order
+    and words, or ``None``."""
     if spec.memory != 0 and spec.memory < MIN_MEMORY:
         return "Minimum memory limit allowed is 6MB"
     # MemorySwap -1 is "unlimited swap": allowed with or without a memory limit.
@@ -143,6 +142,8 @@ def resource_refusal(spec: CreateSpec) -> str | None:
         return "You should always set the Memory limit when using Memoryswap limit, see usage"
     if spec.memory_swap > 0 and spec.memory_swap < spec.memory:
         return "Minimum memoryswap limit should be larger than memory limit, see usage"
+    if not -1000 <= spec.oom_score_adj <= 1000:
+        return f"Invalid value {spec.oom_score_adj}, range for oom score adj is [-1000, 1000]"
     return None
 
 

@@ -419,9 +419,9 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
         Refuses what Docker 20.10 refuses, in its order and with its words: network
         options beside ``join=x`` (Docker's ``container:<x>``: hostname, DNS servers,
         extra hosts, published ports: "conflicting options: ..."), what
-        ``_rules.resource_refusal`` refuses (an OOM score adjustment outside [-1000,
-        1000], a memory limit under 6 MB: "Minimum memory limit allowed is 6MB", a swap
-        limit without a memory limit or under it), what ``_rules.create_refusal``
+        ``_rules.resource_refusal`` refuses (a memory limit under 6 MB: "Minimum memory
+        limit allowed is 6MB", a swap limit without a memory limit or under it, an OOM
+        score adjustment outside [-1000, 1000]), what ``_rules.create_refusal``
         refuses (security settings; a tmpfs at a relative path, or two mounts at one
         path: "Duplicate mount point: /data"), a malformed or absent image ("No such
         image: busybox:latest"), a name outside ``[a-zA-Z0-9][a-zA-Z0-9_.-]+`` ("Invalid

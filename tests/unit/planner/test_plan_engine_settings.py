@@ -15,8 +15,9 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from podsync import Plan, PlanOptions, parse_pods, plan
-from podsync.actions._actions import Create
+from podsync import Plan, PlanOptions, parse_pods, plan, plan_from_json, plan_to_json
+from podsync.actions._actions import Create, CreateSpec
+from podsync.runtime import ContainerSecurity
 from podsync.runtime.docker._api import docker_create_args
 from podsync.spec._labels import LABEL_POD_IPC
 from podsync.spec._qos import QOSClass, qos_class
@@ -365,3 +366,28 @@ def test_running_pods(case: RunningCase) -> None:
 
 def _running_net(model: EngineModel) -> str:
     return next(c.name for c in model.observed if "_net." in c.name and c.running)
+
+
+def test_a_plan_with_engine_settings_round_trips_through_json() -> None:
+    """Plan format 8 carries the swap limit, the OOM score, the IPC fields and the
+    host's memory option; they read back equal."""
+    text = containers(app(resources="{requests: {memory: 1Gi}, limits: {memory: 2Gi}}"))
+    p = plan_of(text, memory_capacity=4 * GI)
+
+    again = plan_from_json(plan_to_json(p))
+
+    assert p == again
+    assert "8" == again.format_version
+    assert 4 * GI == again.options.memory_capacity
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [{"ipc_shareable": True}, {"security": ContainerSecurity(host_ipc=True)}],
+    ids=["shareable", "host-ipc"],
+)
+def test_a_container_that_joins_an_ipc_namespace_has_none_of_its_own(fields) -> None:
+    """``join_ipc`` excludes an IPC namespace of the container's own to share, and the
+    host's."""
+    with pytest.raises(ValueError, match="joins 'net'"):
+        CreateSpec(name="app", image="busybox", join_ipc="net", **fields)

@@ -91,6 +91,7 @@ from podsync.runtime.fake._state import published as _published
 from podsync.runtime.fake._state import publishes as _publishes
 from podsync.runtime.fake._state import start_refusal as _start_refusal
 from podsync.runtime.fake._volumes import VolumeCalls as _VolumeCalls
+from podsync.spec._labels import LABEL_POD_IPC, POD_IPC_SHAREABLE
 from podsync.spec._ports import PortMapping
 
 if TYPE_CHECKING:
@@ -188,11 +189,16 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
         container: ObservedContainer,
         *,
         ports: Iterable[PortMapping] = (),
+        ipc_mode: str | None = None,
     ) -> None:
         """Put a container on the engine as it is (no call is recorded).
 
         ``ports`` (as ``CreateSpec.ports``) are the host ports it publishes while it
-        runs, whatever its network mode.
+        runs, whatever its network mode. ``ipc_mode`` is its IPC mode in Docker's
+        spelling (``private``, ``shareable``, ``host``, ``container:<id>``); by default
+        ``shareable`` for a pod's network container as podsync makes them (labelled
+        ``io.podsync.pod.ipc=shareable``: a list reports no IPC mode, and that label is
+        how the container says it), else Docker's default, ``private``.
 
         Its ``stopped_by_podsync`` is kept and reported as given, as if podsync's stop
         record were there; the containers podsync stops through this fake get theirs
@@ -210,6 +216,7 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
                 exit_code=container.exit_code,
                 finished_at=container.finished_at,
                 published=_published(ports),
+                ipc_mode=ipc_mode or _listed_ipc_mode(container),
                 stopped_by_podsync=container.stopped_by_podsync,
                 oom_killed=container.oom_killed,
             )
@@ -631,3 +638,10 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
 if TYPE_CHECKING:
     # mypy checks here that FakeRuntime satisfies the Runtime protocol.
     _conforms: Runtime = FakeRuntime()
+
+
+def _listed_ipc_mode(container: ObservedContainer) -> str:
+    """The IPC mode of a container put on the fake as it is: ``shareable`` when podsync's
+    label says so, else Docker's default."""
+    shareable = container.labels.get(LABEL_POD_IPC) == POD_IPC_SHAREABLE
+    return "shareable" if shareable else "private"

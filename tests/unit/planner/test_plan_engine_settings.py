@@ -15,12 +15,21 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from podsync import Plan, PlanOptions, parse_pods, plan, plan_from_json, plan_to_json
+from podsync import (
+    Container,
+    Plan,
+    PlanOptions,
+    Pod,
+    parse_pods,
+    plan,
+    plan_from_json,
+    plan_to_json,
+)
 from podsync.actions._actions import Create, CreateSpec
 from podsync.runtime import ContainerSecurity
 from podsync.runtime.docker._api import docker_create_args
 from podsync.spec._labels import LABEL_POD_IPC
-from podsync.spec._qos import QOSClass, qos_class
+from podsync.spec._qos import QOSClass, oom_score_adj, qos_class
 from tests.support.engine_model import EngineModel
 from tests.unit.planner.test_plan_security import images, pod
 
@@ -391,3 +400,24 @@ def test_a_container_that_joins_an_ipc_namespace_has_none_of_its_own(fields) -> 
     host's."""
     with pytest.raises(ValueError, match="joins 'net'"):
         CreateSpec(name="app", image="busybox", join_ipc="net", **fields)
+
+
+@pytest.mark.parametrize(
+    ("cpu", "memory", "expected", "score"),
+    [
+        (0, 0, QOSClass.BEST_EFFORT, 1000),
+        (100, 0, QOSClass.BURSTABLE, 999),
+        (0, 64 * MI, QOSClass.BURSTABLE, 985),
+        (100, 64 * MI, QOSClass.GUARANTEED, -997),
+    ],
+    ids=["nothing", "cpu-alone", "memory-alone", "both"],
+)
+def test_a_2014_manifests_cpu_and_memory_are_limits(cpu, memory, expected, score) -> None:
+    """A v1beta1 container's ``cpu`` and ``memory`` were limits (its requests equal to
+    them): both make a Guaranteed pod, one a Burstable one."""
+    legacy = Pod("web", (Container("app", "busybox", cpu=cpu, memory=memory),))
+
+    assert (expected, score) == (
+        qos_class(legacy),
+        oom_score_adj(legacy, legacy.containers[0], 4 * GI),
+    )

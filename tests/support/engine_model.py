@@ -26,6 +26,7 @@ from podsync.actions._actions import (
     Wait,
 )
 from podsync.spec._images import normalize_image
+from podsync.spec._labels import LABEL_POD_IPC, POD_IPC_SHAREABLE
 
 
 class EngineRuleBroken(AssertionError):
@@ -64,6 +65,12 @@ class EngineModel:
     def observed_volumes(self) -> list[ObservedVolume]:
         return [self.volumes[n] for n in sorted(self.volumes)]
 
+    def _shares_ipc(self, container: ObservedContainer) -> bool:
+        """Whether others may join ``container``'s IPC namespace: it was created so, or
+        was put here as podsync makes such a container (its label says so)."""
+        labelled = container.labels.get(LABEL_POD_IPC) == POD_IPC_SHAREABLE
+        return container.id in self.shareable or labelled
+
     def by_name(self, name: str) -> ObservedContainer | None:
         return next((c for c in self.containers.values() if c.name == name), None)
 
@@ -90,7 +97,7 @@ class EngineModel:
                     )
             if spec.join_ipc:
                 donor = self.by_name(spec.join_ipc)
-                if donor is None or not donor.running or donor.id not in self.shareable:
+                if donor is None or not donor.running or not self._shares_ipc(donor):
                     raise EngineRuleBroken(
                         f"{spec.name} joins an IPC namespace that does not run or is not shareable"
                     )

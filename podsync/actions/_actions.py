@@ -79,9 +79,11 @@ __all__ = [
 #:    ``previous`` and ``linked``; ``WrittenVolume`` with ``volume``, ``payload`` and
 #:    ``names``). A format-6 plan holds none of these and is still read (its writes go
 #:    to host directories).
-#: 8: kills of a pod-wide stop (issue 27): ``Kill.concurrent`` and ``Kill.after``. A
-#:    format-7 plan holds none (its kills run one after the other, as it was made to)
-#:    and is still read.
+#: 8: kills of a pod-wide stop (issue 27): ``Kill.concurrent`` and ``Kill.after``; creates
+#:    with the engine settings of issue 27 (``memory_swap``, ``oom_score_adj``,
+#:    ``ipc_shareable``, ``join_ipc``); options with ``memory_capacity``. A format-7 plan
+#:    holds none of these and is still read: its kills run one after the other, as it was
+#:    made to, and its creates get the engine's swap, OOM score and IPC defaults.
 PLAN_FORMAT_VERSION = "8"
 
 
@@ -182,6 +184,14 @@ def _one_network(spec: CreateSpec, attribute: attrs.Attribute[str], value: str) 
         )
 
 
+def _one_ipc(spec: CreateSpec, attribute: attrs.Attribute[str], value: str) -> None:
+    if value and (spec.ipc_shareable or spec.security.host_ipc):
+        raise ValueError(
+            f"a container that joins {value!r}'s IPC namespace has none of its own to "
+            "share, nor the host's"
+        )
+
+
 @attrs.frozen
 class CreateSpec:
     """Everything a runtime needs to create and start one container.
@@ -217,6 +227,8 @@ class CreateSpec:
         milli_cpu: the CPU weight in thousandths of a CPU - the CPU request, else the
             limit (the kubelet's rule, see ``Resources``); the runtime turns it into
             its engine's weight (Docker: ``podsync.cpu_shares``, the one conversion).
+            0, no request nor limit, is the smallest weight there is (2 shares), not
+            the engine's default.
         memory: the memory limit in bytes (never a request).
         privileged: run with every capability and every device of the host.
         dns: name servers for the container's resolv.conf, in order.
@@ -255,9 +267,27 @@ class CreateSpec:
             volume), in order. The apply side writes each file, empty, before the
             create (``Runtime.write_volume``); the volume exists by then (a plan creates
             it first).
+        memory_swap: the limit of memory and swap together, in bytes: equal to
+            ``memory`` (the planner's choice for every memory limit), the container
+            gets no swap beyond its limit, as the kubelet's default NoSwap behaviour;
+            0 leaves the engine's default (Docker: twice ``memory``). An engine
+            refuses one without ``memory``, or under it.
+        oom_score_adj: the kernel's OOM score adjustment of the container's processes,
+            -1000 to 1000 (higher: killed first when the host runs out of memory); 0
+            leaves the engine's default (0). The planner sets it from the pod's QoS
+            class (``podsync.spec._qos``).
+        ipc_shareable: other containers may join this container's IPC namespace (the
+            pod's network container, which holds the pod's IPC namespace).
+        join_ipc: the name of the container whose IPC namespace this one shares (the
+            pod's network container, when it is ``ipc_shareable``): the pod's
+            containers then share System V IPC and POSIX shared memory (``/dev/shm``),
+            as the CRI's pod-level IPC namespace. Unlike ``join``, it must exist when
+            the create runs (Docker resolves it then), and run, shareable, when the
+            container starts.
 
     Raises:
-        ValueError: both ``network`` and ``join`` are set.
+        ValueError: both ``network`` and ``join`` are set; ``join_ipc`` is set with
+            ``ipc_shareable`` or the host's IPC namespace.
     """
 
     name: str
@@ -292,6 +322,10 @@ class CreateSpec:
     tmpfs: tuple[TmpfsMount, ...] = ()
     volumes: tuple[NamedVolumeMount, ...] = ()
     file_mounts: tuple[VolumeFileMount, ...] = ()
+    memory_swap: int = 0
+    oom_score_adj: int = 0
+    ipc_shareable: bool = False
+    join_ipc: str = attrs.field(default="", validator=_one_ipc)
 
 
 @attrs.frozen

@@ -127,6 +127,10 @@ class PlanOptions:
             pods may set: names, or prefixes ending in ``*`` (``net.core.*``), as the
             kubelet's ``--allowed-unsafe-sysctls``. Sysctls that are not namespaced are
             never allowed.
+        memory_capacity: the memory of the engine's host in bytes (``docker info``'s
+            ``MemTotal``), from which a Burstable container's OOM score adjustment is
+            computed (``GetContainerOOMScoreAdjust``, ``podsync.spec._qos``); 0 when not
+            known: such a container then gets 999, just under a BestEffort one.
     """
 
     network_image: str = DEFAULT_NETWORK_IMAGE
@@ -145,3 +149,4 @@ class PlanOptions:
     back_off: BackOffPolicy = BackOffPolicy()
     allow_host_namespaces: bool = False
     allowed_unsafe_sysctls: tuple[str, ...] = ()
+    memory_capacity: int = 0

@@ -5,9 +5,11 @@ pod, the container, the attempt, the spec hash and its canonical text, the resta
 count, the preStop hook, the init index).
 
 The network container carries the pod's ports, hostname, DNS and host aliases (seed
-createNetworkContainer); every other container joins its network, and gets its binds
-and engine volumes, its hooks, its resources (as the modern kubelet passes them) and its
-security settings.
+createNetworkContainer) and holds the pod's IPC namespace (the CRI's pod-level IPC);
+every other container joins its network and its IPC namespace, and gets its binds and
+engine volumes, its hooks, its resources (as the modern kubelet passes them, with the
+OOM score of the pod's QoS class and no swap beyond a memory limit) and its security
+settings.
 
 Contract: pure; reads only the planner's state (asking ``PlanContext`` for the images a
 create needs).
@@ -37,6 +39,7 @@ from podsync.spec._labels import (
     LABEL_CONTAINER,
     LABEL_EMPTY_DIRS,
     LABEL_GRACE_PERIOD,
+    LABEL_POD_IPC,
     LABEL_POD_NAME,
     LABEL_POD_NAMESPACE,
     LABEL_POD_SOURCE,
@@ -45,11 +48,13 @@ from podsync.spec._labels import (
     LABEL_RESTART_COUNT,
     LABEL_SPEC,
     LABEL_SPEC_HASH,
+    POD_IPC_SHAREABLE,
     encode_handler,
 )
 from podsync.spec._naming import NETWORK_CONTAINER, container_name
 from podsync.spec._ownership import Instance
 from podsync.spec._ports import port_mappings
+from podsync.spec._qos import NETWORK_OOM_SCORE_ADJ, oom_score_adj
 from podsync.spec._resolv import cluster_dns, pod_host_name, uses_cluster_dns
 from podsync.spec._volumes import (
     VolumeFileMount,
@@ -158,10 +163,16 @@ class CreateSpecs:
         hostname, domain = pod_host_name(
             pod.name, pod.hostname, pod.subdomain, pod.namespace, options.cluster_domain
         )
+        labels = self._labels(NETWORK_CONTAINER, attempt, digest, spec, 0)
+        security = network_security(pod.security_context)
+        if not security.host_ipc:
+            # It holds the pod's IPC namespace, which the pod's containers join (the
+            # CRI's pod-level IPC); the label tells the plans that create them.
+            labels[LABEL_POD_IPC] = POD_IPC_SHAREABLE
         return CreateSpec(
             name=name,
             image=options.network_image,
-            labels=self._labels(NETWORK_CONTAINER, attempt, digest, spec, 0),
+            labels=labels,
             hostname="" if host_network else hostname,
             network="host" if host_network else options.network_mode,
             ports=tuple(port_mappings(all_ports)),
@@ -169,7 +180,10 @@ class CreateSpecs:
             dns_search=search,
             domainname="" if host_network else domain,
             host_aliases=pod.host_aliases,
-            security=network_security(pod.security_context),
+            security=security,
+            # The sandbox outlives the pod's containers in an OOM (PodInfraOOMAdj).
+            oom_score_adj=NETWORK_OOM_SCORE_ADJ,
+            ipc_shareable=not security.host_ipc,
         )
 
     def _app_spec(self, c: Container, net_name: str, digest: SpecHash, restarts: int) -> CreateSpec:
@@ -198,8 +212,12 @@ class CreateSpecs:
         # Requests and limits as the modern kubelet passes them (calculateLinuxResources,
         # kuberuntime_container_linux.go; kubelet-modern.md §6): the weight from the CPU
         # request (else the limit), the quota from the CPU limit, the memory limit from
-        # the memory limit only. A memory request reaches no engine.
+        # the memory limit only, with no swap beyond it (the kubelet's NoSwap). A memory
+        # request reaches the engine only through the OOM score of a Burstable pod.
         weight, cpu_limit, memory = engine_resources(c)
+        security = app_security(
+            c.security_context, pod.security_context, options.root_dir, net_name, user
+        )
         return CreateSpec(
             name=name,
             image=c.image,
@@ -222,9 +240,30 @@ class CreateSpecs:
             tty=c.tty,
             stdin=c.stdin,
             stdin_once=c.stdin_once,
-            security=app_security(
-                c.security_context, pod.security_context, options.root_dir, net_name, user
-            ),
+            security=security,
             volumes=volumes,
             file_mounts=file_mounts,
+            memory_swap=memory,
+            # GetContainerOOMScoreAdjust (pkg/kubelet/qos/policy.go): from the pod's
+            # QoS class, taken when the container is created (see _shares_ipc on why
+            # settings like it are no part of the spec hash).
+            oom_score_adj=oom_score_adj(pod, c, options.memory_capacity),
+            join_ipc=net_name if not security.host_ipc and self._shares_ipc(net_name) else "",
         )
+
+    def _shares_ipc(self, net_name: str) -> bool:
+        """Whether the network container ``net_name`` holds an IPC namespace the pod's
+        containers join: one this plan creates does; an observed one does when its
+        label says so.
+
+        A network container made by podsync 0.2 or earlier has a private IPC namespace,
+        which Docker lets nobody join: the containers of its pod keep theirs until the
+        pod is rebuilt for a reason of its own. An upgrade restarts nothing for the
+        engine settings of issue 27 - the IPC namespace, the OOM score, the swap limit
+        and the CPU shares of BestEffort containers are derived from what the spec hash
+        already records (or from the pod's QoS class), and apply to every container
+        created from then on."""
+        for instance in self.by_name.get(NETWORK_CONTAINER, ()):
+            if instance.observed.name == net_name:
+                return instance.observed.labels.get(LABEL_POD_IPC) == POD_IPC_SHAREABLE
+        return True

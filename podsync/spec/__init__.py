@@ -1,7 +1,8 @@
 """Pure rules over the model: what the seed's helpers computed, one concept per module.
 
 Container names (``_naming``), the versioned spec hash (``_hashing``), port bindings
-(``_ports``), CPU shares and quota (``_cpu``), resolv.conf (``_resolv``), image
+(``_ports``), CPU shares and quota (``_cpu``), a pod's QoS class and its containers'
+OOM scores (``_qos``), resolv.conf (``_resolv``), image
 references and the pull decision (``_images``), the labels podsync writes and reads back
 (``_labels``), whose a container or volume is (``_ownership``), the environment
 (``_environment``), where volumes live and how containers mount them (``_volumes``),

@@ -117,6 +117,12 @@ LABEL_INIT_RESTART_POLICY = _PREFIX + "container.restart-policy"
 #: The pod's terminationGracePeriodSeconds (whole seconds), absent when the pod sets
 #: none: with the preStop handler, how the container stops once its pod is gone.
 LABEL_GRACE_PERIOD = _PREFIX + "pod.termination-grace-period"
+#: On a pod's network container: ``shareable`` when its IPC namespace is the pod's, which
+#: the pod's other containers join (issue 27). Network containers of podsync 0.2 and
+#: earlier lack it: their pods keep an IPC namespace per container until rebuilt.
+LABEL_POD_IPC = _PREFIX + "pod.ipc"
+#: The value of ``LABEL_POD_IPC``.
+POD_IPC_SHAREABLE = "shareable"
 
 # -- named volumes (``podsync.volume_ownership``) ------------------------------------------
 

@@ -137,10 +137,11 @@ def test_what_docker_got(engine: docker.DockerClient, cleanup: Cleanup, tmp_path
             return host["CpuShares"], host["CpuPeriod"], host["CpuQuota"], host["Memory"]
 
         # The weight from the request, the quota from the limit, the memory limit from
-        # the limit; a memory request reaches nothing.
+        # the limit; a memory request is no limit (only the OOM score reads it), and no
+        # CPU request is the smallest weight (MilliCPUToShares(0) = 2).
         assert (256, 100000, 50000, 64 * MI) == resources("both")
         assert (1536, 100000, 150000, 0) == resources("limit-only")
-        assert (0, 0, 0, 0) == resources("memory-request")
+        assert (2, 0, 0, 0) == resources("memory-request")
 
         assert "/tmp" == found["both"]["Config"]["WorkingDir"]
 

@@ -453,6 +453,39 @@ REFUSED_AT_CREATE = [
         "Duplicate mount point: /data",
         id="tmpfs-where-a-bind-is",
     ),
+    # Swap and OOM score (issue 27), daemon/daemon_unix.go's own checks and words: a swap
+    # limit needs a memory limit no larger than it; the OOM score is the kernel's range.
+    pytest.param(
+        {"memory": 10 * MIB, "memory_swap": 5 * MIB},
+        "Minimum memoryswap limit should be larger than memory limit, see usage",
+        id="swap-under-memory",
+    ),
+    pytest.param(
+        {"memory_swap": 50 * MIB},
+        "You should always set the Memory limit when using Memoryswap limit, see usage",
+        id="swap-without-memory",
+    ),
+    pytest.param(
+        {"oom_score_adj": 1001},
+        "Invalid value 1001, range for oom score adj is [-1000, 1000]",
+        id="oom-score-above-1000",
+    ),
+    pytest.param(
+        {"oom_score_adj": -1001},
+        "Invalid value -1001, range for oom score adj is [-1000, 1000]",
+        id="oom-score-under-1000",
+    ),
+    # The resources are checked before the OOM score.
+    pytest.param({"oom_score_adj": -1001, "memory": 1}, MIN_MEMORY, id="memory-before-oom"),
+    pytest.param(
+        {"oom_score_adj": 1001, "memory_swap": 50 * MIB},
+        "You should always set the Memory limit when using Memoryswap limit, see usage",
+        id="swap-before-oom",
+    ),
+    # The IPC namespace's container is looked for at create, unlike the network's.
+    pytest.param(
+        {"join_ipc": "no-such-container"}, "No such container: no-such-container", id="no-ipc"
+    ),
     # Refused by the runtime before the engine sees it: a Localhost profile whose file
     # does not exist.
     pytest.param(
@@ -494,6 +527,11 @@ SECRET_ENV = SecretText("TOKEN=s3cr3t", ("TOKEN=", SecretPart("default", "api", 
         # Resources, terminals and host identity (issue 13).
         pytest.param({"milli_cpu": 250, "cpu_limit": 500, "memory": 6 * MIB}, id="cpu-limit"),
         pytest.param({"cpu_limit": 1}, id="cpu-limit-1m"),
+        # The engine settings of issue 27.
+        pytest.param({"memory": 6 * MIB, "memory_swap": 6 * MIB}, id="swap-equal-to-memory"),
+        pytest.param({"oom_score_adj": -998}, id="oom-score-network"),
+        pytest.param({"oom_score_adj": 1000}, id="oom-score-best-effort"),
+        pytest.param({"ipc_shareable": True}, id="ipc-shareable"),
         pytest.param({"tty": True, "stdin": True, "stdin_once": True}, id="tty-stdin"),
         pytest.param(
             {"tmpfs": (TmpfsMount("/data", 1 << 20), TmpfsMount("/cache", 0, read_only=True))},
@@ -594,6 +632,37 @@ def test_joining_a_network_container(subject: Subject) -> None:
     subject.pause(net)
     subject.runtime.start_container(app)
     assert subject.listed(app).running
+
+
+def test_joining_an_ipc_namespace(subject: Subject) -> None:
+    """``IpcMode container:<x>`` (issue 27): x is looked for at create; the joiner starts
+    only while x runs, and only if x's IPC namespace is ``shareable`` (Docker's own
+    ``private`` default is not); the network is checked first."""
+    private = subject.running("private", traps(0))
+    shareable = subject.runtime.create_container(
+        subject.spec("shareable", traps(0), ipc_shareable=True)
+    )
+    of_private = subject.runtime.create_container(subject.spec("a", join_ipc=private))
+    of_stopped = subject.runtime.create_container(subject.spec("b", join_ipc=shareable))
+    both = subject.runtime.create_container(subject.spec("c", join=shareable, join_ipc=shareable))
+
+    not_shareable = _refusal(subject.runtime.start_container, of_private)
+    not_running = _refusal(subject.runtime.start_container, of_stopped)
+    network_first = _refusal(subject.runtime.start_container, both)
+
+    assert (
+        f"can't join IPC of container {private}: non-shareable IPC (hint: use "
+        "IpcMode:shareable for the donor container)"
+    ) == not_shareable.message
+    assert (
+        f"can't join IPC of container {shareable}: container {shareable} is not running"
+    ) == not_running.message
+    assert f"cannot join network of a non running container: {shareable}" == (network_first.message)
+    subject.runtime.start_container(shareable)
+    subject.runtime.start_container(of_stopped)
+    subject.runtime.start_container(both)
+    assert subject.listed(of_stopped).running
+    assert subject.listed(both).running
 
 
 def test_container_address_without_a_network(subject: Subject) -> None:

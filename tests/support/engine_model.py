@@ -2,7 +2,8 @@
 
 It applies a ``Plan`` the way an engine would react to the runtime calls, and checks the
 engine's own rules while doing so: names are unique, a container can only join a
-running network container, a running container cannot be removed, and a host port is
+running network container (and only the IPC namespace of a running, shareable one), a
+running container cannot be removed, and a host port is
 published by one running container at a time (Docker on a bridge network: the same
 port and protocol on overlapping addresses, ``0.0.0.0`` overlapping every address). What it holds is
 then observed again, so tests can check that planning converges.
@@ -25,6 +26,7 @@ from podsync.actions._actions import (
     Wait,
 )
 from podsync.spec._images import normalize_image
+from podsync.spec._labels import LABEL_POD_IPC, POD_IPC_SHAREABLE
 
 
 class EngineRuleBroken(AssertionError):
@@ -45,6 +47,8 @@ class EngineModel:
     # The volumes each container mounts: a volume a container mounts, running or not,
     # cannot be removed (Docker: "volume is in use").
     mounted: dict[str, tuple[str, ...]] = attrs.Factory(dict)
+    # The containers whose IPC namespace others may join (Docker's IpcMode shareable).
+    shareable: set[str] = attrs.Factory(set)
 
     def add(self, container: ObservedContainer) -> None:
         self.containers[container.id] = container
@@ -60,6 +64,12 @@ class EngineModel:
     @property
     def observed_volumes(self) -> list[ObservedVolume]:
         return [self.volumes[n] for n in sorted(self.volumes)]
+
+    def _shares_ipc(self, container: ObservedContainer) -> bool:
+        """Whether others may join ``container``'s IPC namespace: it was created so, or
+        was put here as podsync makes such a container (its label says so)."""
+        labelled = container.labels.get(LABEL_POD_IPC) == POD_IPC_SHAREABLE
+        return container.id in self.shareable or labelled
 
     def by_name(self, name: str) -> ObservedContainer | None:
         return next((c for c in self.containers.values() if c.name == name), None)
@@ -85,7 +95,15 @@ class EngineModel:
                     raise EngineRuleBroken(
                         f"{spec.name} joins a network container that does not run"
                     )
+            if spec.join_ipc:
+                donor = self.by_name(spec.join_ipc)
+                if donor is None or not donor.running or not self._shares_ipc(donor):
+                    raise EngineRuleBroken(
+                        f"{spec.name} joins an IPC namespace that does not run or is not shareable"
+                    )
             self.counter += 1
+            if spec.ipc_shareable:
+                self.shareable.add(f"id{self.counter:06d}")
             self.calls += ["create", "start"]
             wanted = tuple((p.host_port, p.protocol.value.lower(), p.host_ip) for p in spec.ports)
             clash = self.port_holder(wanted)

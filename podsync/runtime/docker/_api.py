@@ -24,10 +24,11 @@ The create translation, field by field:
   ``volumes``, named volumes, in the same spelling (``"<volume>:/container:ro"``: Docker
   reads a source that is not an absolute path as a volume name), with ``nocopy`` for a
   volume that is never filled from the image (``"<volume>:/container:ro,nocopy"``).
-* ``milli_cpu`` is ``CpuShares`` (``cpu_shares``, the seed's milliCPUToShares: the
-  one conversion), ``cpu_limit`` is ``CpuQuota`` per ``CpuPeriod`` (``cpu_quota``,
-  ``CPU_PERIOD``: the modern kubelet's MilliCPUToQuota), ``memory`` is ``Memory`` in
-  bytes.
+* ``milli_cpu`` is ``CpuShares`` (``cpu_shares``, the modern kubelet's
+  MilliCPUToShares: the one conversion; always sent, as 0 milli-CPU is 2 shares),
+  ``cpu_limit`` is ``CpuQuota`` per ``CpuPeriod`` (``cpu_quota``, ``CPU_PERIOD``: the
+  modern kubelet's MilliCPUToQuota), ``memory`` is ``Memory`` in bytes,
+  ``memory_swap`` ``MemorySwap``, ``oom_score_adj`` ``OomScoreAdj``.
 * ``domainname`` is ``Domainname``; ``host_aliases`` are ``ExtraHosts``
   (``"name:ip"``, one per name, in order).
 * ``tty``, ``stdin`` and ``stdin_once`` are ``Tty``, ``OpenStdin`` and ``StdinOnce``
@@ -40,7 +41,9 @@ The create translation, field by field:
   ``cap_add`` / ``cap_drop`` ``CapAdd`` / ``CapDrop`` (Docker reads Kubernetes'
   spelling); ``read_only_root_filesystem`` ``ReadonlyRootfs``; ``sysctls`` ``Sysctls``;
   ``host_pid`` / ``share_pid_with`` ``PidMode`` ``host`` / ``container:<name>``;
-  ``host_ipc`` ``IpcMode`` ``host``; and ``SecurityOpt``: ``no-new-privileges``,
+  ``host_ipc`` ``IpcMode`` ``host`` (else ``join_ipc`` ``container:<name>``, else
+  ``ipc_shareable`` ``shareable``: the engine's default is ``private``); and
+  ``SecurityOpt``: ``no-new-privileges``,
   ``seccomp=unconfined`` or ``seccomp=<the profile's JSON>`` (the Engine API takes the
   profile itself, as the docker CLI sends it: ``seccomp_profile``, which the runtime
   reads from the Localhost profile's file), ``apparmor=unconfined`` or
@@ -125,6 +128,14 @@ def _pid_mode(security: ContainerSecurity) -> str | None:
     return None
 
 
+def _ipc_mode(spec: CreateSpec) -> str | None:
+    if spec.security.host_ipc:
+        return "host"
+    if spec.join_ipc:
+        return f"container:{spec.join_ipc}"
+    return "shareable" if spec.ipc_shareable else None
+
+
 def docker_create_args(
     spec: CreateSpec,
     seccomp_profile: str | None = None,
@@ -162,8 +173,10 @@ def docker_create_args(
         # The Engine API's own PortMap shape: the SDK passes dictionaries through.
         "port_bindings": bindings,
         "network_mode": network_mode,
-        "cpu_shares": cpu_shares(spec.milli_cpu) or None,
+        "cpu_shares": cpu_shares(spec.milli_cpu),
         "mem_limit": spec.memory or None,
+        "memswap_limit": spec.memory_swap or None,
+        "oom_score_adj": spec.oom_score_adj or None,
         "cpu_period": CPU_PERIOD if spec.cpu_limit else None,
         "cpu_quota": cpu_quota(spec.cpu_limit) or None,
         "extra_hosts": [f"{name}:{a.ip}" for a in spec.host_aliases for name in a.hostnames]
@@ -178,7 +191,7 @@ def docker_create_args(
         "security_opt": _security_opt(security, seccomp_profile) or None,
         "sysctls": dict(security.sysctls) or None,
         "pid_mode": _pid_mode(security),
-        "ipc_mode": "host" if security.host_ipc else None,
+        "ipc_mode": _ipc_mode(spec),
     }
     container: dict[str, Any] = {
         "name": spec.name,

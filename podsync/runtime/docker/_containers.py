@@ -11,6 +11,7 @@ and removals") says how. A ``CreateSpec`` becomes the SDK's arguments in ``_api`
 from __future__ import annotations
 
 import contextlib
+import logging
 import time
 from typing import Any, cast
 
@@ -31,9 +32,16 @@ from podsync.runtime.docker._api import (
 )
 from podsync.runtime.docker._connection import EngineConnection
 from podsync.spec._backoff import Backoff
+from podsync.spec._labels import LABEL_HELPER
 from podsync.spec._ownership import ownership
 
 __all__ = ["ContainerCalls"]
+
+_log = logging.getLogger("podsync")
+
+# The entrypoint of the probe that tells whether the engine can lower an OOM score: a
+# path no image has, so the probe never runs a process (see _lowers_oom_scores).
+_OOM_PROBE = "/podsync-oom-probe"
 
 # Seconds a create that met a name conflict waits for the container holding the name
 # to become visible (see ``ContainerCalls._holder``).
@@ -46,6 +54,9 @@ class ContainerCalls(EngineConnection):
     # Set by DockerRuntime's constructor.
     _finished: dict[tuple[str, str], Outcome]  # see list_containers
     _security_options: frozenset[str] | None  # see _check_security
+    # Whether the engine can lower a process's OOM score (see _lowers_oom_scores);
+    # None until asked.
+    _oom_lowering: bool | None = None
 
     # -- observation ---------------------------------------------------------------
 
@@ -206,12 +217,67 @@ class ContainerCalls(EngineConnection):
         return str(inspected.get("Id") or ""), {str(k): str(v) for k, v in labels.items()}
 
     def _create(self, spec: CreateSpec) -> str:
+        if spec.oom_score_adj < 0 and not self._lowers_oom_scores(spec.image):
+            spec = attrs.evolve(spec, oom_score_adj=0)
         seccomp = self._check_security(spec)
         args = docker_create_args(spec, seccomp, self._mountpoints(spec))
         with self._call("create", spec.name) as api:
             host_config = api.create_host_config(**args.host_config)
             created = api.create_container(spec.image, host_config=host_config, **args.container)
         return str(cast(dict[str, Any], created)["Id"])
+
+    def _lowers_oom_scores(self, image: str) -> bool:
+        """Whether the engine can give a container a negative OOM score adjustment (the
+        kubelet's -997 of a Guaranteed container, -998 of a network container).
+
+        Lowering an OOM score takes ``CAP_SYS_RESOURCE``, which an engine without it
+        (rootless Docker, an engine in a container that dropped the capability) lacks:
+        runc then fails every such start, with nothing but "can't get final child's PID
+        from pipe". So the runtime asks once, with a probe - a container of ``image``
+        (present: it is about to be created) with the score -1 and an entrypoint that
+        does not exist, started and removed: runc sets the score before it looks for
+        the entrypoint, so a start that fails for the missing entrypoint says the
+        engine can. On an engine that cannot, negative scores are raised to 0, as
+        containerd's ``restrict_oom_score_adj`` does for a rootless kubelet: the pod's
+        containers keep their order (Guaranteed 0, Burstable 3 to 999, BestEffort
+        1000), and a warning says so once.
+
+        Raises:
+            EngineUnavailable: the engine cannot be reached.
+            RuntimeCallError: the probe could not be created.
+        """
+        with self._lock:
+            known = self._oom_lowering
+        if known is not None:
+            return known
+        with self._call("create", "oom-score probe") as api:
+            probe = str(
+                api.create_container(
+                    image,
+                    entrypoint=[_OOM_PROBE],
+                    labels={LABEL_HELPER: "oom-score-probe"},
+                    network_disabled=True,
+                    host_config=api.create_host_config(network_mode="none", oom_score_adj=-1),
+                )["Id"]
+            )
+        try:
+            with self._call("start", probe) as api:
+                api.start(probe)
+            lowers = True  # an image that has the path: the score was set all the same
+        except RuntimeCallError as exc:
+            lowers = _OOM_PROBE in exc.message
+        finally:
+            with self._call("remove", probe) as api:
+                api.remove_container(probe, force=True)
+        if not lowers:
+            _log.warning(
+                "the Docker engine cannot lower OOM scores (it lacks CAP_SYS_RESOURCE): "
+                "Guaranteed and network containers get 0 instead of the kubelet's "
+                "-997 and -998"
+            )
+        with self._lock:
+            self._oom_lowering = lowers
+        return lowers
 
     def _mountpoints(self, spec: CreateSpec) -> dict[str, str]:
         """Where the engine keeps each volume of ``spec.file_mounts`` (one ``GET

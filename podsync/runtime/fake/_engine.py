@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from podsync.actions._actions import CreateSpec
 from podsync.exceptions import EngineUnavailable, RuntimeCallError
 from podsync.model._pod import ObservedImage
 from podsync.runtime.fake._calls import Call
@@ -48,6 +49,24 @@ class FakeEngine:
             return found
         name = ref.removeprefix("/")
         return next((c for c in self._containers.values() if c.name == name), None)
+
+    def _ipc_mode(self, spec: CreateSpec) -> str:
+        """``spec``'s IPC mode in Docker's spelling, as the engine stores it at create:
+        ``host``, ``container:<id>`` (the container ``join_ipc`` names, found now),
+        ``shareable``, or the engine's default, ``private``.
+
+        Raises:
+            RuntimeCallError: the container ``join_ipc`` names does not exist (Docker
+                resolves it at create: "No such container: <name>").
+        """
+        if spec.security.host_ipc:
+            return "host"
+        if spec.join_ipc:
+            donor = self._find(spec.join_ipc)
+            if donor is None:
+                raise RuntimeCallError("create", spec.name, f"No such container: {spec.join_ipc}")
+            return f"container:{donor.id}"
+        return "shareable" if spec.ipc_shareable else "private"
 
     def _get(self, ref: str) -> _Container:
         """The container ``_find`` finds, for the methods a test calls: a ``ref`` that

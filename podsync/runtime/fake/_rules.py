@@ -1,6 +1,7 @@
 """The rules of Docker 20.10 that ``FakeRuntime`` enforces by its own code: the image
 reference format and how the engine lists a reference, the container name pattern, the
-smallest memory limit, the exit code of a killed process, and the security rules
+resource settings (the smallest memory limit, the swap limit, the OOM score range), the
+exit code of a killed process, and the security rules
 (unknown capabilities at create, node-level sysctls at start, and what ``DockerRuntime``
 refuses before the engine: profiles of a feature the host lacks, unreadable profiles).
 
@@ -30,6 +31,7 @@ __all__ = [
     "create_refusal",
     "image_id",
     "read_reference",
+    "resource_refusal",
     "security_refusal",
     "sysctl_start_error",
     "tmpfs_refusal",
@@ -126,6 +128,24 @@ CONTAINER_NAME_CHARS = "[a-zA-Z0-9][a-zA-Z0-9_.-]"
 
 #: Docker 20.10's smallest memory limit (daemon/daemon_unix.go, ``linuxMinMemory``).
 MIN_MEMORY = 6 * 1024 * 1024
+
+
+def resource_refusal(spec: CreateSpec) -> str | None:
+    """Docker 20.10's refusal at create of ``spec``'s memory and swap limits
+    (daemon/daemon_unix.go, ``verifyPlatformContainerResources``), then of its OOM score
+    adjustment (``verifyPlatformContainerSettings``, after the resources), in its order
+    and words, or ``None``."""
+    if spec.memory != 0 and spec.memory < MIN_MEMORY:
+        return "Minimum memory limit allowed is 6MB"
+    # MemorySwap -1 is "unlimited swap": allowed with or without a memory limit.
+    if spec.memory_swap > 0 and spec.memory == 0:
+        return "You should always set the Memory limit when using Memoryswap limit, see usage"
+    if spec.memory_swap > 0 and spec.memory_swap < spec.memory:
+        return "Minimum memoryswap limit should be larger than memory limit, see usage"
+    if not -1000 <= spec.oom_score_adj <= 1000:
+        return f"Invalid value {spec.oom_score_adj}, range for oom score adj is [-1000, 1000]"
+    return None
+
 
 #: The exit code of a process killed by SIGKILL: 128 + 9.
 KILLED = 137

@@ -24,8 +24,11 @@ operating calls; ``list_volumes``, ``create_volume``, ``remove_volume``,
 them: ``CALL_NAMES``).
 
 It follows Docker 20.10's rules, with its messages, by its own code (not the planner's):
-names match ``[a-zA-Z0-9][a-zA-Z0-9_.-]+`` and are unique, a memory limit is at least
-6 MB, a container that joins another's network (``CreateSpec.join``) sets no hostname,
+names match ``[a-zA-Z0-9][a-zA-Z0-9_.-]+`` and are unique, a memory limit is at least 6
+MB and a swap limit needs a memory limit no larger, an OOM score adjustment is within
+[-1000, 1000], a container that joins another's IPC namespace finds it at create and
+starts only beside a running ``shareable`` one, a container that joins another's network
+(``CreateSpec.join``) sets no hostname,
 DNS servers or ports of its own, an image must be present to create a container from
 it, a container can only join the network of a running container, a running or paused
 container cannot be removed, a paused one cannot exec, and a host port (per protocol
@@ -80,11 +83,11 @@ from podsync.runtime.fake._operating import OperatingCalls as _OperatingCalls
 from podsync.runtime.fake._rules import CONTAINER_NAME as _CONTAINER_NAME
 from podsync.runtime.fake._rules import CONTAINER_NAME_CHARS as _CONTAINER_NAME_CHARS
 from podsync.runtime.fake._rules import KILLED as _KILLED
-from podsync.runtime.fake._rules import MIN_MEMORY as _MIN_MEMORY
 from podsync.runtime.fake._rules import Reference as _Reference
 from podsync.runtime.fake._rules import create_refusal as _create_refusal
 from podsync.runtime.fake._rules import image_id as _image_id
 from podsync.runtime.fake._rules import read_reference as _read_reference
+from podsync.runtime.fake._rules import resource_refusal as _resource_refusal
 from podsync.runtime.fake._rules import sysctl_start_error as _sysctl_start_error
 from podsync.runtime.fake._state import FakeContainer as _Container
 from podsync.runtime.fake._state import Journal as _Journal
@@ -93,6 +96,7 @@ from podsync.runtime.fake._state import published as _published
 from podsync.runtime.fake._state import publishes as _publishes
 from podsync.runtime.fake._state import start_refusal as _start_refusal
 from podsync.runtime.fake._volumes import VolumeCalls as _VolumeCalls
+from podsync.spec._labels import LABEL_POD_IPC, POD_IPC_SHAREABLE
 from podsync.spec._ports import PortMapping
 
 if TYPE_CHECKING:
@@ -197,11 +201,16 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
         container: ObservedContainer,
         *,
         ports: Iterable[PortMapping] = (),
+        ipc_mode: str | None = None,
     ) -> None:
         """Put a container on the engine as it is (no call is recorded).
 
         ``ports`` (as ``CreateSpec.ports``) are the host ports it publishes while it
-        runs, whatever its network mode.
+        runs, whatever its network mode. ``ipc_mode`` is its IPC mode in Docker's
+        spelling (``private``, ``shareable``, ``host``, ``container:<id>``); by default
+        ``shareable`` for a pod's network container as podsync makes them (labelled
+        ``io.podsync.pod.ipc=shareable``: a list reports no IPC mode, and that label is
+        how the container says it), else Docker's default, ``private``.
 
         Its ``stopped_by_podsync`` is kept and reported as given, as if podsync's stop
         record were there; the containers podsync stops through this fake get theirs
@@ -219,6 +228,7 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
                 exit_code=container.exit_code,
                 finished_at=container.finished_at,
                 published=_published(ports),
+                ipc_mode=ipc_mode or _listed_ipc_mode(container),
                 stopped_by_podsync=container.stopped_by_podsync,
                 oom_killed=container.oom_killed,
                 started_at=container.started_at,
@@ -428,12 +438,15 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
 
         Refuses what Docker 20.10 refuses, in its order and with its words: network
         options beside ``join=x`` (Docker's ``container:<x>``: hostname, DNS servers,
-        extra hosts, published ports: "conflicting options: ..."), a memory limit under
-        6 MB ("Minimum memory limit allowed is 6MB"), what ``_rules.create_refusal``
+        extra hosts, published ports: "conflicting options: ..."), what
+        ``_rules.resource_refusal`` refuses (a memory limit under 6 MB: "Minimum memory
+        limit allowed is 6MB", a swap limit without a memory limit or under it, an OOM
+        score adjustment outside [-1000, 1000]), what ``_rules.create_refusal``
         refuses (security settings; a tmpfs at a relative path, or two mounts at one
         path: "Duplicate mount point: /data"), a malformed or absent image ("No such
         image: busybox:latest"), a name outside ``[a-zA-Z0-9][a-zA-Z0-9_.-]+`` ("Invalid
-        container name ..."), a name in use, a volume name the local driver refuses or a
+        container name ..."), a name in use, a ``join_ipc`` container that does not
+        exist ("No such container: <name>"), a volume name the local driver refuses or a
         file mount of a volume that does not exist (``_volumes``). The network container
         ``x`` need not exist yet: Docker looks for it at start.
 
@@ -447,8 +460,8 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
             conflict = _network_mode_conflict(spec)
             if conflict is not None:
                 raise RuntimeCallError("create", spec.name, conflict)
-            if spec.memory != 0 and spec.memory < _MIN_MEMORY:
-                raise RuntimeCallError("create", spec.name, "Minimum memory limit allowed is 6MB")
+            if (refusal := _resource_refusal(spec)) is not None:
+                raise RuntimeCallError("create", spec.name, refusal)
             if (refusal := _create_refusal(spec, self.apparmor, self.seccomp)) is not None:
                 raise RuntimeCallError("create", spec.name, refusal)
             try:
@@ -479,6 +492,7 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
                     holder_id=holder.id,
                     holder_labels=holder.labels,
                 )
+            ipc_mode = self._ipc_mode(spec)
             if (refusal := self._mount_volumes(spec)) is not None:
                 raise RuntimeCallError("create", spec.name, refusal)
             self._counter += 1
@@ -493,6 +507,7 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
                 labels=dict(spec.labels),
                 created=self._journal.saw(self.clock()),
                 network_mode=network_mode,
+                ipc_mode=ipc_mode,
                 spec=spec,
                 published=_published(spec.ports) if _publishes(network_mode, self.bridge) else (),
             )
@@ -506,7 +521,9 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
             RuntimeCallError: no such container; it is paused ("cannot start a paused
                 container, try unpause instead"); its network mode names a container
                 that does not exist ("No such container: <x>") or does not run
-                ("cannot join network of a non running container: <id>"); or a host
+                ("cannot join network of a non running container: <id>"); the
+                container whose IPC namespace it joins is gone, does not run or is not
+                shareable ("can't join IPC of container <id>: ..."); or a host
                 port it publishes is published by a running container already (Docker
                 20.10: "Bind for 0.0.0.0:80 failed: port is already allocated" for the
                 same address, "address already in use" when one of the two is every
@@ -674,3 +691,10 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
 if TYPE_CHECKING:
     # mypy checks here that FakeRuntime satisfies the Runtime protocol.
     _conforms: Runtime = FakeRuntime()
+
+
+def _listed_ipc_mode(container: ObservedContainer) -> str:
+    """The IPC mode of a container put on the fake as it is: ``shareable`` when podsync's
+    label says so, else Docker's default."""
+    shareable = container.labels.get(LABEL_POD_IPC) == POD_IPC_SHAREABLE
+    return "shareable" if shareable else "private"

@@ -46,6 +46,9 @@ class FakeContainer:
     exit_code: int = 0
     finished_at: float | None = None
     network_mode: str = ""
+    # Docker's HostConfig.IpcMode: "private" (the engine's default), "shareable",
+    # "host" or "container:<id>".
+    ipc_mode: str = "private"
     spec: CreateSpec | None = None
     # What the engine publishes while the container runs: ((port, protocol, host IP), ...).
     published: tuple[tuple[int, str, str], ...] = ()
@@ -157,9 +160,10 @@ def start_refusal(
 ) -> str | None:
     """Docker's refusal to start ``container`` (not running, or paused), or None, in
     Docker's order: a paused container; a network container (``container:<x>``) that
-    does not exist or does not run; ``runtime_refusal`` (what runc refuses as it
-    creates the process: a sysctl no namespace holds); a host port that a running
-    container publishes already."""
+    does not exist or does not run; an IPC namespace's container (``container:<id>``)
+    that does not exist, does not run or is not ``shareable``; ``runtime_refusal`` (what
+    runc refuses as it creates the process: a sysctl no namespace holds); a host port
+    that a running container publishes already."""
     if container.paused:
         return "cannot start a paused container, try unpause instead"
     if container.network_mode.startswith("container:"):
@@ -169,6 +173,19 @@ def start_refusal(
             return f"No such container: {ref}"
         if not network.running:
             return f"cannot join network of a non running container: {network.id}"
+    if container.ipc_mode.startswith("container:"):
+        ref = container.ipc_mode.removeprefix("container:")
+        donor = find(ref)
+        # Docker's getIpcContainer, its checks and words.
+        if donor is None:
+            return f"can't join IPC of container {ref}: No such container: {ref}"
+        if not donor.running:
+            return f"can't join IPC of container {ref}: container {ref} is not running"
+        if donor.ipc_mode != "shareable":
+            return (
+                f"can't join IPC of container {ref}: non-shareable IPC (hint: use "
+                "IpcMode:shareable for the donor container)"
+            )
     if runtime_refusal is not None:
         return runtime_refusal
     clash = port_clash(container, containers)

@@ -347,14 +347,20 @@ def test_what_the_engine_is_asked_for(resources: str, weight: int, limit: int, m
             CreateSpec("a", "busybox", milli_cpu=1),
             {"cpu_shares": 2, "cpu_period": None, "cpu_quota": None, "mem_limit": None},
         ),
+        # No request nor limit: 2 shares, the kubelet's MilliCPUToShares(0).
         (
             CreateSpec("a", "busybox"),
-            {"cpu_shares": None, "cpu_period": None, "cpu_quota": None, "mem_limit": None},
+            {"cpu_shares": 2, "cpu_period": None, "cpu_quota": None, "mem_limit": None},
+        ),
+        # A memory limit with swap at the same value: no swap beyond the limit.
+        (
+            CreateSpec("a", "busybox", memory=64 * MI, memory_swap=64 * MI),
+            {"mem_limit": 64 * MI, "memswap_limit": 64 * MI},
         ),
     ],
 )
 def test_docker_cpu_and_memory_arguments(spec: CreateSpec, host_config: dict[str, object]) -> None:
-    """CpuShares, CpuPeriod, CpuQuota and Memory as Docker gets them."""
+    """CpuShares, CpuPeriod, CpuQuota, Memory and MemorySwap as Docker gets them."""
     args = docker_create_args(spec).host_config
 
     assert host_config == {key: args[key] for key in host_config}

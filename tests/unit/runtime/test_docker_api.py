@@ -116,17 +116,21 @@ def test_a_network_of_its_own_is_the_network_mode(network: str, mode: str | None
 
 
 def test_unset_values_are_left_to_the_engine() -> None:
-    """An empty spec sends no CPU shares or quota, memory, DNS, extra hosts, hostname,
-    domain, working directory, entrypoint or command, no terminal and no open standard
-    input: the image's and the engine's defaults stay."""
+    """An empty spec sends no CPU quota, memory or swap limit, OOM score, IPC mode, DNS,
+    extra hosts, hostname, domain, working directory, entrypoint or command, no terminal
+    and no open standard input: the image's and the engine's defaults stay. The CPU
+    shares are the one exception: no request is the smallest weight, 2 shares (the
+    kubelet's MilliCPUToShares(0)), not the engine's default of 1024."""
     args = docker_create_args(CreateSpec(name="x", image="busybox"))
 
     assert {
         "binds": [],
         "port_bindings": {},
         "network_mode": None,
-        "cpu_shares": None,
+        "cpu_shares": 2,
         "mem_limit": None,
+        "memswap_limit": None,
+        "oom_score_adj": None,
         "cpu_period": None,
         "cpu_quota": None,
         "extra_hosts": None,

@@ -347,3 +347,78 @@ def test_a_failed_ping_is_not_read_as_a_version() -> None:
         runtime._engine_api_version(cast(docker.APIClient, probe))
     assert probe.response.closed
     assert 1 == len(probe.asked)
+
+
+# --- the OOM score probe -----------------------------------------------------------------
+
+_NO_ENTRYPOINT = (
+    "failed to create shim task: OCI runtime create failed: runc create failed: unable to "
+    'start container process: exec: "/podsync-oom-probe": stat /podsync-oom-probe: no such '
+    "file or directory: unknown"
+)
+# What runc says when it may not write a negative oom_score_adj (no CAP_SYS_RESOURCE).
+_NO_CAPABILITY = (
+    "failed to create shim task: OCI runtime create failed: runc create failed: unable to "
+    "start container process: can't get final child's PID from pipe: EOF: unknown"
+)
+
+
+class _CreatingAPI:
+    """An engine stub for creates: it records every call, and its probe's start fails
+    with ``probe_start``."""
+
+    base_url = "unix:///stub.sock"
+
+    def __init__(self, probe_start: str) -> None:
+        self.probe_start = probe_start
+        self.calls: list[tuple[str, Any]] = []
+
+    def create_host_config(self, **kwargs: Any) -> dict[str, Any]:
+        return kwargs
+
+    def create_container(self, image: str, **kwargs: Any) -> dict[str, str]:
+        probe = kwargs.get("entrypoint") == ["/podsync-oom-probe"]
+        self.calls.append(("create", kwargs["host_config"].get("oom_score_adj")))
+        return {"Id": "probe" if probe else kwargs["name"]}
+
+    def start(self, container: str) -> None:
+        self.calls.append(("start", container))
+        raise docker.errors.APIError("500", explanation=self.probe_start)
+
+    def remove_container(self, container: str, force: bool) -> None:
+        self.calls.append(("remove", container))
+
+
+@pytest.mark.parametrize(
+    ("probe_start", "scores"),
+    [
+        # The entrypoint was looked for: the score had been set, so scores are kept.
+        (_NO_ENTRYPOINT, [-997, -998, 1000]),
+        # runc failed before: negative scores are raised to 0 (the engine's default, so
+        # not sent), the others kept.
+        (_NO_CAPABILITY, [None, None, 1000]),
+    ],
+    ids=["engine-lowers-scores", "engine-without-cap-sys-resource"],
+)
+def test_negative_oom_scores_on_an_engine_that_cannot_lower_them(
+    probe_start: str, scores: list[int | None], caplog: pytest.LogCaptureFixture
+) -> None:
+    """The first create with a negative OOM score probes the engine once (a container
+    that starts no process, removed at once); an engine that cannot lower a score gets 0
+    for negative scores, with one warning; positive scores never probe."""
+    from podsync.actions._actions import CreateSpec
+
+    api = _CreatingAPI(probe_start)
+    runtime = DockerRuntime(client=cast(docker.DockerClient, SimpleNamespace(api=api)))
+
+    for name, score in (("a", -997), ("b", -998), ("c", 1000)):
+        runtime.create_container(CreateSpec(name=name, image="busybox", oom_score_adj=score))
+
+    assert [
+        ("create", -1),
+        ("start", "probe"),
+        ("remove", "probe"),
+        *(("create", s) for s in scores),
+    ] == api.calls
+    warned = [r for r in caplog.records if "cannot lower OOM scores" in r.getMessage()]
+    assert (1 if scores[0] is None else 0) == len(warned)

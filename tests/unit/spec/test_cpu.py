@@ -1,5 +1,6 @@
-"""CPU shares and quota: the seed's milliCPUToShares (reference §2.5) with the modern
-kubelet's upper clamp, and the modern kubelet's MilliCPUToQuota (kubelet-modern.md §6)."""
+"""CPU shares and quota: the modern kubelet's MilliCPUToShares (the seed's formula,
+reference §2.5, with the kubelet's 2 shares for no request and its upper clamp), and the
+modern kubelet's MilliCPUToQuota (kubelet-modern.md §6)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ from podsync import CPU_PERIOD, cpu_quota, cpu_shares
 @pytest.mark.parametrize(
     ("milli_cpu", "expected"),
     [
-        # Unset: leave the engine's default.
-        (0, 0),
+        # No request nor limit (BestEffort): the smallest weight, as the kubelet's
+        # MilliCPUToShares(0), not Docker's default of 1024.
+        (0, 2),
         # Tiny requests are raised to the kernel's minimum of 2 shares.
         (1, 2),
         (2, 2),
@@ -36,7 +38,7 @@ from podsync import CPU_PERIOD, cpu_quota, cpu_shares
     ],
 )
 def test_cpu_shares_table(milli_cpu, expected):
-    """milli-CPU become shares at 1024 per CPU, rounded down, at least 2, 0 kept."""
+    """milli-CPU become shares at 1024 per CPU, rounded down, at least 2 (0 too)."""
 
     assert expected == cpu_shares(milli_cpu)
 
@@ -56,10 +58,10 @@ def test_cpu_shares_monotonic(a, b):
     assert cpu_shares(low) <= cpu_shares(high)
 
 
-@given(st.integers(min_value=1, max_value=10**7))
-def test_cpu_shares_positive_at_least_two(milli_cpu):
-    """Every positive request gets at least the kernel minimum, the formula above it, and
-    at most the kernel maximum."""
+@given(st.integers(min_value=0, max_value=10**7))
+def test_cpu_shares_at_least_two(milli_cpu):
+    """Every request, none included, gets at least the kernel minimum, the formula above
+    it, and at most the kernel maximum."""
 
     assert min(max(2, milli_cpu * 1024 // 1000), 262144) == cpu_shares(milli_cpu)
 

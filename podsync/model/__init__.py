@@ -12,7 +12,8 @@ or does anything beyond checking that a value is well formed.
 * ``_security``: security contexts, what a create asks (``ContainerSecurity``), and the
   pure rules between them;
 * ``_secrets``: ``SecretText`` and ``SecretPart``, keyed digests, sealed records;
-* ``_volume_entries``: ``VolumeEntry``, a file, directory or link written into a volume.
+* ``_volume_entries``: ``VolumeEntry``, a file, directory or link written into a volume;
+* ``_pulls``: ``PullFailure``, a failed image pull remembered for its back-off.
 
 May import: nothing of podsync.
 """

@@ -249,7 +249,8 @@ def test_init_labels_record_the_index_and_the_sidecar():
         text=POD.replace(
             '    image: busybox:1.36\n    command: [sh, -c, "echo setup',
             (
-                '    image: busybox:1.36\n    restartPolicy: Always\n    command: [sh, -c, "echo setup'
+                "    image: busybox:1.36\n    restartPolicy: Always\n"
+                '    command: [sh, -c, "echo setup'
             ),
         )
     )

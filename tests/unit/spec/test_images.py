@@ -19,7 +19,6 @@ from podsync.spec._images import (
     split_image,
 )
 from tests.support.image_references import (
-    DIGEST,
     DIGEST_SPELLINGS,
     INVALID,
     LISTED,

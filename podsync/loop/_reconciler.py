@@ -524,7 +524,8 @@ class Reconciler(Reporter):
         self._report_rejections(result.plan)
         self._report("sync_done", self._clocks.elapsed() - started, True)
         if self._board is not None:
-            self._report("pods_seen", _statuses(desired, result, options))
+            failed = tuple(pull_failures.values())
+            self._report("pods_seen", _statuses(desired, result, options, failed))
 
     def _round_failed(
         self, now: float, started: float, message: str, *, internal: bool = False

@@ -81,7 +81,7 @@ def test_a_failed_pull_waits_out_its_back_off_and_the_status_says_why(options):
         app.message,
     )
 
-    third, app = at(NOW + 10)
+    _, app = at(NOW + 10)
     assert ["registry.example.com/team/myapp:1.4"] == pulls(rt)
     assert "ErrImagePull" == app.reason
     assert DENIED in app.message
@@ -89,7 +89,7 @@ def test_a_failed_pull_waits_out_its_back_off_and_the_status_says_why(options):
 
     rt.clear_faults()
     rt.clear_calls()
-    held, app = at(NOW + 25)
+    _, app = at(NOW + 25)
     assert [] == pulls(rt)
     assert "ImagePullBackOff" == app.reason
     done, _ = at(NOW + 30)

@@ -229,6 +229,14 @@ def test_a_colon_inside_the_repository_path_is_not_a_tag():
     assert "invalid repository name" == image_reference_problem("registry.example.com/team:1/app")
 
 
+@pytest.mark.parametrize("reference", ["localhost/", "localhost:5000/", "example.com/"])
+def test_a_registry_host_without_a_repository_says_so(reference):
+    """``localhost`` is a registry host as ``example.com`` is: ``localhost/`` names a
+    host and no repository (read as a path, it would be an "invalid repository name")."""
+
+    assert "empty repository name" == image_reference_problem(reference)
+
+
 @pytest.mark.parametrize(
     ("image", "expected"),
     [

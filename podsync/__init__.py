@@ -58,6 +58,7 @@ from podsync.model._pod import (
     derive_pod_uid,
     pod_full_name,
 )
+from podsync.model._pulls import PullFailure
 from podsync.model._volume import (
     ClaimSource,
     MemoryMedium,
@@ -289,6 +290,7 @@ __all__ = [
     "PublishConflict",
     "PublishResult",
     "Pull",
+    "PullFailure",
     "PullPolicy",
     "Reason",
     "Reconciler",

@@ -108,6 +108,9 @@ class Reason(enum.StrEnum):
     # waits
     BACK_OFF = "back-off"  # crash-loop back-off before the next restart
     IMAGE_NEVER_PULL = "image-never-pull"  # absent image, pull policy Never
+    # a pull of the image for this pod failed a short while ago: no pull until its
+    # back-off ends (the kubelet's ImagePullBackOff, 10 s doubling to 300 s)
+    IMAGE_PULL_BACK_OFF = "image-pull-back-off"
     # runAsNonRoot and the image would run as root (the kubelet's verifyRunAsNonRoot,
     # CreateContainerConfigError): not created until the pod or the image changes
     RUN_AS_NON_ROOT = "run-as-non-root"
@@ -119,7 +122,9 @@ class Reason(enum.StrEnum):
     IMAGE_USER_UNKNOWN = "image-user-unknown"
     # pulls
     IMAGE_ABSENT = "image-absent"
-    IMAGE_LATEST = "image-latest"  # an explicit :latest tag is always pulled (seed)
+    # no pull policy given and the tag is latest (or none): the default is Always
+    # (SetDefaults_Container)
+    IMAGE_LATEST = "image-latest"
     PULL_ALWAYS = "pull-always"
     # garbage collection
     GC_EXITED = "gc-exited"  # beyond the exited instances kept per pod container

@@ -149,6 +149,17 @@ class ApplyResult:
         return tuple(r for r in self.results if r.status is ActionStatus.FAILED)
 
     @property
+    def failed_pulls(self) -> tuple[ActionResult, ...]:
+        """The failed pulls (``Pull`` actions): each names its image, the pods that
+        needed it (``Pull.pods``) and the engine's error - what the image pull back-off
+        remembers (``podsync.sync``'s ``pull_failures``)."""
+        return tuple(
+            r
+            for r in self.results
+            if r.status is ActionStatus.FAILED and isinstance(r.action, Pull)
+        )
+
+    @property
     def failed_pods(self) -> tuple[str, ...]:
         """The pods with a failed or skipped action, by key (for people), sorted."""
         return tuple(

@@ -34,6 +34,7 @@ from podsync.cli._console import Console, Progress, changes, report_apply
 from podsync.cli._planning import _probe
 from podsync.loop._sync import Observation, SyncResult, observe, sync
 from podsync.model._pod import Pod
+from podsync.model._pulls import PullFailure
 from podsync.runtime._protocol import Runtime
 
 if TYPE_CHECKING:
@@ -294,10 +295,13 @@ def _sync_pods(
     verb: str,
     before_apply: Callable[[Plan, Observation], bool],
     record_probes: bool = True,
+    pull_failures: dict[tuple[str, str], PullFailure] | None = None,
 ) -> SyncResult:
     """One ``podsync.sync`` (observe, probe, plan, apply): ``before_apply`` sees the
     plan first and says whether to apply it; an applied plan is reported with progress
-    on stderr, then the summary (stdout) and the failures."""
+    on stderr, then the summary (stdout) and the failures. ``pull_failures`` keeps the
+    failed pulls across the syncs of one command (``apply --wait``), for their
+    back-off."""
     progress: Progress | None = None
 
     def decide(the_plan: Plan, observation: Observation) -> bool:
@@ -333,6 +337,7 @@ def _sync_pods(
             clock=console.clocks.given,
             before_apply=decide,
             record_probes=record_probes,
+            pull_failures=pull_failures,
         )
     except BrokenPipeError:
         raise

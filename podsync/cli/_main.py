@@ -92,6 +92,7 @@ from podsync.load._config import DEFAULT_MAX_BYTES, load_pods
 from podsync.load._source_reads import source_kind
 from podsync.loop._sync import Observation
 from podsync.model._pod import ObservedContainer, ObservedVolume, Pod
+from podsync.model._pulls import PullFailure
 from podsync.planner._plan import plan
 from podsync.runtime._protocol import Runtime
 from podsync.spec._ownership import ownership, volume_ownership
@@ -291,14 +292,27 @@ def _cmd_apply(
         console.print(the_plan.render())
         return the_plan.has_changes
 
+    # The failed pulls, for their back-off across the syncs of --wait (ImagePullBackOff).
+    failures: dict[tuple[str, str], PullFailure] = {}
     with _engine(factory, args.docker_host) as runtime:
-        result = _sync_pods(console, runtime, pods, options, args, verb="Apply", before_apply=show)
+        result = _sync_pods(
+            console,
+            runtime,
+            pods,
+            options,
+            args,
+            verb="Apply",
+            before_apply=show,
+            pull_failures=failures,
+        )
         the_plan = result.plan
         ok = result.ok
         if args.wait:
             from podsync.cli._wait import _wait
 
-            waited = _wait(console, runtime, pods, options, args, sleep, ok, result.observation)
+            waited = _wait(
+                console, runtime, pods, options, args, sleep, ok, result.observation, failures
+            )
             return waited if loaded.report(console) else EXIT_ERROR
     if not loaded.report(console):
         return EXIT_ERROR

@@ -28,6 +28,7 @@ from podsync.cli._console import Console
 from podsync.cli._engine import _sync_pods
 from podsync.loop._sync import Observation
 from podsync.model._pod import ObservedContainer, Pod
+from podsync.model._pulls import PullFailure
 from podsync.runtime._protocol import Runtime
 from podsync.spec._backoff import Backoff
 
@@ -85,13 +86,15 @@ def _wait(
     sleep: Callable[[float], None],
     last_apply_ok: bool,
     before: Observation,
+    pull_failures: dict[tuple[str, str], PullFailure] | None = None,
 ) -> int:
     """Wait until every pod is up, syncing again with back-off (the seed's run-once,
     reference §5); report per pod on stdout. 0 when every pod is up in time.
 
     ``before`` is the observation the first plan was made from: a container that was
     running then has been running for as long as podsync knows, and counts as running
-    at once."""
+    at once. ``pull_failures`` are the failed pulls of the syncs so far: a pull that
+    failed is not tried again before its back-off ends (ImagePullBackOff)."""
     elapsed = console.clocks.elapsed
     deadline = elapsed() + args.timeout
     backoff = Backoff(_WAIT_FIRST_DELAY, _WAIT_MAX_DELAY)
@@ -121,7 +124,16 @@ def _wait(
                 console.note(f"Syncing again: {the_plan.summary()}")
             return the_plan.has_changes
 
-        result = _sync_pods(console, runtime, pods, options, args, verb="Sync", before_apply=judge)
+        result = _sync_pods(
+            console,
+            runtime,
+            pods,
+            options,
+            args,
+            verb="Sync",
+            before_apply=judge,
+            pull_failures=pull_failures,
+        )
         the_plan = result.plan
         if give_up:
             break

@@ -86,9 +86,10 @@ from podsync.loop._reporting import (
     _statuses,
     action_kind,
 )
-from podsync.loop._sync import Observation, _default_runtime, sync
+from podsync.loop._sync import Observation, _default_runtime, remember_pull_failures, sync
 from podsync.loop._workers import PodWorkers
 from podsync.model._pod import Pod
+from podsync.model._pulls import PullFailure
 from podsync.prober._rules import probes_of
 from podsync.runtime._protocol import EngineEvent, Runtime, Stream
 from podsync.spec._backoff import Backoff, doubling
@@ -112,6 +113,9 @@ _DIED_PATIENCE = 5.0
 # The rounds between garbage collections: nothing is collected by count, no image is
 # removed (orphans still go: they are deletions).
 _NO_GC = GCPolicy(max_per_container=None, max_total=None, remove_dangling_images=False)
+
+# The waits that end at a time the plan knows: a sync is due then.
+_BACK_OFFS = frozenset({Reason.BACK_OFF, Reason.IMAGE_PULL_BACK_OFF})
 
 # The worker key of engine-wide cleanup (image removals); no pod uid looks like it.
 _CLEANUP_KEY = "<images>"
@@ -259,6 +263,9 @@ class Reconciler(Reporter):
         self._next_wake: float | None = None  # a back-off that ends, a probe due
         # The probes' states between rounds, by container id (``sync(probe_states=)``).
         self._probe_states: dict[str, str] = {}
+        # The failed image pulls, by (pod uid, image), for their back-off (the kubelet's
+        # ImagePullBackOff): the pod workers add to it (under ``_cond``), rounds read it.
+        self._pull_failures: dict[tuple[str, str], PullFailure] = {}
         self._retry_at: float | None = None  # after a failed round
         self._failures = 0
         self._source_errors: dict[str, str] = {}
@@ -478,6 +485,7 @@ class Reconciler(Reporter):
         started = self._clocks.elapsed()
         with self._cond:
             observed_at = self._done_count
+            pull_failures = dict(self._pull_failures)
         try:
             result = sync(
                 desired,
@@ -495,6 +503,8 @@ class Reconciler(Reporter):
                 # A collection round also removes the emptyDir volumes that pods
                 # gone earlier left behind (a removal that failed).
                 volumes=gc,
+                # A copy: the round applies nothing, the workers record the failures.
+                pull_failures=pull_failures,
             )
         except (RuntimeCallError, OSError) as exc:
             self._round_failed(now, started, " ".join(str(exc).split()))
@@ -518,7 +528,8 @@ class Reconciler(Reporter):
         self._report_rejections(result.plan)
         self._report("sync_done", self._clocks.elapsed() - started, True)
         if self._board is not None:
-            self._report("pods_seen", _statuses(desired, result, options))
+            failed = tuple(pull_failures.values())
+            self._report("pods_seen", _statuses(desired, result, options, failed))
 
     def _round_failed(
         self, now: float, started: float, message: str, *, internal: bool = False
@@ -582,17 +593,22 @@ class Reconciler(Reporter):
                 for pod_plan in part.pods:
                     self._done_at[pod_plan.uid] = self._done_count
                 self._done_count += 1
+        with self._cond:
+            # The pull's failure is this pod's: another pod's worker tries on its own.
+            uids = {pod_plan.uid for pod_plan in part.pods}
+            remember_pull_failures(self._pull_failures, result, self._clocks.now(), uids)
         for r in result.results:
             self._report("action_done", action_kind(r.action), _RESULTS[r.status])
 
     def _wake_after(self, plan: Plan, desired: Sequence[Pod], now: float) -> float | None:
-        """When to sync again before the period: when a crash-loop back-off ends (the
-        restart is due then, not at the next period), and when the shortest probe
-        period has passed (probes run on their own periods)."""
+        """When to sync again before the period: when a crash-loop back-off or an image
+        pull's back-off ends (the restart or the pull is due then, not at the next
+        period), and when the shortest probe period has passed (probes run on their own
+        periods)."""
         waits = [
             a.seconds
             for a in plan.actions
-            if isinstance(a, Wait) and a.reason is Reason.BACK_OFF and a.seconds > 0
+            if isinstance(a, Wait) and a.reason in _BACK_OFFS and a.seconds > 0
         ]
         if self._probe:
             waits.extend(

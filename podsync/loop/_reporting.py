@@ -18,7 +18,7 @@ from __future__ import annotations
 import enum
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Protocol
 
 import attrs
@@ -28,6 +28,7 @@ from podsync.actions._options import PlanOptions
 from podsync.applier._results import ActionStatus
 from podsync.loop._sync import SyncResult
 from podsync.model._pod import Pod
+from podsync.model._pulls import PullFailure
 from podsync.status._pod import PodStatus, orphaned_pod_statuses, pod_status
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
@@ -136,8 +137,14 @@ def action_kind(action: Action) -> str:
     return _CAMEL.sub("-", type(action).__name__).lower()
 
 
-def _statuses(desired: Sequence[Pod], result: SyncResult, options: PlanOptions) -> list[PodStatus]:
-    """The statuses of the desired pods and of the orphans, from the round's plan."""
+def _statuses(
+    desired: Sequence[Pod],
+    result: SyncResult,
+    options: PlanOptions,
+    pull_failures: Collection[PullFailure] = (),
+) -> list[PodStatus]:
+    """The statuses of the desired pods and of the orphans, from the round's plan (and
+    the failed pulls it was made with: ``ErrImagePull``)."""
     containers = result.observation.containers
     statuses = [
         pod_status(
@@ -147,6 +154,7 @@ def _statuses(desired: Sequence[Pod], result: SyncResult, options: PlanOptions) 
             options=options,
             readiness=result.readiness,
             startup=result.startup,
+            pull_failures=pull_failures,
         )
         for pod in desired
     ]

@@ -36,6 +36,7 @@ from podsync.applier._results import ApplyResult, Event, EventKind
 from podsync.host._clock import Clock, Clocks, clocks
 from podsync.host._files import list_pod_dirs, read_stop_records
 from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume, Pod
+from podsync.model._pulls import PullFailure, pull_failed
 from podsync.model._volume import Volume, WrittenVolume
 from podsync.planner._plan import plan
 from podsync.prober._probing import ProbeRound
@@ -43,6 +44,7 @@ from podsync.prober._probing import probe as run_prober
 from podsync.prober._probing import save as save_probe_records
 from podsync.prober._rules import states_to_json
 from podsync.runtime._protocol import Runtime
+from podsync.spec._images import normalize_image
 from podsync.spec._labels import VOLUME_KIND_PROBE_RECORD
 from podsync.spec._ownership import ownership
 from podsync.spec._records import probe_records, records_of, stop_records
@@ -316,6 +318,7 @@ def sync(
     record_probes: bool = True,
     probe_states: MutableMapping[str, str] | None = None,
     volumes: bool = False,
+    pull_failures: MutableMapping[tuple[str, str], PullFailure] | None = None,
 ) -> SyncResult:
     """Make the engine run ``desired``: observe, probe, plan, apply (seed SyncPods +
     syncPod, in one pass).
@@ -362,6 +365,12 @@ def sync(
             container left (a removal that failed) are removed too; ``podsync run``'s
             garbage collection rounds do. Without it, they are listed only when the
             plan creates a volume or removes what is left of a pod.
+        pull_failures: where a caller that syncs again and again keeps the failed
+            image pulls between its syncs, by (pod uid, image as the engine names it):
+            the plan reads them (a container whose image failed to pull for its pod
+            waits out the back-off, ``ImagePullBackOff``, instead of pulling again every
+            sync) and the pulls that fail in this sync's apply are added
+            (``remember_pull_failures``). ``None``: every sync starts without any.
 
     Returns:
         The plan and the outcome of applying it. Failed runtime calls are failed
@@ -394,6 +403,7 @@ def sync(
             record_probes=record_probes,
             probe_states=probe_states,
             collect_volumes=volumes,
+            pull_failures=pull_failures,
         )
     finally:
         if owned:
@@ -406,9 +416,11 @@ def _needs_images(action: Action) -> bool:
     # with the real list.
     if isinstance(action, Create | Pull):
         return True
-    # A container held for its image's user (runAsNonRoot) is decided on the image too.
+    # A container held for its image's user (runAsNonRoot) is decided on the image too,
+    # and so is one held by a pull's back-off (only a pull that is needed waits).
     return isinstance(action, Wait) and action.reason in (
         Reason.IMAGE_NEVER_PULL,
+        Reason.IMAGE_PULL_BACK_OFF,
         Reason.IMAGE_USER_UNKNOWN,
         Reason.RUN_AS_NON_ROOT,
     )
@@ -509,6 +521,7 @@ def _sync(
     record_probes: bool,
     probe_states: MutableMapping[str, str] | None = None,
     collect_volumes: bool = False,
+    pull_failures: MutableMapping[tuple[str, str], PullFailure] | None = None,
 ) -> SyncResult:
     _check_settings(workers, hook_timeout)
     if probe_timeout is not None and not probe_timeout > 0:
@@ -575,6 +588,7 @@ def _sync(
             volumes=observation.volumes,
             volume_files=observation.volume_files,
             empty_dirs=observation.empty_dirs,
+            pull_failures=tuple(pull_failures.values()) if pull_failures else (),
         )
 
     # The plan is the costly step at fleet scale, so it is made once wherever the
@@ -648,6 +662,8 @@ def _sync(
         hook_timeout=hook_timeout,
         clock=clocks.given,
     )
+    if pull_failures is not None:
+        remember_pull_failures(pull_failures, result, clocks.now())
     return SyncResult(
         the_plan,
         result,
@@ -656,3 +672,28 @@ def _sync(
         readiness=probing.readiness,
         startup=probing.startup,
     )
+
+
+def remember_pull_failures(
+    failures: MutableMapping[tuple[str, str], PullFailure],
+    result: ApplyResult,
+    now: float,
+    pods: Collection[str] | None = None,
+) -> None:
+    """Add the pulls that failed in ``result`` to ``failures``, one entry per pod that
+    needed the image (``pull_failed``: the back-off doubles from the pod's previous
+    entry, up to 300 s), and forget the entries without a failure for 600 s (the
+    kubelet's image back-off, kubelet-modern.md §13). ``pods``, when given, limits the
+    new entries to those pods: the loop applies one pod's part of a plan at a time, and
+    another pod's own attempt at the same image is its own."""
+    for done in result.failed_pulls:
+        pull = done.action
+        assert isinstance(pull, Pull)
+        image = normalize_image(pull.image)
+        for uid in pull.pods:
+            if pods is not None and uid not in pods:
+                continue
+            key = (uid, image)
+            failures[key] = pull_failed(failures.get(key), uid, image, now, done.error)
+    for key in [key for key, failure in failures.items() if failure.expired(now)]:
+        del failures[key]

@@ -14,7 +14,8 @@ or does anything beyond checking that a value is well formed.
 * ``_secrets``: ``SecretText`` and ``SecretPart``, keyed digests, sealed records;
 * ``_pod_fields``: ``PodFieldText``, an env value read from the pod's labels or
   annotations, hashed by its reference;
-* ``_volume_entries``: ``VolumeEntry``, a file, directory or link written into a volume.
+* ``_volume_entries``: ``VolumeEntry``, a file, directory or link written into a volume;
+* ``_pulls``: ``PullFailure``, a failed image pull remembered for its back-off.
 
 May import: nothing of podsync.
 """

@@ -81,11 +81,18 @@ class DNSPolicy(enum.StrEnum):
 
 
 class PullPolicy(enum.StrEnum):
-    """When to pull a container's image (seed IsPullAlways/IsPullNever/IsPullIfNotPresent)."""
+    """When to pull a container's image (seed IsPullAlways/IsPullNever/IsPullIfNotPresent).
+
+    A container that gives none (``Container.image_pull_policy`` is ``None``) gets the
+    modern kubelet's default, which depends on the image's tag
+    (``podsync.spec.default_pull_policy``): ``ALWAYS`` for ``:latest`` or no tag at
+    all, ``IF_NOT_PRESENT`` otherwise. A policy that is given is honoured as it is,
+    whatever the tag.
+    """
 
     ALWAYS = "Always"
     NEVER = "Never"
-    IF_NOT_PRESENT = "IfNotPresent"  # also the default; an explicit ``:latest`` still pulls
+    IF_NOT_PRESENT = "IfNotPresent"
 
 
 class TerminationMessagePolicy(enum.StrEnum):
@@ -333,6 +340,11 @@ class Container:
         memory: the 2014 (v1beta1) single memory value in bytes, with the seed's
             meaning: a hard limit, the same as ``resources.limits.memory``; 0 means
             unset.
+        image_pull_policy: when to pull ``image`` (``PullPolicy``); ``None`` when the
+            pod gives none: then the default depends on the tag, as the kubelet's
+            ``SetDefaults_Container`` (``podsync.spec.default_pull_policy``). Kept apart
+            from a given policy, so that an explicit ``IfNotPresent`` on a ``:latest``
+            image is honoured. Not part of the spec hash.
         termination_message_path: where, inside the container, the termination-message
             file is mounted; empty means none.
         liveness_probe: when its verdict is failure, the container is killed and
@@ -387,7 +399,7 @@ class Container:
     volume_mounts: tuple[VolumeMount, ...] = ()
     cpu: int = 0
     memory: int = 0
-    image_pull_policy: PullPolicy = PullPolicy.IF_NOT_PRESENT
+    image_pull_policy: PullPolicy | None = None
     liveness_probe: Probe | None = None
     lifecycle: Lifecycle | None = None
     privileged: bool = False

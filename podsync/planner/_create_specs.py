@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from podsync.actions._actions import CreateSpec
-from podsync.model._pod import Container, Pod, engine_resources
+from podsync.model._pod import Container, Pod, PullPolicy, engine_resources
 from podsync.model._security import app_security, network_security
 from podsync.planner._context import PlanContext
 from podsync.planner._empty_dirs import container_storage
@@ -199,7 +199,7 @@ class CreateSpecs:
         file_mounts: tuple[VolumeFileMount, ...] = ()
         if c.termination_message_path:
             # Its file is written by a container of the network image.
-            self.ctx.need_image(options.network_image, None, pod.uid)
+            self.ctx.need_image(options.network_image, PullPolicy.IF_NOT_PRESENT, pod.uid)
             file_mounts = (termination_file_mount(pod.uid, c, name, options.network_image),)
         labels = self._labels(c.name, attempt, digest, self._app_hash(c)[1], restarts)
         pre_stop = _numbered(c.lifecycle.pre_stop if c.lifecycle else None, c)

@@ -73,7 +73,10 @@ tested and applied later.
    one bucket); an optional global cap; dangling images when asked.
 6. *Pulls* are plan-level actions that come before every pod's actions, one per image
    as the engine names it (``normalize_image``: ``busybox`` and
-   ``docker.io/library/busybox`` are one pull).
+   ``docker.io/library/busybox`` are one pull). A container without a pull policy gets
+   the kubelet's default from its tag (Always for ``:latest`` or none); a pull that
+   failed for a pod is not tried again for it before its back-off ends (10 s doubling
+   to 300 s, ``pull_failures``): its container waits (``ImagePullBackOff``).
 """
 
 from __future__ import annotations
@@ -99,7 +102,8 @@ from podsync.actions._actions import (
 )
 from podsync.actions._fingerprint import scoped_fingerprint
 from podsync.actions._options import PlanOptions
-from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume, Pod
+from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume, Pod, PullPolicy
+from podsync.model._pulls import PullFailure
 from podsync.model._volume import WrittenVolume
 from podsync.planner._admission import admit
 from podsync.planner._claims import claim_of, claim_setup
@@ -148,6 +152,7 @@ def plan(
     volumes: Sequence[ObservedVolume] = (),
     volume_files: Sequence[WrittenVolume] = (),
     empty_dirs: Collection[tuple[str, str]] = (),
+    pull_failures: Collection[PullFailure] = (),
 ) -> Plan:
     """Compute what to do to make the observed state match the desired pods.
 
@@ -193,6 +198,12 @@ def plan(
             to engine volumes: such a directory is copied into its volume, and then
             removed, before the first container that mounts the volume
             (``CreateVolume`` with ``copy_from``).
+        pull_failures: the image pulls that failed, per pod and image, with their
+            back-off (``PullFailure``, kept by whoever runs the syncs: ``sync``'s
+            ``pull_failures``). A container whose create would pull an image that
+            failed for its pod less than the back-off ago waits
+            (``image-pull-back-off``, the kubelet's ``ImagePullBackOff``) instead of
+            being created, and the image is not pulled for it.
 
     Returns:
         The plan; ``plan.has_changes`` is False when there is nothing to do.
@@ -212,6 +223,7 @@ def plan(
         volumes=volumes,
         volume_files=volume_files,
         empty_dirs=empty_dirs,
+        pull_failures=pull_failures,
     )
 
 
@@ -228,6 +240,7 @@ def _plan(
     volumes: Sequence[ObservedVolume] = (),
     volume_files: Sequence[WrittenVolume] = (),
     empty_dirs: Collection[tuple[str, str]] = (),
+    pull_failures: Collection[PullFailure] = (),
 ) -> Plan:
     present: set[str] = set()
     users: dict[str, str] = {}
@@ -244,6 +257,7 @@ def _plan(
         startup=startup or {},
         host_resolv=_host_resolv(options),
         image_users=users,
+        pull_failures=_by_pod_and_image(pull_failures),
     )
     # Index owned containers by pod identity (one pass: the seed scanned the whole list
     # for every lookup, which is quadratic). A 2014 kubelet's container that is not taken
@@ -305,7 +319,7 @@ def _plan(
                 root_dir=options.root_dir,
             )
             if any(isinstance(a, WriteVolume) and a.engine_volume for a in writes):
-                ctx.need_image(options.network_image, None, pod.uid)
+                ctx.need_image(options.network_image, PullPolicy.IF_NOT_PRESENT, pod.uid)
             if content_choices is None:
                 listed = {v.name: v for v in volumes}
                 content_choices = record_choices(volumes)
@@ -408,6 +422,18 @@ def _plan(
     return attrs.evolve(made, fingerprint=fingerprint)
 
 
+def _by_pod_and_image(failures: Collection[PullFailure]) -> dict[tuple[str, str], PullFailure]:
+    """``failures`` by (pod uid, image as the engine names it); of two for one key, the
+    later failure."""
+    index: dict[tuple[str, str], PullFailure] = {}
+    for failure in failures:
+        key = (failure.pod_uid, normalize_image(failure.image))
+        known = index.get(key)
+        if known is None or failure.at > known.at:
+            index[key] = failure
+    return index
+
+
 def _with_volumes(
     pod: Pod,
     actions: list[PodAction],
@@ -453,7 +479,7 @@ def _with_volumes(
                     if setup is not None:
                         # The helper container that sets the volume up runs the pod's
                         # network image: pulled when absent.
-                        ctx.need_image(setup.image, None, pod.uid)
+                        ctx.need_image(setup.image, PullPolicy.IF_NOT_PRESENT, pod.uid)
                         out.append(setup)
                     elif not_the_pods(observed, pod.uid, empty):
                         foreign.append(

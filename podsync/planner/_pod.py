@@ -260,9 +260,34 @@ class PodPlanner(InitPlanner, RestartPlanner, CreateSpecs):
                 Reason.CONFIG_MISSING,
                 f"wait {self._label(c.name)}: {c.config_error}",
             )
+        if decision.start is not None and (held := self._pull_held(c)) is not None:
+            decision.start, decision.wait = None, held
         if decision.start is not None and (held := self._user_check(c)) is not None:
             decision.start, decision.wait = None, held
         return decision
+
+    def _pull_held(self, c: Container) -> Wait | None:
+        """A ``Wait`` (``image-pull-back-off``) when creating ``c`` needs a pull of its
+        image, and a pull of it for this pod failed less than its back-off ago: the
+        kubelet's ``ImagePullBackOff`` (``EnsureImageExists``, kubelet-modern.md §13).
+        The container is created - and the image pulled - once the back-off is over."""
+        held = self.ctx.pull_back_off(c.image, c.image_pull_policy, self.pod.uid)
+        if held is None:
+            return None
+        left, failure = held
+        # The kubelet's words (ErrImagePullBackOff's message), then podsync's.
+        return Wait(
+            pod=self.key,
+            pod_uid=self.pod.uid,
+            container=c.name,
+            seconds=left,
+            reason=Reason.IMAGE_PULL_BACK_OFF,
+            message=(
+                f'wait {self._label(c.name)}: Back-off pulling image "{c.image}", '
+                f"back-off {failure.back_off:.0f}s, {left:.0f}s left (the last pull "
+                f"failed: {failure.message})"
+            ),
+        )
 
     def _user_check(self, c: Container) -> Wait | None:
         """A ``Wait`` when ``c`` may not be created for its user (``user_hold``: the
@@ -358,7 +383,7 @@ class PodPlanner(InitPlanner, RestartPlanner, CreateSpecs):
                 net_name = container_name(
                     NETWORK_CONTAINER, net_digest.name_hash, pod.full_name, pod.uid, attempt
                 )
-                ctx.need_image(options.network_image, None, pod.uid)
+                ctx.need_image(options.network_image, PullPolicy.IF_NOT_PRESENT, pod.uid)
                 self.actions.append(
                     Create(
                         pod=self.key,

@@ -16,7 +16,8 @@ beyond the helpers at the top of ``podsync``: the 2014 kubelet's container names
 (``CONTAINER_NAME_PREFIX``), the network container's hash (``network_spec_hash``), the
 hash's type and version (``SpecHash``, ``SPEC_HASH_VERSION``), and the names of the
 engine volumes of claims and emptyDirs (``claim_volume_name``,
-``empty_dir_volume_name``).
+``empty_dir_volume_name``), and the pull policy of a container that gives none
+(``default_pull_policy``).
 
 May import: model.
 """
@@ -24,6 +25,7 @@ May import: model.
 from __future__ import annotations
 
 from podsync.spec._hashing import SPEC_HASH_VERSION, SpecHash, network_spec_hash
+from podsync.spec._images import default_pull_policy
 from podsync.spec._naming import CONTAINER_NAME_PREFIX, parse_2014_container_name
 from podsync.spec._volumes import claim_volume_name, empty_dir_volume_name
 
@@ -32,6 +34,7 @@ __all__ = [
     "SPEC_HASH_VERSION",
     "SpecHash",
     "claim_volume_name",
+    "default_pull_policy",
     "empty_dir_volume_name",
     "network_spec_hash",
     "parse_2014_container_name",

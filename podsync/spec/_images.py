@@ -1,7 +1,8 @@
 """Image references and the pull decision.
 
-Contract: pure string handling of image references, and ``should_pull``, the seed's
-decision whether to pull a container's image before creating it.
+Contract: pure string handling of image references, and the pull decision:
+``default_pull_policy`` (the modern kubelet's default, from the tag) and ``should_pull``
+(whether to pull a container's image before creating it).
 
 Ported from the seed's ``parseImageName``, ``RequireLatestImage`` and
 ``dockerPuller.Pull`` (reference §1.7) and the pull rule of ``syncPod`` (reference §2.4,
@@ -23,6 +24,15 @@ the same pull?" compare what the engine compares. ``split_image`` and friends ke
 seed's rules: they decide what to ask the engine for, and the engine normalizes that
 itself.
 
+Changed (kubelet-modern.md §13): a container without a pull policy gets the modern
+kubelet's default, ``Always`` for an image whose tag is ``latest`` - given, or supplied
+because the reference has neither tag nor digest - and ``IfNotPresent`` otherwise
+(``SetDefaults_Container``, ``pkg/apis/core/v1/defaults.go``, on the tag that
+``ParseImageName``, ``pkg/util/parsers/parsers.go``, reads). A policy that is given is
+honoured as it is: the seed's rule that pulled an explicit ``:latest`` even under
+``IfNotPresent`` (kubernetes #2388) is gone, so a locally built ``myapp:latest`` with
+``IfNotPresent`` or ``Never`` runs without asking any registry.
+
 Nothing here does I/O.
 """
 
@@ -35,6 +45,8 @@ from podsync.model._pod import PullPolicy
 # What this module offers the rest of podsync; podsync/__init__.py re-exports the public
 # part of it, not all of it.
 __all__ = [
+    "default_pull_policy",
+    "effective_pull_policy",
     "has_latest_tag",
     "image_reference_problem",
     "is_pinned_digest",
@@ -45,7 +57,7 @@ __all__ = [
 ]
 
 # The tag the engine uses when none is given (seed dockerPuller.Pull: empty tag ->
-# "latest"), and the tag that forces a pull even under IfNotPresent (kubernetes #2388).
+# "latest"), and the tag whose default pull policy is Always (SetDefaults_Container).
 _LATEST = "latest"
 
 
@@ -110,25 +122,57 @@ def pull_reference(image: str) -> tuple[str, str]:
     return repository, tag or _LATEST
 
 
-def should_pull(policy: PullPolicy, image: str, present: bool) -> bool:
+def default_pull_policy(image: str) -> PullPolicy:
+    """The pull policy of a container that gives none, from its image's tag (the modern
+    kubelet's ``SetDefaults_Container``, ``pkg/apis/core/v1/defaults.go``).
+
+    ``ALWAYS`` when the tag is ``latest``: given (``nginx:latest``, also beside a digest,
+    ``nginx:latest@sha256:...``), or supplied because the reference has neither tag nor
+    digest (``nginx``: ``ParseImageName`` reads it as ``nginx:latest``).
+    ``IF_NOT_PRESENT`` for any other tag and for a digest without a tag
+    (``nginx@sha256:...``: the content is pinned). Tags are case-sensitive:
+    ``nginx:Latest`` is another tag.
+    """
+    parsed = _parse(image)
+    if isinstance(parsed, str):
+        # A reference the engine refuses (admission rejects its pod): read it with the
+        # seed's rules, so that the answer still follows the tag as written.
+        tag, digest = _split_tag(_split_name_and_digest(image)[0])[1], is_pinned_digest(image)
+    else:
+        _, tag, digest_text = parsed
+        digest = bool(digest_text)
+    if tag == _LATEST or (not tag and not digest):
+        return PullPolicy.ALWAYS
+    return PullPolicy.IF_NOT_PRESENT
+
+
+def effective_pull_policy(policy: PullPolicy | None, image: str) -> PullPolicy:
+    """``policy`` when given, else ``default_pull_policy(image)``: only the default
+    depends on the tag."""
+    return default_pull_policy(image) if policy is None else policy
+
+
+def should_pull(policy: PullPolicy | None, image: str, present: bool) -> bool:
     """Whether to pull ``image`` before creating a container from it.
 
     Args:
-        policy: the container's pull policy.
+        policy: the container's pull policy; ``None`` when it gives none (the default
+            then follows the tag: ``default_pull_policy``).
         image: the image reference, as in the spec.
         present: whether the engine has the image already.
 
     Returns:
-        ``NEVER``: never (the container is still created; the engine fails it if the
-        image is missing). ``ALWAYS``: always. ``IF_NOT_PRESENT``: when the image is
-        missing, or when it has an explicit ``:latest`` tag (kubernetes #2388: a
-        ``latest`` image should be refreshed even if some version of it is present).
+        ``NEVER``: never (the planner holds the container while the image is absent:
+        ``ErrImageNeverPull``). ``ALWAYS``: always. ``IF_NOT_PRESENT``: only when the
+        image is absent - whatever its tag: an explicit ``IfNotPresent`` on a
+        ``:latest`` image is honoured (the modern kubelet's ``shouldPullImage``).
     """
-    if policy is PullPolicy.NEVER:
+    effective = effective_pull_policy(policy, image)
+    if effective is PullPolicy.NEVER:
         return False
-    if policy is PullPolicy.ALWAYS:
+    if effective is PullPolicy.ALWAYS:
         return True
-    return not present or has_latest_tag(image)
+    return not present
 
 
 # -- Docker's reading of a reference -------------------------------------------------

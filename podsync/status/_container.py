@@ -12,12 +12,14 @@ whatever its exit code. ``ContainerState`` and ``ContainerStatus`` are public th
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 import attrs
 
-from podsync.actions._actions import FAILED_STOPS
-from podsync.model._pod import Container, ObservedContainer, TerminationMessagePolicy
+from podsync.actions._actions import FAILED_STOPS, Plan, Reason, Wait
+from podsync.model._pod import Container, ObservedContainer, Pod, TerminationMessagePolicy
+from podsync.model._pulls import PullFailure
+from podsync.spec._images import normalize_image
 
 __all__ = [
     "MAX_LOG_MESSAGE_BYTES",
@@ -25,6 +27,7 @@ __all__ = [
     "MAX_MESSAGE_BYTES",
     "ContainerState",
     "ContainerStatus",
+    "image_waiting",
     "termination_message",
     "wants_log_tail",
 ]
@@ -52,8 +55,9 @@ class ContainerStatus:
         name: the pod container's name.
         state: waiting, running or terminated.
         reason: why it waits (``ContainerCreating``, ``CrashLoopBackOff``,
-            ``ErrImageNeverPull``) or how it ended (``Completed``: exit code 0,
-            ``Error``), as the kubelet's API words them; empty while running.
+            ``ErrImageNeverPull``, ``ErrImagePull``, ``ImagePullBackOff``) or how it
+            ended (``Completed``: exit code 0, ``Error``), as the kubelet's API words
+            them; empty while running.
         message: for people, e.g. ``app exited with code 1``.
         container_id: the engine id of the judged instance; empty when there is none.
         running_since: when the running instance was created (podsync starts a
@@ -101,6 +105,9 @@ class _Inputs:
     startup: Mapping[str, bool]
     messages: Mapping[str, str]
     log_tails: Mapping[str, str]
+    # The engine's error of the last failed pull of a container's image, by container
+    # name, for the containers whose pull the plan tries again (``pod_status``).
+    pull_errors: Mapping[str, str] = attrs.Factory(dict)
 
     def started(self, c: Container, container_id: str) -> bool:
         # UpdatePodStatus (prober_manager.go): started once the startup probe
@@ -118,6 +125,42 @@ class _Inputs:
         return termination_message(
             policy, run.exit_code, self.messages.get(run.id, ""), self.log_tails.get(run.id, "")
         )
+
+
+def image_waiting(
+    name: str, image: str, wait: Wait | None, pull_error: str | None
+) -> tuple[str, str] | None:
+    """The waiting reason and message of a container held by its image, as the kubelet's
+    image manager words them (``EnsureImageExists``, kubelet-modern.md §13); ``None``
+    when its image holds nothing.
+
+    ``ImagePullBackOff`` (``Back-off pulling image "x"``) while the plan waits out a
+    failed pull's back-off; ``ErrImageNeverPull`` while it waits for an absent image it
+    may not pull; ``ErrImagePull``, with the engine's error (``pull_error``), when the
+    last pull failed and the plan tries it again.
+    """
+    if wait is not None and wait.reason is Reason.IMAGE_PULL_BACK_OFF:
+        return "ImagePullBackOff", f'Back-off pulling image "{image}"'
+    if wait is not None and wait.reason is Reason.IMAGE_NEVER_PULL:
+        return "ErrImageNeverPull", f"{name}: image {image} is absent (pull policy Never)"
+    if wait is None and pull_error is not None:
+        return "ErrImagePull", pull_error
+    return None
+
+
+def _pull_errors(pod: Pod, plan: Plan | None, failures: Collection[PullFailure]) -> dict[str, str]:
+    """The engine's error of the last failed pull, by container name, for the containers
+    of ``pod`` whose image ``plan`` pulls again for it after a failure."""
+    if plan is None or not failures or not plan.pulls:
+        return {}
+    errors = {f.image: f.message for f in failures if f.pod_uid == pod.uid}
+    retried = {normalize_image(p.image) for p in plan.pulls if pod.uid in p.pods}
+    found: dict[str, str] = {}
+    for c in pod.containers:
+        image = normalize_image(c.image)
+        if image in retried and image in errors:
+            found[c.name] = errors[image]
+    return found
 
 
 def termination_message(

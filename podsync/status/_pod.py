@@ -43,6 +43,7 @@ import attrs
 from podsync.actions._actions import FAILED_STOPS, Action, Plan, PodPlan, Reason, Wait
 from podsync.actions._options import PlanOptions
 from podsync.model._pod import ObservedContainer, Pod, RestartPolicy, TerminationMessagePolicy
+from podsync.model._pulls import PullFailure
 from podsync.spec._naming import NETWORK_CONTAINER
 from podsync.spec._ownership import ownership
 from podsync.status._container import (
@@ -51,8 +52,10 @@ from podsync.status._container import (
     _ended,
     _Inputs,
     _last_run,
+    _pull_errors,
     _ran,
     _with_run,
+    image_waiting,
     termination_message,
 )
 
@@ -178,6 +181,7 @@ def pod_status(
     startup: Mapping[str, bool] | None = None,
     termination_messages: Mapping[str, str] | None = None,
     log_tails: Mapping[str, str] | None = None,
+    pull_failures: Collection[PullFailure] = (),
 ) -> PodStatus:
     """The status of ``pod`` from the containers an engine reported.
 
@@ -205,6 +209,10 @@ def pod_status(
         termination_messages: the termination-message file of each container (by id)
             that has one, as read (``podsync.status._operate.termination_inputs``).
         log_tails: the log tail of failed runs under ``FallbackToLogsOnError`` (by id).
+        pull_failures: the failed image pulls the plan was made with (``plan``'s): a
+            container whose image ``plan`` pulls again after a failure for this pod
+            waits with ``ErrImagePull`` and the engine's error; one held by the
+            back-off (the plan's wait) with ``ImagePullBackOff``.
 
     Returns:
         The pod's status.
@@ -244,6 +252,7 @@ def pod_status(
         startup or {},
         termination_messages or {},
         log_tails or {},
+        _pull_errors(pod, plan, pull_failures),
     )
     return _judge(pod, instances, pod_plan, inputs)
 
@@ -296,10 +305,10 @@ def _judge(
                 )
             )
             continue
+        held = image_waiting(c.name, c.image, wait, inputs.pull_errors.get(c.name))
         if not mine:
-            if wait is not None and wait.reason is Reason.IMAGE_NEVER_PULL:
-                text = f"{c.name}: image {c.image} is absent (pull policy Never)"
-                reason = "ErrImageNeverPull"
+            if held is not None:
+                reason, text = held
             elif wait is not None and wait.reason is Reason.SCHEDULING_GATED:
                 # The kubelet never sees such a pod; its PodScheduled condition says
                 # SchedulingGated, which is what keeps it from running.
@@ -368,6 +377,10 @@ def _judge(
         elif wait is not None and wait.reason is Reason.CONFIG_MISSING:
             text = f"{ended}, cannot start again: {c.config_error}"
             problems.append(text)
+        elif held is not None:
+            waiting = attrs.evolve(waiting, reason=held[0])
+            text = f"{ended}: {held[1]}"
+            problems.append(text)
         else:
             text = f"{ended}, restarting"
             problems.append(text)
@@ -376,7 +389,11 @@ def _judge(
         else:
             counts["stopped"] += 1
             counts["succeeded"] += succeeded
-        if last.finished_at is not None and (wait is None or wait.reason not in _WAITING_REASONS):
+        if (
+            last.finished_at is not None
+            and held is None
+            and (wait is None or wait.reason not in _WAITING_REASONS)
+        ):
             # A run that ended, with no back-off holding its restart: terminated. (In
             # back-off the kubelet shows Waiting CrashLoopBackOff, the run as its last
             # state: the else branch; the same with the start error of a config it

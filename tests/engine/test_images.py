@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import attrs
 import docker
 import docker.errors
 import pytest
@@ -142,3 +143,50 @@ def test_pod_with_the_library_spelling_of_a_present_image_starts(
     ] == [(a.container, a.reason) for a in result.plan.actions if isinstance(a, Create)]
     listed = engine.api.containers(filters={"label": f"{podsync.labels.LABEL_POD_UID}={pod.uid}"})
     assert 3 == len(listed)
+
+
+def test_explicit_if_not_present_runs_a_local_latest_image_without_a_pull(
+    engine: docker.DockerClient, cleanup: Cleanup, tmp_path: Path
+) -> None:
+    """A locally built ``:latest`` image (the test image, which no registry has) with an
+    explicit ``imagePullPolicy: IfNotPresent`` runs without any pull: the policy is
+    honoured whatever the tag. Without a policy, its default is Always, and the plan
+    pulls it first (a registry the engine cannot reach would then hold the pod)."""
+    uid = str(uuid.uuid4())
+    text = f"""\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: local-{uid[:6]}
+  uid: {uid}
+spec:
+  containers:
+  - name: app
+    image: {TEST_IMAGE}
+    imagePullPolicy: IfNotPresent
+    command: ["/bin/sh", "-c", "trap 'exit 0' TERM; while :; do sleep 1; done"]
+"""
+    (pod,) = podsync.parse_pods(text)
+    cleanup.add_label(f"{podsync.labels.LABEL_POD_UID}={pod.uid}")
+    options = PlanOptions(
+        network_mode="none",
+        network_image=PAUSE_IMAGE,
+        root_dir=str(tmp_path / "root"),
+        allow_deletions=False,
+        stop_timeout=1,
+    )
+    defaulted = attrs.evolve(
+        pod, containers=(attrs.evolve(pod.containers[0], image_pull_policy=None),)
+    )
+
+    with DockerRuntime() as runtime:
+        images = runtime.list_images()
+        would = podsync.plan([defaulted], [], now=0.0, images=images, options=options)
+        result = podsync.sync([pod], runtime, options=options)
+
+    assert [(TEST_IMAGE, Reason.IMAGE_LATEST)] == [(p.image, p.reason) for p in would.pulls]
+    assert result.ok, result.apply_result.summary()
+    assert () == result.plan.pulls
+    assert ["net", "app"] == [a.container for a in result.plan.actions if isinstance(a, Create)]
+    listed = engine.api.containers(filters={"label": f"{podsync.labels.LABEL_POD_UID}={pod.uid}"})
+    assert 2 == len(listed)

@@ -36,6 +36,8 @@ PUBLIC = sorted(
         *("Probe", "Handler", "HTTPGetAction", "TCPSocketAction", "Lifecycle"),
         "HTTPHeader",
         *("RestartPolicy", "DNSPolicy", "PullPolicy", "derive_pod_uid"),
+        # A failed image pull, remembered for its back-off (plan's pull_failures).
+        "PullFailure",
         *("Resources", "ResourceList", "HostAlias", "TerminationMessagePolicy"),
         *("ObservedContainer", "ObservedImage", "ObservedVolume", "ClaimSource"),
         # security settings of the model
@@ -113,12 +115,13 @@ FACES: dict[str, list[str]] = {
         [
             *("parse_2014_container_name", "CONTAINER_NAME_PREFIX", "network_spec_hash"),
             *("SpecHash", "SPEC_HASH_VERSION", "claim_volume_name", "empty_dir_volume_name"),
+            "default_pull_policy",
         ]
     ),
 }
 
 #: Names first public on a face (never at the top level).
-NEW_ON_FACES = {"VolumeEntry", "EntryKind"}
+NEW_ON_FACES = {"VolumeEntry", "EntryKind", "default_pull_policy"}
 #: Names that left the top level in 0.2.0 for the face of their folder.
 MOVED_TO_FACES = {
     name: face

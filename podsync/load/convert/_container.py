@@ -229,7 +229,7 @@ def _container(
     args: tuple[str, ...],
     cpu: int,
     memory: int,
-    image_pull_policy: PullPolicy,
+    image_pull_policy: str,
     privileged: bool,
     env: tuple[EnvVar, ...],
     termination_message_policy: TerminationMessagePolicy = TerminationMessagePolicy.FILE,
@@ -247,7 +247,8 @@ def _container(
         volume_mounts=_mounts(c.volume_mounts),
         cpu=cpu,
         memory=memory,
-        image_pull_policy=image_pull_policy,
+        # An absent policy stays absent: its default follows the tag (default_pull_policy).
+        image_pull_policy=PullPolicy(image_pull_policy) if image_pull_policy else None,
         liveness_probe=_probe(c.liveness_probe, f"{path}.livenessProbe", out),
         lifecycle=_lifecycle(c.lifecycle, f"{path}.lifecycle", out),
         privileged=privileged,
@@ -333,7 +334,7 @@ def _container_v1beta1(c: _ContainerV1Beta1, path: str, out: list[tuple[str, str
         args=c.command,
         cpu=c.cpu,
         memory=c.memory,
-        image_pull_policy=PullPolicy(c.image_pull_policy),
+        image_pull_policy=c.image_pull_policy,
         privileged=c.privileged,
     )
 

@@ -125,7 +125,9 @@ _Scheme = NewType("_Scheme", str)
 _APIVersion = NewType("_APIVersion", str)
 _PodKind = NewType("_PodKind", str)
 _ManifestVersion = NewType("_ManifestVersion", str)
-_LegacyPullPolicy = NewType("_LegacyPullPolicy", str)  # holds a PullPolicy value
+# "" (none given: the default follows the image's tag) or a PullPolicy value.
+_PullPolicyText = NewType("_PullPolicyText", str)
+_LegacyPullPolicy = NewType("_LegacyPullPolicy", str)  # the same, from a 2014 name
 _ContainerPort = NewType("_ContainerPort", int)
 _HostPort = NewType("_HostPort", int)
 _Seconds = NewType("_Seconds", int)
@@ -302,7 +304,7 @@ class _ContainerV1:
     ports: tuple[_PortSchema, ...] = ()
     volume_mounts: tuple[_vol._VolumeMountV1, ...] = ()
     resources: _Resources | None = None
-    image_pull_policy: PullPolicy = PullPolicy.IF_NOT_PRESENT
+    image_pull_policy: _PullPolicyText = _PullPolicyText("")
     liveness_probe: _ProbeV1 | None = None
     lifecycle: _LifecycleV1 | None = None
     security_context: _sec._SecurityContext | None = None
@@ -409,7 +411,7 @@ class _ContainerV1Beta1:
     lifecycle: _LifecycleV1Beta1 | None = None
     termination_message_path: _OptionalBindPath = _OptionalBindPath("")
     privileged: bool = False
-    image_pull_policy: _LegacyPullPolicy = _LegacyPullPolicy(PullPolicy.IF_NOT_PRESENT.value)
+    image_pull_policy: _LegacyPullPolicy = _LegacyPullPolicy("")
 
 
 @attrs.frozen(kw_only=True)
@@ -575,6 +577,15 @@ def _is_dict(type_: Any) -> bool:
     return get_origin(type_) is dict
 
 
+def _given_policy(value: object, choices: Mapping[str, PullPolicy], *, fold_case: bool) -> str:
+    """The ``PullPolicy`` value ``value`` names, or ``""`` when none is given (the API
+    server's "unset"): only the model's default follows the image's tag, so an absent
+    policy stays absent (``podsync.spec.default_pull_policy``)."""
+    if not _expect_str(value):
+        return ""
+    return _choose(value, choices, PullPolicy.IF_NOT_PRESENT, fold_case=fold_case).value
+
+
 def _make_converter() -> cattrs.Converter:
     # A private converter: hooks registered here affect nobody else (never the global
     # cattrs converter).
@@ -633,17 +644,13 @@ def _make_converter() -> cattrs.Converter:
             unsupported=_UNSUPPORTED_DNS_POLICIES,
             field="dnsPolicy",
         ),
-        PullPolicy: lambda v: _choose(
-            v, _PULL_POLICIES, PullPolicy.IF_NOT_PRESENT, fold_case=False
-        ),
-        _LegacyPullPolicy: lambda v: (
-            _choose(v, _LEGACY_PULL_POLICIES, PullPolicy.IF_NOT_PRESENT, fold_case=True).value
-        ),
+        _PullPolicyText: lambda v: _given_policy(v, _PULL_POLICIES, fold_case=False),
+        _LegacyPullPolicy: lambda v: _given_policy(v, _LEGACY_PULL_POLICIES, fold_case=True),
     }
     # Checks of the text alone, with an immutable result: remembered per text.
     by_text: set[object] = {_Name, _ContainerName, _PortName, _Image, _EnvName, _LabelValue}
     by_text |= {_vol._BindPath, _OptionalBindPath, _WorkingDir, _OptionalName, _QualifiedName}
-    by_text |= {PortProtocol, RestartPolicy, DNSPolicy, PullPolicy}
+    by_text |= {PortProtocol, RestartPolicy, DNSPolicy, _PullPolicyText}
     for type_, check in hooks.items():
         hook = _remembered(check) if type_ in by_text else _simple(check)
         converter.register_structure_hook(type_, hook)

@@ -33,12 +33,12 @@ NOW = 1_000_000.0
 PAUSE = "registry.k8s.io/pause:3.10"
 
 
-def pod(name: str, image: str = "busybox") -> Pod:
+def pod(name: str, image: str = "busybox:1") -> Pod:
     return Pod(name, (Container("c", image),))
 
 
 def engine(**kwargs: Any) -> FakeRuntime:
-    kwargs.setdefault("images", ["busybox", PAUSE])
+    kwargs.setdefault("images", ["busybox:1", PAUSE])
     kwargs.setdefault("clock", lambda: NOW - 100)
     return FakeRuntime(**kwargs)
 
@@ -167,7 +167,7 @@ def test_a_buggy_runtime_does_not_kill_the_worker(tmp_path):
         def start_container(self, container_id: str) -> None:
             raise KeyError(container_id)
 
-    rt = Buggy(images=["busybox", PAUSE])
+    rt = Buggy(images=["busybox:1", PAUSE])
     the_plan = plan_for([pod("a")], rt, tmp_path)
 
     result = apply(the_plan, rt, clock=rt.clock)
@@ -235,7 +235,7 @@ class MeetingRuntime(FakeRuntime):
     Once the barrier has let one group through, later creates pass at once."""
 
     def __init__(self, meeting: int, **kwargs: Any) -> None:
-        kwargs.setdefault("images", ["busybox", PAUSE])
+        kwargs.setdefault("images", ["busybox:1", PAUSE])
         kwargs.setdefault("clock", lambda: NOW - 100)
         super().__init__(**kwargs)
         self.barrier = threading.Barrier(meeting, timeout=30)
@@ -341,9 +341,9 @@ def test_one_pool_even_with_few_workers(tmp_path):
 def test_interrupt_starts_no_further_pods(tmp_path: Path) -> None:
     """An interrupt (Ctrl-C) during apply stops it from starting the pods still queued:
     the calls under way finish, nothing else is called, and the interrupt propagates."""
-    pods = [Pod(f"p{i}", (Container("c", "busybox"),)) for i in range(6)]
+    pods = [Pod(f"p{i}", (Container("c", "busybox:1"),)) for i in range(6)]
     options = PlanOptions(root_dir=str(tmp_path))
-    fake = FakeRuntime(images=["busybox", "registry.k8s.io/pause:3.10"], clock=lambda: 1.0)
+    fake = FakeRuntime(images=["busybox:1", "registry.k8s.io/pause:3.10"], clock=lambda: 1.0)
     the_plan = plan(pods, [], images=fake.images, now=1.0, options=options)
 
     def interrupt(event: Event) -> None:
@@ -362,7 +362,7 @@ def test_a_failed_pull_skips_only_the_pod_of_that_uid(tmp_path):
     rt = engine()
     rt.fail("pull", match="redis", error="manifest unknown")
     from_http = Pod("web", (Container("c", "redis"),), source="http")
-    from_file = Pod("web", (Container("c", "busybox"),), source="file")
+    from_file = Pod("web", (Container("c", "busybox:1"),), source="file")
     the_plan = plan_for([from_http, from_file], rt, tmp_path)
     assert (from_http.uid,) == the_plan.pulls[0].pods
 
@@ -382,7 +382,7 @@ def test_events_carry_the_pod_uid_container_id_and_reason(tmp_path):
     """Besides its message, an event names the pod by uid and key, the container by
     name and engine id, and the plan's reason code, so nobody parses messages."""
     rt = engine()
-    web = Pod("web", (Container("c", "busybox"),), source="file")
+    web = Pod("web", (Container("c", "busybox:1"),), source="file")
     events: list[Event] = []
     apply(
         plan_for([web], rt, tmp_path),

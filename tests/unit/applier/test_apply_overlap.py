@@ -37,7 +37,7 @@ class _Overlapping(FakeRuntime):
     overlapping_calls = True
 
     def __init__(self, **kwargs: object) -> None:
-        super().__init__(images=["busybox", PAUSE], clock=lambda: NOW - 100, **kwargs)  # type: ignore[arg-type]
+        super().__init__(images=["busybox:1", PAUSE], clock=lambda: NOW - 100, **kwargs)  # type: ignore[arg-type]
         self.app_create_began = threading.Event()
         self.waited: list[bool] = []
 
@@ -80,7 +80,7 @@ def test_the_app_is_created_while_the_network_container_starts(tmp_path: Path) -
     """The app's create begins before the network container's start returned; the
     events and results stay in plan order, and both containers run."""
     rt = _Overlapping()
-    the_plan = _plan([Pod("web", (Container("app", "busybox"),))], rt, tmp_path)
+    the_plan = _plan([Pod("web", (Container("app", "busybox:1"),))], rt, tmp_path)
 
     events, ok = _events(rt, the_plan)
 
@@ -99,7 +99,7 @@ def test_every_app_container_is_created_ahead_and_started_in_order(tmp_path: Pat
     """With several app containers, each is created while the network container
     starts; they start in the pod's order."""
     rt = _Overlapping()
-    web = Pod("web", (Container("a", "busybox"), Container("b", "busybox")))
+    web = Pod("web", (Container("a", "busybox:1"), Container("b", "busybox:1")))
     the_plan = _plan([web], rt, tmp_path)
 
     events, ok = _events(rt, the_plan)
@@ -125,7 +125,7 @@ def test_a_network_container_that_fails_to_start_leaves_no_app_container(
     rt = _Overlapping()
     rt.fail("start", match="_net.", times=1, error="no more pids")
     rt.app_create_began.set()  # the failing start does not wait
-    the_plan = _plan([Pod("web", (Container("app", "busybox"),))], rt, tmp_path)
+    the_plan = _plan([Pod("web", (Container("app", "busybox:1"),))], rt, tmp_path)
 
     result = apply(the_plan, rt, clock=rt.clock)
 
@@ -144,7 +144,7 @@ def test_an_app_create_that_fails_ahead_fails_its_own_action(tmp_path: Path) -> 
     action is done) and the app's action fails with the engine's error."""
     rt = _Overlapping()
     rt.fail("create", match="_app.", times=1, error="no such image")
-    the_plan = _plan([Pod("web", (Container("app", "busybox"),))], rt, tmp_path)
+    the_plan = _plan([Pod("web", (Container("app", "busybox:1"),))], rt, tmp_path)
 
     result = apply(the_plan, rt, clock=rt.clock)
 
@@ -161,7 +161,7 @@ def test_a_failed_post_start_removes_the_next_container_made_ahead(tmp_path: Pat
     fails; the second app container, made ahead, is removed, its action skipped."""
     rt = _Overlapping()
     hook = Lifecycle(post_start=Handler(exec_command=("/bin/false",)))
-    web = Pod("web", (Container("a", "busybox", lifecycle=hook), Container("b", "busybox")))
+    web = Pod("web", (Container("a", "busybox:1", lifecycle=hook), Container("b", "busybox:1")))
     the_plan = _plan([web], rt, tmp_path)
     rt.set_exec_result(("/bin/false",), exit_code=1)
 
@@ -174,8 +174,8 @@ def test_a_failed_post_start_removes_the_next_container_made_ahead(tmp_path: Pat
 
 def test_without_overlapping_calls_the_calls_come_in_plan_order(tmp_path: Path) -> None:
     """A runtime that does not say its calls overlap gets them one after the other."""
-    rt = FakeRuntime(images=["busybox", PAUSE], clock=lambda: NOW - 100)
-    web = Pod("web", (Container("a", "busybox"), Container("b", "busybox")))
+    rt = FakeRuntime(images=["busybox:1", PAUSE], clock=lambda: NOW - 100)
+    web = Pod("web", (Container("a", "busybox:1"), Container("b", "busybox:1")))
     the_plan = _plan([web], rt, tmp_path)
 
     result = apply(the_plan, rt, clock=rt.clock)

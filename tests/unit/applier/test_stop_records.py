@@ -55,7 +55,7 @@ class Clock:
 def foo_pod(*containers: Container, **kwargs: Any) -> Pod:
     return Pod(
         "foo",
-        containers or (Container("bar", "busybox"),),
+        containers or (Container("bar", "busybox:1"),),
         namespace="new",
         source="test",
         uid=UID,
@@ -91,7 +91,7 @@ def test_replacement_whose_create_failed_runs_on_the_next_sync(root):
     exited 0 on SIGTERM), is reported as stopped by podsync, and the next sync creates
     the container instead of declaring the pod completed and stopping its network."""
     clock = Clock()
-    fake = FakeRuntime(images=["busybox", PAUSE, "pause:2"], clock=clock)
+    fake = FakeRuntime(images=["busybox:1", PAUSE, "pause:2"], clock=clock)
     pod = foo_pod(restart_policy=RestartPolicy.NEVER)
     assert run([pod], fake, root, NOW).ok
     fake.fail("create", match="k8s_bar", times=1)
@@ -120,9 +120,9 @@ def test_post_start_failure_is_not_a_success(root):
     that stop, and is still restarted: the stop is recorded as a failure."""
     hook = Lifecycle(post_start=Handler(exec_command=("warm-up",)))
     pod = foo_pod(
-        Container("bar", "busybox", lifecycle=hook), restart_policy=RestartPolicy.ON_FAILURE
+        Container("bar", "busybox:1", lifecycle=hook), restart_policy=RestartPolicy.ON_FAILURE
     )
-    fake = FakeRuntime(images=["busybox", PAUSE], clock=Clock(), stop_exit_code=0)
+    fake = FakeRuntime(images=["busybox:1", PAUSE], clock=Clock(), stop_exit_code=0)
     fake.set_exec_result(["warm-up"], 1)
 
     first = run([pod], fake, root, NOW)
@@ -146,10 +146,10 @@ def test_repeated_liveness_kills_back_off_and_count_as_failures(root):
     success). The older killed instance, once collected, takes its record with it."""
     probe = Probe(Handler(exec_command=("alive",)), failure_threshold=1)
     pod = foo_pod(
-        Container("bar", "busybox", liveness_probe=probe), restart_policy=RestartPolicy.ON_FAILURE
+        Container("bar", "busybox:1", liveness_probe=probe), restart_policy=RestartPolicy.ON_FAILURE
     )
     clock = Clock()
-    fake = FakeRuntime(images=["busybox", PAUSE], clock=clock, stop_exit_code=0)
+    fake = FakeRuntime(images=["busybox:1", PAUSE], clock=clock, stop_exit_code=0)
     gc = GCPolicy(max_per_container=1, min_age=0)
     assert run([pod], fake, root, NOW, gc=gc).ok
     fake.set_exec_result(["alive"], 1)
@@ -189,7 +189,7 @@ def test_repeated_liveness_kills_back_off_and_count_as_failures(root):
 def test_a_stop_that_cannot_be_recorded_is_not_made(root):
     """When the stop record cannot be written, the kill fails and the container keeps
     running: a stop without its record could leave the pod down for good."""
-    fake = FakeRuntime(images=["busybox", PAUSE], clock=Clock())
+    fake = FakeRuntime(images=["busybox:1", PAUSE], clock=Clock())
     pod = foo_pod()
     assert run([pod], fake, root, NOW).ok
     (old,) = observed(fake, root, "bar")
@@ -210,8 +210,8 @@ def test_observe_reports_records_of_stopped_owned_containers_only(root):
     """observe reports a record for an owned container that does not run; a record of a
     running container, or of a container that is gone, changes nothing. A record an
     earlier podsync wrote under the root directory is still read."""
-    fake = FakeRuntime(images=["busybox", PAUSE], clock=Clock())
-    pod = foo_pod(Container("bar", "busybox"), Container("baz", "busybox"))
+    fake = FakeRuntime(images=["busybox:1", PAUSE], clock=Clock())
+    pod = foo_pod(Container("bar", "busybox:1"), Container("baz", "busybox:1"))
     assert run([pod], fake, root, NOW).ok
     (bar,) = observed(fake, root, "bar")
     (baz,) = observed(fake, root, "baz")
@@ -232,7 +232,7 @@ def test_a_running_container_is_recorded_before_it_is_stopped(root):
     """The record is written before the stop: when the stop then fails, the record is
     there, and harmless while the container runs. A later stop for another reason
     replaces it."""
-    fake = FakeRuntime(images=["busybox", PAUSE], clock=Clock())
+    fake = FakeRuntime(images=["busybox:1", PAUSE], clock=Clock())
     assert run([foo_pod()], fake, root, NOW).ok
     (bar,) = observed(fake, root, "bar")
     fake.fail("stop", times=1)
@@ -251,7 +251,7 @@ def test_a_running_container_is_recorded_before_it_is_stopped(root):
 def test_a_removed_container_takes_its_record_with_it(root):
     """Removed, a container podsync stopped leaves no record behind: when its pod goes,
     nothing of it is left in the engine."""
-    fake = FakeRuntime(images=["busybox", PAUSE, "busybox:2"], clock=Clock())
+    fake = FakeRuntime(images=["busybox:1", PAUSE, "busybox:2"], clock=Clock())
     assert run([foo_pod()], fake, root, NOW).ok
     (bar,) = observed(fake, root, "bar")
     assert run([foo_pod(Container("bar", "busybox:2"))], fake, root, NOW + 1).ok
@@ -283,7 +283,7 @@ def test_wait_judges_the_instance_the_planner_judges(exit_code, stopped_by, fini
     from podsync.cli import _wait
 
     pod = foo_pod(restart_policy=RestartPolicy.NEVER)
-    fake = FakeRuntime(images=["busybox", PAUSE], clock=Clock())
+    fake = FakeRuntime(images=["busybox:1", PAUSE], clock=Clock())
     options = PlanOptions(root_dir="/nonexistent")
     assert sync([pod], fake, options=options, now=NOW, clock=fake.clock).ok
     bar = next(c for c in fake.containers if c.labels["io.podsync.container.name"] == "bar")

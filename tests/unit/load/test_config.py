@@ -227,7 +227,8 @@ def test_minimal_v1_pod_defaults():
     ("body", "expected"),
     [
         # Empty policy strings mean the default, like Go's zero value.
-        ('imagePullPolicy: ""', {"image_pull_policy": PullPolicy.IF_NOT_PRESENT}),
+        # Empty is the API server's "unset": the default then follows the tag.
+        ('imagePullPolicy: ""', {"image_pull_policy": None}),
         ("imagePullPolicy: Never", {"image_pull_policy": PullPolicy.NEVER}),
         ("imagePullPolicy: IfNotPresent", {"image_pull_policy": PullPolicy.IF_NOT_PRESENT}),
         # Requests and limits are kept apart: a request is never a limit (see
@@ -532,8 +533,8 @@ def test_v1beta1_restart_policy(policy, expected):
         ("pullalways", PullPolicy.ALWAYS),
         ("PULLNEVER", PullPolicy.NEVER),
         ("PullIfNotPresent", PullPolicy.IF_NOT_PRESENT),
-        # Empty: IfNotPresent (the post-#2360 default).
-        ("''", PullPolicy.IF_NOT_PRESENT),
+        # Empty: none given; the default follows the tag (SetDefaults_Container).
+        ("''", None),
     ],
 )
 def test_v1beta1_pull_policy(policy, expected):

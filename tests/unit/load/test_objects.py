@@ -36,7 +36,7 @@ metadata:
 spec:
   containers:
   - name: app
-    image: busybox
+    image: busybox:1.36
     env:
     - name: MODE
       valueFrom:
@@ -143,7 +143,7 @@ metadata:
 spec:
   containers:
   - name: app
-    image: busybox
+    image: busybox:1.36
     envFrom:
     - configMapRef: {name: app-config}
     - prefix: CFG_
@@ -291,7 +291,7 @@ def test_an_edited_configmap_replaces_the_container_and_the_plan_names_it() -> N
     from tests.support.engine_model import EngineModel
     from tests.unit.planner.test_plan import NOW, run
 
-    model = EngineModel(image_tags={"busybox:latest", "registry.k8s.io/pause:3.10"})
+    model = EngineModel(image_tags={"busybox:1.36", "registry.k8s.io/pause:3.10"})
     model.apply(run(list(parse(CONFIG + "---\n" + POD))), NOW - 100)
     assert (
         run(list(parse(CONFIG + "---\n" + POD)), model.observed, images=model.images).actions == ()

@@ -727,3 +727,34 @@ def test_the_loop_keeps_probe_states_in_memory(tmp_path: Path) -> None:
     assert len(before - {c.id for c in loop.fake.containers if c.running}) == 1
     kinds = {v.labels.get("io.podsync.volume.kind") for v in loop.fake.volumes}
     assert "probe-record" not in kinds
+
+
+def test_a_failed_pull_is_not_tried_again_before_its_back_off_ends(tmp_path: Path) -> None:
+    """The loop remembers a failed pull (per pod and image): the next rounds do not
+    pull, the loop wakes when the back-off ends (10 s, not the 60 s period) and pulls
+    again; the back-off doubles; once the registry answers, the container runs."""
+    pods = tmp_path / "pods"
+    pods.mkdir()
+    (pods / "web.yaml").write_text(pod_yaml("web", image="registry.example.com/myapp:1"))
+    loop = make_loop(tmp_path, [str(pods)], sync_period=60, source_period=100)
+    loop.fake.fail("pull", match="myapp", error="pull access denied")
+
+    def pulls() -> int:
+        return sum(1 for c in loop.fake.calls if c.name == "pull")
+
+    loop.tick()
+    assert 1 == pulls()
+    loop.reconciler.request_sync()
+    wait = loop.tick()
+    assert 1 == pulls()
+    assert wait == pytest.approx(10, abs=0.5)  # woken when the back-off ends
+    wait = loop.advance(wait)
+    assert 2 == pulls()
+    loop.reconciler.request_sync()
+    wait = loop.tick()
+    assert 2 == pulls()
+    assert wait == pytest.approx(20, abs=0.5)  # doubled
+    loop.fake.clear_faults()
+    loop.advance(wait)
+    assert 3 == pulls()
+    assert loop.running() == [("web", "app"), ("web", "net")]

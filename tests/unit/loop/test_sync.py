@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
 import podsync
@@ -61,10 +62,15 @@ class Clock:
 
 
 def foo_pod(*containers: Container, **kwargs: Any) -> Pod:
-    """The seed's standard pod: foo in namespace new from source test, uid 12345678."""
-    return Pod(
-        "foo", containers or (BAR,), namespace="new", source="test", uid="12345678", **kwargs
+    """The seed's standard pod: foo in namespace new from source test, uid 12345678,
+    under the seed's pull rule: a container that names no pull policy pulls only an
+    absent image (the modern default is tests/unit/loop/test_pull_back_off.py's and
+    tests/unit/planner/test_plan_pull_policy.py's subject)."""
+    seeded = tuple(
+        c if c.image_pull_policy else attrs.evolve(c, image_pull_policy=PullPolicy.IF_NOT_PRESENT)
+        for c in containers or (BAR,)
     )
+    return Pod("foo", seeded, namespace="new", source="test", uid="12345678", **kwargs)
 
 
 def legacy(cid: str, name: str, *, image: str = "busybox", **kwargs: Any) -> ObservedContainer:
@@ -347,9 +353,10 @@ def test_sync_pod_unhealthy(root):
 
 
 def test_sync_pods_with_pull_policy(root):
-    """#17 TestSyncPodsWithPullPolicy: Always pulls, IfNotPresent pulls when absent or
-    :latest, Never never pulls; the Never container whose image is absent waits (fix:
-    the seed created it and the engine refused)."""
+    """#17 TestSyncPodsWithPullPolicy: Always pulls, IfNotPresent pulls when absent (an
+    explicit IfNotPresent on a present :latest is honoured: the modern kubelet's rule),
+    Never never pulls; the Never container whose image is absent waits (fix: the seed
+    created it and the engine refused)."""
     pod = foo_pod(
         Container("bar", "pull_always_image", image_pull_policy=PullPolicy.ALWAYS),
         Container("bar1", "pull_never_image", image_pull_policy=PullPolicy.NEVER),
@@ -366,7 +373,6 @@ def test_sync_pods_with_pull_policy(root):
         "custom_image_name",
         "pull_always_image",
         "pull_if_not_present_image",
-        "want:latest",
     ] == pulled
     created = [
         c.args[0].labels["io.podsync.container.name"] for c in rt.calls if c.name == "create"
@@ -385,11 +391,17 @@ def rich_pod() -> Pod:
             Container(
                 "app",
                 "busybox",
+                image_pull_policy=PullPolicy.IF_NOT_PRESENT,
                 ports=(Port(80, 8080, name="http"),),
                 volume_mounts=(VolumeMount("scratch", "/scratch"),),
                 termination_message_path="/dev/termination-log",
             ),
-            Container("sidecar", "busybox", command=("sleep", "1000")),
+            Container(
+                "sidecar",
+                "busybox",
+                image_pull_policy=PullPolicy.IF_NOT_PRESENT,
+                command=("sleep", "1000"),
+            ),
         ),
         volumes=(Volume("scratch"),),
     )
@@ -414,8 +426,8 @@ def test_sync_converges(root):
 def test_fault_in_one_pod_does_not_stop_the_others(root):
     """A failing create fails its pod (the rest of it is skipped); the other pod is
     done; once the fault is gone the next sync converges."""
-    alpha = Pod("alpha", (Container("c", "busybox"),))
-    beta = Pod("beta", (Container("c", "busybox"),))
+    alpha = Pod("alpha", (Container("c", "busybox", image_pull_policy=PullPolicy.IF_NOT_PRESENT),))
+    beta = Pod("beta", (Container("c", "busybox", image_pull_policy=PullPolicy.IF_NOT_PRESENT),))
     rt = engine()
     rt.fail("create", match="alpha")
 

@@ -56,7 +56,7 @@ spec:
       - {path: labels, fieldRef: {fieldPath: metadata.labels}}
   containers:
   - name: app
-    image: busybox
+    image: busybox:1
     volumeMounts:
     - {name: config, mountPath: /etc/config}
     - {name: info, mountPath: /etc/info}
@@ -75,7 +75,7 @@ def load(settings: str = SETTINGS, pod: str = POD) -> list[Pod]:
 
 
 def fake() -> FakeRuntime:
-    return FakeRuntime(images=["busybox", "registry.k8s.io/pause:3.10"], clock=FakeClock(NOW))
+    return FakeRuntime(images=["busybox:1", "registry.k8s.io/pause:3.10"], clock=FakeClock(NOW))
 
 
 def run(pods: list[Pod], runtime: FakeRuntime, root: Path):  # type: ignore[no-untyped-def]

@@ -18,7 +18,7 @@ PAUSE = ObservedImage("sha256:pause", ("podsync-demo/pause:1",))
 BUSYBOX = ObservedImage("sha256:busybox", ("busybox:latest",), (f"busybox@{DIGEST}",))
 
 
-def _pod(name: str, *images: str, policy: PullPolicy = PullPolicy.IF_NOT_PRESENT) -> Pod:
+def _pod(name: str, *images: str, policy: PullPolicy | None = PullPolicy.IF_NOT_PRESENT) -> Pod:
     containers = tuple(
         Container(f"c{i}", image, image_pull_policy=policy) for i, image in enumerate(images)
     )
@@ -80,9 +80,10 @@ def test_spellings_of_one_image_are_one_pull():
 
 
 def test_pull_reasons_merge_across_spellings():
-    """A present image is pulled once when one spelling asks for it (explicit
-    ``:latest``), and the pull lists only the pods whose policy wanted it."""
-    pods = [_pod("a", "busybox"), _pod("b", "docker.io/library/busybox:latest")]
+    """A present image is pulled once when one spelling asks for it (``:latest`` with
+    no policy given: Always by default), and the pull lists only the pods whose policy
+    wanted it (an explicit IfNotPresent does not)."""
+    pods = [_pod("a", "busybox"), _pod("b", "docker.io/library/busybox:latest", policy=None)]
 
     p = plan(pods, images=[PAUSE, BUSYBOX], now=NOW, options=OPTIONS)
 
@@ -90,7 +91,8 @@ def test_pull_reasons_merge_across_spellings():
         Pull(
             "docker.io/library/busybox:latest",
             Reason.IMAGE_LATEST,
-            "pull docker.io/library/busybox:latest: explicit :latest tag, always pulled",
+            "pull docker.io/library/busybox:latest: no pull policy given, and the default "
+            "for a :latest or untagged image is Always",
             ("uid-b",),
         )
     ] == list(p.pulls)

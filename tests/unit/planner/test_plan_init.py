@@ -26,14 +26,14 @@ spec:
   restartPolicy: %s
   initContainers:
   - name: setup
-    image: busybox
+    image: busybox:1.36
     command: [sh, -c, "echo setup > /work/order"]
   - name: migrate
-    image: busybox
+    image: busybox:1.36
     command: [sh, -c, "echo migrate >> /work/order"]
   containers:
   - name: app
-    image: busybox
+    image: busybox:1.36
 """
 
 
@@ -43,7 +43,7 @@ def web(policy: str = "Always", text: str = POD) -> Pod:
 
 
 def engine() -> EngineModel:
-    return EngineModel(image_tags={"busybox:latest", "registry.k8s.io/pause:3.10"})
+    return EngineModel(image_tags={"busybox:1.36", "registry.k8s.io/pause:3.10"})
 
 
 def step(pods: list[Pod], model: EngineModel, now: float, **kw) -> Plan:
@@ -215,7 +215,7 @@ def test_an_added_init_container_rebuilds_the_pod():
     pod, model = web(), engine()
     _initialised(pod, model)
     added = web(
-        text=POD.replace("  containers:", "  - {name: seed, image: busybox}\n  containers:")
+        text=POD.replace("  containers:", "  - {name: seed, image: busybox:1.36}\n  containers:")
     )
 
     p = step([added], model, NOW + 100)
@@ -247,8 +247,11 @@ def test_a_lost_network_container_initialises_the_pod_again():
 def test_init_labels_record_the_index_and_the_sidecar():
     pod = web(
         text=POD.replace(
-            '    image: busybox\n    command: [sh, -c, "echo setup',
-            ('    image: busybox\n    restartPolicy: Always\n    command: [sh, -c, "echo setup'),
+            '    image: busybox:1.36\n    command: [sh, -c, "echo setup',
+            (
+                "    image: busybox:1.36\n    restartPolicy: Always\n"
+                '    command: [sh, -c, "echo setup'
+            ),
         )
     )
     p = plan([pod], [], images=engine().images, now=NOW)
@@ -275,14 +278,14 @@ spec:
   restartPolicy: %s
   initContainers:
   - name: proxy
-    image: busybox
+    image: busybox:1.36
     restartPolicy: Always
     args: [httpd, -f]
   - name: setup
-    image: busybox
+    image: busybox:1.36
   containers:
   - name: app
-    image: busybox
+    image: busybox:1.36
 """
 
 
@@ -380,8 +383,8 @@ def test_a_changed_sidecar_is_replaced_alone():
 
 
 def test_pods_without_init_containers_plan_as_before():
-    pod = Pod("web", (Container("app", "busybox"),))
-    with_init = attrs.evolve(pod, init_containers=(Container("setup", "busybox"),))
+    pod = Pod("web", (Container("app", "busybox:1.36"),))
+    with_init = attrs.evolve(pod, init_containers=(Container("setup", "busybox:1.36"),))
 
     assert [("Create", "net"), ("Create", "app")] == [
         (type(a).__name__, a.container)
@@ -489,8 +492,8 @@ def test_status_of_a_failed_init_container_under_never():
 def test_a_pod_no_longer_desired_stops_sidecars_after_its_app_containers():
     """Read from the labels alone: the pod file is gone."""
     text = SIDECAR.replace(
-        "  - name: setup\n    image: busybox\n",
-        "  - name: setup\n    image: busybox\n  - name: logs\n    image: busybox\n"
+        "  - name: setup\n    image: busybox:1.36\n",
+        "  - name: setup\n    image: busybox:1.36\n  - name: logs\n    image: busybox:1.36\n"
         "    restartPolicy: Always\n",
     )
     pod, model = web("Always", text), engine()

@@ -48,10 +48,10 @@ WEB = Pod(
     (
         Container(
             "nginx",
-            "busybox",
+            "busybox:1.36",
             volume_mounts=(VolumeMount("cache", "/cache"),),
         ),
-        Container("logger", "busybox"),
+        Container("logger", "busybox:1.36"),
     ),
     volumes=(Volume("cache"),),
     namespace="shop",
@@ -62,7 +62,7 @@ WEB = Pod(
 
 def running(pod: Pod, options: PlanOptions) -> EngineModel:
     """An engine on which podsync created ``pod`` with ``options``."""
-    model = EngineModel(image_tags={"busybox:latest", "registry.k8s.io/pause:3.10"})
+    model = EngineModel(image_tags={"busybox:1.36", "registry.k8s.io/pause:3.10"})
     model.root_dir = options.root_dir
     first = plan([pod], [], images=model.images, now=NOW - 100, options=options)
     model.apply(first, NOW - 100)
@@ -215,7 +215,7 @@ def test_a_root_dir_change_replaces_only_the_containers_that_bind_under_it():
             WEB.containers[0],  # mounts the emptyDir
             WEB.containers[1],  # binds nothing from the root directory
             # A termination-message file, under the root directory.
-            Container("job", "busybox", termination_message_path="/dev/termination-log"),
+            Container("job", "busybox:1.36", termination_message_path="/dev/termination-log"),
         ),
     )
     model = running(pod, PlanOptions(root_dir="/var/lib/podsync"))

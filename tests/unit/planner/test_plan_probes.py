@@ -18,7 +18,7 @@ from podsync.spec._naming import NETWORK_CONTAINER
 from tests.support.engine_model import EngineModel
 
 NOW = 1_000_000.0
-IMAGES = {"busybox:latest", "registry.k8s.io/pause:3.10"}
+IMAGES = {"busybox:1.36", "registry.k8s.io/pause:3.10"}
 
 
 def pod_file(text: str) -> Pod:
@@ -36,7 +36,7 @@ spec:
   terminationGracePeriodSeconds: 30
   containers:
     - name: app
-      image: busybox
+      image: busybox:1.36
       command: ["sh", "-c", "sleep 60; serve"]
       livenessProbe:
         exec: {command: ["cat", "/tmp/alive"]}
@@ -48,7 +48,7 @@ spec:
         failureThreshold: 30
         terminationGracePeriodSeconds: 7
     - name: sidecar
-      image: busybox
+      image: busybox:1.36
       command: ["sh", "-c", "sleep 3600"]
 """
 )
@@ -63,7 +63,7 @@ spec:
   terminationGracePeriodSeconds: 30
   containers:
     - name: app
-      image: busybox
+      image: busybox:1.36
       command: ["httpd", "-f"]
       livenessProbe:
         httpGet: {port: 80, path: /healthz}
@@ -170,7 +170,7 @@ def test_readiness_never_restarts():
 def test_a_probe_kill_under_never_stops_for_good():
     never = pod_file(
         "apiVersion: v1\nkind: Pod\nmetadata: {name: once}\nspec:\n  restartPolicy: Never\n"
-        "  containers:\n  - name: app\n    image: busybox\n"
+        "  containers:\n  - name: app\n    image: busybox:1.36\n"
         "    startupProbe: {exec: {command: [check]}}\n"
     )
     model = running(never)
@@ -245,7 +245,7 @@ def test_a_container_that_does_not_run_is_not_ready():
 def test_a_completed_pod_is_not_ready_with_pod_completed():
     job = pod_file(
         "apiVersion: v1\nkind: Pod\nmetadata: {name: job}\nspec:\n  restartPolicy: Never\n"
-        "  containers:\n  - name: work\n    image: busybox\n"
+        "  containers:\n  - name: work\n    image: busybox:1.36\n"
     )
     model = running(job)
     for c in list(model.observed):

@@ -21,7 +21,7 @@ from tests.support.engine_model import EngineModel
 from tests.support.image_references import DIGEST
 
 NOW = 1_000_000.0
-IMAGES = {"busybox:latest", "registry.k8s.io/pause:3.10"}
+IMAGES = {"busybox:1.36", "registry.k8s.io/pause:3.10"}
 
 
 def pod_file(text: str) -> Pod:
@@ -40,7 +40,7 @@ spec:
   restartPolicy: OnFailure
   containers:
     - name: work
-      image: busybox
+      image: busybox:1.36
       command: ["sh", "-c", "make report"]
 """
 )
@@ -55,7 +55,7 @@ spec:
   restartPolicy: Never
   containers:
     - name: app
-      image: busybox
+      image: busybox:1.36
       command: ["sh", "-c", "serve"]
       livenessProbe:
         exec:
@@ -72,7 +72,7 @@ metadata:
 spec:
   containers:
     - name: app
-      image: busybox
+      image: busybox:1.36
       command: ["httpd", "-f"]
 """
 )
@@ -242,7 +242,7 @@ metadata:
 spec:
   containers:
     - name: app
-      image: busybox
+      image: busybox:1.36
 """
     )
     second = pod_file(
@@ -423,7 +423,7 @@ def test_deletions_limited_to_ready_sources_read_the_source_label():
     from_file = WEB
     (from_http,) = parse_pods(
         "apiVersion: v1\nkind: Pod\nmetadata:\n  name: api\nspec:\n"
-        "  containers:\n    - name: app\n      image: busybox\n",
+        "  containers:\n    - name: app\n      image: busybox:1.36\n",
         source="http",
     )
     model = running(from_file)

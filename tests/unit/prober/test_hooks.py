@@ -117,7 +117,7 @@ def closed_port() -> int:
 
 def engine(**kwargs: Any) -> FakeRuntime:
     clock = iter(range(int(NOW) - 500, int(NOW)))
-    kwargs.setdefault("images", ["busybox", PAUSE])
+    kwargs.setdefault("images", ["busybox:1", PAUSE])
     return FakeRuntime(clock=lambda: float(next(clock)), **kwargs)
 
 
@@ -216,7 +216,7 @@ def test_run_handler_exec():
     """TestRunHandlerExec: the command runs in the container through the runtime;
     a non-zero exit code fails, quoting the output."""
     rt = engine()
-    cid = rt.create_container(CreateSpec("app", "busybox"))
+    cid = rt.create_container(CreateSpec("app", "busybox:1"))
     rt.start_container(cid)
     rt.set_exec_result(["ls", "-a"], 2, b"no such file\n")
 
@@ -232,7 +232,7 @@ def test_run_handler_exec():
 def test_run_handler_uses_the_network_address(server):
     """A handler without a host connects to the address of the pod's network container."""
     rt = engine(address=LOOPBACK)
-    net = rt.create_container(CreateSpec("net", "busybox"))
+    net = rt.create_container(CreateSpec("net", "busybox:1"))
 
     run_handler(http(server.port, "ok", host=""), rt, "app-id", network_id=net, timeout=1.0)
 
@@ -243,7 +243,7 @@ def test_run_handler_uses_the_network_address(server):
 def test_run_handler_without_an_address():
     """No host and no address: the handler cannot run."""
     rt = engine()
-    cid = rt.create_container(CreateSpec("app", "busybox"))
+    cid = rt.create_container(CreateSpec("app", "busybox:1"))
 
     with pytest.raises(HandlerError, match="has no network address") as info:
         run_handler(Handler(tcp_socket=TCPSocketAction(port=80)), rt, cid, timeout=1.0)
@@ -267,7 +267,7 @@ def test_sync_pods_with_net_creates_container_calls_handler(server, tmp_path):
     """#8 TestSyncPodsWithNetCreatesContainerCallsHandler: bar is created and started,
     then its postStart handler GETs http://<host>:<port>/bar."""
     pod = foo_pod(
-        Container("bar", "busybox", lifecycle=Lifecycle(post_start=http(server.port, "bar")))
+        Container("bar", "busybox:1", lifecycle=Lifecycle(post_start=http(server.port, "bar")))
     )
     rt = engine(containers=[LEGACY_NET])
 
@@ -282,7 +282,7 @@ def test_sync_pod_event_handler_fails(tmp_path):
     """#16 TestSyncPodEventHandlerFails: the postStart handler fails, so the new
     container is stopped and the create reported failed; the sync is not ok."""
     port = closed_port()
-    pod = foo_pod(Container("bar", "busybox", lifecycle=Lifecycle(post_start=http(port, "bar"))))
+    pod = foo_pod(Container("bar", "busybox:1", lifecycle=Lifecycle(post_start=http(port, "bar"))))
     rt = engine(containers=[LEGACY_NET])
     events: list[Event] = []
 
@@ -307,7 +307,7 @@ def test_sync_pod_event_handler_fails(tmp_path):
 def test_exec_post_start(tmp_path, exit_code, ok):
     """An exec postStart handler runs in the new container; a non-zero exit stops it."""
     hook = Handler(exec_command=("/bin/setup", "--fast"))
-    pod = foo_pod(Container("bar", "busybox", lifecycle=Lifecycle(post_start=hook)))
+    pod = foo_pod(Container("bar", "busybox:1", lifecycle=Lifecycle(post_start=hook)))
     rt = engine(containers=[LEGACY_NET])
     rt.set_exec_result(["/bin/setup", "--fast"], exit_code, b"oops")
 
@@ -329,7 +329,7 @@ def test_post_start_named_port_through_sync(server, tmp_path):
     hook = http("web", "ok")
     container = Container(
         "bar",
-        "busybox",
+        "busybox:1",
         ports=(Port(server.port, name="web"),),
         lifecycle=Lifecycle(post_start=hook),
     )
@@ -342,7 +342,7 @@ def test_post_start_named_port_through_sync(server, tmp_path):
 
 
 def labelled_pod(rt: FakeRuntime, tmp_path: Path, pre_stop: Handler) -> Pod:
-    pod = foo_pod(Container("bar", "busybox", lifecycle=Lifecycle(pre_stop=pre_stop)))
+    pod = foo_pod(Container("bar", "busybox:1", lifecycle=Lifecycle(pre_stop=pre_stop)))
     assert run([pod], rt, tmp_path).ok
     rt.clear_calls()
     return pod
@@ -370,14 +370,14 @@ def test_pre_stop_runs_for_a_container_removed_from_the_spec(tmp_path):
     rt = engine()
     drain = Handler(exec_command=("drain",))
     both = foo_pod(
-        Container("bar", "busybox", lifecycle=Lifecycle(pre_stop=drain)),
-        Container("baz", "busybox"),
+        Container("bar", "busybox:1", lifecycle=Lifecycle(pre_stop=drain)),
+        Container("baz", "busybox:1"),
     )
     assert run([both], rt, tmp_path).ok
     rt.clear_calls()
     bar = next(c for c in rt.containers if "_bar." in c.name)
 
-    result = run([foo_pod(Container("baz", "busybox"))], rt, tmp_path)
+    result = run([foo_pod(Container("baz", "busybox:1"))], rt, tmp_path)
 
     (kill,) = [a for a in result.plan.actions if getattr(a, "container", "") == "bar"]
     assert drain == kill.pre_stop
@@ -493,7 +493,7 @@ def test_failed_post_start_stops_with_the_pods_grace_period(tmp_path, ticking):
         post_start=Handler(exec_command=("setup",)), pre_stop=Handler(exec_command=("drain",))
     )
     pod = attrs.evolve(
-        foo_pod(Container("bar", "busybox", lifecycle=hooks)), termination_grace_period_seconds=3
+        foo_pod(Container("bar", "busybox:1", lifecycle=hooks)), termination_grace_period_seconds=3
     )
     rt = engine(containers=[LEGACY_NET])
     rt.set_exec_result(["setup"], 1)
@@ -515,11 +515,11 @@ def probed_pod(handler: Handler, delay: int = 0) -> Pod:
     return foo_pod(
         Container(
             "bar",
-            "busybox",
+            "busybox:1",
             ports=(Port(1, name="web"),),
             liveness_probe=Probe(handler, initial_delay_seconds=delay),
         ),
-        Container("quiet", "busybox"),
+        Container("quiet", "busybox:1"),
     )
 
 
@@ -570,7 +570,7 @@ def test_probe_liveness_tcp_named_port(listening, tmp_path):
     handler = Handler(tcp_socket=TCPSocketAction(port="web", host=LOOPBACK))
     pod = foo_pod(
         Container(
-            "bar", "busybox", ports=(Port(listening, name="web"),), liveness_probe=Probe(handler)
+            "bar", "busybox:1", ports=(Port(listening, name="web"),), liveness_probe=Probe(handler)
         )
     )
     rt, bar = started(pod, tmp_path)

@@ -8,6 +8,8 @@ from hypothesis import given
 
 from podsync import PullPolicy
 from podsync.spec._images import (
+    default_pull_policy,
+    effective_pull_policy,
     has_latest_tag,
     image_reference_problem,
     is_pinned_digest,
@@ -16,7 +18,12 @@ from podsync.spec._images import (
     should_pull,
     split_image,
 )
-from tests.support.image_references import DIGEST_SPELLINGS, INVALID, LISTED, NEWER_GRAMMAR
+from tests.support.image_references import (
+    DIGEST_SPELLINGS,
+    INVALID,
+    LISTED,
+    NEWER_GRAMMAR,
+)
 from tests.support.strategies import images
 
 DIGEST = "sha256:" + "0123456789abcdef" * 4
@@ -128,7 +135,7 @@ def test_pull_reference(image, expected):
     assert expected == pull_reference(image)
 
 
-PRESENT = {"existing_one", "want:latest"}
+PRESENT = {"existing_one", "want:latest", "want:1"}
 
 
 @pytest.mark.parametrize(
@@ -142,8 +149,15 @@ PRESENT = {"existing_one", "want:latest"}
         (PullPolicy.IF_NOT_PRESENT, "pull_if_not_present_image", True),
         # IfNotPresent keeps a present one.
         (PullPolicy.IF_NOT_PRESENT, "existing_one", False),
-        # IfNotPresent still pulls an explicit :latest that is present (kubernetes #2388).
-        (PullPolicy.IF_NOT_PRESENT, "want:latest", True),
+        # An explicit IfNotPresent keeps a present :latest (the seed pulled it, kubernetes
+        # #2388; the modern kubelet honours a given policy).
+        (PullPolicy.IF_NOT_PRESENT, "want:latest", False),
+        # No policy given: the default follows the tag - Always for :latest or none ...
+        (None, "want:latest", True),
+        (None, "existing_one", True),
+        # ... IfNotPresent for another tag.
+        (None, "existing_one:1", True),
+        (None, "want:1", False),
         # Always pulls even a present image.
         (PullPolicy.ALWAYS, "existing_one", True),
         # Never does not pull even a :latest.
@@ -151,7 +165,8 @@ PRESENT = {"existing_one", "want:latest"}
     ],
 )
 def test_should_pull(policy, image, expected):
-    """The seed's pull rule over TestSyncPodsWithPullPolicy's images."""
+    """The pull rule over TestSyncPodsWithPullPolicy's images (the modern kubelet's
+    shouldPullImage)."""
 
     assert expected == should_pull(policy, image, image in PRESENT)
 
@@ -223,3 +238,58 @@ def test_a_colon_inside_the_repository_path_is_not_a_tag():
     the repository name invalid."""
 
     assert "invalid repository name" == image_reference_problem("registry.example.com/team:1/app")
+
+
+@pytest.mark.parametrize("reference", ["localhost/", "localhost:5000/", "example.com/"])
+def test_a_registry_host_without_a_repository_says_so(reference):
+    """``localhost`` is a registry host as ``example.com`` is: ``localhost/`` names a
+    host and no repository (read as a path, it would be an "invalid repository name")."""
+
+    assert "empty repository name" == image_reference_problem(reference)
+
+
+@pytest.mark.parametrize(
+    ("image", "expected"),
+    [
+        # No tag and no digest: ParseImageName supplies "latest", so Always.
+        ("nginx", PullPolicy.ALWAYS),
+        ("docker.io/library/nginx", PullPolicy.ALWAYS),
+        ("localhost:5000/app", PullPolicy.ALWAYS),
+        # An explicit :latest.
+        ("nginx:latest", PullPolicy.ALWAYS),
+        ("registry.example.com:5000/team/app:latest", PullPolicy.ALWAYS),
+        # Another tag, or a digest alone: IfNotPresent.
+        ("nginx:1.25", PullPolicy.IF_NOT_PRESENT),
+        (f"nginx@{DIGEST}", PullPolicy.IF_NOT_PRESENT),
+        (f"nginx:1.25@{DIGEST}", PullPolicy.IF_NOT_PRESENT),
+        # The tag beside a digest still decides (SetDefaults_Container reads the tag).
+        (f"nginx:latest@{DIGEST}", PullPolicy.ALWAYS),
+        # Tags are case-sensitive.
+        ("nginx:Latest", PullPolicy.IF_NOT_PRESENT),
+        # A reference the engine refuses is read by the seed's rules, tag as written.
+        ("Team/App:latest", PullPolicy.ALWAYS),
+        ("Team/App:1", PullPolicy.IF_NOT_PRESENT),
+        ("Team/App", PullPolicy.ALWAYS),
+    ],
+)
+def test_default_pull_policy(image, expected):
+    """SetDefaults_Container's tag-or-digest rule."""
+
+    assert expected == default_pull_policy(image)
+
+
+@pytest.mark.parametrize(
+    ("policy", "image", "expected"),
+    [
+        (None, "nginx", PullPolicy.ALWAYS),
+        (None, "nginx:1.25", PullPolicy.IF_NOT_PRESENT),
+        # A given policy is kept, whatever the tag.
+        (PullPolicy.IF_NOT_PRESENT, "nginx:latest", PullPolicy.IF_NOT_PRESENT),
+        (PullPolicy.NEVER, "nginx", PullPolicy.NEVER),
+        (PullPolicy.ALWAYS, "nginx:1.25", PullPolicy.ALWAYS),
+    ],
+)
+def test_effective_pull_policy(policy, image, expected):
+    """Only the default depends on the tag."""
+
+    assert expected == effective_pull_policy(policy, image)

@@ -74,7 +74,7 @@ def cmd_run(
     def on_warning(line: str) -> None:
         console.warning(line)
 
-    etcd = etcd_options(args)
+    etcd = etcd_options(args, console.warning)
     runtime = factory(args.docker_host)
     try:
         reconciler = Reconciler(

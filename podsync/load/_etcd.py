@@ -76,6 +76,8 @@ NO_SUCH_KEY = "no such key (publish pods to it with podsync publish; an empty li
 
 # host:port, the host a name, an IPv4 address or an IPv6 address in brackets.
 _ENDPOINT = re.compile(r"(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(?P<port>[0-9]{1,5})")
+# One endpoint of a list, an etcdctl scheme (``https://``) before it allowed.
+_ENDPOINT_PART = re.compile(r"(?:(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://)?(?P<endpoint>[^,/]*)")
 # A host name of a key: a DNS subdomain (the kubelet's node names), no "/" of course.
 _HOST_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 
@@ -200,7 +202,7 @@ def check_credentials_transport(url: EtcdURL, options: EtcdOptions) -> None:
     Raises:
         ValueError: the user would be sent in clear (the message names the flags).
     """
-    if options.user is None or options.insecure or url.https(options):
+    if url.https(options) or options.user is None or options.insecure:
         return
     remote = [f"{h}:{p}" for h, p in url.endpoints if not is_loopback(h)]
     if remote:
@@ -247,20 +249,28 @@ def parse_etcd_url(url: str, *, key: bool = True) -> EtcdURL:
         raise ValueError(f"an etcd URL starts with {ETCD_SCHEME}, http:// or https://")
     tls, rest = parsed
     form = "etcd://HOST:PORT[,HOST:PORT...]/KEY" if key else "https://HOST:PORT[,HOST:PORT...]"
-    hosts, slash, path = rest.partition("/")
     endpoints: list[tuple[str, int]] = []
-    for index, part in enumerate(hosts.split(",")):
-        if index and "://" in part:
-            again = _scheme(part)
-            if again is None or again[0] != tls:
-                raise ValueError(f"{part!r}: every endpoint has the scheme of the first")
-            part = again[1]
+    at = 0
+    while True:
+        written = _ENDPOINT_PART.match(rest, at)
+        assert written is not None  # it matches the empty string
+        at = written.end()
+        part = written.group("endpoint")
+        if written.group("scheme") is not None:
+            again = _scheme(written.group(0))
+            if not endpoints or again is None or again[0] != tls:
+                raise ValueError(
+                    f"{written.group(0)!r}: every endpoint has the scheme of the first"
+                )
         match = _ENDPOINT.fullmatch(part)
         port = int(match.group("port")) if match else 0
         if match is None or not 0 < port < 65536:
             raise ValueError(f"{part!r} is not HOST:PORT ({form})")
         endpoints.append((match.group("host").strip("[]"), port))
-    the_key = slash + path
+        if rest[at : at + 1] != ",":
+            break
+        at += 1
+    the_key = rest[at:]
     if key and the_key in ("", "/"):
         raise ValueError(f"names no key (etcd://HOST:PORT/KEY, e.g. {HOST_KEY})")
     if not key and the_key not in ("", "/"):

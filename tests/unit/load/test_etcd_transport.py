@@ -145,7 +145,7 @@ def attrs_key(url: EtcdURL) -> EtcdURL:
 def test_refused_names_both_ways_out() -> None:
     url = parse_etcd_url("etcd://10.0.0.1:2379", key=False)
 
-    with pytest.raises(ValueError, match="^--etcd-user: ") as caught:
+    with pytest.raises(ValueError, match=r"^--etcd-user: ") as caught:
         check_credentials_transport(url, EtcdOptions(**USER))
 
     assert str(caught.value) == (

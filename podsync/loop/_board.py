@@ -27,7 +27,9 @@ everything else and ``metrics_text`` returns ``None``.
 
 from __future__ import annotations
 
+import contextlib
 import http.server
+import ipaddress
 import math
 import socket
 import socketserver
@@ -359,9 +361,31 @@ METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 #: Seconds between the server's checks for ``close()``: the most ``close`` waits.
 _POLL_INTERVAL = 0.2
 
-#: Seconds a connection may take to send its request: a client that connects and says
-#: nothing does not hold a thread for ever.
+#: Seconds a connection may wait for each read of its request: a client that connects
+#: and says nothing does not hold a thread for ever.
 _REQUEST_TIMEOUT = 10.0
+
+#: Seconds a whole connection may last, its request read and its answer written: a
+#: client that sends a byte now and then (slow loris), or reads its answer as slowly,
+#: is cut off then, whatever the per-read timeout.
+REQUEST_DEADLINE = 10.0
+
+#: Connections answered at once; one more is answered ``503`` and closed at once, so
+#: that clients that hold connections open cannot take a thread (and memory) each
+#: without end.
+MAX_CONNECTIONS = 16
+
+#: Said once (``serve``'s ``on_warning``) when the address is not a loopback one.
+NO_AUTH_WARNING = (
+    "--listen {address}: not a loopback address; /healthz, /pods and /metrics have no "
+    "authentication, and show pod names, images and error messages to whoever reaches it"
+)
+
+_BUSY = (
+    b"HTTP/1.0 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
+    b"Content-Length: 32\r\nRetry-After: 1\r\nConnection: close\r\n\r\n"
+    b"too many connections: try again\n"
+)
 
 
 def parse_listen_address(text: str) -> tuple[str, int]:
@@ -407,11 +431,40 @@ class _Server(http.server.ThreadingHTTPServer):
         family: socket.AddressFamily,
         board: LoopBoard,
         log: Callable[[str], None] | None,
+        *,
+        max_connections: int = MAX_CONNECTIONS,
+        deadline: float = REQUEST_DEADLINE,
     ) -> None:
         self.address_family = family
         self.board = board
         self.log = log
+        self.deadline = deadline
+        self._slots = threading.BoundedSemaphore(max_connections)
         super().__init__(address, _Handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """Answer in a thread of its own while fewer than ``max_connections`` are being
+        answered; else ``503`` at once (a write of one small packet to a socket buffer
+        that is empty: it does not block) and close."""
+        if not self._slots.acquire(blocking=False):
+            with contextlib.suppress(OSError):
+                request.settimeout(0)
+                request.send(_BUSY)
+            self.shutdown_request(request)
+            if self.log is not None:
+                self.log(f"{client_address[0]} refused: too many connections")
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
 
     def server_bind(self) -> None:
         socketserver.TCPServer.server_bind(self)
@@ -438,6 +491,25 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     sys_version = ""
     timeout = _REQUEST_TIMEOUT
     _PATHS = ("/healthz", "/pods", "/metrics")
+
+    def setup(self) -> None:
+        # The whole connection's deadline: when it passes, the socket is shut down,
+        # which wakes the read or write this thread is blocked in (it then ends).
+        self._deadline = threading.Timer(self.server.deadline, self._expire)
+        self._deadline.daemon = True
+        self._deadline.start()
+        super().setup()
+
+    def _expire(self) -> None:
+        if self.server.log is not None:
+            self.server.log(f"{self.client_address[0]} cut off: over {self.server.deadline:g}s")
+        with contextlib.suppress(OSError):
+            self.request.shutdown(socket.SHUT_RDWR)
+
+    def finish(self) -> None:
+        self._deadline.cancel()
+        with contextlib.suppress(OSError):  # the deadline shut the socket down
+            super().finish()
 
     def do_GET(self) -> None:
         try:
@@ -544,7 +616,13 @@ class BoardServer:
 
 
 def serve(
-    board: LoopBoard, address: str, *, log: Callable[[str], None] | None = None
+    board: LoopBoard,
+    address: str,
+    *,
+    log: Callable[[str], None] | None = None,
+    on_warning: Callable[[str], object] | None = None,
+    max_connections: int = MAX_CONNECTIONS,
+    deadline: float = REQUEST_DEADLINE,
 ) -> BoardServer:
     """Answer ``GET /healthz``, ``/pods`` and ``/metrics`` from ``board`` on ``address``,
     from a daemon thread, until the handle's ``close()``.
@@ -558,8 +636,9 @@ def serve(
 
     The endpoints have no authentication: they show pod names, images and error
     messages. Listen on a loopback address (``127.0.0.1``, ``[::1]``; ``:PORT`` and
-    ``PORT`` mean ``127.0.0.1``) unless the network that reaches the address is trusted - an address
-    of another interface, or ``0.0.0.0``, is taken as given.
+    ``PORT`` mean ``127.0.0.1``) unless the network that reaches the address is
+    trusted; another address, or ``0.0.0.0``, is taken as given, and ``on_warning`` is
+    told that it has no authentication.
 
     Args:
         board: what to answer from.
@@ -567,6 +646,12 @@ def serve(
             (``parse_listen_address``).
         log: called with one line per request (client, request line, status) and per
             error; ``None`` (the default) logs nothing - never to stderr.
+        on_warning: told once (``NO_AUTH_WARNING``) when the address is not a loopback
+            one (``0.0.0.0`` and ``[::]`` included).
+        max_connections: connections answered at once; one more is answered ``503``
+            and closed.
+        deadline: seconds a whole connection may last (request read, answer written);
+            then it is cut off (slow-loris safe).
 
     Raises:
         ValueError: a malformed address.
@@ -576,4 +661,16 @@ def serve(
     family, _, _, _, sockaddr = socket.getaddrinfo(
         host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
     )[0]
-    return BoardServer(_Server((str(sockaddr[0]), port), family, board, log))
+    if max_connections < 1 or not deadline > 0:
+        raise ValueError("max_connections must be 1 or more, and deadline positive seconds")
+    if on_warning is not None and not ipaddress.ip_address(str(sockaddr[0])).is_loopback:
+        on_warning(NO_AUTH_WARNING.format(address=address))
+    server = _Server(
+        (str(sockaddr[0]), port),
+        family,
+        board,
+        log,
+        max_connections=max_connections,
+        deadline=deadline,
+    )
+    return BoardServer(server)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from podsync.cli._args import EXIT_OK, _Failure
@@ -17,14 +18,31 @@ if TYPE_CHECKING:
 __all__: list[str] = []
 
 
-def etcd_options(args: argparse.Namespace) -> EtcdOptions | None:
-    """The ``EtcdOptions`` of the command line; ``None`` when no etcd option is given."""
+#: The warning of ``--etcd-insecure`` with a user.
+INSECURE_WARNING = (
+    "--etcd-insecure: the --etcd-user's password and token may go over plain http, "
+    "where anyone on the path can read them and write this host's pods"
+)
+
+
+def etcd_options(
+    args: argparse.Namespace, on_warning: Callable[[str], object] | None = None
+) -> EtcdOptions | None:
+    """The ``EtcdOptions`` of the command line; ``None`` when no etcd option is given.
+
+    Args:
+        on_warning: told once when ``--etcd-insecure`` is given with ``--etcd-user``.
+    """
     ca, cert, key = (getattr(args, n, None) for n in ("etcd_ca", "etcd_cert", "etcd_key"))
     user, password_file = (
         getattr(args, "etcd_user", None),
         getattr(args, "etcd_password_file", None),
     )
-    if not any((ca, cert, key, user, password_file)):
+    tls, insecure = (
+        bool(getattr(args, "etcd_tls", False)),
+        bool(getattr(args, "etcd_insecure", False)),
+    )
+    if not any((ca, cert, key, user, password_file, tls, insecure)):
         return None
     from podsync.load._etcd import EtcdOptions
 
@@ -47,19 +65,37 @@ def etcd_options(args: argparse.Namespace) -> EtcdOptions | None:
         if path is not None and not os.path.isfile(path):
             raise _Failure(f"{option} {path}: no such file")
     try:
-        return EtcdOptions(ca_file=ca, cert_file=cert, key_file=key, user=user, password=password)
+        options = EtcdOptions(
+            ca_file=ca,
+            cert_file=cert,
+            key_file=key,
+            user=user,
+            password=password,
+            tls=tls,
+            insecure=insecure,
+        )
     except ValueError as exc:
         raise _Failure(f"etcd options: {exc}") from None
+    if insecure and user is not None and on_warning is not None:
+        on_warning(INSECURE_WARNING)
+    return options
 
 
 def cmd_publish(args: argparse.Namespace, console: Console) -> int:
     """Validate, compare and write; 0 when written (or nothing to write, or a dry run)."""
     from podsync.fleet._publish import publish
-    from podsync.load._etcd import host_key, parse_etcd_url
+    from podsync.load._etcd import (
+        EtcdOptions,
+        check_credentials_transport,
+        host_key,
+        parse_etcd_url,
+    )
     from podsync.load._sources import DEFAULT_MAX_BYTES
 
+    options = etcd_options(args, console.warning)
     try:
-        parse_etcd_url(args.etcd, key=False)
+        endpoints = parse_etcd_url(args.etcd, key=False)
+        check_credentials_transport(endpoints, options or EtcdOptions())
     except ValueError as exc:
         raise _Failure(f"--etcd {args.etcd}: {exc}") from None
     try:
@@ -71,7 +107,7 @@ def cmd_publish(args: argparse.Namespace, console: Console) -> int:
             list(args.sources),
             etcd=args.etcd,
             host=args.host,
-            options=etcd_options(args),
+            options=options,
             dry_run=args.dry_run,
             if_revision=args.if_revision,
             max_bytes=args.max_bytes if args.max_bytes is not None else DEFAULT_MAX_BYTES,

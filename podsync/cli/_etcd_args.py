@@ -17,13 +17,19 @@ PASSWORD_ENV = "PODSYNC_ETCD_PASSWORD"
 
 
 def add_etcd_options(parser: argparse.ArgumentParser) -> None:
-    """``--etcd-ca``, ``--etcd-cert``, ``--etcd-key``, ``--etcd-user`` and
-    ``--etcd-password-file``: how etcd sources (and ``publish``) reach etcd."""
+    """``--etcd-ca``, ``--etcd-tls``, ``--etcd-cert``, ``--etcd-key``, ``--etcd-user``,
+    ``--etcd-password-file`` and ``--etcd-insecure``: how etcd sources (and ``publish``)
+    reach etcd."""
     group = parser.add_argument_group("etcd (etcd://HOST:PORT[,HOST:PORT...]/KEY sources)")
     group.add_argument(
         "--etcd-ca",
         metavar="FILE",
         help="the CA certificate (PEM) of etcd's endpoints: etcd is then spoken to over https",
+    )
+    group.add_argument(
+        "--etcd-tls",
+        action="store_true",
+        help="speak https to etcd's endpoints, verified with the system's CAs (or --etcd-ca)",
     )
     group.add_argument(
         "--etcd-cert", metavar="FILE", help="a client certificate (PEM), with --etcd-key"
@@ -38,6 +44,12 @@ def add_etcd_options(parser: argparse.ArgumentParser) -> None:
         "--etcd-password-file",
         metavar="FILE",
         help="a file whose first line is the --etcd-user's password",
+    )
+    group.add_argument(
+        "--etcd-insecure",
+        action="store_true",
+        help="send the --etcd-user's password and token over plain http to an endpoint "
+        "that is not a loopback address (refused without it)",
     )
 
 
@@ -60,7 +72,8 @@ def add_publish_command(commands: Any, parents: list[argparse.ArgumentParser]) -
         "--etcd",
         required=True,
         metavar="URL",
-        help="etcd's endpoints: etcd://HOST:PORT[,HOST:PORT...]",
+        help="etcd's endpoints: etcd://HOST:PORT[,HOST:PORT...], or as etcdctl's "
+        "--endpoints, https://HOST:PORT[,...] (TLS) or http://HOST:PORT[,...]",
     )
     p.add_argument("--host", required=True, metavar="NAME", help="the host the pods run on")
     p.add_argument(

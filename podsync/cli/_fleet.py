@@ -64,7 +64,7 @@ def cmd_apply_hosts(args: argparse.Namespace, console: Console, factory: Any) ->
             hosts_file=args.hosts,
             on_warning=console.warning,
             secret_key=_host_key(root_dir),
-            etcd=etcd_options(args),
+            etcd=etcd_options(args, console.warning),
             **load,
         )
     except ConfigError as exc:

@@ -227,7 +227,11 @@ def _cmd_plan(args: argparse.Namespace, console: Console, factory: RuntimeFactor
     from podsync.cli._secrets import _with_sources
 
     loaded = _load(
-        args.sources, console.warning, args.max_bytes, _root_dir(args), etcd_options(args)
+        args.sources,
+        console.warning,
+        args.max_bytes,
+        _root_dir(args),
+        etcd_options(args, console.warning),
     )
     pods = loaded.pods
     options = loaded.options(_plan_options(args, console))
@@ -279,7 +283,11 @@ def _cmd_apply(
 
         return _apply_saved(args, console, factory)
     loaded = _load(
-        args.sources, console.warning, args.max_bytes, _root_dir(args), etcd_options(args)
+        args.sources,
+        console.warning,
+        args.max_bytes,
+        _root_dir(args),
+        etcd_options(args, console.warning),
     )
     pods = loaded.pods
     options = loaded.options(_plan_options(args, console))
@@ -331,7 +339,11 @@ def _pod_of_volume(volume: ObservedVolume) -> str:
 def _cmd_down(args: argparse.Namespace, console: Console, factory: RuntimeFactory) -> int:
     # Removing pods: what they would ignore while running is beside the point.
     loaded = _load(
-        args.sources, lambda _: None, args.max_bytes, _root_dir(args), etcd_options(args)
+        args.sources,
+        lambda _: None,
+        args.max_bytes,
+        _root_dir(args),
+        etcd_options(args, console.warning),
     )
     pods = loaded.pods
     root_dir = _root_dir(args)

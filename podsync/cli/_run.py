@@ -74,7 +74,7 @@ def cmd_run(
     def on_warning(line: str) -> None:
         console.warning(line)
 
-    etcd = etcd_options(args)
+    etcd = etcd_options(args, console.warning)
     runtime = factory(args.docker_host)
     try:
         reconciler = Reconciler(
@@ -143,7 +143,7 @@ def _listen(args: argparse.Namespace, console: Console) -> tuple[Board | None, _
         sync_period=args.sync_period, clock=console.clocks.elapsed, wall_clock=console.clocks.now
     )
     try:
-        server: _Server = _board.serve(board, args.listen)
+        server: _Server = _board.serve(board, args.listen, on_warning=console.warning)
     except (OSError, ValueError) as exc:
         raise _Failure(f"cannot listen on {args.listen}: {exc}") from None
     return board, server

@@ -120,7 +120,7 @@ def _apply_saved(args: argparse.Namespace, console: Console, factory: RuntimeFac
             f"the saved plan was made with --root-dir {root_dir}, not {_root_dir(args)}; "
             "leave --root-dir out or make the plan again"
         )
-    the_plan = _unsealed(the_plan, args.plan_file, etcd_options(args))
+    the_plan = _unsealed(the_plan, args.plan_file, etcd_options(args, console.warning))
     with _engine(factory, args.docker_host) as runtime:
         current = _fingerprint(the_plan, _observe(runtime, root_dir), runtime)
         if current != the_plan.fingerprint:

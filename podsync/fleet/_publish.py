@@ -123,7 +123,8 @@ def publish(
     Args:
         sources: pod files, directories, URLs and etcd keys, as for ``load_pods``
             (standard input too, ``-``).
-        etcd: the endpoints, ``etcd://HOST:PORT[,HOST:PORT...]``.
+        etcd: the endpoints, ``etcd://HOST:PORT[,HOST:PORT...]``, or etcdctl's
+            ``https://HOST:PORT[,...]`` (TLS) or ``http://HOST:PORT[,...]``.
         host: the host's name: the key is ``/registry/hosts/<host>/kubelet``.
         options: TLS, user and password (``EtcdOptions``).
         dry_run: read and compare only; write nothing.
@@ -149,7 +150,9 @@ def publish(
         raise TypeError("sources must be a sequence of sources, not a single str or path")
     endpoints = parse_etcd_url(etcd, key=False)
     key = host_key(host)
-    url = endpoints.url(key)
+    # The source that reads the key back (``podsync run``'s): always ``etcd://``, since
+    # an ``https://`` source is an HTTP one; its TLS comes from the options there.
+    url = attrs.evolve(endpoints, tls=None).url(key)
     node = attrs.evolve(NodeInfo.this_host(), name=host)
     items = _validated_items(sources, node, options, max_bytes, http_timeout, on_warning)
     value = (json.dumps(items, indent=2, ensure_ascii=False, default=str) + "\n").encode()

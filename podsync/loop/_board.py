@@ -4,7 +4,9 @@ what its HTTP endpoints read.
 The loop's threads write to a ``LoopBoard`` (a source was read or failed, a sync round
 ended, an action ended, the latest pod statuses); ``serve`` answers ``/healthz``,
 ``/pods`` and ``/metrics`` from it. The board is thread-safe: every write and every read
-holds one lock, so a read never sees half a write.
+holds one lock, so a read never sees half a write; and no read does more under it than
+copy - ``/metrics`` is rendered from a snapshot of plain numbers after the lock is let
+go, so a slow or frequent scraper never holds up the loop.
 
 Health is the kubelet's ``syncloop`` health check (``syncLoopHealthCheck``,
 ``pkg/kubelet/server/server.go``; ``Kubelet.SyncLoopHealthCheck`` in
@@ -16,8 +18,8 @@ it fails (the kubelet passes until its loop is first entered: "not yet" is not "
 a supervisor that waits for the host to be in shape). One failed round within two
 periods of a good one is not yet a failure.
 
-Metrics go through ``prometheus_client`` (the optional ``metrics`` extra:
-``pip install 'podsync[metrics]'``) into a ``CollectorRegistry`` of the board's own:
+Metrics are rendered by ``prometheus_client`` (the optional ``metrics`` extra:
+``pip install 'podsync[metrics]'``) into a ``CollectorRegistry`` made for each scrape:
 podsync registers nothing in the process-global default registry, so an embedder's
 metrics and two boards in one process never mix. Without the extra the board keeps
 everything else and ``metrics_text`` returns ``None``.
@@ -25,14 +27,16 @@ everything else and ``metrics_text`` returns ``None``.
 
 from __future__ import annotations
 
+import contextlib
 import http.server
+import ipaddress
 import math
 import socket
 import socketserver
 import sys
 import threading
 import urllib.parse
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import attrs
@@ -72,78 +76,123 @@ class Health:
     reason: str
 
 
-class _Metrics:
-    """The board's metrics, in a registry of their own (see the module docstring)."""
+@attrs.define
+class _Counts:
+    """The board's metrics as plain numbers: written under the board's lock, copied under
+    it (``copy``), and rendered from the copy outside it (``_render``), so that a scrape
+    never holds the lock the loop's threads write under while it formats text and reads
+    ``/proc``.
 
-    def __init__(self) -> None:
-        import prometheus_client as pc
+    Attributes:
+        durations: how many sync rounds took at most each of ``SYNC_DURATION_BUCKETS``
+            and more than the last (not cumulative: one count per bucket, then ``+Inf``).
+        duration_sum: the seconds of every sync round.
+        rounds: sync rounds by result (``ok``, ``failed``).
+        actions: actions by (kind, result).
+        pods: pods by phase, as the last round saw them.
+        source_errors: failed reads by source label.
+        source_up: 1 or 0 by source label.
+        last_success: the Unix time of the last successful round (0: none yet).
+    """
 
-        self.registry = pc.CollectorRegistry(auto_describe=True)
-        r = self.registry
-        self.sync_duration = pc.Histogram(
+    durations: list[int] = attrs.Factory(lambda: [0] * (len(SYNC_DURATION_BUCKETS) + 1))
+    duration_sum: float = 0.0
+    # Every series that exists from the start is exported from the start, at 0, so that
+    # rate() and "== 0" alerts work before the first event.
+    rounds: dict[str, int] = attrs.Factory(lambda: {"ok": 0, "failed": 0})
+    actions: dict[tuple[str, str], int] = attrs.Factory(dict)
+    pods: dict[str, int] = attrs.Factory(lambda: {phase.value: 0 for phase in PodPhase})
+    source_errors: dict[str, int] = attrs.Factory(dict)
+    source_up: dict[str, int] = attrs.Factory(dict)
+    last_success: float = 0.0
+
+    def observe(self, duration: float) -> None:
+        index = next(
+            (i for i, bound in enumerate(SYNC_DURATION_BUCKETS) if duration <= bound),
+            len(SYNC_DURATION_BUCKETS),
+        )
+        self.durations[index] += 1
+        self.duration_sum += duration
+
+    def copy(self) -> _Counts:
+        return attrs.evolve(
+            self,
+            durations=list(self.durations),
+            rounds=dict(self.rounds),
+            actions=dict(self.actions),
+            pods=dict(self.pods),
+            source_errors=dict(self.source_errors),
+            source_up=dict(self.source_up),
+        )
+
+
+def _render(counts: _Counts) -> str:
+    """``counts`` in the Prometheus text format, through ``prometheus_client``, in a
+    registry made for this one scrape (podsync registers nothing in the process-global
+    one), with the process's own CPU time, memory and open files (read from ``/proc``
+    now: what the loop costs at idle)."""
+    import prometheus_client as pc
+    from prometheus_client.core import (
+        CounterMetricFamily,
+        GaugeMetricFamily,
+        HistogramMetricFamily,
+    )
+    from prometheus_client.utils import floatToGoString
+
+    def families() -> Iterator[Any]:
+        cumulative, buckets = 0, []
+        for bound, count in zip((*SYNC_DURATION_BUCKETS, math.inf), counts.durations, strict=True):
+            cumulative += count
+            buckets.append((floatToGoString(bound), cumulative))  # type: ignore[no-untyped-call]
+        yield HistogramMetricFamily(
             "podsync_sync_duration_seconds",
             "Duration of podsync's sync rounds (observe, plan, apply).",
-            buckets=SYNC_DURATION_BUCKETS,
-            registry=r,
+            buckets=buckets,
+            sum_value=counts.duration_sum,
         )
-        self.sync_rounds = pc.Counter(
-            "podsync_sync_rounds",
-            "Sync rounds, by result (ok or failed).",
-            ["result"],
-            registry=r,
-        )
-        self.actions = pc.Counter(
-            "podsync_actions",
-            "Actions applied to the engine, by kind (pull, create, kill, ...) and result "
-            "(ok, failed or skipped).",
-            ["kind", "result"],
-            registry=r,
-        )
-        self.pods = pc.Gauge(
-            "podsync_pods",
-            "Pods, by phase, as the last sync round saw them.",
-            ["phase"],
-            registry=r,
-        )
-        self.source_errors = pc.Counter(
-            "podsync_source_errors",
-            "Failed reads of a pod source (the source keeps its last good pods), by source.",
-            ["source"],
-            registry=r,
-        )
-        self.source_up = pc.Gauge(
-            "podsync_source_up",
-            "1 when the last read of the source succeeded, 0 when it failed.",
-            ["source"],
-            registry=r,
-        )
-        self.last_success = pc.Gauge(
+        for name, doc, labels, values, family in (
+            ("podsync_sync_rounds", "Sync rounds, by result (ok or failed).", ["result"],
+             {(k,): v for k, v in counts.rounds.items()}, CounterMetricFamily),
+            ("podsync_actions", "Actions applied to the engine, by kind (pull, create, "
+             "kill, ...) and result (ok, failed or skipped).", ["kind", "result"],
+             counts.actions, CounterMetricFamily),
+            ("podsync_pods", "Pods, by phase, as the last sync round saw them.", ["phase"],
+             {(k,): v for k, v in counts.pods.items()}, GaugeMetricFamily),
+            ("podsync_source_errors", "Failed reads of a pod source (the source keeps its "
+             "last good pods), by source.", ["source"],
+             {(k,): v for k, v in counts.source_errors.items()}, CounterMetricFamily),
+            ("podsync_source_up", "1 when the last read of the source succeeded, 0 when "
+             "it failed.", ["source"],
+             {(k,): v for k, v in counts.source_up.items()}, GaugeMetricFamily),
+        ):  # fmt: skip
+            metric = family(name, doc, labels=labels)
+            for key, value in values.items():
+                metric.add_metric(list(key), value)
+            yield metric
+        yield GaugeMetricFamily(
             "podsync_last_successful_sync_timestamp_seconds",
             "Unix time the last successful sync round completed (0: none yet).",
-            registry=r,
+            value=counts.last_success,
         )
-        # The process's own CPU time, memory and open files (process_cpu_seconds_total,
-        # ...), read from /proc when scraped: what the loop costs at idle.
-        pc.ProcessCollector(registry=r)
-        # Every series that exists from the start is exported from the start, at 0, so
-        # that rate() and "== 0" alerts work before the first event.
-        for result in ("ok", "failed"):
-            self.sync_rounds.labels(result)
-        for phase in PodPhase:
-            self.pods.labels(phase.value).set(0)
-        self._generate = pc.generate_latest
 
-    def text(self) -> str:
-        # Typed here: without the extra installed, mypy sees prometheus_client as Any.
-        exposition: bytes = self._generate(self.registry)
-        return exposition.decode("utf-8")
+    class _Snapshot:
+        def collect(self) -> Iterator[Any]:
+            return families()
+
+    registry = pc.CollectorRegistry(auto_describe=False)
+    registry.register(_Snapshot())
+    pc.ProcessCollector(registry=registry)
+    # Typed here: without the extra installed, mypy sees prometheus_client as Any.
+    exposition: bytes = pc.generate_latest(registry)
+    return exposition.decode("utf-8")
 
 
-def _load_metrics() -> _Metrics | None:
+def _have_metrics() -> bool:
     try:
-        return _Metrics()
+        import prometheus_client  # noqa: F401
     except ImportError:  # the ``metrics`` extra is not installed
-        return None
+        return False
+    return True
 
 
 def _source_label(source: str) -> str:
@@ -198,25 +247,26 @@ class LoopBoard:
         self._last_success: float | None = None  # monotonic
         self._last_failure: str | None = None  # the message of the last round, if it failed
         self._statuses: tuple[PodStatus, ...] | None = None
-        self._metrics = _load_metrics()
+        self._counts = _Counts()
+        self._metrics = _have_metrics()
 
     # --- the loop's side ------------------------------------------------------------
 
     def source_ok(self, source: str) -> None:
         """``source`` was read (its pods are current)."""
+        label = _source_label(source)
         with self._lock:
-            if self._metrics is not None:
-                self._metrics.source_up.labels(_source_label(source)).set(1)
+            self._counts.source_up[label] = 1
 
     def source_error(self, source: str, message: str) -> None:
         """``source`` could not be read or parsed (``message`` says why); the loop keeps
         its last good pods."""
         del message  # logged by the loop; a metric label must not carry free text
+        label = _source_label(source)
         with self._lock:
-            if self._metrics is not None:
-                label = _source_label(source)
-                self._metrics.source_errors.labels(label).inc()
-                self._metrics.source_up.labels(label).set(0)
+            counts = self._counts
+            counts.source_errors[label] = counts.source_errors.get(label, 0) + 1
+            counts.source_up[label] = 0
 
     def sync_done(self, duration: float, ok: bool, message: str = "") -> None:
         """A sync round ended, after ``duration`` seconds; ``ok`` False when it failed
@@ -231,13 +281,11 @@ class LoopBoard:
             if ok:
                 self._last_success = self._clock()
                 self._last_failure = None
+                self._counts.last_success = self._wall_clock()
             else:
                 self._last_failure = message or "(no message)"
-            if self._metrics is not None:
-                self._metrics.sync_duration.observe(duration)
-                self._metrics.sync_rounds.labels("ok" if ok else "failed").inc()
-                if ok:
-                    self._metrics.last_success.set(self._wall_clock())
+            self._counts.observe(duration)
+            self._counts.rounds["ok" if ok else "failed"] += 1
 
     def action_done(self, kind: str, result: str) -> None:
         """An action of ``kind`` (the loop's name for it: ``pull``, ``create``, ``kill``,
@@ -252,20 +300,18 @@ class LoopBoard:
                 f"an action result is one of {', '.join(ACTION_RESULTS)}, got {result!r}"
             )
         with self._lock:
-            if self._metrics is not None:
-                self._metrics.actions.labels(kind, result).inc()
+            actions = self._counts.actions
+            actions[kind, result] = actions.get((kind, result), 0) + 1
 
     def pods_seen(self, statuses: Sequence[PodStatus]) -> None:
         """The latest statuses of the pods (replacing the previous ones)."""
         kept = tuple(statuses)
+        counts = {phase.value: 0 for phase in PodPhase}
+        for status in kept:
+            counts[status.phase.value] += 1
         with self._lock:
             self._statuses = kept
-            if self._metrics is not None:
-                counts = dict.fromkeys(PodPhase, 0)
-                for status in kept:
-                    counts[status.phase] += 1
-                for phase, count in counts.items():
-                    self._metrics.pods.labels(phase.value).set(count)
+            self._counts.pods = counts
 
     # --- the server's side -----------------------------------------------------------
 
@@ -299,10 +345,11 @@ class LoopBoard:
     def metrics_text(self) -> str | None:
         """The metrics in the Prometheus text format, or ``None`` without the
         ``metrics`` extra (``prometheus_client``)."""
-        if self._metrics is None:
+        if not self._metrics:
             return None
         with self._lock:
-            return self._metrics.text()
+            snapshot = self._counts.copy()
+        return _render(snapshot)  # outside the lock: the loop's writes never wait for it
 
 
 # --- the HTTP server -------------------------------------------------------------------
@@ -314,9 +361,31 @@ METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 #: Seconds between the server's checks for ``close()``: the most ``close`` waits.
 _POLL_INTERVAL = 0.2
 
-#: Seconds a connection may take to send its request: a client that connects and says
-#: nothing does not hold a thread for ever.
+#: Seconds a connection may wait for each read of its request: a client that connects
+#: and says nothing does not hold a thread for ever.
 _REQUEST_TIMEOUT = 10.0
+
+#: Seconds a whole connection may last, its request read and its answer written: a
+#: client that sends a byte now and then (slow loris), or reads its answer as slowly,
+#: is cut off then, whatever the per-read timeout.
+REQUEST_DEADLINE = 10.0
+
+#: Connections answered at once; one more is answered ``503`` and closed at once, so
+#: that clients that hold connections open cannot take a thread (and memory) each
+#: without end.
+MAX_CONNECTIONS = 16
+
+#: Said once (``serve``'s ``on_warning``) when the address is not a loopback one.
+NO_AUTH_WARNING = (
+    "--listen {address}: not a loopback address; /healthz, /pods and /metrics have no "
+    "authentication, and show pod names, images and error messages to whoever reaches it"
+)
+
+_BUSY = (
+    b"HTTP/1.0 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
+    b"Content-Length: 32\r\nRetry-After: 1\r\nConnection: close\r\n\r\n"
+    b"too many connections: try again\n"
+)
 
 
 def parse_listen_address(text: str) -> tuple[str, int]:
@@ -362,11 +431,40 @@ class _Server(http.server.ThreadingHTTPServer):
         family: socket.AddressFamily,
         board: LoopBoard,
         log: Callable[[str], None] | None,
+        *,
+        max_connections: int = MAX_CONNECTIONS,
+        deadline: float = REQUEST_DEADLINE,
     ) -> None:
         self.address_family = family
         self.board = board
         self.log = log
+        self.deadline = deadline
+        self._slots = threading.BoundedSemaphore(max_connections)
         super().__init__(address, _Handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """Answer in a thread of its own while fewer than ``max_connections`` are being
+        answered; else ``503`` at once (a write of one small packet to a socket buffer
+        that is empty: it does not block) and close."""
+        if not self._slots.acquire(blocking=False):
+            with contextlib.suppress(OSError):
+                request.settimeout(0)
+                request.send(_BUSY)
+            self.shutdown_request(request)
+            if self.log is not None:
+                self.log(f"{client_address[0]} refused: too many connections")
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
 
     def server_bind(self) -> None:
         socketserver.TCPServer.server_bind(self)
@@ -393,6 +491,25 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     sys_version = ""
     timeout = _REQUEST_TIMEOUT
     _PATHS = ("/healthz", "/pods", "/metrics")
+
+    def setup(self) -> None:
+        # The whole connection's deadline: when it passes, the socket is shut down,
+        # which wakes the read or write this thread is blocked in (it then ends).
+        self._deadline = threading.Timer(self.server.deadline, self._expire)
+        self._deadline.daemon = True
+        self._deadline.start()
+        super().setup()
+
+    def _expire(self) -> None:
+        if self.server.log is not None:
+            self.server.log(f"{self.client_address[0]} cut off: over {self.server.deadline:g}s")
+        with contextlib.suppress(OSError):
+            self.request.shutdown(socket.SHUT_RDWR)
+
+    def finish(self) -> None:
+        self._deadline.cancel()
+        with contextlib.suppress(OSError):  # the deadline shut the socket down
+            super().finish()
 
     def do_GET(self) -> None:
         try:
@@ -499,7 +616,13 @@ class BoardServer:
 
 
 def serve(
-    board: LoopBoard, address: str, *, log: Callable[[str], None] | None = None
+    board: LoopBoard,
+    address: str,
+    *,
+    log: Callable[[str], None] | None = None,
+    on_warning: Callable[[str], object] | None = None,
+    max_connections: int = MAX_CONNECTIONS,
+    deadline: float = REQUEST_DEADLINE,
 ) -> BoardServer:
     """Answer ``GET /healthz``, ``/pods`` and ``/metrics`` from ``board`` on ``address``,
     from a daemon thread, until the handle's ``close()``.
@@ -513,8 +636,9 @@ def serve(
 
     The endpoints have no authentication: they show pod names, images and error
     messages. Listen on a loopback address (``127.0.0.1``, ``[::1]``; ``:PORT`` and
-    ``PORT`` mean ``127.0.0.1``) unless the network that reaches the address is trusted - an address
-    of another interface, or ``0.0.0.0``, is taken as given.
+    ``PORT`` mean ``127.0.0.1``) unless the network that reaches the address is
+    trusted; another address, or ``0.0.0.0``, is taken as given, and ``on_warning`` is
+    told that it has no authentication.
 
     Args:
         board: what to answer from.
@@ -522,6 +646,12 @@ def serve(
             (``parse_listen_address``).
         log: called with one line per request (client, request line, status) and per
             error; ``None`` (the default) logs nothing - never to stderr.
+        on_warning: told once (``NO_AUTH_WARNING``) when the address is not a loopback
+            one (``0.0.0.0`` and ``[::]`` included).
+        max_connections: connections answered at once; one more is answered ``503``
+            and closed.
+        deadline: seconds a whole connection may last (request read, answer written);
+            then it is cut off (slow-loris safe).
 
     Raises:
         ValueError: a malformed address.
@@ -531,4 +661,16 @@ def serve(
     family, _, _, _, sockaddr = socket.getaddrinfo(
         host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
     )[0]
-    return BoardServer(_Server((str(sockaddr[0]), port), family, board, log))
+    if max_connections < 1 or not deadline > 0:
+        raise ValueError("max_connections must be 1 or more, and deadline positive seconds")
+    if on_warning is not None and not ipaddress.ip_address(str(sockaddr[0])).is_loopback:
+        on_warning(NO_AUTH_WARNING.format(address=address))
+    server = _Server(
+        (str(sockaddr[0]), port),
+        family,
+        board,
+        log,
+        max_connections=max_connections,
+        deadline=deadline,
+    )
+    return BoardServer(server)

@@ -5,6 +5,8 @@ etcd (the ``etcd`` fixture) and FakeRuntime for the engine."""
 from __future__ import annotations
 
 import json
+import socket
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -14,7 +16,7 @@ import pytest
 
 from podsync import cli
 from podsync.testing import FakeRuntime
-from tests.support.etcd_server import EtcdServer
+from tests.support.etcd_server import EtcdServer, make_tls_files
 
 KEY = "/registry/hosts/node-a/kubelet"
 IMAGE = "podsync-test/busybox:latest"
@@ -266,3 +268,141 @@ def test_apply_hosts_reads_an_etcd_source_with_the_options(
         for c in fake.calls
         if c.name == "create" and c.args[0].labels.get("io.podsync.container.name") == "app"
     )
+
+
+# --- TLS and credentials in transit (issue 28) --------------------------------------------
+
+
+def _tls_server(tmp_path: Path, *, client_cert_auth: bool = True) -> EtcdServer:
+    try:
+        files = make_tls_files(tmp_path / "tls")
+    except FileNotFoundError:
+        pytest.skip("no openssl to make a throwaway CA")
+    except subprocess.CalledProcessError as exc:
+        pytest.fail(f"openssl failed: {exc.stderr!r}")
+    server = EtcdServer(tmp_path / "etcd-tls", tls=files, client_cert_auth=client_cert_auth)
+    server.start()
+    return server
+
+
+def test_https_endpoints_are_verified_with_the_system_cas(
+    tmp_path: Path, pods: Path, run: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = _tls_server(tmp_path)
+    try:
+        tls = server.tls
+        assert tls is not None
+        client_cert = ("--etcd-cert", tls.client_cert, "--etcd-key", tls.client_key)
+        # The test CA stands in for the system's store; no --etcd-ca anywhere.
+        monkeypatch.setenv("SSL_CERT_FILE", tls.ca)
+        monkeypatch.setenv("SSL_CERT_DIR", str(tmp_path / "no-such-dir"))
+        published = run(
+            "publish", "--etcd", f"https://{server.endpoint}", *client_cert,
+            "--host", "node-a", str(pods),
+        )  # fmt: skip
+        fake = FakeRuntime(images=[IMAGE, "pause:1"])
+        planned = run("plan", "--etcd-tls", *client_cert, server.url(KEY), runtime=fake)
+        # Another store, which does not hold the test CA (a certificate it did not
+        # sign): the same command fails.
+        monkeypatch.setenv("SSL_CERT_FILE", tls.client_cert)
+        untrusted = run("plan", "--etcd-tls", *client_cert, server.url(KEY), runtime=fake)
+        plain = run("plan", *client_cert, server.url(KEY), runtime=fake)
+    finally:
+        server.stop()
+
+    assert 0 == published.code, published.err
+    # The source to give ``run`` is the etcd:// one: an https:// source is an HTTP one.
+    assert f"Published revision 2 to {server.url(KEY)}." in published.out
+    assert 0 == planned.code, planned.err
+    assert "default/web" in planned.out
+    assert 1 == untrusted.code
+    assert "TLS certificate verify failed" in untrusted.err
+    # A client certificate alone already means https; with an empty store it fails too.
+    assert 1 == plain.code
+    assert "TLS certificate verify failed" in plain.err
+
+
+def test_a_user_over_https_with_the_system_cas(
+    tmp_path: Path, pods: Path, run: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = _tls_server(tmp_path, client_cert_auth=False)
+    try:
+        tls = server.tls
+        assert tls is not None
+        server.enable_auth("node-a", "node-pw")
+        monkeypatch.setenv("SSL_CERT_FILE", tls.ca)
+        monkeypatch.setenv("PODSYNC_ETCD_PASSWORD", "node-pw")
+        options = ("--etcd-user", "node-a")
+        published = run(
+            "publish", "--etcd", f"https://{server.endpoint}", *options, "--host", "node-a",
+            str(pods),
+        )  # fmt: skip
+        refused = run(
+            "publish", "--etcd", f"https://{server.endpoint}", "--host", "node-a", str(pods)
+        )
+    finally:
+        server.stop()
+
+    assert 0 == published.code, published.err
+    assert f"Published revision 2 to {server.url(KEY)}." in published.out
+    assert "--etcd-insecure" not in published.err  # no warning: nothing went in clear
+    assert 1 == refused.code  # the user is what etcd let in
+
+
+def _host_address() -> str:
+    """An address of this host that is not loopback (the one its default route uses);
+    skips when it has none. Nothing is sent anywhere: a UDP socket is only connected."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("192.0.2.1", 9))  # TEST-NET-1: never answers, never sent to
+        except OSError:
+            pytest.skip("this host has no address but loopback")
+        address = str(probe.getsockname()[0])
+    if address.startswith("127."):
+        pytest.skip("this host has no address but loopback")
+    return address
+
+
+def test_a_user_is_refused_over_plain_http_off_loopback(
+    tmp_path: Path, pods: Path, run: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    address = _host_address()
+    server = EtcdServer(tmp_path / "etcd")
+    # etcd listens on this host's own address too (its packets stay on the host).
+    port = server.port
+    server.extra_args = (
+        "--listen-client-urls", f"http://127.0.0.1:{port},http://{address}:{port}",
+    )  # fmt: skip
+    server.start()
+    try:
+        server.put(KEY, "[]")
+        server.enable_auth("node-a", "node-pw")
+        monkeypatch.setenv("PODSYNC_ETCD_PASSWORD", "node-pw")
+        remote = f"http://{address}:{port}"
+        user = ("--etcd-user", "node-a")
+        refused = run("publish", "--etcd", remote, *user, "--host", "node-a", str(pods))
+        fake = FakeRuntime(images=[IMAGE, "pause:1"])
+        source = f"etcd://{address}:{port}{KEY}"
+        plan_refused = run("plan", *user, source, runtime=fake)
+        insecure = run(
+            "publish", "--etcd", remote, *user, "--etcd-insecure", "--host", "node-a", str(pods)
+        )
+        loopback = run("plan", *user, server.url(KEY), runtime=fake)
+        written = server.get(KEY)
+    finally:
+        server.stop()
+
+    says = (
+        f"--etcd-user: refusing to send the password and token over plain HTTP to "
+        f"{address}:{port} (not a loopback address)"
+    )
+    assert 1 == refused.code
+    assert f"podsync: error: --etcd {remote}: {says}" in refused.err
+    assert 1 == plan_refused.code
+    assert f"{source}: {says}" in plan_refused.err
+    assert "node-pw" not in refused.err + plan_refused.err
+    assert 0 == insecure.code, insecure.err
+    assert 1 == insecure.err.count("--etcd-insecure: the --etcd-user's password and token")
+    assert 0 == loopback.code, loopback.err  # loopback counts as safe
+    assert written is not None
+    assert b'"name": "web"' in written

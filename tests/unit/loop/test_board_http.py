@@ -362,3 +362,149 @@ def test_a_client_that_goes_away_leaves_nothing_on_stderr(
         assert get(f"http://127.0.0.1:{handle.address[1]}/healthz")[0] == 503
 
     assert capfd.readouterr().err == ""
+
+
+# --- the cap on connections, the deadline, the warning (issue 28) --------------------------
+
+
+def _connect(port: int) -> socket.socket:
+    sock = socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT)
+    return sock
+
+
+def _answer(sock: socket.socket) -> bytes:
+    """Everything the server sends until it closes the connection."""
+    chunks = []
+    while chunk := sock.recv(65536):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+@pytest.mark.real_clock
+def test_beyond_the_cap_a_connection_is_503_and_the_others_are_still_answered(
+    board: LoopBoard,
+) -> None:
+    board.sync_done(0.2, ok=True)
+    handle = serve(board, "127.0.0.1:0", max_connections=2, deadline=30)
+    port = handle.address[1]
+    held = [_connect(port), _connect(port)]  # say nothing: each holds a slot
+    try:
+        # Each held connection has its thread (and slot) once the server accepted it:
+        # a third is accepted after them, and finds none free.
+        for sock in held:
+            sock.sendall(b"GET /healthz HTTP/1.0\r\n")  # an unfinished request
+        with _connect(port) as third:
+            busy = _answer(third)
+        held[0].sendall(b"\r\n")  # one finishes: its slot is free again
+        first = _answer(held[0])
+        after = get(f"http://127.0.0.1:{port}/healthz")
+    finally:
+        for sock in held:
+            sock.close()
+        handle.close()
+
+    assert busy.startswith(b"HTTP/1.0 503 Service Unavailable\r\n")
+    assert busy.endswith(b"\r\n\r\ntoo many connections: try again\n")
+    assert first.startswith(b"HTTP/1.0 200 OK\r\n")
+    assert after[0] == 200
+
+
+@pytest.mark.real_clock
+@pytest.mark.parametrize(
+    ("case", "deadline", "cut"),
+    [("slow-loris-cut-off", 0.5, True), ("in-time-answered", 5.0, False)],
+    ids=["slow-loris-cut-off", "in-time-answered"],
+)
+def test_a_whole_request_has_a_deadline_however_often_bytes_come(
+    board: LoopBoard, case: str, deadline: float, cut: bool
+) -> None:
+    """A client that sends one byte every 0.1 s never meets the per-read timeout; the
+    whole connection's deadline cuts it off all the same."""
+    del case
+    board.sync_done(0.2, ok=True)
+    handle = serve(board, "127.0.0.1:0", deadline=deadline)
+    sent = 0
+    try:
+        with _connect(handle.address[1]) as sock:
+            request = b"GET /healthz HTTP/1.0\r\nX-Pad: " + b"a" * 12 + b"\r\n\r\n"
+            ended = threading.Event()
+            try:
+                for byte in request:
+                    sock.sendall(bytes([byte]))
+                    sent += 1
+                    if ended.wait(0.1):
+                        break
+            except OSError:
+                pass  # the server shut the connection down
+            answer = _answer(sock)
+    finally:
+        handle.close()
+
+    if cut:
+        # 0.5 s at 10 bytes a second: cut off well before the 39 bytes are in.
+        assert answer == b""
+        assert sent < 20
+    else:
+        assert answer.startswith(b"HTTP/1.0 200 OK\r\n")
+        assert sent == len(request)
+
+
+@pytest.mark.real_clock
+@pytest.mark.parametrize(
+    ("address", "warned"),
+    [("127.0.0.1:0", False), ("0", False), ("[::1]:0", False), ("0.0.0.0:0", True)],
+    ids=["loopback-v4", "port-alone", "loopback-v6", "every-interface"],
+)
+def test_listening_off_loopback_warns_there_is_no_authentication(
+    board: LoopBoard, address: str, warned: bool
+) -> None:
+    warnings: list[str] = []
+    try:
+        handle = serve(board, address, on_warning=warnings.append)
+    except OSError as exc:  # no IPv6 on this host
+        pytest.skip(f"cannot listen on {address}: {exc}")
+    handle.close()
+
+    if warned:
+        assert warnings == [
+            f"--listen {address}: not a loopback address; /healthz, /pods and /metrics have "
+            "no authentication, and show pod names, images and error messages to whoever "
+            "reaches it"
+        ]
+    else:
+        assert warnings == []
+
+
+@pytest.mark.real_clock
+def test_metrics_are_rendered_outside_the_boards_lock(
+    board: LoopBoard, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While a scrape renders (held here), the loop's writes go on; the scrape shows the
+    snapshot taken before them."""
+    import podsync.loop._board as module
+
+    rendering, release = threading.Event(), threading.Event()
+    real_render = module._render
+
+    def slow_render(counts: object) -> str:
+        rendering.set()
+        assert release.wait(TIMEOUT)
+        return real_render(counts)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(module, "_render", slow_render)
+    board.sync_done(0.2, ok=True)
+    scraped: list[str | None] = []
+    scrape = threading.Thread(target=lambda: scraped.append(board.metrics_text()))
+    scrape.start()
+    assert rendering.wait(TIMEOUT)
+    writer = threading.Thread(target=lambda: board.sync_done(0.2, ok=False, message="x"))
+    writer.start()
+    writer.join(TIMEOUT)
+    written = not writer.is_alive()
+    release.set()
+    scrape.join(TIMEOUT)
+
+    assert written  # the write did not wait for the scrape
+    assert scraped[0] is not None
+    assert 'podsync_sync_rounds_total{result="failed"} 0.0' in scraped[0]
+    assert 'podsync_sync_rounds_total{result="failed"} 1.0' in (board.metrics_text() or "")

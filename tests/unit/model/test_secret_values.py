@@ -305,3 +305,39 @@ def test_a_copy_or_a_pickle_stays_sealed():
         assert isinstance(again, SecretText)
         assert (url, url.parts, url.known) == (again, again.parts, again.known)
         assert PASSWORD not in repr(again)
+
+
+_KEY_FILE_CASES = [
+    # id, owner (None: the running user), mode, message the key is refused with (None: read)
+    ("own-0600", None, 0o600, None),
+    ("own-0400", None, 0o400, None),
+    ("group-writable", None, 0o620, "may be read by others"),
+    ("other-readable", None, 0o604, "may be read by others"),
+    ("another-users", 65534, 0o600, "is owned by uid 65534, not by the user running podsync"),
+]
+
+
+@pytest.mark.parametrize(
+    ("owner", "mode", "refused"),
+    [c[1:] for c in _KEY_FILE_CASES],
+    ids=[c[0] for c in _KEY_FILE_CASES],
+)
+def test_the_host_key_must_be_the_running_users_alone(tmp_path, owner, mode, refused):
+    import os
+
+    from podsync.host._secret_key import SECRET_KEY_FILE, host_secret_key
+
+    root = tmp_path / "root"
+    key = host_secret_key(str(root))
+    path = root / SECRET_KEY_FILE
+    if owner is not None:
+        if os.geteuid() != 0:
+            pytest.skip("giving a file to another user needs root")
+        os.chown(path, owner, -1)
+    path.chmod(mode)
+    if refused is None:
+        assert key == host_secret_key(str(root))
+        return
+    with pytest.raises(OSError, match=refused) as caught:
+        host_secret_key(str(root))
+    assert str(path) in str(caught.value)

@@ -38,7 +38,7 @@ import attrs
 
 from podsync.load.schema._objects import _ClaimV1, _ConfigMapV1, _SecretV1
 from podsync.load.schema._pod import _structure
-from podsync.load.schema._yaml import _describe
+from podsync.load.schema._yaml import _describe, _kind
 
 __all__: list[str] = []
 
@@ -137,23 +137,6 @@ def _check_keys(keys: Mapping[str, object], path: str, out: list[tuple[str, str]
     return ok
 
 
-#: How a Secret's problem shows what was given: by its kind, never itself.
-_SECRET_KINDS: tuple[tuple[type, str], ...] = (
-    (bool, "a boolean"),
-    (int, "a number"),
-    (float, "a number"),
-    (str, "a string"),
-    (list, "a list"),
-    (dict, "a mapping"),
-)
-
-
-def _kind_of(value: object) -> str:
-    if value is None:
-        return "null"
-    return next((name for cls, name in _SECRET_KINDS if isinstance(value, cls)), "another value")
-
-
 def _secret_values(raw: object, path: str, out: list[tuple[str, str]]) -> dict[str, str]:
     """A Secret's ``data`` or ``stringData`` mapping (``raw``), checked: the one place
     where a problem of a Secret's values is made, so that none can print one.
@@ -166,14 +149,14 @@ def _secret_values(raw: object, path: str, out: list[tuple[str, str]]) -> dict[s
         return {}
     hidden = "(the value is not shown: it is a Secret's)"
     if not isinstance(raw, dict):
-        out.append((path, f"expected a mapping, got {_kind_of(raw)} {hidden}"))
+        out.append((path, f"expected a mapping, got {_kind(raw)} {hidden}"))
         return {}
     values: dict[str, str] = {}
     for key, value in raw.items():
         if not isinstance(key, str):
             out.append((path, f"a key must be a string, got {_describe(key)}"))
         elif not isinstance(value, str):
-            out.append((_key_path(path, key), f"expected a string, got {_kind_of(value)} {hidden}"))
+            out.append((_key_path(path, key), f"expected a string, got {_kind(value)} {hidden}"))
         elif "\0" in value:
             # YAML's "\0" escapes put a NUL in a string (a raw NUL byte is refused as
             # binary data): no engine can pass it on (_expect_str's rule, without the value).

@@ -17,7 +17,8 @@ _CASES = [
     ),
     (
         "private-key",
-        b"-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1SEKRIT\n-----END OPENSSH PRIVATE KEY-----\n",
+        b"-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1SEKRIT\n"
+        b"-----END OPENSSH PRIVATE KEY-----\n",
         "$: expected a Kubernetes Pod (apiVersion: v1, kind: Pod), a List or PodList of "
         "pods, or a v1beta1 ContainerManifest (version: v1beta1), got a string",
     ),

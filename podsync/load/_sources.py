@@ -383,7 +383,6 @@ def _fetch(
     if scheme not in ("http", "https"):
         return _Unreadable(f"unsupported URL scheme {scheme!r} (only http and https are fetched)")
     timed_out = _Unreadable(f"timed out after {timeout:g} seconds")
-    deadline = time.monotonic() + timeout
     options = options if options is not None else HttpOptions()
     try:
         request = _request(url, options)
@@ -394,6 +393,7 @@ def _fetch(
         return _Unreadable(f"cannot fetch: {exc}")
     except OSError as exc:  # the CA file cannot be read, or is not PEM
         return _Unreadable(f"cannot read the CA file {options.ca_file}: {exc.strerror or exc}")
+    deadline = time.monotonic() + timeout
     try:
         with urllib.request.urlopen(request, timeout=timeout, context=context) as response:
             status: int = response.status

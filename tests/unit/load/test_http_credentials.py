@@ -26,8 +26,8 @@ MANIFEST = b"version: v1beta1\nid: web\ncontainers:\n- name: app\n  image: busyb
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
-    """``/pod`` answers 200 with a manifest only to Basic ``USER:PASSWORD``, and only
-    when ``X-Node: a`` came too; ``/open`` to anyone; ``/away`` redirects to the other
+    """``/pod`` answers 200 with a manifest (or the server's ``body``) only to Basic
+    ``USER:PASSWORD``, and only when ``X-Node: a`` came too; ``/open`` to anyone; ``/away`` redirects to the other
     server's ``/seen``, which answers with the Authorization header it got."""
 
     def log_message(self, format, *args):
@@ -49,7 +49,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             elif self.headers.get("X-Node") != "a":
                 self.reply(403)
             else:
-                self.reply(200, MANIFEST)
+                self.reply(200, getattr(self.server, "body", MANIFEST))
         elif path == "/open":
             self.reply(200, MANIFEST)
         elif path == "/away":
@@ -67,7 +67,7 @@ def no_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-def _serve(context: ssl.SSLContext | None = None) -> Iterator[http.server.HTTPServer]:
+def serve(context: ssl.SSLContext | None = None) -> Iterator[http.server.HTTPServer]:
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     if context is not None:
         server.socket = context.wrap_socket(server.socket, server_side=True)
@@ -84,8 +84,8 @@ def _serve(context: ssl.SSLContext | None = None) -> Iterator[http.server.HTTPSe
 @pytest.fixture
 def server(no_proxy: None) -> Iterator[str]:
     """``http://127.0.0.1:PORT``; its ``/away`` redirects to a second server."""
-    for other in _serve():
-        for first in _serve():
+    for other in serve():
+        for first in serve():
             first.elsewhere = f"http://127.0.0.1:{other.server_address[1]}"  # type: ignore[attr-defined]
             yield f"127.0.0.1:{first.server_address[1]}"
 
@@ -102,7 +102,7 @@ def tls(tmp_path_factory: pytest.TempPathFactory):
 def tls_server(no_proxy: None, tls) -> Iterator[str]:
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(tls.server_cert, tls.server_key)
-    for server in _serve(context):
+    for server in serve(context):
         yield f"127.0.0.1:{server.server_address[1]}"
 
 

@@ -27,8 +27,9 @@ MANIFEST = b"version: v1beta1\nid: web\ncontainers:\n- name: app\n  image: busyb
 
 class Handler(http.server.BaseHTTPRequestHandler):
     """``/pod`` answers 200 with a manifest (or the server's ``body``) only to Basic
-    ``USER:PASSWORD``, and only when ``X-Node: a`` came too; ``/open`` to anyone; ``/away`` redirects to the other
-    server's ``/seen``, which answers with the Authorization header it got."""
+    ``USER:PASSWORD``, and only when ``X-Node: a`` came too; ``/open`` to anyone;
+    ``/away`` redirects to the other server's ``/seen``, which answers with the
+    Authorization header it got."""
 
     def log_message(self, format, *args):
         """Quiet."""

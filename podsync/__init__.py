@@ -176,6 +176,7 @@ if _TYPE_CHECKING:
     from podsync.loop._reconciler import Reconciler
     from podsync.loop._reporting import LoopNotice, NoticeKind
     from podsync.load._etcd import EtcdOptions
+    from podsync.load._sources import HttpOptions, shown_url
     from podsync.fleet._publish import PublishResult, publish
     from podsync.status._pod import (
         ContainerState,
@@ -211,6 +212,7 @@ _ON_FIRST_USE: dict[str, tuple[str, ...]] = {
     "podsync.loop._reconciler": ("Reconciler",),
     "podsync.loop._reporting": ("LoopNotice", "NoticeKind"),
     "podsync.load._etcd": ("EtcdOptions",),
+    "podsync.load._sources": ("HttpOptions", "shown_url"),
     "podsync.fleet._publish": ("PublishResult", "publish"),
     "podsync.status._pod": (
         "ContainerState",
@@ -258,6 +260,7 @@ __all__ = [
     "HTTPHeader",
     "Handler",
     "HostAlias",
+    "HttpOptions",
     "Kill",
     "Lifecycle",
     "LoopNotice",
@@ -344,6 +347,7 @@ __all__ = [
     "pod_status",
     "port_bindings",
     "publish",
+    "shown_url",
     "spec_hash",
     "sync",
     "volume_ownership",

@@ -21,6 +21,7 @@ from podsync.cli._durations import duration
 from podsync.cli._etcd_args import add_etcd_options, add_publish_command
 from podsync.cli._fleet_args import add_fleet_options
 from podsync.cli._run_args import add_run_command
+from podsync.cli._source_args import add_source_options
 from podsync.spec._resolv import HOST_RESOLV_CONF, SYSTEMD_RESOLV_CONF
 
 # The command line's own helpers: none of them is part of the podsync API.
@@ -191,6 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the largest standard input, pipe, device or URL body read, in bytes "
         "(default: 4 MiB); pod files and directories are read whatever their size",
     )
+    add_source_options(group)
     add_etcd_options(reading)
 
     planning = _Parser(add_help=False, allow_abbrev=False)

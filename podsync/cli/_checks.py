@@ -62,8 +62,13 @@ def _check_combinations(args: argparse.Namespace) -> None:
     if args.command not in ("plan", "apply"):
         return
     if args.command == "apply" and args.plan_file is not None:
-        if args.sources:
-            raise _UsageError("give SOURCEs or --plan FILE, not both")
+        # A saved plan keeps its URLs without their credentials (shown_url); a URL
+        # SOURCE gives them back. Anything else is a second set of pods.
+        if any(not s.startswith(("http://", "https://", "etcd://")) for s in args.sources):
+            raise _UsageError(
+                "give SOURCEs or --plan FILE, not both (with --plan, a SOURCE may only be a "
+                "URL the plan was saved with, to give its credentials)"
+            )
         if args.wait:
             raise _UsageError(
                 "--wait needs the pods: use podsync apply --wait SOURCE..., not --plan"

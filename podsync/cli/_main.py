@@ -86,6 +86,7 @@ from podsync.cli._engine import (
 )
 from podsync.cli._etcd import cmd_publish, etcd_options
 from podsync.cli._planning import _host_key, _plan_options, _root_dir
+from podsync.cli._source_args import http_options
 from podsync.exceptions import ConfigError, EngineUnavailable, PodsyncError, RuntimeCallError
 from podsync.host._clock import Clock, clocks, system_sleep
 from podsync.load._config import DEFAULT_MAX_BYTES, load_pods
@@ -99,6 +100,7 @@ from podsync.spec._ownership import ownership, volume_ownership
 
 if TYPE_CHECKING:
     from podsync.load._etcd import EtcdOptions
+    from podsync.load._sources import HttpOptions
 
 # What only saved plans (plan -o, apply --plan, show, --json) or --wait need - their
 # commands (podsync.cli._saved, podsync.cli._wait), the plan's JSON form, Secrets read
@@ -157,6 +159,7 @@ def _load(
     max_bytes: int | None,
     root_dir: str,
     etcd: EtcdOptions | None = None,
+    http: HttpOptions | None = None,
 ) -> _Loaded:
     """The pods of every good source file, and the problems of the others (the engine
     is not contacted before the sources are read): one bad file is one bad file, as for
@@ -165,7 +168,7 @@ def _load(
     fields a pod sets that podsync ignores are one ``warn`` per pod. ``max_bytes`` is
     ``--max-bytes`` (None: the library's default). Secret values are digested with the
     key under ``root_dir`` (made there when the sources first hold a Secret); etcd
-    sources are reached with ``etcd``."""
+    sources are reached with ``etcd``, URLs with ``http``."""
     limit = DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
     key = _host_key(root_dir)
     bad: list[ConfigError] = []
@@ -176,6 +179,7 @@ def _load(
         secret_key=key,
         etcd=etcd,
         on_bad_file=bad.append,
+        http=http,
     )
     if bad and not pods:
         # Nothing to use: stop before the engine, as when every file is bad there is
@@ -232,6 +236,7 @@ def _cmd_plan(args: argparse.Namespace, console: Console, factory: RuntimeFactor
         args.max_bytes,
         _root_dir(args),
         etcd_options(args, console.warning),
+        http_options(args),
     )
     pods = loaded.pods
     options = loaded.options(_plan_options(args, console))
@@ -288,6 +293,7 @@ def _cmd_apply(
         args.max_bytes,
         _root_dir(args),
         etcd_options(args, console.warning),
+        http_options(args),
     )
     pods = loaded.pods
     options = loaded.options(_plan_options(args, console))
@@ -344,6 +350,7 @@ def _cmd_down(args: argparse.Namespace, console: Console, factory: RuntimeFactor
         args.max_bytes,
         _root_dir(args),
         etcd_options(args, console.warning),
+        http_options(args),
     )
     pods = loaded.pods
     root_dir = _root_dir(args)

@@ -26,6 +26,7 @@ from podsync.cli._args import EXIT_OK, _Failure
 from podsync.cli._console import Console, event_record, event_text
 from podsync.cli._etcd import etcd_options
 from podsync.cli._planning import _given, _host_key, _plan_options, _root_dir
+from podsync.cli._source_args import http_options
 from podsync.exceptions import EtcdError
 from podsync.loop._reconciler import Reconciler
 from podsync.loop._reporting import Board, LoopNotice, NoticeKind
@@ -97,6 +98,7 @@ def cmd_run(
             # Secret values are digested under the host's key, as plan and apply do.
             secret_key=_host_key(_root_dir(args)),
             etcd=etcd,
+            http=http_options(args),
         )
     except (ValueError, EtcdError) as exc:
         runtime.close()

@@ -32,6 +32,7 @@ from podsync.cli._console import Console, warn_rejected
 from podsync.cli._engine import RuntimeFactory, _engine, _observe, _run_apply
 from podsync.cli._etcd import etcd_options
 from podsync.cli._planning import _given, _root_dir
+from podsync.cli._source_args import http_options
 from podsync.exceptions import ConfigError
 from podsync.loop._sync import Observation
 from podsync.runtime._protocol import Runtime
@@ -120,7 +121,13 @@ def _apply_saved(args: argparse.Namespace, console: Console, factory: RuntimeFac
             f"the saved plan was made with --root-dir {root_dir}, not {_root_dir(args)}; "
             "leave --root-dir out or make the plan again"
         )
-    the_plan = _unsealed(the_plan, args.plan_file, etcd_options(args, console.warning))
+    the_plan = _unsealed(
+        the_plan,
+        args.plan_file,
+        etcd_options(args, console.warning),
+        http_options(args),
+        args.sources or (),
+    )
     with _engine(factory, args.docker_host) as runtime:
         current = _fingerprint(the_plan, _observe(runtime, root_dir), runtime)
         if current != the_plan.fingerprint:

@@ -23,10 +23,12 @@ from podsync.cli._planning import _host_key
 from podsync.exceptions import ConfigError
 from podsync.host._volume_writer import sealed_writes, unseal_write
 from podsync.load._config import _read_secrets
+from podsync.load._sources import URL_MASK, shown_url
 from podsync.model._secrets import SecretMismatch, map_secret_texts, spec_texts, unseal
 
 if TYPE_CHECKING:
     from podsync.load._etcd import EtcdOptions
+    from podsync.load._sources import HttpOptions
 
 __all__: list[str] = []
 
@@ -44,16 +46,53 @@ def _with_sources(the_plan: Plan, sources: Sequence[str]) -> Plan:
     (``Plan.sources``, absolute) when it holds any."""
     if next(_sealed_creates(the_plan), None) is None and not sealed_writes(the_plan):
         return the_plan
+    # A URL is saved as shown_url shows it: a plan file is read by others than the
+    # user who made it, and must not carry a source's password or token.
     where = tuple(
-        s if s == "-" or s.startswith(("http://", "https://", "etcd://")) else os.path.abspath(s)
+        shown_url(s)
+        if s == "-" or s.startswith(("http://", "https://", "etcd://"))
+        else os.path.abspath(s)
         for s in sources
     )
     return attrs.evolve(the_plan, sources=where)
 
 
-def _unsealed(the_plan: Plan, source: str, etcd: EtcdOptions | None = None) -> Plan:
+def _with_credentials(saved: Sequence[str], given: Sequence[str], plan_file: str) -> list[str]:
+    """The saved plan's sources, each URL saved without its credentials replaced by
+    the SOURCE given to ``apply --plan`` that shows as it does.
+
+    Raises:
+        _Failure: a URL whose credentials were masked is not among ``given``, or one of
+            ``given`` is not a source of the plan."""
+    by_shown = {shown_url(g): g for g in given}
+    for shown in by_shown:
+        if shown not in saved:
+            raise _Failure(f"{plan_file}: {shown} is not a source the plan was saved with")
+    sources: list[str] = []
+    for s in saved:
+        if URL_MASK not in s:
+            sources.append(s)
+        elif s in by_shown:
+            sources.append(by_shown[s])
+        else:
+            raise _Failure(
+                f"{plan_file}: the saved plan reads Secrets from {s}, saved without its "
+                "credentials: give that URL, with them, as a SOURCE of apply --plan"
+            )
+    return sources
+
+
+def _unsealed(
+    the_plan: Plan,
+    source: str,
+    etcd: EtcdOptions | None = None,
+    http: HttpOptions | None = None,
+    given: Sequence[str] = (),
+) -> Plan:
     """A saved plan with its Secret values put back from its sources, each checked
-    against the digest it was planned with (``podsync.model._secrets``)."""
+    against the digest it was planned with (``podsync.model._secrets``); a URL saved
+    without its credentials is read from the one of ``given`` (apply's SOURCEs) that
+    shows as it does."""
     creates = list(_sealed_creates(the_plan))
     # A secret volume's files, held by reference too (VolumeFile.secret).
     writes = [w for w in sealed_writes(the_plan) if any(not f.known for f in w.content.files)]
@@ -66,7 +105,8 @@ def _unsealed(the_plan: Plan, source: str, etcd: EtcdOptions | None = None) -> P
             "standard input or by another program); make the plan from files"
         )
     try:
-        secrets = _read_secrets(the_plan.sources, etcd=etcd)
+        sources = _with_credentials(the_plan.sources, given, source)
+        secrets = _read_secrets(sources, etcd=etcd, http=http)
     except ConfigError as exc:
         raise _Failure(*(str(p) for p in exc.problems)) from None
     key = _host_key(the_plan.options.root_dir)()

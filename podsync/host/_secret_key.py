@@ -8,7 +8,8 @@ plans hold useless for guessing a Secret's value; removing it makes every digest
 
 Contract: the file is written whole or not at all (a temporary file linked into
 place: a concurrent podsync reads one key or the other, never a part), never
-followed through a symlink, and refused when others may read it or it is not a key.
+followed through a symlink, and refused when others may read or write it, when another
+user owns it, or when it is not a key.
 
 Layering: host I/O (like ``_files``); the command line passes what it reads to the
 loader as data.
@@ -35,6 +36,16 @@ def _read(path: str) -> bytes:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise OSError(f"{path} is not a regular file")
+        # Whoever owns the key file, or may write it, chooses the key: then the digests
+        # in labels and saved plans are made under a key they know (a guess of a
+        # Secret's value could be tested against them), and a key they swap in replaces
+        # every container with a Secret. So it must be the running user's, and only
+        # theirs to write.
+        if info.st_uid != os.geteuid():
+            raise OSError(
+                f"{path} is owned by uid {info.st_uid}, not by the user running podsync "
+                f"(uid {os.geteuid()}): remove it to make anew, or chown it"
+            )
         if info.st_mode & 0o077:
             raise OSError(
                 f"{path} may be read by others (mode {stat.S_IMODE(info.st_mode):04o}): "

@@ -83,7 +83,14 @@ from typing import IO, TYPE_CHECKING, Any
 
 from podsync.exceptions import ConfigError, EtcdError, Problem
 from podsync.host._node import NodeInfo
-from podsync.load._sources import DEFAULT_MAX_BYTES, EtcdReader, FileKey, _read_sources, _Unreadable
+from podsync.load._sources import (
+    DEFAULT_MAX_BYTES,
+    EtcdReader,
+    FileKey,
+    HttpOptions,
+    _read_sources,
+    _Unreadable,
+)
 from podsync.load._streams import (
     SecretKey,
     _convert_early,
@@ -161,6 +168,7 @@ def load_pods(
     secret_key: SecretKey = None,
     etcd: EtcdOptions | None = None,
     on_bad_file: Callable[[ConfigError], object] | None = None,
+    http: HttpOptions | None = None,
 ) -> tuple[Pod, ...]:
     """Read the desired pods from files, directories, URLs, etcd and standard input.
 
@@ -211,6 +219,11 @@ def load_pods(
             it, a pod that uses a Secret's value is an error.
         etcd: how etcd sources are reached: TLS files, user and password, timeout
             (``podsync.EtcdOptions``); plain http without credentials when not given.
+        http: how URLs are fetched beyond their address: headers to send and the CA
+            file of ``https`` sources (``podsync.HttpOptions``). A URL's
+            ``user:password@`` is sent as Basic authentication (refused over plain
+            http to a host that is not loopback). Every message names a URL by
+            ``shown_url``: without its password, query values and fragment.
         on_bad_file: when given, one bad file does not fail the others (the modern
             kubelet's ``extractFromDir``, ``kubectl apply -f DIR``): a stream (a file,
             one file of a directory, a URL, an etcd key, standard input) with any
@@ -249,6 +262,7 @@ def load_pods(
         None,
         etcd,
         on_bad_file=on_bad_file,
+        http=http,
     )
 
 
@@ -265,6 +279,7 @@ def _load_pods(
     etcd: EtcdOptions | None = None,
     *,
     on_bad_file: Callable[[ConfigError], object] | None = None,
+    http: HttpOptions | None = None,
 ) -> tuple[Pod, ...]:
     from podsync.load.convert._document import _Context
 
@@ -289,6 +304,7 @@ def _load_pods(
             http_timeout,
             cache._knows if knows and cache else None,
             etcd_reader(etcd),
+            http,
         ):
             if data is None:  # unchanged since the cache parsed it
                 entry = known[source_name]
@@ -366,6 +382,7 @@ def _read_secrets(
     max_bytes: int = DEFAULT_MAX_BYTES,
     http_timeout: float = 10.0,
     etcd: EtcdOptions | None = None,
+    http: HttpOptions | None = None,
 ) -> dict[tuple[str, str], Mapping[str, bytes]]:
     """The data of the Secrets of ``sources``, by namespace and name: for ``apply
     --plan``, which puts a saved plan's Secret values back (``podsync.model._secrets``). The
@@ -379,7 +396,7 @@ def _read_secrets(
     node = NodeInfo.this_host()
     streams: list[_Stream] = []
     for source_name, data, pod_source, file, _ in _read_sources(
-        sources, None, max_bytes, http_timeout, None, etcd_reader(etcd)
+        sources, None, max_bytes, http_timeout, None, etcd_reader(etcd), http
     ):
         if isinstance(data, _Unreadable):
             streams.append(_Stream(source_name, [], None, [Problem(source_name, "", data.message)]))

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 import attrs
 
 from podsync.host._node import NodeInfo
-from podsync.load._sources import _URL, FileKey, _read_sources, _Unreadable
+from podsync.load._sources import _URL, FileKey, HttpOptions, _read_sources, _Unreadable, shown_url
 from podsync.load._streams import _load_stream, _Stream
 
 __all__: list[str] = []
@@ -63,12 +63,21 @@ class SourceRead:
 class FileReader:
     """Polls one source; remembers what its files were, to skip the unchanged."""
 
-    def __init__(self, source: str, node: NodeInfo, max_bytes: int, http_timeout: float) -> None:
-        self.source = source
+    def __init__(
+        self,
+        source: str,
+        node: NodeInfo,
+        max_bytes: int,
+        http_timeout: float,
+        http: HttpOptions | None = None,
+    ) -> None:
+        self._source = source  # a URL with its credentials: fetched, never shown
+        self.source = shown_url(source)
         self.kind = source_kind(source)
         self._node = node
         self._max_bytes = max_bytes
         self._http_timeout = http_timeout
+        self._http = http
         self._loaded: dict[str, tuple[FileKey | bytes, _Stream]] = {}
         self._last: object = None
 
@@ -84,7 +93,7 @@ class FileReader:
         bad: dict[str, str] = {}
         names: list[str] = []
         for name, data, pod_source, file, key in _read_sources(
-            [self.source], None, self._max_bytes, self._http_timeout, unchanged
+            [self._source], None, self._max_bytes, self._http_timeout, unchanged, http=self._http
         ):
             if isinstance(data, _Unreadable):
                 if name == self.source:

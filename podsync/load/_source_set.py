@@ -50,7 +50,7 @@ import attrs
 from podsync.exceptions import Problem
 from podsync.host._node import NodeInfo
 from podsync.load._source_reads import FileReader, SourceRead, source_kind
-from podsync.load._sources import DEFAULT_MAX_BYTES
+from podsync.load._sources import DEFAULT_MAX_BYTES, HttpOptions, shown_url
 from podsync.load._streams import SecretKey, _Found, _objects_of, _once, _parse_documents, _Stream
 from podsync.model._pod import Pod
 
@@ -123,24 +123,29 @@ class SourceSet:
         on_warning: Callable[[str], object] | None = None,
         secret_key: SecretKey = None,
         etcd: EtcdOptions | None = None,
+        http: HttpOptions | None = None,
     ) -> None:
         if isinstance(sources, str):
             raise TypeError("sources must be a sequence of sources, not a single str")
-        names = tuple(os.fspath(s) for s in sources)
-        if "-" in names:
+        given = tuple(os.fspath(s) for s in sources)
+        if "-" in given:
             raise ValueError("standard input ('-') is read once and cannot be polled")
+        # A source is known by its shown form (``shown_url``) in everything the loop
+        # says of it - notices, status, metrics - so that a URL's credentials stay in its
+        # reader alone.
+        names = tuple(shown_url(s) for s in given)
         if len(set(names)) != len(names):
-            raise ValueError("a source is given twice")
+            raise ValueError("a source is given twice (URLs are compared without credentials)")
         the_node = node if node is not None else NodeInfo.this_host()
         self.names = names
         self._readers: dict[str, FileReader | EtcdSource] = {}
-        for s in names:
+        for s, name in zip(given, names, strict=True):
             if source_kind(s) == "etcd":
                 from podsync.load._etcd_watch import EtcdSource
 
-                self._readers[s] = EtcdSource(s, the_node, etcd, max_bytes)
+                self._readers[name] = EtcdSource(s, the_node, etcd, max_bytes)
             else:
-                self._readers[s] = FileReader(s, the_node, max_bytes, http_timeout)
+                self._readers[name] = FileReader(s, the_node, max_bytes, http_timeout, http)
         self._states = {s: _State() for s in names}
         self._objects: _Objects | None = None
         self._on_warning = on_warning

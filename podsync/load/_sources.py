@@ -33,11 +33,11 @@ import stat
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import IO
+from typing import IO, Any
 
 import attrs
 
-__all__ = ["DEFAULT_MAX_BYTES"]
+__all__ = ["DEFAULT_MAX_BYTES", "HttpOptions", "shown_url"]
 
 #: The largest HTTP body, standard input or other stream (a pipe, a device) that
 #: ``load_pods`` reads, in bytes.
@@ -56,6 +56,14 @@ _SOURCE_NAME_STDIN = "<stdin>"
 # A source that starts like a URL. Only http and https are fetched; anything else that
 # looks like a URL (ftp://, file://) is an error rather than a file name.
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+
+#: What stands for a URL's password and for each value of its query where it is shown.
+URL_MASK = "***"
+
+#: Headers that carry credentials: they go to the URL's own host only, never to where
+#: it redirects (Go's net/http drops them on a redirect to another host; urllib would
+#: send them along).
+_CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
 
 # Read HTTP bodies in pieces of this size, checking the size and time limits between.
 _CHUNK = 64 * 1024
@@ -103,6 +111,7 @@ def _read_sources(
     http_timeout: float,
     unchanged: Unchanged | None = None,
     etcd: EtcdReader | None = None,
+    http: HttpOptions | None = None,
 ) -> Iterator[tuple[str, bytes | _Unreadable | None, str, str | None, FileKey | None]]:
     """(source name, bytes or why not, pod source, file, file key) for each stream of
     ``sources``, in order.
@@ -112,7 +121,8 @@ def _read_sources(
     etcd keys (read with ``etcd``) ``etcd``, all others ``file``. Each source is read
     only when its turn comes. A regular file has its ``FileKey``; when ``unchanged``
     says the caller knows that version, it is not read and its bytes are ``None``.
-    Other streams have no key.
+    Other streams have no key. A URL is fetched as ``http`` says, and named by
+    ``shown_url``.
     """
     stdin_read = False
     for raw in sources:
@@ -136,7 +146,10 @@ def _read_sources(
             pod_source = "file"
             from_stdin = True
         elif isinstance(raw, str) and _URL.match(raw):
-            streams = iter([(raw, _fetch(raw, max_bytes, http_timeout), None)])
+            # Named by its shown form from here on: every message, log line and status
+            # key of the source says that, never its password or query values.
+            fetched = _fetch(raw, max_bytes, http_timeout, http)
+            streams = iter([(shown_url(raw), fetched, None)])
             pod_source = "http"
         else:
             streams = _read_path(os.fspath(raw), max_bytes, unchanged)
@@ -156,6 +169,60 @@ class _Unreadable:
     """Why a source could not be read (in place of its bytes)."""
 
     message: str
+
+
+@attrs.frozen
+class HttpOptions:
+    """How ``http(s)://`` sources are fetched, beyond their URL.
+
+    ``headers`` are sent with every request, in order (the kubelet's
+    ``--manifest-url-header``; ``--source-header`` on the command line); a header that
+    carries credentials (``Authorization``, ``Proxy-Authorization``, ``Cookie``) is not
+    sent again after a redirect. ``ca_file`` is a PEM file of the certificate
+    authorities an ``https`` source's certificate is checked against, in place of the
+    system's (``--source-ca``).
+
+    A URL's own ``user:password@`` is sent as Basic authentication (never after a
+    redirect); it is refused over plain ``http`` to a host that is not loopback, where
+    anyone on the path would read it.
+    """
+
+    headers: tuple[tuple[str, str], ...] = ()
+    ca_file: str | None = None
+
+
+def shown_url(url: str) -> str:
+    """``url`` as it may be shown (an error, a log line, a status key, a metric's label):
+    its password, the value of each query parameter and its fragment replaced by
+    ``***`` (a user without a password too: it may be a token), the rest (scheme, user,
+    host, path, parameter names) as given.
+
+    The one function every output of a URL goes through: a source's credentials (a
+    ``user:password@``, a ``?token=``) stay out of what others read. A text that is not
+    a URL is returned as it is."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    if not _URL.match(url):
+        return url
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+    except ValueError:  # an invalid port or host: nothing is known to be safe but the scheme
+        return f"{url.split(':', 1)[0]}://{URL_MASK}"
+    netloc = parts.netloc
+    if "@" in netloc:
+        user, _, host = netloc.rpartition("@")
+        # A user alone may be the credential itself (https://TOKEN@host): masked too.
+        shown = f"{user.split(':', 1)[0]}:{URL_MASK}" if password is not None else URL_MASK
+        netloc = f"{shown}@{host}"
+    query = parts.query
+    if query:
+        query = "&".join(
+            f"{field.split('=', 1)[0]}={URL_MASK}" if "=" in field else (field and URL_MASK)
+            for field in query.split("&")
+        )
+    fragment = URL_MASK if parts.fragment else ""
+    return urlunsplit((parts.scheme, netloc, parts.path, query, fragment))
 
 
 def _too_large(max_bytes: int) -> _Unreadable:
@@ -243,7 +310,63 @@ def _read_path(
         yield _read_regular(entry, entry_st, unchanged)
 
 
-def _fetch(url: str, max_bytes: int, timeout: float) -> bytes | _Unreadable:
+def _is_loopback(host: str) -> bool:
+    import ipaddress
+
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _request(url: str, options: HttpOptions) -> Any:
+    """The ``urllib`` request for ``url``: its ``user:password@`` taken out of the
+    address and sent as Basic authentication (RFC 7617; percent-escapes decoded, as Go's
+    ``url.UserPassword``), and ``options.headers``; or ``_Unreadable`` when the URL's
+    credentials would cross the network in clear."""
+    import base64
+    import urllib.request
+    from urllib.parse import unquote, urlsplit, urlunsplit
+
+    parts = urlsplit(url)  # the caller checked the scheme; a bad port raises ValueError
+    credentials: str | None = None
+    if "@" in parts.netloc:
+        if parts.scheme.lower() == "http" and not _is_loopback(parts.hostname or ""):
+            # Refused rather than warned about: a warning scrolls by while the password
+            # goes on crossing the network at every poll.
+            return _Unreadable(
+                "the URL holds credentials, which plain http would send in clear to a "
+                "host that is not loopback: use https"
+            )
+        user = unquote(parts.username or "")
+        password = unquote(parts.password or "")
+        token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+        credentials = f"Basic {token}"
+        host = parts.netloc.rpartition("@")[2]
+        url = urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
+    request = urllib.request.Request(url, headers={"User-Agent": "podsync"})
+    for name, value in options.headers:
+        if name.lower() in _CREDENTIAL_HEADERS:
+            request.add_unredirected_header(name.capitalize(), value)
+        else:
+            request.add_header(name, value)
+    if credentials is not None:
+        request.add_unredirected_header("Authorization", credentials)
+    return request
+
+
+def _ssl_context(options: HttpOptions) -> Any:
+    """The TLS context of an ``https`` source: the system's CAs, or ``ca_file``'s."""
+    import ssl
+
+    return ssl.create_default_context(cafile=options.ca_file)
+
+
+def _fetch(
+    url: str, max_bytes: int, timeout: float, options: HttpOptions | None = None
+) -> bytes | _Unreadable:
     """The body of an http(s) URL, or a message saying why it cannot be had.
 
     ``timeout`` bounds the connection and each read (urllib's socket timeout) and, by a
@@ -260,10 +383,19 @@ def _fetch(url: str, max_bytes: int, timeout: float) -> bytes | _Unreadable:
     if scheme not in ("http", "https"):
         return _Unreadable(f"unsupported URL scheme {scheme!r} (only http and https are fetched)")
     timed_out = _Unreadable(f"timed out after {timeout:g} seconds")
-    deadline = time.monotonic() + timeout
-    request = urllib.request.Request(url, headers={"User-Agent": "podsync"})
+    options = options if options is not None else HttpOptions()
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
+        request = _request(url, options)
+        if isinstance(request, _Unreadable):
+            return request
+        context = _ssl_context(options) if scheme == "https" else None
+    except ValueError as exc:  # a port that is no number
+        return _Unreadable(f"cannot fetch: {exc}")
+    except OSError as exc:  # the CA file cannot be read, or is not PEM
+        return _Unreadable(f"cannot read the CA file {options.ca_file}: {exc.strerror or exc}")
+    deadline = time.monotonic() + timeout
+    try:
+        with urllib.request.urlopen(request, timeout=timeout, context=context) as response:
             status: int = response.status
             if not 200 <= status < 300:
                 return _Unreadable(f"HTTP status {status} ({response.reason})")

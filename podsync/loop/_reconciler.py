@@ -75,7 +75,7 @@ from podsync.host._clock import Clock, clocks
 from podsync.host._node import NodeInfo
 from podsync.load._source_reads import SourceRead
 from podsync.load._source_set import SourceSet
-from podsync.load._sources import DEFAULT_MAX_BYTES
+from podsync.load._sources import DEFAULT_MAX_BYTES, HttpOptions, shown_url
 from podsync.load._streams import SecretKey
 from podsync.loop._reporting import (
     _RESULTS,
@@ -143,12 +143,14 @@ class Reconciler(Reporter):
             ``gc_period``, the rounds in between collect nothing.
         sync_period: seconds between full syncs (seed: 10).
         source_period: seconds between two polls of a source (seed: 20).
-        source_periods: a period of its own for some sources, by source.
+        source_periods: a period of its own for some sources, by source. The loop
+            names each source by ``shown_url`` (a URL without its credentials) in its
+            notices, status and metrics.
         gc_period: seconds between garbage collections (seed: 60).
         workers: pods synced at the same time, at most.
         probe: run the pods' probes (each on its own period).
         hook_timeout, probe_timeout: as for ``sync``.
-        max_bytes, http_timeout, node, on_warning, secret_key, etcd: as for
+        max_bytes, http_timeout, node, on_warning, secret_key, etcd, http: as for
             ``load_pods`` (without ``secret_key`` a pod that uses a Secret's value is
             refused).
         board: the status board the loop reports to (see ``Board``).
@@ -195,12 +197,14 @@ class Reconciler(Reporter):
         follow_events: bool = True,
         secret_key: SecretKey = None,
         etcd: EtcdOptions | None = None,
+        http: HttpOptions | None = None,
     ) -> None:
         self._sync_period = _positive("sync_period", sync_period)
         self._source_period = _positive("source_period", source_period)
-        periods = dict(source_periods or {})
+        # By the sources' shown names (shown_url), as the SourceSet knows them.
+        periods = {shown_url(k): v for k, v in (source_periods or {}).items()}
         for name, period in periods.items():
-            if name not in sources:
+            if name not in map(shown_url, sources):
                 raise ValueError(f"source_periods: {name!r} is not a source")
             _positive(f"the period of {name}", period)
         self._gc_period = _positive("gc_period", gc_period)
@@ -217,6 +221,7 @@ class Reconciler(Reporter):
             on_warning=on_warning,
             secret_key=secret_key,
             etcd=etcd,
+            http=http,
         )
         self._periods = {s: float(periods.get(s, self._source_period)) for s in self._sources.names}
         self._owns_runtime = runtime is None

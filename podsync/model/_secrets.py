@@ -5,13 +5,14 @@ Secret volume's file) or in part (an ``env`` value or a ``command``/``args`` ite
 ``$(VAR)`` expanded with one) - must reach the container and nothing else: not the spec
 label (``io.podsync.spec``, which anyone who can list containers reads), not the plan's
 text, not a saved plan (``plan -o``, ``plan --json``), not a log line, an error message
-or a ``repr``. So the loader hands such a value on as a ``SecretText`` (a ``str`` whose
-content is the real value, for the engine) that also knows where each piece of it came
-from (``parts``): plain text of the pod file, and ``SecretPart`` s - a Secret's
-namespace, name and key, and a keyed digest of the key's value. Whatever writes a value
-down writes ``sealed_record(text)`` (the pieces, with digests) or ``text.shown``
-(``postgres://app:<secret default/db-creds key password>@db``) instead; its ``repr``
-is the shown form too.
+or a ``repr``. So the loader hands such a value on as a ``SecretText``: a ``str``
+whose text is the *shown* form (``postgres://app:<secret default/db-creds key
+password>@db``), so that whatever treats it as text - formatting, logging, JSON -
+writes the mask, and whose value only ``get_secret_value()`` gives (``revealed``, at
+the engine boundary). It also knows where each piece came from (``parts``): plain text
+of the pod file, and ``SecretPart`` s - a Secret's namespace, name and key, and a keyed
+digest of the key's value. Whatever writes a value down for later writes
+``sealed_record(text)`` (the pieces, with digests).
 
 The digest. A Secret value is often short and guessable (a password), and whoever can
 read container labels or a plan file could test guesses against an unkeyed sha256 of it
@@ -27,7 +28,7 @@ A new key (the file removed) changes every digest: each container with a Secret 
 is replaced once.
 
 A plan read back from JSON has the references and digests, not the values:
-``SecretText.known`` is then false and its content is the shown form. ``unseal`` puts
+``SecretText.known`` is then false and it has no value. ``unseal`` puts
 the values back from the Secrets of the sources, checking each digest against the value
 read now; ``podsync.apply`` refuses to create a container from a value that is not
 known (see ``unknown_secrets``).
@@ -92,47 +93,107 @@ def secret_digest(host_key: bytes, namespace: str, name: str, key: str, value: b
     return hmac.new(host_key, message, hashlib.sha256).hexdigest()
 
 
-class SecretText(str):
-    """A ``str`` that holds Secret values, wholly or in part.
+class _Hidden:
+    """Holds a Secret's value out of sight: no ``repr``, no ``str``, no attributes that
+    ``vars()`` or a debugger's listing would print."""
 
-    Its content is the real value (what the engine gets), except in a plan read back
-    from JSON before ``unseal`` (``known`` false), where it is the shown form. ``parts``
-    are its pieces in order: plain text, and a ``SecretPart`` where a Secret's value
-    is. ``repr`` shows ``shown``, never the value; ``str()`` and formatting give the
-    value (the engine needs it): whatever writes a value down must ask for ``shown`` or
-    ``sealed_record``.
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def __repr__(self) -> str:
+        return "<hidden>"
+
+    __str__ = __repr__
+
+
+class SecretText(str):
+    """A text that holds Secret values, wholly or in part: fail-closed.
+
+    As a ``str`` it is its *shown* form (``postgres://app:<secret default/db key
+    password>@db``): ``str()``, formatting, f-strings, ``%``-formatting, logging,
+    ``json.dumps``, concatenation, ``repr`` - whatever treats it as text - give that
+    form, never the value. The value comes out of ``get_secret_value()`` only (as
+    pydantic's ``SecretStr``), which the engine boundary calls explicitly (``revealed``:
+    the Docker runtime's create, ``FakeRuntime``'s), and ``join_texts`` to build a
+    ``$(VAR)`` expansion. A mistake is then a mask sent on, never a value written down.
+
+    ``parts`` are its pieces in order: plain text, and a ``SecretPart`` where a Secret's
+    value is. ``known`` is false in a plan read back from JSON before ``unseal``: it has
+    no value then. Two texts are equal when their pieces are (the digests tell values
+    apart), whatever ``str`` says of their shown forms.
     """
 
     parts: tuple[str | SecretPart, ...]
     known: bool
+    _hidden: _Hidden | None
 
     def __new__(
         cls, value: str, parts: Iterable[str | SecretPart], *, known: bool = True
     ) -> SecretText:
-        self = super().__new__(cls, value)
-        self.parts = tuple(parts)
+        pieces = tuple(parts)
+        self = super().__new__(cls, "".join(map(str, pieces)))
+        self.parts = pieces
         self.known = known
+        self._hidden = _Hidden(value) if known else None
         return self
 
     @property
     def shown(self) -> str:
-        """The value with each Secret's piece as ``<secret ns/name key k>``."""
-        return "".join(map(str, self.parts))
+        """The value with each Secret's piece as ``<secret ns/name key k>`` (what the
+        text is as a ``str``), as a plain ``str``."""
+        return str.__str__(self)
 
     @property
     def secrets(self) -> tuple[SecretPart, ...]:
         return tuple(p for p in self.parts if isinstance(p, SecretPart))
 
+    def get_secret_value(self) -> str:
+        """The real value: for the engine, and nothing else.
+
+        Raises:
+            ValueError: the value is not known (a saved plan not unsealed)."""
+        if self._hidden is None:
+            raise ValueError(f"the value of {self.shown} is not known: unseal the plan")
+        return self._hidden._value
+
+    def __str__(self) -> str:
+        return self.shown
+
     def __repr__(self) -> str:
         return f"SecretText({self.shown!r})"
 
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, SecretText):
+            return self.parts == other.parts and self.known == other.known
+        return False
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash((SecretText, self.parts))
+
     def __reduce__(self) -> tuple[Any, ...]:
         # A copy or a pickle keeps what the text is (str's own would drop it).
-        return (_rebuild, (str.__str__(self), self.parts, self.known))
+        value = self._hidden._value if self._hidden is not None else ""
+        return (_rebuild, (value, self.parts, self.known))
 
 
 def _rebuild(value: str, parts: tuple[str | SecretPart, ...], known: bool) -> SecretText:
     return SecretText(value, parts, known=known)
+
+
+def revealed(items: Iterable[str]) -> list[str]:
+    """``items`` (an environment, a command) as the engine gets them: each
+    ``SecretText`` replaced by its value (``get_secret_value``). The one place the
+    engine boundary asks for Secret values.
+
+    Raises:
+        ValueError: a ``SecretText`` whose value is not known (apply refuses such a
+            create first: ``unknown_secrets``)."""
+    return [t.get_secret_value() if type(t) is SecretText else t for t in items]
 
 
 def shown(text: str) -> str:
@@ -143,13 +204,14 @@ def shown(text: str) -> str:
 def join_texts(pieces: Iterable[str]) -> str:
     """The concatenation of ``pieces``: a plain ``str``, or a ``SecretText`` whose parts
     are those of the pieces when any piece holds a Secret value (a value expanded with
-    ``$(VAR)``, ``NAME=value`` for the engine)."""
+    ``$(VAR)``, ``NAME=value`` for the engine); its value is the pieces' values."""
     items = list(pieces)
     if not any(isinstance(p, SecretText) for p in items):
         return "".join(items)
     parts = merge_pieces(p.parts if isinstance(p, SecretText) else (p,) for p in items)
     known = all(p.known for p in items if isinstance(p, SecretText))
-    return SecretText("".join(items), parts, known=known)
+    value = "".join(revealed(items)) if known else ""
+    return SecretText(value, parts, known=known)
 
 
 def merge_pieces(groups: Iterable[Iterable[Any]]) -> list[Any]:
@@ -200,8 +262,7 @@ def from_record(record: object) -> SecretText | None:
         if not slash or not _DIGEST.fullmatch(digest):
             return None
         parts.append(SecretPart(namespace, name, key, digest))
-    text = "".join(map(str, parts))
-    return SecretText(text, parts, known=False)
+    return SecretText("", parts, known=False)
 
 
 class SecretMismatch(ValueError):

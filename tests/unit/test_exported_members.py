@@ -45,6 +45,7 @@ PUBLIC = sorted(
         *("ProfileType", "Sysctl"),
         # reading pod files
         *("load_pods", "parse_pods", "DEFAULT_MAX_BYTES", "NodeInfo", "PodFileCache"),
+        *("HttpOptions", "shown_url"),
         # Secret values: held for the engine, written down as references and digests
         *("SecretText", "SecretPart", "host_secret_key"),
         # errors

@@ -78,7 +78,7 @@ from podsync.load.schema._volumes import (
     _HostPathV1,
     _VolumeV1,
 )
-from podsync.load.schema._yaml import _describe
+from podsync.load.schema._yaml import _describe, _kind
 from podsync.model._pod import (
     Container,
     DNSPolicy,
@@ -671,7 +671,9 @@ def _read_document(
 ) -> list[_Read]:
     """The pods of one document (or of one item of a top-level list)."""
     if not isinstance(data, dict):
-        out.append((root, f"{_NOT_A_POD}, got {_describe(data)}"))
+        # Its kind only: a file that is not a pod may be any file (a symlink to one the
+        # user did not mean to show); its text stays out of the message.
+        out.append((root, f"{_NOT_A_POD}, got {_kind(data)}"))
         return []
     results: list[_Read | None] = []
     if "kind" in data or "apiVersion" in data:

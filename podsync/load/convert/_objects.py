@@ -38,7 +38,7 @@ import attrs
 
 from podsync.load.schema._objects import _ClaimV1, _ConfigMapV1, _SecretV1
 from podsync.load.schema._pod import _structure
-from podsync.load.schema._yaml import _describe
+from podsync.load.schema._yaml import _describe, _kind
 
 __all__: list[str] = []
 
@@ -137,14 +137,38 @@ def _check_keys(keys: Mapping[str, object], path: str, out: list[tuple[str, str]
     return ok
 
 
-def _redact(out: list[tuple[str, str]], since: int, paths: tuple[str, ...]) -> None:
-    """Problems ``out[since:]`` under ``paths`` say what was wrong, never the value: a
-    Secret's values must not reach an error message (a terminal, a CI log)."""
-    for i in range(since, len(out)):
-        path, message = out[i]
-        if path.startswith(paths) and ", got " in message:
-            shown = message.split(", got ", 1)[0]
-            out[i] = (path, f"{shown} (the value is not shown: it is a Secret's)")
+def _secret_values(raw: object, path: str, out: list[tuple[str, str]]) -> dict[str, str]:
+    """A Secret's ``data`` or ``stringData`` mapping (``raw``), checked: the one place
+    where a problem of a Secret's values is made, so that none can print one.
+
+    Each message is built from the path, the key and the *kind* of what was given (a
+    number, a list), never from a value: a Secret's values must not reach an error
+    message (a terminal, a CI log). A null mapping is none, as Go's decoder reads it.
+    Keys are names, not values, and are shown (``_check_keys`` checks them)."""
+    if raw is None:
+        return {}
+    hidden = "(the value is not shown: it is a Secret's)"
+    if not isinstance(raw, dict):
+        out.append((path, f"expected a mapping, got {_kind(raw)} {hidden}"))
+        return {}
+    values: dict[str, str] = {}
+    for key, value in raw.items():
+        if not isinstance(key, str):
+            out.append((path, f"a key must be a string, got {_describe(key)}"))
+        elif not isinstance(value, str):
+            out.append((_key_path(path, key), f"expected a string, got {_kind(value)} {hidden}"))
+        elif "\0" in value:
+            # YAML's "\0" escapes put a NUL in a string (a raw NUL byte is refused as
+            # binary data): no engine can pass it on (_expect_str's rule, without the value).
+            out.append(
+                (
+                    _key_path(path, key),
+                    f"contains a NUL character, which no engine can pass on {hidden}",
+                )
+            )
+        else:
+            values[key] = value
+    return values
 
 
 def _decode_base64(
@@ -277,10 +301,20 @@ def _read_object(
         if len(out) > before:
             return None
         return _ConfigMap(cm.metadata.name, cm.metadata.namespace, dict(cm.data), binary)
+    # data and stringData are checked by _secret_values, not by the schema's hooks,
+    # whose messages show what they were given.
+    values: dict[str, object] = {}
+    if isinstance(data, dict):
+        values = {k: data[k] for k in ("data", "stringData") if k in data}
+        data = {k: v for k, v in data.items() if k not in values}
     secret = _structure(data, _SecretV1, root, out)
-    _redact(out, before, (f"{root}.data", f"{root}.stringData"))
     if secret is None:
         return None
+    secret = attrs.evolve(
+        secret,
+        data=_secret_values(values.get("data"), f"{root}.data", out),
+        string_data=_secret_values(values.get("stringData"), f"{root}.stringData", out),
+    )
     _check_keys(secret.data, f"{root}.data", out)
     _check_keys(secret.string_data, f"{root}.stringData", out)
     merged = _decode_base64(secret.data, f"{root}.data", out)

@@ -536,6 +536,27 @@ class _Invalid(ValueError):
     """A value is wrong; the message says what was expected and what was given."""
 
 
+#: What ``_kind`` calls each type of a YAML value.
+_KINDS: tuple[tuple[type, str], ...] = (
+    (bool, "a boolean"),
+    (int, "a number"),
+    (float, "a number"),
+    (str, "a string"),
+    (list, "a list"),
+    (dict, "a mapping"),
+    (bytes, "binary data"),
+)
+
+
+def _kind(value: object) -> str:
+    """What a value is, never what it holds: for a message about text that must not be
+    shown (a Secret's value; a file that is not a pod, which may be any file a symlink
+    points to)."""
+    if value is None:
+        return "null"
+    return next((name for cls, name in _KINDS if isinstance(value, cls)), "another value")
+
+
 def _describe(value: object) -> str:
     """A value as a message shows it: scalars in YAML spelling, containers by kind."""
     if value is None:

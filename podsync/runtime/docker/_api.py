@@ -66,6 +66,7 @@ import attrs
 
 from podsync.actions._actions import CreateSpec
 from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume
+from podsync.model._secrets import revealed
 from podsync.model._security import ContainerSecurity
 from podsync.runtime._protocol import EVENT_ACTIONS, EngineEvent, LogLine
 from podsync.spec._cpu import CPU_PERIOD, cpu_quota, cpu_shares
@@ -195,9 +196,10 @@ def docker_create_args(
     }
     container: dict[str, Any] = {
         "name": spec.name,
-        "entrypoint": list(spec.entrypoint or ()) or None,
-        "command": list(spec.command or ()) or None,
-        "environment": list(spec.env),
+        # The engine boundary: the one place Secret values leave their SecretTexts.
+        "entrypoint": revealed(spec.entrypoint or ()) or None,
+        "command": revealed(spec.command or ()) or None,
+        "environment": revealed(spec.env),
         "labels": dict(spec.labels),
         "working_dir": spec.working_dir or None,
         "hostname": spec.hostname or None,

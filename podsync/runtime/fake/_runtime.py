@@ -71,9 +71,12 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
+import attrs
+
 from podsync.actions._actions import CreateSpec
 from podsync.exceptions import NameConflict, RuntimeCallError
 from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume
+from podsync.model._secrets import revealed, spec_texts
 from podsync.runtime.fake._calls import CALL_NAMES, MUTATING_CALL_NAMES, Call
 from podsync.runtime.fake._calls import Fault as _Fault
 from podsync.runtime.fake._clock import FakeClock
@@ -508,7 +511,9 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
                 created=self._journal.saw(self.clock()),
                 network_mode=network_mode,
                 ipc_mode=ipc_mode,
-                spec=spec,
+                # What the engine holds: the Secret values themselves (docker inspect
+                # shows them), asked for explicitly as the Docker runtime does.
+                spec=_as_engine_holds(spec),
                 published=_published(spec.ports) if _publishes(network_mode, self.bridge) else (),
             )
             self._journal.event(self._containers[cid], "create")
@@ -698,3 +703,15 @@ def _listed_ipc_mode(container: ObservedContainer) -> str:
     label says so, else Docker's default."""
     shareable = container.labels.get(LABEL_POD_IPC) == POD_IPC_SHAREABLE
     return "shareable" if shareable else "private"
+
+
+def _as_engine_holds(spec: CreateSpec) -> CreateSpec:
+    """``spec`` with its Secret values revealed (``revealed``), as an engine keeps it."""
+    if not spec_texts(spec):
+        return spec
+    return attrs.evolve(
+        spec,
+        env=tuple(revealed(spec.env)),
+        entrypoint=tuple(revealed(spec.entrypoint)) if spec.entrypoint is not None else None,
+        command=tuple(revealed(spec.command)) if spec.command is not None else None,
+    )

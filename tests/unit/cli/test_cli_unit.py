@@ -1571,7 +1571,11 @@ def test_examples_directory_holds_only_pod_files() -> None:
     reporter = by_name["reporter"]
     assert ["prepare"] == [c.name for c in reporter.init_containers]
     (token,) = reporter.containers[0].env
-    assert ("REPORT_TOKEN", "demo-token-not-a-secret") == (token.name, str(token.value))
+    assert ("REPORT_TOKEN", "demo-token-not-a-secret") == (
+        token.name,
+        token.value.get_secret_value(),
+    )
+    assert "demo-token-not-a-secret" not in str(token.value)
     assert "demo-token-not-a-secret" not in repr(reporter)
     settings = next(v for v in reporter.volumes if v.name == "settings")
     assert settings.content is not None

@@ -320,8 +320,63 @@ def test_a_secret_value_of_the_wrong_type_is_not_shown() -> None:
             "configMapKeyRef: {name: app-config, key: MODE}", "fieldRef: {fieldPath: metadata.name}"
         )
     ) == [
-        "pods.yaml: document 1: $.data.token: expected a string (the value is not shown: it "
-        "is a Secret's)",
-        "pods.yaml: document 1: $.stringData.pin: expected a string (the value is not shown: "
-        "it is a Secret's)",
+        "pods.yaml: document 1: $.data.token: expected a string, got a number (the value is "
+        "not shown: it is a Secret's)",
+        "pods.yaml: document 1: $.stringData.pin: expected a string, got a number (the value "
+        "is not shown: it is a Secret's)",
     ]
+
+
+_HIDDEN = "(the value is not shown: it is a Secret's)"
+
+# id, the Secret's data and stringData (YAML flow), the problems (path: message)
+_SECRET_VALUE_CASES = [
+    (
+        "nul-escape",
+        "{}",
+        '{pin: "SEKRIT\\0x"}',
+        [f"$.stringData.pin: contains a NUL character, which no engine can pass on {_HIDDEN}"],
+    ),
+    (
+        "unicode-nul-escape",
+        "{}",
+        '{pin: "SEKRIT\\u0000"}',
+        [f"$.stringData.pin: contains a NUL character, which no engine can pass on {_HIDDEN}"],
+    ),
+    ("number", "{token: 4711}", "{}", [f"$.data.token: expected a string, got a number {_HIDDEN}"]),
+    ("list", "{token: [SEKRIT]}", "{}", [f"$.data.token: expected a string, got a list {_HIDDEN}"]),
+    (
+        "mapping",
+        "{}",
+        "{pin: {SEKRIT: 1}}",
+        [f"$.stringData.pin: expected a string, got a mapping {_HIDDEN}"],
+    ),
+    ("data-a-string", "SEKRIT", "{}", [f"$.data: expected a mapping, got a string {_HIDDEN}"]),
+    (
+        "stringData-a-list",
+        "{}",
+        "[SEKRIT]",
+        [f"$.stringData: expected a mapping, got a list {_HIDDEN}"],
+    ),
+    ("bad-base64", '{token: "SEKRIT!"}', "{}", ["$.data.token: is not valid base64"]),
+]
+
+
+@pytest.mark.parametrize(
+    ("data", "string_data", "problems"),
+    [c[1:] for c in _SECRET_VALUE_CASES],
+    ids=[c[0] for c in _SECRET_VALUE_CASES],
+)
+def test_a_secrets_problems_never_show_its_values(data, string_data, problems) -> None:
+    """Every problem of a Secret's ``data`` / ``stringData`` is made in one place, from
+    the value's kind: the value (``SEKRIT`` in each case) is in no message."""
+    secret = (
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\n"
+        f"data: {data}\nstringData: {string_data}\n"
+    )
+    pod = POD.replace(
+        "configMapKeyRef: {name: app-config, key: MODE}", "fieldRef: {fieldPath: metadata.name}"
+    )
+    found = errors(secret + "---\n" + pod)
+    assert found == [f"pods.yaml: document 1: {p}" for p in problems]
+    assert not any("SEKRIT" in message for message in found)

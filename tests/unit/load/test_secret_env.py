@@ -13,7 +13,7 @@ import pytest
 
 from podsync import ConfigError, EnvVar, NodeInfo, Pod, PodFileCache, load_pods, parse_pods, plan
 from podsync.actions._actions import Create
-from podsync.model._secrets import SecretPart, SecretText, secret_digest
+from podsync.model._secrets import SecretPart, SecretText, revealed, secret_digest
 from podsync.spec._labels import LABEL_SPEC
 
 NODE = NodeInfo(name="node-1", milli_cpu=4000, memory=8 * 2**30)
@@ -81,7 +81,7 @@ def test_secret_key_ref_gives_the_value_sealed():
 
     assert [e.name for e in env] == ["DB_PASSWORD", "DB_URL", "DB_USER"]
     assert isinstance(password, SecretText)
-    assert "hunter2-s3cr3t" == password
+    assert "hunter2-s3cr3t" == password.get_secret_value()
     assert (part("password", b"hunter2-s3cr3t"),) == password.parts
     assert FROM_SECRET == env[0].source == env[2].source
     assert "hunter2" not in repr(pod)
@@ -94,12 +94,12 @@ def test_expansion_sees_secret_values_and_keeps_them_sealed():
     c = pod.containers[0]
     url = c.env[1].value
 
-    assert "postgres://app:hunter2-s3cr3t@db/app" == url
+    assert "postgres://app:hunter2-s3cr3t@db/app" == url.get_secret_value()
     assert isinstance(url, SecretText)
     assert "postgres://app:<secret default/db-creds key password>@db/app" == url.shown
-    assert "connect --url=postgres://app:hunter2-s3cr3t@db/app" == c.command[2]
+    assert "connect --url=postgres://app:hunter2-s3cr3t@db/app" == revealed(c.command)[2]
     assert isinstance(c.command[2], SecretText)
-    assert ("--user", "app") == c.args
+    assert ["--user", "app"] == revealed(c.args)
     assert isinstance(c.args[1], SecretText)
     assert type(c.args[0]) is str
 
@@ -182,7 +182,7 @@ def test_env_from_a_secret_with_prefix_skips_invalid_names():
 
     # bad-name is no variable name: skipped, as the kubelet skips it; env wins over envFrom.
     assert ["password", "DB_password", "DB_user", "user"] == [e.name for e in env]
-    assert ["hunter2-s3cr3t", "hunter2-s3cr3t", "app", "mine"] == [e.value for e in env]
+    assert ["hunter2-s3cr3t", "hunter2-s3cr3t", "app", "mine"] == revealed(e.value for e in env)
     assert all(isinstance(e.value, SecretText) for e in env[:3])
     assert [FROM_SECRET] * 3 + [""] == [e.source for e in env]
 

@@ -24,6 +24,7 @@ from podsync.model._secrets import (
     from_record,
     join_texts,
     map_secret_texts,
+    revealed,
     sealed_record,
     secret_digest,
     secret_texts,
@@ -117,9 +118,10 @@ def test_repr_never_shows_the_value():
     for shown in (repr(p), repr(p.containers[0]), repr(create), repr(create.spec), repr(the_plan)):
         assert PASSWORD not in shown
     assert "<secret default/db-creds key password>" in repr(p.containers[0].env[0])
-    # The engine gets the value.
-    assert f"DB_PASSWORD={PASSWORD}" in create.spec.env
-    assert f"DB_URL=postgres://app:{PASSWORD}@db/app" in create.spec.env
+    # The engine gets the value, asked for explicitly.
+    assert f"DB_PASSWORD={PASSWORD}" in revealed(create.spec.env)
+    assert f"DB_URL=postgres://app:{PASSWORD}@db/app" in revealed(create.spec.env)
+    assert not any(PASSWORD in item for item in create.spec.env)
 
 
 def test_a_joined_text_keeps_its_pieces():
@@ -128,8 +130,8 @@ def test_a_joined_text_keeps_its_pieces():
     url = join_texts(["postgres://app:", value, "@db", "/app"])
 
     assert isinstance(url, SecretText)
-    assert f"postgres://app:{PASSWORD}@db/app" == url
-    assert "postgres://app:<secret default/db-creds key password>@db/app" == url.shown
+    assert f"postgres://app:{PASSWORD}@db/app" == url.get_secret_value()
+    assert "postgres://app:<secret default/db-creds key password>@db/app" == url.shown == str(url)
     assert ("postgres://app:", value.parts[0], "@db/app") == url.parts
     assert type(join_texts(["a", "b"])) is str
 
@@ -251,7 +253,8 @@ def test_a_record_reads_back():
     assert back is not None
     assert not back.known
     assert url.parts == back.parts
-    assert url.shown == back == back.shown
+    assert url.shown == back.shown
+    assert url != back  # one has its value, the other not
     for junk in (
         {},
         {"sealed": "x"},
@@ -305,3 +308,110 @@ def test_a_copy_or_a_pickle_stays_sealed():
         assert isinstance(again, SecretText)
         assert (url, url.parts, url.known) == (again, again.parts, again.known)
         assert PASSWORD not in repr(again)
+
+
+_KEY_FILE_CASES = [
+    # id, owner (None: the running user), mode, message the key is refused with (None: read)
+    ("own-0600", None, 0o600, None),
+    ("own-0400", None, 0o400, None),
+    ("group-writable", None, 0o620, "may be read by others"),
+    ("other-readable", None, 0o604, "may be read by others"),
+    ("another-users", 65534, 0o600, "is owned by uid 65534, not by the user running podsync"),
+]
+
+
+@pytest.mark.parametrize(
+    ("owner", "mode", "refused"),
+    [c[1:] for c in _KEY_FILE_CASES],
+    ids=[c[0] for c in _KEY_FILE_CASES],
+)
+def test_the_host_key_must_be_the_running_users_alone(tmp_path, owner, mode, refused):
+    import os
+
+    from podsync.host._secret_key import SECRET_KEY_FILE, host_secret_key
+
+    root = tmp_path / "root"
+    key = host_secret_key(str(root))
+    path = root / SECRET_KEY_FILE
+    if owner is not None:
+        if os.geteuid() != 0:
+            pytest.skip("giving a file to another user needs root")
+        os.chown(path, owner, -1)
+    path.chmod(mode)
+    if refused is None:
+        assert key == host_secret_key(str(root))
+        return
+    with pytest.raises(OSError, match=refused) as caught:
+        host_secret_key(str(root))
+    assert str(path) in str(caught.value)
+
+
+# --- fail-closed: every way of writing text down shows the mask --------------------------
+
+
+def _logged(text: object) -> str:
+    import io
+    import logging
+
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    log = logging.getLogger("podsync.test.secret")
+    log.addHandler(handler)
+    try:
+        log.warning("value %s", text)
+        log.warning(text)
+    finally:
+        log.removeHandler(handler)
+    return stream.getvalue()
+
+
+# id, how a SecretText is written down
+_WRITTEN = [
+    ("str", str),
+    ("repr", repr),
+    ("f-string", lambda t: f"{t}"),
+    ("f-string-repr", lambda t: f"{t!r}"),
+    ("format-spec", lambda t: f"{t:>80}"),
+    ("str-format", "{}".format),
+    ("percent", lambda t: "%s" % t),  # noqa: UP031 - the old way is one of the ways
+    ("concatenation", lambda t: "x" + t),
+    ("join", lambda t: ",".join([t, "y"])),
+    ("json", json.dumps),
+    ("json-in-a-list", lambda t: json.dumps({"env": [t]})),
+    ("encode", lambda t: t.encode().decode()),
+    ("upper", lambda t: t.upper().lower()),
+    ("logging", _logged),
+    ("slicing", lambda t: t[:]),
+]
+
+
+@pytest.mark.parametrize("write", [c[1] for c in _WRITTEN], ids=[c[0] for c in _WRITTEN])
+def test_a_secret_text_written_down_shows_the_mask(write):
+    url = join_texts(["postgres://app:", secret(PASSWORD), "@db"])
+
+    written = write(url)
+
+    assert PASSWORD not in written
+    assert "<secret default/db-creds key password>" in written.replace("\\u003c", "<")
+    assert f"postgres://app:{PASSWORD}@db" == url.get_secret_value()
+
+
+def test_its_attributes_hide_the_value():
+    assert PASSWORD not in str(vars(secret(PASSWORD)))
+
+
+def test_only_a_known_text_reveals_and_equality_follows_the_digests():
+    one, other = secret(PASSWORD), secret("another-password")
+    back = from_record(sealed_record(one))
+
+    assert back is not None
+    assert one.shown == other.shown  # the same reference...
+    assert one != other  # ...but another value: another digest
+    assert one == secret(PASSWORD)
+    assert hash(one) == hash(secret(PASSWORD))
+    assert one != one.shown  # never equal to text, its shown form included
+    with pytest.raises(ValueError, match="is not known"):
+        back.get_secret_value()
+    with pytest.raises(ValueError, match="is not known"):
+        revealed(["A=1", back])
+    assert ["A=1", PASSWORD] == revealed(["A=1", one])

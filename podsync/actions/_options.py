@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import attrs
 
+from podsync.model._pod import ResourceList
 from podsync.spec._backoff import doubling
 from podsync.spec._volumes import DEFAULT_ROOT_DIR
 
@@ -125,6 +126,11 @@ class PlanOptions:
             pods may set: names, or prefixes ending in ``*`` (``net.core.*``), as the
             kubelet's ``--allowed-unsafe-sysctls``. Sysctls that are not namespaced are
             never allowed.
+        system_reserved: what admission keeps from the pods for the system, as the
+            kubelet's ``--system-reserved`` (``cpu`` in milli-CPU, ``memory`` in
+            bytes): a pod is admitted only when its requests fit in the engine's
+            capacity (``plan(..., capacity=...)``) less this and less what the pods
+            admitted before it request (reasons ``OutOfcpu``, ``OutOfmemory``).
     """
 
     network_image: str = DEFAULT_NETWORK_IMAGE
@@ -143,3 +149,4 @@ class PlanOptions:
     back_off: BackOffPolicy = BackOffPolicy()
     allow_host_namespaces: bool = False
     allowed_unsafe_sysctls: tuple[str, ...] = ()
+    system_reserved: ResourceList = ResourceList()

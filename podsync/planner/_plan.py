@@ -24,11 +24,14 @@ tested and applied later.
 
 1. *Admission.* Pods are taken in order. A pod that repeats an earlier pod's uid or full
    name, has an image reference the engine would refuse, asks for a privileged container
-   when privileged containers are not allowed (the seed's capabilities check), or wants
-   a host port that a running pod holds or an earlier pod was given
-   (``filter_host_port_conflicts``: pods that already run are admitted first) is
+   when privileged containers are not allowed (the seed's capabilities check), requests
+   more CPU or memory than the node has left (``capacity`` less the system's reserve
+   and what the pods admitted before it request), or wants a host port that a running
+   pod holds or an earlier pod was given (pods that already run are admitted first) is
    rejected: it appears in ``Plan.rejected`` and nothing is done to it or to its
-   containers.
+   containers. A pod that has finished (its per-pod plan, below, starts nothing and
+   waits for nothing: none of its containers runs or will run again) holds neither
+   host ports nor resources (``_admission``).
 2. *Ownership* (``ownership``, the one rule every part of podsync uses). A container
    with any ``io.kubernetes.`` label is a Kubernetes node's (Docker Desktop, cri-dockerd,
    dockershim name theirs ``k8s_<c>_<pod>_<ns>_<uid>_<n>``) and never podsync's. Else it
@@ -97,7 +100,13 @@ from podsync.actions._actions import (
 )
 from podsync.actions._fingerprint import scoped_fingerprint
 from podsync.actions._options import PlanOptions
-from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume, Pod
+from podsync.model._pod import (
+    ObservedContainer,
+    ObservedImage,
+    ObservedVolume,
+    Pod,
+    ResourceList,
+)
 from podsync.model._volume import WrittenVolume
 from podsync.planner._admission import admit
 from podsync.planner._context import PlanContext
@@ -116,7 +125,7 @@ from podsync.spec._labels import (
     VOLUME_KIND_POD_STATE,
     VOLUME_KIND_STOP_RECORD,
 )
-from podsync.spec._naming import is_safe_uid
+from podsync.spec._naming import NETWORK_CONTAINER, is_safe_uid
 from podsync.spec._ownership import Identity, Instance, identify, volume_ownership
 from podsync.spec._records import RECORD_KINDS, named_as_made, records_of
 from podsync.spec._resolv import (
@@ -148,6 +157,7 @@ def plan(
     volumes: Sequence[ObservedVolume] = (),
     volume_files: Sequence[WrittenVolume] = (),
     empty_dirs: Collection[tuple[str, str]] = (),
+    capacity: ResourceList | None = None,
 ) -> Plan:
     """Compute what to do to make the observed state match the desired pods.
 
@@ -193,6 +203,11 @@ def plan(
             to engine volumes: such a directory is copied into its volume, and then
             removed, before the first container that mounts the volume
             (``CreateVolume`` with ``copy_from``).
+        capacity: the node's CPUs (milli-CPU) and memory (bytes), as the engine reports
+            them (``Runtime.node_capacity``): a pod that is not running yet is admitted
+            only when its requests fit in it, less ``options.system_reserved`` and what
+            the pods admitted before it request (``OutOfcpu``, ``OutOfmemory``).
+            ``None`` (unknown) checks no requests.
 
     Returns:
         The plan; ``plan.has_changes`` is False when there is nothing to do.
@@ -212,6 +227,7 @@ def plan(
         volumes=volumes,
         volume_files=volume_files,
         empty_dirs=empty_dirs,
+        capacity=capacity,
     )
 
 
@@ -228,6 +244,7 @@ def _plan(
     volumes: Sequence[ObservedVolume] = (),
     volume_files: Sequence[WrittenVolume] = (),
     empty_dirs: Collection[tuple[str, str]] = (),
+    capacity: ResourceList | None = None,
 ) -> Plan:
     present: set[str] = set()
     users: dict[str, str] = {}
@@ -262,7 +279,15 @@ def _plan(
             group = index[identity] = []
         group.append(instance)
 
-    accepted, rejected = admit(desired, options, by_identity)
+    # The plans of the finished pods, made to find them finished (``_finished``).
+    finished_plans: dict[str, list[PodAction]] = {}
+    accepted, rejected = admit(
+        desired,
+        options,
+        by_identity,
+        capacity=capacity,
+        finished=lambda pod: _finished(pod, by_identity, not_adopted, ctx, finished_plans),
+    )
     # The records of what podsync wrote: read from the engine volumes, and (for
     # containers of earlier podsync versions) under the root directory.
     written: dict[str, dict[str, WrittenVolume]] | None = None
@@ -288,7 +313,9 @@ def _plan(
             groups[identity] = (pod.key, _gated(pod))
             continue
         instances = list(by_identity.get(identity, ()))
-        actions = PodPlanner(pod, instances, ctx, not_adopted.get(identity, ())).plan()
+        actions = finished_plans.get(pod.uid)
+        if actions is None:
+            actions = PodPlanner(pod, instances, ctx, not_adopted.get(identity, ())).plan()
         if written is not None and any(v.content is not None for v in pod.volumes):
             # The volume files first: they exist before any container that mounts them
             # is created, and change in place under the ones that run. The helper
@@ -406,6 +433,35 @@ def _plan(
             by_identity[identity] = [*by_identity.get(identity, ()), *instances]
     fingerprint = scoped_fingerprint(made, by_identity, images, pod_dirs, volume_files)
     return attrs.evolve(made, fingerprint=fingerprint)
+
+
+def _finished(
+    pod: Pod,
+    by_identity: Mapping[Identity, list[Instance]],
+    not_adopted: Mapping[Identity, list[Instance]],
+    ctx: PlanContext,
+    plans: dict[str, list[PodAction]],
+) -> bool:
+    """Whether ``pod`` has finished - the kubelet's terminal pod, Succeeded or Failed,
+    which ``filterOutInactivePods`` leaves out of admission: it ran, no container of it
+    runs, and its plan starts nothing and waits for nothing (every container exited and
+    none will run again, as the restart rules of ``PodPlanner`` say). Its plan is kept
+    in ``plans`` (by uid) for the pod's own planning.
+
+    The plan is made on a copy of ``ctx`` that collects no pulls: a pod that has not
+    finished may yet be rejected, and then needs no image; it is planned again, on
+    ``ctx``, once admitted (a pod with no container running is rarely planned).
+    """
+    identity = (pod.uid, pod.full_name)
+    instances = by_identity.get(identity)
+    if not instances or any(i.running and i.container != NETWORK_CONTAINER for i in instances):
+        return False
+    scratch = attrs.evolve(ctx, pulls={})
+    actions = PodPlanner(pod, list(instances), scratch, not_adopted.get(identity, ())).plan()
+    if scratch.pulls or any(isinstance(a, Create | Wait) for a in actions):
+        return False
+    plans[pod.uid] = actions
+    return True
 
 
 def _with_volumes(

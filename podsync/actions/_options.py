@@ -149,4 +149,4 @@ class PlanOptions:
     back_off: BackOffPolicy = BackOffPolicy()
     allow_host_namespaces: bool = False
     allowed_unsafe_sysctls: tuple[str, ...] = ()
-    system_reserved: ResourceList = ResourceList()
+    system_reserved: ResourceList = attrs.field(factory=ResourceList)

@@ -394,9 +394,7 @@ def admit(
     )
     ports = HostPortAdmission(candidates, running=running, held_elsewhere=elsewhere)
     resources = (
-        None
-        if capacity is None
-        else NodeResources(allocatable(capacity, options.system_reserved))
+        None if capacity is None else NodeResources(allocatable(capacity, options.system_reserved))
     )
     incumbents = set(ports.incumbents())
     verdicts: dict[int, Rejection | None] = {}

@@ -290,8 +290,7 @@ def _host_network_ports(
             out.append(
                 (
                     f"{at}.ports[{j}].hostPort",
-                    f"must be {port.container_port} (the containerPort) or unset with "
-                    "hostNetwork",
+                    f"must be {port.container_port} (the containerPort) or unset with hostNetwork",
                 )
             )
         ports.append(attrs.evolve(port, host_port=port.container_port))

@@ -21,6 +21,7 @@ from podsync.cli._durations import duration
 from podsync.cli._etcd_args import add_etcd_options, add_publish_command
 from podsync.cli._fleet_args import add_fleet_options
 from podsync.cli._run_args import add_run_command
+from podsync.model._pod import ResourceList
 from podsync.spec._resolv import HOST_RESOLV_CONF, SYSTEMD_RESOLV_CONF
 
 # The command line's own helpers: none of them is part of the podsync API.
@@ -90,6 +91,33 @@ def _count(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"must not be negative, got {value}")
     return value
+
+
+def _system_reserved(text: str) -> ResourceList:
+    """``--system-reserved`` in the kubelet's spelling: ``cpu=500m,memory=1Gi``, each
+    amount a Kubernetes quantity. Only CPU and memory are admitted against: any other
+    resource is refused rather than ignored."""
+    from podsync.load.schema._scalars import _bytes, _milli_cpu
+    from podsync.load.schema._yaml import _Invalid
+
+    amounts: dict[str, int] = {}
+    for item in text.split(","):
+        name, equals, value = (part.strip() for part in item.partition("="))
+        if not equals or not name or not value:
+            raise argparse.ArgumentTypeError(
+                f"expected RESOURCE=QUANTITY pairs like cpu=500m,memory=1Gi, got {item!r}"
+            )
+        if name not in ("cpu", "memory"):
+            raise argparse.ArgumentTypeError(
+                f"{name!r} cannot be reserved: podsync admits pods against cpu and memory only"
+            )
+        if name in amounts:
+            raise argparse.ArgumentTypeError(f"{name} is given twice")
+        try:
+            amounts[name] = (_milli_cpu if name == "cpu" else _bytes)(value)
+        except _Invalid as exc:
+            raise argparse.ArgumentTypeError(f"{name}: {exc}") from None
+    return ResourceList(**amounts)
 
 
 def _count_or_none(text: str) -> int | None:
@@ -250,6 +278,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="namespaced sysctls beyond the kubelet's safe set that pods may set: names or "
         "prefixes ending in '*', comma-separated, repeatable (as the kubelet's option); "
         "sysctls that are not namespaced are always refused",
+    )
+    group.add_argument(
+        "--system-reserved",
+        metavar="LIST",
+        type=_system_reserved,
+        default=_UNSET,
+        help="CPU and memory kept from the pods for the system, as the kubelet's option "
+        "(cpu=500m,memory=1Gi): a pod that does not run yet is admitted only when its "
+        "requests fit in the engine's CPUs and memory less this and less what the pods "
+        "admitted before it request (rejected otherwise: OutOfcpu, OutOfmemory; "
+        "default: nothing reserved)",
     )
     group.add_argument(
         "--no-delete",

@@ -94,30 +94,13 @@ def _count(text: str) -> int:
 
 
 def _system_reserved(text: str) -> ResourceList:
-    """``--system-reserved`` in the kubelet's spelling: ``cpu=500m,memory=1Gi``, each
-    amount a Kubernetes quantity. Only CPU and memory are admitted against: any other
-    resource is refused rather than ignored."""
-    from podsync.load.schema._scalars import _bytes, _milli_cpu
-    from podsync.load.schema._yaml import _Invalid
+    """``--system-reserved`` in the kubelet's spelling: ``cpu=500m,memory=1Gi``."""
+    from podsync.load._reserved import resource_list
 
-    amounts: dict[str, int] = {}
-    for item in text.split(","):
-        name, equals, value = (part.strip() for part in item.partition("="))
-        if not equals or not name or not value:
-            raise argparse.ArgumentTypeError(
-                f"expected RESOURCE=QUANTITY pairs like cpu=500m,memory=1Gi, got {item!r}"
-            )
-        if name not in ("cpu", "memory"):
-            raise argparse.ArgumentTypeError(
-                f"{name!r} cannot be reserved: podsync admits pods against cpu and memory only"
-            )
-        if name in amounts:
-            raise argparse.ArgumentTypeError(f"{name} is given twice")
-        try:
-            amounts[name] = (_milli_cpu if name == "cpu" else _bytes)(value)
-        except _Invalid as exc:
-            raise argparse.ArgumentTypeError(f"{name}: {exc}") from None
-    return ResourceList(**amounts)
+    try:
+        return resource_list(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _count_or_none(text: str) -> int | None:

@@ -113,6 +113,7 @@ from podsync.planner._context import PlanContext
 from podsync.planner._empty_dirs import empty_dir_of, empty_dir_setup, not_the_pods
 from podsync.planner._gc import apply_global_cap, plan_orphan
 from podsync.planner._pod import PodPlanner
+from podsync.planner._terminal import finished
 from podsync.planner._volumes import record_upkeep, volume_writes
 from podsync.spec._content_records import PodVolume, RecordChoice, record_choices
 from podsync.spec._images import normalize_image
@@ -125,7 +126,7 @@ from podsync.spec._labels import (
     VOLUME_KIND_POD_STATE,
     VOLUME_KIND_STOP_RECORD,
 )
-from podsync.spec._naming import NETWORK_CONTAINER, is_safe_uid
+from podsync.spec._naming import is_safe_uid
 from podsync.spec._ownership import Identity, Instance, identify, volume_ownership
 from podsync.spec._records import RECORD_KINDS, named_as_made, records_of
 from podsync.spec._resolv import (
@@ -279,14 +280,14 @@ def _plan(
             group = index[identity] = []
         group.append(instance)
 
-    # The plans of the finished pods, made to find them finished (``_finished``).
+    # The plans of the finished pods, made to find them finished (``_terminal``).
     finished_plans: dict[str, list[PodAction]] = {}
     accepted, rejected = admit(
         desired,
         options,
         by_identity,
         capacity=capacity,
-        finished=lambda pod: _finished(pod, by_identity, not_adopted, ctx, finished_plans),
+        finished=lambda pod: finished(pod, by_identity, not_adopted, ctx, finished_plans),
     )
     # The records of what podsync wrote: read from the engine volumes, and (for
     # containers of earlier podsync versions) under the root directory.
@@ -433,35 +434,6 @@ def _plan(
             by_identity[identity] = [*by_identity.get(identity, ()), *instances]
     fingerprint = scoped_fingerprint(made, by_identity, images, pod_dirs, volume_files)
     return attrs.evolve(made, fingerprint=fingerprint)
-
-
-def _finished(
-    pod: Pod,
-    by_identity: Mapping[Identity, list[Instance]],
-    not_adopted: Mapping[Identity, list[Instance]],
-    ctx: PlanContext,
-    plans: dict[str, list[PodAction]],
-) -> bool:
-    """Whether ``pod`` has finished - the kubelet's terminal pod, Succeeded or Failed,
-    which ``filterOutInactivePods`` leaves out of admission: it ran, no container of it
-    runs, and its plan starts nothing and waits for nothing (every container exited and
-    none will run again, as the restart rules of ``PodPlanner`` say). Its plan is kept
-    in ``plans`` (by uid) for the pod's own planning.
-
-    The plan is made on a copy of ``ctx`` that collects no pulls: a pod that has not
-    finished may yet be rejected, and then needs no image; it is planned again, on
-    ``ctx``, once admitted (a pod with no container running is rarely planned).
-    """
-    identity = (pod.uid, pod.full_name)
-    instances = by_identity.get(identity)
-    if not instances or any(i.running and i.container != NETWORK_CONTAINER for i in instances):
-        return False
-    scratch = attrs.evolve(ctx, pulls={})
-    actions = PodPlanner(pod, list(instances), scratch, not_adopted.get(identity, ())).plan()
-    if scratch.pulls or any(isinstance(a, Create | Wait) for a in actions):
-        return False
-    plans[pod.uid] = actions
-    return True
 
 
 def _with_volumes(

@@ -24,9 +24,16 @@ from collections.abc import Sequence
 import attrs
 import pytest
 
-from podsync import Pod, ResourceList, parse_pods
+from podsync import Container, Pod, ResourceList, RestartPolicy, parse_pods
 from podsync.actions._actions import Create, Plan, Reason
 from podsync.actions._options import PlanOptions
+from podsync.model._security import (
+    Capabilities,
+    PodSecurityContext,
+    ProfileType,
+    SecurityContext,
+    SecurityProfile,
+)
 from podsync.planner._plan import plan
 from podsync.spec._naming import NETWORK_CONTAINER
 from podsync.spec._ownership import ownership
@@ -163,6 +170,18 @@ def _twin(name: str, uid: str) -> Pod:
     (pod,) = parse_pods(text, source_name=f"pods/{name}.yaml", source="file")
     return pod
 
+
+def _dns(name: str, port: str) -> Pod:
+    return _file(name, "  containers:\n" + _app(f"    ports:\n    - {port}\n"))
+
+
+for _pod in (
+    _dns("dns", "{containerPort: 53, hostPort: 5353, protocol: UDP, hostIP: 127.0.0.1}"),
+    _dns("dns-tcp", "{containerPort: 53, hostPort: 5353}"),
+    _dns("dns-other-ip", "{containerPort: 53, hostPort: 5353, protocol: UDP, hostIP: 127.0.0.2}"),
+    _dns("dns-any", "{containerPort: 53, hostPort: 5353, protocol: UDP}"),
+):
+    PODS[_pod.name] = _pod
 
 UID = "0b0e7ab1-5a9c-4c57-9d5e-2f8f5c1d7a10"
 PODS["twin-a"] = _twin("twin-a", UID)
@@ -434,6 +453,34 @@ CASES = [
             )
         ],
     ),
+    # --- what a running network container records ---------------------------------------
+    Case(
+        "a recorded UDP port does not hold the TCP one",
+        desired=["dns-tcp"],
+        running=["dns"],
+        options={"allow_deletions": False},
+        created=["dns-tcp"],
+    ),
+    Case(
+        "a recorded address does not hold another one",
+        desired=["dns-other-ip"],
+        running=["dns"],
+        options={"allow_deletions": False},
+        created=["dns-other-ip"],
+    ),
+    Case(
+        "a recorded address holds every address",
+        desired=["dns-any"],
+        running=["dns"],
+        options={"allow_deletions": False},
+        rejected=[
+            (
+                "dns-any",
+                Reason.HOST_PORT_CONFLICT,
+                "host port 5353/UDP is held by running pod default/dns",
+            )
+        ],
+    ),
     # --- one rejection never hides the pods after it -----------------------------------
     Case(
         "after a rejected pod the later ones are still admitted",
@@ -544,3 +591,75 @@ def test_a_pod_that_does_not_fit_has_failed() -> None:
         status.reason,
         status.message,
     )
+
+
+# Pods built in code (an orchestrator's): what the loader refuses in a pod file is
+# refused at admission too, for every container. One row per case: the pod's settings,
+# and the rejection's message (None: admitted).
+def _profile(kind: str, local: str = "") -> SecurityProfile:
+    return SecurityProfile(ProfileType(kind), local)
+
+
+def _coded(
+    context: PodSecurityContext | None = None,
+    *,
+    init: SecurityContext | None = None,
+    sidecar: SecurityContext | None = None,
+) -> Pod:
+    return Pod(
+        "coded",
+        (Container("app", "busybox"),),
+        security_context=context,
+        init_containers=(
+            Container("setup", "busybox", security_context=init),
+            Container(
+                "proxy", "busybox", security_context=sidecar, restart_policy=RestartPolicy.ALWAYS
+            ),
+        ),
+    )
+
+
+CODED = [
+    pytest.param(
+        _coded(PodSecurityContext(seccomp_profile=_profile("Localhost"))),
+        "pod: a seccomp profile names a local profile exactly when it is Localhost",
+        id="a pod's Localhost seccomp profile without a file",
+    ),
+    pytest.param(
+        _coded(PodSecurityContext(app_armor_profile=_profile("RuntimeDefault", "mine"))),
+        "pod: a AppArmor profile names a local profile exactly when it is Localhost",
+        id="a pod's AppArmor profile names a local one it is not",
+    ),
+    pytest.param(
+        _coded(
+            PodSecurityContext(run_as_user=1000),
+            init=SecurityContext(seccomp_profile=_profile("Localhost", "../x.json")),
+        ),
+        "container setup: seccomp localhost profile must not contain '..', got '../x.json'",
+        id="an init container's seccomp file outside the directory, after a pod context",
+    ),
+    pytest.param(
+        _coded(sidecar=SecurityContext(app_armor_profile=_profile("Localhost", "../x"))),
+        None,
+        id="an AppArmor profile is a name, not a seccomp file",
+    ),
+    pytest.param(
+        _coded(sidecar=SecurityContext(app_armor_profile=_profile("Localhost"))),
+        "container proxy: a AppArmor profile names a local profile exactly when it is Localhost",
+        id="a sidecar's Localhost AppArmor profile without a name",
+    ),
+    pytest.param(
+        _coded(init=SecurityContext(capabilities=Capabilities(add=("CAP_NET_ADMIN",)))),
+        "container setup: 'CAP_NET_ADMIN' is not a capability name (NET_ADMIN, SYS_TIME, "
+        "..., or ALL)",
+        id="an init container's capability in Docker's spelling",
+    ),
+]
+
+
+@pytest.mark.parametrize(("pod", "message"), CODED)
+def test_pods_built_in_code(pod: Pod, message: str | None) -> None:
+    p = plan([pod], [], now=NOW, options=OPTIONS)
+
+    expected = [] if message is None else [(Reason.INVALID_POD, message)]
+    assert expected == [(r.reason, r.message) for r in p.rejected]

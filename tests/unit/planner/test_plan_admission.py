@@ -180,6 +180,7 @@ for _pod in (
     _dns("dns-tcp", "{containerPort: 53, hostPort: 5353}"),
     _dns("dns-other-ip", "{containerPort: 53, hostPort: 5353, protocol: UDP, hostIP: 127.0.0.2}"),
     _dns("dns-any", "{containerPort: 53, hostPort: 5353, protocol: UDP}"),
+    _dns("dns-same-ip", "{containerPort: 54, hostPort: 5353, protocol: UDP, hostIP: 127.0.0.1}"),
 ):
     PODS[_pod.name] = _pod
 
@@ -467,6 +468,19 @@ CASES = [
         running=["dns"],
         options={"allow_deletions": False},
         created=["dns-other-ip"],
+    ),
+    Case(
+        "a recorded address holds itself",
+        desired=["dns-same-ip"],
+        running=["dns"],
+        options={"allow_deletions": False},
+        rejected=[
+            (
+                "dns-same-ip",
+                Reason.HOST_PORT_CONFLICT,
+                "host port 127.0.0.1:5353/UDP is held by running pod default/dns",
+            )
+        ],
     ),
     Case(
         "a recorded address holds every address",

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 import attrs
 import pytest
 
-from podsync import Container, Pod, ResourceList, RestartPolicy, parse_pods
+from podsync import Container, Pod, Port, ResourceList, RestartPolicy, parse_pods
 from podsync.actions._actions import Create, Plan, Reason
 from podsync.actions._options import PlanOptions
 from podsync.model._security import (
@@ -183,6 +183,22 @@ for _pod in (
     _dns("dns-same-ip", "{containerPort: 54, hostPort: 5353, protocol: UDP, hostIP: 127.0.0.1}"),
 ):
     PODS[_pod.name] = _pod
+
+for _pod in (
+    _file("mem-a", "  containers:\n" + _app(_requests(memory="3Gi"))),
+    _file("mem-b", "  containers:\n" + _app(_requests(memory="2Gi"))),
+):
+    PODS[_pod.name] = _pod
+
+# The running pod "large", edited in code to publish one host port twice: it is rejected,
+# and keeps running (and holding its CPU).
+PODS["large-twice"] = attrs.evolve(
+    PODS["large"],
+    containers=(
+        attrs.evolve(PODS["large"].containers[0], ports=(Port(80, 8080),)),
+        Container("b", "busybox", ports=(Port(81, 8080),)),
+    ),
+)
 
 UID = "0b0e7ab1-5a9c-4c57-9d5e-2f8f5c1d7a10"
 PODS["twin-a"] = _twin("twin-a", UID)
@@ -385,9 +401,31 @@ CASES = [
     ),
     Case(
         "a pod that requests nothing fits on a full node",
-        desired=["nothing"],
+        desired=["huge", "nothing"],
         running=["huge"],
         created=["nothing"],
+    ),
+    Case(
+        "memory requests add up",
+        desired=["mem-a", "mem-b"],
+        rejected=[
+            (
+                "mem-b",
+                Reason.OUT_OF_MEMORY,
+                "Node didn't have enough resource: memory, requested: 2147483648, "
+                "used: 3221225472, capacity: 4294967296",
+            )
+        ],
+        created=["mem-a"],
+    ),
+    Case(
+        "a running pod rejected for its ports still holds its requests",
+        desired=["large-twice", "medium"],
+        running=["large"],
+        rejected=[
+            ("large", Reason.HOST_PORT_CONFLICT, "host port 8080/TCP is used twice in the pod"),
+            ("medium", Reason.OUT_OF_CPU, _cpu(1000, 1500)),
+        ],
     ),
     Case(
         "an init container runs alone: the pod needs its request",

@@ -35,6 +35,7 @@ from podsync.model._security import (
     SecurityProfile,
 )
 from podsync.planner._plan import plan
+from podsync.spec._labels import LABEL_RESTART_COUNT
 from podsync.spec._naming import NETWORK_CONTAINER
 from podsync.spec._ownership import ownership
 from podsync.status._pod import PodPhase, pod_status
@@ -225,6 +226,7 @@ class Case:
     finished: Sequence[str] = ()
     finishing: Sequence[str] = ()
     exit_code: int = 0
+    restarts: int = 0
     capacity: ResourceList | None = NODE
     options: dict[str, object] = attrs.field(factory=dict)
 
@@ -276,6 +278,20 @@ CASES = [
             )
         ],
         created=["retry"],
+    ),
+    Case(
+        "a server waiting out its crash-loop back-off keeps its port",
+        desired=["web", "server"],
+        finishing=["server"],
+        exit_code=1,
+        restarts=3,
+        rejected=[
+            (
+                "web",
+                Reason.HOST_PORT_CONFLICT,
+                "host port 8080/TCP is already used by pod default/server",
+            )
+        ],
     ),
     Case(
         "a server whose containers exited will run again: it keeps its port",
@@ -588,7 +604,12 @@ def _engine(case: Case) -> EngineModel:
         owner = ownership(container, adopt_2014_containers=False)
         assert owner is not None
         if owner.pod_key in ended and owner.container != NETWORK_CONTAINER:
-            model.exit(container.id, case.exit_code, at + 10)
+            # A crash loop: the instance that exited was restart number ``restarts``,
+            # and it exited just now (its back-off has not passed).
+            labels = {**container.labels, LABEL_RESTART_COUNT: str(case.restarts)}
+            created = NOW - 30 if case.restarts else container.created
+            model.add(attrs.evolve(container, labels=labels, created=created))
+            model.exit(container.id, case.exit_code, NOW - 5 if case.restarts else at + 10)
     for name in case.finished:
         # The sync after the end stops the network container.
         model.apply(plan([PODS[name]], model.observed, images=model.images, now=at + 20), at + 20)

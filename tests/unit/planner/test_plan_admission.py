@@ -38,6 +38,7 @@ from podsync.planner._plan import plan
 from podsync.spec._labels import LABEL_RESTART_COUNT
 from podsync.spec._naming import NETWORK_CONTAINER
 from podsync.spec._ownership import ownership
+from podsync.spec._ports import network_ports
 from podsync.status._pod import PodPhase, pod_status
 from tests.support.engine_model import EngineModel
 
@@ -736,3 +737,19 @@ def test_pods_built_in_code(pod: Pod, message: str | None) -> None:
 
     expected = [] if message is None else [(Reason.INVALID_POD, message)]
     assert expected == [(r.reason, r.message) for r in p.rejected]
+
+
+def test_a_sidecars_port_that_publishes_nothing_is_not_the_network_containers() -> None:
+    """Only a sidecar's published ports join the network container's: one without a
+    host port reaches no engine, and leaving it out keeps the network spec (and hash) of
+    a pod whose sidecar declared one before sidecars could publish."""
+    quiet = _file(
+        "quiet",
+        "  initContainers:\n"
+        + _app("    restartPolicy: Always\n    ports:\n    - {containerPort: 9090}\n", name="p")
+        + "  containers:\n"
+        + _app("    ports:\n    - {containerPort: 80}\n"),
+    )
+
+    assert [Port(80)] == network_ports(quiet)
+    assert [Port(9090, 8080)] == network_ports(PODS["proxied"])

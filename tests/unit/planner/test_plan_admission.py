@@ -205,6 +205,9 @@ PODS["large-twice"] = attrs.evolve(
 UID = "0b0e7ab1-5a9c-4c57-9d5e-2f8f5c1d7a10"
 PODS["twin-a"] = _twin("twin-a", UID)
 PODS["twin-b"] = _twin("twin-b", UID)
+PODS["twin-c"] = _twin("twin-c", UID)
+# Another file with the name of pods/twin-a.yaml's pod, and a uid of its own.
+PODS["twin-a-again"] = _twin("twin-a", "5e1f3c0a-7d1b-4d8e-a3b2-9c4f6e2a1b77")
 
 NODE = ResourceList(cpu=2000, memory=4 * GIB)
 
@@ -585,8 +588,17 @@ CASES = [
     ),
     Case(
         "two pods with one uid",
-        desired=["twin-a", "twin-b"],
-        rejected=[("twin-b", Reason.DUPLICATE_POD, "same uid or full name as pod default/twin-a")],
+        desired=["twin-a", "twin-b", "twin-c"],
+        rejected=[
+            ("twin-b", Reason.DUPLICATE_POD, "same uid or full name as pod default/twin-a"),
+            ("twin-c", Reason.DUPLICATE_POD, "same uid or full name as pod default/twin-a"),
+        ],
+        created=["twin-a"],
+    ),
+    Case(
+        "two pods with one name",
+        desired=["twin-a", "twin-a-again"],
+        rejected=[("twin-a", Reason.DUPLICATE_POD, "same uid or full name as pod default/twin-a")],
         created=["twin-a"],
     ),
 ]

@@ -192,6 +192,24 @@ for _pod in (
 ):
     PODS[_pod.name] = _pod
 
+PODS["mem-sum"] = _file(
+    "mem-sum",
+    "  initContainers:\n"
+    + _app("    restartPolicy: Always\n" + _requests(memory="2Gi"), name="s1")
+    + "  containers:\n"
+    + _app(_requests(memory="1Gi"))
+    + _app(_requests(memory="2Gi"), name="b"),
+)
+PODS["mem-init"] = _file(
+    "mem-init",
+    "  initContainers:\n"
+    + _app("    restartPolicy: Always\n" + _requests(memory="1Gi"), name="s1")
+    + _app("    restartPolicy: Always\n" + _requests(memory="1Gi"), name="s2")
+    + _app(_requests(memory="3Gi"), name="setup")
+    + "  containers:\n"
+    + _app(),
+)
+
 # The running pod "large", edited in code to publish one host port twice: it is rejected,
 # and keeps running (and holding its CPU).
 PODS["large-twice"] = attrs.evolve(
@@ -424,6 +442,44 @@ CASES = [
         desired=["huge", "nothing"],
         running=["huge"],
         created=["nothing"],
+    ),
+    Case(
+        "app containers' and sidecars' memory adds up",
+        desired=["mem-sum"],
+        rejected=[
+            (
+                "mem-sum",
+                Reason.OUT_OF_MEMORY,
+                "Node didn't have enough resource: memory, requested: 5368709120, "
+                "used: 0, capacity: 4294967296",
+            )
+        ],
+    ),
+    Case(
+        "an init container's memory beside the sidecars before it",
+        desired=["mem-init"],
+        rejected=[
+            (
+                "mem-init",
+                Reason.OUT_OF_MEMORY,
+                "Node didn't have enough resource: memory, requested: 5368709120, "
+                "used: 0, capacity: 4294967296",
+            )
+        ],
+    ),
+    Case(
+        "a memory reserve; a request that just fits",
+        desired=["mem-a", "mem-b"],
+        options={"system_reserved": ResourceList(memory=1024**3)},
+        rejected=[
+            (
+                "mem-b",
+                Reason.OUT_OF_MEMORY,
+                "Node didn't have enough resource: memory, requested: 2147483648, "
+                "used: 3221225472, capacity: 3221225472",
+            )
+        ],
+        created=["mem-a"],
     ),
     Case(
         "memory requests add up",

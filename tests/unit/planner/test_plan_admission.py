@@ -192,6 +192,7 @@ for _pod in (
 ):
     PODS[_pod.name] = _pod
 
+PODS["seven"] = _file("seven", "  containers:\n" + _app(_requests("700m")))
 PODS["mem-sum"] = _file(
     "mem-sum",
     "  initContainers:\n"
@@ -480,6 +481,12 @@ CASES = [
             )
         ],
         created=["mem-a"],
+    ),
+    Case(
+        "CPU requests add up",
+        desired=["small", "medium", "seven"],
+        rejected=[("seven", Reason.OUT_OF_CPU, _cpu(700, 1400))],
+        created=["small", "medium"],
     ),
     Case(
         "memory requests add up",

@@ -192,6 +192,16 @@ for _pod in (
 ):
     PODS[_pod.name] = _pod
 
+PODS["one-milli"] = _file("one-milli", "  containers:\n" + _app(_requests("1m")))
+PODS["cpu-init"] = _file(
+    "cpu-init",
+    "  initContainers:\n"
+    + _app("    restartPolicy: Always\n" + _requests("500m"), name="s1")
+    + _app("    restartPolicy: Always\n" + _requests("500m"), name="s2")
+    + _app(_requests("1200m"), name="setup")
+    + "  containers:\n"
+    + _app(),
+)
 PODS["seven"] = _file("seven", "  containers:\n" + _app(_requests("700m")))
 PODS["mem-sum"] = _file(
     "mem-sum",
@@ -481,6 +491,17 @@ CASES = [
             )
         ],
         created=["mem-a"],
+    ),
+    Case(
+        "an init container's CPU beside every sidecar before it",
+        desired=["cpu-init"],
+        rejected=[("cpu-init", Reason.OUT_OF_CPU, _cpu(2200, 0))],
+    ),
+    Case(
+        "the smallest request does not fit on a full node",
+        desired=["huge", "one-milli"],
+        running=["huge"],
+        rejected=[("one-milli", Reason.OUT_OF_CPU, _cpu(1, 3000))],
     ),
     Case(
         "CPU requests add up",

@@ -140,6 +140,10 @@ class Reason(enum.StrEnum):
     HOST_PATH_NOT_ALLOWED = "host-path-not-allowed"
     HOST_NAMESPACE_NOT_ALLOWED = "host-namespace-not-allowed"  # hostNetwork/PID/IPC
     SYSCTL_NOT_ALLOWED = "sysctl-not-allowed"  # node-level, or unsafe and not allowed
+    # the pod's requests do not fit in what the node has left: the kubelet's own reasons
+    # (predicate.go, "OutOf" + the resource's name), as its status shows them
+    OUT_OF_CPU = "OutOfcpu"
+    OUT_OF_MEMORY = "OutOfmemory"
     # waits (pod-wide)
     SCHEDULING_GATED = "scheduling-gated"  # the pod has schedulingGates: not ready to run
     # init containers (kubelet-modern.md §3)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import attrs
 
+from podsync.model._pod import ResourceList
 from podsync.spec._backoff import doubling
 from podsync.spec._volumes import DEFAULT_ROOT_DIR
 
@@ -130,7 +131,13 @@ class PlanOptions:
         memory_capacity: the memory of the engine's host in bytes (``docker info``'s
             ``MemTotal``), from which a Burstable container's OOM score adjustment is
             computed (``GetContainerOOMScoreAdjust``, ``podsync.spec._qos``); 0 when not
-            known: such a container then gets 999, just under a BestEffort one.
+            known (``plan`` then takes the memory of its ``capacity``, when given): such a
+            container then gets 999, just under a BestEffort one.
+        system_reserved: what admission keeps from the pods for the system, as the
+            kubelet's ``--system-reserved`` (``cpu`` in milli-CPU, ``memory`` in
+            bytes): a pod is admitted only when its requests fit in the engine's
+            capacity (``plan(..., capacity=...)``) less this and less what the pods
+            admitted before it request (reasons ``OutOfcpu``, ``OutOfmemory``).
     """
 
     network_image: str = DEFAULT_NETWORK_IMAGE
@@ -150,3 +157,4 @@ class PlanOptions:
     allow_host_namespaces: bool = False
     allowed_unsafe_sysctls: tuple[str, ...] = ()
     memory_capacity: int = 0
+    system_reserved: ResourceList = attrs.field(factory=ResourceList)

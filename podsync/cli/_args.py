@@ -22,6 +22,7 @@ from podsync.cli._etcd_args import add_etcd_options, add_publish_command
 from podsync.cli._fleet_args import add_fleet_options
 from podsync.cli._run_args import add_run_command
 from podsync.cli._source_args import add_source_options
+from podsync.model._pod import ResourceList
 from podsync.spec._resolv import HOST_RESOLV_CONF, SYSTEMD_RESOLV_CONF
 
 # The command line's own helpers: none of them is part of the podsync API.
@@ -91,6 +92,16 @@ def _count(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"must not be negative, got {value}")
     return value
+
+
+def _system_reserved(text: str) -> ResourceList:
+    """``--system-reserved`` in the kubelet's spelling: ``cpu=500m,memory=1Gi``."""
+    from podsync.load._reserved import resource_list
+
+    try:
+        return resource_list(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _count_or_none(text: str) -> int | None:
@@ -253,6 +264,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="namespaced sysctls beyond the kubelet's safe set that pods may set: names or "
         "prefixes ending in '*', comma-separated, repeatable (as the kubelet's option); "
         "sysctls that are not namespaced are always refused",
+    )
+    group.add_argument(
+        "--system-reserved",
+        metavar="LIST",
+        type=_system_reserved,
+        default=_UNSET,
+        help="CPU and memory kept from the pods for the system, as the kubelet's option "
+        "(cpu=500m,memory=1Gi): a pod that does not run yet is admitted only when its "
+        "requests fit in the engine's CPUs and memory less this and less what the pods "
+        "admitted before it request (rejected otherwise: OutOfcpu, OutOfmemory; "
+        "default: nothing reserved)",
     )
     group.add_argument(
         "--no-delete",

@@ -31,6 +31,7 @@ _PLANNING_OPTIONS = {
     "allow_privileged": "--allow-privileged",
     "allow_host_namespaces": "--allow-host-namespaces",
     "allowed_unsafe_sysctls": "--allowed-unsafe-sysctls",
+    "system_reserved": "--system-reserved",
     "no_delete": "--no-delete",
     "stop_timeout": "--stop-timeout",
     "max_per_container": "--max-per-container",

@@ -29,6 +29,7 @@ from podsync.cli._args import (
     _Failure,
 )
 from podsync.cli._console import Console
+from podsync.model._pod import ResourceList
 from podsync.spec._resolv import (
     HOST_RESOLV_CONF,
     SYSTEMD_RESOLV_CONF,
@@ -156,6 +157,7 @@ def _plan_options(args: argparse.Namespace, console: Console | None = None) -> P
             if item.strip()
         ),
         adopt_2014_containers=given("adopt_2014_containers", False),
+        system_reserved=given("system_reserved", ResourceList()),
         allow_deletions=not given("no_delete", False),
         root_dir=_root_dir(args),
         stop_timeout=given("stop_timeout", _DEFAULT_STOP_TIMEOUT),

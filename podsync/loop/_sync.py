@@ -35,9 +35,10 @@ from podsync.applier._host_empty_dirs import list_host_empty_dirs
 from podsync.applier._results import ApplyResult, Event, EventKind
 from podsync.host._clock import Clock, Clocks, clocks
 from podsync.host._files import list_pod_dirs, read_stop_records
-from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume, Pod
+from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume, Pod, ResourceList
 from podsync.model._pulls import PullFailure, pull_failed
 from podsync.model._volume import Volume, WrittenVolume
+from podsync.planner._node_resources import pod_requests
 from podsync.planner._plan import plan
 from podsync.prober._probing import ProbeRound
 from podsync.prober._probing import probe as run_prober
@@ -77,6 +78,10 @@ class Observation:
             desired pods, as (pod uid, volume name): looked for when the volumes are
             listed, and moved into engine volumes by the plan
             (``plan(..., empty_dirs=...)``).
+        capacity: the engine's CPUs and memory (``Runtime.node_capacity``), when they
+            were asked for: a sync asks when its plan admits a pod that requests CPU or
+            memory and does not run yet (``plan(..., capacity=...)``); ``None``
+            otherwise.
 
     A container podsync stopped carries its stop record in
     ``ObservedContainer.stopped_by_podsync``, whatever the runtime.
@@ -89,6 +94,7 @@ class Observation:
     volume_files: tuple[WrittenVolume, ...] = ()
     volumes_listed: bool = False
     empty_dirs: frozenset[tuple[str, str]] = frozenset()
+    capacity: ResourceList | None = None
 
 
 def observe(
@@ -492,6 +498,13 @@ def _with_volumes(
     )
 
 
+def _creates_with_requests(the_plan: Plan, desired: Sequence[Pod]) -> bool:
+    """Whether ``the_plan`` creates a container of a pod that requests CPU or memory:
+    such a pod may have been admitted only because the capacity was not known."""
+    created = {a.pod_uid for a in the_plan.actions if isinstance(a, Create)}
+    return any(pod.uid in created and pod_requests(pod) != (0, 0) for pod in desired)
+
+
 def _likely_creates(desired: Sequence[Pod], observed: Sequence[ObservedContainer]) -> bool:
     """True when fewer containers are observed than ``desired`` wants running (each
     pod's app containers and its network container): then the plan creates something
@@ -589,6 +602,7 @@ def _sync(
             volume_files=observation.volume_files,
             empty_dirs=observation.empty_dirs,
             pull_failures=tuple(pull_failures.values()) if pull_failures else (),
+            capacity=observation.capacity,
         )
 
     # The plan is the costly step at fleet scale, so it is made once wherever the
@@ -615,10 +629,20 @@ def _sync(
     )
     if fetched:
         observation = attrs.evolve(observation, images=tuple(runtime.list_images()))
+        # A pod to create that requests resources is admitted against the engine's
+        # capacity: asked for up front too, with the images.
+        if any(pod_requests(pod) != (0, 0) for pod in desired):
+            observation = attrs.evolve(observation, capacity=runtime.node_capacity())
     if claims and not observation.volumes_listed:
         observation = _with_volumes(observation, runtime, options.root_dir, desired)
     the_plan = make_plan()
     again = False
+    if observation.capacity is None and _creates_with_requests(the_plan, desired):
+        # Admitted without the capacity (None checks no requests): made again with it.
+        # A pod that runs, or has finished, is never checked, so a steady state asks
+        # for nothing.
+        observation = attrs.evolve(observation, capacity=runtime.node_capacity())
+        again = True
     if not fetched and any(_needs_images(a) for a in the_plan.actions):
         observation = attrs.evolve(observation, images=tuple(runtime.list_images()))
         again = True

@@ -5,9 +5,17 @@ A pod is rejected, and nothing is done to it, when its names or uid cannot be wr
 into container names and paths, its contents cannot be passed to an engine (no
 containers, NUL characters, a malformed image reference, a memory limit below the
 engine's minimum), it repeats an earlier pod's uid or full name, it asks for privileged
-mode when that is not allowed, a hostPath lies outside the allowed prefixes, or it wants
-a host port that a running pod holds or an earlier pod was given (pods that already run
-are admitted first: ``filter_host_port_conflicts``).
+mode when that is not allowed, a hostPath lies outside the allowed prefixes, its
+requests do not fit in what the node has left (``_node_resources``), or it wants a host
+port that a running pod holds or an earlier pod was given (pods that already run are
+admitted first: ``HostPortAdmission``). Every check reads every container of the pod:
+its app containers, its init containers and its sidecars.
+
+A pod that has finished - it ran, and none of its containers runs or will run again, as
+the per-pod planner's restart rules say - holds nothing: neither its host ports nor its
+requests count against the others (the kubelet admits against ``filterOutInactivePods``,
+``HandlePodAdditions`` in ``pkg/kubelet/kubelet.go``). It is still admitted: its plan
+stops its network container and collects its exited containers.
 
 Contract: pure; ``admit`` returns the admitted pods in order and the rejections in the
 order of the desired pods.
@@ -30,9 +38,11 @@ from podsync.actions._actions import (
 )
 from podsync.actions._options import PlanOptions
 from podsync.model._pod import (
+    Container,
     Pod,
     Port,
     PortProtocol,
+    ResourceList,
     engine_resources,
 )
 from podsync.model._secrets import shown
@@ -44,7 +54,8 @@ from podsync.model._security import (
     profile_path_problem,
     sysctl_problem,
 )
-from podsync.planner._host_ports import filter_host_port_conflicts
+from podsync.planner._host_ports import HostPortAdmission
+from podsync.planner._node_resources import NodeResources, allocatable, pod_requests
 from podsync.planner._spec_change import planned_before
 from podsync.spec._environment import environment
 from podsync.spec._images import image_reference_problem
@@ -59,6 +70,7 @@ from podsync.spec._naming import (
     is_safe_uid,
 )
 from podsync.spec._ownership import Identity, Instance
+from podsync.spec._ports import network_ports
 
 __all__: list[str] = []  # the planner's own
 
@@ -78,6 +90,15 @@ class _Memo(dict[str, _T]):
         return value
 
 
+def _every(pod: Pod) -> tuple[Container, ...]:
+    """Every container of ``pod``, in spec order: its init containers (sidecars
+    among them), then its app containers. Each admission check reads them all: an init
+    container reaches the engine as an app container does."""
+    if not pod.init_containers:
+        return pod.containers
+    return (*pod.init_containers, *pod.containers)
+
+
 def _name_problem(pod: Pod, dns_label: Mapping[str, bool]) -> str | None:
     # The loader validates all of this with paths; pods built in code get the same rules
     # here, because names and uids become container-name fields and directory names.
@@ -89,7 +110,7 @@ def _name_problem(pod: Pod, dns_label: Mapping[str, bool]) -> str | None:
         return f"source {pod.source!r} is not a DNS-1123 label"
     if not is_safe_uid(pod.uid):
         return f"uid {pod.uid!r} cannot be used in container names and paths"
-    names = [c.name for c in pod.containers]
+    names = [c.name for c in _every(pod)]
     for name in names:
         if not dns_label[name] or name == NETWORK_CONTAINER:
             return f"container name {name!r} is not a DNS-1123 label other than 'net'"
@@ -114,14 +135,14 @@ def _content_problem(pod: Pod) -> str | None:
     # The common case, on every plan of every pod: no NUL anywhere, found by one C-level
     # join of all the pod's texts, without building the messages' values.
     texts: list[str] = []
-    for c in pod.containers:
+    for c in _every(pod):
         texts += c.command
         texts += c.args
         texts += map(_env_name, c.env)
         texts += map(_env_value, c.env)
     if "\0" not in "".join(texts):
         return None
-    for c in pod.containers:
+    for c in _every(pod):
         for what, values in (
             ("command", c.command),
             ("args", c.args),
@@ -142,7 +163,7 @@ def _image_problem(pod: Pod, reference_problem: Mapping[str, str | None]) -> str
     # modern kubelet reports it as InvalidImageName (pkg/kubelet/images/image_manager.go,
     # ParseImageName). podsync refuses the pod before anything is done to it, as the
     # loader refuses the file (pods built in code get the same rule here).
-    for c in pod.containers:
+    for c in _every(pod):
         problem = reference_problem[c.image]
         if problem is not None:
             return f"container {c.name}: image {c.image!r} is not a valid reference: {problem}"
@@ -158,7 +179,7 @@ def _memory_problem(pod: Pod) -> str | None:
     # 6MB"); the modern kubelet would retry that create forever as CreateContainerError.
     # podsync cannot honour the limit, so it refuses the pod before anything is done to
     # it (as an invalid image), rather than drop or raise the limit.
-    for c in pod.containers:
+    for c in _every(pod):
         _, _, limit = engine_resources(c)
         if 0 < limit < _MIN_MEMORY_LIMIT:
             return (
@@ -185,7 +206,7 @@ def _profiles(pod: Pod) -> list[tuple[str, SecurityProfile | None, bool]]:
     if context is not None:
         found.append(("pod", context.seccomp_profile, True))
         found.append(("pod", context.app_armor_profile, False))
-    for c in pod.containers:
+    for c in _every(pod):
         if c.security_context is not None:
             found.append((f"container {c.name}", c.security_context.seccomp_profile, True))
             found.append((f"container {c.name}", c.security_context.app_armor_profile, False))
@@ -196,7 +217,7 @@ def _security_problem(pod: Pod) -> str | None:
     """What the loader refuses in a pod's security settings, for pods built in code:
     capability names not in Kubernetes' spelling, and profiles that name no file under
     the seccomp directory (or no AppArmor profile)."""
-    for c in pod.containers:
+    for c in _every(pod):
         caps = c.security_context.capabilities if c.security_context else None
         if caps is not None:
             problem = capability_problem((*caps.add, *caps.drop))
@@ -289,7 +310,7 @@ def _running_host_ports(
             recorded = _recorded_host_ports(instance)
             if pod is not None:
                 if recorded is None:
-                    recorded = [p for c in pod.containers for p in c.ports if p.host_port]
+                    recorded = [p for p in network_ports(pod) if p.host_port]
                 if recorded:
                     ports = running[pod.uid]
                     running[pod.uid] = recorded if ports is _NOTHING else [*ports, *recorded]
@@ -306,100 +327,160 @@ def admit(
     desired: Sequence[Pod],
     options: PlanOptions,
     by_identity: Mapping[Identity, list[Instance]],
+    *,
+    capacity: ResourceList | None = None,
+    finished: Callable[[Pod], bool] | None = None,
 ) -> tuple[list[Pod], list[Rejection]]:
     """Admission (theory step 1); rejections are reported in the order of ``desired``.
+
+    The checks that read a pod alone come first, in input order. Then the pods that may
+    run are admitted as the kubelet's ``HandlePodAdditions`` does, each against the
+    pods admitted before it and still active: the pods that already run first, then the
+    others, each in input order (the kubelet's creation order: a running pod was there
+    first). A running pod keeps what it holds: it is never rejected for resources (the
+    kubelet admits a pod once), and its requests count against the others.
 
     Host ports are admitted against what runs (``_running_host_ports``): a running pod
     keeps its ports whatever the input order, and nobody gets a port that a pod outside
     the admitted set still publishes (not desired, or rejected for another reason, or
     being stopped by this very plan - a new pod waits one sync for it rather than race
     the stop).
+
+    Args:
+        desired: the pods, in priority order.
+        options: the planning options (what is allowed; ``system_reserved``).
+        by_identity: the owned containers, by pod identity.
+        capacity: the node's CPUs and memory (``Runtime.node_capacity``); ``None``
+            (unknown) checks no requests.
+        finished: whether a pod that passed the other checks has finished (it holds
+            nothing, see the module docstring); ``None``: no pod has.
     """
     rejected: dict[int, Rejection] = {}
     seen_uids: dict[str, Pod] = {}
     seen_names: dict[str, Pod] = {}
     candidates: list[Pod] = []
+    done: list[Pod] = []  # finished: admitted, holding nothing
     gated: list[Pod] = []  # not ready to run: they hold no host port
     position: dict[str, int] = {}  # candidate uid -> input index
     dns_label = _Memo(is_dns_label)
     reference_problem = _Memo(image_reference_problem)
     for index, pod in enumerate(desired):
-        # These checks read the pod alone: a Pod object planned before passed them then
-        # and, immutable, passes them again (a loop re-plans the same objects).
-        problem = (
-            None
-            if planned_before(pod)
-            else (
-                _name_problem(pod, dns_label)
-                or _image_problem(pod, reference_problem)
-                or _memory_problem(pod)
-                or _label_problem(pod)
-                or _security_problem(pod)
-            )
-        )
+        problem = _pod_problem(pod, options, dns_label, reference_problem)
+        if problem is None:
+            earlier = seen_uids.get(pod.uid) or seen_names.get(pod.full_name)
+            if earlier is not None:
+                problem = Rejection(
+                    pod.key,
+                    pod.uid,
+                    Reason.DUPLICATE_POD,
+                    f"same uid or full name as pod {earlier.key}",
+                )
+            seen_uids.setdefault(pod.uid, pod)
+            seen_names.setdefault(pod.full_name, pod)
+        if problem is None:
+            problem = _policy_problem(pod, options)
         if problem is not None:
-            rejected[index] = Rejection(pod.key, pod.uid, Reason.INVALID_POD, problem)
-            continue
-        earlier = seen_uids.get(pod.uid) or seen_names.get(pod.full_name)
-        if earlier is not None:
-            rejected[index] = Rejection(
-                pod.key,
-                pod.uid,
-                Reason.DUPLICATE_POD,
-                f"same uid or full name as pod {earlier.key}",
-            )
-            continue
-        seen_uids[pod.uid] = pod
-        seen_names[pod.full_name] = pod
-        privileged = [c.name for c in pod.containers if c.privileged]
-        if privileged and not options.allow_privileged:
-            rejected[index] = Rejection(
-                pod.key,
-                pod.uid,
-                Reason.PRIVILEGED_NOT_ALLOWED,
-                f"container {privileged[0]} asks for privileged mode, which is not allowed",
-            )
-            continue
-        hosts = host_namespaces(pod.security_context)
-        if hosts and not options.allow_host_namespaces:
-            # Gated like privileged mode: a pod in a host namespace sees, and can
-            # disturb, the whole host (the kubelet's --host-network-sources and friends
-            # of 2014, Pod Security's "baseline" today).
-            rejected[index] = Rejection(
-                pod.key,
-                pod.uid,
-                Reason.HOST_NAMESPACE_NOT_ALLOWED,
-                f"the pod asks for the host's namespaces ({', '.join(hosts)}), which is not "
-                "allowed without --allow-host-namespaces (PlanOptions.allow_host_namespaces)",
-            )
-            continue
-        # The kubelet's sysctl admission (pkg/kubelet/sysctl/allowlist.go, reason
-        # SysctlForbidden), before the predicates, as the kubelet orders its handlers.
-        problem = sysctl_problem(pod.security_context, options.allowed_unsafe_sysctls)
-        if problem is not None:
-            rejected[index] = Rejection(pod.key, pod.uid, Reason.SYSCTL_NOT_ALLOWED, problem)
-            continue
-        outside = _host_path_outside(pod, options.host_path_prefixes)
-        if outside is not None:
-            rejected[index] = Rejection(
-                pod.key,
-                pod.uid,
-                Reason.HOST_PATH_NOT_ALLOWED,
-                f"hostPath {outside} is outside the allowed prefixes "
-                f"{', '.join(options.host_path_prefixes or ())}",
-            )
+            rejected[index] = problem
             continue
         position[pod.uid] = index
         if pod.scheduling_gates:
             gated.append(pod)
-            continue
-        candidates.append(pod)
+        elif finished is not None and finished(pod):
+            done.append(pod)
+        else:
+            candidates.append(pod)
     running, elsewhere = _running_host_ports(
         {pod.full_name: pod for pod in candidates}, by_identity
     )
-    accepted, conflicts = filter_host_port_conflicts(
-        candidates, running=running, held_elsewhere=elsewhere
+    ports = HostPortAdmission(candidates, running=running, held_elsewhere=elsewhere)
+    resources = (
+        None if capacity is None else NodeResources(allocatable(capacity, options.system_reserved))
     )
-    for r in conflicts:
-        rejected[position[r.uid]] = r
+    incumbents = set(ports.incumbents())
+    verdicts: dict[int, Rejection | None] = {}
+    for index in ports.order():
+        pod = candidates[index]
+        requests = pod_requests(pod) if resources is not None else (0, 0)
+        verdict = None
+        if resources is not None and index not in incumbents:
+            # The kubelet checks resources before host ports, and reports the first
+            # failure only (AdmissionCheck, pkg/scheduler/eventhandlers.go).
+            verdict = resources.check(pod, requests)
+        verdict = verdict or ports.check(index)
+        verdicts[index] = verdict
+        if verdict is None:
+            ports.accept(index)
+        else:
+            ports.reject(index)
+            rejected[position[pod.uid]] = verdict
+        if resources is not None and (verdict is None or index in incumbents):
+            # A running pod holds its resources, admitted or not: it keeps running.
+            resources.add(requests)
+    accepted = [pod for i, pod in enumerate(candidates) if verdicts[i] is None]
+    if done:
+        # In input order, as the other admitted pods.
+        accepted = sorted([*accepted, *done], key=lambda pod: position[pod.uid])
     return [*accepted, *gated], [rejected[i] for i in sorted(rejected)]
+
+
+def _pod_problem(
+    pod: Pod,
+    options: PlanOptions,
+    dns_label: Mapping[str, bool],
+    reference_problem: Mapping[str, str | None],
+) -> Rejection | None:
+    """Why ``pod`` cannot be planned at all, read from the pod alone."""
+    # These checks read the pod alone: a Pod object planned before passed them then
+    # and, immutable, passes them again (a loop re-plans the same objects).
+    if planned_before(pod):
+        return None
+    problem = (
+        _name_problem(pod, dns_label)
+        or _image_problem(pod, reference_problem)
+        or _memory_problem(pod)
+        or _label_problem(pod)
+        or _security_problem(pod)
+    )
+    if problem is None:
+        return None
+    return Rejection(pod.key, pod.uid, Reason.INVALID_POD, problem)
+
+
+def _policy_problem(pod: Pod, options: PlanOptions) -> Rejection | None:
+    """Why ``pod`` may not run here by the operator's policy: privileged mode, the
+    host's namespaces, sysctls, hostPath prefixes (each only where not allowed)."""
+    privileged = [c.name for c in _every(pod) if c.privileged]
+    if privileged and not options.allow_privileged:
+        return Rejection(
+            pod.key,
+            pod.uid,
+            Reason.PRIVILEGED_NOT_ALLOWED,
+            f"container {privileged[0]} asks for privileged mode, which is not allowed",
+        )
+    hosts = host_namespaces(pod.security_context)
+    if hosts and not options.allow_host_namespaces:
+        # Gated like privileged mode: a pod in a host namespace sees, and can disturb,
+        # the whole host (the kubelet's --host-network-sources and friends of 2014, Pod
+        # Security's "baseline" today).
+        return Rejection(
+            pod.key,
+            pod.uid,
+            Reason.HOST_NAMESPACE_NOT_ALLOWED,
+            f"the pod asks for the host's namespaces ({', '.join(hosts)}), which is not "
+            "allowed without --allow-host-namespaces (PlanOptions.allow_host_namespaces)",
+        )
+    # The kubelet's sysctl admission (pkg/kubelet/sysctl/allowlist.go, reason
+    # SysctlForbidden), before the predicates, as the kubelet orders its handlers.
+    problem = sysctl_problem(pod.security_context, options.allowed_unsafe_sysctls)
+    if problem is not None:
+        return Rejection(pod.key, pod.uid, Reason.SYSCTL_NOT_ALLOWED, problem)
+    outside = _host_path_outside(pod, options.host_path_prefixes)
+    if outside is not None:
+        return Rejection(
+            pod.key,
+            pod.uid,
+            Reason.HOST_PATH_NOT_ALLOWED,
+            f"hostPath {outside} is outside the allowed prefixes "
+            f"{', '.join(options.host_path_prefixes or ())}",
+        )
+    return None

@@ -53,7 +53,7 @@ from podsync.spec._labels import (
 )
 from podsync.spec._naming import NETWORK_CONTAINER, container_name
 from podsync.spec._ownership import Instance
-from podsync.spec._ports import port_mappings
+from podsync.spec._ports import network_ports, port_mappings
 from podsync.spec._qos import NETWORK_OOM_SCORE_ADJ, oom_score_adj
 from podsync.spec._resolv import cluster_dns, pod_host_name, uses_cluster_dns
 from podsync.spec._volumes import (
@@ -140,7 +140,7 @@ class CreateSpecs:
         aliases, on the host's network or the ``network_mode`` option's."""
         pod, options = self.pod, self.ctx.options
         host_network = pod.security_context is not None and pod.security_context.host_network
-        all_ports = [port for c in pod.containers for port in c.ports]
+        all_ports = network_ports(pod)
         dns: tuple[str, ...] = ()
         search: tuple[str, ...] = ()
         if host_network:

@@ -47,10 +47,12 @@ from collections.abc import Mapping, Sequence
 
 from podsync.actions._actions import Reason, Rejection
 from podsync.model._pod import Pod, Port, PortProtocol
+from podsync.spec._ports import network_ports
 
 # What this module offers the rest of podsync; podsync/__init__.py re-exports the public
 # part of it, not all of it.
 __all__ = [
+    "HostPortAdmission",
     "RejectedPod",
     "filter_host_port_conflicts",
 ]
@@ -89,8 +91,9 @@ class _Reservations:
 
 
 def _published(pod: Pod) -> list[Port]:
-    # Not published: nothing to conflict on (the seed skipped host port 0 as well).
-    return [p for c in pod.containers for p in c.ports if p.host_port != 0]
+    # Not published: nothing to conflict on (the seed skipped host port 0 as well). A
+    # sidecar's host ports are the pod's too (``network_ports``).
+    return [p for p in network_ports(pod) if p.host_port != 0]
 
 
 class _Held:
@@ -152,6 +155,72 @@ def _check(pod: Pod, taken: _Reservations, held: _Held, index: int) -> Rejection
     return None
 
 
+class HostPortAdmission:
+    """Host-port admission of ``pods``, one pod at a time, for a caller that runs other
+    checks between them (``podsync.planner._admission``: resources first, as the
+    kubelet's ``AdmissionCheck`` orders them): ``order`` says in which order the pods are
+    judged, ``check`` judges one, and ``accept`` or ``reject`` records the verdict - the
+    caller's, which may be a rejection of its own - before the next pod is judged.
+
+    Args: as ``filter_host_port_conflicts``'s.
+    """
+
+    def __init__(
+        self,
+        pods: Sequence[Pod],
+        *,
+        running: Mapping[str, Sequence[Port]] | None = None,
+        held_elsewhere: Sequence[tuple[str, Port]] = (),
+    ) -> None:
+        self._pods = pods
+        self._running = running or {}
+        self._taken = _Reservations()
+        for key, port in held_elsewhere:
+            if port.host_port != 0:
+                self._taken.add(port, f"held by running pod {key}")
+        # A port a running pod publishes is its own whatever the input order: a running
+        # pod that does not publish it (its network container is gone, say) does not get
+        # it, or its new network container could not start while the other one runs.
+        self._held = _Held(
+            [
+                (i, pods[i], ports)
+                for i in self.incumbents()
+                if (ports := [p for p in self._running[pods[i].uid] if p.host_port != 0])
+            ]
+        )
+
+    def incumbents(self) -> list[int]:
+        """The indexes of the pods that already run, in input order."""
+        return [i for i, pod in enumerate(self._pods) if pod.uid in self._running]
+
+    def order(self) -> list[int]:
+        """The indexes of ``pods`` in the order they are admitted: the running pods
+        first, then the others, each in input order."""
+        newcomers = [i for i, pod in enumerate(self._pods) if pod.uid not in self._running]
+        return self.incumbents() + newcomers
+
+    def check(self, index: int) -> Rejection | None:
+        """Why the pod at ``index`` may not have its host ports, or ``None``."""
+        return _check(self._pods[index], self._taken, self._held, index)
+
+    def accept(self, index: int) -> None:
+        """The pod at ``index`` is admitted: it reserves the ports it asks for and those
+        it still publishes."""
+        pod = self._pods[index]
+        for port in (*_published(pod), *self._running.get(pod.uid, ())):
+            if port.host_port != 0:
+                self._taken.add(port, f"already used by pod {pod.key}")
+
+    def reject(self, index: int) -> None:
+        """The pod at ``index`` is rejected: nothing of it is reserved (the seed leaked
+        its earlier ports), but what it publishes while it runs stays taken, as it keeps
+        running."""
+        pod = self._pods[index]
+        for port in self._running.get(pod.uid, ()):
+            if port.host_port != 0:
+                self._taken.add(port, f"held by running pod {pod.key}")
+
+
 def filter_host_port_conflicts(
     pods: Sequence[Pod],
     *,
@@ -174,38 +243,14 @@ def filter_host_port_conflicts(
     Both tuples keep the input order, and together they hold every input pod exactly
     once. Host port 0 never conflicts (see the module docstring for the rule).
     """
-    running = running or {}
-    taken = _Reservations()
-    for key, port in held_elsewhere:
-        if port.host_port != 0:
-            taken.add(port, f"held by running pod {key}")
+    admission = HostPortAdmission(pods, running=running, held_elsewhere=held_elsewhere)
     verdicts: dict[int, Rejection | None] = {}
-    incumbents = [i for i, pod in enumerate(pods) if pod.uid in running]
-    newcomers = [i for i, pod in enumerate(pods) if pod.uid not in running]
-    # A port a running pod publishes is its own whatever the input order: a running pod
-    # that does not publish it (its network container is gone, say) does not get it,
-    # or its new network container could not start while the other one runs.
-    held = _Held(
-        [
-            (i, pods[i], ports)
-            for i in incumbents
-            if (ports := [p for p in running[pods[i].uid] if p.host_port != 0])
-        ]
-    )
-    for index in incumbents + newcomers:
-        pod = pods[index]
-        problem = _check(pod, taken, held, index)
-        verdicts[index] = problem
-        if problem is not None:
-            # Nothing of a rejected pod is reserved (the seed leaked its earlier ports);
-            # what a rejected running pod publishes stays taken, as it keeps running.
-            for port in running.get(pod.uid, ()):
-                if port.host_port != 0:
-                    taken.add(port, f"held by running pod {pod.key}")
-            continue
-        for port in (*_published(pod), *running.get(pod.uid, ())):
-            if port.host_port != 0:
-                taken.add(port, f"already used by pod {pod.key}")
+    for index in admission.order():
+        verdicts[index] = problem = admission.check(index)
+        if problem is None:
+            admission.accept(index)
+        else:
+            admission.reject(index)
     accepted = tuple(pod for i, pod in enumerate(pods) if verdicts[i] is None)
     rejected = tuple(v for i in range(len(pods)) if (v := verdicts[i]) is not None)
     return accepted, rejected

@@ -24,11 +24,14 @@ tested and applied later.
 
 1. *Admission.* Pods are taken in order. A pod that repeats an earlier pod's uid or full
    name, has an image reference the engine would refuse, asks for a privileged container
-   when privileged containers are not allowed (the seed's capabilities check), or wants
-   a host port that a running pod holds or an earlier pod was given
-   (``filter_host_port_conflicts``: pods that already run are admitted first) is
+   when privileged containers are not allowed (the seed's capabilities check), requests
+   more CPU or memory than the node has left (``capacity`` less the system's reserve
+   and what the pods admitted before it request), or wants a host port that a running
+   pod holds or an earlier pod was given (pods that already run are admitted first) is
    rejected: it appears in ``Plan.rejected`` and nothing is done to it or to its
-   containers.
+   containers. A pod that has finished (its per-pod plan, below, starts nothing and
+   waits for nothing: none of its containers runs or will run again) holds neither
+   host ports nor resources (``_admission``).
 2. *Ownership* (``ownership``, the one rule every part of podsync uses). A container
    with any ``io.kubernetes.`` label is a Kubernetes node's (Docker Desktop, cri-dockerd,
    dockershim name theirs ``k8s_<c>_<pod>_<ns>_<uid>_<n>``) and never podsync's. Else it
@@ -102,7 +105,14 @@ from podsync.actions._actions import (
 )
 from podsync.actions._fingerprint import scoped_fingerprint
 from podsync.actions._options import PlanOptions
-from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume, Pod, PullPolicy
+from podsync.model._pod import (
+    ObservedContainer,
+    ObservedImage,
+    ObservedVolume,
+    Pod,
+    PullPolicy,
+    ResourceList,
+)
 from podsync.model._pulls import PullFailure
 from podsync.model._volume import WrittenVolume
 from podsync.planner._admission import admit
@@ -111,6 +121,7 @@ from podsync.planner._context import PlanContext
 from podsync.planner._empty_dirs import empty_dir_of, empty_dir_setup, not_the_pods
 from podsync.planner._gc import apply_global_cap, plan_orphan
 from podsync.planner._pod import PodPlanner
+from podsync.planner._terminal import finished
 from podsync.planner._volumes import record_upkeep, volume_writes
 from podsync.spec._content_records import PodVolume, RecordChoice, record_choices
 from podsync.spec._images import normalize_image
@@ -153,6 +164,7 @@ def plan(
     volume_files: Sequence[WrittenVolume] = (),
     empty_dirs: Collection[tuple[str, str]] = (),
     pull_failures: Collection[PullFailure] = (),
+    capacity: ResourceList | None = None,
 ) -> Plan:
     """Compute what to do to make the observed state match the desired pods.
 
@@ -204,6 +216,12 @@ def plan(
             failed for its pod less than the back-off ago waits
             (``image-pull-back-off``, the kubelet's ``ImagePullBackOff``) instead of
             being created, and the image is not pulled for it.
+        capacity: the node's CPUs (milli-CPU) and memory (bytes), as the engine reports
+            them (``Runtime.node_capacity``): a pod that is not running yet is admitted
+            only when its requests fit in it, less ``options.system_reserved`` and what
+            the pods admitted before it request (``OutOfcpu``, ``OutOfmemory``); its
+            memory is also the host's memory of the OOM scores when
+            ``options.memory_capacity`` is 0. ``None`` (unknown) checks no requests.
 
     Returns:
         The plan; ``plan.has_changes`` is False when there is nothing to do.
@@ -224,6 +242,7 @@ def plan(
         volume_files=volume_files,
         empty_dirs=empty_dirs,
         pull_failures=pull_failures,
+        capacity=capacity,
     )
 
 
@@ -241,6 +260,7 @@ def _plan(
     volume_files: Sequence[WrittenVolume] = (),
     empty_dirs: Collection[tuple[str, str]] = (),
     pull_failures: Collection[PullFailure] = (),
+    capacity: ResourceList | None = None,
 ) -> Plan:
     present: set[str] = set()
     users: dict[str, str] = {}
@@ -249,6 +269,10 @@ def _plan(
         present.update(names)
         if image.user is not None:
             users.update(dict.fromkeys(names, image.user))
+    if capacity is not None and options.memory_capacity == 0:
+        # The OOM score of a Burstable container is its memory request's share of the
+        # host's memory (GetContainerOOMScoreAdjust): the capacity admission reads.
+        options = attrs.evolve(options, memory_capacity=capacity.memory)
     ctx = PlanContext(
         options=options,
         now=now,
@@ -276,7 +300,15 @@ def _plan(
             group = index[identity] = []
         group.append(instance)
 
-    accepted, rejected = admit(desired, options, by_identity)
+    # The plans of the finished pods, made to find them finished (``_terminal``).
+    finished_plans: dict[str, list[PodAction]] = {}
+    accepted, rejected = admit(
+        desired,
+        options,
+        by_identity,
+        capacity=capacity,
+        finished=lambda pod: finished(pod, by_identity, not_adopted, ctx, finished_plans),
+    )
     # The records of what podsync wrote: read from the engine volumes, and (for
     # containers of earlier podsync versions) under the root directory.
     written: dict[str, dict[str, WrittenVolume]] | None = None
@@ -302,7 +334,9 @@ def _plan(
             groups[identity] = (pod.key, _gated(pod))
             continue
         instances = list(by_identity.get(identity, ()))
-        actions = PodPlanner(pod, instances, ctx, not_adopted.get(identity, ())).plan()
+        actions = finished_plans.get(pod.uid)
+        if actions is None:
+            actions = PodPlanner(pod, instances, ctx, not_adopted.get(identity, ())).plan()
         if written is not None and any(v.content is not None for v in pod.volumes):
             # The volume files first: they exist before any container that mounts them
             # is created, and change in place under the ones that run. The helper

@@ -38,7 +38,7 @@ from typing import IO, Generic, Protocol, TypeVar
 import attrs
 
 from podsync.actions._actions import CreateSpec
-from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume
+from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume, ResourceList
 from podsync.model._volume_entries import VolumeEntry
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
@@ -170,6 +170,13 @@ class Runtime(Protocol):
 
     def list_images(self) -> list[ObservedImage]:
         """Every image on the engine."""
+        ...
+
+    def node_capacity(self) -> ResourceList:
+        """The CPUs (``cpu``, in milli-CPU) and memory (``memory``, in bytes) the
+        engine's host gives containers - Docker: ``docker info``'s ``NCPU`` and
+        ``MemTotal`` - which admission checks the pods' requests against (the node's
+        capacity, ``plan(..., capacity=...)``)."""
         ...
 
     def pull_image(self, image: str) -> None:

@@ -75,6 +75,7 @@ from podsync.spec._canonical_forms import (
     _string,
 )
 from podsync.spec._naming import NETWORK_CONTAINER
+from podsync.spec._ports import network_ports
 from podsync.spec._resolv import ResolvConf, pod_host_name, uses_cluster_dns
 from podsync.spec._volumes import DEFAULT_ROOT_DIR
 
@@ -582,7 +583,7 @@ _NETWORK = _Record(
     _Field("name", "_name", _STR),
     _Field("image", "image", _STR),
     _Field("pod", "pod", _OBJECT(_NETWORK_POD)),
-    _Field("ports", "[p for c in pod.containers for p in c.ports]", _LIST(_PORT)),
+    _Field("ports", "_ports(pod)", _LIST(_PORT)),
     # Version 2: the options that shape it, each only when not at its default.
     _Field("network_mode", "network_mode", _STR, default=""),
     _Field("cluster_dns", "cluster_dns", _STR, default=""),
@@ -600,6 +601,7 @@ _NETWORK = _Record(
         "_name": NETWORK_CONTAINER,
         "_security": network_security_fields,
         "_init_record": _init_record,
+        "_ports": network_ports,
     },
 )
 

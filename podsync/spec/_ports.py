@@ -28,7 +28,7 @@ from collections.abc import Iterable
 
 import attrs
 
-from podsync.model._pod import Port, PortProtocol
+from podsync.model._pod import Pod, Port, PortProtocol
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = [
@@ -48,6 +48,23 @@ class PortMapping:
     host_port: int
     protocol: PortProtocol = PortProtocol.TCP
     host_ip: str = ""
+
+
+def network_ports(pod: Pod) -> list[Port]:
+    """The ports a pod's network container holds: every port of its app containers,
+    then each port a sidecar publishes (host port non-zero), in spec order.
+
+    A sidecar runs beside the app containers for the pod's whole life, so its host
+    ports are published and admitted as theirs are (``SetDefaults_Pod`` defaults a
+    sidecar's ports as an app container's, and the kubelet's host-port predicate
+    holds them). A sidecar's port that publishes nothing is left out: it reaches no
+    engine, and leaving it out keeps the network spec of a pod whose sidecar declares
+    one what it was before sidecars could publish.
+    """
+    ports = [p for c in pod.containers for p in c.ports]
+    if pod.init_containers:
+        ports += [p for c in pod.sidecars for p in c.ports if p.host_port]
+    return ports
 
 
 def port_mappings(ports: Iterable[Port]) -> list[PortMapping]:

@@ -236,7 +236,8 @@ def pod_status(
                 return PodStatus(
                     pod.key,
                     "rejected",
-                    f"rejected: {rejection.message}",
+                    # The kubelet's rejectPod: phase Failed, its reason, this message.
+                    f"Pod was rejected: {rejection.message}",
                     PodPhase.FAILED,
                     rejection.reason.value,
                     pod.uid,

@@ -65,6 +65,7 @@ from podsync import (
     PullPolicy,
     Reason,
     Remove,
+    ResourceList,
     RestartPolicy,
     SyncResult,
     Volume,
@@ -152,6 +153,10 @@ class CountingRuntime:
     def list_images(self) -> list[ObservedImage]:
         self._record("list_images")
         return self.inner.list_images()
+
+    def node_capacity(self) -> ResourceList:
+        self._record("node_capacity")
+        return self.inner.node_capacity()
 
     def pull_image(self, image: str) -> None:
         self._record("pull_image", image)

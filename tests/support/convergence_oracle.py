@@ -49,6 +49,7 @@ import attrs
 from podsync import Container, ObservedContainer, Pod, PullPolicy, RestartPolicy, spec_hash
 from podsync.actions._actions import Plan, Reason, Wait
 from podsync.actions._options import PlanOptions
+from podsync.planner._node_resources import pod_requests
 from podsync.spec import network_spec_hash
 from podsync.spec._hashing import SPEC_HASH_VERSION, SpecHash, canonical_spec, network_spec
 from podsync.spec._labels import (
@@ -228,6 +229,7 @@ def convergence_problems(
     liveness = liveness or {}
     problems: list[str] = []
     rejected = {r.pod for r in final.rejected}
+    reasons = {r.pod: r.reason for r in final.rejected}
     waits = {(a.pod, a.container): a for a in final.actions if isinstance(a, Wait)}
     after_by_id = {o.id: o for o in after}
 
@@ -237,6 +239,11 @@ def convergence_problems(
         ports = any(p.host_port for c in pod.containers for p in c.ports)
         if privileged and not options.allow_privileged and pod.key not in rejected:
             problems.append(f"{pod.key}: privileged, not allowed, yet admitted")
+        # Requests fit or not depending on the other pods; a pod that requests nothing
+        # always fits.
+        for_requests = reasons.get(pod.key) in (Reason.OUT_OF_CPU, Reason.OUT_OF_MEMORY)
+        if for_requests and pod_requests(pod) != (0, 0):
+            continue
         if not ports and (options.allow_privileged or not privileged) and pod.key in rejected:
             problems.append(f"{pod.key}: rejected, though nothing stands in its way")
 

@@ -311,8 +311,9 @@ def _init_rules(
     """Init container ``container``, read from ``c`` as an app container is, with
     Kubernetes' rules for init containers: ``restartPolicy`` may only be ``Always`` (a
     sidecar), and an init container that is not a sidecar may have no lifecycle hooks
-    and no probes. Host ports are refused: podsync publishes the host ports of the app
-    containers only."""
+    and no probes. Host ports are refused on an init container that is not a sidecar
+    (it runs to completion before the app containers: there is nothing to publish); a
+    sidecar's are published with the app containers' (``network_ports``)."""
     sidecar = c.restart_policy == RestartPolicy.ALWAYS.value
     if c.restart_policy and not sidecar:
         out.append(
@@ -332,12 +333,13 @@ def _init_rules(
                     )
                 )
     for j, port in enumerate(c.ports):
-        if port.host_port:
+        if port.host_port and not sidecar:
             out.append(
                 (
                     f"{path}.ports[{j}].hostPort",
-                    "hostPort is not supported by podsync on an init container: "
-                    "the pod's network container publishes the app containers' host ports",
+                    "hostPort is not supported by podsync on an init container that is not "
+                    "a sidecar: the pod's network container publishes the host ports of the "
+                    "app containers and sidecars",
                 )
             )
     return attrs.evolve(container, restart_policy=RestartPolicy.ALWAYS if sidecar else None)

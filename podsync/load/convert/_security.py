@@ -238,7 +238,12 @@ def _with_security(
     pod_context = _pod_security(doc, pod_seccomp, spec_path, out)
     init_result = [
         attrs.evolve(
-            container,
+            _host_network_ports(
+                container,
+                doc.spec.host_network and container.restart_policy is not None,
+                f"{spec_path}.initContainers[{i}]",
+                out,
+            ),
             security_context=_container_security(
                 schema.security_context,
                 seccomp.get(container.name),
@@ -260,22 +265,33 @@ def _with_security(
             f"{spec_path}.containers[{i}]",
             out,
         )
-        if doc.spec.host_network and container.ports:
-            # With hostNetwork a container port is a host port: Kubernetes defaults the
-            # host port to it (SetDefaults_Pod) and refuses another one.
-            ports = []
-            for j, port in enumerate(container.ports):
-                if port.host_port not in (0, port.container_port):
-                    out.append(
-                        (
-                            f"{spec_path}.containers[{i}].ports[{j}].hostPort",
-                            f"must be {port.container_port} (the containerPort) or unset "
-                            "with hostNetwork",
-                        )
-                    )
-                ports.append(attrs.evolve(port, host_port=port.container_port))
-            container = attrs.evolve(container, ports=tuple(ports))
+        container = _host_network_ports(
+            container, doc.spec.host_network, f"{spec_path}.containers[{i}]", out
+        )
         if context is not None or container.security_context is not None:
             container = attrs.evolve(container, security_context=context)
         result.append(container)
     return result, pod_context, init_result
+
+
+def _host_network_ports(
+    container: Container, host_network: bool, at: str, out: list[tuple[str, str]]
+) -> Container:
+    """``container`` (at ``at``) with its host ports defaulted when ``host_network``
+    says the pod is on the host's network (an app container, or a sidecar: both publish
+    what they listen on). There a container port is a host port: Kubernetes defaults
+    the host port to it (``SetDefaults_Pod``, ``defaultHostNetworkPorts``, for the
+    containers and the init containers alike) and refuses another one."""
+    if not host_network or not container.ports:
+        return container
+    ports = []
+    for j, port in enumerate(container.ports):
+        if port.host_port not in (0, port.container_port):
+            out.append(
+                (
+                    f"{at}.ports[{j}].hostPort",
+                    f"must be {port.container_port} (the containerPort) or unset with hostNetwork",
+                )
+            )
+        ports.append(attrs.evolve(port, host_port=port.container_port))
+    return attrs.evolve(container, ports=tuple(ports))

@@ -61,6 +61,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from podsync.exceptions import EngineUnavailable
+from podsync.model._pod import ResourceList
 from podsync.runtime.docker._containers import ContainerCalls
 from podsync.runtime.docker._images import ImageCalls
 from podsync.runtime.docker._operating import OperatingCalls
@@ -167,6 +168,21 @@ class DockerRuntime(ContainerCalls, ImageCalls, VolumeCalls, OperatingCalls):
 
     def __repr__(self) -> str:
         return f"<DockerRuntime {self._host}>"
+
+    def node_capacity(self) -> ResourceList:
+        """The CPUs and memory of the engine's host, as ``docker info`` reports them
+        (``NCPU``, ``MemTotal``): what a kubelet's node reports as its capacity. Asked
+        each time (a host's CPUs can go online and offline).
+
+        Raises:
+            EngineUnavailable: the engine cannot be reached.
+            RuntimeCallError: the call failed.
+        """
+        with self._call("info", "") as api:
+            info = api.info()
+        return ResourceList(
+            cpu=int(info.get("NCPU") or 0) * 1000, memory=int(info.get("MemTotal") or 0)
+        )
 
     def __enter__(self) -> DockerRuntime:
         return self

@@ -20,6 +20,7 @@ CALL_NAMES = frozenset(
     {
         "list",  # list_containers()
         "list_images",  # list_images()
+        "info",  # node_capacity()
         "pull",  # pull_image(image)
         "create",  # create_container(spec)
         "start",  # start_container(id)

@@ -17,7 +17,7 @@ and without the real clock::
 It is stateful, as the 2014 kubelet's ``FakeDockerClient`` was (reference §1.10):
 create, start, stop and remove change what ``list_containers`` returns, so "apply,
 observe again, plan again" works. It records every call in the seed's vocabulary
-(``list``, ``list_images``, ``pull``, ``create``, ``start``, ``stop``, ``remove``,
+(``list``, ``list_images``, ``info``, ``pull``, ``create``, ``start``, ``stop``, ``remove``,
 ``exec``, ``remove_image``, ``address``; ``exec_attached``, ``logs``, ``events`` for the
 operating calls; ``list_volumes``, ``create_volume``, ``remove_volume``,
 ``write_volume``, ``read_volume_file``, ``read_file`` for named volumes and the files in
@@ -75,7 +75,7 @@ import attrs
 
 from podsync.actions._actions import CreateSpec
 from podsync.exceptions import NameConflict, RuntimeCallError
-from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume
+from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume, ResourceList
 from podsync.model._secrets import revealed, spec_texts
 from podsync.runtime.fake._calls import CALL_NAMES, MUTATING_CALL_NAMES, Call
 from podsync.runtime.fake._calls import Fault as _Fault
@@ -141,6 +141,8 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
             Port bindings are published - and conflict - only on it or a named network;
             ``False`` is ``dockerd --bridge=none``, where nothing is published.
         apparmor, seccomp: whether the engine's host has them (else profiles are refused).
+        capacity: the CPUs (milli-CPU) and memory (bytes) its host gives containers
+            (``node_capacity``): 8 CPUs and 16 GiB unless given.
 
     Attributes:
         calls: every call, in the order they were made.
@@ -161,6 +163,7 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
         bridge: bool = True,
         apparmor: bool = False,
         seccomp: bool = True,
+        capacity: ResourceList | None = None,
     ) -> None:
         self.calls = []
         self.exec_results = {}
@@ -172,6 +175,7 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
         self.latency = latency
         self.bridge = bridge
         self.apparmor, self.seccomp = apparmor, seccomp
+        self.capacity = capacity or ResourceList(cpu=8000, memory=16 * 1024**3)
         self._lock = threading.RLock()
         # Followers of logs and events wait on this (the same lock): see _state.
         self._changed = threading.Condition(self._lock)
@@ -412,6 +416,13 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
         with self._lock:
             self._record("list_images")
             return sorted(self._images.values(), key=lambda i: i.id)
+
+    def node_capacity(self) -> ResourceList:
+        """``capacity`` (recorded as ``info``)."""
+        self._sleep()
+        with self._lock:
+            self._record("info")
+            return self.capacity
 
     def pull_image(self, image: str) -> None:
         """Make ``image`` present (recorded as ``pull``).

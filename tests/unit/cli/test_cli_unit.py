@@ -160,6 +160,14 @@ def running_pods(fake: FakeRuntime) -> set[str]:
         (["plan", "--detailed-exitcode", "--jsn", "x.yaml"], "unrecognized arguments"),
         (["plan", "--detailed-exitcode"], "required: SOURCE"),
         (["plan", "--probe", "--no-probe", "x.yaml"], "--probe and --no-probe"),
+        (["plan", "--system-reserved", "cpu", "x.yaml"], "expected RESOURCE=QUANTITY pairs"),
+        (["plan", "--system-reserved", "gpu=1", "x.yaml"], "'gpu' cannot be reserved"),
+        (["plan", "--system-reserved", "cpu=1,cpu=2", "x.yaml"], "cpu is given twice"),
+        (["plan", "--system-reserved", "memory=1Qi", "x.yaml"], "memory: '1Qi' is not a valid"),
+        (
+            ["apply", "--plan", "p.json", "--system-reserved", "cpu=1"],
+            "--system-reserved cannot be used with --plan",
+        ),
     ],
 )
 def test_usage_errors_exit_1(run: Callable[..., Result], argv: list[str], message: str) -> None:
@@ -1720,6 +1728,43 @@ def test_host_namespace_and_sysctl_options_reach_the_plan_options() -> None:
         options.allowed_unsafe_sysctls,
     )
     assert (False, ()) == (default.allow_host_namespaces, default.allowed_unsafe_sysctls)
+
+
+def test_system_reserved_reaches_the_plan_options() -> None:
+    """--system-reserved in the kubelet's spelling: milli-CPU and bytes; nothing
+    reserved without it."""
+    parse = cli.build_parser().parse_args
+
+    given = _planning._plan_options(
+        parse(["plan", "--system-reserved", "cpu=500m, memory=1Gi", "x.yaml"])
+    )
+    default = _planning._plan_options(parse(["plan", "x.yaml"]))
+
+    assert podsync.ResourceList(cpu=500, memory=1024**3) == given.system_reserved
+    assert podsync.ResourceList() == default.system_reserved
+
+
+def test_a_pod_that_does_not_fit_is_rejected_by_apply(
+    run: Callable[..., Result], tmp_path: Path, fake: FakeRuntime
+) -> None:
+    """apply reads the engine's capacity (``info``) for a pod that requests CPU, and
+    rejects it when the reserve leaves too little: exit 1, nothing created."""
+    fake.capacity = podsync.ResourceList(cpu=2000, memory=1024**3)
+    path = write(
+        tmp_path,
+        "pod.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: big}\nspec:\n  containers:\n"
+        "  - name: app\n    image: busybox\n    resources: {requests: {cpu: 1500m}}\n",
+    )
+
+    result = run("apply", "--system-reserved", "cpu=1", path, runtime=fake)
+
+    assert 1 == result.code
+    assert "Node didn't have enough resource: cpu, requested: 1500, used: 0, capacity: 1000" in (
+        result.err
+    ), result.err
+    assert "info" in fake.call_names()
+    assert [] == mutations(fake)
 
 
 def test_a_refused_host_network_pod_names_the_option(

@@ -8,7 +8,17 @@ import json
 
 import pytest
 
-from podsync import Container, EnvVar, Handler, Pod, Probe, RestartPolicy, VolumeMount
+from podsync import (
+    Container,
+    EnvVar,
+    Handler,
+    Pod,
+    Port,
+    PortProtocol,
+    Probe,
+    RestartPolicy,
+    VolumeMount,
+)
 from tests.unit.load.test_pod_files import errors, load
 
 BLOCK = """\
@@ -220,8 +230,30 @@ BAD = {
         ),
         [
             "pod.yaml: $.spec.initContainers[0].ports[0].hostPort: hostPort is not "
-            "supported by podsync on an init container: the pod's network container "
-            "publishes the app containers' host ports"
+            "supported by podsync on an init container that is not a sidecar: the pod's "
+            "network container publishes the host ports of the app containers and sidecars"
+        ],
+    ),
+    "a sidecar's host port used by an app container": (
+        _pod(
+            "  - name: proxy\n    image: busybox\n    restartPolicy: Always\n    ports:\n"
+            "    - {containerPort: 80, hostPort: 8080}\n",
+            "  - name: app\n    image: busybox\n    ports:\n"
+            "    - {containerPort: 81, hostPort: 8080}\n",
+        ),
+        [
+            "pod.yaml: $.spec.containers[0].ports[0].hostPort: host port 8080/TCP is "
+            "already used by $.spec.initContainers[0].ports[0]"
+        ],
+    ),
+    "a sidecar's other host port with hostNetwork": (
+        _pod(
+            "  - name: proxy\n    image: busybox\n    restartPolicy: Always\n    ports:\n"
+            "    - {containerPort: 80, hostPort: 8080}\n",
+        ).replace("spec:\n", "spec:\n  hostNetwork: true\n"),
+        [
+            "pod.yaml: $.spec.initContainers[0].ports[0].hostPort: must be 80 (the "
+            "containerPort) or unset with hostNetwork"
         ],
     ),
     "the network container's name": (
@@ -275,3 +307,44 @@ def test_model_refuses_what_the_loader_refuses():
         Pod("web", (Container("app", "busybox"),), init_containers=(Container("app", "x"),))
     with pytest.raises(ValueError, match="can only be Always"):
         Container("app", "busybox", restart_policy=RestartPolicy.NEVER)
+
+
+# A sidecar's ports, as Kubernetes defaults them (SetDefaults_Pod, SetDefaults_ContainerPort)
+# and as podsync then publishes them: one row per case.
+SIDECAR_PORTS = [
+    pytest.param(
+        "",
+        "    - {containerPort: 9090, hostPort: 19090}\n",
+        [Port(9090, 19090, PortProtocol.TCP)],
+        id="a host port, TCP by default",
+    ),
+    pytest.param(
+        "",
+        "    - {containerPort: 53, hostPort: 5353, protocol: UDP, hostIP: 127.0.0.1}\n",
+        [Port(53, 5353, PortProtocol.UDP, host_ip="127.0.0.1")],
+        id="a UDP port on one address",
+    ),
+    pytest.param(
+        "  hostNetwork: true\n",
+        "    - {containerPort: 9090}\n",
+        [Port(9090, 9090, PortProtocol.TCP)],
+        id="hostNetwork: the host port defaults to the container port",
+    ),
+    pytest.param(
+        "",
+        "    - {containerPort: 9090}\n",
+        [Port(9090, 0, PortProtocol.TCP)],
+        id="no host port: not published",
+    ),
+]
+
+
+@pytest.mark.parametrize(("spec", "ports", "expected"), SIDECAR_PORTS)
+def test_sidecar_ports_are_defaulted_as_an_app_containers(spec, ports, expected):
+    text = _pod(
+        "  - name: proxy\n    image: busybox\n    restartPolicy: Always\n    ports:\n" + ports
+    ).replace("spec:\n", "spec:\n" + spec)
+
+    (pod,), _ = load(text)
+
+    assert expected == list(pod.sidecars[0].ports)

@@ -114,6 +114,7 @@ def _check(desired, model, now, options, faults):
     assert set(MUTATING_CALL_NAMES) >= {c.name for c in fake.calls} - {
         "list",
         "list_images",
+        "info",  # the engine's capacity, for a pod to create that requests resources
         "list_volumes",  # podsync's records in the engine, and the pods' volumes
         "read_file",  # a content volume's record, read through a container
         "exec",
@@ -130,6 +131,7 @@ def _check(desired, model, now, options, faults):
         pod_dirs=seen.pod_dirs,
         now=now,
         options=options,
+        capacity=fake.capacity,  # as sync admitted them
     )
     if waited_for_a_port(second, after):
         # A pod waited one sync for a port a stopped pod held (see waited_for_a_port).

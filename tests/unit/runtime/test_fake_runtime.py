@@ -7,7 +7,13 @@ from typing import Any
 
 import pytest
 
-from podsync import EngineUnavailable, ObservedContainer, ObservedImage, RuntimeCallError
+from podsync import (
+    EngineUnavailable,
+    ObservedContainer,
+    ObservedImage,
+    ResourceList,
+    RuntimeCallError,
+)
 from podsync.actions._actions import CreateSpec
 from podsync.exceptions import NameConflict
 from podsync.runtime._protocol import ExecResult, Runtime
@@ -397,6 +403,17 @@ def test_container_address():
     assert no_address.container_address(running(no_address, "xx")) is None
 
 
+def test_node_capacity():
+    """The capacity given (8 CPUs and 16 GiB unless given), recorded as ``info``."""
+    given = fake(capacity=ResourceList(cpu=2500, memory=1024))
+
+    assert (ResourceList(cpu=2500, memory=1024), ["info"]) == (
+        given.node_capacity(),
+        given.call_names(),
+    )
+    assert ResourceList(cpu=8000, memory=16 * 1024**3) == fake().node_capacity()
+
+
 def test_remove_image():
     """An unused image can be removed; one a container uses cannot; a missing one is
     removed already (as DockerRuntime)."""
@@ -418,6 +435,7 @@ def test_vocabulary():
     assert {
         "list",
         "list_images",
+        "info",
         "pull",
         "create",
         "start",

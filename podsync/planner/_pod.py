@@ -190,8 +190,9 @@ class PodPlanner(InitPlanner, RestartPlanner, CreateSpecs):
             if change is not None:
                 why = f"spec changed ({change})"
                 decision.kills.append((keeper, Reason.SPEC_CHANGED, f"replaced, {why}", pre_stop))
-                # A changed spec is a new container: it starts whatever the restart policy
-                # (the modern kubelet does the same) and its back-off starts over.
+                # A running container whose spec changed is replaced whatever the restart
+                # policy (computePodActions: Running and hash changed, kill and start) and
+                # its back-off starts over (GetStableKey has the spec hash).
                 decision.start = (Reason.SPEC_CHANGED, why, 0)
             elif (failed := self._unhealthy(c, keeper)) is not None:
                 why, grace = failed

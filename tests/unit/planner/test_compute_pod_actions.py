@@ -200,7 +200,7 @@ class Case:
     shown: tuple[Shown, ...]
     expected: tuple[tuple[str, str, str], ...]
     edit: str = ""
-    options: PlanOptions = PlanOptions()
+    options: PlanOptions = attrs.Factory(PlanOptions)
     restarts: Mapping[str, int] = attrs.Factory(dict)
     phase: PodPhase | None = None
 

@@ -139,7 +139,7 @@ def test_instance_killed_for_a_failure_backs_off():
     )
 
 
-# --- a changed spec, and the restart policy ----------------------------------------------------------
+# --- a changed spec, and the restart policy ---------------------------------------------
 
 
 @pytest.mark.parametrize(

@@ -558,6 +558,15 @@ def test_a_network_container_that_keeps_dying_is_backed_off() -> None:
 # The init container ``setup`` has run, nothing after it yet.
 NOT_INITIALISED = (Shown("app", gone=True), Shown("proxy", gone=True))
 
+# A new network container, and initialisation from the first init container.
+REINITIALISED = (
+    ("Remove", "setup", "init-purged"),
+    ("Create", "net", "network-missing"),
+    ("Create", "setup", "pod-rebuild"),
+    ("Wait", "proxy", "init-pending"),
+    ("Wait", "app", "init-pending"),
+)
+
 INIT_CASES = [
     Case(
         "on-failure-init-oom-killed-exit-0-failed",
@@ -612,6 +621,20 @@ INIT_CASES = [
         (exited("setup", 0, ago=250, oom=True),),
         (),
         phase=PodPhase.RUNNING,
+    ),
+    Case(
+        "never-network-gone-init-never-started-initialises-again",
+        INIT,
+        "Never",
+        (NET_DIED, *NOT_INITIALISED, exited("setup", 0, started=False)),
+        REINITIALISED,
+    ),
+    Case(
+        "never-network-gone-init-stopped-by-podsync-initialises-again",
+        INIT,
+        "Never",
+        (NET_DIED, *NOT_INITIALISED, exited("setup", 137, ago=6, record="pod-rebuild")),
+        REINITIALISED,
     ),
     Case(
         "never-network-died-init-not-run-again",
@@ -691,3 +714,19 @@ def test_phase_after_the_network_container_died(policy, phase, state) -> None:
             "failed: work stopped by podsync: its pod's network container died "
             "(restart policy Never)" == status.message
         )
+
+
+def test_a_sidecar_stops_with_its_pre_stop_hook_on_its_named_port() -> None:
+    """A sidecar stopped because the app containers completed runs its preStop hook,
+    whose named port is resolved through the sidecar's own ports."""
+    text = INIT.replace(
+        "    args: [httpd, -f]\n",
+        "    args: [httpd, -f]\n"
+        "    ports: [{name: admin, containerPort: 9901}]\n"
+        "    lifecycle: {preStop: {httpGet: {path: /drain, port: admin}}}\n",
+    )
+    case = Case("x", text, "OnFailure", (exited("app", 0, ago=1),), ())
+    p = planned(case)
+
+    (kill,) = [a for a in p.actions if a.container == "proxy"]
+    assert ("pod-completed", 9901) == (kill.reason.value, kill.pre_stop.http_get.port)

@@ -107,6 +107,11 @@ EDITS: Mapping[str, Callable[[str], str]] = {
     "command": lambda text: text.replace("make report", "make report --full"),
     "configmap": lambda text: text.replace("MODE: full", "MODE: quick"),
     "init-command": lambda text: text.replace('"migrate"', '"migrate --all"'),
+    # probes are podsync's to run, not part of any hash: nothing is replaced for it
+    "sidecar-startup-probe": lambda text: text.replace(
+        "    args: [httpd, -f]\n",
+        '    args: [httpd, -f]\n    startupProbe: {exec: {command: ["true"]}}\n',
+    ),
 }
 
 
@@ -615,6 +620,14 @@ INIT_CASES = [
         (("Create", "proxy", "exited"),),
     ),
     Case(
+        "initialised-by-an-app-container-that-never-started",
+        INIT,
+        "Always",
+        (exited("app", 0, started=False),),
+        (("Create", "app", "not-started"),),
+        edit="sidecar-startup-probe",
+    ),
+    Case(
         "initialised-plain-init-oom-killed-never-runs-again",
         INIT,
         "OnFailure",
@@ -730,3 +743,4 @@ def test_a_sidecar_stops_with_its_pre_stop_hook_on_its_named_port() -> None:
 
     (kill,) = [a for a in p.actions if a.container == "proxy"]
     assert ("pod-completed", 9901) == (kill.reason.value, kill.pre_stop.http_get.port)
+    assert kill.message.endswith("): no app container runs or will run"), kill.message

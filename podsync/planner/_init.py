@@ -171,14 +171,11 @@ class InitPlanner:
                 why = f"init container {c.name} failed (restart policy Never)"
                 for d2 in apps:
                     d2.start, d2.wait = None, None
+                # The plain init containers before it are done (one still running
+                # would have held this one): only the sidecars have anything to stop.
                 return [
-                    d3
-                    if d3.container.restart_policy is None
-                    else self._stopped(d3.container, Reason.INIT_FAILED, why)
-                    for d3 in decisions
-                ] + [
                     self._stopped(c2, Reason.INIT_FAILED, why)
-                    for c2 in init[len(decisions) :]
+                    for c2 in init
                     if c2.restart_policy is not None
                 ]
         if blocker is not None:

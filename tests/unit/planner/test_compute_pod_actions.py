@@ -729,18 +729,53 @@ def test_phase_after_the_network_container_died(policy, phase, state) -> None:
         )
 
 
-def test_a_sidecar_stops_with_its_pre_stop_hook_on_its_named_port() -> None:
+@pytest.mark.parametrize(
+    ("handler", "port"),
+    [
+        ("httpGet: {path: /drain, port: admin}", 9901),
+        ("tcpSocket: {port: admin}", 9901),
+        ("httpGet: {path: /drain, port: 9902}", 9902),
+        ("tcpSocket: {port: 9903}", 9903),
+    ],
+    ids=["http-named", "tcp-named", "http-number", "tcp-number"],
+)
+def test_a_sidecar_stops_with_its_pre_stop_hook_on_its_named_port(handler, port) -> None:
     """A sidecar stopped because the app containers completed runs its preStop hook,
     whose named port is resolved through the sidecar's own ports."""
     text = INIT.replace(
         "    args: [httpd, -f]\n",
         "    args: [httpd, -f]\n"
-        "    ports: [{name: admin, containerPort: 9901}]\n"
-        "    lifecycle: {preStop: {httpGet: {path: /drain, port: admin}}}\n",
+        "    ports: [{containerPort: 8080}, {name: admin, containerPort: 9901}]\n"
+        f"    lifecycle: {{preStop: {{{handler}}}}}\n",
     )
     case = Case("x", text, "OnFailure", (exited("app", 0, ago=1),), ())
     p = planned(case)
 
     (kill,) = [a for a in p.actions if a.container == "proxy"]
-    assert ("pod-completed", 9901) == (kill.reason.value, kill.pre_stop.http_get.port)
+    action = kill.pre_stop.http_get or kill.pre_stop.tcp_socket
+    assert ("pod-completed", port) == (kill.reason.value, action.port)
     assert kill.message.endswith("): no app container runs or will run"), kill.message
+
+
+def test_what_a_new_network_container_says() -> None:
+    """The plan of a pod whose network container died under it, word for word: what is
+    stopped and why, the init runs removed, what waits for what."""
+    case = Case("x", INIT, "OnFailure", (NET_DIED, running("app")), ())
+    pod, model = world(case)
+    names = {o.labels[LABEL_CONTAINER]: o.name for o in model.observed if o.running}
+    p = plan([pod], model.observed, images=model.images, now=NOW)
+
+    assert [
+        f"stop default/web/app ({names['app']}): network lost: network container exited",
+        f"stop default/web/proxy ({names['proxy']}): network lost: network container exited",
+        "remove default/web/setup ("
+        + instances(model, "setup")[0].name
+        + "): an init container's run before the pod was rebuilt; init runs again",
+        "remove default/web/proxy ("
+        + names["proxy"]
+        + "): an init container's run before the pod was rebuilt; init runs again",
+        "create default/web/net: network container exited",
+        "recreate default/web/setup: pod rebuilt: network container exited",
+        "wait default/web/proxy: init container setup not finished",
+        "wait default/web/app: init container setup not finished",
+    ] == [a.message for a in p.actions]

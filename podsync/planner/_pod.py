@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from podsync.actions._actions import Create, Kill, PodAction, Reason, Wait
+from podsync.actions._actions import FAILED_STOPS, Create, Kill, PodAction, Reason, Wait
 from podsync.model._pod import Container, Handler, Pod, PullPolicy, RestartPolicy
 from podsync.model._security import user_hold
 from podsync.planner._context import PlanContext
@@ -230,14 +230,19 @@ class PodPlanner(InitPlanner, RestartPlanner, CreateSpecs):
         else:
             decision.start = (reason, why, ready)
 
-    def _network_died_under_it(self) -> bool:
-        """Whether the pod's network container died while a container of the pod ran: one
-        runs now (it is killed for it), or an instance was killed for it earlier
-        (``network-lost``). Not so when podsync stopped the network container itself (the
-        pod completed, or a rebuild whose create failed) or everything exited at once (a
-        reboot): then each container is judged by its own last run."""
+    def _pod_ran(self) -> bool:
+        """Whether a container of the pod ran - the kubelet's "some container status
+        exists" once the pod had a sandbox: one runs now, or one ended by itself, or
+        podsync stopped it for a failure (``network-lost`` among them). A container
+        that never started, or that podsync stopped for its own reasons (a rebuild whose
+        network container could not be created), is no run: a pod of only such is
+        rebuilt (podsync's stops are not runs)."""
         return any(
-            i.running or i.stop_record == Reason.NETWORK_LOST.value
+            i.running
+            or (
+                i.observed.finished_at is not None
+                and (not i.stop_record or i.stop_record in FAILED_STOPS)
+            )
             for c in (*self.pod.init_containers, *self.pod.containers)
             for i in self.by_name.get(c.name, ())
         )
@@ -321,7 +326,7 @@ class PodPlanner(InitPlanner, RestartPlanner, CreateSpecs):
             rebuild is not None
             and rebuild[0] is Reason.NETWORK_MISSING
             and pod.restart_policy is RestartPolicy.NEVER
-            and self._network_died_under_it()
+            and self._pod_ran()
         ):
             # computePodActions, step B: a Never pod whose sandbox is gone after its
             # containers ran is killed and nothing is recreated - no new network

@@ -26,8 +26,8 @@ them):
   success) stays down, whatever its spec now (README "Differences": the restart policy
   is absolute): nothing new is created for it, and its newest instance - the one the
   policy was judged on - is still the newest.
-* A ``Never`` pod whose network container does not run while one of its containers runs
-  (or one was stopped for it, ``network-lost``) has failed: every container is down.
+* A ``Never`` pod whose network container does not run after one of its containers ran
+  (it runs, or it was a run) has failed: every container is down.
 * The **network container** runs, with the desired network spec, when an app container
   of the pod runs; it does not run when nothing of the pod runs or waits to run.
 * Nothing runs that belongs to a pod that is not desired, when deletions are allowed;
@@ -215,12 +215,13 @@ def expected(
 
 
 def _network_died(pod: Pod, before: Sequence[ObservedContainer], *, adopt: bool) -> bool:
-    """Whether ``pod``'s network container does not run while a container of the pod
-    runs, or one of them was stopped for it (``network-lost``)."""
+    """Whether ``pod``'s network container does not run after a container of the pod ran:
+    one runs, or one was a run (it started, and it ended by itself or podsync stopped it
+    for a failure)."""
     if any(o.running for o in instances(before, pod, NET, adopt=adopt)):
         return False
     return any(
-        o.running or o.stopped_by_podsync == "network-lost"
+        o.running or _a_run(o)
         for c in (*pod.init_containers, *pod.containers)
         for o in instances(before, pod, c.name, adopt=adopt)
     )

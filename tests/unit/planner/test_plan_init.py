@@ -571,8 +571,7 @@ def test_a_sidecar_that_exited_before_initialisation_holds_the_next_init_contain
     p = step([pod], model, NOW + 2)
 
     assert [
-        "restart default/web/proxy: exited with code 1 (restart policy Always, restart 1) "
-        "[exited]",
+        "restart default/web/proxy: exited with code 1 (restart policy Always, restart 1) [exited]",
         "wait default/web/setup: init container proxy not started [init-pending]",
         "wait default/web/app: init container proxy not started [init-pending]",
     ] == lines(p)

@@ -7,8 +7,8 @@ plan must hold. The rules are issue 27's:
   ``OnFailure`` after exit 0) never runs again for this pod - not after an edit of its
   spec, not after an edit of a ConfigMap its env reads (``ShouldContainerBeRestarted``;
   ``computePodActions`` replaces only a *running* container whose hash changed);
-* ``computePodActions`` step B: a ``Never`` pod whose network container died under its
-  containers is killed and nothing is recreated; otherwise the candidates for a new
+* ``computePodActions`` step B: a ``Never`` pod whose network container is gone after its
+  containers ran is killed and nothing is recreated; otherwise the candidates for a new
   network container are the containers that may still run, and none means kill only;
 * a container killed because its network container died failed, so it restarts through
   its crash-loop back-off - a network container that keeps dying is backed off with
@@ -425,6 +425,13 @@ NETWORK = [
         (("Kill", "serve", "network-lost"),),
     ),
     Case(
+        "never-network-gone-after-a-run-new-container-not-created",
+        PAIR,
+        "Never",
+        (NET_DIED, exited("load", 0, ago=60), Shown("serve", gone=True)),
+        (),
+    ),
+    Case(
         "never-rebuild-whose-network-create-failed-runs-again",
         JOB,
         "Never",
@@ -522,8 +529,8 @@ NETWORK = [
 
 @pytest.mark.parametrize("case", NETWORK, ids=[c.id for c in NETWORK])
 def test_a_dead_network_container(case: Case) -> None:
-    """computePodActions, step B: a Never pod whose network container died under its
-    containers is killed and not rebuilt; otherwise the containers that may still run
+    """computePodActions, step B: a Never pod whose network container is gone after its
+    containers ran is killed and not rebuilt; otherwise the containers that may still run
     are the candidates, each through its crash-loop back-off."""
     p = planned(case)
 

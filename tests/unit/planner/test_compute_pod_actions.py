@@ -101,6 +101,12 @@ spec:
     command: [httpd, -f]
 """
 
+# A third init container, after the sidecar.
+INIT3 = INIT.replace(
+    "  containers:\n",
+    "  - name: warm\n    image: busybox\n    command: [warm-cache]\n  containers:\n",
+)
+
 # The edits of the pod file a case can make.
 EDITS: Mapping[str, Callable[[str], str]] = {
     "": lambda text: text,
@@ -641,6 +647,17 @@ INIT_CASES = [
         (exited("setup", 0, ago=250, oom=True),),
         (),
         phase=PodPhase.RUNNING,
+    ),
+    Case(
+        "running-init-container-holds-every-one-after-it",
+        INIT3,
+        "Always",
+        (*NOT_INITIALISED, Shown("warm", gone=True), running("setup")),
+        (
+            ("Wait", "proxy", "init-pending"),
+            ("Wait", "warm", "init-pending"),
+            ("Wait", "app", "init-pending"),
+        ),
     ),
     Case(
         "never-network-gone-init-never-started-initialises-again",

@@ -107,6 +107,12 @@ INIT3 = INIT.replace(
     "  - name: warm\n    image: busybox\n    command: [warm-cache]\n  containers:\n",
 )
 
+# A second app container.
+INIT2 = INIT.replace(
+    "  containers:\n",
+    "  containers:\n  - name: report\n    image: busybox\n    command: [report]\n",
+)
+
 # The edits of the pod file a case can make.
 EDITS: Mapping[str, Callable[[str], str]] = {
     "": lambda text: text,
@@ -658,6 +664,31 @@ INIT_CASES = [
             ("Wait", "warm", "init-pending"),
             ("Wait", "app", "init-pending"),
         ),
+    ),
+    Case(
+        "restarting-sidecar-holds-only-what-would-start",
+        INIT2,
+        "OnFailure",
+        (exited("report", 0, ago=100), exited("app", 1, ago=100), exited("proxy", 0, ago=1)),
+        (("Create", "proxy", "exited"), ("Wait", "app", "init-pending")),
+    ),
+    Case(
+        "network-edited-rebuilds-and-initialises-again",
+        INIT,
+        "Always",
+        (),
+        (
+            ("Kill", "app", "pod-rebuild"),
+            ("Kill", "proxy", "pod-rebuild"),
+            ("Kill", "net", "network-changed"),
+            ("Remove", "setup", "init-purged"),
+            ("Remove", "proxy", "init-purged"),
+            ("Create", "net", "network-changed"),
+            ("Create", "setup", "pod-rebuild"),
+            ("Wait", "proxy", "init-pending"),
+            ("Wait", "app", "init-pending"),
+        ),
+        options=PlanOptions(network_image="registry.k8s.io/pause:3.10-1"),
     ),
     Case(
         "never-network-gone-init-never-started-initialises-again",

@@ -689,6 +689,7 @@ INIT_CASES = [
             ("Wait", "app", "init-pending"),
         ),
         options=PlanOptions(network_image="registry.k8s.io/pause:3.10-1"),
+        restarts={"setup": 0},
     ),
     Case(
         "never-network-gone-init-never-started-initialises-again",
@@ -738,6 +739,27 @@ def test_init_containers(case: Case) -> None:
     p = planned(case)
 
     assert list(case.expected) == actions(p)
+    assert dict(case.restarts) == _restart_counts(p, case.restarts)
+
+
+def test_what_an_edited_network_container_says() -> None:
+    """A rebuild for an edit stops the running init containers for it, not as failures."""
+    case = Case(
+        "x", INIT, "Always", (), (), options=PlanOptions(network_image="registry.k8s.io/pause:9")
+    )
+    p = planned(case)
+
+    (kill,) = [
+        a
+        for pod in p.pods
+        for a in pod.actions
+        if (type(a).__name__, a.container) == ("Kill", "proxy")
+    ]
+    assert "pod-rebuild" == kill.reason.value
+    assert kill.message.endswith(
+        "): pod rebuilt: network spec changed (image registry.k8s.io/pause:3.10 -> "
+        "registry.k8s.io/pause:9)"
+    ), kill.message
 
 
 # --- 4. the phase agrees ----------------------------------------------------------------

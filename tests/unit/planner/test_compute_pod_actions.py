@@ -673,6 +673,22 @@ INIT_CASES = [
         (("Create", "proxy", "exited"), ("Wait", "app", "init-pending")),
     ),
     Case(
+        "on-failure-network-died-a-succeeded-container-does-not-wait",
+        INIT2,
+        "OnFailure",
+        (NET_DIED, exited("report", 0, ago=100), running("app")),
+        (
+            ("Kill", "app", "network-lost"),
+            ("Kill", "proxy", "network-lost"),
+            ("Remove", "setup", "init-purged"),
+            ("Remove", "proxy", "init-purged"),
+            ("Create", "net", "network-missing"),
+            ("Create", "setup", "pod-rebuild"),
+            ("Wait", "proxy", "init-pending"),
+            ("Wait", "app", "init-pending"),
+        ),
+    ),
+    Case(
         "network-edited-rebuilds-and-initialises-again",
         INIT,
         "Always",
@@ -856,3 +872,6 @@ def test_what_a_new_network_container_says() -> None:
         "wait default/web/proxy: init container setup not finished",
         "wait default/web/app: init container setup not finished",
     ] == [a.message for a in p.actions]
+    assert {(pod.key, pod.uid, 0.0)} == {
+        (a.pod, a.pod_uid, a.seconds) for a in p.actions if isinstance(a, Wait)
+    }

@@ -105,6 +105,9 @@ class Reason(enum.StrEnum):
     NOT_IN_SPEC = "not-in-spec"  # a container whose name left the pod spec
     POD_NOT_DESIRED = "pod-not-desired"  # the pod left the desired state
     POD_COMPLETED = "pod-completed"  # nothing of the pod runs or will run: stop net
+    # a container that ran when its pod's network container died (computePodActions): a
+    # failed run; under Never the pod has failed
+    NETWORK_LOST = "network-lost"
     # waits
     BACK_OFF = "back-off"  # crash-loop back-off before the next restart
     IMAGE_NEVER_PULL = "image-never-pull"  # absent image, pull policy Never
@@ -182,6 +185,7 @@ STOP_POST_START_FAILED = "post-start-failed"
 FAILED_STOPS: Mapping[str, str] = {
     Reason.UNHEALTHY.value: "liveness probe failed",
     STOP_POST_START_FAILED: "postStart handler failed",
+    Reason.NETWORK_LOST.value: "its pod's network container died",
 }
 
 

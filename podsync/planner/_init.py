@@ -8,22 +8,18 @@ Contract: pure; reads only the planner's state.
 Also ``_numbered``, the hooks' named ports as numbers, shared with ``_pod`` and
 ``_create_specs``.
 
-May import: the model and helpers, the vocabulary, ownership, spec comparison, garbage
-collection (``remove_action``). Never ``_pod`` (which imports it), ``_plan``, a runtime,
+May import: the model and helpers, the vocabulary, ownership, garbage collection
+(``remove_action``). Never ``_pod`` (which imports it), ``_plan``, a runtime,
 or anything that does I/O.
 """
 
 from __future__ import annotations
-
-import json
 
 import attrs
 
 from podsync.actions._actions import FAILED_STOPS, Reason, Remove, Wait
 from podsync.model._pod import Container, Handler, Pod, RestartPolicy
 from podsync.planner._gc import remove_action
-from podsync.planner._spec_change import spec_change
-from podsync.spec._hashing import SpecHash
 from podsync.spec._labels import LABEL_INIT_INDEX, LABEL_INIT_RESTART_POLICY
 from podsync.spec._ownership import Instance
 
@@ -75,10 +71,6 @@ class InitPlanner:
         raise NotImplementedError
 
     def _label(self, container: str) -> str:
-        raise NotImplementedError
-
-    def _app_hash(self, c: Container) -> tuple[SpecHash, str]:
-        """``c``'s spec hash and the canonical text it is the digest of."""
         raise NotImplementedError
 
     def _startup(self, container_id: str) -> bool | None:
@@ -179,14 +171,11 @@ class InitPlanner:
                 why = f"init container {c.name} failed (restart policy Never)"
                 for d2 in apps:
                     d2.start, d2.wait = None, None
+                # The plain init containers before it are done (one still running
+                # would have held this one): only the sidecars have anything to stop.
                 return [
-                    d3
-                    if d3.container.restart_policy is None
-                    else self._stopped(d3.container, Reason.INIT_FAILED, why)
-                    for d3 in decisions
-                ] + [
                     self._stopped(c2, Reason.INIT_FAILED, why)
-                    for c2 in init[len(decisions) :]
+                    for c2 in init
                     if c2.restart_policy is not None
                 ]
         if blocker is not None:
@@ -203,14 +192,12 @@ class InitPlanner:
         container 0 starts, and the app containers wait for initialisation."""
         pod = self.pod
         why = f"pod rebuilt: {rebuild[1]}"
-        decisions = []
-        for c in pod.init_containers:
-            d = _Decision(c)
-            pre_stop = self._pre_stop(c)
-            for instance in self.by_name.get(c.name, ()):
-                if instance.running:
-                    d.kills.append((instance, Reason.POD_REBUILD, why, pre_stop))
-            decisions.append(d)
+        # An init container that ran when the network container died failed (as an app
+        # container does, ``PodPlanner._decide``); one stopped for a rebuild did not.
+        lost = rebuild[0] is Reason.NETWORK_MISSING
+        kill = Reason.NETWORK_LOST if lost else Reason.POD_REBUILD
+        kill_why = f"network lost: {rebuild[1]}" if lost else why
+        decisions = [self._stopped(c, kill, kill_why) for c in pod.init_containers]
         if not any(d.start is not None for d in apps):
             return decisions
         if pod.restart_policy is RestartPolicy.NEVER and any(
@@ -267,9 +254,11 @@ class InitPlanner:
         return c.startup_probe is None or self._startup(keeper.observed.id) is True
 
     def _init_failed(self, c: Container) -> bool:
-        """Whether plain init container ``c``'s last run failed: it exited non-zero, or
-        podsync stopped it for a failure (the kubelet's isInitContainerFailed), and its
-        spec is the desired one (a changed spec always runs again)."""
+        """Whether plain init container ``c``'s last run failed (the kubelet's
+        isInitContainerFailed): it exited non-zero, the OOM killer ended it (whatever its
+        exit code), or podsync stopped it for a failure. Whatever its spec now: under
+        ``Never`` a failed init container fails the pod for good, and an edit does not
+        run it again (only a new pod does)."""
         stopped = [i for i in self.by_name.get(c.name, ()) if i.exited]
         if not stopped:
             return False
@@ -277,10 +266,7 @@ class InitPlanner:
         if newest.observed.finished_at is None:
             return False
         record = newest.stop_record
-        if record and record not in FAILED_STOPS:
-            return False  # podsync stopped it for its own reasons: not a run
-        if record not in FAILED_STOPS and newest.observed.exit_code == 0:
-            return False
-        digest, text = self._app_hash(c)
-        change = spec_change(newest, digest, lambda: json.loads(text), c.image)
-        return change is None
+        if record:
+            # podsync stopped it: for a failure, or for its own reasons (not a run).
+            return record in FAILED_STOPS
+        return newest.observed.exit_code != 0 or newest.observed.oom_killed

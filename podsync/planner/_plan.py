@@ -45,7 +45,9 @@ tested and applied later.
       image, hostname, DNS policy and every port of the pod, and the options that shape
       it: network mode, cluster DNS and the host resolv.conf content merged with it).
       If it does not, the pod is rebuilt: its running containers are stopped, ``net``
-      is created, then the app containers.
+      is created, then the app containers. A ``net`` that died under running
+      containers fails them (``network-lost``: restarted through their back-off); a
+      ``Never`` pod is then killed and not rebuilt (the kubelet's computePodActions).
    b. Each app container in spec order: the newest running instance is kept when its
       spec is unchanged and its liveness probe has not failed; otherwise it is
       replaced - only that container, never the network container (the seed stopped
@@ -53,14 +55,15 @@ tested and applied later.
       instances are duplicates and are stopped.
    c. A container with no running instance is judged on its newest stopped instance
       (the modern kubelet's ShouldContainerBeRestarted, kubelet-modern.md §1.1, with
-      podsync's stop records): it starts when it never ran; when that instance's spec
-      differs from the desired one (a changed spec always takes effect, with a fresh
-      back-off); when the instance is not a run - created but never started, or
-      stopped by podsync for anything but a failure - whatever the restart policy; and
-      otherwise when the restart policy allows (Always; OnFailure after a failure;
-      never for Never), after an exponential back-off (10 s doubling to 5 min, as the
-      modern kubelet). A container podsync killed for a failure (liveness probe,
-      postStart handler) failed, whatever its exit code.
+      podsync's stop records): it starts when it never ran; when the instance is not a
+      run - created but never started, or stopped by podsync for anything but a
+      failure - whatever the restart policy; and otherwise when the restart policy
+      allows (Always; OnFailure after a failure; never for Never, whatever its spec
+      now: the restart policy is absolute), after an exponential back-off (10 s
+      doubling to 5 min, as the modern kubelet) - at once, with a fresh back-off, when
+      its spec changed. A container podsync killed for a failure (liveness probe,
+      postStart handler, a network container that died under it) failed, whatever its
+      exit code.
    d. Running containers whose name is no longer in the spec are stopped (the seed's
       duplicate sweep). When no app container runs or will run, ``net`` is stopped too.
 4. *Pods no longer desired*: their running containers are stopped, their exited ones

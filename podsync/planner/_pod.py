@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from podsync.actions._actions import Create, Kill, PodAction, Reason, Wait
+from podsync.actions._actions import FAILED_STOPS, Create, Kill, PodAction, Reason, Wait
 from podsync.model._pod import Container, Handler, Pod, PullPolicy, RestartPolicy
 from podsync.model._security import user_hold
 from podsync.planner._context import PlanContext
@@ -173,11 +173,25 @@ class PodPlanner(InitPlanner, RestartPlanner, CreateSpecs):
             decision.kills.append(
                 (dup, Reason.DUPLICATE, f"duplicate of {keeper.observed.name}", pre_stop)
             )
-        if keeper is not None and rebuild is not None:
-            decision.kills.append(
-                (keeper, Reason.POD_REBUILD, f"pod rebuilt: {rebuild[1]}", pre_stop)
-            )
-            decision.start = (Reason.POD_REBUILD, f"pod rebuilt: {rebuild[1]}", 0)
+        if keeper is not None and rebuild is not None and rebuild[0] is Reason.NETWORK_MISSING:
+            # The network container died under a running container (the kubelet's
+            # computePodActions: the sandbox is not ready, KillPod): the container is
+            # killed, and that run failed - restarted (unless Never) through its
+            # crash-loop back-off, so a network container that keeps dying backs off
+            # with the containers it takes down (kubelet-modern.md §1.4, §2).
+            why = f"network lost: {rebuild[1]}"
+            decision.kills.append((keeper, Reason.NETWORK_LOST, why, pre_stop))
+            self._restart_after_failure(decision, keeper, Reason.NETWORK_LOST, why)
+        elif keeper is not None and rebuild is not None:
+            why = f"pod rebuilt: {rebuild[1]}"
+            decision.kills.append((keeper, Reason.POD_REBUILD, why, pre_stop))
+            # Not a crash: it starts again at once, and its restart count - its
+            # crash-loop back-off - carries over unless its spec changed too (the
+            # kubelet keys the back-off on the pod, the container and its spec hash,
+            # GetStableKey, not on the sandbox).
+            digest, text = self._app_hash(c)
+            same = spec_change(keeper, digest, lambda: json.loads(text), c.image) is None
+            decision.start = (Reason.POD_REBUILD, why, keeper.restart_count if same else 0)
         elif keeper is not None:
             digest, text = self._app_hash(c, remember=self._again)
             # A container whose config cannot be built now (a missing ConfigMap or Secret
@@ -192,8 +206,9 @@ class PodPlanner(InitPlanner, RestartPlanner, CreateSpecs):
             if change is not None:
                 why = f"spec changed ({change})"
                 decision.kills.append((keeper, Reason.SPEC_CHANGED, f"replaced, {why}", pre_stop))
-                # A changed spec is a new container: it starts whatever the restart policy
-                # (the modern kubelet does the same) and its back-off starts over.
+                # A running container whose spec changed is replaced whatever the restart
+                # policy (computePodActions: Running and hash changed, kill and start) and
+                # its back-off starts over (GetStableKey has the spec hash).
                 decision.start = (Reason.SPEC_CHANGED, why, 0)
             elif (failed := self._unhealthy(c, keeper)) is not None:
                 why, grace = failed
@@ -203,17 +218,7 @@ class PodPlanner(InitPlanner, RestartPlanner, CreateSpecs):
                     # kubelet-modern.md §1.3 and §11).
                     self.probe_grace[keeper.observed.id] = grace
                 decision.kills.append((keeper, Reason.UNHEALTHY, why, pre_stop))
-                # A probe kill restarts unless the policy is Never (kubelet-modern.md
-                # §1.3), through the same crash-loop gate as an exit (§2): the killed
-                # instance ends now, so a container killed again and again backs off
-                # instead of being replaced on every sync. While it waits, the next plan
-                # sees the instance stopped with its "unhealthy" stop record.
-                if self._policy(c) is not RestartPolicy.NEVER:
-                    ready = self._back_off(c, keeper, self.ctx.now, why)
-                    if isinstance(ready, Wait):
-                        decision.wait = ready
-                    else:
-                        decision.start = (Reason.UNHEALTHY, why, ready)
+                self._restart_after_failure(decision, keeper, Reason.UNHEALTHY, why)
             else:
                 decision.keep = True
         else:
@@ -223,6 +228,40 @@ class PodPlanner(InitPlanner, RestartPlanner, CreateSpecs):
             else:
                 decision.start = outcome
         return self._checked(decision)
+
+    def _restart_after_failure(
+        self, decision: _Decision, keeper: Instance, reason: Reason, why: str
+    ) -> None:
+        """``decision``'s start (or wait) after running ``keeper`` is killed for a
+        failure: unless the policy is Never (kubelet-modern.md §1.3), through the same
+        crash-loop gate as an exit (§2). The killed instance ends now, so a container
+        killed again and again backs off instead of being replaced on every sync; while
+        it waits, the next plan sees the instance stopped with its stop record."""
+        c = decision.container
+        if self._policy(c) is RestartPolicy.NEVER:
+            return
+        ready = self._back_off(c, keeper, self.ctx.now, why)
+        if isinstance(ready, Wait):
+            decision.wait = ready
+        else:
+            decision.start = (reason, why, ready)
+
+    def _pod_ran(self) -> bool:
+        """Whether a container of the pod ran - the kubelet's "some container status
+        exists" once the pod had a sandbox: one runs now, or one ended by itself, or
+        podsync stopped it for a failure (``network-lost`` among them). A container
+        that never started, or that podsync stopped for its own reasons (a rebuild whose
+        network container could not be created), is no run: a pod of only such is
+        rebuilt (podsync's stops are not runs)."""
+        return any(
+            i.running
+            or (
+                i.observed.finished_at is not None
+                and (not i.stop_record or i.stop_record in FAILED_STOPS)
+            )
+            for c in (*self.pod.init_containers, *self.pod.containers)
+            for i in self.by_name.get(c.name, ())
+        )
 
     def _checked(self, decision: _Decision) -> _Decision:
         """``decision`` with its start held when the create cannot succeed yet: an absent
@@ -338,6 +377,18 @@ class PodPlanner(InitPlanner, RestartPlanner, CreateSpecs):
         # 2. Decide each app container; the network container's fate depends on it.
         #    Init containers come first, and may hold the app containers back.
         decisions = [self._decide(c, rebuild) for c in pod.containers]
+        if (
+            rebuild is not None
+            and rebuild[0] is Reason.NETWORK_MISSING
+            and pod.restart_policy is RestartPolicy.NEVER
+            and self._pod_ran()
+        ):
+            # computePodActions, step B: a Never pod whose sandbox is gone after its
+            # containers ran is killed and nothing is recreated - no new network
+            # container, no re-initialisation; the pod has failed (kubelet-modern.md
+            # §1.4). What still runs was killed above (``network-lost``).
+            for d in decisions:
+                d.start = d.wait = None
         inits = self._plan_init(decisions, rebuild) if pod.init_containers else []
         spec_names = {c.name for c in pod.containers}
         spec_names.update(self.init_index)

@@ -26,6 +26,12 @@ from podsync.spec._ownership import Instance
 
 __all__: list[str] = []  # the planner's own
 
+# The reason of a restart after a stop podsync made for a failure (else ``exited``).
+_RESTART_REASONS = {
+    Reason.UNHEALTHY.value: Reason.UNHEALTHY,
+    Reason.NETWORK_LOST.value: Reason.NETWORK_LOST,
+}
+
 
 class RestartPlanner:
     """The restart half of ``PodPlanner``: when a stopped container starts again, how
@@ -37,6 +43,7 @@ class RestartPlanner:
     key: str
     ctx: PlanContext
     by_name: dict[str, list[Instance]]
+    init_index: dict[str, int]
 
     def _label(self, container: str) -> str:
         """``<pod key>/<container>``, as a message names a container."""
@@ -58,23 +65,32 @@ class RestartPlanner:
         §1.1, and the crash-loop gate of §2; the first matching row wins):
 
         1. no instance: start (``missing``);
-        2. the instance's spec differs from the desired one: start at once, a new
-           container with a fresh back-off, whatever the restart policy
-           (``spec-changed``; the kubelet keys its back-off on the spec hash);
-        3. podsync stopped it, not for a failure (to replace it, to rebuild the pod, as a
+        2. the instance was a run (it started, and it ended by itself or podsync killed it
+           for a failure) and the policy says it must not run again - ``Never``, or
+           ``OnFailure`` after a success: it stays down, for good. Not even a changed
+           spec (an edit of the container, of a ConfigMap or Secret its env reads) runs
+           it again: the kubelet's computePodActions replaces only a *running* container
+           whose hash changed, and judges an exited one by ShouldContainerBeRestarted
+           alone. Only a new pod (a new uid) runs it again;
+        3. the instance's spec differs from the desired one: start at once, a new
+           container with a fresh back-off (``spec-changed``; the kubelet keys its
+           back-off on the spec hash, GetStableKey);
+        4. podsync stopped it, not for a failure (to replace it, to rebuild the pod, as a
            duplicate ...): not a run, start at once whatever the policy
            (``not-replaced``; beyond the kubelet, which forgets its kills, see below);
-        4. it was created but never started (its start failed, or apply was interrupted
+        5. it was created but never started (its start failed, or apply was interrupted
            between create and start): not a run, start whatever the policy (the
            kubelet's row 4, Created), after the back-off, so that a start that keeps
            failing does not make a container every sync (``not-started``);
-        5. ``Never``, or ``OnFailure`` after a success: stays down;
         6. otherwise restart after the back-off (``exited``; ``unhealthy`` when podsync
-           killed it for its liveness probe).
+           killed it for its liveness probe, ``network-lost`` when it was stopped because
+           its pod's network container died).
 
         A run failed when it exited non-zero, or when podsync killed it for a failure
-        (liveness probe, postStart handler) whatever its exit code: a process stopped by
-        podsync may well exit 0 on SIGTERM, and that is not a success.
+        (liveness probe, postStart handler, a network container that died under it)
+        whatever its exit code: a process stopped by podsync may well exit 0 on SIGTERM,
+        and that is not a success. An init container's run also failed when the kernel's
+        OOM killer ended it (the kubelet's isInitContainerFailed), whatever its code.
 
         Returns (reason, why, restart count) for a create, a ``Wait``, or ``None`` when
         the restart policy says it stays down.
@@ -93,8 +109,18 @@ class RestartPlanner:
             what = f"stopped by podsync: {failed_stop}"
         elif record:
             what = f"stopped by podsync ({record})"
+        elif self._oom_failed(c, newest):
+            what = f"exited with code {code}, OOM-killed"
         else:
             what = f"exited with code {code}"
+        policy = self._policy(c)
+        if started and (not record or failed_stop is not None):
+            # A run: the restart policy is absolute (row 2).
+            failed = failed_stop is not None or code != 0 or self._oom_failed(c, newest)
+            if policy is RestartPolicy.NEVER:
+                return None
+            if policy is RestartPolicy.ON_FAILURE and not failed:
+                return None
         digest, text = self._app_hash(c)
         change = spec_change(newest, digest, lambda: json.loads(text), c.image)
         if change is not None:
@@ -114,13 +140,6 @@ class RestartPlanner:
                 "that was not a run",
                 newest.restart_count,
             )
-        policy = self._policy(c)
-        if started:
-            failed = failed_stop is not None or code != 0
-            if policy is RestartPolicy.NEVER:
-                return None
-            if policy is RestartPolicy.ON_FAILURE and not failed:
-                return None
         ready = self._back_off(c, newest, newest.ended, what)
         if isinstance(ready, Wait):
             return ready
@@ -131,8 +150,14 @@ class RestartPlanner:
                 f"(restart {ready})",
                 ready,
             )
-        reason = Reason.UNHEALTHY if record == Reason.UNHEALTHY.value else Reason.EXITED
+        reason = _RESTART_REASONS.get(record, Reason.EXITED)
         return reason, f"{what} (restart policy {policy.value}, restart {ready})", ready
+
+    def _oom_failed(self, c: Container, instance: Instance) -> bool:
+        """Whether ``instance`` of init container ``c`` failed for being OOM-killed,
+        whatever its exit code (the kubelet's isInitContainerFailed; an app container's
+        run is judged on its exit code alone, as ShouldContainerBeRestarted does)."""
+        return instance.observed.oom_killed and c.name in self.init_index
 
     def _back_off(self, c: Container, instance: Instance, ended: float, what: str) -> Wait | int:
         """The crash-loop gate for a restart after ``instance``, which stopped (or stops)

@@ -524,7 +524,10 @@ class _Init:
                 self.blocking = self.blocking or f"init container {c.name} not started yet"
                 continue
             code = last_run.exit_code
-            failed = code != 0 or last_run.stopped_by_podsync in FAILED_STOPS
+            # An OOM kill fails an init container whatever its code (the kubelet's
+            # isInitContainerFailed, as the planner judges it).
+            oom = last_run.oom_killed and not last_run.stopped_by_podsync
+            failed = code != 0 or oom or last_run.stopped_by_podsync in FAILED_STOPS
             if not failed and not sidecar:
                 finished += 1
                 statuses.append(
@@ -543,7 +546,7 @@ class _Init:
                 )
                 continue
             incomplete.append(c.name)
-            text = f"init container {c.name} exited with code {code}"
+            text = f"init container {c.name} exited with code {code}{', OOM-killed' * oom}"
             if wait is not None and wait.reason is Reason.BACK_OFF:
                 self.kubectl = self.kubectl or "Init:CrashLoopBackOff"
                 statuses.append(

@@ -151,3 +151,41 @@ def test_replaced_container_whose_replacement_create_failed_runs_again(
         assert [False, True] == [_running(engine, c["Id"]) for c in found["net"]]
     finally:
         engine.api.remove_image(pause2)
+
+
+def test_never_pod_whose_network_container_died_is_killed_and_failed(
+    engine: docker.DockerClient, cleanup: Cleanup, counting: CountingRuntime, tmp_path: Path
+) -> None:
+    """restartPolicy Never; the pod's network container is killed on the engine. Docker
+    leaves the app container running in the namespace it joined, so podsync must stop
+    it: the sync stops it as a failed run (``network-lost``, recorded), creates no new
+    network container, and the pod ends Failed - the next sync does nothing (the
+    kubelet's computePodActions, step B)."""
+    pod = _pod(cleanup, "net-died", _app("app"), restart_policy=RestartPolicy.NEVER)
+    options = _options(tmp_path)
+    first = _sync([pod], counting, options)
+    assert first.ok, _summary(first)
+    found = _containers(engine, pod)
+    (net,), (app,) = found["net"], found["app"]
+    engine.api.kill(net["Id"])
+    _wait_exited(engine, [net["Id"]])
+    assert _running(engine, app["Id"])
+
+    with DockerRuntime() as fresh:
+        second = _sync([pod], CountingRuntime(fresh), options)
+
+    assert second.ok, _summary(second)
+    assert [("Kill", "app", Reason.NETWORK_LOST)] == [
+        (type(a).__name__, a.container, a.reason) for a in _actions(second, pod)
+    ]
+    after = _containers(engine, pod)
+    assert [net["Id"]] == [c["Id"] for c in after["net"]]
+    assert not _running(engine, app["Id"])
+    with DockerRuntime() as fresh:
+        seen = podsync.observe(fresh, options.root_dir)
+        (mark,) = [c.stopped_by_podsync for c in seen.containers if c.id == app["Id"]]
+        status = podsync.pod_status(pod, seen.containers)
+        third = _sync([pod], CountingRuntime(fresh), options)
+    assert "network-lost" == mark
+    assert (podsync.PodPhase.FAILED, "failed") == (status.phase, status.state)
+    assert [] == _actions(third, pod)

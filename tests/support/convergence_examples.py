@@ -131,14 +131,32 @@ def never_pod_stopped_for_a_rebuild() -> World:
 
 
 def never_pod_completed_then_spec_changed() -> World:
-    """Found against main's planner (issue 10, restart): a completed Never container
-    whose spec changed was left as it was ("No changes")."""
+    """A completed Never container whose spec changed stays down (issue 27: the restart
+    policy is absolute; issue 10 had made it run again)."""
     options = PlanOptions()
     job = pod("job", restart="Never")
     model = engine([pod("job", restart="Never", image="busybox:1.35")], options)
     model.image_tags.add("busybox:1.36")
     change(model, "job", **exited(0))
     return [job], model, T0 + 30, {}, options
+
+
+def never_pod_network_died() -> World:
+    """A Never pod's network container died under its running container: the container
+    is stopped, nothing is recreated, the pod has failed (computePodActions)."""
+    job = pod("job", restart="Never")
+    model = engine([job], PlanOptions())
+    change(model, "job", "net", **exited(137, T0 + 10))
+    return [job], model, T0 + 30, {}, PlanOptions()
+
+
+def always_pod_network_died() -> World:
+    """An Always pod's network container died under its running container: the pod is
+    rebuilt, and the container runs again."""
+    web = pod("web")
+    model = engine([web], PlanOptions())
+    change(model, "web", "net", **exited(137, T0 + 10))
+    return [web], model, T0 + 30, {}, PlanOptions()
 
 
 def on_failure_pod_completed() -> World:
@@ -326,8 +344,10 @@ PINNED: dict[str, Pinned] = {
     ),
     "never-pod-stopped-for-a-rebuild": Pinned(never_pod_stopped_for_a_rebuild, {"job/app": "run"}),
     "never-pod-completed-then-spec-changed": Pinned(
-        never_pod_completed_then_spec_changed, {"job/app": "run"}
+        never_pod_completed_then_spec_changed, {"job/app": "down"}
     ),
+    "never-pod-network-died": Pinned(never_pod_network_died, {"job/app": "down"}),
+    "always-pod-network-died": Pinned(always_pod_network_died, {"web/app": "run"}),
     "never-pod-with-a-post-start-hook": Pinned(
         never_pod_with_a_post_start_hook, {"job/app": "run"}
     ),

@@ -15,16 +15,19 @@ The rules (README "Plans" and ``podsync.planner._plan``'s module docstring, as a
 them):
 
 * A container **should run** when its history says so: it never had an instance; its
-  newest instance never started, was stopped by podsync for anything but a failure, or
-  has another spec than the desired one; the restart policy is ``Always``; or it is
-  ``OnFailure`` and the newest run failed (exited non-zero, or podsync killed it for its
-  liveness probe or postStart handler). Then it runs - exactly one instance, with the
-  desired spec - or the final plan waits for it, with a reason that explains the wait
-  (a back-off after a failed run or a start that never happened, an image it may not
-  pull).
+  newest instance never started, or was stopped by podsync for anything but a failure;
+  the restart policy is ``Always``; or it is ``OnFailure`` and the newest run failed
+  (exited non-zero, or podsync killed it for its liveness probe, its postStart handler
+  or its pod's network container dying under it). Then it runs - exactly one instance,
+  with the desired spec - or the final plan waits for it, with a reason that explains
+  the wait (a back-off after a failed run or a start that never happened, an image it
+  may not pull).
 * A container that **completed** under its policy (``Never``; ``OnFailure`` after a
-  success) stays down: nothing new is created for it, and its newest instance - the
-  one the policy was judged on - is still the newest and carries the desired spec.
+  success) stays down, whatever its spec now (README "Differences": the restart policy
+  is absolute): nothing new is created for it, and its newest instance - the one the
+  policy was judged on - is still the newest.
+* A ``Never`` pod whose network container does not run after one of its containers ran
+  (it runs, or it was a run) has failed: every container is down.
 * The **network container** runs, with the desired network spec, when an app container
   of the pod runs; it does not run when nothing of the pod runs or waits to run.
 * Nothing runs that belongs to a pod that is not desired, when deletions are allowed;
@@ -65,8 +68,9 @@ from podsync.spec._volumes import DEFAULT_ROOT_DIR
 
 NET = "net"
 #: The stop records that say a run failed (README: "a container podsync killed for a
-#: failure (liveness probe, postStart handler) failed, whatever its exit code").
-FAILURE_RECORDS = frozenset({"unhealthy", "post-start-failed"})
+#: failure (liveness probe, postStart handler, its pod's network container dying under
+#: it) failed, whatever its exit code").
+FAILURE_RECORDS = frozenset({"unhealthy", "post-start-failed", "network-lost"})
 
 _LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 # The seed's BuildDockerName, exactly (README "Ownership").
@@ -190,6 +194,8 @@ def expected(
     postStart failure may end its run, and ``Never`` keeps it down then)."""
     mine = instances(before, pod, c.name, adopt=adopt)
     never = pod.restart_policy is RestartPolicy.NEVER
+    if never and _network_died(pod, before, adopt=adopt):
+        return "down"
     hook = c.lifecycle.post_start if c.lifecycle else None
     if never and post_start_may_fail and hook is not None:
         return "either"
@@ -204,9 +210,22 @@ def expected(
     if not mine:
         return "run"
     last = newest(mine)
-    if not _a_run(last) or not _app_matches(last, c, pod, root_dir):
+    if not _a_run(last):
         return "run"
     return "run" if _restarts(pod.restart_policy, last) else "down"
+
+
+def _network_died(pod: Pod, before: Sequence[ObservedContainer], *, adopt: bool) -> bool:
+    """Whether ``pod``'s network container does not run after a container of the pod ran:
+    one runs, or one was a run (it started, and it ended by itself or podsync stopped it
+    for a failure)."""
+    if any(o.running for o in instances(before, pod, NET, adopt=adopt)):
+        return False
+    return any(
+        o.running or _a_run(o)
+        for c in (*pod.init_containers, *pod.containers)
+        for o in instances(before, pod, c.name, adopt=adopt)
+    )
 
 
 def convergence_problems(
@@ -343,7 +362,8 @@ def _pod_problems(
                 problems.append(f"{label}: waits for init containers the pod does not have")
             continue
         if not mine:
-            problems.append(f"{label}: no instance ({wait.message if wait else 'no wait'})")
+            if verdict != "down":  # a failed Never pod creates nothing
+                problems.append(f"{label}: no instance ({wait.message if wait else 'no wait'})")
             continue
         last = newest(mine)
         if wait is not None:
@@ -358,25 +378,24 @@ def _pod_problems(
             if verdict == "down":
                 problems.append(f"{label}: completed under {policy.value}, yet waits to run")
             continue
-        # Down, with nothing to wait for: it completed under its policy.
-        if not _started(last):
+        # Down, with nothing to wait for: it completed under its policy (or its Never
+        # pod failed). Its last run keeps the spec it ran with.
+        if verdict != "down" and not _started(last):
             problems.append(f"{label}: {last.name} never started, and nothing starts it")
-        elif not _a_run(last):
+        elif verdict != "down" and not _a_run(last):
             problems.append(
                 f"{label}: {last.name} was stopped by podsync ({last.stopped_by_podsync}) "
                 "and not replaced"
             )
-        elif _restarts(policy, last):
+        elif verdict != "down" and _restarts(policy, last):
             problems.append(f"{label}: {last.name} ended, and {policy.value} restarts it")
-        if not _app_matches(last, c, pod, options.root_dir):
-            problems.append(f"{label}: {last.name} has completed without the desired spec")
         if verdict == "run":
             problems.append(f"{label}: should run, yet is down")
         if verdict == "down":
             old = instances(before, pod, c.name, adopt=adopt)
             if {o.id for o in mine} - {o.id for o in old}:
                 problems.append(f"{label}: completed, yet a new instance was created")
-            elif newest(old).id != last.id:
+            elif not any(o.running for o in old) and newest(old).id != last.id:
                 problems.append(f"{label}: its newest instance changed")
 
     nets = [o for o in instances(after, pod, NET, adopt=adopt) if o.running]

@@ -474,6 +474,7 @@ STOP_RECORDS = (
     "not-in-spec",
     "unhealthy",
     "post-start-failed",
+    "network-lost",
 )
 
 

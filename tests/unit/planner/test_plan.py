@@ -249,7 +249,7 @@ def test_sync_pods_deletes_with_no_net_container():
 
     assert [("Kill", "bar"), ("Create", "net"), ("Create", "bar")] == kinds(p)
     assert "1234" == p.actions[0].id
-    assert Reason.POD_REBUILD == p.actions[0].reason
+    assert Reason.NETWORK_LOST == p.actions[0].reason
 
 
 @pytest.mark.parametrize("ready", [False, True])

@@ -541,3 +541,40 @@ def test_a_sidecar_that_is_not_ready_keeps_the_pod_unready():
         == unready.conditions[1]
     )
     assert ready.ready
+
+
+# --- found by mutation testing (tools/mutation.sh planner/_init) ---------------------------
+
+
+def test_an_init_container_that_failed_then_succeeded_lets_the_next_one_start():
+    """The newest run of an init container is the one judged: setup failed once, then
+    exited 0 on its retry, so migrate starts."""
+    pod, model = web("OnFailure"), engine()
+    step([pod], model, NOW)
+    exit_(model, "setup", 1, NOW + 1)
+    step([pod], model, NOW + 2)
+    exit_(model, "setup", 0, NOW + 3)
+
+    p = step([pod], model, NOW + 4)
+
+    assert [
+        "create default/web/migrate: no container yet [missing]",
+        "wait default/web/app: init container migrate not finished [init-pending]",
+    ] == lines(p)
+    assert 2 == len(instances(model, "setup"))
+
+
+def test_a_sidecar_that_exited_before_initialisation_holds_the_next_init_container():
+    """A sidecar that is restarted has not started: the init containers after it wait
+    (the kubelet's computeInitContainerActions, rule 4)."""
+    pod, model = web("Always", SIDECAR), engine()
+    step([pod], model, NOW)
+    exit_(model, "proxy", 1, NOW + 1)
+
+    p = step([pod], model, NOW + 2)
+
+    assert [
+        "restart default/web/proxy: exited with code 1 (restart policy Always, restart 1) [exited]",
+        "wait default/web/setup: init container proxy not started [init-pending]",
+        "wait default/web/app: init container proxy not started [init-pending]",
+    ] == lines(p)

@@ -3,7 +3,9 @@
 The restart policy is judged on how a container's newest instance *ended by itself*
 (the modern kubelet's ``ShouldContainerBeRestarted``, kubelet-modern.md §1.1). An
 instance podsync stopped, or one that was created and never started, is not such a run;
-a changed spec always takes effect, with a fresh crash-loop back-off.
+a run that the policy does not restart is never run again, whatever its spec now; a
+changed spec takes effect on a running container, or one the policy restarts, with a
+fresh crash-loop back-off. ``test_compute_pod_actions`` has the rules as one table.
 """
 
 from __future__ import annotations
@@ -137,7 +139,7 @@ def test_instance_killed_for_a_failure_backs_off():
     )
 
 
-# --- a changed spec takes effect ----------------------------------------------------------
+# --- a changed spec, and the restart policy ---------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -148,10 +150,11 @@ def test_instance_killed_for_a_failure_backs_off():
         (RestartPolicy.ON_FAILURE, 0),
     ],
 )
-def test_completed_container_whose_spec_changed_runs_again(policy, exit_code):
-    """A container that has ended and that its policy would not restart, but whose spec
-    changed since it ran, runs again with the new spec: a new attempt. (The plan used
-    to say "No changes. The engine matches the desired pods".)"""
+def test_completed_container_whose_spec_changed_stays_down(policy, exit_code):
+    """A container that has ended and that its policy does not restart stays down, even
+    when its spec changed since it ran: the restart policy is absolute (issue 27; the
+    kubelet replaces only a running container whose hash changed). Only the network
+    container, which nothing needs now, stops."""
     pod = foo_pod(restart_policy=policy)
     model = labelled(pod)
     _with(model, _bar(model), running=False, exit_code=exit_code, finished_at=NOW - 50)
@@ -159,14 +162,25 @@ def test_completed_container_whose_spec_changed_runs_again(policy, exit_code):
 
     p = run([changed], model.observed)
 
-    assert [("Create", "bar")] == kinds(p)
+    assert [("Kill", "net")] == kinds(p)
+    assert Reason.POD_COMPLETED == p.actions[0].reason
+
+
+def test_failed_on_failure_container_whose_spec_changed_runs_at_once():
+    """OnFailure after a failure restarts; a changed spec is a new container, without
+    the old one's back-off."""
+    pod = foo_pod(restart_policy=RestartPolicy.ON_FAILURE)
+    model = labelled(pod)
+    _with(model, _bar(model), running=False, exit_code=1, finished_at=NOW - 1)
+
+    p = run([_changed(pod)], model.observed)
+
     (create,) = p.actions
     assert Reason.SPEC_CHANGED == create.reason
     assert (
-        f"replace new/foo/bar: exited with code {exit_code}, and its spec changed "
+        "replace new/foo/bar: exited with code 1, and its spec changed "
         "(env changed): a new container" == create.message
     )
-    assert p.has_changes
 
 
 def test_backing_off_container_whose_spec_changed_starts_at_once():
@@ -307,8 +321,9 @@ def test_kills_of_desired_app_containers_are_recorded():
 
 
 def test_spec_hash_after_spec_change_of_exited_container():
-    """The new attempt carries the new spec hash."""
-    pod = foo_pod(restart_policy=RestartPolicy.NEVER)
+    """The new attempt after a spec change carries the new spec hash, and the plan after
+    it is empty."""
+    pod = foo_pod(restart_policy=RestartPolicy.ALWAYS)
     model = labelled(pod)
     _with(model, _bar(model), running=False, exit_code=0, finished_at=NOW - 50)
     changed = _changed(pod)

@@ -81,7 +81,7 @@ def test_a_value_with_a_secret_follows_the_secrets_rules() -> None:
     dsn = next(e.value for e in c.env if e.name == "DSN")
 
     assert type(dsn) is SecretText
-    assert "frontend:hunter2" == dsn
+    assert "frontend:hunter2" == dsn.get_secret_value()
     assert "frontend:<secret default/db key password>" == dsn.shown
 
 

@@ -84,7 +84,8 @@ def containers(*blocks: str) -> str:
 
 
 def app(name: str = "app", resources: str = "", image: str = "busybox") -> str:
-    text = f"- name: {name}\n  image: {image}\n"
+    # IfNotPresent: the engine model has the image, and no registry is asked for it.
+    text = f"- name: {name}\n  image: {image}\n  imagePullPolicy: IfNotPresent\n"
     return text + (f"  resources: {resources}\n" if resources else "")
 
 

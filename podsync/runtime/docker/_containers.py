@@ -217,7 +217,8 @@ class ContainerCalls(EngineConnection):
         return str(inspected.get("Id") or ""), {str(k): str(v) for k, v in labels.items()}
 
     def _create(self, spec: CreateSpec) -> str:
-        if spec.oom_score_adj < 0 and not self._lowers_oom_scores(spec.image):
+        # A score below -1000 goes to the engine as it is: the engine refuses it.
+        if -1000 <= spec.oom_score_adj < 0 and not self._lowers_oom_scores(spec.image):
             spec = attrs.evolve(spec, oom_score_adj=0)
         seccomp = self._check_security(spec)
         args = docker_create_args(spec, seccomp, self._mountpoints(spec))

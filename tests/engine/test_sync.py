@@ -752,7 +752,8 @@ def test_first_cli_apply_of_one_pod_makes_only_the_calls_it_needs(
     # container's -998): can this engine lower one? A probe container, created,
     # started and removed (DockerRuntime._lowers_oom_scores).
     remove = rf"DELETE {version}/containers/[0-9a-f]{{64}}"
-    assert re.fullmatch(create, applying[0]) and re.fullmatch(start, applying[1]), sent
+    assert re.fullmatch(create, applying[0]), sent
+    assert re.fullmatch(start, applying[1]), sent
     assert re.fullmatch(remove, applying[2]), sent
     applying = applying[3:]
     assert 4 == len(applying), sent

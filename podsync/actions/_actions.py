@@ -79,12 +79,20 @@ __all__ = [
 #:    ``previous`` and ``linked``; ``WrittenVolume`` with ``volume``, ``payload`` and
 #:    ``names``). A format-6 plan holds none of these and is still read (its writes go
 #:    to host directories).
-#: 8: kills of a pod-wide stop (issue 27): ``Kill.concurrent`` and ``Kill.after``; creates
-#:    with the engine settings of issue 27 (``memory_swap``, ``oom_score_adj``,
-#:    ``ipc_shareable``, ``join_ipc``); options with ``memory_capacity``. A format-7 plan
-#:    holds none of these and is still read: its kills run one after the other, as it was
-#:    made to, and its creates get the engine's swap, OOM score and IPC defaults.
-PLAN_FORMAT_VERSION = "8"
+#: 8: kills of a pod-wide stop (issue 27): ``Kill.concurrent`` and ``Kill.after``. A
+#:    format-7 plan holds none (its kills run one after the other, as it was made to)
+#:    and is still read.
+#: 9: the rest of issue 27, which a podsync that reads 8 does not know: the reasons
+#:    ``network-lost``, ``image-pull-back-off``, ``claim-fs-group``, ``OutOfcpu`` and
+#:    ``OutOfmemory``; creates with the engine settings (``memory_swap``,
+#:    ``oom_score_adj``, ``ipc_shareable``, ``join_ipc``); options with
+#:    ``memory_capacity`` and ``system_reserved``; kills of the network container with
+#:    ``record_stop``. Such a podsync refuses a format-9 plan by its version instead of
+#:    misreading a reason or failing on a field it does not know. A format-8 plan holds
+#:    none of these and is still read: its creates get the engine's swap, OOM score and
+#:    IPC defaults, and its network container's stop is not recorded, as the podsync
+#:    that made it planned.
+PLAN_FORMAT_VERSION = "9"
 
 
 class Reason(enum.StrEnum):

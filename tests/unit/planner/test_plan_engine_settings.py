@@ -25,7 +25,7 @@ from podsync import (
     plan_from_json,
     plan_to_json,
 )
-from podsync.actions._actions import Create, CreateSpec
+from podsync.actions._actions import PLAN_FORMAT_VERSION, Create, CreateSpec
 from podsync.runtime import ContainerSecurity
 from podsync.runtime.docker._api import docker_create_args
 from podsync.spec._labels import LABEL_POD_IPC
@@ -379,7 +379,7 @@ def _running_net(model: EngineModel) -> str:
 
 
 def test_a_plan_with_engine_settings_round_trips_through_json() -> None:
-    """Plan format 8 carries the swap limit, the OOM score, the IPC fields and the
+    """Plan format 9 carries the swap limit, the OOM score, the IPC fields and the
     host's memory option; they read back equal."""
     text = containers(app(resources="{requests: {memory: 1Gi}, limits: {memory: 2Gi}}"))
     p = plan_of(text, memory_capacity=4 * GI)
@@ -387,7 +387,7 @@ def test_a_plan_with_engine_settings_round_trips_through_json() -> None:
     again = plan_from_json(plan_to_json(p))
 
     assert p == again
-    assert "8" == again.format_version
+    assert PLAN_FORMAT_VERSION == again.format_version
     assert 4 * GI == again.options.memory_capacity
 
 

@@ -1,0 +1,148 @@
+"""The plan format's version: format 9 holds what issue 27 added after format 8 (the
+reasons ``network-lost``, ``image-pull-back-off``, ``claim-fs-group``, ``OutOfcpu``,
+``OutOfmemory``, the engine settings of a create, the node's options), so a podsync that
+reads only format 8 refuses such a plan by its version instead of misreading it; this
+podsync still reads formats 8, 7, 6 and 5. One row per case."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+import pytest
+
+from podsync import PLAN_FORMAT_VERSION, Container, Pod, plan, plan_from_json, plan_to_json
+from podsync.actions._actions import Create, Kill, Plan, PodPlan, Reason, Rejection, Wait
+from podsync.exceptions import ConfigError
+from podsync.model._pod import ResourceList
+
+NOW = 1_700_000_000.0
+UID = "9a1f2c3d-0b4e-4f5a-8c6d-7e8f9a0b1c2d"
+WEB = Pod("web", (Container("app", "busybox:1.36"),), uid=UID, source="file")
+
+
+def _pod_plan(*actions: Any) -> Plan:
+    return Plan(pods=(PodPlan("default/web", UID, "web_default", tuple(actions)),))
+
+
+NETWORK_LOST = _pod_plan(
+    Kill(
+        "default/web",
+        UID,
+        "app",
+        "c1",
+        "k8s_app",
+        10,
+        Reason.NETWORK_LOST,
+        "stop default/web/app: network lost: network container exited",
+        record_stop=True,
+    )
+)
+PULL_BACK_OFF = _pod_plan(
+    Wait("default/web", UID, "net", 7.0, Reason.IMAGE_PULL_BACK_OFF, "wait default/web/net")
+)
+OUT_OF_CPU = Plan(rejected=(Rejection("default/web", UID, Reason.OUT_OF_CPU, "no cpu left"),))
+
+
+def _made() -> Plan:
+    """A plan of today's podsync: its creates hold the engine settings of format 9 (a
+    BestEffort container's OOM score, the network container's shareable IPC)."""
+    made = plan([WEB], [], now=NOW)
+    specs = [a.spec for a in made.actions if isinstance(a, Create)]
+    assert any(s.oom_score_adj for s in specs)
+    assert any(s.ipc_shareable for s in specs)
+    return made
+
+
+def _as_format_8(data: dict[str, Any]) -> None:
+    """What a podsync writing format 8 wrote: no engine settings, no node options."""
+    for pod in data["pods"]:
+        for action in pod["actions"]:
+            for field in _SETTINGS:
+                action.get("spec", {}).pop(field, None)
+    data["options"].pop("memory_capacity")
+    data["options"].pop("system_reserved")
+
+
+def _with_defaults(made: Plan) -> Plan:
+    """``made`` as read from ``_as_format_8``'s data: what it took out at its default."""
+    pods = tuple(
+        attrs.evolve(
+            pod,
+            actions=tuple(
+                attrs.evolve(a, spec=attrs.evolve(a.spec, **_SETTINGS))
+                if isinstance(a, Create)
+                else a
+                for a in pod.actions
+            ),
+        )
+        for pod in made.pods
+    )
+    options = attrs.evolve(made.options, memory_capacity=0, system_reserved=ResourceList())
+    return attrs.evolve(made, pods=pods, options=options)
+
+
+_SETTINGS: dict[str, Any] = {
+    "memory_swap": 0,
+    "oom_score_adj": 0,
+    "ipc_shareable": False,
+    "join_ipc": "",
+}
+
+
+@attrs.frozen
+class Case:
+    id: str
+    plan: Callable[[], Plan]
+    version: str
+    # Changes made to the saved text's data before it is read back.
+    edit: Callable[[dict[str, Any]], None] = lambda data: None
+    # What read gives back, from what was saved: the same plan (unedited).
+    expect: Callable[[Plan], Plan] = lambda made: made
+    # The error read gives instead; empty: it reads.
+    refused: str = ""
+
+
+CASES = [
+    Case("9-network-lost", lambda: NETWORK_LOST, PLAN_FORMAT_VERSION),
+    Case("9-image-pull-back-off-of-the-network-container", lambda: PULL_BACK_OFF, "9"),
+    Case("9-out-of-cpu-rejection", lambda: OUT_OF_CPU, "9"),
+    Case("9-engine-settings", _made, "9"),
+    Case("8-without-the-settings-9-added", _made, "8", _as_format_8, _with_defaults),
+    Case("8-network-lost-as-an-unbumped-podsync-wrote-it", lambda: NETWORK_LOST, "8"),
+    Case("7", _made, "7", _as_format_8, _with_defaults),
+    Case("5", _made, "5", _as_format_8, _with_defaults),
+    Case(
+        "10-a-newer-podsync",
+        _made,
+        "10",
+        refused="this podsync reads plan format 9, got '10'",
+    ),
+    Case(
+        "4-an-older-podsync",
+        _made,
+        "4",
+        refused="plan format 4 was written by an older podsync",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_plan_formats(case: Case) -> None:
+    """A plan saved by this podsync names format 9; a saved plan of each format is read
+    back, or refused by its version with what to do."""
+    made = case.plan()
+    data = json.loads(plan_to_json(made))
+    assert "9" == data["format_version"]
+    data["format_version"] = case.version
+    case.edit(data)
+
+    if case.refused:
+        with pytest.raises(ConfigError) as caught:
+            plan_from_json(json.dumps(data), source="saved.json")
+        assert case.refused in str(caught.value)
+        return
+    read = plan_from_json(json.dumps(data), source="saved.json")
+    assert attrs.evolve(case.expect(made), format_version=case.version) == read

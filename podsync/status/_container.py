@@ -150,13 +150,15 @@ def image_waiting(
 
 def _pull_errors(pod: Pod, plan: Plan | None, failures: Collection[PullFailure]) -> dict[str, str]:
     """The engine's error of the last failed pull, by container name, for the containers
-    of ``pod`` whose image ``plan`` pulls again for it after a failure."""
+    of ``pod`` - init containers too, whose statuses the kubelet builds the same way
+    (``convertToAPIContainerStatuses``) - whose image ``plan`` pulls again for it after a
+    failure."""
     if plan is None or not failures or not plan.pulls:
         return {}
     errors = {f.image: f.message for f in failures if f.pod_uid == pod.uid}
     retried = {normalize_image(p.image) for p in plan.pulls if pod.uid in p.pods}
     found: dict[str, str] = {}
-    for c in pod.containers:
+    for c in (*pod.init_containers, *pod.containers):
         image = normalize_image(c.image)
         if image in retried and image in errors:
             found[c.name] = errors[image]

@@ -29,7 +29,8 @@ so this stays pure.
 
 One container's status - its state, the run it shows, that run's termination message -
 is ``podsync.status._container``'s (shared by app and init containers); this module
-re-exports its public types.
+re-exports its public types. The init containers' statuses, and what they say of the
+pod, are ``podsync.status._init``'s.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ from podsync.status._container import (
     image_waiting,
     termination_message,
 )
+from podsync.status._init import _Init
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = [
@@ -127,8 +129,11 @@ class PodStatus:
         init_containers: the status of each init container, in the pod's order
             (Kubernetes' ``initContainerStatuses``): ``Completed`` once it exited 0,
             ``Error`` or ``CrashLoopBackOff`` after a failure, ``PodInitializing``
-            before it ran. While the pod initialises, ``message`` starts with what
-            kubectl shows: ``Init:1/2``, ``Init:CrashLoopBackOff``, ``Init:Error``.
+            before it ran; ``ErrImagePull``, ``ImagePullBackOff`` or
+            ``ErrImageNeverPull`` while its image holds it, as an app container. While
+            the pod initialises, ``message`` starts with what kubectl shows:
+            ``Init:1/2``, ``Init:CrashLoopBackOff``, ``Init:Error``,
+            ``Init:ImagePullBackOff``.
         orphaned: podsync runs the pod, but the desired pods do not include it (the
             next sync with deletions allowed stops it).
     """
@@ -430,7 +435,7 @@ def _judge(
             if c.restart_policy is not None
         ]
         conditions = _conditions(phase, (*sidecars, *containers))
-        conditions = (init.condition(phase, app_started), *conditions[1:])
+        conditions = (_initialized(init, phase, app_started), *conditions[1:])
     init_statuses = init.statuses if init is not None else ()
 
     def status(state: str, message: str) -> PodStatus:
@@ -454,154 +459,19 @@ def _judge(
     return status("pending", f"not running ({running}/{total} containers): " + "; ".join(problems))
 
 
-class _Init:
-    """The init containers of one pod, as the kubelet's status shows them
-    (``convertToAPIContainerStatuses``; ``getPhase``'s init rules, kubelet-modern.md §5):
-    each one's status, whether initialisation is done, what holds it, whether an init
-    container failed, and kubectl's words for it (``Init:1/2``)."""
-
-    def __init__(
-        self,
-        pod: Pod,
-        instances: dict[str, list[ObservedContainer]],
-        waits: Mapping[str, Wait],
-        inputs: _Inputs,
-    ) -> None:
-        self.statuses: tuple[ContainerStatus, ...] = ()
-        self.done = True
-        self.blocking = ""
-        self.failed = ""
-        self.kubectl = ""
-        statuses: list[ContainerStatus] = []
-        finished = 0
-        incomplete: list[str] = []
-        for c in pod.init_containers:
-            sidecar = c.restart_policy is not None
-            mine = instances.get(c.name, [])
-            restarts = max(sum(_ran(oc) for oc in mine) - 1, 0)
-            last_run = _last_run(mine)
-            live = [oc for oc in mine if oc.running]
-            wait = waits.get(c.name)
-            said = functools.partial(inputs.message, c.termination_message_policy)
-            if live:
-                newest = max(live, key=lambda oc: (oc.created, oc.id))
-                started = inputs.started(c, newest.id)
-                statuses.append(
-                    _with_run(
-                        ContainerStatus(
-                            c.name,
-                            ContainerState.RUNNING,
-                            message=f"{c.name} running",
-                            container_id=newest.id,
-                            running_since=newest.created,
-                            restart_count=restarts,
-                            started=started,
-                            # isInitContainerInitialized: a sidecar once started; a
-                            # plain init container only when it exited 0.
-                            ready=sidecar and inputs.ready(c, newest.id),
-                        ),
-                        last_run,
-                        said,
-                    )
-                )
-                if sidecar and started:
-                    finished += 1
-                else:
-                    incomplete.append(c.name)
-                    self.blocking = self.blocking or f"init container {c.name} running"
-                continue
-            if last_run is None:
-                statuses.append(
-                    ContainerStatus(
-                        c.name,
-                        ContainerState.WAITING,
-                        "PodInitializing",
-                        f"{c.name} not started yet",
-                        restart_count=restarts,
-                    )
-                )
-                incomplete.append(c.name)
-                self.blocking = self.blocking or f"init container {c.name} not started yet"
-                continue
-            code = last_run.exit_code
-            # An OOM kill fails an init container whatever its code (the kubelet's
-            # isInitContainerFailed, as the planner judges it).
-            oom = last_run.oom_killed and not last_run.stopped_by_podsync
-            failed = code != 0 or oom or last_run.stopped_by_podsync in FAILED_STOPS
-            if not failed and not sidecar:
-                finished += 1
-                statuses.append(
-                    _with_run(
-                        ContainerStatus(
-                            c.name,
-                            ContainerState.TERMINATED,
-                            message=f"{c.name} exited with code 0",
-                            restart_count=restarts,
-                            ready=True,
-                        ),
-                        last_run,
-                        said,
-                        reason=True,
-                    )
-                )
-                continue
-            incomplete.append(c.name)
-            text = f"init container {c.name} exited with code {code}{', OOM-killed' * oom}"
-            if wait is not None and wait.reason is Reason.BACK_OFF:
-                self.kubectl = self.kubectl or "Init:CrashLoopBackOff"
-                statuses.append(
-                    _with_run(
-                        ContainerStatus(
-                            c.name,
-                            ContainerState.WAITING,
-                            "CrashLoopBackOff",
-                            f"{text}, back-off: restart in {wait.seconds:.0f}s",
-                            restart_count=restarts,
-                        ),
-                        last_run,
-                        said,
-                    )
-                )
-            else:
-                self.kubectl = self.kubectl or "Init:Error"
-                statuses.append(
-                    _with_run(
-                        ContainerStatus(
-                            c.name,
-                            ContainerState.TERMINATED,
-                            message=text,
-                            restart_count=restarts,
-                        ),
-                        last_run,
-                        said,
-                        reason=True,
-                    )
-                )
-            if failed and not sidecar and pod.restart_policy is RestartPolicy.NEVER:
-                self.failed = self.failed or f"{text} (restart policy Never)"
-            self.blocking = self.blocking or text
-        self.statuses = tuple(
-            attrs.evolve(s, image=c.image)
-            for s, c in zip(statuses, pod.init_containers, strict=True)
-        )
-        self.done = not incomplete
-        self.incomplete = incomplete
-        total = len(pod.init_containers)
-        self.kubectl = self.kubectl or f"Init:{finished}/{total}"
-
-    def condition(self, phase: PodPhase, app_started: bool) -> PodCondition:
-        """``Initialized`` (``GeneratePodInitializedCondition``, generate.go): true once
-        every init container is done, an app container started, or the pod succeeded."""
-        if self.done or app_started or phase is PodPhase.SUCCEEDED:
-            return PodCondition("Initialized", True)
-        # Go's %s of a []string: [a b]
-        names = " ".join(self.incomplete)
-        return PodCondition(
-            "Initialized",
-            False,
-            "ContainersNotInitialized",
-            f"containers with incomplete status: [{names}]",
-        )
+def _initialized(init: _Init, phase: PodPhase, app_started: bool) -> PodCondition:
+    """``Initialized`` (``GeneratePodInitializedCondition``, generate.go): true once
+    every init container is done, an app container started, or the pod succeeded."""
+    if init.done or app_started or phase is PodPhase.SUCCEEDED:
+        return PodCondition("Initialized", True)
+    # Go's %s of a []string: [a b]
+    names = " ".join(init.incomplete)
+    return PodCondition(
+        "Initialized",
+        False,
+        "ContainersNotInitialized",
+        f"containers with incomplete status: [{names}]",
+    )
 
 
 def _phase(

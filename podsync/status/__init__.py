@@ -2,9 +2,9 @@
 
 ``_pod`` (``pod_status``: phase, conditions, container states), ``_container`` (one
 container's state, last run and termination message), ``_init`` (the init containers'
-statuses) and ``_json`` (the versioned JSON form) are pure: they read what was observed. ``_operate`` does the I/O around them:
-finding a pod's containers on an engine, termination messages and log tails, and the
-engine's events mapped to pods.
+statuses) and ``_json`` (the versioned JSON form) are pure: they read what was
+observed. ``_operate`` does the I/O around them: finding a pod's containers on an
+engine, termination messages and log tails, and the engine's events mapped to pods.
 
 This package is the public face of pod status and of operating pods: ``pod_status``
 and its values (also at the top of ``podsync``), the statuses of pods no longer desired

@@ -155,7 +155,10 @@ def _pull_errors(pod: Pod, plan: Plan | None, failures: Collection[PullFailure])
     failure."""
     if plan is None or not failures or not plan.pulls:
         return {}
-    errors = {f.image: f.message for f in failures if f.pod_uid == pod.uid}
+    # Of two failures of one image (however spelled), the later one's error, as the
+    # planner reads them.
+    ordered = sorted((f for f in failures if f.pod_uid == pod.uid), key=lambda f: f.at)
+    errors = {normalize_image(f.image): f.message for f in ordered}
     retried = {normalize_image(p.image) for p in plan.pulls if pod.uid in p.pods}
     found: dict[str, str] = {}
     for c in (*pod.init_containers, *pod.containers):

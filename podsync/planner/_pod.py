@@ -131,13 +131,13 @@ class PodPlanner(InitPlanner, RestartPlanner, CreateSpecs):
                 reason=reason,
                 message=f"stop {self._label(instance.container)} ({instance.observed.name}): {why}",
                 pre_stop=pre_stop,
-                # An app container of this pod that podsync stops did not end by itself:
-                # its restart policy must not judge it. The record lives under the pod's
-                # directory, keyed by this pod's uid (a 2014 kubelet's blank uid has
-                # none). The network container has no restart policy to mislead.
-                record_stop=(
-                    instance.container != NETWORK_CONTAINER and instance.pod_uid == self.pod.uid
-                ),
+                # A container of this pod that podsync stops did not end by itself: an
+                # app container's restart policy must not judge it, and a network
+                # container podsync stopped (to rebuild the pod) did not die - the pod
+                # did not lose its network (``_own_network_stop``). The record lives under
+                # the pod's directory, keyed by this pod's uid (a 2014 kubelet's blank
+                # uid has none).
+                record_stop=instance.pod_uid == self.pod.uid,
             )
         )
 
@@ -263,6 +263,26 @@ class PodPlanner(InitPlanner, RestartPlanner, CreateSpecs):
             for i in self.by_name.get(c.name, ())
         )
 
+    @staticmethod
+    def _own_network_stop(nets: Sequence[Instance]) -> str:
+        """The stop record of the newest network container that ran, when podsync
+        stopped it for its own reasons (to rebuild the pod for a changed network spec,
+        once the pod completed); empty when it died by itself, or none ran.
+
+        Only a network container that *died* is the kubelet's lost sandbox
+        (``computePodActions``: a ``Never`` pod whose sandbox is gone after its
+        containers ran is killed, not rebuilt). One podsync stopped is no more a loss
+        than an app container podsync stopped is a run (README "Differences" 17, 39):
+        without this, a ``Never`` pod whose ports were edited, and whose new network
+        container could not be created, was never rebuilt. Instances created and never
+        started (a create that failed at its start) are not the network the pod had."""
+        ran = [i for i in nets if i.observed.finished_at is not None]
+        if not ran:
+            return ""
+        newest = max(ran, key=lambda i: (i.observed.finished_at or 0.0, i.observed.created))
+        record = newest.stop_record
+        return record if record and record not in FAILED_STOPS else ""
+
     def _checked(self, decision: _Decision) -> _Decision:
         """``decision`` with its start held when the create cannot succeed yet: an absent
         image that may not be pulled, or a user the pod does not allow."""
@@ -360,7 +380,12 @@ class PodPlanner(InitPlanner, RestartPlanner, CreateSpecs):
         # 1. Does the network container need to be (re)created? (seed syncPod step 1,
         #    plus the hash comparison the seed never made for ``net``.)
         rebuild: tuple[Reason, str] | None = None
-        if net_keeper is None:
+        if net_keeper is None and (own := self._own_network_stop(nets)):
+            # podsync stopped it to rebuild the pod, and its replacement was not made
+            # (its create failed): the rebuild goes on; the pod did not lose its network.
+            why = f"network container stopped by podsync ({own}), not replaced yet"
+            rebuild = (Reason.NETWORK_CHANGED, why)
+        elif net_keeper is None:
             why = "network container exited" if nets else "network container missing"
             rebuild = (Reason.NETWORK_MISSING, why)
         else:

@@ -9,7 +9,9 @@ plan must hold. The rules are issue 27's:
   ``computePodActions`` replaces only a *running* container whose hash changed);
 * ``computePodActions`` step B: a ``Never`` pod whose network container is gone after its
   containers ran is killed and nothing is recreated; otherwise the candidates for a new
-  network container are the containers that may still run, and none means kill only;
+  network container are the containers that may still run, and none means kill only. A
+  network container podsync stopped itself (to rebuild the pod for an edit) is not
+  gone: a rebuild whose new network container could not be created goes on;
 * a container killed because its network container died failed, so it restarts through
   its crash-loop back-off - a network container that keeps dying is backed off with
   the containers it takes down - and a rebuild keeps the restart count (the back-off is
@@ -119,6 +121,11 @@ EDITS: Mapping[str, Callable[[str], str]] = {
     "command": lambda text: text.replace("make report", "make report --full"),
     "configmap": lambda text: text.replace("MODE: full", "MODE: quick"),
     "init-command": lambda text: text.replace('"migrate"', '"migrate --all"'),
+    # a host port for ``serve`` (PAIR) or ``app`` (INIT): the network container changes
+    "ports": lambda text: text.replace(
+        "    command: [httpd, -f]\n",
+        "    command: [httpd, -f]\n    ports: [{containerPort: 80, hostPort: 8080}]\n",
+    ),
     # probes are podsync's to run, not part of any hash: nothing is replaced for it
     "sidecar-startup-probe": lambda text: text.replace(
         "    args: [httpd, -f]\n",
@@ -203,6 +210,9 @@ def exited(container: str, code: int = 0, **fields: Any) -> Shown:
 
 
 NET_DIED = exited("net", 137, ago=5)
+# podsync stopped the network container to rebuild the pod (its ports were edited), and
+# the new one's create failed: the pod was not rebuilt yet.
+NET_STOPPED_FOR_EDIT = exited("net", 137, ago=5, record="network-changed")
 
 
 @attrs.frozen
@@ -451,6 +461,55 @@ NETWORK = [
         (("Create", "net", "network-missing"), ("Create", "work", "not-replaced")),
     ),
     Case(
+        "never-ports-edited-network-create-failed-rebuilds",
+        PAIR,
+        "Never",
+        (
+            NET_STOPPED_FOR_EDIT,
+            exited("load", 0, ago=60),
+            exited("serve", 137, ago=6, record="pod-rebuild", restarts=2),
+        ),
+        (("Create", "net", "network-changed"), ("Create", "serve", "spec-changed")),
+        edit="ports",
+        phase=PodPhase.PENDING,
+    ),
+    Case(
+        "never-network-stopped-for-an-edit-rebuilds-unedited-too",
+        PAIR,
+        "Never",
+        (
+            NET_STOPPED_FOR_EDIT,
+            exited("load", 1, ago=60),
+            exited("serve", 137, ago=6, record="pod-rebuild"),
+        ),
+        (("Create", "net", "network-changed"), ("Create", "serve", "not-replaced")),
+        phase=PodPhase.PENDING,
+    ),
+    Case(
+        "never-network-stopped-for-an-edit-nothing-left-to-run",
+        PAIR,
+        "Never",
+        (NET_STOPPED_FOR_EDIT, exited("load", 0, ago=60), exited("serve", 1, ago=60)),
+        (),
+        phase=PodPhase.FAILED,
+    ),
+    Case(
+        "never-completed-pod-network-stopped-by-podsync-stays-down",
+        JOB,
+        "Never",
+        (exited("net", 137, ago=5, record="pod-completed"), exited("work", 0, ago=6)),
+        (),
+        edit="command",
+        phase=PodPhase.SUCCEEDED,
+    ),
+    Case(
+        "never-network-died-without-a-record-is-lost",
+        PAIR,
+        "Never",
+        (NET_DIED, exited("load", 0, ago=60), running("serve")),
+        (("Kill", "serve", "network-lost"),),
+    ),
+    Case(
         "on-failure-network-died-under-running-container-rebuilds",
         JOB,
         "OnFailure",
@@ -543,7 +602,8 @@ NETWORK = [
 def test_a_dead_network_container(case: Case) -> None:
     """computePodActions, step B: a Never pod whose network container is gone after its
     containers ran is killed and not rebuilt; otherwise the containers that may still run
-    are the candidates, each through its crash-loop back-off."""
+    are the candidates, each through its crash-loop back-off. A network container that
+    podsync stopped (its stop record) did not die: the rebuild goes on."""
     p = planned(case)
 
     assert list(case.expected) == actions(p)

@@ -299,10 +299,10 @@ def test_liveness_kill_under_never_does_not_restart():
 # --- which stops are recorded ---------------------------------------------------------------
 
 
-def test_kills_of_desired_app_containers_are_recorded():
-    """The plan asks apply to record its stops of a desired pod's app containers (they
-    must not be judged as runs later), and not those of its network container or of pods
-    that are no longer desired."""
+def test_kills_of_desired_pods_containers_are_recorded():
+    """The plan asks apply to record its stops of a desired pod's containers (an app
+    container's must not be judged as a run later, a network container's as a lost
+    network), and not those of pods that are no longer desired."""
     pod = foo_pod()
     model = labelled(pod)
     bar = _bar(model)
@@ -314,7 +314,7 @@ def test_kills_of_desired_app_containers_are_recorded():
     assert [(bar.id, True)] == [
         (a.id, a.record_stop) for a in replaced.actions if isinstance(a, Kill)
     ]
-    assert [("bar", True), ("net", False)] == [
+    assert [("bar", True), ("net", True)] == [
         (a.container, a.record_stop) for a in rebuilt.actions if isinstance(a, Kill)
     ]
     assert {False} == {a.record_stop for a in gone.actions if isinstance(a, Kill)}

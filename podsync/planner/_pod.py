@@ -330,7 +330,12 @@ class PodPlanner(InitPlanner, RestartPlanner, CreateSpecs):
         image, and a pull of it for this pod failed less than its back-off ago: the
         kubelet's ``ImagePullBackOff`` (``EnsureImageExists``, kubelet-modern.md §13).
         The container is created - and the image pulled - once the back-off is over."""
-        held = self.ctx.pull_back_off(c.image, c.image_pull_policy, self.pod.uid)
+        return self._image_held(c.name, c.image, c.image_pull_policy)
+
+    def _image_held(self, name: str, image: str, policy: PullPolicy | None) -> Wait | None:
+        """``_pull_held`` for the pod container ``name`` (the network container too)
+        whose create needs ``image`` under pull policy ``policy``."""
+        held = self.ctx.pull_back_off(image, policy, self.pod.uid)
         if held is None:
             return None
         left, failure = held
@@ -338,11 +343,11 @@ class PodPlanner(InitPlanner, RestartPlanner, CreateSpecs):
         return Wait(
             pod=self.key,
             pod_uid=self.pod.uid,
-            container=c.name,
+            container=name,
             seconds=left,
             reason=Reason.IMAGE_PULL_BACK_OFF,
             message=(
-                f'wait {self._label(c.name)}: Back-off pulling image "{c.image}", '
+                f'wait {self._label(name)}: Back-off pulling image "{image}", '
                 f"back-off {failure.back_off:.0f}s, {left:.0f}s left (the last pull "
                 f"failed: {failure.message})"
             ),
@@ -433,6 +438,27 @@ class PodPlanner(InitPlanner, RestartPlanner, CreateSpecs):
             # Keep the network while anything runs, starts, or waits to restart; stop it
             # when the pod has completed (the modern kubelet's KillPod).
             net_needed = starts or any(d.keep or d.wait is not None for d in (*inits, *decisions))
+        # The network image is pulled when absent (seed createNetworkContainer); a pull
+        # of it that failed for this pod backs off as an app image's does - the
+        # kubelet's sandbox image goes through the same image manager and its back-off
+        # (EnsureImageExists, kubelet-modern.md §13) - instead of being tried every sync.
+        net_held = (
+            self._image_held(NETWORK_CONTAINER, options.network_image, PullPolicy.IF_NOT_PRESENT)
+            if rebuild is not None and net_needed
+            else None
+        )
+        if net_held is not None and net_keeper is not None:
+            # The old network container runs: the pod goes on as it is, nothing of it
+            # is stopped for a network container that cannot be made yet.
+            self.actions.append(net_held)
+            self.purged.clear()
+            self._collect_garbage(spec_names)
+            return self.actions
+        if net_held is not None:
+            # Nothing can join a network container that is not there: what would start
+            # waits with it (the kubelet's sandbox creation failed, and nothing starts).
+            for d in (*inits, *decisions):
+                d.start = None
 
         # 3. Emit, in the order apply runs them.
         net_name = net_keeper.observed.name if net_keeper else ""
@@ -454,7 +480,9 @@ class PodPlanner(InitPlanner, RestartPlanner, CreateSpecs):
             for old in running_nets:
                 self._kill(old, rebuild[0], rebuild[1], None)
             self.actions.extend(self._purges())
-            if net_needed:
+            if net_held is not None:
+                self.actions.append(net_held)
+            elif net_needed:
                 attempt = _next_attempt([*nets, *self.reserved.get(NETWORK_CONTAINER, ())])
                 net_name = container_name(
                     NETWORK_CONTAINER, net_digest.name_hash, pod.full_name, pod.uid, attempt

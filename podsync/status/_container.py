@@ -20,6 +20,7 @@ from podsync.actions._actions import FAILED_STOPS, Plan, Reason, Wait
 from podsync.model._pod import Container, ObservedContainer, Pod, TerminationMessagePolicy
 from podsync.model._pulls import PullFailure
 from podsync.spec._images import normalize_image
+from podsync.spec._naming import NETWORK_CONTAINER
 
 __all__ = [
     "MAX_LOG_MESSAGE_BYTES",
@@ -151,8 +152,8 @@ def image_waiting(
 def _pull_errors(pod: Pod, plan: Plan | None, failures: Collection[PullFailure]) -> dict[str, str]:
     """The engine's error of the last failed pull, by container name, for the containers
     of ``pod`` - init containers too, whose statuses the kubelet builds the same way
-    (``convertToAPIContainerStatuses``) - whose image ``plan`` pulls again for it after a
-    failure."""
+    (``convertToAPIContainerStatuses``), and its network container - whose image
+    ``plan`` pulls again for it after a failure."""
     if plan is None or not failures or not plan.pulls:
         return {}
     # Of two failures of one image (however spelled), the later one's error, as the
@@ -161,10 +162,14 @@ def _pull_errors(pod: Pod, plan: Plan | None, failures: Collection[PullFailure])
     errors = {normalize_image(f.image): f.message for f in ordered}
     retried = {normalize_image(p.image) for p in plan.pulls if pod.uid in p.pods}
     found: dict[str, str] = {}
-    for c in (*pod.init_containers, *pod.containers):
-        image = normalize_image(c.image)
+    # The network container's image is the plan's option; "net" is no pod container's
+    # name (the loader refuses it).
+    named = [(NETWORK_CONTAINER, plan.options.network_image)]
+    named.extend((c.name, c.image) for c in (*pod.init_containers, *pod.containers))
+    for name, reference in named:
+        image = normalize_image(reference)
         if image in retried and image in errors:
-            found[c.name] = errors[image]
+            found[name] = errors[image]
     return found
 
 

@@ -217,7 +217,11 @@ def pod_status(
         pull_failures: the failed image pulls the plan was made with (``plan``'s): a
             container whose image ``plan`` pulls again after a failure for this pod
             waits with ``ErrImagePull`` and the engine's error; one held by the
-            back-off (the plan's wait) with ``ImagePullBackOff``.
+            back-off (the plan's wait) with ``ImagePullBackOff`` - init containers as
+            app containers. The pod's network container has no status of its own: the
+            message of a pod whose network image holds it starts with
+            ``network container ErrImagePull: ...`` or ``network container
+            ImagePullBackOff: Back-off pulling image "..."``.
 
     Returns:
         The pod's status.
@@ -260,7 +264,8 @@ def pod_status(
         log_tails or {},
         _pull_errors(pod, plan, pull_failures),
     )
-    return _judge(pod, instances, pod_plan, inputs)
+    network_image = plan.options.network_image if plan is not None else ""
+    return _judge(pod, instances, pod_plan, inputs, network_image)
 
 
 def _judge(
@@ -268,6 +273,7 @@ def _judge(
     instances: dict[str, list[ObservedContainer]],
     pod_plan: PodPlan | None,
     inputs: _Inputs,
+    network_image: str,
 ) -> PodStatus:
     settling = inputs.settling
     actions = pod_plan.actions if pod_plan is not None else ()
@@ -425,6 +431,16 @@ def _judge(
         elif not init.done and not app_started:
             phase = PodPhase.PENDING
             problems.insert(0, f"{init.kubectl}: {init.blocking}")
+    network = image_waiting(
+        NETWORK_CONTAINER,
+        network_image,
+        waits.get(NETWORK_CONTAINER),
+        inputs.pull_errors.get(NETWORK_CONTAINER),
+    )
+    if network is not None:
+        # The pod's network container cannot be made for its image (the kubelet's sandbox
+        # creation failed; the pod's containers wait for it): said first.
+        problems.insert(0, f"network container {network[0]}: {network[1]}")
     if init is None:
         conditions = _conditions(phase, containers)
     else:

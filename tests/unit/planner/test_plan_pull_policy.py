@@ -2,7 +2,8 @@
 case in the manner of the kubelet's ``TestComputePodActions``: the default pull policy
 follows the tag (``SetDefaults_Container``), a given policy is honoured, and a pull that
 failed for a pod waits out its back-off (``EnsureImageExists``: 10 s doubling to 300 s,
-forgotten after 600 s without a failure) instead of being tried every sync."""
+forgotten after 600 s without a failure) instead of being tried every sync - the network
+container's image too (the kubelet's sandbox image goes through the same image manager)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from podsync import ObservedImage, PullFailure, parse_pods
 from podsync.actions._actions import Create, Reason, Wait
 from podsync.actions._options import PlanOptions
 from podsync.planner._plan import plan
+from podsync.spec._labels import LABEL_CONTAINER
+from tests.support.engine_model import EngineModel
 from tests.support.image_references import DIGEST
 
 NOW = 1_000_000.0
@@ -240,5 +243,152 @@ def test_the_back_off_wait_says_why_as_the_kubelet_does():
     (wait,) = [a for a in p.actions if isinstance(a, Wait)]
     assert (
         'wait default/web/app: Back-off pulling image "myapp:1", back-off 20s, 5s left '
+        "(the last pull failed: pull access denied for myapp)"
+    ) == wait.message
+
+
+# --- the network container's image backs off too -------------------------------------------
+
+NEW_PAUSE = "registry.example.com/infra/pause:3.10"
+NEW_NET = PlanOptions(network_image=NEW_PAUSE)
+
+
+@attrs.frozen
+class NetCase:
+    """One row: what the engine shows of the pod (``shown``: nothing; ``running``: the
+    pod runs on a network container of ``PAUSE``; ``net-died``: that network container
+    exited under the running app), the images beside ``PAUSE``, the failed pulls, and
+    the pod's actions as (kind, container, reason) with the pulls planned."""
+
+    id: str
+    shown: str
+    images: tuple[str, ...]
+    failures: tuple[PullFailure, ...]
+    actions: tuple[tuple[str, str, str], ...]
+    pulls: tuple[str, ...] = ()
+    app: str = "myapp:1"
+
+
+NET_CASES = [
+    NetCase(
+        "new-pod-network-pull-failed-waits",
+        "nothing",
+        ("myapp:1",),
+        (failed(NEW_PAUSE, ago=3),),
+        (("Wait", "net", "image-pull-back-off"),),
+    ),
+    NetCase(
+        "new-pod-back-off-over-pulls-again",
+        "nothing",
+        ("myapp:1",),
+        (failed(NEW_PAUSE, ago=10),),
+        (("Create", "net", "network-missing"), ("Create", "app", "missing")),
+        (NEW_PAUSE,),
+    ),
+    NetCase(
+        "network-image-present-is-used",
+        "nothing",
+        ("myapp:1", NEW_PAUSE),
+        (failed(NEW_PAUSE, ago=3),),
+        (("Create", "net", "network-missing"), ("Create", "app", "missing")),
+    ),
+    NetCase(
+        "another-pods-network-failure-holds-nothing",
+        "nothing",
+        ("myapp:1",),
+        (failed(NEW_PAUSE, ago=3, uid="another-pod"),),
+        (("Create", "net", "network-missing"), ("Create", "app", "missing")),
+        (NEW_PAUSE,),
+    ),
+    NetCase(
+        # nothing would join a network container yet: it is not made, nor waited for
+        "app-image-held-too-the-network-is-not-needed-yet",
+        "nothing",
+        (),
+        (failed(NEW_PAUSE, ago=3), failed("myapp:1", ago=5)),
+        (("Wait", "app", "image-pull-back-off"),),
+    ),
+    NetCase(
+        "network-image-changed-held-the-pod-runs-on",
+        "running",
+        ("myapp:1",),
+        (failed(NEW_PAUSE, ago=3),),
+        (("Wait", "net", "image-pull-back-off"),),
+    ),
+    NetCase(
+        "network-image-changed-after-the-back-off-rebuilds",
+        "running",
+        ("myapp:1",),
+        (failed(NEW_PAUSE, ago=40, back_off=20),),
+        (
+            ("Kill", "app", "pod-rebuild"),
+            ("Kill", "net", "network-changed"),
+            ("Create", "net", "network-changed"),
+            ("Create", "app", "pod-rebuild"),
+        ),
+        (NEW_PAUSE,),
+    ),
+    NetCase(
+        "network-died-image-held-stops-what-ran-on-it",
+        "net-died",
+        ("myapp:1",),
+        (failed(NEW_PAUSE, ago=3),),
+        (("Kill", "app", "network-lost"), ("Wait", "net", "image-pull-back-off")),
+    ),
+]
+
+
+def _net_world(case: NetCase) -> EngineModel:
+    model = EngineModel(image_tags={PAUSE, *case.images})
+    (pod,) = parse_pods(web(case.app))
+    if case.shown != "nothing":
+        ran = NOW - 100
+        options = PlanOptions(network_image=PAUSE)
+        model.apply(plan([pod], [], now=ran, images=model.images, options=options), ran)
+    if case.shown == "net-died":
+        (net,) = [o for o in model.observed if o.labels.get(LABEL_CONTAINER) == "net"]
+        model.exit(net.id, 137, NOW - 1)
+    return model
+
+
+@pytest.mark.parametrize("case", NET_CASES, ids=[c.id for c in NET_CASES])
+def test_the_network_image_backs_off(case: NetCase) -> None:
+    """A failed pull of the network image holds the network container, per pod, as an
+    app image's does (the kubelet's sandbox image goes through the same image manager):
+    nothing joins it meanwhile, and a pod that runs on its old network container keeps
+    running; after the back-off it is pulled again."""
+    model = _net_world(case)
+
+    p = plan(
+        parse_pods(web(case.app)),
+        model.observed,
+        now=NOW,
+        images=model.images,
+        pull_failures=case.failures,
+        options=NEW_NET,
+    )
+
+    assert list(case.actions) == [
+        (type(a).__name__, a.container, a.reason.value) for pod in p.pods for a in pod.actions
+    ]
+    assert list(case.pulls) == [pull.image for pull in p.pulls]
+
+
+def test_the_network_containers_wait_says_why() -> None:
+    """The network container's wait quotes the kubelet's message and the engine's
+    error, with the seconds left."""
+    p = plan(
+        parse_pods(web("myapp:1")),
+        [],
+        now=NOW,
+        images=present("myapp:1"),
+        pull_failures=(failed(NEW_PAUSE, ago=15, back_off=20),),
+        options=NEW_NET,
+    )
+
+    (wait,) = [a for a in p.actions if isinstance(a, Wait)]
+    assert 5.0 == wait.seconds
+    assert (
+        f'wait default/web/net: Back-off pulling image "{NEW_PAUSE}", back-off 20s, 5s left '
         "(the last pull failed: pull access denied for myapp)"
     ) == wait.message

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import attrs
 import pytest
 
 from podsync import PullFailure, parse_pods, pod_status, sync
@@ -127,3 +128,42 @@ def test_the_failure_is_the_pods_that_needed_the_image(options):
     sync([first, second], rt, options=options, now=NOW, clock=lambda: NOW, pull_failures=failures)
 
     assert sorted([first.uid, second.uid]) == sorted(uid for uid, _ in failures)
+
+
+def test_a_failed_pull_of_the_network_image_backs_off(options):
+    """The network image is pulled when absent; a failed pull of it is not tried again
+    for the pod before its back-off ends (the kubelet's sandbox image goes through the
+    same image manager), and the status says so, as for an app image."""
+    pause = "registry.example.com/infra/pause:3.10"
+    options = attrs.evolve(options, network_image=pause)
+    (pod,) = parse_pods(POD)
+    rt = FakeRuntime(images=["registry.example.com/team/myapp:1.4"])
+    rt.fail("pull", match="pause", error="pull access denied for infra/pause")
+    failures: dict[tuple[str, str], PullFailure] = {}
+
+    def at(now: float) -> str:
+        result = sync(
+            [pod], rt, options=options, now=now, clock=lambda: now, pull_failures=failures
+        )
+        return pod_status(
+            pod, result.observation.containers, plan=result.plan, pull_failures=failures.values()
+        ).message
+
+    at(NOW)
+    assert [pause] == pulls(rt)
+    assert [(pod.uid, pause, 10.0)] == [(f.pod_uid, f.image, f.back_off) for f in failures.values()]
+
+    rt.clear_calls()
+    message = at(NOW + 3)
+    assert [] == pulls(rt)
+    assert message.startswith(
+        "not running (0/1 containers): network container ImagePullBackOff: "
+        f'Back-off pulling image "{pause}"'
+    ), message
+
+    rt.clear_faults()
+    at(NOW + 10)
+    assert [pause] == pulls(rt)
+    assert ["net", "app"] == [
+        c.args[0].labels["io.podsync.container.name"] for c in rt.calls if c.name == "create"
+    ]

@@ -206,3 +206,96 @@ def test_the_failed_run_stays_the_last_state_while_the_pull_waits() -> None:
         setup.exit_reason,
         setup.message.rpartition(": ")[2],
     )
+
+
+# --- the network container's image --------------------------------------------------------
+
+NEW_PAUSE = "registry.example.com/infra/pause:3.10"
+APP = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: web, uid: 3c2d9e4f-1a6b-4c8d-9e0f-a1b2c3d4e5f6}
+spec:
+  containers:
+  - name: app
+    image: busybox:1.36
+"""
+
+
+@attrs.frozen
+class NetCase:
+    """One row: whether the pod ran on a network container of ``PAUSE`` (the option then
+    names ``NEW_PAUSE``, absent), the failed pulls, and the status: its state, the
+    app's reason, the message."""
+
+    id: str
+    ran: bool
+    failures: tuple[PullFailure, ...]
+    state: str
+    app: str
+    message: str
+
+
+NET_CASES = [
+    NetCase(
+        "new-pod-network-image-in-back-off",
+        False,
+        (failed(NEW_PAUSE, ago=3),),
+        "pending",
+        "ContainerCreating",
+        "not running (0/1 containers): network container ImagePullBackOff: Back-off "
+        f'pulling image "{NEW_PAUSE}"; app not started yet',
+    ),
+    NetCase(
+        "new-pod-network-image-tried-again",
+        False,
+        (failed(NEW_PAUSE, ago=12),),
+        "pending",
+        "ContainerCreating",
+        f"not running (0/1 containers): network container ErrImagePull: {DENIED}; "
+        "app not started yet",
+    ),
+    NetCase(
+        "running-pod-waits-for-its-new-network-image",
+        True,
+        (failed(NEW_PAUSE, ago=3),),
+        "pending",
+        "",
+        "not running (1/1 containers): network container ImagePullBackOff: Back-off "
+        f'pulling image "{NEW_PAUSE}"',
+    ),
+    NetCase(
+        "new-pod-without-a-failure",
+        False,
+        (),
+        "pending",
+        "ContainerCreating",
+        "not running (0/1 containers): app not started yet",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", NET_CASES, ids=[c.id for c in NET_CASES])
+def test_a_pod_held_by_its_network_image(case: NetCase) -> None:
+    """The pod's message starts with what holds its network container (the kubelet's
+    sandbox image goes through the same image manager); its containers wait to be
+    created, or run on."""
+    (pod,) = parse_pods(APP)
+    model = EngineModel(image_tags={PAUSE, "busybox:1.36"})
+    if case.ran:
+        ran = NOW - 100
+        model.apply(plan([pod], [], images=model.images, now=ran, options=OPTIONS), ran)
+    options = PlanOptions(network_image=NEW_PAUSE)
+    p = plan(
+        [pod],
+        model.observed,
+        images=model.images,
+        now=NOW,
+        pull_failures=case.failures,
+        options=options,
+    )
+
+    status = pod_status(pod, model.observed, plan=p, pull_failures=case.failures)
+
+    (app,) = status.containers
+    assert (case.state, case.app, case.message) == (status.state, app.reason, status.message)

@@ -438,10 +438,12 @@ class PodPlanner(InitPlanner, RestartPlanner, CreateSpecs):
             # Keep the network while anything runs, starts, or waits to restart; stop it
             # when the pod has completed (the modern kubelet's KillPod).
             net_needed = starts or any(d.keep or d.wait is not None for d in (*inits, *decisions))
-        # The network image is pulled when absent (seed createNetworkContainer); a pull
-        # of it that failed for this pod backs off as an app image's does - the
-        # kubelet's sandbox image goes through the same image manager and its back-off
-        # (EnsureImageExists, kubelet-modern.md §13) - instead of being tried every sync.
+        # The network image is pulled when absent (seed createNetworkContainer), by
+        # podsync as the app images are; a pull of it that failed for this pod backs off
+        # as theirs do (EnsureImageExists' back-off per pod and image, kubelet-modern.md
+        # §13) instead of being tried every sync. (Upstream the CRI runtime pulls the
+        # sandbox image when the kubelet asks for a sandbox, and the kubelet retries a
+        # failed sandbox at the pod's next sync, itself backed off.)
         net_held = (
             self._image_held(NETWORK_CONTAINER, options.network_image, PullPolicy.IF_NOT_PRESENT)
             if rebuild is not None and net_needed

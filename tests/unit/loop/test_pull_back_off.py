@@ -132,8 +132,8 @@ def test_the_failure_is_the_pods_that_needed_the_image(options):
 
 def test_a_failed_pull_of_the_network_image_backs_off(options):
     """The network image is pulled when absent; a failed pull of it is not tried again
-    for the pod before its back-off ends (the kubelet's sandbox image goes through the
-    same image manager), and the status says so, as for an app image."""
+    for the pod before its back-off ends, and the status says so, as for an app
+    image."""
     pause = "registry.example.com/infra/pause:3.10"
     options = attrs.evolve(options, network_image=pause)
     (pod,) = parse_pods(POD)

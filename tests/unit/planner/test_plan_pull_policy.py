@@ -3,7 +3,7 @@ case in the manner of the kubelet's ``TestComputePodActions``: the default pull 
 follows the tag (``SetDefaults_Container``), a given policy is honoured, and a pull that
 failed for a pod waits out its back-off (``EnsureImageExists``: 10 s doubling to 300 s,
 forgotten after 600 s without a failure) instead of being tried every sync - the network
-container's image too (the kubelet's sandbox image goes through the same image manager)."""
+container's image too, which podsync pulls as it pulls the app images."""
 
 from __future__ import annotations
 
@@ -354,9 +354,9 @@ def _net_world(case: NetCase) -> EngineModel:
 @pytest.mark.parametrize("case", NET_CASES, ids=[c.id for c in NET_CASES])
 def test_the_network_image_backs_off(case: NetCase) -> None:
     """A failed pull of the network image holds the network container, per pod, as an
-    app image's does (the kubelet's sandbox image goes through the same image manager):
-    nothing joins it meanwhile, and a pod that runs on its old network container keeps
-    running; after the back-off it is pulled again."""
+    app image's does (podsync pulls it as it pulls theirs): nothing joins it meanwhile,
+    and a pod that runs on its old network container keeps running; after the back-off
+    it is pulled again."""
     model = _net_world(case)
 
     p = plan(

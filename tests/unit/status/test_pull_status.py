@@ -277,9 +277,8 @@ NET_CASES = [
 
 @pytest.mark.parametrize("case", NET_CASES, ids=[c.id for c in NET_CASES])
 def test_a_pod_held_by_its_network_image(case: NetCase) -> None:
-    """The pod's message starts with what holds its network container (the kubelet's
-    sandbox image goes through the same image manager); its containers wait to be
-    created, or run on."""
+    """The pod's message starts with what holds its network container (its image,
+    pulled as the app images are); its containers wait to be created, or run on."""
     (pod,) = parse_pods(APP)
     model = EngineModel(image_tags={PAUSE, "busybox:1.36"})
     if case.ran:

@@ -48,6 +48,8 @@ tested and applied later.
       is created, then the app containers. A ``net`` that died under running
       containers fails them (``network-lost``: restarted through their back-off); a
       ``Never`` pod is then killed and not rebuilt (the kubelet's computePodActions).
+      A ``net`` podsync stopped itself (its stop record: a rebuild whose new ``net``
+      could not be created) did not die: the rebuild goes on.
    b. Each app container in spec order: the newest running instance is kept when its
       spec is unchanged and its liveness probe has not failed; otherwise it is
       replaced - only that container, never the network container (the seed stopped
@@ -82,7 +84,9 @@ tested and applied later.
    ``docker.io/library/busybox`` are one pull). A container without a pull policy gets
    the kubelet's default from its tag (Always for ``:latest`` or none); a pull that
    failed for a pod is not tried again for it before its back-off ends (10 s doubling
-   to 300 s, ``pull_failures``): its container waits (``ImagePullBackOff``).
+   to 300 s, ``pull_failures``): its container waits (``ImagePullBackOff``). The
+   network image too: ``net`` then waits, nothing that would join it starts, and a pod
+   that runs on its old ``net`` runs on.
 """
 
 from __future__ import annotations

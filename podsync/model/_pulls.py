@@ -16,6 +16,12 @@ failure (``Backoff.Next``) and ``PullFailure.back_off_left`` answers
 --wait``; ``podsync.sync(pull_failures=...)``) and hands them to ``plan``, which stays
 pure: it reads the failures as it reads probe verdicts.
 
+The entries live in memory only, as the kubelet's: its image back-off is a
+``flowcontrol.Backoff`` made when the kubelet starts (``NewMainKubelet``) and never
+written down, so a restarted kubelet pulls again at once - and so does a restarted
+podsync. Persisting them would hold a pod back after a restart that an operator may
+have made to retry it (a registry's credentials fixed, an image pushed).
+
 Contract: frozen values and arithmetic; no clock (the caller says what time it is).
 """
 

@@ -267,7 +267,7 @@ class PodPlanner(InitPlanner, RestartPlanner, CreateSpecs):
     def _own_network_stop(nets: Sequence[Instance]) -> str:
         """The stop record of the newest network container that ran, when podsync
         stopped it for its own reasons (to rebuild the pod for a changed network spec,
-        once the pod completed); empty when it died by itself, or none ran.
+        or because the pod completed); empty when it died by itself, or none ran.
 
         Only a network container that *died* is the kubelet's lost sandbox
         (``computePodActions``: a ``Never`` pod whose sandbox is gone after its

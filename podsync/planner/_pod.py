@@ -275,13 +275,12 @@ class PodPlanner(InitPlanner, RestartPlanner, CreateSpecs):
         than an app container podsync stopped is a run (README "Differences" 17, 39):
         without this, a ``Never`` pod whose ports were edited, and whose new network
         container could not be created, was never rebuilt. Instances created and never
-        started (a create that failed at its start) are not the network the pod had."""
+        started (a create that failed at its start) are not the network the pod had.
+        ``nets`` are newest first (``newest_first``); a network container is never
+        stopped for a failure (those stops are an app container's), so any record is
+        podsync's own reason."""
         ran = [i for i in nets if i.observed.finished_at is not None]
-        if not ran:
-            return ""
-        newest = max(ran, key=lambda i: (i.observed.finished_at or 0.0, i.observed.created))
-        record = newest.stop_record
-        return record if record and record not in FAILED_STOPS else ""
+        return ran[0].stop_record if ran else ""
 
     def _checked(self, decision: _Decision) -> _Decision:
         """``decision`` with its start held when the create cannot succeed yet: an absent

@@ -610,6 +610,55 @@ def test_a_dead_network_container(case: Case) -> None:
     assert dict(case.restarts) == _restart_counts(p, case.restarts)
 
 
+@pytest.mark.parametrize(
+    ("record", "expected"),
+    [
+        (
+            "network-changed",
+            (("Create", "net", "network-changed"), ("Create", "serve", "not-replaced")),
+        ),
+        ("", ()),
+    ],
+    ids=["stopped-by-podsync-rebuilds", "died-stays-down"],
+)
+def test_a_network_container_that_never_started_is_not_the_pods_network(
+    record: str, expected: tuple[tuple[str, str, str], ...]
+) -> None:
+    """Never pod, rebuilt for an edit: the new network container was created but its
+    start failed (Docker leaves it created). The network the pod had is the one that
+    ran before it: stopped by podsync, the rebuild goes on; died, the pod has failed."""
+    case = Case(
+        "x",
+        PAIR,
+        "Never",
+        (
+            exited("net", 137, ago=5, record=record),
+            exited("load", 0, ago=60),
+            exited("serve", 137, ago=6, record="pod-rebuild"),
+        ),
+        (),
+    )
+    pod, model = world(case)
+    (old,) = instances(model, "net")
+    model.add(
+        attrs.evolve(
+            old,
+            id="never-started-net",
+            name=old.name.replace("_00000000", "_00000001"),
+            created=NOW - 4,
+            running=False,
+            finished_at=None,
+            stopped_by_podsync="",
+        )
+    )
+
+    p = plan([pod], model.observed, images=model.images, now=NOW)
+
+    assert list(expected) == [
+        (kind, c, reason) for kind, c, reason in actions(p) if kind != "Remove"
+    ]
+
+
 def test_a_network_container_that_keeps_dying_is_backed_off() -> None:
     """Each death of the network container under a running pod waits longer before the
     pod is rebuilt: 0, 10, 20, 40 s ... up to 300 s (the crash-loop back-off of the

@@ -166,6 +166,14 @@ CASES = [
         (failed("nginx", ago=5),),
     ),
     Case(
+        "explicit-always-on-a-present-tag-backs-off-too",
+        web("myapp:1", "Always"),
+        present("myapp:1"),
+        [],
+        (Reason.IMAGE_PULL_BACK_OFF, 7.0),
+        (failed("myapp:1", ago=3),),
+    ),
+    Case(
         "back-off-over-pulls-again",
         web("myapp:1"),
         present(),
@@ -241,6 +249,7 @@ def test_the_back_off_wait_says_why_as_the_kubelet_does():
     )
 
     (wait,) = [a for a in p.actions if isinstance(a, Wait)]
+    assert ("default/web", UID) == (wait.pod, wait.pod_uid)
     assert (
         'wait default/web/app: Back-off pulling image "myapp:1", back-off 20s, 5s left '
         "(the last pull failed: pull access denied for myapp)"
@@ -387,7 +396,7 @@ def test_the_network_containers_wait_says_why() -> None:
     )
 
     (wait,) = [a for a in p.actions if isinstance(a, Wait)]
-    assert 5.0 == wait.seconds
+    assert ("default/web", UID, 5.0) == (wait.pod, wait.pod_uid, wait.seconds)
     assert (
         f'wait default/web/net: Back-off pulling image "{NEW_PAUSE}", back-off 20s, 5s left '
         "(the last pull failed: pull access denied for myapp)"

@@ -45,6 +45,8 @@ from tests.support.engine_model import EngineModel
 NOW = 1_000_000.0
 IMAGES = {"busybox:latest", "registry.k8s.io/pause:3.10"}
 OPTIONS = PlanOptions(root_dir="/var/lib/podsync")
+# How the rows' engines were made: one pod at a time, the others left running.
+_ALONE = attrs.evolve(OPTIONS, allow_deletions=False)
 GIB = 1024**3
 
 
@@ -637,6 +639,21 @@ CASES = [
             )
         ],
     ),
+    Case(
+        "of two running pods that hold a port, the first by name is named",
+        desired=["dns-any"],
+        # Started, and so listed by the engine, in the other order: the message does
+        # not depend on the engine's listing order.
+        running=["dns-other-ip", "dns"],
+        options={"allow_deletions": False},
+        rejected=[
+            (
+                "dns-any",
+                Reason.HOST_PORT_CONFLICT,
+                "host port 5353/UDP is held by running pod default/dns",
+            )
+        ],
+    ),
     # --- one rejection never hides the pods after it -----------------------------------
     Case(
         "after a rejected pod the later ones are still admitted",
@@ -689,13 +706,20 @@ CASES = [
 
 
 def _engine(case: Case) -> EngineModel:
-    """An engine on which podsync ran the case's running, finished and finishing pods
-    (each planned alone: their ports and requests never met)."""
+    """An engine on which podsync ran the case's running, finished and finishing pods,
+    in that order (each planned alone, leaving the others be: their ports and requests
+    never met)."""
     model = EngineModel(image_tags=set(IMAGES))
     at = NOW - 1000
+
+    def sync(name: str, now: float) -> None:
+        model.apply(
+            plan([PODS[name]], model.observed, images=model.images, now=now, options=_ALONE), now
+        )
+
     for name in (*case.running, *case.finished, *case.finishing):
         for _ in range(3):  # a sidecar starts before the app container
-            model.apply(plan([PODS[name]], model.observed, images=model.images, now=at), at)
+            sync(name, at)
     ended = {f"default/{name}" for name in (*case.finished, *case.finishing)}
     for container in list(model.observed):
         owner = ownership(container, adopt_2014_containers=False)
@@ -709,7 +733,7 @@ def _engine(case: Case) -> EngineModel:
             model.exit(container.id, case.exit_code, NOW - 5 if case.restarts else at + 10)
     for name in case.finished:
         # The sync after the end stops the network container.
-        model.apply(plan([PODS[name]], model.observed, images=model.images, now=at + 20), at + 20)
+        sync(name, at + 20)
     return model
 
 
@@ -823,6 +847,69 @@ CODED = [
         "container setup: 'CAP_NET_ADMIN' is not a capability name (NET_ADMIN, SYS_TIME, "
         "..., or ALL)",
         id="an init container's capability in Docker's spelling",
+    ),
+    # Names and uids become container-name fields and directory names (the loader's
+    # naming rules).
+    pytest.param(
+        Pod("my_pod", (Container("app", "busybox"),)),
+        "pod name 'my_pod' is not a DNS-1123 label",
+        id="an underscore in the pod's name",
+    ),
+    pytest.param(
+        Pod("web", (Container("app", "busybox"),), namespace="Prod"),
+        "namespace 'Prod' is not a DNS-1123 label",
+        id="an uppercase namespace",
+    ),
+    pytest.param(
+        Pod("web", (Container("app", "busybox"),), source="my.files"),
+        "source 'my.files' is not a DNS-1123 label",
+        id="a dot in the source",
+    ),
+    pytest.param(
+        Pod("web", (Container("app", "busybox"),), uid=".."),
+        "uid '..' cannot be used in container names and paths",
+        id="a uid that climbs out of the root directory",
+    ),
+    pytest.param(
+        Pod("web", (Container("app", "busybox"), Container("net", "busybox"))),
+        "container name 'net' is not a DNS-1123 label other than 'net'",
+        id="an app container named as the network container",
+    ),
+    pytest.param(
+        Pod(
+            "web",
+            (Container("app", "busybox"),),
+            init_containers=(Container("Setup", "busybox"),),
+        ),
+        "container name 'Setup' is not a DNS-1123 label other than 'net'",
+        id="an init container's uppercase name",
+    ),
+    pytest.param(
+        Pod("web", (Container("app", "busybox"), Container("app", "busybox"))),
+        "two containers have the same name",
+        id="two app containers with one name",
+    ),
+    # The grace period is Docker's stop timeout: whole seconds that fit an int32 (-1
+    # would wait for ever).
+    pytest.param(
+        Pod("web", (Container("app", "busybox"),), termination_grace_period_seconds=-1),
+        "terminationGracePeriodSeconds must be 0-2147483647, got -1",
+        id="a negative grace period",
+    ),
+    pytest.param(
+        Pod("web", (Container("app", "busybox"),), termination_grace_period_seconds=0),
+        None,
+        id="no grace period at all",
+    ),
+    pytest.param(
+        Pod("web", (Container("app", "busybox"),), termination_grace_period_seconds=2**31 - 1),
+        None,
+        id="the longest grace period Docker takes",
+    ),
+    pytest.param(
+        Pod("web", (Container("app", "busybox"),), termination_grace_period_seconds=2**31),
+        "terminationGracePeriodSeconds must be 0-2147483647, got 2147483648",
+        id="a grace period beyond Docker's",
     ),
 ]
 

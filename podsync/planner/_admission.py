@@ -316,10 +316,10 @@ def _running_host_ports(
                     running[pod.uid] = recorded if ports is _NOTHING else [*ports, *recorded]
             elif recorded:
                 elsewhere.extend((instance.pod_key, port) for port in recorded)
-    # The engine lists containers in any order; the plan must not depend on it.
-    elsewhere.sort(
-        key=lambda item: (item[0], item[1].host_port, item[1].protocol.value, item[1].host_ip)
-    )
+    # The engine lists containers in any order; the plan must not depend on it. Sorted
+    # by pod key alone: a conflict's message names the first pod that holds the port,
+    # and one pod's ports all name that pod, so their order is never seen.
+    elsewhere.sort(key=operator.itemgetter(0))
     return running, elsewhere
 
 

@@ -25,7 +25,7 @@ import attrs
 import pytest
 
 from podsync import Container, Pod, Port, ResourceList, RestartPolicy, parse_pods
-from podsync.actions._actions import Create, Plan, Reason
+from podsync.actions._actions import Create, Kill, Plan, Reason
 from podsync.actions._options import PlanOptions
 from podsync.model._security import (
     Capabilities,
@@ -185,6 +185,14 @@ for _pod in (
     _dns("dns-other-ip", "{containerPort: 53, hostPort: 5353, protocol: UDP, hostIP: 127.0.0.2}"),
     _dns("dns-any", "{containerPort: 53, hostPort: 5353, protocol: UDP}"),
     _dns("dns-same-ip", "{containerPort: 54, hostPort: 5353, protocol: UDP, hostIP: 127.0.0.1}"),
+    _file(
+        "dns-both",
+        "  containers:\n"
+        + _app(
+            "    ports:\n    - {containerPort: 53, hostPort: 5353, protocol: UDP}\n"
+            "    - {containerPort: 53, hostPort: 5353}\n"
+        ),
+    ),
 ):
     PODS[_pod.name] = _pod
 
@@ -239,6 +247,13 @@ PODS["twin-b"] = _twin("twin-b", UID)
 PODS["twin-c"] = _twin("twin-c", UID)
 # Another file with the name of pods/twin-a.yaml's pod, and a uid of its own.
 PODS["twin-a-again"] = _twin("twin-a", "5e1f3c0a-7d1b-4d8e-a3b2-9c4f6e2a1b77")
+# The pod file of "web", given a uid of its own (a new pod with the old one's name).
+PODS["web-renewed"] = parse_pods(
+    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n"
+    "  uid: 7c3e9d2a-1f4b-4e6a-9b8c-0d5e2f7a3c91\nspec:\n  containers:\n" + _app(_port(8080)),
+    source_name="pods/web.yaml",
+    source="file",
+)[0]
 
 NODE = ResourceList(cpu=2000, memory=4 * GIB)
 
@@ -251,12 +266,13 @@ class Case:
     just exited (their network container still runs); the node has ``capacity``.
 
     ``rejected``: (pod, reason, message) in input order; ``created``: the pods the plan
-    creates containers for."""
+    creates containers for; ``stopped``: the pods it stops containers of."""
 
     id: str
     desired: Sequence[str]
     rejected: Sequence[tuple[str, Reason, str]] = ()
     created: Sequence[str] = ()
+    stopped: Sequence[str] = ()
     running: Sequence[str] = ()
     finished: Sequence[str] = ()
     finishing: Sequence[str] = ()
@@ -299,6 +315,7 @@ CASES = [
                 "host port 8080/TCP is held by running pod default/job",
             )
         ],
+        stopped=["job"],
     ),
     Case(
         "an OnFailure job that failed will run again: it keeps its port",
@@ -553,6 +570,7 @@ CASES = [
         desired=["huge-web"],
         running=["web"],
         rejected=[("huge-web", Reason.OUT_OF_CPU, _cpu(3000, 0))],
+        stopped=["web"],
     ),
     Case(
         "a pod rejected for its port holds no resources",
@@ -585,6 +603,7 @@ CASES = [
                 "host port 8080/TCP is held by running pod default/web",
             )
         ],
+        stopped=["web"],
     ),
     Case(
         "a running sidecar keeps its host port",
@@ -642,8 +661,7 @@ CASES = [
     Case(
         "of two running pods that hold a port, the first by name is named",
         desired=["dns-any"],
-        # Started, and so listed by the engine, in the other order: the message does
-        # not depend on the engine's listing order.
+        # Listed by the engine in either order (test_admission plans both).
         running=["dns-other-ip", "dns"],
         options={"allow_deletions": False},
         rejected=[
@@ -653,6 +671,32 @@ CASES = [
                 "host port 5353/UDP is held by running pod default/dns",
             )
         ],
+    ),
+    Case(
+        "a running pod's every recorded port is held",
+        desired=["dns-tcp"],
+        running=["dns-both"],
+        options={"allow_deletions": False},
+        rejected=[
+            (
+                "dns-tcp",
+                Reason.HOST_PORT_CONFLICT,
+                "host port 5353/TCP is held by running pod default/dns-both",
+            )
+        ],
+    ),
+    Case(
+        "a pod whose uid changed waits for its old self to stop",
+        desired=["web-renewed"],
+        running=["web"],
+        rejected=[
+            (
+                "web",
+                Reason.HOST_PORT_CONFLICT,
+                "host port 8080/TCP is held by running pod default/web",
+            )
+        ],
+        stopped=["web"],
     ),
     # --- one rejection never hides the pods after it -----------------------------------
     Case(
@@ -702,6 +746,13 @@ CASES = [
         rejected=[("twin-a", Reason.DUPLICATE_POD, "same uid or full name as pod default/twin-a")],
         created=["twin-a"],
     ),
+    Case(
+        "a running pod rejected as a duplicate is left alone",
+        desired=["twin-a", "twin-a-again"],
+        running=["twin-a-again"],
+        rejected=[("twin-a", Reason.DUPLICATE_POD, "same uid or full name as pod default/twin-a")],
+        created=["twin-a"],
+    ),
 ]
 
 
@@ -737,10 +788,12 @@ def _engine(case: Case) -> EngineModel:
     return model
 
 
-def _run(case: Case, model: EngineModel) -> Plan:
+def _run(case: Case, model: EngineModel, *, newest_first: bool = False) -> Plan:
+    """The plan of the case's desired pods on ``model``, which lists its containers as
+    they were made or, as Docker does, ``newest_first``."""
     return plan(
         [PODS[name] for name in case.desired],
-        model.observed,
+        model.observed[::-1] if newest_first else model.observed,
         images=model.images,
         pod_dirs=model.pod_dirs,
         now=NOW,
@@ -753,15 +806,19 @@ def _run(case: Case, model: EngineModel) -> Plan:
 def test_admission(case: Case) -> None:
     model = _engine(case)
 
-    p = _run(case, model)
+    # The engine lists its containers in any order: the plan is the same for each.
+    plans = [_run(case, model), _run(case, model, newest_first=True)]
 
-    assert list(case.rejected) == [
-        (r.pod.removeprefix("default/"), r.reason, r.message) for r in p.rejected
-    ]
-    created = {a.pod.removeprefix("default/") for a in p.actions if isinstance(a, Create)}
-    assert sorted(case.created) == sorted(created)
+    for p in plans:
+        assert list(case.rejected) == [
+            (r.pod.removeprefix("default/"), r.reason, r.message) for r in p.rejected
+        ]
+        created = {a.pod.removeprefix("default/") for a in p.actions if isinstance(a, Create)}
+        assert sorted(case.created) == sorted(created)
+        stopped = {a.pod.removeprefix("default/") for a in p.actions if isinstance(a, Kill)}
+        assert sorted(case.stopped) == sorted(stopped)
     # Whatever the plan does is what an engine can do: nothing it creates clashes.
-    model.apply(p, NOW)
+    model.apply(plans[0], NOW)
 
 
 def test_a_sidecars_host_port_is_published_by_the_network_container() -> None:

@@ -24,7 +24,15 @@ from collections.abc import Sequence
 import attrs
 import pytest
 
-from podsync import Container, Pod, Port, ResourceList, RestartPolicy, parse_pods
+from podsync import (
+    Container,
+    ObservedContainer,
+    Pod,
+    Port,
+    ResourceList,
+    RestartPolicy,
+    parse_pods,
+)
 from podsync.actions._actions import Create, Kill, Plan, Reason
 from podsync.actions._options import PlanOptions
 from podsync.model._security import (
@@ -247,6 +255,13 @@ PODS["twin-b"] = _twin("twin-b", UID)
 PODS["twin-c"] = _twin("twin-c", UID)
 # Another file with the name of pods/twin-a.yaml's pod, and a uid of its own.
 PODS["twin-a-again"] = _twin("twin-a", "5e1f3c0a-7d1b-4d8e-a3b2-9c4f6e2a1b77")
+# The pod file of "nothing", edited to ask for a host port.
+PODS["nothing-web"] = parse_pods(
+    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: nothing\nspec:\n  containers:\n"
+    + _app(_port(8080)),
+    source_name="pods/nothing.yaml",
+    source="file",
+)[0]
 # The pod file of "web", given a uid of its own (a new pod with the old one's name).
 PODS["web-renewed"] = parse_pods(
     "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n"
@@ -263,7 +278,8 @@ class Case:
     """One row: ``desired`` pods (by name, in input order) planned against an engine on
     which ``running`` pods run, ``finished`` pods ran to their end (every app container
     exited with ``exit_code``, the network container stopped) and ``finishing`` pods
-    just exited (their network container still runs); the node has ``capacity``.
+    just exited (their network container still runs) and a 2014 kubelet runs ``legacy``
+    pods (no labels: nothing records their ports); the node has ``capacity``.
 
     ``rejected``: (pod, reason, message) in input order; ``created``: the pods the plan
     creates containers for; ``stopped``: the pods it stops containers of."""
@@ -274,6 +290,7 @@ class Case:
     created: Sequence[str] = ()
     stopped: Sequence[str] = ()
     running: Sequence[str] = ()
+    legacy: Sequence[str] = ()
     finished: Sequence[str] = ()
     finishing: Sequence[str] = ()
     exit_code: int = 0
@@ -698,6 +715,21 @@ CASES = [
         ],
         stopped=["web"],
     ),
+    Case(
+        "a 2014 kubelet's pod holds the ports it asks for",
+        # "nothing" runs and now asks for the port; the 2014 kubelet's pod publishes it.
+        desired=["nothing-web", "server"],
+        running=["nothing"],
+        legacy=["server"],
+        options={"adopt_2014_containers": True},
+        rejected=[
+            (
+                "nothing",
+                Reason.HOST_PORT_CONFLICT,
+                "host port 8080/TCP is held by running pod default/server",
+            )
+        ],
+    ),
     # --- one rejection never hides the pods after it -----------------------------------
     Case(
         "after a rejected pod the later ones are still admitted",
@@ -785,6 +817,18 @@ def _engine(case: Case) -> EngineModel:
     for name in case.finished:
         # The sync after the end stops the network container.
         sync(name, at + 20)
+    for name in case.legacy:
+        pod = PODS[name]
+        for container in (NETWORK_CONTAINER, *(c.name for c in pod.containers)):
+            model.add(
+                ObservedContainer(
+                    f"{name}-{container}",
+                    f"k8s_{container}.0_{pod.full_name}_{pod.uid}_00000001",
+                    image="busybox",
+                    created=at,
+                    running=True,
+                )
+            )
     return model
 
 

@@ -173,11 +173,11 @@ PODS = {
 }
 
 
-def _twin(name: str, uid: str) -> Pod:
-    """A pod file that gives its uid (``metadata.uid``)."""
+def _twin(name: str, uid: str, extra: str = "") -> Pod:
+    """A pod file that gives its uid (``metadata.uid``); ``extra`` as ``_app``'s."""
     text = (
         f"apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  uid: {uid}\n"
-        "spec:\n  containers:\n" + _app()
+        "spec:\n  containers:\n" + _app(extra)
     )
     (pod,) = parse_pods(text, source_name=f"pods/{name}.yaml", source="file")
     return pod
@@ -256,19 +256,13 @@ PODS["twin-c"] = _twin("twin-c", UID)
 # Another file with the name of pods/twin-a.yaml's pod, and a uid of its own.
 PODS["twin-a-again"] = _twin("twin-a", "5e1f3c0a-7d1b-4d8e-a3b2-9c4f6e2a1b77")
 # The pod file of "nothing", edited to ask for a host port.
-PODS["nothing-web"] = parse_pods(
-    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: nothing\nspec:\n  containers:\n"
-    + _app(_port(8080)),
-    source_name="pods/nothing.yaml",
-    source="file",
-)[0]
+PODS["nothing-web"] = _file("nothing", "  containers:\n" + _app(_port(8080)))
+# The pod file of "nothing", edited to a memory limit no engine takes.
+PODS["nothing-tiny"] = _file(
+    "nothing", "  containers:\n" + _app(_requests(memory="1Mi", limits=True))
+)
 # The pod file of "web", given a uid of its own (a new pod with the old one's name).
-PODS["web-renewed"] = parse_pods(
-    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n"
-    "  uid: 7c3e9d2a-1f4b-4e6a-9b8c-0d5e2f7a3c91\nspec:\n  containers:\n" + _app(_port(8080)),
-    source_name="pods/web.yaml",
-    source="file",
-)[0]
+PODS["web-renewed"] = _twin("web", "7c3e9d2a-1f4b-4e6a-9b8c-0d5e2f7a3c91", _port(8080))
 
 NODE = ResourceList(cpu=2000, memory=4 * GIB)
 
@@ -731,6 +725,19 @@ CASES = [
         ],
     ),
     # --- one rejection never hides the pods after it -----------------------------------
+    Case(
+        "a running pod edited into an invalid one is left alone",
+        desired=["nothing-tiny"],
+        running=["nothing"],
+        rejected=[
+            (
+                "nothing",
+                Reason.INVALID_POD,
+                "container app: memory limit 1048576 bytes is below the container "
+                "engine's minimum of 6MB (6291456 bytes)",
+            )
+        ],
+    ),
     Case(
         "after a rejected pod the later ones are still admitted",
         desired=["privileged-sidecar", "tiny-init", "huge", "small"],

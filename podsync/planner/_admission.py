@@ -17,8 +17,10 @@ requests count against the others (the kubelet admits against ``filterOutInactiv
 ``HandlePodAdditions`` in ``pkg/kubelet/kubelet.go``). It is still admitted: its plan
 stops its network container and collects its exited containers.
 
-Contract: pure; ``admit`` returns the admitted pods in order and the rejections in the
-order of the desired pods.
+Contract: pure; ``admit`` returns the admitted pods (the pods that may run, then the
+finished ones, then the ones held by scheduling gates, each in the order of the desired
+pods: the planner sorts its pod plans by key, so that order is never seen) and the
+rejections in the order of the desired pods.
 
 May import: the model and helpers, the vocabulary, options, ownership. Never the rest of
 the planner, a runtime, or anything that does I/O.
@@ -312,14 +314,14 @@ def _running_host_ports(
                 if recorded is None:
                     recorded = [p for p in network_ports(pod) if p.host_port]
                 if recorded:
-                    ports = running[pod.uid]
-                    running[pod.uid] = recorded if ports is _NOTHING else [*ports, *recorded]
+                    # A new list: _NOTHING is shared.
+                    running[pod.uid] = [*running[pod.uid], *recorded]
             elif recorded:
                 elsewhere.extend((instance.pod_key, port) for port in recorded)
-    # The engine lists containers in any order; the plan must not depend on it.
-    elsewhere.sort(
-        key=lambda item: (item[0], item[1].host_port, item[1].protocol.value, item[1].host_ip)
-    )
+    # The engine lists containers in any order; the plan must not depend on it. Sorted
+    # by pod key alone: a conflict's message names the first pod that holds the port,
+    # and one pod's ports all name that pod, so their order is never seen.
+    elsewhere.sort(key=operator.itemgetter(0))
     return running, elsewhere
 
 
@@ -365,7 +367,7 @@ def admit(
     dns_label = _Memo(is_dns_label)
     reference_problem = _Memo(image_reference_problem)
     for index, pod in enumerate(desired):
-        problem = _pod_problem(pod, options, dns_label, reference_problem)
+        problem = _pod_problem(pod, dns_label, reference_problem)
         if problem is None:
             earlier = seen_uids.get(pod.uid) or seen_names.get(pod.full_name)
             if earlier is not None:
@@ -400,13 +402,14 @@ def admit(
     verdicts: dict[int, Rejection | None] = {}
     for index in ports.order():
         pod = candidates[index]
-        requests = pod_requests(pod) if resources is not None else (0, 0)
-        verdict = None
-        if resources is not None and index not in incumbents:
-            # The kubelet checks resources before host ports, and reports the first
-            # failure only (AdmissionCheck, pkg/scheduler/eventhandlers.go).
-            verdict = resources.check(pod, requests)
-        verdict = verdict or ports.check(index)
+        # The kubelet checks resources before host ports, and reports the first failure
+        # only (AdmissionCheck, pkg/scheduler/eventhandlers.go); a running pod is never
+        # rejected for its resources.
+        verdict = (
+            None
+            if resources is None or index in incumbents
+            else resources.check(pod, pod_requests(pod))
+        ) or ports.check(index)
         verdicts[index] = verdict
         if verdict is None:
             ports.accept(index)
@@ -415,17 +418,13 @@ def admit(
             rejected[position[pod.uid]] = verdict
         if resources is not None and (verdict is None or index in incumbents):
             # A running pod holds its resources, admitted or not: it keeps running.
-            resources.add(requests)
+            resources.add(pod_requests(pod))
     accepted = [pod for i, pod in enumerate(candidates) if verdicts[i] is None]
-    if done:
-        # In input order, as the other admitted pods.
-        accepted = sorted([*accepted, *done], key=lambda pod: position[pod.uid])
-    return [*accepted, *gated], [rejected[i] for i in sorted(rejected)]
+    return [*accepted, *done, *gated], [rejected[i] for i in sorted(rejected)]
 
 
 def _pod_problem(
     pod: Pod,
-    options: PlanOptions,
     dns_label: Mapping[str, bool],
     reference_problem: Mapping[str, str | None],
 ) -> Rejection | None:

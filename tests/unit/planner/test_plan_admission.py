@@ -24,8 +24,16 @@ from collections.abc import Sequence
 import attrs
 import pytest
 
-from podsync import Container, Pod, Port, ResourceList, RestartPolicy, parse_pods
-from podsync.actions._actions import Create, Plan, Reason
+from podsync import (
+    Container,
+    ObservedContainer,
+    Pod,
+    Port,
+    ResourceList,
+    RestartPolicy,
+    parse_pods,
+)
+from podsync.actions._actions import Create, Kill, Plan, Reason
 from podsync.actions._options import PlanOptions
 from podsync.model._security import (
     Capabilities,
@@ -45,6 +53,8 @@ from tests.support.engine_model import EngineModel
 NOW = 1_000_000.0
 IMAGES = {"busybox:latest", "registry.k8s.io/pause:3.10"}
 OPTIONS = PlanOptions(root_dir="/var/lib/podsync")
+# How the rows' engines were made: one pod at a time, the others left running.
+_ALONE = attrs.evolve(OPTIONS, allow_deletions=False)
 GIB = 1024**3
 
 
@@ -163,11 +173,11 @@ PODS = {
 }
 
 
-def _twin(name: str, uid: str) -> Pod:
-    """A pod file that gives its uid (``metadata.uid``)."""
+def _twin(name: str, uid: str, extra: str = "") -> Pod:
+    """A pod file that gives its uid (``metadata.uid``); ``extra`` as ``_app``'s."""
     text = (
         f"apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  uid: {uid}\n"
-        "spec:\n  containers:\n" + _app()
+        "spec:\n  containers:\n" + _app(extra)
     )
     (pod,) = parse_pods(text, source_name=f"pods/{name}.yaml", source="file")
     return pod
@@ -183,6 +193,14 @@ for _pod in (
     _dns("dns-other-ip", "{containerPort: 53, hostPort: 5353, protocol: UDP, hostIP: 127.0.0.2}"),
     _dns("dns-any", "{containerPort: 53, hostPort: 5353, protocol: UDP}"),
     _dns("dns-same-ip", "{containerPort: 54, hostPort: 5353, protocol: UDP, hostIP: 127.0.0.1}"),
+    _file(
+        "dns-both",
+        "  containers:\n"
+        + _app(
+            "    ports:\n    - {containerPort: 53, hostPort: 5353, protocol: UDP}\n"
+            "    - {containerPort: 53, hostPort: 5353}\n"
+        ),
+    ),
 ):
     PODS[_pod.name] = _pod
 
@@ -237,6 +255,14 @@ PODS["twin-b"] = _twin("twin-b", UID)
 PODS["twin-c"] = _twin("twin-c", UID)
 # Another file with the name of pods/twin-a.yaml's pod, and a uid of its own.
 PODS["twin-a-again"] = _twin("twin-a", "5e1f3c0a-7d1b-4d8e-a3b2-9c4f6e2a1b77")
+# The pod file of "nothing", edited to ask for a host port.
+PODS["nothing-web"] = _file("nothing", "  containers:\n" + _app(_port(8080)))
+# The pod file of "nothing", edited to a memory limit no engine takes.
+PODS["nothing-tiny"] = _file(
+    "nothing", "  containers:\n" + _app(_requests(memory="1Mi", limits=True))
+)
+# The pod file of "web", given a uid of its own (a new pod with the old one's name).
+PODS["web-renewed"] = _twin("web", "7c3e9d2a-1f4b-4e6a-9b8c-0d5e2f7a3c91", _port(8080))
 
 NODE = ResourceList(cpu=2000, memory=4 * GIB)
 
@@ -246,16 +272,19 @@ class Case:
     """One row: ``desired`` pods (by name, in input order) planned against an engine on
     which ``running`` pods run, ``finished`` pods ran to their end (every app container
     exited with ``exit_code``, the network container stopped) and ``finishing`` pods
-    just exited (their network container still runs); the node has ``capacity``.
+    just exited (their network container still runs) and a 2014 kubelet runs ``legacy``
+    pods (no labels: nothing records their ports); the node has ``capacity``.
 
     ``rejected``: (pod, reason, message) in input order; ``created``: the pods the plan
-    creates containers for."""
+    creates containers for; ``stopped``: the pods it stops containers of."""
 
     id: str
     desired: Sequence[str]
     rejected: Sequence[tuple[str, Reason, str]] = ()
     created: Sequence[str] = ()
+    stopped: Sequence[str] = ()
     running: Sequence[str] = ()
+    legacy: Sequence[str] = ()
     finished: Sequence[str] = ()
     finishing: Sequence[str] = ()
     exit_code: int = 0
@@ -297,6 +326,7 @@ CASES = [
                 "host port 8080/TCP is held by running pod default/job",
             )
         ],
+        stopped=["job"],
     ),
     Case(
         "an OnFailure job that failed will run again: it keeps its port",
@@ -551,6 +581,7 @@ CASES = [
         desired=["huge-web"],
         running=["web"],
         rejected=[("huge-web", Reason.OUT_OF_CPU, _cpu(3000, 0))],
+        stopped=["web"],
     ),
     Case(
         "a pod rejected for its port holds no resources",
@@ -583,6 +614,7 @@ CASES = [
                 "host port 8080/TCP is held by running pod default/web",
             )
         ],
+        stopped=["web"],
     ),
     Case(
         "a running sidecar keeps its host port",
@@ -637,7 +669,75 @@ CASES = [
             )
         ],
     ),
+    Case(
+        "of two running pods that hold a port, the first by name is named",
+        desired=["dns-any"],
+        # Listed by the engine in either order (test_admission plans both).
+        running=["dns-other-ip", "dns"],
+        options={"allow_deletions": False},
+        rejected=[
+            (
+                "dns-any",
+                Reason.HOST_PORT_CONFLICT,
+                "host port 5353/UDP is held by running pod default/dns",
+            )
+        ],
+    ),
+    Case(
+        "a running pod's every recorded port is held",
+        desired=["dns-tcp"],
+        running=["dns-both"],
+        options={"allow_deletions": False},
+        rejected=[
+            (
+                "dns-tcp",
+                Reason.HOST_PORT_CONFLICT,
+                "host port 5353/TCP is held by running pod default/dns-both",
+            )
+        ],
+    ),
+    Case(
+        "a pod whose uid changed waits for its old self to stop",
+        desired=["web-renewed"],
+        running=["web"],
+        rejected=[
+            (
+                "web",
+                Reason.HOST_PORT_CONFLICT,
+                "host port 8080/TCP is held by running pod default/web",
+            )
+        ],
+        stopped=["web"],
+    ),
+    Case(
+        "a 2014 kubelet's pod holds the ports it asks for",
+        # "nothing" runs and now asks for the port; the 2014 kubelet's pod publishes it.
+        desired=["nothing-web", "server"],
+        running=["nothing"],
+        legacy=["server"],
+        options={"adopt_2014_containers": True},
+        rejected=[
+            (
+                "nothing",
+                Reason.HOST_PORT_CONFLICT,
+                "host port 8080/TCP is held by running pod default/server",
+            )
+        ],
+    ),
     # --- one rejection never hides the pods after it -----------------------------------
+    Case(
+        "a running pod edited into an invalid one is left alone",
+        desired=["nothing-tiny"],
+        running=["nothing"],
+        rejected=[
+            (
+                "nothing",
+                Reason.INVALID_POD,
+                "container app: memory limit 1048576 bytes is below the container "
+                "engine's minimum of 6MB (6291456 bytes)",
+            )
+        ],
+    ),
     Case(
         "after a rejected pod the later ones are still admitted",
         desired=["privileged-sidecar", "tiny-init", "huge", "small"],
@@ -685,17 +785,31 @@ CASES = [
         rejected=[("twin-a", Reason.DUPLICATE_POD, "same uid or full name as pod default/twin-a")],
         created=["twin-a"],
     ),
+    Case(
+        "a running pod rejected as a duplicate is left alone",
+        desired=["twin-a", "twin-a-again"],
+        running=["twin-a-again"],
+        rejected=[("twin-a", Reason.DUPLICATE_POD, "same uid or full name as pod default/twin-a")],
+        created=["twin-a"],
+    ),
 ]
 
 
 def _engine(case: Case) -> EngineModel:
-    """An engine on which podsync ran the case's running, finished and finishing pods
-    (each planned alone: their ports and requests never met)."""
+    """An engine on which podsync ran the case's running, finished and finishing pods,
+    in that order (each planned alone, leaving the others be: their ports and requests
+    never met)."""
     model = EngineModel(image_tags=set(IMAGES))
     at = NOW - 1000
+
+    def sync(name: str, now: float) -> None:
+        model.apply(
+            plan([PODS[name]], model.observed, images=model.images, now=now, options=_ALONE), now
+        )
+
     for name in (*case.running, *case.finished, *case.finishing):
         for _ in range(3):  # a sidecar starts before the app container
-            model.apply(plan([PODS[name]], model.observed, images=model.images, now=at), at)
+            sync(name, at)
     ended = {f"default/{name}" for name in (*case.finished, *case.finishing)}
     for container in list(model.observed):
         owner = ownership(container, adopt_2014_containers=False)
@@ -709,14 +823,28 @@ def _engine(case: Case) -> EngineModel:
             model.exit(container.id, case.exit_code, NOW - 5 if case.restarts else at + 10)
     for name in case.finished:
         # The sync after the end stops the network container.
-        model.apply(plan([PODS[name]], model.observed, images=model.images, now=at + 20), at + 20)
+        sync(name, at + 20)
+    for name in case.legacy:
+        pod = PODS[name]
+        for container in (NETWORK_CONTAINER, *(c.name for c in pod.containers)):
+            model.add(
+                ObservedContainer(
+                    f"{name}-{container}",
+                    f"k8s_{container}.0_{pod.full_name}_{pod.uid}_00000001",
+                    image="busybox",
+                    created=at,
+                    running=True,
+                )
+            )
     return model
 
 
-def _run(case: Case, model: EngineModel) -> Plan:
+def _run(case: Case, model: EngineModel, *, newest_first: bool = False) -> Plan:
+    """The plan of the case's desired pods on ``model``, which lists its containers as
+    they were made or, as Docker does, ``newest_first``."""
     return plan(
         [PODS[name] for name in case.desired],
-        model.observed,
+        model.observed[::-1] if newest_first else model.observed,
         images=model.images,
         pod_dirs=model.pod_dirs,
         now=NOW,
@@ -729,15 +857,19 @@ def _run(case: Case, model: EngineModel) -> Plan:
 def test_admission(case: Case) -> None:
     model = _engine(case)
 
-    p = _run(case, model)
+    # The engine lists its containers in any order: the plan is the same for each.
+    plans = [_run(case, model), _run(case, model, newest_first=True)]
 
-    assert list(case.rejected) == [
-        (r.pod.removeprefix("default/"), r.reason, r.message) for r in p.rejected
-    ]
-    created = {a.pod.removeprefix("default/") for a in p.actions if isinstance(a, Create)}
-    assert sorted(case.created) == sorted(created)
+    for p in plans:
+        assert list(case.rejected) == [
+            (r.pod.removeprefix("default/"), r.reason, r.message) for r in p.rejected
+        ]
+        created = {a.pod.removeprefix("default/") for a in p.actions if isinstance(a, Create)}
+        assert sorted(case.created) == sorted(created)
+        stopped = {a.pod.removeprefix("default/") for a in p.actions if isinstance(a, Kill)}
+        assert sorted(case.stopped) == sorted(stopped)
     # Whatever the plan does is what an engine can do: nothing it creates clashes.
-    model.apply(p, NOW)
+    model.apply(plans[0], NOW)
 
 
 def test_a_sidecars_host_port_is_published_by_the_network_container() -> None:
@@ -823,6 +955,69 @@ CODED = [
         "container setup: 'CAP_NET_ADMIN' is not a capability name (NET_ADMIN, SYS_TIME, "
         "..., or ALL)",
         id="an init container's capability in Docker's spelling",
+    ),
+    # Names and uids become container-name fields and directory names (the loader's
+    # naming rules).
+    pytest.param(
+        Pod("my_pod", (Container("app", "busybox"),)),
+        "pod name 'my_pod' is not a DNS-1123 label",
+        id="an underscore in the pod's name",
+    ),
+    pytest.param(
+        Pod("web", (Container("app", "busybox"),), namespace="Prod"),
+        "namespace 'Prod' is not a DNS-1123 label",
+        id="an uppercase namespace",
+    ),
+    pytest.param(
+        Pod("web", (Container("app", "busybox"),), source="my.files"),
+        "source 'my.files' is not a DNS-1123 label",
+        id="a dot in the source",
+    ),
+    pytest.param(
+        Pod("web", (Container("app", "busybox"),), uid=".."),
+        "uid '..' cannot be used in container names and paths",
+        id="a uid that climbs out of the root directory",
+    ),
+    pytest.param(
+        Pod("web", (Container("app", "busybox"), Container("net", "busybox"))),
+        "container name 'net' is not a DNS-1123 label other than 'net'",
+        id="an app container named as the network container",
+    ),
+    pytest.param(
+        Pod(
+            "web",
+            (Container("app", "busybox"),),
+            init_containers=(Container("Setup", "busybox"),),
+        ),
+        "container name 'Setup' is not a DNS-1123 label other than 'net'",
+        id="an init container's uppercase name",
+    ),
+    pytest.param(
+        Pod("web", (Container("app", "busybox"), Container("app", "busybox"))),
+        "two containers have the same name",
+        id="two app containers with one name",
+    ),
+    # The grace period is Docker's stop timeout: whole seconds that fit an int32 (-1
+    # would wait for ever).
+    pytest.param(
+        Pod("web", (Container("app", "busybox"),), termination_grace_period_seconds=-1),
+        "terminationGracePeriodSeconds must be 0-2147483647, got -1",
+        id="a negative grace period",
+    ),
+    pytest.param(
+        Pod("web", (Container("app", "busybox"),), termination_grace_period_seconds=0),
+        None,
+        id="no grace period at all",
+    ),
+    pytest.param(
+        Pod("web", (Container("app", "busybox"),), termination_grace_period_seconds=2**31 - 1),
+        None,
+        id="the longest grace period Docker takes",
+    ),
+    pytest.param(
+        Pod("web", (Container("app", "busybox"),), termination_grace_period_seconds=2**31),
+        "terminationGracePeriodSeconds must be 0-2147483647, got 2147483648",
+        id="a grace period beyond Docker's",
     ),
 ]
 

@@ -418,7 +418,7 @@ def _plan(
             identity = by_uid.get(uid, (uid, ""))
             groups.setdefault(identity, ("", []))[1].append(teardown)
 
-    apply_global_cap(groups, owner, by_identity, options.gc.max_total)
+    apply_global_cap(groups, owner, by_identity, options.gc.max_total, now)
     if options.allow_deletions and volumes:
         _remove_pod_volumes(
             groups, volumes, by_identity, {p.uid for p in accepted} | rejected_uids, options

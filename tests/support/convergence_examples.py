@@ -18,7 +18,7 @@ import attrs
 from hypothesis import example
 
 from podsync import ObservedContainer, Pod, container_name, parse_pods
-from podsync.actions._options import PlanOptions
+from podsync.actions._options import GCPolicy, PlanOptions
 from podsync.labels import LABEL_RESTART_COUNT
 from podsync.planner._plan import plan
 from podsync.spec._labels import LABEL_CONTAINER, LABEL_POD_NAME
@@ -265,6 +265,35 @@ def running_pods_clash_on_a_port() -> World:
     return [job, web], model, T0 + 1, {}, options
 
 
+def never_pod_network_lost_beside_a_newer_instance() -> World:
+    """Found by the derandomized ci profile of the fault property (issue 27): a Never
+    pod without a network container runs a container a 2014 kubelet left (adopted,
+    created before) beside a newer instance podsync had stopped. The plan kills the
+    adopted one (its network is lost: the pod has failed), and the global cap removed
+    it in the same plan - it kept the newest *created* - so the next sync judged the
+    other instance, no run, and ran the container again. GC now keeps the instance
+    that ended last, the one the restart policy is judged on."""
+    options = PlanOptions(
+        adopt_2014_containers=True,
+        gc=GCPolicy(max_per_container=0, min_age=0, max_total=3),
+    )
+    job = pod("job", restart="Never")
+    model = engine([pod("job", restart="Never", image="busybox:1.35")], options)
+    del model.containers[instance(model, "job", "net").id]
+    change(model, "job", stopped_by_podsync="not-in-spec", **exited(137, T0 + 0.5))
+    model.image_tags.add("busybox:1.36")
+    model.add(
+        ObservedContainer(
+            id="legacy0",
+            name=container_name("app", 0, job.full_name, job.uid, 7),
+            image="busybox:1.36",
+            running=True,
+            created=T0 - 10,
+        )
+    )
+    return [job], model, T0 + 1000, {}, options
+
+
 def privileged_not_allowed() -> World:
     """A privileged pod is rejected and its old containers are left alone."""
     options = PlanOptions(allow_privileged=False)
@@ -362,6 +391,9 @@ PINNED: dict[str, Pinned] = {
     ),
     "running-pods-clash-on-a-port": Pinned(
         running_pods_clash_on_a_port, {"web/app": "run", "job/app": "run"}
+    ),
+    "never-pod-network-lost-beside-a-newer-instance": Pinned(
+        never_pod_network_lost_beside_a_newer_instance, {"job/app": "down"}
     ),
     "privileged-not-allowed": Pinned(privileged_not_allowed, {"admin/app": "run"}),
     "duplicates": Pinned(duplicates, {"web/app": "run"}),

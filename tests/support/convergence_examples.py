@@ -294,6 +294,31 @@ def never_pod_network_lost_beside_a_newer_instance() -> World:
     return [job], model, T0 + 1000, {}, options
 
 
+def port_kept_by_a_failing_never_pod() -> World:
+    """Found by a random profile of the planner's property (issue 27): two running pods
+    want one host port and neither publishes it - ``web``'s network container exited,
+    ``job`` runs only a container a 2014 kubelet left, without one. ``job``, first in
+    input order, keeps the port in the sync that kills its container for good (a
+    ``Never`` pod whose network is lost has failed), and ``web`` waits: the next sync
+    admits it, once ``job`` holds nothing (a pod whose containers are being stopped
+    still counts, as for the kubelet's filterOutInactivePods)."""
+    options = PlanOptions(adopt_2014_containers=True)
+    web = pod("web", host_port=80)
+    job = pod("job", restart="Never", host_port=80)
+    model = engine([web], options)
+    change(model, "web", "net", **exited(137, T0 + 10))
+    model.add(
+        ObservedContainer(
+            id="legacy0",
+            name=container_name("app", 0, job.full_name, job.uid, 7),
+            image="busybox:1.36",
+            running=True,
+            created=T0 - 10,
+        )
+    )
+    return [job, web], model, T0 + 30, {}, options
+
+
 def privileged_not_allowed() -> World:
     """A privileged pod is rejected and its old containers are left alone."""
     options = PlanOptions(allow_privileged=False)
@@ -394,6 +419,9 @@ PINNED: dict[str, Pinned] = {
     ),
     "never-pod-network-lost-beside-a-newer-instance": Pinned(
         never_pod_network_lost_beside_a_newer_instance, {"job/app": "down"}
+    ),
+    "port-kept-by-a-failing-never-pod": Pinned(
+        port_kept_by_a_failing_never_pod, {"web/app": "run", "job/app": "down"}
     ),
     "privileged-not-allowed": Pinned(privileged_not_allowed, {"admin/app": "run"}),
     "duplicates": Pinned(duplicates, {"web/app": "run"}),

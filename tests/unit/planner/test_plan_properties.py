@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
 from podsync import EnvVar, ObservedContainer, Pod, RestartPolicy, container_name, spec_hash
-from podsync.actions._actions import Plan, Reason, Wait
+from podsync.actions._actions import Kill, Plan, Reason, Wait
 from podsync.actions._json import plan_from_json, plan_to_json
 from podsync.actions._options import GCPolicy, PlanOptions
 from podsync.planner._plan import plan
@@ -183,11 +183,20 @@ def worlds(draw: st.DrawFn) -> tuple[list[Pod], EngineModel, float, dict[str, bo
 def waited_for_a_port(first: Plan, second: Plan) -> bool:
     """Whether ``second`` only starts pods that ``first`` rejected because a pod it
     stopped still held their host port: admission lets a new pod wait one sync rather
-    than race the stop for the port (see ``podsync.planner._admission.admit``)."""
+    than race the stop for the port (see ``podsync.planner._admission.admit``). The
+    holder is a running pod that is not admitted, or an admitted one that ``first``
+    stops (a ``Never`` pod whose network was lost: it holds its ports until its
+    containers stopped, as a terminating pod counts in the kubelet's
+    filterOutInactivePods)."""
+    stopping = {p.pod for p in first.pods if any(isinstance(a, Kill) for a in p.actions)}
     waiting = {
         r.pod
         for r in first.rejected
-        if r.reason is Reason.HOST_PORT_CONFLICT and "held by running pod" in r.message
+        if r.reason is Reason.HOST_PORT_CONFLICT
+        and (
+            "held by running pod" in r.message
+            or r.message.rpartition(" already used by pod ")[2] in stopping
+        )
     }
     changed = {p.pod for p in second.pods if any(not isinstance(a, Wait) for a in p.actions)}
     return bool(waiting) and changed <= waiting

@@ -232,6 +232,18 @@ def port_held_by_a_stopped_pod() -> World:
     return [pod("web", host_port=80)], model, T0 + 30, {}, options
 
 
+def port_held_beside_a_pod_too_big() -> World:
+    """``port_held_by_a_stopped_pod``, beside a pod that requests more CPU than the node
+    has: admission rejects it on every sync that knows the node's capacity. Found
+    through the fault property (issue 27): once a stop failed, the sync after it let
+    the new pod wait for the port, and the property planned once more without the
+    capacity - and found the big pod to create."""
+    options = PlanOptions(allow_deletions=True)
+    model = engine([pod("old", host_port=80)], options)
+    big = pod("big", extra='\n      resources:\n        requests:\n          cpu: "9"')
+    return [pod("web", host_port=80), big], model, T0 + 30, {}, options
+
+
 def running_pod_keeps_its_port() -> World:
     """Found while porting admission (issue 10, images): a new pod listed before a
     running pod that publishes the same host port took the port, and neither ran. The
@@ -411,6 +423,9 @@ PINNED: dict[str, Pinned] = {
     "unhealthy-never": Pinned(unhealthy_never, {"job/app": "either"}),
     "unhealthy-always": Pinned(unhealthy_always, {"web/app": "run"}),
     "port-held-by-a-stopped-pod": Pinned(port_held_by_a_stopped_pod, {"web/app": "run"}),
+    "port-held-beside-a-pod-too-big": Pinned(
+        port_held_beside_a_pod_too_big, {"web/app": "run", "big/app": "run"}
+    ),
     "running-pod-keeps-its-port": Pinned(
         running_pod_keeps_its_port, {"web/app": "run", "new/app": "run"}
     ),

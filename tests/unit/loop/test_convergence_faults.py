@@ -54,6 +54,7 @@ FAULTY_CALLS = ["pull", "create", "start", "stop", "remove", "exec"]
     pinned.never_pod_network_lost_beside_a_newer_instance(),
     [("pull", 1), ("create", 1), ("start", 2)],
 )
+@example(pinned.port_held_beside_a_pod_too_big(), [("stop", 1)])
 @settings(max_examples=EXAMPLES)
 @given(
     worlds(),
@@ -151,6 +152,7 @@ def _check(desired, model, now, options, faults):
             pod_dirs=seen.pod_dirs,
             now=now,
             options=options,
+            capacity=fake.capacity,  # without it, a pod rejected for its requests fits
         )
 
     assert [] == [a.message for a in after.actions if not isinstance(a, Wait)]

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
 from podsync import EnvVar, ObservedContainer, Pod, RestartPolicy, container_name, spec_hash
-from podsync.actions._actions import Kill, Plan, Reason, Wait
+from podsync.actions._actions import Create, Kill, Plan, Reason, Wait
 from podsync.actions._json import plan_from_json, plan_to_json
 from podsync.actions._options import GCPolicy, PlanOptions
 from podsync.planner._plan import plan
@@ -185,10 +185,15 @@ def waited_for_a_port(first: Plan, second: Plan) -> bool:
     stopped still held their host port: admission lets a new pod wait one sync rather
     than race the stop for the port (see ``podsync.planner._admission.admit``). The
     holder is a running pod that is not admitted, or an admitted one that ``first``
-    stops (a ``Never`` pod whose network was lost: it holds its ports until its
-    containers stopped, as a terminating pod counts in the kubelet's
+    stops and starts nothing of (a ``Never`` pod whose network was lost: it holds its
+    ports until its containers stopped, as a terminating pod counts in the kubelet's
     filterOutInactivePods)."""
-    stopping = {p.pod for p in first.pods if any(isinstance(a, Kill) for a in p.actions)}
+    stopping = {
+        p.pod
+        for p in first.pods
+        if any(isinstance(a, Kill) for a in p.actions)
+        and not any(isinstance(a, Create) for a in p.actions)
+    }
     waiting = {
         r.pod
         for r in first.rejected

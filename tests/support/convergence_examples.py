@@ -201,6 +201,12 @@ _POST_START = """
             command: ["true"]"""
 
 
+_REQUESTS = """
+      resources:
+        requests:
+          cpu: %s"""
+
+
 def never_pod_with_a_post_start_hook() -> World:
     """A Never pod with a postStart hook that has not run yet: with an injected exec
     fault the hook fails, which is a failed run, and the pod stays down."""
@@ -240,7 +246,7 @@ def port_held_beside_a_pod_too_big() -> World:
     capacity - and found the big pod to create."""
     options = PlanOptions(allow_deletions=True)
     model = engine([pod("old", host_port=80)], options)
-    big = pod("big", extra='\n      resources:\n        requests:\n          cpu: "9"')
+    big = pod("big", extra=_REQUESTS % "9")
     return [pod("web", host_port=80), big], model, T0 + 30, {}, options
 
 
@@ -329,6 +335,19 @@ def port_kept_by_a_failing_never_pod() -> World:
         )
     )
     return [job, web], model, T0 + 30, {}, options
+
+
+def resources_kept_by_a_failing_never_pod() -> World:
+    """Found by the ci profile of the fault property (issue 27): a ``Never`` pod whose
+    network container died under its container keeps the CPU it requests in the sync
+    that kills the container for good, and a new pod that does not fit beside it waits:
+    the next sync admits it (a pod whose containers are being stopped still counts, as
+    for the kubelet's filterOutInactivePods). On FakeRuntime's 8 CPUs."""
+    options = PlanOptions()
+    job = pod("job", restart="Never", extra=_REQUESTS % "5")
+    model = engine([job], options)
+    change(model, "job", "net", **exited(137, T0 + 10))
+    return [job, pod("web", extra=_REQUESTS % "4")], model, T0 + 30, {}, options
 
 
 def privileged_not_allowed() -> World:
@@ -437,6 +456,9 @@ PINNED: dict[str, Pinned] = {
     ),
     "port-kept-by-a-failing-never-pod": Pinned(
         port_kept_by_a_failing_never_pod, {"web/app": "run", "job/app": "down"}
+    ),
+    "resources-kept-by-a-failing-never-pod": Pinned(
+        resources_kept_by_a_failing_never_pod, {"job/app": "down", "web/app": "run"}
     ),
     "privileged-not-allowed": Pinned(privileged_not_allowed, {"admin/app": "run"}),
     "duplicates": Pinned(duplicates, {"web/app": "run"}),

@@ -33,7 +33,7 @@ from podsync.runtime import PortMapping
 from podsync.testing import MUTATING_CALL_NAMES, FakeRuntime
 from tests.support import convergence_examples as pinned
 from tests.support.convergence_oracle import convergence_problems
-from tests.unit.planner.test_plan_properties import waited_for_a_port, worlds
+from tests.unit.planner.test_plan_properties import waited_for_room, worlds
 
 # The issue asks for at least 500 examples in CI (and in "dev" runs); "fast" is for editing.
 EXAMPLES = 20 if os.environ.get("HYPOTHESIS_PROFILE", "ci") in ("fast", "mutation") else 500
@@ -55,6 +55,7 @@ FAULTY_CALLS = ["pull", "create", "start", "stop", "remove", "exec"]
     [("pull", 1), ("create", 1), ("start", 2)],
 )
 @example(pinned.port_held_beside_a_pod_too_big(), [("stop", 1)])
+@example(pinned.resources_kept_by_a_failing_never_pod(), [("stop", 1)])
 @settings(max_examples=EXAMPLES)
 @given(
     worlds(),
@@ -141,8 +142,9 @@ def _check(desired, model, now, options, faults):
         options=options,
         capacity=fake.capacity,  # as sync admitted them
     )
-    if waited_for_a_port(second, after):
-        # A pod waited one sync for a port a stopped pod held (see waited_for_a_port).
+    if waited_for_room(second, after):
+        # A pod waited one sync for a port, CPU or memory a stopped pod held (see
+        # waited_for_room).
         sync(desired, fake, options=options, now=now, probe=False, clock=fake.clock)
         seen = observe(fake, options.root_dir)
         after = plan(

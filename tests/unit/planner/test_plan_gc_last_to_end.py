@@ -219,3 +219,38 @@ def test_gc_keeps_the_instance_the_policy_is_judged_on(case: Case) -> None:
     )
 
     assert (list(case.expected), list(case.then)) == (actions(first), actions(then))
+
+
+@pytest.mark.parametrize(
+    ("cap", "removed"),
+    [(3, []), (2, []), (1, ["first"]), (0, ["first"])],
+    ids=["under", "at", "one-over", "none-allowed"],
+)
+def test_the_global_cap_removes_only_what_is_beyond_it(cap: int, removed: list[str]) -> None:
+    """Two exited instances (the newer protected): the cap removes the older only once
+    there are more exited instances than it allows, and each removal names its pod and
+    the cap."""
+    case = Case(
+        "x",
+        "Always",
+        Shows(FIRST, code=1, ago=400),
+        Shows(SECOND, code=1, ago=2, restarts=3),
+        (),
+        (),
+        options=PlanOptions(gc=GCPolicy(max_per_container=None, min_age=0, max_total=cap)),
+    )
+    pod = pod_file(JOB, case.policy)
+    model = world(case)
+    names = {o.id: o.name for o in model.observed}
+
+    p = plan([pod], model.observed, images=model.images, now=NOW, options=case.options)
+
+    assert [
+        (
+            "default/job",
+            pod.uid,
+            i,
+            f"remove default/job/work ({names[i]}): exited, beyond the global cap of {cap}",
+        )
+        for i in removed
+    ] == [(a.pod, a.pod_uid, a.id, a.message) for a in p.actions if isinstance(a, Remove)]

@@ -42,8 +42,9 @@ class GCPolicy:
     Attributes:
         max_per_container: exited instances kept per pod container (the seed's
             ``maxContainerCount``, default 5); ``None`` disables count-based collection.
-            The newest exited instance of a desired container is always kept, because
-            the restart policy is judged on it.
+            The exited instance of a desired container that ended last (or that the
+            plan stops) is always kept, by this and by ``max_total``, because the
+            restart policy is judged on it.
         min_age: seconds an exited container is kept at least (the seed's
             ``minimumGCAge``, default 1 minute); 0 means no minimum.
         max_total: a global cap on exited containers podsync owns; ``None`` is no cap.

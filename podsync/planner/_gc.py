@@ -39,7 +39,7 @@ from podsync.spec._labels import (
 from podsync.spec._naming import (
     NETWORK_CONTAINER,
 )
-from podsync.spec._ownership import Identity, Instance, newest_first
+from podsync.spec._ownership import Identity, Instance, end_order, newest_first
 
 __all__: list[str] = []  # the planner's own
 
@@ -49,16 +49,20 @@ def gc_candidates(
 ) -> list[Instance]:
     """The exited instances to remove, seed purgeOldest-style: the exited ones (and the
     ones this plan stops, which exit now) that are older than ``min_age`` are candidates;
-    the newest ``keep`` candidates stay."""
-    candidates = []
-    for instance in instances:  # newest first
+    the ``keep`` that ended last stay (``end_order``: the first of them is the instance
+    the restart policy is judged on - kubelet-modern.md §1.1 row 2, losing it re-runs a
+    ``Never`` container - also when this plan stops it). The rest are returned in the
+    order given."""
+    candidates: dict[str, tuple[float, float, int, str]] = {}
+    for instance in instances:
         stopping = instance.observed.id in killed
         if instance.running and not stopping:
             continue
         exited_at = now if stopping else instance.ended
         if min_age == 0 or now - exited_at > min_age:
-            candidates.append(instance)
-    return candidates[keep:]
+            candidates[instance.observed.id] = end_order(instance, exited_at)
+    kept = set(sorted(candidates, key=candidates.__getitem__, reverse=True)[:keep])
+    return [i for i in instances if i.observed.id in candidates and i.observed.id not in kept]
 
 
 def remove_action(
@@ -172,11 +176,13 @@ def apply_global_cap(
     owner: Mapping[Identity, Identity],
     by_identity: Mapping[Identity, list[Instance]],
     cap: int | None,
+    now: float,
 ) -> None:
     """Remove the oldest exited containers beyond ``cap`` (``GCPolicy.max_total``) across all pods.
 
-    Counted after this plan's own stops and removals. The newest exited instance of each
-    pod container is protected: the restart policy is judged on it.
+    Counted after this plan's own stops and removals. The exited instance of each pod
+    container that ended last (``end_order``; one this plan stops ends at ``now``) is
+    protected: the restart policy is judged on it.
     """
     if cap is None:
         return
@@ -186,14 +192,18 @@ def apply_global_cap(
     remaining: list[tuple[Identity, Instance]] = []
     protected: set[str] = set()
     for identity, instances in by_identity.items():
-        newest: dict[str, str] = {}
-        for instance in newest_first(instances):
+        last: dict[str, tuple[tuple[float, float, int, str], str]] = {}
+        for instance in instances:
             oid = instance.observed.id
             if (instance.running and oid not in killed) or oid in removed:
                 continue
             remaining.append((identity, instance))
-            newest.setdefault(instance.container, oid)
-        protected.update(newest.values())
+            # The one the restart policy is judged on: the last to end (a container this
+            # plan stops ends now), as gc_candidates keeps.
+            order = end_order(instance, now if oid in killed else None)
+            if instance.container not in last or order > last[instance.container][0]:
+                last[instance.container] = (order, oid)
+        protected.update(oid for _, oid in last.values())
     excess = len(remaining) - cap
     if excess <= 0:
         return

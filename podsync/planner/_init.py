@@ -21,7 +21,7 @@ from podsync.actions._actions import FAILED_STOPS, Reason, Remove, Wait
 from podsync.model._pod import Container, Handler, Pod, RestartPolicy
 from podsync.planner._gc import remove_action
 from podsync.spec._labels import LABEL_INIT_INDEX, LABEL_INIT_RESTART_POLICY
-from podsync.spec._ownership import Instance
+from podsync.spec._ownership import Instance, last_to_end
 
 __all__: list[str] = []  # the planner's own
 
@@ -262,7 +262,7 @@ class InitPlanner:
         stopped = [i for i in self.by_name.get(c.name, ()) if i.exited]
         if not stopped:
             return False
-        newest = max(stopped, key=lambda i: (i.ended, i.observed.created))
+        newest = last_to_end(stopped)
         if newest.observed.finished_at is None:
             return False
         record = newest.stop_record

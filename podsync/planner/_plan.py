@@ -76,9 +76,11 @@ tested and applied later.
    The records podsync keeps of a container (``_records``) whose container is gone -
    removed by hand - are removed whatever the pod (``_remove_gone_records``).
 5. *Garbage collection*, as actions: exited containers beyond ``max_per_container``
-   per pod container and older than ``min_age`` are removed, newest kept (the seed
-   meant to group per pod container but parsed the container ID, so everything fell in
-   one bucket); an optional global cap; dangling images when asked.
+   per pod container and older than ``min_age`` are removed, the last to end kept -
+   the instance the restart policy is judged on, also when this plan stops it (the
+   seed meant to group per pod container but parsed the container ID, so everything
+   fell in one bucket); an optional global cap, which keeps it too; dangling images
+   when asked.
 6. *Pulls* are plan-level actions that come before every pod's actions, one per image
    as the engine names it (``normalize_image``: ``busybox`` and
    ``docker.io/library/busybox`` are one pull). A container without a pull policy gets
@@ -422,7 +424,7 @@ def _plan(
             identity = by_uid.get(uid, (uid, ""))
             groups.setdefault(identity, ("", []))[1].append(teardown)
 
-    apply_global_cap(groups, owner, by_identity, options.gc.max_total)
+    apply_global_cap(groups, owner, by_identity, options.gc.max_total, now)
     if options.allow_deletions and volumes:
         _remove_pod_volumes(
             groups, volumes, by_identity, {p.uid for p in accepted} | rejected_uids, options

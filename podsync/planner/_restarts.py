@@ -22,7 +22,7 @@ from podsync.model._pod import Container, Pod, RestartPolicy
 from podsync.planner._context import PlanContext
 from podsync.planner._spec_change import spec_change
 from podsync.spec._hashing import SpecHash
-from podsync.spec._ownership import Instance
+from podsync.spec._ownership import Instance, last_to_end
 
 __all__: list[str] = []  # the planner's own
 
@@ -98,7 +98,7 @@ class RestartPlanner:
         stopped = [i for i in self.by_name.get(c.name, ()) if i.exited]
         if not stopped:
             return Reason.MISSING, "no container yet", 0
-        newest = max(stopped, key=lambda i: (i.ended, i.observed.created))
+        newest = last_to_end(stopped)
         started = newest.observed.finished_at is not None
         record = newest.stop_record
         code = newest.observed.exit_code

@@ -41,8 +41,8 @@ from podsync.spec._labels import (
 from podsync.spec._naming import parse_2014_container_name, parse_container_name
 
 # Everything in __all__ gets re-exported as part of the podsync public API. ``Instance``,
-# ``Identity``, ``identify`` and ``newest_first`` are podsync's own (the planner's and
-# the fingerprint's), not public.
+# ``Identity``, ``identify``, ``newest_first``, ``end_order`` and ``last_to_end`` are
+# podsync's own (the planner's and the fingerprint's), not public.
 __all__ = ["Ownership", "VolumeOwnership", "ownership", "volume_ownership"]
 
 #: (pod uid, pod full name): the identity owned containers are grouped by.
@@ -200,6 +200,25 @@ def newest_first(instances: Iterable[Instance]) -> list[Instance]:
         key=lambda i: (i.observed.created, i.attempt or 0, i.observed.id),
         reverse=True,
     )
+
+
+def end_order(instance: Instance, ended: float | None = None) -> tuple[float, float, int, str]:
+    """The sort key of stopped instances by how lately they stopped: when they ended
+    (``Instance.ended``; ``ended`` instead, for a running instance that a plan stops -
+    it ends then), then ``newest_first``'s order (created, attempt, id), so the order
+    is total. The greatest is the instance the restart policy is judged on
+    (``last_to_end``), and the one garbage collection always keeps."""
+    o = instance.observed
+    return (instance.ended if ended is None else ended, o.created, instance.attempt or 0, o.id)
+
+
+def last_to_end(stopped: Iterable[Instance]) -> Instance:
+    """The stopped instance a container's restart policy is judged on: the last to end
+    (``end_order``). Not the newest created, as the kubelet's status has it
+    (``containerStatusByCreated``): an instance created earlier can end later - a 2014
+    kubelet's container that still runs beside a newer one podsync stopped - and its
+    end is the container's latest news."""
+    return max(stopped, key=end_order)
 
 
 @attrs.frozen

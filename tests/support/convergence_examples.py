@@ -18,7 +18,7 @@ import attrs
 from hypothesis import example
 
 from podsync import ObservedContainer, Pod, container_name, parse_pods
-from podsync.actions._options import PlanOptions
+from podsync.actions._options import GCPolicy, PlanOptions
 from podsync.labels import LABEL_RESTART_COUNT
 from podsync.planner._plan import plan
 from podsync.spec._labels import LABEL_CONTAINER, LABEL_POD_NAME
@@ -201,6 +201,12 @@ _POST_START = """
             command: ["true"]"""
 
 
+_REQUESTS = """
+      resources:
+        requests:
+          cpu: %s"""
+
+
 def never_pod_with_a_post_start_hook() -> World:
     """A Never pod with a postStart hook that has not run yet: with an injected exec
     fault the hook fails, which is a failed run, and the pod stays down."""
@@ -230,6 +236,18 @@ def port_held_by_a_stopped_pod() -> World:
     options = PlanOptions(allow_deletions=True)
     model = engine([pod("old", host_port=80)], options)
     return [pod("web", host_port=80)], model, T0 + 30, {}, options
+
+
+def port_held_beside_a_pod_too_big() -> World:
+    """``port_held_by_a_stopped_pod``, beside a pod that requests more CPU than the node
+    has: admission rejects it on every sync that knows the node's capacity. Found
+    through the fault property (issue 27): once a stop failed, the sync after it let
+    the new pod wait for the port, and the property planned once more without the
+    capacity - and found the big pod to create."""
+    options = PlanOptions(allow_deletions=True)
+    model = engine([pod("old", host_port=80)], options)
+    big = pod("big", extra=_REQUESTS % "9")
+    return [pod("web", host_port=80), big], model, T0 + 30, {}, options
 
 
 def running_pod_keeps_its_port() -> World:
@@ -263,6 +281,73 @@ def running_pods_clash_on_a_port() -> World:
         )
     )
     return [job, web], model, T0 + 1, {}, options
+
+
+def never_pod_network_lost_beside_a_newer_instance() -> World:
+    """Found by the derandomized ci profile of the fault property (issue 27): a Never
+    pod without a network container runs a container a 2014 kubelet left (adopted,
+    created before) beside a newer instance podsync had stopped. The plan kills the
+    adopted one (its network is lost: the pod has failed), and the global cap removed
+    it in the same plan - it kept the newest *created* - so the next sync judged the
+    other instance, no run, and ran the container again. GC now keeps the instance
+    that ended last, the one the restart policy is judged on."""
+    options = PlanOptions(
+        adopt_2014_containers=True,
+        gc=GCPolicy(max_per_container=0, min_age=0, max_total=3),
+    )
+    job = pod("job", restart="Never")
+    model = engine([pod("job", restart="Never", image="busybox:1.35")], options)
+    del model.containers[instance(model, "job", "net").id]
+    change(model, "job", stopped_by_podsync="not-in-spec", **exited(137, T0 + 0.5))
+    model.image_tags.add("busybox:1.36")
+    model.add(
+        ObservedContainer(
+            id="legacy0",
+            name=container_name("app", 0, job.full_name, job.uid, 7),
+            image="busybox:1.36",
+            running=True,
+            created=T0 - 10,
+        )
+    )
+    return [job], model, T0 + 1000, {}, options
+
+
+def port_kept_by_a_failing_never_pod() -> World:
+    """Found by a random profile of the planner's property (issue 27): two running pods
+    want one host port and neither publishes it - ``web``'s network container exited,
+    ``job`` runs only a container a 2014 kubelet left, without one. ``job``, first in
+    input order, keeps the port in the sync that kills its container for good (a
+    ``Never`` pod whose network is lost has failed), and ``web`` waits: the next sync
+    admits it, once ``job`` holds nothing (a pod whose containers are being stopped
+    still counts, as for the kubelet's filterOutInactivePods)."""
+    options = PlanOptions(adopt_2014_containers=True)
+    web = pod("web", host_port=80)
+    job = pod("job", restart="Never", host_port=80)
+    model = engine([web], options)
+    change(model, "web", "net", **exited(137, T0 + 10))
+    model.add(
+        ObservedContainer(
+            id="legacy0",
+            name=container_name("app", 0, job.full_name, job.uid, 7),
+            image="busybox:1.36",
+            running=True,
+            created=T0 - 10,
+        )
+    )
+    return [job, web], model, T0 + 30, {}, options
+
+
+def resources_kept_by_a_failing_never_pod() -> World:
+    """Found by the ci profile of the fault property (issue 27): a ``Never`` pod whose
+    network container died under its container keeps the CPU it requests in the sync
+    that kills the container for good, and a new pod that does not fit beside it waits:
+    the next sync admits it (a pod whose containers are being stopped still counts, as
+    for the kubelet's filterOutInactivePods). On FakeRuntime's 8 CPUs."""
+    options = PlanOptions()
+    job = pod("job", restart="Never", extra=_REQUESTS % "5")
+    model = engine([job], options)
+    change(model, "job", "net", **exited(137, T0 + 10))
+    return [job, pod("web", extra=_REQUESTS % "4")], model, T0 + 30, {}, options
 
 
 def privileged_not_allowed() -> World:
@@ -357,11 +442,23 @@ PINNED: dict[str, Pinned] = {
     "unhealthy-never": Pinned(unhealthy_never, {"job/app": "either"}),
     "unhealthy-always": Pinned(unhealthy_always, {"web/app": "run"}),
     "port-held-by-a-stopped-pod": Pinned(port_held_by_a_stopped_pod, {"web/app": "run"}),
+    "port-held-beside-a-pod-too-big": Pinned(
+        port_held_beside_a_pod_too_big, {"web/app": "run", "big/app": "run"}
+    ),
     "running-pod-keeps-its-port": Pinned(
         running_pod_keeps_its_port, {"web/app": "run", "new/app": "run"}
     ),
     "running-pods-clash-on-a-port": Pinned(
         running_pods_clash_on_a_port, {"web/app": "run", "job/app": "run"}
+    ),
+    "never-pod-network-lost-beside-a-newer-instance": Pinned(
+        never_pod_network_lost_beside_a_newer_instance, {"job/app": "down"}
+    ),
+    "port-kept-by-a-failing-never-pod": Pinned(
+        port_kept_by_a_failing_never_pod, {"web/app": "run", "job/app": "down"}
+    ),
+    "resources-kept-by-a-failing-never-pod": Pinned(
+        resources_kept_by_a_failing_never_pod, {"job/app": "down", "web/app": "run"}
     ),
     "privileged-not-allowed": Pinned(privileged_not_allowed, {"admin/app": "run"}),
     "duplicates": Pinned(duplicates, {"web/app": "run"}),

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
 from podsync import EnvVar, ObservedContainer, Pod, RestartPolicy, container_name, spec_hash
-from podsync.actions._actions import Plan, Reason, Wait
+from podsync.actions._actions import Create, Kill, Plan, Reason, Rejection, Wait
 from podsync.actions._json import plan_from_json, plan_to_json
 from podsync.actions._options import GCPolicy, PlanOptions
 from podsync.planner._plan import plan
@@ -180,15 +180,28 @@ def worlds(draw: st.DrawFn) -> tuple[list[Pod], EngineModel, float, dict[str, bo
     return desired, model, now, liveness, options
 
 
-def waited_for_a_port(first: Plan, second: Plan) -> bool:
+def waited_for_room(first: Plan, second: Plan) -> bool:
     """Whether ``second`` only starts pods that ``first`` rejected because a pod it
-    stopped still held their host port: admission lets a new pod wait one sync rather
-    than race the stop for the port (see ``podsync.planner._admission.admit``)."""
-    waiting = {
-        r.pod
-        for r in first.rejected
-        if r.reason is Reason.HOST_PORT_CONFLICT and "held by running pod" in r.message
+    stopped still held what they need: admission lets a pod wait one sync rather than
+    race the stop (see ``podsync.planner._admission.admit``). That is a host port of a
+    running pod that is not admitted, or a host port, CPU or memory of an admitted pod
+    that ``first`` stops and starts nothing of (a ``Never`` pod whose network was lost:
+    it holds them until its containers stopped, as a terminating pod counts in the
+    kubelet's filterOutInactivePods)."""
+    stopping = {
+        p.pod
+        for p in first.pods
+        if any(isinstance(a, Kill) for a in p.actions)
+        and not any(isinstance(a, Create) for a in p.actions)
     }
+
+    def waits(r: Rejection) -> bool:
+        if r.reason is Reason.HOST_PORT_CONFLICT:
+            holder = r.message.rpartition(" already used by pod ")[2]
+            return "held by running pod" in r.message or holder in stopping
+        return r.reason in (Reason.OUT_OF_CPU, Reason.OUT_OF_MEMORY) and bool(stopping)
+
+    waiting = {r.pod for r in first.rejected if waits(r)}
     changed = {p.pod for p in second.pods if any(not isinstance(a, Wait) for a in p.actions)}
     return bool(waiting) and changed <= waiting
 
@@ -229,7 +242,7 @@ def test_plan_converges(world):
         event(situation)
     model.apply(first, now)
     second = plan(desired, model.observed, images=model.images, pod_dirs=model.pod_dirs, **args)
-    if waited_for_a_port(first, second):
+    if waited_for_room(first, second):
         model.apply(second, now)
         second = plan(desired, model.observed, images=model.images, pod_dirs=model.pod_dirs, **args)
 

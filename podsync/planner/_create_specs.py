@@ -57,7 +57,6 @@ from podsync.spec._ports import network_ports, port_mappings
 from podsync.spec._qos import NETWORK_OOM_SCORE_ADJ, oom_score_adj
 from podsync.spec._resolv import cluster_dns, pod_host_name, uses_cluster_dns
 from podsync.spec._volumes import (
-    VolumeFileMount,
     container_tmpfs,
     content_labels,
     termination_file_mount,
@@ -196,11 +195,11 @@ class CreateSpecs:
         volume_mounts, directories, volumes = container_storage(
             pod, c, options.root_dir, engine=self.engine_empty_dirs
         )
-        file_mounts: tuple[VolumeFileMount, ...] = ()
-        if c.termination_message_path:
-            # Its file is written by a container of the network image.
-            self.ctx.need_image(options.network_image, PullPolicy.IF_NOT_PRESENT, pod.uid)
-            file_mounts = (termination_file_mount(pod.uid, c, name, options.network_image),)
+        # Every container has a termination-message file, at /dev/termination-log unless
+        # the pod says otherwise (SetDefaults_Container). It is written by a container of
+        # the network image.
+        self.ctx.need_image(options.network_image, PullPolicy.IF_NOT_PRESENT, pod.uid)
+        file_mounts = (termination_file_mount(pod.uid, c, name, options.network_image),)
         labels = self._labels(c.name, attempt, digest, self._app_hash(c)[1], restarts)
         pre_stop = _numbered(c.lifecycle.pre_stop if c.lifecycle else None, c)
         if pre_stop is not None:

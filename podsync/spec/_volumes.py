@@ -461,9 +461,10 @@ def termination_file_mount(
     pod_uid: str, container: Container, instance: str, image: str
 ) -> VolumeFileMount:
     """The termination-message file of the container instance ``instance`` of
-    ``container`` (which has a ``termination_message_path``) of pod ``pod_uid``.
+    ``container`` of pod ``pod_uid``.
 
-    A fresh file per instance, mode 0666, bound at ``terminationMessagePath``, as the
+    A fresh file per instance, mode 0666, bound at ``terminationMessagePath``
+    (``Container.message_path``: ``/dev/termination-log`` unless the pod says), as the
     kubelet's (kubelet-modern.md §11, ``getTerminationMessage``), but kept in the
     engine: a file of the pod's state volume (``termination_message_entry``), written
     through a container of ``image`` (the network image, which the pod needs anyway).
@@ -473,7 +474,7 @@ def termination_file_mount(
     return VolumeFileMount(
         pod_state_volume_name(pod_uid),
         termination_message_entry(instance),
-        container.termination_message_path,
+        container.message_path,
         image=image,
     )
 

@@ -11,6 +11,10 @@ what the engine holds, what the plan does and why).
   ``pkg/volume/volume_linux.go``): the root of podsync's volume of the claim is the
   fsGroup's, 02775 (02755 for a read-only claim), set up before each container that
   mounts it is created.
+* ``terminationMessagePath`` defaults to ``/dev/termination-log``
+  (``SetDefaults_Container``): every container has the file, bound from its pod's state
+  volume, and its status reads the message back; a container made before the default
+  keeps running.
 """
 
 from __future__ import annotations
@@ -20,10 +24,20 @@ from pathlib import Path
 import attrs
 import pytest
 
-from podsync import ObservedVolume, PlanOptions, parse_pods, plan, plan_from_json, plan_to_json
+from podsync import (
+    ConfigError,
+    ObservedVolume,
+    PlanOptions,
+    parse_pods,
+    plan,
+    plan_from_json,
+    plan_to_json,
+    pod_status,
+)
 from podsync.actions._actions import Create, CreateVolume, Reason, WriteVolume
-from podsync.labels import LABEL_VOLUME_CLAIM
+from podsync.labels import LABEL_CONTAINER, LABEL_VOLUME_CLAIM
 from podsync.spec._volumes import claim_volume_labels
+from podsync.status import termination_inputs
 from tests.unit.loop.test_content_volumes import NOW, PAUSE, fake, load, run, visible
 
 OBJECTS = """\
@@ -256,27 +270,29 @@ class ClaimCase:
 FIRST_USE = "create volume podsync_default_data: claim default/data: first use"
 SET_UP = "set up volume podsync_default_data: claim default/data"
 NET = ("Create", "net", "network-missing")
+# Every container has a termination-message file in its pod's state volume (below).
+STATE = ("CreateVolume", "podsync-state_{uid}", "pod-state-first-use")
 APP = ("Create", "app", "missing")
 CLAIM_CASES = [
     ClaimCase(
         "no-fs-group-missing",
         claim_pod(),
         None,
-        [NET, ("CreateVolume", CLAIM, "claim-first-use"), APP],
+        [NET, STATE, ("CreateVolume", CLAIM, "claim-first-use"), APP],
         (None, None, FIRST_USE),
     ),
     ClaimCase(
         "fs-group-missing",
         claim_pod(fs_group="2000"),
         None,
-        [NET, ("CreateVolume", CLAIM, "claim-first-use"), APP],
+        [NET, STATE, ("CreateVolume", CLAIM, "claim-first-use"), APP],
         (0o2775, 2000, f"{FIRST_USE}; its root 2775, group 2000 (the pod's fsGroup)"),
     ),
     ClaimCase(
         "fs-group-read-only-claim",
         claim_pod(fs_group="2000", claim_read_only=", readOnly: true"),
         None,
-        [NET, ("CreateVolume", CLAIM, "claim-first-use"), APP],
+        [NET, STATE, ("CreateVolume", CLAIM, "claim-first-use"), APP],
         (0o2755, 2000, f"{FIRST_USE}; its root 2755, group 2000 (the pod's fsGroup)"),
     ),
     # The volume's read-only decides (the kubelet's mounter), not one mount's.
@@ -284,22 +300,22 @@ CLAIM_CASES = [
         "fs-group-read-only-mount",
         claim_pod(fs_group="2000", mount_read_only=", readOnly: true"),
         None,
-        [NET, ("CreateVolume", CLAIM, "claim-first-use"), APP],
+        [NET, STATE, ("CreateVolume", CLAIM, "claim-first-use"), APP],
         (0o2775, 2000, f"{FIRST_USE}; its root 2775, group 2000 (the pod's fsGroup)"),
     ),
     ClaimCase(
         "fs-group-podsyncs-volume",
         claim_pod(fs_group="2000"),
         PODSYNCS,
-        [NET, ("CreateVolume", CLAIM, "claim-fs-group"), APP],
+        [NET, STATE, ("CreateVolume", CLAIM, "claim-fs-group"), APP],
         (0o2775, 2000, f"{SET_UP}; its root 2775, group 2000 (the pod's fsGroup)"),
     ),
-    ClaimCase("no-fs-group-podsyncs-volume", claim_pod(), PODSYNCS, [NET, APP], None),
+    ClaimCase("no-fs-group-podsyncs-volume", claim_pod(), PODSYNCS, [NET, STATE, APP], None),
     ClaimCase(
         "fs-group-foreign-volume",
         claim_pod(fs_group="2000"),
         FOREIGN,
-        [NET, APP],
+        [NET, STATE, APP],
         None,
         note=(
             " (claim default/data: volume podsync_default_data exists and was not made by "
@@ -310,7 +326,7 @@ CLAIM_CASES = [
         "no-fs-group-foreign-volume",
         claim_pod(),
         FOREIGN,
-        [NET, APP],
+        [NET, STATE, APP],
         None,
         note=(
             " (claim default/data: volume podsync_default_data exists and was not made by "
@@ -324,6 +340,7 @@ CLAIM_CASES = [
         PODSYNCS,
         [
             NET,
+            STATE,
             ("CreateVolume", CLAIM, "claim-fs-group"),
             ("Create", "prepare", "missing"),
             ("Wait", "app", "init-pending"),
@@ -347,8 +364,9 @@ def test_fs_group_applies_to_claims(case: ClaimCase) -> None:
     observed = [case.observed] if case.observed is not None else []
     made = plan([pod], now=NOW, options=PlanOptions(root_dir="/srv/podsync"), volumes=observed)
     (pod_plan,) = made.pods
-    assert [(type(a).__name__, _named(a), a.reason) for a in pod_plan.actions] == case.actions
-    setups = [a for a in pod_plan.actions if isinstance(a, CreateVolume)]
+    expected = [(kind, name.format(uid=pod.uid), reason) for kind, name, reason in case.actions]
+    assert [(type(a).__name__, _named(a), a.reason) for a in pod_plan.actions] == expected
+    setups = [a for a in pod_plan.actions if isinstance(a, CreateVolume) and a.volume == CLAIM]
     if case.setup is None:
         assert setups == []
     else:
@@ -411,3 +429,178 @@ def test_sync_gives_the_claims_root_to_the_fs_group(
     entry = runtime.volume_files(CLAIM).get(".")
     found = (entry.mode, entry.gid) if entry is not None else (0o755, 0)
     assert found == root
+
+
+# --- terminationMessagePath -------------------------------------------------------------
+
+
+def message_pod(container: str = "", init: str = "", volume: str = "") -> str:
+    """A run-once pod of one app container (``container``: its extra fields), with an
+    init container when ``init`` gives its extra fields, and a pod volume ``volume``."""
+    init_containers = (
+        f"  initContainers:\n  - name: prepare\n    image: busybox\n{init}" if init else ""
+    )
+    volumes = f"  volumes:\n  - {volume}\n" if volume else ""
+    return f"""\
+apiVersion: v1
+kind: Pod
+metadata: {{name: job}}
+spec:
+  restartPolicy: Never
+{volumes}{init_containers}  containers:
+  - name: work
+    image: busybox
+{container}"""
+
+
+@attrs.frozen
+class MessageCase:
+    id: str
+    pod: str
+    #: Where each created container's termination-message file is bound, by container.
+    paths: dict[str, str]
+
+
+MESSAGE_CASES = [
+    MessageCase("absent", message_pod(), {"work": "/dev/termination-log"}),
+    MessageCase(
+        "given",
+        message_pod("    terminationMessagePath: /tmp/why\n"),
+        {"work": "/tmp/why"},
+    ),
+    MessageCase(
+        "given-as-the-default",
+        message_pod("    terminationMessagePath: /dev/termination-log\n"),
+        {"work": "/dev/termination-log"},
+    ),
+    MessageCase(
+        "init-container",
+        message_pod(init="    command: [/bin/true]\n"),
+        {"prepare": "/dev/termination-log"},
+    ),
+    MessageCase(
+        "fallback-to-logs",
+        message_pod("    terminationMessagePolicy: FallbackToLogsOnError\n"),
+        {"work": "/dev/termination-log"},
+    ),
+    # A volume may be mounted beside the file: only the path itself is the file's.
+    MessageCase(
+        "volume-under-dev",
+        message_pod(
+            "    volumeMounts: [{name: shm, mountPath: /dev/shm}]\n",
+            volume="{name: shm, emptyDir: {medium: Memory}}",
+        ),
+        {"work": "/dev/termination-log"},
+    ),
+]
+
+
+@pytest.mark.parametrize("case", MESSAGE_CASES, ids=[c.id for c in MESSAGE_CASES])
+def test_every_container_has_a_termination_message_file(case: MessageCase) -> None:
+    """terminationMessagePath defaults to /dev/termination-log (SetDefaults_Container,
+    TerminationMessagePathDefault): every container the plan creates binds a fresh file
+    of its pod's state volume there (or at the path the pod gives), and the pod's state
+    volume is created before the first of them."""
+    (pod,) = parse_pods(case.pod, source_name="pod.yaml", source="file")
+    made = plan([pod], now=NOW, options=PlanOptions(root_dir="/srv/podsync"))
+    (pod_plan,) = made.pods
+    created = {a.container: a.spec for a in pod_plan.actions if isinstance(a, Create)}
+    bound = {
+        name: [m.container_path for m in spec.file_mounts]
+        for name, spec in created.items()
+        if name != "net"
+    }
+    assert bound == {name: [path] for name, path in case.paths.items()}
+    assert created["net"].file_mounts == ()
+    state = [a for a in pod_plan.actions if a.reason is Reason.POD_STATE_FIRST_USE]
+    assert [a.volume for a in state] == [f"podsync-state_{pod.uid}"]
+    first = next(a for a in pod_plan.actions if isinstance(a, Create) and a.container != "net")
+    assert pod_plan.actions.index(state[0]) < pod_plan.actions.index(first)
+
+
+@pytest.mark.parametrize(
+    ("container", "problem"),
+    [
+        (
+            "    volumeMounts: [{name: logs, mountPath: /dev/termination-log}]\n",
+            "$.spec.containers[0].volumeMounts[0].mountPath: '/dev/termination-log' is where "
+            "the termination-message file is (the default terminationMessagePath); mount the "
+            "volume elsewhere, or give the file another terminationMessagePath",
+        ),
+        (
+            "    terminationMessagePath: /var/log/app\n"
+            "    volumeMounts: [{name: logs, mountPath: /var/log/app}]\n",
+            "$.spec.containers[0].terminationMessagePath: '/var/log/app' is also where "
+            "$.spec.containers[0].volumeMounts[0] mounts a volume; the termination-message "
+            "file needs a path of its own",
+        ),
+        (
+            "    terminationMessagePath: /var/log/why\n"
+            "    volumeMounts: [{name: logs, mountPath: /dev/termination-log}]\n",
+            None,
+        ),
+    ],
+    ids=["volume-at-the-default", "volume-at-the-given-path", "volume-at-the-default-moved"],
+)
+def test_a_volume_where_the_file_is_bound_is_refused(container: str, problem: str | None) -> None:
+    """Docker refuses two mounts at one path ("Duplicate mount point"): a volume at the
+    file's path - the default one when the pod gives none - is refused when the pod is
+    read, naming the place to change."""
+    text = message_pod(container, volume="{name: logs, emptyDir: {}}")
+    if problem is None:
+        assert parse_pods(text, source_name="pod.yaml", source="file")
+        return
+    with pytest.raises(ConfigError) as info:
+        parse_pods(text, source_name="pod.yaml", source="file")
+    assert [str(p) for p in info.value.problems] == [f"pod.yaml: {problem}"]
+
+
+@pytest.mark.parametrize(
+    ("container", "written", "message"),
+    [
+        ("", ("/dev/termination-log", b"done: 3 rows"), "done: 3 rows"),
+        ("    terminationMessagePath: /tmp/why\n", ("/tmp/why", b"why not"), "why not"),
+        # The file is the only place read: a write elsewhere is no message.
+        ("    terminationMessagePath: /tmp/why\n", ("/dev/termination-log", b"lost"), ""),
+    ],
+    ids=["default-path", "given-path", "default-path-not-read-when-given"],
+)
+def test_status_reads_the_message_back_from_the_file(
+    container: str, written: tuple[str, bytes], message: str, tmp_path: Path
+) -> None:
+    """What the process wrote at its terminationMessagePath (the default one when the
+    pod gives none) is its run's message in the pod status, read through the engine."""
+    runtime = fake()
+    (pod,) = parse_pods(message_pod(container), source_name="pod.yaml", source="file")
+    assert run([pod], runtime, tmp_path).ok
+    (work,) = [c.id for c in runtime.containers if c.labels.get(LABEL_CONTAINER) == "work"]
+    runtime.write_container_file(work, *written)
+    runtime.stop_container(work, 0)
+    messages, _ = termination_inputs(runtime, [pod], runtime.containers)
+    status = pod_status(pod, runtime.containers, termination_messages=messages)
+    assert status.containers[0].termination_message == message
+
+
+def test_a_container_of_an_earlier_version_without_the_file_is_kept(tmp_path: Path) -> None:
+    """Upgrading restarts nothing: a container made before the default, without the file
+    (its pod gave no terminationMessagePath), has the spec hash of one made now - the
+    path is hashed as the pod gives it - and keeps running; its status has no message
+    (nothing is bound at /dev/termination-log)."""
+    runtime = fake()
+    (pod,) = parse_pods(
+        message_pod("    command: [sleep, '3600']\n"), source_name="pod.yaml", source="file"
+    )
+    assert run([pod], runtime, tmp_path).ok
+    (work,) = [c for c in runtime.containers if c.labels.get(LABEL_CONTAINER) == "work"]
+    with runtime._lock:  # as an earlier podsync created it: no termination file
+        made = runtime._containers[work.id]
+        assert made.spec is not None
+        made.spec = attrs.evolve(made.spec, file_mounts=())
+    again = run([pod], runtime, tmp_path)
+    assert again.ok
+    assert not again.plan.has_changes
+    runtime.write_container_file(work.id, "/dev/termination-log", b"in its own /dev")
+    runtime.stop_container(work.id, 0)
+    (stopped,) = [c for c in runtime.containers if c.id == work.id]
+    messages, _ = termination_inputs(runtime, [pod], [stopped])
+    assert messages == {work.id: ""}

@@ -397,7 +397,7 @@ def test_each_claim_is_set_up_as_its_own_volume() -> None:
     setups = [
         (a.volume, a.mode, a.labels[LABEL_VOLUME_CLAIM])
         for a in made.pods[0].actions
-        if isinstance(a, CreateVolume)
+        if isinstance(a, CreateVolume) and LABEL_VOLUME_CLAIM in a.labels
     ]
     assert setups == [(CLAIM, 0o2775, "data"), ("podsync_default_logs", 0o2755, "logs")]
 

@@ -128,6 +128,13 @@ REBUILD_FOR_INIT = [
     ("Wait", "app", Reason.INIT_PENDING),
 ]
 
+# A pod of podsync 0.1.0 has no state volume (it bound a termination-message file only
+# where the pod gave a path; issue 27 binds one at /dev/termination-log by default):
+# the first container this version creates for it creates the volume first.
+FIRST_STATE = ("CreateVolume", "", Reason.POD_STATE_FIRST_USE)
+REPLACE_APP_0_1_0 = [REPLACE_APP[0], FIRST_STATE, REPLACE_APP[1]]
+REBUILD_FOR_INIT_0_1_0 = [*REBUILD_FOR_INIT[:6], FIRST_STATE, *REBUILD_FOR_INIT[6:]]
+
 
 @attrs.frozen
 class Case:
@@ -168,8 +175,8 @@ CASES = [
     Case("0.1.0: label removed", "0.1.0", LABEL_REMOVED, [WRITE_PODINFO]),
     Case("0.1.0: annotation changed", "0.1.0", ANNOTATION_CHANGED, [WRITE_PODINFO]),
     Case("0.1.0: all metadata at once", "0.1.0", ALL_METADATA, [WRITE_PODINFO]),
-    Case("0.1.0: env reads another label", "0.1.0", REFERENCE_CHANGED, REPLACE_APP),
-    Case("0.1.0: init container edited", "0.1.0", INIT_EDITED, REBUILD_FOR_INIT),
+    Case("0.1.0: env reads another label", "0.1.0", REFERENCE_CHANGED, REPLACE_APP_0_1_0),
+    Case("0.1.0: init container edited", "0.1.0", INIT_EDITED, REBUILD_FOR_INIT_0_1_0),
     Case("v1: label read by env changed", "v1", LABEL_CHANGED, [WRITE_PODINFO]),
     Case("v1: annotation changed", "v1", ANNOTATION_CHANGED, [WRITE_PODINFO]),
     Case("v1: env reads another label", "v1", REFERENCE_CHANGED, REPLACE_APP),

@@ -113,11 +113,23 @@ def creates(p: Plan) -> list[Create]:
 def converge(desired, model: EngineModel, now: float = NOW, **kwargs) -> Plan:
     """Plan against the model, apply, and return the next plan."""
     p = plan(
-        desired, model.observed, images=model.images, pod_dirs=model.pod_dirs, now=now, **kwargs
+        desired,
+        model.observed,
+        images=model.images,
+        volumes=model.observed_volumes,
+        pod_dirs=model.pod_dirs,
+        now=now,
+        **kwargs,
     )
     model.apply(p, now)
     return plan(
-        desired, model.observed, images=model.images, pod_dirs=model.pod_dirs, now=now, **kwargs
+        desired,
+        model.observed,
+        images=model.images,
+        volumes=model.observed_volumes,
+        pod_dirs=model.pod_dirs,
+        now=now,
+        **kwargs,
     )
 
 

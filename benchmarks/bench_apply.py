@@ -339,6 +339,19 @@ class CountingRuntime:
         with self._lock:
             self._calls[name] += 1
 
+    def __getattr__(self, name: str) -> Any:
+        # The calls not spelled out below (the volume calls a pod's state volume needs:
+        # list_volumes, create_volume, ...) are forwarded and counted all the same.
+        target = getattr(self.inner, name)
+        if not callable(target):
+            return target
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            self._count(name)
+            return target(*args, **kwargs)
+
+        return counted
+
     def list_containers(self) -> list[ObservedContainer]:
         self._count("list_containers")
         return self.inner.list_containers()

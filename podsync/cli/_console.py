@@ -9,13 +9,15 @@ module says how it looks.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import os
 import re
 import shutil
 import sys
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import IO, Any
 
 from podsync.actions._actions import Plan, Wait, shorten_ids
@@ -84,6 +86,22 @@ class Console:
             self.record("internal-error", message)
         else:
             self._text("podsync: internal error: ", message)
+
+    @contextlib.contextmanager
+    def library_warnings(self) -> Iterator[None]:
+        """While in the block, what the library logs as a warning or worse on the
+        ``podsync`` logger (a runtime's one-time notice: an engine that cannot lower OOM
+        scores) is this console's warning - a JSON line under ``--log-format json`` -
+        rather than a bare line from Python's last-resort handler."""
+        logger = logging.getLogger("podsync")
+        handler = _ToConsole(self)
+        logger.addHandler(handler)
+        propagate, logger.propagate = logger.propagate, False
+        try:
+            yield
+        finally:
+            logger.removeHandler(handler)
+            logger.propagate = propagate
 
     def warning(self, message: str, **fields: Any) -> None:
         if self.json:
@@ -316,3 +334,14 @@ def warn_unpublished_ports(console: Console, pods: Sequence[Pod], options: PlanO
                 "in network mode none",
                 pod=pod.key,
             )
+
+
+class _ToConsole(logging.Handler):
+    """A logging handler that hands each record to ``Console.warning``."""
+
+    def __init__(self, console: Console) -> None:
+        super().__init__(logging.WARNING)
+        self._console = console
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self._console.warning(record.getMessage())

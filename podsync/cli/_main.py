@@ -453,6 +453,18 @@ def main(
         args.command_line = [*args.command_line, *command_line]
     console = Console(getattr(args, "log_format", "text"), clock)
     factory = runtime_factory or docker_factory(args, console.warning)
+    with console.library_warnings():
+        return _run_command(args, parser, console, factory, sleep)
+
+
+def _run_command(
+    args: argparse.Namespace,
+    parser: argparse.ArgumentParser,
+    console: Console,
+    factory: RuntimeFactory,
+    sleep: Callable[[float], None] | None,
+) -> int:
+    """``main``'s dispatch to the command, and the errors every command reports."""
     try:
         _check_combinations(args)
         if args.command == "plan":

@@ -461,10 +461,16 @@ class _Server(http.server.ThreadingHTTPServer):
             raise
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
+        """socketserver's own, but the slot is free again *before* the connection is
+        closed: a client that sees the end of its answer and connects at once must find
+        the slot it just left (socketserver closes first, so it could find none)."""
         try:
-            super().process_request_thread(request, client_address)
+            self.finish_request(request, client_address)
+        except Exception:
+            self.handle_error(request, client_address)
         finally:
             self._slots.release()
+            self.shutdown_request(request)
 
     def server_bind(self) -> None:
         socketserver.TCPServer.server_bind(self)

@@ -530,7 +530,7 @@ def _with_volumes(
                 claim_create, note = claim_setup(pod, claim, present.get(name), ctx.options)
                 if claim_create is not None:
                     if claim_create.image:  # the fsGroup's set-up: a helper container
-                        ctx.need_image(claim_create.image, None, pod.uid)
+                        ctx.need_image(claim_create.image, PullPolicy.IF_NOT_PRESENT, pod.uid)
                     out.append(claim_create)
                 if note:
                     foreign.append(note)

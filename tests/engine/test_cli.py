@@ -265,11 +265,12 @@ def test_down_removes_only_the_described_pods(
     assert "Down complete!" in down.stdout
 
 
-def test_bad_sources_change_nothing(
+def test_a_bad_source_beside_a_good_one_is_reported_and_the_good_one_applied(
     engine: docker.DockerClient, podsync_cmd: Podsync, pods: Any, tmp_path: Path
 ) -> None:
     """A bad file beside a good one (and bad standard input): exit 1, every problem with
-    its file and $.path, and not one container created."""
+    its file and $.path - and the good file's pod is applied, as the kubelet's file
+    source runs the files it can read (one bad file is one bad file, ``extractFromDir``)."""
     good, good_pod = pods("good")
     bad = tmp_path / "bad.yaml"
     bad.write_text(Path(good).read_text().replace("imagePullPolicy", "imagePulPolicy"))
@@ -283,7 +284,8 @@ def test_bad_sources_change_nothing(
         in from_files.stderr
     )
     assert "podsync: error: <stdin>: " in from_stdin.stderr
-    assert [] == containers_of(engine, good_pod)
+    # The good file's pod: its network container and its app, created once.
+    assert 2 == len(containers_of(engine, good_pod))
 
 
 @pytest.mark.parametrize(

@@ -689,9 +689,10 @@ def test_first_cli_apply_of_one_pod_makes_only_the_calls_it_needs(
     """A first ``podsync apply`` of a one-pod file (issue 16: process start to running)
     sends the engine: one ``GET /_ping`` for the API version (not ``GET /version``),
     the container list, the image list with one inspect per image (for its user), then
-    create and start of the network container and of the app (created while the
-    network container starts) - no inspect of a container it made, nothing after the
-    app's start."""
+    the OOM-score probe (a container created, started and removed: can the engine lower
+    a score?), then create and start of the network container and of the app (created
+    while the network container starts) - no inspect of a container it made, nothing
+    after the app's start."""
     path = tmp_path / "one.yaml"
     path.write_text(
         f"apiVersion: v1\nkind: Pod\nmetadata: {{name: one-{_hex()}}}\nspec:\n"
@@ -747,6 +748,14 @@ def test_first_cli_apply_of_one_pod_makes_only_the_calls_it_needs(
     # calls come in either order.
     create = rf"POST {version}/containers/create"
     start = rf"POST {version}/containers/[0-9a-f]{{64}}/start"
+    # The runtime's one question before its first negative OOM score (the network
+    # container's -998): can this engine lower one? A probe container, created,
+    # started and removed (DockerRuntime._lowers_oom_scores).
+    remove = rf"DELETE {version}/containers/[0-9a-f]{{64}}"
+    assert re.fullmatch(create, applying[0]), sent
+    assert re.fullmatch(start, applying[1]), sent
+    assert re.fullmatch(remove, applying[2]), sent
+    applying = applying[3:]
     assert 4 == len(applying), sent
     assert re.fullmatch(create, applying[0]), sent
     assert sorted(["create", "start"]) == sorted(

@@ -365,7 +365,10 @@ def test_apply_and_down_leave_no_content_volume_and_nothing_under_the_root(
         assert _exec(runtime, cid, "/bin/cat", "/run/creds/password") == (0, "hunter2")
         assert _exec(runtime, cid, "/bin/cat", "/etc/info/labels") == (0, 'app="web"')
         stat = ["/bin/stat", "-L", "-c", "%a %u %g"]
-        assert _exec(runtime, cid, *stat, "/run/creds/password") == (0, "400 0 0\n")
+        assert _exec(runtime, cid, *stat, "/run/creds/password") == (
+            0,
+            "644 0 0\n",
+        )  # Kubernetes' default mode
         assert _exec(runtime, cid, *stat, "/etc/config/app.conf") == (0, "644 0 0\n")
     assert _nothing_under(root) == []
 

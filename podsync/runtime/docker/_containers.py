@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 import time
 from typing import Any, cast
 
@@ -42,6 +43,9 @@ _log = logging.getLogger("podsync")
 # The entrypoint of the probe that tells whether the engine can lower an OOM score: a
 # path no image has, so the probe never runs a process (see _lowers_oom_scores).
 _OOM_PROBE = "/podsync-oom-probe"
+# One probe at a time: the creates of one apply run concurrently, and each would probe
+# (and warn) before the first one had its answer.
+_OOM_PROBE_LOCK = threading.Lock()
 
 # Seconds a create that met a name conflict waits for the container holding the name
 # to become visible (see ``ContainerCalls._holder``).
@@ -217,7 +221,8 @@ class ContainerCalls(EngineConnection):
         return str(inspected.get("Id") or ""), {str(k): str(v) for k, v in labels.items()}
 
     def _create(self, spec: CreateSpec) -> str:
-        if spec.oom_score_adj < 0 and not self._lowers_oom_scores(spec.image):
+        # A score below -1000 goes to the engine as it is: the engine refuses it.
+        if -1000 <= spec.oom_score_adj < 0 and not self._lowers_oom_scores(spec.image):
             spec = attrs.evolve(spec, oom_score_adj=0)
         seccomp = self._check_security(spec)
         args = docker_create_args(spec, seccomp, self._mountpoints(spec))
@@ -250,6 +255,16 @@ class ContainerCalls(EngineConnection):
             known = self._oom_lowering
         if known is not None:
             return known
+        with _OOM_PROBE_LOCK:
+            with self._lock:
+                known = self._oom_lowering
+            if known is not None:  # another thread of this runtime probed meanwhile
+                return known
+            return self._probe_oom_lowering(image)
+
+    def _probe_oom_lowering(self, image: str) -> bool:
+        """The probe of ``_lowers_oom_scores``, run once per runtime (under
+        ``_OOM_PROBE_LOCK``); records and returns its answer."""
         with self._call("create", "oom-score probe") as api:
             probe = str(
                 api.create_container(

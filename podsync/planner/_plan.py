@@ -371,7 +371,7 @@ def _plan(
             actions.extend(upkeep)
         if actions and (
             any(v.claim is not None or v.on_disk for v in pod.volumes)
-            or any(isinstance(a, Create) and a.spec.file_mounts for a in actions)
+            or any(isinstance(a, Create) and _uses_pod_state(pod, a) for a in actions)
         ):
             mounted = any(LABEL_EMPTY_DIRS in i.observed.labels for i in instances)
             actions = _with_volumes(pod, actions, volumes, empty_dirs, ctx, used=mounted)
@@ -496,7 +496,7 @@ def _with_volumes(
     created: set[str] = set()
     out: list[PodAction] = []
     for action in actions:
-        if isinstance(action, Create) and action.spec.file_mounts:
+        if isinstance(action, Create) and _uses_pod_state(pod, action):
             state = _pod_state_volume(pod, action, present, created)
             if state is not None:
                 out.append(state)
@@ -540,17 +540,25 @@ def _with_volumes(
     return out
 
 
+def _uses_pod_state(pod: Pod, action: Create) -> bool:
+    """Whether ``action`` mounts ``pod``'s state volume or binds a file of it."""
+    name = pod_state_volume_name(pod.uid)
+    spec = action.spec
+    return any(m.volume == name for m in spec.file_mounts) or any(
+        v.volume == name for v in spec.volumes
+    )
+
+
 def _pod_state_volume(
     pod: Pod, action: Create, present: Mapping[str, ObservedVolume], created: set[str]
 ) -> CreateVolume | None:
     """The ``CreateVolume`` of ``pod``'s state volume before ``action``, the first create
-    that binds a file of it (a termination-message file), when the engine does not have
-    it. A plan made without the volume list creates it every time: a create of an
-    existing volume changes nothing."""
+    that mounts it (the network container, ``pod_state_mount``) or binds a file of it (a
+    termination-message file), when the engine does not have it. A plan made without
+    the volume list creates it every time: a create of an existing volume changes
+    nothing."""
     name = pod_state_volume_name(pod.uid)
     if name in created or name in present:
-        return None
-    if not any(m.volume == name for m in action.spec.file_mounts):
         return None
     created.add(name)
     return CreateVolume(

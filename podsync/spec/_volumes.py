@@ -56,6 +56,7 @@ from podsync.spec._labels import (
 # part of it, not all of it.
 __all__ = [
     "DEFAULT_ROOT_DIR",
+    "VOLUME_ACCESS_PATH",
     "Mount",
     "NamedVolumeMount",
     "TmpfsMount",
@@ -74,6 +75,7 @@ __all__ = [
     "empty_dir_volume_name",
     "encode_content_volumes",
     "legacy_content_mounts",
+    "pod_state_mount",
     "pod_state_volume_labels",
     "pod_state_volume_name",
     "termination_file_mount",
@@ -409,9 +411,11 @@ class VolumeFileMount:
     before the create (the apply side writes it, see ``CreateSpec.file_mounts``): for
     a missing bind source Docker makes a directory.
 
-    ``mode`` and ``image`` are the apply side's: the file is written empty with
-    ``mode`` through a short-lived container of ``image`` (``Runtime.write_volume``)
-    before the container is created.
+    ``mode``, ``image`` and ``through`` are the apply side's: the file is written empty
+    with ``mode`` (``Runtime.write_volume``) before the container is created - through
+    the container named ``through`` when it is set (the pod's network container, which
+    mounts the volume at ``VOLUME_ACCESS_PATH``: one archive upload, no container made
+    for it), else through a short-lived container of ``image``.
     """
 
     volume: str
@@ -420,6 +424,14 @@ class VolumeFileMount:
     read_only: bool = False
     mode: int = 0o666
     image: str = ""
+    through: str = ""
+
+
+#: Where a container that podsync writes a volume through mounts that volume: the
+#: short-lived helper containers of ``Runtime.write_volume``, and the network container
+#: of a pod, which mounts the pod's state volume there (``pod_state_mount``) so that
+#: the termination-message files are written through it.
+VOLUME_ACCESS_PATH = "/podsync-volume"
 
 
 # The prefix of a pod's state volume name: apart from a claim's (``podsync_``) and from
@@ -457,8 +469,17 @@ def termination_message_entry(instance: str) -> str:
     return posixpath.join(_TERMINATION_DIR, _file_name(instance))
 
 
+def pod_state_mount(pod_uid: str) -> NamedVolumeMount:
+    """The mount of pod ``pod_uid``'s state volume in its network container, at
+    ``VOLUME_ACCESS_PATH``: the termination-message files of the pod's containers are
+    written through that container (one archive upload for the containers created beside
+    it), not through a container made for each file. Nothing in the network image is
+    copied into it (``no_copy``)."""
+    return NamedVolumeMount(pod_state_volume_name(pod_uid), VOLUME_ACCESS_PATH, no_copy=True)
+
+
 def termination_file_mount(
-    pod_uid: str, container: Container, instance: str, image: str
+    pod_uid: str, container: Container, instance: str, image: str, *, through: str = ""
 ) -> VolumeFileMount:
     """The termination-message file of the container instance ``instance`` of
     ``container`` of pod ``pod_uid``.
@@ -467,7 +488,9 @@ def termination_file_mount(
     (``Container.message_path``: ``/dev/termination-log`` unless the pod says), as the
     kubelet's (kubelet-modern.md §11, ``getTerminationMessage``), but kept in the
     engine: a file of the pod's state volume (``termination_message_entry``), written
-    through a container of ``image`` (the network image, which the pod needs anyway).
+    through the network container ``through`` when it mounts the volume
+    (``pod_state_mount``), else through a container of ``image`` (the network image,
+    which the pod needs anyway).
     The message is then read through the engine (an exited container's ``/dev`` is a
     tmpfs that is gone), whether the engine is local or remote.
     """
@@ -476,6 +499,7 @@ def termination_file_mount(
         termination_message_entry(instance),
         container.message_path,
         image=image,
+        through=through,
     )
 
 

@@ -204,9 +204,11 @@ class CountingRuntime:
         self._record("remove_volume", name)
         self.inner.remove_volume(name)
 
-    def write_volume(self, volume: str, entries: Sequence[VolumeEntry], *, image: str) -> None:
+    def write_volume(
+        self, volume: str, entries: Sequence[VolumeEntry], *, image: str, through: str = ""
+    ) -> None:
         self._record("write_volume", volume)
-        self.inner.write_volume(volume, entries, image=image)
+        self.inner.write_volume(volume, entries, image=image, through=through)
 
     def read_volume_file(self, volume: str, path: str, *, image: str, limit: int) -> bytes | None:
         self._record("read_volume_file", volume)

@@ -48,7 +48,9 @@ def engine() -> EngineModel:
 
 def step(pods: list[Pod], model: EngineModel, now: float, **kw) -> Plan:
     """Plan against the model and apply the plan, as ``podsync apply`` does."""
-    p = plan(pods, model.observed, images=model.images, volumes=model.observed_volumes, now=now, **kw)
+    p = plan(
+        pods, model.observed, images=model.images, volumes=model.observed_volumes, now=now, **kw
+    )
     model.apply(p, now)
     return p
 

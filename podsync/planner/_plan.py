@@ -371,7 +371,7 @@ def _plan(
             actions.extend(upkeep)
         if actions and (
             any(v.claim is not None or v.on_disk for v in pod.volumes)
-            or any(isinstance(a, Create) and _uses_pod_state(pod, a) for a in actions)
+            or any(isinstance(a, Create) and _uses_pod_state(pod, a, ()) for a in actions)
         ):
             mounted = any(LABEL_EMPTY_DIRS in i.observed.labels for i in instances)
             actions = _with_volumes(pod, actions, volumes, empty_dirs, ctx, used=mounted)
@@ -495,8 +495,9 @@ def _with_volumes(
     present = {v.name: v for v in volumes}
     created: set[str] = set()
     out: list[PodAction] = []
+    new = {a.spec.name for a in actions if isinstance(a, Create)}
     for action in actions:
-        if isinstance(action, Create) and _uses_pod_state(pod, action):
+        if isinstance(action, Create) and _uses_pod_state(pod, action, new):
             state = _pod_state_volume(pod, action, present, created)
             if state is not None:
                 out.append(state)
@@ -540,12 +541,16 @@ def _with_volumes(
     return out
 
 
-def _uses_pod_state(pod: Pod, action: Create) -> bool:
-    """Whether ``action`` mounts ``pod``'s state volume or binds a file of it."""
+def _uses_pod_state(pod: Pod, action: Create, new: Collection[str]) -> bool:
+    """Whether ``action`` mounts ``pod``'s state volume, or binds a file of it that is
+    not written through a network container that exists and is not among ``new`` (the
+    containers the plan creates): one that mounts the volume holds it - Docker removes
+    no volume a container mounts - so the volume needs no create then, whether the
+    volume list is known or not."""
     name = pod_state_volume_name(pod.uid)
     spec = action.spec
-    return any(m.volume == name for m in spec.file_mounts) or any(
-        v.volume == name for v in spec.volumes
+    return any(v.volume == name for v in spec.volumes) or any(
+        m.volume == name and (not m.through or m.through in new) for m in spec.file_mounts
     )
 
 

@@ -46,7 +46,7 @@ from podsync.actions._options import GCPolicy, PlanOptions
 from podsync.planner._plan import plan
 from podsync.spec._labels import LABEL_POD_UID
 from podsync.spec._ownership import ownership
-from podsync.spec._volumes import VolumeFileMount
+from podsync.spec._volumes import NamedVolumeMount, VolumeFileMount
 from tests.support.cri import cri_labels, cri_name
 from tests.support.engine_model import EngineModel
 
@@ -163,15 +163,15 @@ def test_sync_pods_does_nothing_with_podsync_labels():
 def test_sync_pods_with_termination_log():
     """#4 TestSyncPodsWithTerminationLog: net and bar are created; bar's termination-
     message file is a fresh file of the pod's state volume in the engine (created
-    first, labelled as podsync's), one per instance, written by a container of the
-    network image - not a host file under <root>/<uid>/<container>/ as the seed's,
-    which a remote engine would not have."""
+    first, labelled as podsync's), one per instance, written through the network
+    container, which mounts the volume - not a host file under <root>/<uid>/<container>/
+    as the seed's, which a remote engine would not have."""
     pod = foo_pod(Container("bar", "busybox", termination_message_path="/dev/somepath"))
 
     p = run([pod])
 
-    assert [("Create", "net"), ("CreateVolume", ""), ("Create", "bar")] == kinds(p)
-    state = p.actions[1]
+    assert [("CreateVolume", ""), ("Create", "net"), ("Create", "bar")] == kinds(p)
+    state = p.actions[0]
     assert isinstance(state, CreateVolume)
     assert ("podsync-state_12345678", Reason.POD_STATE_FIRST_USE) == (state.volume, state.reason)
     assert {
@@ -179,13 +179,18 @@ def test_sync_pods_with_termination_log():
         "io.podsync.volume.namespace": "new",
         "io.podsync.pod.uid": "12345678",
     } == state.labels
-    bar = creates(p)[1].spec
+    net, bar = (c.spec for c in creates(p))
+    assert (NamedVolumeMount("podsync-state_12345678", "/podsync-volume", no_copy=True),) == (
+        net.volumes
+    )
+    assert "mounted" == net.labels["io.podsync.pod.state"]
     assert (
         VolumeFileMount(
             "podsync-state_12345678",
             f"termination/{bar.name}",
             "/dev/somepath",
             image=PlanOptions().network_image,
+            through=net.name,
         ),
     ) == bar.file_mounts
     assert ((), (), ()) == (bar.mounts, bar.files, bar.directories)
@@ -220,7 +225,13 @@ def test_sync_pods_creates_net_and_container_pulls_image():
     p = run([foo_pod()], images=[], options=PlanOptions(network_image="custom_image_name"))
 
     assert ["busybox", "custom_image_name"] == [pull.image for pull in p.pulls]
-    assert [("Pull", ""), ("Pull", ""), ("Create", "net"), ("Create", "bar")] == kinds(p)
+    assert [
+        ("Pull", ""),
+        ("Pull", ""),
+        ("CreateVolume", ""),
+        ("Create", "net"),
+        ("Create", "bar"),
+    ] == kinds(p)
 
 
 def test_sync_pods_with_net_creates_container():
@@ -233,7 +244,7 @@ def test_sync_pods_with_net_creates_container():
 
     p = run([foo_pod()], observed, options=ADOPT)
 
-    assert [("Create", "bar")] == kinds(p)
+    assert [("CreateVolume", ""), ("Create", "bar")] == kinds(p)
     assert "k8s_net.0_foo.new.test_12345678_00000000" == creates(p)[0].spec.join
 
 
@@ -259,7 +270,7 @@ def test_sync_pods_deletes_with_no_net_container():
         [foo_pod()], [legacy("1234", "k8s_bar.0_foo.new.test_12345678_00000000")], options=ADOPT
     )
 
-    assert [("Kill", "bar"), ("Create", "net"), ("Create", "bar")] == kinds(p)
+    assert [("Kill", "bar"), ("CreateVolume", ""), ("Create", "net"), ("Create", "bar")] == kinds(p)
     assert "1234" == p.actions[0].id
     assert Reason.NETWORK_LOST == p.actions[0].reason
 
@@ -365,7 +376,7 @@ def test_sync_pod_bad_hash_legacy_container():
     other = attrs.evolve(same, image="busybox:old")
 
     assert [] == kinds(run([foo_pod()], [same, net], options=ADOPT))
-    assert [("Kill", "bar"), ("Create", "bar")] == kinds(
+    assert [("Kill", "bar"), ("CreateVolume", ""), ("Create", "bar")] == kinds(
         run([foo_pod()], [other, net], options=ADOPT)
     )
 
@@ -385,7 +396,7 @@ def test_sync_pod_unhealthy():
 
     p = run([pod], observed, liveness={"1234": False}, options=ADOPT)
 
-    assert [("Kill", "bar"), ("Create", "bar")] == kinds(p)
+    assert [("Kill", "bar"), ("CreateVolume", ""), ("Create", "bar")] == kinds(p)
     assert Reason.UNHEALTHY == p.actions[0].reason
 
 
@@ -400,7 +411,7 @@ def test_liveness_grace_period():
     old = attrs.evolve(young, created=NOW - 30)
 
     assert [] == kinds(run([pod], [young, net], liveness={"1234": False}, options=ADOPT))
-    assert [("Kill", "bar"), ("Create", "bar")] == kinds(
+    assert [("Kill", "bar"), ("CreateVolume", ""), ("Create", "bar")] == kinds(
         run([pod], [old, net], liveness={"1234": False}, options=ADOPT)
     )
 
@@ -416,7 +427,7 @@ def test_sync_pod_event_handler_fails():
 
     p = run([pod], [net], options=ADOPT)
 
-    assert [("Create", "bar")] == kinds(p)
+    assert [("CreateVolume", ""), ("Create", "bar")] == kinds(p)
     assert hook == creates(p)[0].spec.post_start
 
 
@@ -634,7 +645,13 @@ def test_network_spec_change_rebuilds_the_pod():
 
     p = run([moved], model.observed)
 
-    assert [("Kill", "bar"), ("Kill", "net"), ("Create", "net"), ("Create", "bar")] == kinds(p)
+    assert [
+        ("Kill", "bar"),
+        ("Kill", "net"),
+        ("CreateVolume", ""),
+        ("Create", "net"),
+        ("Create", "bar"),
+    ] == kinds(p)
     assert Reason.NETWORK_CHANGED == p.actions[1].reason
     assert {8081} == {m.host_port for m in creates(p)[0].spec.ports}
 
@@ -879,7 +896,7 @@ def test_kubernetes_node_containers_are_never_touched(adopt):
     p = run([foo_pod()], kubernetes_node_containers(), options=options)
 
     assert {"new/foo"} == {pod_plan.pod for pod_plan in p.pods}
-    assert [("Create", "net"), ("Create", "bar")] == kinds(p)
+    assert [("CreateVolume", ""), ("Create", "net"), ("Create", "bar")] == kinds(p)
 
 
 def test_an_io_kubernetes_label_makes_any_container_foreign():
@@ -939,7 +956,7 @@ def test_2014_containers_are_taken_over_only_when_asked():
     default = run([foo_pod()], observed)
     adopting = run([foo_pod()], observed, options=PlanOptions(adopt_2014_containers=True))
 
-    assert [("Create", "net"), ("Create", "bar")] == kinds(default)
+    assert [("CreateVolume", ""), ("Create", "net"), ("Create", "bar")] == kinds(default)
     assert ownership(observed[0]) is None
     assert [("Kill", "old")] == kinds(adopting)
     assert "k8s_old.1_gone.new.test_87654321_00000001" == adopting.actions[0].name

@@ -4,7 +4,7 @@ the first container that mounts it, never removed."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import attrs
@@ -213,6 +213,16 @@ def test_a_claim_whose_volume_name_is_too_long_is_refused() -> None:
 # --- planning --------------------------------------------------------------------------
 
 
+def claim_creates(actions: Iterable[object]) -> list[CreateVolume]:
+    """The volume creates of ``actions`` but the pod's state volume's (every new pod's
+    network container mounts that one: its termination messages)."""
+    return [
+        a
+        for a in actions
+        if isinstance(a, CreateVolume) and a.reason is not Reason.POD_STATE_FIRST_USE
+    ]
+
+
 def test_the_volume_is_created_before_the_first_container_that_mounts_it() -> None:
     """A claim without its volume: the plan creates the volume, labelled as podsync's,
     right before the first container that mounts it, and says why."""
@@ -223,12 +233,13 @@ def test_the_volume_is_created_before_the_first_container_that_mounts_it() -> No
     actions = made.pods[0].actions
     kinds = [(type(a).__name__, getattr(a, "container", "")) for a in actions]
     assert [
+        ("CreateVolume", ""),
         ("Create", "net"),
         ("CreateVolume", ""),
         ("Create", "app"),
         ("Create", "sidecar"),
     ] == kinds
-    volume = actions[1]
+    volume = actions[2]
     assert isinstance(volume, CreateVolume)
     assert (
         "podsync_default_data",
@@ -237,7 +248,7 @@ def test_the_volume_is_created_before_the_first_container_that_mounts_it() -> No
         "create volume podsync_default_data: claim default/data: first use",
         pod.uid,
     ) == (volume.volume, volume.labels, volume.reason, volume.message, volume.pod_uid)
-    assert "Plan: 2 to pull, 3 to create, 1 to create volume." == made.summary()
+    assert "Plan: 2 to pull, 2 to create volume, 3 to create." == made.summary()
     assert "  create volume podsync_default_data: claim default/data: first use" in (
         made.describe().splitlines()
     )
@@ -249,7 +260,7 @@ def test_a_podsync_volume_that_exists_is_used() -> None:
 
     made = plan([pod], now=100.0, options=OPTIONS, volumes=volumes)
 
-    assert not [a for a in made.pods[0].actions if isinstance(a, CreateVolume)]
+    assert not claim_creates(made.pods[0].actions)
     (app,) = [c for c in creates(made.pods[0].actions) if c.container == "app"]
     assert "create default/db/app: no container yet" == app.message
 
@@ -263,7 +274,7 @@ def test_a_volume_podsync_did_not_make_is_used_as_it_is_and_the_plan_says_so() -
 
     made = plan([pod], now=100.0, options=OPTIONS, volumes=volumes)
 
-    assert not [a for a in made.pods[0].actions if isinstance(a, CreateVolume)]
+    assert not claim_creates(made.pods[0].actions)
     (app,) = [c for c in creates(made.pods[0].actions) if c.container == "app"]
     assert (
         "create default/db/app: no container yet (claim default/data: volume "
@@ -287,7 +298,7 @@ def test_every_pod_that_mounts_a_missing_volume_creates_it_first() -> None:
         ("default/a", "podsync_default_data"),
         ("default/b", "podsync_default_data"),
         ("shop/c", "podsync_shop_data"),
-    ] == [(p.pod, a.volume) for p in made.pods for a in p.actions if isinstance(a, CreateVolume)]
+    ] == [(p.pod, a.volume) for p in made.pods for a in claim_creates(p.actions)]
 
 
 def test_the_plan_json_keeps_volume_creates() -> None:
@@ -304,10 +315,19 @@ def test_a_pod_without_claims_plans_no_volume() -> None:
 
     made = plan([pod], now=100.0, options=OPTIONS)
 
-    assert not [a for a in made.actions if isinstance(a, CreateVolume)]
+    assert not claim_creates(made.actions)
 
 
 # --- sync with FakeRuntime -------------------------------------------------------------
+
+
+def claim_volumes(fake: FakeRuntime) -> list[ObservedVolume]:
+    """The claims' volumes ``fake`` holds (its creation time left out)."""
+    return [
+        attrs.evolve(v, created="")
+        for v in fake.volumes
+        if v.labels.get(LABEL_VOLUME_KIND) == "claim"
+    ]
 
 
 def fake_and_clock() -> tuple[FakeRuntime, FakeClock]:
@@ -331,23 +351,30 @@ def test_sync_creates_the_labelled_volume_before_the_container(tmp_path: Path) -
     assert names.index("create_volume") < next(
         i for i, c in enumerate(fake.calls) if c.name == "create" and c.args[0].volumes
     )
-    assert [ObservedVolume("podsync_default_data", claim_labels())] == [
-        attrs.evolve(v, created="") for v in fake.volumes
-    ]
+    assert [ObservedVolume("podsync_default_data", claim_labels())] == claim_volumes(fake)
     fake.clear_calls()
     clock.advance(1)
     sync([pod], fake, options=options, clock=clock, probe=False)
     assert ["list"] == fake.call_names()
 
 
-def test_sync_of_pods_without_claims_lists_no_volumes(tmp_path: Path) -> None:
+def test_sync_of_pods_without_claims_lists_volumes_only_for_their_state(tmp_path: Path) -> None:
+    """A new pod's state volume (its containers' termination-message files) is a volume
+    to create: the first sync lists the volumes once and creates no other; the next
+    makes one list call."""
     fake, clock = fake_and_clock()
     memory = "emptyDir: {medium: Memory}"
     pod = parse(pod_file().replace("persistentVolumeClaim: {claimName: data}", memory))
+    options = PlanOptions(root_dir=str(tmp_path))
 
-    sync([pod], fake, options=PlanOptions(root_dir=str(tmp_path)), clock=clock, probe=False)
+    sync([pod], fake, options=options, clock=clock, probe=False)
 
-    assert "list_volumes" not in fake.call_names()
+    assert 1 == fake.call_names().count("list_volumes")
+    assert [f"podsync-state_{pod.uid}"] == [v.name for v in fake.volumes]
+    fake.clear_calls()
+    clock.advance(1)
+    sync([pod], fake, options=options, clock=clock, probe=False)
+    assert ["list"] == fake.call_names()
 
 
 def test_teardown_and_gc_never_remove_the_volume(tmp_path: Path) -> None:
@@ -377,19 +404,21 @@ def test_a_failed_volume_create_creates_no_container_that_mounts_it(tmp_path: Pa
     volume unlabelled behind podsync's back; the next sync creates it."""
     fake, clock = fake_and_clock()
     options = PlanOptions(root_dir=str(tmp_path))
-    fake.fail("create_volume", times=1)
+    fake.fail("create_volume", times=1, match=lambda call: call.args[0] == "podsync_default_data")
 
     first = sync([parse(pod_file())], fake, options=options, clock=clock, probe=False)
 
     assert not first.ok
-    assert [] == fake.volumes
-    assert not [c for c in fake.calls if c.name == "create" and c.args[0].volumes]
+    assert [] == claim_volumes(fake)
+    assert not [
+        c
+        for c in fake.calls
+        if c.name == "create" and any(v.volume == "podsync_default_data" for v in c.args[0].volumes)
+    ]
     clock.advance(1)
     second = sync([parse(pod_file())], fake, options=options, clock=clock, probe=False)
     assert second.ok, second.apply_result.summary()
-    assert [ObservedVolume("podsync_default_data", claim_labels())] == [
-        attrs.evolve(v, created="") for v in fake.volumes
-    ]
+    assert [ObservedVolume("podsync_default_data", claim_labels())] == claim_volumes(fake)
 
 
 # --- kind: PersistentVolumeClaim documents -----------------------------------------------
@@ -424,7 +453,7 @@ def test_a_claim_document_is_optional_and_may_be_anywhere(tmp_path: Path) -> Non
     assert [NamedVolumeMount("podsync_default_data", "/var/lib/data")] == [
         m
         for c in plan([loaded], now=1.0).pods[0].actions
-        if isinstance(c, Create)
+        if isinstance(c, Create) and c.container != "net"
         for m in c.spec.volumes
     ]
 
@@ -565,5 +594,10 @@ def test_an_init_container_that_mounts_the_claim_comes_after_its_volume() -> Non
     made = plan([parse(text)], now=100.0, options=OPTIONS)
 
     kinds = [(type(a).__name__, getattr(a, "container", "")) for a in made.pods[0].actions]
-    assert [("Create", "net"), ("CreateVolume", ""), ("Create", "seed")] == kinds[:3]
-    assert 1 == sum(isinstance(a, CreateVolume) for a in made.actions)
+    assert [
+        ("CreateVolume", ""),
+        ("Create", "net"),
+        ("CreateVolume", ""),
+        ("Create", "seed"),
+    ] == kinds[:4]
+    assert ["podsync_default_data"] == [a.volume for a in claim_creates(made.actions)]

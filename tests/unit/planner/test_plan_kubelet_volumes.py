@@ -270,7 +270,8 @@ class ClaimCase:
 FIRST_USE = "create volume podsync_default_data: claim default/data: first use"
 SET_UP = "set up volume podsync_default_data: claim default/data"
 NET = ("Create", "net", "network-missing")
-# Every container has a termination-message file in its pod's state volume (below).
+# Every container has a termination-message file in its pod's state volume, which the
+# network container mounts: created before it.
 STATE = ("CreateVolume", "podsync-state_{uid}", "pod-state-first-use")
 APP = ("Create", "app", "missing")
 CLAIM_CASES = [
@@ -278,21 +279,21 @@ CLAIM_CASES = [
         "no-fs-group-missing",
         claim_pod(),
         None,
-        [NET, STATE, ("CreateVolume", CLAIM, "claim-first-use"), APP],
+        [STATE, NET, ("CreateVolume", CLAIM, "claim-first-use"), APP],
         (None, None, FIRST_USE),
     ),
     ClaimCase(
         "fs-group-missing",
         claim_pod(fs_group="2000"),
         None,
-        [NET, STATE, ("CreateVolume", CLAIM, "claim-first-use"), APP],
+        [STATE, NET, ("CreateVolume", CLAIM, "claim-first-use"), APP],
         (0o2775, 2000, f"{FIRST_USE}; its root 2775, group 2000 (the pod's fsGroup)"),
     ),
     ClaimCase(
         "fs-group-read-only-claim",
         claim_pod(fs_group="2000", claim_read_only=", readOnly: true"),
         None,
-        [NET, STATE, ("CreateVolume", CLAIM, "claim-first-use"), APP],
+        [STATE, NET, ("CreateVolume", CLAIM, "claim-first-use"), APP],
         (0o2755, 2000, f"{FIRST_USE}; its root 2755, group 2000 (the pod's fsGroup)"),
     ),
     # The volume's read-only decides (the kubelet's mounter), not one mount's.
@@ -300,22 +301,22 @@ CLAIM_CASES = [
         "fs-group-read-only-mount",
         claim_pod(fs_group="2000", mount_read_only=", readOnly: true"),
         None,
-        [NET, STATE, ("CreateVolume", CLAIM, "claim-first-use"), APP],
+        [STATE, NET, ("CreateVolume", CLAIM, "claim-first-use"), APP],
         (0o2775, 2000, f"{FIRST_USE}; its root 2775, group 2000 (the pod's fsGroup)"),
     ),
     ClaimCase(
         "fs-group-podsyncs-volume",
         claim_pod(fs_group="2000"),
         PODSYNCS,
-        [NET, STATE, ("CreateVolume", CLAIM, "claim-fs-group"), APP],
+        [STATE, NET, ("CreateVolume", CLAIM, "claim-fs-group"), APP],
         (0o2775, 2000, f"{SET_UP}; its root 2775, group 2000 (the pod's fsGroup)"),
     ),
-    ClaimCase("no-fs-group-podsyncs-volume", claim_pod(), PODSYNCS, [NET, STATE, APP], None),
+    ClaimCase("no-fs-group-podsyncs-volume", claim_pod(), PODSYNCS, [STATE, NET, APP], None),
     ClaimCase(
         "fs-group-foreign-volume",
         claim_pod(fs_group="2000"),
         FOREIGN,
-        [NET, STATE, APP],
+        [STATE, NET, APP],
         None,
         note=(
             " (claim default/data: volume podsync_default_data exists and was not made by "
@@ -326,7 +327,7 @@ CLAIM_CASES = [
         "no-fs-group-foreign-volume",
         claim_pod(),
         FOREIGN,
-        [NET, STATE, APP],
+        [STATE, NET, APP],
         None,
         note=(
             " (claim default/data: volume podsync_default_data exists and was not made by "
@@ -339,8 +340,8 @@ CLAIM_CASES = [
         claim_pod(fs_group="2000", init=True),
         PODSYNCS,
         [
-            NET,
             STATE,
+            NET,
             ("CreateVolume", CLAIM, "claim-fs-group"),
             ("Create", "prepare", "missing"),
             ("Wait", "app", "init-pending"),

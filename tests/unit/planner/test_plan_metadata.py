@@ -129,11 +129,13 @@ REBUILD_FOR_INIT = [
 ]
 
 # A pod of podsync 0.1.0 has no state volume (it bound a termination-message file only
-# where the pod gave a path; issue 27 binds one at /dev/termination-log by default):
-# the first container this version creates for it creates the volume first.
+# where the pod gave a path; issue 27 binds one at /dev/termination-log by default), and
+# its network container does not mount one: the first container this version creates
+# for it - a replaced app container beside that network container, or the new network
+# container of a rebuilt pod, which mounts it - creates the volume first.
 FIRST_STATE = ("CreateVolume", "", Reason.POD_STATE_FIRST_USE)
 REPLACE_APP_0_1_0 = [REPLACE_APP[0], FIRST_STATE, REPLACE_APP[1]]
-REBUILD_FOR_INIT_0_1_0 = [*REBUILD_FOR_INIT[:6], FIRST_STATE, *REBUILD_FOR_INIT[6:]]
+REBUILD_FOR_INIT_0_1_0 = [*REBUILD_FOR_INIT[:5], FIRST_STATE, *REBUILD_FOR_INIT[5:]]
 
 
 @attrs.frozen

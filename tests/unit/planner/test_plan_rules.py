@@ -332,9 +332,11 @@ spec:
     p = plan([pod], [], images=[pause, listed], now=NOW)
 
     assert [] == list(p.pulls)
-    assert [(NETWORK_CONTAINER, Reason.NETWORK_MISSING), ("shell", Reason.MISSING)] == [
-        (a.container, a.reason) for a in p.actions
-    ]
+    assert [
+        ("", Reason.POD_STATE_FIRST_USE),
+        (NETWORK_CONTAINER, Reason.NETWORK_MISSING),
+        ("shell", Reason.MISSING),
+    ] == [(a.container, a.reason) for a in p.actions]
 
 
 # --- found by tools/mutation.sh -----------------------------------------------------------

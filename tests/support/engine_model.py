@@ -101,6 +101,18 @@ class EngineModel:
                     raise EngineRuleBroken(
                         f"{spec.name} joins an IPC namespace that does not run or is not shareable"
                     )
+            for mounted in spec.file_mounts:
+                # Docker binds the file from the volume's mountpoint: the volume must
+                # exist, and a container written through must mount it.
+                if mounted.volume not in self.volumes:
+                    raise EngineRuleBroken(f"{spec.name}: no such volume {mounted.volume}")
+                holder = self.by_name(mounted.through) if mounted.through else None
+                if mounted.through and (
+                    holder is None or mounted.volume not in self.mounted.get(holder.id, ())
+                ):
+                    raise EngineRuleBroken(
+                        f"{spec.name}: {mounted.through} does not mount {mounted.volume}"
+                    )
             self.counter += 1
             if spec.ipc_shareable:
                 self.shareable.add(f"id{self.counter:06d}")

@@ -34,10 +34,12 @@ from podsync import (
     plan_to_json,
     pod_status,
 )
-from podsync.actions._actions import Create, CreateVolume, Reason, WriteVolume
+from podsync.actions._actions import Create, CreateSpec, CreateVolume, Reason, WriteVolume
 from podsync.labels import LABEL_CONTAINER, LABEL_VOLUME_CLAIM
-from podsync.spec._volumes import claim_volume_labels
+from podsync.spec._labels import LABEL_POD_STATE
+from podsync.spec._volumes import VolumeFileMount, claim_volume_labels
 from podsync.status import termination_inputs
+from tests.support.engine_model import EngineModel
 from tests.unit.loop.test_content_volumes import NOW, PAUSE, fake, load, run, visible
 
 OBJECTS = """\
@@ -512,11 +514,101 @@ def test_every_container_has_a_termination_message_file(case: MessageCase) -> No
         if name != "net"
     }
     assert bound == {name: [path] for name, path in case.paths.items()}
-    assert created["net"].file_mounts == ()
+    net = created["net"]
+    assert net.file_mounts == ()
+    assert [v.volume for v in net.volumes] == [f"podsync-state_{pod.uid}"]
+    assert {net.name} == {m.through for name, spec in bound_specs(created) for m in spec}
     state = [a for a in pod_plan.actions if a.reason is Reason.POD_STATE_FIRST_USE]
     assert [a.volume for a in state] == [f"podsync-state_{pod.uid}"]
-    first = next(a for a in pod_plan.actions if isinstance(a, Create) and a.container != "net")
+    first = next(a for a in pod_plan.actions if isinstance(a, Create))
     assert pod_plan.actions.index(state[0]) < pod_plan.actions.index(first)
+
+
+def bound_specs(created: dict[str, CreateSpec]) -> list[tuple[str, tuple[VolumeFileMount, ...]]]:
+    return [(name, spec.file_mounts) for name, spec in created.items() if name != "net"]
+
+
+@attrs.frozen
+class WriterCase:
+    id: str
+    #: The network container that runs: "" (none: a new pod), "current" (it mounts the
+    #: pod's state volume) or "0.1.0" (made before: no label, no state volume).
+    network: str
+    #: Whether the plan is given the volume list.
+    listed: bool
+    expected: list[tuple[str, str]]
+    #: Whom work's termination-message file is written through: "net" (the network
+    #: container, one archive upload), "helper" (a container of the network image).
+    writer: str
+    #: For a network container of 0.1.0: an earlier restart made the state volume.
+    volume_made: bool = False
+
+
+STATE_VOLUME = ("CreateVolume", "")
+WORK = ("Create", "work")
+WRITER_CASES = [
+    WriterCase("new-pod", "", False, [STATE_VOLUME, ("Create", "net"), WORK], "net"),
+    WriterCase("new-pod-volumes-listed", "", True, [STATE_VOLUME, ("Create", "net"), WORK], "net"),
+    # The network container mounts the volume: it exists (Docker removes no volume a
+    # container mounts), with or without the list.
+    WriterCase("restart-beside-current-network", "current", False, [WORK], "net"),
+    WriterCase("restart-beside-current-network-listed", "current", True, [WORK], "net"),
+    # A network container of 0.1.0 is kept (upgrading restarts nothing); the file is
+    # written through a container made for it, into a volume created first.
+    WriterCase("restart-beside-0.1.0-network", "0.1.0", False, [STATE_VOLUME, WORK], "helper"),
+    WriterCase(
+        "restart-beside-0.1.0-network-listed", "0.1.0", True, [STATE_VOLUME, WORK], "helper"
+    ),
+    WriterCase("again-beside-0.1.0-network-volume-listed", "0.1.0", True, [WORK], "helper", True),
+]
+
+
+@pytest.mark.parametrize("case", WRITER_CASES, ids=[c.id for c in WRITER_CASES])
+def test_the_termination_message_file_is_written_through_the_network_container(
+    case: WriterCase,
+) -> None:
+    """Where the file of a new instance is written from, and when the pod's state
+    volume is created: the network container of this version mounts the volume
+    (``pod_state_mount``), so the files are written through it and the volume exists
+    while it does; beside a network container made before, through a container of the
+    network image, into a volume the plan creates unless the list shows it. The engine
+    model then takes the plan (a file's volume exists; a container written through
+    mounts it)."""
+    (pod,) = parse_pods(
+        message_pod().replace("restartPolicy: Never", "restartPolicy: OnFailure"),
+        source_name="pod.yaml",
+        source="file",
+    )
+    model = EngineModel(image_tags={"busybox:latest", PAUSE})
+    state = f"podsync-state_{pod.uid}"
+    if case.network:
+        model.apply(plan([pod], now=NOW - 100), NOW - 100)
+        (work,) = [c for c in model.observed if c.labels.get(LABEL_CONTAINER) == "work"]
+        model.exit(work.id, 1, NOW - 50)
+    if case.network == "0.1.0":
+        (net,) = [c for c in model.observed if c.labels.get(LABEL_CONTAINER) == "net"]
+        labels = {k: v for k, v in net.labels.items() if k != LABEL_POD_STATE}
+        model.containers[net.id] = attrs.evolve(net, labels=labels)
+        model.mounted[net.id] = ()
+        if not case.volume_made:
+            del model.volumes[state]
+    volumes = model.observed_volumes if case.listed else []
+
+    made = plan([pod], model.observed, images=model.images, volumes=volumes, now=NOW)
+
+    (pod_plan,) = made.pods
+    assert [(type(a).__name__, getattr(a, "container", "")) for a in pod_plan.actions] == (
+        case.expected
+    )
+    (create,) = [a for a in pod_plan.actions if isinstance(a, Create) and a.container == "work"]
+    (mounted,) = create.spec.file_mounts
+    net_name = create.spec.join
+    assert (mounted.volume, mounted.through) == (
+        state,
+        net_name if case.writer == "net" else "",
+    )
+    assert mounted.image == PAUSE
+    model.apply(made, NOW)
 
 
 @pytest.mark.parametrize(

@@ -189,7 +189,7 @@ class CreateSpecs:
             # The sandbox outlives the pod's containers in an OOM (PodInfraOOMAdj).
             oom_score_adj=NETWORK_OOM_SCORE_ADJ,
             ipc_shareable=not security.host_ipc,
-            volumes=(pod_state_mount(pod.uid),),
+            volumes=(pod_state_mount(pod),),
         )
 
     def _app_spec(self, c: Container, net_name: str, digest: SpecHash, restarts: int) -> CreateSpec:

@@ -371,7 +371,7 @@ def _plan(
             actions.extend(upkeep)
         if actions and (
             any(v.claim is not None or v.on_disk for v in pod.volumes)
-            or any(isinstance(a, Create) and _uses_pod_state(pod, a, ()) for a in actions)
+            or any(isinstance(a, Create) and _uses_pod_state(pod, a) for a in actions)
         ):
             mounted = any(LABEL_EMPTY_DIRS in i.observed.labels for i in instances)
             actions = _with_volumes(pod, actions, volumes, empty_dirs, ctx, used=mounted)
@@ -495,9 +495,8 @@ def _with_volumes(
     present = {v.name: v for v in volumes}
     created: set[str] = set()
     out: list[PodAction] = []
-    new = {a.spec.name for a in actions if isinstance(a, Create)}
     for action in actions:
-        if isinstance(action, Create) and _uses_pod_state(pod, action, new):
+        if isinstance(action, Create) and _uses_pod_state(pod, action):
             state = _pod_state_volume(pod, action, present, created)
             if state is not None:
                 out.append(state)
@@ -541,27 +540,25 @@ def _with_volumes(
     return out
 
 
-def _uses_pod_state(pod: Pod, action: Create, new: Collection[str]) -> bool:
-    """Whether ``action`` mounts ``pod``'s state volume, or binds a file of it that is
-    not written through a network container that exists and is not among ``new`` (the
-    containers the plan creates): one that mounts the volume holds it - Docker removes
-    no volume a container mounts - so the volume needs no create then, whether the
-    volume list is known or not."""
+def _uses_pod_state(pod: Pod, action: Create) -> bool:
+    """Whether ``action`` binds a file of ``pod``'s state volume that is written through
+    a container made for it: beside a network container made before issue 27, which
+    does not mount the volume. The network container of this version mounts it with its
+    labels (``pod_state_mount``): the engine creates it at that create, and it exists
+    while that container does (Docker removes no volume a container mounts), so a file
+    written through it needs no create, whether the volume list is known or not."""
     name = pod_state_volume_name(pod.uid)
-    spec = action.spec
-    return any(v.volume == name for v in spec.volumes) or any(
-        m.volume == name and (not m.through or m.through in new) for m in spec.file_mounts
-    )
+    return any(m.volume == name and not m.through for m in action.spec.file_mounts)
 
 
 def _pod_state_volume(
     pod: Pod, action: Create, present: Mapping[str, ObservedVolume], created: set[str]
 ) -> CreateVolume | None:
     """The ``CreateVolume`` of ``pod``'s state volume before ``action``, the first create
-    that mounts it (the network container, ``pod_state_mount``) or binds a file of it (a
-    termination-message file), when the engine does not have it. A plan made without
-    the volume list creates it every time: a create of an existing volume changes
-    nothing."""
+    that binds a file of it written through a container made for it (beside a network
+    container made before issue 27), when the engine does not have it. A plan made
+    without the volume list creates it every time: a create of an existing volume
+    changes nothing."""
     name = pod_state_volume_name(pod.uid)
     if name in created or name in present:
         return None

@@ -245,12 +245,18 @@ class NamedVolumeMount:
     ``no_copy``: never fill the volume from the image. Docker copies the content, the
     mode and the owner of the image's directory at ``container_path`` into an empty
     volume the first time a container mounts it, unless the mount says ``nocopy``; an
-    ``emptyDir`` starts empty, with its own mode, whatever the image holds there."""
+    ``emptyDir`` starts empty, with its own mode, whatever the image holds there.
+
+    ``labels``: the labels (key, value) the engine gives the volume when it creates it
+    at this container's create (Docker's mount ``VolumeOptions.Labels``); a volume that
+    exists keeps its own. A volume so mounted needs no create of its own: it is made,
+    labelled, with the container that holds it (a pod's state volume, ``pod_state_mount``)."""
 
     volume: str
     container_path: str
     read_only: bool = False
     no_copy: bool = False
+    labels: tuple[tuple[str, str], ...] = ()
 
 
 # The prefix of a claim's volume name: podsync's, and apart from the names compose gives
@@ -469,13 +475,20 @@ def termination_message_entry(instance: str) -> str:
     return posixpath.join(_TERMINATION_DIR, _file_name(instance))
 
 
-def pod_state_mount(pod_uid: str) -> NamedVolumeMount:
-    """The mount of pod ``pod_uid``'s state volume in its network container, at
-    ``VOLUME_ACCESS_PATH``: the termination-message files of the pod's containers are
-    written through that container (one archive upload for the containers created beside
-    it), not through a container made for each file. Nothing in the network image is
-    copied into it (``no_copy``)."""
-    return NamedVolumeMount(pod_state_volume_name(pod_uid), VOLUME_ACCESS_PATH, no_copy=True)
+def pod_state_mount(pod: Pod) -> NamedVolumeMount:
+    """The mount of ``pod``'s state volume in its network container, at
+    ``VOLUME_ACCESS_PATH``: the engine creates the volume, with its labels
+    (``pod_state_volume_labels``), at the network container's create - no call of its
+    own - and the termination-message files of the pod's containers are written through
+    that container (one archive upload for the containers created beside it), not
+    through a container made for each file. Nothing in the network image is copied into
+    it (``no_copy``)."""
+    return NamedVolumeMount(
+        pod_state_volume_name(pod.uid),
+        VOLUME_ACCESS_PATH,
+        no_copy=True,
+        labels=tuple(sorted(pod_state_volume_labels(pod).items())),
+    )
 
 
 def termination_file_mount(

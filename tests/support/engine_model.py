@@ -123,8 +123,10 @@ class EngineModel:
                 raise EngineRuleBroken(f"{spec.name}: host port already allocated by {clash}")
             self.published[f"id{self.counter:06d}"] = wanted
             for volume in spec.volumes:
-                # The engine makes a missing volume itself, unlabelled.
-                self.volumes.setdefault(volume.volume, ObservedVolume(volume.volume))
+                # The engine makes a missing volume itself, unlabelled but for the
+                # mount's labels.
+                made = ObservedVolume(volume.volume, dict(volume.labels))
+                self.volumes.setdefault(volume.volume, made)
             self.mounted[f"id{self.counter:06d}"] = tuple(v.volume for v in spec.volumes)
             for path in (*spec.directories, *spec.files):
                 if path.startswith(self.root_dir + "/"):

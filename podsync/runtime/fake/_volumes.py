@@ -72,8 +72,9 @@ class VolumeCalls(FakeEngine):
 
     def _mount_volumes(self, spec: CreateSpec) -> str | None:
         """At a container's create: the driver's refusal of a volume name it mounts, or
-        ``None`` after creating the volumes that do not exist yet, without labels, as
-        Docker does (the volume service's ``CreateWithRef``). Called under the lock."""
+        ``None`` after creating the volumes that do not exist yet, without labels but
+        the mount's (``NamedVolumeMount.labels``), as Docker does (the volume service's
+        ``CreateWithRef``). Called under the lock."""
         for mounted in spec.volumes:
             if (refusal := volume_name_refusal(mounted.volume)) is not None:
                 return refusal
@@ -82,7 +83,9 @@ class VolumeCalls(FakeEngine):
             if file_mount.volume not in self._volumes:
                 return f"get {file_mount.volume}: no such volume"
         for mounted in spec.volumes:
-            self._volumes.setdefault(mounted.volume, self._new_volume(mounted.volume))
+            # With the mount's labels (Docker's VolumeOptions.Labels), if it has any.
+            made = self._new_volume(mounted.volume, dict(mounted.labels))
+            self._volumes.setdefault(mounted.volume, made)
         for file_mount in spec.file_mounts:
             # For a bind source that does not exist, Docker makes a directory.
             if file_mount.path not in self._volume_files.get(file_mount.volume, {}):

@@ -4,7 +4,7 @@ the first container that mounts it, never removed."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import attrs
@@ -13,6 +13,7 @@ import pytest
 from podsync import (
     ConfigError,
     Create,
+    CreateSpec,
     CreateVolume,
     GCPolicy,
     ObservedVolume,
@@ -213,16 +214,6 @@ def test_a_claim_whose_volume_name_is_too_long_is_refused() -> None:
 # --- planning --------------------------------------------------------------------------
 
 
-def claim_creates(actions: Iterable[object]) -> list[CreateVolume]:
-    """The volume creates of ``actions`` but the pod's state volume's (every new pod's
-    network container mounts that one: its termination messages)."""
-    return [
-        a
-        for a in actions
-        if isinstance(a, CreateVolume) and a.reason is not Reason.POD_STATE_FIRST_USE
-    ]
-
-
 def test_the_volume_is_created_before_the_first_container_that_mounts_it() -> None:
     """A claim without its volume: the plan creates the volume, labelled as podsync's,
     right before the first container that mounts it, and says why."""
@@ -233,13 +224,12 @@ def test_the_volume_is_created_before_the_first_container_that_mounts_it() -> No
     actions = made.pods[0].actions
     kinds = [(type(a).__name__, getattr(a, "container", "")) for a in actions]
     assert [
-        ("CreateVolume", ""),
         ("Create", "net"),
         ("CreateVolume", ""),
         ("Create", "app"),
         ("Create", "sidecar"),
     ] == kinds
-    volume = actions[2]
+    volume = actions[1]
     assert isinstance(volume, CreateVolume)
     assert (
         "podsync_default_data",
@@ -248,7 +238,7 @@ def test_the_volume_is_created_before_the_first_container_that_mounts_it() -> No
         "create volume podsync_default_data: claim default/data: first use",
         pod.uid,
     ) == (volume.volume, volume.labels, volume.reason, volume.message, volume.pod_uid)
-    assert "Plan: 2 to pull, 2 to create volume, 3 to create." == made.summary()
+    assert "Plan: 2 to pull, 3 to create, 1 to create volume." == made.summary()
     assert "  create volume podsync_default_data: claim default/data: first use" in (
         made.describe().splitlines()
     )
@@ -260,7 +250,7 @@ def test_a_podsync_volume_that_exists_is_used() -> None:
 
     made = plan([pod], now=100.0, options=OPTIONS, volumes=volumes)
 
-    assert not claim_creates(made.pods[0].actions)
+    assert not [a for a in made.pods[0].actions if isinstance(a, CreateVolume)]
     (app,) = [c for c in creates(made.pods[0].actions) if c.container == "app"]
     assert "create default/db/app: no container yet" == app.message
 
@@ -274,7 +264,7 @@ def test_a_volume_podsync_did_not_make_is_used_as_it_is_and_the_plan_says_so() -
 
     made = plan([pod], now=100.0, options=OPTIONS, volumes=volumes)
 
-    assert not claim_creates(made.pods[0].actions)
+    assert not [a for a in made.pods[0].actions if isinstance(a, CreateVolume)]
     (app,) = [c for c in creates(made.pods[0].actions) if c.container == "app"]
     assert (
         "create default/db/app: no container yet (claim default/data: volume "
@@ -298,7 +288,7 @@ def test_every_pod_that_mounts_a_missing_volume_creates_it_first() -> None:
         ("default/a", "podsync_default_data"),
         ("default/b", "podsync_default_data"),
         ("shop/c", "podsync_shop_data"),
-    ] == [(p.pod, a.volume) for p in made.pods for a in claim_creates(p.actions)]
+    ] == [(p.pod, a.volume) for p in made.pods for a in p.actions if isinstance(a, CreateVolume)]
 
 
 def test_the_plan_json_keeps_volume_creates() -> None:
@@ -315,19 +305,24 @@ def test_a_pod_without_claims_plans_no_volume() -> None:
 
     made = plan([pod], now=100.0, options=OPTIONS)
 
-    assert not claim_creates(made.actions)
+    assert not [a for a in made.actions if isinstance(a, CreateVolume)]
 
 
 # --- sync with FakeRuntime -------------------------------------------------------------
 
 
 def claim_volumes(fake: FakeRuntime) -> list[ObservedVolume]:
-    """The claims' volumes ``fake`` holds (its creation time left out)."""
+    """The claims' volumes ``fake`` holds, their creation time left out (not the pod's
+    state volume, which its network container's create makes)."""
     return [
         attrs.evolve(v, created="")
         for v in fake.volumes
         if v.labels.get(LABEL_VOLUME_KIND) == "claim"
     ]
+
+
+def mounts_the_claim(spec: CreateSpec) -> bool:
+    return any(v.volume == "podsync_default_data" for v in spec.volumes)
 
 
 def fake_and_clock() -> tuple[FakeRuntime, FakeClock]:
@@ -349,7 +344,7 @@ def test_sync_creates_the_labelled_volume_before_the_container(tmp_path: Path) -
     names = fake.call_names()
     assert 1 == names.count("list_volumes")
     assert names.index("create_volume") < next(
-        i for i, c in enumerate(fake.calls) if c.name == "create" and c.args[0].volumes
+        i for i, c in enumerate(fake.calls) if c.name == "create" and mounts_the_claim(c.args[0])
     )
     assert [ObservedVolume("podsync_default_data", claim_labels())] == claim_volumes(fake)
     fake.clear_calls()
@@ -358,23 +353,14 @@ def test_sync_creates_the_labelled_volume_before_the_container(tmp_path: Path) -
     assert ["list"] == fake.call_names()
 
 
-def test_sync_of_pods_without_claims_lists_volumes_only_for_their_state(tmp_path: Path) -> None:
-    """A new pod's state volume (its containers' termination-message files) is a volume
-    to create: the first sync lists the volumes once and creates no other; the next
-    makes one list call."""
+def test_sync_of_pods_without_claims_lists_no_volumes(tmp_path: Path) -> None:
     fake, clock = fake_and_clock()
     memory = "emptyDir: {medium: Memory}"
     pod = parse(pod_file().replace("persistentVolumeClaim: {claimName: data}", memory))
-    options = PlanOptions(root_dir=str(tmp_path))
 
-    sync([pod], fake, options=options, clock=clock, probe=False)
+    sync([pod], fake, options=PlanOptions(root_dir=str(tmp_path)), clock=clock, probe=False)
 
-    assert 1 == fake.call_names().count("list_volumes")
-    assert [f"podsync-state_{pod.uid}"] == [v.name for v in fake.volumes]
-    fake.clear_calls()
-    clock.advance(1)
-    sync([pod], fake, options=options, clock=clock, probe=False)
-    assert ["list"] == fake.call_names()
+    assert "list_volumes" not in fake.call_names()
 
 
 def test_teardown_and_gc_never_remove_the_volume(tmp_path: Path) -> None:
@@ -404,17 +390,13 @@ def test_a_failed_volume_create_creates_no_container_that_mounts_it(tmp_path: Pa
     volume unlabelled behind podsync's back; the next sync creates it."""
     fake, clock = fake_and_clock()
     options = PlanOptions(root_dir=str(tmp_path))
-    fake.fail("create_volume", times=1, match=lambda call: call.args[0] == "podsync_default_data")
+    fake.fail("create_volume", times=1)
 
     first = sync([parse(pod_file())], fake, options=options, clock=clock, probe=False)
 
     assert not first.ok
     assert [] == claim_volumes(fake)
-    assert not [
-        c
-        for c in fake.calls
-        if c.name == "create" and any(v.volume == "podsync_default_data" for v in c.args[0].volumes)
-    ]
+    assert not [c for c in fake.calls if c.name == "create" and mounts_the_claim(c.args[0])]
     clock.advance(1)
     second = sync([parse(pod_file())], fake, options=options, clock=clock, probe=False)
     assert second.ok, second.apply_result.summary()
@@ -594,10 +576,5 @@ def test_an_init_container_that_mounts_the_claim_comes_after_its_volume() -> Non
     made = plan([parse(text)], now=100.0, options=OPTIONS)
 
     kinds = [(type(a).__name__, getattr(a, "container", "")) for a in made.pods[0].actions]
-    assert [
-        ("CreateVolume", ""),
-        ("Create", "net"),
-        ("CreateVolume", ""),
-        ("Create", "seed"),
-    ] == kinds[:4]
-    assert ["podsync_default_data"] == [a.volume for a in claim_creates(made.actions)]
+    assert [("Create", "net"), ("CreateVolume", ""), ("Create", "seed")] == kinds[:3]
+    assert 1 == sum(isinstance(a, CreateVolume) for a in made.actions)

@@ -22,7 +22,6 @@ from podsync import (
     Lifecycle,
     ObservedContainer,
     ObservedImage,
-    ObservedVolume,
     Pod,
     PodSecurityContext,
     Port,
@@ -34,7 +33,6 @@ from podsync import (
 )
 from podsync.actions._actions import (
     Create,
-    CreateVolume,
     Kill,
     Plan,
     Reason,
@@ -162,27 +160,29 @@ def test_sync_pods_does_nothing_with_podsync_labels():
 
 def test_sync_pods_with_termination_log():
     """#4 TestSyncPodsWithTerminationLog: net and bar are created; bar's termination-
-    message file is a fresh file of the pod's state volume in the engine (created
-    first, labelled as podsync's), one per instance, written through the network
-    container, which mounts the volume - not a host file under <root>/<uid>/<container>/
-    as the seed's, which a remote engine would not have."""
+    message file is a fresh file of the pod's state volume in the engine, one per
+    instance, written through the network container, which mounts the volume (the
+    engine makes it, labelled as podsync's, at that create) - not a host file under
+    <root>/<uid>/<container>/ as the seed's, which a remote engine would not have."""
     pod = foo_pod(Container("bar", "busybox", termination_message_path="/dev/somepath"))
 
     p = run([pod])
 
-    assert [("CreateVolume", ""), ("Create", "net"), ("Create", "bar")] == kinds(p)
-    state = p.actions[0]
-    assert isinstance(state, CreateVolume)
-    assert ("podsync-state_12345678", Reason.POD_STATE_FIRST_USE) == (state.volume, state.reason)
-    assert {
+    assert [("Create", "net"), ("Create", "bar")] == kinds(p)
+    net, bar = (c.spec for c in creates(p))
+    labels = {
         "io.podsync.volume.kind": "pod-state",
         "io.podsync.volume.namespace": "new",
         "io.podsync.pod.uid": "12345678",
-    } == state.labels
-    net, bar = (c.spec for c in creates(p))
-    assert (NamedVolumeMount("podsync-state_12345678", "/podsync-volume", no_copy=True),) == (
-        net.volumes
-    )
+    }
+    assert (
+        NamedVolumeMount(
+            "podsync-state_12345678",
+            "/podsync-volume",
+            no_copy=True,
+            labels=tuple(sorted(labels.items())),
+        ),
+    ) == net.volumes
     assert "mounted" == net.labels["io.podsync.pod.state"]
     assert (
         VolumeFileMount(
@@ -194,16 +194,6 @@ def test_sync_pods_with_termination_log():
         ),
     ) == bar.file_mounts
     assert ((), (), ()) == (bar.mounts, bar.files, bar.directories)
-
-
-def test_the_state_volume_the_engine_has_is_not_created_again():
-    """With the volume list, a state volume that exists is used as it is."""
-    pod = foo_pod(Container("bar", "busybox", termination_message_path="/dev/somepath"))
-    there = ObservedVolume("podsync-state_12345678", {"io.podsync.volume.kind": "pod-state"})
-
-    p = run([pod], volumes=[there])
-
-    assert [("Create", "net"), ("Create", "bar")] == kinds(p)
 
 
 def test_sync_pods_creates_net_and_container():
@@ -225,13 +215,7 @@ def test_sync_pods_creates_net_and_container_pulls_image():
     p = run([foo_pod()], images=[], options=PlanOptions(network_image="custom_image_name"))
 
     assert ["busybox", "custom_image_name"] == [pull.image for pull in p.pulls]
-    assert [
-        ("Pull", ""),
-        ("Pull", ""),
-        ("CreateVolume", ""),
-        ("Create", "net"),
-        ("Create", "bar"),
-    ] == kinds(p)
+    assert [("Pull", ""), ("Pull", ""), ("Create", "net"), ("Create", "bar")] == kinds(p)
 
 
 def test_sync_pods_with_net_creates_container():
@@ -270,7 +254,7 @@ def test_sync_pods_deletes_with_no_net_container():
         [foo_pod()], [legacy("1234", "k8s_bar.0_foo.new.test_12345678_00000000")], options=ADOPT
     )
 
-    assert [("Kill", "bar"), ("CreateVolume", ""), ("Create", "net"), ("Create", "bar")] == kinds(p)
+    assert [("Kill", "bar"), ("Create", "net"), ("Create", "bar")] == kinds(p)
     assert "1234" == p.actions[0].id
     assert Reason.NETWORK_LOST == p.actions[0].reason
 
@@ -645,13 +629,7 @@ def test_network_spec_change_rebuilds_the_pod():
 
     p = run([moved], model.observed)
 
-    assert [
-        ("Kill", "bar"),
-        ("Kill", "net"),
-        ("CreateVolume", ""),
-        ("Create", "net"),
-        ("Create", "bar"),
-    ] == kinds(p)
+    assert [("Kill", "bar"), ("Kill", "net"), ("Create", "net"), ("Create", "bar")] == kinds(p)
     assert Reason.NETWORK_CHANGED == p.actions[1].reason
     assert {8081} == {m.host_port for m in creates(p)[0].spec.ports}
 
@@ -896,7 +874,7 @@ def test_kubernetes_node_containers_are_never_touched(adopt):
     p = run([foo_pod()], kubernetes_node_containers(), options=options)
 
     assert {"new/foo"} == {pod_plan.pod for pod_plan in p.pods}
-    assert [("CreateVolume", ""), ("Create", "net"), ("Create", "bar")] == kinds(p)
+    assert [("Create", "net"), ("Create", "bar")] == kinds(p)
 
 
 def test_an_io_kubernetes_label_makes_any_container_foreign():
@@ -956,7 +934,7 @@ def test_2014_containers_are_taken_over_only_when_asked():
     default = run([foo_pod()], observed)
     adopting = run([foo_pod()], observed, options=PlanOptions(adopt_2014_containers=True))
 
-    assert [("CreateVolume", ""), ("Create", "net"), ("Create", "bar")] == kinds(default)
+    assert [("Create", "net"), ("Create", "bar")] == kinds(default)
     assert ownership(observed[0]) is None
     assert [("Kill", "old")] == kinds(adopting)
     assert "k8s_old.1_gone.new.test_87654321_00000001" == adopting.actions[0].name

@@ -346,14 +346,12 @@ RUNNING_CASES = [
     RunningCase(
         "restart-beside-an-old-network-stays-private", True, "app", [("Create", "app")], None
     ),
-    # A rebuilt pod gets a shareable network container and every container joins it
-    # (the new network container mounts the pod's state volume: created first, this
-    # plan knowing no volume list).
+    # A rebuilt pod gets a shareable network container and every container joins it.
     RunningCase(
         "rebuilt-old-pod-shares-ipc",
         True,
         "net",
-        [("Kill", "app"), ("CreateVolume", ""), ("Create", "net"), ("Create", "app")],
+        [("Kill", "app"), ("Create", "net"), ("Create", "app")],
         "container:net",
     ),
 ]

@@ -48,9 +48,7 @@ def engine() -> EngineModel:
 
 def step(pods: list[Pod], model: EngineModel, now: float, **kw) -> Plan:
     """Plan against the model and apply the plan, as ``podsync apply`` does."""
-    p = plan(
-        pods, model.observed, images=model.images, volumes=model.observed_volumes, now=now, **kw
-    )
+    p = plan(pods, model.observed, images=model.images, now=now, **kw)
     model.apply(p, now)
     return p
 
@@ -78,14 +76,12 @@ def test_init_containers_run_in_order_before_the_app_container():
     first = step([pod], model, NOW)
 
     assert [
-        "create volume podsync-state_0e4c3d52-1111-4a5e-8e7a-5d6c2f1e9b00: the pod's "
-        "termination messages: first use [pod-state-first-use]",
         "create default/web/net: network container missing [network-missing]",
         "create default/web/setup: no container yet [missing]",
         "wait default/web/migrate: init container setup not finished [init-pending]",
         "wait default/web/app: init container setup not finished [init-pending]",
     ] == lines(first)
-    assert "Plan: 1 to create volume, 2 to create, 2 to wait." == first.summary()
+    assert "Plan: 2 to create, 2 to wait." == first.summary()
 
     # setup still runs: nothing more happens.
     assert [
@@ -297,8 +293,6 @@ def test_a_sidecar_starts_first_and_keeps_running_beside_the_app():
     pod, model = web("Never", SIDECAR), engine()
 
     assert [
-        "create volume podsync-state_0e4c3d52-1111-4a5e-8e7a-5d6c2f1e9b00: the pod's "
-        "termination messages: first use [pod-state-first-use]",
         "create default/web/net: network container missing [network-missing]",
         "create default/web/proxy: no container yet [missing]",
         "wait default/web/setup: init container proxy not started [init-pending]",
@@ -392,11 +386,11 @@ def test_pods_without_init_containers_plan_as_before():
     pod = Pod("web", (Container("app", "busybox:1.36"),))
     with_init = attrs.evolve(pod, init_containers=(Container("setup", "busybox:1.36"),))
 
-    assert [("CreateVolume", ""), ("Create", "net"), ("Create", "app")] == [
+    assert [("Create", "net"), ("Create", "app")] == [
         (type(a).__name__, a.container)
         for a in plan([pod], [], images=engine().images, now=NOW).actions
     ]
-    assert [("CreateVolume", ""), ("Create", "net"), ("Create", "setup"), ("Wait", "app")] == [
+    assert [("Create", "net"), ("Create", "setup"), ("Wait", "app")] == [
         (type(a).__name__, a.container)
         for a in plan([with_init], [], images=engine().images, now=NOW).actions
     ]

@@ -272,30 +272,27 @@ class ClaimCase:
 FIRST_USE = "create volume podsync_default_data: claim default/data: first use"
 SET_UP = "set up volume podsync_default_data: claim default/data"
 NET = ("Create", "net", "network-missing")
-# Every container has a termination-message file in its pod's state volume, which the
-# network container mounts: created before it.
-STATE = ("CreateVolume", "podsync-state_{uid}", "pod-state-first-use")
 APP = ("Create", "app", "missing")
 CLAIM_CASES = [
     ClaimCase(
         "no-fs-group-missing",
         claim_pod(),
         None,
-        [STATE, NET, ("CreateVolume", CLAIM, "claim-first-use"), APP],
+        [NET, ("CreateVolume", CLAIM, "claim-first-use"), APP],
         (None, None, FIRST_USE),
     ),
     ClaimCase(
         "fs-group-missing",
         claim_pod(fs_group="2000"),
         None,
-        [STATE, NET, ("CreateVolume", CLAIM, "claim-first-use"), APP],
+        [NET, ("CreateVolume", CLAIM, "claim-first-use"), APP],
         (0o2775, 2000, f"{FIRST_USE}; its root 2775, group 2000 (the pod's fsGroup)"),
     ),
     ClaimCase(
         "fs-group-read-only-claim",
         claim_pod(fs_group="2000", claim_read_only=", readOnly: true"),
         None,
-        [STATE, NET, ("CreateVolume", CLAIM, "claim-first-use"), APP],
+        [NET, ("CreateVolume", CLAIM, "claim-first-use"), APP],
         (0o2755, 2000, f"{FIRST_USE}; its root 2755, group 2000 (the pod's fsGroup)"),
     ),
     # The volume's read-only decides (the kubelet's mounter), not one mount's.
@@ -303,22 +300,22 @@ CLAIM_CASES = [
         "fs-group-read-only-mount",
         claim_pod(fs_group="2000", mount_read_only=", readOnly: true"),
         None,
-        [STATE, NET, ("CreateVolume", CLAIM, "claim-first-use"), APP],
+        [NET, ("CreateVolume", CLAIM, "claim-first-use"), APP],
         (0o2775, 2000, f"{FIRST_USE}; its root 2775, group 2000 (the pod's fsGroup)"),
     ),
     ClaimCase(
         "fs-group-podsyncs-volume",
         claim_pod(fs_group="2000"),
         PODSYNCS,
-        [STATE, NET, ("CreateVolume", CLAIM, "claim-fs-group"), APP],
+        [NET, ("CreateVolume", CLAIM, "claim-fs-group"), APP],
         (0o2775, 2000, f"{SET_UP}; its root 2775, group 2000 (the pod's fsGroup)"),
     ),
-    ClaimCase("no-fs-group-podsyncs-volume", claim_pod(), PODSYNCS, [STATE, NET, APP], None),
+    ClaimCase("no-fs-group-podsyncs-volume", claim_pod(), PODSYNCS, [NET, APP], None),
     ClaimCase(
         "fs-group-foreign-volume",
         claim_pod(fs_group="2000"),
         FOREIGN,
-        [STATE, NET, APP],
+        [NET, APP],
         None,
         note=(
             " (claim default/data: volume podsync_default_data exists and was not made by "
@@ -329,7 +326,7 @@ CLAIM_CASES = [
         "no-fs-group-foreign-volume",
         claim_pod(),
         FOREIGN,
-        [STATE, NET, APP],
+        [NET, APP],
         None,
         note=(
             " (claim default/data: volume podsync_default_data exists and was not made by "
@@ -342,7 +339,6 @@ CLAIM_CASES = [
         claim_pod(fs_group="2000", init=True),
         PODSYNCS,
         [
-            STATE,
             NET,
             ("CreateVolume", CLAIM, "claim-fs-group"),
             ("Create", "prepare", "missing"),
@@ -367,9 +363,8 @@ def test_fs_group_applies_to_claims(case: ClaimCase) -> None:
     observed = [case.observed] if case.observed is not None else []
     made = plan([pod], now=NOW, options=PlanOptions(root_dir="/srv/podsync"), volumes=observed)
     (pod_plan,) = made.pods
-    expected = [(kind, name.format(uid=pod.uid), reason) for kind, name, reason in case.actions]
-    assert [(type(a).__name__, _named(a), a.reason) for a in pod_plan.actions] == expected
-    setups = [a for a in pod_plan.actions if isinstance(a, CreateVolume) and a.volume == CLAIM]
+    assert [(type(a).__name__, _named(a), a.reason) for a in pod_plan.actions] == case.actions
+    setups = [a for a in pod_plan.actions if isinstance(a, CreateVolume)]
     if case.setup is None:
         assert setups == []
     else:
@@ -400,7 +395,7 @@ def test_each_claim_is_set_up_as_its_own_volume() -> None:
     setups = [
         (a.volume, a.mode, a.labels[LABEL_VOLUME_CLAIM])
         for a in made.pods[0].actions
-        if isinstance(a, CreateVolume) and LABEL_VOLUME_CLAIM in a.labels
+        if isinstance(a, CreateVolume)
     ]
     assert setups == [(CLAIM, 0o2775, "data"), ("podsync_default_logs", 0o2755, "logs")]
 
@@ -502,8 +497,8 @@ MESSAGE_CASES = [
 def test_every_container_has_a_termination_message_file(case: MessageCase) -> None:
     """terminationMessagePath defaults to /dev/termination-log (SetDefaults_Container,
     TerminationMessagePathDefault): every container the plan creates binds a fresh file
-    of its pod's state volume there (or at the path the pod gives), and the pod's state
-    volume is created before the first of them."""
+    of its pod's state volume there (or at the path the pod gives), written through
+    the network container, whose create makes the volume."""
     (pod,) = parse_pods(case.pod, source_name="pod.yaml", source="file")
     made = plan([pod], now=NOW, options=PlanOptions(root_dir="/srv/podsync"))
     (pod_plan,) = made.pods
@@ -516,12 +511,19 @@ def test_every_container_has_a_termination_message_file(case: MessageCase) -> No
     assert bound == {name: [path] for name, path in case.paths.items()}
     net = created["net"]
     assert net.file_mounts == ()
-    assert [v.volume for v in net.volumes] == [f"podsync-state_{pod.uid}"]
+    # The network container mounts the pod's state volume, which the engine makes,
+    # labelled, at its create (no create of its own); the files are written through it.
+    (state,) = net.volumes
+    assert (state.volume, dict(state.labels)) == (
+        f"podsync-state_{pod.uid}",
+        {
+            "io.podsync.volume.kind": "pod-state",
+            "io.podsync.volume.namespace": "default",
+            "io.podsync.pod.uid": pod.uid,
+        },
+    )
     assert {net.name} == {m.through for name, spec in bound_specs(created) for m in spec}
-    state = [a for a in pod_plan.actions if a.reason is Reason.POD_STATE_FIRST_USE]
-    assert [a.volume for a in state] == [f"podsync-state_{pod.uid}"]
-    first = next(a for a in pod_plan.actions if isinstance(a, Create))
-    assert pod_plan.actions.index(state[0]) < pod_plan.actions.index(first)
+    assert not [a for a in pod_plan.actions if isinstance(a, CreateVolume)]
 
 
 def bound_specs(created: dict[str, CreateSpec]) -> list[tuple[str, tuple[VolumeFileMount, ...]]]:
@@ -547,8 +549,8 @@ class WriterCase:
 STATE_VOLUME = ("CreateVolume", "")
 WORK = ("Create", "work")
 WRITER_CASES = [
-    WriterCase("new-pod", "", False, [STATE_VOLUME, ("Create", "net"), WORK], "net"),
-    WriterCase("new-pod-volumes-listed", "", True, [STATE_VOLUME, ("Create", "net"), WORK], "net"),
+    WriterCase("new-pod", "", False, [("Create", "net"), WORK], "net"),
+    WriterCase("new-pod-volumes-listed", "", True, [("Create", "net"), WORK], "net"),
     # The network container mounts the volume: it exists (Docker removes no volume a
     # container mounts), with or without the list.
     WriterCase("restart-beside-current-network", "current", False, [WORK], "net"),

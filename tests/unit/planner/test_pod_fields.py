@@ -26,7 +26,7 @@ from podsync import (
     parse_pods,
     spec_hash,
 )
-from podsync.actions._actions import Create, CreateSpec, CreateVolume
+from podsync.actions._actions import Create, CreateSpec
 from podsync.actions._options import PlanOptions
 from podsync.host._node import NodeInfo
 from podsync.runtime.docker._api import docker_create_args
@@ -764,8 +764,7 @@ def test_docker_terminal_arguments() -> None:
 
 
 def test_saved_plans_keep_the_new_fields() -> None:
-    """A saved plan carries the quota, the host identity, the terminal and the waits (and
-    each pod's state volume, created before its network container)."""
+    """A saved plan carries the quota, the host identity, the terminal and the waits."""
     pod = one_pod(HOSTS_JSON)
     gated = one_pod(GATED)
     plan = podsync.plan([pod, gated], now=NOW, options=PlanOptions(cluster_domain="c.local"))
@@ -773,9 +772,7 @@ def test_saved_plans_keep_the_new_fields() -> None:
     again = podsync.plan_from_json(podsync.plan_to_json(plan))
 
     assert plan == again
-    assert {Create, CreateVolume, Wait} == {
-        type(a) for a in again.actions if not isinstance(a, podsync.Pull)
-    }
+    assert {Create, Wait} == {type(a) for a in again.actions if not isinstance(a, podsync.Pull)}
 
 
 @pytest.mark.parametrize(

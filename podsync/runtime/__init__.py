@@ -22,16 +22,9 @@ from podsync.model._security import ContainerSecurity
 from podsync.model._volume_entries import EntryKind, VolumeEntry
 from podsync.runtime._protocol import EngineEvent, ExecResult, LogLine, Runtime, Stream
 from podsync.spec._ports import PortMapping
-from podsync.spec._volumes import (
-    VOLUME_ACCESS_PATH,
-    Mount,
-    NamedVolumeMount,
-    TmpfsMount,
-    VolumeFileMount,
-)
+from podsync.spec._volumes import Mount, NamedVolumeMount, TmpfsMount, VolumeFileMount
 
 __all__ = [
-    "VOLUME_ACCESS_PATH",
     "ContainerSecurity",
     "CreateSpec",
     "EngineEvent",

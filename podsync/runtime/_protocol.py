@@ -308,12 +308,13 @@ class Runtime(Protocol):
         must be present (podsync passes the pod's infra image, which a pod's plan
         ensures); nothing of it runs. With ``through``, the container of that name or
         id (created or running) receives them instead - one archive upload, no
-        container made: it must mount ``volume`` at ``VOLUME_ACCESS_PATH``, as a pod's
-        network container mounts its state volume (else the entries land elsewhere in
-        that container, not in the volume). Entries take their mode, uid and gid, the volume's
-        root (``"."``) included (a symbolic link is 0777 whatever its mode: Linux has
-        no mode for a link); an existing file or link is replaced, an existing
-        directory keeps its other entries. A volume that does not exist is created
+        container made: it must mount ``volume`` at ``VOLUME_ACCESS_PATH``
+        (``/podsync-volume``), as a pod's network container mounts its state volume
+        (else the entries land among that container's own files, not in the volume).
+        Entries take their mode, uid and gid, the volume's root (``"."``) included (a
+        symbolic link is 0777 whatever its mode: Linux has no mode for a link); an
+        existing file or link is replaced, an existing directory keeps its other
+        entries. A volume that does not exist is created
         unlabelled, as by a container that mounts it.
 
         Raises:

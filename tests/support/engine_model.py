@@ -26,7 +26,12 @@ from podsync.actions._actions import (
     Wait,
 )
 from podsync.spec._images import normalize_image
-from podsync.spec._labels import LABEL_POD_IPC, POD_IPC_SHAREABLE
+from podsync.spec._labels import (
+    LABEL_POD_IPC,
+    LABEL_POD_STATE,
+    POD_IPC_SHAREABLE,
+    POD_STATE_MOUNTED,
+)
 
 
 class EngineRuleBroken(AssertionError):
@@ -71,6 +76,17 @@ class EngineModel:
         labelled = container.labels.get(LABEL_POD_IPC) == POD_IPC_SHAREABLE
         return container.id in self.shareable or labelled
 
+    def _mounts(self, name: str, volume: str) -> bool:
+        """Whether the container ``name`` mounts ``volume``: as it was created, or - one
+        put here as podsync makes it - as its label says (a network container of this
+        podsync mounts its pod's state volume)."""
+        holder = self.by_name(name)
+        if holder is None:
+            return False
+        if holder.id in self.mounted:
+            return volume in self.mounted[holder.id]
+        return holder.labels.get(LABEL_POD_STATE) == POD_STATE_MOUNTED
+
     def by_name(self, name: str) -> ObservedContainer | None:
         return next((c for c in self.containers.values() if c.name == name), None)
 
@@ -106,10 +122,7 @@ class EngineModel:
                 # exist, and a container written through must mount it.
                 if mounted.volume not in self.volumes:
                     raise EngineRuleBroken(f"{spec.name}: no such volume {mounted.volume}")
-                holder = self.by_name(mounted.through) if mounted.through else None
-                if mounted.through and (
-                    holder is None or mounted.volume not in self.mounted.get(holder.id, ())
-                ):
+                if mounted.through and not self._mounts(mounted.through, mounted.volume):
                     raise EngineRuleBroken(
                         f"{spec.name}: {mounted.through} does not mount {mounted.volume}"
                     )

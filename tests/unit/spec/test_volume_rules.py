@@ -287,7 +287,7 @@ def test_a_running_container_that_mounts_no_empty_dir_does_not_hold_the_move_bac
         "Create app",
         "Create sidecar",
     ]
-    (volume,) = [a for a in actions if isinstance(a, CreateVolume)]
+    (volume,) = [a for a in actions if isinstance(a, CreateVolume) and a.volume == CACHE]
     assert volume.reason is Reason.EMPTY_DIR_MIGRATED
     assert volume.message == (
         f"create volume {CACHE}: emptyDir cache: copy in {HOST_CACHE},"

@@ -32,6 +32,7 @@ from podsync.exceptions import ConfigError
 from podsync.model._secrets import SEALABLE_FIELDS as _SEALABLE
 from podsync.model._secrets import SecretText, from_record, sealed_record
 from podsync.model._volume import VolumeFile
+from podsync.spec._volumes import NamedVolumeMount
 
 if TYPE_CHECKING:
     import cattrs
@@ -49,6 +50,25 @@ def _converter() -> cattrs.Converter:
     from cattrs.strategies import configure_tagged_union
 
     converter = cattrs.Converter(forbid_extra_keys=True)
+    # (Before the specs' hooks, which take it when made.) A named volume's labels (a pod's
+    # state volume, made at its network container's create) are a JSON object, written
+    # only where there are some: other mounts read as before.
+    converter.register_unstructure_hook(
+        NamedVolumeMount,
+        cattrs.gen.make_dict_unstructure_fn(
+            NamedVolumeMount,
+            converter,
+            labels=cattrs.gen.override(omit_if_default=True, unstruct_hook=dict),
+        ),
+    )
+    converter.register_structure_hook(
+        NamedVolumeMount,
+        cattrs.gen.make_dict_structure_fn(
+            NamedVolumeMount,
+            converter,
+            labels=cattrs.gen.override(struct_hook=_labels_from_json),
+        ),
+    )
     # Before the union of actions, whose functions take the spec's hooks when made.
     _seal_create_specs(converter)
 
@@ -86,6 +106,15 @@ def _converter() -> cattrs.Converter:
         ),
     )
     return converter
+
+
+def _labels_from_json(value: Any, _: Any) -> tuple[tuple[str, str], ...]:
+    """``NamedVolumeMount.labels`` from its JSON object: (key, value) pairs, sorted."""
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise ValueError(f"expected an object of strings, got {value!r}")
+    return tuple(sorted(value.items()))
 
 
 def _seal_volume_files(converter: cattrs.Converter) -> None:

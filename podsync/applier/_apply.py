@@ -441,9 +441,10 @@ class _Applier:
                 error += f"; stopping the container failed too: {stop_exc}"
             raise _ActionFailed(error) from exc
 
-    def _make(self, action: Create) -> tuple[str, NameConflict | None]:
-        """Host files, then the engine's create: the new container's id, or ``("",
-        conflict)`` when the name is held by this very instance already (see
+    def _make(self, action: Create, *, files: bool = True) -> tuple[str, NameConflict | None]:
+        """Host files, the files of its ``file_mounts`` (unless ``files`` is false: they
+        were written already), then the engine's create: the new container's id, or
+        ``("", conflict)`` when the name is held by this very instance already (see
         ``_same_instance``: adopted by the caller)."""
         spec = action.spec
         missing = [p for text in spec_texts(spec) if not text.known for p in text.secrets]
@@ -459,13 +460,8 @@ class _Applier:
             make_host_paths(spec, self.root_dir)
         except _HOST_ERRORS as exc:
             raise _ActionFailed(f"host paths of {spec.name}: {exc}") from exc
-        for mounted in spec.file_mounts:
-            # The file first, empty and writable by the container's user (the kubelet's
-            # fresh 0666 termination-message file): Docker makes a directory of a
-            # missing bind source. Through the engine, so a remote engine works.
-            entry = VolumeEntry(mounted.path, EntryKind.FILE, mode=mounted.mode)
-            with _runtime_call("write volume", mounted.volume):
-                self.runtime.write_volume(mounted.volume, [entry], image=mounted.image)
+        if files:
+            self._write_files([spec])
         try:
             with _runtime_call("create", spec.name):
                 return self.runtime.create_container(spec), None
@@ -473,6 +469,26 @@ class _Applier:
             if not _same_instance(exc, spec):
                 raise
             return "", exc
+
+    def _write_files(self, specs: list[CreateSpec]) -> None:
+        """The files of ``specs``' ``file_mounts``, before their creates: empty and
+        writable by the container's user (the kubelet's fresh 0666 termination-message
+        file), since Docker makes a directory of a missing bind source. Through the
+        engine, so a remote engine works: one call for the files of one volume that
+        are written through the same container (the pod's network container), one call
+        each through a container made for it otherwise."""
+        batches: dict[tuple[str, str], list[VolumeEntry]] = {}
+        for spec in specs:
+            for mounted in spec.file_mounts:
+                entry = VolumeEntry(mounted.path, EntryKind.FILE, mode=mounted.mode)
+                if mounted.through:
+                    batches.setdefault((mounted.volume, mounted.through), []).append(entry)
+                    continue
+                with _runtime_call("write volume", mounted.volume):
+                    self.runtime.write_volume(mounted.volume, [entry], image=mounted.image)
+        for (volume, through), entries in batches.items():
+            with _runtime_call("write volume", volume):
+                self.runtime.write_volume(volume, entries, image="", through=through)
 
     def _start_creating(self, cid: str, joiners: list[Create], ahead: dict[str, _Early]) -> None:
         """Start the network container ``cid`` while a thread of its own creates
@@ -484,9 +500,16 @@ class _Applier:
 
         def create() -> None:
             try:
+                # The joiners' termination-message files at once (one upload through
+                # the network container), while it starts.
+                try:
+                    self._write_files([joiner.spec for joiner in joiners])
+                except (_ActionFailed, RuntimeCallError) as exc:
+                    ahead[joiners[0].container] = _Early(error=exc)
+                    return
                 for joiner in joiners:
                     try:
-                        ahead[joiner.container] = _Early(*self._make(joiner))
+                        ahead[joiner.container] = _Early(*self._make(joiner, files=False))
                     except (_ActionFailed, RuntimeCallError) as exc:
                         ahead[joiner.container] = _Early(error=exc)
                         break

@@ -616,16 +616,11 @@ def _sync(
     # images when creates are likely and a pod has such volumes, else only when the plan
     # turns out to create such a container (a plan made without the list creates every
     # volume it mounts) or to remove what is left of a pod - at most one list call, none
-    # for pods without them. ``collect_volumes`` lists them whatever the plan. A new
-    # pod's termination messages live in its state volume (a volume to create too):
-    # listed up front as well, or every cold plan of a fleet is made twice.
+    # for pods without them. ``collect_volumes`` lists them whatever the plan. (A new
+    # pod's state volume, where its termination messages are, is made by the engine at
+    # its network container's create: nothing to list for it.)
     claims = collect_volumes or (
-        fetched
-        and any(
-            any(map(_in_an_engine_volume, pod.volumes))
-            or any(c.termination_message_path for c in pod.containers)
-            for pod in desired
-        )
+        fetched and any(any(map(_in_an_engine_volume, pod.volumes)) for pod in desired)
     )
     if fetched:
         observation = attrs.evolve(observation, images=tuple(runtime.list_images()))

@@ -346,7 +346,10 @@ class Container:
             from a given policy, so that an explicit ``IfNotPresent`` on a ``:latest``
             image is honoured. Not part of the spec hash.
         termination_message_path: where, inside the container, the termination-message
-            file is mounted; empty means none.
+            file is mounted, as the pod gave it; empty when it gave none, which means
+            Kubernetes' default, ``/dev/termination-log`` (``SetDefaults_Container``):
+            every container has the file, at ``message_path``. Kept as given, so that
+            a container made before the default (issue 27) keeps its spec hash.
         liveness_probe: when its verdict is failure, the container is killed and
             restarted as its pod's restart policy says.
         readiness_probe: decides whether the running container is ready
@@ -434,6 +437,13 @@ class Container:
             )
 
     @property
+    def message_path(self) -> str:
+        """Where the termination-message file is mounted: ``termination_message_path``,
+        or Kubernetes' default ``/dev/termination-log`` when it is empty
+        (``SetDefaults_Container``, ``TerminationMessagePathDefault``)."""
+        return self.termination_message_path or DEFAULT_TERMINATION_MESSAGE_PATH
+
+    @property
     def effective_resources(self) -> Resources:
         """``resources``, or the 2014 values as what they meant: ``cpu`` a request (a
         weight without a quota, as the seed's CpuShares), ``memory`` a limit."""
@@ -442,6 +452,11 @@ class Container:
         return Resources(
             requests=ResourceList(cpu=self.cpu), limits=ResourceList(memory=self.memory)
         )
+
+
+#: Kubernetes' default ``terminationMessagePath`` (``TerminationMessagePathDefault``,
+#: ``pkg/apis/core/types.go``; ``SetDefaults_Container``): ``Container.message_path``.
+DEFAULT_TERMINATION_MESSAGE_PATH = "/dev/termination-log"
 
 
 def engine_resources(c: Container) -> tuple[int, int, int]:

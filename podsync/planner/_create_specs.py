@@ -43,12 +43,14 @@ from podsync.spec._labels import (
     LABEL_POD_NAME,
     LABEL_POD_NAMESPACE,
     LABEL_POD_SOURCE,
+    LABEL_POD_STATE,
     LABEL_POD_UID,
     LABEL_PRE_STOP,
     LABEL_RESTART_COUNT,
     LABEL_SPEC,
     LABEL_SPEC_HASH,
     POD_IPC_SHAREABLE,
+    POD_STATE_MOUNTED,
     encode_handler,
 )
 from podsync.spec._naming import NETWORK_CONTAINER, container_name
@@ -57,9 +59,9 @@ from podsync.spec._ports import network_ports, port_mappings
 from podsync.spec._qos import NETWORK_OOM_SCORE_ADJ, oom_score_adj
 from podsync.spec._resolv import cluster_dns, pod_host_name, uses_cluster_dns
 from podsync.spec._volumes import (
-    VolumeFileMount,
     container_tmpfs,
     content_labels,
+    pod_state_mount,
     termination_file_mount,
 )
 
@@ -169,6 +171,9 @@ class CreateSpecs:
             # It holds the pod's IPC namespace, which the pod's containers join (the
             # CRI's pod-level IPC); the label tells the plans that create them.
             labels[LABEL_POD_IPC] = POD_IPC_SHAREABLE
+        # It mounts the pod's state volume: the termination-message files of the pod's
+        # containers are written through it (the label tells the plans that create them).
+        labels[LABEL_POD_STATE] = POD_STATE_MOUNTED
         return CreateSpec(
             name=name,
             image=options.network_image,
@@ -184,6 +189,7 @@ class CreateSpecs:
             # The sandbox outlives the pod's containers in an OOM (PodInfraOOMAdj).
             oom_score_adj=NETWORK_OOM_SCORE_ADJ,
             ipc_shareable=not security.host_ipc,
+            volumes=(pod_state_mount(pod),),
         )
 
     def _app_spec(self, c: Container, net_name: str, digest: SpecHash, restarts: int) -> CreateSpec:
@@ -196,11 +202,16 @@ class CreateSpecs:
         volume_mounts, directories, volumes = container_storage(
             pod, c, options.root_dir, engine=self.engine_empty_dirs
         )
-        file_mounts: tuple[VolumeFileMount, ...] = ()
-        if c.termination_message_path:
-            # Its file is written by a container of the network image.
+        # Every container has a termination-message file, at /dev/termination-log unless
+        # the pod says otherwise (SetDefaults_Container). It is written through the
+        # network container, which mounts the pod's state volume; beside one made before
+        # that, through a container of the network image made for it.
+        through = net_name if self._mounts_pod_state(net_name) else ""
+        if not through:
             self.ctx.need_image(options.network_image, PullPolicy.IF_NOT_PRESENT, pod.uid)
-            file_mounts = (termination_file_mount(pod.uid, c, name, options.network_image),)
+        file_mounts = (
+            termination_file_mount(pod.uid, c, name, options.network_image, through=through),
+        )
         labels = self._labels(c.name, attempt, digest, self._app_hash(c)[1], restarts)
         pre_stop = _numbered(c.lifecycle.pre_stop if c.lifecycle else None, c)
         if pre_stop is not None:
@@ -250,6 +261,17 @@ class CreateSpecs:
             oom_score_adj=oom_score_adj(pod, c, options.memory_capacity),
             join_ipc=net_name if not security.host_ipc and self._shares_ipc(net_name) else "",
         )
+
+    def _mounts_pod_state(self, net_name: str) -> bool:
+        """Whether the network container ``net_name`` mounts the pod's state volume
+        (``pod_state_mount``), so that the termination-message files are written through
+        it: one this plan creates does; an observed one does when its label says so. One
+        made before (issue 27) does not, and the files of its pod are written through a
+        container made for each; upgrading restarts nothing for it."""
+        for instance in self.by_name.get(NETWORK_CONTAINER, ()):
+            if instance.observed.name == net_name:
+                return instance.observed.labels.get(LABEL_POD_STATE) == POD_STATE_MOUNTED
+        return True
 
     def _shares_ipc(self, net_name: str) -> bool:
         """Whether the network container ``net_name`` holds an IPC namespace the pod's

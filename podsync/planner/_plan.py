@@ -377,7 +377,7 @@ def _plan(
             actions.extend(upkeep)
         if actions and (
             any(v.claim is not None or v.on_disk for v in pod.volumes)
-            or any(isinstance(a, Create) and a.spec.file_mounts for a in actions)
+            or any(isinstance(a, Create) and _uses_pod_state(pod, a) for a in actions)
         ):
             mounted = any(LABEL_EMPTY_DIRS in i.observed.labels for i in instances)
             actions = _with_volumes(pod, actions, volumes, empty_dirs, ctx, used=mounted)
@@ -502,7 +502,7 @@ def _with_volumes(
     created: set[str] = set()
     out: list[PodAction] = []
     for action in actions:
-        if isinstance(action, Create) and action.spec.file_mounts:
+        if isinstance(action, Create) and _uses_pod_state(pod, action):
             state = _pod_state_volume(pod, action, present, created)
             if state is not None:
                 out.append(state)
@@ -546,17 +546,27 @@ def _with_volumes(
     return out
 
 
+def _uses_pod_state(pod: Pod, action: Create) -> bool:
+    """Whether ``action`` binds a file of ``pod``'s state volume that is written through
+    a container made for it: beside a network container made before issue 27, which
+    does not mount the volume. The network container of this version mounts it with its
+    labels (``pod_state_mount``): the engine creates it at that create, and it exists
+    while that container does (Docker removes no volume a container mounts), so a file
+    written through it needs no create, whether the volume list is known or not."""
+    name = pod_state_volume_name(pod.uid)
+    return any(m.volume == name and not m.through for m in action.spec.file_mounts)
+
+
 def _pod_state_volume(
     pod: Pod, action: Create, present: Mapping[str, ObservedVolume], created: set[str]
 ) -> CreateVolume | None:
     """The ``CreateVolume`` of ``pod``'s state volume before ``action``, the first create
-    that binds a file of it (a termination-message file), when the engine does not have
-    it. A plan made without the volume list creates it every time: a create of an
-    existing volume changes nothing."""
+    that binds a file of it written through a container made for it (beside a network
+    container made before issue 27), when the engine does not have it. A plan made
+    without the volume list creates it every time: a create of an existing volume
+    changes nothing."""
     name = pod_state_volume_name(pod.uid)
     if name in created or name in present:
-        return None
-    if not any(m.volume == name for m in action.spec.file_mounts):
         return None
     created.add(name)
     return CreateVolume(

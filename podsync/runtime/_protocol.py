@@ -297,22 +297,30 @@ class Runtime(Protocol):
         """
         ...
 
-    def write_volume(self, volume: str, entries: Sequence[VolumeEntry], *, image: str) -> None:
+    def write_volume(
+        self, volume: str, entries: Sequence[VolumeEntry], *, image: str, through: str = ""
+    ) -> None:
         """Write ``entries``, in their order, into the named volume ``volume``.
 
         Through the engine alone (Docker: a short-lived container of ``image``, created
         with the volume mounted and never started, receives the entries through the
         archive API and is removed), so that it works on a remote engine. ``image``
         must be present (podsync passes the pod's infra image, which a pod's plan
-        ensures); nothing of it runs. Entries take their mode, uid and gid, the volume's
-        root (``"."``) included (a symbolic link is 0777 whatever its mode: Linux has
-        no mode for a link); an existing file or link is replaced, an existing
-        directory keeps its other entries. A volume that does not exist is created
+        ensures); nothing of it runs. With ``through``, the container of that name or
+        id (created or running) receives them instead - one archive upload, no
+        container made: it must mount ``volume`` at ``VOLUME_ACCESS_PATH``
+        (``/podsync-volume``), as a pod's network container mounts its state volume
+        (else the entries land among that container's own files, not in the volume).
+        Entries take their mode, uid and gid, the volume's root (``"."``) included (a
+        symbolic link is 0777 whatever its mode: Linux has no mode for a link); an
+        existing file or link is replaced, an existing directory keeps its other
+        entries. A volume that does not exist is created
         unlabelled, as by a container that mounts it.
 
         Raises:
             RuntimeCallError: the image is missing, an entry's path is refused
-                (``podsync.model._volume_entries.entry_path_refusal``), or the engine failed.
+                (``podsync.model._volume_entries.entry_path_refusal``), the container
+                ``through`` does not exist, or the engine failed.
         """
         ...
 

@@ -123,6 +123,13 @@ LABEL_GRACE_PERIOD = _PREFIX + "pod.termination-grace-period"
 LABEL_POD_IPC = _PREFIX + "pod.ipc"
 #: The value of ``LABEL_POD_IPC``.
 POD_IPC_SHAREABLE = "shareable"
+#: On a pod's network container: ``mounted`` when it mounts the pod's state volume
+#: (``pod_state_mount``), through which the termination-message files of the pod's
+#: containers are written. Network containers made before (issue 27) lack it: the files
+#: of their pods are written through a container made for each.
+LABEL_POD_STATE = _PREFIX + "pod.state"
+#: The value of ``LABEL_POD_STATE``.
+POD_STATE_MOUNTED = "mounted"
 
 # -- named volumes (``podsync.volume_ownership``) ------------------------------------------
 

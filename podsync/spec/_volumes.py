@@ -56,6 +56,7 @@ from podsync.spec._labels import (
 # part of it, not all of it.
 __all__ = [
     "DEFAULT_ROOT_DIR",
+    "VOLUME_ACCESS_PATH",
     "Mount",
     "NamedVolumeMount",
     "TmpfsMount",
@@ -74,6 +75,7 @@ __all__ = [
     "empty_dir_volume_name",
     "encode_content_volumes",
     "legacy_content_mounts",
+    "pod_state_mount",
     "pod_state_volume_labels",
     "pod_state_volume_name",
     "termination_file_mount",
@@ -243,12 +245,18 @@ class NamedVolumeMount:
     ``no_copy``: never fill the volume from the image. Docker copies the content, the
     mode and the owner of the image's directory at ``container_path`` into an empty
     volume the first time a container mounts it, unless the mount says ``nocopy``; an
-    ``emptyDir`` starts empty, with its own mode, whatever the image holds there."""
+    ``emptyDir`` starts empty, with its own mode, whatever the image holds there.
+
+    ``labels``: the labels (key, value) the engine gives the volume when it creates it
+    at this container's create (Docker's mount ``VolumeOptions.Labels``); a volume that
+    exists keeps its own. A volume so mounted needs no create of its own: it is made,
+    labelled, with the container that holds it (a pod's state volume, ``pod_state_mount``)."""
 
     volume: str
     container_path: str
     read_only: bool = False
     no_copy: bool = False
+    labels: tuple[tuple[str, str], ...] = ()
 
 
 # The prefix of a claim's volume name: podsync's, and apart from the names compose gives
@@ -409,9 +417,11 @@ class VolumeFileMount:
     before the create (the apply side writes it, see ``CreateSpec.file_mounts``): for
     a missing bind source Docker makes a directory.
 
-    ``mode`` and ``image`` are the apply side's: the file is written empty with
-    ``mode`` through a short-lived container of ``image`` (``Runtime.write_volume``)
-    before the container is created.
+    ``mode``, ``image`` and ``through`` are the apply side's: the file is written empty
+    with ``mode`` (``Runtime.write_volume``) before the container is created - through
+    the container named ``through`` when it is set (the pod's network container, which
+    mounts the volume at ``VOLUME_ACCESS_PATH``: one archive upload, no container made
+    for it), else through a short-lived container of ``image``.
     """
 
     volume: str
@@ -420,6 +430,14 @@ class VolumeFileMount:
     read_only: bool = False
     mode: int = 0o666
     image: str = ""
+    through: str = ""
+
+
+#: Where a container that podsync writes a volume through mounts that volume: the
+#: short-lived helper containers of ``Runtime.write_volume``, and the network container
+#: of a pod, which mounts the pod's state volume there (``pod_state_mount``) so that
+#: the termination-message files are written through it.
+VOLUME_ACCESS_PATH = "/podsync-volume"
 
 
 # The prefix of a pod's state volume name: apart from a claim's (``podsync_``) and from
@@ -457,24 +475,44 @@ def termination_message_entry(instance: str) -> str:
     return posixpath.join(_TERMINATION_DIR, _file_name(instance))
 
 
+def pod_state_mount(pod: Pod) -> NamedVolumeMount:
+    """The mount of ``pod``'s state volume in its network container, at
+    ``VOLUME_ACCESS_PATH``: the engine creates the volume, with its labels
+    (``pod_state_volume_labels``), at the network container's create - no call of its
+    own - and the termination-message files of the pod's containers are written through
+    that container (one archive upload for the containers created beside it), not
+    through a container made for each file. Nothing in the network image is copied into
+    it (``no_copy``)."""
+    return NamedVolumeMount(
+        pod_state_volume_name(pod.uid),
+        VOLUME_ACCESS_PATH,
+        no_copy=True,
+        labels=tuple(sorted(pod_state_volume_labels(pod).items())),
+    )
+
+
 def termination_file_mount(
-    pod_uid: str, container: Container, instance: str, image: str
+    pod_uid: str, container: Container, instance: str, image: str, *, through: str = ""
 ) -> VolumeFileMount:
     """The termination-message file of the container instance ``instance`` of
-    ``container`` (which has a ``termination_message_path``) of pod ``pod_uid``.
+    ``container`` of pod ``pod_uid``.
 
-    A fresh file per instance, mode 0666, bound at ``terminationMessagePath``, as the
+    A fresh file per instance, mode 0666, bound at ``terminationMessagePath``
+    (``Container.message_path``: ``/dev/termination-log`` unless the pod says), as the
     kubelet's (kubelet-modern.md §11, ``getTerminationMessage``), but kept in the
     engine: a file of the pod's state volume (``termination_message_entry``), written
-    through a container of ``image`` (the network image, which the pod needs anyway).
+    through the network container ``through`` when it mounts the volume
+    (``pod_state_mount``), else through a container of ``image`` (the network image,
+    which the pod needs anyway).
     The message is then read through the engine (an exited container's ``/dev`` is a
     tmpfs that is gone), whether the engine is local or remote.
     """
     return VolumeFileMount(
         pod_state_volume_name(pod_uid),
         termination_message_entry(instance),
-        container.termination_message_path,
+        container.message_path,
         image=image,
+        through=through,
     )
 
 

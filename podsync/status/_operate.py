@@ -127,7 +127,7 @@ def termination_inputs(
     ``(termination_messages, log_tails)``, both by container id.
 
     For every exited instance of the ``pods``' containers: the last 4096 bytes of the
-    file at its ``terminationMessagePath`` (when it has one), read through the engine
+    file at its ``terminationMessagePath`` (``Container.message_path``), read through the engine
     from the exited container (``Runtime.read_container_file``: one engine call each);
     a missing or unreadable file is empty, as the kubelet reads it. The file is the
     one bound there: in the pod's state volume, or the host file under the root
@@ -150,10 +150,10 @@ def termination_inputs(
         spec = specs.get(owner.pod_uid, {}).get(owner.container) if owner else None
         if owner is None or spec is None:
             continue
-        text = ""
-        if spec.termination_message_path:
-            text = _read_message(runtime, oc.id, spec.termination_message_path)
-            messages[oc.id] = text
+        # Every container has the file (at /dev/termination-log by default); one made
+        # before that default has none there, and says nothing.
+        text = _read_message(runtime, oc.id, spec.message_path)
+        messages[oc.id] = text
         policy = spec.termination_message_policy
         if (
             wants_log_tail(policy, oc.exit_code, text)

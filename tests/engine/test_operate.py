@@ -175,6 +175,29 @@ def test_status_of_an_oom_killed_container(
     assert ("Failed", "OOMKilled", 137) == (entry["phase"], app["reason"], app["exit_code"])
 
 
+def test_status_shows_what_the_container_wrote_at_dev_termination_log(
+    engine: docker.DockerClient, run: Callable[..., Result], pod_file: Any
+) -> None:
+    """terminationMessagePath defaults to /dev/termination-log (SetDefaults_Container,
+    issue 27): a container whose pod gives no path writes its reason there, as a
+    Kubernetes container does, and status shows it as the run's message once it has
+    exited (the file is in the pod's state volume, read back through the engine)."""
+    script = "echo 'done: 3 rows' > /dev/termination-log; exit 2"
+    source, pod = pod_file("message", script, restart="Never")
+    assert 0 == run("apply", source).code
+    wait_exit(engine, pod, 1)
+
+    document = json.loads(run("status", "--json", source).out)
+
+    (entry,) = [p for p in document["pods"] if p["uid"] == pod.uid]
+    (app,) = entry["containers"]
+    assert ("Failed", 2, "done: 3 rows\n") == (
+        entry["phase"],
+        app["exit_code"],
+        app["termination_message"],
+    )
+
+
 def test_exec_exit_codes_and_stdin(
     engine: docker.DockerClient, run: Callable[..., Result], pod_file: Any
 ) -> None:

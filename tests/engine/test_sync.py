@@ -204,9 +204,11 @@ class CountingRuntime:
         self._record("remove_volume", name)
         self.inner.remove_volume(name)
 
-    def write_volume(self, volume: str, entries: Sequence[VolumeEntry], *, image: str) -> None:
+    def write_volume(
+        self, volume: str, entries: Sequence[VolumeEntry], *, image: str, through: str = ""
+    ) -> None:
         self._record("write_volume", volume)
-        self.inner.write_volume(volume, entries, image=image)
+        self.inner.write_volume(volume, entries, image=image, through=through)
 
     def read_volume_file(self, volume: str, path: str, *, image: str, limit: int) -> bytes | None:
         self._record("read_volume_file", volume)
@@ -414,12 +416,12 @@ def test_sync_two_pods_creates_what_was_planned(
 
     assert result.ok, _summary(result)
     assert [] == runtime.args("pull_image")
-    # web's state volume (its app's termination-message file) and its emptyDir's volume
-    # before web's app.
-    assert [CreateVolume, CreateVolume, Create, Create] == [
-        type(a) for a in _actions(result, web)[1:]
-    ], result.plan.describe()
-    assert 7 == len(_actions(result))
+    # web's emptyDir's volume before web's app (its state volume, where the
+    # termination-message files are, is made at its network container's create).
+    assert [CreateVolume, Create, Create] == [type(a) for a in _actions(result, web)[1:]], (
+        result.plan.describe()
+    )
+    assert 6 == len(_actions(result))
     assert [["net", "app", "sidecar"], ["net", "db"]] == [
         [a.container for a in _actions(result, pod) if isinstance(a, Create)] for pod in (web, db)
     ]
@@ -541,11 +543,13 @@ def test_sync_two_pods_creates_what_was_planned(
     # Nothing of the pod under the root directory: its state is in the engine.
     assert not Path(root, web.uid).exists()
     # The sidecar: 1 milli-CPU is the kernel's minimum of 2 shares; no memory limit, no
-    # binds, the image's own command.
+    # binds but its termination-message file (/dev/termination-log by default), the
+    # image's own command.
     (sidecar,) = on_engine[web.key]["sidecar"]
     assert podsync.cpu_shares(1) == sidecar["HostConfig"]["CpuShares"] == 2
     assert 0 == sidecar["HostConfig"]["Memory"]
-    assert not sidecar["HostConfig"]["Binds"]
+    sidecar_file = f"{state['Mountpoint']}/termination/{sidecar['Name'].lstrip('/')}"
+    assert [f"{sidecar_file}:/dev/termination-log"] == sidecar["HostConfig"]["Binds"]
     assert ["/bin/sleep", "3600"] == sidecar["Config"]["Cmd"]
 
     # The binds work: the emptyDir is the volume, the hostPath is read-only.
@@ -743,9 +747,10 @@ def test_first_cli_apply_of_one_pod_makes_only_the_calls_it_needs(
     assert all(re.fullmatch(inspect, r) for r in exited), sent
     assert all(re.fullmatch(rf"GET {version}/images/[^/]+/json", r) for r in images), sent
     assert len(images) <= len(engine.api.images())
-    # Applying: create and start, twice, and nothing else; the app is created while
-    # the network container starts (DockerRuntime.overlapping_calls), so those two
-    # calls come in either order.
+    # Applying: create and start, twice, the app's termination-message file and its
+    # volume's mountpoint, and nothing else; the app is created while the network
+    # container starts (DockerRuntime.overlapping_calls), so those calls come in any
+    # order.
     create = rf"POST {version}/containers/create"
     start = rf"POST {version}/containers/[0-9a-f]{{64}}/start"
     # The runtime's one question before its first negative OOM score (the network
@@ -756,13 +761,19 @@ def test_first_cli_apply_of_one_pod_makes_only_the_calls_it_needs(
     assert re.fullmatch(start, applying[1]), sent
     assert re.fullmatch(remove, applying[2]), sent
     applying = applying[3:]
-    assert 4 == len(applying), sent
+    assert 6 == len(applying), sent
     assert re.fullmatch(create, applying[0]), sent
-    assert sorted(["create", "start"]) == sorted(
-        "create" if re.fullmatch(create, call) else "start" if re.fullmatch(start, call) else call
-        for call in applying[1:3]
+    # While the network container starts: the app's termination-message file written
+    # through it (one upload into the pod's state volume, which it mounts), the
+    # volume's mountpoint asked for (the file's bind), the app's create.
+    upload = rf"PUT {version}/containers/[^/]+/archive"
+    mountpoint = rf"GET {version}/volumes/podsync-state_[^/]+"
+    kinds = {"create": create, "start": start, "upload": upload, "mountpoint": mountpoint}
+    assert ["create", "mountpoint", "start", "upload"] == sorted(
+        next((k for k, pattern in kinds.items() if re.fullmatch(pattern, call)), call)
+        for call in applying[1:5]
     ), sent
-    assert re.fullmatch(start, applying[3]), sent
+    assert re.fullmatch(start, applying[5]), sent
 
 
 def test_changed_image_replaces_only_that_container(
@@ -792,11 +803,13 @@ def test_changed_image_replaces_only_that_container(
 
     assert second.ok, _summary(second)
     old_one = before["one"][0]["Id"]
-    # The stop record first (podsync.spec._records), then the stop.
+    # The stop record first (podsync.spec._records), then the stop; the new instance's
+    # termination-message file, written through the network container, before its create.
     assert [
         "remove_volume",
         "create_volume",
         "stop_container",
+        "write_volume",
         "create_container",
         "start_container",
     ] == runtime.mutations()
@@ -1173,9 +1186,11 @@ def test_restart_policy(
             assert ("net", net_id, Reason.POD_COMPLETED) == (kill.container, kill.id, kill.reason)
             assert not _running(engine, net_id)
     restarted = sum(restarts.values())
-    assert sorted(
-        ["create_container", "start_container"] * restarted + ["stop_container"] * (2 - restarted)
-    ) == sorted(runtime.mutations())
+    # (A restart's termination-message file first, through the network container.)
+    restart = ["write_volume", "create_container", "start_container"]
+    assert sorted(restart * restarted + ["stop_container"] * (2 - restarted)) == sorted(
+        runtime.mutations()
+    )
 
     seconds = {code: _containers(engine, pod) for code, pod in pods.items()}
     _wait_exited(engine, [c["Id"] for found in seconds.values() for c in found["job"]])
@@ -1250,7 +1265,7 @@ def test_failing_post_start_hook(
     assert isinstance(create, Create)
     assert ("hooked", Reason.EXITED) == (create.container, create.reason)
     recorded = ["remove_volume", "create_volume"]  # the stop record, before the stop
-    assert ["create_container", "start_container", *recorded, "stop_container"] == (
+    assert ["write_volume", "create_container", "start_container", *recorded, "stop_container"] == (
         runtime.mutations()
     )
     found = _containers(engine, pod)
@@ -1368,9 +1383,8 @@ def test_pull_policy_never_container_with_a_changed_spec_is_replaced(
 
     assert second.ok, _summary(second)
     recorded = ["remove_volume", "create_volume"]  # the stop record, before the stop
-    assert [*recorded, "stop_container", "create_container", "start_container"] == (
-        runtime.mutations()
-    ), second.plan.describe()
+    replace = ["write_volume", "create_container", "start_container"]
+    assert [*recorded, "stop_container", *replace] == runtime.mutations(), second.plan.describe()
     found = _containers(engine, pod)
     assert 2 == len(found["app"])
     assert found["app"][1]["State"]["Running"]

@@ -15,13 +15,14 @@ given, the engine is the fact - but for a link's mode, 0777 on both
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import attrs
 
 from podsync.model._security import ContainerSecurity
 from podsync.model._volume_entries import EntryKind, VolumeEntry
-from podsync.spec._volumes import NamedVolumeMount, VolumeFileMount
+from podsync.spec._volumes import VOLUME_ACCESS_PATH, NamedVolumeMount, VolumeFileMount
 from tests.support.conformance import Subject, _refusal, exits
 from tests.support.engine import PAUSE_IMAGE
 
@@ -176,6 +177,46 @@ def test_a_volume_file_is_bound_in_the_container_and_read_after_it_exited(
     assert b"said" == read(limit=4)
     in_volume = subject.runtime.read_volume_file(volume, entry, image=PAUSE_IMAGE, limit=LIMIT)
     assert b"said: goodbye" == in_volume
+
+
+def test_files_are_written_through_a_container_that_mounts_the_volume(
+    subject: Subject,
+) -> None:
+    """How podsync writes a pod's termination-message files: its network container
+    mounts the pod's state volume with the volume's labels - the engine makes the
+    volume, labelled, at that create (``NamedVolumeMount.labels``) - and
+    ``write_volume(..., through=<its name>)`` writes into the volume through it, created
+    or running, without a container made for the write. A container that does not mount
+    the volume at ``VOLUME_ACCESS_PATH`` takes the entries among its own files; one that
+    does not exist is refused."""
+    volume = subject.volume("through")
+    labels = (("io.podsync.volume.kind", "pod-state"),)
+    mounted = NamedVolumeMount(volume, VOLUME_ACCESS_PATH, no_copy=True, labels=labels)
+    holder = subject.spec("holder", volumes=(mounted,))
+    cid = subject.runtime.create_container(holder)
+    assert [(volume, dict(labels))] == [(v.name, v.labels) for v in subject.our_volumes()]
+
+    def write(path: str, through: str) -> None:
+        entry = VolumeEntry(path, EntryKind.FILE, mode=0o666)
+        subject.runtime.write_volume(volume, [entry], image="", through=through)
+
+    def read(path: str) -> bytes | None:
+        return subject.runtime.read_volume_file(volume, path, image=PAUSE_IMAGE, limit=LIMIT)
+
+    write("termination/created", holder.name)
+    subject.runtime.start_container(cid)
+    write("termination/running", holder.name)
+    assert (b"", b"") == (read("termination/created"), read("termination/running"))
+    bystander = subject.running("bystander")
+    write("termination/elsewhere", bystander)
+    assert read("termination/elsewhere") is None
+    entry = VolumeEntry("termination/x", EntryKind.FILE)
+    refused = _refusal(
+        functools.partial(subject.runtime.write_volume, image="", through=subject.name("gone")),
+        volume,
+        [entry],
+    )
+    assert "no such container" in refused.message.lower()
 
 
 def test_a_file_mount_of_a_missing_volume_is_refused(subject: Subject) -> None:

@@ -26,7 +26,12 @@ from podsync.actions._actions import (
     Wait,
 )
 from podsync.spec._images import normalize_image
-from podsync.spec._labels import LABEL_POD_IPC, POD_IPC_SHAREABLE
+from podsync.spec._labels import (
+    LABEL_POD_IPC,
+    LABEL_POD_STATE,
+    POD_IPC_SHAREABLE,
+    POD_STATE_MOUNTED,
+)
 
 
 class EngineRuleBroken(AssertionError):
@@ -71,6 +76,17 @@ class EngineModel:
         labelled = container.labels.get(LABEL_POD_IPC) == POD_IPC_SHAREABLE
         return container.id in self.shareable or labelled
 
+    def _mounts(self, name: str, volume: str) -> bool:
+        """Whether the container ``name`` mounts ``volume``: as it was created, or - one
+        put here as podsync makes it - as its label says (a network container of this
+        podsync mounts its pod's state volume)."""
+        holder = self.by_name(name)
+        if holder is None:
+            return False
+        if holder.id in self.mounted:
+            return volume in self.mounted[holder.id]
+        return holder.labels.get(LABEL_POD_STATE) == POD_STATE_MOUNTED
+
     def by_name(self, name: str) -> ObservedContainer | None:
         return next((c for c in self.containers.values() if c.name == name), None)
 
@@ -101,6 +117,15 @@ class EngineModel:
                     raise EngineRuleBroken(
                         f"{spec.name} joins an IPC namespace that does not run or is not shareable"
                     )
+            for mounted in spec.file_mounts:
+                # Docker binds the file from the volume's mountpoint: the volume must
+                # exist, and a container written through must mount it.
+                if mounted.volume not in self.volumes:
+                    raise EngineRuleBroken(f"{spec.name}: no such volume {mounted.volume}")
+                if mounted.through and not self._mounts(mounted.through, mounted.volume):
+                    raise EngineRuleBroken(
+                        f"{spec.name}: {mounted.through} does not mount {mounted.volume}"
+                    )
             self.counter += 1
             if spec.ipc_shareable:
                 self.shareable.add(f"id{self.counter:06d}")
@@ -111,8 +136,10 @@ class EngineModel:
                 raise EngineRuleBroken(f"{spec.name}: host port already allocated by {clash}")
             self.published[f"id{self.counter:06d}"] = wanted
             for volume in spec.volumes:
-                # The engine makes a missing volume itself, unlabelled.
-                self.volumes.setdefault(volume.volume, ObservedVolume(volume.volume))
+                # The engine makes a missing volume itself, unlabelled but for the
+                # mount's labels.
+                made = ObservedVolume(volume.volume, dict(volume.labels))
+                self.volumes.setdefault(volume.volume, made)
             self.mounted[f"id{self.counter:06d}"] = tuple(v.volume for v in spec.volumes)
             for path in (*spec.directories, *spec.files):
                 if path.startswith(self.root_dir + "/"):

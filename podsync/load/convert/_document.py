@@ -80,6 +80,7 @@ from podsync.load.schema._volumes import (
 )
 from podsync.load.schema._yaml import _describe, _kind
 from podsync.model._pod import (
+    DEFAULT_TERMINATION_MESSAGE_PATH,
     Container,
     DNSPolicy,
     Pod,
@@ -362,27 +363,37 @@ def _check_pod(
                         f"duplicate mount path {mount.mount_path!r} (first at {first})",
                     )
                 )
-        # The termination-message file is bound at its path; Docker refuses a second
-        # mount at a path a volume is mounted at ("Duplicate mount point"), so the pod
-        # is refused here, before the engine is touched.
-        message_path = container.termination_message_path
-        if message_path:
-            clash = next(
+        # The termination-message file is bound at its path (/dev/termination-log unless
+        # given: SetDefaults_Container); Docker refuses a second mount at a path a volume
+        # is mounted at ("Duplicate mount point"), so the pod is refused here, before the
+        # engine is touched.
+        given = container.termination_message_path
+        message_path = given or DEFAULT_TERMINATION_MESSAGE_PATH
+        clash = next(
+            (
+                f"{at}.volumeMounts[{j}]"
+                for j, m in enumerate(container.volume_mounts)
+                if posixpath.normpath(m.mount_path) == posixpath.normpath(message_path)
+            ),
+            None,
+        )
+        if clash is not None and given:
+            out.append(
                 (
-                    f"{at}.volumeMounts[{j}]"
-                    for j, m in enumerate(container.volume_mounts)
-                    if posixpath.normpath(m.mount_path) == posixpath.normpath(message_path)
-                ),
-                None,
-            )
-            if clash is not None:
-                out.append(
-                    (
-                        f"{at}.terminationMessagePath",
-                        f"{message_path!r} is also where {clash} mounts a volume; the "
-                        "termination-message file needs a path of its own",
-                    )
+                    f"{at}.terminationMessagePath",
+                    f"{message_path!r} is also where {clash} mounts a volume; the "
+                    "termination-message file needs a path of its own",
                 )
+            )
+        elif clash is not None:
+            out.append(
+                (
+                    f"{clash}.mountPath",
+                    f"{message_path!r} is where the termination-message file is (the default "
+                    "terminationMessagePath); mount the volume elsewhere, or give the file "
+                    "another terminationMessagePath",
+                )
+            )
         _check_named_ports(container, at, out)
 
 

@@ -170,7 +170,9 @@ def docker_create_args(
         for key, pairs in port_bindings(spec.ports).items()
     }
     host_config: dict[str, Any] = {
-        "binds": binds(spec.mounts) + [_volume_bind(v) for v in spec.volumes] + file_binds,
+        "binds": binds(spec.mounts)
+        + [_volume_bind(v) for v in spec.volumes if not v.labels]
+        + file_binds,
         # The Engine API's own PortMap shape: the SDK passes dictionaries through.
         "port_bindings": bindings,
         "network_mode": network_mode,
@@ -211,6 +213,9 @@ def docker_create_args(
         "stdin_open": spec.stdin,
         "user": security.user or None,
     }
+    labelled = [_volume_mount(v) for v in spec.volumes if v.labels]
+    if labelled:
+        host_config["mounts"] = labelled
     if spec.tmpfs:
         # HostConfig.Tmpfs, path -> mount options ("size=N"): emptyDir in memory.
         host_config["tmpfs"] = {t.container_path: t.options for t in spec.tmpfs}
@@ -376,6 +381,19 @@ def engine_event(message: Mapping[str, Any]) -> EngineEvent | None:
         as_int(code) if code is not None else None,
         as_int(signal) if signal is not None else None,
     )
+
+
+def _volume_mount(mount: NamedVolumeMount) -> dict[str, Any]:
+    """The ``HostConfig.Mounts`` entry of a named volume with labels: a ``Binds`` string
+    cannot carry them, a mount's ``VolumeOptions`` can - the engine creates a missing
+    volume with them at the container's create (``daemon.registerMountPoints``)."""
+    return {
+        "Type": "volume",
+        "Source": mount.volume,
+        "Target": mount.container_path,
+        "ReadOnly": mount.read_only,
+        "VolumeOptions": {"NoCopy": mount.no_copy, "Labels": dict(mount.labels)},
+    }
 
 
 def _volume_bind(mount: NamedVolumeMount) -> str:

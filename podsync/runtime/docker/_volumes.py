@@ -21,11 +21,13 @@ from podsync.runtime.docker._api import volume_from_list
 from podsync.runtime.docker._archive import first_file, tar_of
 from podsync.runtime.docker._connection import EngineConnection
 from podsync.spec._labels import LABEL_HELPER
+from podsync.spec._volumes import VOLUME_ACCESS_PATH
 
 __all__ = ["VolumeCalls"]
 
-# Where a volume helper container (``VolumeCalls._volume_helper``) mounts its volume.
-_HELPER_MOUNT = "/podsync-volume"
+# Where a volume helper container (``VolumeCalls._volume_helper``) mounts its volume, as
+# a network container mounts its pod's state volume.
+_HELPER_MOUNT = VOLUME_ACCESS_PATH
 
 
 class VolumeCalls(EngineConnection):
@@ -72,19 +74,29 @@ class VolumeCalls(EngineConnection):
 
     # -- files in the engine -------------------------------------------------------
 
-    def write_volume(self, volume: str, entries: Sequence[VolumeEntry], *, image: str) -> None:
+    def write_volume(
+        self, volume: str, entries: Sequence[VolumeEntry], *, image: str, through: str = ""
+    ) -> None:
         """Write ``entries`` into the named volume ``volume`` through a container of
         ``image`` that mounts it and never starts (one create, one ``PUT .../archive``,
-        one remove): nothing is read or written on this machine.
+        one remove), or through the container ``through``, which mounts it at
+        ``VOLUME_ACCESS_PATH`` (one ``PUT .../archive``): nothing is read or written on
+        this machine.
 
         Raises:
-            RuntimeCallError: the image is missing, a path is refused, or the engine
-                failed.
+            RuntimeCallError: the image is missing, a path is refused, the container
+                ``through`` does not exist, or the engine failed.
         """
         try:
             archive = tar_of(entries, under=_HELPER_MOUNT.removeprefix("/"))
         except ValueError as exc:
             raise RuntimeCallError("write volume", volume, str(exc)) from exc
+        if through:
+            # Docker mounts a container's volumes for an archive upload, whether the
+            # container runs or not (a created one's too).
+            with self._call("write volume", volume) as api:
+                api.put_archive(through, "/", archive)
+            return
         with (
             self._volume_helper(volume, image, "write volume") as helper,
             self._call("write volume", volume) as api,

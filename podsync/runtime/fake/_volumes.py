@@ -25,6 +25,7 @@ from podsync.model._volume_entries import EntryKind, VolumeEntry, entry_path_ref
 from podsync.runtime.fake._engine import FakeEngine
 from podsync.runtime.fake._rules import volume_name_refusal
 from podsync.runtime.fake._state import FakeContainer
+from podsync.spec._volumes import VOLUME_ACCESS_PATH
 
 __all__ = ["VolumeCalls"]
 
@@ -71,8 +72,9 @@ class VolumeCalls(FakeEngine):
 
     def _mount_volumes(self, spec: CreateSpec) -> str | None:
         """At a container's create: the driver's refusal of a volume name it mounts, or
-        ``None`` after creating the volumes that do not exist yet, without labels, as
-        Docker does (the volume service's ``CreateWithRef``). Called under the lock."""
+        ``None`` after creating the volumes that do not exist yet, without labels but
+        the mount's (``NamedVolumeMount.labels``), as Docker does (the volume service's
+        ``CreateWithRef``). Called under the lock."""
         for mounted in spec.volumes:
             if (refusal := volume_name_refusal(mounted.volume)) is not None:
                 return refusal
@@ -81,7 +83,9 @@ class VolumeCalls(FakeEngine):
             if file_mount.volume not in self._volumes:
                 return f"get {file_mount.volume}: no such volume"
         for mounted in spec.volumes:
-            self._volumes.setdefault(mounted.volume, self._new_volume(mounted.volume))
+            # With the mount's labels (Docker's VolumeOptions.Labels), if it has any.
+            made = self._new_volume(mounted.volume, dict(mounted.labels))
+            self._volumes.setdefault(mounted.volume, made)
         for file_mount in spec.file_mounts:
             # For a bind source that does not exist, Docker makes a directory.
             if file_mount.path not in self._volume_files.get(file_mount.volume, {}):
@@ -163,23 +167,42 @@ class VolumeCalls(FakeEngine):
                     if "/" not in inside:
                         self._root_changed(volume)
 
-    def write_volume(self, volume: str, entries: Sequence[VolumeEntry], *, image: str) -> None:
-        """Write ``entries`` into ``volume`` (created unlabelled when missing).
+    def write_volume(
+        self, volume: str, entries: Sequence[VolumeEntry], *, image: str, through: str = ""
+    ) -> None:
+        """Write ``entries`` into ``volume`` (created unlabelled when missing); with
+        ``through``, through that container: into ``volume`` when the container mounts
+        it at ``VOLUME_ACCESS_PATH``, else - as Docker's archive upload, which writes
+        the container's own files there - not into any volume.
 
         Raises:
-            RuntimeCallError: the image is missing ("No such image: <image>"), or a path
-                is refused; nothing is written then.
+            RuntimeCallError: the image is missing ("No such image: <image>"), the
+                container ``through`` does not exist ("No such container: <ref>"), or a
+                path is refused; nothing is written then.
         """
         self._sleep()
         with self._lock:
-            self._record("write_volume", volume, tuple(entries), image)
-            self._helper_refusal("write_volume", volume, image)
+            if through:
+                self._record("write_volume", volume, tuple(entries), image, through)
+                holder = self._find(through)
+                if holder is None:
+                    raise RuntimeCallError("write_volume", volume, f"No such container: {through}")
+                mounted = holder.spec is not None and any(
+                    v.volume == volume and v.container_path == VOLUME_ACCESS_PATH
+                    for v in holder.spec.volumes
+                )
+            else:
+                self._record("write_volume", volume, tuple(entries), image)
+                self._helper_refusal("write_volume", volume, image)
+                mounted = True
             for entry in entries:
                 refusal = entry_path_refusal(entry.path)
                 if refusal is not None:
                     raise RuntimeCallError(
                         "write_volume", volume, f"cannot write {entry.path!r}: {refusal}"
                     )
+            if not mounted:
+                return
             self._volumes.setdefault(volume, self._new_volume(volume))
             for entry in entries:
                 self._put(volume, entry)

@@ -106,8 +106,16 @@ def test_every_app_container_is_created_ahead_and_started_in_order(tmp_path: Pat
 
     assert ok
     assert [True] == rt.waited
-    assert ["create"] * 3 + ["start"] * 3 == sorted(rt.call_names())
+    assert ["create"] * 3 + ["start"] * 3 + ["write_volume"] == sorted(rt.call_names())
     assert "create" == rt.calls[0].name
+    # Both termination-message files at once, through the network container.
+    (written,) = [c for c in rt.calls if c.name == "write_volume"]
+    volume, entries, _, through = written.args
+    net = rt.calls[0].args[0]
+    assert (volume, through) == (net.volumes[0].volume, net.name)
+    assert ["termination/" + c.args[0].name for c in rt.calls[1:] if c.name == "create"] == [
+        e.path for e in entries
+    ]
     # The app containers start last, in the pod's order.
     assert ["start", "start"] == rt.call_names()[-2:]
     assert [("started", "net"), ("started", "a"), ("started", "b")] == [
@@ -181,5 +189,5 @@ def test_without_overlapping_calls_the_calls_come_in_plan_order(tmp_path: Path) 
     result = apply(the_plan, rt, clock=rt.clock)
 
     assert result.ok
-    assert ["create", "start"] * 3 == rt.call_names()
+    assert ["create", "start"] + ["write_volume", "create", "start"] * 2 == rt.call_names()
     assert EventKind.CREATED  # the kinds used above are the public ones

@@ -689,7 +689,7 @@ def test_plan_runs_no_probe_unless_asked_and_apply_probes(
     assert 0 == applied.code
     # The probe's record and the stop's (podsync.spec._records) are volumes of the engine.
     records = ("list_volumes", "create_volume", "remove_volume")
-    assert ["exec", "stop", "create", "start"] == [
+    assert ["exec", "stop", "write_volume", "create", "start"] == [
         name for name in fake.call_names() if name not in ("list", "list_images", *records)
     ]
 
@@ -850,7 +850,9 @@ def test_apply_lists_images_only_when_it_creates(
     result = run("apply", source, runtime=fake)
 
     assert 0 == result.code, result.err
-    assert ["list", "list_images", "create", "start", "create", "start"] == fake.call_names()
+    assert ["list", "list_images", "create", "start", "write_volume", "create", "start"] == (
+        fake.call_names()
+    )
 
 
 def test_apply_failure_exits_1_with_the_error(

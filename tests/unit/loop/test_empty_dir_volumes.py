@@ -45,6 +45,7 @@ from podsync.labels import (
 )
 from podsync.model._volume_entries import EntryKind
 from podsync.spec import claim_volume_name
+from podsync.spec._labels import LABEL_POD_STATE
 from podsync.spec._volumes import Mount, NamedVolumeMount, empty_dir_volume_name
 from podsync.testing import FakeClock, FakeRuntime
 
@@ -88,6 +89,8 @@ def parse(text: str) -> Pod:
 
 POD = parse(pod_file())
 VOLUME = "podsync-emptydir_web-uid_cache"
+# The pod's state volume (its termination-message files).
+STATE = "podsync-state_web-uid"
 
 
 def creates(actions: Sequence[object]) -> dict[str, Create]:
@@ -258,15 +261,19 @@ def test_the_plan_shows_and_saves_the_volume_actions() -> None:
 
 def legacy(spec: CreateSpec, root: str) -> CreateSpec:
     """``spec`` as a podsync before engine volumes made it: the emptyDir bound from its
-    host directory, no ``LABEL_EMPTY_DIRS``."""
+    host directory, no ``LABEL_EMPTY_DIRS``; no termination-message file (the pod gives
+    no path), no state volume mounted in the network container."""
     host = f"{root}/web-uid/volumes/empty/cache"
-    binds = [Mount(host, m.container_path, m.read_only) for m in spec.volumes]
+    binds = [Mount(host, m.container_path, m.read_only) for m in spec.volumes if not m.labels]
     return attrs.evolve(
         spec,
-        labels={k: v for k, v in spec.labels.items() if k != LABEL_EMPTY_DIRS},
+        labels={
+            k: v for k, v in spec.labels.items() if k not in (LABEL_EMPTY_DIRS, LABEL_POD_STATE)
+        },
         volumes=(),
         mounts=(*spec.mounts, *binds),
         directories=(host,) if binds else (),
+        file_mounts=(),
     )
 
 
@@ -307,7 +314,9 @@ def test_while_a_container_binds_the_host_directory_new_ones_bind_it_too() -> No
         [POD], fake.list_containers(), now=500.0, options=OPTIONS, images=fake.list_images()
     )
 
-    assert ["Create sidecar"] == kinds(made.pods[0].actions)
+    # (Beside a network container of that podsync, the termination-message file goes
+    # into a state volume the plan creates: see test_plan_kubelet_volumes.)
+    assert [f"CreateVolume {STATE}", "Create sidecar"] == kinds(made.pods[0].actions)
     spec = creates(made.pods[0].actions)["sidecar"].spec
     assert () == spec.volumes
     assert Mount(f"{ROOT}/web-uid/volumes/empty/cache", "/cache", True) in spec.mounts
@@ -375,6 +384,7 @@ def test_when_every_binding_container_is_replaced_all_stop_before_the_copy() -> 
         "Kill app",
         "Kill sidecar",
         "Kill plain",
+        f"CreateVolume {STATE}",
         f"CreateVolume {VOLUME}",
         "Create app",
         "Create sidecar",
@@ -401,7 +411,7 @@ def test_one_replaced_container_of_two_keeps_binding_the_directory() -> None:
         empty_dirs=[("web-uid", "cache")],
     )
 
-    assert ["Kill app", "Create app"] == kinds(made.pods[0].actions)
+    assert ["Kill app", f"CreateVolume {STATE}", "Create app"] == kinds(made.pods[0].actions)
     assert () == creates(made.pods[0].actions)["app"].spec.volumes
 
 
@@ -465,10 +475,12 @@ def test_sync_creates_and_sets_up_the_volume_then_lists_nothing_more(tmp_path: P
     names = fake.call_names()
     assert 1 == names.count("list_volumes")
     first_mount = next(
-        i for i, c in enumerate(fake.calls) if c.name == "create" and c.args[0].volumes
+        i
+        for i, c in enumerate(fake.calls)
+        if c.name == "create" and any(v.volume == VOLUME for v in c.args[0].volumes)
     )
     assert names.index("create_volume") < names.index("write_volume") < first_mount
-    assert [VOLUME] == [v.name for v in fake.volumes]
+    assert [VOLUME, STATE] == [v.name for v in fake.volumes]
     assert 0o777 == fake.volume_files(VOLUME)["."].mode
     assert not (tmp_path / "web-uid" / "volumes").exists()
     fake.clear_calls()
@@ -534,7 +546,7 @@ def test_a_volume_stays_while_a_container_of_its_pod_is_kept(tmp_path: Path) -> 
 
     assert first.ok, first.apply_result.summary()
     assert not [a for a in first.plan.actions if isinstance(a, RemoveVolume)]
-    assert [VOLUME] == [v.name for v in fake.volumes]
+    assert [VOLUME, STATE] == [v.name for v in fake.volumes]
     clock.advance(120)
     second = sync([], fake, options=options, clock=clock, probe=False)
     assert second.ok, second.apply_result.summary()
@@ -631,8 +643,8 @@ def test_a_gone_pods_volume_goes_with_its_containers_under_its_own_name(tmp_path
 
     (web,) = [p for p in made.pods if p.uid == "web-uid"]
     assert isinstance(web.actions[-1], RemoveVolume)
-    assert ("shop/web", VOLUME) == (web.actions[-1].pod, web.actions[-1].volume)
-    assert [VOLUME] == [a.volume for a in made.actions if isinstance(a, RemoveVolume)]
+    assert ("shop/web", STATE) == (web.actions[-1].pod, web.actions[-1].volume)
+    assert [VOLUME, STATE] == [a.volume for a in made.actions if isinstance(a, RemoveVolume)]
 
 
 @pytest.mark.parametrize("running", [True, False])
@@ -651,7 +663,7 @@ def test_a_removal_refused_by_the_engine_fails_the_action(tmp_path: Path, runnin
 
     assert not result.ok
     assert "volume is in use" in result.failures[0].error
-    assert [VOLUME] == [v.name for v in fake.volumes]
+    assert [VOLUME, STATE] == [v.name for v in fake.volumes]
 
 
 # --- the host directories of earlier versions ----------------------------------------
@@ -726,7 +738,7 @@ def test_a_dry_run_shows_the_volume_and_down_removes_it(
     assert f"create volume {VOLUME}: emptyDir cache: first use  [empty-dir-first-use]" in out
     assert [] == fake.volumes
     assert 0 == run("apply")
-    assert [VOLUME] == [v.name for v in fake.volumes]
+    assert [VOLUME, STATE] == [v.name for v in fake.volumes]
     capsys.readouterr()
 
     assert 0 == run("down")

@@ -128,31 +128,25 @@ def test_sync_pods_does_nothing(root):
 
 def test_sync_pods_with_termination_log(root):
     """#4 TestSyncPodsWithTerminationLog: net and bar are created and started; bar's
-    termination-message file is written into the pod's state volume (created first,
-    labelled), empty and writable by any user, before bar's create binds it. Nothing is
-    written under the root directory: the engine holds it all."""
+    termination-message file is written into the pod's state volume (made, labelled, at
+    net's create, which mounts it) through net, empty and writable by any user, before
+    bar's create binds it. Nothing is written under the root directory: the engine
+    holds it all."""
     pod = foo_pod(Container("bar", "busybox", termination_message_path="/dev/somepath"))
     rt = engine()
 
     result = run([pod], rt, root)
 
-    assert [
-        "list",
-        "list_images",
-        "list_volumes",
-        "create",
-        "start",
-        "create_volume",
-        "write_volume",
-        "create",
-        "start",
-    ] == rt.call_names()
+    assert ["list", "list_images", "create", "start", "write_volume", "create", "start"] == (
+        rt.call_names()
+    )
     bar = rt.spec(rt.containers[0].id)
     assert bar is not None
     entry = f"termination/{bar.name}"
-    assert (VolumeFileMount("podsync-state_12345678", entry, "/dev/somepath", image=PAUSE),) == (
-        bar.file_mounts
+    mounted = VolumeFileMount(
+        "podsync-state_12345678", entry, "/dev/somepath", image=PAUSE, through=bar.join
     )
+    assert (mounted,) == bar.file_mounts
     written = rt.volume_files("podsync-state_12345678")[entry]
     assert (b"", 0o666) == (written.data, written.mode)
     assert "pod-state" == rt.volumes[0].labels["io.podsync.volume.kind"]
@@ -167,7 +161,9 @@ def test_sync_pods_creates_net_and_container(root):
 
     run([foo_pod()], rt, root, network_image="custom_image_name")
 
-    assert ["list", "list_images", "create", "start", "create", "start"] == rt.call_names()
+    assert ["list", "list_images", "create", "start", "write_volume", "create", "start"] == (
+        rt.call_names()
+    )
     net, bar = reversed(rt.containers)
     assert "custom_image_name" == net.image
     assert re.fullmatch(r"k8s_net\.[a-f0-9]+_foo\.new\.test_12345678_00000000", net.name)
@@ -181,9 +177,17 @@ def test_sync_pods_creates_net_and_container_pulls_image(root):
 
     run([foo_pod()], rt, root, network_image="custom_image_name")
 
-    assert ["list", "list_images", "pull", "pull", "create", "start", "create", "start"] == (
-        rt.call_names()
-    )
+    pulls = ["pull", "pull"]
+    assert [
+        "list",
+        "list_images",
+        *pulls,
+        "create",
+        "start",
+        "write_volume",
+        "create",
+        "start",
+    ] == (rt.call_names())
     assert ["busybox", "custom_image_name"] == sorted(c.args[0] for c in rt.calls[2:4])
 
 
@@ -193,8 +197,11 @@ def test_sync_pods_with_net_creates_container(root):
 
     run([foo_pod()], rt, root, adopt_2014_containers=True)
 
-    assert ["list", "list_images", "create", "start"] == rt.call_names()
-    bar = rt.calls[2].args[0]
+    # Beside a 2014 network container, bar's file goes into a state volume created for
+    # it, through a container made for the write (the volume list is read first).
+    helper = ["list_volumes", "create_volume", "write_volume"]
+    assert ["list", "list_images", *helper, "create", "start"] == rt.call_names()
+    bar = rt.calls[5].args[0]
     assert "k8s_net.0_foo.new.test_12345678_00000000" == bar.join
 
 
@@ -214,6 +221,7 @@ def test_sync_pods_deletes_with_no_net_container(root):
         "stop",
         "create",
         "start",
+        "write_volume",
         "create",
         "start",
     ] == rt.call_names()
@@ -304,10 +312,12 @@ def test_sync_pod_bad_hash(root):
     run([foo_pod(Container("bar", "busybox:2"))], rt, root, now=NOW + 10)
 
     recorded = ["remove_volume", "create_volume"]  # the stop record, before the stop
-    assert ["list", "list_images", *recorded, "stop", "create", "start"] == rt.call_names()
+    assert ["list", "list_images", *recorded, "stop", "write_volume", "create", "start"] == (
+        rt.call_names()
+    )
     assert {old_bar.id} == stopped(rt)
     assert rt.container(net.id).running
-    assert net.name == rt.calls[5].args[0].join
+    assert net.name == rt.calls[6].args[0].join
 
 
 def test_sync_pod_bad_hash_legacy_container(root):
@@ -320,7 +330,18 @@ def test_sync_pod_bad_hash_legacy_container(root):
     run([foo_pod()], rt, root, adopt_2014_containers=True)
 
     recorded = ["remove_volume", "create_volume"]  # the stop record, before the stop
-    assert ["list", "list_images", *recorded, "stop", "create", "start"] == rt.call_names()
+    # Beside a 2014 network container: bar's state volume, then its file through a helper.
+    state = ["create_volume", "write_volume"]
+    assert [
+        "list",
+        "list_images",
+        "list_volumes",
+        *recorded,
+        "stop",
+        *state,
+        "create",
+        "start",
+    ] == (rt.call_names())
     assert {"1234"} == stopped(rt)
 
 
@@ -345,6 +366,8 @@ def test_sync_pod_unhealthy(root):
         "remove_volume",
         "create_volume",
         "stop",
+        "create_volume",
+        "write_volume",
         "create",
         "start",
     ] == rt.call_names()
@@ -416,9 +439,9 @@ def test_sync_converges(root):
     second = run([rich_pod(), foo_pod()], rt, root, now=NOW + 1)
 
     assert first.ok
-    # rich_pod's containers have termination-message files and an emptyDir: its state
-    # volume and its emptyDir's volume first.
-    assert 7 == len(first.apply_result.results)
+    # rich_pod has an emptyDir: its volume first (its state volume, where the
+    # termination-message files are, is made at its network container's create).
+    assert 6 == len(first.apply_result.results)
     assert [] == mutations(rt)
     assert not second.plan.has_changes
 
@@ -459,14 +482,14 @@ def test_undesired_pod_is_stopped_removed_and_its_volume_removed(root, tmp_path)
     rt = engine()
     run([pod], rt, root)
     assert frozenset() == observe(rt, root).pod_dirs
-    assert 1 == len(rt.volumes)
+    assert 2 == len(rt.volumes)  # its emptyDir's and its state volume
     rt.clear_calls()
 
     result = run([], rt, root, gc=GCPolicy(min_age=0))
 
     # Each removal takes its container's stop record with it (one call, whether there
     # is one or not); the volumes are listed for the pod's engine state, and its
-    # emptyDir's volume goes last.
+    # emptyDir's volume and its state volume go last.
     assert [
         "list",
         "list_volumes",
@@ -475,6 +498,7 @@ def test_undesired_pod_is_stopped_removed_and_its_volume_removed(root, tmp_path)
         "remove",
         "remove_volume",
         "remove",
+        "remove_volume",
         "remove_volume",
         "remove_volume",
     ] == rt.call_names()
@@ -655,7 +679,9 @@ def test_never_pull_container_with_a_present_image_starts(root):
     result = sync([pod], rt, options=PlanOptions(root_dir=str(root)), clock=rt.clock)
 
     assert result.ok
-    assert ["list", "list_images", "create", "start", "create", "start"] == rt.call_names()
+    assert ["list", "list_images", "create", "start", "write_volume", "create", "start"] == (
+        rt.call_names()
+    )
 
 
 def test_a_sync_that_creates_plans_once(root, monkeypatch):
@@ -677,7 +703,9 @@ def test_a_sync_that_creates_plans_once(root, monkeypatch):
     result = run([foo_pod()], rt, root)
 
     assert result.ok
-    assert ["list", "list_images", "create", "start", "create", "start"] == rt.call_names()
+    assert ["list", "list_images", "create", "start", "write_volume", "create", "start"] == (
+        rt.call_names()
+    )
     assert 1 == len(made)
 
 
@@ -703,7 +731,7 @@ def test_a_sync_that_creates_pods_with_termination_messages_plans_once(root, mon
     result = run([pod], rt, root)
 
     assert result.ok
-    assert ["list", "list_images", "list_volumes"] == rt.call_names()[:3]
+    assert ["list", "list_images", "create"] == rt.call_names()[:3]
     assert 1 == len(made)
 
 

@@ -147,7 +147,12 @@ def ran(pod: Pod) -> EngineModel:
     model = EngineModel(image_tags=set(IMAGES))
     for step in range(len(pod.init_containers) + 2):
         at = STARTED + step
-        model.apply(plan([pod], model.observed, images=model.images, now=at), at)
+        model.apply(
+            plan(
+                [pod], model.observed, images=model.images, volumes=model.observed_volumes, now=at
+            ),
+            at,
+        )
         for c in pod.init_containers:
             if c.restart_policy is None:
                 for o in instances(model, c.name):
@@ -241,7 +246,14 @@ def world(case: Case) -> tuple[Pod, EngineModel]:
 
 def planned(case: Case) -> Plan:
     pod, model = world(case)
-    return plan([pod], model.observed, images=model.images, now=NOW, options=case.options)
+    return plan(
+        [pod],
+        model.observed,
+        images=model.images,
+        volumes=model.observed_volumes,
+        now=NOW,
+        options=case.options,
+    )
 
 
 def actions(p: Plan) -> list[tuple[str, str, str]]:
@@ -670,7 +682,9 @@ def test_a_network_container_that_keeps_dying_is_backed_off() -> None:
         (net,) = [o for o in instances(model, "net") if o.running]
         model.exit(net.id, 137, now)
         while True:
-            p = plan([pod], model.observed, images=model.images, now=now)
+            p = plan(
+                [pod], model.observed, images=model.images, volumes=model.observed_volumes, now=now
+            )
             model.apply(p, now)
             wait = next((a for a in p.actions if isinstance(a, Wait)), None)
             if wait is None:
@@ -682,7 +696,9 @@ def test_a_network_container_that_keeps_dying_is_backed_off() -> None:
     assert [10, 20, 40, 80, 160, 300] == waits
     (net,) = [o for o in instances(model, "net") if o.running]
     model.exit(net.id, 137, now + 600)
-    p = plan([pod], model.observed, images=model.images, now=now + 600)
+    p = plan(
+        [pod], model.observed, images=model.images, volumes=model.observed_volumes, now=now + 600
+    )
     assert REBUILD_ALL == tuple(actions(p))[1:]
 
 
@@ -897,7 +913,14 @@ def test_the_phase_agrees(case: Case) -> None:
     """getPhase on what the engine shows (kubelet-modern.md §5): a Never pod whose
     network container died under it ends Failed once its containers were stopped."""
     pod, model = world(case)
-    p = plan([pod], model.observed, images=model.images, now=NOW, options=case.options)
+    p = plan(
+        [pod],
+        model.observed,
+        images=model.images,
+        volumes=model.observed_volumes,
+        now=NOW,
+        options=case.options,
+    )
 
     status = pod_status(pod, model.observed, plan=p)
 
@@ -918,7 +941,10 @@ def test_phase_after_the_network_container_died(policy, phase, state) -> None:
     rebuilt."""
     case = Case("x", JOB, policy, (NET_DIED, running("work")), ())
     pod, model = world(case)
-    model.apply(plan([pod], model.observed, images=model.images, now=NOW), NOW)
+    model.apply(
+        plan([pod], model.observed, images=model.images, volumes=model.observed_volumes, now=NOW),
+        NOW,
+    )
     stopped = model.observed
 
     status = pod_status(pod, stopped, plan=plan([pod], stopped, images=model.images, now=NOW))
@@ -965,7 +991,7 @@ def test_what_a_new_network_container_says() -> None:
     case = Case("x", INIT, "OnFailure", (NET_DIED, running("app")), ())
     pod, model = world(case)
     names = {o.labels[LABEL_CONTAINER]: o.name for o in model.observed if o.running}
-    p = plan([pod], model.observed, images=model.images, now=NOW)
+    p = plan([pod], model.observed, images=model.images, volumes=model.observed_volumes, now=NOW)
 
     assert [
         f"stop default/web/app ({names['app']}): network lost: network container exited",

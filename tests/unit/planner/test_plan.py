@@ -22,7 +22,6 @@ from podsync import (
     Lifecycle,
     ObservedContainer,
     ObservedImage,
-    ObservedVolume,
     Pod,
     PodSecurityContext,
     Port,
@@ -34,7 +33,6 @@ from podsync import (
 )
 from podsync.actions._actions import (
     Create,
-    CreateVolume,
     Kill,
     Plan,
     Reason,
@@ -46,7 +44,7 @@ from podsync.actions._options import GCPolicy, PlanOptions
 from podsync.planner._plan import plan
 from podsync.spec._labels import LABEL_POD_UID
 from podsync.spec._ownership import ownership
-from podsync.spec._volumes import VolumeFileMount
+from podsync.spec._volumes import NamedVolumeMount, VolumeFileMount
 from tests.support.cri import cri_labels, cri_name
 from tests.support.engine_model import EngineModel
 
@@ -113,11 +111,23 @@ def creates(p: Plan) -> list[Create]:
 def converge(desired, model: EngineModel, now: float = NOW, **kwargs) -> Plan:
     """Plan against the model, apply, and return the next plan."""
     p = plan(
-        desired, model.observed, images=model.images, pod_dirs=model.pod_dirs, now=now, **kwargs
+        desired,
+        model.observed,
+        images=model.images,
+        volumes=model.observed_volumes,
+        pod_dirs=model.pod_dirs,
+        now=now,
+        **kwargs,
     )
     model.apply(p, now)
     return plan(
-        desired, model.observed, images=model.images, pod_dirs=model.pod_dirs, now=now, **kwargs
+        desired,
+        model.observed,
+        images=model.images,
+        volumes=model.observed_volumes,
+        pod_dirs=model.pod_dirs,
+        now=now,
+        **kwargs,
     )
 
 
@@ -150,43 +160,40 @@ def test_sync_pods_does_nothing_with_podsync_labels():
 
 def test_sync_pods_with_termination_log():
     """#4 TestSyncPodsWithTerminationLog: net and bar are created; bar's termination-
-    message file is a fresh file of the pod's state volume in the engine (created
-    first, labelled as podsync's), one per instance, written by a container of the
-    network image - not a host file under <root>/<uid>/<container>/ as the seed's,
-    which a remote engine would not have."""
+    message file is a fresh file of the pod's state volume in the engine, one per
+    instance, written through the network container, which mounts the volume (the
+    engine makes it, labelled as podsync's, at that create) - not a host file under
+    <root>/<uid>/<container>/ as the seed's, which a remote engine would not have."""
     pod = foo_pod(Container("bar", "busybox", termination_message_path="/dev/somepath"))
 
     p = run([pod])
 
-    assert [("Create", "net"), ("CreateVolume", ""), ("Create", "bar")] == kinds(p)
-    state = p.actions[1]
-    assert isinstance(state, CreateVolume)
-    assert ("podsync-state_12345678", Reason.POD_STATE_FIRST_USE) == (state.volume, state.reason)
-    assert {
+    assert [("Create", "net"), ("Create", "bar")] == kinds(p)
+    net, bar = (c.spec for c in creates(p))
+    labels = {
         "io.podsync.volume.kind": "pod-state",
         "io.podsync.volume.namespace": "new",
         "io.podsync.pod.uid": "12345678",
-    } == state.labels
-    bar = creates(p)[1].spec
+    }
+    assert (
+        NamedVolumeMount(
+            "podsync-state_12345678",
+            "/podsync-volume",
+            no_copy=True,
+            labels=tuple(sorted(labels.items())),
+        ),
+    ) == net.volumes
+    assert "mounted" == net.labels["io.podsync.pod.state"]
     assert (
         VolumeFileMount(
             "podsync-state_12345678",
             f"termination/{bar.name}",
             "/dev/somepath",
             image=PlanOptions().network_image,
+            through=net.name,
         ),
     ) == bar.file_mounts
     assert ((), (), ()) == (bar.mounts, bar.files, bar.directories)
-
-
-def test_the_state_volume_the_engine_has_is_not_created_again():
-    """With the volume list, a state volume that exists is used as it is."""
-    pod = foo_pod(Container("bar", "busybox", termination_message_path="/dev/somepath"))
-    there = ObservedVolume("podsync-state_12345678", {"io.podsync.volume.kind": "pod-state"})
-
-    p = run([pod], volumes=[there])
-
-    assert [("Create", "net"), ("Create", "bar")] == kinds(p)
 
 
 def test_sync_pods_creates_net_and_container():
@@ -221,7 +228,7 @@ def test_sync_pods_with_net_creates_container():
 
     p = run([foo_pod()], observed, options=ADOPT)
 
-    assert [("Create", "bar")] == kinds(p)
+    assert [("CreateVolume", ""), ("Create", "bar")] == kinds(p)
     assert "k8s_net.0_foo.new.test_12345678_00000000" == creates(p)[0].spec.join
 
 
@@ -353,7 +360,7 @@ def test_sync_pod_bad_hash_legacy_container():
     other = attrs.evolve(same, image="busybox:old")
 
     assert [] == kinds(run([foo_pod()], [same, net], options=ADOPT))
-    assert [("Kill", "bar"), ("Create", "bar")] == kinds(
+    assert [("Kill", "bar"), ("CreateVolume", ""), ("Create", "bar")] == kinds(
         run([foo_pod()], [other, net], options=ADOPT)
     )
 
@@ -373,7 +380,7 @@ def test_sync_pod_unhealthy():
 
     p = run([pod], observed, liveness={"1234": False}, options=ADOPT)
 
-    assert [("Kill", "bar"), ("Create", "bar")] == kinds(p)
+    assert [("Kill", "bar"), ("CreateVolume", ""), ("Create", "bar")] == kinds(p)
     assert Reason.UNHEALTHY == p.actions[0].reason
 
 
@@ -388,7 +395,7 @@ def test_liveness_grace_period():
     old = attrs.evolve(young, created=NOW - 30)
 
     assert [] == kinds(run([pod], [young, net], liveness={"1234": False}, options=ADOPT))
-    assert [("Kill", "bar"), ("Create", "bar")] == kinds(
+    assert [("Kill", "bar"), ("CreateVolume", ""), ("Create", "bar")] == kinds(
         run([pod], [old, net], liveness={"1234": False}, options=ADOPT)
     )
 
@@ -404,7 +411,7 @@ def test_sync_pod_event_handler_fails():
 
     p = run([pod], [net], options=ADOPT)
 
-    assert [("Create", "bar")] == kinds(p)
+    assert [("CreateVolume", ""), ("Create", "bar")] == kinds(p)
     assert hook == creates(p)[0].spec.post_start
 
 

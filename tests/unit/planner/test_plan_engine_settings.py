@@ -48,6 +48,12 @@ def plan_of(text: str, observed=(), **options) -> Plan:
     )
 
 
+def _mountpoints(spec: CreateSpec) -> dict[str, str]:
+    """Where an engine might keep the volumes of ``spec``'s file mounts (every container
+    binds its termination-message file from its pod's state volume)."""
+    return {m.volume: f"/var/lib/docker/volumes/{m.volume}/_data" for m in spec.file_mounts}
+
+
 def engine_settings(*plans: Plan) -> dict[str, tuple[object, ...]]:
     """What Docker gets for each container ``plans`` create: (CpuShares, Memory,
     MemorySwap, OomScoreAdj, IpcMode), the network container's name read as ``net``."""
@@ -55,7 +61,7 @@ def engine_settings(*plans: Plan) -> dict[str, tuple[object, ...]]:
     net = made["net"].name if "net" in made else None
     settings = {}
     for name, spec in made.items():
-        host = docker_create_args(spec).host_config
+        host = docker_create_args(spec, mountpoints=_mountpoints(spec)).host_config
         ipc = host["ipc_mode"]
         if net is not None and ipc == f"container:{net}":
             ipc = "container:net"
@@ -367,7 +373,8 @@ def test_running_pods(case: RunningCase) -> None:
     made = {a.container: a.spec for a in p.actions if isinstance(a, Create)}
     if "app" in made:
         net = made["net"].name if "net" in made else _running_net(model)
-        ipc = docker_create_args(made["app"]).host_config["ipc_mode"]
+        spec = made["app"]
+        ipc = docker_create_args(spec, mountpoints=_mountpoints(spec)).host_config["ipc_mode"]
         assert case.expected_ipc == (ipc if ipc != f"container:{net}" else "container:net")
     # The engine model accepts what the plan asks for: it refuses to join an IPC
     # namespace that does not run or is not shareable.

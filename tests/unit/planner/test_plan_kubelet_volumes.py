@@ -11,6 +11,10 @@ what the engine holds, what the plan does and why).
   ``pkg/volume/volume_linux.go``): the root of podsync's volume of the claim is the
   fsGroup's, 02775 (02755 for a read-only claim), set up before each container that
   mounts it is created.
+* ``terminationMessagePath`` defaults to ``/dev/termination-log``
+  (``SetDefaults_Container``): every container has the file, bound from its pod's state
+  volume, and its status reads the message back; a container made before the default
+  keeps running.
 """
 
 from __future__ import annotations
@@ -20,10 +24,22 @@ from pathlib import Path
 import attrs
 import pytest
 
-from podsync import ObservedVolume, PlanOptions, parse_pods, plan, plan_from_json, plan_to_json
-from podsync.actions._actions import Create, CreateVolume, Reason, WriteVolume
-from podsync.labels import LABEL_VOLUME_CLAIM
-from podsync.spec._volumes import claim_volume_labels
+from podsync import (
+    ConfigError,
+    ObservedVolume,
+    PlanOptions,
+    parse_pods,
+    plan,
+    plan_from_json,
+    plan_to_json,
+    pod_status,
+)
+from podsync.actions._actions import Create, CreateSpec, CreateVolume, Reason, WriteVolume
+from podsync.labels import LABEL_CONTAINER, LABEL_VOLUME_CLAIM
+from podsync.spec._labels import LABEL_POD_STATE
+from podsync.spec._volumes import VolumeFileMount, claim_volume_labels
+from podsync.status import termination_inputs
+from tests.support.engine_model import EngineModel
 from tests.unit.loop.test_content_volumes import NOW, PAUSE, fake, load, run, visible
 
 OBJECTS = """\
@@ -411,3 +427,275 @@ def test_sync_gives_the_claims_root_to_the_fs_group(
     entry = runtime.volume_files(CLAIM).get(".")
     found = (entry.mode, entry.gid) if entry is not None else (0o755, 0)
     assert found == root
+
+
+# --- terminationMessagePath -------------------------------------------------------------
+
+
+def message_pod(container: str = "", init: str = "", volume: str = "") -> str:
+    """A run-once pod of one app container (``container``: its extra fields), with an
+    init container when ``init`` gives its extra fields, and a pod volume ``volume``."""
+    init_containers = (
+        f"  initContainers:\n  - name: prepare\n    image: busybox\n{init}" if init else ""
+    )
+    volumes = f"  volumes:\n  - {volume}\n" if volume else ""
+    return f"""\
+apiVersion: v1
+kind: Pod
+metadata: {{name: job}}
+spec:
+  restartPolicy: Never
+{volumes}{init_containers}  containers:
+  - name: work
+    image: busybox
+{container}"""
+
+
+@attrs.frozen
+class MessageCase:
+    id: str
+    pod: str
+    #: Where each created container's termination-message file is bound, by container.
+    paths: dict[str, str]
+
+
+MESSAGE_CASES = [
+    MessageCase("absent", message_pod(), {"work": "/dev/termination-log"}),
+    MessageCase(
+        "given",
+        message_pod("    terminationMessagePath: /tmp/why\n"),
+        {"work": "/tmp/why"},
+    ),
+    MessageCase(
+        "given-as-the-default",
+        message_pod("    terminationMessagePath: /dev/termination-log\n"),
+        {"work": "/dev/termination-log"},
+    ),
+    MessageCase(
+        "init-container",
+        message_pod(init="    command: [/bin/true]\n"),
+        {"prepare": "/dev/termination-log"},
+    ),
+    MessageCase(
+        "fallback-to-logs",
+        message_pod("    terminationMessagePolicy: FallbackToLogsOnError\n"),
+        {"work": "/dev/termination-log"},
+    ),
+    # A volume may be mounted beside the file: only the path itself is the file's.
+    MessageCase(
+        "volume-under-dev",
+        message_pod(
+            "    volumeMounts: [{name: shm, mountPath: /dev/shm}]\n",
+            volume="{name: shm, emptyDir: {medium: Memory}}",
+        ),
+        {"work": "/dev/termination-log"},
+    ),
+]
+
+
+@pytest.mark.parametrize("case", MESSAGE_CASES, ids=[c.id for c in MESSAGE_CASES])
+def test_every_container_has_a_termination_message_file(case: MessageCase) -> None:
+    """terminationMessagePath defaults to /dev/termination-log (SetDefaults_Container,
+    TerminationMessagePathDefault): every container the plan creates binds a fresh file
+    of its pod's state volume there (or at the path the pod gives), written through
+    the network container, whose create makes the volume."""
+    (pod,) = parse_pods(case.pod, source_name="pod.yaml", source="file")
+    made = plan([pod], now=NOW, options=PlanOptions(root_dir="/srv/podsync"))
+    (pod_plan,) = made.pods
+    created = {a.container: a.spec for a in pod_plan.actions if isinstance(a, Create)}
+    bound = {
+        name: [m.container_path for m in spec.file_mounts]
+        for name, spec in created.items()
+        if name != "net"
+    }
+    assert bound == {name: [path] for name, path in case.paths.items()}
+    net = created["net"]
+    assert net.file_mounts == ()
+    # The network container mounts the pod's state volume, which the engine makes,
+    # labelled, at its create (no create of its own); the files are written through it.
+    (state,) = net.volumes
+    assert (state.volume, dict(state.labels)) == (
+        f"podsync-state_{pod.uid}",
+        {
+            "io.podsync.volume.kind": "pod-state",
+            "io.podsync.volume.namespace": "default",
+            "io.podsync.pod.uid": pod.uid,
+        },
+    )
+    assert {net.name} == {m.through for name, spec in bound_specs(created) for m in spec}
+    assert not [a for a in pod_plan.actions if isinstance(a, CreateVolume)]
+
+
+def bound_specs(created: dict[str, CreateSpec]) -> list[tuple[str, tuple[VolumeFileMount, ...]]]:
+    return [(name, spec.file_mounts) for name, spec in created.items() if name != "net"]
+
+
+@attrs.frozen
+class WriterCase:
+    id: str
+    #: The network container that runs: "" (none: a new pod), "current" (it mounts the
+    #: pod's state volume) or "0.1.0" (made before: no label, no state volume).
+    network: str
+    #: Whether the plan is given the volume list.
+    listed: bool
+    expected: list[tuple[str, str]]
+    #: Whom work's termination-message file is written through: "net" (the network
+    #: container, one archive upload), "helper" (a container of the network image).
+    writer: str
+    #: For a network container of 0.1.0: an earlier restart made the state volume.
+    volume_made: bool = False
+
+
+STATE_VOLUME = ("CreateVolume", "")
+WORK = ("Create", "work")
+WRITER_CASES = [
+    WriterCase("new-pod", "", False, [("Create", "net"), WORK], "net"),
+    WriterCase("new-pod-volumes-listed", "", True, [("Create", "net"), WORK], "net"),
+    # The network container mounts the volume: it exists (Docker removes no volume a
+    # container mounts), with or without the list.
+    WriterCase("restart-beside-current-network", "current", False, [WORK], "net"),
+    WriterCase("restart-beside-current-network-listed", "current", True, [WORK], "net"),
+    # A network container of 0.1.0 is kept (upgrading restarts nothing); the file is
+    # written through a container made for it, into a volume created first.
+    WriterCase("restart-beside-0.1.0-network", "0.1.0", False, [STATE_VOLUME, WORK], "helper"),
+    WriterCase(
+        "restart-beside-0.1.0-network-listed", "0.1.0", True, [STATE_VOLUME, WORK], "helper"
+    ),
+    WriterCase("again-beside-0.1.0-network-volume-listed", "0.1.0", True, [WORK], "helper", True),
+]
+
+
+@pytest.mark.parametrize("case", WRITER_CASES, ids=[c.id for c in WRITER_CASES])
+def test_the_termination_message_file_is_written_through_the_network_container(
+    case: WriterCase,
+) -> None:
+    """Where the file of a new instance is written from, and when the pod's state
+    volume is created: the network container of this version mounts the volume
+    (``pod_state_mount``), so the files are written through it and the volume exists
+    while it does; beside a network container made before, through a container of the
+    network image, into a volume the plan creates unless the list shows it. The engine
+    model then takes the plan (a file's volume exists; a container written through
+    mounts it)."""
+    (pod,) = parse_pods(
+        message_pod().replace("restartPolicy: Never", "restartPolicy: OnFailure"),
+        source_name="pod.yaml",
+        source="file",
+    )
+    model = EngineModel(image_tags={"busybox:latest", PAUSE})
+    state = f"podsync-state_{pod.uid}"
+    if case.network:
+        model.apply(plan([pod], now=NOW - 100), NOW - 100)
+        (work,) = [c for c in model.observed if c.labels.get(LABEL_CONTAINER) == "work"]
+        model.exit(work.id, 1, NOW - 50)
+    if case.network == "0.1.0":
+        (net,) = [c for c in model.observed if c.labels.get(LABEL_CONTAINER) == "net"]
+        labels = {k: v for k, v in net.labels.items() if k != LABEL_POD_STATE}
+        model.containers[net.id] = attrs.evolve(net, labels=labels)
+        model.mounted[net.id] = ()
+        if not case.volume_made:
+            del model.volumes[state]
+    volumes = model.observed_volumes if case.listed else []
+
+    made = plan([pod], model.observed, images=model.images, volumes=volumes, now=NOW)
+
+    (pod_plan,) = made.pods
+    assert [(type(a).__name__, getattr(a, "container", "")) for a in pod_plan.actions] == (
+        case.expected
+    )
+    (create,) = [a for a in pod_plan.actions if isinstance(a, Create) and a.container == "work"]
+    (mounted,) = create.spec.file_mounts
+    net_name = create.spec.join
+    assert (mounted.volume, mounted.through) == (
+        state,
+        net_name if case.writer == "net" else "",
+    )
+    assert mounted.image == PAUSE
+    model.apply(made, NOW)
+
+
+@pytest.mark.parametrize(
+    ("container", "problem"),
+    [
+        (
+            "    volumeMounts: [{name: logs, mountPath: /dev/termination-log}]\n",
+            "$.spec.containers[0].volumeMounts[0].mountPath: '/dev/termination-log' is where "
+            "the termination-message file is (the default terminationMessagePath); mount the "
+            "volume elsewhere, or give the file another terminationMessagePath",
+        ),
+        (
+            "    terminationMessagePath: /var/log/app\n"
+            "    volumeMounts: [{name: logs, mountPath: /var/log/app}]\n",
+            "$.spec.containers[0].terminationMessagePath: '/var/log/app' is also where "
+            "$.spec.containers[0].volumeMounts[0] mounts a volume; the termination-message "
+            "file needs a path of its own",
+        ),
+        (
+            "    terminationMessagePath: /var/log/why\n"
+            "    volumeMounts: [{name: logs, mountPath: /dev/termination-log}]\n",
+            None,
+        ),
+    ],
+    ids=["volume-at-the-default", "volume-at-the-given-path", "volume-at-the-default-moved"],
+)
+def test_a_volume_where_the_file_is_bound_is_refused(container: str, problem: str | None) -> None:
+    """Docker refuses two mounts at one path ("Duplicate mount point"): a volume at the
+    file's path - the default one when the pod gives none - is refused when the pod is
+    read, naming the place to change."""
+    text = message_pod(container, volume="{name: logs, emptyDir: {}}")
+    if problem is None:
+        assert parse_pods(text, source_name="pod.yaml", source="file")
+        return
+    with pytest.raises(ConfigError) as info:
+        parse_pods(text, source_name="pod.yaml", source="file")
+    assert [str(p) for p in info.value.problems] == [f"pod.yaml: {problem}"]
+
+
+@pytest.mark.parametrize(
+    ("container", "written", "message"),
+    [
+        ("", ("/dev/termination-log", b"done: 3 rows"), "done: 3 rows"),
+        ("    terminationMessagePath: /tmp/why\n", ("/tmp/why", b"why not"), "why not"),
+        # The file is the only place read: a write elsewhere is no message.
+        ("    terminationMessagePath: /tmp/why\n", ("/dev/termination-log", b"lost"), ""),
+    ],
+    ids=["default-path", "given-path", "default-path-not-read-when-given"],
+)
+def test_status_reads_the_message_back_from_the_file(
+    container: str, written: tuple[str, bytes], message: str, tmp_path: Path
+) -> None:
+    """What the process wrote at its terminationMessagePath (the default one when the
+    pod gives none) is its run's message in the pod status, read through the engine."""
+    runtime = fake()
+    (pod,) = parse_pods(message_pod(container), source_name="pod.yaml", source="file")
+    assert run([pod], runtime, tmp_path).ok
+    (work,) = [c.id for c in runtime.containers if c.labels.get(LABEL_CONTAINER) == "work"]
+    runtime.write_container_file(work, *written)
+    runtime.stop_container(work, 0)
+    messages, _ = termination_inputs(runtime, [pod], runtime.containers)
+    status = pod_status(pod, runtime.containers, termination_messages=messages)
+    assert status.containers[0].termination_message == message
+
+
+def test_a_container_of_an_earlier_version_without_the_file_is_kept(tmp_path: Path) -> None:
+    """Upgrading restarts nothing: a container made before the default, without the file
+    (its pod gave no terminationMessagePath), has the spec hash of one made now - the
+    path is hashed as the pod gives it - and keeps running; its status has no message
+    (nothing is bound at /dev/termination-log)."""
+    runtime = fake()
+    (pod,) = parse_pods(
+        message_pod("    command: [sleep, '3600']\n"), source_name="pod.yaml", source="file"
+    )
+    assert run([pod], runtime, tmp_path).ok
+    (work,) = [c for c in runtime.containers if c.labels.get(LABEL_CONTAINER) == "work"]
+    with runtime._lock:  # as an earlier podsync created it: no termination file
+        made = runtime._containers[work.id]
+        assert made.spec is not None
+        made.spec = attrs.evolve(made.spec, file_mounts=())
+    again = run([pod], runtime, tmp_path)
+    assert again.ok
+    assert not again.plan.has_changes
+    runtime.write_container_file(work.id, "/dev/termination-log", b"in its own /dev")
+    runtime.stop_container(work.id, 0)
+    (stopped,) = [c for c in runtime.containers if c.id == work.id]
+    messages, _ = termination_inputs(runtime, [pod], [stopped])
+    assert messages == {work.id: ""}

@@ -93,7 +93,10 @@ def listening() -> Iterator[int]:
 
 def _calls(rt: FakeRuntime) -> list[Any]:
     """The engine calls, podsync's stop records aside (``tests/unit/applier/test_stop_records``
-    checks those): what these tests look at is the hooks' order."""
+    checks those), and the termination-message files beside a 2014 network container
+    (the volume list, the pod's state volume and the file written into it:
+    ``tests/unit/loop/test_sync`` checks those): what these tests look at is the hooks'
+    order."""
     return [
         c
         for c in rt.calls
@@ -101,6 +104,11 @@ def _calls(rt: FakeRuntime) -> list[Any]:
             c.name in ("create_volume", "remove_volume")
             and str(c.args[0]).startswith("podsync-stopped_")
         )
+        and not (
+            c.name in ("create_volume", "write_volume")
+            and str(c.args[0]).startswith("podsync-state_")
+        )
+        and c.name != "list_volumes"
     ]
 
 
@@ -295,6 +303,7 @@ def test_sync_pod_event_handler_fails(tmp_path):
     (failure,) = result.apply_result.failures
     assert failure.error.startswith(f"postStart handler failed: GET http://127.0.0.1:{port}/bar: ")
     assert [
+        EventKind.VOLUME_CREATED,  # bar's state volume, beside the 2014 network container
         EventKind.CREATED,
         EventKind.STARTED,
         EventKind.HOOK_FAILED,

@@ -29,7 +29,9 @@ API_VERSION = "1.41"
 
 def engine_json(spec: CreateSpec) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(HostConfig, Config)`` as the docker SDK sends them for ``spec``."""
-    args = docker_create_args(spec)
+    # Where a local engine keeps a volume: each file mount is bound from there.
+    mountpoints = {m.volume: f"/var/lib/docker/volumes/{m.volume}/_data" for m in spec.file_mounts}
+    args = docker_create_args(spec, mountpoints=mountpoints)
     host_config = HostConfig(version=API_VERSION, **args.host_config)
     container = dict(args.container)
     assert spec.name == container.pop("name")  # a query parameter, not part of Config
@@ -204,8 +206,30 @@ def test_a_planned_pod_in_dockers_terms() -> None:
     assert {"80/tcp": [{"HostIp": "", "HostPort": "8080"}]} == net_host["PortBindings"]
     assert {"80/tcp": {}} == net_config["ExposedPorts"]
     assert f"container:{net.name}" == app_host["NetworkMode"]
-    # An emptyDir is its pod's engine volume, never filled from the image.
-    assert ["podsync-emptydir_web-uid_cache:/cache:ro,nocopy"] == app_host["Binds"]
+    # An emptyDir is its pod's engine volume, never filled from the image; the
+    # termination-message file is bound from the pod's state volume, which the network
+    # container mounts with its labels (the engine makes it so at that create).
+    assert [
+        "podsync-emptydir_web-uid_cache:/cache:ro,nocopy",
+        f"/var/lib/docker/volumes/podsync-state_web-uid/_data/termination/{app.name}"
+        ":/dev/termination-log",
+    ] == app_host["Binds"]
+    assert [
+        {
+            "Type": "volume",
+            "Source": "podsync-state_web-uid",
+            "Target": "/podsync-volume",
+            "ReadOnly": False,
+            "VolumeOptions": {
+                "NoCopy": True,
+                "Labels": {
+                    "io.podsync.pod.uid": "web-uid",
+                    "io.podsync.volume.kind": "pod-state",
+                    "io.podsync.volume.namespace": "default",
+                },
+            },
+        }
+    ] == net_host["Mounts"]
     assert 256 == app_host["CpuShares"]
 
 

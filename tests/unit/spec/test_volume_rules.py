@@ -40,6 +40,7 @@ from podsync.spec._hashing import canonical_spec_text
 from podsync.spec._labels import (
     LABEL_CONTAINER,
     LABEL_EMPTY_DIRS,
+    LABEL_POD_STATE,
     LABEL_POD_UID,
     LABEL_RECORD_CONTAINER,
     LABEL_RECORD_DATA,
@@ -175,6 +176,9 @@ PAUSE = "registry.k8s.io/pause:3.10"
 ROOT = "/srv/podsync"
 OPTIONS = PlanOptions(root_dir=ROOT)
 CACHE = "podsync-emptydir_web-uid_cache"
+# The pod's state volume (its termination-message files): beside the network container
+# of an earlier podsync, which does not mount it, created before the first new container.
+STATE = "podsync-state_web-uid"
 HOST_CACHE = f"{ROOT}/web-uid/volumes/empty/cache"
 
 
@@ -214,14 +218,18 @@ spec:
 
 def _legacy(spec: CreateSpec) -> CreateSpec:
     """``spec`` as a podsync before emptyDirs were engine volumes made it: the emptyDir
-    bound from its host directory, no ``LABEL_EMPTY_DIRS``."""
-    binds = [Mount(HOST_CACHE, m.container_path, m.read_only) for m in spec.volumes]
+    bound from its host directory, no ``LABEL_EMPTY_DIRS``; no termination-message file
+    (the pod gives no path), no state volume mounted in the network container."""
+    binds = [Mount(HOST_CACHE, m.container_path, m.read_only) for m in spec.volumes if not m.labels]
     return attrs.evolve(
         spec,
-        labels={k: v for k, v in spec.labels.items() if k != LABEL_EMPTY_DIRS},
+        labels={
+            k: v for k, v in spec.labels.items() if k not in (LABEL_EMPTY_DIRS, LABEL_POD_STATE)
+        },
         volumes=(),
         mounts=(*spec.mounts, *binds),
         directories=(HOST_CACHE,) if binds else (),
+        file_mounts=(),
     )
 
 
@@ -273,8 +281,13 @@ def test_a_running_container_that_mounts_no_empty_dir_does_not_hold_the_move_bac
     the pod on host directories; mutant 7. ``empty_dir_setup``'s message, mutant 31)."""
     actions = _replan(_legacy_engine("app", "sidecar"), web())
 
-    assert _kinds(actions) == [f"CreateVolume {CACHE}", "Create app", "Create sidecar"]
-    (volume,) = [a for a in actions if isinstance(a, CreateVolume)]
+    assert _kinds(actions) == [
+        f"CreateVolume {STATE}",
+        f"CreateVolume {CACHE}",
+        "Create app",
+        "Create sidecar",
+    ]
+    (volume,) = [a for a in actions if isinstance(a, CreateVolume) and a.volume == CACHE]
     assert volume.reason is Reason.EMPTY_DIR_MIGRATED
     assert volume.message == (
         f"create volume {CACHE}: emptyDir cache: copy in {HOST_CACHE},"
@@ -298,6 +311,7 @@ def test_stopping_a_container_that_never_bound_the_directory_does_not_stop_the_o
     actions = _replan(fake, web(plain="busybox:1.37"))
 
     assert _kinds(actions) == [
+        f"CreateVolume {STATE}",
         f"CreateVolume {CACHE}",
         "Create app",
         "Create sidecar",
@@ -315,7 +329,12 @@ def test_while_the_directory_stays_bound_replacements_keep_their_order() -> None
 
     actions = _replan(fake, web(plain="busybox:1.37"))
 
-    assert _kinds(actions) == ["Create sidecar", "Kill plain", "Create plain"]
+    assert _kinds(actions) == [
+        f"CreateVolume {STATE}",
+        "Create sidecar",
+        "Kill plain",
+        "Create plain",
+    ]
     assert Mount(HOST_CACHE, "/cache", True) in _create(actions, "sidecar").mounts
 
 
@@ -337,7 +356,13 @@ def test_a_pod_that_no_longer_has_an_empty_dir_replaces_its_containers_one_by_on
 
     actions = _replan(fake, pod)
 
-    assert _kinds(actions) == ["Kill app", "Create app", "Kill sidecar", "Create sidecar"]
+    assert _kinds(actions) == [
+        "Kill app",
+        f"CreateVolume {STATE}",
+        "Create app",
+        "Kill sidecar",
+        "Create sidecar",
+    ]
     assert all(a.reason is Reason.SPEC_CHANGED for a in actions if isinstance(a, Kill))
 
 

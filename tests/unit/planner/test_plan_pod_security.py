@@ -220,7 +220,8 @@ CASES = [
         pod_file(*data_volume("/srv/database")),
         (
             HOST_PATH,
-            'hostPath volumes (volume "data" uses host path "/srv/database"; allow with --allowed-host-paths)',
+            'hostPath volumes (volume "data" uses host path "/srv/database"; allow with '
+            "--allowed-host-paths)",
         ),
         allowed("/srv/data"),
     ),
@@ -229,7 +230,8 @@ CASES = [
         pod_file(*data_volume("/srv/data/../../etc")),
         (
             HOST_PATH,
-            'hostPath volumes (volume "data" uses host path "/srv/data/../../etc"; allow with --allowed-host-paths)',
+            'hostPath volumes (volume "data" uses host path "/srv/data/../../etc"; allow '
+            "with --allowed-host-paths)",
         ),
         allowed("/srv/data/"),
     ),
@@ -298,7 +300,8 @@ CASES = [
     Case(
         "Unconfined opened by --allow-unconfined",
         pod_file(
-            "securityContext:\n  seccompProfile: {type: Unconfined}\n  appArmorProfile: {type: Unconfined}\n"
+            "securityContext:\n  seccompProfile: {type: Unconfined}\n"
+            "  appArmorProfile: {type: Unconfined}\n"
         ),
         None,
         {"allow_unconfined": True},
@@ -312,11 +315,13 @@ CASES = [
     Case(
         "unsafe namespaced sysctls",
         pod_file(
-            "securityContext:\n  sysctls:\n  - {name: net.core.somaxconn, value: '1024'}\n  - {name: kernel.msgmax, value: '1'}\n"
+            "securityContext:\n  sysctls:\n  - {name: net.core.somaxconn, value: '1024'}\n"
+            "  - {name: kernel.msgmax, value: '1'}\n"
         ),
         (
             Reason.SYSCTL_NOT_ALLOWED,
-            "forbidden sysctls (net.core.somaxconn, kernel.msgmax; allow with --allowed-unsafe-sysctls)",
+            "forbidden sysctls (net.core.somaxconn, kernel.msgmax; allow with "
+            "--allowed-unsafe-sysctls)",
         ),
     ),
     Case(
@@ -434,7 +439,7 @@ CASES = [
     ),
     restricted(
         "--allowed-host-paths opens hostPath at restricted too",
-        pod_file(*(part + extra for part, extra in zip(data_volume("/srv/data"), ("", HARDENED)))),
+        pod_file(data_volume("/srv/data")[0], data_volume("/srv/data")[1] + HARDENED),
         None,
         **allowed("/srv/data"),
     ),

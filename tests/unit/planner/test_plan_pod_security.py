@@ -15,6 +15,8 @@ import attrs
 import pytest
 
 from podsync import AllowedHostPath, PlanOptions, PodSecurityLevel, Reason
+from tests.support import paths
+from tests.unit.load.test_bad_inputs import EXPECTED_FILE, read_expected
 from tests.unit.planner.test_plan_security import creates, plan_of
 
 BASELINE = PodSecurityLevel.BASELINE
@@ -513,3 +515,25 @@ def test_the_default_level_is_baseline() -> None:
 def test_an_allowed_host_path_is_absolute(path: str) -> None:
     with pytest.raises(ValueError, match="an allowed host path must be absolute"):
         AllowedHostPath(path)
+
+
+# --- the corpus: one pod file per check, with its exact rejection --------------------
+
+CORPUS = paths.DATA / "pod_security"
+CORPUS_EXPECTED = read_expected(CORPUS)
+CORPUS_CASES = sorted(p.name for p in CORPUS.iterdir() if p.name != EXPECTED_FILE)
+
+
+def test_pod_security_corpus_and_expectations_match() -> None:
+    assert sorted(CORPUS_EXPECTED) == CORPUS_CASES
+
+
+@pytest.mark.parametrize("name", CORPUS_CASES)
+def test_pod_security_corpus(name: str) -> None:
+    """Each file loads (it is a valid pod) and is rejected with exactly the expected
+    reason and message: at the default level, or at restricted for ``restricted_*``."""
+    level = RESTRICTED if name.startswith("restricted_") else BASELINE
+
+    p = plan_of((CORPUS / name).read_text(encoding="utf-8"), pod_security=level)
+
+    assert [CORPUS_EXPECTED[name]] == [f"[{r.reason.value}] {r.message}" for r in p.rejected]

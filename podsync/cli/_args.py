@@ -283,8 +283,7 @@ def build_parser() -> argparse.ArgumentParser:
     group.add_argument(
         "--pod-security",
         metavar="LEVEL",
-        type=PodSecurityLevel,
-        choices=list(PodSecurityLevel),
+        choices=[level.value for level in PodSecurityLevel],
         default=_UNSET,
         help="the Pod Security level pods are admitted at: privileged (no checks), "
         "baseline (the default; host ports allowed) or restricted; a pod that fails a "

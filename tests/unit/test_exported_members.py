@@ -60,6 +60,7 @@ PUBLIC = sorted(
         *("parse_resolv_conf", "ResolvConf"),
         # planning
         *("PlanOptions", "GCPolicy", "BackOffPolicy", "DEFAULT_NETWORK_IMAGE", "DEFAULT_ROOT_DIR"),
+        *("PodSecurityLevel", "AllowedHostPath"),
         "plan",
         # the plan's vocabulary
         *("Plan", "PodPlan", "Reason", "Rejection", "CreateSpec", "Action", "PodAction"),

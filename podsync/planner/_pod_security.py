@@ -43,7 +43,9 @@ from podsync.actions._actions import Reason
 from podsync.actions._options import AllowedHostPath, PlanOptions, PodSecurityLevel
 from podsync.model._pod import Container, Pod
 from podsync.model._security import (
+    PodSecurityContext,
     ProfileType,
+    SecurityContext,
     SecurityProfile,
     host_namespaces,
     sysctl_allowed,
@@ -236,33 +238,34 @@ def _host_path_volumes(pod: Pod, options: PlanOptions) -> Violation | None:
     return found.violation("hostPath volumes", Reason.HOST_PATH_NOT_ALLOWED)
 
 
+_Context = SecurityContext | PodSecurityContext | None
+
+
+def _seccomp_of(context: _Context) -> SecurityProfile | None:
+    return None if context is None else context.seccomp_profile
+
+
+def _apparmor_of(context: _Context) -> SecurityProfile | None:
+    return None if context is None else context.app_armor_profile
+
+
 def _profiles(
-    pod: Pod, which: Callable[[object], SecurityProfile | None]
-) -> list[tuple[str, SecurityProfile | None, Container | None]]:
-    """``(owner, profile, container)`` for the pod's own setting, then each container's:
-    the settings PodSecurity reads one by one (the pod's is a default, not a rule)."""
-    found: list[tuple[str, SecurityProfile | None, Container | None]] = []
-    found.append(("pod", which(pod.security_context), None))
-    for c in _every(pod):
-        found.append((f'container "{c.name}"', which(c.security_context), c))
+    pod: Pod, which: Callable[[_Context], SecurityProfile | None]
+) -> list[tuple[str, SecurityProfile | None]]:
+    """``(owner, profile)`` for the pod's own setting, then each container's: the
+    settings PodSecurity reads one by one (the pod's is a default, not a rule)."""
+    found = [("pod", which(pod.security_context))]
+    found += [(f'container "{c.name}"', which(c.security_context)) for c in _every(pod)]
     return found
 
 
-def _seccomp_of(context: object) -> SecurityProfile | None:
-    return getattr(context, "seccomp_profile", None)
-
-
-def _apparmor_of(context: object) -> SecurityProfile | None:
-    return getattr(context, "app_armor_profile", None)
-
-
 def _unconfined(
-    pod: Pod, options: PlanOptions, field: str, which: Callable[[object], SecurityProfile | None]
+    pod: Pod, options: PlanOptions, field: str, which: Callable[[_Context], SecurityProfile | None]
 ) -> _Found:
     found = _Found()
     if options.allow_unconfined:
         return found
-    for owner, profile, _ in _profiles(pod, which):
+    for owner, profile in _profiles(pod, which):
         if profile is not None and profile.type is ProfileType.UNCONFINED:
             found.add(
                 f'{owner} must not set securityContext.{field}.type to "Unconfined"', _UNCONFINED

@@ -14,7 +14,14 @@ from typing import Any
 import attrs
 import pytest
 
-from podsync import AllowedHostPath, PlanOptions, PodSecurityLevel, Reason
+from podsync import (
+    AllowedHostPath,
+    PlanOptions,
+    PodSecurityLevel,
+    Reason,
+    plan_from_json,
+    plan_to_json,
+)
 from tests.support import paths
 from tests.unit.load.test_bad_inputs import EXPECTED_FILE, read_expected
 from tests.unit.planner.test_plan_security import creates, plan_of
@@ -537,3 +544,21 @@ def test_pod_security_corpus(name: str) -> None:
     p = plan_of((CORPUS / name).read_text(encoding="utf-8"), pod_security=level)
 
     assert [CORPUS_EXPECTED[name]] == [f"[{r.reason.value}] {r.message}" for r in p.rejected]
+
+
+def test_the_options_survive_a_saved_plan() -> None:
+    """A saved plan carries the level and the options that open checks, and reads back
+    equal (``apply --plan`` applies what was admitted under them)."""
+    options = PlanOptions(
+        pod_security=RESTRICTED,
+        allowed_host_paths=(AllowedHostPath("/srv/data/", read_only=True),),
+        allowed_capabilities=("SYS_TIME",),
+        allow_unconfined=True,
+    )
+
+    again = plan_from_json(
+        plan_to_json(plan_of(pod_file(), **attrs.asdict(options, recurse=False)))
+    )
+
+    assert options == again.options
+    assert "/srv/data" == again.options.allowed_host_paths[0].path_prefix

@@ -1,8 +1,9 @@
 """Planning options and policies: everything besides desired and observed state that
-shapes a plan (``PlanOptions``, ``GCPolicy``, ``BackOffPolicy``, ``DEFAULT_NETWORK_IMAGE``).
+shapes a plan (``PlanOptions``, ``GCPolicy``, ``BackOffPolicy``, ``DEFAULT_NETWORK_IMAGE``,
+the Pod Security level and the host paths admission allows).
 
 Contract: frozen values with defaults, no behaviour beyond ``BackOffPolicy.delay``
-(arithmetic). The planner reads them; a ``Plan`` carries the options it was made with,
+(arithmetic) and ``AllowedHostPath``'s normalisation of its path. The planner reads them; a ``Plan`` carries the options it was made with,
 so the apply side reads them too.
 
 May import: the model and pure helpers (``_volumes`` for the default root directory),

@@ -3,8 +3,8 @@ shapes a plan (``PlanOptions``, ``GCPolicy``, ``BackOffPolicy``, ``DEFAULT_NETWO
 the Pod Security level and the host paths admission allows).
 
 Contract: frozen values with defaults, no behaviour beyond ``BackOffPolicy.delay``
-(arithmetic) and ``AllowedHostPath``'s normalisation of its path. The planner reads them; a ``Plan`` carries the options it was made with,
-so the apply side reads them too.
+(arithmetic) and ``AllowedHostPath``'s normalisation of its path. The planner reads
+them; a ``Plan`` carries the options it was made with, so the apply side reads them too.
 
 May import: the model and pure helpers (``_volumes`` for the default root directory),
 ``attrs``. Never the planner, the runtime or anything that does I/O.

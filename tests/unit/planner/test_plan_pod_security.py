@@ -188,6 +188,16 @@ CASES = [
         {"allowed_capabilities": ("SYS_ADMIN",)},
     ),
     Case(
+        "two capabilities beyond the set, named together",
+        pod_file(app="securityContext:\n  capabilities: {add: [NET_ADMIN, SYS_ADMIN]}\n"),
+        (
+            POD_SECURITY,
+            'non-default capabilities (container "app" must not include "NET_ADMIN", '
+            '"SYS_ADMIN" in securityContext.capabilities.add; allow with '
+            "--allowed-capabilities)",
+        ),
+    ),
+    Case(
         "--allowed-capabilities opens only what it names",
         pod_file(app="securityContext:\n  capabilities: {add: [SYS_ADMIN, NET_ADMIN]}\n"),
         (
@@ -233,6 +243,17 @@ CASES = [
             "--allowed-host-paths)",
         ),
         allowed("/srv/data"),
+    ),
+    Case("/ admits every path", pod_file(*data_volume("/srv/data")), None, allowed("/")),
+    Case(
+        "a sibling of an allowed path is not admitted",
+        pod_file(*data_volume("/opt/Y")),
+        (
+            HOST_PATH,
+            'hostPath volumes (volume "data" uses host path "/opt/Y"; allow with '
+            "--allowed-host-paths)",
+        ),
+        allowed("/opt/X"),
     ),
     Case(
         "a path is normalised before it is compared",

@@ -213,6 +213,12 @@ CASES = [
         None,
         {"allowed_capabilities": ("ALL",)},
     ),
+    Case(
+        "ALL in --allowed-capabilities opens a named one too",
+        pod_file(app="securityContext:\n  capabilities: {add: [SYS_ADMIN, NET_RAW]}\n"),
+        None,
+        {"allowed_capabilities": ("ALL",)},
+    ),
     # --- hostPath -------------------------------------------------------------------
     Case(
         "a mount of /",

@@ -91,7 +91,7 @@ from podsync import (
     parse_container_name,
 )
 from podsync.actions._actions import Create, CreateVolume, Plan
-from podsync.actions._options import DEFAULT_NETWORK_IMAGE, PlanOptions
+from podsync.actions._options import DEFAULT_NETWORK_IMAGE, AllowedHostPath, PlanOptions
 from podsync.planner._plan import plan
 
 NOW = 1_700_000_000.0  # the cold plan's clock; the steady plan runs 5 minutes later
@@ -102,6 +102,8 @@ NAMESPACES = ("default", "team-a", "team-b", "batch")
 SOURCES = ("api", "file", "http")
 
 OPTIONS = PlanOptions(
+    # The pods' hostPath volumes are under /srv/config (--allowed-host-paths).
+    allowed_host_paths=(AllowedHostPath("/srv/config"),),
     cluster_dns="10.0.0.10",
     cluster_domain="cluster.local",
     host_resolv_conf="nameserver 192.168.1.1\nsearch corp.example\noptions ndots:2\n",

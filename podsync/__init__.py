@@ -79,7 +79,14 @@ from podsync.spec._naming import (
 # --- more modules are added below, one block each ---
 
 # isort: split
-from podsync.actions._options import DEFAULT_NETWORK_IMAGE, BackOffPolicy, GCPolicy, PlanOptions
+from podsync.actions._options import (
+    DEFAULT_NETWORK_IMAGE,
+    AllowedHostPath,
+    BackOffPolicy,
+    GCPolicy,
+    PlanOptions,
+    PodSecurityLevel,
+)
 
 # isort: split
 from podsync.actions._actions import (
@@ -237,6 +244,7 @@ __all__ = [
     "Action",
     "ActionResult",
     "ActionStatus",
+    "AllowedHostPath",
     "ApplyResult",
     "BackOffPolicy",
     "Capabilities",
@@ -283,6 +291,7 @@ __all__ = [
     "PodPhase",
     "PodPlan",
     "PodSecurityContext",
+    "PodSecurityLevel",
     "PodStatus",
     "PodsyncError",
     "Port",

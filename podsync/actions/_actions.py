@@ -152,6 +152,9 @@ class Reason(enum.StrEnum):
     HOST_PATH_NOT_ALLOWED = "host-path-not-allowed"
     HOST_NAMESPACE_NOT_ALLOWED = "host-namespace-not-allowed"  # hostNetwork/PID/IPC
     SYSCTL_NOT_ALLOWED = "sysctl-not-allowed"  # node-level, or unsafe and not allowed
+    # a Pod Security check of the level fails (podsync.planner._pod_security) that has
+    # no reason of its own above: capabilities, seccomp, AppArmor, restricted rules
+    POD_SECURITY = "pod-security"
     # the pod's requests do not fit in what the node has left: the kubelet's own reasons
     # (predicate.go, "OutOf" + the resource's name), as its status shows them
     OUT_OF_CPU = "OutOfcpu"

@@ -1,15 +1,19 @@
 """Planning options and policies: everything besides desired and observed state that
-shapes a plan (``PlanOptions``, ``GCPolicy``, ``BackOffPolicy``, ``DEFAULT_NETWORK_IMAGE``).
+shapes a plan (``PlanOptions``, ``GCPolicy``, ``BackOffPolicy``, ``DEFAULT_NETWORK_IMAGE``,
+the Pod Security level and the host paths admission allows).
 
 Contract: frozen values with defaults, no behaviour beyond ``BackOffPolicy.delay``
-(arithmetic). The planner reads them; a ``Plan`` carries the options it was made with,
-so the apply side reads them too.
+(arithmetic) and ``AllowedHostPath``'s normalisation of its path. The planner reads
+them; a ``Plan`` carries the options it was made with, so the apply side reads them too.
 
 May import: the model and pure helpers (``_volumes`` for the default root directory),
 ``attrs``. Never the planner, the runtime or anything that does I/O.
 """
 
 from __future__ import annotations
+
+import enum
+import posixpath
 
 import attrs
 
@@ -18,7 +22,14 @@ from podsync.spec._backoff import doubling
 from podsync.spec._volumes import DEFAULT_ROOT_DIR
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
-__all__ = ["DEFAULT_NETWORK_IMAGE", "BackOffPolicy", "GCPolicy", "PlanOptions"]
+__all__ = [
+    "DEFAULT_NETWORK_IMAGE",
+    "AllowedHostPath",
+    "BackOffPolicy",
+    "GCPolicy",
+    "PlanOptions",
+    "PodSecurityLevel",
+]
 
 #: The image of each pod's network container unless ``PlanOptions.network_image`` says
 #: otherwise: the upstream pause image (the seed's was ``kubernetes/pause:latest``).
@@ -76,6 +87,42 @@ class BackOffPolicy:
         return doubling(self.initial, self.maximum, restarts)
 
 
+class PodSecurityLevel(enum.StrEnum):
+    """A level of the Kubernetes Pod Security Standards: what admission lets a pod ask
+    of the node (``podsync.planner._pod_security`` holds the checks of each level).
+
+    The levels are cumulative: ``PRIVILEGED`` checks nothing, ``BASELINE`` prevents the
+    known privilege escalations (podsync's default, with host ports allowed),
+    ``RESTRICTED`` adds the hardening best practices.
+    """
+
+    PRIVILEGED = "privileged"
+    BASELINE = "baseline"
+    RESTRICTED = "restricted"
+
+
+def _host_path_prefix(value: str) -> str:
+    # Compared by whole path components: normalised once, here, so that ``/data/``,
+    # ``/data/.`` and ``/data`` are one prefix.
+    if not value.startswith("/"):
+        raise ValueError(f"an allowed host path must be absolute, got {value!r}")
+    return posixpath.normpath(value)
+
+
+@attrs.frozen
+class AllowedHostPath:
+    """A host directory hostPath volumes may use (PodSecurityPolicy's
+    ``allowedHostPaths`` entry): ``path_prefix`` and everything under it, compared by
+    whole path components after normalisation (``/srv/data`` admits ``/srv/data/x``,
+    not ``/srv/database`` nor ``/srv/data/../etc``). With ``read_only``, every mount of
+    such a volume must be read-only; a writable one rejects the pod, as PodSecurityPolicy
+    did (a volume that another, writable entry also admits may be mounted writable).
+    An absolute path is required (``ValueError`` otherwise)."""
+
+    path_prefix: str = attrs.field(converter=_host_path_prefix)
+    read_only: bool = False
+
+
 @attrs.frozen
 class PlanOptions:
     """Everything besides desired and observed state that shapes a plan.
@@ -100,10 +147,25 @@ class PlanOptions:
             ``network_mode`` is ``host``: a pod cannot reach the host's loopback from
             its own network namespace. On a systemd-resolved host, pass
             ``/run/systemd/resolve/resolv.conf`` (``only_loopback_nameservers`` tells).
-        allow_privileged: whether privileged containers may run (seed capabilities).
-        host_path_prefixes: when set, the only host directories hostPath volumes may
-            use: a pod with a hostPath volume outside all of them is rejected. ``None``
-            allows any.
+        pod_security: the Pod Security level every pod is admitted at (baseline by
+            default; ``podsync.planner._pod_security``): a pod that fails any check of
+            the level is rejected, with every failed check named. The options below
+            that allow something open one check each, by name, at any level.
+        allow_privileged: whether privileged containers may run (seed capabilities; the
+            ``privileged`` check).
+        allowed_host_paths: the host directories hostPath volumes may use (the
+            ``hostPath volumes`` check, and ``restricted volume types`` for hostPath): a
+            pod with a hostPath volume outside all of them is rejected, unless the level
+            is ``privileged``. Empty by default: no hostPath at all.
+        allowed_capabilities: capabilities beyond the baseline set (and, at the
+            restricted level, beyond ``NET_BIND_SERVICE``) that containers may add,
+            in Kubernetes' spelling; ``ALL`` allows every one (PodSecurityPolicy's
+            ``allowedCapabilities``).
+        allow_unconfined: whether seccomp and AppArmor profiles may be ``Unconfined``
+            (pod or container level).
+        host_path_prefixes: deprecated, to be removed in the next release: prefixes
+            hostPath volumes may use read-write, read as ``allowed_host_paths``
+            entries. ``None`` (the default) adds none; it no longer allows every path.
         adopt_2014_containers: take over containers a 2014 kubelet left behind: those
             without labels whose name is exactly the seed's format
             (``parse_2014_container_name``). Off by default: such a name proves nothing
@@ -148,6 +210,10 @@ class PlanOptions:
     host_resolv_conf: str = ""
     allow_privileged: bool = False
     host_path_prefixes: tuple[str, ...] | None = None
+    pod_security: PodSecurityLevel = PodSecurityLevel.BASELINE
+    allowed_host_paths: tuple[AllowedHostPath, ...] = ()
+    allowed_capabilities: tuple[str, ...] = ()
+    allow_unconfined: bool = False
     adopt_2014_containers: bool = False
     allow_deletions: bool = True
     ready_sources: frozenset[str] | None = None

@@ -15,7 +15,13 @@ import argparse
 import sys
 from typing import Any, NoReturn
 
-from podsync.actions._options import DEFAULT_NETWORK_IMAGE, GCPolicy, PlanOptions
+from podsync.actions._options import (
+    DEFAULT_NETWORK_IMAGE,
+    AllowedHostPath,
+    GCPolicy,
+    PlanOptions,
+    PodSecurityLevel,
+)
 from podsync.applier._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS
 from podsync.cli._durations import duration
 from podsync.cli._etcd_args import add_etcd_options, add_publish_command
@@ -102,6 +108,39 @@ def _system_reserved(text: str) -> ResourceList:
         return resource_list(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _allowed_host_paths(text: str) -> tuple[AllowedHostPath, ...]:
+    """``--allowed-host-paths``: absolute paths, comma-separated, each with an optional
+    ``:ro`` (PodSecurityPolicy's ``allowedHostPaths`` with ``readOnly``)."""
+    found = []
+    for item in text.split(","):
+        path, ro, rest = item.strip().partition(":")
+        if rest != ("ro" if ro else ""):
+            raise argparse.ArgumentTypeError(
+                f"expected PATH or PATH:ro, got {item.strip()!r} (only ':ro' may follow a path)"
+            )
+        try:
+            found.append(AllowedHostPath(path, read_only=bool(ro)))
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    return tuple(found)
+
+
+def _allowed_capabilities(text: str) -> tuple[str, ...]:
+    """``--allowed-capabilities``: capability names, comma-separated, in Kubernetes' or
+    Docker's spelling (``NET_ADMIN``, ``CAP_NET_ADMIN``, ``net_admin``) or ``ALL``."""
+    from podsync.model._security import normalize_capability
+
+    found = []
+    for item in text.split(","):
+        name = normalize_capability(item.strip())
+        if name is None:
+            raise argparse.ArgumentTypeError(
+                f"{item.strip()!r} is not a capability name (NET_ADMIN, SYS_TIME, ..., or ALL)"
+            )
+        found.append(name)
+    return tuple(found)
 
 
 def _count_or_none(text: str) -> int | None:
@@ -242,6 +281,16 @@ def build_parser() -> argparse.ArgumentParser:
         "left out unless --network-mode is host",
     )
     group.add_argument(
+        "--pod-security",
+        metavar="LEVEL",
+        choices=[level.value for level in PodSecurityLevel],
+        default=_UNSET,
+        help="the Pod Security level pods are admitted at: privileged (no checks), "
+        "baseline (the default; host ports allowed) or restricted; a pod that fails a "
+        "check is rejected with every failed check named. The options below open one "
+        "check each",
+    )
+    group.add_argument(
         "--allow-privileged",
         action="store_const",
         const=True,
@@ -255,6 +304,34 @@ def build_parser() -> argparse.ArgumentParser:
         default=_UNSET,
         help="admit pods that use the host's network, PID or IPC namespace (hostNetwork, "
         "hostPID, hostIPC; rejected otherwise)",
+    )
+    group.add_argument(
+        "--allowed-host-paths",
+        action=_AppendGiven,
+        type=_allowed_host_paths,
+        default=_UNSET,
+        metavar="PATH[:ro][,...]",
+        help="host directories hostPath volumes may use, with what is under them (whole "
+        "path components: /srv/data admits /srv/data/x, not /srv/database); ':ro' admits "
+        "only read-only mounts; comma-separated, repeatable (default: no hostPath volume)",
+    )
+    group.add_argument(
+        "--allowed-capabilities",
+        action=_AppendGiven,
+        type=_allowed_capabilities,
+        default=_UNSET,
+        metavar="CAP[,...]",
+        help="capabilities containers may add beyond the baseline set (and, at the "
+        "restricted level, beyond NET_BIND_SERVICE); ALL allows every one; "
+        "comma-separated, repeatable",
+    )
+    group.add_argument(
+        "--allow-unconfined",
+        action="store_const",
+        const=True,
+        default=_UNSET,
+        help="admit pods whose seccomp or AppArmor profile is Unconfined (pod or container "
+        "level; rejected otherwise)",
     )
     group.add_argument(
         "--allowed-unsafe-sysctls",

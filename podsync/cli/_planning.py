@@ -20,7 +20,12 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from podsync.actions._options import DEFAULT_NETWORK_IMAGE, GCPolicy, PlanOptions
+from podsync.actions._options import (
+    DEFAULT_NETWORK_IMAGE,
+    GCPolicy,
+    PlanOptions,
+    PodSecurityLevel,
+)
 from podsync.cli._args import (
     _DEFAULT_GC,
     _DEFAULT_ROOT_DIR,
@@ -148,8 +153,14 @@ def _plan_options(args: argparse.Namespace, console: Console | None = None) -> P
         cluster_dns=dns,
         cluster_domain=domain,
         host_resolv_conf=_host_resolv_conf(args, console or Console()) if dns or domain else "",
+        pod_security=PodSecurityLevel(given("pod_security", PodSecurityLevel.BASELINE)),
         allow_privileged=given("allow_privileged", False),
         allow_host_namespaces=given("allow_host_namespaces", False),
+        allowed_host_paths=tuple(p for paths in given("allowed_host_paths", []) for p in paths),
+        allowed_capabilities=tuple(
+            dict.fromkeys(c for caps in given("allowed_capabilities", []) for c in caps)
+        ),
+        allow_unconfined=given("allow_unconfined", False),
         allowed_unsafe_sysctls=tuple(
             item.strip()
             for value in given("allowed_unsafe_sysctls", [])

@@ -4,8 +4,9 @@ are rejected.
 A pod is rejected, and nothing is done to it, when its names or uid cannot be written
 into container names and paths, its contents cannot be passed to an engine (no
 containers, NUL characters, a malformed image reference, a memory limit below the
-engine's minimum), it repeats an earlier pod's uid or full name, it asks for privileged
-mode when that is not allowed, a hostPath lies outside the allowed prefixes, its
+engine's minimum), it repeats an earlier pod's uid or full name, it fails a check of
+the Pod Security level (``_pod_security``: privileged mode, hostPath, capabilities, ...,
+each unless the option that opens it is given), its
 requests do not fit in what the node has left (``_node_resources``), or it wants a host
 port that a running pod holds or an earlier pod was given (pods that already run are
 admitted first: ``HostPortAdmission``). Every check reads every container of the pod:
@@ -29,7 +30,6 @@ the planner, a runtime, or anything that does I/O.
 from __future__ import annotations
 
 import operator
-import posixpath
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
@@ -52,12 +52,12 @@ from podsync.model._security import (
     ProfileType,
     SecurityProfile,
     capability_problem,
-    host_namespaces,
     profile_path_problem,
     sysctl_problem,
 )
 from podsync.planner._host_ports import HostPortAdmission
 from podsync.planner._node_resources import NodeResources, allocatable, pod_requests
+from podsync.planner._pod_security import pod_security_message, pod_security_violations
 from podsync.planner._spec_change import planned_before
 from podsync.spec._environment import environment
 from podsync.spec._images import image_reference_problem
@@ -236,22 +236,6 @@ def _security_problem(pod: Pod) -> str | None:
             problem = profile_path_problem(profile.localhost_profile)
             if problem is not None:
                 return f"{owner}: seccomp localhost profile {problem}"
-    return None
-
-
-def _host_path_outside(pod: Pod, prefixes: tuple[str, ...] | None) -> str | None:
-    """The first hostPath of ``pod`` outside ``prefixes`` (compared by whole path
-    components after normalisation, so ``/data`` allows ``/data/x`` but not
-    ``/database`` or ``/data/../etc``), or ``None``."""
-    if prefixes is None:
-        return None
-    allowed = [posixpath.normpath(p) for p in prefixes]
-    for volume in pod.volumes:
-        if volume.host_path is None:
-            continue
-        path = posixpath.normpath(volume.host_path)
-        if not any(path == a or path.startswith(a.rstrip("/") + "/") for a in allowed):
-            return volume.host_path
     return None
 
 
@@ -446,40 +430,30 @@ def _pod_problem(
 
 
 def _policy_problem(pod: Pod, options: PlanOptions) -> Rejection | None:
-    """Why ``pod`` may not run here by the operator's policy: privileged mode, the
-    host's namespaces, sysctls, hostPath prefixes (each only where not allowed)."""
-    privileged = [c.name for c in _every(pod) if c.privileged]
-    if privileged and not options.allow_privileged:
-        return Rejection(
-            pod.key,
-            pod.uid,
-            Reason.PRIVILEGED_NOT_ALLOWED,
-            f"container {privileged[0]} asks for privileged mode, which is not allowed",
-        )
-    hosts = host_namespaces(pod.security_context)
-    if hosts and not options.allow_host_namespaces:
-        # Gated like privileged mode: a pod in a host namespace sees, and can disturb,
-        # the whole host (the kubelet's --host-network-sources and friends of 2014, Pod
-        # Security's "baseline" today).
-        return Rejection(
-            pod.key,
-            pod.uid,
-            Reason.HOST_NAMESPACE_NOT_ALLOWED,
-            f"the pod asks for the host's namespaces ({', '.join(hosts)}), which is not "
-            "allowed without --allow-host-namespaces (PlanOptions.allow_host_namespaces)",
-        )
+    """Why ``pod`` may not run here by the operator's policy: a sysctl no namespace
+    holds (never: it would change the whole host), then the checks of the Pod Security
+    level (``podsync.planner._pod_security``), every failed one named in one message.
+
+    The rejection's reason is the first failed check's: the gates that had a reason of
+    their own keep it (``privileged-not-allowed``, ``host-namespace-not-allowed``,
+    ``host-path-not-allowed``, ``sysctl-not-allowed``), the others are ``pod-security``.
+    """
     # The kubelet's sysctl admission (pkg/kubelet/sysctl/allowlist.go, reason
-    # SysctlForbidden), before the predicates, as the kubelet orders its handlers.
-    problem = sysctl_problem(pod.security_context, options.allowed_unsafe_sysctls)
+    # SysctlForbidden) for what no option opens: every namespaced name passes here,
+    # the level's sysctls check judges those.
+    problem = sysctl_problem(pod.security_context, _ANY_NAMESPACED)
     if problem is not None:
         return Rejection(pod.key, pod.uid, Reason.SYSCTL_NOT_ALLOWED, problem)
-    outside = _host_path_outside(pod, options.host_path_prefixes)
-    if outside is not None:
-        return Rejection(
-            pod.key,
-            pod.uid,
-            Reason.HOST_PATH_NOT_ALLOWED,
-            f"hostPath {outside} is outside the allowed prefixes "
-            f"{', '.join(options.host_path_prefixes or ())}",
-        )
-    return None
+    violations = pod_security_violations(pod, options)
+    if not violations:
+        return None
+    return Rejection(
+        pod.key,
+        pod.uid,
+        violations[0].reason,
+        pod_security_message(options.pod_security, violations),
+    )
+
+
+# A pattern of ``--allowed-unsafe-sysctls`` that allows every namespaced sysctl.
+_ANY_NAMESPACED = ("*",)

@@ -23,8 +23,9 @@ environment), so equal inputs give an equal ``Plan``, and a plan can be shown, s
 tested and applied later.
 
 1. *Admission.* Pods are taken in order. A pod that repeats an earlier pod's uid or full
-   name, has an image reference the engine would refuse, asks for a privileged container
-   when privileged containers are not allowed (the seed's capabilities check), requests
+   name, has an image reference the engine would refuse, fails a check of the Pod
+   Security level (privileged containers - the seed's capabilities check -, host
+   namespaces, hostPath, capabilities, ...: ``_pod_security``), requests
    more CPU or memory than the node has left (``capacity`` less the system's reserve
    and what the pods admitted before it request), or wants a host port that a running
    pod holds or an earlier pod was given (pods that already run are admitted first) is

@@ -73,7 +73,7 @@ from podsync import (
     Wait,
 )
 from podsync.actions._actions import CreateSpec
-from podsync.actions._options import GCPolicy, PlanOptions
+from podsync.actions._options import AllowedHostPath, GCPolicy, PlanOptions
 from podsync.docker import DockerRuntime
 from podsync.model._volume_entries import VolumeEntry
 from podsync.runtime import ExecResult
@@ -276,6 +276,8 @@ def _pod(cleanup: Cleanup, prefix: str, *containers: Container, **fields: Any) -
 
 def _options(tmp_path: Path, **fields: Any) -> PlanOptions:
     fields.setdefault("allow_deletions", False)  # the engine is shared: see the docstring
+    # The tests' hostPath volumes are the test's own directories.
+    fields.setdefault("allowed_host_paths", (AllowedHostPath(str(tmp_path)),))
     return PlanOptions(
         network_mode="none",
         network_image=PAUSE_IMAGE,

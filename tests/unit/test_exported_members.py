@@ -60,6 +60,7 @@ PUBLIC = sorted(
         *("parse_resolv_conf", "ResolvConf"),
         # planning
         *("PlanOptions", "GCPolicy", "BackOffPolicy", "DEFAULT_NETWORK_IMAGE", "DEFAULT_ROOT_DIR"),
+        *("PodSecurityLevel", "AllowedHostPath"),
         "plan",
         # the plan's vocabulary
         *("Plan", "PodPlan", "Reason", "Rejection", "CreateSpec", "Action", "PodAction"),
@@ -172,7 +173,9 @@ DEPRECATED: dict[str, str | None] = {
 def test_all_is_the_deliberate_list():
     assert sorted(podsync.__all__) == PUBLIC
     assert len(set(podsync.__all__)) == len(podsync.__all__)
-    assert len(PUBLIC) <= 125  # "at most about 120": the rest is on the faces
+    # "at most about 120": the rest is on the faces (127: issue 28's Pod Security level
+    # and allowed host path are planning options, beside PlanOptions)
+    assert len(PUBLIC) <= 127
 
 
 @pytest.mark.parametrize("face", sorted(FACES))

@@ -1783,8 +1783,8 @@ def test_a_refused_host_network_pod_names_the_option(
 
     assert 1 == refused.code
     assert (
-        "the pod asks for the host's namespaces (hostNetwork), which is not allowed without "
-        "--allow-host-namespaces"
+        'violates PodSecurity "baseline": host namespaces (hostNetwork=true; allow with '
+        "--allow-host-namespaces)"
     ) in refused.err
     assert 0 == allowed.code, allowed.err
 

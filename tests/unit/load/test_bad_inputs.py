@@ -9,6 +9,7 @@ file name, as a user who ran ``podsync`` there would see it.
 from __future__ import annotations
 
 import io
+import pathlib
 from collections.abc import Callable
 
 import pytest
@@ -22,11 +23,11 @@ EXPECTED_FILE = "expected.txt"
 MAX_FILE_SIZE = 10 * 1024
 
 
-def read_expected() -> dict[str, str]:
-    """The expected error text of each corpus file, from expected.txt."""
+def read_expected(corpus: pathlib.Path = CORPUS) -> dict[str, str]:
+    """The expected error text of each file of ``corpus``, from its expected.txt."""
     expected: dict[str, list[str]] = {}
     current: list[str] | None = None
-    for line in (CORPUS / EXPECTED_FILE).read_text(encoding="utf-8").splitlines():
+    for line in (corpus / EXPECTED_FILE).read_text(encoding="utf-8").splitlines():
         if line.startswith("### "):
             current = expected.setdefault(line[4:], [])
         elif current is not None and line:

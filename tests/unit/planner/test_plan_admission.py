@@ -34,7 +34,7 @@ from podsync import (
     parse_pods,
 )
 from podsync.actions._actions import Create, Kill, Plan, Reason
-from podsync.actions._options import PlanOptions
+from podsync.actions._options import AllowedHostPath, PlanOptions
 from podsync.model._security import (
     Capabilities,
     PodSecurityContext,
@@ -389,7 +389,8 @@ CASES = [
             (
                 "privileged-init",
                 Reason.PRIVILEGED_NOT_ALLOWED,
-                "container setup asks for privileged mode, which is not allowed",
+                'violates PodSecurity "baseline": privileged (container "setup" must not set '
+                "securityContext.privileged=true; allow with --allow-privileged)",
             )
         ],
         created=["nothing"],
@@ -401,7 +402,8 @@ CASES = [
             (
                 "privileged-sidecar",
                 Reason.PRIVILEGED_NOT_ALLOWED,
-                "container proxy asks for privileged mode, which is not allowed",
+                'violates PodSecurity "baseline": privileged (container "proxy" must not set '
+                "securityContext.privileged=true; allow with --allow-privileged)",
             )
         ],
     ),
@@ -745,7 +747,8 @@ CASES = [
             (
                 "privileged-sidecar",
                 Reason.PRIVILEGED_NOT_ALLOWED,
-                "container proxy asks for privileged mode, which is not allowed",
+                'violates PodSecurity "baseline": privileged (container "proxy" must not set '
+                "securityContext.privileged=true; allow with --allow-privileged)",
             ),
             (
                 "tiny-init",
@@ -760,12 +763,13 @@ CASES = [
     Case(
         "a hostPath listed after another volume",
         desired=["host-path-second", "host-path-data"],
-        options={"host_path_prefixes": ("/data",)},
+        options={"allowed_host_paths": (AllowedHostPath("/data"),)},
         rejected=[
             (
                 "host-path-second",
                 Reason.HOST_PATH_NOT_ALLOWED,
-                "hostPath /etc is outside the allowed prefixes /data",
+                'violates PodSecurity "baseline": hostPath volumes (volume "etc" uses host '
+                'path "/etc"; allow with --allowed-host-paths)',
             )
         ],
         created=["host-path-data"],

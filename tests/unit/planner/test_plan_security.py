@@ -142,9 +142,9 @@ def test_host_namespaces_when_allowed():
 @pytest.mark.parametrize(
     ("spec", "named"),
     [
-        ("hostNetwork: true", "hostNetwork"),
-        ("hostPID: true", "hostPID"),
-        ("hostIPC: true\nhostNetwork: true", "hostNetwork, hostIPC"),
+        ("hostNetwork: true", "hostNetwork=true"),
+        ("hostPID: true", "hostPID=true"),
+        ("hostIPC: true\nhostNetwork: true", "hostNetwork=true, hostIPC=true"),
     ],
 )
 def test_host_namespaces_are_refused_unless_allowed(spec, named):
@@ -154,8 +154,8 @@ def test_host_namespaces_are_refused_unless_allowed(spec, named):
     assert [
         (
             Reason.HOST_NAMESPACE_NOT_ALLOWED,
-            f"the pod asks for the host's namespaces ({named}), which is not allowed "
-            "without --allow-host-namespaces (PlanOptions.allow_host_namespaces)",
+            f'violates PodSecurity "baseline": host namespaces ({named}; allow with '
+            "--allow-host-namespaces)",
         )
     ] == [(r.reason, r.message) for r in p.rejected]
 
@@ -168,8 +168,8 @@ def test_host_namespaces_are_refused_unless_allowed(spec, named):
         (
             "net.core.somaxconn",
             (),
-            "sysctl net.core.somaxconn is not in the safe set and not allowed by "
-            "--allowed-unsafe-sysctls (PlanOptions.allowed_unsafe_sysctls)",
+            'violates PodSecurity "baseline": forbidden sysctls (net.core.somaxconn; allow '
+            "with --allowed-unsafe-sysctls)",
         ),
         ("net.core.somaxconn", ("net.core.*",), None),
         ("kernel.msgmax", ("kernel.msgmax",), None),

@@ -99,8 +99,19 @@ from podsync.runtime.fake._state import published as _published
 from podsync.runtime.fake._state import publishes as _publishes
 from podsync.runtime.fake._state import start_refusal as _start_refusal
 from podsync.runtime.fake._volumes import VolumeCalls as _VolumeCalls
-from podsync.spec._labels import LABEL_POD_IPC, POD_IPC_SHAREABLE
+from podsync.spec._labels import (
+    LABEL_POD_IPC,
+    LABEL_POD_NAMESPACE,
+    LABEL_POD_STATE,
+    LABEL_POD_UID,
+    LABEL_VOLUME_KIND,
+    LABEL_VOLUME_NAMESPACE,
+    POD_IPC_SHAREABLE,
+    POD_STATE_MOUNTED,
+    VOLUME_KIND_POD_STATE,
+)
 from podsync.spec._ports import PortMapping
+from podsync.spec._volumes import pod_state_volume_name
 
 if TYPE_CHECKING:
     from podsync.runtime._protocol import Runtime
@@ -223,8 +234,16 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
         record were there; the containers podsync stops through this fake get theirs
         from the records apply writes under the root directory, which
         ``podsync.observe`` reads (no engine can report it, and neither does the fake).
+
+        A pod's network container labelled as mounting the pod's state volume
+        (``io.podsync.pod.state=mounted``) brings that volume, with its labels, when
+        the engine has none of that name: Docker made it at the container's create and
+        removes no volume a container mounts, so no engine holds one without the other.
         """
         with self._lock:
+            volume = _state_volume(container)
+            if volume is not None and volume.name not in self._volumes:
+                self._volumes[volume.name] = volume
             self._containers[container.id] = _Container(
                 id=container.id,
                 name=container.name,
@@ -707,6 +726,23 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
 if TYPE_CHECKING:
     # mypy checks here that FakeRuntime satisfies the Runtime protocol.
     _conforms: Runtime = FakeRuntime()
+
+
+def _state_volume(container: ObservedContainer) -> ObservedVolume | None:
+    """The pod state volume a container put on the fake mounts, by its labels
+    (``add_container``), or ``None``."""
+    labels = container.labels
+    uid = labels.get(LABEL_POD_UID)
+    if labels.get(LABEL_POD_STATE) != POD_STATE_MOUNTED or not uid:
+        return None
+    return ObservedVolume(
+        pod_state_volume_name(uid),
+        {
+            LABEL_VOLUME_KIND: VOLUME_KIND_POD_STATE,
+            LABEL_VOLUME_NAMESPACE: labels.get(LABEL_POD_NAMESPACE, ""),
+            LABEL_POD_UID: uid,
+        },
+    )
 
 
 def _listed_ipc_mode(container: ObservedContainer) -> str:

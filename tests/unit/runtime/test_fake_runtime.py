@@ -272,6 +272,51 @@ def test_seeded_containers_and_images():
     assert [] == rt.calls
 
 
+@pytest.mark.parametrize(
+    ("case", "state_label", "uid", "present", "expected"),
+    [
+        ("mounted-brings-its-volume", "mounted", "u1", None, {"podsync-state_u1": "ns"}),
+        ("unlabelled-brings-none", None, "u1", None, {}),
+        ("no-uid-brings-none", "mounted", None, None, {}),
+        (
+            "present-volume-kept-as-it-is",
+            "mounted",
+            "u1",
+            "podsync-state_u1",
+            {"podsync-state_u1": ""},
+        ),
+    ],
+    ids=[
+        "mounted-brings-its-volume",
+        "unlabelled-brings-none",
+        "no-uid-brings-none",
+        "present-volume-kept-as-it-is",
+    ],
+)
+def test_a_network_container_that_mounts_the_state_volume_brings_it(
+    case: str,
+    state_label: str | None,
+    uid: str | None,
+    present: str | None,
+    expected: dict[str, str],
+) -> None:
+    """A network container put on the fake that says it mounts its pod's state volume
+    comes with it (Docker made the volume at its create, and removes none a container
+    mounts); a volume of that name already there is kept as it is."""
+    labels = {"io.podsync.pod.namespace": "ns"}
+    if state_label is not None:
+        labels["io.podsync.pod.state"] = state_label
+    if uid is not None:
+        labels["io.podsync.pod.uid"] = uid
+    rt = fake()
+    if present is not None:
+        rt.add_volume(present)
+    rt.add_container(ObservedContainer("c1", "k8s_net.1_p.ns.file_u1_0", labels=labels))
+
+    assert expected == {v.name: v.labels.get("io.podsync.volume.namespace", "") for v in rt.volumes}
+    assert [] == rt.calls
+
+
 # --- faults ---------------------------------------------------------------------------
 
 

@@ -84,9 +84,11 @@ __all__ = [
 #:    and is still read.
 #: 9: the rest of issue 27, which a podsync that reads 8 does not know: the reasons
 #:    ``network-lost``, ``image-pull-back-off``, ``claim-fs-group``, ``OutOfcpu`` and
-#:    ``OutOfmemory``; creates with the engine settings (``memory_swap``,
-#:    ``oom_score_adj``, ``ipc_shareable``, ``join_ipc``); options with
-#:    ``memory_capacity`` and ``system_reserved``; kills of the network container with
+#:    ``OutOfmemory``, and of issue 28 ``pod-security``; creates with the engine
+#:    settings (``memory_swap``, ``oom_score_adj``, ``ipc_shareable``, ``join_ipc``);
+#:    options with ``memory_capacity`` and ``system_reserved``, and the Pod Security
+#:    options (``pod_security``, ``allowed_host_paths``, ``allowed_capabilities``,
+#:    ``allow_unconfined``); kills of the network container with
 #:    ``record_stop``; named volume mounts with ``labels`` (the pod's state volume, made
 #:    at its network container's create). Such a podsync refuses a format-9 plan by its version instead of
 #:    misreading a reason or failing on a field it does not know. A format-8 plan holds

@@ -88,10 +88,10 @@ __all__ = [
 #:    settings (``memory_swap``, ``oom_score_adj``, ``ipc_shareable``, ``join_ipc``);
 #:    options with ``memory_capacity`` and ``system_reserved``, and the Pod Security
 #:    options (``pod_security``, ``allowed_host_paths``, ``allowed_capabilities``,
-#:    ``allow_unconfined``); kills of the network container with
-#:    ``record_stop``; named volume mounts with ``labels`` (the pod's state volume, made
-#:    at its network container's create). Such a podsync refuses a format-9 plan by its version instead of
-#:    misreading a reason or failing on a field it does not know. A format-8 plan holds
+#:    ``allow_unconfined``); kills of the network container with ``record_stop``; named
+#:    volume mounts with ``labels`` (the pod's state volume, made at its network
+#:    container's create). Such a podsync refuses a format-9 plan by its version instead
+#:    of misreading a reason or failing on a field it does not know. A format-8 plan holds
 #:    none of these and is still read: its creates get the engine's swap, OOM score and
 #:    IPC defaults, and its network container's stop is not recorded, as the podsync
 #:    that made it planned.

@@ -276,11 +276,13 @@ class PodPlanner(InitPlanner, RestartPlanner, CreateSpecs):
         without this, a ``Never`` pod whose ports were edited, and whose new network
         container could not be created, was never rebuilt. Instances created and never
         started (a create that failed at its start) are not the network the pod had.
-        ``nets`` are newest first (``newest_first``); a network container is never
-        stopped for a failure (those stops are an app container's), so any record is
-        podsync's own reason."""
+        ``nets`` are newest first (``newest_first``). podsync stops no network
+        container for a failure (those stops are an app container's); a record that
+        says so anyway (a failure's word, ``FAILED_STOPS``) is read as what it says, a
+        failure: the network is lost, as one that died."""
         ran = [i for i in nets if i.observed.finished_at is not None]
-        return ran[0].stop_record if ran else ""
+        record = ran[0].stop_record if ran else ""
+        return "" if record in FAILED_STOPS else record
 
     def _checked(self, decision: _Decision) -> _Decision:
         """``decision`` with its start held when the create cannot succeed yet: an absent

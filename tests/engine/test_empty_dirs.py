@@ -22,7 +22,7 @@ import podsync.spec
 from podsync import Create, CreateSpec, PlanOptions, Pod, Reason, parse_pods
 from podsync.docker import DockerRuntime
 from podsync.labels import LABEL_CONTAINER, LABEL_EMPTY_DIRS, LABEL_POD_UID
-from podsync.spec._volumes import Mount
+from podsync.spec._volumes import Mount, pod_state_volume_name
 from tests.support.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup, volume_path
 
 SERVE = "trap 'exit 0' TERM INT; while :; do sleep 3600 & wait $!; done"
@@ -125,11 +125,14 @@ def _legacy(spec: CreateSpec, root: str, uid: str) -> CreateSpec:
     """``spec`` as a podsync before engine volumes made it: the emptyDir bound from
     ``<root>/<uid>/volumes/empty/shared``, without ``LABEL_EMPTY_DIRS``."""
     host = f"{root}/{uid}/volumes/empty/shared"
-    binds = tuple(Mount(host, m.container_path, m.read_only) for m in spec.volumes)
+    # (The pod's state volume, which the network container mounts, stays a volume.)
+    state = pod_state_volume_name(uid)
+    empty = [m for m in spec.volumes if m.volume != state]
+    binds = tuple(Mount(host, m.container_path, m.read_only) for m in empty)
     return attrs.evolve(
         spec,
         labels={k: v for k, v in spec.labels.items() if k != LABEL_EMPTY_DIRS},
-        volumes=(),
+        volumes=tuple(m for m in spec.volumes if m.volume == state),
         mounts=(*spec.mounts, *binds),
     )
 

@@ -352,8 +352,9 @@ def test_apply_and_down_leave_no_content_volume_and_nothing_under_the_root(
     labelled = engine.api.volumes(filters={"label": f"{podsync.labels.LABEL_POD_UID}={uid}"})
     kinds = {v["Name"]: v["Labels"][podsync.labels.LABEL_VOLUME_KIND] for v in labelled["Volumes"]}
     assert sorted(n for n, k in kinds.items() if k == "content") == ours
-    # And one record volume each (tests/unit/spec/test_content_records.py).
-    assert sorted(kinds.values()) == ["content"] * 3 + ["content-record"] * 3
+    # And one record volume each (tests/unit/spec/test_content_records.py), beside the
+    # pod's state volume (its termination-message files: /dev/termination-log).
+    assert sorted(kinds.values()) == ["content"] * 3 + ["content-record"] * 3 + ["pod-state"]
     inspected = engine.api.inspect_container(entry["Id"])
     mounts = {m["Destination"]: (m["Type"], m["RW"]) for m in inspected["Mounts"]}
     assert mounts["/etc/config"] == ("volume", False)

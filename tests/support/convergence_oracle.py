@@ -218,9 +218,18 @@ def expected(
 def _network_died(pod: Pod, before: Sequence[ObservedContainer], *, adopt: bool) -> bool:
     """Whether ``pod``'s network container does not run after a container of the pod ran:
     one runs, or one was a run (it started, and it ended by itself or podsync stopped it
-    for a failure)."""
-    if any(o.running for o in instances(before, pod, NET, adopt=adopt)):
+    for a failure). A network container podsync stopped for its own reasons (the newest
+    that ran has a stop record that is no failure's: a rebuild whose new network
+    container was not made yet) did not die: the pod is rebuilt (README "Differences"
+    17, 39)."""
+    nets = instances(before, pod, NET, adopt=adopt)
+    if any(o.running for o in nets):
         return False
+    ran = [o for o in nets if o.finished_at is not None]
+    if ran:
+        last = max(ran, key=lambda o: (o.created, o.id))
+        if last.stopped_by_podsync and last.stopped_by_podsync not in FAILURE_RECORDS:
+            return False
     return any(
         o.running or _a_run(o)
         for c in (*pod.init_containers, *pod.containers)

@@ -129,11 +129,18 @@ class ContainerCalls(EngineConnection):
             except docker.errors.NotFound:
                 return None
         state = inspected.get("State") or {}
+        finished = timestamp(state.get("FinishedAt"))
+        started = timestamp(state.get("StartedAt"))
+        if started is not None and finished is not None:
+            # A process that exits at once can be reported to have started a moment
+            # after it finished (Docker stamps StartedAt once its start returned; seen
+            # 1.6 ms apart): a run never starts after its end.
+            started = min(started, finished)
         outcome = Outcome(
             as_int(state.get("ExitCode")),
-            timestamp(state.get("FinishedAt")),
+            finished,
             bool(state.get("OOMKilled")),
-            timestamp(state.get("StartedAt")),
+            started,
         )
         with self._lock:
             self._finished[key] = outcome

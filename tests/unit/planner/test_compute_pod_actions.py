@@ -522,6 +522,19 @@ NETWORK = [
         (("Kill", "serve", "network-lost"),),
     ),
     Case(
+        # podsync stops no network container for a failure; a record that says so
+        # anyway is read as what it says: the network is lost, as one that died.
+        "never-network-with-a-failure-record-is-lost",
+        PAIR,
+        "Never",
+        (
+            exited("net", 137, ago=5, record="post-start-failed"),
+            exited("load", 0, ago=60),
+            running("serve"),
+        ),
+        (("Kill", "serve", "network-lost"),),
+    ),
+    Case(
         "on-failure-network-died-under-running-container-rebuilds",
         JOB,
         "OnFailure",

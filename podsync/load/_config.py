@@ -472,7 +472,7 @@ def parse_pods(
     replaced them.
 
     A Kubernetes field podsync cannot honour is refused with its reason
-    (``$.spec.initContainers: initContainers is not supported by podsync yet: ...``);
+    (``$.spec.ephemeralContainers: ephemeralContainers is not supported by podsync: ...``);
     one that means nothing on one host (``nodeSelector``, ``tolerations``, ``status``
     ...) is accepted, ignored, and named in the pod's one warning (``on_warning``). A
     key Kubernetes does not know is an "unknown key", with a suggestion only for a

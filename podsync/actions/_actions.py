@@ -225,8 +225,9 @@ class CreateSpec:
 
     Runtime-neutral: the fields say what the container is, in Kubernetes' and the
     operating system's terms, never an engine's spelling; each runtime translates them
-    (``podsync.docker`` does in ``podsync.runtime.docker._api.docker_create_args``). Empty strings, empty tuples,
-    zeros and ``None`` mean "unset": the image's or the engine's default.
+    (``podsync.docker`` does in ``podsync.runtime.docker._api.docker_create_args``).
+    Empty strings, empty tuples, zeros and ``None`` mean "unset": the image's or the
+    engine's default.
 
     Attributes:
         name: the container's name, unique on the engine; the plan chooses it, so a

@@ -226,6 +226,23 @@ def _last_run(instances: Sequence[ObservedContainer]) -> ObservedContainer | Non
     return max(ended, key=lambda oc: (_ended(oc), oc.created)) if ended else None
 
 
+def _running(
+    name: str, newest: ObservedContainer, restarts: int, *, started: bool, ready: bool
+) -> ContainerStatus:
+    """The status of container ``name`` while ``newest``, its instance, runs: an app
+    container's, an init container's or a sidecar's alike."""
+    return ContainerStatus(
+        name,
+        ContainerState.RUNNING,
+        message=f"{name} running",
+        container_id=newest.id,
+        running_since=newest.created,
+        restart_count=restarts,
+        started=started,
+        ready=ready,
+    )
+
+
 def _with_run(
     status: ContainerStatus,
     run: ObservedContainer | None,

@@ -24,6 +24,7 @@ from podsync.status._container import (
     _Inputs,
     _last_run,
     _ran,
+    _running,
     _with_run,
     image_waiting,
 )
@@ -65,13 +66,10 @@ class _Init:
                 started = inputs.started(c, newest.id)
                 statuses.append(
                     _with_run(
-                        ContainerStatus(
+                        _running(
                             c.name,
-                            ContainerState.RUNNING,
-                            message=f"{c.name} running",
-                            container_id=newest.id,
-                            running_since=newest.created,
-                            restart_count=restarts,
+                            newest,
+                            restarts,
                             started=started,
                             # isInitContainerInitialized: a sidecar once started; a
                             # plain init container only when it exited 0.

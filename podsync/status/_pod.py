@@ -55,6 +55,7 @@ from podsync.status._container import (
     _last_run,
     _pull_errors,
     _ran,
+    _running,
     _with_run,
     image_waiting,
     termination_message,
@@ -302,13 +303,10 @@ def _judge(
                 running += 1
             statuses.append(
                 _with_run(
-                    ContainerStatus(
+                    _running(
                         c.name,
-                        ContainerState.RUNNING,
-                        message=f"{c.name} running",
-                        container_id=newest.id,
-                        running_since=newest.created,
-                        restart_count=restarts,
+                        newest,
+                        restarts,
                         started=inputs.started(c, newest.id),
                         ready=inputs.ready(c, newest.id),
                     ),

@@ -95,7 +95,12 @@ __all__ = [
 #:    none of these and is still read: its creates get the engine's swap, OOM score and
 #:    IPC defaults, and its network container's stop is not recorded, as the podsync
 #:    that made it planned.
-PLAN_FORMAT_VERSION = "9"
+#: 10: issue 29, which a podsync that reads 9 does not know:
+#:
+#:    - ``CreateSpec`` names its process as Kubernetes does: ``command`` (the executable
+#:      and its arguments, 9's ``entrypoint``) and ``args`` (9's ``command``). A plan of
+#:      formats 5 to 9 is still read, its creates' two fields renamed as it is read.
+PLAN_FORMAT_VERSION = "10"
 
 
 class Reason(enum.StrEnum):
@@ -235,9 +240,9 @@ class CreateSpec:
         image: the image reference to run (present: pulls are separate actions).
         labels: string labels the runtime stores and lists back unchanged
             (``ObservedContainer.labels``): podsync's whole record of the container.
-        entrypoint: the executable and its arguments, replacing the image's entrypoint
+        command: the executable and its arguments, replacing the image's entrypoint
             (Kubernetes ``command``); the image's arguments are then dropped too.
-        command: the arguments, replacing the image's (Kubernetes ``args``).
+        args: the arguments, replacing the image's (Kubernetes ``args``).
         env: ``NAME=value`` environment entries, in order (a later one wins).
         working_dir: the process's working directory.
         hostname: the hostname of a container with a network of its own.
@@ -321,8 +326,8 @@ class CreateSpec:
     name: str
     image: str
     labels: dict[str, str] = attrs.field(factory=dict, hash=False)
-    entrypoint: tuple[str, ...] | None = None
     command: tuple[str, ...] | None = None
+    args: tuple[str, ...] | None = None
     env: tuple[str, ...] = ()
     working_dir: str = ""
     hostname: str = ""

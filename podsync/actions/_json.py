@@ -204,8 +204,43 @@ _OLDER_FORMATS = {
 # without those 7 added (a format-6 plan's creates bind emptyDir host directories, as
 # the podsync that made it did), 7 is 8 without the fields 8 added (its kills without
 # ``concurrent`` and ``after`` run one after the other, as the podsync that made it ran them),
-# 8 is 9 without the reasons and fields 9 added (see ``PLAN_FORMAT_VERSION``).
-_READABLE_FORMATS = frozenset({PLAN_FORMAT_VERSION, "8", "7", "6", "5"})
+# 8 is 9 without the reasons and fields 9 added (see ``PLAN_FORMAT_VERSION``), and 9 is
+# 10 with the process of its creates under its earlier names (``_PROCESS_NAMES``).
+_READABLE_FORMATS = frozenset({PLAN_FORMAT_VERSION, "9", "8", "7", "6", "5"})
+
+# The formats whose creates name the process as Docker does, each old key with its
+# format-10 name (Kubernetes' ``command`` was the ``entrypoint``, ``args`` the
+# ``command``): both are renamed at once, since each old name is the other's new one.
+_PROCESS_NAMES = {"entrypoint": "command", "command": "args"}
+_DOCKER_NAMED_PROCESS = frozenset({"9", "8", "7", "6", "5"})
+
+
+def _kubernetes_named(data: dict[str, Any]) -> dict[str, Any]:
+    """A plan's data of a format before 10 with its creates' ``entrypoint`` and
+    ``command`` renamed to ``command`` and ``args``; anything else is left for the
+    converter to read (and refuse, when it is not a plan)."""
+    pods = data.get("pods")
+    if not isinstance(pods, list):
+        return data
+    renamed = []
+    for pod in pods:
+        actions = pod.get("actions") if isinstance(pod, dict) else None
+        if isinstance(actions, list):
+            pod = {**pod, "actions": [_create_renamed(a) for a in actions]}
+        renamed.append(pod)
+    return {**data, "pods": renamed}
+
+
+def _create_renamed(action: Any) -> Any:
+    """One action of a plan before format 10, its spec's process renamed if it is a
+    create."""
+    if not isinstance(action, dict) or action.get("action") != "create":
+        return action
+    spec = action.get("spec")
+    if not isinstance(spec, dict):
+        return action
+    spec = {_PROCESS_NAMES.get(key, key): value for key, value in spec.items()}
+    return {**action, "spec": spec}
 
 
 def plan_to_json(plan: Plan) -> str:
@@ -320,6 +355,8 @@ def plan_from_json(text: str | bytes, *, source: str = "") -> Plan:
             f"this podsync reads plan format {PLAN_FORMAT_VERSION}, got {version!r}; "
             "make the plan again with this podsync (podsync plan -o FILE)",
         )
+    if version in _DOCKER_NAMED_PROCESS:
+        data = _kubernetes_named(data)
     try:
         return _converter().structure(data, Plan)
     except Exception as exc:  # cattrs raises exception groups of many kinds

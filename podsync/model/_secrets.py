@@ -384,7 +384,7 @@ def unknown_secrets(value: Any) -> list[SecretPart]:
 #: ``env`` entry, a ``command`` or ``args`` item that came from a Secret or was expanded
 #: with one. The plan's JSON form seals them, apply checks them; a new field that may
 #: hold a Secret's value is added here.
-SEALABLE_FIELDS = ("env", "entrypoint", "command")
+SEALABLE_FIELDS = ("env", "command", "args")
 
 
 def spec_texts(spec: Any) -> list[SecretText]:

@@ -89,8 +89,8 @@ def test_round_trip_of_a_pod(
         app_name,
         labels=app_labels,
         join=net_name,
-        entrypoint=("/bin/sleep",),
-        command=("3600",),
+        command=("/bin/sleep",),
+        args=("3600",),
         env=("GREETING=hello world", "EMPTY="),
         working_dir="/tmp",
         mounts=(Mount(str(tmp_path), "/data", read_only=True),),
@@ -156,11 +156,11 @@ def test_round_trip_of_a_pod(
     assert not {net_id, app_id} & set(_by_id(runtime))
 
 
-def test_entrypoint_and_command_none_keep_the_images(
+def test_command_and_args_none_keep_the_images(
     engine: docker.DockerClient, cleanup: Cleanup, runtime: DockerRuntime
 ) -> None:
-    """An empty entrypoint and command leave the image's CMD in place."""
-    container_id = _create(runtime, cleanup, _spec(_unique("cmd"), entrypoint=(), command=None))
+    """An empty command and no args leave the image's CMD in place."""
+    container_id = _create(runtime, cleanup, _spec(_unique("cmd"), command=(), args=None))
 
     config = engine.api.inspect_container(container_id)["Config"]
     assert (None, ["/bin/sleep", "3600"]) == (config["Entrypoint"], config["Cmd"])
@@ -186,9 +186,9 @@ def test_exit_code_and_finish_time_of_exited_and_created_containers(
     foreign one with the exit code from Status and no finish time; a container never
     started is not running and never finished. The owned one's start is reported too."""
     exit3 = ("/bin/sh", "-c", "exit 3")
-    owned_id = _create(runtime, cleanup, _spec(_unique("exit3"), entrypoint=exit3))
+    owned_id = _create(runtime, cleanup, _spec(_unique("exit3"), command=exit3))
     foreign_id = _create(
-        runtime, cleanup, _spec(_unique("foreign"), entrypoint=exit3, labels=run_labels())
+        runtime, cleanup, _spec(_unique("foreign"), command=exit3, labels=run_labels())
     )
     created_id = _create(runtime, cleanup, _spec(_unique("created")))
     for container_id in (owned_id, foreign_id):
@@ -216,9 +216,9 @@ def test_exited_containers_are_inspected_once(
     """The first list inspects each exited owned container once; later lists inspect
     nothing: not those again, nor running or foreign containers."""
     exit3 = ("/bin/sh", "-c", "exit 3")
-    exited = [_create(runtime, cleanup, _spec(_unique("once"), entrypoint=exit3)) for _ in "ab"]
+    exited = [_create(runtime, cleanup, _spec(_unique("once"), command=exit3)) for _ in "ab"]
     foreign = _create(
-        runtime, cleanup, _spec(_unique("foreign"), entrypoint=exit3, labels=run_labels())
+        runtime, cleanup, _spec(_unique("foreign"), command=exit3, labels=run_labels())
     )
     running = _create(runtime, cleanup, _spec(_unique("running"), PAUSE_IMAGE))
     for container_id in (*exited, foreign, running):

@@ -78,7 +78,7 @@ class Process:
     on_term: int | None = None
     exits: int | None = None
 
-    def entrypoint(self) -> tuple[str, ...] | None:
+    def command(self) -> tuple[str, ...] | None:
         """The engine's process: ``None`` keeps the test image's ``sleep 3600``."""
         if self.exits is not None:
             return ("/bin/sh", "-c", f"exit {self.exits}")
@@ -153,7 +153,7 @@ class Subject:
         if not fields.get("join"):
             fields.setdefault("network", "none")
         fields.setdefault("image", TEST_IMAGE)
-        fields.setdefault("entrypoint", process.entrypoint())
+        fields.setdefault("command", process.command())
         spec = CreateSpec(name=name, labels=labels, **fields)
         self._processes[name] = process
         if self.kind == "fake":
@@ -827,7 +827,7 @@ def test_logs_keep_stdout_and_stderr_apart(subject: Subject) -> None:
     """Logs come line by line, each with its stream and a time; ``tail`` keeps the
     last lines; a ``since`` after every line gives none; ``follow`` of an exited
     container ends at once."""
-    cid = subject.running("app", entrypoint=WRITES_BOTH)
+    cid = subject.running("app", command=WRITES_BOTH)
     _write_both(subject, cid)
 
     with subject.runtime.container_logs(cid) as stream:
@@ -850,7 +850,7 @@ def test_following_logs_ends_when_the_container_exits(subject: Subject) -> None:
     """A follower sees the lines written after it started, and its iteration ends
     when the container's process exits."""
     script = ("/bin/sh", "-c", "echo first; sleep 2; echo second; exit 3")
-    cid = subject.running("app", entrypoint=script)
+    cid = subject.running("app", command=script)
     if subject.kind == "fake":
         subject.fake.write_log(cid, "first\n")
 
@@ -982,7 +982,7 @@ def test_events_of_an_oom_kill(subject: Subject) -> None:
     """A process the OOM killer ends: events oom, then die 137; listed with
     ``oom_killed``."""
     since = subject.now() - 1
-    spec = subject.spec("app", exits(0), memory=8 * MIB, entrypoint=("tail", "/dev/zero"))
+    spec = subject.spec("app", exits(0), memory=8 * MIB, command=("tail", "/dev/zero"))
     cid = subject.runtime.create_container(spec)
     subject.runtime.start_container(cid)
     if subject.kind == "fake":
@@ -1017,7 +1017,7 @@ def test_logs_of_a_container_with_a_tty(subject: Subject) -> None:
     """A container with a terminal has one stream: everything is stdout, with the
     terminal's line ends."""
     script = ("/bin/sh", "-c", "echo out; echo err >&2")
-    cid = subject.running("app", entrypoint=script, tty=True)
+    cid = subject.running("app", command=script, tty=True)
     if subject.kind == "fake":
         subject.fake.write_log(cid, "out\r\n")
         subject.fake.write_log(cid, "err\r\n", "stderr")

@@ -114,7 +114,7 @@ def test_an_exited_container_keeps_its_files_and_volumes_but_not_its_dev(
     if subject.kind == "engine":
         spec = attrs.evolve(
             spec,
-            entrypoint=(
+            command=(
                 "/bin/sh",
                 "-c",
                 "printf own > /tmp/own; printf kept > /data/kept; "
@@ -160,7 +160,7 @@ def test_a_volume_file_is_bound_in_the_container_and_read_after_it_exited(
     if subject.kind == "engine":
         spec = attrs.evolve(
             spec,
-            entrypoint=("/bin/sh", "-c", "printf 'said: goodbye' > /dev/termination-log; exit 3"),
+            command=("/bin/sh", "-c", "printf 'said: goodbye' > /dev/termination-log; exit 3"),
             security=ContainerSecurity(user="1000"),
         )
     cid = subject.runtime.create_container(spec)

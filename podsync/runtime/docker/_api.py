@@ -34,9 +34,10 @@ The create translation, field by field:
 * ``tty``, ``stdin`` and ``stdin_once`` are ``Tty``, ``OpenStdin`` and ``StdinOnce``
   (the SDK sets ``StdinOnce`` with ``OpenStdin`` unless ``detach``: ``detach`` is
   set exactly when standard input stays open without ``stdin_once``).
-* ``dns`` / ``dns_search`` are ``Dns`` / ``DnsSearch``; ``entrypoint`` / ``command``
-  replace the image's ``Entrypoint`` / ``Cmd`` (Docker drops the image's ``Cmd`` when
-  the entrypoint is overridden, as Kubernetes ``command`` without ``args`` expects).
+* ``dns`` / ``dns_search`` are ``Dns`` / ``DnsSearch``; ``command`` / ``args``
+  (Kubernetes' names) replace the image's ``Entrypoint`` / ``Cmd`` (Docker drops the
+  image's ``Cmd`` when the entrypoint is overridden, as Kubernetes ``command`` without
+  ``args`` expects).
 * ``security`` (``ContainerSecurity``): ``user`` is ``User``; ``groups`` ``GroupAdd``;
   ``cap_add`` / ``cap_drop`` ``CapAdd`` / ``CapDrop`` (Docker reads Kubernetes'
   spelling); ``read_only_root_filesystem`` ``ReadonlyRootfs``; ``sysctls`` ``Sysctls``;
@@ -199,8 +200,8 @@ def docker_create_args(
     container: dict[str, Any] = {
         "name": spec.name,
         # The engine boundary: the one place Secret values leave their SecretTexts.
-        "entrypoint": revealed(spec.entrypoint or ()) or None,
-        "command": revealed(spec.command or ()) or None,
+        "entrypoint": revealed(spec.command or ()) or None,
+        "command": revealed(spec.args or ()) or None,
         "environment": revealed(spec.env),
         "labels": dict(spec.labels),
         "working_dir": spec.working_dir or None,

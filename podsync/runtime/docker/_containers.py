@@ -176,8 +176,8 @@ class ContainerCalls(EngineConnection):
         The spec is translated by ``podsync.runtime.docker._api.docker_create_args``:
         ``join`` is network mode ``container:<name>``, ports are ``PortBindings`` and
         ``ExposedPorts``, mounts ``Binds``, milli-CPU ``CpuShares``. Empty strings and
-        zeros mean "unset"; ``entrypoint`` / ``command`` of ``None`` or ``()`` keep the
-        image's.
+        zeros mean "unset"; ``command`` / ``args`` of ``None`` or ``()`` keep the
+        image's (Docker's ``Entrypoint`` / ``Cmd``).
 
         Raises:
             NameConflict: a container named ``spec.name`` exists already (HTTP 409);

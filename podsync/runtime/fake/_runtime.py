@@ -759,6 +759,6 @@ def _as_engine_holds(spec: CreateSpec) -> CreateSpec:
     return attrs.evolve(
         spec,
         env=tuple(revealed(spec.env)),
-        entrypoint=tuple(revealed(spec.entrypoint)) if spec.entrypoint is not None else None,
         command=tuple(revealed(spec.command)) if spec.command is not None else None,
+        args=tuple(revealed(spec.args)) if spec.args is not None else None,
     )

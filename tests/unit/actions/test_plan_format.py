@@ -1,8 +1,10 @@
-"""The plan format's version: format 9 holds what issue 27 added after format 8 (the
-reasons ``network-lost``, ``image-pull-back-off``, ``claim-fs-group``, ``OutOfcpu``,
-``OutOfmemory``, the engine settings of a create, the node's options), so a podsync that
-reads only format 8 refuses such a plan by its version instead of misreading it; this
-podsync still reads formats 8, 7, 6 and 5. One row per case."""
+"""The plan format's version: format 10 names a create's process as Kubernetes does
+(``command`` and ``args``, format 9's ``entrypoint`` and ``command``); format 9 holds
+what issue 27 added after format 8 (the reasons ``network-lost``,
+``image-pull-back-off``, ``claim-fs-group``, ``OutOfcpu``, ``OutOfmemory``, the engine
+settings of a create, the node's options), so a podsync that reads only format 8
+refuses such a plan by its version instead of misreading it; this podsync still reads
+formats 9, 8, 7, 6 and 5. One row per case."""
 
 from __future__ import annotations
 
@@ -20,7 +22,12 @@ from podsync.model._pod import ResourceList
 
 NOW = 1_700_000_000.0
 UID = "9a1f2c3d-0b4e-4f5a-8c6d-7e8f9a0b1c2d"
-WEB = Pod("web", (Container("app", "busybox:1.36"),), uid=UID, source="file")
+WEB = Pod(
+    "web",
+    (Container("app", "busybox:1.36", command=("sh", "-c"), args=("sleep 10",)),),
+    uid=UID,
+    source="file",
+)
 
 
 def _pod_plan(*actions: Any) -> Plan:
@@ -53,11 +60,26 @@ def _made() -> Plan:
     specs = [a.spec for a in made.actions if isinstance(a, Create)]
     assert any(s.oom_score_adj for s in specs)
     assert any(s.ipc_shareable for s in specs)
+    assert ("sh", "-c", "sleep 10") in [(*(s.command or ()), *(s.args or ())) for s in specs]
     return made
 
 
+def _as_format_9(data: dict[str, Any]) -> None:
+    """What a podsync writing format 9 wrote: a create's Kubernetes ``command`` as its
+    ``entrypoint``, its ``args`` as its ``command``."""
+    for pod in data["pods"]:
+        for action in pod["actions"]:
+            spec = action.get("spec", {})
+            if "command" in spec:
+                spec["entrypoint"] = spec.pop("command")
+            if "args" in spec:
+                spec["command"] = spec.pop("args")
+
+
 def _as_format_8(data: dict[str, Any]) -> None:
-    """What a podsync writing format 8 wrote: no engine settings, no node options."""
+    """What a podsync writing format 8 wrote: format 9's names, no engine settings, no
+    node options."""
+    _as_format_9(data)
     for pod in data["pods"]:
         for action in pod["actions"]:
             for field in _SETTINGS:
@@ -106,19 +128,28 @@ class Case:
 
 
 CASES = [
-    Case("9-network-lost", lambda: NETWORK_LOST, PLAN_FORMAT_VERSION),
+    Case("10-network-lost", lambda: NETWORK_LOST, PLAN_FORMAT_VERSION),
+    Case("10-command-and-args", _made, "10"),
+    Case(
+        "10-with-the-names-of-9",
+        _made,
+        "10",
+        _as_format_9,
+        refused="extra fields found (entrypoint) @ $.pods[0].actions[1].spec",
+    ),
+    Case("9-network-lost", lambda: NETWORK_LOST, "9"),
     Case("9-image-pull-back-off-of-the-network-container", lambda: PULL_BACK_OFF, "9"),
     Case("9-out-of-cpu-rejection", lambda: OUT_OF_CPU, "9"),
-    Case("9-engine-settings", _made, "9"),
+    Case("9-entrypoint-and-command-read-as-command-and-args", _made, "9", _as_format_9),
     Case("8-without-the-settings-9-added", _made, "8", _as_format_8, _with_defaults),
     Case("8-network-lost-as-an-unbumped-podsync-wrote-it", lambda: NETWORK_LOST, "8"),
     Case("7", _made, "7", _as_format_8, _with_defaults),
     Case("5", _made, "5", _as_format_8, _with_defaults),
     Case(
-        "10-a-newer-podsync",
+        "11-a-newer-podsync",
         _made,
-        "10",
-        refused="this podsync reads plan format 9, got '10'",
+        "11",
+        refused="this podsync reads plan format 10, got '11'",
     ),
     Case(
         "4-an-older-podsync",
@@ -131,11 +162,11 @@ CASES = [
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_plan_formats(case: Case) -> None:
-    """A plan saved by this podsync names format 9; a saved plan of each format is read
+    """A plan saved by this podsync names format 10; a saved plan of each format is read
     back, or refused by its version with what to do."""
     made = case.plan()
     data = json.loads(plan_to_json(made))
-    assert "9" == data["format_version"]
+    assert "10" == data["format_version"]
     data["format_version"] = case.version
     case.edit(data)
 

@@ -1276,7 +1276,7 @@ class CrashingRuntime(FakeRuntime):
     def start_container(self, container_id: str) -> None:
         super().start_container(container_id)
         spec = self.spec(container_id)
-        entry = spec.entrypoint if spec is not None else None
+        entry = spec.command if spec is not None else None
         if entry and entry[0] == "exit":
             self.exit(container_id, int(entry[1]))
 

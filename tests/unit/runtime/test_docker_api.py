@@ -41,14 +41,14 @@ def engine_json(spec: CreateSpec) -> tuple[dict[str, Any], dict[str, Any]]:
 
 def test_an_app_container_joins_its_network_container_by_name() -> None:
     """``join`` is network mode ``container:<name>``; mounts are binds (``:ro`` when
-    read-only); milli-CPU is CPU shares (500m: 512); memory in bytes; env, entrypoint,
-    arguments and working directory as given."""
+    read-only); milli-CPU is CPU shares (500m: 512); memory in bytes; env, command
+    (Docker's entrypoint), arguments and working directory as given."""
     spec = CreateSpec(
         name="k8s_app.1_web",
         image="nginx:1.25",
         labels={"io.podsync.pod.uid": "u1"},
-        entrypoint=("/bin/sh", "-c"),
-        command=("exec nginx",),
+        command=("/bin/sh", "-c"),
+        args=("exec nginx",),
         env=("A=1", "B="),
         working_dir="/srv",
         join="k8s_net.0_web",

@@ -10,15 +10,26 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import attrs
 import pytest
 
-from podsync import PLAN_FORMAT_VERSION, Container, Pod, plan, plan_from_json, plan_to_json
+from podsync import (
+    PLAN_FORMAT_VERSION,
+    Container,
+    PlanOptions,
+    Pod,
+    apply,
+    plan,
+    plan_from_json,
+    plan_to_json,
+)
 from podsync.actions._actions import Create, Kill, Plan, PodPlan, Reason, Rejection, Wait
 from podsync.exceptions import ConfigError
 from podsync.model._pod import ResourceList
+from podsync.testing import FakeRuntime
 
 NOW = 1_700_000_000.0
 UID = "9a1f2c3d-0b4e-4f5a-8c6d-7e8f9a0b1c2d"
@@ -177,3 +188,23 @@ def test_plan_formats(case: Case) -> None:
         return
     read = plan_from_json(json.dumps(data), source="saved.json")
     assert attrs.evolve(case.expect(made), format_version=case.version) == read
+
+
+def test_a_saved_format_9_create_applies_with_its_command_and_args(tmp_path: Path) -> None:
+    """A plan saved before format 10 (its creates' process as ``entrypoint`` and
+    ``command``) applies: the container runs the pod's ``command`` with its ``args``,
+    each where Kubernetes puts it, as a plan of this podsync would make it."""
+    fake = FakeRuntime(images=["busybox:1.36", "registry.k8s.io/pause:3.10"], clock=lambda: NOW)
+    options = PlanOptions(root_dir=str(tmp_path))
+    made = plan([WEB], [], images=fake.images, now=NOW, options=options)
+    data = json.loads(plan_to_json(made))
+    _as_format_9(data)
+    data["format_version"] = "9"
+
+    result = apply(plan_from_json(json.dumps(data)), fake, clock=fake.clock)
+
+    assert result.ok
+    app = next(a.spec.name for a in made.actions if isinstance(a, Create) and a.container == "app")
+    spec = fake.spec(app)
+    assert spec is not None
+    assert (("sh", "-c"), ("sleep 10",)) == (spec.command, spec.args)

@@ -564,10 +564,24 @@ class Pod:
     # What planning computed for this very object and may reuse in a later plan of it:
     # a loop plans the same Pod objects again and again, and the canonical spec text of
     # each running app container was a third of a steady plan. No part of the pod (not
-    # compared, hashed, shown or copied by ``attrs.evolve``); see ``_spec_change``.
+    # compared, hashed, shown, copied by ``attrs.evolve`` or pickled); see
+    # ``_spec_change``.
     _planned: tuple[Any, ...] | None = attrs.field(
         init=False, default=None, eq=False, hash=False, repr=False
     )
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The pod's fields for ``pickle`` and ``copy``, without what planning
+        remembered: it is keyed by the identity of this process's container objects,
+        which an unpickled pod's containers do not have (and another object's may)."""
+        return {
+            f.name: getattr(self, f.name) for f in attrs.fields(type(self)) if f.name != "_planned"
+        }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            object.__setattr__(self, name, value)  # frozen: as attrs' own __setstate__
+        object.__setattr__(self, "_planned", None)  # never planned, as a new object
 
     def __attrs_post_init__(self) -> None:
         for c in self.containers:

@@ -17,6 +17,7 @@ Never the planner modules that use it, a runtime, or anything that does I/O.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Collection
 from typing import Any
 
@@ -405,10 +406,17 @@ def planned_before(pod: Pod) -> bool:
 def replanned(pod: Pod) -> bool:
     """Whether this very Pod object was planned before; from now on it was. Only a pod
     planned again remembers its texts: keeping them costs the first plan of every pod
-    (a one-shot ``podsync plan``) more than it saves."""
-    if pod._planned is None:
-        object.__setattr__(pod, "_planned", ())  # frozen, but no part of the pod
-        return False
+    (a one-shot ``podsync plan``) more than it saves.
+
+    Safe from any number of threads planning the same pod at once: each may answer
+    ``False`` (none of them remembers, which changes no plan), and none wipes out what
+    another kept meanwhile."""
+    if pod._planned is not None:
+        return True
+    with _MEMO_LOCK:
+        if pod._planned is None:
+            object.__setattr__(pod, "_planned", ())  # frozen, but no part of the pod
+            return False
     return True
 
 
@@ -416,6 +424,14 @@ def replanned(pod: Pod) -> bool:
 # numbers, which the garbage collector stops walking after one pass over it (a dict of
 # them stays in its walks until a full collection: 10,000 of them slowed the first plan
 # that made them).
+#
+# Threads may plan the same Pod objects at once ("Threads and processes" in the README).
+# A reader takes the tuple as it is (one attribute read: a whole tuple, never a half
+# written one), and every entry is a function of its key alone, so whoever computed it
+# gives the same value. A writer replaces the tuple by a longer one, a read-modify-write
+# that would lose another thread's entry written in between: writers take this lock (one
+# for every pod: a write is rare, once per container of a pod planned again, and short).
+_MEMO_LOCK = threading.Lock()
 
 
 def _recall(pod: Pod, key: tuple[Any, ...]) -> tuple[SpecHash, str] | None:
@@ -427,5 +443,6 @@ def _recall(pod: Pod, key: tuple[Any, ...]) -> tuple[SpecHash, str] | None:
 
 def _keep(pod: Pod, key: tuple[Any, ...], spec_hash: SpecHash, text: str) -> None:
     entry = (key, spec_hash.version, spec_hash.digest, text)
-    kept = tuple(e for e in pod._planned or () if e[0] != key)
-    object.__setattr__(pod, "_planned", (*kept, entry))  # frozen, but no part of the pod
+    with _MEMO_LOCK:
+        kept = tuple(e for e in pod._planned or () if e[0] != key)
+        object.__setattr__(pod, "_planned", (*kept, entry))  # frozen, but no part of the pod

@@ -20,10 +20,10 @@ next wrong import). On top of the table:
 * no module is over ``MAX_LINES`` lines: a module that grows past it holds a second
   concept that wants a file of its own.
 
-The public faces - ``podsync``, ``podsync.docker``, ``podsync.testing``, ``podsync.cli``,
-``podsync.labels``, ``podsync.exceptions`` and ``python -m podsync`` - sit on top, each
-over the folders it shows. Inside podsync, a module imports the module that defines a
-name, never a face.
+The public faces - ``podsync``, ``podsync.docker``, ``podsync.testing``, ``podsync.aio``,
+``podsync.cli``, ``podsync.labels``, ``podsync.exceptions`` and ``python -m podsync`` - sit
+on top, each over the folders it shows. Inside podsync, a module imports the module that
+defines a name, never a face.
 """
 
 from __future__ import annotations
@@ -222,6 +222,7 @@ FACES: dict[str, frozenset[str]] = {
     "labels": frozenset({"spec"}),
     "docker": frozenset({"runtime/docker"}),
     "testing": frozenset({"runtime/fake"}),
+    "aio": frozenset({"loop", "applier", "load", "runtime"}),
     "__main__": frozenset({"cli"}),
     "__init__": frozenset(FOLDERS) - {"cli"} | {"exceptions", "labels"},
 }

@@ -103,8 +103,10 @@ class Feed(Generic[_T]):
     loop that made it (``events``, ``with_events``).
 
     Iterate it with ``async for``; use it as an async context manager (or call
-    ``aclose()``) to stop early: the source is closed and the thread ends. An error of
-    the source comes out of the iteration, in the iterating task.
+    ``aclose()``) to stop early: the source is closed and the thread ends. Entering the
+    ``async with`` waits until the thread has opened its source (for ``events``: the
+    engine's stream, so that nothing that happens inside the block is missed). An error
+    of the source comes out of the iteration, in the iterating task.
     """
 
     def __init__(self, close: Callable[[], None]) -> None:
@@ -112,6 +114,7 @@ class Feed(Generic[_T]):
         self._queue: asyncio.Queue[_T | _End] = asyncio.Queue()
         self._close = close
         self._ended = False
+        self._opened: asyncio.Future[None] = self._loop.create_future()
 
     # -- the thread's side ---------------------------------------------------------------
 
@@ -123,6 +126,16 @@ class Feed(Generic[_T]):
         except RuntimeError:  # the event loop is closed: nobody will read on
             self._close()
 
+    def _mark_opened(self) -> None:
+        """Say (from the feeding thread) that the source is open, or never will be."""
+        # A closed event loop raises RuntimeError: nobody waits any more.
+        with contextlib.suppress(RuntimeError):
+            self._loop.call_soon_threadsafe(self._set_opened)
+
+    def _set_opened(self) -> None:
+        if not self._opened.done():
+            self._opened.set_result(None)
+
     def _feed(self, items: Iterator[_T]) -> None:
         """Hand over every item of ``items``, then the end (in the feeding thread)."""
         try:
@@ -132,6 +145,8 @@ class Feed(Generic[_T]):
             self._hand_over(_End(exc))
         else:
             self._hand_over(_End())
+        finally:
+            self._mark_opened()
 
     # -- the event loop's side -----------------------------------------------------------
 
@@ -159,6 +174,7 @@ class Feed(Generic[_T]):
         self._close()
 
     async def __aenter__(self) -> Feed[_T]:
+        await asyncio.shield(self._opened)
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
@@ -191,15 +207,17 @@ def events(
         if stream:
             stream[0].close()
 
+    feed: Feed[EngineEvent] = Feed(close)
+
     def read() -> Iterator[EngineEvent]:
         opened = runtime.engine_events(since=since, until=until)
         stream.append(opened)
+        feed._mark_opened()
         if closed.is_set():  # closed while the stream was being opened
             opened.close()
         with opened:
             yield from opened
 
-    feed: Feed[EngineEvent] = Feed(close)
     _start(feed, read(), "podsync-aio-events")
     return feed
 
@@ -213,6 +231,7 @@ class Running(Feed["Event"], Generic[_R]):
         super().__init__(self._stop_feeding)
         self._result: asyncio.Future[_R] = self._loop.create_future()
         self._feeding = True
+        self._opened.set_result(None)  # its events are handed over from the start
 
     def _stop_feeding(self) -> None:
         # The call cannot be stopped: its later events are dropped.

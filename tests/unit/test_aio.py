@@ -195,6 +195,49 @@ def test_the_engines_events_come_through_the_feed_until_it_is_left(tmp_path: Pat
     assert wait_for(lambda: not reader_threads())
 
 
+class SlowToOpen(FakeRuntime):
+    """A fake whose event stream opens only once ``release`` is set."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.release = threading.Event()
+
+    def engine_events(
+        self, *, since: float | None = None, until: float | None = None
+    ) -> Stream[EngineEvent]:
+        assert self.release.wait(WAIT)
+        return super().engine_events(since=since, until=until)
+
+
+def test_entering_the_feed_waits_until_the_engines_stream_is_open(tmp_path: Path) -> None:
+    """``async with`` returns once the stream is open, so a container started inside
+    the block is never missed (the stream gives only what happens after it opened)."""
+    engine = SlowToOpen(images=IMAGES, clock=FakeClock(NOW, step=0))
+
+    async def main() -> tuple[bool, str]:
+        entered = asyncio.Event()
+        feed = podsync.aio.events(engine)
+
+        async def enter() -> str:
+            async with feed:
+                entered.set()
+                engine.create_container(CreateSpec("app", "busybox:1.36", network="none"))
+                async for event in feed:
+                    return event.action + " " + event.container_id
+            return "no event"
+
+        entering = asyncio.create_task(enter())
+        await asyncio.sleep(0.05)
+        waited = not entered.is_set()
+        engine.release.set()
+        return waited, await entering
+
+    waited, first = asyncio.run(main())
+
+    assert waited
+    assert f"create {engine.container('app').id}" == first
+
+
 def test_cancelling_the_task_that_reads_events_closes_the_stream() -> None:
     """A task waits for events that never come; cancelled, it closes the engine's
     stream (its thread ends) and raises ``CancelledError``."""

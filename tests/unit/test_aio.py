@@ -230,7 +230,7 @@ def test_entering_the_feed_waits_until_the_engines_stream_is_open(tmp_path: Path
         await asyncio.sleep(0.05)
         waited = not entered.is_set()
         engine.release.set()
-        return waited, await entering
+        return waited, await asyncio.wait_for(entering, WAIT)
 
     waited, first = asyncio.run(main())
 

@@ -311,7 +311,7 @@ def test_an_apply_gives_its_events_then_its_result(tmp_path: Path) -> None:
 
 
 def test_a_call_that_raises_ends_its_events_and_raises_when_awaited(tmp_path: Path) -> None:
-    def fails(*, on_event: Callable[[Event], None]) -> None:
+    def fails(*, on_event: Callable[[Event], None] | None = None) -> None:
         raise ValueError("workers must be at least 1")
 
     async def main() -> list[Event]:

@@ -30,6 +30,7 @@ from podsync.exceptions import NameConflict
 from podsync.labels import LABEL_CONTAINER, LABEL_POD_UID
 from podsync.model._pod import ObservedContainer
 from podsync.planner import _spec_change
+from podsync.spec import _hashing
 from podsync.testing import FakeClock, FakeRuntime
 from tests.unit.loop.test_reconciler import make_loop, pod_yaml, wait_for
 
@@ -100,7 +101,7 @@ def at_once(work: Callable[[int], Any], threads: int = THREADS) -> list[Any]:
 def texts(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The containers whose canonical spec text the planner computed (from any thread)."""
     made: list[str] = []
-    compute = _spec_change.canonical_spec_text
+    compute = _hashing.canonical_spec_text
 
     def counting(c: Container, pod: Pod | None = None, *, root_dir: str) -> str:
         made.append(f"{pod.name if pod else ''}/{c.name}")  # list.append is atomic
@@ -184,7 +185,11 @@ def test_threads_planning_the_same_pod_objects_at_once_get_one_threads_plan(
     with switching_often():
         for _ in range(10):
             pods = web_pods()
-            plans = at_once(lambda n, pods=pods: [plan_of(pods), plan_of(pods)])
+
+            def twice(_: int, pods: tuple[Pod, ...] = pods) -> list[Plan]:
+                return [plan_of(pods), plan_of(pods)]
+
+            plans = at_once(twice)
             assert all(p == alone for pair in plans for p in pair)
             texts.clear()
             assert alone == plan_of(pods)
@@ -324,9 +329,11 @@ def test_two_syncs_at_once_on_one_runtime_fail_as_results_and_converge(tmp_path:
 
     with switching_often():
         for pods in rounds:
-            results = at_once(
-                lambda n, pods=pods: podsync.sync(pods, fake, options=options, clock=clock), 2
-            )
+
+            def one(_: int, pods: tuple[Pod, ...] = pods) -> podsync.SyncResult:
+                return podsync.sync(pods, fake, options=options, clock=clock)
+
+            results = at_once(one, 2)
             assert all(isinstance(r, podsync.SyncResult) for r in results)
             settled = podsync.sync(pods, fake, options=options, clock=clock)
             assert settled.ok, settled.apply_result.summary()

@@ -5,18 +5,19 @@ Usage::
     import podsync, podsync.aio
     from podsync.docker import DockerRuntime
 
-    async def controller(pods: list[podsync.Pod]) -> None:
+    async def controller(pods, options):
         runtime = DockerRuntime()
-        result = await podsync.aio.sync(pods, runtime, options=options)
-        async with podsync.aio.events(runtime) as events:   # the engine's events
+        async with podsync.aio.events(runtime) as events:      # the engine's events
+            await podsync.aio.sync(pods, runtime, options=options)
             async for event in events:
                 if event.action == "die":
                     await podsync.aio.sync(pods, runtime, options=options)
 
+    async def apply_with_progress(plan, runtime):
         run = podsync.aio.with_events(podsync.apply, plan, runtime)
-        async for step in run:                               # each Event of the apply
-            print(step.kind, step.message)
-        applied = await run                                  # its ApplyResult
+        async for event in run:                                 # each Event as it happens
+            print(event.kind, event.message)
+        return await run                                        # the ApplyResult
 
 ``sync``, ``observe``, ``apply`` and ``load_pods`` take exactly the arguments of
 ``podsync.sync``, ``podsync.observe``, ``podsync.apply`` and ``podsync.load_pods`` and

@@ -8,13 +8,13 @@ The public API an orchestrator syncs pods with is re-exported here by name, and
 ``__all__`` lists it: a deliberate surface, checked by
 ``tests/unit/test_exported_members.py``. Beside it, the public faces of one concern each:
 ``podsync.labels`` (the container label keys), ``podsync.docker`` (the Docker runtime),
-``podsync.testing`` (``FakeRuntime``), ``podsync.cli`` (the command line),
-``podsync.exceptions`` (the errors), ``podsync.runtime`` (what a runtime author
-implements), ``podsync.status`` (pod status and operating pods), ``podsync.prober`` (the
-prober's rules), ``podsync.fleet`` (hosts, fleets, publishing) and ``podsync.spec`` (the
-naming and hashing rules). Everything else lives in private modules (``_*``) of the
-folders, whose ``__all__`` is what they offer the rest of podsync, not a promise to
-users.
+``podsync.testing`` (``FakeRuntime``), ``podsync.aio`` (asyncio, on threads),
+``podsync.cli`` (the command line), ``podsync.exceptions`` (the errors),
+``podsync.runtime`` (what a runtime author implements), ``podsync.status`` (pod status
+and operating pods), ``podsync.prober`` (the prober's rules), ``podsync.fleet`` (hosts,
+fleets, publishing) and ``podsync.spec`` (the naming and hashing rules). Everything
+else lives in private modules (``_*``) of the folders, whose ``__all__`` is what they
+offer the rest of podsync, not a promise to users.
 """
 
 from __future__ import annotations

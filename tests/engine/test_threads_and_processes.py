@@ -3,7 +3,8 @@ once - two threads sharing one ``DockerRuntime``, then two processes with a runt
 - round after round while the pods change and go. No exception escapes ``sync`` (a lost
 race is a failed result: a name taken by the other sync, a network container the other
 replaced), and the sync that follows leaves exactly one running instance of every
-container, and nothing more to do.
+container, and nothing more to do. Two removals of one container at once both succeed,
+as a removal of a missing container does.
 
 Deletions are allowed for this test's own source only (the engine is shared: see
 ``tests/engine/test_sync.py``).
@@ -23,6 +24,7 @@ import docker
 
 import podsync
 from podsync import PlanOptions, Pod, SyncResult, parse_pods
+from podsync.actions._actions import CreateSpec
 from podsync.actions._options import GCPolicy
 from podsync.docker import DockerRuntime
 from podsync.labels import LABEL_CONTAINER, LABEL_POD_UID
@@ -140,3 +142,26 @@ def test_two_processes_sync_the_same_pods_at_once(
             # An exception in either sync would come out of map: each gives a result.
             assert 2 == len(pool.map(_sync_in_a_process, work, chunksize=1))
             _converges(engine, pods, options, source)
+
+
+def test_two_removals_of_one_container_at_once_both_succeed(
+    engine: docker.DockerClient, cleanup: Cleanup
+) -> None:
+    """Docker refuses the second of two removals at once ("removal of container ... is
+    already in progress"); the runtime waits for the first instead, so both succeed
+    once the container is gone (each time: two syncs at once remove the same ones)."""
+    with DockerRuntime() as runtime:
+        for _ in range(5):
+            spec = CreateSpec(f"rm-{uuid.uuid4().hex[:8]}", TEST_IMAGE, network="none")
+            container_id = cleanup.add(runtime.create_container(spec))
+            barrier = threading.Barrier(2)
+
+            def remove(
+                _: int, container_id: str = container_id, barrier: threading.Barrier = barrier
+            ) -> None:
+                barrier.wait()
+                runtime.remove_container(container_id)
+
+            with ThreadPoolExecutor(2) as pool:
+                list(pool.map(remove, range(2)))
+            assert [] == engine.api.containers(all=True, filters={"id": container_id})

@@ -414,7 +414,9 @@ class ContainerCalls(EngineConnection):
     def remove_container(self, container_id: str) -> None:
         """Remove a container that does not run, with its anonymous volumes (as the
         kubelet's dockershim did: ``RemoveVolumes: true``; binds and named volumes
-        stay). A container that does not exist counts as removed.
+        stay). A container that does not exist counts as removed, and so does one that
+        another caller is removing at the same moment (two syncs at once): the call
+        returns once that removal ended.
 
         Raises:
             RuntimeCallError: the container runs (HTTP 409; nothing is forced), or the
@@ -423,4 +425,12 @@ class ContainerCalls(EngineConnection):
         import docker.errors
 
         with self._call("remove", container_id) as api, contextlib.suppress(docker.errors.NotFound):
-            api.remove_container(container_id, v=True)
+            try:
+                api.remove_container(container_id, v=True)
+            except docker.errors.APIError as exc:
+                # HTTP 409 "removal of container <id> is already in progress": wait for
+                # that removal (Docker's wait for the condition "removed"), whose end is
+                # this one's. Any other refusal is this call's.
+                if exc.status_code != 409 or "already in progress" not in str(exc.explanation):
+                    raise
+                api.wait(container_id, condition="removed")

@@ -195,7 +195,8 @@ def events(
 
     Without ``until`` the feed follows the engine until it is closed: iterate it in an
     ``async with`` block (or ``contextlib.aclosing``), or cancel the task that iterates
-    it. Must be called with an event loop running (in a coroutine).
+    it - a ``break`` alone leaves its thread reading. Must be called with an event loop
+    running (in a coroutine).
 
     Raises (from the iteration):
         EngineUnavailable, RuntimeCallError: as ``Runtime.engine_events``.

@@ -35,9 +35,10 @@ from podsync.applier._host_empty_dirs import list_host_empty_dirs
 from podsync.applier._results import ApplyResult, Event, EventKind
 from podsync.host._clock import Clock, Clocks, clocks
 from podsync.host._files import list_pod_dirs, read_stop_records
-from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume, Pod, ResourceList
+from podsync.model._observation import Observation as Observation
+from podsync.model._pod import ObservedContainer, ObservedVolume, Pod
 from podsync.model._pulls import PullFailure, pull_failed
-from podsync.model._volume import Volume, WrittenVolume
+from podsync.model._volume import Volume
 from podsync.planner._node_resources import pod_requests
 from podsync.planner._plan import plan
 from podsync.prober._probing import ProbeRound
@@ -51,50 +52,9 @@ from podsync.spec._ownership import ownership
 from podsync.spec._records import probe_records, records_of, stop_records
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
-__all__ = ["Observation", "SyncResult", "observe", "sync"]
-
-
-@attrs.frozen
-class Observation:
-    """What runs on an engine and what lies under the root directory: the planner's
-    input besides the desired pods.
-
-    Attributes:
-        containers: every container, running and exited (``Runtime.list_containers``).
-        images: every image (``Runtime.list_images``).
-        pod_dirs: the pod uids with a podsync pod directory under the root directory.
-        volumes: the named volumes (``Runtime.list_volumes``), when they were listed:
-            a sync lists them when podsync's records in them can matter (see
-            ``observe``: a desired pod's configMap, secret or downwardAPI volumes, its
-            probes, a stopped container) or its plan creates a container that mounts
-            a named volume. Without the records of containers made after
-            ``containers`` was listed (see ``_confirmed``): every record left is about
-            a container in ``containers``, or one that is gone.
-        volume_files: the records of the volume files podsync wrote for the desired pods
-            (configMap, secret and downwardAPI volumes; see ``observe``).
-        volumes_listed: whether ``volumes`` is the engine's list (else it is empty
-            because the volumes were not listed).
-        empty_dirs: the emptyDir host directories an earlier podsync made for the
-            desired pods, as (pod uid, volume name): looked for when the volumes are
-            listed, and moved into engine volumes by the plan
-            (``plan(..., empty_dirs=...)``).
-        capacity: the engine's CPUs and memory (``Runtime.node_capacity``), when they
-            were asked for: a sync asks when its plan admits a pod that requests CPU or
-            memory and does not run yet (``plan(..., capacity=...)``); ``None``
-            otherwise.
-
-    A container podsync stopped carries its stop record in
-    ``ObservedContainer.stopped_by_podsync``, whatever the runtime.
-    """
-
-    containers: tuple[ObservedContainer, ...] = ()
-    images: tuple[ObservedImage, ...] = ()
-    pod_dirs: frozenset[str] = frozenset()
-    volumes: tuple[ObservedVolume, ...] = ()
-    volume_files: tuple[WrittenVolume, ...] = ()
-    volumes_listed: bool = False
-    empty_dirs: frozenset[tuple[str, str]] = frozenset()
-    capacity: ResourceList | None = None
+# ``Observation`` lives in the pure ``podsync.model._observation`` (the planner takes it);
+# this module imports it for the callers that know it from here.
+__all__ = ["SyncResult", "observe", "sync"]
 
 
 def observe(
@@ -136,9 +96,8 @@ def observe(
             are then read (False: a sync that does not probe).
 
     Returns:
-        The observation, ready for ``plan(desired, obs.containers, images=obs.images,
-        pod_dirs=obs.pod_dirs, volumes=obs.volumes, volume_files=obs.volume_files,
-        ...)``.
+        The observation, ready for ``plan(desired, obs, now=...)``: taken whole, so no
+        field is left out.
 
     Raises:
         RuntimeCallError: a list call failed (``EngineUnavailable`` when the engine
@@ -589,20 +548,15 @@ def _sync(
     liveness = probing.liveness
 
     def make_plan() -> Plan:
+        # The observation whole: what was seen; the rest is what this sync decided.
         return plan(
             desired,
-            observation.containers,
+            observation,
             now=at,
-            images=observation.images,
-            pod_dirs=observation.pod_dirs,
             liveness=liveness,
             startup=probing.startup,
             options=options,
-            volumes=observation.volumes,
-            volume_files=observation.volume_files,
-            empty_dirs=observation.empty_dirs,
             pull_failures=tuple(pull_failures.values()) if pull_failures else (),
-            capacity=observation.capacity,
         )
 
     # The plan is the costly step at fleet scale, so it is made once wherever the

@@ -1,0 +1,188 @@
+"""One observation type: ``observe()`` returns an ``Observation`` and ``plan()`` takes it
+whole (issue 29), so a caller cannot leave a field out.
+
+The trap it closes: planned field by field, as the README's recipe once did
+(``plan(pods, obs.containers, images=obs.images, pod_dirs=obs.pod_dirs, ...)``), a plan
+made after a container exits does not see the named volumes or the records of the
+files podsync wrote, so it creates the pod's volumes again and rewrites its configMap
+files (the issue saw ``create volume podsync-state_...``; a network container of this
+version mounts the state volume itself, and the pod's emptyDir and configMap volumes
+show the same trap).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import podsync
+import podsync.loop._sync
+import podsync.model._observation
+from podsync import CreateVolume, Observation, Plan, WriteVolume
+from podsync.testing import FakeClock, FakeRuntime
+
+# A job whose container fails, with a configMap volume (files podsync writes, and a
+# record of them) and an emptyDir volume (an engine volume podsync makes).
+JOB = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: job-config}
+data: {MODE: full}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: job, uid: 7d1c6a0e-27aa-4c1e-9b3e-1f2a3b4c5d6e}
+spec:
+  restartPolicy: OnFailure
+  containers:
+  - name: work
+    image: busybox:1
+    command: [sh, -c, "make report"]
+    volumeMounts:
+    - {name: config, mountPath: /etc/job}
+    - {name: scratch, mountPath: /scratch}
+  volumes:
+  - {name: config, configMap: {name: job-config}}
+  - {name: scratch, emptyDir: {}}
+"""
+
+
+def _exited(root: Path) -> tuple[list[podsync.Pod], FakeRuntime, FakeClock, podsync.PlanOptions]:
+    """The job synced on a FakeRuntime, then its container exited with code 1."""
+    pods = podsync.parse_pods(JOB, source_name="pods/job.yaml")
+    options = podsync.PlanOptions(root_dir=str(root))
+    clock = FakeClock(1_000.0, step=0)
+    fake = FakeRuntime(images=["busybox:1", "registry.k8s.io/pause:3.10"], clock=clock)
+    assert podsync.sync(pods, fake, options=options, clock=clock).ok
+    (work,) = [c for c in fake.containers if c.name.startswith("k8s_work.")]
+    fake.exit(work.id, 1)
+    clock.advance(5)
+    return pods, fake, clock, options
+
+
+def _volume_work(the_plan: Plan) -> list[str]:
+    return [
+        a.message
+        for pod in the_plan.pods
+        for a in pod.actions
+        if isinstance(a, CreateVolume | WriteVolume)
+    ]
+
+
+def test_a_plan_from_the_observation_whole_only_restarts_the_container(tmp_path: Path) -> None:
+    pods, fake, clock, options = _exited(tmp_path)
+    obs = podsync.observe(fake, options.root_dir, desired=pods)
+
+    the_plan = podsync.plan(pods, obs, now=clock(), options=options)
+
+    assert _volume_work(the_plan) == []
+    assert [a.message for p in the_plan.pods for a in p.actions] == [
+        "restart default/job/work: exited with code 1 (restart policy OnFailure, restart 1)"
+    ]
+
+
+def test_field_by_field_without_the_volumes_is_the_trap(tmp_path: Path) -> None:
+    """The old recipe's call still plans - and makes the volumes and files again."""
+    pods, fake, clock, options = _exited(tmp_path)
+    obs = podsync.observe(fake, options.root_dir, desired=pods)
+
+    the_plan = podsync.plan(
+        pods,
+        obs.containers,
+        images=obs.images,
+        pod_dirs=obs.pod_dirs,
+        now=clock(),
+        options=options,
+    )
+
+    created = _volume_work(the_plan)
+    assert any(m.startswith("create volume podsync-emptydir_") for m in created), created
+    assert any(m.startswith("write default/job volume config") for m in created), created
+
+
+def test_field_by_field_with_every_field_is_the_same_plan(tmp_path: Path) -> None:
+    pods, fake, clock, options = _exited(tmp_path)
+    obs = podsync.observe(fake, options.root_dir, desired=pods)
+    now = clock()
+
+    whole = podsync.plan(pods, obs, now=now, options=options)
+    by_field = podsync.plan(
+        pods,
+        list(obs.containers),
+        now=now,
+        options=options,
+        images=list(obs.images),
+        pod_dirs=set(obs.pod_dirs),
+        volumes=list(obs.volumes),
+        volume_files=list(obs.volume_files),
+        empty_dirs=set(obs.empty_dirs),
+        capacity=obs.capacity,
+    )
+
+    assert whole == by_field
+    assert whole.fingerprint == by_field.fingerprint
+
+
+def test_sync_plans_from_its_observation_whole(tmp_path: Path) -> None:
+    """What ``sync`` planned is ``plan(pods, result.observation, ...)`` with its verdicts:
+    the sync and a caller map an observation to the plan's inputs in one place."""
+    pods, fake, clock, options = _exited(tmp_path)
+
+    result = podsync.sync(pods, fake, options=options, clock=clock, before_apply=lambda *_: False)
+
+    again = podsync.plan(
+        pods,
+        result.observation,
+        now=clock(),
+        options=options,
+        liveness=result.liveness,
+        startup=result.startup,
+    )
+    assert again == result.plan
+    assert _volume_work(result.plan) == []
+
+
+CAPACITY = podsync.ResourceList(cpu=2000, memory=1 << 30)
+
+
+@pytest.mark.parametrize(
+    ("keyword", "value"),
+    [
+        ("images", []),
+        ("pod_dirs", set()),
+        ("volumes", []),
+        ("volume_files", []),
+        ("empty_dirs", set()),
+        ("capacity", CAPACITY),
+    ],
+    ids=lambda v: v if isinstance(v, str) else None,
+)
+def test_an_observation_and_a_keyword_it_holds_are_refused(keyword: str, value: object) -> None:
+    """Two values of one fact would disagree: an Observation with one of its own fields
+    as a keyword is a TypeError naming the keyword - even an empty one."""
+    obs = Observation(capacity=CAPACITY)
+    with pytest.raises(TypeError, match=rf"plan\(\) got an Observation and {keyword}=: .*"):
+        podsync.plan([], obs, now=0.0, **{keyword: value})  # type: ignore[arg-type]
+
+
+def test_the_keywords_the_caller_decides_go_with_an_observation() -> None:
+    """``liveness``, ``startup``, ``pull_failures`` and ``options`` are not seen: they are
+    given beside an Observation."""
+    the_plan = podsync.plan(
+        [],
+        Observation(),
+        now=0.0,
+        liveness={},
+        startup={},
+        pull_failures=(),
+        options=podsync.PlanOptions(),
+    )
+    assert not the_plan.has_changes
+
+
+def test_one_observation_type() -> None:
+    """``podsync.Observation`` is the pure model's, and ``podsync.loop._sync`` still
+    names it for its internal callers."""
+    assert podsync.Observation is podsync.model._observation.Observation
+    assert podsync.loop._sync.Observation is podsync.Observation

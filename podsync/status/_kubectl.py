@@ -33,8 +33,9 @@ podsync's words for what kubectl's inputs do not have:
   sync that may delete (deletions allowed) will run: ``podsync status pods/`` shows the
   pods a removed file left running, which nothing stops before the next ``apply``;
 * a rejected pod (``PodState.REJECTED``) has no container statuses at the kubelet (its
-  ``rejectPod`` sets the phase, reason and message only): steps 2 and 3 read none of
-  the waiting statuses podsync lists for its containers, so it shows its reason;
+  ``rejectPod`` sets the phase, reason and message only), nor has a pod held by
+  scheduling gates (never scheduled): steps 2 and 3 read none of the waiting statuses
+  podsync lists for their containers, so they show their reason (``SchedulingGated``);
 * Docker reports no signal of a run's end, so ``Signal:<n>`` (printPod's alternative to
   ``ExitCode:<n>``) never appears; and every run podsync observes has a reason, so
   ``ExitCode:<n>`` appears only for a status built without one.
@@ -80,8 +81,12 @@ def kubectl_status(
             kubelet's, and are not read.
     """
     shown = reason or phase
+    # The kubelet reports no container statuses for a pod it rejected (rejectPod sets
+    # the phase, reason and message) or never ran (a gated pod is not scheduled): the
+    # waiting statuses podsync lists for their containers are its own, and not read.
     if any(c.state is ContainerState.WAITING and c.reason == "SchedulingGated" for c in containers):
         shown = "SchedulingGated"
+        init_containers = containers = ()
     if rejected:
         init_containers = containers = ()
     initializing = False

@@ -260,6 +260,10 @@ CASES = [
          PodState.RUNNING, "running (1/1"),
     Case("scheduling-gated", "Always", GATED + ONE, _start, PodPhase.PENDING, "",
          "SchedulingGated", PodState.PENDING, "not running (0/1"),
+    # Not Init:0/2: a gated pod was never scheduled, so none of its containers has a
+    # status at the kubelet.
+    Case("scheduling-gated-with-init", "Always", GATED + INIT + ONE, _start, PodPhase.PENDING,
+         "", "SchedulingGated", PodState.PENDING, "not running (0/1"),
     # The kubelet's rejectPod: phase Failed, the rejection's reason, its message (the
     # node has 2 CPUs).
     Case("rejected-out-of-cpu", "Always", HUNGRY, _start, PodPhase.FAILED, "OutOfcpu",
@@ -356,6 +360,11 @@ DONE = _c(ContainerState.TERMINATED, "Completed", exit_code=0)
         ((), (DONE, UNREADY), True, False, "Completed"),
         # a plain init container that runs is Init:<done>/<all>, not done
         ((DONE, _c(ContainerState.RUNNING, started=True)), (RUN,), False, False, "Init:1/2"),
+        # an init container waiting to initialise counts, as one waiting without a reason
+        ((DONE, _c(ContainerState.WAITING, "PodInitializing")), (), False, False, "Init:1/2"),
+        ((_c(ContainerState.WAITING),), (), False, False, "Init:0/1"),
+        # a waiting app container without a reason leaves the phase
+        ((), (_c(ContainerState.WAITING),), True, False, "Running"),
         # a sidecar that started is done; one that has not is not
         ((attrs.evolve(UNREADY, sidecar=True),), (RUN,), True, True, "Running"),
         ((_c(ContainerState.RUNNING, sidecar=True),), (RUN,), False, False, "Init:0/1"),
@@ -369,7 +378,8 @@ DONE = _c(ContainerState.TERMINATED, "Completed", exit_code=0)
     ids=[
         "exit-code", "init-exit-code", "first-wins", "first-wins-terminated",
         "completed-beside-ready", "completed-beside-not-ready", "completed-beside-unready",
-        "init-running", "sidecar-started", "sidecar-not-started", "initialized-app-running",
+        "init-running", "init-pod-initializing", "init-waiting-no-reason",
+        "waiting-no-reason", "sidecar-started", "sidecar-not-started", "initialized-app-running",
         "initialized-app-waiting",
     ],
 )  # fmt: skip

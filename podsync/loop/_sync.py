@@ -62,17 +62,20 @@ def observe(
     root_dir: str | None = None,
     *,
     images: bool = True,
-    volumes: bool = False,
+    volumes: bool | None = None,
     desired: Sequence[Pod] = (),
     probed: bool = True,
+    capacity: bool | None = None,
 ) -> Observation:
     """Observe ``runtime`` and the pod directories under ``root_dir``.
 
     Two runtime calls (``list_containers``, ``list_images``) and one directory listing;
     with ``images=False`` the image list is skipped (``Observation.images`` is empty).
-    The named volumes are listed too (a third call) with ``volumes=True`` - for plans of
-    pods with ``persistentVolumeClaim`` volumes (``plan(..., volumes=obs.volumes)``) -
-    and whenever podsync's records in the engine (``podsync.spec._records``) can matter: when
+    The named volumes are listed too (a third call) with ``volumes=True``, and by
+    default (``None``) when a ``desired`` pod mounts a named engine volume (a
+    ``persistentVolumeClaim``'s, an on-disk ``emptyDir``'s: a plan made without the list
+    creates them again) - and whenever podsync's records in the engine
+    (``podsync.spec._records``) can matter: when
     an owned container does not run (its stop record), or a ``desired`` pod has probes
     (their records) or configMap, secret or downwardAPI volumes (their records).
     Stopped containers get their stop records (see
@@ -94,10 +97,20 @@ def observe(
             host directories that running containers of an earlier podsync bind.
         probed: whether the ``desired`` pods' probes are about to run: their records
             are then read (False: a sync that does not probe).
+        volumes: list the named volumes: True always; False only when podsync's
+            records can matter; ``None`` (the default) also when a ``desired`` pod
+            mounts a claim's or an on-disk emptyDir's volume.
+        capacity: ask the engine's capacity (``Runtime.node_capacity``, a fourth
+            call): True always, False never; ``None`` (the default) when a ``desired``
+            pod requests CPU or memory (admission checks it against the capacity).
 
     Returns:
         The observation, ready for ``plan(desired, obs, now=...)``: taken whole, so no
-        field is left out.
+        field is left out. Pass the pods about to be planned as ``desired``: for other
+        pods, the records of the files podsync wrote for their configMap, secret and
+        downwardAPI volumes are not read (the plan writes them again), nor are their
+        volumes or the capacity they need listed. (``sync`` observes less, and lists
+        what its first plan turns out to need before planning again.)
 
     Raises:
         RuntimeCallError: a list call failed (``EngineUnavailable`` when the engine
@@ -108,8 +121,12 @@ def observe(
     root = root_dir if root_dir is not None else PlanOptions().root_dir
     containers = tuple(runtime.list_containers())
     listed = tuple(runtime.list_images()) if images else ()
+    if volumes is None:
+        volumes = any(_in_an_engine_volume(v) for pod in desired for v in pod.volumes)
     volumes = volumes or _records_matter(containers, desired, probed=probed)
     named = _confirmed(runtime, containers, runtime.list_volumes()) if volumes else ()
+    if capacity is None:
+        capacity = any(pod_requests(pod) != (0, 0) for pod in desired)
     pod_dirs = list_pod_dirs(root)
     return Observation(
         _with_stop_records(containers, root, pod_dirs, stop_records(records_of(named))),
@@ -121,6 +138,7 @@ def observe(
         ),
         volumes,
         _host_empty_dirs(root, desired, pod_dirs) if volumes else frozenset(),
+        runtime.node_capacity() if capacity else None,
     )
 
 
@@ -502,8 +520,16 @@ def _sync(
     # collects dangling images. So the first plan is made without them, and the image
     # list is fetched only when that plan creates something: in the steady state a sync
     # observes the engine with one list call.
+    # The least that can do: the volumes and the capacity are asked for below, only
+    # when the plan needs them.
     observation = observe(
-        runtime, options.root_dir, images=False, desired=desired, probed=with_probes
+        runtime,
+        options.root_dir,
+        images=False,
+        volumes=False,
+        desired=desired,
+        probed=with_probes,
+        capacity=False,
     )
     # The plan is for the time after the observation: a container that exited while
     # the engine was listed has not ended in the plan's future.

@@ -82,6 +82,69 @@ def test_a_plan_from_the_observation_whole_only_restarts_the_container(tmp_path:
     ]
 
 
+# A pod whose containers mount a claim's and an emptyDir's engine volumes, and one that
+# requests more CPU than the node has.
+MOUNTS = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: web, uid: 5e9a7c20-27aa-4c1e-9b3e-1f2a3b4c5d6e}
+spec:
+  containers:
+  - name: app
+    image: busybox:1
+    command: [httpd, -f]
+    volumeMounts:
+    - {name: scratch, mountPath: /scratch}
+    - {name: data, mountPath: /data}
+  volumes:
+  - {name: scratch, emptyDir: {}}
+  - {name: data, persistentVolumeClaim: {claimName: data}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: big, uid: 0c24ab4a-b380-5514-9b5e-c5b208e5aa4e}
+spec:
+  containers:
+  - name: app
+    image: busybox:1
+    command: [httpd, -f]
+    resources: {requests: {cpu: "4"}}
+"""
+
+
+def test_observe_lists_what_the_plan_of_its_desired_pods_needs(tmp_path: Path) -> None:
+    """A running pod's container is edited: the plan replaces it, and from
+    ``observe(..., desired=pods)`` it knows the claim's and the emptyDir's volumes exist
+    (listed because a desired pod mounts them) and the node's capacity (asked because a
+    desired pod requests CPU)."""
+    web, big = podsync.parse_pods(MOUNTS, source_name="pods/web.yaml")
+    options = podsync.PlanOptions(root_dir=str(tmp_path))
+    clock = FakeClock(1_000.0, step=0)
+    fake = FakeRuntime(
+        images=["busybox:1", "registry.k8s.io/pause:3.10"],
+        clock=clock,
+        capacity=podsync.ResourceList(cpu=2000, memory=1 << 30),
+    )
+    assert podsync.sync([web], fake, options=options, clock=clock).ok
+    (edited,) = podsync.parse_pods(
+        MOUNTS.split("---")[0].replace("httpd, -f", "httpd, -f, -v"), source_name="pods/web.yaml"
+    )
+    pods = [edited, big]
+
+    obs = podsync.observe(fake, options.root_dir, desired=pods)
+    the_plan = podsync.plan(pods, obs, now=clock(), options=options)
+
+    assert obs.volumes_listed
+    assert obs.capacity == podsync.ResourceList(cpu=2000, memory=1 << 30)
+    assert _volume_work(the_plan) == []
+    assert [r.reason.value for r in the_plan.rejected] == ["OutOfcpu"]
+    # Without the desired pods, the observation has neither: a plan from it creates the
+    # volumes again and admits the pod that does not fit.
+    blind = podsync.plan(pods, podsync.observe(fake, options.root_dir), now=clock())
+    assert len(_volume_work(blind)) == 2
+    assert blind.rejected == ()
+
+
 def test_field_by_field_without_the_volumes_is_the_trap(tmp_path: Path) -> None:
     """The old recipe's call still plans - and makes the volumes and files again."""
     pods, fake, clock, options = _exited(tmp_path)

@@ -139,7 +139,7 @@ class PodCondition:
 class PodStatus:
     """How one pod is doing.
 
-    Three words say how a pod is doing, each for its reader: ``phase`` and ``reason``
+    Four words say how it is doing, each for its reader: ``phase`` and ``reason``
     are Kubernetes' (``v1.PodStatus``), ``display_status`` is what ``kubectl get pods``
     shows (``CrashLoopBackOff``, ``Init:1/2``, ...), ``state`` is podsync's verdict for
     ``apply --wait``. During a crash loop, e.g.: phase ``Running``, reason empty (the
@@ -193,8 +193,12 @@ class PodStatus:
 
     @property
     def ready_count(self) -> tuple[int, int]:
-        """(ready containers, containers): ``kubectl get pods``' READY column."""
-        return sum(c.ready for c in self.containers), len(self.containers)
+        """(ready containers, containers): ``kubectl get pods``' READY column. As
+        kubectl's ``printPod`` counts them, a sidecar is one of the containers, ready
+        once it started and its readiness holds."""
+        sidecars = [c for c in self.init_containers if c.sidecar]
+        ready = sum(c.ready and c.started for c in sidecars)
+        return ready + sum(c.ready for c in self.containers), len(sidecars) + len(self.containers)
 
     @property
     def restarts(self) -> int:
@@ -222,7 +226,7 @@ class PodStatus:
         ``Orphaned`` (podsync's word in place of kubectl's ``Terminating``) for a pod
         that is no longer desired and has not finished."""
         return kubectl_status(
-            self.phase.value,
+            str(self.phase),
             self.reason,
             self.init_containers,
             self.containers,

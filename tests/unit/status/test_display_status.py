@@ -296,6 +296,30 @@ def test_phase_reason_message_and_display_status(case: Case, tmp_path: Path) -> 
     assert status.message.startswith(case.message), status.message
 
 
+@pytest.mark.parametrize(
+    ("spec", "steps", "ready"),
+    [
+        (ONE, _start, (1, 1)),
+        (TWO, _exit("load", 0), (1, 2)),
+        # printPod counts a sidecar as a container of the pod: ready once started
+        (SIDECAR + ONE, _twice, (2, 2)),
+        (SIDECAR + ONE, _nothing, (0, 2)),
+        (INIT + ONE, _start, (0, 1)),
+    ],
+    ids=["running", "one-completed", "sidecar-started", "sidecar-not-started", "init"],
+)
+def test_ready_count_is_kubectls_ready_column(
+    spec: str, steps: Callable[[World], None], ready: tuple[int, int], tmp_path: Path
+) -> None:
+    (pod,) = podsync.parse_pods(POD % {"policy": "OnFailure", "spec": spec}, source_name="w.yaml")
+    clock = FakeClock(NOW, step=0)
+    fake = FakeRuntime(images=["busybox:1", PAUSE], clock=clock)
+    world = World(pod, fake, clock, podsync.PlanOptions(root_dir=str(tmp_path)))
+    steps(world)
+
+    assert world.status().ready_count == ready
+
+
 def _orphaned(code: int | None) -> PodStatus:
     """The status of the pod of ``ONE`` when it is no longer desired: running, or
     after its container exited with ``code``."""

@@ -12,6 +12,7 @@ show the same trap).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ import pytest
 import podsync
 import podsync.loop._sync
 import podsync.model._observation
-from podsync import CreateVolume, Observation, Plan, WriteVolume
+from podsync import CreateVolume, Observation, Plan, RemovePodDir, WriteVolume
 from podsync.testing import FakeClock, FakeRuntime
 
 # A job whose container fails, with a configMap volume (files podsync writes, and a
@@ -185,6 +186,51 @@ def test_field_by_field_with_every_field_is_the_same_plan(tmp_path: Path) -> Non
 
     assert whole == by_field
     assert whole.fingerprint == by_field.fingerprint
+
+
+def _copies(the_plan: Plan) -> list[str]:
+    return [
+        a.copy_from
+        for p in the_plan.pods
+        for a in p.actions
+        if isinstance(a, CreateVolume) and a.copy_from
+    ]
+
+
+def _torn_down(the_plan: Plan) -> list[str]:
+    return [a.pod_uid for a in the_plan.actions if isinstance(a, RemovePodDir)]
+
+
+GONE = "9f1e2d3c-4b5a-4c6d-8e7f-001122334455"  # no desired pod's uid
+
+
+@pytest.mark.parametrize(
+    ("keyword", "value", "seen"),
+    [
+        # a pod directory of a pod no longer desired: torn down
+        ("pod_dirs", {GONE}, _torn_down),
+        # the capacity: the pod that requests 4 CPUs does not fit in 2
+        ("capacity", podsync.ResourceList(cpu=2000, memory=1 << 30),
+         lambda p: [r.reason.value for r in p.rejected]),
+        # an earlier podsync's emptyDir host directory: copied into the new volume
+        ("empty_dirs", {("5e9a7c20-27aa-4c1e-9b3e-1f2a3b4c5d6e", "scratch")}, _copies),
+    ],
+    ids=["pod_dirs", "capacity", "empty_dirs"],
+)  # fmt: skip
+def test_each_field_by_field_keyword_is_seen(
+    keyword: str, value: object, seen: Callable[[Plan], list[str]], tmp_path: Path
+) -> None:
+    """Each keyword given field by field counts, as the same field of an Observation."""
+    pods = podsync.parse_pods(MOUNTS, source_name="pods/web.yaml")
+    options = podsync.PlanOptions(root_dir=str(tmp_path))
+
+    by_field = podsync.plan(pods, [], now=0.0, options=options, **{keyword: value})  # type: ignore[arg-type]
+    whole = podsync.plan(pods, Observation(**{keyword: value}), now=0.0, options=options)  # type: ignore[arg-type]
+    without = podsync.plan(pods, [], now=0.0, options=options)
+
+    assert by_field == whole
+    assert seen(by_field) != []
+    assert seen(without) == []
 
 
 def test_sync_plans_from_its_observation_whole(tmp_path: Path) -> None:

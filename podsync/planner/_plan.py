@@ -185,8 +185,8 @@ def plan(
     ``Observation`` (``podsync.observe``'s, taken whole: ``plan(pods, obs, now=...)``),
     or, field by field, the containers alone with the other things seen as the
     keywords ``images``, ``pod_dirs``, ``volumes``, ``volume_files``, ``empty_dirs`` and
-    ``capacity`` - the fields of an ``Observation``, each an empty list (``capacity``:
-    unknown) when not given. Given an ``Observation``, these keywords are refused
+    ``capacity`` - the fields of an ``Observation``, each empty (``capacity``: unknown)
+    when not given. Given an ``Observation``, these keywords are refused
     (``TypeError``): the observation already holds them, and two values of one fact
     would disagree. The node's capacity is seen (``Runtime.node_capacity``), so it is
     the observation's. The other keywords are what the *caller* decided or remembers
@@ -196,11 +196,12 @@ def plan(
     syncs, with their back-off); they are given with either form.
 
     Field by field, a fact left out is a fact not seen: a plan made without the
-    volume list creates each pod's state volume again (``create volume
-    podsync-state_...``: harmless, a create of an existing volume changes nothing,
-    but not what the engine needs) and removes no volume. ``observe`` lists what the
-    plan of its desired pods needs, so an ``Observation`` passed whole leaves nothing
-    out.
+    volume list creates the pods' claim and emptyDir volumes again (beside a network
+    container made before issue 27, their state volume: ``create volume
+    podsync-state_...``) and removes no volume, and one made without ``volume_files``
+    writes their configMap, secret and downwardAPI files again. ``observe(runtime,
+    root_dir, desired=pods)`` lists what the plan of those pods needs, so its
+    ``Observation`` passed whole leaves nothing out.
 
     Args:
         desired: the pods that should run, in priority order: a pod that already runs

@@ -117,6 +117,9 @@ from podsync.spec._ownership import Ownership, VolumeOwnership, ownership, volum
 from podsync.actions._fingerprint import plan_fingerprint
 
 # isort: split
+from podsync.model._observation import Observation
+
+# isort: split
 from podsync.planner._plan import plan
 
 # isort: split
@@ -179,7 +182,7 @@ if _TYPE_CHECKING:
         Event,
         EventKind,
     )
-    from podsync.loop._sync import Observation, SyncResult, observe, sync
+    from podsync.loop._sync import SyncResult, observe, sync
     from podsync.loop._reconciler import Reconciler
     from podsync.loop._reporting import LoopNotice, NoticeKind
     from podsync.load._etcd import EtcdOptions
@@ -215,7 +218,7 @@ _ON_FIRST_USE: dict[str, tuple[str, ...]] = {
         "Event",
         "EventKind",
     ),
-    "podsync.loop._sync": ("Observation", "SyncResult", "observe", "sync"),
+    "podsync.loop._sync": ("SyncResult", "observe", "sync"),
     "podsync.loop._reconciler": ("Reconciler",),
     "podsync.loop._reporting": ("LoopNotice", "NoticeKind"),
     "podsync.load._etcd": ("EtcdOptions",),

@@ -148,18 +148,10 @@ def _never(*_: object) -> bool:
 
 
 def _reason(status: PodStatus) -> str:
-    """The REASON column: what kubectl's STATUS shows beside the phase."""
-    if status.orphaned:
-        return "Orphaned"
-    if status.reason:
-        return status.reason
-    for c in status.containers:
-        if c.state is ContainerState.WAITING:
-            return c.reason
-    for c in status.containers:
-        if c.state is ContainerState.TERMINATED:
-            return c.reason
-    return ""
+    """The REASON column: what kubectl's STATUS column shows (``display_status``) where
+    it is not the phase."""
+    shown = status.display_status
+    return "" if shown == status.phase.value else shown
 
 
 def human_duration(seconds: float) -> str:

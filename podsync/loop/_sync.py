@@ -35,9 +35,10 @@ from podsync.applier._host_empty_dirs import list_host_empty_dirs
 from podsync.applier._results import ApplyResult, Event, EventKind
 from podsync.host._clock import Clock, Clocks, clocks
 from podsync.host._files import list_pod_dirs, read_stop_records
-from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume, Pod, ResourceList
+from podsync.model._observation import Observation as Observation
+from podsync.model._pod import ObservedContainer, ObservedVolume, Pod
 from podsync.model._pulls import PullFailure, pull_failed
-from podsync.model._volume import Volume, WrittenVolume
+from podsync.model._volume import Volume
 from podsync.planner._node_resources import pod_requests
 from podsync.planner._plan import plan
 from podsync.prober._probing import ProbeRound
@@ -51,50 +52,9 @@ from podsync.spec._ownership import ownership
 from podsync.spec._records import probe_records, records_of, stop_records
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
-__all__ = ["Observation", "SyncResult", "observe", "sync"]
-
-
-@attrs.frozen
-class Observation:
-    """What runs on an engine and what lies under the root directory: the planner's
-    input besides the desired pods.
-
-    Attributes:
-        containers: every container, running and exited (``Runtime.list_containers``).
-        images: every image (``Runtime.list_images``).
-        pod_dirs: the pod uids with a podsync pod directory under the root directory.
-        volumes: the named volumes (``Runtime.list_volumes``), when they were listed:
-            a sync lists them when podsync's records in them can matter (see
-            ``observe``: a desired pod's configMap, secret or downwardAPI volumes, its
-            probes, a stopped container) or its plan creates a container that mounts
-            a named volume. Without the records of containers made after
-            ``containers`` was listed (see ``_confirmed``): every record left is about
-            a container in ``containers``, or one that is gone.
-        volume_files: the records of the volume files podsync wrote for the desired pods
-            (configMap, secret and downwardAPI volumes; see ``observe``).
-        volumes_listed: whether ``volumes`` is the engine's list (else it is empty
-            because the volumes were not listed).
-        empty_dirs: the emptyDir host directories an earlier podsync made for the
-            desired pods, as (pod uid, volume name): looked for when the volumes are
-            listed, and moved into engine volumes by the plan
-            (``plan(..., empty_dirs=...)``).
-        capacity: the engine's CPUs and memory (``Runtime.node_capacity``), when they
-            were asked for: a sync asks when its plan admits a pod that requests CPU or
-            memory and does not run yet (``plan(..., capacity=...)``); ``None``
-            otherwise.
-
-    A container podsync stopped carries its stop record in
-    ``ObservedContainer.stopped_by_podsync``, whatever the runtime.
-    """
-
-    containers: tuple[ObservedContainer, ...] = ()
-    images: tuple[ObservedImage, ...] = ()
-    pod_dirs: frozenset[str] = frozenset()
-    volumes: tuple[ObservedVolume, ...] = ()
-    volume_files: tuple[WrittenVolume, ...] = ()
-    volumes_listed: bool = False
-    empty_dirs: frozenset[tuple[str, str]] = frozenset()
-    capacity: ResourceList | None = None
+# ``Observation`` lives in the pure ``podsync.model._observation`` (the planner takes it);
+# this module imports it for the callers that know it from here.
+__all__ = ["SyncResult", "observe", "sync"]
 
 
 def observe(
@@ -102,17 +62,20 @@ def observe(
     root_dir: str | None = None,
     *,
     images: bool = True,
-    volumes: bool = False,
+    volumes: bool | None = None,
     desired: Sequence[Pod] = (),
     probed: bool = True,
+    capacity: bool | None = None,
 ) -> Observation:
     """Observe ``runtime`` and the pod directories under ``root_dir``.
 
     Two runtime calls (``list_containers``, ``list_images``) and one directory listing;
     with ``images=False`` the image list is skipped (``Observation.images`` is empty).
-    The named volumes are listed too (a third call) with ``volumes=True`` - for plans of
-    pods with ``persistentVolumeClaim`` volumes (``plan(..., volumes=obs.volumes)``) -
-    and whenever podsync's records in the engine (``podsync.spec._records``) can matter: when
+    The named volumes are listed too (a third call) with ``volumes=True``, and by
+    default (``None``) when a ``desired`` pod mounts a named engine volume (a
+    ``persistentVolumeClaim``'s, an on-disk ``emptyDir``'s: a plan made without the list
+    creates them again) - and whenever podsync's records in the engine
+    (``podsync.spec._records``) can matter: when
     an owned container does not run (its stop record), or a ``desired`` pod has probes
     (their records) or configMap, secret or downwardAPI volumes (their records).
     Stopped containers get their stop records (see
@@ -134,11 +97,20 @@ def observe(
             host directories that running containers of an earlier podsync bind.
         probed: whether the ``desired`` pods' probes are about to run: their records
             are then read (False: a sync that does not probe).
+        volumes: list the named volumes: True always; False only when podsync's
+            records can matter; ``None`` (the default) also when a ``desired`` pod
+            mounts a claim's or an on-disk emptyDir's volume.
+        capacity: ask the engine's capacity (``Runtime.node_capacity``, a fourth
+            call): True always, False never; ``None`` (the default) when a ``desired``
+            pod requests CPU or memory (admission checks it against the capacity).
 
     Returns:
-        The observation, ready for ``plan(desired, obs.containers, images=obs.images,
-        pod_dirs=obs.pod_dirs, volumes=obs.volumes, volume_files=obs.volume_files,
-        ...)``.
+        The observation, ready for ``plan(desired, obs, now=...)``: taken whole, so no
+        field is left out. Pass the pods about to be planned as ``desired``: for other
+        pods, the records of the files podsync wrote for their configMap, secret and
+        downwardAPI volumes are not read (the plan writes them again), nor are their
+        volumes or the capacity they need listed. (``sync`` observes less, and lists
+        what its first plan turns out to need before planning again.)
 
     Raises:
         RuntimeCallError: a list call failed (``EngineUnavailable`` when the engine
@@ -149,8 +121,12 @@ def observe(
     root = root_dir if root_dir is not None else PlanOptions().root_dir
     containers = tuple(runtime.list_containers())
     listed = tuple(runtime.list_images()) if images else ()
+    if volumes is None:
+        volumes = any(_in_an_engine_volume(v) for pod in desired for v in pod.volumes)
     volumes = volumes or _records_matter(containers, desired, probed=probed)
     named = _confirmed(runtime, containers, runtime.list_volumes()) if volumes else ()
+    if capacity is None:
+        capacity = any(pod_requests(pod) != (0, 0) for pod in desired)
     pod_dirs = list_pod_dirs(root)
     return Observation(
         _with_stop_records(containers, root, pod_dirs, stop_records(records_of(named))),
@@ -162,6 +138,7 @@ def observe(
         ),
         volumes,
         _host_empty_dirs(root, desired, pod_dirs) if volumes else frozenset(),
+        runtime.node_capacity() if capacity else None,
     )
 
 
@@ -543,8 +520,16 @@ def _sync(
     # collects dangling images. So the first plan is made without them, and the image
     # list is fetched only when that plan creates something: in the steady state a sync
     # observes the engine with one list call.
+    # The least that can do: the volumes and the capacity are asked for below, only
+    # when the plan needs them.
     observation = observe(
-        runtime, options.root_dir, images=False, desired=desired, probed=with_probes
+        runtime,
+        options.root_dir,
+        images=False,
+        volumes=False,
+        desired=desired,
+        probed=with_probes,
+        capacity=False,
     )
     # The plan is for the time after the observation: a container that exited while
     # the engine was listed has not ended in the plan's future.
@@ -589,20 +574,15 @@ def _sync(
     liveness = probing.liveness
 
     def make_plan() -> Plan:
+        # The observation whole: what was seen; the rest is what this sync decided.
         return plan(
             desired,
-            observation.containers,
+            observation,
             now=at,
-            images=observation.images,
-            pod_dirs=observation.pod_dirs,
             liveness=liveness,
             startup=probing.startup,
             options=options,
-            volumes=observation.volumes,
-            volume_files=observation.volume_files,
-            empty_dirs=observation.empty_dirs,
             pull_failures=tuple(pull_failures.values()) if pull_failures else (),
-            capacity=observation.capacity,
         )
 
     # The plan is the costly step at fleet scale, so it is made once wherever the

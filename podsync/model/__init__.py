@@ -15,7 +15,9 @@ or does anything beyond checking that a value is well formed.
 * ``_pod_fields``: ``PodFieldText``, an env value read from the pod's labels or
   annotations, hashed by its reference;
 * ``_volume_entries``: ``VolumeEntry``, a file, directory or link written into a volume;
-* ``_pulls``: ``PullFailure``, a failed image pull remembered for its back-off.
+* ``_pulls``: ``PullFailure``, a failed image pull remembered for its back-off;
+* ``_observation``: ``Observation``, what was seen of an engine and the root directory
+  at one moment (``observe`` returns it, ``plan`` takes it whole).
 
 May import: nothing of podsync.
 """

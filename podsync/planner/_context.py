@@ -17,7 +17,7 @@ import it), a runtime, or anything that does I/O.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import attrs
@@ -137,3 +137,15 @@ class PlanContext:
     def pull_actions(self) -> tuple[Pull, ...]:
         """The planned pulls, ordered by normalized reference."""
         return tuple(self.pulls[key].action() for key in sorted(self.pulls))
+
+
+def by_pod_and_image(failures: Collection[PullFailure]) -> dict[tuple[str, str], PullFailure]:
+    """``failures`` by (pod uid, image as the engine names it); of two for one key, the
+    later failure: ``PlanContext.pull_failures``."""
+    index: dict[tuple[str, str], PullFailure] = {}
+    for failure in failures:
+        key = (failure.pod_uid, normalize_image(failure.image))
+        known = index.get(key)
+        if known is None or failure.at > known.at:
+            index[key] = failure
+    return index

@@ -115,6 +115,7 @@ from podsync.actions._actions import (
 )
 from podsync.actions._fingerprint import scoped_fingerprint
 from podsync.actions._options import PlanOptions
+from podsync.model._observation import Observation, field_by_field
 from podsync.model._pod import (
     ObservedContainer,
     ObservedImage,
@@ -127,7 +128,7 @@ from podsync.model._pulls import PullFailure
 from podsync.model._volume import WrittenVolume
 from podsync.planner._admission import admit
 from podsync.planner._claims import claim_of, claim_setup
-from podsync.planner._context import PlanContext
+from podsync.planner._context import PlanContext, by_pod_and_image
 from podsync.planner._empty_dirs import empty_dir_of, empty_dir_setup, not_the_pods
 from podsync.planner._gc import apply_global_cap, plan_orphan
 from podsync.planner._pod import PodPlanner
@@ -162,17 +163,17 @@ __all__ = ["plan"]
 
 def plan(
     desired: Sequence[Pod],
-    observed: Sequence[ObservedContainer] = (),
+    observed: Observation | Sequence[ObservedContainer] = (),
     *,
     now: float,
-    images: Sequence[ObservedImage] = (),
-    pod_dirs: Collection[str] = (),
+    images: Sequence[ObservedImage] | None = None,
+    pod_dirs: Collection[str] | None = None,
     liveness: Mapping[str, bool] | None = None,
     options: PlanOptions | None = None,
     startup: Mapping[str, bool] | None = None,
-    volumes: Sequence[ObservedVolume] = (),
-    volume_files: Sequence[WrittenVolume] = (),
-    empty_dirs: Collection[tuple[str, str]] = (),
+    volumes: Sequence[ObservedVolume] | None = None,
+    volume_files: Sequence[WrittenVolume] | None = None,
+    empty_dirs: Collection[tuple[str, str]] | None = None,
     pull_failures: Collection[PullFailure] = (),
     capacity: ResourceList | None = None,
 ) -> Plan:
@@ -180,15 +181,38 @@ def plan(
 
     Pure: reads nothing but its arguments; equal arguments give an equal plan.
 
+    What was seen and what was decided. The second argument is what was *seen*: an
+    ``Observation`` (``podsync.observe``'s, taken whole: ``plan(pods, obs, now=...)``),
+    or, field by field, the containers alone with the other things seen as the
+    keywords ``images``, ``pod_dirs``, ``volumes``, ``volume_files``, ``empty_dirs`` and
+    ``capacity`` - the fields of an ``Observation``, each empty (``capacity``: unknown)
+    when not given. Given an ``Observation``, these keywords are refused
+    (``TypeError``): the observation already holds them, and two values of one fact
+    would disagree. The node's capacity is seen (``Runtime.node_capacity``), so it is
+    the observation's. The other keywords are what the *caller* decided or remembers
+    from one sync to the next, never seen in one look at the engine: ``now``,
+    ``options``, the probe verdicts ``liveness`` and ``startup`` (decided by the
+    prober over rounds, against thresholds) and ``pull_failures`` (remembered across
+    syncs, with their back-off); they are given with either form.
+
+    Field by field, a fact left out is a fact not seen: a plan made without the
+    volume list creates the pods' claim and emptyDir volumes again (beside a network
+    container made before issue 27, their state volume: ``create volume
+    podsync-state_...``) and removes no volume, and one made without ``volume_files``
+    writes their configMap, secret and downwardAPI files again. ``observe(runtime,
+    root_dir, desired=pods)`` lists what the plan of those pods needs, so its
+    ``Observation`` passed whole leaves nothing out.
+
     Args:
         desired: the pods that should run, in priority order: a pod that already runs
             keeps its host ports, then earlier pods win host-port conflicts.
-        observed: every container on the engine, exited ones included; foreign
-            containers are ignored.
+        observed: an ``Observation``, or every container on the engine, exited ones
+            included; foreign containers are ignored.
         now: the current time, seconds since the Unix epoch (for ages, back-off and
             liveness grace periods).
-        images: the images present on the engine.
-        pod_dirs: the pod uids that have a directory under ``options.root_dir``.
+        images: the images present on the engine (``Observation.images``).
+        pod_dirs: the pod uids that have a directory under ``options.root_dir``
+            (``Observation.pod_dirs``).
         liveness: liveness verdicts of running containers by container id: False
             means the probe failed (failureThreshold times in a row, when ``sync``
             probes). A container with no verdict is considered healthy.
@@ -198,12 +222,13 @@ def plan(
             startup probe has not succeeded has not started: its liveness verdict does
             not count yet (the kubelet runs no liveness probe before the start); False
             kills it as a liveness failure does.
-        volumes: the named volumes on the engine. A ``persistentVolumeClaim``'s volume
-            that is not among them is created (``CreateVolume``) before the first
-            container that mounts it; one that is, but was not made by podsync, is used
-            as it is (the create says so). An on-disk ``emptyDir``'s volume
-            (``empty_dir_volume_name``) is created, and set up, before the first
-            container that mounts it when it is not among them; the volumes podsync
+        volumes: the named volumes on the engine (``Observation.volumes``). A
+            ``persistentVolumeClaim``'s volume that is not among them is created
+            (``CreateVolume``) before the first container that mounts it; one that
+            is, but was not made by podsync, is used as it is (the create says so). An
+            on-disk ``emptyDir``'s volume (``empty_dir_volume_name``) is created, and
+            set up, before the first container that mounts it when it is not among
+            them; the volumes podsync
             made for a pod that is no longer desired are removed once none of its
             containers is left (``RemoveVolume``), when deletions are allowed. The
             stop and probe records of a container that is not in ``observed`` (removed
@@ -212,14 +237,15 @@ def plan(
             Creating a volume that exists changes nothing, so a plan made without the
             list is safe, only less informed (it removes no volume).
         volume_files: the records of the volume files podsync wrote under the root
-            directory (configMap, secret and downwardAPI volumes); a volume whose files
-            differ from its content, or have no record, is written (``WriteVolume``).
+            directory (configMap, secret and downwardAPI volumes;
+            ``Observation.volume_files``); a volume whose files differ from its content,
+            or have no record, is written (``WriteVolume``).
         empty_dirs: the host directories of ``emptyDir`` volumes that an earlier
             podsync made (``<root>/<pod uid>/volumes/empty/<volume>``), as (pod uid,
-            volume name) pairs. A pod whose containers all stopped binding them moves
-            to engine volumes: such a directory is copied into its volume, and then
-            removed, before the first container that mounts the volume
-            (``CreateVolume`` with ``copy_from``).
+            volume name) pairs (``Observation.empty_dirs``). A pod whose containers all
+            stopped binding them moves to engine volumes: such a directory is copied
+            into its volume, and then removed, before the first container that mounts
+            the volume (``CreateVolume`` with ``copy_from``).
         pull_failures: the image pulls that failed, per pod and image, with their
             back-off (``PullFailure``, kept by whoever runs the syncs: ``sync``'s
             ``pull_failures``). A container whose create would pull an image that
@@ -227,32 +253,45 @@ def plan(
             (``image-pull-back-off``, the kubelet's ``ImagePullBackOff``) instead of
             being created, and the image is not pulled for it.
         capacity: the node's CPUs (milli-CPU) and memory (bytes), as the engine reports
-            them (``Runtime.node_capacity``): a pod that is not running yet is admitted
-            only when its requests fit in it, less ``options.system_reserved`` and what
-            the pods admitted before it request (``OutOfcpu``, ``OutOfmemory``); its
-            memory is also the host's memory of the OOM scores when
-            ``options.memory_capacity`` is 0. ``None`` (unknown) checks no requests.
+            them (``Runtime.node_capacity``, ``Observation.capacity``): a pod that is
+            not running yet is admitted only when its requests fit in it, less
+            ``options.system_reserved`` and what the pods admitted before it request
+            (``OutOfcpu``, ``OutOfmemory``); its memory is also the host's memory of the
+            OOM scores when ``options.memory_capacity`` is 0. ``None`` (unknown) checks
+            no requests.
 
     Returns:
         The plan; ``plan.has_changes`` is False when there is nothing to do.
+
+    Raises:
+        TypeError: an ``Observation`` given with one of the keywords it holds.
     """
+    seen = field_by_field(
+        observed,
+        images=images,
+        pod_dirs=pod_dirs,
+        volumes=volumes,
+        volume_files=volume_files,
+        empty_dirs=empty_dirs,
+        capacity=capacity,
+    )
     # Nothing process-wide is touched (it once paused the cyclic garbage collector,
     # which every other thread felt): the plan is kept fast by doing less work - each
     # container hashed once, a few long-lived objects per observed container.
     return _plan(
         desired,
-        observed,
+        seen.containers,
         now=now,
-        images=images,
-        pod_dirs=pod_dirs,
+        images=seen.images,
+        pod_dirs=seen.pod_dirs,
         liveness=liveness,
         startup=startup,
         options=options or PlanOptions(),
-        volumes=volumes,
-        volume_files=volume_files,
-        empty_dirs=empty_dirs,
+        volumes=seen.volumes,
+        volume_files=seen.volume_files,
+        empty_dirs=seen.empty_dirs,
         pull_failures=pull_failures,
-        capacity=capacity,
+        capacity=seen.capacity,
     )
 
 
@@ -291,7 +330,7 @@ def _plan(
         startup=startup or {},
         host_resolv=_host_resolv(options),
         image_users=users,
-        pull_failures=_by_pod_and_image(pull_failures),
+        pull_failures=by_pod_and_image(pull_failures),
     )
     # Index owned containers by pod identity (one pass: the seed scanned the whole list
     # for every lookup, which is quadratic). A 2014 kubelet's container that is not taken
@@ -464,18 +503,6 @@ def _plan(
             by_identity[identity] = [*by_identity.get(identity, ()), *instances]
     fingerprint = scoped_fingerprint(made, by_identity, images, pod_dirs, volume_files)
     return attrs.evolve(made, fingerprint=fingerprint)
-
-
-def _by_pod_and_image(failures: Collection[PullFailure]) -> dict[tuple[str, str], PullFailure]:
-    """``failures`` by (pod uid, image as the engine names it); of two for one key, the
-    later failure."""
-    index: dict[tuple[str, str], PullFailure] = {}
-    for failure in failures:
-        key = (failure.pod_uid, normalize_image(failure.image))
-        known = index.get(key)
-        if known is None or failure.at > known.at:
-            index[key] = failure
-    return index
 
 
 def _with_volumes(

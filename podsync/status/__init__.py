@@ -1,8 +1,10 @@
 """How a pod is doing, and what the operating commands read off the engine for it.
 
-``_pod`` (``pod_status``: phase, conditions, container states), ``_container`` (one
-container's state, last run and termination message), ``_init`` (the init containers'
-statuses) and ``_json`` (the versioned JSON form) are pure: they read what was
+``_pod`` (``pod_status``: phase, conditions, container states, podsync's verdict
+``PodState``), ``_container`` (one container's state, last run and termination
+message), ``_init`` (the init containers' statuses), ``_kubectl`` (kubectl's STATUS
+column, ``PodStatus.display_status``: its ``printPod``) and ``_json`` (the versioned JSON
+form) are pure: they read what was
 observed. ``_operate`` does the I/O around them: finding a pod's containers on an
 engine, termination messages and log tails, and the engine's events mapped to pods.
 
@@ -30,6 +32,7 @@ from podsync.status._pod import (
     ContainerStatus,
     PodCondition,
     PodPhase,
+    PodState,
     PodStatus,
     orphaned_pod_statuses,
     pod_status,
@@ -42,6 +45,7 @@ __all__ = [
     "PodCondition",
     "PodEngineEvent",
     "PodPhase",
+    "PodState",
     "PodStatus",
     "orphaned_pod_statuses",
     "pod_events",

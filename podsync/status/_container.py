@@ -79,6 +79,8 @@ class ContainerStatus:
             of its termination-message file, or, under ``FallbackToLogsOnError`` when
             that is empty and the run failed, the last 80 lines (at most 2048 bytes)
             of its log; empty when there is none.
+        sidecar: an init container with restartPolicy Always, which runs beside the app
+            containers (kubectl counts it done once started: ``display_status``).
     """
 
     name: str
@@ -95,6 +97,7 @@ class ContainerStatus:
     ready: bool = False
     image: str = ""
     termination_message: str = ""
+    sidecar: bool = False
 
 
 @attrs.frozen

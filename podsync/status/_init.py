@@ -177,7 +177,7 @@ class _Init:
                 self.failed = self.failed or f"{text} (restart policy Never)"
             self.blocking = self.blocking or text
         self.statuses = tuple(
-            attrs.evolve(s, image=c.image)
+            attrs.evolve(s, image=c.image, sidecar=c.restart_policy is not None)
             for s, c in zip(statuses, pod.init_containers, strict=True)
         )
         self.done = not incomplete

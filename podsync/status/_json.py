@@ -29,14 +29,16 @@ def _container(status: ContainerStatus) -> dict[str, Any]:
 
 
 def status_record(status: PodStatus) -> dict[str, Any]:
-    """One pod's status as a JSON-able mapping (the field names of ``PodStatus``)."""
+    """One pod's status as a JSON-able mapping (the field names of ``PodStatus``, its
+    ``display_status`` - kubectl's STATUS column - among them)."""
     return {
         "pod": status.pod,
         "uid": status.uid,
         "phase": status.phase.value,
-        "state": status.state,
+        "state": status.state.value,
         "message": status.message,
         "reason": status.reason,
+        "display_status": status.display_status,
         "orphaned": status.orphaned,
         "ready": list(status.ready_count),
         "restarts": status.restarts,

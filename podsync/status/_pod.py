@@ -14,9 +14,12 @@ status never disagrees with the next plan:
 
 The phase is the modern kubelet's (``getPhase``, ``pkg/kubelet/kubelet_pods.go``; see
 ``_phase``), the container states and reasons its API's
-(``convertToAPIContainerStatuses``). ``PodStatus.state`` is what ``podsync apply
---wait`` waits for: ``running`` or ``completed`` (up), ``failed`` or ``rejected`` (will
-not come up), ``pending`` (keep waiting).
+(``convertToAPIContainerStatuses``). ``PodStatus.state`` (``PodState``) is podsync's
+verdict, what ``podsync apply --wait`` waits for: ``running`` or ``completed`` (up),
+``failed`` or ``rejected`` (will not come up), ``pending`` (keep waiting).
+``PodStatus.display_status`` is what ``kubectl get pods`` shows in its STATUS column
+(``CrashLoopBackOff``, ``Init:1/2``, ``Completed``: ``podsync.status._kubectl``, a port
+of kubectl's ``printPod``).
 
 Beside the phase, a status carries the kubelet's conditions (``Initialized``,
 ``ContainersReady``, ``Ready``: ``pkg/kubelet/status/generate.go``), each container's
@@ -61,6 +64,7 @@ from podsync.status._container import (
     termination_message,
 )
 from podsync.status._init import _Init
+from podsync.status._kubectl import kubectl_status
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = [
@@ -68,6 +72,7 @@ __all__ = [
     "ContainerStatus",
     "PodCondition",
     "PodPhase",
+    "PodState",
     "PodStatus",
     "orphaned_pod_statuses",
     "pod_status",
@@ -93,6 +98,24 @@ class PodPhase(enum.StrEnum):
     UNKNOWN = "Unknown"
 
 
+class PodState(enum.StrEnum):
+    """podsync's verdict on a pod: what ``podsync apply --wait`` waits for. Not a
+    Kubernetes field (the phase, reason and ``display_status`` are what Kubernetes and
+    kubectl show); a ``str``, so ``status.state == "running"`` holds as before.
+
+    ``RUNNING`` and ``COMPLETED`` are up (``PodStatus.ok``); ``FAILED`` and ``REJECTED``
+    will not come up; ``PENDING`` is not there yet: waiting longer can change it (the
+    plan still has something to do for the pod, a container waits for its back-off or
+    its image, or it was seen running too briefly to count).
+    """
+
+    RUNNING = "running"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    REJECTED = "rejected"
+    PENDING = "pending"
+
+
 @attrs.frozen
 class PodCondition:
     """One of the pod's conditions (``v1.PodCondition``), as the kubelet generates them
@@ -116,14 +139,26 @@ class PodCondition:
 class PodStatus:
     """How one pod is doing.
 
+    Four words say how it is doing, each for its reader: ``phase`` and ``reason``
+    are Kubernetes' (``v1.PodStatus``), ``display_status`` is what ``kubectl get pods``
+    shows (``CrashLoopBackOff``, ``Init:1/2``, ...), ``state`` is podsync's verdict for
+    ``apply --wait``. During a crash loop, e.g.: phase ``Running``, reason empty (the
+    kubelet sets none), ``display_status`` ``CrashLoopBackOff``, state ``pending``, and
+    the container ``waiting`` with reason ``CrashLoopBackOff``.
+
     Attributes:
         pod: the pod key (``namespace/name``).
-        state: ``running`` or ``completed`` (up), ``failed`` or ``rejected`` (will not
-            come up), ``pending`` (not yet: keep waiting) - what ``apply --wait``
-            waits for. A pod is up only when the plan has nothing left to do for it.
-        message: for people, e.g. ``running (2/2 containers)``.
+        state: podsync's verdict (``PodState``): ``running`` or ``completed`` (up),
+            ``failed`` or ``rejected`` (will not come up), ``pending`` (not yet: keep
+            waiting) - what ``apply --wait`` waits for. A pod is up only when the plan
+            has nothing left to do for it.
+        message: for people, e.g. ``running (2/2 containers)``; a rejected pod's is the
+            kubelet's (``Pod was rejected: ...``).
         phase: the Kubernetes pod phase.
-        reason: why a rejected pod failed (the rejection's reason code); else empty.
+        reason: the Kubernetes pod-level reason: why a rejected pod failed (the
+            rejection's code: ``OutOfcpu``, ``NodePorts``, ...); else empty, as the
+            kubelet leaves it (a container's reason is in its status, and in
+            ``display_status``).
         uid: the pod's uid.
         containers: the status of each pod container, in the pod's order.
         conditions: ``Initialized``, ``ContainersReady`` and ``Ready``, in that order.
@@ -140,7 +175,8 @@ class PodStatus:
     """
 
     pod: str
-    state: str
+    # A string is taken too ("running"): a PodStatus made before PodState was.
+    state: PodState = attrs.field(converter=PodState)
     message: str
     phase: PodPhase = PodPhase.PENDING
     reason: str = ""
@@ -157,8 +193,12 @@ class PodStatus:
 
     @property
     def ready_count(self) -> tuple[int, int]:
-        """(ready containers, containers): ``kubectl get pods``' READY column."""
-        return sum(c.ready for c in self.containers), len(self.containers)
+        """(ready containers, containers): ``kubectl get pods``' READY column. As
+        kubectl's ``printPod`` counts them, a sidecar is one of the containers, ready
+        once it started and its readiness holds."""
+        sidecars = [c for c in self.init_containers if c.sidecar]
+        ready = sum(c.ready and c.started for c in sidecars)
+        return ready + sum(c.ready for c in self.containers), len(sidecars) + len(self.containers)
 
     @property
     def restarts(self) -> int:
@@ -168,12 +208,33 @@ class PodStatus:
     @property
     def final(self) -> bool:
         """True when waiting longer cannot change the state (up, failed or rejected)."""
-        return self.state != "pending"
+        return self.state != PodState.PENDING
 
     @property
     def ok(self) -> bool:
         """True when the pod is up: running, or completed."""
-        return self.state in ("running", "completed")
+        return self.state in (PodState.RUNNING, PodState.COMPLETED)
+
+    @property
+    def display_status(self) -> str:
+        """What ``kubectl get pods`` shows in its STATUS column for this pod: a port of
+        kubectl's ``printPod`` (``podsync.status._kubectl``, which states the rule). The
+        phase or the pod's reason (``OutOfcpu``), the init containers' progress
+        (``Init:1/2``, ``Init:CrashLoopBackOff``, ``Init:Error``), else the first app
+        container's waiting or terminated reason (``CrashLoopBackOff``,
+        ``ImagePullBackOff``, ``ContainerCreating``, ``Completed``, ``Error``), and
+        ``Orphaned`` (podsync's word in place of kubectl's ``Terminating``) for a pod
+        that is no longer desired and has not finished."""
+        return kubectl_status(
+            str(self.phase),
+            self.reason,
+            self.init_containers,
+            self.containers,
+            initialized=any(c.type == "Initialized" and c.status for c in self.conditions),
+            ready=self.ready,
+            orphaned=self.orphaned,
+            rejected=self.state is PodState.REJECTED,
+        )
 
 
 def pod_status(
@@ -245,7 +306,7 @@ def pod_status(
                 )
                 return PodStatus(
                     pod.key,
-                    "rejected",
+                    PodState.REJECTED,
                     # The kubelet's rejectPod: phase Failed, its reason, this message.
                     f"Pod was rejected: {rejection.message}",
                     PodPhase.FAILED,
@@ -452,25 +513,28 @@ def _judge(
         conditions = (_initialized(init, phase, app_started), *conditions[1:])
     init_statuses = init.statuses if init is not None else ()
 
-    def status(state: str, message: str) -> PodStatus:
+    def status(state: PodState, message: str) -> PodStatus:
         return PodStatus(
             pod.key, state, message, phase, "", pod.uid, containers, conditions, init_statuses
         )
 
     if failures:
-        return status("failed", "failed: " + "; ".join(failures))
+        return status(PodState.FAILED, "failed: " + "; ".join(failures))
     if not problems and not pending:
         if completed == total and total:
-            return status("completed", f"completed ({total}/{total} containers exited 0)")
+            return status(PodState.COMPLETED, f"completed ({total}/{total} containers exited 0)")
         if completed:
-            return status("running", f"running ({running} running, {completed} completed)")
-        return status("running", f"running ({running}/{total} containers)")
+            return status(PodState.RUNNING, f"running ({running} running, {completed} completed)")
+        return status(PodState.RUNNING, f"running ({running}/{total} containers)")
     if not problems:
         state = "completed" if completed == total else "running"
         return status(
-            "pending", f"{state}, {len(pending)} change(s) to make: {_change_words(pending[0])}"
+            PodState.PENDING,
+            f"{state}, {len(pending)} change(s) to make: {_change_words(pending[0])}",
         )
-    return status("pending", f"not running ({running}/{total} containers): " + "; ".join(problems))
+    return status(
+        PodState.PENDING, f"not running ({running}/{total} containers): " + "; ".join(problems)
+    )
 
 
 def _initialized(init: _Init, phase: PodPhase, app_started: bool) -> PodCondition:
@@ -656,10 +720,10 @@ def _observed_pod(
     else:
         phase = PodPhase.PENDING
     state = {
-        PodPhase.RUNNING: "running",
-        PodPhase.SUCCEEDED: "completed",
-        PodPhase.FAILED: "failed",
-    }.get(phase, "pending")
+        PodPhase.RUNNING: PodState.RUNNING,
+        PodPhase.SUCCEEDED: PodState.COMPLETED,
+        PodPhase.FAILED: PodState.FAILED,
+    }.get(phase, PodState.PENDING)
     summary = f"{states.count(ContainerState.RUNNING)}/{len(statuses)} containers running"
     message = f"orphaned: not desired ({summary})" if orphaned else f"{state} ({summary})"
     containers = tuple(statuses)

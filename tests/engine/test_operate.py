@@ -173,6 +173,8 @@ def test_status_of_an_oom_killed_container(
     (entry,) = [p for p in document["pods"] if p["uid"] == pod.uid]
     (app,) = entry["containers"]
     assert ("Failed", "OOMKilled", 137) == (entry["phase"], app["reason"], app["exit_code"])
+    # kubectl's STATUS column, beside the pod's own reason (none) and podsync's verdict
+    assert ("OOMKilled", "", "failed") == (entry["display_status"], entry["reason"], entry["state"])
 
 
 def test_status_shows_what_the_container_wrote_at_dev_termination_log(

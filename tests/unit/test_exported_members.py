@@ -101,6 +101,8 @@ FACES: dict[str, list[str]] = {
             *("ContainerState", "orphaned_pod_statuses", "statuses_to_json"),
             *("STATUS_FORMAT_VERSION", "pod_events", "PodEngineEvent"),
             *("termination_inputs", "previous_instance"),
+            # podsync's verdict on a pod, what apply --wait waits for (issue 29)
+            "PodState",
         ]
     ),
     "podsync.prober": sorted(
@@ -123,7 +125,7 @@ FACES: dict[str, list[str]] = {
 }
 
 #: Names first public on a face (never at the top level).
-NEW_ON_FACES = {"VolumeEntry", "EntryKind", "default_pull_policy"}
+NEW_ON_FACES = {"VolumeEntry", "EntryKind", "default_pull_policy", "PodState"}
 #: Names that left the top level in 0.2.0 for the face of their folder.
 MOVED_TO_FACES = {
     name: face

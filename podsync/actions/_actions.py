@@ -95,7 +95,13 @@ __all__ = [
 #:    none of these and is still read: its creates get the engine's swap, OOM score and
 #:    IPC defaults, and its network container's stop is not recorded, as the podsync
 #:    that made it planned.
-PLAN_FORMAT_VERSION = "9"
+#: 10: issue 29. A format-9 plan is still read.
+#:
+#:    - options with ``capabilities`` (written when the runtime lacks some): the plan
+#:      was made for a runtime without them (a pod needing one is rejected, reason
+#:      ``missing-capability``, and creates bind no termination-message file without
+#:      ``volumes``). A format-9 plan has none and reads as made for every capability.
+PLAN_FORMAT_VERSION = "10"
 
 
 class Reason(enum.StrEnum):

@@ -45,7 +45,7 @@ What a ``CreateSpec`` carries: ``PortMapping``, ``Mount``, ``TmpfsMount``,
 ``VolumeEntry`` (of an ``EntryKind``). ``podsync.Runtime`` and ``podsync.CreateSpec``
 are the same objects.
 
-May import: model, spec, actions.
+May import: model, spec, actions, exceptions.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from tests.support.conformance import *  # noqa: F403 - the suite's cases, colle
 from tests.support.conformance import Subject, engine_subject
 from tests.support.conformance_files import *  # noqa: F403 - the suite's cases, collected here
 from tests.support.conformance_files import _dir
-from tests.support.engine import PAUSE_IMAGE, TEST_IMAGE, remove_volumes, run_labels
+from tests.support.engine import TEST_IMAGE, remove_volumes, run_labels
 
 
 @pytest.fixture
@@ -41,7 +41,6 @@ def test_a_written_volume_has_the_entries_modes_and_owners(engine: docker.Docker
                     VolumeEntry("d/f", EntryKind.FILE, mode=0o400, uid=1000, data=b"s3cret"),
                     VolumeEntry("l", EntryKind.SYMLINK, mode=0o777, target="d/f"),
                 ],
-                image=PAUSE_IMAGE,
             )
         listing = engine.containers.run(
             TEST_IMAGE,

@@ -101,6 +101,7 @@ __all__ = [
 #:      was made for a runtime without them (a pod needing one is rejected, reason
 #:      ``missing-capability``, and creates bind no termination-message file without
 #:      ``volumes``). A format-9 plan has none and reads as made for every capability.
+#:      The rejection reason ``missing-capability``.
 PLAN_FORMAT_VERSION = "10"
 
 
@@ -167,6 +168,8 @@ class Reason(enum.StrEnum):
     # (predicate.go, "OutOf" + the resource's name), as its status shows them
     OUT_OF_CPU = "OutOfcpu"
     OUT_OF_MEMORY = "OutOfmemory"
+    # the pod needs an optional capability the runtime lacks (podsync.planner._capabilities)
+    MISSING_CAPABILITY = "missing-capability"
     # waits (pod-wide)
     SCHEDULING_GATED = "scheduling-gated"  # the pod has schedulingGates: not ready to run
     # init containers (kubelet-modern.md §3)

@@ -321,13 +321,13 @@ def admit(
     """Admission (theory step 1); rejections are reported in the order of ``desired``.
 
     The checks that read a pod alone come first, in input order: its fields, the
-    operator's policy, then what the runtime can do
-    (``runtime_capability_problem``). Then the pods that may run are admitted as the kubelet's ``HandlePodAdditions`` does, each
-    against the pods admitted before it and still active: the pods that already run
-    first, then the others, each in input order (the kubelet's creation order: a running
-    pod was there first). A running pod keeps what it holds: it is never rejected for
-    resources (the kubelet admits a pod once), and its requests count against the
-    others.
+    operator's policy, then what the runtime can do (``runtime_capability_problem``).
+    Then the pods that may run are admitted as the kubelet's ``HandlePodAdditions``
+    does, each against the pods admitted before it and still active: the pods that
+    already run first, then the others, each in input order (the kubelet's creation
+    order: a running pod was there first). A running pod keeps what it holds: it is
+    never rejected for resources (the kubelet admits a pod once), and its requests count
+    against the others.
 
     Host ports are admitted against what runs (``_running_host_ports``): a running pod
     keeps its ports whatever the input order, and nobody gets a port that a pod outside

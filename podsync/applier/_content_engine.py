@@ -4,7 +4,7 @@ what podsync wrote into the volumes of the desired pods (``read_content_records`
 ``WrittenVolume`` records the planner compares with what the volumes should hold
 (``podsync.planner._volumes``).
 
-A write is one ``Runtime.write_volume`` (Docker: one short-lived container, one
+A write is one ``VolumeRuntime.write_volume`` (Docker: one short-lived container, one
 archive): the entries of ``_content_layout.payload_entries``.
 
 What podsync wrote is recorded in the volume (``..data/..podsync``) and, once the write
@@ -17,7 +17,7 @@ The records are read from the volume list (``read_content_records`` with the vol
 ``observe`` lists): no further call for a volume whose record volume is believed. The
 others' records are read through the engine, never a path on this machine: from a
 container of the pod that mounts the volume (``LABEL_CONTENT_VOLUMES`` says where),
-running or exited, with one ``Runtime.read_container_file`` of
+running or exited, with one ``FileRuntime.read_container_file`` of
 ``<mount path>/..data/..podsync`` (Docker: one ``GET .../archive``, about 60 ms; the
 link ``..data`` is followed). A volume no container mounts and no record volume
 describes is not read at all: the planner writes it before the first container that

@@ -4,7 +4,7 @@ Before ``emptyDir`` volumes were engine volumes, podsync kept each one in a dire
 under its root directory, ``<root>/<pod uid>/volumes/empty/<volume>``, and bound it into
 the pod's containers. A pod that still has such directories moves to engine volumes once
 none of its containers binds them (``podsync.planner._pod``): apply then copies each
-directory into the pod's new volume through the engine (``Runtime.write_volume``) and
+directory into the pod's new volume through the engine (``VolumeRuntime.write_volume``) and
 removes the directory. Those directories are on the machine podsync runs on, which was
 the engine's host for the podsync that made them: that podsync worked with a local
 engine only.

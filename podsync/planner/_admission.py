@@ -339,7 +339,7 @@ def admit(
         desired: the pods, in priority order.
         options: the planning options (what is allowed; ``system_reserved``).
         by_identity: the owned containers, by pod identity.
-        capacity: the node's CPUs and memory (``Runtime.node_capacity``); ``None``
+        capacity: the node's CPUs and memory (``NodeRuntime.node_capacity``); ``None``
             (unknown) checks no requests.
         finished: whether a pod that passed the other checks has finished (it holds
             nothing, see the module docstring); ``None``: no pod has.

@@ -139,7 +139,7 @@ class EngineEvent:
     signal: int | None = None
 
 
-#: The container actions runtimes report (``Runtime.engine_events``), Docker's names.
+#: The container actions runtimes report (``EventRuntime.engine_events``), Docker's names.
 EVENT_ACTIONS = frozenset(
     {"create", "start", "kill", "die", "oom", "stop", "destroy", "pause", "unpause"}
 )

@@ -137,7 +137,7 @@ def termination_inputs(
 
     For every exited instance of the ``pods``' containers: the last 4096 bytes of the
     file at its ``terminationMessagePath`` (``Container.message_path``), read through the engine
-    from the exited container (``Runtime.read_container_file``: one engine call each);
+    from the exited container (``FileRuntime.read_container_file``: one engine call each);
     a missing or unreadable file is empty, as the kubelet reads it. The file is the
     one bound there: in the pod's state volume, or the host file under the root
     directory that a container made by an earlier podsync binds - which the engine
@@ -227,7 +227,7 @@ def pod_events(
     until: float | None = None,
     adopt_2014_containers: bool = False,
 ) -> Stream[PodEngineEvent]:
-    """The engine's events (``Runtime.engine_events``) of the containers podsync runs,
+    """The engine's events (``EventRuntime.engine_events``) of the containers podsync runs,
     each with its pod; other containers' events are left out. Close the stream to stop
     following (``until=None``).
 

@@ -1,8 +1,9 @@
 """The plan format's version: format 9 holds what issue 27 added after format 8 (the
 reasons ``network-lost``, ``image-pull-back-off``, ``claim-fs-group``, ``OutOfcpu``,
 ``OutOfmemory``, the engine settings of a create, the node's options), so a podsync that
-reads only format 8 refuses such a plan by its version instead of misreading it; this
-podsync still reads formats 8, 7, 6 and 5. One row per case."""
+reads only format 8 refuses such a plan by its version instead of misreading it; format
+10 holds what issue 29 added (the runtime's capabilities); this podsync still reads
+formats 9, 8, 7, 6 and 5. One row per case."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 
 from podsync import PLAN_FORMAT_VERSION, Container, Pod, plan, plan_from_json, plan_to_json
 from podsync.actions._actions import Create, Kill, Plan, PodPlan, Reason, Rejection, Wait
+from podsync.actions._options import PlanOptions
 from podsync.exceptions import ConfigError
 from podsync.model._pod import ResourceList
 
@@ -105,6 +107,13 @@ class Case:
     refused: str = ""
 
 
+#: Format 10 (issue 29): a plan made for a runtime with the core alone says so.
+FOR_A_CORE_RUNTIME = Plan(
+    rejected=(Rejection("default/web", UID, Reason.MISSING_CAPABILITY, "it has no exec"),),
+    options=PlanOptions(capabilities=()),
+)
+
+
 CASES = [
     Case("9-network-lost", lambda: NETWORK_LOST, PLAN_FORMAT_VERSION),
     Case("9-image-pull-back-off-of-the-network-container", lambda: PULL_BACK_OFF, "9"),
@@ -114,11 +123,12 @@ CASES = [
     Case("8-network-lost-as-an-unbumped-podsync-wrote-it", lambda: NETWORK_LOST, "8"),
     Case("7", _made, "7", _as_format_8, _with_defaults),
     Case("5", _made, "5", _as_format_8, _with_defaults),
+    Case("10-made-for-a-core-runtime", lambda: FOR_A_CORE_RUNTIME, PLAN_FORMAT_VERSION),
     Case(
-        "10-a-newer-podsync",
+        "11-a-newer-podsync",
         _made,
-        "10",
-        refused="this podsync reads plan format 9, got '10'",
+        "11",
+        refused="this podsync reads plan format 10, got '11'",
     ),
     Case(
         "4-an-older-podsync",
@@ -131,11 +141,11 @@ CASES = [
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_plan_formats(case: Case) -> None:
-    """A plan saved by this podsync names format 9; a saved plan of each format is read
+    """A plan saved by this podsync names format 10; a saved plan of each format is read
     back, or refused by its version with what to do."""
     made = case.plan()
     data = json.loads(plan_to_json(made))
-    assert "9" == data["format_version"]
+    assert "10" == data["format_version"]
     data["format_version"] = case.version
     case.edit(data)
 

@@ -43,6 +43,7 @@ from podsync.runtime import (
 )
 from podsync.testing import FakeClock, FakeRuntime
 from tests.support.core_runtime import CoreRuntime
+from tests.unit.loop.test_reconciler import wait_for
 
 NOW = 1_000_000.0
 PAUSE = "registry.k8s.io/pause:3.10"
@@ -304,3 +305,36 @@ def test_status_needs_no_capability(cli_on_core: Callable[..., tuple[int, str]])
 
     assert 0 == code, said
     assert ["default/web", "1/1", "Running"] == said.splitlines()[1].split()[:3]
+
+
+def test_the_loop_on_a_core_runtime_syncs_without_events_and_says_so_once(
+    tmp_path: Path,
+) -> None:
+    """``podsync run``'s loop follows no events on a runtime without them: one notice
+    says why, and the pods run all the same."""
+    pods = tmp_path / "pods"
+    pods.mkdir()
+    (pods / "web.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\n"
+        "spec:\n  containers:\n  - {name: app, image: busybox}\n"
+    )
+    inner = fake()
+    notices: list[podsync.LoopNotice] = []
+    options = PlanOptions(root_dir=str(tmp_path / "root"), network_mode="none")
+    reconciler = podsync.Reconciler(
+        [str(pods)],
+        CoreRuntime(inner),  # type: ignore[arg-type]
+        options,
+        on_notice=notices.append,
+        clock=FakeClock(NOW),
+    )
+
+    with reconciler:
+        assert wait_for(lambda: len([c for c in inner.containers if c.running]) == 2)
+        assert wait_for(lambda: any(n.kind == "events-error" for n in notices))
+
+    (said,) = [n.message for n in notices if n.kind == "events-error"]
+    assert (
+        "following engine events: the runtime has no events capability (a runtime has it "
+        "with EventRuntime: engine_events): syncing on the period alone"
+    ) == said

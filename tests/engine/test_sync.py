@@ -184,6 +184,12 @@ class CountingRuntime:
         self._record("exec_in_container", container_id)
         return self.inner.exec_in_container(container_id, command, timeout)
 
+    def exec_attached(self, container_id: str, command: Sequence[str], **kwargs: Any) -> int:
+        # With exec_in_container, the exec capability (podsync.runtime.ExecRuntime):
+        # without it, a pod with an exec hook or probe is rejected.
+        self._record("exec_attached", container_id)
+        return self.inner.exec_attached(container_id, command, **kwargs)
+
     def container_address(self, container_id: str) -> str | None:
         self._record("container_address", container_id)
         return self.inner.container_address(container_id)

@@ -491,19 +491,21 @@ class _Applier:
         engine, so a remote engine works: one call for the files of one volume that
         are written through the same container (the pod's network container), one call
         each through a container made for it otherwise."""
+        mounted_files = [(spec, m) for spec in specs for m in spec.file_mounts]
+        if not mounted_files:
+            return  # (a plan for a runtime without volumes binds none)
+        volumes = _volumes(self.runtime, f"write the files {mounted_files[0][0].name} binds")
         batches: dict[tuple[str, str], list[VolumeEntry]] = {}
-        for spec in specs:
-            for mounted in spec.file_mounts:
-                volumes = _volumes(self.runtime, f"write the file {mounted.container_path}")
-                entry = VolumeEntry(mounted.path, EntryKind.FILE, mode=mounted.mode)
-                if mounted.through:
-                    batches.setdefault((mounted.volume, mounted.through), []).append(entry)
-                    continue
-                with _runtime_call("write volume", mounted.volume):
-                    volumes.write_volume(mounted.volume, [entry])
+        for _, mounted in mounted_files:
+            entry = VolumeEntry(mounted.path, EntryKind.FILE, mode=mounted.mode)
+            if mounted.through:
+                batches.setdefault((mounted.volume, mounted.through), []).append(entry)
+                continue
+            with _runtime_call("write volume", mounted.volume):
+                volumes.write_volume(mounted.volume, [entry])
         for (volume, through), entries in batches.items():
             with _runtime_call("write volume", volume):
-                _volumes(self.runtime, "").write_volume(volume, entries, through=through)
+                volumes.write_volume(volume, entries, through=through)
 
     def _start_creating(self, cid: str, joiners: list[Create], ahead: dict[str, _Early]) -> None:
         """Start the network container ``cid`` while a thread of its own creates

@@ -338,3 +338,21 @@ def test_the_loop_on_a_core_runtime_syncs_without_events_and_says_so_once(
         "following engine events: the runtime has no events capability (a runtime has it "
         "with EventRuntime: engine_events): syncing on the period alone"
     ) == said
+
+
+def test_a_full_plans_termination_file_fails_its_create_by_name(tmp_path: Path) -> None:
+    """A plan made for a full runtime binds a termination-message file into each app
+    container; on a core runtime that create fails, naming the capability, and nothing
+    of the container is made."""
+    options = PlanOptions(root_dir=str(tmp_path), network_mode="none")
+    made = podsync.plan([web()], now=NOW, images=fake().images, options=options)
+    inner = fake()
+
+    result = podsync.apply(made, CoreRuntime(inner), clock=lambda: NOW)  # type: ignore[arg-type]
+
+    (failed,) = [r for r in result.results if r.status is podsync.ActionStatus.FAILED]
+    assert isinstance(failed.action, podsync.Create)
+    assert "app" == failed.action.container
+    assert failed.error.startswith(f"write the files {failed.action.spec.name} binds: ")
+    assert "the runtime has no volumes capability" in failed.error
+    assert ["net"] == [c.labels["io.podsync.container.name"] for c in inner.containers]

@@ -49,8 +49,8 @@ def runtime_capability_problem(pod: Pod, capabilities: Collection[Capability]) -
     if not lacking:
         return None
     needs: dict[Capability, list[str]] = {}
-    for capability, what in _needs(pod):
-        if capability in lacking and what not in needs.get(capability, ()):
+    for capability, what in _needs(pod):  # (each pair once: names are unique in a pod)
+        if capability in lacking:
             needs.setdefault(capability, []).append(what)
     if not needs:
         return None

@@ -48,6 +48,8 @@ HTTP_READINESS = "readinessProbe:\n  httpGet: {path: /, port: 80}\n"
 HTTP_WITH_HOST = "readinessProbe:\n  httpGet: {host: 127.0.0.1, path: /, port: 80}\n"
 TCP_STARTUP = "startupProbe:\n  tcpSocket: {port: 80}\n"
 SIDECAR = "restartPolicy: Always\n"
+POST_START_EXEC = "lifecycle:\n  postStart:\n    exec: {command: [touch, /ready]}\n"
+POST_START_HTTP = "lifecycle:\n  postStart:\n    httpGet: {path: /warm, port: 80}\n"
 PRE_STOP_EXEC = "lifecycle:\n  preStop:\n    exec: {command: [sh, -c, 'kill 1']}\n"
 CONFIG_MAP = "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {a.conf: x}\n"
 
@@ -118,6 +120,18 @@ CASES = [
         pod_file(init=SIDECAR + PRE_STOP_EXEC),
         without(EXEC),
         'exec (container "setup": preStop exec)',
+    ),
+    Case(
+        "an exec postStart handler needs exec",
+        pod_file(app=POST_START_EXEC),
+        without(EXEC),
+        'exec (container "app": postStart exec)',
+    ),
+    Case(
+        "an httpGet postStart handler without host needs the container's address",
+        pod_file(app=POST_START_HTTP),
+        without(NODE),
+        'node (container "app": postStart httpGet without host)',
     ),
     Case(
         "an exec probe on a runtime lacking only volumes",

@@ -20,6 +20,7 @@ from podsync import (
     CreateVolume,
     PlanOptions,
     Reason,
+    parse_pods,
     plan_from_json,
     plan_to_json,
 )
@@ -176,9 +177,10 @@ def test_runtime_capabilities(case: Case) -> None:
 
     expected = []
     if case.rejected is not None:
+        (pod, *_) = parse_pods(case.pod)
         message = f"the runtime cannot run this pod: it has no {case.rejected}"
-        expected = [(Reason.MISSING_CAPABILITY, message)]
-    assert expected == [(r.reason, r.message) for r in p.rejected]
+        expected = [(pod.key, pod.uid, Reason.MISSING_CAPABILITY, message)]
+    assert expected == [(r.pod, r.uid, r.reason, r.message) for r in p.rejected]
     # A rejected pod gets nothing; an admitted one its containers.
     assert (case.rejected is None) == bool(creates(p))
 

@@ -64,6 +64,7 @@ from podsync.applier._results import (
     EventKind,
     action_event,
 )
+from podsync.applier._stop_records import remove_stop_record_volume, write_stop_record
 from podsync.applier._stopping import Turn, concurrent_kills, run_concurrently
 from podsync.exceptions import NameConflict, RuntimeCallError
 from podsync.host._clock import Clock, Clocks, clocks
@@ -81,7 +82,6 @@ from podsync.model._volume_entries import EntryKind, VolumeEntry
 from podsync.prober._handlers import HandlerError, run_handler
 from podsync.runtime._protocol import Capability, Runtime, VolumeRuntime, missing
 from podsync.spec._labels import LABEL_POD_UID, LABEL_SPEC_HASH
-from podsync.spec._records import stop_record_labels, stop_record_volume
 
 if TYPE_CHECKING:
     # The thread pool is imported where a plan is applied (concurrent.futures is not
@@ -151,23 +151,6 @@ class _ActionFailed(Exception):
 
 # What the host filesystem raises: a refused path, the OS's errors, a NUL in a path.
 _HOST_ERRORS = (HostPathRefused, OSError, ValueError)
-
-
-def write_stop_record(runtime: Runtime, pod_uid: str, container_id: str, reason: str) -> None:
-    """Record in the engine that podsync stops ``container_id`` of pod ``pod_uid``, and
-    why (``podsync.spec._records``): a record an earlier stop that failed left is replaced
-    (remove, then create: two calls). A runtime without named volumes keeps no record
-    (the status of the stopped container then says what its exit code says).
-
-    Raises:
-        ValueError: the id cannot name a record.
-        RuntimeCallError: the engine failed.
-    """
-    if not isinstance(runtime, VolumeRuntime):
-        return
-    name = stop_record_volume(container_id)
-    runtime.remove_volume(name)
-    runtime.create_volume(name, stop_record_labels(pod_uid, container_id, reason))
 
 
 def _volumes(runtime: Runtime, purpose: str) -> VolumeRuntime:
@@ -296,8 +279,7 @@ class _Applier:
             if action.pod_uid:
                 try:
                     with _runtime_call("remove volume", action.id):
-                        if isinstance(runtime, VolumeRuntime):
-                            runtime.remove_volume(stop_record_volume(action.id))
+                        remove_stop_record_volume(runtime, action.id)
                     remove_stop_record(self.root_dir, action.pod_uid, action.id)
                 except (*_HOST_ERRORS, ValueError, RuntimeCallError) as exc:
                     raise _ActionFailed(

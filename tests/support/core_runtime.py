@@ -1,6 +1,6 @@
-"""A runtime with the core protocol alone (``podsync.runtime.Runtime``), over a
-``FakeRuntime``: what a third-party engine that offers no volumes, files, exec, logs,
-events or node information looks like to podsync.
+"""A runtime with the core protocol alone (``podsync.runtime.Runtime``), over a full one
+(``FakeRuntime``, or ``DockerRuntime`` on the engine): what a third-party engine that
+offers no volumes, files, exec, logs, events or node information looks like to podsync.
 
 It has exactly the nine core methods, written out (no ``__getattr__``), so that
 ``isinstance`` finds no optional capability on it.
@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from podsync.actions._actions import CreateSpec
 from podsync.model._pod import ObservedContainer, ObservedImage
-from podsync.testing import FakeRuntime
+from podsync.runtime._protocol import FullRuntime
 
 
 class CoreRuntime:
     """The core of ``inner``: containers and images, nothing more."""
 
-    def __init__(self, inner: FakeRuntime) -> None:
+    def __init__(self, inner: FullRuntime) -> None:
         self.inner = inner
 
     def list_containers(self) -> list[ObservedContainer]:

@@ -57,6 +57,7 @@ from podsync.spec._labels import (
 __all__ = [
     "DEFAULT_ROOT_DIR",
     "VOLUME_ACCESS_PATH",
+    "VOLUME_HELPER_IMAGE",
     "Mount",
     "NamedVolumeMount",
     "TmpfsMount",
@@ -439,6 +440,12 @@ class VolumeFileMount:
 #: of a pod, which mounts the pod's state volume there (``pod_state_mount``) so that
 #: the termination-message files are written through it.
 VOLUME_ACCESS_PATH = "/podsync-volume"
+
+
+#: The image of the helper containers through which a runtime reaches a volume (Docker:
+#: created, never started): an empty image the runtime imports itself, tagged so that
+#: the dangling-image collection never takes it (``podsync.runtime.docker._volumes``).
+VOLUME_HELPER_IMAGE = "podsync/volume-helper:empty"
 
 
 # The prefix of a pod's state volume name: apart from a claim's (``podsync_``) and from

@@ -22,7 +22,12 @@ import attrs
 
 from podsync.model._security import ContainerSecurity
 from podsync.model._volume_entries import EntryKind, VolumeEntry
-from podsync.spec._volumes import VOLUME_ACCESS_PATH, NamedVolumeMount, VolumeFileMount
+from podsync.spec._volumes import (
+    VOLUME_ACCESS_PATH,
+    VOLUME_HELPER_IMAGE,
+    NamedVolumeMount,
+    VolumeFileMount,
+)
 from tests.support.conformance import Subject, _refusal, exits
 
 LIMIT = 4096
@@ -82,7 +87,8 @@ def test_an_entry_replaces_what_was_at_its_path(subject: Subject) -> None:
 
 def test_a_bad_path_is_refused_and_no_image_is_named(subject: Subject) -> None:
     """A path out of the volume is refused before anything is sent; a good one is
-    written with no image named: the runtime finds its own way into the volume."""
+    written with no image named: the runtime finds its own way into the volume, through
+    an empty image of its own that the engine then lists."""
     volume = subject.volume("refused")
     subject.runtime.create_volume(volume, {})
 
@@ -92,6 +98,9 @@ def test_a_bad_path_is_refused_and_no_image_is_named(subject: Subject) -> None:
 
     subject.runtime.write_volume(volume, [_file("x", b"x")])
     assert b"x" == subject.runtime.read_volume_file(volume, "x", limit=LIMIT)
+    # Through a helper container of the runtime's own empty image, listed from then on.
+    tags = {tag for image in subject.runtime.list_images() for tag in image.tags}
+    assert VOLUME_HELPER_IMAGE in tags
 
 
 def test_an_exited_container_keeps_its_files_and_volumes_but_not_its_dev(

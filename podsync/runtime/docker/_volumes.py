@@ -34,12 +34,12 @@ from podsync.runtime.docker._api import volume_from_list
 from podsync.runtime.docker._archive import first_file, tar_of
 from podsync.runtime.docker._connection import EngineConnection
 from podsync.spec._labels import LABEL_HELPER
-from podsync.spec._volumes import VOLUME_ACCESS_PATH
+from podsync.spec._volumes import VOLUME_ACCESS_PATH, VOLUME_HELPER_IMAGE
 
 __all__ = ["HELPER_IMAGE", "VolumeCalls"]
 
 #: The empty image of the volume helper containers, imported by the runtime itself.
-HELPER_IMAGE = "podsync/volume-helper:empty"
+HELPER_IMAGE = VOLUME_HELPER_IMAGE
 
 # Where a volume helper container (``VolumeCalls._volume_helper``) mounts its volume, as
 # a network container mounts its pod's state volume.

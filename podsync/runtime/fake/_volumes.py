@@ -20,12 +20,12 @@ import attrs
 
 from podsync.actions._actions import CreateSpec
 from podsync.exceptions import RuntimeCallError
-from podsync.model._pod import ObservedVolume
+from podsync.model._pod import ObservedImage, ObservedVolume
 from podsync.model._volume_entries import EntryKind, VolumeEntry, entry_path_refusal
 from podsync.runtime.fake._engine import FakeEngine
-from podsync.runtime.fake._rules import volume_name_refusal
+from podsync.runtime.fake._rules import image_id, volume_name_refusal
 from podsync.runtime.fake._state import FakeContainer
-from podsync.spec._volumes import VOLUME_ACCESS_PATH
+from podsync.spec._volumes import VOLUME_ACCESS_PATH, VOLUME_HELPER_IMAGE
 
 __all__ = ["VolumeCalls"]
 
@@ -191,9 +191,8 @@ class VolumeCalls(FakeEngine):
                     for v in holder.spec.volumes
                 )
             else:
-                # Docker's runtime writes through a helper container of its own empty
-                # image, which it imports when missing: nothing can be missing here.
                 self._record("write_volume", volume, tuple(entries))
+                self._helper_image()
                 mounted = True
             for entry in entries:
                 refusal = entry_path_refusal(entry.path)
@@ -219,6 +218,7 @@ class VolumeCalls(FakeEngine):
         self._sleep()
         with self._lock:
             self._record("read_volume_file", volume, path, limit)
+            self._helper_image()
             refusal = entry_path_refusal(path)
             if refusal is not None:
                 raise RuntimeCallError(
@@ -256,6 +256,13 @@ class VolumeCalls(FakeEngine):
             if data is None:
                 return None
             return (data[-limit:] if limit else b"") if tail else data[:limit]
+
+    def _helper_image(self) -> None:
+        # Docker's runtime reaches a volume through a helper container of an empty image
+        # it imports when the engine lacks it: the image is listed from then on.
+        if self._find_image(VOLUME_HELPER_IMAGE) is None:
+            helper = ObservedImage(image_id(VOLUME_HELPER_IMAGE), (VOLUME_HELPER_IMAGE,), user="")
+            self._images[helper.id] = helper
 
     def _file_in(self, volume: str, path: str, limit: int | None) -> bytes | None:
         files = self._volume_files.get(volume, {})

@@ -7,7 +7,7 @@ What it measures
 * **Record reads**: ``--reads`` times each, the wall time of reading a volume's record
   (``..data/..podsync``) through a container that mounts the volume
   (``Runtime.read_container_file``: one ``GET /containers/{id}/archive``) and through a
-  helper container (``Runtime.read_volume_file``: a create, the ``GET`` and a remove),
+  helper container (``VolumeRuntime.read_volume_file``: a create, the ``GET`` and a remove),
   p50 and p95. podsync reads through a container; a sync at steady state makes one such
   read per content volume.
 * **Writes**: the wall time of one ``WriteVolume`` (a helper container and one ``PUT``
@@ -210,9 +210,7 @@ def main() -> None:
                 args.reads,
             )
             through_helper = _timed(
-                lambda: runtime.read_volume_file(
-                    volume, RECORD_PATH, image=PAUSE_IMAGE, limit=RECORD_MAX_BYTES
-                ),
+                lambda: runtime.read_volume_file(volume, RECORD_PATH, limit=RECORD_MAX_BYTES),
                 args.reads,
             )
             writes: list[float] = []

@@ -53,6 +53,7 @@ from podsync.applier._apply import apply as _apply
 from podsync.load._config import load_pods as _load_pods
 from podsync.loop._sync import observe as _observe
 from podsync.loop._sync import sync as _sync
+from podsync.runtime._protocol import Capability, EventRuntime, missing
 
 if TYPE_CHECKING:
     from podsync.applier._results import Event
@@ -190,7 +191,7 @@ def _start(feed: Feed[_T], items: Iterator[_T], name: str) -> None:
 def events(
     runtime: Runtime, *, since: float | None = None, until: float | None = None
 ) -> Feed[EngineEvent]:
-    """The engine's container events (``Runtime.engine_events``, with its ``since`` and
+    """The engine's container events (``EventRuntime.engine_events``, with its ``since`` and
     ``until``), as they come, read in a thread of their own.
 
     Without ``until`` the feed follows the engine until it is closed: iterate it in an
@@ -198,9 +199,13 @@ def events(
     it - a ``break`` alone leaves its thread reading. Must be called with an event loop
     running (in a coroutine).
 
-    Raises (from the iteration):
-        EngineUnavailable, RuntimeCallError: as ``Runtime.engine_events``.
+    Raises:
+        MissingCapability: at once, when ``runtime`` has no events (``EventRuntime``).
+        EngineUnavailable, RuntimeCallError: from the iteration, as
+            ``EventRuntime.engine_events``.
     """
+    if not isinstance(runtime, EventRuntime):
+        raise missing(Capability.EVENTS, "podsync.aio.events")
     stream: list[Stream[EngineEvent]] = []
     closed = threading.Event()
 

@@ -6,6 +6,7 @@ The tree::
     ├── ConfigError              bad desired state: a pod file, directory, URL or stdin
     │                            (carries one ``Problem`` per mistake, each with its
     │                            source and ``$.path``)
+    ├── MissingCapability        the runtime lacks an optional capability asked of it
     ├── RuntimeCallError         a container runtime call failed (carries the operation)
     │   ├── EngineUnavailable    the engine could not be reached at all
     │   └── NameConflict         create: a container with that name exists already
@@ -41,6 +42,7 @@ __all__ = [
     "ConfigError",
     "EngineUnavailable",
     "EtcdError",
+    "MissingCapability",
     "NameConflict",
     "PodsyncError",
     "Problem",
@@ -178,3 +180,22 @@ class PublishConflict(EtcdError):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.url, self.read_revision, self.revision), self.__dict__)
+
+
+class MissingCapability(PodsyncError):
+    """The runtime lacks an optional capability that was asked of it
+    (``podsync.runtime``: ``logs``, ``exec``, ``events`` ...): nothing was done.
+
+    Attributes:
+        capability: the capability's name (``podsync.Capability``).
+        purpose: what needed it (``podsync logs``).
+        protocol: the protocol and methods a runtime implements to have it.
+    """
+
+    def __init__(self, capability: str, purpose: str, protocol: str = "") -> None:
+        how = f" (a runtime has it with {protocol})" if protocol else ""
+        super().__init__(f"{purpose}: the runtime has no {capability} capability{how}")
+        self.capability, self.purpose, self.protocol = capability, purpose, protocol
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.capability, self.purpose, self.protocol), self.__dict__)

@@ -100,6 +100,11 @@ __all__ = [
 #:    - ``CreateSpec`` names its process as Kubernetes does: ``command`` (the executable
 #:      and its arguments, 9's ``entrypoint``) and ``args`` (9's ``command``). A plan of
 #:      formats 5 to 9 is still read, its creates' two fields renamed as it is read.
+#:    - options with ``capabilities`` (written when the runtime lacks some): the plan
+#:      was made for a runtime without them (a pod needing one is rejected, reason
+#:      ``missing-capability``, and creates bind no termination-message file without
+#:      ``volumes``). A format-9 plan has none and reads as made for every capability.
+#:      The rejection reason ``missing-capability``.
 PLAN_FORMAT_VERSION = "10"
 
 
@@ -166,6 +171,8 @@ class Reason(enum.StrEnum):
     # (predicate.go, "OutOf" + the resource's name), as its status shows them
     OUT_OF_CPU = "OutOfcpu"
     OUT_OF_MEMORY = "OutOfmemory"
+    # the pod needs an optional capability the runtime lacks (podsync.planner._capabilities)
+    MISSING_CAPABILITY = "missing-capability"
     # waits (pod-wide)
     SCHEDULING_GATED = "scheduling-gated"  # the pod has schedulingGates: not ready to run
     # init containers (kubelet-modern.md §3)
@@ -298,7 +305,7 @@ class CreateSpec:
         file_mounts: single files of named engine volumes bound in the container
             (``VolumeFileMount``: the termination-message file, in the pod's state
             volume), in order. The apply side writes each file, empty, before the
-            create (``Runtime.write_volume``); the volume exists by then (a plan creates
+            create (``VolumeRuntime.write_volume``); the volume exists by then (a plan creates
             it first).
         memory_swap: the limit of memory and swap together, in bytes: equal to
             ``memory`` (the planner's choice for every memory limit), the container
@@ -474,13 +481,14 @@ class WriteVolume:
     ``fs_group``: the pod's fsGroup, which then owns the files (``None``: root's group).
 
     With ``engine_volume`` the files go into that named engine volume instead, through
-    the engine (``Runtime.write_volume`` with a short-lived container of ``image``, the
-    pod's network image), and ``path`` is empty: the same layout written as the
-    engine's archive API can (see ``podsync.spec._content_layout``): the new payload into
-    the payload directory ``payload``, links for the top-level names not in ``linked``
-    (those the current payload has), ``..data`` pointed at ``payload``, and the
-    ``previous`` payload (empty when not known) emptied. A path ``path`` is written
-    only for containers made by an earlier podsync, which bind that host directory.
+    the engine (``VolumeRuntime.write_volume``, which finds its own way in: ``image``,
+    the pod's network image, is no longer passed to it), and ``path`` is empty: the same
+    layout written as the engine's archive API can (see
+    ``podsync.spec._content_layout``): the new payload into the payload directory
+    ``payload``, links for the top-level names not in ``linked`` (those the current
+    payload has), ``..data`` pointed at ``payload``, and the ``previous`` payload (empty
+    when not known) emptied. A path ``path`` is written only for containers made by an
+    earlier podsync, which bind that host directory.
     """
 
     pod: str
@@ -516,13 +524,14 @@ class CreateVolume:
     volume has its own ``CreateVolume``. ``container`` is empty: the volume is the
     pod's, not one container's.
 
-    An ``emptyDir``'s volume is set up once created, through a short-lived container of
-    ``image`` (``Runtime.write_volume``; the pod's network image, which the plan makes
-    present): its root gets ``mode`` (permission bits, setgid included) and, unless
-    ``gid`` is ``None``, the group ``gid`` (the pod's fsGroup). ``copy_from`` names the
-    host directory an earlier podsync kept the volume's data in (``<root>/<pod
-    uid>/volumes/empty/<volume>``): its content is copied into the volume first, and the
-    directory is removed once copied (empty: nothing to copy).
+    An ``emptyDir``'s volume is set up once created, through the engine
+    (``VolumeRuntime.write_volume``; ``image``, the pod's network image, which the plan
+    makes present, says a set-up is planned, and is no longer passed to the runtime,
+    which finds its own way in): its root gets ``mode`` (permission bits, setgid
+    included) and, unless ``gid`` is ``None``, the group ``gid`` (the pod's fsGroup).
+    ``copy_from`` names the host directory an earlier podsync kept the volume's data in
+    (``<root>/<pod uid>/volumes/empty/<volume>``): its content is copied into the volume
+    first, and the directory is removed once copied (empty: nothing to copy).
     """
 
     pod: str

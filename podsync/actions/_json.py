@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from podsync.actions._actions import PLAN_FORMAT_VERSION, CreateSpec, Plan, PodAction, PodPlan
+from podsync.actions._options import Capability, PlanOptions
 from podsync.exceptions import ConfigError
 from podsync.model._secrets import SEALABLE_FIELDS as _SEALABLE
 from podsync.model._secrets import SecretText, from_record, sealed_record
@@ -97,6 +98,19 @@ def _converter() -> cattrs.Converter:
     # PlanOptions.ready_sources: a set, written sorted so the text stays canonical.
     converter.register_unstructure_hook(
         frozenset[str] | None, lambda value: None if value is None else sorted(value)
+    )
+    # PlanOptions.capabilities: a set too, written sorted (format 10; an older plan has
+    # none, and reads as made for every capability, as it was).
+    converter.register_unstructure_hook_func(
+        lambda kind: kind == frozenset[Capability], lambda value: sorted(c.value for c in value)
+    )
+    # ... and written only when some are missing: a plan for a full runtime reads as
+    # before.
+    converter.register_unstructure_hook(
+        PlanOptions,
+        cattrs.gen.make_dict_unstructure_fn(
+            PlanOptions, converter, capabilities=cattrs.gen.override(omit_if_default=True)
+        ),
     )
     # A plan without Secret values says nothing of its sources (and reads as before).
     converter.register_unstructure_hook(

@@ -1,6 +1,7 @@
 """Planning options and policies: everything besides desired and observed state that
 shapes a plan (``PlanOptions``, ``GCPolicy``, ``BackOffPolicy``, ``DEFAULT_NETWORK_IMAGE``,
-the Pod Security level and the host paths admission allows).
+the Pod Security level, the host paths admission allows and the runtime's optional
+capabilities, ``Capability``).
 
 Contract: frozen values with defaults, no behaviour beyond ``BackOffPolicy.delay``
 (arithmetic) and ``AllowedHostPath``'s normalisation of its path. The planner reads
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import enum
 import posixpath
+from collections.abc import Iterable
 
 import attrs
 
@@ -26,6 +28,7 @@ __all__ = [
     "DEFAULT_NETWORK_IMAGE",
     "AllowedHostPath",
     "BackOffPolicy",
+    "Capability",
     "GCPolicy",
     "PlanOptions",
     "PodSecurityLevel",
@@ -123,6 +126,32 @@ class AllowedHostPath:
     read_only: bool = False
 
 
+class Capability(enum.StrEnum):
+    """An optional capability of a runtime, beyond the core every runtime has
+    (``podsync.runtime``: each is a protocol of its own, discovered with ``isinstance``).
+
+    The plan is made for the capabilities in ``PlanOptions.capabilities``: a pod that
+    needs one the runtime lacks is rejected, naming it (``podsync.planner._capabilities``).
+    """
+
+    VOLUMES = "volumes"  # VolumeRuntime: named volumes and the files in them
+    FILES = "files"  # FileRuntime: read a file of a container
+    EXEC = "exec"  # ExecRuntime: run a command in a container
+    LOGS = "logs"  # LogRuntime: what a container wrote
+    EVENTS = "events"  # EventRuntime: the engine's container events
+    NODE = "node"  # NodeRuntime: the host's capacity, a container's address
+
+
+#: Every capability: what a plan assumes unless told otherwise.
+ALL_CAPABILITIES = frozenset(Capability)
+
+
+def _capability_set(value: Iterable[str]) -> frozenset[Capability]:
+    # Any iterable of the names (``{"volumes", "exec"}``); an unknown name is a
+    # ValueError, never a capability silently assumed or dropped.
+    return frozenset(Capability(name) for name in value)
+
+
 @attrs.frozen
 class PlanOptions:
     """Everything besides desired and observed state that shapes a plan.
@@ -201,6 +230,11 @@ class PlanOptions:
             bytes): a pod is admitted only when its requests fit in the engine's
             capacity (``plan(..., capacity=...)``) less this and less what the pods
             admitted before it request (reasons ``OutOfcpu``, ``OutOfmemory``).
+        capabilities: the runtime's optional capabilities (``Capability``; every one by
+            default). ``sync`` and ``observe`` keep only those the runtime has. A pod
+            that needs one that is missing is rejected (reason ``missing-capability``,
+            naming it); without ``volumes``, the pods' containers get no
+            termination-message file (``podsync.planner._capabilities``).
     """
 
     network_image: str = DEFAULT_NETWORK_IMAGE
@@ -225,3 +259,6 @@ class PlanOptions:
     allowed_unsafe_sysctls: tuple[str, ...] = ()
     memory_capacity: int = 0
     system_reserved: ResourceList = attrs.field(factory=ResourceList)
+    capabilities: frozenset[Capability] = attrs.field(
+        default=ALL_CAPABILITIES, converter=_capability_set
+    )

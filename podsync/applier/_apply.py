@@ -64,6 +64,7 @@ from podsync.applier._results import (
     EventKind,
     action_event,
 )
+from podsync.applier._stop_records import remove_stop_record_volume, write_stop_record
 from podsync.applier._stopping import Turn, concurrent_kills, run_concurrently
 from podsync.exceptions import NameConflict, RuntimeCallError
 from podsync.host._clock import Clock, Clocks, clocks
@@ -79,9 +80,8 @@ from podsync.model._secrets import spec_texts
 from podsync.model._volume import VolumeContent
 from podsync.model._volume_entries import EntryKind, VolumeEntry
 from podsync.prober._handlers import HandlerError, run_handler
-from podsync.runtime._protocol import Runtime
+from podsync.runtime._protocol import Capability, Runtime, VolumeRuntime, missing
 from podsync.spec._labels import LABEL_POD_UID, LABEL_SPEC_HASH
-from podsync.spec._records import stop_record_labels, stop_record_volume
 
 if TYPE_CHECKING:
     # The thread pool is imported where a plan is applied (concurrent.futures is not
@@ -153,18 +153,13 @@ class _ActionFailed(Exception):
 _HOST_ERRORS = (HostPathRefused, OSError, ValueError)
 
 
-def write_stop_record(runtime: Runtime, pod_uid: str, container_id: str, reason: str) -> None:
-    """Record in the engine that podsync stops ``container_id`` of pod ``pod_uid``, and
-    why (``podsync.spec._records``): a record an earlier stop that failed left is replaced
-    (remove, then create: two calls).
-
-    Raises:
-        ValueError: the id cannot name a record.
-        RuntimeCallError: the engine failed.
-    """
-    name = stop_record_volume(container_id)
-    runtime.remove_volume(name)
-    runtime.create_volume(name, stop_record_labels(pod_uid, container_id, reason))
+def _volumes(runtime: Runtime, purpose: str) -> VolumeRuntime:
+    """``runtime`` as a ``VolumeRuntime``; an action that needs named volumes fails,
+    naming the capability, on a runtime without them (a plan made for another
+    runtime: ``sync`` plans none for it)."""
+    if not isinstance(runtime, VolumeRuntime):
+        raise _ActionFailed(str(missing(Capability.VOLUMES, purpose)))
+    return runtime
 
 
 @contextlib.contextmanager
@@ -284,7 +279,7 @@ class _Applier:
             if action.pod_uid:
                 try:
                     with _runtime_call("remove volume", action.id):
-                        runtime.remove_volume(stop_record_volume(action.id))
+                        remove_stop_record_volume(runtime, action.id)
                     remove_stop_record(self.root_dir, action.pod_uid, action.id)
                 except (*_HOST_ERRORS, ValueError, RuntimeCallError) as exc:
                     raise _ActionFailed(
@@ -311,8 +306,9 @@ class _Applier:
                     "(podsync apply --plan does)"
                 )
             if action.engine_volume:  # (a refused payload name, too, is a failed call)
+                volumes = _volumes(self.runtime, f"write volume {action.engine_volume}")
                 with _runtime_call("write volume", action.engine_volume):
-                    what = write_content_volume(self.runtime, action)
+                    what = write_content_volume(volumes, action)
                 self.emit(EventKind.VOLUME_WRITTEN, action, what)
                 return
             try:
@@ -337,8 +333,9 @@ class _Applier:
             self._create_volume(action)
         elif isinstance(action, RemoveVolume):
             # A missing volume counts as removed; Docker refuses one a container mounts.
+            volumes = _volumes(runtime, f"remove volume {action.volume}")
             with _runtime_call("remove volume", action.volume):
-                runtime.remove_volume(action.volume)
+                volumes.remove_volume(action.volume)
             self.emit(EventKind.VOLUME_REMOVED, action, action.message)
         else:  # pragma: no cover - _apply checked every action's type
             raise TypeError(f"expected a plan action, got {action!r}")
@@ -348,21 +345,20 @@ class _Applier:
         podsync kept it in (``copy_from``; ``move_into_volume``) and set its root up. A
         failure skips the rest of the pod: no container of it then makes the volume
         unlabelled, or mounts it before it is set up; the next plan tries again."""
+        volumes = _volumes(self.runtime, f"create volume {action.volume}")
         with _runtime_call("create volume", action.volume):
-            self.runtime.create_volume(action.volume, action.labels)
+            volumes.create_volume(action.volume, action.labels)
         moved = ""
         if action.copy_from:
             try:
-                moved = move_into_volume(
-                    self.runtime, action.volume, action.copy_from, self.root_dir, image=action.image
-                )
+                moved = move_into_volume(volumes, action.volume, action.copy_from, self.root_dir)
             except _HOST_ERRORS as exc:
                 raise _ActionFailed(f"move {action.copy_from}: {exc}") from exc
         if action.mode is not None:
             gid = action.gid if action.gid is not None else 0
             root = VolumeEntry(".", EntryKind.DIRECTORY, mode=action.mode, uid=0, gid=gid)
             with _runtime_call("write volume", action.volume):
-                self.runtime.write_volume(action.volume, [root], image=action.image)
+                volumes.write_volume(action.volume, [root])
         self.emit(EventKind.VOLUME_CREATED, action, f"created volume {action.volume}{moved}")
 
     def _create(self, action: Create, pod_plan: PodPlan | None, made: list[str]) -> None:
@@ -477,18 +473,21 @@ class _Applier:
         engine, so a remote engine works: one call for the files of one volume that
         are written through the same container (the pod's network container), one call
         each through a container made for it otherwise."""
+        mounted_files = [(spec, m) for spec in specs for m in spec.file_mounts]
+        if not mounted_files:
+            return  # (a plan for a runtime without volumes binds none)
+        volumes = _volumes(self.runtime, f"write the files {mounted_files[0][0].name} binds")
         batches: dict[tuple[str, str], list[VolumeEntry]] = {}
-        for spec in specs:
-            for mounted in spec.file_mounts:
-                entry = VolumeEntry(mounted.path, EntryKind.FILE, mode=mounted.mode)
-                if mounted.through:
-                    batches.setdefault((mounted.volume, mounted.through), []).append(entry)
-                    continue
-                with _runtime_call("write volume", mounted.volume):
-                    self.runtime.write_volume(mounted.volume, [entry], image=mounted.image)
+        for _, mounted in mounted_files:
+            entry = VolumeEntry(mounted.path, EntryKind.FILE, mode=mounted.mode)
+            if mounted.through:
+                batches.setdefault((mounted.volume, mounted.through), []).append(entry)
+                continue
+            with _runtime_call("write volume", mounted.volume):
+                volumes.write_volume(mounted.volume, [entry])
         for (volume, through), entries in batches.items():
             with _runtime_call("write volume", volume):
-                self.runtime.write_volume(volume, entries, image="", through=through)
+                volumes.write_volume(volume, entries, through=through)
 
     def _start_creating(self, cid: str, joiners: list[Create], ahead: dict[str, _Early]) -> None:
         """Start the network container ``cid`` while a thread of its own creates

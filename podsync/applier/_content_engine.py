@@ -4,7 +4,7 @@ what podsync wrote into the volumes of the desired pods (``read_content_records`
 ``WrittenVolume`` records the planner compares with what the volumes should hold
 (``podsync.planner._volumes``).
 
-A write is one ``Runtime.write_volume`` (Docker: one short-lived container, one
+A write is one ``VolumeRuntime.write_volume`` (Docker: one short-lived container, one
 archive): the entries of ``_content_layout.payload_entries``.
 
 What podsync wrote is recorded in the volume (``..data/..podsync``) and, once the write
@@ -17,7 +17,7 @@ The records are read from the volume list (``read_content_records`` with the vol
 ``observe`` lists): no further call for a volume whose record volume is believed. The
 others' records are read through the engine, never a path on this machine: from a
 container of the pod that mounts the volume (``LABEL_CONTENT_VOLUMES`` says where),
-running or exited, with one ``Runtime.read_container_file`` of
+running or exited, with one ``FileRuntime.read_container_file`` of
 ``<mount path>/..data/..podsync`` (Docker: one ``GET .../archive``, about 60 ms; the
 link ``..data`` is followed). A volume no container mounts and no record volume
 describes is not read at all: the planner writes it before the first container that
@@ -42,7 +42,7 @@ from podsync.exceptions import RuntimeCallError
 from podsync.host._volume_writer import read_volumes
 from podsync.model._pod import ObservedContainer, ObservedVolume, Pod
 from podsync.model._volume import WrittenVolume
-from podsync.runtime._protocol import Runtime
+from podsync.runtime._protocol import FileRuntime, Runtime, VolumeRuntime
 from podsync.spec._content_layout import (
     RECORD_MAX_BYTES,
     RECORD_PATH,
@@ -127,7 +127,11 @@ def _engine_records(
     runtime: Runtime, pod_uid: str, names: Sequence[str], containers: Sequence[ObservedContainer]
 ) -> list[WrittenVolume]:
     """The records of pod ``pod_uid``'s volumes ``names``, read through its
-    ``containers`` that mount them (running ones first, then the newest)."""
+    ``containers`` that mount them (running ones first, then the newest); none on a
+    runtime that reads no container file (``FileRuntime``): such volumes are written
+    again."""
+    if not isinstance(runtime, FileRuntime):
+        return []
     ordered = sorted(containers, key=lambda c: (not c.running, -c.created, c.id))
     where: dict[str, list[tuple[str, str]]] = {}
     for container in ordered:
@@ -179,8 +183,9 @@ def planned_engine_records(
             wanted.setdefault(action.pod_uid, []).append(action.volume)
     if not wanted:
         return ()
-    listed = runtime.list_volumes() if volumes is None else volumes
-    labelled = content_records(listed)
+    if volumes is None:
+        volumes = runtime.list_volumes() if isinstance(runtime, VolumeRuntime) else ()
+    labelled = content_records(volumes)
     found: list[WrittenVolume] = []
     for uid, names in wanted.items():
         rest: list[str] = []
@@ -196,7 +201,7 @@ def planned_engine_records(
     return tuple(found)
 
 
-def write_content_volume(runtime: Runtime, action: WriteVolume) -> str:
+def write_content_volume(runtime: VolumeRuntime, action: WriteVolume) -> str:
     """Write ``action``'s files into its engine volume (``action.engine_volume``), in
     one ``write_volume``: the payload, then ``..data`` swapped, then the previous
     payload emptied (``_content_layout``); then record the write in a record volume
@@ -226,7 +231,7 @@ def write_content_volume(runtime: Runtime, action: WriteVolume) -> str:
         previous=action.previous,
         linked=action.linked,
     )
-    runtime.write_volume(action.engine_volume, entries, image=action.image)
+    runtime.write_volume(action.engine_volume, entries)
     kind = action.content.kind.value
     what = f"wrote the files of volume {action.volume} ({kind}) into {action.engine_volume}"
     listed = runtime.list_volumes()

@@ -4,7 +4,7 @@ Before ``emptyDir`` volumes were engine volumes, podsync kept each one in a dire
 under its root directory, ``<root>/<pod uid>/volumes/empty/<volume>``, and bound it into
 the pod's containers. A pod that still has such directories moves to engine volumes once
 none of its containers binds them (``podsync.planner._pod``): apply then copies each
-directory into the pod's new volume through the engine (``Runtime.write_volume``) and
+directory into the pod's new volume through the engine (``VolumeRuntime.write_volume``) and
 removes the directory. Those directories are on the machine podsync runs on, which was
 the engine's host for the podsync that made them: that podsync worked with a local
 engine only.
@@ -27,7 +27,7 @@ from collections.abc import Collection, Iterator
 
 from podsync.host._files import HostPathRefused, _is_marked
 from podsync.model._volume_entries import EntryKind, VolumeEntry
-from podsync.runtime._protocol import Runtime
+from podsync.runtime._protocol import VolumeRuntime
 from podsync.spec._naming import is_safe_uid
 
 __all__: list[str] = []
@@ -159,9 +159,9 @@ def remove_host_empty_dir(path: str, root_dir: str) -> bool:
     return True
 
 
-def move_into_volume(runtime: Runtime, volume: str, path: str, root_dir: str, *, image: str) -> str:
+def move_into_volume(runtime: VolumeRuntime, volume: str, path: str, root_dir: str) -> str:
     """Copy the emptyDir host directory ``path`` into the named ``volume`` through
-    ``runtime`` (``write_volume`` with a helper container of ``image``, in parts of at
+    ``runtime`` (``write_volume``, in parts of at
     most about 64 MiB of data), then remove the directory. Returns what was done, for
     the event (``" (moved in <path>: 3 entries)"``; empty when the directory was gone).
 
@@ -177,10 +177,10 @@ def move_into_volume(runtime: Runtime, volume: str, path: str, root_dir: str, *,
         batch.append(entry)
         size += len(entry.data)
         if size >= _BATCH_BYTES:
-            runtime.write_volume(volume, batch, image=image)
+            runtime.write_volume(volume, batch)
             copied, batch, size = copied + len(batch), [], 0
     if batch:
-        runtime.write_volume(volume, batch, image=image)
+        runtime.write_volume(volume, batch)
         copied += len(batch)
     if not remove_host_empty_dir(path, root_dir):
         return ""

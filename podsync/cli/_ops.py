@@ -31,7 +31,7 @@ from podsync.exceptions import ConfigError
 from podsync.load._config import load_pods
 from podsync.loop._sync import Observation, sync
 from podsync.model._pod import ObservedContainer, Pod
-from podsync.runtime._protocol import Runtime
+from podsync.runtime._protocol import Capability, ExecRuntime, LogRuntime, Runtime, missing
 from podsync.spec._labels import LABEL_INIT_INDEX, LABEL_SPEC
 from podsync.spec._naming import NETWORK_CONTAINER
 from podsync.spec._ownership import ownership
@@ -337,6 +337,8 @@ def cmd_logs(args: argparse.Namespace, console: Console, engine: Engine) -> int:
             raise _Failure(f"no previous instance of {ref.key}/{name}")
         since = console.clocks.now() - args.since if args.since is not None else None
         writers = {"stdout": _binary(console.out), "stderr": _binary(console.err)}
+        if not isinstance(runtime, LogRuntime):
+            raise missing(Capability.LOGS, "podsync logs")
         with runtime.container_logs(
             instance.id, tail=args.tail, since=since, follow=args.follow and not args.previous
         ) as lines:
@@ -355,6 +357,8 @@ def cmd_exec(args: argparse.Namespace, console: Console, engine: Engine) -> int:
             raise _Failure(f"container {ref.key}/{name} is not running ({instance.id[:12]})")
         writers = {"stdout": _binary(console.out), "stderr": _binary(console.err)}
         stdin = sys.stdin.buffer if args.stdin else None
+        if not isinstance(runtime, ExecRuntime):
+            raise missing(Capability.EXEC, "podsync exec")
         with _raw_terminal(args.tty and args.stdin):
             return runtime.exec_attached(
                 instance.id,

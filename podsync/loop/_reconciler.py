@@ -91,7 +91,14 @@ from podsync.loop._workers import PodWorkers
 from podsync.model._pod import Pod
 from podsync.model._pulls import PullFailure
 from podsync.prober._rules import probes_of
-from podsync.runtime._protocol import EngineEvent, Runtime, Stream
+from podsync.runtime._protocol import (
+    Capability,
+    EngineEvent,
+    EventRuntime,
+    Runtime,
+    Stream,
+    missing,
+)
 from podsync.spec._backoff import Backoff, doubling
 from podsync.spec._labels import LABEL_POD_UID
 
@@ -646,7 +653,13 @@ class Reconciler(Reporter):
         backoff, first = Backoff(1.0, self._sync_period), True
         while not self._stop.is_set():
             try:
-                stream = self._engine().engine_events()
+                engine = self._engine()
+                if not isinstance(engine, EventRuntime):
+                    # Said once: the loop then syncs on its period alone.
+                    lack = missing(Capability.EVENTS, "following engine events")
+                    self._notice(NoticeKind.EVENTS_ERROR, f"{lack}: syncing on the period alone")
+                    return
+                stream = engine.engine_events()
             except Exception as exc:
                 self._notice(NoticeKind.EVENTS_ERROR, f"cannot follow engine events: {exc}")
                 self._stop.wait(backoff.next())

@@ -36,7 +36,7 @@ from podsync.applier._results import ApplyResult, Event, EventKind
 from podsync.host._clock import Clock, Clocks, clocks
 from podsync.host._files import list_pod_dirs, read_stop_records
 from podsync.model._observation import Observation as Observation
-from podsync.model._pod import ObservedContainer, ObservedVolume, Pod
+from podsync.model._pod import ObservedContainer, ObservedVolume, Pod, ResourceList
 from podsync.model._pulls import PullFailure, pull_failed
 from podsync.model._volume import Volume
 from podsync.planner._node_resources import pod_requests
@@ -45,7 +45,7 @@ from podsync.prober._probing import ProbeRound
 from podsync.prober._probing import probe as run_prober
 from podsync.prober._probing import save as save_probe_records
 from podsync.prober._rules import states_to_json
-from podsync.runtime._protocol import Runtime
+from podsync.runtime._protocol import NodeRuntime, Runtime, VolumeRuntime, capabilities
 from podsync.spec._images import normalize_image
 from podsync.spec._labels import VOLUME_KIND_PROBE_RECORD
 from podsync.spec._ownership import ownership
@@ -100,7 +100,7 @@ def observe(
         volumes: list the named volumes: True always; False only when podsync's
             records can matter; ``None`` (the default) also when a ``desired`` pod
             mounts a claim's or an on-disk emptyDir's volume.
-        capacity: ask the engine's capacity (``Runtime.node_capacity``, a fourth
+        capacity: ask the engine's capacity (``NodeRuntime.node_capacity``, a fourth
             call): True always, False never; ``None`` (the default) when a ``desired``
             pod requests CPU or memory (admission checks it against the capacity).
 
@@ -124,7 +124,7 @@ def observe(
     if volumes is None:
         volumes = any(_in_an_engine_volume(v) for pod in desired for v in pod.volumes)
     volumes = volumes or _records_matter(containers, desired, probed=probed)
-    named = _confirmed(runtime, containers, runtime.list_volumes()) if volumes else ()
+    named = _confirmed(runtime, containers, _list_volumes(runtime)) if volumes else ()
     if capacity is None:
         capacity = any(pod_requests(pod) != (0, 0) for pod in desired)
     pod_dirs = list_pod_dirs(root)
@@ -138,7 +138,7 @@ def observe(
         ),
         volumes,
         _host_empty_dirs(root, desired, pod_dirs) if volumes else frozenset(),
-        runtime.node_capacity() if capacity else None,
+        _capacity(runtime) if capacity else None,
     )
 
 
@@ -438,6 +438,8 @@ def _keep_probe_states(
         del probe_states[cid]
     for cid, (_, states) in probing.states.items():
         probe_states[cid] = states_to_json(states)
+    if not isinstance(runtime, VolumeRuntime):
+        return  # no named volumes: no records either
     for record in records_of(observation.volumes):
         if record.kind == VOLUME_KIND_PROBE_RECORD and record.container_id in probe_states:
             runtime.remove_volume(record.volume)
@@ -469,10 +471,22 @@ def _with_volumes(
     host directories."""
     return attrs.evolve(
         observation,
-        volumes=_confirmed(runtime, observation.containers, runtime.list_volumes()),
+        volumes=_confirmed(runtime, observation.containers, _list_volumes(runtime)),
         volumes_listed=True,
         empty_dirs=_host_empty_dirs(root_dir, desired, observation.pod_dirs),
     )
+
+
+def _list_volumes(runtime: Runtime) -> list[ObservedVolume]:
+    """The engine's named volumes; none on a runtime without them (``VolumeRuntime``),
+    whose plans use none."""
+    return runtime.list_volumes() if isinstance(runtime, VolumeRuntime) else []
+
+
+def _capacity(runtime: Runtime) -> ResourceList | None:
+    """The engine's capacity; ``None`` (unknown: no pod is checked against it) on a
+    runtime that does not tell it (``NodeRuntime``)."""
+    return runtime.node_capacity() if isinstance(runtime, NodeRuntime) else None
 
 
 def _creates_with_requests(the_plan: Plan, desired: Sequence[Pod]) -> bool:
@@ -514,6 +528,9 @@ def _sync(
     pull_failures: MutableMapping[tuple[str, str], PullFailure] | None = None,
 ) -> SyncResult:
     _check_settings(workers, hook_timeout)
+    # The plan is made for what the runtime can do: a pod that needs a capability it
+    # lacks is rejected, naming it (PlanOptions.capabilities).
+    options = attrs.evolve(options, capabilities=options.capabilities & capabilities(runtime))
     if probe_timeout is not None and not probe_timeout > 0:
         raise ValueError(f"probe_timeout must be positive, got {probe_timeout!r}")
     # Images matter to a plan only when it creates a container (the pull decision) or
@@ -607,16 +624,20 @@ def _sync(
         # A pod to create that requests resources is admitted against the engine's
         # capacity: asked for up front too, with the images.
         if any(pod_requests(pod) != (0, 0) for pod in desired):
-            observation = attrs.evolve(observation, capacity=runtime.node_capacity())
+            observation = attrs.evolve(observation, capacity=_capacity(runtime))
     if claims and not observation.volumes_listed:
         observation = _with_volumes(observation, runtime, options.root_dir, desired)
     the_plan = make_plan()
     again = False
-    if observation.capacity is None and _creates_with_requests(the_plan, desired):
+    if (
+        observation.capacity is None
+        and isinstance(runtime, NodeRuntime)
+        and _creates_with_requests(the_plan, desired)
+    ):
         # Admitted without the capacity (None checks no requests): made again with it.
         # A pod that runs, or has finished, is never checked, so a steady state asks
         # for nothing.
-        observation = attrs.evolve(observation, capacity=runtime.node_capacity())
+        observation = attrs.evolve(observation, capacity=_capacity(runtime))
         again = True
     if not fetched and any(_needs_images(a) for a in the_plan.actions):
         observation = attrs.evolve(observation, images=tuple(runtime.list_images()))

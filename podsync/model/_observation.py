@@ -34,7 +34,7 @@ class Observation:
         containers: every container, running and exited (``Runtime.list_containers``).
         images: every image (``Runtime.list_images``).
         pod_dirs: the pod uids with a podsync pod directory under the root directory.
-        volumes: the named volumes (``Runtime.list_volumes``), when they were listed:
+        volumes: the named volumes (``VolumeRuntime.list_volumes``), when they were listed:
             a sync lists them when podsync's records in them can matter (see
             ``observe``: a desired pod's configMap, secret or downwardAPI volumes, its
             probes, a stopped container) or its plan creates a container that mounts
@@ -48,7 +48,7 @@ class Observation:
         empty_dirs: the emptyDir host directories an earlier podsync made for the
             desired pods, as (pod uid, volume name): looked for when the volumes are
             listed, and moved into engine volumes by the plan.
-        capacity: the engine's CPUs and memory (``Runtime.node_capacity``), when they
+        capacity: the engine's CPUs and memory (``NodeRuntime.node_capacity``), when they
             were asked for: a sync asks when its plan admits a pod that requests CPU or
             memory and does not run yet; ``None`` otherwise (no requests are checked).
 

@@ -2,8 +2,8 @@
 
 Pod state that lives in the engine (issue 18: emptyDir volumes, the files of
 configMap/secret/downwardAPI volumes, termination messages) is written and read through
-the runtime (``Runtime.write_volume``, ``Runtime.read_volume_file``,
-``Runtime.read_container_file``), never through a path on the machine podsync runs on,
+the runtime (``VolumeRuntime.write_volume``, ``VolumeRuntime.read_volume_file``,
+``FileRuntime.read_container_file``), never through a path on the machine podsync runs on,
 so that a remote engine works as a local one does.
 
 An entry is runtime-neutral: the Docker runtime turns a sequence of them into the tar

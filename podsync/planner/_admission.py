@@ -55,6 +55,7 @@ from podsync.model._security import (
     profile_path_problem,
     sysctl_problem,
 )
+from podsync.planner._capabilities import runtime_capability_problem
 from podsync.planner._host_ports import HostPortAdmission
 from podsync.planner._node_resources import NodeResources, allocatable, pod_requests
 from podsync.planner._pod_security import pod_security_message, pod_security_violations
@@ -319,12 +320,14 @@ def admit(
 ) -> tuple[list[Pod], list[Rejection]]:
     """Admission (theory step 1); rejections are reported in the order of ``desired``.
 
-    The checks that read a pod alone come first, in input order. Then the pods that may
-    run are admitted as the kubelet's ``HandlePodAdditions`` does, each against the
-    pods admitted before it and still active: the pods that already run first, then the
-    others, each in input order (the kubelet's creation order: a running pod was there
-    first). A running pod keeps what it holds: it is never rejected for resources (the
-    kubelet admits a pod once), and its requests count against the others.
+    The checks that read a pod alone come first, in input order: its fields, the
+    operator's policy, then what the runtime can do (``runtime_capability_problem``).
+    Then the pods that may run are admitted as the kubelet's ``HandlePodAdditions``
+    does, each against the pods admitted before it and still active: the pods that
+    already run first, then the others, each in input order (the kubelet's creation
+    order: a running pod was there first). A running pod keeps what it holds: it is
+    never rejected for resources (the kubelet admits a pod once), and its requests count
+    against the others.
 
     Host ports are admitted against what runs (``_running_host_ports``): a running pod
     keeps its ports whatever the input order, and nobody gets a port that a pod outside
@@ -336,7 +339,7 @@ def admit(
         desired: the pods, in priority order.
         options: the planning options (what is allowed; ``system_reserved``).
         by_identity: the owned containers, by pod identity.
-        capacity: the node's CPUs and memory (``Runtime.node_capacity``); ``None``
+        capacity: the node's CPUs and memory (``NodeRuntime.node_capacity``); ``None``
             (unknown) checks no requests.
         finished: whether a pod that passed the other checks has finished (it holds
             nothing, see the module docstring); ``None``: no pod has.
@@ -365,6 +368,8 @@ def admit(
             seen_names.setdefault(pod.full_name, pod)
         if problem is None:
             problem = _policy_problem(pod, options)
+        if problem is None:
+            problem = runtime_capability_problem(pod, options.capabilities)
         if problem is not None:
             rejected[index] = problem
             continue

@@ -13,10 +13,10 @@ kubelet-modern.md §7), which runs whenever the kubelet mounts a volume that sup
 ownership management for a pod - a local claim's does: the group becomes the fsGroup,
 0660 is ORed in (0440 when the volume is read-only), directories get 0110 and setgid, so
 that what the pod's processes make there keeps the group and its other users can write
-it. podsync sets the volume's root that way, through a short-lived container of the
-pod's network image (``Runtime.write_volume``, the mechanism that sets an emptyDir's
-root up), before each container of the pod that mounts the claim is created; a Docker
-volume's root is root's and 0755, so it becomes 02775 (02755 read-only), root's, of the
+it. podsync sets the volume's root that way, through the engine
+(``VolumeRuntime.write_volume``, the mechanism that sets an emptyDir's root up),
+before each container of the pod that mounts the claim is created; a Docker volume's
+root is root's and 0755, so it becomes 02775 (02755 read-only), root's, of the
 fsGroup. Files already in the volume are not walked (the engine's archive API cannot
 change a file's group without writing the file again): those the pod's processes make
 keep the group through setgid, as on a cluster. The kubelet's ``OnRootMismatch`` policy

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from podsync.actions._actions import CreateSpec
+from podsync.actions._options import Capability
 from podsync.model._pod import Container, Pod, PullPolicy, engine_resources
 from podsync.model._security import app_security, network_security
 from podsync.planner._context import PlanContext
@@ -59,6 +60,7 @@ from podsync.spec._ports import network_ports, port_mappings
 from podsync.spec._qos import NETWORK_OOM_SCORE_ADJ, oom_score_adj
 from podsync.spec._resolv import cluster_dns, pod_host_name, uses_cluster_dns
 from podsync.spec._volumes import (
+    VolumeFileMount,
     container_tmpfs,
     content_labels,
     pod_state_mount,
@@ -173,7 +175,9 @@ class CreateSpecs:
             labels[LABEL_POD_IPC] = POD_IPC_SHAREABLE
         # It mounts the pod's state volume: the termination-message files of the pod's
         # containers are written through it (the label tells the plans that create them).
-        labels[LABEL_POD_STATE] = POD_STATE_MOUNTED
+        # A runtime without named volumes has no state volume (_keeps_pod_state).
+        if self._keeps_pod_state:
+            labels[LABEL_POD_STATE] = POD_STATE_MOUNTED
         return CreateSpec(
             name=name,
             image=options.network_image,
@@ -189,7 +193,7 @@ class CreateSpecs:
             # The sandbox outlives the pod's containers in an OOM (PodInfraOOMAdj).
             oom_score_adj=NETWORK_OOM_SCORE_ADJ,
             ipc_shareable=not security.host_ipc,
-            volumes=(pod_state_mount(pod),),
+            volumes=(pod_state_mount(pod),) if self._keeps_pod_state else (),
         )
 
     def _app_spec(self, c: Container, net_name: str, digest: SpecHash, restarts: int) -> CreateSpec:
@@ -206,12 +210,16 @@ class CreateSpecs:
         # the pod says otherwise (SetDefaults_Container). It is written through the
         # network container, which mounts the pod's state volume; beside one made before
         # that, through a container of the network image made for it.
-        through = net_name if self._mounts_pod_state(net_name) else ""
-        if not through:
-            self.ctx.need_image(options.network_image, PullPolicy.IF_NOT_PRESENT, pod.uid)
-        file_mounts = (
-            termination_file_mount(pod.uid, c, name, options.network_image, through=through),
-        )
+        # A runtime without named volumes (VolumeRuntime) has no file to bind: the
+        # message is then the log tail's (FallbackToLogsOnError) or empty.
+        file_mounts: tuple[VolumeFileMount, ...] = ()
+        if self._keeps_pod_state:
+            through = net_name if self._mounts_pod_state(net_name) else ""
+            if not through:
+                self.ctx.need_image(options.network_image, PullPolicy.IF_NOT_PRESENT, pod.uid)
+            file_mounts = (
+                termination_file_mount(pod.uid, c, name, options.network_image, through=through),
+            )
         labels = self._labels(c.name, attempt, digest, self._app_hash(c)[1], restarts)
         pre_stop = _numbered(c.lifecycle.pre_stop if c.lifecycle else None, c)
         if pre_stop is not None:
@@ -261,6 +269,15 @@ class CreateSpecs:
             oom_score_adj=oom_score_adj(pod, c, options.memory_capacity),
             join_ipc=net_name if not security.host_ipc and self._shares_ipc(net_name) else "",
         )
+
+    @property
+    def _keeps_pod_state(self) -> bool:
+        """Whether the pod has a state volume (its termination-message files): only on a
+        runtime with named volumes (``Capability.VOLUMES``). Without, every container of
+        the pod is created without the file: the kubelet's message then comes from the
+        logs under ``FallbackToLogsOnError``, else there is none (a file in the
+        container's own ``/dev`` is gone with it, and podsync cannot read it)."""
+        return Capability.VOLUMES in self.ctx.options.capabilities
 
     def _mounts_pod_state(self, net_name: str) -> bool:
         """Whether the network container ``net_name`` mounts the pod's state volume

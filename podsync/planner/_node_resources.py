@@ -10,7 +10,7 @@ kubelet-modern.md §10).
   while an init container runs - that init container beside the sidecars declared
   before it.
 * What the node has is its allocatable: the engine's CPUs and memory (its capacity,
-  ``Runtime.node_capacity``) less what the operator keeps for the system
+  ``NodeRuntime.node_capacity``) less what the operator keeps for the system
   (``PlanOptions.system_reserved``, the kubelet's ``--system-reserved``).
 * A pod fits when, for each resource it requests (a request of 0 always fits), its
   request is at most the allocatable less what the pods admitted before it request.

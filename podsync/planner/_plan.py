@@ -253,7 +253,7 @@ def plan(
             (``image-pull-back-off``, the kubelet's ``ImagePullBackOff``) instead of
             being created, and the image is not pulled for it.
         capacity: the node's CPUs (milli-CPU) and memory (bytes), as the engine reports
-            them (``Runtime.node_capacity``, ``Observation.capacity``): a pod that is
+            them (``NodeRuntime.node_capacity``, ``Observation.capacity``): a pod that is
             not running yet is admitted only when its requests fit in it, less
             ``options.system_reserved`` and what the pods admitted before it request
             (``OutOfcpu``, ``OutOfmemory``); its memory is also the host's memory of the

@@ -32,7 +32,7 @@ import attrs
 from podsync.exceptions import PodsyncError
 from podsync.model._pod import Container, Handler, HTTPHeader, ObservedContainer, Pod, Port, Probe
 from podsync.prober._rules import ProbeKind, probes_of
-from podsync.runtime._protocol import Runtime
+from podsync.runtime._protocol import Capability, ExecRuntime, NodeRuntime, Runtime, missing
 from podsync.spec._naming import NETWORK_CONTAINER
 from podsync.spec._ownership import ownership
 
@@ -111,6 +111,8 @@ def _host_for_url(host: str) -> str:
 
 
 def _run_exec(runtime: Runtime, container_id: str, command: Sequence[str], timeout: float) -> None:
+    if not isinstance(runtime, ExecRuntime):  # (a plan for this runtime rejects the pod)
+        raise HandlerError(f"exec {list(command)!r}: {missing(Capability.EXEC, 'exec')}", ran=False)
     try:
         result = runtime.exec_in_container(container_id, list(command), timeout)
     except Exception as exc:  # the runtime's error, or its bug: the handler did not run
@@ -224,6 +226,11 @@ def tcp_connect(host: str, port: int, timeout: float) -> None:
 
 
 def _address(runtime: Runtime, network_id: str) -> str:
+    if not isinstance(runtime, NodeRuntime):  # (a plan for this runtime rejects the pod)
+        raise HandlerError(
+            f"address of {network_id}: {missing(Capability.NODE, 'a handler without host')}",
+            ran=False,
+        )
     try:
         address = runtime.container_address(network_id)
     except Exception as exc:  # the runtime's error, or its bug: the handler did not run

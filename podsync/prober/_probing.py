@@ -48,7 +48,7 @@ from podsync.prober._rules import (
     states_from_json,
     states_to_json,
 )
-from podsync.runtime._protocol import Runtime
+from podsync.runtime._protocol import Runtime, VolumeRuntime
 from podsync.spec._labels import VOLUME_KIND_PROBE_RECORD
 from podsync.spec._records import Record, by_container, probe_record_labels, probe_record_volume
 
@@ -234,6 +234,10 @@ def save(
         RuntimeCallError: the engine failed.
         OSError: the filesystem refused to remove an earlier podsync's record.
     """
+    if not isinstance(runtime, VolumeRuntime):
+        # No named volumes, no records: a probe's state lives in this process alone,
+        # and a new podsync process starts its probes afresh (as a restarted kubelet).
+        return
     listed = by_container(r for r in records if r.kind == VOLUME_KIND_PROBE_RECORD)
     keep: dict[str, set[str]] = {}
     for cid, (uid, states) in sorted(probing.states.items()):

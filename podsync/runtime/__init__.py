@@ -1,42 +1,108 @@
 """The runtime boundary: what podsync needs from a container engine, and what a runtime
 author implements.
 
-``_protocol`` holds ``Runtime``, a ``typing.Protocol`` with no engine types in its
-signatures, and the values it returns. Each engine is a folder beside it: ``docker``
-(the docker SDK) and ``fake`` (an in-memory engine for tests).
+``_protocol`` holds the protocols, with no engine types in their signatures, and the
+values they return. Each engine is a folder beside it: ``docker`` (the docker SDK) and
+``fake`` (an in-memory engine for tests).
 
-This package is the public face of the boundary for whoever writes a runtime: the
-protocol, what a ``CreateSpec`` carries (``PortMapping``, ``Mount``, ``TmpfsMount``,
-``NamedVolumeMount``, ``VolumeFileMount``, ``ContainerSecurity``), what a runtime
-returns (``ExecResult``, ``LogLine``, ``EngineEvent``, ``Stream``) and what it writes
-into a volume (``VolumeEntry``). ``podsync.Runtime`` and ``podsync.CreateSpec`` are the
-same objects.
+This package is the public face of the boundary for whoever writes a runtime: every
+type a protocol method takes or returns is here (a test walks their annotations).
 
-May import: model, spec, actions.
+What a third-party runtime implements:
+
+* ``Runtime``, the core, always: ``list_containers``, ``list_images``, ``pull_image``,
+  ``create_container``, ``start_container``, ``stop_container``,
+  ``remove_container``, ``remove_image`` and ``close``. ``isinstance(x, Runtime)`` is
+  true of any object with these methods.
+* Any of the optional capabilities (``Capability``), each a protocol of its own:
+  ``VolumeRuntime``, ``FileRuntime``, ``ExecRuntime``, ``LogRuntime``,
+  ``EventRuntime``, ``NodeRuntime``. podsync discovers them (``capabilities``), plans
+  for what is there (a pod that needs a missing one is rejected, naming it) and raises
+  ``MissingCapability`` for an operating call that needs one
+  (``require``). ``FullRuntime`` is all of them.
+
+A core runtime::
+
+    class Engine:
+        def list_containers(self) -> list[ObservedContainer]: ...
+        def list_images(self) -> list[ObservedImage]: ...
+        def pull_image(self, image: str) -> None: ...
+        def create_container(self, spec: CreateSpec) -> str: ...
+        def start_container(self, container_id: str) -> None: ...
+        def stop_container(self, container_id: str, timeout: int) -> None: ...
+        def remove_container(self, container_id: str) -> None: ...
+        def remove_image(self, image_id: str) -> None: ...
+        def close(self) -> None: ...
+
+    assert isinstance(Engine(), Runtime)
+    assert capabilities(Engine()) == frozenset()
+    podsync.sync(pods, Engine())  # pods without volumes or exec run on it
+
+What a ``CreateSpec`` carries: ``PortMapping``, ``Mount``, ``TmpfsMount``,
+``NamedVolumeMount``, ``VolumeFileMount``, ``ContainerSecurity``; what a runtime returns:
+``ObservedContainer``, ``ObservedImage``, ``ObservedVolume``, ``ResourceList``,
+``ExecResult``, ``LogLine``, ``EngineEvent``, ``Stream``; what it writes into a volume:
+``VolumeEntry`` (of an ``EntryKind``). ``podsync.Runtime`` and ``podsync.CreateSpec``
+are the same objects.
+
+May import: model, spec, actions, exceptions.
 """
 
 from __future__ import annotations
 
 from podsync.actions._actions import CreateSpec
+from podsync.actions._options import Capability
+from podsync.exceptions import MissingCapability
+from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume, ResourceList
 from podsync.model._security import ContainerSecurity
 from podsync.model._volume_entries import EntryKind, VolumeEntry
-from podsync.runtime._protocol import EngineEvent, ExecResult, LogLine, Runtime, Stream
+from podsync.runtime._protocol import (
+    EngineEvent,
+    EventRuntime,
+    ExecResult,
+    ExecRuntime,
+    FileRuntime,
+    FullRuntime,
+    LogLine,
+    LogRuntime,
+    NodeRuntime,
+    Runtime,
+    Stream,
+    VolumeRuntime,
+    capabilities,
+    require,
+)
 from podsync.spec._ports import PortMapping
 from podsync.spec._volumes import Mount, NamedVolumeMount, TmpfsMount, VolumeFileMount
 
 __all__ = [
+    "Capability",
     "ContainerSecurity",
     "CreateSpec",
     "EngineEvent",
     "EntryKind",
+    "EventRuntime",
     "ExecResult",
+    "ExecRuntime",
+    "FileRuntime",
+    "FullRuntime",
     "LogLine",
+    "LogRuntime",
+    "MissingCapability",
     "Mount",
     "NamedVolumeMount",
+    "NodeRuntime",
+    "ObservedContainer",
+    "ObservedImage",
+    "ObservedVolume",
     "PortMapping",
+    "ResourceList",
     "Runtime",
     "Stream",
     "TmpfsMount",
     "VolumeEntry",
     "VolumeFileMount",
+    "VolumeRuntime",
+    "capabilities",
+    "require",
 ]

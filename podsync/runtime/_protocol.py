@@ -1,9 +1,32 @@
 """The runtime boundary: what podsync needs from a container engine.
 
-``Runtime`` is a ``typing.Protocol``: any object with these methods is a runtime, with
+``Runtime`` is a ``typing.Protocol``: any object with its methods is a runtime, with
 no inheritance and no engine types in the signatures. podsync ships two:
 ``podsync.docker.DockerRuntime`` (the docker SDK) and ``podsync.testing.FakeRuntime``
-(in memory, for tests).
+(in memory, for tests); both have every capability (``FullRuntime``).
+
+The protocol is split by what an engine offers together, so that an engine offering
+less is still a runtime:
+
+* ``Runtime``, the core every runtime has: containers (list, create, start, stop,
+  remove), images (list, pull, remove) and ``close``. The CRI's ``RuntimeService`` and
+  ``ImageService`` have these; a plain pod (no volumes of the engine's, no exec) syncs
+  with them alone.
+* Optional capabilities, each a small protocol podsync discovers with ``isinstance``
+  (``capabilities(runtime)``), named by ``podsync.Capability``:
+  ``VolumeRuntime`` (named volumes and the files in them: one API in Docker, which
+  CRI leaves to the node), ``FileRuntime`` (read a container's file: Docker's archive
+  API, which CRI lacks), ``ExecRuntime`` (exec, as Docker's and CRI's ``Exec``: the
+  one-shot and the attached form go together), ``LogRuntime`` (logs), ``EventRuntime``
+  (the event stream, which many engines do not have) and ``NodeRuntime`` (what the
+  engine says of its host and of a container's network: ``docker info`` and
+  ``inspect``, CRI's ``Status``).
+
+What podsync does without a capability is stated on its protocol: a pod that needs it
+is rejected by the plan, naming it (``PlanOptions.capabilities``, filled by ``sync``
+and ``observe``), what podsync adds by itself is left out, and an operating call
+(``podsync logs``, ``exec``, ``events``) raises ``MissingCapability`` - never an
+``AttributeError``.
 
 Contract for implementations:
 
@@ -20,7 +43,8 @@ Contract for implementations:
 * Files in the engine (``write_volume``, ``read_volume_file``, ``read_container_file``)
   go through the engine, never through a path on the machine podsync runs on, so a
   remote engine works as a local one. They add and overwrite, never remove (Docker's
-  archive API cannot remove a file).
+  archive API cannot remove a file). No image is named: the runtime finds its own way
+  into a volume.
 * ``list_containers`` is the whole observation of containers: one call per sync, and
   the labels podsync writes carry everything the planner needs.
 * The operating calls (``container_logs``, ``exec_attached``, ``engine_events``) return
@@ -33,16 +57,35 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import IO, Generic, Protocol, TypeVar
+from typing import IO, Generic, Protocol, TypeVar, runtime_checkable
 
 import attrs
 
 from podsync.actions._actions import CreateSpec
+from podsync.actions._options import Capability
+from podsync.exceptions import MissingCapability
 from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume, ResourceList
 from podsync.model._volume_entries import VolumeEntry
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
-__all__ = ["EngineEvent", "ExecResult", "LogLine", "Runtime", "Stream"]
+__all__ = [
+    "Capability",
+    "EngineEvent",
+    "EventRuntime",
+    "ExecResult",
+    "ExecRuntime",
+    "FileRuntime",
+    "FullRuntime",
+    "LogLine",
+    "LogRuntime",
+    "NodeRuntime",
+    "Runtime",
+    "Stream",
+    "VolumeRuntime",
+    "capabilities",
+    "missing",
+    "require",
+]
 
 _T = TypeVar("_T")
 
@@ -96,7 +139,7 @@ class EngineEvent:
     signal: int | None = None
 
 
-#: The container actions runtimes report (``Runtime.engine_events``), Docker's names.
+#: The container actions runtimes report (``EventRuntime.engine_events``), Docker's names.
 EVENT_ACTIONS = frozenset(
     {"create", "start", "kill", "die", "oom", "stop", "destroy", "pause", "unpause"}
 )
@@ -153,8 +196,12 @@ class Stream(Generic[_T]):
         self.close()
 
 
+@runtime_checkable
 class Runtime(Protocol):
-    """**Protocol**: a container engine, as podsync uses it.
+    """**Protocol**: the core of a container engine, which every runtime has: list,
+    create, start, stop and remove containers, list, pull and remove images. With it
+    alone podsync syncs pods that need nothing more (no volumes of the engine's, no
+    exec probes or handlers: see the optional capabilities below).
 
     A runtime may also say ``overlapping_calls = True`` (not a member of the protocol:
     ``False`` when absent): its calls are round trips to an engine, and ``apply``
@@ -170,13 +217,6 @@ class Runtime(Protocol):
 
     def list_images(self) -> list[ObservedImage]:
         """Every image on the engine."""
-        ...
-
-    def node_capacity(self) -> ResourceList:
-        """The CPUs (``cpu``, in milli-CPU) and memory (``memory``, in bytes) the
-        engine's host gives containers - Docker: ``docker info``'s ``NCPU`` and
-        ``MemTotal`` - which admission checks the pods' requests against (the node's
-        capacity, ``plan(..., capacity=...)``)."""
         ...
 
     def pull_image(self, image: str) -> None:
@@ -208,70 +248,25 @@ class Runtime(Protocol):
         """Remove a container that does not run."""
         ...
 
-    def exec_in_container(
-        self, container_id: str, command: Sequence[str], timeout: float
-    ) -> ExecResult:
-        """Run ``command`` (an argument list, never a shell string) in a running
-        container and wait at most ``timeout`` seconds for it."""
-        ...
-
-    def exec_attached(
-        self,
-        container_id: str,
-        command: Sequence[str],
-        *,
-        output: Callable[[str, bytes], None],
-        stdin: IO[bytes] | None = None,
-        tty: bool = False,
-    ) -> int:
-        """Run ``command`` (an argument list, never a shell string) in a running
-        container as ``docker exec [-i] [-t]`` does, until it ends; return its exit code.
-
-        ``output(stream, data)`` receives what it writes as it writes it, ``stream``
-        being ``"stdout"`` or ``"stderr"`` (with ``tty`` everything is ``"stdout"``).
-        ``stdin``, when given, is read until its end and sent to the command, whose
-        standard input then ends (a command reading it sees end-of-file).
-        """
-        ...
-
-    def container_logs(
-        self,
-        container_id: str,
-        *,
-        tail: int | None = None,
-        since: float | None = None,
-        follow: bool = False,
-    ) -> Stream[LogLine]:
-        """What the container wrote, line by line, oldest first, stdout and stderr
-        apart (``LogLine.stream``) and each line with its time.
-
-        ``tail``: only the last that many lines (``None``: all); ``since``: only lines
-        written at or after that time (seconds since the epoch). With ``follow`` the
-        stream goes on with new lines and ends when the container stops (or at once
-        for one that does not run) or when the caller closes it.
-        """
-        ...
-
-    def engine_events(
-        self, *, since: float | None = None, until: float | None = None
-    ) -> Stream[EngineEvent]:
-        """The engine's container events (``EVENT_ACTIONS``), oldest first.
-
-        ``since``: from that time (the engine keeps a bounded history); ``None``: only
-        new events. ``until``: up to that time, then the stream ends; ``None``: it
-        follows new events until the caller closes it.
-        """
-        ...
-
-    def container_address(self, container_id: str) -> str | None:
-        """The IP address of the container's network, or ``None`` when it has none
-        (network mode ``none``): where httpGet and tcpSocket handlers connect when
-        they name no host."""
-        ...
-
     def remove_image(self, image_id: str) -> None:
         """Remove an image by id."""
         ...
+
+    def close(self) -> None:
+        """Release what the runtime holds (connections, clients). Whoever made the
+        runtime closes it: ``podsync.sync`` the one it builds when given none, the
+        command line the one its factory made. Closing twice is harmless."""
+        ...
+
+
+@runtime_checkable
+class VolumeRuntime(Protocol):
+    """**Protocol**, optional: named volumes, and files in them written and read
+    through the engine (Docker's volume and archive APIs; CRI has no volume of its
+    own). Without it a pod's containers get no termination-message file, stops and
+    probe outcomes are not recorded, and pods with volumes the engine keeps
+    (``persistentVolumeClaim``, ``emptyDir`` on disk, ``configMap``, ``secret``,
+    ``downwardAPI``) are rejected."""
 
     def list_volumes(self) -> list[ObservedVolume]:
         """Every named volume on the engine, with its labels."""
@@ -298,43 +293,48 @@ class Runtime(Protocol):
         ...
 
     def write_volume(
-        self, volume: str, entries: Sequence[VolumeEntry], *, image: str, through: str = ""
+        self, volume: str, entries: Sequence[VolumeEntry], *, through: str = ""
     ) -> None:
         """Write ``entries``, in their order, into the named volume ``volume``.
 
-        Through the engine alone (Docker: a short-lived container of ``image``, created
-        with the volume mounted and never started, receives the entries through the
-        archive API and is removed), so that it works on a remote engine. ``image``
-        must be present (podsync passes the pod's infra image, which a pod's plan
-        ensures); nothing of it runs. With ``through``, the container of that name or
-        id (created or running) receives them instead - one archive upload, no
-        container made: it must mount ``volume`` at ``VOLUME_ACCESS_PATH``
-        (``/podsync-volume``), as a pod's network container mounts its state volume
-        (else the entries land among that container's own files, not in the volume).
-        Entries take their mode, uid and gid, the volume's root (``"."``) included (a
-        symbolic link is 0777 whatever its mode: Linux has no mode for a link); an
-        existing file or link is replaced, an existing directory keeps its other
-        entries. A volume that does not exist is created
-        unlabelled, as by a container that mounts it.
+        Through the engine alone, so that it works on a remote engine: the runtime
+        finds its own way in (Docker: a short-lived container of an empty image the
+        runtime imports once, created with the volume mounted and never started,
+        receives the entries through the archive API and is removed). With
+        ``through``, the container of that name or id (created or running) receives
+        them instead - one archive upload, no container made: it must mount ``volume``
+        at ``VOLUME_ACCESS_PATH`` (``/podsync-volume``), as a pod's network container
+        mounts its state volume (else the entries land among that container's own
+        files, not in the volume). Entries take their mode, uid and gid, the volume's
+        root (``"."``) included (a symbolic link is 0777 whatever its mode: Linux has no
+        mode for a link); an existing file or link is replaced, an existing directory
+        keeps its other entries. A volume that does not exist is created unlabelled, as
+        by a container that mounts it.
 
         Raises:
-            RuntimeCallError: the image is missing, an entry's path is refused
-                (``podsync.model._volume_entries.entry_path_refusal``), the container
-                ``through`` does not exist, or the engine failed.
+            RuntimeCallError: an entry's path is refused (``VolumeEntry``'s rules), the
+                container ``through`` does not exist, or the engine failed.
         """
         ...
 
-    def read_volume_file(self, volume: str, path: str, *, image: str, limit: int) -> bytes | None:
+    def read_volume_file(self, volume: str, path: str, *, limit: int) -> bytes | None:
         """At most ``limit`` bytes of the regular file at ``path`` (relative to the
         volume's root) in the named volume ``volume``, through the engine as
         ``write_volume``; ``None`` when there is no such file or it is not a regular
         file (a directory, a link).
 
         Raises:
-            RuntimeCallError: the image is missing, the path is refused, or the engine
-                failed.
+            RuntimeCallError: the path is refused, or the engine failed.
         """
         ...
+
+
+@runtime_checkable
+class FileRuntime(Protocol):
+    """**Protocol**, optional: read a file of a container, running or exited
+    (Docker's archive API). Without it the termination message comes from the logs
+    (``FallbackToLogsOnError``) or is empty, and pods with ``configMap``, ``secret``
+    or ``downwardAPI`` volumes are rejected."""
 
     def read_container_file(
         self, container_id: str, path: str, *, limit: int, tail: bool = False
@@ -351,8 +351,151 @@ class Runtime(Protocol):
         """
         ...
 
-    def close(self) -> None:
-        """Release what the runtime holds (connections, clients). Whoever made the
-        runtime closes it: ``podsync.sync`` the one it builds when given none, the
-        command line the one its factory made. Closing twice is harmless."""
+
+@runtime_checkable
+class ExecRuntime(Protocol):
+    """**Protocol**, optional: run a command in a running container (Docker's and
+    CRI's exec). Without it pods with ``exec`` probes or lifecycle handlers are
+    rejected, and ``podsync exec`` says so."""
+
+    def exec_in_container(
+        self, container_id: str, command: Sequence[str], timeout: float
+    ) -> ExecResult:
+        """Run ``command`` (an argument list, never a shell string) in a running
+        container and wait at most ``timeout`` seconds for it."""
         ...
+
+    def exec_attached(
+        self,
+        container_id: str,
+        command: Sequence[str],
+        *,
+        output: Callable[[str, bytes], None],
+        stdin: IO[bytes] | None = None,
+        tty: bool = False,
+    ) -> int:
+        """Run ``command`` (an argument list, never a shell string) in a running
+        container as ``docker exec [-i] [-t]`` does, until it ends; return its exit code.
+
+        ``output(stream, data)`` receives what it writes as it writes it, ``stream``
+        being ``"stdout"`` or ``"stderr"`` (with ``tty`` everything is ``"stdout"``).
+        ``stdin``, when given, is read until its end and sent to the command, whose
+        standard input then ends (a command reading it sees end-of-file).
+        """
+        ...
+
+
+@runtime_checkable
+class LogRuntime(Protocol):
+    """**Protocol**, optional: what a container wrote (Docker's and CRI's logs).
+    Without it ``podsync logs`` says so and a ``FallbackToLogsOnError`` container's
+    message is empty."""
+
+    def container_logs(
+        self,
+        container_id: str,
+        *,
+        tail: int | None = None,
+        since: float | None = None,
+        follow: bool = False,
+    ) -> Stream[LogLine]:
+        """What the container wrote, line by line, oldest first, stdout and stderr
+        apart (``LogLine.stream``) and each line with its time.
+
+        ``tail``: only the last that many lines (``None``: all); ``since``: only lines
+        written at or after that time (seconds since the epoch). With ``follow`` the
+        stream goes on with new lines and ends when the container stops (or at once
+        for one that does not run) or when the caller closes it.
+        """
+        ...
+
+
+@runtime_checkable
+class EventRuntime(Protocol):
+    """**Protocol**, optional: the engine's stream of container events (Docker's
+    ``/events``). Without it ``podsync events`` says so and the loop wakes on its
+    period alone."""
+
+    def engine_events(
+        self, *, since: float | None = None, until: float | None = None
+    ) -> Stream[EngineEvent]:
+        """The engine's container events (``EVENT_ACTIONS``), oldest first.
+
+        ``since``: from that time (the engine keeps a bounded history); ``None``: only
+        new events. ``until``: up to that time, then the stream ends; ``None``: it
+        follows new events until the caller closes it.
+        """
+        ...
+
+
+@runtime_checkable
+class NodeRuntime(Protocol):
+    """**Protocol**, optional: what the engine says of its host and of a container's
+    network (Docker's ``/info`` and ``/containers/{id}/json``; CRI's ``Status`` and
+    ``PodSandboxStatus``). Without it no pod is checked against the host's CPUs and
+    memory, and pods with httpGet or tcpSocket probes or handlers that name no host
+    are rejected (there is no address to reach them at)."""
+
+    def node_capacity(self) -> ResourceList:
+        """The CPUs (``cpu``, in milli-CPU) and memory (``memory``, in bytes) the
+        engine's host gives containers - Docker: ``docker info``'s ``NCPU`` and
+        ``MemTotal`` - which admission checks the pods' requests against (the node's
+        capacity, ``plan(..., capacity=...)``)."""
+        ...
+
+    def container_address(self, container_id: str) -> str | None:
+        """The IP address of the container's network, or ``None`` when it has none
+        (network mode ``none``): where httpGet and tcpSocket handlers connect when
+        they name no host."""
+        ...
+
+
+@runtime_checkable
+class FullRuntime(
+    Runtime,
+    VolumeRuntime,
+    FileRuntime,
+    ExecRuntime,
+    LogRuntime,
+    EventRuntime,
+    NodeRuntime,
+    Protocol,
+):
+    """**Protocol**: a runtime with every optional capability, as ``DockerRuntime`` and
+    ``FakeRuntime`` are."""
+
+
+#: The protocol of each optional capability.
+CAPABILITY_PROTOCOLS: Mapping[Capability, type] = {
+    Capability.VOLUMES: VolumeRuntime,
+    Capability.FILES: FileRuntime,
+    Capability.EXEC: ExecRuntime,
+    Capability.LOGS: LogRuntime,
+    Capability.EVENTS: EventRuntime,
+    Capability.NODE: NodeRuntime,
+}
+
+
+def capabilities(runtime: object) -> frozenset[Capability]:
+    """The optional capabilities ``runtime`` has: those whose protocol's methods it
+    has, all of them (``isinstance``, as ``runtime_checkable`` checks: by name)."""
+    return frozenset(
+        c for c, protocol in CAPABILITY_PROTOCOLS.items() if isinstance(runtime, protocol)
+    )
+
+
+def missing(capability: Capability, purpose: str) -> MissingCapability:
+    """The error of ``purpose`` (``"podsync logs"``) needing ``capability`` on a runtime
+    without it: it names the capability and the protocol that gives it."""
+    protocol = CAPABILITY_PROTOCOLS[capability]
+    methods = ", ".join(name for name in vars(protocol) if not name.startswith("_"))
+    return MissingCapability(capability.value, purpose, f"{protocol.__name__}: {methods}")
+
+
+def require(runtime: object, capability: Capability, purpose: str) -> None:
+    """Raise ``MissingCapability`` (``missing``) unless ``runtime`` has ``capability``.
+
+    ``purpose`` says what needed it (``"podsync logs"``), for the message.
+    """
+    if not isinstance(runtime, CAPABILITY_PROTOCOLS[capability]):
+        raise missing(capability, purpose)

@@ -9,7 +9,7 @@ kubelet-modern.md §9), as a container sees it::
     ..data -> ..payload-1          the current payload
     app.conf -> ..data/app.conf    what a container reads
 
-but written through the engine's archive API (``Runtime.write_volume``), which can add
+but written through the engine's archive API (``VolumeRuntime.write_volume``), which can add
 and overwrite, never rename or remove. So:
 
 * The payload alternates between two directories, ``..payload-1`` and

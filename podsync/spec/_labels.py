@@ -163,7 +163,7 @@ LABEL_RECORD_DATA = _PREFIX + "record.data"
 #: newest of a container's records wins.
 LABEL_RECORD_TIME = _PREFIX + "record.time"
 #: The label of the short-lived containers through which a runtime writes into and reads
-#: out of a volume (``Runtime.write_volume``): created, never started, removed at once.
+#: out of a volume (``VolumeRuntime.write_volume``): created, never started, removed at once.
 #: Its value says what the container is for (``volume``).
 LABEL_HELPER = _PREFIX + "helper"
 #: The name of the pod volume (``spec.volumes[].name``) whose data a volume of one pod
@@ -187,7 +187,7 @@ VOLUME_KIND_CONTENT = "content"
 #: On a container that mounts its pod's configMap, secret or downwardAPI volumes as
 #: engine volumes: where, as compact JSON (``{"config":"/etc/app"}``: each such volume
 #: it mounts and its first mount path), so that what podsync wrote there is read back
-#: through the container (``Runtime.read_container_file``). A container without it
+#: through the container (``FileRuntime.read_container_file``). A container without it
 #: that mounts one was made by an earlier podsync and binds the host directory
 #: ``<root>/<pod uid>/volumes/<kind>/<volume>``, which podsync keeps writing while such
 #: a container runs.

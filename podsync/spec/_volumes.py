@@ -57,6 +57,7 @@ from podsync.spec._labels import (
 __all__ = [
     "DEFAULT_ROOT_DIR",
     "VOLUME_ACCESS_PATH",
+    "VOLUME_HELPER_IMAGE",
     "Mount",
     "NamedVolumeMount",
     "TmpfsMount",
@@ -240,7 +241,7 @@ class NamedVolumeMount:
     """A named engine volume made visible inside a container: the volume ``volume``
     appears at ``container_path`` (absolute), writable unless ``read_only``. An engine
     creates a volume it does not have yet, unlabelled (Docker does), so whoever wants it
-    labelled creates it first (``Runtime.create_volume``).
+    labelled creates it first (``VolumeRuntime.create_volume``).
 
     ``no_copy``: never fill the volume from the image. Docker copies the content, the
     mode and the owner of the image's directory at ``container_path`` into an empty
@@ -418,10 +419,11 @@ class VolumeFileMount:
     a missing bind source Docker makes a directory.
 
     ``mode``, ``image`` and ``through`` are the apply side's: the file is written empty
-    with ``mode`` (``Runtime.write_volume``) before the container is created - through
+    with ``mode`` (``VolumeRuntime.write_volume``) before the container is created - through
     the container named ``through`` when it is set (the pod's network container, which
     mounts the volume at ``VOLUME_ACCESS_PATH``: one archive upload, no container made
-    for it), else through a short-lived container of ``image``.
+    for it), else through a short-lived container the runtime makes (``image``, the
+    network image the plan makes present, is no longer passed to it: issue 29).
     """
 
     volume: str
@@ -434,10 +436,16 @@ class VolumeFileMount:
 
 
 #: Where a container that podsync writes a volume through mounts that volume: the
-#: short-lived helper containers of ``Runtime.write_volume``, and the network container
+#: short-lived helper containers of ``VolumeRuntime.write_volume``, and the network container
 #: of a pod, which mounts the pod's state volume there (``pod_state_mount``) so that
 #: the termination-message files are written through it.
 VOLUME_ACCESS_PATH = "/podsync-volume"
+
+
+#: The image of the helper containers through which a runtime reaches a volume (Docker:
+#: created, never started): an empty image the runtime imports itself, tagged so that
+#: the dangling-image collection never takes it (``podsync.runtime.docker._volumes``).
+VOLUME_HELPER_IMAGE = "podsync/volume-helper:empty"
 
 
 # The prefix of a pod's state volume name: apart from a claim's (``podsync_``) and from

@@ -17,7 +17,16 @@ import attrs
 
 from podsync.exceptions import RuntimeCallError
 from podsync.model._pod import ObservedContainer, Pod, TerminationMessagePolicy
-from podsync.runtime._protocol import EngineEvent, Runtime, Stream
+from podsync.runtime._protocol import (
+    Capability,
+    EngineEvent,
+    EventRuntime,
+    FileRuntime,
+    LogRuntime,
+    Runtime,
+    Stream,
+    missing,
+)
 from podsync.spec._naming import NETWORK_CONTAINER
 from podsync.spec._ownership import Ownership, identify, ownership
 from podsync.status._container import MAX_LOG_MESSAGE_LINES, MAX_MESSAGE_BYTES, wants_log_tail
@@ -128,7 +137,7 @@ def termination_inputs(
 
     For every exited instance of the ``pods``' containers: the last 4096 bytes of the
     file at its ``terminationMessagePath`` (``Container.message_path``), read through the engine
-    from the exited container (``Runtime.read_container_file``: one engine call each);
+    from the exited container (``FileRuntime.read_container_file``: one engine call each);
     a missing or unreadable file is empty, as the kubelet reads it. The file is the
     one bound there: in the pod's state volume, or the host file under the root
     directory that a container made by an earlier podsync binds - which the engine
@@ -166,7 +175,11 @@ def termination_inputs(
 def _read_message(runtime: Runtime, container_id: str, path: str) -> str:
     # The last MAX_MESSAGE_BYTES (the kubelet's MaxContainerTerminationMessageLength,
     # kubelet-modern.md §11); a file that cannot be read says nothing, as the kubelet's
-    # getTerminationMessage reads an error.
+    # getTerminationMessage reads an error. A runtime that reads no container file
+    # (FileRuntime) has none to give: the message is then the log tail's, if the policy
+    # falls back to it, else empty.
+    if not isinstance(runtime, FileRuntime):
+        return ""
     try:
         data = runtime.read_container_file(container_id, path, limit=MAX_MESSAGE_BYTES, tail=True)
     except RuntimeCallError:
@@ -175,6 +188,8 @@ def _read_message(runtime: Runtime, container_id: str, path: str) -> str:
 
 
 def _log_tail(runtime: Runtime, container_id: str) -> str:
+    if not isinstance(runtime, LogRuntime):  # no logs: nothing to fall back to
+        return ""
     with (
         contextlib.suppress(Exception),
         runtime.container_logs(container_id, tail=MAX_LOG_MESSAGE_LINES) as lines,
@@ -212,9 +227,15 @@ def pod_events(
     until: float | None = None,
     adopt_2014_containers: bool = False,
 ) -> Stream[PodEngineEvent]:
-    """The engine's events (``Runtime.engine_events``) of the containers podsync runs,
+    """The engine's events (``EventRuntime.engine_events``) of the containers podsync runs,
     each with its pod; other containers' events are left out. Close the stream to stop
-    following (``until=None``)."""
+    following (``until=None``).
+
+    Raises:
+        MissingCapability: the runtime has no event stream (``EventRuntime``).
+    """
+    if not isinstance(runtime, EventRuntime):
+        raise missing(Capability.EVENTS, "pod events")
     events = runtime.engine_events(since=since, until=until)
 
     def mapped() -> Iterator[PodEngineEvent]:

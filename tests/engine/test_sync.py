@@ -184,6 +184,12 @@ class CountingRuntime:
         self._record("exec_in_container", container_id)
         return self.inner.exec_in_container(container_id, command, timeout)
 
+    def exec_attached(self, container_id: str, command: Sequence[str], **kwargs: Any) -> int:
+        # With exec_in_container, the exec capability (podsync.runtime.ExecRuntime):
+        # without it, a pod with an exec hook or probe is rejected.
+        self._record("exec_attached", container_id)
+        return self.inner.exec_attached(container_id, command, **kwargs)
+
     def container_address(self, container_id: str) -> str | None:
         self._record("container_address", container_id)
         return self.inner.container_address(container_id)
@@ -205,14 +211,14 @@ class CountingRuntime:
         self.inner.remove_volume(name)
 
     def write_volume(
-        self, volume: str, entries: Sequence[VolumeEntry], *, image: str, through: str = ""
+        self, volume: str, entries: Sequence[VolumeEntry], *, through: str = ""
     ) -> None:
         self._record("write_volume", volume)
-        self.inner.write_volume(volume, entries, image=image, through=through)
+        self.inner.write_volume(volume, entries, through=through)
 
-    def read_volume_file(self, volume: str, path: str, *, image: str, limit: int) -> bytes | None:
+    def read_volume_file(self, volume: str, path: str, *, limit: int) -> bytes | None:
         self._record("read_volume_file", volume)
-        return self.inner.read_volume_file(volume, path, image=image, limit=limit)
+        return self.inner.read_volume_file(volume, path, limit=limit)
 
     def read_container_file(
         self, container_id: str, path: str, *, limit: int, tail: bool = False
@@ -1065,7 +1071,7 @@ def test_kubernetes_node_containers_survive_apply_down_and_gc(
     apply that deletes a pod, the most eager GC and ``down`` - with and without
     ``--adopt-2014-containers``. No podsync call ever names them."""
     pod, uid = f"kube-apiserver-{_hex()}", str(uuid.uuid4())
-    sandbox = _cri_container(engine, cleanup, "POD", pod, uid, 0, image=PAUSE_IMAGE)
+    sandbox = _cri_container(engine, cleanup, "POD", pod, uid, 0)
     exited = _cri_container(
         engine, cleanup, "kube-apiserver", pod, uid, 0, image=TEST_IMAGE,
         command=["/bin/sh", "-c", "exit 137"], sandbox=sandbox,

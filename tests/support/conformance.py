@@ -1057,7 +1057,6 @@ def test_a_volume_reports_when_its_root_last_changed(subject: Subject) -> None:
     Made again under its name a second later, it reports a later time. What a content
     record compares (``podsync.spec._content_records``)."""
     name = subject.volume("made")
-    image = TEST_IMAGE
 
     def reported() -> datetime.datetime:
         (found,) = subject.our_volumes()
@@ -1074,12 +1073,12 @@ def test_a_volume_reports_when_its_root_last_changed(subject: Subject) -> None:
     assert reported() == made
     a_second()
     directory = VolumeEntry("conf", EntryKind.DIRECTORY, mode=0o755)
-    subject.runtime.write_volume(name, [directory], image=image)
+    subject.runtime.write_volume(name, [directory])
     written = reported()
     assert written > made
     a_second()
     below = VolumeEntry("conf/a.conf", EntryKind.FILE, data=b"x")
-    subject.runtime.write_volume(name, [below], image=image)
+    subject.runtime.write_volume(name, [below])
     assert reported() == written
     subject.runtime.remove_volume(name)
     a_second()
@@ -1182,7 +1181,7 @@ def test_a_volume_mounted_without_copy_starts_empty(subject: Subject) -> None:
     name = subject.volume("empty")
     subject.runtime.create_volume(name, {})
     root = VolumeEntry(".", EntryKind.DIRECTORY, mode=0o777)
-    subject.runtime.write_volume(name, [root], image=PAUSE_IMAGE)
+    subject.runtime.write_volume(name, [root])
 
     cid = subject.runtime.create_container(
         subject.spec("app", volumes=(NamedVolumeMount(name, "/etc", no_copy=True),))
@@ -1190,7 +1189,7 @@ def test_a_volume_mounted_without_copy_starts_empty(subject: Subject) -> None:
 
     assert subject.runtime.read_container_file(cid, "/etc/group", limit=100) is None
     written = VolumeEntry("group", EntryKind.FILE, data=b"pod:x:2000:\n")
-    subject.runtime.write_volume(name, [written], image=PAUSE_IMAGE)
+    subject.runtime.write_volume(name, [written])
     assert b"pod:x:2000:\n" == subject.runtime.read_container_file(cid, "/etc/group", limit=100)
     subject.runtime.remove_container(cid)
 
@@ -1210,7 +1209,6 @@ def test_a_links_mode_is_always_0777(subject: Subject) -> None:
             VolumeEntry("odd", EntryKind.SYMLINK, mode=0o2751, target="app.conf"),
             VolumeEntry("open", EntryKind.SYMLINK, mode=0o777, target="app.conf"),
         ],
-        image=PAUSE_IMAGE,
     )
 
     modes = subject.modes(name, ["app.conf", "private", "odd", "open"])

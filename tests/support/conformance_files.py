@@ -2,7 +2,7 @@
 ``write_volume``, ``read_volume_file`` and ``read_container_file`` behave alike on
 ``FakeRuntime`` and on the real engine, where Docker's archive API is the point - what
 an exited container still holds (its own files, its volumes) and what it does not (its
-``/dev``), how an entry replaces what was at its path, what a missing image does.
+``/dev``), how an entry replaces what was at its path, what a refused path does.
 
 The cases are collected with the rest of the suite, by
 ``tests/unit/runtime/test_conformance.py`` (the fake) and
@@ -22,9 +22,13 @@ import attrs
 
 from podsync.model._security import ContainerSecurity
 from podsync.model._volume_entries import EntryKind, VolumeEntry
-from podsync.spec._volumes import VOLUME_ACCESS_PATH, NamedVolumeMount, VolumeFileMount
+from podsync.spec._volumes import (
+    VOLUME_ACCESS_PATH,
+    VOLUME_HELPER_IMAGE,
+    NamedVolumeMount,
+    VolumeFileMount,
+)
 from tests.support.conformance import Subject, _refusal, exits
-from tests.support.engine import PAUSE_IMAGE
 
 LIMIT = 4096
 
@@ -50,11 +54,10 @@ def test_written_files_are_read_back_from_the_volume(subject: Subject) -> None:
             _file("config/app.conf", b"listen 8080\n"),
             VolumeEntry("current", EntryKind.SYMLINK, mode=0o777, target="config/app.conf"),
         ],
-        image=PAUSE_IMAGE,
     )
 
     def read(path: str, limit: int = LIMIT) -> bytes | None:
-        return subject.runtime.read_volume_file(volume, path, image=PAUSE_IMAGE, limit=limit)
+        return subject.runtime.read_volume_file(volume, path, limit=limit)
 
     assert b"listen 8080\n" == read("config/app.conf")
     assert b"listen" == read("config/app.conf", 6)
@@ -70,36 +73,34 @@ def test_an_entry_replaces_what_was_at_its_path(subject: Subject) -> None:
     subject.runtime.create_volume(volume, {})
     write = subject.runtime.write_volume
     first = [_dir("a"), _file("a/one", b"1"), _dir("b"), _file("b/two", b"2")]
-    write(volume, first, image=PAUSE_IMAGE)
+    write(volume, first)
 
     second = [_file("a", b"now a file"), _dir("b", 0o700), _file("b/three", b"3")]
-    write(volume, second, image=PAUSE_IMAGE)
+    write(volume, second)
 
     def read(path: str) -> bytes | None:
-        return subject.runtime.read_volume_file(volume, path, image=PAUSE_IMAGE, limit=LIMIT)
+        return subject.runtime.read_volume_file(volume, path, limit=LIMIT)
 
     assert (b"now a file", None) == (read("a"), read("a/one"))
     assert (b"2", b"3") == (read("b/two"), read("b/three"))
 
 
-def test_a_missing_image_or_a_bad_path_is_refused(subject: Subject) -> None:
-    """The helper's image must be present (nothing is pulled); a path out of the volume
-    is refused before anything is sent."""
+def test_a_bad_path_is_refused_and_no_image_is_named(subject: Subject) -> None:
+    """A path out of the volume is refused before anything is sent; a good one is
+    written with no image named: the runtime finds its own way into the volume, through
+    an empty image of its own that the engine then lists."""
     volume = subject.volume("refused")
     subject.runtime.create_volume(volume, {})
 
-    missing = _refusal(
-        lambda: subject.runtime.write_volume(
-            volume, [_file("x", b"x")], image="podsync-test-absent:1"
-        )
-    )
-    climbing = _refusal(
-        lambda: subject.runtime.write_volume(volume, [_file("../x", b"x")], image=PAUSE_IMAGE)
-    )
-
-    assert "No such image" in missing.message
+    climbing = _refusal(lambda: subject.runtime.write_volume(volume, [_file("../x", b"x")]))
     assert "leaves the volume" in climbing.message
-    assert None is subject.runtime.read_volume_file(volume, "x", image=PAUSE_IMAGE, limit=LIMIT)
+    assert None is subject.runtime.read_volume_file(volume, "x", limit=LIMIT)
+
+    subject.runtime.write_volume(volume, [_file("x", b"x")])
+    assert b"x" == subject.runtime.read_volume_file(volume, "x", limit=LIMIT)
+    # Through a helper container of the runtime's own empty image, listed from then on.
+    tags = {tag for image in subject.runtime.list_images() for tag in image.tags}
+    assert VOLUME_HELPER_IMAGE in tags
 
 
 def test_an_exited_container_keeps_its_files_and_volumes_but_not_its_dev(
@@ -152,9 +153,7 @@ def test_a_volume_file_is_bound_in_the_container_and_read_after_it_exited(
     volume = subject.volume("state")
     subject.runtime.create_volume(volume, {})
     entry = "termination/app-1"
-    subject.runtime.write_volume(
-        volume, [VolumeEntry(entry, EntryKind.FILE, mode=0o666)], image=PAUSE_IMAGE
-    )
+    subject.runtime.write_volume(volume, [VolumeEntry(entry, EntryKind.FILE, mode=0o666)])
     mounted = VolumeFileMount(volume, entry, "/dev/termination-log")
     spec = subject.spec("message", exits(3), file_mounts=(mounted,))
     if subject.kind == "engine":
@@ -175,7 +174,7 @@ def test_a_volume_file_is_bound_in_the_container_and_read_after_it_exited(
     assert b"said: goodbye" == read(limit=LIMIT)
     assert b"goodbye" == read(limit=7, tail=True)
     assert b"said" == read(limit=4)
-    in_volume = subject.runtime.read_volume_file(volume, entry, image=PAUSE_IMAGE, limit=LIMIT)
+    in_volume = subject.runtime.read_volume_file(volume, entry, limit=LIMIT)
     assert b"said: goodbye" == in_volume
 
 
@@ -198,10 +197,10 @@ def test_files_are_written_through_a_container_that_mounts_the_volume(
 
     def write(path: str, through: str) -> None:
         entry = VolumeEntry(path, EntryKind.FILE, mode=0o666)
-        subject.runtime.write_volume(volume, [entry], image="", through=through)
+        subject.runtime.write_volume(volume, [entry], through=through)
 
     def read(path: str) -> bytes | None:
-        return subject.runtime.read_volume_file(volume, path, image=PAUSE_IMAGE, limit=LIMIT)
+        return subject.runtime.read_volume_file(volume, path, limit=LIMIT)
 
     write("termination/created", holder.name)
     subject.runtime.start_container(cid)
@@ -212,7 +211,7 @@ def test_files_are_written_through_a_container_that_mounts_the_volume(
     assert read("termination/elsewhere") is None
     entry = VolumeEntry("termination/x", EntryKind.FILE)
     refused = _refusal(
-        functools.partial(subject.runtime.write_volume, image="", through=subject.name("gone")),
+        functools.partial(subject.runtime.write_volume, through=subject.name("gone")),
         volume,
         [entry],
     )
@@ -244,11 +243,10 @@ def test_a_read_follows_the_links_among_a_paths_parents(subject: Subject) -> Non
             VolumeEntry("..data", EntryKind.SYMLINK, mode=0o777, target="..payload-1"),
             VolumeEntry("key", EntryKind.SYMLINK, mode=0o777, target="..data/key"),
         ],
-        image=PAUSE_IMAGE,
     )
 
     def read(path: str) -> bytes | None:
-        return subject.runtime.read_volume_file(volume, path, image=PAUSE_IMAGE, limit=LIMIT)
+        return subject.runtime.read_volume_file(volume, path, limit=LIMIT)
 
     assert (b"one", None) == (read("..data/key"), read("key"))
     write(
@@ -259,6 +257,5 @@ def test_a_read_follows_the_links_among_a_paths_parents(subject: Subject) -> Non
             VolumeEntry("..data", EntryKind.SYMLINK, mode=0o777, target="..payload-2"),
             _file("..payload-1", b""),
         ],
-        image=PAUSE_IMAGE,
     )
     assert (b"two", b"", None) == (read("..data/key"), read("..payload-1"), read("..payload-1/key"))

@@ -14,6 +14,7 @@ from podsync.exceptions import (
     ConfigError,
     EngineUnavailable,
     EtcdError,
+    MissingCapability,
     NameConflict,
     PodsyncError,
     Problem,
@@ -43,6 +44,8 @@ EXCEPTIONS: list[Callable[[], PodsyncError]] = [
     ),
     lambda: EtcdError("cannot reach etcd at 127.0.0.1:2379: connection refused"),
     lambda: PublishConflict("etcd://127.0.0.1:2379/registry/hosts/a/kubelet", 7, 9),
+    lambda: MissingCapability("logs", "podsync logs", "LogRuntime: container_logs"),
+    lambda: MissingCapability("exec", "podsync exec"),
 ]
 
 FIELDS = ("problems", "operation", "target", "message", "holder_id", "holder_labels")

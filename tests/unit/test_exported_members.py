@@ -85,6 +85,13 @@ PUBLIC = sorted(
     ]
 )
 
+#: The optional capabilities of a runtime (issue 29), first public on ``podsync.runtime``.
+RUNTIME_CAPABILITY_NAMES = (
+    *("Capability", "MissingCapability", "capabilities", "require", "FullRuntime"),
+    *("VolumeRuntime", "FileRuntime", "ExecRuntime", "LogRuntime", "EventRuntime"),
+    "NodeRuntime",
+)
+
 #: The public faces of one concern each, and what each shows (a name may be on a face
 #: and at the top level too: the same object).
 FACES: dict[str, list[str]] = {
@@ -93,6 +100,9 @@ FACES: dict[str, list[str]] = {
             *("Runtime", "CreateSpec", "ExecResult", "LogLine", "EngineEvent", "Stream"),
             *("ContainerSecurity", "PortMapping", "Mount", "TmpfsMount", "NamedVolumeMount"),
             *("VolumeFileMount", "VolumeEntry", "EntryKind"),
+            # issue 29: the optional capabilities, and every type the protocols take
+            *RUNTIME_CAPABILITY_NAMES,
+            *("ObservedContainer", "ObservedImage", "ObservedVolume", "ResourceList"),
         ]
     ),
     "podsync.status": sorted(
@@ -125,7 +135,13 @@ FACES: dict[str, list[str]] = {
 }
 
 #: Names first public on a face (never at the top level).
-NEW_ON_FACES = {"VolumeEntry", "EntryKind", "default_pull_policy", "PodState"}
+NEW_ON_FACES = {
+    "VolumeEntry",
+    "EntryKind",
+    "default_pull_policy",
+    "PodState",
+    *RUNTIME_CAPABILITY_NAMES,
+}
 #: Names that left the top level in 0.2.0 for the face of their folder.
 MOVED_TO_FACES = {
     name: face

@@ -101,6 +101,7 @@ FOLDERS: dict[str, Folder] = {
         "model",
         "spec",
         "actions",
+        "exceptions",
     ),
     "runtime/docker": _row(
         "the Docker runtime on the docker SDK",

@@ -85,7 +85,7 @@ class OperatingCalls(EngineConnection):
         since: float | None = None,
         follow: bool = False,
     ) -> Stream[LogLine]:
-        """``Runtime.container_logs``, from the engine's log driver (``json-file`` and
+        """``LogRuntime.container_logs``, from the engine's log driver (``json-file`` and
         ``local`` keep logs); ``RuntimeCallError`` for no such container."""
         from podsync.runtime.docker import _streams as _docker_streams
 
@@ -97,7 +97,7 @@ class OperatingCalls(EngineConnection):
     def engine_events(
         self, *, since: float | None = None, until: float | None = None
     ) -> Stream[EngineEvent]:
-        """``Runtime.engine_events`` (the engine keeps its last 256 events for
+        """``EventRuntime.engine_events`` (the engine keeps its last 256 events for
         ``since``)."""
         from podsync.runtime.docker import _streams as _docker_streams
 
@@ -113,7 +113,7 @@ class OperatingCalls(EngineConnection):
         stdin: IO[bytes] | None = None,
         tty: bool = False,
     ) -> int:
-        """``Runtime.exec_attached``, as ``docker exec [-i] [-t]``: no timeout; a
+        """``ExecRuntime.exec_attached``, as ``docker exec [-i] [-t]``: no timeout; a
         ``RuntimeCallError`` when the container does not exist or does not run."""
         from podsync.runtime.docker import _streams as _docker_streams
 

@@ -15,7 +15,8 @@ by concern into mixins on one base, as the kubelet's ``kuberuntime`` is split in
 files: ``_connection`` (``EngineConnection``: the pool of clients, the API version, the
 translation of errors), ``_containers`` (list, inspect, create, start, stop, remove),
 ``_images`` (list, pull, remove), ``_volumes`` (named volumes, and files written and
-read through the archive API) and ``_operating`` (exec, logs, attached exec, events).
+read through the archive API, by helper containers of an empty image it imports itself)
+and ``_operating`` (exec, logs, attached exec, events).
 
 Theory of operation
 ===================

@@ -6,12 +6,25 @@ Contract: ``VolumeCalls`` is a mixin of ``DockerRuntime``, on the clients and er
 translation of ``EngineConnection``. A volume is reached through a helper container
 that mounts it and never starts (labelled ``LABEL_HELPER``, removed when the call ends,
 whatever happened); ``_archive`` makes and reads the tar archives.
+
+The helper image (``HELPER_IMAGE``) is the runtime's own, so that no caller names one:
+an empty image (no files, no command) that the runtime imports into the engine from an
+empty tar archive (``POST /images/create?fromSrc=-``, ``docker import``) the first
+time it needs it, and again when someone removed it. No registry is reached, so it
+works offline and on a remote engine alike; it is a few hundred bytes of metadata.
+Nothing of it runs: a helper container is created and removed, never started, and
+needs a command only because Docker refuses to create a container without one. It is
+tagged, so the dangling-image collection (``GCPolicy.remove_dangling_images``: untagged
+images only) never removes it; an operator's ``docker image prune -a`` may, and the
+next write imports it again.
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import posixpath
+import tarfile
 from collections.abc import Iterator, Mapping, Sequence
 
 from podsync.exceptions import RuntimeCallError
@@ -21,9 +34,12 @@ from podsync.runtime.docker._api import volume_from_list
 from podsync.runtime.docker._archive import first_file, tar_of
 from podsync.runtime.docker._connection import EngineConnection
 from podsync.spec._labels import LABEL_HELPER
-from podsync.spec._volumes import VOLUME_ACCESS_PATH
+from podsync.spec._volumes import VOLUME_ACCESS_PATH, VOLUME_HELPER_IMAGE
 
-__all__ = ["VolumeCalls"]
+__all__ = ["HELPER_IMAGE", "VolumeCalls"]
+
+#: The empty image of the volume helper containers, imported by the runtime itself.
+HELPER_IMAGE = VOLUME_HELPER_IMAGE
 
 # Where a volume helper container (``VolumeCalls._volume_helper``) mounts its volume, as
 # a network container mounts its pod's state volume.
@@ -75,17 +91,17 @@ class VolumeCalls(EngineConnection):
     # -- files in the engine -------------------------------------------------------
 
     def write_volume(
-        self, volume: str, entries: Sequence[VolumeEntry], *, image: str, through: str = ""
+        self, volume: str, entries: Sequence[VolumeEntry], *, through: str = ""
     ) -> None:
-        """Write ``entries`` into the named volume ``volume`` through a container of
-        ``image`` that mounts it and never starts (one create, one ``PUT .../archive``,
-        one remove), or through the container ``through``, which mounts it at
+        """Write ``entries`` into the named volume ``volume`` through a helper container
+        that mounts it and never starts (one create, one ``PUT .../archive``, one
+        remove), or through the container ``through``, which mounts it at
         ``VOLUME_ACCESS_PATH`` (one ``PUT .../archive``): nothing is read or written on
         this machine.
 
         Raises:
-            RuntimeCallError: the image is missing, a path is refused, the container
-                ``through`` does not exist, or the engine failed.
+            RuntimeCallError: a path is refused, the container ``through`` does not
+                exist, or the engine failed.
         """
         try:
             archive = tar_of(entries, under=_HELPER_MOUNT.removeprefix("/"))
@@ -98,25 +114,24 @@ class VolumeCalls(EngineConnection):
                 api.put_archive(through, "/", archive)
             return
         with (
-            self._volume_helper(volume, image, "write volume") as helper,
+            self._volume_helper(volume, "write volume") as helper,
             self._call("write volume", volume) as api,
         ):
             # Extracted at "/": the volume's root is the entry "podsync-volume", whose
             # mode and owner Docker sets (see tar_of).
             api.put_archive(helper, "/", archive)
 
-    def read_volume_file(self, volume: str, path: str, *, image: str, limit: int) -> bytes | None:
+    def read_volume_file(self, volume: str, path: str, *, limit: int) -> bytes | None:
         """At most ``limit`` bytes of the regular file ``path`` in the named volume,
-        through a container of ``image`` as ``write_volume``; ``None`` when absent.
+        through a helper container as ``write_volume``; ``None`` when absent.
 
         Raises:
-            RuntimeCallError: the image is missing, the path is refused, or the engine
-                failed.
+            RuntimeCallError: the path is refused, or the engine failed.
         """
         refusal = entry_path_refusal(path)
         if refusal is not None:
             raise RuntimeCallError("read volume", volume, f"cannot read {path!r}: {refusal}")
-        with self._volume_helper(volume, image, "read volume") as helper:
+        with self._volume_helper(volume, "read volume") as helper:
             return self._read_file(helper, posixpath.join(_HELPER_MOUNT, path), limit, volume)
 
     def read_container_file(
@@ -160,13 +175,31 @@ class VolumeCalls(EngineConnection):
                     close()
 
     @contextlib.contextmanager
-    def _volume_helper(self, volume: str, image: str, operation: str) -> Iterator[str]:
-        """A created (never started) container of ``image`` with ``volume`` mounted at
-        ``_HELPER_MOUNT``, removed when the block ends, whatever happened in it."""
+    def _volume_helper(self, volume: str, operation: str) -> Iterator[str]:
+        """A created (never started) container of ``HELPER_IMAGE`` with ``volume``
+        mounted at ``_HELPER_MOUNT``, removed when the block ends, whatever happened in
+        it. The image is imported when the engine does not have it."""
+        import docker.errors
+
+        try:
+            helper = self._create_helper(volume, operation)
+        except RuntimeCallError as exc:
+            if not isinstance(exc.__cause__, docker.errors.ImageNotFound):
+                raise
+            self._import_helper_image(operation, volume)
+            helper = self._create_helper(volume, operation)
+        try:
+            yield helper
+        finally:
+            with self._call(operation, volume) as api:
+                api.remove_container(helper, force=True)
+
+    def _create_helper(self, volume: str, operation: str) -> str:
+        """The helper container's create; its id."""
         with self._call(operation, volume) as api:
             created = api.create_container(
-                image,
-                # Never run: a command is needed only because an image may have none.
+                HELPER_IMAGE,
+                # Never run: Docker creates no container without a command.
                 command=["/podsync-volume-helper"],
                 labels={LABEL_HELPER: "volume"},
                 network_disabled=True,
@@ -174,9 +207,20 @@ class VolumeCalls(EngineConnection):
                     binds=[f"{volume}:{_HELPER_MOUNT}"], network_mode="none"
                 ),
             )
-        helper: str = created["Id"]
-        try:
-            yield helper
-        finally:
-            with self._call(operation, volume) as api:
-                api.remove_container(helper, force=True)
+        return str(created["Id"])
+
+    def _import_helper_image(self, operation: str, volume: str) -> None:
+        """Import ``HELPER_IMAGE``: an empty tar archive, through the engine (``docker
+        import``), labelled as podsync's helper. Two runtimes importing it at once both
+        succeed (the tag moves to an identical image)."""
+        empty = io.BytesIO()
+        with tarfile.open(fileobj=empty, mode="w"):
+            pass
+        repository, tag = HELPER_IMAGE.rsplit(":", 1)
+        with self._call(operation, volume) as api:
+            api.import_image_from_data(
+                empty.getvalue(),
+                repository=repository,
+                tag=tag,
+                changes=[f"LABEL {LABEL_HELPER}=volume"],
+            )

@@ -138,7 +138,7 @@ class OperatingCalls(FakeEngine):
         since: float | None = None,
         follow: bool = False,
     ) -> Stream[LogLine]:
-        """What ``write_log`` wrote (see ``Runtime.container_logs``); a follower ends
+        """What ``write_log`` wrote (see ``LogRuntime.container_logs``); a follower ends
         when the container stops or the stream is closed.
 
         Raises:
@@ -157,7 +157,7 @@ class OperatingCalls(FakeEngine):
     ) -> Stream[EngineEvent]:
         """The fake's container events in Docker's order (a stop: ``kill`` 15, ``kill`` 9
         if SIGTERM is ignored, ``die``, ``stop``; an OOM exit: ``oom``, ``die``), with the
-        fake clock's times (see ``Runtime.engine_events``)."""
+        fake clock's times (see ``EventRuntime.engine_events``)."""
         self._sleep()
         with self._lock:
             self._record("events", since, until)

@@ -261,7 +261,7 @@ class Journal:
         since: float | None,
         follow: bool,
     ) -> Stream[LogLine]:
-        """A stream of ``container``'s lines (see ``Runtime.container_logs``)."""
+        """A stream of ``container``'s lines (see ``LogRuntime.container_logs``)."""
         lines = [line for line in container.logs if since is None or line.time >= since]
         if tail is not None:
             lines = lines[len(lines) - tail :] if tail else []
@@ -287,7 +287,7 @@ class Journal:
         return Stream(items(), self._closer(closed))
 
     def follow_events(self, *, since: float | None, until: float | None) -> Stream[EngineEvent]:
-        """A stream of the events (see ``Runtime.engine_events``). An ``until`` not
+        """A stream of the events (see ``EventRuntime.engine_events``). An ``until`` not
         later than the clock's time now gives the events so far and ends; a later one
         follows until an event past it (or a ``wake`` once the fake's time passed it)."""
         start = len(self.events) if since is None else 0

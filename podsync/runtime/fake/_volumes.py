@@ -20,12 +20,12 @@ import attrs
 
 from podsync.actions._actions import CreateSpec
 from podsync.exceptions import RuntimeCallError
-from podsync.model._pod import ObservedVolume
+from podsync.model._pod import ObservedImage, ObservedVolume
 from podsync.model._volume_entries import EntryKind, VolumeEntry, entry_path_refusal
 from podsync.runtime.fake._engine import FakeEngine
-from podsync.runtime.fake._rules import volume_name_refusal
+from podsync.runtime.fake._rules import image_id, volume_name_refusal
 from podsync.runtime.fake._state import FakeContainer
-from podsync.spec._volumes import VOLUME_ACCESS_PATH
+from podsync.spec._volumes import VOLUME_ACCESS_PATH, VOLUME_HELPER_IMAGE
 
 __all__ = ["VolumeCalls"]
 
@@ -168,7 +168,7 @@ class VolumeCalls(FakeEngine):
                         self._root_changed(volume)
 
     def write_volume(
-        self, volume: str, entries: Sequence[VolumeEntry], *, image: str, through: str = ""
+        self, volume: str, entries: Sequence[VolumeEntry], *, through: str = ""
     ) -> None:
         """Write ``entries`` into ``volume`` (created unlabelled when missing); with
         ``through``, through that container: into ``volume`` when the container mounts
@@ -176,14 +176,13 @@ class VolumeCalls(FakeEngine):
         the container's own files there - not into any volume.
 
         Raises:
-            RuntimeCallError: the image is missing ("No such image: <image>"), the
-                container ``through`` does not exist ("No such container: <ref>"), or a
-                path is refused; nothing is written then.
+            RuntimeCallError: the container ``through`` does not exist ("No such
+                container: <ref>"), or a path is refused; nothing is written then.
         """
         self._sleep()
         with self._lock:
             if through:
-                self._record("write_volume", volume, tuple(entries), image, through)
+                self._record("write_volume", volume, tuple(entries), through)
                 holder = self._find(through)
                 if holder is None:
                     raise RuntimeCallError("write_volume", volume, f"No such container: {through}")
@@ -192,8 +191,8 @@ class VolumeCalls(FakeEngine):
                     for v in holder.spec.volumes
                 )
             else:
-                self._record("write_volume", volume, tuple(entries), image)
-                self._helper_refusal("write_volume", volume, image)
+                self._record("write_volume", volume, tuple(entries))
+                self._helper_image()
                 mounted = True
             for entry in entries:
                 refusal = entry_path_refusal(entry.path)
@@ -209,17 +208,17 @@ class VolumeCalls(FakeEngine):
             if any("/" not in entry.path for entry in entries):
                 self._root_changed(volume)
 
-    def read_volume_file(self, volume: str, path: str, *, image: str, limit: int) -> bytes | None:
+    def read_volume_file(self, volume: str, path: str, *, limit: int) -> bytes | None:
         """At most ``limit`` bytes of the file ``path`` in ``volume``; ``None`` when it
         is not a regular file there.
 
         Raises:
-            RuntimeCallError: the image is missing, or the path is refused.
+            RuntimeCallError: the path is refused.
         """
         self._sleep()
         with self._lock:
-            self._record("read_volume_file", volume, path, image, limit)
-            self._helper_refusal("read_volume_file", volume, image)
+            self._record("read_volume_file", volume, path, limit)
+            self._helper_image()
             refusal = entry_path_refusal(path)
             if refusal is not None:
                 raise RuntimeCallError(
@@ -258,12 +257,12 @@ class VolumeCalls(FakeEngine):
                 return None
             return (data[-limit:] if limit else b"") if tail else data[:limit]
 
-    def _helper_refusal(self, operation: str, volume: str, image: str) -> None:
-        if self._find_image(image) is None:
-            raise RuntimeCallError(operation, volume, f"No such image: {image}")
-        refusal = volume_name_refusal(volume)
-        if refusal is not None:
-            raise RuntimeCallError(operation, volume, refusal)
+    def _helper_image(self) -> None:
+        # Docker's runtime reaches a volume through a helper container of an empty image
+        # it imports when the engine lacks it: the image is listed from then on.
+        if self._find_image(VOLUME_HELPER_IMAGE) is None:
+            helper = ObservedImage(image_id(VOLUME_HELPER_IMAGE), (VOLUME_HELPER_IMAGE,), user="")
+            self._images[helper.id] = helper
 
     def _file_in(self, volume: str, path: str, limit: int | None) -> bytes | None:
         files = self._volume_files.get(volume, {})

@@ -1,10 +1,10 @@
-"""The plan format's version: format 10 names a create's process as Kubernetes does
-(``command`` and ``args``, format 9's ``entrypoint`` and ``command``); format 9 holds
-what issue 27 added after format 8 (the reasons ``network-lost``,
-``image-pull-back-off``, ``claim-fs-group``, ``OutOfcpu``, ``OutOfmemory``, the engine
-settings of a create, the node's options), so a podsync that reads only format 8
-refuses such a plan by its version instead of misreading it; this podsync still reads
-formats 9, 8, 7, 6 and 5. One row per case."""
+"""The plan format's version: format 10 holds what issue 29 added (a create's process
+named as Kubernetes does: ``command`` and ``args``, format 9's ``entrypoint`` and
+``command``; the runtime's capabilities); format 9 holds what issue 27 added after format
+8 (the reasons ``network-lost``, ``image-pull-back-off``, ``claim-fs-group``,
+``OutOfcpu``, ``OutOfmemory``, the engine settings of a create, the node's options), so a
+podsync that reads only format 8 refuses such a plan by its version instead of
+misreading it; this podsync still reads formats 9, 8, 7, 6 and 5. One row per case."""
 
 from __future__ import annotations
 
@@ -138,6 +138,13 @@ class Case:
     refused: str = ""
 
 
+#: Format 10 (issue 29): a plan made for a runtime with the core alone says so.
+FOR_A_CORE_RUNTIME = Plan(
+    rejected=(Rejection("default/web", UID, Reason.MISSING_CAPABILITY, "it has no exec"),),
+    options=PlanOptions(capabilities=()),
+)
+
+
 CASES = [
     Case("10-network-lost", lambda: NETWORK_LOST, PLAN_FORMAT_VERSION),
     Case("10-command-and-args", _made, "10"),
@@ -156,6 +163,7 @@ CASES = [
     Case("8-network-lost-as-an-unbumped-podsync-wrote-it", lambda: NETWORK_LOST, "8"),
     Case("7", _made, "7", _as_format_8, _with_defaults),
     Case("5", _made, "5", _as_format_8, _with_defaults),
+    Case("10-made-for-a-core-runtime", lambda: FOR_A_CORE_RUNTIME, PLAN_FORMAT_VERSION),
     Case(
         "11-a-newer-podsync",
         _made,

@@ -110,7 +110,7 @@ def test_every_app_container_is_created_ahead_and_started_in_order(tmp_path: Pat
     assert "create" == rt.calls[0].name
     # Both termination-message files at once, through the network container.
     (written,) = [c for c in rt.calls if c.name == "write_volume"]
-    volume, entries, _, through = written.args
+    volume, entries, through = written.args
     net = rt.calls[0].args[0]
     assert (volume, through) == (net.volumes[0].volume, net.name)
     assert ["termination/" + c.args[0].name for c in rt.calls[1:] if c.name == "create"] == [

@@ -32,7 +32,7 @@ from podsync import (
     sync,
 )
 from podsync.actions._options import PlanOptions
-from podsync.applier._apply import write_stop_record
+from podsync.applier._stop_records import write_stop_record
 from podsync.spec._labels import LABEL_CONTAINER, LABEL_RECORD_CONTAINER
 from podsync.spec._records import (
     Record,

@@ -38,7 +38,7 @@ def _engine() -> FakeRuntime:
 
 def _write(runtime: FakeRuntime, content: VolumeContent, fs_group: int | None = None) -> None:
     """What apply does: the payload after the one the record names."""
-    record = runtime.read_volume_file(VOLUME, RECORD_PATH, image=IMAGE, limit=65536)
+    record = runtime.read_volume_file(VOLUME, RECORD_PATH, limit=65536)
     found = parse_record("uid-1", "config", record, VOLUME) if record else None
     previous = found.payload if found else ""
     entries = payload_entries(
@@ -48,7 +48,7 @@ def _write(runtime: FakeRuntime, content: VolumeContent, fs_group: int | None = 
         previous=previous,
         linked=found.names if found else (),
     )
-    runtime.write_volume(VOLUME, entries, image=IMAGE)
+    runtime.write_volume(VOLUME, entries)
 
 
 def _visible(runtime: FakeRuntime) -> dict[str, bytes | None]:
@@ -82,7 +82,7 @@ def test_a_first_write_makes_the_kubelets_layout() -> None:
     assert files[PAYLOADS[1]].kind is EntryKind.FILE
     assert files[PAYLOADS[1]].data == b""
     assert _visible(runtime) == {"app.conf": b"debug=1\n", "nested": b"<directory>"}
-    record = runtime.read_volume_file(VOLUME, RECORD_PATH, image=IMAGE, limit=65536)
+    record = runtime.read_volume_file(VOLUME, RECORD_PATH, limit=65536)
     assert record is not None
     found = parse_record("uid-1", "config", record, VOLUME)
     assert found is not None

@@ -330,3 +330,16 @@ def test_with_events_passes_on_event_itself(tmp_path: Path) -> None:
             podsync.aio.with_events(podsync.sync, web(), fake(), on_event=print)
 
     asyncio.run(main())
+
+
+def test_events_of_a_runtime_without_events_is_refused_at_once() -> None:
+    # A runtime of the core alone has no event stream: the feed is refused when asked
+    # for, naming the capability, rather than failing later in its reading thread.
+    from podsync.runtime import MissingCapability
+    from tests.support.core_runtime import CoreRuntime
+
+    async def main() -> None:
+        with pytest.raises(MissingCapability, match="events"):
+            podsync.aio.events(CoreRuntime(FakeRuntime()))
+
+    asyncio.run(main())

@@ -310,23 +310,37 @@ class _Writer:
     def _secret_expansion(
         self, pod: Pod, c: Container, text: SecretText, before: int, at: str
     ) -> str:
+        """``text`` with each Secret's piece as the ``$(VAR)`` of a variable among the
+        first ``before`` of ``c`` that holds exactly it (the loader expands it back);
+        refused when none does."""
         if not text.known:
             raise _refuse(pod, at, f"the value of {text.shown} is known only by its digest")
-        for e in c.env[:before]:
-            if isinstance(e.value, SecretText) and e.value == text:
-                return f"$({e.name})"
-        raise _refuse(
-            pod,
-            at,
-            f"{text.shown} mixes a Secret's value with other text, and no variable of "
-            f"container {c.name!r} holds it: the model keeps no $(VAR) it was expanded from",
-        )
+        holders = {
+            e.value.parts[0]: e.name
+            for e in reversed(c.env[:before])
+            if isinstance(e.value, SecretText) and len(e.value.parts) == 1
+        }
+        pieces = []
+        for part in text.parts:
+            if isinstance(part, str):
+                pieces.append(_escaped(part))
+            elif part in holders:
+                pieces.append(f"$({holders[part]})")
+            else:
+                raise _refuse(
+                    pod,
+                    at,
+                    f"{text.shown} holds the value of {part}, which no variable before it "
+                    f"in container {c.name!r} holds alone: the model keeps no $(VAR) it "
+                    "was expanded from",
+                )
+        return "".join(pieces)
 
     def _env(self, pod: Pod, c: Container, index: int, e: EnvVar, at: str) -> dict[str, Any]:
         value = e.value
         if isinstance(value, SecretText):
             secrets = value.secrets
-            if len(value.parts) == 1 and len(secrets) == 1 and value.known:
+            if len(value.parts) == 1 and len(secrets) == 1 and e.source == f"Secret {secrets[0].secret}":
                 secret = secrets[0]
                 _check_namespace(pod, secret.namespace, at)
                 ref = {"name": secret.name, "key": secret.key}

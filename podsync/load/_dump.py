@@ -340,7 +340,11 @@ class _Writer:
         value = e.value
         if isinstance(value, SecretText):
             secrets = value.secrets
-            if len(value.parts) == 1 and len(secrets) == 1 and e.source == f"Secret {secrets[0].secret}":
+            if (
+                len(value.parts) == 1
+                and len(secrets) == 1
+                and e.source == f"Secret {secrets[0].secret}"
+            ):
                 secret = secrets[0]
                 _check_namespace(pod, secret.namespace, at)
                 ref = {"name": secret.name, "key": secret.key}

@@ -182,8 +182,11 @@ class Reconciler(Reporter):
             containers at once.
 
     Raises:
-        ValueError: a period or timeout is not positive, ``workers`` is below 1, a
-            source is ``-`` or given twice, an etcd URL is not one.
+        ValueError: neither ``sources`` nor ``pods`` is given, a period or timeout is
+            not positive, ``workers`` is below 1, a source is ``-`` or given twice, an
+            etcd URL is not one.
+        TypeError, ValueError: ``pods`` is a sequence with an element that is not a
+            ``Pod``, a pod of another source than ``api``, or a key given twice.
         EtcdError: an etcd source, without the ``etcd`` extra installed.
     """
 
@@ -216,6 +219,10 @@ class Reconciler(Reporter):
         http: HttpOptions | None = None,
         pods: PodsArgument | None = None,
     ) -> None:
+        if not sources and pods is None:
+            # The loop deletes every pod it does not desire: an empty desired set by
+            # omission would stop them all.
+            raise ValueError("give the loop its desired pods: sources, pods, or both")
         self._sync_period = _positive("sync_period", sync_period)
         self._source_period = _positive("source_period", source_period)
         # By the sources' shown names (shown_url), as the SourceSet knows them.

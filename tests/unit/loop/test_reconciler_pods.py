@@ -7,7 +7,6 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-import attrs
 import pytest
 
 import podsync
@@ -189,7 +188,16 @@ def test_the_pods_source_may_have_a_period_of_its_own(tmp_path: Path) -> None:
     loop.advance(2)
     assert len(calls) == 2
     with pytest.raises(ValueError, match="'<pods>' is not a source"):
-        make_loop(tmp_path, [], source_periods={"<pods>": 2})
+        make_loop(tmp_path, [str(tmp_path)], source_periods={"<pods>": 2})
+
+
+def test_a_loop_without_sources_or_pods_is_refused(tmp_path: Path) -> None:
+    """It would stop every pod: an empty desired set must be asked for (``pods=[]``)."""
+    with pytest.raises(ValueError, match="give the loop its desired pods: sources, pods"):
+        make_loop(tmp_path, [])
+    loop = make_loop(tmp_path, [], pods=[])
+    loop.tick()
+    assert loop.running() == []
 
 
 def test_a_pod_set_changed_while_the_loop_runs_wakes_it_at_once(tmp_path: Path) -> None:
@@ -231,4 +239,5 @@ def test_a_pod_set_is_safe_to_change_from_many_threads() -> None:
     assert len(seen) == 200  # one wake per change; none after the listener stopped
     assert "default/b-49" in desired
     assert desired.get("default/a-0") is None
-    assert attrs.evolve(desired.get("default/c-3")) == pod("c-3")  # type: ignore[misc]
+    assert desired.get("default/c-3") == pod("c-3")
+    assert [p.name for p in desired][:2] == [p.name for p in desired.pods()][:2]

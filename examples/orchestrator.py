@@ -97,6 +97,7 @@ class Orchestrator:
         self.desired = podsync.PodSet()
         self.known_uids: set[str] = set()  # every pod this program ever desired
         self.lock = threading.Lock()
+        self.changed = threading.Event()  # an event came: look at the statuses again
         self.options = podsync.PlanOptions(
             network_image=args.network_image,
             network_mode=args.network_mode,
@@ -122,7 +123,12 @@ class Orchestrator:
         self.desired.add(pod)
 
     def on_event(self, event: podsync.Event) -> None:
+        """The loop's report of each action and failed probe: said, and the statuses
+        looked at again at once (``converge`` waits for this)."""
         print(f"event: {event.kind.value} {event.pod} {event.message}".rstrip(), flush=True)
+        if event.kind is podsync.EventKind.FAILED:
+            print(f"  {event.pod}: an action failed; the loop retries it", flush=True)
+        self.changed.set()
 
     def on_notice(self, notice: podsync.LoopNotice) -> None:
         print(f"notice: {notice.kind.value} {notice.message}", flush=True)
@@ -172,7 +178,10 @@ class Orchestrator:
                 for name in left:
                     print(f"  left: {name}", flush=True)
                 return False
-            time.sleep(0.5)
+            # Woken by the next event, or after a second (a container that stays up
+            # makes no event).
+            self.changed.wait(1.0)
+            self.changed.clear()
 
     def run(self) -> int:
         a = self.args

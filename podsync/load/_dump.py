@@ -46,6 +46,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
+import math
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -80,7 +82,9 @@ __all__ = ["dump_pods"]
 # variable name may be used as, as it is.
 _CONFIG_MAP_KEY = re.compile(r"[-._a-zA-Z0-9]+")
 _MISSING = "missing"  # a source that was optional and not there (``_projection``)
-_DEFAULT_MODE = 0o644
+# The groupings of a volume's files by source tried at most (each file that more than
+# one source could have given doubles them).
+_MAX_GROUPINGS = 4096
 
 
 def dump_pods(pods: Iterable[Pod]) -> str:
@@ -418,31 +422,38 @@ class _Writer:
         return source
 
     def _groups(self, pod: Pod, content: VolumeContent, at: str) -> dict[str, list[VolumeFile]]:
-        """The files of each source of ``content``, as the digests of ``sources`` say
-        (``_projection._by_source``); refused when they do not."""
+        """The files of each source of ``content``: the grouping whose every group has
+        the digest ``sources`` records for it (``_projection._by_source``). A Secret's
+        file names its Secret; another file may be a ConfigMap's, or a downward API
+        field's whose value it holds. Refused when no grouping (or more than
+        ``_MAX_GROUPINGS`` to try) fits."""
         from podsync.load.convert._projection import _digest
 
-        groups: dict[str, list[VolumeFile]] = {what: [] for what in content.sources}
         config_maps = [w for w in content.sources if w.startswith("ConfigMap ")]
+        choices: list[list[str]] = []
         for f in content.files:
             if f.secret is not None:
-                what = f"Secret {f.secret.namespace}/{f.secret.name}"
-            elif (field := _downward_field(pod, f.data)) is not None:
-                what = _downward_source(pod, field)
-            elif len(config_maps) == 1:
-                what = config_maps[0]
+                found = [f"Secret {f.secret.namespace}/{f.secret.name}"]
             else:
-                raise _refuse(
-                    pod, at, f"the file {f.path!r} cannot be told to come from one source"
-                )
-            if what not in groups:
+                fields = _downward_fields(pod, f.data)
+                found = [*config_maps, *dict.fromkeys(_downward_source(pod, x) for x in fields)]
+            found = [w for w in found if w in content.sources]
+            if not found:
                 raise _refuse(pod, at, f"the file {f.path!r} holds a value of no source")
-            groups[what].append(f)
-        for what, files in groups.items():
-            digest = content.sources[what]
-            if digest != _MISSING and _digest(sorted(files, key=lambda f: f.path)) != digest:
-                raise _refuse(pod, at, f"the files of {what} cannot be told apart from the others")
-        return groups
+            choices.append(found)
+        if math.prod(len(c) for c in choices) > _MAX_GROUPINGS:
+            raise _refuse(pod, at, "its files can come from too many sources to tell")
+        for grouping in itertools.product(*choices):
+            groups: dict[str, list[VolumeFile]] = {what: [] for what in content.sources}
+            for f, what in zip(content.files, grouping, strict=True):
+                groups[what].append(f)
+            if all(
+                content.sources[w] == _MISSING
+                or _digest(sorted(fs, key=_path)) == content.sources[w]
+                for w, fs in groups.items()
+            ):
+                return groups
+        raise _refuse(pod, at, "its files cannot be told apart by the sources they come from")
 
     def _source(self, pod: Pod, what: str, files: Sequence[VolumeFile], at: str) -> dict[str, Any]:
         """One source of a volume's content: its items, each with its mode."""
@@ -460,10 +471,13 @@ class _Writer:
                 {"key": values.key_for(f.path, f.data), "path": f.path, **_mode(f)} for f in files
             ]
             return {"configMap": {"name": values.name, "items": items}}
-        fields = [_downward_field(pod, f.data) for f in files]
         items = [
             {"path": f.path, "fieldRef": {"fieldPath": field}, **_mode(f)}
-            for f, field in zip(files, fields, strict=True)
+            for f in files
+            # Any field of this source that gives the file reads back the same file.
+            for field in [
+                x for x in _downward_fields(pod, f.data) if _downward_source(pod, x) == what
+            ][:1]
         ]
         return {"downwardAPI": {"items": items}}
 
@@ -472,25 +486,25 @@ def _mode(f: VolumeFile) -> dict[str, int]:
     return {"mode": f.mode}
 
 
-def _downward_field(pod: Pod, data: bytes) -> str | None:
-    """The ``fieldRef`` of a downwardAPI file holding ``data`` (the first that does)."""
+def _downward_fields(pod: Pod, data: bytes) -> list[str]:
+    """The ``fieldRef`` s of a downwardAPI file that give ``data``: the pod's name,
+    namespace and uid, its labels and annotations, whole or one key."""
     from podsync.load.convert._projection import _format_map
 
-    text = data.decode("utf-8", "replace")
-    for field, value in (
+    candidates = [
         ("metadata.name", pod.name),
         ("metadata.namespace", pod.namespace),
         ("metadata.uid", pod.uid),
-    ):
-        if text == value:
-            return field
+    ]
     for base, values in (("labels", pod.labels), ("annotations", pod.annotations)):
-        if values and text == _format_map(values):
-            return f"metadata.{base}"
-        for key, value in values.items():
-            if text == value:
-                return f"metadata.{base}['{key}']"
-    return None
+        if values:
+            candidates.append((f"metadata.{base}", _format_map(values)))
+        candidates.extend((f"metadata.{base}['{k}']", v) for k, v in values.items())
+    return [field for field, value in candidates if value.encode("utf-8") == data]
+
+
+def _path(f: VolumeFile) -> str:
+    return f.path
 
 
 def _downward_source(pod: Pod, field: str) -> str:

@@ -104,6 +104,7 @@ kind: ConfigMap
 metadata: {name: settings}
 data:
   mode: fast
+  who: web
   app.conf: "listen 80\\n"
   nested: deep
 binaryData:
@@ -243,6 +244,7 @@ REFERENCES = [
       - {path: name, fieldRef: {fieldPath: metadata.name}}
       - {path: labels, fieldRef: {fieldPath: metadata.labels}}
       - {path: tier, fieldRef: {fieldPath: "metadata.labels['tier']"}}
+      - {path: app, fieldRef: {fieldPath: "metadata.labels['app']"}}
       - {path: team, fieldRef: {fieldPath: "metadata.annotations['team']"}, mode: 0600}
 """,
     ),
@@ -375,7 +377,7 @@ REFUSED = [
     (
         "files-not-of-their-source",
         _config_map_file(VolumeFile("a", b"1"), "0" * 64),
-        "the files of ConfigMap default/c cannot be told apart",
+        "$.spec.volumes[0]: its files cannot be told apart by the sources they come from",
     ),
 ]
 

@@ -69,6 +69,17 @@ class OwnPods:
         return getattr(self.inner, name)
 
 
+_OUTPUT = threading.Lock()
+
+
+def say(line: str) -> None:
+    """Print ``line`` whole: the loop's threads report events while the main thread
+    reports statuses."""
+    with _OUTPUT:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+
 def sleeper(image: str, message: str) -> podsync.Container:
     """A container that says ``message`` and waits, and ends at once on SIGTERM."""
     script = f"echo {message}; trap 'exit 0' TERM; while :; do sleep 1 & wait $!; done"
@@ -125,13 +136,13 @@ class Orchestrator:
     def on_event(self, event: podsync.Event) -> None:
         """The loop's report of each action and failed probe: said, and the statuses
         looked at again at once (``converge`` waits for this)."""
-        print(f"event: {event.kind.value} {event.pod} {event.message}".rstrip(), flush=True)
+        say(f"event: {event.kind.value} {event.pod} {event.message}".rstrip())
         if event.kind is podsync.EventKind.FAILED:
-            print(f"  {event.pod}: an action failed; the loop retries it", flush=True)
+            say(f"  {event.pod}: an action failed; the loop retries it")
         self.changed.set()
 
     def on_notice(self, notice: podsync.LoopNotice) -> None:
-        print(f"notice: {notice.kind.value} {notice.message}", flush=True)
+        say(f"notice: {notice.kind.value} {notice.message}")
 
     def statuses(self) -> tuple[list[podsync.PodStatus], list[str]]:
         """The desired pods' statuses, and the containers of pods no longer desired."""
@@ -149,10 +160,17 @@ class Orchestrator:
             podsync.pod_status(p, containers, plan=result.plan, options=self.options) for p in pods
         ]
         names = {p.key for p in pods}
+        uids = {p.uid for p in pods}
         left = sorted(
             c.name
             for c in containers
             if (owner := podsync.ownership(c)) is not None and owner.pod_key not in names
+        )
+        # The state volumes of the pods removed go with them.
+        left.extend(
+            f"volume {v.name}"
+            for v in self.runtime.list_volumes()
+            if (vowner := podsync.volume_ownership(v)) is not None and vowner.pod_uid not in uids
         )
         return statuses, left
 
@@ -167,16 +185,16 @@ class Orchestrator:
                 for s in statuses
             )
             if ready and not left:
-                print(f"step {step}: converged", flush=True)
+                say(f"step {step}: converged")
                 for s in statuses:
-                    print(f"  status: {s.pod} {s.phase.value} {s.message}", flush=True)
+                    say(f"  status: {s.pod} {s.phase.value} {s.message}")
                 return True
             if time.monotonic() > deadline:
-                print(f"step {step}: did not converge in {self.args.timeout:g}s", flush=True)
+                say(f"step {step}: did not converge in {self.args.timeout:g}s")
                 for s in statuses:
-                    print(f"  status: {s.pod} {s.phase.value} {s.message}", flush=True)
+                    say(f"  status: {s.pod} {s.phase.value} {s.message}")
                 for name in left:
-                    print(f"  left: {name}", flush=True)
+                    say(f"  left: {name}")
                 return False
             # Woken by the next event, or after a second (a container that stays up
             # makes no event).

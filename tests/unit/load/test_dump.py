@@ -123,6 +123,59 @@ stringData:
 
 REFERENCES = [
     (
+        "every-field-of-a-container",
+        """\
+  initContainers:
+  - name: side
+    image: busybox:1
+    restartPolicy: Always
+    startupProbe: {tcpSocket: {port: 80, host: 127.0.0.1}, periodSeconds: 2}
+  containers:
+  - name: app
+    image: busybox:1
+    command: [/bin/app]
+    args: [--serve]
+    workingDir: /srv
+    ports: [{name: http, containerPort: 80, hostPort: 8080, hostIP: 127.0.0.1, protocol: UDP}]
+    resources: {requests: {cpu: 250m, memory: 64Mi}, limits: {cpu: "1", memory: 128Mi}}
+    livenessProbe:
+      httpGet: {port: http, path: /healthz, scheme: HTTPS, httpHeaders: [{name: X, value: y}]}
+      initialDelaySeconds: 3
+      periodSeconds: 4
+      timeoutSeconds: 5
+      successThreshold: 1
+      failureThreshold: 6
+      terminationGracePeriodSeconds: 7
+    readinessProbe: {exec: {command: [cat, /ready]}, successThreshold: 2}
+    lifecycle: {postStart: {exec: {command: [touch, /x]}}, preStop: {httpGet: {port: 80}}}
+    terminationMessagePath: /tmp/msg
+    terminationMessagePolicy: FallbackToLogsOnError
+    imagePullPolicy: IfNotPresent
+    stdin: true
+    stdinOnce: true
+    tty: true
+    securityContext:
+      runAsUser: 1000
+      runAsGroup: 1000
+      runAsNonRoot: true
+      capabilities: {add: [NET_ADMIN], drop: [ALL]}
+      allowPrivilegeEscalation: false
+      readOnlyRootFilesystem: true
+      seccompProfile: {type: RuntimeDefault}
+  securityContext:
+    fsGroup: 2000
+    supplementalGroups: [3000]
+    sysctls: [{name: kernel.shm_rmid_forced, value: "1"}]
+  restartPolicy: OnFailure
+  dnsPolicy: Default
+  terminationGracePeriodSeconds: 9
+  hostname: h
+  subdomain: s
+  hostAliases: [{ip: 10.0.0.1, hostnames: [a, b]}]
+  schedulingGates: [{name: wait}]
+""",
+    ),
+    (
         "configMapKeyRef",
         """\
   containers:
@@ -276,7 +329,7 @@ REFERENCES = [
     - name: TIER
       valueFrom: {fieldRef: {fieldPath: "metadata.labels['tier']"}}
     - name: WHERE
-      value: "tier=$(TIER) $$(NOT)"
+      value: "tier=$(TIER) $$(NOT) $$(TIER) $$$$"
     - name: NAME
       valueFrom: {fieldRef: {fieldPath: metadata.name}}
 """,

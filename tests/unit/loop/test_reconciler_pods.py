@@ -204,11 +204,13 @@ def test_a_pod_set_changed_while_the_loop_runs_wakes_it_at_once(tmp_path: Path) 
     desired = PodSet()
     # Periods far longer than the test: only the set's change can wake the loop.
     loop = make_loop(tmp_path, [], pods=desired, sync_period=3600, source_period=3600)
-    created = threading.Event()
+    created, stopped = threading.Event(), threading.Event()
 
     def on_event(event: podsync.Event) -> None:
         if event.kind is podsync.EventKind.STARTED:
             created.set()
+        if event.kind is podsync.EventKind.STOPPING:
+            stopped.set()
 
     loop.reconciler._on_event = on_event
     with loop.reconciler:
@@ -216,7 +218,11 @@ def test_a_pod_set_changed_while_the_loop_runs_wakes_it_at_once(tmp_path: Path) 
         desired.set([pod("web")])
         assert created.wait(WAIT)
         assert loop.reconciler.wait_idle(WAIT)
-    assert loop.running() == [("web", "app"), ("web", "net")]
+        assert loop.running() == [("web", "app"), ("web", "net")]
+        desired.remove("default/web")  # a removal wakes the loop too
+        assert stopped.wait(WAIT)
+        assert loop.reconciler.wait_idle(WAIT)
+    assert loop.running() == []
 
 
 def test_a_pod_set_is_safe_to_change_from_many_threads() -> None:

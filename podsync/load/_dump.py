@@ -31,12 +31,22 @@ a reference the loader resolves to the same value again:
   references to it. A ConfigMap's values are configuration, not secrets.
 * A ``downwardAPI`` volume's files are written as the ``fieldRef`` whose value each
   file holds (``metadata.name``, ``.namespace``, ``.uid``, the labels and annotations).
+* A pod of the 2014 ``cpu``/``memory`` values is written as the v1beta1 manifest it
+  came from (``_dump_fields._manifest``): a v1 Pod cannot hold them.
+
+A file reads back the model in the loader's form: where two values of the model are
+one in a file - ``resources`` or a ``securityContext`` that sets nothing, and none;
+the host ports of a pod on the host's network, and its container ports - the read-back
+pod holds the loader's. A volume's files are told apart by source (a ConfigMap's, a
+Secret's, a downward API field's) by the digest each source has in
+``VolumeContent.sources``: the grouping whose every digest fits is written.
 
 What the model holds but no pod file can give is refused with ``ValueError`` naming the
 pod and the field (the file would read back as another pod): a container that cannot
 be created for a missing object (``config_error``), the 2014 ``cpu``/``memory`` values
-of a v1beta1 manifest (write ``resources``), a file or value known only by its digest
-(a plan read back from JSON), a ``downwardAPI`` file of a container's resources.
+beside fields a manifest cannot hold (write ``resources``), a file or value known only
+by its digest (a plan read back from JSON), a ``downwardAPI`` file of a container's
+resources, files whose sources no grouping fits.
 
 Layering: load (impure folder); this module reads the model and the loader's value of a
 pod's labels (``_format_map``); no I/O. PyYAML is imported on first use.
@@ -91,8 +101,8 @@ def dump_pods(pods: Iterable[Pod]) -> str:
     """Kubernetes YAML for ``pods``: a stream of ``kind: Pod`` documents (and the
     ``kind: ConfigMap`` documents whose values they hold), which ``parse_pods(text,
     source=...)`` reads back as pods equal to these (with the same ``source``; a pod
-    built in Python is of source ``api``, ``parse_pods``' default). The loader's
-    warnings are not repeated, and defaults are left out.
+    built in Python is of source ``api``, ``parse_pods``' default), in the loader's
+    form (see the module's docstring). Defaults are left out; no pods give ``""``.
 
     Secret values are never written: a pod keeps the reference of each (the Secret's
     name and key), and is written with it; the file then reads back the same pod where

@@ -184,6 +184,8 @@ if _TYPE_CHECKING:
     )
     from podsync.loop._sync import SyncResult, observe, sync
     from podsync.loop._reconciler import Reconciler
+    from podsync.load._pod_set import PodSet
+    from podsync.load._dump import dump_pods
     from podsync.loop._reporting import LoopNotice, NoticeKind
     from podsync.load._etcd import EtcdOptions
     from podsync.load._sources import HttpOptions, shown_url
@@ -220,6 +222,8 @@ _ON_FIRST_USE: dict[str, tuple[str, ...]] = {
     ),
     "podsync.loop._sync": ("SyncResult", "observe", "sync"),
     "podsync.loop._reconciler": ("Reconciler",),
+    "podsync.load._pod_set": ("PodSet",),
+    "podsync.load._dump": ("dump_pods",),
     "podsync.loop._reporting": ("LoopNotice", "NoticeKind"),
     "podsync.load._etcd": ("EtcdOptions",),
     "podsync.load._sources": ("HttpOptions", "shown_url"),
@@ -295,6 +299,7 @@ __all__ = [
     "PodPlan",
     "PodSecurityContext",
     "PodSecurityLevel",
+    "PodSet",
     "PodStatus",
     "PodsyncError",
     "Port",
@@ -342,6 +347,7 @@ __all__ = [
     "cpu_quota",
     "cpu_shares",
     "derive_pod_uid",
+    "dump_pods",
     "exposed_ports",
     "filter_host_port_conflicts",
     "host_secret_key",

@@ -37,6 +37,11 @@ way by ``poll``; in the loop's ``run()`` it is followed instead (``follows``,
 ``follow``): a watch hands each change to the loop as it happens.
 
 Standard input (``-``) is read once and cannot be polled: it is refused.
+
+Pods given in memory (``Reconciler(pods=)``: a sequence, a callable, a ``PodSet``) are
+one more source, ``<pods>``, of kind ``api`` (``_pod_set.MemoryReader``): its stream
+holds pods rather than YAML documents, and merges, keeps its last good state and takes
+part in the duplicate rule as a file does; a ``PodSet`` is followed as etcd is.
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ import attrs
 
 from podsync.exceptions import Problem
 from podsync.host._node import NodeInfo
+from podsync.load._pod_set import POD_SOURCE_NAME, MemoryReader, PodsArgument
 from podsync.load._source_reads import FileReader, SourceRead, source_kind
 from podsync.load._sources import DEFAULT_MAX_BYTES, HttpOptions, shown_url
 from podsync.load._streams import SecretKey, _Found, _objects_of, _once, _parse_documents, _Stream
@@ -124,6 +130,7 @@ class SourceSet:
         secret_key: SecretKey = None,
         etcd: EtcdOptions | None = None,
         http: HttpOptions | None = None,
+        pods: PodsArgument | None = None,
     ) -> None:
         if isinstance(sources, str):
             raise TypeError("sources must be a sequence of sources, not a single str")
@@ -137,9 +144,15 @@ class SourceSet:
         if len(set(names)) != len(names):
             raise ValueError("a source is given twice (URLs are compared without credentials)")
         the_node = node if node is not None else NodeInfo.this_host()
+        if pods is not None:
+            if POD_SOURCE_NAME in names:
+                raise ValueError(f"{POD_SOURCE_NAME!r} names the pods given in memory")
+            names += (POD_SOURCE_NAME,)
         self.names = names
-        self._readers: dict[str, FileReader | EtcdSource] = {}
-        for s, name in zip(given, names, strict=True):
+        self._readers: dict[str, FileReader | EtcdSource | MemoryReader] = {}
+        if pods is not None:
+            self._readers[POD_SOURCE_NAME] = MemoryReader(pods)
+        for s, name in zip(given, names[: len(given)], strict=True):
             if source_kind(s) == "etcd":
                 from podsync.load._etcd_watch import EtcdSource
 
@@ -158,8 +171,22 @@ class SourceSet:
         return self._readers[source].poll()
 
     def follows(self, source: str) -> bool:
-        """Whether ``source`` is followed (``follow``) rather than polled: etcd."""
-        return self._readers[source].kind == "etcd"
+        """Whether ``source`` is followed (``follow``) rather than polled: etcd, and
+        a ``PodSet``."""
+        reader = self._readers[source]
+        return reader.follows if isinstance(reader, MemoryReader) else reader.kind == "etcd"
+
+    def read_at_every_tick(self, source: str) -> bool:
+        """Whether ``source`` costs nothing to read - pods given in memory as a
+        sequence or a ``PodSet``, not a function - so that ``tick()`` reads it at every
+        call."""
+        reader = self._readers[source]
+        return isinstance(reader, MemoryReader) and not reader.calls
+
+    @property
+    def kinds(self) -> frozenset[str]:
+        """The pod sources (``file``, ``http``, ``etcd``, ``api``) of the sources."""
+        return frozenset(reader.kind for reader in self._readers.values())
 
     def follow(
         self,
@@ -187,8 +214,8 @@ class SourceSet:
         return frozenset(s for s, state in self._states.items() if not state.ready)
 
     def kinds_not_ready(self) -> frozenset[str]:
-        """The pod sources (``file``, ``http``, ``etcd``) with a source not ready: pods of
-        these may be that source's, and are not deleted."""
+        """The pod sources (``file``, ``http``, ``etcd``, ``api``) with a source not
+        ready: pods of these may be that source's, and are not deleted."""
         return frozenset(self._readers[s].kind for s in self.not_ready)
 
     def update(self, reads: Mapping[str, SourceRead]) -> MergeResult:
@@ -312,6 +339,8 @@ class SourceSet:
                 and unit[1] not in state.broken
             ):
                 found[unit] = known  # nothing it reads changed
+            elif stream.early is not None:
+                found[unit] = tuple(stream.early[0])  # pods given in memory
             elif stream.context is None:
                 found[unit] = ()
             else:

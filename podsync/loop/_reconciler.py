@@ -73,6 +73,7 @@ from podsync.applier._results import Event, EventKind
 from podsync.exceptions import RuntimeCallError
 from podsync.host._clock import Clock, clocks
 from podsync.host._node import NodeInfo
+from podsync.load._pod_set import POD_SOURCE_NAME, PodsArgument
 from podsync.load._source_reads import SourceRead
 from podsync.load._source_set import SourceSet
 from podsync.load._sources import DEFAULT_MAX_BYTES, HttpOptions, shown_url
@@ -137,11 +138,26 @@ def _positive(name: str, value: float) -> float:
 class Reconciler(Reporter):
     """Keep an engine running what the sources say, continuously.
 
+    Pod objects are a first-class input, beside files or in their place::
+
+        desired = podsync.PodSet([podsync.Pod("web", (podsync.Container("app", "nginx"),))])
+        with podsync.Reconciler(pods=desired, runtime=runtime):
+            desired.remove("default/web")  # the loop wakes and stops it
+
     Args:
         sources: files, directories, http(s) URLs and etcd URLs, as for
             ``load_pods`` (not ``-``: standard input cannot be polled). An etcd source
             is watched in ``run()`` (its changes wake the loop at once) and read every
             source period in ``tick()``.
+        pods: desired pods held in memory, of source ``api`` (``Pod.source``): a
+            sequence of ``Pod``; a function that returns them, called each time the
+            loop reads its sources (every source period; when it raises, the loop
+            keeps the pods it gave last and reports a ``source-error`` notice, never
+            "no pods"); or a ``PodSet``, which the program changes while the loop
+            runs: each change wakes ``run()`` at once (``tick()`` reads it at every
+            call). The loop names this source ``<pods>``; it is ready once read
+            (pods of source ``api`` are deleted once it was read well). Mixed with
+            ``sources``, a pod defined in both is refused where it changed.
         runtime: the engine; a ``podsync.docker.DockerRuntime()`` when ``None``,
             closed when the loop ends.
         options: planning options. Deletions are further limited to the pods of the
@@ -173,14 +189,17 @@ class Reconciler(Reporter):
             containers at once.
 
     Raises:
-        ValueError: a period or timeout is not positive, ``workers`` is below 1, a
-            source is ``-`` or given twice, an etcd URL is not one.
+        ValueError: neither ``sources`` nor ``pods`` is given, a period or timeout is
+            not positive, ``workers`` is below 1, a source is ``-`` or given twice, an
+            etcd URL is not one.
+        TypeError, ValueError: ``pods`` is a sequence with an element that is not a
+            ``Pod``, a pod of another source than ``api``, or a key given twice.
         EtcdError: an etcd source, without the ``etcd`` extra installed.
     """
 
     def __init__(
         self,
-        sources: Sequence[str],
+        sources: Sequence[str] = (),
         runtime: Runtime | None = None,
         options: PlanOptions | None = None,
         *,
@@ -205,13 +224,18 @@ class Reconciler(Reporter):
         secret_key: SecretKey = None,
         etcd: EtcdOptions | None = None,
         http: HttpOptions | None = None,
+        pods: PodsArgument | None = None,
     ) -> None:
+        if not sources and pods is None:
+            # The loop deletes every pod it does not desire: an empty desired set by
+            # omission would stop them all.
+            raise ValueError("give the loop its desired pods: sources, pods, or both")
         self._sync_period = _positive("sync_period", sync_period)
         self._source_period = _positive("source_period", source_period)
         # By the sources' shown names (shown_url), as the SourceSet knows them.
         periods = {shown_url(k): v for k, v in (source_periods or {}).items()}
         for name, period in periods.items():
-            if name not in map(shown_url, sources):
+            if name not in map(shown_url, sources) and (pods is None or name != POD_SOURCE_NAME):
                 raise ValueError(f"source_periods: {name!r} is not a source")
             _positive(f"the period of {name}", period)
         self._gc_period = _positive("gc_period", gc_period)
@@ -229,6 +253,7 @@ class Reconciler(Reporter):
             secret_key=secret_key,
             etcd=etcd,
             http=http,
+            pods=pods,
         )
         self._periods = {s: float(periods.get(s, self._source_period)) for s in self._sources.names}
         self._owns_runtime = runtime is None
@@ -287,7 +312,7 @@ class Reconciler(Reporter):
 
     @property
     def desired(self) -> tuple[Pod, ...]:
-        """The desired pods as last merged from the sources."""
+        """The desired pods as last merged from the sources (``pods=`` included)."""
         return self._sources.desired
 
     def request_sync(self) -> None:
@@ -397,7 +422,7 @@ class Reconciler(Reporter):
         else:
             reads = {}
             for name in self._sources.names:
-                if now >= self._next_poll[name]:
+                if now >= self._next_poll[name] or self._sources.read_at_every_tick(name):
                     reads[name] = self._sources.poll(name)
                     self._next_poll[name] = now + self._periods[name]
         if not reads:
@@ -485,7 +510,10 @@ class Reconciler(Reporter):
         if ready is not None:
             ready = ready - not_ready
         elif not_ready:
-            ready = frozenset({"file", "http", "etcd"}) - not_ready
+            # Pods of source ``api`` wait too while none is given in memory (a program's
+            # own, which this loop does not know); with ``pods=`` they are this loop's.
+            kinds = {"file", "http", "etcd"} | (self._sources.kinds & {"api"})
+            ready = frozenset(kinds) - not_ready
         return attrs.evolve(
             self._options, ready_sources=ready, gc=self._options.gc if gc else _NO_GC
         )

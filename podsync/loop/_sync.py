@@ -304,7 +304,10 @@ def sync(
     pull_failures: MutableMapping[tuple[str, str], PullFailure] | None = None,
 ) -> SyncResult:
     """Make the engine run ``desired``: observe, probe, plan, apply (seed SyncPods +
-    syncPod, in one pass).
+    syncPod, in one pass). The desired pods are ``Pod`` objects, built in Python or
+    read from files alike::
+
+        sync([Pod("web", (Container("app", "nginx:1.27"),))], DockerRuntime())
 
     Args:
         desired: the pods that should run, in priority order.

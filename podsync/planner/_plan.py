@@ -179,7 +179,11 @@ def plan(
 ) -> Plan:
     """Compute what to do to make the observed state match the desired pods.
 
-    Pure: reads nothing but its arguments; equal arguments give an equal plan.
+    Pure: reads nothing but its arguments; equal arguments give an equal plan. The
+    desired pods are ``Pod`` objects, built in Python or read from files alike::
+
+        web = Pod("web", (Container("app", "nginx:1.27"),))
+        plan([web], observed=[], now=0.0).describe()  # pull the images, create net and app
 
     What was seen and what was decided. The second argument is what was *seen*: an
     ``Observation`` (``podsync.observe``'s, taken whole: ``plan(pods, obs, now=...)``),

@@ -95,7 +95,12 @@ __all__ = [
 #:    none of these and is still read: its creates get the engine's swap, OOM score and
 #:    IPC defaults, and its network container's stop is not recorded, as the podsync
 #:    that made it planned.
-PLAN_FORMAT_VERSION = "9"
+#: 10: issue 29, which a podsync that reads 9 does not know:
+#:
+#:    - scopes: options with ``scope``, the rejection reason ``scope-conflict``. A
+#:      format-9 plan holds neither and is still read (its options have no scope: it
+#:      was made as the node scope, which is how it removes what it removes).
+PLAN_FORMAT_VERSION = "10"
 
 
 class Reason(enum.StrEnum):
@@ -161,6 +166,9 @@ class Reason(enum.StrEnum):
     # (predicate.go, "OutOf" + the resource's name), as its status shows them
     OUT_OF_CPU = "OutOfcpu"
     OUT_OF_MEMORY = "OutOfmemory"
+    # the pod's containers carry another scope's label (PlanOptions.scope): not taken
+    # over by an unscoped or a named plan (podsync.planner._scope)
+    SCOPE_CONFLICT = "scope-conflict"
     # waits (pod-wide)
     SCHEDULING_GATED = "scheduling-gated"  # the pod has schedulingGates: not ready to run
     # init containers (kubelet-modern.md §3)

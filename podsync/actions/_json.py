@@ -204,8 +204,9 @@ _OLDER_FORMATS = {
 # without those 7 added (a format-6 plan's creates bind emptyDir host directories, as
 # the podsync that made it did), 7 is 8 without the fields 8 added (its kills without
 # ``concurrent`` and ``after`` run one after the other, as the podsync that made it ran them),
-# 8 is 9 without the reasons and fields 9 added (see ``PLAN_FORMAT_VERSION``).
-_READABLE_FORMATS = frozenset({PLAN_FORMAT_VERSION, "8", "7", "6", "5"})
+# 8 is 9 without the reasons and fields 9 added, 9 is 10 without those 10 added (see
+# ``PLAN_FORMAT_VERSION``).
+_READABLE_FORMATS = frozenset({PLAN_FORMAT_VERSION, "9", "8", "7", "6", "5"})
 
 
 def plan_to_json(plan: Plan) -> str:

@@ -71,7 +71,10 @@ tested and applied later.
       duplicate sweep). When no app container runs or will run, ``net`` is stopped too.
 4. *Pods no longer desired*: their running containers are stopped, their exited ones
    removed, and their pod directory torn down - only when deletions are allowed (the
-   seed's ``sourcesReady``). A whole pod's stop - here, on a rebuild (3a), and once a pod
+   seed's ``sourcesReady``), and only the pods of the plan's scope (``_scope``: every
+   pod for the node scope, as the kubelet; the pods labelled with a named scope's name;
+   none but a desired pod's stale instances without a scope). A desired pod of another
+   scope is rejected (``scope-conflict``) unless the scope is the node's. A whole pod's stop - here, on a rebuild (3a), and once a pod
    has completed (3d) - is the kubelet's KillPod: its kills run at once, sidecars in
    their turn, the network container last (``_termination``).
    The records podsync keeps of a container (``_records``) whose container is gone -
@@ -131,6 +134,7 @@ from podsync.planner._context import PlanContext
 from podsync.planner._empty_dirs import empty_dir_of, empty_dir_setup, not_the_pods
 from podsync.planner._gc import apply_global_cap, plan_orphan
 from podsync.planner._pod import PodPlanner
+from podsync.planner._scope import ScopeRule, in_input_order, scope_conflicts
 from podsync.planner._terminal import finished
 from podsync.planner._volumes import record_upkeep, volume_writes
 from podsync.spec._content_records import PodVolume, RecordChoice, record_choices
@@ -312,13 +316,18 @@ def _plan(
 
     # The plans of the finished pods, made to find them finished (``_terminal``).
     finished_plans: dict[str, list[PodAction]] = {}
+    # Another scope's pods are not this plan's to run (``_scope``).
+    candidates, theirs = scope_conflicts(options.scope, desired, by_identity)
     accepted, rejected = admit(
-        desired,
+        candidates,
         options,
         by_identity,
         capacity=capacity,
         finished=lambda pod: finished(pod, by_identity, not_adopted, ctx, finished_plans),
     )
+    if theirs:
+        rejected = in_input_order(desired, [*theirs, *rejected])
+    scope = ScopeRule(options.scope, by_identity, volumes, {p.uid for p in accepted})
     # The records of what podsync wrote: read from the engine volumes, and (for
     # containers of earlier podsync versions) under the root directory.
     written: dict[str, dict[str, WrittenVolume]] | None = None
@@ -385,12 +394,13 @@ def _plan(
         if actions:
             # A pod with nothing to do holds nothing past its planning (the steady
             # state: 10,000 pods, no groups).
-            groups[identity] = (pod.key, actions)
+            groups[identity] = (pod.key, scope.labelled(actions))
 
-    # Pods that are not desired, only when deletions are allowed. Rejected pods are left
-    # alone: they were not admitted, but nobody asked for them to go away either. An
-    # identity with a desired uid but another full name is a stale instance of that pod
-    # and goes (the seed skipped such containers in SyncPods and left them running).
+    # Pods that are not desired, only when deletions are allowed, and only those of the
+    # plan's scope (``_scope``). Rejected pods are left alone: they were not admitted,
+    # but nobody asked for them to go away either. An identity with a desired uid but
+    # another full name is a stale instance of that pod and goes, in every scope (the
+    # seed skipped such containers in SyncPods and left them running).
     rejected_uids = {r.uid for r in rejected}
     if options.allow_deletions:
         by_uid: dict[str, Identity] = {}
@@ -398,6 +408,8 @@ def _plan(
             if identity in owner or identity[0] in rejected_uids:
                 continue
             instances = by_identity[identity]
+            if not scope.owns_pod(identity, instances):
+                continue
             ready = options.ready_sources
             if ready is not None and instances[0].pod_source not in ready:
                 continue
@@ -415,6 +427,10 @@ def _plan(
                 # Without containers the directory's source is unknown: keep it until
                 # every source is ready.
                 continue
+            if uid not in by_uid and not scope.owns_uid(uid):
+                # A pod directory names no scope: without containers it is the
+                # plan's when a volume of its pod carries the plan's scope.
+                continue
             path = posixpath.join(options.root_dir, uid)
             teardown = RemovePodDir(
                 pod_uid=uid,
@@ -425,13 +441,19 @@ def _plan(
             identity = by_uid.get(uid, (uid, ""))
             groups.setdefault(identity, ("", []))[1].append(teardown)
 
-    apply_global_cap(groups, owner, by_identity, options.gc.max_total, now)
+    # Of the plan's scope only (``ScopeRule.counted``).
+    apply_global_cap(groups, owner, scope.counted(by_identity, owner), options.gc.max_total, now)
     if options.allow_deletions and volumes:
         _remove_pod_volumes(
-            groups, volumes, by_identity, {p.uid for p in accepted} | rejected_uids, options
+            groups,
+            volumes,
+            by_identity,
+            {p.uid for p in accepted} | rejected_uids,
+            options,
+            scope,
         )
     if volumes:
-        _remove_gone_records(groups, volumes, observed, by_identity, accepted, rejected_uids)
+        _remove_gone_records(groups, volumes, observed, by_identity, accepted, rejected_uids, scope)
     pod_plans = [
         PodPlan(key, identity[0], identity[1], tuple(actions))
         for identity, (key, actions) in groups.items()
@@ -600,6 +622,7 @@ def _remove_pod_volumes(
     by_identity: Mapping[Identity, list[Instance]],
     keep: Collection[str],
     options: PlanOptions,
+    scope: ScopeRule,
 ) -> None:
     """A ``RemoveVolume`` for each volume podsync made for a pod (``_POD_VOLUME_KINDS``)
     whose pod is not desired (nor rejected: a rejected pod is not asked to go away),
@@ -623,7 +646,7 @@ def _remove_pod_volumes(
         if owned is None or owned.kind not in _POD_VOLUME_KINDS or not owned.pod_uid:
             continue
         uid = owned.pod_uid
-        if uid in keep or uid in left:
+        if uid in keep or uid in left or not scope.owns_volume(volume, uid):
             continue
         found = known.get(uid)
         if found is None and options.ready_sources is not None:
@@ -672,6 +695,7 @@ def _remove_gone_records(
     by_identity: Mapping[Identity, list[Instance]],
     accepted: Sequence[Pod],
     rejected_uids: Collection[str],
+    scope: ScopeRule,
 ) -> None:
     """A ``RemoveVolume`` (``orphaned-record``) for each record (``podsync.spec._records``)
     of a container that is not in ``observed``, in the plan of the record's pod.
@@ -716,6 +740,9 @@ def _remove_gone_records(
     for record in records_of(mine):
         cid = record.container_id
         if cid in existing or record.pod_uid in rejected_uids or not named_as_made(record):
+            continue
+        if not scope.owns_uid(record.pod_uid):
+            # Another scope's pod (or one no scope can attribute): its own plans tidy it.
             continue
         identity, key = plans.get(record.pod_uid, ((record.pod_uid, ""), ""))
         actions = groups.setdefault(identity, (key, []))[1]

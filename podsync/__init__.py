@@ -81,6 +81,7 @@ from podsync.spec._naming import (
 # isort: split
 from podsync.actions._options import (
     DEFAULT_NETWORK_IMAGE,
+    NODE_SCOPE,
     AllowedHostPath,
     BackOffPolicy,
     GCPolicy,
@@ -240,6 +241,7 @@ __all__ = [
     "DEFAULT_ROOT_DIR",
     "DEFAULT_WORKERS",
     "NETWORK_CONTAINER",
+    "NODE_SCOPE",
     "PLAN_FORMAT_VERSION",
     "Action",
     "ActionResult",

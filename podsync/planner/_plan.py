@@ -74,11 +74,12 @@ tested and applied later.
    seed's ``sourcesReady``), and only the pods of the plan's scope (``_scope``: every
    pod for the node scope, as the kubelet; the pods labelled with a named scope's name;
    none but a desired pod's stale instances without a scope). A desired pod of another
-   scope is rejected (``scope-conflict``) unless the scope is the node's. A whole pod's stop - here, on a rebuild (3a), and once a pod
-   has completed (3d) - is the kubelet's KillPod: its kills run at once, sidecars in
-   their turn, the network container last (``_termination``).
-   The records podsync keeps of a container (``_records``) whose container is gone -
-   removed by hand - are removed whatever the pod (``_remove_gone_records``).
+   scope is rejected (``scope-conflict``) unless the scope is the node's. A whole
+   pod's stop - here, on a rebuild (3a), and once a pod has completed (3d) - is the
+   kubelet's KillPod: its kills run at once, sidecars in their turn, the network
+   container last (``_termination``). The records podsync keeps of a container
+   (``_records``) whose container is gone - removed by hand - are removed whatever the
+   pod, if it is in the plan's scope (``_remove_gone_records``).
 5. *Garbage collection*, as actions: exited containers beyond ``max_per_container``
    per pod container and older than ``min_age`` are removed, the last to end kept -
    the instance the restart policy is judged on, also when this plan stops it (the

@@ -181,6 +181,7 @@ if _TYPE_CHECKING:
         EventKind,
     )
     from podsync.loop._sync import Observation, SyncResult, observe, sync
+    from podsync.loop._down import down
     from podsync.loop._reconciler import Reconciler
     from podsync.loop._reporting import LoopNotice, NoticeKind
     from podsync.load._etcd import EtcdOptions
@@ -217,6 +218,7 @@ _ON_FIRST_USE: dict[str, tuple[str, ...]] = {
         "EventKind",
     ),
     "podsync.loop._sync": ("Observation", "SyncResult", "observe", "sync"),
+    "podsync.loop._down": ("down",),
     "podsync.loop._reconciler": ("Reconciler",),
     "podsync.loop._reporting": ("LoopNotice", "NoticeKind"),
     "podsync.load._etcd": ("EtcdOptions",),
@@ -341,6 +343,7 @@ __all__ = [
     "cpu_quota",
     "cpu_shares",
     "derive_pod_uid",
+    "down",
     "exposed_ports",
     "filter_host_port_conflicts",
     "host_secret_key",

@@ -289,3 +289,11 @@ class PlanOptions:
     memory_capacity: int = 0
     system_reserved: ResourceList = attrs.field(factory=ResourceList)
     scope: str | None = attrs.field(default=None, validator=_check_scope)
+
+
+def with_scope(options: PlanOptions | None, scope: str | None) -> PlanOptions:
+    """``options`` (``PlanOptions()`` when ``None``) in ``scope`` when one is given:
+    what the ``scope=`` keyword of ``sync``, ``Reconciler`` and ``down`` does
+    (``ValueError`` for a name that is not a scope)."""
+    options = options or PlanOptions()
+    return options if scope is None else attrs.evolve(options, scope=scope)

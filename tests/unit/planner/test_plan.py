@@ -40,7 +40,7 @@ from podsync.actions._actions import (
     RemovePodDir,
     Wait,
 )
-from podsync.actions._options import GCPolicy, PlanOptions
+from podsync.actions._options import NODE_SCOPE, GCPolicy, PlanOptions
 from podsync.planner._plan import plan
 from podsync.spec._labels import LABEL_POD_UID
 from podsync.spec._ownership import ownership
@@ -90,12 +90,18 @@ ALL_PRESENT = [
 
 
 #: What the tests of a 2014 kubelet's containers plan with: taking them over is opt-in.
-ADOPT = PlanOptions(adopt_2014_containers=True)
+ADOPT = PlanOptions(scope=NODE_SCOPE, adopt_2014_containers=True)
+
+
+#: The seed's tests port a kubelet that owned the node: they plan as the node scope
+#: unless a test gives options of its own.
+NODE = PlanOptions(scope=NODE_SCOPE)
 
 
 def run(desired, observed=(), **kwargs) -> Plan:
     kwargs.setdefault("images", ALL_PRESENT)
     kwargs.setdefault("now", NOW)
+    kwargs.setdefault("options", NODE)
     return plan(desired, observed, **kwargs)
 
 
@@ -189,7 +195,7 @@ def test_sync_pods_with_termination_log():
             "podsync-state_12345678",
             f"termination/{bar.name}",
             "/dev/somepath",
-            image=PlanOptions().network_image,
+            image=PlanOptions(scope=NODE_SCOPE).network_image,
             through=net.name,
         ),
     ) == bar.file_mounts
@@ -199,7 +205,7 @@ def test_sync_pods_with_termination_log():
 def test_sync_pods_creates_net_and_container():
     """#5 TestSyncPodsCreatesNetAndContainer: with a custom network image, net runs it and
     both names have the seed's shape."""
-    p = run([foo_pod()], options=PlanOptions(network_image="custom_image_name"))
+    p = run([foo_pod()], options=PlanOptions(scope=NODE_SCOPE, network_image="custom_image_name"))
 
     net, bar = (c.spec for c in creates(p))
     assert "custom_image_name" == net.image
@@ -212,7 +218,11 @@ def test_sync_pods_creates_net_and_container():
 def test_sync_pods_creates_net_and_container_pulls_image():
     """#6 ...PullsImage: nothing present: the network image and bar's image are pulled,
     before any create (podsync sorts pulls by image; the seed pulled net's first)."""
-    p = run([foo_pod()], images=[], options=PlanOptions(network_image="custom_image_name"))
+    p = run(
+        [foo_pod()],
+        images=[],
+        options=PlanOptions(scope=NODE_SCOPE, network_image="custom_image_name"),
+    )
 
     assert ["busybox", "custom_image_name"] == [pull.image for pull in p.pulls]
     assert [("Pull", ""), ("Pull", ""), ("Create", "net"), ("Create", "bar")] == kinds(p)
@@ -268,7 +278,11 @@ def test_sync_pods_deletes_when_sources_are_ready(ready):
         legacy("9876", "k8s_net.0_foo.new.test_12345678_00000042"),
     ]
 
-    p = run([], observed, options=PlanOptions(adopt_2014_containers=True, allow_deletions=ready))
+    p = run(
+        [],
+        observed,
+        options=PlanOptions(scope=NODE_SCOPE, adopt_2014_containers=True, allow_deletions=ready),
+    )
 
     expected = {"1234", "9876"} if ready else set()
     assert expected == {a.id for a in p.actions if isinstance(a, Kill)}
@@ -287,7 +301,9 @@ def test_sync_pods_deletes_when_container_source_ready():
     p = run(
         [],
         observed,
-        options=PlanOptions(adopt_2014_containers=True, ready_sources=frozenset({"testsource"})),
+        options=PlanOptions(
+            scope=NODE_SCOPE, adopt_2014_containers=True, ready_sources=frozenset({"testsource"})
+        ),
     )
 
     assert {"7492", "3542"} == {a.id for a in p.actions if isinstance(a, Kill)}
@@ -319,7 +335,11 @@ def test_sync_pod_deletes_duplicate():
         legacy("2304", "k8s_baz.0_fiz.new.test_6_00000042"),
     ]
 
-    p = run([pod], observed, options=PlanOptions(adopt_2014_containers=True, allow_deletions=False))
+    p = run(
+        [pod],
+        observed,
+        options=PlanOptions(scope=NODE_SCOPE, adopt_2014_containers=True, allow_deletions=False),
+    )
 
     assert [("Kill", "foo")] == kinds(p)
     assert "1234" == p.actions[0].id
@@ -433,7 +453,11 @@ def test_sync_pods_with_pull_policy():
         ObservedImage("sha256:b", ("want:latest",)),
     ]
 
-    p = run([pod], images=images, options=PlanOptions(network_image="custom_image_name"))
+    p = run(
+        [pod],
+        images=images,
+        options=PlanOptions(scope=NODE_SCOPE, network_image="custom_image_name"),
+    )
 
     assert [
         "custom_image_name",
@@ -463,7 +487,10 @@ def gc_instances(pod: Pod, created: dict[str, float], running: set[str]) -> list
 
 GC_POD = Pod("foo", (), namespace="new", source="test", uid="deadbeef")
 GC = PlanOptions(
-    gc=GCPolicy(max_per_container=5, min_age=0), allow_deletions=False, adopt_2014_containers=True
+    scope=NODE_SCOPE,
+    gc=GCPolicy(max_per_container=5, min_age=0),
+    allow_deletions=False,
+    adopt_2014_containers=True,
 )
 
 
@@ -526,7 +553,7 @@ def test_min_age_keeps_young_exited_containers():
     observed = gc_instances(pod, {str(n): NOW - 10 for n in range(1, 8)}, set())
     bar = legacy("99", "k8s_bar.0_foo.new.test_deadbeef_00000000")
     net = gc_instances(pod, {"98": NOW}, {"98"})
-    options = PlanOptions(gc=GCPolicy(max_per_container=1, min_age=60))
+    options = PlanOptions(scope=NODE_SCOPE, gc=GCPolicy(max_per_container=1, min_age=60))
 
     p = run([pod], [*observed, bar, *net], options=options)
 
@@ -545,7 +572,9 @@ def test_global_cap_removes_oldest_across_pods():
             if c.running and c.labels.get("io.podsync.container.name") == "c":
                 model.exit(c.id, 1, float(t * 1000))
         model.apply(run([a, b], model.observed, now=t * 1000.0 + 500), t * 1000.0 + 500)
-    options = PlanOptions(gc=GCPolicy(max_per_container=None, min_age=0, max_total=2))
+    options = PlanOptions(
+        scope=NODE_SCOPE, gc=GCPolicy(max_per_container=None, min_age=0, max_total=2)
+    )
 
     p = run([a, b], model.observed, now=10_000.0, options=options)
 
@@ -604,7 +633,7 @@ def test_crash_loop_back_off():
     model = labelled(pod)
     t = NOW
     delays = []
-    keep_all = PlanOptions(gc=GCPolicy(max_per_container=None))
+    keep_all = PlanOptions(scope=NODE_SCOPE, gc=GCPolicy(max_per_container=None))
     for _ in range(8):
         bar = next(c for c in model.observed if "_bar." in c.name and c.running)
         model.exit(bar.id, 1, t)
@@ -672,7 +701,7 @@ def test_pods_grace_period_is_every_stop_of_the_pod():
     )
     model = labelled(pod)
     changed = attrs.evolve(pod, containers=(Container("bar", "busybox:2"),))
-    options = PlanOptions(stop_timeout=7)
+    options = PlanOptions(scope=NODE_SCOPE, stop_timeout=7)
 
     p = run([changed], model.observed, images=model.images, options=options)
     defaulted = run([attrs.evolve(changed, termination_grace_period_seconds=None)], [])
@@ -715,7 +744,7 @@ def test_grace_period_of_a_pod_that_is_gone_is_read_from_its_label(label, timeou
         )
     ]
 
-    p = run([], observed, options=PlanOptions(stop_timeout=7))
+    p = run([], observed, options=PlanOptions(scope=NODE_SCOPE, stop_timeout=7))
 
     assert [timeout] == [a.timeout for a in p.actions if isinstance(a, Kill)]
 
@@ -726,7 +755,7 @@ def test_undesired_pod_is_stopped_then_removed_and_its_directory_torn_down():
     pod = foo_pod()
     model = labelled(pod)
     model.pod_dirs.add("12345678")
-    options = PlanOptions(gc=GCPolicy(min_age=0))
+    options = PlanOptions(scope=NODE_SCOPE, gc=GCPolicy(min_age=0))
 
     p = run([], model.observed, pod_dirs=model.pod_dirs, options=options)
 
@@ -782,7 +811,7 @@ def test_rejections():
         ("default/web", Reason.DUPLICATE_POD),
     ] == [(r.pod, r.reason) for r in p.rejected]
     assert ["default/web"] == [pp.pod for pp in p.pods]
-    allowed = run([priv], options=PlanOptions(allow_privileged=True))
+    allowed = run([priv], options=PlanOptions(scope=NODE_SCOPE, allow_privileged=True))
     assert [True] == [c.spec.privileged for c in creates(allowed) if c.container == "a"]
 
 
@@ -818,7 +847,11 @@ def test_foreign_and_lookalike_containers_are_never_touched():
         legacy("f5", "k8s_x", running=False, finished_at=0.0),
     ]
 
-    p = run([], observed, options=PlanOptions(gc=GCPolicy(min_age=0), allow_deletions=True))
+    p = run(
+        [],
+        observed,
+        options=PlanOptions(scope=NODE_SCOPE, gc=GCPolicy(min_age=0), allow_deletions=True),
+    )
 
     assert [] == kinds(p)
 
@@ -866,6 +899,7 @@ def test_kubernetes_node_containers_are_never_touched(adopt):
     the most eager GC: containers named ``k8s_<c>_<pod>_<ns>_<uid>_<n>`` and labelled
     ``io.kubernetes.*`` are not podsync's, whatever the options."""
     options = PlanOptions(
+        scope=NODE_SCOPE,
         allow_deletions=True,
         adopt_2014_containers=adopt,
         gc=GCPolicy(max_per_container=0, min_age=0, max_total=0),
@@ -889,7 +923,9 @@ def test_an_io_kubernetes_label_makes_any_container_foreign():
             labels={"io.kubernetes.container.name": "bar", LABEL_POD_UID: "12345678"},
         ),
     ]
-    options = PlanOptions(adopt_2014_containers=True, gc=GCPolicy(min_age=0, max_total=0))
+    options = PlanOptions(
+        scope=NODE_SCOPE, adopt_2014_containers=True, gc=GCPolicy(min_age=0, max_total=0)
+    )
 
     assert [] == kinds(run([], observed, options=options))
     assert ownership(observed[0], adopt_2014_containers=True) is None
@@ -932,7 +968,9 @@ def test_2014_containers_are_taken_over_only_when_asked():
     ]
 
     default = run([foo_pod()], observed)
-    adopting = run([foo_pod()], observed, options=PlanOptions(adopt_2014_containers=True))
+    adopting = run(
+        [foo_pod()], observed, options=PlanOptions(scope=NODE_SCOPE, adopt_2014_containers=True)
+    )
 
     assert [("Create", "net"), ("Create", "bar")] == kinds(default)
     assert ownership(observed[0]) is None
@@ -973,7 +1011,9 @@ def test_names_of_2014_containers_left_alone_are_not_reused():
 )
 def test_near_2014_names_are_foreign_even_when_adopting(name):
     """Only the exact format is taken over: anything near it is someone else's."""
-    options = PlanOptions(adopt_2014_containers=True, gc=GCPolicy(min_age=0, max_total=0))
+    options = PlanOptions(
+        scope=NODE_SCOPE, adopt_2014_containers=True, gc=GCPolicy(min_age=0, max_total=0)
+    )
     observed = [legacy("x", name), legacy("y", name + "0", running=False, finished_at=0.0)]
 
     assert [] == kinds(run([], observed, options=options))
@@ -983,6 +1023,7 @@ def test_cluster_dns_goes_on_the_network_container():
     """ClusterFirst pods get the cluster DNS server and search path first, then the
     host's (seed applyClusterDNS), on the network container that app containers share."""
     options = PlanOptions(
+        scope=NODE_SCOPE,
         cluster_dns="10.0.0.10",
         cluster_domain="cluster.local",
         host_resolv_conf="nameserver 1.2.3.4\nsearch example.com\n",
@@ -1015,6 +1056,7 @@ def test_dns_policies_on_and_off_the_hosts_network(policy, host_network, nameser
     the cluster DNS on its network container (Docker gives a host-network container a
     resolv.conf of its own, which the pod's other containers share)."""
     options = PlanOptions(
+        scope=NODE_SCOPE,
         cluster_dns="10.0.0.10",
         cluster_domain="cluster.local",
         host_resolv_conf="nameserver 1.2.3.4\nsearch example.com\n",
@@ -1032,7 +1074,7 @@ def test_dns_policies_on_and_off_the_hosts_network(policy, host_network, nameser
 def test_cluster_first_with_host_net_without_a_cluster_dns_is_the_hosts():
     """No cluster DNS configured: the kubelet falls back to the host's settings
     (MissingClusterDNS), and the engine gives the host's resolv.conf."""
-    options = PlanOptions(allow_host_namespaces=True)
+    options = PlanOptions(scope=NODE_SCOPE, allow_host_namespaces=True)
     pod = foo_pod(
         dns_policy=DNSPolicy.CLUSTER_FIRST_WITH_HOST_NET,
         security_context=PodSecurityContext(host_network=True),
@@ -1059,6 +1101,7 @@ def test_loopback_name_servers_are_left_out_of_pods_with_their_own_network(
     unreachable from a pod's own network namespace: it is left out of the pod's DNS, as
     Docker's resolv.conf filter does; the search domains stay."""
     options = PlanOptions(
+        scope=NODE_SCOPE,
         network_mode=network_mode,
         cluster_dns="10.0.0.10",
         cluster_domain="cluster.local",
@@ -1148,7 +1191,7 @@ def test_host_path_allow_list(host_path, admitted):
         volumes=(Volume("v", host_path),),
     )
 
-    p = run([pod], options=PlanOptions(host_path_prefixes=("/data/",)))
+    p = run([pod], options=PlanOptions(scope=NODE_SCOPE, host_path_prefixes=("/data/",)))
 
     assert ([] if admitted else [Reason.HOST_PATH_NOT_ALLOWED]) == [r.reason for r in p.rejected]
 
@@ -1167,7 +1210,9 @@ def test_pods_with_shared_name_prefixes_and_namespaces_stay_apart():
 
     for keep in pods:
         others = [p for p in pods if p is not keep]
-        p = run([keep], model.observed, options=PlanOptions(allow_deletions=False))
+        p = run(
+            [keep], model.observed, options=PlanOptions(scope=NODE_SCOPE, allow_deletions=False)
+        )
         assert [] == kinds(p)
         gone = run(others, model.observed)
         stopped = {a.id for a in gone.actions if isinstance(a, Kill)}

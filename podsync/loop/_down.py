@@ -164,7 +164,8 @@ def _down_plan(
         instance = identify(oc)
         if instance is not None and (options.adopt_2014_containers or instance.labelled):
             by_identity.setdefault((instance.pod_uid, instance.full_name), []).append(instance)
-    kept, theirs = scope_conflicts(scope, pods, by_identity)
+    # Pods named without a scope are the caller's, whatever their scope label.
+    kept, theirs = scope_conflicts(NODE_SCOPE if scope is None else scope, pods, by_identity)
     uids = {p.uid for p in kept}
     mine = [i.observed for (uid, _), found in by_identity.items() if uid in uids for i in found]
     made = plan(

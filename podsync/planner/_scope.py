@@ -137,7 +137,11 @@ class ScopeRule:
             if isinstance(action, Create):
                 spec = action.spec
                 mounts = tuple(
-                    attrs.evolve(m, labels=(*m.labels, (LABEL_SCOPE, scope))) if m.labels else m
+                    attrs.evolve(
+                        m, labels=tuple(sorted({**dict(m.labels), LABEL_SCOPE: scope}.items()))
+                    )
+                    if m.labels
+                    else m
                     for m in spec.volumes
                 )
                 spec = attrs.evolve(

@@ -15,6 +15,7 @@ import pytest
 
 from podsync import PLAN_FORMAT_VERSION, Container, Pod, plan, plan_from_json, plan_to_json
 from podsync.actions._actions import Create, Kill, Plan, PodPlan, Reason, Rejection, Wait
+from podsync.actions._options import PlanOptions
 from podsync.exceptions import ConfigError
 from podsync.model._pod import ResourceList
 
@@ -64,6 +65,17 @@ def _as_format_8(data: dict[str, Any]) -> None:
                 action.get("spec", {}).pop(field, None)
     data["options"].pop("memory_capacity")
     data["options"].pop("system_reserved")
+    _as_format_9(data)
+
+
+def _as_format_9(data: dict[str, Any]) -> None:
+    """What a podsync writing format 9 wrote: options without a scope."""
+    data["options"].pop("scope")
+
+
+def _scoped() -> Plan:
+    """A plan of a named scope (format 10): its options say so."""
+    return plan([WEB], [], now=NOW, options=PlanOptions(scope="team-a"))
 
 
 def _with_defaults(made: Plan) -> Plan:
@@ -110,15 +122,17 @@ CASES = [
     Case("9-image-pull-back-off-of-the-network-container", lambda: PULL_BACK_OFF, "9"),
     Case("9-out-of-cpu-rejection", lambda: OUT_OF_CPU, "9"),
     Case("9-engine-settings", _made, "9"),
+    Case("10-scope", _scoped, "10"),
+    Case("9-without-the-scope-10-added", _made, "9", _as_format_9),
     Case("8-without-the-settings-9-added", _made, "8", _as_format_8, _with_defaults),
     Case("8-network-lost-as-an-unbumped-podsync-wrote-it", lambda: NETWORK_LOST, "8"),
     Case("7", _made, "7", _as_format_8, _with_defaults),
     Case("5", _made, "5", _as_format_8, _with_defaults),
     Case(
-        "10-a-newer-podsync",
+        "11-a-newer-podsync",
         _made,
-        "10",
-        refused="this podsync reads plan format 9, got '10'",
+        "11",
+        refused="this podsync reads plan format 10, got '11'",
     ),
     Case(
         "4-an-older-podsync",
@@ -135,7 +149,7 @@ def test_plan_formats(case: Case) -> None:
     back, or refused by its version with what to do."""
     made = case.plan()
     data = json.loads(plan_to_json(made))
-    assert "9" == data["format_version"]
+    assert "10" == data["format_version"]
     data["format_version"] = case.version
     case.edit(data)
 

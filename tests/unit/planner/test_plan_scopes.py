@@ -16,14 +16,16 @@ from collections.abc import Sequence
 import attrs
 import pytest
 
-from podsync import NODE_SCOPE, Pod
+from podsync import NODE_SCOPE, Pod, sync
 from podsync.actions._actions import Create, CreateVolume, Plan, Reason
 from podsync.actions._options import GCPolicy, PlanOptions
 from podsync.planner._plan import plan
 from podsync.spec._labels import LABEL_POD_NAME, LABEL_POD_UID, LABEL_SCOPE, LABEL_SPEC_HASH
 from podsync.spec._ownership import volume_ownership
+from podsync.testing import FakeClock
 from tests.support.convergence_examples import T0, pod
 from tests.support.engine_model import EngineModel
+from tests.unit.planner.test_plan_metadata import NOW, POD, load, made_by_0_1_0
 
 # Every pod has a state volume (its network container's create makes it); "cache" has an
 # emptyDir volume too.
@@ -319,3 +321,45 @@ def test_a_bad_scope_is_refused(scope: str) -> None:
 @pytest.mark.parametrize("scope", ["a", "team-a", "ci_1.2", "x" * 63, NODE_SCOPE], ids=repr)
 def test_a_scope_name(scope: str) -> None:
     assert scope == PlanOptions(scope=scope).scope
+
+
+# -- across the upgrade -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("scope", "desired", "removed"),
+    [
+        (None, True, False),
+        ("team-a", True, False),
+        (NODE_SCOPE, True, False),
+        (None, False, False),
+        ("team-a", False, False),
+        (NODE_SCOPE, False, True),
+    ],
+    ids=[
+        "no-scope-runs-it-on",
+        "a-named-scope-adopts-it",
+        "the-node-scope-runs-it-on",
+        "no-scope-leaves-it-when-not-given",
+        "a-named-scope-leaves-it-when-not-given",
+        "the-node-scope-removes-it-when-not-desired",
+    ],
+)
+def test_a_pod_podsync_0_1_0_runs(scope: str | None, desired: bool, removed: bool) -> None:
+    """The containers podsync 0.1.0 made (its recorded labels: no scope) are adopted
+    unchanged by every scope that desires their pod, and removed only by the node
+    scope: an installation keeps its pods across the upgrade."""
+    runtime = made_by_0_1_0()
+    before = {c.id: c for c in runtime.containers}
+    pods = load(POD) if desired else []
+
+    result = sync(
+        pods, runtime, options=PlanOptions(scope=scope), probe=False, clock=FakeClock(NOW + 30)
+    )
+
+    assert result.ok, result.apply_result.summary()
+    assert () == result.plan.rejected
+    if removed:
+        assert not any(c.running for c in runtime.containers)
+    else:
+        assert before == {c.id: c for c in runtime.containers}

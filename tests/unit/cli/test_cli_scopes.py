@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from podsync import NODE_SCOPE
+from podsync.cli._args import build_parser
+from podsync.cli._planning import _plan_options
 from podsync.spec._labels import LABEL_POD_NAME, LABEL_SCOPE
 from podsync.spec._ownership import volume_ownership
 from podsync.testing import FakeRuntime
@@ -169,3 +172,30 @@ def test_down_needs_sources_or_a_scope(run: Callable[..., Result], fake: FakeRun
     assert 1 == result.code
     assert "--scope" in result.err
     assert [] == mutations(fake)
+
+
+@pytest.mark.parametrize(
+    ("argv", "scope"),
+    [
+        (["run", "pods/"], NODE_SCOPE),
+        (["run", "--scope", "team-a", "pods/"], "team-a"),
+        (["apply", "pods/"], None),
+        (["apply", "--scope", "node", "pods/"], NODE_SCOPE),
+        (["plan", "--scope", "team-a", "pods/"], "team-a"),
+        (["status", "--scope", "team-a"], "team-a"),
+    ],
+    ids=[
+        "run-owns-the-node",
+        "run-narrowed",
+        "apply-owns-its-pods",
+        "apply-node",
+        "plan",
+        "status",
+    ],
+)
+def test_the_scope_each_command_plans_in(argv: list[str], scope: str | None) -> None:
+    """``podsync run`` is the node agent: it owns the node unless ``--scope`` narrows
+    it; ``plan``, ``apply`` and ``status`` own only their sources' pods unless told."""
+    args = build_parser().parse_args(argv)
+
+    assert scope == _plan_options(args).scope

@@ -210,10 +210,11 @@ def plan(
             (``empty_dir_volume_name``) is created, and set up, before the first
             container that mounts it when it is not among them; the volumes podsync
             made for a pod that is no longer desired are removed once none of its
-            containers is left (``RemoveVolume``), when deletions are allowed. The
-            stop and probe records of a container that is not in ``observed`` (removed
-            by hand: ``observed`` is every container, so it is gone) are removed
-            whatever the pod, deletions allowed or not (``orphaned-record``).
+            containers is left (``RemoveVolume``), when deletions are allowed and the
+            pod is in the plan's scope. The stop and probe records of a container that
+            is not in ``observed`` (removed by hand: ``observed`` is every container, so
+            it is gone) are removed whatever the pod of the plan's scope, deletions
+            allowed or not (``orphaned-record``).
             Creating a volume that exists changes nothing, so a plan made without the
             list is safe, only less informed (it removes no volume).
         volume_files: the records of the volume files podsync wrote under the root
@@ -716,8 +717,9 @@ def _remove_gone_records(
     Kubernetes label, and the name podsync gives that record (``named_as_made``). A
     rejected pod is left alone (nothing is done to it); a pod no longer desired gets the
     removal even when deletions are not allowed - a container that is gone is no
-    deletion. The records ``_remove_pod_volumes`` already removes (a gone pod's) are not
-    planned twice."""
+    deletion -, when it is in the plan's scope (``ScopeRule.owns_uid``: another scope's
+    plans tidy its own). The records ``_remove_pod_volumes`` already removes (a gone
+    pod's) are not planned twice."""
     existing = {oc.id for oc in observed}
     planned = {
         a.volume for _, actions in groups.values() for a in actions if isinstance(a, RemoveVolume)

@@ -75,7 +75,7 @@ def remove_pod_volumes(
         if owned is None or owned.kind not in _POD_VOLUME_KINDS or not owned.pod_uid:
             continue
         uid = owned.pod_uid
-        if uid in keep or uid in left or not scope.owns_volume(volume, uid):
+        if uid in keep or uid in left or not scope.owns_uid(uid):
             continue
         found = known.get(uid)
         if found is None and options.ready_sources is not None:

@@ -54,9 +54,9 @@ __all__: list[str] = []  # the planner's own
 
 
 class ScopeRule:
-    """One plan's scope: which observed pods it owns (``owns_pod``, ``owns_uid``,
-    ``owns_volume``), which desired pods are another scope's (``conflicts``), and the
-    label its creates carry (``labelled``).
+    """One plan's scope: which observed pods it owns (``owns_pod``, ``owns_uid``), what
+    the global cap counts (``counted``), and the label its creates carry
+    (``labelled``). Which desired pods are another scope's is ``scope_conflicts``'s.
 
     Args:
         scope: ``PlanOptions.scope``.
@@ -98,19 +98,12 @@ class ScopeRule:
         return self.scope is not None and any(i.scope == self.scope for i in instances)
 
     def owns_uid(self, uid: str) -> bool:
-        """Whether what podsync keeps of pod ``uid`` without a container (its directory,
-        its volumes, its containers' records) is the plan's: the node scope's always, a
-        named scope's when one of the pod's containers or volumes carries its label, and
-        a desired pod's in every scope."""
+        """Whether what podsync keeps of pod ``uid`` beside its containers (its
+        directory, its volumes - labelled or not: one made before the pod was adopted -,
+        its containers' records) is the plan's: the node scope's always, a named
+        scope's when one of the pod's containers or volumes carries its label, and a
+        desired pod's in every scope."""
         return self.node or uid in self._desired or uid in self._uids
-
-    def owns_volume(self, volume: ObservedVolume, uid: str) -> bool:
-        """Whether the volume podsync made for pod ``uid`` is the plan's to remove with
-        its pod: its own label, or its pod's (``owns_uid``)."""
-        if self.node or self.owns_uid(uid):
-            return True
-        owned = volume_ownership(volume)
-        return owned is not None and self.scope is not None and owned.scope == self.scope
 
     def counted(
         self,

@@ -23,7 +23,7 @@ from podsync.planner._plan import plan
 from podsync.spec._labels import LABEL_POD_NAME, LABEL_POD_UID, LABEL_SCOPE, LABEL_SPEC_HASH
 from podsync.spec._ownership import volume_ownership
 from podsync.testing import FakeClock
-from tests.support.convergence_examples import T0, pod
+from tests.support.convergence_examples import T0, pod, pod_file
 from tests.support.engine_model import EngineModel
 from tests.unit.planner.test_plan_metadata import NOW, POD, load, made_by_0_1_0
 
@@ -37,6 +37,23 @@ SCRATCH = """
 
 PODS = {name: pod(name) for name in ("web", "db", "old")}
 PODS["cache"] = pod("cache", extra=SCRATCH)
+# "old" with its app's spec edited: its app is replaced, the rest of it kept.
+PODS["old-edited"] = pod("old", extra="\n      env: [{name: MODE, value: fast}]")
+# One pod under two names: its metadata.uid kept, its name changed.
+SITE = """
+apiVersion: v1
+kind: Pod
+metadata:
+  name: %s
+  uid: 5b1e0c2a-7d3f-4e8a-9b6c-0d1e2f3a4b5c
+spec:
+  containers:
+    - name: app
+      image: busybox:1.36
+      command: ["httpd", "-f"]
+"""
+PODS["site"] = pod_file(SITE % "site")
+PODS["site-v2"] = pod_file(SITE % "site-v2")
 # Everything goes at once: exited containers of any age are collected.
 GC = GCPolicy(max_per_container=0, min_age=0.0)
 # A pod directory podsync left for a pod it no longer runs (no container, no volume).
@@ -158,6 +175,28 @@ CASES = [
         left=_set("web", "old"),
     ),
     Case(
+        "unscoped-sync-removes-the-stale-instance-of-a-pod-it-was-given",
+        made=(("site", None),),
+        desired=("site-v2",),
+        scope=None,
+        left=_set("site-v2"),
+    ),
+    Case(
+        "named-scope-removes-the-stale-instance-of-a-pod-it-was-given",
+        made=(("site", "team-a"),),
+        desired=("site-v2",),
+        scope="team-a",
+        left=_set("site-v2"),
+    ),
+    Case(
+        "adopted-pod-replaced-in-a-named-scope-goes-with-its-unlabelled-volumes",
+        made=(("old", None), ("old-edited", "team-a"), ("web", "team-b")),
+        desired=(),
+        scope="team-a",
+        left=_set("web"),
+        volumes_left=_set("web"),
+    ),
+    Case(
         "own-pods-kept-when-deletions-are-off",
         made=(("web", "team-a"), ("cache", "team-a")),
         desired=("web",),
@@ -218,7 +257,7 @@ def _pods_with_containers(model: EngineModel) -> set[str]:
 
 
 def _pods_with_volumes(model: EngineModel) -> set[str]:
-    names = {p.uid: name for name, p in PODS.items()}
+    names = {p.uid: p.name for p in PODS.values()}
     owned = (volume_ownership(v) for v in model.observed_volumes)
     return {names[o.pod_uid] for o in owned if o is not None and o.pod_uid}
 
@@ -272,6 +311,16 @@ def test_creates_carry_the_scope_label(scope: str | None, label: str | None) -> 
     assert {label} == {a.spec.labels.get(LABEL_SCOPE) for a in creates}
     assert {label} == {a.labels.get(LABEL_SCOPE) for a in volumes}
     assert {label} == {dict(m.labels).get(LABEL_SCOPE) for m in mounted}
+    # Only the mounts that label the volume the create makes (the state volume) do.
+    unscoped = plan([PODS["cache"]], [], now=T0, options=PlanOptions())
+    assert {m.volume for m in mounted} == {
+        m.volume
+        for p in unscoped.pods
+        for a in p.actions
+        if isinstance(a, Create)
+        for m in a.spec.volumes
+        if m.labels
+    }
 
 
 def test_the_scope_label_is_in_no_spec_hash() -> None:
@@ -363,3 +412,24 @@ def test_a_pod_podsync_0_1_0_runs(scope: str | None, desired: bool, removed: boo
         assert not any(c.running for c in runtime.containers)
     else:
         assert before == {c.id: c for c in runtime.containers}
+
+
+def test_rejections_keep_the_input_order() -> None:
+    """Another scope's pods and the pods admission rejects are reported in the order
+    of the desired pods, as admission reports its own."""
+    model = _engine(Case("", made=(("db", "team-b"),), desired=(), scope="", left=_set()))
+    first, last = pod("first", privileged=True), pod("last", privileged=True)
+
+    made = plan(
+        [first, PODS["db"], PODS["web"], last],
+        model.observed,
+        images=model.images,
+        now=T0,
+        options=PlanOptions(scope="team-a"),
+    )
+
+    assert [
+        ("default/first", Reason.PRIVILEGED_NOT_ALLOWED),
+        ("default/db", Reason.SCOPE_CONFLICT),
+        ("default/last", Reason.PRIVILEGED_NOT_ALLOWED),
+    ] == [(r.pod, r.reason) for r in made.rejected]

@@ -2,7 +2,8 @@
 reasons ``network-lost``, ``image-pull-back-off``, ``claim-fs-group``, ``OutOfcpu``,
 ``OutOfmemory``, the engine settings of a create, the node's options), so a podsync that
 reads only format 8 refuses such a plan by its version instead of misreading it; this
-podsync still reads formats 8, 7, 6 and 5. One row per case."""
+podsync still reads formats 8, 7, 6 and 5. Format 10 adds the options' ``scope`` (issue 29);
+a format-9 plan is still read. One row per case."""
 
 from __future__ import annotations
 

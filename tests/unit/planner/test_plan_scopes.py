@@ -74,6 +74,8 @@ class Case:
     # Desired pods rejected as another scope's.
     conflicts: frozenset[str] = frozenset()
     allow_deletions: bool = True
+    # PlanOptions.ready_sources: the sources whose pods may be removed.
+    ready_sources: frozenset[str] | None = None
     # Whether the stray pod directory (no container, no volume) is left.
     stray_dir_left: bool = True
 
@@ -197,6 +199,22 @@ CASES = [
         volumes_left=_set("web"),
     ),
     Case(
+        "named-scope-keeps-its-pods-of-a-source-not-ready",
+        made=(("web", "team-a"), ("db", "team-a")),
+        desired=("web",),
+        scope="team-a",
+        left=_set("web", "db"),
+        ready_sources=frozenset({"http"}),
+    ),
+    Case(
+        "named-scope-removes-its-pods-of-a-ready-source",
+        made=(("web", "team-a"), ("db", "team-a")),
+        desired=("web",),
+        scope="team-a",
+        left=_set("web"),
+        ready_sources=frozenset({"file"}),
+    ),
+    Case(
         "own-pods-kept-when-deletions-are-off",
         made=(("web", "team-a"), ("cache", "team-a")),
         desired=("web",),
@@ -227,8 +245,15 @@ def _engine(case: Case) -> EngineModel:
     return model
 
 
-def _options(scope: str | None, *, allow_deletions: bool = True) -> PlanOptions:
-    return PlanOptions(scope=scope, allow_deletions=allow_deletions, gc=GC)
+def _options(
+    scope: str | None,
+    *,
+    allow_deletions: bool = True,
+    ready_sources: frozenset[str] | None = None,
+) -> PlanOptions:
+    return PlanOptions(
+        scope=scope, allow_deletions=allow_deletions, ready_sources=ready_sources, gc=GC
+    )
 
 
 def _converge(model: EngineModel, desired: Sequence[Pod], options: PlanOptions) -> list[Plan]:
@@ -267,7 +292,9 @@ def test_scope(case: Case) -> None:
     model = _engine(case)
     before = {c.id: c for c in model.observed}
     desired = [PODS[name] for name in case.desired]
-    options = _options(case.scope, allow_deletions=case.allow_deletions)
+    options = _options(
+        case.scope, allow_deletions=case.allow_deletions, ready_sources=case.ready_sources
+    )
 
     plans = _converge(model, desired, options)
 

@@ -195,7 +195,7 @@ def test_sync_pods_with_termination_log():
             "podsync-state_12345678",
             f"termination/{bar.name}",
             "/dev/somepath",
-            image=PlanOptions(scope=NODE_SCOPE).network_image,
+            image=PlanOptions().network_image,
             through=net.name,
         ),
     ) == bar.file_mounts
@@ -205,7 +205,7 @@ def test_sync_pods_with_termination_log():
 def test_sync_pods_creates_net_and_container():
     """#5 TestSyncPodsCreatesNetAndContainer: with a custom network image, net runs it and
     both names have the seed's shape."""
-    p = run([foo_pod()], options=PlanOptions(scope=NODE_SCOPE, network_image="custom_image_name"))
+    p = run([foo_pod()], options=PlanOptions(network_image="custom_image_name"))
 
     net, bar = (c.spec for c in creates(p))
     assert "custom_image_name" == net.image
@@ -218,11 +218,7 @@ def test_sync_pods_creates_net_and_container():
 def test_sync_pods_creates_net_and_container_pulls_image():
     """#6 ...PullsImage: nothing present: the network image and bar's image are pulled,
     before any create (podsync sorts pulls by image; the seed pulled net's first)."""
-    p = run(
-        [foo_pod()],
-        images=[],
-        options=PlanOptions(scope=NODE_SCOPE, network_image="custom_image_name"),
-    )
+    p = run([foo_pod()], images=[], options=PlanOptions(network_image="custom_image_name"))
 
     assert ["busybox", "custom_image_name"] == [pull.image for pull in p.pulls]
     assert [("Pull", ""), ("Pull", ""), ("Create", "net"), ("Create", "bar")] == kinds(p)
@@ -335,11 +331,7 @@ def test_sync_pod_deletes_duplicate():
         legacy("2304", "k8s_baz.0_fiz.new.test_6_00000042"),
     ]
 
-    p = run(
-        [pod],
-        observed,
-        options=PlanOptions(scope=NODE_SCOPE, adopt_2014_containers=True, allow_deletions=False),
-    )
+    p = run([pod], observed, options=PlanOptions(adopt_2014_containers=True, allow_deletions=False))
 
     assert [("Kill", "foo")] == kinds(p)
     assert "1234" == p.actions[0].id
@@ -453,11 +445,7 @@ def test_sync_pods_with_pull_policy():
         ObservedImage("sha256:b", ("want:latest",)),
     ]
 
-    p = run(
-        [pod],
-        images=images,
-        options=PlanOptions(scope=NODE_SCOPE, network_image="custom_image_name"),
-    )
+    p = run([pod], images=images, options=PlanOptions(network_image="custom_image_name"))
 
     assert [
         "custom_image_name",
@@ -487,10 +475,7 @@ def gc_instances(pod: Pod, created: dict[str, float], running: set[str]) -> list
 
 GC_POD = Pod("foo", (), namespace="new", source="test", uid="deadbeef")
 GC = PlanOptions(
-    scope=NODE_SCOPE,
-    gc=GCPolicy(max_per_container=5, min_age=0),
-    allow_deletions=False,
-    adopt_2014_containers=True,
+    gc=GCPolicy(max_per_container=5, min_age=0), allow_deletions=False, adopt_2014_containers=True
 )
 
 
@@ -553,7 +538,7 @@ def test_min_age_keeps_young_exited_containers():
     observed = gc_instances(pod, {str(n): NOW - 10 for n in range(1, 8)}, set())
     bar = legacy("99", "k8s_bar.0_foo.new.test_deadbeef_00000000")
     net = gc_instances(pod, {"98": NOW}, {"98"})
-    options = PlanOptions(scope=NODE_SCOPE, gc=GCPolicy(max_per_container=1, min_age=60))
+    options = PlanOptions(gc=GCPolicy(max_per_container=1, min_age=60))
 
     p = run([pod], [*observed, bar, *net], options=options)
 
@@ -572,9 +557,7 @@ def test_global_cap_removes_oldest_across_pods():
             if c.running and c.labels.get("io.podsync.container.name") == "c":
                 model.exit(c.id, 1, float(t * 1000))
         model.apply(run([a, b], model.observed, now=t * 1000.0 + 500), t * 1000.0 + 500)
-    options = PlanOptions(
-        scope=NODE_SCOPE, gc=GCPolicy(max_per_container=None, min_age=0, max_total=2)
-    )
+    options = PlanOptions(gc=GCPolicy(max_per_container=None, min_age=0, max_total=2))
 
     p = run([a, b], model.observed, now=10_000.0, options=options)
 
@@ -633,7 +616,7 @@ def test_crash_loop_back_off():
     model = labelled(pod)
     t = NOW
     delays = []
-    keep_all = PlanOptions(scope=NODE_SCOPE, gc=GCPolicy(max_per_container=None))
+    keep_all = PlanOptions(gc=GCPolicy(max_per_container=None))
     for _ in range(8):
         bar = next(c for c in model.observed if "_bar." in c.name and c.running)
         model.exit(bar.id, 1, t)
@@ -811,7 +794,7 @@ def test_rejections():
         ("default/web", Reason.DUPLICATE_POD),
     ] == [(r.pod, r.reason) for r in p.rejected]
     assert ["default/web"] == [pp.pod for pp in p.pods]
-    allowed = run([priv], options=PlanOptions(scope=NODE_SCOPE, allow_privileged=True))
+    allowed = run([priv], options=PlanOptions(allow_privileged=True))
     assert [True] == [c.spec.privileged for c in creates(allowed) if c.container == "a"]
 
 
@@ -899,7 +882,6 @@ def test_kubernetes_node_containers_are_never_touched(adopt):
     the most eager GC: containers named ``k8s_<c>_<pod>_<ns>_<uid>_<n>`` and labelled
     ``io.kubernetes.*`` are not podsync's, whatever the options."""
     options = PlanOptions(
-        scope=NODE_SCOPE,
         allow_deletions=True,
         adopt_2014_containers=adopt,
         gc=GCPolicy(max_per_container=0, min_age=0, max_total=0),
@@ -923,9 +905,7 @@ def test_an_io_kubernetes_label_makes_any_container_foreign():
             labels={"io.kubernetes.container.name": "bar", LABEL_POD_UID: "12345678"},
         ),
     ]
-    options = PlanOptions(
-        scope=NODE_SCOPE, adopt_2014_containers=True, gc=GCPolicy(min_age=0, max_total=0)
-    )
+    options = PlanOptions(adopt_2014_containers=True, gc=GCPolicy(min_age=0, max_total=0))
 
     assert [] == kinds(run([], observed, options=options))
     assert ownership(observed[0], adopt_2014_containers=True) is None
@@ -968,9 +948,7 @@ def test_2014_containers_are_taken_over_only_when_asked():
     ]
 
     default = run([foo_pod()], observed)
-    adopting = run(
-        [foo_pod()], observed, options=PlanOptions(scope=NODE_SCOPE, adopt_2014_containers=True)
-    )
+    adopting = run([foo_pod()], observed, options=ADOPT)
 
     assert [("Create", "net"), ("Create", "bar")] == kinds(default)
     assert ownership(observed[0]) is None
@@ -1011,9 +989,7 @@ def test_names_of_2014_containers_left_alone_are_not_reused():
 )
 def test_near_2014_names_are_foreign_even_when_adopting(name):
     """Only the exact format is taken over: anything near it is someone else's."""
-    options = PlanOptions(
-        scope=NODE_SCOPE, adopt_2014_containers=True, gc=GCPolicy(min_age=0, max_total=0)
-    )
+    options = PlanOptions(adopt_2014_containers=True, gc=GCPolicy(min_age=0, max_total=0))
     observed = [legacy("x", name), legacy("y", name + "0", running=False, finished_at=0.0)]
 
     assert [] == kinds(run([], observed, options=options))
@@ -1023,7 +999,6 @@ def test_cluster_dns_goes_on_the_network_container():
     """ClusterFirst pods get the cluster DNS server and search path first, then the
     host's (seed applyClusterDNS), on the network container that app containers share."""
     options = PlanOptions(
-        scope=NODE_SCOPE,
         cluster_dns="10.0.0.10",
         cluster_domain="cluster.local",
         host_resolv_conf="nameserver 1.2.3.4\nsearch example.com\n",
@@ -1056,7 +1031,6 @@ def test_dns_policies_on_and_off_the_hosts_network(policy, host_network, nameser
     the cluster DNS on its network container (Docker gives a host-network container a
     resolv.conf of its own, which the pod's other containers share)."""
     options = PlanOptions(
-        scope=NODE_SCOPE,
         cluster_dns="10.0.0.10",
         cluster_domain="cluster.local",
         host_resolv_conf="nameserver 1.2.3.4\nsearch example.com\n",
@@ -1074,7 +1048,7 @@ def test_dns_policies_on_and_off_the_hosts_network(policy, host_network, nameser
 def test_cluster_first_with_host_net_without_a_cluster_dns_is_the_hosts():
     """No cluster DNS configured: the kubelet falls back to the host's settings
     (MissingClusterDNS), and the engine gives the host's resolv.conf."""
-    options = PlanOptions(scope=NODE_SCOPE, allow_host_namespaces=True)
+    options = PlanOptions(allow_host_namespaces=True)
     pod = foo_pod(
         dns_policy=DNSPolicy.CLUSTER_FIRST_WITH_HOST_NET,
         security_context=PodSecurityContext(host_network=True),
@@ -1101,7 +1075,6 @@ def test_loopback_name_servers_are_left_out_of_pods_with_their_own_network(
     unreachable from a pod's own network namespace: it is left out of the pod's DNS, as
     Docker's resolv.conf filter does; the search domains stay."""
     options = PlanOptions(
-        scope=NODE_SCOPE,
         network_mode=network_mode,
         cluster_dns="10.0.0.10",
         cluster_domain="cluster.local",
@@ -1191,7 +1164,7 @@ def test_host_path_allow_list(host_path, admitted):
         volumes=(Volume("v", host_path),),
     )
 
-    p = run([pod], options=PlanOptions(scope=NODE_SCOPE, host_path_prefixes=("/data/",)))
+    p = run([pod], options=PlanOptions(host_path_prefixes=("/data/",)))
 
     assert ([] if admitted else [Reason.HOST_PATH_NOT_ALLOWED]) == [r.reason for r in p.rejected]
 
@@ -1210,9 +1183,7 @@ def test_pods_with_shared_name_prefixes_and_namespaces_stay_apart():
 
     for keep in pods:
         others = [p for p in pods if p is not keep]
-        p = run(
-            [keep], model.observed, options=PlanOptions(scope=NODE_SCOPE, allow_deletions=False)
-        )
+        p = run([keep], model.observed, options=PlanOptions(allow_deletions=False))
         assert [] == kinds(p)
         gone = run(others, model.observed)
         stopped = {a.id for a in gone.actions if isinstance(a, Kill)}

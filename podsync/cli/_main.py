@@ -231,6 +231,29 @@ def _never(the_plan: Plan, observation: Observation) -> bool:
     return False
 
 
+def _note_left_alone(
+    console: Console, pods: Sequence[Pod], options: PlanOptions, observation: Observation
+) -> None:
+    """Without a scope, ``plan`` and ``apply`` remove nothing of the pods they were not
+    given (podsync 0.1.0 removed them): a note says how many podsync pods on the engine
+    the sources do not describe, and how a node scope would remove them."""
+    if options.scope is not None or not options.allow_deletions:
+        return
+    wanted = {p.uid for p in pods}
+    adopt = options.adopt_2014_containers
+    others = {
+        o.pod_uid
+        for oc in observation.containers
+        if (o := ownership(oc, adopt_2014_containers=adopt)) and o.pod_uid not in wanted
+    }
+    if others:
+        console.note(
+            f"{len(others)} other podsync pod(s) on the engine left as they are: without "
+            "--scope, only the pods of the sources are this command's (--scope node "
+            "removes the others)"
+        )
+
+
 def _cmd_plan(args: argparse.Namespace, console: Console, factory: RuntimeFactory) -> int:
     from podsync.actions._json import plan_json_chunks
     from podsync.cli._saved import _write_plan
@@ -248,7 +271,7 @@ def _cmd_plan(args: argparse.Namespace, console: Console, factory: RuntimeFactor
     options = loaded.options(_plan_options(args, console))
     with _engine(factory, args.docker_host) as runtime:
         # A dry run: the plan is made as apply makes it, and never applied.
-        the_plan = _sync_pods(
+        result = _sync_pods(
             console,
             runtime,
             pods,
@@ -258,9 +281,11 @@ def _cmd_plan(args: argparse.Namespace, console: Console, factory: RuntimeFactor
             before_apply=_never,
             # A dry run: plan --probe runs the probes and counts nothing.
             record_probes=False,
-        ).plan
+        )
+    the_plan = result.plan
     warn_rejected(console, the_plan)
     warn_unpublished_ports(console, pods, options)
+    _note_left_alone(console, pods, options, result.observation)
     if args.out:
         _write_plan(args.out, _with_sources(the_plan, args.sources))
     if args.json:
@@ -307,6 +332,7 @@ def _cmd_apply(
     def show(the_plan: Plan, observation: Observation) -> bool:
         warn_rejected(console, the_plan)
         warn_unpublished_ports(console, pods, options)
+        _note_left_alone(console, pods, options, observation)
         if not pods and not loaded.bad:
             console.warning("the sources describe no pods")
         console.print(the_plan.render())

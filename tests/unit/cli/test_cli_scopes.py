@@ -56,6 +56,13 @@ def test_apply_of_one_directory_keeps_the_pods_of_another(
     assert {"web", "db", "cache"} == running_pods(fake)
     assert "stop " not in second.out
     assert {"web": "", "db": "", "cache": ""} == scopes(fake)
+    # Said once, with how the node scope would remove them (0.1.0's apply did).
+    assert "other podsync pod" not in first.err
+    assert "2 other podsync pod(s) on the engine left as they are" in second.err
+    assert "--scope node" in second.err
+    # In a scope, or with --no-delete, nothing is said: nothing would go anyway.
+    assert "other podsync pod" not in run("plan", "--scope", "x", b, runtime=fake).err
+    assert "other podsync pod" not in run("plan", "--no-delete", b, runtime=fake).err
 
 
 def test_a_named_scope_removes_only_its_own_pods(

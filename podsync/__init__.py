@@ -81,6 +81,7 @@ from podsync.spec._naming import (
 # isort: split
 from podsync.actions._options import (
     DEFAULT_NETWORK_IMAGE,
+    NODE_SCOPE,
     AllowedHostPath,
     BackOffPolicy,
     GCPolicy,
@@ -183,6 +184,7 @@ if _TYPE_CHECKING:
         EventKind,
     )
     from podsync.loop._sync import SyncResult, observe, sync
+    from podsync.loop._down import down
     from podsync.loop._reconciler import Reconciler
     from podsync.load._pod_set import PodSet
     from podsync.load._dump import dump_pods
@@ -221,6 +223,7 @@ _ON_FIRST_USE: dict[str, tuple[str, ...]] = {
         "EventKind",
     ),
     "podsync.loop._sync": ("SyncResult", "observe", "sync"),
+    "podsync.loop._down": ("down",),
     "podsync.loop._reconciler": ("Reconciler",),
     "podsync.load._pod_set": ("PodSet",),
     "podsync.load._dump": ("dump_pods",),
@@ -247,6 +250,7 @@ __all__ = [
     "DEFAULT_ROOT_DIR",
     "DEFAULT_WORKERS",
     "NETWORK_CONTAINER",
+    "NODE_SCOPE",
     "PLAN_FORMAT_VERSION",
     "Action",
     "ActionResult",
@@ -347,6 +351,7 @@ __all__ = [
     "cpu_quota",
     "cpu_shares",
     "derive_pod_uid",
+    "down",
     "dump_pods",
     "exposed_ports",
     "filter_host_port_conflicts",

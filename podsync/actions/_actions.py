@@ -105,6 +105,9 @@ __all__ = [
 #:      ``missing-capability``, and creates bind no termination-message file without
 #:      ``volumes``). A format-9 plan has none and reads as made for every capability.
 #:      The rejection reason ``missing-capability``.
+#:    - scopes: options with ``scope``, the rejection reason ``scope-conflict``. A
+#:      format-9 plan holds neither and is still read (its options have no scope: it
+#:      was made as the node scope, which is how it removes what it removes).
 PLAN_FORMAT_VERSION = "10"
 
 
@@ -173,6 +176,9 @@ class Reason(enum.StrEnum):
     OUT_OF_MEMORY = "OutOfmemory"
     # the pod needs an optional capability the runtime lacks (podsync.planner._capabilities)
     MISSING_CAPABILITY = "missing-capability"
+    # the pod's containers carry another scope's label (PlanOptions.scope): not taken
+    # over by an unscoped or a named plan (podsync.planner._scope)
+    SCOPE_CONFLICT = "scope-conflict"
     # waits (pod-wide)
     SCHEDULING_GATED = "scheduling-gated"  # the pod has schedulingGates: not ready to run
     # init containers (kubelet-modern.md §3)

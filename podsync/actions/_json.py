@@ -219,7 +219,8 @@ _OLDER_FORMATS = {
 # the podsync that made it did), 7 is 8 without the fields 8 added (its kills without
 # ``concurrent`` and ``after`` run one after the other, as the podsync that made it ran them),
 # 8 is 9 without the reasons and fields 9 added (see ``PLAN_FORMAT_VERSION``), and 9 is
-# 10 with the process of its creates under its earlier names (``_PROCESS_NAMES``).
+# 10 without those 10 added, with the process of its creates under its earlier names
+# (``_PROCESS_NAMES``).
 _READABLE_FORMATS = frozenset({PLAN_FORMAT_VERSION, "9", "8", "7", "6", "5"})
 
 # The formats whose creates name the process as Docker does, each old key with its

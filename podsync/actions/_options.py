@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import enum
 import posixpath
+import re
 from collections.abc import Iterable
 
 import attrs
@@ -26,6 +27,7 @@ from podsync.spec._volumes import DEFAULT_ROOT_DIR
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = [
     "DEFAULT_NETWORK_IMAGE",
+    "NODE_SCOPE",
     "AllowedHostPath",
     "BackOffPolicy",
     "Capability",
@@ -152,6 +154,46 @@ def _capability_set(value: Iterable[str]) -> frozenset[Capability]:
     return frozenset(Capability(name) for name in value)
 
 
+#: The scope of a node agent (``PlanOptions.scope``; ``podsync run``'s default, the CLI's
+#: ``--scope node``): it owns every podsync pod on the engine, whatever its scope label,
+#: and removes each one that is not desired - the kubelet's rule (its pod sources are
+#: the whole node's). A reserved word: no named scope may be called so, and it is never
+#: written as a label.
+NODE_SCOPE = "node"
+
+# A scope's name: what a Docker label value and a compose project name both take, short
+# enough to read in ``docker ps``.
+_SCOPE_NAME = re.compile(r"[a-z0-9]([-a-z0-9_.]*[a-z0-9])?")
+_SCOPE_MAX = 63
+
+
+def scope_problem(scope: str) -> str | None:
+    """Why ``scope`` is not a scope (``PlanOptions.scope``); ``None`` when it is one:
+    ``NODE_SCOPE``, or a name of at most 63 lower-case letters, digits, ``-``, ``_``
+    and ``.`` that starts and ends with a letter or a digit."""
+    if scope == NODE_SCOPE:
+        return None
+    if len(scope) > _SCOPE_MAX or _SCOPE_NAME.fullmatch(scope) is None:
+        return (
+            f"bad scope {scope!r}: a scope is {NODE_SCOPE!r} or a name of at most "
+            f"{_SCOPE_MAX} lower-case letters, digits, '-', '_' and '.', starting and "
+            "ending with a letter or a digit"
+        )
+    return None
+
+
+def _check_scope(
+    options: PlanOptions, attribute: attrs.Attribute[str | None], value: object
+) -> None:
+    if value is None:
+        return
+    if not isinstance(value, str):
+        raise TypeError(f"scope must be a str or None, got {type(value).__name__}")
+    problem = scope_problem(value)
+    if problem is not None:
+        raise ValueError(problem)
+
+
 @attrs.frozen
 class PlanOptions:
     """Everything besides desired and observed state that shapes a plan.
@@ -199,9 +241,30 @@ class PlanOptions:
             without labels whose name is exactly the seed's format
             (``parse_2014_container_name``). Off by default: such a name proves nothing
             about who made the container, and deletions are on by default.
+        scope: what the plan owns, so what it may remove of the pods it was not given
+            (``podsync.planner._scope``):
+
+            * ``None`` (the default): only the pods given. Nothing of another pod is
+              removed (``kubectl apply`` without ``--prune``); the stale instances
+              of the pods given still are. What it creates carries no scope label.
+            * ``NODE_SCOPE``: the whole node, as the kubelet: every podsync pod on the
+              engine, whatever its scope label, and each one not desired is removed
+              (``podsync run``'s default). Writes no label.
+            * a name (compose's project, Terraform's state): every container and named
+              volume the plan creates is labelled ``LABEL_SCOPE=<name>``; the pods so
+              labelled that are not desired are removed, with their volumes, and
+              another scope's pods are never touched.
+
+            A desired pod whose containers carry another scope's label is rejected
+            (``scope-conflict``) unless the scope is ``NODE_SCOPE``, which adopts it.
+            Containers without the label (an unscoped sync's, ``podsync run``'s, an
+            earlier podsync's) are adopted by whichever scope desires their pod, and
+            removed only by ``NODE_SCOPE`` (or ``podsync.down`` of their pod). A name
+            that is not a scope is a ``ValueError`` (``scope_problem``).
         allow_deletions: whether containers of pods that are not desired may be stopped
             and removed, and their directories torn down (the seed's sourcesReady);
-            turn it off when the desired state may be incomplete.
+            turn it off when the desired state may be incomplete. Off, nothing of a pod
+            that is not desired is removed, in any scope.
         ready_sources: when set, deletions are further limited to pods whose source is
             in the set: the sources that have reported completely (the kubelet's
             per-source readiness, a refinement of the seed's global flag).
@@ -262,3 +325,12 @@ class PlanOptions:
     capabilities: frozenset[Capability] = attrs.field(
         default=ALL_CAPABILITIES, converter=_capability_set
     )
+    scope: str | None = attrs.field(default=None, validator=_check_scope)
+
+
+def with_scope(options: PlanOptions | None, scope: str | None) -> PlanOptions:
+    """``options`` (``PlanOptions()`` when ``None``) in ``scope`` when one is given:
+    what the ``scope=`` keyword of ``sync``, ``Reconciler`` and ``down`` does
+    (``ValueError`` for a name that is not a scope)."""
+    options = options or PlanOptions()
+    return options if scope is None else attrs.evolve(options, scope=scope)

@@ -12,7 +12,7 @@ the parser (``_args`` with the exit codes), ``_durations`` the Go durations it r
 ``_checks`` the combinations it cannot check, ``_planning`` the planning options the
 arguments give.
 
-May import: model, spec, actions, planner, status, runtime, runtime/docker, host,
+May import: model, spec, actions, status, runtime, runtime/docker, host,
 applier, load, loop, fleet, exceptions.
 """
 

@@ -17,10 +17,12 @@ from typing import Any, NoReturn
 
 from podsync.actions._options import (
     DEFAULT_NETWORK_IMAGE,
+    NODE_SCOPE,
     AllowedHostPath,
     GCPolicy,
     PlanOptions,
     PodSecurityLevel,
+    scope_problem,
 )
 from podsync.applier._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS
 from podsync.cli._durations import duration
@@ -353,13 +355,13 @@ def build_parser() -> argparse.ArgumentParser:
         "admitted before it request (rejected otherwise: OutOfcpu, OutOfmemory; "
         "default: nothing reserved)",
     )
+    _add_scope_option(group, default=_UNSET)
     group.add_argument(
         "--no-delete",
         action="store_const",
         const=True,
         default=_UNSET,
-        help="keep the containers of pods that are not in the sources (by default podsync "
-        "stops and removes every pod it runs on the engine that the sources do not describe)",
+        help="remove nothing of the pods that are not in the sources, whatever the scope",
     )
     group.add_argument(
         "--stop-timeout",
@@ -523,11 +525,19 @@ def build_parser() -> argparse.ArgumentParser:
         "down",
         parents=[engine, applying, reading, output],
         allow_abbrev=False,
-        help="stop and remove the pods described",
-        description="Stop and remove the containers and pod directories of the pods the "
-        "sources describe, and nothing else.",
+        help="stop and remove the pods described, or a scope's",
+        description="Stop and remove the containers, pod directories and volumes of the "
+        "pods the sources describe, whatever their scope, and nothing else; with --scope "
+        "and no sources, everything of that scope; with both, the pods of the sources that "
+        "are not another scope's.",
     )
-    d.add_argument("sources", nargs="+", metavar="SOURCE", help="pod files, directories, URLs, -")
+    d.add_argument(
+        "sources",
+        nargs="*",
+        metavar="SOURCE",
+        help="pod files, directories, URLs, - (none with --scope: the whole scope)",
+    )
+    _add_scope_option(d, default=None)
     d.add_argument(
         "--stop-timeout",
         metavar="SECONDS",
@@ -542,6 +552,28 @@ def build_parser() -> argparse.ArgumentParser:
     add_run_command(commands, parents=[engine, planning, applying, reading, output])
     add_publish_command(commands, parents=[reading, output])
     return parser
+
+
+def _scope(value: str) -> str:
+    """``--scope``'s value: ``node`` or a scope name (``PlanOptions.scope``)."""
+    problem = scope_problem(value)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(problem)
+    return value
+
+
+def _add_scope_option(group: Any, *, default: Any) -> None:
+    """``--scope NAME`` (plan, apply, run, down)."""
+    group.add_argument(
+        "--scope",
+        metavar="NAME",
+        type=_scope,
+        default=default,
+        help="what the command owns: the pods labelled NAME, which it labels what it "
+        f"creates with, removes when the sources no longer describe them; '{NODE_SCOPE}': "
+        "every podsync pod on the engine (run's default). Without it, plan and apply own "
+        "only the pods of the sources and remove nothing else",
+    )
 
 
 def _add_tls_options(group: Any) -> None:

@@ -37,6 +37,7 @@ _PLANNING_OPTIONS = {
     "allowed_unsafe_sysctls": "--allowed-unsafe-sysctls",
     "system_reserved": "--system-reserved",
     "no_delete": "--no-delete",
+    "scope": "--scope",
     "stop_timeout": "--stop-timeout",
     "max_per_container": "--max-per-container",
     "min_age": "--min-age",

@@ -6,7 +6,7 @@ as the docker CLI reaches it - TLS from the ``--tls*`` flags and ``DOCKER_TLS_VE
 ``DOCKER_CERT_PATH`` (``EngineTLS``), ``ssh://`` through the ``ssh`` command), opened
 for the command and closed after it (``_engine``). A command observes it (``_observe``),
 syncs it (``_sync_pods``: observe, probe, plan, apply, through ``podsync.sync``) or
-applies a plan it already has (``_run_apply``: a saved plan, ``down``'s); either way an
+applies a plan it already has (``_run_apply``: a saved plan); either way an
 applied plan shows its progress on standard error, then its summary on standard output
 and its failures (``podsync.cli._console``). An engine or a root directory that cannot be
 used is a ``_Failure``: one error line, exit code 1.

@@ -64,7 +64,8 @@ from typing import TYPE_CHECKING
 import attrs
 
 from podsync.actions._actions import Plan
-from podsync.actions._options import GCPolicy, PlanOptions
+from podsync.actions._options import PlanOptions
+from podsync.applier._results import Event
 from podsync.cli._args import (
     EXIT_CHANGES,
     EXIT_ERROR,
@@ -75,12 +76,17 @@ from podsync.cli._args import (
     build_parser,
 )
 from podsync.cli._checks import _check_combinations, _UsageError
-from podsync.cli._console import Console, warn_rejected, warn_unpublished_ports
+from podsync.cli._console import (
+    Console,
+    Progress,
+    changes,
+    report_apply,
+    warn_rejected,
+    warn_unpublished_ports,
+)
 from podsync.cli._engine import (
     RuntimeFactory,
     _engine,
-    _observe,
-    _run_apply,
     _sync_pods,
     docker_factory,
 )
@@ -91,12 +97,12 @@ from podsync.exceptions import ConfigError, EngineUnavailable, PodsyncError, Run
 from podsync.host._clock import Clock, clocks, system_sleep
 from podsync.load._config import DEFAULT_MAX_BYTES, load_pods
 from podsync.load._source_reads import source_kind
+from podsync.loop._down import down, pod_of_volume
 from podsync.loop._sync import Observation
-from podsync.model._pod import ObservedContainer, ObservedVolume, Pod
+from podsync.model._pod import ObservedContainer, Pod
 from podsync.model._pulls import PullFailure
-from podsync.planner._plan import plan
 from podsync.runtime._protocol import Runtime
-from podsync.spec._ownership import ownership, volume_ownership
+from podsync.spec._ownership import ownership
 
 if TYPE_CHECKING:
     from podsync.load._etcd import EtcdOptions
@@ -225,6 +231,29 @@ def _never(the_plan: Plan, observation: Observation) -> bool:
     return False
 
 
+def _note_left_alone(
+    console: Console, pods: Sequence[Pod], options: PlanOptions, observation: Observation
+) -> None:
+    """Without a scope, ``plan`` and ``apply`` remove nothing of the pods they were not
+    given (podsync 0.1.0 removed them): a note says how many podsync pods on the engine
+    the sources do not describe, and how a node scope would remove them."""
+    if options.scope is not None or not options.allow_deletions:
+        return
+    wanted = {p.uid for p in pods}
+    adopt = options.adopt_2014_containers
+    others = {
+        o.pod_uid
+        for oc in observation.containers
+        if (o := ownership(oc, adopt_2014_containers=adopt)) and o.pod_uid not in wanted
+    }
+    if others:
+        console.note(
+            f"{len(others)} other podsync pod(s) on the engine left as they are: without "
+            "--scope, only the pods of the sources are this command's (--scope node "
+            "removes the others)"
+        )
+
+
 def _cmd_plan(args: argparse.Namespace, console: Console, factory: RuntimeFactory) -> int:
     from podsync.actions._json import plan_json_chunks
     from podsync.cli._saved import _write_plan
@@ -242,7 +271,7 @@ def _cmd_plan(args: argparse.Namespace, console: Console, factory: RuntimeFactor
     options = loaded.options(_plan_options(args, console))
     with _engine(factory, args.docker_host) as runtime:
         # A dry run: the plan is made as apply makes it, and never applied.
-        the_plan = _sync_pods(
+        result = _sync_pods(
             console,
             runtime,
             pods,
@@ -252,9 +281,11 @@ def _cmd_plan(args: argparse.Namespace, console: Console, factory: RuntimeFactor
             before_apply=_never,
             # A dry run: plan --probe runs the probes and counts nothing.
             record_probes=False,
-        ).plan
+        )
+    the_plan = result.plan
     warn_rejected(console, the_plan)
     warn_unpublished_ports(console, pods, options)
+    _note_left_alone(console, pods, options, result.observation)
     if args.out:
         _write_plan(args.out, _with_sources(the_plan, args.sources))
     if args.json:
@@ -301,6 +332,7 @@ def _cmd_apply(
     def show(the_plan: Plan, observation: Observation) -> bool:
         warn_rejected(console, the_plan)
         warn_unpublished_ports(console, pods, options)
+        _note_left_alone(console, pods, options, observation)
         if not pods and not loaded.bad:
             console.warning("the sources describe no pods")
         console.print(the_plan.render())
@@ -336,69 +368,80 @@ def _cmd_apply(
     return EXIT_OK if ok else EXIT_ERROR
 
 
-def _pod_of_volume(volume: ObservedVolume) -> str:
-    """The pod uid of a volume podsync made for one pod, else ``""``."""
-    owner = volume_ownership(volume)
-    return owner.pod_uid if owner is not None else ""
-
-
 def _cmd_down(args: argparse.Namespace, console: Console, factory: RuntimeFactory) -> int:
+    if not args.sources and args.scope is None:
+        raise _Failure("down needs SOURCEs, --scope NAME, or both")
     # Removing pods: what they would ignore while running is beside the point.
-    loaded = _load(
-        args.sources,
-        lambda _: None,
-        args.max_bytes,
-        _root_dir(args),
-        etcd_options(args, console.warning),
-        http_options(args),
+    loaded = (
+        _load(
+            args.sources,
+            lambda _: None,
+            args.max_bytes,
+            _root_dir(args),
+            etcd_options(args, console.warning),
+            http_options(args),
+        )
+        if args.sources
+        else None
     )
-    pods = loaded.pods
-    root_dir = _root_dir(args)
-    uids = {p.uid for p in pods}
+    pods = loaded.pods if loaded is not None else []
+    if loaded is not None and not pods and args.scope is None:
+        # Every source good and empty: nothing to remove (``down()`` would refuse).
+        return EXIT_OK if loaded.report(console, deletions=False) else EXIT_ERROR
     options = PlanOptions(
-        root_dir=root_dir,
+        root_dir=_root_dir(args),
         stop_timeout=args.stop_timeout,
-        allow_deletions=True,
         adopt_2014_containers=args.adopt_2014_containers,
-        # Everything of these pods goes, exited instances of any age included.
-        gc=GCPolicy(max_per_container=0, min_age=0.0),
     )
+    progress: Progress | None = None
+
+    def show(the_plan: Plan, observation: Observation) -> bool:
+        nonlocal progress
+        warn_rejected(console, the_plan)
+        console.print(the_plan.render())
+        adopt = options.adopt_2014_containers
+        owned = {
+            o.pod_uid
+            for oc in observation.containers
+            if (o := ownership(oc, adopt_2014_containers=adopt))
+        }
+        kept = owned | observation.pod_dirs | {pod_of_volume(v) for v in observation.volumes}
+        absent = [p.key for p in pods if p.uid not in kept]
+        if absent:
+            console.note(f"Not on the engine: {', '.join(absent)}")
+        progress = Progress(console, changes(the_plan))
+        return True
+
+    def on_event(event: Event) -> None:
+        if progress is not None:
+            progress(event)
+
     with _engine(factory, args.docker_host) as runtime:
-        # A second pass removes what a first pass could not see yet (a container that
-        # a concurrent sync created between the observation and the stops).
-        for attempt in range(2):
-            # The volumes too: what podsync keeps of these pods in the engine (their
-            # state volumes, their containers' records) goes with them.
-            observation = _observe(runtime, root_dir, volumes=True)
-            owned = _by_pod(
+        try:
+            result = down(
                 pods,
-                observation.containers,
-                adopt_2014_containers=options.adopt_2014_containers,
-            )
-            mine = [oc for found in owned.values() for oc in found]
-            dirs = observation.pod_dirs & uids
-            the_plan = plan(
-                [],
-                mine,
-                now=console.clocks.now(),
-                images=observation.images,
-                pod_dirs=dirs,
+                runtime,
+                scope=args.scope,
                 options=options,
-                volumes=[v for v in observation.volumes if _pod_of_volume(v) in uids],
+                workers=args.workers,
+                on_event=on_event,
+                hook_timeout=args.hook_timeout,
+                clock=console.clocks.given,
+                before_apply=show,
             )
-            if attempt == 0:
-                console.print(the_plan.render())
-                kept = dirs | {_pod_of_volume(v) for v in observation.volumes}
-                absent = [p.key for p in pods if not owned[p.uid] and p.uid not in kept]
-                if absent:
-                    console.note(f"Not on the engine: {', '.join(absent)}")
-            if not the_plan.has_changes:
-                break
-            if not _run_apply(console, the_plan, runtime, args, verb="Down").ok:
-                return EXIT_ERROR
+        except OSError as exc:
+            raise _Failure(f"cannot list the root directory {options.root_dir}: {exc}") from None
+        finally:
+            if progress is not None:
+                progress.close()
+    if result.plan.has_changes:
+        report_apply(console, result.apply_result, verb="Down")
+    ok = result.ok and not result.plan.rejected
     # The pods of a bad file are unknown: they stay (kubectl delete -f DIR deletes what
     # it could read and reports the rest, too).
-    return EXIT_OK if loaded.report(console, deletions=False) else EXIT_ERROR
+    if loaded is not None and not loaded.report(console, deletions=False):
+        return EXIT_ERROR
+    return EXIT_OK if ok else EXIT_ERROR
 
 
 # ---------------------------------------------------------------------------------------

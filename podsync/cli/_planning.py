@@ -22,6 +22,7 @@ from typing import Any
 
 from podsync.actions._options import (
     DEFAULT_NETWORK_IMAGE,
+    NODE_SCOPE,
     GCPolicy,
     PlanOptions,
     PodSecurityLevel,
@@ -170,6 +171,9 @@ def _plan_options(args: argparse.Namespace, console: Console | None = None) -> P
         adopt_2014_containers=given("adopt_2014_containers", False),
         system_reserved=given("system_reserved", ResourceList()),
         allow_deletions=not given("no_delete", False),
+        # A node agent owns the node (the kubelet's rule); plan and apply own the pods
+        # they are given (``PlanOptions.scope``).
+        scope=given("scope", NODE_SCOPE if args.command == "run" else None),
         root_dir=_root_dir(args),
         stop_timeout=given("stop_timeout", _DEFAULT_STOP_TIMEOUT),
         gc=GCPolicy(

@@ -67,6 +67,7 @@ from podsync.actions._options import (
     DEFAULT_SYNC_PERIOD,
     GCPolicy,
     PlanOptions,
+    with_scope,
 )
 from podsync.applier._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS, _check_settings, apply
 from podsync.applier._results import Event, EventKind
@@ -163,7 +164,10 @@ class Reconciler(Reporter):
         options: planning options. Deletions are further limited to the pods of the
             kinds of source (``file``, ``http``) whose every source was read once
             (within ``ready_sources`` when it is given); ``gc`` applies every
-            ``gc_period``, the rounds in between collect nothing.
+            ``gc_period``, the rounds in between collect nothing. Its ``scope`` says
+            which pods the loop owns (``PlanOptions.scope``): without one, a pod that
+            leaves the sources is left running - give the loop a scope name, or
+            ``NODE_SCOPE`` as ``podsync run`` does, to have such pods removed.
         sync_period: seconds between full syncs (seed: 10).
         source_period: seconds between two polls of a source (seed: 20).
         source_periods: a period of its own for some sources, by source. The loop
@@ -187,6 +191,7 @@ class Reconciler(Reporter):
             stops.
         follow_events: follow the engine's events in ``run()`` to restart exited
             containers at once.
+        scope: when given, the loop's scope in place of ``options.scope``.
 
     Raises:
         ValueError: neither ``sources`` nor ``pods`` is given, a period or timeout is
@@ -225,6 +230,7 @@ class Reconciler(Reporter):
         etcd: EtcdOptions | None = None,
         http: HttpOptions | None = None,
         pods: PodsArgument | None = None,
+        scope: str | None = None,
     ) -> None:
         if not sources and pods is None:
             # The loop deletes every pod it does not desire: an empty desired set by
@@ -258,7 +264,7 @@ class Reconciler(Reporter):
         self._periods = {s: float(periods.get(s, self._source_period)) for s in self._sources.names}
         self._owns_runtime = runtime is None
         self._runtime: Runtime | None = runtime
-        self._options = options or PlanOptions()
+        self._options = with_scope(options, scope)
         self._probe = probe
         self._hook_timeout = hook_timeout
         self._probe_timeout = probe_timeout

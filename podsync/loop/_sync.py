@@ -28,7 +28,7 @@ from podsync.actions._actions import (
     RemovePodDir,
     Wait,
 )
-from podsync.actions._options import PlanOptions
+from podsync.actions._options import PlanOptions, with_scope
 from podsync.applier._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS, _check_settings, apply
 from podsync.applier._content_engine import read_content_records
 from podsync.applier._host_empty_dirs import list_host_empty_dirs
@@ -302,6 +302,7 @@ def sync(
     probe_states: MutableMapping[str, str] | None = None,
     volumes: bool = False,
     pull_failures: MutableMapping[tuple[str, str], PullFailure] | None = None,
+    scope: str | None = None,
 ) -> SyncResult:
     """Make the engine run ``desired``: observe, probe, plan, apply (seed SyncPods +
     syncPod, in one pass). The desired pods are ``Pod`` objects, built in Python or
@@ -314,7 +315,9 @@ def sync(
         runtime: the engine; a ``podsync.docker.DockerRuntime()`` (``docker.from_env()``)
             when ``None``, closed again before ``sync`` returns.
         options: planning options (``PlanOptions()`` when ``None``); its ``root_dir`` is
-            where pod directories are observed, created and torn down.
+            where pod directories are observed, created and torn down. Its ``scope``
+            says what the sync may remove: by default only the stale instances of the
+            pods given - nothing of a pod it was not given (``PlanOptions.scope``).
         workers: threads of the apply pool.
         on_event: called with each ``Event``, from worker threads, one call at a time
             (see ``apply``); failed probes are reported as ``unhealthy`` events,
@@ -357,6 +360,8 @@ def sync(
             waits out the back-off, ``ImagePullBackOff``, instead of pulling again every
             sync) and the pulls that fail in this sync's apply are added
             (``remember_pull_failures``). ``None``: every sync starts without any.
+        scope: when given, the sync's scope in place of ``options.scope``: a name
+            (compose's project), or ``NODE_SCOPE`` (every podsync pod on the engine).
 
     Returns:
         The plan and the outcome of applying it. Failed runtime calls are failed
@@ -377,7 +382,7 @@ def sync(
         return _sync(
             desired,
             engine,
-            options=options or PlanOptions(),
+            options=with_scope(options, scope),
             workers=workers,
             on_event=on_event,
             with_probes=probe,

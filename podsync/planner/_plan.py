@@ -2,6 +2,7 @@
 
 Rule 1: everything that decides an action lives in the planner: this module (``plan``:
 indexing what is observed, pods no longer desired, pod directories, dangling images),
+scopes (``_scope``), what pods that are gone leave behind (``_leftovers``),
 admission (``_admission``), the per-pod planner (``_pod``, with ``_init`` and
 ``_restarts``), spec comparison (``_spec_change``) and garbage collection (``_gc``). The
 apply side executes a plan and decides nothing; the helpers (naming, hashing, ports,
@@ -71,11 +72,15 @@ tested and applied later.
       duplicate sweep). When no app container runs or will run, ``net`` is stopped too.
 4. *Pods no longer desired*: their running containers are stopped, their exited ones
    removed, and their pod directory torn down - only when deletions are allowed (the
-   seed's ``sourcesReady``). A whole pod's stop - here, on a rebuild (3a), and once a pod
-   has completed (3d) - is the kubelet's KillPod: its kills run at once, sidecars in
-   their turn, the network container last (``_termination``).
-   The records podsync keeps of a container (``_records``) whose container is gone -
-   removed by hand - are removed whatever the pod (``_remove_gone_records``).
+   seed's ``sourcesReady``), and only the pods of the plan's scope (``_scope``: every
+   pod for the node scope, as the kubelet; the pods labelled with a named scope's name;
+   none but a desired pod's stale instances without a scope). A desired pod of another
+   scope is rejected (``scope-conflict``) unless the scope is the node's. A whole
+   pod's stop - here, on a rebuild (3a), and once a pod has completed (3d) - is the
+   kubelet's KillPod: its kills run at once, sidecars in their turn, the network
+   container last (``_termination``). The records podsync keeps of a container
+   (``_records``) whose container is gone - removed by hand - are removed whatever the
+   pod, if it is in the plan's scope (``_leftovers``).
 5. *Garbage collection*, as actions: exited containers beyond ``max_per_container``
    per pod container and older than ``min_age`` are removed, the last to end kept -
    the instance the restart policy is judged on, also when this plan stops it (the
@@ -106,10 +111,8 @@ from podsync.actions._actions import (
     PodAction,
     PodPlan,
     Reason,
-    Remove,
     RemoveImage,
     RemovePodDir,
-    RemoveVolume,
     Wait,
     WriteVolume,
 )
@@ -131,22 +134,18 @@ from podsync.planner._claims import claim_of, claim_setup
 from podsync.planner._context import PlanContext, by_pod_and_image
 from podsync.planner._empty_dirs import empty_dir_of, empty_dir_setup, not_the_pods
 from podsync.planner._gc import apply_global_cap, plan_orphan
+from podsync.planner._leftovers import remove_gone_records, remove_pod_volumes
 from podsync.planner._pod import PodPlanner
+from podsync.planner._scope import ScopeRule, in_input_order, scope_conflicts
 from podsync.planner._terminal import finished
 from podsync.planner._volumes import record_upkeep, volume_writes
 from podsync.spec._content_records import PodVolume, RecordChoice, record_choices
 from podsync.spec._images import normalize_image
 from podsync.spec._labels import (
     LABEL_EMPTY_DIRS,
-    VOLUME_KIND_CONTENT,
-    VOLUME_KIND_CONTENT_RECORD,
-    VOLUME_KIND_EMPTY_DIR,
-    VOLUME_KIND_POD_STATE,
-    VOLUME_KIND_STOP_RECORD,
 )
 from podsync.spec._naming import is_safe_uid
-from podsync.spec._ownership import Identity, Instance, identify, volume_ownership
-from podsync.spec._records import RECORD_KINDS, named_as_made, records_of
+from podsync.spec._ownership import Identity, Instance, identify
 from podsync.spec._resolv import (
     ResolvConf,
     parse_resolv_conf,
@@ -234,10 +233,11 @@ def plan(
             set up, before the first container that mounts it when it is not among
             them; the volumes podsync
             made for a pod that is no longer desired are removed once none of its
-            containers is left (``RemoveVolume``), when deletions are allowed. The
-            stop and probe records of a container that is not in ``observed`` (removed
-            by hand: ``observed`` is every container, so it is gone) are removed
-            whatever the pod, deletions allowed or not (``orphaned-record``).
+            containers is left (``RemoveVolume``), when deletions are allowed and the
+            pod is in the plan's scope. The stop and probe records of a container that
+            is not in ``observed`` (removed by hand: ``observed`` is every container, so
+            it is gone) are removed whatever the pod of the plan's scope, deletions
+            allowed or not (``orphaned-record``).
             Creating a volume that exists changes nothing, so a plan made without the
             list is safe, only less informed (it removes no volume).
         volume_files: the records of the volume files podsync wrote under the root
@@ -355,13 +355,18 @@ def _plan(
 
     # The plans of the finished pods, made to find them finished (``_terminal``).
     finished_plans: dict[str, list[PodAction]] = {}
+    # Another scope's pods are not this plan's to run (``_scope``).
+    candidates, theirs = scope_conflicts(options.scope, desired, by_identity)
     accepted, rejected = admit(
-        desired,
+        candidates,
         options,
         by_identity,
         capacity=capacity,
         finished=lambda pod: finished(pod, by_identity, not_adopted, ctx, finished_plans),
     )
+    if theirs:
+        rejected = in_input_order(desired, [*theirs, *rejected])
+    scope = ScopeRule(options.scope, by_identity, volumes, {p.uid for p in accepted})
     # The records of what podsync wrote: read from the engine volumes, and (for
     # containers of earlier podsync versions) under the root directory.
     written: dict[str, dict[str, WrittenVolume]] | None = None
@@ -428,12 +433,13 @@ def _plan(
         if actions:
             # A pod with nothing to do holds nothing past its planning (the steady
             # state: 10,000 pods, no groups).
-            groups[identity] = (pod.key, actions)
+            groups[identity] = (pod.key, scope.labelled(actions))
 
-    # Pods that are not desired, only when deletions are allowed. Rejected pods are left
-    # alone: they were not admitted, but nobody asked for them to go away either. An
-    # identity with a desired uid but another full name is a stale instance of that pod
-    # and goes (the seed skipped such containers in SyncPods and left them running).
+    # Pods that are not desired, only when deletions are allowed, and only those of the
+    # plan's scope (``_scope``). Rejected pods are left alone: they were not admitted,
+    # but nobody asked for them to go away either. An identity with a desired uid but
+    # another full name is a stale instance of that pod and goes, in every scope (the
+    # seed skipped such containers in SyncPods and left them running).
     rejected_uids = {r.uid for r in rejected}
     if options.allow_deletions:
         by_uid: dict[str, Identity] = {}
@@ -441,6 +447,8 @@ def _plan(
             if identity in owner or identity[0] in rejected_uids:
                 continue
             instances = by_identity[identity]
+            if not scope.owns_pod(identity, instances):
+                continue
             ready = options.ready_sources
             if ready is not None and instances[0].pod_source not in ready:
                 continue
@@ -458,6 +466,10 @@ def _plan(
                 # Without containers the directory's source is unknown: keep it until
                 # every source is ready.
                 continue
+            if uid not in by_uid and not scope.owns_uid(uid):
+                # A pod directory names no scope: without containers it is the
+                # plan's when a volume of its pod carries the plan's scope.
+                continue
             path = posixpath.join(options.root_dir, uid)
             teardown = RemovePodDir(
                 pod_uid=uid,
@@ -468,13 +480,19 @@ def _plan(
             identity = by_uid.get(uid, (uid, ""))
             groups.setdefault(identity, ("", []))[1].append(teardown)
 
-    apply_global_cap(groups, owner, by_identity, options.gc.max_total, now)
+    # Of the plan's scope only (``ScopeRule.counted``).
+    apply_global_cap(groups, owner, scope.counted(by_identity, owner), options.gc.max_total, now)
     if options.allow_deletions and volumes:
-        _remove_pod_volumes(
-            groups, volumes, by_identity, {p.uid for p in accepted} | rejected_uids, options
+        remove_pod_volumes(
+            groups,
+            volumes,
+            by_identity,
+            {p.uid for p in accepted} | rejected_uids,
+            options,
+            scope,
         )
     if volumes:
-        _remove_gone_records(groups, volumes, observed, by_identity, accepted, rejected_uids)
+        remove_gone_records(groups, volumes, observed, by_identity, accepted, rejected_uids, scope)
     pod_plans = [
         PodPlan(key, identity[0], identity[1], tuple(actions))
         for identity, (key, actions) in groups.items()
@@ -609,161 +627,6 @@ def _pod_state_volume(
         reason=Reason.POD_STATE_FIRST_USE,
         message=f"create volume {name}: the pod's termination messages: first use",
     )
-
-
-#: The kinds of volume podsync makes for one pod (``LABEL_POD_UID``), which go with it:
-#: its state volume, its emptyDir volumes, the files of its configMap, secret and
-#: downwardAPI volumes, their records and the records of its containers.
-_POD_VOLUME_KINDS = frozenset(
-    {
-        VOLUME_KIND_POD_STATE,
-        VOLUME_KIND_EMPTY_DIR,
-        VOLUME_KIND_CONTENT,
-        *RECORD_KINDS,
-        VOLUME_KIND_CONTENT_RECORD,
-    }
-)
-
-
-def _remove_pod_volumes(
-    groups: dict[Identity, tuple[str, list[PodAction]]],
-    volumes: Sequence[ObservedVolume],
-    by_identity: Mapping[Identity, list[Instance]],
-    keep: Collection[str],
-    options: PlanOptions,
-) -> None:
-    """A ``RemoveVolume`` for each volume podsync made for a pod (``_POD_VOLUME_KINDS``)
-    whose pod is not desired (nor rejected: a rejected pod is not asked to go away),
-    once none of its containers is left: a pod whose containers are removed in this plan
-    has its volumes removed after them; one some of whose containers are kept (younger
-    than ``GCPolicy.min_age``, or still stopping) keeps them until they are gone - the
-    termination messages of its exited containers are in its state volume, and Docker
-    would remove a volume whose file a container binds. Claims' volumes and volumes
-    podsync does not own are never removed."""
-    removed: set[str] = set()
-    for _, actions in groups.values():
-        removed.update(a.id for a in actions if isinstance(a, Remove))
-    left: set[str] = set()
-    known: dict[str, Identity] = {}
-    for identity, instances in by_identity.items():
-        known.setdefault(identity[0], identity)
-        if any(i.observed.id not in removed for i in instances):
-            left.add(identity[0])
-    for volume in sorted(volumes, key=lambda v: v.name):
-        owned = volume_ownership(volume)
-        if owned is None or owned.kind not in _POD_VOLUME_KINDS or not owned.pod_uid:
-            continue
-        uid = owned.pod_uid
-        if uid in keep or uid in left:
-            continue
-        found = known.get(uid)
-        if found is None and options.ready_sources is not None:
-            # Without containers the pod's source is unknown: kept until every source
-            # is ready (as a pod directory).
-            continue
-        # The pod's own plan, named by its containers' pod; without containers the one
-        # its pod directory's teardown has (``(uid, "")``), named by nothing.
-        group = found if found is not None else (uid, "")
-        key = by_identity[found][0].pod_key if found is not None else ""
-        actions = groups.setdefault(group, (key, []))[1]
-        what = {
-            VOLUME_KIND_POD_STATE: "state",
-            VOLUME_KIND_EMPTY_DIR: f"emptyDir {owned.volume or '?'}",
-            VOLUME_KIND_CONTENT: f"files of volume {owned.volume or '?'}",
-            VOLUME_KIND_CONTENT_RECORD: f"record of the files of volume {owned.volume or '?'}",
-        }.get(owned.kind, owned.kind)
-        record = owned.kind in RECORD_KINDS or owned.kind == VOLUME_KIND_CONTENT_RECORD
-        reason = Reason.ORPHANED_RECORD if record else Reason.ORPHANED_POD_VOLUME
-        _before_teardown(
-            actions,
-            RemoveVolume(
-                pod=key,
-                pod_uid=uid,
-                volume=volume.name,
-                reason=reason,
-                message=(
-                    f"remove volume {volume.name}: the {what} of a pod that is no longer desired"
-                ),
-            ),
-        )
-
-
-def _before_teardown(actions: list[PodAction], action: RemoveVolume) -> None:
-    """``action`` added to a pod's ``actions``, after its other work and before its pod
-    directory's teardown: a removal that fails skips the rest of the pod, and the next
-    sync tries again."""
-    at = next((n for n, a in enumerate(actions) if isinstance(a, RemovePodDir)), len(actions))
-    actions.insert(at, action)
-
-
-def _remove_gone_records(
-    groups: dict[Identity, tuple[str, list[PodAction]]],
-    volumes: Sequence[ObservedVolume],
-    observed: Sequence[ObservedContainer],
-    by_identity: Mapping[Identity, list[Instance]],
-    accepted: Sequence[Pod],
-    rejected_uids: Collection[str],
-) -> None:
-    """A ``RemoveVolume`` (``orphaned-record``) for each record (``podsync.spec._records``)
-    of a container that is not in ``observed``, in the plan of the record's pod.
-
-    ``observed`` is every container on the engine, so a container that is not in it is
-    gone: someone removed it by hand (``docker rm -f``), which leaves its records
-    behind - podsync's own removals take a container's stop record with it. The record
-    of a container that exists, running or exited, is never removed here (a stopped
-    container's record says podsync stopped it). Races: a stop record is written
-    before podsync stops a container, which exists then; the volumes are listed after
-    the containers, and ``observe`` leaves out the records of containers another
-    podsync made in between (``podsync.loop._sync._confirmed``: a second container list); a
-    container created by this plan has no record yet; and the loop never applies a
-    pod's plan made from an observation its pod's worker changed
-    (``Reconciler._dispatch``), which is why the removal goes in the record's pod's
-    plan. Only volumes podsync made as records go: its kind label says so, no
-    Kubernetes label, and the name podsync gives that record (``named_as_made``). A
-    rejected pod is left alone (nothing is done to it); a pod no longer desired gets the
-    removal even when deletions are not allowed - a container that is gone is no
-    deletion. The records ``_remove_pod_volumes`` already removes (a gone pod's) are not
-    planned twice."""
-    existing = {oc.id for oc in observed}
-    planned = {
-        a.volume for _, actions in groups.values() for a in actions if isinstance(a, RemoveVolume)
-    }
-    mine = [
-        v
-        for v in volumes
-        if v.name not in planned
-        and (owned := volume_ownership(v)) is not None
-        and owned.kind in RECORD_KINDS
-    ]
-    if not mine:
-        return
-    # The plan of the record's pod: a desired pod's own; else the one named by a
-    # container of the pod that is left; else the one of a pod without containers,
-    # ``(uid, "")``, named by nothing (as ``_remove_pod_volumes`` does).
-    plans: dict[str, tuple[Identity, str]] = {}
-    for identity, instances in by_identity.items():
-        plans.setdefault(identity[0], (identity, instances[0].pod_key))
-    plans.update({pod.uid: ((pod.uid, pod.full_name), pod.key) for pod in accepted})
-    for record in records_of(mine):
-        cid = record.container_id
-        if cid in existing or record.pod_uid in rejected_uids or not named_as_made(record):
-            continue
-        identity, key = plans.get(record.pod_uid, ((record.pod_uid, ""), ""))
-        actions = groups.setdefault(identity, (key, []))[1]
-        what = "stop record" if record.kind == VOLUME_KIND_STOP_RECORD else "probe record"
-        _before_teardown(
-            actions,
-            RemoveVolume(
-                pod=key,
-                pod_uid=record.pod_uid,
-                volume=record.volume,
-                reason=Reason.ORPHANED_RECORD,
-                message=(
-                    f"remove volume {record.volume}: the {what} of container {cid[:12]}, "
-                    "which no longer exists"
-                ),
-            ),
-        )
 
 
 def _gated(pod: Pod) -> list[PodAction]:

@@ -53,6 +53,7 @@ __all__ = [
     "LABEL_RECORD_TIME",
     "LABEL_RECORD_VOLUME_CREATED",
     "LABEL_RESTART_COUNT",
+    "LABEL_SCOPE",
     "LABEL_SPEC",
     "LABEL_SPEC_HASH",
     "LABEL_VOLUME_CLAIM",
@@ -95,6 +96,12 @@ LABEL_POD_NAMESPACE = _PREFIX + "pod.namespace"
 LABEL_POD_SOURCE = _PREFIX + "pod.source"
 #: The ownership label: podsync acts on containers that carry it.
 LABEL_POD_UID = _PREFIX + "pod.uid"
+#: The scope that made the container or named volume (``PlanOptions.scope``): a name;
+#: absent on what an unscoped sync, the node scope (``podsync run``) or a podsync
+#: before 0.2.0 made. A sync in a named scope removes only what carries its name;
+#: what carries another scope's is never its own (``podsync.planner._scope``). Not in
+#: the spec hash: a container moved to another scope is not replaced.
+LABEL_SCOPE = _PREFIX + "scope"
 #: The container's name in its pod spec (``net`` for the network container).
 LABEL_CONTAINER = _PREFIX + "container.name"
 #: The instance number of the pod container, also the last field of its name.

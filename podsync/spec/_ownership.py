@@ -30,6 +30,7 @@ from podsync.spec._labels import (
     LABEL_POD_SOURCE,
     LABEL_POD_UID,
     LABEL_RESTART_COUNT,
+    LABEL_SCOPE,
     LABEL_SPEC,
     LABEL_SPEC_HASH,
     LABEL_VOLUME_CLAIM,
@@ -81,6 +82,11 @@ class Instance:
     @property
     def running(self) -> bool:
         return self.observed.running
+
+    @property
+    def scope(self) -> str:
+        """The scope that made the container (``LABEL_SCOPE``); ``""`` for none."""
+        return self.observed.labels.get(LABEL_SCOPE, "")
 
     @property
     def exited(self) -> bool:
@@ -233,6 +239,9 @@ class VolumeOwnership:
             that lives as long as its pod); empty for a claim's, which no pod owns.
         volume: the name of the pod volume whose data it holds (``LABEL_VOLUME_NAME``:
             an ``emptyDir``'s); empty for a claim's.
+        scope: the scope whose sync made it (``LABEL_SCOPE``, ``PlanOptions.scope``);
+            empty when none did: an unscoped sync's, the node scope's, an earlier
+            podsync's, or a record apply wrote (records go with their container).
     """
 
     kind: str
@@ -240,6 +249,7 @@ class VolumeOwnership:
     claim: str
     pod_uid: str = ""
     volume: str = ""
+    scope: str = ""
 
     @property
     def retained(self) -> bool:
@@ -262,4 +272,5 @@ def volume_ownership(volume: ObservedVolume) -> VolumeOwnership | None:
         labels.get(LABEL_VOLUME_CLAIM, ""),
         labels.get(LABEL_POD_UID, ""),
         labels.get(LABEL_VOLUME_NAME, ""),
+        labels.get(LABEL_SCOPE, ""),
     )

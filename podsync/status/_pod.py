@@ -45,11 +45,11 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 import attrs
 
 from podsync.actions._actions import FAILED_STOPS, Action, Plan, PodPlan, Reason, Wait
-from podsync.actions._options import PlanOptions
+from podsync.actions._options import NODE_SCOPE, PlanOptions
 from podsync.model._pod import ObservedContainer, Pod, RestartPolicy, TerminationMessagePolicy
 from podsync.model._pulls import PullFailure
 from podsync.spec._naming import NETWORK_CONTAINER
-from podsync.spec._ownership import ownership
+from podsync.spec._ownership import identify, ownership
 from podsync.status._container import (
     ContainerState,
     ContainerStatus,
@@ -635,21 +635,34 @@ def orphaned_pod_statuses(
     kubelet's rule for a terminal pod, ``getPhase`` step 7): Running while something
     runs, else Succeeded when every container exited 0, Failed when one did not,
     Pending when none ran. Containers are listed by name; the network container is left
-    out.
+    out. A named scope (``options.scope``) finds orphaned only its own pods (those whose
+    containers carry its label): another scope's pod is not its to remove.
     """
-    adopt = (options or PlanOptions()).adopt_2014_containers
+    options = options or PlanOptions()
+    adopt, scope = options.adopt_2014_containers, options.scope
     wanted = None if desired is None else {p.uid for p in desired}
     pods: dict[str, tuple[str, dict[str, list[ObservedContainer]]]] = {}
+    # The pods of the named scope that looks (``podsync.planner._scope``).
+    scoped: set[str] = set()
     for oc in observed:
         owner = ownership(oc, adopt_2014_containers=adopt)
         if owner is None or (wanted is not None and owner.pod_uid in wanted):
             continue
+        instance = identify(oc)
+        if scope is not None and instance is not None and instance.scope == scope:
+            scoped.add(owner.pod_uid)
         _, groups = pods.setdefault(owner.pod_uid, (owner.pod_key, {}))
         if owner.container != NETWORK_CONTAINER:
             groups.setdefault(owner.container, []).append(oc)
     messages = termination_messages or {}
     statuses = [
-        _observed_pod(uid, key, groups, orphaned=wanted is not None, messages=messages)
+        _observed_pod(
+            uid,
+            key,
+            groups,
+            orphaned=wanted is not None and (scope in (None, NODE_SCOPE) or uid in scoped),
+            messages=messages,
+        )
         for uid, (key, groups) in pods.items()
     ]
     return sorted(statuses, key=lambda s: (s.pod, s.uid))

@@ -23,7 +23,7 @@ import docker
 
 import podsync
 from podsync import Kill, Pod, SyncResult, parse_pods
-from podsync.actions._options import PlanOptions
+from podsync.actions._options import NODE_SCOPE, PlanOptions
 from podsync.docker import DockerRuntime
 from tests.support.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup
 
@@ -68,6 +68,9 @@ def _options(tmp_path: Path, source: str) -> PlanOptions:
         network_mode="none",
         network_image=PAUSE_IMAGE,
         root_dir=str(tmp_path / "root"),
+        # The node scope's rule (a pod that is not desired goes), narrowed to this
+        # test's source: the engine is shared.
+        scope=NODE_SCOPE,
         allow_deletions=True,
         ready_sources=frozenset({source}),
     )

@@ -15,8 +15,8 @@
 
 The engine is shared: other test sessions may run podsync pods on it at the same time.
 Every sync here therefore runs with ``allow_deletions=False``, except where a pod is
-removed on purpose: those syncs limit deletions to a source no one else uses
-(``ready_sources``), and the test checks that nothing outside it was touched.
+removed on purpose: those syncs, in the node scope, limit deletions to a source no one
+else uses (``ready_sources``), and the test checks that nothing outside it was touched.
 
 Network rule (``tests/support/engine.py``): network mode ``none`` or ``container:<id>`` only;
 the only connection made is a postStart httpGet to a closed port on the loopback.
@@ -73,7 +73,7 @@ from podsync import (
     Wait,
 )
 from podsync.actions._actions import CreateSpec
-from podsync.actions._options import AllowedHostPath, GCPolicy, PlanOptions
+from podsync.actions._options import NODE_SCOPE, AllowedHostPath, GCPolicy, PlanOptions
 from podsync.docker import DockerRuntime
 from podsync.model._volume_entries import VolumeEntry
 from podsync.runtime import ExecResult
@@ -865,7 +865,9 @@ def test_pod_removed_from_desired_set_is_stopped(
     honoured) and its directory torn down; once collectable (GC min_age 0) they are
     removed. The pod that stays is not touched, nor is anything outside the source."""
     source = f"t{_hex(8)}"
-    options = _options(tmp_path, allow_deletions=True, ready_sources=frozenset({source}))
+    options = _options(
+        tmp_path, allow_deletions=True, ready_sources=frozenset({source}), scope=NODE_SCOPE
+    )
     stays = _pod(
         cleanup,
         "stays",
@@ -973,7 +975,9 @@ def test_foreign_containers_survive_everything(
 
     source = f"t{_hex(8)}"
     gc = GCPolicy(min_age=0, max_per_container=1, max_total=0)
-    deleting = _options(tmp_path, allow_deletions=True, ready_sources=frozenset({source}), gc=gc)
+    deleting = _options(
+        tmp_path, allow_deletions=True, ready_sources=frozenset({source}), scope=NODE_SCOPE, gc=gc
+    )
     keeping = _options(tmp_path, gc=gc)
     pod = _pod(cleanup, "fg", _app("app"), source=source)
     v2, v3 = (
@@ -1102,7 +1106,8 @@ def test_kubernetes_node_containers_survive_apply_down_and_gc(
             inner, lambda c: c.id in ours or c.labels.get(podsync.labels.LABEL_POD_UID) in ours
         )
         common = ["--root-dir", str(tmp_path / "root"), "--stop-timeout", "1"]
-        planning = ["--network-mode", "none", "--network-image", PAUSE_IMAGE]
+        # The node scope: apply removes the pod it is no longer given (in this view).
+        planning = ["--network-mode", "none", "--network-image", PAUSE_IMAGE, "--scope", "node"]
         gc = ["--min-age", "0", "--max-per-container", "0", "--max-total", "0"]
         for adopt in ([], ["--adopt-2014-containers"]):
             for argv in (
@@ -1305,7 +1310,9 @@ def test_pre_stop_time_counts_against_the_grace_period(
     time plus the grace. The handler did run (it wrote a file first), and the
     container, whose process ignores SIGTERM, was killed."""
     source = f"t{_hex(8)}"
-    options = _options(tmp_path, allow_deletions=True, ready_sources=frozenset({source}))
+    options = _options(
+        tmp_path, allow_deletions=True, ready_sources=frozenset({source}), scope=NODE_SCOPE
+    )
     data = tmp_path / "data"
     data.mkdir()
     drain = Handler(exec_command=("/bin/sh", "-c", "echo draining > /data/pre-stop; sleep 30"))

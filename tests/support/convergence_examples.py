@@ -18,7 +18,7 @@ import attrs
 from hypothesis import example
 
 from podsync import ObservedContainer, Pod, container_name, parse_pods
-from podsync.actions._options import GCPolicy, PlanOptions
+from podsync.actions._options import NODE_SCOPE, GCPolicy, PlanOptions
 from podsync.labels import LABEL_RESTART_COUNT
 from podsync.planner._plan import plan
 from podsync.spec._labels import LABEL_CONTAINER, LABEL_POD_NAME
@@ -102,16 +102,16 @@ def never_pod_never_started() -> World:
     """Found against main's planner (issue 10, restart): a Never pod whose first start
     failed was judged completed, and never ran."""
     job = pod("job", restart="Never")
-    model = engine([job], PlanOptions())
+    model = engine([job], PlanOptions(scope=NODE_SCOPE))
     change(model, "job", running=False, exit_code=128, finished_at=None)
-    return [job], model, T0 + 30, {}, PlanOptions()
+    return [job], model, T0 + 30, {}, PlanOptions(scope=NODE_SCOPE)
 
 
 def never_pod_replacement_not_created() -> World:
     """Found against main's planner (issue 10, restart): podsync stopped a Never pod's
     container to replace it, the create of the replacement failed, and the next plan
     judged the stopped instance completed: the pod stayed down for good."""
-    options = PlanOptions()
+    options = PlanOptions(scope=NODE_SCOPE)
     job = pod("job", restart="Never")
     model = engine([pod("job", restart="Never", image="busybox:1.35")], options)
     model.image_tags.add("busybox:1.36")
@@ -124,16 +124,16 @@ def never_pod_stopped_for_a_rebuild() -> World:
     the pod (its network container had exited), and the create of the new network
     container failed: the stop was not a run, so the container starts again."""
     job = pod("job", restart="Never")
-    model = engine([job], PlanOptions())
+    model = engine([job], PlanOptions(scope=NODE_SCOPE))
     change(model, "job", stopped_by_podsync="pod-rebuild", **exited(137, T0 + 10))
     change(model, "job", "net", **exited(0, T0 + 10))
-    return [job], model, T0 + 30, {}, PlanOptions()
+    return [job], model, T0 + 30, {}, PlanOptions(scope=NODE_SCOPE)
 
 
 def never_pod_completed_then_spec_changed() -> World:
     """A completed Never container whose spec changed stays down (issue 27: the restart
     policy is absolute; issue 10 had made it run again)."""
-    options = PlanOptions()
+    options = PlanOptions(scope=NODE_SCOPE)
     job = pod("job", restart="Never")
     model = engine([pod("job", restart="Never", image="busybox:1.35")], options)
     model.image_tags.add("busybox:1.36")
@@ -145,47 +145,47 @@ def never_pod_network_died() -> World:
     """A Never pod's network container died under its running container: the container
     is stopped, nothing is recreated, the pod has failed (computePodActions)."""
     job = pod("job", restart="Never")
-    model = engine([job], PlanOptions())
+    model = engine([job], PlanOptions(scope=NODE_SCOPE))
     change(model, "job", "net", **exited(137, T0 + 10))
-    return [job], model, T0 + 30, {}, PlanOptions()
+    return [job], model, T0 + 30, {}, PlanOptions(scope=NODE_SCOPE)
 
 
 def always_pod_network_died() -> World:
     """An Always pod's network container died under its running container: the pod is
     rebuilt, and the container runs again."""
     web = pod("web")
-    model = engine([web], PlanOptions())
+    model = engine([web], PlanOptions(scope=NODE_SCOPE))
     change(model, "web", "net", **exited(137, T0 + 10))
-    return [web], model, T0 + 30, {}, PlanOptions()
+    return [web], model, T0 + 30, {}, PlanOptions(scope=NODE_SCOPE)
 
 
 def on_failure_pod_completed() -> World:
     """A job that succeeded stays down, with its newest instance; its network container
     stops (nothing of the pod runs or will run)."""
     job = pod("job", restart="OnFailure")
-    model = engine([job], PlanOptions())
+    model = engine([job], PlanOptions(scope=NODE_SCOPE))
     change(model, "job", **exited(0))
-    return [job], model, T0 + 30, {}, PlanOptions()
+    return [job], model, T0 + 30, {}, PlanOptions(scope=NODE_SCOPE)
 
 
 def on_failure_pod_backing_off() -> World:
     """A job that failed for the fourth time waits out its back-off (80 s); its network
     container keeps running."""
     job = pod("job", restart="OnFailure")
-    model = engine([job], PlanOptions())
+    model = engine([job], PlanOptions(scope=NODE_SCOPE))
     old = instance(model, "job")
     labels = {**old.labels, LABEL_RESTART_COUNT: "3"}
     change(model, "job", labels=labels, **exited(1))
-    return [job], model, T0 + 30, {}, PlanOptions()
+    return [job], model, T0 + 30, {}, PlanOptions(scope=NODE_SCOPE)
 
 
 def killed_for_liveness_exit_0() -> World:
     """podsync killed an OnFailure container for its liveness probe and it exited 0 on
     SIGTERM: a failed run, restarted."""
     job = pod("job", restart="OnFailure")
-    model = engine([job], PlanOptions())
+    model = engine([job], PlanOptions(scope=NODE_SCOPE))
     change(model, "job", stopped_by_podsync="unhealthy", **exited(0))
-    return [job], model, T0 + 1000, {}, PlanOptions()
+    return [job], model, T0 + 1000, {}, PlanOptions(scope=NODE_SCOPE)
 
 
 _PROBE = """
@@ -211,29 +211,29 @@ def never_pod_with_a_post_start_hook() -> World:
     """A Never pod with a postStart hook that has not run yet: with an injected exec
     fault the hook fails, which is a failed run, and the pod stays down."""
     job = pod("job", restart="Never", extra=_POST_START)
-    return [job], EngineModel(image_tags={"busybox:1.36"}), T0, {}, PlanOptions()
+    return [job], EngineModel(image_tags={"busybox:1.36"}), T0, {}, PlanOptions(scope=NODE_SCOPE)
 
 
 def unhealthy_never() -> World:
     """A Never container whose liveness probe fails is stopped for good; its network
     container stops with it."""
     job = pod("job", restart="Never", extra=_PROBE)
-    model = engine([job], PlanOptions())
-    return [job], model, T0 + 30, {instance(model, "job").id: False}, PlanOptions()
+    model = engine([job], PlanOptions(scope=NODE_SCOPE))
+    return [job], model, T0 + 30, {instance(model, "job").id: False}, PlanOptions(scope=NODE_SCOPE)
 
 
 def unhealthy_always() -> World:
     """An Always container whose liveness probe fails is replaced."""
     web = pod("web", extra=_PROBE)
-    model = engine([web], PlanOptions())
-    return [web], model, T0 + 30, {instance(model, "web").id: False}, PlanOptions()
+    model = engine([web], PlanOptions(scope=NODE_SCOPE))
+    return [web], model, T0 + 30, {instance(model, "web").id: False}, PlanOptions(scope=NODE_SCOPE)
 
 
 def port_held_by_a_stopped_pod() -> World:
     """Found while porting admission (issue 10, images): a new pod whose host port an
     undesired pod still published. The plan stops the old pod and lets the new one wait
     a sync for the port, then starts it."""
-    options = PlanOptions(allow_deletions=True)
+    options = PlanOptions(scope=NODE_SCOPE, allow_deletions=True)
     model = engine([pod("old", host_port=80)], options)
     return [pod("web", host_port=80)], model, T0 + 30, {}, options
 
@@ -244,7 +244,7 @@ def port_held_beside_a_pod_too_big() -> World:
     through the fault property (issue 27): once a stop failed, the sync after it let
     the new pod wait for the port, and the property planned once more without the
     capacity - and found the big pod to create."""
-    options = PlanOptions(allow_deletions=True)
+    options = PlanOptions(scope=NODE_SCOPE, allow_deletions=True)
     model = engine([pod("old", host_port=80)], options)
     big = pod("big", extra=_REQUESTS % "9")
     return [pod("web", host_port=80), big], model, T0 + 30, {}, options
@@ -254,7 +254,7 @@ def running_pod_keeps_its_port() -> World:
     """Found while porting admission (issue 10, images): a new pod listed before a
     running pod that publishes the same host port took the port, and neither ran. The
     running pod keeps it, the newcomer is rejected."""
-    options = PlanOptions()
+    options = PlanOptions(scope=NODE_SCOPE)
     web = pod("web", host_port=80)
     model = engine([web], options)
     return [pod("new", host_port=80), web], model, T0 + 30, {}, options
@@ -267,7 +267,7 @@ def running_pods_clash_on_a_port() -> World:
     the running pods in input order, gave the port to ``job`` and rejected ``web``,
     which kept publishing it: ``job``'s new network container could never start. A
     port a running pod publishes is now its own, whatever the order."""
-    options = PlanOptions(adopt_2014_containers=True)
+    options = PlanOptions(scope=NODE_SCOPE, adopt_2014_containers=True)
     web = pod("web", host_port=80)
     job = pod("job", host_port=80)
     model = engine([web], options)
@@ -292,6 +292,7 @@ def never_pod_network_lost_beside_a_newer_instance() -> World:
     other instance, no run, and ran the container again. GC now keeps the instance
     that ended last, the one the restart policy is judged on."""
     options = PlanOptions(
+        scope=NODE_SCOPE,
         adopt_2014_containers=True,
         gc=GCPolicy(max_per_container=0, min_age=0, max_total=3),
     )
@@ -320,7 +321,7 @@ def port_kept_by_a_failing_never_pod() -> World:
     ``Never`` pod whose network is lost has failed), and ``web`` waits: the next sync
     admits it, once ``job`` holds nothing (a pod whose containers are being stopped
     still counts, as for the kubelet's filterOutInactivePods)."""
-    options = PlanOptions(adopt_2014_containers=True)
+    options = PlanOptions(scope=NODE_SCOPE, adopt_2014_containers=True)
     web = pod("web", host_port=80)
     job = pod("job", restart="Never", host_port=80)
     model = engine([web], options)
@@ -343,7 +344,7 @@ def resources_kept_by_a_failing_never_pod() -> World:
     that kills the container for good, and a new pod that does not fit beside it waits:
     the next sync admits it (a pod whose containers are being stopped still counts, as
     for the kubelet's filterOutInactivePods). On FakeRuntime's 8 CPUs."""
-    options = PlanOptions()
+    options = PlanOptions(scope=NODE_SCOPE)
     job = pod("job", restart="Never", extra=_REQUESTS % "5")
     model = engine([job], options)
     change(model, "job", "net", **exited(137, T0 + 10))
@@ -352,26 +353,26 @@ def resources_kept_by_a_failing_never_pod() -> World:
 
 def privileged_not_allowed() -> World:
     """A privileged pod is rejected and its old containers are left alone."""
-    options = PlanOptions(allow_privileged=False)
+    options = PlanOptions(scope=NODE_SCOPE, allow_privileged=False)
     admin = pod("admin", privileged=True)
-    model = engine([admin], PlanOptions(allow_privileged=True))
+    model = engine([admin], PlanOptions(scope=NODE_SCOPE, allow_privileged=True))
     return [admin], model, T0 + 30, {}, options
 
 
 def duplicates() -> World:
     """Two running instances of one container: one is stopped."""
     web = pod("web")
-    model = engine([web], PlanOptions())
+    model = engine([web], PlanOptions(scope=NODE_SCOPE))
     old = instance(model, "web")
     model.add(attrs.evolve(old, id=old.id + "d", name=old.name[:-8] + "000003e9"))
-    return [web], model, T0 + 30, {}, PlanOptions()
+    return [web], model, T0 + 30, {}, PlanOptions(scope=NODE_SCOPE)
 
 
 def legacy_container(adopt: bool) -> Callable[[], World]:
     def build() -> World:
         """A container a 2014 kubelet left for a desired pod: adopted (and, with name
         hash 0, kept running) with the adopt option; left alone without it."""
-        options = PlanOptions(adopt_2014_containers=adopt)
+        options = PlanOptions(scope=NODE_SCOPE, adopt_2014_containers=adopt)
         web = pod("web")
         model = EngineModel(image_tags={"busybox:1.36"})
         model.add(
@@ -391,7 +392,7 @@ def legacy_container(adopt: bool) -> Callable[[], World]:
 def kubernetes_node() -> World:
     """A Kubernetes node's containers (cri-dockerd's names and labels) next to a pod:
     never touched, even with deletions and adoption on."""
-    options = PlanOptions(allow_deletions=True, adopt_2014_containers=True)
+    options = PlanOptions(scope=NODE_SCOPE, allow_deletions=True, adopt_2014_containers=True)
     model = EngineModel(image_tags={"busybox:1.36"})
     uid = "0f9e8d7c-6b5a-4c3d-2e1f-000000000000"
     for n, kind in enumerate(("POD", "app")):
@@ -410,7 +411,7 @@ def kubernetes_node() -> World:
 
 def undesired_pod_without_deletions() -> World:
     """Without deletions, a pod that is no longer desired keeps running."""
-    options = PlanOptions(allow_deletions=False)
+    options = PlanOptions(scope=NODE_SCOPE, allow_deletions=False)
     model = engine([pod("old")], options)
     return [pod("web")], model, T0 + 30, {}, options
 

@@ -204,7 +204,6 @@ FOLDERS: dict[str, Folder] = {
         "model",
         "spec",
         "actions",
-        "planner",
         "status",
         "runtime",
         "runtime/docker",

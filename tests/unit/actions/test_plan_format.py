@@ -1,10 +1,11 @@
 """The plan format's version: format 10 holds what issue 29 added (a create's process
 named as Kubernetes does: ``command`` and ``args``, format 9's ``entrypoint`` and
-``command``; the runtime's capabilities); format 9 holds what issue 27 added after format
-8 (the reasons ``network-lost``, ``image-pull-back-off``, ``claim-fs-group``,
-``OutOfcpu``, ``OutOfmemory``, the engine settings of a create, the node's options), so a
-podsync that reads only format 8 refuses such a plan by its version instead of
-misreading it; this podsync still reads formats 9, 8, 7, 6 and 5. One row per case."""
+``command``; the runtime's capabilities; the options' scope); format 9 holds what issue
+27 added after format 8 (the reasons ``network-lost``, ``image-pull-back-off``,
+``claim-fs-group``, ``OutOfcpu``, ``OutOfmemory``, the engine settings of a create, the
+node's options), so a podsync that reads only format 8 refuses such a plan by its
+version instead of misreading it; this podsync still reads formats 9, 8, 7, 6 and 5. One
+row per case."""
 
 from __future__ import annotations
 
@@ -77,7 +78,8 @@ def _made() -> Plan:
 
 def _as_format_9(data: dict[str, Any]) -> None:
     """What a podsync writing format 9 wrote: a create's Kubernetes ``command`` as its
-    ``entrypoint``, its ``args`` as its ``command``."""
+    ``entrypoint``, its ``args`` as its ``command``; options without a scope."""
+    data["options"].pop("scope")
     for pod in data["pods"]:
         for action in pod["actions"]:
             spec = action.get("spec", {})
@@ -97,6 +99,11 @@ def _as_format_8(data: dict[str, Any]) -> None:
                 action.get("spec", {}).pop(field, None)
     data["options"].pop("memory_capacity")
     data["options"].pop("system_reserved")
+
+
+def _scoped() -> Plan:
+    """A plan of a named scope (format 10): its options say so."""
+    return plan([WEB], [], now=NOW, options=PlanOptions(scope="team-a"))
 
 
 def _with_defaults(made: Plan) -> Plan:
@@ -159,6 +166,7 @@ CASES = [
     Case("9-image-pull-back-off-of-the-network-container", lambda: PULL_BACK_OFF, "9"),
     Case("9-out-of-cpu-rejection", lambda: OUT_OF_CPU, "9"),
     Case("9-entrypoint-and-command-read-as-command-and-args", _made, "9", _as_format_9),
+    Case("10-scope", _scoped, "10"),
     Case("8-without-the-settings-9-added", _made, "8", _as_format_8, _with_defaults),
     Case("8-network-lost-as-an-unbumped-podsync-wrote-it", lambda: NETWORK_LOST, "8"),
     Case("7", _made, "7", _as_format_8, _with_defaults),

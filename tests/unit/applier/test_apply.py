@@ -24,7 +24,7 @@ from podsync import (
     observe,
 )
 from podsync.actions._actions import Create, CreateSpec, Plan, PodPlan, Reason, Wait
-from podsync.actions._options import GCPolicy, PlanOptions
+from podsync.actions._options import NODE_SCOPE, GCPolicy, PlanOptions
 from podsync.planner._plan import plan
 from podsync.spec._labels import LABEL_CONTAINER, LABEL_POD_UID, LABEL_SPEC_HASH
 from podsync.testing import FakeRuntime
@@ -53,7 +53,7 @@ def plan_for(desired: Sequence[Pod], rt: FakeRuntime, root: Path, **options: Any
         images=obs.images,
         pod_dirs=obs.pod_dirs,
         now=NOW,
-        options=PlanOptions(root_dir=str(root), **options),
+        options=PlanOptions(scope=NODE_SCOPE, root_dir=str(root), **options),
     )
 
 
@@ -342,7 +342,7 @@ def test_interrupt_starts_no_further_pods(tmp_path: Path) -> None:
     """An interrupt (Ctrl-C) during apply stops it from starting the pods still queued:
     the calls under way finish, nothing else is called, and the interrupt propagates."""
     pods = [Pod(f"p{i}", (Container("c", "busybox:1"),)) for i in range(6)]
-    options = PlanOptions(root_dir=str(tmp_path))
+    options = PlanOptions(scope=NODE_SCOPE, root_dir=str(tmp_path))
     fake = FakeRuntime(images=["busybox:1", "registry.k8s.io/pause:3.10"], clock=lambda: 1.0)
     the_plan = plan(pods, [], images=fake.images, now=1.0, options=options)
 

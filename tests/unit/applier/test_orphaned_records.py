@@ -31,7 +31,7 @@ from podsync import (
     plan,
     sync,
 )
-from podsync.actions._options import PlanOptions
+from podsync.actions._options import NODE_SCOPE, PlanOptions
 from podsync.applier._stop_records import write_stop_record
 from podsync.spec._labels import LABEL_CONTAINER, LABEL_RECORD_CONTAINER
 from podsync.spec._records import (
@@ -47,7 +47,7 @@ from podsync.testing import FakeRuntime
 
 NOW = 1_000_000.0
 PAUSE = "registry.k8s.io/pause:3.10"
-OPTIONS = PlanOptions(root_dir="/nonexistent/podsync")
+OPTIONS = PlanOptions(scope=NODE_SCOPE, root_dir="/nonexistent/podsync")
 ON_FAILURE = RestartPolicy.ON_FAILURE
 
 

@@ -25,7 +25,7 @@ from podsync import (
     sync,
 )
 from podsync.actions._actions import Reason
-from podsync.actions._options import GCPolicy, PlanOptions
+from podsync.actions._options import NODE_SCOPE, GCPolicy, PlanOptions
 from podsync.status import termination_inputs
 from podsync.testing import FakeClock, FakeRuntime
 
@@ -69,7 +69,11 @@ def fake() -> FakeRuntime:
 def run(pods: list[Pod], fake: FakeRuntime, root: Path, **options: Any) -> SyncResult:
     now = fake.clock()
     return sync(
-        pods, fake, options=PlanOptions(root_dir=str(root), **options), now=now, clock=lambda: now
+        pods,
+        fake,
+        options=PlanOptions(scope=NODE_SCOPE, root_dir=str(root), **options),
+        now=now,
+        clock=lambda: now,
     )
 
 

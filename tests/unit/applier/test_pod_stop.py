@@ -17,7 +17,7 @@ import attrs
 
 from podsync import ApplyResult, Pod, apply, observe, parse_pods, plan_from_json, plan_to_json
 from podsync.actions._actions import Kill, Plan
-from podsync.actions._options import PlanOptions
+from podsync.actions._options import NODE_SCOPE, PlanOptions
 from podsync.planner._plan import plan
 from podsync.runtime import ExecResult
 from podsync.testing import FakeClock, FakeRuntime
@@ -59,7 +59,7 @@ def _plan(desired: list[Pod], rt: FakeRuntime, root: Path, clock: FakeClock) -> 
         obs.containers,
         images=obs.images,
         now=clock.now,
-        options=PlanOptions(root_dir=str(root), network_image=PAUSE),
+        options=PlanOptions(scope=NODE_SCOPE, root_dir=str(root), network_image=PAUSE),
     )
 
 

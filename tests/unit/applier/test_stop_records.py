@@ -31,7 +31,7 @@ from podsync import (
     plan,
     sync,
 )
-from podsync.actions._options import GCPolicy, PlanOptions
+from podsync.actions._options import NODE_SCOPE, GCPolicy, PlanOptions
 from podsync.applier._apply import write_stop_record
 from podsync.host._files import write_stop_record as write_host_record
 from podsync.spec._records import records_of, stop_records
@@ -70,7 +70,11 @@ def root(tmp_path: Path) -> str:
 
 def run(pods: list[Pod], fake: FakeRuntime, root: str, now: float, **options: Any) -> SyncResult:
     return sync(
-        pods, fake, options=PlanOptions(root_dir=root, **options), now=now, clock=lambda: now
+        pods,
+        fake,
+        options=PlanOptions(scope=NODE_SCOPE, root_dir=root, **options),
+        now=now,
+        clock=lambda: now,
     )
 
 
@@ -284,7 +288,7 @@ def test_wait_judges_the_instance_the_planner_judges(exit_code, stopped_by, fini
 
     pod = foo_pod(restart_policy=RestartPolicy.NEVER)
     fake = FakeRuntime(images=["busybox:1", PAUSE], clock=Clock())
-    options = PlanOptions(root_dir="/nonexistent")
+    options = PlanOptions(scope=NODE_SCOPE, root_dir="/nonexistent")
     assert sync([pod], fake, options=options, now=NOW, clock=fake.clock).ok
     bar = next(c for c in fake.containers if c.labels["io.podsync.container.name"] == "bar")
     fake.add_container(

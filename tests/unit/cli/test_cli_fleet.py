@@ -348,3 +348,25 @@ def test_cert_without_key_is_refused(tmp_path: Path) -> None:
     assert [str(p) for p in caught.value.problems] == [
         "hosts.yaml: $.hosts.a.tls: give cert and key together (the client certificate and its key)"
     ]
+
+
+def test_a_pod_moved_to_another_host_leaves_the_first_in_a_scope_only(fleet: Fleet) -> None:
+    """``apply --hosts`` owns what ``apply`` owns (issue 29): without a scope, a pod
+    that moves to another host starts there and keeps running on the first; with
+    ``--scope``, its old host's apply removes it."""
+    web = fleet.pods / "web.yaml"
+    web.write_text(pod_yaml("web", "node-a"))
+    assert 0 == fleet.run(str(fleet.pods)).code
+    web.write_text(pod_yaml("web", "node-b"))
+    assert 0 == fleet.run(str(fleet.pods)).code
+    assert (fleet.running("node-a"), fleet.running("node-b")) == ({"web"}, {"web"})
+
+    (fleet.pods / "api.yaml").write_text(pod_yaml("api", "node-a"))
+    assert 0 == fleet.run("--scope", "site", str(fleet.pods)).code
+    (fleet.pods / "api.yaml").write_text(pod_yaml("api", "node-c"))
+    moved = fleet.run("--scope", "site", str(fleet.pods))
+
+    assert 0 == moved.code, moved.err
+    # api was site's on node-a: it goes there; web, from before the scope, stays.
+    assert fleet.running("node-a") == {"web"}
+    assert fleet.running("node-c") == {"api"}

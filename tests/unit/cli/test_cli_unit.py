@@ -557,18 +557,18 @@ def test_a_bad_file_deletes_nothing_of_its_kind(
 ) -> None:
     """A pod that left the good files is not deleted while another file is bad: the bad
     file may be where it went (kubectl apply --prune prunes nothing after an error);
-    once the bad file is fixed, it goes."""
+    once the bad file is fixed, it goes (from the scope that owns it)."""
     pods = tmp_path / "pods"
     pods.mkdir()
     (pods / "a.yaml").write_text(pod_yaml("a"))
     (pods / "b.yaml").write_text(pod_yaml("b"))
-    assert 0 == run("apply", str(pods), runtime=fake).code
+    assert 0 == run("apply", "--scope", "site", str(pods), runtime=fake).code
     (pods / "b.yaml").write_text("kind: [\n")  # b, half-edited
 
-    first = run("apply", str(pods), runtime=fake)
+    first = run("apply", "--scope", "site", str(pods), runtime=fake)
     after_first = running_pods(fake)
     (pods / "b.yaml").unlink()
-    second = run("apply", str(pods), runtime=fake)
+    second = run("apply", "--scope", "site", str(pods), runtime=fake)
 
     assert (1, 0) == (first.code, second.code)
     assert ({"a", "b"}, {"a"}) == (after_first, running_pods(fake))
@@ -870,18 +870,18 @@ def test_apply_failure_exits_1_with_the_error(
     assert "disk full" in result.err
 
 
-def test_apply_deletes_other_pods_unless_no_delete(
+def test_apply_deletes_other_pods_in_the_node_scope_unless_no_delete(
     run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path
 ) -> None:
-    """Pods podsync runs that the sources do not describe are stopped and removed -
-    except with --no-delete."""
+    """In the node scope, pods podsync runs that the sources do not describe are
+    stopped and removed - except with --no-delete."""
     old = write(tmp_path, "old.yaml", pod_yaml("old"))
     new = write(tmp_path, "new.yaml", pod_yaml("new"))
     run("apply", old, runtime=fake)
 
-    kept = run("apply", "--no-delete", new, runtime=fake)
+    kept = run("apply", "--scope", "node", "--no-delete", new, runtime=fake)
     running_after_kept = running_pods(fake)
-    replaced = run("apply", new, runtime=fake)
+    replaced = run("apply", "--scope", "node", new, runtime=fake)
 
     assert (0, 0) == (kept.code, replaced.code)
     assert {"old", "new"} == running_after_kept
@@ -1038,7 +1038,7 @@ def test_saved_plan_of_a_pod_directory_is_stale_once_it_is_gone(
     (pod_dir / ".podsync-pod").touch()
     source = write(tmp_path, "a.yaml", pod_yaml("a"))
     saved = str(tmp_path / "p.json")
-    planned = run("plan", "-o", saved, source, runtime=fake)
+    planned = run("plan", "--scope", "node", "-o", saved, source, runtime=fake)
     (pod_dir / ".podsync-pod").unlink()
 
     result = run("apply", "--plan", saved, runtime=fake)
@@ -1219,7 +1219,7 @@ def test_apply_takes_over_2014_containers_only_when_asked(
     assert 0 == run("apply", web, runtime=fake).code
     assert fake.container("seed").running
 
-    result = run("apply", "--adopt-2014-containers", web, runtime=fake)
+    result = run("apply", "--scope", "node", "--adopt-2014-containers", web, runtime=fake)
 
     assert 0 == result.code
     assert not fake.container("seed").running

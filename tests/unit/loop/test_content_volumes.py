@@ -14,7 +14,7 @@ import attrs
 
 from podsync import NodeInfo, Pod, parse_pods, plan, sync
 from podsync.actions._actions import Create, CreateVolume, Reason, RemoveVolume, WriteVolume
-from podsync.actions._options import PlanOptions
+from podsync.actions._options import NODE_SCOPE, PlanOptions
 from podsync.host._volume_writer import write_volume as write_host_volume
 from podsync.model._pod import ObservedVolume
 from podsync.model._volume_entries import EntryKind
@@ -99,7 +99,7 @@ def fake() -> FakeRuntime:
 
 
 def run(pods: list[Pod], runtime: FakeRuntime, root: Path, now: float = NOW):  # type: ignore[no-untyped-def]
-    options = PlanOptions(root_dir=str(root))
+    options = PlanOptions(scope=NODE_SCOPE, root_dir=str(root))
     return sync(pods, runtime, options=options, probe=False, clock=FakeClock(now))
 
 
@@ -120,7 +120,7 @@ def visible(runtime: FakeRuntime, volume: str) -> dict[str, tuple[bytes, int] | 
 def test_the_plan_creates_and_writes_each_volume_before_the_containers(tmp_path: Path) -> None:
     pods = load()
     uid = pods[0].uid
-    made = plan(pods, now=NOW, options=PlanOptions(root_dir=str(tmp_path)))
+    made = plan(pods, now=NOW, options=PlanOptions(scope=NODE_SCOPE, root_dir=str(tmp_path)))
     (pod_plan,) = made.pods
     kinds = [type(a).__name__ for a in pod_plan.actions]
     assert kinds == ["CreateVolume", "WriteVolume"] * 3 + ["Create"] * 3

@@ -35,6 +35,7 @@ from podsync import (
     sync,
     volume_ownership,
 )
+from podsync.actions._options import NODE_SCOPE
 from podsync.labels import (
     LABEL_CONTAINER,
     LABEL_EMPTY_DIRS,
@@ -52,7 +53,7 @@ from podsync.testing import FakeClock, FakeRuntime
 PAUSE = "registry.k8s.io/pause:3.10"
 IMAGES = ["busybox", PAUSE]
 ROOT = "/srv/podsync"
-OPTIONS = PlanOptions(root_dir=ROOT)
+OPTIONS = PlanOptions(scope=NODE_SCOPE, root_dir=ROOT)
 
 
 def pod_file(*, fs_group: str = "", image: str = "busybox", extra: str = "") -> str:
@@ -207,7 +208,13 @@ def test_a_volume_a_container_of_the_pod_used_is_used_as_it_is(tmp_path: Path) -
     """Once a container of the pod mounted the volume (``LABEL_EMPTY_DIRS``), a new
     container just mounts it: no set-up again (a restart costs no helper container)."""
     fake, clock = fake_and_clock()
-    sync([POD], fake, options=PlanOptions(root_dir=str(tmp_path)), clock=clock, probe=False)
+    sync(
+        [POD],
+        fake,
+        options=PlanOptions(scope=NODE_SCOPE, root_dir=str(tmp_path)),
+        clock=clock,
+        probe=False,
+    )
     app = next(c for c in fake.containers if c.labels["io.podsync.container.name"] == "app")
     fake.exit(app.id, 1)
 
@@ -215,7 +222,7 @@ def test_a_volume_a_container_of_the_pod_used_is_used_as_it_is(tmp_path: Path) -
         [POD],
         fake.list_containers(),
         now=2000.0,
-        options=PlanOptions(root_dir=str(tmp_path)),
+        options=PlanOptions(scope=NODE_SCOPE, root_dir=str(tmp_path)),
         images=fake.list_images(),
         volumes=fake.list_volumes(),
     )
@@ -279,7 +286,12 @@ def legacy(spec: CreateSpec, root: str) -> CreateSpec:
 
 def running_legacy_pod(fake: FakeRuntime, pod: Pod, root: str, *, now: float) -> None:
     """Run ``pod`` on ``fake`` as an earlier podsync did."""
-    made = plan([pod], now=now, options=PlanOptions(root_dir=root), images=fake.list_images())
+    made = plan(
+        [pod],
+        now=now,
+        options=PlanOptions(scope=NODE_SCOPE, root_dir=root),
+        images=fake.list_images(),
+    )
     for action in made.pods[0].actions:
         if isinstance(action, Create):
             cid = fake.create_container(legacy(action.spec, root))
@@ -443,7 +455,9 @@ def test_apply_copies_the_directory_into_the_volume_and_removes_it(
     fake.exit(net.id, 0)
     clock.advance(400)
 
-    result = sync([pod], fake, options=PlanOptions(root_dir=root), clock=clock, probe=False)
+    result = sync(
+        [pod], fake, options=PlanOptions(scope=NODE_SCOPE, root_dir=root), clock=clock, probe=False
+    )
 
     assert result.ok, result.apply_result.summary()
     assert Reason.EMPTY_DIR_MIGRATED in [a.reason for a in result.plan.actions]
@@ -467,7 +481,7 @@ def fake_and_clock() -> tuple[FakeRuntime, FakeClock]:
 
 def test_sync_creates_and_sets_up_the_volume_then_lists_nothing_more(tmp_path: Path) -> None:
     fake, clock = fake_and_clock()
-    options = PlanOptions(root_dir=str(tmp_path))
+    options = PlanOptions(scope=NODE_SCOPE, root_dir=str(tmp_path))
 
     result = sync([POD], fake, options=options, clock=clock, probe=False)
 
@@ -491,7 +505,13 @@ def test_sync_creates_and_sets_up_the_volume_then_lists_nothing_more(tmp_path: P
 
 def test_the_pods_containers_share_the_volume(tmp_path: Path) -> None:
     fake, clock = fake_and_clock()
-    sync([POD], fake, options=PlanOptions(root_dir=str(tmp_path)), clock=clock, probe=False)
+    sync(
+        [POD],
+        fake,
+        options=PlanOptions(scope=NODE_SCOPE, root_dir=str(tmp_path)),
+        clock=clock,
+        probe=False,
+    )
     app = next(c for c in fake.containers if c.labels.get("io.podsync.container.name") == "app")
     side = next(
         c for c in fake.containers if c.labels.get("io.podsync.container.name") == "sidecar"
@@ -506,7 +526,9 @@ def test_a_pod_no_longer_desired_loses_its_volumes_after_its_containers(tmp_path
     """Its containers stop and go, then its emptyDir volume is removed - never a claim's
     volume, nor one podsync does not own, nor a desired pod's."""
     fake, clock = fake_and_clock()
-    options = PlanOptions(root_dir=str(tmp_path), gc=GCPolicy(max_per_container=0, min_age=0.0))
+    options = PlanOptions(
+        scope=NODE_SCOPE, root_dir=str(tmp_path), gc=GCPolicy(max_per_container=0, min_age=0.0)
+    )
     sync([POD], fake, options=options, clock=clock, probe=False)
     fake.add_volume(ObservedVolume("podsync_shop_data", {LABEL_VOLUME_KIND: "claim"}))
     fake.add_volume("podsync-emptydir_web-uid_handmade")
@@ -538,7 +560,9 @@ def test_a_volume_stays_while_a_container_of_its_pod_is_kept(tmp_path: Path) -> 
     """An exited container younger than the minimum age is kept: the volume it mounts
     stays (the engine would refuse), and goes with the container later."""
     fake, clock = fake_and_clock()
-    options = PlanOptions(root_dir=str(tmp_path), gc=GCPolicy(max_per_container=0, min_age=60.0))
+    options = PlanOptions(
+        scope=NODE_SCOPE, root_dir=str(tmp_path), gc=GCPolicy(max_per_container=0, min_age=60.0)
+    )
     sync([POD], fake, options=options, clock=clock, probe=False)
     clock.advance(5)
 
@@ -555,8 +579,14 @@ def test_a_volume_stays_while_a_container_of_its_pod_is_kept(tmp_path: Path) -> 
 
 def test_without_deletions_nothing_is_removed(tmp_path: Path) -> None:
     fake, clock = fake_and_clock()
-    sync([POD], fake, options=PlanOptions(root_dir=str(tmp_path)), clock=clock, probe=False)
-    keep = PlanOptions(root_dir=str(tmp_path), allow_deletions=False)
+    sync(
+        [POD],
+        fake,
+        options=PlanOptions(scope=NODE_SCOPE, root_dir=str(tmp_path)),
+        clock=clock,
+        probe=False,
+    )
+    keep = PlanOptions(scope=NODE_SCOPE, root_dir=str(tmp_path), allow_deletions=False)
 
     made = plan([], fake.list_containers(), now=2000.0, options=keep, volumes=fake.list_volumes())
 
@@ -627,13 +657,21 @@ def test_a_gone_pods_volume_goes_with_its_containers_under_its_own_name(tmp_path
     source is not ready, a volume of a pod without containers is kept - and the volumes
     after it are still looked at."""
     fake, clock = fake_and_clock()
-    sync([POD], fake, options=PlanOptions(root_dir=str(tmp_path)), clock=clock, probe=False)
+    sync(
+        [POD],
+        fake,
+        options=PlanOptions(scope=NODE_SCOPE, root_dir=str(tmp_path)),
+        clock=clock,
+        probe=False,
+    )
     for c in fake.containers:
         fake.exit(c.id, 0)
         if c.labels[LABEL_CONTAINER] != "net":
             fake.remove_container(c.id)  # only the network container is left
     unknown = ObservedVolume("a-unknown", {LABEL_VOLUME_KIND: "empty-dir", LABEL_POD_UID: "zz"})
-    options = PlanOptions(root_dir=str(tmp_path), ready_sources=frozenset({"file"}))
+    options = PlanOptions(
+        scope=NODE_SCOPE, root_dir=str(tmp_path), ready_sources=frozenset({"file"})
+    )
 
     # An hour on: past the garbage collector's minimum age of exited containers.
     later = clock() + 3600
@@ -652,7 +690,13 @@ def test_a_removal_refused_by_the_engine_fails_the_action(tmp_path: Path, runnin
     """FakeRuntime, as Docker, refuses to remove a volume a container mounts, running or
     not; apply reports it as a failed action, and the volume stays."""
     fake, clock = fake_and_clock()
-    sync([POD], fake, options=PlanOptions(root_dir=str(tmp_path)), clock=clock, probe=False)
+    sync(
+        [POD],
+        fake,
+        options=PlanOptions(scope=NODE_SCOPE, root_dir=str(tmp_path)),
+        clock=clock,
+        probe=False,
+    )
     if not running:
         for c in fake.containers:
             fake.exit(c.id, 0)

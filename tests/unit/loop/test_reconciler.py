@@ -17,6 +17,7 @@ import pytest
 
 import podsync
 from podsync import BackOffPolicy, GCPolicy, PlanOptions, PodStatus
+from podsync.actions._options import NODE_SCOPE
 from podsync.host._node import NodeInfo
 from podsync.spec._labels import LABEL_CONTAINER
 from podsync.testing import FakeClock, FakeRuntime
@@ -127,6 +128,7 @@ def make_loop(
             notices.append(notice)
 
     the_options = options or PlanOptions(
+        scope=NODE_SCOPE,
         network_image="pause:1",
         root_dir=str(tmp_path / "root"),
         gc=GCPolicy(min_age=0),
@@ -289,6 +291,7 @@ def test_a_restart_waits_for_its_back_off_and_happens_when_it_ends(tmp_path: Pat
     pods.mkdir()
     (pods / "web.yaml").write_text(pod_yaml("web"))
     options = PlanOptions(
+        scope=NODE_SCOPE,
         network_image="pause:1",
         root_dir=str(tmp_path / "root"),
         back_off=BackOffPolicy(initial=4, maximum=8),
@@ -318,6 +321,7 @@ def test_garbage_collection_runs_on_its_own_period(tmp_path: Path) -> None:
     pods.mkdir()
     (pods / "web.yaml").write_text(pod_yaml("web"))
     options = PlanOptions(
+        scope=NODE_SCOPE,
         network_image="pause:1",
         root_dir=str(tmp_path / "root"),
         gc=GCPolicy(max_per_container=1, min_age=0),
@@ -582,7 +586,10 @@ def test_the_callers_ready_sources_still_limit_deletions(tmp_path: Path) -> None
     first.tick()
     (pods / "web.yaml").unlink()
     options = PlanOptions(
-        network_image="pause:1", root_dir=str(tmp_path / "root"), ready_sources=frozenset({"api"})
+        scope=NODE_SCOPE,
+        network_image="pause:1",
+        root_dir=str(tmp_path / "root"),
+        ready_sources=frozenset({"api"}),
     )
     loop = make_loop(tmp_path, [str(pods)], fake=first.fake, options=options)
     loop.tick()

@@ -41,7 +41,7 @@ from podsync import (
     sync,
 )
 from podsync.actions._actions import Reason
-from podsync.actions._options import GCPolicy, PlanOptions
+from podsync.actions._options import NODE_SCOPE, GCPolicy, PlanOptions
 from podsync.spec._volumes import VolumeFileMount
 from podsync.testing import MUTATING_CALL_NAMES, FakeRuntime
 
@@ -99,7 +99,11 @@ def run(
     desired: Sequence[Pod], rt: FakeRuntime, root: str, *, now: float = NOW, **options: Any
 ) -> SyncResult:
     return sync(
-        desired, rt, options=PlanOptions(root_dir=root, **options), now=now, clock=lambda: now
+        desired,
+        rt,
+        options=PlanOptions(scope=NODE_SCOPE, root_dir=root, **options),
+        now=now,
+        clock=lambda: now,
     )
 
 
@@ -541,11 +545,19 @@ def test_failed_probe_is_an_event(root):
     rt.set_exec_result(["check"], 2, b"down")
 
     run_events = sync(
-        [pod], rt, options=PlanOptions(root_dir=root), on_event=events.append, clock=lambda: NOW + 1
+        [pod],
+        rt,
+        options=PlanOptions(scope=NODE_SCOPE, root_dir=root),
+        on_event=events.append,
+        clock=lambda: NOW + 1,
     )
     rt.fail("exec")
     kept = sync(
-        [pod], rt, options=PlanOptions(root_dir=root), on_event=events.append, clock=lambda: NOW + 2
+        [pod],
+        rt,
+        options=PlanOptions(scope=NODE_SCOPE, root_dir=root),
+        on_event=events.append,
+        clock=lambda: NOW + 2,
     )
 
     assert [
@@ -582,7 +594,14 @@ def test_probe_false_skips_probes(root):
     rt.set_exec_result(["x"], 1)
     rt.clear_calls()
 
-    sync([pod], rt, options=PlanOptions(root_dir=root), now=NOW + 1, probe=False, clock=rt.clock)
+    sync(
+        [pod],
+        rt,
+        options=PlanOptions(scope=NODE_SCOPE, root_dir=root),
+        now=NOW + 1,
+        probe=False,
+        clock=rt.clock,
+    )
 
     assert ["list"] == rt.call_names()
 
@@ -599,7 +618,9 @@ def test_default_runtime_is_docker_built_lazily_and_closed(root, monkeypatch):
         "podsync.runtime.docker._runtime.DockerRuntime", lambda: Stub(images=["busybox", PAUSE])
     )
 
-    result = sync([foo_pod()], options=PlanOptions(root_dir=root), clock=lambda: NOW)
+    result = sync(
+        [foo_pod()], options=PlanOptions(scope=NODE_SCOPE, root_dir=root), clock=lambda: NOW
+    )
 
     assert result.ok
     assert [True] == closed
@@ -612,7 +633,7 @@ def test_the_runtime_sync_built_is_closed_when_observing_fails(root, monkeypatch
     monkeypatch.setattr("podsync.runtime.docker._runtime.DockerRuntime", lambda: built)
 
     with pytest.raises(RuntimeCallError, match="engine on fire"):
-        sync([foo_pod()], options=PlanOptions(root_dir=root), clock=lambda: NOW)
+        sync([foo_pod()], options=PlanOptions(scope=NODE_SCOPE, root_dir=root), clock=lambda: NOW)
 
     assert 1 == built.closes
 
@@ -625,7 +646,7 @@ def test_a_runtime_passed_in_is_not_closed(root):
         def close(self) -> None:
             closed.append(True)
 
-    sync([], Stub(), options=PlanOptions(root_dir=root), clock=lambda: NOW)
+    sync([], Stub(), options=PlanOptions(scope=NODE_SCOPE, root_dir=root), clock=lambda: NOW)
 
     assert [] == closed
 
@@ -636,7 +657,9 @@ def test_bad_settings_are_refused_before_anything_happens(root, kwargs):
     rt = engine()
 
     with pytest.raises(ValueError, match="must be"):
-        sync([foo_pod()], rt, options=PlanOptions(root_dir=root), now=NOW, **kwargs)
+        sync(
+            [foo_pod()], rt, options=PlanOptions(scope=NODE_SCOPE, root_dir=root), now=NOW, **kwargs
+        )
 
     assert [] == rt.calls
 
@@ -676,7 +699,9 @@ def test_never_pull_container_with_a_present_image_starts(root):
     rt = FakeRuntime(images=["busybox:1.36", "registry.k8s.io/pause:3.10"], clock=lambda: 100.0)
     pod = Pod("web", (Container("app", "busybox:1.36", image_pull_policy=PullPolicy.NEVER),))
 
-    result = sync([pod], rt, options=PlanOptions(root_dir=str(root)), clock=rt.clock)
+    result = sync(
+        [pod], rt, options=PlanOptions(scope=NODE_SCOPE, root_dir=str(root)), clock=rt.clock
+    )
 
     assert result.ok
     assert ["list", "list_images", "create", "start", "write_volume", "create", "start"] == (

@@ -24,7 +24,7 @@ from podsync import (
     sync,
 )
 from podsync.actions._actions import Create, Kill, Reason
-from podsync.actions._options import PlanOptions
+from podsync.actions._options import NODE_SCOPE, PlanOptions
 from podsync.testing import FakeClock, FakeRuntime
 from tests.unit.loop.test_content_volumes import visible
 
@@ -82,7 +82,7 @@ def run(pods: list[Pod], runtime: FakeRuntime, root: Path):  # type: ignore[no-u
     return sync(
         pods,
         runtime,
-        options=PlanOptions(root_dir=str(root)),
+        options=PlanOptions(scope=NODE_SCOPE, root_dir=str(root)),
         probe=False,
         clock=FakeClock(NOW),
     )
@@ -90,7 +90,7 @@ def run(pods: list[Pod], runtime: FakeRuntime, root: Path):  # type: ignore[no-u
 
 def test_the_files_are_written_before_the_containers(tmp_path: Path) -> None:
     pods = load()
-    p = plan(pods, now=NOW, options=PlanOptions(root_dir=str(tmp_path)))
+    p = plan(pods, now=NOW, options=PlanOptions(scope=NODE_SCOPE, root_dir=str(tmp_path)))
     (pod_plan,) = p.pods
     kinds = [type(a).__name__ for a in pod_plan.actions]
     assert kinds == [
@@ -194,7 +194,7 @@ def test_a_failed_write_creates_nothing_that_mounts_it(tmp_path: Path) -> None:
 
 
 def test_the_plan_json_carries_the_files(tmp_path: Path) -> None:
-    p = plan(load(), now=NOW, options=PlanOptions(root_dir=str(tmp_path)))
+    p = plan(load(), now=NOW, options=PlanOptions(scope=NODE_SCOPE, root_dir=str(tmp_path)))
     text = plan_to_json(p)
     assert plan_from_json(text) == p
     assert '"action": "writevolume"' in text
@@ -229,7 +229,7 @@ def test_the_pod_teardown_removes_the_files(tmp_path: Path) -> None:
     result = sync(
         [],
         runtime,
-        options=PlanOptions(root_dir=str(tmp_path)),
+        options=PlanOptions(scope=NODE_SCOPE, root_dir=str(tmp_path)),
         probe=False,
         clock=FakeClock(NOW + 3600),
     )
@@ -260,7 +260,9 @@ def test_writing_needs_a_root_inside_which_to_write(tmp_path: Path) -> None:
     path outside its root directory writes nothing."""
     from podsync import apply
 
-    p = plan(load(), now=NOW, options=PlanOptions(root_dir=str(tmp_path / "root")))
+    p = plan(
+        load(), now=NOW, options=PlanOptions(scope=NODE_SCOPE, root_dir=str(tmp_path / "root"))
+    )
     write = p.pods[0].actions[1]
     assert isinstance(write, WriteVolume)
     import attrs
@@ -330,7 +332,7 @@ def test_apply_reports_the_files_it_wrote(tmp_path: Path) -> None:
     result = sync(
         load(),
         fake(),
-        options=PlanOptions(root_dir=str(tmp_path)),
+        options=PlanOptions(scope=NODE_SCOPE, root_dir=str(tmp_path)),
         probe=False,
         clock=FakeClock(NOW),
         on_event=lambda e: events.append((e.kind, e.pod, e.message)),

@@ -29,6 +29,7 @@ from podsync import (
     sync,
     volume_ownership,
 )
+from podsync.actions._options import NODE_SCOPE
 from podsync.labels import LABEL_VOLUME_CLAIM, LABEL_VOLUME_KIND, LABEL_VOLUME_NAMESPACE
 from podsync.spec import claim_volume_name
 from podsync.spec._volumes import NamedVolumeMount, volume_host_paths
@@ -85,7 +86,7 @@ def claim_labels(namespace: str = "default", claim: str = "data") -> dict[str, s
     }
 
 
-OPTIONS = PlanOptions(root_dir="/srv/podsync")
+OPTIONS = PlanOptions(scope=NODE_SCOPE, root_dir="/srv/podsync")
 
 
 def creates(pod_actions: Sequence[object]) -> list[Create]:
@@ -335,7 +336,7 @@ def test_sync_creates_the_labelled_volume_before_the_container(tmp_path: Path) -
     claim), creates the volume with podsync's labels before the container, and the next
     sync makes one list call."""
     fake, clock = fake_and_clock()
-    options = PlanOptions(root_dir=str(tmp_path))
+    options = PlanOptions(scope=NODE_SCOPE, root_dir=str(tmp_path))
     pod = parse(pod_file())
 
     result = sync([pod], fake, options=options, clock=clock, probe=False)
@@ -358,7 +359,13 @@ def test_sync_of_pods_without_claims_lists_no_volumes(tmp_path: Path) -> None:
     memory = "emptyDir: {medium: Memory}"
     pod = parse(pod_file().replace("persistentVolumeClaim: {claimName: data}", memory))
 
-    sync([pod], fake, options=PlanOptions(root_dir=str(tmp_path)), clock=clock, probe=False)
+    sync(
+        [pod],
+        fake,
+        options=PlanOptions(scope=NODE_SCOPE, root_dir=str(tmp_path)),
+        clock=clock,
+        probe=False,
+    )
 
     assert "list_volumes" not in fake.call_names()
 
@@ -368,7 +375,9 @@ def test_teardown_and_gc_never_remove_the_volume(tmp_path: Path) -> None:
     its directory is torn down - its claim's volume stays, and no plan names it."""
     fake, clock = fake_and_clock()
     options = PlanOptions(
-        root_dir=str(tmp_path), gc=GCPolicy(max_per_container=0, min_age=0.0, max_total=0)
+        scope=NODE_SCOPE,
+        root_dir=str(tmp_path),
+        gc=GCPolicy(max_per_container=0, min_age=0.0, max_total=0),
     )
     sync([parse(pod_file())], fake, options=options, clock=clock, probe=False)
     clock.advance(5)
@@ -389,7 +398,7 @@ def test_a_failed_volume_create_creates_no_container_that_mounts_it(tmp_path: Pa
     """A volume create that fails skips the rest of its pod: no container creates the
     volume unlabelled behind podsync's back; the next sync creates it."""
     fake, clock = fake_and_clock()
-    options = PlanOptions(root_dir=str(tmp_path))
+    options = PlanOptions(scope=NODE_SCOPE, root_dir=str(tmp_path))
     fake.fail("create_volume", times=1)
 
     first = sync([parse(pod_file())], fake, options=options, clock=clock, probe=False)

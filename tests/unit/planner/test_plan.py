@@ -40,7 +40,7 @@ from podsync.actions._actions import (
     RemovePodDir,
     Wait,
 )
-from podsync.actions._options import GCPolicy, PlanOptions
+from podsync.actions._options import NODE_SCOPE, GCPolicy, PlanOptions
 from podsync.planner._plan import plan
 from podsync.spec._labels import LABEL_POD_UID
 from podsync.spec._ownership import ownership
@@ -90,12 +90,18 @@ ALL_PRESENT = [
 
 
 #: What the tests of a 2014 kubelet's containers plan with: taking them over is opt-in.
-ADOPT = PlanOptions(adopt_2014_containers=True)
+ADOPT = PlanOptions(scope=NODE_SCOPE, adopt_2014_containers=True)
+
+
+#: The seed's tests port a kubelet that owned the node: they plan as the node scope
+#: unless a test gives options of its own.
+NODE = PlanOptions(scope=NODE_SCOPE)
 
 
 def run(desired, observed=(), **kwargs) -> Plan:
     kwargs.setdefault("images", ALL_PRESENT)
     kwargs.setdefault("now", NOW)
+    kwargs.setdefault("options", NODE)
     return plan(desired, observed, **kwargs)
 
 
@@ -268,7 +274,11 @@ def test_sync_pods_deletes_when_sources_are_ready(ready):
         legacy("9876", "k8s_net.0_foo.new.test_12345678_00000042"),
     ]
 
-    p = run([], observed, options=PlanOptions(adopt_2014_containers=True, allow_deletions=ready))
+    p = run(
+        [],
+        observed,
+        options=PlanOptions(scope=NODE_SCOPE, adopt_2014_containers=True, allow_deletions=ready),
+    )
 
     expected = {"1234", "9876"} if ready else set()
     assert expected == {a.id for a in p.actions if isinstance(a, Kill)}
@@ -287,7 +297,9 @@ def test_sync_pods_deletes_when_container_source_ready():
     p = run(
         [],
         observed,
-        options=PlanOptions(adopt_2014_containers=True, ready_sources=frozenset({"testsource"})),
+        options=PlanOptions(
+            scope=NODE_SCOPE, adopt_2014_containers=True, ready_sources=frozenset({"testsource"})
+        ),
     )
 
     assert {"7492", "3542"} == {a.id for a in p.actions if isinstance(a, Kill)}
@@ -672,7 +684,7 @@ def test_pods_grace_period_is_every_stop_of_the_pod():
     )
     model = labelled(pod)
     changed = attrs.evolve(pod, containers=(Container("bar", "busybox:2"),))
-    options = PlanOptions(stop_timeout=7)
+    options = PlanOptions(scope=NODE_SCOPE, stop_timeout=7)
 
     p = run([changed], model.observed, images=model.images, options=options)
     defaulted = run([attrs.evolve(changed, termination_grace_period_seconds=None)], [])
@@ -715,7 +727,7 @@ def test_grace_period_of_a_pod_that_is_gone_is_read_from_its_label(label, timeou
         )
     ]
 
-    p = run([], observed, options=PlanOptions(stop_timeout=7))
+    p = run([], observed, options=PlanOptions(scope=NODE_SCOPE, stop_timeout=7))
 
     assert [timeout] == [a.timeout for a in p.actions if isinstance(a, Kill)]
 
@@ -726,7 +738,7 @@ def test_undesired_pod_is_stopped_then_removed_and_its_directory_torn_down():
     pod = foo_pod()
     model = labelled(pod)
     model.pod_dirs.add("12345678")
-    options = PlanOptions(gc=GCPolicy(min_age=0))
+    options = PlanOptions(scope=NODE_SCOPE, gc=GCPolicy(min_age=0))
 
     p = run([], model.observed, pod_dirs=model.pod_dirs, options=options)
 
@@ -818,7 +830,11 @@ def test_foreign_and_lookalike_containers_are_never_touched():
         legacy("f5", "k8s_x", running=False, finished_at=0.0),
     ]
 
-    p = run([], observed, options=PlanOptions(gc=GCPolicy(min_age=0), allow_deletions=True))
+    p = run(
+        [],
+        observed,
+        options=PlanOptions(scope=NODE_SCOPE, gc=GCPolicy(min_age=0), allow_deletions=True),
+    )
 
     assert [] == kinds(p)
 
@@ -932,7 +948,7 @@ def test_2014_containers_are_taken_over_only_when_asked():
     ]
 
     default = run([foo_pod()], observed)
-    adopting = run([foo_pod()], observed, options=PlanOptions(adopt_2014_containers=True))
+    adopting = run([foo_pod()], observed, options=ADOPT)
 
     assert [("Create", "net"), ("Create", "bar")] == kinds(default)
     assert ownership(observed[0]) is None

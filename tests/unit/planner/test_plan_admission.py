@@ -34,7 +34,7 @@ from podsync import (
     parse_pods,
 )
 from podsync.actions._actions import Create, Kill, Plan, Reason
-from podsync.actions._options import AllowedHostPath, PlanOptions
+from podsync.actions._options import NODE_SCOPE, AllowedHostPath, PlanOptions
 from podsync.model._security import (
     Capabilities,
     PodSecurityContext,
@@ -52,7 +52,7 @@ from tests.support.engine_model import EngineModel
 
 NOW = 1_000_000.0
 IMAGES = {"busybox:latest", "registry.k8s.io/pause:3.10"}
-OPTIONS = PlanOptions(root_dir="/var/lib/podsync")
+OPTIONS = PlanOptions(scope=NODE_SCOPE, root_dir="/var/lib/podsync")
 # How the rows' engines were made: one pod at a time, the others left running.
 _ALONE = attrs.evolve(OPTIONS, allow_deletions=False)
 GIB = 1024**3

@@ -8,7 +8,7 @@ import attrs
 
 from podsync import Container, Pod, Port, Reason, sync
 from podsync.actions._actions import Create
-from podsync.actions._options import PlanOptions
+from podsync.actions._options import NODE_SCOPE, PlanOptions
 from podsync.labels import LABEL_POD_NAME, LABEL_POD_NAMESPACE
 from podsync.planner._plan import plan
 from podsync.testing import FakeRuntime
@@ -16,7 +16,7 @@ from tests.support.engine_model import EngineModel
 
 NOW = 1_000_000.0
 IMAGES = ["busybox", "pause"]
-OPTIONS = PlanOptions(network_image="pause", root_dir="/var/lib/podsync")
+OPTIONS = PlanOptions(scope=NODE_SCOPE, network_image="pause", root_dir="/var/lib/podsync")
 
 
 def _web(name: str, *host_ports: int) -> Pod:

@@ -12,6 +12,7 @@ import pytest
 
 from podsync import Container, Pod, parse_pods
 from podsync.actions._actions import Create, Kill, Plan, Reason, Wait
+from podsync.actions._options import NODE_SCOPE, PlanOptions
 from podsync.planner._plan import plan
 from podsync.spec._labels import LABEL_INIT_INDEX, LABEL_INIT_RESTART_POLICY
 from tests.support.engine_model import EngineModel
@@ -504,7 +505,8 @@ def test_a_pod_no_longer_desired_stops_sidecars_after_its_app_containers():
     assert running(model, "app")
     assert running(model, "logs")
 
-    gone = step([], model, NOW + 10)
+    # The pod's file is gone: the node scope removes it.
+    gone = step([], model, NOW + 10, options=PlanOptions(scope=NODE_SCOPE))
 
     assert ["app", "logs", "proxy", "net"] == [
         a.container for a in gone.actions if isinstance(a, Kill)

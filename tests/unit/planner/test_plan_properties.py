@@ -13,7 +13,7 @@ from hypothesis.errors import NoSuchExample
 from podsync import EnvVar, ObservedContainer, Pod, RestartPolicy, container_name, spec_hash
 from podsync.actions._actions import Create, Kill, Plan, Reason, Rejection, Wait
 from podsync.actions._json import plan_from_json, plan_to_json
-from podsync.actions._options import AllowedHostPath, GCPolicy, PlanOptions
+from podsync.actions._options import NODE_SCOPE, AllowedHostPath, GCPolicy, PlanOptions
 from podsync.planner._plan import plan
 from podsync.spec._hashing import SPEC_HASH_VERSION, canonical_spec
 from podsync.spec._labels import (
@@ -88,6 +88,7 @@ def worlds(draw: st.DrawFn) -> tuple[list[Pod], EngineModel, float, dict[str, bo
         image_tags={f"{i}:latest" if ":" not in i.rsplit("/", 1)[-1] else i for i in images}
     )
     options = PlanOptions(
+        scope=NODE_SCOPE,
         # The pods' hostPath volumes are admitted (the oracle judges privileged mode
         # alone; Pod Security's checks have their own table, test_plan_pod_security).
         allowed_host_paths=(AllowedHostPath("/"),),

@@ -15,7 +15,7 @@ import pytest
 
 from podsync import Container, EnvVar, Handler, Pod, Probe, RestartPolicy
 from podsync.actions._actions import Create, Kill, Plan, Reason, Wait
-from podsync.actions._options import PlanOptions
+from podsync.actions._options import NODE_SCOPE, PlanOptions
 from podsync.planner._plan import plan
 from podsync.spec._labels import LABEL_RESTART_COUNT, LABEL_SPEC_HASH
 from tests.unit.planner.test_plan import ALL_PRESENT, NOW, foo_pod, kinds, labelled, run
@@ -308,7 +308,9 @@ def test_kills_of_desired_pods_containers_are_recorded():
     bar = _bar(model)
 
     replaced = run([_changed(pod)], model.observed)
-    rebuilt = run([pod], model.observed, options=PlanOptions(network_image="pause:2"))
+    rebuilt = run(
+        [pod], model.observed, options=PlanOptions(scope=NODE_SCOPE, network_image="pause:2")
+    )
     gone = run([], model.observed)
 
     assert [(bar.id, True)] == [

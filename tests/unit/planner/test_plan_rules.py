@@ -13,7 +13,7 @@ import pytest
 
 from podsync import ObservedContainer, ObservedImage, Pod, RestartPolicy, parse_pods
 from podsync.actions._actions import Create, Kill, Plan, Reason, Remove, Wait
-from podsync.actions._options import BackOffPolicy, GCPolicy, PlanOptions
+from podsync.actions._options import NODE_SCOPE, BackOffPolicy, GCPolicy, PlanOptions
 from podsync.planner._plan import plan
 from podsync.spec._labels import LABEL_RESTART_COUNT
 from podsync.spec._naming import NETWORK_CONTAINER
@@ -205,7 +205,7 @@ def test_gc_keeps_the_newest_exited_instance_even_when_asked_to_keep_none():
 
     Kills the mutant that keeps exactly ``max_per_container`` instances.
     """
-    options = PlanOptions(gc=GCPolicy(max_per_container=0, min_age=0))
+    options = PlanOptions(scope=NODE_SCOPE, gc=GCPolicy(max_per_container=0, min_age=0))
     model = running(JOB, at=NOW - 100)
     failed = instance(model, "work")
     model.exit(failed.id, 1, NOW - 90)
@@ -283,7 +283,7 @@ def test_pod_no_longer_desired_stops_its_apps_before_their_network_container():
     model.containers[net.id] = attrs.evolve(net, created=NOW - 500)
     model.containers[app.id] = attrs.evolve(app, created=NOW - 700)
 
-    p = run([], model)
+    p = run([], model, options=PlanOptions(scope=NODE_SCOPE))
 
     kills = [(a.container, a.id) for a in p.actions if isinstance(a, Kill)]
     assert [("app", app.id), (NETWORK_CONTAINER, net.id)] == kills
@@ -348,7 +348,7 @@ def test_gc_removes_exited_instances_older_than_min_age_and_keeps_younger_ones()
     Kills the mutants that measure age from now (nothing old ever goes) and that
     compare with ``>=``.
     """
-    options = PlanOptions(gc=GCPolicy(max_per_container=1, min_age=60))
+    options = PlanOptions(scope=NODE_SCOPE, gc=GCPolicy(max_per_container=1, min_age=60))
     model = running(WEB, at=NOW - 5)
     app = instance(model, "app")
     # Three earlier instances that crashed, oldest first; the one above replaced them.
@@ -371,7 +371,7 @@ def test_pod_directories_with_unsafe_names_are_never_torn_down():
     never turned into a path to remove; an ordinary stale one is."""
     unsafe = {"", ".", "..", "a/b", "nul\0"}
 
-    p = plan([], [], pod_dirs=unsafe | {"gone"}, now=NOW)
+    p = plan([], [], pod_dirs=unsafe | {"gone"}, now=NOW, options=PlanOptions(scope=NODE_SCOPE))
 
     assert [("RemovePodDir", "gone")] == [(type(a).__name__, a.pod_uid) for a in p.actions]
 
@@ -403,7 +403,7 @@ def test_restart_of_a_2014_container_numbers_its_successor(suffix, next_suffix):
         exit_code=1,
         finished_at=NOW - 100,
     )
-    options = PlanOptions(adopt_2014_containers=True)
+    options = PlanOptions(scope=NODE_SCOPE, adopt_2014_containers=True)
 
     p = plan(
         [job],
@@ -428,7 +428,7 @@ def test_deletions_limited_to_ready_sources_read_the_source_label():
     )
     model = running(from_file)
     model.apply(run([from_file, from_http], model), NOW - 1000)
-    options = PlanOptions(ready_sources=frozenset({"file"}))
+    options = PlanOptions(scope=NODE_SCOPE, ready_sources=frozenset({"file"}))
 
     p = run([], model, options=options)
 
@@ -504,7 +504,7 @@ def test_every_field_of_the_stops_and_removals_of_a_pod_no_longer_desired():
     container."""
     model = running(HOOKED)
     app, net = instance(model, "app"), instance(model, NETWORK_CONTAINER)
-    options = PlanOptions(gc=GCPolicy(min_age=0))
+    options = PlanOptions(scope=NODE_SCOPE, gc=GCPolicy(min_age=0))
 
     p = run([], model, options=options)
 

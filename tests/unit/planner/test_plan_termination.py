@@ -21,6 +21,7 @@ import pytest
 
 from podsync import Pod, parse_pods
 from podsync.actions._actions import Kill, Plan
+from podsync.actions._options import NODE_SCOPE, PlanOptions
 from podsync.planner._plan import plan
 from tests.support.engine_model import EngineModel
 
@@ -57,6 +58,10 @@ spec:
 def pod_file(text: str, spec: str = "restartPolicy: Always") -> Pod:
     (pod,) = parse_pods(text % spec, source_name="pods/web.yaml", source="file")
     return pod
+
+
+#: A pod that is gone stops as the node scope removes it.
+NODE = PlanOptions(scope=NODE_SCOPE)
 
 
 def running(pod: Pod) -> EngineModel:
@@ -245,7 +250,7 @@ def test_how_a_pod_stops(text: str, spec: str, scenario: Scenario, expected: lis
     model = running(pod)
     desired = scenario(pod, model)
 
-    p = plan(desired, model.observed, images=model.images, now=NOW + 20)
+    p = plan(desired, model.observed, images=model.images, now=NOW + 20, options=NODE)
 
     assert expected == _kills(p)
 
@@ -256,7 +261,7 @@ def test_a_waiting_sidecar_says_what_it_waits_for() -> None:
     pod = pod_file(SIDECARS)
     model = running(pod)
 
-    p = plan([], model.observed, images=model.images, now=NOW + 20)
+    p = plan([], model.observed, images=model.images, now=NOW + 20, options=NODE)
 
     assert {
         "app": "",

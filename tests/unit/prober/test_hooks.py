@@ -33,7 +33,7 @@ from podsync import (
     sync,
 )
 from podsync.actions._actions import CreateSpec
-from podsync.actions._options import PlanOptions
+from podsync.actions._options import NODE_SCOPE, PlanOptions
 from podsync.prober import probe_liveness
 from podsync.prober._handlers import HandlerError, http_get, resolve_port, run_handler, tcp_connect
 from podsync.runtime._protocol import ExecResult
@@ -136,7 +136,7 @@ def foo_pod(*containers: Container) -> Pod:
 def run(
     desired: Sequence[Pod], rt: FakeRuntime, tmp_path: Path, *, adopt: bool = False, **kwargs: Any
 ) -> Any:
-    options = PlanOptions(root_dir=str(tmp_path), adopt_2014_containers=adopt)
+    options = PlanOptions(scope=NODE_SCOPE, root_dir=str(tmp_path), adopt_2014_containers=adopt)
     kwargs.setdefault("clock", lambda: NOW)
     return sync(desired, rt, options=options, now=NOW, **kwargs)
 
@@ -468,7 +468,7 @@ def test_pre_stop_time_counts_against_the_grace_period(
     bar = next(c for c in rt.containers if "_bar." in c.name)
     slow_hooks(rt, ticking, hook_seconds)
 
-    options = PlanOptions(root_dir=str(tmp_path), stop_timeout=grace)
+    options = PlanOptions(scope=NODE_SCOPE, root_dir=str(tmp_path), stop_timeout=grace)
     result = sync([], rt, options=options, clock=ticking)
 
     assert result.ok
@@ -485,7 +485,7 @@ def test_no_pre_stop_with_a_grace_period_of_zero(tmp_path, ticking):
     labelled_pod(rt, tmp_path, Handler(exec_command=("drain",)))
     bar = next(c for c in rt.containers if "_bar." in c.name)
 
-    options = PlanOptions(root_dir=str(tmp_path), stop_timeout=0)
+    options = PlanOptions(scope=NODE_SCOPE, root_dir=str(tmp_path), stop_timeout=0)
 
     result = sync([], rt, options=options, clock=ticking)
 

@@ -11,6 +11,7 @@ import pytest
 
 from podsync import PlanOptions, observe, plan, plan_fingerprint
 from podsync.actions._actions import CreateVolume, Reason, RemoveVolume, WriteVolume
+from podsync.actions._options import NODE_SCOPE
 from podsync.applier._content_engine import planned_engine_records
 from podsync.exceptions import RuntimeCallError
 from podsync.model._pod import ObservedVolume
@@ -302,7 +303,7 @@ def test_a_saved_plans_check_reads_the_records_as_observe_does(tmp_path: Path) -
         now=NOW,
         volumes=seen.volumes,
         volume_files=seen.volume_files,
-        options=PlanOptions(root_dir=str(tmp_path)),
+        options=PlanOptions(scope=NODE_SCOPE, root_dir=str(tmp_path)),
     )
     writes = [a for a in made.actions if isinstance(a, WriteVolume)]
     assert [(w.volume, w.reason, w.previous) for w in writes] == [

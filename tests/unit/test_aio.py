@@ -55,7 +55,8 @@ def fake() -> FakeRuntime:
 
 
 def options(tmp_path: Path) -> PlanOptions:
-    return PlanOptions(root_dir=str(tmp_path / "root"))
+    # The node scope: the apply of an empty plan stops what the sync made.
+    return PlanOptions(root_dir=str(tmp_path / "root"), scope=podsync.NODE_SCOPE)
 
 
 def reader_threads() -> list[threading.Thread]:

@@ -322,7 +322,8 @@ def test_two_syncs_at_once_on_one_runtime_fail_as_results_and_converge(tmp_path:
     running instance of every container, and nothing more to do."""
     clock = FakeClock(NOW, step=0)
     fake = FakeRuntime(images=[*IMAGES, "busybox:1.37"], clock=clock)
-    options = PlanOptions(root_dir=str(tmp_path / "root"), stop_timeout=0)
+    # A named scope: the pod that leaves the set is the scope's, and goes.
+    options = PlanOptions(root_dir=str(tmp_path / "root"), stop_timeout=0, scope="web")
     first = web_pods()
     changed = parse_pods(PODS_YAML.replace("busybox:1.36", "busybox:1.37"), source="file")
     rounds = [first, first, changed, changed[1:]]

@@ -222,7 +222,8 @@ def test_each_field_by_field_keyword_is_seen(
 ) -> None:
     """Each keyword given field by field counts, as the same field of an Observation."""
     pods = podsync.parse_pods(MOUNTS, source_name="pods/web.yaml")
-    options = podsync.PlanOptions(root_dir=str(tmp_path))
+    # The node scope: a pod directory of a pod no longer desired is torn down.
+    options = podsync.PlanOptions(root_dir=str(tmp_path), scope=podsync.NODE_SCOPE)
 
     by_field = podsync.plan(pods, [], now=0.0, options=options, **{keyword: value})  # type: ignore[arg-type]
     whole = podsync.plan(pods, Observation(**{keyword: value}), now=0.0, options=options)  # type: ignore[arg-type]

@@ -63,7 +63,7 @@ def run(pods: list[Pod], runtime: object, root: Path) -> podsync.SyncResult:
     return sync(
         pods,
         runtime,  # type: ignore[arg-type]
-        options=PlanOptions(root_dir=str(root), network_mode="none"),
+        options=PlanOptions(root_dir=str(root), network_mode="none", scope=podsync.NODE_SCOPE),
         now=NOW,
         clock=lambda: NOW,
     )

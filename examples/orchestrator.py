@@ -18,10 +18,9 @@ never pulled: ``--image`` and ``--network-image`` must be on the engine (or set
 ``--keep`` leaves the pods running at the end; otherwise the set is emptied and the
 loop stops them before the program exits.
 
-Ownership. The loop stops every podsync pod it does not desire. On an engine shared
-with other podsync users the example sees only its own namespace's containers and its
-own pods' volumes (``OwnPods``, a ``Runtime`` that filters what the engine lists). With
-podsync's scopes, ``Reconciler(..., scope="example")`` does this instead.
+Ownership. The example's pods are in a scope of their own (``--scope``, ``example``):
+the loop removes the pods of that scope it no longer desires, and never touches any
+other pod on the engine - another program's, another scope's, ``podsync run``'s.
 """
 
 from __future__ import annotations
@@ -32,42 +31,9 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
-from typing import Any
 
 import podsync
 from podsync.docker import DockerRuntime
-from podsync.labels import LABEL_POD_NAMESPACE
-
-
-class OwnPods:
-    """A runtime that lists only the containers of ``namespace`` and the volumes of
-    the pods ``uids`` holds: the loop then plans for nothing else on the engine."""
-
-    def __init__(self, inner: Any, namespace: str, uids: Callable[[], set[str]]) -> None:
-        self.inner = inner
-        self.namespace = namespace
-        self.uids = uids
-
-    def list_containers(self) -> list[podsync.ObservedContainer]:
-        return [
-            c
-            for c in self.inner.list_containers()
-            if c.labels.get(LABEL_POD_NAMESPACE) == self.namespace
-        ]
-
-    def list_volumes(self) -> list[podsync.ObservedVolume]:
-        mine = self.uids()
-        found = []
-        for volume in self.inner.list_volumes():
-            owner = podsync.volume_ownership(volume)
-            if owner is not None and owner.pod_uid in mine:
-                found.append(volume)
-        return found
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
 
 _OUTPUT = threading.Lock()
 
@@ -106,8 +72,6 @@ class Orchestrator:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
         self.desired = podsync.PodSet()
-        self.known_uids: set[str] = set()  # every pod this program ever desired
-        self.lock = threading.Lock()
         self.changed = threading.Event()  # an event came: look at the statuses again
         self.options = podsync.PlanOptions(
             network_image=args.network_image,
@@ -116,22 +80,11 @@ class Orchestrator:
             # Exited containers go at the next collection, whatever their age; images
             # are left alone (the engine may be shared).
             gc=podsync.GCPolicy(min_age=0, remove_dangling_images=False),
+            # What the loop creates is labelled with the scope; what it removes is
+            # only what carries the label.
+            scope=args.scope,
         )
-        self.runtime = OwnPods(DockerRuntime(), args.namespace, self.uids)
-
-    def uids(self) -> set[str]:
-        with self.lock:
-            return set(self.known_uids)
-
-    def want(self, pods: list[podsync.Pod]) -> None:
-        with self.lock:
-            self.known_uids.update(p.uid for p in pods)
-        self.desired.set(pods)
-
-    def add(self, pod: podsync.Pod) -> None:
-        with self.lock:
-            self.known_uids.add(pod.uid)
-        self.desired.add(pod)
+        self.runtime = DockerRuntime()
 
     def on_event(self, event: podsync.Event) -> None:
         """The loop's report of each action and failed probe: said, and the statuses
@@ -161,16 +114,21 @@ class Orchestrator:
         ]
         names = {p.key for p in pods}
         uids = {p.uid for p in pods}
+        scope = self.args.scope
         left = sorted(
             c.name
             for c in containers
-            if (owner := podsync.ownership(c)) is not None and owner.pod_key not in names
+            if (owner := podsync.ownership(c)) is not None
+            and owner.scope == scope
+            and owner.pod_key not in names
         )
-        # The state volumes of the pods removed go with them.
+        # The state volumes of the scope's pods removed go with them.
         left.extend(
             f"volume {v.name}"
             for v in self.runtime.list_volumes()
-            if (vowner := podsync.volume_ownership(v)) is not None and vowner.pod_uid not in uids
+            if (vowner := podsync.volume_ownership(v)) is not None
+            and vowner.scope == scope
+            and vowner.pod_uid not in uids
         )
         return statuses, left
 
@@ -215,11 +173,13 @@ class Orchestrator:
         )
         ok = True
         with loop:
-            self.want([make_pod("web", ns, image, "v1"), make_pod("worker", ns, image, "v1")])
+            self.desired.set(
+                [make_pod("web", ns, image, "v1"), make_pod("worker", ns, image, "v1")]
+            )
             ok = self.converge("start: web and worker")
             if ok:
-                self.add(make_pod("cache", ns, image, "v1"))  # a pod added
-                self.add(make_pod("web", ns, image, "v2"))  # a pod edited: replaced
+                self.desired.add(make_pod("cache", ns, image, "v1"))  # a pod added
+                self.desired.add(make_pod("web", ns, image, "v2"))  # a pod edited: replaced
                 self.desired.remove(f"{ns}/worker")  # a pod removed: stopped
                 ok = self.converge("change: cache added, web edited, worker removed")
             if not a.keep:
@@ -244,6 +204,7 @@ def main(argv: list[str] | None = None) -> int:
         "--network-mode", default="none", help="the pods' network ('' for a bridge)"
     )
     parser.add_argument("--namespace", default="podsync-example")
+    parser.add_argument("--scope", default="example", help="the scope the pods are in")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per step")
     parser.add_argument("--keep", action="store_true", help="leave the pods running")
     parser.add_argument("--root-dir", default="", help="podsync's root directory")

@@ -128,12 +128,19 @@ class Instance:
 
 @attrs.frozen
 class Ownership:
-    """Which pod an owned container belongs to (see ``ownership``)."""
+    """Which pod an owned container belongs to (see ``ownership``).
+
+    Attributes:
+        scope: the scope whose sync made it (``LABEL_SCOPE``, ``PlanOptions.scope``);
+            empty when none did: an unscoped sync's, the node scope's, an earlier
+            podsync's or a 2014 kubelet's container.
+    """
 
     pod_uid: str
     pod_full_name: str
     pod_key: str
     container: str
+    scope: str = ""
 
 
 def ownership(
@@ -154,7 +161,9 @@ def ownership(
     instance = identify(container)
     if instance is None or not (adopt_2014_containers or instance.labelled):
         return None
-    return Ownership(instance.pod_uid, instance.full_name, instance.pod_key, instance.container)
+    return Ownership(
+        instance.pod_uid, instance.full_name, instance.pod_key, instance.container, instance.scope
+    )
 
 
 def _int_label(labels: Mapping[str, str], key: str) -> int | None:

@@ -19,10 +19,10 @@ Usage::
             print(event.kind, event.message)
         return await run                                        # the ApplyResult
 
-``sync``, ``observe``, ``apply`` and ``load_pods`` take exactly the arguments of
-``podsync.sync``, ``podsync.observe``, ``podsync.apply`` and ``podsync.load_pods`` and
-give the same result. ``plan`` and ``pod_status`` are pure and quick (no I/O): call
-them as they are.
+``sync``, ``observe``, ``apply``, ``load_pods`` and ``down`` take exactly the arguments
+of ``podsync.sync``, ``podsync.observe``, ``podsync.apply``, ``podsync.load_pods`` and
+``podsync.down`` and give the same result. ``plan`` and ``pod_status`` are pure and
+quick (no I/O): call them as they are.
 
 Threads, not an async engine client: the docker SDK is synchronous, so each call runs
 in a worker thread of the event loop's default executor (``asyncio.to_thread``), and
@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar
 
 from podsync.applier._apply import apply as _apply
 from podsync.load._config import load_pods as _load_pods
+from podsync.loop._down import down as _down
 from podsync.loop._sync import observe as _observe
 from podsync.loop._sync import sync as _sync
 from podsync.runtime._protocol import Capability, EventRuntime, missing
@@ -59,7 +60,17 @@ if TYPE_CHECKING:
     from podsync.applier._results import Event
     from podsync.runtime._protocol import EngineEvent, Runtime, Stream
 
-__all__ = ["Feed", "Running", "apply", "events", "load_pods", "observe", "sync", "with_events"]
+__all__ = [
+    "Feed",
+    "Running",
+    "apply",
+    "down",
+    "events",
+    "load_pods",
+    "observe",
+    "sync",
+    "with_events",
+]
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -91,6 +102,7 @@ sync = _in_a_thread(_sync)
 observe = _in_a_thread(_observe)
 apply = _in_a_thread(_apply)
 load_pods = _in_a_thread(_load_pods)
+down = _in_a_thread(_down)
 
 
 class _End:

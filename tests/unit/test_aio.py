@@ -87,8 +87,9 @@ class Held(FakeRuntime):
         (podsync.aio.observe, podsync.observe),
         (podsync.aio.apply, podsync.apply),
         (podsync.aio.load_pods, podsync.load_pods),
+        (podsync.aio.down, podsync.down),
     ],
-    ids=["sync", "observe", "apply", "load_pods"],
+    ids=["sync", "observe", "apply", "load_pods", "down"],
 )
 def test_each_awaitable_has_its_functions_signature_and_documentation(
     awaitable: Callable[..., Any], function: Callable[..., Any]
@@ -344,3 +345,26 @@ def test_events_of_a_runtime_without_events_is_refused_at_once() -> None:
             podsync.aio.events(CoreRuntime(FakeRuntime()))
 
     asyncio.run(main())
+
+
+def test_an_awaited_down_removes_what_down_removes(tmp_path: Path) -> None:
+    """A scope's pods, removed by ``podsync.aio.down`` on one fake and ``podsync.down`` on
+    another: the same result, the same engine calls, nothing of the scope left running."""
+    mine, theirs = fake(), fake()
+    scoped = PlanOptions(root_dir=str(tmp_path / "root"), scope="billing")
+    for engine in (mine, theirs):
+        podsync.sync(web(), engine, options=scoped, clock=engine.clock)
+        engine.clear_calls()
+
+    async def awaited() -> podsync.SyncResult:
+        return await podsync.aio.down(
+            runtime=mine, scope="billing", options=scoped, clock=mine.clock
+        )
+
+    result = asyncio.run(awaited())
+    assert result == podsync.down(
+        runtime=theirs, scope="billing", options=scoped, clock=theirs.clock
+    )
+    assert result.ok
+    assert theirs.call_names() == mine.call_names()
+    assert not any(c.running for c in mine.list_containers())

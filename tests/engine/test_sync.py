@@ -1075,7 +1075,7 @@ def test_kubernetes_node_containers_survive_apply_down_and_gc(
     apply that deletes a pod, the most eager GC and ``down`` - with and without
     ``--adopt-2014-containers``. No podsync call ever names them."""
     pod, uid = f"kube-apiserver-{_hex()}", str(uuid.uuid4())
-    sandbox = _cri_container(engine, cleanup, "POD", pod, uid, 0)
+    sandbox = _cri_container(engine, cleanup, "POD", pod, uid, 0, image=PAUSE_IMAGE)
     exited = _cri_container(
         engine, cleanup, "kube-apiserver", pod, uid, 0, image=TEST_IMAGE,
         command=["/bin/sh", "-c", "exit 137"], sandbox=sandbox,

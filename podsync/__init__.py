@@ -24,10 +24,13 @@ import warnings as _warnings
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from podsync.exceptions import (
+    ActionError,
     ConfigError,
+    Conflict,
     EngineUnavailable,
     EtcdError,
     NameConflict,
+    NotFound,
     PodsyncError,
     Problem,
     PublishConflict,
@@ -242,6 +245,7 @@ __all__ = [
     "NETWORK_CONTAINER",
     "PLAN_FORMAT_VERSION",
     "Action",
+    "ActionError",
     "ActionResult",
     "ActionStatus",
     "AllowedHostPath",
@@ -250,6 +254,7 @@ __all__ = [
     "Capabilities",
     "ClaimSource",
     "ConfigError",
+    "Conflict",
     "Container",
     "ContainerState",
     "ContainerStatus",
@@ -275,6 +280,7 @@ __all__ = [
     "MemoryMedium",
     "NameConflict",
     "NodeInfo",
+    "NotFound",
     "NoticeKind",
     "Observation",
     "ObservedContainer",

@@ -30,6 +30,7 @@ __all__ = [
     "capability_error",
     "create_refusal",
     "image_id",
+    "profile_refusal",
     "read_reference",
     "resource_refusal",
     "security_refusal",
@@ -239,6 +240,14 @@ def security_refusal(spec: CreateSpec, apparmor: bool, seccomp: bool) -> str | N
     profile that cannot be read - in ``DockerRuntime``'s words, which refuses these
     before the engine sees them - or an unknown capability, in Docker's."""
     security = spec.security
+    refusal = profile_refusal(spec, apparmor, seccomp)
+    return refusal or capability_error(security.cap_add, security.cap_drop)
+
+
+def profile_refusal(spec: CreateSpec, apparmor: bool, seccomp: bool) -> str | None:
+    """What ``DockerRuntime`` refuses before the engine sees it (``security_refusal``'s
+    profiles), or ``None``."""
+    security = spec.security
     for feature, profile, present in (
         ("AppArmor", security.apparmor, apparmor),
         ("seccomp", security.seccomp, seccomp),
@@ -257,7 +266,7 @@ def security_refusal(spec: CreateSpec, apparmor: bool, seccomp: bool) -> str | N
             return f"seccomp profile {path} does not exist"
         except (OSError, UnicodeDecodeError) as exc:
             return f"cannot read seccomp profile {path}: {exc}"
-    return capability_error(security.cap_add, security.cap_drop)
+    return None
 
 
 def tmpfs_refusal(spec: CreateSpec) -> str | None:
@@ -300,7 +309,16 @@ def volume_name_refusal(name: str) -> str | None:
     return None
 
 
-def create_refusal(spec: CreateSpec, apparmor: bool, seccomp: bool) -> str | None:
+def create_refusal(
+    spec: CreateSpec, apparmor: bool, seccomp: bool
+) -> tuple[str, int | None] | None:
     """Docker's refusal at create of ``spec``'s security settings (``security_refusal``)
-    or of its tmpfs mounts (``tmpfs_refusal``), in that order; ``None`` when neither."""
-    return security_refusal(spec, apparmor, seccomp) or tmpfs_refusal(spec)
+    or of its tmpfs mounts (``tmpfs_refusal``), in that order, with the engine's HTTP
+    status (400; ``None`` for a profile ``DockerRuntime`` refuses before the engine
+    answers); ``None`` when neither."""
+    refusal = profile_refusal(spec, apparmor, seccomp)
+    if refusal is not None:
+        return refusal, None
+    security = spec.security
+    refusal = capability_error(security.cap_add, security.cap_drop) or tmpfs_refusal(spec)
+    return None if refusal is None else (refusal, 400)

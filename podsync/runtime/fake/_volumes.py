@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 import attrs
 
 from podsync.actions._actions import CreateSpec
-from podsync.exceptions import RuntimeCallError
+from podsync.exceptions import Conflict, NotFound, RuntimeCallError
 from podsync.model._pod import ObservedVolume
 from podsync.model._volume_entries import EntryKind, VolumeEntry, entry_path_refusal
 from podsync.runtime.fake._engine import FakeEngine
@@ -111,7 +111,7 @@ class VolumeCalls(FakeEngine):
             self._record("create_volume", name, dict(labels))
             refusal = volume_name_refusal(name)
             if refusal is not None:
-                raise RuntimeCallError("create_volume", name, refusal)
+                raise RuntimeCallError("create_volume", name, refusal, status_code=400)
             self._volumes.setdefault(name, self._new_volume(name, labels))
 
     def remove_volume(self, name: str) -> None:
@@ -132,8 +132,11 @@ class VolumeCalls(FakeEngine):
                 if c.spec is not None and any(v.volume == name for v in c.spec.volumes)
             ]
             if users:
-                raise RuntimeCallError(
-                    "remove_volume", name, f"remove {name}: volume is in use - [{' '.join(users)}]"
+                raise Conflict(
+                    "remove_volume",
+                    name,
+                    f"remove {name}: volume is in use - [{' '.join(users)}]",
+                    status_code=409,
                 )
             del self._volumes[name]
             # Its data goes with it: a volume made again under the name is empty.
@@ -186,7 +189,9 @@ class VolumeCalls(FakeEngine):
                 self._record("write_volume", volume, tuple(entries), image, through)
                 holder = self._find(through)
                 if holder is None:
-                    raise RuntimeCallError("write_volume", volume, f"No such container: {through}")
+                    raise NotFound(
+                        "write_volume", volume, f"No such container: {through}", status_code=404
+                    )
                 mounted = holder.spec is not None and any(
                     v.volume == volume and v.container_path == VOLUME_ACCESS_PATH
                     for v in holder.spec.volumes
@@ -244,8 +249,8 @@ class VolumeCalls(FakeEngine):
             self._record("read_file", container_id, path, limit)
             found = self._find(container_id)
             if found is None:
-                raise RuntimeCallError(
-                    "read_file", container_id, f"No such container: {container_id}"
+                raise NotFound(
+                    "read_file", container_id, f"No such container: {container_id}", status_code=404
                 )
             mounted = _volume_at(found, path)
             if mounted is not None:
@@ -260,10 +265,10 @@ class VolumeCalls(FakeEngine):
 
     def _helper_refusal(self, operation: str, volume: str, image: str) -> None:
         if self._find_image(image) is None:
-            raise RuntimeCallError(operation, volume, f"No such image: {image}")
+            raise NotFound(operation, volume, f"No such image: {image}", status_code=404)
         refusal = volume_name_refusal(volume)
         if refusal is not None:
-            raise RuntimeCallError(operation, volume, refusal)
+            raise RuntimeCallError(operation, volume, refusal, status_code=400)
 
     def _file_in(self, volume: str, path: str, limit: int | None) -> bytes | None:
         files = self._volume_files.get(volume, {})

@@ -91,10 +91,12 @@ def test_a_missing_image_or_a_bad_path_is_refused(subject: Subject) -> None:
     missing = _refusal(
         lambda: subject.runtime.write_volume(
             volume, [_file("x", b"x")], image="podsync-test-absent:1"
-        )
+        ),
+        status=404,
     )
     climbing = _refusal(
-        lambda: subject.runtime.write_volume(volume, [_file("../x", b"x")], image=PAUSE_IMAGE)
+        lambda: subject.runtime.write_volume(volume, [_file("../x", b"x")], image=PAUSE_IMAGE),
+        status=None,
     )
 
     assert "No such image" in missing.message
@@ -137,7 +139,7 @@ def test_an_exited_container_keeps_its_files_and_volumes_but_not_its_dev(
     assert None is read("/dev/termination-log")
     assert None is read("/tmp/never-written")
     subject.runtime.remove_container(cid)
-    gone = _refusal(lambda: read("/tmp/own"))
+    gone = _refusal(lambda: read("/tmp/own"), status=404)
     assert "No such container" in gone.message
 
 
@@ -215,6 +217,7 @@ def test_files_are_written_through_a_container_that_mounts_the_volume(
         functools.partial(subject.runtime.write_volume, image="", through=subject.name("gone")),
         volume,
         [entry],
+        status=404,
     )
     assert "no such container" in refused.message.lower()
 
@@ -223,7 +226,9 @@ def test_a_file_mount_of_a_missing_volume_is_refused(subject: Subject) -> None:
     """The file's volume must exist: its mountpoint is the engine's answer."""
     mounted = VolumeFileMount(subject.volume("absent"), "f", "/dev/termination-log")
     refused = _refusal(
-        subject.runtime.create_container, subject.spec("nofile", exits(0), file_mounts=(mounted,))
+        subject.runtime.create_container,
+        subject.spec("nofile", exits(0), file_mounts=(mounted,)),
+        status=404,
     )
     assert "no such volume" in refused.message.lower()
     assert [] == subject.ours()

@@ -533,8 +533,8 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
                     holder_labels=holder.labels,
                 )
             ipc_mode = self._ipc_mode(spec)
-            if (refusal := self._mount_volumes(spec)) is not None:
-                raise RuntimeCallError("create", spec.name, refusal, status_code=400)
+            if (refused := self._mount_volumes(spec)) is not None:
+                raise RuntimeCallError.from_status("create", spec.name, *refused)
             self._counter += 1
             cid = f"c{self._counter:04d}"
             # Kept in Docker's spelling: the fake's rules below are Docker's.

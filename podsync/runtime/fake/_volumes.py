@@ -70,18 +70,19 @@ class VolumeCalls(FakeEngine):
         with self._lock:
             return [self._volumes[n] for n in sorted(self._volumes)]
 
-    def _mount_volumes(self, spec: CreateSpec) -> str | None:
-        """At a container's create: the driver's refusal of a volume name it mounts, or
-        ``None`` after creating the volumes that do not exist yet, without labels but
+    def _mount_volumes(self, spec: CreateSpec) -> tuple[str, int] | None:
+        """At a container's create: the driver's refusal of a volume name it mounts
+        (Docker answers 400) or of a file mount's missing volume (404), or ``None``
+        after creating the volumes that do not exist yet, without labels but
         the mount's (``NamedVolumeMount.labels``), as Docker does (the volume service's
         ``CreateWithRef``). Called under the lock."""
         for mounted in spec.volumes:
             if (refusal := volume_name_refusal(mounted.volume)) is not None:
-                return refusal
+                return refusal, 400
         for file_mount in spec.file_mounts:
             # Docker inspects the volume for its mountpoint: a missing one is refused.
             if file_mount.volume not in self._volumes:
-                return f"get {file_mount.volume}: no such volume"
+                return f"get {file_mount.volume}: no such volume", 404
         for mounted in spec.volumes:
             # With the mount's labels (Docker's VolumeOptions.Labels), if it has any.
             made = self._new_volume(mounted.volume, dict(mounted.labels))

@@ -392,6 +392,7 @@ ALIAS = HostAlias("10.1.2.3", ("db.example",))
 NO_IMAGE = "podsync-test/no-such-image"
 NO_SUCH_IMAGE = f"No such image: {NO_IMAGE}:latest"
 MISSING_PROFILE = "seccomp profile /nonexistent/podsync/x.json does not exist"
+BAD_PORT = 'invalid port specification: "70000"'
 
 REFUSED_AT_CREATE = [
     # Docker's name pattern: [a-zA-Z0-9][a-zA-Z0-9_.-]+, one leading "/" allowed.
@@ -491,6 +492,20 @@ REFUSED_AT_CREATE = [
         {"oom_score_adj": 1001, "memory_swap": 50 * MIB},
         "You should always set the Memory limit when using Memoryswap limit, see usage",
         id="swap-before-oom",
+    ),
+    # Published ports outside 0-65535 (issue 29: a CreateSpec built by hand can hold
+    # them): refused before anything else, the name and the memory included.
+    pytest.param({"ports": (PortMapping(70000, 8080),)}, BAD_PORT, id="container-port-above-65535"),
+    pytest.param({"ports": (PortMapping(80, 70000),)}, BAD_PORT, id="host-port-above-65535"),
+    pytest.param(
+        {"ports": (PortMapping(80, -1),)},
+        'invalid port specification: "-1"',
+        id="negative-host-port",
+    ),
+    pytest.param(
+        {"memory": 1, "name": "bad name", "ports": (PortMapping(70000, 8080),)},
+        BAD_PORT,
+        id="port-before-memory-and-name",
     ),
     # The IPC namespace's container is looked for at create, unlike the network's.
     pytest.param(

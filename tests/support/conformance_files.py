@@ -234,6 +234,26 @@ def test_a_file_mount_of_a_missing_volume_is_refused(subject: Subject) -> None:
     assert [] == subject.ours()
 
 
+def test_a_file_mount_where_a_volume_is_mounted_is_refused(subject: Subject) -> None:
+    """A volume's file is a bind: at the path where a volume is mounted too, Docker
+    refuses the create with its words (a volume mounted at the termination-message
+    file's path, issue 29)."""
+    files = subject.volume("files")
+    subject.runtime.create_volume(files, {})
+    mounted = VolumeFileMount(files, "f", "/dev/termination-log")
+    spec = subject.spec(
+        "clash",
+        exits(0),
+        file_mounts=(mounted,),
+        volumes=(NamedVolumeMount(subject.volume("data"), "/dev/termination-log"),),
+    )
+
+    refused = _refusal(subject.runtime.create_container, spec, status=400)
+
+    assert "Duplicate mount point: /dev/termination-log" == refused.message
+    assert [] == subject.ours()
+
+
 def test_a_read_follows_the_links_among_a_paths_parents(subject: Subject) -> None:
     """A read path whose parent is a symbolic link is resolved (``..data/key``, the
     way podsync reads a content volume's record), a link named last is not, and a link

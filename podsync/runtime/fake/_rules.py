@@ -30,6 +30,7 @@ __all__ = [
     "capability_error",
     "create_refusal",
     "image_id",
+    "port_refusal",
     "profile_refusal",
     "read_reference",
     "resource_refusal",
@@ -269,11 +270,23 @@ def profile_refusal(spec: CreateSpec, apparmor: bool, seccomp: bool) -> str | No
     return None
 
 
+def port_refusal(spec: CreateSpec) -> str | None:
+    """Docker's refusal of a published port outside 0-65535, container side first
+    (``nat.ParsePortSpecs``, before any other check of the create: an answer of 400)."""
+    for port in spec.ports:
+        for number in (port.container_port, port.host_port):
+            if not 0 <= number <= 65535:
+                return f'invalid port specification: "{number}"'
+    return None
+
+
 def tmpfs_refusal(spec: CreateSpec) -> str | None:
     """Docker's refusal of ``spec.tmpfs``: a relative path, or one a bind also uses; and
-    of two binds (host paths or named volumes) at one place."""
+    of two binds (host paths, named volumes, or a volume's file: ``file_mounts`` are
+    binds too) at one place."""
     binds: set[str] = set()
-    for path in [m.container_path for m in spec.mounts] + [v.container_path for v in spec.volumes]:
+    paths = [m.container_path for m in spec.mounts] + [v.container_path for v in spec.volumes]
+    for path in paths + [f.container_path for f in spec.file_mounts]:
         if path in binds:
             return f"Duplicate mount point: {path}"
         binds.add(path)

@@ -89,6 +89,7 @@ from podsync.runtime.fake._rules import KILLED as _KILLED
 from podsync.runtime.fake._rules import Reference as _Reference
 from podsync.runtime.fake._rules import create_refusal as _create_refusal
 from podsync.runtime.fake._rules import image_id as _image_id
+from podsync.runtime.fake._rules import port_refusal as _port_refusal
 from podsync.runtime.fake._rules import read_reference as _read_reference
 from podsync.runtime.fake._rules import resource_refusal as _resource_refusal
 from podsync.runtime.fake._rules import sysctl_start_error as _sysctl_start_error
@@ -474,7 +475,8 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
     def create_container(self, spec: CreateSpec) -> str:
         """Create a container (not running) and return its id: ``c0001``, ``c0002``, ...
 
-        Refuses what Docker 20.10 refuses, in its order and with its words: network
+        Refuses what Docker 20.10 refuses, in its order and with its words: a published
+        port outside 0-65535 ('invalid port specification: "70000"'), network
         options beside ``join=x`` (Docker's ``container:<x>``: hostname, DNS servers,
         extra hosts, published ports: "conflicting options: ..."), what
         ``_rules.resource_refusal`` refuses (a memory limit under 6 MB: "Minimum memory
@@ -495,6 +497,8 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
         self._sleep()
         with self._lock:
             self._record("create", spec)
+            if (refusal := _port_refusal(spec)) is not None:
+                raise RuntimeCallError("create", spec.name, refusal, status_code=400)
             conflict = _network_mode_conflict(spec)
             # Docker answers 400 to a create it finds invalid, 404 for a missing image.
             if conflict is not None:

@@ -27,6 +27,19 @@ from podsync.model._names import (
     is_safe_uid,
 )
 
+__all__ = [
+    "absolute_path",
+    "container_name",
+    "dns_label",
+    "env_name",
+    "host_ip",
+    "optional_dns_label",
+    "pod_spec_problem",
+    "port_number",
+    "safe_uid",
+    "strings",
+]
+
 
 class _Named(Protocol):
     """What ``pod_spec_problem`` reads of a volume, a port or a mount: its name."""
@@ -49,20 +62,6 @@ class _Container(_Named, Protocol):
 
     @property
     def volume_mounts(self) -> Sequence[_Mount]: ...
-
-
-__all__ = [
-    "absolute_path",
-    "container_name",
-    "dns_label",
-    "env_name",
-    "host_ip",
-    "optional_dns_label",
-    "pod_spec_problem",
-    "port_number",
-    "safe_uid",
-    "strings",
-]
 
 
 # Names repeat across the pods a loop builds (namespaces, sources, container and volume

@@ -1006,6 +1006,21 @@ CODED = [
         id="a volume at the default path when the file is elsewhere",
     ),
     pytest.param(
+        Pod(
+            "coded",
+            (
+                Container("app", "busybox"),
+                Container(
+                    "web", "busybox", volume_mounts=(VolumeMount("data", "/dev/termination-log"),)
+                ),
+            ),
+            volumes=(Volume("data"),),
+        ),
+        "container web: volume data is mounted at '/dev/termination-log', where the "
+        "termination-message file is bound; the engine refuses two mounts at one path",
+        id="a second container's volume at the termination-message path",
+    ),
+    pytest.param(
         _mounted("/dev/termination-log", init=True),
         "container setup: volume data is mounted at '/dev/termination-log', where the "
         "termination-message file is bound; the engine refuses two mounts at one path",

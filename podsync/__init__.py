@@ -24,10 +24,13 @@ import warnings as _warnings
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from podsync.exceptions import (
+    ActionError,
     ConfigError,
+    Conflict,
     EngineUnavailable,
     EtcdError,
     NameConflict,
+    NotFound,
     PodsyncError,
     Problem,
     PublishConflict,
@@ -253,6 +256,7 @@ __all__ = [
     "NODE_SCOPE",
     "PLAN_FORMAT_VERSION",
     "Action",
+    "ActionError",
     "ActionResult",
     "ActionStatus",
     "AllowedHostPath",
@@ -261,6 +265,7 @@ __all__ = [
     "Capabilities",
     "ClaimSource",
     "ConfigError",
+    "Conflict",
     "Container",
     "ContainerState",
     "ContainerStatus",
@@ -286,6 +291,7 @@ __all__ = [
     "MemoryMedium",
     "NameConflict",
     "NodeInfo",
+    "NotFound",
     "NoticeKind",
     "Observation",
     "ObservedContainer",

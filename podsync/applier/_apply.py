@@ -66,7 +66,7 @@ from podsync.applier._results import (
 )
 from podsync.applier._stop_records import remove_stop_record_volume, write_stop_record
 from podsync.applier._stopping import Turn, concurrent_kills, run_concurrently
-from podsync.exceptions import NameConflict, RuntimeCallError
+from podsync.exceptions import ActionError, NameConflict, PodsyncError, RuntimeCallError
 from podsync.host._clock import Clock, Clocks, clocks
 from podsync.host._files import (
     HostPathRefused,
@@ -145,10 +145,6 @@ class _VolumeWriter(Protocol):
     ) -> bool: ...
 
 
-class _ActionFailed(Exception):
-    """An action failed for a reason that is not a runtime call (hook, host files)."""
-
-
 # What the host filesystem raises: a refused path, the OS's errors, a NUL in a path.
 _HOST_ERRORS = (HostPathRefused, OSError, ValueError)
 
@@ -158,7 +154,7 @@ def _volumes(runtime: Runtime, purpose: str) -> VolumeRuntime:
     naming the capability, on a runtime without them (a plan made for another
     runtime: ``sync`` plans none for it)."""
     if not isinstance(runtime, VolumeRuntime):
-        raise _ActionFailed(str(missing(Capability.VOLUMES, purpose)))
+        raise ActionError(str(missing(Capability.VOLUMES, purpose)))
     return runtime
 
 
@@ -182,7 +178,7 @@ class _Early:
 
     cid: str = ""
     conflict: NameConflict | None = None
-    error: _ActionFailed | RuntimeCallError | None = None
+    error: ActionError | RuntimeCallError | None = None
 
 
 class _Applier:
@@ -221,13 +217,17 @@ class _Applier:
         message: str,
         *,
         container_id: str = "",
+        exception: PodsyncError | None = None,
     ) -> None:
         """Report ``kind`` about ``action``: its pod, container and reason code, and
         ``container_id`` when it is about one container (kills and removals name
-        theirs; a create names the container it made)."""
+        theirs; a create names the container it made); a failure's ``exception``."""
         if self.on_event is None:
             return
-        event = action_event(kind, action, message, self.clocks.now(), container_id=container_id)
+        now = self.clocks.now()
+        event = action_event(
+            kind, action, message, now, container_id=container_id, exception=exception
+        )
         # One event at a time, so the callback need not be thread-safe. A callback that
         # raises is the caller's bug: remember it, keep applying (a half-applied plan is
         # worse), and re-raise it from apply.
@@ -249,14 +249,15 @@ class _Applier:
         made: list[str] = []  # the id of the container a create made, for its events
         try:
             self._do(action, pod_plan, made, turn)
-        except (_ActionFailed, RuntimeCallError) as exc:
-            error = str(exc)
+        except (ActionError, RuntimeCallError) as exc:
+            failure: ActionError | RuntimeCallError = exc
         else:
             took = self.clocks.elapsed() - start
             return ActionResult(action, ActionStatus.DONE, "", took, pod, uid)
-        self.emit(EventKind.FAILED, action, error, container_id="".join(made))
+        error = str(failure)
+        self.emit(EventKind.FAILED, action, error, container_id="".join(made), exception=failure)
         took = self.clocks.elapsed() - start
-        return ActionResult(action, ActionStatus.FAILED, error, took, pod, uid)
+        return ActionResult(action, ActionStatus.FAILED, error, took, pod, uid, exception=failure)
 
     def _do(
         self, action: Action, pod_plan: PodPlan | None, made: list[str], turn: Turn | None
@@ -282,7 +283,7 @@ class _Applier:
                         remove_stop_record_volume(runtime, action.id)
                     remove_stop_record(self.root_dir, action.pod_uid, action.id)
                 except (*_HOST_ERRORS, ValueError, RuntimeCallError) as exc:
-                    raise _ActionFailed(
+                    raise ActionError(
                         f"removed {action.name}, but not its stop record: {exc}"
                     ) from exc
             self.emit(EventKind.REMOVED, action, action.message)
@@ -292,7 +293,7 @@ class _Applier:
             try:
                 removed = remove_pod_dir(action.path, self.root_dir)
             except _HOST_ERRORS as exc:
-                raise _ActionFailed(f"tear down {action.path}: {exc}") from exc
+                raise ActionError(f"tear down {action.path}: {exc}") from exc
             if removed:
                 self.emit(EventKind.POD_DIR_REMOVED, action, action.message)
         elif isinstance(action, WriteVolume):
@@ -300,7 +301,7 @@ class _Applier:
             if unknown:
                 # A saved plan holds a Secret volume's files by reference only: nothing
                 # is written without their values (as for a create's, see _create).
-                raise _ActionFailed(
+                raise ActionError(
                     f"{action.engine_volume or action.path}: the plan holds Secret values by "
                     f"reference ({', '.join(unknown)}): read them from the sources first "
                     "(podsync apply --plan does)"
@@ -320,7 +321,7 @@ class _Applier:
                     now=self.clocks.now(),
                 )
             except _HOST_ERRORS as exc:
-                raise _ActionFailed(f"write {action.path}: {exc}") from exc
+                raise ActionError(f"write {action.path}: {exc}") from exc
             if written:
                 kind = action.content.kind.value
                 what = f"wrote the files of volume {action.volume} ({kind})"
@@ -353,7 +354,7 @@ class _Applier:
             try:
                 moved = move_into_volume(volumes, action.volume, action.copy_from, self.root_dir)
             except _HOST_ERRORS as exc:
-                raise _ActionFailed(f"move {action.copy_from}: {exc}") from exc
+                raise ActionError(f"move {action.copy_from}: {exc}") from exc
         if action.mode is not None:
             gid = action.gid if action.gid is not None else 0
             root = VolumeEntry(".", EntryKind.DIRECTORY, mode=action.mode, uid=0, gid=gid)
@@ -435,7 +436,7 @@ class _Applier:
                 self._stop(action, cid, spec.stop_timeout, spec.pre_stop)
             except RuntimeCallError as stop_exc:
                 error += f"; stopping the container failed too: {stop_exc}"
-            raise _ActionFailed(error) from exc
+            raise ActionError(error) from exc
 
     def _make(self, action: Create, *, files: bool = True) -> tuple[str, NameConflict | None]:
         """Host files, the files of its ``file_mounts`` (unless ``files`` is false: they
@@ -448,14 +449,14 @@ class _Applier:
             # A saved plan holds Secret values by reference only (podsync.model._secrets): a
             # container is never created with a placeholder, or without its value.
             refs = ", ".join(sorted({f"Secret {p.secret} key {p.key}" for p in missing}))
-            raise _ActionFailed(
+            raise ActionError(
                 f"{spec.name}: the plan holds Secret values by reference ({refs}): read "
                 "them from the sources first (podsync apply --plan does)"
             )
         try:
             make_host_paths(spec, self.root_dir)
         except _HOST_ERRORS as exc:
-            raise _ActionFailed(f"host paths of {spec.name}: {exc}") from exc
+            raise ActionError(f"host paths of {spec.name}: {exc}") from exc
         if files:
             self._write_files([spec])
         try:
@@ -503,13 +504,13 @@ class _Applier:
                 # the network container), while it starts.
                 try:
                     self._write_files([joiner.spec for joiner in joiners])
-                except (_ActionFailed, RuntimeCallError) as exc:
+                except (ActionError, RuntimeCallError) as exc:
                     ahead[joiners[0].container] = _Early(error=exc)
                     return
                 for joiner in joiners:
                     try:
                         ahead[joiner.container] = _Early(*self._make(joiner, files=False))
-                    except (_ActionFailed, RuntimeCallError) as exc:
+                    except (ActionError, RuntimeCallError) as exc:
                         ahead[joiner.container] = _Early(error=exc)
                         break
             except BaseException as exc:  # podsync's bug: raised below, as without a thread
@@ -549,7 +550,7 @@ class _Applier:
             try:
                 write_stop_record(self.runtime, action.pod_uid, action.id, action.reason.value)
             except (ValueError, RuntimeCallError) as exc:
-                raise _ActionFailed(f"stop record of {action.name}: {exc}") from exc
+                raise ActionError(f"stop record of {action.name}: {exc}") from exc
         self.emit(EventKind.STOPPING, action, action.message)
         self._stop(action, action.id, action.timeout, action.pre_stop, turn)
 

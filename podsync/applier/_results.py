@@ -27,6 +27,7 @@ from podsync.actions._actions import (
     RemovePodDir,
     WriteVolume,
 )
+from podsync.exceptions import PodsyncError
 from podsync.host._clock import system_time
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
@@ -91,6 +92,9 @@ class Event:
             about one container, or when a create failed before there was one.
         reason: the reason code of the plan action the event is about (``Reason``);
             ``None`` when the event is about no plan action.
+        exception: for a ``FAILED`` event, the exception the action failed with (as
+            ``ActionResult.exception``); ``None`` otherwise. Not compared: two events
+            are equal whatever exception objects they carry.
     """
 
     kind: EventKind
@@ -101,6 +105,7 @@ class Event:
     pod_uid: str = attrs.field(default="", kw_only=True)
     container_id: str = attrs.field(default="", kw_only=True)
     reason: Reason | None = attrs.field(default=None, kw_only=True)
+    exception: PodsyncError | None = attrs.field(default=None, kw_only=True, eq=False)
 
 
 @attrs.frozen
@@ -110,12 +115,22 @@ class ActionResult:
     Attributes:
         action: the plan's action.
         status: done, failed or skipped.
-        error: why it failed or was skipped; empty when done.
+        error: why it failed or was skipped, for people; empty when done. For a failed
+            action it is ``str(exception)``.
         duration: seconds it took (0 when skipped).
         pod: the pod it belongs to, for people: the pod key, the pod uid for a pod
             known only by its directory, empty for pulls and image removals.
         pod_uid: the pod it belongs to (``PodPlan.uid``): the identity, as two sources
             can hold pods of one key; empty for pulls and image removals.
+        exception: what a failed action failed with, always from podsync's hierarchy
+            (``podsync.exceptions``): a ``RuntimeCallError`` (or its ``NotFound``,
+            ``Conflict``, ``NameConflict``, ``EngineUnavailable``) with the operation,
+            the target and the engine's ``status_code``; an ``ActionError`` for a
+            failure outside the runtime (host files, a postStart handler). An
+            unexpected exception from a runtime arrives as a ``RuntimeCallError``
+            naming its type. ``None`` when done or skipped. It survives ``pickle``
+            (its ``__cause__`` and traceback do not), and is not compared: two results
+            are equal whatever exception objects they carry.
     """
 
     action: Action
@@ -124,6 +139,7 @@ class ActionResult:
     duration: float = 0.0
     pod: str = ""
     pod_uid: str = ""
+    exception: PodsyncError | None = attrs.field(default=None, kw_only=True, eq=False)
 
 
 @attrs.frozen
@@ -200,10 +216,12 @@ def action_event(
     time: float,
     *,
     container_id: str = "",
+    exception: PodsyncError | None = None,
 ) -> Event:
     """The event ``kind`` about a plan's ``action``, at ``time``: its pod, container and
     reason code, and ``container_id`` when it is about one container (kills and
-    removals name theirs when none is given; a create names the container it made)."""
+    removals name theirs when none is given; a create names the container it made);
+    the ``exception`` a failed action failed with."""
     if isinstance(action, Kill | Remove) and not container_id:
         container_id = action.id
     return Event(
@@ -215,6 +233,7 @@ def action_event(
         pod_uid=_event_pod_uid(action),
         container_id=container_id,
         reason=action.reason,
+        exception=exception,
     )
 
 

@@ -23,6 +23,7 @@ from typing import IO, Any
 from podsync.actions._actions import Plan, Wait, shorten_ids
 from podsync.actions._options import PlanOptions
 from podsync.applier._results import ActionStatus, ApplyResult, Event, EventKind
+from podsync.exceptions import PodsyncError, RuntimeCallError
 from podsync.host._clock import Clock, clocks
 from podsync.model._pod import Pod
 
@@ -75,9 +76,10 @@ class Console:
             for line in message.splitlines() or [""]:
                 print(f"{prefix}{line}", file=self.err, flush=True)
 
-    def error(self, message: str) -> None:
+    def error(self, message: str, **fields: Any) -> None:
+        """``message`` on stderr; under ``--log-format json`` with ``fields`` too."""
         if self.json:
-            self.record("error", message)
+            self.record("error", message, **fields)
         else:
             self._text("podsync: error: ", message)
 
@@ -299,7 +301,12 @@ def report_apply(console: Console, result: ApplyResult, *, verb: str) -> None:
             duration=round(result.duration, 3),
         )
     for r in result.failures:
-        console.error(f"{shorten_ids(r.action.message)}: {shorten_ids(r.error)}")
+        # The text is the exception's (ActionResult.error is str(exception)); a JSON
+        # line adds what a program reads instead of the text.
+        error = str(r.exception) if r.exception is not None else r.error
+        console.error(
+            f"{shorten_ids(r.action.message)}: {shorten_ids(error)}", **_error_fields(r.exception)
+        )
     skipped_pods = sorted({r.pod for r in result.results if r.status is ActionStatus.SKIPPED})
     if skipped_pods:
         console.warning(
@@ -345,3 +352,16 @@ class _ToConsole(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         self._console.warning(record.getMessage())
+
+
+def _error_fields(exception: PodsyncError | None) -> dict[str, Any]:
+    """What a JSON error line says of a failed action's exception: its class, and a
+    runtime call's operation, target and the engine's status code."""
+    if exception is None:
+        return {}
+    fields: dict[str, Any] = {"error": type(exception).__name__}
+    if isinstance(exception, RuntimeCallError):
+        fields["operation"] = exception.operation
+        fields["target"] = shorten_ids(exception.target)
+        fields["status_code"] = exception.status_code
+    return fields

@@ -18,12 +18,24 @@ The volumes (``Volume``, its sources and files, ``VolumeMount``, ``WrittenVolume
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import attrs
 
 from podsync.model._security import PodSecurityContext, SecurityContext
+from podsync.model._validators import (
+    absolute_path,
+    container_name,
+    dns_label,
+    env_name,
+    host_ip,
+    optional_dns_label,
+    pod_spec_problem,
+    port_number,
+    safe_uid,
+    strings,
+)
 
 # The volumes are ``_volume``'s: ``Pod`` and ``Container`` hold these (imported
 # at run time, as every name the model's annotations use, for whoever resolves them).
@@ -111,19 +123,45 @@ class PortProtocol(enum.StrEnum):
     UDP = "UDP"
 
 
+# The converters of the argv fields (named functions, as mypy's attrs plugin reads them).
+def _command(value: Iterable[str]) -> tuple[str, ...]:
+    return strings(value, "command")
+
+
+def _args(value: Iterable[str]) -> tuple[str, ...]:
+    return strings(value, "args")
+
+
+def _exec_command(value: Iterable[str] | None) -> tuple[str, ...] | None:
+    return None if value is None else strings(value, "exec_command")
+
+
+def _protocol(value: PortProtocol | str) -> PortProtocol:
+    # A string is read as the protocol it names ("UDP"); another raises ValueError.
+    return value if type(value) is PortProtocol else PortProtocol(value)
+
+
 @attrs.frozen
 class Port:
     """A port a container listens on, optionally published on the host.
 
     ``host_port == 0`` means "not published" (seed makePortsAndBindings skips it).
     ``host_ip == ""`` means all host addresses.
+
+    Raises:
+        ValueError: ``container_port`` is not 1-65535, ``host_port`` not 0-65535
+            (Kubernetes' ``validateContainerPorts``; Docker refuses such a port at
+            create), ``protocol`` is neither ``TCP`` nor ``UDP`` (a string is read as
+            a ``PortProtocol``), ``name`` is neither empty nor a DNS-1123 label, or
+            ``host_ip`` is neither empty nor an IP address.
+        TypeError: a port number is not an ``int``.
     """
 
-    container_port: int
-    host_port: int = 0
-    protocol: PortProtocol = PortProtocol.TCP
-    name: str = ""
-    host_ip: str = ""
+    container_port: int = attrs.field(validator=port_number(1))
+    host_port: int = attrs.field(default=0, validator=port_number(0))
+    protocol: PortProtocol = attrs.field(default=PortProtocol.TCP, converter=_protocol)
+    name: str = attrs.field(default="", validator=optional_dns_label)
+    host_ip: str = attrs.field(default="", validator=host_ip)
 
 
 @attrs.frozen
@@ -136,9 +174,13 @@ class EnvVar:
     which object changed; empty otherwise. A value that holds a Secret's (read from one,
     or expanded with one) is a ``SecretText``: the engine gets the value, labels and
     plans a reference and a keyed digest, ``repr`` shows the reference.
+
+    Raises:
+        ValueError: ``name`` is not a C identifier (letters, digits and ``_``, not
+            starting with a digit), as the loader requires.
     """
 
-    name: str
+    name: str = attrs.field(validator=env_name)
     value: str = ""
     source: str = ""
 
@@ -183,7 +225,7 @@ class Handler:
     ``exec_command`` is an argument list, never a shell string: podsync runs no shell.
     """
 
-    exec_command: tuple[str, ...] | None = None
+    exec_command: tuple[str, ...] | None = attrs.field(default=None, converter=_exec_command)
     http_get: HTTPGetAction | None = None
     tcp_socket: TCPSocketAction | None = None
 
@@ -388,15 +430,19 @@ class Container:
     part of its spec hash, so changing one restarts nothing.
 
     Raises:
-        ValueError: ``cpu`` or ``memory`` is given together with ``resources``, or is
-            negative.
+        ValueError: ``name`` is not a DNS-1123 label or is ``net``; ``working_dir`` is
+            neither empty nor absolute; ``cpu`` or ``memory`` is given together with
+            ``resources``, or is negative; ``restart_policy`` is other than ``ALWAYS``.
+        TypeError: ``command`` or ``args`` is one string, or holds something else than
+            strings: each is a list of arguments (``["sleep", "10"]``; a list is kept
+            as a tuple).
     """
 
-    name: str
+    name: str = attrs.field(validator=container_name)
     image: str
-    command: tuple[str, ...] = ()
-    args: tuple[str, ...] = ()
-    working_dir: str = ""
+    command: tuple[str, ...] = attrs.field(default=(), converter=_command)
+    args: tuple[str, ...] = attrs.field(default=(), converter=_args)
+    working_dir: str = attrs.field(default="", validator=absolute_path(optional=True, bind=False))
     env: tuple[EnvVar, ...] = ()
     ports: tuple[Port, ...] = ()
     volume_mounts: tuple[VolumeMount, ...] = ()
@@ -536,21 +582,31 @@ class Pod:
             sidecars, which keep running (see ``Container.restart_policy``).
 
     Raises:
-        ValueError: a name is used by two containers (init and app containers share
-            one namespace of names), or an app container has a ``restart_policy``.
+        ValueError: as Kubernetes' validation of a pod (``ValidatePodSpec``) and the
+            loader refuse it: ``name``, ``namespace`` or ``source`` is not a DNS-1123
+            label, or ``uid`` cannot be a container-name field and a directory name;
+            two containers have one name (init and app containers share one namespace
+            of names); an app container has a ``restart_policy``; two volumes have one
+            name; a container mounts a volume the pod does not have, or mounts two at
+            one path, or names two of its ports alike. The message names the field or
+            the container. (The rest is refused by ``plan``'s admission, as a
+            ``Rejection``: a pod without containers, one host port published twice, a
+            mount where the termination-message file goes, an image reference the
+            engine refuses ...)
     """
 
-    name: str
+    name: str = attrs.field(validator=dns_label)
     containers: tuple[Container, ...] = ()
     volumes: tuple[Volume, ...] = ()
-    namespace: str = "default"
-    source: str = "api"
+    namespace: str = attrs.field(default="default", validator=dns_label)
+    source: str = attrs.field(default="api", validator=dns_label)
     restart_policy: RestartPolicy = RestartPolicy.ALWAYS
     dns_policy: DNSPolicy = DNSPolicy.CLUSTER_FIRST
     uid: str = attrs.field(
         default=attrs.Factory(
             lambda self: derive_pod_uid(self.source, self.namespace, self.name), takes_self=True
-        )
+        ),
+        validator=safe_uid,
     )
     termination_grace_period_seconds: int | None = None
     labels: dict[str, str] = attrs.field(factory=dict, hash=False)
@@ -589,12 +645,9 @@ class Pod:
                 raise ValueError(
                     f"container {c.name!r}: only an init container may have a restart_policy"
                 )
-        if not self.init_containers:
-            return
-        names = [c.name for c in (*self.init_containers, *self.containers)]
-        if len(set(names)) != len(names):
-            twice = sorted({n for n in names if names.count(n) > 1})
-            raise ValueError(f"container names must be unique in a pod, got {twice} twice")
+        problem = pod_spec_problem(self.containers, self.init_containers, self.volumes)
+        if problem is not None:
+            raise ValueError(f"pod {self.namespace}/{self.name}: {problem}")
 
     @property
     def full_name(self) -> str:

@@ -21,6 +21,7 @@ import hashlib
 import attrs
 
 from podsync.model._secrets import SecretPart
+from podsync.model._validators import absolute_path, dns_label
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = [
@@ -138,9 +139,10 @@ class Volume:
     ``configMap``, ``secret``, ``downwardAPI`` and ``projected`` volumes, mounted read-only),
     or, when all are ``None``, an empty directory that lives as long as the pod
     (``emptyDir``; with ``memory``, a tmpfs the engine mounts in the one container that uses
-    it). Two sources raise ``ValueError`` (Kubernetes refuses them; a plan would use one)."""
+    it). Two sources raise ``ValueError`` (Kubernetes refuses them; a plan would use one),
+    as does a ``name`` that is not a DNS-1123 label."""
 
-    name: str
+    name: str = attrs.field(validator=dns_label)
     host_path: str | None = None
     memory: MemoryMedium | None = None
     claim: ClaimSource | None = None
@@ -164,10 +166,12 @@ class Volume:
 
 @attrs.frozen
 class VolumeMount:
-    """Where a pod volume appears inside a container."""
+    """Where a pod volume appears inside a container: ``mount_path`` is absolute, without
+    ``:`` (Docker's binds use it); another raises ``ValueError``. The pod checks that
+    ``name`` is one of its volumes."""
 
     name: str
-    mount_path: str
+    mount_path: str = attrs.field(validator=absolute_path(optional=False, bind=True))
     read_only: bool = False
 
 

@@ -1,16 +1,23 @@
 """Admission (the planner's step 1): which desired pods are planned, and why the others
 are rejected.
 
-A pod is rejected, and nothing is done to it, when its names or uid cannot be written
-into container names and paths, its contents cannot be passed to an engine (no
-containers, NUL characters, a malformed image reference, a memory limit below the
-engine's minimum), it repeats an earlier pod's uid or full name, it fails a check of
-the Pod Security level (``_pod_security``: privileged mode, hostPath, capabilities, ...,
-each unless the option that opens it is given), its
-requests do not fit in what the node has left (``_node_resources``), or it wants a host
-port that a running pod holds or an earlier pod was given (pods that already run are
-admitted first: ``HostPortAdmission``). Every check reads every container of the pod:
+A pod is rejected, and nothing is done to it, when its contents cannot be passed to an
+engine (no containers, NUL characters, a malformed image reference, a memory limit
+below the engine's minimum, a grace period beyond the engine's, a volume mounted where
+the termination-message file goes), it repeats an earlier pod's uid or full name, it
+fails a check of the Pod Security level (``_pod_security``: privileged mode, hostPath,
+capabilities, ..., each unless the option that opens it is given), its requests do not
+fit in what the node has left (``_node_resources``), or it wants a host port that a
+running pod holds or an earlier pod was given (pods that already run are admitted
+first: ``HostPortAdmission``). Every check reads every container of the pod:
 its app containers, its init containers and its sidecars.
+
+What one pod's fields get wrong alone - names and uids that cannot be container-name
+fields, two containers of one name, ports out of range, mounts of missing volumes - no
+``Pod`` can hold: its validators refuse it when it is built
+(``podsync.model._validators``). Admission re-checks what they do not see: what
+the engine refuses although Kubernetes' validation lets it through, and what a pod's
+mutable maps (labels, annotations) may have gained since.
 
 A pod that has finished - it ran, and none of its containers runs or will run again, as
 the per-pod planner's restart rules say - holds nothing: neither its host ports nor its
@@ -30,6 +37,7 @@ the planner, a runtime, or anything that does I/O.
 from __future__ import annotations
 
 import operator
+import posixpath
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
@@ -67,11 +75,7 @@ from podsync.spec._labels import (
     MAX_GRACE_PERIOD,
     PODSYNC_LABEL_PREFIX,
 )
-from podsync.spec._naming import (
-    NETWORK_CONTAINER,
-    is_dns_label,
-    is_safe_uid,
-)
+from podsync.spec._naming import NETWORK_CONTAINER
 from podsync.spec._ownership import Identity, Instance
 from podsync.spec._ports import network_ports
 
@@ -102,27 +106,31 @@ def _every(pod: Pod) -> tuple[Container, ...]:
     return (*pod.init_containers, *pod.containers)
 
 
-def _name_problem(pod: Pod, dns_label: Mapping[str, bool]) -> str | None:
-    # The loader validates all of this with paths; pods built in code get the same rules
-    # here, because names and uids become container-name fields and directory names.
-    if not is_dns_label(pod.name):
-        return f"pod name {pod.name!r} is not a DNS-1123 label"
-    if not dns_label[pod.namespace]:
-        return f"namespace {pod.namespace!r} is not a DNS-1123 label"
-    if not dns_label[pod.source]:
-        return f"source {pod.source!r} is not a DNS-1123 label"
-    if not is_safe_uid(pod.uid):
-        return f"uid {pod.uid!r} cannot be used in container names and paths"
-    names = [c.name for c in _every(pod)]
-    for name in names:
-        if not dns_label[name] or name == NETWORK_CONTAINER:
-            return f"container name {name!r} is not a DNS-1123 label other than 'net'"
-    if len(set(names)) != len(names):
-        return "two containers have the same name"
+def _grace_problem(pod: Pod) -> str | None:
+    # The grace period becomes Docker's stop timeout: whole seconds that fit an int32.
     grace = pod.termination_grace_period_seconds
     if grace is not None and not 0 <= grace <= MAX_GRACE_PERIOD:
         return f"terminationGracePeriodSeconds must be 0-{MAX_GRACE_PERIOD}, got {grace}"
-    return _content_problem(pod)
+    return None
+
+
+def _mount_problem(pod: Pod) -> str | None:
+    """A volume mounted where the container's termination-message file is bound: the
+    engine refuses two mounts at one path ("Duplicate mount point", at every create,
+    the kubelet's ``CreateContainerError``); Kubernetes' validation lets it through. The
+    loader refuses the file (``_check_pod``); pods built in code get the rule here."""
+    for c in _every(pod):
+        if not c.volume_mounts:
+            continue
+        path = posixpath.normpath(c.message_path)
+        for m in c.volume_mounts:
+            if posixpath.normpath(m.mount_path) == path:
+                return (
+                    f"container {c.name}: volume {m.name} is mounted at {m.mount_path!r}, "
+                    "where the termination-message file is bound; the engine refuses two "
+                    "mounts at one path"
+                )
+    return None
 
 
 _env_name = operator.attrgetter("name")
@@ -257,10 +265,15 @@ def _recorded_host_ports(net: Instance) -> list[Port] | None:
         return None
     if text.count('"host_port":') == text.count('"host_port":0,'):
         return []  # nothing published: the common case, without the pattern
-    return [
-        Port(int(port), int(port), PortProtocol(protocol), host_ip=ip)
-        for ip, port, protocol in _RECORDED_HOST_PORT.findall(text)
-    ]
+    ports: list[Port] = []
+    for ip, port, protocol in _RECORDED_HOST_PORT.findall(text):
+        try:
+            ports.append(Port(int(port), int(port), PortProtocol(protocol), host_ip=ip))
+        except ValueError:
+            # A record no podsync wrote (a port beyond 65535, an address that is none):
+            # the engine publishes no such port, so it holds nothing.
+            continue
+    return ports
 
 
 # The ports of a running pod that publishes none (never appended to).
@@ -351,10 +364,9 @@ def admit(
     done: list[Pod] = []  # finished: admitted, holding nothing
     gated: list[Pod] = []  # not ready to run: they hold no host port
     position: dict[str, int] = {}  # candidate uid -> input index
-    dns_label = _Memo(is_dns_label)
     reference_problem = _Memo(image_reference_problem)
     for index, pod in enumerate(desired):
-        problem = _pod_problem(pod, dns_label, reference_problem)
+        problem = _pod_problem(pod, reference_problem)
         if problem is None:
             earlier = seen_uids.get(pod.uid) or seen_names.get(pod.full_name)
             if earlier is not None:
@@ -414,7 +426,6 @@ def admit(
 
 def _pod_problem(
     pod: Pod,
-    dns_label: Mapping[str, bool],
     reference_problem: Mapping[str, str | None],
 ) -> Rejection | None:
     """Why ``pod`` cannot be planned at all, read from the pod alone."""
@@ -423,7 +434,9 @@ def _pod_problem(
     if planned_before(pod):
         return None
     problem = (
-        _name_problem(pod, dns_label)
+        _grace_problem(pod)
+        or _content_problem(pod)
+        or _mount_problem(pod)
         or _image_problem(pod, reference_problem)
         or _memory_problem(pod)
         or _label_problem(pod)

@@ -25,9 +25,17 @@ Nothing here does I/O.
 from __future__ import annotations
 
 import re
-import string
 
 import attrs
+
+# The naming rules are the model's (its validators apply them to pods built in code);
+# container names rely on them, and this module offers them to the rest of podsync.
+from podsync.model._names import (
+    NETWORK_CONTAINER,
+    dns_label_problem,
+    is_dns_label,
+    is_safe_uid,
+)
 
 # What this module offers the rest of podsync; podsync/__init__.py re-exports the public
 # part of it, not all of it.
@@ -46,59 +54,13 @@ __all__ = [
 #: The first field of every container name podsync (and the 2014 kubelet) writes.
 CONTAINER_NAME_PREFIX = "k8s"
 
-#: The name of the network container in every pod (seed: ``"net"``), so no container
-#: of a pod may have it.
-NETWORK_CONTAINER = "net"
 
 _HEX = re.compile(r"[0-9a-fA-F]+")
 # What the seed's BuildDockerName writes: the hash as strconv.FormatUint(h, 16) of a
 # 32-bit adler32 (lowercase, no padding), the random part as %08x.
 _SEED_HASH = re.compile(r"[0-9a-f]{1,8}")
 _SEED_SUFFIX = re.compile(r"[0-9a-f]{8}")
-# RFC 1123 label, as Kubernetes validates names: lowercase letters, digits and "-",
-# starting and ending with a letter or digit, at most 63 characters.
-_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
-_DNS_LABEL_MAX = 63
-_DNS_LABEL_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
-# The uid rule (``is_safe_uid``); the loader explains a failure with these too.
-_UID_MAX = 253
-_UID_CHARACTERS = frozenset(string.ascii_letters + string.digits + ".-")
-_SAFE_UID = re.compile(rf"[A-Za-z0-9][A-Za-z0-9.-]{{0,{_UID_MAX - 1}}}")
 _MAX_UINT32 = 0xFFFFFFFF
-
-
-def is_dns_label(text: str) -> bool:
-    """Whether ``text`` is a DNS-1123 label (pod, namespace and container names).
-
-    Labels never contain ``_``, which is what lets container names be split on it.
-    """
-    return _DNS_LABEL.fullmatch(text) is not None
-
-
-def dns_label_problem(text: str) -> str | None:
-    """Why ``text`` is not a DNS-1123 label, in words for people; ``None`` when it is one.
-
-    The same rule as ``is_dns_label``, explained: the loader puts this after the value
-    and its ``$.path``.
-    """
-    if is_dns_label(text):
-        return None
-    if not text:
-        return "it is empty"
-    if len(text) > _DNS_LABEL_MAX:
-        return f"it has {len(text)} characters, at most {_DNS_LABEL_MAX} are allowed"
-    for char in text:
-        if char not in _DNS_LABEL_CHARACTERS:
-            why = "uppercase letters are" if char.isupper() else f"{char!r} is"
-            return f"{why} not allowed (only lowercase letters, digits and '-')"
-    return "it must start and end with a letter or digit"
-
-
-def is_safe_uid(text: str) -> bool:
-    """Whether ``text`` can be a pod uid: it becomes a container-name field and a
-    directory name under the root directory, so no ``_``, no ``/``, no leading ``.``
-    (which also rules out ``.`` and ``..``), at most 253 characters."""
-    return _SAFE_UID.fullmatch(text) is not None
 
 
 @attrs.frozen

@@ -259,10 +259,18 @@ def engine_subject(client: docker.DockerClient) -> Iterator[Subject]:
             subject.remove_volumes()
 
 
-def _refusal(call: Any, *args: Any) -> RuntimeCallError:
+def _refusal(call: Any, *args: Any, status: int | None) -> RuntimeCallError:
+    """The error ``call(*args)`` raises, with the engine's HTTP ``status`` (``None``: a
+    refusal made before the engine answers) and the class that status names
+    (``NotFound`` for 404, ``Conflict`` for 409: ``RuntimeCallError.from_status``)."""
     with pytest.raises(RuntimeCallError) as info:
         call(*args)
-    return info.value
+    error = info.value
+    assert status == error.status_code, error
+    wanted = type(RuntimeCallError.from_status("", "", "", status))
+    assert isinstance(error, wanted), error
+    assert type(error) is wanted or isinstance(error, NameConflict)
+    return error
 
 
 # --- states and list fields ------------------------------------------------------------
@@ -337,7 +345,7 @@ def test_process_that_exits_by_itself(subject: Subject) -> None:
     assert (False, 7) == (exited.running, exited.exit_code)
     assert exited.finished_at is not None
     assert exited == subject.listed(cid)
-    error = _refusal(subject.runtime.exec_in_container, cid, ["true"], 5.0)
+    error = _refusal(subject.runtime.exec_in_container, cid, ["true"], 5.0, status=409)
     assert f"Container {cid} is not running" == error.message
 
 
@@ -359,7 +367,7 @@ def test_stop_and_remove_of_what_does_not_run(subject: Subject) -> None:
 def test_remove_of_a_running_container_is_refused(subject: Subject) -> None:
     cid = subject.running("app")
 
-    error = _refusal(subject.runtime.remove_container, cid)
+    error = _refusal(subject.runtime.remove_container, cid, status=409)
 
     assert (
         f"You cannot remove a running container {cid}. "
@@ -382,6 +390,9 @@ PUBLISH_CONFLICT = "conflicting options: port publishing and the container type 
 HOSTS_CONFLICT = "conflicting options: custom host-to-IP mapping and the network mode"
 ALIAS = HostAlias("10.1.2.3", ("db.example",))
 NO_IMAGE = "podsync-test/no-such-image"
+NO_SUCH_IMAGE = f"No such image: {NO_IMAGE}:latest"
+MISSING_PROFILE = "seccomp profile /nonexistent/podsync/x.json does not exist"
+BAD_PORT = 'invalid port specification: "70000"'
 
 REFUSED_AT_CREATE = [
     # Docker's name pattern: [a-zA-Z0-9][a-zA-Z0-9_.-]+, one leading "/" allowed.
@@ -410,7 +421,7 @@ REFUSED_AT_CREATE = [
         PUBLISH_CONFLICT,
         id="published-port",
     ),
-    pytest.param({"image": NO_IMAGE}, f"No such image: {NO_IMAGE}:latest", id="no-image"),
+    pytest.param({"image": NO_IMAGE}, NO_SUCH_IMAGE, id="no-image"),
     # Which refusal comes first: the options, then the memory, then the image, then the
     # name.
     pytest.param(
@@ -426,7 +437,7 @@ REFUSED_AT_CREATE = [
     pytest.param({"memory": 1, "image": NO_IMAGE}, MIN_MEMORY, id="memory-before-image"),
     pytest.param(
         {"image": NO_IMAGE, "name": "bad name"},
-        f"No such image: {NO_IMAGE}:latest",
+        NO_SUCH_IMAGE,
         id="image-before-name",
     ),
     pytest.param({"memory": 1, "name": "bad name"}, MIN_MEMORY, id="memory-before-name"),
@@ -482,6 +493,20 @@ REFUSED_AT_CREATE = [
         "You should always set the Memory limit when using Memoryswap limit, see usage",
         id="swap-before-oom",
     ),
+    # Published ports outside 0-65535 (issue 29: a CreateSpec built by hand can hold
+    # them): refused before anything else, the name and the memory included.
+    pytest.param({"ports": (PortMapping(70000, 8080),)}, BAD_PORT, id="container-port-above-65535"),
+    pytest.param({"ports": (PortMapping(80, 70000),)}, BAD_PORT, id="host-port-above-65535"),
+    pytest.param(
+        {"ports": (PortMapping(80, -1),)},
+        'invalid port specification: "-1"',
+        id="negative-host-port",
+    ),
+    pytest.param(
+        {"memory": 1, "name": "bad name", "ports": (PortMapping(70000, 8080),)},
+        BAD_PORT,
+        id="port-before-memory-and-name",
+    ),
     # The IPC namespace's container is looked for at create, unlike the network's.
     pytest.param(
         {"join_ipc": "no-such-container"}, "No such container: no-such-container", id="no-ipc"
@@ -490,7 +515,7 @@ REFUSED_AT_CREATE = [
     # does not exist.
     pytest.param(
         {"security": ContainerSecurity(seccomp="localhost//nonexistent/podsync/x.json")},
-        "seccomp profile /nonexistent/podsync/x.json does not exist",
+        MISSING_PROFILE,
         id="missing-seccomp-profile",
     ),
 ]
@@ -505,7 +530,10 @@ def test_refused_at_create(subject: Subject, fields: dict[str, Any], message: st
         fields["join"] = net
     before = subject.ours()
 
-    error = _refusal(subject.runtime.create_container, subject.spec("app", **fields))
+    # Docker answers 400 to a create it finds invalid, 404 for a missing image; a
+    # profile DockerRuntime refuses before the engine has no answer's status.
+    status = {NO_SUCH_IMAGE: 404, MISSING_PROFILE: None}.get(message, 400)
+    error = _refusal(subject.runtime.create_container, subject.spec("app", **fields), status=status)
 
     assert message == error.message
     assert not isinstance(error, NameConflict)
@@ -589,7 +617,7 @@ def test_name_conflict(subject: Subject) -> None:
     spec = subject.spec("app", labels={"team": "web"})
     holder = subject.runtime.create_container(spec)
 
-    error = _refusal(subject.runtime.create_container, subject.spec("app"))
+    error = _refusal(subject.runtime.create_container, subject.spec("app"), status=409)
 
     assert isinstance(error, NameConflict)
     assert (holder, spec.labels) == (error.holder_id, error.holder_labels)
@@ -621,8 +649,10 @@ def test_joining_a_network_container(subject: Subject) -> None:
     net = subject.runtime.create_container(subject.spec("net", traps(0)))
     app = subject.runtime.create_container(subject.spec("app", join=net))
 
-    no_such = _refusal(subject.runtime.start_container, missing)
-    not_running = _refusal(subject.runtime.start_container, app)
+    # Docker answers 404 for the missing network container, though the call is a
+    # start of a container that exists.
+    no_such = _refusal(subject.runtime.start_container, missing, status=404)
+    not_running = _refusal(subject.runtime.start_container, app, status=409)
 
     assert "No such container: no-such-container" == no_such.message
     assert f"cannot join network of a non running container: {net}" == not_running.message
@@ -646,9 +676,9 @@ def test_joining_an_ipc_namespace(subject: Subject) -> None:
     of_stopped = subject.runtime.create_container(subject.spec("b", join_ipc=shareable))
     both = subject.runtime.create_container(subject.spec("c", join=shareable, join_ipc=shareable))
 
-    not_shareable = _refusal(subject.runtime.start_container, of_private)
-    not_running = _refusal(subject.runtime.start_container, of_stopped)
-    network_first = _refusal(subject.runtime.start_container, both)
+    not_shareable = _refusal(subject.runtime.start_container, of_private, status=500)
+    not_running = _refusal(subject.runtime.start_container, of_stopped, status=500)
+    network_first = _refusal(subject.runtime.start_container, both, status=409)
 
     assert (
         f"can't join IPC of container {private}: non-shareable IPC (hint: use "
@@ -686,9 +716,9 @@ def test_a_paused_container(subject: Subject) -> None:
     subject.pause(cid)
 
     listed = subject.listed(cid)
-    exec_error = _refusal(subject.runtime.exec_in_container, cid, ["true"], 5.0)
-    start_error = _refusal(subject.runtime.start_container, cid)
-    remove_error = _refusal(subject.runtime.remove_container, cid)
+    exec_error = _refusal(subject.runtime.exec_in_container, cid, ["true"], 5.0, status=409)
+    start_error = _refusal(subject.runtime.start_container, cid, status=409)
+    remove_error = _refusal(subject.runtime.remove_container, cid, status=409)
     subject.runtime.stop_container(cid, GRACE)
 
     assert (True, None) == (listed.running, listed.finished_at)
@@ -724,7 +754,9 @@ def test_exec(subject: Subject) -> None:
 
     assert ExecResult(0, b"") == subject.runtime.exec_in_container(cid, ["true"], 10.0)
     assert ExecResult(4, b"hello\n") == subject.runtime.exec_in_container(cid, command, 10.0)
-    missing = _refusal(subject.runtime.exec_in_container, "no-such-container", ["true"], 5.0)
+    missing = _refusal(
+        subject.runtime.exec_in_container, "no-such-container", ["true"], 5.0, status=404
+    )
     assert "No such container: no-such-container" == missing.message
 
 
@@ -768,6 +800,7 @@ def test_an_apparmor_profile_without_apparmor_is_refused(subject: Subject) -> No
     error = _refusal(
         subject.runtime.create_container,
         subject.spec("app", security=ContainerSecurity(apparmor="runtime/default")),
+        status=None,
     )
 
     assert (
@@ -783,7 +816,7 @@ def test_a_sysctl_no_namespace_holds_is_refused_at_start(subject: Subject) -> No
         subject.spec("app", security=ContainerSecurity(sysctls=(("kernel.panic", "1"),)))
     )
 
-    error = _refusal(subject.runtime.start_container, cid)
+    error = _refusal(subject.runtime.start_container, cid, status=500)
 
     assert 'sysctl "kernel.panic" is not in a separate kernel namespace' in error.message
     assert (cid, False) == (subject.listed(cid).id, subject.listed(cid).running)
@@ -842,7 +875,7 @@ def test_logs_keep_stdout_and_stderr_apart(subject: Subject) -> None:
     assert [(lines[-1].stream, lines[-1].data)] == tail
     assert sorted(followed) == sorted((line.stream, line.data) for line in lines)
     assert [] == later
-    missing = _refusal(subject.runtime.container_logs, "no-such-container")
+    missing = _refusal(subject.runtime.container_logs, "no-such-container", status=404)
     assert "No such container: no-such-container" in missing.message
 
 
@@ -912,7 +945,8 @@ def test_exec_attached_passes_stdin_and_exit_code(subject: Subject) -> None:
     assert {"stdout": b"hello\nworld\n", "stderr": b"oops\n"} == written
     assert 0 == subject.runtime.exec_attached(cid, ["true"], output=output)
     missing = _refusal(
-        lambda: subject.runtime.exec_attached("no-such-container", ["true"], output=output)
+        lambda: subject.runtime.exec_attached("no-such-container", ["true"], output=output),
+        status=404,
     )
     assert "No such container: no-such-container" == missing.message
 
@@ -1113,10 +1147,11 @@ def test_a_bad_volume_name_is_refused(subject: Subject, name: str, message: str)
     # Sorted: Docker lists volumes in no fixed order.
     before = sorted(v.name for v in subject.runtime.list_volumes())
 
-    created = _refusal(subject.runtime.create_volume, name, {})
+    created = _refusal(subject.runtime.create_volume, name, {}, status=400)
     mounted = _refusal(
         subject.runtime.create_container,
         subject.spec("app", volumes=(NamedVolumeMount(name, "/data"),)),
+        status=400,
     )
 
     assert (message, message) == (created.message, mounted.message)
@@ -1148,7 +1183,7 @@ def test_a_volume_in_use_is_not_removed(subject: Subject) -> None:
         subject.spec("app", volumes=(NamedVolumeMount(name, "/data"),))
     )
 
-    error = _refusal(subject.runtime.remove_volume, name)
+    error = _refusal(subject.runtime.remove_volume, name, status=409)
 
     assert f"remove {name}: volume is in use - [{cid}]" == error.message
     assert [name] == [v.name for v in subject.our_volumes()]
@@ -1168,6 +1203,7 @@ def test_a_volume_where_a_bind_is_is_refused(subject: Subject) -> None:
             mounts=(Mount("/tmp", "/data"),),
             volumes=(NamedVolumeMount(name, "/data"),),
         ),
+        status=400,
     )
 
     assert "Duplicate mount point: /data" == error.message

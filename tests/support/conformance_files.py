@@ -92,7 +92,9 @@ def test_a_bad_path_is_refused_and_no_image_is_named(subject: Subject) -> None:
     volume = subject.volume("refused")
     subject.runtime.create_volume(volume, {})
 
-    climbing = _refusal(lambda: subject.runtime.write_volume(volume, [_file("../x", b"x")]))
+    climbing = _refusal(
+        lambda: subject.runtime.write_volume(volume, [_file("../x", b"x")]), status=None
+    )
     assert "leaves the volume" in climbing.message
     assert None is subject.runtime.read_volume_file(volume, "x", limit=LIMIT)
 
@@ -138,7 +140,7 @@ def test_an_exited_container_keeps_its_files_and_volumes_but_not_its_dev(
     assert None is read("/dev/termination-log")
     assert None is read("/tmp/never-written")
     subject.runtime.remove_container(cid)
-    gone = _refusal(lambda: read("/tmp/own"))
+    gone = _refusal(lambda: read("/tmp/own"), status=404)
     assert "No such container" in gone.message
 
 
@@ -214,6 +216,7 @@ def test_files_are_written_through_a_container_that_mounts_the_volume(
         functools.partial(subject.runtime.write_volume, through=subject.name("gone")),
         volume,
         [entry],
+        status=404,
     )
     assert "no such container" in refused.message.lower()
 
@@ -222,9 +225,31 @@ def test_a_file_mount_of_a_missing_volume_is_refused(subject: Subject) -> None:
     """The file's volume must exist: its mountpoint is the engine's answer."""
     mounted = VolumeFileMount(subject.volume("absent"), "f", "/dev/termination-log")
     refused = _refusal(
-        subject.runtime.create_container, subject.spec("nofile", exits(0), file_mounts=(mounted,))
+        subject.runtime.create_container,
+        subject.spec("nofile", exits(0), file_mounts=(mounted,)),
+        status=404,
     )
     assert "no such volume" in refused.message.lower()
+    assert [] == subject.ours()
+
+
+def test_a_file_mount_where_a_volume_is_mounted_is_refused(subject: Subject) -> None:
+    """A volume's file is a bind: at the path where a volume is mounted too, Docker
+    refuses the create with its words (a volume mounted at the termination-message
+    file's path, issue 29)."""
+    files = subject.volume("files")
+    subject.runtime.create_volume(files, {})
+    mounted = VolumeFileMount(files, "f", "/dev/termination-log")
+    spec = subject.spec(
+        "clash",
+        exits(0),
+        file_mounts=(mounted,),
+        volumes=(NamedVolumeMount(subject.volume("data"), "/dev/termination-log"),),
+    )
+
+    refused = _refusal(subject.runtime.create_container, spec, status=400)
+
+    assert "Duplicate mount point: /dev/termination-log" == refused.message
     assert [] == subject.ours()
 
 

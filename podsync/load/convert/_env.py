@@ -69,8 +69,8 @@ from podsync.host._node import NodeInfo
 from podsync.load.convert._objects import _Objects, _Secret
 from podsync.load.schema._objects import _EnvFromSource, _FieldRef, _KeySelector, _ResourceFieldRef
 from podsync.load.schema._pod import _EnvVarV1
-from podsync.load.schema._scalars import _ENV_NAME
 from podsync.load.schema._yaml import _describe
+from podsync.model._names import ENV_NAME
 from podsync.model._pod import EnvVar, Resources
 from podsync.model._pod_fields import PodFieldRef, PodFieldText, join_values
 from podsync.model._secrets import SecretPart, SecretText, secret_digest
@@ -217,7 +217,7 @@ def _env_from(
     result: dict[str, EnvVar] = {}
     for i, source in enumerate(sources):
         at = f"{path}.envFrom[{i}]"
-        if source.prefix and not _ENV_NAME.fullmatch(source.prefix):
+        if source.prefix and not ENV_NAME.fullmatch(source.prefix):
             out.append(
                 (
                     f"{at}.prefix",
@@ -249,7 +249,7 @@ def _env_from(
             continue
         for key, value in config_map.data.items():
             name = source.prefix + key
-            if _ENV_NAME.fullmatch(name):
+            if ENV_NAME.fullmatch(name):
                 result.pop(name, None)  # a later source's value, at its place
                 result[name] = EnvVar(name, value, f"ConfigMap {config_map.key}")
         _note_skipped(config_map.data, source.prefix, f"ConfigMap {config_map.key}", at, facts)
@@ -259,7 +259,7 @@ def _env_from(
 def _note_skipped(keys: Iterable[str], prefix: str, what: str, at: str, facts: _PodFacts) -> None:
     """Note the keys that are no variable names once prefixed, sorted, as the kubelet's
     InvalidEnvironmentVariableNames event names them (prefixed)."""
-    bad = sorted(prefix + k for k in keys if not _ENV_NAME.fullmatch(prefix + k))
+    bad = sorted(prefix + k for k in keys if not ENV_NAME.fullmatch(prefix + k))
     if bad:
         where = at.split(".spec.", 1)[-1]
         facts.skipped.append(f"{where}: {', '.join(bad)} ({what})")
@@ -281,7 +281,7 @@ def _secret_variables(
     found: list[tuple[str, str]] = []
     for key in secret.data:
         name = source.prefix + key
-        if _ENV_NAME.fullmatch(name):
+        if ENV_NAME.fullmatch(name):
             value = _sealed(secret, key, facts, f"{path}.secretRef", out)
             if value is not None:
                 found.append((name, value))

@@ -30,6 +30,15 @@ from fractions import Fraction
 from typing import Any, TypeVar
 
 from podsync.load.schema._yaml import _describe, _Invalid
+from podsync.model._names import (
+    DNS_LABEL_MAX,
+    ENV_NAME,
+    NETWORK_CONTAINER,
+    UID_CHARACTERS,
+    UID_MAX,
+    dns_label_problem,
+    is_safe_uid,
+)
 from podsync.model._pod import (
     DNSPolicy,
     PortProtocol,
@@ -39,14 +48,6 @@ from podsync.model._pod import (
 )
 from podsync.spec._images import image_reference_problem
 from podsync.spec._labels import MAX_GRACE_PERIOD
-from podsync.spec._naming import (
-    _DNS_LABEL_MAX,
-    _UID_CHARACTERS,
-    _UID_MAX,
-    NETWORK_CONTAINER,
-    dns_label_problem,
-    is_safe_uid,
-)
 
 # Nothing here is public API: ``_pod`` builds its converter from these checks.
 __all__: list[str] = []
@@ -109,9 +110,6 @@ def _quote_hint(value: object) -> str:
     return ""
 
 
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
 def _check_label(value: object) -> str:
     """A DNS-1123 label (RFC 1123): it becomes part of container and host names."""
     text = _expect_str(value)
@@ -119,7 +117,7 @@ def _check_label(value: object) -> str:
         raise _Invalid("must not be empty")
     problem = dns_label_problem(text)
     if problem is not None:
-        shown = _describe(text) if len(text) > _DNS_LABEL_MAX else repr(text)
+        shown = _describe(text) if len(text) > DNS_LABEL_MAX else repr(text)
         raise _Invalid(f"{shown} is not a valid DNS-1123 label: {problem}")
     return text
 
@@ -147,10 +145,10 @@ def _check_uid(value: object) -> str:
         raise _Invalid("must not be empty (leave it out to derive a uid)")
     if is_safe_uid(text):
         return text
-    if len(text) > _UID_MAX:
-        raise _Invalid(f"must be at most {_UID_MAX} characters, got {len(text)}")
+    if len(text) > UID_MAX:
+        raise _Invalid(f"must be at most {UID_MAX} characters, got {len(text)}")
     for char in text:
-        if char not in _UID_CHARACTERS:
+        if char not in UID_CHARACTERS:
             raise _Invalid(
                 f"{_describe(text)} is not a valid uid: {char!r} is not allowed "
                 "(only letters, digits, '.' and '-')"
@@ -191,7 +189,7 @@ def _check_env_name(value: object) -> str:
     # The 2014 validation required C identifiers (util.IsCIdentifier); the variable is
     # passed to Docker as "NAME=value".
     text = _expect_str(value)
-    if not _ENV_NAME.fullmatch(text):
+    if not ENV_NAME.fullmatch(text):
         raise _Invalid(
             f"{_describe(text)} is not a valid environment variable name "
             "(letters, digits and '_', not starting with a digit)"

@@ -182,8 +182,16 @@ class EngineConnection:
         raised inside                                     raised to the caller
         ================================================  ===========================
         ``APIError`` 409 during ``create``                ``NameConflict``
-        ``APIError`` (any other HTTP error)               ``RuntimeCallError`` with
-                                                          the engine's explanation
+        ``APIError`` 404 (``NotFound``,                   ``NotFound``
+        ``ImageNotFound``)
+        ``APIError`` 409 (any other call)                 ``Conflict``
+        ``APIError`` (any other HTTP error)               ``RuntimeCallError``
+        ================================================  ===========================
+
+        Each with the engine's explanation as its message and the HTTP status as its
+        ``status_code``; what follows has no status code:
+
+        ================================================  ===========================
         no connection (``ConnectionError``, missing or    ``EngineUnavailable``: "cannot
         forbidden socket, ssh failure)                    reach the Docker engine at
                                                           <host>: <reason>"
@@ -202,10 +210,11 @@ class EngineConnection:
                 # The SDK raises for a streamed call (pull) without closing its response.
                 exc.response.close()
             explanation = exc.explanation or str(exc)
-            if operation == "create" and exc.status_code == 409:
+            status = exc.status_code
+            if operation == "create" and status == 409:
                 # 'Conflict. The container name "/x" is already in use by container ...'
-                raise NameConflict(operation, target, explanation) from exc
-            raise RuntimeCallError(operation, target, explanation) from exc
+                raise NameConflict(operation, target, explanation, status_code=status) from exc
+            raise RuntimeCallError.from_status(operation, target, explanation, status) from exc
         except Exception as exc:
             if _unreachable(exc):
                 _close_abandoned_sockets(exc)

@@ -19,7 +19,7 @@ from typing import Any, cast
 import attrs
 
 from podsync.actions._actions import CreateSpec
-from podsync.exceptions import NameConflict, RuntimeCallError
+from podsync.exceptions import NameConflict, NotFound, RuntimeCallError
 from podsync.model._pod import ObservedContainer
 from podsync.runtime.docker._api import (
     FINISHED_STATES,
@@ -199,6 +199,7 @@ class ContainerCalls(EngineConnection):
                 exc.message,
                 holder_id=holder[0],
                 holder_labels=holder[1],
+                status_code=exc.status_code,
             ) from exc
 
     def _holder(self, name: str) -> tuple[str, dict[str, str]] | None:
@@ -210,8 +211,6 @@ class ContainerCalls(EngineConnection):
         still answers 404. So a 404 is asked again, briefly, until the other create
         has registered its container (or has failed, releasing the name).
         """
-        import docker.errors
-
         deadline = time.monotonic() + _HOLDER_WAIT
         backoff = Backoff(0.02, 0.5)
         while True:
@@ -219,10 +218,11 @@ class ContainerCalls(EngineConnection):
                 with self._call("inspect", name) as api:
                     inspected = cast(dict[str, Any], api.inspect_container(name))
                 break
-            except RuntimeCallError as exc:
-                gone = isinstance(exc.__cause__, docker.errors.NotFound)
-                if not gone or time.monotonic() + backoff.delay > deadline:
+            except NotFound:
+                if time.monotonic() + backoff.delay > deadline:
                     return None
+            except RuntimeCallError:
+                return None
             time.sleep(backoff.next())
         labels = (inspected.get("Config") or {}).get("Labels") or {}
         return str(inspected.get("Id") or ""), {str(k): str(v) for k, v in labels.items()}

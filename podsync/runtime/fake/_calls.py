@@ -76,13 +76,15 @@ class Call:
 class Fault:
     """A scripted failure (``FakeRuntime.fail``): of the calls named ``name`` that
     ``match`` selects, the next ``times`` (all when ``None``) fail with ``error``, as
-    ``EngineUnavailable`` when ``unavailable``."""
+    ``EngineUnavailable`` when ``unavailable``, else as the engine's answer
+    ``status_code`` would (``RuntimeCallError.from_status``)."""
 
     name: str
     times: int | None
     match: str | Callable[[Call], bool] | None
     error: str
     unavailable: bool
+    status_code: int | None = None
 
 
 def triggered(

@@ -64,7 +64,10 @@ class FakeEngine:
         if spec.join_ipc:
             donor = self._find(spec.join_ipc)
             if donor is None:
-                raise RuntimeCallError("create", spec.name, f"No such container: {spec.join_ipc}")
+                # Docker answers 400 here (a bad create), not 404.
+                raise RuntimeCallError(
+                    "create", spec.name, f"No such container: {spec.join_ipc}", status_code=400
+                )
             return f"container:{donor.id}"
         return "shareable" if spec.ipc_shareable else "private"
 
@@ -95,8 +98,9 @@ class FakeEngine:
         fault = _triggered(self._faults, call, self._targets)
         if fault is not None:
             target = " ".join(self._targets(call)[:1])
-            failure = EngineUnavailable if fault.unavailable else RuntimeCallError
-            raise failure(name, target, fault.error)
+            if fault.unavailable:
+                raise EngineUnavailable(name, target, fault.error)
+            raise RuntimeCallError.from_status(name, target, fault.error, fault.status_code)
 
     def _find_image(self, image: str) -> ObservedImage | None:
         """The image ``image`` names - an id, or a reference in any spelling - or None."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import IO
 
-from podsync.exceptions import RuntimeCallError
+from podsync.exceptions import NotFound, RuntimeCallError
 from podsync.runtime._protocol import EngineEvent, ExecResult, LogLine, Stream
 from podsync.runtime.fake._engine import FakeEngine
 from podsync.runtime.fake._state import Journal as _Journal
@@ -102,9 +102,12 @@ class OperatingCalls(FakeEngine):
             return self.exec_results.get(tuple(command), ExecResult(0))
 
     def _runnable_exec(self, container_id: str, call: str) -> None:
-        refusal = _exec_refusal(self._find(container_id), container_id)
+        container = self._find(container_id)
+        refusal = _exec_refusal(container, container_id)
         if refusal is not None:
-            raise RuntimeCallError(call, container_id, refusal)
+            # Docker: 404 for no such container, 409 for one that does not run.
+            status = 404 if container is None else 409
+            raise RuntimeCallError.from_status(call, container_id, refusal, status)
 
     def exec_attached(
         self,
@@ -149,7 +152,9 @@ class OperatingCalls(FakeEngine):
             self._record("logs", container_id, tail, since, follow)
             container = self._find(container_id)
             if container is None:
-                raise RuntimeCallError("logs", container_id, f"No such container: {container_id}")
+                raise NotFound(
+                    "logs", container_id, f"No such container: {container_id}", status_code=404
+                )
             return self._journal.logs(container, tail=tail, since=since, follow=follow)
 
     def engine_events(

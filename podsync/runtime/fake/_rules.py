@@ -30,6 +30,8 @@ __all__ = [
     "capability_error",
     "create_refusal",
     "image_id",
+    "port_refusal",
+    "profile_refusal",
     "read_reference",
     "resource_refusal",
     "security_refusal",
@@ -239,6 +241,14 @@ def security_refusal(spec: CreateSpec, apparmor: bool, seccomp: bool) -> str | N
     profile that cannot be read - in ``DockerRuntime``'s words, which refuses these
     before the engine sees them - or an unknown capability, in Docker's."""
     security = spec.security
+    refusal = profile_refusal(spec, apparmor, seccomp)
+    return refusal or capability_error(security.cap_add, security.cap_drop)
+
+
+def profile_refusal(spec: CreateSpec, apparmor: bool, seccomp: bool) -> str | None:
+    """What ``DockerRuntime`` refuses before the engine sees it (``security_refusal``'s
+    profiles), or ``None``."""
+    security = spec.security
     for feature, profile, present in (
         ("AppArmor", security.apparmor, apparmor),
         ("seccomp", security.seccomp, seccomp),
@@ -257,14 +267,26 @@ def security_refusal(spec: CreateSpec, apparmor: bool, seccomp: bool) -> str | N
             return f"seccomp profile {path} does not exist"
         except (OSError, UnicodeDecodeError) as exc:
             return f"cannot read seccomp profile {path}: {exc}"
-    return capability_error(security.cap_add, security.cap_drop)
+    return None
+
+
+def port_refusal(spec: CreateSpec) -> str | None:
+    """Docker's refusal of a published port outside 0-65535, container side first
+    (``nat.ParsePortSpecs``, before any other check of the create: an answer of 400)."""
+    for port in spec.ports:
+        for number in (port.container_port, port.host_port):
+            if not 0 <= number <= 65535:
+                return f'invalid port specification: "{number}"'
+    return None
 
 
 def tmpfs_refusal(spec: CreateSpec) -> str | None:
     """Docker's refusal of ``spec.tmpfs``: a relative path, or one a bind also uses; and
-    of two binds (host paths or named volumes) at one place."""
+    of two binds (host paths, named volumes, or a volume's file: ``file_mounts`` are
+    binds too) at one place."""
     binds: set[str] = set()
-    for path in [m.container_path for m in spec.mounts] + [v.container_path for v in spec.volumes]:
+    paths = [m.container_path for m in spec.mounts] + [v.container_path for v in spec.volumes]
+    for path in paths + [f.container_path for f in spec.file_mounts]:
         if path in binds:
             return f"Duplicate mount point: {path}"
         binds.add(path)
@@ -300,7 +322,16 @@ def volume_name_refusal(name: str) -> str | None:
     return None
 
 
-def create_refusal(spec: CreateSpec, apparmor: bool, seccomp: bool) -> str | None:
+def create_refusal(
+    spec: CreateSpec, apparmor: bool, seccomp: bool
+) -> tuple[str, int | None] | None:
     """Docker's refusal at create of ``spec``'s security settings (``security_refusal``)
-    or of its tmpfs mounts (``tmpfs_refusal``), in that order; ``None`` when neither."""
-    return security_refusal(spec, apparmor, seccomp) or tmpfs_refusal(spec)
+    or of its tmpfs mounts (``tmpfs_refusal``), in that order, with the engine's HTTP
+    status (400; ``None`` for a profile ``DockerRuntime`` refuses before the engine
+    answers); ``None`` when neither."""
+    refusal = profile_refusal(spec, apparmor, seccomp)
+    if refusal is not None:
+        return refusal, None
+    security = spec.security
+    refusal = capability_error(security.cap_add, security.cap_drop) or tmpfs_refusal(spec)
+    return None if refusal is None else (refusal, 400)

@@ -74,7 +74,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from podsync.actions._actions import CreateSpec
-from podsync.exceptions import NameConflict, RuntimeCallError
+from podsync.exceptions import Conflict, NameConflict, NotFound, RuntimeCallError
 from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume, ResourceList
 from podsync.model._secrets import revealed, spec_texts
 from podsync.runtime.fake._calls import CALL_NAMES, MUTATING_CALL_NAMES, Call
@@ -89,6 +89,7 @@ from podsync.runtime.fake._rules import KILLED as _KILLED
 from podsync.runtime.fake._rules import Reference as _Reference
 from podsync.runtime.fake._rules import create_refusal as _create_refusal
 from podsync.runtime.fake._rules import image_id as _image_id
+from podsync.runtime.fake._rules import port_refusal as _port_refusal
 from podsync.runtime.fake._rules import read_reference as _read_reference
 from podsync.runtime.fake._rules import resource_refusal as _resource_refusal
 from podsync.runtime.fake._rules import sysctl_start_error as _sysctl_start_error
@@ -333,6 +334,7 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
         match: str | Callable[[Call], bool] | None = None,
         error: str = "injected failure",
         unavailable: bool = False,
+        status_code: int | None = None,
     ) -> None:
         """Make calls named ``call_name`` raise ``RuntimeCallError``.
 
@@ -347,6 +349,9 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
                 a function gets the ``Call`` and says; ``None`` fails them all.
             error: the error message.
             unavailable: raise ``EngineUnavailable`` (the engine cannot be reached).
+            status_code: the engine's HTTP answer the failure stands for: 404 raises
+                ``NotFound``, 409 ``Conflict``, others a ``RuntimeCallError`` with that
+                ``status_code`` (``RuntimeCallError.from_status``).
 
         Raises:
             ValueError: ``call_name`` is not a call name, or ``times`` is below 1.
@@ -356,7 +361,8 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
         if times is not None and times < 1:
             raise ValueError(f"times must be at least 1 or None, got {times!r}")
         with self._lock:
-            self._faults.append(_Fault(call_name, times, match, error, unavailable))
+            fault = _Fault(call_name, times, match, error, unavailable, status_code)
+            self._faults.append(fault)
 
     def clear_faults(self) -> None:
         """Stop failing calls."""
@@ -455,7 +461,7 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
             try:
                 ref = _read_reference(image)
             except ValueError as e:
-                raise RuntimeCallError("pull", image, str(e)) from None
+                raise RuntimeCallError("pull", image, str(e), status_code=400) from None
             if self._find_image(image) is None:
                 pulled = self._new_image(ref)
                 self._images[pulled.id] = pulled
@@ -469,7 +475,8 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
     def create_container(self, spec: CreateSpec) -> str:
         """Create a container (not running) and return its id: ``c0001``, ``c0002``, ...
 
-        Refuses what Docker 20.10 refuses, in its order and with its words: network
+        Refuses what Docker 20.10 refuses, in its order and with its words: a published
+        port outside 0-65535 ('invalid port specification: "70000"'), network
         options beside ``join=x`` (Docker's ``container:<x>``: hostname, DNS servers,
         extra hosts, published ports: "conflicting options: ..."), what
         ``_rules.resource_refusal`` refuses (a memory limit under 6 MB: "Minimum memory
@@ -490,28 +497,32 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
         self._sleep()
         with self._lock:
             self._record("create", spec)
+            if (refusal := _port_refusal(spec)) is not None:
+                raise RuntimeCallError("create", spec.name, refusal, status_code=400)
             conflict = _network_mode_conflict(spec)
+            # Docker answers 400 to a create it finds invalid, 404 for a missing image.
             if conflict is not None:
-                raise RuntimeCallError("create", spec.name, conflict)
+                raise RuntimeCallError("create", spec.name, conflict, status_code=400)
             if (refusal := _resource_refusal(spec)) is not None:
-                raise RuntimeCallError("create", spec.name, refusal)
-            if (refusal := _create_refusal(spec, self.apparmor, self.seccomp)) is not None:
-                raise RuntimeCallError("create", spec.name, refusal)
+                raise RuntimeCallError("create", spec.name, refusal, status_code=400)
+            if (refused := _create_refusal(spec, self.apparmor, self.seccomp)) is not None:
+                raise RuntimeCallError.from_status("create", spec.name, *refused)
             try:
                 ref: _Reference | None = _read_reference(spec.image)
             except ValueError as e:
                 if spec.image not in self._images:
-                    raise RuntimeCallError("create", spec.name, str(e)) from None
+                    raise RuntimeCallError("create", spec.name, str(e), status_code=400) from None
                 ref = None  # an image id
             if self._find_image(spec.image) is None:
                 missing = ref.listed if ref is not None else spec.image
-                raise RuntimeCallError("create", spec.name, f"No such image: {missing}")
+                raise NotFound("create", spec.name, f"No such image: {missing}", status_code=404)
             if spec.name and not _CONTAINER_NAME.fullmatch(spec.name):
                 raise RuntimeCallError(
                     "create",
                     spec.name,
                     f"Invalid container name ({spec.name}), only {_CONTAINER_NAME_CHARS} "
                     "are allowed",
+                    status_code=400,
                 )
             name = spec.name.removeprefix("/")
             holder = next((c for c in self._containers.values() if c.name == name), None)
@@ -526,8 +537,8 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
                     holder_labels=holder.labels,
                 )
             ipc_mode = self._ipc_mode(spec)
-            if (refusal := self._mount_volumes(spec)) is not None:
-                raise RuntimeCallError("create", spec.name, refusal)
+            if (refused := self._mount_volumes(spec)) is not None:
+                raise RuntimeCallError.from_status("create", spec.name, *refused)
             self._counter += 1
             cid = f"c{self._counter:04d}"
             # Kept in Docker's spelling: the fake's rules below are Docker's.
@@ -569,13 +580,15 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
             self._record("start", container_id)
             container = self._find(container_id)
             if container is None:
-                raise RuntimeCallError("start", container_id, f"No such container: {container_id}")
+                raise NotFound(
+                    "start", container_id, f"No such container: {container_id}", status_code=404
+                )
             if container.running and not container.paused:
                 return
             sysctl = _sysctl_start_error(container.spec)
             refusal = _start_refusal(container, self._find, self._containers.values(), sysctl)
             if refusal is not None:
-                raise RuntimeCallError("start", container_id, refusal)
+                raise RuntimeCallError.from_status("start", container_id, *refusal)
             container.running = True
             container.oom_killed = False
             # Docker's State.StartedAt. Without a reading of the clock of its own (the
@@ -668,11 +681,12 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
                 state, procedure = "running", "Stop the container"
                 if container.paused:
                     state, procedure = "paused", "Unpause and then stop the container"
-                raise RuntimeCallError(
+                raise Conflict(
                     "remove",
                     container_id,
                     f"You cannot remove a {state} container {container.id}. {procedure} "
                     "before attempting removal or force remove",
+                    status_code=409,
                 )
             del self._containers[container.id]
             self._journal.event(container, "destroy")
@@ -695,8 +709,8 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
                 seen.add(container.id)
                 container = self._find(container.network_mode.removeprefix("container:"))
             if container is None:
-                raise RuntimeCallError(
-                    "address", container_id, f"No such container: {container_id}"
+                raise NotFound(
+                    "address", container_id, f"No such container: {container_id}", status_code=404
                 )
             if container.network_mode == "none":
                 return None
@@ -717,8 +731,11 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
                 return
             for c in self._containers.values():
                 if c.image == image.id or self._find_image(c.image) is image:
-                    raise RuntimeCallError(
-                        "remove_image", image_id, f"image is being used by container {c.id}"
+                    raise Conflict(
+                        "remove_image",
+                        image_id,
+                        f"image is being used by container {c.id}",
+                        status_code=409,
                     )
             del self._images[image.id]
 

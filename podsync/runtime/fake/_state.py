@@ -157,22 +157,36 @@ def start_refusal(
     find: Callable[[str], FakeContainer | None],
     containers: Iterable[FakeContainer],
     runtime_refusal: str | None = None,
-) -> str | None:
-    """Docker's refusal to start ``container`` (not running, or paused), or None, in
+) -> tuple[str, int] | None:
+    """Docker's refusal to start ``container`` (not running, or paused) and the HTTP
+    status it answers with (409 for a state that refuses, 404 for a missing network
+    container, 500 for what fails as the process is made), or None, in
     Docker's order: a paused container; a network container (``container:<x>``) that
     does not exist or does not run; an IPC namespace's container (``container:<id>``)
     that does not exist, does not run or is not ``shareable``; ``runtime_refusal`` (what
     runc refuses as it creates the process: a sysctl no namespace holds); a host port
     that a running container publishes already."""
     if container.paused:
-        return "cannot start a paused container, try unpause instead"
+        return "cannot start a paused container, try unpause instead", 409
     if container.network_mode.startswith("container:"):
         ref = container.network_mode.removeprefix("container:")
         network = find(ref)
         if network is None:
-            return f"No such container: {ref}"
+            return f"No such container: {ref}", 404
         if not network.running:
-            return f"cannot join network of a non running container: {network.id}"
+            return f"cannot join network of a non running container: {network.id}", 409
+    refusal = _process_refusal(container, find, containers, runtime_refusal)
+    return None if refusal is None else (refusal, 500)
+
+
+def _process_refusal(
+    container: FakeContainer,
+    find: Callable[[str], FakeContainer | None],
+    containers: Iterable[FakeContainer],
+    runtime_refusal: str | None,
+) -> str | None:
+    """What fails as Docker makes ``container``'s process (an answer of 500): the IPC
+    namespace to join, ``runtime_refusal``, a host port in use."""
     if container.ipc_mode.startswith("container:"):
         ref = container.ipc_mode.removeprefix("container:")
         donor = find(ref)

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 import attrs
 
 from podsync.actions._actions import CreateSpec
-from podsync.exceptions import RuntimeCallError
+from podsync.exceptions import Conflict, NotFound, RuntimeCallError
 from podsync.model._pod import ObservedImage, ObservedVolume
 from podsync.model._volume_entries import EntryKind, VolumeEntry, entry_path_refusal
 from podsync.runtime.fake._engine import FakeEngine
@@ -70,18 +70,19 @@ class VolumeCalls(FakeEngine):
         with self._lock:
             return [self._volumes[n] for n in sorted(self._volumes)]
 
-    def _mount_volumes(self, spec: CreateSpec) -> str | None:
-        """At a container's create: the driver's refusal of a volume name it mounts, or
-        ``None`` after creating the volumes that do not exist yet, without labels but
+    def _mount_volumes(self, spec: CreateSpec) -> tuple[str, int] | None:
+        """At a container's create: the driver's refusal of a volume name it mounts
+        (Docker answers 400) or of a file mount's missing volume (404), or ``None``
+        after creating the volumes that do not exist yet, without labels but
         the mount's (``NamedVolumeMount.labels``), as Docker does (the volume service's
         ``CreateWithRef``). Called under the lock."""
         for mounted in spec.volumes:
             if (refusal := volume_name_refusal(mounted.volume)) is not None:
-                return refusal
+                return refusal, 400
         for file_mount in spec.file_mounts:
             # Docker inspects the volume for its mountpoint: a missing one is refused.
             if file_mount.volume not in self._volumes:
-                return f"get {file_mount.volume}: no such volume"
+                return f"get {file_mount.volume}: no such volume", 404
         for mounted in spec.volumes:
             # With the mount's labels (Docker's VolumeOptions.Labels), if it has any.
             made = self._new_volume(mounted.volume, dict(mounted.labels))
@@ -111,7 +112,7 @@ class VolumeCalls(FakeEngine):
             self._record("create_volume", name, dict(labels))
             refusal = volume_name_refusal(name)
             if refusal is not None:
-                raise RuntimeCallError("create_volume", name, refusal)
+                raise RuntimeCallError("create_volume", name, refusal, status_code=400)
             self._volumes.setdefault(name, self._new_volume(name, labels))
 
     def remove_volume(self, name: str) -> None:
@@ -132,8 +133,11 @@ class VolumeCalls(FakeEngine):
                 if c.spec is not None and any(v.volume == name for v in c.spec.volumes)
             ]
             if users:
-                raise RuntimeCallError(
-                    "remove_volume", name, f"remove {name}: volume is in use - [{' '.join(users)}]"
+                raise Conflict(
+                    "remove_volume",
+                    name,
+                    f"remove {name}: volume is in use - [{' '.join(users)}]",
+                    status_code=409,
                 )
             del self._volumes[name]
             # Its data goes with it: a volume made again under the name is empty.
@@ -185,7 +189,9 @@ class VolumeCalls(FakeEngine):
                 self._record("write_volume", volume, tuple(entries), through)
                 holder = self._find(through)
                 if holder is None:
-                    raise RuntimeCallError("write_volume", volume, f"No such container: {through}")
+                    raise NotFound(
+                        "write_volume", volume, f"No such container: {through}", status_code=404
+                    )
                 mounted = holder.spec is not None and any(
                     v.volume == volume and v.container_path == VOLUME_ACCESS_PATH
                     for v in holder.spec.volumes
@@ -243,8 +249,8 @@ class VolumeCalls(FakeEngine):
             self._record("read_file", container_id, path, limit)
             found = self._find(container_id)
             if found is None:
-                raise RuntimeCallError(
-                    "read_file", container_id, f"No such container: {container_id}"
+                raise NotFound(
+                    "read_file", container_id, f"No such container: {container_id}", status_code=404
                 )
             mounted = _volume_at(found, path)
             if mounted is not None:

@@ -870,6 +870,27 @@ def test_apply_failure_exits_1_with_the_error(
     assert "disk full" in result.err
 
 
+def test_apply_failure_in_json_names_the_exception(
+    run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path
+) -> None:
+    """--log-format json: a failed action's error line carries its exception's class,
+    operation, target and status code beside the text, which is the exception's."""
+    fake.fail("create", match="k8s_app", error="No such image: x:1", status_code=404)
+    source = write(tmp_path, "a.yaml", pod_yaml("a"))
+
+    result = run("apply", "--log-format", "json", source, runtime=fake)
+
+    records = [json.loads(line) for line in result.err_lines]
+    (error,) = [r for r in records if r["kind"] == "error"]
+    assert ("NotFound", "create", 404) == (
+        error["error"],
+        error["operation"],
+        error["status_code"],
+    )
+    assert error["target"].startswith("k8s_app.")
+    assert error["message"].endswith(f"create {error['target']}: No such image: x:1")
+
+
 def test_apply_deletes_other_pods_in_the_node_scope_unless_no_delete(
     run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path
 ) -> None:

@@ -31,6 +31,8 @@ from podsync import (
     Port,
     ResourceList,
     RestartPolicy,
+    Volume,
+    VolumeMount,
     parse_pods,
 )
 from podsync.actions._actions import Create, Kill, Plan, Reason
@@ -925,6 +927,21 @@ def _coded(
     )
 
 
+def _mounted(path: str, *, message_path: str = "", init: bool = False) -> Pod:
+    """A pod whose container ``app`` (or init container ``setup``) mounts volume
+    ``data`` at ``path``, its termination-message file at ``message_path``."""
+    mounting = Container(
+        "setup" if init else "app",
+        "busybox",
+        volume_mounts=(VolumeMount("data", path),),
+        termination_message_path=message_path,
+    )
+    app = Container("app", "busybox")
+    if init:
+        return Pod("coded", (app,), volumes=(Volume("data"),), init_containers=(mounting,))
+    return Pod("coded", (mounting,), volumes=(Volume("data"),))
+
+
 CODED = [
     pytest.param(
         _coded(PodSecurityContext(seccomp_profile=_profile("Localhost"))),
@@ -960,46 +977,54 @@ CODED = [
         "..., or ALL)",
         id="an init container's capability in Docker's spelling",
     ),
-    # Names and uids become container-name fields and directory names (the loader's
-    # naming rules).
+    # Names, uids, duplicate container names, ports out of range and mounts of missing
+    # volumes are refused when the pod is built (tests/unit/model/test_validators.py).
+    # What no validator sees and the engine refuses: a volume mounted where the
+    # termination-message file is bound ("Duplicate mount point" at every create), at
+    # its default path or at the container's own.
     pytest.param(
-        Pod("my_pod", (Container("app", "busybox"),)),
-        "pod name 'my_pod' is not a DNS-1123 label",
-        id="an underscore in the pod's name",
+        _mounted("/dev/termination-log"),
+        "container app: volume data is mounted at '/dev/termination-log', where the "
+        "termination-message file is bound; the engine refuses two mounts at one path",
+        id="a volume at the default termination-message path",
     ),
     pytest.param(
-        Pod("web", (Container("app", "busybox"),), namespace="Prod"),
-        "namespace 'Prod' is not a DNS-1123 label",
-        id="an uppercase namespace",
+        _mounted("/dev/termination-log/"),
+        "container app: volume data is mounted at '/dev/termination-log/', where the "
+        "termination-message file is bound; the engine refuses two mounts at one path",
+        id="the same path with a trailing slash",
     ),
     pytest.param(
-        Pod("web", (Container("app", "busybox"),), source="my.files"),
-        "source 'my.files' is not a DNS-1123 label",
-        id="a dot in the source",
+        _mounted("/var/log/done", message_path="/var/log/done"),
+        "container app: volume data is mounted at '/var/log/done', where the "
+        "termination-message file is bound; the engine refuses two mounts at one path",
+        id="a volume at the container's own termination-message path",
     ),
     pytest.param(
-        Pod("web", (Container("app", "busybox"),), uid=".."),
-        "uid '..' cannot be used in container names and paths",
-        id="a uid that climbs out of the root directory",
-    ),
-    pytest.param(
-        Pod("web", (Container("app", "busybox"), Container("net", "busybox"))),
-        "container name 'net' is not a DNS-1123 label other than 'net'",
-        id="an app container named as the network container",
+        _mounted("/dev/termination-log", message_path="/var/log/done"),
+        None,
+        id="a volume at the default path when the file is elsewhere",
     ),
     pytest.param(
         Pod(
-            "web",
-            (Container("app", "busybox"),),
-            init_containers=(Container("Setup", "busybox"),),
+            "coded",
+            (
+                Container("app", "busybox"),
+                Container(
+                    "web", "busybox", volume_mounts=(VolumeMount("data", "/dev/termination-log"),)
+                ),
+            ),
+            volumes=(Volume("data"),),
         ),
-        "container name 'Setup' is not a DNS-1123 label other than 'net'",
-        id="an init container's uppercase name",
+        "container web: volume data is mounted at '/dev/termination-log', where the "
+        "termination-message file is bound; the engine refuses two mounts at one path",
+        id="a second container's volume at the termination-message path",
     ),
     pytest.param(
-        Pod("web", (Container("app", "busybox"), Container("app", "busybox"))),
-        "two containers have the same name",
-        id="two app containers with one name",
+        _mounted("/dev/termination-log", init=True),
+        "container setup: volume data is mounted at '/dev/termination-log', where the "
+        "termination-message file is bound; the engine refuses two mounts at one path",
+        id="an init container's volume at the termination-message path",
     ),
     # The grace period is Docker's stop timeout: whole seconds that fit an int32 (-1
     # would wait for ever).

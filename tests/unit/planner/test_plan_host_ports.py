@@ -9,7 +9,7 @@ import attrs
 from podsync import Container, Pod, Port, Reason, sync
 from podsync.actions._actions import Create
 from podsync.actions._options import NODE_SCOPE, PlanOptions
-from podsync.labels import LABEL_POD_NAME, LABEL_POD_NAMESPACE
+from podsync.labels import LABEL_CONTAINER, LABEL_POD_NAME, LABEL_POD_NAMESPACE, LABEL_SPEC
 from podsync.planner._plan import plan
 from podsync.testing import FakeRuntime
 from tests.support.engine_model import EngineModel
@@ -71,6 +71,25 @@ def test_port_of_a_pod_that_is_kept_running_is_not_given_away():
 
     assert ["host port 80/TCP is held by running pod default/old"] == [
         r.message for r in p.rejected
+    ]
+
+
+def test_a_recorded_port_no_engine_could_publish_holds_nothing_and_hides_nothing():
+    """A network container's spec label that records a host port beyond 65535 (a record
+    podsync did not write) is read without raising: that port holds nothing, and the
+    ports recorded after it are still held."""
+    old = _web("old", 80, 81)
+    model = _model_running(old)
+    net = next(c for c in model.observed if c.labels.get(LABEL_CONTAINER) == "net")
+    spec = net.labels[LABEL_SPEC]
+    assert spec.count('"host_port":80,') == 1
+    labels = {**net.labels, LABEL_SPEC: spec.replace('"host_port":80,', '"host_port":70000,')}
+    model.containers[net.id] = attrs.evolve(net, labels=labels)
+
+    p = _plan([_web("new", 81), _web("other", 80)], model, allow_deletions=False)
+
+    assert [("default/new", "host port 81/TCP is held by running pod default/old")] == [
+        (r.pod, r.message) for r in p.rejected
     ]
 
 

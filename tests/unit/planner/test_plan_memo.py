@@ -179,19 +179,20 @@ def test_a_pod_planned_once_remembers_nothing(texts: list[str]) -> None:
 
 
 def test_a_pod_planned_before_is_not_checked_again(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The checks that depend on the pod alone (names, contents, images, memory, labels,
-    security settings) ran when this very, immutable Pod object was first admitted: a
-    loop's later plans of it skip them. A new object, even an equal one, is checked."""
+    """The checks that depend on the pod alone (grace period, contents, mounts, images,
+    memory, labels, security settings) ran when this very, immutable Pod object was
+    first admitted: a loop's later plans of it skip them. A new object, even an equal
+    one, is checked."""
     from podsync.planner import _admission
 
     checked: list[str] = []
-    check = _admission._name_problem
+    check = _admission._grace_problem
 
-    def counting(pod: Pod, dns_label: object) -> str | None:
+    def counting(pod: Pod) -> str | None:
         checked.append(pod.name)
-        return check(pod, dns_label)  # type: ignore[arg-type]
+        return check(pod)
 
-    monkeypatch.setattr(_admission, "_name_problem", counting)
+    monkeypatch.setattr(_admission, "_grace_problem", counting)
     desired = pods()
     model = running(desired)
     checked.clear()

@@ -23,7 +23,7 @@ from pathlib import Path
 import docker
 
 import podsync
-from podsync import PlanOptions, Pod, SyncResult, parse_pods
+from podsync import NODE_SCOPE, PlanOptions, Pod, SyncResult, parse_pods
 from podsync.actions._actions import CreateSpec
 from podsync.actions._options import GCPolicy
 from podsync.docker import DockerRuntime
@@ -62,6 +62,8 @@ def _options(tmp_path: Path, source: str) -> PlanOptions:
         network_image=PAUSE_IMAGE,
         root_dir=str(tmp_path / "root"),
         allow_deletions=True,
+        # The node's rule, narrowed to this test's source: the pod that leaves goes.
+        scope=NODE_SCOPE,
         ready_sources=frozenset({source}),
         gc=GCPolicy(min_age=0),
         stop_timeout=1,

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import podsync
-from podsync import GCPolicy, PlanOptions
+from podsync import NODE_SCOPE, GCPolicy, PlanOptions
 from podsync.exceptions import EtcdError
 from podsync.host._node import NodeInfo
 from podsync.load._etcd import EtcdOptions
@@ -68,7 +68,13 @@ class LoopUnderTest:
         self.reconciler = podsync.Reconciler(
             [source],
             self.fake,
-            PlanOptions(network_image="pause:1", root_dir=str(tmp_path / "root"), gc=GCPolicy()),
+            # The node scope (``podsync run``'s): a pod that leaves etcd goes.
+            PlanOptions(
+                network_image="pause:1",
+                root_dir=str(tmp_path / "root"),
+                gc=GCPolicy(),
+                scope=NODE_SCOPE,
+            ),
             node=NODE,
             sync_period=HOUR,
             source_period=HOUR,

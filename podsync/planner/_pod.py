@@ -181,7 +181,24 @@ class PodPlanner(InitPlanner, RestartPlanner, CreateSpecs):
             # with the containers it takes down (kubelet-modern.md §1.4, §2).
             why = f"network lost: {rebuild[1]}"
             decision.kills.append((keeper, Reason.NETWORK_LOST, why, pre_stop))
-            self._restart_after_failure(decision, keeper, Reason.NETWORK_LOST, why)
+            digest, text = self._app_hash(c)
+            change = (
+                None
+                if c.config_error
+                else spec_change(keeper, digest, lambda: json.loads(text), c.image)
+            )
+            if change is not None and self._policy(c) is not RestartPolicy.NEVER:
+                # Its spec changed too: the new container's back-off starts over (the
+                # kubelet keys it on the spec hash, GetStableKey), so it starts with the
+                # new network container, as the next plan would start it - not after the
+                # old container's back-off.
+                decision.start = (
+                    Reason.SPEC_CHANGED,
+                    f"{why}, and its spec changed ({change}): a new container",
+                    0,
+                )
+            else:
+                self._restart_after_failure(decision, keeper, Reason.NETWORK_LOST, why)
         elif keeper is not None and rebuild is not None:
             why = f"pod rebuilt: {rebuild[1]}"
             decision.kills.append((keeper, Reason.POD_REBUILD, why, pre_stop))

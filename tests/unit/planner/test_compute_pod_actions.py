@@ -543,6 +543,30 @@ NETWORK = [
         restarts={"work": 1},
     ),
     Case(
+        # A container that crashed before backs off when the lost network kills it
+        # (its restart count carries its crash-loop back-off)...
+        "always-network-died-under-a-crash-looping-container-backs-off",
+        JOB,
+        "Always",
+        (NET_DIED, running("work", restarts=3)),
+        (("Kill", "work", "network-lost"), ("Wait", "work", "back-off")),
+    ),
+    Case(
+        # ...but its new spec starts over (GetStableKey has the spec hash): it starts
+        # with the new network container, as the plan after the kill would start it.
+        "always-network-died-under-an-edited-container-starts-the-new-spec",
+        JOB,
+        "Always",
+        (NET_DIED, running("work", restarts=3)),
+        (
+            ("Kill", "work", "network-lost"),
+            ("Create", "net", "network-missing"),
+            ("Create", "work", "spec-changed"),
+        ),
+        edit="command",
+        restarts={"work": 0},
+    ),
+    Case(
         "on-failure-network-died-after-success-kill-only",
         JOB,
         "OnFailure",

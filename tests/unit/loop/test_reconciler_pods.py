@@ -247,3 +247,19 @@ def test_a_pod_set_is_safe_to_change_from_many_threads() -> None:
     assert desired.get("default/a-0") is None
     assert desired.get("default/c-3") == pod("c-3")
     assert [p.name for p in desired][:2] == [p.name for p in desired.pods()][:2]
+
+
+def test_a_pod_set_in_a_named_scope_stops_what_leaves_it_and_nothing_else(
+    tmp_path: Path,
+) -> None:
+    """The README's in-memory loop: a pod that leaves the set is stopped because the
+    loop's scope made it; another scope's pod on the same engine is left running."""
+    other = make_loop(tmp_path / "other", [], pods=[pod("db")], scope="team-b")
+    other.tick()
+    desired = PodSet([pod("web")])
+    loop = make_loop(tmp_path, [], fake=other.fake, pods=desired, scope="my-app")
+    loop.tick()
+    assert [("db", "app"), ("db", "net"), ("web", "app"), ("web", "net")] == loop.running()
+    desired.remove("default/web")
+    loop.tick()
+    assert [("db", "app"), ("db", "net")] == loop.running()

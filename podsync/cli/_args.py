@@ -197,15 +197,6 @@ class _Unset:
 _UNSET: Any = _Unset()
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("podsync")
-    except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
-        return "unknown"
-
-
 class _VersionAction(argparse.Action):
     """``--version``: the installed version, looked up only when asked for (reading the
     package metadata costs every other command its time)."""
@@ -214,7 +205,9 @@ class _VersionAction(argparse.Action):
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
 
     def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
-        sys.stdout.write(f"podsync {_version()}\n")
+        from podsync.host._version import package_version
+
+        sys.stdout.write(f"podsync {package_version()}\n")
         sys.stdout.flush()
         parser.exit()
 

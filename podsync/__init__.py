@@ -168,6 +168,9 @@ from podsync import labels
 # names is first used (``__getattr__`` below), so that ``import podsync`` - for a
 # program that only plans, or a test suite - stays small. Type checkers see them here.
 if _TYPE_CHECKING:
+    #: The installed version, from the package metadata (``importlib.metadata``);
+    #: ``"0+unknown"`` for a source tree that was never installed. Read on first use.
+    __version__: str
     # isort: off
     from podsync.actions._json import plan_from_json, plan_to_json
     from podsync.load._config import (
@@ -483,6 +486,13 @@ if not _TYPE_CHECKING:
     def __getattr__(name: str) -> object:
         """A public name imported on first use (kept, so it is imported once), or a name
         that left the top level, with a DeprecationWarning at the caller."""
+        if name == "__version__":
+            # Read from the package metadata when asked for: reading it costs every
+            # ``import podsync`` its time otherwise.
+            from podsync.host._version import package_version
+
+            globals()[name] = version = package_version()
+            return version
         lazy = _LAZY.get(name)
         if lazy is not None:
             value = getattr(_importlib.import_module(lazy), name)
@@ -500,4 +510,4 @@ if not _TYPE_CHECKING:
         return getattr(_importlib.import_module(module), name)
 
     def __dir__() -> list[str]:
-        return sorted({*globals(), *_LAZY})
+        return sorted({*globals(), *_LAZY, "__version__"})

@@ -52,6 +52,20 @@ EXIT_INTERRUPTED = 130
 #: Seconds ``apply --wait`` waits for the pods unless ``--timeout`` says otherwise.
 DEFAULT_WAIT_TIMEOUT = 60.0
 
+#: What ``down`` does with the options it shares with ``apply`` (its ``--help``
+#: epilog; the README's command-line section says the same).
+DOWN_OPTIONS_NOTE = (
+    "down takes every option apply takes, so that a script keeps one set of flags for "
+    "both. --scope, --root-dir, --stop-timeout, --adopt-2014-containers, --workers, "
+    "--hook-timeout and the engine and reading options work as for apply. The others "
+    "cannot change what down removes and are accepted and ignored: the network, DNS and "
+    "admission options (down creates and admits nothing), --no-probe (down runs no "
+    "probes), the garbage-collection options (every exited instance of the pods goes, "
+    "and no image), --wait and --timeout (down returns when the pods are gone), and "
+    "--no-delete with SOURCEs (down removes only their pods). Refused: --no-delete with "
+    "--scope and no SOURCEs, --plan, and --hosts (and so --json)."
+)
+
 _DEFAULT_ROOT_DIR = PlanOptions().root_dir
 _DEFAULT_GC = GCPolicy()
 _DEFAULT_STOP_TIMEOUT = PlanOptions().stop_timeout
@@ -183,15 +197,6 @@ class _Unset:
 _UNSET: Any = _Unset()
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("podsync")
-    except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
-        return "unknown"
-
-
 class _VersionAction(argparse.Action):
     """``--version``: the installed version, looked up only when asked for (reading the
     package metadata costs every other command its time)."""
@@ -200,7 +205,9 @@ class _VersionAction(argparse.Action):
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
 
     def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
-        sys.stdout.write(f"podsync {_version()}\n")
+        from podsync.host._version import package_version
+
+        sys.stdout.write(f"podsync {package_version()}\n")
         sys.stdout.flush()
         parser.exit()
 
@@ -489,27 +496,7 @@ def build_parser() -> argparse.ArgumentParser:
         "the state the plan was made from.",
     )
     a.add_argument("sources", nargs="*", metavar="SOURCE", help="pod files, directories, URLs, -")
-    a.add_argument(
-        "--plan",
-        metavar="FILE",
-        dest="plan_file",
-        help="apply this saved plan (podsync plan -o FILE; - for standard input); the "
-        "planning options cannot be given with it: the plan was made with its own",
-    )
-    a.add_argument(
-        "--wait",
-        action="store_true",
-        help="then wait until every pod runs (run-to-completion pods: until they "
-        "completed), syncing again with back-off; report per pod",
-    )
-    a.add_argument(
-        "--timeout",
-        metavar="SECONDS",
-        type=_positive_seconds,
-        default=DEFAULT_WAIT_TIMEOUT,
-        help=f"how long --wait waits (default: {DEFAULT_WAIT_TIMEOUT:g})",
-    )
-    add_fleet_options(a)
+    _add_apply_command_options(a, down=False)
 
     s = commands.add_parser(
         "show",
@@ -523,13 +510,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     d = commands.add_parser(
         "down",
-        parents=[engine, applying, reading, output],
+        # apply's options, so that a script keeps one set of flags for both (terraform
+        # destroy takes apply's variables); _cmd_down says which of them count.
+        parents=[engine, planning, applying, reading, output],
         allow_abbrev=False,
         help="stop and remove the pods described, or a scope's",
         description="Stop and remove the containers, pod directories and volumes of the "
         "pods the sources describe, whatever their scope, and nothing else; with --scope "
         "and no sources, everything of that scope; with both, the pods of the sources that "
         "are not another scope's.",
+        epilog=DOWN_OPTIONS_NOTE,
     )
     d.add_argument(
         "sources",
@@ -537,21 +527,44 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SOURCE",
         help="pod files, directories, URLs, - (none with --scope: the whole scope)",
     )
-    _add_scope_option(d, default=None)
-    d.add_argument(
-        "--stop-timeout",
-        metavar="SECONDS",
-        type=_count,
-        default=_DEFAULT_STOP_TIMEOUT,
-        help="seconds a stopped container gets, its preStop handler included, before it "
-        "is killed, for pods that set no terminationGracePeriodSeconds "
-        f"(default: {_DEFAULT_STOP_TIMEOUT})",
-    )
-    _add_adopt_option(d, default=False)
+    _add_apply_command_options(d, down=True)
     _add_operating_commands(commands, engine, planning, output)
     add_run_command(commands, parents=[engine, planning, applying, reading, output])
     add_publish_command(commands, parents=[reading, output])
     return parser
+
+
+def _add_apply_command_options(command: Any, *, down: bool) -> None:
+    """``apply``'s own options (``--plan``, ``--wait``, ``--timeout``, ``--hosts``,
+    ``--json``); ``down`` takes them too, so that one set of flags serves both, and
+    refuses or ignores them (``DOWN_OPTIONS_NOTE``)."""
+    command.add_argument(
+        "--plan",
+        metavar="FILE",
+        dest="plan_file",
+        help="refused: down removes the pods of SOURCEs or of a --scope"
+        if down
+        else "apply this saved plan (podsync plan -o FILE; - for standard input); the "
+        "planning options cannot be given with it: the plan was made with its own",
+    )
+    command.add_argument(
+        "--wait",
+        action="store_true",
+        help="ignored: down returns when the pods are gone"
+        if down
+        else "then wait until every pod runs (run-to-completion pods: until they "
+        "completed), syncing again with back-off; report per pod",
+    )
+    command.add_argument(
+        "--timeout",
+        metavar="SECONDS",
+        type=_positive_seconds,
+        default=DEFAULT_WAIT_TIMEOUT,
+        help="ignored, as --wait"
+        if down
+        else f"how long --wait waits (default: {DEFAULT_WAIT_TIMEOUT:g})",
+    )
+    add_fleet_options(command, down=down)
 
 
 def _scope(value: str) -> str:

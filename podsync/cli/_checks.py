@@ -65,6 +65,8 @@ def _check_combinations(args: argparse.Namespace) -> None:
             _UNSET,
         ):
             raise _UsageError("--resolv-conf is used only with --cluster-dns or --cluster-domain")
+    if args.command == "down":
+        _check_down(args)
     if args.command not in ("plan", "apply"):
         return
     if args.command == "apply" and args.plan_file is not None:
@@ -93,3 +95,21 @@ def _check_combinations(args: argparse.Namespace) -> None:
     if args.resolv_conf is not _UNSET and cluster == (_UNSET, _UNSET):
         # Pods then get the engine's own DNS settings: the file would not be used.
         raise _UsageError("--resolv-conf is used only with --cluster-dns or --cluster-domain")
+
+
+def _check_down(args: argparse.Namespace) -> None:
+    """``down`` takes ``apply``'s options (``podsync.cli._args.DOWN_OPTIONS_NOTE``) and
+    ignores those that cannot change what it removes; it refuses those that would, were
+    they ignored: a saved plan, a fleet, and ``--no-delete`` over a whole scope."""
+    if args.plan_file is not None:
+        raise _UsageError("down takes the pods' SOURCEs or --scope NAME, not --plan FILE")
+    if args.hosts is not None or args.json:
+        raise _UsageError(
+            "down removes pods from one engine: give it with -H, not --hosts (or --json)"
+        )
+    if args.no_delete is not _UNSET and not args.sources:
+        # --no-delete keeps the pods the sources do not describe: over a scope alone,
+        # that is every pod down would remove.
+        raise _UsageError(
+            "--no-delete with --scope and no SOURCEs would remove nothing: give the SOURCEs"
+        )

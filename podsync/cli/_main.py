@@ -67,6 +67,7 @@ from podsync.actions._actions import Plan
 from podsync.actions._options import PlanOptions
 from podsync.applier._results import Event
 from podsync.cli._args import (
+    _DEFAULT_STOP_TIMEOUT,
     EXIT_CHANGES,
     EXIT_ERROR,
     EXIT_INTERRUPTED,
@@ -91,7 +92,7 @@ from podsync.cli._engine import (
     docker_factory,
 )
 from podsync.cli._etcd import cmd_publish, etcd_options
-from podsync.cli._planning import _host_key, _plan_options, _root_dir
+from podsync.cli._planning import _given, _host_key, _plan_options, _root_dir
 from podsync.cli._source_args import http_options
 from podsync.exceptions import ConfigError, EngineUnavailable, PodsyncError, RuntimeCallError
 from podsync.host._clock import Clock, clocks, system_sleep
@@ -369,7 +370,10 @@ def _cmd_apply(
 
 
 def _cmd_down(args: argparse.Namespace, console: Console, factory: RuntimeFactory) -> int:
-    if not args.sources and args.scope is None:
+    # down takes apply's options; of the planning ones, only these can change what it
+    # removes (DOWN_OPTIONS_NOTE): the others are not read.
+    scope = _given(args, "scope", None)
+    if not args.sources and scope is None:
         raise _Failure("down needs SOURCEs, --scope NAME, or both")
     # Removing pods: what they would ignore while running is beside the point.
     loaded = (
@@ -385,13 +389,13 @@ def _cmd_down(args: argparse.Namespace, console: Console, factory: RuntimeFactor
         else None
     )
     pods = loaded.pods if loaded is not None else []
-    if loaded is not None and not pods and args.scope is None:
+    if loaded is not None and not pods and scope is None:
         # Every source good and empty: nothing to remove (``down()`` would refuse).
         return EXIT_OK if loaded.report(console, deletions=False) else EXIT_ERROR
     options = PlanOptions(
         root_dir=_root_dir(args),
-        stop_timeout=args.stop_timeout,
-        adopt_2014_containers=args.adopt_2014_containers,
+        stop_timeout=_given(args, "stop_timeout", _DEFAULT_STOP_TIMEOUT),
+        adopt_2014_containers=_given(args, "adopt_2014_containers", False),
     )
     progress: Progress | None = None
 
@@ -421,7 +425,7 @@ def _cmd_down(args: argparse.Namespace, console: Console, factory: RuntimeFactor
             result = down(
                 pods,
                 runtime,
-                scope=args.scope,
+                scope=scope,
                 options=options,
                 workers=args.workers,
                 on_event=on_event,

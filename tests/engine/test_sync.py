@@ -79,7 +79,14 @@ from podsync.model._volume_entries import VolumeEntry
 from podsync.runtime import ExecResult
 from podsync.spec._resolv import without_loopback
 from tests.support.cri import cri_labels, cri_name
-from tests.support.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup, run_labels, volume_path
+from tests.support.engine import (
+    PAUSE_IMAGE,
+    TEST_IMAGE,
+    Cleanup,
+    free_host_ports,
+    run_labels,
+    volume_path,
+)
 
 CLUSTER_DNS = "10.0.0.10"
 CLUSTER_DOMAIN = "cluster.local"
@@ -371,9 +378,11 @@ def _closed_loopback_port() -> int:
     return port
 
 
-def _two_pods(cleanup: Cleanup, tmp_path: Path) -> tuple[Pod, Pod]:
-    """web: two app containers with every field the engine records, ClusterFirst DNS;
+def _two_pods(cleanup: Cleanup, tmp_path: Path, host_ports: tuple[int, ...]) -> tuple[Pod, Pod]:
+    """web: two app containers with every field the engine records, ClusterFirst DNS,
+    publishing ``host_ports`` (http, dns, sidecar: chosen free, the engine is shared);
     db: one plain app container in another namespace, Default DNS."""
+    http, dns, sidecar = host_ports
     data = tmp_path / "data"
     data.mkdir(exist_ok=True)
     (data / "hello").write_text("from the host\n")
@@ -386,8 +395,8 @@ def _two_pods(cleanup: Cleanup, tmp_path: Path) -> tuple[Pod, Pod]:
             cpu=500,
             memory=64 * 1024 * 1024,
             ports=(
-                Port(80, host_port=18080, host_ip="127.0.0.1", name="http"),
-                Port(53, host_port=18053, protocol=PortProtocol.UDP),
+                Port(80, host_port=http, host_ip="127.0.0.1", name="http"),
+                Port(53, host_port=dns, protocol=PortProtocol.UDP),
             ),
             volume_mounts=(
                 VolumeMount("cache", "/cache"),
@@ -397,7 +406,7 @@ def _two_pods(cleanup: Cleanup, tmp_path: Path) -> tuple[Pod, Pod]:
             working_dir="/tmp",
         ),
         # The image's own command (sleep 3600).
-        Container("sidecar", APP_IMAGE, cpu=1, ports=(Port(8080, host_port=18081), Port(9090))),
+        Container("sidecar", APP_IMAGE, cpu=1, ports=(Port(8080, host_port=sidecar), Port(9090))),
         volumes=(Volume("cache"), Volume("data", host_path=str(data))),
         namespace=f"ns-{_hex()}",
         dns_policy=DNSPolicy.CLUSTER_FIRST,
@@ -416,7 +425,8 @@ def test_sync_two_pods_creates_what_was_planned(
     namespace, ports, DNS and hostname on the network container only, CPU shares, memory,
     env, working dir and binds on the apps; the emptyDir is the pod's engine volume,
     writable, the hostPath read-only, the termination-message file in place."""
-    web, db = _two_pods(cleanup, tmp_path)
+    http, dns, sidecar = free_host_ports(engine, 3)
+    web, db = _two_pods(cleanup, tmp_path, (http, dns, sidecar))
     options = _options(tmp_path)
     volume = cleanup.add_volume(podsync.spec.empty_dir_volume_name(web.uid, "cache"))
 
@@ -512,9 +522,9 @@ def test_sync_two_pods_creates_what_was_planned(
     # stub left out).
     (web_net,) = on_engine[web.key]["net"]
     assert {
-        "80/tcp": [{"HostIp": "127.0.0.1", "HostPort": "18080"}],
-        "53/udp": [{"HostIp": "", "HostPort": "18053"}],
-        "8080/tcp": [{"HostIp": "", "HostPort": "18081"}],
+        "80/tcp": [{"HostIp": "127.0.0.1", "HostPort": str(http)}],
+        "53/udp": [{"HostIp": "", "HostPort": str(dns)}],
+        "8080/tcp": [{"HostIp": "", "HostPort": str(sidecar)}],
     } == web_net["HostConfig"]["PortBindings"]
     # Only published ports are exposed (host port 0: neither bound nor exposed, seed).
     assert {"80/tcp", "53/udp", "8080/tcp"} == set(web_net["Config"]["ExposedPorts"])
@@ -584,7 +594,7 @@ def test_second_sync_makes_no_mutating_call(
     empty, and the observation is one container list (no image list: nothing is to be
     created) with no inspect of a running container - the runtime's cached-inspect
     design."""
-    web, db = _two_pods(cleanup, tmp_path)
+    web, db = _two_pods(cleanup, tmp_path, free_host_ports(engine, 3))
     options = _options(tmp_path)
     first = _sync([web, db], runtime, options)
     assert first.ok, _summary(first)

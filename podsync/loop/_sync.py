@@ -497,10 +497,18 @@ def _capacity(runtime: Runtime) -> ResourceList | None:
     return runtime.node_capacity() if isinstance(runtime, NodeRuntime) else None
 
 
-def _creates_with_requests(the_plan: Plan, desired: Sequence[Pod]) -> bool:
+def _creates_with_requests(the_plan: Plan, desired: Sequence[Pod], images_listed: bool) -> bool:
     """Whether ``the_plan`` creates a container of a pod that requests CPU or memory:
-    such a pod may have been admitted only because the capacity was not known."""
-    created = {a.pod_uid for a in the_plan.actions if isinstance(a, Create)}
+    such a pod may have been admitted only because the capacity was not known. Made
+    without the image list (``images_listed`` false), a create may show as a wait for
+    its image (``_needs_images``; a pull comes with its create): those count too, or a
+    pod whose pull policy is ``Never`` would be admitted unchecked on an engine where
+    other pods run (more containers observed than desired, so the images come late)."""
+    created = {
+        a.pod_uid
+        for a in the_plan.actions
+        if isinstance(a, Create) or (not images_listed and isinstance(a, Wait) and _needs_images(a))
+    }
     return any(pod.uid in created and pod_requests(pod) != (0, 0) for pod in desired)
 
 
@@ -640,7 +648,7 @@ def _sync(
     if (
         observation.capacity is None
         and isinstance(runtime, NodeRuntime)
-        and _creates_with_requests(the_plan, desired)
+        and _creates_with_requests(the_plan, desired, images_listed=fetched)
     ):
         # Admitted without the capacity (None checks no requests): made again with it.
         # A pod that runs, or has finished, is never checked, so a steady state asks

@@ -27,7 +27,7 @@ from podsync.runtime._protocol import ExecResult
 from podsync.spec._labels import LABEL_CONTAINER, LABEL_POD_UID
 from podsync.spec._ports import PortMapping
 from podsync.spec._volumes import Mount
-from tests.support.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup, run_labels
+from tests.support.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup, free_host_ports, run_labels
 from tests.unit.runtime.test_docker_runtime import _closed_loopback_port
 
 # --- helpers ---------------------------------------------------------------------------
@@ -73,14 +73,15 @@ def test_round_trip_of_a_pod(
     code and finish time, and removed; repeated stops and removals succeed."""
     net_name, app_name = _unique("net"), _unique("app")
     net_labels, app_labels = _owned_labels("net"), _owned_labels("app")
+    http, dns = free_host_ports(engine, 2)  # the engine is shared: no fixed host port
     net_spec = _spec(
         net_name,
         PAUSE_IMAGE,
         labels=net_labels,
         hostname="web",
         ports=(
-            PortMapping(80, 18080, host_ip="127.0.0.1"),
-            PortMapping(53, 18053, PortProtocol.UDP),
+            PortMapping(80, http, host_ip="127.0.0.1"),
+            PortMapping(53, dns, PortProtocol.UDP),
         ),
         dns=("10.0.0.10",),
         dns_search=("default.svc.cluster.local",),
@@ -125,8 +126,8 @@ def test_round_trip_of_a_pod(
     assert not host_config["Privileged"]
     net_recorded = engine.api.inspect_container(net_id)
     assert {
-        "80/tcp": [{"HostIp": "127.0.0.1", "HostPort": "18080"}],
-        "53/udp": [{"HostIp": "", "HostPort": "18053"}],
+        "80/tcp": [{"HostIp": "127.0.0.1", "HostPort": str(http)}],
+        "53/udp": [{"HostIp": "", "HostPort": str(dns)}],
     } == net_recorded["HostConfig"]["PortBindings"]
     assert {"53/udp", "80/tcp"} == set(net_recorded["Config"]["ExposedPorts"])
     assert "none" == net_recorded["HostConfig"]["NetworkMode"]

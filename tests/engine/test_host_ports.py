@@ -26,17 +26,17 @@ from podsync.actions._options import PlanOptions
 from podsync.docker import DockerRuntime
 from podsync.spec._ports import port_mappings
 from podsync.testing import FakeRuntime
-from tests.support.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup, run_labels
+from tests.support.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup, free_host_port, run_labels
 
-PORT = Port(80, 18480)
 SUFFIX = secrets.token_hex(4)
 
 
 def test_network_none_publishes_nothing_so_nothing_conflicts(
     engine: docker.DockerClient, cleanup: Cleanup
 ) -> None:
-    """Two ``none`` containers with host port 18480 both run; the engine keeps the
+    """Two ``none`` containers with the same host port both run; the engine keeps the
     bindings in ``HostConfig`` and publishes none; FakeRuntime agrees."""
+    host_port = free_host_port(engine)  # the engine is shared: no fixed host port
     with DockerRuntime() as runtime:
         ids = []
         for n in range(2):
@@ -45,14 +45,14 @@ def test_network_none_publishes_nothing_so_nothing_conflicts(
                 image=PAUSE_IMAGE,
                 labels=run_labels(),
                 network="none",
-                ports=tuple(port_mappings([PORT])),
+                ports=tuple(port_mappings([Port(80, host_port)])),
             )
             cid = cleanup.add(runtime.create_container(spec))
             runtime.start_container(cid)
             ids.append(cid)
     inspected = [engine.api.inspect_container(cid) for cid in ids]
 
-    assert [(True, {"80/tcp": [{"HostIp": "", "HostPort": "18480"}]}, {})] * 2 == [
+    assert [(True, {"80/tcp": [{"HostIp": "", "HostPort": str(host_port)}]}, {})] * 2 == [
         (
             i["State"]["Running"],
             i["HostConfig"]["PortBindings"],
@@ -66,7 +66,7 @@ def test_network_none_publishes_nothing_so_nothing_conflicts(
             name=f"c{n}",
             image=PAUSE_IMAGE,
             network="none",
-            ports=tuple(port_mappings([PORT])),
+            ports=tuple(port_mappings([Port(80, host_port)])),
         )
         fake.start_container(fake.create_container(spec))
     assert [True, True] == [c.running for c in fake.containers]
@@ -75,7 +75,7 @@ def test_network_none_publishes_nothing_so_nothing_conflicts(
 def test_running_pod_keeps_its_host_port_on_the_engine(
     engine: docker.DockerClient, cleanup: Cleanup, tmp_path: Path
 ) -> None:
-    """A pod running on the engine with host port 18481 keeps it when a new pod that
+    """A pod running on the engine with a host port keeps it when a new pod that
     sorts before it asks for the same port: the newcomer is rejected, the running pod
     is not touched (its recorded ports are read back from the engine's labels)."""
     options = PlanOptions(
@@ -85,6 +85,7 @@ def test_running_pod_keeps_its_host_port_on_the_engine(
         allow_deletions=False,
         stop_timeout=1,
     )
+    host_port = free_host_port(engine)  # the engine is shared: no fixed host port
     serve = ("/bin/sh", "-c", "trap 'exit 0' TERM; while :; do sleep 1; done")
 
     def pod(name: str) -> Pod:
@@ -95,7 +96,7 @@ def test_running_pod_keeps_its_host_port_on_the_engine(
                     "app",
                     TEST_IMAGE,
                     command=serve,
-                    ports=(Port(80, 18481),),
+                    ports=(Port(80, host_port),),
                     image_pull_policy=PullPolicy.NEVER,
                 ),
             ),

@@ -36,6 +36,9 @@ def test_the_orchestrator_example_converges_at_each_step_and_cleans_up(
         str(paths.REPO / "examples" / "orchestrator.py"),
         *("--image", TEST_IMAGE, "--network-image", PAUSE_IMAGE),
         *("--namespace", namespace, "--timeout", "60", "--root-dir", str(tmp_path / "root")),
+        # A scope of this run's own: the example's last step removes every pod of its
+        # scope, and the engine is shared (another run of this test, other programs).
+        *("--scope", namespace),
     ]
     # The example imports podsync as a program does: this checkout's.
     env = {**os.environ, "PYTHONPATH": str(paths.REPO)}

@@ -30,13 +30,20 @@ from podsync import (
 )
 from podsync.spec._environment import environment
 from podsync.spec._volumes import binds, container_mounts
-from tests.support.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup, run_labels
+from tests.support.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup, free_host_ports, run_labels
 
-PORTS = (
-    Port(container_port=80, host_port=18080, host_ip="127.0.0.1", name="http"),
-    Port(container_port=53, host_port=18053, protocol=PortProtocol.UDP, name="dns"),
-    Port(container_port=8080),  # not published
-)
+
+def _ports(engine: docker.DockerClient) -> tuple[Port, ...]:
+    """Two published ports, on host ports free at run time (the engine is shared), and
+    one that is not published."""
+    http, dns = free_host_ports(engine, 2)
+    return (
+        Port(container_port=80, host_port=http, host_ip="127.0.0.1", name="http"),
+        Port(container_port=53, host_port=dns, protocol=PortProtocol.UDP, name="dns"),
+        Port(container_port=8080),  # not published
+    )
+
+
 ENV = (
     EnvVar("GREETING", "hello world"),
     EnvVar("EQUATION", "a=b=c"),
@@ -68,8 +75,9 @@ def test_engine_records_ports_cpu_shares_binds_and_env(
     engine: docker.DockerClient, cleanup: Cleanup, tmp_path: Path
 ) -> None:
     mounts, host_paths = _mounts(tmp_path)
-    bindings = port_bindings(PORTS)
-    exposed = exposed_ports(PORTS)
+    ports = _ports(engine)
+    bindings = port_bindings(ports)
+    exposed = exposed_ports(ports)
     shares = cpu_shares(500)
     bind_list = binds(container_mounts(mounts, host_paths))
     env = environment(ENV)

@@ -59,6 +59,8 @@ __all__ = [
     "docker_host",
     "ensure_test_images",
     "find_busybox",
+    "free_host_port",
+    "free_host_ports",
     "image_specs",
     "remove_all_test_containers",
     "remove_containers",
@@ -315,6 +317,66 @@ def _remove_old_recipes(client: docker.DockerClient, repository: str, keep: str)
                     client.api.remove_image(ref)
 
 
+# --- host ports ------------------------------------------------------------------------
+
+
+def free_host_ports(client: docker.DockerClient, count: int = 1) -> tuple[int, ...]:
+    """``count`` distinct host ports that a test's pods may publish on the shared engine:
+    free on this host for both TCP and UDP (on every address, so on 127.0.0.1 too), and
+    recorded by no container on the engine (``HostConfig.PortBindings``).
+
+    The engine is shared (issue 30): the quickstart's demo pod ``default/web`` holds
+    127.0.0.1:18080, other runs hold ports of their own, and podsync's admission rejects a
+    pod whose host port a running pod holds, even in network mode ``none``, where the
+    engine only records the binding. So no test may use a fixed host port.
+
+    Race-safe enough: the kernel picks each port from its ephemeral range (bind to port
+    0) and hands out ports of that range in turn, so one it has just released is not
+    handed to another caller until the range wraps around; the sockets are held until
+    all ``count`` are chosen, so they differ; and a port some container on the engine
+    records (a running pod's, which publishes nothing in network mode ``none`` and so
+    holds no socket) is skipped. What is left - another process binding the port
+    between this call and the test's use - fails that one test with a clear error, and
+    the fixed ports users pick (18080) lie below the ephemeral range.
+    """
+    recorded = _recorded_host_ports(client)
+    ports: list[int] = []
+    with contextlib.ExitStack() as held:
+        while len(ports) < count:
+            tcp = held.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
+            tcp.bind(("", 0))
+            port = int(tcp.getsockname()[1])
+            udp = held.enter_context(socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
+            try:
+                udp.bind(("", port))
+            except OSError:
+                continue  # taken for UDP: try another
+            if port not in recorded:
+                ports.append(port)
+    return tuple(ports)
+
+
+def free_host_port(client: docker.DockerClient) -> int:
+    """One port of :func:`free_host_ports`."""
+    (port,) = free_host_ports(client, 1)
+    return port
+
+
+def _recorded_host_ports(client: docker.DockerClient) -> set[int]:
+    """The host ports some container on the engine records, running or not."""
+    recorded = set()
+    for container in client.api.containers(all=True):
+        try:
+            host_config = client.api.inspect_container(container["Id"])["HostConfig"]
+        except docker.errors.NotFound:
+            continue  # removed meanwhile
+        for pairs in (host_config.get("PortBindings") or {}).values():
+            for pair in pairs or ():
+                if str(pair.get("HostPort") or "").isdigit():
+                    recorded.add(int(pair["HostPort"]))
+    return recorded
+
+
 # --- cleanup ---------------------------------------------------------------------------
 
 
@@ -488,7 +550,7 @@ def apply_refused(client: docker.DockerClient, source: Path, root: Path) -> int:
     ``$.path`` (the caller reads stderr) and leaves the engine as it was."""
     import podsync.cli
 
-    before = client.api.containers(all=True)
+    before = _containers_and_states(client)
     code = podsync.cli.main(
         [
             "apply",
@@ -502,5 +564,12 @@ def apply_refused(client: docker.DockerClient, source: Path, root: Path) -> int:
             str(source),
         ]
     )
-    assert before == client.api.containers(all=True)
+    assert before == _containers_and_states(client)
     return code
+
+
+def _containers_and_states(client: docker.DockerClient) -> dict[str, str]:
+    """Every container on the engine and its state (``running``, ``exited``...). Not the
+    whole listing: the engine is shared, and its ``Status`` of a container someone else
+    runs (the quickstart's demo pods) reads "Up 3 seconds", then "Up 4 seconds"."""
+    return {c["Id"]: c["State"] for c in client.api.containers(all=True)}

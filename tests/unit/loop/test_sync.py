@@ -781,3 +781,80 @@ def test_a_steady_sync_plans_once_without_the_image_list(root, monkeypatch):
     assert not result.plan.has_changes
     assert ["list"] == rt.call_names()
     assert 1 == len(made)
+
+
+# --- admission against the capacity, whatever else runs on the engine -----------------
+
+
+@pytest.mark.parametrize(
+    ("others", "policy", "image", "fits", "expected"),
+    [
+        (0, PullPolicy.NEVER, "busybox", False, Reason.OUT_OF_CPU),
+        (4, PullPolicy.NEVER, "busybox", False, Reason.OUT_OF_CPU),
+        (4, PullPolicy.NEVER, "absent:1", False, Reason.OUT_OF_CPU),
+        (4, PullPolicy.IF_NOT_PRESENT, "busybox", False, Reason.OUT_OF_CPU),
+        (4, PullPolicy.ALWAYS, "busybox", False, Reason.OUT_OF_CPU),
+        (1, PullPolicy.NEVER, "busybox", False, Reason.OUT_OF_CPU),
+        (4, PullPolicy.NEVER, "busybox", True, None),
+        (0, PullPolicy.NEVER, "busybox", True, None),
+    ],
+    ids=[
+        "empty-engine-never",
+        "crowded-engine-never-image-present",
+        "crowded-engine-never-image-absent",
+        "crowded-engine-if-not-present",
+        "crowded-engine-always",
+        "one-other-pod-never",
+        "crowded-engine-fits",
+        "empty-engine-fits",
+    ],
+)
+def test_admission_checks_the_capacity_whatever_else_runs(
+    root: str,
+    others: int,
+    policy: PullPolicy,
+    image: str,
+    fits: bool,
+    expected: Reason | None,
+) -> None:
+    """A pod that requests more CPU than the engine has is rejected ``OutOfcpu``
+    (``predicateAdmitHandler.Admit``) and nothing of it is created, whether the engine is
+    empty or runs other pods - the quickstart's demo beside the engine tests (issue 30).
+    With more containers observed than the pod wants, sync plans first without the image
+    list, where a create with pull policy ``Never`` shows as a wait for its image: the
+    capacity must still be asked for. A pod that fits is created. (Unscoped syncs: each
+    owns only the pods it is given, as two programs sharing an engine.)"""
+    rt = engine(capacity=podsync.ResourceList(cpu=1000, memory=1 << 30))
+    options = PlanOptions(root_dir=root)
+    for n in range(others):
+        other = Pod(
+            f"other-{n}",
+            (Container("a", "busybox"), Container("b", "busybox"), Container("c", "busybox")),
+            namespace="demo",
+            source="demo",
+            uid=f"other-{n}",
+        )
+        assert sync([other], rt, options=options, now=NOW, clock=lambda: NOW).ok
+    cpu = 500 if fits else 2000
+    pod = Pod(
+        "big",
+        (
+            Container(
+                "app",
+                image,
+                image_pull_policy=policy,
+                resources=podsync.Resources(requests=podsync.ResourceList(cpu=cpu)),
+            ),
+        ),
+        namespace="mine",
+        source="mine",
+        uid="big-uid",
+    )
+
+    result = sync([pod], rt, options=options, now=NOW, clock=lambda: NOW)
+
+    assert ([] if expected is None else [(pod.key, expected)]) == [
+        (r.pod, r.reason) for r in result.plan.rejected
+    ]
+    created = [c for c in rt.containers if c.labels.get("io.podsync.pod.uid") == pod.uid]
+    assert (expected is None) == bool(created), result.plan.describe()

@@ -138,7 +138,13 @@ def _statuses(
         )
         for p in pods
     ]
-    statuses += orphaned_pod_statuses(seen, desired=pods if pods else None, options=options)
+    statuses += orphaned_pod_statuses(
+        seen,
+        desired=pods if pods else None,
+        options=options,
+        termination_messages=messages,
+        log_tails=tails,
+    )
     statuses.sort(key=lambda s: (s.pod, s.uid))
     return statuses, observation, the_plan
 

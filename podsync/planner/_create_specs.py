@@ -2,7 +2,7 @@
 ``CreateSpecs``): the ``CreateSpec`` of a pod's network container and of each of its
 containers, and the labels that record on each what podsync needs to read it back (the
 pod, the container, the attempt, the spec hash and its canonical text, the restart
-count, the preStop hook, the init index).
+count, the preStop hook, the init index, the termination-message policy).
 
 The network container carries the pod's ports, hostname, DNS and host aliases (seed
 createNetworkContainer) and holds the pod's IPC namespace (the CRI's pod-level IPC);
@@ -50,6 +50,7 @@ from podsync.spec._labels import (
     LABEL_RESTART_COUNT,
     LABEL_SPEC,
     LABEL_SPEC_HASH,
+    LABEL_TERMINATION_MESSAGE_POLICY,
     POD_IPC_SHAREABLE,
     POD_STATE_MOUNTED,
     encode_handler,
@@ -221,6 +222,12 @@ class CreateSpecs:
                 termination_file_mount(pod.uid, c, name, options.network_image, through=through),
             )
         labels = self._labels(c.name, attempt, digest, self._app_hash(c)[1], restarts)
+        # What status needs to read its termination message without the pod file: the
+        # path is in the spec label already; the policy, in no hash, is recorded here,
+        # as the kubelet records both as annotations of the container it creates
+        # (newContainerAnnotations) and reads them back off the container that ran
+        # (convertToKubeContainerStatus, kuberuntime_container.go).
+        labels[LABEL_TERMINATION_MESSAGE_POLICY] = c.termination_message_policy.value
         pre_stop = _numbered(c.lifecycle.pre_stop if c.lifecycle else None, c)
         if pre_stop is not None:
             labels[LABEL_PRE_STOP] = encode_handler(pre_stop)

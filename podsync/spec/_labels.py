@@ -11,7 +11,10 @@ that one list call per sync is enough to observe an engine:
 * the restart count that drives the crash-loop back-off;
 * the preStop handler and the pod's grace period, so a container can be stopped
   gracefully even after its pod is gone from the desired state (the modern kubelet keeps
-  them as an annotation and a label too: ``io.kubernetes.pod.terminationGracePeriod``).
+  them as an annotation and a label too: ``io.kubernetes.pod.terminationGracePeriod``);
+* where its termination message is and whether its log stands in for an empty one, so
+  that ``podsync status`` reads a message without the pod file (the modern kubelet's
+  ``io.kubernetes.container.terminationMessagePath`` and ``...Policy`` annotations).
 
 Every container also carries its pod's labels and annotations (as labels and
 ``annotation.<key>``), as they were when it was made: an edit of them replaces no
@@ -28,9 +31,16 @@ A container without labels whose name is exactly the seed's ``k8s_`` format is o
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
-from podsync.model._pod import Handler, HTTPGetAction, TCPSocketAction
+from podsync.model._pod import (
+    DEFAULT_TERMINATION_MESSAGE_PATH,
+    Handler,
+    HTTPGetAction,
+    TCPSocketAction,
+    TerminationMessagePolicy,
+)
 
 # What this module offers the rest of podsync; podsync/__init__.py re-exports the public
 # part of it, not all of it.
@@ -56,6 +66,7 @@ __all__ = [
     "LABEL_SCOPE",
     "LABEL_SPEC",
     "LABEL_SPEC_HASH",
+    "LABEL_TERMINATION_MESSAGE_POLICY",
     "LABEL_VOLUME_CLAIM",
     "LABEL_VOLUME_KIND",
     "LABEL_VOLUME_NAME",
@@ -69,6 +80,8 @@ __all__ = [
     "VOLUME_KIND_STOP_RECORD",
     "decode_handler",
     "encode_handler",
+    "recorded_message_path",
+    "recorded_message_policy",
 ]
 
 _PREFIX = "io.podsync."
@@ -121,6 +134,14 @@ LABEL_INIT_INDEX = _PREFIX + "container.init-index"
 #: ``Always`` on a sidecar (an init container with ``restartPolicy: Always``); absent on
 #: every other container.
 LABEL_INIT_RESTART_POLICY = _PREFIX + "container.restart-policy"
+#: The container's ``terminationMessagePolicy`` (``File`` or ``FallbackToLogsOnError``),
+#: on every app, init and sidecar container (never the network container): whether its
+#: log tail stands in for an empty termination message of a failed run. Not in the spec
+#: hash (the policy is podsync's to read, not the engine's), so containers made before
+#: it was recorded lack it and are not replaced: ``recorded_message_policy``. Where the
+#: message is needs no label of its own: the spec label records the container's
+#: ``terminationMessagePath`` (``recorded_message_path``).
+LABEL_TERMINATION_MESSAGE_POLICY = _PREFIX + "container.termination-message-policy"
 #: The pod's terminationGracePeriodSeconds (whole seconds), absent when the pod sets
 #: none: with the preStop handler, how the container stops once its pod is gone.
 LABEL_GRACE_PERIOD = _PREFIX + "pod.termination-grace-period"
@@ -283,3 +304,33 @@ def decode_grace_period(text: str) -> int | None:
         return None
     seconds = int(text)
     return seconds if seconds <= MAX_GRACE_PERIOD else None
+
+
+def recorded_message_path(labels: Mapping[str, str]) -> str | None:
+    """Where the termination-message file of the container with ``labels`` is: the
+    ``terminationMessagePath`` its spec label (``LABEL_SPEC``) records - every spec hash
+    version writes it - or ``/dev/termination-log`` when that is empty (the default,
+    ``SetDefaults_Container``). ``None`` when the container records none: no spec label,
+    one that cannot be read (a label is engine data, never trusted to be well-formed),
+    or a network container's."""
+    text = labels.get(LABEL_SPEC)
+    if text is None:
+        return None
+    try:
+        spec = json.loads(text)
+    except ValueError:
+        return None
+    path = spec.get("termination_message_path") if isinstance(spec, dict) else None
+    if not isinstance(path, str):
+        return None
+    return path or DEFAULT_TERMINATION_MESSAGE_PATH
+
+
+def recorded_message_policy(labels: Mapping[str, str]) -> TerminationMessagePolicy | None:
+    """The ``terminationMessagePolicy`` that ``LABEL_TERMINATION_MESSAGE_POLICY`` records
+    on the container with ``labels``; ``None`` without one (a container made before
+    podsync recorded it) or with a value that is no policy."""
+    try:
+        return TerminationMessagePolicy(labels.get(LABEL_TERMINATION_MESSAGE_POLICY, ""))
+    except ValueError:
+        return None

@@ -17,9 +17,16 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 import attrs
 
 from podsync.actions._actions import FAILED_STOPS, Plan, Reason, Wait
-from podsync.model._pod import Container, ObservedContainer, Pod, TerminationMessagePolicy
+from podsync.model._pod import (
+    DEFAULT_TERMINATION_MESSAGE_PATH,
+    Container,
+    ObservedContainer,
+    Pod,
+    TerminationMessagePolicy,
+)
 from podsync.model._pulls import PullFailure
 from podsync.spec._images import normalize_image
+from podsync.spec._labels import recorded_message_path, recorded_message_policy
 from podsync.spec._naming import NETWORK_CONTAINER
 
 __all__ = [
@@ -29,6 +36,9 @@ __all__ = [
     "ContainerState",
     "ContainerStatus",
     "image_waiting",
+    "message_policy",
+    "message_settings",
+    "run_message",
     "termination_message",
     "wants_log_tail",
 ]
@@ -126,9 +136,8 @@ class _Inputs:
         return c.readiness_probe is None or self.readiness.get(container_id) is True
 
     def message(self, policy: TerminationMessagePolicy, run: ObservedContainer) -> str:
-        return termination_message(
-            policy, run.exit_code, self.messages.get(run.id, ""), self.log_tails.get(run.id, "")
-        )
+        # ``policy`` is the desired spec's: it counts only for a run that records none.
+        return run_message(run, policy, self.messages, self.log_tails)
 
 
 def image_waiting(
@@ -174,6 +183,63 @@ def _pull_errors(pod: Pod, plan: Plan | None, failures: Collection[PullFailure])
         if image in retried and image in errors:
             found[name] = errors[image]
     return found
+
+
+def message_settings(
+    run: ObservedContainer, desired: Container | None = None
+) -> tuple[str, TerminationMessagePolicy]:
+    """Where ``run``'s termination-message file is and its ``terminationMessagePolicy``,
+    as the container records them (``recorded_message_path``,
+    ``recorded_message_policy``), whatever the pod file says now.
+
+    The kubelet reads both off the container that ran, never the desired spec: it
+    records them as the container's annotations when it creates it
+    (``newContainerAnnotations``) and reads them back
+    (``getContainerInfoFromAnnotations`` in ``convertToKubeContainerStatus``,
+    ``pkg/kubelet/kuberuntime/kuberuntime_container.go``) for ``getTerminationMessage``.
+    The path is in the spec hash (another path is another container); the policy is
+    not: an edited policy replaces no container, and a run keeps the one it was made
+    with.
+
+    What the container does not record is taken from ``desired``, the pod file's
+    container of that name, when given: a container of a 2014 kubelet records no spec,
+    and one made before podsync recorded the policy records only the path. Without
+    either, the kubelet's defaults: ``/dev/termination-log`` (``SetDefaults_Container``)
+    and ``File``.
+    """
+    path = recorded_message_path(run.labels)
+    if path is None:
+        path = desired.message_path if desired is not None else DEFAULT_TERMINATION_MESSAGE_PATH
+    return path, message_policy(run, desired.termination_message_policy if desired else None)
+
+
+def message_policy(
+    run: ObservedContainer, desired: TerminationMessagePolicy | None = None
+) -> TerminationMessagePolicy:
+    """``run``'s ``terminationMessagePolicy``: the one it records, else ``desired`` (the
+    pod file's), else ``File`` - ``message_settings``'s rule for the policy alone."""
+    recorded = recorded_message_policy(run.labels)
+    if recorded is not None:
+        return recorded
+    return desired if desired is not None else TerminationMessagePolicy.FILE
+
+
+def run_message(
+    run: ObservedContainer,
+    desired: TerminationMessagePolicy | None,
+    messages: Mapping[str, str],
+    log_tails: Mapping[str, str],
+) -> str:
+    """``run``'s termination message (``termination_message``) from its file's text
+    and its log tail as read (``messages``, ``log_tails``: by container id), under the
+    policy it ran with (``message_policy``; ``desired``, the pod file's, when it records
+    none)."""
+    return termination_message(
+        message_policy(run, desired),
+        run.exit_code,
+        messages.get(run.id, ""),
+        log_tails.get(run.id, ""),
+    )
 
 
 def termination_message(

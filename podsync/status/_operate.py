@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Sequence
 import attrs
 
 from podsync.exceptions import RuntimeCallError
-from podsync.model._pod import ObservedContainer, Pod, TerminationMessagePolicy
+from podsync.model._pod import ObservedContainer, Pod
 from podsync.runtime._protocol import (
     Capability,
     EngineEvent,
@@ -29,7 +29,12 @@ from podsync.runtime._protocol import (
 )
 from podsync.spec._naming import NETWORK_CONTAINER
 from podsync.spec._ownership import Ownership, identify, ownership
-from podsync.status._container import MAX_LOG_MESSAGE_LINES, MAX_MESSAGE_BYTES, wants_log_tail
+from podsync.status._container import (
+    MAX_LOG_MESSAGE_LINES,
+    MAX_MESSAGE_BYTES,
+    message_settings,
+    wants_log_tail,
+)
 
 # Everything in __all__ gets re-exported as part of the podsync public API, but
 # ``PodRef``, ``find_pods``, ``pod_refs`` and ``instances`` (the command line's).
@@ -132,42 +137,46 @@ def termination_inputs(
     *,
     adopt_2014_containers: bool = False,
 ) -> tuple[dict[str, str], dict[str, str]]:
-    """What ``pod_status`` needs to give runs their termination messages:
-    ``(termination_messages, log_tails)``, both by container id.
+    """What ``pod_status`` and ``orphaned_pod_statuses`` need to give runs their
+    termination messages: ``(termination_messages, log_tails)``, both by container id.
 
-    For every exited instance of the ``pods``' containers: the last 4096 bytes of the
-    file at its ``terminationMessagePath`` (``Container.message_path``), read through the engine
-    from the exited container (``FileRuntime.read_container_file``: one engine call each);
-    a missing or unreadable file is empty, as the kubelet reads it. The file is the
-    one bound there: in the pod's state volume, or the host file under the root
-    directory that a container made by an earlier podsync binds - which the engine
-    reads on its own host, so this works for remote engines too. And, for
-    ``FallbackToLogsOnError`` containers whose run failed with an empty file, the last
-    80 lines of its log (one engine call each; a log that cannot be read is empty).
+    For every exited instance of a pod container podsync runs (app, init and sidecar
+    containers; not the network container), with or without its pod among ``pods``:
+    the last 4096 bytes of its termination-message file, read through the engine from
+    the exited container (``FileRuntime.read_container_file``: one engine call each); a
+    missing or unreadable file is empty, as the kubelet reads it. And, for a run under
+    ``FallbackToLogsOnError`` that failed with an empty file, the last 80 lines of its
+    log (one engine call each; a log that cannot be read is empty).
+
+    Where the file is and the policy are the container's own, as it records them
+    (``message_settings``: the kubelet reads them off the container that ran); the
+    ``pods``' spec fills in only what a container does not record (one made before
+    podsync recorded the policy, or a 2014 kubelet's), and without it the kubelet's
+    defaults, ``/dev/termination-log`` and ``File``, stand in.
+
+    The file is the one bound there: in the pod's state volume, or the host file under
+    the root directory that a container made by an earlier podsync binds - which the
+    engine reads on its own host, so this works for remote engines too.
 
     ``root_dir`` is not used (messages were read from it before they were read through
     the engine); it is accepted so that earlier callers keep working.
     """
     del root_dir
-    specs = {p.uid: {c.name: c for c in p.containers} for p in pods}
+    specs = {p.uid: {c.name: c for c in (*p.init_containers, *p.containers)} for p in pods}
     messages: dict[str, str] = {}
     tails: dict[str, str] = {}
     for oc in observed:
         if oc.running or oc.finished_at is None:
             continue
         owner = ownership(oc, adopt_2014_containers=adopt_2014_containers)
-        spec = specs.get(owner.pod_uid, {}).get(owner.container) if owner else None
-        if owner is None or spec is None:
+        if owner is None or owner.container == NETWORK_CONTAINER:
             continue
+        path, policy = message_settings(oc, specs.get(owner.pod_uid, {}).get(owner.container))
         # Every container has the file (at /dev/termination-log by default); one made
         # before that default has none there, and says nothing.
-        text = _read_message(runtime, oc.id, spec.message_path)
+        text = _read_message(runtime, oc.id, path)
         messages[oc.id] = text
-        policy = spec.termination_message_policy
-        if (
-            wants_log_tail(policy, oc.exit_code, text)
-            and policy is not TerminationMessagePolicy.FILE
-        ):
+        if wants_log_tail(policy, oc.exit_code, text):
             tails[oc.id] = _log_tail(runtime, oc.id)
     return messages, tails
 

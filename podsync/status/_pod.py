@@ -40,13 +40,13 @@ from __future__ import annotations
 
 import enum
 import functools
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 import attrs
 
 from podsync.actions._actions import FAILED_STOPS, Action, Plan, PodPlan, Reason, Wait
 from podsync.actions._options import NODE_SCOPE, PlanOptions
-from podsync.model._pod import ObservedContainer, Pod, RestartPolicy, TerminationMessagePolicy
+from podsync.model._pod import ObservedContainer, Pod, RestartPolicy
 from podsync.model._pulls import PullFailure
 from podsync.spec._naming import NETWORK_CONTAINER
 from podsync.spec._ownership import identify, ownership
@@ -61,7 +61,7 @@ from podsync.status._container import (
     _running,
     _with_run,
     image_waiting,
-    termination_message,
+    run_message,
 )
 from podsync.status._init import _Init
 from podsync.status._kubectl import kubectl_status
@@ -625,9 +625,14 @@ def orphaned_pod_statuses(
     *,
     options: PlanOptions | None = None,
     termination_messages: Mapping[str, str] | None = None,
+    log_tails: Mapping[str, str] | None = None,
 ) -> list[PodStatus]:
     """The status of each pod podsync runs on the engine that ``desired`` does not
     hold (by uid), judged from its containers alone, in pod-key order.
+
+    ``termination_messages`` and ``log_tails`` are ``termination_inputs``' (as for
+    ``pod_status``): each run's message follows the policy its container records
+    (``File`` for one that records none).
 
     With ``desired`` of ``None`` every pod podsync runs is judged this way (``podsync
     status`` without sources), and none is marked ``orphaned``. Without the pod spec the
@@ -654,14 +659,14 @@ def orphaned_pod_statuses(
         _, groups = pods.setdefault(owner.pod_uid, (owner.pod_key, {}))
         if owner.container != NETWORK_CONTAINER:
             groups.setdefault(owner.container, []).append(oc)
-    messages = termination_messages or {}
+    messages, tails = termination_messages or {}, log_tails or {}
     statuses = [
         _observed_pod(
             uid,
             key,
             groups,
             orphaned=wanted is not None and (scope in (None, NODE_SCOPE) or uid in scoped),
-            messages=messages,
+            said=lambda run: run_message(run, None, messages, tails),
         )
         for uid, (key, groups) in pods.items()
     ]
@@ -674,13 +679,8 @@ def _observed_pod(
     groups: Mapping[str, Sequence[ObservedContainer]],
     *,
     orphaned: bool,
-    messages: Mapping[str, str],
+    said: Callable[[ObservedContainer], str],
 ) -> PodStatus:
-    def said(run: ObservedContainer) -> str:
-        return termination_message(
-            TerminationMessagePolicy.FILE, run.exit_code, messages.get(run.id, ""), ""
-        )
-
     statuses: list[ContainerStatus] = []
     for name in sorted(groups):
         mine = groups[name]

@@ -331,6 +331,7 @@ def test_status_module_does_no_io() -> None:
         "podsync.spec._ownership",
         "podsync.model._pulls",
         "podsync.spec._images",
+        "podsync.spec._labels",
     }
 
     assert set() == imported - allowed

@@ -480,3 +480,87 @@ def test_a_pod_of_one_app_container_and_init_containers_defaults_to_the_app(
 
     assert 0 == result.code, result.err
     assert 'Defaulted container "app" out of: app, prepare (init)' in result.err
+
+
+# --- termination messages without the pod file (issue 30) ------------------------------
+
+RECORDED = f"""\
+apiVersion: v1
+kind: Pod
+metadata: {{name: batch}}
+spec:
+  restartPolicy: Never
+  initContainers:
+  - name: prepare
+    image: {IMAGE}
+    terminationMessagePath: /tmp/prepared
+  containers:
+  - name: app
+    image: {IMAGE}
+    terminationMessagePath: /var/run/done
+    terminationMessagePolicy: FallbackToLogsOnError
+"""
+
+
+@pytest.fixture
+def batch(run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path) -> Path:
+    """A pod whose init container said why it is done and whose app container runs;
+    each writes its termination message at a path of its own, and the app falls back
+    to its log."""
+    source = tmp_path / "batch.yaml"
+    source.write_text(RECORDED)
+    assert 0 == run("apply", str(source)).code
+    prepare = container(fake, "batch", "prepare").id
+    fake.write_container_file(prepare, "/tmp/prepared", b"schema 7 ready\n")
+    fake.exit(prepare, 0)
+    assert 0 == run("apply", str(source)).code
+    return source
+
+
+def messages(document: dict[str, Any], kind: str = "containers") -> dict[str, str]:
+    (pod,) = document["pods"]
+    return {c["name"]: c["termination_message"] for c in pod[kind]}
+
+
+def test_status_and_describe_without_the_pod_file_show_the_message(
+    run: Callable[..., Result], fake: FakeRuntime, batch: Path
+) -> None:
+    """The path and the policy are the container's own record: no -f, no SOURCE."""
+    app = container(fake, "batch", "app").id
+    fake.write_container_file(app, "/var/run/done", b"disk full\n")
+    fake.exit(app, 1)
+
+    document = json.loads(run("status", "--json").out)
+    described = run("describe", "batch")
+
+    assert {"app": "disk full\n", "prepare": "schema 7 ready\n"} == messages(document)
+    assert 0 == described.code, described.err
+    assert "    Message:        disk full\n" in described.out
+    assert "    Message:        schema 7 ready\n" in described.out
+
+
+def test_without_the_pod_file_an_empty_file_falls_back_to_the_log(
+    run: Callable[..., Result], fake: FakeRuntime, batch: Path
+) -> None:
+    app = container(fake, "batch", "app").id
+    fake.write_log(app, "cannot reach db\n", "stderr")
+    fake.exit(app, 1)
+
+    document = json.loads(run("status", "--json").out)
+    described = run("describe", "batch")
+
+    assert "cannot reach db\n" == messages(document)["app"]
+    assert "    Message:        cannot reach db\n" in described.out
+
+
+def test_with_the_pod_file_init_containers_show_their_messages_too(
+    run: Callable[..., Result], fake: FakeRuntime, batch: Path
+) -> None:
+    app = container(fake, "batch", "app").id
+    fake.write_log(app, "cannot reach db\n", "stderr")
+    fake.exit(app, 1)
+
+    document = json.loads(run("status", "--json", str(batch)).out)
+
+    assert {"prepare": "schema 7 ready\n"} == messages(document, "init_containers")
+    assert {"app": "cannot reach db\n"} == messages(document)

@@ -1,7 +1,8 @@
 """Operating pods on the real engine: ``podsync logs`` (both streams, tail, follow that
 ends when the container exits, the previous instance), ``exec`` (exit codes, stdin),
-``status`` after a crash loop and after an OOM kill, and ``events`` while a pod
-restarts. Pods use network mode ``none``; nothing connects to a container's address."""
+``status`` after a crash loop and after an OOM kill, termination messages with and
+without the pod file, and ``events`` while a pod restarts. Pods use network mode
+``none``; nothing connects to a container's address."""
 
 from __future__ import annotations
 
@@ -198,6 +199,41 @@ def test_status_shows_what_the_container_wrote_at_dev_termination_log(
         app["exit_code"],
         app["termination_message"],
     )
+
+
+def test_status_and_describe_show_messages_without_the_pod_file(
+    engine: docker.DockerClient, run: Callable[..., Result], pod_file: Any
+) -> None:
+    """Issue 30: a container records where its termination message is (its spec label)
+    and its policy (a label of its own), so status and describe read the message
+    through the engine without -f or SOURCE: the file at a path of the pod's own, and
+    under FallbackToLogsOnError, the log's tail when the file is empty."""
+    fields = (
+        "\n      terminationMessagePath: /var/run/done"
+        "\n      terminationMessagePolicy: FallbackToLogsOnError"
+    )
+    wrote, wrote_pod = pod_file(
+        "wrote", "echo 'no space left' > /var/run/done; exit 1", restart="Never", extra=fields
+    )
+    logged, logged_pod = pod_file(
+        "logged", "echo 'cannot reach db' >&2; exit 1", restart="Never", extra=fields
+    )
+    assert 0 == run("apply", wrote).code
+    assert 0 == run("apply", logged).code
+    wait_exit(engine, wrote_pod, 1)
+    wait_exit(engine, logged_pod, 1)
+
+    document = json.loads(run("status", "--json").out)
+    described = run("describe", wrote_pod.key)
+
+    said = {
+        p["uid"]: [(c["name"], c["exit_code"], c["termination_message"]) for c in p["containers"]]
+        for p in document["pods"]
+    }
+    assert [("app", 1, "no space left\n")] == said[wrote_pod.uid]
+    assert [("app", 1, "cannot reach db\n")] == said[logged_pod.uid]
+    assert 0 == described.code, described.err
+    assert "    Message:        no space left\n" in described.out
 
 
 def test_exec_exit_codes_and_stdin(

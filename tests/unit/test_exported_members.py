@@ -167,7 +167,6 @@ LABELS_ADDED = [
     *("LABEL_VOLUME_KIND", "LABEL_VOLUME_NAMESPACE", "LABEL_VOLUME_CLAIM"),
     *("LABEL_VOLUME_NAME", "LABEL_EMPTY_DIRS", "LABEL_CONTENT_VOLUMES"),
     "LABEL_SCOPE",
-    "LABEL_TERMINATION_MESSAGE_POLICY",
 ]
 
 #: Names that left the top level in 0.x and still import from it, with a

@@ -71,12 +71,15 @@ def failed(pod: Pod) -> tuple[FakeRuntime, str]:
 
 
 # What of the container's record a row keeps: all of it; all but the policy (a
-# container made before podsync recorded it); all but a readable spec label; neither;
-# a policy label whose value is no policy.
+# container made before podsync recorded it); all but a readable spec label (none at
+# all, as on a 2014 kubelet's container; one that is no JSON; one without the path);
+# neither; a policy label whose value is no policy.
 RECORDS = {
     "kept": {},
     "no policy": {LABEL_TERMINATION_MESSAGE_POLICY: None},
+    "no spec": {LABEL_SPEC: None},
     "unreadable spec": {LABEL_SPEC: "{not json"},
+    "spec without the path": {LABEL_SPEC: '{"name":"app"}'},
     "neither": {LABEL_TERMINATION_MESSAGE_POLICY: None, LABEL_SPEC: "{not json"},
     "policy not a policy": {LABEL_TERMINATION_MESSAGE_POLICY: "Logs"},
 }
@@ -120,6 +123,16 @@ CASES = [
         "unreadable spec, pod file",
         CUSTOM_FALLBACK,
         "unreadable spec",
+        ELSEWHERE_FILE,
+        "/elsewhere",
+        FALLBACK,
+    ),
+    Case("no spec, no pod file", CUSTOM_FALLBACK, "no spec", None, DEFAULT, FALLBACK),
+    Case("no spec, pod file", CUSTOM_FALLBACK, "no spec", ELSEWHERE_FILE, "/elsewhere", FALLBACK),
+    Case(
+        "spec without the path, pod file",
+        CUSTOM_FALLBACK,
+        "spec without the path",
         ELSEWHERE_FILE,
         "/elsewhere",
         FALLBACK,
@@ -184,3 +197,35 @@ def test_a_file_with_words_is_the_message_whatever_the_policy() -> None:
 
     assert ({cid: "disk full\n"}, {}) == (messages, tails)
     assert ["disk full\n"] == [c.termination_message for c in status.containers]
+
+
+def test_an_init_container_made_before_the_record_takes_the_pod_files_policy() -> None:
+    """The pod file's init containers fill in what theirs do not record, as its app
+    containers do."""
+    pod = pod_file("  initContainers:\n  - name: prepare\n    image: busybox\n" + FALLBACK_ONLY)
+    fake = FakeRuntime(images=["busybox", PAUSE], clock=FakeClock(NOW, step=0))
+    assert sync([pod], fake, options=OPTIONS, clock=fake.clock).ok
+    cid = next(c.id for c in fake.containers if c.labels.get(LABEL_CONTAINER) == "prepare")
+    fake.write_log(cid, "migration failed\n", "stderr")
+    fake.exit(cid, 1)
+    seen = [with_record(oc, "no policy") for oc in fake.containers]
+
+    with_file = termination_inputs(fake, [pod], seen)
+    without_file = termination_inputs(fake, [], seen)
+
+    assert ({cid: ""}, {cid: "migration failed\n"}) == with_file
+    assert ({cid: ""}, {}) == without_file
+
+
+def test_the_network_container_has_no_message_to_read() -> None:
+    """The pod's network container runs no process of the pod's: nothing is read for
+    it, even once it has exited."""
+    fake, cid = failed(pod_file(CUSTOM_FALLBACK))
+    (net,) = [c.id for c in fake.containers if c.labels.get(LABEL_CONTAINER) == "net"]
+    fake.exit(net, 0)
+    fake.clear_calls()
+
+    messages, _ = termination_inputs(fake, [], fake.containers)
+
+    assert [cid] == list(messages)
+    assert [cid] == [call.args[0] for call in fake.calls if call.name == "read_file"]

@@ -276,6 +276,9 @@ def pod_status(
         termination_messages: the termination-message file of each container (by id)
             that has one, as read (``podsync.status._operate.termination_inputs``).
         log_tails: the log tail of failed runs under ``FallbackToLogsOnError`` (by id).
+            A run's message follows the policy its container records, as the kubelet
+            reads it off the container that ran; ``pod``'s only for a container made
+            before podsync recorded it (``podsync.status._container.message_settings``).
         pull_failures: the failed image pulls the plan was made with (``plan``'s): a
             container whose image ``plan`` pulls again after a failure for this pod
             waits with ``ErrImagePull`` and the engine's error; one held by the

@@ -210,6 +210,8 @@ def _drawn_reasons() -> list[str]:
     assert len(diagrams) == 2, "a container's and a pod's"
     for diagram in diagrams:
         assert diagram.startswith("stateDiagram-v2\n")
+        # mermaid ends a statement at ";": the rest of a label would become states
+        assert ";" not in diagram
         for line in diagram.splitlines():
             transition = _TRANSITION.match(line)
             if transition and transition.group(3) and not transition.group(3).startswith("("):

@@ -80,7 +80,7 @@ Run it from the repository root, with the engine up (``bash .ci/test`` starts on
 builds the images; ``python -m tests.support.engine images`` builds the images)::
 
     python -m benchmarks.bench_apply                  # plain-text table
-    python -m benchmarks.bench_apply --markdown       # Markdown table for the README
+    python -m benchmarks.bench_apply --markdown       # Markdown table for docs/benchmarks.md
     python -m benchmarks.bench_apply --pods 20 --repeat 1
     python -m benchmarks.bench_apply --check          # exit 1 when a target is missed
 

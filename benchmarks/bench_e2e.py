@@ -47,7 +47,7 @@ skipped, and say so.
 Run it from the repository root::
 
     python -m benchmarks.bench_e2e                     # plain-text table
-    python -m benchmarks.bench_e2e --markdown          # Markdown, for the README
+    python -m benchmarks.bench_e2e --markdown          # Markdown, for docs/benchmarks.md
     python -m benchmarks.bench_e2e --sizes 1000 --repeat 2
     python -m benchmarks.bench_e2e --cpu               # CPU time: a loaded, shared machine
 """

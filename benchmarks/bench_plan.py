@@ -45,7 +45,7 @@ given. This is a benchmark script, not a timed test.
 Run it from the repository root::
 
     python -m benchmarks.bench_plan                       # plain-text table
-    python -m benchmarks.bench_plan --markdown            # Markdown table for the README
+    python -m benchmarks.bench_plan --markdown            # Markdown table for docs/benchmarks.md
     python -m benchmarks.bench_plan --sizes 100,1000 --repeat 3
     python -m benchmarks.bench_plan --check               # exit 1 when a target is missed
     python -m benchmarks.bench_plan --profile             # cProfile the largest steady plan

@@ -27,7 +27,7 @@ quick (no I/O): call them as they are.
 Threads, not an async engine client: the docker SDK is synchronous, so each call runs
 in a worker thread of the event loop's default executor (``asyncio.to_thread``), and
 the loop goes on meanwhile; a sync's apply uses its own pool besides (``workers``).
-What "Threads and processes" in the README says of the calls holds for these.
+What "Threads and processes" in docs/library.md says of the calls holds for these.
 
 Cancellation: a thread cannot be stopped in the middle of a call. Cancelling a task
 that awaits ``sync`` or ``apply`` ends the await at once (``CancelledError``), while

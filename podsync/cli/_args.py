@@ -53,7 +53,7 @@ EXIT_INTERRUPTED = 130
 DEFAULT_WAIT_TIMEOUT = 60.0
 
 #: What ``down`` does with the options it shares with ``apply`` (its ``--help``
-#: epilog; the README's command-line section says the same).
+#: epilog; docs/cli.md, the command line's page, says the same).
 DOWN_OPTIONS_NOTE = (
     "down takes every option apply takes, so that a script keeps one set of flags for "
     "both. --scope, --root-dir, --stop-timeout, --adopt-2014-containers, --workers, "

@@ -322,8 +322,12 @@ def load_host_pods(
         sources: as ``load_pods``.
         hosts: the fleet (``load_hosts``).
         hosts_file: names the hosts in messages (the hosts file's name).
-        stdin, max_bytes, http_timeout, on_warning, secret_key, etcd: as ``load_pods``;
-            one Secret digest key serves the whole fleet.
+        stdin: as ``load_pods``.
+        max_bytes: as ``load_pods``.
+        http_timeout: as ``load_pods``.
+        on_warning: as ``load_pods``.
+        secret_key: as ``load_pods``; one Secret digest key serves the whole fleet.
+        etcd: as ``load_pods``.
 
     Returns:
         Every host's pods, by host name, in the order of ``hosts`` (a host no pod names

@@ -130,7 +130,8 @@ def publish(
         dry_run: read and compare only; write nothing.
         if_revision: write only if the key is still at this revision (0: only if it
             does not exist), e.g. the one a dry run showed; else the revision read.
-        max_bytes, http_timeout: as for ``load_pods``.
+        max_bytes: as for ``load_pods``.
+        http_timeout: as for ``load_pods``.
         on_warning: as for ``load_pods`` (fields podsync ignores).
 
     Returns:

@@ -108,7 +108,10 @@ def sync_hosts(
         workers: the size of each host's apply pool (engine calls at a time per engine).
         on_event: called with the host's name and each ``Event`` of its sync, from
             worker threads, one call at a time across all hosts.
-        probe, hook_timeout, probe_timeout, clock: as ``sync``, for every host.
+        probe: as ``sync``, for every host.
+        hook_timeout: as ``sync``, for every host.
+        probe_timeout: as ``sync``, for every host.
+        clock: as ``sync``, for every host.
         before_apply: called with the host's name, its plan and its observation before
             anything is applied there (one call at a time across all hosts); when it
             returns False that host's plan is not applied.

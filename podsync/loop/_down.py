@@ -71,7 +71,10 @@ def down(
         options: planning options (``PlanOptions()`` when ``None``): the root directory,
             the stop timeout of pods without a grace period, ``adopt_2014_containers``.
             Its scope, deletion and collection settings are ``down``'s own.
-        workers, on_event, hook_timeout, clock: as for ``sync``.
+        workers: as for ``sync``.
+        on_event: as for ``sync``.
+        hook_timeout: as for ``sync``.
+        clock: as for ``sync``.
         before_apply: called with the first pass's plan and the observation it was
             made from; when it returns False nothing is applied (``applied`` False).
 

@@ -176,10 +176,16 @@ class Reconciler(Reporter):
         gc_period: seconds between garbage collections (seed: 60).
         workers: pods synced at the same time, at most.
         probe: run the pods' probes (each on its own period).
-        hook_timeout, probe_timeout: as for ``sync``.
-        max_bytes, http_timeout, node, on_warning, secret_key, etcd, http: as for
-            ``load_pods`` (without ``secret_key`` a pod that uses a Secret's value is
-            refused).
+        hook_timeout: as for ``sync``.
+        probe_timeout: as for ``sync``.
+        max_bytes: as for ``load_pods``.
+        http_timeout: as for ``load_pods``.
+        node: as for ``load_pods``.
+        on_warning: as for ``load_pods``.
+        secret_key: as for ``load_pods`` (without ``secret_key`` a pod that uses a Secret's
+            value is refused).
+        etcd: as for ``load_pods``.
+        http: as for ``load_pods``.
         board: the status board the loop reports to (see ``Board``).
         on_event: called with each apply ``Event`` (one per action, and failed probes),
             from the workers, one call at a time.

@@ -42,7 +42,7 @@ tested and applied later.
    exactly the seed's format (``parse_2014_container_name``): a container a 2014
    kubelet left behind. Everything else is foreign and never appears in a plan. An
    owned container belongs to a desired pod when uid and full name match.
-3. *Per desired pod* (seed syncPod, with the fixes listed in the README):
+3. *Per desired pod* (seed syncPod, with the fixes in docs/differences.md):
    a. The network container ``net`` must run, with the current network spec hash (its
       image, hostname, DNS policy and every port of the pod, and the options that shape
       it: network mode, cluster DNS and the host resolv.conf content merged with it).

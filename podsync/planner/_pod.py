@@ -289,7 +289,7 @@ class PodPlanner(InitPlanner, RestartPlanner, CreateSpecs):
         Only a network container that *died* is the kubelet's lost sandbox
         (``computePodActions``: a ``Never`` pod whose sandbox is gone after its
         containers ran is killed, not rebuilt). One podsync stopped is no more a loss
-        than an app container podsync stopped is a run (README "Differences" 17, 39):
+        than an app container podsync stopped is a run (docs/differences.md 17, 39):
         without this, a ``Never`` pod whose ports were edited, and whose new network
         container could not be created, was never rebuilt. Instances created and never
         started (a create that failed at its start) are not the network the pod had.

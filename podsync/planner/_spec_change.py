@@ -425,7 +425,7 @@ def replanned(pod: Pod) -> bool:
 # them stays in its walks until a full collection: 10,000 of them slowed the first plan
 # that made them).
 #
-# Threads may plan the same Pod objects at once ("Threads and processes" in the README).
+# Threads may plan the same Pod objects at once ("Threads and processes" in docs/library.md).
 # A reader takes the tuple as it is (one attribute read: a whole tuple, never a half
 # written one), and every entry is a function of its key alone, so whoever computed it
 # gives the same value. A writer replaces the tuple by a longer one, a read-modify-write

@@ -28,8 +28,8 @@ upper clamp. The rule, step by step:
    ``cpu.weight`` and refuses a share count beyond it.
 
 Up to podsync 0.2, step 1 returned 0 (leave Docker's default of 1024), as the late-2014
-seed did (reference §2.5); the modern kubelet's rule replaces it (README, "Differences
-from the 2014 kubelet").
+seed did (reference §2.5); the modern kubelet's rule replaces it (docs/differences.md,
+"Differences from the 2014 kubelet").
 
 The CFS quota is the modern kubelet's ``MilliCPUToQuota`` (same file): with the fixed
 period of 100 ms (``QuotaPeriod``; the ``CPUCFSQuotaPeriod`` gate is not ported), the

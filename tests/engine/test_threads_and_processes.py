@@ -1,4 +1,4 @@
-"""The README's "Threads and processes" on the real engine: two syncs of the same pods at
+"""docs/library.md's "Threads and processes" on the real engine: two syncs of the same pods at
 once - two threads sharing one ``DockerRuntime``, then two processes with a runtime each
 - round after round while the pods change and go. No exception escapes ``sync`` (a lost
 race is a failed result: a name taken by the other sync, a network container the other

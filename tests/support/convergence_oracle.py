@@ -11,7 +11,7 @@ internals. It uses only the spec hashing (``spec_hash``, ``canonical_spec``,
 ``network_spec_hash``, ``network_spec``: what a container's labels are compared with)
 and the label keys.
 
-The rules (README "Plans" and ``podsync.planner._plan``'s module docstring, as a user reads
+The rules (docs/library.md "Plans" and ``podsync.planner._plan``'s module docstring, as a user reads
 them):
 
 * A container **should run** when its history says so: it never had an instance; its
@@ -23,7 +23,7 @@ them):
   the wait (a back-off after a failed run or a start that never happened, an image it
   may not pull).
 * A container that **completed** under its policy (``Never``; ``OnFailure`` after a
-  success) stays down, whatever its spec now (README "Differences": the restart policy
+  success) stays down, whatever its spec now (docs/differences.md: the restart policy
   is absolute): nothing new is created for it, and its newest instance - the one the
   policy was judged on - is still the newest.
 * A ``Never`` pod whose network container does not run after one of its containers ran
@@ -67,13 +67,13 @@ from podsync.spec._labels import (
 from podsync.spec._volumes import DEFAULT_ROOT_DIR
 
 NET = "net"
-#: The stop records that say a run failed (README: "a container podsync killed for a
+#: The stop records that say a run failed (docs/library.md: "a container podsync killed for a
 #: failure (liveness probe, postStart handler, its pod's network container dying under
 #: it) failed, whatever its exit code").
 FAILURE_RECORDS = frozenset({"unhealthy", "post-start-failed", "network-lost"})
 
 _LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-# The seed's BuildDockerName, exactly (README "Ownership").
+# The seed's BuildDockerName, exactly (docs/library.md "Ownership").
 _NAME_2014 = re.compile(
     rf"/?k8s_(?P<container>{_LABEL})\.(?P<hash>[0-9a-f]{{1,8}})"
     rf"_(?P<full>{_LABEL}\.{_LABEL}\.{_LABEL})_(?P<uid>[A-Za-z0-9][A-Za-z0-9.-]*)"
@@ -92,7 +92,7 @@ class Owner:
 
 
 def owner(o: ObservedContainer, *, adopt: bool) -> Owner | None:
-    """Whose container ``o`` is, read from its labels and name (README "Ownership")."""
+    """Whose container ``o`` is, read from its labels and name (docs/library.md "Ownership")."""
     if any(k.startswith("io.kubernetes.") for k in o.labels):
         return None
     labels = o.labels
@@ -130,7 +130,7 @@ def _ended(o: ObservedContainer) -> float:
 
 
 def matches(o: ObservedContainer, want: SpecHash, want_spec: dict[str, Any], image: str) -> bool:
-    """Whether instance ``o`` has the desired spec (README "Differences" item 2): the same
+    """Whether instance ``o`` has the desired spec (docs/differences.md item 2): the same
     hash; with a hash of another version, the same spec label (or, without one, the
     same image); a 2014 kubelet's container (no hash label) with name hash 0 is not
     compared, any other with its image."""
@@ -220,7 +220,7 @@ def _network_died(pod: Pod, before: Sequence[ObservedContainer], *, adopt: bool)
     one runs, or one was a run (it started, and it ended by itself or podsync stopped it
     for a failure). A network container podsync stopped for its own reasons (the newest
     that ran has a stop record that is no failure's: a rebuild whose new network
-    container was not made yet) did not die: the pod is rebuilt (README "Differences"
+    container was not made yet) did not die: the pod is rebuilt (docs/differences.md
     17, 39)."""
     nets = instances(before, pod, NET, adopt=adopt)
     if any(o.running for o in nets):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 #: The checkout: ``tests/support/`` is two levels below it.
 REPO = Path(__file__).resolve().parents[2]
-#: The package's own files (read as text by the layering and README tests).
+#: The package's own files (read as text by the layering, README and docs tests).
 PACKAGE = REPO / "podsync"
 #: Files the tests read: the bad-input corpus, the files people keep.
 DATA = REPO / "tests" / "data"

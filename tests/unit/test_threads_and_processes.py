@@ -1,4 +1,4 @@
-"""The README's "Threads and processes", shown: what may be shared between threads, that
+"""docs/library.md's "Threads and processes", shown: what may be shared between threads, that
 planning is re-entrant (it remembers texts in the ``Pod`` objects it plans, and threads
 planning the same objects at once get the plan one thread gets and lose nothing it
 remembered), that ``FakeRuntime`` is thread-safe, that two ``sync`` calls at once on one

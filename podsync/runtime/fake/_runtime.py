@@ -152,7 +152,8 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
         bridge: whether the engine has its default bridge network (Docker's default).
             Port bindings are published - and conflict - only on it or a named network;
             ``False`` is ``dockerd --bridge=none``, where nothing is published.
-        apparmor, seccomp: whether the engine's host has them (else profiles are refused).
+        apparmor: whether the engine's host has AppArmor (else its profiles are refused).
+        seccomp: whether the engine's host has seccomp (else its profiles are refused).
         capacity: the CPUs (milli-CPU) and memory (bytes) its host gives containers
             (``node_capacity``): 8 CPUs and 16 GiB unless given.
 

@@ -252,8 +252,8 @@ def test_a_pod_set_is_safe_to_change_from_many_threads() -> None:
 def test_a_pod_set_in_a_named_scope_stops_what_leaves_it_and_nothing_else(
     tmp_path: Path,
 ) -> None:
-    """The README's in-memory loop: a pod that leaves the set is stopped because the
-    loop's scope made it; another scope's pod on the same engine is left running."""
+    """The in-memory loop of docs/library.md: a pod that leaves the set is stopped because
+    the loop's scope made it; another scope's pod on the same engine is left running."""
     other = make_loop(tmp_path / "other", [], pods=[pod("db")], scope="team-b")
     other.tick()
     desired = PodSet([pod("web")])

@@ -3,7 +3,7 @@ fixes and additions.
 
 Each ported test names the seed test and its row in the reference. The seed asserted
 Docker calls; podsync asserts the plan whose actions produce those calls, or the fix
-listed in the README's "Differences from the 2014 kubelet".
+listed in docs/differences.md ("Differences from the 2014 kubelet").
 """
 
 from __future__ import annotations

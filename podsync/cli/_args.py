@@ -63,7 +63,8 @@ DOWN_OPTIONS_NOTE = (
     "probes), the garbage-collection options (every exited instance of the pods goes, "
     "and no image), --wait and --timeout (down returns when the pods are gone), and "
     "--no-delete with SOURCEs (down removes only their pods). Refused: --no-delete with "
-    "--scope and no SOURCEs, --plan, and --hosts (and so --json)."
+    "--scope and no SOURCEs, --plan, and --hosts. -o FORMAT (and --json) prints what down "
+    "did, as for apply."
 )
 
 _DEFAULT_ROOT_DIR = PlanOptions().root_dir
@@ -461,15 +462,19 @@ def build_parser() -> argparse.ArgumentParser:
         "of the sources, grouped by pod, each action with its reason. Changes nothing.",
     )
     p.add_argument("sources", nargs="+", metavar="SOURCE", help="pod files, directories, URLs, -")
-    p.add_argument(
-        "--json", action="store_true", help="print the plan as JSON (with its format_version)"
+    _add_output_option(
+        p,
+        "plan",
+        "the plan",
+        json_help="print the plan as JSON (with its format_version); the same as -o json",
+        note="; -o FILE, a name that is none of these, still saves the plan to FILE with "
+        "a warning, for one release: use --out FILE",
     )
     p.add_argument(
-        "-o",
         "--out",
         metavar="FILE",
         help="save the plan as JSON, for podsync apply --plan FILE (written with mode 0600: "
-        "it holds the containers' environment)",
+        "it holds the containers' environment); Terraform's -out",
     )
     p.add_argument(
         "--probe",
@@ -503,10 +508,12 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[output],
         allow_abbrev=False,
         help="show a saved plan",
-        description="Show a plan saved with podsync plan -o FILE.",
+        description="Show a plan saved with podsync plan --out FILE.",
     )
     s.add_argument("file", metavar="FILE", help="the saved plan (- for standard input)")
-    s.add_argument("--json", action="store_true", help="print the plan as JSON")
+    _add_output_option(
+        s, "show", "the plan", json_help="print the plan as JSON; the same as -o json"
+    )
 
     d = commands.add_parser(
         "down",
@@ -535,8 +542,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_apply_command_options(command: Any, *, down: bool) -> None:
-    """``apply``'s own options (``--plan``, ``--wait``, ``--timeout``, ``--hosts``,
-    ``--json``); ``down`` takes them too, so that one set of flags serves both, and
+    """``apply``'s own options (``--plan``, ``--wait``, ``--timeout``, ``-o``,
+    ``--hosts``, ``--json``); ``down`` takes them too, so that one set of flags serves both, and
     refuses or ignores them (``DOWN_OPTIONS_NOTE``)."""
     command.add_argument(
         "--plan",
@@ -544,7 +551,7 @@ def _add_apply_command_options(command: Any, *, down: bool) -> None:
         dest="plan_file",
         help="refused: down removes the pods of SOURCEs or of a --scope"
         if down
-        else "apply this saved plan (podsync plan -o FILE; - for standard input); the "
+        else "apply this saved plan (podsync plan --out FILE; - for standard input); the "
         "planning options cannot be given with it: the plan was made with its own",
     )
     command.add_argument(
@@ -563,6 +570,14 @@ def _add_apply_command_options(command: Any, *, down: bool) -> None:
         help="ignored, as --wait"
         if down
         else f"how long --wait waits (default: {DEFAULT_WAIT_TIMEOUT:g})",
+    )
+    command.add_argument(
+        "-o",
+        "--output",
+        metavar="FORMAT",
+        help=f"print what {'down' if down else 'apply'} did as json, yaml or name (the pods "
+        "it changed, pod/NAMESPACE/NAME) instead of the plan and summary lines; with "
+        "--hosts, json or yaml; an unknown format is a usage error",
     )
     add_fleet_options(command, down=down)
 
@@ -631,7 +646,13 @@ def _add_operating_commands(commands: Any, engine: Any, planning: Any, output: A
         "runs on the engine. Changes nothing.",
     )
     st.add_argument("sources", nargs="*", metavar="SOURCE", help="pod files, directories, URLs, -")
-    st.add_argument("--json", action="store_true", help="print the statuses as JSON")
+    _add_output_option(
+        st,
+        "status",
+        "the statuses",
+        json_help="print the statuses as JSON; the same as -o json",
+        note="; wide adds IP, SCOPE and IMAGES to the table, name prints pod/NAMESPACE/NAME",
+    )
     st.add_argument(
         "--probe",
         action="store_true",
@@ -722,11 +743,35 @@ def _add_operating_commands(commands: Any, engine: Any, planning: Any, output: A
     ev.add_argument(
         "-f", "--follow", action="store_true", help="then print new events until interrupted"
     )
-    ev.add_argument("--json", action="store_true", help="one JSON object per line")
+    _add_output_option(
+        ev,
+        "events",
+        "the events",
+        json_help="one JSON object per line; the same as -o json",
+        note=" (json: one object per line; yaml: one document per event)",
+    )
     ev.add_argument(
         "--since", metavar="DURATION", type=duration, help="only events newer than this"
     )
     _add_adopt_option(ev, default=False)
+
+
+def _add_output_option(
+    command: Any, name: str, what: str, *, json_help: str | None = None, note: str = ""
+) -> None:
+    """``-o FORMAT`` / ``--output FORMAT`` (``podsync.cli._output``: the formats of
+    ``name``), and ``--json`` with ``json_help`` when given (kept: ``-o json``)."""
+    from podsync.cli._output import FORMATS
+
+    command.add_argument(
+        "-o",
+        "--output",
+        metavar="FORMAT",
+        help=f"print {what} as {', '.join(FORMATS[name])} instead of text{note}; an "
+        "unknown format is a usage error",
+    )
+    if json_help is not None:
+        command.add_argument("--json", action="store_true", help=json_help)
 
 
 def _add_adopt_option(group: Any, *, default: Any) -> None:

@@ -231,12 +231,17 @@ def test_usage_errors(fleet: Fleet, argv: list[str], message: str) -> None:
     assert fleet.contacted == []
 
 
-def test_json_without_hosts_is_a_usage_error(
+def test_names_with_hosts_is_a_usage_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = cli.main(["apply", "--json", str(tmp_path)], clock=FakeClock(T0))
+    """``apply --hosts`` prints a document per fleet (json, yaml), no pod names; the
+    error lists what it takes, before any engine is contacted."""
+    argv = ["apply", "--hosts", str(tmp_path / "hosts.yaml"), "-o", "name", str(tmp_path)]
+
+    code = cli.main(argv, clock=FakeClock(T0))
+
     assert code == 1
-    assert "--json is used only with --hosts" in capsys.readouterr().err
+    assert "-o name: apply --hosts prints json, yaml" in capsys.readouterr().err
 
 
 def test_one_hosts_sync_never_removes_another_hosts_pod_directories(tmp_path: Path) -> None:

@@ -116,13 +116,13 @@ def test_a_saved_plan_whose_secret_changed_is_refused_and_changes_nothing(
     assert result.err_lines == [
         "podsync: error: the saved plan cannot be applied: the value of Secret "
         "default/db-creds key password is not the one the plan was made with; make the plan "
-        "again (podsync plan -o)"
+        "again (podsync plan --out FILE)"
     ]
     (tmp_path / "pods" / "secret.yaml").unlink()
     result = run("apply", "--plan", saved, runtime=fake)
     assert result.err_lines == [
         "podsync: error: the saved plan cannot be applied: Secret default/db-creds is not in "
-        "the sources; make the plan again (podsync plan -o)"
+        "the sources; make the plan again (podsync plan --out FILE)"
     ]
     assert [] == mutations(fake)
 

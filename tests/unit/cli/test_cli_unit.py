@@ -1679,7 +1679,7 @@ def test_a_plan_saved_by_format_1_is_refused_with_what_to_do(
     assert (
         f"podsync: error: {saved}: $.format_version: plan format 1 was written by an older "
         "podsync (its actions name pods without their uids); make the plan again with "
-        "`podsync plan -o`" in result.err
+        "`podsync plan --out FILE`" in result.err
     )
     assert [] == mutations(fake)
 

@@ -128,10 +128,11 @@ def print_record(console: Console, fmt: str, record: Mapping[str, Any]) -> None:
     """One record of a stream (an event, a changed pod of ``status --watch``): a JSON
     line, or a YAML document that starts with ``---`` (``yaml.safe_load_all`` reads the
     stream)."""
+    line = json.dumps(record, sort_keys=True)
     if fmt == YAML:
-        console.print_chunks(["---\n", yaml_text(dict(record))])
+        console.print_chunks(["---\n", yaml_text(json.loads(line))])
     else:
-        console.print(json.dumps(record, sort_keys=True))
+        console.print(line)
 
 
 def pod_name(key: str, uid: str = "") -> str:

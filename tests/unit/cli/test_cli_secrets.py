@@ -73,7 +73,7 @@ def test_plan_output_and_the_saved_plan_never_hold_the_value(
     pods = sources(tmp_path)
     saved = tmp_path / "p.json"
 
-    shown = run("plan", "-o", str(saved), pods, runtime=fake)
+    shown = run("plan", "--out", str(saved), pods, runtime=fake)
     as_json = run("plan", "--json", pods, runtime=fake)
 
     assert 0 == shown.code == as_json.code
@@ -90,7 +90,7 @@ def test_a_saved_plan_gets_the_values_again_from_its_sources(
 ) -> None:
     pods = sources(tmp_path)
     saved = str(tmp_path / "p.json")
-    run("plan", "-o", saved, pods, runtime=fake)
+    run("plan", "--out", saved, pods, runtime=fake)
 
     result = run("apply", "--plan", saved, runtime=fake)
 
@@ -105,7 +105,7 @@ def test_a_saved_plan_whose_secret_changed_is_refused_and_changes_nothing(
 ) -> None:
     pods = sources(tmp_path)
     saved = str(tmp_path / "p.json")
-    run("plan", "-o", saved, pods, runtime=fake)
+    run("plan", "--out", saved, pods, runtime=fake)
     sources(tmp_path, "changed-since")
     fake.clear_calls()
 

@@ -1,14 +1,17 @@
 """Secret values through the command line (FakeRuntime): the host's digest key under
---root-dir, plan text and JSON and saved plans without the value, ``apply --plan`` reading
+--root-dir, plan text, JSON and YAML and saved plans without the value, ``apply --plan`` reading
 the Secrets again and refusing another value, a changed Secret naming itself."""
 
 from __future__ import annotations
 
 import base64
+import json
 import os
 import stat
 from collections.abc import Callable
 from pathlib import Path
+
+import yaml
 
 from podsync.spec._labels import LABEL_CONTAINER
 from podsync.testing import FakeRuntime
@@ -75,10 +78,17 @@ def test_plan_output_and_the_saved_plan_never_hold_the_value(
 
     shown = run("plan", "--out", str(saved), pods, runtime=fake)
     as_json = run("plan", "--json", pods, runtime=fake)
+    as_yaml = run("plan", "-o", "yaml", pods, runtime=fake)
+    saved_yaml = run("show", "-o", "yaml", str(saved))
 
-    assert 0 == shown.code == as_json.code
-    for text in (shown.out, shown.err, as_json.out, as_json.err, saved.read_text()):
+    assert 0 == shown.code == as_json.code == as_yaml.code == saved_yaml.code
+    outputs = (shown, as_json, as_yaml, saved_yaml)
+    for text in (*(r.out for r in outputs), *(r.err for r in outputs), saved.read_text()):
         assert PASSWORD not in text
+    # YAML is the JSON's document: the Secret by reference and digest, as there.
+    assert json.loads(as_json.out) == yaml.safe_load(as_yaml.out)
+    assert json.loads(saved.read_text()) == yaml.safe_load(saved_yaml.out)
+    assert "secret: default/db-creds" in as_yaml.out
     assert '"secret": "default/db-creds"' in saved.read_text()
     key = tmp_path / "root" / "secret-digest.key"
     assert 0o600 == stat.S_IMODE(os.stat(key).st_mode)

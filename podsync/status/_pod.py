@@ -48,7 +48,6 @@ from podsync.actions._actions import FAILED_STOPS, Action, Plan, PodPlan, Reason
 from podsync.actions._options import NODE_SCOPE, PlanOptions
 from podsync.model._pod import ObservedContainer, Pod, RestartPolicy, TerminationMessagePolicy
 from podsync.model._pulls import PullFailure
-from podsync.spec._labels import LABEL_SCOPE
 from podsync.spec._naming import NETWORK_CONTAINER
 from podsync.spec._ownership import identify, ownership
 from podsync.status._container import (
@@ -338,10 +337,11 @@ def pod_status(
 
 
 def _scope(containers: Iterable[ObservedContainer]) -> str | None:
-    """The pod's scope: the ``LABEL_SCOPE`` of its newest container (a scoped sync
-    labels every container it makes), ``None`` without one."""
+    """The pod's scope: its newest container's (``LABEL_SCOPE``: a scoped sync labels
+    every container it makes), ``None`` without one."""
     newest = max(containers, key=lambda oc: (oc.created, oc.id), default=None)
-    return (newest.labels.get(LABEL_SCOPE) or None) if newest is not None else None
+    instance = identify(newest) if newest is not None else None
+    return (instance.scope or None) if instance is not None else None
 
 
 def _judge(

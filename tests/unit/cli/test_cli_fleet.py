@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
+import yaml
 
 import podsync
 import podsync.fleet
@@ -162,6 +163,30 @@ def test_json_gives_each_hosts_outcome(fleet: Fleet) -> None:
     assert by_host["node-b"]["applied"] is False
     assert by_host["node-c"]["ok"] is False
     assert "gone" in by_host["node-c"]["error"]
+
+
+@pytest.mark.parametrize("option", [["-o", "json"], ["-o", "yaml"]], ids=["json", "yaml"])
+def test_output_is_the_json_flags_document(
+    fleet: Fleet, tmp_path: Path, capsys: pytest.CaptureFixture[str], option: list[str]
+) -> None:
+    """``apply --hosts -o json`` is today's ``--json``; ``-o yaml`` the same document."""
+    (fleet.pods / "web.yaml").write_text(pod_yaml("web", "node-a"))
+    (tmp_path / "twin").mkdir()
+    twin = Fleet(tmp_path / "twin", capsys)
+    (twin.pods / "web.yaml").write_text(pod_yaml("web", "node-a"))
+    flag = fleet.run("--json", str(fleet.pods))
+
+    result = twin.run(*option, str(twin.pods))
+
+    assert (0, 0) == (flag.code, result.code), flag.err + result.err
+    document = json.loads(flag.out.replace(str(tmp_path / "root"), "ROOT"))
+    text = result.out.replace(str(tmp_path / "twin" / "root"), "ROOT")
+    other = json.loads(text) if option[1] == "json" else yaml.safe_load(text)
+    # The hosts are synced at once, on one clock: their durations differ from run to run.
+    for host in (*document["hosts"], *other["hosts"]):
+        host.pop("duration", None)
+    assert document == other
+    assert ["default/web"] == document["hosts"][0]["changed"]
 
 
 def test_json_log_lines_carry_the_host(fleet: Fleet) -> None:

@@ -113,6 +113,7 @@ from podsync.spec._ownership import ownership
 if TYPE_CHECKING:
     from podsync.load._etcd import EtcdOptions
     from podsync.load._sources import HttpOptions
+    from podsync.status._pod import PodStatus
 
 # What only saved plans (plan --out, apply --plan, show, -o json) or --wait need - their
 # commands (podsync.cli._saved, podsync.cli._wait), the plan's JSON form, Secrets read
@@ -368,15 +369,27 @@ def _cmd_apply(
         )
         the_plan = result.plan
         ok = result.ok
+        applied = result.apply_result if result.applied else None
         if args.wait:
             from podsync.cli._wait import _wait
 
-            waited = _wait(
-                console, runtime, pods, options, args, sleep, ok, result.observation, failures
+            waited: list[PodStatus] = []
+            code = _wait(
+                console,
+                runtime,
+                pods,
+                options,
+                args,
+                sleep,
+                ok,
+                result.observation,
+                failures,
+                report=None if fmt is None else waited.extend,
             )
-            return waited if loaded.report(console) else EXIT_ERROR
+            if fmt is not None:
+                print_apply(console, fmt, the_plan, applied, code == EXIT_OK, waited)
+            return code if loaded.report(console) else EXIT_ERROR
     if fmt is not None:
-        applied = result.apply_result if result.applied else None
         print_apply(console, fmt, the_plan, applied, ok and not the_plan.rejected)
     if not loaded.report(console):
         return EXIT_ERROR

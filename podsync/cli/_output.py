@@ -21,13 +21,16 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from podsync.actions._actions import Plan, Wait
 from podsync.applier._results import ActionStatus, ApplyResult
 from podsync.cli._checks import _UsageError
 from podsync.cli._console import Console
+
+if TYPE_CHECKING:
+    from podsync.status._pod import PodStatus
 
 __all__: list[str] = []
 
@@ -200,14 +203,33 @@ def apply_record(the_plan: Plan, result: ApplyResult | None) -> dict[str, Any]:
 
 
 def print_apply(
-    console: Console, fmt: str, the_plan: Plan, result: ApplyResult | None, ok: bool
+    console: Console,
+    fmt: str,
+    the_plan: Plan,
+    result: ApplyResult | None,
+    ok: bool,
+    waited: Sequence[PodStatus] | None = None,
 ) -> None:
     """The outcome of ``apply`` or ``down`` in ``fmt``: the document
     (``format_version`` ``APPLY_FORMAT_VERSION``, ``ok``, then ``apply_record``), or
-    the changed pods' names."""
+    the changed pods' names. ``waited`` (``apply --wait``) are the pods' statuses when
+    the wait ended: the document's ``wait`` lists each pod's ``pod``, ``uid``, ``state``
+    (``podsync.PodState``), ``phase`` and ``message``, and ``ok`` says whether every pod
+    came up; the counts and ``changed`` are the first apply's."""
     record = apply_record(the_plan, result)
     if fmt == NAME:
         print_names(console, (pod_name(key) for key in record["changed"]))
         return
     document = {"format_version": APPLY_FORMAT_VERSION, "ok": ok, **record}
+    if waited is not None:
+        document["wait"] = [
+            {
+                "pod": s.pod,
+                "uid": s.uid,
+                "state": s.state.value,
+                "phase": s.phase.value,
+                "message": s.message,
+            }
+            for s in waited
+        ]
     print_document(console, fmt, json.dumps(document, indent=2, ensure_ascii=False))

@@ -60,7 +60,9 @@ class World:
             args[1:1] = ["--root-dir", str(self.root), "--network-image", PAUSE]
             if network and args[0] != "down":
                 args[1:1] = ["--network-mode", "none"]
-        code = cli.main(args, runtime_factory=lambda host: self.fake, clock=self.clock)
+        code = cli.main(
+            args, runtime_factory=lambda host: self.fake, clock=self.clock, sleep=self.clock.advance
+        )
         captured = self.capsys.readouterr()
         assert "Traceback" not in captured.err
         return Result(code, captured.out, captured.err)
@@ -88,6 +90,7 @@ COMMANDS: dict[str, Args] = {
     "show": lambda w: [w.saved],
     "apply": lambda w: [w.new],
     "apply --plan": lambda w: ["--plan", w.saved],
+    "apply --wait": lambda w: ["--wait", w.new],
     "down": lambda w: [w.web, w.job],
     "events": lambda w: [],
 }
@@ -124,7 +127,7 @@ def key_orders(data: Any) -> list[list[str]]:
     return found
 
 
-DOCUMENTS = ["status", "plan", "show", "apply", "apply --plan", "down", "events"]
+DOCUMENTS = ["status", "plan", "show", "apply", "apply --plan", "apply --wait", "down", "events"]
 
 
 @pytest.mark.parametrize("command", DOCUMENTS, ids=DOCUMENTS)
@@ -144,7 +147,7 @@ def test_yaml_is_the_json_document(worlds: Callable[[], World], command: str) ->
     assert key_orders(data) == key_orders(same)
 
 
-JSON_FLAGS = ["status", "plan", "show", "apply", "down", "events"]
+JSON_FLAGS = ["status", "plan", "show", "apply", "apply --wait", "down", "events"]
 
 
 @pytest.mark.parametrize("command", JSON_FLAGS, ids=JSON_FLAGS)
@@ -166,6 +169,7 @@ NAMES: list[tuple[str, list[str]]] = [
     ("show", ["pod/default/new"]),
     ("apply", ["pod/default/new"]),
     ("apply --plan", ["pod/default/new"]),
+    ("apply --wait", ["pod/default/new"]),
     ("down", ["pod/default/job", "pod/default/web"]),
 ]
 
@@ -208,6 +212,20 @@ def test_apply_json_says_what_apply_did(worlds: Callable[[], World]) -> None:
     }.items() <= document.items()
     assert len(creates) == document["done"] == 2  # new's network container and app
     assert document["summary"].startswith("Plan: ")
+
+
+def test_apply_wait_json_says_how_each_pod_ended(worlds: Callable[[], World]) -> None:
+    """``apply --wait -o json``: the apply's document, ``wait`` each pod's outcome, and
+    no per-pod lines on standard output (the waiting notes go to standard error)."""
+    result = podsync(worlds(), "apply --wait", "-o", "json")
+
+    document = json.loads(result.out)
+    assert 0 == result.code, result.err
+    assert (True, ["default/new"]) == (document["ok"], document["changed"])
+    assert [("default/new", "running", "Running")] == [
+        (p["pod"], p["state"], p["phase"]) for p in document["wait"]
+    ]
+    assert "Waiting up to" in result.err
 
 
 def test_apply_json_without_changes(worlds: Callable[[], World]) -> None:

@@ -39,7 +39,7 @@ from podsync.cli._output import (
     print_record,
 )
 from podsync.cli._planning import _host_key, _plan_options, _root_dir
-from podsync.exceptions import ConfigError
+from podsync.exceptions import ConfigError, NotFound
 from podsync.load._config import load_pods
 from podsync.loop._sync import Observation, sync
 from podsync.model._pod import ObservedContainer, Pod
@@ -247,7 +247,10 @@ def _addresses(runtime: Runtime, seen: Sequence[ObservedContainer], adopt: bool)
     for oc in seen:
         owner = ownership(oc, adopt_2014_containers=adopt)
         if owner is not None and owner.container == NETWORK_CONTAINER and oc.running:
-            address = runtime.container_address(oc.id)
+            try:
+                address = runtime.container_address(oc.id)
+            except NotFound:
+                continue  # removed since it was listed: no address to show
             if address:
                 found[owner.pod_uid] = address
     return found

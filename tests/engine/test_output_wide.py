@@ -42,9 +42,9 @@ spec:
     )
     (pod,) = podsync.load_pods([str(source)])
     cleanup.add_label(f"{podsync.labels.LABEL_POD_UID}={pod.uid}")
+    common = ["--root-dir", str(tmp_path / "root"), "--network-image", PAUSE_IMAGE]
     network = engine.networks.create(f"podsync-wide-{suffix}")
     try:
-        common = ["--root-dir", str(tmp_path / "root"), "--network-image", PAUSE_IMAGE]
         apply = ["apply", *common, "--network-mode", network.name, "--scope", scope]
         assert 0 == cli.main([*apply, str(source)]), capsys.readouterr().err
         capsys.readouterr()

@@ -262,6 +262,22 @@ def test_status_wide_adds_ip_scope_and_images(worlds: Callable[[], World]) -> No
     ] == rows
 
 
+def test_status_wide_of_a_container_gone_since_it_was_listed(
+    worlds: Callable[[], World],
+) -> None:
+    """A network container removed between the list and the address (the engine's 404)
+    has no address to show; the status is still printed."""
+    world = worlds()
+    world.fake.fail("address", status_code=404, error="No such container")
+
+    result = podsync(world, "status", "-o", "wide")
+
+    assert 0 == result.code, result.err
+    assert [["<none>", "team-a"]] == [
+        line.split()[-3:-1] for line in result.out.splitlines() if "default/web" in line
+    ]
+
+
 def test_status_json_carries_the_scope(worlds: Callable[[], World]) -> None:
     document = json.loads(podsync(worlds(), "status", "-o", "json").out)
 

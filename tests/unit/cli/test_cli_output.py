@@ -214,6 +214,21 @@ def test_apply_json_says_what_apply_did(worlds: Callable[[], World]) -> None:
     assert document["summary"].startswith("Plan: ")
 
 
+def test_apply_json_of_a_failed_apply(worlds: Callable[[], World]) -> None:
+    """A pod whose actions failed is not among the pods changed; the failure is in the
+    document, the error on standard error, and the exit code 1."""
+    world = worlds()
+    world.fake.fail("create", match="new", error="no space left")
+
+    result = podsync(world, "apply", "-o", "json")
+
+    document = json.loads(result.out)
+    assert 1 == result.code
+    assert (False, [], 1) == (document["ok"], document["changed"], document["failed"])
+    assert ["no space left"] == [f.rpartition(": ")[2] for f in document["failures"]]
+    assert "no space left" in result.err
+
+
 def test_apply_wait_json_says_how_each_pod_ended(worlds: Callable[[], World]) -> None:
     """``apply --wait -o json``: the apply's document, ``wait`` each pod's outcome, and
     no per-pod lines on standard output (the waiting notes go to standard error)."""

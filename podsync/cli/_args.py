@@ -467,8 +467,8 @@ def build_parser() -> argparse.ArgumentParser:
         "plan",
         "the plan",
         json_help="print the plan as JSON (with its format_version); the same as -o json",
-        note="; -o FILE, a name that is none of these, still saves the plan to FILE with "
-        "a warning, for one release: use --out FILE",
+        note="; -o FILE, a name that is none of these, still saves the plan to FILE, with "
+        "a warning, for this release only: use --out FILE",
     )
     p.add_argument(
         "--out",
@@ -576,8 +576,9 @@ def _add_apply_command_options(command: Any, *, down: bool) -> None:
         "--output",
         metavar="FORMAT",
         help=f"print what {'down' if down else 'apply'} did as json, yaml or name (the pods "
-        "it changed, pod/NAMESPACE/NAME) instead of the plan and summary lines; with "
-        "--hosts, json or yaml; an unknown format is a usage error",
+        "it changed, pod/NAMESPACE/NAME) instead of the plan and summary lines"
+        + ("" if down else "; with --hosts, json or yaml")
+        + "; an unknown format is a usage error",
     )
     add_fleet_options(command, down=down)
 
@@ -763,15 +764,17 @@ def _add_output_option(
     ``name``), and ``--json`` with ``json_help`` when given (kept: ``-o json``)."""
     from podsync.cli._output import FORMATS
 
+    *first, last = FORMATS[name]
     command.add_argument(
         "-o",
         "--output",
         metavar="FORMAT",
-        help=f"print {what} as {', '.join(FORMATS[name])} instead of text{note}; an "
-        "unknown format is a usage error",
+        help=f"print {what} as {', '.join(first)} or {last} instead of text{note}"
+        # plan -o FILE saves, for one release more (its note says so).
+        + ("" if name == "plan" else "; an unknown format is a usage error"),
     )
     if json_help is not None:
-        command.add_argument("--json", action="store_true", help=json_help)
+        command.add_argument("--json", action="store_true", help=f"{json_help} (kept)")
 
 
 def _add_adopt_option(group: Any, *, default: Any) -> None:

@@ -28,8 +28,8 @@ def add_fleet_options(command: argparse.ArgumentParser, *, down: bool = False) -
     group.add_argument(
         "--json",
         action="store_true",
-        help="the same as -o json"
+        help="the same as -o json (kept)"
         if down
-        else "the same as -o json: print what apply did as JSON on stdout instead of the "
-        "plan and summary lines; with --hosts, each host's outcome",
+        else "the same as -o json (kept): print what apply did as JSON on stdout instead "
+        "of the plan and summary lines; with --hosts, each host's outcome",
     )

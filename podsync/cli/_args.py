@@ -3,7 +3,8 @@ codes, and the failure a command ends with.
 
 The parser holds every command: ``plan``, ``apply``, ``show``, ``down`` and the
 operating commands here, ``run``'s arguments from ``_run_args``, the etcd options and
-``publish``'s from ``_etcd_args``, ``apply --hosts``'s from ``_fleet_args``. The checks
+``publish``'s from ``_etcd_args``, ``apply --hosts``'s from ``_fleet_args``, ``-o
+FORMAT``'s from ``_output_args``. The checks
 argparse cannot express are ``_checks``'s, the planning options the arguments give
 ``_planning``'s. The commands themselves are in ``podsync.cli._main`` and the modules it
 dispatches to.
@@ -28,6 +29,7 @@ from podsync.applier._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS
 from podsync.cli._durations import duration
 from podsync.cli._etcd_args import add_etcd_options, add_publish_command
 from podsync.cli._fleet_args import add_fleet_options
+from podsync.cli._output_args import add_apply_output_option, add_output_option
 from podsync.cli._run_args import add_run_command
 from podsync.cli._source_args import add_source_options
 from podsync.model._pod import ResourceList
@@ -462,7 +464,7 @@ def build_parser() -> argparse.ArgumentParser:
         "of the sources, grouped by pod, each action with its reason. Changes nothing.",
     )
     p.add_argument("sources", nargs="+", metavar="SOURCE", help="pod files, directories, URLs, -")
-    _add_output_option(
+    add_output_option(
         p,
         "plan",
         "the plan",
@@ -511,7 +513,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Show a plan saved with podsync plan --out FILE.",
     )
     s.add_argument("file", metavar="FILE", help="the saved plan (- for standard input)")
-    _add_output_option(
+    add_output_option(
         s, "show", "the plan", json_help="print the plan as JSON; the same as -o json"
     )
 
@@ -571,15 +573,7 @@ def _add_apply_command_options(command: Any, *, down: bool) -> None:
         if down
         else f"how long --wait waits (default: {DEFAULT_WAIT_TIMEOUT:g})",
     )
-    command.add_argument(
-        "-o",
-        "--output",
-        metavar="FORMAT",
-        help=f"print what {'down' if down else 'apply'} did as json, yaml or name (the pods "
-        "it changed, pod/NAMESPACE/NAME) instead of the plan and summary lines"
-        + ("" if down else "; with --hosts, json or yaml")
-        + "; an unknown format is a usage error",
-    )
+    add_apply_output_option(command, down=down)
     add_fleet_options(command, down=down)
 
 
@@ -647,7 +641,7 @@ def _add_operating_commands(commands: Any, engine: Any, planning: Any, output: A
         "runs on the engine. Changes nothing.",
     )
     st.add_argument("sources", nargs="*", metavar="SOURCE", help="pod files, directories, URLs, -")
-    _add_output_option(
+    add_output_option(
         st,
         "status",
         "the statuses",
@@ -744,7 +738,7 @@ def _add_operating_commands(commands: Any, engine: Any, planning: Any, output: A
     ev.add_argument(
         "-f", "--follow", action="store_true", help="then print new events until interrupted"
     )
-    _add_output_option(
+    add_output_option(
         ev,
         "events",
         "the events",
@@ -755,26 +749,6 @@ def _add_operating_commands(commands: Any, engine: Any, planning: Any, output: A
         "--since", metavar="DURATION", type=duration, help="only events newer than this"
     )
     _add_adopt_option(ev, default=False)
-
-
-def _add_output_option(
-    command: Any, name: str, what: str, *, json_help: str | None = None, note: str = ""
-) -> None:
-    """``-o FORMAT`` / ``--output FORMAT`` (``podsync.cli._output``: the formats of
-    ``name``), and ``--json`` with ``json_help`` when given (kept: ``-o json``)."""
-    from podsync.cli._output import FORMATS
-
-    *first, last = FORMATS[name]
-    command.add_argument(
-        "-o",
-        "--output",
-        metavar="FORMAT",
-        help=f"print {what} as {', '.join(first)} or {last} instead of text{note}"
-        # plan -o FILE saves, for one release more (its note says so).
-        + ("" if name == "plan" else "; an unknown format is a usage error"),
-    )
-    if json_help is not None:
-        command.add_argument("--json", action="store_true", help=f"{json_help} (kept)")
 
 
 def _add_adopt_option(group: Any, *, default: Any) -> None:

@@ -27,10 +27,6 @@ from podsync.cli._args import EXIT_OK, _Failure
 from podsync.cli._console import Console
 from podsync.cli._engine import _observe
 from podsync.cli._output import (
-    JSON,
-    NAME,
-    WIDE,
-    YAML,
     output_format,
     pod_name,
     pod_query,
@@ -38,6 +34,7 @@ from podsync.cli._output import (
     print_names,
     print_record,
 )
+from podsync.cli._output_args import JSON, NAME, WIDE, YAML
 from podsync.cli._planning import _host_key, _plan_options, _root_dir
 from podsync.exceptions import ConfigError, NotFound
 from podsync.load._config import load_pods

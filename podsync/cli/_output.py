@@ -1,13 +1,14 @@
 """``-o FORMAT`` / ``--output FORMAT``: the result of a command as a document or as names,
 with kubectl's meanings (issue 30).
 
-Each command takes the formats of its kubectl counterpart (``FORMATS``): ``json`` and
-``yaml`` print one document - YAML being the JSON's document itself, loaded back from
-the JSON text and dumped with ``yaml.safe_dump`` in the JSON's key order, so that what
-the JSON keeps secret (a saved plan's Secret values, held by reference and keyed digest)
-the YAML keeps secret too; ``name`` prints one ``pod/NAMESPACE/NAME`` line per pod;
-``wide`` (``status`` only) adds columns to the table. ``--json`` is ``-o json``, kept
-(it is documented and used): the two given with different formats is a usage error.
+Each command takes the formats of its kubectl counterpart (``podsync.cli._output_args.FORMATS``,
+the parser's): ``json`` and ``yaml`` print one document - YAML being the JSON's document
+itself, loaded back from the JSON text and dumped with ``yaml.safe_dump`` in the JSON's
+key order, so that what the JSON keeps secret (a saved plan's Secret values, held by
+reference and keyed digest) the YAML keeps secret too; ``name`` prints one
+``pod/NAMESPACE/NAME`` line per pod; ``wide`` (``status`` only) adds columns to the
+table. ``--json`` is ``-o json``, kept (it is documented and used): the two given with
+different formats is a usage error.
 
 Names: kubectl writes ``pod/NAME`` and leaves the namespace to ``-n``; podsync lists
 every namespace at once (``kubectl get pods -A``), so a name carries the pod key that
@@ -28,25 +29,12 @@ from podsync.actions._actions import Plan, Wait
 from podsync.applier._results import ActionStatus, ApplyResult
 from podsync.cli._checks import _UsageError
 from podsync.cli._console import Console
+from podsync.cli._output_args import FORMATS, JSON, NAME, YAML
 
 if TYPE_CHECKING:
     from podsync.status._pod import PodStatus
 
 __all__: list[str] = []
-
-JSON, YAML, NAME, WIDE = "json", "yaml", "name", "wide"
-
-#: The formats each command takes (kubectl's: ``get pods`` has ``wide``; ``events``
-#: prints no names; ``apply --hosts`` has no pods to name, only hosts).
-FORMATS: Mapping[str, tuple[str, ...]] = {
-    "status": (JSON, YAML, WIDE, NAME),
-    "plan": (JSON, YAML, NAME),
-    "show": (JSON, YAML, NAME),
-    "apply": (JSON, YAML, NAME),
-    "down": (JSON, YAML, NAME),
-    "events": (JSON, YAML),
-    "apply --hosts": (JSON, YAML),
-}
 
 #: The layout of the document ``apply -o json`` and ``down -o json`` print.
 APPLY_FORMAT_VERSION = 1

@@ -32,14 +32,13 @@ from podsync.cli._console import Console, warn_rejected
 from podsync.cli._engine import RuntimeFactory, _engine, _observe, _run_apply
 from podsync.cli._etcd import etcd_options
 from podsync.cli._output import (
-    NAME,
-    YAML,
     output_format,
     plan_names,
     print_apply,
     print_document,
     print_names,
 )
+from podsync.cli._output_args import NAME, YAML
 from podsync.cli._planning import _given, _root_dir
 from podsync.cli._source_args import http_options
 from podsync.exceptions import ConfigError

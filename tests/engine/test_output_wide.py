@@ -6,6 +6,7 @@ test's own (the test engine has no default bridge), and publishes no port."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import docker
@@ -13,40 +14,26 @@ import pytest
 
 import podsync
 from podsync import cli
-from tests.support.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup
+from tests.engine.test_operate import pod_file
+from tests.support.engine import PAUSE_IMAGE, TEST_IMAGE
+
+__all__ = ["pod_file"]  # the fixture: a pod file whose containers the test cleans up
 
 
 def test_status_wide_shows_the_network_containers_address(
     engine: docker.DockerClient,
-    cleanup: Cleanup,
+    pod_file: Callable[..., tuple[str, podsync.Pod]],
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
+    source, pod = pod_file("wide", "sleep 3600")
     suffix = uuid.uuid4().hex[:8]
-    name, scope = f"wide-{suffix}", f"wide-{suffix}"
-    source = tmp_path / "web.yaml"
-    source.write_text(
-        f"""\
-apiVersion: v1
-kind: Pod
-metadata:
-  name: {name}
-spec:
-  terminationGracePeriodSeconds: 1
-  containers:
-    - name: app
-      image: {TEST_IMAGE}
-      imagePullPolicy: Never
-      command: ["sleep", "3600"]
-"""
-    )
-    (pod,) = podsync.load_pods([str(source)])
-    cleanup.add_label(f"{podsync.labels.LABEL_POD_UID}={pod.uid}")
+    scope = f"wide-{suffix}"
     common = ["--root-dir", str(tmp_path / "root"), "--network-image", PAUSE_IMAGE]
     network = engine.networks.create(f"podsync-wide-{suffix}")
     try:
         apply = ["apply", *common, "--network-mode", network.name, "--scope", scope]
-        assert 0 == cli.main([*apply, str(source)]), capsys.readouterr().err
+        assert 0 == cli.main([*apply, source]), capsys.readouterr().err
         capsys.readouterr()
 
         code = cli.main(["status", *common, "-o", "wide"])
@@ -55,7 +42,7 @@ spec:
         address = _address(engine, pod)
     finally:
         # The pod's containers go first: a network in use cannot be removed.
-        cli.main(["down", *common, str(source)])
+        cli.main(["down", *common, "--stop-timeout", "1", source])
         network.remove()
     assert 0 == code
     header, *rows = [line.split() for line in out.splitlines()]

@@ -419,16 +419,19 @@ def _cmd_down(args: argparse.Namespace, console: Console, factory: RuntimeFactor
         else None
     )
     pods = loaded.pods if loaded is not None else []
+    fmt = output_format(args)
     if loaded is not None and not pods and scope is None:
         # Every source good and empty: nothing to remove (``down()`` would refuse).
-        return EXIT_OK if loaded.report(console, deletions=False) else EXIT_ERROR
+        ok = loaded.report(console, deletions=False)
+        if fmt is not None:
+            print_apply(console, fmt, Plan(), None, ok)
+        return EXIT_OK if ok else EXIT_ERROR
     options = PlanOptions(
         root_dir=_root_dir(args),
         stop_timeout=_given(args, "stop_timeout", _DEFAULT_STOP_TIMEOUT),
         adopt_2014_containers=_given(args, "adopt_2014_containers", False),
     )
     progress: Progress | None = None
-    fmt = output_format(args)
 
     def show(the_plan: Plan, observation: Observation) -> bool:
         nonlocal progress

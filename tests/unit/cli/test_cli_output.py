@@ -260,6 +260,18 @@ def test_apply_json_without_changes(worlds: Callable[[], World]) -> None:
     )
 
 
+def test_down_json_of_sources_without_pods(worlds: Callable[[], World], tmp_path: Path) -> None:
+    """Nothing to remove is still a document: nothing applied, no pod changed."""
+    world = worlds()
+    # A source that holds no pod: a Secret alone.
+    empty = write(tmp_path, "secret.yaml", "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n")
+
+    result = world.run("down", "-o", "json", empty)
+
+    assert 0 == result.code, result.err
+    assert {"ok": True, "applied": False, "changed": []}.items() <= json.loads(result.out).items()
+
+
 def test_status_wide_adds_ip_scope_and_images(worlds: Callable[[], World]) -> None:
     """``status -o wide``: kubectl's columns, then IP (the network container's address,
     ``<none>`` in network mode none), SCOPE (``<none>`` for an unscoped pod) and

@@ -614,7 +614,7 @@ class Plan:
         options: the options the plan was made with. ``apply`` takes the root
             directory from here, so a plan cannot be applied under another one.
         sources: where the Secrets of a plan that uses Secret values are read again
-            (``podsync plan -o`` records its sources, absolute): a saved plan holds
+            (``podsync plan --out`` records its sources, absolute): a saved plan holds
             such values by reference and keyed digest only (``podsync.model._secrets``), and
             ``podsync apply --plan`` puts them back from here, checking each digest.
             Empty otherwise, and left out of the JSON then.

@@ -1,4 +1,4 @@
-"""A plan's JSON form: saved by ``podsync plan -o``, shown by ``podsync show --json``.
+"""A plan's JSON form: saved by ``podsync plan --out``, shown by ``podsync show -o json``.
 
 One private cattrs converter turns a ``Plan`` into plain data and back. Actions carry
 an ``"action"`` tag (``create``, ``kill``, ``remove``, ``wait``, ``removepoddir``,
@@ -361,14 +361,14 @@ def plan_from_json(text: str | bytes, *, source: str = "") -> Plan:
             source,
             "$.format_version",
             f"plan format {version} was written by an older podsync ({older}); "
-            "make the plan again with `podsync plan -o`",
+            "make the plan again with `podsync plan --out FILE`",
         )
     if version not in _READABLE_FORMATS:
         raise ConfigError.single(
             source,
             "$.format_version",
             f"this podsync reads plan format {PLAN_FORMAT_VERSION}, got {version!r}; "
-            "make the plan again with this podsync (podsync plan -o FILE)",
+            "make the plan again with this podsync (podsync plan --out FILE)",
         )
     if version in _DOCKER_NAMED_PROCESS:
         data = _kubernetes_named(data)

@@ -3,11 +3,12 @@
 
 ``podsync.cli`` is the face (``main``, ``build_parser``, ``RuntimeFactory``, the exit
 codes); ``_main`` holds ``main`` and the one-shot commands ``plan``, ``apply`` and
-``down``, ``_saved`` saved plans (``plan -o``, ``apply --plan``, ``show``), ``_wait``
+``down``, ``_saved`` saved plans (``plan --out``, ``apply --plan``, ``show``), ``_wait``
 ``apply --wait``, ``_engine`` the engine a one-shot command works on and one sync or
 apply of it, ``_ops`` the operating commands, ``_run`` the continuous loop, ``_etcd``
 publishing and the etcd options, ``_fleet`` ``apply --hosts``, ``_secrets`` a saved
-plan's Secret values, ``_console`` what is written where; the ``_*args`` modules hold
+plan's Secret values, ``_console`` what is written where, ``_output`` what ``-o
+FORMAT`` prints; the ``_*args`` modules hold
 the parser (``_args`` with the exit codes), ``_durations`` the Go durations it reads,
 ``_checks`` the combinations it cannot check, ``_planning`` the planning options the
 arguments give.

@@ -3,7 +3,8 @@ codes, and the failure a command ends with.
 
 The parser holds every command: ``plan``, ``apply``, ``show``, ``down`` and the
 operating commands here, ``run``'s arguments from ``_run_args``, the etcd options and
-``publish``'s from ``_etcd_args``, ``apply --hosts``'s from ``_fleet_args``. The checks
+``publish``'s from ``_etcd_args``, ``apply --hosts``'s from ``_fleet_args``, ``-o
+FORMAT``'s from ``_output_args``. The checks
 argparse cannot express are ``_checks``'s, the planning options the arguments give
 ``_planning``'s. The commands themselves are in ``podsync.cli._main`` and the modules it
 dispatches to.
@@ -28,6 +29,7 @@ from podsync.applier._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS
 from podsync.cli._durations import duration
 from podsync.cli._etcd_args import add_etcd_options, add_publish_command
 from podsync.cli._fleet_args import add_fleet_options
+from podsync.cli._output_args import add_apply_output_option, add_output_option
 from podsync.cli._run_args import add_run_command
 from podsync.cli._source_args import add_source_options
 from podsync.model._pod import ResourceList
@@ -63,7 +65,8 @@ DOWN_OPTIONS_NOTE = (
     "probes), the garbage-collection options (every exited instance of the pods goes, "
     "and no image), --wait and --timeout (down returns when the pods are gone), and "
     "--no-delete with SOURCEs (down removes only their pods). Refused: --no-delete with "
-    "--scope and no SOURCEs, --plan, and --hosts (and so --json)."
+    "--scope and no SOURCEs, --plan, and --hosts. -o FORMAT (and --json) prints what down "
+    "did, as for apply."
 )
 
 _DEFAULT_ROOT_DIR = PlanOptions().root_dir
@@ -461,15 +464,19 @@ def build_parser() -> argparse.ArgumentParser:
         "of the sources, grouped by pod, each action with its reason. Changes nothing.",
     )
     p.add_argument("sources", nargs="+", metavar="SOURCE", help="pod files, directories, URLs, -")
-    p.add_argument(
-        "--json", action="store_true", help="print the plan as JSON (with its format_version)"
+    add_output_option(
+        p,
+        "plan",
+        "the plan",
+        json_help="print the plan as JSON (with its format_version); the same as -o json",
+        note="; -o FILE, a name that is none of these, still saves the plan to FILE, with "
+        "a warning, for this release only: use --out FILE",
     )
     p.add_argument(
-        "-o",
         "--out",
         metavar="FILE",
         help="save the plan as JSON, for podsync apply --plan FILE (written with mode 0600: "
-        "it holds the containers' environment)",
+        "it holds the containers' environment); Terraform's -out",
     )
     p.add_argument(
         "--probe",
@@ -503,10 +510,12 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[output],
         allow_abbrev=False,
         help="show a saved plan",
-        description="Show a plan saved with podsync plan -o FILE.",
+        description="Show a plan saved with podsync plan --out FILE.",
     )
     s.add_argument("file", metavar="FILE", help="the saved plan (- for standard input)")
-    s.add_argument("--json", action="store_true", help="print the plan as JSON")
+    add_output_option(
+        s, "show", "the plan", json_help="print the plan as JSON; the same as -o json"
+    )
 
     d = commands.add_parser(
         "down",
@@ -535,8 +544,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_apply_command_options(command: Any, *, down: bool) -> None:
-    """``apply``'s own options (``--plan``, ``--wait``, ``--timeout``, ``--hosts``,
-    ``--json``); ``down`` takes them too, so that one set of flags serves both, and
+    """``apply``'s own options (``--plan``, ``--wait``, ``--timeout``, ``-o``,
+    ``--hosts``, ``--json``); ``down`` takes them too, so that one set of flags serves both, and
     refuses or ignores them (``DOWN_OPTIONS_NOTE``)."""
     command.add_argument(
         "--plan",
@@ -544,7 +553,7 @@ def _add_apply_command_options(command: Any, *, down: bool) -> None:
         dest="plan_file",
         help="refused: down removes the pods of SOURCEs or of a --scope"
         if down
-        else "apply this saved plan (podsync plan -o FILE; - for standard input); the "
+        else "apply this saved plan (podsync plan --out FILE; - for standard input); the "
         "planning options cannot be given with it: the plan was made with its own",
     )
     command.add_argument(
@@ -564,6 +573,7 @@ def _add_apply_command_options(command: Any, *, down: bool) -> None:
         if down
         else f"how long --wait waits (default: {DEFAULT_WAIT_TIMEOUT:g})",
     )
+    add_apply_output_option(command, down=down)
     add_fleet_options(command, down=down)
 
 
@@ -631,7 +641,13 @@ def _add_operating_commands(commands: Any, engine: Any, planning: Any, output: A
         "runs on the engine. Changes nothing.",
     )
     st.add_argument("sources", nargs="*", metavar="SOURCE", help="pod files, directories, URLs, -")
-    st.add_argument("--json", action="store_true", help="print the statuses as JSON")
+    add_output_option(
+        st,
+        "status",
+        "the statuses",
+        json_help="print the statuses as JSON; the same as -o json",
+        note="; wide adds IP, SCOPE and IMAGES to the table, name prints pod/NAMESPACE/NAME",
+    )
     st.add_argument(
         "--probe",
         action="store_true",
@@ -722,7 +738,13 @@ def _add_operating_commands(commands: Any, engine: Any, planning: Any, output: A
     ev.add_argument(
         "-f", "--follow", action="store_true", help="then print new events until interrupted"
     )
-    ev.add_argument("--json", action="store_true", help="one JSON object per line")
+    add_output_option(
+        ev,
+        "events",
+        "the events",
+        json_help="one JSON object per line; the same as -o json",
+        note=" (json: one object per line; yaml: one document per event)",
+    )
     ev.add_argument(
         "--since", metavar="DURATION", type=duration, help="only events newer than this"
     )

@@ -100,13 +100,12 @@ def _check_combinations(args: argparse.Namespace) -> None:
 def _check_down(args: argparse.Namespace) -> None:
     """``down`` takes ``apply``'s options (``podsync.cli._args.DOWN_OPTIONS_NOTE``) and
     ignores those that cannot change what it removes; it refuses those that would, were
-    they ignored: a saved plan, a fleet, and ``--no-delete`` over a whole scope."""
+    they ignored: a saved plan, a fleet, and ``--no-delete`` over a whole scope. Its
+    ``-o``/``--json`` print what it did, as ``apply``'s."""
     if args.plan_file is not None:
         raise _UsageError("down takes the pods' SOURCEs or --scope NAME, not --plan FILE")
-    if args.hosts is not None or args.json:
-        raise _UsageError(
-            "down removes pods from one engine: give it with -H, not --hosts (or --json)"
-        )
+    if args.hosts is not None:
+        raise _UsageError("down removes pods from one engine: give it with -H, not --hosts")
     if args.no_delete is not _UNSET and not args.sources:
         # --no-delete keeps the pods the sources do not describe: over a scope alone,
         # that is every pod down would remove.

@@ -274,9 +274,10 @@ def changes(the_plan: Plan) -> int:
     return sum(not isinstance(a, Wait) for a in the_plan.actions)
 
 
-def report_apply(console: Console, result: ApplyResult, *, verb: str) -> None:
-    """The summary of an applied plan (stdout), then its failures and the pods whose
-    actions were skipped after a failure (stderr)."""
+def report_apply(console: Console, result: ApplyResult, *, verb: str, summary: bool = True) -> None:
+    """The summary of an applied plan (stdout; not with ``summary`` false: ``-o``
+    prints a document there instead), then its failures and the pods whose actions were
+    skipped after a failure (stderr)."""
     counts = dict.fromkeys(ActionStatus, 0)
     for r in result.results:
         if not isinstance(r.action, Wait):
@@ -287,10 +288,11 @@ def report_apply(console: Console, result: ApplyResult, *, verb: str) -> None:
         counts[ActionStatus.SKIPPED],
     )
     outcome = "complete!" if result.ok else "failed!"
-    console.print(
-        f"{verb} {outcome} {done} done, {failed} failed, {skipped} skipped "
-        f"in {result.duration:.1f}s."
-    )
+    if summary:
+        console.print(
+            f"{verb} {outcome} {done} done, {failed} failed, {skipped} skipped "
+            f"in {result.duration:.1f}s."
+        )
     if console.json:
         console.record(
             "summary",

@@ -296,12 +296,13 @@ def _sync_pods(
     before_apply: Callable[[Plan, Observation], bool],
     record_probes: bool = True,
     pull_failures: dict[tuple[str, str], PullFailure] | None = None,
+    summary: bool = True,
 ) -> SyncResult:
     """One ``podsync.sync`` (observe, probe, plan, apply): ``before_apply`` sees the
     plan first and says whether to apply it; an applied plan is reported with progress
-    on stderr, then the summary (stdout) and the failures. ``pull_failures`` keeps the
-    failed pulls across the syncs of one command (``apply --wait``), for their
-    back-off."""
+    on stderr, then the summary (stdout, unless ``summary`` is false: ``-o``) and the
+    failures. ``pull_failures`` keeps the failed pulls across the syncs of one command
+    (``apply --wait``), for their back-off."""
     progress: Progress | None = None
 
     def decide(the_plan: Plan, observation: Observation) -> bool:
@@ -348,14 +349,21 @@ def _sync_pods(
         if progress is not None:
             progress.close()
     if result.applied:
-        report_apply(console, result.apply_result, verb=verb)
+        report_apply(console, result.apply_result, verb=verb, summary=summary)
     return result
 
 
 def _run_apply(
-    console: Console, the_plan: Plan, runtime: Runtime, args: argparse.Namespace, *, verb: str
+    console: Console,
+    the_plan: Plan,
+    runtime: Runtime,
+    args: argparse.Namespace,
+    *,
+    verb: str,
+    summary: bool = True,
 ) -> ApplyResult:
-    """Apply with progress on stderr, then the summary (stdout) and the failures."""
+    """Apply with progress on stderr, then the summary (stdout, unless ``summary`` is
+    false) and the failures."""
     progress = Progress(console, changes(the_plan))
     try:
         result = apply(
@@ -368,5 +376,5 @@ def _run_apply(
         )
     finally:
         progress.close()
-    report_apply(console, result, verb=verb)
+    report_apply(console, result, verb=verb, summary=summary)
     return result

@@ -8,8 +8,9 @@ host is synced concurrently (``podsync.sync_hosts``), each with its own apply po
 
 Output: each host's plan under a ``# NAME (ENGINE)`` heading and its progress lines
 prefixed with its name (text), or with a ``host`` field (``--log-format json``); then
-one summary line per host and a fleet line on stdout, or with ``--json`` one JSON
-document (``format_version`` 1) instead of the plans and summary lines. An engine that
+one summary line per host and a fleet line on stdout, or with ``-o json`` (``--json``)
+one JSON document (``format_version`` 1) instead of the plans and summary lines, with
+``-o yaml`` the same document as YAML. An engine that
 cannot be reached fails its host only, named in an error line; the exit code is 1 when
 any host failed, had failed actions or rejected pods.
 """
@@ -21,9 +22,9 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from podsync.actions._actions import Plan, Wait
+from podsync.actions._actions import Plan
 from podsync.applier._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS
-from podsync.applier._results import ActionStatus, ApplyResult, Event
+from podsync.applier._results import Event
 from podsync.cli._args import EXIT_ERROR, EXIT_OK, _Failure
 from podsync.cli._checks import _UsageError
 from podsync.cli._console import (
@@ -34,6 +35,7 @@ from podsync.cli._console import (
     warn_unpublished_ports,
 )
 from podsync.cli._etcd import etcd_options
+from podsync.cli._output import apply_record, output_format, print_document
 from podsync.cli._planning import _host_key, _plan_options, _probe, _root_dir
 from podsync.exceptions import ConfigError
 from podsync.fleet._hosts import Host, load_host_pods, load_hosts
@@ -52,6 +54,7 @@ def cmd_apply_hosts(args: argparse.Namespace, console: Console, factory: Any) ->
     """``apply --hosts``; ``factory`` makes a runtime from an engine address (the
     command line's ``RuntimeFactory``)."""
     _check(args)
+    fmt = output_format(args, "apply --hosts")
     root_dir = _root_dir(args)
     hosts = _read_hosts(args.hosts)
     try:
@@ -83,7 +86,7 @@ def cmd_apply_hosts(args: argparse.Namespace, console: Console, factory: Any) ->
 
         def show(name: str, the_plan: Plan, observation: Observation) -> bool:
             warn_rejected(console, the_plan)
-            if not args.json:
+            if fmt is None:
                 console.print(f"# {name} ({engines[name]})\n{the_plan.render()}")
             return the_plan.has_changes
 
@@ -116,12 +119,10 @@ def cmd_apply_hosts(args: argparse.Namespace, console: Console, factory: Any) ->
     finally:
         for runtime in runtimes.values():
             runtime.close()
-    return _report(console, args, hosts, desired, result)
+    return _report(console, fmt, hosts, desired, result)
 
 
 def _check(args: argparse.Namespace) -> None:
-    if args.hosts is None:
-        raise _UsageError("--json is used only with --hosts")
     if args.plan_file is not None:
         raise _UsageError("--hosts applies SOURCEs, not a saved --plan")
     if args.wait:
@@ -159,20 +160,10 @@ def _runtime(host: Host, factory: Any) -> Runtime:
     return DockerRuntime(host=host.engine, tls=config)
 
 
-def _counts(result: ApplyResult) -> dict[str, int]:
-    counts = dict.fromkeys(ActionStatus, 0)
-    for r in result.results:
-        if not isinstance(r.action, Wait):
-            counts[r.status] += 1
-    return {
-        "done": counts[ActionStatus.DONE],
-        "failed": counts[ActionStatus.FAILED],
-        "skipped": counts[ActionStatus.SKIPPED],
-    }
-
-
 def host_record(host: Host, outcome: HostResult, pods: Sequence[Pod]) -> dict[str, Any]:
-    """One host's outcome as the JSON object of ``apply --hosts --json``."""
+    """One host's outcome as the JSON object of ``apply --hosts -o json``: the host,
+    its engine, root directory, number of pods, whether it is ok and its error, then -
+    once it was synced - what ``apply -o json`` says of one engine (``apply_record``)."""
     record: dict[str, Any] = {
         "host": host.name,
         "engine": host.engine,
@@ -183,15 +174,7 @@ def host_record(host: Host, outcome: HostResult, pods: Sequence[Pod]) -> dict[st
     }
     result = outcome.result
     if result is not None:
-        record.update(
-            applied=result.applied,
-            changes=result.plan.has_changes,
-            summary=result.plan.summary(),
-            rejected=[r.pod for r in result.plan.rejected],
-            **_counts(result.apply_result),
-            duration=round(result.apply_result.duration, 3),
-            failures=[f"{r.action.message}: {r.error}" for r in result.apply_result.failures],
-        )
+        record.update(apply_record(result.plan, result.apply_result if result.applied else None))
     return record
 
 
@@ -201,7 +184,7 @@ def _host_ok(outcome: HostResult) -> bool:
 
 def _report(
     console: Console,
-    args: argparse.Namespace,
+    fmt: str | None,
     hosts: Sequence[Host],
     desired: Mapping[str, Sequence[Pod]],
     result: FleetResult,
@@ -210,7 +193,7 @@ def _report(
     failed = [r["host"] for r in records if not r["ok"]]
     for record in records:
         line = _summary_line(record)
-        if not args.json:
+        if fmt is None:
             console.print(line)
         if console.json:
             console.record("host-summary", line, **record)
@@ -221,14 +204,14 @@ def _report(
     fleet = f"Fleet: {len(hosts) - len(failed)} of {len(hosts)} host(s) applied" + (
         f"; failed: {', '.join(failed)}." if failed else "."
     )
-    if args.json:
+    if fmt is not None:
         document = {
             "format_version": FLEET_FORMAT_VERSION,
             "ok": not failed,
             "failed": failed,
             "hosts": records,
         }
-        console.print(json.dumps(document, indent=2, ensure_ascii=False))
+        print_document(console, fmt, json.dumps(document, indent=2, ensure_ascii=False))
     else:
         console.print(fleet)
     if failed:

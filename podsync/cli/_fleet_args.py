@@ -13,8 +13,8 @@ __all__: list[str] = []
 
 
 def add_fleet_options(command: argparse.ArgumentParser, *, down: bool = False) -> None:
-    """``--hosts FILE`` and ``--json`` on the ``apply`` parser (``down``: the same
-    options, with the help that says ``down`` refuses them)."""
+    """``--hosts FILE`` and ``--json`` (``-o json``) on the ``apply`` parser (``down``:
+    the same options, with the help that says ``down`` refuses ``--hosts``)."""
     group = command.add_argument_group("fleet")
     group.add_argument(
         "--hosts",
@@ -28,8 +28,8 @@ def add_fleet_options(command: argparse.ArgumentParser, *, down: bool = False) -
     group.add_argument(
         "--json",
         action="store_true",
-        help="refused, as --hosts"
+        help="the same as -o json (kept)"
         if down
-        else "with --hosts: print each host's outcome as JSON on stdout instead of the "
-        "plans and summary lines",
+        else "the same as -o json (kept): print what apply did as JSON on stdout instead "
+        "of the plan and summary lines; with --hosts, each host's outcome",
     )

@@ -4,17 +4,20 @@ operating commands ``status``, ``describe``, ``logs``, ``exec`` and ``events``
 
 Usage::
 
-    podsync plan [--json] [-o FILE] [--detailed-exitcode] SOURCE...
-    podsync apply [--wait [--timeout S]] SOURCE...
+    podsync plan [-o json|yaml|name] [--out FILE] [--detailed-exitcode] SOURCE...
+    podsync apply [-o json|yaml|name] [--wait [--timeout S]] SOURCE...
     podsync apply --plan FILE
-    podsync apply --hosts HOSTS.yaml [--json] SOURCE...     (podsync.cli._fleet)
-    podsync show [--json] FILE
-    podsync down SOURCE...
-    podsync status [--json] [-w] [SOURCE...]
+    podsync apply --hosts HOSTS.yaml [-o json|yaml] SOURCE...     (podsync.cli._fleet)
+    podsync show [-o json|yaml|name] FILE
+    podsync down [-o json|yaml|name] SOURCE...
+    podsync status [-o json|yaml|wide|name] [-w] [SOURCE...]
     podsync describe POD [-f SOURCE]...
     podsync logs POD [-c CONTAINER] [--tail N] [-f] [-p] [--timestamps] [--since DURATION]
     podsync exec POD [-c CONTAINER] [-i] [-t] -- COMMAND...
-    podsync events [-f] [--json] [--since DURATION]
+    podsync events [-f] [-o json|yaml] [--since DURATION]
+
+``--json`` is ``-o json`` wherever it is taken; the formats are
+``podsync.cli._output``'s.
 
 A SOURCE is a pod file, a directory of them, an http(s) URL, or ``-`` for standard
 input; several are merged (``podsync.load_pods``). The sources are read completely
@@ -24,8 +27,9 @@ and ``$.path``, and nothing on the engine is touched.
 Conventions (Terraform's for plans and exit codes, the docker CLI's for the engine):
 
 * Standard output carries the result: the plan, the apply summary, the ``--wait``
-  report, the JSON of ``--json``. Standard error carries progress, warnings and errors,
-  as text or, with ``--log-format json``, as one JSON object per line.
+  report, or the document or names ``-o`` asks for. Standard error carries progress,
+  warnings and errors, as text or, with ``--log-format json``, as one JSON object per
+  line.
 * Exit codes: 0 success; 1 any error (a command line usage error, a bad source, an
   unreachable engine, a failed action, a stale saved plan, a rejected pod, a pod not
   running after ``--wait``); 2 only for ``plan --detailed-exitcode``: success, with
@@ -37,7 +41,7 @@ Conventions (Terraform's for plans and exit codes, the docker CLI's for the engi
   ``DOCKER_TLS_VERIFY`` and ``DOCKER_CERT_PATH`` (``podsync.cli._engine.EngineTLS``).
   ``ssh://`` hosts use the ``ssh`` command, as the docker CLI.
 
-Saved plans (``plan -o FILE``, then ``apply --plan FILE``) carry a fingerprint of the
+Saved plans (``plan --out FILE``, then ``apply --plan FILE``) carry a fingerprint of the
 engine state they act on, and ``apply --plan`` refuses a plan the engine has moved away
 from (``podsync.cli._saved``).
 
@@ -92,6 +96,7 @@ from podsync.cli._engine import (
     docker_factory,
 )
 from podsync.cli._etcd import cmd_publish, etcd_options
+from podsync.cli._output import check_output, output_format, print_apply
 from podsync.cli._planning import _given, _host_key, _plan_options, _root_dir
 from podsync.cli._source_args import http_options
 from podsync.exceptions import ConfigError, EngineUnavailable, PodsyncError, RuntimeCallError
@@ -108,8 +113,9 @@ from podsync.spec._ownership import ownership
 if TYPE_CHECKING:
     from podsync.load._etcd import EtcdOptions
     from podsync.load._sources import HttpOptions
+    from podsync.status._pod import PodStatus
 
-# What only saved plans (plan -o, apply --plan, show, --json) or --wait need - their
+# What only saved plans (plan --out, apply --plan, show, -o json) or --wait need - their
 # commands (podsync.cli._saved, podsync.cli._wait), the plan's JSON form, Secrets read
 # again for a saved plan, pod status, temporary files - is imported where it is used:
 # ``podsync apply SOURCE`` does not pay for it (issue 16: a one-pod apply, process start
@@ -256,8 +262,8 @@ def _note_left_alone(
 
 
 def _cmd_plan(args: argparse.Namespace, console: Console, factory: RuntimeFactory) -> int:
-    from podsync.actions._json import plan_json_chunks
-    from podsync.cli._saved import _write_plan
+    from podsync.cli._output import DEPRECATED_SAVE, deprecated_plan_file
+    from podsync.cli._saved import _write_plan, print_plan
     from podsync.cli._secrets import _with_sources
 
     loaded = _load(
@@ -287,17 +293,23 @@ def _cmd_plan(args: argparse.Namespace, console: Console, factory: RuntimeFactor
     warn_rejected(console, the_plan)
     warn_unpublished_ports(console, pods, options)
     _note_left_alone(console, pods, options, result.observation)
-    if args.out:
-        _write_plan(args.out, _with_sources(the_plan, args.sources))
-    if args.json:
-        console.print_chunks(plan_json_chunks(the_plan))
-    else:
+    fmt = output_format(args)
+    saved = args.out
+    if saved is None and deprecated_plan_file(args) is not None:
+        # plan -o FILE, for one release more (issue 30): -o is now the format.
+        console.warning(DEPRECATED_SAVE)
+        saved = args.output
+    if saved:
+        _write_plan(saved, _with_sources(the_plan, args.sources))
+    if fmt is None:
         console.print(the_plan.render())
-        if args.out:
+        if saved:
             console.print(
-                f"\nSaved the plan to {args.out}. To apply exactly this plan: "
-                f"podsync apply --plan {args.out}"
+                f"\nSaved the plan to {saved}. To apply exactly this plan: "
+                f"podsync apply --plan {saved}"
             )
+    else:
+        print_plan(console, fmt, the_plan)
     if not loaded.report(console):
         return EXIT_ERROR
     if args.detailed_exitcode and the_plan.has_changes:
@@ -311,7 +323,7 @@ def _cmd_apply(
     factory: RuntimeFactory,
     sleep: Callable[[float], None],
 ) -> int:
-    if args.hosts is not None or args.json:
+    if args.hosts is not None:
         from podsync.cli._fleet import cmd_apply_hosts
 
         return cmd_apply_hosts(args, console, factory)
@@ -329,6 +341,7 @@ def _cmd_apply(
     )
     pods = loaded.pods
     options = loaded.options(_plan_options(args, console))
+    fmt = output_format(args)
 
     def show(the_plan: Plan, observation: Observation) -> bool:
         warn_rejected(console, the_plan)
@@ -336,7 +349,8 @@ def _cmd_apply(
         _note_left_alone(console, pods, options, observation)
         if not pods and not loaded.bad:
             console.warning("the sources describe no pods")
-        console.print(the_plan.render())
+        if fmt is None:
+            console.print(the_plan.render())
         return the_plan.has_changes
 
     # The failed pulls, for their back-off across the syncs of --wait (ImagePullBackOff).
@@ -351,16 +365,32 @@ def _cmd_apply(
             verb="Apply",
             before_apply=show,
             pull_failures=failures,
+            summary=fmt is None,
         )
         the_plan = result.plan
         ok = result.ok
+        applied = result.apply_result if result.applied else None
         if args.wait:
             from podsync.cli._wait import _wait
 
-            waited = _wait(
-                console, runtime, pods, options, args, sleep, ok, result.observation, failures
+            waited: list[PodStatus] = []
+            code = _wait(
+                console,
+                runtime,
+                pods,
+                options,
+                args,
+                sleep,
+                ok,
+                result.observation,
+                failures,
+                report=None if fmt is None else waited.extend,
             )
-            return waited if loaded.report(console) else EXIT_ERROR
+            if fmt is not None:
+                print_apply(console, fmt, the_plan, applied, code == EXIT_OK, waited)
+            return code if loaded.report(console) else EXIT_ERROR
+    if fmt is not None:
+        print_apply(console, fmt, the_plan, applied, ok and not the_plan.rejected)
     if not loaded.report(console):
         return EXIT_ERROR
     if the_plan.rejected:
@@ -389,9 +419,13 @@ def _cmd_down(args: argparse.Namespace, console: Console, factory: RuntimeFactor
         else None
     )
     pods = loaded.pods if loaded is not None else []
+    fmt = output_format(args)
     if loaded is not None and not pods and scope is None:
         # Every source good and empty: nothing to remove (``down()`` would refuse).
-        return EXIT_OK if loaded.report(console, deletions=False) else EXIT_ERROR
+        ok = loaded.report(console, deletions=False)
+        if fmt is not None:
+            print_apply(console, fmt, Plan(), None, ok)
+        return EXIT_OK if ok else EXIT_ERROR
     options = PlanOptions(
         root_dir=_root_dir(args),
         stop_timeout=_given(args, "stop_timeout", _DEFAULT_STOP_TIMEOUT),
@@ -402,7 +436,8 @@ def _cmd_down(args: argparse.Namespace, console: Console, factory: RuntimeFactor
     def show(the_plan: Plan, observation: Observation) -> bool:
         nonlocal progress
         warn_rejected(console, the_plan)
-        console.print(the_plan.render())
+        if fmt is None:
+            console.print(the_plan.render())
         adopt = options.adopt_2014_containers
         owned = {
             o.pod_uid
@@ -438,9 +473,12 @@ def _cmd_down(args: argparse.Namespace, console: Console, factory: RuntimeFactor
         finally:
             if progress is not None:
                 progress.close()
-    if result.plan.has_changes:
-        report_apply(console, result.apply_result, verb="Down")
     ok = result.ok and not result.plan.rejected
+    if fmt is not None:
+        applied = result.apply_result if result.plan.has_changes else None
+        print_apply(console, fmt, result.plan, applied, ok)
+    elif result.plan.has_changes:
+        report_apply(console, result.apply_result, verb="Down")
     # The pods of a bad file are unknown: they stay (kubectl delete -f DIR deletes what
     # it could read and reports the rest, too).
     if loaded is not None and not loaded.report(console, deletions=False):
@@ -514,6 +552,7 @@ def _run_command(
     """``main``'s dispatch to the command, and the errors every command reports."""
     try:
         _check_combinations(args)
+        check_output(args)
         if args.command == "plan":
             return _cmd_plan(args, console, factory)
         if args.command == "apply":

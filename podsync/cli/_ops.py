@@ -19,19 +19,35 @@ import contextlib
 import datetime
 import json
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import IO, Any
 
 from podsync.actions._options import PlanOptions
 from podsync.cli._args import EXIT_OK, _Failure
 from podsync.cli._console import Console
 from podsync.cli._engine import _observe
+from podsync.cli._output import (
+    output_format,
+    pod_name,
+    pod_query,
+    print_document,
+    print_names,
+    print_record,
+)
+from podsync.cli._output_args import JSON, NAME, WIDE, YAML
 from podsync.cli._planning import _host_key, _plan_options, _root_dir
-from podsync.exceptions import ConfigError
+from podsync.exceptions import ConfigError, NotFound
 from podsync.load._config import load_pods
 from podsync.loop._sync import Observation, sync
 from podsync.model._pod import ObservedContainer, Pod
-from podsync.runtime._protocol import Capability, ExecRuntime, LogRuntime, Runtime, missing
+from podsync.runtime._protocol import (
+    Capability,
+    ExecRuntime,
+    LogRuntime,
+    NodeRuntime,
+    Runtime,
+    missing,
+)
 from podsync.spec._labels import LABEL_INIT_INDEX, LABEL_SPEC
 from podsync.spec._naming import NETWORK_CONTAINER
 from podsync.spec._ownership import ownership
@@ -189,10 +205,15 @@ def human_duration(seconds: float) -> str:
 
 
 def _rows(
-    statuses: Sequence[PodStatus], seen: Sequence[ObservedContainer], now: float, adopt: bool
+    statuses: Sequence[PodStatus],
+    seen: Sequence[ObservedContainer],
+    now: float,
+    adopt: bool,
+    addresses: Mapping[str, str] | None = None,
 ) -> list[list[str]]:
     """The table's rows; a pod's age is its oldest container's (the network container's,
-    usually: it is made first)."""
+    usually: it is made first). With ``addresses`` (``-o wide``: the pods' IPs, by uid)
+    each row adds IP, SCOPE and IMAGES."""
     born: dict[str, float] = {}
     for oc in seen:
         owner = ownership(oc, adopt_2014_containers=adopt)
@@ -202,17 +223,61 @@ def _rows(
     for s in statuses:
         ready, total = s.ready_count
         age = human_duration(now - born[s.uid]) if s.uid in born else "-"
-        rows.append([s.pod, f"{ready}/{total}", s.phase.value, str(s.restarts), age, _reason(s)])
+        row = [s.pod, f"{ready}/{total}", s.phase.value, str(s.restarts), age, _reason(s)]
+        if addresses is not None:
+            images = ",".join(dict.fromkeys(c.image for c in s.containers if c.image))
+            row += [addresses.get(s.uid, _NONE), s.scope or _NONE, images or _NONE]
+        rows.append(row)
     return rows
 
 
+# kubectl's placeholder for an empty cell of -o wide (``<none>``).
+_NONE = "<none>"
+_HEADER = ["POD", "READY", "PHASE", "RESTARTS", "AGE", "REASON"]
+# -o wide's columns: kubectl get pods -o wide adds IP and NODE. A status looks at one
+# engine, so a NODE column would repeat it on every row: podsync shows the scope that
+# runs the pod instead (who owns it), and, as -o wide of kubectl's workloads, IMAGES.
+_WIDE_HEADER = [*_HEADER, "IP", "SCOPE", "IMAGES"]
+
+
+def _addresses(runtime: Runtime, seen: Sequence[ObservedContainer], adopt: bool) -> dict[str, str]:
+    """The address of each pod's running network container, by pod uid, as the engine
+    reports it (``NodeRuntime.container_address``); a pod whose network container has
+    none (network mode none, not running) or an engine that cannot say is left out."""
+    if not isinstance(runtime, NodeRuntime):
+        return {}
+    found: dict[str, str] = {}
+    for oc in seen:
+        owner = ownership(oc, adopt_2014_containers=adopt)
+        if owner is not None and owner.container == NETWORK_CONTAINER and oc.running:
+            try:
+                address = runtime.container_address(oc.id)
+            except NotFound:
+                continue  # removed since it was listed: no address to show
+            if address:
+                found[owner.pod_uid] = address
+    return found
+
+
 def _table(rows: Sequence[Sequence[str]]) -> list[str]:
-    header = ["POD", "READY", "PHASE", "RESTARTS", "AGE", "REASON"]
+    header = _WIDE_HEADER if rows and len(rows[0]) > len(_HEADER) else _HEADER
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     return [
         "   ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
         for row in [header, *rows]
     ]
+
+
+def _show_statuses(console: Console, fmt: str | None, statuses: Sequence[PodStatus]) -> bool:
+    """``status -o json|yaml|name``: the statuses printed; ``False`` for a table (no
+    format, or ``wide``), which the caller prints."""
+    if fmt == NAME:
+        print_names(console, (pod_name(st.pod, st.uid) for st in statuses))
+    elif fmt in (JSON, YAML):
+        print_document(console, fmt, statuses_to_json(statuses))
+    else:
+        return False
+    return True
 
 
 def cmd_status(
@@ -226,16 +291,19 @@ def cmd_status(
     adopt = options.adopt_2014_containers
     if args.probe and not pods:
         raise _Failure("--probe needs the pods' SOURCEs: the probes are in the pod files")
+    fmt = output_format(args)
 
-    def look(runtime: Runtime) -> tuple[list[PodStatus], Observation, Any]:
-        return _statuses(runtime, pods, options, console.clocks.given, probe=args.probe)
+    def look(runtime: Runtime) -> tuple[list[PodStatus], list[list[str]]]:
+        statuses, observation, _ = _statuses(
+            runtime, pods, options, console.clocks.given, probe=args.probe
+        )
+        seen = observation.containers
+        wide = _addresses(runtime, seen, adopt) if fmt == WIDE else None
+        return statuses, _rows(statuses, seen, console.clocks.now(), adopt, wide)
 
     with engine() as runtime:
-        statuses, observation, _ = look(runtime)
-        if args.json:
-            console.print(statuses_to_json(statuses).rstrip("\n"))
-        rows = _rows(statuses, observation.containers, console.clocks.now(), adopt)
-        if not args.json:
+        statuses, rows = look(runtime)
+        if not _show_statuses(console, fmt, statuses):
             if not statuses:
                 console.note("No pods.")
             for line in _table(rows) if statuses else []:
@@ -246,13 +314,14 @@ def cmd_status(
         shown = {st.uid: _without_age(r) for st, r in zip(statuses, rows, strict=True)}
         while True:  # until interrupted: KeyboardInterrupt is main's (130)
             sleep(WATCH_INTERVAL)
-            statuses, observation, _ = look(runtime)
-            rows = _rows(statuses, observation.containers, console.clocks.now(), adopt)
+            statuses, rows = look(runtime)
             for st, row, line in zip(statuses, rows, _table(rows)[1:], strict=True):
                 if shown.get(st.uid) != _without_age(row):
                     shown[st.uid] = _without_age(row)
-                    if args.json:
-                        console.print(json.dumps(status_record(st), sort_keys=True))
+                    if fmt in (JSON, YAML):
+                        print_record(console, fmt, status_record(st))
+                    elif fmt == NAME:
+                        console.print(pod_name(st.pod, st.uid))
                     else:
                         console.print(line)
 
@@ -265,7 +334,9 @@ def _without_age(row: Sequence[str]) -> tuple[str, ...]:
 # Finding a pod and a container
 
 
-def _pod(refs: Sequence[PodRef], query: str) -> PodRef:
+def _pod(refs: Sequence[PodRef], given: str) -> PodRef:
+    # -o name's pod/NAMESPACE/NAME is taken back (podsync status -o name | xargs ...).
+    query = pod_query(given)
     found = find_pods(refs, query)
     if len(found) == 1:
         return found[0]
@@ -437,11 +508,12 @@ def cmd_events(args: argparse.Namespace, console: Console, engine: Engine) -> in
             adopt_2014_containers=bool(args.adopt_2014_containers),
         ) as stream,
     ):
+        fmt = output_format(args)
         for item in stream:
-            if args.json:
-                console.print(json.dumps(_event_record(item), sort_keys=True))
-            else:
+            if fmt is None:
                 console.print(_event_line(item))
+            else:
+                print_record(console, fmt, _event_record(item))
     return EXIT_OK
 
 

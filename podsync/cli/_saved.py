@@ -1,7 +1,7 @@
-"""Saved plans: ``plan -o FILE`` writes one, ``apply --plan FILE`` applies it, ``show
-FILE`` prints it.
+"""Saved plans: ``plan --out FILE`` writes one, ``apply --plan FILE`` applies it, ``show
+FILE`` prints it (``-o FORMAT``: as ``plan -o FORMAT`` prints a plan, ``print_plan``).
 
-Saved plans (``plan -o FILE``, then ``apply --plan FILE``) carry a fingerprint of the
+Saved plans (``plan --out FILE``, then ``apply --plan FILE``) carry a fingerprint of the
 engine state they act on (``Plan.fingerprint``, computed with ``plan``'s digest over the
 containers and pod directories of the pods in the plan and the images it uses; the rest
 of the engine is left out, since applying the plan touches nothing else). ``apply
@@ -31,6 +31,14 @@ from podsync.cli._args import EXIT_ERROR, EXIT_OK, _Failure
 from podsync.cli._console import Console, warn_rejected
 from podsync.cli._engine import RuntimeFactory, _engine, _observe, _run_apply
 from podsync.cli._etcd import etcd_options
+from podsync.cli._output import (
+    output_format,
+    plan_names,
+    print_apply,
+    print_document,
+    print_names,
+)
+from podsync.cli._output_args import NAME, YAML
 from podsync.cli._planning import _given, _root_dir
 from podsync.cli._source_args import http_options
 from podsync.exceptions import ConfigError
@@ -96,12 +104,25 @@ def _write_plan(path: str, the_plan: Plan) -> None:
         raise _Failure(f"cannot save the plan to {path}: {exc.strerror or exc}") from None
 
 
-def _cmd_show(args: argparse.Namespace, console: Console) -> int:
+def print_plan(console: Console, fmt: str, the_plan: Plan) -> None:
+    """``the_plan`` as ``plan -o FORMAT`` and ``show -o FORMAT`` print it: its JSON as
+    saved (streamed), the same document as YAML (Secret values by reference and digest,
+    as in the JSON), or the names of the pods it changes."""
     from podsync.actions._json import plan_json_chunks
 
-    the_plan = _read_plan(args.file)
-    if args.json:
+    if fmt == NAME:
+        print_names(console, plan_names(the_plan))
+    elif fmt == YAML:
+        print_document(console, YAML, "".join(plan_json_chunks(the_plan)))
+    else:
         console.print_chunks(plan_json_chunks(the_plan))
+
+
+def _cmd_show(args: argparse.Namespace, console: Console) -> int:
+    the_plan = _read_plan(args.file)
+    fmt = output_format(args)
+    if fmt is not None:
+        print_plan(console, fmt, the_plan)
         return EXIT_OK
     warn_rejected(console, the_plan)
     console.print(the_plan.render())
@@ -137,8 +158,13 @@ def _apply_saved(args: argparse.Namespace, console: Console, factory: RuntimeFac
                 "run podsync plan again."
             )
         warn_rejected(console, the_plan)
-        console.print(f"Applying the saved plan {args.plan_file}: {the_plan.summary()}")
-        if not the_plan.has_changes:
-            return EXIT_OK
-        result = _run_apply(console, the_plan, runtime, args, verb="Apply")
-    return EXIT_OK if result.ok else EXIT_ERROR
+        fmt = output_format(args)
+        if fmt is None:
+            console.print(f"Applying the saved plan {args.plan_file}: {the_plan.summary()}")
+        result = None
+        if the_plan.has_changes:
+            result = _run_apply(console, the_plan, runtime, args, verb="Apply", summary=fmt is None)
+    ok = result is None or result.ok
+    if fmt is not None:
+        print_apply(console, fmt, the_plan, result, ok)
+    return EXIT_OK if ok else EXIT_ERROR

@@ -1,4 +1,4 @@
-"""Saved plans that hold Secret values, for the command line: ``plan -o`` records the
+"""Saved plans that hold Secret values, for the command line: ``plan --out`` records the
 sources a plan's Secret values are read again from, and ``apply --plan`` puts them back.
 
 A saved plan holds a Secret value by reference and keyed digest only
@@ -122,7 +122,8 @@ def _unsealed(
         unsealed.update({id(w): unseal_write(w, found, key) for w in writes})
     except SecretMismatch as exc:
         raise _Failure(
-            f"the saved plan cannot be applied: {exc}; make the plan again (podsync plan -o)"
+            f"the saved plan cannot be applied: {exc}; make the plan again "
+            "(podsync plan --out FILE)"
         ) from None
     pods = tuple(
         attrs.evolve(pod, actions=tuple(unsealed.get(id(a), a) for a in pod.actions))

@@ -87,9 +87,12 @@ def _wait(
     last_apply_ok: bool,
     before: Observation,
     pull_failures: dict[tuple[str, str], PullFailure] | None = None,
+    report: Callable[[Sequence[PodStatus]], None] | None = None,
 ) -> int:
     """Wait until every pod is up, syncing again with back-off (the seed's run-once,
-    reference §5); report per pod on stdout. 0 when every pod is up in time.
+    reference §5); report per pod on stdout - or, with ``report`` (``apply -o``), hand
+    it the pods' last statuses and print nothing on stdout. 0 when every pod is up in
+    time.
 
     ``before`` is the observation the first plan was made from: a container that was
     running then has been running for as long as podsync knows, and counts as running
@@ -133,6 +136,7 @@ def _wait(
             verb="Sync",
             before_apply=judge,
             pull_failures=pull_failures,
+            summary=report is None,
         )
         the_plan = result.plan
         if give_up:
@@ -146,11 +150,15 @@ def _wait(
     last_apply_ok = last_apply_ok or not the_plan.has_changes
     up = sum(s.ok for s in statuses)
     for status in statuses:
-        console.print(f"{status.pod}: {status.message}")
+        if report is None:
+            console.print(f"{status.pod}: {status.message}")
         if console.json:
             console.record("pod-status", status.message, pod=status.pod, state=status.state)
+    if report is not None:
+        report(statuses)
     if up == len(statuses) and last_apply_ok:
-        console.print(f"All {len(statuses)} pod(s) are up.")
+        if report is None:
+            console.print(f"All {len(statuses)} pod(s) are up.")
         return EXIT_OK
     pending = [s.pod for s in statuses if not s.final]
     if pending:

@@ -4,7 +4,7 @@ A value that came from a Secret - wholly (``secretKeyRef``, ``envFrom.secretRef`
 Secret volume's file) or in part (an ``env`` value or a ``command``/``args`` item that
 ``$(VAR)`` expanded with one) - must reach the container and nothing else: not the spec
 label (``io.podsync.spec``, which anyone who can list containers reads), not the plan's
-text, not a saved plan (``plan -o``, ``plan --json``), not a log line, an error message
+text, not a saved plan (``plan --out``, ``plan -o json``), not a log line, an error message
 or a ``repr``. So the loader hands such a value on as a ``SecretText``: a ``str``
 whose text is the *shown* form (``postgres://app:<secret default/db-creds key
 password>@db``), so that whatever treats it as text - formatting, logging, JSON -

@@ -30,7 +30,8 @@ def _container(status: ContainerStatus) -> dict[str, Any]:
 
 def status_record(status: PodStatus) -> dict[str, Any]:
     """One pod's status as a JSON-able mapping (the field names of ``PodStatus``, its
-    ``display_status`` - kubectl's STATUS column - among them)."""
+    ``display_status`` - kubectl's STATUS column - among them; ``scope`` is ``null``
+    for a pod no named scope runs)."""
     return {
         "pod": status.pod,
         "uid": status.uid,
@@ -40,6 +41,7 @@ def status_record(status: PodStatus) -> dict[str, Any]:
         "reason": status.reason,
         "display_status": status.display_status,
         "orphaned": status.orphaned,
+        "scope": status.scope,
         "ready": list(status.ready_count),
         "restarts": status.restarts,
         "conditions": [attrs.asdict(c) for c in status.conditions],

@@ -172,6 +172,9 @@ class PodStatus:
             ``Init:ImagePullBackOff``.
         orphaned: podsync runs the pod, but the desired pods do not include it (the
             next sync with deletions allowed stops it).
+        scope: the scope that runs it: the ``io.podsync.scope`` label
+            (``podsync.labels.LABEL_SCOPE``) of its newest container; ``None`` when it
+            has none (an unscoped or node-scope sync made it) or no container yet.
     """
 
     pod: str
@@ -185,6 +188,7 @@ class PodStatus:
     conditions: tuple[PodCondition, ...] = ()
     init_containers: tuple[ContainerStatus, ...] = ()
     orphaned: bool = False
+    scope: str | None = None
 
     @property
     def ready(self) -> bool:
@@ -297,6 +301,7 @@ def pod_status(
         owner = ownership(oc, adopt_2014_containers=adopt)
         if owner is not None and owner.pod_uid == pod.uid:
             instances.setdefault(owner.container, []).append(oc)
+    scope = _scope(oc for group in instances.values() for oc in group)
     pod_plan: PodPlan | None = None
     if plan is not None:
         for rejection in plan.rejected:
@@ -317,6 +322,7 @@ def pod_status(
                     pod.uid,
                     containers,
                     _conditions(PodPhase.FAILED, containers),
+                    scope=scope,
                 )
         pod_plan = next(
             (p for p in plan.pods if (p.uid, p.full_name) == (pod.uid, pod.full_name)), None
@@ -330,7 +336,15 @@ def pod_status(
         _pull_errors(pod, plan, pull_failures),
     )
     network_image = plan.options.network_image if plan is not None else ""
-    return _judge(pod, instances, pod_plan, inputs, network_image)
+    return attrs.evolve(_judge(pod, instances, pod_plan, inputs, network_image), scope=scope)
+
+
+def _scope(containers: Iterable[ObservedContainer]) -> str | None:
+    """The pod's scope: its newest container's (``LABEL_SCOPE``: a scoped sync labels
+    every container it makes), ``None`` without one."""
+    newest = max(containers, key=lambda oc: (oc.created, oc.id), default=None)
+    instance = identify(newest) if newest is not None else None
+    return (instance.scope or None) if instance is not None else None
 
 
 def _judge(
@@ -650,6 +664,8 @@ def orphaned_pod_statuses(
     adopt, scope = options.adopt_2014_containers, options.scope
     wanted = None if desired is None else {p.uid for p in desired}
     pods: dict[str, tuple[str, dict[str, list[ObservedContainer]]]] = {}
+    # Every container of each pod, the network container's included: its scope's.
+    mine: dict[str, list[ObservedContainer]] = {}
     # The pods of the named scope that looks (``podsync.planner._scope``).
     scoped: set[str] = set()
     for oc in observed:
@@ -659,17 +675,21 @@ def orphaned_pod_statuses(
         instance = identify(oc)
         if scope is not None and instance is not None and instance.scope == scope:
             scoped.add(owner.pod_uid)
+        mine.setdefault(owner.pod_uid, []).append(oc)
         _, groups = pods.setdefault(owner.pod_uid, (owner.pod_key, {}))
         if owner.container != NETWORK_CONTAINER:
             groups.setdefault(owner.container, []).append(oc)
     messages, tails = termination_messages or {}, log_tails or {}
     statuses = [
-        _observed_pod(
-            uid,
-            key,
-            groups,
-            orphaned=wanted is not None and (scope in (None, NODE_SCOPE) or uid in scoped),
-            said=lambda run: run_message(run, None, messages, tails),
+        attrs.evolve(
+            _observed_pod(
+                uid,
+                key,
+                groups,
+                orphaned=wanted is not None and (scope in (None, NODE_SCOPE) or uid in scoped),
+                said=lambda run: run_message(run, None, messages, tails),
+            ),
+            scope=_scope(mine[uid]),
         )
         for uid, (key, groups) in pods.items()
     ]

@@ -75,8 +75,9 @@ ROWS: list[tuple[str, list[str], str, str]] = [
     ("--plan", ["--plan", "p.json"], REFUSED, "not --plan FILE"),
     ("--wait", ["--wait"], IGNORED, ""),
     ("--timeout", ["--timeout", "5"], IGNORED, ""),
+    ("--output", ["-o", "json"], HONOURED, ""),
     ("--hosts", ["--hosts", "hosts.yaml"], REFUSED, "not --hosts"),
-    ("--json", ["--json"], REFUSED, "not --hosts (or --json)"),
+    ("--json", ["--json"], HONOURED, ""),
 ]
 _IDS = [row[0] for row in ROWS]
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
+import yaml
 
 import podsync
 import podsync.fleet
@@ -164,6 +165,30 @@ def test_json_gives_each_hosts_outcome(fleet: Fleet) -> None:
     assert "gone" in by_host["node-c"]["error"]
 
 
+@pytest.mark.parametrize("option", [["-o", "json"], ["-o", "yaml"]], ids=["json", "yaml"])
+def test_output_is_the_json_flags_document(
+    fleet: Fleet, tmp_path: Path, capsys: pytest.CaptureFixture[str], option: list[str]
+) -> None:
+    """``apply --hosts -o json`` is today's ``--json``; ``-o yaml`` the same document."""
+    (fleet.pods / "web.yaml").write_text(pod_yaml("web", "node-a"))
+    (tmp_path / "twin").mkdir()
+    twin = Fleet(tmp_path / "twin", capsys)
+    (twin.pods / "web.yaml").write_text(pod_yaml("web", "node-a"))
+    flag = fleet.run("--json", str(fleet.pods))
+
+    result = twin.run(*option, str(twin.pods))
+
+    assert (0, 0) == (flag.code, result.code), flag.err + result.err
+    document = json.loads(flag.out.replace(str(tmp_path / "root"), "ROOT"))
+    text = result.out.replace(str(tmp_path / "twin" / "root"), "ROOT")
+    other = json.loads(text) if option[1] == "json" else yaml.safe_load(text)
+    # The hosts are synced at once, on one clock: their durations differ from run to run.
+    for host in (*document["hosts"], *other["hosts"]):
+        host.pop("duration", None)
+    assert document == other
+    assert ["default/web"] == document["hosts"][0]["changed"]
+
+
 def test_json_log_lines_carry_the_host(fleet: Fleet) -> None:
     (fleet.pods / "web.yaml").write_text(pod_yaml("web", "node-a"))
     result = fleet.run("--log-format", "json", str(fleet.pods))
@@ -231,12 +256,17 @@ def test_usage_errors(fleet: Fleet, argv: list[str], message: str) -> None:
     assert fleet.contacted == []
 
 
-def test_json_without_hosts_is_a_usage_error(
+def test_names_with_hosts_is_a_usage_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = cli.main(["apply", "--json", str(tmp_path)], clock=FakeClock(T0))
+    """``apply --hosts`` prints a document per fleet (json, yaml), no pod names; the
+    error lists what it takes, before any engine is contacted."""
+    argv = ["apply", "--hosts", str(tmp_path / "hosts.yaml"), "-o", "name", str(tmp_path)]
+
+    code = cli.main(argv, clock=FakeClock(T0))
+
     assert code == 1
-    assert "--json is used only with --hosts" in capsys.readouterr().err
+    assert "-o name: apply --hosts prints json, yaml" in capsys.readouterr().err
 
 
 def test_one_hosts_sync_never_removes_another_hosts_pod_directories(tmp_path: Path) -> None:

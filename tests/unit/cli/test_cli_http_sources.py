@@ -80,7 +80,7 @@ def test_a_secret_behind_basic_auth_is_planned_saved_and_applied(
     header = ("--source-header", "X-Node: a")
 
     refused = run("plan", secret_url, runtime=fake)  # no X-Node: 403
-    planned = run("plan", *header, "-o", str(saved), secret_url, runtime=fake)
+    planned = run("plan", *header, "--out", str(saved), secret_url, runtime=fake)
     without = run("apply", "--plan", str(saved), *header, runtime=fake)
     applied = run("apply", "--plan", str(saved), *header, secret_url, runtime=fake)
 

@@ -1,14 +1,17 @@
 """Secret values through the command line (FakeRuntime): the host's digest key under
---root-dir, plan text and JSON and saved plans without the value, ``apply --plan`` reading
+--root-dir, plan text, JSON and YAML and saved plans without the value, ``apply --plan`` reading
 the Secrets again and refusing another value, a changed Secret naming itself."""
 
 from __future__ import annotations
 
 import base64
+import json
 import os
 import stat
 from collections.abc import Callable
 from pathlib import Path
+
+import yaml
 
 from podsync.spec._labels import LABEL_CONTAINER
 from podsync.testing import FakeRuntime
@@ -73,12 +76,19 @@ def test_plan_output_and_the_saved_plan_never_hold_the_value(
     pods = sources(tmp_path)
     saved = tmp_path / "p.json"
 
-    shown = run("plan", "-o", str(saved), pods, runtime=fake)
+    shown = run("plan", "--out", str(saved), pods, runtime=fake)
     as_json = run("plan", "--json", pods, runtime=fake)
+    as_yaml = run("plan", "-o", "yaml", pods, runtime=fake)
+    saved_yaml = run("show", "-o", "yaml", str(saved))
 
-    assert 0 == shown.code == as_json.code
-    for text in (shown.out, shown.err, as_json.out, as_json.err, saved.read_text()):
+    assert 0 == shown.code == as_json.code == as_yaml.code == saved_yaml.code
+    outputs = (shown, as_json, as_yaml, saved_yaml)
+    for text in (*(r.out for r in outputs), *(r.err for r in outputs), saved.read_text()):
         assert PASSWORD not in text
+    # YAML is the JSON's document: the Secret by reference and digest, as there.
+    assert json.loads(as_json.out) == yaml.safe_load(as_yaml.out)
+    assert json.loads(saved.read_text()) == yaml.safe_load(saved_yaml.out)
+    assert "secret: default/db-creds" in as_yaml.out
     assert '"secret": "default/db-creds"' in saved.read_text()
     key = tmp_path / "root" / "secret-digest.key"
     assert 0o600 == stat.S_IMODE(os.stat(key).st_mode)
@@ -90,7 +100,7 @@ def test_a_saved_plan_gets_the_values_again_from_its_sources(
 ) -> None:
     pods = sources(tmp_path)
     saved = str(tmp_path / "p.json")
-    run("plan", "-o", saved, pods, runtime=fake)
+    run("plan", "--out", saved, pods, runtime=fake)
 
     result = run("apply", "--plan", saved, runtime=fake)
 
@@ -105,7 +115,7 @@ def test_a_saved_plan_whose_secret_changed_is_refused_and_changes_nothing(
 ) -> None:
     pods = sources(tmp_path)
     saved = str(tmp_path / "p.json")
-    run("plan", "-o", saved, pods, runtime=fake)
+    run("plan", "--out", saved, pods, runtime=fake)
     sources(tmp_path, "changed-since")
     fake.clear_calls()
 
@@ -116,13 +126,13 @@ def test_a_saved_plan_whose_secret_changed_is_refused_and_changes_nothing(
     assert result.err_lines == [
         "podsync: error: the saved plan cannot be applied: the value of Secret "
         "default/db-creds key password is not the one the plan was made with; make the plan "
-        "again (podsync plan -o)"
+        "again (podsync plan --out FILE)"
     ]
     (tmp_path / "pods" / "secret.yaml").unlink()
     result = run("apply", "--plan", saved, runtime=fake)
     assert result.err_lines == [
         "podsync: error: the saved plan cannot be applied: Secret default/db-creds is not in "
-        "the sources; make the plan again (podsync plan -o)"
+        "the sources; make the plan again (podsync plan --out FILE)"
     ]
     assert [] == mutations(fake)
 

@@ -402,12 +402,12 @@ def test_plan_detailed_exitcode_is_2_with_changes_and_0_without(
 def test_plan_json_and_saved_plan_shown(
     run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path
 ) -> None:
-    """--json prints the canonical plan with its format_version; -o saves the same
+    """--json prints the canonical plan with its format_version; --out saves the same
     text (mode 0600); show renders it as text or JSON, without an engine."""
     source = write(tmp_path, "a.yaml", pod_yaml("a"))
     saved = tmp_path / "plan.json"
 
-    printed = run("plan", "--json", "-o", str(saved), source, runtime=fake)
+    printed = run("plan", "--json", "--out", str(saved), source, runtime=fake)
     shown = run("show", str(saved))
     shown_json = run("show", "--json", str(saved))
 
@@ -423,10 +423,10 @@ def test_plan_json_and_saved_plan_shown(
 def test_plan_saved_with_text_output_names_the_apply_command(
     run: Callable[..., Result], fake: FakeRuntime, tmp_path: Path
 ) -> None:
-    """plan -o without --json prints the plan and how to apply the saved file."""
+    """plan --out without --json prints the plan and how to apply the saved file."""
     source = write(tmp_path, "a.yaml", pod_yaml("a"))
 
-    result = run("plan", "-o", str(tmp_path / "p.json"), source, runtime=fake)
+    result = run("plan", "--out", str(tmp_path / "p.json"), source, runtime=fake)
 
     assert f"podsync apply --plan {tmp_path / 'p.json'}" in result.out
 
@@ -997,7 +997,7 @@ def test_saved_plan_is_applied_when_the_engine_did_not_change(
     """apply --plan runs exactly the saved plan."""
     source = write(tmp_path, "a.yaml", pod_yaml("a"))
     saved = str(tmp_path / "p.json")
-    run("plan", "-o", saved, source, runtime=fake)
+    run("plan", "--out", saved, source, runtime=fake)
 
     result = run("apply", "--plan", saved, runtime=fake)
 
@@ -1013,7 +1013,7 @@ def test_stale_saved_plan_is_refused_and_changes_nothing(
     its containers): the saved plan is stale, refused with exit 1, no mutating call."""
     source = write(tmp_path, "a.yaml", pod_yaml("a"))
     saved = str(tmp_path / "p.json")
-    run("plan", "-o", saved, source, runtime=fake)
+    run("plan", "--out", saved, source, runtime=fake)
     run("apply", source, runtime=fake)
     fake.clear_calls()
 
@@ -1038,7 +1038,7 @@ def test_changes_the_plan_does_not_act_on_leave_it_applicable(
     source = write(tmp_path, "a.yaml", pod_yaml("a"))
     other = write(tmp_path, "b.yaml", pod_yaml("b"))
     saved = str(tmp_path / "p.json")
-    run("plan", "-o", saved, source, runtime=fake)
+    run("plan", "--out", saved, source, runtime=fake)
     fake.stop_container("f1", 0)
     fake.add_image("unrelated:2")
     run("apply", "--no-delete", other, runtime=fake)
@@ -1059,7 +1059,7 @@ def test_saved_plan_of_a_pod_directory_is_stale_once_it_is_gone(
     (pod_dir / ".podsync-pod").touch()
     source = write(tmp_path, "a.yaml", pod_yaml("a"))
     saved = str(tmp_path / "p.json")
-    planned = run("plan", "--scope", "node", "-o", saved, source, runtime=fake)
+    planned = run("plan", "--scope", "node", "--out", saved, source, runtime=fake)
     (pod_dir / ".podsync-pod").unlink()
 
     result = run("apply", "--plan", saved, runtime=fake)
@@ -1075,7 +1075,7 @@ def test_plan_made_against_an_empty_engine_applies_once(
     """Terraform #24078: a plan made against an empty engine cannot be applied twice."""
     source = write(tmp_path, "a.yaml", pod_yaml("a"))
     saved = str(tmp_path / "p.json")
-    run("plan", "-o", saved, source, runtime=fake)
+    run("plan", "--out", saved, source, runtime=fake)
 
     first = run("apply", "--plan", saved, runtime=fake)
     second = run("apply", "--plan", saved, runtime=fake)
@@ -1112,7 +1112,7 @@ def test_saved_plan_under_another_root_dir_is_refused(
     )
     source = write(tmp_path, "a.yaml", volume)
     saved = str(tmp_path / "p.json")
-    run("plan", "-o", saved, source, runtime=fake)
+    run("plan", "--out", saved, source, runtime=fake)
     fake.clear_calls()
 
     result = cli.main(
@@ -1665,7 +1665,7 @@ def test_a_plan_saved_by_format_1_is_refused_with_what_to_do(
     wrong one of two pods of one name, so it is refused, saying how to get a new plan."""
     source = write(tmp_path, "a.yaml", pod_yaml("a"))
     saved = tmp_path / "plan.json"
-    run("plan", "-o", str(saved), source, runtime=fake)
+    run("plan", "--out", str(saved), source, runtime=fake)
     data = json.loads(saved.read_text())
     data["format_version"] = "1"
     for pod_plan in data["pods"]:
@@ -1679,7 +1679,7 @@ def test_a_plan_saved_by_format_1_is_refused_with_what_to_do(
     assert (
         f"podsync: error: {saved}: $.format_version: plan format 1 was written by an older "
         "podsync (its actions name pods without their uids); make the plan again with "
-        "`podsync plan -o`" in result.err
+        "`podsync plan --out FILE`" in result.err
     )
     assert [] == mutations(fake)
 

@@ -352,8 +352,8 @@ def test_a_plan_of_the_previous_format_is_refused():
 
     assert (
         "old.json: $.format_version: plan format 2 was written by an older podsync (it does "
-        "not say which options it was made with); make the plan again with `podsync plan -o`"
-        in str(caught.value)
+        "not say which options it was made with); make the plan again with "
+        "`podsync plan --out FILE`" in str(caught.value)
     )
 
 
@@ -378,7 +378,7 @@ def test_a_plan_with_docker_spelled_creates_is_refused():
 
     assert (
         "old.json: $.format_version: plan format 3 was written by an older podsync (its "
-        "creates are spelled in Docker's terms); make the plan again with `podsync plan -o`"
+        "creates are spelled in Docker's terms); make the plan again with `podsync plan --out FILE`"
         in str(caught.value)
     )
 
@@ -395,7 +395,7 @@ def test_a_plan_of_format_4_is_refused():
     assert (
         "old.json: $.format_version: plan format 4 was written by an older podsync (it was "
         "planned before resources, security settings and the other pod file fields were "
-        "honoured); make the plan again with `podsync plan -o`" in str(caught.value)
+        "honoured); make the plan again with `podsync plan --out FILE`" in str(caught.value)
     )
 
 

@@ -9,12 +9,14 @@ handler and grace period of a container whose spec is gone are read from its lab
 Contract: pure; builds ``Kill``/``Remove`` actions and changes nothing else (the global
 cap appends to the per-pod action lists it is given).
 
-May import: the model and helpers, the vocabulary, options, ownership. Never the
-per-pod planner or ``_plan`` (they import this), a runtime, or anything that does I/O.
+May import: the model and helpers, the vocabulary, options, ownership, the removal
+order (``_joins``). Never the per-pod planner or ``_plan`` (they import this), a
+runtime, or anything that does I/O.
 """
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Collection, Mapping, Sequence
 
 from podsync.actions._actions import (
@@ -27,6 +29,7 @@ from podsync.actions._options import PlanOptions
 from podsync.model._pod import (
     Handler,
 )
+from podsync.planner._joins import may_join
 from podsync.planner._termination import pod_stop
 from podsync.spec._labels import (
     LABEL_GRACE_PERIOD,
@@ -182,7 +185,8 @@ def apply_global_cap(
 
     Counted after this plan's own stops and removals. The exited instance of each pod
     container that ended last (``end_order``; one this plan stops ends at ``now``) is
-    protected: the restart policy is judged on it.
+    protected: the restart policy is judged on it. A network container goes only once
+    the containers that may join it are gone (``_in_eviction_order``).
     """
     if cap is None:
         return
@@ -207,11 +211,14 @@ def apply_global_cap(
     excess = len(remaining) - cap
     if excess <= 0:
         return
-    victims = sorted(
+    candidates = sorted(
         (item for item in remaining if item[1].observed.id not in protected),
         key=lambda item: (item[1].observed.created, item[1].observed.id),
-    )[:excess]
-    for identity, instance in victims:
+    )
+    joiners: dict[str, set[str]] = {}
+    for identity in {identity for identity, _ in candidates}:
+        joiners.update(may_join(by_identity[identity]))
+    for identity, instance in _in_eviction_order(candidates, joiners, removed, excess):
         if identity not in owner:
             # Not desired and deletions are off: not ours to remove now.
             continue
@@ -227,3 +234,39 @@ def apply_global_cap(
                 f"exited, beyond the global cap of {cap}",
             )
         )
+
+
+def _in_eviction_order(
+    candidates: Sequence[tuple[Identity, Instance]],
+    joiners: Mapping[str, set[str]],
+    removed: Collection[str],
+    count: int,
+) -> list[tuple[Identity, Instance]]:
+    """Up to ``count`` of ``candidates`` (oldest first), each time the oldest that may go:
+    a network container only once every container that may join it (``joiners``, by
+    network container id: ``may_join``) is removed - by this plan already (``removed``),
+    or chosen here before it. The kubelet's cap evicts containers (``evictContainers``,
+    kuberuntime_gc.go) and a sandbox only once no container of it is left
+    (``evictSandboxes``); a network container whose joiner stays (protected, running)
+    is not chosen, so the cap takes the next candidate instead of a removal that
+    ``joined_last`` would leave out (and podman would refuse)."""
+    waiting: dict[int, int] = {}  # candidate index -> joiners not gone yet
+    blocks: dict[str, list[int]] = {}  # joiner id -> the candidates waiting for it
+    ready: list[int] = []  # a heap of candidate indices: the oldest first
+    for n, (_, instance) in enumerate(candidates):
+        missing = joiners.get(instance.observed.id, set()).difference(removed)
+        if missing:
+            waiting[n] = len(missing)
+            for joiner in missing:
+                blocks.setdefault(joiner, []).append(n)
+        else:
+            ready.append(n)  # in order: already a heap
+    chosen: list[tuple[Identity, Instance]] = []
+    while ready and len(chosen) < count:
+        pick = candidates[heapq.heappop(ready)]
+        chosen.append(pick)
+        for n in blocks.pop(pick[1].observed.id, ()):
+            waiting[n] -= 1
+            if not waiting[n]:
+                heapq.heappush(ready, n)
+    return chosen

@@ -32,10 +32,11 @@ starts only beside a running ``shareable`` one, a container that joins another's
 DNS servers or ports of its own, an image must be present to create a container from
 it, a container can only join the network of a running container, a running or paused
 container cannot be removed, a paused one cannot exec, and a host port (per protocol
-and address) is published by one running container at a time. Named volumes follow the
-local volume driver (``_volumes``): its names, a create of an existing volume that
-leaves it as it is, a volume created unlabelled by the create of a container that
-mounts it, and no removal of a volume a container uses.
+and address) is published by one running container at a time; with
+``refuse_joined_removal``, podman's rule too: a container another joins is not removed
+before it. Named volumes follow the local volume driver (``_volumes``): its names, a
+create of an existing volume that leaves it as it is, a volume created unlabelled by the
+create of a container that mounts it, and no removal of a volume a container uses.
 
 A stop ends a process as Docker's does: with the process's own exit code when it
 handles SIGTERM, 137 when it ignores SIGTERM and is killed (``stop_exit_code``,
@@ -95,6 +96,7 @@ from podsync.runtime.fake._rules import resource_refusal as _resource_refusal
 from podsync.runtime.fake._rules import sysctl_start_error as _sysctl_start_error
 from podsync.runtime.fake._state import FakeContainer as _Container
 from podsync.runtime.fake._state import Journal as _Journal
+from podsync.runtime.fake._state import dependents_refusal as _dependents_refusal
 from podsync.runtime.fake._state import network_mode_conflict as _network_mode_conflict
 from podsync.runtime.fake._state import published as _published
 from podsync.runtime.fake._state import publishes as _publishes
@@ -155,6 +157,10 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
         apparmor, seccomp: whether the engine's host has them (else profiles are refused).
         capacity: the CPUs (milli-CPU) and memory (bytes) its host gives containers
             (``node_capacity``): 8 CPUs and 16 GiB unless given.
+        refuse_joined_removal: podman's rule (``False``: Docker's): a container that
+            another container, running or exited, joins (its network or IPC namespace)
+            cannot be removed before it (``RuntimeCallError``, HTTP 500, podman's words:
+            "container <id> has dependent containers which must be removed before it").
 
     Attributes:
         calls: every call, in the order they were made.
@@ -176,6 +182,7 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
         apparmor: bool = False,
         seccomp: bool = True,
         capacity: ResourceList | None = None,
+        refuse_joined_removal: bool = False,
     ) -> None:
         self.calls = []
         self.exec_results = {}
@@ -188,6 +195,7 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
         self.bridge = bridge
         self.apparmor, self.seccomp = apparmor, seccomp
         self.capacity = capacity or ResourceList(cpu=8000, memory=16 * 1024**3)
+        self.refuse_joined_removal = refuse_joined_removal
         self._lock = threading.RLock()
         # Followers of logs and events wait on this (the same lock): see _state.
         self._changed = threading.Condition(self._lock)
@@ -669,7 +677,8 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
 
         Raises:
             RuntimeCallError: the container is running or paused (Docker: "You cannot
-                remove a running container <id>. ...").
+                remove a running container <id>. ..."); with ``refuse_joined_removal``,
+                first, another container joins it (podman, HTTP 500).
         """
         self._sleep()
         with self._lock:
@@ -677,6 +686,11 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
             container = self._find(container_id)
             if container is None:
                 return
+            found = self._containers.values()
+            if self.refuse_joined_removal and (
+                refused := _dependents_refusal(container, self._find, found)
+            ):
+                raise RuntimeCallError("remove", container_id, refused, status_code=500)
             if container.running:
                 state, procedure = "running", "Stop the container"
                 if container.paused:

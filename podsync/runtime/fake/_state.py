@@ -24,6 +24,7 @@ from podsync.spec._ports import PortMapping
 __all__ = [
     "FakeContainer",
     "Journal",
+    "dependents_refusal",
     "exec_refusal",
     "network_mode_conflict",
     "port_clash",
@@ -150,6 +151,34 @@ def exec_refusal(container: FakeContainer | None, ref: str) -> str | None:
     if container.paused:
         return f"Container {ref} is paused, unpause the container before exec"
     return None
+
+
+def dependents_refusal(
+    container: FakeContainer,
+    find: Callable[[str], FakeContainer | None],
+    containers: Iterable[FakeContainer],
+) -> str | None:
+    """podman's refusal to remove ``container`` while other containers - running or
+    exited - join its network or IPC namespace (``container:<x>``), or None. podman
+    4.3's words (libpod's ``removeContainer``, runtime_ctr.go: the ids of the dependent
+    containers, then ``define.ErrCtrExists``), which its Docker-compatible API answers
+    with HTTP 500 (``compat.RemoveContainer``: ``InternalServerError``). Docker removes
+    such a container."""
+    dependents = [
+        other.id
+        for other in containers
+        if other.id != container.id
+        and any(
+            mode.startswith("container:") and find(mode.removeprefix("container:")) is container
+            for mode in (other.network_mode, other.ipc_mode)
+        )
+    ]
+    if not dependents:
+        return None
+    return (
+        f"container {container.id} has dependent containers which must be removed before "
+        f"it: {', '.join(sorted(dependents))}: container already exists"
+    )
 
 
 def start_refusal(

@@ -97,24 +97,14 @@ from podsync.runtime.fake._rules import sysctl_start_error as _sysctl_start_erro
 from podsync.runtime.fake._state import FakeContainer as _Container
 from podsync.runtime.fake._state import Journal as _Journal
 from podsync.runtime.fake._state import dependents_refusal as _dependents_refusal
+from podsync.runtime.fake._state import listed_ipc_mode as _listed_ipc_mode
 from podsync.runtime.fake._state import network_mode_conflict as _network_mode_conflict
 from podsync.runtime.fake._state import published as _published
 from podsync.runtime.fake._state import publishes as _publishes
 from podsync.runtime.fake._state import start_refusal as _start_refusal
+from podsync.runtime.fake._state import state_volume as _state_volume
 from podsync.runtime.fake._volumes import VolumeCalls as _VolumeCalls
-from podsync.spec._labels import (
-    LABEL_POD_IPC,
-    LABEL_POD_NAMESPACE,
-    LABEL_POD_STATE,
-    LABEL_POD_UID,
-    LABEL_VOLUME_KIND,
-    LABEL_VOLUME_NAMESPACE,
-    POD_IPC_SHAREABLE,
-    POD_STATE_MOUNTED,
-    VOLUME_KIND_POD_STATE,
-)
 from podsync.spec._ports import PortMapping
-from podsync.spec._volumes import pod_state_volume_name
 
 if TYPE_CHECKING:
     from podsync.runtime._protocol import Runtime
@@ -229,11 +219,15 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
         *,
         ports: Iterable[PortMapping] = (),
         ipc_mode: str | None = None,
+        network_mode: str = "",
     ) -> None:
         """Put a container on the engine as it is (no call is recorded).
 
         ``ports`` (as ``CreateSpec.ports``) are the host ports it publishes while it
-        runs, whatever its network mode. ``ipc_mode`` is its IPC mode in Docker's
+        runs, whatever its network mode. ``network_mode`` is its network mode in
+        Docker's spelling (``none``, ``container:<name or id>`` for one that joins
+        another's network: ``refuse_joined_removal`` reads it); the engine's default
+        when empty. ``ipc_mode`` is its IPC mode in Docker's
         spelling (``private``, ``shareable``, ``host``, ``container:<id>``); by default
         ``shareable`` for a pod's network container as podsync makes them (labelled
         ``io.podsync.pod.ipc=shareable``: a list reports no IPC mode, and that label is
@@ -263,6 +257,7 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
                 exit_code=container.exit_code,
                 finished_at=container.finished_at,
                 published=_published(ports),
+                network_mode=network_mode,
                 ipc_mode=ipc_mode or _listed_ipc_mode(container),
                 stopped_by_podsync=container.stopped_by_podsync,
                 oom_killed=container.oom_killed,
@@ -757,30 +752,6 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
 if TYPE_CHECKING:
     # mypy checks here that FakeRuntime satisfies the Runtime protocol.
     _conforms: Runtime = FakeRuntime()
-
-
-def _state_volume(container: ObservedContainer) -> ObservedVolume | None:
-    """The pod state volume a container put on the fake mounts, by its labels
-    (``add_container``), or ``None``."""
-    labels = container.labels
-    uid = labels.get(LABEL_POD_UID)
-    if labels.get(LABEL_POD_STATE) != POD_STATE_MOUNTED or not uid:
-        return None
-    return ObservedVolume(
-        pod_state_volume_name(uid),
-        {
-            LABEL_VOLUME_KIND: VOLUME_KIND_POD_STATE,
-            LABEL_VOLUME_NAMESPACE: labels.get(LABEL_POD_NAMESPACE, ""),
-            LABEL_POD_UID: uid,
-        },
-    )
-
-
-def _listed_ipc_mode(container: ObservedContainer) -> str:
-    """The IPC mode of a container put on the fake as it is: ``shareable`` when podsync's
-    label says so, else Docker's default."""
-    shareable = container.labels.get(LABEL_POD_IPC) == POD_IPC_SHAREABLE
-    return "shareable" if shareable else "private"
 
 
 def _as_engine_holds(spec: CreateSpec) -> CreateSpec:

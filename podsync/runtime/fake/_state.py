@@ -17,20 +17,34 @@ from collections.abc import Callable, Iterable, Iterator
 import attrs
 
 from podsync.actions._actions import CreateSpec
-from podsync.model._pod import ObservedContainer
+from podsync.model._pod import ObservedContainer, ObservedVolume
 from podsync.runtime._protocol import EngineEvent, LogLine, Stream
+from podsync.spec._labels import (
+    LABEL_POD_IPC,
+    LABEL_POD_NAMESPACE,
+    LABEL_POD_STATE,
+    LABEL_POD_UID,
+    LABEL_VOLUME_KIND,
+    LABEL_VOLUME_NAMESPACE,
+    POD_IPC_SHAREABLE,
+    POD_STATE_MOUNTED,
+    VOLUME_KIND_POD_STATE,
+)
 from podsync.spec._ports import PortMapping
+from podsync.spec._volumes import pod_state_volume_name
 
 __all__ = [
     "FakeContainer",
     "Journal",
     "dependents_refusal",
     "exec_refusal",
+    "listed_ipc_mode",
     "network_mode_conflict",
     "port_clash",
     "published",
     "publishes",
     "start_refusal",
+    "state_volume",
 ]
 
 
@@ -373,3 +387,27 @@ class Journal:
                 self._condition.notify_all()
 
         return close
+
+
+def state_volume(container: ObservedContainer) -> ObservedVolume | None:
+    """The pod state volume a container put on the fake mounts, by its labels
+    (``add_container``), or ``None``."""
+    labels = container.labels
+    uid = labels.get(LABEL_POD_UID)
+    if labels.get(LABEL_POD_STATE) != POD_STATE_MOUNTED or not uid:
+        return None
+    return ObservedVolume(
+        pod_state_volume_name(uid),
+        {
+            LABEL_VOLUME_KIND: VOLUME_KIND_POD_STATE,
+            LABEL_VOLUME_NAMESPACE: labels.get(LABEL_POD_NAMESPACE, ""),
+            LABEL_POD_UID: uid,
+        },
+    )
+
+
+def listed_ipc_mode(container: ObservedContainer) -> str:
+    """The IPC mode of a container put on the fake as it is: ``shareable`` when podsync's
+    label says so, else Docker's default."""
+    shareable = container.labels.get(LABEL_POD_IPC) == POD_IPC_SHAREABLE
+    return "shareable" if shareable else "private"

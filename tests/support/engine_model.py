@@ -12,6 +12,9 @@ then observed again, so tests can check that planning converges.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import TypeVar
+
 import attrs
 
 from podsync import ObservedContainer, ObservedImage, ObservedVolume
@@ -33,6 +36,8 @@ from podsync.spec._labels import (
     POD_IPC_SHAREABLE,
     POD_STATE_MOUNTED,
 )
+
+_T = TypeVar("_T")
 
 
 class EngineRuleBroken(AssertionError):
@@ -63,6 +68,21 @@ class EngineModel:
 
     def add(self, container: ObservedContainer) -> None:
         self.containers[container.id] = container
+
+    def reid(self, ids: Mapping[str, str]) -> None:
+        """Give the containers the new ids ``ids`` maps their ids to (the others keep
+        theirs): an engine's ids are random, this model's count up in creation order,
+        which hides an order of actions that follows the ids."""
+
+        def rekey(values: dict[str, _T]) -> dict[str, _T]:
+            return {ids.get(cid, cid): value for cid, value in values.items()}
+
+        self.containers = rekey(
+            {cid: attrs.evolve(o, id=ids.get(cid, cid)) for cid, o in self.containers.items()}
+        )
+        self.published, self.mounted = rekey(self.published), rekey(self.mounted)
+        self.shareable = {ids.get(cid, cid) for cid in self.shareable}
+        self.joins = rekey({cid: {ids.get(j, j) for j in js} for cid, js in self.joins.items()})
 
     @property
     def observed(self) -> list[ObservedContainer]:

@@ -11,15 +11,15 @@ collection per container and under the global cap - from an engine on which pods
 ran the pod and rebuilt it after its network container died (``deaths`` times), and
 lists the plan's actions as (kind, instance, reason): ``work#1`` is the instance of
 attempt 1 of ``work``. Every plan is then applied to ``EngineModel``, which refuses a
-removal podman refuses.
+removal podman refuses; and a property holds it for any plan of any such history.
 """
 
 from __future__ import annotations
 
-from typing import TypeVar
-
 import attrs
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from podsync.actions._actions import Kill, Plan, Remove
 from podsync.actions._options import NODE_SCOPE, GCPolicy, PlanOptions
@@ -27,6 +27,7 @@ from podsync.model._pod import Pod
 from podsync.planner._plan import plan
 from podsync.spec._labels import LABEL_ATTEMPT, LABEL_CONTAINER, LABEL_SCOPE
 from tests.support.engine_model import EngineModel
+from tests.support.strategies import pods
 from tests.unit.planner.test_compute_pod_actions import (
     JOB,
     NOW,
@@ -36,8 +37,6 @@ from tests.unit.planner.test_compute_pod_actions import (
     pod_file,
     ran,
 )
-
-_T = TypeVar("_T")
 
 #: What ``down`` plans with: nothing desired, everything of the scope goes, at any age.
 DOWN = PlanOptions(
@@ -103,20 +102,8 @@ def engine_ids(model: EngineModel) -> EngineModel:
     of ids. Here each network container's id sorts after the others' - the order in
     which a plan once removed a network container before the container that joins it
     (the newest first, by id among equals)."""
-    new = {
-        cid: ("f" if o.labels.get(LABEL_CONTAINER) == "net" else "0") + cid
-        for cid, o in model.containers.items()
-    }
-
-    def rekey(values: dict[str, _T]) -> dict[str, _T]:
-        return {new.get(cid, cid): value for cid, value in values.items()}
-
-    model.containers = rekey(
-        {cid: attrs.evolve(o, id=new[cid]) for cid, o in model.containers.items()}
-    )
-    model.published, model.mounted = rekey(model.published), rekey(model.mounted)
-    model.shareable = {new.get(cid, cid) for cid in model.shareable}
-    model.joins = rekey({cid: {new.get(j, j) for j in js} for cid, js in model.joins.items()})
+    net = {cid for cid, o in model.containers.items() if o.labels.get(LABEL_CONTAINER) == "net"}
+    model.reid({cid: ("f" if cid in net else "0") + cid for cid in model.containers})
     return model
 
 
@@ -277,3 +264,61 @@ def test_joined_containers_are_removed_last(case: Case) -> None:
 
     assert list(case.expected) == actions(made, model)
     model.apply(made, NOW)  # EngineModel refuses a removal podman refuses
+
+
+# --- any plan: no removal before a container that joins it -----------------------------
+
+#: The collection settings a plan may be made with: per container, the global cap, ages.
+_GC = st.builds(
+    GCPolicy,
+    max_per_container=st.sampled_from([None, 0, 1, 2]),
+    min_age=st.sampled_from([0.0, 60.0]),
+    max_total=st.sampled_from([None, 0, 2, 4]),
+)
+
+
+@st.composite
+def histories(draw: st.DrawFn) -> tuple[Pod, EngineModel, float, PlanOptions, bool]:
+    """A pod that podsync ran through a few syncs while its containers - its network
+    container too - exited or died, collected under drawn settings; then, at ``now``,
+    the last plan's options and whether the pod is still desired (when not: ``down``'s
+    options, or a pod no longer desired). The containers' ids are drawn, as random as
+    an engine's."""
+    pod = draw(pods(max_containers=2, minimal=True))
+    model = EngineModel()
+    now = NOW
+    for _ in range(draw(st.integers(1, 4))):
+        options = PlanOptions(gc=draw(_GC))
+        model.apply(plan([pod], model.observed, images=model.images, now=now, options=options), now)
+        for o in list(model.observed):
+            if o.running and draw(st.integers(0, 2)) == 0:
+                model.exit(o.id, draw(st.sampled_from([0, 1, 137])), now + 1)
+        now += draw(st.sampled_from([2.0, 30.0, 100.0]))
+    desired = draw(st.booleans())
+    if desired:
+        options = PlanOptions(gc=draw(_GC))
+    else:
+        gc = draw(st.one_of(st.just(DOWN.gc), _GC))
+        options = PlanOptions(scope=NODE_SCOPE, allow_deletions=True, gc=gc)
+    ids = draw(st.lists(st.uuids(), min_size=len(model.containers), unique=True))
+    model.reid({cid: new.hex for cid, new in zip(sorted(model.containers), ids, strict=False)})
+    return pod, model, now, options, desired
+
+
+@settings(max_examples=150, deadline=None)
+@given(histories())
+def test_no_plan_removes_a_container_before_one_that_joins_it(history) -> None:
+    """Whatever the pod went through and whatever the plan's settings: no ``Remove``
+    of a container comes before the ``Remove`` of a container that joins it, and none
+    comes while one that joins it stays - ``EngineModel`` knows what each container
+    joins (what it was created with) and refuses such a removal, as podman does. With
+    ``down``'s settings, one plan takes every container of the pod."""
+    pod, model, now, options, desired = history
+    made = plan(
+        [pod] if desired else [], model.observed, images=model.images, now=now, options=options
+    )
+
+    model.apply(made, now)
+
+    if not desired and options.gc == DOWN.gc:
+        assert [] == model.observed

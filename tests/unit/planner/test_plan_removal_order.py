@@ -1,5 +1,5 @@
 """A container that others join is removed after them, case by case, in the manner of
-the kubelet's ``TestComputePodActions`` (issue 31, ``podsync.planner._joins``).
+the kubelet's ``TestComputePodActions`` (issue 31, ``podsync.planner._gc.joined_last``).
 
 podman refuses to remove a container that another container - running or exited -
 joins ("has dependent containers which must be removed before it"); Docker allows it.

@@ -9,7 +9,7 @@ import attrs
 import pytest
 
 import podsync
-from podsync import Container, Plan, PlanOptions, Pod
+from podsync import Container, Plan, PlanOptions, Pod, RuntimeCallError
 from podsync.testing import MUTATING_CALL_NAMES, FakeClock, FakeRuntime
 
 NOW = 1_700_000_000.0
@@ -112,6 +112,9 @@ def test_down_converges_on_podman_after_the_network_container_died() -> None:
     assert podsync.sync([web], made, options=OPTIONS, clock=made.clock).ok  # rebuilt
     fake = _on_podman(made)
     assert 4 == len(fake.containers)  # two network containers, two of app: one each runs
+    with pytest.raises(RuntimeCallError, match="has dependent containers"):
+        fake.remove_container("f" + net.id)  # the engine knows what joins what
+    fake.clear_calls()
 
     result = podsync.down([web], fake, options=OPTIONS, clock=fake.clock)
 

@@ -57,7 +57,9 @@ class Case:
     ``deaths`` deaths of its network container (at ``STARTED + 100``, ``+ 200``);
     ``completed``: that container exited 0 first; ``last_death``: the network container
     of the last rebuild died too, ``last_death`` seconds before ``NOW``, and no sync ran
-    since; the plan's ``desired`` pods (the pod, or none) and options; its actions."""
+    since; the plan's ``desired`` pods (the pod, or none) and options; its actions.
+    ``nets_first``: the network containers' ids sort before the others' (the order that
+    takes the oldest first, among containers created in one second)."""
 
     id: str
     deaths: int
@@ -69,6 +71,7 @@ class Case:
     completed: str = ""
     last_death: float = 0.0
     scope: str = ""
+    nets_first: bool = False
 
 
 def world(case: Case) -> tuple[Pod, EngineModel]:
@@ -93,17 +96,19 @@ def world(case: Case) -> tuple[Pod, EngineModel]:
         # Made by the scope's sync: every container carries its label.
         for o in model.observed:
             model.containers[o.id] = attrs.evolve(o, labels={**o.labels, LABEL_SCOPE: case.scope})
-    return pod, engine_ids(model)
+    return pod, engine_ids(model, nets_first=case.nets_first)
 
 
-def engine_ids(model: EngineModel) -> EngineModel:
+def engine_ids(model: EngineModel, *, nets_first: bool = False) -> EngineModel:
     """``model`` with its containers' ids as an engine gives them: random, so that the
     containers one apply created (one creation time, one attempt) come in any order
     of ids. Here each network container's id sorts after the others' - the order in
     which a plan once removed a network container before the container that joins it
-    (the newest first, by id among equals)."""
+    (the newest first, by id among equals) - or, ``nets_first``, before them (the
+    oldest first: the global cap's order)."""
     net = {cid for cid, o in model.containers.items() if o.labels.get(LABEL_CONTAINER) == "net"}
-    model.reid({cid: ("f" if cid in net else "0") + cid for cid in model.containers})
+    first, last = ("0", "f") if nets_first else ("f", "0")
+    model.reid({cid: (first if cid in net else last) + cid for cid in model.containers})
     return model
 
 
@@ -238,6 +243,7 @@ CASES = [
         2,
         (("Remove", "work#0", "gc-global-cap"), ("Remove", "net#0", "gc-global-cap")),
         cap(2),
+        nets_first=True,
     ),
     Case(
         # One to remove: net#0 is the oldest, but work#0 joins it; work#0 goes.
@@ -245,6 +251,24 @@ CASES = [
         2,
         (("Remove", "work#0", "gc-global-cap"),),
         cap(3),
+        nets_first=True,
+    ),
+    Case(
+        # Two to remove: work#0, then net#0, older than net#1 and work#1.
+        "global-cap-takes-the-oldest-that-may-go",
+        3,
+        (("Remove", "work#0", "gc-global-cap"), ("Remove", "net#0", "gc-global-cap")),
+        cap(4),
+        nets_first=True,
+    ),
+    Case(
+        # Two to remove: net#0 waits for both containers that join it.
+        "global-cap-waits-for-every-container-that-joins",
+        2,
+        (("Remove", "load#0", "gc-global-cap"), ("Remove", "serve#0", "gc-global-cap")),
+        cap(4),
+        template=PAIR,
+        nets_first=True,
     ),
 ]
 

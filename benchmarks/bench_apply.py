@@ -149,6 +149,10 @@ NAMESPACE = "podsync-bench-apply"  # the namespace of every podsync pod of this 
 SOURCE_PREFIX = "bench"  # podsync pod sources: bench-<pid>-<random>-w<W>-r<round>
 RUN_ID = f"{socket.gethostname()}.{os.getpid()}.{secrets.token_hex(3)}"
 RUN_TOKEN = f"{os.getpid()}-{RUN_ID.rpartition('.')[2]}"  # the short form, for names
+# podsync's syncs run in a scope of this run's own: the teardown (no desired pods) may
+# remove only the pods this run's scope owns (a sync without a scope removes nothing of
+# a pod it was not given, and the node scope would own every podsync pod on the engine).
+SCOPE = f"bench-apply-{RUN_TOKEN}"
 
 # The images, under tags of this run's own (untagged at the end): the test images'
 # ``latest`` tags belong to every test run on the engine, and a pod whose image is not
@@ -494,6 +498,7 @@ class PodsyncContender:
             "network_image": NET_IMAGE,
             "root_dir": self.root_dir,
             "stop_timeout": self.stop_timeout,
+            "scope": SCOPE,
         }
         if teardown:
             return PlanOptions(
@@ -981,6 +986,7 @@ def plot(report: Report, notes: Sequence[str] = ()) -> str:
             svgchart.Axis("workers", log=True, ticks=counts),
             svgchart.Axis("seconds", format=svgchart.seconds),
             tuple(c for c in curves if c.points),
+            height=200.0,
         ),
     ]
     desc = (

@@ -169,6 +169,7 @@ class LineChart:
     y: Axis
     series: tuple[Series, ...]
     rules: tuple[Rule, ...] = ()
+    height: float = 300.0  # of the plot area, in pixels
 
 
 @dataclass(frozen=True)
@@ -313,7 +314,7 @@ def _line_chart(chart: LineChart) -> tuple[list[str], float]:
     y_ticks = _ticks(y_lo, y_hi, chart.y)
     left = 34 + max(_width(chart.y.format(t)) for t in y_ticks)
     top = _LINE + 6 + legend_height + 10
-    height = 300.0
+    height = chart.height
     x = _Scale(x_lo, x_hi, left, WIDTH - 30, chart.x.log)
     y = _Scale(y_lo, y_hi, top + height, top, chart.y.log)
     out += _axes(x, y, chart.x, chart.y, top, height, left)
@@ -454,6 +455,18 @@ _STYLE = (
 )
 
 
+def _wrap(text: str, width: float) -> list[str]:
+    """``text`` in lines that fit ``width`` (by the estimated glyph width), broken
+    between words; a word longer than a line gets a line of its own."""
+    lines: list[str] = []
+    for word in text.split(" "):
+        if lines and _width(f"{lines[-1]} {word}") <= width:
+            lines[-1] = f"{lines[-1]} {word}"
+        else:
+            lines.append(word)
+    return lines
+
+
 def figure(title: str, desc: str, charts: Sequence[Chart], notes: Sequence[str] = ()) -> str:
     """The SVG document of ``charts`` stacked under one another, then ``notes`` (small
     lines: the machine, the load, the command that made it). ``title`` and ``desc`` are
@@ -468,8 +481,8 @@ def figure(title: str, desc: str, charts: Sequence[Chart], notes: Sequence[str] 
         body += elements
         body.append("</g>")
         y += height + 16
-    for note in notes:
-        body.append(_text(10, y, note, extra=' class="note"'))
+    for line in (wrapped for note in notes for wrapped in _wrap(note, WIDTH - 20)):
+        body.append(_text(10, y, line, extra=' class="note"'))
         y += _LINE - 3
     height = y + 6
     head = (

@@ -1,0 +1,340 @@
+"""The benchmarks' SVG chart writer (``benchmarks/svgchart.py``): well-formed documents
+whose marks follow the data, escaped text, the same bytes for the same data, and a
+``ValueError`` for data a chart cannot show honestly."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from benchmarks.svgchart import (
+    INK,
+    PALETTE,
+    REFERENCE,
+    WIDTH,
+    Axis,
+    Bar,
+    BarChart,
+    BarGroup,
+    LineChart,
+    Point,
+    Rule,
+    Series,
+    count,
+    figure,
+    save,
+    seconds,
+)
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def parse(svg: str) -> ET.Element:
+    return ET.fromstring(svg)
+
+
+def marks(root: ET.Element, tag: str, cls: str) -> list[ET.Element]:
+    return [e for e in root.iter(f"{SVG}{tag}") if e.get("class") == cls]
+
+
+def texts(root: ET.Element) -> list[str]:
+    return ["".join(e.itertext()) for e in root.iter(f"{SVG}text")]
+
+
+def plan_chart(**changes: object) -> LineChart:
+    series = (
+        Series("cold", (Point(100, 0.014), Point(1_000, 0.15), Point(10_000, 2.0))),
+        Series("steady", (Point(100, 0.0055), Point(1_000, 0.06), Point(10_000, 0.67))),
+        Series(
+            "seed-style lookup",
+            (Point(100, 0.15), Point(1_000, 15.4), Point(10_000, 1616.0, estimated=True)),
+            reference=True,
+        ),
+    )
+    fields: dict[str, object] = {
+        "title": "plan()",
+        "x": Axis("pods", log=True),
+        "y": Axis("seconds", log=True, format=seconds),
+        "series": series,
+        "rules": (Rule(0.5, "target"),),
+    }
+    fields.update(changes)
+    return LineChart(**fields)  # type: ignore[arg-type]
+
+
+def apply_chart() -> BarChart:
+    return BarChart(
+        "apply",
+        Axis("seconds", format=seconds),
+        (
+            BarGroup(
+                "cold",
+                (
+                    Bar("podsync", 10.2, 10.2, 12.0, "10.2 s (0.94x)"),
+                    Bar("raw SDK (floor)", 10.9, 10.9, 11.4, "10.9 s", reference=True),
+                    Bar("compose", 13.4, note="13.4 s"),
+                ),
+            ),
+            BarGroup(
+                "teardown",
+                (
+                    Bar("podsync", 5.0, 4.9, 5.1),
+                    Bar("raw SDK (floor)", 4.77, reference=True),
+                    Bar("compose", 6.8),
+                ),
+            ),
+        ),
+        (Rule(12.0, "1.1x the floor"),),
+    )
+
+
+def test_a_figure_is_an_accessible_svg_document() -> None:
+    root = parse(figure("Plan & apply", "what it shows", [plan_chart(), apply_chart()]))
+
+    assert f"{SVG}svg" == root.tag
+    assert "img" == root.get("role")
+    assert "title desc" == root.get("aria-labelledby")
+    title, desc = root.find(f"{SVG}title"), root.find(f"{SVG}desc")
+    assert title is not None
+    assert desc is not None
+    assert ("Plan & apply", "what it shows") == (title.text, desc.text)
+    assert "title" == title.get("id")
+    assert str(WIDTH) == root.get("width")
+    assert f"0 0 {WIDTH} {root.get('height')}" == root.get("viewBox")
+
+
+def test_every_point_is_drawn_where_its_data_says() -> None:
+    chart = plan_chart()
+    points = marks(parse(figure("t", "d", [chart])), "circle", "point")
+
+    assert sum(len(s.points) for s in chart.series) == len(points)
+    by_series: dict[str, list[ET.Element]] = {}
+    for p in points:
+        by_series.setdefault(p.get("data-series", ""), []).append(p)
+    assert {"cold", "steady", "seed-style lookup"} == set(by_series)
+    for s in chart.series:
+        drawn = by_series[s.name]
+        assert [(p.x, p.y) for p in s.points] == [
+            (float(e.get("data-x", "")), float(e.get("data-y", ""))) for e in drawn
+        ]
+        cx = [float(e.get("cx", "")) for e in drawn]
+        cy = [float(e.get("cy", "")) for e in drawn]
+        # More pods to the right; more time upwards (SVG's y grows downwards).
+        assert cx == sorted(cx)
+        assert len(set(cx)) == len(cx)
+        assert cy == sorted(cy, reverse=True)
+        # Log axes: each point is 10x the last in pods, so the steps are equal.
+        assert cx[2] - cx[1] == pytest.approx(cx[1] - cx[0], abs=0.2)
+
+
+def test_the_y_scale_is_logarithmic_and_monotonic_across_series() -> None:
+    """A point at 10x the time is the same height above, whichever the series."""
+    points = marks(parse(figure("t", "d", [plan_chart()])), "circle", "point")
+    by_value = sorted((float(p.get("data-y", "")), float(p.get("cy", ""))) for p in points)
+    heights = [cy for _, cy in by_value]
+    assert heights == sorted(heights, reverse=True)
+    per_decade = [
+        (cy0 - cy1) / math.log10(v1 / v0)
+        for (v0, cy0), (v1, cy1) in itertools.pairwise(by_value)
+        if v1 > v0
+    ]
+    assert max(per_decade) == pytest.approx(min(per_decade), rel=0.02)
+
+
+def test_a_linear_axis_places_points_in_proportion() -> None:
+    chart = LineChart(
+        "t",
+        Axis("workers", ticks=(1.0, 2.0, 4.0, 8.0)),
+        Axis("seconds", format=seconds),
+        (Series("raw", (Point(1, 20.0), Point(2, 10.0), Point(4, 5.0), Point(8, 5.0))),),
+    )
+    points = marks(parse(figure("t", "d", [chart])), "circle", "point")
+    cx = [float(p.get("cx", "")) for p in points]
+    cy = [float(p.get("cy", "")) for p in points]
+    assert cx[3] - cx[2] == pytest.approx(2 * (cx[2] - cx[1]), abs=0.2)
+    assert cy[3] == cy[2]
+    # From 0: 20 s is twice as far above the axis as 10 s.
+    axis = max(
+        float(e.get("y1", "")) for e in marks(parse(figure("t", "d", [chart])), "line", "grid")
+    )
+    assert axis - cy[0] == pytest.approx(2 * (axis - cy[1]), abs=0.2)
+
+
+def test_estimated_points_are_hollow_and_references_grey_and_dashed() -> None:
+    root = parse(figure("t", "d", [plan_chart()]))
+    points = marks(root, "circle", "point")
+    hollow = [p for p in points if p.get("fill") == "none"]
+    assert [("seed-style lookup", "1616.0")] == [
+        (p.get("data-series"), p.get("data-y")) for p in hollow
+    ]
+    lines = {e.get("data-series"): e for e in marks(root, "polyline", "series")}
+    assert REFERENCE == lines["seed-style lookup"].get("stroke")
+    assert lines["seed-style lookup"].get("stroke-dasharray")
+    own = [lines["cold"].get("stroke"), lines["steady"].get("stroke")]
+    assert own == list(PALETTE[:2])
+    assert lines["cold"].get("stroke-dasharray") is None
+
+
+def test_bars_are_as_long_as_their_values() -> None:
+    chart = apply_chart()
+    root = parse(figure("t", "d", [chart]))
+    rects = marks(root, "rect", "bar")
+    bars = [b for g in chart.groups for b in g.bars]
+
+    assert len(bars) == len(rects)
+    assert [b.value for b in bars] == [float(r.get("data-value", "")) for r in rects]
+    widths = [float(r.get("width", "")) for r in rects]
+    for bar, width in zip(bars, widths, strict=True):
+        assert width / widths[0] == pytest.approx(bar.value / bars[0].value, rel=0.01)
+    # All bars start on the same axis, and go downwards one under another.
+    assert 1 == len({r.get("x") for r in rects})
+    ys = [float(r.get("y", "")) for r in rects]
+    assert ys == sorted(ys)
+    assert len(set(ys)) == len(ys)
+
+
+def test_a_bars_colour_follows_its_label_and_the_reference_is_grey() -> None:
+    rects = marks(parse(figure("t", "d", [apply_chart()])), "rect", "bar")
+    fills = {(r.get("data-label"), r.get("fill")) for r in rects}
+    assert {
+        ("podsync", PALETTE[0]),
+        ("raw SDK (floor)", REFERENCE),
+        ("compose", PALETTE[1]),
+    } == fills
+
+
+def test_whiskers_span_low_to_high() -> None:
+    chart = apply_chart()
+    root = parse(figure("t", "d", [chart]))
+    whiskers = marks(root, "path", "whisker")
+    rects = marks(root, "rect", "bar")
+    with_range = [b for g in chart.groups for b in g.bars if b.low is not None]
+
+    assert len(with_range) == len(whiskers)
+    first = whiskers[0].get("d", "").split()
+    start = float(first[0].lstrip("M").split(",")[0])
+    end = float(first[1].lstrip("H"))
+    bar_end = float(rects[0].get("x", "")) + float(rects[0].get("width", ""))
+    # 10.2 (the bar's end) to 12.0: the axis's pixels per second from the bar itself.
+    per_second = float(rects[0].get("width", "")) / 10.2
+    assert start == pytest.approx(bar_end, abs=0.2)
+    assert end - start == pytest.approx(1.8 * per_second, abs=0.3)
+
+
+def test_rules_are_drawn_and_labelled() -> None:
+    root = parse(figure("t", "d", [plan_chart(), apply_chart()]))
+    assert 2 == len(marks(root, "line", "rule"))
+    assert {"target", "1.1x the floor"} <= set(texts(root))
+
+
+def test_text_is_escaped() -> None:
+    nasty = "<script>alert('x')</script> & \"quoted\""
+    chart = plan_chart(
+        title=nasty,
+        series=(Series(nasty, (Point(1, 1.0), Point(10, 2.0))),),
+        rules=(Rule(1.5, nasty),),
+    )
+    bars = BarChart(nasty, Axis(nasty), (BarGroup(nasty, (Bar(nasty, 1.0, note=nasty),)),))
+    svg = figure(nasty, nasty, [chart, bars], notes=[nasty])
+    root = parse(svg)
+
+    assert "<script>" not in svg
+    assert not list(root.iter(f"{SVG}script"))
+    assert texts(root).count(nasty) >= 6
+    assert nasty == root.findtext(f"{SVG}title")
+    assert {nasty} == {p.get("data-series") for p in marks(root, "circle", "point")}
+
+
+def test_the_same_data_gives_the_same_bytes() -> None:
+    first = figure("t", "d", [plan_chart(), apply_chart()], notes=["note"])
+    again = figure("t", "d", [plan_chart(), apply_chart()], notes=["note"])
+    assert first == again
+    changed = plan_chart(
+        series=(Series("cold", (Point(100, 0.014), Point(1_000, 0.16), Point(10_000, 2.0))),)
+    )
+    assert first != figure("t", "d", [changed, apply_chart()], notes=["note"])
+
+
+def test_the_background_is_transparent_and_the_text_neutral() -> None:
+    svg = figure("t", "d", [plan_chart(), apply_chart()])
+    root = parse(svg)
+    assert not [r for r in root.iter(f"{SVG}rect") if r.get("class") != "bar"]
+    style = root.findtext(f"{SVG}style") or ""
+    assert f"fill:{INK}" in style
+    assert "#000" not in svg
+    assert "#fff" not in svg.lower()
+
+
+def test_long_notes_are_wrapped_to_the_width() -> None:
+    note = " ".join(["python -m benchmarks.bench_plan --sizes 100,1000,10000"] * 4)
+    root = parse(figure("t", "d", [apply_chart()], notes=[note, "short"]))
+    lines = [e for e in root.iter(f"{SVG}text") if e.get("class") == "note"]
+
+    assert len(lines) > 2
+    assert note == " ".join("".join(e.itertext()) for e in lines[:-1])
+    assert "short" == "".join(lines[-1].itertext())
+    assert all(len("".join(e.itertext())) * 0.6 * 13 <= WIDTH - 20 for e in lines)
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        (0.0, "0"),
+        (4e-5, "40 µs"),
+        (0.0055, "5.5 ms"),
+        (0.25, "250 ms"),
+        (1.0, "1 s"),
+        (1.5, "1.5 s"),
+        (1616.2, "1,620 s"),
+        (10_000.0, "10,000 s"),
+    ],
+    ids=["zero", "micro", "milli", "sub-second", "one", "seconds", "large", "round large"],
+)
+def test_seconds_labels(value: float, shown: str) -> None:
+    assert shown == seconds(value)
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [(0.0, "0"), (100.0, "100"), (10_000.0, "10,000"), (2.5, "2.5")],
+    ids=["zero", "hundred", "thousands", "fraction"],
+)
+def test_count_labels(value: float, shown: str) -> None:
+    assert shown == count(value)
+
+
+@pytest.mark.parametrize(
+    ("chart", "message"),
+    [
+        (plan_chart(series=(Series("s", (Point(1, 0.0),)),)), r"seconds: 0\.0 cannot be shown"),
+        (plan_chart(series=(Series("s", (Point(0, 1.0),)),)), r"pods: 0 cannot be shown"),
+        (plan_chart(series=(Series("s", (Point(1, math.nan),)),)), r"seconds: nan is not"),
+        (plan_chart(series=(Series("s", ()),)), r"plan\(\): no points"),
+        (BarChart("b", Axis("s"), (BarGroup("g", ()),)), r"b: no bars"),
+        (
+            BarChart("b", Axis("s", log=True), (BarGroup("g", (Bar("x", 1.0),)),)),
+            r"b: bars start at 0",
+        ),
+        (BarChart("b", Axis("s"), (BarGroup("g", (Bar("x", math.inf),)),)), r"s: inf is not"),
+    ],
+    ids=["zero on log y", "zero on log x", "nan", "no points", "no bars", "log bars", "inf"],
+)
+def test_data_a_chart_cannot_show_is_refused(chart: LineChart | BarChart, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        figure("t", "d", [chart])
+
+
+def test_a_figure_needs_a_chart() -> None:
+    with pytest.raises(ValueError, match="at least one chart"):
+        figure("t", "d", [])
+
+
+def test_save_writes_the_text_as_utf8(tmp_path: Path) -> None:
+    svg = figure("µs", "d", [plan_chart()])
+    path = tmp_path / "chart.svg"
+    save(str(path), svg)
+    assert svg.encode() == path.read_bytes()

@@ -335,7 +335,8 @@ def _line_chart(chart: LineChart) -> tuple[list[str], float]:
             tip += " (estimated)" if p.estimated else ""
             out.append(
                 f'<circle class="point" data-series="{html.escape(s.name)}" '
-                f'data-x="{p.x!r}" data-y="{p.y!r}" cx="{_f(x(p.x))}" cy="{_f(y(p.y))}" '
+                f'data-x="{float(p.x)!r}" data-y="{float(p.y)!r}" '
+                f'cx="{_f(x(p.x))}" cy="{_f(y(p.y))}" '
                 f'r="4.5" fill="{fill}" stroke="{colour}" stroke-width="2">'
                 f"<title>{html.escape(tip)}</title></circle>"
             )

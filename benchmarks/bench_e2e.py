@@ -751,15 +751,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                     f"{r.pods:,} pods: the program's plan JSON is cli.main's, byte for byte",
                 )
             )
+    grown: tuple[tuple[str, Callable[[SizeRow], float | None]], ...] = (
+        ("load_pods", lambda r: r.load.min),
+        ("plan cold", lambda r: r.cold.min),
+        ("plan absent", lambda r: r.absent.min),
+        ("plan steady", lambda r: r.steady.min),
+        ("plan steady, new Pod objects", lambda r: r.first.min),
+        ("CLI", lambda r: r.cli.min if r.cli else None),
+    )
     for i in range(1, len(rows)):
-        for name, value in (
-            ("load_pods", lambda r: r.load.min),
-            ("plan cold", lambda r: r.cold.min),
-            ("plan absent", lambda r: r.absent.min),
-            ("plan steady", lambda r: r.steady.min),
-            ("plan steady, new Pod objects", lambda r: r.first.min),
-            ("CLI", lambda r: r.cli.min if r.cli else None),
-        ):
+        for name, value in grown:
             now, before = value(rows[i]), value(rows[i - 1])
             if now is None or before is None:
                 continue

@@ -393,9 +393,14 @@ def _bar_chart(chart: BarChart) -> tuple[list[str], float]:
     colours = _colours([(b.label, b.reference) for b in bars])
     label_width = 20 + max(_width(b.label) for b in bars)
     note_width = 14 + max(_width(b.note) for b in bars)
+    # Long labels and notes would leave the bars too little room: the labels go above
+    # their bars instead, and the bars have the whole width.
+    above = WIDTH - 20 - note_width - label_width < 0.45 * WIDTH
+    if above:
+        label_width = 20.0
     x = _Scale(lo, hi, label_width, WIDTH - 20 - note_width, False)
     out = [_text(WIDTH / 2, FONT_SIZE + 4, chart.title, anchor="middle", extra=' class="title"')]
-    y = _LINE + 12.0
+    y = _LINE + 12.0 + len(chart.rules) * _LINE  # each rule's label on a line of its own
     top = y
     rows: list[str] = []
     bar_height = 18.0
@@ -405,7 +410,11 @@ def _bar_chart(chart: BarChart) -> tuple[list[str], float]:
             y += _LINE + 2
         for bar in group.bars:
             colour = colours[bar.label]
-            rows.append(_text(label_width - 8, y + bar_height / 2 + 4, bar.label, anchor="end"))
+            if above:
+                rows.append(_text(label_width, y + FONT_SIZE, bar.label))
+                y += _LINE
+            else:
+                rows.append(_text(label_width - 8, y + bar_height / 2 + 4, bar.label, anchor="end"))
             end = x(bar.value)
             rows.append(
                 f'<rect class="bar" data-label="{html.escape(bar.label)}" '
@@ -433,12 +442,13 @@ def _bar_chart(chart: BarChart) -> tuple[list[str], float]:
             f'<line class="grid" x1="{_f(px)}" y1="{_f(top)}" x2="{_f(px)}" y2="{_f(bottom)}"/>'
         )
         out.append(_text(px, bottom + _LINE - 2, chart.axis.format(t), anchor="middle"))
-    for rule in chart.rules:
-        px = x(rule.value)
+    for k, rule in enumerate(chart.rules):
+        px, label_y = x(rule.value), top - 8 - k * _LINE
         out.append(
-            f'<line class="rule" x1="{_f(px)}" y1="{_f(top - 4)}" x2="{_f(px)}" y2="{_f(bottom)}"/>'
+            f'<line class="rule" x1="{_f(px)}" y1="{_f(label_y + 4)}" x2="{_f(px)}" '
+            f'y2="{_f(bottom)}"/>'
         )
-        out.append(_text(px, top - 8, rule.label, anchor="middle"))
+        out.append(_text(px, label_y, rule.label, anchor="middle"))
     out += rows
     out.append(f'<path class="axis" d="M{_f(x(0))},{_f(top)} V{_f(bottom)} H{_f(x.end)}"/>')
     out.append(

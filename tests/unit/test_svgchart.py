@@ -338,3 +338,42 @@ def test_save_writes_the_text_as_utf8(tmp_path: Path) -> None:
     path = tmp_path / "chart.svg"
     save(str(path), svg)
     assert svg.encode() == path.read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("label", "above"),
+    [("short", False), ("a label long enough to leave the bars too little room", True)],
+    ids=["beside", "above"],
+)
+def test_long_labels_go_above_their_bars(label: str, above: bool) -> None:
+    chart = BarChart(
+        "b",
+        Axis("s", format=seconds),
+        (BarGroup("", (Bar(label, 1.0, note="a note of some length, 1.00x"), Bar("x", 2.0))),),
+    )
+    root = parse(figure("t", "d", [chart]))
+    rect = marks(root, "rect", "bar")[0]
+    text = next(e for e in root.iter(f"{SVG}text") if e.text == label)
+    bar_x, bar_y = float(rect.get("x", "")), float(rect.get("y", ""))
+
+    if above:
+        assert float(text.get("y", "")) < bar_y
+        assert float(text.get("x", "")) == bar_x
+    else:
+        assert bar_y < float(text.get("y", "")) < bar_y + float(rect.get("height", ""))
+        assert float(text.get("x", "")) < bar_x
+        assert "end" == text.get("text-anchor")
+
+
+def test_each_rule_label_has_a_line_of_its_own() -> None:
+    chart = BarChart(
+        "b",
+        Axis("s"),
+        (BarGroup("", (Bar("x", 10.0),)),),
+        (Rule(1.0, "one"), Rule(1.2, "close by")),
+    )
+    root = parse(figure("t", "d", [chart]))
+    ys = {e.text: float(e.get("y", "")) for e in root.iter(f"{SVG}text")}
+    assert abs(ys["one"] - ys["close by"]) >= 13
+    rules = marks(root, "line", "rule")
+    assert [float(r.get("x1", "")) for r in rules] == sorted(float(r.get("x1", "")) for r in rules)

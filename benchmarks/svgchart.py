@@ -317,9 +317,13 @@ def _line_chart(chart: LineChart) -> tuple[list[str], float]:
     height = chart.height
     x = _Scale(x_lo, x_hi, left, WIDTH - 30, chart.x.log)
     y = _Scale(y_lo, y_hi, top + height, top, chart.y.log)
-    out += _axes(x, y, chart.x, chart.y, top, height, left)
+    out += _axes(x, y, chart.x, chart.y)
     for rule in chart.rules:
-        out += _rule_h(y(rule.value), rule, left)
+        py = y(rule.value)
+        out.append(
+            f'<line class="rule" x1="{_f(x.start)}" y1="{_f(py)}" x2="{_f(x.end)}" y2="{_f(py)}"/>'
+        )
+        out.append(_text(x.start + 6, py - 5, rule.label))
     for s in chart.series:
         colour = colours[s.name]
         ordered = sorted(s.points, key=lambda p: p.x)
@@ -343,12 +347,11 @@ def _line_chart(chart: LineChart) -> tuple[list[str], float]:
     return out, top + height + 2 * _LINE + 14
 
 
-def _axes(
-    x: _Scale, y: _Scale, x_axis: Axis, y_axis: Axis, top: float, height: float, left: float
-) -> list[str]:
-    """Grid lines, ticks and labels of both axes of a line chart."""
+def _axes(x: _Scale, y: _Scale, x_axis: Axis, y_axis: Axis) -> list[str]:
+    """Grid lines, ticks and labels of both axes of a line chart (``y`` runs upwards:
+    its start is the plot's bottom)."""
     out = []
-    bottom = top + height
+    top, bottom = y.end, y.start
     for t in _ticks(y.lo, y.hi, y_axis):
         py = y(t)
         out.append(
@@ -363,21 +366,13 @@ def _axes(
         out.append(_text(px, bottom + _LINE - 2, x_axis.format(t), anchor="middle"))
     out.append(f'<path class="axis" d="M{_f(x.start)},{_f(top)} V{_f(bottom)} H{_f(x.end)}"/>')
     out.append(_text((x.start + x.end) / 2, bottom + 2 * _LINE + 2, x_axis.label, anchor="middle"))
-    mid = top + height / 2
+    mid = (top + bottom) / 2
     out.append(
         _text(
             14, mid, y_axis.label, anchor="middle", extra=f' transform="rotate(-90 14 {_f(mid)})"'
         )
     )
-    del left
     return out
-
-
-def _rule_h(py: float, rule: Rule, left: float) -> list[str]:
-    return [
-        f'<line class="rule" x1="{_f(left)}" y1="{_f(py)}" x2="{_f(WIDTH - 30)}" y2="{_f(py)}"/>',
-        _text(left + 6, py - 5, rule.label),
-    ]
 
 
 def _bar_chart(chart: BarChart) -> tuple[list[str], float]:

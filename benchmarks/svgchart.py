@@ -256,8 +256,7 @@ def _ticks(lo: float, hi: float, axis: Axis) -> list[float]:
 
 def _f(value: float) -> str:
     """A coordinate, at a fixed precision (the same data gives the same bytes)."""
-    text = f"{value:.1f}"
-    return "0.0" if text == "-0.0" else text
+    return f"{value:.1f}"
 
 
 def _text(x: float, y: float, text: str, *, anchor: str = "start", extra: str = "") -> str:

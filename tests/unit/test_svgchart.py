@@ -300,8 +300,8 @@ def test_seconds_labels(value: float, shown: str) -> None:
 
 @pytest.mark.parametrize(
     ("value", "shown"),
-    [(0.0, "0"), (100.0, "100"), (10_000.0, "10,000"), (2.5, "2.5")],
-    ids=["zero", "hundred", "thousands", "fraction"],
+    [(0.0, "0"), (100.0, "100"), (10_000.0, "10,000"), (12_345.0, "12,345"), (2.5, "2.5")],
+    ids=["zero", "hundred", "thousands", "every digit", "fraction"],
 )
 def test_count_labels(value: float, shown: str) -> None:
     assert shown == count(value)
@@ -377,3 +377,45 @@ def test_each_rule_label_has_a_line_of_its_own() -> None:
     assert abs(ys["one"] - ys["close by"]) >= 13
     rules = marks(root, "line", "rule")
     assert [float(r.get("x1", "")) for r in rules] == sorted(float(r.get("x1", "")) for r in rules)
+
+
+def test_a_series_is_drawn_in_x_order_whatever_its_order() -> None:
+    shuffled = (Point(1_000, 0.15), Point(100, 0.014), Point(10_000, 2.0))
+    chart = plan_chart(series=(Series("cold", shuffled),))
+    root = parse(figure("t", "d", [chart]))
+    line = marks(root, "polyline", "series")[0]
+    xs = [float(pair.split(",")[0]) for pair in line.get("points", "").split()]
+    assert xs == sorted(xs)
+    assert [100.0, 1_000.0, 10_000.0] == [
+        float(p.get("data-x", "")) for p in marks(root, "circle", "point")
+    ]
+
+
+def test_a_log_axis_of_one_decade_has_ticks_inside_it() -> None:
+    chart = plan_chart(
+        x=Axis("pods", log=True, format=count),
+        series=(Series("cold", (Point(1_000, 0.15), Point(10_000, 0.9))),),
+        rules=(),
+    )
+    shown = texts(parse(figure("t", "d", [chart])))
+    assert {"1,000", "2,000", "5,000", "10,000"} <= set(shown)
+    assert {"200 ms", "500 ms", "1 s"} <= set(shown)
+
+
+def test_a_note_is_written_after_its_whisker() -> None:
+    chart = BarChart("b", Axis("s"), (BarGroup("", (Bar("x", 1.0, 1.0, 3.0, note="the note"),)),))
+    root = parse(figure("t", "d", [chart]))
+    whisker = marks(root, "path", "whisker")[0].get("d", "").split()
+    end = float(whisker[1].lstrip("H"))
+    note = next(e for e in root.iter(f"{SVG}text") if e.text == "the note")
+    assert end < float(note.get("x", "")) < end + 20
+
+
+def test_rule_labels_sit_between_the_title_and_the_bars() -> None:
+    rules = (Rule(1.0, "one"), Rule(2.0, "two"))
+    chart = BarChart("the title", Axis("s"), (BarGroup("", (Bar("x", 3.0),)),), rules)
+    root = parse(figure("t", "d", [chart]))
+    ys = {e.text: float(e.get("y", "")) for e in root.iter(f"{SVG}text")}
+    bar_top = float(marks(root, "rect", "bar")[0].get("y", ""))
+    for label in ("one", "two"):
+        assert ys["the title"] + 13 <= ys[label] < bar_top

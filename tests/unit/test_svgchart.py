@@ -419,3 +419,24 @@ def test_rule_labels_sit_between_the_title_and_the_bars() -> None:
     bar_top = float(marks(root, "rect", "bar")[0].get("y", ""))
     for label in ("one", "two"):
         assert ys["the title"] + 13 <= ys[label] < bar_top
+
+
+def test_a_linear_axis_has_ticks_at_nice_steps() -> None:
+    """0 to 13.4 s: ticks every 5 s (1, 2 or 5 times a power of ten), up past the data."""
+    bar_ticks = [t for t in texts(parse(figure("t", "d", [apply_chart()]))) if t[:1].isdigit()]
+    assert ["0", "5 s", "10 s", "15 s"] == bar_ticks[:4]
+
+
+def test_the_legend_wraps_within_the_width() -> None:
+    names = [f"series number {k} with a long descriptive name" for k in range(5)]
+    chart = plan_chart(
+        series=tuple(
+            Series(n, (Point(1, 1.0 + k), Point(10, 2.0 + k))) for k, n in enumerate(names)
+        ),
+        rules=(),
+    )
+    root = parse(figure("t", "d", [chart]))
+    legend = [e for e in root.iter(f"{SVG}text") if e.text in names]
+    rows = {float(e.get("y", "")) for e in legend}
+    assert len(rows) >= 3
+    assert all(float(e.get("x", "")) + len(e.text or "") * 0.6 * 13 <= WIDTH for e in legend)

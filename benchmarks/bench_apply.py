@@ -83,6 +83,7 @@ builds the images; ``python -m tests.support.engine images`` builds the images):
     python -m benchmarks.bench_apply --markdown       # Markdown table for docs/benchmarks.md
     python -m benchmarks.bench_apply --pods 20 --repeat 1
     python -m benchmarks.bench_apply --check          # exit 1 when a target is missed
+    python -m benchmarks.bench_apply --plot apply.svg # and draw the times
 
 A full run (3 rounds, 50 pods) takes about six minutes on a 2-CPU machine.
 """
@@ -119,6 +120,7 @@ import requests
 import yaml
 
 import podsync
+from benchmarks import svgchart
 from podsync import (
     DEFAULT_WORKERS,
     Container,
@@ -147,6 +149,10 @@ NAMESPACE = "podsync-bench-apply"  # the namespace of every podsync pod of this 
 SOURCE_PREFIX = "bench"  # podsync pod sources: bench-<pid>-<random>-w<W>-r<round>
 RUN_ID = f"{socket.gethostname()}.{os.getpid()}.{secrets.token_hex(3)}"
 RUN_TOKEN = f"{os.getpid()}-{RUN_ID.rpartition('.')[2]}"  # the short form, for names
+# podsync's syncs run in a scope of this run's own: the teardown (no desired pods) may
+# remove only the pods this run's scope owns (a sync without a scope removes nothing of
+# a pod it was not given, and the node scope would own every podsync pod on the engine).
+SCOPE = f"bench-apply-{RUN_TOKEN}"
 
 # The images, under tags of this run's own (untagged at the end): the test images'
 # ``latest`` tags belong to every test run on the engine, and a pod whose image is not
@@ -492,6 +498,7 @@ class PodsyncContender:
             "network_image": NET_IMAGE,
             "root_dir": self.root_dir,
             "stop_timeout": self.stop_timeout,
+            "scope": SCOPE,
         }
         if teardown:
             return PlanOptions(
@@ -907,6 +914,92 @@ def table(report: Report) -> tuple[list[str], list[list[str]]]:
     return header, body
 
 
+def _phase_bar(
+    name: str, s: Series, phase: str, note: str, reference: bool = False
+) -> svgchart.Bar:
+    """A bar at the minimum of ``s``'s runs of ``phase``, its whisker to the slowest."""
+    times = s.times(phase)
+    low, high = min(times), max(times)
+    return svgchart.Bar(name, low, low, high, f"{_seconds(low)} {note}".rstrip(), reference)
+
+
+def plot(report: Report, notes: Sequence[str] = ()) -> str:
+    """The ``--plot`` figure: cold apply and teardown of podsync (at its default worker
+    count) beside the raw SDK's floor and docker-compose, measured in the same run; the
+    steady sync beside compose's no-op ``up``; and cold apply by worker count."""
+    p, w = report.headline, report.default_workers
+    cold_floor, down_floor = report.floor(COLD), report.floor(TEARDOWN)
+    compose = report.compose
+    mine = f"podsync ({w} workers)"
+    per_pod = 1 + len(APP_CONTAINERS)
+    phases = []
+    for phase, heading, floor in (
+        (
+            COLD,
+            f"cold apply: {report.pods * per_pod} containers from nothing",
+            cold_floor,
+        ),
+        (TEARDOWN, "teardown: stop and remove them all", down_floor),
+    ):
+
+        def ratio(s: Series, phase: str = phase, floor: Series = floor) -> str:
+            return f"({_ratio(s.min(phase), floor.min(phase))} the floor)"
+
+        bars = (
+            _phase_bar(mine, p, phase, ratio(p)),
+            _phase_bar(f"raw SDK ({floor.workers} workers, floor)", floor, phase, "", True),
+            _phase_bar(COMPOSE_NAME, compose, phase, ratio(compose)),
+        )
+        phases.append(svgchart.BarGroup(heading, bars))
+    whisker = "bar: minimum of the runs; whisker: to the slowest run"
+    steady_ratio = f"({(p.min(STEADY) or 0) / (compose.min(STEADY) or 1):.1%} of compose's no-op)"
+    steady = (
+        _phase_bar(mine, p, STEADY, steady_ratio),
+        _phase_bar(f"{COMPOSE_NAME} up -d again (no-op)", compose, STEADY, "", True),
+    )
+    curves = [
+        svgchart.Series(
+            f"{name} cold apply",
+            tuple(
+                svgchart.Point(k, t)
+                for k, s in sorted(series.items())
+                if (t := s.min(COLD)) is not None
+            ),
+            reference=name == RAW,
+        )
+        for name, series in (("podsync", report.podsync), (RAW, report.raw))
+    ]
+    counts = tuple(float(k) for k in sorted({*report.podsync, *report.raw}))
+    charts: list[svgchart.Chart] = [
+        svgchart.BarChart(
+            f"Applying {report.pods} pods on the engine ({per_pod} containers each)",
+            svgchart.Axis(f"seconds ({whisker})", format=svgchart.seconds),
+            tuple(phases),
+        ),
+        svgchart.BarChart(
+            "Steady sync: the same pods again, nothing to do",
+            svgchart.Axis(f"seconds ({whisker})", format=svgchart.seconds),
+            (svgchart.BarGroup("", steady),),
+        ),
+        svgchart.LineChart(
+            "Cold apply by worker count (minimum of the runs)",
+            svgchart.Axis("workers", log=True, ticks=counts),
+            svgchart.Axis("seconds", format=svgchart.seconds),
+            tuple(c for c in curves if c.points),
+            height=200.0,
+        ),
+    ]
+    desc = (
+        f"Cold apply of {report.pods} pods: podsync {_seconds(p.min(COLD))}, raw SDK floor "
+        f"{_seconds(cold_floor.min(COLD))}, docker-compose {_seconds(compose.min(COLD))}. "
+        f"Teardown: podsync {_seconds(p.min(TEARDOWN))}, floor "
+        f"{_seconds(down_floor.min(TEARDOWN))}, docker-compose {_seconds(compose.min(TEARDOWN))}. "
+        f"Steady sync: podsync {_seconds(p.min(STEADY))}, compose's no-op up "
+        f"{_seconds(compose.min(STEADY))}."
+    )
+    return svgchart.figure("podsync apply benchmark", desc, charts, notes)
+
+
 def render_markdown(header: list[str], body: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |"]
     lines.append("|" + "|".join(":---" if k == 0 else "---:" for k in range(len(header))) + "|")
@@ -1172,6 +1265,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
+    parser.add_argument("--plot", metavar="FILE.svg", help="also draw the times as an SVG chart")
     args = parser.parse_args(argv)
     if args.pods < 1 or args.pods > 999:
         parser.error("--pods must be between 1 and 999")
@@ -1292,6 +1386,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{'PASS' if ok else 'FAIL'}: {line}")
     for line in details(report):
         print(line)
+    if args.plot:
+        argv = sys.argv[1:] if argv is None else argv
+        svgchart.save(args.plot, plot(report, svgchart.run_notes("benchmarks.bench_apply", argv)))
+        print(f"chart written to {args.plot}")
     print(f"total benchmark time {time.perf_counter() - started:.0f} s")
     return 1 if args.check and not all(ok for ok, _ in results) else 0
 

@@ -50,6 +50,7 @@ Run it from the repository root::
     python -m benchmarks.bench_e2e --markdown          # Markdown, for docs/benchmarks.md
     python -m benchmarks.bench_e2e --sizes 1000 --repeat 2
     python -m benchmarks.bench_e2e --cpu               # CPU time: a loaded, shared machine
+    python -m benchmarks.bench_e2e --plot e2e.svg      # and draw the times
 """
 
 from __future__ import annotations
@@ -62,7 +63,6 @@ import os
 import platform
 import resource
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -74,10 +74,12 @@ from dataclasses import dataclass, field
 import yaml
 
 import podsync
+from benchmarks import svgchart
 from benchmarks.bench_plan import (
     NOW,
     OPTIONS,
     STEADY_NOW,
+    Timing,
     first_steady,
     make_images,
     observed_after,
@@ -103,19 +105,6 @@ TARGET_CLI_SECONDS = 4.0
 TARGET_CLI_MB = 250.0
 TARGET_GROWTH = 11.0
 TARGET_PODS = 10_000
-
-
-@dataclass
-class Timing:
-    runs: list[float] = field(default_factory=list)
-
-    @property
-    def min(self) -> float:
-        return min(self.runs)
-
-    @property
-    def median(self) -> float:
-        return statistics.median(self.runs)
 
 
 # What the rows are timed with: wall time, or with --cpu this process's CPU time (and
@@ -534,6 +523,101 @@ def table(rows: Sequence[SizeRow]) -> tuple[list[str], list[list[str]]]:
     return header, body
 
 
+#: The ``--plot`` line chart's series: (name, the time of a size, a reference?).
+_PLOT_SERIES: tuple[tuple[str, Callable[[SizeRow], Timing | None], bool], ...] = (
+    ("PyYAML's C loader alone (the floor)", lambda r: r.floor, True),
+    ("load_pods", lambda r: r.load, False),
+    ("plan cold, images present", lambda r: r.cold, False),
+    ("plan cold, images absent", lambda r: r.absent, False),
+    ("plan steady", lambda r: r.steady, False),
+    ("plan steady, new Pod objects", lambda r: r.first, False),
+    ("CLI plan --json, end to end", lambda r: r.cli, False),
+)
+
+
+def plot(
+    rows: Sequence[SizeRow],
+    applies: ApplyTimings | None,
+    *,
+    cpu: bool = False,
+    notes: Sequence[str] = (),
+) -> str:
+    """The ``--plot`` figure: each phase's time per pod count on log-log axes, beside
+    PyYAML's C loader alone on the same files (the floor); and the one-pod apply beside
+    two ``docker run -d`` and the Python floors, measured in the same runs. Either part
+    may be absent (``--apply-only``; no engine), not both."""
+    charts: list[svgchart.Chart] = []
+    clock = "CPU time" if cpu else "wall time"
+    if rows:
+        series = []
+        for name, timing, reference in _PLOT_SERIES:
+            found = [(r.pods, timing(r)) for r in rows]
+            points = tuple(svgchart.Point(n, t.min) for n, t in found if t is not None)
+            series.append(svgchart.Series(name, points, reference))
+        charts.append(
+            svgchart.LineChart(
+                "From pod files to a plan: N pods of 3 containers",
+                svgchart.Axis("pods", log=True, ticks=tuple(float(r.pods) for r in rows)),
+                svgchart.Axis(f"{clock}, minimum of the runs", log=True, format=svgchart.seconds),
+                tuple(s for s in series if s.points),
+            )
+        )
+    if applies is not None:
+        docker = applies.docker.min
+        contenders = [
+            ("podsync apply", applies.podsync, False),
+            ("podsync apply, --baseline", applies.baseline, False),
+            ("two docker run -d", applies.docker, True),
+            ("SDK floor: the same 4 calls", applies.sdk_floor, False),
+            ('python -c "import docker"', applies.import_docker, False),
+            ("python -c pass", applies.python, False),
+        ]
+        bars = tuple(
+            svgchart.Bar(
+                name,
+                t.min,
+                t.min,
+                max(t.wall.runs),
+                f"{_seconds(t.min)} ({t.min / docker:.2f}x docker run, CPU {_seconds(t.cpu.min)})",
+                reference,
+            )
+            for name, t, reference in contenders
+            if t.wall.runs
+        )
+        charts.append(
+            svgchart.BarChart(
+                "One pod, process start to running (net + app container)",
+                svgchart.Axis(
+                    "wall time (bar: minimum of the runs; whisker: to the slowest run)",
+                    format=svgchart.seconds,
+                ),
+                (svgchart.BarGroup("", bars),),
+                (
+                    svgchart.Rule(
+                        TARGET_APPLY_RATIO * docker, f"{TARGET_APPLY_RATIO:g}x docker run"
+                    ),
+                ),
+            )
+        )
+    desc = ""
+    if rows:
+        r = rows[-1]
+        desc += (
+            f"{r.pods:,} pods ({clock}): C loader alone {_seconds(r.floor.min)}, load_pods "
+            f"{_seconds(r.load.min)}, plan cold {_seconds(r.cold.min)}, plan steady "
+            f"{_seconds(r.steady.min)}"
+            + (f", CLI plan --json {_seconds(r.cli.min)}" if r.cli else "")
+            + ". "
+        )
+    if applies is not None:
+        desc += (
+            f"One-pod apply {_seconds(applies.podsync.min)} against "
+            f"{_seconds(applies.docker.min)} for two docker run -d and "
+            f"{_seconds(applies.sdk_floor.min)} for the SDK floor."
+        )
+    return svgchart.figure("podsync end-to-end benchmark", desc.strip(), charts, notes)
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="1000,10000", help="pod counts (default 1000,10000)")
@@ -558,6 +642,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         action="store_true",
         help="time the pod rows in CPU time (user+sys for the CLI), not wall time",
     )
+    parser.add_argument("--plot", metavar="FILE.svg", help="also draw the times as an SVG chart")
     args = parser.parse_args(argv)
     args.sizes = [] if args.apply_only else [int(s) for s in args.sizes.split(",")]
     return args
@@ -666,15 +751,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                     f"{r.pods:,} pods: the program's plan JSON is cli.main's, byte for byte",
                 )
             )
+    grown: tuple[tuple[str, Callable[[SizeRow], float | None]], ...] = (
+        ("load_pods", lambda r: r.load.min),
+        ("plan cold", lambda r: r.cold.min),
+        ("plan absent", lambda r: r.absent.min),
+        ("plan steady", lambda r: r.steady.min),
+        ("plan steady, new Pod objects", lambda r: r.first.min),
+        ("CLI", lambda r: r.cli.min if r.cli else None),
+    )
     for i in range(1, len(rows)):
-        for name, value in (
-            ("load_pods", lambda r: r.load.min),
-            ("plan cold", lambda r: r.cold.min),
-            ("plan absent", lambda r: r.absent.min),
-            ("plan steady", lambda r: r.steady.min),
-            ("plan steady, new Pod objects", lambda r: r.first.min),
-            ("CLI", lambda r: r.cli.min if r.cli else None),
-        ):
+        for name, value in grown:
             now, before = value(rows[i]), value(rows[i - 1])
             if now is None or before is None:
                 continue
@@ -692,6 +778,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     for ok, line in results:
         print(f"{'PASS' if ok else 'FAIL'}: {line}")
+    if args.plot and (rows or applies is not None):
+        notes = svgchart.run_notes("benchmarks.bench_e2e", sys.argv[1:] if argv is None else argv)
+        svgchart.save(args.plot, plot(rows, applies, cpu=args.cpu, notes=notes))
+        print(f"chart written to {args.plot}")
+    elif args.plot:
+        print("no chart: nothing was measured that it could show (no pod rows, no engine)")
     return 1 if args.check and not all(ok for ok, _ in results) else 0
 
 

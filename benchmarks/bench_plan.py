@@ -49,6 +49,7 @@ Run it from the repository root::
     python -m benchmarks.bench_plan --sizes 100,1000 --repeat 3
     python -m benchmarks.bench_plan --check               # exit 1 when a target is missed
     python -m benchmarks.bench_plan --profile             # cProfile the largest steady plan
+    python -m benchmarks.bench_plan --plot plan.svg       # and draw the times (log-log)
 """
 
 from __future__ import annotations
@@ -72,6 +73,7 @@ from dataclasses import dataclass, field
 
 import attrs
 
+from benchmarks import svgchart
 from podsync import (
     Container,
     EnvVar,
@@ -579,6 +581,48 @@ def render_text(header: list[str], body: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+def plot(rows: Sequence[Row], notes: Sequence[str] = ()) -> str:
+    """The ``--plot`` figure: one plan()'s time per pod count on log-log axes (the
+    minimum of the runs), podsync's plans beside the seed-style lookup alone, measured
+    in the same run (hollow where extrapolated), and the steady plan's target."""
+    sizes = tuple(float(r.pods) for r in rows)
+
+    def line(name: str, value: Callable[[Row], float | None]) -> svgchart.Series:
+        found = [(r.pods, value(r)) for r in rows]
+        return svgchart.Series(name, tuple(svgchart.Point(n, v) for n, v in found if v is not None))
+
+    series = [
+        line("cold: every container created", lambda r: r.cold.min),
+        line("cold, images absent", lambda r: r.absent.min),
+        line("steady, new Pod objects", lambda r: r.first.min if r.first else None),
+        line("steady: nothing to do", lambda r: r.steady.min),
+    ]
+    seeds = [(r.pods, r.seed) for r in rows if r.seed is not None]
+    if seeds:
+        points = tuple(svgchart.Point(n, s.seconds, s.extrapolated) for n, s in seeds)
+        name = "seed-style lookup alone (the 2014 kubelet's; hollow: extrapolated)"
+        series.append(svgchart.Series(name, points, reference=True))
+    largest = rows[-1]
+    rules: tuple[svgchart.Rule, ...] = ()
+    if largest.pods == TARGET_PODS:
+        rules = (svgchart.Rule(TARGET_SECONDS, f"target: steady plan of {TARGET_PODS:,} pods"),)
+    chart = svgchart.LineChart(
+        "plan() of N pods of 3 containers (steady: against 4 observed containers per pod)",
+        svgchart.Axis("pods", log=True, ticks=sizes),
+        svgchart.Axis("one plan() call (minimum of the runs)", log=True, format=svgchart.seconds),
+        tuple(s for s in series if s.points),
+        rules,
+    )
+    desc = (
+        f"plan() time by pod count, log-log. {largest.pods:,} pods: cold "
+        f"{_seconds(largest.cold.min)}, steady {_seconds(largest.steady.min)}, images absent "
+        f"{_seconds(largest.absent.min)}"
+        + (f", seed-style lookup alone {_seed_cell(largest)}" if largest.seed else "")
+        + "."
+    )
+    return svgchart.figure("podsync plan() benchmark", desc, [chart], notes)
+
+
 def checks(rows: Sequence[Row]) -> list[tuple[bool, str]]:
     """(passed, line) for each target the measured sizes can judge."""
     results: list[tuple[bool, str]] = []
@@ -661,6 +705,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--markdown", action="store_true", help="print a Markdown table")
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
+    parser.add_argument("--plot", metavar="FILE.svg", help="also draw the times as an SVG chart")
     parser.add_argument(
         "--no-seed", action="store_true", help="skip the seed-style lookup comparison"
     )
@@ -771,6 +816,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "the peak is a cold plan's result held with the largest inputs)"
     )
 
+    if args.plot:
+        argv = sys.argv[1:] if argv is None else argv
+        svgchart.save(args.plot, plot(rows, svgchart.run_notes("benchmarks.bench_plan", argv)))
+        print(f"INFO: chart written to {args.plot}")
     if args.profile or (
         largest.pods >= TARGET_PODS and largest.steady.min >= PROFILE_THRESHOLD_SECONDS
     ):

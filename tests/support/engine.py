@@ -281,11 +281,11 @@ def ensure_test_images(client: docker.DockerClient, busybox: Path | None = None)
         if built is not None and built == current:
             continue
         if built is None:
+            # The tag rides in the repository (``repo:tag``), not in the ``tag``
+            # parameter: podman's Docker-compatible import ignores that parameter and
+            # tags ``latest``; Docker parses either.
             client.api.import_image_from_data(
-                rootfs,
-                repository=spec.repository,
-                tag=recipe_ref.rpartition(":")[2],
-                changes=list(spec.changes),
+                rootfs, repository=recipe_ref, changes=list(spec.changes)
             )
             if _image_id(client, recipe_ref) is None:
                 raise RuntimeError(f"docker import of {spec.reference} produced no image")
@@ -310,8 +310,10 @@ def _remove_if_untagged(client: docker.DockerClient, image_id: str) -> None:
 def _remove_old_recipes(client: docker.DockerClient, repository: str, keep: str) -> None:
     for image in client.api.images(name=repository):
         for ref in image.get("RepoTags") or ():
+            # By tag: podman lists ``docker.io/<repository>:<tag>`` (Docker lists
+            # the name as it was given).
             tag = ref.rpartition(":")[2]
-            if tag.startswith(_RECIPE_TAG_PREFIX) and ref != keep:
+            if tag.startswith(_RECIPE_TAG_PREFIX) and tag != keep.rpartition(":")[2]:
                 # An image still used by a container stays (until a later import).
                 with contextlib.suppress(docker.errors.APIError):
                     client.api.remove_image(ref)

@@ -48,6 +48,10 @@ __all__ = [
     "APPLETS",
     "BUSYBOX_PATHS",
     "DEFAULT_DOCKER_HOST",
+    "DEFAULT_PODMAN_HOST",
+    "ENGINES_ENV",
+    "ENGINE_NAMES",
+    "PODMAN_HOST_ENV",
     "PAUSE_IMAGE",
     "RUN_ID",
     "TEST_IMAGE",
@@ -56,7 +60,9 @@ __all__ = [
     "EngineUnreachable",
     "ImageSpec",
     "connect",
+    "configured_engines",
     "docker_host",
+    "engine_address",
     "ensure_test_images",
     "find_busybox",
     "free_host_port",
@@ -138,17 +144,62 @@ def run_labels(**extra: str) -> dict[str, str]:
 
 
 def docker_host() -> str:
-    """The engine address the Docker SDK uses (``DOCKER_HOST``, else the default socket)."""
+    """The engine address the Docker SDK uses (``DOCKER_HOST``, else the default socket).
+
+    During the engine tests of one engine, ``DOCKER_HOST`` is that engine's address (the
+    ``engine_name`` fixture of ``tests/engine/conftest.py`` sets it)."""
     return os.environ.get("DOCKER_HOST") or DEFAULT_DOCKER_HOST
 
 
+# --- the engines -----------------------------------------------------------------------
+
+ENGINES_ENV = "PODSYNC_TEST_ENGINES"
+"""The engines the engine tests run on, comma-separated (``docker,podman``; unset:
+``docker``). Every engine test runs once per engine named."""
+
+ENGINE_NAMES = ("docker", "podman")
+
+PODMAN_HOST_ENV = "PODSYNC_PODMAN_HOST"
+"""The podman service's address for the tests (default :data:`DEFAULT_PODMAN_HOST`,
+where ``.ci/podman`` serves it)."""
+
+DEFAULT_PODMAN_HOST = "unix:///run/podsync-podman/podman.sock"
+
+# Read once, when the session starts: the podman tests set DOCKER_HOST to podman's
+# address while they run, and the Docker tests after them must still find dockerd.
+_SESSION_ENVIRON = {k: v for k, v in os.environ.items() if k in ("DOCKER_HOST", PODMAN_HOST_ENV)}
+
+
+def configured_engines(environ: dict[str, str] | None = None) -> tuple[str, ...]:
+    """The engines named by :data:`ENGINES_ENV` (``docker`` when it is unset or empty),
+    in order, each once; a name podsync's tests do not know is a ``ValueError``."""
+    raw = (os.environ if environ is None else environ).get(ENGINES_ENV, "") or "docker"
+    names = tuple(dict.fromkeys(part.strip() for part in raw.split(",") if part.strip()))
+    unknown = [name for name in names if name not in ENGINE_NAMES]
+    if unknown or not names:
+        raise ValueError(
+            f"{ENGINES_ENV}={raw!r}: the engines are {', '.join(ENGINE_NAMES)}"
+            f" (comma-separated), not {', '.join(unknown) or 'nothing'}"
+        )
+    return names
+
+
+def engine_address(name: str) -> str:
+    """The address of the engine ``name`` for this session: Docker's is ``DOCKER_HOST``
+    (else the default socket), podman's :data:`PODMAN_HOST_ENV` (else
+    :data:`DEFAULT_PODMAN_HOST`), both as they were when the session started."""
+    if name == "podman":
+        return _SESSION_ENVIRON.get(PODMAN_HOST_ENV) or DEFAULT_PODMAN_HOST
+    return _SESSION_ENVIRON.get("DOCKER_HOST") or DEFAULT_DOCKER_HOST
+
+
 class EngineUnreachable(RuntimeError):
-    """No Docker engine answers at :func:`docker_host`."""
+    """No engine answers at the address asked for."""
 
 
-def connect(timeout: int = 60) -> docker.DockerClient:
-    """A client for the engine at ``DOCKER_HOST``, after a ping; raises
-    :class:`EngineUnreachable` (with the SDK's reason) when none answers.
+def connect(timeout: int = 60, host: str | None = None) -> docker.DockerClient:
+    """A client for the engine at ``host`` (``None``: ``DOCKER_HOST``), after a ping;
+    raises :class:`EngineUnreachable` (with the SDK's reason) when none answers.
 
     The API version is negotiated (Debian 12's engine speaks 1.41). When the engine is
     missing, ``docker.from_env()`` raises from inside the client's constructor and leaves
@@ -159,7 +210,10 @@ def connect(timeout: int = 60) -> docker.DockerClient:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ResourceWarning)
         try:
-            client = docker.from_env(timeout=timeout)
+            if host is None:
+                client = docker.from_env(timeout=timeout)
+            else:
+                client = docker.DockerClient(base_url=host, version="auto", timeout=timeout)
             try:
                 client.ping()
             except BaseException:
@@ -170,7 +224,7 @@ def connect(timeout: int = 60) -> docker.DockerClient:
         if problem:
             gc.collect()
     if problem:
-        raise EngineUnreachable(f"no Docker engine answers at {docker_host()}: {problem}")
+        raise EngineUnreachable(f"no engine answers at {host or docker_host()}: {problem}")
     return client
 
 

@@ -237,7 +237,8 @@ FACTORY = [
         None,
         [],
         {"CONTAINER_HOST": "tcp://node1:99999"},
-        "error: invalid Docker host 'tcp://node1:99999' (CONTAINER_HOST): Port out of range 0-65535",
+        "error: invalid Docker host 'tcp://node1:99999' (CONTAINER_HOST): "
+        "Port out of range 0-65535",
         None,
     ),
     (

@@ -495,18 +495,34 @@ def remove_volumes(client: docker.DockerClient, names: Iterable[str]) -> list[st
 
 def remove_containers(client: docker.DockerClient, refs: Iterable[str]) -> list[str]:
     """Force-remove (with anonymous volumes) each container named or id'd in ``refs``
-    that exists; return those removed."""
-    removed = []
-    for ref in refs:
-        try:
-            client.api.remove_container(ref, force=True, v=True)
-        except docker.errors.NotFound:
-            continue
-        except docker.errors.APIError as exc:
-            if exc.status_code == 409 and "in progress" in str(exc):
-                continue  # another remover got there first
-            raise
-        removed.append(ref)
+    that exists; return those removed.
+
+    podman refuses to remove a container that others join (``container:<id>``) while
+    they exist ("has dependent containers which must be removed before it"); Docker
+    does not. A refused container is tried again after the others, until a round
+    removes nothing more; then the last refusal is raised."""
+    removed: list[str] = []
+    pending = list(dict.fromkeys(refs))
+    while pending:
+        refused: list[str] = []
+        last: docker.errors.APIError | None = None
+        for ref in pending:
+            try:
+                client.api.remove_container(ref, force=True, v=True)
+            except docker.errors.NotFound:
+                continue
+            except docker.errors.APIError as exc:
+                if exc.status_code == 409 and "in progress" in str(exc):
+                    continue  # another remover got there first
+                if "dependent containers" not in str(exc):
+                    raise
+                refused.append(ref)
+                last = exc
+                continue
+            removed.append(ref)
+        if last is not None and len(refused) == len(pending):
+            raise last
+        pending = refused
     return removed
 
 

@@ -231,9 +231,15 @@ def docker_create_args(
 # From the engine's JSON to podsync's values
 
 # States whose container has exited: its exit code and finish time are final.
-FINISHED_STATES = frozenset({"exited", "dead", "removing"})
-# States in which Docker's State.Running is true.
-_RUNNING_STATES = frozenset({"running", "paused", "restarting"})
+# podman's Docker-compatible list passes its own states through (podman 4.3): "stopped"
+# is a container whose process has exited and whose cleanup has not run yet (its
+# Status reads "Exited (0) ...", and inspect has its exit code and FinishedAt already);
+# it becomes "exited" a moment later. Read as anything else, an app that exits at once
+# looks never started, and is created again.
+FINISHED_STATES = frozenset({"exited", "dead", "removing", "stopped"})
+# States in which Docker's State.Running is true; podman's "stopping" (a stop has
+# sent its signal, the process has not ended yet) is still running, as on Docker.
+_RUNNING_STATES = frozenset({"running", "paused", "restarting", "stopping"})
 
 
 @attrs.frozen
@@ -325,12 +331,29 @@ def volume_from_list(entry: Mapping[str, Any]) -> ObservedVolume:
     )
 
 
-def image_from_list(entry: Mapping[str, Any]) -> ObservedImage:
+def image_from_list(entry: Mapping[str, Any], *, libpod: bool = False) -> ObservedImage:
     """An ``ObservedImage`` from one entry of ``GET /images/json``; the placeholders
-    ``<none>:<none>`` and ``<none>@<none>`` of a dangling image are dropped."""
+    ``<none>:<none>`` and ``<none>@<none>`` of a dangling image are dropped.
+
+    ``libpod``: the engine is podman. ``podman import``, ``podman build`` and ``podman
+    tag`` name a local image ``localhost/<name>``, and podman finds it by ``<name>``
+    alone (its short-name resolution tries ``localhost/`` first): a pod naming
+    ``app:1`` runs the ``localhost/app:1`` it has. So such a tag is listed under both
+    names, and podsync sees the image the pod names as present, as podman does. Not on
+    Docker, where ``localhost/app:1`` is an image of the registry at ``localhost`` and
+    ``app:1`` is another image.
+    """
     tags = tuple(t for t in entry.get("RepoTags") or () if t != "<none>:<none>")
+    if libpod:
+        tags += tuple(
+            t.removeprefix(_PODMAN_LOCAL) for t in tags if t.startswith(_PODMAN_LOCAL)
+        )
     digests = tuple(d for d in entry.get("RepoDigests") or () if d != "<none>@<none>")
     return ObservedImage(id=str(entry["Id"]), tags=tags, digests=digests)
+
+
+# podman's registry part for images made on the machine (not "localhost:<port>/").
+_PODMAN_LOCAL = "localhost/"
 
 
 def address_of(settings: Mapping[str, Any]) -> str | None:

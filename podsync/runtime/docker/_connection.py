@@ -43,6 +43,9 @@ class EngineConnection:
     _idle: list[docker.APIClient]  # clients no call is using now
     _generation: int  # bumped by close(): clients lent before are closed on return
     _api_version: str | None  # negotiated once, by the first client
+    # Whether the engine is podman's Docker-compatible service (its /_ping answers with
+    # a Libpod-API-Version header); None until a ping said (see _is_libpod).
+    _libpod: bool | None = None
     _base_url: str | None
     _tls: bool | docker.tls.TLSConfig
 
@@ -166,11 +169,24 @@ class EngineConnection:
                     "certificate, or DOCKER_TLS_VERIFY=1 and DOCKER_CERT_PATH)",
                 ) from None
             version = response.headers.get("API-Version")
+            self._libpod = "Libpod-API-Version" in response.headers
         finally:
             response.close()
         if version:
             return str(version)
         return str(probe.version(api_version=False)["ApiVersion"])
+
+    def _is_libpod(self, api: docker.APIClient) -> bool:
+        """Whether the engine is podman (``Libpod-API-Version`` in the headers of its
+        ``/_ping``): known from the API version's negotiation, else (a client passed
+        in) asked once here, on ``api``, inside the caller's ``_call``."""
+        if self._libpod is None:
+            response = api.get(f"{api.base_url}/_ping", timeout=self._timeout)
+            try:
+                self._libpod = "Libpod-API-Version" in response.headers
+            finally:
+                response.close()
+        return self._libpod
 
     @contextlib.contextmanager
     def _translate(self, operation: str, target: str) -> Iterator[None]:

@@ -30,7 +30,9 @@ class ImageCalls(EngineConnection):
     _image_users: dict[str, str]  # image id -> Config.User, see list_images
 
     def list_images(self) -> list[ObservedImage]:
-        """Every (top-level) image on the engine, with the user it runs as.
+        """Every (top-level) image on the engine, with the user it runs as; on podman,
+        an image it names ``localhost/<name>`` is listed under ``<name>`` too
+        (``image_from_list``).
 
         One list call; the list has no ``Config.User``, so each image this runtime has
         not seen before is inspected once for it (an image id names immutable content,
@@ -44,9 +46,10 @@ class ImageCalls(EngineConnection):
 
         with self._call("list images", "") as api:
             listed = cast(list[dict[str, Any]], api.images())
+            libpod = self._is_libpod(api)
         images = []
         for entry in listed:
-            image = image_from_list(entry)
+            image = image_from_list(entry, libpod=libpod)
             with self._lock:
                 user = self._image_users.get(image.id)
             if user is None:

@@ -20,7 +20,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.support.engine import configured_engines, engine_address
+# The conformance cases live in tests/support/ (shared with the fake's run): rewritten,
+# so that a failing case says what each engine answered.
+pytest.register_assert_rewrite("tests.support.conformance", "tests.support.conformance_files")
+
+from tests.support.engine import configured_engines, engine_address  # noqa: E402
 
 DOCKER_ONLY = "docker_only"
 

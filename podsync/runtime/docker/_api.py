@@ -83,9 +83,11 @@ __all__ = [
     "as_int",
     "docker_create_args",
     "engine_event",
+    "familiar_image",
     "image_from_list",
     "log_line",
     "observed_from_list",
+    "qualified_by_podman",
     "timestamp",
     "volume_from_list",
 ]
@@ -264,7 +266,10 @@ def observed_from_list(entry: Mapping[str, Any]) -> ObservedContainer:
 
     The list gives no finish time (``finished_at`` is ``None``) and the exit code only in
     the ``Status`` text; ``list_containers`` completes both for the containers podsync
-    owns.
+    owns. podman's list names the image fully (``docker.io/library/busybox:latest``,
+    ``localhost/app:1``) where Docker repeats the reference the container was created
+    with (``busybox:latest``); ``list_containers`` gives it in Docker's short form
+    (``familiar_image``) on podman, as the pod names it.
     """
     state = str(entry.get("State") or "")
     return ObservedContainer(
@@ -276,6 +281,30 @@ def observed_from_list(entry: Mapping[str, Any]) -> ObservedContainer:
         running=state in _RUNNING_STATES,
         exit_code=_exit_code(str(entry.get("Status") or "")),
     )
+
+
+# The prefixes podman's answers qualify a name with, longest first: Docker Hub's, and
+# podman's registry part for images made on the machine (not "localhost:<port>/").
+_PODMAN_QUALIFIERS = ("docker.io/library/", "docker.io/", "localhost/")
+
+
+def qualified_by_podman(reference: str) -> bool:
+    """Whether a name of an engine's answer may be one podman qualified (Docker lists
+    ``docker.io/`` and ``localhost/`` names too, for what was created so; the runtime
+    asks the engine before it reads them as podman's)."""
+    return reference.startswith(_PODMAN_QUALIFIERS)
+
+
+def familiar_image(reference: str) -> str:
+    """A reference podman qualified, in Docker's short ("familiar") form: without
+    ``docker.io/`` (and its ``library/``: ``docker.io/library/x`` is ``x``,
+    ``docker.io/team/x`` is ``team/x``), and without ``localhost/`` (podman's images
+    made on the machine); any other registry (``localhost:5000/``, ``quay.io/``)
+    stays."""
+    for prefix in _PODMAN_QUALIFIERS:
+        if reference.startswith(prefix):
+            return reference.removeprefix(prefix)
+    return reference
 
 
 def _name(names: Sequence[str]) -> str:
@@ -345,9 +374,7 @@ def image_from_list(entry: Mapping[str, Any], *, libpod: bool = False) -> Observ
     """
     tags = tuple(t for t in entry.get("RepoTags") or () if t != "<none>:<none>")
     if libpod:
-        tags += tuple(
-            t.removeprefix(_PODMAN_LOCAL) for t in tags if t.startswith(_PODMAN_LOCAL)
-        )
+        tags += tuple(t.removeprefix(_PODMAN_LOCAL) for t in tags if t.startswith(_PODMAN_LOCAL))
     digests = tuple(d for d in entry.get("RepoDigests") or () if d != "<none>@<none>")
     return ObservedImage(id=str(entry["Id"]), tags=tags, digests=digests)
 

@@ -176,16 +176,18 @@ class EngineConnection:
             return str(version)
         return str(probe.version(api_version=False)["ApiVersion"])
 
-    def _is_libpod(self, api: docker.APIClient) -> bool:
+    def _is_libpod(self) -> bool:
         """Whether the engine is podman (``Libpod-API-Version`` in the headers of its
         ``/_ping``): known from the API version's negotiation, else (a client passed
-        in) asked once here, on ``api``, inside the caller's ``_call``."""
+        in) asked once, here. Callers ask only when an answer of the engine looks like
+        podman's (a ``localhost/`` or ``docker.io/`` name), so Docker pays nothing."""
         if self._libpod is None:
-            response = api.get(f"{api.base_url}/_ping", timeout=self._timeout)
-            try:
-                self._libpod = "Libpod-API-Version" in response.headers
-            finally:
-                response.close()
+            with self._call("ping", "") as api:
+                response = api.get(f"{api.base_url}/_ping", timeout=self._timeout)
+                try:
+                    self._libpod = "Libpod-API-Version" in response.headers
+                finally:
+                    response.close()
         return self._libpod
 
     @contextlib.contextmanager

@@ -28,7 +28,9 @@ from podsync.runtime.docker._api import (
     address_of,
     as_int,
     docker_create_args,
+    familiar_image,
     observed_from_list,
+    qualified_by_podman,
     timestamp,
 )
 from podsync.runtime.docker._connection import EngineConnection
@@ -87,6 +89,8 @@ class ContainerCalls(EngineConnection):
         seen: dict[tuple[str, str], Outcome] = {}
         for entry in listed:
             container = observed_from_list(entry)
+            if qualified_by_podman(container.image) and self._is_libpod():
+                container = attrs.evolve(container, image=familiar_image(container.image))
             if (
                 str(entry.get("State", "")) in FINISHED_STATES
                 and ownership(container, adopt_2014_containers=True) is not None

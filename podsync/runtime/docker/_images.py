@@ -16,7 +16,7 @@ import attrs
 
 from podsync.exceptions import RuntimeCallError
 from podsync.model._pod import ObservedImage
-from podsync.runtime.docker._api import image_from_list
+from podsync.runtime.docker._api import image_from_list, qualified_by_podman
 from podsync.runtime.docker._connection import EngineConnection
 from podsync.spec._images import pull_reference
 
@@ -46,10 +46,11 @@ class ImageCalls(EngineConnection):
 
         with self._call("list images", "") as api:
             listed = cast(list[dict[str, Any]], api.images())
-            libpod = self._is_libpod(api)
         images = []
         for entry in listed:
-            image = image_from_list(entry, libpod=libpod)
+            image = image_from_list(entry)
+            if any(qualified_by_podman(tag) for tag in image.tags) and self._is_libpod():
+                image = image_from_list(entry, libpod=True)
             with self._lock:
                 user = self._image_users.get(image.id)
             if user is None:

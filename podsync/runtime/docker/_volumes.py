@@ -216,11 +216,11 @@ class VolumeCalls(EngineConnection):
         empty = io.BytesIO()
         with tarfile.open(fileobj=empty, mode="w"):
             pass
-        repository, tag = HELPER_IMAGE.rsplit(":", 1)
         with self._call(operation, volume) as api:
+            # The tag rides in the repository (``repo:tag``): podman's Docker-compatible
+            # import ignores the ``tag`` parameter and tags ``latest``; Docker reads both.
             api.import_image_from_data(
                 empty.getvalue(),
-                repository=repository,
-                tag=tag,
+                repository=HELPER_IMAGE,
                 changes=[f"LABEL {LABEL_HELPER}=volume"],
             )

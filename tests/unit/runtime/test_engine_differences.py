@@ -15,7 +15,7 @@ import docker
 import pytest
 
 from podsync.docker import DockerRuntime
-from podsync.runtime.docker._api import image_from_list
+from podsync.runtime.docker._api import familiar_image, image_from_list
 from podsync.spec._labels import LABEL_POD_UID
 
 # id, engine, the list's State, its Status, running, its exit read (inspected)
@@ -175,3 +175,27 @@ def test_the_engine_is_podman_when_its_ping_says_libpod(
 
     assert ("app:1" in first.tags) == libpod
     assert api.pings == 1
+
+
+# id, the Image of podman's container list, the image podsync observes
+PODMAN_IMAGES = [
+    ("hub-official", "docker.io/library/busybox:latest", "busybox:latest"),
+    ("hub-team", "docker.io/podsync-test/busybox:latest", "podsync-test/busybox:latest"),
+    ("made-here", "localhost/podsync-demo/busybox:1", "podsync-demo/busybox:1"),
+    ("registry-on-a-port", "localhost:5000/app:1", "localhost:5000/app:1"),
+    ("another-registry", "quay.io/team/app:1", "quay.io/team/app:1"),
+    ("image-id", "sha256:0123", "sha256:0123"),
+]
+
+
+@pytest.mark.parametrize(
+    ("listed", "expected"),
+    [row[1:] for row in PODMAN_IMAGES],
+    ids=[row[0] for row in PODMAN_IMAGES],
+)
+def test_podman_s_qualified_image_names_are_read_in_docker_s_short_form(
+    listed: str, expected: str
+) -> None:
+    """podman lists a container's image fully qualified; podsync observes it in Docker's
+    short form, as a pod names it (Docker's list repeats the name given at create)."""
+    assert familiar_image(listed) == expected

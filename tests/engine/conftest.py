@@ -4,7 +4,8 @@ engine named in ``PODSYNC_TEST_ENGINES`` (``docker``, the default, and ``podman`
 
 The ``engine_name`` fixture is session-scoped, autouse and parametrised, so pytest runs
 every test of one engine before it switches to the next. While an engine's tests run,
-``DOCKER_HOST`` is that engine's address (``tests.support.engine.engine_address``) and
+``DOCKER_HOST`` is that engine's address (``tests.support.engine.engine_docker_host``:
+unset for Docker when it was unset) and
 ``CONTAINER_HOST`` is unset, so that whatever a test makes without the ``engine``
 fixture - ``DockerRuntime()``, ``podsync`` in a subprocess, the docker CLI - talks to
 the same engine as the ``engine`` client.
@@ -24,7 +25,7 @@ import pytest
 # so that a failing case says what each engine answered.
 pytest.register_assert_rewrite("tests.support.conformance", "tests.support.conformance_files")
 
-from tests.support.engine import configured_engines, engine_address  # noqa: E402
+from tests.support.engine import configured_engines, engine_docker_host  # noqa: E402
 
 DOCKER_ONLY = "docker_only"
 
@@ -34,8 +35,12 @@ def engine_name(request: pytest.FixtureRequest) -> Iterator[str]:
     """The engine this test runs on (``docker`` or ``podman``), with ``DOCKER_HOST`` set
     to its address while the test runs."""
     name = str(request.param)
+    docker_host = engine_docker_host(name)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("DOCKER_HOST", engine_address(name))
+        if docker_host is None:
+            patch.delenv("DOCKER_HOST", raising=False)
+        else:
+            patch.setenv("DOCKER_HOST", docker_host)
         patch.delenv("CONTAINER_HOST", raising=False)
         yield name
 

@@ -63,6 +63,7 @@ __all__ = [
     "connect",
     "docker_host",
     "engine_address",
+    "engine_docker_host",
     "ensure_test_images",
     "find_busybox",
     "free_host_port",
@@ -182,6 +183,15 @@ def configured_engines(environ: dict[str, str] | None = None) -> tuple[str, ...]
             f" (comma-separated), not {', '.join(unknown) or 'nothing'}"
         )
     return names
+
+
+def engine_docker_host(name: str) -> str | None:
+    """What ``DOCKER_HOST`` is while the tests of the engine ``name`` run: podman's
+    address, or for Docker what it was when the session started (``None``: unset, so
+    that a test may tell the default engine from a configured one)."""
+    if name == "podman":
+        return engine_address(name)
+    return _SESSION_ENVIRON.get("DOCKER_HOST")
 
 
 def engine_address(name: str) -> str:

@@ -103,23 +103,30 @@ class VolumeCalls(EngineConnection):
             RuntimeCallError: a path is refused, the container ``through`` does not
                 exist, or the engine failed.
         """
+        # Extracted at "/": the volume's root is the entry "podsync-volume", whose mode
+        # and owner Docker sets (see tar_of). podman (4.3) drops an archive extracted at
+        # "/" whose top directory is a volume's mount point (containers/podman#3550:
+        # the upload answers 200 and writes nothing); extracted in the mount point, it
+        # lands in the volume, and podman, unlike Docker, applies the root entry "."
+        # (mode, owner) to that directory.
+        where, under = ("/", _HELPER_MOUNT.removeprefix("/"))
+        if self._is_libpod():
+            where, under = _HELPER_MOUNT, "."
         try:
-            archive = tar_of(entries, under=_HELPER_MOUNT.removeprefix("/"))
+            archive = tar_of(entries, under=under)
         except ValueError as exc:
             raise RuntimeCallError("write volume", volume, str(exc)) from exc
         if through:
             # Docker mounts a container's volumes for an archive upload, whether the
             # container runs or not (a created one's too).
             with self._call("write volume", volume) as api:
-                api.put_archive(through, "/", archive)
+                api.put_archive(through, where, archive)
             return
         with (
             self._volume_helper(volume, "write volume") as helper,
             self._call("write volume", volume) as api,
         ):
-            # Extracted at "/": the volume's root is the entry "podsync-volume", whose
-            # mode and owner Docker sets (see tar_of).
-            api.put_archive(helper, "/", archive)
+            api.put_archive(helper, where, archive)
 
     def read_volume_file(self, volume: str, path: str, *, limit: int) -> bytes | None:
         """At most ``limit`` bytes of the regular file ``path`` in the named volume,

@@ -175,7 +175,9 @@ class VolumeCalls(EngineConnection):
                     return None
                 raise
             try:
-                return first_file(chunks, limit=limit, tail=tail)
+                # A symbolic link is no regular file, on podman too (see first_file).
+                name = posixpath.basename(posixpath.normpath(path))
+                return first_file(chunks, limit=limit, tail=tail, name=name)
             finally:
                 close = getattr(chunks, "close", None)
                 if close is not None:

@@ -199,3 +199,40 @@ def test_podman_s_qualified_image_names_are_read_in_docker_s_short_form(
     """podman lists a container's image fully qualified; podsync observes it in Docker's
     short form, as a pod names it (Docker's list repeats the name given at create)."""
     assert familiar_image(listed) == expected
+
+
+def _archive(name: str, data: bytes) -> bytes:
+    import io
+    import tarfile
+
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        info = tarfile.TarInfo(name)
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+# id, the first member of the engine's archive, the base name asked for, what is read
+ARCHIVE_ANSWERS = [
+    ("the-file-asked-for", "app.conf", "app.conf", b"listen\n"),
+    # podman follows the link "current" and answers with its target, named "app.conf";
+    # Docker answers with the link itself (no regular file): a link is read as nothing.
+    ("podman-a-link-followed", "app.conf", "current", None),
+    ("no-name-to-check", "app.conf", None, b"listen\n"),
+]
+
+
+@pytest.mark.parametrize(
+    ("member", "asked", "expected"),
+    [row[1:] for row in ARCHIVE_ANSWERS],
+    ids=[row[0] for row in ARCHIVE_ANSWERS],
+)
+def test_a_symbolic_link_podman_followed_is_no_file(
+    member: str, asked: str | None, expected: bytes | None
+) -> None:
+    """A file read through the archive API is the file asked for, not the target of a
+    link podman followed."""
+    from podsync.runtime.docker._archive import first_file
+
+    assert first_file([_archive(member, b"listen\n")], limit=100, name=asked) == expected

@@ -237,6 +237,16 @@ class ContainerCalls(EngineConnection):
             spec = attrs.evolve(spec, oom_score_adj=0)
         seccomp = self._check_security(spec)
         args = docker_create_args(spec, seccomp, self._mountpoints(spec))
+        labelled = [v for v in spec.volumes if v.labels]
+        if labelled and self._is_libpod():
+            # Docker makes a missing volume of a mount with the mount's labels
+            # (VolumeOptions.Labels); podman's Docker-compatible create makes it without
+            # them, and podsync finds its volumes by their labels. So on podman the
+            # volume is made first, labelled (a volume that exists is left unchanged,
+            # as the create would leave it).
+            with self._call("create", spec.name) as api:
+                for volume in labelled:
+                    api.create_volume(volume.volume, labels=dict(volume.labels))
         with self._call("create", spec.name) as api:
             host_config = api.create_host_config(**args.host_config)
             created = api.create_container(spec.image, host_config=host_config, **args.container)

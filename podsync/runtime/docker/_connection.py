@@ -229,6 +229,8 @@ class EngineConnection:
                 exc.response.close()
             explanation = exc.explanation or str(exc)
             status = exc.status_code
+            if status == 500 and isinstance(explanation, str):
+                status = _docker_status(explanation)
             if operation == "create" and status == 409:
                 # 'Conflict. The container name "/x" is already in use by container ...'
                 raise NameConflict(operation, target, explanation, status_code=status) from exc
@@ -250,6 +252,27 @@ class EngineConnection:
             if _from_transport(exc):
                 raise RuntimeCallError(operation, target, _reason(exc)) from exc
             raise
+
+
+#: podman's Docker-compatible service answers 500 where Docker answers 409 Conflict; its
+#: libpod error, at the explanation's end, says so (libpod/define/errors.go).
+_PODMAN_500S = (
+    # a container in the wrong state: remove of a running one without force, an exec
+    # in a stopped one, a start of a running one (Docker: 409 Conflict)
+    (": container state improper", 409),
+    # a volume in use, a container others depend on (Docker: 409 Conflict)
+    (": volume is being used", 409),
+    ("has dependent containers which must be removed before it", 409),
+)
+
+
+def _docker_status(explanation: str) -> int:
+    """The status Docker answers for what podman answered with 500 and ``explanation``;
+    500 when it is a server error on both."""
+    for ending, status in _PODMAN_500S:
+        if ending in explanation:
+            return status
+    return 500
 
 
 # ---------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ import io
 import posixpath
 import tarfile
 from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, cast
 
 from podsync.exceptions import RuntimeCallError
 from podsync.model._pod import ObservedVolume
@@ -152,7 +153,44 @@ class VolumeCalls(EngineConnection):
         Raises:
             RuntimeCallError: the container does not exist, or the engine failed.
         """
+        if self._is_libpod():
+            bound = self._volume_file_bound_at(container_id, path)
+            if bound is not None:
+                # podman (4.3) cannot read a file bound into a container through the
+                # archive API ("chdir <source>: not a directory": it enters a bind's
+                # source as a directory); the file is read from its volume instead.
+                volume, entry = bound
+                with self._volume_helper(volume, "read file") as helper:
+                    return self._read_file(
+                        helper, posixpath.join(_HELPER_MOUNT, entry), limit, container_id, tail=tail
+                    )
         return self._read_file(container_id, path, limit, container_id, tail=tail)
+
+    def _volume_file_bound_at(self, container_id: str, path: str) -> tuple[str, str] | None:
+        """The volume and the entry in it of the file bound at ``path`` in the
+        container (a ``VolumeFileMount``: a bind whose source is in a volume's
+        mountpoint), or ``None`` when ``path`` is no such bind. One inspect, and one
+        volume list when it is."""
+        import docker.errors
+
+        with self._call("read file", container_id) as api:
+            try:
+                inspected = cast(dict[str, Any], api.inspect_container(container_id))
+            except docker.errors.NotFound:
+                return None  # the read says so, as on Docker
+            sources = [
+                str(m.get("Source") or "")
+                for m in inspected.get("Mounts") or ()
+                if m.get("Type") == "bind" and m.get("Destination") == path
+            ]
+            if not sources:
+                return None
+            listed = api.volumes().get("Volumes") or ()
+        for volume in listed:
+            root = str(volume.get("Mountpoint") or "").rstrip("/") + "/"
+            if root != "/" and sources[0].startswith(root):
+                return str(volume["Name"]), sources[0].removeprefix(root)
+        return None
 
     def _read_file(
         self, container_id: str, path: str, limit: int, target: str, *, tail: bool = False

@@ -370,11 +370,14 @@ def image_from_list(entry: Mapping[str, Any], *, libpod: bool = False) -> Observ
     ``app:1`` runs the ``localhost/app:1`` it has. So such a tag is listed under both
     names, and podsync sees the image the pod names as present, as podman does. Not on
     Docker, where ``localhost/app:1`` is an image of the registry at ``localhost`` and
-    ``app:1`` is another image.
+    ``app:1`` is another image. podman's ``docker.io/`` names are given in Docker's
+    short form (``familiar_image``), as Docker lists them.
     """
     tags = tuple(t for t in entry.get("RepoTags") or () if t != "<none>:<none>")
     if libpod:
-        tags += tuple(t.removeprefix(_PODMAN_LOCAL) for t in tags if t.startswith(_PODMAN_LOCAL))
+        local = tuple(t for t in tags if t.startswith(_PODMAN_LOCAL))
+        tags = tuple(dict.fromkeys(t if t in local else familiar_image(t) for t in tags))
+        tags += tuple(familiar_image(t) for t in local)
     digests = tuple(d for d in entry.get("RepoDigests") or () if d != "<none>@<none>")
     return ObservedImage(id=str(entry["Id"]), tags=tags, digests=digests)
 

@@ -263,6 +263,8 @@ _PODMAN_500S = (
     # a volume in use, a container others depend on (Docker: 409 Conflict)
     (": volume is being used", 409),
     ("has dependent containers which must be removed before it", 409),
+    # a create with a name another container has (Docker: 409, a NameConflict)
+    (": that name is already in use", 409),
 )
 
 

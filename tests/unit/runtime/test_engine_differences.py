@@ -108,7 +108,8 @@ IMAGE_TAGS = [
         ["localhost:5000/app:1"],
         ["localhost:5000/app:1"],
     ),
-    ("podman-docker-io-as-listed", True, ["docker.io/team/app:1"], ["docker.io/team/app:1"]),
+    ("podman-docker-io-short", True, ["docker.io/team/app:1"], ["team/app:1"]),
+    ("podman-docker-io-library-short", True, ["docker.io/library/busybox:1"], ["busybox:1"]),
     ("podman-dangling", True, None, []),
 ]
 

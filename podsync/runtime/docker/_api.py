@@ -412,6 +412,13 @@ def log_line(stream: str, entry: bytes) -> LogLine:
 _EVENT_ATTRIBUTES = frozenset({"name", "image", "exitCode", "signal"})
 
 
+# podman's words for Docker's container actions: its "remove" is Docker's "destroy" (the
+# container is gone). podman sends no "kill" and no "stop", and "init" and "cleanup"
+# that Docker does not: those are left as they come (the first two are not sent, the
+# others are not EVENT_ACTIONS).
+_PODMAN_ACTIONS = {"remove": "destroy"}
+
+
 def engine_event(message: Mapping[str, Any]) -> EngineEvent | None:
     """An ``EngineEvent`` from one message of ``GET /events``; ``None`` for anything but
     a container's ``EVENT_ACTIONS`` (``exec_start: ...``, networks, images).
@@ -419,6 +426,7 @@ def engine_event(message: Mapping[str, Any]) -> EngineEvent | None:
     Docker puts the container's labels among the actor's attributes, beside ``name``,
     ``image``, ``exitCode`` (``die``) and ``signal`` (``kill``)."""
     action = str(message.get("Action") or message.get("status") or "")
+    action = _PODMAN_ACTIONS.get(action, action)
     if message.get("Type", "container") != "container" or action not in EVENT_ACTIONS:
         return None
     actor = message.get("Actor") or {}

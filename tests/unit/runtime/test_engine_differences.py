@@ -237,3 +237,26 @@ def test_a_symbolic_link_podman_followed_is_no_file(
     from podsync.runtime.docker._archive import first_file
 
     assert first_file([_archive(member, b"listen\n")], limit=100, name=asked) == expected
+
+
+# id, the action of an engine's event, the action podsync reads (None: not one of its)
+EVENT_WORDS = [
+    ("docker-destroy", "destroy", "destroy"),
+    ("podman-remove-is-destroy", "remove", "destroy"),
+    ("podman-init-is-none-of-ours", "init", None),
+    ("podman-cleanup-is-none-of-ours", "cleanup", None),
+    ("both-die", "die", "die"),
+]
+
+
+@pytest.mark.parametrize(
+    ("action", "expected"), [row[1:] for row in EVENT_WORDS], ids=[row[0] for row in EVENT_WORDS]
+)
+def test_podman_s_event_words_are_read_as_docker_s(action: str, expected: str | None) -> None:
+    """podman says "remove" where Docker says "destroy"; its own "init" and "cleanup"
+    are not container actions podsync follows."""
+    from podsync.runtime.docker._api import engine_event
+
+    message = {"Type": "container", "Action": action, "Actor": {"ID": "c", "Attributes": {}}}
+    event = engine_event(message)
+    assert (event.action if event is not None else None) == expected

@@ -170,11 +170,11 @@ case $status in
 esac
 printf '[quickstart] podsync is installed in %s. Run it yourself as\n  %s --help\n' \
     "$VENV_DIR" "${PODSYNC[*]}"
-if [[ $ENGINE == podman ]]; then
-    printf '[quickstart] on podman: export CONTAINER_HOST=%s (and no DOCKER_HOST) first\n' \
-        "$CONTAINER_HOST"
-fi
 printf 'or put it on PATH for this shell:\n  . %s/bin/activate   (then: podsync --help)\n' \
     "$VENV_DIR"
 printf '[quickstart] remove the demo pods with:\n  %s down --root-dir %s examples/pods/\n' \
     "${PODSYNC[*]}" "$ROOT_DIR"
+if [[ $ENGINE == podman ]]; then
+    printf '[quickstart] on podman, first (podsync reads it when DOCKER_HOST is unset):\n'
+    printf '  export CONTAINER_HOST=%s; unset DOCKER_HOST\n' "$CONTAINER_HOST"
+fi

@@ -24,6 +24,13 @@
 # volumes live; /var/lib/podsync-demo as root), PODSYNC_NETWORK_MODE (none: the engine
 # started here has no bridge, so pods get loopback only and the host port of the web pod
 # is recorded but not published; set it to "" on an engine with a bridge), DOCKER_HOST.
+#
+# PODSYNC_ENGINE=podman: the same on podman instead of Docker (steps 2 and 3 are
+# .ci/podman: apt-get install podman, its Docker-compatible service on a socket of its own -
+# /run/podsync-podman/podman.sock as root, $XDG_RUNTIME_DIR/podman/podman.sock rootless,
+# PODSYNC_PODMAN_SOCKET to choose - and the images are made with podman import). podsync
+# reaches it through CONTAINER_HOST, which this script sets (and unsets DOCKER_HOST, which
+# would win).
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -39,6 +46,11 @@ else
     ROOT_DIR=${PODSYNC_ROOT_DIR:-${TMPDIR:-/tmp}/podsync-demo}
 fi
 NETWORK_MODE=${PODSYNC_NETWORK_MODE-none}
+ENGINE=${PODSYNC_ENGINE:-docker}
+case $ENGINE in
+    docker | podman) CLI=$ENGINE ;;
+    *) fail "PODSYNC_ENGINE=$ENGINE: the engines are docker and podman" ;;
+esac
 APP_IMAGE=podsync-demo/busybox:1
 PAUSE_IMAGE=podsync-demo/pause:1
 
@@ -55,7 +67,26 @@ have_static_busybox() {
         [[ -x /bin/busybox ]]
     fi
 }
-if ! command -v dockerd >/dev/null 2>&1 || ! command -v docker >/dev/null 2>&1 \
+if [[ $ENGINE == podman ]]; then
+    # Steps 2 and 3 on podman: busybox from Debian, then .ci/podman (podman, its service).
+    if ! have_static_busybox; then
+        if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null 2>&1; then
+            say "apt-get install busybox-static"
+            install_debian_packages busybox-static
+        else
+            fail "a static busybox is missing; install busybox-static"
+        fi
+    fi
+    bash .ci/podman --no-test-images || fail "no podman service (see above)"
+    if [[ $(id -u) == 0 ]]; then
+        sock=${PODSYNC_PODMAN_SOCKET:-/run/podsync-podman/podman.sock}
+    else
+        sock=${PODSYNC_PODMAN_SOCKET:-${XDG_RUNTIME_DIR:-/run/user/$(id -u)}/podman/podman.sock}
+    fi
+    export CONTAINER_HOST=unix://$sock
+    unset DOCKER_HOST
+    say "podsync uses podman at CONTAINER_HOST=$CONTAINER_HOST"
+elif ! command -v dockerd >/dev/null 2>&1 || ! command -v docker >/dev/null 2>&1 \
     || ! have_static_busybox; then
     if [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null 2>&1; then
         say "apt-get install docker.io busybox-static"
@@ -71,7 +102,9 @@ engine_answers() {
     timeout 20 "$PY" -c 'from podsync.docker import DockerRuntime; DockerRuntime().ping()' \
         >/dev/null 2>&1
 }
-if engine_answers; then
+if [[ $ENGINE == podman ]]; then
+    engine_answers || fail "podman does not answer at $CONTAINER_HOST"
+elif engine_answers; then
     say "a Docker engine answers at ${DOCKER_HOST:-unix:///var/run/docker.sock}"
 else
     start_engine && wait_for_engine || fail "no Docker engine"
@@ -80,11 +113,11 @@ fi
 # --- 4. the demo images, from the static busybox ---------------------------------------
 build_image() {  # build_image REFERENCE CMD-JSON
     local reference=$1 cmd=$2 rootfs applet
-    if docker image inspect "$reference" >/dev/null 2>&1; then
+    if "$CLI" image inspect "$reference" >/dev/null 2>&1; then
         say "$reference is present"
         return 0
     fi
-    say "docker import $reference, from /bin/busybox"
+    say "$CLI import $reference, from /bin/busybox"
     rootfs=$(mktemp -d -t podsync-rootfs.XXXXXX)
     mkdir -p "$rootfs"/{bin,dev,etc,proc,root,sys,tmp,var}
     chmod 1777 "$rootfs/tmp"
@@ -96,7 +129,7 @@ build_image() {  # build_image REFERENCE CMD-JSON
         >"$rootfs/etc/passwd"
     printf 'root:x:0:\nnogroup:x:65534:\n' >"$rootfs/etc/group"
     tar --numeric-owner --owner=0 --group=0 -C "$rootfs" -cf - . \
-        | docker import --change "CMD $cmd" - "$reference" >/dev/null
+        | "$CLI" import --change "CMD $cmd" - "$reference" >/dev/null
     rm -rf "$rootfs"
 }
 build_image "$APP_IMAGE" '["/bin/sh"]'
@@ -120,11 +153,11 @@ say "2/3: do it, and wait until the pods run (the job: until it has completed)"
 run "${PODSYNC[@]}" apply --wait --timeout 60 "${OPTIONS[@]}" examples/pods/ \
     || fail "podsync apply --wait (exit $?)"
 
-app=$(docker ps --quiet --filter label=io.podsync.pod.name=web \
+app=$("$CLI" ps --quiet --filter label=io.podsync.pod.name=web \
     --filter label=io.podsync.container.name=app | head -n 1)
 if [[ -n $app ]]; then
     say "the web pod serves, inside its own network:"
-    docker exec "$app" wget -q -O - http://127.0.0.1:8080/ || true
+    "$CLI" exec "$app" wget -q -O - http://127.0.0.1:8080/ || true
 fi
 
 say "3/3: plan again: exit code 0 means nothing is left to do (2: changes, 1: error)"
@@ -141,3 +174,7 @@ printf 'or put it on PATH for this shell:\n  . %s/bin/activate   (then: podsync 
     "$VENV_DIR"
 printf '[quickstart] remove the demo pods with:\n  %s down --root-dir %s examples/pods/\n' \
     "${PODSYNC[*]}" "$ROOT_DIR"
+if [[ $ENGINE == podman ]]; then
+    printf '[quickstart] on podman, first (podsync reads it when DOCKER_HOST is unset):\n'
+    printf '  export CONTAINER_HOST=%s; unset DOCKER_HOST\n' "$CONTAINER_HOST"
+fi

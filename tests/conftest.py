@@ -9,10 +9,12 @@ real clock), ``tests/engine/`` (a real Docker engine), ``tests/etcd/`` (a real e
 marked ``etcd``, and a test elsewhere that uses the ``engine``, ``cleanup`` or ``etcd``
 fixture is a usage error.
 
-Before each engine test the engine is checked once per session - ``docker.from_env()``,
-a ping, and the local test images (``tests/support/engine.py``) - and when that fails
-the test is skipped with the reason, or, with ``PODSYNC_REQUIRE_ENGINE=1`` (as CI
-sets), fails: in CI a missing engine is an error, never a silent skip.
+Every engine test runs once per engine of ``PODSYNC_TEST_ENGINES`` (``docker``, or
+``docker,podman``: the ``engine_name`` fixture of ``tests/engine/conftest.py``). Before
+each engine test its engine is checked once per session - a client, a ping, and the
+local test images (``tests/support/engine.py``) - and when that fails the test is
+skipped with the reason, or, with ``PODSYNC_REQUIRE_ENGINE=1`` (as CI sets), fails: in
+CI a configured engine that does not answer is an error, never a silent skip.
 
 Containers: every container an engine test creates should carry
 ``tests.support.engine.run_labels()``; those, and any container registered with the
@@ -57,7 +59,7 @@ from tests.support.engine import (
     Cleanup,
     EngineUnreachable,
     connect,
-    docker_host,
+    engine_address,
     ensure_test_images,
     remove_run_containers,
     remove_stale_test_containers,
@@ -110,14 +112,27 @@ REQUIRE_ENGINE_ENV = "PODSYNC_REQUIRE_ENGINE"
 
 @attrs.define
 class _EngineState:
-    """The session's engine check, made once: a client, or why there is none."""
+    """The session's check of one engine, made once: a client, or why there is none."""
 
+    name: str
     checked: bool = False
     client: docker.DockerClient | None = None
     problem: str = ""
 
 
-_ENGINE_KEY = pytest.StashKey[_EngineState]()
+#: One state per engine (``docker``, ``podman``): the engine tests run once per engine
+#: (the ``engine_name`` fixture of ``tests/engine/conftest.py``).
+_ENGINE_KEY = pytest.StashKey[dict[str, _EngineState]]()
+
+
+def _engine_name(item: pytest.Item) -> str:
+    """The engine an engine test runs on: its ``engine_name`` parameter."""
+    callspec = getattr(item, "callspec", None)
+    return str(callspec.params.get("engine_name", "docker")) if callspec else "docker"
+
+
+def _engine_state(config: pytest.Config, name: str) -> _EngineState:
+    return config.stash.setdefault(_ENGINE_KEY, {}).setdefault(name, _EngineState(name))
 
 
 def _engine_required() -> bool:
@@ -126,8 +141,9 @@ def _engine_required() -> bool:
 
 def _check_engine(state: _EngineState) -> None:
     state.checked = True
+    address = engine_address(state.name)
     try:
-        client = connect()
+        client = connect(host=address)
     except EngineUnreachable as exc:
         state.problem = str(exc)
         return
@@ -136,21 +152,22 @@ def _check_engine(state: _EngineState) -> None:
         ensure_test_images(client)
     except (docker.errors.DockerException, requests.RequestException, OSError, RuntimeError) as exc:
         client.close()
-        state.problem = f"the Docker engine at {docker_host()} is not usable for tests: {exc}"
+        state.problem = f"the {state.name} engine at {address} is not usable for tests: {exc}"
         return
     state.client = client
 
 
-def _engine_or_skip(config: pytest.Config) -> docker.DockerClient:
-    """The session's engine client; skips (or fails, when required) the calling test if
-    there is none."""
-    state = config.stash.setdefault(_ENGINE_KEY, _EngineState())
+def _engine_or_skip(config: pytest.Config, name: str = "docker") -> docker.DockerClient:
+    """The session's client of the engine ``name``; skips (or fails, when required) the
+    calling test if there is none."""
+    state = _engine_state(config, name)
     if not state.checked:
         _check_engine(state)
     if state.client is None:
         if _engine_required():
             pytest.fail(f"{state.problem} ({REQUIRE_ENGINE_ENV}=1: the engine is required)")
-        pytest.skip(f"{state.problem}; run bash .ci/test to start one")
+        start = "bash .ci/podman" if name == "podman" else "bash .ci/test"
+        pytest.skip(f"{state.problem}; run {start} to start one")
     return state.client
 
 
@@ -185,19 +202,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """Every ``engine`` test gets the engine check, whether it uses the fixture or not."""
     if item.get_closest_marker("engine") is not None:
-        _engine_or_skip(item.config)
+        _engine_or_skip(item.config, _engine_name(item))
     if item.get_closest_marker("etcd") is not None:
         _etcd_or_skip()
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    state = session.config.stash.get(_ENGINE_KEY, None)
-    if state is not None and state.client is not None:
-        try:
-            remove_run_containers(state.client)
-        finally:
-            state.client.close()
-            state.client = None
+    for state in session.config.stash.get(_ENGINE_KEY, {}).values():
+        if state.client is not None:
+            try:
+                remove_run_containers(state.client)
+            finally:
+                state.client.close()
+                state.client = None
 
 
 def _etcd_problem() -> str:
@@ -233,10 +250,11 @@ def etcd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EtcdServer]:
 
 
 @pytest.fixture(scope="session")
-def engine(pytestconfig: pytest.Config) -> docker.DockerClient:
-    """A ``docker.DockerClient`` for the engine at ``DOCKER_HOST`` (pinged), with the
-    test images present. The low-level API is ``engine.api``."""
-    return _engine_or_skip(pytestconfig)
+def engine(pytestconfig: pytest.Config, engine_name: str) -> docker.DockerClient:
+    """A ``docker.DockerClient`` for the engine the test runs on (``engine_name``: its
+    address is ``DOCKER_HOST`` meanwhile), pinged, with the test images present. The
+    low-level API is ``engine.api``."""
+    return _engine_or_skip(pytestconfig, engine_name)
 
 
 @pytest.fixture
@@ -253,7 +271,7 @@ def _remove_run_containers_after_engine_tests(request: pytest.FixtureRequest) ->
     yield
     if request.node.get_closest_marker("engine") is None:
         return
-    state = request.config.stash.get(_ENGINE_KEY, None)
+    state = request.config.stash.get(_ENGINE_KEY, {}).get(_engine_name(request.node))
     if state is not None and state.client is not None:
         remove_run_containers(state.client)
 

@@ -232,8 +232,9 @@ def build_parser() -> argparse.ArgumentParser:
         "-H",
         "--docker-host",
         metavar="HOST",
-        help="the Docker engine: unix:///path, tcp://host:port or ssh://user@host "
-        "(default: DOCKER_HOST, else unix:///var/run/docker.sock)",
+        help="the engine (Docker, or podman's Docker-compatible service): unix:///path, "
+        "tcp://host:port or ssh://user@host (default: DOCKER_HOST, else CONTAINER_HOST, "
+        "else unix:///var/run/docker.sock)",
     )
     _add_tls_options(group)
     group.add_argument(

@@ -163,7 +163,8 @@ def docker_factory(
     environ: Mapping[str, str] | None = None,
 ) -> RuntimeFactory:
     """The command line's runtime factory: a ``DockerRuntime`` for an address
-    (``None``: ``DOCKER_HOST``, else the local socket), with the TLS of ``args``' flags
+    (``None``: ``DOCKER_HOST``, else podman's ``CONTAINER_HOST``, else the local socket:
+    ``environment_host``), with the TLS of ``args``' flags
     and of the environment (``EngineTLS``), its address checked before any call.
 
     ``warn`` hears of a transport anyone on the way can read or change: plain HTTP to an
@@ -183,10 +184,15 @@ def docker_factory(
             warn(message)
 
     def make(host: str | None) -> Runtime:
-        from podsync.runtime.docker._runtime import DEFAULT_HOST, DockerRuntime
+        from podsync.runtime.docker._runtime import DockerRuntime, environment_host
 
-        where = "--docker-host" if host else "DOCKER_HOST"
-        address = host or env.get("DOCKER_HOST", "") or DEFAULT_HOST
+        if host:
+            address, where = host, "--docker-host"
+        else:
+            try:
+                address, where = environment_host(env)
+            except ValueError as exc:
+                raise _Failure(str(exc)) from None
         scheme = address.partition("://")[0] if "://" in address else ""
         if scheme != "tcp":
             if tls.given:

@@ -36,9 +36,10 @@ Conventions (Terraform's for plans and exit codes, the docker CLI's for the engi
   changes; 130 interrupted. A usage error is 1, not argparse's 2, as in Terraform: a
   script reading 2 as "changes" must never act on a typo. Errors are one
   ``podsync: error: ...`` line each, never a traceback.
-* The engine is ``--docker-host`` / ``-H``, else ``DOCKER_HOST``, else the local
-  socket; a ``tcp://`` engine speaks TLS as the docker CLI decides from ``--tls*``,
-  ``DOCKER_TLS_VERIFY`` and ``DOCKER_CERT_PATH`` (``podsync.cli._engine.EngineTLS``).
+* The engine is ``--docker-host`` / ``-H``, else ``DOCKER_HOST``, else podman's
+  ``CONTAINER_HOST``, else the local socket; a ``tcp://`` engine speaks TLS as the
+  docker CLI decides from ``--tls*``, ``DOCKER_TLS_VERIFY`` and ``DOCKER_CERT_PATH``
+  (``podsync.cli._engine.EngineTLS``).
   ``ssh://`` hosts use the ``ssh`` command, as the docker CLI.
 
 Saved plans (``plan --out FILE``, then ``apply --plan FILE``) carry a fingerprint of the

@@ -19,6 +19,8 @@ from tests.support.engines import (
     unix_engines,
 )
 
+pytestmark = pytest.mark.docker_only(reason="tests the harness that starts extra dockerds")
+
 __all__ = ["tcp_engines", "unix_engines"]
 
 

@@ -220,6 +220,7 @@ def _start_dockerd() -> None:
         os.close(fd)
 
 
+@pytest.mark.docker_only(reason="stops and restarts dockerd itself")
 def test_engine_restart_during_apply(
     restartable_engine: None, engine: docker.DockerClient, cleanup: Cleanup, tmp_path: Path
 ) -> None:

@@ -17,6 +17,11 @@ from podsync.labels import LABEL_CONTAINER, LABEL_POD_NAME
 from tests.support.engine import PAUSE_IMAGE, TEST_IMAGE
 from tests.support.engines import ExtraEngine, tcp_engines, unix_engines
 
+pytestmark = pytest.mark.docker_only(
+    reason="starts dockerds of its own (a fleet, a remote engine); the session engine lends"
+    " its images"
+)
+
 __all__ = ["tcp_engines", "unix_engines"]
 
 # Exits at once on SIGTERM (busybox sleep as PID 1 would ignore it).

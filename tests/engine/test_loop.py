@@ -343,6 +343,7 @@ def test_a_killed_container_is_restarted_through_the_event_stream(
     assert time.monotonic() - killed_at < 20  # well under the sync period (5 min)
 
 
+@pytest.mark.docker_only(reason="stops and restarts dockerd itself")
 def test_the_loop_recovers_when_the_engine_restarts(
     restartable_engine: None,
     engine: docker.DockerClient,

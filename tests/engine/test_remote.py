@@ -34,6 +34,11 @@ from tests.conftest import _engine_required
 from tests.support.engine import PAUSE_IMAGE, TEST_IMAGE
 from tests.support.engines import ExtraEngine, start_engines, stop_engines
 
+pytestmark = pytest.mark.docker_only(
+    reason="starts dockerds of its own (a fleet, a remote engine); the session engine lends"
+    " its images"
+)
+
 
 @pytest.fixture(scope="module")
 def remote(engine: docker.DockerClient) -> Iterator[ExtraEngine]:

@@ -23,7 +23,12 @@ from tests.support.remote import RemoteEngine, remote_engine
 
 __all__ = ["remote_engine"]
 
-pytestmark = pytest.mark.engine
+pytestmark = [
+    pytest.mark.engine,
+    pytest.mark.docker_only(
+        reason="starts a dockerd --tlsverify of its own, and sshd sessions that run the docker CLI"
+    ),
+]
 
 # Exits at once on SIGTERM (busybox sleep as PID 1 would ignore it).
 COMMAND = ["/bin/sh", "-c", "trap 'exit 0' TERM; sleep 3600 & wait"]

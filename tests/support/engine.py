@@ -48,15 +48,22 @@ __all__ = [
     "APPLETS",
     "BUSYBOX_PATHS",
     "DEFAULT_DOCKER_HOST",
+    "DEFAULT_PODMAN_HOST",
+    "ENGINES_ENV",
+    "ENGINE_NAMES",
     "PAUSE_IMAGE",
+    "PODMAN_HOST_ENV",
     "RUN_ID",
     "TEST_IMAGE",
     "TEST_LABEL",
     "Cleanup",
     "EngineUnreachable",
     "ImageSpec",
+    "configured_engines",
     "connect",
     "docker_host",
+    "engine_address",
+    "engine_docker_host",
     "ensure_test_images",
     "find_busybox",
     "free_host_port",
@@ -138,17 +145,71 @@ def run_labels(**extra: str) -> dict[str, str]:
 
 
 def docker_host() -> str:
-    """The engine address the Docker SDK uses (``DOCKER_HOST``, else the default socket)."""
+    """The engine address the Docker SDK uses (``DOCKER_HOST``, else the default socket).
+
+    During the engine tests of one engine, ``DOCKER_HOST`` is that engine's address (the
+    ``engine_name`` fixture of ``tests/engine/conftest.py`` sets it)."""
     return os.environ.get("DOCKER_HOST") or DEFAULT_DOCKER_HOST
 
 
+# --- the engines -----------------------------------------------------------------------
+
+ENGINES_ENV = "PODSYNC_TEST_ENGINES"
+"""The engines the engine tests run on, comma-separated (``docker,podman``; unset:
+``docker``). Every engine test runs once per engine named."""
+
+ENGINE_NAMES = ("docker", "podman")
+
+PODMAN_HOST_ENV = "PODSYNC_PODMAN_HOST"
+"""The podman service's address for the tests (default :data:`DEFAULT_PODMAN_HOST`,
+where ``.ci/podman`` serves it)."""
+
+DEFAULT_PODMAN_HOST = "unix:///run/podsync-podman/podman.sock"
+
+# Read once, when the session starts: the podman tests set DOCKER_HOST to podman's
+# address while they run, and the Docker tests after them must still find dockerd.
+_SESSION_ENVIRON = {k: v for k, v in os.environ.items() if k in ("DOCKER_HOST", PODMAN_HOST_ENV)}
+
+
+def configured_engines(environ: dict[str, str] | None = None) -> tuple[str, ...]:
+    """The engines named by :data:`ENGINES_ENV` (``docker`` when it is unset or empty),
+    in order, each once; a name podsync's tests do not know is a ``ValueError``."""
+    raw = (os.environ if environ is None else environ).get(ENGINES_ENV, "") or "docker"
+    names = tuple(dict.fromkeys(part.strip() for part in raw.split(",") if part.strip()))
+    unknown = [name for name in names if name not in ENGINE_NAMES]
+    if unknown or not names:
+        raise ValueError(
+            f"{ENGINES_ENV}={raw!r}: the engines are {', '.join(ENGINE_NAMES)}"
+            f" (comma-separated), not {', '.join(unknown) or 'nothing'}"
+        )
+    return names
+
+
+def engine_docker_host(name: str) -> str | None:
+    """What ``DOCKER_HOST`` is while the tests of the engine ``name`` run: podman's
+    address, or for Docker what it was when the session started (``None``: unset, so
+    that a test may tell the default engine from a configured one)."""
+    if name == "podman":
+        return engine_address(name)
+    return _SESSION_ENVIRON.get("DOCKER_HOST")
+
+
+def engine_address(name: str) -> str:
+    """The address of the engine ``name`` for this session: Docker's is ``DOCKER_HOST``
+    (else the default socket), podman's :data:`PODMAN_HOST_ENV` (else
+    :data:`DEFAULT_PODMAN_HOST`), both as they were when the session started."""
+    if name == "podman":
+        return _SESSION_ENVIRON.get(PODMAN_HOST_ENV) or DEFAULT_PODMAN_HOST
+    return _SESSION_ENVIRON.get("DOCKER_HOST") or DEFAULT_DOCKER_HOST
+
+
 class EngineUnreachable(RuntimeError):
-    """No Docker engine answers at :func:`docker_host`."""
+    """No engine answers at the address asked for."""
 
 
-def connect(timeout: int = 60) -> docker.DockerClient:
-    """A client for the engine at ``DOCKER_HOST``, after a ping; raises
-    :class:`EngineUnreachable` (with the SDK's reason) when none answers.
+def connect(timeout: int = 60, host: str | None = None) -> docker.DockerClient:
+    """A client for the engine at ``host`` (``None``: ``DOCKER_HOST``), after a ping;
+    raises :class:`EngineUnreachable` (with the SDK's reason) when none answers.
 
     The API version is negotiated (Debian 12's engine speaks 1.41). When the engine is
     missing, ``docker.from_env()`` raises from inside the client's constructor and leaves
@@ -159,7 +220,10 @@ def connect(timeout: int = 60) -> docker.DockerClient:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ResourceWarning)
         try:
-            client = docker.from_env(timeout=timeout)
+            if host is None:
+                client = docker.from_env(timeout=timeout)
+            else:
+                client = docker.DockerClient(base_url=host, version="auto", timeout=timeout)
             try:
                 client.ping()
             except BaseException:
@@ -170,7 +234,7 @@ def connect(timeout: int = 60) -> docker.DockerClient:
         if problem:
             gc.collect()
     if problem:
-        raise EngineUnreachable(f"no Docker engine answers at {docker_host()}: {problem}")
+        raise EngineUnreachable(f"no engine answers at {host or docker_host()}: {problem}")
     return client
 
 
@@ -281,11 +345,11 @@ def ensure_test_images(client: docker.DockerClient, busybox: Path | None = None)
         if built is not None and built == current:
             continue
         if built is None:
+            # The tag rides in the repository (``repo:tag``), not in the ``tag``
+            # parameter: podman's Docker-compatible import ignores that parameter and
+            # tags ``latest``; Docker parses either.
             client.api.import_image_from_data(
-                rootfs,
-                repository=spec.repository,
-                tag=recipe_ref.rpartition(":")[2],
-                changes=list(spec.changes),
+                rootfs, repository=recipe_ref, changes=list(spec.changes)
             )
             if _image_id(client, recipe_ref) is None:
                 raise RuntimeError(f"docker import of {spec.reference} produced no image")
@@ -310,8 +374,10 @@ def _remove_if_untagged(client: docker.DockerClient, image_id: str) -> None:
 def _remove_old_recipes(client: docker.DockerClient, repository: str, keep: str) -> None:
     for image in client.api.images(name=repository):
         for ref in image.get("RepoTags") or ():
+            # By tag: podman lists ``docker.io/<repository>:<tag>`` (Docker lists
+            # the name as it was given).
             tag = ref.rpartition(":")[2]
-            if tag.startswith(_RECIPE_TAG_PREFIX) and ref != keep:
+            if tag.startswith(_RECIPE_TAG_PREFIX) and tag != keep.rpartition(":")[2]:
                 # An image still used by a container stays (until a later import).
                 with contextlib.suppress(docker.errors.APIError):
                     client.api.remove_image(ref)
@@ -439,18 +505,34 @@ def remove_volumes(client: docker.DockerClient, names: Iterable[str]) -> list[st
 
 def remove_containers(client: docker.DockerClient, refs: Iterable[str]) -> list[str]:
     """Force-remove (with anonymous volumes) each container named or id'd in ``refs``
-    that exists; return those removed."""
-    removed = []
-    for ref in refs:
-        try:
-            client.api.remove_container(ref, force=True, v=True)
-        except docker.errors.NotFound:
-            continue
-        except docker.errors.APIError as exc:
-            if exc.status_code == 409 and "in progress" in str(exc):
-                continue  # another remover got there first
-            raise
-        removed.append(ref)
+    that exists; return those removed.
+
+    podman refuses to remove a container that others join (``container:<id>``) while
+    they exist ("has dependent containers which must be removed before it"); Docker
+    does not. A refused container is tried again after the others, until a round
+    removes nothing more; then the last refusal is raised."""
+    removed: list[str] = []
+    pending = list(dict.fromkeys(refs))
+    while pending:
+        refused: list[str] = []
+        last: docker.errors.APIError | None = None
+        for ref in pending:
+            try:
+                client.api.remove_container(ref, force=True, v=True)
+            except docker.errors.NotFound:
+                continue
+            except docker.errors.APIError as exc:
+                if exc.status_code == 409 and "in progress" in str(exc):
+                    continue  # another remover got there first
+                if "dependent containers" not in str(exc):
+                    raise
+                refused.append(ref)
+                last = exc
+                continue
+            removed.append(ref)
+        if last is not None and len(refused) == len(pending):
+            raise last
+        pending = refused
     return removed
 
 

@@ -83,9 +83,11 @@ __all__ = [
     "as_int",
     "docker_create_args",
     "engine_event",
+    "familiar_image",
     "image_from_list",
     "log_line",
     "observed_from_list",
+    "qualified_by_podman",
     "timestamp",
     "volume_from_list",
 ]
@@ -231,9 +233,15 @@ def docker_create_args(
 # From the engine's JSON to podsync's values
 
 # States whose container has exited: its exit code and finish time are final.
-FINISHED_STATES = frozenset({"exited", "dead", "removing"})
-# States in which Docker's State.Running is true.
-_RUNNING_STATES = frozenset({"running", "paused", "restarting"})
+# podman's Docker-compatible list passes its own states through (podman 4.3): "stopped"
+# is a container whose process has exited and whose cleanup has not run yet (its
+# Status reads "Exited (0) ...", and inspect has its exit code and FinishedAt already);
+# it becomes "exited" a moment later. Read as anything else, an app that exits at once
+# looks never started, and is created again.
+FINISHED_STATES = frozenset({"exited", "dead", "removing", "stopped"})
+# States in which Docker's State.Running is true; podman's "stopping" (a stop has
+# sent its signal, the process has not ended yet) is still running, as on Docker.
+_RUNNING_STATES = frozenset({"running", "paused", "restarting", "stopping"})
 
 
 @attrs.frozen
@@ -258,7 +266,10 @@ def observed_from_list(entry: Mapping[str, Any]) -> ObservedContainer:
 
     The list gives no finish time (``finished_at`` is ``None``) and the exit code only in
     the ``Status`` text; ``list_containers`` completes both for the containers podsync
-    owns.
+    owns. podman's list names the image fully (``docker.io/library/busybox:latest``,
+    ``localhost/app:1``) where Docker repeats the reference the container was created
+    with (``busybox:latest``); ``list_containers`` gives it in Docker's short form
+    (``familiar_image``) on podman, as the pod names it.
     """
     state = str(entry.get("State") or "")
     return ObservedContainer(
@@ -270,6 +281,30 @@ def observed_from_list(entry: Mapping[str, Any]) -> ObservedContainer:
         running=state in _RUNNING_STATES,
         exit_code=_exit_code(str(entry.get("Status") or "")),
     )
+
+
+# The prefixes podman's answers qualify a name with, longest first: Docker Hub's, and
+# podman's registry part for images made on the machine (not "localhost:<port>/").
+_PODMAN_QUALIFIERS = ("docker.io/library/", "docker.io/", "localhost/")
+
+
+def qualified_by_podman(reference: str) -> bool:
+    """Whether a name of an engine's answer may be one podman qualified (Docker lists
+    ``docker.io/`` and ``localhost/`` names too, for what was created so; the runtime
+    asks the engine before it reads them as podman's)."""
+    return reference.startswith(_PODMAN_QUALIFIERS)
+
+
+def familiar_image(reference: str) -> str:
+    """A reference podman qualified, in Docker's short ("familiar") form: without
+    ``docker.io/`` (and its ``library/``: ``docker.io/library/x`` is ``x``,
+    ``docker.io/team/x`` is ``team/x``), and without ``localhost/`` (podman's images
+    made on the machine); any other registry (``localhost:5000/``, ``quay.io/``)
+    stays."""
+    for prefix in _PODMAN_QUALIFIERS:
+        if reference.startswith(prefix):
+            return reference.removeprefix(prefix)
+    return reference
 
 
 def _name(names: Sequence[str]) -> str:
@@ -325,12 +360,30 @@ def volume_from_list(entry: Mapping[str, Any]) -> ObservedVolume:
     )
 
 
-def image_from_list(entry: Mapping[str, Any]) -> ObservedImage:
+def image_from_list(entry: Mapping[str, Any], *, libpod: bool = False) -> ObservedImage:
     """An ``ObservedImage`` from one entry of ``GET /images/json``; the placeholders
-    ``<none>:<none>`` and ``<none>@<none>`` of a dangling image are dropped."""
+    ``<none>:<none>`` and ``<none>@<none>`` of a dangling image are dropped.
+
+    ``libpod``: the engine is podman. ``podman import``, ``podman build`` and ``podman
+    tag`` name a local image ``localhost/<name>``, and podman finds it by ``<name>``
+    alone (its short-name resolution tries ``localhost/`` first): a pod naming
+    ``app:1`` runs the ``localhost/app:1`` it has. So such a tag is listed under both
+    names, and podsync sees the image the pod names as present, as podman does. Not on
+    Docker, where ``localhost/app:1`` is an image of the registry at ``localhost`` and
+    ``app:1`` is another image. podman's ``docker.io/`` names are given in Docker's
+    short form (``familiar_image``), as Docker lists them.
+    """
     tags = tuple(t for t in entry.get("RepoTags") or () if t != "<none>:<none>")
+    if libpod:
+        local = tuple(t for t in tags if t.startswith(_PODMAN_LOCAL))
+        tags = tuple(dict.fromkeys(t if t in local else familiar_image(t) for t in tags))
+        tags += tuple(familiar_image(t) for t in local)
     digests = tuple(d for d in entry.get("RepoDigests") or () if d != "<none>@<none>")
     return ObservedImage(id=str(entry["Id"]), tags=tags, digests=digests)
+
+
+# podman's registry part for images made on the machine (not "localhost:<port>/").
+_PODMAN_LOCAL = "localhost/"
 
 
 def address_of(settings: Mapping[str, Any]) -> str | None:
@@ -359,6 +412,13 @@ def log_line(stream: str, entry: bytes) -> LogLine:
 _EVENT_ATTRIBUTES = frozenset({"name", "image", "exitCode", "signal"})
 
 
+# podman's words for Docker's container actions: its "remove" is Docker's "destroy" (the
+# container is gone). podman sends no "kill" and no "stop", and "init" and "cleanup"
+# that Docker does not: those are left as they come (the first two are not sent, the
+# others are not EVENT_ACTIONS).
+_PODMAN_ACTIONS = {"remove": "destroy"}
+
+
 def engine_event(message: Mapping[str, Any]) -> EngineEvent | None:
     """An ``EngineEvent`` from one message of ``GET /events``; ``None`` for anything but
     a container's ``EVENT_ACTIONS`` (``exec_start: ...``, networks, images).
@@ -366,6 +426,7 @@ def engine_event(message: Mapping[str, Any]) -> EngineEvent | None:
     Docker puts the container's labels among the actor's attributes, beside ``name``,
     ``image``, ``exitCode`` (``die``) and ``signal`` (``kill``)."""
     action = str(message.get("Action") or message.get("status") or "")
+    action = _PODMAN_ACTIONS.get(action, action)
     if message.get("Type", "container") != "container" or action not in EVENT_ACTIONS:
         return None
     actor = message.get("Actor") or {}

@@ -88,12 +88,19 @@ class _ChunkReader(io.RawIOBase):
         return size
 
 
-def first_file(chunks: Iterable[bytes], *, limit: int, tail: bool = False) -> bytes | None:
+def first_file(
+    chunks: Iterable[bytes], *, limit: int, tail: bool = False, name: str | None = None
+) -> bytes | None:
     """The content of the archive's first member, at most ``limit`` bytes of it - its
     first ones (the rest is not read), or with ``tail`` its last ones (the kubelet reads
     the last 4096 bytes of a termination message: the file is read through, keeping
     them) - or ``None`` when that member is not a regular file (a directory, a symbolic
     link: the caller asked for a file's content).
+
+    ``name``: the base name of the path asked for; a first member named otherwise is a
+    symbolic link's target - podman (4.3) follows a link it is asked for and answers
+    with the target, named by its own name, where Docker answers with the link - and
+    gives ``None`` too.
 
     Raises:
         tarfile.TarError: the chunks are not a tar archive.
@@ -102,6 +109,8 @@ def first_file(chunks: Iterable[bytes], *, limit: int, tail: bool = False) -> by
     with tarfile.open(fileobj=raw, mode="r|") as tar:
         member = tar.next()
         if member is None or not member.isreg():
+            return None
+        if name is not None and member.name.rstrip("/").rpartition("/")[2] != name:
             return None
         extracted = tar.extractfile(member)
         if extracted is None:  # pragma: no cover - isreg() members always extract

@@ -43,6 +43,9 @@ class EngineConnection:
     _idle: list[docker.APIClient]  # clients no call is using now
     _generation: int  # bumped by close(): clients lent before are closed on return
     _api_version: str | None  # negotiated once, by the first client
+    # Whether the engine is podman's Docker-compatible service (its /_ping answers with
+    # a Libpod-API-Version header); None until a ping said (see _is_libpod).
+    _libpod: bool | None = None
     _base_url: str | None
     _tls: bool | docker.tls.TLSConfig
 
@@ -166,11 +169,26 @@ class EngineConnection:
                     "certificate, or DOCKER_TLS_VERIFY=1 and DOCKER_CERT_PATH)",
                 ) from None
             version = response.headers.get("API-Version")
+            self._libpod = "Libpod-API-Version" in response.headers
         finally:
             response.close()
         if version:
             return str(version)
         return str(probe.version(api_version=False)["ApiVersion"])
+
+    def _is_libpod(self) -> bool:
+        """Whether the engine is podman (``Libpod-API-Version`` in the headers of its
+        ``/_ping``): known from the API version's negotiation, else (a client passed
+        in) asked once, here. Callers ask only when an answer of the engine looks like
+        podman's (a ``localhost/`` or ``docker.io/`` name), so Docker pays nothing."""
+        if self._libpod is None:
+            with self._call("ping", "") as api:
+                response = api.get(f"{api.base_url}/_ping", timeout=self._timeout)
+                try:
+                    self._libpod = "Libpod-API-Version" in response.headers
+                finally:
+                    response.close()
+        return self._libpod
 
     @contextlib.contextmanager
     def _translate(self, operation: str, target: str) -> Iterator[None]:
@@ -211,6 +229,8 @@ class EngineConnection:
                 exc.response.close()
             explanation = exc.explanation or str(exc)
             status = exc.status_code
+            if status == 500 and isinstance(explanation, str):
+                status = _docker_status(explanation)
             if operation == "create" and status == 409:
                 # 'Conflict. The container name "/x" is already in use by container ...'
                 raise NameConflict(operation, target, explanation, status_code=status) from exc
@@ -232,6 +252,29 @@ class EngineConnection:
             if _from_transport(exc):
                 raise RuntimeCallError(operation, target, _reason(exc)) from exc
             raise
+
+
+#: podman's Docker-compatible service answers 500 where Docker answers 409 Conflict; its
+#: libpod error, at the explanation's end, says so (libpod/define/errors.go).
+_PODMAN_500S = (
+    # a container in the wrong state: remove of a running one without force, an exec
+    # in a stopped one, a start of a running one (Docker: 409 Conflict)
+    (": container state improper", 409),
+    # a volume in use, a container others depend on (Docker: 409 Conflict)
+    (": volume is being used", 409),
+    ("has dependent containers which must be removed before it", 409),
+    # a create with a name another container has (Docker: 409, a NameConflict)
+    (": that name is already in use", 409),
+)
+
+
+def _docker_status(explanation: str) -> int:
+    """The status Docker answers for what podman answered with 500 and ``explanation``;
+    500 when it is a server error on both."""
+    for ending, status in _PODMAN_500S:
+        if ending in explanation:
+            return status
+    return 500
 
 
 # ---------------------------------------------------------------------------------------

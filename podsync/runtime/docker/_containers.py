@@ -28,7 +28,9 @@ from podsync.runtime.docker._api import (
     address_of,
     as_int,
     docker_create_args,
+    familiar_image,
     observed_from_list,
+    qualified_by_podman,
     timestamp,
 )
 from podsync.runtime.docker._connection import EngineConnection
@@ -87,6 +89,8 @@ class ContainerCalls(EngineConnection):
         seen: dict[tuple[str, str], Outcome] = {}
         for entry in listed:
             container = observed_from_list(entry)
+            if qualified_by_podman(container.image) and self._is_libpod():
+                container = attrs.evolve(container, image=familiar_image(container.image))
             if (
                 str(entry.get("State", "")) in FINISHED_STATES
                 and ownership(container, adopt_2014_containers=True) is not None
@@ -233,6 +237,16 @@ class ContainerCalls(EngineConnection):
             spec = attrs.evolve(spec, oom_score_adj=0)
         seccomp = self._check_security(spec)
         args = docker_create_args(spec, seccomp, self._mountpoints(spec))
+        labelled = [v for v in spec.volumes if v.labels]
+        if labelled and self._is_libpod():
+            # Docker makes a missing volume of a mount with the mount's labels
+            # (VolumeOptions.Labels); podman's Docker-compatible create makes it without
+            # them, and podsync finds its volumes by their labels. So on podman the
+            # volume is made first, labelled (a volume that exists is left unchanged,
+            # as the create would leave it).
+            with self._call("create", spec.name) as api:
+                for volume in labelled:
+                    api.create_volume(volume.volume, labels=dict(volume.labels))
         with self._call("create", spec.name) as api:
             host_config = api.create_host_config(**args.host_config)
             created = api.create_container(spec.image, host_config=host_config, **args.container)

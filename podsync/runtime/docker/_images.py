@@ -16,7 +16,7 @@ import attrs
 
 from podsync.exceptions import RuntimeCallError
 from podsync.model._pod import ObservedImage
-from podsync.runtime.docker._api import image_from_list
+from podsync.runtime.docker._api import image_from_list, qualified_by_podman
 from podsync.runtime.docker._connection import EngineConnection
 from podsync.spec._images import pull_reference
 
@@ -30,7 +30,9 @@ class ImageCalls(EngineConnection):
     _image_users: dict[str, str]  # image id -> Config.User, see list_images
 
     def list_images(self) -> list[ObservedImage]:
-        """Every (top-level) image on the engine, with the user it runs as.
+        """Every (top-level) image on the engine, with the user it runs as; on podman,
+        an image it names ``localhost/<name>`` is listed under ``<name>`` too
+        (``image_from_list``).
 
         One list call; the list has no ``Config.User``, so each image this runtime has
         not seen before is inspected once for it (an image id names immutable content,
@@ -47,6 +49,8 @@ class ImageCalls(EngineConnection):
         images = []
         for entry in listed:
             image = image_from_list(entry)
+            if any(qualified_by_podman(tag) for tag in image.tags) and self._is_libpod():
+                image = image_from_list(entry, libpod=True)
             with self._lock:
                 user = self._image_users.get(image.id)
             if user is None:

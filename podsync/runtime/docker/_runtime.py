@@ -4,7 +4,7 @@ Usage (``podsync.docker`` is its public face)::
 
     from podsync.docker import DockerRuntime
 
-    with DockerRuntime() as runtime:                    # DOCKER_HOST, or the local socket
+    with DockerRuntime() as runtime:    # DOCKER_HOST, else CONTAINER_HOST, else the local socket
         containers = runtime.list_containers()
 
     DockerRuntime(host="ssh://admin@node1")            # any host the SDK accepts
@@ -59,6 +59,8 @@ from __future__ import annotations
 
 import os
 import threading
+import urllib.parse
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from podsync.exceptions import EngineUnavailable
@@ -72,7 +74,7 @@ if TYPE_CHECKING:
     import docker
     import docker.tls
 
-__all__ = ["DEFAULT_HOST", "DEFAULT_TIMEOUT", "DockerRuntime"]
+__all__ = ["DEFAULT_HOST", "DEFAULT_TIMEOUT", "DockerRuntime", "environment_host"]
 
 #: Where the docker SDK (and the docker CLI) look when ``DOCKER_HOST`` is not set.
 DEFAULT_HOST = "unix:///var/run/docker.sock"
@@ -104,7 +106,8 @@ class DockerRuntime(ContainerCalls, ImageCalls, VolumeCalls, OperatingCalls):
         host: the engine's address, in any form the docker SDK accepts:
             ``unix:///var/run/docker.sock``, ``tcp://host:2376``, ``ssh://user@host``.
             ``None`` (and no ``client``) reads ``DOCKER_HOST``, ``DOCKER_TLS_VERIFY``
-            and ``DOCKER_CERT_PATH`` as ``docker.from_env()`` does.
+            and ``DOCKER_CERT_PATH`` as ``docker.from_env()`` does; without
+            ``DOCKER_HOST``, podman's ``CONTAINER_HOST`` (``environment_host``).
         tls: with ``host``: ``True``, or a ``docker.tls.TLSConfig`` for client
             certificates and verification.
         timeout: seconds to wait for an answer to each call.
@@ -114,7 +117,8 @@ class DockerRuntime(ContainerCalls, ImageCalls, VolumeCalls, OperatingCalls):
     Raises:
         ValueError: ``client`` was given together with ``host`` or ``tls``.
         EngineUnavailable: the ``DOCKER_*`` environment is unusable (for instance
-            ``DOCKER_TLS_VERIFY`` without the certificates it names).
+            ``DOCKER_TLS_VERIFY`` without the certificates it names), or
+            ``CONTAINER_HOST`` is an address podsync cannot reach as podman does.
 
     Nothing connects here: the first call does (see ``ping``).
     """
@@ -157,9 +161,13 @@ class DockerRuntime(ContainerCalls, ImageCalls, VolumeCalls, OperatingCalls):
         else:
             # docker.from_env()'s reading of DOCKER_HOST, DOCKER_TLS_VERIFY and
             # DOCKER_CERT_PATH, done once here; nothing connects yet.
-            self._host = _environment_host()
             try:
-                params = docker.utils.kwargs_from_env()
+                self._host, _ = environment_host(os.environ)
+                params = docker.utils.kwargs_from_env(
+                    environment={**os.environ, "DOCKER_HOST": self._host}
+                )
+            except ValueError as exc:
+                raise EngineUnavailable("connect", "", str(exc)) from exc
             except docker.errors.DockerException as exc:
                 raise EngineUnavailable(
                     "connect", "", f"cannot use the Docker engine at {self._host}: {exc}"
@@ -196,8 +204,43 @@ class DockerRuntime(ContainerCalls, ImageCalls, VolumeCalls, OperatingCalls):
 # The engine's address
 
 
-def _environment_host() -> str:
-    return os.environ.get("DOCKER_HOST") or DEFAULT_HOST
+#: podman's variable for its engine's address (podman-remote(1): ``--url`` overrides
+#: it). The docker CLI does not read it, and podman does not read ``DOCKER_HOST``.
+CONTAINER_HOST = "CONTAINER_HOST"
+
+
+def environment_host(environ: Mapping[str, str]) -> tuple[str, str]:
+    """The engine's address from the environment, and the variable it came from.
+
+    ``DOCKER_HOST`` first, then ``CONTAINER_HOST``, then ``DEFAULT_HOST`` (reported as
+    coming from ``DOCKER_HOST``). Each tool reads its own variable: the docker CLI
+    ``DOCKER_HOST``, podman ``CONTAINER_HOST``. podsync speaks the Docker API, and
+    podman's own guide for Docker-API tools is to set ``DOCKER_HOST`` to podman's
+    socket, so ``DOCKER_HOST`` wins when both are set (a shell that points the docker
+    CLI at one engine and podman at another gets the docker CLI's); ``CONTAINER_HOST``
+    alone is honoured, so a podman user needs nothing more.
+
+    Raises:
+        ValueError: ``CONTAINER_HOST`` is podman's ``ssh://user@host/path/podman.sock``:
+            podman tunnels to that socket, while the docker SDK's ssh runs ``docker
+            system dial-stdio`` on the host, which reaches another engine (or none). The
+            message says what to use instead.
+    """
+    docker_host = environ.get("DOCKER_HOST", "")
+    if docker_host:
+        return docker_host, "DOCKER_HOST"
+    container_host = environ.get(CONTAINER_HOST, "")
+    if not container_host:
+        return DEFAULT_HOST, "DOCKER_HOST"
+    parts = urllib.parse.urlsplit(container_host)
+    if parts.scheme == "ssh" and parts.path not in ("", "/"):
+        raise ValueError(
+            f"CONTAINER_HOST={container_host}: podman reaches the socket {parts.path} over ssh "
+            "itself, and podsync's ssh:// runs `docker system dial-stdio` on the host instead; "
+            f"forward the socket (ssh -L /tmp/podman.sock:{parts.path} {parts.netloc}) and "
+            "set DOCKER_HOST=unix:///tmp/podman.sock"
+        )
+    return container_host, CONTAINER_HOST
 
 
 def _describe_client(api: Any) -> str:

@@ -26,6 +26,7 @@ import io
 import posixpath
 import tarfile
 from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, cast
 
 from podsync.exceptions import RuntimeCallError
 from podsync.model._pod import ObservedVolume
@@ -103,23 +104,30 @@ class VolumeCalls(EngineConnection):
             RuntimeCallError: a path is refused, the container ``through`` does not
                 exist, or the engine failed.
         """
+        # Extracted at "/": the volume's root is the entry "podsync-volume", whose mode
+        # and owner Docker sets (see tar_of). podman (4.3) drops an archive extracted at
+        # "/" whose top directory is a volume's mount point (containers/podman#3550:
+        # the upload answers 200 and writes nothing); extracted in the mount point, it
+        # lands in the volume, and podman, unlike Docker, applies the root entry "."
+        # (mode, owner) to that directory.
+        where, under = ("/", _HELPER_MOUNT.removeprefix("/"))
+        if self._is_libpod():
+            where, under = _HELPER_MOUNT, "."
         try:
-            archive = tar_of(entries, under=_HELPER_MOUNT.removeprefix("/"))
+            archive = tar_of(entries, under=under)
         except ValueError as exc:
             raise RuntimeCallError("write volume", volume, str(exc)) from exc
         if through:
             # Docker mounts a container's volumes for an archive upload, whether the
             # container runs or not (a created one's too).
             with self._call("write volume", volume) as api:
-                api.put_archive(through, "/", archive)
+                api.put_archive(through, where, archive)
             return
         with (
             self._volume_helper(volume, "write volume") as helper,
             self._call("write volume", volume) as api,
         ):
-            # Extracted at "/": the volume's root is the entry "podsync-volume", whose
-            # mode and owner Docker sets (see tar_of).
-            api.put_archive(helper, "/", archive)
+            api.put_archive(helper, where, archive)
 
     def read_volume_file(self, volume: str, path: str, *, limit: int) -> bytes | None:
         """At most ``limit`` bytes of the regular file ``path`` in the named volume,
@@ -145,7 +153,44 @@ class VolumeCalls(EngineConnection):
         Raises:
             RuntimeCallError: the container does not exist, or the engine failed.
         """
+        if self._is_libpod():
+            bound = self._volume_file_bound_at(container_id, path)
+            if bound is not None:
+                # podman (4.3) cannot read a file bound into a container through the
+                # archive API ("chdir <source>: not a directory": it enters a bind's
+                # source as a directory); the file is read from its volume instead.
+                volume, entry = bound
+                with self._volume_helper(volume, "read file") as helper:
+                    return self._read_file(
+                        helper, posixpath.join(_HELPER_MOUNT, entry), limit, container_id, tail=tail
+                    )
         return self._read_file(container_id, path, limit, container_id, tail=tail)
+
+    def _volume_file_bound_at(self, container_id: str, path: str) -> tuple[str, str] | None:
+        """The volume and the entry in it of the file bound at ``path`` in the
+        container (a ``VolumeFileMount``: a bind whose source is in a volume's
+        mountpoint), or ``None`` when ``path`` is no such bind. One inspect, and one
+        volume list when it is."""
+        import docker.errors
+
+        with self._call("read file", container_id) as api:
+            try:
+                inspected = cast(dict[str, Any], api.inspect_container(container_id))
+            except docker.errors.NotFound:
+                return None  # the read says so, as on Docker
+            sources = [
+                str(m.get("Source") or "")
+                for m in inspected.get("Mounts") or ()
+                if m.get("Type") == "bind" and m.get("Destination") == path
+            ]
+            if not sources:
+                return None
+            listed = api.volumes().get("Volumes") or ()
+        for volume in listed:
+            root = str(volume.get("Mountpoint") or "").rstrip("/") + "/"
+            if root != "/" and sources[0].startswith(root):
+                return str(volume["Name"]), sources[0].removeprefix(root)
+        return None
 
     def _read_file(
         self, container_id: str, path: str, limit: int, target: str, *, tail: bool = False
@@ -168,7 +213,9 @@ class VolumeCalls(EngineConnection):
                     return None
                 raise
             try:
-                return first_file(chunks, limit=limit, tail=tail)
+                # A symbolic link is no regular file, on podman too (see first_file).
+                name = posixpath.basename(posixpath.normpath(path))
+                return first_file(chunks, limit=limit, tail=tail, name=name)
             finally:
                 close = getattr(chunks, "close", None)
                 if close is not None:
@@ -216,11 +263,11 @@ class VolumeCalls(EngineConnection):
         empty = io.BytesIO()
         with tarfile.open(fileobj=empty, mode="w"):
             pass
-        repository, tag = HELPER_IMAGE.rsplit(":", 1)
         with self._call(operation, volume) as api:
+            # The tag rides in the repository (``repo:tag``): podman's Docker-compatible
+            # import ignores the ``tag`` parameter and tags ``latest``; Docker reads both.
             api.import_image_from_data(
                 empty.getvalue(),
-                repository=repository,
-                tag=tag,
+                repository=HELPER_IMAGE,
                 changes=[f"LABEL {LABEL_HELPER}=volume"],
             )

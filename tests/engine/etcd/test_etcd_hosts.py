@@ -14,11 +14,17 @@ from collections.abc import Callable
 from pathlib import Path
 
 import docker
+import pytest
 
 from podsync import publish
 from tests.engine.test_loop import Loop, eventually, namespace, pod_yaml, running, start_loop
 from tests.support.engines import ExtraEngine, unix_engines
 from tests.support.etcd_server import EtcdServer
+
+pytestmark = pytest.mark.docker_only(
+    reason="starts dockerds of its own (a fleet, a remote engine); the session engine lends"
+    " its images"
+)
 
 __all__ = ["namespace", "start_loop", "unix_engines"]  # fixtures, imported to be used here
 

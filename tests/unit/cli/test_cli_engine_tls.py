@@ -178,6 +178,69 @@ FACTORY = [
         None,
     ),
     ("ssh", "ssh://admin@node1", [], {}, "ssh://admin@node1", None),
+    # podman's CONTAINER_HOST: honoured when DOCKER_HOST is not set; DOCKER_HOST (the
+    # Docker API's own variable) wins when both are; the flag wins over both.
+    (
+        "container-host",
+        None,
+        [],
+        {"CONTAINER_HOST": "unix:///run/p.sock"},
+        "unix:///run/p.sock",
+        None,
+    ),
+    (
+        "docker-host-wins-over-container-host",
+        None,
+        [],
+        {"DOCKER_HOST": "unix:///run/d.sock", "CONTAINER_HOST": "unix:///run/p.sock"},
+        "unix:///run/d.sock",
+        None,
+    ),
+    (
+        "flag-wins-over-both",
+        "unix:///run/f.sock",
+        [],
+        {"DOCKER_HOST": "unix:///run/d.sock", "CONTAINER_HOST": "unix:///run/p.sock"},
+        "unix:///run/f.sock",
+        None,
+    ),
+    (
+        "container-host-tcp-warns",
+        None,
+        [],
+        {"CONTAINER_HOST": "tcp://node1:8888"},
+        "tcp://node1:8888",
+        "plain HTTP",
+    ),
+    (
+        "container-host-ssh",
+        None,
+        [],
+        {"CONTAINER_HOST": "ssh://core@node1"},
+        "ssh://core@node1",
+        None,
+    ),
+    (
+        "container-host-ssh-to-a-socket-refused",
+        None,
+        [],
+        {"CONTAINER_HOST": "ssh://core@node1/run/podman/podman.sock"},
+        "error: CONTAINER_HOST=ssh://core@node1/run/podman/podman.sock: podman reaches the "
+        "socket /run/podman/podman.sock over ssh itself, and podsync's ssh:// runs `docker "
+        "system dial-stdio` on the host instead; forward the socket (ssh -L "
+        "/tmp/podman.sock:/run/podman/podman.sock core@node1) and set "
+        "DOCKER_HOST=unix:///tmp/podman.sock",
+        None,
+    ),
+    (
+        "container-host-invalid-named",
+        None,
+        [],
+        {"CONTAINER_HOST": "tcp://node1:99999"},
+        "error: invalid Docker host 'tcp://node1:99999' (CONTAINER_HOST): "
+        "Port out of range 0-65535",
+        None,
+    ),
     (
         "missing-ca",
         "tcp://node1",

@@ -6,6 +6,7 @@ real engine: ``tests/engine/test_docker_runtime.py``.
 from __future__ import annotations
 
 import inspect
+import re
 import socket
 import time
 from types import SimpleNamespace
@@ -111,6 +112,49 @@ def test_ping_of_an_unreachable_engine(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "unix:///nonexistent.sock" == runtime.host
     with pytest.raises(EngineUnavailable, match=r"at unix:///nonexistent\.sock: "):
         runtime.ping()
+
+
+# id, DOCKER_HOST, CONTAINER_HOST, the runtime's host (or the error's text)
+ENVIRONMENT_HOSTS = [
+    ("neither", None, None, "unix:///var/run/docker.sock"),
+    ("docker-host", "unix:///run/d.sock", None, "unix:///run/d.sock"),
+    ("container-host", None, "unix:///run/p.sock", "unix:///run/p.sock"),
+    ("docker-host-wins", "unix:///run/d.sock", "unix:///run/p.sock", "unix:///run/d.sock"),
+    ("empty-docker-host-is-unset", "", "unix:///run/p.sock", "unix:///run/p.sock"),
+    (
+        "podman-ssh-socket-refused",
+        None,
+        "ssh://core@node1/run/podman/podman.sock",
+        "error: podman reaches the socket /run/podman/podman.sock over ssh itself",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("docker_host", "container_host", "expected"),
+    [row[1:] for row in ENVIRONMENT_HOSTS],
+    ids=[row[0] for row in ENVIRONMENT_HOSTS],
+)
+def test_the_engine_comes_from_docker_host_else_container_host(
+    docker_host: str | None,
+    container_host: str | None,
+    expected: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``DockerRuntime()`` reads DOCKER_HOST, else podman's CONTAINER_HOST, else the
+    local socket; podman's ssh form (a socket path after the host) is refused."""
+    for name, value in (("DOCKER_HOST", docker_host), ("CONTAINER_HOST", container_host)):
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
+    if expected.startswith("error: "):
+        with pytest.raises(EngineUnavailable, match=re.escape(expected.removeprefix("error: "))):
+            DockerRuntime()
+        return
+    runtime = DockerRuntime()
+    assert runtime.host == expected
+    assert runtime._base_url == expected
 
 
 # --- the pure helpers ------------------------------------------------------------------

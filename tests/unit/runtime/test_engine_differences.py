@@ -1,0 +1,262 @@
+"""What the Docker runtime reads differently from podman's Docker-compatible service than
+from Docker (issue 31), case by case, on recorded answers of each engine: the list's
+container states and the image names.
+
+The same cases run on the real engines in ``tests/engine/`` (``[docker]``, ``[podman]``);
+these pin the reading itself, so that a change to it fails here, on any machine.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any, cast
+
+import docker
+import pytest
+
+from podsync.docker import DockerRuntime
+from podsync.runtime.docker._api import familiar_image, image_from_list
+from podsync.spec._labels import LABEL_POD_UID
+
+# id, engine, the list's State, its Status, running, its exit read (inspected)
+STATES = [
+    ("docker-running", "docker", "running", "Up 2 seconds", True, False),
+    ("docker-paused", "docker", "paused", "Up 5 minutes (Paused)", True, False),
+    ("docker-restarting", "docker", "restarting", "Restarting (1) 2 seconds ago", True, False),
+    ("docker-created", "docker", "created", "Created", False, False),
+    ("docker-exited", "docker", "exited", "Exited (3) 2 seconds ago", False, True),
+    ("docker-dead", "docker", "dead", "Dead", False, True),
+    ("docker-removing", "docker", "removing", "Removal In Progress", False, True),
+    # podman 4.3 passes its own states through: "stopped" is exited (the process has
+    # ended, podman's cleanup has not run yet), "stopping" still runs, "configured" is
+    # created and never started.
+    ("podman-stopped-is-exited", "podman", "stopped", "Exited (3) 1 second ago", False, True),
+    ("podman-exited", "podman", "exited", "Exited (3) 2 seconds ago", False, True),
+    ("podman-stopping-still-runs", "podman", "stopping", "Up 3 seconds", True, False),
+    ("podman-configured-is-created", "podman", "configured", "Created", False, False),
+    ("podman-created", "podman", "created", "Created", False, False),
+]
+
+
+@pytest.mark.parametrize(
+    ("state", "status", "running", "inspected"),
+    [row[2:] for row in STATES],
+    ids=[row[0] for row in STATES],
+)
+def test_the_list_state_says_running_or_exited_on_either_engine(
+    state: str, status: str, running: bool, inspected: bool
+) -> None:
+    """A container runs, has exited (its exit code and finish time read by one
+    inspect), or has not started, whichever engine's word for it the list uses."""
+
+    class API:
+        base_url = "unix:///stub.sock"
+
+        def __init__(self) -> None:
+            self.inspected: list[str] = []
+
+        def containers(self, all: bool) -> list[dict[str, Any]]:
+            return [
+                {
+                    "Id": "x",
+                    "Names": ["/k8s_app"],
+                    "Image": "busybox",
+                    "Labels": {LABEL_POD_UID: "u"},
+                    "Created": 1,
+                    "State": state,
+                    "Status": status,
+                }
+            ]
+
+        def inspect_container(self, container: str) -> dict[str, Any]:
+            self.inspected.append(container)
+            return {
+                "State": {
+                    "ExitCode": 3,
+                    "StartedAt": "2024-01-01T00:00:00Z",
+                    "FinishedAt": "2024-01-01T00:00:01Z",
+                }
+            }
+
+    api = API()
+    runtime = DockerRuntime(client=cast(docker.DockerClient, SimpleNamespace(api=api)))
+
+    (listed,) = runtime.list_containers()
+
+    assert (listed.running, listed.finished_at is not None) == (running, inspected)
+    assert api.inspected == (["x"] if inspected else [])
+    if inspected:
+        assert listed.exit_code == 3
+
+
+# id, the engine is podman, RepoTags, the tags podsync sees
+IMAGE_TAGS = [
+    ("docker-as-listed", False, ["podsync-test/busybox:latest"], ["podsync-test/busybox:latest"]),
+    # On Docker, localhost/app:1 is the registry localhost's image: app:1 is another.
+    ("docker-localhost-is-a-registry", False, ["localhost/app:1"], ["localhost/app:1"]),
+    ("podman-localhost-also-short", True, ["localhost/app:1"], ["localhost/app:1", "app:1"]),
+    (
+        "podman-localhost-path-also-short",
+        True,
+        ["localhost/podsync-demo/busybox:1"],
+        ["localhost/podsync-demo/busybox:1", "podsync-demo/busybox:1"],
+    ),
+    # A registry on a port of localhost is a registry on podman too.
+    (
+        "podman-localhost-port-is-a-registry",
+        True,
+        ["localhost:5000/app:1"],
+        ["localhost:5000/app:1"],
+    ),
+    ("podman-docker-io-short", True, ["docker.io/team/app:1"], ["team/app:1"]),
+    ("podman-docker-io-library-short", True, ["docker.io/library/busybox:1"], ["busybox:1"]),
+    ("podman-dangling", True, None, []),
+]
+
+
+@pytest.mark.parametrize(
+    ("libpod", "repo_tags", "expected"),
+    [row[1:] for row in IMAGE_TAGS],
+    ids=[row[0] for row in IMAGE_TAGS],
+)
+def test_podman_s_local_images_are_found_by_the_short_name(
+    libpod: bool, repo_tags: list[str] | None, expected: list[str]
+) -> None:
+    """podman names a local image ``localhost/<name>`` and finds it by ``<name>``: on
+    podman podsync lists it under both names; on Docker as it is."""
+    entry = {"Id": "sha256:1", "RepoTags": repo_tags, "RepoDigests": None}
+
+    assert list(image_from_list(entry, libpod=libpod).tags) == expected
+
+
+@pytest.mark.parametrize(
+    ("headers", "libpod"),
+    [
+        ({"API-Version": "1.41"}, False),
+        ({"API-Version": "1.41", "Libpod-API-Version": "4.3.1"}, True),
+    ],
+    ids=["docker", "podman"],
+)
+def test_the_engine_is_podman_when_its_ping_says_libpod(
+    headers: dict[str, str], libpod: bool
+) -> None:
+    """A runtime on a client passed in asks ``/_ping`` once whether the engine is podman
+    (Libpod-API-Version), and lists its images accordingly."""
+    import requests.structures
+
+    class Response:
+        def __init__(self) -> None:
+            self.headers = requests.structures.CaseInsensitiveDict(headers)
+
+        def close(self) -> None:
+            pass
+
+    class API:
+        base_url = "http+docker://localhost"
+
+        def __init__(self) -> None:
+            self.pings = 0
+
+        def get(self, url: str, timeout: int) -> Response:
+            assert url.endswith("/_ping")
+            self.pings += 1
+            return Response()
+
+        def images(self) -> list[dict[str, Any]]:
+            return [{"Id": "sha256:1", "RepoTags": ["localhost/app:1"]}]
+
+        def inspect_image(self, image: str) -> dict[str, Any]:
+            return {"Config": {"User": ""}}
+
+    api = API()
+    runtime = DockerRuntime(client=cast(docker.DockerClient, SimpleNamespace(api=api)))
+
+    (first,) = runtime.list_images()
+    runtime.list_images()
+
+    assert ("app:1" in first.tags) == libpod
+    assert api.pings == 1
+
+
+# id, the Image of podman's container list, the image podsync observes
+PODMAN_IMAGES = [
+    ("hub-official", "docker.io/library/busybox:latest", "busybox:latest"),
+    ("hub-team", "docker.io/podsync-test/busybox:latest", "podsync-test/busybox:latest"),
+    ("made-here", "localhost/podsync-demo/busybox:1", "podsync-demo/busybox:1"),
+    ("registry-on-a-port", "localhost:5000/app:1", "localhost:5000/app:1"),
+    ("another-registry", "quay.io/team/app:1", "quay.io/team/app:1"),
+    ("image-id", "sha256:0123", "sha256:0123"),
+]
+
+
+@pytest.mark.parametrize(
+    ("listed", "expected"),
+    [row[1:] for row in PODMAN_IMAGES],
+    ids=[row[0] for row in PODMAN_IMAGES],
+)
+def test_podman_s_qualified_image_names_are_read_in_docker_s_short_form(
+    listed: str, expected: str
+) -> None:
+    """podman lists a container's image fully qualified; podsync observes it in Docker's
+    short form, as a pod names it (Docker's list repeats the name given at create)."""
+    assert familiar_image(listed) == expected
+
+
+def _archive(name: str, data: bytes) -> bytes:
+    import io
+    import tarfile
+
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        info = tarfile.TarInfo(name)
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+# id, the first member of the engine's archive, the base name asked for, what is read
+ARCHIVE_ANSWERS = [
+    ("the-file-asked-for", "app.conf", "app.conf", b"listen\n"),
+    # podman follows the link "current" and answers with its target, named "app.conf";
+    # Docker answers with the link itself (no regular file): a link is read as nothing.
+    ("podman-a-link-followed", "app.conf", "current", None),
+    ("no-name-to-check", "app.conf", None, b"listen\n"),
+]
+
+
+@pytest.mark.parametrize(
+    ("member", "asked", "expected"),
+    [row[1:] for row in ARCHIVE_ANSWERS],
+    ids=[row[0] for row in ARCHIVE_ANSWERS],
+)
+def test_a_symbolic_link_podman_followed_is_no_file(
+    member: str, asked: str | None, expected: bytes | None
+) -> None:
+    """A file read through the archive API is the file asked for, not the target of a
+    link podman followed."""
+    from podsync.runtime.docker._archive import first_file
+
+    assert first_file([_archive(member, b"listen\n")], limit=100, name=asked) == expected
+
+
+# id, the action of an engine's event, the action podsync reads (None: not one of its)
+EVENT_WORDS = [
+    ("docker-destroy", "destroy", "destroy"),
+    ("podman-remove-is-destroy", "remove", "destroy"),
+    ("podman-init-is-none-of-ours", "init", None),
+    ("podman-cleanup-is-none-of-ours", "cleanup", None),
+    ("both-die", "die", "die"),
+]
+
+
+@pytest.mark.parametrize(
+    ("action", "expected"), [row[1:] for row in EVENT_WORDS], ids=[row[0] for row in EVENT_WORDS]
+)
+def test_podman_s_event_words_are_read_as_docker_s(action: str, expected: str | None) -> None:
+    """podman says "remove" where Docker says "destroy"; its own "init" and "cleanup"
+    are not container actions podsync follows."""
+    from podsync.runtime.docker._api import engine_event
+
+    message = {"Type": "container", "Action": action, "Actor": {"ID": "c", "Attributes": {}}}
+    event = engine_event(message)
+    assert (event.action if event is not None else None) == expected

@@ -166,7 +166,7 @@ def test_saved_plan_is_shown_and_applied(
     # The fingerprint covers the images the plan uses, which other test sessions on
     # the shared engine may re-tag: try again then.
     for _ in range(3):
-        planned = podsync_cmd("plan", "--json", "-o", saved, source)
+        planned = podsync_cmd("plan", "--json", "--out", saved, source)
         shown = podsync_cmd("show", saved)
         shown_json = podsync_cmd("show", "--json", saved)
         applied = podsync_cmd("apply", "--plan", saved)
@@ -189,7 +189,7 @@ def test_stale_saved_plan_is_refused(
     applied."""
     source, pod = pods("stale")
     saved = str(tmp_path / "plan.json")
-    podsync_cmd("plan", "-o", saved, source)
+    podsync_cmd("plan", "--out", saved, source)
     podsync_cmd("apply", source)
     before = sorted(c["Id"] for c in containers_of(engine, pod))
 

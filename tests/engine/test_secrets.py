@@ -79,7 +79,7 @@ spec:
         return set(result.output.decode().splitlines())
 
     saved = tmp_path / "plan.json"
-    planned = podsync_cmd("plan", "--json", "-o", str(saved), *sources)
+    planned = podsync_cmd("plan", "--json", "--out", str(saved), *sources)
     assert 0 == planned.returncode, planned.stderr
     assert PASSWORD.encode() not in saved.read_bytes()
     assert PASSWORD not in planned.stdout + planned.stderr

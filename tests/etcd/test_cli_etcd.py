@@ -223,7 +223,7 @@ def test_a_saved_plan_reads_its_secrets_again_from_etcd_with_the_options(
     fake = FakeRuntime(images=[IMAGE, "pause:1"])
     saved = tmp_path / "plan.json"
 
-    planned = run("plan", *auth, "-o", str(saved), etcd.url(KEY), runtime=fake)
+    planned = run("plan", *auth, "--out", str(saved), etcd.url(KEY), runtime=fake)
     applied = run(
         "apply", *auth, "--root-dir", str(tmp_path / "root"), "--plan", str(saved), runtime=fake
     )

@@ -211,7 +211,7 @@ def test_apply_plan_reads_the_values_from_the_sources_again(
     source = tmp_path / "pods.yaml"
     source.write_text(SECRET + "---\n" + POD)
     saved = tmp_path / "plan.json"
-    code, out, err = run("plan", "-o", str(saved), str(source))
+    code, out, err = run("plan", "--out", str(saved), str(source))
     assert code == 0, err
     shows_no_value(out + err + saved.read_text())
 
@@ -223,7 +223,7 @@ def test_apply_plan_reads_the_values_from_the_sources_again(
 
     # Planned again with a value the sources no longer hold: refused, nothing written.
     source.write_text(SECRET.replace(PASSWORD, "rotated") + "---\n" + POD)
-    code, out, err = run("plan", "-o", str(saved), str(source))
+    code, out, err = run("plan", "--out", str(saved), str(source))
     assert code == 0, err
     source.write_text(SECRET.replace(PASSWORD, "rotated-again") + "---\n" + POD)
     code, out, err = run("apply", "--plan", str(saved))

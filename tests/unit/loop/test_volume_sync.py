@@ -303,7 +303,7 @@ def test_a_saved_plan_is_stale_once_a_volume_it_writes_changed(
     assert run("apply", str(source))[0] == 0
     source.write_text(SETTINGS.replace("blue", "green") + "---\n" + POD)
     saved = str(tmp_path / "plan.json")
-    assert run("plan", "-o", saved, str(source))[0] == 0
+    assert run("plan", "--out", saved, str(source))[0] == 0
     source.write_text(SETTINGS.replace("blue", "red") + "---\n" + POD)
     assert run("apply", str(source))[0] == 0
 
@@ -316,7 +316,7 @@ def test_a_saved_plan_is_stale_once_a_volume_it_writes_changed(
     # A saved plan whose volumes are as it saw them applies.
     fresh = str(tmp_path / "fresh.json")
     source.write_text(SETTINGS + "---\n" + POD)
-    assert run("plan", "-o", fresh, str(source))[0] == 0
+    assert run("plan", "--out", fresh, str(source))[0] == 0
     code, err = run("apply", "--plan", fresh)
     assert code == 0, err
     assert visible(runtime, volume)["app.conf"] == (b"color=blue\n", 0o644)

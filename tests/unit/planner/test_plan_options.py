@@ -497,7 +497,7 @@ def test_a_saved_plan_is_applied_under_its_own_root_dir(tmp_path, capsys):
         )
 
     common = ["--network-mode", "none", "--root-dir", str(root)]
-    assert 0 == run("plan", *common, "-o", saved, str(source))
+    assert 0 == run("plan", *common, "--out", saved, str(source))
     fake.clear_calls()
     capsys.readouterr()
 

@@ -6,33 +6,8 @@ cap across pods (``apply_global_cap``), and what happens to a pod that is no lon
 desired (``plan_orphan``: stop what runs, preStop first, remove what exited). The preStop
 handler and grace period of a container whose spec is gone are read from its labels.
 
-Containers that others join are removed after them (``joined_last``), on every engine.
-A pod's network container holds the network and IPC namespaces its other containers
-join (``CreateSpec.join``, ``join_ipc``). podman refuses to remove a container that
-another container joins, running or exited ("container <id> has dependent containers
-which must be removed before it", HTTP 500 through its Docker-compatible API: libpod's
-``removeContainer``, runtime_ctr.go); Docker allows it. So a plan removes the containers
-that join a network container before that network container, and removes a network
-container only with every container that may join it: one that stays (an exited
-instance garbage collection keeps, one younger than ``GCPolicy.min_age``, one that
-runs) keeps its network container until it goes. That is the kubelet's own order
-(``kuberuntime_gc.go``): ``containerGC.evictContainers`` removes containers first, and
-``evictSandboxes`` removes a sandbox only when it is not ready and no container of it
-is left - a dead sandbox stays while an exited container of it is kept.
-
-Which network container a container joins is read from what every engine lists: its
-pod (ownership labels) and times. podman's compatible list reports no network mode (its
-``HostConfig.NetworkMode`` is a constant there), so the ``container:<id>`` Docker lists
-is not used. podsync creates a container joined to its pod's network container that
-runs, so a container may join each network container of its identity that could have
-been running when it was created: created no later than it, and not ended before it
-(``may_join``). Docker lists creation times in whole seconds, which only makes the set
-larger: the rule over-approximates, and an over-approximation only delays a removal,
-never plans one an engine refuses.
-
 Contract: pure; builds ``Kill``/``Remove`` actions and changes nothing else (the global
-cap appends to the per-pod action lists it is given; ``joined_last`` reorders and drops
-the removals of one pod's plan).
+cap appends to the per-pod action lists it is given).
 
 May import: the model and helpers, the vocabulary, options, ownership. Never the
 per-pod planner or ``_plan`` (they import this), a runtime, or anything that does I/O.
@@ -196,56 +171,6 @@ def plan_orphan(
     return actions
 
 
-def may_join(instances: Sequence[Instance]) -> dict[str, set[str]]:
-    """The containers that may join each network container of one pod identity, by id:
-    for each network container, the ids of the pod's other containers created no
-    earlier than it while it may have been running (it had not ended before they were
-    created). Network containers nothing may join map to an empty set."""
-    nets = [i for i in instances if i.container == NETWORK_CONTAINER]
-    joiners: dict[str, set[str]] = {n.observed.id: set() for n in nets}
-    if not nets:
-        return joiners
-    for instance in instances:
-        if instance.container == NETWORK_CONTAINER:
-            continue
-        created = instance.observed.created
-        for net in nets:
-            ended = net.observed.finished_at
-            if net.observed.created <= created and (ended is None or ended >= created):
-                joiners[net.observed.id].add(instance.observed.id)
-    return joiners
-
-
-def joined_last(actions: list[PodAction], instances: Sequence[Instance]) -> list[PodAction]:
-    """``actions`` (one pod identity's plan; ``instances``: its observed containers) with
-    each ``Remove`` of a network container moved after the removals of the containers
-    that may join it (``may_join``), or left out when one of those is not removed by
-    this plan: it is removed by a later plan, once they are gone (the kubelet's
-    ``evictSandboxes``: a sandbox with a container left is not evictable).
-
-    Everything else keeps its place; a plan without such a removal is returned as it
-    is (the steady state costs one pass over the actions)."""
-    if not any(isinstance(a, Remove) and a.container == NETWORK_CONTAINER for a in actions):
-        return actions
-    joiners = may_join(instances)
-    where = {a.id: n for n, a in enumerate(actions) if isinstance(a, Remove)}
-    # Each kept network removal, by the position of the last removal it must follow.
-    after: dict[int, list[PodAction]] = {}
-    out: list[PodAction] = []
-    for n, action in enumerate(actions):
-        if isinstance(action, Remove) and action.container == NETWORK_CONTAINER:
-            joined = joiners.get(action.id, set())
-            if any(j not in where for j in joined):
-                continue  # a container that joins it stays: not before it goes
-            last = max((where[j] for j in joined), default=-1)
-            if last > n:
-                after.setdefault(last, []).append(action)
-                continue
-        out.append(action)
-        out.extend(after.pop(n, ()))
-    return out
-
-
 def apply_global_cap(
     groups: dict[Identity, tuple[str, list[PodAction]]],
     owner: Mapping[Identity, Identity],
@@ -257,8 +182,7 @@ def apply_global_cap(
 
     Counted after this plan's own stops and removals. The exited instance of each pod
     container that ended last (``end_order``; one this plan stops ends at ``now``) is
-    protected: the restart policy is judged on it. A network container goes only once
-    the containers that may join it are gone (``_in_eviction_order``).
+    protected: the restart policy is judged on it.
     """
     if cap is None:
         return
@@ -283,14 +207,11 @@ def apply_global_cap(
     excess = len(remaining) - cap
     if excess <= 0:
         return
-    candidates = sorted(
+    victims = sorted(
         (item for item in remaining if item[1].observed.id not in protected),
         key=lambda item: (item[1].observed.created, item[1].observed.id),
-    )
-    joiners: dict[str, set[str]] = {}
-    for identity in {identity for identity, _ in candidates}:
-        joiners.update(may_join(by_identity[identity]))
-    for identity, instance in _in_eviction_order(candidates, joiners, removed, excess):
+    )[:excess]
+    for identity, instance in victims:
         if identity not in owner:
             # Not desired and deletions are off: not ours to remove now.
             continue
@@ -306,52 +227,3 @@ def apply_global_cap(
                 f"exited, beyond the global cap of {cap}",
             )
         )
-
-
-def _in_eviction_order(
-    candidates: Sequence[tuple[Identity, Instance]],
-    joiners: Mapping[str, set[str]],
-    removed: Collection[str],
-    count: int,
-) -> list[tuple[Identity, Instance]]:
-    """Up to ``count`` of ``candidates`` (oldest first), each time the oldest that may go:
-    a network container only once every container that may join it (``joiners``, by
-    network container id: ``may_join``) is removed - by this plan already (``removed``),
-    or chosen here before it. The kubelet's cap evicts containers (``evictContainers``,
-    kuberuntime_gc.go) and a sandbox only once no container of it is left
-    (``evictSandboxes``); a network container whose joiner stays (protected, running)
-    is not chosen, so the cap takes the next candidate instead of a removal that
-    ``joined_last`` would leave out (and podman would refuse)."""
-    waiting: dict[int, int] = {}  # candidate index -> joiners not gone yet
-    blocks: dict[str, list[int]] = {}  # joiner id -> the candidates waiting for it
-    for n, (_, instance) in enumerate(candidates):
-        missing = joiners.get(instance.observed.id, set()).difference(removed)
-        if missing:
-            waiting[n] = len(missing)
-            for joiner in missing:
-                blocks.setdefault(joiner, []).append(n)
-
-    def ready_from(n: int) -> int:
-        while n < len(candidates) and waiting.get(n, 0):
-            n += 1
-        return n
-
-    # In age order: the next candidate not waiting (``at``), unless one that waited,
-    # and was passed over, is older (``freed``: it may go since its last joiner went).
-    chosen: list[tuple[Identity, Instance]] = []
-    freed: list[int] = []
-    at = ready_from(0)
-    while len(chosen) < count:
-        n = min(freed, default=len(candidates))
-        if at < n:
-            n, at = at, ready_from(at + 1)
-        elif freed:
-            freed.remove(n)
-        if n >= len(candidates):
-            break
-        chosen.append(candidates[n])
-        for later in blocks.pop(candidates[n][1].observed.id, ()):
-            waiting[later] -= 1
-            if not waiting[later] and later < at:
-                freed.append(later)  # else ``at`` reaches it
-    return chosen

@@ -4,11 +4,11 @@ Rule 1: everything that decides an action lives in the planner: this module (``p
 indexing what is observed, pods no longer desired, pod directories, dangling images),
 scopes (``_scope``), what pods that are gone leave behind (``_leftovers``),
 admission (``_admission``), the per-pod planner (``_pod``, with ``_init`` and
-``_restarts``), spec comparison (``_spec_change``) and garbage collection and the
-order of removals (``_gc``). The apply side executes a plan and decides nothing; the
-helpers (naming, hashing, ports, ...) compute values; the plan's vocabulary
-(``_actions``), options (``_options``) and the ownership rule (``_ownership``) are
-shared with the runtime side, which never imports the planner.
+``_restarts``), spec comparison (``_spec_change``) and garbage collection (``_gc``). The
+apply side executes a plan and decides nothing; the helpers (naming, hashing, ports,
+...) compute values; the plan's vocabulary (``_actions``), options (``_options``) and
+the ownership rule (``_ownership``) are shared with the runtime side, which never
+imports the planner.
 
 May import: the model and helpers, the vocabulary, options, ownership, the fingerprint
 and the other planner modules. Never a runtime or anything that does I/O
@@ -86,10 +86,7 @@ tested and applied later.
    the instance the restart policy is judged on, also when this plan stops it (the
    seed meant to group per pod container but parsed the container ID, so everything
    fell in one bucket); an optional global cap, which keeps it too; dangling images
-   when asked. A network container is removed after the containers that may join it,
-   and only with them: one a kept container may join stays until that one goes
-   (``_gc``; the kubelet's evictSandboxes, and podman's refusal to remove a
-   container another joins). The same rule orders the removals of step 4.
+   when asked.
 6. *Pulls* are plan-level actions that come before every pod's actions, one per image
    as the engine names it (``normalize_image``: ``busybox`` and
    ``docker.io/library/busybox`` are one pull). A container without a pull policy gets
@@ -136,7 +133,7 @@ from podsync.planner._admission import admit
 from podsync.planner._claims import claim_of, claim_setup
 from podsync.planner._context import PlanContext, by_pod_and_image
 from podsync.planner._empty_dirs import empty_dir_of, empty_dir_setup, not_the_pods
-from podsync.planner._gc import apply_global_cap, joined_last, plan_orphan
+from podsync.planner._gc import apply_global_cap, plan_orphan
 from podsync.planner._leftovers import remove_gone_records, remove_pod_volumes
 from podsync.planner._pod import PodPlanner
 from podsync.planner._scope import ScopeRule, in_input_order, scope_conflicts
@@ -496,16 +493,8 @@ def _plan(
         )
     if volumes:
         remove_gone_records(groups, volumes, observed, by_identity, accepted, rejected_uids, scope)
-    # A container that others join is removed after them, or not yet (``joined_last``):
-    # every path that removes containers - garbage collection, the global cap, pods no
-    # longer desired, ``down`` - ends here, one pod identity per plan.
     pod_plans = [
-        PodPlan(
-            key,
-            identity[0],
-            identity[1],
-            tuple(joined_last(actions, by_identity.get(identity, ()))),
-        )
+        PodPlan(key, identity[0], identity[1], tuple(actions))
         for identity, (key, actions) in groups.items()
         if actions
     ]

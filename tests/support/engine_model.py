@@ -3,17 +3,13 @@
 It applies a ``Plan`` the way an engine would react to the runtime calls, and checks the
 engine's own rules while doing so: names are unique, a container can only join a
 running network container (and only the IPC namespace of a running, shareable one), a
-running container cannot be removed, nor - podman's rule - one that another container
-it holds joins, and a host port is
+running container cannot be removed, and a host port is
 published by one running container at a time (Docker on a bridge network: the same
 port and protocol on overlapping addresses, ``0.0.0.0`` overlapping every address). What it holds is
 then observed again, so tests can check that planning converges.
 """
 
 from __future__ import annotations
-
-from collections.abc import Mapping
-from typing import TypeVar
 
 import attrs
 
@@ -37,8 +33,6 @@ from podsync.spec._labels import (
     POD_STATE_MOUNTED,
 )
 
-_T = TypeVar("_T")
-
 
 class EngineRuleBroken(AssertionError):
     """The plan asked the engine for something a real engine refuses."""
@@ -60,29 +54,9 @@ class EngineModel:
     mounted: dict[str, tuple[str, ...]] = attrs.Factory(dict)
     # The containers whose IPC namespace others may join (Docker's IpcMode shareable).
     shareable: set[str] = attrs.Factory(set)
-    # The ids of the containers each container joins (network or IPC namespace): podman
-    # removes no container another one joins, running or exited ("has dependent
-    # containers which must be removed before it"); Docker does, but a plan must suit
-    # both engines.
-    joins: dict[str, set[str]] = attrs.Factory(dict)
 
     def add(self, container: ObservedContainer) -> None:
         self.containers[container.id] = container
-
-    def reid(self, ids: Mapping[str, str]) -> None:
-        """Give the containers the new ids ``ids`` maps their ids to (the others keep
-        theirs): an engine's ids are random, this model's count up in creation order,
-        which hides an order of actions that follows the ids."""
-
-        def rekey(values: dict[str, _T]) -> dict[str, _T]:
-            return {ids.get(cid, cid): value for cid, value in values.items()}
-
-        self.containers = rekey(
-            {cid: attrs.evolve(o, id=ids.get(cid, cid)) for cid, o in self.containers.items()}
-        )
-        self.published, self.mounted = rekey(self.published), rekey(self.mounted)
-        self.shareable = {ids.get(cid, cid) for cid in self.shareable}
-        self.joins = rekey({cid: {ids.get(j, j) for j in js} for cid, js in self.joins.items()})
 
     @property
     def observed(self) -> list[ObservedContainer]:
@@ -167,8 +141,6 @@ class EngineModel:
                 made = ObservedVolume(volume.volume, dict(volume.labels))
                 self.volumes.setdefault(volume.volume, made)
             self.mounted[f"id{self.counter:06d}"] = tuple(v.volume for v in spec.volumes)
-            joined = (self.by_name(n) for n in (spec.join, spec.join_ipc) if n)
-            self.joins[f"id{self.counter:06d}"] = {c.id for c in joined if c is not None}
             for path in (*spec.directories, *spec.files):
                 if path.startswith(self.root_dir + "/"):
                     self.pod_dirs.add(path[len(self.root_dir) + 1 :].split("/")[0])
@@ -200,9 +172,6 @@ class EngineModel:
             current = self.containers.get(action.id)
             if current is not None and current.running:
                 raise EngineRuleBroken(f"remove of running container {current.name}")
-            dependents = sorted(c for c in self.containers if action.id in self.joins.get(c, ()))
-            if current is not None and dependents:
-                raise EngineRuleBroken(f"remove of {current.name}, which {dependents} join")
             self.containers.pop(action.id, None)
         elif isinstance(action, RemovePodDir):
             self.pod_dirs.discard(action.pod_uid)

@@ -32,11 +32,10 @@ starts only beside a running ``shareable`` one, a container that joins another's
 DNS servers or ports of its own, an image must be present to create a container from
 it, a container can only join the network of a running container, a running or paused
 container cannot be removed, a paused one cannot exec, and a host port (per protocol
-and address) is published by one running container at a time; with
-``refuse_joined_removal``, podman's rule too: a container another joins is not removed
-before it. Named volumes follow the local volume driver (``_volumes``): its names, a
-create of an existing volume that leaves it as it is, a volume created unlabelled by the
-create of a container that mounts it, and no removal of a volume a container uses.
+and address) is published by one running container at a time. Named volumes follow the
+local volume driver (``_volumes``): its names, a create of an existing volume that
+leaves it as it is, a volume created unlabelled by the create of a container that
+mounts it, and no removal of a volume a container uses.
 
 A stop ends a process as Docker's does: with the process's own exit code when it
 handles SIGTERM, 137 when it ignores SIGTERM and is killed (``stop_exit_code``,
@@ -96,15 +95,24 @@ from podsync.runtime.fake._rules import resource_refusal as _resource_refusal
 from podsync.runtime.fake._rules import sysctl_start_error as _sysctl_start_error
 from podsync.runtime.fake._state import FakeContainer as _Container
 from podsync.runtime.fake._state import Journal as _Journal
-from podsync.runtime.fake._state import dependents_refusal as _dependents_refusal
-from podsync.runtime.fake._state import listed_ipc_mode as _listed_ipc_mode
 from podsync.runtime.fake._state import network_mode_conflict as _network_mode_conflict
 from podsync.runtime.fake._state import published as _published
 from podsync.runtime.fake._state import publishes as _publishes
 from podsync.runtime.fake._state import start_refusal as _start_refusal
-from podsync.runtime.fake._state import state_volume as _state_volume
 from podsync.runtime.fake._volumes import VolumeCalls as _VolumeCalls
+from podsync.spec._labels import (
+    LABEL_POD_IPC,
+    LABEL_POD_NAMESPACE,
+    LABEL_POD_STATE,
+    LABEL_POD_UID,
+    LABEL_VOLUME_KIND,
+    LABEL_VOLUME_NAMESPACE,
+    POD_IPC_SHAREABLE,
+    POD_STATE_MOUNTED,
+    VOLUME_KIND_POD_STATE,
+)
 from podsync.spec._ports import PortMapping
+from podsync.spec._volumes import pod_state_volume_name
 
 if TYPE_CHECKING:
     from podsync.runtime._protocol import Runtime
@@ -148,10 +156,6 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
         seccomp: whether the engine's host has seccomp (else its profiles are refused).
         capacity: the CPUs (milli-CPU) and memory (bytes) its host gives containers
             (``node_capacity``): 8 CPUs and 16 GiB unless given.
-        refuse_joined_removal: podman's rule (``False``: Docker's): a container that
-            another container, running or exited, joins (its network or IPC namespace)
-            cannot be removed before it (``RuntimeCallError``, HTTP 500, podman's words:
-            "container <id> has dependent containers which must be removed before it").
 
     Attributes:
         calls: every call, in the order they were made.
@@ -173,7 +177,6 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
         apparmor: bool = False,
         seccomp: bool = True,
         capacity: ResourceList | None = None,
-        refuse_joined_removal: bool = False,
     ) -> None:
         self.calls = []
         self.exec_results = {}
@@ -186,7 +189,6 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
         self.bridge = bridge
         self.apparmor, self.seccomp = apparmor, seccomp
         self.capacity = capacity or ResourceList(cpu=8000, memory=16 * 1024**3)
-        self.refuse_joined_removal = refuse_joined_removal
         self._lock = threading.RLock()
         # Followers of logs and events wait on this (the same lock): see _state.
         self._changed = threading.Condition(self._lock)
@@ -220,15 +222,11 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
         *,
         ports: Iterable[PortMapping] = (),
         ipc_mode: str | None = None,
-        network_mode: str = "",
     ) -> None:
         """Put a container on the engine as it is (no call is recorded).
 
         ``ports`` (as ``CreateSpec.ports``) are the host ports it publishes while it
-        runs, whatever its network mode. ``network_mode`` is its network mode in
-        Docker's spelling (``none``, ``container:<name or id>`` for one that joins
-        another's network: ``refuse_joined_removal`` reads it); the engine's default
-        when empty. ``ipc_mode`` is its IPC mode in Docker's
+        runs, whatever its network mode. ``ipc_mode`` is its IPC mode in Docker's
         spelling (``private``, ``shareable``, ``host``, ``container:<id>``); by default
         ``shareable`` for a pod's network container as podsync makes them (labelled
         ``io.podsync.pod.ipc=shareable``: a list reports no IPC mode, and that label is
@@ -258,7 +256,6 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
                 exit_code=container.exit_code,
                 finished_at=container.finished_at,
                 published=_published(ports),
-                network_mode=network_mode,
                 ipc_mode=ipc_mode or _listed_ipc_mode(container),
                 stopped_by_podsync=container.stopped_by_podsync,
                 oom_killed=container.oom_killed,
@@ -673,8 +670,7 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
 
         Raises:
             RuntimeCallError: the container is running or paused (Docker: "You cannot
-                remove a running container <id>. ..."); with ``refuse_joined_removal``,
-                first, another container joins it (podman, HTTP 500).
+                remove a running container <id>. ...").
         """
         self._sleep()
         with self._lock:
@@ -682,11 +678,6 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
             container = self._find(container_id)
             if container is None:
                 return
-            found = self._containers.values()
-            if self.refuse_joined_removal and (
-                refused := _dependents_refusal(container, self._find, found)
-            ):
-                raise RuntimeCallError("remove", container_id, refused, status_code=500)
             if container.running:
                 state, procedure = "running", "Stop the container"
                 if container.paused:
@@ -753,6 +744,30 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
 if TYPE_CHECKING:
     # mypy checks here that FakeRuntime satisfies the Runtime protocol.
     _conforms: Runtime = FakeRuntime()
+
+
+def _state_volume(container: ObservedContainer) -> ObservedVolume | None:
+    """The pod state volume a container put on the fake mounts, by its labels
+    (``add_container``), or ``None``."""
+    labels = container.labels
+    uid = labels.get(LABEL_POD_UID)
+    if labels.get(LABEL_POD_STATE) != POD_STATE_MOUNTED or not uid:
+        return None
+    return ObservedVolume(
+        pod_state_volume_name(uid),
+        {
+            LABEL_VOLUME_KIND: VOLUME_KIND_POD_STATE,
+            LABEL_VOLUME_NAMESPACE: labels.get(LABEL_POD_NAMESPACE, ""),
+            LABEL_POD_UID: uid,
+        },
+    )
+
+
+def _listed_ipc_mode(container: ObservedContainer) -> str:
+    """The IPC mode of a container put on the fake as it is: ``shareable`` when podsync's
+    label says so, else Docker's default."""
+    shareable = container.labels.get(LABEL_POD_IPC) == POD_IPC_SHAREABLE
+    return "shareable" if shareable else "private"
 
 
 def _as_engine_holds(spec: CreateSpec) -> CreateSpec:

@@ -17,34 +17,19 @@ from collections.abc import Callable, Iterable, Iterator
 import attrs
 
 from podsync.actions._actions import CreateSpec
-from podsync.model._pod import ObservedContainer, ObservedVolume
+from podsync.model._pod import ObservedContainer
 from podsync.runtime._protocol import EngineEvent, LogLine, Stream
-from podsync.spec._labels import (
-    LABEL_POD_IPC,
-    LABEL_POD_NAMESPACE,
-    LABEL_POD_STATE,
-    LABEL_POD_UID,
-    LABEL_VOLUME_KIND,
-    LABEL_VOLUME_NAMESPACE,
-    POD_IPC_SHAREABLE,
-    POD_STATE_MOUNTED,
-    VOLUME_KIND_POD_STATE,
-)
 from podsync.spec._ports import PortMapping
-from podsync.spec._volumes import pod_state_volume_name
 
 __all__ = [
     "FakeContainer",
     "Journal",
-    "dependents_refusal",
     "exec_refusal",
-    "listed_ipc_mode",
     "network_mode_conflict",
     "port_clash",
     "published",
     "publishes",
     "start_refusal",
-    "state_volume",
 ]
 
 
@@ -165,34 +150,6 @@ def exec_refusal(container: FakeContainer | None, ref: str) -> str | None:
     if container.paused:
         return f"Container {ref} is paused, unpause the container before exec"
     return None
-
-
-def dependents_refusal(
-    container: FakeContainer,
-    find: Callable[[str], FakeContainer | None],
-    containers: Iterable[FakeContainer],
-) -> str | None:
-    """podman's refusal to remove ``container`` while other containers - running or
-    exited - join its network or IPC namespace (``container:<x>``), or None. podman
-    4.3's words (libpod's ``removeContainer``, runtime_ctr.go: the ids of the dependent
-    containers, then ``define.ErrCtrExists``), which its Docker-compatible API answers
-    with HTTP 500 (``compat.RemoveContainer``: ``InternalServerError``). Docker removes
-    such a container."""
-    dependents = [
-        other.id
-        for other in containers
-        if other.id != container.id
-        and any(
-            mode.startswith("container:") and find(mode.removeprefix("container:")) is container
-            for mode in (other.network_mode, other.ipc_mode)
-        )
-    ]
-    if not dependents:
-        return None
-    return (
-        f"container {container.id} has dependent containers which must be removed before "
-        f"it: {', '.join(sorted(dependents))}: container already exists"
-    )
 
 
 def start_refusal(
@@ -387,27 +344,3 @@ class Journal:
                 self._condition.notify_all()
 
         return close
-
-
-def state_volume(container: ObservedContainer) -> ObservedVolume | None:
-    """The pod state volume a container put on the fake mounts, by its labels
-    (``add_container``), or ``None``."""
-    labels = container.labels
-    uid = labels.get(LABEL_POD_UID)
-    if labels.get(LABEL_POD_STATE) != POD_STATE_MOUNTED or not uid:
-        return None
-    return ObservedVolume(
-        pod_state_volume_name(uid),
-        {
-            LABEL_VOLUME_KIND: VOLUME_KIND_POD_STATE,
-            LABEL_VOLUME_NAMESPACE: labels.get(LABEL_POD_NAMESPACE, ""),
-            LABEL_POD_UID: uid,
-        },
-    )
-
-
-def listed_ipc_mode(container: ObservedContainer) -> str:
-    """The IPC mode of a container put on the fake as it is: ``shareable`` when podsync's
-    label says so, else Docker's default."""
-    shareable = container.labels.get(LABEL_POD_IPC) == POD_IPC_SHAREABLE
-    return "shareable" if shareable else "private"

@@ -5,11 +5,10 @@ nothing."""
 
 from __future__ import annotations
 
-import attrs
 import pytest
 
 import podsync
-from podsync import Container, Plan, PlanOptions, Pod, RuntimeCallError
+from podsync import Container, Plan, PlanOptions, Pod
 from podsync.testing import MUTATING_CALL_NAMES, FakeClock, FakeRuntime
 
 NOW = 1_700_000_000.0
@@ -82,42 +81,3 @@ def test_what_cannot_be_a_down(pods: tuple[Pod, ...], scope: str | None, message
         podsync.down(pods, fake, scope=scope)
 
     assert [] == fake.call_names()
-
-
-def _on_podman(made: FakeRuntime) -> FakeRuntime:
-    """What ``made`` holds, on an engine with podman's rule (``refuse_joined_removal``):
-    each container joins what it joined, under an id as an engine gives them - random,
-    so that containers created in one second, of one attempt, come in any order of ids.
-    Here each network container's id sorts after the others': the order in which
-    ``down`` once removed a network container before the container that joins it."""
-    podman = FakeRuntime(volumes=made.list_volumes(), clock=made.clock, refuse_joined_removal=True)
-    for c in made.containers:
-        net = c.labels["io.podsync.container.name"] == "net"
-        spec = made.spec(c.id)
-        joins = f"container:{spec.join}" if spec is not None and spec.join else ""
-        podman.add_container(attrs.evolve(c, id=("f" if net else "0") + c.id), network_mode=joins)
-    return podman
-
-
-def test_down_converges_on_podman_after_the_network_container_died() -> None:
-    """Issue 31: once a pod's network container had died and the pod had been rebuilt,
-    ``down`` removed the dead network container before the exited container that joins
-    it; podman refused ("has dependent containers which must be removed before it")
-    and every ``down`` failed. The plan removes the containers that join a network
-    container first: one ``down`` takes everything."""
-    web = _pod("web")
-    made = _engine((web, None))
-    (net,) = [c for c in made.containers if c.labels["io.podsync.container.name"] == "net"]
-    made.exit(net.id, 137)
-    assert podsync.sync([web], made, options=OPTIONS, clock=made.clock).ok  # rebuilt
-    fake = _on_podman(made)
-    assert 4 == len(fake.containers)  # two network containers, two of app: one each runs
-    with pytest.raises(RuntimeCallError, match="has dependent containers"):
-        fake.remove_container("f" + net.id)  # the engine knows what joins what
-    fake.clear_calls()
-
-    result = podsync.down([web], fake, options=OPTIONS, clock=fake.clock)
-
-    assert result.ok, result.apply_result.summary()
-    assert ([], []) == (fake.containers, fake.list_volumes())
-    assert 4 == fake.call_names().count("remove")  # each once: nothing was refused

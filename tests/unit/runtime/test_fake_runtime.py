@@ -248,59 +248,6 @@ def test_remove_refuses_a_running_container():
     assert [] == rt.containers
 
 
-def joined_pair(rt: FakeRuntime, *, ipc: bool = False) -> tuple[str, str]:
-    """A network container and an app container that joins it (its network, or with
-    ``ipc`` its IPC namespace alone), both exited: a pod whose network container died."""
-    net = running(rt, "net", ipc_shareable=ipc)
-    app = running(rt, "app", join_ipc="net") if ipc else running(rt, "app", join="net")
-    rt.exit(app, 137)
-    rt.exit(net, 137)
-    return net, app
-
-
-@pytest.mark.parametrize("ipc", [False, True], ids=["network", "ipc"])
-def test_docker_removes_a_container_another_joins(ipc):
-    """Docker's rule, the default: an exited container that others join is removed."""
-    rt = fake()
-    net, app = joined_pair(rt, ipc=ipc)
-
-    rt.remove_container(net)
-
-    assert [app] == [c.id for c in rt.containers]
-
-
-@pytest.mark.parametrize("ipc", [False, True], ids=["network", "ipc"])
-def test_podman_refuses_to_remove_a_container_another_joins(ipc):
-    """podman's rule (``refuse_joined_removal``): not while a container that joins it
-    exists, running or exited - HTTP 500, podman 4.3's words; once that one is removed,
-    it is."""
-    rt = fake(refuse_joined_removal=True)
-    net, app = joined_pair(rt, ipc=ipc)
-
-    with pytest.raises(RuntimeCallError) as refused:
-        rt.remove_container(net)
-    assert 500 == refused.value.status_code
-    assert (
-        f"container {net} has dependent containers which must be removed before it: "
-        f"{app}: container already exists"
-    ) == refused.value.message
-    assert {net, app} == {c.id for c in rt.containers}
-    rt.remove_container(app)
-    rt.remove_container(net)
-    assert [] == rt.containers
-
-
-def test_podman_refuses_while_the_joiner_runs():
-    """A running container that joins it holds it too (before the running check)."""
-    rt = fake(refuse_joined_removal=True)
-    net = running(rt, "net")
-    running(rt, "app", join="net")
-    rt.stop_container(net, 1)
-
-    with pytest.raises(RuntimeCallError, match="has dependent containers"):
-        rt.remove_container(net)
-
-
 def test_exit_simulates_a_process_exit():
     """exit() ends the process with a code at the clock's time, recording no call."""
     rt = fake()

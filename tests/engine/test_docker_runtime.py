@@ -348,6 +348,22 @@ def test_exec_in_a_stopped_container_fails(cleanup: Cleanup, runtime: DockerRunt
     assert "exec" == caught.value.operation
 
 
+def test_stop_of_a_paused_container_stops_it(
+    engine: docker.DockerClient, runtime: DockerRuntime, running: str
+) -> None:
+    """A paused container is stopped, on its stop signal, as Docker stops it (the signal
+    sent, the container resumed so that it lands); podman refuses the stop itself, and
+    the runtime resumes the container first."""
+    engine.api.pause(running)
+    started = time.monotonic()
+
+    runtime.stop_container(running, 10)
+
+    (listed,) = [c for c in runtime.list_containers() if c.id == running]
+    assert (False, 0) == (listed.running, listed.exit_code)
+    assert time.monotonic() - started < 10  # the pause container ended on SIGTERM
+
+
 # --- images, threads, the connection ---------------------------------------------------
 
 

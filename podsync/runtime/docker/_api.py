@@ -75,6 +75,7 @@ from podsync.spec._ports import exposed_ports, port_bindings
 from podsync.spec._volumes import NamedVolumeMount, binds
 
 __all__ = [
+    "EVENT_FILTER",
     "FINISHED_STATES",
     "STATUS_AGE",
     "DockerCreateArgs",
@@ -412,11 +413,20 @@ def log_line(stream: str, entry: bytes) -> LogLine:
 _EVENT_ATTRIBUTES = frozenset({"name", "image", "exitCode", "signal"})
 
 
-# podman's words for Docker's container actions: its "remove" is Docker's "destroy" (the
-# container is gone). podman sends no "kill" and no "stop", and "init" and "cleanup"
-# that Docker does not: those are left as they come (the first two are not sent, the
-# others are not EVENT_ACTIONS).
-_PODMAN_ACTIONS = {"remove": "destroy"}
+# podman's words for Docker's container actions (podman 4.3, libpod/events): its
+# "remove" is Docker's "destroy" (the container is gone), and its "died" is Docker's
+# "die". podman's compat events handler already *sends* "die" but *filters* on libpod's
+# own word: a filter event=die matches nothing there, event=died its deaths (seen on
+# podman 4.3.1; Docker ignores a word it never sends). podman sends "kill" without the
+# signal, no "stop" (the loop needs neither: it wakes on "die" and "oom"), no "oom"
+# (its inspect's State.OOMKilled, from conmon, stays false where conmon cannot watch
+# the cgroup), and "init" and "cleanup" that Docker does not: those are left as they
+# come (they are not EVENT_ACTIONS).
+_PODMAN_ACTIONS = {"remove": "destroy", "died": "die"}
+
+#: The ``event`` filter of ``GET /events``: Docker's ``EVENT_ACTIONS`` and podman's own
+#: words for them, so that either engine sends every one.
+EVENT_FILTER = tuple(sorted(EVENT_ACTIONS | _PODMAN_ACTIONS.keys()))
 
 
 def engine_event(message: Mapping[str, Any]) -> EngineEvent | None:

@@ -14,7 +14,7 @@ import contextlib
 import logging
 import threading
 import time
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import attrs
 
@@ -37,6 +37,9 @@ from podsync.runtime.docker._connection import EngineConnection
 from podsync.spec._backoff import Backoff
 from podsync.spec._labels import LABEL_HELPER
 from podsync.spec._ownership import ownership
+
+if TYPE_CHECKING:
+    import docker.errors
 
 __all__ = ["ContainerCalls"]
 
@@ -423,7 +426,18 @@ class ContainerCalls(EngineConnection):
 
         # The SDK waits the call timeout *plus* ``timeout`` for the answer.
         with self._call("stop", container_id) as api, contextlib.suppress(docker.errors.NotFound):
-            api.stop(container_id, timeout=timeout)
+            try:
+                api.stop(container_id, timeout=timeout)
+            except docker.errors.APIError as exc:
+                if not _refused_as_paused(api, container_id, exc):
+                    raise
+                # Docker stops a paused container: it sends the signal, then resumes
+                # the container so that the signal lands (moby's
+                # daemon.killWithSignal). podman 4.3 refuses ("... is running or
+                # paused, refusing to clean up: container state improper", HTTP 500):
+                # resume it, then stop it as Docker would have.
+                api.unpause(container_id)
+                api.stop(container_id, timeout=timeout)
 
     def remove_container(self, container_id: str) -> None:
         """Remove a container that does not run, with its anonymous volumes (as the
@@ -448,3 +462,15 @@ class ContainerCalls(EngineConnection):
                 if exc.status_code != 409 or "already in progress" not in str(exc.explanation):
                     raise
                 api.wait(container_id, condition="removed")
+
+
+def _refused_as_paused(api: Any, container_id: str, refusal: docker.errors.APIError) -> bool:
+    """Whether the engine refused a stop because the container is paused: podman's
+    answer (HTTP 500, libpod's "container state improper") to a stop of a paused
+    container, which Docker stops. Docker never refuses so; any other refusal stays the
+    stop's."""
+    explanation = str(refusal.explanation or "")
+    if refusal.status_code != 500 or "container state improper" not in explanation:
+        return False
+    state = api.inspect_container(container_id).get("State") or {}
+    return bool(state.get("Paused"))

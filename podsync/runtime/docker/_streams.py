@@ -20,8 +20,8 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import IO, TYPE_CHECKING, Any
 
-from podsync.runtime._protocol import EVENT_ACTIONS, EngineEvent, LogLine
-from podsync.runtime.docker._api import as_int, engine_event, log_line
+from podsync.runtime._protocol import EngineEvent, LogLine
+from podsync.runtime.docker._api import EVENT_FILTER, as_int, engine_event, log_line
 
 if TYPE_CHECKING:
     from docker.types.daemon import CancellableStream
@@ -117,9 +117,10 @@ def _raw_frames(raw: Any) -> Iterator[tuple[int, bytes]]:
 def events(
     api: Any, *, since: float | None, until: float | None
 ) -> tuple[Iterator[EngineEvent], Callable[[], None]]:
-    """``GET /events`` for containers and the actions podsync reports."""
+    """``GET /events`` for containers and the actions podsync reports (``EVENT_FILTER``:
+    in Docker's words and podman's)."""
     params: dict[str, Any] = {
-        "filters": {"type": ["container"], "event": sorted(EVENT_ACTIONS)},
+        "filters": {"type": ["container"], "event": list(EVENT_FILTER)},
     }
     if since is not None:
         params["since"] = f"{max(since, 1e-9):.9f}"

@@ -8,7 +8,8 @@ container starts again, its crash-loop back-off, the probe kills), ``_create_spe
 (what a create asks of the engine, and the labels it records), ``_init`` (init
 containers and sidecars), ``_volumes`` (the files of content volumes), ``_empty_dirs``
 (emptyDir engine volumes), ``_spec_change`` (why an instance differs from its spec) and
-``_gc`` (garbage collection and pods no longer desired). Pure: no I/O, no clock, no
+``_gc`` (garbage collection and pods no longer desired), ``_joins`` (network containers
+removed after the containers that join them). Pure: no I/O, no clock, no
 randomness; every action carries its reason.
 
 May import: model, spec, actions.

@@ -40,6 +40,7 @@ from podsync.spec._labels import (
     LABEL_CONTAINER,
     LABEL_EMPTY_DIRS,
     LABEL_GRACE_PERIOD,
+    LABEL_JOINS,
     LABEL_POD_IPC,
     LABEL_POD_NAME,
     LABEL_POD_NAMESPACE,
@@ -228,6 +229,11 @@ class CreateSpecs:
         # (newContainerAnnotations) and reads them back off the container that ran
         # (convertToKubeContainerStatus, kuberuntime_container.go).
         labels[LABEL_TERMINATION_MESSAGE_POLICY] = c.termination_message_policy.value
+        # Which network container it joins, as the kubelet knows each container's
+        # sandbox (PodSandboxId): what keeps that container until this one is gone
+        # (planner._joins; no engine's container list says it - podman's lists no
+        # network mode).
+        labels[LABEL_JOINS] = net_name
         pre_stop = _numbered(c.lifecycle.pre_stop if c.lifecycle else None, c)
         if pre_stop is not None:
             labels[LABEL_PRE_STOP] = encode_handler(pre_stop)

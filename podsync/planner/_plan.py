@@ -86,7 +86,9 @@ tested and applied later.
    the instance the restart policy is judged on, also when this plan stops it (the
    seed meant to group per pod container but parsed the container ID, so everything
    fell in one bucket); an optional global cap, which keeps it too; dangling images
-   when asked.
+   when asked. A network container is removed only after every container that joins
+   it, and stays while one is left (``_joins``: the kubelet's evictSandboxes keeps a
+   sandbox that has containers; podman refuses the removal).
 6. *Pulls* are plan-level actions that come before every pod's actions, one per image
    as the engine names it (``normalize_image``: ``busybox`` and
    ``docker.io/library/busybox`` are one pull). A container without a pull policy gets
@@ -134,6 +136,7 @@ from podsync.planner._claims import claim_of, claim_setup
 from podsync.planner._context import PlanContext, by_pod_and_image
 from podsync.planner._empty_dirs import empty_dir_of, empty_dir_setup, not_the_pods
 from podsync.planner._gc import apply_global_cap, plan_orphan
+from podsync.planner._joins import order_network_removals
 from podsync.planner._leftovers import remove_gone_records, remove_pod_volumes
 from podsync.planner._pod import PodPlanner
 from podsync.planner._scope import ScopeRule, in_input_order, scope_conflicts
@@ -482,6 +485,11 @@ def _plan(
 
     # Of the plan's scope only (``ScopeRule.counted``).
     apply_global_cap(groups, owner, scope.counted(by_identity, owner), options.gc.max_total, now)
+    # A network container goes after every container that joins it, and stays while one
+    # is left (``_joins``): every identified container counts, taken over or not.
+    order_network_removals(
+        groups, [i for index in (by_identity, not_adopted) for g in index.values() for i in g]
+    )
     if options.allow_deletions and volumes:
         remove_pod_volumes(
             groups,

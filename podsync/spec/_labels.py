@@ -52,6 +52,7 @@ __all__ = [
     "LABEL_GRACE_PERIOD",
     "LABEL_INIT_INDEX",
     "LABEL_INIT_RESTART_POLICY",
+    "LABEL_JOINS",
     "LABEL_POD_NAME",
     "LABEL_POD_NAMESPACE",
     "LABEL_POD_SOURCE",
@@ -142,6 +143,14 @@ LABEL_INIT_RESTART_POLICY = _PREFIX + "container.restart-policy"
 #: message is needs no label of its own: the spec label records the container's
 #: ``terminationMessagePath`` (``recorded_message_path``).
 LABEL_TERMINATION_MESSAGE_POLICY = _PREFIX + "container.termination-message-policy"
+#: The name of the network container a container joins (its network, and its IPC
+#: namespace when the pod shares one), on every app, init and sidecar container made
+#: since issue 31; never on a network container. Not in the spec hash. A network
+#: container is removed only after every container that joins it (``planner._joins``:
+#: the kubelet keeps a sandbox while it has containers, and podman refuses to remove a
+#: container others join). Containers made before it was recorded, and a 2014 kubelet's,
+#: lack it: which network container they join is then inferred from creation times.
+LABEL_JOINS = _PREFIX + "container.joins"
 #: The pod's terminationGracePeriodSeconds (whole seconds), absent when the pod sets
 #: none: with the preStop handler, how the container stops once its pod is gone.
 LABEL_GRACE_PERIOD = _PREFIX + "pod.termination-grace-period"

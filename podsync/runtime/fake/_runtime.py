@@ -80,6 +80,7 @@ from podsync.model._secrets import revealed, spec_texts
 from podsync.runtime.fake._calls import CALL_NAMES, MUTATING_CALL_NAMES, Call
 from podsync.runtime.fake._calls import Fault as _Fault
 from podsync.runtime.fake._clock import FakeClock
+from podsync.runtime.fake._images import ImageCalls as _ImageCalls
 from podsync.runtime.fake._operating import OperatingCalls as _OperatingCalls
 
 # Docker's rules, under the fake's own names for them (see podsync.runtime.fake._rules).
@@ -88,16 +89,17 @@ from podsync.runtime.fake._rules import CONTAINER_NAME_CHARS as _CONTAINER_NAME_
 from podsync.runtime.fake._rules import KILLED as _KILLED
 from podsync.runtime.fake._rules import Reference as _Reference
 from podsync.runtime.fake._rules import create_refusal as _create_refusal
-from podsync.runtime.fake._rules import image_id as _image_id
 from podsync.runtime.fake._rules import port_refusal as _port_refusal
 from podsync.runtime.fake._rules import read_reference as _read_reference
 from podsync.runtime.fake._rules import resource_refusal as _resource_refusal
 from podsync.runtime.fake._rules import sysctl_start_error as _sysctl_start_error
 from podsync.runtime.fake._state import FakeContainer as _Container
 from podsync.runtime.fake._state import Journal as _Journal
+from podsync.runtime.fake._state import listed_network_mode as _listed_network_mode
 from podsync.runtime.fake._state import network_mode_conflict as _network_mode_conflict
 from podsync.runtime.fake._state import published as _published
 from podsync.runtime.fake._state import publishes as _publishes
+from podsync.runtime.fake._state import removal_refusal as _removal_refusal
 from podsync.runtime.fake._state import start_refusal as _start_refusal
 from podsync.runtime.fake._volumes import VolumeCalls as _VolumeCalls
 from podsync.spec._labels import (
@@ -124,7 +126,7 @@ _OVERLAP_WAIT = 5.0
 __all__ = ["CALL_NAMES", "MUTATING_CALL_NAMES", "Call", "FakeClock", "FakeRuntime"]
 
 
-class FakeRuntime(_VolumeCalls, _OperatingCalls):
+class FakeRuntime(_ImageCalls, _VolumeCalls, _OperatingCalls):
     """An in-memory container engine that satisfies the ``Runtime`` protocol.
 
     Args:
@@ -156,6 +158,9 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
         seccomp: whether the engine's host has seccomp (else its profiles are refused).
         capacity: the CPUs (milli-CPU) and memory (bytes) its host gives containers
             (``node_capacity``): 8 CPUs and 16 GiB unless given.
+        refuse_joined_removal: podman's rule (``True``): a container that others join
+            (``container:<x>`` network or IPC) cannot be removed while they exist
+            (podman's HTTP 500, read as 409 ``Conflict``). Docker allows it (``False``).
 
     Attributes:
         calls: every call, in the order they were made.
@@ -177,6 +182,7 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
         apparmor: bool = False,
         seccomp: bool = True,
         capacity: ResourceList | None = None,
+        refuse_joined_removal: bool = False,
     ) -> None:
         self.calls = []
         self.exec_results = {}
@@ -189,6 +195,7 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
         self.bridge = bridge
         self.apparmor, self.seccomp = apparmor, seccomp
         self.capacity = capacity or ResourceList(cpu=8000, memory=16 * 1024**3)
+        self.refuse_joined_removal = refuse_joined_removal
         self._lock = threading.RLock()
         # Followers of logs and events wait on this (the same lock): see _state.
         self._changed = threading.Condition(self._lock)
@@ -237,6 +244,9 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
         from the records apply writes under the root directory, which
         ``podsync.observe`` reads (no engine can report it, and neither does the fake).
 
+        A container labelled with the network container it joins (``LABEL_JOINS``)
+        joins it, as podsync created it (no list reports a network mode).
+
         A pod's network container labelled as mounting the pod's state volume
         (``io.podsync.pod.state=mounted``) brings that volume, with its labels, when
         the engine has none of that name: Docker made it at the container's create and
@@ -256,42 +266,18 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
                 exit_code=container.exit_code,
                 finished_at=container.finished_at,
                 published=_published(ports),
+                network_mode=_listed_network_mode(container),
                 ipc_mode=ipc_mode or _listed_ipc_mode(container),
                 stopped_by_podsync=container.stopped_by_podsync,
                 oom_killed=container.oom_killed,
                 started_at=container.started_at,
             )
 
-    def add_image(self, image: str | ObservedImage) -> None:
-        """Make an image present (no call is recorded): a reference, listed as the
-        engine lists it (``library/busybox`` as ``busybox:latest``), or an
-        ``ObservedImage`` as it is.
-
-        Raises:
-            ValueError: the reference is malformed (``invalid reference format``).
-        """
-        with self._lock:
-            if isinstance(image, str):
-                image = self._new_image(_read_reference(image))
-            self._images[image.id] = image
-
-    @staticmethod
-    def _new_image(ref: _Reference) -> ObservedImage:
-        if ref.digest:
-            return ObservedImage(_image_id(ref.listed), (), (ref.listed,), user="")
-        return ObservedImage(_image_id(ref.listed), (ref.listed,), user="")
-
     @property
     def containers(self) -> list[ObservedContainer]:
         """The containers, as ``list_containers`` would return them (no call recorded)."""
         with self._lock:
             return [c.observed() for c in self._sorted()]
-
-    @property
-    def images(self) -> list[ObservedImage]:
-        """The images, as ``list_images`` would return them (no call recorded)."""
-        with self._lock:
-            return sorted(self._images.values(), key=lambda i: i.id)
 
     def container(self, ref: str) -> ObservedContainer:
         """The container with id or name ``ref``.
@@ -436,36 +422,12 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
             self._record("list")
             return [c.observed() for c in self._sorted()]
 
-    def list_images(self) -> list[ObservedImage]:
-        """Every image."""
-        self._sleep()
-        with self._lock:
-            self._record("list_images")
-            return sorted(self._images.values(), key=lambda i: i.id)
-
     def node_capacity(self) -> ResourceList:
         """``capacity`` (recorded as ``info``)."""
         self._sleep()
         with self._lock:
             self._record("info")
             return self.capacity
-
-    def pull_image(self, image: str) -> None:
-        """Make ``image`` present (recorded as ``pull``).
-
-        Raises:
-            RuntimeCallError: the reference is malformed (``invalid reference format``).
-        """
-        self._sleep()
-        with self._lock:
-            self._record("pull", image)
-            try:
-                ref = _read_reference(image)
-            except ValueError as e:
-                raise RuntimeCallError("pull", image, str(e), status_code=400) from None
-            if self._find_image(image) is None:
-                pulled = self._new_image(ref)
-                self._images[pulled.id] = pulled
 
     def close(self) -> None:
         """Count the close (``closes``); nothing else: the fake stays usable, as a
@@ -689,6 +651,10 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
                     "before attempting removal or force remove",
                     status_code=409,
                 )
+            if self.refuse_joined_removal and (
+                refused := _removal_refusal(container, self._find, self._containers.values())
+            ):
+                raise Conflict("remove", container_id, refused, status_code=409)
             del self._containers[container.id]
             self._journal.event(container, "destroy")
 
@@ -716,29 +682,6 @@ class FakeRuntime(_VolumeCalls, _OperatingCalls):
             if container.network_mode == "none":
                 return None
             return self.address
-
-    def remove_image(self, image_id: str) -> None:
-        """Remove an image by id (or reference); removing a missing one succeeds (as
-        ``DockerRuntime`` does).
-
-        Raises:
-            RuntimeCallError: a container was created from it.
-        """
-        self._sleep()
-        with self._lock:
-            self._record("remove_image", image_id)
-            image = self._find_image(image_id)
-            if image is None:
-                return
-            for c in self._containers.values():
-                if c.image == image.id or self._find_image(c.image) is image:
-                    raise Conflict(
-                        "remove_image",
-                        image_id,
-                        f"image is being used by container {c.id}",
-                        status_code=409,
-                    )
-            del self._images[image.id]
 
 
 if TYPE_CHECKING:

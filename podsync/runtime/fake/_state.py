@@ -19,16 +19,19 @@ import attrs
 from podsync.actions._actions import CreateSpec
 from podsync.model._pod import ObservedContainer
 from podsync.runtime._protocol import EngineEvent, LogLine, Stream
+from podsync.spec._labels import LABEL_JOINS
 from podsync.spec._ports import PortMapping
 
 __all__ = [
     "FakeContainer",
     "Journal",
     "exec_refusal",
+    "listed_network_mode",
     "network_mode_conflict",
     "port_clash",
     "published",
     "publishes",
+    "removal_refusal",
     "start_refusal",
 ]
 
@@ -150,6 +153,40 @@ def exec_refusal(container: FakeContainer | None, ref: str) -> str | None:
     if container.paused:
         return f"Container {ref} is paused, unpause the container before exec"
     return None
+
+
+def listed_network_mode(container: ObservedContainer) -> str:
+    """The network mode of a container put on the fake as it is (no list reports one):
+    ``container:<name>`` of the network container its ``LABEL_JOINS`` label names, as
+    podsync created it; else unknown (``""``)."""
+    joins = container.labels.get(LABEL_JOINS)
+    return f"container:{joins}" if joins else ""
+
+
+def removal_refusal(
+    container: FakeContainer,
+    find: Callable[[str], FakeContainer | None],
+    containers: Iterable[FakeContainer],
+) -> str | None:
+    """podman's refusal to remove ``container`` while another container joins its
+    network or IPC namespace (``container:<name or id>``), in podman's words (libpod's
+    ``ErrDepExists``, answered with HTTP 500); None when nothing joins it. Docker makes
+    no such check."""
+    dependents = [
+        other.id
+        for other in containers
+        if other.id != container.id
+        and any(
+            mode.startswith("container:") and find(mode.removeprefix("container:")) is container
+            for mode in (other.network_mode, other.ipc_mode)
+        )
+    ]
+    if not dependents:
+        return None
+    return (
+        f"container {container.id} has dependent containers which must be removed "
+        f"before it: {','.join(sorted(dependents))}: container already exists"
+    )
 
 
 def start_refusal(

@@ -3,7 +3,8 @@
 It applies a ``Plan`` the way an engine would react to the runtime calls, and checks the
 engine's own rules while doing so: names are unique, a container can only join a
 running network container (and only the IPC namespace of a running, shareable one), a
-running container cannot be removed, and a host port is
+running container cannot be removed, nor one that another container joins (podman's
+rule, which podsync's plans keep on every engine: ``planner._joins``), and a host port is
 published by one running container at a time (Docker on a bridge network: the same
 port and protocol on overlapping addresses, ``0.0.0.0`` overlapping every address). What it holds is
 then observed again, so tests can check that planning converges.
@@ -27,11 +28,14 @@ from podsync.actions._actions import (
 )
 from podsync.spec._images import normalize_image
 from podsync.spec._labels import (
+    LABEL_JOINS,
     LABEL_POD_IPC,
     LABEL_POD_STATE,
     POD_IPC_SHAREABLE,
     POD_STATE_MOUNTED,
 )
+from podsync.spec._naming import NETWORK_CONTAINER
+from podsync.spec._ownership import identify
 
 
 class EngineRuleBroken(AssertionError):
@@ -54,6 +58,8 @@ class EngineModel:
     mounted: dict[str, tuple[str, ...]] = attrs.Factory(dict)
     # The containers whose IPC namespace others may join (Docker's IpcMode shareable).
     shareable: set[str] = attrs.Factory(set)
+    # The container each container made here joins (network, and IPC when shared), by id.
+    joined: dict[str, str] = attrs.Factory(dict)
 
     def add(self, container: ObservedContainer) -> None:
         self.containers[container.id] = container
@@ -105,12 +111,14 @@ class EngineModel:
             spec = action.spec
             if self.by_name(spec.name) is not None:
                 raise EngineRuleBroken(f"name conflict: {spec.name}")
+            joins = None
             if spec.join:
                 target = self.by_name(spec.join)
                 if target is None or not target.running:
                     raise EngineRuleBroken(
                         f"{spec.name} joins a network container that does not run"
                     )
+                joins = target.id
             if spec.join_ipc:
                 donor = self.by_name(spec.join_ipc)
                 if donor is None or not donor.running or not self._shares_ipc(donor):
@@ -127,6 +135,8 @@ class EngineModel:
                         f"{spec.name}: {mounted.through} does not mount {mounted.volume}"
                     )
             self.counter += 1
+            if joins is not None:
+                self.joined[f"id{self.counter:06d}"] = joins
             if spec.ipc_shareable:
                 self.shareable.add(f"id{self.counter:06d}")
             self.calls += ["create", "start"]
@@ -172,6 +182,13 @@ class EngineModel:
             current = self.containers.get(action.id)
             if current is not None and current.running:
                 raise EngineRuleBroken(f"remove of running container {current.name}")
+            dependents = sorted(
+                c.name for c in self.containers.values() if self.joins(c) == action.id
+            )
+            if current is not None and dependents:
+                raise EngineRuleBroken(
+                    f"remove of {current.name}, which {', '.join(dependents)} join(s)"
+                )
             self.containers.pop(action.id, None)
         elif isinstance(action, RemovePodDir):
             self.pod_dirs.discard(action.pod_uid)
@@ -188,6 +205,31 @@ class EngineModel:
             pass
         else:  # pragma: no cover - a new action type must be taught here
             raise AssertionError(f"unknown action {action!r}")
+
+    def joins(self, container: ObservedContainer) -> str | None:
+        """The id of the container whose network ``container`` joins: as it was created
+        here, else - one put here as it is - the network container its ``LABEL_JOINS``
+        names, else the newest network container of its own pod created at or before it
+        (ties: the greatest id), as podsync and a 2014 kubelet create a pod's containers;
+        ``None`` for a network container, a foreign one, or one that joins none."""
+        if container.id in self.joined:
+            return self.joined[container.id]
+        named = container.labels.get(LABEL_JOINS)
+        if named is not None:
+            target = self.by_name(named)
+            return None if target is None else target.id
+        me = identify(container)
+        if me is None or me.container == NETWORK_CONTAINER:
+            return None
+        nets = [
+            (other.created, other.id)
+            for other in self.containers.values()
+            if other.created <= container.created
+            and (net := identify(other)) is not None
+            and net.container == NETWORK_CONTAINER
+            and (net.pod_uid, net.full_name) == (me.pod_uid, me.full_name)
+        ]
+        return max(nets)[1] if nets else None
 
     def port_holder(self, wanted: tuple[tuple[int, str, str], ...]) -> str | None:
         """The name of a running container that publishes one of ``wanted``, or None."""

@@ -254,8 +254,8 @@ class EngineConnection:
             raise
 
 
-#: podman's Docker-compatible service answers 500 where Docker answers 409 Conflict; its
-#: libpod error, at the explanation's end, says so (libpod/define/errors.go).
+#: podman's Docker-compatible service answers 500 where Docker answers 409 Conflict (or
+#: 404); its libpod error, at the explanation's end, says so (libpod/define/errors.go).
 _PODMAN_500S = (
     # a container in the wrong state: remove of a running one without force, an exec
     # in a stopped one, a start of a running one (Docker: 409 Conflict)
@@ -265,6 +265,9 @@ _PODMAN_500S = (
     ("has dependent containers which must be removed before it", 409),
     # a create with a name another container has (Docker: 409, a NameConflict)
     (": that name is already in use", 409),
+    # an inspect of a container removed after the list named it: "container <id> does
+    # not exist in database: no such container" (Docker: 404 No such container)
+    ("does not exist in database: no such container", 404),
 )
 
 

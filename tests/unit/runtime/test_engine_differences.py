@@ -382,3 +382,41 @@ def test_a_paused_container_is_stopped_on_either_engine(
             runtime.stop_container("c", 1)
         assert caught.value.status_code == raised
     assert api.calls == calls
+
+
+# podman's 500s, with libpod's words, and the status Docker answers for the same refusal
+PODMAN_500S = [
+    ("remove-running", _IMPROPER, 409),
+    ("volume-in-use", "remove v: volume is being used", 409),
+    (
+        "dependents",
+        "container n has dependent containers which must be removed before it: a: "
+        "container already exists",
+        409,
+    ),
+    (
+        "name-in-use",
+        "creating container storage: the container name x: that name is already in use",
+        409,
+    ),
+    # an inspect racing a removal (seen in the removal-order engine test)
+    (
+        "inspect-of-removed",
+        "container 787d does not exist in database: no such container",
+        404,
+    ),
+    ("a-real-server-error", "cannot kill: EPERM", 500),
+]
+
+
+@pytest.mark.parametrize(
+    ("explanation", "status"),
+    [row[1:] for row in PODMAN_500S],
+    ids=[row[0] for row in PODMAN_500S],
+)
+def test_podmans_500s_read_as_dockers_statuses(explanation: str, status: int) -> None:
+    """What podman answers with 500 and libpod's words is read as the status Docker
+    answers for it; a server error stays one."""
+    from podsync.runtime.docker._connection import _docker_status
+
+    assert _docker_status(explanation) == status

@@ -441,6 +441,12 @@ def _failures(results: dict[str, Series], phase: str) -> str:
     return " / ".join(runs)
 
 
+def _failed_note(s: Series, phase: str) -> str:
+    """What a bar's note says of the runs that failed, if any did."""
+    bad = failed(s, phase)
+    return f" - failed in {bad} of {len(s.times(phase))} runs" if bad else ""
+
+
 def _median_ratio(results: dict[str, Series], phase: str) -> str:
     return _ratio(results[PODSYNC].median(phase), results[KUBE].median(phase))
 
@@ -528,14 +534,12 @@ def plot(results: dict[str, Series], n: int, notes: Sequence[str] = ()) -> str:
     groups = []
     for phase in PHASES:
         note = f"({_median_ratio(results, phase)} podman's, by the median)"
-        if failed(p, phase) or failed(k, phase):
-            note += f"; failed runs {_failures(results, phase)}"
         groups.append(
             svgchart.BarGroup(
                 phase,
                 (
-                    _phase_bar(COMMANDS[PODSYNC][phase], p, phase, note),
-                    _phase_bar(COMMANDS[KUBE][phase], k, phase, "", True),
+                    _phase_bar(COMMANDS[PODSYNC][phase], p, phase, note + _failed_note(p, phase)),
+                    _phase_bar(COMMANDS[KUBE][phase], k, phase, _failed_note(k, phase), True),
                 ),
             )
         )
@@ -548,8 +552,9 @@ def plot(results: dict[str, Series], n: int, notes: Sequence[str] = ()) -> str:
         tuple(groups),
     )
     desc = " ".join(
-        f"{phase}: podsync {_seconds(p.median(phase))}, podman "
-        f"{_seconds(k.median(phase))} ({_median_ratio(results, phase)}, medians)."
+        f"{phase}: podsync {_seconds(p.median(phase))}{_failed_note(p, phase)}, podman "
+        f"{_seconds(k.median(phase))}{_failed_note(k, phase)} "
+        f"({_median_ratio(results, phase)}, medians)."
         for phase in PHASES
     )
     return svgchart.figure("podsync against podman kube play", desc, [chart], notes)

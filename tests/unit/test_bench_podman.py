@@ -103,4 +103,8 @@ def test_the_plot_draws_each_phase_beside_podmans_command() -> None:
     assert [value for _, value, _ in bars] == [3.0, 6.0, 0.5, 4.0, 2.0, 2.0]
     assert [fill == REFERENCE for _, _, fill in bars] == [False, True] * 3
     text = "\n".join("".join(e.itertext()) for e in root.iter(f"{SVG}text"))
-    assert "failed runs 1/2 / 0/2" in text
+    assert "(1.00x podman's, by the median) - failed in 1 of 2 runs" in text
+    assert (
+        "teardown: podsync 2.10 s - failed in 1 of 2 runs, podman 2.10 s (1.00x"
+        in root.findtext(f"{SVG}desc", "")
+    )

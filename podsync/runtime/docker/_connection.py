@@ -109,6 +109,7 @@ class EngineConnection:
 
         if (self._base_url or "").startswith("ssh://"):
             _require_ssh_support(self._host)
+            _drop_ended_ssh_connections()
             if self._use_ssh_client:
                 _reap_ssh_commands()
 
@@ -330,6 +331,51 @@ def _require_ssh_support(host: str) -> None:
             f"cannot use the Docker engine at {host}: ssh:// engines need the ssh extra "
             "(pip install 'podsync[ssh]', which brings paramiko)",
         ) from None
+
+
+def _drop_ended_ssh_connections() -> None:
+    """Make the SDK's ``ssh://`` connection pools check a connection before reusing it.
+
+    urllib3 drops a pooled connection whose peer hung up before it sends a request on
+    it; the SDK's ``SSHConnectionPool._get_conn`` skips that check (it calls
+    ``fileno()``, which makes a pipe per paramiko channel), so a connection whose
+    ``docker system dial-stdio`` had ended was reused, and the call failed with "I/O
+    operation on closed file" or "Socket is closed" - read as an engine that cannot be
+    reached (a flaky CI run of ``test_ssh_engine_plans_and_applies_through_sshd``). The
+    SDK module's pool class is replaced, once, by a subclass that closes and skips such
+    a connection (``_ssh_connection_ended``) and takes the next, or a new one.
+    """
+    from docker.transport import sshconn
+
+    if getattr(sshconn.SSHConnectionPool, "podsync_checks", False):
+        return
+
+    class CheckingSSHConnectionPool(sshconn.SSHConnectionPool):
+        podsync_checks = True
+
+        def _get_conn(self, timeout: float | None = None) -> Any:
+            while True:
+                conn = super()._get_conn(timeout)
+                if not _ssh_connection_ended(getattr(conn, "sock", None)):
+                    return conn
+                conn.close()
+
+    sshconn.SSHConnectionPool = CheckingSSHConnectionPool  # type: ignore[misc]
+
+
+def _ssh_connection_ended(sock: object) -> bool:
+    """Whether an ``ssh://`` connection's transport ended: a paramiko channel that is
+    closed, got its end of file or whose command exited; an ``ssh`` command
+    (``use_ssh_client``) that exited. ``None`` (not connected yet) has not ended."""
+    if sock is None:
+        return False
+    process = getattr(sock, "proc", None)
+    if process is not None:
+        return process.poll() is not None
+    if getattr(sock, "closed", False) or getattr(sock, "eof_received", False):
+        return True
+    ready = getattr(sock, "exit_status_ready", None)
+    return bool(ready()) if callable(ready) else False
 
 
 def _reap_ssh_commands() -> None:

@@ -127,7 +127,8 @@ class EngineEvent:
         name: its name, without a leading ``/``.
         labels: its labels (podsync's ownership labels among them).
         exit_code: for ``die``, the exit code; else ``None``.
-        signal: for ``kill``, the signal number; else ``None``.
+        signal: for ``kill``, the signal number when the engine says it (Docker does;
+            podman 4.3 does not); else ``None``.
     """
 
     time: float

@@ -190,6 +190,21 @@ class EngineConnection:
                     response.close()
         return self._libpod
 
+    def _volume_options(self) -> dict[str, str] | None:
+        """The driver options of a volume podsync creates: none on Docker; on podman
+        ``o=uid=0,gid=0``, which makes libpod keep the volume's root as it is.
+
+        Without them podman (4.3, libpod's ``fixVolumePermissions``) changes the root of
+        a new volume when the first container that mounts it starts: to that
+        container's user (the pod's ``runAsUser``, where Docker leaves it root's 0755),
+        then to the owner and mode of the image's directory at the mount path, even
+        through ``nocopy``. That undoes the mode and group podsync wrote (an fsGroup's
+        2775, an emptyDir's 0777) and lets the first container's user own a volume its
+        pod shares. A volume made with a uid or gid option is never changed so
+        (measured on podman 4.3.1); its root is root's, as on Docker.
+        """
+        return {"o": "uid=0,gid=0"} if self._is_libpod() else None
+
     @contextlib.contextmanager
     def _translate(self, operation: str, target: str) -> Iterator[None]:
         """Turn whatever the SDK, requests or the socket raise into podsync errors.

@@ -72,7 +72,7 @@ class VolumeCalls(EngineConnection):
             RuntimeCallError: the engine refused the name, or failed.
         """
         with self._call("create volume", name) as api:
-            api.create_volume(name, labels=dict(labels))
+            api.create_volume(name, labels=dict(labels), driver_opts=self._volume_options())
 
     def remove_volume(self, name: str) -> None:
         """Remove the named volume ``name``; one that is gone counts as removed.

@@ -183,6 +183,7 @@ PODMAN_IMAGES = [
     ("hub-official", "docker.io/library/busybox:latest", "busybox:latest"),
     ("hub-team", "docker.io/podsync-test/busybox:latest", "podsync-test/busybox:latest"),
     ("made-here", "localhost/podsync-demo/busybox:1", "podsync-demo/busybox:1"),
+    ("library-before-a-path", "docker.io/library/team/app:1", "library/team/app:1"),
     ("registry-on-a-port", "localhost:5000/app:1", "localhost:5000/app:1"),
     ("another-registry", "quay.io/team/app:1", "quay.io/team/app:1"),
     ("image-id", "sha256:0123", "sha256:0123"),

@@ -25,9 +25,9 @@ from tests.support.engine import TEST_IMAGE, remove_volumes, run_labels
 
 
 @pytest.fixture
-def subject(engine: docker.DockerClient) -> Iterator[Subject]:
+def subject(engine: docker.DockerClient, engine_name: str) -> Iterator[Subject]:
     """The runtime every case runs on: the engine at ``DOCKER_HOST``."""
-    with engine_subject(engine) as subject:
+    with engine_subject(engine, engine_name) as subject:
         yield subject
 
 

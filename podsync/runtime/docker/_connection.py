@@ -179,8 +179,9 @@ class EngineConnection:
     def _is_libpod(self) -> bool:
         """Whether the engine is podman (``Libpod-API-Version`` in the headers of its
         ``/_ping``): known from the API version's negotiation, else (a client passed
-        in) asked once, here. Callers ask only when an answer of the engine looks like
-        podman's (a ``localhost/`` or ``docker.io/`` name), so Docker pays nothing."""
+        in) asked once, here: a create and a volume's create ask (podman's unchecked
+        settings, its volume options), the list only when an answer of the engine
+        looks like podman's (a ``localhost/`` or ``docker.io/`` name)."""
         if self._libpod is None:
             with self._call("ping", "") as api:
                 response = api.get(f"{api.base_url}/_ping", timeout=self._timeout)
@@ -269,7 +270,8 @@ class EngineConnection:
             raise
 
 
-#: podman's Docker-compatible service answers 500 where Docker answers 409 Conflict; its
+#: podman's Docker-compatible service answers 500 where Docker answers 409 Conflict (or
+#: 404); its
 #: libpod error, at the explanation's end, says so (libpod/define/errors.go).
 _PODMAN_500S = (
     # a container in the wrong state: remove of a running one without force, an exec
@@ -280,6 +282,9 @@ _PODMAN_500S = (
     ("has dependent containers which must be removed before it", 409),
     # a create with a name another container has (Docker: 409, a NameConflict)
     (": that name is already in use", 409),
+    # a container that is gone, or is being removed ("container <id> does not exist
+    # in database: no such container", libpod's ErrNoSuchCtr; Docker: 404)
+    (": no such container", 404),
 )
 
 

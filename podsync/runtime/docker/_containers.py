@@ -34,6 +34,7 @@ from podsync.runtime.docker._api import (
     timestamp,
 )
 from podsync.runtime.docker._connection import EngineConnection
+from podsync.runtime.docker._unchecked import unchecked_create_refusal
 from podsync.spec._backoff import Backoff
 from podsync.spec._labels import LABEL_HELPER
 from podsync.spec._ownership import ownership
@@ -192,7 +193,9 @@ class ContainerCalls(EngineConnection):
             EngineUnavailable: the engine cannot be reached.
             RuntimeCallError: the engine refused: no such image (nothing is pulled
                 here), conflicting options (hostname, DNS servers or ports
-                beside ``join``), a bad bind ...
+                beside ``join``), a bad bind ...; on podman, what Docker refuses and
+                podman would create is refused first, in Docker's words, with no
+                status (``_unchecked``).
         """
         try:
             return self._create(spec)
@@ -235,10 +238,18 @@ class ContainerCalls(EngineConnection):
         return str(inspected.get("Id") or ""), {str(k): str(v) for k, v in labels.items()}
 
     def _create(self, spec: CreateSpec) -> str:
+        seccomp = self._check_security(spec)
+        if self._is_libpod():
+            # What Docker refuses at create and podman creates (_unchecked), refused
+            # here before anything changes; and Docker's leading "/" of a name, which
+            # podman refuses, dropped as Docker drops it.
+            refusal = unchecked_create_refusal(spec)
+            if refusal is not None:
+                raise RuntimeCallError("create", spec.name, refusal)
+            spec = attrs.evolve(spec, name=spec.name.removeprefix("/"))
         # A score below -1000 goes to the engine as it is: the engine refuses it.
         if -1000 <= spec.oom_score_adj < 0 and not self._lowers_oom_scores(spec.image):
             spec = attrs.evolve(spec, oom_score_adj=0)
-        seccomp = self._check_security(spec)
         args = docker_create_args(spec, seccomp, self._mountpoints(spec))
         labelled = [v for v in spec.volumes if v.labels]
         if labelled and self._is_libpod():

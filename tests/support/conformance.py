@@ -58,7 +58,7 @@ from tests.support.engine import (
     remove_volumes,
     run_labels,
 )
-from tests.support.podman_answers import answer
+from tests.support.podman_answers import answer, listed_image
 
 MIB = 1024 * 1024
 
@@ -622,7 +622,7 @@ def test_accepted_at_create(subject: Subject, fields: dict[str, Any]) -> None:
 
     listed = subject.listed(cid)
     assert (name, False) == (listed.name, listed.running)
-    assert fields.get("image", TEST_IMAGE) == listed.image
+    assert listed_image(subject.engine, fields.get("image", TEST_IMAGE)) == listed.image
 
 
 def test_name_conflict(subject: Subject) -> None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["PODMAN_WORDS", "REFUSED_BY_PODSYNC", "answer"]
+__all__ = ["PODMAN_WORDS", "REFUSED_BY_PODSYNC", "answer", "listed_image"]
 
 _NAMES = "[a-zA-Z0-9][a-zA-Z0-9_.-]*"
 
@@ -189,3 +189,14 @@ def answer(
                 "<volume>", volume
             )
     return status, message
+
+
+def listed_image(engine: str, image: str) -> str:
+    """The image the runtime observes of a container created from ``image``: on Docker
+    (and the fake) the name as the create gave it; on podman, which lists the image's
+    fully qualified name, its Docker short form (``familiar_image``) with the tag podman
+    resolved (``:latest`` for an untagged name)."""
+    if engine != "podman" or "@" in image:
+        return image
+    slash, colon = image.rfind("/"), image.rfind(":")
+    return image if colon > slash else f"{image}:latest"

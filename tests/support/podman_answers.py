@@ -20,8 +20,18 @@ identity, and on podman an answer no table names is Docker's.
 from __future__ import annotations
 
 import re
+from typing import Any
 
-__all__ = ["PODMAN_WORDS", "REFUSED_BY_PODSYNC", "answer", "listed_image"]
+__all__ = [
+    "NO_ENTRYPOINT",
+    "PODMAN_WORDS",
+    "REFUSED_BY_PODSYNC",
+    "answer",
+    "listed_image",
+    "recorded_binds",
+    "recorded_ports",
+    "set_env",
+]
 
 _NAMES = "[a-zA-Z0-9][a-zA-Z0-9_.-]*"
 
@@ -200,3 +210,42 @@ def listed_image(engine: str, image: str) -> str:
         return image
     slash, colon = image.rfind("/"), image.rfind(":")
     return image if colon > slash else f"{image}:latest"
+
+
+# --- what an inspect records ----------------------------------------------------------
+
+#: ``Config.Entrypoint`` of a container created without one (the image's is kept): Docker
+#: records null, podman an empty list.
+NO_ENTRYPOINT: dict[str, list[str] | None] = {"docker": None, "podman": []}
+
+
+def recorded_binds(engine: str, binds: list[str]) -> list[str]:
+    """``HostConfig.Binds`` as ``engine`` records the binds Docker records as ``binds``
+    (``/host:/container[:options]``): podman adds its defaults to each, the mount
+    propagation ``rprivate`` and the bind type ``rbind``."""
+    if engine != "podman":
+        return binds
+    return [b + ("," if b.count(":") > 1 else ":") + "rprivate,rbind" for b in binds]
+
+
+#: The variables podman (4.3) adds to every container's ``Config.Env``, Docker none:
+#: ``container=podman``, a default ``PATH`` and ``TERM=xterm``, and ``HOME`` and
+#: ``HOSTNAME`` for a container whose user or hostname gives them.
+PODMAN_ENV = frozenset({"container", "PATH", "TERM", "HOME", "HOSTNAME"})
+
+
+def set_env(engine: str, env: list[str]) -> list[str]:
+    """The variables of a ``Config.Env`` that a create set, comparable on ``engine``:
+    on Docker as they are, in order; on podman without :data:`PODMAN_ENV` (a test that
+    compares sets none of those) and sorted, as podman keeps them in a map and records
+    them in no fixed order."""
+    if engine != "podman":
+        return env
+    return sorted(e for e in env if e.partition("=")[0] not in PODMAN_ENV)
+
+
+def recorded_ports(engine: str, bindings: dict[str, Any]) -> dict[str, Any]:
+    """``HostConfig.PortBindings`` (or ``Config.ExposedPorts``) as ``engine`` records
+    those Docker records as ``bindings`` for a container in network mode ``none``:
+    podman drops them (there is no network to publish on; ``docs/engines.md``)."""
+    return {} if engine == "podman" else bindings

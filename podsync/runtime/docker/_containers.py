@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, cast
 import attrs
 
 from podsync.actions._actions import CreateSpec
-from podsync.exceptions import NameConflict, NotFound, RuntimeCallError
+from podsync.exceptions import Conflict, NameConflict, NotFound, RuntimeCallError
 from podsync.model._pod import ObservedContainer
 from podsync.runtime.docker._api import (
     FINISHED_STATES,
@@ -422,10 +422,15 @@ class ContainerCalls(EngineConnection):
         """Start a created container (starting a running one is a no-op: HTTP 304).
 
         Raises:
+            Conflict: the container joins the network of a container that does not
+                run (HTTP 409).
             RuntimeCallError: no such container, or the engine could not start it (its
-                entrypoint does not exist, the network container is not running ...).
+                entrypoint does not exist, the container whose IPC it joins does not
+                run ...).
         """
         with self._call("start", container_id) as api:
+            if self._is_libpod():
+                _refuse_a_dead_namespace(api, container_id)
             api.start(container_id)
 
     def stop_container(self, container_id: str, timeout: int) -> None:
@@ -488,3 +493,41 @@ def _refused_as_paused(api: Any, container_id: str, refusal: docker.errors.APIEr
         return False
     state = api.inspect_container(container_id).get("State") or {}
     return bool(state.get("Paused"))
+
+
+def _refuse_a_dead_namespace(api: Any, container_id: str) -> None:
+    """On podman, refuse - as Docker does - the start of a container that joins the
+    network or IPC namespace (``container:<x>``) of a container that does not run.
+
+    podman (4.3) starts ``x`` instead (libpod starts a container's dependencies), so a
+    pod whose network container died would get it back with a new network namespace,
+    its old containers left in the dead one, where Docker refuses and podsync rebuilds
+    the pod. Docker's words and statuses: 409 for the network (checked first), 500 for
+    the IPC namespace. A paused ``x`` may be joined, as on Docker. Two inspects."""
+    import docker.errors
+
+    host_config = api.inspect_container(container_id).get("HostConfig") or {}
+    for field in ("NetworkMode", "IpcMode"):
+        mode = str(host_config.get(field) or "")
+        if not mode.startswith("container:"):
+            continue
+        target = mode.removeprefix("container:")
+        try:
+            running = bool(api.inspect_container(target)["State"]["Running"])
+        except docker.errors.NotFound:
+            continue  # the engine's own refusal says so
+        if running:
+            continue
+        if field == "NetworkMode":
+            raise Conflict(
+                "start",
+                container_id,
+                f"cannot join network of a non running container: {target}",
+                status_code=409,
+            )
+        raise RuntimeCallError(
+            "start",
+            container_id,
+            f"can't join IPC of container {target}: container {target} is not running",
+            status_code=500,
+        )

@@ -58,7 +58,13 @@ from tests.support.engine import (
     remove_volumes,
     run_labels,
 )
-from tests.support.podman_answers import answer, listed_image
+from tests.support.podman_answers import (
+    IPC_SHAREABLE,
+    JOIN_CHECKED_AT_CREATE,
+    SYSCTLS_CHECKED_AT_CREATE,
+    answer,
+    listed_image,
+)
 
 MIB = 1024 * 1024
 
@@ -617,6 +623,13 @@ def test_accepted_at_create(subject: Subject, fields: dict[str, Any]) -> None:
     name = subject.name("app")
     if "name" in fields:
         fields["name"] = fields["name"].format(name=name)
+    if fields.get("join") == "no-such-container" and subject.engine in JOIN_CHECKED_AT_CREATE:
+        status, message = subject.answer(404, f"No such container: {fields['join']}", during="join")
+        error = _refusal(
+            subject.runtime.create_container, subject.spec("app", **fields), status=status
+        )
+        assert message == error.message
+        return
 
     cid = subject.runtime.create_container(subject.spec("app", **fields))
 
@@ -659,19 +672,24 @@ def test_ports_in_network_mode_none_are_not_published(subject: Subject) -> None:
 
 def test_joining_a_network_container(subject: Subject) -> None:
     """``container:<x>`` starts only while x runs: a missing x and a stopped x are
-    refused at start (the container stays created); a running or paused x is joined."""
-    missing = subject.runtime.create_container(subject.spec("missing", join="no-such-container"))
+    refused at start (the container stays created; podman refuses a missing x at
+    create: ``JOIN_CHECKED_AT_CREATE``); a running or paused x is joined."""
     net = subject.runtime.create_container(subject.spec("net", traps(0)))
     app = subject.runtime.create_container(subject.spec("app", join=net))
-
-    # Docker answers 404 for the missing network container, though the call is a
-    # start of a container that exists.
-    no_such = _refusal(subject.runtime.start_container, missing, status=404)
+    missing_spec = subject.spec("missing", join="no-such-container")
+    status, message = subject.answer(404, "No such container: no-such-container", during="join")
+    if subject.engine in JOIN_CHECKED_AT_CREATE:
+        no_such = _refusal(subject.runtime.create_container, missing_spec, status=status)
+    else:
+        missing = subject.runtime.create_container(missing_spec)
+        # Docker answers 404 for the missing network container, though the call is a
+        # start of a container that exists.
+        no_such = _refusal(subject.runtime.start_container, missing, status=status)
+        assert not subject.listed(missing).running
     not_running = _refusal(subject.runtime.start_container, app, status=409)
 
-    assert "No such container: no-such-container" == no_such.message
+    assert message == no_such.message
     assert f"cannot join network of a non running container: {net}" == not_running.message
-    assert not subject.listed(missing).running
     assert not subject.listed(app).running
     subject.runtime.start_container(net)
     subject.pause(net)
@@ -682,7 +700,8 @@ def test_joining_a_network_container(subject: Subject) -> None:
 def test_joining_an_ipc_namespace(subject: Subject) -> None:
     """``IpcMode container:<x>`` (issue 27): x is looked for at create; the joiner starts
     only while x runs, and only if x's IPC namespace is ``shareable`` (Docker's own
-    ``private`` default is not); the network is checked first."""
+    ``private`` default is not; podman's every namespace is: ``IPC_SHAREABLE``); the
+    network is checked first."""
     private = subject.running("private", traps(0))
     shareable = subject.runtime.create_container(
         subject.spec("shareable", traps(0), ipc_shareable=True)
@@ -691,14 +710,18 @@ def test_joining_an_ipc_namespace(subject: Subject) -> None:
     of_stopped = subject.runtime.create_container(subject.spec("b", join_ipc=shareable))
     both = subject.runtime.create_container(subject.spec("c", join=shareable, join_ipc=shareable))
 
-    not_shareable = _refusal(subject.runtime.start_container, of_private, status=500)
+    if subject.engine in IPC_SHAREABLE:
+        subject.runtime.start_container(of_private)
+        assert subject.listed(of_private).running
+    else:
+        not_shareable = _refusal(subject.runtime.start_container, of_private, status=500)
+        assert (
+            f"can't join IPC of container {private}: non-shareable IPC (hint: use "
+            "IpcMode:shareable for the donor container)"
+        ) == not_shareable.message
     not_running = _refusal(subject.runtime.start_container, of_stopped, status=500)
     network_first = _refusal(subject.runtime.start_container, both, status=409)
 
-    assert (
-        f"can't join IPC of container {private}: non-shareable IPC (hint: use "
-        "IpcMode:shareable for the donor container)"
-    ) == not_shareable.message
     assert (
         f"can't join IPC of container {shareable}: container {shareable} is not running"
     ) == not_running.message
@@ -837,10 +860,15 @@ def test_an_apparmor_profile_without_apparmor_is_refused(subject: Subject) -> No
 
 
 def test_a_sysctl_no_namespace_holds_is_refused_at_start(subject: Subject) -> None:
-    """runc refuses a node-level sysctl when the container starts; it stays created."""
-    cid = subject.runtime.create_container(
-        subject.spec("app", security=ContainerSecurity(sysctls=(("kernel.panic", "1"),)))
-    )
+    """runc refuses a node-level sysctl when the container starts; it stays created.
+    podman refuses it at create (``SYSCTLS_CHECKED_AT_CREATE``), and creates nothing."""
+    spec = subject.spec("app", security=ContainerSecurity(sysctls=(("kernel.panic", "1"),)))
+    if subject.engine in SYSCTLS_CHECKED_AT_CREATE:
+        error = _refusal(subject.runtime.create_container, spec, status=500)
+        assert "sysctl 'kernel.panic' is not allowed" in error.message
+        assert [] == subject.ours()
+        return
+    cid = subject.runtime.create_container(spec)
 
     error = _refusal(subject.runtime.start_container, cid, status=500)
 

@@ -23,9 +23,12 @@ import re
 from typing import Any
 
 __all__ = [
+    "IPC_SHAREABLE",
+    "JOIN_CHECKED_AT_CREATE",
     "NO_ENTRYPOINT",
     "PODMAN_WORDS",
     "REFUSED_BY_PODSYNC",
+    "SYSCTLS_CHECKED_AT_CREATE",
     "answer",
     "listed_image",
     "recorded_binds",
@@ -61,6 +64,14 @@ REFUSED_BY_PODSYNC: tuple[str, ...] = (
 #: container's create, ``mount`` a container's create that mounts the volume named)
 #: for refusals podman makes in its own words. The first row that matches applies.
 PODMAN_WORDS: tuple[tuple[str, int | None, str, str], ...] = (
+    # The network container a create joins, missing (JOIN_CHECKED_AT_CREATE).
+    (
+        r"No such container: (.*)",
+        404,
+        "container create: looking up container to share net namespace with: no container"
+        r' with name or ID "\1" found: no such container',
+        "join",
+    ),
     # A bad volume name in a container's mount: the create of the volume, named.
     (
         r'create .*: ".*" includes invalid characters for a local volume name, .*',
@@ -172,6 +183,22 @@ PODMAN_WORDS: tuple[tuple[str, int | None, str, str], ...] = (
         "",
     ),
 )
+
+
+#: The engines that look for the container whose network a container joins when it is
+#: created (podman: "looking up container to share net namespace with"), where Docker
+#: 20.10 creates the joiner and refuses its start.
+JOIN_CHECKED_AT_CREATE = frozenset({"podman"})
+
+#: The engines that refuse a sysctl no namespace of the container holds when it is
+#: created (podman: "sysctl 'kernel.panic' is not allowed", HTTP 500), where Docker
+#: creates it and runc refuses its start.
+SYSCTLS_CHECKED_AT_CREATE = frozenset({"podman"})
+
+#: The engines whose containers' IPC namespaces all may be joined: podman's default IPC
+#: mode is shareable (containers.conf ``ipcns``), Docker's is ``private``, which no one
+#: joins. podsync makes the namespaces it joins shareable on both (``ipc_shareable``).
+IPC_SHAREABLE = frozenset({"podman"})
 
 
 def answer(

@@ -63,6 +63,7 @@ from tests.support.podman_answers import (
     JOIN_CHECKED_AT_CREATE,
     SYSCTLS_CHECKED_AT_CREATE,
     answer,
+    events_of_a_stop,
     listed_image,
 )
 
@@ -1056,15 +1057,18 @@ def test_events_of_a_container_life(subject: Subject) -> None:
     with subject.runtime.engine_events(since=since, until=until) as stream:
         named = [(e.name, e.labels.get(LABEL_POD_UID)) for e in stream if e.container_id == cid]
 
-    assert [
-        ("create", None, None),
-        ("start", None, None),
-        ("kill", None, 15),
-        ("kill", None, 9),
-        ("die", 137, None),
-        ("stop", None, None),
-        ("destroy", None, None),
-    ] == events
+    assert events_of_a_stop(
+        subject.engine,
+        [
+            ("create", None, None),
+            ("start", None, None),
+            ("kill", None, 15),
+            ("kill", None, 9),
+            ("die", 137, None),
+            ("stop", None, None),
+            ("destroy", None, None),
+        ],
+    ) == events_of_a_stop(subject.engine, events)
     assert {(spec.name, spec.labels[LABEL_POD_UID])} == set(named)
 
 

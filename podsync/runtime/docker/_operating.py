@@ -101,7 +101,9 @@ class OperatingCalls(EngineConnection):
         ``since``)."""
         from podsync.runtime.docker import _streams as _docker_streams
 
-        opened = functools.partial(_docker_streams.events, since=since, until=until)
+        opened = functools.partial(
+            _docker_streams.events, since=since, until=until, libpod=self._is_libpod()
+        )
         return self._stream("events", "", opened)
 
     def exec_attached(

@@ -34,6 +34,10 @@ STREAMS = {0: "stdin", 1: "stdout", 2: "stderr"}
 # How often an attached exec asks whether its command finished after its output ended.
 _POLL = 0.02
 
+# How far ahead of now podman is asked for events until (see events): long enough for
+# the request to reach it before that moment passes.
+_UNTIL_AHEAD = 0.5
+
 #: What opening a stream gives: the items, and how to cancel the reading from any thread.
 Opened = tuple[Iterator[Any], Callable[[], None]]
 
@@ -115,24 +119,31 @@ def _raw_frames(raw: Any) -> Iterator[tuple[int, bytes]]:
 
 
 def events(
-    api: Any, *, since: float | None, until: float | None
+    api: Any, *, since: float | None, until: float | None, libpod: bool = False
 ) -> tuple[Iterator[EngineEvent], Callable[[], None]]:
     """``GET /events`` for containers and the actions podsync reports (``EVENT_FILTER``:
-    in Docker's words and podman's)."""
+    in Docker's words and podman's).
+
+    ``libpod``: the engine is podman, whose ``/events`` (4.3) answers nothing at all
+    when ``until`` has passed (measured: an ``until`` one second ago, none of the
+    events before it). So podman is asked until a moment from now (``_UNTIL_AHEAD``)
+    and the events after ``until`` are dropped here."""
     params: dict[str, Any] = {
         "filters": {"type": ["container"], "event": list(EVENT_FILTER)},
     }
     if since is not None:
         params["since"] = f"{max(since, 1e-9):.9f}"
     if until is not None:
-        params["until"] = f"{max(until, 1e-9):.9f}"
+        asked = max(until, time.time() + _UNTIL_AHEAD) if libpod else until
+        params["until"] = f"{max(asked, 1e-9):.9f}"
     stream = api.events(decode=True, **params)
+    cutoff = until if libpod else None  # Docker stops at until itself
 
     def items() -> Iterator[EngineEvent]:
         for message in stream:
             if isinstance(message, Mapping):
                 event = engine_event(message)
-                if event is not None:
+                if event is not None and (cutoff is None or event.time <= cutoff):
                     yield event
 
     def close() -> None:

@@ -15,6 +15,7 @@ import pytest
 
 from podsync.docker import DockerRuntime
 from podsync.model._volume_entries import EntryKind, VolumeEntry
+from podsync.runtime.docker._api import familiar_image
 from podsync.runtime.docker._volumes import HELPER_IMAGE
 from podsync.spec._labels import LABEL_HELPER
 from tests.support.conformance import *  # noqa: F403 - the suite's cases, collected here
@@ -25,9 +26,9 @@ from tests.support.engine import TEST_IMAGE, remove_volumes, run_labels
 
 
 @pytest.fixture
-def subject(engine: docker.DockerClient) -> Iterator[Subject]:
+def subject(engine: docker.DockerClient, engine_name: str) -> Iterator[Subject]:
     """The runtime every case runs on: the engine at ``DOCKER_HOST``."""
-    with engine_subject(engine) as subject:
+    with engine_subject(engine, engine_name) as subject:
         yield subject
 
 
@@ -100,7 +101,7 @@ def test_the_volume_helper_image_is_the_runtimes_own(engine: docker.DockerClient
         remove_volumes(engine, volumes)
 
     assert [b"", b""] == read
-    assert HELPER_IMAGE in image.tags
+    assert HELPER_IMAGE in {familiar_image(tag) for tag in image.tags}
     assert {LABEL_HELPER: "volume"} == image.labels
     assert image.attrs["Config"]["Cmd"] is None  # nothing in it to run
     assert [[], []] == left

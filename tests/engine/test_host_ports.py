@@ -27,15 +27,17 @@ from podsync.docker import DockerRuntime
 from podsync.spec._ports import port_mappings
 from podsync.testing import FakeRuntime
 from tests.support.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup, free_host_port, run_labels
+from tests.support.podman_answers import recorded_ports
 
 SUFFIX = secrets.token_hex(4)
 
 
 def test_network_none_publishes_nothing_so_nothing_conflicts(
-    engine: docker.DockerClient, cleanup: Cleanup
+    engine: docker.DockerClient, engine_name: str, cleanup: Cleanup
 ) -> None:
     """Two ``none`` containers with the same host port both run; the engine keeps the
-    bindings in ``HostConfig`` and publishes none; FakeRuntime agrees."""
+    bindings in ``HostConfig`` (podman drops them: ``recorded_ports``) and publishes
+    none; FakeRuntime agrees."""
     host_port = free_host_port(engine)  # the engine is shared: no fixed host port
     with DockerRuntime() as runtime:
         ids = []
@@ -52,7 +54,8 @@ def test_network_none_publishes_nothing_so_nothing_conflicts(
             ids.append(cid)
     inspected = [engine.api.inspect_container(cid) for cid in ids]
 
-    assert [(True, {"80/tcp": [{"HostIp": "", "HostPort": str(host_port)}]}, {})] * 2 == [
+    bindings = recorded_ports(engine_name, {"80/tcp": [{"HostIp": "", "HostPort": str(host_port)}]})
+    assert [(True, bindings, {})] * 2 == [
         (
             i["State"]["Running"],
             i["HostConfig"]["PortBindings"],

@@ -27,7 +27,7 @@ from podsync.actions._options import PlanOptions
 from podsync.docker import DockerRuntime
 from podsync.spec._images import normalize_image
 from podsync.testing import FakeRuntime
-from tests.support.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup
+from tests.support.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup, tag_image
 from tests.support.image_references import INVALID, LISTED
 
 SUFFIX = f"-{secrets.token_hex(4)}"
@@ -53,8 +53,20 @@ def tags(engine: docker.DockerClient) -> Iterator[list[str]]:
 
 
 def _tag(engine: docker.DockerClient, reference: str) -> None:
-    # The Engine API parses "repo" as a whole reference, tag included.
+    # The Engine API parses "repo" as a whole reference, tag included (Docker's; see
+    # tag_image for podman's, which takes only valid references).
     engine.api.tag(TEST_IMAGE, reference)
+
+
+#: What podman (4.3) says in its own words where Docker's refusal holds "invalid"
+#: (Docker: "invalid reference format: repository name must be lowercase"; podman:
+#: "normalizing name for compat API: repository name must be lowercase").
+PODMAN_OWN_WORDS = ("repository name must be lowercase",)
+
+#: References podsync refuses that podman (4.3) tags all the same: a 64-digit
+#: hexadecimal repository name, which Docker refuses as an image id. podsync refuses
+#: it before any engine sees it (normalize_image), so a pod never reaches podman with it.
+PODMAN_TAGS = ("f" * 64,)
 
 
 def test_engine_lists_every_spelling_as_normalize_image_says(
@@ -66,7 +78,7 @@ def test_engine_lists_every_spelling_as_normalize_image_says(
     spellings = [(_unique(spelling), _unique(listed)) for spelling, listed in LISTED]
     for spelling, listed in spellings:
         tags.append(listed)
-        _tag(engine, spelling)
+        tag_image(engine, TEST_IMAGE, spelling)
 
     with DockerRuntime() as runtime:
         on_engine = {t for image in runtime.list_images() for t in image.tags}
@@ -88,13 +100,28 @@ def test_engine_lists_every_spelling_as_normalize_image_says(
     [(s, why) for s, why in INVALID if s and "@" not in s],
 )
 def test_engine_refuses_what_podsync_refuses(
-    engine: docker.DockerClient, tags: list[str], spelling: str, why: str
+    engine: docker.DockerClient, engine_name: str, tags: list[str], spelling: str, why: str
 ) -> None:
-    """Every reference podsync calls invalid, the engine refuses too."""
+    """Every reference podsync calls invalid, the engine refuses too (on podman, but
+    for ``PODMAN_TAGS``, which it takes)."""
     tags.append(spelling)  # untagged should the engine ever take it
 
+    if engine_name == "podman" and spelling in PODMAN_TAGS:
+        tags.append(f"docker.io/library/{spelling}:latest")  # as podman lists it
+        _tag(engine, spelling)
+        assert spelling in {t.rpartition("/")[2].partition(":")[0] for t in _all_tags(engine)}
+        return
+    if engine_name == "podman" and why in PODMAN_OWN_WORDS:
+        # The tag apart (tag_image), so that podman reads the name, not the tag in it.
+        with pytest.raises(docker.errors.APIError, match=why):
+            tag_image(engine, TEST_IMAGE, spelling)
+        return
     with pytest.raises(docker.errors.APIError, match="invalid"):
         _tag(engine, spelling)
+
+
+def _all_tags(engine: docker.DockerClient) -> set[str]:
+    return {t for image in engine.api.images() for t in image.get("RepoTags") or ()}
 
 
 def test_pod_with_the_library_spelling_of_a_present_image_starts(
@@ -107,7 +134,7 @@ def test_pod_with_the_library_spelling_of_a_present_image_starts(
     name = f"podsync-img{SUFFIX}"
     for reference in (f"{name}:latest", f"{name}:v1"):
         tags.append(reference)
-        _tag(engine, reference)
+        tag_image(engine, TEST_IMAGE, reference)
     serve = ("/bin/sh", "-c", "trap 'exit 0' TERM; while :; do sleep 1; done")
     pod = Pod(
         f"images-{uuid.uuid4().hex[:6]}",

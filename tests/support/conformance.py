@@ -58,6 +58,14 @@ from tests.support.engine import (
     remove_volumes,
     run_labels,
 )
+from tests.support.podman_answers import (
+    IPC_SHAREABLE,
+    JOIN_CHECKED_AT_CREATE,
+    SYSCTLS_CHECKED_AT_CREATE,
+    answer,
+    events_of_a_stop,
+    listed_image,
+)
 
 MIB = 1024 * 1024
 
@@ -127,6 +135,7 @@ class Subject:
     kind: str
     runtime: Runtime
     client: docker.DockerClient | None = None
+    engine: str = ""
     token: str = attrs.field(factory=lambda: secrets.token_hex(4))
     _processes: dict[str, Process] = attrs.field(factory=dict)
     _volumes: list[str] = attrs.field(factory=list)
@@ -159,6 +168,12 @@ class Subject:
         if self.kind == "fake":
             self.fake.on_sigterm(name, process.on_term)
         return spec
+
+    def answer(self, status: int | None, message: str, **call: str) -> tuple[int | None, str]:
+        """What this runtime answers where Docker answers ``status`` with ``message``
+        (``tests.support.podman_answers.answer``, with ``call``: the same, but on
+        podman)."""
+        return answer(self.engine, status, message, **call)
 
     def running(self, short: str, process: Process = IGNORES_TERM, **fields: Any) -> str:
         """Create and start a container; its id."""
@@ -249,10 +264,11 @@ def fake_subject() -> Subject:
 
 
 @contextlib.contextmanager
-def engine_subject(client: docker.DockerClient) -> Iterator[Subject]:
-    """The engine at ``DOCKER_HOST``; the volumes the test made are removed after it."""
+def engine_subject(client: docker.DockerClient, engine: str = "docker") -> Iterator[Subject]:
+    """The engine at ``DOCKER_HOST`` (``engine``: which one it is); the volumes the test
+    made are removed after it."""
     with DockerRuntime() as runtime:
-        subject = Subject("engine", runtime, client)
+        subject = Subject("engine", runtime, client, engine)
         try:
             yield subject
         finally:
@@ -345,8 +361,9 @@ def test_process_that_exits_by_itself(subject: Subject) -> None:
     assert (False, 7) == (exited.running, exited.exit_code)
     assert exited.finished_at is not None
     assert exited == subject.listed(cid)
-    error = _refusal(subject.runtime.exec_in_container, cid, ["true"], 5.0, status=409)
-    assert f"Container {cid} is not running" == error.message
+    status, message = subject.answer(409, f"Container {cid} is not running")
+    error = _refusal(subject.runtime.exec_in_container, cid, ["true"], 5.0, status=status)
+    assert message == error.message
 
 
 def test_stop_and_remove_of_what_does_not_run(subject: Subject) -> None:
@@ -367,12 +384,14 @@ def test_stop_and_remove_of_what_does_not_run(subject: Subject) -> None:
 def test_remove_of_a_running_container_is_refused(subject: Subject) -> None:
     cid = subject.running("app")
 
-    error = _refusal(subject.runtime.remove_container, cid, status=409)
-
-    assert (
+    status, message = subject.answer(
+        409,
         f"You cannot remove a running container {cid}. "
-        "Stop the container before attempting removal or force remove"
-    ) == error.message
+        "Stop the container before attempting removal or force remove",
+    )
+    error = _refusal(subject.runtime.remove_container, cid, status=status)
+
+    assert message == error.message
     assert [cid] == [c.id for c in subject.ours()]
 
 
@@ -533,6 +552,7 @@ def test_refused_at_create(subject: Subject, fields: dict[str, Any], message: st
     # Docker answers 400 to a create it finds invalid, 404 for a missing image; a
     # profile DockerRuntime refuses before the engine has no answer's status.
     status = {NO_SUCH_IMAGE: 404, MISSING_PROFILE: None}.get(message, 400)
+    status, message = subject.answer(status, message, during="create")
     error = _refusal(subject.runtime.create_container, subject.spec("app", **fields), status=status)
 
     assert message == error.message
@@ -604,12 +624,19 @@ def test_accepted_at_create(subject: Subject, fields: dict[str, Any]) -> None:
     name = subject.name("app")
     if "name" in fields:
         fields["name"] = fields["name"].format(name=name)
+    if fields.get("join") == "no-such-container" and subject.engine in JOIN_CHECKED_AT_CREATE:
+        status, message = subject.answer(404, f"No such container: {fields['join']}", during="join")
+        error = _refusal(
+            subject.runtime.create_container, subject.spec("app", **fields), status=status
+        )
+        assert message == error.message
+        return
 
     cid = subject.runtime.create_container(subject.spec("app", **fields))
 
     listed = subject.listed(cid)
     assert (name, False) == (listed.name, listed.running)
-    assert fields.get("image", TEST_IMAGE) == listed.image
+    assert listed_image(subject.engine, fields.get("image", TEST_IMAGE)) == listed.image
 
 
 def test_name_conflict(subject: Subject) -> None:
@@ -617,15 +644,17 @@ def test_name_conflict(subject: Subject) -> None:
     spec = subject.spec("app", labels={"team": "web"})
     holder = subject.runtime.create_container(spec)
 
-    error = _refusal(subject.runtime.create_container, subject.spec("app"), status=409)
+    status, message = subject.answer(
+        409,
+        f'Conflict. The container name "/{spec.name}" is already in use by container '
+        f'"{holder}". You have to remove (or rename) that container to be able to reuse '
+        "that name.",
+    )
+    error = _refusal(subject.runtime.create_container, subject.spec("app"), status=status)
 
     assert isinstance(error, NameConflict)
     assert (holder, spec.labels) == (error.holder_id, error.holder_labels)
-    assert (
-        f'Conflict. The container name "/{spec.name}" is already in use by container '
-        f'"{holder}". You have to remove (or rename) that container to be able to reuse '
-        "that name."
-    ) == error.message
+    assert message == error.message
 
 
 def test_ports_in_network_mode_none_are_not_published(subject: Subject) -> None:
@@ -644,19 +673,24 @@ def test_ports_in_network_mode_none_are_not_published(subject: Subject) -> None:
 
 def test_joining_a_network_container(subject: Subject) -> None:
     """``container:<x>`` starts only while x runs: a missing x and a stopped x are
-    refused at start (the container stays created); a running or paused x is joined."""
-    missing = subject.runtime.create_container(subject.spec("missing", join="no-such-container"))
+    refused at start (the container stays created; podman refuses a missing x at
+    create: ``JOIN_CHECKED_AT_CREATE``); a running or paused x is joined."""
     net = subject.runtime.create_container(subject.spec("net", traps(0)))
     app = subject.runtime.create_container(subject.spec("app", join=net))
-
-    # Docker answers 404 for the missing network container, though the call is a
-    # start of a container that exists.
-    no_such = _refusal(subject.runtime.start_container, missing, status=404)
+    missing_spec = subject.spec("missing", join="no-such-container")
+    status, message = subject.answer(404, "No such container: no-such-container", during="join")
+    if subject.engine in JOIN_CHECKED_AT_CREATE:
+        no_such = _refusal(subject.runtime.create_container, missing_spec, status=status)
+    else:
+        missing = subject.runtime.create_container(missing_spec)
+        # Docker answers 404 for the missing network container, though the call is a
+        # start of a container that exists.
+        no_such = _refusal(subject.runtime.start_container, missing, status=status)
+        assert not subject.listed(missing).running
     not_running = _refusal(subject.runtime.start_container, app, status=409)
 
-    assert "No such container: no-such-container" == no_such.message
+    assert message == no_such.message
     assert f"cannot join network of a non running container: {net}" == not_running.message
-    assert not subject.listed(missing).running
     assert not subject.listed(app).running
     subject.runtime.start_container(net)
     subject.pause(net)
@@ -667,7 +701,8 @@ def test_joining_a_network_container(subject: Subject) -> None:
 def test_joining_an_ipc_namespace(subject: Subject) -> None:
     """``IpcMode container:<x>`` (issue 27): x is looked for at create; the joiner starts
     only while x runs, and only if x's IPC namespace is ``shareable`` (Docker's own
-    ``private`` default is not); the network is checked first."""
+    ``private`` default is not; podman's every namespace is: ``IPC_SHAREABLE``); the
+    network is checked first."""
     private = subject.running("private", traps(0))
     shareable = subject.runtime.create_container(
         subject.spec("shareable", traps(0), ipc_shareable=True)
@@ -676,14 +711,18 @@ def test_joining_an_ipc_namespace(subject: Subject) -> None:
     of_stopped = subject.runtime.create_container(subject.spec("b", join_ipc=shareable))
     both = subject.runtime.create_container(subject.spec("c", join=shareable, join_ipc=shareable))
 
-    not_shareable = _refusal(subject.runtime.start_container, of_private, status=500)
+    if subject.engine in IPC_SHAREABLE:
+        subject.runtime.start_container(of_private)
+        assert subject.listed(of_private).running
+    else:
+        not_shareable = _refusal(subject.runtime.start_container, of_private, status=500)
+        assert (
+            f"can't join IPC of container {private}: non-shareable IPC (hint: use "
+            "IpcMode:shareable for the donor container)"
+        ) == not_shareable.message
     not_running = _refusal(subject.runtime.start_container, of_stopped, status=500)
     network_first = _refusal(subject.runtime.start_container, both, status=409)
 
-    assert (
-        f"can't join IPC of container {private}: non-shareable IPC (hint: use "
-        "IpcMode:shareable for the donor container)"
-    ) == not_shareable.message
     assert (
         f"can't join IPC of container {shareable}: container {shareable} is not running"
     ) == not_running.message
@@ -716,18 +755,28 @@ def test_a_paused_container(subject: Subject) -> None:
     subject.pause(cid)
 
     listed = subject.listed(cid)
-    exec_error = _refusal(subject.runtime.exec_in_container, cid, ["true"], 5.0, status=409)
-    start_error = _refusal(subject.runtime.start_container, cid, status=409)
-    remove_error = _refusal(subject.runtime.remove_container, cid, status=409)
+    exec_answer = subject.answer(
+        409, f"Container {cid} is paused, unpause the container before exec"
+    )
+    start_answer = subject.answer(
+        409, "cannot start a paused container, try unpause instead", container=cid
+    )
+    remove_answer = subject.answer(
+        409,
+        f"You cannot remove a paused container {cid}. Unpause and then stop the container "
+        "before attempting removal or force remove",
+    )
+    exec_error = _refusal(
+        subject.runtime.exec_in_container, cid, ["true"], 5.0, status=exec_answer[0]
+    )
+    start_error = _refusal(subject.runtime.start_container, cid, status=start_answer[0])
+    remove_error = _refusal(subject.runtime.remove_container, cid, status=remove_answer[0])
     subject.runtime.stop_container(cid, GRACE)
 
     assert (True, None) == (listed.running, listed.finished_at)
-    assert f"Container {cid} is paused, unpause the container before exec" == exec_error.message
-    assert "cannot start a paused container, try unpause instead" == start_error.message
-    assert (
-        f"You cannot remove a paused container {cid}. Unpause and then stop the container "
-        "before attempting removal or force remove"
-    ) == remove_error.message
+    assert exec_answer[1] == exec_error.message
+    assert start_answer[1] == start_error.message
+    assert remove_answer[1] == remove_error.message
     stopped = subject.listed(cid)
     assert (False, 0) == (stopped.running, stopped.exit_code)
 
@@ -754,10 +803,11 @@ def test_exec(subject: Subject) -> None:
 
     assert ExecResult(0, b"") == subject.runtime.exec_in_container(cid, ["true"], 10.0)
     assert ExecResult(4, b"hello\n") == subject.runtime.exec_in_container(cid, command, 10.0)
+    status, message = subject.answer(404, "No such container: no-such-container")
     missing = _refusal(
-        subject.runtime.exec_in_container, "no-such-container", ["true"], 5.0, status=404
+        subject.runtime.exec_in_container, "no-such-container", ["true"], 5.0, status=status
     )
-    assert "No such container: no-such-container" == missing.message
+    assert message == missing.message
 
 
 def test_an_exec_that_outlasts_its_timeout(subject: Subject) -> None:
@@ -811,10 +861,15 @@ def test_an_apparmor_profile_without_apparmor_is_refused(subject: Subject) -> No
 
 
 def test_a_sysctl_no_namespace_holds_is_refused_at_start(subject: Subject) -> None:
-    """runc refuses a node-level sysctl when the container starts; it stays created."""
-    cid = subject.runtime.create_container(
-        subject.spec("app", security=ContainerSecurity(sysctls=(("kernel.panic", "1"),)))
-    )
+    """runc refuses a node-level sysctl when the container starts; it stays created.
+    podman refuses it at create (``SYSCTLS_CHECKED_AT_CREATE``), and creates nothing."""
+    spec = subject.spec("app", security=ContainerSecurity(sysctls=(("kernel.panic", "1"),)))
+    if subject.engine in SYSCTLS_CHECKED_AT_CREATE:
+        error = _refusal(subject.runtime.create_container, spec, status=500)
+        assert "sysctl 'kernel.panic' is not allowed" in error.message
+        assert [] == subject.ours()
+        return
+    cid = subject.runtime.create_container(spec)
 
     error = _refusal(subject.runtime.start_container, cid, status=500)
 
@@ -875,8 +930,9 @@ def test_logs_keep_stdout_and_stderr_apart(subject: Subject) -> None:
     assert [(lines[-1].stream, lines[-1].data)] == tail
     assert sorted(followed) == sorted((line.stream, line.data) for line in lines)
     assert [] == later
-    missing = _refusal(subject.runtime.container_logs, "no-such-container", status=404)
-    assert "No such container: no-such-container" in missing.message
+    status, message = subject.answer(404, "No such container: no-such-container")
+    missing = _refusal(subject.runtime.container_logs, "no-such-container", status=status)
+    assert message in missing.message
 
 
 def test_following_logs_ends_when_the_container_exits(subject: Subject) -> None:
@@ -944,11 +1000,12 @@ def test_exec_attached_passes_stdin_and_exit_code(subject: Subject) -> None:
     assert 3 == code
     assert {"stdout": b"hello\nworld\n", "stderr": b"oops\n"} == written
     assert 0 == subject.runtime.exec_attached(cid, ["true"], output=output)
+    status, message = subject.answer(404, "No such container: no-such-container")
     missing = _refusal(
         lambda: subject.runtime.exec_attached("no-such-container", ["true"], output=output),
-        status=404,
+        status=status,
     )
-    assert "No such container: no-such-container" == missing.message
+    assert message == missing.message
 
 
 def test_exec_attached_with_a_tty_has_one_stream(subject: Subject) -> None:
@@ -1000,15 +1057,18 @@ def test_events_of_a_container_life(subject: Subject) -> None:
     with subject.runtime.engine_events(since=since, until=until) as stream:
         named = [(e.name, e.labels.get(LABEL_POD_UID)) for e in stream if e.container_id == cid]
 
-    assert [
-        ("create", None, None),
-        ("start", None, None),
-        ("kill", None, 15),
-        ("kill", None, 9),
-        ("die", 137, None),
-        ("stop", None, None),
-        ("destroy", None, None),
-    ] == events
+    assert events_of_a_stop(
+        subject.engine,
+        [
+            ("create", None, None),
+            ("start", None, None),
+            ("kill", None, 15),
+            ("kill", None, 9),
+            ("die", 137, None),
+            ("stop", None, None),
+            ("destroy", None, None),
+        ],
+    ) == events_of_a_stop(subject.engine, events)
     assert {(spec.name, spec.labels[LABEL_POD_UID])} == set(named)
 
 
@@ -1147,14 +1207,16 @@ def test_a_bad_volume_name_is_refused(subject: Subject, name: str, message: str)
     # Sorted: Docker lists volumes in no fixed order.
     before = sorted(v.name for v in subject.runtime.list_volumes())
 
-    created = _refusal(subject.runtime.create_volume, name, {}, status=400)
+    status, words = subject.answer(400, message)
+    created = _refusal(subject.runtime.create_volume, name, {}, status=status)
+    status, mount_words = subject.answer(400, message, during="mount", volume=name)
     mounted = _refusal(
         subject.runtime.create_container,
         subject.spec("app", volumes=(NamedVolumeMount(name, "/data"),)),
-        status=400,
+        status=status,
     )
 
-    assert (message, message) == (created.message, mounted.message)
+    assert (words, mount_words) == (created.message, mounted.message)
     assert [] == subject.ours()
     assert before == sorted(v.name for v in subject.runtime.list_volumes())
 
@@ -1183,9 +1245,10 @@ def test_a_volume_in_use_is_not_removed(subject: Subject) -> None:
         subject.spec("app", volumes=(NamedVolumeMount(name, "/data"),))
     )
 
-    error = _refusal(subject.runtime.remove_volume, name, status=409)
+    status, message = subject.answer(409, f"remove {name}: volume is in use - [{cid}]")
+    error = _refusal(subject.runtime.remove_volume, name, status=status)
 
-    assert f"remove {name}: volume is in use - [{cid}]" == error.message
+    assert message == error.message
     assert [name] == [v.name for v in subject.our_volumes()]
     subject.runtime.remove_container(cid)
     subject.runtime.remove_volume(name)
@@ -1196,6 +1259,7 @@ def test_a_volume_where_a_bind_is_is_refused(subject: Subject) -> None:
     """Two mounts at one place are refused, whatever their kinds."""
     name = subject.volume("dup")
 
+    status, message = subject.answer(400, "Duplicate mount point: /data")
     error = _refusal(
         subject.runtime.create_container,
         subject.spec(
@@ -1203,10 +1267,10 @@ def test_a_volume_where_a_bind_is_is_refused(subject: Subject) -> None:
             mounts=(Mount("/tmp", "/data"),),
             volumes=(NamedVolumeMount(name, "/data"),),
         ),
-        status=400,
+        status=status,
     )
 
-    assert "Duplicate mount point: /data" == error.message
+    assert message == error.message
     assert [] == subject.ours()
 
 

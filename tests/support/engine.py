@@ -76,6 +76,7 @@ __all__ = [
     "remove_volumes",
     "rootfs_tarball",
     "run_labels",
+    "tag_image",
 ]
 
 TEST_IMAGE = "podsync-test/busybox:latest"
@@ -381,6 +382,21 @@ def _remove_old_recipes(client: docker.DockerClient, repository: str, keep: str)
                 # An image still used by a container stays (until a later import).
                 with contextlib.suppress(docker.errors.APIError):
                     client.api.remove_image(ref)
+
+
+def tag_image(client: docker.DockerClient, source: str, reference: str) -> None:
+    """Tag the image ``source`` as ``reference`` (``repo[:tag]``), given to the engine
+    as its repository and its tag apart.
+
+    Docker's ``POST /images/{name}/tag`` parses ``repo`` as a whole reference, tag
+    included, and takes it either way; podman's (4.3) refuses a ``repo`` that holds a
+    tag ("normalizing name for compat API: invalid reference format"). Only for valid
+    references: one with an empty tag (``busybox:``) would become ``busybox``."""
+    slash, colon = reference.rfind("/"), reference.rfind(":")
+    if colon > slash:
+        client.api.tag(source, reference[:colon], reference[colon + 1 :])
+    else:
+        client.api.tag(source, reference)
 
 
 # --- host ports ------------------------------------------------------------------------

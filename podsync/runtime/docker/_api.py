@@ -286,7 +286,9 @@ def observed_from_list(entry: Mapping[str, Any]) -> ObservedContainer:
 
 # The prefixes podman's answers qualify a name with, longest first: Docker Hub's, and
 # podman's registry part for images made on the machine (not "localhost:<port>/").
-_PODMAN_QUALIFIERS = ("docker.io/library/", "docker.io/", "localhost/")
+_HUB = "docker.io/"
+_HUB_LIBRARY = "docker.io/library/"
+_PODMAN_QUALIFIERS = (_HUB_LIBRARY, _HUB, "localhost/")
 
 
 def qualified_by_podman(reference: str) -> bool:
@@ -301,10 +303,14 @@ def familiar_image(reference: str) -> str:
     ``docker.io/`` (and its ``library/``: ``docker.io/library/x`` is ``x``,
     ``docker.io/team/x`` is ``team/x``), and without ``localhost/`` (podman's images
     made on the machine); any other registry (``localhost:5000/``, ``quay.io/``)
-    stays."""
+    stays. As Docker, ``library/`` goes only in front of a single component:
+    ``docker.io/library/team/x`` is ``library/team/x`` (``team/x`` is another image)."""
     for prefix in _PODMAN_QUALIFIERS:
         if reference.startswith(prefix):
-            return reference.removeprefix(prefix)
+            rest = reference.removeprefix(prefix)
+            if prefix == _HUB_LIBRARY and "/" in rest.split("@")[0]:
+                return reference.removeprefix(_HUB)
+            return rest
     return reference
 
 

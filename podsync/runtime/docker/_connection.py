@@ -180,8 +180,9 @@ class EngineConnection:
     def _is_libpod(self) -> bool:
         """Whether the engine is podman (``Libpod-API-Version`` in the headers of its
         ``/_ping``): known from the API version's negotiation, else (a client passed
-        in) asked once, here. Callers ask only when an answer of the engine looks like
-        podman's (a ``localhost/`` or ``docker.io/`` name), so Docker pays nothing."""
+        in) asked once, here: a create and a volume's create ask (podman's unchecked
+        settings, its volume options), the list only when an answer of the engine
+        looks like podman's (a ``localhost/`` or ``docker.io/`` name)."""
         if self._libpod is None:
             with self._call("ping", "") as api:
                 response = api.get(f"{api.base_url}/_ping", timeout=self._timeout)
@@ -190,6 +191,21 @@ class EngineConnection:
                 finally:
                     response.close()
         return self._libpod
+
+    def _volume_options(self) -> dict[str, str] | None:
+        """The driver options of a volume podsync creates: none on Docker; on podman
+        ``o=uid=0,gid=0``, which makes libpod keep the volume's root as it is.
+
+        Without them podman (4.3, libpod's ``fixVolumePermissions``) changes the root of
+        a new volume when the first container that mounts it starts: to that
+        container's user (the pod's ``runAsUser``, where Docker leaves it root's 0755),
+        then to the owner and mode of the image's directory at the mount path, even
+        through ``nocopy``. That undoes the mode and group podsync wrote (an fsGroup's
+        2775, an emptyDir's 0777) and lets the first container's user own a volume its
+        pod shares. A volume made with a uid or gid option is never changed so
+        (measured on podman 4.3.1); its root is root's, as on Docker.
+        """
+        return {"o": "uid=0,gid=0"} if self._is_libpod() else None
 
     @contextlib.contextmanager
     def _translate(self, operation: str, target: str) -> Iterator[None]:
@@ -266,9 +282,9 @@ _PODMAN_500S = (
     ("has dependent containers which must be removed before it", 409),
     # a create with a name another container has (Docker: 409, a NameConflict)
     (": that name is already in use", 409),
-    # an inspect of a container removed after the list named it: "container <id> does
-    # not exist in database: no such container" (Docker: 404 No such container)
-    ("does not exist in database: no such container", 404),
+    # a container that is gone, or is being removed ("container <id> does not exist
+    # in database: no such container", libpod's ErrNoSuchCtr; Docker: 404)
+    (": no such container", 404),
 )
 
 

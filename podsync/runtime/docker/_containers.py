@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, cast
 import attrs
 
 from podsync.actions._actions import CreateSpec
-from podsync.exceptions import NameConflict, NotFound, RuntimeCallError
+from podsync.exceptions import Conflict, NameConflict, NotFound, RuntimeCallError
 from podsync.model._pod import ObservedContainer
 from podsync.runtime.docker._api import (
     FINISHED_STATES,
@@ -34,6 +34,7 @@ from podsync.runtime.docker._api import (
     timestamp,
 )
 from podsync.runtime.docker._connection import EngineConnection
+from podsync.runtime.docker._unchecked import unchecked_create_refusal
 from podsync.spec._backoff import Backoff
 from podsync.spec._labels import LABEL_HELPER
 from podsync.spec._ownership import ownership
@@ -192,7 +193,9 @@ class ContainerCalls(EngineConnection):
             EngineUnavailable: the engine cannot be reached.
             RuntimeCallError: the engine refused: no such image (nothing is pulled
                 here), conflicting options (hostname, DNS servers or ports
-                beside ``join``), a bad bind ...
+                beside ``join``), a bad bind ...; on podman, what Docker refuses and
+                podman would create is refused first, in Docker's words, with no
+                status (``_unchecked``).
         """
         try:
             return self._create(spec)
@@ -235,10 +238,18 @@ class ContainerCalls(EngineConnection):
         return str(inspected.get("Id") or ""), {str(k): str(v) for k, v in labels.items()}
 
     def _create(self, spec: CreateSpec) -> str:
+        seccomp = self._check_security(spec)
+        if self._is_libpod():
+            # What Docker refuses at create and podman creates (_unchecked), refused
+            # here before anything changes; and Docker's leading "/" of a name, which
+            # podman refuses, dropped as Docker drops it.
+            refusal = unchecked_create_refusal(spec)
+            if refusal is not None:
+                raise RuntimeCallError("create", spec.name, refusal)
+            spec = attrs.evolve(spec, name=spec.name.removeprefix("/"))
         # A score below -1000 goes to the engine as it is: the engine refuses it.
         if -1000 <= spec.oom_score_adj < 0 and not self._lowers_oom_scores(spec.image):
             spec = attrs.evolve(spec, oom_score_adj=0)
-        seccomp = self._check_security(spec)
         args = docker_create_args(spec, seccomp, self._mountpoints(spec))
         labelled = [v for v in spec.volumes if v.labels]
         if labelled and self._is_libpod():
@@ -246,10 +257,13 @@ class ContainerCalls(EngineConnection):
             # (VolumeOptions.Labels); podman's Docker-compatible create makes it without
             # them, and podsync finds its volumes by their labels. So on podman the
             # volume is made first, labelled (a volume that exists is left unchanged,
-            # as the create would leave it).
+            # as the create would leave it), with podman's options (_volume_options).
+            options = self._volume_options()
             with self._call("create", spec.name) as api:
                 for volume in labelled:
-                    api.create_volume(volume.volume, labels=dict(volume.labels))
+                    api.create_volume(
+                        volume.volume, labels=dict(volume.labels), driver_opts=options
+                    )
         with self._call("create", spec.name) as api:
             host_config = api.create_host_config(**args.host_config)
             created = api.create_container(spec.image, host_config=host_config, **args.container)
@@ -408,10 +422,15 @@ class ContainerCalls(EngineConnection):
         """Start a created container (starting a running one is a no-op: HTTP 304).
 
         Raises:
+            Conflict: the container joins the network of a container that does not
+                run (HTTP 409).
             RuntimeCallError: no such container, or the engine could not start it (its
-                entrypoint does not exist, the network container is not running ...).
+                entrypoint does not exist, the container whose IPC it joins does not
+                run ...).
         """
         with self._call("start", container_id) as api:
+            if self._is_libpod():
+                _refuse_a_dead_namespace(api, container_id)
             api.start(container_id)
 
     def stop_container(self, container_id: str, timeout: int) -> None:
@@ -474,3 +493,41 @@ def _refused_as_paused(api: Any, container_id: str, refusal: docker.errors.APIEr
         return False
     state = api.inspect_container(container_id).get("State") or {}
     return bool(state.get("Paused"))
+
+
+def _refuse_a_dead_namespace(api: Any, container_id: str) -> None:
+    """On podman, refuse - as Docker does - the start of a container that joins the
+    network or IPC namespace (``container:<x>``) of a container that does not run.
+
+    podman (4.3) starts ``x`` instead (libpod starts a container's dependencies), so a
+    pod whose network container died would get it back with a new network namespace,
+    its old containers left in the dead one, where Docker refuses and podsync rebuilds
+    the pod. Docker's words and statuses: 409 for the network (checked first), 500 for
+    the IPC namespace. A paused ``x`` may be joined, as on Docker. Two inspects."""
+    import docker.errors
+
+    host_config = api.inspect_container(container_id).get("HostConfig") or {}
+    for field in ("NetworkMode", "IpcMode"):
+        mode = str(host_config.get(field) or "")
+        if not mode.startswith("container:"):
+            continue
+        target = mode.removeprefix("container:")
+        try:
+            running = bool(api.inspect_container(target)["State"]["Running"])
+        except docker.errors.NotFound:
+            continue  # the engine's own refusal says so
+        if running:
+            continue
+        if field == "NetworkMode":
+            raise Conflict(
+                "start",
+                container_id,
+                f"cannot join network of a non running container: {target}",
+                status_code=409,
+            )
+        raise RuntimeCallError(
+            "start",
+            container_id,
+            f"can't join IPC of container {target}: container {target} is not running",
+            status_code=500,
+        )

@@ -90,7 +90,12 @@ class OperatingCalls(EngineConnection):
         from podsync.runtime.docker import _streams as _docker_streams
 
         opened = functools.partial(
-            _docker_streams.logs, container_id=container_id, tail=tail, since=since, follow=follow
+            _docker_streams.logs,
+            container_id=container_id,
+            tail=tail,
+            since=since,
+            follow=follow,
+            libpod=follow and self._is_libpod(),
         )
         return self._stream("logs", container_id, opened)
 
@@ -101,7 +106,9 @@ class OperatingCalls(EngineConnection):
         ``since``)."""
         from podsync.runtime.docker import _streams as _docker_streams
 
-        opened = functools.partial(_docker_streams.events, since=since, until=until)
+        opened = functools.partial(
+            _docker_streams.events, since=since, until=until, libpod=self._is_libpod()
+        )
         return self._stream("events", "", opened)
 
     def exec_attached(

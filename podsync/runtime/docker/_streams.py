@@ -34,6 +34,13 @@ STREAMS = {0: "stdin", 1: "stdout", 2: "stderr"}
 # How often an attached exec asks whether its command finished after its output ended.
 _POLL = 0.02
 
+# How often a follow on podman reads the lines written since its last read (_polled).
+_FOLLOW_POLL = 0.25
+
+# How far ahead of now podman is asked for events until (see events): long enough for
+# the request to reach it before that moment passes.
+_UNTIL_AHEAD = 0.5
+
 #: What opening a stream gives: the items, and how to cancel the reading from any thread.
 Opened = tuple[Iterator[Any], Callable[[], None]]
 
@@ -45,8 +52,16 @@ def logs(
     tail: int | None,
     since: float | None,
     follow: bool,
+    libpod: bool = False,
 ) -> tuple[Iterator[LogLine], Callable[[], None]]:
-    """``GET /containers/{id}/logs`` with timestamps, both streams kept apart."""
+    """``GET /containers/{id}/logs`` with timestamps, both streams kept apart.
+
+    ``libpod``: the engine is podman, whose follow (4.3) sends nothing - not even the
+    answer's headers - until the container writes a line, so a follow of a quiet
+    container could neither be read nor closed: there a follow is reads without it
+    (``_polled``)."""
+    if follow and libpod:
+        return _polled(api, container_id, tail=tail, since=since)
     from docker.types.daemon import CancellableStream
 
     tty = bool((api.inspect_container(container_id).get("Config") or {}).get("Tty"))
@@ -84,6 +99,44 @@ def logs(
     return lines(), _quietly(close)
 
 
+def _polled(
+    api: Any, container_id: str, *, tail: int | None, since: float | None
+) -> tuple[Iterator[LogLine], Callable[[], None]]:
+    """A follow made of reads: the log as asked (``tail``, ``since``), then every
+    ``_FOLLOW_POLL`` seconds the lines after the last one read, until the container
+    does not run (one more read, then the end, as a follow ends when the container
+    exits) or is gone, or the follow is closed. A line is told from those read before
+    by its time (the engine's, to the nanosecond)."""
+    import docker.errors
+
+    closed = threading.Event()
+
+    def lines() -> Iterator[LogLine]:
+        last = since
+        # With a tail and nothing read yet, only lines after the first read are new.
+        started = time.time()
+        first = True
+        while not closed.is_set():
+            try:
+                state = api.inspect_container(container_id).get("State") or {}
+            except docker.errors.NotFound:
+                return
+            asked_tail = tail if first else None
+            if not first and last is None and tail is not None:
+                last = started
+            batch, _ = logs(api, container_id, tail=asked_tail, since=last, follow=False)
+            for line in batch:
+                if first or last is None or line.time > last:
+                    last = line.time
+                    yield line
+            first = False
+            if not state.get("Running"):
+                return
+            closed.wait(_FOLLOW_POLL)
+
+    return lines(), closed.set
+
+
 def _frames(read: Callable[[int], bytes]) -> Iterator[tuple[int, bytes]]:
     """The engine's frames from a reader that returns exactly what is asked for (or
     less at the end)."""
@@ -115,24 +168,31 @@ def _raw_frames(raw: Any) -> Iterator[tuple[int, bytes]]:
 
 
 def events(
-    api: Any, *, since: float | None, until: float | None
+    api: Any, *, since: float | None, until: float | None, libpod: bool = False
 ) -> tuple[Iterator[EngineEvent], Callable[[], None]]:
     """``GET /events`` for containers and the actions podsync reports (``EVENT_FILTER``:
-    in Docker's words and podman's)."""
+    in Docker's words and podman's).
+
+    ``libpod``: the engine is podman, whose ``/events`` (4.3) answers nothing at all
+    when ``until`` has passed (measured: an ``until`` one second ago, none of the
+    events before it). So podman is asked until a moment from now (``_UNTIL_AHEAD``)
+    and the events after ``until`` are dropped here."""
     params: dict[str, Any] = {
         "filters": {"type": ["container"], "event": list(EVENT_FILTER)},
     }
     if since is not None:
         params["since"] = f"{max(since, 1e-9):.9f}"
     if until is not None:
-        params["until"] = f"{max(until, 1e-9):.9f}"
+        asked = max(until, time.time() + _UNTIL_AHEAD) if libpod else until
+        params["until"] = f"{max(asked, 1e-9):.9f}"
     stream = api.events(decode=True, **params)
+    cutoff = until if libpod else None  # Docker stops at until itself
 
     def items() -> Iterator[EngineEvent]:
         for message in stream:
             if isinstance(message, Mapping):
                 event = engine_event(message)
-                if event is not None:
+                if event is not None and (cutoff is None or event.time <= cutoff):
                     yield event
 
     def close() -> None:

@@ -34,6 +34,7 @@ from podsync.model._volume_entries import VolumeEntry, entry_path_refusal
 from podsync.runtime.docker._api import volume_from_list
 from podsync.runtime.docker._archive import first_file, tar_of
 from podsync.runtime.docker._connection import EngineConnection
+from podsync.runtime.docker._unchecked import unchecked_volume_refusal
 from podsync.spec._labels import LABEL_HELPER
 from podsync.spec._volumes import VOLUME_ACCESS_PATH, VOLUME_HELPER_IMAGE
 
@@ -71,8 +72,13 @@ class VolumeCalls(EngineConnection):
         Raises:
             RuntimeCallError: the engine refused the name, or failed.
         """
+        if self._is_libpod():
+            # podman creates a volume of a one-character name, which Docker refuses.
+            refusal = unchecked_volume_refusal(name)
+            if refusal is not None:
+                raise RuntimeCallError("create volume", name, refusal)
         with self._call("create volume", name) as api:
-            api.create_volume(name, labels=dict(labels))
+            api.create_volume(name, labels=dict(labels), driver_opts=self._volume_options())
 
     def remove_volume(self, name: str) -> None:
         """Remove the named volume ``name``; one that is gone counts as removed.

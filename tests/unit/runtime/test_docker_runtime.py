@@ -420,6 +420,10 @@ class _CreatingAPI:
     def create_host_config(self, **kwargs: Any) -> dict[str, Any]:
         return kwargs
 
+    def get(self, url: str, **kwargs: Any) -> SimpleNamespace:
+        """The ping that asks whether the engine is podman: Docker's (no libpod header)."""
+        return SimpleNamespace(headers={"API-Version": "1.41"}, close=lambda: None)
+
     def create_container(self, image: str, **kwargs: Any) -> dict[str, str]:
         probe = kwargs.get("entrypoint") == ["/podsync-oom-probe"]
         self.calls.append(("create", kwargs["host_config"].get("oom_score_adj")))

@@ -183,6 +183,7 @@ PODMAN_IMAGES = [
     ("hub-official", "docker.io/library/busybox:latest", "busybox:latest"),
     ("hub-team", "docker.io/podsync-test/busybox:latest", "podsync-test/busybox:latest"),
     ("made-here", "localhost/podsync-demo/busybox:1", "podsync-demo/busybox:1"),
+    ("library-before-a-path", "docker.io/library/team/app:1", "library/team/app:1"),
     ("registry-on-a-port", "localhost:5000/app:1", "localhost:5000/app:1"),
     ("another-registry", "quay.io/team/app:1", "quay.io/team/app:1"),
     ("image-id", "sha256:0123", "sha256:0123"),
@@ -420,3 +421,85 @@ def test_podmans_500s_read_as_dockers_statuses(explanation: str, status: int) ->
     from podsync.runtime.docker._connection import _docker_status
 
     assert _docker_status(explanation) == status
+
+
+def _event_at(moment: float) -> dict[str, Any]:
+    return {
+        "Type": "container",
+        "Action": "die",
+        "Actor": {"ID": "c", "Attributes": {}},
+        "timeNano": int(moment * 1e9),
+    }
+
+
+@pytest.mark.parametrize("libpod", [False, True], ids=["docker", "podman"])
+def test_events_until_a_past_moment(libpod: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """podman answers no events at all for an ``until`` that has passed: it is asked
+    until a moment from now, and what came after ``until`` is dropped; Docker is asked
+    for ``until`` itself, and its answer is kept whole."""
+    from podsync.runtime.docker import _streams
+
+    now = 1_700_000_000.0
+    monkeypatch.setattr(_streams, "time", SimpleNamespace(time=lambda: now))
+    until = now - 10
+    asked: list[float] = []
+
+    class Stream:
+        def __iter__(self) -> Any:
+            yield _event_at(until - 1)
+            yield _event_at(until + 1)
+
+        def close(self) -> None:
+            pass
+
+    def events(decode: bool, **params: Any) -> Stream:
+        asked.append(float(params["until"]))
+        return Stream()
+
+    items, _ = _streams.events(
+        SimpleNamespace(events=events), since=None, until=until, libpod=libpod
+    )
+    times = [round(e.time - until) for e in items]
+
+    if libpod:
+        assert ([now + _streams._UNTIL_AHEAD], [-1]) == (asked, times)
+    else:
+        assert ([until], [-1, 1]) == (asked, times)
+
+
+def test_a_follow_on_podman_reads_the_new_lines_until_the_container_stops(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """podman sends nothing for a follow until the first line: there a follow is reads
+    of the lines after the last one read, until the container no longer runs; a line
+    read before is not read again, and a closed follow ends at once."""
+    from podsync.runtime._protocol import LogLine
+    from podsync.runtime.docker import _streams
+
+    monkeypatch.setattr(_streams, "_FOLLOW_POLL", 0.0)
+    monkeypatch.setattr(_streams, "time", SimpleNamespace(time=lambda: 1_700_000_000.0))
+    written = [LogLine("stdout", b"one\n", 1.0), LogLine("stdout", b"two\n", 2.0)]
+    states = iter([True, True, False])
+    reads: list[float | None] = []
+
+    def read(api: Any, container_id: str, **asked: Any) -> tuple[Any, Any]:
+        reads.append(asked["since"])
+        since = asked["since"]
+        lines = [line for line in written if since is None or line.time >= since]
+        if len(reads) == 2:
+            written.append(LogLine("stderr", b"three\n", 3.0))
+        return iter(lines), lambda: None
+
+    monkeypatch.setattr(_streams, "logs", read)
+    api = SimpleNamespace(inspect_container=lambda _: {"State": {"Running": next(states)}})
+
+    items, _ = _streams._polled(api, "c", tail=None, since=None)
+    seen = [line.data for line in items]
+    closed, close = _streams._polled(api, "c", tail=None, since=None)
+    close()
+
+    assert ([b"one\n", b"two\n", b"three\n"], [None, 2.0, 2.0], []) == (
+        seen,
+        reads,
+        list(closed),
+    )

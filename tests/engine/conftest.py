@@ -13,6 +13,12 @@ the same engine as the ``engine`` client.
 A test that is about dockerd itself (stopping and restarting it, starting extra
 dockerds) is marked ``docker_only`` with the reason; on another engine it is skipped
 with that reason. Not a silent subset: the skip and its reason show in the summary.
+
+A test that shows a difference of podman's that podsync does not handle (the rows of
+``docs/engines.md`` that say "not handled": an OOM kill podman does not report, a
+volume's ``CreatedAt``) is marked ``podman_differs`` with the reason: on podman it is a
+strict xfail - it must fail there, and a pass fails the run, so that the row is
+revisited when podman or podsync changes.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ pytest.register_assert_rewrite("tests.support.conformance", "tests.support.confo
 from tests.support.engine import configured_engines, engine_docker_host  # noqa: E402
 
 DOCKER_ONLY = "docker_only"
+PODMAN_DIFFERS = "podman_differs"
 
 
 @pytest.fixture(scope="session", autouse=True, params=configured_engines())
@@ -46,13 +53,21 @@ def engine_name(request: pytest.FixtureRequest) -> Iterator[str]:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Skip a ``docker_only`` test on any engine but Docker, with the marker's reason."""
+    """Skip a ``docker_only`` test on any engine but Docker, with the marker's reason;
+    make a ``podman_differs`` test a strict xfail on podman, with its reason."""
     for item in items:
-        marker = item.get_closest_marker(DOCKER_ONLY)
         callspec = getattr(item, "callspec", None)
-        if marker is None or callspec is None:
+        if callspec is None:
             continue
         name = callspec.params.get("engine_name", "docker")
-        if name != "docker":
-            reason = marker.kwargs.get("reason") or (marker.args[0] if marker.args else "")
-            item.add_marker(pytest.mark.skip(reason=f"Docker only on {name}: {reason}"))
+        marker = item.get_closest_marker(DOCKER_ONLY)
+        if marker is not None and name != "docker":
+            item.add_marker(pytest.mark.skip(reason=f"Docker only on {name}: {_reason(marker)}"))
+        marker = item.get_closest_marker(PODMAN_DIFFERS)
+        if marker is not None and name == "podman":
+            reason = f"podman differs, not handled (docs/engines.md): {_reason(marker)}"
+            item.add_marker(pytest.mark.xfail(strict=True, reason=reason))
+
+
+def _reason(marker: pytest.Mark) -> str:
+    return str(marker.kwargs.get("reason") or (marker.args[0] if marker.args else ""))

@@ -1072,6 +1072,9 @@ def test_events_of_a_container_life(subject: Subject) -> None:
     assert {(spec.name, spec.labels[LABEL_POD_UID])} == set(named)
 
 
+@pytest.mark.podman_differs(
+    reason="podman 4.3.1 sends no oom event and leaves State.OOMKilled false (cgroup v1)"
+)
 def test_events_of_an_oom_kill(subject: Subject) -> None:
     """A process the OOM killer ends: events oom, then die 137; listed with
     ``oom_killed``."""
@@ -1144,6 +1147,7 @@ def test_a_volume_is_created_listed_and_removed(subject: Subject) -> None:
     assert [] == subject.our_volumes()
 
 
+@pytest.mark.podman_differs(reason="podman's volume CreatedAt is the creation time")
 def test_a_volume_reports_when_its_root_last_changed(subject: Subject) -> None:
     """A listed volume reports a time (Docker's ``CreatedAt``: RFC 3339, whole seconds),
     the same in every listing. For Docker's local driver it is when the volume's root

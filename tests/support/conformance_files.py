@@ -19,6 +19,7 @@ import functools
 from typing import Any
 
 import attrs
+import pytest
 
 from podsync.model._security import ContainerSecurity
 from podsync.model._volume_entries import EntryKind, VolumeEntry
@@ -255,6 +256,9 @@ def test_a_file_mount_where_a_volume_is_mounted_is_refused(subject: Subject) -> 
     assert [] == subject.ours()
 
 
+@pytest.mark.podman_differs(
+    reason="podman's archive read of a link whose target has its name returns the target"
+)
 def test_a_read_follows_the_links_among_a_paths_parents(subject: Subject) -> None:
     """A read path whose parent is a symbolic link is resolved (``..data/key``, the
     way podsync reads a content volume's record), a link named last is not, and a link

@@ -88,13 +88,18 @@ def _instances(engine: docker.DockerClient, pod: Pod) -> dict[str, int]:
 
 
 def _sync_until(runtime: DockerRuntime, pod: Pod, options: PlanOptions, done) -> podsync.PodStatus:
+    """Sync until the pod's status, read before a sync, is ``done``; that sync, the
+    last, has acted on it (a status read after a sync may show what the sync did not
+    see: an init container that exited in between, whose failure the next sync acts on).
+    """
     deadline = time.monotonic() + 60
     while True:
-        result = podsync.sync([pod], runtime, options=options)
-        assert result.ok, result.apply_result.summary()
         observed = podsync.observe(runtime, options.root_dir).containers
         status = podsync.pod_status(pod, observed, options=options)
-        if done(status) or time.monotonic() > deadline:
+        last = done(status) or time.monotonic() > deadline
+        result = podsync.sync([pod], runtime, options=options)
+        assert result.ok, result.apply_result.summary()
+        if last:
             return status
         time.sleep(0.5)
 

@@ -3,16 +3,18 @@ socket (``$XDG_RUNTIME_DIR/podman/podman.sock``), reached as podman's users reac
 (``CONTAINER_HOST``).
 
 Runs when ``PODSYNC_PODMAN_ROOTLESS_HOST`` names such a socket (the engine tests run
-as root, which may connect to it), once, beside the ``[podman]`` tests. To serve one,
-as root on Debian 12 (user namespaces are open to unprivileged users there)::
+as root, which may connect to it), once, beside the ``[podman]`` tests. ``.ci/test``
+sets it when the engine tests run on podman, as root: ``.ci/podman-rootless`` creates
+the user ``podsync-rootless`` (subuid/subgid ranges from ``useradd``; Debian's
+``uidmap`` for ``newuidmap``), serves podman as that user on
+``/run/user/<uid>/podman/podman.sock`` and prints that address::
 
-    useradd -m podsync-rootless       # subuid/subgid ranges come with it
-    su podsync-rootless -c 'export XDG_RUNTIME_DIR=/tmp/podsync-rootless-run;
-        mkdir -p $XDG_RUNTIME_DIR/podman;
-        podman system service --time=0 unix://$XDG_RUNTIME_DIR/podman/podman.sock &'
-    export PODSYNC_PODMAN_ROOTLESS_HOST=unix:///tmp/podsync-rootless-run/podman/podman.sock
+    export PODSYNC_PODMAN_ROOTLESS_HOST=$(bash .ci/podman-rootless)
 
-The test images are imported into the user's storage, as for the other engines.
+User namespaces are open to unprivileged users on Debian 12 (``unshare -U`` as the
+user; the script checks it first). The pod has no network (``--network-mode none``):
+rootless podman's default network needs ``slirp4netns``, which is not installed. The
+test images are imported into the user's storage, as for the other engines.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ kind: Pod
 metadata:
   name: rootless-{os.getpid()}
 spec:
+  terminationGracePeriodSeconds: 1  # sleep, pid 1, ignores SIGTERM: down waited 30 s
   containers:
     - name: app
       image: {TEST_IMAGE}

@@ -128,14 +128,13 @@ class ContainerCalls(EngineConnection):
             cached = self._finished.get(key)
         if cached is not None:
             return cached
-        import docker.errors
-
         container_id = key[0]
-        with self._call("inspect", container_id) as api:
-            try:
+        try:
+            with self._call("inspect", container_id) as api:
                 inspected = cast(dict[str, Any], api.inspect_container(container_id))
-            except docker.errors.NotFound:
-                return None
+        except NotFound:
+            # gone since it was listed: Docker's 404, and podman's 500 read as one
+            return None
         state = inspected.get("State") or {}
         finished = timestamp(state.get("FinishedAt"))
         started = timestamp(state.get("StartedAt"))

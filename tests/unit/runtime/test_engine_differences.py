@@ -38,6 +38,19 @@ STATES = [
 ]
 
 
+def _listed(state: str, status: str) -> dict[str, Any]:
+    """One podsync container as the engine's list shows it, in ``state``."""
+    return {
+        "Id": "x",
+        "Names": ["/k8s_app"],
+        "Image": "busybox",
+        "Labels": {LABEL_POD_UID: "u"},
+        "Created": 1,
+        "State": state,
+        "Status": status,
+    }
+
+
 @pytest.mark.parametrize(
     ("state", "status", "running", "inspected"),
     [row[2:] for row in STATES],
@@ -56,17 +69,7 @@ def test_the_list_state_says_running_or_exited_on_either_engine(
             self.inspected: list[str] = []
 
         def containers(self, all: bool) -> list[dict[str, Any]]:
-            return [
-                {
-                    "Id": "x",
-                    "Names": ["/k8s_app"],
-                    "Image": "busybox",
-                    "Labels": {LABEL_POD_UID: "u"},
-                    "Created": 1,
-                    "State": state,
-                    "Status": status,
-                }
-            ]
+            return [_listed(state, status)]
 
         def inspect_container(self, container: str) -> dict[str, Any]:
             self.inspected.append(container)
@@ -503,3 +506,54 @@ def test_a_follow_on_podman_reads_the_new_lines_until_the_container_stops(
         reads,
         list(closed),
     )
+
+
+_GONE_FROM_DATABASE = "container x does not exist in database: no such container"
+
+# id, what the engine answers the inspect of a container removed since it was listed
+GONE_SINCE_LISTED = [
+    ("docker-404", (404, "No such container: x")),
+    # podman 4.3.1 answers 500, with libpod's "no such container" at the end
+    ("podman-500-no-such-container", (500, _GONE_FROM_DATABASE)),
+]
+
+
+@pytest.mark.parametrize(
+    "answer", [row[1] for row in GONE_SINCE_LISTED], ids=[row[0] for row in GONE_SINCE_LISTED]
+)
+def test_an_exited_container_removed_since_the_list_is_gone(answer: tuple[int, str]) -> None:
+    """A container listed as exited and removed before its inspect is not observed, on
+    either engine's answer; the list does not fail."""
+
+    class API:
+        base_url = "unix:///stub.sock"
+
+        def containers(self, all: bool) -> list[dict[str, Any]]:
+            return [_listed("exited", "Exited (0) 1 second ago")]
+
+        def inspect_container(self, container: str) -> dict[str, Any]:
+            raise _refusal(*answer)
+
+    runtime = DockerRuntime(client=cast(docker.DockerClient, SimpleNamespace(api=API())))
+
+    assert [] == runtime.list_containers()
+
+
+def test_another_server_error_of_an_inspect_fails_the_list() -> None:
+    """Only libpod's "no such container" reads as gone: any other 500 stands."""
+    from podsync.exceptions import RuntimeCallError
+
+    class API:
+        base_url = "unix:///stub.sock"
+
+        def containers(self, all: bool) -> list[dict[str, Any]]:
+            return [{"Id": "x", "Labels": {LABEL_POD_UID: "u"}, "State": "exited"}]
+
+        def inspect_container(self, container: str) -> dict[str, Any]:
+            raise _refusal(500, "database is locked")
+
+    runtime = DockerRuntime(client=cast(docker.DockerClient, SimpleNamespace(api=API())))
+
+    with pytest.raises(RuntimeCallError) as caught:
+        runtime.list_containers()
+    assert caught.value.status_code == 500

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import threading
 import time
 from typing import TYPE_CHECKING, Any, cast
@@ -28,8 +29,10 @@ from podsync.runtime.docker._api import (
     address_of,
     as_int,
     docker_create_args,
+    domain_name_refusal,
     familiar_image,
     observed_from_list,
+    podman_joining,
     qualified_by_podman,
     timestamp,
 )
@@ -194,8 +197,12 @@ class ContainerCalls(EngineConnection):
                 here), conflicting options (hostname, DNS servers or ports
                 beside ``join``), a bad bind ...; on podman, what Docker refuses and
                 podman would create is refused first, in Docker's words, with no
-                status (``_unchecked``).
+                status (``_unchecked``), and so is a domain name, which podman
+                cannot set (``domain_name_refusal``).
         """
+        refusal = domain_name_refusal(spec) if spec.domainname and self._is_libpod() else None
+        if refusal is not None:
+            raise RuntimeCallError("create", spec.name, refusal)
         try:
             return self._create(spec)
         except NameConflict as exc:
@@ -264,9 +271,22 @@ class ContainerCalls(EngineConnection):
                         volume.volume, labels=dict(volume.labels), driver_opts=options
                     )
         with self._call("create", spec.name) as api:
-            host_config = api.create_host_config(**args.host_config)
+            host_config = self._host_config(api, spec, args.host_config)
             created = api.create_container(spec.image, host_config=host_config, **args.container)
         return str(cast(dict[str, Any], created)["Id"])
+
+    def _host_config(self, api: Any, spec: CreateSpec, host_config: dict[str, Any]) -> Any:
+        """The SDK's ``HostConfig`` of ``spec``; on podman, one that joins a network
+        container also gets its UTS namespace and hosts file (``podman_joining``: one
+        inspect of it; the SDK takes no ``container:`` UTS mode, so both are set in the
+        dictionary it makes)."""
+        made = api.create_host_config(**host_config)
+        if spec.join and self._is_libpod():
+            joined = cast(dict[str, Any], api.inspect_container(spec.join))
+            extra = podman_joining(spec, str(joined.get("HostsPath") or ""))
+            made["UTSMode"] = extra["UTSMode"]
+            made["Binds"] = [*(made.get("Binds") or []), *extra["Binds"]]
+        return made
 
     def _lowers_oom_scores(self, image: str) -> bool:
         """Whether the engine can give a container a negative OOM score adjustment (the
@@ -354,7 +374,8 @@ class ContainerCalls(EngineConnection):
 
     def _check_security(self, spec: CreateSpec) -> str | None:
         """Refuse, before the engine sees it, a profile the engine would not apply; return
-        the content of the Localhost seccomp profile ``spec`` names, if any.
+        what the engine takes for the Localhost seccomp profile ``spec`` names, if any:
+        on Docker its content, on podman its absolute path.
 
         Docker applies no AppArmor profile on a host without AppArmor - not even one
         asked for by name - and runs the container unconfined without a word
@@ -389,7 +410,7 @@ class ContainerCalls(EngineConnection):
         path = security.seccomp.removeprefix("localhost/")
         try:
             with open(path, encoding="utf-8") as file:
-                return file.read()
+                profile = file.read()
         except FileNotFoundError:
             raise RuntimeCallError(
                 "create", spec.name, f"seccomp profile {path} does not exist"
@@ -398,6 +419,12 @@ class ContainerCalls(EngineConnection):
             raise RuntimeCallError(
                 "create", spec.name, f"cannot read seccomp profile {path}: {exc}"
             ) from None
+        # Docker takes the profile itself in SecurityOpt (as the docker CLI sends it);
+        # podman's compat create opens the value as a path on its own host
+        # (containers/podman#27710, podman 4.3.1 here: "opening seccomp profile failed:
+        # open {...}"), so there it gets the file podsync just read, by its absolute
+        # path - the same file when the engine runs on this machine.
+        return os.path.abspath(path) if self._is_libpod() else profile
 
     def _engine_security_options(self) -> frozenset[str]:
         """The security features of the engine's host (``docker info``), lower case."""

@@ -557,3 +557,119 @@ def test_another_server_error_of_an_inspect_fails_the_list() -> None:
     with pytest.raises(RuntimeCallError) as caught:
         runtime.list_containers()
     assert caught.value.status_code == 500
+
+
+@pytest.mark.parametrize("libpod", [False, True], ids=["docker-domainname", "podman-refuses"])
+def test_a_pods_domain_name_is_set_or_refused(libpod: bool) -> None:
+    """The pod's domain name is Docker's ``Domainname``; podman can set none (it drops
+    the field and refuses the sysctl), so there the create is refused before the engine
+    is asked anything, in words that say why."""
+    from podsync.actions._actions import CreateSpec
+    from podsync.exceptions import RuntimeCallError
+
+    sent: list[dict[str, Any]] = []
+
+    class API:
+        base_url = "unix:///stub.sock"
+
+        def create_host_config(self, **host_config: Any) -> dict[str, Any]:
+            return host_config
+
+        def create_container(self, image: str, host_config: Any, **container: Any) -> Any:
+            sent.append(container)
+            return {"Id": "c"}
+
+    runtime = DockerRuntime(client=cast(docker.DockerClient, SimpleNamespace(api=API())))
+    runtime._libpod = libpod
+    spec = CreateSpec(name="net", image="pause", hostname="h", domainname="s.ns.svc")
+
+    if libpod:
+        with pytest.raises(RuntimeCallError) as caught:
+            runtime.create_container(spec)
+        assert ([], None) == (sent, caught.value.status_code)
+        assert "cannot give a container a domain name (s.ns.svc" in caught.value.message
+    else:
+        runtime.create_container(spec)
+        assert ["s.ns.svc"] == [c["domainname"] for c in sent]
+    # Without a domain name, podman creates the container as Docker does.
+    runtime.create_container(CreateSpec(name="net2", image="pause", hostname="h"))
+    assert None is sent[-1]["domainname"]
+
+
+@pytest.mark.parametrize("libpod", [False, True], ids=["docker-content", "podman-path"])
+def test_a_localhost_seccomp_profile_reaches_either_engine(
+    libpod: bool, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Docker gets a Localhost seccomp profile's content in ``SecurityOpt``; podman,
+    which opens the value as a path (containers/podman#27710), the profile's absolute
+    path - a relative one resolved where podsync read it."""
+    from podsync.actions._actions import CreateSpec
+    from podsync.model._security import ContainerSecurity
+
+    sent: list[dict[str, Any]] = []
+
+    class API:
+        base_url = "unix:///stub.sock"
+
+        def info(self) -> dict[str, Any]:
+            return {"SecurityOptions": ["name=seccomp,profile=default"]}
+
+        def create_host_config(self, **host_config: Any) -> dict[str, Any]:
+            return host_config
+
+        def create_container(self, image: str, host_config: Any, **container: Any) -> Any:
+            sent.append(host_config)
+            return {"Id": "c"}
+
+    (tmp_path / "profiles").mkdir()
+    (tmp_path / "profiles" / "audit.json").write_text('{"defaultAction": "SCMP_ACT_ALLOW"}')
+    monkeypatch.chdir(tmp_path)
+    runtime = DockerRuntime(client=cast(docker.DockerClient, SimpleNamespace(api=API())))
+    runtime._libpod = libpod
+    security = ContainerSecurity(seccomp="localhost/profiles/audit.json")
+
+    runtime.create_container(CreateSpec(name="app", image="pause", security=security))
+
+    ((host_config),) = sent
+    profile = f"{tmp_path}/profiles/audit.json" if libpod else '{"defaultAction": "SCMP_ACT_ALLOW"}'
+    assert [f"seccomp={profile}"] == [
+        o for o in host_config["security_opt"] if o.startswith("seccomp=")
+    ]
+
+
+@pytest.mark.parametrize("libpod", [False, True], ids=["docker-copies", "podman-joins-uts"])
+def test_a_pods_apps_are_named_and_resolve_as_the_pod_on_either_engine(libpod: bool) -> None:
+    """Docker gives a container that joins the network container its hostname and hosts
+    file; podman does not, so there the app joins the network container's UTS
+    namespace, and gets its hosts file bound at /etc/hosts."""
+    from podsync.actions._actions import CreateSpec
+
+    sent: list[dict[str, Any]] = []
+
+    class API:
+        base_url = "unix:///stub.sock"
+
+        def create_host_config(self, **host_config: Any) -> dict[str, Any]:
+            return {
+                "Binds": host_config.get("binds"),
+                "NetworkMode": host_config.get("network_mode"),
+            }
+
+        def inspect_container(self, container: str) -> dict[str, Any]:
+            assert "net" == container
+            return {"HostsPath": "/run/net/hosts"}
+
+        def create_container(self, image: str, host_config: Any, **container: Any) -> Any:
+            sent.append(host_config)
+            return {"Id": "c"}
+
+    runtime = DockerRuntime(client=cast(docker.DockerClient, SimpleNamespace(api=API())))
+    runtime._libpod = libpod
+
+    runtime.create_container(CreateSpec(name="app", image="busybox", join="net"))
+    runtime.create_container(CreateSpec(name="net", image="pause", hostname="h"))
+
+    joined = ("container:net", ["/run/net/hosts:/etc/hosts"]) if libpod else (None, [])
+    assert [(*joined, "container:net"), (None, [], None)] == [
+        (h.get("UTSMode"), h["Binds"], h["NetworkMode"]) for h in sent
+    ]

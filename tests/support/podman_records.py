@@ -1,8 +1,8 @@
 """What podman (4.3.1, its Docker-compatible service) records of a container otherwise
-than Docker 20.10 does, for the engine tests that read back what the engine got
-(``docker inspect``) or what podsync reads of it: each function takes the engine the
-test runs on (the ``engine_name`` fixture) and what Docker records, and gives what that
-engine records.
+than Docker 20.10 does, and what podsync does otherwise there, for the engine tests that
+read back what the engine got (``docker inspect``), what podsync reads of it or the
+calls podsync makes: each function takes the engine the test runs on (the
+``engine_name`` fixture) and what Docker records or gets, and gives that engine's.
 
 Docker's side is never changed: on ``docker`` each function gives back what it was
 given. Each podman difference is named below with why, measured on podman 4.3.1; the

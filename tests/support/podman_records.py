@@ -20,7 +20,7 @@ __all__ = [
     "PODMAN_OOM_REASON",
     "PODMAN_RECORDS_OTHERWISE",
     "comparable_env",
-    "joining_inspects",
+    "one_pod_inspects_expected",
     "oom_reason",
     "recorded_binds",
     "recorded_config",
@@ -189,8 +189,12 @@ def recorded_config(engine: str, key: str, given: Any) -> Any:
     return given
 
 
-def joining_inspects(engine: str) -> int:
-    """How many inspects of the network container the create of a pod's app sends:
-    none on Docker; one on podman, for its hosts file (``podman_joining`` of
-    ``podsync/runtime/docker/_api.py``)."""
-    return 1 if engine == "podman" else 0
+def one_pod_inspects_expected(engine: str, count: int) -> bool:
+    """Whether ``count`` container inspects are what the create and start of a pod with
+    one app (network mode ``none``) send on the engine: none on Docker; on podman at
+    least five - the network container's, for its hosts file, at the app's create
+    (again while that container starts: ``_hosts_file`` of
+    ``podsync/runtime/docker/_containers.py``), and podman's start checks
+    (``_refuse_a_dead_namespace``, same module): each container before its start, and
+    the app's join target for its network and for its IPC namespace."""
+    return count >= 5 if engine == "podman" else count == 0

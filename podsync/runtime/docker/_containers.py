@@ -277,13 +277,12 @@ class ContainerCalls(EngineConnection):
 
     def _host_config(self, api: Any, spec: CreateSpec, host_config: dict[str, Any]) -> Any:
         """The SDK's ``HostConfig`` of ``spec``; on podman, one that joins a network
-        container also gets its UTS namespace and hosts file (``podman_joining``: one
-        inspect of it; the SDK takes no ``container:`` UTS mode, so both are set in the
-        dictionary it makes)."""
+        container also gets its UTS namespace and hosts file (``podman_joining``, and
+        ``_hosts_file``; the SDK takes no ``container:`` UTS mode, so both are set in
+        the dictionary it makes)."""
         made = api.create_host_config(**host_config)
         if spec.join and self._is_libpod():
-            joined = cast(dict[str, Any], api.inspect_container(spec.join))
-            extra = podman_joining(spec, str(joined.get("HostsPath") or ""))
+            extra = podman_joining(spec, _hosts_file(api, spec))
             made["UTSMode"] = extra["UTSMode"]
             made["Binds"] = [*(made.get("Binds") or []), *extra["Binds"]]
         return made
@@ -519,6 +518,38 @@ def _refused_as_paused(api: Any, container_id: str, refusal: docker.errors.APIEr
         return False
     state = api.inspect_container(container_id).get("State") or {}
     return bool(state.get("Paused"))
+
+
+#: How long an app's create on podman waits for its network container's hosts file,
+#: which podman writes as that container starts (the app is created meanwhile).
+_HOSTS_FILE_WAIT = 30.0
+_HOSTS_FILE_POLL = 0.05
+
+# podman's states of a container whose start has not made its hosts file yet
+_NOT_STARTED = frozenset({"created", "configured", "initialized"})
+
+
+def _hosts_file(api: Any, spec: CreateSpec) -> str:
+    """On podman, the hosts file of the network container ``spec`` joins (its
+    ``HostsPath``); ``""`` when it runs or ran without one.
+
+    podman writes it when the container starts - an inspect before then has none - and
+    ``apply`` creates a pod's apps while its network container starts
+    (``overlapping_calls``), so the create waits for it (every 50 ms, at most
+    ``_HOSTS_FILE_WAIT``: then the create is refused, and the loop tries again)."""
+    for _ in range(int(_HOSTS_FILE_WAIT / _HOSTS_FILE_POLL)):
+        joined = cast(dict[str, Any], api.inspect_container(spec.join))
+        path = str(joined.get("HostsPath") or "")
+        status = str((joined.get("State") or {}).get("Status") or "")
+        if path or status not in _NOT_STARTED:
+            return path
+        time.sleep(_HOSTS_FILE_POLL)
+    raise RuntimeCallError(
+        "create",
+        spec.name,
+        f"the network container {spec.join} has not started in {_HOSTS_FILE_WAIT:g} s: "
+        "podman has no hosts file of it to share",
+    )
 
 
 def _refuse_a_dead_namespace(api: Any, container_id: str) -> None:

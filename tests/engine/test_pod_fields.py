@@ -26,6 +26,7 @@ from podsync import Pod, parse_pods
 from podsync.actions._options import PlanOptions
 from podsync.docker import DockerRuntime
 from tests.support.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup, apply_refused
+from tests.support.podman_records import recorded_config, sets_domain_names
 
 MI = 2**20
 # Stops at once on SIGTERM (busybox sh as PID 1 would ignore it).
@@ -45,8 +46,7 @@ metadata:
     example.com/owner: team a
 spec:
   hostname: busybox-1
-  subdomain: workers
-  hostAliases:
+{subdomain}  hostAliases:
   - ip: 10.1.2.3
     hostnames: [foo.remote, bar.remote]
   terminationGracePeriodSeconds: 1
@@ -95,10 +95,15 @@ def _image(engine: docker.DockerClient) -> Iterator[None]:
         engine.api.remove_image(IMAGE)
 
 
-def _load(cleanup: Cleanup) -> Pod:
+def _load(cleanup: Cleanup, *, subdomain: bool = True) -> Pod:
+    """The pod above; ``subdomain``: with ``subdomain: workers`` (a domain name)."""
     uid = str(uuid.uuid4())
     text = POD.format(
-        name=f"fields-{uid[:6]}", uid=uid, image=IMAGE, serve=SERVE.replace('"', '\\"')
+        name=f"fields-{uid[:6]}",
+        uid=uid,
+        image=IMAGE,
+        serve=SERVE.replace('"', '\\"'),
+        subdomain="  subdomain: workers\n" if subdomain else "",
     )
     (pod,) = parse_pods(text, source="file")
     cleanup.add_label(f"{podsync.labels.LABEL_POD_UID}={pod.uid}")
@@ -116,15 +121,25 @@ def _inspected(engine: docker.DockerClient, pod: Pod) -> dict[str, dict[str, Any
     return found
 
 
-def test_what_docker_got(engine: docker.DockerClient, cleanup: Cleanup, tmp_path: Path) -> None:
-    pod = _load(cleanup)
-    options = PlanOptions(
+def _options(tmp_path: Path) -> PlanOptions:
+    return PlanOptions(
         network_mode="none",
         network_image=PAUSE_IMAGE,
         root_dir=str(tmp_path / "root"),
         cluster_domain="cluster.local",
         allow_deletions=False,
     )
+
+
+def test_what_docker_got(
+    engine: docker.DockerClient, engine_name: str, cleanup: Cleanup, tmp_path: Path
+) -> None:
+    # Without its subdomain where the engine cannot set a domain name (podman: the pod
+    # would be refused, test_a_domain_name_is_set_or_refused).
+    with_domain = sets_domain_names(engine_name)
+    domain = "workers.shop.svc.cluster.local" if with_domain else ""
+    pod = _load(cleanup, subdomain=with_domain)
+    options = _options(tmp_path)
 
     with DockerRuntime() as runtime:
         result = podsync.sync([pod], runtime, options=options)
@@ -155,14 +170,21 @@ def test_what_docker_got(engine: docker.DockerClient, cleanup: Cleanup, tmp_path
 
         # The pod's host identity is the network container's; its apps share it.
         net = found["net"]
-        assert ("busybox-1", "workers.shop.svc.cluster.local") == (
+        assert ("busybox-1", domain) == (
             net["Config"]["Hostname"],
-            net["Config"]["Domainname"],
+            net["Config"].get("Domainname", ""),
         )
         assert ["foo.remote:10.1.2.3", "bar.remote:10.1.2.3"] == net["HostConfig"]["ExtraHosts"]
         app = found["both"]["Id"]
         hostname = runtime.exec_in_container(app, ["/bin/hostname"], 10.0)
         assert (0, b"busybox-1\n") == (hostname.exit_code, hostname.output)
+        uts_domain = runtime.exec_in_container(
+            app, ["/bin/cat", "/proc/sys/kernel/domainname"], 10.0
+        )
+        assert (0, f"{domain or '(none)'}\n".encode()) == (
+            uts_domain.exit_code,
+            uts_domain.output,
+        )
         hosts = runtime.exec_in_container(app, ["/bin/cat", "/etc/hosts"], 10.0)
         assert 0 == hosts.exit_code
         assert "10.1.2.3\tfoo.remote" in hosts.output.decode()
@@ -170,7 +192,12 @@ def test_what_docker_got(engine: docker.DockerClient, cleanup: Cleanup, tmp_path
 
         # A terminal and an open standard input: cat waits on it instead of exiting.
         console, reader = found["console"]["Config"], found["reader"]["Config"]
-        assert (True, True, True) == (console["Tty"], console["OpenStdin"], console["StdinOnce"])
+        stdin_once = recorded_config(engine_name, "StdinOnce", True)
+        assert (True, True, stdin_once) == (
+            console["Tty"],
+            console["OpenStdin"],
+            console["StdinOnce"],
+        )
         assert (False, True, False) == (reader["Tty"], reader["OpenStdin"], reader["StdinOnce"])
         for name in ("console", "reader"):
             state = engine.api.inspect_container(found[name]["Id"])["State"]
@@ -205,3 +232,33 @@ def test_a_refused_file_changes_nothing(
         f"{bad}: $.spec.containers[0].resources.limits['nvidia.com/gpu']: extended resource "
         "'nvidia.com/gpu' is not supported by podsync" in err
     ), err
+
+
+def test_a_domain_name_is_set_or_refused(
+    engine: docker.DockerClient, engine_name: str, cleanup: Cleanup, tmp_path: Path
+) -> None:
+    """A pod with a subdomain (and a cluster domain) has the domain name
+    ``<subdomain>.<namespace>.svc.<domain>``: set in its containers where the engine
+    can; refused where it cannot (podman, ``sets_domain_names``), before its network
+    container is made - never run without it."""
+    pod = _load(cleanup, subdomain=True)
+
+    with DockerRuntime() as runtime:
+        result = podsync.sync([pod], runtime, options=_options(tmp_path))
+        found = _inspected(engine, pod)
+        if sets_domain_names(engine_name):
+            assert result.ok, result.apply_result.summary()
+            app = found["both"]["Id"]
+            uts_domain = runtime.exec_in_container(
+                app, ["/bin/cat", "/proc/sys/kernel/domainname"], 10.0
+            )
+            assert (0, b"workers.shop.svc.cluster.local\n") == (
+                uts_domain.exit_code,
+                uts_domain.output,
+            )
+        else:
+            (failure,) = result.apply_result.failures
+            assert "cannot give a container a domain name (workers.shop.svc" in str(
+                failure.exception
+            )
+            assert {} == found

@@ -23,7 +23,20 @@ import podsync.cli
 import podsync.spec
 from podsync import PlanOptions, Pod, Reason, SyncResult, parse_pods
 from podsync.docker import DockerRuntime
-from tests.support.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup, apply_refused, volume_path
+from tests.support.engine import (
+    PAUSE_IMAGE,
+    TEST_IMAGE,
+    Cleanup,
+    apply_refused,
+    remove_containers,
+    volume_path,
+)
+from tests.support.podman_records import (
+    recorded_ipc_mode,
+    recorded_keys,
+    recorded_seccomp,
+    recorded_sysctls,
+)
 
 # An app process that exits at once on SIGTERM.
 SERVE = "trap 'exit 0' TERM INT; while :; do sleep 3600 & wait $!; done"
@@ -113,7 +126,11 @@ ALLOW_ALL = {"defaultAction": "SCMP_ACT_ALLOW"}
 
 
 def test_what_docker_gets_for_a_restricted_pod(
-    engine: docker.DockerClient, cleanup: Cleanup, runtime: DockerRuntime, tmp_path: Path
+    engine: docker.DockerClient,
+    engine_name: str,
+    cleanup: Cleanup,
+    runtime: DockerRuntime,
+    tmp_path: Path,
 ) -> None:
     options = _options(tmp_path)
     profiles = Path(options.root_dir) / "seccomp"
@@ -128,24 +145,31 @@ def test_what_docker_gets_for_a_restricted_pod(
     app, net = found["app"], found["net"]
     host = app["HostConfig"]
     assert "1000:3000" == app["Config"]["User"]
-    assert {
+    expected = {
         "GroupAdd": ["2000", "4000"],
         "CapAdd": ["NET_BIND_SERVICE", "CHOWN"],
         "CapDrop": ["ALL"],
         "ReadonlyRootfs": True,
-        "Sysctls": {"kernel.shm_rmid_forced": "1"},
-    } == {key: host[key] for key in ("GroupAdd", "CapAdd", "CapDrop", "ReadonlyRootfs", "Sysctls")}
-    assert ["no-new-privileges", f"seccomp={json.dumps(ALLOW_ALL)}"] == host["SecurityOpt"]
+        "Sysctls": recorded_sysctls(engine_name, {"kernel.shm_rmid_forced": "1"}),
+    }
+    keys = recorded_keys(engine_name, tuple(expected))
+    assert {key: expected[key] for key in keys} == {key: host.get(key) for key in keys}
+    profile = recorded_seccomp(engine_name, profiles / "audit.json")
+    assert ["no-new-privileges", profile] == host["SecurityOpt"]
+    # The profile applies: a seccomp filter on the process (checked below, /proc/1/status).
     # The network container holds the pod's network namespace, and its net sysctls.
-    assert {"net.ipv4.tcp_syncookies": "0"} == net["HostConfig"]["Sysctls"]
+    assert recorded_sysctls(engine_name, {"net.ipv4.tcp_syncookies": "0"}) == net["HostConfig"].get(
+        "Sysctls"
+    )
     # The process really runs so, and the emptyDir belongs to the fsGroup, setgid.
     status = _exec(runtime, app["Id"], "/bin/cat", "/proc/1/status")
     fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-    assert ["1000", "3000", "1", "0000000000000401"] == [
+    assert ["1000", "3000", "1", "0000000000000401", "2"] == [
         fields["Uid"].split()[0],
         fields["Gid"].split()[0],
         fields["NoNewPrivs"].strip(),
         fields["CapBnd"].strip(),  # CHOWN (bit 0) and NET_BIND_SERVICE (bit 10)
+        fields["Seccomp"].strip(),  # 2: a filter
     ]
     # The fsGroup and supplementalGroups (Docker lists the primary group there too).
     assert {"2000", "4000"} <= set(fields["Groups"].split())
@@ -163,7 +187,11 @@ def test_what_docker_gets_for_a_restricted_pod(
 
 
 def test_host_namespaces_and_a_shared_process_namespace(
-    engine: docker.DockerClient, cleanup: Cleanup, runtime: DockerRuntime, tmp_path: Path
+    engine: docker.DockerClient,
+    engine_name: str,
+    cleanup: Cleanup,
+    runtime: DockerRuntime,
+    tmp_path: Path,
 ) -> None:
     shared = _load(
         cleanup,
@@ -204,8 +232,17 @@ spec:
             for c in (first["app"], first["net"])
         }
     )
-    assert [("host", "host")] * 2 == [
+    assert [("host", recorded_ipc_mode(engine_name, "host"))] * 2 == [
         (c["HostConfig"]["PidMode"], c["HostConfig"]["IpcMode"]) for c in second.values()
+    ]
+    # The host's PID and IPC namespaces themselves (the engine runs on this machine).
+    host = [os.readlink(f"/proc/self/ns/{ns}") for ns in ("pid", "ipc")]
+    assert [host] * 2 == [
+        [
+            _exec(runtime, c["Id"], "/bin/readlink", f"/proc/self/ns/{ns}").strip()
+            for ns in ("pid", "ipc")
+        ]
+        for c in second.values()
     ]
     assert "host" == second["net"]["HostConfig"]["NetworkMode"]
     assert f"container:{second['net']['Id']}" == second["app"]["HostConfig"]["NetworkMode"]
@@ -339,8 +376,11 @@ def non_root_image(engine: docker.DockerClient, cleanup: Cleanup) -> Iterator[st
         yield reference
     finally:
         # The pod's containers use it: they go first, so the image leaves nothing behind.
-        for entry in engine.api.containers(all=True, filters={"ancestor": reference}):
-            engine.api.remove_container(entry["Id"], force=True, v=True)
+        # Found by the image's id: podman's "ancestor" filter does not match the name as
+        # given (its containers name the image docker.io/...).
+        image_id = engine.api.inspect_image(reference)["Id"]
+        users = [c["Id"] for c in engine.api.containers(all=True) if c["ImageID"] == image_id]
+        remove_containers(engine, users)
         engine.api.remove_image(reference)
 
 

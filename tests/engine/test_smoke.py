@@ -31,6 +31,7 @@ from podsync import (
 from podsync.spec._environment import environment
 from podsync.spec._volumes import binds, container_mounts
 from tests.support.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup, free_host_ports, run_labels
+from tests.support.podman_records import comparable_env, recorded_binds, recorded_ports
 
 
 def _ports(engine: docker.DockerClient) -> tuple[Port, ...]:
@@ -72,7 +73,7 @@ def _create(engine: docker.DockerClient, cleanup: Cleanup, image: str, **kwargs:
 
 
 def test_engine_records_ports_cpu_shares_binds_and_env(
-    engine: docker.DockerClient, cleanup: Cleanup, tmp_path: Path
+    engine: docker.DockerClient, engine_name: str, cleanup: Cleanup, tmp_path: Path
 ) -> None:
     mounts, host_paths = _mounts(tmp_path)
     ports = _ports(engine)
@@ -104,14 +105,21 @@ def test_engine_records_ports_cpu_shares_binds_and_env(
     inspected = engine.api.inspect_container(container_id)
     host_config, config = inspected["HostConfig"], inspected["Config"]
     assert host_config["NetworkMode"] == "none"
-    assert host_config["PortBindings"] == {
-        key: [{"HostIp": ip, "HostPort": str(port)} for ip, port in pairs]
-        for key, pairs in bindings.items()
-    }
-    assert set(config.get("ExposedPorts") or {}) == set(exposed)
+    assert host_config["PortBindings"] == recorded_ports(
+        engine_name,
+        "none",
+        {
+            key: [{"HostIp": ip, "HostPort": str(port)} for ip, port in pairs]
+            for key, pairs in bindings.items()
+        },
+    )
+    assert set(config.get("ExposedPorts") or {}) == recorded_ports(
+        engine_name, "none", set(exposed)
+    )
     assert host_config["CpuShares"] == shares
-    assert host_config["Binds"] == bind_list
-    assert config["Env"] == env  # the test images set no Env of their own
+    assert host_config["Binds"] == recorded_binds(engine_name, bind_list)
+    # the test images set no Env of their own
+    assert comparable_env(engine_name, config["Env"]) == comparable_env(engine_name, env)
 
     engine.api.remove_container(container_id, force=True)
     with pytest.raises(docker.errors.NotFound):

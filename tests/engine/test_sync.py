@@ -88,6 +88,14 @@ from tests.support.engine import (
     run_labels,
     volume_path,
 )
+from tests.support.podman_records import (
+    comparable_env,
+    one_pod_inspects_expected,
+    recorded_binds,
+    recorded_image,
+    recorded_ports,
+    volumes_created_first,
+)
 
 CLUSTER_DNS = "10.0.0.10"
 CLUSTER_DOMAIN = "cluster.local"
@@ -420,7 +428,11 @@ def _two_pods(cleanup: Cleanup, tmp_path: Path, host_ports: tuple[int, ...]) -> 
 
 
 def test_sync_two_pods_creates_what_was_planned(
-    engine: docker.DockerClient, cleanup: Cleanup, runtime: CountingRuntime, tmp_path: Path
+    engine: docker.DockerClient,
+    engine_name: str,
+    cleanup: Cleanup,
+    runtime: CountingRuntime,
+    tmp_path: Path,
 ) -> None:
     """Both pods run: names in the seed's format, apps in the network container's
     namespace, ports, DNS and hostname on the network container only, CPU shares, memory,
@@ -502,7 +514,7 @@ def test_sync_two_pods_creates_what_was_planned(
         # The network container: network mode none, the pod's hostname, image PAUSE.
         assert "none" == net["HostConfig"]["NetworkMode"]
         assert pod.name == net["Config"]["Hostname"]
-        assert PAUSE_IMAGE == net["Config"]["Image"]
+        assert recorded_image(engine_name, PAUSE_IMAGE) == net["Config"]["Image"]
         # Every app container lives in the network container's namespace.
         net_ns = _net_ns(runtime, net_id)
         for name, (inspected,) in found.items():
@@ -522,13 +534,23 @@ def test_sync_two_pods_creates_what_was_planned(
     # DNS with the cluster's server and search domains before the host's (its loopback
     # stub left out).
     (web_net,) = on_engine[web.key]["net"]
-    assert {
-        "80/tcp": [{"HostIp": "127.0.0.1", "HostPort": str(http)}],
-        "53/udp": [{"HostIp": "", "HostPort": str(dns)}],
-        "8080/tcp": [{"HostIp": "", "HostPort": str(sidecar)}],
-    } == web_net["HostConfig"]["PortBindings"]
+    # (podman records no ports in network mode none: recorded_ports)
+    assert (
+        recorded_ports(
+            engine_name,
+            "none",
+            {
+                "80/tcp": [{"HostIp": "127.0.0.1", "HostPort": str(http)}],
+                "53/udp": [{"HostIp": "", "HostPort": str(dns)}],
+                "8080/tcp": [{"HostIp": "", "HostPort": str(sidecar)}],
+            },
+        )
+        == web_net["HostConfig"]["PortBindings"]
+    )
     # Only published ports are exposed (host port 0: neither bound nor exposed, seed).
-    assert {"80/tcp", "53/udp", "8080/tcp"} == set(web_net["Config"]["ExposedPorts"])
+    assert recorded_ports(engine_name, "none", {"80/tcp", "53/udp", "8080/tcp"}) == set(
+        web_net["Config"].get("ExposedPorts") or {}
+    )
     assert [CLUSTER_DNS, "10.0.0.53"] == web_net["HostConfig"]["Dns"]
     assert [f"{web.namespace}.{CLUSTER_DOMAIN}", CLUSTER_DOMAIN] == web_net["HostConfig"][
         "DnsSearch"
@@ -545,19 +567,28 @@ def test_sync_two_pods_creates_what_was_planned(
     app_name = app["Name"].lstrip("/")
     assert podsync.cpu_shares(500) == app["HostConfig"]["CpuShares"] == 512
     assert 64 * 1024 * 1024 == app["HostConfig"]["Memory"]
-    assert ["GREETING=hello world", "EQUATION=a=b=c", "EMPTY="] == app["Config"]["Env"]
+    assert comparable_env(
+        engine_name, ["GREETING=hello world", "EQUATION=a=b=c", "EMPTY="]
+    ) == comparable_env(engine_name, app["Config"]["Env"])
     assert "/tmp" == app["Config"]["WorkingDir"]
     assert ["/bin/sh", "-c", SERVE] == app["Config"]["Entrypoint"]
-    assert APP_IMAGE == app["Config"]["Image"]
+    assert recorded_image(engine_name, APP_IMAGE) == app["Config"]["Image"]
     # The termination-message file: a file of the pod's state volume, bound from where
     # the engine keeps the volume.
     state = engine.api.inspect_volume(f"podsync-state_{web.uid}")
     message_file = f"{state['Mountpoint']}/termination/{app_name}"
-    assert [
-        f"{tmp_path / 'data'}:/data:ro",
-        f"{volume}:/cache:nocopy",
-        f"{message_file}:/dev/termination-log",
-    ] == app["HostConfig"]["Binds"]
+    assert (
+        recorded_binds(
+            engine_name,
+            [
+                f"{tmp_path / 'data'}:/data:ro",
+                f"{volume}:/cache:nocopy",
+                f"{message_file}:/dev/termination-log",
+            ],
+            joins=web_net,
+        )
+        == app["HostConfig"]["Binds"]
+    )
     assert "pod-state" == state["Labels"]["io.podsync.volume.kind"]
     # Nothing of the pod under the root directory: its state is in the engine.
     assert not Path(root, web.uid).exists()
@@ -568,7 +599,10 @@ def test_sync_two_pods_creates_what_was_planned(
     assert podsync.cpu_shares(1) == sidecar["HostConfig"]["CpuShares"] == 2
     assert 0 == sidecar["HostConfig"]["Memory"]
     sidecar_file = f"{state['Mountpoint']}/termination/{sidecar['Name'].lstrip('/')}"
-    assert [f"{sidecar_file}:/dev/termination-log"] == sidecar["HostConfig"]["Binds"]
+    assert (
+        recorded_binds(engine_name, [f"{sidecar_file}:/dev/termination-log"], joins=web_net)
+        == sidecar["HostConfig"]["Binds"]
+    )
     assert ["/bin/sleep", "3600"] == sidecar["Config"]["Cmd"]
 
     # The binds work: the emptyDir is the volume, the hostPath is read-only.
@@ -735,6 +769,7 @@ def test_second_cli_apply_makes_one_api_request(
 
 def test_first_cli_apply_of_one_pod_makes_only_the_calls_it_needs(
     engine: docker.DockerClient,
+    engine_name: str,
     cleanup: Cleanup,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -810,6 +845,18 @@ def test_first_cli_apply_of_one_pod_makes_only_the_calls_it_needs(
     assert re.fullmatch(start, applying[1]), sent
     assert re.fullmatch(remove, applying[2]), sent
     applying = applying[3:]
+    # On podman the pod's state volume is made first, with its labels
+    # (volumes_created_first); Docker makes it at the network container's create.
+    made_first = volumes_created_first(engine_name, 1)
+    volume_create = rf"POST {version}/volumes/create"
+    assert all(re.fullmatch(volume_create, call) for call in applying[:made_first]), sent
+    applying = applying[made_first:]
+    # No inspect of a container it made - but on podman, the inspects podman needs
+    # (one_pod_inspects_expected), in any order among the rest.
+    container_inspect = rf"GET {version}/containers/[^/]+/json"
+    inspects = [call for call in applying if re.fullmatch(container_inspect, call)]
+    assert one_pod_inspects_expected(engine_name, len(inspects)), sent
+    applying = [call for call in applying if not re.fullmatch(container_inspect, call)]
     assert 6 == len(applying), sent
     assert re.fullmatch(create, applying[0]), sent
     # While the network container starts: the app's termination-message file written
@@ -827,6 +874,7 @@ def test_first_cli_apply_of_one_pod_makes_only_the_calls_it_needs(
 
 def test_changed_image_replaces_only_that_container(
     engine: docker.DockerClient,
+    engine_name: str,
     cleanup: Cleanup,
     runtime: CountingRuntime,
     tmp_path: Path,
@@ -881,7 +929,7 @@ def test_changed_image_replaces_only_that_container(
     assert old_one == old["Id"]
     assert not old["State"]["Running"]
     assert new["State"]["Running"]
-    assert alt_image == new["Config"]["Image"]
+    assert recorded_image(engine_name, alt_image) == new["Config"]["Image"]
     assert f"container:{before['net'][0]['Id']}" == new["HostConfig"]["NetworkMode"]
     assert 1 == podsync.parse_container_name(new["Name"]).attempt
     assert old["Name"] != new["Name"]

@@ -83,11 +83,13 @@ __all__ = [
     "address_of",
     "as_int",
     "docker_create_args",
+    "domain_name_refusal",
     "engine_event",
     "familiar_image",
     "image_from_list",
     "log_line",
     "observed_from_list",
+    "podman_joining",
     "qualified_by_podman",
     "timestamp",
     "volume_from_list",
@@ -458,6 +460,43 @@ def engine_event(message: Mapping[str, Any]) -> EngineEvent | None:
         {k: v for k, v in attributes.items() if k not in _EVENT_ATTRIBUTES},
         as_int(code) if code is not None else None,
         as_int(signal) if signal is not None else None,
+    )
+
+
+def podman_joining(spec: CreateSpec, hosts_path: str) -> dict[str, Any]:
+    """What ``HostConfig`` of ``spec``, a container that joins a pod's network container
+    (``join``), gets on podman besides Docker's: the pod's UTS namespace and its hosts
+    file (``hosts_path``: the network container's ``HostsPath``, on the engine's host).
+
+    Docker gives a container that joins another's network that container's hostname
+    and ``/etc/hosts`` (with the pod's ``hostAliases``): a pod's apps are named and
+    resolve as the pod. podman does neither - their hostname is their own id, their
+    hosts file their own, without the aliases (measured on podman 4.3.1), and it
+    refuses extra hosts beside ``container:``. It takes ``UTSMode`` ``container:<x>``
+    (Docker: ``host`` only), which puts the app in the network container's UTS
+    namespace (one for the pod, as in Kubernetes), and the network container's hosts
+    file bound at ``/etc/hosts``, as Docker shares it."""
+    return {
+        "UTSMode": f"container:{spec.join}",
+        "Binds": [f"{hosts_path}:/etc/hosts"] if hosts_path else [],
+    }
+
+
+def domain_name_refusal(spec: CreateSpec) -> str | None:
+    """Why podman cannot create ``spec`` as Docker would: it has a domain name (a pod's
+    ``hostname.subdomain.ns.svc.<domain>``); ``None`` when it has none.
+
+    Docker sets ``Config.Domainname`` in the container's UTS namespace. podman 4.3 has
+    no domain name at all: its compat create drops ``Domainname`` (the container's
+    stays ``(none)``), refuses the sysctl ``kernel.domainname`` that would set it
+    ("sysctl 'kernel.domainname' is not allowed"), and has no option for it (measured
+    on podman 4.3.1). A setting that cannot be honoured is refused, not dropped."""
+    if not spec.domainname:
+        return None
+    return (
+        f"the engine is podman, which cannot give a container a domain name "
+        f"({spec.domainname}: it drops Domainname and refuses the sysctl "
+        "kernel.domainname): podsync does not create the container without it"
     )
 
 

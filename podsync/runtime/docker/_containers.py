@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import threading
 import time
 from typing import TYPE_CHECKING, Any, cast
@@ -28,8 +29,10 @@ from podsync.runtime.docker._api import (
     address_of,
     as_int,
     docker_create_args,
+    domain_name_refusal,
     familiar_image,
     observed_from_list,
+    podman_joining,
     qualified_by_podman,
     timestamp,
 )
@@ -128,14 +131,13 @@ class ContainerCalls(EngineConnection):
             cached = self._finished.get(key)
         if cached is not None:
             return cached
-        import docker.errors
-
         container_id = key[0]
-        with self._call("inspect", container_id) as api:
-            try:
+        try:
+            with self._call("inspect", container_id) as api:
                 inspected = cast(dict[str, Any], api.inspect_container(container_id))
-            except docker.errors.NotFound:
-                return None
+        except NotFound:
+            # gone since it was listed: Docker's 404, and podman's 500 read as one
+            return None
         state = inspected.get("State") or {}
         finished = timestamp(state.get("FinishedAt"))
         started = timestamp(state.get("StartedAt"))
@@ -195,8 +197,12 @@ class ContainerCalls(EngineConnection):
                 here), conflicting options (hostname, DNS servers or ports
                 beside ``join``), a bad bind ...; on podman, what Docker refuses and
                 podman would create is refused first, in Docker's words, with no
-                status (``_unchecked``).
+                status (``_unchecked``), and so is a domain name, which podman
+                cannot set (``domain_name_refusal``).
         """
+        refusal = domain_name_refusal(spec) if spec.domainname and self._is_libpod() else None
+        if refusal is not None:
+            raise RuntimeCallError("create", spec.name, refusal)
         try:
             return self._create(spec)
         except NameConflict as exc:
@@ -265,9 +271,21 @@ class ContainerCalls(EngineConnection):
                         volume.volume, labels=dict(volume.labels), driver_opts=options
                     )
         with self._call("create", spec.name) as api:
-            host_config = api.create_host_config(**args.host_config)
+            host_config = self._host_config(api, spec, args.host_config)
             created = api.create_container(spec.image, host_config=host_config, **args.container)
         return str(cast(dict[str, Any], created)["Id"])
+
+    def _host_config(self, api: Any, spec: CreateSpec, host_config: dict[str, Any]) -> Any:
+        """The SDK's ``HostConfig`` of ``spec``; on podman, one that joins a network
+        container also gets its UTS namespace and hosts file (``podman_joining``, and
+        ``_hosts_file``; the SDK takes no ``container:`` UTS mode, so both are set in
+        the dictionary it makes)."""
+        made = api.create_host_config(**host_config)
+        if spec.join and self._is_libpod():
+            extra = podman_joining(spec, _hosts_file(api, spec))
+            made["UTSMode"] = extra["UTSMode"]
+            made["Binds"] = [*(made.get("Binds") or []), *extra["Binds"]]
+        return made
 
     def _lowers_oom_scores(self, image: str) -> bool:
         """Whether the engine can give a container a negative OOM score adjustment (the
@@ -355,7 +373,8 @@ class ContainerCalls(EngineConnection):
 
     def _check_security(self, spec: CreateSpec) -> str | None:
         """Refuse, before the engine sees it, a profile the engine would not apply; return
-        the content of the Localhost seccomp profile ``spec`` names, if any.
+        what the engine takes for the Localhost seccomp profile ``spec`` names, if any:
+        on Docker its content, on podman its absolute path.
 
         Docker applies no AppArmor profile on a host without AppArmor - not even one
         asked for by name - and runs the container unconfined without a word
@@ -390,7 +409,7 @@ class ContainerCalls(EngineConnection):
         path = security.seccomp.removeprefix("localhost/")
         try:
             with open(path, encoding="utf-8") as file:
-                return file.read()
+                profile = file.read()
         except FileNotFoundError:
             raise RuntimeCallError(
                 "create", spec.name, f"seccomp profile {path} does not exist"
@@ -399,6 +418,12 @@ class ContainerCalls(EngineConnection):
             raise RuntimeCallError(
                 "create", spec.name, f"cannot read seccomp profile {path}: {exc}"
             ) from None
+        # Docker takes the profile itself in SecurityOpt (as the docker CLI sends it);
+        # podman's compat create opens the value as a path on its own host
+        # (containers/podman#27710, podman 4.3.1 here: "opening seccomp profile failed:
+        # open {...}"), so there it gets the file podsync just read, by its absolute
+        # path - the same file when the engine runs on this machine.
+        return os.path.abspath(path) if self._is_libpod() else profile
 
     def _engine_security_options(self) -> frozenset[str]:
         """The security features of the engine's host (``docker info``), lower case."""
@@ -493,6 +518,38 @@ def _refused_as_paused(api: Any, container_id: str, refusal: docker.errors.APIEr
         return False
     state = api.inspect_container(container_id).get("State") or {}
     return bool(state.get("Paused"))
+
+
+#: How long an app's create on podman waits for its network container's hosts file,
+#: which podman writes as that container starts (the app is created meanwhile).
+_HOSTS_FILE_WAIT = 30.0
+_HOSTS_FILE_POLL = 0.05
+
+# podman's states of a container whose start has not made its hosts file yet
+_NOT_STARTED = frozenset({"created", "configured", "initialized"})
+
+
+def _hosts_file(api: Any, spec: CreateSpec) -> str:
+    """On podman, the hosts file of the network container ``spec`` joins (its
+    ``HostsPath``); ``""`` when it runs or ran without one.
+
+    podman writes it when the container starts - an inspect before then has none - and
+    ``apply`` creates a pod's apps while its network container starts
+    (``overlapping_calls``), so the create waits for it (every 50 ms, at most
+    ``_HOSTS_FILE_WAIT``: then the create is refused, and the loop tries again)."""
+    for _ in range(int(_HOSTS_FILE_WAIT / _HOSTS_FILE_POLL)):
+        joined = cast(dict[str, Any], api.inspect_container(spec.join))
+        path = str(joined.get("HostsPath") or "")
+        status = str((joined.get("State") or {}).get("Status") or "")
+        if path or status not in _NOT_STARTED:
+            return path
+        time.sleep(_HOSTS_FILE_POLL)
+    raise RuntimeCallError(
+        "create",
+        spec.name,
+        f"the network container {spec.join} has not started in {_HOSTS_FILE_WAIT:g} s: "
+        "podman has no hosts file of it to share",
+    )
 
 
 def _refuse_a_dead_namespace(api: Any, container_id: str) -> None:

@@ -38,6 +38,19 @@ STATES = [
 ]
 
 
+def _listed(state: str, status: str) -> dict[str, Any]:
+    """One podsync container as the engine's list shows it, in ``state``."""
+    return {
+        "Id": "x",
+        "Names": ["/k8s_app"],
+        "Image": "busybox",
+        "Labels": {LABEL_POD_UID: "u"},
+        "Created": 1,
+        "State": state,
+        "Status": status,
+    }
+
+
 @pytest.mark.parametrize(
     ("state", "status", "running", "inspected"),
     [row[2:] for row in STATES],
@@ -56,17 +69,7 @@ def test_the_list_state_says_running_or_exited_on_either_engine(
             self.inspected: list[str] = []
 
         def containers(self, all: bool) -> list[dict[str, Any]]:
-            return [
-                {
-                    "Id": "x",
-                    "Names": ["/k8s_app"],
-                    "Image": "busybox",
-                    "Labels": {LABEL_POD_UID: "u"},
-                    "Created": 1,
-                    "State": state,
-                    "Status": status,
-                }
-            ]
+            return [_listed(state, status)]
 
         def inspect_container(self, container: str) -> dict[str, Any]:
             self.inspected.append(container)
@@ -503,3 +506,170 @@ def test_a_follow_on_podman_reads_the_new_lines_until_the_container_stops(
         reads,
         list(closed),
     )
+
+
+_GONE_FROM_DATABASE = "container x does not exist in database: no such container"
+
+# id, what the engine answers the inspect of a container removed since it was listed
+GONE_SINCE_LISTED = [
+    ("docker-404", (404, "No such container: x")),
+    # podman 4.3.1 answers 500, with libpod's "no such container" at the end
+    ("podman-500-no-such-container", (500, _GONE_FROM_DATABASE)),
+]
+
+
+@pytest.mark.parametrize(
+    "answer", [row[1] for row in GONE_SINCE_LISTED], ids=[row[0] for row in GONE_SINCE_LISTED]
+)
+def test_an_exited_container_removed_since_the_list_is_gone(answer: tuple[int, str]) -> None:
+    """A container listed as exited and removed before its inspect is not observed, on
+    either engine's answer; the list does not fail."""
+
+    class API:
+        base_url = "unix:///stub.sock"
+
+        def containers(self, all: bool) -> list[dict[str, Any]]:
+            return [_listed("exited", "Exited (0) 1 second ago")]
+
+        def inspect_container(self, container: str) -> dict[str, Any]:
+            raise _refusal(*answer)
+
+    runtime = DockerRuntime(client=cast(docker.DockerClient, SimpleNamespace(api=API())))
+
+    assert [] == runtime.list_containers()
+
+
+def test_another_server_error_of_an_inspect_fails_the_list() -> None:
+    """Only libpod's "no such container" reads as gone: any other 500 stands."""
+    from podsync.exceptions import RuntimeCallError
+
+    class API:
+        base_url = "unix:///stub.sock"
+
+        def containers(self, all: bool) -> list[dict[str, Any]]:
+            return [{"Id": "x", "Labels": {LABEL_POD_UID: "u"}, "State": "exited"}]
+
+        def inspect_container(self, container: str) -> dict[str, Any]:
+            raise _refusal(500, "database is locked")
+
+    runtime = DockerRuntime(client=cast(docker.DockerClient, SimpleNamespace(api=API())))
+
+    with pytest.raises(RuntimeCallError) as caught:
+        runtime.list_containers()
+    assert caught.value.status_code == 500
+
+
+@pytest.mark.parametrize("libpod", [False, True], ids=["docker-domainname", "podman-refuses"])
+def test_a_pods_domain_name_is_set_or_refused(libpod: bool) -> None:
+    """The pod's domain name is Docker's ``Domainname``; podman can set none (it drops
+    the field and refuses the sysctl), so there the create is refused before the engine
+    is asked anything, in words that say why."""
+    from podsync.actions._actions import CreateSpec
+    from podsync.exceptions import RuntimeCallError
+
+    sent: list[dict[str, Any]] = []
+
+    class API:
+        base_url = "unix:///stub.sock"
+
+        def create_host_config(self, **host_config: Any) -> dict[str, Any]:
+            return host_config
+
+        def create_container(self, image: str, host_config: Any, **container: Any) -> Any:
+            sent.append(container)
+            return {"Id": "c"}
+
+    runtime = DockerRuntime(client=cast(docker.DockerClient, SimpleNamespace(api=API())))
+    runtime._libpod = libpod
+    spec = CreateSpec(name="net", image="pause", hostname="h", domainname="s.ns.svc")
+
+    if libpod:
+        with pytest.raises(RuntimeCallError) as caught:
+            runtime.create_container(spec)
+        assert ([], None) == (sent, caught.value.status_code)
+        assert "cannot give a container a domain name (s.ns.svc" in caught.value.message
+    else:
+        runtime.create_container(spec)
+        assert ["s.ns.svc"] == [c["domainname"] for c in sent]
+    # Without a domain name, podman creates the container as Docker does.
+    runtime.create_container(CreateSpec(name="net2", image="pause", hostname="h"))
+    assert None is sent[-1]["domainname"]
+
+
+@pytest.mark.parametrize("libpod", [False, True], ids=["docker-content", "podman-path"])
+def test_a_localhost_seccomp_profile_reaches_either_engine(
+    libpod: bool, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Docker gets a Localhost seccomp profile's content in ``SecurityOpt``; podman,
+    which opens the value as a path (containers/podman#27710), the profile's absolute
+    path - a relative one resolved where podsync read it."""
+    from podsync.actions._actions import CreateSpec
+    from podsync.model._security import ContainerSecurity
+
+    sent: list[dict[str, Any]] = []
+
+    class API:
+        base_url = "unix:///stub.sock"
+
+        def info(self) -> dict[str, Any]:
+            return {"SecurityOptions": ["name=seccomp,profile=default"]}
+
+        def create_host_config(self, **host_config: Any) -> dict[str, Any]:
+            return host_config
+
+        def create_container(self, image: str, host_config: Any, **container: Any) -> Any:
+            sent.append(host_config)
+            return {"Id": "c"}
+
+    (tmp_path / "profiles").mkdir()
+    (tmp_path / "profiles" / "audit.json").write_text('{"defaultAction": "SCMP_ACT_ALLOW"}')
+    monkeypatch.chdir(tmp_path)
+    runtime = DockerRuntime(client=cast(docker.DockerClient, SimpleNamespace(api=API())))
+    runtime._libpod = libpod
+    security = ContainerSecurity(seccomp="localhost/profiles/audit.json")
+
+    runtime.create_container(CreateSpec(name="app", image="pause", security=security))
+
+    ((host_config),) = sent
+    profile = f"{tmp_path}/profiles/audit.json" if libpod else '{"defaultAction": "SCMP_ACT_ALLOW"}'
+    assert [f"seccomp={profile}"] == [
+        o for o in host_config["security_opt"] if o.startswith("seccomp=")
+    ]
+
+
+@pytest.mark.parametrize("libpod", [False, True], ids=["docker-copies", "podman-joins-uts"])
+def test_a_pods_apps_are_named_and_resolve_as_the_pod_on_either_engine(libpod: bool) -> None:
+    """Docker gives a container that joins the network container its hostname and hosts
+    file; podman does not, so there the app joins the network container's UTS
+    namespace, and gets its hosts file bound at /etc/hosts."""
+    from podsync.actions._actions import CreateSpec
+
+    sent: list[dict[str, Any]] = []
+
+    class API:
+        base_url = "unix:///stub.sock"
+
+        def create_host_config(self, **host_config: Any) -> dict[str, Any]:
+            return {
+                "Binds": host_config.get("binds"),
+                "NetworkMode": host_config.get("network_mode"),
+            }
+
+        def inspect_container(self, container: str) -> dict[str, Any]:
+            assert "net" == container
+            return {"HostsPath": "/run/net/hosts"}
+
+        def create_container(self, image: str, host_config: Any, **container: Any) -> Any:
+            sent.append(host_config)
+            return {"Id": "c"}
+
+    runtime = DockerRuntime(client=cast(docker.DockerClient, SimpleNamespace(api=API())))
+    runtime._libpod = libpod
+
+    runtime.create_container(CreateSpec(name="app", image="busybox", join="net"))
+    runtime.create_container(CreateSpec(name="net", image="pause", hostname="h"))
+
+    joined = ("container:net", ["/run/net/hosts:/etc/hosts"]) if libpod else (None, [])
+    assert [(*joined, "container:net"), (None, [], None)] == [
+        (h.get("UTSMode"), h["Binds"], h["NetworkMode"]) for h in sent
+    ]

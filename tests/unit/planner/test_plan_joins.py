@@ -19,14 +19,15 @@ joins, on every plan applied: the plan applied, the next plans converge too.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import attrs
 import pytest
 
-from podsync.actions._actions import Plan, Reason, Remove
+from podsync.actions._actions import Plan, Reason, Remove, RemovePodDir
 from podsync.actions._options import NODE_SCOPE, GCPolicy, PlanOptions
 from podsync.model._pod import ObservedContainer, Pod
-from podsync.planner._joins import joiners
+from podsync.planner._joins import joiners, order_network_removals
 from podsync.planner._plan import plan
 from podsync.spec._labels import LABEL_CONTAINER, LABEL_JOINS
 from podsync.spec._naming import container_name
@@ -241,6 +242,9 @@ def _observed(key: str, created: float) -> ObservedContainer:
         ({"net1": 100.0}, 50.0, set()),
         # Two network containers made in one second, both before it: either.
         ({"net1": 100.0, "net2": 100.0}, 150.0, {"net1", "net2"}),
+        # Made in the same second as the pod's only network container (an earlier
+        # podsync's app, created right after its network container): it joins it.
+        ({"net1": 100.0}, 100.0, {"net1"}),
     ],
 )
 def test_joins_inferred_from_creation_times(
@@ -250,3 +254,102 @@ def test_joins_inferred_from_creation_times(
     instances = [i for i in map(identify, observed) if i is not None]
     assert len(instances) == len(observed)
     assert {net for net, who in joiners(instances).items() if "app9" in who} == joins
+
+
+def test_a_container_of_a_pod_without_a_network_container_joins_none() -> None:
+    """An unlabelled container whose pod has no network container left (another pod's
+    is there) joins nothing; one whose label names a container that is gone neither."""
+    other_pod = ObservedContainer(
+        id="net1", name=container_name("net", 1, "other.default.file", UID, 1), created=1.0
+    )
+    orphan = _observed("app1", 5.0)
+    named = attrs.evolve(_observed("app2", 5.0), id="app2", labels={LABEL_JOINS: "k8s_gone"})
+    instances = [i for i in map(identify, (other_pod, orphan, named)) if i is not None]
+    assert len(instances) == 3
+    assert {} == joiners(instances)
+
+
+# --- the rule applied to pod plans' actions, case by case ---------------------------------
+
+
+def _instance(key: str, created: float, joins: str | None = None, pod: str = "pair") -> Any:
+    """An identified container of ``pod``: ``net<n>`` a network container, anything
+    else one that joins the network container ``joins`` names (by its label; ``None``:
+    no label, judged by creation time)."""
+    container = "net" if key.startswith("net") else key.rstrip("0123456789")
+    labels = {} if joins is None else {LABEL_JOINS: f"k8s_{joins}"}
+    observed = ObservedContainer(
+        id=key,
+        name=container_name(container, 1, f"{pod}.default.file", UID, int(key[-1])),
+        labels=labels,
+        created=created,
+    )
+    instance = identify(observed)
+    assert instance is not None
+    # The label names a container by its name: name the network containers so.
+    if container == "net":
+        instance.observed = attrs.evolve(observed, name=f"k8s_{key}")
+    return instance
+
+
+def _remove(key: str) -> Remove:
+    return Remove(
+        pod="default/pair", pod_uid=UID, container="net" if key.startswith("net") else "app",
+        id=key, name=key, reason=Reason.GC_EXITED, message=f"remove {key}",
+    )  # fmt: skip
+
+
+TEARDOWN = RemovePodDir(pod_uid=UID, path="/var/lib/podsync/x", reason=Reason.ORPHANED_POD_DIR,
+                        message="tear down")  # fmt: skip
+
+#: The containers every row observes: net1 (joined by a1 and b1, made with it), net2
+#: (joined by a2; x1 joins net1 too and is never removed), and a container of another pod.
+OBSERVED = [
+    _instance("net1", 100.0),
+    _instance("a1", 100.0, joins="net1"),
+    _instance("b1", 101.0, joins="net1"),
+    _instance("net2", 200.0),
+    _instance("a2", 200.0, joins="net2"),
+    _instance("web1", 50.0, pod="web"),
+]
+HELD_BY_X1 = [*OBSERVED, _instance("x1", 150.0)]  # unlabelled: by time, it joins net1
+
+# fmt: off
+ORDER_CASES = [
+    # id, what each pod plan removes (keys; "dir": a teardown), observed, what is left
+    ("moved-right-after-its-last-joiner", [["net1", "a1", "b1", "dir"]], OBSERVED,
+     [["a1", "b1", "net1", "dir"]]),
+    ("already-after-its-joiners", [["a1", "b1", "net1"]], OBSERVED, [["a1", "b1", "net1"]]),
+    ("a-joiner-stays", [["net1", "a1"]], OBSERVED, [["a1"]]),
+    ("a-joiner-nobody-removes", [["a1", "b1", "net1"]], HELD_BY_X1, [["a1", "b1"]]),
+    # The first held, the next one still ordered.
+    ("held-then-moved", [["net1", "net2", "a2", "a1", "b1"]], HELD_BY_X1,
+     [["a2", "net2", "a1", "b1"]]),
+    # A pod plan with nothing of the rule's, then one with it.
+    ("second-pod-plan", [["web1"], ["net2", "a2"]], OBSERVED, [["web1"], ["a2", "net2"]]),
+    # Pod plans run side by side: a joiner another plan removes holds the removal.
+    ("joiner-in-another-plan", [["net2"], ["a2"]], OBSERVED, [[], ["a2"]]),
+]
+# fmt: on
+
+
+@pytest.mark.parametrize(
+    ("groups", "observed", "left"),
+    [row[1:] for row in ORDER_CASES],
+    ids=[row[0] for row in ORDER_CASES],
+)
+def test_network_removals_in_pod_plans(
+    groups: list[list[str]], observed: list[Any], left: list[list[str]]
+) -> None:
+    plans = {
+        (f"uid{n}", f"pod{n}"): (
+            "default/pair",
+            [TEARDOWN if k == "dir" else _remove(k) for k in g],
+        )
+        for n, g in enumerate(groups)
+    }
+    order_network_removals(plans, observed)
+    assert left == [
+        ["dir" if isinstance(a, RemovePodDir) else a.id for a in actions]
+        for _, actions in plans.values()
+    ]

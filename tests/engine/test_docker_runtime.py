@@ -31,10 +31,10 @@ from tests.support.engine import PAUSE_IMAGE, TEST_IMAGE, Cleanup, free_host_por
 from tests.support.podman_answers import (
     NO_ENTRYPOINT,
     answer,
-    recorded_binds,
     recorded_ports,
     set_env,
 )
+from tests.support.podman_records import recorded_binds
 from tests.unit.runtime.test_docker_runtime import _closed_loopback_port
 
 # --- helpers ---------------------------------------------------------------------------
@@ -128,7 +128,10 @@ def test_round_trip_of_a_pod(
     host_config, config = recorded["HostConfig"], recorded["Config"]
     assert 512 == host_config["CpuShares"]
     assert 64 * 1024 * 1024 == host_config["Memory"]
-    assert recorded_binds(engine_name, [f"{tmp_path}:/data:ro"]) == host_config["Binds"]
+    joined = engine.api.inspect_container(net_id)
+    assert (
+        recorded_binds(engine_name, [f"{tmp_path}:/data:ro"], joins=joined) == host_config["Binds"]
+    )
     # The engine records the network container by id although the spec names it.
     assert f"container:{net_id}" == host_config["NetworkMode"]
     env = ["GREETING=hello world", "EMPTY="]

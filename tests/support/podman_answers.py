@@ -23,6 +23,7 @@ import re
 from typing import Any
 
 __all__ = [
+    "DOMAIN_NAME_REFUSED",
     "IPC_SHAREABLE",
     "JOIN_CHECKED_AT_CREATE",
     "NO_ENTRYPOINT",
@@ -32,7 +33,6 @@ __all__ = [
     "answer",
     "events_of_a_stop",
     "listed_image",
-    "recorded_binds",
     "recorded_ports",
     "set_env",
 ]
@@ -69,7 +69,7 @@ PODMAN_WORDS: tuple[tuple[str, int | None, str, str], ...] = (
     (
         r"No such container: (.*)",
         404,
-        "container create: looking up container to share net namespace with: no container"
+        "container create: looking up container to share uts namespace with: no container"
         r' with name or ID "\1" found: no such container',
         "join",
     ),
@@ -187,9 +187,16 @@ PODMAN_WORDS: tuple[tuple[str, int | None, str, str], ...] = (
 
 
 #: The engines that look for the container whose network a container joins when it is
-#: created (podman: "looking up container to share net namespace with"), where Docker
-#: 20.10 creates the joiner and refuses its start.
+#: created (podman: "looking up container to share uts namespace with": podsync joins
+#: its UTS namespace too there), where Docker 20.10 creates the joiner and refuses its
+#: start.
 JOIN_CHECKED_AT_CREATE = frozenset({"podman"})
+
+#: The engines that cannot give a container a domain name (podman 4.3 drops
+#: ``Domainname`` and refuses the sysctl ``kernel.domainname``): ``DockerRuntime``
+#: refuses such a create itself, before the engine sees it
+#: (``podsync/runtime/docker/_api.py``, ``domain_name_refusal``).
+DOMAIN_NAME_REFUSED = frozenset({"podman"})
 
 #: The engines that refuse a sysctl no namespace of the container holds when it is
 #: created (podman: "sysctl 'kernel.panic' is not allowed", HTTP 500), where Docker
@@ -245,15 +252,6 @@ def listed_image(engine: str, image: str) -> str:
 #: ``Config.Entrypoint`` of a container created without one (the image's is kept): Docker
 #: records null, podman an empty list.
 NO_ENTRYPOINT: dict[str, list[str] | None] = {"docker": None, "podman": []}
-
-
-def recorded_binds(engine: str, binds: list[str]) -> list[str]:
-    """``HostConfig.Binds`` as ``engine`` records the binds Docker records as ``binds``
-    (``/host:/container[:options]``): podman adds its defaults to each, the mount
-    propagation ``rprivate`` and the bind type ``rbind``."""
-    if engine != "podman":
-        return binds
-    return [b + ("," if b.count(":") > 1 else ":") + "rprivate,rbind" for b in binds]
 
 
 #: The variables podman (4.3) adds to every container's ``Config.Env``, Docker none:

@@ -520,36 +520,22 @@ def _refused_as_paused(api: Any, container_id: str, refusal: docker.errors.APIEr
     return bool(state.get("Paused"))
 
 
-#: How long an app's create on podman waits for its network container's hosts file,
-#: which podman writes as that container starts (the app is created meanwhile).
-_HOSTS_FILE_WAIT = 30.0
-_HOSTS_FILE_POLL = 0.05
-
-# podman's states of a container whose start has not made its hosts file yet
-_NOT_STARTED = frozenset({"created", "configured", "initialized"})
-
-
 def _hosts_file(api: Any, spec: CreateSpec) -> str:
     """On podman, the hosts file of the network container ``spec`` joins (its
-    ``HostsPath``); ``""`` when it runs or ran without one.
+    ``HostsPath``); ``""`` when it has none, or does not exist.
 
-    podman writes it when the container starts - an inspect before then has none - and
-    ``apply`` creates a pod's apps while its network container starts
-    (``overlapping_calls``), so the create waits for it (every 50 ms, at most
-    ``_HOSTS_FILE_WAIT``: then the create is refused, and the loop tries again)."""
-    for _ in range(int(_HOSTS_FILE_WAIT / _HOSTS_FILE_POLL)):
+    podman writes it when the container starts, so ``apply`` does not overlap a pod's
+    creates with its network container's start on podman (``overlapping_calls``). A
+    network container that never started has none: its joiner is made without one, and
+    cannot start before it runs anyway (``_refuse_a_dead_namespace``). A missing one is
+    left to the create, which the engine refuses in its own words."""
+    import docker.errors
+
+    try:
         joined = cast(dict[str, Any], api.inspect_container(spec.join))
-        path = str(joined.get("HostsPath") or "")
-        status = str((joined.get("State") or {}).get("Status") or "")
-        if path or status not in _NOT_STARTED:
-            return path
-        time.sleep(_HOSTS_FILE_POLL)
-    raise RuntimeCallError(
-        "create",
-        spec.name,
-        f"the network container {spec.join} has not started in {_HOSTS_FILE_WAIT:g} s: "
-        "podman has no hosts file of it to share",
-    )
+    except docker.errors.NotFound:
+        return ""
+    return str(joined.get("HostsPath") or "")
 
 
 def _refuse_a_dead_namespace(api: Any, container_id: str) -> None:

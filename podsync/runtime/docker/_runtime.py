@@ -63,7 +63,7 @@ import urllib.parse
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from podsync.exceptions import EngineUnavailable
+from podsync.exceptions import EngineUnavailable, RuntimeCallError
 from podsync.model._pod import ResourceList
 from podsync.runtime.docker._containers import ContainerCalls
 from podsync.runtime.docker._images import ImageCalls
@@ -123,9 +123,17 @@ class DockerRuntime(ContainerCalls, ImageCalls, VolumeCalls, OperatingCalls):
     Nothing connects here: the first call does (see ``ping``).
     """
 
-    #: Each call is a round trip to the engine: ``apply`` overlaps the ones that may
-    #: (a pod's app containers are created while its network container starts).
-    overlapping_calls = True
+    @property
+    def overlapping_calls(self) -> bool:
+        """Each call is a round trip to the engine: ``apply`` overlaps the ones that may
+        (a pod's app containers are created while its network container starts) - on
+        Docker. Not on podman, where a container that joins the network container gets
+        that one's hosts file, which podman writes only as it starts (``_hosts_file``);
+        nor when the engine cannot be asked which it is."""
+        try:
+            return not self._is_libpod()
+        except RuntimeCallError:
+            return False
 
     def __init__(
         self,

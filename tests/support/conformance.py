@@ -97,9 +97,15 @@ class Process:
             return (
                 "/bin/sh",
                 "-c",
-                f"trap 'exit {self.on_term}' TERM; while :; do sleep 1 & wait $!; done",
+                f"trap 'exit {self.on_term}' TERM; echo {TRAPPED}; "
+                "while :; do sleep 1 & wait $!; done",
             )
         return None
+
+
+#: What a trapping process prints once its trap is set: a stop before then would find
+#: the shell's default (SIGTERM ends it: 143, or 137 after the grace period).
+TRAPPED = "trap-set"
 
 
 IGNORES_TERM = Process()
@@ -177,9 +183,17 @@ class Subject:
         return answer(self.engine, status, message, **call)
 
     def running(self, short: str, process: Process = IGNORES_TERM, **fields: Any) -> str:
-        """Create and start a container; its id."""
+        """Create and start a container; its id. On the engine, a process that traps
+        SIGTERM has set its trap by then."""
         cid = self.runtime.create_container(self.spec(short, process, **fields))
         self.runtime.start_container(cid)
+        if self.client is not None and process.on_term is not None:
+            # On a loaded machine the shell may not have set its trap when the test
+            # stops the container: wait until it says so (at most 30 s).
+            deadline = time.monotonic() + 30
+            while TRAPPED.encode() not in self.client.api.logs(cid):
+                assert time.monotonic() < deadline, f"{short}: the trap was never set"
+                time.sleep(0.05)
         return cid
 
     def wait_exited(self, cid: str, name: str) -> None:

@@ -95,7 +95,7 @@ class OperatingCalls(EngineConnection):
             tail=tail,
             since=since,
             follow=follow,
-            libpod=follow and self._is_libpod(),
+            libpod=(follow or tail is not None) and self._is_libpod(),
         )
         return self._stream("logs", container_id, opened)
 

@@ -96,7 +96,18 @@ def logs(
         # A stream closed before its first line never runs lines()'s finally.
         response.close()
 
+    if libpod and tail is not None and not follow:
+        return _last(lines(), max(tail, 0)), _quietly(close)
     return lines(), _quietly(close)
+
+
+def _last(lines: Iterator[LogLine], count: int) -> Iterator[LogLine]:
+    """The last ``count`` of ``lines`` by time, both streams together: podman (4.3)
+    answers a ``tail`` of n with up to n lines of each stream (seen in CI: ``--tail 1``
+    gave an older stderr line beside the last stdout line), Docker with the last n of
+    the log."""
+    kept = sorted(lines, key=lambda line: line.time)
+    return iter(kept[len(kept) - count :] if count else [])
 
 
 def _polled(
@@ -124,7 +135,9 @@ def _polled(
             asked_tail = tail if first else None
             if not first and last is None and tail is not None:
                 last = started
-            batch, _ = logs(api, container_id, tail=asked_tail, since=last, follow=False)
+            batch, _ = logs(
+                api, container_id, tail=asked_tail, since=last, follow=False, libpod=True
+            )
             for line in batch:
                 if first or last is None or line.time > last:
                     last = line.time

@@ -673,3 +673,19 @@ def test_a_pods_apps_are_named_and_resolve_as_the_pod_on_either_engine(libpod: b
     assert [(*joined, "container:net"), (None, [], None)] == [
         (h.get("UTSMode"), h["Binds"], h["NetworkMode"]) for h in sent
     ]
+
+
+def test_a_tail_on_podman_is_the_last_lines_of_both_streams() -> None:
+    """podman answers a tail of n with up to n lines of each stream: the runtime keeps
+    the last n of the log, by time, as Docker answers."""
+    from podsync.runtime._protocol import LogLine
+    from podsync.runtime.docker._streams import _last
+
+    lines = [
+        LogLine("stdout", b"out1\n", 1.0),
+        LogLine("stderr", b"err1\n", 2.0),
+        LogLine("stdout", b"out2\n", 4.0),
+    ]
+    assert [b"out2\n"] == [line.data for line in _last(iter(lines), 1)]
+    assert [b"err1\n", b"out2\n"] == [line.data for line in _last(iter(lines[::-1]), 2)]
+    assert [] == list(_last(iter(lines), 0))

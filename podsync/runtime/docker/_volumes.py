@@ -126,14 +126,25 @@ class VolumeCalls(EngineConnection):
         if through:
             # Docker mounts a container's volumes for an archive upload, whether the
             # container runs or not (a created one's too).
-            with self._call("write volume", volume) as api:
-                api.put_archive(through, where, archive)
+            self._put_archive(through, where, archive, volume)
             return
-        with (
-            self._volume_helper(volume, "write volume") as helper,
-            self._call("write volume", volume) as api,
-        ):
-            api.put_archive(helper, where, archive)
+        with self._volume_helper(volume, "write volume") as helper:
+            self._put_archive(helper, where, archive, volume)
+
+    def _put_archive(self, container: str, where: str, archive: bytes, volume: str) -> None:
+        """One archive upload into ``container``; on podman tried up to three times when
+        its tar process broke ("passing bulk input to subprocess: write |1: broken
+        pipe", HTTP 500, seen on a loaded machine): the same entries written again land
+        the same, so a retry is safe."""
+        for attempt in range(3):
+            try:
+                with self._call("write volume", volume) as api:
+                    api.put_archive(container, where, archive)
+                return
+            except RuntimeCallError as exc:
+                broken = "passing bulk input to subprocess" in str(exc)
+                if attempt == 2 or not broken or not self._is_libpod():
+                    raise
 
     def read_volume_file(self, volume: str, path: str, *, limit: int) -> bytes | None:
         """At most ``limit`` bytes of the regular file ``path`` in the named volume,

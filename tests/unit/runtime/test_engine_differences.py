@@ -689,3 +689,47 @@ def test_a_tail_on_podman_is_the_last_lines_of_both_streams() -> None:
     assert [b"out2\n"] == [line.data for line in _last(iter(lines), 1)]
     assert [b"err1\n", b"out2\n"] == [line.data for line in _last(iter(lines[::-1]), 2)]
     assert [] == list(_last(iter(lines), 0))
+
+
+@pytest.mark.parametrize(
+    ("libpod", "failures", "calls", "raised"),
+    [
+        (True, 1, 2, False),  # podman's tar broke once: written on the second try
+        (True, 3, 3, True),  # three times: the failure stands
+        (False, 1, 1, True),  # Docker: never retried
+    ],
+    ids=["podman-retried", "podman-gives-up", "docker-not-retried"],
+)
+def test_a_broken_archive_upload_is_retried_on_podman(
+    libpod: bool, failures: int, calls: int, raised: bool
+) -> None:
+    """podman's archive upload sometimes fails with its tar process's broken pipe (HTTP
+    500, on a loaded machine); the runtime writes the same entries again, twice at
+    most, on podman only."""
+    from podsync.exceptions import RuntimeCallError
+    from podsync.model._volume_entries import EntryKind, VolumeEntry
+
+    broken = "passing bulk input to subprocess: write |1: broken pipe"
+
+    class API:
+        base_url = "unix:///stub.sock"
+
+        def __init__(self) -> None:
+            self.calls = 0
+
+        def put_archive(self, container: str, path: str, data: bytes) -> bool:
+            self.calls += 1
+            if self.calls <= failures:
+                raise _refusal(500, broken)
+            return True
+
+    api = API()
+    runtime = DockerRuntime(client=cast(docker.DockerClient, SimpleNamespace(api=api)))
+    runtime._libpod = libpod
+    entries = [VolumeEntry("key", EntryKind.FILE, data=b"value")]
+    if raised:
+        with pytest.raises(RuntimeCallError, match="broken pipe"):
+            runtime.write_volume("v", entries, through="net")
+    else:
+        runtime.write_volume("v", entries, through="net")
+    assert calls == api.calls

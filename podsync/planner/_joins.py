@@ -103,13 +103,11 @@ def order_network_removals(
     is moved right after the last of those removals if it came before it. A pod plan's
     actions run in order; pod plans run side by side, so a joiner removed by another
     pod plan holds the removal too."""
-    removals = [
-        action
+    if not any(
+        isinstance(action, Remove) and action.container == NETWORK_CONTAINER
         for _, actions in groups.values()
         for action in actions
-        if isinstance(action, Remove) and action.container == NETWORK_CONTAINER
-    ]
-    if not removals:
+    ):
         return
     joined = joiners(instances)
     for _, actions in groups.values():

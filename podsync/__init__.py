@@ -62,6 +62,7 @@ from podsync.model._pod import (
     pod_full_name,
 )
 from podsync.model._pulls import PullFailure
+from podsync.model._usage import ContainerUsage, PodUsage, UsageFigures
 from podsync.model._volume import (
     ClaimSource,
     MemoryMedium,
@@ -272,6 +273,7 @@ __all__ = [
     "Container",
     "ContainerState",
     "ContainerStatus",
+    "ContainerUsage",
     "Create",
     "CreateSpec",
     "CreateVolume",
@@ -314,6 +316,7 @@ __all__ = [
     "PodSecurityLevel",
     "PodSet",
     "PodStatus",
+    "PodUsage",
     "PodsyncError",
     "Port",
     "PortProtocol",
@@ -346,6 +349,7 @@ __all__ = [
     "Sysctl",
     "TCPSocketAction",
     "TerminationMessagePolicy",
+    "UsageFigures",
     "Volume",
     "VolumeContent",
     "VolumeFile",

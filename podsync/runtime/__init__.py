@@ -20,6 +20,10 @@ What a third-party runtime implements:
   for what is there (a pod that needs a missing one is rejected, naming it) and raises
   ``MissingCapability`` for an operating call that needs one
   (``require``). ``FullRuntime`` is all of them.
+* ``UsageRuntime``, optional too but no ``Capability`` (no plan depends on it):
+  ``container_usage`` and ``node_usage``, each container's and the host's CPU and
+  memory (``ContainerUsage``); ``require_usage`` raises ``MissingCapability`` without
+  it (``podsync top``), and the loop reports no usage.
 
 A core runtime::
 
@@ -41,8 +45,8 @@ A core runtime::
 What a ``CreateSpec`` carries: ``PortMapping``, ``Mount``, ``TmpfsMount``,
 ``NamedVolumeMount``, ``VolumeFileMount``, ``ContainerSecurity``; what a runtime returns:
 ``ObservedContainer``, ``ObservedImage``, ``ObservedVolume``, ``ResourceList``,
-``ExecResult``, ``LogLine``, ``EngineEvent``, ``Stream``; what it writes into a volume:
-``VolumeEntry`` (of an ``EntryKind``). ``podsync.Runtime`` and ``podsync.CreateSpec``
+``ExecResult``, ``LogLine``, ``EngineEvent``, ``Stream``, ``ContainerUsage``; what it
+writes into a volume: ``VolumeEntry`` (of an ``EntryKind``). ``podsync.Runtime`` and ``podsync.CreateSpec``
 are the same objects.
 
 May import: model, spec, actions, exceptions.
@@ -55,6 +59,7 @@ from podsync.actions._options import Capability
 from podsync.exceptions import MissingCapability
 from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume, ResourceList
 from podsync.model._security import ContainerSecurity
+from podsync.model._usage import ContainerUsage
 from podsync.model._volume_entries import EntryKind, VolumeEntry
 from podsync.runtime._protocol import (
     EngineEvent,
@@ -68,9 +73,11 @@ from podsync.runtime._protocol import (
     NodeRuntime,
     Runtime,
     Stream,
+    UsageRuntime,
     VolumeRuntime,
     capabilities,
     require,
+    require_usage,
 )
 from podsync.spec._ports import PortMapping
 from podsync.spec._volumes import Mount, NamedVolumeMount, TmpfsMount, VolumeFileMount
@@ -78,6 +85,7 @@ from podsync.spec._volumes import Mount, NamedVolumeMount, TmpfsMount, VolumeFil
 __all__ = [
     "Capability",
     "ContainerSecurity",
+    "ContainerUsage",
     "CreateSpec",
     "EngineEvent",
     "EntryKind",
@@ -100,9 +108,11 @@ __all__ = [
     "Runtime",
     "Stream",
     "TmpfsMount",
+    "UsageRuntime",
     "VolumeEntry",
     "VolumeFileMount",
     "VolumeRuntime",
     "capabilities",
     "require",
+    "require_usage",
 ]

@@ -21,6 +21,10 @@ less is still a runtime:
   (the event stream, which many engines do not have) and ``NodeRuntime`` (what the
   engine says of its host and of a container's network: ``docker info`` and
   ``inspect``, CRI's ``Status``).
+* ``UsageRuntime``, the containers' and the host's CPU and memory usage (cAdvisor's,
+  CRI's ``ContainerStats``), is discovered with ``isinstance`` alone: it is no
+  ``Capability``, since no plan depends on it (a member would change which
+  capabilities a saved plan lists); ``require_usage`` is its ``require``.
 
 What podsync does without a capability is stated on its protocol: a pod that needs it
 is rejected by the plan, naming it (``PlanOptions.capabilities``, filled by ``sync``
@@ -65,6 +69,7 @@ from podsync.actions._actions import CreateSpec
 from podsync.actions._options import Capability
 from podsync.exceptions import MissingCapability
 from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume, ResourceList
+from podsync.model._usage import ContainerUsage
 from podsync.model._volume_entries import VolumeEntry
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
@@ -81,10 +86,12 @@ __all__ = [
     "NodeRuntime",
     "Runtime",
     "Stream",
+    "UsageRuntime",
     "VolumeRuntime",
     "capabilities",
     "missing",
     "require",
+    "require_usage",
 ]
 
 _T = TypeVar("_T")
@@ -452,6 +459,33 @@ class NodeRuntime(Protocol):
 
 
 @runtime_checkable
+class UsageRuntime(Protocol):
+    """**Protocol**, optional: the CPU and memory the containers and the host use, as
+    the kernel's cgroups count them (the seed's cAdvisor ``GetContainerInfo`` and
+    ``GetRootInfo``; CRI's ``ContainerStats``). Without it ``podsync top`` says so and
+    the loop reports no usage. Not a ``Capability`` (no plan needs it): discovered with
+    ``isinstance``, required with ``require_usage``."""
+
+    def container_usage(self, container_ids: Sequence[str]) -> dict[str, ContainerUsage]:
+        """One reading of each container of ``container_ids`` that runs and can be
+        read, by id; a container that does not run, is gone or stopped meanwhile is
+        left out (never an error).
+
+        Raises:
+            RuntimeCallError: the engine failed (``EngineUnavailable``: it cannot be
+                reached).
+        """
+        ...
+
+    def node_usage(self) -> ContainerUsage | None:
+        """One reading of the whole host: the CPU seconds of all its CPUs together
+        (since boot) and its memory working set (``MemTotal - MemAvailable``, or the
+        root cgroup's); ``None`` when the runtime cannot read its host (a remote
+        engine)."""
+        ...
+
+
+@runtime_checkable
 class FullRuntime(
     Runtime,
     VolumeRuntime,
@@ -491,6 +525,17 @@ def missing(capability: Capability, purpose: str) -> MissingCapability:
     protocol = CAPABILITY_PROTOCOLS[capability]
     methods = ", ".join(name for name in vars(protocol) if not name.startswith("_"))
     return MissingCapability(capability.value, purpose, f"{protocol.__name__}: {methods}")
+
+
+def require_usage(runtime: object, purpose: str) -> UsageRuntime:
+    """``runtime`` as a ``UsageRuntime``; ``MissingCapability`` (``usage``, naming the
+    protocol and its methods, as ``require``) when it is not one.
+
+    ``purpose`` says what needed it (``"podsync top"``), for the message.
+    """
+    if not isinstance(runtime, UsageRuntime):
+        raise MissingCapability("usage", purpose, "UsageRuntime: container_usage, node_usage")
+    return runtime
 
 
 def require(runtime: object, capability: Capability, purpose: str) -> None:

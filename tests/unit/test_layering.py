@@ -93,7 +93,7 @@ FOLDERS: dict[str, Folder] = {
         "actions",
         "runtime",
         "exceptions",
-        pure_modules=("_pod", "_container", "_init", "_kubectl", "_json"),
+        pure_modules=("_pod", "_container", "_init", "_kubectl", "_json", "_usage"),
     ),
     "runtime": _row(
         "the runtime protocol: what podsync needs from a container engine, and the face"

@@ -15,8 +15,9 @@ by concern into mixins on one base, as the kubelet's ``kuberuntime`` is split in
 files: ``_connection`` (``EngineConnection``: the pool of clients, the API version, the
 translation of errors), ``_containers`` (list, inspect, create, start, stop, remove),
 ``_images`` (list, pull, remove), ``_volumes`` (named volumes, and files written and
-read through the archive API, by helper containers of an empty image it imports itself)
-and ``_operating`` (exec, logs, attached exec, events).
+read through the archive API, by helper containers of an empty image it imports itself),
+``_operating`` (exec, logs, attached exec, events) and ``_usage`` (CPU and memory usage:
+the cgroup files of a local engine's containers, else the stats API).
 
 Theory of operation
 ===================
@@ -68,6 +69,7 @@ from podsync.model._pod import ResourceList
 from podsync.runtime.docker._containers import ContainerCalls
 from podsync.runtime.docker._images import ImageCalls
 from podsync.runtime.docker._operating import OperatingCalls
+from podsync.runtime.docker._usage import UsageCalls
 from podsync.runtime.docker._volumes import VolumeCalls
 
 if TYPE_CHECKING:
@@ -95,7 +97,7 @@ def _import_docker() -> None:
         ) from exc
 
 
-class DockerRuntime(ContainerCalls, ImageCalls, VolumeCalls, OperatingCalls):
+class DockerRuntime(ContainerCalls, ImageCalls, VolumeCalls, OperatingCalls, UsageCalls):
     """A ``podsync.Runtime`` on a Docker engine, through the docker SDK's low-level
     ``APIClient``.
 
@@ -160,6 +162,9 @@ class DockerRuntime(ContainerCalls, ImageCalls, VolumeCalls, OperatingCalls):
         self._finished = {}  # see list_containers
         self._image_users = {}  # image id -> Config.User, see list_images
         self._security_options = None  # see _check_security
+        self._usage_lock = threading.Lock()  # see _usage: the cgroups of local containers
+        self._cgroups = {}
+        self._not_local = {}
         self._base_url = None
         self._tls = False
         if client is not None:

@@ -46,8 +46,8 @@ What a ``CreateSpec`` carries: ``PortMapping``, ``Mount``, ``TmpfsMount``,
 ``NamedVolumeMount``, ``VolumeFileMount``, ``ContainerSecurity``; what a runtime returns:
 ``ObservedContainer``, ``ObservedImage``, ``ObservedVolume``, ``ResourceList``,
 ``ExecResult``, ``LogLine``, ``EngineEvent``, ``Stream``, ``ContainerUsage``; what it
-writes into a volume: ``VolumeEntry`` (of an ``EntryKind``). ``podsync.Runtime`` and ``podsync.CreateSpec``
-are the same objects.
+writes into a volume: ``VolumeEntry`` (of an ``EntryKind``). ``podsync.Runtime`` and
+``podsync.CreateSpec`` are the same objects.
 
 May import: model, spec, actions, exceptions.
 """

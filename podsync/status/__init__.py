@@ -5,8 +5,9 @@
 message), ``_init`` (the init containers' statuses), ``_kubectl`` (kubectl's STATUS
 column, ``PodStatus.display_status``: its ``printPod``), ``_json`` (the versioned JSON
 form) and ``_usage`` (pods' CPU and memory from two readings: ``pod_usage``) are
-pure: they read what was observed. ``_operate`` does the I/O around them: finding a pod's containers on an
-engine, termination messages and log tails, and the engine's events mapped to pods.
+pure: they read what was observed. ``_operate`` does the I/O around them: finding a
+pod's containers on an engine, termination messages and log tails, and the engine's
+events mapped to pods.
 
 This package is the public face of pod status and of operating pods: ``pod_status``
 and its values (also at the top of ``podsync``), the statuses of pods no longer desired

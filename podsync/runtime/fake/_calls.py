@@ -38,6 +38,8 @@ CALL_NAMES = frozenset(
         "write_volume",  # write_volume(volume, entries, image)
         "read_volume_file",  # read_volume_file(volume, path, image, limit)
         "read_file",  # read_container_file(id, path, limit)
+        "usage",  # container_usage(ids)
+        "node_usage",  # node_usage()
     }
 )
 

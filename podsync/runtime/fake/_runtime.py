@@ -21,7 +21,7 @@ observe again, plan again" works. It records every call in the seed's vocabulary
 ``exec``, ``remove_image``, ``address``; ``exec_attached``, ``logs``, ``events`` for the
 operating calls; ``list_volumes``, ``create_volume``, ``remove_volume``,
 ``write_volume``, ``read_volume_file``, ``read_file`` for named volumes and the files in
-them: ``CALL_NAMES``).
+them; ``usage``, ``node_usage`` for the usage readings: ``CALL_NAMES``).
 
 It follows Docker 20.10's rules, with its messages, by its own code (not the planner's):
 names match ``[a-zA-Z0-9][a-zA-Z0-9_.-]+`` and are unique, a memory limit is at least 6
@@ -59,7 +59,8 @@ This module holds the engine's constructor, what a test sets up, inspects and sc
 and the container and image calls; the rest is split by concern: ``_engine`` holds what
 every call stands on (finding a container or an image, recording a call and raising the
 fault scripted for it), ``_volumes`` the named volumes and their files, ``_operating``
-exec, logs, attached exec and events.
+exec, logs, attached exec and events, ``_usage`` the CPU and memory a test says each
+container uses (``set_usage``, ``set_node_usage``).
 
 The fake is thread-safe: ``podsync.apply`` calls it from several threads.
 """
@@ -101,6 +102,7 @@ from podsync.runtime.fake._state import published as _published
 from podsync.runtime.fake._state import publishes as _publishes
 from podsync.runtime.fake._state import removal_refusal as _removal_refusal
 from podsync.runtime.fake._state import start_refusal as _start_refusal
+from podsync.runtime.fake._usage import UsageCalls as _UsageCalls
 from podsync.runtime.fake._volumes import VolumeCalls as _VolumeCalls
 from podsync.spec._labels import (
     LABEL_POD_IPC,
@@ -126,7 +128,7 @@ _OVERLAP_WAIT = 5.0
 __all__ = ["CALL_NAMES", "MUTATING_CALL_NAMES", "Call", "FakeClock", "FakeRuntime"]
 
 
-class FakeRuntime(_ImageCalls, _VolumeCalls, _OperatingCalls):
+class FakeRuntime(_ImageCalls, _VolumeCalls, _OperatingCalls, _UsageCalls):
     """An in-memory container engine that satisfies the ``Runtime`` protocol.
 
     Args:
@@ -205,6 +207,8 @@ class FakeRuntime(_ImageCalls, _VolumeCalls, _OperatingCalls):
         self._images = {}
         self._volumes = {}
         self._faults = []
+        self._usage = {}  # set_usage, by container id
+        self._node_usage = None  # set_node_usage
         self._counter = 0
         # The stops that wait for one another (overlap_stops).
         self._overlap: threading.Barrier | None = None

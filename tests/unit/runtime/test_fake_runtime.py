@@ -498,6 +498,8 @@ def test_vocabulary():
         "write_volume",
         "read_volume_file",
         "read_file",
+        "usage",
+        "node_usage",
     } == CALL_NAMES
     assert MUTATING_CALL_NAMES < CALL_NAMES
 

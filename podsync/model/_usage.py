@@ -55,10 +55,14 @@ class UsageFigures:
         cpu_cores: the cores used on average over the window since the previous
             reading (0.5: half a core); ``None`` when there is no previous reading yet.
         memory_working_set: bytes, as the last reading said.
+        cpu_seconds: the CPU seconds the last reading counted (cumulative: what a
+            Prometheus counter exports, ``container_cpu_usage_seconds_total``); ``None``
+            when not known.
     """
 
     cpu_cores: float | None
     memory_working_set: int
+    cpu_seconds: float | None = None
 
 
 @attrs.frozen

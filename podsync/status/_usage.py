@@ -36,20 +36,25 @@ def usage_figures(previous: ContainerUsage | None, current: ContainerUsage) -> U
     seconds between them; ``None`` without a previous reading, or when ``current`` is
     not later than it (no window to average over). A counter that went back (the
     container restarted in between, under the same id) gives 0, never a negative rate.
-    ``memory_working_set`` is the current one.
+    ``memory_working_set`` and ``cpu_seconds`` are the current ones.
     """
     cores: float | None = None
     if previous is not None and current.at > previous.at:
         used = max(0.0, current.cpu_seconds - previous.cpu_seconds)
         cores = used / (current.at - previous.at)
-    return UsageFigures(cores, current.memory_working_set)
+    return UsageFigures(cores, current.memory_working_set, current.cpu_seconds)
 
 
 def _summed(figures: Sequence[UsageFigures]) -> UsageFigures:
     """Figures added up: cores of those that have a rate (``None`` when none has),
-    memory of all."""
+    memory and CPU seconds of all (``None`` seconds when one's are not known)."""
     rates = [f.cpu_cores for f in figures if f.cpu_cores is not None]
-    return UsageFigures(sum(rates) if rates else None, sum(f.memory_working_set for f in figures))
+    seconds = [f.cpu_seconds for f in figures]
+    return UsageFigures(
+        sum(rates) if rates else None,
+        sum(f.memory_working_set for f in figures),
+        None if None in seconds else sum(s for s in seconds if s is not None),
+    )
 
 
 def pod_usage(

@@ -43,11 +43,11 @@ def _by_name(fake: FakeRuntime, pod: str) -> dict[str, ObservedContainer]:
 
 def test_usage_figures_average_the_window() -> None:
     before = ContainerUsage(10.0, 100, at=50.0)
-    assert UsageFigures(None, 200) == usage_figures(None, ContainerUsage(12.0, 200, 60.0))
-    assert UsageFigures(0.25, 300) == usage_figures(before, ContainerUsage(12.5, 300, 60.0))
+    assert UsageFigures(None, 200, 12.0) == usage_figures(None, ContainerUsage(12.0, 200, 60.0))
+    assert UsageFigures(0.25, 300, 12.5) == usage_figures(before, ContainerUsage(12.5, 300, 60.0))
     # No window (the same moment, or earlier): no rate; a counter that went back: 0.
     assert usage_figures(before, ContainerUsage(11.0, 1, 50.0)).cpu_cores is None
-    assert UsageFigures(0.0, 1) == usage_figures(before, ContainerUsage(1.0, 1, 60.0))
+    assert UsageFigures(0.0, 1, 1.0) == usage_figures(before, ContainerUsage(1.0, 1, 60.0))
 
 
 def test_pod_usage_sums_a_pods_containers_network_container_included() -> None:
@@ -66,7 +66,7 @@ def test_pod_usage_sums_a_pods_containers_network_container_included() -> None:
     first = fake.container_usage(ids)
     usage = pod_usage({}, first, observed)
     assert ["default/db", "default/web"] == [u.pod for u in usage]
-    assert UsageFigures(None, 13 * MiB) == usage[1].total
+    assert UsageFigures(None, 13 * MiB, 0.0) == usage[1].total
     assert {"app", "side", NETWORK_CONTAINER} == set(usage[1].containers)
 
     fake.clock.advance(4)
@@ -74,10 +74,11 @@ def test_pod_usage_sums_a_pods_containers_network_container_included() -> None:
     db_usage, web_usage = pod_usage(first, second, observed)
     assert isinstance(web_usage, PodUsage)
     assert web_usage.uid == web.uid
-    assert UsageFigures(0.75, 13 * MiB) == web_usage.total
-    assert UsageFigures(0.5, 10 * MiB) == web_usage.containers["app"]
-    assert UsageFigures(0.0, MiB) == web_usage.containers[NETWORK_CONTAINER]
-    assert UsageFigures(2.0, 5 * MiB) == db_usage.total
+    # The cumulative seconds: 4 s of 0.5 + 0.25 cores (set at the same fake moment).
+    assert UsageFigures(0.75, 13 * MiB, 3.0) == web_usage.total
+    assert UsageFigures(0.5, 10 * MiB, 2.0) == web_usage.containers["app"]
+    assert UsageFigures(0.0, MiB, 0.0) == web_usage.containers[NETWORK_CONTAINER]
+    assert UsageFigures(2.0, 5 * MiB, 8.0) == db_usage.total
 
 
 def test_pod_usage_leaves_out_foreign_unread_and_stopped_containers() -> None:
@@ -109,7 +110,7 @@ def test_a_container_read_for_the_first_time_adds_memory_only() -> None:
     fake.clock.advance(2)
     second = fake.container_usage([c.id for c in observed])
     (usage,) = pod_usage(first, second, observed)
-    assert UsageFigures(1.0, 3 * MiB) == usage.total
+    assert UsageFigures(1.0, 3 * MiB, 6.0) == usage.total
     assert usage.containers["side"].cpu_cores is None
 
 

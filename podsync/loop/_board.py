@@ -2,11 +2,11 @@
 what its HTTP endpoints read.
 
 The loop's threads write to a ``LoopBoard`` (a source was read or failed, a sync round
-ended, an action ended, the latest pod statuses); ``serve`` answers ``/healthz``,
-``/pods`` and ``/metrics`` from it. The board is thread-safe: every write and every read
-holds one lock, so a read never sees half a write; and no read does more under it than
-copy - ``/metrics`` is rendered from a snapshot of plain numbers after the lock is let
-go, so a slow or frequent scraper never holds up the loop.
+ended, an action ended, the latest pod statuses, the pods' latest usage); ``serve``
+answers ``/healthz``, ``/pods`` and ``/metrics`` from it. The board is thread-safe:
+every write and every read holds one lock, so a read never sees half a write; and no
+read does more under it than copy - ``/metrics`` is rendered from a snapshot of plain
+numbers after the lock is let go, so a slow or frequent scraper never holds up the loop.
 
 Health is the kubelet's ``syncloop`` health check (``syncLoopHealthCheck``,
 ``pkg/kubelet/server/server.go``; ``Kubelet.SyncLoopHealthCheck`` in
@@ -23,6 +23,13 @@ Metrics are rendered by ``prometheus_client`` (the optional ``metrics`` extra:
 podsync registers nothing in the process-global default registry, so an embedder's
 metrics and two boards in one process never mix. Without the extra the board keeps
 everything else and ``metrics_text`` returns ``None``.
+
+The pods' usage (``usage_seen``, every usage period) is exported under cAdvisor's names,
+so that dashboards made for the kubelet's ``/metrics/cadvisor`` read it:
+``container_cpu_usage_seconds_total`` (a counter: the CPU seconds the last reading
+counted) and ``container_memory_working_set_bytes`` (a gauge), labelled ``namespace``,
+``pod``, ``container`` and ``id`` (``_usage_report.usage_rows``: a pod's own row has
+``container=""``, the host's ``id="/"``; the network container is ``container="net"``).
 """
 
 from __future__ import annotations
@@ -42,6 +49,8 @@ from typing import Any
 import attrs
 
 from podsync.host._clock import Clock, system_monotonic, system_time
+from podsync.loop._usage_report import USAGE_LABELS, usage_rows
+from podsync.model._usage import PodUsage, UsageFigures
 from podsync.status._json import statuses_to_json
 from podsync.status._pod import PodPhase, PodStatus
 
@@ -93,6 +102,8 @@ class _Counts:
         source_errors: failed reads by source label.
         source_up: 1 or 0 by source label.
         last_success: the Unix time of the last successful round (0: none yet).
+        usage: the rows of the usage metrics (``usage_rows``) of the last
+            ``usage_seen``; empty before.
     """
 
     durations: list[int] = attrs.Factory(lambda: [0] * (len(SYNC_DURATION_BUCKETS) + 1))
@@ -105,6 +116,7 @@ class _Counts:
     source_errors: dict[str, int] = attrs.Factory(dict)
     source_up: dict[str, int] = attrs.Factory(dict)
     last_success: float = 0.0
+    usage: tuple[tuple[tuple[str, str, str, str], UsageFigures], ...] = ()
 
     def observe(self, duration: float) -> None:
         index = next(
@@ -174,6 +186,24 @@ def _render(counts: _Counts) -> str:
             "Unix time the last successful sync round completed (0: none yet).",
             value=counts.last_success,
         )
+        cpu = CounterMetricFamily(
+            "container_cpu_usage_seconds_total",
+            "Cumulative CPU time consumed in seconds (cAdvisor's name), as the last usage "
+            "reading of the loop counted it.",
+            labels=USAGE_LABELS,
+        )
+        memory = GaugeMetricFamily(
+            "container_memory_working_set_bytes",
+            "Current working set in bytes: usage minus inactive file cache (cAdvisor's "
+            "name), as the last usage reading of the loop saw it.",
+            labels=USAGE_LABELS,
+        )
+        for row, figures in counts.usage:
+            if figures.cpu_seconds is not None:
+                cpu.add_metric(list(row), figures.cpu_seconds)
+            memory.add_metric(list(row), figures.memory_working_set)
+        yield cpu
+        yield memory
 
     class _Snapshot:
         def collect(self) -> Iterator[Any]:
@@ -312,6 +342,13 @@ class LoopBoard:
         with self._lock:
             self._statuses = kept
             self._counts.pods = counts
+
+    def usage_seen(self, pods: Sequence[PodUsage], node: UsageFigures | None) -> None:
+        """The pods' latest usage and the host's (``None``: not known), replacing the
+        previous: ``/metrics``' ``container_*`` rows."""
+        rows = tuple(usage_rows(pods, node))
+        with self._lock:
+            self._counts.usage = rows
 
     # --- the server's side -----------------------------------------------------------
 

@@ -89,6 +89,7 @@ from podsync.loop._reporting import (
     action_kind,
 )
 from podsync.loop._sync import Observation, _default_runtime, remember_pull_failures, sync
+from podsync.loop._usage_report import DEFAULT_USAGE_PERIOD, UsageReader
 from podsync.loop._workers import PodWorkers
 from podsync.model._pod import Pod
 from podsync.model._pulls import PullFailure
@@ -187,6 +188,9 @@ class Reconciler(Reporter):
         etcd: as for ``load_pods``.
         http: as for ``load_pods``.
         board: the status board the loop reports to (see ``Board``).
+        usage_period: seconds between two reports of the pods' CPU and memory to a
+            board that has ``usage_seen`` (15: the metrics server's resolution), when
+            the runtime is a ``UsageRuntime``.
         on_event: called with each apply ``Event`` (one per action, and failed probes),
             from the workers, one call at a time.
         on_notice: called with each ``LoopNotice``, from the loop's threads, one call
@@ -237,6 +241,7 @@ class Reconciler(Reporter):
         http: HttpOptions | None = None,
         pods: PodsArgument | None = None,
         scope: str | None = None,
+        usage_period: float = DEFAULT_USAGE_PERIOD,
     ) -> None:
         if not sources and pods is None:
             # The loop deletes every pod it does not desire: an empty desired set by
@@ -251,6 +256,7 @@ class Reconciler(Reporter):
                 raise ValueError(f"source_periods: {name!r} is not a source")
             _positive(f"the period of {name}", period)
         self._gc_period = _positive("gc_period", gc_period)
+        self._usage = UsageReader(_positive("usage_period", usage_period))
         self._shutdown_timeout = _positive("shutdown_timeout", shutdown_timeout)
         _positive("http_timeout", http_timeout)
         _check_settings(workers, hook_timeout)
@@ -582,6 +588,7 @@ class Reconciler(Reporter):
         if self._board is not None:
             failed = tuple(pull_failures.values())
             self._report("pods_seen", _statuses(desired, result, options, failed))
+            self._report_usage(self._engine(), result, options, now)
 
     def _round_failed(
         self, now: float, started: float, message: str, *, internal: bool = False

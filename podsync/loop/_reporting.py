@@ -6,7 +6,8 @@ the engine back, a rejected pod, the event stream broken, a bug caught, stopping
 beside apply's ``Event``s, one line each. And a status board (``Board``, which
 ``podsync.loop._board.LoopBoard`` is), told of each source read, each round and how
 long it took, each action's kind (``action_kind``) and result, and after each round the
-statuses of the desired pods and of the orphans.
+statuses of the desired pods and of the orphans - and, every usage period, the pods'
+CPU and memory when the board has ``usage_seen`` (``_usage_report``).
 
 Contract: ``on_notice`` (and ``on_event``) get one call at a time, from any of the
 loop's threads; a board's methods are called from those threads as they report, and a
@@ -27,8 +28,10 @@ from podsync.actions._actions import Action, Plan
 from podsync.actions._options import PlanOptions
 from podsync.applier._results import ActionStatus
 from podsync.loop._sync import SyncResult
+from podsync.loop._usage_report import UsageBoard, UsageReader
 from podsync.model._pod import Pod
 from podsync.model._pulls import PullFailure
+from podsync.runtime._protocol import UsageRuntime
 from podsync.status._pod import PodStatus, orphaned_pod_statuses, pod_status
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
@@ -48,6 +51,7 @@ class NoticeKind(enum.StrEnum):
     STOPPING = "stopping"  # stop() was called
     STOPPED = "stopped"  # the loop ended (``message`` says what was left running)
     SOURCE_REREAD = "source-reread"  # an etcd watch's revision was compacted: read again
+    USAGE_ERROR = "usage-error"  # the pods' usage could not be read: tried next period
 
 
 @attrs.frozen
@@ -69,7 +73,13 @@ class LoopNotice:
 
 class Board(Protocol):
     """What the loop reports to a status board (``podsync.loop._board.LoopBoard``); each
-    method is called from the loop's threads and must be thread-safe and quick."""
+    method is called from the loop's threads and must be thread-safe and quick.
+
+    A board may also have ``usage_seen(pods, node)`` (``UsageBoard``: not a member, so
+    a board without it is still one): the pods' ``PodUsage`` and the host's
+    ``UsageFigures`` every usage period, after a round's ``pods_seen``, when the runtime
+    is a ``UsageRuntime``.
+    """
 
     def source_ok(self, source: str) -> None: ...
 
@@ -96,6 +106,7 @@ class Reporter:
     _on_notice: Callable[[LoopNotice], None] | None
     _report_lock: threading.Lock  # one callback at a time
     _rejected: dict[str, str]  # the rejections said last, by pod uid
+    _usage: UsageReader  # the usage readings between reports
 
     def _notice(self, kind: NoticeKind, message: str, *, source: str = "", pod: str = "") -> None:
         """A ``LoopNotice`` to ``on_notice``, one call at a time (from any thread)."""
@@ -112,6 +123,29 @@ class Reporter:
             getattr(self._board, method)(*args)
         except Exception as exc:  # a board's bug must not stop the loop
             self._notice(NoticeKind.INTERNAL_ERROR, f"board.{method} failed: {exc}")
+
+    def _report_usage(
+        self, runtime: object, result: SyncResult, options: PlanOptions, now: float
+    ) -> None:
+        """``usage_seen`` of the board, with the usage of podsync's running containers
+        that the round observed, when the board has it, the runtime can read usage
+        and a usage period has passed by ``now`` (the loop's elapsed seconds); a read
+        that fails is a ``usage-error`` notice."""
+        board = self._board
+        if not isinstance(board, UsageBoard) or not isinstance(runtime, UsageRuntime):
+            return
+        if not self._usage.due(now):
+            return
+        try:
+            pods, node = self._usage.read(
+                runtime,
+                result.observation.containers,
+                adopt_2014_containers=options.adopt_2014_containers,
+            )
+        except Exception as exc:  # the engine away, a runtime's bug: next period
+            self._notice(NoticeKind.USAGE_ERROR, f"cannot read usage: {type(exc).__name__}: {exc}")
+            return
+        self._report("usage_seen", pods, node)
 
     def _job_failed(self, key: str, exc: BaseException) -> None:
         """The workers' ``on_error``: a job that raised (a pod's sync, the image

@@ -32,6 +32,7 @@ from podsync.cli._fleet_args import add_fleet_options
 from podsync.cli._output_args import add_apply_output_option, add_output_option
 from podsync.cli._run_args import add_run_command
 from podsync.cli._source_args import add_source_options
+from podsync.cli._top_args import add_top_command
 from podsync.model._pod import ResourceList
 from podsync.spec._resolv import HOST_RESOLV_CONF, SYSTEMD_RESOLV_CONF
 
@@ -629,7 +630,8 @@ def _add_tls_options(group: Any) -> None:
 
 
 def _add_operating_commands(commands: Any, engine: Any, planning: Any, output: Any) -> None:
-    """``status``, ``describe``, ``logs``, ``exec`` and ``events`` (``podsync.cli._ops``)."""
+    """``status``, ``describe``, ``logs``, ``exec`` and ``events`` (``podsync.cli._ops``),
+    and ``top`` (``podsync.cli._top``)."""
     pod_help = "the pod: name, namespace/name, or its full name name.namespace.source"
     st = commands.add_parser(
         "status",
@@ -750,6 +752,7 @@ def _add_operating_commands(commands: Any, engine: Any, planning: Any, output: A
         "--since", metavar="DURATION", type=duration, help="only events newer than this"
     )
     _add_adopt_option(ev, default=False)
+    _add_adopt_option(add_top_command(commands, parents=[engine, output]), default=False)
 
 
 def _add_adopt_option(group: Any, *, default: Any) -> None:

@@ -1,6 +1,6 @@
 """The ``podsync`` command line: ``plan``, ``apply``, ``show`` and ``down``, and the
 operating commands ``status``, ``describe``, ``logs``, ``exec`` and ``events``
-(``podsync.cli._ops``).
+(``podsync.cli._ops``) and ``top`` (``podsync.cli._top``).
 
 Usage::
 
@@ -15,6 +15,7 @@ Usage::
     podsync logs POD [-c CONTAINER] [--tail N] [-f] [-p] [--timestamps] [--since DURATION]
     podsync exec POD [-c CONTAINER] [-i] [-t] -- COMMAND...
     podsync events [-f] [-o json|yaml] [--since DURATION]
+    podsync top [POD...] [--containers] [--window DURATION] [-o json|yaml]
 
 ``--json`` is ``-o json`` wherever it is taken; the formats are
 ``podsync.cli._output``'s.
@@ -602,7 +603,7 @@ def _run_command(
         return EXIT_ERROR
 
 
-_OPERATING = ("status", "describe", "logs", "exec", "events")
+_OPERATING = ("status", "describe", "logs", "exec", "events", "top")
 
 
 def _operate(
@@ -619,6 +620,10 @@ def _operate(
 
     if args.command == "status":
         return _cli_ops.cmd_status(args, console, engine, sleep)
+    if args.command == "top":
+        from podsync.cli._top import cmd_top
+
+        return cmd_top(args, console, engine, sleep)
     command = {
         "describe": _cli_ops.cmd_describe,
         "logs": _cli_ops.cmd_logs,

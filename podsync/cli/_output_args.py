@@ -24,6 +24,7 @@ FORMATS: Mapping[str, tuple[str, ...]] = {
     "apply": (JSON, YAML, NAME),
     "down": (JSON, YAML, NAME),
     "events": (JSON, YAML),
+    "top": (JSON, YAML),
     "apply --hosts": (JSON, YAML),
 }
 

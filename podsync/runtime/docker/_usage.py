@@ -18,8 +18,8 @@ verified to be its own:
    ``usage`` as podman counts it.
 
 A container that does not run is left out either way: no cgroup, an API error 404 or
-409 (podman's "container state improper"), or Docker's empty answer for a stopped one
-(no ``memory_stats.usage``).
+409 (podman's 500 "container state improper"), Docker's zeroed answer for a stopped one
+(no ``memory_stats.usage``), or podman 4.3's empty one (200 and no body).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from podsync.exceptions import Conflict, NotFound, RuntimeCallError
+from podsync.exceptions import NotFound, RuntimeCallError
 from podsync.model._usage import ContainerUsage
 from podsync.runtime.docker._api import as_int
 from podsync.runtime.docker._cgroups import (
@@ -163,22 +163,38 @@ class UsageCalls(EngineConnection):
         return {cid: r for cid, r in zip(ids, answers, strict=True) if r is not None}
 
     def _api_reading(self, cid: str) -> ContainerUsage | None:
-        """One container's one-shot stats; ``None`` when it does not run."""
+        """One container's one-shot stats; ``None`` when it does not run: 404, 409 or
+        podman's 500 "container state improper", Docker's zeroed answer and podman
+        4.3's empty one (200 with no body)."""
         from docker.utils import version_lt
 
-        try:
-            with self._call("stats", cid) as api:
-                # one-shot from API 1.41 on: older engines take their two samples.
-                one_shot = None if version_lt(api.api_version, "1.41") else True
-                before = time.time()
-                stats = api.stats(cid, stream=False, one_shot=one_shot)
+        with self._call("stats", cid) as api:
+            # one-shot from API 1.41 on: older engines take their two samples.
+            params = {"stream": "false"}
+            if not version_lt(api.api_version, "1.41"):
+                params["one-shot"] = "true"
+            url = f"{api.base_url}/v{api.api_version}/containers/{cid}/stats"
+            before = time.time()
+            response = api.get(url, params=params, timeout=self._timeout)
+            try:
                 at = (before + time.time()) / 2
-        except (NotFound, Conflict):
-            return None
-        except RuntimeCallError as exc:
-            if exc.status_code == 500 and "state improper" in str(exc):
-                return None
-            raise
+                text = response.text
+                if response.status_code in (404, 409) or "state improper" in text:
+                    return None
+                if not response.ok:
+                    raise RuntimeCallError.from_status(
+                        "stats", cid, text.strip(), response.status_code
+                    )
+                if not text.strip():
+                    return None
+                try:
+                    stats = response.json()
+                except ValueError:
+                    raise RuntimeCallError(
+                        "stats", cid, f"the engine's stats are not JSON: {text[:80]!r}"
+                    ) from None
+            finally:
+                response.close()
         return api_usage(stats, at)
 
     def node_usage(self) -> ContainerUsage | None:

@@ -126,8 +126,14 @@ def test_api_readings_show_a_busy_core_and_the_memory(
         time.sleep(WINDOW)
         second = runtime._api_readings(list(ids.values()))
         _check(first, second, ids)
+        # One container alone is one compat call (on podman the others came in one call
+        # of its own API).
+        single = runtime._api_reading(ids["mem"])
+        assert single is not None
+        assert single.memory_working_set >= 40 * MiB
         engine.api.stop(ids["spin"], timeout=0)
         assert [ids["mem"]] == list(runtime._api_readings([ids["spin"], ids["mem"]]))
+        assert runtime._api_reading(ids["spin"]) is None
 
 
 def test_node_usage_is_this_machines(engine: docker.DockerClient) -> None:

@@ -49,8 +49,13 @@ from podsync.runtime.docker._connection import EngineConnection
 
 __all__ = ["UsageCalls", "api_usage"]
 
-# The API's stats calls made at once (each a round trip of its own).
-_API_CALLS_AT_ONCE = 8
+# The API's stats calls made at once. Docker answers a stats call, one-shot too, when its
+# stats collector next publishes (moby's daemon/stats: the call subscribes and takes the
+# first frame; the collector publishes every container subscribed once a second), so a
+# reading costs a second per wave of calls: 50 containers 8 at a time took 7.2 s, all
+# at once one tick (benchmarks/bench_usage.py). 32 keeps the runtime's pool of clients
+# (one per concurrent call, kept for reuse) moderate.
+_API_CALLS_AT_ONCE = 32
 
 
 class _Outcome(enum.Enum):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import docker
@@ -80,11 +80,14 @@ def running(tmp_path: Path, cleanup: Cleanup) -> tuple[podsync.Pod, dict[str, st
     return pod, ids
 
 
-def _check(
-    first: Mapping[str, ContainerUsage],
-    second: Mapping[str, ContainerUsage],
-    ids: Mapping[str, str],
-) -> None:
+def _read_twice(
+    read: Callable[[list[str]], Mapping[str, ContainerUsage]], ids: Mapping[str, str]
+) -> tuple[Mapping[str, ContainerUsage], Mapping[str, ContainerUsage]]:
+    """Two readings ``WINDOW`` apart, checked: the busy container near a core, the other
+    idle with its 40 MiB."""
+    first = read(list(ids.values()))
+    time.sleep(WINDOW)
+    second = read(list(ids.values()))
     busy = usage_figures(first[ids["spin"]], second[ids["spin"]])
     assert busy.cpu_cores is not None
     assert 0.5 < busy.cpu_cores < 1.2, busy
@@ -92,6 +95,7 @@ def _check(
     assert filled.cpu_cores is not None
     assert filled.cpu_cores < 0.2
     assert 40 * MiB <= filled.memory_working_set < 80 * MiB
+    return first, second
 
 
 def test_cgroup_readings_show_a_busy_core_and_the_memory(
@@ -99,12 +103,9 @@ def test_cgroup_readings_show_a_busy_core_and_the_memory(
 ) -> None:
     pod, ids = running
     with DockerRuntime() as runtime:
-        first = runtime.container_usage(list(ids.values()))
-        time.sleep(WINDOW)
-        second = runtime.container_usage(list(ids.values()))
+        first, second = _read_twice(runtime.container_usage, ids)
         # Read from the cgroup files: each id was verified local (this machine's /proc).
         assert set(ids.values()) <= set(runtime._cgroups)
-        _check(first, second, ids)
         (usage,) = pod_usage(first, second, runtime.list_containers())
         assert usage.uid == pod.uid
         assert {"spin", "mem", "net"} == set(usage.containers)
@@ -122,10 +123,7 @@ def test_api_readings_show_a_busy_core_and_the_memory(
 ) -> None:
     _, ids = running
     with DockerRuntime() as runtime:
-        first = runtime._api_readings(list(ids.values()))
-        time.sleep(WINDOW)
-        second = runtime._api_readings(list(ids.values()))
-        _check(first, second, ids)
+        _read_twice(runtime._api_readings, ids)
         # One container alone is one compat call (on podman the others came in one call
         # of its own API).
         single = runtime._api_reading(ids["mem"])

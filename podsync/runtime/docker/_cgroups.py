@@ -78,13 +78,16 @@ def _v1_dir(root: str, names: Sequence[str], path: str) -> str | None:
     return None
 
 
-def cgroup_files(pid: int, container_id: str, root: str = CGROUP_ROOT) -> CgroupFiles | None:
+def cgroup_files(
+    pid: int, container_id: str, root: str = CGROUP_ROOT, proc: str = "/proc"
+) -> CgroupFiles | None:
     """The counters of the container ``container_id`` whose main process is ``pid`` on
     this machine; ``None`` when ``/proc/<pid>/cgroup`` does not name the container (no
     such process here: a remote engine, another pid namespace, a container that
-    stopped) or its cgroup's files are not where they should be."""
+    stopped) or its cgroup's files are not where they should be. ``root`` and ``proc``
+    are where the hierarchies and the processes are (the machine's by default)."""
     try:
-        with open(f"/proc/{pid}/cgroup", encoding="utf-8") as f:
+        with open(f"{proc}/{pid}/cgroup", encoding="utf-8") as f:
             lines = f.read().splitlines()
     except OSError:
         return None

@@ -5,13 +5,15 @@ Contract: ``UsageCalls`` is a mixin of ``DockerRuntime``, on the clients and err
 translation of ``EngineConnection``. Each container is read the cheapest way that is
 verified to be its own:
 
-1. *Its cgroup's files* (``_cgroups``): the first reading of a container inspects it
-   once for its main process, and keeps the files its ``/proc/<pid>/cgroup`` names when
-   that names the container's id (cached by id; a failed read drops the entry and the
-   container is looked at again).
+1. *Its cgroup's files* (``_cgroups``), on an engine reached through a unix socket: the
+   first reading of a container inspects it once for its main process, and keeps the
+   files its ``/proc/<pid>/cgroup`` names when that names the container's id (cached by
+   id; a failed read drops the entry and the container is looked at again; one found
+   not local is read through the API for a minute before it is looked at again).
 2. *The Engine API*: ``GET /containers/{id}/stats?stream=false&one-shot=true`` (API
-   1.41; Docker then reads once instead of waiting for a second sample; podman 4's
-   compat handler returns at once with or without it), a few containers at a time.
+   1.41: Docker answers with its collector's next sample instead of waiting for a
+   second one; podman 4's compat handler returns at once with or without it), 32
+   containers at a time (``_API_CALLS_AT_ONCE``).
    Docker's ``memory_stats`` has the cgroup's ``stats`` and the working set is computed
    as the docker CLI does (``usage`` minus ``total_inactive_file`` on v1,
    ``inactive_file`` on v2); podman's compat answer has no ``stats``, so there it is
@@ -114,6 +116,9 @@ class UsageCalls(EngineConnection):
 
     def _cgroup_reading(self, cid: str) -> ContainerUsage | _Outcome:
         """The reading of ``cid`` from its cgroup files, or why there is none."""
+        if not self._host.startswith("unix://"):
+            # tcp:// and ssh:// reach another machine: no inspect for a check that fails.
+            return _Outcome.NOT_LOCAL
         for attempt in range(2):
             with self._usage_lock:
                 files = self._cgroups.get(cid)

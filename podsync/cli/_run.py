@@ -36,7 +36,7 @@ __all__: list[str] = []
 
 # The notices that are errors (the rest are information).
 _ERRORS = frozenset({NoticeKind.SOURCE_ERROR, NoticeKind.SYNC_ERROR, NoticeKind.INTERNAL_ERROR})
-_WARNINGS = frozenset({NoticeKind.REJECTED, NoticeKind.EVENTS_ERROR})
+_WARNINGS = frozenset({NoticeKind.REJECTED, NoticeKind.EVENTS_ERROR, NoticeKind.USAGE_ERROR})
 _SIGNALS = frozenset({signal.SIGTERM, signal.SIGINT})
 
 
@@ -95,6 +95,7 @@ def cmd_run(
             on_notice=on_notice,
             clock=console.clocks.given,
             shutdown_timeout=args.shutdown_timeout,
+            usage_period=args.usage_period,
             # Secret values are digested under the host's key, as plan and apply do.
             secret_key=_host_key(_root_dir(args)),
             etcd=etcd,

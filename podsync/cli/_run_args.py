@@ -17,6 +17,7 @@ from podsync.actions._options import (
     DEFAULT_SYNC_PERIOD,
 )
 from podsync.cli._durations import period
+from podsync.loop._usage_report import DEFAULT_USAGE_PERIOD
 
 __all__: list[str] = []
 
@@ -64,6 +65,14 @@ def add_run_command(commands: Any, *, parents: list[argparse.ArgumentParser]) ->
         default=DEFAULT_SHUTDOWN_TIMEOUT,
         help="time the syncs in progress get to finish their engine calls on SIGTERM "
         f"(default: {DEFAULT_SHUTDOWN_TIMEOUT:g}s)",
+    )
+    r.add_argument(
+        "--usage-period",
+        metavar="DURATION",
+        type=period,
+        default=DEFAULT_USAGE_PERIOD,
+        help="time between two readings of the pods' CPU and memory for /metrics (with "
+        f"--listen; default: {DEFAULT_USAGE_PERIOD:g}s)",
     )
     r.add_argument(
         "--listen",

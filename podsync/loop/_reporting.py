@@ -141,6 +141,7 @@ class Reporter:
                 runtime,
                 result.observation.containers,
                 adopt_2014_containers=options.adopt_2014_containers,
+                scope=options.scope,
             )
         except Exception as exc:  # the engine away, a runtime's bug: next period
             self._notice(NoticeKind.USAGE_ERROR, f"cannot read usage: {type(exc).__name__}: {exc}")

@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
+from podsync.actions._options import NODE_SCOPE
 from podsync.model._pod import ObservedContainer
 from podsync.model._usage import ContainerUsage, PodUsage, UsageFigures
 from podsync.runtime._protocol import UsageRuntime
@@ -69,18 +70,22 @@ class UsageReader:
         containers: Sequence[ObservedContainer],
         *,
         adopt_2014_containers: bool = False,
+        scope: str | None = None,
     ) -> tuple[list[PodUsage], UsageFigures | None]:
         """Read podsync's running containers among ``containers`` (and the host), and
-        their figures against the previous reading.
+        their figures against the previous reading. With a named ``scope`` (not
+        ``None``, not ``NODE_SCOPE``), only the containers of that scope: the loop's
+        own pods, not another scope's on the same engine.
 
         Raises:
             Exception: whatever the runtime raises; the previous readings are kept.
         """
-        mine = [
-            c
-            for c in containers
-            if c.running and ownership(c, adopt_2014_containers=adopt_2014_containers) is not None
-        ]
+        named = scope not in (None, NODE_SCOPE)
+        mine = []
+        for c in containers:
+            owner = ownership(c, adopt_2014_containers=adopt_2014_containers)
+            if c.running and owner is not None and (not named or owner.scope == scope):
+                mine.append(c)
         current = runtime.container_usage([c.id for c in mine]) if mine else {}
         node = runtime.node_usage()
         pods = pod_usage(self._previous, current, mine, adopt_2014_containers=adopt_2014_containers)

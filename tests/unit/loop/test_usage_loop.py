@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from podsync import NoticeKind, PodUsage, UsageFigures
+from podsync import Container, NoticeKind, PlanOptions, Pod, PodUsage, UsageFigures, sync
+from podsync.actions._options import NODE_SCOPE
 from podsync.loop._board import LoopBoard
+from podsync.loop._usage_report import UsageReader
 from podsync.spec._labels import LABEL_CONTAINER
-from podsync.testing import FakeClock
+from podsync.testing import FakeClock, FakeRuntime
 from tests.unit.loop.test_reconciler import RecordingBoard, make_loop, pod_yaml
 
 MiB = 1024 * 1024
@@ -128,3 +130,17 @@ def test_metrics_have_cadvisors_names_and_labels() -> None:
     # A later report replaces the rows: a pod gone is gone from /metrics.
     board.usage_seen([], None)
     assert "pod=" not in (board.metrics_text() or "")
+
+
+def test_a_named_scope_reads_its_own_pods_only() -> None:
+    fake = FakeRuntime(images=["busybox", "pause:1"], clock=FakeClock(0.0, step=0))
+    for scope in ("a", "b"):
+        pod = Pod(f"web-{scope}", (Container("app", "busybox"),), source="file")
+        options = PlanOptions(root_dir="/nonexistent", network_image="pause:1", scope=scope)
+        assert sync([pod], fake, options=options, clock=fake.clock).ok
+    seen = fake.list_containers()
+    for scope, pods in (("a", ["default/web-a"]), (None, ["default/web-a", "default/web-b"])):
+        usage, _ = UsageReader(15).read(fake, seen, scope=scope)
+        assert pods == [u.pod for u in usage]
+    usage, _ = UsageReader(15).read(fake, seen, scope=NODE_SCOPE)
+    assert 2 == len(usage)

@@ -13,7 +13,7 @@ from podsync.cli._etcd_args import PASSWORD_ENV
 from podsync.exceptions import ConfigError
 
 if TYPE_CHECKING:
-    from podsync.load._etcd import EtcdOptions
+    from podsync.etcd._urls import EtcdOptions
 
 __all__: list[str] = []
 
@@ -44,7 +44,7 @@ def etcd_options(
     )
     if not any((ca, cert, key, user, password_file, tls, insecure)):
         return None
-    from podsync.load._etcd import EtcdOptions
+    from podsync.etcd._urls import EtcdOptions
 
     password: str | None = None
     if password_file is not None:
@@ -83,13 +83,13 @@ def etcd_options(
 
 def cmd_publish(args: argparse.Namespace, console: Console) -> int:
     """Validate, compare and write; 0 when written (or nothing to write, or a dry run)."""
-    from podsync.fleet._publish import publish
-    from podsync.load._etcd import (
+    from podsync.etcd._urls import (
         EtcdOptions,
         check_credentials_transport,
         host_key,
         parse_etcd_url,
     )
+    from podsync.fleet._publish import publish
     from podsync.load._sources import DEFAULT_MAX_BYTES
 
     options = etcd_options(args, console.warning)

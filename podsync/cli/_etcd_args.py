@@ -2,7 +2,7 @@
 arguments.
 
 Kept apart from ``_args`` (the other commands' parser), which adds them; what the
-options mean is ``_etcd``'s (``etcd_options``) and ``podsync.load._etcd``'s.
+options mean is ``_etcd``'s (``etcd_options``) and ``podsync.etcd._client``'s.
 """
 
 from __future__ import annotations

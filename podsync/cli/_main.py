@@ -112,7 +112,7 @@ from podsync.runtime._protocol import Runtime
 from podsync.spec._ownership import ownership
 
 if TYPE_CHECKING:
-    from podsync.load._etcd import EtcdOptions
+    from podsync.etcd._urls import EtcdOptions
     from podsync.load._sources import HttpOptions
     from podsync.status._pod import PodStatus
 

@@ -33,16 +33,11 @@ from collections.abc import Callable, Iterator, Sequence
 
 import attrs
 
+from podsync.etcd._client import EtcdClient, KeyRead
+from podsync.etcd._urls import EtcdOptions, host_key, parse_etcd_url
 from podsync.exceptions import Problem, PublishConflict
 from podsync.host._node import NodeInfo
 from podsync.load._config import _read_streams, etcd_reader
-from podsync.load._etcd import (
-    EtcdClient,
-    EtcdOptions,
-    KeyRead,
-    host_key,
-    parse_etcd_url,
-)
 from podsync.load._sources import DEFAULT_MAX_BYTES, _read_sources, _Unreadable, etcd_file
 from podsync.load._streams import _load_stream, _objects_of, _Stream
 

@@ -68,7 +68,9 @@ def test_a_key_bound_to_a_lease_lives_while_it_is_kept_alive(etcd: EtcdServer) -
     ttl = client.lease_ttl(lease)
     found, _ = client.range_prefix("/registry/hosts/a/")
 
-    assert ttl is not None and ttl.granted == 2 and 0 <= ttl.since_renewal <= 2
+    assert ttl is not None
+    assert 2 == ttl.granted
+    assert 0 <= ttl.since_renewal <= 2
     assert [lease] == [kv.lease for kv in found]
 
     time.sleep(3.5)  # no renewal: etcd expires the lease and deletes its key

@@ -207,6 +207,11 @@ FOLDERS: dict[str, Folder] = {
         "etcd",
         "exceptions",
     ),
+    "report": _row(
+        "a fleet seen from one place: a host's heartbeat, pod statuses and events in etcd,"
+        " and reading them back",
+        pure_modules=("_records",),
+    ),
     "cli": _row(
         "the podsync command: arguments, commands, console output",
         "model",

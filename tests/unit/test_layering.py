@@ -210,6 +210,7 @@ FOLDERS: dict[str, Folder] = {
     "report": _row(
         "a fleet seen from one place: a host's heartbeat, pod statuses and events in etcd,"
         " and reading them back",
+        "etcd",
         pure_modules=("_records",),
     ),
     "cli": _row(

@@ -81,16 +81,11 @@ def etcd_options(
     return options
 
 
-def cmd_publish(args: argparse.Namespace, console: Console) -> int:
-    """Validate, compare and write; 0 when written (or nothing to write, or a dry run)."""
-    from podsync.etcd._urls import (
-        EtcdOptions,
-        check_credentials_transport,
-        host_key,
-        parse_etcd_url,
-    )
-    from podsync.fleet._publish import publish
-    from podsync.load._sources import DEFAULT_MAX_BYTES
+def endpoint_options(args: argparse.Namespace, console: Console) -> EtcdOptions | None:
+    """The etcd options of a command whose ``--etcd`` gives endpoints only (``publish``,
+    ``hosts``, ``status --etcd``, ``events --etcd``), after checking ``--etcd`` and that
+    no password would go in clear (a ``_Failure`` naming ``--etcd``)."""
+    from podsync.etcd._urls import EtcdOptions, check_credentials_transport, parse_etcd_url
 
     options = etcd_options(args, console.warning)
     try:
@@ -98,6 +93,16 @@ def cmd_publish(args: argparse.Namespace, console: Console) -> int:
         check_credentials_transport(endpoints, options or EtcdOptions())
     except ValueError as exc:
         raise _Failure(f"--etcd {args.etcd}: {exc}") from None
+    return options
+
+
+def cmd_publish(args: argparse.Namespace, console: Console) -> int:
+    """Validate, compare and write; 0 when written (or nothing to write, or a dry run)."""
+    from podsync.etcd._urls import host_key
+    from podsync.fleet._publish import publish
+    from podsync.load._sources import DEFAULT_MAX_BYTES
+
+    options = endpoint_options(args, console)
     try:
         host_key(args.host)
     except ValueError as exc:

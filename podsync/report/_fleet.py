@@ -184,7 +184,7 @@ def fleet_hosts(
                 continue
             # NotReady (or its lease expired since the range); a heartbeat bound to no
             # lease (not a reporter's) is there all the same: Ready, aged by its record.
-            age = _age(record.written, at) if record else None
+            age = age_of(record.written, at) if record else None
             views.append(HostView(name, lease == _NO_LEASE, age, "written", record))
     return views
 
@@ -251,7 +251,7 @@ def fleet_events(
         for kv in found:
             try:
                 event = parse_event_record(kv.value)
-                moment = _timestamp(event.time)
+                moment = rfc3339_seconds(event.time)
             except ValueError as exc:
                 warn(f"{kv.key}: skipped: {exc}")
                 continue
@@ -336,7 +336,7 @@ def _host_record(found: Sequence[KeyValue], warn: Warn) -> HostRecord | None:
     return None
 
 
-def _timestamp(text: str) -> float:
+def rfc3339_seconds(text: str) -> float:
     """Seconds since the epoch of an RFC 3339 time (``Z`` or an offset).
 
     Raises:
@@ -350,15 +350,17 @@ def _timestamp(text: str) -> float:
     return moment.timestamp()
 
 
-def _age(written: str, now: float) -> float | None:
+def age_of(written: str, now: float) -> float | None:
+    """Seconds from the RFC 3339 time ``written`` to ``now`` (0 for a time to come);
+    ``None`` when it is not such a time."""
     try:
-        return max(0.0, now - _timestamp(written))
+        return max(0.0, now - rfc3339_seconds(written))
     except ValueError:
         return None
 
 
 def _lost_since(record: HostRecord | None, now: float) -> str:
-    age = _age(record.written, now) if record else None
+    age = age_of(record.written, now) if record else None
     if age is None:
         return "no live heartbeat"
     return f"its last record was written {int(age)}s ago"

@@ -11,90 +11,24 @@ import pytest
 
 from podsync.etcd._client import EtcdClient
 from podsync.etcd._kv import Put
-from podsync.etcd._urls import parse_etcd_url
 from podsync.exceptions import EtcdError
 from podsync.report import fleet_events, fleet_hosts, fleet_statuses
 from podsync.report._records import (
     EventRecord,
-    HostRecord,
     event_key,
     event_record_json,
     heartbeat_key,
-    host_record_json,
     node_key,
     pod_key,
-    pod_record_json,
 )
 from tests.support.etcd_server import EtcdServer
-
-WRITTEN = "2026-12-02T20:00:00Z"
-#: 20:00:30 UTC that day: ``now`` of the tests that measure ages.
-NOW = 1796241630.0
+from tests.support.fleet_reports import NOW, endpoints, etcd_client, report
 
 
 @pytest.fixture
 def client(etcd: EtcdServer) -> Iterator[EtcdClient]:
-    made = EtcdClient(parse_etcd_url(etcd.url("/registry/hosts/")))
-    yield made
-    made.close()
-
-
-def endpoints(etcd: EtcdServer) -> str:
-    return f"etcd://{etcd.endpoint}"
-
-
-def pod_record(pod: str, phase: str = "Running", ready: int = 1) -> dict[str, object]:
-    """``podsync status --json``'s record of a one-container pod, as a reporter writes it."""
-    return {
-        "pod": pod,
-        "uid": f"uid-{pod.replace('/', '-')}",
-        "phase": phase,
-        "state": "running",
-        "message": "",
-        "reason": "",
-        "display_status": phase,
-        "orphaned": False,
-        "scope": None,
-        "ready": [ready, 1],
-        "restarts": 0,
-        "conditions": [{"type": "Ready", "status": bool(ready), "reason": "", "message": ""}],
-        "init_containers": [],
-        "containers": [],
-        "written": WRITTEN,
-    }
-
-
-def report(
-    client: EtcdClient,
-    host: str,
-    *,
-    ttl: int | None,
-    pods: tuple[str, ...] = (),
-    engine: str = "28.2.2",
-) -> int:
-    """Write ``host``'s records as a reporter does: its heartbeat bound to a lease of
-    ``ttl`` seconds (``None``: no heartbeat, its ``node`` copy only), its node copy and
-    its pods; the lease."""
-    lease = client.grant_lease(ttl) if ttl is not None else 0
-    record = HostRecord(
-        host,
-        engine_kind="docker",
-        engine_version=engine,
-        cpus=2.0,
-        memory=4 << 30,
-        podsync_version="0.3.0",
-        pods_desired=len(pods),
-        pods_running=len(pods),
-        lease=lease,
-        lease_ttl=ttl or 40,
-        written=WRITTEN,
-    )
-    ops = [Put(node_key(host), host_record_json(record))]
-    if ttl is not None:
-        ops.append(Put(heartbeat_key(host), host_record_json(record), lease=lease))
-    ops += [Put(pod_key(host, p), pod_record_json(pod_record(p))) for p in pods]
-    client.commit(ops)
-    return lease
+    with etcd_client(etcd) as made:
+        yield made
 
 
 def test_a_host_is_ready_while_its_lease_lives_and_notready_once_it_expires(

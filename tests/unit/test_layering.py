@@ -227,6 +227,7 @@ FOLDERS: dict[str, Folder] = {
         "loop",
         "fleet",
         "etcd",
+        "report",
         "exceptions",
     ),
 }

@@ -90,6 +90,14 @@ def add_publish_command(commands: Any, parents: list[argparse.ArgumentParser]) -
         help="write only if the key is still at revision N (the one a --dry-run showed; "
         "0: only if it does not exist)",
     )
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="FORMAT",
+        help="print what was (or would be) published as json or yaml instead of text: the "
+        "objects added, changed and removed, the revisions, and whether the host has a live "
+        "heartbeat; an unknown format is a usage error",
+    )
 
 
 def add_fleet_read_options(command: argparse.ArgumentParser, what: str) -> None:

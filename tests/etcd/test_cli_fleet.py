@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import attrs
 import pytest
@@ -213,3 +214,53 @@ def test_unreachable_etcd_is_an_error_line_and_exit_code_1(
     assert 1 == bad_url.code
     assert "podsync: error: --etcd etcd://nowhere: 'nowhere' is not HOST:PORT" in bad_url.err
     assert "Traceback" not in "".join(r.err for r in [*results, bad_url])
+
+
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+spec:
+  containers:
+  - name: app
+    image: podsync-test/busybox:latest
+"""
+
+
+def test_publish_warns_when_the_host_has_no_live_heartbeat(
+    etcd: EtcdServer, client: EtcdClient, run: Callable[..., Result], tmp_path: Path
+) -> None:
+    (tmp_path / "web.yaml").write_text(POD)
+    report(client, "node-a", ttl=60)
+    report(client, "node-b", ttl=None)  # it reported once; its lease expired since
+    url = endpoints(etcd)
+    warning = (
+        "{} has no live heartbeat: no podsync run reports from it, or it stopped; "
+        "the pods are published but nothing may run them"
+    )
+
+    alive = run("publish", "--etcd", url, "--host", "node-a", str(tmp_path / "web.yaml"))
+    lost = run("publish", "--etcd", url, "--host", "node-b", str(tmp_path / "web.yaml"))
+    never = run(
+        "publish", "--etcd", url, "--host", "node-c", "-o", "json", str(tmp_path / "web.yaml")
+    )
+
+    assert (0, "") == (alive.code, alive.err)
+    assert (0, f"podsync: warning: {warning.format('node-b')}\n") == (lost.code, lost.err)
+    assert "Published revision" in lost.out
+    assert 0 == never.code
+    assert f"podsync: warning: {warning.format('node-c')}\n" == never.err
+    document = json.loads(never.out)
+    assert {
+        "format_version": 1,
+        "host": "node-c",
+        "dry_run": False,
+        "added": ["pod default/web"],
+        "live_heartbeat": False,
+        "warnings": [warning.format("node-c")],
+    } == {
+        k: document[k]
+        for k in ("format_version", "host", "dry_run", "added", "live_heartbeat", "warnings")
+    }
+    assert document["revision"] == etcd.revision()

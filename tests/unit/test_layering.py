@@ -205,6 +205,7 @@ FOLDERS: dict[str, Folder] = {
         "load/convert",
         "loop",
         "etcd",
+        "report",
         "exceptions",
     ),
     "report": _row(

@@ -34,6 +34,7 @@ from podsync.cli._etcd import endpoint_options
 from podsync.cli._ops import human_duration
 from podsync.cli._output import output_format, pod_name, print_document, print_names, print_record
 from podsync.cli._output_args import JSON, NAME, WIDE, YAML
+from podsync.etcd._urls import host_key
 from podsync.report._fleet import (
     FleetPodStatus,
     HostView,
@@ -83,6 +84,11 @@ def reads_fleet(args: argparse.Namespace) -> bool:
             f"--etcd reads what the hosts reported to etcd, not an engine: "
             f"{', '.join(given)} cannot be given with it"
         )
+    if args.host is not None:
+        try:
+            host_key(args.host)
+        except ValueError as exc:
+            raise _UsageError(f"--host: {exc}") from None
     return True
 
 

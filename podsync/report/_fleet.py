@@ -41,7 +41,7 @@ import attrs
 
 from podsync.etcd._client import EtcdClient
 from podsync.etcd._kv import KeyValue, Range
-from podsync.etcd._urls import EtcdOptions, parse_etcd_url
+from podsync.etcd._urls import EtcdOptions, host_key, parse_etcd_url
 from podsync.report._records import (
     HOSTS_PREFIX,
     EventRecord,
@@ -200,7 +200,8 @@ def fleet_statuses(
     """Every host's pods (``host``: that host's only), by host then pod; a NotReady
     host's pods ``Unknown`` (reason ``NodeLost``).
 
-    Args and raises: as ``fleet_hosts``'s.
+    Args and raises: as ``fleet_hosts``'s; ``ValueError`` too for a ``host`` that is
+    not a host's name (a lower-case DNS name).
     """
     at = time.time() if now is None else now
     warn = on_warning or _LOG.warning
@@ -239,7 +240,7 @@ def fleet_events(
     """Every host's events (``host``: that host's only), oldest first; each with its
     ``host``.
 
-    Args and raises: as ``fleet_hosts``'s.
+    Args and raises: as ``fleet_statuses``'.
     """
     warn = on_warning or _LOG.warning
     with _client(url, options) as client:
@@ -255,7 +256,8 @@ def fleet_events(
             except ValueError as exc:
                 warn(f"{kv.key}: skipped: {exc}")
                 continue
-            events.append((moment, kv.key, attrs.evolve(event, host=event.host or name)))
+            # The key says whose it is (each host writes under its own prefix only).
+            events.append((moment, kv.key, attrs.evolve(event, host=name)))
     events.sort(key=lambda item: (item[0], item[1]))
     return [event for _, _, event in events]
 
@@ -308,6 +310,8 @@ def _client(url: str, options: EtcdOptions | None) -> Iterator[EtcdClient]:
 def _seen(client: EtcdClient, host: str | None) -> dict[str, _Seen]:
     """Every host's keys, from one keys-only range (of the host's prefix alone when
     ``host`` is given)."""
+    if host is not None:
+        host_key(host)  # a node name, or ValueError: never another prefix's keys
     prefix = host_prefix(host) if host is not None else HOSTS_PREFIX
     keys, _ = client.range_prefix(prefix, keys_only=True)
     seen: dict[str, _Seen] = {}

@@ -185,6 +185,7 @@ def test_a_bad_record_is_a_warning_naming_its_key(
         (("status", "--etcd", "{url}", "--watch"), "--watch cannot be given with it"),
         (("events", "--etcd", "{url}", "-f"), "--follow cannot be given with it"),
         (("status", "--host", "node-a"), "--host NAME is a host of the fleet: give --etcd"),
+        (("events", "--etcd", "{url}", "--host", "../x"), "--host: host name '../x' is not"),
         (("hosts", "--etcd", "{url}", "-o", "name"), "-o name: hosts prints json, yaml, wide"),
     ],
 )

@@ -265,3 +265,26 @@ def test_publish_warns_when_the_host_has_no_live_heartbeat(
         for k in ("format_version", "host", "dry_run", "added", "live_heartbeat", "warnings")
     }
     assert document["revision"] == etcd.revision()
+
+
+def test_the_fleet_is_read_with_the_etcd_options(
+    fleet: str, etcd: EtcdServer, run: Callable[..., Result], tmp_path: Path
+) -> None:
+    """An etcd with users: refused without one, read with ``--etcd-user`` (the lease's
+    time to live too: the user reads the heartbeat keys bound to it)."""
+    etcd.enable_auth("reader", "reader-pw")
+    password = tmp_path / "password"
+    password.write_text("reader-pw\n")
+    user = ("--etcd-user", "reader", "--etcd-password-file", str(password))
+
+    refused = run("hosts", "--etcd", fleet)
+    hosts = run("hosts", "--etcd", fleet, *user)
+    statuses = run("status", "--etcd", fleet, "--host", "node-a", *user)
+
+    assert 1 == refused.code
+    assert "etcd wants a user and password" in refused.err
+    assert (0, "") == (hosts.code, hosts.err)
+    assert ["Ready", "NotReady"] == [line.split()[1] for line in hosts.out.splitlines()[1:]]
+    assert 0 == statuses.code, statuses.err
+    assert 3 == len(statuses.out.splitlines())
+    assert "reader-pw" not in hosts.out + hosts.err + statuses.out + statuses.err

@@ -6,7 +6,8 @@ gateway call, through the client's endpoints, authentication and error mapping
 (``EtcdClient._call``).
 
 * ``range_prefix``: every key under a prefix (etcd's ``range_end``: the prefix with its
-  last byte plus one), with or without values, in key order.
+  last byte plus one), with or without values, in key order; ``ranges``: many keys and
+  prefixes read at one revision, in one transaction of ranges (per ``MAX_TXN_OPS``).
 * ``commit``: puts and deletes in one transaction - all of them or none, at one
   revision. etcd refuses a transaction of more than ``--max-txn-ops`` operations (128
   by default): ``MAX_TXN_OPS``; a caller with more writes splits them.
@@ -72,6 +73,16 @@ class Delete:
 
 
 @attrs.frozen
+class Range:
+    """A read of ``ranges``: ``key``, or every key under it with ``prefix``; without
+    the values with ``keys_only``."""
+
+    key: str
+    prefix: bool = False
+    keys_only: bool = False
+
+
+@attrs.frozen
 class LeaseTTL:
     """What is left of a lease.
 
@@ -116,6 +127,24 @@ def _int(value: object) -> int:
     return int(str(value)) if value not in (None, "") else 0
 
 
+def _key_value(kv: dict[str, Any]) -> KeyValue:
+    return KeyValue(
+        _unb64(kv.get("key")).decode("utf-8", "replace"),
+        _unb64(kv.get("value")),
+        _int(kv.get("mod_revision")),
+        _int(kv.get("lease")),
+    )
+
+
+def _range_op(wanted: Range) -> dict[str, Any]:
+    body: dict[str, Any] = {"key": _b64(wanted.key)}
+    if wanted.prefix:
+        body["range_end"] = _b64(prefix_end(wanted.key))
+    if wanted.keys_only:
+        body["keys_only"] = True
+    return {"request_range": body}
+
+
 def _op(op: Put | Delete) -> dict[str, Any]:
     if isinstance(op, Put):
         put: dict[str, Any] = {"key": _b64(op.key), "value": _b64(op.value)}
@@ -143,16 +172,23 @@ class KeyValueCalls:
         if keys_only:
             body["keys_only"] = True
         answer = self._call("/kv/range", body)
-        found = [
-            KeyValue(
-                _unb64(kv.get("key")).decode("utf-8", "replace"),
-                _unb64(kv.get("value")),
-                _int(kv.get("mod_revision")),
-                _int(kv.get("lease")),
-            )
-            for kv in answer.get("kvs", ())
-        ]
+        found = [_key_value(kv) for kv in answer.get("kvs", ())]
         return found, _int(answer.get("header", {}).get("revision"))
+
+    def ranges(self, wanted: Sequence[Range]) -> list[list[KeyValue]]:
+        """Each of ``wanted`` read, in order: a transaction of ranges per
+        ``MAX_TXN_OPS`` of them (one call for up to 128), each transaction at one
+        revision. A key that does not exist gives an empty list."""
+        found: list[list[KeyValue]] = []
+        for start in range(0, len(wanted), MAX_TXN_OPS):
+            chunk = wanted[start : start + MAX_TXN_OPS]
+            answer = self._call("/kv/txn", {"success": [_range_op(r) for r in chunk]})
+            responses = answer.get("responses") or []
+            for index in range(len(chunk)):
+                response = responses[index] if index < len(responses) else {}
+                kvs = response.get("response_range", {}).get("kvs", ())
+                found.append([_key_value(kv) for kv in kvs])
+        return found
 
     def commit(self, ops: Sequence[Put | Delete]) -> int:
         """``ops`` in one transaction, all or none; the revision it made.

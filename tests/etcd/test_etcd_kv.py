@@ -8,7 +8,7 @@ import time
 import pytest
 
 from podsync.etcd._client import EtcdClient
-from podsync.etcd._kv import MAX_TXN_OPS, Delete, Put, prefix_end
+from podsync.etcd._kv import MAX_TXN_OPS, Delete, Put, Range, prefix_end
 from podsync.etcd._urls import parse_etcd_url
 from tests.support.etcd_server import EtcdServer
 
@@ -96,3 +96,30 @@ def test_revoking_a_lease_deletes_its_keys_at_once(etcd: EtcdServer) -> None:
 )
 def test_the_end_of_a_prefix_is_its_last_byte_plus_one(prefix: str, end: bytes) -> None:
     assert end == prefix_end(prefix)
+
+
+def test_ranges_read_keys_and_prefixes_in_order_a_transaction_per_128(
+    etcd: EtcdServer,
+) -> None:
+    client = _client(etcd)
+    client.commit([Put(f"/registry/hosts/h{i:03d}/node", str(i).encode()) for i in range(100)])
+    client.commit([Put(f"/registry/hosts/h{i:03d}/pods/x", b"p") for i in range(100, 130)])
+    wanted = [Range(f"/registry/hosts/h{i:03d}/node") for i in range(130)]
+    wanted += [Range("/registry/hosts/h12", prefix=True, keys_only=True)]  # h120..h129
+    calls: list[str] = []
+    call = client._call
+
+    def counted(path: str, body: dict[str, object]) -> object:
+        calls.append(path)
+        return call(path, body)
+
+    client._call = counted  # type: ignore[method-assign]
+    found = client.ranges(wanted)
+
+    assert ["/kv/txn", "/kv/txn"] == calls  # 131 ranges: 128 and 3
+    assert [[str(i).encode()] for i in range(100)] == [[kv.value for kv in f] for f in found[:100]]
+    assert [[]] * 30 == found[100:130]
+    assert [f"/registry/hosts/h{i}/pods/x" for i in range(120, 130)] == [
+        kv.key for kv in found[130]
+    ]
+    assert {b""} == {kv.value for kv in found[130]}

@@ -205,11 +205,13 @@ FOLDERS: dict[str, Folder] = {
         "load/convert",
         "loop",
         "etcd",
+        "report",
         "exceptions",
     ),
     "report": _row(
         "a fleet seen from one place: a host's heartbeat, pod statuses and events in etcd,"
         " and reading them back",
+        "etcd",
         pure_modules=("_records",),
     ),
     "cli": _row(
@@ -226,6 +228,7 @@ FOLDERS: dict[str, Folder] = {
         "loop",
         "fleet",
         "etcd",
+        "report",
         "exceptions",
     ),
 }

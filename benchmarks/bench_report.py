@@ -11,7 +11,7 @@ the test images copied in) are started for the run. Each host gets ``--pods`` po
 Always``) published to its key ``/registry/hosts/<host>/kubelet``, and one ``podsync run
 etcd://.../registry/hosts/<host>/kubelet -H <engine>`` process of its own, which reports
 back under ``/registry/hosts/<host>/`` with a lease of ``--ttl`` seconds (default 10).
-Once every pod of every host shows Running in ``podsync.fleet_statuses``:
+Once every pod of every host shows Running in ``podsync.report.fleet_statuses``:
 
 * **steady state** (``--steady`` seconds, default 60): etcd's writes per second, as its
   revision counts them (every put, delete and transaction that changes a key moves it
@@ -23,7 +23,7 @@ Once every pod of every host shows Running in ``podsync.fleet_statuses``:
   key under ``/registry/hosts/<host>/pods/`` says so (its restart count grown, or it not
   Running), seen by a watch on that key. Target: p95 at most 1 s.
 * **SIGKILL to NotReady**: one host's ``podsync run`` killed with SIGKILL; the time
-  until ``podsync.fleet_hosts`` shows that host NotReady (its lease expired). Target:
+  until ``podsync.report.fleet_hosts`` shows that host NotReady (its lease expired). Target:
   within the lease TTL plus one second.
 
 Everything is the benchmark's own: the engines and etcd (their directories under /tmp
@@ -54,7 +54,7 @@ from typing import Any
 
 import requests
 
-import podsync
+import podsync.report
 from podsync.etcd._client import EtcdClient
 from podsync.etcd._urls import parse_etcd_url
 from podsync.labels import LABEL_CONTAINER, LABEL_POD_NAME
@@ -153,8 +153,10 @@ def start_run(
 
 
 def all_running(endpoints: str, hosts: Sequence[str], pods: int) -> bool:
-    statuses = podsync.fleet_statuses(endpoints)
-    running = [s for s in statuses if s.host in hosts and s.display_status == "Running"]
+    statuses = podsync.report.fleet_statuses(endpoints)
+    running = [
+        s for s in statuses if s.host in hosts and s.record.get("display_status") == "Running"
+    ]
     return len(running) == len(hosts) * pods
 
 
@@ -232,7 +234,7 @@ def sigkill_to_not_ready(endpoints: str, host: str, run: subprocess.Popen[bytes]
     run.send_signal(signal.SIGKILL)
     run.wait()
     wait_until(
-        lambda: any(h.name == host and not h.ready for h in podsync.fleet_hosts(endpoints)),
+        lambda: any(h.name == host and not h.ready for h in podsync.report.fleet_hosts(endpoints)),
         300,
         0.1,
     )

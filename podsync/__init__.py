@@ -196,7 +196,7 @@ if _TYPE_CHECKING:
     from podsync.load._pod_set import PodSet
     from podsync.load._dump import dump_pods
     from podsync.loop._reporting import LoopNotice, NoticeKind
-    from podsync.load._etcd import EtcdOptions
+    from podsync.etcd._urls import EtcdOptions
     from podsync.load._sources import HttpOptions, shown_url
     from podsync.fleet._publish import PublishResult, publish
     from podsync.status._pod import (
@@ -235,7 +235,7 @@ _ON_FIRST_USE: dict[str, tuple[str, ...]] = {
     "podsync.load._pod_set": ("PodSet",),
     "podsync.load._dump": ("dump_pods",),
     "podsync.loop._reporting": ("LoopNotice", "NoticeKind"),
-    "podsync.load._etcd": ("EtcdOptions",),
+    "podsync.etcd._urls": ("EtcdOptions",),
     "podsync.load._sources": ("HttpOptions", "shown_url"),
     "podsync.fleet._publish": ("PublishResult", "publish"),
     "podsync.status._pod": (

@@ -1,12 +1,13 @@
 """The ``podsync`` command line: ``plan``, ``apply``, ``show``, ``down``, ``run``,
-``publish`` and the operating commands.
+``publish``, ``hosts`` and the operating commands.
 
 ``podsync.cli`` is the face (``main``, ``build_parser``, ``RuntimeFactory``, the exit
 codes); ``_main`` holds ``main`` and the one-shot commands ``plan``, ``apply`` and
 ``down``, ``_saved`` saved plans (``plan --out``, ``apply --plan``, ``show``), ``_wait``
 ``apply --wait``, ``_engine`` the engine a one-shot command works on and one sync or
 apply of it, ``_ops`` the operating commands, ``_run`` the continuous loop, ``_etcd``
-publishing and the etcd options, ``_fleet`` ``apply --hosts``, ``_secrets`` a saved
+publishing and the etcd options, ``_fleet`` ``apply --hosts``, ``_fleet_read`` the
+fleet read back from etcd (``hosts``, ``status --etcd``, ``events --etcd``), ``_secrets`` a saved
 plan's Secret values, ``_console`` what is written where, ``_output`` what ``-o
 FORMAT`` prints; the ``_*args`` modules hold
 the parser (``_args`` with the exit codes), ``_durations`` the Go durations it reads,
@@ -14,7 +15,7 @@ the parser (``_args`` with the exit codes), ``_durations`` the Go durations it r
 arguments give.
 
 May import: model, spec, actions, status, runtime, runtime/docker, host,
-applier, load, loop, fleet, exceptions.
+applier, load, loop, fleet, etcd, report, exceptions.
 """
 
 from __future__ import annotations

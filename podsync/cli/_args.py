@@ -2,12 +2,12 @@
 codes, and the failure a command ends with.
 
 The parser holds every command: ``plan``, ``apply``, ``show``, ``down`` and the
-operating commands here, ``run``'s arguments from ``_run_args``, the etcd options and
-``publish``'s from ``_etcd_args``, ``apply --hosts``'s from ``_fleet_args``, ``-o
-FORMAT``'s from ``_output_args``. The checks
-argparse cannot express are ``_checks``'s, the planning options the arguments give
-``_planning``'s. The commands themselves are in ``podsync.cli._main`` and the modules it
-dispatches to.
+operating commands here, ``run``'s arguments from ``_run_args``, the etcd options,
+``publish``'s, ``hosts``' and ``--etcd``'s of ``status`` and ``events`` from
+``_etcd_args``, ``apply --hosts``'s from ``_fleet_args``, ``-o FORMAT``'s from
+``_output_args``. The checks argparse cannot express are ``_checks``'s, the planning
+options the arguments give ``_planning``'s. The commands themselves are in
+``podsync.cli._main`` and the modules it dispatches to.
 """
 
 from __future__ import annotations
@@ -27,7 +27,12 @@ from podsync.actions._options import (
 )
 from podsync.applier._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS
 from podsync.cli._durations import duration
-from podsync.cli._etcd_args import add_etcd_options, add_publish_command
+from podsync.cli._etcd_args import (
+    add_etcd_options,
+    add_fleet_read_options,
+    add_hosts_command,
+    add_publish_command,
+)
 from podsync.cli._fleet_args import add_fleet_options
 from podsync.cli._output_args import add_apply_output_option, add_output_option
 from podsync.cli._run_args import add_run_command
@@ -542,6 +547,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_operating_commands(commands, engine, planning, output)
     add_run_command(commands, parents=[engine, planning, applying, reading, output])
     add_publish_command(commands, parents=[reading, output])
+    add_hosts_command(commands, parents=[output])
     return parser
 
 
@@ -663,6 +669,7 @@ def _add_operating_commands(commands: Any, engine: Any, planning: Any, output: A
         action="store_true",
         help="then print a pod's row again whenever it changes, until interrupted",
     )
+    add_fleet_read_options(st, "the pods' statuses")
     de = commands.add_parser(
         "describe",
         parents=[engine, planning, output],
@@ -751,6 +758,7 @@ def _add_operating_commands(commands: Any, engine: Any, planning: Any, output: A
     ev.add_argument(
         "--since", metavar="DURATION", type=duration, help="only events newer than this"
     )
+    add_fleet_read_options(ev, "the events")
     _add_adopt_option(ev, default=False)
     _add_adopt_option(add_top_command(commands, parents=[engine, output]), default=False)
 

@@ -1,22 +1,33 @@
-"""``podsync publish`` and the etcd options of the commands (``--etcd-ca`` ...)."""
+"""``podsync publish`` and the etcd options of the commands (``--etcd-ca`` ...).
+
+``publish`` warns when the host has no live heartbeat (no ``podsync run`` reports from
+it: nothing may run what is published), on standard error and in ``-o json``'s
+``warnings``.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from podsync.cli._args import EXIT_OK, _Failure
 from podsync.cli._console import Console
 from podsync.cli._etcd_args import PASSWORD_ENV
+from podsync.cli._output import output_format, print_document
 from podsync.exceptions import ConfigError
 
 if TYPE_CHECKING:
-    from podsync.load._etcd import EtcdOptions
+    from podsync.etcd._urls import EtcdOptions
+    from podsync.fleet._publish import PublishResult
 
 __all__: list[str] = []
 
+
+#: The layout of ``publish -o json``'s document.
+PUBLISH_FORMAT_VERSION = 1
 
 #: The warning of ``--etcd-insecure`` with a user.
 INSECURE_WARNING = (
@@ -44,7 +55,7 @@ def etcd_options(
     )
     if not any((ca, cert, key, user, password_file, tls, insecure)):
         return None
-    from podsync.load._etcd import EtcdOptions
+    from podsync.etcd._urls import EtcdOptions
 
     password: str | None = None
     if password_file is not None:
@@ -81,16 +92,11 @@ def etcd_options(
     return options
 
 
-def cmd_publish(args: argparse.Namespace, console: Console) -> int:
-    """Validate, compare and write; 0 when written (or nothing to write, or a dry run)."""
-    from podsync.fleet._publish import publish
-    from podsync.load._etcd import (
-        EtcdOptions,
-        check_credentials_transport,
-        host_key,
-        parse_etcd_url,
-    )
-    from podsync.load._sources import DEFAULT_MAX_BYTES
+def endpoint_options(args: argparse.Namespace, console: Console) -> EtcdOptions | None:
+    """The etcd options of a command whose ``--etcd`` gives endpoints only (``publish``,
+    ``hosts``, ``status --etcd``, ``events --etcd``), after checking ``--etcd`` and that
+    no password would go in clear (a ``_Failure`` naming ``--etcd``)."""
+    from podsync.etcd._urls import EtcdOptions, check_credentials_transport, parse_etcd_url
 
     options = etcd_options(args, console.warning)
     try:
@@ -98,6 +104,17 @@ def cmd_publish(args: argparse.Namespace, console: Console) -> int:
         check_credentials_transport(endpoints, options or EtcdOptions())
     except ValueError as exc:
         raise _Failure(f"--etcd {args.etcd}: {exc}") from None
+    return options
+
+
+def cmd_publish(args: argparse.Namespace, console: Console) -> int:
+    """Validate, compare and write; 0 when written (or nothing to write, or a dry run)."""
+    from podsync.etcd._urls import host_key
+    from podsync.fleet._publish import publish
+    from podsync.load._sources import DEFAULT_MAX_BYTES
+
+    fmt = output_format(args)
+    options = endpoint_options(args, console)
     try:
         host_key(args.host)
     except ValueError as exc:
@@ -115,9 +132,33 @@ def cmd_publish(args: argparse.Namespace, console: Console) -> int:
         )
     except ConfigError as exc:
         raise _Failure(*(str(p) for p in exc.problems)) from None
+    if result.heartbeat_warning is not None:
+        console.warning(result.heartbeat_warning)
+    if fmt is not None:
+        print_document(console, fmt, json.dumps(publish_document(result, args.dry_run), indent=2))
+        return EXIT_OK
     console.print(result.render())
     if args.dry_run:
         console.note("Dry run: nothing was written.")
     elif result.revision is not None:
         console.print(f"Published revision {result.revision} to {result.url}.")
     return EXIT_OK
+
+
+def publish_document(result: PublishResult, dry_run: bool) -> dict[str, Any]:
+    """``publish -o json``'s document (a changed Secret's diff hides its values, as
+    ``render`` does; the value itself is not in it)."""
+    return {
+        "format_version": PUBLISH_FORMAT_VERSION,
+        "url": result.url,
+        "host": result.host,
+        "dry_run": dry_run,
+        "added": list(result.added),
+        "changed": list(result.changed),
+        "removed": list(result.removed),
+        "diff": list(result.diff),
+        "read_revision": result.read_revision,
+        "revision": result.revision,
+        "live_heartbeat": result.live_heartbeat,
+        "warnings": [w for w in (result.heartbeat_warning,) if w is not None],
+    }

@@ -1,8 +1,10 @@
-"""The etcd options of the commands that read sources, and ``podsync publish``'s
-arguments.
+"""The etcd options of the commands that read sources, ``podsync publish``'s arguments,
+and those that read a fleet back: ``podsync hosts`` and ``--etcd`` / ``--host`` of
+``status`` and ``events``.
 
 Kept apart from ``_args`` (the other commands' parser), which adds them; what the
-options mean is ``_etcd``'s (``etcd_options``) and ``podsync.load._etcd``'s.
+options mean is ``_etcd``'s (``etcd_options``), ``_fleet_read``'s and
+``podsync.etcd._client``'s.
 """
 
 from __future__ import annotations
@@ -88,3 +90,59 @@ def add_publish_command(commands: Any, parents: list[argparse.ArgumentParser]) -
         help="write only if the key is still at revision N (the one a --dry-run showed; "
         "0: only if it does not exist)",
     )
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="FORMAT",
+        help="print what was (or would be) published as json or yaml instead of text: the "
+        "objects added, changed and removed, the revisions, and whether the host has a live "
+        "heartbeat; an unknown format is a usage error",
+    )
+
+
+def add_fleet_read_options(command: argparse.ArgumentParser, what: str) -> None:
+    """``--etcd URL`` and ``--host NAME`` on ``status`` and ``events``: ``what`` (the
+    statuses, the events) read from the fleet's reports in etcd instead of the engine
+    (``podsync.cli._fleet_read``), and the etcd options."""
+    group = command.add_argument_group("fleet (reading what podsync run reports to etcd)")
+    group.add_argument(
+        "--etcd",
+        metavar="URL",
+        help=f"read {what} of every host that reports to this etcd (etcd://HOST:PORT[,...], "
+        "or https:// / http:// endpoints) instead of the engine's",
+    )
+    group.add_argument(
+        "--host",
+        metavar="NAME",
+        help="with --etcd: only this host's (its name under /registry/hosts/)",
+    )
+    add_etcd_options(command)
+
+
+def add_hosts_command(commands: Any, parents: list[argparse.ArgumentParser]) -> None:
+    """``podsync hosts --etcd URL [-o json|yaml|wide]``."""
+    p = commands.add_parser(
+        "hosts",
+        parents=parents,
+        allow_abbrev=False,
+        help="list the hosts that report to etcd, as kubectl get nodes",
+        description="A row per host that reports to etcd (podsync run on it): Ready while its "
+        "heartbeat's lease lives, NotReady once it expired; the age of its last heartbeat, "
+        "its pods running and desired, and its engine. Changes nothing.",
+    )
+    p.add_argument(
+        "--etcd",
+        required=True,
+        metavar="URL",
+        help="etcd's endpoints: etcd://HOST:PORT[,HOST:PORT...], or as etcdctl's "
+        "--endpoints, https://HOST:PORT[,...] (TLS) or http://HOST:PORT[,...]",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="FORMAT",
+        help="print the hosts as json, yaml or wide (the table with the podsync version, "
+        "CPUs, memory, usage, last sync and sources) instead of text; an unknown format is "
+        "a usage error",
+    )
+    add_etcd_options(p)

@@ -51,7 +51,9 @@ This module holds the commands and ``main``, which dispatches to them: ``plan``,
 ``apply`` and ``down`` here, saved plans (``apply --plan``, ``show``) in
 ``podsync.cli._saved``, ``apply --wait`` in ``podsync.cli._wait``, ``apply --hosts`` in
 ``podsync.cli._fleet``, the operating commands in ``podsync.cli._ops``, ``run`` in
-``podsync.cli._run`` and ``publish`` in ``podsync.cli._etcd``. The engine they work on,
+``podsync.cli._run``, ``publish`` in ``podsync.cli._etcd``, and what reads the fleet
+back from etcd (``hosts``, ``status --etcd``, ``events --etcd``) in
+``podsync.cli._fleet_read``. The engine they work on,
 and one sync or apply of it, are ``podsync.cli._engine``'s; the parser
 ``podsync.cli._args``'s, the checks argparse cannot express ``podsync.cli._checks``'s,
 the planning options the arguments give ``podsync.cli._planning``'s, the output (text
@@ -113,7 +115,7 @@ from podsync.runtime._protocol import Runtime
 from podsync.spec._ownership import ownership
 
 if TYPE_CHECKING:
-    from podsync.load._etcd import EtcdOptions
+    from podsync.etcd._urls import EtcdOptions
     from podsync.load._sources import HttpOptions
     from podsync.status._pod import PodStatus
 
@@ -567,6 +569,10 @@ def _run_command(
             return _operate(args, console, factory, sleep or system_sleep)
         if args.command == "publish":
             return cmd_publish(args, console)
+        if args.command == "hosts":
+            from podsync.cli._fleet_read import cmd_hosts
+
+            return cmd_hosts(args, console)
         if args.command == "run":
             from podsync.cli._run import cmd_run
 
@@ -614,6 +620,11 @@ def _operate(
 ) -> int:
     """The operating commands (``podsync.cli._ops``)."""
     from podsync.cli import _ops as _cli_ops
+    from podsync.cli._fleet_read import cmd_fleet_events, cmd_fleet_status, reads_fleet
+
+    if args.command in ("status", "events") and reads_fleet(args):
+        # --etcd: what the hosts reported, read from etcd; no engine is contacted.
+        return (cmd_fleet_status if args.command == "status" else cmd_fleet_events)(args, console)
 
     def engine() -> contextlib.AbstractContextManager[Runtime]:
         return _engine(factory, args.docker_host)

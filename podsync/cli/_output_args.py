@@ -2,7 +2,7 @@
 command takes, with kubectl's meanings, and the options that ask for them.
 
 Kept apart from ``_args`` (the parser), which adds them to ``plan``, ``show``,
-``status``, ``events``, ``apply`` and ``down``; what each format prints is
+``status``, ``events``, ``apply``, ``down``, ``hosts`` and ``publish``; what each format prints is
 ``podsync.cli._output``'s.
 """
 
@@ -26,6 +26,8 @@ FORMATS: Mapping[str, tuple[str, ...]] = {
     "events": (JSON, YAML),
     "top": (JSON, YAML),
     "apply --hosts": (JSON, YAML),
+    "hosts": (JSON, YAML, WIDE),
+    "publish": (JSON, YAML),
 }
 
 

@@ -27,7 +27,7 @@ from podsync.load._sources import URL_MASK, shown_url
 from podsync.model._secrets import SecretMismatch, map_secret_texts, spec_texts, unseal
 
 if TYPE_CHECKING:
-    from podsync.load._etcd import EtcdOptions
+    from podsync.etcd._urls import EtcdOptions
     from podsync.load._sources import HttpOptions
 
 __all__: list[str] = []

@@ -11,7 +11,7 @@ host), ``host_root_dir`` is where a host's pod directories go; ``publish`` write
 host's pods to etcd (``PublishResult``; also at the top of ``podsync``).
 
 May import: model, actions, runtime, host, applier, load, load/schema, load/convert,
-loop, exceptions.
+loop, etcd, report, exceptions.
 """
 
 from __future__ import annotations

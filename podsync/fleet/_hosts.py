@@ -43,7 +43,7 @@ from podsync.load._streams import SecretKey
 from podsync.model._pod import Pod
 
 if TYPE_CHECKING:
-    from podsync.load._etcd import EtcdOptions
+    from podsync.etcd._urls import EtcdOptions
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = ["Host", "HostTLS", "host_root_dir", "load_host_pods", "load_hosts", "parse_hosts"]

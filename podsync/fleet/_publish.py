@@ -18,6 +18,9 @@ the host runs them:
    between, nothing is written and ``PublishConflict`` says so. Publishing again
    reads that publisher's value and shows what this one changes in it: no update is ever
    lost silently. (Retrying the write blindly would be exactly that lost update.)
+5. the host's heartbeat (``/registry/hosts/<host>/heartbeat``, ``podsync.report``) is
+   looked at: without one, no ``podsync run`` reports from the host, and nothing may run
+   the pods (``PublishResult.heartbeat_warning``).
 
 Secrets among the sources are published with their values, as Kubernetes keeps them in
 etcd: protect the key (etcd's TLS and authentication).
@@ -33,18 +36,14 @@ from collections.abc import Callable, Iterator, Sequence
 
 import attrs
 
+from podsync.etcd._client import EtcdClient, KeyRead
+from podsync.etcd._urls import EtcdOptions, host_key, parse_etcd_url
 from podsync.exceptions import Problem, PublishConflict
 from podsync.host._node import NodeInfo
 from podsync.load._config import _read_streams, etcd_reader
-from podsync.load._etcd import (
-    EtcdClient,
-    EtcdOptions,
-    KeyRead,
-    host_key,
-    parse_etcd_url,
-)
 from podsync.load._sources import DEFAULT_MAX_BYTES, _read_sources, _Unreadable, etcd_file
 from podsync.load._streams import _load_stream, _objects_of, _Stream
+from podsync.report._records import heartbeat_key
 
 __all__ = ["PublishResult", "publish"]
 
@@ -66,6 +65,9 @@ class PublishResult:
         revision: the key's revision after the write; ``None`` when nothing was written
             (a dry run, or nothing changed).
         value: the value written (or that would be).
+        live_heartbeat: whether the host had a live heartbeat when published to (a
+            ``podsync run`` on it reports to this etcd: ``podsync.report``); ``None``
+            when not looked at.
     """
 
     url: str
@@ -77,6 +79,23 @@ class PublishResult:
     read_revision: int
     revision: int | None
     value: bytes = attrs.field(repr=False)
+    live_heartbeat: bool | None = None
+
+    @property
+    def heartbeat_warning(self) -> str | None:
+        """What to warn of when the host has no live heartbeat: nothing may run what is
+        published to it. ``None`` when it has one (or it was not looked at)."""
+        if self.live_heartbeat is not False:
+            return None
+        what = (
+            "the pods are published but nothing may run them"
+            if self.revision is not None
+            else "nothing may run the pods published to it"
+        )
+        return (
+            f"{self.host} has no live heartbeat: no podsync run reports from it, or it "
+            f"stopped; {what}"
+        )
 
     @property
     def has_changes(self) -> bool:
@@ -165,8 +184,12 @@ def publish(
         if if_revision is not None and current.mod_revision != if_revision:
             raise PublishConflict(url, if_revision, current.mod_revision)
         added, changed, removed, diff = _difference(current, items)
+        # A host whose heartbeat is gone (its lease expired, or it never reported) may
+        # run nothing of what is published: said, never refused (a host is often
+        # published to before its podsync run starts).
+        alive = client.read(heartbeat_key(host)).value is not None
         result = PublishResult(
-            url, host, added, changed, removed, diff, current.mod_revision, None, value
+            url, host, added, changed, removed, diff, current.mod_revision, None, value, alive
         )
         if dry_run or current.value == value:
             return result

@@ -8,5 +8,5 @@ file with its last good state), ``_source_reads`` (one poll of one source) and
 ``_etcd_watch`` (an etcd key, read and watched). The shape of a pod file is
 ``schema``'s; turning it into the model is ``convert``'s.
 
-May import: model, spec, host, load/schema, load/convert, exceptions.
+May import: model, spec, host, load/schema, load/convert, etcd, exceptions.
 """

@@ -108,7 +108,7 @@ from podsync.model._pod import Pod
 if TYPE_CHECKING:
     # The loader's lower layers (PyYAML, cattrs, the schema) are imported by the first
     # load, not with podsync: a program that only plans never reads YAML.
-    from podsync.load._etcd import EtcdOptions
+    from podsync.etcd._urls import EtcdOptions
     from podsync.load.convert._document import _Fleet
     from podsync.load.convert._objects import _Objects
 
@@ -352,15 +352,15 @@ def _load_pods(
 
 
 def etcd_reader(options: EtcdOptions | None) -> EtcdReader:
-    """Reads an etcd source once (``podsync.load._etcd``, imported on the first read): the
+    """Reads an etcd source once (``podsync.etcd._client``, imported on the first read): the
     key's value, or why not - a bad URL, etcd unreachable or refusing, the ``etcd``
     extra missing, no such key."""
 
     def read(url: str) -> bytes | _Unreadable:
-        from podsync.load import _etcd
+        from podsync.etcd import _client, _urls
 
         try:
-            client = _etcd.EtcdClient(_etcd.parse_etcd_url(url), options)
+            client = _client.EtcdClient(_urls.parse_etcd_url(url), options)
         except (ValueError, EtcdError) as exc:
             return _Unreadable(str(exc))
         try:
@@ -370,7 +370,7 @@ def etcd_reader(options: EtcdOptions | None) -> EtcdReader:
         finally:
             client.close()
         if got.value is None:
-            return _Unreadable(_etcd.NO_SUCH_KEY)
+            return _Unreadable(_urls.NO_SUCH_KEY)
         return got.value
 
     return read

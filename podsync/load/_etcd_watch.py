@@ -28,15 +28,10 @@ import contextlib
 import threading
 from collections.abc import Callable
 
+from podsync.etcd._client import EtcdClient, EtcdCompacted
+from podsync.etcd._urls import NO_SUCH_KEY, EtcdOptions, parse_etcd_url
 from podsync.exceptions import EtcdError
 from podsync.host._node import NodeInfo
-from podsync.load._etcd import (
-    NO_SUCH_KEY,
-    EtcdClient,
-    EtcdCompacted,
-    EtcdOptions,
-    parse_etcd_url,
-)
 from podsync.load._source_reads import SourceRead
 from podsync.load._sources import etcd_file
 from podsync.load._streams import _load_stream, _Stream

@@ -63,7 +63,7 @@ from podsync.model._pod import Pod
 if TYPE_CHECKING:
     import threading
 
-    from podsync.load._etcd import EtcdOptions
+    from podsync.etcd._urls import EtcdOptions
     from podsync.load._etcd_watch import EtcdSource
     from podsync.load.convert._objects import _Objects
 

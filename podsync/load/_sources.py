@@ -3,7 +3,7 @@
 This ports the seed kubelet's config sources (reference §6): ``extractFromFile`` /
 ``extractFromDir`` (one file, or every non-dot file of a directory in name order) and
 ``extractFromHTTP``, and its etcd key (``etcd://HOST:PORT/KEY``, read by the function
-the caller gives: ``podsync.load._etcd`` speaks to etcd). It gives bytes only: what the bytes
+the caller gives: ``podsync.etcd._client`` speaks to etcd). It gives bytes only: what the bytes
 mean is ``_yaml.py``'s and ``_config.py``'s business.
 
 Contract: ``_read_sources`` turns the sources given to ``load_pods`` into

@@ -7,5 +7,5 @@ answers), ``_workers`` (per-pod workers) and ``_board`` (the status board: healt
 statuses, metrics, and their HTTP endpoints).
 
 May import: model, spec, actions, planner, status, runtime, runtime/docker, host,
-prober, applier, load, exceptions.
+prober, applier, load, etcd, exceptions.
 """

@@ -106,7 +106,7 @@ from podsync.spec._backoff import Backoff, doubling
 from podsync.spec._labels import LABEL_POD_UID
 
 if TYPE_CHECKING:
-    from podsync.load._etcd import EtcdOptions
+    from podsync.etcd._urls import EtcdOptions
 
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = ["Reconciler"]

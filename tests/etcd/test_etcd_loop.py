@@ -16,9 +16,9 @@ import pytest
 
 import podsync
 from podsync import NODE_SCOPE, GCPolicy, PlanOptions
+from podsync.etcd._urls import EtcdOptions
 from podsync.exceptions import EtcdError
 from podsync.host._node import NodeInfo
-from podsync.load._etcd import EtcdOptions
 from podsync.load._etcd_watch import EtcdSource
 from podsync.load._source_reads import SourceRead
 from podsync.spec._labels import LABEL_CONTAINER

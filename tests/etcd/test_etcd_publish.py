@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 import podsync
+from podsync.etcd._urls import EtcdOptions
 from podsync.exceptions import ConfigError, PublishConflict
 from podsync.fleet._publish import PublishResult, publish
-from podsync.load._etcd import EtcdOptions
 from tests.support.etcd_server import EtcdServer
 
 KEY = "/registry/hosts/node-a/kubelet"

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 import podsync
+from podsync.etcd._client import EtcdClient
+from podsync.etcd._urls import EtcdOptions, parse_etcd_url
 from podsync.exceptions import ConfigError
-from podsync.load._etcd import EtcdClient, EtcdOptions, parse_etcd_url
 from tests.support.etcd_server import EtcdServer, make_tls_files
 
 KEY = "/registry/hosts/node-a/kubelet"

@@ -121,7 +121,10 @@ def test_the_api_table_lists_every_name_of_the_faces() -> None:
     import podsync
 
     listed = set(_listed_names())
-    faces = ("podsync.runtime", "podsync.status", "podsync.prober", "podsync.fleet", "podsync.spec")
+    faces = (
+        *("podsync.runtime", "podsync.status", "podsync.prober", "podsync.fleet"),
+        *("podsync.report", "podsync.spec"),
+    )
     missing = [
         f"{face}.{name}"
         for face in faces

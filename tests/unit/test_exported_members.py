@@ -134,6 +134,13 @@ FACES: dict[str, list[str]] = {
             *("publish", "PublishResult"),
         ]
     ),
+    # issue 32: reading a fleet back from etcd (podsync hosts, status --etcd, events --etcd)
+    "podsync.report": sorted(
+        [
+            *("fleet_hosts", "fleet_statuses", "fleet_events", "HostView", "FleetPodStatus"),
+            *("HostRecord", "EventRecord", "SourceState"),
+        ]
+    ),
     "podsync.spec": sorted(
         [
             *("parse_2014_container_name", "CONTAINER_NAME_PREFIX", "network_spec_hash"),
@@ -151,6 +158,7 @@ NEW_ON_FACES = {
     "PodState",
     *RUNTIME_CAPABILITY_NAMES,
     *("pod_usage", "usage_figures"),
+    *FACES["podsync.report"],
 }
 #: Names that left the top level in 0.2.0 for the face of their folder.
 MOVED_TO_FACES = {

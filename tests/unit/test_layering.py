@@ -146,6 +146,11 @@ FOLDERS: dict[str, Folder] = {
         "prober",
         "exceptions",
     ),
+    "etcd": _row(
+        "etcd: its URLs and options, and a client of its v3 gateway (read, compare-and-swap,"
+        " watch)",
+        "exceptions",
+    ),
     "load/schema": _row(
         "the shape of pod files: hardened YAML, checked scalars, the schema classes, the"
         " fields refused or ignored",
@@ -168,6 +173,7 @@ FOLDERS: dict[str, Folder] = {
         "host",
         "load/schema",
         "load/convert",
+        "etcd",
         "exceptions",
     ),
     "loop": _row(
@@ -184,6 +190,7 @@ FOLDERS: dict[str, Folder] = {
         "prober",
         "applier",
         "load",
+        "etcd",
         "exceptions",
     ),
     "fleet": _row(
@@ -197,7 +204,15 @@ FOLDERS: dict[str, Folder] = {
         "load/schema",
         "load/convert",
         "loop",
+        "etcd",
+        "report",
         "exceptions",
+    ),
+    "report": _row(
+        "a fleet seen from one place: a host's heartbeat, pod statuses and events in etcd,"
+        " and reading them back",
+        "etcd",
+        pure_modules=("_records",),
     ),
     "cli": _row(
         "the podsync command: arguments, commands, console output",
@@ -212,6 +227,8 @@ FOLDERS: dict[str, Folder] = {
         "load",
         "loop",
         "fleet",
+        "etcd",
+        "report",
         "exceptions",
     ),
 }

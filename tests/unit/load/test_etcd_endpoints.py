@@ -16,8 +16,9 @@ import etcd3gw.exceptions
 import pytest
 import requests
 
+from podsync.etcd._client import EtcdClient, EtcdUnavailable, WatchBatch
+from podsync.etcd._urls import EtcdOptions, parse_etcd_url
 from podsync.exceptions import EtcdError
-from podsync.load._etcd import EtcdClient, EtcdOptions, EtcdUnavailable, WatchBatch, parse_etcd_url
 
 URL = "etcd://etcd-a:2379,etcd-b:2379,etcd-c:2379/registry/hosts/node-a/kubelet"
 PODS = b"apiVersion: v1\nkind: List\nitems: []\n"

@@ -9,15 +9,9 @@ import re
 
 import pytest
 
+from podsync.etcd._client import EtcdClient, system_cas
+from podsync.etcd._urls import EtcdOptions, EtcdURL, check_credentials_transport, parse_etcd_url
 from podsync.exceptions import EtcdError
-from podsync.load._etcd import (
-    EtcdClient,
-    EtcdOptions,
-    EtcdURL,
-    check_credentials_transport,
-    parse_etcd_url,
-    system_cas,
-)
 
 KEY = "/registry/hosts/node-a/kubelet"
 

@@ -49,6 +49,10 @@ DEFAULT_SOURCE_PERIOD = 20.0
 DEFAULT_GC_PERIOD = 60.0
 #: Seconds the syncs in progress get to finish when the loop stops.
 DEFAULT_SHUTDOWN_TIMEOUT = 10.0
+#: Seconds between two usage readings of the loop (``podsync.loop._usage_report``): the
+#: metrics server's resolution (its ``--metric-resolution``, 15 s); cAdvisor reads a
+#: container's cgroup every 10 s under the kubelet (``defaultHousekeepingInterval``).
+DEFAULT_USAGE_PERIOD = 15.0
 
 
 @attrs.frozen

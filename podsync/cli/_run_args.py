@@ -15,9 +15,9 @@ from podsync.actions._options import (
     DEFAULT_SHUTDOWN_TIMEOUT,
     DEFAULT_SOURCE_PERIOD,
     DEFAULT_SYNC_PERIOD,
+    DEFAULT_USAGE_PERIOD,
 )
 from podsync.cli._durations import period
-from podsync.loop._usage_report import DEFAULT_USAGE_PERIOD
 
 __all__: list[str] = []
 

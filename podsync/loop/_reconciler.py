@@ -65,6 +65,7 @@ from podsync.actions._options import (
     DEFAULT_SHUTDOWN_TIMEOUT,
     DEFAULT_SOURCE_PERIOD,
     DEFAULT_SYNC_PERIOD,
+    DEFAULT_USAGE_PERIOD,
     GCPolicy,
     PlanOptions,
     with_scope,
@@ -89,7 +90,7 @@ from podsync.loop._reporting import (
     action_kind,
 )
 from podsync.loop._sync import Observation, _default_runtime, remember_pull_failures, sync
-from podsync.loop._usage_report import DEFAULT_USAGE_PERIOD, UsageReader
+from podsync.loop._usage_report import UsageReader
 from podsync.loop._workers import PodWorkers
 from podsync.model._pod import Pod
 from podsync.model._pulls import PullFailure

@@ -33,10 +33,8 @@ from podsync.runtime._protocol import UsageRuntime
 from podsync.spec._ownership import ownership
 from podsync.status._usage import pod_usage, usage_figures
 
-__all__ = ["DEFAULT_USAGE_PERIOD", "UsageBoard", "UsageReader"]
+__all__ = ["UsageBoard", "UsageReader"]
 
-#: Seconds between two usage reports of the loop (``Reconciler(usage_period=)``).
-DEFAULT_USAGE_PERIOD = 15.0
 
 
 @runtime_checkable

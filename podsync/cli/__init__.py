@@ -14,7 +14,7 @@ the parser (``_args`` with the exit codes), ``_durations`` the Go durations it r
 arguments give.
 
 May import: model, spec, actions, status, runtime, runtime/docker, host,
-applier, load, loop, fleet, etcd, exceptions.
+applier, load, loop, fleet, report, etcd, exceptions.
 """
 
 from __future__ import annotations

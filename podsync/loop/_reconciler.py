@@ -87,6 +87,7 @@ from podsync.loop._reporting import (
     Reporter,
     _statuses,
     action_kind,
+    boards_of,
 )
 from podsync.loop._sync import Observation, _default_runtime, remember_pull_failures, sync
 from podsync.loop._workers import PodWorkers
@@ -186,7 +187,9 @@ class Reconciler(Reporter):
             value is refused).
         etcd: as for ``load_pods``.
         http: as for ``load_pods``.
-        board: the status board the loop reports to (see ``Board``).
+        board: the status board the loop reports to (see ``Board``), or a sequence of
+            boards, each told the same (a board that raises is reported, never fatal:
+            the others are still told).
         on_event: called with each apply ``Event`` (one per action, and failed probes),
             from the workers, one call at a time.
         on_notice: called with each ``LoopNotice``, from the loop's threads, one call
@@ -226,7 +229,7 @@ class Reconciler(Reporter):
         http_timeout: float = 10.0,
         node: NodeInfo | None = None,
         on_warning: Callable[[str], object] | None = None,
-        board: Board | None = None,
+        board: Board | Sequence[Board] | None = None,
         on_event: Callable[[Event], None] | None = None,
         on_notice: Callable[[LoopNotice], None] | None = None,
         clock: Clock | None = None,
@@ -274,7 +277,7 @@ class Reconciler(Reporter):
         self._probe = probe
         self._hook_timeout = hook_timeout
         self._probe_timeout = probe_timeout
-        self._board = board
+        self._boards = boards_of(board)
         self._on_event = on_event
         self._on_notice = on_notice
         self._clocks = clocks(clock)
@@ -579,7 +582,8 @@ class Reconciler(Reporter):
             self._next_wake = recheck if self._next_wake is None else min(self._next_wake, recheck)
         self._report_rejections(result.plan)
         self._report("sync_done", self._clocks.elapsed() - started, True)
-        if self._board is not None:
+        if self._boards:
+            self._report("desired_seen", desired)
             failed = tuple(pull_failures.values())
             self._report("pods_seen", _statuses(desired, result, options, failed))
 
@@ -741,6 +745,7 @@ class Reconciler(Reporter):
         if self._on_event is not None:
             with self._report_lock:
                 self._on_event(event)
+        self._report("event_seen", event)
 
     # -- threads and shutdown -----------------------------------------------------------
 

@@ -64,6 +64,7 @@ import attrs
 from podsync.actions._actions import CreateSpec
 from podsync.actions._options import Capability
 from podsync.exceptions import MissingCapability
+from podsync.model._engine_info import EngineInfo
 from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume, ResourceList
 from podsync.model._volume_entries import VolumeEntry
 
@@ -448,6 +449,18 @@ class NodeRuntime(Protocol):
         """The IP address of the container's network, or ``None`` when it has none
         (network mode ``none``): where httpGet and tcpSocket handlers connect when
         they name no host."""
+        ...
+
+
+@runtime_checkable
+class EngineInfoRuntime(Protocol):
+    """**Protocol**, optional: what the engine says of itself (Docker's ``/version``;
+    CRI's ``Version``), which a reporting host writes into its heartbeat. Not a
+    ``Capability``: nothing is planned from it, and without it the heartbeat names the
+    runtime's class instead."""
+
+    def engine_info(self) -> EngineInfo:
+        """The engine's kind (``docker``, ``podman``) and version."""
         ...
 
 

@@ -210,6 +210,14 @@ FOLDERS: dict[str, Folder] = {
     "report": _row(
         "a fleet seen from one place: a host's heartbeat, pod statuses and events in etcd,"
         " and reading them back",
+        "model",
+        "status",
+        "runtime",
+        "host",
+        "applier",
+        "loop",
+        "etcd",
+        "exceptions",
         pure_modules=("_records",),
     ),
     "cli": _row(
@@ -225,6 +233,7 @@ FOLDERS: dict[str, Folder] = {
         "load",
         "loop",
         "fleet",
+        "report",
         "etcd",
         "exceptions",
     ),

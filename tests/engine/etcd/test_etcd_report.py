@@ -130,7 +130,8 @@ def test_a_reporting_run_on_the_real_engine(
     heartbeat = parse_host_record(_keys(etcd)[heartbeat_key(HOST)])
     assert heartbeat.engine_kind == ("podman" if "podman" in engine_name else "docker")
     assert heartbeat.engine_version
-    assert heartbeat.cpus >= 1 and heartbeat.memory > 0
+    assert heartbeat.cpus >= 1
+    assert heartbeat.memory > 0
     assert heartbeat.pods_desired == 2
 
     # The engine's error names the Secret's value; what is reported masks it.
@@ -142,7 +143,8 @@ def test_a_reporting_run_on_the_real_engine(
     assert all(e["type"] == "Warning" for e in failed)
     assert any("<secret " in e["message"] for e in failed), failed
     bad = _pod(etcd, namespace, "bad")
-    assert bad is not None and bad["phase"] != "Running"
+    assert bad is not None
+    assert bad["phase"] != "Running"
     everything = _keys(etcd)
     assert not [k for k, v in everything.items() if SECRET.encode() in v or SECRET in k]
 
@@ -152,7 +154,7 @@ def test_a_reporting_run_on_the_real_engine(
     app = _web_app(engine, namespace)
     assert app is not None
     engine.api.kill(app)
-    eventually(lambda: (now := _web_app(engine, namespace)) and now != app or None, log=loop)
+    eventually(lambda: ((now := _web_app(engine, namespace)) and now != app) or None, log=loop)
     etcd.start()
 
     def caught_up() -> dict[str, Any] | None:

@@ -56,11 +56,14 @@ def test_apply_events_take_the_kubelets_reasons() -> None:
     assert failed is not None
     assert (failed.reason, failed.type, failed.object) == ("Failed", "Warning", "pod/ns/web/app")
     hook = record(EventKind.HOOK_FAILED, "preStop handler failed: x")
-    assert hook is not None and hook.reason == "FailedPreStopHook"
+    assert hook is not None
+    assert hook.reason == "FailedPreStopHook"
     unhealthy = record(EventKind.UNHEALTHY)
-    assert unhealthy is not None and unhealthy.type == "Warning"
+    assert unhealthy is not None
+    assert unhealthy.type == "Warning"
     pulled = record(EventKind.PULLED, pod="", container="")
-    assert pulled is not None and pulled.object == "host/node-a"
+    assert pulled is not None
+    assert pulled.object == "host/node-a"
     assert record(EventKind.REMOVED) is None  # housekeeping is not written
 
 

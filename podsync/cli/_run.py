@@ -161,6 +161,8 @@ def _report_to(args: argparse.Namespace) -> str | None:
         _Failure: a bad ``--report-to`` (named), or ``--report-to`` with ``--no-report``.
     """
     given = getattr(args, "report_to", None)
+    if getattr(args, "report_ttl", 2) < 2:
+        raise _Failure(f"--report-ttl must be at least 2 seconds, got {args.report_ttl}")
     if getattr(args, "no_report", False):
         if given is not None:
             raise _Failure("--report-to and --no-report: give one")

@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64
 import json
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +29,7 @@ from podsync.report._records import (
 )
 from podsync.spec._labels import LABEL_CONTAINER
 from podsync.testing import FakeRuntime
+from tests.etcd.test_etcd_loop import pods_value, wait_for
 from tests.support.etcd_server import EtcdServer
 from tests.unit.loop.test_reconciler import RecordingBoard
 
@@ -41,30 +41,6 @@ HOUR = 3600.0
 
 def kubelet_key(host: str) -> str:
     return f"/registry/hosts/{host}/kubelet"
-
-
-def pods_value(*names: str, restart: str = "Always") -> str:
-    items = "".join(
-        f"""\
-  - apiVersion: v1
-    kind: Pod
-    metadata: {{name: {name}}}
-    spec:
-      restartPolicy: {restart}
-      containers:
-        - {{name: app, image: "busybox:1"}}
-"""
-        for name in names
-    )
-    return f"apiVersion: v1\nkind: List\nitems:\n{items}"
-
-
-def wait_for(condition: Callable[[], object], what: str, timeout: float = WAIT) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(f"waited {timeout:g} s for {what}")
-        time.sleep(0.02)
 
 
 def keys(etcd: EtcdServer, prefix: str = "/registry/") -> dict[str, bytes]:

@@ -50,42 +50,31 @@ def _pod(etcd: EtcdServer, namespace: str, name: str) -> dict[str, Any] | None:
     return None if value is None else dict(json.loads(value))
 
 
+def _pod_yaml(name: str, namespace: str, command: str) -> str:
+    """A pod whose one container has ``TOKEN`` from the Secret ``tok``."""
+    return f"""\
+apiVersion: v1
+kind: Pod
+metadata: {{name: {name}, namespace: {namespace}}}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: app
+    image: {TEST_IMAGE}
+    imagePullPolicy: Never
+    command: {command}
+    env: [{{name: TOKEN, valueFrom: {{secretKeyRef: {{name: tok, key: token}}}}}}]
+"""
+
+
 def _pods(tmp_path: Path, namespace: str) -> list[str]:
     """``web`` (runs), ``bad`` (its command is a Secret's value: the engine cannot run
     it and says so, naming the value) and the Secret."""
     pods, secrets = tmp_path / "pods", tmp_path / "secrets"
     pods.mkdir()
     secrets.mkdir()
-    (pods / "web.yaml").write_text(
-        f"""\
-apiVersion: v1
-kind: Pod
-metadata: {{name: web, namespace: {namespace}}}
-spec:
-  terminationGracePeriodSeconds: 1
-  containers:
-  - name: app
-    image: {TEST_IMAGE}
-    imagePullPolicy: Never
-    command: {SLEEPER}
-    env: [{{name: TOKEN, valueFrom: {{secretKeyRef: {{name: tok, key: token}}}}}}]
-"""
-    )
-    (pods / "bad.yaml").write_text(
-        f"""\
-apiVersion: v1
-kind: Pod
-metadata: {{name: bad, namespace: {namespace}}}
-spec:
-  terminationGracePeriodSeconds: 1
-  containers:
-  - name: app
-    image: {TEST_IMAGE}
-    imagePullPolicy: Never
-    command: ["$(TOKEN)"]
-    env: [{{name: TOKEN, valueFrom: {{secretKeyRef: {{name: tok, key: token}}}}}}]
-"""
-    )
+    (pods / "web.yaml").write_text(_pod_yaml("web", namespace, SLEEPER))
+    (pods / "bad.yaml").write_text(_pod_yaml("bad", namespace, '["$(TOKEN)"]'))
     encoded = base64.b64encode(SECRET.encode()).decode()
     (secrets / "tok.yaml").write_text(
         f"apiVersion: v1\nkind: Secret\nmetadata: {{name: tok, namespace: {namespace}}}\n"

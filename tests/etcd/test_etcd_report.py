@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import podsync
-from podsync import NODE_SCOPE, GCPolicy, PlanOptions
+from podsync import NODE_SCOPE, GCPolicy, PlanOptions, cli
 from podsync.etcd._client import EtcdClient
 from podsync.etcd._urls import EtcdOptions, parse_etcd_url
 from podsync.host._node import NodeInfo
@@ -31,6 +31,7 @@ from podsync.spec._labels import LABEL_CONTAINER
 from podsync.testing import FakeRuntime
 from tests.etcd.test_etcd_loop import pods_value, wait_for
 from tests.support.etcd_server import EtcdServer
+from tests.unit.cli.test_cli_run import terminate_when
 from tests.unit.loop.test_reconciler import RecordingBoard
 
 NODE = NodeInfo(name="node-1", milli_cpu=2000, memory=4 * 1024**3)
@@ -329,3 +330,30 @@ def test_two_hosts_each_write_their_own_keys_with_users_limited_to_them(
         with pytest.raises(podsync.EtcdError):
             client.read(heartbeat_key("node-2"))
         client.close()
+
+
+def test_podsync_run_on_a_hosts_key_reports_by_itself_and_a_clean_stop_revokes(
+    etcd: EtcdServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``podsync run etcd://EP/registry/hosts/node-1/kubelet``: no ``--report-to``, yet
+    the host's prefix gets its heartbeat and its pods; SIGTERM: the heartbeat goes at
+    once, the loop's last events are written before it."""
+    etcd.put(kubelet_key("node-1"), pods_value("web"))
+    fake = FakeRuntime(images=IMAGES)
+    watcher = terminate_when(
+        lambda: (
+            heartbeat_key("node-1") in keys(etcd)
+            and phase(etcd, "node-1", "default/web") == "Running"
+        )
+    )
+    argv = ["run", etcd.url(kubelet_key("node-1")), "--root-dir", str(tmp_path / "root")]
+    argv += ["--network-image", "pause:1", "--sync-period", "500ms", "--report-ttl", "30"]
+    code = cli.main([*argv, "--log-format", "json"], runtime_factory=lambda host: fake)
+    watcher.join()
+    assert code == 0, capsys.readouterr().err
+    left = keys(etcd, host_prefix("node-1"))
+    assert heartbeat_key("node-1") not in left  # revoked: not 30 s later
+    assert node_key("node-1") in left
+    reasons = [json.loads(v)["reason"] for k, v in sorted(left.items()) if "/events/" in k]
+    assert reasons[0] == "Starting"
+    assert reasons[-2:] == ["Stopping", "Stopped"]

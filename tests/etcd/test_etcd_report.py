@@ -357,3 +357,28 @@ def test_podsync_run_on_a_hosts_key_reports_by_itself_and_a_clean_stop_revokes(
     reasons = [json.loads(v)["reason"] for k, v in sorted(left.items()) if "/events/" in k]
     assert reasons[0] == "Starting"
     assert reasons[-2:] == ["Stopping", "Stopped"]
+
+
+def test_events_wait_in_a_bounded_queue_while_etcd_is_away(etcd: EtcdServer) -> None:
+    """Started with etcd away: nothing fails; the newest events are kept (three), the
+    older ones counted as dropped, and written when etcd answers."""
+    etcd.stop()
+    warnings: list[str] = []
+    reporter = podsync.HostReporter(
+        f"etcd://{etcd.endpoint}/registry/hosts/node-1",
+        lease_ttl=2,
+        max_events=3,
+        on_warning=warnings.append,
+    )
+    with reporter:
+        for n in range(10):
+            reporter.notice_seen(podsync.LoopNotice(podsync.NoticeKind.SYNC_ERROR, f"round {n}"))
+        wait_for(lambda: warnings, "the trouble to be said")
+        assert reporter.dropped_events == 8  # "Starting" and ten notices, three kept
+        etcd.start()
+        wait_for(lambda: len(warnings) == 2, "reporting to work again")
+        assert "8 event(s) dropped meanwhile" in warnings[1]
+        events = [json.loads(v) for k, v in keys(etcd).items() if "/events/" in k]
+        assert [e["message"] for e in events] == ["round 7", "round 8", "round 9"]
+        assert {e["reason"] for e in events} == {"FailedSync"}
+        assert heartbeat_key("node-1") in keys(etcd)

@@ -241,6 +241,7 @@ class HostReporter:
         self.transactions = 0  # write transactions made (for tests and benchmarks)
         self._version = package_version()
         self._check_events_lease = False
+        self._dropped_said = 0  # the dropped events said already
         self._queue(starting_record(self.host, wall_clock(), self._version))
 
     # -- lifetime ------------------------------------------------------------------------
@@ -380,8 +381,9 @@ class HostReporter:
                 stopping = self._stop
             try:
                 self._step()
-            except (EtcdError, ValueError) as exc:
-                self._troubled(str(exc))
+            except Exception as exc:  # etcd's errors, and a bug: never the thread's end
+                known = isinstance(exc, EtcdError | ValueError)
+                self._troubled(str(exc) if known else f"{type(exc).__name__}: {exc}")
                 # Whatever failed, the leases are checked before the next writes: one
                 # may have expired while etcd was away.
                 self._keepalive_at = 0.0
@@ -473,9 +475,10 @@ class HostReporter:
         if statuses is not None:
             self._record_written(statuses, pods_now, now)
         with self._cond:
-            for _ in events:
-                if self._events:
-                    self._events.popleft()
+            # Only those written: the queue may have dropped some of them meanwhile.
+            written = {key for key, _ in events}
+            while self._events and self._events[0][0] in written:
+                self._events.popleft()
 
     def _pod_ops(
         self, statuses: list[dict[str, Any]] | None, usage: dict[str, Any], now: float
@@ -606,7 +609,8 @@ class HostReporter:
 
     def _untroubled(self) -> None:
         self._trouble = ""
-        dropped = self.dropped_events
+        dropped = self.dropped_events - self._dropped_said
+        self._dropped_said += dropped
         if self._on_warning is not None:
             lost = f"; {dropped} event(s) dropped meanwhile" if dropped else ""
             self._on_warning(f"reporting to etcd at {self._client.where} works again{lost}")

@@ -34,6 +34,7 @@ Run it from the repository root::
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import os
 import signal
@@ -126,6 +127,19 @@ def settle(etcd: EtcdServer, quiet: float = 3.0) -> int:
     return revision
 
 
+def written_since(etcd: EtcdServer, revision: int) -> list[tuple[str, int]]:
+    """The keys under ``/registry/hosts/`` last written after ``revision``."""
+    b64 = lambda text: base64.b64encode(text.encode()).decode()  # noqa: E731
+    body = etcd._post(
+        "/kv/range", {"key": b64("/registry/hosts/"), "range_end": b64("/registry/hosts0")}
+    )
+    found = [
+        (base64.b64decode(kv["key"]).decode(), int(kv["mod_revision"]))
+        for kv in body.get("kvs", ())
+    ]
+    return sorted((k, r) for k, r in found if r > revision)
+
+
 def died_seen(host: BenchHost, etcd: EtcdServer, pod: str, restarts: int) -> bool:
     record = host.record(etcd, pod)
     if record is None:
@@ -196,6 +210,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             before = settle(etcd)
             time.sleep(args.quiet)
             writes = etcd.revision() - before
+            for key, revision in written_since(etcd, before):
+                print(f"  written at steady state: {key} (revision {revision})")
             print(
                 f"steady state: {writes} writes in {args.quiet:g} s "
                 f"({writes / args.quiet:.3f}/s) for {args.hosts} hosts; about "
@@ -224,10 +240,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 )
                 latencies.append(time.monotonic() - killed)
                 time.sleep(0.5)
-            print(
-                f"container death to its record in etcd: p50 {statistics.median(latencies):.3f} s, "
-                f"p95 {percentile(latencies, 0.95):.3f} s, n {len(latencies)}"
-            )
+            if latencies:
+                p50, p95 = statistics.median(latencies), percentile(latencies, 0.95)
+                print(
+                    f"container death to its record in etcd: p50 {p50:.3f} s, "
+                    f"p95 {p95:.3f} s, n {len(latencies)}"
+                )
             gone = sigkill_times(etcd, work, args.sigkills)
             print(
                 f"SIGKILL to heartbeat gone (TTL {TTL} s): " + ", ".join(f"{g:.2f} s" for g in gone)

@@ -216,6 +216,7 @@ class HostReporter:
         self._last_sync = ("", True, "")
         self._statuses: list[dict[str, Any]] | None = None  # None: no round yet
         self._scrub = Scrubber()
+        self._desired: frozenset[str] | None = None  # uids; None: not told
         self._events: collections.deque[tuple[str, EventRecord]] = collections.deque(
             maxlen=max_events
         )
@@ -305,14 +306,18 @@ class HostReporter:
         scrub = Scrubber.of_pods(pods)
         with self._cond:
             self._scrub = scrub
+            self._desired = frozenset(p.uid for p in pods)
 
     def pods_seen(self, statuses: Sequence[PodStatus]) -> None:
+        """The host's pods: the desired ones and the loop's orphans - not the pods of
+        another scope on the same engine (another loop's: it reports them)."""
         with self._cond:
-            scrub = self._scrub
+            scrub, desired = self._scrub, self._desired
         records: list[dict[str, Any]] = []
         seen: set[str] = set()
         for status in statuses:
-            if status.pod in seen:
+            theirs = desired is not None and status.uid not in desired and not status.orphaned
+            if status.pod in seen or theirs:
                 continue  # a desired pod first, then an orphan of the same key
             seen.add(status.pod)
             record = scrub.record(status_record(status))

@@ -78,6 +78,7 @@ class Host:
         lease_ttl: int = 4,
         sync_period: float = HOUR,
         fake: FakeRuntime | None = None,
+        scope: str = NODE_SCOPE,
     ) -> None:
         self.host = host
         self.fake = fake if fake is not None else FakeRuntime(images=IMAGES)
@@ -97,7 +98,7 @@ class Host:
                 network_image="pause:1",
                 root_dir=str(tmp_path / host),
                 gc=GCPolicy(),
-                scope=NODE_SCOPE,
+                scope=scope,
             ),
             node=NODE,
             sync_period=sync_period,
@@ -382,3 +383,30 @@ def test_events_wait_in_a_bounded_queue_while_etcd_is_away(etcd: EtcdServer) -> 
         assert [e["message"] for e in events] == ["round 7", "round 8", "round 9"]
         assert {e["reason"] for e in events} == {"FailedSync"}
         assert heartbeat_key("node-1") in keys(etcd)
+
+
+def test_two_loops_on_one_engine_each_report_only_their_own_pods(
+    etcd: EtcdServer, tmp_path: Path
+) -> None:
+    """Two scopes on one engine: each host's prefix holds its own pods, not the other
+    loop's (which ``pods_seen`` also shows, as ``podsync status`` does)."""
+    etcd.put(kubelet_key("node-1"), pods_value("web"))
+    etcd.put(kubelet_key("node-2"), pods_value("db"))
+    fake = FakeRuntime(images=IMAGES)
+    with (
+        Host(etcd, tmp_path, "node-1", fake=fake, scope="one") as host,
+        Host(etcd, tmp_path, "node-2", fake=fake, scope="two") as host2,
+    ):
+        wait_for(lambda: host.running(etcd, "default/web"), "node-1's web")
+        wait_for(lambda: host2.running(etcd, "default/db"), "node-2's db")
+        host.reconciler.request_sync()
+        wait_for(lambda: host.syncs() >= 3, "node-1 to see db too")
+        time.sleep(0.3)
+        assert [k for k in keys(etcd, host_prefix("node-1")) if "/pods/" in k] == [
+            pod_key("node-1", "default/web")
+        ]
+        assert [k for k in keys(etcd, host_prefix("node-2")) if "/pods/" in k] == [
+            pod_key("node-2", "default/db")
+        ]
+        heartbeat = parse_host_record(keys(etcd)[heartbeat_key("node-1")])
+        assert (heartbeat.pods_desired, heartbeat.pods_running) == (1, 1)

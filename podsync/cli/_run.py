@@ -35,6 +35,7 @@ from podsync.cli._console import Console, event_record, event_text
 from podsync.cli._etcd import etcd_options
 from podsync.cli._planning import _given, _host_key, _plan_options, _root_dir
 from podsync.cli._source_args import http_options
+from podsync.load._sources import shown_url
 from podsync.exceptions import EtcdError
 from podsync.loop._reconciler import Reconciler
 from podsync.loop._reporting import Board, LoopNotice, NoticeKind
@@ -85,7 +86,7 @@ def cmd_run(
         console.warning(line)
 
     etcd = etcd_options(args, console.warning)
-    report_to = _report_to(args)
+    report_to, said_as = _report_to(args)
     runtime = factory(args.docker_host)
     reporter: HostReporter | None = None
     boards: list[Board] = [board] if board is not None else []
@@ -102,7 +103,7 @@ def cmd_run(
             )
         except (ValueError, EtcdError) as exc:
             runtime.close()
-            raise _Failure(f"--report-to: {exc}") from None
+            raise _Failure(f"{said_as}: {exc}") from None
         boards.append(reporter)
     try:
         reconciler = Reconciler(
@@ -153,9 +154,10 @@ def cmd_run(
     return EXIT_OK
 
 
-def _report_to(args: argparse.Namespace) -> str | None:
-    """Where the run reports: ``--report-to``, else the host prefix of its etcd host-key
-    source (the first), else nowhere; nowhere with ``--no-report``.
+def _report_to(args: argparse.Namespace) -> tuple[str | None, str]:
+    """Where the run reports - ``--report-to``, else the host prefix of its etcd host-key
+    source (the first), else nowhere; nowhere with ``--no-report`` - and what an error
+    of it names (the flag, or the source).
 
     Raises:
         _Failure: a bad ``--report-to`` (named), or ``--report-to`` with ``--no-report``.
@@ -166,18 +168,18 @@ def _report_to(args: argparse.Namespace) -> str | None:
     if getattr(args, "no_report", False):
         if given is not None:
             raise _Failure("--report-to and --no-report: give one")
-        return None
+        return None, ""
     if given is not None:
         try:
             report_target(given)
         except ValueError as exc:
             raise _Failure(f"--report-to: {exc}") from None
-        return str(given)
+        return str(given), "--report-to"
     for source in args.sources:
         implied = report_target_of_source(source)
         if implied is not None:
-            return implied
-    return None
+            return implied, shown_url(source)
+    return None, ""
 
 
 def _default_max_bytes() -> int:

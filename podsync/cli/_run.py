@@ -35,8 +35,8 @@ from podsync.cli._console import Console, event_record, event_text
 from podsync.cli._etcd import etcd_options
 from podsync.cli._planning import _given, _host_key, _plan_options, _root_dir
 from podsync.cli._source_args import http_options
-from podsync.load._sources import shown_url
 from podsync.exceptions import EtcdError
+from podsync.load._sources import shown_url
 from podsync.loop._reconciler import Reconciler
 from podsync.loop._reporting import Board, LoopNotice, NoticeKind
 from podsync.report._reporter import HostReporter, report_target, report_target_of_source

@@ -199,6 +199,7 @@ if _TYPE_CHECKING:
     from podsync.etcd._urls import EtcdOptions
     from podsync.load._sources import HttpOptions, shown_url
     from podsync.fleet._publish import PublishResult, publish
+    from podsync.report._reporter import HostReporter
     from podsync.status._pod import (
         ContainerState,
         ContainerStatus,
@@ -238,6 +239,7 @@ _ON_FIRST_USE: dict[str, tuple[str, ...]] = {
     "podsync.etcd._urls": ("EtcdOptions",),
     "podsync.load._sources": ("HttpOptions", "shown_url"),
     "podsync.fleet._publish": ("PublishResult", "publish"),
+    "podsync.report._reporter": ("HostReporter",),
     "podsync.status._pod": (
         "ContainerState",
         "ContainerStatus",
@@ -289,6 +291,7 @@ __all__ = [
     "HTTPHeader",
     "Handler",
     "HostAlias",
+    "HostReporter",
     "HttpOptions",
     "Kill",
     "Lifecycle",

@@ -10,6 +10,14 @@ Logs go to standard error, one line per apply event (as ``apply``'s progress, JS
 with ``--log-format json``) and per loop notice: a source error (once per error: a
 source that stays broken is not logged again at every poll), a failed sync, the
 engine back, a rejected pod, the stop.
+
+Reporting (``podsync.HostReporter``): a run whose source is an etcd host key
+(``etcd://EP/registry/hosts/<host>/kubelet``) reports to that host's prefix
+(``etcd://EP/registry/hosts/<host>``) with the same ``--etcd-*`` options; ``--report-to``
+gives the prefix for any run (or another one), ``--no-report`` turns it off. The
+reporter is a second board of the loop beside ``--listen``'s; it is closed after the
+loop stopped, so that the loop's last events are written before the heartbeat's lease
+is revoked (the host is NotReady at once on a clean stop).
 """
 
 from __future__ import annotations
@@ -28,8 +36,10 @@ from podsync.cli._etcd import etcd_options
 from podsync.cli._planning import _given, _host_key, _plan_options, _root_dir
 from podsync.cli._source_args import http_options
 from podsync.exceptions import EtcdError
+from podsync.load._sources import shown_url
 from podsync.loop._reconciler import Reconciler
 from podsync.loop._reporting import Board, LoopNotice, NoticeKind
+from podsync.report._reporter import HostReporter, report_target, report_target_of_source
 from podsync.runtime._protocol import Runtime
 
 __all__: list[str] = []
@@ -76,7 +86,25 @@ def cmd_run(
         console.warning(line)
 
     etcd = etcd_options(args, console.warning)
+    report_to, said_as = _report_to(args)
     runtime = factory(args.docker_host)
+    reporter: HostReporter | None = None
+    boards: list[Board] = [board] if board is not None else []
+    if report_to is not None:
+        try:
+            reporter = HostReporter(
+                report_to,
+                etcd=etcd,
+                runtime=runtime,
+                lease_ttl=args.report_ttl,
+                event_ttl=max(1, round(args.event_ttl)),
+                on_warning=on_warning,
+                wall_clock=console.clocks.now,
+            )
+        except (ValueError, EtcdError) as exc:
+            runtime.close()
+            raise _Failure(f"{said_as}: {exc}") from None
+        boards.append(reporter)
     try:
         reconciler = Reconciler(
             args.sources,
@@ -90,7 +118,7 @@ def cmd_run(
             hook_timeout=args.hook_timeout,
             max_bytes=args.max_bytes if args.max_bytes is not None else _default_max_bytes(),
             on_warning=on_warning,
-            board=board,
+            board=boards,
             on_event=on_event,
             on_notice=on_notice,
             clock=console.clocks.given,
@@ -103,11 +131,15 @@ def cmd_run(
         )
     except (ValueError, EtcdError) as exc:
         runtime.close()
+        if reporter is not None:
+            reporter.close()
         raise _Failure(str(exc)) from None
     # Blocked before the loop's threads start: they inherit the mask, so the signal
     # goes to this thread's sigwait and nowhere else.
     previous = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
     try:
+        if reporter is not None:
+            reporter.start()
         with reconciler:
             signal.sigwait(_SIGNALS)
     finally:
@@ -115,10 +147,40 @@ def cmd_run(
         while signal.sigpending() & _SIGNALS:
             signal.sigwait(_SIGNALS)
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        if reporter is not None:
+            reporter.close()
         runtime.close()
         if server is not None:
             server.close()
     return EXIT_OK
+
+
+def _report_to(args: argparse.Namespace) -> tuple[str | None, str]:
+    """Where the run reports - ``--report-to``, else the host prefix of its etcd host-key
+    source (the first), else nowhere; nowhere with ``--no-report`` - and what an error
+    of it names (the flag, or the source).
+
+    Raises:
+        _Failure: a bad ``--report-to`` (named), or ``--report-to`` with ``--no-report``.
+    """
+    given = getattr(args, "report_to", None)
+    if getattr(args, "report_ttl", 2) < 2:
+        raise _Failure(f"--report-ttl must be at least 2 seconds, got {args.report_ttl}")
+    if getattr(args, "no_report", False):
+        if given is not None:
+            raise _Failure("--report-to and --no-report: give one")
+        return None, ""
+    if given is not None:
+        try:
+            report_target(given)
+        except ValueError as exc:
+            raise _Failure(f"--report-to: {exc}") from None
+        return str(given), "--report-to"
+    for source in args.sources:
+        implied = report_target_of_source(source)
+        if implied is not None:
+            return implied, shown_url(source)
+    return None, ""
 
 
 def _default_max_bytes() -> int:

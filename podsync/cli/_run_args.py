@@ -1,5 +1,6 @@
-"""The arguments of ``podsync run`` (the continuous loop): its periods (``_durations``)
-and ``--listen``.
+"""The arguments of ``podsync run`` (the continuous loop): its periods (``_durations``),
+``--listen`` and reporting to etcd (``--report-to``, ``--no-report``, ``--report-ttl``,
+``--event-ttl``).
 
 Kept apart from ``_args`` (the other commands' parser), which adds the command
 with the common options as parents.
@@ -17,7 +18,8 @@ from podsync.actions._options import (
     DEFAULT_SYNC_PERIOD,
     DEFAULT_USAGE_PERIOD,
 )
-from podsync.cli._durations import period
+from podsync.cli._durations import duration, period
+from podsync.report._records import DEFAULT_EVENT_TTL, DEFAULT_LEASE_TTL
 
 __all__: list[str] = []
 
@@ -79,4 +81,35 @@ def add_run_command(commands: Any, *, parents: list[argparse.ArgumentParser]) ->
         metavar="ADDR",
         help="serve /healthz, /pods and /metrics at ADDR (host:port, e.g. 127.0.0.1:10255; "
         "a port alone listens on loopback); off unless given",
+    )
+    reporting = r.add_argument_group(
+        "reporting to etcd",
+        "A run whose source is etcd://EP/registry/hosts/HOST/kubelet reports to "
+        "etcd://EP/registry/hosts/HOST (its heartbeat, pod statuses and events), with the "
+        "same --etcd-* options; --report-to reports any run, or elsewhere.",
+    )
+    reporting.add_argument(
+        "--report-to",
+        metavar="URL",
+        help="report to etcd://HOST:PORT[,HOST:PORT...]/registry/hosts/HOST",
+    )
+    reporting.add_argument(
+        "--no-report",
+        action="store_true",
+        help="report nothing, even for an etcd source",
+    )
+    reporting.add_argument(
+        "--report-ttl",
+        metavar="SECONDS",
+        type=int,
+        default=DEFAULT_LEASE_TTL,
+        help="the heartbeat's lease TTL: a host silent this long is NotReady "
+        f"(default: {DEFAULT_LEASE_TTL}; renewed every quarter of it)",
+    )
+    reporting.add_argument(
+        "--event-ttl",
+        metavar="DURATION",
+        type=duration,
+        default=float(DEFAULT_EVENT_TTL),
+        help=f"how long events are kept at least (default: {DEFAULT_EVENT_TTL // 3600}h)",
     )

@@ -88,6 +88,7 @@ from podsync.loop._reporting import (
     Reporter,
     _statuses,
     action_kind,
+    boards_of,
 )
 from podsync.loop._sync import Observation, _default_runtime, remember_pull_failures, sync
 from podsync.loop._usage_report import UsageReader
@@ -188,7 +189,9 @@ class Reconciler(Reporter):
             value is refused).
         etcd: as for ``load_pods``.
         http: as for ``load_pods``.
-        board: the status board the loop reports to (see ``Board``).
+        board: the status board the loop reports to (see ``Board``), or a sequence of
+            boards, each told the same (a board that raises is reported, never fatal:
+            the others are still told).
         usage_period: seconds between two reports of the pods' CPU and memory to a
             board that has ``usage_seen`` (15: the metrics server's resolution), when
             the runtime is a ``UsageRuntime``.
@@ -231,7 +234,7 @@ class Reconciler(Reporter):
         http_timeout: float = 10.0,
         node: NodeInfo | None = None,
         on_warning: Callable[[str], object] | None = None,
-        board: Board | None = None,
+        board: Board | Sequence[Board] | None = None,
         on_event: Callable[[Event], None] | None = None,
         on_notice: Callable[[LoopNotice], None] | None = None,
         clock: Clock | None = None,
@@ -281,7 +284,7 @@ class Reconciler(Reporter):
         self._probe = probe
         self._hook_timeout = hook_timeout
         self._probe_timeout = probe_timeout
-        self._board = board
+        self._boards = boards_of(board)
         self._on_event = on_event
         self._on_notice = on_notice
         self._clocks = clocks(clock)
@@ -586,7 +589,8 @@ class Reconciler(Reporter):
             self._next_wake = recheck if self._next_wake is None else min(self._next_wake, recheck)
         self._report_rejections(result.plan)
         self._report("sync_done", self._clocks.elapsed() - started, True)
-        if self._board is not None:
+        if self._boards:
+            self._report("desired_seen", desired)
             failed = tuple(pull_failures.values())
             self._report("pods_seen", _statuses(desired, result, options, failed))
             self._report_usage(self._engine(), result, options, now)
@@ -749,6 +753,7 @@ class Reconciler(Reporter):
         if self._on_event is not None:
             with self._report_lock:
                 self._on_event(event)
+        self._report("event_seen", event)
 
     # -- threads and shutdown -----------------------------------------------------------
 

@@ -9,9 +9,19 @@ long it took, each action's kind (``action_kind``) and result, and after each ro
 statuses of the desired pods and of the orphans - and, every usage period, the pods'
 CPU and memory when the board has ``usage_seen`` (``_usage_report``).
 
+The loop reports to any number of boards (``Reconciler(board=...)`` takes one or a
+sequence: the status board of ``--listen`` and a ``podsync.HostReporter`` side by
+side), each told the same, in order. Besides ``Board``'s methods, a board may have the
+optional ones of ``OPTIONAL_BOARD_METHODS`` - ``event_seen(event)`` (each apply
+``Event``, beside ``on_event``), ``notice_seen(notice)`` (each ``LoopNotice``, beside
+``on_notice``) and ``desired_seen(pods)`` (the desired pods of each round, before its
+``pods_seen``: what a reporter scrubs Secret values with) - called on the boards that
+have them; ``usage_seen`` is a board's own (the resource usage scraper calls it).
+
 Contract: ``on_notice`` (and ``on_event``) get one call at a time, from any of the
 loop's threads; a board's methods are called from those threads as they report, and a
-board that raises is reported, never fatal to the loop.
+board that raises is reported, never fatal to the loop (a ``notice_seen`` that raises
+is reported to ``on_notice`` alone: no board is told of its own failure in a circle).
 """
 
 from __future__ import annotations
@@ -26,7 +36,7 @@ import attrs
 
 from podsync.actions._actions import Action, Plan
 from podsync.actions._options import PlanOptions
-from podsync.applier._results import ActionStatus
+from podsync.applier._results import ActionStatus, Event
 from podsync.loop._sync import SyncResult
 from podsync.loop._usage_report import UsageBoard, UsageReader
 from podsync.model._pod import Pod
@@ -92,6 +102,21 @@ class Board(Protocol):
     def pods_seen(self, statuses: Sequence[PodStatus]) -> None: ...
 
 
+#: The methods a board may lack: each is called on the boards that have it.
+#: ``event_seen(event: Event)``, ``notice_seen(notice: LoopNotice)``,
+#: ``desired_seen(pods: Sequence[Pod])``.
+OPTIONAL_BOARD_METHODS = frozenset({"event_seen", "notice_seen", "desired_seen", "usage_seen"})
+
+
+def boards_of(board: Board | Sequence[Board] | None) -> tuple[Board, ...]:
+    """``Reconciler``'s ``board=`` as a tuple: none, one, or the sequence given."""
+    if board is None:
+        return ()
+    if isinstance(board, Sequence) and not isinstance(board, str):
+        return tuple(board)
+    return (board,)
+
+
 _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
 # An action's result as the board counts it.
 _RESULTS = {ActionStatus.DONE: "ok", ActionStatus.FAILED: "failed", ActionStatus.SKIPPED: "skipped"}
@@ -102,37 +127,53 @@ class Reporter:
     which rejections it said last. The state is ``Reconciler``'s (made in its
     ``__init__``)."""
 
-    _board: Board | None
+    _boards: tuple[Board, ...]
     _on_notice: Callable[[LoopNotice], None] | None
+    _on_event: Callable[[Event], None] | None
     _report_lock: threading.Lock  # one callback at a time
     _rejected: dict[str, str]  # the rejections said last, by pod uid
     _usage: UsageReader  # the usage readings between reports
 
     def _notice(self, kind: NoticeKind, message: str, *, source: str = "", pod: str = "") -> None:
-        """A ``LoopNotice`` to ``on_notice``, one call at a time (from any thread)."""
+        """A ``LoopNotice`` to ``on_notice``, one call at a time (from any thread), and
+        to the boards' ``notice_seen``."""
+        notice = LoopNotice(kind, message, source, pod)
+        self._tell(notice)
+        self._report("notice_seen", notice)
+
+    def _tell(self, notice: LoopNotice) -> None:
         if self._on_notice is not None:
             with self._report_lock:
-                self._on_notice(LoopNotice(kind, message, source, pod))
+                self._on_notice(notice)
 
     def _report(self, method: str, *args: object) -> None:
-        """``method`` of the board called with ``args``, when there is a board; a board
-        that raises is reported (``internal-error``), and the loop goes on."""
-        if self._board is None:
-            return
-        try:
-            getattr(self._board, method)(*args)
-        except Exception as exc:  # a board's bug must not stop the loop
-            self._notice(NoticeKind.INTERNAL_ERROR, f"board.{method} failed: {exc}")
+        """``method`` of each board called with ``args`` (an optional method on the
+        boards that have it); a board that raises is reported (``internal-error``),
+        and the loop and the other boards go on."""
+        for board in self._boards:
+            handler = getattr(board, method, None)
+            if handler is None and method in OPTIONAL_BOARD_METHODS:
+                continue
+            try:
+                if handler is None:
+                    raise AttributeError(f"{type(board).__name__} has no {method}")
+                handler(*args)
+            except Exception as exc:  # a board's bug must not stop the loop
+                failed = f"board.{method} failed: {exc}"
+                if method == "notice_seen":
+                    self._tell(LoopNotice(NoticeKind.INTERNAL_ERROR, failed))
+                else:
+                    self._notice(NoticeKind.INTERNAL_ERROR, failed)
 
     def _report_usage(
         self, runtime: object, result: SyncResult, options: PlanOptions, now: float
     ) -> None:
-        """``usage_seen`` of the board, with the usage of podsync's running containers
-        that the round observed, when the board has it, the runtime can read usage
+        """``usage_seen`` of the boards that have it, with the usage of podsync's running containers
+        that the round observed, when a board has it, the runtime can read usage
         and a usage period has passed by ``now`` (the loop's elapsed seconds); a read
         that fails is a ``usage-error`` notice."""
-        board = self._board
-        if not isinstance(board, UsageBoard) or not isinstance(runtime, UsageRuntime):
+        wanted = any(isinstance(board, UsageBoard) for board in self._boards)
+        if not wanted or not isinstance(runtime, UsageRuntime):
             return
         if not self._usage.due(now):
             return

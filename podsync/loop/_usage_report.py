@@ -36,7 +36,6 @@ from podsync.status._usage import pod_usage, usage_figures
 __all__ = ["UsageBoard", "UsageReader"]
 
 
-
 @runtime_checkable
 class UsageBoard(Protocol):
     """The optional method of a ``Board``: told of the pods' usage every usage period."""

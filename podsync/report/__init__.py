@@ -1,14 +1,17 @@
-"""A fleet seen from one place: what a host reports to etcd (its heartbeat, its pods'
+"""A fleet seen from one place: what a host reports to etcd (its heartbeat, its pod
 statuses, its events) and what anyone reads back from there.
 
-``_records`` (the keys under ``/registry/hosts/<host>/`` and their JSON records) and
-``_fleet`` (reading them back: ``fleet_hosts`` → ``HostView``, ``fleet_statuses`` →
-``FleetPodStatus``, ``fleet_events`` → ``EventRecord``).
+``_records`` (the keys under ``/registry/hosts/<host>/`` and their JSON records),
+``_reporter`` (``HostReporter``: a ``podsync run`` writing them, a board of the loop),
+``_events`` (apply's events and the loop's notices in the kubelet's reasons),
+``_scrub`` (Secret values masked in what is reported) and ``_fleet`` (reading them
+back: ``fleet_hosts`` → ``HostView``, ``fleet_statuses`` → ``FleetPodStatus``,
+``fleet_events`` → ``EventRecord``).
 
 This package is the public face of reading a fleet; ``EventRecord`` and ``HostRecord``
 are the records as the hosts write them.
 
-May import: etcd.
+May import: model, status, runtime, host, applier, loop, etcd, exceptions.
 """
 
 from __future__ import annotations

@@ -68,6 +68,7 @@ import attrs
 from podsync.actions._actions import CreateSpec
 from podsync.actions._options import Capability
 from podsync.exceptions import MissingCapability
+from podsync.model._engine_info import EngineInfo
 from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume, ResourceList
 from podsync.model._usage import ContainerUsage
 from podsync.model._volume_entries import VolumeEntry
@@ -482,6 +483,18 @@ class UsageRuntime(Protocol):
         (since boot) and its memory working set (``MemTotal - MemAvailable``, or the
         root cgroup's); ``None`` when the runtime cannot read its host (a remote
         engine)."""
+        ...
+
+
+@runtime_checkable
+class EngineInfoRuntime(Protocol):
+    """**Protocol**, optional: what the engine says of itself (Docker's ``/version``;
+    CRI's ``Version``), which a reporting host writes into its heartbeat. Not a
+    ``Capability``: nothing is planned from it, and without it the heartbeat names the
+    runtime's class instead."""
+
+    def engine_info(self) -> EngineInfo:
+        """The engine's kind (``docker``, ``podman``) and version."""
         ...
 
 

@@ -33,7 +33,7 @@ WAIT = 15.0  # seconds a test waits at most (never reached when it passes)
 HOUR = 3600.0
 
 
-def pods_value(*names: str, image: str = "busybox:1") -> str:
+def pods_value(*names: str, image: str = "busybox:1", restart: str = "Always") -> str:
     """A v1 List of pods, as a publisher writes it."""
     items = "".join(
         f"""\
@@ -41,6 +41,7 @@ def pods_value(*names: str, image: str = "busybox:1") -> str:
     kind: Pod
     metadata: {{name: {name}}}
     spec:
+      restartPolicy: {restart}
       containers:
         - {{name: app, image: "{image}"}}
 """

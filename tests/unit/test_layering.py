@@ -211,7 +211,14 @@ FOLDERS: dict[str, Folder] = {
     "report": _row(
         "a fleet seen from one place: a host's heartbeat, pod statuses and events in etcd,"
         " and reading them back",
+        "model",
+        "status",
+        "runtime",
+        "host",
+        "applier",
+        "loop",
         "etcd",
+        "exceptions",
         pure_modules=("_records",),
     ),
     "cli": _row(
@@ -227,6 +234,7 @@ FOLDERS: dict[str, Folder] = {
         "load",
         "loop",
         "fleet",
+        "report",
         "etcd",
         "report",
         "exceptions",

@@ -65,6 +65,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from podsync.exceptions import EngineUnavailable, RuntimeCallError
+from podsync.model._engine_info import EngineInfo
 from podsync.model._pod import ResourceList
 from podsync.runtime.docker._containers import ContainerCalls
 from podsync.runtime.docker._images import ImageCalls
@@ -206,11 +207,43 @@ class DockerRuntime(ContainerCalls, ImageCalls, VolumeCalls, OperatingCalls, Usa
             cpu=int(info.get("NCPU") or 0) * 1000, memory=int(info.get("MemTotal") or 0)
         )
 
+    def engine_info(self) -> EngineInfo:
+        """The engine's kind and version from its ``/version`` (``engine_info_of``).
+
+        Raises:
+            EngineUnavailable: the engine cannot be reached.
+            RuntimeCallError: the call failed.
+        """
+        with self._call("version", "") as api:
+            document = api.version()
+        return engine_info_of(document)
+
     def __enter__(self) -> DockerRuntime:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def engine_info_of(document: Mapping[str, Any]) -> EngineInfo:
+    """An engine's kind and version from its ``/version`` answer. podman answers
+    Docker's API too, and says which it is in ``Components`` (a ``Podman Engine``
+    component, 4.x) or ``Platform.Name`` (``linux/amd64/debian-12`` there; ``Docker
+    Engine - Community`` for Docker's own builds): podman when either names it, else
+    docker. The version is the engine component's, else the top-level ``Version``."""
+    components = document.get("Components") or ()
+    names = [str(c.get("Name", "")) for c in components if isinstance(c, Mapping)]
+    platform = document.get("Platform") or {}
+    platform_name = str(platform.get("Name", "")) if isinstance(platform, Mapping) else ""
+    podman = any("podman" in n.lower() for n in (*names, platform_name))
+    version = str(document.get("Version") or "")
+    for component in components:
+        if isinstance(component, Mapping) and str(component.get("Name", "")) in (
+            "Engine",
+            "Podman Engine",
+        ):
+            version = str(component.get("Version") or version)
+    return EngineInfo("podman" if podman else "docker", version)
 
 
 # ---------------------------------------------------------------------------------------

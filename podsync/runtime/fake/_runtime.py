@@ -76,6 +76,7 @@ import attrs
 
 from podsync.actions._actions import CreateSpec
 from podsync.exceptions import Conflict, NameConflict, NotFound, RuntimeCallError
+from podsync.model._engine_info import EngineInfo
 from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume, ResourceList
 from podsync.model._secrets import revealed, spec_texts
 from podsync.runtime.fake._calls import CALL_NAMES, MUTATING_CALL_NAMES, Call
@@ -117,6 +118,9 @@ from podsync.spec._labels import (
 )
 from podsync.spec._ports import PortMapping
 from podsync.spec._volumes import pod_state_volume_name
+
+#: The version ``FakeRuntime.engine_info`` gives.
+FAKE_ENGINE_VERSION = "1.0"
 
 if TYPE_CHECKING:
     from podsync.runtime._protocol import Runtime
@@ -432,6 +436,11 @@ class FakeRuntime(_ImageCalls, _VolumeCalls, _OperatingCalls, _UsageCalls):
         with self._lock:
             self._record("info")
             return self.capacity
+
+    def engine_info(self) -> EngineInfo:
+        """``fake`` and podsync's version of the fake (``FAKE_ENGINE_VERSION``); not a
+        recorded call (it asks nothing of an engine's state)."""
+        return EngineInfo("fake", FAKE_ENGINE_VERSION)
 
     def close(self) -> None:
         """Count the close (``closes``); nothing else: the fake stays usable, as a

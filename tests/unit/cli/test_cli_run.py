@@ -140,6 +140,19 @@ def test_run_logs_a_source_error_in_one_line(
         (["run", "-"], "standard input"),
         (["run", "pods/", "--sync-period", "0s"], "--sync-period"),
         (["run", "pods/", "--source-period", "soon"], "--source-period"),
+        # Reporting: a bad --report-to names the flag, before the engine is asked.
+        (["run", "pods/", "--report-to", "etcd://127.0.0.1:2379/registry"], "--report-to"),
+        (["run", "pods/", "--report-to", "ftp://x/registry/hosts/a"], "--report-to"),
+        (
+            ["run", "pods/", "--report-to", "etcd://127.0.0.1:2379/registry/hosts/a/kubelet"],
+            "--report-to: names no host's prefix",
+        ),
+        (
+            ["run", "pods/", "--no-report", "--report-to", "etcd://h:1/registry/hosts/a"],
+            "--report-to and --no-report",
+        ),
+        (["run", "pods/", "--report-ttl", "1"], "--report-ttl"),
+        (["run", "pods/", "--event-ttl", "two days"], "--event-ttl"),
     ],
 )
 def test_run_usage_errors_exit_1(

@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import attrs
 import pytest
 
 import podsync
@@ -21,6 +20,7 @@ from podsync import NODE_SCOPE, GCPolicy, PlanOptions, cli
 from podsync.etcd._client import EtcdClient
 from podsync.etcd._urls import EtcdOptions, parse_etcd_url
 from podsync.host._node import NodeInfo
+from podsync.model._usage import PodUsage, UsageFigures
 from podsync.report._records import (
     heartbeat_key,
     host_prefix,
@@ -413,16 +413,6 @@ def test_two_loops_on_one_engine_each_report_only_their_own_pods(
         assert (heartbeat.pods_desired, heartbeat.pods_running) == (1, 1)
 
 
-@attrs.frozen
-class _Usage:
-    """A stand-in for the usage scraper's values (``podsync.model._usage``): the fields
-    the reporter reads."""
-
-    pod: str
-    cpu_cores: float
-    memory_working_set: int
-
-
 def test_usage_goes_into_the_records_at_the_report_frequency(
     etcd: EtcdServer, tmp_path: Path
 ) -> None:
@@ -430,7 +420,10 @@ def test_usage_goes_into_the_records_at_the_report_frequency(
     with Host(etcd, tmp_path) as host:
         wait_for(lambda: host.running(etcd, "default/web"), "web's record")
         host.reporter._frequency = 0.5  # the 5 minutes, shortened
-        host.reporter.usage_seen([_Usage("default/web", 0.25, 10 << 20)], _Usage("", 1.5, 1 << 30))
+        app = UsageFigures(0.25, 10 << 20)
+        host.reporter.usage_seen(
+            [PodUsage("default/web", "uid", app, {"app": app})], UsageFigures(1.5, 1 << 30)
+        )
         host.reconciler.request_sync()
         wait_for(
             lambda: (pod_record(etcd, "node-1", "default/web") or {}).get("usage"),
@@ -438,6 +431,7 @@ def test_usage_goes_into_the_records_at_the_report_frequency(
         )
         usage = pod_record(etcd, "node-1", "default/web")["usage"]  # type: ignore[index]
         assert (usage["cpu_cores"], usage["memory_working_set"]) == (0.25, 10 << 20)
+        assert {"app": {"cpu_cores": 0.25, "memory_working_set": 10 << 20}} == usage["containers"]
         wait_for(
             lambda: parse_host_record(keys(etcd)[heartbeat_key("node-1")]).cpu_cores == 1.5,
             "the host's usage",

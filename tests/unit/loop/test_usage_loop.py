@@ -41,7 +41,7 @@ def test_usage_is_reported_once_per_usage_period_after_the_rounds_statuses(
     pods = _pods_dir(tmp_path, "web")
     loop = make_loop(tmp_path, [str(pods)], sync_period=10, source_period=100, usage_period=15)
     board = UsageRecordingBoard()
-    loop.reconciler._board = board  # the same loop, with a board that wants usage
+    loop.reconciler._boards = (board,)  # the same loop, with a board that wants usage
     loop.tick()
     # The first round observed the engine before its workers created the pod: no usage
     # yet, and the host's is not known (the fake's, until set).
@@ -78,7 +78,7 @@ def test_a_failed_usage_read_is_a_notice_and_the_loop_goes_on(tmp_path: Path) ->
     pods = _pods_dir(tmp_path, "web")
     loop = make_loop(tmp_path, [str(pods)], sync_period=10, usage_period=10)
     board = UsageRecordingBoard()
-    loop.reconciler._board = board
+    loop.reconciler._boards = (board,)
     loop.fake.fail("usage", times=1, error="cgroup gone")
     loop.tick()
     loop.advance(10)  # the first round saw no container: nothing to ask for
@@ -144,3 +144,22 @@ def test_a_named_scope_reads_its_own_pods_only() -> None:
         assert pods == [u.pod for u in usage]
     usage, _ = UsageReader(15).read(fake, seen, scope=NODE_SCOPE)
     assert 2 == len(usage)
+
+
+def test_usage_is_read_for_the_boards_that_want_it_among_several(tmp_path: Path) -> None:
+    """A status board without ``usage_seen`` beside one with it (``board=[a, b]``, as
+    ``podsync run --listen`` with a reporting host has): the usage is read, and told to
+    the board that wants it only."""
+    pods = _pods_dir(tmp_path, "web")
+    loop = make_loop(tmp_path, [str(pods)], sync_period=10, usage_period=10)
+    plain, wanting = RecordingBoard(), UsageRecordingBoard()
+    loop.reconciler._boards = (plain, wanting)
+    loop.tick()
+    app = next(c for c in loop.fake.containers if c.labels[LABEL_CONTAINER] == "app")
+    loop.fake.set_usage(app.id, cpu_cores=0.25, memory=8 * MiB)
+    loop.advance(10)
+
+    (web,), _ = wanting.named("usage_seen")[-1]
+    assert web.containers["app"].memory_working_set == 8 * MiB
+    assert [] == plain.named("usage_seen")
+    assert plain.named("pods_seen")  # told the rest all the same

@@ -76,6 +76,7 @@ from podsync.host._files import (
 )
 from podsync.host._volume_writer import write_volume
 from podsync.model._pod import Handler
+from podsync.model._scrub import Scrubber
 from podsync.model._secrets import spec_texts
 from podsync.model._volume import VolumeContent
 from podsync.model._volume_entries import EntryKind, VolumeEntry
@@ -254,7 +255,10 @@ class _Applier:
         else:
             took = self.clocks.elapsed() - start
             return ActionResult(action, ActionStatus.DONE, "", took, pod, uid)
-        error = str(failure)
+        # The engine's words may quote a Secret value the action holds (a command
+        # expanded with $(PASSWORD): 'exec: "s3cret": executable file not found'): the
+        # message every output shows is masked, as the plan's text masks it.
+        error = Scrubber.of_value(action)(str(failure))
         self.emit(EventKind.FAILED, action, error, container_id="".join(made), exception=failure)
         took = self.clocks.elapsed() - start
         return ActionResult(action, ActionStatus.FAILED, error, took, pod, uid, exception=failure)

@@ -116,7 +116,9 @@ class ActionResult:
         action: the plan's action.
         status: done, failed or skipped.
         error: why it failed or was skipped, for people; empty when done. For a failed
-            action it is ``str(exception)``.
+            action it is ``str(exception)`` with every Secret value the action holds
+            masked (``<secret ns/name key k>``): the engine's words may quote one. The
+            exception itself is as raised: a program that shows it shows the value.
         duration: seconds it took (0 when skipped).
         pod: the pod it belongs to, for people: the pod key, the pod uid for a pod
             known only by its directory, empty for pulls and image removals.

@@ -303,9 +303,10 @@ def report_apply(console: Console, result: ApplyResult, *, verb: str, summary: b
             duration=round(result.duration, 3),
         )
     for r in result.failures:
-        # The text is the exception's (ActionResult.error is str(exception)); a JSON
-        # line adds what a program reads instead of the text.
-        error = str(r.exception) if r.exception is not None else r.error
+        # The text is ActionResult.error: the exception's, with the Secret values the
+        # action holds masked (apply's rule); a JSON line adds what a program reads
+        # instead of the text.
+        error = r.error
         console.error(
             f"{shorten_ids(r.action.message)}: {shorten_ids(error)}", **_error_fields(r.exception)
         )

@@ -3,8 +3,8 @@ statuses, its events) and what anyone reads back from there.
 
 ``_records`` (the keys under ``/registry/hosts/<host>/`` and their JSON records),
 ``_reporter`` (``HostReporter``: a ``podsync run`` writing them, a board of the loop),
-``_events`` (apply's events and the loop's notices in the kubelet's reasons),
-``_scrub`` (Secret values masked in what is reported) and ``_fleet`` (reading them
+``_events`` (apply's events and the loop's notices in the kubelet's reasons; Secret
+values masked by ``podsync.model._scrub``) and ``_fleet`` (reading them
 back: ``fleet_hosts`` → ``HostView``, ``fleet_statuses`` → ``FleetPodStatus``,
 ``fleet_events`` → ``EventRecord``).
 

@@ -61,6 +61,7 @@ from podsync.exceptions import EtcdError
 from podsync.host._version import package_version
 from podsync.loop._reporting import LoopNotice, NoticeKind
 from podsync.model._pod import Pod
+from podsync.model._scrub import Scrubber
 from podsync.report._events import (
     back_off_records,
     event_record,
@@ -87,7 +88,6 @@ from podsync.report._records import (
     pod_record_json,
     pods_prefix,
 )
-from podsync.report._scrub import Scrubber
 from podsync.runtime._protocol import EngineInfoRuntime, NodeRuntime
 from podsync.status._json import status_record
 from podsync.status._pod import PodStatus

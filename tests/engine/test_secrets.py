@@ -116,3 +116,50 @@ spec:
     assert second["Id"] != first["Id"]
     assert f"API_TOKEN={PASSWORD}-rotated" in env_of(second["Id"])
     assert PASSWORD not in done.stdout + done.stderr
+
+
+def test_the_engines_refusal_quoting_a_secret_is_masked_in_applys_output(
+    engine: docker.DockerClient, tmp_path: Path, cleanup: Cleanup
+) -> None:
+    """A command that is a Secret's value (``$(TOKEN)``): the engine cannot run it and
+    says so, naming it (``exec: "<value>": executable file not found``). apply fails the
+    start, and its output - text and JSON - shows the Secret's mask, not its value."""
+    podsync_cmd = Podsync(tmp_path)
+    name = f"cli-secret-cmd-{uuid.uuid4().hex[:8]}"
+    token = "tok-" + uuid.uuid4().hex[:12]
+    (tmp_path / "pods").mkdir()
+    (tmp_path / "pods" / "bad.yaml").write_text(
+        f"""\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+spec:
+  restartPolicy: Never
+  containers:
+    - name: app
+      image: {TEST_IMAGE}
+      imagePullPolicy: Never
+      command: ["$(TOKEN)"]
+      env:
+        - name: TOKEN
+          valueFrom: {{secretKeyRef: {{name: tok, key: token}}}}
+---
+apiVersion: v1
+kind: Secret
+metadata: {{name: tok}}
+stringData: {{token: {token}}}
+"""
+    )
+    source = str(tmp_path / "pods")
+    (pod,) = podsync.load_pods([source], secret_key=b"k" * 32)
+    cleanup.add_label(f"{podsync.labels.LABEL_POD_UID}={pod.uid}")
+
+    done = podsync_cmd("apply", source)
+    as_json = podsync_cmd("apply", "--log-format", "json", source)
+
+    output = done.stdout + done.stderr
+    assert 0 != done.returncode  # the start failed
+    assert "<secret default/tok key token>" in output, output
+    assert token not in output
+    assert token not in as_json.stdout + as_json.stderr

@@ -9,10 +9,10 @@ import pytest
 
 from podsync.applier._results import Event, EventKind
 from podsync.loop._reporting import LoopNotice, NoticeKind
+from podsync.model._scrub import Scrubber
 from podsync.model._secrets import SecretPart, SecretText
 from podsync.report._events import back_off_records, event_record, notice_record, rfc3339
 from podsync.report._reporter import report_target, report_target_of_source
-from podsync.report._scrub import Scrubber
 
 
 def test_report_target_is_a_hosts_prefix() -> None:
@@ -97,7 +97,7 @@ def test_secret_values_and_their_pieces_are_masked() -> None:
     masks = Scrubber({"postgres://app:hunter22@db": text.shown})
     assert masks("url postgres://app:hunter22@db") == f"url {text.shown}"
 
-    from podsync.report import _scrub
+    from podsync.model import _scrub
 
     scrub = Scrubber(_scrub._masks_of(text) | _scrub._masks_of(short))
     assert scrub('exec: "hunter22": not found') == 'exec: "<secret ns/db key password>": not found'

@@ -1,5 +1,6 @@
-"""Secret values out of what a host reports: a ``Scrubber`` made from the desired pods
-masks every Secret value they hold wherever it appears in a message.
+"""Secret values out of what podsync says: a ``Scrubber`` made from pods (or any value
+holding ``SecretText`` s, an action) masks every Secret value they hold wherever it
+appears in a message - what a host reports to etcd, and apply's failure messages.
 
 A pod status holds no environment and no file, but its messages are the engine's and
 the processes' words: a command expanded with ``$(PASSWORD)`` that the engine cannot
@@ -42,6 +43,15 @@ class Scrubber:
         # value -> mask, longest value first.
         items = sorted((masks or {}).items(), key=lambda item: -len(item[0]))
         self._masks = tuple((v, m) for v, m in items if len(v) >= MIN_SCRUBBED)
+
+    @classmethod
+    def of_value(cls, value: Any) -> Scrubber:
+        """A scrubber of every Secret value ``value`` holds (``secret_texts``: an
+        action, a spec, a pod)."""
+        masks: dict[str, str] = {}
+        for text in secret_texts(value):
+            masks.update(_masks_of(text))
+        return cls(masks)
 
     @classmethod
     def of_pods(cls, pods: Iterable[Pod]) -> Scrubber:

@@ -22,6 +22,7 @@ from typing import Any
 import docker
 
 from podsync.labels import LABEL_CONTAINER, LABEL_POD_NAME, LABEL_POD_NAMESPACE
+from podsync.report import fleet_hosts, fleet_statuses
 from podsync.report._records import heartbeat_key, host_prefix, parse_host_record, pod_key
 from tests.engine.test_loop import SLEEPER, Loop, eventually, namespace, start_loop
 from tests.support.engine import TEST_IMAGE
@@ -164,3 +165,13 @@ def test_a_reporting_run_on_the_real_engine(
     print(f"heartbeat gone {gone:.2f} s after SIGKILL (TTL {TTL} s)")
     assert gone <= TTL + 1, gone
     assert [k for k in _keys(etcd) if k.startswith(host_prefix(HOST) + "node")]
+    # What anyone reads back: the host NotReady, its pods Unknown (NodeLost), as the
+    # node lifecycle controller and kubectl show a silent node's pods.
+    endpoints = f"etcd://{etcd.endpoint}"
+    (host,) = [h for h in fleet_hosts(endpoints) if h.name == HOST]
+    assert not host.ready
+    statuses = fleet_statuses(endpoints, host=HOST)
+    assert statuses
+    assert {("Unknown", "NodeLost")} == {
+        (s.record["display_status"], s.record["reason"]) for s in statuses
+    }

@@ -9,6 +9,7 @@ Network rule (``tests/support/engine.py``): network mode ``none`` and ``containe
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from pathlib import Path
 
@@ -76,16 +77,22 @@ def _volume(engine: docker.DockerClient, name: str) -> dict[str, object] | None:
         return None
 
 
-def _app_logs(pod: podsync.Pod) -> list[bytes]:
-    """The log lines of ``pod``'s container ``app``."""
+def _app_logs(pod: podsync.Pod, timeout: float = 30.0) -> list[bytes]:
+    """The log lines of ``pod``'s container ``app``, once its script has ended (every
+    script here does): ``apply --wait`` returns as soon as it runs, before its ``cat``
+    may have written anything."""
+    deadline = time.monotonic() + timeout
     with DockerRuntime() as runtime:
-        (app,) = [
-            c
-            for c in runtime.list_containers()
-            if c.labels.get(LABEL_POD_UID) == pod.uid
-            and c.labels.get(podsync.labels.LABEL_CONTAINER) == "app"
-        ]
-        return [line.data for line in runtime.container_logs(app.id)]
+        while True:
+            (app,) = [
+                c
+                for c in runtime.list_containers()
+                if c.labels.get(LABEL_POD_UID) == pod.uid
+                and c.labels.get(podsync.labels.LABEL_CONTAINER) == "app"
+            ]
+            if not app.running or time.monotonic() > deadline:
+                return [line.data for line in runtime.container_logs(app.id)]
+            time.sleep(0.1)
 
 
 def test_a_claim_outlives_its_pods_down_and_gc(

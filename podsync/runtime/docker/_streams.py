@@ -37,6 +37,9 @@ _POLL = 0.02
 # How often a follow on podman reads the lines written since its last read (_polled).
 _FOLLOW_POLL = 0.25
 
+# How far before the newest line read each read of such a follow goes back (_polled).
+_FOLLOW_OVERLAP = 1.0
+
 # How far ahead of now podman is asked for events until (see events): long enough for
 # the request to reach it before that moment passes.
 _UNTIL_AHEAD = 0.5
@@ -114,17 +117,23 @@ def _polled(
     api: Any, container_id: str, *, tail: int | None, since: float | None
 ) -> tuple[Iterator[LogLine], Callable[[], None]]:
     """A follow made of reads: the log as asked (``tail``, ``since``), then every
-    ``_FOLLOW_POLL`` seconds the lines after the last one read, until the container
-    does not run (one more read, then the end, as a follow ends when the container
-    exits) or is gone, or the follow is closed. A line is told from those read before
-    by its time (the engine's, to the nanosecond)."""
+    ``_FOLLOW_POLL`` seconds the lines written since, until the container does not run
+    (one more read, then the end, as a follow ends when the container exits) or is
+    gone, or the follow is closed.
+
+    Each read goes back ``_FOLLOW_OVERLAP`` seconds before the newest line read, and a
+    line read before (its time, stream and bytes) is not given again: podman stamps its
+    two streams apart, so a stderr line may come in a later read with a time before a
+    stdout line already given (seen in CI: ``err1`` lost from ``echo out1; echo err1
+    >&2``). Lines are given in time order within a read."""
     import docker.errors
 
     closed = threading.Event()
 
     def lines() -> Iterator[LogLine]:
-        last = since
-        # With a tail and nothing read yet, only lines after the first read are new.
+        newest: float | None = None  # the newest line given
+        floor = since  # after the first read, nothing older is given
+        given: set[tuple[float, str, bytes]] = set()
         started = time.time()
         first = True
         while not closed.is_set():
@@ -132,16 +141,30 @@ def _polled(
                 state = api.inspect_container(container_id).get("State") or {}
             except docker.errors.NotFound:
                 return
-            asked_tail = tail if first else None
-            if not first and last is None and tail is not None:
-                last = started
+            asked_since = floor
+            if not first and newest is not None:
+                back = newest - _FOLLOW_OVERLAP
+                asked_since = back if floor is None else max(floor, back)
             batch, _ = logs(
-                api, container_id, tail=asked_tail, since=last, follow=False, libpod=True
+                api,
+                container_id,
+                tail=tail if first else None,
+                since=asked_since,
+                follow=False,
+                libpod=True,
             )
-            for line in batch:
-                if first or last is None or line.time > last:
-                    last = line.time
-                    yield line
+            for line in sorted(batch, key=lambda line: line.time):
+                key = (line.time, line.stream, line.data)
+                if key in given or (floor is not None and line.time < floor):
+                    continue
+                given.add(key)
+                newest = line.time if newest is None else max(newest, line.time)
+                yield line
+            if first and tail is not None:
+                # A tail's first read gave the last lines: what is older is not new.
+                floor = started if newest is None else newest
+            if newest is not None:
+                given = {k for k in given if k[0] >= newest - _FOLLOW_OVERLAP}
             first = False
             if not state.get("Running"):
                 return

@@ -501,11 +501,50 @@ def test_a_follow_on_podman_reads_the_new_lines_until_the_container_stops(
     closed, close = _streams._polled(api, "c", tail=None, since=None)
     close()
 
-    assert ([b"one\n", b"two\n", b"three\n"], [None, 2.0, 2.0], []) == (
+    # Each read goes back _FOLLOW_OVERLAP (1 s) before the newest line read.
+    assert ([b"one\n", b"two\n", b"three\n"], [None, 1.0, 1.0], []) == (
         seen,
         reads,
         list(closed),
     )
+
+
+def test_a_follow_on_podman_gives_a_line_stamped_before_one_it_gave(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """podman stamps its two streams apart: ``echo out1; echo err1 >&2`` may read as
+    out1 first, and err1 - stamped a little earlier - only in the next read. The
+    follow gives it all the same (each read goes back a second, and what was given
+    is not given twice); with a tail, what is older than the tail stays out."""
+    from podsync.runtime._protocol import LogLine
+    from podsync.runtime.docker import _streams
+
+    monkeypatch.setattr(_streams, "_FOLLOW_POLL", 0.0)
+    monkeypatch.setattr(_streams, "time", SimpleNamespace(time=lambda: 1_700_000_000.0))
+
+    def follow(tail: int | None, reads: list[list[LogLine]]) -> list[bytes]:
+        answers = iter(reads)
+        states = iter([True] * (len(reads) - 1) + [False])
+
+        def read(api: Any, container_id: str, **asked: Any) -> tuple[Any, Any]:
+            since = asked["since"]
+            kept = [line for line in next(answers) if since is None or line.time >= since]
+            return iter(kept), None
+
+        monkeypatch.setattr(_streams, "logs", read)
+        api = SimpleNamespace(inspect_container=lambda _: {"State": {"Running": next(states)}})
+        items, _ = _streams._polled(api, "c", tail=tail, since=None)
+        return [line.data for line in items]
+
+    out1 = LogLine("stdout", b"out1\n", 10.5)
+    err1 = LogLine("stderr", b"err1\n", 10.4)
+    out2 = LogLine("stdout", b"out2\n", 12.5)
+    old = LogLine("stderr", b"old\n", 10.0)
+
+    assert [b"out1\n", b"err1\n", b"out2\n"] == follow(
+        None, [[out1], [out1, err1], [out1, err1, out2]]
+    )
+    assert [b"out1\n", b"out2\n"] == follow(1, [[out1], [old, out1, out2]])
 
 
 _GONE_FROM_DATABASE = "container x does not exist in database: no such container"

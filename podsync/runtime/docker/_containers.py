@@ -263,13 +263,10 @@ class ContainerCalls(EngineConnection):
             # (VolumeOptions.Labels); podman's Docker-compatible create makes it without
             # them, and podsync finds its volumes by their labels. So on podman the
             # volume is made first, labelled (a volume that exists is left unchanged,
-            # as the create would leave it), with podman's options (_volume_options).
-            options = self._volume_options()
+            # as the create would leave it), with podman's options (_make_volume).
             with self._call("create", spec.name) as api:
                 for volume in labelled:
-                    api.create_volume(
-                        volume.volume, labels=dict(volume.labels), driver_opts=options
-                    )
+                    self._make_volume(api, volume.volume, dict(volume.labels))
         with self._call("create", spec.name) as api:
             host_config = self._host_config(api, spec, args.host_config)
             created = api.create_container(spec.image, host_config=host_config, **args.container)

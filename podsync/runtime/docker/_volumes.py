@@ -78,7 +78,7 @@ class VolumeCalls(EngineConnection):
             if refusal is not None:
                 raise RuntimeCallError("create volume", name, refusal)
         with self._call("create volume", name) as api:
-            api.create_volume(name, labels=dict(labels), driver_opts=self._volume_options())
+            self._make_volume(api, name, labels)
 
     def remove_volume(self, name: str) -> None:
         """Remove the named volume ``name``; one that is gone counts as removed.
@@ -134,16 +134,18 @@ class VolumeCalls(EngineConnection):
     def _put_archive(self, container: str, where: str, archive: bytes, volume: str) -> None:
         """One archive upload into ``container``; on podman tried up to three times when
         its tar process broke ("passing bulk input to subprocess: write |1: broken
-        pipe", HTTP 500, seen on a loaded machine): the same entries written again land
-        the same, so a retry is safe."""
+        pipe", HTTP 500, seen on a loaded machine), or when another upload of the same
+        file replaced it under this one ("copier: put: error setting ownership of
+        <file>: ... no such file or directory", HTTP 500, seen when two syncs of one
+        pod write its state volume at once): the same entries written again land the
+        same, so a retry is safe."""
         for attempt in range(3):
             try:
                 with self._call("write volume", volume) as api:
                     api.put_archive(container, where, archive)
                 return
             except RuntimeCallError as exc:
-                broken = "passing bulk input to subprocess" in str(exc)
-                if attempt == 2 or not broken or not self._is_libpod():
+                if attempt == 2 or not _passing(str(exc)) or not self._is_libpod():
                     raise
 
     def read_volume_file(self, volume: str, path: str, *, limit: int) -> bytes | None:
@@ -288,3 +290,11 @@ class VolumeCalls(EngineConnection):
                 repository=HELPER_IMAGE,
                 changes=[f"LABEL {LABEL_HELPER}=volume"],
             )
+
+
+def _passing(refusal: str) -> bool:
+    """Whether podman's refusal of an archive upload is one that passes: its tar process
+    broke, or a concurrent upload of the same file replaced it (``_put_archive``)."""
+    broken = "passing bulk input to subprocess" in refusal
+    replaced = "copier: put:" in refusal and "no such file or directory" in refusal
+    return broken or replaced

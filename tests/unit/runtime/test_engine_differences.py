@@ -730,25 +730,39 @@ def test_a_tail_on_podman_is_the_last_lines_of_both_streams() -> None:
     assert [] == list(_last(iter(lines), 0))
 
 
+_BROKEN = "passing bulk input to subprocess: write |1: broken pipe"
+_REPLACED = (
+    'copier: put: error setting ownership of "/podsync-volume/termination/k8s_a": '
+    "lchown /podsync-volume/termination/k8s_a: no such file or directory"
+)
+
+
 @pytest.mark.parametrize(
-    ("libpod", "failures", "calls", "raised"),
+    ("libpod", "refusal", "failures", "calls", "raised"),
     [
-        (True, 1, 2, False),  # podman's tar broke once: written on the second try
-        (True, 3, 3, True),  # three times: the failure stands
-        (False, 1, 1, True),  # Docker: never retried
+        (True, _BROKEN, 1, 2, False),  # podman's tar broke once: written on the second try
+        (True, _REPLACED, 1, 2, False),  # another upload replaced the file: written again
+        (True, _BROKEN, 3, 3, True),  # three times: the failure stands
+        (True, "copier: put: permission denied", 1, 1, True),  # any other: it stands
+        (False, _BROKEN, 1, 1, True),  # Docker: never retried
     ],
-    ids=["podman-retried", "podman-gives-up", "docker-not-retried"],
+    ids=[
+        "podman-retried",
+        "podman-replaced-retried",
+        "podman-gives-up",
+        "podman-other-not-retried",
+        "docker-not-retried",
+    ],
 )
 def test_a_broken_archive_upload_is_retried_on_podman(
-    libpod: bool, failures: int, calls: int, raised: bool
+    libpod: bool, refusal: str, failures: int, calls: int, raised: bool
 ) -> None:
     """podman's archive upload sometimes fails with its tar process's broken pipe (HTTP
-    500, on a loaded machine); the runtime writes the same entries again, twice at
-    most, on podman only."""
+    500, on a loaded machine), or because a concurrent upload of the same file (two
+    syncs of one pod) replaced it under this one; the runtime writes the same entries
+    again, twice at most, on podman only."""
     from podsync.exceptions import RuntimeCallError
     from podsync.model._volume_entries import EntryKind, VolumeEntry
-
-    broken = "passing bulk input to subprocess: write |1: broken pipe"
 
     class API:
         base_url = "unix:///stub.sock"
@@ -759,7 +773,7 @@ def test_a_broken_archive_upload_is_retried_on_podman(
         def put_archive(self, container: str, path: str, data: bytes) -> bool:
             self.calls += 1
             if self.calls <= failures:
-                raise _refusal(500, broken)
+                raise _refusal(500, refusal)
             return True
 
     api = API()
@@ -767,8 +781,42 @@ def test_a_broken_archive_upload_is_retried_on_podman(
     runtime._libpod = libpod
     entries = [VolumeEntry("key", EntryKind.FILE, data=b"value")]
     if raised:
-        with pytest.raises(RuntimeCallError, match="broken pipe"):
+        with pytest.raises(RuntimeCallError, match=refusal.split(":")[-1].strip()):
             runtime.write_volume("v", entries, through="net")
     else:
         runtime.write_volume("v", entries, through="net")
     assert calls == api.calls
+
+
+@pytest.mark.parametrize(
+    ("libpod", "explanation", "raised"),
+    [
+        (True, "volume with name data already exists: volume already exists", False),
+        (True, "no space left on device", True),
+        (False, "volume with name data already exists: volume already exists", True),
+    ],
+    ids=["podman-made-meanwhile", "podman-other-refusal", "docker-never-answers-so"],
+)
+def test_a_volume_made_by_an_overlapping_create_counts_as_made_on_podman(
+    libpod: bool, explanation: str, raised: bool
+) -> None:
+    """Two creates of one volume that overlap on podman: the later one fails with
+    "volume already exists" (two syncs of one pod racing); the volume exists, as a
+    create on Docker would answer, so the runtime goes on. Any other refusal stands,
+    and Docker, which answers a create of an existing volume with it, is not second
+    guessed."""
+    from podsync.exceptions import RuntimeCallError
+
+    class API:
+        base_url = "unix:///stub.sock"
+
+        def create_volume(self, name: str, **options: Any) -> Any:
+            raise _refusal(500, explanation)
+
+    runtime = DockerRuntime(client=cast(docker.DockerClient, SimpleNamespace(api=API())))
+    runtime._libpod = libpod
+    if raised:
+        with pytest.raises(RuntimeCallError, match=explanation.split(":")[-1].strip()):
+            runtime.create_volume("data", {"io.podsync.pod.uid": "u"})
+    else:
+        runtime.create_volume("data", {"io.podsync.pod.uid": "u"})

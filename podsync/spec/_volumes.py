@@ -448,9 +448,9 @@ VOLUME_ACCESS_PATH = "/podsync-volume"
 VOLUME_HELPER_IMAGE = "podsync/volume-helper:empty"
 
 
-# The prefix of a pod's state volume name: apart from a claim's (``podsync_``) and from
-# every other pod's (the uid follows).
-_POD_STATE_VOLUME_PREFIX = "podsync-state"
+#: The prefix of a pod's state volume name: apart from a claim's (``podsync_``) and from
+#: every other pod's (the uid follows).
+POD_STATE_VOLUME_PREFIX = "podsync-state"
 
 
 def pod_state_volume_name(pod_uid: str) -> str:
@@ -458,7 +458,7 @@ def pod_state_volume_name(pod_uid: str) -> str:
     engine: its containers' termination-message files (one per container instance).
     ``podsync-state_<pod uid>``; a name longer than a file name may be is cut, with a
     digest of the whole name (the volume's labels say whose it is)."""
-    return _file_name(f"{_POD_STATE_VOLUME_PREFIX}_{pod_uid}")
+    return _file_name(f"{POD_STATE_VOLUME_PREFIX}_{pod_uid}")
 
 
 def pod_state_volume_labels(pod: Pod) -> dict[str, str]:

@@ -41,6 +41,7 @@ from podsync.runtime.docker._unchecked import unchecked_create_refusal
 from podsync.spec._backoff import Backoff
 from podsync.spec._labels import LABEL_HELPER
 from podsync.spec._ownership import ownership
+from podsync.spec._volumes import POD_STATE_VOLUME_PREFIX
 
 if TYPE_CHECKING:
     import docker.errors
@@ -442,6 +443,8 @@ class ContainerCalls(EngineConnection):
 
     def start_container(self, container_id: str) -> None:
         """Start a created container (starting a running one is a no-op: HTTP 304).
+        A start refused because its termination-message file was being written again
+        by another sync of the pod is tried again (``_termination_file_replaced``).
 
         Raises:
             Conflict: the container joins the network of a container that does not
@@ -450,10 +453,17 @@ class ContainerCalls(EngineConnection):
                 entrypoint does not exist, the container whose IPC it joins does not
                 run ...).
         """
-        with self._call("start", container_id) as api:
-            if self._is_libpod():
-                _refuse_a_dead_namespace(api, container_id)
-            api.start(container_id)
+        for attempt in range(3):
+            try:
+                with self._call("start", container_id) as api:
+                    if self._is_libpod():
+                        _refuse_a_dead_namespace(api, container_id)
+                    api.start(container_id)
+                return
+            except RuntimeCallError as exc:
+                if attempt == 2 or not _termination_file_replaced(str(exc)):
+                    raise
+                time.sleep(_REPLACED_FILE_PAUSE)
 
     def stop_container(self, container_id: str, timeout: int) -> None:
         """Stop a container: SIGTERM (or its image's stop signal), SIGKILL after
@@ -515,6 +525,29 @@ def _refused_as_paused(api: Any, container_id: str, refusal: docker.errors.APIEr
         return False
     state = api.inspect_container(container_id).get("State") or {}
     return bool(state.get("Paused"))
+
+
+# How long a start waits for a termination-message file that another sync is writing
+# again (``_termination_file_replaced``): an archive upload of a few empty files takes
+# milliseconds.
+_REPLACED_FILE_PAUSE = 0.05
+
+
+def _termination_file_replaced(refusal: str) -> bool:
+    """Whether the engine refused a start because the termination-message file it binds
+    (a file of the pod's state volume, ``termination_file_mount``) was missing.
+
+    Two syncs of one pod at once each write the files of the containers they create;
+    the second upload replaces the first's file (the tar extraction removes an existing
+    file before it writes it), and a start that lands in between fails: podman's runc
+    "error mounting ".../podsync-state_<uid>/_data/termination/<name>" ...: no such
+    file or directory" (seen about once in 35 runs of two racing syncs). The file is
+    back milliseconds later, so the start is tried again, three times at most."""
+    return (
+        "error mounting" in refusal
+        and f"/{POD_STATE_VOLUME_PREFIX}_" in refusal
+        and "no such file or directory" in refusal
+    )
 
 
 def _hosts_file(api: Any, spec: CreateSpec) -> str:

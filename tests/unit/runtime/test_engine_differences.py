@@ -820,3 +820,70 @@ def test_a_volume_made_by_an_overlapping_create_counts_as_made_on_podman(
             runtime.create_volume("data", {"io.podsync.pod.uid": "u"})
     else:
         runtime.create_volume("data", {"io.podsync.pod.uid": "u"})
+
+
+_STATE_FILE = "/var/lib/containers/storage/volumes/podsync-state_86448be8/_data/termination/k8s_b_0"
+
+
+@pytest.mark.parametrize(
+    ("refusal", "failures", "calls", "raised"),
+    [
+        # podman's words when another sync's upload had removed the file it binds
+        (
+            f'runc create failed: error mounting "{_STATE_FILE}" to rootfs at '
+            f'"/dev/termination-log": stat {_STATE_FILE}: no such file or directory',
+            1,
+            2,
+            False,
+        ),
+        (
+            f'error mounting "{_STATE_FILE}" to rootfs: stat {_STATE_FILE}: '
+            "no such file or directory",
+            3,
+            3,
+            True,
+        ),
+        # a command the image lacks: the same errno, never tried again
+        (
+            'exec: "nosuch": executable file not found in $PATH: no such file or directory',
+            1,
+            1,
+            True,
+        ),
+    ],
+    ids=["replaced-file-retried", "still-missing-gives-up", "missing-command-stands"],
+)
+def test_a_start_that_met_a_termination_file_being_rewritten_is_tried_again(
+    refusal: str, failures: int, calls: int, raised: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two syncs of one pod at once: the second's upload of the termination-message
+    files replaces the first's, and a start in between finds the bound file missing.
+    The runtime starts again after a short pause (three tries at most); any other
+    refusal stands."""
+    from podsync.exceptions import RuntimeCallError
+    from podsync.runtime.docker import _containers
+
+    pauses: list[float] = []
+    monkeypatch.setattr(_containers, "time", SimpleNamespace(sleep=pauses.append))
+
+    class API:
+        base_url = "unix:///stub.sock"
+
+        def __init__(self) -> None:
+            self.calls = 0
+
+        def start(self, container: str) -> None:
+            self.calls += 1
+            if self.calls <= failures:
+                raise _refusal(500, refusal)
+
+    api = API()
+    runtime = DockerRuntime(client=cast(docker.DockerClient, SimpleNamespace(api=api)))
+    runtime._libpod = False
+    if raised:
+        with pytest.raises(RuntimeCallError, match="no such file or directory"):
+            runtime.start_container("c")
+    else:
+        runtime.start_container("c")
+    assert calls == api.calls
+    assert [_containers._REPLACED_FILE_PAUSE] * min(failures, calls - 1) == pauses

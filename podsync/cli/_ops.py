@@ -25,6 +25,7 @@ from typing import IO, Any
 from podsync.actions._options import PlanOptions
 from podsync.cli._args import EXIT_OK, _Failure
 from podsync.cli._console import Console
+from podsync.cli._durations import human_duration
 from podsync.cli._engine import _observe
 from podsync.cli._output import (
     output_format,
@@ -174,34 +175,6 @@ def _reason(status: PodStatus) -> str:
     it is not the phase."""
     shown = status.display_status
     return "" if shown == status.phase.value else shown
-
-
-def human_duration(seconds: float) -> str:
-    """kubectl's ages (apimachinery ``duration.HumanDuration``): ``45s``, ``2m5s``,
-    ``15m``, ``3h10m``, ``2d4h``, ``1y20d``."""
-    s = int(seconds)
-    if s < 0:
-        return "0s"
-    if s < 120:
-        return f"{s}s"
-    minutes = s // 60
-    if minutes < 10:
-        return f"{minutes}m" + (f"{s % 60}s" if s % 60 else "")
-    if minutes < 180:
-        return f"{minutes}m"
-    hours = minutes // 60
-    if hours < 8:
-        return f"{hours}h" + (f"{minutes % 60}m" if minutes % 60 else "")
-    if hours < 48:
-        return f"{hours}h"
-    if hours < 24 * 8:
-        return f"{hours // 24}d" + (f"{hours % 24}h" if hours % 24 else "")
-    if hours < 24 * 365 * 2:
-        return f"{hours // 24}d"
-    if hours < 24 * 365 * 8:
-        days = (hours // 24) % 365
-        return f"{hours // 24 // 365}y" + (f"{days}d" if days else "")
-    return f"{hours // 24 // 365}y"
 
 
 def _rows(

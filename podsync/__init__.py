@@ -148,7 +148,8 @@ if _TYPE_CHECKING:
     from podsync.host._secret_key import host_secret_key
     from podsync.applier._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS, apply
     from podsync.applier._results import ActionResult, ActionStatus, ApplyResult, Event, EventKind
-    from podsync.loop._sync import SyncResult, observe, sync
+    from podsync.loop._sync import SyncResult, sync
+    from podsync.loop._observe import observe
     from podsync.loop._down import down
     from podsync.loop._reconciler import Reconciler
     from podsync.load._pod_set import PodSet
@@ -294,7 +295,8 @@ _ON_FIRST_USE: dict[str, tuple[str, ...]] = {
         "Event",
         "EventKind",
     ),
-    "podsync.loop._sync": ("SyncResult", "observe", "sync"),
+    "podsync.loop._sync": ("SyncResult", "sync"),
+    "podsync.loop._observe": ("observe",),
     "podsync.loop._down": ("down",),
     "podsync.loop._reconciler": ("Reconciler",),
     "podsync.load._pod_set": ("PodSet",),

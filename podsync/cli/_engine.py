@@ -43,7 +43,8 @@ if TYPE_CHECKING:
     import docker.tls
 
     from podsync.applier._results import ApplyResult
-    from podsync.loop._sync import Observation, SyncResult
+    from podsync.loop._sync import SyncResult
+    from podsync.model._observation import Observation
 
 __all__: list[str] = []
 
@@ -286,7 +287,7 @@ def _observe(
 ) -> Observation:
     """``observe`` for a command: a root directory that cannot be listed is the
     command's failure, in one line (the operating commands need no images)."""
-    from podsync.loop._sync import observe
+    from podsync.loop._observe import observe
 
     try:
         return observe(runtime, root_dir, images=images, volumes=volumes)

@@ -234,12 +234,17 @@ def _operate(
     sleep: Callable[[float], None],
 ) -> int:
     """The operating commands (``podsync.cli._ops``)."""
-    from podsync.cli import _ops as _cli_ops
-    from podsync.cli._fleet_read import cmd_fleet_events, cmd_fleet_status, reads_fleet
+    fleet_options = (getattr(args, "etcd", None), getattr(args, "host", None))
+    if args.command in ("status", "events") and fleet_options != (None, None):
+        # The etcd client and the fleet's records only for --etcd (and --host, which
+        # is a usage error without it): the engine's status reads none of them.
+        from podsync.cli._fleet_read import cmd_fleet_events, cmd_fleet_status, reads_fleet
 
-    if args.command in ("status", "events") and reads_fleet(args):
-        # --etcd: what the hosts reported, read from etcd; no engine is contacted.
-        return (cmd_fleet_status if args.command == "status" else cmd_fleet_events)(args, console)
+        if reads_fleet(args):
+            # --etcd: what the hosts reported, read from etcd; no engine is contacted.
+            fleet = cmd_fleet_status if args.command == "status" else cmd_fleet_events
+            return fleet(args, console)
+    from podsync.cli import _ops as _cli_ops
 
     def engine() -> contextlib.AbstractContextManager[Runtime]:
         return _engine(factory, args.docker_host)

@@ -197,8 +197,6 @@ def _note_left_alone(
 
 def cmd_plan(args: argparse.Namespace, console: Console, factory: RuntimeFactory) -> int:
     from podsync.cli._output import DEPRECATED_SAVE, deprecated_plan_file
-    from podsync.cli._saved import _write_plan, print_plan
-    from podsync.cli._secrets import _with_sources
 
     loaded = _load(
         args.sources,
@@ -234,6 +232,9 @@ def cmd_plan(args: argparse.Namespace, console: Console, factory: RuntimeFactory
         console.warning(DEPRECATED_SAVE)
         saved = args.output
     if saved:
+        from podsync.cli._saved import _write_plan
+        from podsync.cli._secrets import _with_sources
+
         _write_plan(saved, _with_sources(the_plan, args.sources))
     if fmt is None:
         console.print(the_plan.render())
@@ -243,6 +244,8 @@ def cmd_plan(args: argparse.Namespace, console: Console, factory: RuntimeFactory
                 f"podsync apply --plan {saved}"
             )
     else:
+        from podsync.cli._saved import print_plan
+
         print_plan(console, fmt, the_plan)
     if not loaded.report(console):
         return EXIT_ERROR

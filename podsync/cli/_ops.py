@@ -38,8 +38,7 @@ from podsync.cli._output import (
 from podsync.cli._output_args import JSON, NAME, WIDE, YAML
 from podsync.cli._planning import _host_key, _plan_options, _root_dir
 from podsync.exceptions import ConfigError, NotFound
-from podsync.load._config import load_pods
-from podsync.loop._sync import Observation, sync
+from podsync.model._observation import Observation
 from podsync.model._pod import ObservedContainer, Pod
 from podsync.runtime._protocol import (
     Capability,
@@ -87,6 +86,10 @@ Engine = Callable[[], contextlib.AbstractContextManager[Runtime]]
 def _load(sources: Sequence[str], root_dir: str) -> tuple[Pod, ...]:
     if not sources:
         return ()
+    # The loader (PyYAML, cattrs) and the planner (``sync``) are imported when pods are
+    # given: ``status``, ``logs`` or ``top`` on the engine alone reads none (issue 33).
+    from podsync.load._config import load_pods
+
     try:
         return load_pods(list(sources), secret_key=_host_key(root_dir))
     except ConfigError as exc:
@@ -113,6 +116,8 @@ def _statuses(
     readiness: dict[str, bool] = {}
     startup: dict[str, bool] = {}
     if pods:
+        from podsync.loop._sync import sync
+
         try:
             # The probes' states are not recorded (as plan --probe): status changes
             # nothing, and the next sync counts as if it had not looked.

@@ -20,9 +20,9 @@ writes ``make_pod``'s pods as ``List`` files of 1,000 pods each), in one run:
   to exit, on a real engine that runs none of the pods (its standard output to
   /dev/null), with the **peak RSS** of that process (``os.wait4``).
 
-Also in the same run: ``import podsync`` and ``from podsync.cli import main`` (what every
-command imports before it dispatches), each in a fresh interpreter, the import alone
-timed inside it, the minimum of ``--import-repeat`` (5, as issue 33 counts;
+Also in the same run: ``import podsync`` and ``from podsync.cli import main`` (what
+every command imports before it dispatches), each in a fresh interpreter, the import
+alone timed inside it, the minimum of ``--import-repeat`` (5, as issue 33 counts;
 ``--import-only`` measures these alone), a single file holding all the pods of the
 largest size (it must be accepted: local files have no size cap), and a one-pod
 ``podsync apply`` (process start to running: network container + app) beside the two
@@ -30,9 +30,10 @@ largest size (it must be accepted: local files have no size cap), and a one-pod
 container:<net>``). Beside them, the floors of any Python program that drives the engine
 through the docker SDK, in the same runs: ``python -c pass`` (the interpreter's start),
 ``python -c "import docker"`` (start plus the SDK's import: requests, urllib3, ...), and
-**the SDK floor**, a minimal Python script that makes the same four engine calls (create and start, twice)
-through ``docker.APIClient`` with a fixed API version - no pod file, no observation, no
-plan: what ``podsync apply`` would cost if podsync's own work took no time at all.
+**the SDK floor**, a minimal Python script that makes the same four engine calls (create
+and start, twice) through ``docker.APIClient`` with a fixed API version - no pod file,
+no observation, no plan: what ``podsync apply`` would cost if podsync's own work took no
+time at all.
 
 Every time is the minimum over ``--repeat`` runs (median beside it); ratios are against
 floors measured in the same run. The machine this runs on is shared and small, so only

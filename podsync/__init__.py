@@ -19,160 +19,124 @@ offer the rest of podsync, not a promise to users.
 
 from __future__ import annotations
 
-import importlib as _importlib
-import warnings as _warnings
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
-from podsync.exceptions import (
-    ActionError,
-    ConfigError,
-    Conflict,
-    EngineUnavailable,
-    EtcdError,
-    NameConflict,
-    NotFound,
-    PodsyncError,
-    Problem,
-    PublishConflict,
-    RuntimeCallError,
-)
-from podsync.model._pod import (
-    Container,
-    DNSPolicy,
-    EnvVar,
-    Handler,
-    HostAlias,
-    HTTPGetAction,
-    HTTPHeader,
-    Lifecycle,
-    ObservedContainer,
-    ObservedImage,
-    ObservedVolume,
-    Pod,
-    Port,
-    PortProtocol,
-    Probe,
-    PullPolicy,
-    ResourceList,
-    Resources,
-    RestartPolicy,
-    TCPSocketAction,
-    TerminationMessagePolicy,
-    derive_pod_uid,
-    pod_full_name,
-)
-from podsync.model._pulls import PullFailure
-from podsync.model._usage import ContainerUsage, PodUsage, UsageFigures
-from podsync.model._volume import (
-    ClaimSource,
-    MemoryMedium,
-    Volume,
-    VolumeContent,
-    VolumeFile,
-    VolumeKind,
-    VolumeMount,
-    WrittenVolume,
-)
-from podsync.spec._naming import (
-    NETWORK_CONTAINER,
-    ParsedName,
-    container_name,
-    parse_container_name,
-)
-
-# --- more modules are added below, one block each ---
-
-# isort: split
-from podsync.actions._options import (
-    DEFAULT_NETWORK_IMAGE,
-    NODE_SCOPE,
-    AllowedHostPath,
-    BackOffPolicy,
-    GCPolicy,
-    PlanOptions,
-    PodSecurityLevel,
-)
-
-# isort: split
-from podsync.actions._actions import (
-    PLAN_FORMAT_VERSION,
-    Action,
-    Create,
-    CreateSpec,
-    CreateVolume,
-    Kill,
-    Plan,
-    PodAction,
-    PodPlan,
-    Pull,
-    Reason,
-    Rejection,
-    Remove,
-    RemoveImage,
-    RemovePodDir,
-    RemoveVolume,
-    Wait,
-    WriteVolume,
-)
-
-# isort: split
-from podsync.spec._ownership import Ownership, VolumeOwnership, ownership, volume_ownership
-
-# isort: split
-from podsync.actions._fingerprint import plan_fingerprint
-
-# isort: split
-from podsync.model._observation import Observation
-
-# isort: split
-from podsync.planner._plan import plan
-
-# isort: split
-from podsync.runtime._protocol import Runtime
-
-# isort: split
-from podsync.spec._hashing import spec_hash
-
-# isort: split
-from podsync.spec._ports import exposed_ports, port_bindings
-
-# isort: split
-from podsync.planner._host_ports import filter_host_port_conflicts
-
-# isort: split
-from podsync.spec._cpu import CPU_PERIOD, cpu_quota, cpu_shares
-
-# isort: split
-from podsync.spec._resolv import ResolvConf, parse_resolv_conf
-
-# isort: split
-from podsync.spec._volumes import DEFAULT_ROOT_DIR
-
-# isort: split
-from podsync.model._secrets import SecretPart, SecretText
-
-# isort: split
-from podsync.model._security import (
-    Capabilities,
-    PodSecurityContext,
-    ProfileType,
-    SecurityContext,
-    SecurityProfile,
-    Sysctl,
-)
-
-# isort: split
-from podsync import labels
-
-# What applying, syncing, probing, pod status, reading pod files and a plan's JSON form
-# need (the loader's PyYAML and cattrs, threads, HTTP) is imported when one of their
-# names is first used (``__getattr__`` below), so that ``import podsync`` - for a
-# program that only plans, or a test suite - stays small. Type checkers see them here.
+# Every public name is imported when it is first used (``__getattr__`` below), so that
+# ``import podsync`` loads no module of podsync's and none of the libraries it uses
+# (issue 33: at most 80 ms, it took 87-166 ms with the model, the planner and attrs
+# loaded up front): ``import podsync.cli`` or ``from podsync import plan`` loads what
+# that name needs and nothing else. ``from podsync import X``, ``dir(podsync)`` and
+# ``__all__`` are unchanged; type checkers and the API reference read the imports below.
 if _TYPE_CHECKING:
     #: The installed version, from the package metadata (``importlib.metadata``);
     #: ``"0+unknown"`` for a source tree that was never installed. Read on first use.
     __version__: str
     # isort: off
+    from podsync.exceptions import (
+        ActionError,
+        ConfigError,
+        Conflict,
+        EngineUnavailable,
+        EtcdError,
+        NameConflict,
+        NotFound,
+        PodsyncError,
+        Problem,
+        PublishConflict,
+        RuntimeCallError,
+    )
+    from podsync.model._pod import (
+        Container,
+        DNSPolicy,
+        EnvVar,
+        Handler,
+        HostAlias,
+        HTTPGetAction,
+        HTTPHeader,
+        Lifecycle,
+        ObservedContainer,
+        ObservedImage,
+        ObservedVolume,
+        Pod,
+        Port,
+        PortProtocol,
+        Probe,
+        PullPolicy,
+        ResourceList,
+        Resources,
+        RestartPolicy,
+        TCPSocketAction,
+        TerminationMessagePolicy,
+        derive_pod_uid,
+        pod_full_name,
+    )
+    from podsync.model._pulls import PullFailure
+    from podsync.model._usage import ContainerUsage, PodUsage, UsageFigures
+    from podsync.model._volume import (
+        ClaimSource,
+        MemoryMedium,
+        Volume,
+        VolumeContent,
+        VolumeFile,
+        VolumeKind,
+        VolumeMount,
+        WrittenVolume,
+    )
+    from podsync.spec._naming import (
+        NETWORK_CONTAINER,
+        ParsedName,
+        container_name,
+        parse_container_name,
+    )
+    from podsync.actions._options import (
+        DEFAULT_NETWORK_IMAGE,
+        NODE_SCOPE,
+        AllowedHostPath,
+        BackOffPolicy,
+        GCPolicy,
+        PlanOptions,
+        PodSecurityLevel,
+    )
+    from podsync.actions._actions import (
+        PLAN_FORMAT_VERSION,
+        Action,
+        Create,
+        CreateSpec,
+        CreateVolume,
+        Kill,
+        Plan,
+        PodAction,
+        PodPlan,
+        Pull,
+        Reason,
+        Rejection,
+        Remove,
+        RemoveImage,
+        RemovePodDir,
+        RemoveVolume,
+        Wait,
+        WriteVolume,
+    )
+    from podsync.spec._ownership import Ownership, VolumeOwnership, ownership, volume_ownership
+    from podsync.actions._fingerprint import plan_fingerprint
+    from podsync.model._observation import Observation
+    from podsync.planner._plan import plan
+    from podsync.runtime._protocol import Runtime
+    from podsync.spec._hashing import spec_hash
+    from podsync.spec._ports import exposed_ports, port_bindings
+    from podsync.planner._host_ports import filter_host_port_conflicts
+    from podsync.spec._cpu import CPU_PERIOD, cpu_quota, cpu_shares
+    from podsync.spec._resolv import ResolvConf, parse_resolv_conf
+    from podsync.spec._volumes import DEFAULT_ROOT_DIR
+    from podsync.model._secrets import SecretPart, SecretText
+    from podsync.model._security import (
+        Capabilities,
+        PodSecurityContext,
+        ProfileType,
+        SecurityContext,
+        SecurityProfile,
+        Sysctl,
+    )
     from podsync.actions._json import plan_from_json, plan_to_json
     from podsync.load._config import (
         DEFAULT_MAX_BYTES,
@@ -183,14 +147,9 @@ if _TYPE_CHECKING:
     )
     from podsync.host._secret_key import host_secret_key
     from podsync.applier._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS, apply
-    from podsync.applier._results import (
-        ActionResult,
-        ActionStatus,
-        ApplyResult,
-        Event,
-        EventKind,
-    )
-    from podsync.loop._sync import SyncResult, observe, sync
+    from podsync.applier._results import ActionResult, ActionStatus, ApplyResult, Event, EventKind
+    from podsync.loop._sync import SyncResult, sync
+    from podsync.loop._observe import observe
     from podsync.loop._down import down
     from podsync.loop._reconciler import Reconciler
     from podsync.load._pod_set import PodSet
@@ -208,11 +167,117 @@ if _TYPE_CHECKING:
         PodStatus,
         pod_status,
     )
+    import podsync.labels as labels  # noqa: F401 (the submodule, shown on first use)
     # isort: on
 
 #: The names imported on first use, by module (the ``_TYPE_CHECKING`` block above
 #: lists the same; tests/unit/test_exported_members.py checks it).
 _ON_FIRST_USE: dict[str, tuple[str, ...]] = {
+    "podsync.exceptions": (
+        "ActionError",
+        "ConfigError",
+        "Conflict",
+        "EngineUnavailable",
+        "EtcdError",
+        "NameConflict",
+        "NotFound",
+        "PodsyncError",
+        "Problem",
+        "PublishConflict",
+        "RuntimeCallError",
+    ),
+    "podsync.model._pod": (
+        "Container",
+        "DNSPolicy",
+        "EnvVar",
+        "Handler",
+        "HostAlias",
+        "HTTPGetAction",
+        "HTTPHeader",
+        "Lifecycle",
+        "ObservedContainer",
+        "ObservedImage",
+        "ObservedVolume",
+        "Pod",
+        "Port",
+        "PortProtocol",
+        "Probe",
+        "PullPolicy",
+        "ResourceList",
+        "Resources",
+        "RestartPolicy",
+        "TCPSocketAction",
+        "TerminationMessagePolicy",
+        "derive_pod_uid",
+        "pod_full_name",
+    ),
+    "podsync.model._pulls": ("PullFailure",),
+    "podsync.model._usage": ("ContainerUsage", "PodUsage", "UsageFigures"),
+    "podsync.model._volume": (
+        "ClaimSource",
+        "MemoryMedium",
+        "Volume",
+        "VolumeContent",
+        "VolumeFile",
+        "VolumeKind",
+        "VolumeMount",
+        "WrittenVolume",
+    ),
+    "podsync.spec._naming": (
+        "NETWORK_CONTAINER",
+        "ParsedName",
+        "container_name",
+        "parse_container_name",
+    ),
+    "podsync.actions._options": (
+        "DEFAULT_NETWORK_IMAGE",
+        "NODE_SCOPE",
+        "AllowedHostPath",
+        "BackOffPolicy",
+        "GCPolicy",
+        "PlanOptions",
+        "PodSecurityLevel",
+    ),
+    "podsync.actions._actions": (
+        "PLAN_FORMAT_VERSION",
+        "Action",
+        "Create",
+        "CreateSpec",
+        "CreateVolume",
+        "Kill",
+        "Plan",
+        "PodAction",
+        "PodPlan",
+        "Pull",
+        "Reason",
+        "Rejection",
+        "Remove",
+        "RemoveImage",
+        "RemovePodDir",
+        "RemoveVolume",
+        "Wait",
+        "WriteVolume",
+    ),
+    "podsync.spec._ownership": ("Ownership", "VolumeOwnership", "ownership", "volume_ownership"),
+    "podsync.actions._fingerprint": ("plan_fingerprint",),
+    "podsync.model._observation": ("Observation",),
+    "podsync.planner._plan": ("plan",),
+    "podsync.runtime._protocol": ("Runtime",),
+    "podsync.spec._hashing": ("spec_hash",),
+    "podsync.spec._ports": ("exposed_ports", "port_bindings"),
+    "podsync.planner._host_ports": ("filter_host_port_conflicts",),
+    "podsync.spec._cpu": ("CPU_PERIOD", "cpu_quota", "cpu_shares"),
+    "podsync.spec._resolv": ("ResolvConf", "parse_resolv_conf"),
+    "podsync.spec._volumes": ("DEFAULT_ROOT_DIR",),
+    "podsync.model._secrets": ("SecretPart", "SecretText"),
+    "podsync.model._security": (
+        "Capabilities",
+        "PodSecurityContext",
+        "ProfileType",
+        "SecurityContext",
+        "SecurityProfile",
+        "Sysctl",
+    ),
     "podsync.actions._json": ("plan_from_json", "plan_to_json"),
     "podsync.load._config": (
         "DEFAULT_MAX_BYTES",
@@ -230,7 +295,8 @@ _ON_FIRST_USE: dict[str, tuple[str, ...]] = {
         "Event",
         "EventKind",
     ),
-    "podsync.loop._sync": ("SyncResult", "observe", "sync"),
+    "podsync.loop._sync": ("SyncResult", "sync"),
+    "podsync.loop._observe": ("observe",),
     "podsync.loop._down": ("down",),
     "podsync.loop._reconciler": ("Reconciler",),
     "podsync.load._pod_set": ("PodSet",),
@@ -400,9 +466,10 @@ __all__ = [
 # does not need to sync pods moved to the face of their folder (``podsync.runtime`` for
 # runtime authors, ``podsync.status``, ``podsync.prober``, ``podsync.fleet``,
 # ``podsync.spec``), where they stay public.
-_LABELS = "podsync.labels"
+# The label keys are found in ``podsync.labels.__all__`` when one is asked for
+# (``_moved``): reading that list here would import the model with every ``import
+# podsync``.
 _MOVED: dict[str, tuple[str, str]] = {
-    **{key: (_LABELS, f"use podsync.labels.{key}") for key in labels.__all__},
     "RejectedPod": ("podsync.planner._host_ports", "use podsync.Rejection"),
     # 0.2.0: the public names of one concern live on its folder's face.
     **{
@@ -486,13 +553,29 @@ _MOVED: dict[str, tuple[str, str]] = {
     },
 }
 
+
+def _moved(name: str) -> tuple[str, str] | None:
+    """Where ``name``, a name that left the top level, lives now and the advice of its
+    warning; ``None`` for a name podsync never had."""
+    if name.startswith("LABEL_"):
+        import importlib
+
+        if name in importlib.import_module("podsync.labels").__all__:
+            return "podsync.labels", f"use podsync.labels.{name}"
+    return _MOVED.get(name)
+
+
 # Hidden from type checkers on purpose: a module ``__getattr__`` would make every
 # misspelt ``podsync.<name>`` type-check, and a deprecated name should fail there.
 if not _TYPE_CHECKING:
 
     def __getattr__(name: str) -> object:
-        """A public name imported on first use (kept, so it is imported once), or a name
-        that left the top level, with a DeprecationWarning at the caller."""
+        """A public name imported on first use (kept, so it is imported once), the
+        ``labels`` module, or a name that left the top level, with a DeprecationWarning
+        at the caller."""
+        # Imported here, not at the top: ``import podsync`` imports nothing.
+        import importlib
+
         if name == "__version__":
             # Read from the package metadata when asked for: reading it costs every
             # ``import podsync`` its time otherwise.
@@ -502,19 +585,25 @@ if not _TYPE_CHECKING:
             return version
         lazy = _LAZY.get(name)
         if lazy is not None:
-            value = getattr(_importlib.import_module(lazy), name)
+            value = getattr(importlib.import_module(lazy), name)
             globals()[name] = value
             return value
-        if name not in _MOVED:
+        if name == "labels":
+            # Importing a submodule sets it on the package: asked for once.
+            return importlib.import_module("podsync.labels")
+        moved = _moved(name)
+        if moved is None:
             raise AttributeError(f"module 'podsync' has no attribute {name!r}")
-        module, advice = _MOVED[name]
-        _warnings.warn(
+        module, advice = moved
+        import warnings
+
+        warnings.warn(
             f"podsync.{name} is deprecated and will be removed from the top level of "
             f"podsync in the next release: {advice}",
             DeprecationWarning,
             stacklevel=2,
         )
-        return getattr(_importlib.import_module(module), name)
+        return getattr(importlib.import_module(module), name)
 
     def __dir__() -> list[str]:
-        return sorted({*globals(), *_LAZY, "__version__"})
+        return sorted({*globals(), *_LAZY, "__version__", "labels"})

@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar
 from podsync.applier._apply import apply as _apply
 from podsync.load._config import load_pods as _load_pods
 from podsync.loop._down import down as _down
-from podsync.loop._sync import observe as _observe
+from podsync.loop._observe import observe as _observe
 from podsync.loop._sync import sync as _sync
 from podsync.runtime._protocol import Capability, EventRuntime, missing
 

@@ -55,6 +55,7 @@ from podsync.actions._actions import (
     WriteVolume,
 )
 from podsync.applier._content_engine import unknown_secrets, write_content_volume
+from podsync.applier._defaults import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS
 from podsync.applier._host_empty_dirs import move_into_volume
 from podsync.applier._results import (
     ActionResult,
@@ -95,21 +96,6 @@ __all__ = [
     "DEFAULT_WORKERS",
     "apply",
 ]
-
-#: Worker threads of ``apply`` unless told otherwise. The work is engine-bound, not
-#: CPU-bound: a worker spends nearly all its time waiting for one engine API call, so
-#: the CPU count is irrelevant. Eight overlaps enough round trips to hide the latency
-#: of each call, while the engine itself serializes much of create and start (name
-#: reservation, network setup in containerd), so beyond a handful of concurrent calls
-#: a sync gets little faster and the engine's latency for everyone else gets worse.
-#: Each concurrent call also holds its own engine connection (``DockerRuntime`` lends
-#: one client per call; over ``ssh://`` each is an ssh process), which stays cheap at
-#: eight. The benchmark against the raw SDK is the place to revisit the number.
-DEFAULT_WORKERS = 8
-
-#: Seconds a postStart handler may take (exec, connect, HTTP request). A preStop
-#: handler has the container's grace period instead (``Kill.timeout``).
-DEFAULT_HOOK_TIMEOUT = 10.0
 
 # The kubelet's minimumGracePeriodInSeconds (pkg/kubelet/kuberuntime/kuberuntime_manager.go):
 # the stop after a preStop handler gets at least this long, even when the handler used

@@ -25,7 +25,7 @@ from podsync.actions._options import (
     PodSecurityLevel,
     scope_problem,
 )
-from podsync.applier._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS
+from podsync.applier._defaults import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS
 from podsync.cli._durations import duration
 from podsync.cli._etcd_args import (
     add_etcd_options,

@@ -27,18 +27,24 @@ import attrs
 
 from podsync.actions._actions import Plan
 from podsync.actions._options import PlanOptions
-from podsync.applier._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS, apply
-from podsync.applier._results import ApplyResult, Event, EventKind
+from podsync.applier._defaults import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS
+from podsync.applier._results import Event, EventKind
 from podsync.cli._args import _Failure
 from podsync.cli._console import Console, Progress, changes, report_apply
 from podsync.cli._planning import _probe
-from podsync.loop._sync import Observation, SyncResult, observe, sync
 from podsync.model._pod import Pod
 from podsync.model._pulls import PullFailure
 from podsync.runtime._protocol import Runtime
 
+# ``sync``, ``observe`` and ``apply`` (the planner, the prober, the hooks' handlers) are
+# imported by the functions that call them: ``main`` imports this module for the
+# engine's address, and ``hosts`` or ``publish`` never contact an engine (issue 33).
 if TYPE_CHECKING:
     import docker.tls
+
+    from podsync.applier._results import ApplyResult
+    from podsync.loop._sync import SyncResult
+    from podsync.model._observation import Observation
 
 __all__: list[str] = []
 
@@ -281,6 +287,8 @@ def _observe(
 ) -> Observation:
     """``observe`` for a command: a root directory that cannot be listed is the
     command's failure, in one line (the operating commands need no images)."""
+    from podsync.loop._observe import observe
+
     try:
         return observe(runtime, root_dir, images=images, volumes=volumes)
     except OSError as exc:
@@ -309,6 +317,8 @@ def _sync_pods(
     on stderr, then the summary (stdout, unless ``summary`` is false: ``-o``) and the
     failures. ``pull_failures`` keeps the failed pulls across the syncs of one command
     (``apply --wait``), for their back-off."""
+    from podsync.loop._sync import sync
+
     progress: Progress | None = None
 
     def decide(the_plan: Plan, observation: Observation) -> bool:
@@ -370,6 +380,8 @@ def _run_apply(
 ) -> ApplyResult:
     """Apply with progress on stderr, then the summary (stdout, unless ``summary`` is
     false) and the failures."""
+    from podsync.applier._apply import apply
+
     progress = Progress(console, changes(the_plan))
     try:
         result = apply(

@@ -30,8 +30,8 @@ import attrs
 from podsync.cli._args import EXIT_OK
 from podsync.cli._checks import _UsageError
 from podsync.cli._console import Console
+from podsync.cli._durations import human_duration
 from podsync.cli._etcd import endpoint_options
-from podsync.cli._ops import human_duration
 from podsync.cli._output import output_format, pod_name, print_document, print_names, print_record
 from podsync.cli._output_args import JSON, NAME, WIDE, YAML
 from podsync.etcd._urls import host_key

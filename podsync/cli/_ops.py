@@ -25,6 +25,7 @@ from typing import IO, Any
 from podsync.actions._options import PlanOptions
 from podsync.cli._args import EXIT_OK, _Failure
 from podsync.cli._console import Console
+from podsync.cli._durations import human_duration
 from podsync.cli._engine import _observe
 from podsync.cli._output import (
     output_format,
@@ -37,8 +38,7 @@ from podsync.cli._output import (
 from podsync.cli._output_args import JSON, NAME, WIDE, YAML
 from podsync.cli._planning import _host_key, _plan_options, _root_dir
 from podsync.exceptions import ConfigError, NotFound
-from podsync.load._config import load_pods
-from podsync.loop._sync import Observation, sync
+from podsync.model._observation import Observation
 from podsync.model._pod import ObservedContainer, Pod
 from podsync.runtime._protocol import (
     Capability,
@@ -86,6 +86,10 @@ Engine = Callable[[], contextlib.AbstractContextManager[Runtime]]
 def _load(sources: Sequence[str], root_dir: str) -> tuple[Pod, ...]:
     if not sources:
         return ()
+    # The loader (PyYAML, cattrs) and the planner (``sync``) are imported when pods are
+    # given: ``status``, ``logs`` or ``top`` on the engine alone reads none (issue 33).
+    from podsync.load._config import load_pods
+
     try:
         return load_pods(list(sources), secret_key=_host_key(root_dir))
     except ConfigError as exc:
@@ -112,6 +116,8 @@ def _statuses(
     readiness: dict[str, bool] = {}
     startup: dict[str, bool] = {}
     if pods:
+        from podsync.loop._sync import sync
+
         try:
             # The probes' states are not recorded (as plan --probe): status changes
             # nothing, and the next sync counts as if it had not looked.
@@ -174,34 +180,6 @@ def _reason(status: PodStatus) -> str:
     it is not the phase."""
     shown = status.display_status
     return "" if shown == status.phase.value else shown
-
-
-def human_duration(seconds: float) -> str:
-    """kubectl's ages (apimachinery ``duration.HumanDuration``): ``45s``, ``2m5s``,
-    ``15m``, ``3h10m``, ``2d4h``, ``1y20d``."""
-    s = int(seconds)
-    if s < 0:
-        return "0s"
-    if s < 120:
-        return f"{s}s"
-    minutes = s // 60
-    if minutes < 10:
-        return f"{minutes}m" + (f"{s % 60}s" if s % 60 else "")
-    if minutes < 180:
-        return f"{minutes}m"
-    hours = minutes // 60
-    if hours < 8:
-        return f"{hours}h" + (f"{minutes % 60}m" if minutes % 60 else "")
-    if hours < 48:
-        return f"{hours}h"
-    if hours < 24 * 8:
-        return f"{hours // 24}d" + (f"{hours % 24}h" if hours % 24 else "")
-    if hours < 24 * 365 * 2:
-        return f"{hours // 24}d"
-    if hours < 24 * 365 * 8:
-        days = (hours // 24) % 365
-        return f"{hours // 24 // 365}y" + (f"{days}d" if days else "")
-    return f"{hours // 24 // 365}y"
 
 
 def _rows(

@@ -16,16 +16,38 @@ loop, etcd, report, exceptions.
 
 from __future__ import annotations
 
-from podsync.fleet._hosts import (
-    Host,
-    HostTLS,
-    host_root_dir,
-    load_host_pods,
-    load_hosts,
-    parse_hosts,
-)
-from podsync.fleet._publish import PublishResult, publish
-from podsync.fleet._sync_hosts import FleetResult, HostResult, sync_hosts
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+
+# The names are imported when first used (``__getattr__`` below, issue 33): a module of
+# the folder that imports another of it does not load the rest of the folder with
+# them. Type checkers and the API reference read the imports here.
+if _TYPE_CHECKING:
+    from podsync.fleet._hosts import (
+        Host,
+        HostTLS,
+        host_root_dir,
+        load_host_pods,
+        load_hosts,
+        parse_hosts,
+    )
+    from podsync.fleet._publish import PublishResult, publish
+    from podsync.fleet._sync_hosts import FleetResult, HostResult, sync_hosts
+
+#: The modules the names are imported from on first use (the ``_TYPE_CHECKING`` block
+#: above lists the same; tests/unit/test_exported_members.py checks it).
+_ON_FIRST_USE: dict[str, tuple[str, ...]] = {
+    "podsync.fleet._hosts": (
+        "Host",
+        "HostTLS",
+        "host_root_dir",
+        "load_host_pods",
+        "load_hosts",
+        "parse_hosts",
+    ),
+    "podsync.fleet._publish": ("PublishResult", "publish"),
+    "podsync.fleet._sync_hosts": ("FleetResult", "HostResult", "sync_hosts"),
+}
+_LAZY = {name: module for module, names in _ON_FIRST_USE.items() for name in names}
 
 __all__ = [
     "FleetResult",
@@ -40,3 +62,20 @@ __all__ = [
     "publish",
     "sync_hosts",
 ]
+
+
+# Hidden from type checkers, as on ``podsync`` itself: a misspelt name must not type-check.
+if not _TYPE_CHECKING:
+
+    def __getattr__(name: str) -> object:
+        """A name of the face, imported on first use (and kept, so it is imported once)."""
+        module = _LAZY.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        import importlib
+
+        value = globals()[name] = getattr(importlib.import_module(module), name)
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*globals(), *_LAZY})

@@ -22,7 +22,8 @@ from podsync.actions._options import NODE_SCOPE, GCPolicy, PlanOptions, scope_pr
 from podsync.applier._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS, _check_settings, apply
 from podsync.applier._results import ApplyResult, Event
 from podsync.host._clock import Clock, clocks
-from podsync.loop._sync import Observation, SyncResult, _default_runtime, observe
+from podsync.loop._observe import observe
+from podsync.loop._sync import Observation, SyncResult, _default_runtime
 from podsync.model._pod import ObservedVolume, Pod
 from podsync.planner._plan import plan
 from podsync.planner._scope import scope_conflicts

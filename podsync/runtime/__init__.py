@@ -54,33 +54,72 @@ May import: model, spec, actions, exceptions.
 
 from __future__ import annotations
 
-from podsync.actions._actions import CreateSpec
-from podsync.actions._options import Capability
-from podsync.exceptions import MissingCapability
-from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume, ResourceList
-from podsync.model._security import ContainerSecurity
-from podsync.model._usage import ContainerUsage
-from podsync.model._volume_entries import EntryKind, VolumeEntry
-from podsync.runtime._protocol import (
-    EngineEvent,
-    EventRuntime,
-    ExecResult,
-    ExecRuntime,
-    FileRuntime,
-    FullRuntime,
-    LogLine,
-    LogRuntime,
-    NodeRuntime,
-    Runtime,
-    Stream,
-    UsageRuntime,
-    VolumeRuntime,
-    capabilities,
-    require,
-    require_usage,
-)
-from podsync.spec._ports import PortMapping
-from podsync.spec._volumes import Mount, NamedVolumeMount, TmpfsMount, VolumeFileMount
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+
+# The names are imported when first used (``__getattr__`` below, issue 33): a module of
+# the folder that imports another of it does not load the rest of the folder with
+# them. Type checkers and the API reference read the imports here.
+if _TYPE_CHECKING:
+    from podsync.actions._actions import CreateSpec
+    from podsync.actions._options import Capability
+    from podsync.exceptions import MissingCapability
+    from podsync.model._pod import ObservedContainer, ObservedImage, ObservedVolume, ResourceList
+    from podsync.model._security import ContainerSecurity
+    from podsync.model._usage import ContainerUsage
+    from podsync.model._volume_entries import EntryKind, VolumeEntry
+    from podsync.runtime._protocol import (
+        EngineEvent,
+        EventRuntime,
+        ExecResult,
+        ExecRuntime,
+        FileRuntime,
+        FullRuntime,
+        LogLine,
+        LogRuntime,
+        NodeRuntime,
+        Runtime,
+        Stream,
+        UsageRuntime,
+        VolumeRuntime,
+        capabilities,
+        require,
+        require_usage,
+    )
+    from podsync.spec._ports import PortMapping
+    from podsync.spec._volumes import Mount, NamedVolumeMount, TmpfsMount, VolumeFileMount
+
+#: The modules the names are imported from on first use (the ``_TYPE_CHECKING`` block
+#: above lists the same; tests/unit/test_exported_members.py checks it).
+_ON_FIRST_USE: dict[str, tuple[str, ...]] = {
+    "podsync.actions._actions": ("CreateSpec",),
+    "podsync.actions._options": ("Capability",),
+    "podsync.exceptions": ("MissingCapability",),
+    "podsync.model._pod": ("ObservedContainer", "ObservedImage", "ObservedVolume", "ResourceList"),
+    "podsync.model._security": ("ContainerSecurity",),
+    "podsync.model._usage": ("ContainerUsage",),
+    "podsync.model._volume_entries": ("EntryKind", "VolumeEntry"),
+    "podsync.runtime._protocol": (
+        "EngineEvent",
+        "EventRuntime",
+        "ExecResult",
+        "ExecRuntime",
+        "FileRuntime",
+        "FullRuntime",
+        "LogLine",
+        "LogRuntime",
+        "NodeRuntime",
+        "Runtime",
+        "Stream",
+        "UsageRuntime",
+        "VolumeRuntime",
+        "capabilities",
+        "require",
+        "require_usage",
+    ),
+    "podsync.spec._ports": ("PortMapping",),
+    "podsync.spec._volumes": ("Mount", "NamedVolumeMount", "TmpfsMount", "VolumeFileMount"),
+}
+_LAZY = {name: module for module, names in _ON_FIRST_USE.items() for name in names}
 
 __all__ = [
     "Capability",
@@ -116,3 +155,20 @@ __all__ = [
     "require",
     "require_usage",
 ]
+
+
+# Hidden from type checkers, as on ``podsync`` itself: a misspelt name must not type-check.
+if not _TYPE_CHECKING:
+
+    def __getattr__(name: str) -> object:
+        """A name of the face, imported on first use (and kept, so it is imported once)."""
+        module = _LAZY.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        import importlib
+
+        value = globals()[name] = getattr(importlib.import_module(module), name)
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*globals(), *_LAZY})

@@ -226,6 +226,8 @@ def test_all_is_the_deliberate_list():
 def test_each_face_shows_exactly_its_list(face: str) -> None:
     module = importlib.import_module(face)
     assert sorted(module.__all__) == FACES[face]
+    for name in module.__all__:
+        getattr(module, name)  # imported on first use
     public = {
         name
         for name, value in vars(module).items()
@@ -260,10 +262,15 @@ def test_all_lists_exactly_the_public_names():
     assert sorted(public) == sorted(podsync.__all__)
 
 
-def test_names_imported_on_first_use_are_the_type_checkers_names():
+@pytest.mark.parametrize("face", ["podsync", "podsync.cli", *sorted(FACES)])
+def test_names_imported_on_first_use_are_the_type_checkers_names(face: str) -> None:
     """The names ``__getattr__`` imports on first use are exactly those the
-    ``TYPE_CHECKING`` block of podsync/__init__.py imports, from the same modules."""
-    tree = ast.parse((PACKAGE / "__init__.py").read_text(encoding="utf-8"))
+    ``TYPE_CHECKING`` block of the face's ``__init__.py`` imports, from the same
+    modules, and every public name of the face is one of them (issue 33: importing a
+    face imports nothing)."""
+    shown = importlib.import_module(face)
+    init = PACKAGE / face.removeprefix("podsync").replace(".", "/").lstrip("/") / "__init__.py"
+    tree = ast.parse(init.read_text(encoding="utf-8"))
     checked = {
         (f"podsync.{node.module.removeprefix('podsync.')}", alias.name)
         for block in tree.body
@@ -272,11 +279,11 @@ def test_names_imported_on_first_use_are_the_type_checkers_names():
         if isinstance(node, ast.ImportFrom) and node.module
         for alias in node.names
     }
-    lazy = {(module, name) for module, names in podsync._ON_FIRST_USE.items() for name in names}
+    lazy = {(module, name) for module, names in shown._ON_FIRST_USE.items() for name in names}
 
     assert sorted(lazy) == sorted(checked)
-    assert set(podsync.__all__) >= {name for _, name in lazy}
-    assert set(dir(podsync)) >= set(podsync.__all__)
+    assert sorted(shown.__all__) == sorted(name for _, name in lazy)
+    assert set(dir(shown)) >= set(shown.__all__)
 
 
 def test_the_labels_module_holds_the_label_keys():
@@ -373,11 +380,8 @@ def test_a_name_podsync_never_had_is_an_attribute_error():
 def test_every_enum_is_a_str_enum():
     """Every enum podsync exports is of one kind, ``enum.StrEnum``: a member is its value
     (the string JSON, labels and saved plans hold), and ``.value`` is that string."""
-    enums = [
-        value
-        for value in vars(podsync).values()
-        if isinstance(value, type) and issubclass(value, enum.Enum)
-    ]
+    values = [getattr(podsync, name) for name in podsync.__all__]  # imported on first use
+    enums = [value for value in values if isinstance(value, type) and issubclass(value, enum.Enum)]
 
     assert len(enums) >= 7  # Reason, EventKind, ActionStatus and the model's policies
     assert [] == [e.__name__ for e in enums if not issubclass(e, enum.StrEnum)]

@@ -493,7 +493,10 @@ PURE = sorted(name for name, module in MODULES.items() if _is_pure(module))
 def test_pure_modules_import_nothing_that_does_io(name: str) -> None:
     module = MODULES[name]
     external = {m for m in module.imports if m != "podsync" and not m.startswith("podsync.")}
-    assert set() == external - PURE_EXTERNAL
+    # A face imports its names on first use (issue 33) with ``importlib``: its folder's
+    # own modules, which the plain imports of the face checked here allow.
+    allowed = PURE_EXTERNAL | ({"importlib"} if module.path.name == "__init__.py" else set())
+    assert set() == external - allowed
     impure = {other for other in _internal(module) if not _is_pure(MODULES[other])}
     assert set() == {o for o in impure if MODULES[o].path.name != "__init__.py"}, (
         "a pure module imports an impure one"

@@ -19,10 +19,13 @@ from typing import IO, TYPE_CHECKING, Any
 from podsync.runtime._protocol import EngineEvent, ExecResult, LogLine, Stream
 from podsync.runtime.docker._api import as_int
 from podsync.runtime.docker._connection import EngineConnection
-from podsync.runtime.docker._streams import Opened, StreamReader
 
+# The streams (logs, events, exec's output: sockets, a reader thread) are imported by the
+# calls that open one: a one-shot command that only syncs never does (issue 33).
 if TYPE_CHECKING:
     import docker
+
+    from podsync.runtime.docker._streams import Opened
 
 __all__ = ["OperatingCalls"]
 
@@ -52,12 +55,14 @@ class OperatingCalls(EngineConnection):
             RuntimeCallError: the container does not exist or does not run, or the
                 engine failed.
         """
+        from podsync.runtime.docker import _streams as _docker_streams
+
         deadline = time.monotonic() + timeout
         with self._call("exec", container_id) as api:
             created = api.exec_create(container_id, list(command))
             exec_id = str(created["Id"])
             stream = api.exec_start(exec_id, stream=True)
-            reader = StreamReader(stream)
+            reader = _docker_streams.StreamReader(stream)
             reader.start()
             reader.join(max(0.0, deadline - time.monotonic()))
             if reader.is_alive():

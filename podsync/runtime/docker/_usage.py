@@ -29,7 +29,6 @@ A container that does not run is left out either way: no cgroup, an API error 40
 
 from __future__ import annotations
 
-import concurrent.futures
 import enum
 import threading
 import time
@@ -174,6 +173,9 @@ class UsageCalls(EngineConnection):
         if len(ids) == 1:
             reading = self._api_reading(ids[0])
             return {} if reading is None else {ids[0]: reading}
+        # The thread pool is imported here: only ``top`` and a reporting loop read usage.
+        import concurrent.futures
+
         workers = min(_API_CALLS_AT_ONCE, len(ids))
         with concurrent.futures.ThreadPoolExecutor(workers, "podsync-stats") as pool:
             answers = list(pool.map(self._api_reading, ids))

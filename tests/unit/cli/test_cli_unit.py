@@ -22,7 +22,7 @@ import attrs
 import pytest
 
 import podsync
-from podsync.cli import _console, _planning, _wait
+from podsync.cli import _console, _oneshot, _planning, _wait
 from podsync.cli import _main as cli
 from podsync.spec._labels import LABEL_POD_UID
 from podsync.spec._records import probe_records, records_of
@@ -1281,8 +1281,8 @@ def test_down_selection_by_identity() -> None:
         podsync.ObservedContainer("9", f"k8s_app_web_default_{pod.uid}_0"),
     ]
 
-    found = cli._by_pod([pod], containers)
-    adopting = cli._by_pod([pod], containers, adopt_2014_containers=True)
+    found = _oneshot._by_pod([pod], containers)
+    adopting = _oneshot._by_pod([pod], containers, adopt_2014_containers=True)
 
     assert ["1"] == [oc.id for oc in found[pod.uid]]
     assert ["1", "3"] == [oc.id for oc in adopting[pod.uid]]

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from podsync.actions._actions import PLAN_FORMAT_VERSION, CreateSpec, Plan, PodAction, PodPlan
+from podsync.actions._json_pods import compact_pod, expand_pod
 from podsync.actions._options import Capability, PlanOptions
 from podsync.exceptions import ConfigError
 from podsync.model._secrets import SEALABLE_FIELDS as _SEALABLE
@@ -50,7 +51,10 @@ def _converter() -> cattrs.Converter:
     import cattrs.gen
     from cattrs.strategies import configure_tagged_union
 
-    converter = cattrs.Converter(forbid_extra_keys=True)
+    # Format 11 leaves every field at its default out (issue 33: a third of a create's
+    # text was defaults); reading puts them back, as it always did for a missing field
+    # that has a default.
+    converter = cattrs.Converter(forbid_extra_keys=True, omit_if_default=True)
     # (Before the specs' hooks, which take it when made.) A named volume's labels (a pod's
     # state volume, made at its network container's create) are a JSON object, written
     # only where there are some: other mounts read as before.
@@ -59,6 +63,7 @@ def _converter() -> cattrs.Converter:
         cattrs.gen.make_dict_unstructure_fn(
             NamedVolumeMount,
             converter,
+            _cattrs_omit_if_default=True,
             labels=cattrs.gen.override(omit_if_default=True, unstruct_hook=dict),
         ),
     )
@@ -109,14 +114,21 @@ def _converter() -> cattrs.Converter:
     converter.register_unstructure_hook(
         PlanOptions,
         cattrs.gen.make_dict_unstructure_fn(
-            PlanOptions, converter, capabilities=cattrs.gen.override(omit_if_default=True)
+            PlanOptions,
+            converter,
+            _cattrs_omit_if_default=True,
+            capabilities=cattrs.gen.override(omit_if_default=True),
         ),
     )
-    # A plan without Secret values says nothing of its sources (and reads as before).
+    # A plan without Secret values says nothing of its sources (and reads as before);
+    # its format is always written (a reader checks it first).
     converter.register_unstructure_hook(
         Plan,
         cattrs.gen.make_dict_unstructure_fn(
-            Plan, converter, sources=cattrs.gen.override(omit_if_default=True)
+            Plan,
+            converter,
+            _cattrs_omit_if_default=True,
+            format_version=cattrs.gen.override(omit_if_default=False),
         ),
     )
     return converter
@@ -140,7 +152,7 @@ def _seal_volume_files(converter: cattrs.Converter) -> None:
     unstructure = make_dict_unstructure_fn(
         VolumeFile,
         converter,
-        secret=override(omit_if_default=True),
+        _cattrs_omit_if_default=True,
         known=override(omit=True),
     )
     structure = make_dict_structure_fn(VolumeFile, converter, known=override(omit=True))
@@ -148,7 +160,7 @@ def _seal_volume_files(converter: cattrs.Converter) -> None:
     def unstructure_file(file: VolumeFile) -> dict[str, Any]:
         data = unstructure(file)
         if file.secret is not None:
-            del data["data"]
+            data.pop("data", None)
         return data
 
     def structure_file(data: Any, _: Any) -> VolumeFile:
@@ -169,7 +181,7 @@ def _seal_create_specs(converter: cattrs.Converter) -> None:
     value is not known until ``unseal`` puts it back (apply refuses them before)."""
     from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn
 
-    unstructure = make_dict_unstructure_fn(CreateSpec, converter)
+    unstructure = make_dict_unstructure_fn(CreateSpec, converter, _cattrs_omit_if_default=True)
     structure = make_dict_structure_fn(CreateSpec, converter)
 
     def unstructure_spec(spec: CreateSpec) -> dict[str, Any]:
@@ -218,10 +230,27 @@ _OLDER_FORMATS = {
 # without those 7 added (a format-6 plan's creates bind emptyDir host directories, as
 # the podsync that made it did), 7 is 8 without the fields 8 added (its kills without
 # ``concurrent`` and ``after`` run one after the other, as the podsync that made it ran them),
-# 8 is 9 without the reasons and fields 9 added (see ``PLAN_FORMAT_VERSION``), and 9 is
+# 8 is 9 without the reasons and fields 9 added (see ``PLAN_FORMAT_VERSION``), 9 is
 # 10 without those 10 added, with the process of its creates under its earlier names
-# (``_PROCESS_NAMES``).
-_READABLE_FORMATS = frozenset({PLAN_FORMAT_VERSION, "9", "8", "7", "6", "5"})
+# (``_PROCESS_NAMES``), and 10 is 11 with every field written, defaults and repeats
+# included (11 leaves them out: ``_json_pods``).
+_READABLE_FORMATS = frozenset({PLAN_FORMAT_VERSION, "10", "9", "8", "7", "6", "5"})
+
+# The formats whose pod plans leave out what the rest of the pod plan says
+# (``_json_pods``): 11 on. Data of the formats before is read as it is.
+_COMPACT_FORMATS = frozenset({PLAN_FORMAT_VERSION})
+# What a pod plan of format 11 is read with from the plan's options (``expand_pod``).
+_POD_CONTEXT = ("network_image", "cluster_dns", "cluster_domain")
+
+
+def _pod_context(options: Any) -> tuple[str, str, str]:
+    """The options ``expand_pod`` takes, from the plan's options data (a field left
+    out is at its default; what is not text is left for the converter to refuse)."""
+    fields = attrs.fields_dict(PlanOptions)
+    given = options if isinstance(options, dict) else {}
+    values = [given.get(name, fields[name].default) for name in _POD_CONTEXT]
+    first, second, third = (v if isinstance(v, str) else "" for v in values)
+    return first, second, third
 
 # The formats whose creates name the process as Docker does, each old key with its
 # format-10 name (Kubernetes' ``command`` was the ``entrypoint``, ``args`` the
@@ -319,7 +348,10 @@ def plan_json_chunks(plan: Plan) -> Iterator[str]:
     pods is never held a second time as data, nor as one string."""
     # The plan without its pods, then the pods one by one where the sorted keys put
     # them: the text is what _dumps gives for the whole.
-    head = _converter().unstructure(attrs.evolve(plan, pods=()))
+    # Always the format this podsync writes, whichever format a plan was read from.
+    head = _converter().unstructure(
+        attrs.evolve(plan, pods=(), format_version=PLAN_FORMAT_VERSION)
+    )
     if not plan.pods:
         yield _dumps(head) + "\n"
         return
@@ -330,9 +362,12 @@ def plan_json_chunks(plan: Plan) -> Iterator[str]:
     text = _dumps(before)
     yield (text[:-2] + ",\n" if before else "{\n") + '  "pods": [\n'
     last = len(plan.pods) - 1
+    options = plan.options
+    context = (options.network_image, options.cluster_dns, options.cluster_domain)
     for n, pod in enumerate(plan.pods):
         # An element of a list two levels deep (the top object, the pods' list).
-        element = _dumps(_converter().unstructure(pod, PodPlan), "    ", 2)
+        data = compact_pod(_converter().unstructure(pod, PodPlan), context)
+        element = _dumps(data, "    ", 2)
         yield "    " + element + (",\n" if n < last else "\n")
     text = _dumps(after)
     yield "  ]" + ("," + text[1:] if after else "\n}") + "\n"
@@ -372,6 +407,9 @@ def plan_from_json(text: str | bytes, *, source: str = "") -> Plan:
         )
     if version in _DOCKER_NAMED_PROCESS:
         data = _kubernetes_named(data)
+    if version in _COMPACT_FORMATS and isinstance(data.get("pods"), list):
+        context = _pod_context(data.get("options"))
+        data = {**data, "pods": [expand_pod(pod, context) for pod in data["pods"]]}
     try:
         return _converter().structure(data, Plan)
     except Exception as exc:  # cattrs raises exception groups of many kinds

@@ -1,0 +1,453 @@
+"""A pod's plan in JSON format 11: what the text leaves out, and how reading puts it back.
+
+Format 11 (issue 33) states each thing once. The converter (``_json``) already leaves out
+every field at its default; this module works on the plain data of one pod plan
+(``PodPlan`` as the converter gives it) and leaves out, on top of that, what the rest of
+the pod plan says anyway:
+
+* an action's ``pod`` and ``pod_uid`` when they are the pod plan's ``pod`` and ``uid``;
+* the labels that every create of the pod carries alike (the pod's own labels, its
+  name, namespace, source and uid, ...): written once, as the pod plan's ``labels``;
+* a create's spec label (``LABEL_SPEC``, the canonical text of the container's spec)
+  as an object of what the create's other fields do not predict (``_predicted_label``):
+  its image, name, command, args, env, resources, working directory are the spec's own;
+  keys the prediction has and the text has not are listed under ``"-"``. The object is
+  written only when rebuilding the text from it gives the very same text (the canonical
+  JSON of ``podsync.spec._hashing``); otherwise the text is written as it is;
+* the spec hash label (``LABEL_SPEC_HASH``) when it is the digest of that text;
+* ``join_ipc`` and the ``LABEL_JOINS`` label when they are ``join``; a file mount's
+  ``through`` when it is ``join``, its ``volume`` when it is the pod's state volume and its
+  ``path`` when it is the create's termination-message file.
+
+A label written as ``null`` is one the create does not have although it would
+otherwise be put back (a spec label without its hash, say); a field left out of a
+create whose default is another field's (``join_ipc``: ``join``) is written even at the
+type's default. Reading puts everything back in the opposite order, so the plan read is
+equal (``==``) to the plan written. Data of formats before 11 has none of this left
+out, and reads unchanged through the same functions.
+
+Contract: pure functions of plain JSON data (dicts, lists, strings, numbers).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from podsync.spec._hashing import SpecHash, canonical_json, spec_digest
+from podsync.spec._labels import (
+    LABEL_ATTEMPT,
+    LABEL_CONTAINER,
+    LABEL_JOINS,
+    LABEL_POD_STATE,
+    LABEL_POD_UID,
+    LABEL_SPEC,
+    LABEL_SPEC_HASH,
+    LABEL_TERMINATION_MESSAGE_POLICY,
+    LABEL_VOLUME_KIND,
+    LABEL_VOLUME_NAMESPACE,
+    POD_STATE_MOUNTED,
+    VOLUME_KIND_POD_STATE,
+)
+from podsync.spec._naming import container_name
+from podsync.spec._volumes import (
+    VOLUME_ACCESS_PATH,
+    pod_state_volume_name,
+    termination_message_entry,
+)
+
+__all__: list[str] = []
+
+#: The key of a spec label's object that lists the predicted keys its text has not.
+_ABSENT = "-"
+#: The key of a pod plan's labels common to all its creates (format 11).
+POD_LABELS = "labels"
+#: The key of the index, in a pod plan's actions, of the create the pod's other creates
+#: join when they leave their ``join`` out (format 11).
+POD_NETWORK = "network"
+#: The key of a create's message without its ``_message_prefix`` (format 11).
+NOTE = "note"
+#: Where a termination-message file is mounted unless the pod says (Kubernetes' default
+#: ``terminationMessagePath``).
+TERMINATION_MESSAGE_PATH = "/dev/termination-log"
+
+# Per action tag, whether the action names its pod (``pod``) and its pod's uid.
+_NAMES_POD = frozenset(
+    {"create", "kill", "remove", "wait", "writevolume", "createvolume", "removevolume"}
+)
+_NAMES_UID = _NAMES_POD | {"removepoddir"}
+
+
+def _predicted_label(spec: dict[str, Any], container: str, ctx: _Pod) -> dict[str, Any]:
+    """What a create's spec label (the canonical form of ``podsync.spec._hashing``)
+    most likely holds, from the create's own spec data (defaults left out): the
+    fields the canonical form and the spec share, the pod's name, and the values most
+    pods have. Only a guess: a wrong one costs bytes, never correctness."""
+    pod = {"name": ctx.name, "dns_policy": "ClusterFirst"}
+    if not spec.get("join"):
+        # A pod's network container (it joins no other): its canonical form is the
+        # pod's network (``network_spec_hash``), nothing of a container's: the cluster
+        # DNS options, and the host's resolv.conf as merged into its DNS settings.
+        dns, searches = spec.get("dns", []), spec.get("dns_search", [])
+        domain = ctx.cluster_domain
+        return {
+            "name": container,
+            "image": spec.get("image", ""),
+            "pod": pod,
+            "cluster_dns": ctx.cluster_dns,
+            "cluster_domain": domain,
+            "host_resolv_conf": {
+                "nameservers": [d for d in dns if d != ctx.cluster_dns],
+                "searches": [s for s in searches if not domain or not s.endswith(domain)],
+            },
+        }
+    predicted: dict[str, Any] = {
+        "name": container,
+        "image": spec.get("image", ""),
+        "command": spec.get("command") or [],
+        "args": spec.get("args") or [],
+        "cpu": spec.get("milli_cpu", 0),
+        "memory": spec.get("memory", 0),
+        "working_dir": spec.get("working_dir", ""),
+        "privileged": spec.get("privileged", False),
+        "ports": [],
+        "volume_mounts": [],
+        "termination_message_path": "",
+        "pod": {**pod, "volumes": []},
+    }
+    # The canonical form has a CPU limit only when one is set.
+    if spec.get("cpu_limit"):
+        predicted["cpu_limit"] = spec["cpu_limit"]
+    env = spec.get("env", [])
+    # A Secret value is a record (a dict), and its label form is the reference.
+    if all(isinstance(item, str) and "=" in item for item in env):
+        predicted["env"] = [dict(zip(("name", "value"), e.split("=", 1))) for e in env]
+    return predicted
+
+
+def _residue(actual: dict[str, Any], predicted: dict[str, Any]) -> dict[str, Any]:
+    """``actual`` without what ``predicted`` says of it (nested objects alike); the
+    predicted keys ``actual`` has not, under ``_ABSENT``."""
+    out: dict[str, Any] = {}
+    for key, value in actual.items():
+        guess = predicted.get(key, _ABSENT)
+        if isinstance(value, dict) and isinstance(guess, dict):
+            inner = _residue(value, guess)
+            if inner:
+                out[key] = inner
+        elif guess is _ABSENT or guess != value or type(guess) is not type(value):
+            out[key] = value
+    absent = sorted(k for k in predicted if k not in actual)
+    if absent:
+        out[_ABSENT] = absent
+    return out
+
+
+def _rebuilt(residue: dict[str, Any], predicted: dict[str, Any]) -> dict[str, Any]:
+    """The object ``_residue`` left ``residue`` of (``predicted`` as it was then)."""
+    absent = residue.get(_ABSENT, ())
+    out = {k: v for k, v in predicted.items() if k not in absent}
+    for key, value in residue.items():
+        if key == _ABSENT:
+            continue
+        guess = predicted.get(key)
+        out[key] = _rebuilt(value, guess) if isinstance(guess, dict) else value
+    # An object nested in the prediction whose residue was empty is as predicted.
+    return out
+
+
+def _label_object(text: str, predicted: dict[str, Any]) -> dict[str, Any] | None:
+    """The spec label ``text`` as what ``predicted`` does not say, or None when that
+    would not give the text back exactly (not canonical JSON, a key named ``_ABSENT``)."""
+    import json
+
+    try:
+        actual = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(actual, dict) or _has_absent_key(actual):
+        return None
+    residue = _residue(actual, predicted)
+    try:
+        same = canonical_json(_rebuilt(residue, predicted)) == text
+    except (TypeError, ValueError):
+        return None
+    return residue if same else None
+
+
+def _has_absent_key(value: Any) -> bool:
+    if isinstance(value, dict):
+        return _ABSENT in value or any(_has_absent_key(v) for v in value.values())
+    return False
+
+
+@attrs.frozen
+class _Pod:
+    """What a plan and a pod plan say that its creates' fields are predicted from."""
+
+    key: str
+    uid: str
+    full_name: str
+    network_image: str
+    cluster_dns: str
+    cluster_domain: str
+    # The name of the create the pod's other creates join (its network container's).
+    network: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.key.rpartition("/")[2]
+
+    @property
+    def namespace(self) -> str:
+        return self.key.rpartition("/")[0]
+
+
+def _message_prefix(key: str, container: str) -> str:
+    """How the planner's message of a create of ``container`` of the pod ``key``
+    begins (the rest of it is the action's ``note`` in format 11)."""
+    return f"create {key}/{container}: "
+
+
+def _network_index(actions: list[Any]) -> int | None:
+    """The index of the pod's network container's create, as written before format 11
+    (the first create that joins no other container), or None."""
+    for n, action in enumerate(actions):
+        if isinstance(action, dict) and action.get("action") == "create":
+            spec = action.get("spec")
+            if isinstance(spec, dict) and not spec.get("join"):
+                return n
+    return None
+
+
+def compact_pod(pod: dict[str, Any], options: tuple[str, str, str]) -> dict[str, Any]:
+    """A pod plan's data (the converter's, defaults left out) in format 11: what the
+    module docstring lists left out. ``pod`` is not changed; ``options`` are the plan's
+    network image, cluster DNS server and cluster domain."""
+    ctx = _Pod(pod.get("pod", ""), pod.get("uid", ""), pod.get("full_name", ""), *options)
+    actions = [dict(a) for a in pod.get("actions", [])]
+    out = {**pod, "actions": actions}
+    network = _network_index(actions)
+    if network is not None:
+        ctx = attrs.evolve(ctx, network=actions[network]["spec"].get("name", ""))
+    for n, action in enumerate(actions):
+        tag = action.get("action")
+        if tag in _NAMES_POD and action.get("pod") == ctx.key:
+            del action["pod"]
+        if tag in _NAMES_UID and action.get("pod_uid") == ctx.uid:
+            del action["pod_uid"]
+        if tag == "create":
+            action["spec"] = _compact_spec(action["spec"], action["container"], ctx, n == network)
+            prefix = _message_prefix(ctx.key, action["container"])
+            message = action.get("message", "")
+            if message.startswith(prefix):
+                del action["message"]
+                action[NOTE] = message[len(prefix) :]
+    if network is not None and any(
+        a.get("action") == "create" and "join" not in a["spec"]
+        for n, a in enumerate(actions)
+        if n != network
+    ):
+        out[POD_NETWORK] = network
+    creates = [a for a in actions if a.get("action") == "create"]
+    common = _common_labels([a["spec"] for a in creates])
+    if common:
+        out[POD_LABELS] = common
+        for action in creates:
+            labels = action["spec"]["labels"]
+            for name in common:
+                del labels[name]
+            if not labels:
+                del action["spec"]["labels"]
+    return out
+
+
+def _common_labels(specs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The labels (null ones included) that every one of two or more specs has alike."""
+    if len(specs) < 2:
+        return {}
+    first, *rest = (s.get("labels", {}) for s in specs)
+    return {k: v for k, v in first.items() if all(k in o and o[k] == v for o in rest)}
+
+
+def _predicted_name(spec: dict[str, Any], labels: dict[str, Any], container: str, ctx: _Pod) -> str:
+    """The create's container name as the planner makes it (``container_name``) from
+    its spec hash and attempt labels, or "" when they do not say."""
+    digest = SpecHash.parse(labels.get(LABEL_SPEC_HASH, ""))
+    attempt = labels.get(LABEL_ATTEMPT, "")
+    if digest is None or not isinstance(attempt, str) or not attempt.isdigit():
+        return ""
+    try:
+        return container_name(container, digest.name_hash, ctx.full_name, ctx.uid, int(attempt))
+    except ValueError:
+        return ""
+
+
+def _state_volumes(ctx: _Pod) -> list[dict[str, Any]]:
+    """A network container's mounts when it mounts the pod's state volume
+    (``pod_state_mount``), as the converter writes them."""
+    return [
+        {
+            "container_path": VOLUME_ACCESS_PATH,
+            "labels": {
+                LABEL_POD_UID: ctx.uid,
+                LABEL_VOLUME_KIND: VOLUME_KIND_POD_STATE,
+                LABEL_VOLUME_NAMESPACE: ctx.namespace,
+            },
+            "no_copy": True,
+            "volume": pod_state_volume_name(ctx.uid),
+        }
+    ]
+
+
+def _compact_spec(
+    spec: dict[str, Any], container: str, ctx: _Pod, network: bool
+) -> dict[str, Any]:
+    spec = dict(spec)
+    labels = dict(spec.get("labels", {}))
+    join = spec.get("join", "")
+    name = spec.get("name", "")
+    if name == _predicted_name(spec, labels, container, ctx):
+        del spec["name"]
+    if labels.get(LABEL_POD_STATE) == POD_STATE_MOUNTED:
+        if spec.get("volumes", []) == _state_volumes(ctx):
+            del spec["volumes"]
+        else:
+            spec["volumes"] = spec.get("volumes", [])
+    text = labels.get(LABEL_SPEC)
+    if isinstance(text, str):
+        if LABEL_SPEC_HASH not in labels:
+            labels[LABEL_SPEC_HASH] = None
+        elif labels[LABEL_SPEC_HASH] == str(spec_digest(text)):
+            del labels[LABEL_SPEC_HASH]
+        residue = _label_object(text, _predicted_label(spec, container, ctx))
+        if residue is not None:
+            labels[LABEL_SPEC] = residue
+    if LABEL_CONTAINER not in labels:
+        labels[LABEL_CONTAINER] = None
+    elif labels[LABEL_CONTAINER] == container:
+        del labels[LABEL_CONTAINER]
+    if join:
+        for label, value in ((LABEL_JOINS, join), (LABEL_TERMINATION_MESSAGE_POLICY, "File")):
+            if label not in labels:
+                labels[label] = None
+            elif labels[label] == value:
+                del labels[label]
+        if spec.get("join_ipc", "") == join:
+            del spec["join_ipc"]
+        else:
+            spec["join_ipc"] = spec.get("join_ipc", "")
+    if "file_mounts" in spec:
+        defaults = _file_mount_defaults(spec, name, ctx)
+        spec["file_mounts"] = [_left_out(m, defaults) for m in spec["file_mounts"]]
+    if not network and ctx.network:
+        if join == ctx.network:
+            del spec["join"]
+        else:
+            spec["join"] = join
+    spec["labels"] = labels
+    if not labels:
+        del spec["labels"]
+    return spec
+
+
+def _file_mount_defaults(spec: dict[str, Any], name: str, ctx: _Pod) -> dict[str, Any]:
+    """A file mount's fields as the termination-message file of the create of the
+    container ``name`` has them."""
+    return {
+        "through": spec.get("join", ""),
+        "volume": pod_state_volume_name(ctx.uid),
+        "path": termination_message_entry(name),
+        "container_path": TERMINATION_MESSAGE_PATH,
+        "image": ctx.network_image,
+    }
+
+
+def _left_out(mount: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
+    """A file mount without its fields at ``defaults``, with the rest of them written
+    (even at their type's default, which is not theirs here)."""
+    out = {k: v for k, v in mount.items() if defaults.get(k) != v}
+    for name, value in defaults.items():
+        if name not in mount and value != "":
+            out[name] = ""
+    return out
+
+
+def expand_pod(pod: Any, options: tuple[str, str, str]) -> Any:
+    """A pod plan's data of format 11 with what ``compact_pod`` left out put back
+    (``options`` as for ``compact_pod``).
+    Anything not shaped as a pod plan is returned as it is, for the converter to
+    refuse."""
+    if not isinstance(pod, dict) or not isinstance(pod.get("actions"), list):
+        return pod
+    key, uid, full_name = pod.get("pod", ""), pod.get("uid", ""), pod.get("full_name", "")
+    common = pod.get(POD_LABELS, {})
+    network = pod.get(POD_NETWORK)
+    if not all(isinstance(v, str) for v in (key, uid, full_name)) or not isinstance(common, dict):
+        return pod
+    ctx = _Pod(key, uid, full_name, *options)
+    actions = list(pod["actions"])
+    # The network container's create first: the others join it by its name.
+    order = list(range(len(actions)))
+    if isinstance(network, int) and 0 <= network < len(actions):
+        order.remove(network)
+        order.insert(0, network)
+    for n in order:
+        action = actions[n]
+        if not isinstance(action, dict):
+            continue
+        action = dict(action)
+        tag = action.get("action")
+        if tag in _NAMES_POD:
+            action.setdefault("pod", key)
+        if tag in _NAMES_UID:
+            action.setdefault("pod_uid", uid)
+        note = action.pop(NOTE, None)
+        if isinstance(note, str) and isinstance(action.get("container"), str):
+            action["message"] = _message_prefix(key, action["container"]) + note
+        spec, container = action.get("spec"), action.get("container")
+        if tag == "create" and isinstance(spec, dict) and isinstance(container, str):
+            if ctx.network and "join" not in spec:
+                spec = {**spec, "join": ctx.network}
+            action["spec"] = spec = _expand_spec(spec, container, ctx, common)
+            if n == network and isinstance(spec.get("name"), str):
+                ctx = attrs.evolve(ctx, network=spec["name"])
+        actions[n] = action
+    out = {k: v for k, v in pod.items() if k not in (POD_LABELS, POD_NETWORK)}
+    out["actions"] = actions
+    return out
+
+
+def _expand_spec(
+    spec: dict[str, Any], container: str, ctx: _Pod, common: dict[str, Any]
+) -> dict[str, Any]:
+    spec = dict(spec)
+    labels = spec.get("labels", {})
+    if not isinstance(labels, dict):
+        return spec
+    labels = {**common, **labels}
+    labels.setdefault(LABEL_CONTAINER, container)
+    join = spec.get("join", "")
+    if isinstance(join, str) and join:
+        labels.setdefault(LABEL_JOINS, join)
+        labels.setdefault(LABEL_TERMINATION_MESSAGE_POLICY, "File")
+        spec.setdefault("join_ipc", join)
+    residue = labels.get(LABEL_SPEC)
+    if isinstance(residue, dict):
+        predicted = _predicted_label(spec, container, ctx)
+        labels[LABEL_SPEC] = canonical_json(_rebuilt(residue, predicted))
+    text = labels.get(LABEL_SPEC)
+    if isinstance(text, str):
+        labels.setdefault(LABEL_SPEC_HASH, str(spec_digest(text)))
+    labels = {k: v for k, v in labels.items() if v is not None}
+    if "name" not in spec:
+        spec["name"] = _predicted_name(spec, labels, container, ctx)
+    if labels.get(LABEL_POD_STATE) == POD_STATE_MOUNTED and "volumes" not in spec:
+        spec["volumes"] = _state_volumes(ctx)
+    mounts = spec.get("file_mounts")
+    if isinstance(mounts, list):
+        defaults = _file_mount_defaults(spec, spec["name"], ctx)
+        spec["file_mounts"] = [{**defaults, **m} if isinstance(m, dict) else m for m in mounts]
+    spec["labels"] = labels
+    return spec

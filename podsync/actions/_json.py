@@ -252,6 +252,7 @@ def _pod_context(options: Any) -> tuple[str, str, str]:
     first, second, third = (v if isinstance(v, str) else "" for v in values)
     return first, second, third
 
+
 # The formats whose creates name the process as Docker does, each old key with its
 # format-10 name (Kubernetes' ``command`` was the ``entrypoint``, ``args`` the
 # ``command``): both are renamed at once, since each old name is the other's new one.
@@ -349,9 +350,7 @@ def plan_json_chunks(plan: Plan) -> Iterator[str]:
     # The plan without its pods, then the pods one by one where the sorted keys put
     # them: the text is what _dumps gives for the whole.
     # Always the format this podsync writes, whichever format a plan was read from.
-    head = _converter().unstructure(
-        attrs.evolve(plan, pods=(), format_version=PLAN_FORMAT_VERSION)
-    )
+    head = _converter().unstructure(attrs.evolve(plan, pods=(), format_version=PLAN_FORMAT_VERSION))
     if not plan.pods:
         yield _dumps(head) + "\n"
         return

@@ -122,7 +122,8 @@ def _predicted_label(spec: dict[str, Any], container: str, ctx: _Pod) -> dict[st
     env = spec.get("env", [])
     # A Secret value is a record (a dict), and its label form is the reference.
     if all(isinstance(item, str) and "=" in item for item in env):
-        predicted["env"] = [dict(zip(("name", "value"), e.split("=", 1))) for e in env]
+        pairs = (e.partition("=") for e in env)
+        predicted["env"] = [{"name": name, "value": value} for name, _, value in pairs]
     return predicted
 
 
@@ -301,9 +302,7 @@ def _state_volumes(ctx: _Pod) -> list[dict[str, Any]]:
     ]
 
 
-def _compact_spec(
-    spec: dict[str, Any], container: str, ctx: _Pod, network: bool
-) -> dict[str, Any]:
+def _compact_spec(spec: dict[str, Any], container: str, ctx: _Pod, network: bool) -> dict[str, Any]:
     spec = dict(spec)
     labels = dict(spec.get("labels", {}))
     join = spec.get("join", "")

@@ -4,8 +4,8 @@ One private cattrs converter turns a ``Plan`` into plain data and back. Actions 
 an ``"action"`` tag (``create``, ``kill``, ``remove``, ``wait``, ``removepoddir``,
 ``writevolume``, ``createvolume``, ``removevolume``, ``pull``, ``removeimage``); enums are
 written as their values, bytes (the files a ``writevolume`` writes) as base64 text. The
-text is canonical (sorted keys, fixed indentation: indented down to each action, what an
-action holds on one line), so equal plans give byte-identical JSON. Any JSON layout of the same data
+text is canonical (sorted keys, fixed indentation: indented down to each pod's actions,
+each action on one line, without spaces), so equal plans give byte-identical JSON. Any JSON layout of the same data
 reads back (plans saved fully indented by earlier versions included).
 
 The top-level ``format_version`` is checked on load: a plan written by an incompatible
@@ -293,16 +293,17 @@ def plan_to_json(plan: Plan) -> str:
     return "".join(plan_json_chunks(plan))
 
 
-# Containers nested this deep or deeper are written on one line. Down to a pod's
-# actions everything is indented (a reader finds each action on its own lines); what an
-# action holds (a create's spec: about 300 lines per pod when indented) is one line.
-# That keeps the bulk of the encoding in the C encoder: json.dumps with indent=2 uses
-# the pure-Python encoder, 4x slower on a plan of 10,000 pods.
-_COMPACT_DEPTH = 5
+# Containers nested this deep or deeper are written on one line. Down to a pod's list of
+# actions everything is indented; each action is one line (a reader finds each action
+# on a line of its own; indented, a create took about 300 lines per pod, and format 11
+# has no room for it: 2 KB a pod, issue 33). That keeps the bulk of the encoding in the
+# C encoder: json.dumps with indent=2 uses the pure-Python encoder, 4x slower on a plan
+# of 10,000 pods.
+_COMPACT_DEPTH = 4
 
-# sort_keys and ensure_ascii=False as for the indented part; ", " and ": " as separators
-# so a one-line object reads like the indented ones.
-_compact = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(", ", ": ")).encode
+# sort_keys and ensure_ascii=False as for the indented part; no space after the
+# separators (format 11: about 150 bytes of a pod's 2 KB).
+_compact = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode
 
 # A string's JSON text, non-ASCII kept (the C function where there is one).
 _string = json.encoder.encode_basestring

@@ -40,8 +40,12 @@ from podsync.spec._labels import (
     LABEL_ATTEMPT,
     LABEL_CONTAINER,
     LABEL_JOINS,
+    LABEL_POD_NAME,
+    LABEL_POD_NAMESPACE,
+    LABEL_POD_SOURCE,
     LABEL_POD_STATE,
     LABEL_POD_UID,
+    LABEL_RESTART_COUNT,
     LABEL_SPEC,
     LABEL_SPEC_HASH,
     LABEL_TERMINATION_MESSAGE_POLICY,
@@ -51,6 +55,7 @@ from podsync.spec._labels import (
     VOLUME_KIND_POD_STATE,
 )
 from podsync.spec._naming import container_name
+from podsync.spec._qos import NETWORK_OOM_SCORE_ADJ
 from podsync.spec._volumes import (
     VOLUME_ACCESS_PATH,
     pod_state_volume_name,
@@ -97,6 +102,7 @@ def _predicted_label(spec: dict[str, Any], container: str, ctx: _Pod) -> dict[st
             "pod": pod,
             "cluster_dns": ctx.cluster_dns,
             "cluster_domain": domain,
+            "ports": _PORTS,
             "host_resolv_conf": {
                 "nameservers": [d for d in dns if d != ctx.cluster_dns],
                 "searches": [s for s in searches if not domain or not s.endswith(domain)],
@@ -111,10 +117,10 @@ def _predicted_label(spec: dict[str, Any], container: str, ctx: _Pod) -> dict[st
         "memory": spec.get("memory", 0),
         "working_dir": spec.get("working_dir", ""),
         "privileged": spec.get("privileged", False),
-        "ports": [],
-        "volume_mounts": [],
+        "ports": _PORTS,
+        "volume_mounts": _Each({"read_only": False}),
         "termination_message_path": "",
-        "pod": {**pod, "volumes": []},
+        "pod": {**pod, "volumes": _Each({"host_path": None})},
     }
     # The canonical form has a CPU limit only when one is set.
     if spec.get("cpu_limit"):
@@ -127,13 +133,30 @@ def _predicted_label(spec: dict[str, Any], container: str, ctx: _Pod) -> dict[st
     return predicted
 
 
+@attrs.frozen
+class _Each:
+    """The prediction of a list of objects: each one is predicted as ``item`` (an
+    empty list is as predicted)."""
+
+    item: dict[str, Any]
+
+
+# A port of the canonical form as most are (``_hashing._port``): TCP, not published.
+_PORTS = _Each({"host_ip": "", "host_port": 0, "protocol": "TCP"})
+
+
 def _residue(actual: dict[str, Any], predicted: dict[str, Any]) -> dict[str, Any]:
-    """``actual`` without what ``predicted`` says of it (nested objects alike); the
-    predicted keys ``actual`` has not, under ``_ABSENT``."""
+    """``actual`` without what ``predicted`` says of it (nested objects and the items
+    of ``_Each`` lists alike); the predicted keys ``actual`` has not, under ``_ABSENT``."""
     out: dict[str, Any] = {}
     for key, value in actual.items():
         guess = predicted.get(key, _ABSENT)
-        if isinstance(value, dict) and isinstance(guess, dict):
+        if isinstance(guess, _Each):
+            if not isinstance(value, list) or not all(isinstance(i, dict) for i in value):
+                out[key] = value  # not rebuilt as it was: the text is written instead
+            elif value:
+                out[key] = [_residue(item, guess.item) for item in value]
+        elif isinstance(value, dict) and isinstance(guess, dict):
             inner = _residue(value, guess)
             if inner:
                 out[key] = inner
@@ -148,14 +171,28 @@ def _residue(actual: dict[str, Any], predicted: dict[str, Any]) -> dict[str, Any
 def _rebuilt(residue: dict[str, Any], predicted: dict[str, Any]) -> dict[str, Any]:
     """The object ``_residue`` left ``residue`` of (``predicted`` as it was then)."""
     absent = residue.get(_ABSENT, ())
-    out = {k: v for k, v in predicted.items() if k not in absent}
+    out = {k: _as_predicted(v) for k, v in predicted.items() if k not in absent}
     for key, value in residue.items():
         if key == _ABSENT:
             continue
         guess = predicted.get(key)
-        out[key] = _rebuilt(value, guess) if isinstance(guess, dict) else value
+        if isinstance(guess, _Each) and isinstance(value, list):
+            value = [_rebuilt(i, guess.item) if isinstance(i, dict) else i for i in value]
+        elif isinstance(guess, dict) and isinstance(value, dict):
+            value = _rebuilt(value, guess)
+        out[key] = value
     # An object nested in the prediction whose residue was empty is as predicted.
     return out
+
+
+def _as_predicted(guess: Any) -> Any:
+    """The value a prediction stands for where nothing is left of it: an ``_Each`` list
+    empty, an object with its values so."""
+    if isinstance(guess, _Each):
+        return []
+    if isinstance(guess, dict):
+        return {k: _as_predicted(v) for k, v in guess.items()}
+    return guess
 
 
 def _label_object(text: str, predicted: dict[str, Any]) -> dict[str, Any] | None:
@@ -205,10 +242,43 @@ class _Pod:
         return self.key.rpartition("/")[0]
 
 
-def _message_prefix(key: str, container: str) -> str:
-    """How the planner's message of a create of ``container`` of the pod ``key``
-    begins (the rest of it is the action's ``note`` in format 11)."""
-    return f"create {key}/{container}: "
+def _message_prefix(action: dict[str, Any], key: str) -> str | None:
+    """How the planner's message of ``action`` (of the pod ``key``) begins, when it is
+    a create or a volume's create (the rest of it is the action's ``note`` in format
+    11); None for the other actions, whose message is written whole."""
+    tag = action.get("action")
+    if tag == "create" and isinstance(action.get("container"), str):
+        return f"create {key}/{action['container']}: "
+    if tag == "createvolume" and isinstance(action.get("volume"), str):
+        return f"create volume {action['volume']}: "
+    return None
+
+
+# The notes of the creates most plans are made of, by reason (``_restarts``, ``_pod``):
+# a create whose note is its reason's here has neither note nor message in format 11.
+_NOTES = {"missing": "no container yet", "network-missing": "network container missing"}
+
+
+def _compact_message(action: dict[str, Any], key: str) -> None:
+    prefix = _message_prefix(action, key)
+    message = action.get("message")
+    if prefix is None or not isinstance(message, str) or not message.startswith(prefix):
+        return
+    note = message[len(prefix) :]
+    del action["message"]
+    if action.get("action") != "create" or _NOTES.get(action.get("reason", "")) != note:
+        action[NOTE] = note
+
+
+def _expand_message(action: dict[str, Any], key: str) -> None:
+    prefix = _message_prefix(action, key)
+    if prefix is None or "message" in action:
+        return
+    note = action.pop(NOTE, None)
+    if note is None and action.get("action") == "create":
+        note = _NOTES.get(str(action.get("reason")))
+    if isinstance(note, str):
+        action["message"] = prefix + note
 
 
 def _network_index(actions: list[Any]) -> int | None:
@@ -240,16 +310,15 @@ def compact_pod(pod: dict[str, Any], options: tuple[str, str, str]) -> dict[str,
             del action["pod_uid"]
         if tag == "create":
             action["spec"] = _compact_spec(action["spec"], action["container"], ctx, n == network)
-            prefix = _message_prefix(ctx.key, action["container"])
-            message = action.get("message", "")
-            if message.startswith(prefix):
-                del action["message"]
-                action[NOTE] = message[len(prefix) :]
-    if network is not None and any(
-        a.get("action") == "create" and "join" not in a["spec"]
-        for n, a in enumerate(actions)
-        if n != network
-    ):
+        elif tag == "createvolume":
+            _compact_labels(action, _volume_labels(ctx))
+            if action.get("image", "") == ctx.network_image:
+                action.pop("image", None)
+            else:
+                action["image"] = action.get("image", "")
+        _compact_message(action, ctx.key)
+    # Most pod plans that create begin with their network container's create.
+    if network != 0 and any(a.get("action") == "create" for a in actions):
         out[POD_NETWORK] = network
     creates = [a for a in actions if a.get("action") == "create"]
     common = _common_labels([a["spec"] for a in creates])
@@ -264,12 +333,63 @@ def compact_pod(pod: dict[str, Any], options: tuple[str, str, str]) -> dict[str,
     return out
 
 
+def _volume_labels(ctx: _Pod) -> dict[str, str]:
+    """The labels of a volume podsync makes for the pod (``LABEL_VOLUME_KIND`` aside)."""
+    return {LABEL_POD_UID: ctx.uid, LABEL_VOLUME_NAMESPACE: ctx.namespace}
+
+
+def _compact_labels(data: dict[str, Any], predicted: dict[str, str]) -> None:
+    """``data["labels"]`` without those at ``predicted``, those it lacks there as
+    null."""
+    labels = dict(data.get("labels", {}))
+    for label, value in predicted.items():
+        if label not in labels:
+            labels[label] = None
+        elif labels[label] == value:
+            del labels[label]
+    data["labels"] = labels
+    if not labels:
+        del data["labels"]
+
+
 def _common_labels(specs: list[dict[str, Any]]) -> dict[str, Any]:
     """The labels (null ones included) that every one of two or more specs has alike."""
     if len(specs) < 2:
         return {}
     first, *rest = (s.get("labels", {}) for s in specs)
     return {k: v for k, v in first.items() if all(k in o and o[k] == v for o in rest)}
+
+
+def _predicted_fields(spec: dict[str, Any], network: bool) -> dict[str, int]:
+    """The engine settings of a create that its other fields say: the pod's network
+    container's OOM score (``NETWORK_OOM_SCORE_ADJ``); with a memory limit, a swap
+    limit of the same (no swap) and a Guaranteed container's OOM score (-997, the
+    kubelet's guaranteedOOMScoreAdj). Written when they differ, even at 0."""
+    if network:
+        return {"oom_score_adj": NETWORK_OOM_SCORE_ADJ}
+    memory = spec.get("memory")
+    if isinstance(memory, int) and not isinstance(memory, bool) and memory:
+        return {"memory_swap": memory, "oom_score_adj": -997}
+    return {}
+
+
+def _predicted_labels(container: str, join: str, ctx: _Pod) -> dict[str, str]:
+    """The labels of podsync's record of a container (``CreateSpecs._labels``) that
+    the rest of the pod plan says, as a new instance has them; a container that joins
+    another also names it and its termination-message policy."""
+    labels = {
+        LABEL_CONTAINER: container,
+        LABEL_POD_NAME: ctx.name,
+        LABEL_POD_NAMESPACE: ctx.namespace,
+        LABEL_POD_UID: ctx.uid,
+        LABEL_POD_SOURCE: ctx.full_name.rpartition(".")[2],
+        LABEL_ATTEMPT: "0",
+        LABEL_RESTART_COUNT: "0",
+    }
+    if join:
+        labels[LABEL_JOINS] = join
+        labels[LABEL_TERMINATION_MESSAGE_POLICY] = "File"
+    return labels
 
 
 def _predicted_name(spec: dict[str, Any], labels: dict[str, Any], container: str, ctx: _Pod) -> str:
@@ -323,16 +443,17 @@ def _compact_spec(spec: dict[str, Any], container: str, ctx: _Pod, network: bool
         residue = _label_object(text, _predicted_label(spec, container, ctx))
         if residue is not None:
             labels[LABEL_SPEC] = residue
-    if LABEL_CONTAINER not in labels:
-        labels[LABEL_CONTAINER] = None
-    elif labels[LABEL_CONTAINER] == container:
-        del labels[LABEL_CONTAINER]
+    for label, value in _predicted_labels(container, join, ctx).items():
+        if label not in labels:
+            labels[label] = None
+        elif labels[label] == value:
+            del labels[label]
+    for field, setting in _predicted_fields(spec, network).items():
+        if spec.get(field, 0) == setting:
+            spec.pop(field, None)
+        else:
+            spec[field] = spec.get(field, 0)
     if join:
-        for label, value in ((LABEL_JOINS, join), (LABEL_TERMINATION_MESSAGE_POLICY, "File")):
-            if label not in labels:
-                labels[label] = None
-            elif labels[label] == value:
-                del labels[label]
         if spec.get("join_ipc", "") == join:
             del spec["join_ipc"]
         else:
@@ -382,7 +503,7 @@ def expand_pod(pod: Any, options: tuple[str, str, str]) -> Any:
         return pod
     key, uid, full_name = pod.get("pod", ""), pod.get("uid", ""), pod.get("full_name", "")
     common = pod.get(POD_LABELS, {})
-    network = pod.get(POD_NETWORK)
+    network = pod.get(POD_NETWORK, 0)
     if not all(isinstance(v, str) for v in (key, uid, full_name)) or not isinstance(common, dict):
         return pod
     ctx = _Pod(key, uid, full_name, *options)
@@ -402,14 +523,17 @@ def expand_pod(pod: Any, options: tuple[str, str, str]) -> Any:
             action.setdefault("pod", key)
         if tag in _NAMES_UID:
             action.setdefault("pod_uid", uid)
-        note = action.pop(NOTE, None)
-        if isinstance(note, str) and isinstance(action.get("container"), str):
-            action["message"] = _message_prefix(key, action["container"]) + note
+        _expand_message(action, key)
         spec, container = action.get("spec"), action.get("container")
+        if tag == "createvolume":
+            action.setdefault("image", ctx.network_image)
+        if tag == "createvolume" and isinstance(action.get("labels", {}), dict):
+            labels = {**_volume_labels(ctx), **action.get("labels", {})}
+            action["labels"] = {k: v for k, v in labels.items() if v is not None}
         if tag == "create" and isinstance(spec, dict) and isinstance(container, str):
             if ctx.network and "join" not in spec:
                 spec = {**spec, "join": ctx.network}
-            action["spec"] = spec = _expand_spec(spec, container, ctx, common)
+            action["spec"] = spec = _expand_spec(spec, container, ctx, common, n == network)
             if n == network and isinstance(spec.get("name"), str):
                 ctx = attrs.evolve(ctx, network=spec["name"])
         actions[n] = action
@@ -419,19 +543,21 @@ def expand_pod(pod: Any, options: tuple[str, str, str]) -> Any:
 
 
 def _expand_spec(
-    spec: dict[str, Any], container: str, ctx: _Pod, common: dict[str, Any]
+    spec: dict[str, Any], container: str, ctx: _Pod, common: dict[str, Any], network: bool
 ) -> dict[str, Any]:
     spec = dict(spec)
     labels = spec.get("labels", {})
     if not isinstance(labels, dict):
         return spec
     labels = {**common, **labels}
-    labels.setdefault(LABEL_CONTAINER, container)
     join = spec.get("join", "")
-    if isinstance(join, str) and join:
-        labels.setdefault(LABEL_JOINS, join)
-        labels.setdefault(LABEL_TERMINATION_MESSAGE_POLICY, "File")
+    join = join if isinstance(join, str) else ""
+    for label, value in _predicted_labels(container, join, ctx).items():
+        labels.setdefault(label, value)
+    if join:
         spec.setdefault("join_ipc", join)
+    for field, setting in _predicted_fields(spec, network).items():
+        spec.setdefault(field, setting)
     residue = labels.get(LABEL_SPEC)
     if isinstance(residue, dict):
         predicted = _predicted_label(spec, container, ctx)

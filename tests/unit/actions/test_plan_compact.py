@@ -41,10 +41,9 @@ def test_a_plan_of_replacements_reads_back_equal() -> None:
 
 
 def test_the_text_per_pod() -> None:
-    """A pod of three containers takes about 3.3 KB (12.3 KB in format 10); the issue's
-    2 KB is not reached yet (see docs/benchmarks.md, issue 33)."""
+    """A pod of three containers takes at most 2 KB (12.3 KB in format 10: issue 33)."""
     size = len(plan_to_json(_fleet()).encode()) / PODS
-    assert size <= 3_500
+    assert size <= 2_048
 
 
 def _edited(made: Plan, **labels: str | None) -> Plan:
@@ -89,7 +88,7 @@ def test_a_create_that_joins_no_one_in_a_pod_with_a_network_create_reads_back() 
     made = attrs.evolve(made, pods=(attrs.evolve(pod, actions=actions), *made.pods[1:]))
     text = plan_to_json(made)
     assert plan_from_json(text) == made
-    assert '"join": ""' in text
+    assert '"join":""' in text
 
 
 def test_the_spec_label_is_written_as_an_object() -> None:

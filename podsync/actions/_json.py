@@ -5,8 +5,10 @@ an ``"action"`` tag (``create``, ``kill``, ``remove``, ``wait``, ``removepoddir`
 ``writevolume``, ``createvolume``, ``removevolume``, ``pull``, ``removeimage``); enums are
 written as their values, bytes (the files a ``writevolume`` writes) as base64 text. The
 text is canonical (sorted keys, fixed indentation: indented down to each pod's actions,
-each action on one line, without spaces), so equal plans give byte-identical JSON. Any JSON layout of the same data
-reads back (plans saved fully indented by earlier versions included).
+each action on one line, without spaces), so equal plans give byte-identical JSON. Any
+JSON layout of the same data reads back (plans saved fully indented by earlier versions
+included). From format 11, a pod's plan leaves out what the rest of it says
+(``_json_pods``), and a plan is always written in the format of this podsync.
 
 The top-level ``format_version`` is checked on load: a plan written by an incompatible
 podsync is refused instead of being misread. Format 3 added ``options``, the
@@ -44,7 +46,7 @@ __all__ = ["plan_from_json", "plan_to_json"]
 
 
 @functools.cache
-def _converter() -> cattrs.Converter:
+def _converter(omit: bool = True) -> cattrs.Converter:
     """The plan's converter, made on first use: cattrs is imported only by a program
     that reads or writes a plan's JSON (made once: it is the same for every plan)."""
     import cattrs
@@ -54,7 +56,7 @@ def _converter() -> cattrs.Converter:
     # Format 11 leaves every field at its default out (issue 33: a third of a create's
     # text was defaults); reading puts them back, as it always did for a missing field
     # that has a default.
-    converter = cattrs.Converter(forbid_extra_keys=True, omit_if_default=True)
+    converter = cattrs.Converter(forbid_extra_keys=True, omit_if_default=omit)
     # (Before the specs' hooks, which take it when made.) A named volume's labels (a pod's
     # state volume, made at its network container's create) are a JSON object, written
     # only where there are some: other mounts read as before.
@@ -63,7 +65,7 @@ def _converter() -> cattrs.Converter:
         cattrs.gen.make_dict_unstructure_fn(
             NamedVolumeMount,
             converter,
-            _cattrs_omit_if_default=True,
+            _cattrs_omit_if_default=omit,
             labels=cattrs.gen.override(omit_if_default=True, unstruct_hook=dict),
         ),
     )
@@ -76,7 +78,7 @@ def _converter() -> cattrs.Converter:
         ),
     )
     # Before the union of actions, whose functions take the spec's hooks when made.
-    _seal_create_specs(converter)
+    _seal_create_specs(converter, omit)
 
     # VolumeFile.data (a WriteVolume's files): bytes, as base64 text.
     def structure_bytes(value: Any, _: Any) -> bytes:
@@ -86,7 +88,7 @@ def _converter() -> cattrs.Converter:
 
     converter.register_unstructure_hook(bytes, lambda value: base64.b64encode(value).decode())
     converter.register_structure_hook(bytes, structure_bytes)
-    _seal_volume_files(converter)
+    _seal_volume_files(converter, omit)
 
     configure_tagged_union(
         PodAction, converter, tag_name="action", tag_generator=lambda cls: cls.__name__.lower()
@@ -116,7 +118,7 @@ def _converter() -> cattrs.Converter:
         cattrs.gen.make_dict_unstructure_fn(
             PlanOptions,
             converter,
-            _cattrs_omit_if_default=True,
+            _cattrs_omit_if_default=omit,
             capabilities=cattrs.gen.override(omit_if_default=True),
         ),
     )
@@ -127,8 +129,9 @@ def _converter() -> cattrs.Converter:
         cattrs.gen.make_dict_unstructure_fn(
             Plan,
             converter,
-            _cattrs_omit_if_default=True,
+            _cattrs_omit_if_default=omit,
             format_version=cattrs.gen.override(omit_if_default=False),
+            sources=cattrs.gen.override(omit_if_default=True),
         ),
     )
     return converter
@@ -143,7 +146,7 @@ def _labels_from_json(value: Any, _: Any) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(value.items()))
 
 
-def _seal_volume_files(converter: cattrs.Converter) -> None:
+def _seal_volume_files(converter: cattrs.Converter, omit: bool) -> None:
     """A secret volume's file is written as its Secret reference and keyed digest
     (``secret``), never its bytes; read back, its value is not known (``known`` False,
     ``data`` empty) until the sources give it again (apply refuses it before)."""
@@ -152,7 +155,8 @@ def _seal_volume_files(converter: cattrs.Converter) -> None:
     unstructure = make_dict_unstructure_fn(
         VolumeFile,
         converter,
-        _cattrs_omit_if_default=True,
+        _cattrs_omit_if_default=omit,
+        secret=override(omit_if_default=True),
         known=override(omit=True),
     )
     structure = make_dict_structure_fn(VolumeFile, converter, known=override(omit=True))
@@ -175,13 +179,13 @@ def _seal_volume_files(converter: cattrs.Converter) -> None:
     converter.register_structure_hook(VolumeFile, structure_file)
 
 
-def _seal_create_specs(converter: cattrs.Converter) -> None:
+def _seal_create_specs(converter: cattrs.Converter, omit: bool) -> None:
     """A create's Secret values are written as their ``sealed_record`` (references and
     keyed digests), never as themselves; read back, they are ``SecretText`` s whose
     value is not known until ``unseal`` puts it back (apply refuses them before)."""
     from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn
 
-    unstructure = make_dict_unstructure_fn(CreateSpec, converter, _cattrs_omit_if_default=True)
+    unstructure = make_dict_unstructure_fn(CreateSpec, converter, _cattrs_omit_if_default=omit)
     structure = make_dict_structure_fn(CreateSpec, converter)
 
     def unstructure_spec(spec: CreateSpec) -> dict[str, Any]:
@@ -371,6 +375,12 @@ def plan_json_chunks(plan: Plan) -> Iterator[str]:
         yield "    " + element + (",\n" if n < last else "\n")
     text = _dumps(after)
     yield "  ]" + ("," + text[1:] if after else "\n}") + "\n"
+
+
+def _written_out(plan: Plan) -> dict[str, Any]:
+    """The plan's data with every field written, as format 10 wrote it (the version
+    aside): for the tests that turn it into older formats' data."""
+    return _converter(omit=False).unstructure(plan)  # type: ignore[no-any-return]
 
 
 def plan_from_json(text: str | bytes, *, source: str = "") -> Plan:

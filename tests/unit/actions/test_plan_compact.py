@@ -68,8 +68,21 @@ def _edited(made: Plan, **labels: str | None) -> Plan:
         {LABEL_SPEC: '{"name":"x","-":1}'},
         {LABEL_SPEC: "not json"},
         {LABEL_SPEC_HASH: "3:" + "0" * 64},
+        {LABEL_SPEC: '{"name": "app"}'},
+        {LABEL_SPEC: '{"cpu":250.0,"name":"web","privileged":0,"volume_mounts":[{"read_only":0}]}'},
+        {LABEL_SPEC: '{"args":[1,true],"name":"app","ports":[{"host_port":false},3]}'},
     ],
-    ids=["no-hash", "no-joins", "other-joins", "dash-key", "not-json", "other-hash"],
+    ids=[
+        "no-hash",
+        "no-joins",
+        "other-joins",
+        "dash-key",
+        "not-json",
+        "other-hash",
+        "not-canonical",
+        "numbers-for-booleans",
+        "lists-of-other-values",
+    ],
 )
 def test_labels_that_are_not_as_predicted_read_back(labels: dict[str, str | None]) -> None:
     made = _edited(_fleet(), **labels)

@@ -419,7 +419,11 @@ def plan_from_json(text: str | bytes, *, source: str = "") -> Plan:
         data = _kubernetes_named(data)
     if version in _COMPACT_FORMATS and isinstance(data.get("pods"), list):
         context = _pod_context(data.get("options"))
-        data = {**data, "pods": [expand_pod(pod, context) for pod in data["pods"]]}
+        try:
+            data = {**data, "pods": [expand_pod(pod, context) for pod in data["pods"]]}
+        except (TypeError, ValueError, AttributeError, KeyError) as exc:
+            # Data no podsync wrote (expand_pod trusts the shapes it writes).
+            raise ConfigError.single(source, "$.pods", f"invalid plan: {exc!r}") from None
     try:
         return _converter().structure(data, Plan)
     except Exception as exc:  # cattrs raises exception groups of many kinds

@@ -11,6 +11,7 @@ import pytest
 from benchmarks.bench_plan import NOW, OPTIONS, make_images, make_pod, observed_after
 from podsync import plan_from_json, plan_to_json
 from podsync.actions._actions import Create, Plan
+from podsync.exceptions import ConfigError
 from podsync.planner._plan import plan
 from podsync.spec._labels import LABEL_JOINS, LABEL_SPEC, LABEL_SPEC_HASH
 
@@ -108,3 +109,18 @@ def test_the_spec_label_is_written_as_an_object() -> None:
     data = json.loads(plan_to_json(_fleet()))
     creates = [a for p in data["pods"] for a in p["actions"] if a["action"] == "create"]
     assert all(isinstance(a["spec"]["labels"][LABEL_SPEC], dict) for a in creates)
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [{"env": 5}, {"name": 7, "file_mounts": [{}]}, {"file_mounts": 3}],
+    ids=["env", "name", "file-mounts"],
+)
+def test_a_format_11_plan_of_wrong_shapes_is_refused(spec: dict[str, object]) -> None:
+    """What no podsync writes is refused as an invalid plan, whatever it breaks."""
+    data = json.loads(plan_to_json(_fleet()))
+    action = data["pods"][0]["actions"][1]
+    action["spec"] = {**action["spec"], **spec}
+
+    with pytest.raises(ConfigError, match="invalid plan"):
+        plan_from_json(json.dumps(data))

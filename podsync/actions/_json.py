@@ -4,9 +4,11 @@ One private cattrs converter turns a ``Plan`` into plain data and back. Actions 
 an ``"action"`` tag (``create``, ``kill``, ``remove``, ``wait``, ``removepoddir``,
 ``writevolume``, ``createvolume``, ``removevolume``, ``pull``, ``removeimage``); enums are
 written as their values, bytes (the files a ``writevolume`` writes) as base64 text. The
-text is canonical (sorted keys, fixed indentation: indented down to each action, what an
-action holds on one line), so equal plans give byte-identical JSON. Any JSON layout of the same data
-reads back (plans saved fully indented by earlier versions included).
+text is canonical (sorted keys, fixed indentation: indented down to each pod's actions,
+each action on one line, without spaces), so equal plans give byte-identical JSON. Any
+JSON layout of the same data reads back (plans saved fully indented by earlier versions
+included). From format 11, a pod's plan leaves out what the rest of it says
+(``_json_pods``), and a plan is always written in the format of this podsync.
 
 The top-level ``format_version`` is checked on load: a plan written by an incompatible
 podsync is refused instead of being misread. Format 3 added ``options``, the
@@ -28,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from podsync.actions._actions import PLAN_FORMAT_VERSION, CreateSpec, Plan, PodAction, PodPlan
+from podsync.actions._json_pods import compact_pod, expand_pod
 from podsync.actions._options import Capability, PlanOptions
 from podsync.exceptions import ConfigError
 from podsync.model._secrets import SEALABLE_FIELDS as _SEALABLE
@@ -43,14 +46,17 @@ __all__ = ["plan_from_json", "plan_to_json"]
 
 
 @functools.cache
-def _converter() -> cattrs.Converter:
+def _converter(omit: bool = True) -> cattrs.Converter:
     """The plan's converter, made on first use: cattrs is imported only by a program
     that reads or writes a plan's JSON (made once: it is the same for every plan)."""
     import cattrs
     import cattrs.gen
     from cattrs.strategies import configure_tagged_union
 
-    converter = cattrs.Converter(forbid_extra_keys=True)
+    # Format 11 leaves every field at its default out (issue 33: a third of a create's
+    # text was defaults); reading puts them back, as it always did for a missing field
+    # that has a default.
+    converter = cattrs.Converter(forbid_extra_keys=True, omit_if_default=omit)
     # (Before the specs' hooks, which take it when made.) A named volume's labels (a pod's
     # state volume, made at its network container's create) are a JSON object, written
     # only where there are some: other mounts read as before.
@@ -59,6 +65,7 @@ def _converter() -> cattrs.Converter:
         cattrs.gen.make_dict_unstructure_fn(
             NamedVolumeMount,
             converter,
+            _cattrs_omit_if_default=omit,
             labels=cattrs.gen.override(omit_if_default=True, unstruct_hook=dict),
         ),
     )
@@ -71,7 +78,7 @@ def _converter() -> cattrs.Converter:
         ),
     )
     # Before the union of actions, whose functions take the spec's hooks when made.
-    _seal_create_specs(converter)
+    _seal_create_specs(converter, omit)
 
     # VolumeFile.data (a WriteVolume's files): bytes, as base64 text.
     def structure_bytes(value: Any, _: Any) -> bytes:
@@ -81,7 +88,7 @@ def _converter() -> cattrs.Converter:
 
     converter.register_unstructure_hook(bytes, lambda value: base64.b64encode(value).decode())
     converter.register_structure_hook(bytes, structure_bytes)
-    _seal_volume_files(converter)
+    _seal_volume_files(converter, omit)
 
     configure_tagged_union(
         PodAction, converter, tag_name="action", tag_generator=lambda cls: cls.__name__.lower()
@@ -109,14 +116,22 @@ def _converter() -> cattrs.Converter:
     converter.register_unstructure_hook(
         PlanOptions,
         cattrs.gen.make_dict_unstructure_fn(
-            PlanOptions, converter, capabilities=cattrs.gen.override(omit_if_default=True)
+            PlanOptions,
+            converter,
+            _cattrs_omit_if_default=omit,
+            capabilities=cattrs.gen.override(omit_if_default=True),
         ),
     )
-    # A plan without Secret values says nothing of its sources (and reads as before).
+    # A plan without Secret values says nothing of its sources (and reads as before);
+    # its format is always written (a reader checks it first).
     converter.register_unstructure_hook(
         Plan,
         cattrs.gen.make_dict_unstructure_fn(
-            Plan, converter, sources=cattrs.gen.override(omit_if_default=True)
+            Plan,
+            converter,
+            _cattrs_omit_if_default=omit,
+            format_version=cattrs.gen.override(omit_if_default=False),
+            sources=cattrs.gen.override(omit_if_default=True),
         ),
     )
     return converter
@@ -131,7 +146,7 @@ def _labels_from_json(value: Any, _: Any) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(value.items()))
 
 
-def _seal_volume_files(converter: cattrs.Converter) -> None:
+def _seal_volume_files(converter: cattrs.Converter, omit: bool) -> None:
     """A secret volume's file is written as its Secret reference and keyed digest
     (``secret``), never its bytes; read back, its value is not known (``known`` False,
     ``data`` empty) until the sources give it again (apply refuses it before)."""
@@ -140,6 +155,7 @@ def _seal_volume_files(converter: cattrs.Converter) -> None:
     unstructure = make_dict_unstructure_fn(
         VolumeFile,
         converter,
+        _cattrs_omit_if_default=omit,
         secret=override(omit_if_default=True),
         known=override(omit=True),
     )
@@ -148,7 +164,7 @@ def _seal_volume_files(converter: cattrs.Converter) -> None:
     def unstructure_file(file: VolumeFile) -> dict[str, Any]:
         data = unstructure(file)
         if file.secret is not None:
-            del data["data"]
+            data.pop("data", None)
         return data
 
     def structure_file(data: Any, _: Any) -> VolumeFile:
@@ -163,13 +179,13 @@ def _seal_volume_files(converter: cattrs.Converter) -> None:
     converter.register_structure_hook(VolumeFile, structure_file)
 
 
-def _seal_create_specs(converter: cattrs.Converter) -> None:
+def _seal_create_specs(converter: cattrs.Converter, omit: bool) -> None:
     """A create's Secret values are written as their ``sealed_record`` (references and
     keyed digests), never as themselves; read back, they are ``SecretText`` s whose
     value is not known until ``unseal`` puts it back (apply refuses them before)."""
     from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn
 
-    unstructure = make_dict_unstructure_fn(CreateSpec, converter)
+    unstructure = make_dict_unstructure_fn(CreateSpec, converter, _cattrs_omit_if_default=omit)
     structure = make_dict_structure_fn(CreateSpec, converter)
 
     def unstructure_spec(spec: CreateSpec) -> dict[str, Any]:
@@ -218,10 +234,28 @@ _OLDER_FORMATS = {
 # without those 7 added (a format-6 plan's creates bind emptyDir host directories, as
 # the podsync that made it did), 7 is 8 without the fields 8 added (its kills without
 # ``concurrent`` and ``after`` run one after the other, as the podsync that made it ran them),
-# 8 is 9 without the reasons and fields 9 added (see ``PLAN_FORMAT_VERSION``), and 9 is
+# 8 is 9 without the reasons and fields 9 added (see ``PLAN_FORMAT_VERSION``), 9 is
 # 10 without those 10 added, with the process of its creates under its earlier names
-# (``_PROCESS_NAMES``).
-_READABLE_FORMATS = frozenset({PLAN_FORMAT_VERSION, "9", "8", "7", "6", "5"})
+# (``_PROCESS_NAMES``), and 10 is 11 with every field written, defaults and repeats
+# included (11 leaves them out: ``_json_pods``).
+_READABLE_FORMATS = frozenset({PLAN_FORMAT_VERSION, "10", "9", "8", "7", "6", "5"})
+
+# The formats whose pod plans leave out what the rest of the pod plan says
+# (``_json_pods``): 11 on. Data of the formats before is read as it is.
+_COMPACT_FORMATS = frozenset({PLAN_FORMAT_VERSION})
+# What a pod plan of format 11 is read with from the plan's options (``expand_pod``).
+_POD_CONTEXT = ("network_image", "cluster_dns", "cluster_domain")
+
+
+def _pod_context(options: Any) -> tuple[str, str, str]:
+    """The options ``expand_pod`` takes, from the plan's options data (a field left
+    out is at its default; what is not text is left for the converter to refuse)."""
+    fields = attrs.fields_dict(PlanOptions)
+    given = options if isinstance(options, dict) else {}
+    values = [given.get(name, fields[name].default) for name in _POD_CONTEXT]
+    first, second, third = (v if isinstance(v, str) else "" for v in values)
+    return first, second, third
+
 
 # The formats whose creates name the process as Docker does, each old key with its
 # format-10 name (Kubernetes' ``command`` was the ``entrypoint``, ``args`` the
@@ -263,16 +297,17 @@ def plan_to_json(plan: Plan) -> str:
     return "".join(plan_json_chunks(plan))
 
 
-# Containers nested this deep or deeper are written on one line. Down to a pod's
-# actions everything is indented (a reader finds each action on its own lines); what an
-# action holds (a create's spec: about 300 lines per pod when indented) is one line.
-# That keeps the bulk of the encoding in the C encoder: json.dumps with indent=2 uses
-# the pure-Python encoder, 4x slower on a plan of 10,000 pods.
-_COMPACT_DEPTH = 5
+# Containers nested this deep or deeper are written on one line. Down to a pod's list of
+# actions everything is indented; each action is one line (a reader finds each action
+# on a line of its own; indented, a create took about 300 lines per pod, and format 11
+# has no room for it: 2 KB a pod, issue 33). That keeps the bulk of the encoding in the
+# C encoder: json.dumps with indent=2 uses the pure-Python encoder, 4x slower on a plan
+# of 10,000 pods.
+_COMPACT_DEPTH = 4
 
-# sort_keys and ensure_ascii=False as for the indented part; ", " and ": " as separators
-# so a one-line object reads like the indented ones.
-_compact = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(", ", ": ")).encode
+# sort_keys and ensure_ascii=False as for the indented part; no space after the
+# separators (format 11: about 150 bytes of a pod's 2 KB).
+_compact = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode
 
 # A string's JSON text, non-ASCII kept (the C function where there is one).
 _string = json.encoder.encode_basestring
@@ -319,7 +354,8 @@ def plan_json_chunks(plan: Plan) -> Iterator[str]:
     pods is never held a second time as data, nor as one string."""
     # The plan without its pods, then the pods one by one where the sorted keys put
     # them: the text is what _dumps gives for the whole.
-    head = _converter().unstructure(attrs.evolve(plan, pods=()))
+    # Always the format this podsync writes, whichever format a plan was read from.
+    head = _converter().unstructure(attrs.evolve(plan, pods=(), format_version=PLAN_FORMAT_VERSION))
     if not plan.pods:
         yield _dumps(head) + "\n"
         return
@@ -330,12 +366,21 @@ def plan_json_chunks(plan: Plan) -> Iterator[str]:
     text = _dumps(before)
     yield (text[:-2] + ",\n" if before else "{\n") + '  "pods": [\n'
     last = len(plan.pods) - 1
+    options = plan.options
+    context = (options.network_image, options.cluster_dns, options.cluster_domain)
     for n, pod in enumerate(plan.pods):
         # An element of a list two levels deep (the top object, the pods' list).
-        element = _dumps(_converter().unstructure(pod, PodPlan), "    ", 2)
+        data = compact_pod(_converter().unstructure(pod, PodPlan), context)
+        element = _dumps(data, "    ", 2)
         yield "    " + element + (",\n" if n < last else "\n")
     text = _dumps(after)
     yield "  ]" + ("," + text[1:] if after else "\n}") + "\n"
+
+
+def _written_out(plan: Plan) -> dict[str, Any]:
+    """The plan's data with every field written, as format 10 wrote it (the version
+    aside): for the tests that turn it into older formats' data."""
+    return _converter(omit=False).unstructure(plan)  # type: ignore[no-any-return]
 
 
 def plan_from_json(text: str | bytes, *, source: str = "") -> Plan:
@@ -372,6 +417,13 @@ def plan_from_json(text: str | bytes, *, source: str = "") -> Plan:
         )
     if version in _DOCKER_NAMED_PROCESS:
         data = _kubernetes_named(data)
+    if version in _COMPACT_FORMATS and isinstance(data.get("pods"), list):
+        context = _pod_context(data.get("options"))
+        try:
+            data = {**data, "pods": [expand_pod(pod, context) for pod in data["pods"]]}
+        except (TypeError, ValueError, AttributeError, KeyError) as exc:
+            # Data no podsync wrote (expand_pod trusts the shapes it writes).
+            raise ConfigError.single(source, "$.pods", f"invalid plan: {exc!r}") from None
     try:
         return _converter().structure(data, Plan)
     except Exception as exc:  # cattrs raises exception groups of many kinds

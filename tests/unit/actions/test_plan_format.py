@@ -1,11 +1,15 @@
-"""The plan format's version: format 10 holds what issue 29 added (a create's process
+"""The plan format's version: format 11 leaves out defaults and what a pod's plan says
+twice (issue 33; a format-11 text is read back only by a podsync that reads 11); format
+10 holds what issue 29 added (a create's process
 named as Kubernetes does: ``command`` and ``args``, format 9's ``entrypoint`` and
 ``command``; the runtime's capabilities; the options' scope); format 9 holds what issue
 27 added after format 8 (the reasons ``network-lost``, ``image-pull-back-off``,
 ``claim-fs-group``, ``OutOfcpu``, ``OutOfmemory``, the engine settings of a create, the
 node's options), so a podsync that reads only format 8 refuses such a plan by its
-version instead of misreading it; this podsync still reads formats 9, 8, 7, 6 and 5. One
-row per case."""
+version instead of misreading it; this podsync still reads formats 10, 9, 8, 7, 6 and 5.
+One row per case: the data of an older format is what this podsync writes with what
+format 11 leaves out of a pod's plan put back (fields at their default may be left out
+of any format: they read as their default)."""
 
 from __future__ import annotations
 
@@ -28,6 +32,8 @@ from podsync import (
     plan_to_json,
 )
 from podsync.actions._actions import Create, Kill, Plan, PodPlan, Reason, Rejection, Wait
+from podsync.actions._json import _pod_context
+from podsync.actions._json_pods import expand_pod
 from podsync.exceptions import ConfigError
 from podsync.model._pod import ResourceList
 from podsync.testing import FakeRuntime
@@ -79,7 +85,7 @@ def _made() -> Plan:
 def _as_format_9(data: dict[str, Any]) -> None:
     """What a podsync writing format 9 wrote: a create's Kubernetes ``command`` as its
     ``entrypoint``, its ``args`` as its ``command``; options without a scope."""
-    data["options"].pop("scope")
+    data.get("options", {}).pop("scope", None)
     for pod in data["pods"]:
         for action in pod["actions"]:
             spec = action.get("spec", {})
@@ -97,8 +103,8 @@ def _as_format_8(data: dict[str, Any]) -> None:
         for action in pod["actions"]:
             for field in _SETTINGS:
                 action.get("spec", {}).pop(field, None)
-    data["options"].pop("memory_capacity")
-    data["options"].pop("system_reserved")
+    data.setdefault("options", {}).pop("memory_capacity", None)
+    data["options"].pop("system_reserved", None)
 
 
 def _scoped() -> Plan:
@@ -172,11 +178,13 @@ CASES = [
     Case("7", _made, "7", _as_format_8, _with_defaults),
     Case("5", _made, "5", _as_format_8, _with_defaults),
     Case("10-made-for-a-core-runtime", lambda: FOR_A_CORE_RUNTIME, PLAN_FORMAT_VERSION),
+    Case("11-command-and-args", _made, PLAN_FORMAT_VERSION),
+    Case("10-made-for-a-core-runtime-as-10-wrote-it", lambda: FOR_A_CORE_RUNTIME, "10"),
     Case(
-        "11-a-newer-podsync",
+        "12-a-newer-podsync",
         _made,
-        "11",
-        refused="this podsync reads plan format 10, got '11'",
+        "12",
+        refused="this podsync reads plan format 11, got '12'",
     ),
     Case(
         "4-an-older-podsync",
@@ -189,11 +197,14 @@ CASES = [
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_plan_formats(case: Case) -> None:
-    """A plan saved by this podsync names format 10; a saved plan of each format is read
+    """A plan saved by this podsync names format 11; a saved plan of each format is read
     back, or refused by its version with what to do."""
     made = case.plan()
     data = json.loads(plan_to_json(made))
-    assert "10" == data["format_version"]
+    assert "11" == data["format_version"]
+    if case.version != PLAN_FORMAT_VERSION:
+        context = _pod_context(data.get("options"))
+        data["pods"] = [expand_pod(pod, context) for pod in data.get("pods", [])]
     data["format_version"] = case.version
     case.edit(data)
 
@@ -214,6 +225,7 @@ def test_a_saved_format_9_create_applies_with_its_command_and_args(tmp_path: Pat
     options = PlanOptions(root_dir=str(tmp_path))
     made = plan([WEB], [], images=fake.images, now=NOW, options=options)
     data = json.loads(plan_to_json(made))
+    data["pods"] = [expand_pod(pod, _pod_context(data.get("options"))) for pod in data["pods"]]
     _as_format_9(data)
     data["format_version"] = "9"
 

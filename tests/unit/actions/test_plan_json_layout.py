@@ -1,5 +1,5 @@
-"""The saved plan's layout: indented down to each action, the bulky parts (a create's
-spec) on one line, so that encoding stays in the C JSON encoder at fleet scale, while a
+"""The saved plan's layout: indented down to each pod's list of actions, each action on
+one line, so that encoding stays in the C JSON encoder at fleet scale, while a
 plan saved in the older fully indented layout still reads."""
 
 from __future__ import annotations
@@ -21,15 +21,14 @@ WEB = Pod(
 )
 
 
-def test_each_action_is_laid_out_and_its_spec_is_one_line():
-    """A pod's actions are each indented as an object; the create's spec is one line."""
+def test_each_action_is_one_line():
+    """A pod's actions are each one line (format 11: no space after ``,`` and ``:``)."""
     text = plan_to_json(plan([WEB], [], now=NOW))
 
     lines = text.splitlines()
-    specs = [line for line in lines if line.lstrip().startswith('"spec": ')]
-    assert 3 == len(specs)
-    assert all(line.startswith('          "spec": {"') for line in specs)
-    assert any('"action": "create",' == line.strip() for line in lines)
+    creates = [line for line in lines if line.lstrip().startswith('{"action":"create",')]
+    assert 3 == len(creates)
+    assert all(line.startswith('        {"action":"create",') for line in creates)
     assert "tail -f /dev/null # é" in text
     assert text.endswith("}\n")
 

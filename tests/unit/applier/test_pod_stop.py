@@ -15,8 +15,9 @@ from pathlib import Path
 
 import attrs
 
-from podsync import ApplyResult, Pod, apply, observe, parse_pods, plan_from_json, plan_to_json
+from podsync import ApplyResult, Pod, apply, observe, parse_pods, plan_from_json
 from podsync.actions._actions import Kill, Plan
+from podsync.actions._json import _written_out
 from podsync.actions._options import NODE_SCOPE, PlanOptions
 from podsync.planner._plan import plan
 from podsync.runtime import ExecResult
@@ -257,7 +258,7 @@ def test_a_format_7_plan_stops_one_container_after_the_other(tmp_path: Path) -> 
     """A plan saved by the podsync before pod-wide stops (format 7: no ``concurrent``,
     no ``after``) is still read, and its kills run as it was made to run them."""
     rt, clock = running(SIDECARS, tmp_path)
-    data = json.loads(plan_to_json(_plan([], rt, tmp_path, clock)))
+    data = _written_out(_plan([], rt, tmp_path, clock))
     data["format_version"] = "7"
     for pod in data["pods"]:
         for action in pod["actions"]:

@@ -89,7 +89,7 @@ def test_plan_output_and_the_saved_plan_never_hold_the_value(
     assert json.loads(as_json.out) == yaml.safe_load(as_yaml.out)
     assert json.loads(saved.read_text()) == yaml.safe_load(saved_yaml.out)
     assert "secret: default/db-creds" in as_yaml.out
-    assert '"secret": "default/db-creds"' in saved.read_text()
+    assert '"secret":"default/db-creds"' in saved.read_text()
     key = tmp_path / "root" / "secret-digest.key"
     assert 0o600 == stat.S_IMODE(os.stat(key).st_mode)
     assert [] == mutations(fake)

@@ -1670,7 +1670,7 @@ def test_a_plan_saved_by_format_1_is_refused_with_what_to_do(
     data["format_version"] = "1"
     for pod_plan in data["pods"]:
         for action in pod_plan["actions"]:
-            action.pop("pod_uid")
+            action.pop("pod_uid", None)
     saved.write_text(json.dumps(data))
 
     result = run("apply", "--plan", str(saved), runtime=fake)

@@ -131,7 +131,6 @@ def test_the_plan_never_shows_the_value(tmp_path: Path) -> None:
     shows_no_value(text)
     (write,) = [a for a in json.loads(text)["pods"][0]["actions"] if a["action"] == "writevolume"]
     assert write["content"]["files"][0] == {
-        "mode": 0o644,
         "path": "password",
         "secret": {
             "digest": write["content"]["files"][0]["secret"]["digest"],

@@ -197,7 +197,7 @@ def test_the_plan_json_carries_the_files(tmp_path: Path) -> None:
     p = plan(load(), now=NOW, options=PlanOptions(scope=NODE_SCOPE, root_dir=str(tmp_path)))
     text = plan_to_json(p)
     assert plan_from_json(text) == p
-    assert '"action": "writevolume"' in text
+    assert '"action":"writevolume"' in text
 
 
 def test_the_fingerprint_covers_the_volumes_a_plan_writes() -> None:

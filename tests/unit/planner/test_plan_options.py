@@ -29,6 +29,7 @@ from podsync import (
     plan_to_json,
 )
 from podsync.actions._actions import Create, Plan, Reason
+from podsync.actions._json import _written_out
 from podsync.actions._options import GCPolicy, PlanOptions
 from podsync.exceptions import ConfigError
 from podsync.planner._plan import plan
@@ -343,9 +344,9 @@ def test_saved_plans_carry_the_options():
 def test_a_plan_of_the_previous_format_is_refused():
     """A plan saved before plans carried their options cannot say what root directory
     it was made for: it is refused with a way out."""
-    data = json.loads(plan_to_json(plan([WEB], [], now=NOW)))
+    data = _written_out(plan([WEB], [], now=NOW))
     data["format_version"] = "2"
-    del data["options"]
+    data.pop("options", None)
 
     with pytest.raises(ConfigError) as caught:
         plan_from_json(json.dumps(data), source="old.json")
@@ -361,7 +362,7 @@ def test_a_plan_with_docker_spelled_creates_is_refused():
     """Format 3 creates carried Docker's spellings (``network_mode: container:<net>``,
     ``"80/tcp"`` keys, bind strings, CPU shares); format 4 reads none of them, so such a
     plan is refused with a way out rather than misread."""
-    data = json.loads(plan_to_json(plan([WEB], [], now=NOW)))
+    data = _written_out(plan([WEB], [], now=NOW))
     data["format_version"] = "3"
     for pod_plan in data["pods"]:
         for action in pod_plan["actions"]:
@@ -419,7 +420,8 @@ def test_saved_creates_are_structured_and_canonical():
     )
     p = plan([pod], [], now=NOW, options=PlanOptions(network_mode="none"))
     text = plan_to_json(p)
-    net, app = (a["spec"] for a in json.loads(text)["pods"][0]["actions"] if "spec" in a)
+    # Every field, as format 10 wrote them (format 11 leaves out what the rest says).
+    net, app = (a["spec"] for a in _written_out(p)["pods"][0]["actions"] if "spec" in a)
 
     assert ("none", "") == (net["network"], net["join"])
     assert [
@@ -517,10 +519,14 @@ def test_plan_json_chunks_spell_the_canonical_text(pods):
     """The streamed pieces join to exactly the canonical text of the whole plan, with
     and without pods, rejections and pulls, and that text is the plan's data."""
     from podsync.actions._json import _converter, _dumps, plan_json_chunks
+    from podsync.actions._json_pods import compact_pod
 
     desired = [attrs.evolve(WEB, name=f"web{i}", uid=f"uid-{i}") for i in range(pods)]
     p = plan(desired, [], now=NOW)
+    context = (p.options.network_image, p.options.cluster_dns, p.options.cluster_domain)
     data = _converter().unstructure(p)
+    if "pods" in data:
+        data["pods"] = [compact_pod(pod, context) for pod in data["pods"]]
     text = "".join(plan_json_chunks(p))
 
     assert _dumps(data) + "\n" == text
@@ -531,8 +537,8 @@ def test_a_plan_of_format_5_is_still_read():
     """Format 6 added actions and fields (claims' volumes, volume files, Secret values
     by reference) that a format-5 plan never holds: such a plan reads as it was saved."""
     made = plan([WEB], [], now=NOW)
-    data = json.loads(plan_to_json(made))
-    assert data["format_version"] == PLAN_FORMAT_VERSION
+    assert json.loads(plan_to_json(made))["format_version"] == PLAN_FORMAT_VERSION
+    data = _written_out(made)
     data["format_version"] = "5"
 
     read = plan_from_json(json.dumps(data), source="old.json")

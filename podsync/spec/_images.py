@@ -38,6 +38,7 @@ Nothing here does I/O.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from podsync.model._pod import PullPolicy
@@ -210,6 +211,12 @@ _SHA256_RE = re.compile(r"sha256:[0-9a-f]{64}")
 _IMAGE_ID_RE = re.compile(r"[a-f0-9]{64}")
 
 
+# A fleet names a few images thousands of times, and a cold plan of 10,000 pods of 3
+# containers read them 70,000 times (pull policy, normalized name, problem): about a
+# tenth of its CPU time in regular expressions (issue 33). The result depends on the
+# text alone and is immutable, so each distinct reference is read once; the bound keeps
+# a long-running loop fed ever-new references from growing without end.
+@functools.lru_cache(maxsize=4096)
 def _parse(reference: str) -> tuple[str, str, str] | str:
     """``(familiar name, tag, digest)`` of ``reference``, or the engine's complaint."""
     if _IMAGE_ID_RE.fullmatch(reference):

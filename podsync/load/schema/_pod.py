@@ -23,10 +23,10 @@ is public API.
 
 from __future__ import annotations
 
-import contextlib
 import re
 from collections.abc import Callable, Mapping
-from typing import Any, NewType, TypeVar, get_args, get_origin
+from types import UnionType
+from typing import Any, NewType, TypeVar, Union, get_args, get_origin
 
 import attrs
 import cattrs
@@ -522,8 +522,13 @@ def _structure_tuple_factory(type_: Any, converter: cattrs.BaseConverter) -> Cal
     def hook(value: object, _: object) -> tuple[Any, ...]:
         if not isinstance(value, list):
             raise _Invalid(f"expected a list, got {_describe(value)}")
-        with contextlib.suppress(Exception):  # nearly always: all fine, no bookkeeping
+        # Nearly always all fine, with no bookkeeping: a bare try costs nothing in Python
+        # 3.11, where ``contextlib.suppress`` made and entered an object for each of the
+        # 110,000 lists of 10,000 pods (issue 33).
+        try:
             return tuple([structure_element(item, element) for item in value])
+        except Exception:  # worded below, item by item
+            pass
         # One is wrong: all again, each wrong one named by its index (hooks keep no state).
         result = []
         errors: list[Exception] = []
@@ -575,6 +580,25 @@ def _is_tuple(type_: Any) -> bool:
 
 def _is_dict(type_: Any) -> bool:
     return get_origin(type_) is dict
+
+
+def _is_optional(type_: Any) -> bool:
+    """``X | None`` of one type ``X`` (a schema field that may be left out)."""
+    args = get_args(type_)
+    return get_origin(type_) in (Union, UnionType) and len(args) == 2 and type(None) in args
+
+
+def _structure_optional_factory(type_: Any, converter: cattrs.BaseConverter) -> Callable[..., Any]:
+    """``X | None``: null, or what ``X``'s hook makes of the value. cattrs' own way looks
+    ``X``'s hook up again on each of the 100,000 optional values of 10,000 pods; this one
+    looks it up once (issue 33)."""
+    inner = next(arg for arg in get_args(type_) if arg is not type(None))
+    structure_inner = converter.get_structure_hook(inner)
+
+    def hook(value: object, _: object) -> Any:
+        return None if value is None else structure_inner(value, inner)
+
+    return hook
 
 
 def _given_policy(value: object, choices: Mapping[str, PullPolicy], *, fold_case: bool) -> str:
@@ -656,6 +680,7 @@ def _make_converter() -> cattrs.Converter:
         converter.register_structure_hook(type_, hook)
     converter.register_structure_hook_factory(_is_tuple, _structure_tuple_factory)
     converter.register_structure_hook_factory(_is_dict, _structure_dict_factory)
+    converter.register_structure_hook_factory(_is_optional, _structure_optional_factory)
     converter.register_structure_hook_factory(attrs.has, _structure_attrs_factory)
     return converter
 

@@ -66,6 +66,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
 import docker
 
 from podsync import NETWORK_CONTAINER
@@ -475,29 +476,49 @@ def restarts_under_churn(
     return latencies, replaced, dict(rewrites)
 
 
+@attrs.frozen
+class Memory:
+    """What the memory phase saw."""
+
+    samples: list[tuple[int, int]]  # (rounds, RSS KB)
+    growth: float  # KB per 1,000 rounds after the warm-up
+    seconds: float
+    calls: dict[str, int]  # the engine calls after the warm-up
+    rounds: int  # the rounds after the warm-up
+
+
 def memory_growth(
     args: argparse.Namespace, proxy: CountingProxy, work: Path, run_id: str
-) -> tuple[list[tuple[int, int]], float]:
-    """``podsync run`` at ``--rss-period`` for ``--rss-syncs`` rounds: the (rounds, RSS KB)
-    samples, and the slope after the warm-up, in KB per 1,000 rounds."""
+) -> Memory:
+    """``podsync run`` at ``--rss-period`` for ``--rss-syncs`` rounds, its RSS sampled
+    along; the slope is taken after the first fifth (the warm-up), and so are the
+    engine calls per round."""
     run = Run(args, work, run_id, args.rss_period)
     samples: list[tuple[int, int]] = []
+    warm_up = args.rss_syncs // 5
+    warm_calls: dict[str, int] | None = None
     try:
         start = proxy.snapshot().get(LISTS[0], 0)
         while True:
             run.alive()
-            rounds = proxy.snapshot().get(LISTS[0], 0) - start
+            calls = proxy.snapshot()
+            rounds = calls.get(LISTS[0], 0) - start
             samples.append((rounds, rss_kb(run.pid)))
+            if warm_calls is None and rounds >= warm_up:
+                warm_calls, warm_rounds = calls, rounds
             if rounds >= args.rss_syncs:
                 break
             time.sleep(0.5)
     finally:
         run.stop()
-    warm = [s for s in samples if s[0] >= args.rss_syncs / 5]
-    if len(warm) < 3:
-        return samples, float("nan")
-    slope, _ = statistics.linear_regression([s[0] for s in warm], [s[1] for s in warm])
-    return samples, slope * 1000
+    seconds = time.monotonic() - run.started
+    assert warm_calls is not None
+    warm = [s for s in samples if s[0] >= warm_up]
+    growth = float("nan")
+    if len(warm) >= 3:
+        slope, _ = statistics.linear_regression([s[0] for s in warm], [s[1] for s in warm])
+        growth = slope * 1000
+    return Memory(samples, growth, seconds, diff(calls, warm_calls), rounds - warm_rounds)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -592,16 +613,23 @@ def main(argv: Sequence[str] | None = None) -> int:
                 failed += [n for n, ok in (("restart p95", ok_p95), ("quiet", ok_quiet)) if not ok]
             run.stop()
             if not args.skip_rss:
-                samples, growth = memory_growth(args, proxy, work, run_id)
-                first, last = samples[0][1], samples[-1][1]
-                ok_rss = growth <= TARGET_KB_PER_1000
+                memory = memory_growth(args, proxy, work, run_id)
+                warm = [kb for rounds, kb in memory.samples if rounds >= args.rss_syncs // 5]
+                ok_rss = memory.growth <= TARGET_KB_PER_1000
                 print(
-                    f"memory: {samples[-1][0]} syncs at {args.rss_period:g} s: RSS "
-                    f"{first / 1024:.1f} -> {last / 1024:.1f} MB, growth after warm-up "
-                    f"{growth:.0f} KB per 1,000 syncs (target <= {TARGET_KB_PER_1000:g}): "
-                    f"{verdict(ok_rss)}"
+                    f"memory: {memory.samples[-1][0]} syncs at {args.rss_period:g} s in "
+                    f"{memory.seconds:.0f} s: RSS after the warm-up {warm[0] / 1024:.1f} -> "
+                    f"{warm[-1] / 1024:.1f} MB, growth {memory.growth:.0f} KB per 1,000 syncs "
+                    f"(target <= {TARGET_KB_PER_1000:g}): {verdict(ok_rss)}"
                 )
-                failed += [] if ok_rss else ["memory"]
+                lists = sum(memory.calls.get(k, 0) for k in LISTS) / memory.rounds
+                ok_lists = lists <= 1.01
+                print(
+                    f"engine calls per sync, stopped instances of the killed containers on "
+                    f"the engine: {per_period(memory.calls, memory.rounds)}; list calls "
+                    f"{lists:.3f} (target 1): {verdict(ok_lists)}"
+                )
+                failed += [n for n, ok in (("memory", ok_rss), ("lists", ok_lists)) if not ok]
         finally:
             if run is not None:
                 run.stop()

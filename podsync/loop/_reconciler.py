@@ -95,6 +95,7 @@ from podsync.loop._usage_report import UsageReader
 from podsync.loop._workers import PodWorkers
 from podsync.model._pod import Pod
 from podsync.model._pulls import PullFailure
+from podsync.planner._scope import another_scopes
 from podsync.prober._rules import probes_of
 from podsync.runtime._protocol import (
     Capability,
@@ -738,7 +739,12 @@ class Reconciler(Reporter):
             backoff.reset()
             try:
                 for event in stream:
-                    if event.action in _EXIT_ACTIONS and LABEL_POD_UID in event.labels:
+                    if (
+                        event.action in _EXIT_ACTIONS
+                        and LABEL_POD_UID in event.labels
+                        # Another scope's pod dies: nothing for this loop to do.
+                        and not another_scopes(event.labels, self._options.scope)
+                    ):
                         with self._cond:
                             if event.container_id in self._own_stops:
                                 if event.action == "die":

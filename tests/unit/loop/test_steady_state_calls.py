@@ -7,6 +7,8 @@ list call, as a steady state without them."""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import podsync
@@ -14,7 +16,8 @@ from podsync import GCPolicy, PlanOptions
 from podsync.actions._options import NODE_SCOPE
 from podsync.applier._stop_records import write_stop_record
 from podsync.host._node import NodeInfo
-from podsync.spec._labels import LABEL_CONTAINER, LABEL_POD_UID
+from podsync.model._pod import ObservedContainer
+from podsync.spec._labels import LABEL_CONTAINER, LABEL_POD_UID, LABEL_SCOPE
 from podsync.testing import FakeClock, FakeRuntime
 
 WAIT = 10.0  # seconds a test waits for the workers at most (never reached when it passes)
@@ -157,3 +160,65 @@ def test_a_known_record_stands_for_the_volume_list_in_the_plan(tmp_path: Path) -
     )
     assert not observed.volumes_listed
     assert [c.stopped_by_podsync for c in observed.containers if c.id == cid] == ["unhealthy"]
+
+
+def wait_for(condition: Callable[[], bool]) -> bool:
+    """Poll ``condition`` without reading the clock (threading.Event.wait)."""
+    pause = threading.Event()
+    for _ in range(int(WAIT / 0.01)):
+        if condition():
+            return True
+        pause.wait(0.01)
+    return condition()
+
+
+def test_another_scopes_container_dying_asks_the_loop_for_no_round(tmp_path: Path) -> None:
+    # A shared engine: another podsync's pods (another scope) die and are restarted all
+    # the time; a loop that synced on each of their deaths ran a full round for nothing.
+    pods = tmp_path / "pods"
+    pods.mkdir()
+    (pods / "web.yaml").write_text(POD.format(name="web"))
+    clock = FakeClock(1_000_000.0)
+    fake = FakeRuntime(images=["busybox:1", "pause:1"], clock=clock)
+    theirs = ObservedContainer(
+        "c0ffee",
+        "theirs",
+        "busybox:1",
+        {LABEL_POD_UID: "uid-of-theirs", LABEL_CONTAINER: "app", LABEL_SCOPE: "other"},
+        running=True,
+    )
+    fake.add_container(theirs)
+    loop = podsync.Reconciler(
+        [str(pods)],
+        fake,
+        PlanOptions(scope="mine", network_image="pause:1", root_dir=str(tmp_path / "root")),
+        node=NODE,
+        clock=clock,
+        sync_period=3600,
+        source_period=3600,
+    )
+    asked: list[str] = []
+    request_sync = loop.request_sync
+
+    def counted() -> None:
+        asked.append(threading.current_thread().name)
+        request_sync()
+
+    loop.request_sync = counted  # type: ignore[method-assign]
+    with loop:
+        assert wait_for(lambda: "events" in fake.call_names() and bool(running_apps(fake)))
+        mine = running_apps(fake)[0]
+        fake.exit(theirs.id, 1)
+        fake.exit(mine, 1)
+        # The events are taken in order: once ours was acted on, theirs was seen.
+        assert wait_for(lambda: running_apps(fake) not in ([], [mine]))
+    assert asked.count("podsync-events") == 1
+    assert not fake.container(theirs.id).running  # and never touched
+
+
+def running_apps(fake: FakeRuntime) -> list[str]:
+    return [
+        c.id
+        for c in fake.containers
+        if c.running and c.labels.get(LABEL_CONTAINER) == "app" and c.id != "c0ffee"
+    ]

@@ -41,7 +41,7 @@ the targets, and asserts nothing.
 
 Run it from the repository root::
 
-    python -m benchmarks.bench_host                  # the full host (about 7 minutes)
+    python -m benchmarks.bench_host                  # the full host (about 10 minutes)
     python -m benchmarks.bench_host --pods 20 --kills 10 --idle 20 --rss-syncs 1000
 """
 
@@ -398,7 +398,7 @@ def verdict(ok: bool) -> str:
 
 
 def per_period(calls: dict[str, int], periods: float) -> str:
-    return ", ".join(f"{k} {v / periods:.2f}" for k, v in sorted(calls.items()) if v)
+    return ", ".join(f"{k} {v / periods:.3g}" for k, v in sorted(calls.items()) if v)
 
 
 def diff(after: dict[str, int], before: dict[str, int]) -> dict[str, int]:

@@ -10,7 +10,7 @@ import this module alone: not the planner, the prober or apply (issue 33).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, MutableMapping, Sequence
 
 import attrs
 
@@ -38,6 +38,7 @@ def observe(
     desired: Sequence[Pod] = (),
     probed: bool = True,
     capacity: bool | None = None,
+    stop_records: MutableMapping[str, str] | None = None,
 ) -> Observation:
     """Observe ``runtime`` and the pod directories under ``root_dir``.
 
@@ -75,6 +76,17 @@ def observe(
         capacity: ask the engine's capacity (``NodeRuntime.node_capacity``, a fourth
             call): True always, False never; ``None`` (the default) when a ``desired``
             pod requests CPU or memory (admission checks it against the capacity).
+        stop_records: where a caller that observes again and again keeps the stop
+            records it read, by container id (``""``: none), between its observations
+            (``podsync run`` does). An owned container that does not run and whose
+            record is there does not make the records matter: it gets that record, and
+            a steady state with stopped containers (a restarted container's earlier
+            instance, a crash-looping one's) lists no volumes. Whenever the volumes are
+            listed, the map is set to the records of every owned container that does
+            not run, and the others are dropped. A stop record is written before the
+            stop it is about, so a container's record is final once it does not run -
+            except when podsync stops one that had already ended: the caller drops the
+            ids of the containers podsync stops (``EventKind.STOPPING``) from the map.
 
     Returns:
         The observation, ready for ``plan(desired, obs, now=...)``: taken whole, so no
@@ -95,13 +107,20 @@ def observe(
     listed = tuple(runtime.list_images()) if images else ()
     if volumes is None:
         volumes = any(_in_an_engine_volume(v) for pod in desired for v in pod.volumes)
-    volumes = volumes or _records_matter(containers, desired, probed=probed)
+    known: Mapping[str, str] = stop_records if stop_records is not None else {}
+    volumes = volumes or _records_matter(containers, desired, probed=probed, known=known)
     named = _confirmed(runtime, containers, _list_volumes(runtime)) if volumes else ()
+    in_engine = _stop_records_of(named)
+    if stop_records is not None:
+        if volumes:
+            _remember_stops(stop_records, containers, in_engine)
+        else:
+            in_engine = {cid: record for cid, record in stop_records.items() if record}
     if capacity is None:
         capacity = any(pod_requests(pod) != (0, 0) for pod in desired)
     pod_dirs = list_pod_dirs(root)
     return Observation(
-        _with_stop_records(containers, root, pod_dirs, stop_records(records_of(named))),
+        _with_stop_records(containers, root, pod_dirs, in_engine),
         listed,
         frozenset(pod_dirs),
         named,
@@ -157,8 +176,34 @@ def _host_empty_dirs(
     return frozenset(list_host_empty_dirs(root_dir, pods)) if pods else frozenset()
 
 
+def _stop_records_of(volumes: Sequence[ObservedVolume]) -> dict[str, str]:
+    return stop_records(records_of(volumes))
+
+
+def _remember_stops(
+    known: MutableMapping[str, str],
+    containers: Sequence[ObservedContainer],
+    in_engine: Mapping[str, str],
+) -> None:
+    """Set ``known`` (``observe``'s ``stop_records``) from a volume list: the record of
+    every owned container that does not run, ``""`` for none; the rest dropped."""
+    stopped = {
+        c.id
+        for c in containers
+        if not c.running and ownership(c, adopt_2014_containers=True) is not None
+    }
+    for cid in [cid for cid in known if cid not in stopped]:
+        del known[cid]
+    for cid in stopped:
+        known[cid] = in_engine.get(cid, "")
+
+
 def _records_matter(
-    containers: Sequence[ObservedContainer], desired: Sequence[Pod], *, probed: bool
+    containers: Sequence[ObservedContainer],
+    desired: Sequence[Pod],
+    *,
+    probed: bool,
+    known: Mapping[str, str],
 ) -> bool:
     """Whether podsync's records in the engine can matter to a plan of ``desired``: an
     owned container that does not run may have a stop record (and may be removed, its
@@ -167,7 +212,8 @@ def _records_matter(
     The records of configMap, secret and downwardAPI volumes are record volumes too
     (``podsync.spec._content_records``): for a desired pod with one, the list call replaces
     an archive read per volume. ``probed``: whether the desired pods' probes are about
-    to run (else their records do not matter)."""
+    to run (else their records do not matter). A stopped container whose record is
+    ``known`` (``observe``'s ``stop_records``) needs no list."""
     for pod in desired:
         if any(v.content is not None for v in pod.volumes):
             return True
@@ -177,7 +223,8 @@ def _records_matter(
             if c.liveness_probe or c.readiness_probe or c.startup_probe:
                 return True
     return any(
-        not c.running and ownership(c, adopt_2014_containers=True) is not None for c in containers
+        not c.running and c.id not in known and ownership(c, adopt_2014_containers=True) is not None
+        for c in containers
     )
 
 

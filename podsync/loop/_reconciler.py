@@ -95,6 +95,7 @@ from podsync.loop._usage_report import UsageReader
 from podsync.loop._workers import PodWorkers
 from podsync.model._pod import Pod
 from podsync.model._pulls import PullFailure
+from podsync.planner._scope import another_scopes
 from podsync.prober._rules import probes_of
 from podsync.runtime._protocol import (
     Capability,
@@ -309,6 +310,11 @@ class Reconciler(Reporter):
         # Containers podsync's own workers are stopping, by id (when): their death is
         # no news, and asks for no sync.
         self._own_stops: dict[str, float] = {}
+        # The stop records read, by container id (``observe``'s ``stop_records``; the
+        # rounds' own), and the containers podsync stopped since the last round began:
+        # their records may have been written after they were listed as stopped.
+        self._stop_records: dict[str, str] = {}
+        self._stopped_since: set[str] = set()
         self._workers = PodWorkers(workers, on_error=self._job_failed)
 
         # The coordinator's own state (tick(): one thread at a time).
@@ -548,6 +554,9 @@ class Reconciler(Reporter):
         with self._cond:
             observed_at = self._done_count
             pull_failures = dict(self._pull_failures)
+            stopped, self._stopped_since = self._stopped_since, set()
+        for cid in stopped:
+            self._stop_records.pop(cid, None)
         try:
             result = sync(
                 desired,
@@ -567,6 +576,8 @@ class Reconciler(Reporter):
                 volumes=gc,
                 # A copy: the round applies nothing, the workers record the failures.
                 pull_failures=pull_failures,
+                # A steady state with stopped containers lists no volumes each round.
+                stop_records=self._stop_records,
             )
         except (RuntimeCallError, OSError) as exc:
             self._round_failed(now, started, " ".join(str(exc).split()))
@@ -728,7 +739,12 @@ class Reconciler(Reporter):
             backoff.reset()
             try:
                 for event in stream:
-                    if event.action in _EXIT_ACTIONS and LABEL_POD_UID in event.labels:
+                    if (
+                        event.action in _EXIT_ACTIONS
+                        and LABEL_POD_UID in event.labels
+                        # Another scope's pod dies: nothing for this loop to do.
+                        and not another_scopes(event.labels, self._options.scope)
+                    ):
                         with self._cond:
                             if event.container_id in self._own_stops:
                                 if event.action == "die":
@@ -750,6 +766,7 @@ class Reconciler(Reporter):
         if event.kind is EventKind.STOPPING and event.container_id:
             with self._cond:
                 self._own_stops[event.container_id] = self._clocks.elapsed()
+                self._stopped_since.add(event.container_id)
         if self._on_event is not None:
             with self._report_lock:
                 self._on_event(event)

@@ -120,6 +120,7 @@ def sync(
     volumes: bool = False,
     pull_failures: MutableMapping[tuple[str, str], PullFailure] | None = None,
     scope: str | None = None,
+    stop_records: MutableMapping[str, str] | None = None,
 ) -> SyncResult:
     """Make the engine run ``desired``: observe, probe, plan, apply (seed SyncPods +
     syncPod, in one pass). The desired pods are ``Pod`` objects, built in Python or
@@ -179,6 +180,9 @@ def sync(
             (``remember_pull_failures``). ``None``: every sync starts without any.
         scope: when given, the sync's scope in place of ``options.scope``: a name
             (compose's project), or ``NODE_SCOPE`` (every podsync pod on the engine).
+        stop_records: where a caller that syncs again and again keeps the stop records
+            read, so that stopped containers whose record is known need no volume list
+            (``observe``'s ``stop_records``, which says what the caller must do).
 
     Returns:
         The plan and the outcome of applying it. Failed runtime calls are failed
@@ -212,6 +216,7 @@ def sync(
             probe_states=probe_states,
             collect_volumes=volumes,
             pull_failures=pull_failures,
+            stop_records=stop_records,
         )
     finally:
         if owned:
@@ -340,6 +345,7 @@ def _sync(
     probe_states: MutableMapping[str, str] | None = None,
     collect_volumes: bool = False,
     pull_failures: MutableMapping[tuple[str, str], PullFailure] | None = None,
+    stop_records: MutableMapping[str, str] | None = None,
 ) -> SyncResult:
     _check_settings(workers, hook_timeout)
     # The plan is made for what the runtime can do: a pod that needs a capability it
@@ -361,6 +367,7 @@ def _sync(
         desired=desired,
         probed=with_probes,
         capacity=False,
+        stop_records=stop_records,
     )
     # The plan is for the time after the observation: a container that exited while
     # the engine was listed has not ended in the plan's future.

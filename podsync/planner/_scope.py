@@ -147,6 +147,15 @@ class ScopeRule:
         return out
 
 
+def another_scopes(labels: Mapping[str, str], scope: str | None) -> bool:
+    """Whether a container with ``labels`` is a pod of another scope than ``scope``: a
+    plan of ``scope`` never touches it (the node scope's touches every podsync pod)."""
+    if scope == NODE_SCOPE:
+        return False
+    label = labels.get(LABEL_SCOPE)
+    return label is not None and label != scope
+
+
 def scope_conflicts(
     scope: str | None,
     desired: Sequence[Pod],

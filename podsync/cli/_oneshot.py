@@ -100,6 +100,19 @@ class _Loaded:
         return not self.bad
 
 
+def _load_given(args: argparse.Namespace, console: Console) -> _Loaded:
+    """``_load`` of the sources ``plan`` and ``apply`` were given, with the options of
+    their arguments (``--max-bytes``, ``--root-dir``, etcd's and http's)."""
+    return _load(
+        args.sources,
+        console.warning,
+        args.max_bytes,
+        _root_dir(args),
+        etcd_options(args, console.warning),
+        http_options(args),
+    )
+
+
 def _load(
     sources: Sequence[str],
     warn: Callable[[str], object],
@@ -198,14 +211,7 @@ def _note_left_alone(
 def cmd_plan(args: argparse.Namespace, console: Console, factory: RuntimeFactory) -> int:
     from podsync.cli._output import DEPRECATED_SAVE, deprecated_plan_file
 
-    loaded = _load(
-        args.sources,
-        console.warning,
-        args.max_bytes,
-        _root_dir(args),
-        etcd_options(args, console.warning),
-        http_options(args),
-    )
+    loaded = _load_given(args, console)
     pods = loaded.pods
     options = loaded.options(_plan_options(args, console))
     with _engine(factory, args.docker_host) as runtime:
@@ -268,14 +274,7 @@ def cmd_apply(
         from podsync.cli._saved import _apply_saved
 
         return _apply_saved(args, console, factory)
-    loaded = _load(
-        args.sources,
-        console.warning,
-        args.max_bytes,
-        _root_dir(args),
-        etcd_options(args, console.warning),
-        http_options(args),
-    )
+    loaded = _load_given(args, console)
     pods = loaded.pods
     options = loaded.options(_plan_options(args, console))
     fmt = output_format(args)

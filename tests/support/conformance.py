@@ -1123,7 +1123,11 @@ def test_events_of_an_oom_kill(subject: Subject) -> None:
 
     events = _events(subject, since, cid)
 
-    assert [("oom", None, None), ("die", 137, None)] == events[-2:]
+    # The oom event comes before the death; on a loaded machine Docker may send it
+    # before the start event too (the process dies at once), so only its place before
+    # the die is asserted.
+    assert ("die", 137, None) == events[-1]
+    assert ("oom", None, None) in events[:-1]
     listed = subject.listed(cid)
     assert (False, 137, True) == (listed.running, listed.exit_code, listed.oom_killed)
 

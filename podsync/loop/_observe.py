@@ -22,7 +22,8 @@ from podsync.model._observation import Observation
 from podsync.model._pod import ObservedContainer, ObservedVolume, Pod, ResourceList
 from podsync.model._volume import Volume
 from podsync.planner._node_resources import pod_requests
-from podsync.runtime._protocol import NodeRuntime, Runtime, VolumeRuntime
+from podsync.runtime._protocol import NodeRuntime, PodListRuntime, Runtime, VolumeRuntime
+from podsync.spec._labels import LABEL_POD_UID
 from podsync.spec._ownership import ownership
 from podsync.spec._records import records_of, stop_records
 
@@ -39,6 +40,7 @@ def observe(
     probed: bool = True,
     capacity: bool | None = None,
     stop_records: MutableMapping[str, str] | None = None,
+    pods_only: bool = False,
 ) -> Observation:
     """Observe ``runtime`` and the pod directories under ``root_dir``.
 
@@ -87,6 +89,14 @@ def observe(
             stop it is about, so a container's record is final once it does not run -
             except when podsync stops one that had already ended: the caller drops the
             ids of the containers podsync stops (``EventKind.STOPPING``) from the map.
+        pods_only: observe the ``desired`` pods and nothing else: their containers
+            (``PodListRuntime.list_pod_containers``, one call per pod, in place of
+            ``list_containers``), their pod directories, and of the named volumes those
+            of these pods and those of no pod (a claim's). A plan made from it sees no
+            other pod, so it can remove nothing of one, in any scope: what the loop
+            syncs when a container of a pod dies (the kubelet's pod worker). A
+            container of such a pod without ``LABEL_POD_UID`` (a 2014 kubelet's) is not
+            seen: the caller syncs only pods whose containers are all labelled.
 
     Returns:
         The observation, ready for ``plan(desired, obs, now=...)``: taken whole, so no
@@ -101,15 +111,17 @@ def observe(
             cannot be reached); nothing can be planned without the observation.
         OSError: the root directory exists but cannot be listed, or a stop record or
             a volume's record cannot be read.
+        TypeError: ``pods_only`` on a runtime that is no ``PodListRuntime``.
     """
     root = root_dir if root_dir is not None else PlanOptions().root_dir
-    containers = tuple(runtime.list_containers())
+    only = frozenset(pod.uid for pod in desired) if pods_only else None
+    containers = _list_containers(runtime, only)
     listed = tuple(runtime.list_images()) if images else ()
     if volumes is None:
         volumes = any(_in_an_engine_volume(v) for pod in desired for v in pod.volumes)
     known: Mapping[str, str] = stop_records if stop_records is not None else {}
     volumes = volumes or _records_matter(containers, desired, probed=probed, known=known)
-    named = _confirmed(runtime, containers, _list_volumes(runtime)) if volumes else ()
+    named = _confirmed(runtime, containers, _list_volumes(runtime, only)) if volumes else ()
     in_engine = _stop_records_of(named)
     if stop_records is not None:
         if volumes:
@@ -119,6 +131,8 @@ def observe(
     if capacity is None:
         capacity = any(pod_requests(pod) != (0, 0) for pod in desired)
     pod_dirs = list_pod_dirs(root)
+    if only is not None:
+        pod_dirs &= only
     return Observation(
         _with_stop_records(containers, root, pod_dirs, in_engine),
         listed,
@@ -269,10 +283,31 @@ def _in_an_engine_volume(volume: Volume) -> bool:
     return volume.claim is not None or volume.on_disk or volume.content is not None
 
 
-def _list_volumes(runtime: Runtime) -> list[ObservedVolume]:
+def _list_containers(
+    runtime: Runtime, pods: Collection[str] | None
+) -> tuple[ObservedContainer, ...]:
+    """Every container of the engine; with ``pods`` (``observe``'s ``pods_only``),
+    those labelled as of these pods, listed pod by pod (``PodListRuntime``)."""
+    if pods is None:
+        return tuple(runtime.list_containers())
+    if not isinstance(runtime, PodListRuntime):
+        raise TypeError(f"pods_only needs a PodListRuntime, got {type(runtime).__name__}")
+    return tuple(c for uid in sorted(pods) for c in runtime.list_pod_containers(uid))
+
+
+def _list_volumes(runtime: Runtime, pods: Collection[str] | None = None) -> list[ObservedVolume]:
     """The engine's named volumes; none on a runtime without them (``VolumeRuntime``),
-    whose plans use none."""
-    return runtime.list_volumes() if isinstance(runtime, VolumeRuntime) else []
+    whose plans use none. With ``pods``, only those of these pods and those of no pod
+    (``observe``'s ``pods_only``)."""
+    listed = runtime.list_volumes() if isinstance(runtime, VolumeRuntime) else []
+    if pods is None:
+        return listed
+    # A volume without a pod's uid is a claim's, or not podsync's: kept.
+    return [v for v in listed if v.labels.get(LABEL_POD_UID, "") in pods or not _pod_of(v)]
+
+
+def _pod_of(volume: ObservedVolume) -> str:
+    return volume.labels.get(LABEL_POD_UID, "")
 
 
 def _capacity(runtime: Runtime) -> ResourceList | None:

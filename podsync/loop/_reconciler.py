@@ -70,8 +70,13 @@ from podsync.actions._options import (
     PlanOptions,
     with_scope,
 )
-from podsync.applier._apply import DEFAULT_HOOK_TIMEOUT, DEFAULT_WORKERS, _check_settings, apply
-from podsync.applier._results import Event, EventKind
+from podsync.applier._apply import (
+    DEFAULT_HOOK_TIMEOUT,
+    DEFAULT_WORKERS,
+    _check_settings,
+    apply,
+)
+from podsync.applier._results import ApplyResult, Event
 from podsync.exceptions import RuntimeCallError
 from podsync.host._clock import Clock, clocks
 from podsync.host._node import NodeInfo
@@ -80,33 +85,26 @@ from podsync.load._source_reads import SourceRead
 from podsync.load._source_set import SourceSet
 from podsync.load._sources import DEFAULT_MAX_BYTES, HttpOptions, shown_url
 from podsync.load._streams import SecretKey
+from podsync.loop._deaths import DeathWatch, alone_syncable
 from podsync.loop._reporting import (
-    _RESULTS,
     Board,
     LoopNotice,
     NoticeKind,
-    Reporter,
     _statuses,
-    action_kind,
     boards_of,
 )
-from podsync.loop._sync import Observation, _default_runtime, remember_pull_failures, sync
+from podsync.loop._sync import Observation, _default_runtime, sync
 from podsync.loop._usage_report import UsageReader
 from podsync.loop._workers import PodWorkers
 from podsync.model._pod import Pod
 from podsync.model._pulls import PullFailure
-from podsync.planner._scope import another_scopes
 from podsync.prober._rules import probes_of
 from podsync.runtime._protocol import (
-    Capability,
     EngineEvent,
-    EventRuntime,
     Runtime,
     Stream,
-    missing,
 )
-from podsync.spec._backoff import Backoff, doubling
-from podsync.spec._labels import LABEL_POD_UID
+from podsync.spec._backoff import doubling
 
 if TYPE_CHECKING:
     from podsync.etcd._urls import EtcdOptions
@@ -114,14 +112,6 @@ if TYPE_CHECKING:
 # Everything in __all__ gets re-exported as part of the podsync public API.
 __all__ = ["Reconciler"]
 
-
-# Engine events that mean a container of a pod needs a sync now.
-_EXIT_ACTIONS = frozenset({"die", "oom"})
-# Docker logs ``die`` before its container list shows the container stopped (the
-# daemon's exit handler emits the event, then records the state): a round that still
-# sees a died container running looks again after this long, doubling, for this long.
-_DIED_RECHECK = 0.05
-_DIED_PATIENCE = 5.0
 
 # The rounds between garbage collections: nothing is collected by count, no image is
 # removed (orphans still go: they are deletions).
@@ -140,7 +130,7 @@ def _positive(name: str, value: float) -> float:
     return float(value)
 
 
-class Reconciler(Reporter):
+class Reconciler(DeathWatch):
     """Keep an engine running what the sources say, continuously.
 
     Pod objects are a first-class input, beside files or in their place::
@@ -315,6 +305,7 @@ class Reconciler(Reporter):
         # their records may have been written after they were listed as stopped.
         self._stop_records: dict[str, str] = {}
         self._stopped_since: set[str] = set()
+        self._alone: dict[str, Pod] = {}  # the pods a death may sync alone (_deaths)
         self._workers = PodWorkers(workers, on_error=self._job_failed)
 
         # The coordinator's own state (tick(): one thread at a time).
@@ -594,6 +585,7 @@ class Reconciler(Reporter):
         if gc:
             self._next_gc = now + self._gc_period
         self._dispatch(result.plan, observed_at)
+        self._alone = alone_syncable(desired, result.plan, result.observation)
         self._next_wake = self._wake_after(result.plan, desired, now)
         recheck = self._recheck_died(result.observation, now)
         if recheck is not None:
@@ -654,6 +646,7 @@ class Reconciler(Reporter):
             self.request_sync()
 
     def _apply(self, part: Plan) -> None:
+        result: ApplyResult | None = None
         try:
             result = apply(
                 part,
@@ -664,16 +657,7 @@ class Reconciler(Reporter):
                 clock=self._clocks.given,
             )
         finally:
-            with self._cond:
-                for pod_plan in part.pods:
-                    self._done_at[pod_plan.uid] = self._done_count
-                self._done_count += 1
-        with self._cond:
-            # The pull's failure is this pod's: another pod's worker tries on its own.
-            uids = {pod_plan.uid for pod_plan in part.pods}
-            remember_pull_failures(self._pull_failures, result, self._clocks.now(), uids)
-        for r in result.results:
-            self._report("action_done", action_kind(r.action), _RESULTS[r.status])
+            self._applied([pod_plan.uid for pod_plan in part.pods], result)
 
     def _wake_after(self, plan: Plan, desired: Sequence[Pod], now: float) -> float | None:
         """When to sync again before the period: when a crash-loop back-off or an image
@@ -693,84 +677,6 @@ class Reconciler(Reporter):
                 for probe in probes_of(container).values()
             )
         return now + min(waits) if waits else None
-
-    def _recheck_died(self, observation: Observation, now: float) -> float | None:
-        """When to look again at containers the engine said died but listed running."""
-        running = {c.id for c in observation.containers if c.running}
-        soonest: float | None = None
-        with self._cond:
-            for cid, since in list(self._own_stops.items()):
-                if cid not in running and now - since > _DIED_PATIENCE:
-                    del self._own_stops[cid]  # its die event was missed
-            for cid, (since, delay) in list(self._died.items()):
-                if cid not in running or now - since > _DIED_PATIENCE:
-                    del self._died[cid]
-                    continue
-                self._died[cid] = (since, delay * 2)
-                soonest = now + delay if soonest is None else min(soonest, now + delay)
-        return soonest
-
-    # -- engine events ------------------------------------------------------------------
-
-    def _event_loop(self) -> None:
-        backoff, first = Backoff(1.0, self._sync_period), True
-        while not self._stop.is_set():
-            try:
-                engine = self._engine()
-                if not isinstance(engine, EventRuntime):
-                    # Said once: the loop then syncs on its period alone.
-                    lack = missing(Capability.EVENTS, "following engine events")
-                    self._notice(NoticeKind.EVENTS_ERROR, f"{lack}: syncing on the period alone")
-                    return
-                stream = engine.engine_events()
-            except Exception as exc:
-                self._notice(NoticeKind.EVENTS_ERROR, f"cannot follow engine events: {exc}")
-                self._stop.wait(backoff.next())
-                continue
-            with self._cond:
-                self._events = stream
-            if self._stop.is_set():
-                stream.close()
-                return
-            if not first:
-                # Events were missed while the stream was down: look at everything.
-                self.request_sync()
-            first = False
-            backoff.reset()
-            try:
-                for event in stream:
-                    if (
-                        event.action in _EXIT_ACTIONS
-                        and LABEL_POD_UID in event.labels
-                        # Another scope's pod dies: nothing for this loop to do.
-                        and not another_scopes(event.labels, self._options.scope)
-                    ):
-                        with self._cond:
-                            if event.container_id in self._own_stops:
-                                if event.action == "die":
-                                    del self._own_stops[event.container_id]
-                                continue
-                            self._died.setdefault(
-                                event.container_id, (self._clocks.elapsed(), _DIED_RECHECK)
-                            )
-                        self.request_sync()
-            except Exception as exc:
-                if not self._stop.is_set():
-                    self._notice(NoticeKind.EVENTS_ERROR, f"engine events ended: {exc}")
-            self._stop.wait(backoff.delay)
-
-    def _event(self, event: Event) -> None:
-        """Apply's ``on_event``: a stop podsync itself begins is noted first (the
-        engine's ``die`` for it asks for no sync), then the event goes to ``on_event``,
-        one call at a time."""
-        if event.kind is EventKind.STOPPING and event.container_id:
-            with self._cond:
-                self._own_stops[event.container_id] = self._clocks.elapsed()
-                self._stopped_since.add(event.container_id)
-        if self._on_event is not None:
-            with self._report_lock:
-                self._on_event(event)
-        self._report("event_seen", event)
 
     # -- threads and shutdown -----------------------------------------------------------
 

@@ -121,6 +121,7 @@ def sync(
     pull_failures: MutableMapping[tuple[str, str], PullFailure] | None = None,
     scope: str | None = None,
     stop_records: MutableMapping[str, str] | None = None,
+    pods_only: bool = False,
 ) -> SyncResult:
     """Make the engine run ``desired``: observe, probe, plan, apply (seed SyncPods +
     syncPod, in one pass). The desired pods are ``Pod`` objects, built in Python or
@@ -183,6 +184,10 @@ def sync(
         stop_records: where a caller that syncs again and again keeps the stop records
             read, so that stopped containers whose record is known need no volume list
             (``observe``'s ``stop_records``, which says what the caller must do).
+        pods_only: see and sync the ``desired`` pods alone, from lists of their own
+            containers and volumes (``observe``'s ``pods_only``: the runtime must be a
+            ``PodListRuntime``): nothing of another pod is seen, so nothing of one is
+            removed, whatever the scope.
 
     Returns:
         The plan and the outcome of applying it. Failed runtime calls are failed
@@ -194,7 +199,8 @@ def sync(
         OSError: the root directory exists but cannot be listed, or an earlier
             podsync's probe record under it cannot be read; nothing was changed.
         ValueError: bad ``workers`` or timeouts.
-        TypeError: ``clock`` is not callable.
+        TypeError: ``clock`` is not callable, or ``pods_only`` on a runtime that is
+            no ``PodListRuntime``.
     """
     the_clocks = clocks(clock)
     owned = runtime is None
@@ -217,6 +223,7 @@ def sync(
             collect_volumes=volumes,
             pull_failures=pull_failures,
             stop_records=stop_records,
+            pods_only=pods_only,
         )
     finally:
         if owned:
@@ -288,13 +295,18 @@ def _needs_volumes(action: Action) -> bool:
 
 
 def _with_volumes(
-    observation: Observation, runtime: Runtime, root_dir: str, desired: Sequence[Pod]
+    observation: Observation,
+    runtime: Runtime,
+    root_dir: str,
+    desired: Sequence[Pod],
+    pods_only: bool,
 ) -> Observation:
-    """``observation`` with the engine's named volumes, and the desired pods' emptyDir
-    host directories."""
+    """``observation`` with the engine's named volumes (``pods_only``: the desired
+    pods' and those of no pod), and the desired pods' emptyDir host directories."""
+    only = frozenset(pod.uid for pod in desired) if pods_only else None
     return attrs.evolve(
         observation,
-        volumes=_confirmed(runtime, observation.containers, _list_volumes(runtime)),
+        volumes=_confirmed(runtime, observation.containers, _list_volumes(runtime, only)),
         volumes_listed=True,
         empty_dirs=_host_empty_dirs(root_dir, desired, observation.pod_dirs),
     )
@@ -346,6 +358,7 @@ def _sync(
     collect_volumes: bool = False,
     pull_failures: MutableMapping[tuple[str, str], PullFailure] | None = None,
     stop_records: MutableMapping[str, str] | None = None,
+    pods_only: bool = False,
 ) -> SyncResult:
     _check_settings(workers, hook_timeout)
     # The plan is made for what the runtime can do: a pod that needs a capability it
@@ -368,6 +381,7 @@ def _sync(
         probed=with_probes,
         capacity=False,
         stop_records=stop_records,
+        pods_only=pods_only,
     )
     # The plan is for the time after the observation: a container that exited while
     # the engine was listed has not ended in the plan's future.
@@ -447,7 +461,7 @@ def _sync(
         if any(pod_requests(pod) != (0, 0) for pod in desired):
             observation = attrs.evolve(observation, capacity=_capacity(runtime))
     if claims and not observation.volumes_listed:
-        observation = _with_volumes(observation, runtime, options.root_dir, desired)
+        observation = _with_volumes(observation, runtime, options.root_dir, desired, pods_only)
     the_plan = make_plan()
     again = False
     if (
@@ -469,9 +483,9 @@ def _sync(
         if not observation.volumes_listed and any(
             _in_an_engine_volume(v) for pod in desired if pod.uid in waiting for v in pod.volumes
         ):
-            observation = _with_volumes(observation, runtime, options.root_dir, desired)
+            observation = _with_volumes(observation, runtime, options.root_dir, desired, pods_only)
     if not observation.volumes_listed and any(_needs_volumes(a) for a in the_plan.actions):
-        observation = _with_volumes(observation, runtime, options.root_dir, desired)
+        observation = _with_volumes(observation, runtime, options.root_dir, desired, pods_only)
         again = True
     if again:
         the_plan = make_plan()

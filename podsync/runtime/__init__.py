@@ -24,6 +24,9 @@ What a third-party runtime implements:
   ``container_usage`` and ``node_usage``, each container's and the host's CPU and
   memory (``ContainerUsage``); ``require_usage`` raises ``MissingCapability`` without
   it (``podsync top``), and the loop reports no usage.
+* ``PodListRuntime``, optional and no ``Capability`` either: ``list_pod_containers``,
+  the containers of one pod (a label filter). With it ``podsync run`` syncs the pod of
+  a container that died from that list alone, not the whole host.
 
 A core runtime::
 
@@ -77,6 +80,7 @@ if _TYPE_CHECKING:
         LogLine,
         LogRuntime,
         NodeRuntime,
+        PodListRuntime,
         Runtime,
         Stream,
         UsageRuntime,
@@ -108,6 +112,7 @@ _ON_FIRST_USE: dict[str, tuple[str, ...]] = {
         "LogLine",
         "LogRuntime",
         "NodeRuntime",
+        "PodListRuntime",
         "Runtime",
         "Stream",
         "UsageRuntime",
@@ -142,6 +147,7 @@ __all__ = [
     "ObservedContainer",
     "ObservedImage",
     "ObservedVolume",
+    "PodListRuntime",
     "PortMapping",
     "ResourceList",
     "Runtime",

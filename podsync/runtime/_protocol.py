@@ -499,6 +499,28 @@ class EngineInfoRuntime(Protocol):
 
 
 @runtime_checkable
+class PodListRuntime(Protocol):
+    """**Protocol**, optional: the containers of one pod, listed by the engine (CRI's
+    ``ListContainers`` with a ``PodSandboxId`` filter; Docker's and podman's ``label``
+    filter). ``podsync run`` syncs the pod of a container that died from this list
+    alone - the kubelet's pod worker, fed by its event generator, syncs one pod and not
+    the node (``pkg/kubelet/pod_workers.go``) - so a restart does not wait for a list
+    of every container on the host. Without it every death syncs the whole host. Not
+    a ``Capability``: no plan depends on it, and saved plans are the same."""
+
+    def list_pod_containers(self, pod_uid: str) -> list[ObservedContainer]:
+        """The containers labelled ``LABEL_POD_UID=<pod_uid>``, running and exited, each
+        as ``list_containers`` reports it. A container of the pod without that label
+        (a 2014 kubelet's, taken over by its name) is not among them.
+
+        Raises:
+            RuntimeCallError: the list call failed (``EngineUnavailable``: the engine
+                cannot be reached).
+        """
+        ...
+
+
+@runtime_checkable
 class FullRuntime(
     Runtime,
     VolumeRuntime,

@@ -46,7 +46,7 @@ from podsync.model._pod import HostAlias, ObservedContainer, ObservedVolume
 from podsync.model._secrets import SecretPart, SecretText
 from podsync.model._security import ContainerSecurity
 from podsync.model._volume_entries import EntryKind, VolumeEntry
-from podsync.runtime._protocol import ExecResult, Runtime
+from podsync.runtime._protocol import ExecResult, PodListRuntime, Runtime
 from podsync.spec._labels import LABEL_CONTAINER, LABEL_POD_UID
 from podsync.spec._ports import PortMapping
 from podsync.spec._volumes import Mount, NamedVolumeMount, TmpfsMount
@@ -346,6 +346,29 @@ def test_list_is_newest_first(subject: Subject) -> None:
         assert sorted(listed, key=lambda c: -c.created) == listed
         return
     assert [second, first] == [c.id for c in listed]
+
+
+def test_a_pods_list_has_its_containers_alone(subject: Subject) -> None:
+    """``list_pod_containers`` (``PodListRuntime``: the label filter) lists the pod's
+    containers, running and exited, as ``list_containers`` does - an exited one with
+    its exit code and finish time - and none of another pod."""
+    runtime = subject.runtime
+    assert isinstance(runtime, PodListRuntime)
+    other = f"uid-{subject.token}-other"
+    mine = subject.running("app")
+    gone = subject.running("done", exits(3))
+    subject.wait_exited(gone, subject.name("done"))
+    theirs = subject.running("theirs", labels={LABEL_POD_UID: other})
+
+    listed = runtime.list_pod_containers(f"uid-{subject.token}")
+    whole = {c.id: c for c in runtime.list_containers()}
+    assert {mine, gone} == {c.id for c in listed}
+    assert all(c == whole[c.id] for c in listed)
+    exited = next(c for c in listed if c.id == gone)
+    assert (False, 3) == (exited.running, exited.exit_code)
+    assert exited.finished_at is not None
+    assert [theirs] == [c.id for c in runtime.list_pod_containers(other)]
+    assert [] == runtime.list_pod_containers(f"uid-{subject.token}-none")
 
 
 @pytest.mark.parametrize(

@@ -112,6 +112,8 @@ FACES: dict[str, list[str]] = {
             *RUNTIME_CAPABILITY_NAMES,
             *("ObservedContainer", "ObservedImage", "ObservedVolume", "ResourceList"),
             "ContainerUsage",
+            # issue 33: a pod's own list, for the loop's sync of a pod that died
+            "PodListRuntime",
         ]
     ),
     "podsync.status": sorted(
@@ -161,6 +163,7 @@ NEW_ON_FACES = {
     *RUNTIME_CAPABILITY_NAMES,
     *("pod_usage", "usage_figures"),
     *FACES["podsync.report"],
+    "PodListRuntime",
 }
 #: Names that left the top level in 0.2.0 for the face of their folder.
 MOVED_TO_FACES = {

@@ -39,7 +39,7 @@ from podsync.runtime.docker._api import (
 from podsync.runtime.docker._connection import EngineConnection
 from podsync.runtime.docker._unchecked import unchecked_create_refusal
 from podsync.spec._backoff import Backoff
-from podsync.spec._labels import LABEL_HELPER
+from podsync.spec._labels import LABEL_HELPER, LABEL_POD_UID
 from podsync.spec._ownership import ownership
 from podsync.spec._volumes import POD_STATE_VOLUME_PREFIX
 
@@ -93,6 +93,29 @@ class ContainerCalls(EngineConnection):
         """
         with self._call("list", "") as api:
             listed = cast(list[dict[str, Any]], api.containers(all=True))
+        return self._observed(listed, whole=True)
+
+    def list_pod_containers(self, pod_uid: str) -> list[ObservedContainer]:
+        """``PodListRuntime.list_pod_containers``: one list call with a label filter
+        (Docker's and podman's ``label=<key>=<value>``), each exited container of it
+        inspected once as ``list_containers`` does.
+
+        Raises:
+            EngineUnavailable: the engine cannot be reached.
+            RuntimeCallError: the list call, or an inspect, failed.
+        """
+        with self._call("list", pod_uid) as api:
+            listed = cast(
+                list[dict[str, Any]],
+                api.containers(all=True, filters={"label": f"{LABEL_POD_UID}={pod_uid}"}),
+            )
+        return self._observed(listed, whole=False)
+
+    def _observed(self, listed: list[dict[str, Any]], *, whole: bool) -> list[ObservedContainer]:
+        """The containers of a list call's answer, the exited ones that a plan may own
+        with how they ended (``_outcome``). ``whole``: the answer is every container of
+        the engine, and the cache keeps what it saw exited and nothing else; a filtered
+        answer only adds to the cache (the next whole list prunes it)."""
         observed: list[ObservedContainer] = []
         seen: dict[tuple[str, str], Outcome] = {}
         for entry in listed:
@@ -120,9 +143,12 @@ class ContainerCalls(EngineConnection):
                 )
             observed.append(container)
         with self._lock:
-            # Keep what this list saw exited, and nothing else: the cache never grows
-            # past the engine's exited containers.
-            self._finished = seen
+            if whole:
+                # Keep what this list saw exited, and nothing else: the cache never
+                # grows past the engine's exited containers.
+                self._finished = seen
+            else:
+                self._finished.update(seen)
         return observed
 
     def _outcome(self, key: tuple[str, str]) -> Outcome | None:

@@ -19,6 +19,7 @@ __all__ = ["CALL_NAMES", "MUTATING_CALL_NAMES", "Call", "Fault", "triggered"]
 CALL_NAMES = frozenset(
     {
         "list",  # list_containers()
+        "list_pod",  # list_pod_containers(pod_uid)
         "list_images",  # list_images()
         "info",  # node_capacity()
         "pull",  # pull_image(image)

@@ -430,6 +430,14 @@ class FakeRuntime(_ImageCalls, _VolumeCalls, _OperatingCalls, _UsageCalls):
             self._record("list")
             return [c.observed() for c in self._sorted()]
 
+    def list_pod_containers(self, pod_uid: str) -> list[ObservedContainer]:
+        """The containers labelled ``LABEL_POD_UID=<pod_uid>``, newest first (recorded
+        as ``list_pod``): ``PodListRuntime``, as the engines' label filter."""
+        self._sleep()
+        with self._lock:
+            self._record("list_pod", pod_uid)
+            return [c.observed() for c in self._sorted() if c.labels.get(LABEL_POD_UID) == pod_uid]
+
     def node_capacity(self) -> ResourceList:
         """``capacity`` (recorded as ``info``)."""
         self._sleep()

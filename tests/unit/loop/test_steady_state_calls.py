@@ -212,7 +212,11 @@ def test_another_scopes_container_dying_asks_the_loop_for_no_round(tmp_path: Pat
         fake.exit(mine, 1)
         # The events are taken in order: once ours was acted on, theirs was seen.
         assert wait_for(lambda: running_apps(fake) not in ([], [mine]))
-    assert asked.count("podsync-events") == 1
+        assert wait_for(lambda: bool(asked))
+    # Ours was synced alone on its pod's worker (``podsync.loop._deaths``), which then
+    # asked for the one round; theirs asked for nothing.
+    assert ["podsync-pod-1"] == asked
+    assert 1 == fake.call_names().count("list_pod")
     assert not fake.container(theirs.id).running  # and never touched
 
 

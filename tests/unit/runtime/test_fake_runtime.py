@@ -479,6 +479,7 @@ def test_vocabulary():
     """The call names: the seed's FakeDockerClient words plus the ones podsync adds."""
     assert {
         "list",
+        "list_pod",
         "list_images",
         "info",
         "pull",

@@ -1,0 +1,187 @@
+"""A death syncs its pod alone (``podsync.loop._deaths``; issue 33), as the kubelet's
+pod worker syncs the one pod its event generator names (``pkg/kubelet/pod_workers.go``):
+from a list of the pod's own containers, never seeing - so never touching - another pod.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+import podsync
+from podsync import PlanOptions
+from podsync.actions._options import NODE_SCOPE
+from podsync.host._node import NodeInfo
+from podsync.loop._deaths import alone_syncable
+from podsync.model._pod import ObservedContainer, ResourceList
+from podsync.spec._labels import LABEL_CONTAINER, LABEL_POD_UID
+from podsync.testing import FakeClock, FakeRuntime
+
+WAIT = 10.0  # seconds a test waits for the workers at most (never reached when it passes)
+NODE = NodeInfo(name="node-1", milli_cpu=2000, memory=4 * 1024**3)
+CAPACITY = ResourceList(cpu=2000, memory=4 * 1024**3)
+
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+  namespace: shop
+spec:
+  containers:
+  - name: app
+    image: busybox:1
+    resources:
+      requests:
+        cpu: {cpu}
+"""
+
+
+def write_pods(directory: Path, **cpus: str) -> None:
+    directory.mkdir(exist_ok=True)
+    for name, cpu in cpus.items():
+        (directory / f"{name}.yaml").write_text(POD.format(name=name, cpu=cpu))
+
+
+def options(tmp_path: Path, **fields: object) -> PlanOptions:
+    return PlanOptions(
+        scope=NODE_SCOPE, network_image="pause:1", root_dir=str(tmp_path / "root"), **fields
+    )
+
+
+def a_2014_container(uid: str) -> ObservedContainer:
+    """A container the seed kubelet left, of pod ``uid`` (no labels; its name says)."""
+    return ObservedContainer(
+        "5eed", f"k8s_app.1a2b3c4d_web.shop.file_{uid}_0badf00d", "busybox:1", {}, running=True
+    )
+
+
+@pytest.mark.parametrize(
+    ("case", "cpus", "old_container", "alone"),
+    [
+        pytest.param("admitted, every container labelled", {"web": "100m"}, False, {"web"}),
+        pytest.param("not admitted: the node's CPU", {"web": "100m", "big": "4"}, False, {"web"}),
+        pytest.param("a 2014 kubelet's container of it", {"web": "100m"}, True, set()),
+    ],
+)
+def test_which_pods_a_death_syncs_alone(
+    tmp_path: Path, case: str, cpus: dict[str, str], old_container: bool, alone: set[str]
+) -> None:
+    write_pods(tmp_path / "pods", **cpus)
+    desired = podsync.load_pods([str(tmp_path / "pods")])
+    web = next(p for p in desired if p.name == "web")
+    clock = FakeClock(1_000_000.0)
+    fake = FakeRuntime(images=["busybox:1", "pause:1"], capacity=CAPACITY, clock=clock)
+    if old_container:
+        fake.add_container(a_2014_container(web.uid))
+    result = podsync.sync(
+        desired, fake, options=options(tmp_path, adopt_2014_containers=True), clock=clock
+    )
+    syncable = alone_syncable(desired, result.plan, result.observation)
+    assert alone == {pod.name for pod in syncable.values()}, case
+
+
+def loop_of(tmp_path: Path, fake: FakeRuntime, clock: FakeClock) -> podsync.Reconciler:
+    write_pods(tmp_path / "pods", web="100m", db="100m")
+    return podsync.Reconciler(
+        [str(tmp_path / "pods")],
+        fake,
+        options(tmp_path),
+        node=NODE,
+        clock=clock,
+        sync_period=3600,
+        source_period=3600,
+    )
+
+
+def app_of(fake: FakeRuntime, pod: str) -> str:
+    (found,) = [
+        c.id
+        for c in fake.containers
+        if c.running
+        and c.labels.get("io.podsync.pod.name") == pod
+        and c.labels.get(LABEL_CONTAINER) == "app"
+    ]
+    return found
+
+
+def test_a_death_restarts_its_pod_from_the_pods_own_list(tmp_path: Path) -> None:
+    clock = FakeClock(1_000_000.0)
+    fake = FakeRuntime(images=["busybox:1", "pause:1"], clock=clock, capacity=CAPACITY)
+    loop = loop_of(tmp_path, fake, clock)
+    with loop:
+        assert wait_for(lambda: "events" in fake.call_names() and has_app(fake, "db"))
+        assert wait_for(lambda: has_app(fake, "web"))
+        assert loop.wait_idle(WAIT)
+        died, db = app_of(fake, "web"), app_of(fake, "db")
+        uid = fake.container(died).labels[LABEL_POD_UID]
+        fake.clear_calls()
+        fake.exit(died, 1)
+        assert wait_for(lambda: has_app(fake, "web") and app_of(fake, "web") != died)
+    calls = fake.calls
+    names = [c.name for c in calls]
+    restarted = names.index("start")
+    # Before the restart the engine was asked for the pod's containers alone: not the
+    # whole list, which the round after it takes.
+    assert "list" not in names[:restarted]
+    listed = [(c.name, c.args) for c in calls[:restarted] if c.name in ("list", "list_pod")]
+    assert [("list_pod", (uid,))] == listed
+    assert app_of(fake, "db") == db  # the other pod untouched
+    assert "list" in names[restarted:]  # the round that follows
+
+
+def test_a_pods_own_sync_never_removes_another_pod(tmp_path: Path) -> None:
+    # In the node's scope a round removes every pod it does not desire; a sync of one
+    # pod alone sees no other pod, so it removes none, even one that is not desired.
+    write_pods(tmp_path / "pods", web="100m", gone="100m")
+    both = podsync.load_pods([str(tmp_path / "pods")])
+    clock = FakeClock(1_000_000.0)
+    fake = FakeRuntime(images=["busybox:1", "pause:1"], capacity=CAPACITY, clock=clock)
+    podsync.sync(both, fake, options=options(tmp_path), clock=clock)
+    web = next(p for p in both if p.name == "web")
+    gone_uid = next(p.uid for p in both if p.name == "gone")
+    fake.exit(app_of(fake, "web"), 1)
+    fake.clear_calls()
+
+    result = podsync.sync([web], fake, options=options(tmp_path), pods_only=True, clock=clock)
+
+    assert {web.uid} == {c.labels[LABEL_POD_UID] for c in result.observation.containers}
+    assert gone_uid not in result.observation.pod_dirs
+    assert all(a.pod_uid == web.uid for a in result.plan.actions)
+    assert has_app(fake, "gone")
+    assert has_app(fake, "web")
+    assert "list" not in fake.call_names()
+
+
+def test_pods_only_needs_a_pod_list(tmp_path: Path) -> None:
+    class Bare:
+        """A core runtime: no ``list_pod_containers``."""
+
+        def __init__(self, fake: FakeRuntime) -> None:
+            self.list_containers = fake.list_containers
+            self.list_images = fake.list_images
+
+    with pytest.raises(TypeError, match="PodListRuntime"):
+        podsync.observe(Bare(FakeRuntime()), str(tmp_path), pods_only=True)  # type: ignore[arg-type]
+
+
+def has_app(fake: FakeRuntime, pod: str) -> bool:
+    return any(
+        c.running
+        and c.labels.get("io.podsync.pod.name") == pod
+        and c.labels.get(LABEL_CONTAINER) == "app"
+        for c in fake.containers
+    )
+
+
+def wait_for(condition: Callable[[], bool]) -> bool:
+    """Poll ``condition`` without reading the clock (threading.Event.wait)."""
+    pause = threading.Event()
+    for _ in range(int(WAIT / 0.01)):
+        if condition():
+            return True
+        pause.wait(0.01)
+    return condition()

@@ -172,6 +172,8 @@ class CountingProxy:
     def __init__(self, path: Path, upstream: str) -> None:
         self.path, self.upstream = str(path), upstream
         self.counts: collections.Counter[str] = collections.Counter()
+        # (wall time, kind, target) of each request, for ``--trace``: what a restart waited on.
+        self.timeline: collections.deque[tuple[float, str, str]] = collections.deque(maxlen=200_000)
         self.lock = threading.Lock()
         self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.server.bind(self.path)
@@ -227,7 +229,9 @@ class CountingProxy:
                         for k, _, v in (line.partition(":") for line in head[1:])
                     }
                     with self.lock:
-                        self.counts[request_kind(method, target)] += 1
+                        kind = request_kind(method, target)
+                        self.counts[kind] += 1
+                        self.timeline.append((time.time(), kind, target))
                     if "upgrade" in headers or "chunked" in headers.get("transfer-encoding", ""):
                         blind = True
                         break
@@ -450,6 +454,7 @@ class Restarts:
     floor: list[float]  # the engine's own create + start of a container, just after
     replaced: int  # containers of the annotation-only pods replaced
     rewrites: dict[str, int]
+    kills: list[tuple[tuple[str, str], float]]  # (pod, container), wall time of the kill
 
 
 def engine_floor(client: docker.DockerClient, namespace: str) -> float:
@@ -543,7 +548,20 @@ def restarts_under_churn(
         if created is not None and started is not None:
             to_created.append(created - at)
             to_started.append(started - created)
-    return Restarts(latencies, to_created, to_started, floor, replaced, dict(rewrites))
+    return Restarts(latencies, to_created, to_started, floor, replaced, dict(rewrites), kills)
+
+
+def trace(proxy: CountingProxy, restarts: Restarts, slowest: int = 3) -> None:
+    """The engine requests in the ``slowest`` restarts, from the kill to the replacement
+    seen running, in seconds after the kill (``--trace``): what a restart waited on."""
+    with proxy.lock:
+        timeline = list(proxy.timeline)
+    ranked = sorted(zip(restarts.latencies, restarts.kills, strict=True), reverse=True)
+    for latency, (target, at) in ranked[:slowest]:
+        print(f"  trace of {target[0]}/{target[1]}: {latency:.2f} s")
+        for when, kind, path in timeline:
+            if at <= when <= at + latency:
+                print(f"    +{when - at:6.3f} {kind}  {path[:110]}")
 
 
 def p50_p95(values: Sequence[float]) -> str:
@@ -612,6 +630,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rss-period", type=float, default=0.05)
     for phase in ("idle", "churn", "rss"):
         parser.add_argument(f"--skip-{phase}", action="store_true")
+    parser.add_argument(
+        "--trace", action="store_true", help="print the engine requests of the slowest restarts"
+    )
     args = parser.parse_args(argv)
     if args.churn > args.pods or 2 * (args.pods - args.churn) < args.kills:
         parser.error("--kills needs that many app containers of pods that do not churn")
@@ -691,6 +712,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     f"(target 0): {verdict(ok_quiet)}"
                 )
                 failed += [n for n, ok in (("restart p95", ok_p95), ("quiet", ok_quiet)) if not ok]
+                if args.trace:
+                    trace(proxy, restarts)
             run.stop()
             if not args.skip_rss:
                 memory = memory_growth(args, proxy, work, run_id)

@@ -11,8 +11,9 @@ So here a death syncs its pod alone, on its pod's worker, from a list of that po
 containers (``PodListRuntime``, a label filter; ``sync(pods_only=True)``): a restart
 does not wait for a round of the whole host in progress, nor for a list of every
 container on it (issue 33: at 110 pods and 10 crash-looping ones, a round lists about
-400 containers). A round follows the pod's sync, for what a round does and a pod's
-sync does not: the statuses reported, the back-offs and probes woken, a death missed.
+400 containers). A round follows the pod's sync only for what a round does and a pod's
+sync does not (``_round_follows``): the statuses a board is told, the wake at the end of
+a back-off, another look at a container said dead but listed running.
 
 A pod is synced alone only when the last round admitted it and saw every container of
 it labelled with its uid (``alone_syncable``): a pod the round rejected stays rejected
@@ -31,7 +32,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from podsync.actions._actions import Plan
+from podsync.actions._actions import Plan, Wait
 from podsync.actions._options import GCPolicy, PlanOptions
 from podsync.applier._results import ApplyResult, Event, EventKind
 from podsync.loop._reporting import _RESULTS, NoticeKind, Reporter, action_kind
@@ -187,8 +188,10 @@ class DeathWatch(Reporter):
             pull_failures = dict(self._pull_failures)
             stop_records = dict(self._stop_records)
         result: ApplyResult | None = None
+        # Whether a round must follow: unless the pod's sync did all a round would.
+        follow = True
         try:
-            result = sync(
+            done = sync(
                 [pod],
                 self._engine(),
                 options=options,
@@ -200,7 +203,9 @@ class DeathWatch(Reporter):
                 pull_failures=pull_failures,
                 stop_records=stop_records,
                 pods_only=True,
-            ).apply_result
+            )
+            result = done.apply_result
+            follow = self._round_follows(done.plan, done.observation)
         except Exception as exc:  # the engine away, a bug: the round looks again
             key = f"{pod.namespace}/{pod.name}"
             self._notice(
@@ -210,7 +215,23 @@ class DeathWatch(Reporter):
             )
         finally:
             self._applied((uid,), result)
-            self.request_sync()
+            if follow:
+                self.request_sync()
+
+    def _round_follows(self, plan: Plan, observation: Observation) -> bool:
+        """Whether a round must follow a pod's own sync that made ``plan`` from
+        ``observation``: when a board is told the pods' statuses (a round reports them
+        all), when the plan waits (a back-off: the round wakes the loop when it ends),
+        and when a container said dead is still listed running (the round looks again,
+        ``_recheck_died``). Otherwise the pod's sync did all a round would for it, and
+        the next round is the period's: under churn, a round after every death kept
+        rounds running back to back, each listing the whole host, and the pods' own
+        syncs waited for the interpreter behind them (issue 33, ``bench_host --trace``)."""
+        if self._boards or any(isinstance(a, Wait) for a in plan.actions):
+            return True
+        with self._cond:
+            died = set(self._died)
+        return any(c.running and c.id in died for c in observation.containers)
 
     def _applied(self, uids: Collection[str], result: ApplyResult | None) -> None:
         """The bookkeeping after a pod job (``result``: what it applied; ``None``: it

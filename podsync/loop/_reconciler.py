@@ -22,7 +22,9 @@ does the same with podsync's one-shot steps (``sync``'s observe, probe and plan;
   (probes run on their own periods, not the sync's: kubelet-modern.md §4, the prober's
   per-probe workers), and at once when the engine reports that one of podsync's
   containers died or was OOM-killed (``docker events``; the seed noticed at the next
-  period). The plan still decides: a restart respects the crash-loop back-off.
+  period). The plan still decides: a restart respects the crash-loop back-off. Such a
+  death syncs its pod alone, from the pod's own list (``_deaths``: the kubelet's pod
+  worker, fed by its event generator), and a round follows only when needed.
 * **Per-pod workers** (``_workers``): a round observes once (one list call) and plans
   every pod (pure); each pod's part of the plan runs on its pod's worker, in parallel
   within the worker bound. A pod whose previous sync still runs is not planned on a

@@ -84,12 +84,15 @@ def test_which_pods_a_death_syncs_alone(
     assert alone == {pod.name for pod in syncable.values()}, case
 
 
-def loop_of(tmp_path: Path, fake: FakeRuntime, clock: FakeClock) -> podsync.Reconciler:
+def loop_of(
+    tmp_path: Path, fake: FakeRuntime, clock: FakeClock, board: object = None
+) -> podsync.Reconciler:
     write_pods(tmp_path / "pods", web="100m", db="100m")
     return podsync.Reconciler(
         [str(tmp_path / "pods")],
         fake,
         options(tmp_path),
+        board=board,  # type: ignore[arg-type]
         node=NODE,
         clock=clock,
         sync_period=3600,
@@ -108,10 +111,28 @@ def app_of(fake: FakeRuntime, pod: str) -> str:
     return found
 
 
-def test_a_death_restarts_its_pod_from_the_pods_own_list(tmp_path: Path) -> None:
+class Statuses:
+    """A board: the statuses of each round."""
+
+    def __init__(self) -> None:
+        self.rounds = 0
+
+    def pods_seen(self, statuses: object) -> None:
+        self.rounds += 1
+
+    def sync_done(self, seconds: float, ok: bool, error: str = "") -> None:
+        pass
+
+    def action_done(self, kind: str, result: str) -> None:
+        pass
+
+
+@pytest.mark.parametrize("board", [False, True], ids=["no board", "a board"])
+def test_a_death_restarts_its_pod_from_the_pods_own_list(tmp_path: Path, board: bool) -> None:
     clock = FakeClock(1_000_000.0)
     fake = FakeRuntime(images=["busybox:1", "pause:1"], clock=clock, capacity=CAPACITY)
-    loop = loop_of(tmp_path, fake, clock)
+    statuses = Statuses()
+    loop = loop_of(tmp_path, fake, clock, board=statuses if board else None)
     with loop:
         assert wait_for(lambda: "events" in fake.call_names() and has_app(fake, "db"))
         assert wait_for(lambda: has_app(fake, "web"))
@@ -119,8 +140,23 @@ def test_a_death_restarts_its_pod_from_the_pods_own_list(tmp_path: Path) -> None
         died, db = app_of(fake, "web"), app_of(fake, "db")
         uid = fake.container(died).labels[LABEL_POD_UID]
         fake.clear_calls()
+        rounds, asked = statuses.rounds, []
+        request_sync = loop.request_sync
+
+        def counted() -> None:
+            asked.append(1)
+            request_sync()
+
+        loop.request_sync = counted  # type: ignore[method-assign]
         fake.exit(died, 1)
         assert wait_for(lambda: has_app(fake, "web") and app_of(fake, "web") != died)
+        assert loop.wait_idle(WAIT)
+        # With a board the round that tells it the pods' statuses follows; without
+        # one, the pod's own sync did all a round would, and none is asked for.
+        if board:
+            assert wait_for(lambda: statuses.rounds > rounds)
+        else:
+            assert [] == asked
     calls = fake.calls
     names = [c.name for c in calls]
     restarted = names.index("start")
@@ -130,7 +166,7 @@ def test_a_death_restarts_its_pod_from_the_pods_own_list(tmp_path: Path) -> None
     listed = [(c.name, c.args) for c in calls[:restarted] if c.name in ("list", "list_pod")]
     assert [("list_pod", (uid,))] == listed
     assert app_of(fake, "db") == db  # the other pod untouched
-    assert "list" in names[restarted:]  # the round that follows
+    assert ("list" in names[restarted:]) is board
 
 
 def test_a_pods_own_sync_never_removes_another_pod(tmp_path: Path) -> None:

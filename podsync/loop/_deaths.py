@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from podsync.actions._actions import Plan, Wait
+from podsync.actions._actions import Plan, Reason, Wait
 from podsync.actions._options import GCPolicy, PlanOptions
 from podsync.applier._results import ApplyResult, Event, EventKind
 from podsync.loop._reporting import _RESULTS, NoticeKind, Reporter, action_kind
@@ -66,6 +66,9 @@ _EXIT_ACTIONS = frozenset({"die", "oom"})
 # sees a died container running looks again after this long, doubling, for this long.
 _DIED_RECHECK = 0.05
 _DIED_PATIENCE = 5.0
+
+# The waits that end at a time the plan knows: a round is due then.
+BACK_OFFS = frozenset({Reason.BACK_OFF, Reason.IMAGE_PULL_BACK_OFF})
 
 # A pod's own sync collects nothing by count and removes no image: the rounds do.
 _NO_GC = GCPolicy(max_per_container=None, max_total=None, remove_dangling_images=False)
@@ -106,6 +109,7 @@ class DeathWatch(Reporter):
     _pull_failures: dict[tuple[str, str], PullFailure]
     _done_count: int
     _done_at: dict[str, int]
+    _wake_asked: float | None  # a round due then, taken by the coordinator
     # The pods the last round lets a death sync alone (``alone_syncable``), by uid;
     # replaced whole by each round, read by the events thread.
     _alone: dict[str, Pod]
@@ -220,14 +224,25 @@ class DeathWatch(Reporter):
 
     def _round_follows(self, plan: Plan, observation: Observation) -> bool:
         """Whether a round must follow a pod's own sync that made ``plan`` from
-        ``observation``: when a board is told the pods' statuses (a round reports them
-        all), when the plan waits (a back-off: the round wakes the loop when it ends),
-        and when a container said dead is still listed running (the round looks again,
-        ``_recheck_died``). Otherwise the pod's sync did all a round would for it, and
-        the next round is the period's: under churn, a round after every death kept
-        rounds running back to back, each listing the whole host, and the pods' own
-        syncs waited for the interpreter behind them (issue 33, ``bench_host --trace``)."""
-        if self._boards or any(isinstance(a, Wait) for a in plan.actions):
+        ``observation`` at once: when a board is told the pods' statuses (a round
+        reports them all), when the plan waits for something other than a back-off's
+        end, and when a container said dead is still listed running (the round looks
+        again, ``_recheck_died``). A back-off's wait asks for a round when it ends
+        (``_wake_asked``: the restart is due then, as ``_wake_after`` wakes a round's).
+        Otherwise the pod's sync did all a round would for it, and the next round is
+        the period's: under churn, a round after every death (a crash-looping pod's
+        too) kept rounds running back to back, each listing the whole host, and the
+        pods' own syncs waited for the interpreter behind them (issue 33,
+        ``bench_host --trace``)."""
+        waits = [a for a in plan.actions if isinstance(a, Wait)]
+        ends = [a.seconds for a in waits if a.reason in BACK_OFFS and a.seconds > 0]
+        if ends:
+            with self._cond:
+                at = self._clocks.elapsed() + min(ends)
+                asked = self._wake_asked
+                self._wake_asked = at if asked is None else min(asked, at)
+                self._cond.notify_all()
+        if self._boards or len(ends) < len(waits):
             return True
         with self._cond:
             died = set(self._died)

@@ -59,7 +59,6 @@ import attrs
 
 from podsync.actions._actions import (
     Plan,
-    Reason,
     Wait,
 )
 from podsync.actions._options import (
@@ -87,7 +86,7 @@ from podsync.load._source_reads import SourceRead
 from podsync.load._source_set import SourceSet
 from podsync.load._sources import DEFAULT_MAX_BYTES, HttpOptions, shown_url
 from podsync.load._streams import SecretKey
-from podsync.loop._deaths import DeathWatch, alone_syncable
+from podsync.loop._deaths import BACK_OFFS, DeathWatch, alone_syncable
 from podsync.loop._reporting import (
     Board,
     LoopNotice,
@@ -119,8 +118,6 @@ __all__ = ["Reconciler"]
 # removed (orphans still go: they are deletions).
 _NO_GC = GCPolicy(max_per_container=None, max_total=None, remove_dangling_images=False)
 
-# The waits that end at a time the plan knows: a sync is due then.
-_BACK_OFFS = frozenset({Reason.BACK_OFF, Reason.IMAGE_PULL_BACK_OFF})
 
 # The worker key of engine-wide cleanup (image removals); no pod uid looks like it.
 _CLEANUP_KEY = "<images>"
@@ -308,6 +305,7 @@ class Reconciler(DeathWatch):
         self._stop_records: dict[str, str] = {}
         self._stopped_since: set[str] = set()
         self._alone: dict[str, Pod] = {}  # the pods a death may sync alone (_deaths)
+        self._wake_asked: float | None = None  # a round due then (_deaths), for tick()
         self._workers = PodWorkers(workers, on_error=self._job_failed)
 
         # The coordinator's own state (tick(): one thread at a time).
@@ -319,6 +317,8 @@ class Reconciler(DeathWatch):
         self._next_sync = start
         self._next_gc = start
         self._next_wake: float | None = None  # a back-off that ends, a probe due
+        # A back-off that a pod's own sync saw begin (``_deaths``): a round is due then.
+        self._later: float | None = None
         # The probes' states between rounds, by container id (``sync(probe_states=)``).
         self._probe_states: dict[str, str] = {}
         # The failed image pulls, by (pod uid, image), for their back-off (the kubelet's
@@ -414,6 +414,9 @@ class Reconciler(DeathWatch):
             changed = self._take_sources(now)
             with self._cond:
                 wanted, self._wanted = self._wanted, False
+                later, self._wake_asked = self._wake_asked, None
+            if later is not None:
+                self._later = later if self._later is None else min(self._later, later)
             if self._sources_heard(now) and self._round_due(now, wanted or changed):
                 self._round(now)
             now = self._clocks.elapsed()
@@ -509,15 +512,17 @@ class Reconciler(DeathWatch):
             return now >= self._retry_at
         if asked or now >= self._next_sync or now >= self._next_gc:
             return True
-        return self._next_wake is not None and now >= self._next_wake
+        wakes = (self._next_wake, self._later)
+        return any(wake is not None and now >= wake for wake in wakes)
 
     def _next_due(self) -> float:
         if self._retry_at is not None:
             due = self._retry_at
         else:
             due = min(self._next_sync, self._next_gc)
-            if self._next_wake is not None:
-                due = min(due, self._next_wake)
+            for wake in (self._next_wake, self._later):
+                if wake is not None:
+                    due = min(due, wake)
         if not self._threaded:
             due = min(due, *self._next_poll.values())
         return due
@@ -540,6 +545,8 @@ class Reconciler(DeathWatch):
         )
 
     def _round(self, now: float) -> None:
+        if self._later is not None and self._later <= now:
+            self._later = None  # this round is the one it asked for
         gc = now >= self._next_gc
         options = self._options_now(gc)
         desired = self._sources.desired
@@ -669,7 +676,7 @@ class Reconciler(DeathWatch):
         waits = [
             a.seconds
             for a in plan.actions
-            if isinstance(a, Wait) and a.reason in _BACK_OFFS and a.seconds > 0
+            if isinstance(a, Wait) and a.reason in BACK_OFFS and a.seconds > 0
         ]
         if self._probe:
             waits.extend(

@@ -97,6 +97,7 @@ def loop_of(
         clock=clock,
         sync_period=3600,
         source_period=3600,
+        gc_period=3600,
     )
 
 
@@ -221,3 +222,29 @@ def wait_for(condition: Callable[[], bool]) -> bool:
             return True
         pause.wait(0.01)
     return condition()
+
+
+def test_a_crash_loops_back_off_wakes_a_round_when_it_ends(tmp_path: Path) -> None:
+    # A crash-looping pod's death plans a wait, not a restart: no round is asked for
+    # then (under churn they ran back to back), and the loop wakes when it ends. The
+    # events thread's call (``_died_in``) is made here; ``tick()`` drives the loop.
+    clock = FakeClock(1_000_000.0)
+    fake = FakeRuntime(images=["busybox:1", "pause:1"], clock=clock, capacity=CAPACITY)
+    loop = loop_of(tmp_path, fake, clock)
+    loop.tick()
+    assert loop.wait_idle(WAIT)
+    uid = fake.container(app_of(fake, "web")).labels[LABEL_POD_UID]
+    for _ in range(2):  # the first death restarts at once, the second waits
+        fake.exit(app_of(fake, "web"), 1)
+        loop._died_in(uid)
+        assert loop.wait_idle(WAIT)
+    assert not has_app(fake, "web")
+    fake.clear_calls()
+    due = loop.tick()
+    assert 0 < due <= 20  # the back-off's end, not the 3600 s periods
+    assert [] == fake.call_names()  # and no round now
+    clock.advance(due)
+    loop.tick()
+    assert loop.wait_idle(WAIT)
+    assert fake.call_names()[0] == "list"  # the round at the back-off's end
+    assert has_app(fake, "web")

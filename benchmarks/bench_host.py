@@ -22,9 +22,12 @@ which counts the API requests by kind (``GET /containers/json``, ``GET /volumes`
   new env value in container ``a`` (the spec changes: ``a`` is replaced). Meanwhile
   ``--kills`` times (default 20) an app container of another pod is killed (``docker
   kill``; each container once, so that none waits out a crash-loop back-off), and the
-  seconds until its replacement runs are taken: p50, p95 (target: p95 at most 1 s).
-  The containers of the annotation-only pods that were replaced are counted too
-  (target: none).
+  seconds until its replacement runs are taken: p50, p95 (target: p95 at most 1 s),
+  beside the engine's own create + start of a container just after each kill (the
+  floor: the least a restart costs as loaded as the machine is then; target: the
+  restart's p95 at most 1.5x the floor's). ``--trace`` prints the engine requests of
+  the slowest restarts. The containers of the annotation-only pods that were replaced
+  are counted too (target: none).
 * **memory**: ``podsync run`` again on the same pods (churn and crash-loopers gone) with
   ``--rss-period`` (default 0.05 s) for ``--rss-syncs`` sync rounds (default 3000, each
   counted by its ``GET /containers/json``), the process's RSS (``/proc/<pid>/status``)
@@ -84,6 +87,10 @@ PAUSE_IMAGE = "podsync-test/pause:latest"
 APP_IMAGE = "podsync-test/busybox:latest"
 TARGET_IDLE_CPU = 0.01  # of one core, from the issue
 TARGET_P95 = 1.0  # seconds, from the issue
+# The restart's p95 against the engine's own create + start p95 in the same run: the
+# least a restart costs on the machine as loaded as it is then (issue 33: on the shared
+# 2-CPU machine the floor's p95 alone was 0.6-1.6 s under this churn).
+TARGET_P95_OVER_FLOOR = 1.5
 TARGET_KB_PER_1000 = 100.0  # "flat": an hour at 10 s is 360 syncs
 SLEEPER = '["/bin/sh", "-c", "trap \'exit 0\' TERM; while :; do sleep 1 & wait $!; done"]'
 REPO = Path(__file__).resolve().parent.parent
@@ -695,6 +702,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 latencies, rewrites = restarts.latencies, restarts.rewrites
                 p95 = percentile(latencies, 0.95)
                 ok_p95, ok_quiet = p95 <= TARGET_P95, restarts.replaced == 0
+                over_floor = p95 / percentile(restarts.floor, 0.95)
+                ok_floor = over_floor <= TARGET_P95_OVER_FLOOR
                 print(
                     f"restart after docker kill, {args.crash_loop} pods crash-looping, "
                     f"{args.churn} files rewritten every {args.churn_period:g} s "
@@ -708,10 +717,22 @@ def main(argv: Sequence[str] | None = None) -> int:
                     f"start just after each (the floor): {p50_p95(restarts.floor)}"
                 )
                 print(
+                    f"restart p95 / the floor's p95: {over_floor:.2f}x "
+                    f"(target <= {TARGET_P95_OVER_FLOOR:g}x): {verdict(ok_floor)}"
+                )
+                print(
                     f"annotation-only rewrites: {restarts.replaced} containers replaced "
                     f"(target 0): {verdict(ok_quiet)}"
                 )
-                failed += [n for n, ok in (("restart p95", ok_p95), ("quiet", ok_quiet)) if not ok]
+                failed += [
+                    n
+                    for n, ok in (
+                        ("restart p95", ok_p95),
+                        ("restart p95 over the floor", ok_floor),
+                        ("quiet", ok_quiet),
+                    )
+                    if not ok
+                ]
                 if args.trace:
                     trace(proxy, restarts)
             run.stop()

@@ -317,6 +317,7 @@ class Run:
             f"{args.gc_period}s",
             "--log-format",
             "json",
+            *(("--workers", str(args.workers)) if args.workers else ()),
         ]
         env = dict(os.environ, PYTHONPATH=str(REPO))
         with self.log_path.open("w") as log:
@@ -639,6 +640,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.add_argument(f"--skip-{phase}", action="store_true")
     parser.add_argument(
         "--trace", action="store_true", help="print the engine requests of the slowest restarts"
+    )
+    parser.add_argument(
+        "--workers", type=int, help="podsync run --workers (its default if not given)"
     )
     args = parser.parse_args(argv)
     if args.churn > args.pods or 2 * (args.pods - args.churn) < args.kills:

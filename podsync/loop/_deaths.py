@@ -110,6 +110,11 @@ class DeathWatch(Reporter):
     _done_count: int
     _done_at: dict[str, int]
     _wake_asked: float | None  # a round due then, taken by the coordinator
+    # The order in which observations and pods' own syncs begin, and by pod uid the
+    # last death heard of and the last own sync begun (its number and its pod).
+    _seq: int
+    _news: dict[str, int]
+    _alone_began: dict[str, tuple[int, Pod]]
     # The pods the last round lets a death sync alone (``alone_syncable``), by uid;
     # replaced whole by each round, read by the events thread.
     _alone: dict[str, Pod]
@@ -173,6 +178,10 @@ class DeathWatch(Reporter):
         if uid not in self._alone or not isinstance(self._engine(), PodListRuntime):
             self.request_sync()
             return
+        with self._cond:
+            # A round observed before it no longer plans this pod (``_dispatch``).
+            self._seq += 1
+            self._news[uid] = self._seq
         job = functools.partial(self._sync_alone, uid)
         if not self._workers.submit(uid, job, again=job):
             self.request_sync()  # closed: stopping, and the round will not run either
@@ -191,6 +200,8 @@ class DeathWatch(Reporter):
         with self._cond:
             pull_failures = dict(self._pull_failures)
             stop_records = dict(self._stop_records)
+            self._seq += 1
+            self._alone_began[uid] = (self._seq, pod)
         result: ApplyResult | None = None
         # Whether a round must follow: unless the pod's sync did all a round would.
         follow = True
@@ -221,6 +232,28 @@ class DeathWatch(Reporter):
             self._applied((uid,), result)
             if follow:
                 self.request_sync()
+
+    def _superseded(self, uid: str, pod: Pod | None, observed_seq: int) -> bool:
+        """Whether pod ``uid``'s own sync alone does what a round's plan for it, made
+        from the observation numbered ``observed_seq``, would: one began after that
+        observation with the same ``pod`` (the round's), or one is due after a death
+        heard of since and will take the latest pod when it begins. Then the round's
+        plan is dropped for the pod and no fresh round is needed for it: under churn,
+        each crash-looping pod's own sync made the round in progress stale, and the
+        rounds it asked for ran back to back (issue 33). Called with ``_cond`` held."""
+        began = self._alone_began.get(uid)
+        if began is not None and began[0] > observed_seq and began[1] is pod:
+            return True
+        news = self._news.get(uid, -1)
+        return news > observed_seq and (began is None or began[0] < news)
+
+    def _round_unless_superseded(self, uid: str, pod: Pod | None, observed_seq: int) -> None:
+        """A worker job, after a pod's job that a round's plan found running: a fresh
+        round for the pod, unless its own sync alone did what the plan would."""
+        with self._cond:
+            superseded = self._superseded(uid, pod, observed_seq)
+        if not superseded:
+            self.request_sync()
 
     def _round_follows(self, plan: Plan, observation: Observation) -> bool:
         """Whether a round must follow a pod's own sync that made ``plan`` from

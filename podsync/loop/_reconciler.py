@@ -306,6 +306,11 @@ class Reconciler(DeathWatch):
         self._stopped_since: set[str] = set()
         self._alone: dict[str, Pod] = {}  # the pods a death may sync alone (_deaths)
         self._wake_asked: float | None = None  # a round due then (_deaths), for tick()
+        # Observations and pods' own syncs, numbered in the order they begin; each
+        # pod's last death news and last own sync begun, by uid (``_superseded``).
+        self._seq = 0
+        self._news: dict[str, int] = {}
+        self._alone_began: dict[str, tuple[int, Pod]] = {}
         self._workers = PodWorkers(workers, on_error=self._job_failed)
 
         # The coordinator's own state (tick(): one thread at a time).
@@ -553,6 +558,8 @@ class Reconciler(DeathWatch):
         started = self._clocks.elapsed()
         with self._cond:
             observed_at = self._done_count
+            self._seq += 1
+            observed_seq = self._seq
             pull_failures = dict(self._pull_failures)
             stopped, self._stopped_since = self._stopped_since, set()
         for cid in stopped:
@@ -593,7 +600,7 @@ class Reconciler(DeathWatch):
         self._next_sync = now + self._sync_period
         if gc:
             self._next_gc = now + self._gc_period
-        self._dispatch(result.plan, observed_at)
+        self._dispatch(result.plan, observed_at, observed_seq, {p.uid: p for p in desired})
         self._alone = alone_syncable(desired, result.plan, result.observation)
         self._next_wake = self._wake_after(result.plan, desired, now)
         recheck = self._recheck_died(result.observation, now)
@@ -624,28 +631,34 @@ class Reconciler(DeathWatch):
                 self._runtime = _default_runtime()
             return self._runtime
 
-    def _dispatch(self, plan: Plan, observed_at: int) -> None:
+    def _dispatch(
+        self, plan: Plan, observed_at: int, observed_seq: int, desired: Mapping[str, Pod]
+    ) -> None:
         """Each pod's part of ``plan`` to the pod's worker. A pod whose sync runs, or
-        ended after the observation the plan was made from, is not given this plan (it
-        would act on what that sync changed): it gets a fresh round instead."""
+        ended after the observation the plan was made from, or whose container died
+        after it, is not given this plan (it would act on what that sync changed, or
+        miss the death): it gets a fresh round instead - unless its own sync alone,
+        begun after the observation with the same pod, has done or will do what the
+        plan would (``_superseded``)."""
         if self._stop.is_set():
             return  # stopping: no new work
         stale = False
         for pod_plan in plan.pods:
             if all(isinstance(a, Wait) for a in pod_plan.actions):
                 continue
+            uid, pod = pod_plan.uid, desired.get(pod_plan.uid)
             with self._cond:
-                if self._done_at.get(pod_plan.uid, -1) >= observed_at:
-                    stale = True
+                news = self._news.get(uid, -1) > observed_seq
+                if news or self._done_at.get(uid, -1) >= observed_at:
+                    stale = stale or not self._superseded(uid, pod, observed_seq)
                     continue
             part = Plan(
-                pulls=tuple(p for p in plan.pulls if pod_plan.uid in p.pods),
+                pulls=tuple(p for p in plan.pulls if uid in p.pods),
                 pods=(pod_plan,),
                 options=plan.options,
             )
-            self._workers.submit(
-                pod_plan.uid, functools.partial(self._apply, part), again=self.request_sync
-            )
+            after = functools.partial(self._round_unless_superseded, uid, pod, observed_seq)
+            self._workers.submit(uid, functools.partial(self._apply, part), again=after)
         if plan.cleanup:
             part = Plan(cleanup=plan.cleanup, options=plan.options)
             self._workers.submit(

@@ -248,3 +248,36 @@ def test_a_crash_loops_back_off_wakes_a_round_when_it_ends(tmp_path: Path) -> No
     assert loop.wait_idle(WAIT)
     assert fake.call_names()[0] == "list"  # the round at the back-off's end
     assert has_app(fake, "web")
+
+
+@pytest.mark.parametrize(
+    ("case", "news", "began", "same_pod", "superseded"),
+    [
+        pytest.param("nothing of its own", None, None, True, False, id="none"),
+        pytest.param("own sync began after, same pod", None, 7, True, True, id="after"),
+        pytest.param("own sync began after, pod changed", None, 7, False, False, id="changed"),
+        pytest.param("own sync began before", None, 3, True, False, id="before"),
+        pytest.param("a death after, its sync not begun", 6, 3, True, True, id="pending"),
+        pytest.param("a death after, its sync began", 6, 7, True, True, id="began"),
+        pytest.param("a death before", 4, None, True, False, id="old-news"),
+    ],
+)
+def test_when_a_pods_own_sync_supersedes_a_rounds_plan(
+    tmp_path: Path,
+    case: str,
+    news: int | None,
+    began: int | None,
+    same_pod: bool,
+    superseded: bool,
+) -> None:
+    # The round observed as number 5; the pod's own syncs and deaths are numbered in
+    # the same order (``_dispatch``: a superseded plan asks for no fresh round).
+    clock = FakeClock(1_000_000.0)
+    loop = loop_of(tmp_path, FakeRuntime(images=["busybox:1", "pause:1"], clock=clock), clock)
+    web, db = podsync.load_pods([str(tmp_path / "pods")])
+    if news is not None:
+        loop._news[web.uid] = news
+    if began is not None:
+        loop._alone_began[web.uid] = (began, web if same_pod else db)
+    with loop._cond:
+        assert loop._superseded(web.uid, web, 5) is superseded, case

@@ -15,6 +15,12 @@ container on it (issue 33: at 110 pods and 10 crash-looping ones, a round lists 
 sync does not (``_round_follows``): the statuses a board is told, the wake at the end of
 a back-off, another look at a container said dead but listed running.
 
+A pod's own sync and the rounds stay out of each other's way: both run on the pod's
+worker, one at a time; a round's plan for a pod whose container died after the round's
+observation is dropped (the pod's own sync handles the death), and a round's plan that
+a pod's own sync begun after its observation already carried out asks for no fresh
+round (``_superseded``).
+
 A pod is synced alone only when the last round admitted it and saw every container of
 it labelled with its uid (``alone_syncable``): a pod the round rejected stays rejected
 (admission weighs the pods against each other, which one pod's sync cannot), and a

@@ -189,7 +189,7 @@ class DeathWatch(Reporter):
             self._seq += 1
             self._news[uid] = self._seq
         job = functools.partial(self._sync_alone, uid)
-        if not self._workers.submit(uid, job, again=job):
+        if not self._workers.submit(uid, job, again=job, first=True):
             self.request_sync()  # closed: stopping, and the round will not run either
 
     def _sync_alone(self, uid: str) -> None:

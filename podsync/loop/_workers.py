@@ -31,6 +31,7 @@ class _Key:
     queued: Job | None = None  # waiting for a thread, not started
     running: bool = False
     again: Job | None = None  # to run once the running job is done
+    first: bool = False  # the waiting job goes before the others (``submit(first=)``)
 
 
 class PodWorkers:
@@ -57,13 +58,18 @@ class PodWorkers:
         self._idle_threads = 0
         self._closed = False
 
-    def submit(self, key: str, job: Job, *, again: Job | None = None) -> bool:
+    def submit(self, key: str, job: Job, *, again: Job | None = None, first: bool = False) -> bool:
         """Run ``job`` for ``key``.
 
         When a job of ``key`` is waiting for a thread, ``job`` replaces it. When one is
         running, ``again`` (``job`` when not given) runs after it, replacing whatever
         was to run after it: a caller whose ``job`` was made from a state the running
         job is changing passes a fresh start as ``again``.
+
+        ``first``: the job, or ``again``, waits for a thread before every other key's
+        (the loop's sync of a pod whose container died: a restart does not queue behind
+        the other pods' syncs, as each pod has a worker of its own in the kubelet,
+        ``pkg/kubelet/pod_workers.go``); the others keep their order.
 
         Returns:
             False when the workers are closed (nothing is taken).
@@ -76,11 +82,16 @@ class PodWorkers:
                 state = self._keys[key] = _Key()
             if state.running:
                 state.again = again if again is not None else job
+                state.first = first
             elif state.queued is not None:
                 state.queued = job
+                if first and not state.first:
+                    state.first = True
+                    self._ready.remove(key)
+                    self._ready.appendleft(key)
             else:
-                state.queued = job
-                self._ready.append(key)
+                state.queued, state.first = job, first
+                self._enqueue(key, first)
                 self._wake_or_start()
             return True
 
@@ -121,6 +132,13 @@ class PodWorkers:
 
     # -- the threads ------------------------------------------------------------------
 
+    def _enqueue(self, key: str, first: bool) -> None:
+        # Called with the lock held.
+        if first:
+            self._ready.appendleft(key)
+        else:
+            self._ready.append(key)
+
     def _wake_or_start(self) -> None:
         # Called with the lock held and a key just made ready.
         self._cond.notify_all()
@@ -145,6 +163,7 @@ class PodWorkers:
                     if state is None or state.queued is None:
                         continue
                     job, state.queued, state.running = state.queued, None, True
+                    state.first = False
                     return key, job
                 self._idle_threads += 1
                 try:
@@ -158,7 +177,7 @@ class PodWorkers:
             state.running = False
             if state.again is not None and not self._closed:
                 state.queued, state.again = state.again, None
-                self._ready.append(key)
+                self._enqueue(key, state.first)
             else:
                 del self._keys[key]
             self._cond.notify_all()

@@ -4,6 +4,7 @@ job queued once, not twice. No clock: the jobs are held by events."""
 
 from __future__ import annotations
 
+import functools
 import threading
 
 from podsync.loop._workers import PodWorkers
@@ -153,3 +154,29 @@ def test_close_gives_up_after_its_bound() -> None:
         assert not workers.close(0.01)
     finally:
         release.set()
+
+
+def test_a_first_job_waits_before_the_others() -> None:
+    # A death's sync of its pod does not queue behind the other pods' syncs; the
+    # others keep their order, and so does a job made first while it waited.
+    workers = PodWorkers(1)
+    release = threading.Event()
+    started = threading.Event()
+    ran: list[str] = []
+
+    def blocker() -> None:
+        started.set()
+        release.wait(WAIT)
+
+    workers.submit("busy", blocker)
+    assert started.wait(WAIT)
+    for key in ("a", "b", "c"):
+        workers.submit(key, functools.partial(ran.append, key))
+    workers.submit("died", functools.partial(ran.append, "died"), first=True)
+    workers.submit("c", functools.partial(ran.append, "c-died"), first=True)
+    # The running pod's own next job, asked for first, goes first once it is done.
+    again = functools.partial(ran.append, "busy-again")
+    workers.submit("busy", functools.partial(ran.append, "unused"), again=again, first=True)
+    release.set()
+    assert workers.wait_idle(WAIT)
+    assert ran == ["busy-again", "c-died", "died", "a", "b"]

@@ -319,9 +319,11 @@ class Run:
             "json",
             *(("--workers", str(args.workers)) if args.workers else ()),
         ]
-        env = dict(os.environ, PYTHONPATH=str(REPO))
+        # ``--podsync``: the checkout whose podsync runs (another commit's, to compare).
+        repo = Path(args.podsync or REPO).resolve()
+        env = dict(os.environ, PYTHONPATH=str(repo))
         with self.log_path.open("w") as log:
-            self.process = subprocess.Popen(argv, stdout=log, stderr=log, env=env, cwd=REPO)
+            self.process = subprocess.Popen(argv, stdout=log, stderr=log, env=env, cwd=repo)
         self.started = time.monotonic()
 
     @property
@@ -644,6 +646,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--workers", type=int, help="podsync run --workers (its default if not given)"
     )
+    parser.add_argument(
+        "--podsync", help="the checkout whose podsync runs (default: this one), to compare"
+    )
     args = parser.parse_args(argv)
     if args.churn > args.pods or 2 * (args.pods - args.churn) < args.kills:
         parser.error("--kills needs that many app containers of pods that do not churn")
@@ -702,7 +707,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                     n for n, ok in (("idle CPU", ok_cpu), ("idle lists", ok_lists)) if not ok
                 ]
             if not args.skip_churn:
+                cpu_before, churn_began = cpu_seconds(run.pid), time.time()
                 restarts = restarts_under_churn(args, client, namespace, run, pods)
+                churn_cpu = cpu_seconds(run.pid) - cpu_before
+                churn_seconds = time.time() - churn_began
+                with proxy.lock:
+                    full_lists = sum(
+                        1
+                        for when, kind, path in proxy.timeline
+                        if when >= churn_began and kind == LISTS[0] and "filters" not in path
+                    )
                 latencies, rewrites = restarts.latencies, restarts.rewrites
                 p95 = percentile(latencies, 0.95)
                 ok_p95, ok_quiet = p95 <= TARGET_P95, restarts.replaced == 0
@@ -719,6 +733,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                     f"  kill -> podsync's create returned: {p50_p95(restarts.to_created)}; "
                     f"its start: {p50_p95(restarts.to_started)}; the engine's own create + "
                     f"start just after each (the floor): {p50_p95(restarts.floor)}"
+                )
+                print(
+                    f"  podsync's CPU under churn: {churn_cpu:.1f} s in {churn_seconds:.0f} s "
+                    f"({100 * churn_cpu / churn_seconds:.0f} % of a core); rounds (whole "
+                    f"container lists): {full_lists} ({full_lists / churn_seconds:.2f} per s)"
                 )
                 print(
                     f"restart p95 / the floor's p95: {over_floor:.2f}x "

@@ -17,9 +17,12 @@ a back-off, another look at a container said dead but listed running.
 
 A pod's own sync and the rounds stay out of each other's way: both run on the pod's
 worker, one at a time; a round's plan for a pod whose container died after the round's
-observation is dropped (the pod's own sync handles the death), and a round's plan that
-a pod's own sync begun after its observation already carried out asks for no fresh
-round (``_superseded``).
+observation is dropped (the pod's own sync handles the death); a round's plan that a
+pod's own sync begun after its observation already carried out is dropped too
+(``_superseded``); and a pod whose round plan came while its sync ran, or was made
+before that sync ended, is synced again alone once its worker is free (``_resync``), as
+the kubelet's pod worker runs a pod's pending update after its sync - not a fresh round
+of the whole host, which under churn ran back to back (issue 33).
 
 A pod is synced alone only when the last round admitted it and saw every container of
 it labelled with its uid (``alone_syncable``): a pod the round rejected stays rejected
@@ -181,7 +184,7 @@ class DeathWatch(Reporter):
         """A container of pod ``uid`` died: sync the pod alone on its worker when it may
         be (``alone_syncable``, on a ``PodListRuntime``), else ask for a round. A pod
         whose worker is busy syncs alone again once it is free."""
-        if uid not in self._alone or not isinstance(self._engine(), PodListRuntime):
+        if not self._alone_allowed(uid):
             self.request_sync()
             return
         with self._cond:
@@ -253,13 +256,30 @@ class DeathWatch(Reporter):
         news = self._news.get(uid, -1)
         return news > observed_seq and (began is None or began[0] < news)
 
-    def _round_unless_superseded(self, uid: str, pod: Pod | None, observed_seq: int) -> None:
-        """A worker job, after a pod's job that a round's plan found running: a fresh
-        round for the pod, unless its own sync alone did what the plan would."""
+    def _resync_unless_superseded(self, uid: str, pod: Pod | None, observed_seq: int) -> None:
+        """A worker job of pod ``uid``, after the pod's job that a round's plan found
+        running: the pod synced again alone (a fresh round when it may not be), unless
+        its own sync alone already did what the plan would."""
         with self._cond:
             superseded = self._superseded(uid, pod, observed_seq)
-        if not superseded:
+        if superseded:
+            return
+        if self._alone_allowed(uid):
+            self._sync_alone(uid)  # on the pod's worker already
+        else:
             self.request_sync()
+
+    def _resync(self, uid: str) -> bool:
+        """Sync pod ``uid`` again alone, once its worker is free (a round's plan for it
+        was made from an observation its own sync has changed since); False, and
+        nothing done, when it may not be (``alone_syncable``, ``PodListRuntime``)."""
+        if not self._alone_allowed(uid):
+            return False
+        job = functools.partial(self._sync_alone, uid)
+        return self._workers.submit(uid, job, again=job)
+
+    def _alone_allowed(self, uid: str) -> bool:
+        return uid in self._alone and isinstance(self._engine(), PodListRuntime)
 
     def _round_follows(self, plan: Plan, observation: Observation) -> bool:
         """Whether a round must follow a pod's own sync that made ``plan`` from

@@ -600,8 +600,8 @@ class Reconciler(DeathWatch):
         self._next_sync = now + self._sync_period
         if gc:
             self._next_gc = now + self._gc_period
-        self._dispatch(result.plan, observed_at, observed_seq, {p.uid: p for p in desired})
         self._alone = alone_syncable(desired, result.plan, result.observation)
+        self._dispatch(result.plan, observed_at, observed_seq, {p.uid: p for p in desired})
         self._next_wake = self._wake_after(result.plan, desired, now)
         recheck = self._recheck_died(result.observation, now)
         if recheck is not None:
@@ -637,7 +637,9 @@ class Reconciler(DeathWatch):
         """Each pod's part of ``plan`` to the pod's worker. A pod whose sync runs, or
         ended after the observation the plan was made from, or whose container died
         after it, is not given this plan (it would act on what that sync changed, or
-        miss the death): it gets a fresh round instead - unless its own sync alone,
+        miss the death): it is synced again alone once its worker is free, as the
+        kubelet's pod worker runs a pod's pending update after its sync
+        (``_resync``; a fresh round when it may not be) - unless its own sync alone,
         begun after the observation with the same pod, has done or will do what the
         plan would (``_superseded``)."""
         if self._stop.is_set():
@@ -649,15 +651,18 @@ class Reconciler(DeathWatch):
             uid, pod = pod_plan.uid, desired.get(pod_plan.uid)
             with self._cond:
                 news = self._news.get(uid, -1) > observed_seq
-                if news or self._done_at.get(uid, -1) >= observed_at:
-                    stale = stale or not self._superseded(uid, pod, observed_seq)
+                again = news or self._done_at.get(uid, -1) >= observed_at
+                if again and self._superseded(uid, pod, observed_seq):
                     continue
+            if again:
+                stale = not self._resync(uid) or stale
+                continue
             part = Plan(
                 pulls=tuple(p for p in plan.pulls if uid in p.pods),
                 pods=(pod_plan,),
                 options=plan.options,
             )
-            after = functools.partial(self._round_unless_superseded, uid, pod, observed_seq)
+            after = functools.partial(self._resync_unless_superseded, uid, pod, observed_seq)
             self._workers.submit(uid, functools.partial(self._apply, part), again=after)
         if plan.cleanup:
             part = Plan(cleanup=plan.cleanup, options=plan.options)

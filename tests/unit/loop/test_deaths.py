@@ -5,8 +5,6 @@ from a list of the pod's own containers, never seeing - so never touching - anot
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -19,6 +17,7 @@ from podsync.loop._deaths import alone_syncable
 from podsync.model._pod import ObservedContainer, ResourceList
 from podsync.spec._labels import LABEL_CONTAINER, LABEL_POD_UID
 from podsync.testing import FakeClock, FakeRuntime
+from tests.support.polling import wait_for
 
 WAIT = 10.0  # seconds a test waits for the workers at most (never reached when it passes)
 NODE = NodeInfo(name="node-1", milli_cpu=2000, memory=4 * 1024**3)
@@ -212,16 +211,6 @@ def has_app(fake: FakeRuntime, pod: str) -> bool:
         and c.labels.get(LABEL_CONTAINER) == "app"
         for c in fake.containers
     )
-
-
-def wait_for(condition: Callable[[], bool]) -> bool:
-    """Poll ``condition`` without reading the clock (threading.Event.wait)."""
-    pause = threading.Event()
-    for _ in range(int(WAIT / 0.01)):
-        if condition():
-            return True
-        pause.wait(0.01)
-    return condition()
 
 
 def test_a_crash_loops_back_off_wakes_a_round_when_it_ends(tmp_path: Path) -> None:

@@ -6,10 +6,29 @@ from __future__ import annotations
 
 import functools
 import threading
+from collections.abc import Callable
 
 from podsync.loop._workers import PodWorkers
 
 WAIT = 10.0  # seconds a test waits for a thread at most (never reached when it passes)
+
+
+def hold(
+    workers: PodWorkers, key: str, then: Callable[[], object] | None = None
+) -> threading.Event:
+    """Run a job of ``key`` that holds its thread until the returned event is set (then
+    calls ``then``); return once it runs."""
+    release, started = threading.Event(), threading.Event()
+
+    def held() -> None:
+        started.set()
+        release.wait(WAIT)
+        if then is not None:
+            then()
+
+    workers.submit(key, held)
+    assert started.wait(WAIT)
+    return release
 
 
 def test_a_slow_pod_does_not_hold_the_others() -> None:
@@ -42,17 +61,8 @@ def test_a_slow_pod_does_not_hold_the_others() -> None:
 
 def test_a_running_pod_gets_its_next_job_once() -> None:
     workers = PodWorkers(4)
-    release = threading.Event()
-    started = threading.Event()
     ran: list[str] = []
-
-    def first() -> None:
-        started.set()
-        release.wait(WAIT)
-        ran.append("first")
-
-    workers.submit("web", first)
-    assert started.wait(WAIT)
+    release = hold(workers, "web", functools.partial(ran.append, "first"))
     # Three more requests while it runs: one follow-up, the latest.
     for name in ("second", "third", "fourth"):
         workers.submit("web", lambda name=name: ran.append(name))
@@ -64,17 +74,8 @@ def test_a_running_pod_gets_its_next_job_once() -> None:
 
 def test_again_replaces_the_job_for_a_running_pod() -> None:
     workers = PodWorkers(1)
-    release = threading.Event()
-    started = threading.Event()
     ran: list[str] = []
-
-    def first() -> None:
-        started.set()
-        release.wait(WAIT)
-        ran.append("first")
-
-    workers.submit("web", first)
-    assert started.wait(WAIT)
+    release = hold(workers, "web", functools.partial(ran.append, "first"))
     workers.submit("web", lambda: ran.append("stale plan"), again=lambda: ran.append("resync"))
     release.set()
     assert workers.wait_idle(WAIT)
@@ -83,16 +84,8 @@ def test_again_replaces_the_job_for_a_running_pod() -> None:
 
 def test_a_queued_job_that_has_not_started_is_replaced() -> None:
     workers = PodWorkers(1)
-    release = threading.Event()
-    started = threading.Event()
     ran: list[str] = []
-
-    def blocker() -> None:
-        started.set()
-        release.wait(WAIT)
-
-    workers.submit("other", blocker)
-    assert started.wait(WAIT)
+    release = hold(workers, "other")
     workers.submit("web", lambda: ran.append("old"))
     workers.submit("web", lambda: ran.append("new"), again=lambda: ran.append("resync"))
     assert not workers.running("web")
@@ -118,17 +111,8 @@ def test_a_failing_job_is_reported_and_the_worker_goes_on() -> None:
 
 def test_close_drops_queued_work_and_waits_for_running_jobs() -> None:
     workers = PodWorkers(1)
-    release = threading.Event()
-    started = threading.Event()
     ran: list[str] = []
-
-    def running() -> None:
-        started.set()
-        release.wait(WAIT)
-        ran.append("running")
-
-    workers.submit("web", running)
-    assert started.wait(WAIT)
+    release = hold(workers, "web", functools.partial(ran.append, "running"))
     workers.submit("db", lambda: ran.append("queued"))
     workers.submit("web", lambda: ran.append("follow-up"))
     threading.Timer(0.05, release.set).start()
@@ -141,15 +125,7 @@ def test_close_drops_queued_work_and_waits_for_running_jobs() -> None:
 
 def test_close_gives_up_after_its_bound() -> None:
     workers = PodWorkers(1)
-    release = threading.Event()
-    started = threading.Event()
-
-    def stuck() -> None:
-        started.set()
-        release.wait(WAIT)
-
-    workers.submit("web", stuck)
-    assert started.wait(WAIT)
+    release = hold(workers, "web")
     try:
         assert not workers.close(0.01)
     finally:
@@ -160,16 +136,8 @@ def test_a_first_job_waits_before_the_others() -> None:
     # A death's sync of its pod does not queue behind the other pods' syncs; the
     # others keep their order, and so does a job made first while it waited.
     workers = PodWorkers(1)
-    release = threading.Event()
-    started = threading.Event()
     ran: list[str] = []
-
-    def blocker() -> None:
-        started.set()
-        release.wait(WAIT)
-
-    workers.submit("busy", blocker)
-    assert started.wait(WAIT)
+    release = hold(workers, "busy")
     for key in ("a", "b", "c"):
         workers.submit(key, functools.partial(ran.append, key))
     workers.submit("died", functools.partial(ran.append, "died"), first=True)

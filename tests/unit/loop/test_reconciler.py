@@ -21,6 +21,7 @@ from podsync.actions._options import NODE_SCOPE
 from podsync.host._node import NodeInfo
 from podsync.spec._labels import LABEL_CONTAINER
 from podsync.testing import FakeClock, FakeRuntime
+from tests.support.polling import wait_for
 
 WAIT = 10.0  # seconds a test waits for a thread at most (never reached when it passes)
 NODE = NodeInfo(name="node-1", milli_cpu=2000, memory=4 * 1024**3)
@@ -441,16 +442,6 @@ def test_a_rejected_pod_is_reported_once(tmp_path: Path) -> None:
 
 
 # --- in its own thread -----------------------------------------------------------------
-
-
-def wait_for(condition: Any, timeout: float = WAIT) -> bool:
-    """Poll ``condition`` without reading the clock (threading.Event.wait)."""
-    pause = threading.Event()
-    for _ in range(int(timeout / 0.01)):
-        if condition():
-            return True
-        pause.wait(0.01)
-    return bool(condition())
 
 
 def test_the_context_manager_runs_the_loop_in_a_thread_and_stops_it(tmp_path: Path) -> None:

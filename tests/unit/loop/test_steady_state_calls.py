@@ -8,7 +8,6 @@ list call, as a steady state without them."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from pathlib import Path
 
 import podsync
@@ -19,6 +18,7 @@ from podsync.host._node import NodeInfo
 from podsync.model._pod import ObservedContainer
 from podsync.spec._labels import LABEL_CONTAINER, LABEL_POD_UID, LABEL_SCOPE
 from podsync.testing import FakeClock, FakeRuntime
+from tests.support.polling import wait_for
 
 WAIT = 10.0  # seconds a test waits for the workers at most (never reached when it passes)
 NODE = NodeInfo(name="node-1", milli_cpu=2000, memory=4 * 1024**3)
@@ -160,16 +160,6 @@ def test_a_known_record_stands_for_the_volume_list_in_the_plan(tmp_path: Path) -
     )
     assert not observed.volumes_listed
     assert [c.stopped_by_podsync for c in observed.containers if c.id == cid] == ["unhealthy"]
-
-
-def wait_for(condition: Callable[[], bool]) -> bool:
-    """Poll ``condition`` without reading the clock (threading.Event.wait)."""
-    pause = threading.Event()
-    for _ in range(int(WAIT / 0.01)):
-        if condition():
-            return True
-        pause.wait(0.01)
-    return condition()
 
 
 def test_another_scopes_container_dying_asks_the_loop_for_no_round(tmp_path: Path) -> None:

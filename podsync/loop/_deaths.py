@@ -184,23 +184,22 @@ class DeathWatch(Reporter):
         """A container of pod ``uid`` died: sync the pod alone on its worker when it may
         be (``alone_syncable``, on a ``PodListRuntime``), else ask for a round. A pod
         whose worker is busy syncs alone again once it is free."""
-        if not self._alone_allowed(uid):
-            self.request_sync()
-            return
-        with self._cond:
-            # A round observed before it no longer plans this pod (``_dispatch``).
-            self._seq += 1
-            self._news[uid] = self._seq
-        job = functools.partial(self._sync_alone, uid)
-        if not self._workers.submit(uid, job, again=job, first=True):
-            self.request_sync()  # closed: stopping, and the round will not run either
+        if self._alone_allowed(uid):
+            with self._cond:
+                # A round observed before it no longer plans this pod (``_dispatch``).
+                self._seq += 1
+                self._news[uid] = self._seq
+            if self._resync(uid, first=True):
+                return
+        self.request_sync()
 
     def _sync_alone(self, uid: str) -> None:
         """A pod's worker job: sync pod ``uid`` alone (``sync(pods_only=True)``) as the
         last round knew it, with deletions off (nothing of another pod is seen anyway),
         no collection by count, no probes (the rounds run them) and copies of the
-        loop's stop records and failed pulls; then ask for a round. A pod the last
-        round no longer lets sync alone is left to the round."""
+        loop's stop records and failed pulls; then a round when one must follow
+        (``_round_follows``). A pod the last round no longer lets sync alone is left to
+        the round."""
         pod = self._alone.get(uid)
         if pod is None:
             self.request_sync()
@@ -269,14 +268,14 @@ class DeathWatch(Reporter):
         else:
             self.request_sync()
 
-    def _resync(self, uid: str) -> bool:
-        """Sync pod ``uid`` again alone, once its worker is free (a round's plan for it
-        was made from an observation its own sync has changed since); False, and
-        nothing done, when it may not be (``alone_syncable``, ``PodListRuntime``)."""
+    def _resync(self, uid: str, *, first: bool = False) -> bool:
+        """Sync pod ``uid`` alone once its worker is free (``first``: before the other
+        pods' syncs waiting for a worker); False, and nothing done, when it may not be
+        (``alone_syncable``, ``PodListRuntime``) or the workers are closed."""
         if not self._alone_allowed(uid):
             return False
         job = functools.partial(self._sync_alone, uid)
-        return self._workers.submit(uid, job, again=job)
+        return self._workers.submit(uid, job, again=job, first=first)
 
     def _alone_allowed(self, uid: str) -> bool:
         return uid in self._alone and isinstance(self._engine(), PodListRuntime)
